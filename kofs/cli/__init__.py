@@ -1,0 +1,9 @@
+"""Command-line interface: one module per subcommand; each parses, makes one library call,
+writes. The library never imports click."""
+
+from kofs.cli._group import main
+
+# each import adds one subcommand to `main`
+from kofs.cli import methods, rank  # noqa: E402,F401  isort: skip
+
+__all__ = ["main"]

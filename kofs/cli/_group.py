@@ -1,0 +1,94 @@
+"""The ``kofs`` click group and the error policy of every command.
+
+Exit status: 0 success; 2 bad input or usage (one line on stderr, no traceback); 1 internal
+error (traceback only with ``--debug``). A broken pipe (``kofs rank ... -o - | head``) exits
+quietly.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any
+
+import click
+
+from kofs import __version__
+from kofs.errors import KofsError
+
+log = logging.getLogger("kofs")
+
+
+class KofsGroup(click.Group):
+    """A click group that turns errors into one-line messages and exit codes."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        debug = bool(ctx.params.get("debug")) or os.environ.get("KOFS_DEBUG") == "1"
+        try:
+            return super().invoke(ctx)
+        except KofsError as exc:
+            if debug:
+                raise
+            click.echo(f"kofs: error: {exc.format()}", err=True)
+            ctx.exit(exc.exit_code)
+        except BrokenPipeError:
+            # stdout closed by the reader (| head): leave quietly, without a second error
+            try:
+                sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+            finally:
+                ctx.exit(0)
+        except KeyboardInterrupt:
+            click.echo("kofs: interrupted; nothing was written", err=True)
+            ctx.exit(130)
+        except MemoryError:
+            click.echo(
+                "kofs: error: out of memory; use a sparser graph (smaller --param *.k), fewer "
+                "genes, or set --max-memory to fail early",
+                err=True,
+            )
+            ctx.exit(2)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except Exception as exc:  # noqa: BLE001 - last line of defence
+            if debug:
+                raise
+            click.echo(
+                f"kofs: internal error: {type(exc).__name__}: {exc}".replace("\n", " ")
+                + " (run again with --debug for the traceback and please report it)",
+                err=True,
+            )
+            ctx.exit(1)
+
+
+def setup_logging(verbosity: int, log_file: str | None = None) -> None:
+    """Library logs go to stderr (warnings by default; -v info, -vv debug; -q errors only)."""
+    level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
+    root = logging.getLogger("kofs")
+    root.handlers.clear()
+    root.setLevel(logging.DEBUG if log_file else level)
+    h = logging.StreamHandler(sys.stderr)
+    h.setLevel(level)
+    h.setFormatter(logging.Formatter("kofs: %(levelname)s: %(message)s"))
+    root.addHandler(h)
+    if log_file:
+        fh = logging.FileHandler(log_file)
+        fh.setLevel(logging.DEBUG)
+        fh.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
+        root.addHandler(fh)
+    root.propagate = False
+
+
+@click.group(cls=KofsGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="kofs")
+@click.option("-v", "--verbose", count=True, help="More messages on stderr (-vv for debug).")
+@click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr.")
+@click.option("--log-file", type=click.Path(dir_okay=False), default=None, help="Also write a full log here.")
+@click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
+@click.pass_context
+def main(ctx: click.Context, verbose: int, quiet: bool, log_file: str | None, debug: bool) -> None:
+    """kofs: select genes from expression data using what biology already knows."""
+    setup_logging(-1 if quiet else verbose, log_file)
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+    ctx.obj["quiet"] = quiet

@@ -1,0 +1,103 @@
+"""Single-source gene rankers.
+
+Every ranker is registered in :data:`kofs.registry.RANKERS` by its module; :func:`run_ranker`
+is the one shared runner: it checks the inputs, resolves parameters, calls the adapter and
+wraps the native scores into a :class:`~kofs.types.Ranking` (zero-variance genes go last).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from kofs.errors import ParameterError
+from kofs.registry import RANKERS, RankerSpec, resolve_params
+from kofs.types import Expression, Ranking, RankerInputs
+
+# Each import registers the rankers of one family (order = order of `kofs methods`).
+from kofs.rankers import classic, spectral  # noqa: E402,F401  isort: skip
+
+__all__ = ["run_ranker", "applicable", "RANKERS"]
+
+KIND_HINT = {
+    "categories": "sample labels (--labels)",
+    "similarity": "a sample similarity (expression, --aux, GO-MAH, ...)",
+    "relation": "a gene relation graph (--interactions, or GO similarity via --go)",
+    "functions": "gene functions (--go with --go-annotations, or --pathways)",
+}
+
+
+def applicable(spec: RankerSpec, inputs: RankerInputs) -> bool:
+    """True when ``inputs`` holds every knowledge kind ``spec`` requires."""
+    return spec.requires <= inputs.available()
+
+
+def _check_alignment(expression: Expression, inputs: RankerInputs) -> None:
+    for kind in ("categories", "similarity"):
+        obj = getattr(inputs, kind)
+        if obj is not None and tuple(obj.samples) != expression.samples:
+            raise ParameterError(f"{kind} {getattr(obj, 'name', '')!r} is not aligned to the matrix's samples")
+    for kind in ("relation", "functions"):
+        obj = getattr(inputs, kind)
+        if obj is not None and tuple(obj.genes) != expression.genes:
+            raise ParameterError(f"{kind} {getattr(obj, 'name', '')!r} is not aligned to the matrix's genes")
+
+
+def run_ranker(
+    name: str,
+    expression: Expression,
+    inputs: RankerInputs | None = None,
+    *,
+    seed: int = 0,
+    list_name: str | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> Ranking:
+    """Rank the genes of ``expression`` with the registered ranker ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A ranker name (``kofs methods`` lists them), e.g. ``"laplacian"``.
+    expression : Expression
+    inputs : RankerInputs, optional
+        Knowledge aligned to ``expression`` (labels, similarity, gene graph, functions).
+    seed : int
+        Seed for any random choice of the method.
+    list_name : str, optional
+        Name of the resulting list (default: ``name``).
+    params : mapping, optional
+        Method parameters; unknown names raise :class:`~kofs.errors.ParameterError`.
+
+    Returns
+    -------
+    Ranking
+        Native scores and direction; genes with zero variance get NaN (ranked last).
+    """
+    spec = RANKERS.get(name)
+    inputs = inputs or RankerInputs()
+    missing = spec.requires - inputs.available()
+    if missing:
+        need = "; ".join(KIND_HINT[k] for k in sorted(missing))
+        raise ParameterError(f"ranker {name!r} needs {need}")
+    _check_alignment(expression, inputs)
+    resolved = resolve_params(f"ranker {name!r}", spec.params, params or {})
+    X = expression.values
+    if X.shape[0] < 2:
+        raise ParameterError(f"ranker {name!r} needs at least 2 samples, got {X.shape[0]}")
+    out = spec.func(X, inputs, seed=seed, **resolved)
+    scores, info = (out if isinstance(out, tuple) else (out, {}))
+    scores = np.array(scores, dtype=np.float64)
+    if scores.shape != (expression.n_genes,):
+        raise RuntimeError(f"ranker {name!r} returned {scores.shape} scores for {expression.n_genes} genes")
+    constant = np.ptp(X, axis=0) == 0
+    scores[constant] = np.nan
+    return Ranking(
+        name=list_name or name,
+        genes=expression.genes,
+        scores=scores,
+        higher_is_better=spec.higher_is_better,
+        params={"ranker": name, **resolved},
+        info=dict(info),
+    )

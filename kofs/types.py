@@ -1,0 +1,390 @@
+"""Core types passed between the stages of kofs (DESIGN.md, "Core types").
+
+All are frozen dataclasses; their arrays are made read-only on construction. Knowledge objects
+(:class:`SampleCategories`, :class:`SampleSimilarity`, :class:`FeatureRelation`,
+:class:`FeatureFunctions`) are always *aligned*: their sample or gene axis is in the order of the
+:class:`Expression` they were built for. Aligning happens once, in the converters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from kofs._ranks import average_ranks
+
+__all__ = [
+    "Expression",
+    "SampleCategories",
+    "SampleSimilarity",
+    "FeatureRelation",
+    "FeatureFunctions",
+    "RankerInputs",
+    "Ranking",
+    "AggregateRanking",
+]
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    if a.flags.writeable:
+        a = a.copy() if not a.flags.owndata else a
+        a.setflags(write=False)
+    return a
+
+
+def _ids(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(str(v) for v in values)
+
+
+@dataclass(frozen=True, eq=False)
+class Expression:
+    """An expression matrix, samples as rows.
+
+    Attributes
+    ----------
+    values : ndarray of shape (n_samples, n_genes), float64
+    genes : tuple of str, length n_genes
+    samples : tuple of str, length n_samples
+    namespace : str or None
+        Identifier type of ``genes`` (``"symbol"``, ``"entrez"``, ``"ensembl"``, ...), if known.
+    annotations : mapping of str to tuple of str
+        Extra per-gene identifier columns read with the matrix (e.g. ``{"symbol": (...)}``).
+    source : str or None
+        Path the matrix was read from.
+    """
+
+    values: np.ndarray
+    genes: tuple[str, ...]
+    samples: tuple[str, ...]
+    namespace: str | None = None
+    annotations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        v = np.asarray(self.values, dtype=np.float64)
+        if v.ndim != 2:
+            raise ValueError("Expression.values must be 2-D (samples x genes)")
+        object.__setattr__(self, "values", _frozen(v))
+        object.__setattr__(self, "genes", _ids(self.genes))
+        object.__setattr__(self, "samples", _ids(self.samples))
+        if v.shape != (len(self.samples), len(self.genes)):
+            raise ValueError(
+                f"Expression.values has shape {v.shape}, ids give "
+                f"({len(self.samples)}, {len(self.genes)})"
+            )
+        ann = {k: _ids(col) for k, col in dict(self.annotations).items()}
+        for k, col in ann.items():
+            if len(col) != len(self.genes):
+                raise ValueError(f"annotation column {k!r} has the wrong length")
+        object.__setattr__(self, "annotations", ann)
+
+    @property
+    def n_samples(self) -> int:
+        return self.values.shape[0]
+
+    @property
+    def n_genes(self) -> int:
+        return self.values.shape[1]
+
+    def gene_index(self) -> dict[str, int]:
+        """Map gene id -> column index."""
+        return {g: i for i, g in enumerate(self.genes)}
+
+    def subset_samples(self, idx: Sequence[int] | np.ndarray) -> Expression:
+        """A new :class:`Expression` holding only the samples at positions ``idx``."""
+        idx = np.asarray(idx, dtype=int)
+        return Expression(
+            self.values[idx],
+            self.genes,
+            [self.samples[i] for i in idx],
+            namespace=self.namespace,
+            annotations=self.annotations,
+            source=self.source,
+        )
+
+    def subset_genes(self, idx: Sequence[int] | np.ndarray) -> Expression:
+        """A new :class:`Expression` holding only the genes at positions ``idx``."""
+        idx = np.asarray(idx, dtype=int)
+        return Expression(
+            self.values[:, idx],
+            [self.genes[i] for i in idx],
+            self.samples,
+            namespace=self.namespace,
+            annotations={k: [c[i] for i in idx] for k, c in self.annotations.items()},
+            source=self.source,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class SampleCategories:
+    """A class label per sample (book: K_CAT^SAM).
+
+    Attributes
+    ----------
+    labels : tuple of str, one per sample, aligned to ``samples``
+    samples : tuple of str
+    name : str
+        Name of the label column.
+    parents : mapping of str to str
+        Optional hierarchy: label -> parent label.
+    """
+
+    labels: tuple[str, ...]
+    samples: tuple[str, ...]
+    name: str = "label"
+    parents: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "labels", _ids(self.labels))
+        object.__setattr__(self, "samples", _ids(self.samples))
+        if len(self.labels) != len(self.samples):
+            raise ValueError("SampleCategories: labels and samples differ in length")
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        """Sorted distinct labels."""
+        return tuple(sorted(set(self.labels)))
+
+    @property
+    def codes(self) -> np.ndarray:
+        """Integer code per sample (index into :attr:`classes`)."""
+        lookup = {c: i for i, c in enumerate(self.classes)}
+        return np.fromiter((lookup[v] for v in self.labels), dtype=np.int64, count=len(self.labels))
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+
+@dataclass(frozen=True, eq=False)
+class SampleSimilarity:
+    """An n x n sample affinity (book: K_SIM^{int,SAM}).
+
+    Attributes
+    ----------
+    matrix : ndarray or scipy.sparse.csr_matrix of shape (n, n), symmetric, non-negative
+    samples : tuple of str
+    name : str
+    provenance : mapping
+        How it was built (builder name and parameters).
+    """
+
+    matrix: Any
+    samples: tuple[str, ...]
+    name: str = "similarity"
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        m = self.matrix
+        if sp.issparse(m):
+            m = sp.csr_matrix(m, dtype=np.float64)
+        else:
+            m = _frozen(np.asarray(m, dtype=np.float64))
+        object.__setattr__(self, "matrix", m)
+        object.__setattr__(self, "samples", _ids(self.samples))
+        if m.shape != (len(self.samples), len(self.samples)):
+            raise ValueError("SampleSimilarity: matrix shape does not match samples")
+        object.__setattr__(self, "provenance", dict(self.provenance))
+
+    @property
+    def is_sparse(self) -> bool:
+        return sp.issparse(self.matrix)
+
+    def degrees(self) -> np.ndarray:
+        """Row sums d = S 1."""
+        return np.asarray(self.matrix.sum(axis=1)).ravel()
+
+
+@dataclass(frozen=True, eq=False)
+class FeatureRelation:
+    """A sparse m x m weighted gene graph over the matrix's genes (book: K_REL^{int,FEA}).
+
+    Attributes
+    ----------
+    matrix : scipy.sparse.csr_matrix of shape (m, m), non-negative weights
+    genes : tuple of str (the expression matrix's genes, in its order)
+    directed : bool
+    name : str
+    provenance : mapping
+    """
+
+    matrix: Any
+    genes: tuple[str, ...]
+    directed: bool = False
+    name: str = "relation"
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "matrix", sp.csr_matrix(self.matrix, dtype=np.float64))
+        object.__setattr__(self, "genes", _ids(self.genes))
+        if self.matrix.shape != (len(self.genes), len(self.genes)):
+            raise ValueError("FeatureRelation: matrix shape does not match genes")
+        object.__setattr__(self, "provenance", dict(self.provenance))
+
+
+@dataclass(frozen=True, eq=False)
+class FeatureFunctions:
+    """A sparse genes x terms incidence with a relevance per term (book: K_FUN^{int,FEA}).
+
+    Attributes
+    ----------
+    incidence : scipy.sparse.csr_matrix of shape (m, T), 0/1 (or weights)
+    genes : tuple of str (the expression matrix's genes, in its order)
+    terms : tuple of str, length T
+    term_names : tuple of str, length T
+    relevance : ndarray of shape (T,) or None
+        Relevance r_t^fun of each term (eq. 6.15); None when not yet known.
+    name : str
+    provenance : mapping
+    """
+
+    incidence: Any
+    genes: tuple[str, ...]
+    terms: tuple[str, ...]
+    term_names: tuple[str, ...] = ()
+    relevance: np.ndarray | None = None
+    name: str = "functions"
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "incidence", sp.csr_matrix(self.incidence, dtype=np.float64))
+        object.__setattr__(self, "genes", _ids(self.genes))
+        object.__setattr__(self, "terms", _ids(self.terms))
+        names = _ids(self.term_names) if self.term_names else self.terms
+        object.__setattr__(self, "term_names", names)
+        if self.incidence.shape != (len(self.genes), len(self.terms)):
+            raise ValueError("FeatureFunctions: incidence shape does not match genes x terms")
+        if len(names) != len(self.terms):
+            raise ValueError("FeatureFunctions: term_names and terms differ in length")
+        if self.relevance is not None:
+            r = np.asarray(self.relevance, dtype=np.float64)
+            if r.shape != (len(self.terms),):
+                raise ValueError("FeatureFunctions: relevance must have one value per term")
+            object.__setattr__(self, "relevance", _frozen(r))
+        object.__setattr__(self, "provenance", dict(self.provenance))
+
+
+@dataclass(frozen=True)
+class RankerInputs:
+    """The internal knowledge handed to one ranker call; every field optional.
+
+    A ranker declares in the registry which fields it requires and which it can use.
+    """
+
+    categories: SampleCategories | None = None
+    similarity: SampleSimilarity | None = None
+    relation: FeatureRelation | None = None
+    functions: FeatureFunctions | None = None
+
+    def available(self) -> frozenset[str]:
+        """Names of the fields that are set."""
+        return frozenset(
+            k for k in ("categories", "similarity", "relation", "functions") if getattr(self, k) is not None
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Ranking:
+    """One ranked list over all genes of a matrix.
+
+    Attributes
+    ----------
+    name : str
+        List name (e.g. ``"fisher"``, ``"GO-MAH"``).
+    genes : tuple of str
+    scores : ndarray of shape (m,)
+        Native scores of the method; NaN marks a degenerate gene (zero variance, no knowledge).
+    higher_is_better : bool
+        Direction of ``scores``.
+    params : mapping
+        Resolved parameters of the method.
+    info : mapping
+        Method-specific extras (e.g. the entry order of a multivariate selector).
+    ranks : ndarray of shape (m,)
+        Derived: 1 = most relevant, ties averaged, NaN scores tied at the bottom.
+    """
+
+    name: str
+    genes: tuple[str, ...]
+    scores: np.ndarray
+    higher_is_better: bool
+    params: Mapping[str, Any] = field(default_factory=dict)
+    info: Mapping[str, Any] = field(default_factory=dict)
+    ranks: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        s = np.asarray(self.scores, dtype=np.float64)
+        object.__setattr__(self, "genes", _ids(self.genes))
+        if s.shape != (len(self.genes),):
+            raise ValueError(f"Ranking {self.name!r}: {s.shape[0]} scores for {len(self.genes)} genes")
+        object.__setattr__(self, "scores", _frozen(s))
+        object.__setattr__(self, "ranks", _frozen(average_ranks(s, higher_is_better=self.higher_is_better)))
+        object.__setattr__(self, "params", dict(self.params))
+        object.__setattr__(self, "info", dict(self.info))
+
+    def order(self) -> np.ndarray:
+        """Gene indices from best to worst (ties broken by gene position, NaN last)."""
+        return np.lexsort((np.arange(len(self.genes)), self.ranks))
+
+    def top(self, k: int) -> list[str]:
+        """The ``k`` best gene ids."""
+        return [self.genes[i] for i in self.order()[:k]]
+
+
+@dataclass(frozen=True, eq=False)
+class AggregateRanking:
+    """The fused ranking of several lists.
+
+    Attributes
+    ----------
+    method : str
+        Aggregator name (``"em"``, ``"borda"``, ...).
+    genes : tuple of str
+    scores : ndarray of shape (m,), higher is better
+    list_names : tuple of str, length L
+    list_ranks : ndarray of shape (m, L)
+        The input ranks (1 = best) of every gene in every list.
+    weights : ndarray of shape (L,) or None
+        Source weights pi (EM), summing to 1.
+    info : mapping
+        Convergence information (iterations, log-likelihood, converged, G size, ...).
+    ranks : ndarray of shape (m,)
+        Derived: 1 = best, ties averaged.
+    """
+
+    method: str
+    genes: tuple[str, ...]
+    scores: np.ndarray
+    list_names: tuple[str, ...]
+    list_ranks: np.ndarray
+    weights: np.ndarray | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)
+    ranks: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "genes", _ids(self.genes))
+        object.__setattr__(self, "list_names", _ids(self.list_names))
+        s = np.asarray(self.scores, dtype=np.float64)
+        if s.shape != (len(self.genes),):
+            raise ValueError("AggregateRanking: scores do not match genes")
+        object.__setattr__(self, "scores", _frozen(s))
+        lr = np.asarray(self.list_ranks, dtype=np.float64)
+        if lr.shape != (len(self.genes), len(self.list_names)):
+            raise ValueError("AggregateRanking: list_ranks must be genes x lists")
+        object.__setattr__(self, "list_ranks", _frozen(lr))
+        if self.weights is not None:
+            object.__setattr__(self, "weights", _frozen(np.asarray(self.weights, dtype=np.float64)))
+        object.__setattr__(self, "ranks", _frozen(average_ranks(s, higher_is_better=True)))
+        object.__setattr__(self, "info", dict(self.info))
+
+    def order(self) -> np.ndarray:
+        """Gene indices from best to worst (ties broken by gene position)."""
+        return np.lexsort((np.arange(len(self.genes)), self.ranks))
+
+    def top(self, k: int) -> list[str]:
+        return [self.genes[i] for i in self.order()[:k]]
