@@ -40,10 +40,32 @@ def run_child(code: str) -> tuple[float, float, str]:
 
 
 def all_expression():
-    """The ALL gene-level matrix as a kofs Expression (needs ../shared)."""
-    from kofs.io.expression import read_expression
+    """The ALL gene-level matrix (128 samples x 8,562 genes, symbols) as a kofs Expression."""
+    import pandas as pd
 
-    return read_expression(REAL / "ALL" / "ALL_gene_expr.tsv.gz", gene_column="symbol")
+    from kofs.types import Expression
+
+    df = pd.read_csv(REAL / "ALL" / "ALL_gene_expr.tsv.gz", sep="\t", dtype={"entrez_id": str})
+    values = df.drop(columns=["entrez_id", "symbol", "probe_id"])
+    return Expression(
+        values.to_numpy(dtype=float).T,
+        genes=df["symbol"].tolist(),
+        samples=list(values.columns),
+        namespace="symbol",
+        annotations={"entrez": df["entrez_id"].tolist()},
+    )
+
+
+def all_labels(column: str = "lineage"):
+    """ALL sample labels aligned to :func:`all_expression` (B/T lineage by default)."""
+    import pandas as pd
+
+    from kofs.types import SampleCategories
+
+    df = pd.read_csv(REAL / "ALL" / "ALL_samples.tsv", sep="\t", dtype=str)
+    expr = all_expression()
+    lab = dict(zip(df["sample_id"], df[column]))
+    return SampleCategories([lab[s] for s in expr.samples], expr.samples, name=column)
 
 
 def open_text(path: Path):

@@ -15,7 +15,7 @@ from kofs.errors import ParameterError
 from kofs.registry import AGGREGATORS, resolve_params
 from kofs.types import AggregateRanking, Ranking
 
-from kofs.aggregate import borda, em  # noqa: E402,F401  isort: skip
+from kofs.aggregate import _methods  # noqa: E402,F401  isort: skip  (registers every aggregator)
 
 __all__ = ["aggregate", "rank_matrix", "AGGREGATORS"]
 

@@ -16,8 +16,9 @@ from kofs.errors import ParameterError
 from kofs.registry import RANKERS, RankerSpec, resolve_params
 from kofs.types import Expression, Ranking, RankerInputs
 
-# Each import registers the rankers of one family (order = order of `kofs methods`).
-from kofs.rankers import classic, spectral  # noqa: E402,F401  isort: skip
+# Each family module registers its rankers on import; the list of families (and so the
+# order of `kofs methods`) is in kofs/rankers/_families.py.
+from kofs.rankers import _families  # noqa: E402,F401  isort: skip
 
 __all__ = ["run_ranker", "applicable", "RANKERS"]
 

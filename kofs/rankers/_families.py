@@ -1,0 +1,1 @@
+"""Imports every ranker family so that each registers its rankers (one import line per family)."""

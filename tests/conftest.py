@@ -1,0 +1,45 @@
+"""Shared fixtures. Data from ../shared is located through ``KOFS_SHARED`` or the folder beside
+the repository; tests that need it skip with a clear reason when it is absent."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+TESTDATA = REPO / "tests" / "data"
+
+
+def _shared_real() -> Path:
+    root = Path(os.environ.get("KOFS_SHARED", REPO.parent / "shared"))
+    return root / "data" / "real"
+
+
+SHARED_REAL = _shared_real()
+HAVE_SHARED = (SHARED_REAL / "ALL" / "ALL_gene_expr.tsv.gz").is_file()
+needs_shared = pytest.mark.skipif(
+    not HAVE_SHARED,
+    reason=f"real data not found at {SHARED_REAL} (set KOFS_SHARED to the shared/ folder)",
+)
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """Path to ``shared/data/real``; skips the test when the folder is absent."""
+    if not HAVE_SHARED:
+        pytest.skip(f"real data not found at {SHARED_REAL} (set KOFS_SHARED to the shared/ folder)")
+    return SHARED_REAL
+
+
+@pytest.fixture(scope="session")
+def testdata() -> Path:
+    """Path to the small fixtures in ``tests/data``."""
+    return TESTDATA
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(0)
