@@ -1,0 +1,34 @@
+# The README's commands. `make test` and `make demo` create .venv themselves.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: venv demo test test-fast bench lint clean
+
+$(BIN)/kofs: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(BIN)/kofs
+
+venv: $(BIN)/kofs
+
+demo: venv
+	$(BIN)/kofs demo -o kofs-demo
+
+test: venv
+	$(BIN)/python -m pytest -q
+
+test-fast: venv
+	$(BIN)/python -m pytest -q -x -m "not slow"
+
+bench: venv
+	$(BIN)/python -m pip install -q -e '.[bench]'
+	$(BIN)/python bench/run.py
+
+lint: venv
+	$(BIN)/python -m pip install -q ruff
+	$(BIN)/ruff check kofs data_fetchers bench tests
+
+clean:
+	rm -rf $(VENV) kofs-demo kofs-out .pytest_cache

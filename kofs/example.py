@@ -1,0 +1,28 @@
+"""The bundled example data set: a real subset of the ALL leukemia study with GO, KEGG and
+STRING knowledge (see ``kofs/data/example/PROVENANCE.md``)."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+FILES = {
+    "expression": "expression.tsv.gz",
+    "labels": "labels.tsv",
+    "relevant_genes": "relevant_genes.txt",
+    "go": "go.obo.gz",
+    "go_annotations": "go_annotations.tsv.gz",
+    "pathways": "kegg.gmt",
+    "interactions": "interactions.tsv",
+}
+
+
+def example_dir() -> Path:
+    """Folder holding the bundled example files."""
+    return Path(str(resources.files("kofs") / "data" / "example"))
+
+
+def example_paths() -> dict[str, str]:
+    """Role -> path of every bundled example file."""
+    root = example_dir()
+    return {role: str(root / name) for role, name in FILES.items()}

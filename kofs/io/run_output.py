@@ -1,0 +1,81 @@
+"""Write the outputs of a run: ``ranking.tsv``, ``weights.tsv``, ``manifest.json``.
+
+Everything is written into a temporary folder first and moved into place only when all files
+are complete, so a failed or interrupted run leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from kofs import __version__
+from kofs.io.output import atomic_dir, environment_info, file_fingerprint, write_json, write_ranking, write_weights
+from kofs.pipeline import RunResult
+
+
+def manifest(
+    result: RunResult,
+    *,
+    command: str,
+    inputs: Mapping[str, str | Sequence[str] | None],
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The provenance record of a run (DESIGN.md, "Provenance")."""
+    files = {}
+    for role, paths in inputs.items():
+        if paths is None:
+            continue
+        many = [paths] if isinstance(paths, str) else list(paths)
+        prints = [file_fingerprint(p) if p != "-" else {"path": "-", "bytes": None, "sha256": None} for p in many]
+        files[role] = prints[0] if isinstance(paths, str) else prints
+    final = result.final
+    out = {
+        "kofs_version": __version__,
+        "command": command,
+        "settings": dict(result.settings),
+        "inputs": files,
+        "matrix": {"samples": result.expression.n_samples, "genes": result.expression.n_genes},
+        "lists": [
+            {"name": r.name, "ranker": r.params.get("ranker"), "higher_is_better": r.higher_is_better,
+             "params": {k: v for k, v in r.params.items() if k != "ranker"}}
+            for r in result.lists
+        ],
+        "aggregation": {
+            "method": final.method,
+            "weights": None if final.weights is None else dict(zip(final.list_names, map(float, final.weights))),
+            "info": dict(final.info),
+        },
+        "coverage": [c.as_dict() for c in result.coverage],
+        "timings_seconds": dict(result.timings),
+        "environment": environment_info(),
+    }
+    if extra:
+        out.update(extra)
+    return out
+
+
+def write_run(result: RunResult, outdir: str, *, manifest_data: Mapping[str, Any]) -> list[str]:
+    """Write a run's files into ``outdir`` (``"-"``: ranking.tsv to stdout only).
+
+    Returns the written paths.
+    """
+    if outdir == "-":
+        buf = io.StringIO()
+        write_ranking(buf, result.final, result.lists, evidence=result.evidence)
+        sys.stdout.write(buf.getvalue())
+        sys.stdout.flush()
+        return ["-"]
+    with atomic_dir(outdir) as tmp:
+        tmp = Path(tmp)
+        write_ranking(tmp / "ranking.tsv", result.final, result.lists, evidence=result.evidence)
+        names = ["ranking.tsv"]
+        if result.final.weights is not None:
+            write_weights(tmp / "weights.tsv", result.final)
+            names.append("weights.tsv")
+        write_json(tmp / "manifest.json", dict(manifest_data))
+        names.append("manifest.json")
+    return [str(Path(outdir) / n) for n in names]

@@ -1,0 +1,216 @@
+"""The one place that knows the whole flow: plan -> convert -> rank -> aggregate.
+
+:func:`rank` is the Python entry point behind ``kofs rank``; it takes already-read objects
+(see :mod:`kofs.io`) and returns a :class:`RunResult`. Writing files is the caller's business
+(:func:`kofs.io.output.write_run`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from threadpoolctl import threadpool_limits
+
+from kofs.aggregate import aggregate as aggregate_lists
+from kofs.errors import ParameterError
+from kofs.io.ids import CoverageReport, match_gene_ids
+from kofs.rankers import applicable, run_ranker
+from kofs.registry import RANKERS, unknown_message
+from kofs.types import (
+    AggregateRanking,
+    Expression,
+    Ranking,
+    RankerInputs,
+    SampleCategories,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ListPlan:
+    """One ranked list to build: a ranker applied to some internal knowledge.
+
+    Attributes
+    ----------
+    name : str
+        Name of the list in the outputs (``"fisher"``, ``"GO-MAH"``, ...).
+    ranker : str
+        Registry name of the ranker.
+    build_inputs : callable
+        ``build_inputs(context) -> RankerInputs``; called lazily, so lists not chosen cost nothing.
+    params : mapping
+        Ranker parameters.
+    sources : tuple of str
+        Knowledge sources the list depends on (for the summary and the manifest).
+    """
+
+    name: str
+    ranker: str
+    build_inputs: Callable[[Context], RankerInputs]
+    params: Mapping[str, Any] = field(default_factory=dict)
+    sources: tuple[str, ...] = ("expression",)
+
+
+@dataclass
+class Context:
+    """What the plan's builders may use: the matrix, the user's knowledge, a cache."""
+
+    expression: Expression
+    categories: SampleCategories | None = None
+    relevant_genes: tuple[str, ...] | None = None
+    seed: int = 0
+    cache: dict[str, Any] = field(default_factory=dict)
+    coverage: list[CoverageReport] = field(default_factory=list)
+
+    def cached(self, key: str, build: Callable[[], Any]) -> Any:
+        """Build a piece of internal knowledge once per run."""
+        if key not in self.cache:
+            t0 = time.perf_counter()
+            self.cache[key] = build()
+            log.info("built %s in %.2f s", key, time.perf_counter() - t0)
+        return self.cache[key]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Everything a run produced."""
+
+    expression: Expression
+    final: AggregateRanking
+    lists: tuple[Ranking, ...]
+    coverage: tuple[CoverageReport, ...]
+    timings: Mapping[str, float]
+    settings: Mapping[str, Any]
+    evidence: Mapping[str, str] | None = None
+
+
+def expression_plan(context: Context, rankers: Sequence[str] | None = None) -> list[ListPlan]:
+    """Lists from single-source rankers on the expression data (and labels if given).
+
+    With ``rankers=None`` every registered ranker in the default plan whose required knowledge
+    is available runs (supervised ones only with labels).
+    """
+    base = RankerInputs(categories=context.categories)
+    names = [s.name for s in RANKERS if s.in_default_plan] if rankers is None else list(rankers)
+    plans = []
+    for name in names:
+        spec = RANKERS.get(name)
+        # a ranker asked for by name always runs (the runner explains what it lacks)
+        if rankers is None and not applicable(spec, base):
+            continue
+        plans.append(ListPlan(name=name, ranker=name, build_inputs=lambda ctx, b=base: b,
+                              sources=("expression", *(("labels",) if spec.supervised else ()))))
+    return plans
+
+
+def relevant_gene_mask(expression: Expression, genes: Iterable[str], *, path: str | None = None) -> tuple[str, ...]:
+    """The matrix's gene ids of the user's relevant genes (absent ones dropped with a warning)."""
+    genes = list(genes)
+    mapping, report = match_gene_ids(genes, expression, source="relevant genes", path=path)
+    if report.dropped or report.ambiguous:
+        log.warning("relevant genes: %d of %d not in the matrix (dropped)", report.dropped + report.ambiguous, len(genes))
+    return tuple(expression.genes[i] for i in sorted(set(mapping.values())))
+
+
+def run_plan(
+    context: Context,
+    plans: Sequence[ListPlan],
+    *,
+    aggregate: str = "em",
+    aggregate_params: Mapping[str, Any] | None = None,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    threads: int | None = None,
+    settings: Mapping[str, Any] | None = None,
+) -> RunResult:
+    """Build every planned list and aggregate them."""
+    if not plans:
+        raise ParameterError("nothing to rank: no ranker applies to the given inputs")
+    names = [p.name for p in plans]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise ParameterError(f"list names must be unique, repeated: {', '.join(sorted(dup))}")
+    params = dict(params or {})
+    unknown = set(params) - set(names) - {p.ranker for p in plans}
+    if unknown:
+        raise ParameterError(
+            "--param: " + unknown_message("list or ranker", sorted(unknown)[0], names)
+        )
+    timings: dict[str, float] = {}
+    lists: list[Ranking] = []
+    with threadpool_limits(limits=threads):
+        for plan in plans:
+            t0 = time.perf_counter()
+            inputs = plan.build_inputs(context)
+            p = {**plan.params, **params.get(plan.ranker, {}), **params.get(plan.name, {})}
+            ranking = run_ranker(plan.ranker, context.expression, inputs, seed=context.seed, list_name=plan.name, params=p)
+            lists.append(ranking)
+            timings[f"rank:{plan.name}"] = round(time.perf_counter() - t0, 4)
+            log.info("list %s built in %.2f s", plan.name, timings[f"rank:{plan.name}"])
+        t0 = time.perf_counter()
+        final = aggregate_lists(lists, aggregate, relevant_genes=context.relevant_genes, params=aggregate_params)
+        timings["aggregate"] = round(time.perf_counter() - t0, 4)
+    return RunResult(
+        expression=context.expression,
+        final=final,
+        lists=tuple(lists),
+        coverage=tuple(context.coverage),
+        timings=timings,
+        settings=dict(settings or {}),
+    )
+
+
+def rank(
+    expression: Expression,
+    *,
+    labels: SampleCategories | None = None,
+    rankers: Sequence[str] | None = None,
+    aggregate: str = "em",
+    relevant_genes: Iterable[str] | None = None,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    aggregate_params: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    threads: int | None = None,
+) -> RunResult:
+    """Rank the genes of ``expression`` with several rankers and fuse the lists.
+
+    Parameters
+    ----------
+    expression : Expression
+    labels : SampleCategories, optional
+        Aligned to ``expression.samples`` (see :func:`kofs.io.labels.align_labels`); enables the
+        supervised rankers.
+    rankers : sequence of str, optional
+        Registry names; default: every default-plan ranker the inputs allow.
+    aggregate : str
+        Aggregator name (``"em"``, ``"borda"``, ...).
+    relevant_genes : iterable of str, optional
+        Known-relevant genes G: supervised EM (KOFS_Prob-SUP).
+    params : mapping, optional
+        ``{ranker_or_list_name: {param: value}}``.
+    aggregate_params : mapping, optional
+    seed : int
+    threads : int, optional
+        Cap on BLAS/OpenMP threads.
+
+    Returns
+    -------
+    RunResult
+    """
+    rel = None if relevant_genes is None else relevant_gene_mask(expression, relevant_genes)
+    context = Context(expression=expression, categories=labels, relevant_genes=rel, seed=seed)
+    plans = expression_plan(context, rankers)
+    settings = {
+        "rankers": [p.ranker for p in plans],
+        "aggregate": aggregate,
+        "seed": seed,
+        "params": {k: dict(v) for k, v in (params or {}).items()},
+        "aggregate_params": dict(aggregate_params or {}),
+        "relevant_genes": None if rel is None else len(rel),
+    }
+    return run_plan(context, plans, aggregate=aggregate, aggregate_params=aggregate_params,
+                    params=params, threads=threads, settings=settings)
