@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from kofs.cli._options import parse_flat_params, parse_params, split_names
 from kofs.cli._summary import print_summary
+from kofs.config import dump_config, resolve_paths
 from kofs.registry import AGGREGATORS
 
 GENES_IN = click.Choice(["rows", "columns"])
+
+# options whose values are file paths (made absolute in configs and resolved configs)
+PATH_KEYS = ("expression", "labels", "relevant_genes", "output")
 
 
 def rank_options(func):
@@ -75,7 +81,13 @@ def run_rank(expression_path: str, **opts) -> list[str]:
         seed=opts.get("seed", 0),
         threads=opts.get("threads"),
     )
-    written = write_run(result, out, manifest_data=manifest(result, command="rank", inputs=inputs))
+    resolved = resolve_paths({"expression": expression_path, **opts}, PATH_KEYS, base=Path.cwd())
+    written = write_run(
+        result,
+        out,
+        manifest_data=manifest(result, command="rank", inputs=inputs, extra={"config": resolved}),
+        extra_files={"config.resolved.yaml": dump_config(resolved)},
+    )
     print_summary(result, top=opts.get("top", 10), outputs=written)
     return written
 

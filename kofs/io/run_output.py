@@ -58,10 +58,17 @@ def manifest(
     return out
 
 
-def write_run(result: RunResult, outdir: str, *, manifest_data: Mapping[str, Any]) -> list[str]:
+def write_run(
+    result: RunResult,
+    outdir: str,
+    *,
+    manifest_data: Mapping[str, Any],
+    extra_files: Mapping[str, str] | None = None,
+) -> list[str]:
     """Write a run's files into ``outdir`` (``"-"``: ranking.tsv to stdout only).
 
-    Returns the written paths.
+    ``extra_files`` maps file names to text (e.g. ``config.resolved.yaml``). Returns the
+    written paths.
     """
     if outdir == "-":
         buf = io.StringIO()
@@ -76,6 +83,9 @@ def write_run(result: RunResult, outdir: str, *, manifest_data: Mapping[str, Any
         if result.final.weights is not None:
             write_weights(tmp / "weights.tsv", result.final)
             names.append("weights.tsv")
+        for name, text in (extra_files or {}).items():
+            (tmp / name).write_text(text, encoding="utf-8")
+            names.append(name)
         write_json(tmp / "manifest.json", dict(manifest_data))
         names.append("manifest.json")
     return [str(Path(outdir) / n) for n in names]

@@ -1,0 +1,64 @@
+"""``kofs run CONFIG.yaml``: a run from a config file; command-line flags override it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from click.core import ParameterSource
+
+from kofs.cli._group import main
+from kofs.cli.rank import PATH_KEYS, rank_cmd, rank_options, run_rank
+from kofs.config import check_keys, load_config, resolve_paths
+from kofs.errors import ParameterError
+
+
+def _rank_params() -> dict[str, click.Parameter]:
+    return {p.name: p for p in rank_cmd.params}
+
+
+def _convert(key: str, value, param: click.Parameter, ctx: click.Context, path: str):
+    try:
+        if getattr(param, "multiple", False):
+            items = value if isinstance(value, list) else [value]
+            return tuple(param.type.convert(v, param, ctx) for v in items)
+        if isinstance(value, (list, dict)):
+            raise click.BadParameter(f"expected a single value, got a {type(value).__name__}")
+        return param.type.convert(value, param, ctx) if value is not None else None
+    except click.BadParameter as exc:
+        raise ParameterError(f"config key {key.replace('_', '-')!r}: {exc.format_message()}", path=path) from None
+
+
+def config_to_options(config_path: str, ctx: click.Context) -> dict:
+    """Validated, type-converted options of a config file (paths made absolute)."""
+    cfg = load_config(config_path)
+    params = _rank_params()
+    check_keys(cfg, ["expression", *params], path=config_path)
+    if "expression" not in cfg:
+        raise ParameterError("config has no 'expression' key (the expression matrix to rank)", path=config_path)
+    cfg = resolve_paths(cfg, PATH_KEYS, base=Path(config_path).resolve().parent)
+    out = {"expression": str(cfg.pop("expression"))}
+    for key, value in cfg.items():
+        out[key] = _convert(key, value, params[key], ctx, config_path)
+    return out
+
+
+@main.command("run")
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.option("--expression", default=None, help="Override the config's expression matrix.")
+@rank_options
+@click.pass_context
+def run_cmd(ctx: click.Context, config: str, expression: str | None, **opts) -> None:
+    """Run `kofs rank` from CONFIG (YAML; keys = the long options of `kofs rank`).
+
+    Options given on the command line override the file. The output folder receives
+    config.resolved.yaml, with which `kofs run` repeats the run exactly.
+    """
+    merged = {name: opts[name] for name in opts}  # defaults
+    merged.update(config_to_options(config, ctx))
+    for name, value in opts.items():
+        if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE:
+            merged[name] = value
+    if expression is not None:
+        merged["expression"] = expression
+    run_rank(merged.pop("expression"), **merged)

@@ -1,0 +1,227 @@
+"""CLI contract of `kofs rank`, `kofs methods`, `kofs demo`, `kofs run` (click's CliRunner)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from kofs.cli import main
+from kofs.registry import AGGREGATORS, RANKERS
+
+
+def _write_matrix(path, rng, n=12, m=30, genes_in="rows"):
+    X = rng.normal(size=(n, m))
+    X[: n // 2, :3] += 3.0  # three informative genes
+    genes = [f"G{j}" for j in range(m)]
+    samples = [f"S{i}" for i in range(n)]
+    df = pd.DataFrame(X.T, index=genes, columns=samples) if genes_in == "rows" else pd.DataFrame(X, index=samples, columns=genes)
+    df.index.name = "gene" if genes_in == "rows" else "sample"
+    df.to_csv(path, sep="\t")
+    labels = pd.DataFrame({"sample": samples, "group": ["a"] * (n // 2) + ["b"] * (n - n // 2)})
+    return genes, samples, labels
+
+
+@pytest.fixture
+def small(tmp_path, rng):
+    expr = tmp_path / "expr.tsv"
+    genes, samples, labels = _write_matrix(expr, rng)
+    lab = tmp_path / "labels.tsv"
+    labels.to_csv(lab, sep="\t", index=False)
+    return expr, lab, genes
+
+
+def run(args, **kw):
+    return CliRunner().invoke(main, args, catch_exceptions=False, **kw)
+
+
+def test_version():
+    r = run(["--version"])
+    assert r.exit_code == 0 and "kofs" in r.output
+
+
+def test_methods_lists_every_registered_method():
+    r = run(["methods", "--format", "tsv"])
+    assert r.exit_code == 0
+    names = [line.split("\t")[0] for line in r.output.strip().split("\n")[1:]]
+    assert names == RANKERS.names() + AGGREGATORS.names()
+    for required in ("variance", "fisher", "laplacian", "spec-phi1", "spec-phi2", "spec-phi3", "em", "borda"):
+        assert required in names
+
+
+def test_rank_writes_outputs(small, tmp_path):
+    expr, lab, genes = small
+    out = tmp_path / "out"
+    r = run(["rank", str(expr), "--labels", str(lab), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    ranking = pd.read_csv(out / "ranking.tsv", sep="\t")
+    assert list(ranking.columns[:3]) == ["gene", "rank", "score"]
+    lists = [c.split(":", 1)[1] for c in ranking.columns if c.startswith("rank:")]
+    assert set(lists) == {"variance", "fisher", "laplacian", "spec-phi1", "spec-phi2", "spec-phi3"}
+    assert sorted(ranking["gene"]) == sorted(genes)
+    assert ranking["rank"].iloc[0] == 1
+    # the planted genes lead the fused list
+    assert set(ranking["gene"].iloc[:3]) == {"G0", "G1", "G2"}
+    weights = pd.read_csv(out / "weights.tsv", sep="\t")
+    assert list(weights.columns) == ["list", "weight"]
+    assert abs(weights["weight"].sum() - 1) < 1e-9
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["inputs"]["expression"]["sha256"]
+    assert manifest["settings"]["seed"] == 0
+    assert (out / "config.resolved.yaml").is_file()
+
+
+def test_unsupervised_default_skips_supervised_rankers(small, tmp_path):
+    expr, _, _ = small
+    r = run(["rank", str(expr), "-o", "-"])
+    assert r.exit_code == 0
+    header = r.output.split("\n")[0].split("\t")
+    assert "rank:fisher" not in header and "rank:laplacian" in header
+
+
+def test_stdout_gets_only_the_table(small):
+    expr, lab, genes = small
+    r = CliRunner().invoke(main, ["rank", str(expr), "--labels", str(lab), "-o", "-", "--rankers", "fisher,variance"])
+    assert r.exit_code == 0
+    lines = r.stdout.strip().split("\n")
+    assert lines[0].startswith("gene\trank\tscore")
+    assert len(lines) == 1 + len(genes)
+
+
+def test_genes_as_columns_are_detected_through_labels(tmp_path, rng):
+    expr = tmp_path / "expr.csv"
+    genes, samples, labels = _write_matrix(expr, rng, n=40, m=12, genes_in="columns")
+    pd.read_csv(expr, sep="\t").to_csv(expr, index=False)  # as CSV
+    lab = tmp_path / "l.csv"
+    labels.to_csv(lab, index=False)
+    r = run(["rank", str(expr), "--labels", str(lab), "--rankers", "fisher", "-o", "-"])
+    assert r.exit_code == 0, r.output
+    assert sorted(pd.read_csv(__import__("io").StringIO(r.stdout), sep="\t")["gene"]) == sorted(genes)
+
+
+def test_seed_and_threads_give_identical_ranking(small, tmp_path):
+    expr, lab, _ = small
+    outs = []
+    for threads in ("1", "2"):
+        out = tmp_path / f"o{threads}"
+        assert run(["rank", str(expr), "--labels", str(lab), "-o", str(out), "--threads", threads]).exit_code == 0
+        outs.append((out / "ranking.tsv").read_bytes())
+    assert outs[0] == outs[1]
+
+
+def test_supervised_em_with_relevant_genes(small, tmp_path):
+    expr, lab, _ = small
+    rel = tmp_path / "rel.txt"
+    rel.write_text("G0\nG1\nNOT_A_GENE\n")
+    out = tmp_path / "o"
+    r = run(["rank", str(expr), "--labels", str(lab), "--relevant-genes", str(rel), "-o", str(out)])
+    assert r.exit_code == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["aggregation"]["info"]["n_G"] == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--rankers", "fishr"], "did you mean 'fisher'"),
+        (["--param", "laplacian.kk=3"], "kk"),
+        (["--param", "nonsense"], "NAME.KEY=VALUE"),
+        (["--param", "laplacian.k=abc"], "must be int"),
+    ],
+)
+def test_bad_options_exit_2_with_one_line(small, tmp_path, args, needle):
+    expr, lab, _ = small
+    out = tmp_path / "never"
+    r = CliRunner().invoke(main, ["rank", str(expr), "--labels", str(lab), "-o", str(out), *args])
+    assert r.exit_code == 2, r.output
+    err = r.stderr.strip()
+    assert err.count("\n") == 0 and needle in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_fisher_without_labels_is_a_clear_error(small, tmp_path):
+    expr, _, _ = small
+    r = CliRunner().invoke(main, ["rank", str(expr), "--rankers", "fisher", "-o", str(tmp_path / "x")])
+    assert r.exit_code == 2
+    assert "--labels" in r.stderr
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"gene\tS1\tS2\n", b"\x1f\x8b\x08garbage", b"gene\tS1\tS2\nG1\t1\tfoo\nG2\t3\t4\n", bytes(range(256)) * 4],
+    ids=["empty", "header-only", "bad-gzip", "non-numeric", "random-bytes"],
+)
+def test_bad_expression_files(tmp_path, content):
+    bad = tmp_path / "bad.tsv"
+    bad.write_bytes(content)
+    out = tmp_path / "o"
+    r = CliRunner().invoke(main, ["rank", str(bad), "-o", str(out)])
+    assert r.exit_code == 2, r.output
+    err = r.stderr.strip()
+    assert "bad.tsv" in err and err.count("\n") == 0 and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_missing_file(tmp_path):
+    r = CliRunner().invoke(main, ["rank", str(tmp_path / "nope.tsv"), "-o", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "nope.tsv" in r.stderr
+
+
+def test_output_path_that_is_a_file(small, tmp_path):
+    expr, _, _ = small
+    target = tmp_path / "file.txt"
+    target.write_text("x")
+    r = CliRunner().invoke(main, ["rank", str(expr), "-o", str(target)])
+    assert r.exit_code == 2 and "file.txt" in r.stderr
+    assert target.read_text() == "x"
+
+
+def test_gzip_input_and_stdin(small, tmp_path):
+    expr, lab, genes = small
+    gz = tmp_path / "e.tsv.gz"
+    gz.write_bytes(gzip.compress(expr.read_bytes()))
+    a = run(["rank", str(gz), "--rankers", "variance", "-o", "-"])
+    b = CliRunner().invoke(main, ["rank", "-", "--rankers", "variance", "-o", "-"], input=expr.read_bytes())
+    assert a.exit_code == 0 and b.exit_code == 0
+    assert a.stdout == b.stdout
+
+
+def test_run_config_reproduces_rank(small, tmp_path):
+    expr, lab, _ = small
+    out1 = tmp_path / "o1"
+    assert run(["rank", str(expr), "--labels", str(lab), "-o", str(out1), "--seed", "3"]).exit_code == 0
+    out2 = tmp_path / "o2"
+    r = run(["run", str(out1 / "config.resolved.yaml"), "-o", str(out2)])
+    assert r.exit_code == 0, r.output
+    assert (out1 / "ranking.tsv").read_bytes() == (out2 / "ranking.tsv").read_bytes()
+
+
+def test_run_config_relative_paths_and_unknown_keys(small, tmp_path):
+    expr, lab, _ = small
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text(f"expression: {expr.name}\nlabels: {lab.name}\nrankers: fisher,variance\noutput: res\n")
+    r = run(["run", str(cfg)])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "res" / "ranking.tsv").is_file()
+    cfg.write_text(f"expression: {expr.name}\nlabel-colum: group\n")
+    r = CliRunner().invoke(main, ["run", str(cfg)])
+    assert r.exit_code == 2 and "did you mean 'label-column'" in r.stderr
+    cfg.write_text("expression: !!python/object/apply:os.system ['echo hi']\n")
+    r = CliRunner().invoke(main, ["run", str(cfg)])
+    assert r.exit_code == 2 and "tags are not allowed" in r.stderr
+    cfg.write_text(f"expression: {expr.name}\nseed: abc\n")
+    r = CliRunner().invoke(main, ["run", str(cfg)])
+    assert r.exit_code == 2 and "seed" in r.stderr
+
+
+def test_demo_runs(tmp_path):
+    out = tmp_path / "demo"
+    r = run(["demo", "-o", str(out), "--top", "0"])
+    assert r.exit_code == 0, r.output
+    ranking = pd.read_csv(out / "ranking.tsv", sep="\t")
+    assert len(ranking) > 1000 and np.isfinite(ranking["score"]).all()
