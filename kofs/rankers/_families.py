@@ -1,1 +1,2 @@
 """Imports every ranker family so that each registers its rankers (one import line per family)."""
+from kofs.rankers import knowledge  # noqa: F401
