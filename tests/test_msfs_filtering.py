@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from kofs.errors import ParameterError
-from kofs.knowledge.filtering import filtered_similarity, genes_of_relation, genes_of_terms
+from kofs.errors import CoverageError, ParameterError
+from kofs.knowledge.filtering import (
+    filtered_similarity,
+    genes_of_relation,
+    genes_of_terms,
+    restrict_relation,
+)
 from kofs.knowledge.functions import (
     learn_relevance,
     learn_relevance_from_data,
@@ -108,8 +113,10 @@ def test_filtered_errors(rng):
     with pytest.raises(ParameterError, match="at least 2") as ei:
         filtered_similarity(e, [0])
     assert "\n" not in str(ei.value)
-    with pytest.raises(ParameterError, match="none of the given genes"):
+    with pytest.raises(CoverageError, match="none of the 1 given gene ids"):
         filtered_similarity(e, ["TP53"])
+    with pytest.raises(ParameterError, match="no gene"):
+        filtered_similarity(e, [])
     with pytest.raises(ParameterError, match="constant"):
         filtered_similarity(e, [2, 3])
     with pytest.raises(ParameterError):
@@ -130,6 +137,14 @@ def test_gene_selection_helpers():
     W[4, 4] = 1.0  # self-loop only: no interaction
     rel = FeatureRelation(sp.csr_matrix(W), genes, directed=True)
     np.testing.assert_array_equal(genes_of_relation(rel), [1, 0, 0, 1, 0])
+    W[1, 3] = W[3, 1] = 2.0
+    full = FeatureRelation(sp.csr_matrix(W), genes, name="go")
+    sub = restrict_relation(full, ["g1", "g3", "g4"])
+    expect = np.zeros((5, 5))
+    expect[1, 3] = expect[3, 1] = 2.0
+    expect[4, 4] = 1.0
+    np.testing.assert_array_equal(sub.matrix.toarray(), expect)
+    assert sub.genes == full.genes and sub.name == "go-restricted"
 
 
 # ------------------------------------------------------------------ term relevance
@@ -144,7 +159,7 @@ def test_learn_relevance_ratio():
     np.testing.assert_allclose(out.relevance, [1 / 3, 2 / 3, 0.0])
     assert out.provenance["n_relevant"] == 2
     np.testing.assert_allclose(learn_relevance(f, np.array([0, 1])).relevance, [2 / 3, 1 / 3, 0])
-    with pytest.raises(ParameterError, match="none of the given genes"):
+    with pytest.raises(CoverageError, match="none of the"):
         learn_relevance(f, ["TP53"])
     with pytest.raises(ParameterError, match="mask"):
         learn_relevance(f, np.ones(3, dtype=bool))
@@ -181,6 +196,20 @@ def test_learn_relevance_from_data(rng):
         learn_relevance_from_data(f, e, top_fraction=0)
     with pytest.raises(ParameterError, match="statistic"):
         learn_relevance_from_data(f, e, statistic="max")
+
+
+def test_ids_matched_through_annotations(rng):
+    """Entrez-keyed matrix, symbol lists: ids go through kofs.io.ids.match_gene_ids."""
+    X = rng.normal(size=(6, 4))
+    e = Expression(X, ["7157", "672", "675", "1956"], [f"s{i}" for i in range(6)],
+                   namespace="entrez", annotations={"symbol": ["TP53", "BRCA1", "BRCA2", "EGFR"]})
+    f = relevant_genes_functions(e, ["BRCA1", "EGFR", "NOPE"])
+    np.testing.assert_array_equal(f.incidence.toarray().ravel(), [0, 1, 0, 1])
+    V = sp.csr_matrix(np.array([[1, 0], [1, 0], [0, 1], [0, 1]], dtype=float))
+    fun = FeatureFunctions(V, e.genes, ("A", "B"))
+    np.testing.assert_allclose(learn_relevance(fun, ["TP53"], expression=e).relevance, [0.5, 0])
+    S = filtered_similarity(e, ["TP53", "BRCA2"])
+    np.testing.assert_allclose(S.matrix, sample_similarity(e.subset_genes([0, 2]), "rbf").matrix)
 
 
 def test_relevant_genes_functions(rng):

@@ -7,7 +7,8 @@ matrix (ALGORITHMS.md §7.2).
 
 Helpers select the genes: :func:`genes_of_terms` (genes annotated to chosen terms of a
 FeatureFunctions, e.g. KEGG leukemia pathways) and :func:`genes_of_relation` (genes with at least
-one interaction).
+one interaction). :func:`restrict_relation` keeps the edges among chosen genes (GO-CAN-MAH: the
+GO relation restricted to the genes of terms of known relevant genes).
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from kofs.errors import ParameterError
 from kofs.knowledge.functions import gene_mask
 from kofs.knowledge.similarity import sample_similarity
 from kofs.types import Expression, FeatureFunctions, FeatureRelation, SampleSimilarity
 
-__all__ = ["filtered_similarity", "genes_of_terms", "genes_of_relation"]
+__all__ = ["filtered_similarity", "genes_of_terms", "genes_of_relation", "restrict_relation"]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +64,27 @@ def genes_of_relation(relation: FeatureRelation) -> np.ndarray:
     return (np.diff(W.indptr) > 0) | (np.diff(W.tocsc().indptr) > 0)
 
 
+def restrict_relation(relation: FeatureRelation, gene_index: Any) -> FeatureRelation:
+    """The relation with only the edges whose two ends are among the selected genes.
+
+    Parameters
+    ----------
+    relation : FeatureRelation
+    gene_index : bool mask (m,), integer positions or gene ids (matched exactly)
+
+    Returns
+    -------
+    FeatureRelation over the same genes (the others become isolated).
+    """
+    mask = gene_mask(relation.genes, gene_index, what="restricted relation")
+    keep = sp.diags(mask.astype(np.float64))
+    W = (keep @ relation.matrix @ keep).tocsr()
+    W.eliminate_zeros()
+    prov = {**relation.provenance, "restricted_to_genes": int(mask.sum())}
+    return FeatureRelation(W, relation.genes, directed=relation.directed,
+                           name=f"{relation.name}-restricted", provenance=prov)
+
+
 def filtered_similarity(
     expression: Expression,
     gene_index: Any,
@@ -96,7 +119,7 @@ def filtered_similarity(
     ParameterError
         Fewer than 2 genes selected, or a bad similarity kind/parameter.
     """
-    mask = gene_mask(expression.genes, gene_index, what="filtered similarity")
+    mask = gene_mask(expression, gene_index, what="filtered similarity")
     idx = np.flatnonzero(mask)
     if idx.size < 2:
         raise ParameterError(

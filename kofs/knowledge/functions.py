@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from kofs.errors import ParameterError
+from kofs.errors import CoverageError, ParameterError
+from kofs.io.ids import match_gene_ids
 from kofs.types import Expression, FeatureFunctions
 
 __all__ = [
@@ -58,17 +59,35 @@ def term_relevance_ratio(V: Any, mask: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return ratio, m_all
 
 
-def gene_mask(genes: Sequence[str], selection: Any, *, what: str = "genes") -> np.ndarray:
-    """A boolean mask over ``genes`` from a mask, integer positions or gene ids.
+def gene_mask(
+    genes: Sequence[str] | Expression, selection: Any, *, what: str = "genes"
+) -> np.ndarray:
+    """A boolean mask over the matrix's genes from a mask, integer positions or gene ids.
 
-    Gene ids not among ``genes`` are ignored; nothing selected raises ParameterError.
+    Parameters
+    ----------
+    genes : Expression or sequence of str
+        With an Expression, gene ids are matched by :func:`kofs.io.ids.match_gene_ids` (matrix
+        ids and annotation columns such as symbol/entrez); with plain ids, exactly.
+    selection : bool mask (m,), integer positions or gene ids
+        Ids not in the matrix are ignored.
+    what : str
+        Name used in messages.
+
+    Raises
+    ------
+    ParameterError
+        Bad mask length or position; nothing selected.
+    CoverageError
+        None of the given ids is a gene of the matrix.
     """
-    m = len(genes)
-    sel = np.asarray(list(selection) if not isinstance(selection, np.ndarray) else selection)
+    ids = genes.genes if isinstance(genes, Expression) else tuple(genes)
+    m = len(ids)
+    sel = selection if isinstance(selection, np.ndarray) else np.asarray(list(selection))
     mask = np.zeros(m, dtype=bool)
     if sel.size == 0:
-        pass
-    elif sel.dtype == bool:
+        raise ParameterError(f"{what}: no gene given")
+    if sel.dtype == bool:
         if sel.shape != (m,):
             raise ParameterError(f"{what}: a boolean mask needs {m} values, got {sel.size}")
         mask = sel.copy()
@@ -77,11 +96,19 @@ def gene_mask(genes: Sequence[str], selection: Any, *, what: str = "genes") -> n
             raise ParameterError(f"{what}: gene positions must lie in [0, {m - 1}]")
         mask[sel] = True
     else:
-        index = {g: i for i, g in enumerate(genes)}
-        hits = [index[str(g)] for g in sel if str(g) in index]
-        mask[hits] = True
+        if isinstance(genes, Expression):
+            hits, _ = match_gene_ids([str(g) for g in sel], genes, source=what, require=False)
+            mask[list(hits.values())] = True
+        else:
+            index = {g: i for i, g in enumerate(ids)}
+            mask[[index[str(g)] for g in sel if str(g) in index]] = True
+        if not mask.any():
+            raise CoverageError(
+                f"{what}: none of the {sel.size} given gene ids is in the matrix; "
+                "check the identifiers (or give an id map)"
+            )
     if not mask.any():
-        raise ParameterError(f"{what}: none of the given genes is in the matrix; check the identifiers")
+        raise ParameterError(f"{what}: no gene selected")
     return mask
 
 
@@ -120,19 +147,31 @@ def with_relevance(
     return replace(functions, relevance=r, provenance=prov)
 
 
-def learn_relevance(functions: FeatureFunctions, relevant_mask: Any) -> FeatureFunctions:
+def learn_relevance(
+    functions: FeatureFunctions, relevant_mask: Any, *, expression: Expression | None = None
+) -> FeatureFunctions:
     """Term relevance ``M_rel / M_all`` from known relevant genes (book section 6.4.2).
 
     Parameters
     ----------
     functions : FeatureFunctions
     relevant_mask : bool mask (m,), integer positions or gene ids of the known relevant genes
+    expression : Expression, optional
+        The matrix ``functions`` is aligned to; when given, gene ids are also matched through
+        its annotation columns (symbol, entrez, ...).
 
     Returns
     -------
     FeatureFunctions with ``relevance`` set (0 for terms without genes).
     """
-    mask = gene_mask(functions.genes, relevant_mask, what="relevant genes")
+    target = functions.genes
+    if expression is not None:
+        if expression.genes != tuple(functions.genes):
+            raise ParameterError(
+                f"term relevance: functions {functions.name!r} are not aligned to the matrix"
+            )
+        target = expression
+    mask = gene_mask(target, relevant_mask, what="relevant genes")
     ratio, _ = term_relevance_ratio(functions.incidence, mask)
     prov = {**functions.provenance, "relevance": "M_rel/M_all", "n_relevant": int(mask.sum())}
     return replace(functions, relevance=ratio, provenance=prov)
@@ -223,7 +262,7 @@ def relevant_genes_functions(
     expression : Expression
     gene_index : bool mask (m,), integer positions or gene ids of the relevant genes
     """
-    mask = gene_mask(expression.genes, gene_index, what="relevant genes")
+    mask = gene_mask(expression, gene_index, what="relevant genes")
     inc = sp.csr_matrix(mask.astype(np.float64)[:, None])
     return FeatureFunctions(
         inc,
