@@ -1,2 +1,3 @@
 """Imports every ranker family so that each registers its rankers (one import line per family)."""
 from kofs.rankers import knowledge  # noqa: F401
+from kofs.rankers import supervised  # noqa: F401
