@@ -1,0 +1,347 @@
+"""One robust way to open every text table kofs reads.
+
+* :func:`read_bytes` / :func:`open_text` — a path or ``"-"`` (stdin); gzip is recognised by its
+  magic bytes, not by the extension; a UTF-8 byte-order mark is dropped and CRLF / CR line ends
+  become LF. Missing, empty, binary, truncated-gzip or non-UTF-8 files raise
+  :class:`~kofs.errors.InputError` naming the file.
+* :func:`scan_table` — finds the header, sniffs the delimiter (tab or comma), checks that every
+  row has as many fields as the header (naming the first ragged line) and records the file line
+  of every data row, so readers can point at ``file:line``.
+* :func:`read_table` — a :class:`pandas.DataFrame` of stripped strings built on the scan.
+
+A header one field shorter than every data row (R's ``write.table`` layout) gets an empty name
+for its first column.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import logging
+import os
+import sys
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from kofs.errors import InputError
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "MISSING_TOKENS",
+    "TextTable",
+    "display_name",
+    "open_text",
+    "read_bytes",
+    "read_table",
+    "scan_table",
+    "sniff_delimiter",
+]
+
+#: Cell texts that mean "missing value" (after stripping spaces).
+MISSING_TOKENS = ("", "NA", "N/A", "NaN", "nan", "NAN", "null", "NULL", "None", "#N/A")
+
+# exact decimal -> float64 parsing: pandas >= 3 does it by default (and deprecates the option)
+_FLOAT_KW = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+_GZIP_MAGIC = b"\x1f\x8b"
+_BOM = b"\xef\xbb\xbf"
+
+
+def display_name(path: str | os.PathLike) -> str:
+    """How a path is named in messages (``"<stdin>"`` for ``"-"``)."""
+    p = os.fspath(path)
+    return "<stdin>" if p == "-" else p
+
+
+def _raw(path: str | os.PathLike) -> bytes:
+    p = os.fspath(path)
+    if p == "-":
+        stream = getattr(sys.stdin, "buffer", sys.stdin)
+        data = stream.read()
+        return data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        with open(p, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        raise InputError("file not found; check the path", path=p) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", path=p) from None
+    except PermissionError:
+        raise InputError("permission denied; make the file readable", path=p) from None
+    except OSError as exc:
+        raise InputError(f"cannot be read ({exc.strerror})", path=p) from None
+
+
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """The decompressed, validated UTF-8 content of ``path`` as bytes.
+
+    Line ends are normalised to ``\\n`` and a byte-order mark is removed. The content is
+    guaranteed to decode as UTF-8 and to contain no NUL byte.
+
+    Raises
+    ------
+    InputError
+        The file is missing, empty, not gzip although named ``.gz``, a truncated or corrupt
+        gzip, binary, or not UTF-8 text.
+    """
+    name = display_name(path)
+    raw = _raw(path)
+    if raw.startswith(_GZIP_MAGIC):
+        try:
+            raw = gzip.decompress(raw)
+        except EOFError:
+            raise InputError(
+                "gzip file is truncated (incomplete download or copy?); fetch it again", path=name
+            ) from None
+        except (OSError, zlib.error) as exc:
+            raise InputError(f"corrupt gzip data ({exc}); fetch the file again", path=name) from None
+    elif name.lower().endswith(".gz"):
+        raise InputError(
+            f"is named .gz but is not gzip-compressed (starts with {raw[:8]!r}); "
+            "compress it with gzip or drop the .gz suffix",
+            path=name,
+        )
+    if raw.startswith(_BOM):
+        raw = raw[len(_BOM) :]
+    if not raw.strip():
+        raise InputError("file is empty", path=name)
+    if b"\x00" in raw:
+        raise InputError("is a binary file, not a text table (it contains NUL bytes)", path=name)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"is not UTF-8 text (byte 0x{raw[exc.start]:02x}); save it as UTF-8",
+            path=name,
+            line=line,
+        ) from None
+    if b"\r" in raw:
+        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return raw
+
+
+def open_text(path: str | os.PathLike) -> io.StringIO:
+    """Open a text file (path or ``"-"``; gzip allowed) as a text stream of validated UTF-8.
+
+    The whole file is read and checked (see :func:`read_bytes`) before the stream is returned,
+    so iteration never fails half-way. Use as a context manager or iterate its lines.
+    """
+    return io.StringIO(read_bytes(path).decode("utf-8"))
+
+
+def sniff_delimiter(header: str, path: str | os.PathLike | None = None) -> str:
+    """Tab or comma: whichever occurs more in the header line, else by extension, else tab."""
+    tabs, commas = header.count("\t"), header.count(",")
+    if tabs or commas:
+        return "\t" if tabs >= commas else ","
+    name = "" if path is None else os.fspath(path).lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return "," if name.endswith(".csv") else "\t"
+
+
+@dataclass(frozen=True)
+class TextTable:
+    """A scanned delimited text table.
+
+    Attributes
+    ----------
+    path : str
+        Name for messages (``"<stdin>"`` for ``"-"``).
+    data : bytes
+        Normalised UTF-8 content; blank and comment lines are empty.
+    sep : str
+        ``"\\t"`` or ``","``.
+    header : tuple of str
+        Stripped column names.
+    header_line : int
+        1-based line number of the header.
+    line_numbers : ndarray of int
+        1-based file line of every data row, in order.
+    """
+
+    path: str
+    data: bytes
+    sep: str
+    header: tuple[str, ...]
+    header_line: int
+    line_numbers: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.line_numbers)
+
+    def frame(self, *, dtype=str, na_values=None, usecols=None, nrows=None) -> pd.DataFrame:
+        """Parse the data rows with pandas (columns named by position ``0..k-1``).
+
+        ``dtype``/``na_values`` are passed to :func:`pandas.read_csv`; without ``na_values``
+        no cell is turned into NaN.
+        """
+        return pd.read_csv(
+            io.BytesIO(self.data),
+            sep=self.sep,
+            header=None,
+            names=list(range(len(self.header))),
+            skiprows=self.header_line,
+            dtype=dtype,
+            na_values=na_values,
+            keep_default_na=False,
+            na_filter=na_values is not None,
+            skip_blank_lines=True,
+            usecols=usecols,
+            nrows=nrows,
+            engine="c",
+            **_FLOAT_KW,
+            encoding="utf-8",
+        )
+
+
+def _split_fields(line: bytes, sep: str, quoted: bool) -> list[str]:
+    text = line.decode("utf-8")
+    if not quoted:
+        return text.split(sep)
+    return next(csv.reader([text], delimiter=sep))
+
+
+def scan_table(
+    path: str | os.PathLike,
+    *,
+    sep: str | None = None,
+    comment: str | None = None,
+    header: bool = True,
+    unique_columns: bool = True,
+    data: bytes | None = None,
+) -> TextTable:
+    """Read and check a delimited text table (see the module docstring).
+
+    Parameters
+    ----------
+    path : str or path-like
+        File path or ``"-"`` for stdin.
+    sep : {"\\t", ",", None}
+        Delimiter; sniffed from the header line when None.
+    comment : str, optional
+        Lines starting with this character are skipped (e.g. ``"#"``).
+    header : bool, default True
+        Whether the first row names the columns; without one the columns are named
+        ``"1"``, ``"2"``, ...
+    unique_columns : bool, default True
+        Raise on repeated column names.
+    data : bytes, optional
+        Content already obtained with :func:`read_bytes` (e.g. from stdin, which can be read
+        only once); ``path`` then only names the file.
+
+    Raises
+    ------
+    InputError
+        Unreadable file (see :func:`read_bytes`), no data rows, ragged rows, duplicate column
+        names.
+    """
+    name = display_name(path)
+    if data is None:
+        data = read_bytes(path)
+    lines = data.split(b"\n")
+    cbyte = comment.encode("utf-8") if comment else None
+    keep = []
+    cleaned = False
+    for i, line in enumerate(lines):
+        if not line.strip() or (cbyte is not None and line.lstrip().startswith(cbyte)):
+            if line:
+                lines[i] = b""
+                cleaned = True
+            continue
+        keep.append(i)
+    if not keep:
+        raise InputError("contains no table rows (only blank or comment lines)", path=name)
+    first = keep[0]
+    head_text = lines[first].decode("utf-8")
+    if sep is None:
+        sep = sniff_delimiter(head_text, path)
+    quoted = b'"' in data
+    bsep = sep.encode("utf-8")
+    rows = keep[1:] if header else keep
+    if header and not rows:
+        raise InputError("has a header line but no data rows", path=name, line=first + 1)
+    if quoted:
+        counts = [len(_split_fields(lines[i], sep, True)) for i in rows]
+    else:
+        counts = [lines[i].count(bsep) + 1 for i in rows]
+    head = [f.strip() for f in _split_fields(lines[first], sep, quoted)] if header else []
+    n = len(head) if header else counts[0]
+    if header and counts and len(set(counts)) == 1 and counts[0] == n + 1:
+        head = ["", *head]  # R write.table layout: row names without a header field
+        n += 1
+        log.debug("%s: header has no name for the first column", name)
+    for i, c in zip(rows, counts, strict=True):
+        if c != n:
+            expected = "the header" if header else f"line {rows[0] + 1}"
+            raise InputError(
+                f"has {c} fields but {expected} has {n}; check the delimiter "
+                f"({'tab' if sep == chr(9) else 'comma'}) and that no row is cut or has extra fields",
+                path=name,
+                line=i + 1,
+            )
+    if not header:
+        head = [str(k + 1) for k in range(n)]
+    if unique_columns:
+        seen: dict[str, int] = {}
+        for k, col in enumerate(head):
+            if col in seen:
+                raise InputError(
+                    f"column name {col!r} appears twice (columns {seen[col] + 1} and {k + 1}); "
+                    "rename one of them",
+                    path=name,
+                    line=first + 1,
+                )
+            seen[col] = k
+    if cleaned:
+        data = b"\n".join(lines)
+    return TextTable(
+        path=name,
+        data=data,
+        sep=sep,
+        header=tuple(head),
+        header_line=first + 1 if header else first,
+        line_numbers=np.asarray([i + 1 for i in rows], dtype=np.int64),
+    )
+
+
+def read_table(
+    path: str | os.PathLike | TextTable,
+    *,
+    sep: str | None = None,
+    comment: str | None = None,
+    header: bool = True,
+    data: bytes | None = None,
+) -> pd.DataFrame:
+    """Read a CSV/TSV (gzip ok, ``"-"`` for stdin) into a DataFrame of stripped strings.
+
+    Missing cells are empty strings (nothing is turned into NaN). ``df.attrs`` holds
+    ``"path"`` (name for messages) and ``"lines"`` (1-based file line of each row).
+
+    Parameters
+    ----------
+    path : str, path-like or TextTable
+    sep, comment, header, data
+        As in :func:`scan_table`.
+
+    Raises
+    ------
+    InputError
+        See :func:`scan_table`.
+    """
+    table = path if isinstance(path, TextTable) else scan_table(
+        path, sep=sep, comment=comment, header=header, data=data
+    )
+    df = table.frame(dtype=str)
+    df.columns = list(table.header)
+    for col in df.columns:
+        df[col] = df[col].str.strip()
+    df.attrs["path"] = table.path
+    df.attrs["lines"] = table.line_numbers
+    return df

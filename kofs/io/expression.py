@@ -1,0 +1,419 @@
+"""Read an expression matrix (CSV/TSV, gzip ok, ``"-"`` for stdin) into an :class:`Expression`.
+
+Layout: a header line, then leading identifier columns, then one numeric column per sample
+(genes in rows) -- or one row per sample and one numeric column per gene (genes in columns).
+The first identifier column holds the row ids unless ``gene_column`` names another one; further
+identifier columns (symbol, entrez_id, probe_id, ...) are kept in ``Expression.annotations`` so
+that :func:`kofs.io.ids.match_gene_ids` can match knowledge sources on them. See
+``docs/formats.md`` for every policy.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import os
+import re
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from kofs.errors import InputError, ParameterError
+from kofs.io._table import MISSING_TOKENS, TextTable, display_name, scan_table
+from kofs.types import Expression
+
+log = logging.getLogger(__name__)
+
+__all__ = ["read_expression", "guess_namespace", "DUPLICATE_POLICIES", "MISSING_POLICIES"]
+
+DUPLICATE_POLICIES = ("error", "first", "mean", "max-variance")
+MISSING_POLICIES = ("error", "drop-gene", "impute-mean")
+GENES_IN = ("rows", "columns")
+#: Largest magnitude accepted for a value; beyond it (and for +-Inf) reading fails.
+HUGE = 1e300
+_SNIFF_ROWS = 1000
+_NUMBER = r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eEdD][+-]?\d+)?|inf|infinity|nan)"
+
+# normalised column name -> canonical annotation key understood by kofs.io.ids
+_CANONICAL = {
+    **dict.fromkeys(
+        ["entrez", "entrezid", "entrezgene", "entrezgeneid", "ncbigeneid", "ncbigene"], "entrez"
+    ),
+    **dict.fromkeys(
+        ["symbol", "genesymbol", "hgncsymbol", "hugosymbol", "genename", "symbols"], "symbol"
+    ),
+    **dict.fromkeys(["ensembl", "ensemblid", "ensemblgeneid", "ensemblgene", "ensg"], "ensembl"),
+    **dict.fromkeys(["probe", "probeid", "probeset", "probesetid", "idref"], "probe"),
+}
+# names of identifier/annotation columns even when their values look numeric
+_ID_NAMES = set(_CANONICAL) | {
+    "id", "gene", "geneid", "genes", "name", "description", "genetitle", "title", "chr", "chrom",
+    "chromosome", "start", "end", "stop", "strand", "length", "genelength", "biotype",
+}  # fmt: skip
+_GENE_WORDS = {"gene", "genes", "geneid"}
+_SAMPLE_WORDS = {"sample", "sampleid", "samples", "samplename", "cell", "cellid", "barcode"}
+_ANNOTATION_KEYS = ("entrez", "symbol", "ensembl")
+_CONTENT_GUESSED = {"id", "gene", "geneid", "genes", "name"}
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def guess_namespace(ids: Sequence[str], column: str | None = None) -> str:
+    """Identifier type of ``ids``: from a telling column name, else ``"entrez"`` if every id is
+    all digits, ``"ensembl"`` if every id is an Ensembl gene id, else ``"symbol"``."""
+    canon = _CANONICAL.get(_norm(column)) if column else None
+    if canon:
+        return canon
+    s = pd.Series(list(ids), dtype=object).astype(str)
+    if len(s) and s.str.fullmatch(r"\d+").all():
+        return "entrez"
+    if len(s) and s.str.fullmatch(r"ENS[A-Z]*G\d+(\.\d+)?").all():
+        return "ensembl"
+    return "symbol"
+
+
+def _choice(value, allowed: Iterable, what: str) -> None:
+    allowed = tuple(allowed)
+    if value not in allowed:
+        raise ParameterError(f"{what}={value!r} is not one of {', '.join(map(repr, allowed))}")
+
+
+def _find_column(header: Sequence[str], wanted: str, *, path: str, option: str) -> int:
+    if wanted in header:
+        return header.index(wanted)
+    lower = [h.lower() for h in header]
+    if lower.count(wanted.lower()) == 1:
+        return lower.index(wanted.lower())
+    close = difflib.get_close_matches(wanted, [h for h in header if h], n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    shown = ", ".join(repr(h) for h in header[:8]) + (", ..." if len(header) > 8 else "")
+    raise ParameterError(f"{option} {wanted!r} is not a column; {hint}columns are {shown}", path=path)
+
+
+def _mostly_text(values: pd.Series) -> bool:
+    v = values.dropna().astype(str).str.strip()
+    v = v[~v.isin(MISSING_TOKENS)]
+    if v.empty:
+        return False
+    numeric = v.str.fullmatch(_NUMBER, case=False)
+    return float((~numeric).mean()) > 0.5
+
+
+def _id_column_count(table: TextTable, gene_idx: int | None) -> int:
+    head = table.frame(dtype=str, nrows=_SNIFF_ROWS)
+    k = 1
+    while k < len(table.header):
+        name = table.header[k]
+        if (gene_idx is not None and k <= gene_idx) or _norm(name) in _ID_NAMES:
+            k += 1
+        elif _mostly_text(head[k]):
+            k += 1
+        else:
+            break
+    if k == len(table.header):
+        raise InputError(
+            f"no numeric columns found: all {k} columns look like identifiers; an expression "
+            "matrix needs one numeric column per sample (or per gene)",
+            path=table.path,
+        )
+    return k
+
+
+def _first_bad_cell(table: TextTable, n_id: int) -> tuple[int, int, str]:
+    """(row, column, text) of the first non-numeric data cell in file order."""
+    cols = list(range(n_id, len(table.header)))
+    s = table.frame(dtype=str, usecols=cols)
+    best = (None, None, "")
+    for c in cols:
+        v = s[c].str.strip()
+        bad = ~(v.isin(MISSING_TOKENS) | v.str.fullmatch(_NUMBER, case=False))
+        if bad.any():
+            r = int(np.flatnonzero(bad.to_numpy())[0])
+            if best[0] is None or r < best[0]:
+                best = (r, c, str(v.iloc[r]))
+    return best
+
+
+def _parse(table: TextTable, n_id: int) -> tuple[pd.DataFrame, np.ndarray]:
+    dtype = {k: (str if k < n_id else np.float64) for k in range(len(table.header))}
+    try:
+        frame = table.frame(dtype=dtype, na_values=list(MISSING_TOKENS))
+    except (ValueError, TypeError, OverflowError) as exc:
+        row, col, text = _first_bad_cell(table, n_id)
+        if row is None:
+            raise InputError(f"cannot parse the numeric columns ({exc})", path=table.path) from None
+        raise InputError(
+            f"non-numeric value {text!r} where a number is expected; use a dot as decimal "
+            "separator and NA for missing values",
+            path=table.path,
+            line=int(table.line_numbers[row]),
+            column=table.header[col] or col + 1,
+        ) from None
+    ids = frame.iloc[:, :n_id]
+    values = frame.iloc[:, n_id:].to_numpy(dtype=np.float64)
+    return ids, values
+
+
+class _Layout:
+    """Gene-major view of the parsed table with file positions for messages."""
+
+    def __init__(self, table: TextTable, genes_in: str, n_id: int) -> None:
+        self.table, self.genes_in, self.n_id = table, genes_in, n_id
+
+    def gene_where(self, i: int) -> str:
+        if self.genes_in == "rows":
+            return f"line {self.table.line_numbers[i]}"
+        return f"column {self.n_id + i + 1} of the header"
+
+    def first_cell(self, mask: np.ndarray, positions: np.ndarray, genes, samples):
+        """(gene, sample, line, column) of the first True cell of a genes x samples mask in file
+        order; ``positions`` (increasing) are the genes' original rows/columns."""
+        if self.genes_in == "rows":
+            g, s = np.argwhere(mask)[0]
+            return int(g), int(s), int(self.table.line_numbers[positions[g]]), samples[s]
+        s, g = np.argwhere(mask.T)[0]
+        return int(g), int(s), int(self.table.line_numbers[s]), genes[g]
+
+
+def _orientation(genes_in, gene_column, sample_ids, row_ids, col_ids, path, id_names) -> str:
+    if genes_in is not None:
+        if genes_in == "columns" and gene_column is not None:
+            raise ParameterError(
+                "gene_column only applies when genes are rows; drop it or use genes_in='rows'",
+                path=path,
+            )
+        return genes_in
+    if gene_column is not None:
+        return "rows"
+    if sample_ids is not None:
+        wanted = {str(s) for s in sample_ids}
+        in_cols = sum(c in wanted for c in col_ids)
+        in_rows = sum(r in wanted for r in row_ids)
+        if in_cols != in_rows:
+            log.info("%s: samples are the %s (they match the labels)", path,
+                     "columns" if in_cols > in_rows else "rows")
+            return "rows" if in_cols > in_rows else "columns"
+        log.warning("%s: no axis matches the labels' sample ids; guessing the orientation", path)
+    first = _norm(id_names[0]) if id_names else ""
+    if any(_norm(h) in _CANONICAL or _norm(h) in _GENE_WORDS for h in id_names):
+        log.info("%s: genes are the rows (named by the id column %r)", path, id_names[0])
+        return "rows"
+    if first in _SAMPLE_WORDS:
+        log.info("%s: samples are the rows (id column %r)", path, id_names[0])
+        return "columns"
+    genes_in = "rows" if len(row_ids) >= len(col_ids) else "columns"
+    log.info("%s: genes are the %s (the longer axis); set genes_in to override", path, genes_in)
+    return genes_in
+
+
+def _check_samples(samples: list[str], layout: _Layout, path: str) -> None:
+    seen: dict[str, int] = {}
+    for j, s in enumerate(samples):
+        where = (f"line {layout.table.line_numbers[j]}" if layout.genes_in == "columns"
+                 else f"column {layout.n_id + j + 1} of the header")
+        if s == "":
+            raise InputError(f"sample id missing at {where}; every sample needs an id", path=path)
+        if s in seen:
+            raise InputError(
+                f"sample id {s!r} appears twice ({seen[s]} and {where}); sample ids must be unique",
+                path=path,
+            )
+        seen[s] = where
+
+
+def _apply_missing(G, genes, ann, positions, samples, layout, missing, path):
+    nan = np.isnan(G)
+    if not nan.any():
+        return G, genes, ann, positions
+    if missing == "error":
+        g, s, line, col = layout.first_cell(nan, positions, genes, samples)
+        raise InputError(
+            f"missing value (empty/NA) for gene {genes[g]!r}, sample {samples[s]!r} "
+            f"({int(nan.sum())} missing in all); fill it in or choose missing='drop-gene' or "
+            "'impute-mean' (--missing-values)",
+            path=path, line=line, column=col,
+        )
+    per_gene = nan.sum(axis=1)
+    drop = per_gene == G.shape[1] if missing == "impute-mean" else per_gene > 0
+    if missing == "impute-mean":
+        fill = np.flatnonzero(nan.any(axis=1) & ~drop)
+        if fill.size:
+            means = np.nanmean(G[fill], axis=1)
+            rows, cols = np.nonzero(nan[fill])
+            G = G.copy()
+            G[fill[rows], cols] = means[rows]
+            log.warning("%s: imputed %d missing values of %d genes with the gene's mean", path,
+                        int(nan[fill].sum()), fill.size)
+    if drop.any():
+        log.warning("%s: dropped %d genes with %s values (e.g. %s)", path, int(drop.sum()),
+                    "only missing" if missing == "impute-mean" else "missing",
+                    ", ".join(genes[i] for i in np.flatnonzero(drop)[:3]))
+        keep = np.flatnonzero(~drop)
+        G, genes, positions = G[keep], [genes[i] for i in keep], positions[keep]
+        ann = {k: [v[i] for i in keep] for k, v in ann.items()}
+    return G, genes, ann, positions
+
+
+def _apply_duplicates(G, genes, ann, positions, layout, duplicates, path):
+    codes, uniques = pd.factorize(pd.Series(genes, dtype=object))
+    if len(uniques) == len(genes):
+        return G, genes, ann
+    dup = pd.Series(codes).duplicated().to_numpy()
+    if duplicates == "error":
+        j = int(np.flatnonzero(dup)[0])
+        i = int(np.flatnonzero(codes == codes[j])[0])
+        n_ids = len(set(codes[dup].tolist()))
+        raise InputError(
+            f"gene id {genes[j]!r} appears twice ({layout.gene_where(positions[i])} and "
+            f"{layout.gene_where(positions[j])}; {n_ids} repeated ids in all); choose "
+            "duplicates='first', 'mean' or 'max-variance' (--duplicate-genes)",
+            path=path,
+        )
+    n = G.shape[0]
+    if duplicates == "mean":
+        ind = sp.csr_matrix((np.ones(n), (codes, np.arange(n))), shape=(len(uniques), n))
+        counts = np.bincount(codes).astype(np.float64)
+        out = np.asarray(ind @ G) / counts[:, None]
+        rep = np.flatnonzero(~dup)
+    else:
+        key = -np.var(G, axis=1) if duplicates == "max-variance" else np.zeros(n)
+        order = np.lexsort((np.arange(n), key, codes))
+        first = np.r_[True, codes[order][1:] != codes[order][:-1]]
+        rep = order[first]  # one row per code, in code (= first occurrence) order
+        out = G[rep]
+    log.warning("%s: %d repeated gene ids merged (duplicates=%r)", path, int(dup.sum()), duplicates)
+    return out, [genes[i] for i in rep], {k: [v[i] for i in rep] for k, v in ann.items()}
+
+
+def _annotations(ids: pd.DataFrame, header, gene_idx: int, n_id: int) -> dict[str, list[str]]:
+    ann: dict[str, list[str]] = {}
+    canon: dict[str, list[str]] = {}
+    for k in range(n_id):
+        if k == gene_idx:
+            continue
+        name = header[k] or f"column{k + 1}"
+        values = ids[k].fillna("").astype(str).str.strip().tolist()
+        ann[name] = values
+        key = _CANONICAL.get(_norm(name))
+        key = key if key in _ANNOTATION_KEYS else None
+        if key is None and _norm(name) in _CONTENT_GUESSED:
+            present = [v for v in values if v]
+            guess = guess_namespace(present) if present else "symbol"
+            key = guess if guess != "symbol" else None
+        if key and key not in canon:
+            canon[key] = values
+    for key, values in canon.items():
+        ann.setdefault(key, values)
+    return ann
+
+
+def read_expression(
+    path: str | os.PathLike,
+    *,
+    genes_in: str | None = None,
+    gene_column: str | None = None,
+    sample_ids: Sequence[str] | None = None,
+    duplicates: str = "error",
+    missing: str = "error",
+) -> Expression:
+    """Read an expression matrix into an :class:`~kofs.types.Expression` (samples x genes).
+
+    Parameters
+    ----------
+    path : str or path-like
+        CSV or TSV file, optionally gzip-compressed, or ``"-"`` for stdin.
+    genes_in : {None, "rows", "columns"}
+        Axis of the genes. None: ``"rows"`` when ``gene_column`` is given; else the axis whose
+        ids do *not* match ``sample_ids``; else the longer axis (rows on a tie).
+    gene_column : str, optional
+        Identifier column holding the gene ids (default: the first column). The other leading
+        identifier columns become ``annotations``.
+    sample_ids : sequence of str, optional
+        Sample ids of a labels file, used only to decide the orientation.
+    duplicates : {"error", "first", "mean", "max-variance"}, default "error"
+        Repeated gene ids: fail naming both positions; keep the first; average them; keep the
+        one of largest variance across samples.
+    missing : {"error", "drop-gene", "impute-mean"}, default "error"
+        Empty/NA cells: fail naming the cell; drop genes with any missing value; replace by the
+        gene's mean over its other samples (genes missing everywhere are dropped).
+
+    Returns
+    -------
+    Expression
+        ``values`` of shape (n_samples, n_genes), float64; ``namespace`` guessed from the gene
+        ids (see :func:`guess_namespace`); ``source`` the path.
+
+    Raises
+    ------
+    InputError
+        Unreadable or malformed file, non-numeric/+-Inf/|x| > 1e300 values, missing values or
+        duplicate gene ids under the ``"error"`` policies, duplicate sample ids, fewer than
+        2 samples or no gene.
+    ParameterError
+        Unknown policy or orientation, unknown ``gene_column``.
+    """
+    if genes_in is not None:
+        _choice(genes_in, GENES_IN, "genes_in")
+    _choice(duplicates, DUPLICATE_POLICIES, "duplicates")
+    _choice(missing, MISSING_POLICIES, "missing")
+    name = display_name(path)
+    table = scan_table(path, unique_columns=False)
+    gene_idx = None
+    if gene_column is not None:
+        gene_idx = _find_column(table.header, gene_column, path=name, option="gene_column")
+    n_id = _id_column_count(table, gene_idx)
+    if gene_idx is not None and gene_idx >= n_id:
+        raise ParameterError(f"gene_column {gene_column!r} is not an identifier column", path=name)
+    ids, values = _parse(table, n_id)
+    row_col = 0 if gene_idx is None else gene_idx
+    row_ids = ids[row_col].fillna("").astype(str).str.strip().tolist()
+    col_ids = list(table.header[n_id:])
+    genes_in = _orientation(genes_in, gene_column, sample_ids, row_ids, col_ids, name,
+                            table.header[:n_id])
+    layout = _Layout(table, genes_in, n_id)
+    if genes_in == "rows":
+        G, genes, samples = values, row_ids, col_ids
+        ann = _annotations(ids, table.header, row_col, n_id)
+        id_name = table.header[row_col]
+    else:
+        G, genes, samples = values.T, col_ids, row_ids
+        ann, id_name = {}, None
+        if n_id > 1:
+            log.warning("%s: genes are columns; ignoring the extra id columns %s", name,
+                        ", ".join(repr(h) for h in table.header[1:n_id]))
+    del values
+    _check_samples(samples, layout, name)
+
+    with np.errstate(invalid="ignore"):
+        bad = np.abs(G) > HUGE  # +-Inf included, NaN not
+    if bad.any():
+        g, s, line, col = layout.first_cell(bad, np.arange(len(genes)), genes, samples)
+        raise InputError(
+            f"value {G[g, s]!r} for gene {genes[g]!r} is infinite or beyond +-1e300; "
+            "check the file (log-transform or fix overflowed values)",
+            path=name, line=line, column=col,
+        )
+    positions = np.arange(len(genes))
+    no_id = np.array([g == "" for g in genes], dtype=bool)
+    if no_id.any():
+        log.warning("%s: dropped %d genes without an id (first at %s)", name, int(no_id.sum()),
+                    layout.gene_where(int(np.flatnonzero(no_id)[0])))
+        positions = np.flatnonzero(~no_id)
+        G, genes = G[positions], [genes[i] for i in positions]
+        ann = {k: [v[i] for i in positions] for k, v in ann.items()}
+    G, genes, ann, positions = _apply_missing(G, genes, ann, positions, samples, layout, missing,
+                                              name)
+    G, genes, ann = _apply_duplicates(G, genes, ann, positions, layout, duplicates, name)
+
+    if len(samples) < 2:
+        raise InputError(f"has {len(samples)} sample(s); at least 2 are needed (wrong orientation? "
+                         "set genes_in / --genes-in)", path=name)
+    if len(genes) < 1:
+        raise InputError("has no usable gene left after the missing-value policy", path=name)
+    namespace = guess_namespace(genes, id_name)
+    log.info("%s: %d samples x %d genes (%s ids)", name, len(samples), len(genes), namespace)
+    return Expression(G.T, genes, samples, namespace=namespace, annotations=ann, source=name)

@@ -1,0 +1,267 @@
+"""Array kernels of the graph-based univariate scores: Laplacian Score and SPEC phi1/phi2/phi3.
+
+Notation (ALGORITHMS.md §2): ``X`` n x m (samples x genes), ``S`` n x n non-negative symmetric
+affinity (dense ndarray or scipy.sparse), ``d = S 1``, ``D = diag(d)``, ``L = D - S``,
+``Lcal = I - D^{-1/2} S D^{-1/2}`` with eigenpairs ``(lambda_j, xi_j)`` ascending,
+``xi_1 = D^{1/2} 1 / ||D^{1/2} 1||``, ``f^ = D^{1/2} f / ||D^{1/2} f||``,
+``alpha_j = f^T xi_j``.
+
+phi1 and phi2 never eigendecompose: with ``f~ = f - (f^T d / 1^T d) 1`` (D-weighted centring)
+and ``g = D^{1/2} f~``, ``Lcal^r D^{1/2} f = Lcal^r g`` for r >= 1 (``Lcal xi_1 = 0``), so
+
+* ``phi1 = g^T Lcal^r g / (f~^T D f~ + (1^T d) mu^2)`` (denominator = ``f^T D f``),
+* ``phi2 = g^T Lcal^r g / f~^T D f~`` (= ``phi1 / (1 - alpha_1^2)``),
+
+and for r = 1, ``g^T Lcal g = f~^T D f~ - f~^T S f~``: the five sums of eq. 5.9, evaluated on
+the centred feature for numerical stability. ``Lcal^r`` is applied by repeated (sparse) products.
+All genes are scored at once, by column blocks of bounded memory.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from kofs.errors import ParameterError
+
+logger = logging.getLogger(__name__)
+
+#: Dense eigendecomposition (LAPACK, subset) up to this many samples; Lanczos above.
+DENSE_EIG_MAX = 2000
+_BLOCK_BYTES = 32 * 2**20
+
+
+def _col_blocks(n: int, m: int) -> Iterator[slice]:
+    width = max(1, min(m, _BLOCK_BYTES // (8 * max(n, 1))))
+    for start in range(0, m, width):
+        yield slice(start, min(m, start + width))
+
+
+def prepare_graph(S, X: np.ndarray):
+    """Validate ``S`` and drop isolated samples (d_i = 0).
+
+    Returns
+    -------
+    S : ndarray or csr_matrix restricted to samples with positive degree
+    X : ndarray, the same rows of ``X``
+    d : ndarray of the degrees
+    """
+    if sp.issparse(S):
+        S = sp.csr_matrix(S, dtype=np.float64)
+        smin = S.data.min() if S.nnz else 0.0
+    else:
+        S = np.asarray(S, dtype=np.float64)
+        smin = S.min() if S.size else 0.0
+    n = X.shape[0]
+    if S.shape != (n, n):
+        raise ParameterError(
+            f"similarity is {S.shape[0]} x {S.shape[1]}, the matrix has {n} samples"
+        )
+    if not np.isfinite(smin) or smin < 0:
+        raise ParameterError(
+            "similarity has negative or non-finite entries; graph scores need a non-negative "
+            "affinity (use kind rbf, knn or label)"
+        )
+    d = np.asarray(S.sum(axis=1)).ravel()
+    keep = d > 0
+    if not keep.all():
+        logger.warning(
+            "%d isolated samples (zero degree) ignored by the graph score", int((~keep).sum())
+        )
+        idx = np.flatnonzero(keep)
+        if idx.size < 2:
+            raise ParameterError("similarity graph has fewer than 2 connected samples")
+        S = S[idx][:, idx]
+        X = X[idx]
+        d = d[idx]
+    return S, X, d
+
+
+def _normalized_product(S, dm: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """``Lcal V = V - D^{-1/2} S D^{-1/2} V``."""
+    return V - dm[:, None] * np.asarray(S @ (dm[:, None] * V))
+
+
+def graph_quadratic_forms(X: np.ndarray, S, *, power: int = 1):
+    """Per gene: ``num = g^T Lcal^power g``, ``den_c = f~^T D f~``, ``den = f^T D f``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, m)
+    S : ndarray or sparse matrix of shape (n, n), non-negative, symmetric
+    power : int >= 1
+        Exponent r of ``gamma(x) = x^r``.
+
+    Returns
+    -------
+    num, den_c, den : three ndarrays of shape (m,)
+        Genes constant on the graph's samples get NaN in all three.
+    """
+    S, X, d = prepare_graph(S, X)
+    n, m = X.shape
+    vol = d.sum()
+    sd = np.sqrt(d)
+    dm = 1.0 / sd
+    num = np.empty(m)
+    den_c = np.empty(m)
+    den = np.empty(m)
+    for cols in _col_blocks(n, m):
+        F = X[:, cols]
+        mu = (d @ F) / vol
+        Fc = F - mu
+        dc = d @ (Fc * Fc)
+        if power == 1:
+            q = dc - np.einsum("ij,ij->j", Fc, np.asarray(S @ Fc))
+        else:
+            V = sd[:, None] * Fc
+            for _ in range(power // 2):
+                V = _normalized_product(S, dm, V)
+            W = V if power % 2 == 0 else _normalized_product(S, dm, V)
+            q = np.einsum("ij,ij->j", V, W)
+        num[cols] = np.maximum(q, 0.0)
+        den_c[cols] = dc
+        den[cols] = dc + vol * mu * mu
+    constant = np.ptp(X, axis=0) == 0
+    for arr in (num, den_c, den):
+        arr[constant] = np.nan
+    return num, den_c, den
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = num / den
+    out[~(den > 0)] = np.nan
+    return out
+
+
+def laplacian_score(X: np.ndarray, S) -> np.ndarray:
+    """Laplacian Score ``L_r = f~^T L f~ / f~^T D f~`` (He et al. 2005, eq. 7; book eq. 4.2).
+
+    Lower is better; NaN for a gene constant on the graph. Equals SPEC phi2 with
+    ``gamma(x) = x`` on the same ``S``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, m)
+    S : ndarray or sparse matrix of shape (n, n)
+
+    Returns
+    -------
+    ndarray of shape (m,)
+    """
+    num, den_c, _ = graph_quadratic_forms(X, S, power=1)
+    return _ratio(num, den_c)
+
+
+def spec_phi1(X: np.ndarray, S, *, power: int = 1) -> np.ndarray:
+    """SPEC phi1 ``f^^T gamma(Lcal) f^`` with ``gamma(x) = x^power`` (book eq. 2.17). Lower is better."""
+    num, _, den = graph_quadratic_forms(X, S, power=power)
+    return _ratio(num, den)
+
+
+def spec_phi2(X: np.ndarray, S, *, power: int = 1) -> np.ndarray:
+    """SPEC phi2 ``f^^T gamma(Lcal) f^ / (1 - (f^^T xi_1)^2)`` (book eq. 2.18). Lower is better."""
+    num, den_c, _ = graph_quadratic_forms(X, S, power=power)
+    return _ratio(num, den_c)
+
+
+def normalized_eigenpairs(S, *, n_pairs: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n_pairs`` smallest eigenpairs of ``Lcal`` after the trivial one.
+
+    ``xi_1 = D^{1/2} 1 / ||D^{1/2} 1||`` is fixed explicitly; the other vectors are made
+    orthogonal to it and re-diagonalised (Rayleigh-Ritz), so that a disconnected graph (eigenvalue
+    0 of multiplicity c) still gives xi_2..xi_c spanning the rest of the null space.
+
+    Parameters
+    ----------
+    S : ndarray or sparse (n, n) with positive degrees
+    n_pairs : int
+        Number of non-trivial pairs wanted (1 <= n_pairs <= n - 1).
+    seed : int
+        Seeds the Lanczos start vector (sparse / large n).
+
+    Returns
+    -------
+    lam : ndarray of shape (p,), ascending (p <= n_pairs)
+    U : ndarray of shape (n, p)
+        ``xi_2 .. xi_{p+1}``.
+    """
+    n = S.shape[0]
+    d = np.asarray(S.sum(axis=1)).ravel()
+    dm = 1.0 / np.sqrt(d)
+    xi1 = np.sqrt(d) / np.linalg.norm(np.sqrt(d))
+    want = min(n_pairs + 1, n)
+    if n > DENSE_EIG_MAX or (sp.issparse(S) and n > 500):
+        A = (
+            sp.diags(dm) @ sp.csr_matrix(S) @ sp.diags(dm)
+            if sp.issparse(S)
+            else dm[:, None] * S * dm
+        )
+        v0 = np.random.default_rng(seed).standard_normal(n)
+        _, V = spla.eigsh(A, k=want, which="LA", v0=v0, tol=1e-12)
+    else:
+        dense = S.toarray() if sp.issparse(S) else np.asarray(S)
+        A = dm[:, None] * dense * dm[None, :]
+        _, V = sla.eigh(A, subset_by_index=[n - want, n - 1])
+    V = V - np.outer(xi1, xi1 @ V)
+    Q, sv, _ = np.linalg.svd(V, full_matrices=False)
+    Q = Q[:, sv > 1e-8 * max(sv.max(initial=0.0), 1e-300)][:, :n_pairs]
+    H = Q.T @ np.asarray(A @ Q)
+    mu, R = np.linalg.eigh((H + H.T) / 2.0)
+    order = np.argsort(-mu, kind="stable")
+    return 1.0 - mu[order], Q @ R[:, order]
+
+
+def spec_phi3(
+    X: np.ndarray, S, *, k: int, power: int = 1, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """SPEC phi3 ``sum_{j=2}^{k} (gamma(2) - gamma(lambda_j)) alpha_j^2`` (book eq. 2.19).
+
+    Higher is better.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, m)
+    S : ndarray or sparse matrix of shape (n, n)
+    k : int
+        Number of clusters, 2 <= k <= n - 1 (k = 1 gives identically 0).
+    power : int
+        Exponent r of ``gamma(x) = x^r``.
+    seed : int
+        Lanczos start vector seed.
+
+    Returns
+    -------
+    scores : ndarray of shape (m,)
+    lam : ndarray, the eigenvalues ``lambda_2 .. lambda_{k+1}`` used (the last one only for the
+        gap check; a warning is logged when ``lambda_k == lambda_{k+1}``).
+    """
+    S, X, d = prepare_graph(S, X)
+    n, m = X.shape
+    if not 2 <= k <= n - 1:
+        raise ParameterError(f"spec-phi3: k must lie in [2, {n - 1}] (number of clusters), got {k}")
+    lam, U = normalized_eigenpairs(S, n_pairs=min(k, n - 1), seed=seed)
+    if lam.size >= k and abs(lam[k - 1] - lam[k - 2]) <= 1e-10 * max(1.0, abs(lam[k - 1])):
+        logger.warning(
+            "spec-phi3: lambda_%d == lambda_%d, the %d-cluster cut is ambiguous", k, k + 1, k
+        )
+    used = lam[: k - 1]
+    weights = 2.0**power - np.clip(used, 0.0, 2.0) ** power
+    Ut = (np.sqrt(d)[:, None] * U[:, : k - 1]).T
+    vol = d.sum()
+    scores = np.empty(m)
+    for cols in _col_blocks(n, m):
+        F = X[:, cols]
+        mu = (d @ F) / vol
+        Fc = F - mu
+        norm2 = d @ (Fc * Fc) + vol * mu * mu
+        A = Ut @ Fc  # xi_j^T D^{1/2} f~ = xi_j^T D^{1/2} f (xi_j orthogonal to xi_1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scores[cols] = (weights @ (A * A)) / norm2
+    scores[np.ptp(X, axis=0) == 0] = np.nan
+    return scores, lam

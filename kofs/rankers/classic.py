@@ -1,0 +1,165 @@
+"""Classic univariate baselines: variance, Fisher score, Laplacian Score (ALGORITHMS.md §1).
+
+Kernels are pure array functions; the registered adapters only pick the knowledge they need.
+
+References
+----------
+He, Cai & Niyogi, "Laplacian Score for Feature Selection", NIPS 2005 (LS; eqs. 4, 7).
+Zhao & Liu, *Spectral Feature Selection for Data Mining*, 2012, eqs. 4.2, 4.3.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from kofs.errors import ParameterError
+from kofs.knowledge.similarity import (
+    fisher_label_similarity,
+    label_codes,
+    similarity_from_array,
+)
+from kofs.rankers._spectral_kernels import laplacian_score
+from kofs.registry import Param, ranker
+from kofs.types import RankerInputs
+
+__all__ = ["variance_score", "fisher_score", "laplacian_score"]
+
+logger = logging.getLogger(__name__)
+
+
+def variance_score(X: np.ndarray) -> np.ndarray:
+    """Population variance ``(1/n) sum_i (f_ri - mu_r)^2`` of every column (higher is better).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, m)
+
+    Returns
+    -------
+    ndarray of shape (m,)
+    """
+    return np.var(X, axis=0)
+
+
+def fisher_score(X: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Fisher score ``sum_k n_k (mu^k - mu)^2 / sum_k n_k (sigma^k)^2`` (book eq. 4.3).
+
+    ``sigma^k`` is the population (1/n_k) within-class standard deviation. Higher is better.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, m)
+    codes : ndarray of shape (n,), int
+        Class code per sample, 0..c-1 (every sample labelled).
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        ``+inf`` when the within-class scatter is 0 and the between-class scatter > 0
+        (perfectly separating gene); NaN when both are 0 (constant gene).
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    mu = X.mean(axis=0)
+    between = np.zeros(X.shape[1])
+    within = np.zeros(X.shape[1])
+    for c in np.unique(codes):
+        Xc = X[codes == c]
+        mu_c = Xc.mean(axis=0)
+        between += Xc.shape[0] * (mu_c - mu) ** 2
+        scatter = ((Xc - mu_c) ** 2).sum(axis=0)
+        scatter[np.ptp(Xc, axis=0) == 0] = 0.0  # exact zero for class-constant genes
+        within += scatter
+    between[np.ptp(X, axis=0) == 0] = 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = between / within
+    out[(within == 0) & (between > 0)] = np.inf
+    out[(within == 0) & (between == 0)] = np.nan
+    return out
+
+
+def _labelled(X: np.ndarray, inputs: RankerInputs, who: str) -> tuple[np.ndarray, np.ndarray]:
+    codes, classes = label_codes(inputs.categories.labels)
+    keep = codes >= 0
+    if len(classes) < 2:
+        raise ParameterError(
+            f"{who} needs at least 2 classes in labels {inputs.categories.name!r}, got {len(classes)}"
+        )
+    return X[keep], codes[keep]
+
+
+@ranker(
+    "variance",
+    higher_is_better=True,
+    summary="Population variance of each gene",
+    reference="He et al. 2005 (LS paper, baseline); ALGORITHMS.md 1.1",
+    family="classic",
+)
+def _variance(X, inputs, *, seed):
+    return variance_score(X)
+
+
+@ranker(
+    "fisher",
+    higher_is_better=True,
+    summary="Fisher score: between- over within-class scatter",
+    reference="Zhao & Liu 2012 eq. 4.3; He et al. 2005 eq. 4",
+    family="classic",
+    requires=("categories",),
+)
+def _fisher(X, inputs, *, seed):
+    Xl, codes = _labelled(X, inputs, "fisher")
+    return fisher_score(Xl, codes)
+
+
+@ranker(
+    "laplacian",
+    higher_is_better=False,
+    summary="Laplacian Score: locality preservation on a sample graph",
+    reference="He, Cai & Niyogi, NIPS 2005; Zhao & Liu 2012 eq. 4.2",
+    family="classic",
+    uses=("similarity", "categories"),
+    params={
+        "graph": Param(
+            "auto",
+            str,
+            "sample graph: auto = the given similarity if any, else knn; knn = symmetric kNN "
+            "heat kernel; label = S^FIS (1/n_l within class) from the labels; given = the input "
+            "similarity",
+            choices=("auto", "knn", "label", "given"),
+        ),
+        "k": Param(5, int, "neighbours of the kNN graph", low=1),
+        "t": Param(
+            None, float, "heat-kernel t (default: mean squared distance over kNN edges)", low=0
+        ),
+        "metric": Param(
+            "euclidean",
+            str,
+            "kNN distance (cosine = Euclidean on unit-norm samples)",
+            choices=("euclidean", "cosine"),
+        ),
+        "weight": Param(
+            "heat",
+            str,
+            "edge weight: heat kernel exp(-d^2/t) or binary 0-1",
+            choices=("heat", "binary"),
+        ),
+    },
+)
+def _laplacian(X, inputs, *, seed, graph, k, t, metric, weight):
+    if graph == "auto":
+        graph = "given" if inputs.similarity is not None else "knn"
+    if graph == "given":
+        if inputs.similarity is None:
+            raise ParameterError("laplacian: graph='given' needs a sample similarity input")
+        return laplacian_score(X, inputs.similarity.matrix), {"graph": inputs.similarity.name}
+    if graph == "label":
+        if inputs.categories is None:
+            raise ParameterError("laplacian: graph='label' needs sample labels (--labels)")
+        Xl, codes = _labelled(X, inputs, "laplacian graph='label'")
+        return laplacian_score(Xl, fisher_label_similarity(codes)), {"graph": "label"}
+    if t is not None and not t > 0:
+        raise ParameterError(f"laplacian: parameter 't' must be > 0, got {t}")
+    S, used = similarity_from_array(X, "knn", k=k, t=t, metric=metric, weight=weight)
+    return laplacian_score(X, S), {"graph": "knn", **used}

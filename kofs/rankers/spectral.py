@@ -1,0 +1,165 @@
+"""SPEC: univariate spectral feature selection, ranking functions phi1, phi2, phi3 (book ch. 2).
+
+Kernels live in :mod:`kofs.rankers._spectral_kernels`; this module holds the registry adapters:
+choice of the sample similarity, spectral function ``gamma`` and the semi-supervised
+combination (eq. 2.28).
+
+References
+----------
+Zhao & Liu, *Spectral Feature Selection for Data Mining*, 2012, ch. 2 (Algorithm 1, eqs.
+2.17-2.19, 2.25-2.28); Zhao & Liu, "Spectral feature selection for supervised and unsupervised
+learning", ICML 2007.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from kofs.errors import ParameterError
+from kofs.knowledge.similarity import fisher_label_similarity, label_codes, similarity_from_array
+from kofs.rankers._spectral_kernels import spec_phi1, spec_phi2, spec_phi3
+from kofs.registry import Param, ranker
+from kofs.types import RankerInputs
+
+__all__ = ["spec_phi1", "spec_phi2", "spec_phi3"]
+
+logger = logging.getLogger(__name__)
+
+_SIMILARITY_KIND = {"auto": "auto", "rbf": "rbf", "knn": "knn", "label": "label"}
+
+COMMON_PARAMS: dict[str, Param] = {
+    "similarity": Param(
+        "auto",
+        str,
+        "sample similarity S: auto = the given similarity if any, else RBF (n <= 3000) / kNN RBF "
+        "from the data; rbf (2.25); knn (heat-kernel kNN graph); label (S^FIS, 2.27); given",
+        choices=("auto", "rbf", "knn", "label", "given"),
+    ),
+    "delta": Param(
+        None, float, "RBF width delta (default sqrt(median squared distance / 2))", low=0
+    ),
+    "neighbors": Param(
+        None, int, "kNN graph neighbours (default 5 for knn, 10 for auto above 3000 samples)", low=1
+    ),
+    "gamma": Param(
+        "identity",
+        str,
+        "spectral function: identity gamma(x)=x or power gamma(x)=x^power",
+        choices=("identity", "power"),
+    ),
+    "power": Param(3, int, "exponent of gamma='power'", low=1, high=12),
+    "alpha": Param(
+        None,
+        float,
+        "weight of the supervised term of eq. 2.28 (None = unsupervised only)",
+        low=0.0,
+        high=1.0,
+    ),
+}
+
+
+def _unsupervised_similarity(X: np.ndarray, inputs: RankerInputs, p: dict[str, Any]):
+    kind = p["similarity"]
+    if kind == "auto" and inputs.similarity is not None:
+        kind = "given"
+    if kind == "given":
+        if inputs.similarity is None:
+            raise ParameterError("SPEC: similarity='given' needs a sample similarity input")
+        return inputs.similarity.matrix, X, {"similarity": inputs.similarity.name}
+    if kind == "label":
+        Xl, codes = _labelled(X, inputs, "SPEC similarity='label'")
+        return fisher_label_similarity(codes), Xl, {"similarity": "label"}
+    params: dict[str, Any] = {}
+    if p["delta"] is not None and kind != "knn":
+        if not p["delta"] > 0:
+            raise ParameterError(f"SPEC: parameter 'delta' must be > 0, got {p['delta']}")
+        params["delta2"] = p["delta"] ** 2
+    if p["neighbors"] is not None and kind != "rbf":
+        params["k"] = p["neighbors"]
+    S, used = similarity_from_array(X, _SIMILARITY_KIND[kind], **params)
+    return S, X, {"similarity": kind, **used}
+
+
+def _labelled(X: np.ndarray, inputs: RankerInputs, who: str) -> tuple[np.ndarray, np.ndarray]:
+    if inputs.categories is None:
+        raise ParameterError(f"{who} needs sample labels (--labels)")
+    codes, classes = label_codes(inputs.categories.labels)
+    if len(classes) < 2:
+        raise ParameterError(f"{who} needs at least 2 classes, got {len(classes)}")
+    keep = codes >= 0
+    return X[keep], codes[keep]
+
+
+def _run(X: np.ndarray, inputs: RankerInputs, p: dict[str, Any], score: Callable[..., Any]):
+    """Unsupervised term, plus the supervised one weighted by ``alpha`` (eq. 2.28)."""
+    power = 1 if p["gamma"] == "identity" else p["power"]
+    alpha = p["alpha"]
+    info: dict[str, Any] = {"power": power}
+    total = np.zeros(X.shape[1])
+    if alpha is None or alpha < 1:
+        S, Xu, used = _unsupervised_similarity(X, inputs, p)
+        su, extra = score(Xu, S, power)
+        info.update(used, **extra)
+        total += (1.0 if alpha is None else 1.0 - alpha) * su
+    if alpha is not None and alpha > 0:
+        Xl, codes = _labelled(X, inputs, "SPEC alpha (semi-supervised, eq. 2.28)")
+        ss, extra = score(Xl, fisher_label_similarity(codes), power)
+        info.update({"alpha": alpha, **{f"supervised_{k}": v for k, v in extra.items()}})
+        total += alpha * ss
+    return total, info
+
+
+@ranker(
+    "spec-phi1",
+    higher_is_better=False,
+    summary="SPEC phi1: normalized cut of the gene on the sample graph",
+    reference="Zhao & Liu 2012 eq. 2.17, Algorithm 1",
+    family="spectral",
+    uses=("similarity", "categories"),
+    params=COMMON_PARAMS,
+)
+def _spec_phi1(X, inputs, *, seed, **p):
+    return _run(X, inputs, p, lambda Xs, S, r: (spec_phi1(Xs, S, power=r), {}))
+
+
+@ranker(
+    "spec-phi2",
+    higher_is_better=False,
+    summary="SPEC phi2: phi1 without the trivial eigenvector (= Laplacian Score for gamma = x)",
+    reference="Zhao & Liu 2012 eq. 2.18, Algorithm 1",
+    family="spectral",
+    uses=("similarity", "categories"),
+    params=COMMON_PARAMS,
+)
+def _spec_phi2(X, inputs, *, seed, **p):
+    return _run(X, inputs, p, lambda Xs, S, r: (spec_phi2(Xs, S, power=r), {}))
+
+
+@ranker(
+    "spec-phi3",
+    higher_is_better=True,
+    summary="SPEC phi3: alignment with the k leading non-trivial eigenvectors",
+    reference="Zhao & Liu 2012 eq. 2.19, Algorithm 1",
+    family="spectral",
+    uses=("similarity", "categories"),
+    params={
+        **COMMON_PARAMS,
+        "k": Param(
+            None, int, "number of clusters (default: number of classes with labels, else 2)", low=2
+        ),
+    },
+)
+def _spec_phi3(X, inputs, *, seed, k, **p):
+    if k is None:
+        n_classes = len(label_codes(inputs.categories.labels)[1]) if inputs.categories else 0
+        k = max(2, n_classes)
+
+    def score(Xs, S, r):
+        s, lam = spec_phi3(Xs, S, k=k, power=r, seed=seed)
+        return s, {"k": k, "eigenvalues": [float(v) for v in lam]}
+
+    return _run(X, inputs, p, score)
