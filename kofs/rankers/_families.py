@@ -1,3 +1,5 @@
 """Imports every ranker family so that each registers its rankers (one import line per family)."""
+from kofs.rankers import classic  # noqa: F401
+from kofs.rankers import spectral  # noqa: F401
 from kofs.rankers import knowledge  # noqa: F401
 from kofs.rankers import supervised  # noqa: F401
