@@ -1,0 +1,206 @@
+"""Sample labels: read a CSV/TSV of (sample id, label) and align it to an expression matrix."""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import os
+from collections import Counter
+
+from kofs.errors import InputError, ParameterError
+from kofs.io._table import MISSING_TOKENS, read_table
+from kofs.types import Expression, SampleCategories
+
+log = logging.getLogger(__name__)
+
+__all__ = ["read_labels", "align_labels"]
+
+_SAMPLE_NAMES = ("sample", "sample_id", "sampleid", "sample id", "samples", "id")
+
+
+def _lines(lines, idx) -> str:
+    shown = ", ".join(str(int(lines[i])) for i in idx[:5])
+    return shown + (f" and {len(idx) - 5} more" if len(idx) > 5 else "")
+
+
+def _column(header: list[str], wanted: str | None, *, path: str, option: str) -> int | None:
+    if wanted is None:
+        return None
+    if wanted in header:
+        return header.index(wanted)
+    lower = [h.lower() for h in header]
+    if lower.count(wanted.lower()) == 1:
+        return lower.index(wanted.lower())
+    close = difflib.get_close_matches(wanted, header, n=1, cutoff=0.5)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    shown = ", ".join(repr(h) for h in header[:10]) + (", ..." if len(header) > 10 else "")
+    raise ParameterError(f"{option} {wanted!r} is not a column; {hint}columns are {shown}",
+                         path=path)
+
+
+def read_labels(
+    path: str | os.PathLike,
+    *,
+    sample_column: str | None = None,
+    label_column: str | None = None,
+) -> SampleCategories:
+    """Read sample labels from a CSV/TSV with a header (gzip ok, ``"-"`` for stdin).
+
+    Parameters
+    ----------
+    path : str or path-like
+    sample_column : str, optional
+        Column of sample ids. Default: a column named ``sample``, ``sample_id`` or ``id``
+        (case-insensitive), else the first column.
+    label_column : str, optional
+        Column of labels. Default: the first column after the sample column (the second
+        column when the sample ids come first).
+
+    Returns
+    -------
+    SampleCategories
+        In file order, ``name`` = the label column's name. Repeated rows with the same label
+        are merged.
+
+    Raises
+    ------
+    InputError
+        Unreadable file, fewer than two columns, empty sample ids or labels (naming the lines),
+        a sample with two different labels.
+    ParameterError
+        Unknown column name (with a did-you-mean hint), or the same column for both.
+    """
+    df = read_table(path)
+    name, lines = df.attrs["path"], df.attrs["lines"]
+    header = list(df.columns)
+    if len(header) < 2:
+        raise InputError(
+            "needs at least two columns (sample id, label) with a header line; found one column "
+            "(is the delimiter a tab or a comma?)",
+            path=name,
+        )
+    s_idx = _column(header, sample_column, path=name, option="sample column")
+    l_idx = _column(header, label_column, path=name, option="label column")
+    if s_idx is None:
+        named = [i for i, h in enumerate(header) if h.lower() in _SAMPLE_NAMES and i != l_idx]
+        s_idx = named[0] if named else (0 if l_idx != 0 else 1)
+    if l_idx is None:
+        l_idx = next(i for i in range(len(header)) if i != s_idx)
+    if s_idx == l_idx:
+        raise ParameterError(f"sample and label column are both {header[s_idx]!r}; choose two "
+                             "different columns", path=name)
+    samples = df.iloc[:, s_idx].tolist()
+    labels = df.iloc[:, l_idx].tolist()
+    no_id = [i for i, s in enumerate(samples) if s == ""]
+    if no_id:
+        raise InputError(f"empty sample id on line(s) {_lines(lines, no_id)}", path=name)
+    empty = [i for i, v in enumerate(labels) if v in MISSING_TOKENS]
+    if empty:
+        raise InputError(
+            f"empty/NA label in column {header[l_idx]!r} on line(s) {_lines(lines, empty)}; "
+            "remove those rows (their samples can then be dropped with --missing-labels drop)",
+            path=name,
+        )
+    first: dict[str, int] = {}
+    keep = []
+    for i, (s, v) in enumerate(zip(samples, labels, strict=True)):
+        if s in first:
+            j = first[s]
+            if labels[j] != v:
+                raise InputError(
+                    f"sample {s!r} has two labels: {labels[j]!r} (line {lines[j]}) and {v!r} "
+                    f"(line {lines[i]}); keep one",
+                    path=name,
+                )
+            continue
+        first[s] = i
+        keep.append(i)
+    if len(keep) < len(samples):
+        log.info("%s: %d repeated rows merged", name, len(samples) - len(keep))
+    counts = Counter(labels[i] for i in keep)
+    log.info("%s: %d samples, classes %s", name, len(keep),
+             ", ".join(f"{c} ({n})" for c, n in sorted(counts.items())))
+    return SampleCategories([labels[i] for i in keep], [samples[i] for i in keep],
+                            name=header[l_idx] or "label")
+
+
+def align_labels(
+    expression: Expression,
+    categories: SampleCategories,
+    *,
+    missing: str = "error",
+) -> tuple[Expression, SampleCategories]:
+    """Put labels in the order of the matrix's samples.
+
+    Parameters
+    ----------
+    expression : Expression
+    categories : SampleCategories
+        As read by :func:`read_labels` (any order; may hold extra samples, which are ignored
+        with an info log).
+    missing : {"error", "drop"}, default "error"
+        Matrix samples without a label: fail listing a few, or drop them from the matrix with a
+        warning.
+
+    Returns
+    -------
+    (Expression, SampleCategories)
+        The matrix (fewer samples only under ``missing="drop"``) and labels aligned to its
+        samples.
+
+    Raises
+    ------
+    InputError
+        No sample matches; unlabelled samples under ``"error"``; fewer than two samples or a
+        single class after alignment.
+    ParameterError
+        Unknown ``missing`` policy.
+    """
+    if missing not in ("error", "drop"):
+        raise ParameterError(f"missing={missing!r} is not one of 'error', 'drop'")
+    lookup = dict(zip(categories.samples, categories.labels, strict=True))
+    src = expression.source or "expression matrix"
+    have = [i for i, s in enumerate(expression.samples) if s in lookup]
+    if not have:
+        folded = {s.strip().lower().lstrip("0") for s in categories.samples}
+        near = sum(s.strip().lower().lstrip("0") in folded for s in expression.samples)
+        hint = (f" ({near} would match ignoring case/leading zeros: check how the files were "
+                "saved)" if near else "")
+        raise InputError(
+            f"no sample of the expression matrix ({', '.join(expression.samples[:3])}, ...) has "
+            f"a label (labels name {', '.join(categories.samples[:3])}, ...){hint}; use the same "
+            "sample ids in both files",
+            path=src,
+        )
+    lacking = [s for s in expression.samples if s not in lookup]
+    if lacking:
+        shown = ", ".join(lacking[:5]) + (", ..." if len(lacking) > 5 else "")
+        if missing == "error":
+            raise InputError(
+                f"{len(lacking)} of {expression.n_samples} samples have no label ({shown}); add "
+                "them to the labels file or drop them with missing='drop' (--missing-labels drop)",
+                path=src,
+            )
+        log.warning("dropping %d samples without a label: %s", len(lacking), shown)
+        expression = expression.subset_samples(have)
+    extra = len(set(categories.samples) - set(expression.samples))
+    if extra:
+        log.info("%d labelled samples are not in the expression matrix (ignored)", extra)
+    labels = [lookup[s] for s in expression.samples]
+    aligned = SampleCategories(labels, expression.samples, name=categories.name,
+                               parents=categories.parents)
+    if expression.n_samples < 2:
+        raise InputError(f"only {expression.n_samples} labelled sample left; at least 2 are "
+                         "needed", path=src)
+    counts = Counter(labels)
+    if len(counts) < 2:
+        raise InputError(
+            f"all {len(labels)} labelled samples are in one class ({labels[0]!r}); supervised "
+            "methods need at least two classes: choose another label column",
+            path=src,
+        )
+    single = sorted(c for c, n in counts.items() if n == 1)
+    if single:
+        log.warning("class(es) with a single sample: %s; per-class statistics are unreliable",
+                    ", ".join(single))
+    return expression, aligned

@@ -1,0 +1,180 @@
+"""Tests of kofs.io.labels (read_labels, align_labels) and kofs.io.genes (read_gene_list)."""
+
+from __future__ import annotations
+
+import io
+import logging
+import sys
+
+import numpy as np
+import pytest
+
+from kofs.errors import InputError, KofsError, ParameterError
+from kofs.io.expression import read_expression
+from kofs.io.genes import read_gene_list
+from kofs.io.labels import align_labels, read_labels
+from kofs.types import Expression, SampleCategories
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def error(exc_type, func, *args, **kwargs) -> KofsError:
+    with pytest.raises(exc_type) as info:
+        func(*args, **kwargs)
+    assert "\n" not in str(info.value)
+    return info.value
+
+
+def expr(samples, n_genes=3):
+    values = np.arange(len(samples) * n_genes, dtype=float).reshape(len(samples), n_genes)
+    return Expression(values, [f"G{i}" for i in range(n_genes)], samples, source="m.tsv")
+
+
+# ---------------------------------------------------------------- read_labels
+def test_read_labels_fixture(testdata):
+    c = read_labels(testdata / "io" / "labels.tsv")
+    assert c.samples == ("S1", "S2", "S3", "S4", "S9")
+    assert c.labels == ("case", "case", "control", "control", "case")
+    assert c.name == "class"
+    b = read_labels(testdata / "io" / "labels.tsv", label_column="BATCH")
+    assert b.labels[:2] == ("b1", "b2") and b.name == "batch"
+
+
+def test_sample_column_found_by_name(tmp_path):
+    p = write(tmp_path, "l.csv", "group,Sample_ID\nA,x1\nB,x2\n")
+    c = read_labels(p)
+    assert c.samples == ("x1", "x2") and c.labels == ("A", "B") and c.name == "group"
+
+
+def test_unknown_column_did_you_mean(testdata):
+    err = error(ParameterError, read_labels, testdata / "io" / "labels.tsv", label_column="clas")
+    assert "did you mean 'class'" in str(err)
+    err = error(ParameterError, read_labels, testdata / "io" / "labels.tsv",
+                sample_column="class", label_column="class")
+    assert "both" in str(err)
+
+
+def test_duplicate_samples(tmp_path, caplog):
+    caplog.set_level(logging.INFO)
+    c = read_labels(write(tmp_path, "l.tsv", "s\tl\na\tX\nb\tY\na\tX\n"))
+    assert c.samples == ("a", "b") and "repeated" in caplog.text
+    err = error(InputError, read_labels, write(tmp_path, "m.tsv", "s\tl\na\tX\nb\tY\na\tZ\n"))
+    assert "'a'" in str(err) and "line 2" in str(err) and "line 4" in str(err)
+
+
+def test_empty_labels_name_lines(tmp_path):
+    p = write(tmp_path, "l.tsv", "s\tl\na\tX\nb\t\nc\tNA\nd\tY\n")
+    err = error(InputError, read_labels, p)
+    assert "line(s) 3, 4" in str(err)
+    p = write(tmp_path, "e.tsv", "s\tl\n\tX\nb\tY\n")
+    assert "empty sample id" in str(error(InputError, read_labels, p))
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [("", "empty"), ("sample\tlabel\n", "no data rows"), ("sample\nA\nB\n", "two columns"),
+     ("s\tl\na\tX\nb\tY\tZ\n", "fields")],
+)
+def test_label_file_errors(tmp_path, text, fragment):
+    assert fragment in str(error(InputError, read_labels, write(tmp_path, "l.tsv", text)))
+
+
+# ---------------------------------------------------------------- align_labels
+def test_align_orders_and_ignores_extra(testdata, caplog):
+    caplog.set_level(logging.INFO)
+    e = read_expression(testdata / "io" / "tiny.tsv")
+    reordered = SampleCategories(["control", "case", "case", "control", "case"],
+                                 ["S4", "S1", "S2", "S3", "S9"], name="class")
+    e2, c = align_labels(e, reordered)
+    assert e2 is e
+    assert c.samples == e.samples and c.labels == ("case", "case", "control", "control")
+    assert c.name == "class"
+    assert "not in the expression matrix" in caplog.text
+
+
+def test_align_missing_labels(caplog):
+    e = expr(["a", "b", "c", "d"])
+    c = SampleCategories(["X", "Y", "X"], ["d", "a", "b"])
+    err = error(InputError, align_labels, e, c)
+    assert "1 of 4 samples" in str(err) and "c" in str(err) and "--missing-labels" in str(err)
+    e2, c2 = align_labels(e, c, missing="drop")
+    assert e2.samples == ("a", "b", "d") and c2.labels == ("Y", "X", "X")
+    np.testing.assert_array_equal(e2.values, e.values[[0, 1, 3]])
+    assert "dropping 1 samples" in caplog.text
+    error(ParameterError, align_labels, e, c, missing="ignore")
+
+
+def test_align_no_match_hints_leading_zeros():
+    e = expr(["01005", "01010"])
+    c = SampleCategories(["B", "T"], ["1005", "1010"])
+    err = error(InputError, align_labels, e, c, missing="drop")
+    assert "no sample" in str(err) and "leading zeros" in str(err)
+
+
+def test_align_single_class_and_class_of_one(caplog):
+    e = expr(["a", "b", "c"])
+    err = error(InputError, align_labels, e, SampleCategories(["X", "X", "X", "Y"], ["a", "b", "c", "z"]))
+    assert "one class" in str(err)
+    _, c = align_labels(e, SampleCategories(["X", "X", "Y"], ["a", "b", "c"]))
+    assert c.n_classes == 2 and "single sample: Y" in caplog.text
+
+
+def test_align_too_few_samples_after_drop():
+    e = expr(["a", "b", "c"])
+    err = error(InputError, align_labels, e, SampleCategories(["X"], ["a"]), missing="drop")
+    assert "at least 2" in str(err)
+
+
+def test_real_all_labels(shared_data):
+    e = read_expression(shared_data / "ALL" / "ALL_gene_expr.tsv.gz", gene_column="symbol")
+    c = read_labels(shared_data / "ALL" / "ALL_samples.tsv", label_column="lineage")
+    e2, c2 = align_labels(e, c)
+    assert e2.n_samples == 128 and c2.classes == ("B", "T")
+    assert c2.labels.count("B") == 95 and c2.labels.count("T") == 33
+    _, m = align_labels(e, read_labels(shared_data / "ALL" / "ALL_samples.tsv",
+                                       label_column="mol_biol"))
+    assert m.labels.count("BCR/ABL") == 37
+
+
+# ---------------------------------------------------------------- read_gene_list
+def test_gene_list_fixture(testdata, caplog):
+    caplog.set_level(logging.INFO)
+    assert read_gene_list(testdata / "io" / "genes.txt") == ["TP53", "MYC"]
+    assert "header" in caplog.text and "repeated" in caplog.text
+
+
+def test_gene_list_plain(tmp_path):
+    p = write(tmp_path, "g.txt", "\n  BRCA1 \nNA\r\nTP53\n# x\nBRCA1\n")
+    assert read_gene_list(p) == ["BRCA1", "TP53"]
+
+
+def test_gene_list_table_columns(tmp_path):
+    p = write(tmp_path, "g.csv", "# c\nentrez_id,symbol\n7157,TP53\n4609,MYC\n7157,TP53\n,KRAS\n")
+    assert read_gene_list(p) == ["7157", "4609"]
+    assert read_gene_list(p, column="Symbol") == ["TP53", "MYC", "KRAS"]
+    err = error(ParameterError, read_gene_list, p, column="symbl")
+    assert "did you mean 'symbol'" in str(err)
+
+
+def test_gene_list_column_on_plain_list(tmp_path):
+    p = write(tmp_path, "g.txt", "TP53\nMYC\n")
+    error(ParameterError, read_gene_list, p, column="symbol")
+    q = write(tmp_path, "h.txt", "hgnc\nTP53\n")
+    assert read_gene_list(q, column="hgnc") == ["TP53"]
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"), [("", "empty"), ("# only\n\n", "no gene ids"), ("gene\n", "no gene ids"),
+                           ("TP53 MYC\n", "one gene id per line")],
+)
+def test_gene_list_errors(tmp_path, text, fragment):
+    assert fragment in str(error(InputError, read_gene_list, write(tmp_path, "g.txt", text)))
+
+
+def test_gene_list_stdin(monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"symbol\tscore\nTP53\t1\nMYC\t2\n")))
+    assert read_gene_list("-") == ["TP53", "MYC"]
