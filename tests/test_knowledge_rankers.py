@@ -187,3 +187,16 @@ def test_propagation_from_known_genes(rng):
     np.testing.assert_allclose(rk.scores[[2, 3]], [4 / 3, 2 / 3])  # (I - .5 P)^-1 on an edge
     np.testing.assert_allclose(rk.scores[[0, 1]], 0.0)
     assert rk.top(2) == ["g2", "g3"]
+
+
+def test_rankers_invariant_to_gene_order(rng):
+    e, f, rel = _toy(rng)
+    fr = learn_relevance(f, ["g1", "g2"])
+    perm = rng.permutation(e.n_genes)
+    ep = Expression(e.values[:, perm], [e.genes[i] for i in perm], e.samples)
+    fp = FeatureFunctions(fr.incidence[perm], ep.genes, fr.terms, relevance=fr.relevance)
+    relp = FeatureRelation(rel.matrix[perm][:, perm], ep.genes)
+    for name in ("relevance-vote", "relevance-propagation"):
+        a = run_ranker(name, e, RankerInputs(functions=fr, relation=rel))
+        b = run_ranker(name, ep, RankerInputs(functions=fp, relation=relp))
+        np.testing.assert_allclose(b.scores, a.scores[perm])

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kofs.errors import CoverageError, ParameterError
 from kofs.knowledge.filtering import (
@@ -219,3 +221,21 @@ def test_relevant_genes_functions(rng):
     r = relevance_vote(f.incidence, f.relevance)
     np.testing.assert_array_equal(np.isnan(r), [True, False, True, True, False])
     np.testing.assert_allclose(r[[1, 4]], 1.0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 6), st.integers(1, 4), st.data())
+def test_combine_is_convex_combination(n, L, data):
+    """With max scaling the result is symmetric, within [0, 1], and its max <= 1."""
+    mats = []
+    for _ in range(L):
+        vals = data.draw(st.lists(st.floats(0.01, 10), min_size=n * n, max_size=n * n))
+        A = np.array(vals).reshape(n, n)
+        mats.append(_sim(A + A.T, n))
+    w = data.draw(st.lists(st.floats(0, 1), min_size=L, max_size=L).filter(lambda v: sum(v) > 1e-3))
+    S = combine_similarities(mats, w).matrix
+    np.testing.assert_allclose(S, S.T)
+    assert S.min() >= 0 and S.max() <= 1 + 1e-12
+    a = np.asarray(w) / sum(w)
+    expect = sum(ai * (M.matrix / M.matrix.max()) for ai, M in zip(a, mats, strict=True))
+    np.testing.assert_allclose(S, expect, atol=1e-12)
