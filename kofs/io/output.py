@@ -1,0 +1,410 @@
+"""Atomic, deterministic writers: ranking and weight tables, JSON, file fingerprints.
+
+Nothing is half-written: single files go to a temporary file beside the target that is fsync'ed
+and renamed over it (:func:`atomic_file`); a run's files go to a temporary folder beside the
+output folder and are moved in only when all are complete (:func:`atomic_dir`). A full disk
+(``ENOSPC``) becomes an :class:`~kofs.errors.OutputError` naming the path, and the temporary
+files are removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import importlib.metadata
+import json
+import logging
+import math
+import os
+import platform
+import secrets
+import shutil
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from kofs.errors import InputError, OutputError, ParameterError
+from kofs.types import AggregateRanking, Ranking
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "RUN_FILES",
+    "atomic_dir",
+    "atomic_file",
+    "check_output_dir",
+    "environment_info",
+    "file_fingerprint",
+    "format_float",
+    "write_json",
+    "write_ranking",
+    "write_weights",
+]
+
+#: Files a run writes into its output folder.
+RUN_FILES = ("ranking.tsv", "weights.tsv", "manifest.json")
+_FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG)
+
+
+def _space_error(exc: OSError, path: str | os.PathLike) -> OutputError:
+    what = "disk full" if exc.errno in _FULL else (exc.strerror or str(exc))
+    return OutputError(f"cannot write ({what}); free space or choose another output location",
+                       path=os.fspath(path))
+
+
+def _is_write_failure(exc: BaseException, tmp: Path) -> bool:
+    """An OSError caused by writing our temporary output (not, e.g., a missing input)."""
+    if not isinstance(exc, OSError):
+        return False
+    name = exc.filename
+    return exc.errno in _FULL or name is None or str(name).startswith(str(tmp))
+
+
+def check_output_dir(
+    outdir: str | os.PathLike,
+    *,
+    inputs: Iterable[str | os.PathLike] = (),
+    outputs: Sequence[str] = RUN_FILES,
+) -> None:
+    """Fail early if ``outdir`` cannot receive a run's files.
+
+    Parameters
+    ----------
+    outdir : str or path-like
+        Output folder (created later if missing); ``"-"`` (stdout) is always accepted.
+    inputs : iterable of path
+        Input files of the run; none may be overwritten.
+    outputs : sequence of str, default :data:`RUN_FILES`
+        File names that will be written into ``outdir``.
+
+    Raises
+    ------
+    OutputError
+        ``outdir`` is an existing file, lies under a file, is not writable, or one of its
+        output files is one of ``inputs``.
+    """
+    if os.fspath(outdir) == "-":
+        return
+    out = Path(outdir)
+    if out.exists() and not out.is_dir():
+        raise OutputError("is an existing file, not a folder; choose another output folder",
+                          path=out)
+    probe = out
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise OutputError(f"cannot be created: {probe} is a file", path=out)
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise OutputError(f"is not writable ({probe} denies write access); choose another "
+                          "output folder", path=out)
+    targets = {os.path.realpath(out / name) for name in outputs}
+    for p in inputs:
+        if p is None or os.fspath(p) == "-":
+            continue
+        if os.path.realpath(p) in targets:
+            raise OutputError(f"writing here would overwrite the input file {os.fspath(p)}; "
+                              "choose another output folder", path=out)
+
+
+def _umask_dir(parent: Path, stem: str) -> Path:
+    """Create a fresh hidden folder in ``parent`` (permissions follow the umask)."""
+    for _ in range(100):
+        p = parent / f".{stem}.tmp-{secrets.token_hex(4)}"
+        try:
+            os.mkdir(p, 0o777)
+            return p
+        except FileExistsError:
+            continue
+    raise OutputError("cannot create a temporary folder", path=parent)
+
+
+@contextlib.contextmanager
+def atomic_dir(outdir: str | os.PathLike) -> Iterator[Path]:
+    """Write a folder's files all-or-nothing.
+
+    Yields a temporary folder created beside ``outdir``. When the block succeeds, its files
+    are moved into ``outdir`` (created, with parents, if needed) with :func:`os.replace`; on any
+    exception -- including :class:`KeyboardInterrupt` -- the temporary folder is removed,
+    ``outdir`` is left as it was and the exception propagates (``ENOSPC`` and other write
+    failures as :class:`~kofs.errors.OutputError`).
+    """
+    out = Path(outdir)
+    created: list[Path] = []
+    parent = out.parent
+    while not parent.exists():
+        created.append(parent)
+        parent = parent.parent
+    try:
+        for d in reversed(created):
+            os.mkdir(d)
+        tmp = _umask_dir(out.parent, out.name or "out")
+    except OSError as exc:
+        for d in created:
+            with contextlib.suppress(OSError):
+                os.rmdir(d)
+        raise OutputError(f"cannot create the output folder ({exc.strerror})", path=out) from None
+    try:
+        yield tmp
+        if not out.exists():
+            os.rename(tmp, out)
+        else:
+            for root, dirs, files in os.walk(tmp):
+                rel = Path(root).relative_to(tmp)
+                for d in dirs:
+                    (out / rel / d).mkdir(exist_ok=True)
+                for f in sorted(files):
+                    os.replace(Path(root) / f, out / rel / f)
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        for d in created:
+            with contextlib.suppress(OSError):
+                os.rmdir(d)
+        if isinstance(exc, OutputError) and exc.path and exc.path.startswith(str(tmp)):
+            final = out / Path(exc.path).relative_to(tmp)  # name the real target, not the temp
+            raise OutputError(exc.message, path=final) from None
+        if _is_write_failure(exc, tmp):
+            name = exc.filename
+            where = out / Path(name).name if name and str(name).startswith(str(tmp)) else out
+            raise _space_error(exc, where) from None
+        raise
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
+    """Open ``path`` for writing all-or-nothing (``mode`` ``"w"``: UTF-8 text with ``\\n``
+    line ends, or ``"wb"``).
+
+    Data goes to a hidden temporary file beside ``path``; on success it is flushed, fsync'ed
+    and renamed over ``path``; on an exception it is deleted and ``path`` is untouched.
+    """
+    if mode not in ("w", "wb"):
+        raise ParameterError(f"atomic_file mode must be 'w' or 'wb', not {mode!r}")
+    target = Path(path)
+    parent = target.parent
+    if not parent.is_dir():
+        raise OutputError(f"folder {parent} does not exist", path=target)
+    fd = None
+    for _ in range(100):
+        tmp = parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise _space_error(exc, target) from None
+    if fd is None:
+        raise OutputError("cannot create a temporary file", path=target)
+    kwargs = {} if mode == "wb" else {"encoding": "utf-8", "newline": "\n"}
+    fh = os.fdopen(fd, mode, **kwargs)
+    try:
+        yield fh
+        fh.flush()
+        os.fsync(fh.fileno())
+        fh.close()
+        os.replace(tmp, target)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            fh.close()
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if _is_write_failure(exc, tmp):
+            raise _space_error(exc, target) from None
+        raise
+
+
+@contextlib.contextmanager
+def _sink(stream_or_path) -> Iterator[IO]:
+    if hasattr(stream_or_path, "write"):
+        yield stream_or_path
+    elif os.fspath(stream_or_path) == "-":
+        yield sys.stdout
+        sys.stdout.flush()
+    else:
+        with atomic_file(stream_or_path) as fh:
+            yield fh
+
+
+def format_float(x: float) -> str:
+    """Deterministic text of a number: ``%.10g``; NaN as ``NA``; ``Inf``/``-Inf``; no ``-0``."""
+    if math.isnan(x):
+        return "NA"
+    if math.isinf(x):
+        return "Inf" if x > 0 else "-Inf"
+    return "%.10g" % (x + 0.0)  # noqa: UP031 - %g is the documented format
+
+
+def _format_rank(x: float) -> str:
+    if math.isfinite(x) and x == int(x):
+        return str(int(x))
+    return format_float(x)
+
+
+def _clean(text: str) -> str:
+    return " ".join(str(text).replace("\t", " ").split())
+
+
+def write_ranking(
+    stream_or_path,
+    final: AggregateRanking | Ranking,
+    lists: Sequence[Ranking] = (),
+    *,
+    evidence: Mapping[str, str] | None = None,
+) -> None:
+    """Write the ranked gene table (TSV).
+
+    Columns: ``gene``, ``rank``, ``score`` (of ``final``), then ``rank:<list>`` and
+    ``score:<list>`` (native score) for every list, then ``evidence`` when given. Rows are
+    sorted by final rank, ties by gene position. Numbers: ranks as integers when integral,
+    otherwise ``%.10g``; scores ``%.10g``; NaN as ``NA``.
+
+    Parameters
+    ----------
+    stream_or_path : text stream, path, or ``"-"`` (stdout)
+        A path is written atomically.
+    final : AggregateRanking or Ranking
+    lists : sequence of Ranking
+        Per-source rankings over the same genes (any order of genes; matched by id).
+    evidence : mapping gene -> str, optional
+        Free text per gene (tabs and newlines become spaces; absent genes get an empty cell).
+
+    Raises
+    ------
+    ParameterError
+        A list does not rank the same genes as ``final``.
+    OutputError
+        The file cannot be written.
+    """
+    genes = final.genes
+    index = {g: i for i, g in enumerate(genes)}
+    cols_rank, cols_score, names = [], [], []
+    for r in lists:
+        if r.genes == genes:
+            perm = np.arange(len(genes))
+        elif set(r.genes) == set(index) and len(r.genes) == len(genes):
+            pos = {g: i for i, g in enumerate(r.genes)}
+            perm = np.fromiter((pos[g] for g in genes), dtype=np.int64, count=len(genes))
+        else:
+            raise ParameterError(f"list {r.name!r} does not rank the same genes as the final "
+                                 "ranking")
+        cols_rank.append([_format_rank(v) for v in r.ranks[perm].tolist()])
+        cols_score.append([format_float(v) for v in r.scores[perm].tolist()])
+        names.append(_clean(r.name))
+    head = ["gene", "rank", "score"]
+    for n in names:
+        head += [f"rank:{n}", f"score:{n}"]
+    if evidence is not None:
+        head.append("evidence")
+    order = np.lexsort((np.arange(len(genes)), final.ranks)).tolist()
+    ranks = final.ranks.tolist()
+    scores = final.scores.tolist()
+    out = ["\t".join(head)]
+    for i in order:
+        row = [genes[i], _format_rank(ranks[i]), format_float(scores[i])]
+        for cr, cs in zip(cols_rank, cols_score, strict=True):
+            row += [cr[i], cs[i]]
+        if evidence is not None:
+            row.append(_clean(evidence.get(genes[i], "")))
+        out.append("\t".join(row))
+    text = "\n".join(out) + "\n"
+    with _sink(stream_or_path) as fh:
+        fh.write(text)
+
+
+def write_weights(stream_or_path, aggregate: AggregateRanking) -> None:
+    """Write the source weights: a TSV with columns ``list`` and ``weight`` (``%.10g``).
+
+    Raises
+    ------
+    ParameterError
+        ``aggregate`` has no weights (the method does not learn any).
+    """
+    if aggregate.weights is None:
+        raise ParameterError(f"aggregation {aggregate.method!r} has no source weights to write")
+    rows = ["list\tweight"] + [
+        f"{_clean(n)}\t{format_float(w)}"
+        for n, w in zip(aggregate.list_names, aggregate.weights.tolist(), strict=True)
+    ]
+    with _sink(stream_or_path) as fh:
+        fh.write("\n".join(rows) + "\n")
+
+
+def file_fingerprint(path: str | os.PathLike) -> dict[str, Any]:
+    """``{"path", "bytes", "sha256"}`` of a file, hashed in 1 MiB blocks.
+
+    Raises
+    ------
+    InputError
+        The file cannot be read.
+    """
+    h = hashlib.sha256()
+    size = 0
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+                size += len(block)
+    except OSError as exc:
+        raise InputError(f"cannot be read for its checksum ({exc.strerror})", path=path) from None
+    return {"path": os.fspath(path), "bytes": size, "sha256": h.hexdigest()}
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (set, frozenset)):
+        return sorted((_jsonable(v) for v in obj), key=str)
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        return _jsonable(obj.item())
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
+    if obj is None or isinstance(obj, (str, int, bool)):
+        return obj
+    return str(obj)
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> None:
+    """Write ``obj`` as JSON (sorted keys, indent 2, UTF-8, final newline), atomically.
+
+    NumPy scalars/arrays, tuples, sets and paths are converted; NaN and +-Inf become ``null``
+    so the file is strict JSON. ``"-"`` writes to stdout.
+    """
+    text = json.dumps(_jsonable(obj), sort_keys=True, indent=2, ensure_ascii=False,
+                      allow_nan=False)
+    with _sink(path) as fh:
+        fh.write(text + "\n")
+
+
+def environment_info() -> dict[str, str | None]:
+    """Versions of kofs, Python and the numerical stack, and the platform (for manifests)."""
+    from kofs import __version__
+
+    def version(dist: str) -> str | None:
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    return {
+        "kofs": __version__,
+        "python": platform.python_version(),
+        "numpy": version("numpy"),
+        "scipy": version("scipy"),
+        "pandas": version("pandas"),
+        "sklearn": version("scikit-learn"),
+        "goatools": version("goatools"),
+        "platform": platform.platform(),
+    }
