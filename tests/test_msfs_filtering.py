@@ -171,8 +171,11 @@ def test_with_relevance():
     f = _functions()
     np.testing.assert_allclose(with_relevance(f, {"B": 2.0}).relevance, [0, 2, 0])
     np.testing.assert_allclose(with_relevance(f, [1, 2, 3]).relevance, [1, 2, 3])
-    with pytest.raises(ParameterError, match="unknown term"):
+    with pytest.raises(CoverageError, match="none of the 1 terms"):
         with_relevance(f, {"Z": 1})
+    np.testing.assert_allclose(with_relevance(f, {"Z": 1, "A": 0.5}).relevance, [0.5, 0, 0])
+    with pytest.raises(ParameterError, match="not a number"):
+        with_relevance(f, {"A": "high"})
     with pytest.raises(ParameterError, match="2 values for 3 terms"):
         with_relevance(f, [1, 2])
     with pytest.raises(ParameterError, match="finite"):

@@ -14,6 +14,7 @@ r"""Term relevance ``r_t^fun`` of a :class:`~kofs.types.FeatureFunctions` (book 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -33,6 +34,8 @@ __all__ = [
     "term_relevance_ratio",
     "gene_mask",
 ]
+
+log = logging.getLogger(__name__)
 
 
 def term_relevance_ratio(V: Any, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -121,19 +124,31 @@ def with_relevance(
     ----------
     functions : FeatureFunctions
     relevance : ndarray of shape (T,) or mapping term id -> value
-        Finite values; in a mapping, terms not listed get 0 and unknown terms are an error.
+        Finite values; in a mapping, terms not listed get 0 and terms not in ``functions``
+        (e.g. dropped by a size filter) are ignored with a warning; none known is an error.
     """
     if isinstance(relevance, Mapping):
         index = {t: i for i, t in enumerate(functions.terms)}
         unknown = [t for t in relevance if t not in index]
+        if len(unknown) == len(relevance):
+            raise CoverageError(
+                f"term relevance: none of the {len(relevance)} terms is in functions "
+                f"{functions.name!r}; check the term ids (e.g. GO:0006915, hsa04110)"
+            )
         if unknown:
-            raise ParameterError(
-                f"term relevance: {len(unknown)} unknown term(s) such as {unknown[0]!r} "
-                f"in functions {functions.name!r}"
+            log.warning(
+                "term relevance: %d of %d terms (e.g. %r) not in functions %r; ignored",
+                len(unknown), len(relevance), unknown[0], functions.name,
             )
         r = np.zeros(len(functions.terms))
         for t, v in relevance.items():
-            r[index[t]] = float(v)
+            if t in index:
+                try:
+                    r[index[t]] = float(v)
+                except (TypeError, ValueError):
+                    raise ParameterError(
+                        f"term relevance: value {v!r} of term {t!r} is not a number"
+                    ) from None
     else:
         r = np.asarray(relevance, dtype=np.float64)
         if r.shape != (len(functions.terms),):

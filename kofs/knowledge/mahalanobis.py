@@ -191,6 +191,7 @@ def mahalanobis_sq_distances(
     ndarray of shape (n, n), symmetric, zero diagonal, non-negative.
     """
     X = np.asarray(X, dtype=np.float64)
+    X = X - X.mean(axis=0)  # distances are translation invariant; centring limits cancellation
     m = X.shape[1]
     L = graph_laplacian(W)
     if method == "scalable":
