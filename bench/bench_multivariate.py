@@ -37,6 +37,8 @@ def run() -> list[dict]:
         if "path_steps" in r.info:
             extra += f", {r.info['path_steps']} path steps, {r.info['agd_calls']} AGD calls"
         mode = "labels" if supervised else "rbf"
+        if params.get("early_stop") is False:
+            mode += ", early_stop=false"
         rows.append({
             "benchmark": f"{name} ({mode}) on ALL 128x8562",
             "value": secs,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -295,3 +296,20 @@ def test_user_errors(rng, name, params, inputs, match):
     with pytest.raises(ParameterError, match=match) as exc:
         run_ranker(name, _expr(X), inp, params=params)
     assert "\n" not in str(exc.value)
+
+
+def test_real_all_lineage_mrsf_selects_20_and_cd3d_leads(shared_data):
+    """ALL (128 x 8,562, B vs T lineage): CD3D, a T-cell receptor gene, leads every
+    supervised list; MRSF selects 20 distinct genes (50 in bench_multivariate)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from _util import all_expression, all_labels
+
+    expr = all_expression()
+    inp = RankerInputs(categories=all_labels("lineage"))
+    r = run_ranker("mrsf", expr, inp, params={"l": 20})
+    assert len(set(r.info["order"])) == 20 and r.info["stopped"] == ""
+    assert r.top(1) == ["CD3D"]
+    for name in ("relieff", "trace-ratio", "hsic"):
+        assert run_ranker(name, expr, inp).top(1) == ["CD3D"]
