@@ -2,36 +2,287 @@
 once, at the edge, with a coverage report.
 
 The matrix's own ids and every extra id column it was read with (``Expression.annotations``,
-e.g. ``symbol`` and ``entrez``) are candidates; the column matching the most source ids wins.
-Symbols match case-insensitively; Ensembl versions (``ENSG... .12``) are ignored.
+e.g. ``symbol`` and ``entrez``) are candidates; so are the source's own alternative id columns
+(``aliases``: e.g. the symbols a STRING or KEGG file carries beside its primary ids). The pair
+(source id kind, matrix column) matching the most source ids wins. An id that hits several
+matrix genes is *ambiguous*: counted, never guessed.
+
+Canonical form used for matching (:func:`normalise_id`): stripped, upper-case (symbols match
+case-insensitively), Ensembl versions removed (``ENSG00000141510.17`` -> ``ENSG00000141510``),
+UniProt isoform suffixes removed (``P04637-2`` -> ``P04637``), database prefixes removed
+(``UniProtKB:P04637``, ``NCBIGene:7157``).
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import io
 import logging
+import os
 import re
-from collections.abc import Iterable, Mapping
+import zipfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO
 
-from kofs.errors import CoverageError
+from kofs.errors import CoverageError, InputError
+from kofs.io import _table
 from kofs.types import Expression
 
 log = logging.getLogger(__name__)
 
-_ENSEMBL_VERSION = re.compile(r"^(ENS[A-Z]*[GTP]\d+)\.\d+$")
+__all__ = [
+    "LOW_COVERAGE",
+    "CoverageReport",
+    "IdMap",
+    "coverage_rows",
+    "coverage_table",
+    "guess_namespace",
+    "match_gene_ids",
+    "match_id_lists",
+    "normalise_id",
+    "read_id_map",
+]
+
+_ENSEMBL_VERSION = re.compile(r"^(ENS[A-Z]*[GTPE]\d+)\.\d+$")
+_UNIPROT = r"(?:[OPQ][0-9][A-Z0-9]{3}[0-9]|[A-NR-Z][0-9](?:[A-Z][A-Z0-9]{2}[0-9]){1,2})"
+_UNIPROT_ISOFORM = re.compile(rf"^({_UNIPROT})-\d+$")
+_UNIPROT_ID = re.compile(rf"^{_UNIPROT}$")
+_DB_PREFIX = re.compile(r"^(?:UNIPROTKB|UNIPROT|NCBIGENE|ENTREZ|GENEID|ENSEMBL):")
+_MISSING = frozenset({"", "NA", "NAN", "NONE", "NULL", "-"})
 LOW_COVERAGE = 0.05
 
 
 def normalise_id(gene_id: str) -> str:
-    """Canonical form used for matching: stripped, upper-case, Ensembl version removed."""
-    g = str(gene_id).strip().upper()
-    m = _ENSEMBL_VERSION.match(g)
+    """Canonical form used for matching.
+
+    Stripped and upper-cased; ``UniProtKB:``/``NCBIGene:``/``Entrez:``/``Ensembl:`` prefixes,
+    Ensembl versions (``.12``) and UniProt isoform suffixes (``-2``) removed. HGNC ids
+    (``HGNC:5``) keep their prefix, since the bare number would collide with Entrez ids.
+    """
+    g = _DB_PREFIX.sub("", str(gene_id).strip().upper())
+    m = _ENSEMBL_VERSION.match(g) or _UNIPROT_ISOFORM.match(g)
     return m.group(1) if m else g
+
+
+def guess_namespace(ids: Iterable[str], *, sample: int = 200) -> str | None:
+    """Best guess of the identifier type of ``ids`` from (up to) the first ``sample`` ids.
+
+    Returns one of ``"entrez"``, ``"ensembl_gene"``, ``"ensembl_protein"``,
+    ``"ensembl_transcript"``, ``"uniprot"``, ``"symbol"`` or None (no ids). A kind is chosen
+    when at least 90% of the sampled ids have its shape.
+    """
+    vals = []
+    for g in ids:
+        g = normalise_id(g)
+        if g not in _MISSING:
+            vals.append(g)
+        if len(vals) >= sample:
+            break
+    if not vals:
+        return None
+    shapes = {
+        "entrez": re.compile(r"^\d+$"),
+        "ensembl_gene": re.compile(r"^ENS[A-Z]*G\d{6,}$"),
+        "ensembl_protein": re.compile(r"^ENS[A-Z]*P\d{6,}$"),
+        "ensembl_transcript": re.compile(r"^ENS[A-Z]*T\d{6,}$"),
+        "uniprot": _UNIPROT_ID,
+    }
+    for kind, rx in shapes.items():
+        if sum(bool(rx.match(v)) for v in vals) >= 0.9 * len(vals):
+            return kind
+    return "symbol"
+
+
+# --------------------------------------------------------------------------- file opening
+
+
+def _open_text(path: str | os.PathLike, *, what: str = "file") -> IO[str]:
+    """Open a whole text file for reading (path or ``"-"``; gzip, bzip2 or one-member zip).
+
+    Plain and gzip files go through :func:`kofs.io._table.open_text` (validated UTF-8, clear
+    errors); bzip2 and zip archives are streamed by :func:`_stream_text`.
+    """
+    p = os.fspath(path)
+    if p != "-" and Path(p).is_file():
+        with open(p, "rb") as fh:
+            magic = fh.read(4)
+        if magic[:3] == b"BZh" or magic == b"PK\x03\x04":
+            return _stream_text(p, what=what)
+    return _table.open_text(p)
+
+
+def _stream_text(path: str | os.PathLike, *, what: str = "file") -> IO[str]:
+    """Open a text file as a stream, transparently gunzipping / bunzipping / unzipping.
+
+    Raises :class:`InputError` naming the file when it is missing, a directory, empty or a
+    zip archive with several members. Undecodable bytes become U+FFFD.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{what} not found; check the path", path=p)
+    if p.is_dir():
+        raise InputError(f"{what} is a directory, expected a file", path=p)
+    try:
+        with open(p, "rb") as fh:
+            magic = fh.read(4)
+        if not magic:
+            raise InputError(f"{what} is empty", path=p)
+        if magic[:2] == b"\x1f\x8b":
+            raw: IO[bytes] = gzip.open(p, "rb")
+        elif magic[:3] == b"BZh":
+            raw = bz2.open(p, "rb")
+        elif magic == b"PK\x03\x04":
+            zf = zipfile.ZipFile(p)
+            members = [n for n in zf.namelist() if not n.endswith("/")]
+            if len(members) != 1:
+                raise InputError(
+                    f"zip archive holds {len(members)} files; unzip it and give one file", path=p
+                )
+            raw = zf.open(members[0])
+        else:
+            raw = open(p, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}", path=p) from None
+    return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline=None)
+
+
+def _head_lines(path: str | os.PathLike, n: int = 5) -> list[str]:
+    """The first ``n`` non-blank lines of a text file (used for format sniffing)."""
+    out: list[str] = []
+    with _stream_text(path) as fh:
+        try:
+            for line in fh:
+                if line.strip():
+                    out.append(line.rstrip("\r\n"))
+                    if len(out) >= n:
+                        break
+        except (OSError, EOFError, zipfile.BadZipFile) as exc:
+            raise InputError(f"cannot decompress file: {exc}", path=path) from None
+    return out
+
+
+# --------------------------------------------------------------------------- id map
+
+
+class IdMap(Mapping[str, str]):
+    """A user id table source id -> matrix id (``--id-map``), read by :func:`read_id_map`.
+
+    Attributes
+    ----------
+    path : str or None
+    ambiguous : int
+        Source ids listed with several different targets; they are left out (not guessed).
+    """
+
+    def __init__(self, mapping: Mapping[str, str], *, path: str | None = None, ambiguous: int = 0):
+        self._map = dict(mapping)
+        self.path = path
+        self.ambiguous = ambiguous
+
+    def __getitem__(self, key: str) -> str:
+        return self._map[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._map)
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+    def __repr__(self) -> str:
+        return f"IdMap({len(self)} ids, ambiguous={self.ambiguous}, path={self.path!r})"
+
+
+_ID_HEADER_WORDS = frozenset(
+    "id ids gene genes gene_id geneid symbol symbols gene_symbol genesymbol hgnc_symbol entrez "
+    "entrez_id entrezid entrezgene ncbi_gene ensembl ensembl_id ensembl_gene ensembl_gene_id "
+    "uniprot uniprot_id protein protein_id probe probe_id probeset probeset_id source target "
+    "from to old new alias string_id string_protein_id".split()
+)
+
+
+def read_id_map(path: str | os.PathLike) -> IdMap:
+    """Read a two-column id table: source id -> matrix id (``--id-map``).
+
+    Tab, comma or whitespace separated; a header line is optional (recognised when it starts
+    with ``#`` or both its fields are usual column names such as ``symbol``/``entrez_id``);
+    extra columns are ignored. Blank lines and ``NA`` targets are skipped. A source id listed
+    with two different targets is ambiguous: it is dropped and counted (warning), not guessed.
+
+    Raises
+    ------
+    InputError
+        Missing/empty file, or a line with fewer than two fields (with its line number).
+    """
+    targets: dict[str, set[str]] = {}
+    order: list[str] = []
+    with _open_text(path, what="id map") as fh:
+        lineno = 0
+        for lineno, line in enumerate(fh, start=1):  # noqa: B007
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith("#"):
+                continue
+            fields = re.split(r"\t|,|\s+", text) if "\t" not in text else text.split("\t")
+            fields = [f.strip().strip('"') for f in fields]
+            if len(fields) < 2:
+                raise InputError(
+                    f"id map line has {len(fields)} field(s), expected two (source id, matrix id)"
+                    " separated by a tab or comma",
+                    path=path,
+                    line=lineno,
+                )
+            if not order and not targets and all(
+                re.sub(r"[\s.\-]", "_", f.lower()) in _ID_HEADER_WORDS for f in fields[:2]
+            ):
+                continue  # header
+            src, dst = fields[0], fields[1]
+            if src.upper() in _MISSING or dst.upper() in _MISSING:
+                continue
+            if src not in targets:
+                targets[src] = set()
+                order.append(src)
+            targets[src].add(dst)
+    if not targets:
+        raise InputError("id map holds no id pairs", path=path)
+    mapping = {s: next(iter(targets[s])) for s in order if len(targets[s]) == 1}
+    ambiguous = len(order) - len(mapping)
+    if ambiguous:
+        log.warning(
+            "id map %s: %d source ids have several targets and are ignored", path, ambiguous
+        )
+    return IdMap(mapping, path=os.fspath(path), ambiguous=ambiguous)
+
+
+# --------------------------------------------------------------------------- matching
 
 
 @dataclass(frozen=True)
 class CoverageReport:
-    """How a knowledge source's genes map onto the matrix's genes."""
+    """How a knowledge source's genes map onto the matrix's genes.
+
+    Attributes
+    ----------
+    source : str
+    input_genes : int
+        Distinct gene ids of the source.
+    matched : int
+        Source ids mapped to exactly one matrix gene.
+    dropped : int
+        Source ids with no matrix gene.
+    ambiguous : int
+        Source ids hitting several matrix genes (counted, not guessed).
+    matrix_genes, matrix_genes_covered : int
+    id_column : str or None
+        The matrix id column used (``"gene"`` = the matrix's own ids, or an annotation column).
+    source_namespace : str or None
+        The source id kind used (``"primary"`` or one of the source's alias columns).
+    examples_dropped : tuple of str
+        Up to five unmatched source ids, for messages.
+    """
 
     source: str
     input_genes: int
@@ -41,6 +292,8 @@ class CoverageReport:
     matrix_genes: int
     matrix_genes_covered: int
     id_column: str | None
+    source_namespace: str | None = None
+    examples_dropped: tuple[str, ...] = ()
 
     @property
     def fraction(self) -> float:
@@ -48,21 +301,67 @@ class CoverageReport:
         return self.matched / self.input_genes if self.input_genes else 0.0
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "fraction": round(self.fraction, 6)}
+        d = asdict(self)
+        d["examples_dropped"] = list(self.examples_dropped)
+        return {**d, "fraction": round(self.fraction, 6)}
 
     def line(self) -> str:
+        via = ""
+        if self.id_column:
+            via = f" via {self.id_column}"
+            if self.source_namespace and self.source_namespace != "primary":
+                via += f" (source {self.source_namespace})"
         return (
             f"{self.source}: {self.input_genes} genes, {self.matched} matched "
             f"({100 * self.fraction:.1f}%), {self.dropped} dropped, {self.ambiguous} ambiguous; "
-            f"covers {self.matrix_genes_covered}/{self.matrix_genes} matrix genes"
-            + (f" via {self.id_column}" if self.id_column else "")
+            f"covers {self.matrix_genes_covered}/{self.matrix_genes} matrix genes" + via
         )
+
+
+_ROW_KEYS = (
+    "source",
+    "input_genes",
+    "matched",
+    "fraction",
+    "dropped",
+    "ambiguous",
+    "matrix_genes_covered",
+    "matrix_genes",
+    "id_column",
+    "source_namespace",
+)
+
+
+def coverage_rows(reports: Sequence[CoverageReport]) -> list[dict]:
+    """One flat dict per report (keys of ``kofs sources`` output), in the given order."""
+    rows = []
+    for r in reports:
+        d = r.as_dict()
+        rows.append({k: d[k] for k in _ROW_KEYS})
+    return rows
+
+
+def coverage_table(reports: Sequence[CoverageReport]) -> str:
+    """A tab-separated table of :func:`coverage_rows` with a header line (``kofs sources``)."""
+    lines = ["\t".join(_ROW_KEYS)]
+    for row in coverage_rows(reports):
+        lines.append("\t".join("" if row[k] is None else str(row[k]) for k in _ROW_KEYS))
+    return "\n".join(lines) + "\n"
 
 
 def _candidate_columns(expression: Expression) -> dict[str, tuple[str, ...]]:
     cols = {"gene": expression.genes}
     cols.update(expression.annotations)
     return cols
+
+
+def _column_index(values: Sequence[str]) -> dict[str, list[int]]:
+    index: dict[str, list[int]] = {}
+    for i, v in enumerate(values):
+        key = normalise_id(v)
+        if key not in _MISSING:
+            index.setdefault(key, []).append(i)
+    return index
 
 
 def match_gene_ids(
@@ -73,6 +372,7 @@ def match_gene_ids(
     id_map: Mapping[str, str] | None = None,
     path: str | None = None,
     require: bool = True,
+    aliases: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
 ) -> tuple[dict[str, int], CoverageReport]:
     """Map source gene ids to column indices of ``expression``.
 
@@ -84,11 +384,15 @@ def match_gene_ids(
     source : str
         Name of the source for messages and the report.
     id_map : mapping, optional
-        User table source id -> matrix id (``--id-map``), applied first.
+        User table source id -> matrix id (``--id-map``), applied first (also to aliases).
     path : str, optional
         File of the source, named in errors.
     require : bool
         Raise :class:`CoverageError` when nothing matches.
+    aliases : mapping, optional
+        Alternative id kinds of the source: ``{kind: {source_id: (alt_id, ...)}}`` (e.g.
+        ``{"symbol": {"7157": ("TP53",)}}``). Each kind competes with the primary ids; a source
+        id whose alternatives hit several different matrix genes is ambiguous.
 
     Returns
     -------
@@ -97,28 +401,109 @@ def match_gene_ids(
     report : CoverageReport
     """
     ids = list(dict.fromkeys(str(s) for s in source_ids))
-    norm_map = {normalise_id(k): v for k, v in (id_map or {}).items()}
-    best: tuple[int, str | None, dict[str, int], int] = (-1, None, {}, 0)
+    keyf = _keyer(id_map)
+    kinds: dict[str, dict[str, list[str]]] = {"primary": {s: [keyf(s)] for s in ids}}
+    for kind, table in (aliases or {}).items():
+        kinds[kind] = {s: [keyf(a) for a in table.get(s, ())] for s in ids if table.get(s)}
+    mapping, col, kind, ambiguous = _best_match(kinds, expression)
+    return mapping, _report(ids, mapping, col, kind, ambiguous, expression, source=source,
+                            path=path, require=require)
+
+
+def match_id_lists(
+    lists: Mapping[str, Iterable[str]],
+    expression: Expression,
+    *,
+    source: str,
+    id_map: Mapping[str, str] | None = None,
+    path: str | None = None,
+    require: bool = True,
+) -> tuple[str, dict[str, int], CoverageReport]:
+    """Match several parallel id lists of one source (e.g. a pathway's Entrez ids and, not
+    paired with them, its symbols) and keep the list that matches the most.
+
+    Parameters
+    ----------
+    lists : mapping of str to iterable of str
+        ``{kind: ids}``, e.g. ``{"primary": entrez_ids, "symbol": symbols}``; order breaks ties.
+    expression, source, id_map, path, require
+        As in :func:`match_gene_ids`.
+
+    Returns
+    -------
+    kind : str
+        The winning list.
+    mapping : dict
+        Its ids -> matrix gene index (unambiguous hits only).
+    report : CoverageReport
+    """
+    keyf = _keyer(id_map)
+    best: tuple[int, str, list[str], dict[str, int], str | None, int] | None = None
+    for kind, values in lists.items():
+        ids = list(dict.fromkeys(str(s) for s in values))
+        mapping, col, _, ambiguous = _best_match({kind: {s: [keyf(s)] for s in ids}}, expression)
+        if best is None or len(mapping) > best[0]:
+            best = (len(mapping), kind, ids, mapping, col, ambiguous)
+    if best is None:
+        raise ValueError("match_id_lists needs at least one id list")
+    _, kind, ids, mapping, col, ambiguous = best
+    report = _report(ids, mapping, col, kind, ambiguous, expression, source=source, path=path,
+                     require=require)
+    return kind, mapping, report
+
+
+def _keyer(id_map: Mapping[str, str] | None):
+    norm_map = {normalise_id(k): normalise_id(v) for k, v in (id_map or {}).items()}
+
+    def key(s: str) -> str:
+        k = normalise_id(s)
+        return norm_map.get(k, k) if norm_map else k
+
+    return key
+
+
+def _best_match(
+    kinds: Mapping[str, Mapping[str, Sequence[str]]], expression: Expression
+) -> tuple[dict[str, int], str | None, str | None, int]:
+    """The (matrix column, source kind) pair mapping the most ids; ids hitting several genes
+    are ambiguous. Returns (mapping, column, kind, n_ambiguous)."""
+    best: tuple[int, str | None, str | None, dict[str, int], int] = (0, None, None, {}, 0)
+    first = True
     for col, values in _candidate_columns(expression).items():
-        index: dict[str, list[int]] = {}
-        for i, v in enumerate(values):
-            if v and v.upper() not in ("NA", "NAN", ""):
-                index.setdefault(normalise_id(v), []).append(i)
-        mapping: dict[str, int] = {}
-        ambiguous = 0
-        for s in ids:
-            key = normalise_id(s)
-            key = normalise_id(norm_map.get(key, key)) if norm_map else key
-            hits = index.get(key)
-            if not hits:
-                continue
-            if len(hits) > 1:
-                ambiguous += 1
-                continue
-            mapping[s] = hits[0]
-        if len(mapping) > best[0]:
-            best = (len(mapping), col, mapping, ambiguous)
-    n_match, col, mapping, ambiguous = best
+        index = _column_index(values)
+        for kind, keys in kinds.items():
+            mapping: dict[str, int] = {}
+            ambiguous = 0
+            for s, ks in keys.items():
+                hits = {i for k in ks for i in index.get(k, ())}
+                if not hits:
+                    continue
+                if len(hits) > 1:
+                    ambiguous += 1
+                    continue
+                mapping[s] = hits.pop()
+            if len(mapping) > best[0] or first:
+                best = (len(mapping), col, kind, mapping, ambiguous)
+                first = False
+    _, col, kind, mapping, ambiguous = best
+    if not mapping:
+        col = kind = None
+    return mapping, col, kind, ambiguous
+
+
+def _report(
+    ids: list[str],
+    mapping: dict[str, int],
+    col: str | None,
+    kind: str | None,
+    ambiguous: int,
+    expression: Expression,
+    *,
+    source: str,
+    path: str | None,
+    require: bool,
+) -> CoverageReport:
+    n_match = len(mapping)
     report = CoverageReport(
         source=source,
         input_genes=len(ids),
@@ -128,6 +513,8 @@ def match_gene_ids(
         matrix_genes=expression.n_genes,
         matrix_genes_covered=len(set(mapping.values())),
         id_column=col,
+        source_namespace=kind,
+        examples_dropped=tuple([s for s in ids if s not in mapping][:5]),
     )
     if require and n_match == 0:
         example = ", ".join(ids[:3])
@@ -141,4 +528,4 @@ def match_gene_ids(
         log.warning("low gene overlap: %s", report.line())
     else:
         log.info("%s", report.line())
-    return mapping, report
+    return report

@@ -1,0 +1,231 @@
+"""Interaction readers: edge lists, shared STRING/OmniPath tables, STRING links, BioGRID."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kofs.errors import InputError, ParameterError
+from kofs.io.interactions import (
+    Interactions,
+    read_biogrid,
+    read_edge_list,
+    read_interactions,
+    read_string_aliases,
+    read_string_links,
+    sniff_interactions,
+)
+
+
+@pytest.fixture
+def ia(testdata):
+    return testdata / "interactions"
+
+
+def edges(x: Interactions) -> dict:
+    return {(s, t): w for s, t, w in zip(x.source, x.target, x.weight, strict=True)}
+
+
+# ---------------------------------------------------------------- real files (README counts)
+
+
+def test_real_string_gene_edges(shared_data):
+    x = read_interactions(shared_data / "PPI" / "string_example_gene_edges.tsv.gz")
+    assert x.n_edges == 8297 and len(x.nodes()) == 1882
+    assert x.namespace == "entrez" and not x.is_directed
+    assert x.info["self_loops_dropped"] == 0 and x.info["duplicates_merged"] == 0
+    assert x.aliases["symbol"]["70"] == ("ACTC1",)
+    assert edges(x)[("1018", "70")] == pytest.approx(0.182)  # entrez 70 < 1018 as strings
+    assert float(x.weight.min()) >= 0.1 and float(x.weight.max()) <= 1.0
+
+
+def test_real_string_protein_table(shared_data):
+    x = read_interactions(shared_data / "PPI" / "string_interactions_example_STRINGdb.tsv.gz")
+    assert sniff_interactions(shared_data / "PPI"
+                              / "string_interactions_example_STRINGdb.tsv.gz") == "paired"
+    assert x.n_edges == 70000 and len(x.nodes()) == 12583
+    assert x.namespace == "ensembl_protein"
+    assert all(s.startswith("ENSP") for s in x.source[:100])  # taxon prefix 9606. removed
+    assert set(x.aliases) == {"entrez", "symbol"}
+    both = sum(1 for s, t in zip(x.source, x.target, strict=True)
+               if s in x.aliases["entrez"] and t in x.aliases["entrez"])
+    assert both == 13030  # README: both ends map for 13,030 rows
+
+
+def test_real_omnipath_is_directed(shared_data):
+    x = read_interactions(shared_data / "PPI" / "omnipath_ligand_receptor_consensus_liana.tsv")
+    assert x.n_edges == 4620 and x.directed.all()
+    assert x.namespace == "uniprot" and "genesymbol" in x.aliases
+    assert x.aliases["genesymbol"]["O00182"] == ("LGALS9",)
+
+
+# ---------------------------------------------------------------- generic edge lists
+
+
+def test_edge_list_with_header(ia, caplog):
+    with caplog.at_level(logging.WARNING, logger="kofs.io.interactions"):
+        x = read_interactions(ia / "edges_header.tsv")
+    assert edges(x) == {("MDM2", "TP53"): 0.9, ("BRCA1", "TP53"): 0.4,
+                        ("BRCA1", "CHEK2"): 0.7, ("AKT1", "NOT_A_GENE"): 0.3}
+    assert x.info["self_loops_dropped"] == 1 and x.info["duplicates_merged"] == 1
+    assert any("dropped 1 self-loop" in r.message for r in caplog.records)
+    assert x.namespace == "symbol" and not x.is_directed
+
+
+def test_edge_list_without_header_and_blank_lines(ia):
+    x = read_interactions(ia / "edges_noheader.csv")
+    assert edges(x) == {("MDM2", "TP53"): 1.0, ("BRCA1", "CHEK2"): 1.0}
+    assert x.info["rows"] == 3
+
+
+def test_edge_list_directed_column(ia):
+    x = read_edge_list(ia / "edges_directed.txt")
+    got = {(s, t): (w, d) for s, t, w, d in zip(x.source, x.target, x.weight, x.directed,
+                                                  strict=True)}
+    # directed a->b and b->a are distinct; the undirected pair is merged by max weight
+    assert got == {("MAPK1", "ELK1"): (2.0, True), ("ELK1", "MAPK1"): (1.0, True),
+                   ("AKT1", "PIK3CA"): (3.0, False)}
+    y = read_edge_list(ia / "edges_directed.txt", directed=False)
+    assert not y.is_directed and edges(y)[("ELK1", "MAPK1")] == 2.0
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "text"),
+    [
+        ("bad_weight.tsv", 2, "weight 'abc' is not a finite number"),
+        ("nan_weight.tsv", 2, "weight 'NaN' is not a finite number"),
+        ("negative_weight.tsv", 3, "negative weight -1"),
+        ("ragged.tsv", 2, "Expected 3 fields"),
+        ("bad_directed.tsv", 1, "directed flag 'maybe'"),
+    ],
+)
+def test_broken_edge_lists(ia, name, line, text):
+    with pytest.raises(InputError) as err:
+        read_interactions(ia / name)
+    msg = str(err.value)
+    assert text in msg and err.value.line == line
+    assert msg.startswith(str(ia / name)) and "\n" not in msg
+
+
+def test_empty_and_missing_files(tmp_path):
+    p = tmp_path / "empty.tsv"
+    p.write_text("")
+    with pytest.raises(InputError, match="empty"):
+        read_interactions(p)
+    with pytest.raises(InputError, match="not found"):
+        read_interactions(tmp_path / "missing.tsv")
+    one = tmp_path / "one.tsv"
+    one.write_text("TP53\nMDM2\n")
+    with pytest.raises(InputError, match="two columns"):
+        read_interactions(one)
+    loops = tmp_path / "loops.tsv"
+    loops.write_text("A\tA\nB\tB\n")
+    with pytest.raises(InputError, match="no interactions left"):
+        read_interactions(loops)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("ABCDE"), st.sampled_from("ABCDE"),
+                          st.integers(0, 50)), min_size=1, max_size=30))
+def test_edge_list_cleaning_property(tmp_path_factory, rows):
+    p = tmp_path_factory.mktemp("el") / "e.tsv"
+    p.write_text("".join(f"{a}\t{b}\t{w / 10}\n" for a, b, w in rows))
+    expected: dict = {}
+    for a, b, w in rows:
+        if a != b:
+            key = (min(a, b), max(a, b))
+            expected[key] = max(expected.get(key, -1.0), w / 10)
+    if not expected:
+        with pytest.raises(InputError):
+            read_edge_list(p)
+        return
+    x = read_edge_list(p)
+    assert edges(x) == pytest.approx(expected)
+    assert x.info["self_loops_dropped"] == sum(a == b for a, b, _ in rows)
+    assert x.info["self_loops_dropped"] + x.info["duplicates_merged"] + x.n_edges == len(rows)
+
+
+# ---------------------------------------------------------------- STRING
+
+
+def test_string_links_min_score_and_aliases(ia):
+    x = read_interactions(ia / "string_links.txt", string_aliases=ia / "string_aliases.txt")
+    assert sniff_interactions(ia / "string_links.txt") == "string"
+    assert edges(x) == {
+        ("ENSP00000258149", "ENSP00000269305"): 0.999,
+        ("ENSP00000269305", "ENSP00000418960"): 0.7,
+        ("ENSP00000372023", "ENSP00000418960"): 0.4,  # 400 kept, 399 dropped
+        ("ENSP00000269305", "ENSP00000999999"): 0.95,
+    }
+    assert x.info["rows_below_min_score"] == 2 and x.info["duplicates_merged"] == 4
+    assert x.aliases["Ensembl_HGNC_symbol"]["ENSP00000269305"] == ("TP53",)
+    assert "ENSP00000000233" not in x.aliases["Ensembl_HGNC_symbol"]  # not in the network
+    strict = read_string_links(ia / "string_links.txt", min_score=700)
+    assert strict.n_edges == 3 and strict.aliases == {}
+
+
+def test_string_detailed_and_info_file(ia):
+    x = read_interactions(ia / "string_links_detailed.txt", string_aliases=ia / "string_info.txt")
+    assert x.n_edges == 2
+    assert x.aliases == {"preferred_name": {"ENSP00000269305": ("TP53",),
+                                            "ENSP00000258149": ("MDM2",),
+                                            "ENSP00000418960": ("BRCA1",)}}
+    al = read_string_aliases(ia / "string_aliases.txt")
+    assert al["UniProt_AC"]["ENSP00000372023"] == ("O96017",)
+    assert al["Ensembl_EntrezGene_synonym"]["ENSP00000372023"] == ("TP53",)
+
+
+def test_string_errors(ia):
+    with pytest.raises(InputError) as err:
+        read_interactions(ia / "string_links_bad_score.txt")
+    assert err.value.line == 3 and "exceeds 1000" in str(err.value)
+    with pytest.raises(ParameterError, match="0..1000"):
+        read_interactions(ia / "string_links.txt", string_min_score=1500)
+
+
+# ---------------------------------------------------------------- BioGRID
+
+
+def test_biogrid_tab3_filters(ia):
+    x = read_interactions(ia / "biogrid_tab3.txt")
+    assert sniff_interactions(ia / "biogrid_tab3.txt") == "biogrid"
+    got = {(s, t): ty for s, t, ty in zip(x.source, x.target, x.type, strict=True)}
+    assert got == {
+        ("4193", "7157"): "Affinity Capture-Western;Two-hybrid",  # two rows, one edge
+        ("22059", "4193"): "Reconstituted Complex",  # mouse-human kept without taxon filter
+        ("672", "BIOGRID:999001"): "Two-hybrid",  # no Entrez id: BioGRID id, symbol alias
+        ("11200", "672"): "Biochemical Activity",
+    }  # genetic row filtered, self-loop dropped
+    assert x.aliases["symbol"]["BIOGRID:999001"] == ("FOO1",)
+    assert x.aliases["uniprot"]["672"] == ("P38398", "E9PFZ0")
+    assert (x.weight == 1).all() and not x.is_directed and x.namespace == "entrez"
+    human = read_interactions(ia / "biogrid_tab3.txt", biogrid_taxon=9606)
+    assert ("22059", "4193") not in edges(human) and human.n_edges == 3
+    both = read_biogrid(ia / "biogrid_tab3.txt", system_type=None)
+    assert ("672", "7157") in edges(both) and both.n_edges == 5
+    genetic = read_biogrid(ia / "biogrid_tab3.txt", system_type="genetic")
+    assert list(edges(genetic)) == [("672", "7157")]
+
+
+def test_biogrid_tab2_and_bad_system_type(ia):
+    x = read_interactions(ia / "biogrid_tab2.txt", biogrid_taxon="9606")
+    assert set(edges(x)) == {("4193", "7157"), ("2002", "5594")}
+    assert "uniprot" not in x.aliases
+    with pytest.raises(ParameterError, match="physical, genetic"):
+        read_interactions(ia / "biogrid_tab2.txt", biogrid_system_type="chemical")
+
+
+def test_unknown_format(ia):
+    with pytest.raises(ParameterError, match="edgelist"):
+        read_interactions(ia / "edges_header.tsv", fmt="sif")
+
+
+def test_interactions_are_read_only(ia):
+    x = read_interactions(ia / "edges_header.tsv")
+    with pytest.raises(ValueError):
+        x.weight[0] = 5.0
+    assert isinstance(x.source, np.ndarray)

@@ -1,0 +1,201 @@
+"""Pathway readers: GMT, KEGG link, the shared KEGG tables, KGML (real files and fixtures)."""
+
+from __future__ import annotations
+
+import gzip
+import logging
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kofs.errors import InputError, ParameterError
+from kofs.io.pathways import (
+    GeneSets,
+    read_gmt,
+    read_kgml,
+    read_pathways,
+    sniff_pathways,
+)
+
+
+@pytest.fixture
+def pw(testdata):
+    return testdata / "pathways"
+
+
+# ---------------------------------------------------------------- real files (README counts)
+
+
+def test_real_msigdb_gmt(shared_data):
+    g = read_pathways(shared_data / "KEGG" / "msigdb_c2_cp_kegg_symbols_qusage.gmt")
+    assert len(g) == 186
+    assert all(i.startswith("KEGG_") for i in g.ids)
+    assert g.namespace == "symbol"
+    assert g.ids[0] == "KEGG_GLYCOLYSIS_GLUCONEOGENESIS"
+    assert g.members[0][:3] == ("LDHC", "LDHB", "LDHA")
+    assert g.descriptions[0].startswith("MSigDB canonical pathways")
+
+
+def test_real_kegg_table_and_gene2pathway_agree(shared_data):
+    table = read_pathways(shared_data / "KEGG" / "kegg_hsa_pathways_2011-Mar15.tsv")
+    long = read_pathways(shared_data / "KEGG" / "kegg_hsa_gene2pathway_2011-Mar15.tsv.gz")
+    for g in (table, long):
+        assert len(g) == 229
+        assert int(g.sizes().sum()) == 16312
+        assert len(g.genes()) == 5868
+        assert g.namespace == "entrez"
+        assert sum(map(len, g.alt_members["symbol"])) == 16312
+    assert sum(n != i for n, i in zip(table.names, table.ids, strict=True)) == 184
+    names = dict(zip(table.ids, table.names, strict=True))
+    assert names["hsa04110"] == "KEGG_CELL_CYCLE"
+    assert names["hsa05221"] == "KEGG_ACUTE_MYELOID_LEUKEMIA"
+    assert names["hsa01100"] == "hsa01100"  # unnamed (NA) keeps its id
+    by_id = dict(zip(long.ids, long.members, strict=True))
+    for sid, members in zip(table.ids, table.members, strict=True):
+        assert set(members) == set(by_id[sid])
+
+
+def test_real_formats_are_sniffed(shared_data):
+    k = shared_data / "KEGG"
+    assert sniff_pathways(k / "msigdb_c2_cp_kegg_symbols_qusage.gmt") == "gmt"
+    assert sniff_pathways(k / "kegg_hsa_pathways_2011-Mar15.tsv") == "kegg_table"
+    assert sniff_pathways(k / "kegg_hsa_gene2pathway_2011-Mar15.tsv.gz") == "kegg_gene2pathway"
+
+
+# ---------------------------------------------------------------- GMT fixtures
+
+
+def test_gmt_skips_empty_sets_and_dedupes(pw, caplog):
+    with caplog.at_level(logging.WARNING, logger="kofs.io.pathways"):
+        g = read_pathways(pw / "small.gmt")
+    assert g.ids == ("SET_A", "SET_B", "SET_C")
+    assert g.members[0] == ("TP53", "MDM2", "BRCA1")  # repeated TP53 counted once
+    assert g.descriptions[1] == "http://example.org/b"
+    assert any("skipped 1 gene set(s) without genes" in r.message for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "text"),
+    [("duplicate_id.gmt", 3, "repeats the set of line 1"), ("no_tab.gmt", 2, "found no tab")],
+)
+def test_gmt_errors_name_file_and_line(pw, name, line, text):
+    with pytest.raises(InputError) as err:
+        read_gmt(pw / name)
+    msg = str(err.value)
+    assert err.value.line == line and text in msg
+    assert msg.startswith(f"{pw / name}:{line}: ") and "\n" not in msg
+
+
+def test_gmt_gzip_and_missing(tmp_path):
+    p = tmp_path / "s.gmt.gz"
+    with gzip.open(p, "wt") as fh:
+        fh.write("S1\tdesc\tA\tB\n")
+    assert read_pathways(p).members == (("A", "B"),)
+    with pytest.raises(InputError, match="not found"):
+        read_pathways(tmp_path / "nope.gmt")
+    only_empty = tmp_path / "e.gmt"
+    only_empty.write_text("S1\tdesc\n")
+    with pytest.raises(InputError, match="no gene set with genes"):
+        read_pathways(only_empty)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.dictionaries(
+        st.from_regex(r"[A-Z][A-Z0-9_]{0,12}", fullmatch=True),
+        st.lists(st.from_regex(r"[A-Z][A-Z0-9\-]{0,8}", fullmatch=True), min_size=1, max_size=8,
+                 unique=True),
+        min_size=1, max_size=6,
+    )
+)
+def test_gmt_round_trip(tmp_path_factory, sets):
+    p = tmp_path_factory.mktemp("gmt") / "x.gmt"
+    p.write_text("".join(f"{k}\tdescription of {k}\t" + "\t".join(v) + "\n"
+                         for k, v in sets.items()))
+    g = read_gmt(p)
+    assert dict(zip(g.ids, g.members, strict=True)) == {k: tuple(v) for k, v in sets.items()}
+
+
+# ---------------------------------------------------------------- KEGG link
+
+
+def test_kegg_link_with_names(pw):
+    g = read_pathways(pw / "kegg_link.tsv", names=pw / "kegg_names.tsv")
+    assert sniff_pathways(pw / "kegg_link.tsv") == "kegg_link"
+    assert g.ids == ("hsa04115", "hsa04010")
+    assert g.names == ("p53 signaling pathway", "MAPK signaling pathway")
+    assert g.descriptions[0] == "p53 signaling pathway - Homo sapiens (human)"
+    assert g.members == (("7157", "4193", "672", "11200"), ("5594", "5595", "2002", "7157"))
+    assert g.namespace == "entrez"
+
+
+def test_kegg_link_reversed_columns_and_no_names(tmp_path):
+    p = tmp_path / "link.txt"
+    p.write_text("path:hsa00010\thsa:10327\npath:hsa00010\thsa:124\n")
+    g = read_pathways(p)
+    assert g.ids == ("hsa00010",) and g.names == ("hsa00010",)
+    assert g.members == (("10327", "124"),)
+
+
+def test_kegg_link_bad_line(pw):
+    with pytest.raises(InputError) as err:
+        read_pathways(pw / "kegg_link_bad.tsv", fmt="kegg_link")
+    assert err.value.line == 2 and "path:" in str(err.value)
+
+
+# ---------------------------------------------------------------- KGML
+
+
+def test_kgml_multi_id_and_group_entries(pw):
+    g = read_pathways(pw / "kgml" / "hsa04999.xml")
+    assert g.ids == ("hsa04999",) and g.names == ("Toy signalling",)
+    assert g.members == (("5594", "5595", "2002", "596", "5290", "207"),)
+    x = g.interactions
+    edges = {(s, t, ty) for s, t, ty in zip(x.source, x.target, x.type, strict=True)}
+    assert edges == {
+        ("5594", "2002", "PPrel:activation+phosphorylation"),
+        ("5595", "2002", "PPrel:activation+phosphorylation"),
+        ("5290", "596", "PPrel:inhibition"),  # group {PIK3CA, AKT1} --| BCL2
+        ("207", "596", "PPrel:inhibition"),
+        ("2002", "596", "GErel:expression"),
+    }  # compound and map relations are not gene-gene edges
+    assert x.directed.all() and (x.weight == 1).all() and x.namespace == "entrez"
+
+
+def test_kgml_directory(pw):
+    assert sniff_pathways(pw / "kgml") == "kgml"
+    g = read_pathways(pw / "kgml")
+    assert g.ids == ("hsa04998", "hsa04999")
+    assert g.interactions.n_edges == 7
+    assert ("4193", "7157") in set(zip(g.interactions.source, g.interactions.target,
+                                       strict=True))
+
+
+def test_kgml_refuses_entities_and_reports_malformed_line(pw, tmp_path):
+    with pytest.raises(InputError, match="declares entities"):
+        read_pathways(pw / "kgml_unsafe_entities.xml")
+    with pytest.raises(InputError) as err:
+        read_kgml(pw / "kgml_malformed.xml")
+    assert err.value.line == 4 and "malformed XML" in str(err.value)
+    with pytest.raises(InputError, match="no KGML"):
+        read_kgml(tmp_path)
+    other = tmp_path / "x.xml"
+    other.write_text("<?xml version='1.0'?><notkgml/>")
+    with pytest.raises(InputError, match="expected <pathway>"):
+        read_kgml(other)
+
+
+# ---------------------------------------------------------------- dispatch / type
+
+
+def test_unknown_format_is_parameter_error(pw):
+    with pytest.raises(ParameterError, match="kegg_link"):
+        read_pathways(pw / "small.gmt", fmt="gmx")
+
+
+def test_genesets_validation():
+    with pytest.raises(ValueError, match="unique"):
+        GeneSets(("a", "a"), (), (), (("x",), ("y",)))
+    g = GeneSets(("a",), (), (), (("x", "x", "y"),))
+    assert g.names == ("a",) and g.members == (("x", "y"),) and g.descriptions == ("",)
