@@ -234,6 +234,15 @@ def test_duplicate_samples_always_error(tmp_path):
     assert "'S1'" in str(err) and "column 2" in str(err) and "column 4" in str(err)
 
 
+def test_duplicate_genes_as_columns(tmp_path):
+    p = write(tmp_path, "c.tsv", "sample\tA\tB\tA\tNA\nP1\t1\t2\t3\t9\nP2\t5\t6\t9\t9\n")
+    err = error(InputError, read_expression, p)
+    assert "column 2 of the header and column 4 of the header" in str(err)
+    e = read_expression(p, duplicates="mean")
+    assert e.genes == ("A", "B") and e.samples == ("P1", "P2")
+    np.testing.assert_allclose(e.values, [[2, 2], [7, 6]])
+
+
 MISS = "gene\tS1\tS2\tS3\nA\t1\t2\t3\nB\t\t4\tNA\nC\tNaN\tNA\t\nD\t1\tnan\t5\n"
 
 

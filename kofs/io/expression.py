@@ -161,12 +161,12 @@ def _parse(table: TextTable, n_id: int) -> tuple[pd.DataFrame, np.ndarray]:
 class _Layout:
     """Gene-major view of the parsed table with file positions for messages."""
 
-    def __init__(self, table: TextTable, genes_in: str, n_id: int) -> None:
-        self.table, self.genes_in, self.n_id = table, genes_in, n_id
+    def __init__(self, line_numbers: np.ndarray, genes_in: str, n_id: int) -> None:
+        self.line_numbers, self.genes_in, self.n_id = line_numbers, genes_in, n_id
 
     def gene_where(self, i: int) -> str:
         if self.genes_in == "rows":
-            return f"line {self.table.line_numbers[i]}"
+            return f"line {self.line_numbers[i]}"
         return f"column {self.n_id + i + 1} of the header"
 
     def first_cell(self, mask: np.ndarray, positions: np.ndarray, genes, samples):
@@ -174,9 +174,9 @@ class _Layout:
         order; ``positions`` (increasing) are the genes' original rows/columns."""
         if self.genes_in == "rows":
             g, s = np.argwhere(mask)[0]
-            return int(g), int(s), int(self.table.line_numbers[positions[g]]), samples[s]
+            return int(g), int(s), int(self.line_numbers[positions[g]]), samples[s]
         s, g = np.argwhere(mask.T)[0]
-        return int(g), int(s), int(self.table.line_numbers[s]), genes[g]
+        return int(g), int(s), int(self.line_numbers[s]), genes[g]
 
 
 def _orientation(genes_in, gene_column, sample_ids, row_ids, col_ids, path, id_names) -> str:
@@ -213,7 +213,7 @@ def _orientation(genes_in, gene_column, sample_ids, row_ids, col_ids, path, id_n
 def _check_samples(samples: list[str], layout: _Layout, path: str) -> None:
     seen: dict[str, int] = {}
     for j, s in enumerate(samples):
-        where = (f"line {layout.table.line_numbers[j]}" if layout.genes_in == "columns"
+        where = (f"line {layout.line_numbers[j]}" if layout.genes_in == "columns"
                  else f"column {layout.n_id + j + 1} of the header")
         if s == "":
             raise InputError(f"sample id missing at {where}; every sample needs an id", path=path)
@@ -369,27 +369,28 @@ def read_expression(
     if gene_idx is not None and gene_idx >= n_id:
         raise ParameterError(f"gene_column {gene_column!r} is not an identifier column", path=name)
     ids, values = _parse(table, n_id)
+    header, line_numbers = table.header, table.line_numbers
+    del table  # the raw text is no longer needed
     row_col = 0 if gene_idx is None else gene_idx
     row_ids = ids[row_col].fillna("").astype(str).str.strip().tolist()
-    col_ids = list(table.header[n_id:])
+    col_ids = list(header[n_id:])
     genes_in = _orientation(genes_in, gene_column, sample_ids, row_ids, col_ids, name,
-                            table.header[:n_id])
-    layout = _Layout(table, genes_in, n_id)
+                            header[:n_id])
+    layout = _Layout(line_numbers, genes_in, n_id)
     if genes_in == "rows":
         G, genes, samples = values, row_ids, col_ids
-        ann = _annotations(ids, table.header, row_col, n_id)
-        id_name = table.header[row_col]
+        ann = _annotations(ids, header, row_col, n_id)
+        id_name = header[row_col]
     else:
         G, genes, samples = values.T, col_ids, row_ids
         ann, id_name = {}, None
         if n_id > 1:
             log.warning("%s: genes are columns; ignoring the extra id columns %s", name,
-                        ", ".join(repr(h) for h in table.header[1:n_id]))
+                        ", ".join(repr(h) for h in header[1:n_id]))
     del values
     _check_samples(samples, layout, name)
 
-    with np.errstate(invalid="ignore"):
-        bad = np.abs(G) > HUGE  # +-Inf included, NaN not
+    bad = (G > HUGE) | (G < -HUGE)  # +-Inf included, NaN not; no full-size temporary
     if bad.any():
         g, s, line, col = layout.first_cell(bad, np.arange(len(genes)), genes, samples)
         raise InputError(
@@ -398,7 +399,7 @@ def read_expression(
             path=name, line=line, column=col,
         )
     positions = np.arange(len(genes))
-    no_id = np.array([g == "" for g in genes], dtype=bool)
+    no_id = np.array([g in MISSING_TOKENS for g in genes], dtype=bool)
     if no_id.any():
         log.warning("%s: dropped %d genes without an id (first at %s)", name, int(no_id.sum()),
                     layout.gene_where(int(np.flatnonzero(no_id)[0])))
