@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from threadpoolctl import threadpool_limits
@@ -168,31 +168,46 @@ def rank(
     expression: Expression,
     *,
     labels: SampleCategories | None = None,
+    sources: Any = None,
+    method: str = "kofs",
+    lists: Sequence[str] | None = None,
     rankers: Sequence[str] | None = None,
     aggregate: str = "em",
     relevant_genes: Iterable[str] | None = None,
     params: Mapping[str, Mapping[str, Any]] | None = None,
     aggregate_params: Mapping[str, Any] | None = None,
+    msfs_weights: Sequence[float] | None = None,
     seed: int = 0,
     threads: int | None = None,
 ) -> RunResult:
-    """Rank the genes of ``expression`` with several rankers and fuse the lists.
+    """Rank the genes of ``expression`` with every list the inputs allow and fuse the lists.
 
     Parameters
     ----------
     expression : Expression
     labels : SampleCategories, optional
         Aligned to ``expression.samples`` (see :func:`kofs.io.labels.align_labels`); enables the
-        supervised rankers.
+        supervised rankers and the Fisher list.
+    sources : kofs.plans.KnowledgeSources, optional
+        GO, pathways, interactions, auxiliary data. With any source the plan is the KOFS list
+        catalogue (book Table 6.3: SPEC, Fisher, Pathway-FILT, GO-REL-VOTE, GO-MAH, ...);
+        without, every default single-source ranker the inputs allow.
+    method : {"kofs", "msfs"}
+        ``"msfs"``: one list, SPEC on the combined sample similarities (book Alg. 9).
+    lists : sequence of str, optional
+        Catalogue lists to build (default: all the sources allow).
     rankers : sequence of str, optional
-        Registry names; default: every default-plan ranker the inputs allow.
+        Single-source rankers by registry name (added to the knowledge lists).
     aggregate : str
         Aggregator name (``"em"``, ``"borda"``, ...).
     relevant_genes : iterable of str, optional
-        Known-relevant genes G: supervised EM (KOFS_Prob-SUP).
+        Known-relevant genes G: supervised EM (KOFS_Prob-SUP), term relevance M_rel/M_all,
+        GO-CAN-MAH and the start of relevance propagation.
     params : mapping, optional
         ``{ranker_or_list_name: {param: value}}``.
     aggregate_params : mapping, optional
+    msfs_weights : sequence of float, optional
+        MSFS similarity weights (default equal).
     seed : int
     threads : int, optional
         Cap on BLAS/OpenMP threads.
@@ -201,10 +216,26 @@ def rank(
     -------
     RunResult
     """
+    from kofs.evidence import gene_evidence
+    from kofs.plans import KnowledgeSources, kofs_plan, msfs_plan
+
+    if method not in ("kofs", "msfs"):
+        raise ParameterError(f"method must be 'kofs' or 'msfs', got {method!r}")
+    sources = sources or KnowledgeSources()
     rel = None if relevant_genes is None else relevant_gene_mask(expression, relevant_genes)
     context = Context(expression=expression, categories=labels, relevant_genes=rel, seed=seed)
-    plans = expression_plan(context, rankers)
+    with threadpool_limits(limits=threads):
+        if method == "msfs":
+            plans = msfs_plan(context, sources, weights=msfs_weights)
+        elif sources.any() or lists is not None:
+            plans = kofs_plan(context, sources, lists)
+            if rankers is not None:
+                plans += expression_plan(context, rankers)
+        else:
+            plans = expression_plan(context, rankers)
     settings = {
+        "method": method,
+        "lists": [p.name for p in plans],
         "rankers": [p.ranker for p in plans],
         "aggregate": aggregate,
         "seed": seed,
@@ -212,5 +243,7 @@ def rank(
         "aggregate_params": dict(aggregate_params or {}),
         "relevant_genes": None if rel is None else len(rel),
     }
-    return run_plan(context, plans, aggregate=aggregate, aggregate_params=aggregate_params,
-                    params=params, threads=threads, settings=settings)
+    result = run_plan(context, plans, aggregate=aggregate, aggregate_params=aggregate_params,
+                      params=params, threads=threads, settings=settings)
+    evidence = gene_evidence(context.cache, expression.genes)
+    return replace(result, evidence=evidence)

@@ -9,12 +9,15 @@ import click
 from kofs.cli._options import parse_flat_params, parse_params, split_names
 from kofs.cli._summary import print_summary
 from kofs.config import dump_config, resolve_paths
+from kofs.errors import ParameterError
 from kofs.registry import AGGREGATORS
 
 GENES_IN = click.Choice(["rows", "columns"])
 
 # options whose values are file paths (made absolute in configs and resolved configs)
-PATH_KEYS = ("expression", "labels", "relevant_genes", "output")
+PATH_KEYS = ("expression", "labels", "relevant_genes", "output", "go", "go_annotations", "pathways",
+             "interactions", "string_aliases", "aux", "id_map", "term_relevance")
+FILE = click.Path(dir_okay=False)
 
 
 def rank_options(func):
@@ -37,10 +40,72 @@ def rank_options(func):
         click.option("--duplicate-genes", type=click.Choice(["error", "first", "mean", "max-variance"]), default="error", show_default=True, help="What to do with repeated gene ids."),
         click.option("--missing-values", type=click.Choice(["error", "drop-gene", "impute-mean"]), default="error", show_default=True, help="What to do with empty/NA cells."),
         click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="Genes shown in the terminal summary."),
+        # knowledge sources (issue 3)
+        click.option("--go", type=FILE, default=None, help="Gene Ontology OBO file (go-basic.obo or go.obo, gzip ok)."),
+        click.option("--go-annotations", type=FILE, default=None, help="GO annotations: GAF 2.x, NCBI gene2go, or TSV (gene, GO id[, evidence[, aspect]])."),
+        click.option("--go-evidence", default=None, help="Keep only these evidence codes (comma-separated, e.g. EXP,IDA,IMP)."),
+        click.option("--go-exclude-evidence", default=None, help="Drop these evidence codes (e.g. IEA)."),
+        click.option("--go-taxon", default=None, help="NCBI taxon filter for gene2go/GAF (e.g. 9606)."),
+        click.option("--go-aspect", type=click.Choice(["BP", "MF", "CC"]), default="BP", show_default=True, help="GO aspect used."),
+        click.option("--go-measure", type=click.Choice(["lin", "resnik"]), default="lin", show_default=True, help="GO term similarity."),
+        click.option("--go-combine", type=click.Choice(["bma", "max", "avg"]), default="bma", show_default=True, help="Gene-level combination of term similarities."),
+        click.option("--go-top-k", type=click.IntRange(min=1), default=10, show_default=True, help="Neighbours per gene in the GO similarity graph."),
+        click.option("--go-term-ids", default=None, help="GO terms whose genes define GO-FILT (Leukemia-FILT style), comma-separated."),
+        click.option("--pathways", type=click.Path(), default=None, help="Pathways/gene sets: GMT, KEGG link/TSV, or KGML file/folder."),
+        click.option("--pathway-format", type=click.Choice(["auto", "gmt", "kegg_link", "kegg_table", "kegg_gene2pathway", "kgml"]), default="auto", show_default=True),
+        click.option("--pathway-ids", default=None, help="Pathways defining Pathway-FILT (ids or names, comma-separated; default all)."),
+        click.option("--interactions", type=FILE, default=None, help="Gene interactions: edge list, STRING links, or BioGRID TAB2/TAB3."),
+        click.option("--interactions-format", type=click.Choice(["auto", "edgelist", "paired", "string", "biogrid"]), default="auto", show_default=True),
+        click.option("--string-min-score", type=float, default=400, show_default=True, help="STRING combined_score threshold (0-1000)."),
+        click.option("--string-aliases", type=FILE, default=None, help="STRING protein.aliases/info file (ENSP -> gene)."),
+        click.option("--biogrid-taxon", default=None, help="BioGRID organism (NCBI taxon id)."),
+        click.option("--aux", type=FILE, multiple=True, help="Auxiliary data on the same samples (e.g. miRNA matrix); repeatable."),
+        click.option("--id-map", type=FILE, default=None, help="Two-column table mapping source gene ids to the matrix's ids."),
+        click.option("--term-relevance", type=FILE, default=None, help="Term relevance table (term, value) for the voting lists."),
+        click.option("--lists", default=None, help="Knowledge lists to build (comma-separated; default: all the inputs allow; see `kofs sources`)."),
+        click.option("--method", type=click.Choice(["kofs", "msfs"]), default="kofs", show_default=True, help="kofs: rank per source and aggregate; msfs: SPEC on combined sample similarities."),
+        click.option("--msfs-weights", default=None, help="MSFS similarity weights, comma-separated (default equal)."),
     ]
     for opt in reversed(opts):
         func = opt(func)
     return func
+
+
+def _floats(value: str | None, option: str) -> list[float] | None:
+    names = split_names(value)
+    if names is None:
+        return None
+    try:
+        return [float(v) for v in names]
+    except ValueError:
+        raise ParameterError(f"{option} {value!r}: expected comma-separated numbers") from None
+
+
+def read_sources_from_options(opts: dict):
+    """The knowledge sources named by the options (a KnowledgeSources)."""
+    from kofs.sources import read_sources
+
+    return read_sources(
+        go=opts.get("go"),
+        go_annotations=opts.get("go_annotations"),
+        go_evidence=opts.get("go_evidence"),
+        go_exclude_evidence=opts.get("go_exclude_evidence"),
+        go_taxon=opts.get("go_taxon"),
+        go_settings={"aspect": opts.get("go_aspect", "BP"), "measure": opts.get("go_measure", "lin"),
+                     "combine": opts.get("go_combine", "bma"), "top_k": opts.get("go_top_k", 10)},
+        pathways=opts.get("pathways"),
+        pathway_format=opts.get("pathway_format", "auto"),
+        pathway_ids=split_names(opts.get("pathway_ids")),
+        go_term_ids=split_names(opts.get("go_term_ids")),
+        interactions=opts.get("interactions"),
+        interactions_format=opts.get("interactions_format", "auto"),
+        string_min_score=opts.get("string_min_score", 400),
+        string_aliases=opts.get("string_aliases"),
+        biogrid_taxon=opts.get("biogrid_taxon"),
+        aux=list(opts.get("aux") or ()),
+        id_map=opts.get("id_map"),
+        term_relevance=opts.get("term_relevance"),
+    )
 
 
 def run_rank(expression_path: str, **opts) -> list[str]:
@@ -53,9 +118,10 @@ def run_rank(expression_path: str, **opts) -> list[str]:
     from kofs.pipeline import rank
 
     out = opts["output"]
-    inputs = {"expression": expression_path, "labels": opts.get("labels"), "relevant_genes": opts.get("relevant_genes")}
+    inputs = {"expression": expression_path, **{k: opts.get(k) for k in PATH_KEYS if k not in ("expression", "output")}}
+    inputs["aux"] = list(opts.get("aux") or ()) or None
     if out != "-":
-        check_output_dir(out, inputs=[p for p in inputs.values() if p and p != "-"])
+        check_output_dir(out, inputs=[p for v in inputs.values() if v for p in ([v] if isinstance(v, str) else v) if p != "-"])
     categories = None
     if opts.get("labels"):
         categories = read_labels(opts["labels"], sample_column=opts.get("sample_column"), label_column=opts.get("label_column"))
@@ -70,9 +136,14 @@ def run_rank(expression_path: str, **opts) -> list[str]:
     if categories is not None:
         expr, categories = align_labels(expr, categories, missing=opts.get("missing_labels", "error"))
     relevant = read_gene_list(opts["relevant_genes"]) if opts.get("relevant_genes") else None
+    sources = read_sources_from_options(opts)
     result = rank(
         expr,
         labels=categories,
+        sources=sources,
+        method=opts.get("method", "kofs"),
+        lists=split_names(opts.get("lists")),
+        msfs_weights=_floats(opts.get("msfs_weights"), "--msfs-weights"),
         rankers=split_names(opts.get("rankers")),
         aggregate=opts.get("aggregate", "em"),
         relevant_genes=relevant,

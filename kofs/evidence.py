@@ -1,0 +1,70 @@
+"""Per-gene evidence behind the knowledge lists: the most relevant GO terms and pathways of a
+gene and its strongest neighbours in the gene graphs (the ``evidence`` column of ranking.tsv)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import scipy.sparse as sp
+
+from kofs.types import FeatureFunctions, FeatureRelation
+
+TOP = 3
+
+
+def _top_terms(functions: FeatureFunctions, top: int) -> list[str]:
+    """Per gene, its ``top`` terms of highest relevance (> 0), as "name (id)"."""
+    V = sp.csr_matrix(functions.incidence)
+    rel = functions.relevance if functions.relevance is not None else np.ones(len(functions.terms))
+    out = []
+    for i in range(V.shape[0]):
+        cols = V.indices[V.indptr[i]:V.indptr[i + 1]]
+        cols = cols[rel[cols] > 0]
+        if cols.size == 0:
+            out.append("")
+            continue
+        best = cols[np.lexsort((cols, -rel[cols]))][:top]
+        out.append("; ".join(
+            functions.terms[j] if functions.term_names[j] == functions.terms[j]
+            else f"{functions.term_names[j]} ({functions.terms[j]})" for j in best))
+    return out
+
+
+def _top_neighbours(relation: FeatureRelation, top: int) -> list[str]:
+    W = sp.csr_matrix(relation.matrix)
+    if not relation.directed:
+        W = W.maximum(W.T).tocsr()
+    out = []
+    for i in range(W.shape[0]):
+        cols = W.indices[W.indptr[i]:W.indptr[i + 1]]
+        w = W.data[W.indptr[i]:W.indptr[i + 1]]
+        keep = cols != i
+        cols, w = cols[keep], w[keep]
+        if cols.size == 0:
+            out.append("")
+            continue
+        best = cols[np.lexsort((cols, -w))][:top]
+        out.append(",".join(relation.genes[j] for j in best))
+    return out
+
+
+def gene_evidence(cache: Mapping[str, object], genes: tuple[str, ...], *, top: int = TOP) -> dict[str, str] | None:
+    """Evidence strings per gene from the internal knowledge a run built (None if none)."""
+    parts: list[tuple[str, list[str]]] = []
+    for key, label in (("go_functions_rel", "GO"), ("pathway_functions_rel", "pathways")):
+        f = cache.get(key)
+        if isinstance(f, FeatureFunctions):
+            parts.append((label, _top_terms(f, top)))
+    for key, label in (("go_relation", "GO neighbours"), ("ppi_relation", "interactors")):
+        r = cache.get(key)
+        if isinstance(r, FeatureRelation):
+            parts.append((label, _top_neighbours(r, top)))
+    if not parts:
+        return None
+    out = {}
+    for i, g in enumerate(genes):
+        text = " | ".join(f"{label}: {vals[i]}" for label, vals in parts if vals[i])
+        if text:
+            out[g] = text
+    return out
