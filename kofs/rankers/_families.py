@@ -4,3 +4,4 @@ from kofs.rankers import spectral  # noqa: F401
 from kofs.rankers import knowledge  # noqa: F401
 from kofs.rankers import supervised  # noqa: F401
 from kofs.rankers import multivariate  # noqa: F401
+from kofs.rankers import sparse  # noqa: F401
