@@ -144,9 +144,15 @@ def m_step(gamma: np.ndarray) -> np.ndarray:
     return gamma.mean(axis=0)
 
 
+def _mix(P: np.ndarray, pi: np.ndarray) -> np.ndarray:
+    """``P @ pi`` without BLAS: a threaded gemv on a tall, thin P is slower, much slower when
+    the cores are busy (measured: 12 ms vs 2 ms for 50,000 x 10 under load)."""
+    return np.einsum("ij,j->i", P, pi)
+
+
 def log_likelihood(P: np.ndarray, pi: np.ndarray) -> float:
     """``sum_i log sum_l pi_l P_il`` for P of shape (K, L) and pi of shape (L,)."""
-    return float(np.log(P @ pi).sum())
+    return float(np.log(_mix(P, pi)).sum())
 
 
 @dataclass(frozen=True)
@@ -171,9 +177,9 @@ class MixtureFit:
 
 def _em_update(P: np.ndarray, pi: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One E+M step without forming gamma: ``pi_l <- pi_l (1/K) sum_i P_il / q_i``."""
-    new = pi * (P.T @ (1.0 / q)) / P.shape[0]
+    new = pi * np.einsum("ij,i->j", P, 1.0 / q) / P.shape[0]
     new /= new.sum()
-    return new, P @ new
+    return new, _mix(P, new)
 
 
 def _newton_update(P: np.ndarray, pi: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -203,7 +209,7 @@ def _newton_update(P: np.ndarray, pi: np.ndarray, q: np.ndarray) -> tuple[np.nda
     while t >= _MIN_STEP:
         x = pi + t * d
         x /= x.sum()
-        qx = P @ x
+        qx = _mix(P, x)
         if float(np.log(qx).sum()) >= ll0 + _ARMIJO * t * slope:
             return x, qx
         t *= 0.5
@@ -256,7 +262,7 @@ def fit_mixture_weights(
         merged, inverse, counts = _merge_identical_columns(P)
     n = merged.shape[1]
     pi = np.full(n, 1.0 / n)
-    q = merged @ pi
+    q = _mix(merged, pi)
     trace = [float(np.log(q).sum())]
     update = _newton_update if solver == "newton" else _em_update
     converged, iterations = n == 1, 0
@@ -312,7 +318,7 @@ def em_aggregate(
         "converged": fit.converged,
         "n_G": int(PG.shape[0]),
     }
-    return P @ fit.weights, fit.weights, info
+    return _mix(P, fit.weights), fit.weights, info
 
 
 @aggregator(

@@ -73,9 +73,11 @@ def _stuart_upper(v: np.ndarray) -> np.ndarray:
     V = np.ones((m, N + 1))
     for k in range(1, N + 1):
         x = v[:, N - k]
+        term = np.ones(m)  # (-1)^(j+1) x^j / j!, built incrementally
         total = np.zeros(m)
         for j in range(1, k + 1):
-            total += (-1.0) ** (j + 1) * V[:, k - j] * x**j / math.factorial(j)
+            term *= (x if j == 1 else -x) / j
+            total += term * V[:, k - j]
         V[:, k] = total
     return math.factorial(N) * V[:, N]
 
