@@ -249,6 +249,15 @@ def test_mcsf_labels_early_stop_warns_and_fills(rng, caplog):
     np.testing.assert_allclose(fisher_quadratic_scores(F, y), quadratic_scores(F, Sfis), rtol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["mrsf", "mcsf"])
+def test_all_constant_genes_and_tiny_inputs(rng, name):
+    r = run_ranker(name, _expr(np.ones((6, 3))), RankerInputs(categories=_cats([0, 1] * 3)))
+    assert np.isnan(r.scores).all() and r.info["order"] == []
+    X = rng.normal(size=(3, 4))
+    r = run_ranker(name, _expr(X), RankerInputs(categories=_cats([0, 1, 1])), params={"l": 2})
+    assert np.isfinite(r.scores).all() and 1 <= len(r.info["order"]) <= 2
+
+
 def test_entry_order_scores():
     s = entry_order_scores([3, 0], np.array([-np.inf, 0.2, 0.7, -np.inf, np.nan]))
     assert s[3] > s[0] > 0.7 and np.isnan(s[4])

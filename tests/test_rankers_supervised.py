@@ -298,6 +298,13 @@ def test_user_errors(rng, name, params, inputs, match):
     assert "\n" not in str(exc.value)
 
 
+@pytest.mark.parametrize("name", ["relieff", "trace-ratio", "hsic"])
+def test_all_constant_genes_give_nan_not_an_error(name):
+    X = np.ones((6, 3))
+    r = run_ranker(name, _expr(X), RankerInputs(categories=_cats([0, 1] * 3)))
+    assert np.isnan(r.scores).all()
+
+
 def test_hsic_needs_four_samples():
     X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]])
     with pytest.raises(ParameterError, match="at least 4 samples"):

@@ -231,6 +231,9 @@ def mrsf_path(
     C = Y.shape[1]
     valid = np.linalg.norm(F, axis=0) > 0
     l = int(min(l, valid.sum()))  # noqa: E741 (the book's symbol)
+    info = {"path_steps": 0, "agd_calls": 0, "agd_iterations": 0, "backtraces": 0, "stopped": ""}
+    if l == 0:
+        return PathResult(order=[], W=np.zeros((0, C)), lam=np.inf, residual=Y.copy(), info=info)
     corr = np.linalg.norm(F.T @ Y, axis=1)
     corr[~valid] = -np.inf
     j0 = int(np.argmax(corr))
@@ -240,7 +243,6 @@ def mrsf_path(
     lam = float(corr[j0])
     stamp = {j0: (0, -corr[j0])}
     L = 1.0
-    info = {"path_steps": 0, "agd_calls": 0, "agd_iterations": 0, "backtraces": 0, "stopped": ""}
     ynorm = max(float(np.linalg.norm(Y)), 1e-300)
     max_steps = 4 * l + 100 if max_steps is None else max_steps
     while len(A) < l:

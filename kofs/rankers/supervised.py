@@ -360,6 +360,8 @@ def _trace_ratio(X, inputs, *, seed, l, max_iter):  # noqa: E741 (the book's sym
     b, w = class_scatter(X, codes)
     b[~ok] = 0.0
     w[~ok] = 0.0
+    if not ((b + w) > 0).any():  # every gene constant: nothing to rank
+        return np.full(b.size, np.nan), {"lambda": float("nan"), "selected": [], "iterations": 0}
     scores, lam, sel, it = trace_ratio_scores(b, w, l=l, max_iter=max_iter)
     return scores, {"lambda": lam, "selected": sel.tolist(), "iterations": it}
 
