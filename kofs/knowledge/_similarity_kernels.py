@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg.blas import dsyrk
 
 from kofs.errors import ParameterError, ResourceError
 
@@ -19,6 +20,15 @@ LABEL_NNZ_LIMIT = 100_000_000
 #: Labels that mean "unlabelled sample" (semi-supervised SPEC, eq. 2.28).
 MISSING_LABELS = frozenset({"", "NA", "N/A", "NaN", "nan", "?"})
 _BLOCK_BYTES = 64 * 2**20
+
+
+def _gram(A: np.ndarray) -> np.ndarray:
+    """``A A^T`` by a symmetric rank-k update (half the flops of ``A @ A.T``)."""
+    A = np.asarray(A, dtype=np.float64)
+    if A.shape[0] < 2 or A.shape[1] == 0:
+        return A @ A.T
+    upper = dsyrk(1.0, np.ascontiguousarray(A).T, trans=1)
+    return np.triu(upper) + np.triu(upper, 1).T
 
 
 def squared_distances(A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:
@@ -32,14 +42,18 @@ def squared_distances(A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:
     Returns
     -------
     ndarray of shape (p, q)
-        ``||a_i||^2 + ||b_j||^2 - 2 a_i^T b_j``, clipped at 0; exact 0 on the diagonal when
-        ``B`` is omitted.
+        ``||a_i||^2 + ||b_j||^2 - 2 a_i^T b_j``, clipped at 0; exact 0 on the diagonal and
+        exactly symmetric when ``B`` is omitted.
     """
     same = B is None
-    B = A if same else B
-    na = np.einsum("ij,ij->i", A, A)
-    nb = na if same else np.einsum("ij,ij->i", B, B)
-    d2 = na[:, None] + nb[None, :] - 2.0 * (A @ B.T)
+    if same:
+        G = _gram(A)
+        na = np.diag(G).copy()
+        d2 = na[:, None] + na[None, :] - 2.0 * G
+    else:
+        na = np.einsum("ij,ij->i", A, A)
+        nb = np.einsum("ij,ij->i", B, B)
+        d2 = na[:, None] + nb[None, :] - 2.0 * (A @ B.T)
     np.maximum(d2, 0.0, out=d2)
     if same:
         np.fill_diagonal(d2, 0.0)
@@ -57,9 +71,11 @@ def median_bandwidth(X: np.ndarray, *, max_samples: int = 2000) -> float:
     if n < 2:
         return 1.0
     idx = np.unique(np.linspace(0, n - 1, min(n, max_samples)).astype(np.int64))
-    sub = X[idx]
-    d2 = squared_distances(sub)
-    med = float(np.median(d2[np.triu_indices(len(idx), k=1)]))
+    return _median_half(squared_distances(X[idx]))
+
+
+def _median_half(d2: np.ndarray) -> float:
+    med = float(np.median(d2[np.triu_indices(d2.shape[0], k=1)]))
     return med / 2.0 if med > 0 else 1.0
 
 
@@ -85,12 +101,19 @@ def rbf_similarity(X: np.ndarray, *, delta2: float | None = None) -> np.ndarray:
     ndarray of shape (n, n)
         ``exp(-||x_i - x_j||^2 / (2 delta^2))``, symmetric, diagonal 1.
     """
-    _check_dense_size(X.shape[0], "RBF")
-    delta2 = median_bandwidth(X) if delta2 is None else float(delta2)
+    return rbf_with_bandwidth(X, delta2=delta2)[0]
+
+
+def rbf_with_bandwidth(X: np.ndarray, *, delta2: float | None = None) -> tuple[np.ndarray, float]:
+    """:func:`rbf_similarity` and the ``delta^2`` used (distances computed once)."""
+    n = X.shape[0]
+    _check_dense_size(n, "RBF")
     S = squared_distances(X)
-    S *= -1.0 / (2.0 * delta2)
+    if delta2 is None:
+        delta2 = _median_half(S) if n <= 2000 else median_bandwidth(X)
+    S *= -1.0 / (2.0 * float(delta2))
     np.exp(S, out=S)
-    return S
+    return S, float(delta2)
 
 
 def linear_similarity(X: np.ndarray, *, c: float = 0.0) -> np.ndarray:
@@ -143,12 +166,16 @@ def knn_squared_distances(X: np.ndarray, *, k: int = 5) -> sp.csr_matrix:
         raise ParameterError(f"kNN graph: k must lie in [1, {n - 1}] for {n} samples, got {k}")
     norms = np.einsum("ij,ij->i", X, X)
     block = max(1, min(n, _BLOCK_BYTES // (8 * max(n, 1))))
+    full = squared_distances(X) if block == n else None
     cols = np.empty((n, k), dtype=np.int64)
     vals = np.empty((n, k), dtype=np.float64)
     for start in range(0, n, block):
         stop = min(n, start + block)
-        d2 = norms[start:stop, None] + norms[None, :] - 2.0 * (X[start:stop] @ X.T)
-        np.maximum(d2, 0.0, out=d2)
+        if full is not None:
+            d2 = full
+        else:
+            d2 = norms[start:stop, None] + norms[None, :] - 2.0 * (X[start:stop] @ X.T)
+            np.maximum(d2, 0.0, out=d2)
         rows = np.arange(stop - start)
         d2[rows, rows + start] = np.inf  # no self-loops
         part = (

@@ -41,6 +41,7 @@ from kofs.knowledge._similarity_kernels import (
     median_bandwidth,
     polynomial_similarity,
     rbf_similarity,
+    rbf_with_bandwidth,
     squared_distances,
     unit_rows,
 )
@@ -102,8 +103,8 @@ def _positive(name: str, value: float | None) -> float | None:
 
 
 def _build_rbf(X, codes, *, delta2=None):
-    delta2 = _positive("delta2", delta2) or median_bandwidth(X)
-    return rbf_similarity(X, delta2=delta2), {"delta2": delta2}
+    S, delta2 = rbf_with_bandwidth(X, delta2=_positive("delta2", delta2))
+    return S, {"delta2": delta2}
 
 
 def _build_knn(X, codes, *, k=5, t=None, metric="euclidean", weight="heat"):
