@@ -245,6 +245,19 @@ def test_deterministic(rng):
     np.testing.assert_array_equal(a[1], b[1])
 
 
+def test_newton_falls_back_to_an_em_step_when_the_model_fails(rng, monkeypatch):
+    import kofs.aggregate.em as em_module
+
+    def broken(*args, **kwargs):
+        raise np.linalg.LinAlgError("not positive definite")
+
+    P = rank_probabilities(np.column_stack([perm_ranks(rng, 80) for _ in range(3)]))
+    expected = fit_mixture_weights(P, solver="em", max_iter=2, tol=0.0).weights
+    monkeypatch.setattr(em_module, "cholesky", broken)
+    fit = fit_mixture_weights(P, solver="newton", max_iter=2, tol=0.0)
+    np.testing.assert_allclose(fit.weights, expected, rtol=1e-12)
+
+
 # --- edge cases --------------------------------------------------------------------------------
 
 

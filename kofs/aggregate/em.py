@@ -190,7 +190,8 @@ def _newton_update(P: np.ndarray, pi: np.ndarray, q: np.ndarray) -> tuple[np.nda
     quadratic model of F at pi is minimised by ``y = argmin_{y>=0} 1/2 y'Qy - c'y``,
     ``Q = S'S``, ``c = 2 S'1 - K``, solved as NNLS on the Cholesky factor of Q (plus a 1e-10
     relative ridge). ``d = y - pi`` is an ascent direction of ``l(x / sum x)``; a backtracking
-    Armijo search on that normalised likelihood keeps every iterate on the simplex.
+    Armijo search on that normalised likelihood keeps every iterate on the simplex. Should the
+    factorisation or NNLS fail, the step falls back to one EM step.
     """
     K, L = P.shape
     S = P / q[:, None]
@@ -198,8 +199,11 @@ def _newton_update(P: np.ndarray, pi: np.ndarray, q: np.ndarray) -> tuple[np.nda
     Q = S.T @ S
     c = 2.0 * grad - K
     Q[np.diag_indices(L)] += 1e-10 * np.trace(Q) / L
-    C = cholesky(Q, lower=False)  # Q = C'C
-    y, _ = nnls(C, solve_triangular(C, c, trans="T"))
+    try:
+        C = cholesky(Q, lower=False)  # Q = C'C
+        y, _ = nnls(C, solve_triangular(C, c, trans="T"), maxiter=50 * L)
+    except (np.linalg.LinAlgError, RuntimeError, ValueError):  # numerically hopeless model:
+        return _em_update(P, pi, q)  # an EM step still increases l
     d = y - pi
     slope = float(grad @ d - K * d.sum())  # derivative of l(x / sum x) along d (sum pi = 1)
     if not slope > 0.0:
