@@ -303,11 +303,20 @@ def test_read_table_strings_lines_and_duplicate_columns(tmp_path):
     df = read_table(p, comment="#")
     assert df.columns.tolist() == ["id", "name"]
     assert df["name"].tolist() == ["a, b", ""]
-    assert df.attrs["lines"].tolist() == [4, 5]
+    assert df.attrs["lines"] == (4, 5)
     q = write(tmp_path, "d.tsv", "a\tb\ta\n1\t2\t3\n")
     err = error(InputError, read_table, q)
     assert "'a'" in str(err) and "columns 1 and 3" in str(err)
     assert scan_table(q, unique_columns=False).header == ("a", "b", "a")
+
+
+def test_read_table_without_header(tmp_path):
+    p = write(tmp_path, "h.tsv", "# c\nGO:1\tA\n\nGO:2\tB\n")
+    df = read_table(p, comment="#", header=False)
+    assert df.columns.tolist() == ["1", "2"] and df["2"].tolist() == ["A", "B"]
+    assert df.attrs["lines"] == (2, 4)
+    q = write(tmp_path, "r.tsv", "GO:1\tA\nGO:2\tB\tC\n")
+    assert error(InputError, read_table, q, header=False).line == 2
 
 
 def test_open_text_normalises(tmp_path):

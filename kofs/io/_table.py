@@ -322,7 +322,7 @@ def read_table(
     """Read a CSV/TSV (gzip ok, ``"-"`` for stdin) into a DataFrame of stripped strings.
 
     Missing cells are empty strings (nothing is turned into NaN). ``df.attrs`` holds
-    ``"path"`` (name for messages) and ``"lines"`` (1-based file line of each row).
+    ``"path"`` (name for messages) and ``"lines"`` (tuple: 1-based file line of each row).
 
     Parameters
     ----------
@@ -343,5 +343,5 @@ def read_table(
     for col in df.columns:
         df[col] = df[col].str.strip()
     df.attrs["path"] = table.path
-    df.attrs["lines"] = table.line_numbers
+    df.attrs["lines"] = tuple(table.line_numbers.tolist())
     return df
