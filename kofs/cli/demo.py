@@ -17,15 +17,14 @@ from kofs.example import example_paths
 def demo_cmd(output: str, seed: int, threads: int | None, top: int) -> None:
     """Rank the genes of the bundled ALL example (1,549 genes x 128 samples, B/T lineage).
 
-    Equivalent to `kofs rank` on the files listed by `kofs demo --help`'s data folder
-    (kofs/data/example) with labels, GO, KEGG, STRING and the relevant-gene list.
+    Equivalent to `kofs rank` on the bundled files (kofs/data/example: expression, B/T labels,
+    GO BP, KEGG gene sets, STRING edges), unsupervised EM aggregation of the KOFS lists.
     """
     paths = example_paths()
     written = run_rank(
         paths["expression"],
         labels=paths["labels"],
         label_column="lineage",
-        relevant_genes=paths["relevant_genes"],
         go=paths["go"],
         go_annotations=paths["go_annotations"],
         pathways=paths["pathways"],

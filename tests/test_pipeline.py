@@ -1,0 +1,130 @@
+"""End-to-end pipeline on the bundled example: every knowledge source, KOFS and MSFS plans."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from kofs.cli import main
+from kofs.errors import ParameterError
+from kofs.example import example_paths
+from kofs.io.expression import read_expression
+from kofs.io.genes import read_gene_list
+from kofs.io.labels import align_labels, read_labels
+from kofs.io.output import write_ranking
+from kofs.pipeline import rank
+from kofs.plans import KnowledgeSources
+from kofs.sources import read_sources
+from kofs.types import Expression
+
+PATHS = example_paths()
+
+
+@pytest.fixture(scope="module")
+def example():
+    labels = read_labels(PATHS["labels"], label_column="lineage")
+    expr = read_expression(PATHS["expression"], sample_ids=labels.samples)
+    expr, labels = align_labels(expr, labels)
+    sources = read_sources(go=PATHS["go"], go_annotations=PATHS["go_annotations"],
+                           pathways=PATHS["pathways"], interactions=PATHS["interactions"])
+    return expr, labels, sources
+
+
+@pytest.fixture(scope="module")
+def kofs_result(example):
+    expr, labels, sources = example
+    return rank(expr, labels=labels, sources=sources, seed=0)
+
+
+def test_kofs_plan_builds_every_list_the_sources_allow(kofs_result):
+    names = [r.name for r in kofs_result.lists]
+    assert names == ["SPEC", "Fisher", "Pathway-FILT", "Pathway-REL-VOTE", "GO-REL-VOTE", "GO-MAH",
+                     "GO-REL-PROP", "PPI-PROP"]
+    w = kofs_result.final.weights
+    assert w.shape == (8,) and abs(w.sum() - 1) < 1e-12 and (w >= 0).all()
+    assert kofs_result.final.info["converged"]
+
+
+def test_fused_list_is_biologically_sensible(kofs_result):
+    # B vs T lineage: T-cell receptor / lineage genes and HLA class II must lead
+    top = set(kofs_result.final.top(30))
+    assert {"CD3D", "LCK", "GATA3"} & top
+    assert any(g.startswith("HLA-D") for g in top)
+
+
+def test_coverage_reported_once_per_source(kofs_result):
+    sources = [c.source for c in kofs_result.coverage]
+    assert len(sources) == len(set(sources)) == 3
+    go = next(c for c in kofs_result.coverage if c.source.startswith("GO"))
+    assert go.matched > 1400 and go.id_column == "entrez_id"
+
+
+def test_evidence_names_terms_pathways_and_neighbours(kofs_result):
+    ev = kofs_result.evidence
+    assert ev is not None and len(ev) > 1000
+    text = " ".join(ev.values())
+    assert "GO:" in text and "KEGG_" in text and "interactors:" in text
+    buf = io.StringIO()
+    write_ranking(buf, kofs_result.final, kofs_result.lists, evidence=kofs_result.evidence)
+    table = pd.read_csv(io.StringIO(buf.getvalue()), sep="\t")
+    assert table.columns[-1] == "evidence"
+
+
+def test_supervised_lists_need_relevant_genes(example):
+    expr, labels, sources = example
+    with pytest.raises(ParameterError, match="relevant"):
+        rank(expr, labels=labels, sources=sources, lists=["GO-CAN-MAH"])
+    with pytest.raises(ParameterError, match="did you mean 'GO-MAH'"):
+        rank(expr, labels=labels, sources=sources, lists=["GO-MHA"])
+
+
+def test_relevant_genes_enable_go_can_mah_and_supervised_em(example):
+    expr, labels, sources = example
+    relevant = read_gene_list(PATHS["relevant_genes"])
+    res = rank(expr, labels=labels, sources=sources, relevant_genes=relevant,
+               lists=["Fisher", "GO-CAN-MAH", "GO-REL-VOTE"])
+    assert [r.name for r in res.lists] == ["Fisher", "GO-CAN-MAH", "GO-REL-VOTE"]
+    assert res.final.info["n_G"] == len(set(relevant) & set(expr.genes))
+
+
+def test_msfs_is_one_spec_list_on_combined_similarities(example):
+    expr, labels, sources = example
+    res = rank(expr, labels=labels, sources=KnowledgeSources(pathways=sources.pathways), method="msfs")
+    assert [r.name for r in res.lists] == ["MSFS"]
+    assert res.lists[0].params["ranker"] == "spec-phi2"
+    np.testing.assert_array_equal(res.final.ranks, res.lists[0].ranks)
+
+
+def test_aux_data_on_shuffled_samples_gives_an_aux_list(example, rng):
+    expr, labels, _ = example
+    order = rng.permutation(expr.n_samples)
+    aux = Expression(expr.values[order][:, :50] + rng.normal(size=(expr.n_samples, 50)),
+                     [f"mir{i}" for i in range(50)], [expr.samples[i] for i in order])
+    res = rank(expr, labels=labels, sources=KnowledgeSources(aux=(aux,)), lists=["AUX-SPEC", "SPEC"])
+    assert [r.name for r in res.lists] == ["AUX-SPEC", "SPEC"]
+    assert not np.allclose(res.lists[0].scores, res.lists[1].scores, equal_nan=True)
+
+
+def test_runs_are_deterministic(example):
+    expr, labels, sources = example
+    a = rank(expr, labels=labels, sources=KnowledgeSources(pathways=sources.pathways, interactions=sources.interactions))
+    b = rank(expr, labels=labels, sources=KnowledgeSources(pathways=sources.pathways, interactions=sources.interactions))
+    np.testing.assert_array_equal(a.final.scores, b.final.scores)
+
+
+def test_kofs_sources_command_reports_coverage():
+    p = PATHS
+    r = CliRunner().invoke(main, ["sources", p["expression"], "--labels", p["labels"], "--label-column", "lineage",
+                                  "--pathways", p["pathways"], "--interactions", p["interactions"]])
+    assert r.exit_code == 0, r.output
+    assert "pathways kegg.gmt: 696 genes, 696 matched" in r.output
+    assert "Pathway-FILT (spec-phi2)" in r.output and "PPI-PROP (relevance-propagation)" in r.output
+
+
+def test_go_needs_both_files():
+    r = CliRunner().invoke(main, ["rank", PATHS["expression"], "--go", PATHS["go"], "-o", "-"])
+    assert r.exit_code == 2 and "--go-annotations" in r.stderr
