@@ -9,8 +9,10 @@ Targets (``target`` parameter):
 
 * MRSF: ``lda`` (3.42, LSLDA) or ``svm`` (3.43, LSSVM) from the labels; or spectral targets
   ``Y = U_C Sigma_C^{1/2}`` from the top C eigenpairs of ``D^{-1/2} S D^{-1/2}`` with the
-  trivial eigenvector ``D^{1/2} 1`` deflated, S the given sample similarity or an RBF kernel.
-* MCSF: ``S^FIS`` (4.4) from the labels, the given similarity, or an RBF kernel.
+  trivial eigenvector ``D^{1/2} 1`` deflated, S the given sample similarity or (``rbf``) the
+  RBF similarity of the expression built by :mod:`kofs.knowledge.similarity` (``auto``: dense
+  RBF up to 3,000 samples, sparse kNN RBF graph above; delta^2 = median squared distance / 2).
+* MCSF: ``S^FIS`` (4.4) from the labels, the given similarity, or the same RBF similarity.
 
 Genes are centred and scaled to unit L2 norm first (Theorem 3.2.2 and MCSF's criterion assume
 unit-norm features).
@@ -25,7 +27,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, eigsh
 
-from kofs.errors import ParameterError, ResourceError
+from kofs.errors import ParameterError
+from kofs.knowledge.similarity import similarity_from_array
 from kofs.rankers._l21 import mrsf_path
 from kofs.registry import Param, ranker
 
@@ -35,7 +38,6 @@ __all__ = [
     "unit_columns",
     "lslda_targets",
     "lssvm_targets",
-    "rbf_similarity",
     "spectral_targets",
     "quadratic_scores",
     "fisher_quadratic_scores",
@@ -44,7 +46,6 @@ __all__ = [
 ]
 
 _BLOCK = 4_000_000
-_MAX_DENSE_N = 10_000
 
 
 def unit_columns(X: np.ndarray) -> np.ndarray:
@@ -77,25 +78,6 @@ def lssvm_targets(codes: np.ndarray) -> np.ndarray:
     Y = -np.ones((codes.size, codes.max() + 1))
     Y[np.arange(codes.size), codes] = 1.0
     return Y
-
-
-def rbf_similarity(X: np.ndarray) -> np.ndarray:
-    """Dense RBF kernel ``exp(-||x_i - x_j||^2 / (2 delta^2))`` (2.25) of the samples, with
-    ``delta^2`` = median pairwise squared distance / 2 (ALGORITHMS.md §2 [REC]); (n, n)."""
-    X = np.asarray(X, dtype=np.float64)
-    n = X.shape[0]
-    if n > _MAX_DENSE_N:
-        raise ResourceError(
-            f"an RBF sample similarity of {n} samples would be dense {n} x {n}; pass a sparse "
-            "kNN sample similarity instead"
-        )
-    sq = np.einsum("ij,ij->i", X, X)
-    D2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (X @ X.T), 0.0)
-    np.fill_diagonal(D2, 0.0)
-    med = float(np.median(D2[np.triu_indices(n, 1)])) if n > 1 else 0.0
-    if med <= 0:
-        return np.ones((n, n))
-    return np.exp(-D2 / med)
 
 
 def spectral_targets(S, n_targets: int, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -237,7 +219,9 @@ def _resolve_similarity(X, inputs, target: str, name: str):
         if inputs.similarity is None:
             raise ParameterError(f"ranker {name!r} with target=similarity needs a sample similarity")
         return inputs.similarity.matrix
-    return rbf_similarity(X)
+    ok = np.isfinite(X).all(axis=0)
+    S, _ = similarity_from_array(X[:, ok] if not ok.all() else X, "auto")
+    return S
 
 
 def _need_labels(inputs, name: str, target: str) -> np.ndarray:
