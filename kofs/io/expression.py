@@ -328,7 +328,9 @@ def read_expression(
         CSV or TSV file, optionally gzip-compressed, or ``"-"`` for stdin.
     genes_in : {None, "rows", "columns"}
         Axis of the genes. None: ``"rows"`` when ``gene_column`` is given; else the axis whose
-        ids do *not* match ``sample_ids``; else the longer axis (rows on a tie).
+        ids do *not* match ``sample_ids``; else by the name of the first id column (gene-like:
+        rows; ``sample``/``sample_id``/``cell``/``barcode``: columns); else the longer axis
+        (rows on a tie).
     gene_column : str, optional
         Identifier column holding the gene ids (default: the first column). The other leading
         identifier columns become ``annotations``.
@@ -366,8 +368,6 @@ def read_expression(
     if gene_column is not None:
         gene_idx = _find_column(table.header, gene_column, path=name, option="gene_column")
     n_id = _id_column_count(table, gene_idx)
-    if gene_idx is not None and gene_idx >= n_id:
-        raise ParameterError(f"gene_column {gene_column!r} is not an identifier column", path=name)
     ids, values = _parse(table, n_id)
     header, line_numbers = table.header, table.line_numbers
     del table  # the raw text is no longer needed
@@ -389,6 +389,9 @@ def read_expression(
                         ", ".join(repr(h) for h in header[1:n_id]))
     del values
     _check_samples(samples, layout, name)
+    if len(samples) < 2:
+        raise InputError(f"has {len(samples)} sample(s); at least 2 are needed (wrong orientation? "
+                         "set genes_in / --genes-in)", path=name)
 
     bad = (G > HUGE) | (G < -HUGE)  # +-Inf included, NaN not; no full-size temporary
     if bad.any():
@@ -409,10 +412,6 @@ def read_expression(
     G, genes, ann, positions = _apply_missing(G, genes, ann, positions, samples, layout, missing,
                                               name)
     G, genes, ann = _apply_duplicates(G, genes, ann, positions, layout, duplicates, name)
-
-    if len(samples) < 2:
-        raise InputError(f"has {len(samples)} sample(s); at least 2 are needed (wrong orientation? "
-                         "set genes_in / --genes-in)", path=name)
     if len(genes) < 1:
         raise InputError("has no usable gene left after the missing-value policy", path=name)
     namespace = guess_namespace(genes, id_name)
