@@ -195,3 +195,14 @@ def test_tiny_input_clamps_k():
     X = np.array([[0.0, 1.0], [1.0, 0.5], [2.0, 0.1]])
     r = run_ranker("laplacian", _expr(X))
     assert r.info["k"] == 2 and np.all(np.isfinite(r.scores))
+
+
+def test_missing_values_give_nan_scores(rng):
+    X = rng.normal(size=(12, 5))
+    X[3, 1] = np.nan
+    e = _expr(X)
+    inputs = RankerInputs(categories=_cats(e, np.repeat([0, 1], 6)))
+    for name in ("variance", "fisher"):
+        r = run_ranker(name, e, inputs)
+        assert np.isnan(r.scores[1]) and r.ranks[1] == 5
+        assert np.all(np.isfinite(np.delete(r.scores, 1)))

@@ -227,3 +227,25 @@ def test_registry_directions():
     assert not RANKERS.get("spec-phi2").higher_is_better
     assert RANKERS.get("spec-phi3").higher_is_better
     assert RANKERS.get("spec-phi1").params["power"].default == 3
+
+
+@pytest.mark.parametrize("name", ["laplacian", "spec-phi1", "spec-phi2", "spec-phi3"])
+def test_missing_values_only_affect_their_gene(name, rng):
+    """A NaN makes its own gene NaN (ranked last); the graph is built from complete genes."""
+    X = rng.normal(size=(20, 8))
+    Xn = X.copy()
+    Xn[4, 2] = np.nan
+    r = run_ranker(name, _expr(Xn))
+    assert np.isnan(r.scores[2]) and r.ranks[2] == 8
+    assert r.info.get("features_dropped") == 1
+    clean = run_ranker(name, _expr(np.delete(X, 2, axis=1)))
+    np.testing.assert_allclose(np.delete(r.scores, 2), clean.scores, rtol=1e-9)
+
+
+def test_asymmetric_similarity_is_symmetrised(rng, caplog):
+    X = rng.normal(size=(10, 4))
+    S = rng.random((10, 10))
+    with caplog.at_level("WARNING", logger="kofs.rankers._spectral_kernels"):
+        got = spec_phi2(X, S)
+    assert "not symmetric" in caplog.text
+    np.testing.assert_allclose(got, spec_phi2(X, (S + S.T) / 2), rtol=1e-12)

@@ -189,3 +189,15 @@ def test_sample_similarity_errors(rng, monkeypatch):
     monkeypatch.setattr(kernels, "DENSE_LIMIT", 5)
     with pytest.raises(ResourceError, match="knn-rbf"):
         sim.sample_similarity(e, "rbf")
+
+
+def test_non_finite_features_left_out(rng, caplog):
+    X = rng.normal(size=(10, 4))
+    Xn = X.copy()
+    Xn[2, 1] = np.inf
+    with caplog.at_level(logging.WARNING, logger="kofs.knowledge.similarity"):
+        S, used = sim.similarity_from_array(Xn, "rbf")
+    assert used["features_dropped"] == 1 and "left out" in caplog.text
+    np.testing.assert_allclose(S, sim.rbf_similarity(np.delete(X, 1, axis=1)), rtol=1e-12)
+    with pytest.raises(ParameterError, match="every feature has a missing"):
+        sim.similarity_from_array(np.full((4, 2), np.nan), "knn")

@@ -197,6 +197,8 @@ def similarity_from_array(
 
     Returns ``(S, used)``: the matrix (dense ndarray or CSR) and the parameters actually used
     (bandwidths resolved). ``codes`` (class code per sample) is needed by the label kinds.
+    Features (columns) holding a NaN or infinite value are left out of the distances (logged and
+    counted in ``used["features_dropped"]``).
     """
     builder = BUILDERS.get(kind)
     if builder is None:
@@ -210,7 +212,22 @@ def similarity_from_array(
     if builder.needs_labels and codes is None:
         raise ParameterError(f"similarity {kind!r} needs sample labels (--labels)")
     given = {key: value for key, value in params.items() if value is not None}
-    return builder.func(np.asarray(X, dtype=np.float64), codes, **given)
+    X = np.asarray(X, dtype=np.float64)
+    finite = np.isfinite(X).all(axis=0)
+    if not finite.all() and not builder.needs_labels:
+        if not finite.any():
+            raise ParameterError(
+                f"similarity {kind!r}: every feature has a missing (NaN) or infinite value; "
+                "impute or drop them first"
+            )
+        logger.warning(
+            "similarity %s: %d features with missing or infinite values left out of the distances",
+            kind,
+            int((~finite).sum()),
+        )
+        S, used = builder.func(X[:, finite], codes, **given)
+        return S, {**used, "features_dropped": int((~finite).sum())}
+    return builder.func(X, codes, **given)
 
 
 def sample_similarity(

@@ -43,7 +43,7 @@ def _col_blocks(n: int, m: int) -> Iterator[slice]:
 
 
 def prepare_graph(S, X: np.ndarray):
-    """Validate ``S`` and drop isolated samples (d_i = 0).
+    """Validate ``S`` (non-negative; symmetrised if needed) and drop isolated samples (d_i = 0).
 
     Returns
     -------
@@ -67,6 +67,12 @@ def prepare_graph(S, X: np.ndarray):
             "similarity has negative or non-finite entries; graph scores need a non-negative "
             "affinity (use kind rbf, knn or label)"
         )
+    asym = abs(S - S.T).max() if S.shape[0] else 0.0
+    if asym > 1e-12 * max(abs(smin), abs(S).max() if S.shape[0] else 0.0, 1e-300):
+        logger.warning("similarity is not symmetric (max |S - S'| = %.3g); using (S + S')/2", asym)
+        S = (S + S.T) / 2.0
+        if sp.issparse(S):
+            S = sp.csr_matrix(S)
     d = np.asarray(S.sum(axis=1)).ravel()
     keep = d > 0
     if not keep.all():
