@@ -160,3 +160,20 @@ def describe_sources(
         "coverage": [{**c.as_dict(), "line": c.line()} for c in ctx.coverage],
         "lists": [{"name": p.name, "ranker": p.ranker, "sources": list(p.sources)} for p in plans],
     }
+
+
+def source_releases(sources: KnowledgeSources) -> dict[str, Any]:
+    """Release information read from the knowledge files' headers (for the manifest)."""
+    out: dict[str, Any] = {}
+    if sources.ontology is not None:
+        o = sources.ontology
+        out["go_ontology"] = {"data-version": o.data_version, "date": o.date, "terms": len(o.terms)}
+    if sources.go_annotations is not None:
+        a = sources.go_annotations
+        out["go_annotations"] = {"format": a.fmt, **dict(a.header), "rows": len(a.terms)}
+    if sources.pathways is not None:
+        out["pathways"] = {"sets": len(sources.pathways.ids), "namespace": sources.pathways.namespace}
+    if sources.interactions is not None:
+        i = sources.interactions
+        out["interactions"] = {"edges": len(i.source), "directed": int(np.sum(i.directed)), "namespace": i.namespace}
+    return out

@@ -116,6 +116,7 @@ def run_rank(expression_path: str, **opts) -> list[str]:
     from kofs.io.output import check_output_dir
     from kofs.io.run_output import manifest, write_run
     from kofs.pipeline import rank
+    from kofs.sources import source_releases
 
     out = opts["output"]
     inputs = {"expression": expression_path, **{k: opts.get(k) for k in PATH_KEYS if k not in ("expression", "output")}}
@@ -156,7 +157,8 @@ def run_rank(expression_path: str, **opts) -> list[str]:
     written = write_run(
         result,
         out,
-        manifest_data=manifest(result, command="rank", inputs=inputs, extra={"config": resolved}),
+        manifest_data=manifest(result, command="rank", inputs=inputs,
+                               extra={"config": resolved, "releases": source_releases(sources)}),
         extra_files={"config.resolved.yaml": dump_config(resolved)},
     )
     print_summary(result, top=opts.get("top", 10), outputs=written)
