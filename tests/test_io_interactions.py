@@ -39,6 +39,8 @@ def test_real_string_gene_edges(shared_data):
     assert x.namespace == "entrez" and not x.is_directed
     assert x.info["self_loops_dropped"] == 0 and x.info["duplicates_merged"] == 0
     assert x.aliases["symbol"]["70"] == ("ACTC1",)
+    summary = x.summary()
+    assert (summary["edges"], summary["nodes"], summary["directed_edges"]) == (8297, 1882, 0)
     assert edges(x)[("1018", "70")] == pytest.approx(0.182)  # entrez 70 < 1018 as strings
     assert float(x.weight.min()) >= 0.1 and float(x.weight.max()) <= 1.0
 
@@ -182,7 +184,7 @@ def test_string_detailed_and_info_file(ia):
 def test_string_errors(ia):
     with pytest.raises(InputError) as err:
         read_interactions(ia / "string_links_bad_score.txt")
-    assert err.value.line == 3 and "exceeds 1000" in str(err.value)
+    assert err.value.line == 3 and "outside 0..1000" in str(err.value)
     with pytest.raises(ParameterError, match="0..1000"):
         read_interactions(ia / "string_links.txt", string_min_score=1500)
 
@@ -229,3 +231,11 @@ def test_interactions_are_read_only(ia):
     with pytest.raises(ValueError):
         x.weight[0] = 5.0
     assert isinstance(x.source, np.ndarray)
+
+
+def test_kgml_relations_through_read_interactions(testdata):
+    kgml = testdata / "pathways" / "kgml"
+    assert sniff_interactions(kgml) == "kgml"
+    x = read_interactions(kgml)
+    assert x.n_edges == 7 and x.directed.all()
+    assert ("5290", "596") in edges(x)

@@ -168,6 +168,8 @@ def test_kgml_directory(pw):
     g = read_pathways(pw / "kgml")
     assert g.ids == ("hsa04998", "hsa04999")
     assert g.interactions.n_edges == 7
+    assert g.summary()["relations"] == 7 and g.summary()["sets"] == 2
+    assert g.summary()["pairs"] == 9 and g.summary()["genes"] == 8
     assert ("4193", "7157") in set(zip(g.interactions.source, g.interactions.target,
                                        strict=True))
 

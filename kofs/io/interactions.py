@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from kofs.errors import InputError, ParameterError
-from kofs.io.ids import _head_lines, _open_text, guess_namespace
+from kofs.io.ids import _head_lines, _open_text, _stream_text, guess_namespace
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +124,14 @@ class Interactions:
     def is_directed(self) -> bool:
         """True when at least one edge is directed."""
         return bool(self.directed.any())
+
+    def summary(self) -> dict:
+        """Counts for ``kofs sources``: edges, nodes, directed edges, id kind, reader counts."""
+        return {
+            "path": self.path, "edges": self.n_edges, "nodes": len(self.nodes()),
+            "directed_edges": int(self.directed.sum()), "namespace": self.namespace,
+            "alias_ids": sorted(self.aliases), **self.info,
+        }
 
     def nodes(self) -> list[str]:
         """Distinct node ids in order of first appearance."""
@@ -235,7 +243,10 @@ def _read_frame(path: str, *, sep: str, header: int | None, **kwargs: Any) -> pd
 
 
 def _strip_taxon(values: np.ndarray) -> np.ndarray:
-    return np.array([_TAXON_PREFIX.sub("", v) for v in values], dtype=object)
+    """Remove STRING taxon prefixes (``9606.ENSP...`` -> ``ENSP...``), once per distinct id."""
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object))
+    stripped = np.array([_TAXON_PREFIX.sub("", str(v)) for v in uniques] + [""], dtype=object)
+    return stripped[codes]
 
 
 # --------------------------------------------------------------------------- edge list
@@ -488,29 +499,51 @@ def read_string_links(
     path = os.fspath(path)
     if not 0 <= float(min_score) <= 1000:
         raise ParameterError(f"--string-min-score {min_score} is outside 0..1000")
-    df = _read_frame(path, sep=" ", header=0)
-    missing = {"protein1", "protein2", "combined_score"} - set(df.columns)
+    head = _head_lines(path, 1)
+    missing = {"protein1", "protein2", "combined_score"} - set(head[0].split(" ") if head else ())
     if missing:
         raise InputError(f"STRING links file lacks column(s) {sorted(missing)}", path=path,
                          line=1)
-    lines = np.arange(2, len(df) + 2)
-    score = _parse_weights(df["combined_score"], lines, path, column="combined_score")
-    if (score > 1000).any():
-        i = int(np.flatnonzero(score > 1000)[0])
-        raise InputError(f"combined_score {score[i]:g} exceeds 1000", path=path,
-                         line=int(lines[i]), column="combined_score")
-    keep = score >= float(min_score)
-    src = _strip_taxon(df["protein1"].to_numpy(dtype=object)[keep])
-    dst = _strip_taxon(df["protein2"].to_numpy(dtype=object)[keep])
+    src_parts, dst_parts, score_parts = [], [], []
+    n_rows = 0
+    with _stream_text(path, what="STRING links file") as fh:
+        try:
+            chunks = pd.read_csv(
+                fh, sep=" ", header=0, usecols=["protein1", "protein2", "combined_score"],
+                dtype={"protein1": str, "protein2": str}, chunksize=1_000_000,
+            )
+            for chunk in chunks:  # streamed: memory follows the kept edges, not the file
+                lines = np.arange(n_rows + 2, n_rows + 2 + len(chunk))
+                n_rows += len(chunk)
+                raw = chunk["combined_score"]
+                if pd.api.types.is_numeric_dtype(raw) and raw.notna().all():
+                    score = raw.to_numpy(dtype=np.float64)
+                else:
+                    score = _parse_weights(raw.astype(str), lines, path, column="combined_score")
+                if (score > 1000).any() or (score < 0).any():
+                    i = int(np.flatnonzero((score > 1000) | (score < 0))[0])
+                    raise InputError(f"combined_score {score[i]:g} is outside 0..1000",
+                                     path=path, line=int(lines[i]), column="combined_score")
+                keep = score >= float(min_score)
+                src_parts.append(chunk["protein1"].to_numpy(dtype=object)[keep])
+                dst_parts.append(chunk["protein2"].to_numpy(dtype=object)[keep])
+                score_parts.append(score[keep])
+        except pd.errors.ParserError as exc:
+            m = re.search(r"line (\d+)", str(exc))
+            raise InputError(f"malformed STRING links: {str(exc).splitlines()[0]}", path=path,
+                             line=int(m.group(1)) if m else None) from None
+    src = _strip_taxon(np.concatenate(src_parts)) if src_parts else np.zeros(0, object)
+    dst = _strip_taxon(np.concatenate(dst_parts)) if dst_parts else np.zeros(0, object)
+    kept_scores = np.concatenate(score_parts) if score_parts else np.zeros(0)
     alias_tables = {}
     if aliases is not None:
         alias_tables = read_string_aliases(aliases, proteins=set(src) | set(dst))
-    log.info("%s: %d of %d STRING pairs have combined_score >= %g", path, int(keep.sum()),
-             len(df), min_score)
+    log.info("%s: %d of %d STRING rows have combined_score >= %g", path, len(src), n_rows,
+             min_score)
     return _finalise(
-        src, dst, score[keep] / 1000.0, False, "", path=path, namespace="ensembl_protein",
+        src, dst, kept_scores / 1000.0, False, "", path=path, namespace="ensembl_protein",
         aliases=alias_tables,
-        info={"rows": int(len(df)), "rows_below_min_score": int((~keep).sum()),
+        info={"rows": n_rows, "rows_below_min_score": n_rows - len(src),
               "min_score": float(min_score)},
     )
 

@@ -116,6 +116,15 @@ class GeneSets:
         """Distinct member ids over all sets, in order of first appearance."""
         return list(dict.fromkeys(g for m in self.members for g in m))
 
+    def summary(self) -> dict:
+        """Counts for ``kofs sources``: sets, distinct genes, gene-set pairs, id kind, edges."""
+        return {
+            "path": self.path, "sets": len(self), "genes": len(self.genes()),
+            "pairs": int(self.sizes().sum()), "namespace": self.namespace,
+            "alt_member_ids": sorted(self.alt_members),
+            "relations": 0 if self.interactions is None else self.interactions.n_edges,
+        }
+
     def member_kinds(self) -> dict[str, tuple[tuple[str, ...], ...]]:
         """``{"primary": members, **alt_members}``."""
         return {"primary": self.members, **self.alt_members}
