@@ -12,9 +12,27 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from kofs import __version__
 from kofs.io.output import atomic_dir, environment_info, file_fingerprint, write_json, write_ranking, write_weights
 from kofs.pipeline import RunResult
+
+
+def _json_info(info: Mapping[str, Any], *, max_items: int = 1000) -> dict[str, Any]:
+    """A ranker's extras made JSON-friendly (e.g. the entry order of MRSF/MCSF); arrays longer
+    than ``max_items`` are summarised by their shape."""
+    out: dict[str, Any] = {}
+    for k, v in info.items():
+        if isinstance(v, np.ndarray):
+            out[k] = v.tolist() if v.size <= max_items else {"shape": list(v.shape)}
+        elif isinstance(v, np.generic):
+            out[k] = v.item()
+        elif isinstance(v, (list, tuple)) and len(v) > max_items:
+            out[k] = {"length": len(v)}
+        else:
+            out[k] = v
+    return out
 
 
 def manifest(
@@ -41,7 +59,7 @@ def manifest(
         "matrix": {"samples": result.expression.n_samples, "genes": result.expression.n_genes},
         "lists": [
             {"name": r.name, "ranker": r.params.get("ranker"), "higher_is_better": r.higher_is_better,
-             "params": {k: v for k, v in r.params.items() if k != "ranker"}}
+             "params": {k: v for k, v in r.params.items() if k != "ranker"}, "info": _json_info(r.info)}
             for r in result.lists
         ],
         "aggregation": {
