@@ -19,11 +19,15 @@ from kofs.io.output import atomic_dir, environment_info, file_fingerprint, write
 from kofs.pipeline import RunResult
 
 
-def _json_info(info: Mapping[str, Any], *, max_items: int = 1000) -> dict[str, Any]:
-    """A ranker's extras made JSON-friendly (e.g. the entry order of MRSF/MCSF); arrays longer
-    than ``max_items`` are summarised by their shape."""
+def _json_info(info: Mapping[str, Any], *, genes: Sequence[str], max_items: int = 1000) -> dict[str, Any]:
+    """A ranker's extras made JSON-friendly; the entry ``order`` of a multivariate selector
+    (gene positions) is written as gene ids; arrays longer than ``max_items`` are summarised by
+    their shape."""
     out: dict[str, Any] = {}
     for k, v in info.items():
+        if k == "order":
+            out[k] = [genes[int(i)] for i in v]
+            continue
         if isinstance(v, np.ndarray):
             out[k] = v.tolist() if v.size <= max_items else {"shape": list(v.shape)}
         elif isinstance(v, np.generic):
@@ -59,7 +63,7 @@ def manifest(
         "matrix": {"samples": result.expression.n_samples, "genes": result.expression.n_genes},
         "lists": [
             {"name": r.name, "ranker": r.params.get("ranker"), "higher_is_better": r.higher_is_better,
-             "params": {k: v for k, v in r.params.items() if k != "ranker"}, "info": _json_info(r.info)}
+             "params": {k: v for k, v in r.params.items() if k != "ranker"}, "info": _json_info(r.info, genes=r.genes)}
             for r in result.lists
         ],
         "aggregation": {
