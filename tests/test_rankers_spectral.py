@@ -94,9 +94,9 @@ def test_dense_equals_sparse(rng, power):
 
 def test_lanczos_path_equals_dense_eigh(rng):
     """n > 500 with a sparse S runs eigsh; the dense ndarray runs LAPACK eigh."""
-    centres = np.array([[0, 0], [6, 0], [0, 6]])
-    X = np.vstack([rng.normal(size=(220, 2)) + c for c in centres])
-    X = np.column_stack([X, rng.uniform(size=(660, 3))])
+    centres = np.array([[0, 0], [3, 0], [0, 3]])
+    X = np.vstack([rng.normal(size=(170, 2)) + c for c in centres])
+    X = np.column_stack([X, rng.uniform(size=(510, 3))])
     S, _ = similarity_from_array(X, "knn", k=10)
     lam_s, _ = normalized_eigenpairs(S, n_pairs=3)
     lam_d, _ = normalized_eigenpairs(S.toarray(), n_pairs=3)
@@ -249,3 +249,14 @@ def test_asymmetric_similarity_is_symmetrised(rng, caplog):
         got = spec_phi2(X, S)
     assert "not symmetric" in caplog.text
     np.testing.assert_allclose(got, spec_phi2(X, (S + S.T) / 2), rtol=1e-12)
+
+
+def test_tiny_inputs():
+    X = np.array([[0.0, 1.0, 2.0], [1.0, 0.5, 2.0], [2.0, 0.1, 2.0]])
+    e = _expr(X)
+    for name in ("spec-phi1", "spec-phi2", "spec-phi3"):
+        r = run_ranker(name, e)
+        assert np.all(np.isfinite(r.scores[:2])) and np.isnan(r.scores[2])
+    with pytest.raises(ParameterError, match="at least 3"):
+        run_ranker("spec-phi3", _expr(X[:2]))
+    assert np.all(np.isfinite(run_ranker("spec-phi2", _expr(X[:2, :2])).scores))

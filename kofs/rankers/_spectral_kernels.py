@@ -249,6 +249,8 @@ def spec_phi3(
     """
     S, X, d = prepare_graph(S, X)
     n, m = X.shape
+    if n < 3:
+        raise ParameterError(f"spec-phi3 needs at least 3 connected samples, got {n}")
     if not 2 <= k <= n - 1:
         raise ParameterError(f"spec-phi3: k must lie in [2, {n - 1}] (number of clusters), got {k}")
     lam, U = normalized_eigenpairs(S, n_pairs=min(k, n - 1), seed=seed)
