@@ -29,8 +29,6 @@ __all__ = ["spec_phi1", "spec_phi2", "spec_phi3"]
 
 logger = logging.getLogger(__name__)
 
-_SIMILARITY_KIND = {"auto": "auto", "rbf": "rbf", "knn": "knn", "label": "label"}
-
 COMMON_PARAMS: dict[str, Param] = {
     "similarity": Param(
         "auto",
@@ -80,7 +78,7 @@ def _unsupervised_similarity(X: np.ndarray, inputs: RankerInputs, p: dict[str, A
         params["delta2"] = p["delta"] ** 2
     if p["neighbors"] is not None and kind != "rbf":
         params["k"] = p["neighbors"]
-    S, used = similarity_from_array(X, _SIMILARITY_KIND[kind], **params)
+    S, used = similarity_from_array(X, kind, **params)
     return S, X, {"similarity": kind, **used}
 
 
