@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
+import importlib.metadata
 import subprocess
 import sys
 
