@@ -239,3 +239,30 @@ def test_kgml_relations_through_read_interactions(testdata):
     x = read_interactions(kgml)
     assert x.n_edges == 7 and x.directed.all()
     assert ("5290", "596") in edges(x)
+
+
+def test_biogrid_missing_columns(tmp_path):
+    p = tmp_path / "bg.txt"
+    p.write_text("#BioGRID Interaction ID\tEntrez Gene Interactor A\n1\t2\n")
+    with pytest.raises(InputError) as err:
+        read_interactions(p)
+    assert err.value.line == 1 and "Entrez Gene Interactor B" in str(err.value)
+
+
+def test_bz2_and_zip_archives(ia, tmp_path):
+    import bz2
+    import zipfile
+
+    data = (ia / "string_links.txt").read_bytes()
+    b = tmp_path / "links.txt.bz2"
+    b.write_bytes(bz2.compress(data))
+    assert read_interactions(b).n_edges == 4
+    z = tmp_path / "links.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.writestr("links.txt", data)
+    assert read_interactions(z).n_edges == 4
+    with zipfile.ZipFile(tmp_path / "two.zip", "w") as zf:
+        zf.writestr("a.txt", data)
+        zf.writestr("b.txt", data)
+    with pytest.raises(InputError, match="holds 2 files"):
+        read_interactions(tmp_path / "two.zip")

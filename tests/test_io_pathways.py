@@ -201,3 +201,22 @@ def test_genesets_validation():
         GeneSets(("a", "a"), (), (), (("x",), ("y",)))
     g = GeneSets(("a",), (), (), (("x", "x", "y"),))
     assert g.names == ("a",) and g.members == (("x", "y"),) and g.descriptions == ("",)
+
+
+def test_kegg_tables_edge_cases(tmp_path, caplog):
+    t = tmp_path / "table.tsv"
+    t.write_text("pathway_id\tmsigdb_name\tentrez_ids\tsymbols\n"
+                 "hsa1\tNA\t7157,672\tTP53,BRCA1\nhsa2\tKEGG_X\t\t\n")
+    with caplog.at_level(logging.WARNING, logger="kofs.io.pathways"):
+        g = read_pathways(t)
+    assert g.ids == ("hsa1",) and g.names == ("hsa1",) and g.members == (("7157", "672"),)
+    assert any("without genes" in r.message for r in caplog.records)
+    header_only = tmp_path / "g2p.tsv"
+    header_only.write_text("pathway_id\tentrez_id\tsymbol\n")
+    with pytest.raises(InputError, match="no pairs"):
+        read_pathways(header_only)
+    ragged = tmp_path / "ragged.tsv"
+    ragged.write_text("pathway_id\tentrez_id\nhsa1\t7157\t9\n")
+    with pytest.raises(InputError) as err:
+        read_pathways(ragged)
+    assert err.value.line == 2

@@ -551,6 +551,11 @@ def read_string_links(
 # --------------------------------------------------------------------------- BioGRID
 
 _SYSTEM_TYPES = ("physical", "genetic")
+_BIOGRID_ALIASES = {
+    "symbol": "Official Symbol Interactor {}",
+    "systematic_name": "Systematic Name Interactor {}",
+    "uniprot": "SWISS-PROT Accessions Interactor {}",
+}
 
 
 def read_biogrid(
@@ -579,25 +584,41 @@ def read_biogrid(
         raise ParameterError(
             f"BioGRID system type {system_type!r} is not one of physical, genetic (or none)"
         )
-    df = _read_frame(path, sep="\t", header=0, quoting=3)
-    df.columns = [str(c).lstrip("#").strip() for c in df.columns]
-    org = ("Organism ID Interactor A" if "Organism ID Interactor A" in df.columns
+    head = _head_lines(path, 1)
+    header = [c.strip() for c in head[0].split("\t")] if head else []
+    names = [c.lstrip("#").strip() for c in header]
+    org = ("Organism ID Interactor A" if "Organism ID Interactor A" in names
            else "Organism Interactor A")
     need = ["Entrez Gene Interactor A", "Entrez Gene Interactor B", "BioGRID ID Interactor A",
-            "BioGRID ID Interactor B", "Experimental System", "Experimental System Type", org]
-    missing = [c for c in need if c not in df.columns]
+            "BioGRID ID Interactor B", "Experimental System", "Experimental System Type", org,
+            org.replace(" A", " B")]
+    missing = [c for c in need if c not in names]
     if missing:
         raise InputError(f"not a BioGRID TAB2/TAB3 file: column(s) {missing} missing",
                          path=path, line=1)
-    keep = np.ones(len(df), bool)
-    if taxon is not None:
-        t = str(taxon).strip()
-        keep &= (df[org].str.strip() == t).to_numpy() & (
-            df[org.replace(" A", " B")].str.strip() == t).to_numpy()
-    if system_type is not None:
-        keep &= (df["Experimental System Type"].str.strip().str.lower()
-                 == str(system_type).lower()).to_numpy()
-    sub = df[keep]
+    use = need + [c.format(side) for c in _BIOGRID_ALIASES.values() for side in "AB"
+                  if c.format(side) in names]
+    parts, n_rows = [], 0
+    with _stream_text(path, what="BioGRID file") as fh:
+        try:
+            for chunk in pd.read_csv(fh, sep="\t", header=0, names=names, usecols=use, dtype=str,
+                                     keep_default_na=False, na_filter=False, quoting=3,
+                                     chunksize=500_000):
+                n_rows += len(chunk)
+                keep = np.ones(len(chunk), bool)
+                if taxon is not None:
+                    t = str(taxon).strip()
+                    keep &= (chunk[org].str.strip() == t).to_numpy() & (
+                        chunk[org.replace(" A", " B")].str.strip() == t).to_numpy()
+                if system_type is not None:
+                    keep &= (chunk["Experimental System Type"].str.strip().str.lower()
+                             == str(system_type).lower()).to_numpy()
+                parts.append(chunk[keep])
+        except pd.errors.ParserError as exc:
+            m = re.search(r"line (\d+)", str(exc))
+            raise InputError(f"malformed BioGRID file: {str(exc).splitlines()[0]}", path=path,
+                             line=int(m.group(1)) if m else None) from None
+    sub = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=use, dtype=str)
     ids = {}
     for side in "AB":
         ent = sub[f"Entrez Gene Interactor {side}"].str.strip().to_numpy(dtype=object)
@@ -605,9 +626,7 @@ def read_biogrid(
         ids[side] = np.where(pd.Series(ent).isin(_NA).to_numpy(),
                              np.array(["BIOGRID:" + b for b in bg], dtype=object), ent)
     aliases: dict[str, dict[str, tuple[str, ...]]] = {}
-    for kind, col in (("symbol", "Official Symbol Interactor {}"),
-                      ("systematic_name", "Systematic Name Interactor {}"),
-                      ("uniprot", "SWISS-PROT Accessions Interactor {}")):
+    for kind, col in _BIOGRID_ALIASES.items():
         if col.format("A") not in sub.columns:
             continue
         table: dict[str, list[str]] = {}
@@ -622,7 +641,7 @@ def read_biogrid(
         ids["A"], ids["B"], np.ones(len(sub)), False,
         sub["Experimental System"].to_numpy(dtype=object), path=path, namespace="entrez",
         aliases=aliases,
-        info={"rows": int(len(df)), "rows_filtered": int((~keep).sum()),
+        info={"rows": n_rows, "rows_filtered": n_rows - len(sub),
               "taxon": None if taxon is None else str(taxon), "system_type": system_type},
     )
 

@@ -278,7 +278,14 @@ def read_kegg_table(path: str | os.PathLike, **_: Any) -> GeneSets:
                  else i for r, i in zip(rows, ids, strict=True)]
     members = [split(r[col["entrez_ids"]]) for r in rows]
     alt = {"symbol": [split(r[col["symbols"]]) for r in rows]} if "symbols" in col else {}
-    return GeneSets(ids, names, (), members, namespace="entrez", path=path, alt_members=alt)
+    keep = [t for t, m in enumerate(members) if m]
+    if len(keep) < len(members):
+        log.warning("%s: skipped %d pathway(s) without genes", path, len(members) - len(keep))
+    if not keep:
+        raise InputError("KEGG table holds no pathway with genes", path=path)
+    return GeneSets([ids[t] for t in keep], [names[t] for t in keep], (),
+                    [members[t] for t in keep], namespace="entrez", path=path,
+                    alt_members={k: [v[t] for t in keep] for k, v in alt.items()})
 
 
 def read_kegg_gene2pathway(path: str | os.PathLike, **_: Any) -> GeneSets:
@@ -290,10 +297,15 @@ def read_kegg_gene2pathway(path: str | os.PathLike, **_: Any) -> GeneSets:
     syms: dict[str, list[str]] = {}
     for r in rows:
         pid = r[col["pathway_id"]].strip()
-        sets.setdefault(pid, []).append(r[col["entrez_id"]].strip())
+        gene = r[col["entrez_id"]].strip()
+        sets.setdefault(pid, [])
+        if gene and gene != "NA":
+            sets[pid].append(gene)
         if "symbol" in col and r[col["symbol"]].strip() not in ("", "NA"):
             syms.setdefault(pid, []).append(r[col["symbol"]].strip())
-    ids = list(sets)
+    ids = [i for i in sets if any(sets[i])]
+    if not ids:
+        raise InputError("KEGG gene-pathway table holds no pairs", path=path)
     alt = {"symbol": [syms.get(i, []) for i in ids]} if "symbol" in col else {}
     return GeneSets(ids, ids, (), [sets[i] for i in ids], namespace="entrez", path=path,
                     alt_members=alt)
