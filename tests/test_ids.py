@@ -42,6 +42,7 @@ def toy(genes=SYMBOLS, **annotations) -> Expression:
         ("A0A024R161-1", "A0A024R161"),
         ("UniProtKB:P04637", "P04637"),
         ("NCBIGene:7157", "7157"),
+        ("UniProtKB:UniProtKB:P04637-3", "P04637"),
         (" tp53 ", "TP53"),
         ("NKX2-1", "NKX2-1"),  # a symbol with a hyphen-number stays intact
         ("HLA-A", "HLA-A"),
@@ -187,3 +188,10 @@ def test_report_counts_add_up(ids):
     col = e.genes if rep.id_column == "gene" else e.annotations.get(rep.id_column, ())
     for s, i in mapping.items():
         assert normalise_id(col[i]) == normalise_id(s)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefgP0123456789.-_: ", max_size=20))
+def test_normalise_id_is_idempotent(raw):
+    once = normalise_id(raw)
+    assert normalise_id(once) == once

@@ -50,7 +50,7 @@ _ENSEMBL_VERSION = re.compile(r"^(ENS[A-Z]*[GTPE]\d+)\.\d+$")
 _UNIPROT = r"(?:[OPQ][0-9][A-Z0-9]{3}[0-9]|[A-NR-Z][0-9](?:[A-Z][A-Z0-9]{2}[0-9]){1,2})"
 _UNIPROT_ISOFORM = re.compile(rf"^({_UNIPROT})-\d+$")
 _UNIPROT_ID = re.compile(rf"^{_UNIPROT}$")
-_DB_PREFIX = re.compile(r"^(?:UNIPROTKB|UNIPROT|NCBIGENE|ENTREZ|GENEID|ENSEMBL):")
+_DB_PREFIX = re.compile(r"^(?:(?:UNIPROTKB|UNIPROT|NCBIGENE|ENTREZ|GENEID|ENSEMBL):)+")
 _MISSING = frozenset({"", "NA", "NAN", "NONE", "NULL", "-"})
 LOW_COVERAGE = 0.05
 
