@@ -1,0 +1,252 @@
+"""Gene Ontology OBO reader.
+
+:func:`read_obo` parses an OBO 1.2 file (``go-basic.obo`` or the full ``go.obo``, plain or gzip)
+with goatools and returns a frozen :class:`Ontology`: live terms, names, aspects (BP/MF/CC),
+parent edges by relation, secondary ids and obsolete terms. Only the relations of
+:data:`RELATIONS` are kept; ``has_part``, ``occurs_in`` and the like are dropped because following
+them creates cycles. goatools' progress lines are swallowed: nothing is ever printed.
+
+Annotation files (GAF, gene2go, TSV) are read by :mod:`kofs.io.annotations`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kofs.errors import InputError, ParameterError
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Ontology", "read_obo", "RELATIONS", "ASPECTS", "ROOTS", "normalise_aspect"]
+
+#: Relations kept from the OBO file (parent edges); everything else is ignored.
+RELATIONS = ("is_a", "part_of", "regulates", "negatively_regulates", "positively_regulates")
+#: OBO namespace -> aspect code.
+ASPECTS = {"biological_process": "BP", "molecular_function": "MF", "cellular_component": "CC"}
+#: Root term of each aspect.
+ROOTS = {"BP": "GO:0008150", "MF": "GO:0003674", "CC": "GO:0005575"}
+
+_ASPECT_ALIASES = {
+    "P": "BP", "BP": "BP", "PROCESS": "BP", "BIOLOGICAL_PROCESS": "BP",
+    "F": "MF", "MF": "MF", "FUNCTION": "MF", "MOLECULAR_FUNCTION": "MF",
+    "C": "CC", "CC": "CC", "COMPONENT": "CC", "CELLULAR_COMPONENT": "CC",
+}  # fmt: skip
+
+
+def normalise_aspect(value: str, *, what: str = "aspect") -> str:
+    """``P``/``BP``/``Process``/``biological_process`` -> ``"BP"`` (likewise MF, CC).
+
+    Raises
+    ------
+    ParameterError
+        For any other value.
+    """
+    code = _ASPECT_ALIASES.get(str(value).strip().upper())
+    if code is None:
+        raise ParameterError(f"{what} {value!r} is not a GO aspect; use BP, MF or CC")
+    return code
+
+
+@dataclass(frozen=True, eq=False)
+class Ontology:
+    """A parsed Gene Ontology release.
+
+    Attributes
+    ----------
+    terms : tuple of str
+        Live (non-obsolete) term ids, sorted.
+    names : mapping of str to str
+        Term id -> name (live terms).
+    namespaces : mapping of str to str
+        Term id -> aspect ``"BP"``, ``"MF"`` or ``"CC"`` (live terms).
+    edges : mapping of str to tuple of (str, str)
+        Relation (one of :data:`RELATIONS`) -> ``(child, parent)`` pairs between live terms.
+    alt_ids : mapping of str to str
+        Secondary id -> primary id.
+    obsolete : frozenset of str
+        Obsolete term ids.
+    data_version, date : str or None
+        The header's ``data-version`` and ``date`` lines.
+    source : str or None
+        Path the ontology was read from.
+    """
+
+    terms: tuple[str, ...]
+    names: Mapping[str, str]
+    namespaces: Mapping[str, str]
+    edges: Mapping[str, tuple[tuple[str, str], ...]]
+    alt_ids: Mapping[str, str] = field(default_factory=dict)
+    obsolete: frozenset[str] = frozenset()
+    data_version: str | None = None
+    date: str | None = None
+    source: str | None = None
+
+    def __contains__(self, go_id: object) -> bool:
+        return go_id in self.namespaces
+
+    def primary(self, go_id: str) -> str | None:
+        """The live primary id of ``go_id`` (itself, or via ``alt_id``); None if unknown/obsolete."""
+        if go_id in self.namespaces:
+            return go_id
+        alt = self.alt_ids.get(go_id)
+        return alt if alt in self.namespaces else None
+
+    def terms_of(self, aspect: str) -> tuple[str, ...]:
+        """Sorted live terms of one aspect (``"BP"``, ``"MF"``, ``"CC"`` or an alias)."""
+        code = normalise_aspect(aspect)
+        return tuple(t for t in self.terms if self.namespaces[t] == code)
+
+    def parent_edges(self, relations: Iterable[str] = ("is_a", "part_of")) -> list[tuple[str, str]]:
+        """``(child, parent)`` pairs of the chosen relations."""
+        rels = list(relations)
+        bad = [r for r in rels if r not in RELATIONS]
+        if bad:
+            raise ParameterError(f"unknown GO relation {bad[0]!r}; use some of {', '.join(RELATIONS)}")
+        out: list[tuple[str, str]] = []
+        for r in rels:
+            out.extend(self.edges.get(r, ()))
+        return out
+
+
+def _header(path: Path) -> dict[str, str]:
+    """``data-version`` and ``date`` from the OBO header (lines before the first stanza)."""
+    out: dict[str, str] = {}
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if line.startswith("["):
+                break
+            key, sep, value = line.partition(":")
+            if sep and key.strip() in ("data-version", "date"):
+                out[key.strip()] = value.strip()
+    return out
+
+
+def _check_complete(path: Path) -> None:
+    """Reject an OBO file whose last stanza is cut off (no final newline, or a dangling line)."""
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        if size == 0:
+            raise InputError("empty OBO file; give a Gene Ontology .obo file", path=path)
+        fh.seek(max(0, size - 1))
+        if fh.read(1) != b"\n":
+            raise InputError(
+                "OBO file ends in the middle of a line (truncated download?); fetch it again",
+                path=path,
+            )
+
+
+def _parse(path: Path, shown: str) -> Ontology:
+    from goatools.obo_parser import GODag
+
+    _check_complete(path)
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            dag = GODag(str(path), optional_attrs={"relationship"}, load_obsolete=True, prt=None)
+    except KeyError as exc:
+        raise InputError(
+            f"OBO file refers to term {exc.args[0]} which it does not define (truncated or "
+            "malformed file?); fetch the complete file again",
+            path=shown,
+        ) from None
+    except (AssertionError, ValueError, IndexError, AttributeError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"not a readable OBO file ({type(exc).__name__}: {exc}); give a Gene Ontology .obo file",
+            path=shown,
+        ) from None
+    names: dict[str, str] = {}
+    namespaces: dict[str, str] = {}
+    obsolete: set[str] = set()
+    alt_ids: dict[str, str] = {}
+    edges: dict[str, list[tuple[str, str]]] = {r: [] for r in RELATIONS}
+    records = {rec.item_id: rec for key, rec in dag.items() if key == rec.item_id}
+    for go_id, rec in records.items():
+        if rec.is_obsolete:
+            obsolete.add(go_id)
+            continue
+        aspect = ASPECTS.get(rec.namespace)
+        if aspect is None:
+            continue  # not a GO term (another ontology merged into the file)
+        names[go_id] = rec.name
+        namespaces[go_id] = aspect
+        for alt in rec.alt_ids:
+            alt_ids[alt] = go_id
+    for go_id in namespaces:
+        rec = records[go_id]
+        for parent in rec._parents:  # noqa: SLF001 - goatools keeps is_a ids here
+            if parent in namespaces:
+                edges["is_a"].append((go_id, parent))
+        for rel, parents in getattr(rec, "relationship", {}).items():
+            if rel not in edges:
+                continue  # has_part, occurs_in, ...: never followed
+            for p in parents:
+                pid = p.item_id if hasattr(p, "item_id") else str(p)
+                if pid in namespaces:
+                    edges[rel].append((go_id, pid))
+    if not namespaces:
+        raise InputError(
+            "no Gene Ontology terms found (no [Term] stanza with a GO namespace); give a GO .obo file",
+            path=shown,
+        )
+    hdr = _header(path)
+    onto = Ontology(
+        terms=tuple(sorted(namespaces)),
+        names=names,
+        namespaces=namespaces,
+        edges={r: tuple(sorted(e)) for r, e in edges.items()},
+        alt_ids=alt_ids,
+        obsolete=frozenset(obsolete),
+        data_version=hdr.get("data-version"),
+        date=hdr.get("date"),
+        source=shown,
+    )
+    log.info(
+        "%s: %d live GO terms, %d obsolete, %d edges (release %s)",
+        shown, len(onto.terms), len(obsolete), sum(len(e) for e in onto.edges.values()),
+        onto.data_version or onto.date or "unknown",
+    )  # fmt: skip
+    return onto
+
+
+def read_obo(path: str | os.PathLike) -> Ontology:
+    """Read a Gene Ontology OBO file (``.obo`` or ``.obo.gz``).
+
+    Parameters
+    ----------
+    path : path-like
+        go-basic.obo or the full go.obo; gzip is recognised by its magic bytes.
+
+    Returns
+    -------
+    Ontology
+
+    Raises
+    ------
+    InputError
+        The file is missing, empty, truncated, malformed or holds no GO term.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("GO ontology file not found; check the --go path", path=p)
+    with open(p, "rb") as fh:
+        magic = fh.read(2)
+    if magic != b"\x1f\x8b":
+        return _parse(p, str(p))
+    with tempfile.TemporaryDirectory(prefix="kofs-obo-") as tmp:
+        plain = Path(tmp) / "go.obo"
+        try:
+            with gzip.open(p, "rb") as src, open(plain, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"corrupt gzip file ({exc}); fetch it again", path=p) from None
+        return _parse(plain, str(p))
