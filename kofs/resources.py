@@ -1,0 +1,282 @@
+"""Memory limits: estimate the peak memory of the big steps and fail early.
+
+A step that would need more memory than allowed raises :class:`~kofs.errors.ResourceError`
+*before* allocating anything, with a one-line message naming the step, the estimate, the limit
+and what to do instead (a sparser graph, fewer genes, ...), rather than being killed by the
+operating system halfway through a run.
+
+The limit is an explicit argument everywhere (no global state): ``kofs rank --max-memory 4G``
+-> :func:`kofs.pipeline.rank` (``max_memory=``) -> the pipeline's ``Context`` -> every check.
+Its default, :func:`default_memory_limit`, is 80 % of the machine's total RAM (``MemTotal`` of
+``/proc/meminfo``, or the cgroup limit ``/sys/fs/cgroup/memory.max`` when that is lower).
+
+The estimates are upper-bound-ish figures of the dominant arrays of each step (float64 = 8
+bytes, CSR = 12 bytes per stored entry plus the row pointers) times the number of such arrays
+alive at the same time in the implementation; they are deliberately simple and documented per
+function so that a user can predict them.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from pathlib import Path
+
+from kofs.errors import ParameterError, ResourceError
+
+__all__ = [
+    "DEFAULT_FRACTION",
+    "check_memory",
+    "default_memory_limit",
+    "estimate_dense_similarity",
+    "estimate_expression",
+    "estimate_expression_file",
+    "estimate_go_all_pairs",
+    "estimate_knn_graph",
+    "estimate_mahalanobis",
+    "estimate_mcsf",
+    "estimate_mrsf",
+    "estimate_ranker",
+    "format_size",
+    "parse_size",
+    "resolve_limit",
+    "total_memory",
+]
+
+#: Fraction of the total RAM used as the default limit.
+DEFAULT_FRACTION = 0.8
+
+F8 = 8  # bytes per float64
+CSR_ENTRY = 12  # float64 value + int32 column index
+
+_UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([KMGT]?)(I?B)?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str | int | float, *, option: str = "--max-memory") -> int:
+    """Bytes of a size such as ``"4G"``, ``"512M"``, ``"1.5GB"``, ``"2GiB"``, ``"1000000"``.
+
+    Units are binary (``K`` = 1024, ``M`` = 1024**2, ``G`` = 1024**3, ``T`` = 1024**4), with
+    or without a trailing ``B``/``iB``, case-insensitive; a bare number is bytes.
+
+    Raises
+    ------
+    ParameterError
+        Not a size, or not positive.
+    """
+    if isinstance(text, bool):
+        raise ParameterError(f"{option} {text!r}: expected a size such as 4G or 512M")
+    if isinstance(text, (int, float)):
+        value, unit = float(text), ""
+    else:
+        m = _SIZE.match(str(text))
+        if m is None:
+            raise ParameterError(f"{option} {text!r}: expected a size such as 4G, 512M or "
+                                 "1000000 (bytes)")
+        value, unit = float(m.group(1)), m.group(2).upper()
+    nbytes = value * _UNITS[unit]
+    if not math.isfinite(nbytes) or nbytes < 1:
+        raise ParameterError(f"{option} {text!r}: the size must be at least 1 byte")
+    return int(nbytes)
+
+
+def format_size(nbytes: float) -> str:
+    """Human-readable binary size: ``"512 B"``, ``"3.2 MB"``, ``"1.50 GB"``."""
+    nbytes = float(nbytes)
+    if nbytes < 2**10:
+        return f"{nbytes:.0f} B"
+    if nbytes < 2**20:
+        return f"{nbytes / 2**10:.1f} KB"
+    if nbytes < 2**30:
+        return f"{nbytes / 2**20:.1f} MB"
+    return f"{nbytes / 2**30:.2f} GB"
+
+
+def _meminfo_total(path: Path) -> int | None:
+    try:
+        for line in path.read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                parts = line.split()
+                return int(parts[1]) * (1024 if parts[-1].lower() == "kb" else 1)
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _cgroup_limit(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    if not text.isdigit():
+        return None  # "max" = unlimited
+    return int(text)
+
+
+def total_memory(
+    *,
+    meminfo: str | os.PathLike = "/proc/meminfo",
+    cgroup: str | os.PathLike = "/sys/fs/cgroup/memory.max",
+) -> int | None:
+    """Bytes of RAM available to this process: min(MemTotal, cgroup limit), or None if unknown."""
+    found = [v for v in (_meminfo_total(Path(meminfo)), _cgroup_limit(Path(cgroup))) if v]
+    if not found:
+        try:
+            found = [os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")]
+        except (ValueError, OSError, AttributeError):
+            return None
+    return min(found)
+
+
+def default_memory_limit(**kwargs) -> int | None:
+    """80 % of :func:`total_memory` (None when the RAM size cannot be found: no checks)."""
+    total = total_memory(**kwargs)
+    return None if total is None else int(DEFAULT_FRACTION * total)
+
+
+def resolve_limit(max_memory: int | str | None) -> int | None:
+    """The limit to pass down: ``None`` -> the default, a size string -> bytes."""
+    if max_memory is None:
+        return default_memory_limit()
+    if isinstance(max_memory, str):
+        return parse_size(max_memory)
+    if isinstance(max_memory, bool) or int(max_memory) < 1:
+        raise ParameterError(f"max_memory must be a positive number of bytes, got {max_memory!r}")
+    return int(max_memory)
+
+
+def check_memory(nbytes: float, *, limit: int | None, what: str, suggestion: str) -> None:
+    """Raise :class:`ResourceError` when ``nbytes`` exceeds ``limit`` (no check if None).
+
+    The message: ``step WHAT needs ~N GB, above --max-memory M GB; SUGGESTION``.
+    """
+    if limit is None or nbytes <= limit:
+        return
+    raise ResourceError(
+        f"step {what} needs ~{format_size(nbytes)}, above --max-memory {format_size(limit)}; "
+        f"{suggestion}"
+    )
+
+
+# --- estimates --------------------------------------------------------------------------------
+
+def estimate_expression(n_samples: int, n_genes: int) -> int:
+    """Reading an n x m matrix: the float64 array plus the parsed table (~3 copies)."""
+    return 3 * F8 * int(n_samples) * int(n_genes)
+
+
+def _gzip_size(path: Path) -> int | None:
+    """Uncompressed size of a gzip file from its trailer (ISIZE, modulo 4 GiB)."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(2) != b"\x1f\x8b":
+                return None
+            fh.seek(-4, os.SEEK_END)
+            isize = int.from_bytes(fh.read(4), "little")
+    except OSError:
+        return None
+    raw = path.stat().st_size
+    # ISIZE wraps at 4 GiB; text rarely compresses below 1/20, so undo the wrap if needed
+    while isize < raw:
+        isize += 2**32
+    return isize
+
+
+def estimate_expression_file(path: str | os.PathLike) -> int | None:
+    """Peak memory of reading an expression text file, from its (uncompressed) size.
+
+    The reader holds the decompressed bytes, the split fields and the float64 matrix: about
+    4 x the uncompressed size (a cell of ~8 characters becomes 8 bytes of float64). ``None``
+    for standard input or an unreadable path (the reader reports those).
+    """
+    if os.fspath(path) == "-":
+        return None
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError:
+        return None
+    if not p.is_file():
+        return None
+    text = _gzip_size(p) or size
+    return 4 * text
+
+
+def estimate_dense_similarity(n_samples: int, *, copies: int = 4) -> int:
+    """A dense n x n sample similarity: distances, kernel, and the ranker's normalised copy
+    and eigenvectors (``copies`` n x n float64 arrays, default 4)."""
+    return copies * F8 * int(n_samples) ** 2
+
+
+def estimate_knn_graph(n_samples: int, n_features: int, *, k: int = 10,
+                       block_bytes: int = 64 * 2**20) -> int:
+    """A sparse kNN graph: one block of distances, the n x k neighbours (values, indices, in
+    the directed and the symmetrised graph) and a centred copy of the data."""
+    n = int(n_samples)
+    return (min(block_bytes, F8 * n * n) + 4 * CSR_ENTRY * n * int(k)
+            + F8 * n * int(n_features))
+
+
+def estimate_mahalanobis(n_samples: int, n_genes: int, *, nnz: int = 0,
+                         method: str = "scalable") -> int:
+    """GO-MAH / commute-time Mahalanobis similarity (:mod:`kofs.knowledge.mahalanobis`).
+
+    ``"scalable"``: centred copy of X and ``L X'`` (2 n x m), the Laplacian (nnz + m entries,
+    twice while symmetrising), the Gram matrix, distances and kernel (3 n x n).
+    ``"exact"``: additionally the dense m x m Laplacian, covariance, eigenvectors and
+    pseudo-inverse (4 m x m, plus LAPACK workspace ~ 1 m x m).
+    """
+    n, m = int(n_samples), int(n_genes)
+    need = 2 * F8 * n * m + 2 * CSR_ENTRY * (int(nnz) + m) + 3 * F8 * n * n
+    if method == "exact":
+        need += 5 * F8 * m * m
+    return need
+
+
+def estimate_go_all_pairs(n_genes: int, n_terms: int = 0, *, block_genes: int = 1000) -> int:
+    """All-pairs GO gene similarity (``kofs gosim``): the dense genes x genes result plus its
+    text rendering (~3 x), and per block the term-term similarities of the block's terms
+    (``block_genes`` rows against every term)."""
+    g = int(n_genes)
+    return 4 * F8 * g * g + F8 * min(g, int(block_genes)) * max(int(n_terms), g)
+
+
+def estimate_mrsf(n_samples: int, n_genes: int, *, l: int = 50, n_targets: int = 10) -> int:  # noqa: E741
+    """MRSF (L2,1 path): the unit-column copy F (n x m), correlations F'R and entry steps
+    (3 m x C), the active block and its least squares (2 n x l, l x C) and, with a spectral
+    target, the dense n x n kernel and eigenvectors."""
+    n, m, l, c = int(n_samples), int(n_genes), int(l), int(n_targets)  # noqa: E741
+    return 2 * F8 * n * m + 3 * F8 * m * max(c, 1) + 2 * F8 * n * l + F8 * l * c + 2 * F8 * n * n
+
+
+def estimate_mcsf(n_samples: int, n_genes: int, *, l: int = 50) -> int:  # noqa: E741
+    """MCSF (greedy matrix comparison): F (n x m), S F and the running residual products
+    (2 n x m more), the n x n similarity and the selected block (n x l)."""
+    n, m = int(n_samples), int(n_genes)
+    return 3 * F8 * n * m + F8 * n * n + F8 * n * int(l)
+
+
+def estimate_ranker(name: str, n_samples: int, n_genes: int, *, params: dict | None = None,
+                    builds_similarity: bool = False, dense_similarity: bool = False) -> int:
+    """Working set of one ranker run on an n x m matrix.
+
+    Multivariate rankers use :func:`estimate_mrsf` / :func:`estimate_mcsf`. Every other ranker
+    holds ~2 copies of X; a graph ranker that builds its own sample similarity
+    (``builds_similarity``: no similarity given, ``auto`` = dense RBF up to 3000 samples) or
+    receives a dense one (``dense_similarity``) adds 3 n x n arrays (kernel, normalised copy,
+    eigenvectors); above 3000 samples the ``auto`` graph is a sparse kNN graph
+    (:func:`estimate_knn_graph`).
+    """
+    p = dict(params or {})
+    n, m = int(n_samples), int(n_genes)
+    if name == "mrsf":
+        return estimate_mrsf(n, m, l=min(int(p.get("l", 50)), m), n_targets=int(p.get("n_targets", 10)))
+    if name == "mcsf":
+        return estimate_mcsf(n, m, l=min(int(p.get("l", 50)), m))
+    need = 2 * F8 * n * m
+    if dense_similarity or (builds_similarity and n <= 3000):
+        need += estimate_dense_similarity(n, copies=3)
+    elif builds_similarity:
+        need += estimate_knn_graph(n, m)
+    return need
