@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 from threadpoolctl import threadpool_limits
 
 from kofs.aggregate import aggregate as aggregate_lists
@@ -20,6 +21,7 @@ from kofs.errors import ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
 from kofs.rankers import applicable, run_ranker
 from kofs.registry import RANKERS, unknown_message
+from kofs.resources import check_memory, estimate_ranker, resolve_limit
 from kofs.types import (
     AggregateRanking,
     Expression,
@@ -66,6 +68,7 @@ class Context:
     seed: int = 0
     cache: dict[str, Any] = field(default_factory=dict)
     coverage: list[CoverageReport] = field(default_factory=list)
+    max_memory: int | None = None  # bytes; None = no check (kofs.resources)
 
     def cached(self, key: str, build: Callable[[], Any]) -> Any:
         """Build a piece of internal knowledge once per run."""
@@ -117,6 +120,23 @@ def relevant_gene_mask(expression: Expression, genes: Iterable[str], *, path: st
     return tuple(expression.genes[i] for i in sorted(set(mapping.values())))
 
 
+def check_ranker_memory(context: Context, plan: ListPlan, inputs: RankerInputs,
+                        params: Mapping[str, Any]) -> None:
+    """Fail early when a list's ranker would exceed ``context.max_memory``."""
+    if context.max_memory is None:
+        return
+    spec = RANKERS.get(plan.ranker)
+    sim = inputs.similarity
+    n, m = context.expression.values.shape
+    need = estimate_ranker(plan.ranker, n, m, params=dict(params),
+                           builds_similarity="similarity" in spec.uses and sim is None,
+                           dense_similarity=sim is not None and isinstance(sim.matrix, np.ndarray))
+    hint = (f"a sparser similarity (--param {plan.ranker}.similarity=knn-rbf), "
+            if "similarity" in spec.params else "")
+    check_memory(need, limit=context.max_memory, what=f"list {plan.name} ({plan.ranker})",
+                 suggestion=f"use {hint}fewer genes (filter the matrix) or leave the list out")
+
+
 def run_plan(
     context: Context,
     plans: Sequence[ListPlan],
@@ -147,6 +167,7 @@ def run_plan(
             t0 = time.perf_counter()
             inputs = plan.build_inputs(context)
             p = {**plan.params, **params.get(plan.ranker, {}), **params.get(plan.name, {})}
+            check_ranker_memory(context, plan, inputs, p)
             ranking = run_ranker(plan.ranker, context.expression, inputs, seed=context.seed, list_name=plan.name, params=p)
             lists.append(ranking)
             timings[f"rank:{plan.name}"] = round(time.perf_counter() - t0, 4)
@@ -179,6 +200,7 @@ def rank(
     msfs_weights: Sequence[float] | None = None,
     seed: int = 0,
     threads: int | None = None,
+    max_memory: int | None = None,
 ) -> RunResult:
     """Rank the genes of ``expression`` with every list the inputs allow and fuse the lists.
 
@@ -211,6 +233,9 @@ def rank(
     seed : int
     threads : int, optional
         Cap on BLAS/OpenMP threads.
+    max_memory : int, optional
+        Memory limit in bytes for the big steps (:mod:`kofs.resources`); default 80 % of the
+        total RAM. A step estimated above it raises ``ResourceError`` before it starts.
 
     Returns
     -------
@@ -223,7 +248,8 @@ def rank(
         raise ParameterError(f"method must be 'kofs' or 'msfs', got {method!r}")
     sources = sources or KnowledgeSources()
     rel = None if relevant_genes is None else relevant_gene_mask(expression, relevant_genes)
-    context = Context(expression=expression, categories=labels, relevant_genes=rel, seed=seed)
+    context = Context(expression=expression, categories=labels, relevant_genes=rel, seed=seed,
+                      max_memory=resolve_limit(max_memory))
     with threadpool_limits(limits=threads):
         if method == "msfs":
             plans = msfs_plan(context, sources, weights=msfs_weights)

@@ -30,6 +30,7 @@ from kofs.knowledge.msfs import combine_similarities
 from kofs.knowledge.similarity import sample_similarity
 from kofs.pipeline import Context, ListPlan
 from kofs.registry import unknown_message
+from kofs.resources import check_memory, estimate_dense_similarity, estimate_mahalanobis
 from kofs.types import FeatureFunctions, RankerInputs
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,8 @@ class KnowledgeSources:
     go_term_ids: tuple[str, ...] | None = None
     id_map: Mapping[str, str] | None = None
     go: Mapping[str, Any] = field(default_factory=dict)
+    pathway_sizes: tuple[int, int | None] = (5, 500)
+    interaction_options: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def has_go(self) -> bool:
@@ -117,8 +120,9 @@ def pathway_functions_of(ctx: Context) -> FeatureFunctions:
     from kofs.knowledge.genesets import genesets_to_functions
 
     s = _src(ctx)
+    lo, hi = s.pathway_sizes
     return ctx.cached("pathway_functions", lambda: _record(ctx, genesets_to_functions(
-        s.pathways, ctx.expression, id_map=s.id_map)))
+        s.pathways, ctx.expression, min_size=lo, max_size=hi, id_map=s.id_map)))
 
 
 def ppi_relation_of(ctx: Context):
@@ -126,7 +130,7 @@ def ppi_relation_of(ctx: Context):
 
     s = _src(ctx)
     return ctx.cached("ppi_relation", lambda: _record(ctx, interactions_to_relation(
-        s.interactions, ctx.expression, id_map=s.id_map)))
+        s.interactions, ctx.expression, id_map=s.id_map, **s.interaction_options)))
 
 
 def with_term_relevance(ctx: Context, functions: FeatureFunctions) -> FeatureFunctions:
@@ -144,8 +148,27 @@ def with_term_relevance(ctx: Context, functions: FeatureFunctions) -> FeatureFun
     return learn_relevance_from_data(functions, ctx.expression)
 
 
+def check_similarity_memory(ctx: Context, what: str, *, n_genes: int | None = None, nnz: int = 0) -> None:
+    """Fail early when a sample similarity (dense up to 3000 samples, GO-MAH when ``n_genes``)
+    would exceed ``ctx.max_memory``."""
+    n = ctx.expression.n_samples
+    if n_genes is not None:
+        need = estimate_mahalanobis(n, n_genes, nnz=nnz)
+    elif n <= 3000:
+        need = estimate_dense_similarity(n)
+    else:
+        return  # sparse kNN graph: linear in n
+    check_memory(need, limit=ctx.max_memory, what=f"{what} similarity ({n} samples)",
+                 suggestion="use fewer samples or a sparser graph (--param spec-phi2.similarity=knn-rbf), "
+                 "or leave the list out (--lists)")
+
+
 def data_similarity(ctx: Context):
-    return ctx.cached("data_similarity", lambda: sample_similarity(ctx.expression, "auto"))
+    def build():
+        check_similarity_memory(ctx, "expression")
+        return sample_similarity(ctx.expression, "auto")
+
+    return ctx.cached("data_similarity", build)
 
 
 def initial_relevance(ctx: Context) -> FeatureFunctions:
@@ -158,7 +181,12 @@ def initial_relevance(ctx: Context) -> FeatureFunctions:
 
 
 def go_mah_similarity(ctx: Context):
-    return ctx.cached("go_mah", lambda: mahalanobis_similarity(ctx.expression, go_relation_of(ctx), name="GO-MAH"))
+    def build():
+        rel = go_relation_of(ctx)
+        check_similarity_memory(ctx, "GO-MAH", n_genes=ctx.expression.n_genes, nnz=rel.matrix.nnz)
+        return mahalanobis_similarity(ctx.expression, rel, name="GO-MAH")
+
+    return ctx.cached("go_mah", build)
 
 
 GO_CAN_ALPHA = 0.05
@@ -192,6 +220,7 @@ def go_can_genes(ctx: Context) -> np.ndarray:
 def go_can_mah_similarity(ctx: Context):
     def build():
         rel = restrict_relation(go_relation_of(ctx), go_can_genes(ctx))
+        check_similarity_memory(ctx, "GO-CAN-MAH", n_genes=ctx.expression.n_genes, nnz=rel.matrix.nnz)
         return mahalanobis_similarity(ctx.expression, rel, name="GO-CAN-MAH")
 
     return ctx.cached("go_can_mah", build)
@@ -204,6 +233,7 @@ def pathway_filt_similarity(ctx: Context):
 
     def build():
         idx, report = filter_genes(s.pathways, ctx.expression, set_ids=s.pathway_ids, id_map=s.id_map)
+        check_similarity_memory(ctx, "Pathway-FILT")
         return filtered_similarity(ctx.expression, idx, name="Pathway-FILT")
 
     return ctx.cached("pathway_filt", build)
@@ -212,6 +242,7 @@ def pathway_filt_similarity(ctx: Context):
 def go_filt_similarity(ctx: Context):
     def build():
         genes = genes_of_terms(go_functions_of(ctx), _src(ctx).go_term_ids)
+        check_similarity_memory(ctx, "GO-FILT")
         return filtered_similarity(ctx.expression, genes, name="GO-FILT")
 
     return ctx.cached("go_filt", build)
@@ -227,6 +258,7 @@ def aux_similarity(ctx: Context, i: int):
                 f"auxiliary data {aux.source}: {len(missing)} samples of the expression matrix are "
                 f"missing (e.g. {', '.join(missing[:3])}); it must measure the same samples")
         aligned = aux.subset_samples([pos[s] for s in ctx.expression.samples])
+        check_similarity_memory(ctx, f"auxiliary data {aux.source}")
         return sample_similarity(aligned, "auto")
 
     return ctx.cached(f"aux{i}", build)

@@ -16,7 +16,7 @@ GENES_IN = click.Choice(["rows", "columns"])
 
 # options whose values are file paths (made absolute in configs and resolved configs)
 PATH_KEYS = ("expression", "labels", "relevant_genes", "output", "go", "go_annotations", "pathways",
-             "interactions", "string_aliases", "aux", "id_map", "term_relevance")
+             "kegg_names", "interactions", "string_aliases", "aux", "id_map", "term_relevance")
 FILE = click.Path(dir_okay=False)
 
 
@@ -35,6 +35,7 @@ def rank_options(func):
         click.option("-o", "--output", default="kofs-out", show_default=True, help="Output folder, or - to write ranking.tsv to stdout."),
         click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice."),
         click.option("--threads", type=click.IntRange(min=1), default=None, help="Cap on BLAS/worker threads (default: all cores)."),
+        click.option("--max-memory", default=None, metavar="SIZE", help="Memory limit of the big steps, e.g. 4G or 512M (default: 80% of RAM); a step estimated above it fails early."),
         click.option("--genes-in", type=GENES_IN, default=None, help="Genes are the rows or the columns of EXPRESSION (default: guessed)."),
         click.option("--gene-column", default=None, help="Column holding the gene ids (default: the first id column)."),
         click.option("--duplicate-genes", type=click.Choice(["error", "first", "mean", "max-variance"]), default="error", show_default=True, help="What to do with repeated gene ids."),
@@ -54,11 +55,17 @@ def rank_options(func):
         click.option("--pathways", type=click.Path(), default=None, help="Pathways/gene sets: GMT, KEGG link/TSV, or KGML file/folder."),
         click.option("--pathway-format", type=click.Choice(["auto", "gmt", "kegg_link", "kegg_table", "kegg_gene2pathway", "kgml"]), default="auto", show_default=True),
         click.option("--pathway-ids", default=None, help="Pathways defining Pathway-FILT (ids or names, comma-separated; default all)."),
+        click.option("--kegg-names", type=FILE, default=None, help="KEGG pathway names (REST list/pathway output) for --pathway-format kegg_link."),
+        click.option("--pathway-min-size", type=click.IntRange(min=1), default=5, show_default=True, help="Smallest gene set kept (genes found in the matrix)."),
+        click.option("--pathway-max-size", type=click.IntRange(min=1), default=500, show_default=True, help="Largest gene set kept."),
         click.option("--interactions", type=FILE, default=None, help="Gene interactions: edge list, STRING links, or BioGRID TAB2/TAB3."),
         click.option("--interactions-format", type=click.Choice(["auto", "edgelist", "paired", "string", "biogrid"]), default="auto", show_default=True),
         click.option("--string-min-score", type=float, default=400, show_default=True, help="STRING combined_score threshold (0-1000)."),
         click.option("--string-aliases", type=FILE, default=None, help="STRING protein.aliases/info file (ENSP -> gene)."),
         click.option("--biogrid-taxon", default=None, help="BioGRID organism (NCBI taxon id)."),
+        click.option("--biogrid-system-type", type=click.Choice(["physical", "genetic", "all"]), default="physical", show_default=True, help="BioGRID experimental system type kept."),
+        click.option("--interaction-min-weight", type=float, default=0.0, show_default=True, help="Drop interactions lighter than this."),
+        click.option("--undirected", is_flag=True, help="Treat directed interactions (KGML, OmniPath) as undirected."),
         click.option("--aux", type=FILE, multiple=True, help="Auxiliary data on the same samples (e.g. miRNA matrix); repeatable."),
         click.option("--id-map", type=FILE, default=None, help="Two-column table mapping source gene ids to the matrix's ids."),
         click.option("--term-relevance", type=FILE, default=None, help="Term relevance table (term, value) for the voting lists."),
@@ -96,12 +103,17 @@ def read_sources_from_options(opts: dict):
         pathways=opts.get("pathways"),
         pathway_format=opts.get("pathway_format", "auto"),
         pathway_ids=split_names(opts.get("pathway_ids")),
+        kegg_names=opts.get("kegg_names"),
+        pathway_sizes=(opts.get("pathway_min_size", 5), opts.get("pathway_max_size", 500)),
         go_term_ids=split_names(opts.get("go_term_ids")),
         interactions=opts.get("interactions"),
         interactions_format=opts.get("interactions_format", "auto"),
         string_min_score=opts.get("string_min_score", 400),
         string_aliases=opts.get("string_aliases"),
         biogrid_taxon=opts.get("biogrid_taxon"),
+        biogrid_system_type=opts.get("biogrid_system_type", "physical"),
+        interaction_min_weight=opts.get("interaction_min_weight", 0.0),
+        undirected=bool(opts.get("undirected", False)),
         aux=list(opts.get("aux") or ()),
         id_map=opts.get("id_map"),
         term_relevance=opts.get("term_relevance"),
@@ -116,9 +128,11 @@ def run_rank(expression_path: str, **opts) -> list[str]:
     from kofs.io.output import check_output_dir
     from kofs.io.run_output import manifest, write_run
     from kofs.pipeline import rank
+    from kofs.resources import check_memory, estimate_expression_file, resolve_limit
     from kofs.sources import source_releases
 
     out = opts["output"]
+    limit = resolve_limit(opts.get("max_memory"))
     inputs = {"expression": expression_path, **{k: opts.get(k) for k in PATH_KEYS if k not in ("expression", "output")}}
     inputs["aux"] = list(opts.get("aux") or ()) or None
     if out != "-":
@@ -126,6 +140,9 @@ def run_rank(expression_path: str, **opts) -> list[str]:
     categories = None
     if opts.get("labels"):
         categories = read_labels(opts["labels"], sample_column=opts.get("sample_column"), label_column=opts.get("label_column"))
+    check_memory(estimate_expression_file(expression_path) or 0, limit=limit,
+                 what=f"reading {expression_path}",
+                 suggestion="filter the matrix to fewer genes or samples first")
     expr = read_expression(
         expression_path,
         genes_in=opts.get("genes_in"),
@@ -152,6 +169,7 @@ def run_rank(expression_path: str, **opts) -> list[str]:
         aggregate_params=parse_flat_params(opts.get("aggregate_params") or (), option="--aggregate-param"),
         seed=opts.get("seed", 0),
         threads=opts.get("threads"),
+        max_memory=limit,
     )
     resolved = resolve_paths({"expression": expression_path, **opts}, PATH_KEYS, base=Path.cwd())
     written = write_run(
