@@ -7,6 +7,7 @@ Relative paths are taken relative to the config file's folder.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -15,7 +16,6 @@ from typing import Any
 import yaml
 
 from kofs.errors import InputError, ParameterError
-from kofs.registry import unknown_message
 
 
 def key_name(key: str) -> str:
@@ -63,10 +63,15 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
 
 def check_keys(config: Mapping[str, Any], known: Iterable[str], *, path: str | os.PathLike) -> None:
     """Unknown keys fail with a did-you-mean hint (keys shown with dashes)."""
+    known = list(known)
     known_dash = [k.replace("_", "-") for k in known]
     for k in config:
         if k not in known:
-            raise ParameterError(unknown_message("config key", k.replace("_", "-"), known_dash), path=path)
+            key = k.replace("_", "-")
+            close = difflib.get_close_matches(key, known_dash, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else "see `kofs rank --help` for the keys"
+            raise ParameterError(f"unknown config key {key!r} ({hint}); keys are the long options of kofs rank",
+                                 path=path)
 
 
 def resolve_paths(config: Mapping[str, Any], path_keys: Iterable[str], *, base: str | os.PathLike) -> dict[str, Any]:

@@ -159,8 +159,7 @@ def check_similarity_memory(ctx: Context, what: str, *, n_genes: int | None = No
     else:
         return  # sparse kNN graph: linear in n
     check_memory(need, limit=ctx.max_memory, what=f"{what} similarity ({n} samples)",
-                 suggestion="use fewer samples or a sparser graph (--param spec-phi2.similarity=knn-rbf), "
-                 "or leave the list out (--lists)")
+                 suggestion="use fewer samples or genes, or leave the lists that need it out (--lists)")
 
 
 def data_similarity(ctx: Context):

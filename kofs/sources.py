@@ -51,12 +51,17 @@ def read_sources(
     pathways: str | None = None,
     pathway_format: str = "auto",
     pathway_ids: Sequence[str] | None = None,
+    kegg_names: str | None = None,
+    pathway_sizes: tuple[int, int | None] = (5, 500),
     go_term_ids: Sequence[str] | None = None,
     interactions: str | None = None,
     interactions_format: str = "auto",
     string_min_score: float = 400,
     string_aliases: str | None = None,
     biogrid_taxon: str | None = None,
+    biogrid_system_type: str = "physical",
+    interaction_min_weight: float = 0.0,
+    undirected: bool = False,
     aux: Sequence[str] = (),
     aux_reader: Any = None,
     id_map: str | None = None,
@@ -83,7 +88,7 @@ def read_sources(
     if pathways is not None:
         from kofs.io.pathways import read_pathways
 
-        gene_sets = read_pathways(pathways, pathway_format)
+        gene_sets = read_pathways(pathways, pathway_format, names=kegg_names)
     elif pathway_ids:
         raise ParameterError("--pathway-ids needs --pathways")
     inter = None
@@ -91,7 +96,8 @@ def read_sources(
         from kofs.io.interactions import read_interactions
 
         inter = read_interactions(interactions, interactions_format, string_min_score=string_min_score,
-                                  string_aliases=string_aliases, biogrid_taxon=biogrid_taxon)
+                                  string_aliases=string_aliases, biogrid_taxon=biogrid_taxon,
+                                  biogrid_system_type=None if biogrid_system_type == "all" else biogrid_system_type)
     aux_data = []
     if aux:
         if aux_reader is None:
@@ -113,6 +119,8 @@ def read_sources(
         go_term_ids=tuple(go_term_ids) if go_term_ids else None,
         id_map=idmap,
         go=dict(go_settings or {}),
+        pathway_sizes=tuple(pathway_sizes),
+        interaction_options={"min_weight": interaction_min_weight, "ignore_direction": undirected},
     )
 
 

@@ -172,6 +172,8 @@ def run_rank(expression_path: str, **opts) -> list[str]:
         max_memory=limit,
     )
     resolved = resolve_paths({"expression": expression_path, **opts}, PATH_KEYS, base=Path.cwd())
+    names = {p.name: key for key, p in config_keys().items()}
+    resolved = {names.get(k, k): (list(v) if isinstance(v, tuple) else v) for k, v in resolved.items()}
     written = write_run(
         result,
         out,
@@ -181,6 +183,15 @@ def run_rank(expression_path: str, **opts) -> list[str]:
     )
     print_summary(result, top=opts.get("top", 10), outputs=written)
     return written
+
+
+def config_keys() -> dict[str, click.Parameter]:
+    """Config key (a long option's name with underscores) -> parameter of `kofs rank`."""
+    out = {}
+    for p in rank_cmd.params:
+        longs = [o[2:] for o in getattr(p, "opts", []) if o.startswith("--")]
+        out[longs[0].replace("-", "_") if longs else p.name] = p
+    return out
 
 
 @click.command("rank")

@@ -8,13 +8,11 @@ import click
 from click.core import ParameterSource
 
 from kofs.cli._group import main
-from kofs.cli.rank import PATH_KEYS, rank_cmd, rank_options, run_rank
+from kofs.cli.rank import PATH_KEYS, config_keys, rank_options, run_rank
 from kofs.config import check_keys, load_config, resolve_paths
 from kofs.errors import ParameterError
 
 
-def _rank_params() -> dict[str, click.Parameter]:
-    return {p.name: p for p in rank_cmd.params}
 
 
 def _convert(key: str, value, param: click.Parameter, ctx: click.Context, path: str):
@@ -32,14 +30,14 @@ def _convert(key: str, value, param: click.Parameter, ctx: click.Context, path: 
 def config_to_options(config_path: str, ctx: click.Context) -> dict:
     """Validated, type-converted options of a config file (paths made absolute)."""
     cfg = load_config(config_path)
-    params = _rank_params()
-    check_keys(cfg, ["expression", *params], path=config_path)
+    params = config_keys()
+    check_keys(cfg, params, path=config_path)
     if "expression" not in cfg:
         raise ParameterError("config has no 'expression' key (the expression matrix to rank)", path=config_path)
     cfg = resolve_paths(cfg, PATH_KEYS, base=Path(config_path).resolve().parent)
     out = {"expression": str(cfg.pop("expression"))}
     for key, value in cfg.items():
-        out[key] = _convert(key, value, params[key], ctx, config_path)
+        out[params[key].name] = _convert(key, value, params[key], ctx, config_path)
     return out
 
 
