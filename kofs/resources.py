@@ -258,15 +258,23 @@ def estimate_mcsf(n_samples: int, n_genes: int, *, l: int = 50) -> int:  # noqa:
 
 
 def estimate_ranker(name: str, n_samples: int, n_genes: int, *, params: dict | None = None,
-                    builds_similarity: bool = False, dense_similarity: bool = False) -> int:
+                    given_similarity: str | None = None) -> int:
     """Working set of one ranker run on an n x m matrix.
 
-    Multivariate rankers use :func:`estimate_mrsf` / :func:`estimate_mcsf`. Every other ranker
-    holds ~2 copies of X; a graph ranker that builds its own sample similarity
-    (``builds_similarity``: no similarity given, ``auto`` = dense RBF up to 3000 samples) or
-    receives a dense one (``dense_similarity``) adds 3 n x n arrays (kernel, normalised copy,
-    eigenvectors); above 3000 samples the ``auto`` graph is a sparse kNN graph
-    (:func:`estimate_knn_graph`).
+    Parameters
+    ----------
+    name : str
+        Registry name; ``"mrsf"``/``"mcsf"`` use :func:`estimate_mrsf`/:func:`estimate_mcsf`.
+    n_samples, n_genes : int
+    params : dict, optional
+        The ranker's parameters *with defaults resolved*; the sample graph is read from
+        ``similarity`` (SPEC: ``auto`` = the given similarity, else dense RBF up to 3000
+        samples, else kNN) or ``graph`` (Laplacian Score: ``auto`` = given, else kNN).
+    given_similarity : {"dense", "sparse"}, optional
+        Storage of the similarity handed to the ranker, if any.
+
+    Every ranker holds ~2 copies of X; a dense n x n graph adds 3 n x n arrays (kernel,
+    normalised copy, eigenvectors), a sparse one :func:`estimate_knn_graph`.
     """
     p = dict(params or {})
     n, m = int(n_samples), int(n_genes)
@@ -275,8 +283,19 @@ def estimate_ranker(name: str, n_samples: int, n_genes: int, *, params: dict | N
     if name == "mcsf":
         return estimate_mcsf(n, m, l=min(int(p.get("l", 50)), m))
     need = 2 * F8 * n * m
-    if dense_similarity or (builds_similarity and n <= 3000):
+    kind = p.get("similarity", p.get("graph"))
+    if kind in ("auto", "given") and given_similarity is not None:
+        graph = given_similarity
+    elif kind == "auto":
+        graph = "dense" if "similarity" in p and n <= 3000 else "sparse"
+    elif kind == "rbf":
+        graph = "dense"
+    elif kind in ("knn", "label"):
+        graph = "sparse"
+    else:
+        graph = None
+    if graph == "dense":
         need += estimate_dense_similarity(n, copies=3)
-    elif builds_similarity:
-        need += estimate_knn_graph(n, m)
+    elif graph == "sparse":
+        need += estimate_knn_graph(n, m, k=int(p.get("k", 10)))
     return need
