@@ -128,10 +128,10 @@ def check_ranker_memory(context: Context, plan: ListPlan, inputs: RankerInputs,
     spec = RANKERS.get(plan.ranker)
     sim = inputs.similarity
     n, m = context.expression.values.shape
-    need = estimate_ranker(plan.ranker, n, m, params=dict(params),
-                           builds_similarity="similarity" in spec.uses and sim is None,
-                           dense_similarity=sim is not None and isinstance(sim.matrix, np.ndarray))
-    hint = (f"a sparser similarity (--param {plan.ranker}.similarity=knn-rbf), "
+    given = None if sim is None else ("dense" if isinstance(sim.matrix, np.ndarray) else "sparse")
+    full = {k: v.default for k, v in spec.params.items()} | dict(params)
+    need = estimate_ranker(plan.ranker, n, m, params=full, given_similarity=given)
+    hint = (f"a sparser similarity (--param {plan.ranker}.similarity=knn), "
             if "similarity" in spec.params else "")
     check_memory(need, limit=context.max_memory, what=f"list {plan.name} ({plan.ranker})",
                  suggestion=f"use {hint}fewer genes (filter the matrix) or leave the list out")
