@@ -65,7 +65,9 @@ def relevance_vote_ranker(
         "lam": Param(DEFAULT_LAMBDA, float, "decay lambda in [0, 1) (book: none given; ours 0.5)",
                      low=0.0, high=1.0),
         "average": Param(False, bool, "initial relevance = mean instead of sum of term relevance"),
-        "solver": Param("direct", str, "sparse LU ('direct') or fixed point ('iterative')",
+        "solver": Param("iterative", str, "fixed point r <- r0 + lambda P r, geometric rate lambda "
+                        "('iterative', default: fast on any graph) or sparse LU ('direct'; fill-in "
+                        "makes it slow on dense similarity graphs)",
                         choices=("direct", "iterative")),
     },
 )
@@ -76,7 +78,7 @@ def relevance_propagation_ranker(
     seed: int,
     lam: float = DEFAULT_LAMBDA,
     average: bool = False,
-    solver: str = "direct",
+    solver: str = "iterative",
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """GO-REL-PROP / PPI-PROP: r* = (I - lam D^-1 S)^-1 r, r = relevance votes (0 without terms).
 
