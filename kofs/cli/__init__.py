@@ -4,6 +4,6 @@ writes. The library never imports click."""
 from kofs.cli._group import main
 
 # each import adds one subcommand to `main`
-from kofs.cli import demo, methods, rank, run, sources  # noqa: E402,F401  isort: skip
+from kofs.cli import demo, fetch, methods, rank, run, sources  # noqa: E402,F401  isort: skip
 
 __all__ = ["main"]
