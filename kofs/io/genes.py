@@ -11,7 +11,14 @@ from kofs.io._table import MISSING_TOKENS, display_name, read_bytes, read_table
 
 log = logging.getLogger(__name__)
 
-__all__ = ["read_gene_list"]
+__all__ = ["GeneList", "read_gene_list"]
+
+
+class GeneList(list):
+    """A list of gene ids that remembers its file (``source``), so that later errors about
+    the list (e.g. no overlap with the matrix) can name it."""
+
+    source: str | None = None
 
 #: First lines of a one-column file that are taken as a header, not as a gene.
 _HEADER_WORDS = {
@@ -21,8 +28,9 @@ _HEADER_WORDS = {
 }  # fmt: skip
 
 
-def _dedup(ids: list[str], name: str) -> list[str]:
-    out = list(dict.fromkeys(ids))
+def _dedup(ids: list[str], name: str) -> GeneList:
+    out = GeneList(dict.fromkeys(ids))
+    out.source = name
     if len(out) < len(ids):
         log.info("%s: %d repeated ids ignored", name, len(ids) - len(out))
     if not out:
@@ -47,8 +55,9 @@ def read_gene_list(path: str | os.PathLike, *, column: str | None = None) -> lis
 
     Returns
     -------
-    list of str
-        Ids in file order, duplicates removed (first kept).
+    GeneList
+        A list of the ids in file order, duplicates removed (first kept); ``.source`` is the
+        file's display name.
 
     Raises
     ------

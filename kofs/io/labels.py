@@ -129,6 +129,7 @@ def align_labels(
     categories: SampleCategories,
     *,
     missing: str = "error",
+    labels_path: str | os.PathLike | None = None,
 ) -> tuple[Expression, SampleCategories]:
     """Put labels in the order of the matrix's samples.
 
@@ -141,6 +142,8 @@ def align_labels(
     missing : {"error", "drop"}, default "error"
         Matrix samples without a label: fail listing a few, or drop them from the matrix with a
         warning.
+    labels_path : str or path-like, optional
+        The labels file; errors about the labels then name it (else the matrix's file).
 
     Returns
     -------
@@ -160,6 +163,8 @@ def align_labels(
         raise ParameterError(f"missing={missing!r} is not one of 'error', 'drop'")
     lookup = dict(zip(categories.samples, categories.labels, strict=True))
     src = expression.source or "expression matrix"
+    lab = src if labels_path is None else os.fspath(labels_path)
+    against = "" if labels_path is None else f" {src}"
     have = [i for i, s in enumerate(expression.samples) if s in lookup]
     if not have:
         folded = {s.strip().lower().lstrip("0") for s in categories.samples}
@@ -167,10 +172,10 @@ def align_labels(
         hint = (f" ({near} would match ignoring case/leading zeros: check how the files were "
                 "saved)" if near else "")
         raise InputError(
-            f"no sample of the expression matrix ({', '.join(expression.samples[:3])}, ...) has "
-            f"a label (labels name {', '.join(categories.samples[:3])}, ...){hint}; use the same "
-            "sample ids in both files",
-            path=src,
+            f"no sample of the expression matrix{against} ({', '.join(expression.samples[:3])}, "
+            f"...) has a label (labels name {', '.join(categories.samples[:3])}, ...){hint}; use "
+            "the same sample ids in both files",
+            path=lab,
         )
     lacking = [s for s in expression.samples if s not in lookup]
     if lacking:
@@ -179,7 +184,7 @@ def align_labels(
             raise InputError(
                 f"{len(lacking)} of {expression.n_samples} samples have no label ({shown}); add "
                 "them to the labels file or drop them with missing='drop' (--missing-labels drop)",
-                path=src,
+                path=lab,
             )
         log.warning("dropping %d samples without a label: %s", len(lacking), shown)
         expression = expression.subset_samples(have)
@@ -191,13 +196,13 @@ def align_labels(
                                parents=categories.parents)
     if expression.n_samples < 2:
         raise InputError(f"only {expression.n_samples} labelled sample left; at least 2 are "
-                         "needed", path=src)
+                         "needed", path=lab)
     counts = Counter(labels)
     if len(counts) < 2:
         raise InputError(
             f"all {len(labels)} labelled samples are in one class ({labels[0]!r}); supervised "
             "methods need at least two classes: choose another label column",
-            path=src,
+            path=lab,
         )
     single = sorted(c for c, n in counts.items() if n == 1)
     if single:

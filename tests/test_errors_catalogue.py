@@ -1,0 +1,492 @@
+"""The error catalogue (issue 7), end to end through the CLI.
+
+Every bad input ends in exit status 2 and exactly one line on stderr, ``kofs: error: FILE...``,
+naming the file and saying what is wrong, without a traceback and without creating any output.
+Accepted oddities (BOM, CRLF, unknown GO ids, self loops, ...) exit 0 with at most warnings.
+The table in docs/guarantees.md mirrors the ids of the cases below.
+"""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from kofs.cli import main
+
+GO_DIR = Path(__file__).parent / "data" / "go"
+N, M = 12, 30
+SAMPLES = [f"S{i + 1}" for i in range(N)]
+GENES = [f"G{j + 1}" for j in range(M)]
+
+
+def _matrix_text(values=None, *, sep="\t", genes=GENES, samples=SAMPLES) -> str:
+    if values is None:
+        rng = np.random.default_rng(0)
+        values = rng.normal(size=(len(genes), len(samples)))
+        values[:3, : len(samples) // 2] += 3.0
+    rows = [sep.join(["gene", *samples])]
+    for g, row in zip(genes, values, strict=True):
+        rows.append(sep.join([g, *(v if isinstance(v, str) else f"{v:.4f}" for v in row)]))
+    return "\n".join(rows) + "\n"
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging():
+    """The CLI detaches the ``kofs`` logger from the root (propagate=False): undo it after each
+    test so that later tests' ``caplog`` still sees kofs' records."""
+    logger = logging.getLogger("kofs")
+    state = (logger.handlers[:], logger.propagate, logger.level)
+    yield
+    logger.handlers[:], logger.propagate, logger.level = state[0], state[1], state[2]
+
+
+@pytest.fixture
+def base(tmp_path):
+    """A valid small run: expression, labels, GO (tiny), GMT, edges, genes, config."""
+    files = {
+        "expr": tmp_path / "expr.tsv",
+        "labels": tmp_path / "labels.tsv",
+        "gmt": tmp_path / "sets.gmt",
+        "edges": tmp_path / "edges.tsv",
+        "genes": tmp_path / "genes.txt",
+        "obo": GO_DIR / "tiny.obo",
+        "gaf": GO_DIR / "tiny.gaf",
+        "ann": GO_DIR / "tiny_annotations.tsv",
+    }
+    files["expr"].write_text(_matrix_text())
+    files["labels"].write_text("sample\tgroup\n" + "".join(
+        f"{s}\t{'a' if i < N // 2 else 'b'}\n" for i, s in enumerate(SAMPLES)))
+    files["gmt"].write_text("SET1\tdesc\tG1\tG2\tG3\tG4\nSET2\tdesc\tG5\tG6\tG7\n")
+    files["edges"].write_text("source\ttarget\tweight\nG1\tG2\t0.9\nG2\tG3\t0.5\nG4\tG5\t1\n")
+    files["genes"].write_text("G1\nG2\nG3\n")
+    files["out"] = tmp_path / "out"
+    files["tmp"] = tmp_path
+    return files
+
+
+def invoke(args, **kw):
+    return CliRunner().invoke(main, [str(a) for a in args], **kw)
+
+
+def rank(b, *extra, expr=None):
+    return ["rank", expr or b["expr"], "--rankers", "variance", "-o", b["out"], "--top", "0", *extra]
+
+
+def assert_clean_error(r, named, *, code=2, says=()):
+    """Exit ``code``, one stderr line ``kofs: error: ...`` naming ``named``, no traceback."""
+    assert r.exit_code == code, (r.exit_code, r.stderr, r.exception)
+    lines = r.stderr.splitlines()
+    errors = [ln for ln in lines if ln.startswith("kofs: error:")]
+    assert len(errors) == 1, r.stderr
+    # warnings logged before the failure are allowed, nothing else
+    assert all(ln.startswith(("kofs: error:", "kofs: WARNING:")) for ln in lines), r.stderr
+    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout
+    if named is not None:
+        assert str(named) in errors[0], errors[0]
+    for s in says:
+        assert s.lower() in errors[0].lower(), errors[0]
+
+
+# --- the catalogue ------------------------------------------------------------------------------
+# (id, writer(base) -> (args, named file, phrases the message must contain))
+
+def _put(b, key, content, name=None, binary=False):
+    path = b["tmp"] / (name or Path(b[key]).name)
+    if binary:
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    b[key] = path
+    return path
+
+
+def c_missing(b):
+    return rank(b, expr=b["tmp"] / "nope.tsv"), b["tmp"] / "nope.tsv", ("not found",)
+
+
+def c_empty(b):
+    p = _put(b, "expr", "")
+    return rank(b), p, ("empty",)
+
+
+def c_header_only(b):
+    p = _put(b, "expr", "gene\tS1\tS2\n")
+    return rank(b), p, ("no data rows",)
+
+
+def c_non_numeric(b):
+    v = np.ones((M, N)).astype(object)
+    v[4, 2] = "abc"
+    p = _put(b, "expr", _matrix_text(v))
+    return rank(b), p, (":6", "abc")
+
+
+def c_nan(b):
+    v = np.random.default_rng(1).normal(size=(M, N)).astype(object)
+    v[1, 1] = "NaN"
+    p = _put(b, "expr", _matrix_text(v))
+    return rank(b), p, ("missing",)
+
+
+def c_inf(b):
+    v = np.random.default_rng(1).normal(size=(M, N)).astype(object)
+    v[2, 3] = "inf"
+    p = _put(b, "expr", _matrix_text(v))
+    return rank(b), p, (":4",)
+
+
+def c_huge(b):
+    v = np.random.default_rng(1).normal(size=(M, N)).astype(object)
+    v[2, 3] = "1e400"
+    p = _put(b, "expr", _matrix_text(v))
+    return rank(b), p, (":4",)
+
+
+def c_ragged(b):
+    text = _matrix_text().splitlines()
+    text[5] = text[5] + "\t1.0"
+    p = _put(b, "expr", "\n".join(text) + "\n")
+    return rank(b), p, (":6", "fields")
+
+
+def c_dup_sample(b):
+    p = _put(b, "expr", _matrix_text(samples=[*SAMPLES[:-1], SAMPLES[0]]))
+    return rank(b), p, ("S1",)
+
+
+def c_dup_gene(b):
+    p = _put(b, "expr", _matrix_text(genes=[*GENES[:-1], GENES[0]]))
+    return rank(b), p, ("G1", "--duplicate-genes")
+
+
+def c_wrong_delimiter(b):
+    p = _put(b, "expr", _matrix_text(sep=";"))
+    return rank(b), p, ()
+
+
+def c_not_gzip(b):
+    p = _put(b, "expr", _matrix_text(), name="expr.tsv.gz")
+    return rank(b), p, ("not gzip",)
+
+
+def c_truncated_gzip(b):
+    data = gzip.compress(_matrix_text().encode())
+    p = _put(b, "expr", data[: len(data) // 2], name="expr.tsv.gz", binary=True)
+    return rank(b), p, ("truncated",)
+
+
+def c_random_bytes(b):
+    p = _put(b, "expr", np.random.default_rng(3).bytes(4000), name="expr.tsv", binary=True)
+    return rank(b), p, ()
+
+
+def c_labels_no_match(b):
+    p = _put(b, "labels", "sample\tgroup\n" + "".join(f"X{i}\ta\n" for i in range(N)))
+    return rank(b, "--labels", p), p, ()
+
+
+def c_labels_one_class(b):
+    p = _put(b, "labels", "sample\tgroup\n" + "".join(f"{s}\ta\n" for s in SAMPLES))
+    return rank(b, "--labels", p, "--rankers", "fisher"), p, ("class",)
+
+
+def c_labels_one_sample_left(b):
+    p = _put(b, "labels", "sample\tgroup\nS1\ta\nX2\tb\n")
+    return rank(b, "--labels", p, "--missing-labels", "drop"), p, ("only 1",)
+
+
+def c_labels_unlabelled_samples(b):
+    p = _put(b, "labels", "sample\tgroup\n" + "".join(f"{s}\ta\n" for s in SAMPLES[:5]))
+    return rank(b, "--labels", p), p, ("no label", "--missing-labels drop")
+
+
+def c_labels_empty(b):
+    p = _put(b, "labels", "sample\tgroup\n")
+    return rank(b, "--labels", p), p, ()
+
+
+def c_relevant_no_overlap(b):
+    p = _put(b, "genes", "NOPE1\nNOPE2\n")
+    return rank(b, "--relevant-genes", p), p, ()
+
+
+def c_relevant_empty(b):
+    p = _put(b, "genes", "")
+    return rank(b, "--relevant-genes", p), p, ("empty",)
+
+
+def c_obo_truncated(b):
+    text = (GO_DIR / "tiny.obo").read_text()
+    p = _put(b, "obo", text[: len(text) // 2], name="tiny.obo")
+    return _gosim(b), p, ()
+
+
+def c_obo_malformed(b):
+    p = _put(b, "obo", "this is not an ontology\n[Term]\nname: no id here\n", name="bad.obo")
+    return _gosim(b), p, ()
+
+
+def c_obo_binary(b):
+    p = _put(b, "obo", np.random.default_rng(5).bytes(3000), name="bad.obo", binary=True)
+    return _gosim(b), p, ()
+
+
+def c_gaf_columns(b):
+    p = _put(b, "gaf", "!gaf-version: 2.2\nUniProtKB\tP1\tG1\tinvolved_in\tGO:0000003\n",
+             name="bad.gaf")
+    return _gosim(b), p, ("column",)
+
+
+def c_gmt_all_empty(b):
+    p = _put(b, "gmt", "SET1\tdesc\nSET2\tdesc\n")
+    return rank(b, "--pathways", p, "--lists", "Pathway-REL-VOTE"), p, ()
+
+
+def c_edges_bad_weight(b):
+    p = _put(b, "edges", "source\ttarget\tweight\nG1\tG2\tstrong\nG2\tG3\t0.5\n")
+    return rank(b, "--interactions", p), p, (":2",)
+
+
+def c_edges_negative(b):
+    p = _put(b, "edges", "source\ttarget\tweight\nG1\tG2\t0.5\nG2\tG3\t-1\n")
+    return rank(b, "--interactions", p), p, (":3", "negative")
+
+
+def c_edges_nan(b):
+    p = _put(b, "edges", "source\ttarget\tweight\nG1\tG2\tnan\n")
+    return rank(b, "--interactions", p), p, (":2",)
+
+
+def c_edges_no_overlap(b):
+    p = _put(b, "edges", "source\ttarget\tweight\nX1\tX2\t0.5\nX2\tX3\t1\n")
+    return rank(b, "--interactions", p, "--lists", "PPI-PROP", "--relevant-genes", b["genes"]), p, ()
+
+
+def c_edges_without_propagation_start(b):
+    return rank(b, "--interactions", b["edges"]), None, ("--relevant-genes",)
+
+
+def _config(b, text):
+    return _put(b, "config", text, name="run.yaml")
+
+
+def c_yaml_unknown_key(b):
+    p = _config(b, f"expression: {b['expr']}\nrankerz: variance\n")
+    return ["run", p, "-o", b["out"]], p, ("rankerz", "rankers")
+
+
+def c_yaml_wrong_type(b):
+    p = _config(b, f"expression: {b['expr']}\nseed: many\n")
+    return ["run", p, "-o", b["out"]], p, ("seed",)
+
+
+def c_yaml_list_for_scalar(b):
+    p = _config(b, f"expression: {b['expr']}\nseed: [1, 2]\n")
+    return ["run", p, "-o", b["out"]], p, ("seed",)
+
+
+def c_yaml_object_tag(b):
+    p = _config(b, f"expression: {b['expr']}\nseed: !!python/object/apply:os.system ['true']\n")
+    return ["run", p, "-o", b["out"]], p, ("tag",)
+
+
+def c_yaml_invalid(b):
+    p = _config(b, "expression: [unclosed\n")
+    return ["run", p, "-o", b["out"]], p, ("yaml",)
+
+
+def c_yaml_not_mapping(b):
+    p = _config(b, "- a\n- b\n")
+    return ["run", p, "-o", b["out"]], p, ("mapping",)
+
+
+def c_yaml_no_expression(b):
+    p = _config(b, "seed: 1\n")
+    return ["run", p, "-o", b["out"]], p, ("expression",)
+
+
+def c_out_is_file(b):
+    out = b["tmp"] / "afile"
+    out.write_text("x")
+    b["out"] = out
+    return rank(b), out, ("file",)
+
+
+def c_out_under_file(b):
+    (b["tmp"] / "afile").write_text("x")
+    b["out"] = b["tmp"] / "afile" / "sub"
+    return rank(b), b["out"], ()
+
+
+def c_out_not_writable(b):
+    ro = b["tmp"] / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    b["out"] = ro / "out"
+    return rank(b), b["out"], ("writable",)
+
+
+def c_out_overwrites_input(b):
+    inp = b["tmp"] / "ranking.tsv"
+    inp.write_text(b["expr"].read_text())
+    b["out"] = b["tmp"]
+    return rank(b, expr=inp), b["tmp"], ("overwrite",)
+
+
+def c_gosim_out_is_dir(b):
+    return ["gosim", "--go", b["obo"], "--go-annotations", b["ann"], "--genes", b["genes"],
+            "-o", b["tmp"]], b["tmp"], ()
+
+
+def c_gosim_genes_none_annotated(b):
+    _put(b, "genes", "X1\nX2\n")
+    return _gosim(b), b["gaf"], ("none of the 2 genes",)
+
+
+def c_sources_bad_gmt(b):
+    p = _put(b, "gmt", np.random.default_rng(9).bytes(500), name="sets.gmt", binary=True)
+    return ["sources", b["expr"], "--pathways", p], p, ()
+
+
+def c_bad_param(b):
+    return rank(b, "--param", "variance.nope=1"), None, ("nope",)
+
+
+def c_bad_max_memory(b):
+    return rank(b, "--max-memory", "lots"), None, ("--max-memory",)
+
+
+def _gosim(b):
+    return ["gosim", "--go", b["obo"], "--go-annotations", b["gaf"], "--genes", b["genes"],
+            "-o", b["tmp"] / "out" / "sim.tsv"]
+
+
+ERRORS = {name[2:]: fn for name, fn in globals().items() if name.startswith("c_")}
+
+
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_error_catalogue(base, case):
+    if case == "out_not_writable" and os.geteuid() == 0:
+        pytest.skip("root ignores folder permissions")
+    args, named, says = ERRORS[case](base)
+    r = invoke(args)
+    assert_clean_error(r, named, says=says)
+    assert not base["out"].exists() or case in ("out_is_file", "out_overwrites_input")
+    if case == "out_overwrites_input":
+        assert not (base["tmp"] / "weights.tsv").exists()
+    leftovers = [p for p in base["tmp"].rglob(".*tmp*")]
+    assert leftovers == [], leftovers
+
+
+# --- accepted oddities --------------------------------------------------------------------------
+
+def test_bom_and_crlf_are_accepted(base):
+    text = _matrix_text().replace("\n", "\r\n")
+    base["expr"].write_bytes(b"\xef\xbb\xbf" + text.encode())
+    labels = base["labels"].read_text().replace("\n", "\r\n")
+    base["labels"].write_bytes(b"\xef\xbb\xbf" + labels.encode())
+    r = invoke(rank(base, "--labels", base["labels"], "--rankers", "fisher"))
+    assert r.exit_code == 0, r.stderr
+    ranking = (base["out"] / "ranking.tsv").read_text().splitlines()
+    assert ranking[0].startswith("gene\t") and len(ranking) == M + 1
+    assert "\r" not in "".join(ranking) and "\ufeff" not in ranking[0]
+
+
+def test_gaf_unknown_go_ids_warn_and_drop(base):
+    gaf = base["gaf"].read_text() + base["gaf"].read_text().splitlines()[3].replace(
+        "GO:0000003", "GO:7777777") + "\n"
+    p = base["tmp"] / "extra.gaf"
+    p.write_text(gaf)
+    out = base["tmp"] / "sim.tsv"
+    r = invoke(["gosim", "--go", base["obo"], "--go-annotations", p, "--genes", base["genes"],
+                "-o", out])
+    assert r.exit_code == 0, r.stderr
+    assert "GO:7777777" in r.stderr and "WARNING" in r.stderr
+    assert out.read_text().startswith("gene\t")
+
+
+def test_labels_class_of_one_sample_warns(base):
+    base["labels"].write_text("sample\tgroup\n" + "".join(
+        f"{s}\t{'a' if i else 'b'}\n" for i, s in enumerate(SAMPLES)))
+    r = invoke(rank(base, "--labels", base["labels"], "--rankers", "fisher"))
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr.strip() == ("kofs: WARNING: class(es) with a single sample: b; per-class "
+                                "statistics are unreliable")
+
+
+def test_edge_self_loops_and_duplicates_are_cleaned(base):
+    base["edges"].write_text("source\ttarget\tweight\nG1\tG1\t1\nG1\tG2\t0.3\nG2\tG1\t0.9\nG2\tG3\t1\n")
+    r = invoke(["-v", "sources", base["expr"], "--interactions", base["edges"], "--relevant-genes",
+                base["genes"], "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert "dropped 1 self-loop" in r.stderr and "merged 1 repeated pair" in r.stderr
+
+
+def test_gmt_lines_without_genes_are_skipped(base):
+    base["gmt"].write_text("EMPTY\tdesc\nSET1\tdesc\tG1\tG2\tG3\tG4\tG5\tG6\n")
+    r = invoke(["sources", base["expr"], "--pathways", base["gmt"]])
+    assert r.exit_code == 0, r.stderr
+    assert "without genes" in r.stderr
+
+
+# --- interrupted and failed writes ---------------------------------------------------------------
+
+def test_disk_full_mid_write_leaves_nothing(base, monkeypatch):
+    from kofs.io import output
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(output.os, "fsync", full)
+    r = invoke(rank(base))
+    assert_clean_error(r, base["out"], says=("disk full",))
+    assert not base["out"].exists()
+    assert list(base["tmp"].glob(".*")) == []
+
+
+def test_ctrl_c_mid_write_leaves_nothing(base, monkeypatch):
+    from kofs.io import output
+
+    real = output.write_ranking
+
+    def interrupted(*a, **k):
+        real(*a, **k)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(output, "write_ranking", interrupted)
+    import kofs.io.run_output as run_output
+
+    monkeypatch.setattr(run_output, "write_ranking", interrupted, raising=False)
+    r = invoke(rank(base))
+    assert r.exit_code == 130
+    assert r.stderr.strip() == "kofs: interrupted; nothing was written"
+    assert not base["out"].exists()
+    assert list(base["tmp"].glob(".*")) == []
+
+
+def test_internal_error_exit_1_and_debug_traceback(base, monkeypatch):
+    import kofs.pipeline
+
+    def boom(*a, **k):
+        raise ZeroDivisionError("division by zero in a ranker")
+
+    monkeypatch.setattr(kofs.pipeline, "run_plan", boom)
+    r = invoke(rank(base))
+    assert r.exit_code == 1
+    assert len(r.stderr.splitlines()) == 1
+    assert r.stderr.startswith("kofs: internal error: ZeroDivisionError") and "--debug" in r.stderr
+    assert not base["out"].exists()
+    r = invoke(["--debug", *rank(base)])
+    assert isinstance(r.exception, ZeroDivisionError)  # --debug re-raises: traceback shown
+
+
+def test_debug_shows_the_traceback_of_a_user_error(base):
+    r = invoke(["--debug", *rank(base, expr=base["tmp"] / "nope.tsv")])
+    assert r.exit_code != 0 and type(r.exception).__name__ == "InputError"
