@@ -247,7 +247,8 @@ def rank(
     if method not in ("kofs", "msfs"):
         raise ParameterError(f"method must be 'kofs' or 'msfs', got {method!r}")
     sources = sources or KnowledgeSources()
-    rel = None if relevant_genes is None else relevant_gene_mask(expression, relevant_genes)
+    rel = None if relevant_genes is None else relevant_gene_mask(
+        expression, relevant_genes, path=getattr(relevant_genes, "source", None))
     context = Context(expression=expression, categories=labels, relevant_genes=rel, seed=seed,
                       max_memory=resolve_limit(max_memory))
     with threadpool_limits(limits=threads):

@@ -176,6 +176,10 @@ def initial_relevance(ctx: Context) -> FeatureFunctions:
         return ctx.cached("relevant_functions", lambda: relevant_genes_functions(ctx.expression, list(ctx.relevant_genes)))
     if _src(ctx).has_go:
         return ctx.cached("go_functions_rel", lambda: with_term_relevance(ctx, go_functions_of(ctx)))
+    if _src(ctx).pathways is None:
+        raise ParameterError("relevance propagation (PPI-PROP, GO-REL-PROP) needs a starting "
+                             "relevance: give --relevant-genes, --go with --go-annotations, or "
+                             "--pathways")
     return ctx.cached("pathway_functions_rel", lambda: with_term_relevance(ctx, pathway_functions_of(ctx)))
 
 

@@ -152,7 +152,8 @@ def run_rank(expression_path: str, **opts) -> list[str]:
         missing=opts.get("missing_values", "error"),
     )
     if categories is not None:
-        expr, categories = align_labels(expr, categories, missing=opts.get("missing_labels", "error"))
+        expr, categories = align_labels(expr, categories, missing=opts.get("missing_labels", "error"),
+                                        labels_path=opts["labels"])
     relevant = read_gene_list(opts["relevant_genes"]) if opts.get("relevant_genes") else None
     sources = read_sources_from_options(opts)
     result = rank(

@@ -32,7 +32,8 @@ def sources_cmd(expression: str, as_json: bool, **opts) -> None:
                            sample_ids=None if categories is None else categories.samples,
                            duplicates=opts.get("duplicate_genes", "error"), missing=opts.get("missing_values", "error"))
     if categories is not None:
-        expr, categories = align_labels(expr, categories, missing=opts.get("missing_labels", "error"))
+        expr, categories = align_labels(expr, categories, missing=opts.get("missing_labels", "error"),
+                                        labels_path=opts["labels"])
     relevant = read_gene_list(opts["relevant_genes"]) if opts.get("relevant_genes") else None
     report = describe_sources(expr, read_sources_from_options(opts), labels=categories, relevant_genes=relevant,
                               method=opts.get("method", "kofs"))
