@@ -7,10 +7,13 @@ last, so an interrupted run never leaves a file that looks complete).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from kofs.errors import OutputError, ParameterError
@@ -23,7 +26,10 @@ __all__ = [
     "write_source_json",
     "is_cached",
     "ensure_dir",
+    "file_lock",
 ]
+
+log = logging.getLogger(__name__)
 
 _COMPONENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
@@ -103,3 +109,28 @@ def write_source_json(path: Path, record: dict) -> Path:
 def is_cached(path: Path) -> bool:
     """True when ``path`` and its ``.source.json`` both exist."""
     return path.exists() and source_json_path(path).is_file()
+
+
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``.<name>.lock`` beside ``path`` while downloading it.
+
+    Two ``kofs fetch`` runs of the same file (parallel pipeline jobs) then take turns instead
+    of writing one ``.part`` together; the second finds the file cached. POSIX ``flock``,
+    released by the OS when the process ends; a no-op where ``fcntl`` is missing (Windows).
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    fd = os.open(path.with_name(f".{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.warning("waiting for another kofs fetch to finish %s", path.name)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -213,8 +213,9 @@ def download(
     Returns
     -------
     dict
-        ``url, date, size, sha256, md5, etag, last_modified, resumed_from, verified`` -- the
-        content of the ``.source.json`` written by the caller.
+        ``url, final_url`` (after redirects, None if the same), ``date, size, sha256, md5,
+        etag, last_modified, resumed_from, verified`` -- the content of the ``.source.json``
+        written by the caller.
     """
     part = dest.with_name(dest.name + ".part")
     meta_path = dest.with_name(dest.name + ".part.json")
@@ -264,6 +265,7 @@ def download(
             offset = 0
         expected = None if length is None else offset + length
         etag, modified = resp.headers.get("ETag"), resp.headers.get("Last-Modified")
+        final_url = resp.geturl()
         meta_path.write_text(json.dumps({"url": url, "etag": etag, "last_modified": modified}))
         got = offset
         try:
@@ -306,6 +308,7 @@ def download(
     _remove(meta_path)
     return {
         "url": url,
+        "final_url": final_url if final_url != url else None,
         "date": _now(),
         **digests,
         "etag": etag,

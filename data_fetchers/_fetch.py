@@ -15,6 +15,7 @@ from kofs.errors import InputError, ParameterError
 from ._cache import (
     default_cache_dir,
     ensure_dir,
+    file_lock,
     is_cached,
     read_source_json,
     safe_component,
@@ -128,6 +129,20 @@ class _Runner:
             return ()
         return (Checksum(algo, digest, curl),)
 
+    def _hit(self, dest: Path, remote: Remote, ctx: FetchContext, user) -> Path:
+        record = read_source_json(dest) or {}
+        for c in user:
+            if record.get(c.algorithm) != c.value:
+                raise InputError(
+                    f"cached file has {c.algorithm} {record.get(c.algorithm)}, not the "
+                    f"expected {c.value} ({c.origin}); run with --force to download it again",
+                    path=dest,
+                )
+        log.info("cached: %s", dest)
+        self.cached.append(dest)
+        ctx.files[remote.name] = dest
+        return dest
+
     def get(self, remote: Remote, ctx: FetchContext, params: dict) -> Path | None:
         parts = [safe_component(c, what="file name") for c in remote.name.split("/")]
         dest = self.folder.joinpath(*parts)
@@ -136,43 +151,34 @@ class _Runner:
         self._primary_done = True
         user = self.user_sums if primary else ()
         if is_cached(dest) and not self.force:
-            record = read_source_json(dest) or {}
-            for c in user:
-                if record.get(c.algorithm) != c.value:
-                    raise InputError(
-                        f"cached file has {c.algorithm} {record.get(c.algorithm)}, not the "
-                        f"expected {c.value} ({c.origin}); run with --force to download it again",
-                        path=dest,
-                    )
-            log.info("cached: %s", dest)
-            self.cached.append(dest)
-            ctx.files[remote.name] = dest
-            return dest
+            return self._hit(dest, remote, ctx, user)
         url = self.url(remote)
         if self.offline:
             self.missing.append((dest, url))
             return None
-        if self.force:  # restart, never resume
-            for suffix in (".part", ".part.json"):
-                dest.with_name(name + suffix).unlink(missing_ok=True)
-        sums = user + self._published_checksum(remote)
-        self._wait()
-        log.info("downloading %s -> %s", url, dest)
         ensure_dir(dest.parent)
-        try:
-            meta = download(url, dest, checksums=sums, timeout=self.timeout,
-                            not_found_hint=self.spec.not_found_hint)
-        except NotFoundError as exc:
-            if not remote.optional:
-                raise
-            log.warning("skipped %s: %s", remote.name, exc.message)
-            return None
-        write_source_json(dest, {"source": self.spec.name, "params": params, **meta})
+        with file_lock(dest):
+            if is_cached(dest) and not self.force:  # a parallel run finished it meanwhile
+                return self._hit(dest, remote, ctx, user)
+            if self.force:  # restart, never resume
+                for suffix in (".part", ".part.json"):
+                    dest.with_name(name + suffix).unlink(missing_ok=True)
+            sums = user + self._published_checksum(remote)
+            self._wait()
+            log.info("downloading %s -> %s", url, dest)
+            try:
+                meta = download(url, dest, checksums=sums, timeout=self.timeout,
+                                not_found_hint=self.spec.not_found_hint)
+            except NotFoundError as exc:
+                if not remote.optional:
+                    raise
+                log.warning("skipped %s: %s", remote.name, exc.message)
+                return None
+            write_source_json(dest, {"source": self.spec.name, "params": params, **meta})
         self.downloaded.append(dest)
         ctx.files[remote.name] = dest
         ctx.fresh = True
         return dest
-
 
 def fetch(
     source: str,

@@ -115,7 +115,10 @@ def _gz(data: bytes) -> bytes:
 
 
 def _leftovers(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.rglob("*")) if folder.exists() else []
+    """Every name under ``folder`` (hidden temp files too), except the download locks."""
+    if not folder.exists():
+        return []
+    return sorted(p.name for p in folder.rglob("*") if not p.name.endswith(".lock"))
 
 
 # --------------------------------------------------------------------------- download core
@@ -170,6 +173,37 @@ def test_resume_restarts_safely(server, cache, case):
     _seed_part(cache, url, stale, etag='"old"' if case == "file_changed" else '"v1"')
     res = fetch("go-basic", cache=cache, source_url=url, timeout=T)
     assert res.paths[0].read_bytes() == OBO  # never stale bytes + tail
+
+
+def test_parallel_fetch_waits_for_lock_then_uses_cache(server, cache):
+    import logging
+
+    from data_fetchers._cache import file_lock, write_source_json
+
+    url = server.add("/go-basic.obo", OBO)
+    dest = cache / "go-basic" / "current" / "go-basic.obo"
+    dest.parent.mkdir(parents=True)
+    waiting, results = threading.Event(), []
+
+    class Spy(logging.Handler):
+        def emit(self, record):
+            if "waiting for another kofs fetch" in record.getMessage():
+                waiting.set()
+
+    spy = Spy()
+    logging.getLogger("data_fetchers").addHandler(spy)
+    try:
+        with file_lock(dest):  # "another process" is downloading dest
+            t = threading.Thread(target=lambda: results.append(
+                fetch("go-basic", cache=cache, source_url=url, timeout=T)))
+            t.start()
+            assert waiting.wait(T), "the second fetch did not wait for the lock"
+            dest.write_bytes(OBO)
+            write_source_json(dest, {"url": "elsewhere"})
+        t.join(T)
+    finally:
+        logging.getLogger("data_fetchers").removeHandler(spy)
+    assert results[0].cached == [dest] and server.requests == []
 
 
 def test_given_checksum_mismatch_deletes_download(server, cache):
