@@ -190,9 +190,11 @@ def _read_gaf(path: Path) -> tuple[dict, list, list, list, dict]:
         for lineno, line in enumerate(fh, 1):
             if line.startswith("!"):
                 key, sep, value = line[1:].partition(":")
-                if sep and key.strip() in ("gaf-version", "date-generated", "generated-by", "date"):
-                    header[key.strip()] = value.strip()
-                    if key.strip() == "gaf-version" and value.strip().startswith("1"):
+                key = key.strip()
+                if sep and re.fullmatch(r"[A-Za-z][\w-]*", key) and key not in header \
+                        and key.lower() not in ("ftp", "http", "https"):  # fmt: skip
+                    header[key] = value.strip()  # gaf-version, date-generated, Generated, ...
+                    if key == "gaf-version" and value.strip().startswith("1"):
                         expected = 15
                 continue
             if not line.strip():
@@ -221,11 +223,19 @@ def _read_gaf(path: Path) -> tuple[dict, list, list, list, dict]:
     return {"db_object_id": ids, "symbol": symbols}, terms, evid, aspect, header
 
 
+_ASPECT_CACHE: dict[str, str] = {}
+
+
 def _aspect_or_blank(v: str) -> str:
-    try:
-        return normalise_aspect(v) if v.strip() else ""
-    except ParameterError:
-        return ""
+    """Aspect code of a file's aspect cell; ``""`` when blank or not an aspect."""
+    code = _ASPECT_CACHE.get(v)
+    if code is None:
+        try:
+            code = normalise_aspect(v) if v.strip() else ""
+        except ParameterError:
+            code = ""
+        _ASPECT_CACHE[v] = code
+    return code
 
 
 def _read_gene2go(path: Path, taxon: str | None) -> tuple[dict, list, list, list, dict]:

