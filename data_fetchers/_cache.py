@@ -94,6 +94,7 @@ def write_source_json(path: Path, record: dict) -> Path:
     target = source_json_path(path)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
     try:
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; cached files are plain readable files
         with os.fdopen(fd, "w") as fh:
             json.dump(record, fh, indent=2, sort_keys=True)
             fh.write("\n")

@@ -90,6 +90,10 @@ def _open(url: str, headers: dict[str, str], timeout: float):
 
 def _network_error(url: str, exc: BaseException) -> InputError:
     reason = getattr(exc, "reason", None) or exc
+    if url.lower().startswith("file:"):
+        if isinstance(reason, FileNotFoundError):
+            return NotFoundError(f"{url} does not exist; check --source-url")
+        return InputError(f"cannot read {url}: {reason}; check --source-url")
     if isinstance(reason, (socket.timeout, TimeoutError)):
         reason = "timed out (raise --timeout if the server is slow)"
     return InputError(f"cannot download {url}: {reason}; {_NETWORK_HINT}")
@@ -260,6 +264,9 @@ def download(
                     "run again with --force to restart the download"
                 )
             log.info("resuming %s at byte %d", url, offset)
+        elif status == 206:
+            raise InputError(f"download of {url} failed: partial content (HTTP 206) to a request "
+                             "for the whole file; check the URL or mirror (--source-url)")
         elif offset:
             log.info("server sent the whole of %s again; restarting", url)
             offset = 0

@@ -154,7 +154,10 @@ class _Runner:
             return self._hit(dest, remote, ctx, user)
         url = self.url(remote)
         if self.offline:
-            self.missing.append((dest, url))
+            if remote.optional:  # may have been missing upstream (404) when fetched online
+                log.warning("not in the cache (optional, skipped): %s", dest)
+            else:
+                self.missing.append((dest, url))
             return None
         ensure_dir(dest.parent)
         with file_lock(dest):

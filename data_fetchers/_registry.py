@@ -193,6 +193,7 @@ def derive(
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
     os.close(fd)
     try:
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600
         write(Path(tmp))
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())

@@ -61,7 +61,13 @@ def _post(ctx: FetchContext) -> list[Path]:
     org = ctx.params["organism"]
     out = [ctx.files[f"link_pathway_{org}.tsv"], ctx.files[f"list_pathway_{org}.tsv"]]
     if ctx.params["kgml"]:
-        out.append(ctx.folder / "kgml")
+        kgml = ctx.folder / "kgml"
+        if not any(kgml.glob("*.xml")):
+            raise InputError(
+                f"no KGML file could be fetched for the {len(_expand(ctx))} pathways of "
+                f"{org!r} (see the warnings); check --organism and --source-url", path=kgml,
+            )
+        out.append(kgml)
     return out
 
 

@@ -410,6 +410,10 @@ def test_kegg_list_link_and_kgml(server, cache, testdata):
     assert sorted(p.name for p in (folder / "kgml").glob("*.xml")) == ["hsa00010.xml",
                                                                        "hsa00020.xml"]
     assert len(server.requests) == 5
+    # offline afterwards: the pathway missing upstream is not reported as missing
+    assert fetch("kegg-pathways", params={"organism": "hsa", "kgml": True}, cache=cache,
+                 offline=True).paths == res.paths
+    assert len(server.requests) == 5
     from kofs.io.pathways import read_kegg_link, read_kgml
 
     sets = read_kegg_link(res.paths[0], names=res.paths[1])
@@ -437,6 +441,20 @@ def test_gmt_from_url_and_html_is_rejected(server, cache, testdata):
     with pytest.raises(InputError, match="not GMT"):
         fetch("gmt", params={"url": html}, cache=cache, timeout=T)
     assert not any(p.name == "login.gmt" for p in cache.rglob("*"))
+
+
+def test_kgml_all_missing_is_an_error(server, cache, testdata):
+    d = testdata / "fetch"
+    server.add("/k/list/pathway/hsa", (d / "list_pathway_hsa.tsv").read_bytes())
+    server.add("/k/link/pathway/hsa", (d / "link_pathway_hsa.tsv").read_bytes())
+    with pytest.raises(InputError, match="no KGML file could be fetched for the 3 pathways"):
+        fetch("kegg-pathways", params={"organism": "hsa", "kgml": True}, cache=cache,
+              source_url=server.url("/k/"), timeout=T)
+
+
+def test_missing_local_file_is_not_found(tmp_path, cache):
+    with pytest.raises(InputError, match=r"file://.*nope\.obo does not exist; check --source-url"):
+        fetch("go-basic", cache=cache, source_url=(tmp_path / "nope.obo").as_uri())
 
 
 def test_local_path_as_source_url(tmp_path, cache, testdata):
@@ -488,6 +506,35 @@ def test_geo_parse_errors(tmp_path, testdata, cut, match):
     src.write_text(cut((testdata / "fetch" / "GSE9999_series_matrix.txt").read_text()))
     with pytest.raises(InputError, match=match):
         parse_series_matrix(src, tmp_path / "e.tsv.gz", tmp_path / "s.tsv")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.none(), st.floats(-1e6, 1e6, allow_nan=False)),
+                         min_size=2, max_size=2), min_size=1, max_size=5),
+       st.lists(st.sampled_from(["tissue: liver", "sex: F", "plain", ""]), min_size=2,
+                max_size=2))
+def test_geo_round_trip_property(tmp_path_factory, values, chars):
+    tmp = tmp_path_factory.mktemp("geo")
+    lines = ['!Sample_geo_accession\t"GSM1"\t"GSM2"',
+             "!Sample_characteristics_ch1\t" + "\t".join(f'"{c}"' for c in chars),
+             "!series_matrix_table_begin", '"ID_REF"\t"GSM1"\t"GSM2"']
+    for i, row in enumerate(values):
+        lines.append("\t".join([f'"p{i}"', *("null" if v is None else repr(v) for v in row)]))
+    lines.append("!series_matrix_table_end")
+    src = tmp / "s.txt"
+    src.write_text("\n".join(lines) + "\n")
+    n = parse_series_matrix(src, tmp / "e.tsv.gz", tmp / "s.tsv")
+    assert n == (len(values), 2)
+    rows = [r.split("\t") for r in gzip.decompress((tmp / "e.tsv.gz").read_bytes()).decode()
+            .splitlines()[1:]]
+    got = [[None if c == "" else float(c) for c in r[1:]] for r in rows]
+    assert got == values
+    samples = [r.split("\t") for r in (tmp / "s.tsv").read_text().splitlines()]
+    assert [r[0] for r in samples[1:]] == ["GSM1", "GSM2"]
+    for key, val in (("tissue", "liver"), ("sex", "F"), ("characteristics_ch1", "plain")):
+        if any(c.startswith(key) or c == val for c in chars):
+            col = samples[0].index(key)
+            assert [r[col] for r in samples[1:]] == [val if val in c else "" for c in chars]
 
 
 def test_geo_url_layout():
