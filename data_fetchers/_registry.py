@@ -119,8 +119,10 @@ class SourceSpec:
                 values[p.name] = ""
                 continue
             if not re.fullmatch(p.pattern, value) or (p.pattern == NAME_PATTERN and ".." in value):
+                eg = p.example or p.default
                 raise ParameterError(
                     f"{_option(p)} {value!r} is not valid for source {self.name!r}: {p.help}"
+                    + (f" (e.g. {_option(p, eg)})" if eg else "")
                 )
             values[p.name] = value
         return values
