@@ -133,6 +133,19 @@ def test_lasso_gram_matches_sklearn_lasso_with_alpha_conversion(rng):
     assert np.all(np.diag(B) == 0)
 
 
+def test_lasso_active_set_certified_or_none(rng):
+    X = rng.normal(size=(15, 200))
+    G, q = X[1:] @ X[1:].T, X[1:] @ X[0]
+    ref = K.lasso_gram(G, q, 0.05)
+    lam = 0.05 * 2 * np.abs(q).max()
+    empty = np.array([], dtype=int)
+    got = K.lasso_active_set(G, q, lam, empty, np.array([]))
+    np.testing.assert_allclose(got, ref, atol=1e-9)
+    # a wrong guess either converges to the same solution or gives up (never a wrong answer)
+    wrong = K.lasso_active_set(G, q, lam, np.arange(14), np.ones(14), max_iter=2)
+    assert wrong is None or np.allclose(wrong, ref, atol=1e-9)
+
+
 def test_sps_equals_naive_per_sample_lasso_residuals(rng):
     X = rng.normal(size=(8, 50)) + 1.0
     want = np.zeros(50)
