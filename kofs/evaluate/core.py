@@ -1,0 +1,245 @@
+"""The evaluation of ranked gene lists: accuracy, knowledge support, redundancy (ALGORITHMS.md §8).
+
+:func:`evaluate` takes every list as ranks over the matrix's genes and returns an
+:class:`EvaluationResult` (a table with one row per list, the accuracy curves, the gene orders);
+:func:`kofs.evaluate.report.write_evaluation` writes it with figures and ``report.html``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kofs.errors import ParameterError
+from kofs.evaluate.known import KnownGenes
+from kofs.evaluate.metrics import (
+    hit_count,
+    jaccard_score,
+    rank_correlation,
+    redundancy_rate,
+    residue_scale,
+    sim_anno,
+)
+from kofs.evaluate.protocols import Selector, accuracy_curves, classifier, make_folds
+from kofs.types import Expression
+
+log = logging.getLogger(__name__)
+
+__all__ = ["EvaluationResult", "evaluate", "order_from_ranks", "CLASSIFIER_LABELS"]
+
+CLASSIFIER_LABELS = {"1nn": "ACC", "svm-rbf": "SVM-RBF", "svm-linear": "SVM-linear"}
+DEFAULT_CURVE_KS = (5, 10, 20, 30, 40, 50, 75, 100)
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """What :func:`evaluate` measured.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per list (columns described in docs/evaluation.md).
+    accuracy : list of dict
+        Accuracy curves (:func:`kofs.evaluate.protocols.accuracy_curves` rows).
+    orders : dict of str to ndarray
+        Gene order (column indices, best first) of every list.
+    ranks : dict of str to ndarray
+    weights : dict of str to dict
+        EM source weights per aggregation, when known.
+    notes : dict of str to list of str
+    settings : dict
+    """
+
+    table: Any
+    accuracy: list[dict]
+    orders: dict[str, np.ndarray]
+    ranks: dict[str, np.ndarray]
+    weights: dict[str, dict[str, float]] = field(default_factory=dict)
+    notes: dict[str, list[str]] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+def order_from_ranks(ranks: np.ndarray) -> np.ndarray:
+    """Column indices best first (unranked genes last, ties by position)."""
+    r = np.where(np.isnan(ranks), np.inf, ranks)
+    return np.lexsort((np.arange(len(r)), r))
+
+
+def _ks(values: Iterable[int], m: int, what: str) -> tuple[int, ...]:
+    ks = tuple(sorted({int(k) for k in values}))
+    if not ks or ks[0] < 1:
+        raise ParameterError(f"{what} must be positive numbers of genes, got {list(values)}")
+    if ks[-1] > m:
+        raise ParameterError(f"{what} asks for {ks[-1]} genes but the matrix has {m}")
+    return ks
+
+
+def _go_support(lists_top: Mapping[str, list[str]], known: Sequence[KnownGenes], expression, go) -> dict:
+    """Sim_anno (sum, mean) of every list against every known set."""
+    from kofs.knowledge.go import gene_similarity, go_semantics
+
+    ontology, annotations, settings = go
+    settings = {"aspect": "BP", "measure": "lin", "combine": "bma", "mode": "kofs", **(settings or {})}
+    sem = go_semantics(ontology, annotations, aspect=settings["aspect"], mode=settings["mode"])
+    out = {}
+    for kg in known:
+        kgenes = list(kg.in_matrix(expression))
+        for name, top in lists_top.items():
+            S, _ = gene_similarity(ontology, annotations, top, kgenes, measure=settings["measure"],
+                                   combine=settings["combine"], aspect=settings["aspect"],
+                                   mode=settings["mode"], semantics=sem)
+            out[(name, kg.name)] = sim_anno(S)
+    return out
+
+
+def evaluate(
+    lists: Mapping[str, np.ndarray],
+    expression: Expression,
+    labels: Sequence[str],
+    *,
+    known: Sequence[KnownGenes] = (),
+    top: Sequence[int] = (10, 30, 50),
+    curve_ks: Sequence[int] | None = None,
+    classifiers: Sequence[str] = ("1nn", "svm-rbf", "svm-linear"),
+    n_splits: int = 5,
+    n_repeats: int = 2,
+    groups: Sequence[str] | None = None,
+    seed: int = 0,
+    honest: Selector | None = None,
+    go: tuple[Any, Any, Mapping[str, Any]] | None = None,
+    circular: Mapping[str, Iterable[str]] | None = None,
+    weights: Mapping[str, Mapping[str, float]] | None = None,
+    unsupervised: bool = True,
+    sim_sets: Sequence[str] | None = None,
+) -> EvaluationResult:
+    """Evaluate ranked gene lists on one labelled matrix.
+
+    Parameters
+    ----------
+    lists : mapping of str to ndarray of shape (m,)
+        Ranks (1 = best, NaN = not ranked) of the matrix's genes in every list.
+    expression : Expression
+    labels : sequence of str, length n_samples
+        Sample classes (aligned to ``expression.samples``).
+    known : sequence of KnownGenes
+        Known gene sets: ``HIT_<name>`` (count in the top ``max(top)``) and, with ``go``,
+        ``Sim_anno_<name>``.
+    top : sequence of int, default (10, 30, 50)
+        The book's ACC-10/30/50 (1-NN); ``ACC Ave`` is their mean.
+    curve_ks : sequence of int, optional
+        Numbers of genes of the accuracy curves (default ``top`` plus 5, 10, 20, ..., 100).
+    classifiers : sequence of str, default ("1nn", "svm-rbf", "svm-linear")
+    n_splits, n_repeats : int, default 5, 2
+        Repeated stratified k-fold (book's CV scheme is unstated).
+    groups : sequence of str, optional
+        Samples of one group (e.g. replicate arrays of a patient) never straddle folds.
+    seed : int, default 0
+    honest : callable, optional
+        Selector of the honest protocol: ``honest(train_expression, train_labels)`` ->
+        ``{list: gene order}``; re-ranks on the training samples of each fold.
+    go : (ontology, annotations, settings), optional
+        Enables Sim_anno (GO gene similarity of :func:`kofs.knowledge.go.gene_similarity`,
+        default Lin + best-match average over BP, kofs mode).
+    circular : mapping of str to iterable of str, optional
+        ``{list: names of known sets it was built or trained on}``: noted in the table.
+    weights : mapping, optional
+        ``{aggregation: {list: pi}}`` (for the figures and the report).
+    unsupervised : bool, default True
+        Compute the residue scale and Jaccard scores (book ch. 4, unsupervised criteria).
+    sim_sets : sequence of str, optional
+        Known sets Sim_anno is computed for (default all; it costs a GO similarity per list).
+
+    Returns
+    -------
+    EvaluationResult
+    """
+    import pandas as pd
+
+    from kofs.knowledge.similarity import similarity_from_array
+
+    y = np.asarray([str(v) for v in labels])
+    if len(y) != expression.n_samples:
+        raise ParameterError(f"{len(y)} labels for {expression.n_samples} samples")
+    if not lists:
+        raise ParameterError("no ranked list to evaluate")
+    for c in classifiers:
+        classifier(c)
+    m, n = expression.n_genes, expression.n_samples
+    top = _ks(top, m, "--top")
+    curve = _ks(curve_ks if curve_ks is not None else [k for k in (*DEFAULT_CURVE_KS, *top) if k <= m], m, "curve sizes")
+    curve = tuple(sorted(set(curve) | set(top)))
+    K = max(top)
+    ranks = {name: np.asarray(r, dtype=np.float64) for name, r in lists.items()}
+    for name, r in ranks.items():
+        if r.shape != (m,):
+            raise ParameterError(f"list {name!r}: {r.shape[0]} ranks for {m} genes")
+    orders = {name: order_from_ranks(r) for name, r in ranks.items()}
+    folds = make_folds(y, n_splits=n_splits, n_repeats=n_repeats, groups=groups, seed=seed)
+    acc = accuracy_curves(expression, y, folds=folds, ks=curve, classifiers=classifiers, orders=orders)
+    if honest is not None:
+        log.info("honest protocol: re-ranking on the training samples of %d folds", len(folds))
+        acc += accuracy_curves(expression, y, folds=folds, ks=curve, classifiers=classifiers, select=honest)
+    acc_of = {(r["list"], r["protocol"], r["classifier"], r["k"]): r["accuracy"] for r in acc}
+
+    X = expression.values
+    tops = {name: [expression.genes[i] for i in o[:K]] for name, o in orders.items()}
+    sim_known = [kg for kg in known if sim_sets is None or kg.name in sim_sets]
+    support = _go_support(tops, sim_known, expression, go) if go is not None and sim_known else {}
+    known_in = {kg.name: set(kg.in_matrix(expression)) for kg in known}
+    Kref = similarity_from_array(X, "rbf")[0] if unsupervised else None
+    feat_counts = [k for k in range(10, min(n, m) + 1, 10)] or [min(n, m)]
+    circular = {k: list(v) for k, v in (circular or {}).items()}
+    rows, notes = [], {}
+    for name, order in orders.items():
+        row: dict[str, Any] = {"list": name}
+        for protocol in ("book", "honest"):
+            prefix = "" if protocol == "book" else "honest "
+            for c in classifiers:
+                vals = [acc_of.get((name, protocol, c, k)) for k in top]
+                if any(v is None for v in vals):
+                    continue
+                if c == "1nn":
+                    for k, v in zip(top, vals, strict=False):
+                        row[f"{prefix}ACC-{k}"] = v
+                row[f"{prefix}{CLASSIFIER_LABELS[c]} Ave"] = float(np.mean(vals))
+        for kg in known:
+            row[f"HIT_{kg.name}"] = hit_count(tops[name], known_in[kg.name])
+        for kg in known:
+            if (name, kg.name) in support:
+                row[f"Sim_anno_{kg.name}"], row[f"Sim_anno_mean_{kg.name}"] = support[(name, kg.name)]
+        row[f"RED-{K}"] = redundancy_rate(X[:, order[:K]])
+        if unsupervised:
+            row["Residue"] = float(np.mean([residue_scale(X[:, order[:f]], Kref) for f in feat_counts]))
+            for kn in (1, 5):
+                row[f"JAC-{kn}"] = float(np.mean([jaccard_score(X[:, order[:f]], Kref, k=kn) for f in feat_counts]))
+        note = []
+        if circular.get(name):
+            hit = [s for s in circular[name] if s in known_in]
+            if hit:
+                note.append("circular: built/trained on " + ", ".join(hit) + " (HIT/Sim_anno of that set not independent)")
+        if np.isnan(ranks[name]).any():
+            note.append(f"{int(np.isnan(ranks[name]).sum())} genes unranked (placed last)")
+        notes[name] = note
+        row["notes"] = "; ".join(note)
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    settings = {"top": list(top), "curve_ks": list(curve), "classifiers": list(classifiers),
+                "n_splits": n_splits, "n_repeats": n_repeats, "groups": groups is not None, "seed": seed,
+                "protocols": ["book"] + (["honest"] if honest is not None else []),
+                "n_folds": len(folds), "hit_top": K, "red_top": K,
+                "unsupervised_feature_counts": feat_counts if unsupervised else None,
+                "n_samples": n, "n_genes": m, "classes": {c: int((y == c).sum()) for c in np.unique(y)}}
+    return EvaluationResult(table, acc, orders, ranks, {k: dict(v) for k, v in (weights or {}).items()},
+                            notes, settings)
+
+
+def agreement(result: EvaluationResult) -> tuple[list[str], np.ndarray]:
+    """Spearman correlation between the evaluated lists (names, L x L matrix)."""
+    names = list(result.ranks)
+    R = np.column_stack([result.ranks[n] for n in names])
+    R = np.where(np.isnan(R), np.nanmax(R, axis=0, initial=0) + 1, R)
+    return names, rank_correlation(R)

@@ -1,0 +1,103 @@
+"""Known gene sets for the knowledge-support metrics (HIT, Sim_anno) and their reading.
+
+A set is a gene list file (:func:`kofs.io.genes.read_gene_list`), or a table with a header of
+which the rows whose ``where`` column is true are kept (e.g. the ``oncokb_msk_heme`` column of
+``shared/data/real/cancer/cancer_genes_summary.tsv`` for haematological cancer genes). The gene
+column is ``symbol`` / ``gene`` / ``hugo symbol`` when present, else the first column.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+from kofs.errors import InputError, ParameterError
+from kofs.io.genes import read_gene_list
+from kofs.io.ids import match_gene_ids
+from kofs.types import Expression
+
+log = logging.getLogger(__name__)
+
+__all__ = ["KnownGenes", "read_known_genes", "parse_known_spec"]
+
+_GENE_COLUMNS = ("symbol", "gene", "gene_symbol", "hugo symbol", "hugo_symbol")
+_TRUE = {"true", "1", "yes", "y", "t"}
+
+
+@dataclass(frozen=True)
+class KnownGenes:
+    """A named set of known genes (ids as in the source file) and where it came from."""
+
+    name: str
+    genes: tuple[str, ...]
+    source: str
+
+    def in_matrix(self, expression: Expression) -> tuple[str, ...]:
+        """The matrix gene ids of the set (genes absent from the matrix dropped)."""
+        mapping, report = match_gene_ids(list(self.genes), expression, source=f"known genes {self.name}",
+                                         path=self.source, require=False)
+        if report.dropped or report.ambiguous:
+            log.info("known genes %s: %d of %d in the matrix", self.name, report.matched, len(self.genes))
+        return tuple(expression.genes[i] for i in sorted(set(mapping.values())))
+
+
+def read_known_genes(
+    name: str,
+    path: str | os.PathLike,
+    *,
+    where: str | None = None,
+    gene_column: str | None = None,
+) -> KnownGenes:
+    """Read one known gene set.
+
+    Parameters
+    ----------
+    name : str
+        Name used in the column headers (``HIT_<name>``).
+    path : str or path-like
+        Gene list, or a table with a header.
+    where : str, optional
+        Boolean column of the table; only rows where it is true (True/1/yes) are kept.
+    gene_column : str, optional
+        Column with the gene ids (default: a symbol-like column, else the first).
+
+    Returns
+    -------
+    KnownGenes
+    """
+    path = str(path)
+    if not os.path.isfile(path):
+        raise InputError(f"known-gene file for {name!r} not found; check the path", path=path)
+    if where is None and gene_column is None:
+        genes = read_gene_list(path)
+    else:
+        import pandas as pd
+
+        df = pd.read_csv(path, sep=None, engine="python", dtype=str, comment=None)
+        lower = {c.lower(): c for c in df.columns}
+        if where is not None:
+            if where.lower() not in lower:
+                raise ParameterError(f"known genes {name!r}: no column {where!r}; columns are "
+                                     f"{', '.join(df.columns)}", path=path)
+            df = df[df[lower[where.lower()]].fillna("").str.strip().str.lower().isin(_TRUE)]
+        col = gene_column.lower() if gene_column else next((c for c in _GENE_COLUMNS if c in lower), None)
+        if gene_column and col not in lower:
+            raise ParameterError(f"known genes {name!r}: no column {gene_column!r}", path=path)
+        series = df[lower[col]] if col else df.iloc[:, 0]
+        genes = list(dict.fromkeys(g.strip() for g in series.dropna() if g.strip()))
+    if not genes:
+        raise InputError(f"known gene set {name!r} is empty" + (f" (no row with {where} true)" if where else ""),
+                         path=path)
+    return KnownGenes(name, tuple(genes), path)
+
+
+def parse_known_spec(spec: str) -> KnownGenes:
+    """Parse ``NAME=FILE`` or ``NAME=FILE:COLUMN`` (keep the rows where COLUMN is true)."""
+    if "=" not in spec or not spec.split("=", 1)[0].strip():
+        raise ParameterError(f"--known-genes {spec!r}: expected NAME=FILE or NAME=FILE:COLUMN")
+    name, rest = (s.strip() for s in spec.split("=", 1))
+    where = None
+    if not os.path.isfile(rest) and ":" in rest:
+        rest, where = rest.rsplit(":", 1)
+    return read_known_genes(name, rest, where=where)

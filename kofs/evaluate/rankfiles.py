@@ -1,0 +1,123 @@
+"""Reading the outputs of ``kofs rank`` for evaluation.
+
+A ``ranking.tsv`` (columns ``gene, rank, score`` then ``rank:<list>, score:<list>`` per list,
+:func:`kofs.io.output.write_ranking`) gives the final list and every per-source list; an output
+folder adds ``weights.tsv`` (EM source weights) and ``config.resolved.yaml`` (the run's options,
+which the honest protocol re-runs on each training fold).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kofs.errors import InputError
+from kofs.io.ids import match_gene_ids
+from kofs.types import Expression
+
+log = logging.getLogger(__name__)
+
+__all__ = ["RankFile", "read_rank_output", "ranks_on_matrix"]
+
+
+@dataclass(frozen=True)
+class RankFile:
+    """The lists of one ``kofs rank`` output.
+
+    Attributes
+    ----------
+    label : str
+        Name of the output (folder name, or file stem).
+    genes : tuple of str
+    ranks : dict of str to ndarray
+        ``"final"`` and every per-source list -> ranks (1 = best; NaN = not ranked).
+    weights : dict of str to float, optional
+    config : dict, optional
+        The resolved options of the run (``config.resolved.yaml``).
+    path : str
+    """
+
+    label: str
+    genes: tuple[str, ...]
+    ranks: dict[str, np.ndarray]
+    weights: dict[str, float] | None = None
+    config: dict[str, Any] | None = None
+    path: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def read_rank_output(path: str | os.PathLike) -> RankFile:
+    """Read a ``ranking.tsv`` or an output folder of ``kofs rank``.
+
+    Raises
+    ------
+    InputError
+        Missing file, or a table without the ``gene`` and ``rank`` columns.
+    """
+    import pandas as pd
+
+    p = Path(path)
+    folder = p if p.is_dir() else None
+    table = p / "ranking.tsv" if folder else p
+    if not table.is_file():
+        where = f"{p} has no ranking.tsv" if folder else "file not found"
+        raise InputError(f"{where}; give a ranking.tsv or an output folder of `kofs rank`", path=str(p))
+    try:
+        df = pd.read_csv(table, sep="\t", dtype=str, keep_default_na=False, quoting=3)
+    except Exception as exc:  # pandas raises many kinds on malformed text
+        raise InputError(f"cannot read the ranking table: {exc}".splitlines()[0], path=str(table)) from None
+    if "gene" not in df.columns or "rank" not in df.columns:
+        raise InputError("not a kofs ranking table: needs the columns 'gene' and 'rank' "
+                         "(as written by `kofs rank`)", path=str(table))
+
+    def num(col: str) -> np.ndarray:
+        v = pd.to_numeric(df[col].replace({"NA": None, "": None}), errors="coerce")
+        return v.to_numpy(dtype=np.float64)
+
+    ranks = {"final": num("rank")}
+    for col in df.columns:
+        if col.startswith("rank:"):
+            ranks[col[5:]] = num(col)
+    weights = config = None
+    base = folder or table.parent
+    wfile = base / "weights.tsv"
+    if wfile.is_file() and (folder or table.name == "ranking.tsv"):
+        w = pd.read_csv(wfile, sep="\t", dtype={"list": str})
+        weights = dict(zip(w["list"].astype(str), w["weight"].astype(float), strict=False))
+    cfile = base / "config.resolved.yaml"
+    if cfile.is_file() and (folder or table.name == "ranking.tsv"):
+        import yaml
+
+        config = yaml.safe_load(cfile.read_text()) or {}
+    label = (folder.name if folder else (table.parent.name if table.name == "ranking.tsv" else table.stem)) or "ranking"
+    log.info("%s: %d genes, %d lists", table, len(df), len(ranks))
+    return RankFile(label, tuple(df["gene"].astype(str)), ranks, weights, config, str(table))
+
+
+def ranks_on_matrix(rank_file: RankFile, expression: Expression) -> dict[str, np.ndarray]:
+    """Every list's ranks placed on the matrix's genes (genes the list lacks get NaN).
+
+    Raises
+    ------
+    CoverageError
+        No gene of the ranking is in the matrix.
+    """
+    mapping, report = match_gene_ids(list(rank_file.genes), expression, source=f"ranking {rank_file.label}",
+                                     path=rank_file.path)
+    if report.dropped:
+        log.warning("ranking %s: %d of its genes are not in the matrix (ignored)", rank_file.label, report.dropped)
+    src = np.fromiter(mapping.keys().__iter__(), dtype=object, count=len(mapping))
+    pos = {g: i for i, g in enumerate(rank_file.genes)}
+    src_idx = np.array([pos[g] for g in src], dtype=np.int64)
+    dst_idx = np.array([mapping[g] for g in src], dtype=np.int64)
+    out = {}
+    for name, r in rank_file.ranks.items():
+        v = np.full(expression.n_genes, np.nan)
+        v[dst_idx] = r[src_idx]
+        out[name] = v
+    return out

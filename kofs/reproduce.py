@@ -1,0 +1,236 @@
+"""``kofs reproduce CONFIG``: the book's KOFS experiment (Table 6.5) on another data set.
+
+A YAML config names the matrix, labels, knowledge files, the catalogue lists (book Table 6.3),
+the aggregations (KOFS_Borda, KOFS_Prob, KOFS_Prob-SUP), the known-gene sets and the
+evaluation settings; paths are relative to the config, ``{shared}`` stands for the real-data
+folder (``shared`` key, overridden by the ``KOFS_SHARED`` environment variable pointing at the
+``shared/`` folder). The run reads every source once, builds the lists and aggregations on all
+samples (book protocol) and, when asked, on the training samples of every fold (honest
+protocol), evaluates them (:func:`kofs.evaluate.evaluate`) and writes the tables, figures, the
+book's Table 6.5 beside ours and ``report.html`` (see configs/ and docs/results-all.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kofs.config import load_config
+from kofs.errors import ParameterError
+from kofs.evaluate import Aggregation, KofsRanking, evaluate, read_known_genes, write_evaluation
+from kofs.types import SampleCategories
+
+log = logging.getLogger(__name__)
+
+__all__ = ["BOOK_TABLE_6_5", "run_experiment", "KEYS"]
+
+#: Book Table 6.5 (pediatric ALL, GSE2604): ACC-10, ACC-30, ACC-50, ACC Ave, Sim_anno, HIT_canc, HIT_leu
+BOOK_TABLE_6_5 = {
+    "SPEC": (0.64, 0.66, 0.83, 0.71, 797, 2, 0),
+    "Fisher score": (0.97, 0.97, 0.97, 0.97, 823, 8, 2),
+    "Pathway-FILT": (0.61, 0.81, 0.89, 0.77, 807, 4, 0),
+    "GO-REL-VOTE": (0.56, 0.69, 0.83, 0.70, 7686, 26, 8),
+    "GO-MAH": (0.69, 0.80, 0.86, 0.78, 759, 3, 0),
+    "GO-CAN-MAH": (0.62, 0.83, 0.86, 0.77, 2996, 5, 1),
+    "GO-REL-PROP": (0.70, 0.78, 0.86, 0.78, 7688, 22, 15),
+    "Leukemia-FILT": (0.55, 0.62, 0.64, 0.60, 687, 4, 1),
+    "KOFS_Borda": (0.91, 0.95, 0.97, 0.95, 1723, 6, 2),
+    "KOFS_Prob": (0.97, 0.94, 0.94, 0.95, 6954, 21, 12),
+    "KOFS_Prob-SUP": (0.94, 0.91, 0.91, 0.92, 7766, 25, 17),
+}
+
+KEYS = ("title", "intro", "shared", "expression", "gene_column", "labels", "label_column", "sample_column",
+        "keep_samples", "groups_column", "max_genes", "go", "go_annotations", "go_settings", "pathways",
+        "pathway_format", "pathway_ids", "go_term_ids", "interactions", "lists", "rename",
+        "list_relevant_genes", "aggregations", "known_genes", "sim_anno", "circular", "evaluation",
+        "output", "seed", "params")
+EVAL_KEYS = ("top", "classifiers", "folds", "repeats", "protocols", "heatmaps", "curve_ks")
+
+
+def _paths(cfg: Mapping[str, Any], base: Path):
+    env = os.environ.get("KOFS_SHARED")
+    shared = str(Path(env) / "data" / "real") if env else str((base / cfg.get("shared", ".")).resolve())
+
+    def resolve(value):
+        if value is None:
+            return None
+        value = str(value).replace("{shared}", shared)
+        return str((base / value).resolve()) if not os.path.isabs(value) else value
+
+    return resolve
+
+
+def _known(spec: Mapping[str, Any], name: str, resolve, path: str):
+    if not isinstance(spec, Mapping) or "file" not in spec:
+        raise ParameterError(f"known_genes.{name} needs a 'file' (and optionally 'where', 'gene_column')", path=path)
+    return read_known_genes(name, resolve(spec["file"]), where=spec.get("where"), gene_column=spec.get("gene_column"))
+
+
+def _read_data(cfg, resolve, path):
+    import pandas as pd
+
+    from kofs.io.expression import read_expression
+    from kofs.io.labels import align_labels, read_labels
+
+    lab = read_labels(resolve(cfg["labels"]), label_column=cfg.get("label_column"),
+                      sample_column=cfg.get("sample_column"))
+    keep = cfg.get("keep_samples") or {}
+    table = pd.read_csv(resolve(cfg["labels"]), sep=None, engine="python", dtype=str)
+    sid = cfg.get("sample_column") or table.columns[0]
+    mask = np.ones(len(table), dtype=bool)
+    for col, values in keep.items():
+        if col not in table.columns:
+            raise ParameterError(f"keep_samples: the labels have no column {col!r}", path=path)
+        mask &= table[col].isin([str(v) for v in values]).to_numpy()
+    kept = set(table.loc[mask, sid].astype(str))
+    idx = [i for i, s in enumerate(lab.samples) if s in kept]
+    lab = SampleCategories([lab.labels[i] for i in idx], [lab.samples[i] for i in idx], name=lab.name)
+    expr = read_expression(resolve(cfg["expression"]), gene_column=cfg.get("gene_column"))
+    expr, lab = align_labels(expr, lab, missing="drop")
+    groups = None
+    if cfg.get("groups_column"):
+        g = dict(zip(table[sid].astype(str), table[cfg["groups_column"]].astype(str), strict=True))
+        groups = [g[s] for s in expr.samples]
+    if cfg.get("max_genes"):
+        # reduced run (CI): the genes of largest variance over all samples (label-free filter)
+        top = np.sort(np.argsort(-expr.values.var(axis=0), kind="stable")[: int(cfg["max_genes"])])
+        expr = expr.subset_genes(top)
+    return expr, lab, groups
+
+
+def run_experiment(config: str | os.PathLike, *, output: str | None = None, quick: bool = False,
+                   threads: int | None = None) -> list[str]:
+    """Run one reproduction config; returns the written paths.
+
+    Parameters
+    ----------
+    config : path
+        YAML file (keys :data:`KEYS`; see configs/all_lineage.yaml).
+    output : str, optional
+        Output folder (default: the config's ``output``).
+    quick : bool
+        Reduced run: at most 1,000 genes, 3 folds x 1 repeat, 1-NN only.
+    threads : int, optional
+        Cap on BLAS threads.
+    """
+    from threadpoolctl import threadpool_limits
+
+    from kofs.config import check_keys
+    from kofs.sources import read_sources
+
+    path = str(config)
+    cfg = load_config(path)
+    check_keys(cfg, KEYS, path=path)
+    ev = dict(cfg.get("evaluation") or {})
+    check_keys(ev, EVAL_KEYS, path=path)
+    for key in ("expression", "labels", "lists"):
+        if key not in cfg:
+            raise ParameterError(f"reproduction config has no {key!r} key", path=path)
+    if quick:
+        cfg["max_genes"] = min(int(cfg.get("max_genes") or 10**9), 1000)
+        ev.update(folds=3, repeats=1, classifiers=["1nn"])
+    resolve = _paths(cfg, Path(path).resolve().parent)
+    out = output or resolve(cfg.get("output", "results"))
+    t0 = time.perf_counter()
+    timings = {}
+    with threadpool_limits(limits=threads):
+        expr, lab, groups = _read_data(cfg, resolve, path)
+        go_settings = {"aspect": "BP", "measure": "lin", "combine": "bma", "top_k": 10, **(cfg.get("go_settings") or {})}
+        sources = read_sources(go=resolve(cfg.get("go")), go_annotations=resolve(cfg.get("go_annotations")),
+                               go_settings=go_settings, pathways=resolve(cfg.get("pathways")),
+                               pathway_format=cfg.get("pathway_format", "auto"), pathway_ids=cfg.get("pathway_ids"),
+                               go_term_ids=cfg.get("go_term_ids"), interactions=resolve(cfg.get("interactions")))
+        known = {n: _known(s, n, resolve, path) for n, s in (cfg.get("known_genes") or {}).items()}
+        aggs = []
+        for a in cfg.get("aggregations") or ():
+            rel = a.get("relevant_genes")
+            if rel is not None and rel not in known:
+                raise ParameterError(f"aggregation {a.get('name')!r}: relevant_genes {rel!r} is not a known_genes set",
+                                     path=path)
+            aggs.append(Aggregation(a["name"], a.get("method", "em"), None if rel is None else known[rel].genes,
+                                    a.get("params") or {}))
+        lrel = cfg.get("list_relevant_genes")
+        list_rel = None
+        if lrel is not None:
+            list_rel = (known[lrel] if isinstance(lrel, str) and lrel in known else _known(lrel, "list_relevant_genes", resolve, path)).genes
+        kofs = KofsRanking(sources, cfg["lists"], aggs, list_rel, rename=cfg.get("rename") or {},
+                           params=cfg.get("params") or {}, seed=int(cfg.get("seed", 0)))
+        timings["read"] = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        results = kofs.run(expr, lab)
+        timings["rank_all_samples"] = time.perf_counter() - t1
+        protocols = ev.get("protocols", ["book"])
+        honest = None
+        if "honest" in protocols:
+            def honest(train_expr, train_y):
+                return kofs.orders(train_expr, SampleCategories(list(train_y), train_expr.samples, name=lab.name))
+        weights = {n: dict(zip(r.list_names, map(float, r.weights), strict=True))
+                   for n, r in results.items() if getattr(r, "weights", None) is not None}
+        t1 = time.perf_counter()
+        sim_sets = cfg.get("sim_anno")
+        result = evaluate(
+            {n: np.asarray(r.ranks) for n, r in results.items()}, expr, lab.labels,
+            known=list(known.values()), top=ev.get("top", (10, 30, 50)), curve_ks=ev.get("curve_ks"),
+            classifiers=ev.get("classifiers", ("1nn", "svm-rbf", "svm-linear")),
+            n_splits=int(ev.get("folds", 5)), n_repeats=int(ev.get("repeats", 2)), groups=groups,
+            seed=int(cfg.get("seed", 0)), honest=honest,
+            go=(sources.ontology, sources.go_annotations, go_settings) if sources.has_go and sim_sets else None,
+            sim_sets=[sim_sets] if isinstance(sim_sets, str) else sim_sets,
+            circular=cfg.get("circular") or {}, weights=weights,
+        )
+        timings["evaluate"] = time.perf_counter() - t1
+    timings = {k: round(v, 1) for k, v in timings.items()}
+    result.settings["timings_seconds"] = timings
+    result.settings["config"] = str(Path(path).resolve())
+    result.settings["quick"] = quick
+    book = _book_table(result.table)
+    text = (cfg.get("intro") or "") + f"\n\nMeasured run time: {timings} (seconds)."
+    written = write_evaluation(result, out, expression=expr, labels=lab.labels,
+                               heatmap_lists=ev.get("heatmaps"), title=cfg.get("title", "KOFS reproduction"),
+                               intro=text, extra_tables={"Ours next to book Table 6.5 (book protocol, 1-NN)": book})
+    (Path(out) / "table65.tsv").write_text(book.to_csv(sep="\t", index=False, float_format="%.3g"))
+    (Path(out) / "table65.md").write_text(_markdown(book))
+    log.info("reproduction %s finished in %s", path, timings)
+    return [*written, str(Path(out) / "table65.tsv"), str(Path(out) / "table65.md")]
+
+
+def _book_table(table):
+    """Our ACC-10/30/50, ACC Ave, Sim_anno, HIT columns next to the book's Table 6.5."""
+    import pandas as pd
+
+    rows = []
+    sim = next((c for c in table.columns if c.startswith("Sim_anno_") and "mean" not in c), None)
+    hits = [c for c in table.columns if c in ("HIT_canc", "HIT_leu")]
+    for rec in table.to_dict("records"):
+        b = BOOK_TABLE_6_5.get(rec["list"])
+        row = {"list": rec["list"]}
+        for i, col in enumerate(("ACC-10", "ACC-30", "ACC-50", "ACC Ave")):
+            row[f"{col} ours"] = rec.get(col, np.nan)
+            row[f"{col} book"] = b[i] if b else np.nan
+        if "honest ACC Ave" in rec:
+            row["honest ACC Ave ours"] = rec["honest ACC Ave"]
+        if sim:
+            row[f"{sim} ours"] = rec[sim]
+        row["Sim_anno book"] = b[4] if b else np.nan
+        for h in hits:
+            row[f"{h} ours"] = rec[h]
+            row[f"{h} book"] = b[5 if h == "HIT_canc" else 6] if b else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _markdown(df) -> str:
+    def fmt(v):
+        if isinstance(v, float):
+            return "" if np.isnan(v) else (f"{v:.2f}" if abs(v) < 100 else f"{v:.0f}")
+        return str(v)
+
+    lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
+    lines += ["| " + " | ".join(fmt(v) for v in rec) + " |" for rec in df.itertuples(index=False)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,111 @@
+"""Cross-validation protocols: folds, groups, and that the honest protocol cannot leak."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kofs.errors import ParameterError
+from kofs.evaluate import accuracy_curves, evaluate, make_folds
+from kofs.types import Expression
+
+
+def _expr(X, prefix="s"):
+    return Expression(X, [f"g{j}" for j in range(X.shape[1])], [f"{prefix}{i}" for i in range(X.shape[0])])
+
+
+def _fisher_order(X, y):
+    """Two-class Fisher-like score (difference of means over pooled sd), best first."""
+    a, b = X[y == y[0]], X[y != y[0]]
+    score = (a.mean(0) - b.mean(0)) ** 2 / (a.var(0) + b.var(0) + 1e-12)
+    return np.argsort(-score, kind="stable")
+
+
+def test_folds_cover_each_sample_once_per_repeat():
+    y = np.array(["a"] * 6 + ["b"] * 9)
+    folds = make_folds(y, n_splits=3, n_repeats=2, seed=1)
+    assert len(folds) == 6
+    for r in (0, 1):
+        tests = np.concatenate([f.test for f in folds if f.repeat == r])
+        assert sorted(tests.tolist()) == list(range(15))
+    for f in folds:
+        assert not set(f.train) & set(f.test)
+        assert set(y[f.test]) == {"a", "b"}  # stratified
+
+
+def test_groups_never_straddle_folds():
+    # 12 patients measured twice (replicate arrays), two classes
+    patients = np.repeat([f"p{i}" for i in range(12)], 2)
+    y = np.repeat(["B"] * 6 + ["T"] * 6, 2)
+    folds = make_folds(y, n_splits=3, n_repeats=2, groups=patients, seed=0)
+    assert len(folds) == 6
+    for f in folds:
+        assert not set(patients[f.train]) & set(patients[f.test])
+    # the two repeats shuffle differently
+    assert any(not np.array_equal(a.test, b.test) for a, b in zip(folds[:3], folds[3:], strict=True))
+
+
+def test_fold_errors_are_one_line_parameter_errors():
+    y = np.array(["a", "a", "b", "b", "b", "b"])
+    with pytest.raises(ParameterError, match="smallest class") as exc:
+        make_folds(y, n_splits=3)
+    assert "\n" not in str(exc.value)
+    with pytest.raises(ParameterError, match="two sample classes"):
+        make_folds(np.array(["a"] * 6))
+    with pytest.raises(ParameterError, match="groups"):
+        make_folds(y, n_splits=2, groups=["g"] * 5)
+    with pytest.raises(ParameterError, match="classifier"):
+        evaluate({"x": np.arange(1.0, 5)}, _expr(np.ones((6, 4))), y, classifiers=["3nn"])
+
+
+def test_honest_selector_sees_training_samples_only():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 30))
+    y = np.array(["a", "b"] * 10)
+    expr = _expr(X)
+    folds = make_folds(y, n_splits=4, n_repeats=2, seed=3)
+    seen = []
+
+    def select(train, y_train):
+        seen.append(set(train.samples))
+        assert train.values.shape == (len(y_train), 30)
+        return {"fisher": _fisher_order(train.values, y_train)}
+
+    accuracy_curves(expr, y, folds=folds, ks=[5], select=select)
+    assert len(seen) == len(folds)
+    for s, f in zip(seen, folds, strict=True):
+        assert s == {expr.samples[i] for i in f.train}
+        assert not s & {expr.samples[i] for i in f.test}
+
+
+def test_selection_bias_book_protocol_is_optimistic_on_noise():
+    """Pure noise: ranking on all samples (book) reaches high CV accuracy, the honest protocol
+    stays near chance (Ambroise & McLachlan 2002)."""
+    rng = np.random.default_rng(42)
+    X = rng.normal(size=(40, 2000))
+    y = np.array(["a", "b"] * 20)
+    expr = _expr(X)
+    folds = make_folds(y, n_splits=5, n_repeats=2, seed=0)
+    book = accuracy_curves(expr, y, folds=folds, ks=[10], orders={"fisher": _fisher_order(X, y)})
+    honest = accuracy_curves(expr, y, folds=folds, ks=[10],
+                             select=lambda tr, yt: {"fisher": _fisher_order(tr.values, yt)})
+    assert book[0]["accuracy"] > 0.75
+    assert honest[0]["accuracy"] < 0.65
+    assert book[0]["protocol"] == "book" and honest[0]["protocol"] == "honest"
+
+
+def test_accuracy_on_separable_data_and_rows():
+    rng = np.random.default_rng(1)
+    y = np.array(["a"] * 10 + ["b"] * 10)
+    X = rng.normal(size=(20, 8))
+    X[:, 0] += np.where(y == "a", 10.0, -10.0)
+    expr = _expr(X)
+    folds = make_folds(y, n_splits=5, n_repeats=1)
+    good, bad = np.arange(8), np.arange(8)[::-1]
+    rows = accuracy_curves(expr, y, folds=folds, ks=[1], classifiers=["1nn", "svm-linear", "svm-rbf"],
+                           orders={"good": good, "bad": bad})
+    acc = {(r["list"], r["classifier"]): r["accuracy"] for r in rows}
+    assert all(acc[("good", c)] == 1.0 for c in ("1nn", "svm-linear", "svm-rbf"))
+    assert acc[("bad", "1nn")] < 0.9
+    with pytest.raises(ValueError):
+        accuracy_curves(expr, y, folds=folds, ks=[1])

@@ -1,0 +1,169 @@
+"""Figures, report.html, `kofs evaluate` end to end, and KOFS re-ranking per fold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from kofs.cli import main
+from kofs.errors import InputError, ParameterError
+from kofs.evaluate import (
+    Aggregation,
+    KofsRanking,
+    check_report,
+    evaluate,
+    parse_known_spec,
+    read_known_genes,
+    read_rank_output,
+    write_evaluation,
+)
+from kofs.types import Expression, SampleCategories
+
+
+def _toy(tmp_path: Path, n=24, m=40, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.array(["B", "T"] * (n // 2))
+    X = rng.normal(size=(n, m)) + 5
+    X[:, :3] += np.where(y == "B", 2.0, -2.0)[:, None]
+    genes = [f"G{j}" for j in range(m)]
+    samples = [f"s{i}" for i in range(n)]
+    expr_path = tmp_path / "expr.tsv"
+    pd.DataFrame(X.T, index=pd.Index(genes, name="gene"), columns=samples).to_csv(expr_path, sep="\t")
+    lab_path = tmp_path / "labels.tsv"
+    pd.DataFrame({"sample": samples, "class": y, "patient": [f"p{i // 2}" for i in range(n)]}).to_csv(
+        lab_path, sep="\t", index=False)
+    known = tmp_path / "known.txt"
+    known.write_text("G0\nG1\nG39\nNOT_A_GENE\n")
+    return Expression(X, genes, samples), y, expr_path, lab_path, known
+
+
+def test_write_evaluation_figures_and_report(tmp_path):
+    expr, y, *_ , known = _toy(tmp_path)
+    m = expr.n_genes
+    lists = {"good": np.arange(1.0, m + 1), "reverse": np.arange(m, 0.0, -1)}
+    kg = read_known_genes("leu", known)
+    res = evaluate(lists, expr, y, known=[kg], top=[2, 5], curve_ks=[2, 5, 10], classifiers=["1nn", "svm-linear"],
+                   n_splits=3, n_repeats=1, circular={"good": ["leu"]}, weights={"em": {"good": 0.7, "reverse": 0.3}})
+    t = res.table.set_index("list")
+    assert t.loc["good", "HIT_leu"] == 2 and t.loc["reverse", "HIT_leu"] == 1  # G0, G1 / G39
+    assert t.loc["good", "ACC-2"] == 1.0 and t.loc["good", "ACC Ave"] == 1.0
+    assert t.loc["reverse", "ACC Ave"] < 0.9
+    assert "circular" in t.loc["good", "notes"] and t.loc["reverse", "notes"] == ""
+    assert {"RED-5", "Residue", "JAC-1", "JAC-5", "SVM-linear Ave"} <= set(t.columns)
+    out = tmp_path / "ev"
+    written = write_evaluation(res, out, expression=expr, labels=y, heatmap_lists=["good"], title="toy")
+    for name in ("heatmap_1", "accuracy_1nn", "accuracy_svm-linear", "weights", "agreement"):
+        png, svg = out / "figures" / f"{name}.png", out / "figures" / f"{name}.svg"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+        assert b"<svg" in svg.read_bytes()[:2000]
+    assert str(out / "report.html") in written
+    assert check_report(out / "report.html") == []
+    page = (out / "report.html").read_text()
+    assert "<table>" in page and "figures/heatmap_1.png" in page and "http" not in page
+    ev = pd.read_csv(out / "evaluation.tsv", sep="\t")
+    assert list(ev["list"]) == ["good", "reverse"]
+    acc = pd.read_csv(out / "accuracy.tsv", sep="\t")
+    assert set(acc["k"]) == {2, 5, 10} and set(acc["protocol"]) == {"book"}
+
+
+def test_check_report_finds_problems(tmp_path):
+    (tmp_path / "r.html").write_text("<html><body><img src='missing.png'><div></body></html>")
+    problems = check_report(tmp_path / "r.html")
+    assert any("missing.png" in p for p in problems) and any("unbalanced" in p or "unclosed" in p for p in problems)
+
+
+def test_known_gene_sets(tmp_path):
+    t = tmp_path / "c.tsv"
+    t.write_text("entrez_id\tsymbol\theme\n1\tAAA\tTrue\n2\tBBB\tFalse\n3\tCCC\t1\n")
+    assert read_known_genes("x", t, where="heme").genes == ("AAA", "CCC")
+    assert parse_known_spec(f"h={t}:heme").genes == ("AAA", "CCC")
+    with pytest.raises(ParameterError, match="no column 'nope'"):
+        read_known_genes("x", t, where="nope")
+    with pytest.raises(InputError, match="not found"):
+        read_known_genes("x", tmp_path / "absent.txt")
+    with pytest.raises(ParameterError, match="NAME=FILE"):
+        parse_known_spec("just-a-file.txt")
+
+
+def test_cli_evaluate_end_to_end_with_honest_protocol(tmp_path):
+    _, _, expr_path, lab_path, known = _toy(tmp_path)
+    runner = CliRunner()
+    rank_out = tmp_path / "run"
+    r = runner.invoke(main, ["rank", str(expr_path), "--labels", str(lab_path), "--rankers", "variance,fisher",
+                             "--aggregate", "em", "-o", str(rank_out)])
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "ev"
+    r = runner.invoke(main, ["evaluate", str(rank_out), str(expr_path), "--labels", str(lab_path),
+                             "--known-genes", f"k={known}", "--top", "2,5", "--folds", "3", "--repeats", "1",
+                             "--classifiers", "1nn", "--protocol", "both", "--groups", "patient", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    ev = pd.read_csv(out / "evaluation.tsv", sep="\t").set_index("list")
+    assert set(ev.index) == {"final", "variance", "fisher"}
+    assert ev.loc["fisher", "ACC-2"] == 1.0 and ev.loc["fisher", "honest ACC-2"] == 1.0
+    assert ev.loc["fisher", "HIT_k"] == 2
+    assert check_report(out / "report.html") == []
+    assert (out / "figures" / "weights.png").is_file()
+    rf = read_rank_output(rank_out)
+    assert rf.config is not None and set(rf.ranks) == {"final", "variance", "fisher"}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--top", "0"], "--top"),
+    (["--known-genes", "k=/no/such/file.txt"], "not found"),
+    (["--folds", "20", "--top", "2"], "--folds"),
+    (["--top", "100"], "matrix has 40"),
+])
+def test_cli_evaluate_user_errors(tmp_path, args, message):
+    _, _, expr_path, lab_path, _ = _toy(tmp_path)
+    bad = tmp_path / "ranking.tsv"
+    bad.write_text("gene\trank\nG0\t1\nG1\t2\n")
+    r = CliRunner().invoke(main, ["evaluate", str(bad), str(expr_path), "--labels", str(lab_path),
+                                  "--classifiers", "1nn", "-o", str(tmp_path / "o"), *args])
+    assert r.exit_code == 2, r.output
+    assert message in r.output and len(r.output.strip().splitlines()) == 1
+
+
+def test_cli_evaluate_rejects_non_ranking_and_bare_file_for_honest(tmp_path):
+    _, _, expr_path, lab_path, _ = _toy(tmp_path)
+    bad = tmp_path / "x.tsv"
+    bad.write_text("a\tb\n1\t2\n")
+    r = CliRunner().invoke(main, ["evaluate", str(bad), str(expr_path), "--labels", str(lab_path)])
+    assert r.exit_code == 2 and "needs the columns 'gene' and 'rank'" in r.output
+    ok = tmp_path / "ranking2.tsv"
+    ok.write_text("gene\trank\nG0\t1\nG1\t2\n")
+    r = CliRunner().invoke(main, ["evaluate", str(ok), str(expr_path), "--labels", str(lab_path),
+                                  "--protocol", "honest", "--classifiers", "1nn"])
+    assert r.exit_code == 2 and "config.resolved.yaml" in r.output
+
+
+def test_kofs_ranking_reruns_on_folds_and_reuses_gene_level_knowledge(tmp_path):
+    from kofs.example import example_paths
+    from kofs.io.expression import read_expression
+    from kofs.io.genes import read_gene_list
+    from kofs.io.labels import align_labels, read_labels
+    from kofs.sources import read_sources
+
+    p = example_paths()
+    lab = read_labels(p["labels"], label_column="lineage")
+    expr, lab = align_labels(read_expression(p["expression"], sample_ids=lab.samples), lab)
+    expr = expr.subset_genes(np.arange(0, expr.n_genes, 4))
+    rel = read_gene_list(p["relevant_genes"])
+    kofs = KofsRanking(read_sources(pathways=p["pathways"]), ["SPEC", "Fisher", "Pathway-FILT", "Pathway-REL-VOTE"],
+                       [Aggregation("KOFS_Borda", "borda"), Aggregation("KOFS_Prob", "em"),
+                        Aggregation("KOFS_Prob-SUP", "em", tuple(rel))],
+                       list_relevant_genes=rel, rename={"Fisher": "Fisher score"})
+    full = kofs.run(expr, lab)
+    assert list(full) == kofs.names() == ["SPEC", "Fisher score", "Pathway-FILT", "Pathway-REL-VOTE",
+                                          "KOFS_Borda", "KOFS_Prob", "KOFS_Prob-SUP"]
+    assert "pathway_functions" in kofs._shared and "list:Pathway-REL-VOTE" in kofs._shared
+    assert full["KOFS_Prob-SUP"].weights is not None and full["KOFS_Borda"].weights is None
+    idx = np.arange(0, expr.n_samples, 2)
+    sub = expr.subset_samples(idx)
+    part = kofs.run(sub, SampleCategories([lab.labels[i] for i in idx], sub.samples))
+    # knowledge-only list: same scores; data lists: recomputed on the subset
+    np.testing.assert_array_equal(part["Pathway-REL-VOTE"].scores, full["Pathway-REL-VOTE"].scores)
+    assert not np.allclose(part["SPEC"].scores, full["SPEC"].scores)
