@@ -20,7 +20,7 @@ from kofs.aggregate import aggregate as aggregate_lists
 from kofs.errors import ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
 from kofs.rankers import applicable, run_ranker
-from kofs.registry import RANKERS, unknown_message
+from kofs.registry import RANKERS, resolve_params, unknown_message
 from kofs.resources import check_memory, estimate_ranker, resolve_limit
 from kofs.types import (
     AggregateRanking,
@@ -129,7 +129,7 @@ def check_ranker_memory(context: Context, plan: ListPlan, inputs: RankerInputs,
     sim = inputs.similarity
     n, m = context.expression.values.shape
     given = None if sim is None else ("dense" if isinstance(sim.matrix, np.ndarray) else "sparse")
-    full = {k: v.default for k, v in spec.params.items()} | dict(params)
+    full = resolve_params(f"ranker {plan.ranker!r}", spec.params, params)
     need = estimate_ranker(plan.ranker, n, m, params=full, given_similarity=given)
     hint = (f"a sparser similarity (--param {plan.ranker}.similarity=knn), "
             if "similarity" in spec.params else "")
@@ -160,13 +160,18 @@ def run_plan(
         raise ParameterError(
             "--param: " + unknown_message("list or ranker", sorted(unknown)[0], names)
         )
+    per_list = {}
+    for plan in plans:  # every parameter is checked before any work starts
+        p = {**plan.params, **params.get(plan.ranker, {}), **params.get(plan.name, {})}
+        resolve_params(f"ranker {plan.ranker!r}", RANKERS.get(plan.ranker).params, p)
+        per_list[plan.name] = p
     timings: dict[str, float] = {}
     lists: list[Ranking] = []
     with threadpool_limits(limits=threads):
         for plan in plans:
             t0 = time.perf_counter()
             inputs = plan.build_inputs(context)
-            p = {**plan.params, **params.get(plan.ranker, {}), **params.get(plan.name, {})}
+            p = per_list[plan.name]
             check_ranker_memory(context, plan, inputs, p)
             ranking = run_ranker(plan.ranker, context.expression, inputs, seed=context.seed, list_name=plan.name, params=p)
             lists.append(ranking)
