@@ -139,14 +139,14 @@ def c_inf(b):
     v = np.random.default_rng(1).normal(size=(M, N)).astype(object)
     v[2, 3] = "inf"
     p = _put(b, "expr", _matrix_text(v))
-    return rank(b), p, (":4",)
+    return rank(b), p, (":4 (column S4)", "value inf for gene 'G3'")
 
 
 def c_huge(b):
     v = np.random.default_rng(1).normal(size=(M, N)).astype(object)
     v[2, 3] = "1e400"
     p = _put(b, "expr", _matrix_text(v))
-    return rank(b), p, (":4",)
+    return rank(b), p, (":4 (column S4)", "beyond +-1e300")
 
 
 def c_ragged(b):
@@ -168,7 +168,7 @@ def c_dup_gene(b):
 
 def c_wrong_delimiter(b):
     p = _put(b, "expr", _matrix_text(sep=";"))
-    return rank(b), p, ()
+    return rank(b), p, ("check the delimiter",)
 
 
 def c_not_gzip(b):
@@ -184,7 +184,7 @@ def c_truncated_gzip(b):
 
 def c_random_bytes(b):
     p = _put(b, "expr", np.random.default_rng(3).bytes(4000), name="expr.tsv", binary=True)
-    return rank(b), p, ()
+    return rank(b), p, ("binary",)
 
 
 def c_labels_no_match(b):
@@ -342,7 +342,100 @@ def c_out_overwrites_input(b):
 
 def c_gosim_out_is_dir(b):
     return ["gosim", "--go", b["obo"], "--go-annotations", b["ann"], "--genes", b["genes"],
-            "-o", b["tmp"]], b["tmp"], ()
+            "-o", b["tmp"]], b["tmp"], ("is a directory", "choose another output")
+
+
+def c_gosim_out_under_file(b):
+    (b["tmp"] / "afile").write_text("x")
+    out = b["tmp"] / "afile" / "sim.tsv"
+    return ["gosim", "--go", b["obo"], "--go-annotations", b["ann"], "--genes", b["genes"],
+            "-o", out], out, ()
+
+
+def c_gosim_obo_missing(b):
+    b["obo"] = b["tmp"] / "absent.obo"
+    return _gosim(b), b["obo"], ("not found",)
+
+
+def c_gosim_genes_binary(b):
+    p = _put(b, "genes", b"\x00\x01\x02garbage", binary=True)
+    return _gosim(b), p, ()
+
+
+def c_gosim_annotations_truncated_gzip(b):
+    data = gzip.compress((GO_DIR / "tiny.gaf").read_bytes() * 20)
+    p = _put(b, "gaf", data[: len(data) // 2], name="ann.gaf.gz", binary=True)
+    return _gosim(b), p, ("ended before",)
+
+
+def c_labels_missing(b):
+    p = b["tmp"] / "nolabels.tsv"
+    return rank(b, "--labels", p), p, ("not found",)
+
+
+def c_labels_random_bytes(b):
+    p = _put(b, "labels", np.random.default_rng(4).bytes(300), binary=True)
+    return rank(b, "--labels", p), p, ()
+
+
+def c_labels_ragged(b):
+    p = _put(b, "labels", "sample\tgroup\nS1\ta\textra\nS2\tb\n")
+    return rank(b, "--labels", p), p, (":2",)
+
+
+def c_labels_duplicate_sample(b):
+    p = _put(b, "labels", "sample\tgroup\nS1\ta\nS1\tb\nS2\tb\n")
+    return rank(b, "--labels", p), p, ("S1",)
+
+
+def c_gmt_missing(b):
+    p = b["tmp"] / "absent.gmt"
+    return rank(b, "--pathways", p), p, ()
+
+
+def c_gmt_duplicate_set(b):
+    p = _put(b, "gmt", "SET1\td\tG1\tG2\nSET1\td\tG3\tG4\n")
+    return rank(b, "--pathways", p), p, ("SET1",)
+
+
+def c_edges_truncated_gzip(b):
+    data = gzip.compress(b["edges"].read_bytes() * 50)
+    p = _put(b, "edges", data[: len(data) // 2], name="edges.tsv.gz", binary=True)
+    return rank(b, "--interactions", p, "--relevant-genes", b["genes"]), p, ("truncated",)
+
+
+def c_edges_ragged(b):
+    p = _put(b, "edges", "source\ttarget\tweight\nG1\tG2\t0.5\nG2\n")
+    return rank(b, "--interactions", p, "--relevant-genes", b["genes"]), p, (":3",)
+
+
+def c_go_annotations_without_obo(b):
+    return rank(b, "--go-annotations", b["ann"]), None, ("--go",)
+
+
+def c_config_missing(b):
+    p = b["tmp"] / "absent.yaml"
+    return ["run", p], p, ("not found",)
+
+
+def c_config_empty(b):
+    p = _config(b, "")
+    return ["run", p, "-o", b["out"]], p, ("empty",)
+
+
+def c_config_bad_expression(b):
+    p = _config(b, "expression: missing.tsv\n")
+    return ["run", p, "-o", b["out"]], b["tmp"] / "missing.tsv", ("not found",)
+
+
+def c_config_bad_choice(b):
+    p = _config(b, f"expression: {b['expr']}\naggregate: majority\n")
+    return ["run", p, "-o", b["out"]], p, ("aggregate",)
+
+
+def c_sources_expression_missing(b):
+    p = b["tmp"] / "absent.tsv"
+    return ["sources", p], p, ("not found",)
 
 
 def c_gosim_genes_none_annotated(b):

@@ -117,7 +117,8 @@ def _id_column_count(table: TextTable, gene_idx: int | None) -> int:
     if k == len(table.header):
         raise InputError(
             f"no numeric columns found: all {k} columns look like identifiers; an expression "
-            "matrix needs one numeric column per sample (or per gene)",
+            "matrix needs one numeric column per sample (or per gene)"
+            + ("; check the delimiter: fields must be separated by tabs or commas" if k == 1 else ""),
             path=table.path,
         )
     return k
@@ -397,7 +398,7 @@ def read_expression(
     if bad.any():
         g, s, line, col = layout.first_cell(bad, np.arange(len(genes)), genes, samples)
         raise InputError(
-            f"value {G[g, s]!r} for gene {genes[g]!r} is infinite or beyond +-1e300; "
+            f"value {float(G[g, s])!r} for gene {genes[g]!r} is infinite or beyond +-1e300; "
             "check the file (log-transform or fix overflowed values)",
             path=name, line=line, column=col,
         )

@@ -51,8 +51,10 @@ _FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG)
 
 
 def _space_error(exc: OSError, path: str | os.PathLike) -> OutputError:
-    what = "disk full" if exc.errno in _FULL else (exc.strerror or str(exc))
-    return OutputError(f"cannot write ({what}); free space or choose another output location",
+    if exc.errno in _FULL:
+        return OutputError("cannot write (disk full); free space or choose another output "
+                           "location", path=os.fspath(path))
+    return OutputError(f"cannot write ({exc.strerror or exc}); choose another output location",
                        path=os.fspath(path))
 
 
