@@ -342,14 +342,14 @@ def c_out_overwrites_input(b):
 
 def c_gosim_out_is_dir(b):
     return ["gosim", "--go", b["obo"], "--go-annotations", b["ann"], "--genes", b["genes"],
-            "-o", b["tmp"]], b["tmp"], ("is a directory", "choose another output")
+            "-o", b["tmp"]], b["tmp"], ("is a folder; give a file name",)
 
 
 def c_gosim_out_under_file(b):
     (b["tmp"] / "afile").write_text("x")
     out = b["tmp"] / "afile" / "sim.tsv"
     return ["gosim", "--go", b["obo"], "--go-annotations", b["ann"], "--genes", b["genes"],
-            "-o", out], out, ()
+            "-o", out], out, ("afile is a file",)
 
 
 def c_gosim_obo_missing(b):

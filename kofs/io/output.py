@@ -190,8 +190,12 @@ def atomic_file(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         raise ParameterError(f"atomic_file mode must be 'w' or 'wb', not {mode!r}")
     target = Path(path)
     parent = target.parent
+    if target.is_dir():
+        raise OutputError("is a folder; give a file name", path=target)
+    if parent.exists() and not parent.is_dir():
+        raise OutputError(f"cannot be created: {parent} is a file, not a folder", path=target)
     if not parent.is_dir():
-        raise OutputError(f"folder {parent} does not exist", path=target)
+        raise OutputError(f"folder {parent} does not exist; create it first", path=target)
     fd = None
     for _ in range(100):
         tmp = parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
