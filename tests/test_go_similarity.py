@@ -19,7 +19,13 @@ from kofs.io.annotations import read_go_annotations
 from kofs.io.ontology import read_obo
 from kofs.knowledge.go import gene_similarity, go_functions, go_relation, go_semantics
 from kofs.knowledge.go_ic import ancestor_closure, annotation_counts, information_content
-from kofs.knowledge.go_similarity import gene_similarity_blocks, mica_ic, r_round
+from kofs.knowledge.go_similarity import (
+    _join_exact,
+    _split_exact,
+    gene_similarity_blocks,
+    mica_ic,
+    r_round,
+)
 from kofs.types import Expression
 
 ln = math.log
@@ -188,6 +194,10 @@ def test_r_round_matches_r():
         r_round(x, 3),
         [0.172, 0.172, 0.596, 0.0, 0.002, 0.595, 0.171, 0.426, -0.172, 0.062, 0.0, 0.124, 0.888],
     )
+    # R: sum(c(0.06, 0.063, 0.105)) is the exact tie 0.2279999999999999943... -> even double
+    hi, lo = _split_exact(np.array([0.06, 0.063, 0.105]), 62)
+    total = _join_exact(hi.sum(), lo.sum(), 62)
+    assert total == 0.22799999999999998046  # what R prints with %.20f
     y = 1.37199999999999988631 / 8  # 0.17149999999999998579
     assert np.round(y, 3) == 0.172 and r_round(np.array([y]), 3)[0] == 0.171  # numpy differs
 

@@ -205,16 +205,25 @@ def _position_plan(sets: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, list[np
     return perm, inv, by_position
 
 
-def _split_decimal(x: np.ndarray, p10: float) -> tuple[np.ndarray, np.ndarray]:
-    """``x = k / p10 + e``: (k as float64 integers, e = representation error as float32)."""
-    k = np.rint(x * p10)
-    err = (x.astype(np.longdouble) - k.astype(np.longdouble) / p10).astype(np.float32)
-    return k, err
+def _split_exact(x: np.ndarray, shift: int) -> tuple[np.ndarray, np.ndarray]:
+    """``x * 2^shift = hi * 2^31 + lo`` with integer ``hi``, ``lo`` < 2^31 (float64, exact).
+
+    Requires every non-zero ``x`` to be a double in ``[2^(52 - shift), 1]`` (then
+    ``x * 2^shift`` is an integer below 2^62). Sums of ``hi`` and ``lo`` over fewer than 2^22
+    terms stay exact in float64, so a sum of such doubles can be formed exactly.
+    """
+    d = np.ldexp(x.astype(np.float64), shift)
+    hi = np.floor(np.ldexp(d, -31))
+    return hi, d - np.ldexp(hi, 31)
 
 
-def _exact_sum(k_sum: np.ndarray, err_sum: np.ndarray, p10: float) -> np.ndarray:
-    """``k_sum / p10 + err_sum`` in long double: the sum of the doubles, as R accumulates it."""
-    return np.rint(k_sum).astype(np.longdouble) / p10 + err_sum
+def _join_exact(hi_sum: np.ndarray, lo_sum: np.ndarray, shift: int) -> np.ndarray:
+    """The exact sum ``(hi_sum * 2^31 + lo_sum) * 2^-shift`` rounded once to double.
+
+    One IEEE addition of two exact doubles is correctly rounded (ties to even), as is R's
+    long-double ``sum()`` of a few doubles converted back to double.
+    """
+    return np.ldexp(np.ldexp(hi_sum, 31) + lo_sum, -shift)
 
 
 def gene_similarity_blocks(
@@ -292,44 +301,34 @@ def gene_similarity_blocks(
     rows_per = max(1, int(block_bytes // (8 * max(n2, 1) * 4)))
     one1 = c1 == 1
     one2 = np.flatnonzero(c2 == 1)
-    exact = decimals is not None and combine != "max"
+    exact = decimals is not None and combine == "bma"
     if exact:
-        # R sums the rounded similarities in long double: keep the integer multiples of
-        # 10^-d and the representation errors of their doubles apart, so that sums are exact
-        p10 = 10.0**decimals
-        x, x_err = _split_decimal(x, p10)
-        y, y_err = (x, x_err) if (y is None or symmetric) else _split_decimal(y, p10)
-
-    def value(m: np.ndarray, idx) -> np.ndarray:
-        return m[idx] / p10 if exact else m[idx]
+        # R sums the rounded similarities in long double: split every double into two exact
+        # integer parts so that the sparse products below sum them without rounding
+        shift = 52 + int(np.ceil(np.log2(10.0**decimals)))
+        x_hi, x_lo = _split_exact(x, shift)
+        y_hi, y_lo = (x_hi, x_lo) if symmetric else _split_exact(y, shift)
 
     for r0 in range(0, n1, rows_per):
         r1 = min(n1, r0 + rows_per)
         gb = g1[r0:r1]
         if combine == "bma":
-            part1 = np.asarray(gb @ x, dtype=np.float64)  # sum_{s in S_i} X[s, j]
-            part2 = np.asarray(g2 @ y[:, r0:r1], dtype=np.float64).T  # sum_{t in S_j} Y[t, i]
             if exact:  # R: sum(rowmax, colmax) = double(sum rowmax) + double(sum colmax)
-                e1 = np.asarray(gb @ x_err, dtype=np.float64)
-                e2 = np.asarray(g2 @ y_err[:, r0:r1], dtype=np.float64).T
-                part1 = _exact_sum(part1, e1, p10).astype(np.float64)
-                part2 = _exact_sum(part2, e2, p10).astype(np.float64)
-            num = part1 + part2
-            val = num / (c1[r0:r1, None] + c2[None, :])
+                part1 = _join_exact(np.asarray(gb @ x_hi), np.asarray(gb @ x_lo), shift)
+                part2 = _join_exact(np.asarray(g2 @ y_hi[:, r0:r1]),
+                                    np.asarray(g2 @ y_lo[:, r0:r1]), shift).T  # fmt: skip
+            else:
+                part1 = np.asarray(gb @ x, dtype=np.float64)  # sum_{s in S_i} X[s, j]
+                part2 = np.asarray(g2 @ y[:, r0:r1], dtype=np.float64).T  # sum_t Y[t, i]
+            val = (part1 + part2) / (c1[r0:r1, None] + c2[None, :])
             if single_term_max:
                 # max over the pairs = X[s_i, j] for a one-term row gene, Y[t_j, i] for a column
                 single = np.flatnonzero(one1[r0:r1])
-                val[single] = value(x, pair_terms[pair_starts[r0 + single]])
+                val[single] = x[pair_terms[pair_starts[r0 + single]]]
                 if len(one2):
-                    val[:, one2] = value(y, g2.indices[g2.indptr[one2]])[:, r0:r1].T
+                    val[:, one2] = y[g2.indices[g2.indptr[one2]]][:, r0:r1].T
         elif combine == "avg":
-            num = np.asarray(gb @ x, dtype=np.float64)
-            den = c1[r0:r1, None] * c2[None, :]
-            if exact:  # R's mean: long double sum / n
-                num = _exact_sum(num, np.asarray(gb @ x_err, dtype=np.float64), p10)
-                val = (num / den).astype(np.float64)
-            else:
-                val = num / den
+            val = np.asarray(gb @ x, dtype=np.float64) / (c1[r0:r1, None] * c2[None, :])
         else:
             p0, p1 = pair_starts[r0], (pair_starts[r1] if r1 < n1 else len(pair_terms))
             rows = x[pair_terms[p0:p1]]
