@@ -448,8 +448,63 @@ def c_sources_bad_gmt(b):
     return ["sources", b["expr"], "--pathways", p], p, ()
 
 
+def _ranking_file(b, text):
+    return _put(b, "ranking", text, name="ranking_in.tsv")
+
+
+def c_evaluate_ranking_missing(b):
+    p = b["tmp"] / "absent_ranking.tsv"
+    return ["evaluate", p, b["expr"], "--labels", b["labels"], "-o", b["out"]], p, ("not found",)
+
+
+def c_evaluate_ranking_random_bytes(b):
+    p = _put(b, "ranking", np.random.default_rng(6).bytes(700), name="ranking_in.tsv", binary=True)
+    return ["evaluate", p, b["expr"], "--labels", b["labels"], "-o", b["out"]], p, ()
+
+
+def c_evaluate_ranking_no_gene_in_matrix(b):
+    p = _ranking_file(b, "gene\trank\tscore\nX1\t1\t3\nX2\t2\t2\n")
+    return ["evaluate", p, b["expr"], "--labels", b["labels"], "-o", b["out"]], p, ()
+
+
+def c_evaluate_labels_one_class(b):
+    r = _ranking_file(b, "gene\trank\tscore\n" + "".join(f"{g}\t{i + 1}\t{-i}\n"
+                                                          for i, g in enumerate(GENES)))
+    _put(b, "labels", "sample\tgroup\n" + "".join(f"{s}\ta\n" for s in SAMPLES))
+    return ["evaluate", r, b["expr"], "--labels", b["labels"], "-o", b["out"]], None, ("one class",)
+
+
+def c_reproduce_config_missing(b):
+    p = b["tmp"] / "absent.yaml"
+    return ["reproduce", p, "-o", b["out"]], p, ("does not exist",)
+
+
+def c_reproduce_config_tag(b):
+    p = _config(b, "expression: !!python/name:os.system\n")
+    return ["reproduce", p, "-o", b["out"]], p, ("tag",)
+
+
+def c_demo_output_is_file(b):
+    out = b["tmp"] / "afile"
+    out.write_text("x")
+    b["out"] = out
+    return ["demo", "-o", out], out, ("file",)
+
+
 def c_bad_param(b):
     return rank(b, "--param", "variance.nope=1"), None, ("nope",)
+
+
+def c_usage_missing_argument(b):
+    return ["rank"], None, ("missing argument 'EXPRESSION'", "--help")
+
+
+def c_usage_bad_option_value(b):
+    return rank(b, "--threads", "0"), None, ("--threads", "--help")
+
+
+def c_usage_unknown_command(b):
+    return ["rnak", b["expr"]], None, ("no such command",)
 
 
 def c_bad_max_memory(b):
@@ -471,7 +526,8 @@ def test_error_catalogue(base, case):
     args, named, says = ERRORS[case](base)
     r = invoke(args)
     assert_clean_error(r, named, says=says)
-    assert not base["out"].exists() or case in ("out_is_file", "out_overwrites_input")
+    assert not base["out"].exists() or case in ("out_is_file", "out_overwrites_input",
+                                                "demo_output_is_file")
     if case == "out_overwrites_input":
         assert not (base["tmp"] / "weights.tsv").exists()
     leftovers = [p for p in base["tmp"].rglob(".*tmp*")]

@@ -1,8 +1,8 @@
 """The ``kofs`` click group and the error policy of every command.
 
-Exit status: 0 success; 2 bad input or usage (one line on stderr, no traceback); 1 internal
-error (traceback only with ``--debug``). A broken pipe (``kofs rank ... -o - | head``) exits
-quietly.
+Exit status: 0 success; 2 bad input or usage (one line on stderr, no traceback; click's usage
+errors of a subcommand too); 1 internal error (traceback only with ``--debug``). A broken pipe
+(``kofs rank ... -o - | head``) exits quietly.
 """
 
 from __future__ import annotations
@@ -48,7 +48,15 @@ class KofsGroup(click.Group):
                 err=True,
             )
             ctx.exit(2)
-        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+        except click.ClickException as exc:
+            # usage errors (bad option value, missing argument, unknown command) in one line
+            if debug:
+                raise
+            where = exc.ctx.command_path if getattr(exc, "ctx", None) else ctx.command_path
+            click.echo(f"kofs: error: {exc.format_message()} (see '{where} --help')".replace(
+                "\n", " "), err=True)
+            ctx.exit(2)
+        except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except Exception as exc:  # noqa: BLE001 - last line of defence
             if debug:
