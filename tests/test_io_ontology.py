@@ -42,6 +42,15 @@ def test_read_obo_tiny(tiny, capsys):
     assert capsys.readouterr().out == ""  # goatools' chatter swallowed
 
 
+def test_read_obo_full_go_features(testdata):
+    onto = read_obo(testdata / "go" / "full_features.obo")
+    assert onto.terms == ("GO:0000001", "GO:0000002", "GO:0008150")
+    assert onto.edges["part_of"] == (("GO:0000002", "GO:0000001"),)
+    assert onto.edges["positively_regulates"] == (("GO:0000002", "GO:0000001"),)
+    assert onto.obsolete == frozenset({"GO:0000003"}) and onto.alt_ids == {"GO:0000004": "GO:0008150"}
+    assert onto.data_version == "releases/2099-02-02"
+
+
 def test_read_obo_gzip_and_errors(testdata, tmp_path):
     gz = tmp_path / "tiny.obo.gz"
     with open(testdata / "go" / "tiny.obo", "rb") as src, gzip.open(gz, "wb") as dst:
@@ -65,6 +74,9 @@ def test_read_obo_gzip_and_errors(testdata, tmp_path):
         read_obo(junk)
     with pytest.raises(InputError, match="not found"):
         read_obo(tmp_path / "missing.obo")
+    (tmp_path / "empty.obo").write_text("")
+    with pytest.raises(InputError, match="empty.obo: empty OBO file"):
+        read_obo(tmp_path / "empty.obo")
     badgz = tmp_path / "bad.obo.gz"
     badgz.write_bytes(gzip.compress(text.encode())[:200])
     with pytest.raises(InputError, match="bad.obo.gz"):

@@ -16,7 +16,6 @@ import gzip
 import io
 import logging
 import os
-import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -130,25 +129,25 @@ def _header(path: Path) -> dict[str, str]:
     return out
 
 
-def _check_complete(path: Path) -> None:
+def _check_complete(path: Path, shown: str) -> None:
     """Reject an OBO file whose last stanza is cut off (no final newline, or a dangling line)."""
     with open(path, "rb") as fh:
         fh.seek(0, os.SEEK_END)
         size = fh.tell()
         if size == 0:
-            raise InputError("empty OBO file; give a Gene Ontology .obo file", path=path)
+            raise InputError("empty OBO file; give a Gene Ontology .obo file", path=shown)
         fh.seek(max(0, size - 1))
         if fh.read(1) != b"\n":
             raise InputError(
                 "OBO file ends in the middle of a line (truncated download?); fetch it again",
-                path=path,
+                path=shown,
             )
 
 
 def _parse(path: Path, shown: str) -> Ontology:
     from goatools.obo_parser import GODag
 
-    _check_complete(path)
+    _check_complete(path, shown)
     sink = io.StringIO()
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
@@ -239,14 +238,25 @@ def read_obo(path: str | os.PathLike) -> Ontology:
     if not p.is_file():
         raise InputError("GO ontology file not found; check the --go path", path=p)
     with open(p, "rb") as fh:
-        magic = fh.read(2)
-    if magic != b"\x1f\x8b":
-        return _parse(p, str(p))
+        gz = fh.read(2) == b"\x1f\x8b"
     with tempfile.TemporaryDirectory(prefix="kofs-obo-") as tmp:
         plain = Path(tmp) / "go.obo"
         try:
-            with gzip.open(p, "rb") as src, open(plain, "wb") as dst:
-                shutil.copyfileobj(src, dst)
+            with (gzip.open(p, "rb") if gz else open(p, "rb")) as src, open(plain, "wb") as dst:
+                _copy_kept_relations(src, dst)
         except (OSError, EOFError) as exc:
-            raise InputError(f"corrupt gzip file ({exc}); fetch it again", path=p) from None
+            raise InputError(f"corrupt or unreadable file ({exc}); fetch it again", path=p) from None
         return _parse(plain, str(p))
+
+
+def _copy_kept_relations(src, dst) -> None:
+    """Copy an OBO file, dropping ``relationship:`` lines of relations not in :data:`RELATIONS`.
+
+    The full go.obo has ``has_part``, ``occurs_in``, ... lines; goatools would resolve their
+    targets (which may lie outside GO) although kofs never follows them.
+    """
+    keep = tuple(f"relationship: {r} ".encode() for r in RELATIONS)
+    for line in src:
+        if line.startswith(b"relationship:") and not line.startswith(keep):
+            continue
+        dst.write(line)
