@@ -203,3 +203,17 @@ def test_cli_max_memory_reading_step(tmp_path, rng):
     r = CliRunner().invoke(main, ["rank", str(expr), "--max-memory", "lots", "-o", str(tmp_path / "o")])
     assert r.exit_code == 2 and "--max-memory 'lots'" in r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_config_max_memory_key(tmp_path, rng):
+    expr = tmp_path / "tall.tsv"
+    _write_tall(expr, rng)
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text(f"expression: {expr}\nrankers: spec-phi2\nmax-memory: 40M\n")
+    r = CliRunner().invoke(main, ["run", str(cfg), "-o", str(tmp_path / "out")])
+    assert r.exit_code == 2
+    assert "above --max-memory 40.0 MB" in r.stderr and r.stderr.count("\n") == 1
+    # the command line overrides the config
+    r = CliRunner().invoke(main, ["run", str(cfg), "--max-memory", "1G", "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.stderr
+    assert "max-memory: 1G" in (tmp_path / "out" / "config.resolved.yaml").read_text()
