@@ -158,3 +158,60 @@ def test_directory_and_missing(tmp_path, name):
     _call(reader, d, failures)
     _call(reader, tmp_path / f"missing{suffix}", failures)
     assert not failures, failures
+
+
+# --- the same through the CLI: every input option of `kofs rank`, and `kofs run` -----------------
+
+CLI_INPUTS = ["expression", "--labels", "--relevant-genes", "--pathways", "--interactions",
+              "--go", "--go-annotations", "--id-map", "--term-relevance", "--aux", "config"]
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging():
+    """Undo the CLI's logger set-up (propagate=False) so later tests' caplog still works."""
+    import logging
+
+    logger = logging.getLogger("kofs")
+    state = (logger.handlers[:], logger.propagate, logger.level)
+    yield
+    logger.handlers[:], logger.propagate, logger.level = state
+
+
+def _payloads(rng: np.random.Generator, valid: bytes) -> list[bytes]:
+    noise = np.frombuffer(b"abcG0123456789\t,;.\n -e\"#!:", dtype=np.uint8)
+    return [rng.bytes(400), bytes(rng.choice(noise, size=600)), valid[: len(valid) // 3],
+            gzip.compress(valid)[:40]]
+
+
+@pytest.mark.parametrize("option", CLI_INPUTS)
+def test_cli_random_inputs_fail_cleanly(tmp_path, option):
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+
+    p = EXAMPLE
+    expr = tmp_path / "expr.tsv"
+    expr.write_bytes(_head(p["expression"], 20000).rsplit(b"\n", 1)[0] + b"\n")
+    valid = {"expression": expr.read_bytes(), "config": f"expression: {expr}\n".encode()}
+    rng = np.random.default_rng(sum(map(ord, option)))
+    for k, data in enumerate(_payloads(rng, valid.get(option, Path(p["labels"]).read_bytes()))):
+        bad = tmp_path / f"input{k}.txt"
+        bad.write_bytes(data)
+        out = tmp_path / f"out{k}"
+        if option == "config":
+            args = ["run", str(bad), "-o", str(out)]
+        elif option == "expression":
+            args = ["rank", str(bad), "-o", str(out), "--rankers", "variance"]
+        else:
+            args = ["rank", str(expr), option, str(bad), "-o", str(out), "--rankers", "variance"]
+            if option == "--go":
+                args += ["--go-annotations", p["go_annotations"]]
+            if option == "--go-annotations":
+                args += ["--go", p["go"]]
+        r = CliRunner().invoke(main, args)
+        errors = [ln for ln in r.stderr.splitlines() if ln.startswith("kofs: error:")]
+        assert r.exit_code in (0, 2), (option, k, r.stderr, r.exception)
+        assert "Traceback" not in r.stderr
+        if r.exit_code == 2:
+            assert len(errors) == 1, (option, k, r.stderr)
+            assert not out.exists()
