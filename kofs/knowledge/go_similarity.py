@@ -60,7 +60,8 @@ def mica_ic(anc_rows: sp.csr_matrix, anc_cols: sp.csr_matrix, ic: np.ndarray) ->
     cc = sp.csc_matrix(anc_cols)
     nr = np.diff(rc.indptr)
     nc = np.diff(cc.indptr)
-    shared = np.flatnonzero((nr > 0) & (nc > 0) & np.isfinite(ic))
+    # IC 0 (the root) would write the initial 0 again; +inf never acts as an ancestor
+    shared = np.flatnonzero((nr > 0) & (nc > 0) & np.isfinite(ic) & (ic > 0))
     order = shared[np.argsort(ic[shared], kind="stable")]
     out = np.zeros((anc_rows.shape[0], anc_cols.shape[0]))
     for a in order:
@@ -97,7 +98,8 @@ def term_similarity(
     ic_rows: np.ndarray,
     ic_cols: np.ndarray,
     *,
-    same: np.ndarray | None = None,
+    terms_rows: np.ndarray | None = None,
+    terms_cols: np.ndarray | None = None,
     measure: str = "lin",
     scale: float = 1.0,
     decimals: int | None = None,
@@ -107,11 +109,11 @@ def term_similarity(
     Parameters
     ----------
     mica : ndarray of shape (B, U)
-        From :func:`mica_ic`; modified in place and returned.
+        From :func:`mica_ic`; overwritten with the result.
     ic_rows : ndarray of shape (B,)
     ic_cols : ndarray of shape (U,)
-    same : bool ndarray of shape (B, U), optional
-        True where row and column are the same term (needed only where ``IC(s) + IC(t) = 0``).
+    terms_rows, terms_cols : int ndarray of shape (B,) and (U,), optional
+        Term ids; Lin of a term with itself is 1 also when its IC is 0 (else 0/0 -> 0).
     measure : {"lin", "resnik"}
     scale : float, default 1.0
         Resnik divisor (GOSemSim: the largest finite IC of the ontology).
@@ -122,14 +124,18 @@ def term_similarity(
     -------
     ndarray of shape (B, U)
     """
+    out = mica
     if measure == "resnik":
-        out = mica / scale if scale != 1.0 else mica
+        if scale != 1.0:
+            out /= scale
     elif measure == "lin":
-        den = ic_rows[:, None] + ic_cols[None, :]
-        zero = den <= 0
-        out = np.divide(2.0 * mica, den, out=np.zeros_like(mica), where=~zero)
-        if zero.any():
-            out[zero] = 0.0 if same is None else same[zero].astype(np.float64)
+        den = np.add.outer(ic_rows, ic_cols)
+        out *= 2.0
+        np.divide(out, den, out=out, where=den > 0)
+        r, c = np.nonzero(den <= 0)
+        if len(r):  # two terms of zero IC: the formula is 0/0
+            same = (terms_rows[r] == terms_cols[c]) if terms_rows is not None else False
+            out[r, c] = np.where(same, 1.0, 0.0)
     else:
         raise ValueError(f"measure must be one of {MEASURES}")
     if decimals is not None:
@@ -172,10 +178,10 @@ def _reduce_to_genes(
         b1 = min(n_r, b0 + step)
         # transposed block (column terms x row terms): gathers copy whole contiguous rows
         m = mica_ic(anc_c, anc_r[b0:b1], ic)
-        same = terms_c[:, None] == terms_r[None, b0:b1] if measure == "lin" else None
         sim = term_similarity(
-            m, ic_c, ic_r[b0:b1], same=same, measure=measure, scale=scale, decimals=decimals
-        ).astype(dtype, copy=False)
+            m, ic_c, ic_r[b0:b1], terms_rows=terms_c, terms_cols=terms_r[b0:b1],
+            measure=measure, scale=scale, decimals=decimals,
+        ).astype(dtype, copy=False)  # fmt: skip
         # segmented reduction, one term position at a time: genes sorted by decreasing term
         # count, so the genes having an l-th term are a prefix
         acc = sim[by_position[0]]
