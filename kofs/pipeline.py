@@ -17,7 +17,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from kofs.aggregate import aggregate as aggregate_lists
-from kofs.errors import ParameterError
+from kofs.errors import InputError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
 from kofs.rankers import applicable, run_ranker
 from kofs.registry import RANKERS, resolve_params, unknown_message
@@ -118,6 +118,22 @@ def relevant_gene_mask(expression: Expression, genes: Iterable[str], *, path: st
     if report.dropped or report.ambiguous:
         log.warning("relevant genes: %d of %d not in the matrix (dropped)", report.dropped + report.ambiguous, len(genes))
     return tuple(expression.genes[i] for i in sorted(set(mapping.values())))
+
+
+#: Largest |value| ranked: squares and Gram products of larger values overflow float64.
+MAX_ABS_VALUE = 1e100
+
+
+def check_magnitude(expression: Expression) -> None:
+    """Refuse values whose squares would overflow the rankers' statistics (InputError)."""
+    X = expression.values
+    if X.size == 0 or np.isnan(X).all():
+        return
+    top = max(abs(float(np.nanmax(X))), abs(float(np.nanmin(X))))
+    if top > MAX_ABS_VALUE:
+        raise InputError(f"values as large as {top:.3g}: beyond {MAX_ABS_VALUE:g} their squares "
+                         "overflow the statistics; log-transform or rescale the data",
+                         path=expression.source)
 
 
 def check_ranker_memory(context: Context, plan: ListPlan, inputs: RankerInputs,
@@ -252,6 +268,7 @@ def rank(
     if method not in ("kofs", "msfs"):
         raise ParameterError(f"method must be 'kofs' or 'msfs', got {method!r}")
     sources = sources or KnowledgeSources()
+    check_magnitude(expression)
     rel = None if relevant_genes is None else relevant_gene_mask(
         expression, relevant_genes, path=getattr(relevant_genes, "source", None))
     context = Context(expression=expression, categories=labels, relevant_genes=rel, seed=seed,

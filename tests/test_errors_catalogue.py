@@ -149,6 +149,13 @@ def c_huge(b):
     return rank(b), p, (":4 (column S4)", "beyond +-1e300")
 
 
+def c_overflowing_values(b):
+    v = np.random.default_rng(1).normal(size=(M, N))
+    v[2] *= 1e200  # readable, but squares overflow float64
+    p = _put(b, "expr", _matrix_text(v))
+    return rank(b), p, ("values as large as", "log-transform")
+
+
 def c_ragged(b):
     text = _matrix_text().splitlines()
     text[5] = text[5] + "\t1.0"
