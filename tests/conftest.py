@@ -43,3 +43,15 @@ def testdata() -> Path:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _reset_kofs_logging():
+    """The CLI configures the ``kofs`` logger for a process; give every test a fresh one."""
+    import logging
+
+    yield
+    logger = logging.getLogger("kofs")
+    logger.handlers.clear()
+    logger.setLevel(logging.NOTSET)
+    logger.propagate = True

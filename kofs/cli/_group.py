@@ -84,7 +84,7 @@ def setup_logging(verbosity: int, log_file: str | None = None) -> None:
         fh.setLevel(logging.DEBUG)
         fh.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
         root.addHandler(fh)
-    root.propagate = False
+    root.propagate = True  # library records still reach any root handler (e.g. pytest caplog)
 
 
 @click.group(cls=KofsGroup, context_settings={"help_option_names": ["-h", "--help"]})
