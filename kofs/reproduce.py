@@ -16,6 +16,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -66,10 +67,19 @@ def _paths(cfg: Mapping[str, Any], base: Path):
     return resolve
 
 
-def _known(spec: Mapping[str, Any], name: str, resolve, path: str):
+def _known(spec: Mapping[str, Any], name: str, resolve, path: str, known: Mapping[str, Any] | None = None):
     if not isinstance(spec, Mapping) or "file" not in spec:
-        raise ParameterError(f"known_genes.{name} needs a 'file' (and optionally 'where', 'gene_column')", path=path)
-    return read_known_genes(name, resolve(spec["file"]), where=spec.get("where"), gene_column=spec.get("gene_column"))
+        raise ParameterError(f"known_genes.{name} needs a 'file' (and optionally 'where', 'gene_column', "
+                             "'exclude')", path=path)
+    kg = read_known_genes(name, resolve(spec["file"]), where=spec.get("where"), gene_column=spec.get("gene_column"))
+    if spec.get("exclude"):
+        other = (known or {}).get(spec["exclude"])
+        if other is None:
+            raise ParameterError(f"known_genes.{name}: exclude {spec['exclude']!r} is not a set defined before it",
+                                 path=path)
+        drop = set(other.genes)
+        kg = replace(kg, genes=tuple(g for g in kg.genes if g not in drop), source=f"{kg.source} minus {other.name}")
+    return kg
 
 
 def _read_data(cfg, resolve, path):
@@ -146,7 +156,9 @@ def run_experiment(config: str | os.PathLike, *, output: str | None = None, quic
                                go_settings=go_settings, pathways=resolve(cfg.get("pathways")),
                                pathway_format=cfg.get("pathway_format", "auto"), pathway_ids=cfg.get("pathway_ids"),
                                go_term_ids=cfg.get("go_term_ids"), interactions=resolve(cfg.get("interactions")))
-        known = {n: _known(s, n, resolve, path) for n, s in (cfg.get("known_genes") or {}).items()}
+        known: dict[str, Any] = {}
+        for n, spec in (cfg.get("known_genes") or {}).items():
+            known[n] = _known(spec, n, resolve, path, known)
         aggs = []
         for a in cfg.get("aggregations") or ():
             rel = a.get("relevant_genes")
@@ -158,7 +170,7 @@ def run_experiment(config: str | os.PathLike, *, output: str | None = None, quic
         lrel = cfg.get("list_relevant_genes")
         list_rel = None
         if lrel is not None:
-            list_rel = (known[lrel] if isinstance(lrel, str) and lrel in known else _known(lrel, "list_relevant_genes", resolve, path)).genes
+            list_rel = (known[lrel] if isinstance(lrel, str) and lrel in known else _known(lrel, "list_relevant_genes", resolve, path, known)).genes
         kofs = KofsRanking(sources, cfg["lists"], aggs, list_rel, rename=cfg.get("rename") or {},
                            params=cfg.get("params") or {}, seed=int(cfg.get("seed", 0)))
         timings["read"] = time.perf_counter() - t0

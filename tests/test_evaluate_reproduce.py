@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_configs_are_valid_yaml_with_the_books_lists():
-    for name in ("all_lineage", "all_bcell_molbio", "all_lineage_ci"):
+    for name in ("all_lineage", "all_bcell_molbio", "all_bcell_molbio_disjoint", "all_lineage_ci"):
         cfg = yaml.safe_load((REPO / "configs" / f"{name}.yaml").read_text())
         renamed = [cfg["rename"].get(n, n) for n in cfg["lists"]] + [a["name"] for a in cfg["aggregations"]]
         assert renamed == list(BOOK_TABLE_6_5)
@@ -57,3 +57,27 @@ def test_reduced_reproduction_runs_end_to_end(shared_data, tmp_path):
     assert (ev["Sim_anno_leu"] > 0).all()
     for fig in ("heatmap_1", "heatmap_2", "accuracy_1nn", "weights", "agreement"):
         assert (out / "figures" / f"{fig}.png").stat().st_size > 5000
+
+
+def test_cli_reproduce_reports_config_errors_in_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+
+    p = tmp_path / "c.yaml"
+    p.write_text("labels: y\nlists: [SPEC]\n")
+    r = CliRunner().invoke(main, ["reproduce", str(p)])
+    assert r.exit_code == 2 and "'expression'" in r.output and len(r.output.strip().splitlines()) == 1
+
+
+def test_known_set_exclude(tmp_path):
+    from kofs.reproduce import _known
+
+    t = tmp_path / "c.tsv"
+    t.write_text("symbol\theme\nAAA\tTrue\nBBB\tFalse\nCCC\tTrue\nDDD\tFalse\n")
+    resolve = str
+    leu = _known({"file": str(t), "where": "heme"}, "leu", resolve, "cfg")
+    solid = _known({"file": str(t), "gene_column": "symbol", "exclude": "leu"}, "solid", resolve, "cfg", {"leu": leu})
+    assert leu.genes == ("AAA", "CCC") and solid.genes == ("BBB", "DDD")
+    with pytest.raises(ParameterError, match="exclude 'x'"):
+        _known({"file": str(t), "exclude": "x"}, "s", resolve, "cfg", {})

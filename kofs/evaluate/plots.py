@@ -26,6 +26,15 @@ __all__ = ["plot_heatmap", "plot_accuracy", "plot_weights", "plot_agreement"]
 _PALETTE = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666"]
 
 
+def _colour(i: int, n: int):
+    """Distinct colours: the palette up to 8 lists, tab20 beyond."""
+    if n <= len(_PALETTE):
+        return _PALETTE[i]
+    from matplotlib import colormaps
+
+    return colormaps["tab20"](i % 20)
+
+
 def _save(fig: Figure, stem: str | Path) -> list[str]:
     FigureCanvasAgg(fig)
     stem = Path(stem)
@@ -107,10 +116,10 @@ def plot_accuracy(rows: Sequence[Mapping], stem: str | Path, *, classifier: str 
     """
     sel = [r for r in rows if r["classifier"] == classifier]
     lists = list(dict.fromkeys(r["list"] for r in sel))
-    fig = Figure(figsize=(8, 5))
+    fig = Figure(figsize=(10, 5.5))
     ax = fig.add_subplot(1, 1, 1)
     for i, name in enumerate(lists):
-        color = _PALETTE[i % len(_PALETTE)] if i < len(_PALETTE) else None
+        color = _colour(i, len(lists))
         marker = "osD^v<>p*h"[i % 10]
         for protocol, style in (("book", "-"), ("honest", "--")):
             pts = sorted((r["k"], r["accuracy"]) for r in sel if r["list"] == name and r["protocol"] == protocol)
@@ -120,9 +129,10 @@ def plot_accuracy(rows: Sequence[Mapping], stem: str | Path, *, classifier: str 
                         label=f"{name} ({protocol})")
     ax.set_xlabel("number of top genes")
     ax.set_ylabel(f"mean CV accuracy ({classifier})")
-    ax.set_title(f"Accuracy against number of genes ({classifier}; solid: book protocol, dashed: honest)")
+    ax.set_title(f"Accuracy against number of genes ({classifier})\nsolid: book protocol (ranked on all "
+                 "samples), dashed: honest (re-ranked in each training fold)", fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(fig, stem)
 
 

@@ -97,7 +97,7 @@ class KofsRanking:
 
         rel = None
         if self.list_relevant_genes is not None:
-            rel = relevant_gene_mask(expression, self.list_relevant_genes)
+            rel = self._mapped(expression, "list_relevant_genes", self.list_relevant_genes)
         ctx = Context(expression=expression, categories=labels, relevant_genes=rel, seed=self.seed)
         ctx.cache.update(self._shared)
         constant = np.ptp(expression.values, axis=0) == 0
@@ -127,11 +127,19 @@ class KofsRanking:
         for agg in self.aggregations:
             G = None
             if agg.relevant_genes is not None:
-                G = relevant_gene_mask(expression, agg.relevant_genes)
+                G = self._mapped(expression, f"G:{agg.name}", agg.relevant_genes)
                 if not G:
                     raise ParameterError(f"{agg.name}: none of its known genes is in the matrix")
             out[agg.name] = aggregate_lists(renamed, agg.method, relevant_genes=G, params=agg.params)
         return out
+
+    def _mapped(self, expression: Expression, key: str, genes: Sequence[str]) -> tuple[str, ...]:
+        """Known genes as matrix ids, mapped once per gene set (folds share the genes)."""
+        hit = self._shared.get(f"ids:{key}")
+        if hit is None or hit[0] != expression.genes:
+            hit = (expression.genes, relevant_gene_mask(expression, genes))
+            self._shared[f"ids:{key}"] = hit
+        return hit[1]
 
     def orders(self, expression: Expression, labels: SampleCategories | None = None) -> dict[str, np.ndarray]:
         """Gene orders (column indices, best first) of :meth:`run`."""
