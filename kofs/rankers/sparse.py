@@ -193,6 +193,7 @@ def _sparsity_score_adapter(X: np.ndarray, inputs: RankerInputs, *, seed: int, f
     reference="Yan, Applied Informatics 2:8 (2015), Algorithm 2, eqs. 5 and 8",
     family="sparse",
     params={"lambda_ratio": _LAMBDA_RATIO},
+    in_default_plan=False,
 )
 def _sps_adapter(X: np.ndarray, inputs: RankerInputs, *, seed: int, lambda_ratio: float):
     return sparsity_preserving_score(X, lambda_ratio=lambda_ratio)
