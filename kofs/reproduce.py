@@ -202,7 +202,8 @@ def run_experiment(config: str | os.PathLike, *, output: str | None = None, quic
     result.settings["config"] = str(Path(path).resolve())
     result.settings["quick"] = quick
     book = _book_table(result.table)
-    text = (cfg.get("intro") or "") + f"\n\nMeasured run time: {timings} (seconds)."
+    text = (cfg.get("intro") or "") + "\n\nMeasured run time: " + ", ".join(
+        f"{k.replace('_', ' ')} {v} s" for k, v in timings.items()) + "."
     written = write_evaluation(result, out, expression=expr, labels=lab.labels,
                                heatmap_lists=ev.get("heatmaps"), title=cfg.get("title", "KOFS reproduction"),
                                intro=text, extra_tables={"Ours next to book Table 6.5 (book protocol, 1-NN)": book})

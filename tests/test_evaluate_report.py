@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from kofs.errors import InputError, ParameterError
 from kofs.evaluate import (
     Aggregation,
     KofsRanking,
+    browser_check,
     check_report,
     evaluate,
     parse_known_spec,
@@ -68,6 +70,21 @@ def test_write_evaluation_figures_and_report(tmp_path):
     assert list(ev["list"]) == ["good", "reverse"]
     acc = pd.read_csv(out / "accuracy.tsv", sep="\t")
     assert set(acc["k"]) == {2, 5, 10} and set(acc["protocol"]) == {"book"}
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None,
+                    reason="headless-browser check needs Debian's chromium (apt-get install -y chromium)")
+def test_report_renders_in_headless_chromium(tmp_path):
+    expr, y, *_ = _toy(tmp_path)
+    res = evaluate({"a": np.arange(1.0, expr.n_genes + 1)}, expr, y, top=[2, 5], classifiers=["1nn"],
+                   n_splits=3, n_repeats=1)
+    write_evaluation(res, tmp_path / "ev", expression=expr, labels=y, title="toy report")
+    seen = browser_check(tmp_path / "ev" / "report.html")
+    assert seen["title"] == "toy report" and seen["tables"] >= 1
+    assert {i["src"] for i in seen["images"]} == {"figures/heatmap_1.png", "figures/accuracy_1nn.png"}
+    assert all(i["width"] > 100 for i in seen["images"])  # every figure loaded and decoded
+    assert sorted(p.name for p in (tmp_path / "ev").iterdir()) == [
+        "accuracy.tsv", "evaluation.json", "evaluation.tsv", "figures", "report.html"]  # probe removed
 
 
 def test_check_report_finds_problems(tmp_path):

@@ -11,11 +11,11 @@ from kofs.evaluate.core import EvaluationResult, evaluate, order_from_ranks
 from kofs.evaluate.known import KnownGenes, parse_known_spec, read_known_genes
 from kofs.evaluate.protocols import CLASSIFIERS, Fold, accuracy_curves, make_folds
 from kofs.evaluate.rankfiles import RankFile, ranks_on_matrix, read_rank_output
-from kofs.evaluate.report import check_report, write_evaluation
+from kofs.evaluate.report import browser_check, check_report, write_evaluation
 from kofs.evaluate.rerank import Aggregation, KofsRanking
 
 __all__ = [
     "CLASSIFIERS", "Aggregation", "EvaluationResult", "Fold", "KnownGenes", "KofsRanking", "RankFile",
-    "accuracy_curves", "check_report", "evaluate", "make_folds", "order_from_ranks", "parse_known_spec",
+    "accuracy_curves", "browser_check", "check_report", "evaluate", "make_folds", "order_from_ranks", "parse_known_spec",
     "ranks_on_matrix", "read_known_genes", "read_rank_output", "write_evaluation",
 ]

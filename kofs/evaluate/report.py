@@ -25,10 +25,12 @@ from kofs.types import Expression
 
 log = logging.getLogger(__name__)
 
-__all__ = ["write_evaluation", "check_report"]
+__all__ = ["write_evaluation", "check_report", "browser_check"]
 
 _CSS = """body{font-family:sans-serif;max-width:1200px;margin:2em auto;color:#222}
-table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px solid #bbb;padding:3px 6px;text-align:right}
+.scroll{overflow-x:auto}table{border-collapse:collapse;font-size:13px;margin:1em 0}
+td,th{border:1px solid #bbb;padding:3px 6px;text-align:right;white-space:nowrap}
+td.text{white-space:normal;min-width:24em;text-align:left;font-size:12px}
 th{background:#eee}td:first-child,th:first-child{text-align:left}img{max-width:100%;border:1px solid #ddd;margin:.5em 0}
 .note{color:#555;font-size:13px}figure{margin:1em 0}figcaption{font-size:13px;color:#444}"""
 
@@ -48,10 +50,15 @@ def _tsv(df) -> str:
 
 def _html_table(df, *, caption: str = "") -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in rec) + "</tr>"
+    text = {i for i, c in enumerate(df.columns) if c == "notes"}
+
+    def cell(i, v):
+        return f"<td class='text'>{html.escape(_fmt(v))}</td>" if i in text else f"<td>{html.escape(_fmt(v))}</td>"
+
+    body = "".join("<tr>" + "".join(cell(i, v) for i, v in enumerate(rec)) + "</tr>"
                    for rec in df.itertuples(index=False))
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<div class='scroll'><table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
 def write_evaluation(
@@ -208,3 +215,56 @@ def check_report(path: str | Path) -> list[str]:
         if not (path.parent / ref).is_file():
             problems.append(f"missing file {ref}")
     return problems
+
+
+_BROWSER_PAGE = """<!DOCTYPE html><html><body><iframe id="f" src="report.html"></iframe><script>
+const f = document.getElementById("f");
+f.onload = () => {
+  const d = f.contentDocument;
+  const images = [...d.images].map(i => ({src: i.getAttribute("src"), width: i.naturalWidth}));
+  document.body.setAttribute("data-kofs", JSON.stringify(
+    {title: d.title, tables: d.querySelectorAll("table").length, images: images}));
+};
+</script></body></html>
+"""
+
+
+def browser_check(path: str | Path, *, executable: str | None = None, timeout: float = 60.0) -> dict | None:
+    """Open report.html in headless Chromium and report what it rendered.
+
+    A probe page written beside the report (and removed afterwards) loads it in an iframe and
+    records the title, the number of tables and every image's natural width (0 = not loaded).
+    Needs ``chromium`` (Debian package) or ``executable``; returns None when none is found.
+
+    Returns
+    -------
+    dict or None
+        ``{"title", "tables", "images": [{"src", "width"}, ...]}``.
+    """
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    exe = executable or shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if exe is None:
+        return None
+    path = Path(path).resolve()
+    fd, probe = tempfile.mkstemp(prefix=".kofs-probe-", suffix=".html", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(_BROWSER_PAGE.replace("report.html", path.name))
+        with tempfile.TemporaryDirectory() as profile:
+            out = subprocess.run(
+                [exe, "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
+                 f"--user-data-dir={profile}", "--virtual-time-budget=10000", "--dump-dom",
+                 Path(probe).as_uri()],
+                capture_output=True, text=True, timeout=timeout, check=False)
+    finally:
+        os.unlink(probe)
+    marker = 'data-kofs="'
+    start = out.stdout.find(marker)
+    if start < 0:
+        raise OutputError(f"the browser did not render the report (exit {out.returncode})", path=path)
+    raw = out.stdout[start + len(marker): out.stdout.index('"', start + len(marker))]
+    return json.loads(html.unescape(raw))
