@@ -650,3 +650,26 @@ def test_internal_error_exit_1_and_debug_traceback(base, monkeypatch):
 def test_debug_shows_the_traceback_of_a_user_error(base):
     r = invoke(["--debug", *rank(base, expr=base["tmp"] / "nope.tsv")])
     assert r.exit_code != 0 and type(r.exception).__name__ == "InputError"
+
+
+def test_library_warnings_are_one_log_line(base, monkeypatch):
+    import warnings
+
+    import kofs.pipeline
+
+    real = kofs.pipeline.run_plan
+
+    def noisy(*a, **k):
+        warnings.warn("Regressors in active set degenerate.\nsecond line", RuntimeWarning,
+                      stacklevel=1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(kofs.pipeline, "run_plan", noisy)
+    r = invoke(rank(base))
+    assert r.exit_code == 0 and r.stderr == ""
+    r = invoke(["-v", *rank(base)[:-2], "--top", "0", "-o", base["tmp"] / "out2"])
+    assert r.exit_code == 0, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if "RuntimeWarning" in ln]
+    assert lines == [lines[0]] and lines[0].startswith("kofs: INFO: RuntimeWarning from ")
+    assert lines[0].endswith(": Regressors in active set degenerate.")
+    assert "second line" not in r.stderr

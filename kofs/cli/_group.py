@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import warnings
 from typing import Any
 
 import click
@@ -85,6 +86,15 @@ def setup_logging(verbosity: int, log_file: str | None = None) -> None:
         fh.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
         root.addHandler(fh)
     root.propagate = True  # library records still reach any root handler (e.g. pytest caplog)
+    warnings.showwarning = _log_warning
+
+
+def _log_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Python warnings of libraries (numpy overflow, scikit-learn convergence, ...) become one
+    log line each at INFO level (shown with -v) instead of two raw lines on stderr."""
+    text = (str(message).strip().splitlines() or [""])[0]
+    logging.getLogger("kofs.warnings").info("%s from %s:%d: %s", category.__name__,
+                                            os.path.basename(filename), lineno, text)
 
 
 @click.group(cls=KofsGroup, context_settings={"help_option_names": ["-h", "--help"]})
