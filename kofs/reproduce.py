@@ -187,7 +187,7 @@ def run_experiment(config: str | os.PathLike, *, output: str | None = None, quic
         t1 = time.perf_counter()
         sim_sets = cfg.get("sim_anno")
         result = evaluate(
-            {n: np.asarray(r.ranks) for n, r in results.items()}, expr, lab.labels,
+            {n: np.asarray(r.ranks) for n, r in results.items()}, expr, labels=lab.labels,
             known=list(known.values()), top=ev.get("top", (10, 30, 50)), curve_ks=ev.get("curve_ks"),
             classifiers=ev.get("classifiers", ("1nn", "svm-rbf", "svm-linear")),
             n_splits=int(ev.get("folds", 5)), n_repeats=int(ev.get("repeats", 2)), groups=groups,

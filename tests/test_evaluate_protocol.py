@@ -55,7 +55,7 @@ def test_fold_errors_are_one_line_parameter_errors():
     with pytest.raises(ParameterError, match="groups"):
         make_folds(y, n_splits=2, groups=["g"] * 5)
     with pytest.raises(ParameterError, match="classifier"):
-        evaluate({"x": np.arange(1.0, 5)}, _expr(np.ones((6, 4))), y, classifiers=["3nn"])
+        evaluate({"x": np.arange(1.0, 5)}, _expr(np.ones((6, 4))), labels=y, classifiers=["3nn"])
 
 
 def test_honest_selector_sees_training_samples_only():

@@ -48,7 +48,7 @@ def test_write_evaluation_figures_and_report(tmp_path):
     m = expr.n_genes
     lists = {"good": np.arange(1.0, m + 1), "reverse": np.arange(m, 0.0, -1)}
     kg = read_known_genes("leu", known)
-    res = evaluate(lists, expr, y, known=[kg], top=[2, 5], curve_ks=[2, 5, 10], classifiers=["1nn", "svm-linear"],
+    res = evaluate(lists, expr, labels=y, known=[kg], top=[2, 5], curve_ks=[2, 5, 10], classifiers=["1nn", "svm-linear"],
                    n_splits=3, n_repeats=1, circular={"good": ["leu"]}, weights={"em": {"good": 0.7, "reverse": 0.3}})
     t = res.table.set_index("list")
     assert t.loc["good", "HIT_leu"] == 2 and t.loc["reverse", "HIT_leu"] == 1  # G0, G1 / G39
@@ -76,7 +76,7 @@ def test_write_evaluation_figures_and_report(tmp_path):
                     reason="headless-browser check needs Debian's chromium (apt-get install -y chromium)")
 def test_report_renders_in_headless_chromium(tmp_path):
     expr, y, *_ = _toy(tmp_path)
-    res = evaluate({"a": np.arange(1.0, expr.n_genes + 1)}, expr, y, top=[2, 5], classifiers=["1nn"],
+    res = evaluate({"a": np.arange(1.0, expr.n_genes + 1)}, expr, labels=y, top=[2, 5], classifiers=["1nn"],
                    n_splits=3, n_repeats=1)
     write_evaluation(res, tmp_path / "ev", expression=expr, labels=y, title="toy report")
     seen = browser_check(tmp_path / "ev" / "report.html")

@@ -71,7 +71,7 @@ def evaluate_cmd(rankings, expression, labels, label_column, sample_column, miss
         src = read_sources(go=go, go_annotations=go_annotations)
         go_data = (src.ontology, src.go_annotations, {})
     written = evaluate_outputs(
-        list(rankings), expr, cats, output, known=[parse_known_spec(s) for s in known], protocol=protocol,
+        list(rankings), expr, labels=cats, output=output, known=[parse_known_spec(s) for s in known], protocol=protocol,
         groups=group_ids, go=go_data, sim_sets=split_names(sim_anno), top=_ints(top, "--top"),
         classifiers=split_names(classifiers), n_splits=folds, n_repeats=repeats, seed=seed,
     )

@@ -111,7 +111,7 @@ def ranks_on_matrix(rank_file: RankFile, expression: Expression) -> dict[str, np
                                      path=rank_file.path)
     if report.dropped:
         log.warning("ranking %s: %d of its genes are not in the matrix (ignored)", rank_file.label, report.dropped)
-    src = np.fromiter(mapping.keys().__iter__(), dtype=object, count=len(mapping))
+    src = list(mapping)
     pos = {g: i for i, g in enumerate(rank_file.genes)}
     src_idx = np.array([pos[g] for g in src], dtype=np.int64)
     dst_idx = np.array([mapping[g] for g in src], dtype=np.int64)

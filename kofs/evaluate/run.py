@@ -94,9 +94,9 @@ def _honest_selector(files: Sequence[RankFile], names: dict, expression: Express
 def evaluate_outputs(
     rankings: Sequence[str],
     expression: Expression,
+    *,
     labels: SampleCategories,
     output: str,
-    *,
     known: Sequence[KnownGenes] = (),
     protocol: str = "book",
     groups: Sequence[str] | None = None,
@@ -150,7 +150,7 @@ def evaluate_outputs(
             hit = [kg.name for kg in known if len(rel & set(kg.genes)) >= 0.5 * len(kg.genes)]
             if hit:
                 circular[name] = hit
-    result = evaluate({n: v[2] for n, v in names.items()}, expression, labels.labels, known=known,
+    result = evaluate({n: v[2] for n, v in names.items()}, expression, labels=labels.labels, known=known,
                       honest=honest, groups=groups, go=go, circular=circular, weights=weights,
                       sim_sets=sim_sets, **options)
     if protocol == "honest":
