@@ -347,6 +347,15 @@ def c_out_overwrites_input(b):
     return rank(b, expr=inp), b["tmp"], ("overwrite",)
 
 
+def c_out_inside_input_folder(b):
+    kgml = b["tmp"] / "kgml"
+    kgml.mkdir()
+    for f in (Path(__file__).parent / "data" / "pathways" / "kgml").iterdir():
+        (kgml / f.name).write_bytes(f.read_bytes())
+    b["out"] = kgml / "results"
+    return rank(b, "--pathways", kgml), kgml, ("inside the input folder",)
+
+
 def c_gosim_out_is_dir(b):
     return ["gosim", "--go", b["obo"], "--go-annotations", b["ann"], "--genes", b["genes"],
             "-o", b["tmp"]], b["tmp"], ("is a folder; give a file name",)

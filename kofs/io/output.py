@@ -86,8 +86,9 @@ def check_output_dir(
     Raises
     ------
     OutputError
-        ``outdir`` is an existing file, lies under a file, is not writable, or one of its
-        output files is one of ``inputs``.
+        ``outdir`` is an existing file, lies under a file, is not writable, one of its
+        output files is one of ``inputs``, or it is (inside) an input that is a folder (e.g.
+        a KGML folder, all of whose files are read).
     """
     if os.fspath(outdir) == "-":
         return
@@ -106,8 +107,15 @@ def check_output_dir(
         raise OutputError(f"is not writable ({probe} denies write access); choose another "
                           "output folder", path=out)
     targets = {os.path.realpath(out / name) for name in outputs}
+    real_out = Path(os.path.realpath(out))
     for p in inputs:
         if p is None or os.fspath(p) == "-":
+            continue
+        if os.path.isdir(p):
+            folder = Path(os.path.realpath(p))
+            if real_out == folder or folder in real_out.parents:
+                raise OutputError(f"is inside the input folder {os.fspath(p)} (whose files are "
+                                  "all read); choose an output folder outside it", path=out)
             continue
         if os.path.realpath(p) in targets:
             raise OutputError(f"writing here would overwrite the input file {os.fspath(p)}; "
