@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -179,6 +180,8 @@ def run_plan(
     per_list = {}
     for plan in plans:  # every parameter is checked before any work starts
         p = {**plan.params, **params.get(plan.ranker, {}), **params.get(plan.name, {})}
+        if "n_jobs" in RANKERS.get(plan.ranker).params and "n_jobs" not in p:
+            p["n_jobs"] = threads or os.cpu_count() or 1  # --threads also sets worker counts
         resolve_params(f"ranker {plan.ranker!r}", RANKERS.get(plan.ranker).params, p)
         per_list[plan.name] = p
     timings: dict[str, float] = {}

@@ -128,3 +128,37 @@ def test_kofs_sources_command_reports_coverage():
 def test_go_needs_both_files():
     r = CliRunner().invoke(main, ["rank", PATHS["expression"], "--go", PATHS["go"], "-o", "-"])
     assert r.exit_code == 2 and "--go-annotations" in r.stderr
+
+
+def test_end_to_end_on_real_all_with_every_source(shared_data, tmp_path):
+    """`kofs rank` on the real ALL matrix (128 x 8,562) with labels, GO 2022, KEGG, STRING and
+    known haematological cancer genes: every list of the catalogue is built and fused."""
+    R = shared_data
+    cancer = pd.read_csv(R / "cancer" / "cancer_genes_summary.tsv", sep="\t", dtype=str)
+    rel = tmp_path / "heme.txt"
+    rel.write_text("\n".join(cancer.loc[cancer["oncokb_msk_heme"] == "True", "symbol"]) + "\n")
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, [
+        "rank", str(R / "ALL" / "ALL_gene_expr.tsv.gz"), "--gene-column", "symbol",
+        "--labels", str(R / "ALL" / "ALL_samples.tsv"), "--label-column", "lineage",
+        "--go", str(R / "GO" / "go-basic_2022-07-01_from_GO.db.obo.gz"),
+        "--go-annotations", str(R / "GO" / "goa_human_entrez_2022-Sep12_from_org.Hs.eg.db.tsv.gz"),
+        "--pathways", str(R / "KEGG" / "msigdb_c2_cp_kegg_symbols_qusage.gmt"),
+        "--pathway-ids", "KEGG_B_CELL_RECEPTOR_SIGNALING_PATHWAY,KEGG_T_CELL_RECEPTOR_SIGNALING_PATHWAY",
+        "--interactions", str(R / "PPI" / "string_example_gene_edges.tsv.gz"),
+        "--relevant-genes", str(rel), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    ranking = pd.read_csv(out / "ranking.tsv", sep="\t")
+    assert len(ranking) == 8562
+    lists = [c[5:] for c in ranking.columns if c.startswith("rank:")]
+    assert lists == ["SPEC", "Fisher", "Pathway-FILT", "Pathway-REL-VOTE", "GO-REL-VOTE", "GO-MAH",
+                     "GO-CAN-MAH", "GO-REL-PROP", "PPI-PROP"]
+    weights = pd.read_csv(out / "weights.tsv", sep="\t")
+    assert abs(weights["weight"].sum() - 1) < 1e-9
+    import json
+
+    manifest = json.loads((out / "manifest.json").read_text())
+    cov = {c["source"].split()[0]: c for c in manifest["coverage"]}
+    assert cov["GO"]["matched"] > 8000 and cov["pathways"]["matched"] > 3000
+    assert manifest["releases"]["go_ontology"]["data-version"] == "releases/2022-07-01"
+    assert manifest["aggregation"]["info"]["n_G"] > 400
