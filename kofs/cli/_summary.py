@@ -30,5 +30,7 @@ def print_summary(result: RunResult, *, top: int = 10, outputs: list[str] | None
         for name, weight in sorted(zip(final.list_names, final.weights), key=lambda x: -x[1]):
             w.add_row(name, f"{weight:.3f}")
         console.print(w)
+    for report in result.coverage:
+        console.print(f"coverage: {report.line()}")
     if outputs:
         console.print("wrote " + ", ".join(outputs))

@@ -1,0 +1,28 @@
+"""The terminal summary (rich, stderr): top genes, EM weights and coverage; silent in pipes."""
+
+from __future__ import annotations
+
+import io
+
+from kofs.cli import _summary
+from kofs.example import example_paths
+from kofs.io.expression import read_expression
+from kofs.pipeline import rank
+from kofs.plans import KnowledgeSources
+from kofs.sources import read_sources
+
+
+def test_summary_on_terminal_only(monkeypatch, capsys):
+    p = example_paths()
+    expr = read_expression(p["expression"])
+    src = read_sources(pathways=p["pathways"])
+    res = rank(expr, sources=KnowledgeSources(pathways=src.pathways), lists=["SPEC", "Pathway-REL-VOTE"])
+    _summary.print_summary(res, top=3)  # stderr is not a terminal under pytest: nothing
+    assert capsys.readouterr().err == ""
+    fake = io.StringIO()
+    monkeypatch.setattr("sys.stderr", fake)
+    _summary.print_summary(res, top=3, force=True, outputs=["out/ranking.tsv"])
+    text = fake.getvalue()
+    assert "top 3 genes (em)" in text and "list weights (EM)" in text
+    assert "coverage: pathways kegg.gmt" in text and "out/ranking.tsv" in text
+    assert res.final.top(1)[0] in text
