@@ -108,14 +108,19 @@ def test_known_gene_sets(tmp_path):
 
 def test_cli_evaluate_end_to_end_with_honest_protocol(tmp_path):
     _, _, expr_path, lab_path, known = _toy(tmp_path)
+    # class not in the default (second) column: --label-column must reach the honest re-run
+    lab = pd.read_csv(lab_path, sep="\t")[["sample", "patient", "class"]]
+    lab_path = tmp_path / "labels2.tsv"
+    lab.to_csv(lab_path, sep="\t", index=False)
     runner = CliRunner()
     rank_out = tmp_path / "run"
-    r = runner.invoke(main, ["rank", str(expr_path), "--labels", str(lab_path), "--rankers", "variance,fisher",
-                             "--aggregate", "em", "-o", str(rank_out)])
+    # a dashed option in config.resolved.yaml (label-column) must reach the honest re-run
+    r = runner.invoke(main, ["rank", str(expr_path), "--labels", str(lab_path), "--label-column", "class",
+                             "--rankers", "variance,fisher", "--aggregate", "em", "-o", str(rank_out)])
     assert r.exit_code == 0, r.output
     out = tmp_path / "ev"
     r = runner.invoke(main, ["evaluate", str(rank_out), str(expr_path), "--labels", str(lab_path),
-                             "--known-genes", f"k={known}", "--top", "2,5", "--folds", "3", "--repeats", "1",
+                             "--label-column", "class", "--known-genes", f"k={known}", "--top", "2,5", "--folds", "3", "--repeats", "1",
                              "--classifiers", "1nn", "--protocol", "both", "--groups", "patient", "-o", str(out)])
     assert r.exit_code == 0, r.output
     ev = pd.read_csv(out / "evaluation.tsv", sep="\t").set_index("list")
@@ -125,7 +130,7 @@ def test_cli_evaluate_end_to_end_with_honest_protocol(tmp_path):
     assert check_report(out / "report.html") == []
     assert (out / "figures" / "weights.png").is_file()
     rf = read_rank_output(rank_out)
-    assert rf.config is not None and set(rf.ranks) == {"final", "variance", "fisher"}
+    assert rf.config["label_column"] == "class" and set(rf.ranks) == {"final", "variance", "fisher"}
 
 
 @pytest.mark.parametrize("args, message", [
@@ -184,3 +189,20 @@ def test_kofs_ranking_reruns_on_folds_and_reuses_gene_level_knowledge(tmp_path):
     # knowledge-only list: same scores; data lists: recomputed on the subset
     np.testing.assert_array_equal(part["Pathway-REL-VOTE"].scores, full["Pathway-REL-VOTE"].scores)
     assert not np.allclose(part["SPEC"].scores, full["SPEC"].scores)
+
+
+def test_cli_evaluate_several_runs_names_finals_by_folder(tmp_path):
+    _, _, expr_path, lab_path, _ = _toy(tmp_path)
+    runner = CliRunner()
+    for agg in ("em", "borda"):
+        r = runner.invoke(main, ["rank", str(expr_path), "--labels", str(lab_path), "--rankers", "variance,fisher",
+                                 "--aggregate", agg, "-o", str(tmp_path / f"run_{agg}")])
+        assert r.exit_code == 0, r.output
+    out = tmp_path / "ev"
+    r = runner.invoke(main, ["evaluate", str(tmp_path / "run_em"), str(tmp_path / "run_borda" / "ranking.tsv"),
+                             str(expr_path), "--labels", str(lab_path), "--top", "2", "--folds", "3",
+                             "--repeats", "1", "--classifiers", "1nn", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    ev = pd.read_csv(out / "evaluation.tsv", sep="\t")
+    # the per-source lists are the same in both runs and appear once
+    assert list(ev["list"]) == ["run_em", "variance", "fisher", "run_borda"]

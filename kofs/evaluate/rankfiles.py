@@ -91,9 +91,9 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
         weights = dict(zip(w["list"].astype(str), w["weight"].astype(float), strict=False))
     cfile = base / "config.resolved.yaml"
     if cfile.is_file() and (folder or table.name == "ranking.tsv"):
-        import yaml
+        from kofs.config import load_config
 
-        config = yaml.safe_load(cfile.read_text()) or {}
+        config = load_config(cfile)  # keys normalised: label-column -> label_column
     label = (folder.name if folder else (table.parent.name if table.name == "ranking.tsv" else table.stem)) or "ranking"
     log.info("%s: %d genes, %d lists", table, len(df), len(ranks))
     return RankFile(label, tuple(df["gene"].astype(str)), ranks, weights, config, str(table))
