@@ -45,6 +45,15 @@ def test_groups_never_straddle_folds():
     assert any(not np.array_equal(a.test, b.test) for a, b in zip(folds[:3], folds[3:], strict=True))
 
 
+def test_leave_one_out_and_leave_one_group_out():
+    y = np.array(["a", "b"] * 4)
+    folds = make_folds(y, n_splits=0)
+    assert len(folds) == 8 and all(len(f.test) == 1 for f in folds)
+    patients = np.repeat(["p1", "p2", "p3", "p4"], 2)
+    folds = make_folds(y, n_splits=0, groups=patients)
+    assert [sorted(patients[f.test].tolist()) for f in folds] == [[p, p] for p in ("p1", "p2", "p3", "p4")]
+
+
 def test_fold_errors_are_one_line_parameter_errors():
     y = np.array(["a", "a", "b", "b", "b", "b"])
     with pytest.raises(ParameterError, match="smallest class") as exc:

@@ -32,7 +32,8 @@ def _ints(value: str, option: str) -> list[int]:
               help="Known gene set (list file, or table rows where COLUMN is true); repeatable.")
 @click.option("--top", default="10,30,50", show_default=True, help="Top-k sizes of ACC-k (1-NN) and HIT.")
 @click.option("--classifiers", default="1nn,svm-rbf,svm-linear", show_default=True)
-@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True)
+@click.option("--folds", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Folds of the stratified CV; 0 = leave-one-out (leave-one-group-out with --groups).")
 @click.option("--repeats", type=click.IntRange(min=1), default=2, show_default=True)
 @click.option("--groups", default=None, metavar="COLUMN",
               help="Column of --labels grouping samples (e.g. patient of replicate arrays); groups never straddle folds.")

@@ -23,7 +23,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedGroupKFold
+from sklearn.model_selection import (
+    LeaveOneGroupOut,
+    LeaveOneOut,
+    RepeatedStratifiedKFold,
+    StratifiedGroupKFold,
+)
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -77,6 +82,8 @@ def make_folds(
     y : sequence of str, length n
         Class labels.
     n_splits : int, default 5
+        0 = leave-one-out (leave-one-group-out with ``groups``, e.g. leave-one-patient-out as
+        ALGORITHMS.md §8 suggests for replicate arrays); ``n_repeats`` is then ignored.
     n_repeats : int, default 2
     groups : sequence of str, length n, optional
         Samples with the same group id (e.g. replicate arrays of one patient) stay together.
@@ -95,8 +102,15 @@ def make_folds(
     classes, counts = np.unique(y, return_counts=True)
     if len(classes) < 2:
         raise ParameterError("evaluation needs at least two sample classes in --labels")
+    if n_splits == 0:
+        if groups is not None and len(groups) != len(y):
+            raise ParameterError(f"--groups gives {len(groups)} values for {len(y)} samples")
+        cv = LeaveOneOut() if groups is None else LeaveOneGroupOut()
+        split = cv.split(np.zeros((len(y), 1)), y, None if groups is None else np.asarray(groups))
+        return [Fold(0, j, tr, te) for j, (tr, te) in enumerate(split)]
     if n_splits < 2 or n_repeats < 1:
-        raise ParameterError(f"--folds must be >= 2 and --repeats >= 1 (got {n_splits}, {n_repeats})")
+        raise ParameterError(f"--folds must be 0 (leave-one-out) or >= 2 and --repeats >= 1 "
+                             f"(got {n_splits}, {n_repeats})")
     if groups is None and n_splits > counts.min():
         raise ParameterError(
             f"--folds {n_splits} is more than the smallest class has samples "
