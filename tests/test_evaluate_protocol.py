@@ -118,3 +118,22 @@ def test_accuracy_on_separable_data_and_rows():
     assert acc[("bad", "1nn")] < 0.9
     with pytest.raises(ValueError):
         accuracy_curves(expr, y, folds=folds, ks=[1])
+
+
+def test_evaluate_edge_cases_unranked_and_constant_genes():
+    rng = np.random.default_rng(5)
+    y = np.array(["a", "b"] * 6)
+    X = rng.normal(size=(12, 6))
+    X[:, 1] = 3.0  # constant gene
+    expr = _expr(X)
+    ranks = np.array([2.0, 1.0, np.nan, 3.0, np.nan, 4.0])  # two genes not ranked by the list
+    res = evaluate({"partial": ranks}, expr, labels=y, top=[2, 3], classifiers=["1nn"], n_splits=3, n_repeats=1)
+    row = res.table.iloc[0]
+    assert "2 genes unranked" in row["notes"]
+    assert res.orders["partial"].tolist()[:4] == [1, 0, 3, 5]  # unranked genes last, by position
+    # RED of the top 3 (genes 1, 0, 3): the constant gene 1 is left out of the pairs
+    assert row["RED-3"] == pytest.approx(abs(np.corrcoef(X[:, 0], X[:, 3])[0, 1]))
+    with pytest.raises(ParameterError, match="matrix has 6"):
+        evaluate({"partial": ranks}, expr, labels=y, top=[10])
+    with pytest.raises(ParameterError, match="2 ranks for 6 genes"):
+        evaluate({"short": np.array([1.0, 2.0])}, expr, labels=y, top=[2])
