@@ -161,6 +161,9 @@ def run_experiment(config: str | os.PathLike, *, output: str | None = None, quic
             known[n] = _known(spec, n, resolve, path, known)
         aggs = []
         for a in cfg.get("aggregations") or ():
+            if not isinstance(a, Mapping) or "name" not in a:
+                raise ParameterError("each entry of 'aggregations' needs a 'name' (and 'method', optionally "
+                                     "'relevant_genes': a known_genes set)", path=path)
             rel = a.get("relevant_genes")
             if rel is not None and rel not in known:
                 raise ParameterError(f"aggregation {a.get('name')!r}: relevant_genes {rel!r} is not a known_genes set",

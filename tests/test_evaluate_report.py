@@ -87,6 +87,15 @@ def test_report_renders_in_headless_chromium(tmp_path):
         "accuracy.tsv", "evaluation.json", "evaluation.tsv", "figures", "report.html"]  # probe removed
 
 
+def test_unknown_heatmap_list_is_a_parameter_error(tmp_path):
+    expr, y, *_ = _toy(tmp_path)
+    res = evaluate({"a": np.arange(1.0, expr.n_genes + 1)}, expr, labels=y, top=[2], classifiers=["1nn"],
+                   n_splits=3, n_repeats=1, unsupervised=False)
+    with pytest.raises(ParameterError, match="heatmap list 'b'"):
+        write_evaluation(res, tmp_path / "ev", expression=expr, labels=y, heatmap_lists=["b"])
+    assert not (tmp_path / "ev").exists()
+
+
 def test_check_report_finds_problems(tmp_path):
     (tmp_path / "r.html").write_text("<html><body><img src='missing.png'><div></body></html>")
     problems = check_report(tmp_path / "r.html")

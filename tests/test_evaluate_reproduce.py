@@ -23,6 +23,16 @@ def test_configs_are_valid_yaml_with_the_books_lists():
         assert renamed == list(BOOK_TABLE_6_5)
 
 
+def test_aggregation_without_name_is_a_parameter_error(tmp_path, shared_data):
+    cfg = yaml.safe_load((REPO / "configs" / "all_lineage_ci.yaml").read_text())
+    cfg.update(shared=str(shared_data), go=None, go_annotations=None, go_term_ids=None,
+               aggregations=[{"method": "borda"}])
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    with pytest.raises(ParameterError, match="needs a 'name'"):
+        run_experiment(p)
+
+
 def test_unknown_config_key_is_a_one_line_error(tmp_path):
     p = tmp_path / "c.yaml"
     p.write_text("expression: x\nlabels: y\nlists: [SPEC]\nevalution: {}\n")

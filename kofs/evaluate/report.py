@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from kofs.errors import OutputError
+from kofs.errors import OutputError, ParameterError
 from kofs.evaluate.core import EvaluationResult, agreement
 from kofs.evaluate.plots import plot_accuracy, plot_agreement, plot_heatmap, plot_weights
 from kofs.io.output import atomic_dir, format_float
@@ -102,6 +102,9 @@ def write_evaluation(
     K = result.settings["hit_top"]
     names = list(result.orders)
     heatmap_lists = list(heatmap_lists or names[:1])
+    unknown = [h for h in heatmap_lists if h not in result.orders]
+    if unknown:
+        raise ParameterError(f"heatmap list {unknown[0]!r} is not an evaluated list; choose from {', '.join(names)}")
     figures: list[tuple[str, str]] = []
     with atomic_dir(out) as tmp:
         (tmp / "figures").mkdir()
