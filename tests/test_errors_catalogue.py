@@ -299,6 +299,21 @@ def c_yaml_list_for_scalar(b):
     return ["run", p, "-o", b["out"]], p, ("seed",)
 
 
+def c_yaml_mapping_for_path(b):
+    p = _config(b, f"expression: {b['expr']}\nlabels: {{x: 1}}\n")
+    return ["run", p, "-o", b["out"]], p, ("'labels': expected a file path",)
+
+
+def c_yaml_float_for_integer(b):
+    p = _config(b, f"expression: {b['expr']}\nseed: 1.5\n")
+    return ["run", p, "-o", b["out"]], p, ("'seed'", "expected an integer")
+
+
+def c_yaml_bool_for_number(b):
+    p = _config(b, f"expression: {b['expr']}\nthreads: true\n")
+    return ["run", p, "-o", b["out"]], p, ("'threads'", "expected a number")
+
+
 def c_yaml_object_tag(b):
     p = _config(b, f"expression: {b['expr']}\nseed: !!python/object/apply:os.system ['true']\n")
     return ["run", p, "-o", b["out"]], p, ("tag",)

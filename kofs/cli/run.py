@@ -15,13 +15,27 @@ from kofs.errors import ParameterError
 
 
 
+def _scalar(value, param: click.Parameter) -> None:
+    """YAML scalars of the wrong kind (a mapping, a list, true for a number, 1.5 for an
+    integer) are refused instead of being turned into strings or truncated."""
+    if isinstance(value, (list, dict)):
+        raise click.BadParameter(f"expected a single value, got a {type(value).__name__}")
+    kind = getattr(param.type, "name", "")
+    if kind in ("integer", "integer range", "float", "float range") and isinstance(value, bool):
+        raise click.BadParameter(f"expected a number, got {str(value).lower()}")
+    if kind in ("integer", "integer range") and isinstance(value, float) and not value.is_integer():
+        raise click.BadParameter(f"expected an integer, got {value!r}")
+
+
 def _convert(key: str, value, param: click.Parameter, ctx: click.Context, path: str):
     try:
         if getattr(param, "multiple", False):
             items = value if isinstance(value, list) else [value]
+            for v in items:
+                _scalar(v, param)
             return tuple(param.type.convert(v, param, ctx) for v in items)
-        if isinstance(value, (list, dict)):
-            raise click.BadParameter(f"expected a single value, got a {type(value).__name__}")
+        if value is not None:
+            _scalar(value, param)
         return param.type.convert(value, param, ctx) if value is not None else None
     except click.BadParameter as exc:
         raise ParameterError(f"config key {key.replace('_', '-')!r}: {exc.format_message()}", path=path) from None
@@ -34,6 +48,12 @@ def config_to_options(config_path: str, ctx: click.Context) -> dict:
     check_keys(cfg, params, path=config_path)
     if "expression" not in cfg:
         raise ParameterError("config has no 'expression' key (the expression matrix to rank)", path=config_path)
+    for key in ("expression", *PATH_KEYS):
+        value = cfg.get(key)
+        values = value if isinstance(value, list) and key == "aux" else [value]
+        if value is not None and not all(isinstance(v, str) for v in values):
+            raise ParameterError(f"config key {key.replace('_', '-')!r}: expected a file path, "
+                                 f"got {value!r}", path=config_path)
     cfg = resolve_paths(cfg, PATH_KEYS, base=Path(config_path).resolve().parent)
     out = {"expression": str(cfg.pop("expression"))}
     for key, value in cfg.items():
