@@ -13,8 +13,6 @@ from kofs.config import check_keys, load_config, resolve_paths
 from kofs.errors import ParameterError
 
 
-
-
 def _scalar(value, param: click.Parameter) -> None:
     """YAML scalars of the wrong kind (a mapping, a list, true for a number, 1.5 for an
     integer) are refused instead of being turned into strings or truncated."""
