@@ -10,7 +10,6 @@ obsolete ids (with a warning giving the count) and fills the aspect from the ont
 
 from __future__ import annotations
 
-import gzip
 import logging
 import os
 import re
@@ -21,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from kofs.errors import InputError, ParameterError
+from kofs.io._open import stream_text
 from kofs.io.ontology import Ontology, normalise_aspect
 
 log = logging.getLogger(__name__)
@@ -154,11 +154,8 @@ def parse_evidence_codes(codes: str | Iterable[str] | None, *, what: str) -> fro
 
 
 def _open(path: Path):
-    with open(path, "rb") as fh:
-        gz = fh.read(2) == b"\x1f\x8b"
-    return gzip.open(path, "rt", encoding="utf-8", errors="replace") if gz else open(
-        path, encoding="utf-8", errors="replace"
-    )
+    """Stream the file (plain, gzip, bzip2 or zip); decompression errors become InputError."""
+    return stream_text(path, what="GO annotation file")
 
 
 def _sniff(path: Path) -> str:

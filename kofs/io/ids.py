@@ -15,20 +15,16 @@ UniProt isoform suffixes removed (``P04637-2`` -> ``P04637``), database prefixes
 
 from __future__ import annotations
 
-import bz2
-import gzip
-import io
 import logging
 import os
 import re
-import zipfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import IO
 
 from kofs.errors import CoverageError, InputError
-from kofs.io import _table
+from kofs.io._open import head_lines as _head_lines  # noqa: F401  (re-exported)
+from kofs.io._open import open_text as _open_text
+from kofs.io._open import stream_text as _stream_text  # noqa: F401  (re-exported)
 from kofs.types import Expression
 
 log = logging.getLogger(__name__)
@@ -94,74 +90,6 @@ def guess_namespace(ids: Iterable[str], *, sample: int = 200) -> str | None:
         if sum(bool(rx.match(v)) for v in vals) >= 0.9 * len(vals):
             return kind
     return "symbol"
-
-
-# --------------------------------------------------------------------------- file opening
-
-
-def _open_text(path: str | os.PathLike, *, what: str = "file") -> IO[str]:
-    """Open a whole text file for reading (path or ``"-"``; gzip, bzip2 or one-member zip).
-
-    Plain and gzip files go through :func:`kofs.io._table.open_text` (validated UTF-8, clear
-    errors); bzip2 and zip archives are streamed by :func:`_stream_text`.
-    """
-    p = os.fspath(path)
-    if p != "-" and Path(p).is_file():
-        with open(p, "rb") as fh:
-            magic = fh.read(4)
-        if magic[:3] == b"BZh" or magic == b"PK\x03\x04":
-            return _stream_text(p, what=what)
-    return _table.open_text(p)
-
-
-def _stream_text(path: str | os.PathLike, *, what: str = "file") -> IO[str]:
-    """Open a text file as a stream, transparently gunzipping / bunzipping / unzipping.
-
-    Raises :class:`InputError` naming the file when it is missing, a directory, empty or a
-    zip archive with several members. Undecodable bytes become U+FFFD.
-    """
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"{what} not found; check the path", path=p)
-    if p.is_dir():
-        raise InputError(f"{what} is a directory, expected a file", path=p)
-    try:
-        with open(p, "rb") as fh:
-            magic = fh.read(4)
-        if not magic:
-            raise InputError(f"{what} is empty", path=p)
-        if magic[:2] == b"\x1f\x8b":
-            raw: IO[bytes] = gzip.open(p, "rb")
-        elif magic[:3] == b"BZh":
-            raw = bz2.open(p, "rb")
-        elif magic == b"PK\x03\x04":
-            zf = zipfile.ZipFile(p)
-            members = [n for n in zf.namelist() if not n.endswith("/")]
-            if len(members) != 1:
-                raise InputError(
-                    f"zip archive holds {len(members)} files; unzip it and give one file", path=p
-                )
-            raw = zf.open(members[0])
-        else:
-            raw = open(p, "rb")  # noqa: SIM115
-    except OSError as exc:
-        raise InputError(f"cannot read {what}: {exc.strerror or exc}", path=p) from None
-    return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline=None)
-
-
-def _head_lines(path: str | os.PathLike, n: int = 5) -> list[str]:
-    """The first ``n`` non-blank lines of a text file (used for format sniffing)."""
-    out: list[str] = []
-    with _stream_text(path) as fh:
-        try:
-            for line in fh:
-                if line.strip():
-                    out.append(line.rstrip("\r\n"))
-                    if len(out) >= n:
-                        break
-        except (OSError, EOFError, zipfile.BadZipFile) as exc:
-            raise InputError(f"cannot decompress file: {exc}", path=path) from None
-    return out
 
 
 # --------------------------------------------------------------------------- id map

@@ -38,7 +38,11 @@ import numpy as np
 import pandas as pd
 
 from kofs.errors import InputError, ParameterError
-from kofs.io.ids import _head_lines, _open_text, _stream_text, guess_namespace
+from kofs.io._open import head_lines as _head_lines
+from kofs.io._open import open_text as _open_text
+from kofs.io._open import stream_text as _stream_text
+from kofs.io._open import table_errors
+from kofs.io.ids import guess_namespace
 
 log = logging.getLogger(__name__)
 
@@ -224,22 +228,11 @@ def _finalise(
 
 def _read_frame(path: str, *, sep: str, header: int | None, **kwargs: Any) -> pd.DataFrame:
     """pandas.read_csv with ids as strings; a ragged line becomes an InputError with its line."""
-    with _open_text(path, what="interaction file") as fh:
-        try:
-            return pd.read_csv(
-                fh, sep=sep, header=header, dtype=str, keep_default_na=False,
-                na_filter=False, **kwargs,
-            )
-        except pd.errors.ParserError as exc:
-            m = re.search(r"line (\d+)", str(exc))
-            raise InputError(
-                f"malformed table: {str(exc).splitlines()[0]}",
-                path=path, line=int(m.group(1)) if m else None,
-            ) from None
-        except pd.errors.EmptyDataError:
-            raise InputError("interaction file has no rows", path=path) from None
-        except (OSError, EOFError, UnicodeError, ValueError) as exc:
-            raise InputError(f"cannot read table: {exc}", path=path) from None
+    with _open_text(path, what="interaction file") as fh, table_errors(path, "interaction file"):
+        return pd.read_csv(
+            fh, sep=sep, header=header, dtype=str, keep_default_na=False,
+            na_filter=False, **kwargs,
+        )
 
 
 def _strip_taxon(values: np.ndarray) -> np.ndarray:
@@ -506,32 +499,27 @@ def read_string_links(
                          line=1)
     src_parts, dst_parts, score_parts = [], [], []
     n_rows = 0
-    with _stream_text(path, what="STRING links file") as fh:
-        try:
-            chunks = pd.read_csv(
-                fh, sep=" ", header=0, usecols=["protein1", "protein2", "combined_score"],
-                dtype={"protein1": str, "protein2": str}, chunksize=1_000_000,
-            )
-            for chunk in chunks:  # streamed: memory follows the kept edges, not the file
-                lines = np.arange(n_rows + 2, n_rows + 2 + len(chunk))
-                n_rows += len(chunk)
-                raw = chunk["combined_score"]
-                if pd.api.types.is_numeric_dtype(raw) and raw.notna().all():
-                    score = raw.to_numpy(dtype=np.float64)
-                else:
-                    score = _parse_weights(raw.astype(str), lines, path, column="combined_score")
-                if (score > 1000).any() or (score < 0).any():
-                    i = int(np.flatnonzero((score > 1000) | (score < 0))[0])
-                    raise InputError(f"combined_score {score[i]:g} is outside 0..1000",
-                                     path=path, line=int(lines[i]), column="combined_score")
-                keep = score >= float(min_score)
-                src_parts.append(chunk["protein1"].to_numpy(dtype=object)[keep])
-                dst_parts.append(chunk["protein2"].to_numpy(dtype=object)[keep])
-                score_parts.append(score[keep])
-        except pd.errors.ParserError as exc:
-            m = re.search(r"line (\d+)", str(exc))
-            raise InputError(f"malformed STRING links: {str(exc).splitlines()[0]}", path=path,
-                             line=int(m.group(1)) if m else None) from None
+    with _stream_text(path, what="STRING links file") as fh, table_errors(path, "STRING links file"):
+        chunks = pd.read_csv(
+            fh, sep=" ", header=0, usecols=["protein1", "protein2", "combined_score"],
+            dtype={"protein1": str, "protein2": str}, chunksize=1_000_000,
+        )
+        for chunk in chunks:  # streamed: memory follows the kept edges, not the file
+            lines = np.arange(n_rows + 2, n_rows + 2 + len(chunk))
+            n_rows += len(chunk)
+            raw = chunk["combined_score"]
+            if pd.api.types.is_numeric_dtype(raw) and raw.notna().all():
+                score = raw.to_numpy(dtype=np.float64)
+            else:
+                score = _parse_weights(raw.astype(str), lines, path, column="combined_score")
+            if (score > 1000).any() or (score < 0).any():
+                i = int(np.flatnonzero((score > 1000) | (score < 0))[0])
+                raise InputError(f"combined_score {score[i]:g} is outside 0..1000",
+                                 path=path, line=int(lines[i]), column="combined_score")
+            keep = score >= float(min_score)
+            src_parts.append(chunk["protein1"].to_numpy(dtype=object)[keep])
+            dst_parts.append(chunk["protein2"].to_numpy(dtype=object)[keep])
+            score_parts.append(score[keep])
     src = _strip_taxon(np.concatenate(src_parts)) if src_parts else np.zeros(0, object)
     dst = _strip_taxon(np.concatenate(dst_parts)) if dst_parts else np.zeros(0, object)
     kept_scores = np.concatenate(score_parts) if score_parts else np.zeros(0)
@@ -599,25 +587,20 @@ def read_biogrid(
     use = need + [c.format(side) for c in _BIOGRID_ALIASES.values() for side in "AB"
                   if c.format(side) in names]
     parts, n_rows = [], 0
-    with _stream_text(path, what="BioGRID file") as fh:
-        try:
-            for chunk in pd.read_csv(fh, sep="\t", header=0, names=names, usecols=use, dtype=str,
-                                     keep_default_na=False, na_filter=False, quoting=3,
-                                     chunksize=500_000):
-                n_rows += len(chunk)
-                keep = np.ones(len(chunk), bool)
-                if taxon is not None:
-                    t = str(taxon).strip()
-                    keep &= (chunk[org].str.strip() == t).to_numpy() & (
-                        chunk[org.replace(" A", " B")].str.strip() == t).to_numpy()
-                if system_type is not None:
-                    keep &= (chunk["Experimental System Type"].str.strip().str.lower()
-                             == str(system_type).lower()).to_numpy()
-                parts.append(chunk[keep])
-        except pd.errors.ParserError as exc:
-            m = re.search(r"line (\d+)", str(exc))
-            raise InputError(f"malformed BioGRID file: {str(exc).splitlines()[0]}", path=path,
-                             line=int(m.group(1)) if m else None) from None
+    with _stream_text(path, what="BioGRID file") as fh, table_errors(path, "BioGRID file"):
+        for chunk in pd.read_csv(fh, sep="\t", header=0, names=names, usecols=use, dtype=str,
+                                 keep_default_na=False, na_filter=False, quoting=3,
+                                 chunksize=500_000):
+            n_rows += len(chunk)
+            keep = np.ones(len(chunk), bool)
+            if taxon is not None:
+                t = str(taxon).strip()
+                keep &= (chunk[org].str.strip() == t).to_numpy() & (
+                    chunk[org.replace(" A", " B")].str.strip() == t).to_numpy()
+            if system_type is not None:
+                keep &= (chunk["Experimental System Type"].str.strip().str.lower()
+                         == str(system_type).lower()).to_numpy()
+            parts.append(chunk[keep])
     sub = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=use, dtype=str)
     ids = {}
     for side in "AB":

@@ -1,0 +1,210 @@
+"""Streaming opening of (possibly compressed) text files, with every failure an InputError.
+
+:mod:`kofs.io._table` reads a whole table into memory and validates it; the readers here serve
+the large knowledge files (GAF, gene2go, STRING, BioGRID, KEGG) that are *streamed*:
+
+* :func:`stream_text` — a text stream over a plain, gzip, bzip2 or one-member zip file
+  (recognised by magic bytes). Decompression errors met while reading — a truncated gzip
+  (``EOFError``), corrupt data (``zlib.error``, ``OSError``), a damaged zip member — are raised
+  as :class:`~kofs.errors.InputError` naming the file, at the moment they happen.
+* :func:`open_text` — small files through :func:`kofs.io._table.open_text` (validated UTF-8),
+  archives through :func:`stream_text`.
+* :func:`head_lines` — the first non-blank lines, for format sniffing.
+* :func:`table_errors` — a context manager turning the exceptions of :func:`pandas.read_csv`
+  (ragged rows, bad header, duplicate names, no rows) into an InputError with the line when
+  pandas names one.
+"""
+
+from __future__ import annotations
+
+import bz2
+import contextlib
+import gzip
+import io
+import os
+import re
+import zipfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import pandas as pd
+
+from kofs.errors import InputError
+from kofs.io import _table
+
+__all__ = [
+    "TRUNCATED",
+    "head_lines",
+    "open_text",
+    "stream_text",
+    "table_errors",
+]
+
+#: Message of a compressed file that ends early (incomplete download or copy).
+TRUNCATED = (
+    "gzip file is truncated (compressed data ended before the end-of-stream marker: incomplete"
+    " download or copy?); fetch it again"
+)
+
+
+def _decompress_error(exc: BaseException, path: str, kind: str) -> InputError:
+    """The InputError for a decompression failure ``exc`` of a ``kind`` ("gzip", ...) file."""
+    if isinstance(exc, EOFError):
+        return InputError(TRUNCATED.replace("gzip", kind, 1), path=path)
+    text = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return InputError(f"corrupt {kind} data ({text}); fetch the file again", path=path)
+
+
+class _GuardedReader(io.RawIOBase):
+    """A raw binary reader translating decompression errors into InputError."""
+
+    def __init__(self, raw: IO[bytes], path: str, kind: str) -> None:
+        super().__init__()
+        self._raw = raw
+        self._path = path
+        self._kind = kind
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        try:
+            data = self._raw.read(len(buffer))
+        except (EOFError, OSError, zlib.error, zipfile.BadZipFile) as exc:
+            raise _decompress_error(exc, self._path, self._kind) from None
+        n = len(data)
+        buffer[:n] = data
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()
+        super().close()
+
+
+def stream_text(path: str | os.PathLike, *, what: str = "file") -> IO[str]:
+    """Open a text file as a stream, transparently gunzipping / bunzipping / unzipping.
+
+    Parameters
+    ----------
+    path : path-like
+    what : str
+        How the file is named in messages (``"STRING links file"``).
+
+    Returns
+    -------
+    text stream
+        UTF-8 (a byte-order mark is dropped, undecodable bytes become U+FFFD), universal
+        newlines. Reading it raises :class:`InputError` when the compressed data is truncated
+        or corrupt.
+
+    Raises
+    ------
+    InputError
+        Missing file, a directory, an empty file, a damaged zip archive or one with several
+        members, an unreadable file.
+    """
+    p = Path(path)
+    name = os.fspath(path)
+    if not p.exists():
+        raise InputError(f"{what} not found; check the path", path=p)
+    if p.is_dir():
+        raise InputError(f"{what} is a directory, expected a file", path=p)
+    kind = "plain"
+    try:
+        with open(p, "rb") as fh:
+            magic = fh.read(4)
+        if not magic:
+            raise InputError(f"{what} is empty", path=p)
+        if magic[:2] == b"\x1f\x8b":
+            kind = "gzip"
+            raw: IO[bytes] = gzip.open(p, "rb")
+        elif magic[:3] == b"BZh":
+            kind = "bzip2"
+            raw = bz2.open(p, "rb")
+        elif magic == b"PK\x03\x04":
+            kind = "zip"
+            zf = zipfile.ZipFile(p)
+            members = [n for n in zf.namelist() if not n.endswith("/")]
+            if len(members) != 1:
+                raise InputError(
+                    f"zip archive holds {len(members)} files; unzip it and give one file", path=p
+                )
+            raw = zf.open(members[0])
+        else:
+            raw = open(p, "rb")  # noqa: SIM115
+    except zipfile.BadZipFile as exc:
+        raise _decompress_error(exc, name, kind) from None
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}", path=p) from None
+    guarded = io.BufferedReader(_GuardedReader(raw, name, kind))
+    return io.TextIOWrapper(guarded, encoding="utf-8-sig", errors="replace", newline=None)
+
+
+def open_text(path: str | os.PathLike, *, what: str = "file") -> IO[str]:
+    """Open a whole text file for reading (path or ``"-"``; gzip, bzip2 or one-member zip).
+
+    Plain and gzip files go through :func:`kofs.io._table.open_text` (validated UTF-8, clear
+    errors); bzip2 and zip archives are streamed by :func:`stream_text`.
+    """
+    p = os.fspath(path)
+    if p != "-" and Path(p).is_file():
+        with open(p, "rb") as fh:
+            magic = fh.read(4)
+        if magic[:3] == b"BZh" or magic == b"PK\x03\x04":
+            return stream_text(p, what=what)
+    return _table.open_text(p)
+
+
+def head_lines(path: str | os.PathLike, n: int = 5) -> list[str]:
+    """The first ``n`` non-blank lines of a text file (used for format sniffing)."""
+    out: list[str] = []
+    with stream_text(path) as fh:
+        for line in fh:
+            if line.strip():
+                out.append(line.rstrip("\r\n"))
+                if len(out) >= n:
+                    break
+    return out
+
+
+@contextlib.contextmanager
+def table_errors(path: str | os.PathLike, what: str, *, line_offset: int = 0) -> Iterator[None]:
+    """Turn :func:`pandas.read_csv` failures inside the block into one-line InputErrors.
+
+    Parameters
+    ----------
+    path : path-like
+        File named in the message.
+    what : str
+        Kind of file (``"BioGRID file"``).
+    line_offset : int, default 0
+        Added to a line number pandas reports (lines it was told to skip).
+    """
+    name = os.fspath(path)
+    try:
+        yield
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{what} has no rows", path=name) from None
+    except pd.errors.ParserError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "parse error"
+        m = re.search(r"line (\d+)", first)
+        raise InputError(
+            f"malformed {what}: {first}; check the delimiter and that no row is cut or has "
+            "extra fields",
+            path=name,
+            line=int(m.group(1)) + line_offset if m else None,
+        ) from None
+    except UnicodeError as exc:
+        raise InputError(f"{what} is not UTF-8 text ({exc.reason}); save it as UTF-8",
+                         path=name) from None
+    except (EOFError, zlib.error) as exc:
+        raise _decompress_error(exc, name, "gzip") from None
+    except (ValueError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(
+            f"{what} cannot be parsed ({first}); check its header line and delimiter",
+            path=name,
+        ) from None
