@@ -217,3 +217,22 @@ def test_config_max_memory_key(tmp_path, rng):
     r = CliRunner().invoke(main, ["run", str(cfg), "--max-memory", "1G", "-o", str(tmp_path / "out")])
     assert r.exit_code == 0, r.stderr
     assert "max-memory: 1G" in (tmp_path / "out" / "config.resolved.yaml").read_text()
+
+
+def test_gosim_max_memory(tmp_path):
+    from pathlib import Path
+
+    go = Path(__file__).parent / "data" / "go"
+    genes = tmp_path / "genes.txt"
+    genes.write_text("".join(f"G{i}\n" for i in range(1, 3001)))
+    out = tmp_path / "sim.tsv"
+    args = ["gosim", "--go", str(go / "tiny.obo"), "--go-annotations", str(go / "tiny.gaf"),
+            "--genes", str(genes), "-o", str(out)]
+    r = CliRunner().invoke(main, [*args, "--max-memory", "100M"])
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1
+    assert r.stderr.startswith("kofs: error: step all-pairs GO similarity of 3000 genes needs ~")
+    assert not out.exists()
+    genes.write_text("G1\nG2\nG3\n")
+    r = CliRunner().invoke(main, [*args, "--max-memory", "100M"])
+    assert r.exit_code == 0, r.stderr
+    assert out.read_text().startswith("gene\t")

@@ -15,6 +15,7 @@ from kofs.io.ontology import read_obo
 from kofs.io.output import atomic_file, format_float
 from kofs.knowledge.go import MODES, gene_similarity, go_semantics
 from kofs.knowledge.go_similarity import COMBINES, MEASURES
+from kofs.resources import check_memory, estimate_go_all_pairs, resolve_limit
 
 log = logging.getLogger(__name__)
 
@@ -65,16 +66,22 @@ def _write_matrix(fh, genes: list[str], values: np.ndarray) -> None:
 @click.option("--unknown-terms", "unknown_path", default=None, type=click.Path(dir_okay=False),
               help="GO ids to give no information content (one per line, # comments), e.g. the "
                    "terms R GOSemSim's internal term table lacks, for an exact --mode gosemsim.")
+@click.option("--max-memory", default=None, metavar="SIZE",
+              help="Memory limit, e.g. 4G (default: 80% of RAM); a gene list whose all-pairs "
+                   "matrix would exceed it fails early.")
 @click.option("--keep-missing", is_flag=True,
               help="Keep genes without terms in the output (as NA rows/columns) instead of omitting them.")
 def gosim_cmd(go_path, ann_path, genes_path, out, measure, combine, aspect, mode, go_evidence,
-              go_exclude_evidence, taxon, unknown_path, keep_missing) -> None:  # fmt: skip
+              go_exclude_evidence, taxon, unknown_path, max_memory, keep_missing) -> None:  # fmt: skip
     """GO semantic similarity (Resnik/Lin, BMA/max/avg) between the genes of a list.
 
     Genes without a term in the aspect are reported on stderr and omitted (or written as NA
     with --keep-missing).
     """
     genes = read_gene_list(genes_path)
+    check_memory(estimate_go_all_pairs(len(genes)), limit=resolve_limit(max_memory),
+                 what=f"all-pairs GO similarity of {len(genes)} genes",
+                 suggestion="give fewer genes (--genes) or split the list")
     ontology = read_obo(go_path)
     annotations = read_go_annotations(
         ann_path, evidence=go_evidence, exclude_evidence=go_exclude_evidence, taxon=taxon
