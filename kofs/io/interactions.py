@@ -46,6 +46,7 @@ from kofs.io._interactions_core import (
 )
 from kofs.io._open import head_lines as _head_lines
 from kofs.io.interaction_dbs import read_biogrid, read_string_aliases, read_string_links
+from kofs.io.kgml import read_kgml
 
 log = logging.getLogger(__name__)
 
@@ -250,8 +251,6 @@ def read_paired_table(path: str | os.PathLike, *, directed: bool | None = None,
 
 
 def _read_kgml_relations(path: str | os.PathLike, **_: Any) -> Interactions:
-    from kofs.io.pathways import read_kgml  # local: pathways imports this module
-
     sets = read_kgml(path)
     if sets.interactions is None:
         raise InputError("KGML file(s) hold no gene-gene relations", path=path)

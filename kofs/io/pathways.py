@@ -24,19 +24,17 @@ from __future__ import annotations
 
 import logging
 import os
-import pyexpat
 import re
-import xml.etree.ElementTree as ET
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from kofs.errors import InputError, ParameterError
-from kofs.io.ids import _head_lines, _open_text, guess_namespace
-from kofs.io.interactions import Interactions, _finalise
+from kofs.io._open import head_lines as _head_lines
+from kofs.io._open import open_text as _open_text
+from kofs.io._pathways_core import GeneSets, _strip_org
+from kofs.io.ids import guess_namespace
+from kofs.io.kgml import read_kgml
 
 log = logging.getLogger(__name__)
 
@@ -51,84 +49,6 @@ __all__ = [
     "read_kegg_gene2pathway",
     "read_kgml",
 ]
-
-_ORG_PREFIX = re.compile(r"^[a-z]{2,4}:")
-
-
-@dataclass(frozen=True, eq=False)
-class GeneSets:
-    """Named gene sets (pathways) as read from a file, ids not yet matched to a matrix.
-
-    Attributes
-    ----------
-    ids : tuple of str
-        Set ids (``KEGG_CELL_CYCLE``, ``hsa04110``), unique.
-    names, descriptions : tuple of str
-        One per set (names default to the ids).
-    members : tuple of tuple of str
-        Member gene ids of each set (primary id kind, no repeats).
-    namespace : str or None
-        Kind of the member ids (``"entrez"``, ``"symbol"``, ...).
-    path : str or None
-        File (or directory) read.
-    alt_members : mapping of str to tuple of tuple of str
-        The same sets written in other id kinds (e.g. ``{"symbol": ...}``), not paired gene by
-        gene with ``members``; a converter uses the kind matching the matrix best.
-    interactions : Interactions or None
-        Gene-gene relations (KGML only).
-    """
-
-    ids: tuple[str, ...]
-    names: tuple[str, ...]
-    descriptions: tuple[str, ...]
-    members: tuple[tuple[str, ...], ...]
-    namespace: str | None = None
-    path: str | None = None
-    alt_members: Mapping[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
-    interactions: Interactions | None = None
-
-    def __post_init__(self) -> None:
-        def sets(ms):
-            return tuple(tuple(dict.fromkeys(str(g) for g in m)) for m in ms)
-
-        object.__setattr__(self, "ids", tuple(str(i) for i in self.ids))
-        n = len(self.ids)
-        names = tuple(str(x) for x in self.names) or self.ids
-        descr = tuple(str(x) for x in self.descriptions) or ("",) * n
-        object.__setattr__(self, "names", names)
-        object.__setattr__(self, "descriptions", descr)
-        object.__setattr__(self, "members", sets(self.members))
-        alt = {k: sets(v) for k, v in dict(self.alt_members).items()}
-        object.__setattr__(self, "alt_members", alt)
-        if len(set(self.ids)) != n:
-            raise ValueError("GeneSets: set ids must be unique")
-        if any(len(x) != n for x in (names, descr, self.members, *alt.values())):
-            raise ValueError("GeneSets: ids, names, descriptions and members differ in length")
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def sizes(self) -> np.ndarray:
-        """Number of member ids of each set."""
-        return np.array([len(m) for m in self.members], dtype=np.int64)
-
-    def genes(self) -> list[str]:
-        """Distinct member ids over all sets, in order of first appearance."""
-        return list(dict.fromkeys(g for m in self.members for g in m))
-
-    def summary(self) -> dict:
-        """Counts for ``kofs sources``: sets, distinct genes, gene-set pairs, id kind, edges."""
-        return {
-            "path": self.path, "sets": len(self), "genes": len(self.genes()),
-            "pairs": int(self.sizes().sum()), "namespace": self.namespace,
-            "alt_member_ids": sorted(self.alt_members),
-            "relations": 0 if self.interactions is None else self.interactions.n_edges,
-        }
-
-    def member_kinds(self) -> dict[str, tuple[tuple[str, ...], ...]]:
-        """``{"primary": members, **alt_members}``."""
-        return {"primary": self.members, **self.alt_members}
-
 
 # --------------------------------------------------------------------------- GMT
 
@@ -196,10 +116,6 @@ def _read_kegg_names(path: str | os.PathLike) -> dict[str, str]:
             pid = fields[0].strip().removeprefix("path:")
             names[pid] = re.sub(r" - [^-]+\([^)]*\)$", "", fields[1].strip())
     return names
-
-
-def _strip_org(gene: str) -> str:
-    return _ORG_PREFIX.sub("", gene.strip())
 
 
 def read_kegg_link(path: str | os.PathLike, *, names: str | os.PathLike | None = None,
@@ -309,103 +225,6 @@ def read_kegg_gene2pathway(path: str | os.PathLike, **_: Any) -> GeneSets:
     alt = {"symbol": [syms.get(i, []) for i in ids]} if "symbol" in col else {}
     return GeneSets(ids, ids, (), [sets[i] for i in ids], namespace="entrez", path=path,
                     alt_members=alt)
-
-
-# --------------------------------------------------------------------------- KGML
-
-
-def _check_xml_safe(data: bytes, path: str) -> None:
-    """Refuse entity declarations and external entities (defusedxml's default policy)."""
-
-    def refuse(*_args: Any) -> None:
-        raise InputError("XML declares entities, which kofs refuses to expand (unsafe XML)",
-                         path=path)
-
-    parser = pyexpat.ParserCreate()
-    parser.EntityDeclHandler = refuse
-    parser.UnparsedEntityDeclHandler = refuse
-    parser.ExternalEntityRefHandler = refuse
-    try:
-        parser.Parse(data, True)
-    except pyexpat.ExpatError as exc:
-        raise InputError(f"malformed XML: {pyexpat.errors.messages[exc.code]}", path=path,
-                         line=exc.lineno) from None
-
-
-def _parse_kgml(path: str) -> tuple[str, str, list[str], list[tuple]]:
-    """One KGML file -> (pathway id, title, member genes, relation edges)."""
-    with _open_text(path, what="KGML file") as fh:
-        data = fh.read().encode("utf-8")
-    _check_xml_safe(data, path)
-    root = ET.fromstring(data)
-    if root.tag != "pathway":
-        raise InputError(f"KGML root element is <{root.tag}>, expected <pathway>", path=path)
-    pid = root.get("name", "").removeprefix("path:") or Path(path).stem
-    title = root.get("title", pid)
-    genes_of: dict[str, list[str]] = {}
-    groups: dict[str, list[str]] = {}
-    members: list[str] = []
-    for e in root.iter("entry"):
-        eid, etype = e.get("id", ""), e.get("type", "")
-        if etype == "gene":
-            ids = [_strip_org(x) for x in e.get("name", "").split() if x and x != "undefined"]
-            genes_of[eid] = ids
-            members.extend(ids)
-        elif etype == "group":
-            groups[eid] = [c.get("id", "") for c in e.iter("component")]
-    for gid, comps in groups.items():
-        genes_of[gid] = [g for c in comps for g in genes_of.get(c, [])]
-    edges = []
-    skipped = 0
-    for r in root.iter("relation"):
-        a, b = genes_of.get(r.get("entry1", "")), genes_of.get(r.get("entry2", ""))
-        if not a or not b:
-            skipped += 1
-            continue
-        subs = [s.get("name", "") for s in r.iter("subtype") if s.get("name")]
-        rtype = r.get("type", "") + (":" + "+".join(subs) if subs else "")
-        edges.extend((x, y, rtype) for x in a for y in b)
-    if skipped:
-        log.debug("%s: %d relation(s) not between gene/group entries skipped", path, skipped)
-    return pid, title, members, edges
-
-
-def read_kgml(path: str | os.PathLike, **_: Any) -> GeneSets:
-    """Read one KGML file or every ``*.xml`` of a directory.
-
-    Members of a pathway are the gene ids of its ``gene`` entries (an entry ``hsa:1 hsa:2``
-    contributes both; organism prefixes are removed). Relations between gene or group entries
-    become directed edges between every gene of ``entry1`` and every gene of ``entry2`` (a
-    group stands for all genes of its components), typed ``"<type>:<subtype+subtype>"``
-    (e.g. ``"PPrel:activation+phosphorylation"``), weight 1. XML with entity declarations is
-    refused.
-    """
-    path = os.fspath(path)
-    p = Path(path)
-    files = sorted(p.glob("*.xml")) if p.is_dir() else [p]
-    if not files:
-        raise InputError("directory holds no KGML *.xml files", path=path)
-    ids, titles, members, edges = [], [], [], []
-    for f in files:
-        pid, title, genes, rel = _parse_kgml(os.fspath(f))
-        if pid in ids:
-            raise InputError(f"pathway {pid!r} appears in two KGML files", path=f)
-        if not genes:
-            log.warning("%s: pathway %s has no gene entries; skipped", f, pid)
-            continue
-        ids.append(pid)
-        titles.append(title)
-        members.append(genes)
-        edges.extend(rel)
-    if not ids:
-        raise InputError("no KGML pathway with gene entries", path=path)
-    ns = "entrez" if all(g.isdigit() for m in members for g in m) else "kegg"
-    inter = None
-    if edges:
-        src, dst, typ = (np.array(x, dtype=object) for x in zip(*edges, strict=True))
-        inter = _finalise(src, dst, np.ones(len(src)), True, typ, path=path, namespace=ns,
-                          what="KGML relations")
-    return GeneSets(ids, titles, titles, members, namespace=ns, path=path, interactions=inter)
 
 
 # --------------------------------------------------------------------------- dispatch
