@@ -2,7 +2,9 @@
 
 Conventions (ALGORITHMS.md §0): ``X`` is (n samples x m features); a *reconstruction matrix*
 ``S`` is (n x n) with row ``i`` holding the weights that rebuild sample ``i`` from the others
-(``S[i, i] = 0``). The ranker adapters live in :mod:`kofs.rankers.sparse`.
+(``S[i, i] = 0``). The ranker adapters live in :mod:`kofs.rankers.sparse`. The lasso helpers
+(:mod:`kofs.rankers._lasso_kernel`) and the FSSI kernel (:mod:`kofs.rankers._fssi_kernel`)
+are re-exported here.
 
 References
 ----------
@@ -18,7 +20,14 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import linprog
-from sklearn.linear_model import lars_path_gram
+
+from kofs.rankers._fssi_kernel import fssi_errors
+from kofs.rankers._lasso_kernel import (
+    lasso_active_set,
+    lasso_gram,
+    lasso_reconstruction,
+    reconstruction_residual_score,
+)
 
 __all__ = [
     "canonical_feature_order",
@@ -236,218 +245,3 @@ def sparsity_score_from_graph(X: np.ndarray, S: np.ndarray) -> np.ndarray:
     ok = den > 0
     out[ok] = num[ok] / den[ok]
     return out
-
-
-# --------------------------------------------------------------------------------------------
-# Lasso in Gram form (SPS, FSSI)
-# --------------------------------------------------------------------------------------------
-
-
-def lasso_gram(G: np.ndarray, q: np.ndarray, lambda_ratio: float) -> np.ndarray:
-    """Exact lasso solution from the Gram matrix, by the LARS-lasso homotopy.
-
-    Solves ``argmin_b ||y - D b||^2 + lam ||b||_1`` with ``G = D^T D``, ``q = D^T y`` and
-    ``lam = lambda_ratio * lam_max``, ``lam_max = ||2 D^T y||_inf`` (the smallest lam giving b = 0).
-    In scikit-learn's scaling (``(1/2N)||.||^2 + alpha ||.||_1``) this is ``alpha =
-    lambda_ratio * alpha_max``, so the number of rows N cancels and is never needed.
-
-    Parameters
-    ----------
-    G : ndarray of shape (k, k)
-    q : ndarray of shape (k,)
-    lambda_ratio : float in (0, 1]
-
-    Returns
-    -------
-    ndarray of shape (k,)
-    """
-    qmax = np.abs(q).max() if q.size else 0.0
-    if qmax == 0 or lambda_ratio >= 1:
-        return np.zeros_like(q)
-    with np.errstate(all="ignore"):
-        _, _, coef = lars_path_gram(q.copy(), G.copy(), n_samples=1, alpha_min=lambda_ratio * qmax,
-                                    method="lasso", return_path=False, max_iter=50 * len(q))
-    return np.asarray(coef, dtype=np.float64).ravel()
-
-
-def lasso_active_set(G: np.ndarray, q: np.ndarray, lam: float, support: np.ndarray,
-                     signs: np.ndarray, *, max_iter: int = 30, tol: float = 1e-9):
-    """Lasso solution from a guessed support, certified by the optimality conditions, or None.
-
-    Solves ``argmin_b b^T G b - 2 q^T b + lam ||b||_1`` (= ||y - D b||^2 + lam ||b||_1) by an
-    active-set iteration started from ``support``/``signs``: solve on the support, drop
-    coordinates whose sign flipped, add the atom that violates ``|2 (G b - q)_j| <= lam`` most.
-    Returns b only when every KKT condition holds (so b is an exact solution); None when the
-    iteration does not settle within ``max_iter`` steps (callers then use :func:`lasso_gram`).
-    """
-    k = len(q)
-    A = list(support)
-    s = dict(zip(support.tolist(), signs.tolist(), strict=True))
-    for _ in range(max_iter):
-        b = np.zeros(k)
-        if A:
-            sA = np.array([s[j] for j in A])
-            try:
-                bA = np.linalg.solve(G[np.ix_(A, A)], q[A] - 0.5 * lam * sA)
-            except np.linalg.LinAlgError:
-                return None
-            flipped = bA * sA <= 0
-            if flipped.any():
-                A = [j for j, f in zip(A, flipped, strict=True) if not f]
-                continue
-            b[A] = bA
-        grad = 2.0 * (G @ b - q)
-        grad[A] = 0.0
-        j = int(np.argmax(np.abs(grad)))
-        if abs(grad[j]) <= lam * (1.0 + tol) + 1e-12:
-            return b
-        A.append(j)
-        s[j] = -np.sign(grad[j])
-    return None
-
-
-def lasso_reconstruction(X: np.ndarray, *, lambda_ratio: float = 0.01) -> np.ndarray:
-    """Lasso reconstruction matrix B of SPS Algorithm 2 [SPS eq. 8].
-
-    Row i solves ``argmin_b ||x_i - D_i b||^2 + lam_i ||b||_1`` with D_i the other n - 1 samples
-    (m x (n-1)) and ``lam_i = lambda_ratio * ||2 D_i^T x_i||_inf``; all n problems use one
-    (n x n) Gram matrix X X^T, so the cost is O(n^2 m) for the Gram plus O(n^3)-scale homotopies.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, m)
-    lambda_ratio : float
-        lambda / lambda_max (default 0.01).
-
-    Returns
-    -------
-    ndarray of shape (n, n), zero diagonal
-    """
-    n = X.shape[0]
-    G = X @ X.T
-    B = np.zeros((n, n))
-    for i in range(n):
-        others = np.delete(np.arange(n), i)
-        B[i, others] = lasso_gram(G[np.ix_(others, others)], G[others, i], lambda_ratio)
-    return B
-
-
-def reconstruction_residual_score(X: np.ndarray, S: np.ndarray) -> np.ndarray:
-    """Per-feature squared reconstruction residual ``||f_r - S f_r||^2`` [SPS eq. 5] (m,)."""
-    R = X - S @ X
-    return np.einsum("ij,ij->j", R, R)
-
-
-# --------------------------------------------------------------------------------------------
-# FSSI: leave-one-feature-out sparse imputation (Algorithm 1, eqs. 10-11)
-# --------------------------------------------------------------------------------------------
-
-
-def _fssi_sample_errors(X: np.ndarray, G_all: np.ndarray, p: int, *, lambda_ratio: float,
-                        include_self: bool, block: int = 2048, kkt_tol: float = 1e-9):
-    """Imputation errors ``F^impu(p) - F_z(p)`` of sample p for every feature z (m,), and the
-    number of features solved by the explicit fallback.
-
-    Problem (z, p): dictionary atoms = the other samples (or all, ``include_self``) restricted to
-    the features F \\ {z}. In Gram form it is the all-feature problem of sample p downdated by
-    one rank: ``G_z = G - u u^T``, ``q_z = q - u w`` with ``u`` = feature z over the atoms and
-    ``w`` = its value in sample p; ``lam_z = lambda_ratio * ||2 q_z||_inf``.
-
-    Fast route (exact, with a certificate): take the support A and signs s of the all-feature
-    solution as a hypothesis. On that support the solution is ``x_A = (G_z,AA)^{-1}
-    (q_z,A - lam_z s / 2)``; by Sherman-Morrison with ``H = G_AA^{-1}``, ``h = u_A^T H u_A``,
-    ``a = H q_A``, ``b = H s`` and ``yhat = u_A^T (a - lam_z b / 2)``, the imputed value is
-    ``(yhat - h w) / (1 - h)`` (so the error is ``(yhat - w) / (1 - h)``, a leave-one-out
-    leverage formula). It is the exact lasso solution iff ``h < 1``, the signs of x_A equal s and
-    every atom outside A satisfies ``|2 (G_z x - q_z)_j| <= lam_z`` (KKT). All three are checked
-    for every z at once; the features failing them are solved explicitly by the homotopy on
-    ``(G_z, q_z)``.
-    """
-    n, m = X.shape
-    atoms = np.arange(n) if include_self else np.delete(np.arange(n), p)
-    Xd = X[atoms]
-    G = G_all[np.ix_(atoms, atoms)]
-    q = G_all[atoms, p]
-    w_all = X[p]
-    x0 = lasso_gram(G, q, lambda_ratio)
-    A = np.flatnonzero(x0)
-    s = np.sign(x0[A])
-    inactive = np.setdiff1d(np.arange(len(atoms)), A)
-    H = None
-    if A.size:
-        GAA = G[np.ix_(A, A)]
-        try:
-            H = np.linalg.inv(np.linalg.cholesky(GAA))
-            H = H.T @ H
-        except np.linalg.LinAlgError:
-            H = None
-    err = np.empty(m)
-    fallback = 0
-    for start in range(0, m, block):
-        cols = slice(start, min(m, start + block))
-        w = w_all[cols]
-        U = Xd[:, cols]
-        lam = 2.0 * lambda_ratio * np.abs(q[:, None] - U * w[None, :]).max(axis=0)
-        ok = np.zeros(U.shape[1], dtype=bool)
-        e = np.empty(U.shape[1])
-        if H is not None:
-            UA = U[A]
-            V = H @ UA
-            h = np.einsum("ij,ij->j", UA, V)
-            a, b = H @ q[A], H @ s
-            yhat = UA.T @ a - 0.5 * lam * (UA.T @ b)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                e = (yhat - w) / (1.0 - h)
-            good = ((1.0 - h) > 1e-8) & np.isfinite(e)
-            e = np.where(good, e, 0.0)
-            # x_A = a - lam b / 2 + H u (imputed - w)  (Sherman-Morrison)
-            xA = a[:, None] - 0.5 * b[:, None] * lam[None, :] + V * e[None, :]
-            sign_ok = np.all(xA * s[:, None] > 0, axis=0)
-            corr = G[np.ix_(inactive, A)] @ xA - q[inactive, None] - U[inactive] * e[None, :]
-            kkt_ok = np.all(2.0 * np.abs(corr) <= lam[None, :] * (1.0 + kkt_tol) + 1e-12, axis=0)
-            ok = good & sign_ok & kkt_ok
-        for j in np.flatnonzero(~ok):
-            u = U[:, j]
-            Gz, qz = G - np.outer(u, u), q - u * w[j]
-            xz = lasso_active_set(Gz, qz, lam[j], A, s)
-            if xz is None:
-                xz = lasso_gram(Gz, qz, lambda_ratio)
-            e[j] = u @ xz - w[j]
-            fallback += 1
-        err[cols] = e
-    return err, fallback
-
-
-def fssi_errors(X: np.ndarray, *, lambda_ratio: float = 0.01, include_self: bool = False,
-                n_jobs: int = 1) -> tuple[np.ndarray, int]:
-    """Matrix of FSSI imputation errors E (n x m), ``E[p, z] = F^impu_z(p) - X[p, z]``.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, m)
-    lambda_ratio : float
-        lambda / lambda_max of every (z, p) problem (default 0.01).
-    include_self : bool
-        False (default): sample p is not an atom of its own dictionary (leave-one-out).
-        True: the paper's literal "whole training data" dictionary.
-    n_jobs : int
-        Worker processes over samples (joblib); the result does not depend on it.
-
-    Returns
-    -------
-    E : ndarray of shape (n, m)
-    n_fallback : int
-        Number of (z, p) problems solved explicitly (the others by the certified fast route).
-    """
-    from joblib import Parallel, delayed
-
-    G_all = X @ X.T
-    kw = {"lambda_ratio": lambda_ratio, "include_self": include_self}
-    if n_jobs == 1:
-        out = [_fssi_sample_errors(X, G_all, p, **kw) for p in range(X.shape[0])]
-    else:
-        out = Parallel(n_jobs=n_jobs)(
-            delayed(_fssi_sample_errors)(X, G_all, p, **kw) for p in range(X.shape[0])
-        )
-    E = np.vstack([o[0] for o in out]) if out else np.zeros_like(X)
-    return E, int(sum(o[1] for o in out))
