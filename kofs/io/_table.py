@@ -182,23 +182,28 @@ class TextTable:
         ``dtype``/``na_values`` are passed to :func:`pandas.read_csv`; without ``na_values``
         no cell is turned into NaN.
         """
-        return pd.read_csv(
-            io.BytesIO(self.data),
-            sep=self.sep,
-            header=None,
-            names=list(range(len(self.header))),
-            skiprows=self.header_line,
-            dtype=dtype,
-            na_values=na_values,
-            keep_default_na=False,
-            na_filter=na_values is not None,
-            skip_blank_lines=True,
-            usecols=usecols,
-            nrows=nrows,
-            engine="c",
-            **_FLOAT_KW,
-            encoding="utf-8",
-        )
+        try:
+            return pd.read_csv(
+                io.BytesIO(self.data),
+                sep=self.sep,
+                header=None,
+                names=list(range(len(self.header))),
+                skiprows=self.header_line,
+                dtype=dtype,
+                na_values=na_values,
+                keep_default_na=False,
+                na_filter=na_values is not None,
+                skip_blank_lines=True,
+                usecols=usecols,
+                nrows=nrows,
+                engine="c",
+                **_FLOAT_KW,
+                encoding="utf-8",
+            )
+        except pd.errors.ParserError as exc:
+            detail = (str(exc).strip().splitlines() or ["parse error"])[0]
+            raise InputError(f"malformed table ({detail}); check for an unclosed quote (\") or "
+                             "a damaged line", path=self.path) from None
 
 
 def _split_fields(line: bytes, sep: str, quoted: bool) -> list[str]:
