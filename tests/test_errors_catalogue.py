@@ -414,6 +414,11 @@ def c_labels_ragged(b):
     return rank(b, "--labels", p), p, (":2",)
 
 
+def c_labels_unclosed_quote(b):
+    p = _put(b, "labels", 'sample\tgroup\nS1\t"a\nS2\tb\n')
+    return rank(b, "--labels", p), p, ()
+
+
 def c_labels_duplicate_sample(b):
     p = _put(b, "labels", "sample\tgroup\nS1\ta\nS1\tb\nS2\tb\n")
     return rank(b, "--labels", p), p, ("S1",)
