@@ -1,0 +1,206 @@
+"""Line parsers of the GO annotation formats (GAF 1/2, NCBI gene2go, simple TSV), used by
+:func:`kofs.io.annotations.read_go_annotations`. Files are streamed (plain, gzip, bzip2 or
+zip); a truncated or corrupt compressed file is an :class:`~kofs.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+from kofs.errors import InputError, ParameterError
+from kofs.io._open import stream_text
+from kofs.io.ontology import normalise_aspect
+
+log = logging.getLogger("kofs.io.annotations")  # the logger of the module it was split from
+
+_GO_ID = re.compile(r"^GO:\d{7}$")
+_TSV_ID_NAMES = {"entrez_id": "entrez", "entrezid": "entrez", "gene_id": "entrez", "geneid": "entrez",
+                 "entrez": "entrez", "symbol": "symbol", "gene_symbol": "symbol",
+                 "uniprot": "uniprot", "uniprot_id": "uniprot", "ensembl": "ensembl",
+                 "ensembl_id": "ensembl", "gene": "gene"}  # fmt: skip
+_TSV_GO_NAMES = ("go_id", "go", "goid", "go_term", "term")
+_TSV_EVIDENCE_NAMES = ("evidence", "evidence_code", "code")
+_TSV_ASPECT_NAMES = ("aspect", "ontology", "category", "namespace", "ont")
+
+
+def _open(path: Path):
+    """Stream the file (plain, gzip, bzip2 or zip); decompression errors become InputError."""
+    return stream_text(path, what="GO annotation file")
+
+
+def _sniff(path: Path) -> str:
+    with _open(path) as fh:
+        for line in fh:
+            if line.startswith("!gaf-version") or line.startswith("!gpa"):
+                return "gaf"
+            if line.startswith("#tax_id") or line.startswith("#Format: tax_id"):
+                return "gene2go"
+            if line.startswith("!") or not line.strip():
+                continue
+            n = len(line.rstrip("\n").split("\t"))
+            if n in (15, 17):
+                return "gaf"
+            return "tsv"
+    raise InputError("empty annotation file; give a GAF, gene2go or TSV file", path=path)
+
+
+def _read_gaf(path: Path) -> tuple[dict, list, list, list, dict]:
+    ids: list[str] = []
+    symbols: list[str] = []
+    terms: list[str] = []
+    evid: list[str] = []
+    aspect: list[str] = []
+    header: dict[str, str] = {}
+    expected = 17
+    n_not = 0
+    with _open(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if line.startswith("!"):
+                key, sep, value = line[1:].partition(":")
+                key = key.strip()
+                if sep and re.fullmatch(r"[A-Za-z][\w-]*", key) and key not in header \
+                        and key.lower() not in ("ftp", "http", "https"):  # fmt: skip
+                    header[key] = value.strip()  # gaf-version, date-generated, Generated, ...
+                    if key == "gaf-version" and value.strip().startswith("1"):
+                        expected = 15
+                continue
+            if not line.strip():
+                continue
+            f = line.rstrip("\n").rstrip("\r").split("\t")
+            if len(f) != expected:
+                raise InputError(
+                    f"GAF line has {len(f)} tab-separated columns, expected {expected}; "
+                    "the file is not GAF 2.x or is damaged",
+                    path=path, line=lineno,
+                )  # fmt: skip
+            if "NOT" in f[3].upper().split("|"):
+                n_not += 1
+                continue
+            if not _GO_ID.match(f[4]):
+                raise InputError(
+                    f"column 5 holds {f[4]!r}, not a GO id", path=path, line=lineno, column=5
+                )
+            ids.append(f[1])
+            symbols.append(f[2])
+            terms.append(f[4])
+            evid.append(f[6].upper())
+            aspect.append(_aspect_or_blank(f[8]))
+    if n_not:
+        log.info("%s: %d NOT-qualified rows excluded", path, n_not)
+    return {"db_object_id": ids, "symbol": symbols}, terms, evid, aspect, header
+
+
+_ASPECT_CACHE: dict[str, str] = {}
+
+
+def _aspect_or_blank(v: str) -> str:
+    """Aspect code of a file's aspect cell; ``""`` when blank or not an aspect."""
+    code = _ASPECT_CACHE.get(v)
+    if code is None:
+        try:
+            code = normalise_aspect(v) if v.strip() else ""
+        except ParameterError:
+            code = ""
+        _ASPECT_CACHE[v] = code
+    return code
+
+
+def _read_gene2go(path: Path, taxon: str | None) -> tuple[dict, list, list, list, dict]:
+    ids: list[str] = []
+    terms: list[str] = []
+    evid: list[str] = []
+    aspect: list[str] = []
+    n_not = 0
+    with _open(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if line.startswith("#") or not line.strip():
+                continue
+            f = line.rstrip("\n").split("\t")
+            if len(f) != 8:
+                raise InputError(
+                    f"gene2go line has {len(f)} columns, expected 8 "
+                    "(tax_id GeneID GO_ID Evidence Qualifier GO_term PubMed Category)",
+                    path=path, line=lineno,
+                )  # fmt: skip
+            if taxon is not None and f[0] != taxon:
+                continue
+            if f[4].upper().startswith("NOT"):
+                n_not += 1
+                continue
+            if not _GO_ID.match(f[2]):
+                raise InputError(f"column 3 holds {f[2]!r}, not a GO id", path=path, line=lineno, column=3)
+            ids.append(f[1])
+            terms.append(f[2])
+            evid.append(f[3].upper())
+            aspect.append(_aspect_or_blank(f[7]))
+    if n_not:
+        log.info("%s: %d NOT-qualified rows excluded", path, n_not)
+    return {"entrez": ids}, terms, evid, aspect, {}
+
+
+def _tsv_layout(first: list[str]) -> tuple[bool, dict[str, int], int, int | None, int | None]:
+    """(has_header, id columns, GO column, evidence column, aspect column) of a TSV."""
+    if len(first) >= 2 and _GO_ID.match(first[1].strip()):
+        ids = {"gene": 0}
+        return False, ids, 1, (2 if len(first) > 2 else None), (3 if len(first) > 3 else None)
+    names = [c.strip().lower().lstrip("#") for c in first]
+    go_col = next((i for i, c in enumerate(names) if c in _TSV_GO_NAMES), None)
+    if go_col is None:
+        raise ValueError("no GO id column")
+    ev = next((i for i, c in enumerate(names) if c in _TSV_EVIDENCE_NAMES), None)
+    asp = next((i for i, c in enumerate(names) if c in _TSV_ASPECT_NAMES), None)
+    ids = {}
+    for i, c in enumerate(names):
+        if i not in (go_col, ev, asp):
+            ids[_TSV_ID_NAMES.get(c, c)] = i
+    if not ids:
+        raise ValueError("no gene column")
+    return True, ids, go_col, ev, asp
+
+
+def _read_tsv(path: Path) -> tuple[dict, list, list, list, dict]:
+    cols: dict[str, list[str]] = {}
+    terms: list[str] = []
+    evid: list[str] = []
+    aspect: list[str] = []
+    layout = None
+    with _open(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip() or (line.startswith("!")):
+                continue
+            f = line.rstrip("\n").rstrip("\r").split("\t")
+            if layout is None:
+                try:
+                    layout = _tsv_layout(f)
+                except ValueError:
+                    raise InputError(
+                        "annotation TSV needs a gene column and a GO id column (GO:NNNNNNN) as "
+                        "the first two columns, or a header naming go_id",
+                        path=path, line=lineno,
+                    ) from None  # fmt: skip
+                has_header, id_idx, go_i, ev_i, asp_i = layout
+                cols = {k: [] for k in id_idx}
+                width = len(f)
+                if has_header:
+                    continue
+            if len(f) != width:
+                raise InputError(
+                    f"row has {len(f)} tab-separated columns, the first row has {width}",
+                    path=path, line=lineno,
+                )  # fmt: skip
+            go = f[go_i].strip()
+            if not _GO_ID.match(go):
+                raise InputError(
+                    f"column {go_i + 1} holds {go!r}, not a GO id (GO:NNNNNNN)",
+                    path=path, line=lineno, column=go_i + 1,
+                )  # fmt: skip
+            for k, i in id_idx.items():
+                cols[k].append(f[i].strip())
+            terms.append(go)
+            evid.append(f[ev_i].strip().upper() if ev_i is not None else "")
+            aspect.append(_aspect_or_blank(f[asp_i]) if asp_i is not None else "")
+    if layout is None:
+        raise InputError("empty annotation file; give a GAF, gene2go or TSV file", path=path)
+    return cols, terms, evid, aspect, {}
