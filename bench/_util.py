@@ -64,7 +64,7 @@ def all_labels(column: str = "lineage"):
 
     df = pd.read_csv(REAL / "ALL" / "ALL_samples.tsv", sep="\t", dtype=str)
     expr = all_expression()
-    lab = dict(zip(df["sample_id"], df[column]))
+    lab = dict(zip(df["sample_id"], df[column], strict=True))
     return SampleCategories([lab[s] for s in expr.samples], expr.samples, name=column)
 
 

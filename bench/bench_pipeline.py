@@ -45,7 +45,8 @@ def run() -> list[dict]:
                          "note": f"slowest step {slowest[0]} {slowest[1]:.1f} s"})
             rows.append({"benchmark": f"  peak RSS, {label}", "value": peak, "unit": "MB", "target": 4096.0,
                          "note": ""})
-        code = "from kofs.cli import main\nimport sys\ntry:\n    main(['demo', '-o', %r, '--top', '0'], standalone_mode=False)\nexcept SystemExit as e:\n    sys.exit(e.code)\n" % str(tmp / "demo")
+        demo_dir = str(tmp / "demo")
+        code = f"from kofs.cli import main\nimport sys\ntry:\n    main(['demo', '-o', {demo_dir!r}, '--top', '0'], standalone_mode=False)\nexcept SystemExit as e:\n    sys.exit(e.code)\n"
         wall, peak, _ = run_child(code)
         rows.append({"benchmark": "kofs demo (1,549 genes, 8 lists incl. GO-MAH)", "value": wall, "unit": "s",
                      "target": None, "note": f"peak {peak:.0f} MB"})

@@ -15,7 +15,14 @@ from typing import Any
 import numpy as np
 
 from kofs import __version__
-from kofs.io.output import atomic_dir, environment_info, file_fingerprint, write_json, write_ranking, write_weights
+from kofs.io.output import (
+    atomic_dir,
+    environment_info,
+    file_fingerprint,
+    write_json,
+    write_ranking,
+    write_weights,
+)
 from kofs.pipeline import RunResult
 
 
@@ -68,7 +75,7 @@ def manifest(
         ],
         "aggregation": {
             "method": final.method,
-            "weights": None if final.weights is None else dict(zip(final.list_names, map(float, final.weights))),
+            "weights": None if final.weights is None else dict(zip(final.list_names, map(float, final.weights), strict=True)),
             "info": dict(final.info),
         },
         "coverage": [c.as_dict() for c in result.coverage],

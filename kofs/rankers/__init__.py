@@ -14,7 +14,7 @@ import numpy as np
 
 from kofs.errors import ParameterError
 from kofs.registry import RANKERS, RankerSpec, resolve_params
-from kofs.types import Expression, Ranking, RankerInputs
+from kofs.types import Expression, RankerInputs, Ranking
 
 # Each family module registers its rankers on import; the list of families (and so the
 # order of `kofs methods`) is in kofs/rankers/_families.py.
