@@ -118,6 +118,8 @@ class Registry(Generic[S]):
 def unknown_message(kind: str, name: str, known: Mapping[str, Any] | list[str]) -> str:
     """``unknown ranker 'fishr' (did you mean 'fisher'?); known: ...``"""
     names = list(known)
+    if not names:
+        return f"unknown {kind} {name!r}: there is none to set"
     close = difflib.get_close_matches(str(name), names, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown {kind} {name!r}{hint}; known: {', '.join(names)}"

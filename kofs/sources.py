@@ -131,9 +131,13 @@ def describe_sources(
     labels: Any = None,
     relevant_genes: Sequence[str] | None = None,
     method: str = "kofs",
+    max_memory: int | str | None = None,
 ) -> dict[str, Any]:
     """Convert every source (as a run would) and report the internal knowledge, the coverage of
-    each source and the lists the plan would build. Nothing is ranked."""
+    each source and the lists the plan would build. Nothing is ranked. ``max_memory`` as in
+    :func:`kofs.pipeline.rank`."""
+    from kofs.resources import resolve_limit
+
     import scipy.sparse as sp
 
     from kofs.pipeline import Context, relevant_gene_mask
@@ -141,7 +145,8 @@ def describe_sources(
     from kofs.types import FeatureFunctions, FeatureRelation, SampleSimilarity
 
     rel = None if relevant_genes is None else relevant_gene_mask(expression, relevant_genes)
-    ctx = Context(expression=expression, categories=labels, relevant_genes=rel)
+    ctx = Context(expression=expression, categories=labels, relevant_genes=rel,
+                  max_memory=resolve_limit(max_memory))
     plans = msfs_plan(ctx, sources) if method == "msfs" else kofs_plan(ctx, sources)
     for p in plans:
         p.build_inputs(ctx)

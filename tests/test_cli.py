@@ -226,3 +226,18 @@ def test_demo_runs(tmp_path):
     assert r.exit_code == 0, r.output
     ranking = pd.read_csv(out / "ranking.tsv", sep="\t")
     assert len(ranking) > 1000 and np.isfinite(ranking["score"]).all()
+
+
+def test_gosim_output_checked_before_work(tmp_path):
+    from kofs.example import example_paths
+
+    p = example_paths()
+    r = CliRunner().invoke(main, ["gosim", "--go", p["go"], "--go-annotations", p["go_annotations"],
+                                  "--genes", p["relevant_genes"], "-o", str(tmp_path)])
+    assert r.exit_code == 2 and "is a folder" in r.stderr
+
+
+def test_parameter_of_a_ranker_without_parameters(small):
+    expr, _, _ = small
+    r = CliRunner().invoke(main, ["rank", str(expr), "--rankers", "variance", "--param", "variance.x=1", "-o", "-"])
+    assert r.exit_code == 2 and "there is none to set" in r.stderr

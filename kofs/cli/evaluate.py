@@ -59,7 +59,7 @@ def evaluate_cmd(rankings, expression, labels, label_column, sample_column, miss
 
     cats = read_labels(labels, sample_column=sample_column, label_column=label_column)
     expr = read_expression(expression, genes_in=genes_in, gene_column=gene_column, sample_ids=cats.samples)
-    expr, cats = align_labels(expr, cats, missing=missing_labels)
+    expr, cats = align_labels(expr, cats, missing=missing_labels, labels_path=labels)
     group_ids = None
     if groups:
         g = read_labels(labels, sample_column=sample_column, label_column=groups)

@@ -12,7 +12,7 @@ from kofs.errors import CoverageError, InputError
 from kofs.io.annotations import read_go_annotations
 from kofs.io.genes import read_gene_list
 from kofs.io.ontology import read_obo
-from kofs.io.output import atomic_file, format_float
+from kofs.io.output import atomic_file, check_output_file, format_float
 from kofs.knowledge.go import MODES, gene_similarity, go_semantics
 from kofs.knowledge.go_similarity import COMBINES, MEASURES
 from kofs.resources import check_memory, estimate_go_all_pairs, resolve_limit
@@ -78,6 +78,7 @@ def gosim_cmd(go_path, ann_path, genes_path, out, measure, combine, aspect, mode
     Genes without a term in the aspect are reported on stderr and omitted (or written as NA
     with --keep-missing).
     """
+    check_output_file(out, inputs=[genes_path, go_path, ann_path])
     genes = read_gene_list(genes_path)
     check_memory(estimate_go_all_pairs(len(genes)), limit=resolve_limit(max_memory),
                  what=f"all-pairs GO similarity of {len(genes)} genes",

@@ -36,7 +36,7 @@ def sources_cmd(expression: str, as_json: bool, **opts) -> None:
                                         labels_path=opts["labels"])
     relevant = read_gene_list(opts["relevant_genes"]) if opts.get("relevant_genes") else None
     report = describe_sources(expr, read_sources_from_options(opts), labels=categories, relevant_genes=relevant,
-                              method=opts.get("method", "kofs"))
+                              method=opts.get("method", "kofs"), max_memory=opts.get("max_memory"))
     if as_json:
         click.echo(json.dumps(report, indent=2, sort_keys=True, default=str))
         return

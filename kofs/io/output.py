@@ -66,6 +66,30 @@ def _is_write_failure(exc: BaseException, tmp: Path) -> bool:
     return exc.errno in _FULL or name is None or str(name).startswith(str(tmp))
 
 
+def check_output_file(path: str | os.PathLike, *, inputs: Iterable[str | os.PathLike] = ()) -> None:
+    """Fail early if one output file cannot be written (``"-"`` is always accepted).
+
+    Raises
+    ------
+    OutputError
+        ``path`` is a folder, its folder is missing or is a file, or it is one of ``inputs``.
+    """
+    if os.fspath(path) == "-":
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise OutputError("is a folder; give a file name for the output", path=p)
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise OutputError("cannot be written: its folder does not exist (or is a file)", path=p)
+    if not os.access(parent, os.W_OK):
+        raise OutputError("cannot be written: its folder is not writable", path=p)
+    target = p.resolve()
+    for i in inputs:
+        if i is not None and os.fspath(i) != "-" and Path(i).resolve() == target:
+            raise OutputError("would overwrite an input file; choose another output name", path=p)
+
+
 def check_output_dir(
     outdir: str | os.PathLike,
     *,
