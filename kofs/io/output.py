@@ -67,27 +67,28 @@ def _is_write_failure(exc: BaseException, tmp: Path) -> bool:
 
 
 def check_output_file(path: str | os.PathLike, *, inputs: Iterable[str | os.PathLike] = ()) -> None:
-    """Fail early if one output file cannot be written (``"-"`` is always accepted).
+    """Fail early if one output file cannot be written (``"-"`` is always accepted; missing
+    folders are created by :func:`atomic_file`).
 
     Raises
     ------
     OutputError
-        ``path`` is a folder, its folder is missing or is a file, or it is one of ``inputs``.
+        ``path`` is a folder, lies under a file, is not writable, or is one of ``inputs``.
     """
     if os.fspath(path) == "-":
         return
     p = Path(path)
     if p.is_dir():
         raise OutputError("is a folder; give a file name for the output", path=p)
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise OutputError("cannot be written: its folder does not exist (or is a file)", path=p)
-    if not os.access(parent, os.W_OK):
-        raise OutputError("cannot be written: its folder is not writable", path=p)
-    target = p.resolve()
-    for i in inputs:
-        if i is not None and os.fspath(i) != "-" and Path(i).resolve() == target:
-            raise OutputError("would overwrite an input file; choose another output name", path=p)
+    probe = p.parent
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise OutputError(f"cannot be written: {probe} is a file, not a folder", path=p)
+    try:
+        check_output_dir(p.parent if str(p.parent) else Path("."), inputs=inputs, outputs=(p.name,))
+    except OutputError as exc:  # name the file the user gave, not its folder
+        raise OutputError(f"cannot be written: {exc.path} {exc.message}", path=p) from None
 
 
 def check_output_dir(
