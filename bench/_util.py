@@ -26,10 +26,15 @@ def timed(fn, *args, repeat: int = 1, **kwargs):
 def run_child(code: str) -> tuple[float, float, str]:
     """Run ``code`` in a fresh Python; (wall seconds, the child's own peak RSS in MB, stdout).
 
-    The child reports its peak RSS itself on the last stdout line, so the figure belongs to
-    that child alone.
+    The child reports its peak RSS itself on the last stdout line: ``VmHWM`` of its own
+    address space. (``getrusage().ru_maxrss`` would not do: Linux carries it across fork and
+    exec, so a child of a large parent reports at least the parent's size.) Memory of the
+    child's own worker processes (joblib) is not included.
     """
-    probe = "\nimport resource as _r\nprint(_r.getrusage(_r.RUSAGE_SELF).ru_maxrss)\n"
+    probe = (
+        "\nimport re as _re\n"
+        "print(_re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
+    )
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", code + probe], capture_output=True, text=True)
     wall = time.perf_counter() - t0
