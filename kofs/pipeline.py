@@ -26,8 +26,8 @@ from kofs.resources import check_memory, estimate_ranker, resolve_limit
 from kofs.types import (
     AggregateRanking,
     Expression,
-    Ranking,
     RankerInputs,
+    Ranking,
     SampleCategories,
 )
 

@@ -25,7 +25,7 @@ def read_term_relevance(path: str | os.PathLike) -> dict[str, float]:
         raise InputError("term relevance needs two columns: term id and relevance", path=path)
     lines = df.attrs["lines"]
     out: dict[str, float] = {}
-    for k, (term, value) in enumerate(zip(df.iloc[:, 0], df.iloc[:, 1])):
+    for k, (term, value) in enumerate(zip(df.iloc[:, 0], df.iloc[:, 1], strict=True)):
         try:
             v = float(value)
         except ValueError:
@@ -136,12 +136,11 @@ def describe_sources(
     """Convert every source (as a run would) and report the internal knowledge, the coverage of
     each source and the lists the plan would build. Nothing is ranked. ``max_memory`` as in
     :func:`kofs.pipeline.rank`."""
-    from kofs.resources import resolve_limit
-
     import scipy.sparse as sp
 
     from kofs.pipeline import Context, relevant_gene_mask
     from kofs.plans import kofs_plan, msfs_plan
+    from kofs.resources import resolve_limit
     from kofs.types import FeatureFunctions, FeatureRelation, SampleSimilarity
 
     rel = None if relevant_genes is None else relevant_gene_mask(expression, relevant_genes)
