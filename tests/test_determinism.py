@@ -8,8 +8,6 @@ rankers (SPEC, Laplacian Score, sparse rankers, ...) are compared at 1 vs 2 thre
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 from click.testing import CliRunner
 
@@ -17,15 +15,6 @@ from kofs.cli import main
 from kofs.example import example_paths
 
 COMPARED = ("ranking.tsv", "weights.tsv")
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging():
-    """Undo the CLI's logger set-up (propagate=False) so later tests' caplog still works."""
-    logger = logging.getLogger("kofs")
-    state = (logger.handlers[:], logger.propagate, logger.level)
-    yield
-    logger.handlers[:], logger.propagate, logger.level = state
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import errno
 import gzip
-import logging
 import os
 from pathlib import Path
 
@@ -35,16 +34,6 @@ def _matrix_text(values=None, *, sep="\t", genes=GENES, samples=SAMPLES) -> str:
     for g, row in zip(genes, values, strict=True):
         rows.append(sep.join([g, *(v if isinstance(v, str) else f"{v:.4f}" for v in row)]))
     return "\n".join(rows) + "\n"
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging():
-    """The CLI detaches the ``kofs`` logger from the root (propagate=False): undo it after each
-    test so that later tests' ``caplog`` still sees kofs' records."""
-    logger = logging.getLogger("kofs")
-    state = (logger.handlers[:], logger.propagate, logger.level)
-    yield
-    logger.handlers[:], logger.propagate, logger.level = state[0], state[1], state[2]
 
 
 @pytest.fixture

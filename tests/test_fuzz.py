@@ -166,17 +166,6 @@ CLI_INPUTS = ["expression", "--labels", "--relevant-genes", "--pathways", "--int
               "--go", "--go-annotations", "--id-map", "--term-relevance", "--aux", "config"]
 
 
-@pytest.fixture(autouse=True)
-def _restore_logging():
-    """Undo the CLI's logger set-up (propagate=False) so later tests' caplog still works."""
-    import logging
-
-    logger = logging.getLogger("kofs")
-    state = (logger.handlers[:], logger.propagate, logger.level)
-    yield
-    logger.handlers[:], logger.propagate, logger.level = state
-
-
 def _payloads(rng: np.random.Generator, valid: bytes) -> list[bytes]:
     noise = np.frombuffer(b"abcG0123456789\t,;.\n -e\"#!:", dtype=np.uint8)
     return [rng.bytes(400), bytes(rng.choice(noise, size=600)), valid[: len(valid) // 3],

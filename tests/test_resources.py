@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import logging
 
 import numpy as np
 import pytest
@@ -29,15 +28,6 @@ from kofs.resources import (
     total_memory,
 )
 from kofs.types import Expression
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging():
-    """Undo the CLI's logger set-up (propagate=False) so later tests' caplog still works."""
-    logger = logging.getLogger("kofs")
-    state = (logger.handlers[:], logger.propagate, logger.level)
-    yield
-    logger.handlers[:], logger.propagate, logger.level = state
 
 
 @pytest.mark.parametrize(
