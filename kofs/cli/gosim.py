@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 
 import click
 import numpy as np
@@ -114,7 +115,8 @@ def gosim_cmd(go_path, ann_path, genes_path, out, measure, combine, aspect, mode
         idx = [pos[g] for g in with_terms]
         names, values = with_terms, sim[np.ix_(idx, idx)]
     if out == "-":
-        _write_matrix(click.get_text_stream("stdout"), names, values)
+        _write_matrix(sys.stdout, names, values)
+        sys.stdout.flush()
         return
     with atomic_file(out) as fh:
         _write_matrix(fh, names, values)
