@@ -21,6 +21,8 @@ from typing import Any
 
 __version__ = "0.1.0"
 
+# ``kofs.aggregate`` is the subpackage (importing it rebinds the name), so the aggregation
+# function is exported as ``aggregate_rankings``.
 _EXPORTS = {
     # reading
     "read_expression": "kofs.io.expression",
@@ -37,7 +39,7 @@ _EXPORTS = {
     "RunResult": "kofs.pipeline",
     "KnowledgeSources": "kofs.plans",
     "run_ranker": "kofs.rankers",
-    "aggregate": "kofs.aggregate",
+    "aggregate_rankings": "kofs.aggregate",
     "sample_similarity": "kofs.knowledge.similarity",
     "gene_similarity": "kofs.knowledge.go",
     "example_paths": "kofs.example",
@@ -55,6 +57,8 @@ _EXPORTS = {
     "AGGREGATORS": "kofs.aggregate",
 }
 
+_ALIASES = {"aggregate_rankings": "aggregate"}
+
 __all__ = ["__version__", *_EXPORTS]
 
 
@@ -62,7 +66,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'kofs' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), _ALIASES.get(name, name))
     globals()[name] = value
     return value
 

@@ -13,8 +13,12 @@ KIND_LABEL = {"categories": "labels", "similarity": "sample similarity", "relati
 def method_rows(*, with_params: bool = False) -> list[dict[str, str]]:
     rows = []
     for s in RANKERS:
-        needs = ", ".join(KIND_LABEL[k] for k in sorted(s.requires)) or "expression only"
-        uses = ", ".join(KIND_LABEL[k] for k in sorted(s.uses - s.requires))
+        needs = ", ".join(KIND_LABEL[k] for k in sorted(s.requires))
+        if s.requires_one_of:
+            alt = " or ".join(KIND_LABEL[k] for k in sorted(s.requires_one_of))
+            needs = f"{needs}, {alt}" if needs else alt
+        needs = needs or "expression only"
+        uses = ", ".join(KIND_LABEL[k] for k in sorted(s.uses - s.requires - s.requires_one_of))
         rows.append({
             "name": s.name,
             "kind": "ranker" + (" (multivariate)" if s.multivariate else ""),

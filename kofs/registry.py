@@ -56,6 +56,7 @@ class RankerSpec:
     reference: str
     family: str
     requires: frozenset[str] = frozenset()
+    requires_one_of: frozenset[str] = frozenset()
     uses: frozenset[str] = frozenset()
     params: Mapping[str, Param] = field(default_factory=dict)
     multivariate: bool = False
@@ -184,6 +185,7 @@ def ranker(
     reference: str,
     family: str,
     requires: tuple[str, ...] = (),
+    requires_one_of: tuple[str, ...] = (),
     uses: tuple[str, ...] = (),
     params: Mapping[str, Param] | None = None,
     multivariate: bool = False,
@@ -191,7 +193,7 @@ def ranker(
     slow: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator registering a ranker adapter in :data:`RANKERS` (returns it unchanged)."""
-    for kind in (*requires, *uses):
+    for kind in (*requires, *requires_one_of, *uses):
         if kind not in KNOWLEDGE_KINDS:
             raise RuntimeError(f"ranker {name}: unknown knowledge kind {kind!r}")
 
@@ -205,6 +207,7 @@ def ranker(
                 reference=reference,
                 family=family,
                 requires=frozenset(requires),
+                requires_one_of=frozenset(requires_one_of),
                 uses=frozenset(uses),
                 params=dict(params or {}),
                 multivariate=multivariate,

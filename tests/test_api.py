@@ -35,6 +35,15 @@ def test_rank_from_python_on_the_example():
     assert single.top(1) == [res.lists[0].top(1)[0]]
 
 
+def test_aggregation_function_survives_the_subpackage_import():
+    kofs.rank  # noqa: B018  (imports kofs.aggregate, the subpackage)
+    assert callable(kofs.aggregate_rankings)
+    paths = kofs.example_paths()
+    expr = kofs.read_expression(paths["expression"])
+    fused = kofs.aggregate_rankings([kofs.run_ranker("variance", expr), kofs.run_ranker("laplacian", expr)], "borda")
+    assert fused.method == "borda" and len(fused.genes) == expr.n_genes
+
+
 def test_version_matches_package_metadata():
     meta = importlib.metadata.version("kofs")
     assert meta == kofs.__version__

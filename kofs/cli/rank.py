@@ -202,7 +202,10 @@ def rank_cmd(expression: str, **opts) -> None:
     """Rank the genes of EXPRESSION (CSV/TSV, gzip ok, - for stdin) and fuse the lists.
 
     Writes OUTDIR/ranking.tsv (gene, rank, score, then rank:<list> and score:<list> for
-    every list), OUTDIR/weights.tsv (EM source weights) and OUTDIR/manifest.json.
+    every list, and an evidence column with knowledge), OUTDIR/weights.tsv (EM source
+    weights), OUTDIR/manifest.json (provenance) and OUTDIR/config.resolved.yaml (`kofs run`
+    repeats the run with it). With knowledge sources (--go, --pathways, --interactions,
+    --aux) the lists are those of the KOFS catalogue; `kofs sources` shows them.
     """
     run_rank(expression, **opts)
 

@@ -31,8 +31,10 @@ KIND_HINT = {
 
 
 def applicable(spec: RankerSpec, inputs: RankerInputs) -> bool:
-    """True when ``inputs`` holds every knowledge kind ``spec`` requires."""
-    return spec.requires <= inputs.available()
+    """True when ``inputs`` holds every knowledge kind ``spec`` requires (and one of its
+    alternatives, if it has any)."""
+    have = inputs.available()
+    return spec.requires <= have and (not spec.requires_one_of or bool(spec.requires_one_of & have))
 
 
 def _check_alignment(expression: Expression, inputs: RankerInputs) -> None:
@@ -81,6 +83,9 @@ def run_ranker(
     missing = spec.requires - inputs.available()
     if missing:
         need = "; ".join(KIND_HINT[k] for k in sorted(missing))
+        raise ParameterError(f"ranker {name!r} needs {need}")
+    if spec.requires_one_of and not spec.requires_one_of & inputs.available():
+        need = " or ".join(KIND_HINT[k] for k in sorted(spec.requires_one_of))
         raise ParameterError(f"ranker {name!r} needs {need}")
     _check_alignment(expression, inputs)
     resolved = resolve_params(f"ranker {name!r}", spec.params, params or {})

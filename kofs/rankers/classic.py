@@ -93,7 +93,7 @@ def _labelled(X: np.ndarray, inputs: RankerInputs, who: str) -> tuple[np.ndarray
     "variance",
     higher_is_better=True,
     summary="Population variance of each gene",
-    reference="He et al. 2005 (LS paper, baseline); ALGORITHMS.md 1.1",
+    reference="He, Cai & Niyogi, NIPS 2005 (baseline); Liu, Sun & Zhang, Sparsity Score, eq. 1",
     family="classic",
 )
 def _variance(X, inputs, *, seed):

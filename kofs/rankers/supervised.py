@@ -372,6 +372,7 @@ def _trace_ratio(X, inputs, *, seed, l, max_iter):  # noqa: E741 (the book's sym
     summary="unbiased HSIC of each gene's linear kernel with the label (or similarity) kernel",
     reference="Song et al. JMLR 2012; Zhao & Liu 2012 eqs. 4.14-4.15",
     family="supervised",
+    requires_one_of=("categories", "similarity"),
     uses=("categories", "similarity"),
     in_default_plan=False,
     params={
