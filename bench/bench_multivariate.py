@@ -44,7 +44,7 @@ def run() -> list[dict]:
             "value": secs,
             "unit": "s",
             "target": target,
-            "note": f"top: {', '.join(r.top(3))}{extra}; shared machine",
+            "note": f"top: {', '.join(r.top(3))}{extra}",
         })
     return rows
 
