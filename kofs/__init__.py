@@ -43,6 +43,7 @@ _EXPORTS = {
     "sample_similarity": "kofs.knowledge.similarity",
     "gene_similarity": "kofs.knowledge.go",
     "example_paths": "kofs.example",
+    "GeneSelector": "kofs.selector",
     # types and errors
     "Expression": "kofs.types",
     "SampleCategories": "kofs.types",
