@@ -30,11 +30,10 @@ __all__ = [
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a)
-    if a.flags.writeable:
-        a = a.copy() if not a.flags.owndata else a
-        a.setflags(write=False)
-    return a
+    """A read-only view of ``a`` (the caller's array itself stays writeable; no copy)."""
+    view = np.asarray(a).view()
+    view.setflags(write=False)
+    return view
 
 
 def _ids(values: Sequence[str]) -> tuple[str, ...]:

@@ -47,3 +47,13 @@ def test_aggregation_function_survives_the_subpackage_import():
 def test_version_matches_package_metadata():
     meta = importlib.metadata.version("kofs")
     assert meta == kofs.__version__
+
+
+def test_types_do_not_freeze_the_callers_arrays():
+    X = np.arange(12, dtype=np.float64).reshape(3, 4)
+    expr = kofs.Expression(X, list("abcd"), ["s1", "s2", "s3"])
+    assert X.flags.writeable and not expr.values.flags.writeable
+    scores = np.array([1.0, 2.0, np.nan, 0.5])
+    r = kofs.Ranking("x", list("abcd"), scores, higher_is_better=True)
+    assert scores.flags.writeable and not r.scores.flags.writeable
+    assert list(r.ranks) == [2.0, 1.0, 4.0, 3.0]
