@@ -276,15 +276,15 @@ def rank(
         expression, relevant_genes, path=getattr(relevant_genes, "source", None))
     context = Context(expression=expression, categories=labels, relevant_genes=rel, seed=seed,
                       max_memory=resolve_limit(max_memory))
-    with threadpool_limits(limits=threads):
-        if method == "msfs":
-            plans = msfs_plan(context, sources, weights=msfs_weights)
-        elif sources.any() or lists is not None:
-            plans = kofs_plan(context, sources, lists)
-            if rankers is not None:
-                plans += expression_plan(context, rankers)
-        else:
-            plans = expression_plan(context, rankers)
+    # plans are lazy: knowledge is built inside run_plan, under the thread limit
+    if method == "msfs":
+        plans = msfs_plan(context, sources, weights=msfs_weights)
+    elif sources.any() or lists is not None:
+        plans = kofs_plan(context, sources, lists)
+        if rankers is not None:
+            plans += expression_plan(context, rankers)
+    else:
+        plans = expression_plan(context, rankers)
     settings = {
         "method": method,
         "lists": [p.name for p in plans],
