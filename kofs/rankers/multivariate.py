@@ -233,6 +233,12 @@ def _need_labels(inputs, name: str, target: str) -> np.ndarray:
     return cats.codes
 
 
+# what MRSF and MCSF share in the registry: opt-in, multivariate, labels or a similarity used
+_MULTIVARIATE = dict(family="multivariate", uses=("categories", "similarity"), multivariate=True,
+                     in_default_plan=False)
+L_PARAM = Param(50, int, "number of genes to select (clipped to the number of genes)", low=1)
+
+
 def _auto(inputs, supervised: str) -> str:
     if inputs.categories is not None:
         return supervised
@@ -244,12 +250,9 @@ def _auto(inputs, supervised: str) -> str:
     higher_is_better=True,
     summary="MRSF: L2,1 multi-output regression path, minimal redundancy (Alg. 5/7)",
     reference="Zhao & Liu 2012 ch. 3.2-3.4, 5.6 (Alg. 5/7, eq. 3.16)",
-    family="multivariate",
-    uses=("categories", "similarity"),
-    multivariate=True,
-    in_default_plan=False,
+    **_MULTIVARIATE,
     params={
-        "l": Param(50, int, "number of genes to select (clipped to the number of genes)", low=1),
+        "l": L_PARAM,
         "target": Param("auto", str, "regression targets: lda/svm from labels, spectral targets "
                         "of the similarity or of an RBF kernel; auto = lda if labels, else "
                         "similarity if given, else rbf",
@@ -289,12 +292,9 @@ def _mrsf(X, inputs, *, seed, l, target, n_targets, max_iter, tol):  # noqa: E74
     higher_is_better=True,
     summary="MCSF: greedy matrix comparison ||S - X_A X_A^T||, minimal redundancy (Alg. 6)",
     reference="Zhao & Liu 2012 ch. 3.5, 5.7 (Alg. 6, eqs. 5.41-5.43)",
-    family="multivariate",
-    uses=("categories", "similarity"),
-    multivariate=True,
-    in_default_plan=False,
+    **_MULTIVARIATE,
     params={
-        "l": Param(50, int, "number of genes to select (clipped to the number of genes)", low=1),
+        "l": L_PARAM,
         "target": Param("auto", str, "S: labels (S^FIS, eq. 4.4), the given similarity or an "
                         "RBF kernel; auto = labels if given, else similarity, else rbf",
                         choices=("auto", "labels", "similarity", "rbf")),
