@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.stats import rankdata
 
@@ -215,6 +215,7 @@ def test_newton_solution_satisfies_the_kkt_conditions(rng):
 
 
 @settings(max_examples=40, deadline=None)
+@example(M=2, L=4, seed=292, supervised=False)  # a flat maximum: weights once differed by 3e-7
 @given(
     st.integers(2, 40),
     st.integers(1, 5),
@@ -233,8 +234,8 @@ def test_gene_order_invariance_and_valid_weights(M, L, seed, supervised):
     assert scores.sum() == pytest.approx(1.0, abs=1e-12)
     perm = rng.permutation(M)
     s2, w2, _ = em_aggregate(R[perm], relevant=None if relevant is None else relevant[perm])
-    np.testing.assert_allclose(w2, w, atol=1e-7)
-    np.testing.assert_allclose(s2, scores[perm], rtol=1e-7)
+    np.testing.assert_array_equal(w2, w)  # exactly: the fit sees the rows in canonical order
+    np.testing.assert_allclose(s2, scores[perm], rtol=1e-12)
 
 
 def test_deterministic(rng):

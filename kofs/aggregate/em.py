@@ -310,6 +310,10 @@ def em_aggregate(
     """
     P = rank_probabilities(ranks)
     PG = P if relevant is None else P[np.asarray(relevant, dtype=bool)]
+    # The likelihood depends on the genes of G only as a multiset of rows: fitting on the rows
+    # in a canonical (lexicographic) order makes the weights exactly independent of gene
+    # order, also where the maximum is flat and the solver could stop at different points.
+    PG = PG[np.lexsort(PG.T[::-1])]
     fit = fit_mixture_weights(PG, solver=solver, tol=tol, max_iter=max_iter)
     if not fit.converged:
         log.warning(
