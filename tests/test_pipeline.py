@@ -162,3 +162,16 @@ def test_end_to_end_on_real_all_with_every_source(shared_data, tmp_path):
     assert cov["GO"]["matched"] > 8000 and cov["pathways"]["matched"] > 3000
     assert manifest["releases"]["go_ontology"]["data-version"] == "releases/2022-07-01"
     assert manifest["aggregation"]["info"]["n_G"] > 400
+
+
+def test_go_closure_and_ic_are_computed_once_per_run(example, monkeypatch):
+    import kofs.knowledge.go as go
+
+    expr, labels, sources = example
+    calls = []
+    real = go.go_semantics
+    monkeypatch.setattr(go, "go_semantics", lambda *a, **k: calls.append(k) or real(*a, **k))
+    relevant = read_gene_list(PATHS["relevant_genes"])
+    rank(expr, labels=labels, sources=KnowledgeSources(ontology=sources.ontology, go_annotations=sources.go_annotations),
+         relevant_genes=relevant, lists=["GO-REL-VOTE", "GO-CAN-MAH", "GO-REL-PROP"])
+    assert len(calls) == 1

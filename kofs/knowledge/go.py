@@ -144,6 +144,7 @@ def go_relation(
     top_k: int = 10,
     min_similarity: float = 0.0,
     id_map: Mapping[str, str] | None = None,
+    semantics: GOSemantics | None = None,
 ) -> tuple[FeatureRelation, CoverageReport]:
     """Sparse top-k GO semantic-similarity graph over the matrix's genes (``K_REL^{int,FEA}``).
 
@@ -166,6 +167,9 @@ def go_relation(
         Annotation gene id -> matrix gene id (``--id-map``), as in
         :func:`kofs.io.ids.match_gene_ids`.
 
+    semantics : GOSemantics, optional
+        Precomputed :func:`go_semantics` (same aspect and mode) to reuse.
+
     Returns
     -------
     relation : FeatureRelation
@@ -176,7 +180,7 @@ def go_relation(
     if not isinstance(top_k, (int, np.integer)) or isinstance(top_k, bool) or top_k < 1:
         raise ParameterError(f"top_k {top_k!r} must be a positive integer (e.g. 10)")
     source = f"GO annotations {annotations.source or ''}".strip()
-    sem = go_semantics(ontology, annotations, aspect=aspect, mode=mode)
+    sem = semantics or go_semantics(ontology, annotations, aspect=aspect, mode=mode)
     gene, report = _matrix_gene_of_rows(sem, expression, source, id_map)
     m = expression.n_genes
     sets = _term_sets(sem, gene, m)
@@ -227,6 +231,7 @@ def go_functions(
     min_genes: int = 2,
     max_genes: int | None = None,
     id_map: Mapping[str, str] | None = None,
+    semantics: GOSemantics | None = None,
 ) -> tuple[FeatureFunctions, CoverageReport]:
     """Genes x GO terms incidence over the matrix's genes (``K_FUN^{int,FEA}``).
 
@@ -243,6 +248,8 @@ def go_functions(
         Keep terms with at most this many matrix genes (default: no limit).
     id_map : mapping, optional
         Annotation gene id -> matrix gene id (``--id-map``).
+    semantics : GOSemantics, optional
+        Precomputed :func:`go_semantics` (same aspect, mode ``"kofs"``) to reuse.
 
     Returns
     -------
@@ -256,7 +263,7 @@ def go_functions(
             f"min_genes={min_genes}, max_genes={max_genes}: need 1 <= min_genes <= max_genes"
         )
     source = f"GO annotations {annotations.source or ''}".strip()
-    sem = go_semantics(ontology, annotations, aspect=aspect, mode="kofs")
+    sem = semantics or go_semantics(ontology, annotations, aspect=aspect, mode="kofs")
     gene, report = _matrix_gene_of_rows(sem, expression, source, id_map)
     inc = _term_sets(sem, gene, expression.n_genes)
     if propagate:
