@@ -112,7 +112,7 @@ def expression_plan(context: Context, rankers: Sequence[str] | None = None) -> l
     return plans
 
 
-def relevant_gene_mask(expression: Expression, genes: Iterable[str], *, path: str | None = None) -> tuple[str, ...]:
+def relevant_gene_ids(expression: Expression, genes: Iterable[str], *, path: str | None = None) -> tuple[str, ...]:
     """The matrix's gene ids of the user's relevant genes (absent ones dropped with a warning)."""
     genes = list(genes)
     mapping, report = match_gene_ids(genes, expression, source="relevant genes", path=path)
@@ -272,7 +272,7 @@ def rank(
         raise ParameterError(f"method must be 'kofs' or 'msfs', got {method!r}")
     sources = sources or KnowledgeSources()
     check_magnitude(expression)
-    rel = None if relevant_genes is None else relevant_gene_mask(
+    rel = None if relevant_genes is None else relevant_gene_ids(
         expression, relevant_genes, path=getattr(relevant_genes, "source", None))
     context = Context(expression=expression, categories=labels, relevant_genes=rel, seed=seed,
                       max_memory=resolve_limit(max_memory))

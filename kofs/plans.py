@@ -97,13 +97,23 @@ def go_settings(ctx: Context) -> dict[str, Any]:
     return {**GO_DEFAULTS, **_src(ctx).go}
 
 
+def go_semantics_of(ctx: Context, mode: str):
+    """Closure and information content of the chosen aspect, computed once per mode."""
+    from kofs.knowledge.go import go_semantics
+
+    s, g = _src(ctx), go_settings(ctx)
+    return ctx.cached(f"go_semantics:{mode}", lambda: go_semantics(
+        s.ontology, s.go_annotations, aspect=g["aspect"], mode=mode))
+
+
 def go_relation_of(ctx: Context):
     from kofs.knowledge.go import go_relation
 
     s, g = _src(ctx), go_settings(ctx)
     return ctx.cached("go_relation", lambda: _record(ctx, go_relation(
         ctx.expression, s.ontology, s.go_annotations, measure=g["measure"], combine=g["combine"],
-        aspect=g["aspect"], mode=g["mode"], top_k=int(g["top_k"]))))
+        aspect=g["aspect"], mode=g["mode"], top_k=int(g["top_k"]),
+        semantics=go_semantics_of(ctx, g["mode"]))))
 
 
 def go_functions_of(ctx: Context, *, propagate: bool = True) -> FeatureFunctions:
@@ -113,7 +123,8 @@ def go_functions_of(ctx: Context, *, propagate: bool = True) -> FeatureFunctions
     key = "go_functions" if propagate else "go_functions_direct"
     # the coverage report of the GO annotations is recorded once (by the relation or here)
     return ctx.cached(key, lambda: _record(ctx, go_functions(
-        ctx.expression, s.ontology, s.go_annotations, aspect=g["aspect"], propagate=propagate)))
+        ctx.expression, s.ontology, s.go_annotations, aspect=g["aspect"], propagate=propagate,
+        semantics=go_semantics_of(ctx, "kofs"))))
 
 
 def pathway_functions_of(ctx: Context) -> FeatureFunctions:
@@ -317,27 +328,17 @@ def _catalogue(n_aux: int) -> list[ListTemplate]:
 
 
 def _available(ctx: Context, s: KnowledgeSources) -> set[str]:
-    have = {"expression"}
-    if ctx.categories is not None:
-        have.add("labels")
-    if s.pathways is not None:
-        have.add("pathways")
-    if s.has_go:
-        have.add("go")
-    if s.go_term_ids:
-        have.add("go_term_ids")
-    if s.interactions is not None:
-        have.add("interactions")
-    if s.aux:
-        have.add("aux")
-    if ctx.relevant_genes:
-        have.add("relevant_genes")
-    return have
-
-
-def list_names(sources: KnowledgeSources) -> list[str]:
-    """Every list name the catalogue knows for these sources."""
-    return [t.name for t in _catalogue(len(sources.aux))]
+    """The source names a list template may need (``ListTemplate.needs``) that this run has."""
+    given = {
+        "labels": ctx.categories is not None,
+        "pathways": s.pathways is not None,
+        "go": s.has_go,
+        "go_term_ids": bool(s.go_term_ids),
+        "interactions": s.interactions is not None,
+        "aux": bool(s.aux),
+        "relevant_genes": bool(ctx.relevant_genes),
+    }
+    return {"expression", *(name for name, present in given.items() if present)}
 
 
 def kofs_plan(ctx: Context, sources: KnowledgeSources, lists: Sequence[str] | None = None) -> list[ListPlan]:

@@ -138,12 +138,12 @@ def describe_sources(
     :func:`kofs.pipeline.rank`."""
     import scipy.sparse as sp
 
-    from kofs.pipeline import Context, relevant_gene_mask
+    from kofs.pipeline import Context, relevant_gene_ids
     from kofs.plans import kofs_plan, msfs_plan
     from kofs.resources import resolve_limit
     from kofs.types import FeatureFunctions, FeatureRelation, SampleSimilarity
 
-    rel = None if relevant_genes is None else relevant_gene_mask(expression, relevant_genes)
+    rel = None if relevant_genes is None else relevant_gene_ids(expression, relevant_genes)
     ctx = Context(expression=expression, categories=labels, relevant_genes=rel,
                   max_memory=resolve_limit(max_memory))
     plans = msfs_plan(ctx, sources) if method == "msfs" else kofs_plan(ctx, sources)

@@ -27,7 +27,7 @@ import numpy as np
 
 from kofs.aggregate import aggregate as aggregate_lists
 from kofs.errors import ParameterError
-from kofs.pipeline import Context, relevant_gene_mask
+from kofs.pipeline import Context, relevant_gene_ids
 from kofs.rankers import run_ranker
 from kofs.types import AggregateRanking, Expression, Ranking, SampleCategories
 
@@ -137,7 +137,7 @@ class KofsRanking:
         """Known genes as matrix ids, mapped once per gene set (folds share the genes)."""
         hit = self._shared.get(f"ids:{key}")
         if hit is None or hit[0] != expression.genes:
-            hit = (expression.genes, relevant_gene_mask(expression, genes))
+            hit = (expression.genes, relevant_gene_ids(expression, genes))
             self._shared[f"ids:{key}"] = hit
         return hit[1]
 
