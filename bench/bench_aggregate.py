@@ -26,11 +26,19 @@ def _lists():
     rng = np.random.default_rng(0)
     genes = [f"G{i}" for i in range(M)]
     base = rng.normal(size=M)
-    return genes, [
-        Ranking(f"list{j}", genes, base + rng.normal(scale=0.5 + 0.3 * j, size=M),
-                higher_is_better=True)
-        for j in range(L)
-    ], base
+    return (
+        genes,
+        [
+            Ranking(
+                f"list{j}",
+                genes,
+                base + rng.normal(scale=0.5 + 0.3 * j, size=M),
+                higher_is_better=True,
+            )
+            for j in range(L)
+        ],
+        base,
+    )
 
 
 def _r_rra(R: np.ndarray, expected_p: np.ndarray) -> dict | None:
@@ -75,24 +83,47 @@ def run() -> list[dict]:
 
     def row(name, fn, target, note_fn=lambda out: ""):
         seconds, out = timed(fn, repeat=3)
-        rows.append({"benchmark": name, "value": seconds, "unit": "s", "target": target,
-                     "note": note_fn(out)})
+        rows.append(
+            {
+                "benchmark": name,
+                "value": seconds,
+                "unit": "s",
+                "target": target,
+                "note": note_fn(out),
+            }
+        )
         return out
 
     def em_note(out):
-        return (f"iterations {out.info['iterations']}, converged {out.info['converged']}, "
-                f"max weight {out.weights.max():.3f}")
+        return (
+            f"iterations {out.info['iterations']}, converged {out.info['converged']}, "
+            f"max weight {out.weights.max():.3f}"
+        )
 
     row(f"EM (newton) {L} lists x {M:,} genes", lambda: aggregate(lists, "em"), 1.0, em_note)
-    row(f"EM (newton) supervised |G| = 200, {L} x {M:,}",
-        lambda: aggregate(lists, "em", relevant_genes=relevant), 1.0, em_note)
+    row(
+        f"EM (newton) supervised |G| = 200, {L} x {M:,}",
+        lambda: aggregate(lists, "em", relevant_genes=relevant),
+        1.0,
+        em_note,
+    )
     seconds, out = timed(lambda: aggregate(lists, "em", params={"solver": "em"}))
-    rows.append({"benchmark": f"EM (literal iteration) {L} x {M:,}", "value": seconds, "unit": "s",
-                 "target": None, "note": "reference only: " + em_note(out)})
+    rows.append(
+        {
+            "benchmark": f"EM (literal iteration) {L} x {M:,}",
+            "value": seconds,
+            "unit": "s",
+            "target": None,
+            "note": "reference only: " + em_note(out),
+        }
+    )
     row(f"Borda {L} x {M:,}", lambda: aggregate(lists, "borda"), 1.0)
     row(f"RRA {L} x {M:,}", lambda: aggregate(lists, "rra"), 1.0)
-    row(f"RRA exact p-value {L} x {M:,}", lambda: aggregate(lists, "rra", params={"exact": True}),
-        2.0)
+    row(
+        f"RRA exact p-value {L} x {M:,}",
+        lambda: aggregate(lists, "rra", params={"exact": True}),
+        2.0,
+    )
     _, R = rank_matrix(lists)
     r_row = _r_rra(R, rra_pvalues(R / M))
     if r_row is not None:

@@ -25,7 +25,14 @@ from _util import REAL, run_child
 ROOT = Path(__file__).resolve().parents[1]
 OBO = REAL / "GO" / "go-basic_2022-07-01_from_GO.db.obo.gz"
 ANN = REAL / "GO" / "goa_human_entrez_2022-Sep12_from_org.Hs.eg.db.tsv.gz"
-MISSING = ROOT / "tests" / "data" / "golden" / "gosemsim" / "gosemsim_2.24_missing_terms_GO_2022-07-01.txt"
+MISSING = (
+    ROOT
+    / "tests"
+    / "data"
+    / "golden"
+    / "gosemsim"
+    / "gosemsim_2.24_missing_terms_GO_2022-07-01.txt"
+)
 N_SUBSET = 300
 
 _ALL_PAIRS = f"""

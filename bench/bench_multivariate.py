@@ -39,13 +39,15 @@ def run() -> list[dict]:
         mode = "labels" if supervised else "rbf"
         if params.get("early_stop") is False:
             mode += ", early_stop=false"
-        rows.append({
-            "benchmark": f"{name} ({mode}) on ALL 128x8562",
-            "value": secs,
-            "unit": "s",
-            "target": target,
-            "note": f"top: {', '.join(r.top(3))}{extra}",
-        })
+        rows.append(
+            {
+                "benchmark": f"{name} ({mode}) on ALL 128x8562",
+                "value": secs,
+                "unit": "s",
+                "target": target,
+                "note": f"top: {', '.join(r.top(3))}{extra}",
+            }
+        )
     return rows
 
 

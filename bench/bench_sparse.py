@@ -49,16 +49,38 @@ def run() -> list[dict]:
         load = os.getloadavg()[0]
         _, peak, out = run_child(CHILD.format(bench=here, name=name, params=params))
         res = json.loads(out.strip().splitlines()[-1])
-        note = f"ALL 128x8562, {params or 'serial'}, load avg {load:.1f}; top: {', '.join(res['top'])}"
+        note = (
+            f"ALL 128x8562, {params or 'serial'}, load avg {load:.1f}; top: {', '.join(res['top'])}"
+        )
         if name == "fssi":
             info = res["info"]
             note += f"; explicit solves {info['explicit_solves']}/{info['problems']}"
-        rows.append({"benchmark": f"{name} on ALL (time)", "value": round(res["seconds"], 2),
-                     "unit": "s", "target": target, "note": note})
-        rows.append({"benchmark": f"{name} on ALL (CPU time / 2 cores)",
-                     "value": round(res["cpu"] / 2, 2), "unit": "s", "target": None,
-                     "note": "process + worker CPU seconds (incl. data loading) / 2: the wall "
-                             "time on 2 otherwise idle cores"})
-        rows.append({"benchmark": f"{name} on ALL (peak RSS)", "value": round(peak, 1),
-                     "unit": "MB", "target": None, "note": "child process, incl. data loading"})
+        rows.append(
+            {
+                "benchmark": f"{name} on ALL (time)",
+                "value": round(res["seconds"], 2),
+                "unit": "s",
+                "target": target,
+                "note": note,
+            }
+        )
+        rows.append(
+            {
+                "benchmark": f"{name} on ALL (CPU time / 2 cores)",
+                "value": round(res["cpu"] / 2, 2),
+                "unit": "s",
+                "target": None,
+                "note": "process + worker CPU seconds (incl. data loading) / 2: the wall "
+                "time on 2 otherwise idle cores",
+            }
+        )
+        rows.append(
+            {
+                "benchmark": f"{name} on ALL (peak RSS)",
+                "value": round(peak, 1),
+                "unit": "MB",
+                "target": None,
+                "note": "child process, incl. data loading",
+            }
+        )
     return rows

@@ -46,9 +46,13 @@ def main(argv: list[str] | None = None) -> int:
         except Exception:  # a broken benchmark is reported, the others still run
             failed += 1
             traceback.print_exc()
-            rows.append({"module": path.stem, "benchmark": "FAILED", "value": float("nan"), "unit": ""})
+            rows.append(
+                {"module": path.stem, "benchmark": "FAILED", "value": float("nan"), "unit": ""}
+            )
         print(f"#   {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
-    header = f"{'module':<18} {'benchmark':<58} {'value':>12} {'unit':<6} {'target':>9} {'ok':<3} note"
+    header = (
+        f"{'module':<18} {'benchmark':<58} {'value':>12} {'unit':<6} {'target':>9} {'ok':<3} note"
+    )
     print(header)
     print("-" * len(header))
     for r in rows:
@@ -57,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         ok = "" if tgt is None else ("yes" if val <= tgt else "NO")
         tgt_s = "" if tgt is None else f"{tgt:g}"
         val_s = f"{val:.4g}" if isinstance(val, float) else str(val)
-        print(f"{r['module']:<18} {r['benchmark']:<58} {val_s:>12} {r.get('unit', ''):<6} {tgt_s:>9} {ok:<3} {r.get('note', '')}")
+        print(
+            f"{r['module']:<18} {r['benchmark']:<58} {val_s:>12} {r.get('unit', ''):<6} {tgt_s:>9} {ok:<3} {r.get('note', '')}"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1, default=str))
     return 1 if failed else 0

@@ -104,7 +104,9 @@ def _http_error(url: str, exc: urllib.error.HTTPError, hint: str | None) -> Inpu
     if exc.code == 404:
         todo = hint or "check the source parameters (species, version, accession) or --source-url"
     elif exc.code in (401, 403):
-        todo = "the server refuses access; download the file by hand and use --source-url file://..."
+        todo = (
+            "the server refuses access; download the file by hand and use --source-url file://..."
+        )
     elif exc.code == 429 or exc.code >= 500:
         todo = "the server is busy or failing; try again later or use a mirror with --source-url"
     else:
@@ -265,8 +267,10 @@ def download(
                 )
             log.info("resuming %s at byte %d", url, offset)
         elif status == 206:
-            raise InputError(f"download of {url} failed: partial content (HTTP 206) to a request "
-                             "for the whole file; check the URL or mirror (--source-url)")
+            raise InputError(
+                f"download of {url} failed: partial content (HTTP 206) to a request "
+                "for the whole file; check the URL or mirror (--source-url)"
+            )
         elif offset:
             log.info("server sent the whole of %s again; restarting", url)
             offset = 0

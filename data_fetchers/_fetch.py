@@ -65,7 +65,9 @@ def normalise_url(url: str, *, option: str = "--source-url") -> str:
         uri = p.resolve().as_uri()
         return uri + "/" if p.is_dir() else uri
     if scheme not in _SCHEMES:
-        raise ParameterError(f"{option} {url!r}: scheme {scheme!r} is not one of {', '.join(_SCHEMES)}")
+        raise ParameterError(
+            f"{option} {url!r}: scheme {scheme!r} is not one of {', '.join(_SCHEMES)}"
+        )
     return url
 
 
@@ -120,8 +122,11 @@ class _Runner:
             self._wait()
             text = fetch_text(curl, timeout=self.timeout)
         except InputError as exc:
-            log.warning("no published checksum for %s (%s); the file is not verified",
-                        remote.name, exc.message)
+            log.warning(
+                "no published checksum for %s (%s); the file is not verified",
+                remote.name,
+                exc.message,
+            )
             return ()
         digest = parse_checksum(text, algorithm=algo, filename=remote.path.rsplit("/", 1)[-1])
         if digest is None:
@@ -170,8 +175,13 @@ class _Runner:
             self._wait()
             log.info("downloading %s -> %s", url, dest)
             try:
-                meta = download(url, dest, checksums=sums, timeout=self.timeout,
-                                not_found_hint=self.spec.not_found_hint)
+                meta = download(
+                    url,
+                    dest,
+                    checksums=sums,
+                    timeout=self.timeout,
+                    not_found_hint=self.spec.not_found_hint,
+                )
             except NotFoundError as exc:
                 if not remote.optional:
                     raise
@@ -182,6 +192,7 @@ class _Runner:
         ctx.files[remote.name] = dest
         ctx.fresh = True
         return dest
+
 
 def fetch(
     source: str,
@@ -239,8 +250,17 @@ def fetch(
     direct = None
     if source_url and not base.endswith("/") and len(remotes) == 1 and spec.expand is None:
         direct = base
-    run = _Runner(spec, folder, base, direct, force=force, offline=offline, timeout=timeout,
-                  user_sums=user_sums, polite=source_url is None)
+    run = _Runner(
+        spec,
+        folder,
+        base,
+        direct,
+        force=force,
+        offline=offline,
+        timeout=timeout,
+        user_sums=user_sums,
+        polite=source_url is None,
+    )
     ctx = FetchContext(folder=folder, params=values, offline=offline)
     for r in remotes:
         run.get(r, ctx, values)
@@ -264,15 +284,22 @@ def list_sources() -> list[dict[str, object]]:
     rows = []
     for name in sorted(SOURCES):
         spec = SOURCES[name]
-        rows.append({
-            "name": name,
-            "description": spec.description,
-            "params": [
-                {"name": p.name, "help": p.help, "default": p.default, "required": p.required,
-                 "flag": p.flag}
-                for p in spec.params
-            ],
-            "checksums": spec.checksums,
-            "urls": spec.default_urls(),
-        })
+        rows.append(
+            {
+                "name": name,
+                "description": spec.description,
+                "params": [
+                    {
+                        "name": p.name,
+                        "help": p.help,
+                        "default": p.default,
+                        "required": p.required,
+                        "flag": p.flag,
+                    }
+                    for p in spec.params
+                ],
+                "checksums": spec.checksums,
+                "urls": spec.default_urls(),
+            }
+        )
     return rows

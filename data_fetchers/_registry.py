@@ -22,8 +22,16 @@ from kofs.errors import ParameterError
 from ._cache import is_cached, write_source_json
 from ._download import _now, file_digests
 
-__all__ = ["SourceParam", "Remote", "FetchContext", "SourceSpec", "SOURCES", "register",
-           "get_source", "derive"]
+__all__ = [
+    "SourceParam",
+    "Remote",
+    "FetchContext",
+    "SourceSpec",
+    "SOURCES",
+    "register",
+    "get_source",
+    "derive",
+]
 
 #: Default pattern of a parameter value: safe as a path component and in a URL.
 NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._+-]*"

@@ -49,7 +49,11 @@ def obo_subset(obo_text: str, wanted: set[str]) -> tuple[str, int]:
         tid = re.search(r"^id: (\S+)", st, re.M).group(1)
         terms[tid] = st
         ps = set(re.findall(r"^is_a: (GO:\d+)", st, re.M))
-        ps |= {m[1] for m in re.findall(r"^relationship: (\S+) (GO:\d+)", st, re.M) if m[0] in RELATIONS}
+        ps |= {
+            m[1]
+            for m in re.findall(r"^relationship: (\S+) (GO:\d+)", st, re.M)
+            if m[0] in RELATIONS
+        }
         parents[tid] = ps
         for a in re.findall(r"^alt_id: (\S+)", st, re.M):
             alt[a] = tid
@@ -67,25 +71,38 @@ def obo_subset(obo_text: str, wanted: set[str]) -> tuple[str, int]:
 
 def main(real: Path) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    expr = pd.read_csv(real / "ALL" / "ALL_gene_expr.tsv.gz", sep="\t", dtype={"entrez_id": str}, keep_default_na=False)
+    expr = pd.read_csv(
+        real / "ALL" / "ALL_gene_expr.tsv.gz",
+        sep="\t",
+        dtype={"entrez_id": str},
+        keep_default_na=False,
+    )
     cancer = pd.read_csv(real / "cancer" / "cancer_genes_summary.tsv", sep="\t", dtype=str)
     sub = choose_genes(expr, cancer)
     samples = [c for c in expr.columns if c not in ("entrez_id", "symbol", "probe_id")]
     table = sub[["symbol", "entrez_id"] + samples]
-    _write_gz(OUT / "expression.tsv.gz", table.to_csv(sep="\t", index=False, float_format="%.4f", lineterminator="\n"))
+    _write_gz(
+        OUT / "expression.tsv.gz",
+        table.to_csv(sep="\t", index=False, float_format="%.4f", lineterminator="\n"),
+    )
     genes = set(sub["symbol"])
     entrez = set(sub["entrez_id"])
 
     meta = pd.read_csv(real / "ALL" / "ALL_samples.tsv", sep="\t", dtype=str, keep_default_na=False)
-    meta[["sample_id", "lineage", "BT_stage", "mol_biol"]].to_csv(OUT / "labels.tsv", sep="\t", index=False, lineterminator="\n")
+    meta[["sample_id", "lineage", "BT_stage", "mol_biol"]].to_csv(
+        OUT / "labels.tsv", sep="\t", index=False, lineterminator="\n"
+    )
 
     heme = cancer[(cancer["oncokb_msk_heme"] == "True") & cancer["symbol"].isin(genes)]
     (OUT / "relevant_genes.txt").write_text(
         "# haematological cancer genes (OncoKB MSK-HEME) present in the example matrix\n"
-        + "\n".join(sorted(heme["symbol"])) + "\n"
+        + "\n".join(sorted(heme["symbol"]))
+        + "\n"
     )
 
-    ann = pd.read_csv(real / "GO" / "goa_human_entrez_2022-Sep12_from_org.Hs.eg.db.tsv.gz", sep="\t", dtype=str)
+    ann = pd.read_csv(
+        real / "GO" / "goa_human_entrez_2022-Sep12_from_org.Hs.eg.db.tsv.gz", sep="\t", dtype=str
+    )
     ann = ann[ann["entrez_id"].isin(entrez)]
     _write_gz(OUT / "go_annotations.tsv.gz", ann.to_csv(sep="\t", index=False, lineterminator="\n"))
     with gzip.open(real / "GO" / "go-basic_2022-07-01_from_GO.db.obo.gz", "rt") as fh:
@@ -102,11 +119,18 @@ def main(real: Path) -> None:
 
     edges = pd.read_csv(real / "PPI" / "string_example_gene_edges.tsv.gz", sep="\t", dtype=str)
     edges = edges[edges["symbol_a"].isin(genes) & edges["symbol_b"].isin(genes)]
-    edges[["symbol_a", "symbol_b", "score"]].to_csv(OUT / "interactions.tsv", sep="\t", index=False, lineterminator="\n")
+    edges[["symbol_a", "symbol_b", "score"]].to_csv(
+        OUT / "interactions.tsv", sep="\t", index=False, lineterminator="\n"
+    )
 
     counts = dict(
-        genes=len(sub), samples=len(samples), go_rows=len(ann), go_terms=n_terms,
-        gene_sets=len(gmt_lines), edges=len(edges), relevant=len(heme),
+        genes=len(sub),
+        samples=len(samples),
+        go_rows=len(ann),
+        go_terms=n_terms,
+        gene_sets=len(gmt_lines),
+        edges=len(edges),
+        relevant=len(heme),
     )
     (OUT / "PROVENANCE.md").write_text(PROVENANCE.format(n_var=N_VARIABLE, **counts))
     print(counts)

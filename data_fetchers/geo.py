@@ -72,8 +72,11 @@ def _sample_table(meta: dict[str, list[list[str]]], samples: list[str], path: Pa
             cells[i] = f"{cells[i]}; {val}" if cells[i] else val
     for col, values in columns.items():
         if len(values) != n:
-            raise InputError(f"sample field {col!r} has {len(values)} values for {n} samples; "
-                             "the series matrix is damaged, fetch it again with --force", path=path)
+            raise InputError(
+                f"sample field {col!r} has {len(values)} values for {n} samples; "
+                "the series matrix is damaged, fetch it again with --force",
+                path=path,
+            )
     header = ["sample_id", *columns]
     rows = ["\t".join(header)]
     rows += ["\t".join([s, *(columns[c][i] for c in columns)]) for i, s in enumerate(samples)]
@@ -104,8 +107,11 @@ def parse_series_matrix(path: Path, expression_out: Path, samples_out: Path) -> 
     """
     meta: dict[str, list[list[str]]] = {}
     n_rows, samples, ended = 0, None, False
-    with _open(path) as src, open(expression_out, "wb") as raw, \
-            gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
+    with (
+        _open(path) as src,
+        open(expression_out, "wb") as raw,
+        gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out,
+    ):
         lineno = 0
         for line in src:
             lineno += 1
@@ -114,14 +120,18 @@ def parse_series_matrix(path: Path, expression_out: Path, samples_out: Path) -> 
                 lineno += 1
                 header = _cells(header_line)
                 if len(header) < 2:
-                    raise InputError("no table header after !series_matrix_table_begin",
-                                     path=path, line=lineno)
+                    raise InputError(
+                        "no table header after !series_matrix_table_begin", path=path, line=lineno
+                    )
                 samples = header[1:]
                 accessions = meta.get("!Sample_geo_accession", [[]])[0]
                 if accessions and accessions != samples:
-                    raise InputError("table columns differ from !Sample_geo_accession; the file "
-                                     "is damaged, fetch it again with --force", path=path,
-                                     line=lineno)
+                    raise InputError(
+                        "table columns differ from !Sample_geo_accession; the file "
+                        "is damaged, fetch it again with --force",
+                        path=path,
+                        line=lineno,
+                    )
                 out.write(("\t".join(["ID_REF", *samples]) + "\n").encode())
                 for row in src:
                     lineno += 1
@@ -132,8 +142,11 @@ def parse_series_matrix(path: Path, expression_out: Path, samples_out: Path) -> 
                         continue
                     cells = _cells(row)
                     if len(cells) != len(header):
-                        raise InputError(f"row has {len(cells)} fields, the header {len(header)}",
-                                         path=path, line=lineno)
+                        raise InputError(
+                            f"row has {len(cells)} fields, the header {len(header)}",
+                            path=path,
+                            line=lineno,
+                        )
                     vals = ["" if c.lower() in _MISSING else c for c in cells[1:]]
                     out.write(("\t".join([cells[0], *vals]) + "\n").encode())
                     n_rows += 1
@@ -144,11 +157,17 @@ def parse_series_matrix(path: Path, expression_out: Path, samples_out: Path) -> 
     if samples is None:
         raise InputError("no !series_matrix_table_begin: not a GEO series matrix", path=path)
     if not ended:
-        raise InputError("the table has no !series_matrix_table_end line: the file is truncated; "
-                         "fetch it again with --force", path=path)
+        raise InputError(
+            "the table has no !series_matrix_table_end line: the file is truncated; "
+            "fetch it again with --force",
+            path=path,
+        )
     if n_rows == 0:
-        raise InputError("the series matrix has no expression rows (GEO keeps this series' data "
-                         "in supplementary files; download those from the series page)", path=path)
+        raise InputError(
+            "the series matrix has no expression rows (GEO keeps this series' data "
+            "in supplementary files; download those from the series page)",
+            path=path,
+        )
     samples_out.write_text("\n".join(_sample_table(meta, samples, path)) + "\n")
     return n_rows, len(samples)
 
@@ -181,27 +200,43 @@ def _post(ctx: FetchContext) -> list[Path]:
 
     try:
         derive(ctx, expr, [raw], write, how="table of the series matrix (kofs data_fetchers.geo)")
-        derive(ctx, samples, [raw], lambda t: tmp_samples.replace(t),
-                   how="!Sample_* lines of the series matrix (kofs data_fetchers.geo)")
+        derive(
+            ctx,
+            samples,
+            [raw],
+            lambda t: tmp_samples.replace(t),
+            how="!Sample_* lines of the series matrix (kofs data_fetchers.geo)",
+        )
     finally:
         tmp_samples.unlink(missing_ok=True)
     return [expr, samples]
 
 
-register(SourceSpec(
-    name="geo",
-    description="GEO series matrix -> expression TSV (probes x samples) + samples TSV",
-    base="https://ftp.ncbi.nlm.nih.gov/geo/series",
-    files=_files,
-    release=lambda v: v["accession"] + (f"-{v['platform']}" if v["platform"] else ""),
-    params=(
-        SourceParam("accession", "GEO series accession", required=True, pattern=r"GSE\d+",
-                    example="GSE2604"),
-        SourceParam("platform", "platform of a multi-platform series (GPLnnn)",
-                    pattern=r"GPL\d+", example="GPL96"),
-    ),
-    positional="accession",
-    post=_post,
-    not_found_hint="check the accession; a series on several platforms has one matrix per "
-                   "platform: give --platform GPLnnn (listed in the series' matrix/ folder)",
-))
+register(
+    SourceSpec(
+        name="geo",
+        description="GEO series matrix -> expression TSV (probes x samples) + samples TSV",
+        base="https://ftp.ncbi.nlm.nih.gov/geo/series",
+        files=_files,
+        release=lambda v: v["accession"] + (f"-{v['platform']}" if v["platform"] else ""),
+        params=(
+            SourceParam(
+                "accession",
+                "GEO series accession",
+                required=True,
+                pattern=r"GSE\d+",
+                example="GSE2604",
+            ),
+            SourceParam(
+                "platform",
+                "platform of a multi-platform series (GPLnnn)",
+                pattern=r"GPL\d+",
+                example="GPL96",
+            ),
+        ),
+        positional="accession",
+        post=_post,
+        not_found_hint="check the accession; a series on several platforms has one matrix per "
+        "platform: give --platform GPLnnn (listed in the series' matrix/ folder)",
+    )
+)

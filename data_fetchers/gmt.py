@@ -63,14 +63,23 @@ def _post(ctx: FetchContext) -> list[Path]:
     return [path]
 
 
-register(SourceSpec(
-    name="gmt",
-    description="MSigDB-style gene sets (GMT) from a URL",
-    base=_url,
-    files=lambda v: [Remote("", _name(v))],
-    release=lambda v: hashlib.sha256(_url(v).encode()).hexdigest()[:12],
-    params=(SourceParam("url", "URL (or local path) of the GMT file", required=True,
-                        pattern=r"\S+", example="https://example.org/sets.gmt"),),
-    post=_post,
-    checksums="none published (give --sha256 or --md5)",
-))
+register(
+    SourceSpec(
+        name="gmt",
+        description="MSigDB-style gene sets (GMT) from a URL",
+        base=_url,
+        files=lambda v: [Remote("", _name(v))],
+        release=lambda v: hashlib.sha256(_url(v).encode()).hexdigest()[:12],
+        params=(
+            SourceParam(
+                "url",
+                "URL (or local path) of the GMT file",
+                required=True,
+                pattern=r"\S+",
+                example="https://example.org/sets.gmt",
+            ),
+        ),
+        post=_post,
+        checksums="none published (give --sha256 or --md5)",
+    )
+)

@@ -19,8 +19,11 @@ from ._registry import FetchContext, Remote, SourceParam, SourceSpec, derive, re
 
 GO_RELEASES = "http://release.geneontology.org"
 _GO_RELEASE = SourceParam(
-    "release", "'current' or a dated GO release YYYY-MM-DD", default="current",
-    pattern=r"current|\d{4}-\d{2}-\d{2}", example="2024-01-17",
+    "release",
+    "'current' or a dated GO release YYYY-MM-DD",
+    default="current",
+    pattern=r"current|\d{4}-\d{2}-\d{2}",
+    example="2024-01-17",
 )
 
 
@@ -29,48 +32,74 @@ def _go_base(path_current: str) -> object:
         if v["release"] == "current":
             return path_current
         return f"{GO_RELEASES}/{v['release']}/ontology"
+
     return base
 
 
 for _name, _file, _current, _what in (
-    ("go-basic", "go-basic.obo", "http://purl.obolibrary.org/obo/go",
-     "Gene Ontology, acyclic 'basic' version (is_a/part_of/regulates only), OBO"),
-    ("go", "go.obo", "http://purl.obolibrary.org/obo",
-     "Gene Ontology, full version with every relation, OBO"),
+    (
+        "go-basic",
+        "go-basic.obo",
+        "http://purl.obolibrary.org/obo/go",
+        "Gene Ontology, acyclic 'basic' version (is_a/part_of/regulates only), OBO",
+    ),
+    (
+        "go",
+        "go.obo",
+        "http://purl.obolibrary.org/obo",
+        "Gene Ontology, full version with every relation, OBO",
+    ),
 ):
-    register(SourceSpec(
-        name=_name,
-        description=_what,
-        base=_go_base(_current),
-        files=lambda v, f=_file: [Remote(f, f)],
-        release="{release}",
-        params=(_GO_RELEASE,),
-    ))
+    register(
+        SourceSpec(
+            name=_name,
+            description=_what,
+            base=_go_base(_current),
+            files=lambda v, f=_file: [Remote(f, f)],
+            release="{release}",
+            params=(_GO_RELEASE,),
+        )
+    )
 
 
 def _goa_file(v: Mapping[str, str]) -> list[Remote]:
     sp = v["species"].lower()
     if v["release"] == "current":
         return [Remote(f"{sp.upper()}/goa_{sp}.gaf.gz", f"goa_{sp}.gaf.gz")]
-    return [Remote(f"old/{sp.upper()}/goa_{sp}.gaf.{v['release']}.gz",
-                   f"goa_{sp}.gaf.{v['release']}.gz")]
+    return [
+        Remote(
+            f"old/{sp.upper()}/goa_{sp}.gaf.{v['release']}.gz", f"goa_{sp}.gaf.{v['release']}.gz"
+        )
+    ]
 
 
-register(SourceSpec(
-    name="goa",
-    description="GO annotations (GAF 2.2) of one species from EBI GOA",
-    base="https://ftp.ebi.ac.uk/pub/databases/GO/goa",
-    files=_goa_file,
-    release="{release}",
-    params=(
-        SourceParam("species", "EBI GOA species folder in lower case: human, mouse, rat, "
-                    "chicken, cow, dog, pig, zebrafish, fly, worm, yeast, arabidopsis, ...",
-                    required=True, pattern=r"[a-z][a-z_]*", example="human"),
-        SourceParam("release", "'current' or an archived GOA release number", default="current",
-                    pattern=r"current|\d+", example="220"),
-    ),
-    not_found_hint="check --species (an EBI GOA folder name such as human or mouse) and --release",
-))
+register(
+    SourceSpec(
+        name="goa",
+        description="GO annotations (GAF 2.2) of one species from EBI GOA",
+        base="https://ftp.ebi.ac.uk/pub/databases/GO/goa",
+        files=_goa_file,
+        release="{release}",
+        params=(
+            SourceParam(
+                "species",
+                "EBI GOA species folder in lower case: human, mouse, rat, "
+                "chicken, cow, dog, pig, zebrafish, fly, worm, yeast, arabidopsis, ...",
+                required=True,
+                pattern=r"[a-z][a-z_]*",
+                example="human",
+            ),
+            SourceParam(
+                "release",
+                "'current' or an archived GOA release number",
+                default="current",
+                pattern=r"current|\d+",
+                example="220",
+            ),
+        ),
+        not_found_hint="check --species (an EBI GOA folder name such as human or mouse) and --release",
+    )
+)
 
 
 def _gene2go_post(ctx: FetchContext) -> list[Path]:
@@ -82,12 +111,18 @@ def _gene2go_post(ctx: FetchContext) -> list[Path]:
 
     def write(tmp: Path) -> None:
         kept = 0
-        with gzip.open(raw, "rt", encoding="utf-8", errors="replace") as src, \
-                open(tmp, "wb") as fh, gzip.GzipFile(fileobj=fh, mode="wb", mtime=0) as gz:
+        with (
+            gzip.open(raw, "rt", encoding="utf-8", errors="replace") as src,
+            open(tmp, "wb") as fh,
+            gzip.GzipFile(fileobj=fh, mode="wb", mtime=0) as gz,
+        ):
             header = src.readline()
             if not header.startswith("#tax_id") and not header.startswith("#Format: tax_id"):
-                raise InputError("is not an NCBI gene2go file (no '#tax_id' header); delete it "
-                                 "and fetch again with --force", path=raw)
+                raise InputError(
+                    "is not an NCBI gene2go file (no '#tax_id' header); delete it "
+                    "and fetch again with --force",
+                    path=raw,
+                )
             gz.write(header.encode())
             prefix = taxon + "\t"
             for line in src:
@@ -95,20 +130,31 @@ def _gene2go_post(ctx: FetchContext) -> list[Path]:
                     gz.write(line.encode())
                     kept += 1
         if kept == 0:
-            raise InputError(f"gene2go has no row for taxon {taxon}; check --taxon (human 9606, "
-                             "mouse 10090, rat 10116)", path=raw)
+            raise InputError(
+                f"gene2go has no row for taxon {taxon}; check --taxon (human 9606, "
+                "mouse 10090, rat 10116)",
+                path=raw,
+            )
 
     return [derive(ctx, out, [raw], write, how=f"rows of gene2go.gz with tax_id {taxon}")]
 
 
-register(SourceSpec(
-    name="gene2go",
-    description="NCBI Gene -> GO annotations (all taxa; --taxon keeps one)",
-    base="https://ftp.ncbi.nlm.nih.gov/gene/DATA",
-    files=lambda v: [Remote("gene2go.gz", "gene2go.gz", checksum=("md5", "gene2go.gz.md5"))],
-    release="current",
-    params=(SourceParam("taxon", "NCBI taxonomy id whose rows are written to gene2go.<taxon>.gz",
-                        pattern=r"\d+", example="9606"),),
-    post=_gene2go_post,
-    checksums="md5 (gene2go.gz.md5)",
-))
+register(
+    SourceSpec(
+        name="gene2go",
+        description="NCBI Gene -> GO annotations (all taxa; --taxon keeps one)",
+        base="https://ftp.ncbi.nlm.nih.gov/gene/DATA",
+        files=lambda v: [Remote("gene2go.gz", "gene2go.gz", checksum=("md5", "gene2go.gz.md5"))],
+        release="current",
+        params=(
+            SourceParam(
+                "taxon",
+                "NCBI taxonomy id whose rows are written to gene2go.<taxon>.gz",
+                pattern=r"\d+",
+                example="9606",
+            ),
+        ),
+        post=_gene2go_post,
+        checksums="md5 (gene2go.gz.md5)",
+    )
+)

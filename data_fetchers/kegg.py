@@ -40,7 +40,9 @@ def pathway_ids(list_file: Path, organism: str) -> list[str]:
             if not m:
                 raise InputError(
                     f"not a KEGG pathway list line ({line.strip()[:60]!r}); delete the file and "
-                    "fetch again with --force", path=list_file, line=n,
+                    "fetch again with --force",
+                    path=list_file,
+                    line=n,
                 )
             pid = m.group(1)
             if not pid.startswith(organism):
@@ -65,25 +67,33 @@ def _post(ctx: FetchContext) -> list[Path]:
         if not any(kgml.glob("*.xml")):
             raise InputError(
                 f"no KGML file could be fetched for the {len(_expand(ctx))} pathways of "
-                f"{org!r} (see the warnings); check --organism and --source-url", path=kgml,
+                f"{org!r} (see the warnings); check --organism and --source-url",
+                path=kgml,
             )
         out.append(kgml)
     return out
 
 
-register(SourceSpec(
-    name="kegg-pathways",
-    description="KEGG gene-pathway links and pathway names (REST), optional KGML per pathway",
-    base="https://rest.kegg.jp",
-    files=_files,
-    release="current",
-    params=(
-        SourceParam("organism", "KEGG organism code (hsa human, mmu mouse, rno rat, ...)",
-                    required=True, pattern=r"[a-z]{3,4}", example="hsa"),
-        SourceParam("kgml", "also fetch the KGML of every pathway into kgml/", flag=True),
-    ),
-    expand=_expand,
-    post=_post,
-    not_found_hint="check --organism (a KEGG organism code such as hsa)",
-    request_interval=0.35,
-))
+register(
+    SourceSpec(
+        name="kegg-pathways",
+        description="KEGG gene-pathway links and pathway names (REST), optional KGML per pathway",
+        base="https://rest.kegg.jp",
+        files=_files,
+        release="current",
+        params=(
+            SourceParam(
+                "organism",
+                "KEGG organism code (hsa human, mmu mouse, rno rat, ...)",
+                required=True,
+                pattern=r"[a-z]{3,4}",
+                example="hsa",
+            ),
+            SourceParam("kgml", "also fetch the KGML of every pathway into kgml/", flag=True),
+        ),
+        expand=_expand,
+        post=_post,
+        not_found_hint="check --organism (a KEGG organism code such as hsa)",
+        request_interval=0.35,
+    )
+)

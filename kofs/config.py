@@ -43,20 +43,29 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
         data = yaml.safe_load(text)
     except yaml.constructor.ConstructorError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        raise InputError(f"YAML tags are not allowed in a config ({exc.problem})", path=p, line=line) from None
+        raise InputError(
+            f"YAML tags are not allowed in a config ({exc.problem})", path=p, line=line
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise InputError(f"invalid YAML: {getattr(exc, 'problem', exc)}", path=p,
-                         line=mark.line + 1 if mark else None) from None
+        raise InputError(
+            f"invalid YAML: {getattr(exc, 'problem', exc)}",
+            path=p,
+            line=mark.line + 1 if mark else None,
+        ) from None
     if data is None:
         raise InputError("config is empty; expected a mapping of option names to values", path=p)
     if not isinstance(data, Mapping):
-        raise InputError(f"config must be a mapping of option names to values, got {type(data).__name__}", path=p)
+        raise InputError(
+            f"config must be a mapping of option names to values, got {type(data).__name__}", path=p
+        )
     out: dict[str, Any] = {}
     for k, v in data.items():
         name = key_name(k)
         if name in out:
-            raise InputError(f"key {k!r} given twice (dash and underscore spellings are the same key)", path=p)
+            raise InputError(
+                f"key {k!r} given twice (dash and underscore spellings are the same key)", path=p
+            )
         out[name] = v
     return out
 
@@ -70,11 +79,15 @@ def check_keys(config: Mapping[str, Any], known: Iterable[str], *, path: str | o
             key = k.replace("_", "-")
             close = difflib.get_close_matches(key, known_dash, n=1)
             hint = f"did you mean {close[0]!r}?" if close else "see `kofs rank --help` for the keys"
-            raise ParameterError(f"unknown config key {key!r} ({hint}); keys are the long options of kofs rank",
-                                 path=path)
+            raise ParameterError(
+                f"unknown config key {key!r} ({hint}); keys are the long options of kofs rank",
+                path=path,
+            )
 
 
-def resolve_paths(config: Mapping[str, Any], path_keys: Iterable[str], *, base: str | os.PathLike) -> dict[str, Any]:
+def resolve_paths(
+    config: Mapping[str, Any], path_keys: Iterable[str], *, base: str | os.PathLike
+) -> dict[str, Any]:
     """Make the values of ``path_keys`` absolute relative to ``base`` (``-`` and None kept)."""
     out = dict(config)
     base = Path(base)
@@ -98,7 +111,10 @@ def _abs(value: Any, base: Path) -> Any:
 
 def dump_config(config: Mapping[str, Any]) -> str:
     """YAML text of a resolved config (dash keys, sorted, plain types only)."""
-    plain = {k.replace("_", "-"): (list(v) if isinstance(v, tuple) else v) for k, v in sorted(config.items())}
+    plain = {
+        k.replace("_", "-"): (list(v) if isinstance(v, tuple) else v)
+        for k, v in sorted(config.items())
+    }
     return "# kofs resolved configuration: `kofs run THIS_FILE` repeats the run\n" + yaml.safe_dump(
         plain, sort_keys=True, default_flow_style=False, allow_unicode=True
     )

@@ -19,15 +19,20 @@ def _top_terms(functions: FeatureFunctions, top: int) -> list[str]:
     rel = functions.relevance if functions.relevance is not None else np.ones(len(functions.terms))
     out = []
     for i in range(V.shape[0]):
-        cols = V.indices[V.indptr[i]:V.indptr[i + 1]]
+        cols = V.indices[V.indptr[i] : V.indptr[i + 1]]
         cols = cols[rel[cols] > 0]
         if cols.size == 0:
             out.append("")
             continue
         best = cols[np.lexsort((cols, -rel[cols]))][:top]
-        out.append("; ".join(
-            functions.terms[j] if functions.term_names[j] == functions.terms[j]
-            else f"{functions.term_names[j]} ({functions.terms[j]})" for j in best))
+        out.append(
+            "; ".join(
+                functions.terms[j]
+                if functions.term_names[j] == functions.terms[j]
+                else f"{functions.term_names[j]} ({functions.terms[j]})"
+                for j in best
+            )
+        )
     return out
 
 
@@ -37,8 +42,8 @@ def _top_neighbours(relation: FeatureRelation, top: int) -> list[str]:
         W = W.maximum(W.T).tocsr()
     out = []
     for i in range(W.shape[0]):
-        cols = W.indices[W.indptr[i]:W.indptr[i + 1]]
-        w = W.data[W.indptr[i]:W.indptr[i + 1]]
+        cols = W.indices[W.indptr[i] : W.indptr[i + 1]]
+        w = W.data[W.indptr[i] : W.indptr[i + 1]]
         keep = cols != i
         cols, w = cols[keep], w[keep]
         if cols.size == 0:
@@ -49,7 +54,9 @@ def _top_neighbours(relation: FeatureRelation, top: int) -> list[str]:
     return out
 
 
-def gene_evidence(cache: Mapping[str, object], genes: tuple[str, ...], *, top: int = TOP) -> dict[str, str] | None:
+def gene_evidence(
+    cache: Mapping[str, object], genes: tuple[str, ...], *, top: int = TOP
+) -> dict[str, str] | None:
     """Evidence strings per gene from the internal knowledge a run built (None if none)."""
     parts: list[tuple[str, list[str]]] = []
     for key, label in (("go_functions_rel", "GO"), ("pathway_functions_rel", "pathways")):

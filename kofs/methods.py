@@ -7,7 +7,12 @@ import kofs.aggregate  # noqa: F401  (registers aggregators)
 import kofs.rankers  # noqa: F401  (registers rankers)
 from kofs.registry import AGGREGATORS, RANKERS
 
-KIND_LABEL = {"categories": "labels", "similarity": "sample similarity", "relation": "gene graph", "functions": "gene functions"}
+KIND_LABEL = {
+    "categories": "labels",
+    "similarity": "sample similarity",
+    "relation": "gene graph",
+    "functions": "gene functions",
+}
 
 
 def method_rows(*, with_params: bool = False) -> list[dict[str, str]]:
@@ -19,39 +24,54 @@ def method_rows(*, with_params: bool = False) -> list[dict[str, str]]:
             needs = f"{needs}, {alt}" if needs else alt
         needs = needs or "expression only"
         uses = ", ".join(KIND_LABEL[k] for k in sorted(s.uses - s.requires - s.requires_one_of))
-        rows.append({
-            "name": s.name,
-            "kind": "ranker" + (" (multivariate)" if s.multivariate else ""),
-            "direction": "higher score = more relevant" if s.higher_is_better else "lower score = more relevant",
-            "needs": needs + (f"; can use {uses}" if uses else ""),
-            "default": "yes" if s.in_default_plan else "no",
-            "summary": s.summary,
-            "reference": s.reference,
-            "params": "; ".join(f"{k}={p.default} ({p.help})" for k, p in s.params.items()) if with_params else "",
-        })
+        rows.append(
+            {
+                "name": s.name,
+                "kind": "ranker" + (" (multivariate)" if s.multivariate else ""),
+                "direction": "higher score = more relevant"
+                if s.higher_is_better
+                else "lower score = more relevant",
+                "needs": needs + (f"; can use {uses}" if uses else ""),
+                "default": "yes" if s.in_default_plan else "no",
+                "summary": s.summary,
+                "reference": s.reference,
+                "params": "; ".join(f"{k}={p.default} ({p.help})" for k, p in s.params.items())
+                if with_params
+                else "",
+            }
+        )
     for a in AGGREGATORS:
-        rows.append({
-            "name": a.name,
-            "kind": "aggregator",
-            "direction": "higher score = more relevant",
-            "needs": "ranked lists" + ("; can use relevant genes (supervised)" if a.supports_relevant else ""),
-            "default": "yes" if a.name == "em" else "no",
-            "summary": a.summary,
-            "reference": a.reference,
-            "params": "; ".join(f"{k}={p.default} ({p.help})" for k, p in a.params.items()) if with_params else "",
-        })
+        rows.append(
+            {
+                "name": a.name,
+                "kind": "aggregator",
+                "direction": "higher score = more relevant",
+                "needs": "ranked lists"
+                + ("; can use relevant genes (supervised)" if a.supports_relevant else ""),
+                "default": "yes" if a.name == "em" else "no",
+                "summary": a.summary,
+                "reference": a.reference,
+                "params": "; ".join(f"{k}={p.default} ({p.help})" for k, p in a.params.items())
+                if with_params
+                else "",
+            }
+        )
     return rows
 
 
 def methods_table(*, fmt: str = "text", with_params: bool = False) -> str:
     """Render :func:`method_rows` as text, TSV or a Markdown table."""
     rows = method_rows(with_params=with_params)
-    cols = ["name", "kind", "direction", "needs", "default", "summary", "reference"] + (["params"] if with_params else [])
+    cols = ["name", "kind", "direction", "needs", "default", "summary", "reference"] + (
+        ["params"] if with_params else []
+    )
     if fmt == "tsv":
         return "\n".join(["\t".join(cols)] + ["\t".join(r[c] for c in cols) for r in rows]) + "\n"
     if fmt == "markdown":
         head = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
-        return head + "".join("| " + " | ".join(r[c].replace("|", "/") for c in cols) + " |\n" for r in rows)
+        return head + "".join(
+            "| " + " | ".join(r[c].replace("|", "/") for c in cols) + " |\n" for r in rows
+        )
     lines = []
     for r in rows:
         lines.append(f"{r['name']}  [{r['kind']}]  {r['direction']}")

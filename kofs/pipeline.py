@@ -107,17 +107,29 @@ def expression_plan(context: Context, rankers: Sequence[str] | None = None) -> l
         # a ranker asked for by name always runs (the runner explains what it lacks)
         if rankers is None and not applicable(spec, base):
             continue
-        plans.append(ListPlan(name=name, ranker=name, build_inputs=lambda ctx, b=base: b,
-                              sources=("expression", *(("labels",) if spec.supervised else ()))))
+        plans.append(
+            ListPlan(
+                name=name,
+                ranker=name,
+                build_inputs=lambda ctx, b=base: b,
+                sources=("expression", *(("labels",) if spec.supervised else ())),
+            )
+        )
     return plans
 
 
-def relevant_gene_ids(expression: Expression, genes: Iterable[str], *, path: str | None = None) -> tuple[str, ...]:
+def relevant_gene_ids(
+    expression: Expression, genes: Iterable[str], *, path: str | None = None
+) -> tuple[str, ...]:
     """The matrix's gene ids of the user's relevant genes (absent ones dropped with a warning)."""
     genes = list(genes)
     mapping, report = match_gene_ids(genes, expression, source="relevant genes", path=path)
     if report.dropped or report.ambiguous:
-        log.warning("relevant genes: %d of %d not in the matrix (dropped)", report.dropped + report.ambiguous, len(genes))
+        log.warning(
+            "relevant genes: %d of %d not in the matrix (dropped)",
+            report.dropped + report.ambiguous,
+            len(genes),
+        )
     return tuple(expression.genes[i] for i in sorted(set(mapping.values())))
 
 
@@ -132,13 +144,16 @@ def check_magnitude(expression: Expression) -> None:
         return
     top = max(abs(float(np.nanmax(X))), abs(float(np.nanmin(X))))
     if top > MAX_ABS_VALUE:
-        raise InputError(f"values as large as {top:.3g}: beyond {MAX_ABS_VALUE:g} their squares "
-                         "overflow the statistics; log-transform or rescale the data",
-                         path=expression.source)
+        raise InputError(
+            f"values as large as {top:.3g}: beyond {MAX_ABS_VALUE:g} their squares "
+            "overflow the statistics; log-transform or rescale the data",
+            path=expression.source,
+        )
 
 
-def check_ranker_memory(context: Context, plan: ListPlan, inputs: RankerInputs,
-                        params: Mapping[str, Any]) -> None:
+def check_ranker_memory(
+    context: Context, plan: ListPlan, inputs: RankerInputs, params: Mapping[str, Any]
+) -> None:
     """Fail early when a list's ranker would exceed ``context.max_memory``."""
     if context.max_memory is None:
         return
@@ -148,10 +163,17 @@ def check_ranker_memory(context: Context, plan: ListPlan, inputs: RankerInputs,
     given = None if sim is None else ("dense" if isinstance(sim.matrix, np.ndarray) else "sparse")
     full = resolve_params(f"ranker {plan.ranker!r}", spec.params, params)
     need = estimate_ranker(plan.ranker, n, m, params=full, given_similarity=given)
-    hint = (f"a sparser similarity (--param {plan.ranker}.similarity=knn), "
-            if "similarity" in spec.params else "")
-    check_memory(need, limit=context.max_memory, what=f"list {plan.name} ({plan.ranker})",
-                 suggestion=f"use {hint}fewer genes (filter the matrix) or leave the list out")
+    hint = (
+        f"a sparser similarity (--param {plan.ranker}.similarity=knn), "
+        if "similarity" in spec.params
+        else ""
+    )
+    check_memory(
+        need,
+        limit=context.max_memory,
+        what=f"list {plan.name} ({plan.ranker})",
+        suggestion=f"use {hint}fewer genes (filter the matrix) or leave the list out",
+    )
 
 
 def run_plan(
@@ -192,12 +214,21 @@ def run_plan(
             inputs = plan.build_inputs(context)
             p = per_list[plan.name]
             check_ranker_memory(context, plan, inputs, p)
-            ranking = run_ranker(plan.ranker, context.expression, inputs, seed=context.seed, list_name=plan.name, params=p)
+            ranking = run_ranker(
+                plan.ranker,
+                context.expression,
+                inputs,
+                seed=context.seed,
+                list_name=plan.name,
+                params=p,
+            )
             lists.append(ranking)
             timings[f"rank:{plan.name}"] = round(time.perf_counter() - t0, 4)
             log.info("list %s built in %.2f s", plan.name, timings[f"rank:{plan.name}"])
         t0 = time.perf_counter()
-        final = aggregate_lists(lists, aggregate, relevant_genes=context.relevant_genes, params=aggregate_params)
+        final = aggregate_lists(
+            lists, aggregate, relevant_genes=context.relevant_genes, params=aggregate_params
+        )
         timings["aggregate"] = round(time.perf_counter() - t0, 4)
     return RunResult(
         expression=context.expression,
@@ -272,10 +303,20 @@ def rank(
         raise ParameterError(f"method must be 'kofs' or 'msfs', got {method!r}")
     sources = sources or KnowledgeSources()
     check_magnitude(expression)
-    rel = None if relevant_genes is None else relevant_gene_ids(
-        expression, relevant_genes, path=getattr(relevant_genes, "source", None))
-    context = Context(expression=expression, categories=labels, relevant_genes=rel, seed=seed,
-                      max_memory=resolve_limit(max_memory))
+    rel = (
+        None
+        if relevant_genes is None
+        else relevant_gene_ids(
+            expression, relevant_genes, path=getattr(relevant_genes, "source", None)
+        )
+    )
+    context = Context(
+        expression=expression,
+        categories=labels,
+        relevant_genes=rel,
+        seed=seed,
+        max_memory=resolve_limit(max_memory),
+    )
     # plans are lazy: knowledge is built inside run_plan, under the thread limit
     if method == "msfs":
         plans = msfs_plan(context, sources, weights=msfs_weights)
@@ -295,7 +336,14 @@ def rank(
         "aggregate_params": dict(aggregate_params or {}),
         "relevant_genes": None if rel is None else len(rel),
     }
-    result = run_plan(context, plans, aggregate=aggregate, aggregate_params=aggregate_params,
-                      params=params, threads=threads, settings=settings)
+    result = run_plan(
+        context,
+        plans,
+        aggregate=aggregate,
+        aggregate_params=aggregate_params,
+        params=params,
+        threads=threads,
+        settings=settings,
+    )
     evidence = gene_evidence(context.cache, expression.genes)
     return replace(result, evidence=evidence)

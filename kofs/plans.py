@@ -73,13 +73,16 @@ class KnowledgeSources:
         return self.ontology is not None and self.go_annotations is not None
 
     def any(self) -> bool:
-        return bool(self.has_go or self.pathways is not None or self.interactions is not None or self.aux)
+        return bool(
+            self.has_go or self.pathways is not None or self.interactions is not None or self.aux
+        )
 
 
 GO_DEFAULTS = {"aspect": "BP", "measure": "lin", "combine": "bma", "top_k": 10, "mode": "kofs"}
 
 
 # --- internal knowledge, built once per run -------------------------------------------------
+
 
 def _src(ctx: Context) -> KnowledgeSources:
     return ctx.cache["sources"]
@@ -102,18 +105,33 @@ def go_semantics_of(ctx: Context, mode: str):
     from kofs.knowledge.go import go_semantics
 
     s, g = _src(ctx), go_settings(ctx)
-    return ctx.cached(f"go_semantics:{mode}", lambda: go_semantics(
-        s.ontology, s.go_annotations, aspect=g["aspect"], mode=mode))
+    return ctx.cached(
+        f"go_semantics:{mode}",
+        lambda: go_semantics(s.ontology, s.go_annotations, aspect=g["aspect"], mode=mode),
+    )
 
 
 def go_relation_of(ctx: Context):
     from kofs.knowledge.go import go_relation
 
     s, g = _src(ctx), go_settings(ctx)
-    return ctx.cached("go_relation", lambda: _record(ctx, go_relation(
-        ctx.expression, s.ontology, s.go_annotations, measure=g["measure"], combine=g["combine"],
-        aspect=g["aspect"], mode=g["mode"], top_k=int(g["top_k"]),
-        semantics=go_semantics_of(ctx, g["mode"]))))
+    return ctx.cached(
+        "go_relation",
+        lambda: _record(
+            ctx,
+            go_relation(
+                ctx.expression,
+                s.ontology,
+                s.go_annotations,
+                measure=g["measure"],
+                combine=g["combine"],
+                aspect=g["aspect"],
+                mode=g["mode"],
+                top_k=int(g["top_k"]),
+                semantics=go_semantics_of(ctx, g["mode"]),
+            ),
+        ),
+    )
 
 
 def go_functions_of(ctx: Context, *, propagate: bool = True) -> FeatureFunctions:
@@ -122,9 +140,20 @@ def go_functions_of(ctx: Context, *, propagate: bool = True) -> FeatureFunctions
     s, g = _src(ctx), go_settings(ctx)
     key = "go_functions" if propagate else "go_functions_direct"
     # the coverage report of the GO annotations is recorded once (by the relation or here)
-    return ctx.cached(key, lambda: _record(ctx, go_functions(
-        ctx.expression, s.ontology, s.go_annotations, aspect=g["aspect"], propagate=propagate,
-        semantics=go_semantics_of(ctx, "kofs"))))
+    return ctx.cached(
+        key,
+        lambda: _record(
+            ctx,
+            go_functions(
+                ctx.expression,
+                s.ontology,
+                s.go_annotations,
+                aspect=g["aspect"],
+                propagate=propagate,
+                semantics=go_semantics_of(ctx, "kofs"),
+            ),
+        ),
+    )
 
 
 def pathway_functions_of(ctx: Context) -> FeatureFunctions:
@@ -132,16 +161,30 @@ def pathway_functions_of(ctx: Context) -> FeatureFunctions:
 
     s = _src(ctx)
     lo, hi = s.pathway_sizes
-    return ctx.cached("pathway_functions", lambda: _record(ctx, genesets_to_functions(
-        s.pathways, ctx.expression, min_size=lo, max_size=hi, id_map=s.id_map)))
+    return ctx.cached(
+        "pathway_functions",
+        lambda: _record(
+            ctx,
+            genesets_to_functions(
+                s.pathways, ctx.expression, min_size=lo, max_size=hi, id_map=s.id_map
+            ),
+        ),
+    )
 
 
 def ppi_relation_of(ctx: Context):
     from kofs.knowledge.network import interactions_to_relation
 
     s = _src(ctx)
-    return ctx.cached("ppi_relation", lambda: _record(ctx, interactions_to_relation(
-        s.interactions, ctx.expression, id_map=s.id_map, **s.interaction_options)))
+    return ctx.cached(
+        "ppi_relation",
+        lambda: _record(
+            ctx,
+            interactions_to_relation(
+                s.interactions, ctx.expression, id_map=s.id_map, **s.interaction_options
+            ),
+        ),
+    )
 
 
 def with_term_relevance(ctx: Context, functions: FeatureFunctions) -> FeatureFunctions:
@@ -159,7 +202,9 @@ def with_term_relevance(ctx: Context, functions: FeatureFunctions) -> FeatureFun
     return learn_relevance_from_data(functions, ctx.expression)
 
 
-def check_similarity_memory(ctx: Context, what: str, *, n_genes: int | None = None, nnz: int = 0) -> None:
+def check_similarity_memory(
+    ctx: Context, what: str, *, n_genes: int | None = None, nnz: int = 0
+) -> None:
     """Fail early when a sample similarity (dense up to 3000 samples, GO-MAH when ``n_genes``)
     would exceed ``ctx.max_memory``."""
     n = ctx.expression.n_samples
@@ -169,8 +214,12 @@ def check_similarity_memory(ctx: Context, what: str, *, n_genes: int | None = No
         need = estimate_dense_similarity(n)
     else:
         return  # sparse kNN graph: linear in n
-    check_memory(need, limit=ctx.max_memory, what=f"{what} similarity ({n} samples)",
-                 suggestion="use fewer samples or genes, or leave the lists that need it out (--lists)")
+    check_memory(
+        need,
+        limit=ctx.max_memory,
+        what=f"{what} similarity ({n} samples)",
+        suggestion="use fewer samples or genes, or leave the lists that need it out (--lists)",
+    )
 
 
 def data_similarity(ctx: Context):
@@ -184,14 +233,23 @@ def data_similarity(ctx: Context):
 def initial_relevance(ctx: Context) -> FeatureFunctions:
     """Where propagation starts: the known relevant genes, else the GO (or pathway) votes."""
     if ctx.relevant_genes:
-        return ctx.cached("relevant_functions", lambda: relevant_genes_functions(ctx.expression, list(ctx.relevant_genes)))
+        return ctx.cached(
+            "relevant_functions",
+            lambda: relevant_genes_functions(ctx.expression, list(ctx.relevant_genes)),
+        )
     if _src(ctx).has_go:
-        return ctx.cached("go_functions_rel", lambda: with_term_relevance(ctx, go_functions_of(ctx)))
+        return ctx.cached(
+            "go_functions_rel", lambda: with_term_relevance(ctx, go_functions_of(ctx))
+        )
     if _src(ctx).pathways is None:
-        raise ParameterError("relevance propagation (PPI-PROP, GO-REL-PROP) needs a starting "
-                             "relevance: give --relevant-genes, --go with --go-annotations, or "
-                             "--pathways")
-    return ctx.cached("pathway_functions_rel", lambda: with_term_relevance(ctx, pathway_functions_of(ctx)))
+        raise ParameterError(
+            "relevance propagation (PPI-PROP, GO-REL-PROP) needs a starting "
+            "relevance: give --relevant-genes, --go with --go-annotations, or "
+            "--pathways"
+        )
+    return ctx.cached(
+        "pathway_functions_rel", lambda: with_term_relevance(ctx, pathway_functions_of(ctx))
+    )
 
 
 def go_mah_similarity(ctx: Context):
@@ -226,15 +284,19 @@ def go_can_genes(ctx: Context) -> np.ndarray:
     q = false_discovery_control(np.clip(pval, 0, 1))
     enriched = np.flatnonzero((n_rel >= 2) & (q < GO_CAN_ALPHA))
     if enriched.size == 0:
-        raise ParameterError("GO-CAN-MAH: no GO term is enriched in the relevant genes; "
-                             "give more relevant genes or leave the list out (--lists)")
+        raise ParameterError(
+            "GO-CAN-MAH: no GO term is enriched in the relevant genes; "
+            "give more relevant genes or leave the list out (--lists)"
+        )
     return genes_of_terms(direct, [direct.terms[i] for i in enriched])
 
 
 def go_can_mah_similarity(ctx: Context):
     def build():
         rel = restrict_relation(go_relation_of(ctx), go_can_genes(ctx))
-        check_similarity_memory(ctx, "GO-CAN-MAH", n_genes=ctx.expression.n_genes, nnz=rel.matrix.nnz)
+        check_similarity_memory(
+            ctx, "GO-CAN-MAH", n_genes=ctx.expression.n_genes, nnz=rel.matrix.nnz
+        )
         return mahalanobis_similarity(ctx.expression, rel, name="GO-CAN-MAH")
 
     return ctx.cached("go_can_mah", build)
@@ -246,7 +308,9 @@ def pathway_filt_similarity(ctx: Context):
     s = _src(ctx)
 
     def build():
-        idx, report = filter_genes(s.pathways, ctx.expression, set_ids=s.pathway_ids, id_map=s.id_map)
+        idx, report = filter_genes(
+            s.pathways, ctx.expression, set_ids=s.pathway_ids, id_map=s.id_map
+        )
         check_similarity_memory(ctx, "Pathway-FILT")
         return filtered_similarity(ctx.expression, idx, name="Pathway-FILT")
 
@@ -270,7 +334,8 @@ def aux_similarity(ctx: Context, i: int):
         if missing:
             raise ParameterError(
                 f"auxiliary data {aux.source}: {len(missing)} samples of the expression matrix are "
-                f"missing (e.g. {', '.join(missing[:3])}); it must measure the same samples")
+                f"missing (e.g. {', '.join(missing[:3])}); it must measure the same samples"
+            )
         aligned = aux.subset_samples([pos[s] for s in ctx.expression.samples])
         check_similarity_memory(ctx, f"auxiliary data {aux.source}")
         return sample_similarity(aligned, "auto")
@@ -279,6 +344,7 @@ def aux_similarity(ctx: Context, i: int):
 
 
 # --- the catalogue --------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ListTemplate:
@@ -295,35 +361,100 @@ def _sim(fn):
 
 def _catalogue(n_aux: int) -> list[ListTemplate]:
     t = [
-        ListTemplate("SPEC", "spec-phi2", ("expression",), lambda ctx: RankerInputs(similarity=data_similarity(ctx)),
-                     "SPEC phi2 on the expression's sample similarity"),
-        ListTemplate("Fisher", "fisher", ("labels",), lambda ctx: RankerInputs(categories=ctx.categories),
-                     "Fisher score on the sample labels"),
-        ListTemplate("Pathway-FILT", "spec-phi2", ("pathways",), _sim(pathway_filt_similarity),
-                     "SPEC on the similarity of the data filtered to the chosen pathways' genes"),
-        ListTemplate("Pathway-REL-VOTE", "relevance-vote", ("pathways",),
-                     lambda ctx: RankerInputs(functions=ctx.cached("pathway_functions_rel", lambda: with_term_relevance(ctx, pathway_functions_of(ctx)))),
-                     "relevance voting over pathway membership (eq. 6.15)"),
-        ListTemplate("GO-REL-VOTE", "relevance-vote", ("go",),
-                     lambda ctx: RankerInputs(functions=ctx.cached("go_functions_rel", lambda: with_term_relevance(ctx, go_functions_of(ctx)))),
-                     "relevance voting over GO terms (eq. 6.15)"),
-        ListTemplate("GO-MAH", "spec-phi2", ("go",), _sim(go_mah_similarity),
-                     "SPEC on the commute-time Mahalanobis similarity of the GO gene graph (Prop. 1)"),
-        ListTemplate("GO-CAN-MAH", "spec-phi2", ("go", "relevant_genes"), _sim(go_can_mah_similarity),
-                     "GO-MAH with GO restricted to the terms of the relevant genes"),
-        ListTemplate("GO-REL-PROP", "relevance-propagation", ("go",),
-                     lambda ctx: RankerInputs(relation=go_relation_of(ctx), functions=initial_relevance(ctx)),
-                     "relevance propagation over the GO similarity graph (eq. 6.14)"),
-        ListTemplate("GO-FILT", "spec-phi2", ("go", "go_term_ids"), _sim(go_filt_similarity),
-                     "SPEC on the data filtered to the genes of the chosen GO terms (Leukemia-FILT)"),
-        ListTemplate("PPI-PROP", "relevance-propagation", ("interactions",),
-                     lambda ctx: RankerInputs(relation=ppi_relation_of(ctx), functions=initial_relevance(ctx)),
-                     "relevance propagation over the interaction network (eq. 6.14)"),
+        ListTemplate(
+            "SPEC",
+            "spec-phi2",
+            ("expression",),
+            lambda ctx: RankerInputs(similarity=data_similarity(ctx)),
+            "SPEC phi2 on the expression's sample similarity",
+        ),
+        ListTemplate(
+            "Fisher",
+            "fisher",
+            ("labels",),
+            lambda ctx: RankerInputs(categories=ctx.categories),
+            "Fisher score on the sample labels",
+        ),
+        ListTemplate(
+            "Pathway-FILT",
+            "spec-phi2",
+            ("pathways",),
+            _sim(pathway_filt_similarity),
+            "SPEC on the similarity of the data filtered to the chosen pathways' genes",
+        ),
+        ListTemplate(
+            "Pathway-REL-VOTE",
+            "relevance-vote",
+            ("pathways",),
+            lambda ctx: RankerInputs(
+                functions=ctx.cached(
+                    "pathway_functions_rel",
+                    lambda: with_term_relevance(ctx, pathway_functions_of(ctx)),
+                )
+            ),
+            "relevance voting over pathway membership (eq. 6.15)",
+        ),
+        ListTemplate(
+            "GO-REL-VOTE",
+            "relevance-vote",
+            ("go",),
+            lambda ctx: RankerInputs(
+                functions=ctx.cached(
+                    "go_functions_rel", lambda: with_term_relevance(ctx, go_functions_of(ctx))
+                )
+            ),
+            "relevance voting over GO terms (eq. 6.15)",
+        ),
+        ListTemplate(
+            "GO-MAH",
+            "spec-phi2",
+            ("go",),
+            _sim(go_mah_similarity),
+            "SPEC on the commute-time Mahalanobis similarity of the GO gene graph (Prop. 1)",
+        ),
+        ListTemplate(
+            "GO-CAN-MAH",
+            "spec-phi2",
+            ("go", "relevant_genes"),
+            _sim(go_can_mah_similarity),
+            "GO-MAH with GO restricted to the terms of the relevant genes",
+        ),
+        ListTemplate(
+            "GO-REL-PROP",
+            "relevance-propagation",
+            ("go",),
+            lambda ctx: RankerInputs(
+                relation=go_relation_of(ctx), functions=initial_relevance(ctx)
+            ),
+            "relevance propagation over the GO similarity graph (eq. 6.14)",
+        ),
+        ListTemplate(
+            "GO-FILT",
+            "spec-phi2",
+            ("go", "go_term_ids"),
+            _sim(go_filt_similarity),
+            "SPEC on the data filtered to the genes of the chosen GO terms (Leukemia-FILT)",
+        ),
+        ListTemplate(
+            "PPI-PROP",
+            "relevance-propagation",
+            ("interactions",),
+            lambda ctx: RankerInputs(
+                relation=ppi_relation_of(ctx), functions=initial_relevance(ctx)
+            ),
+            "relevance propagation over the interaction network (eq. 6.14)",
+        ),
     ]
     for i in range(n_aux):
-        t.append(ListTemplate(f"AUX{i + 1}-SPEC" if n_aux > 1 else "AUX-SPEC", "spec-phi2", ("aux",),
-                              _sim(lambda ctx, i=i: aux_similarity(ctx, i)),
-                              "SPEC on the auxiliary data's sample similarity"))
+        t.append(
+            ListTemplate(
+                f"AUX{i + 1}-SPEC" if n_aux > 1 else "AUX-SPEC",
+                "spec-phi2",
+                ("aux",),
+                _sim(lambda ctx, i=i: aux_similarity(ctx, i)),
+                "SPEC on the auxiliary data's sample similarity",
+            )
+        )
     return t
 
 
@@ -341,7 +472,9 @@ def _available(ctx: Context, s: KnowledgeSources) -> set[str]:
     return {"expression", *(name for name, present in given.items() if present)}
 
 
-def kofs_plan(ctx: Context, sources: KnowledgeSources, lists: Sequence[str] | None = None) -> list[ListPlan]:
+def kofs_plan(
+    ctx: Context, sources: KnowledgeSources, lists: Sequence[str] | None = None
+) -> list[ListPlan]:
     """Plans of every catalogue list the inputs allow (or the chosen ``lists``)."""
     ctx.cache["sources"] = sources
     catalogue = {t.name: t for t in _catalogue(len(sources.aux))}
@@ -356,13 +489,20 @@ def kofs_plan(ctx: Context, sources: KnowledgeSources, lists: Sequence[str] | No
             t = catalogue[name]
             missing = set(t.needs) - have
             if missing:
-                raise ParameterError(f"list {name!r} needs {', '.join(sorted(missing)).replace('_', '-')} "
-                                     f"(give --{sorted(missing)[0].replace('_', '-')})")
+                raise ParameterError(
+                    f"list {name!r} needs {', '.join(sorted(missing)).replace('_', '-')} "
+                    f"(give --{sorted(missing)[0].replace('_', '-')})"
+                )
             chosen.append(t)
-    return [ListPlan(name=t.name, ranker=t.ranker, build_inputs=t.build, sources=t.needs) for t in chosen]
+    return [
+        ListPlan(name=t.name, ranker=t.ranker, build_inputs=t.build, sources=t.needs)
+        for t in chosen
+    ]
 
 
-def msfs_plan(ctx: Context, sources: KnowledgeSources, *, weights: Sequence[float] | None = None) -> list[ListPlan]:
+def msfs_plan(
+    ctx: Context, sources: KnowledgeSources, *, weights: Sequence[float] | None = None
+) -> list[ListPlan]:
     """MSFS (book Alg. 9): SPEC on the weighted sum of every sample similarity the inputs give
     (expression, labels S^FIS, auxiliary data, GO-MAH, Pathway-FILT)."""
     ctx.cache["sources"] = sources
@@ -377,8 +517,14 @@ def msfs_plan(ctx: Context, sources: KnowledgeSources, *, weights: Sequence[floa
         if sources.pathways is not None:
             parts.append(pathway_filt_similarity(ctx))
         if weights is not None and len(weights) != len(parts):
-            raise ParameterError(f"--msfs-weights: {len(weights)} weights for {len(parts)} similarities "
-                                 f"({', '.join(p.name for p in parts)})")
+            raise ParameterError(
+                f"--msfs-weights: {len(weights)} weights for {len(parts)} similarities "
+                f"({', '.join(p.name for p in parts)})"
+            )
         return RankerInputs(similarity=combine_similarities(parts, weights))
 
-    return [ListPlan(name="MSFS", ranker="spec-phi2", build_inputs=build, sources=("expression", "knowledge"))]
+    return [
+        ListPlan(
+            name="MSFS", ranker="spec-phi2", build_inputs=build, sources=("expression", "knowledge")
+        )
+    ]

@@ -137,7 +137,9 @@ def _coerce_bool(value: Any) -> bool:
     raise ValueError(f"{value!r} is not a boolean")
 
 
-def resolve_params(owner: str, params: Mapping[str, Param], given: Mapping[str, Any]) -> dict[str, Any]:
+def resolve_params(
+    owner: str, params: Mapping[str, Param], given: Mapping[str, Any]
+) -> dict[str, Any]:
     """Defaults overlaid with ``given``, coerced and checked.
 
     Raises

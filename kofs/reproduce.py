@@ -46,17 +46,46 @@ BOOK_TABLE_6_5 = {
     "KOFS_Prob-SUP": (0.94, 0.91, 0.91, 0.92, 7766, 25, 17),
 }
 
-KEYS = ("title", "intro", "shared", "expression", "gene_column", "labels", "label_column", "sample_column",
-        "keep_samples", "groups_column", "max_genes", "go", "go_annotations", "go_settings", "pathways",
-        "pathway_format", "pathway_ids", "go_term_ids", "interactions", "lists", "rename",
-        "list_relevant_genes", "aggregations", "known_genes", "sim_anno", "circular", "evaluation",
-        "output", "seed", "params")
+KEYS = (
+    "title",
+    "intro",
+    "shared",
+    "expression",
+    "gene_column",
+    "labels",
+    "label_column",
+    "sample_column",
+    "keep_samples",
+    "groups_column",
+    "max_genes",
+    "go",
+    "go_annotations",
+    "go_settings",
+    "pathways",
+    "pathway_format",
+    "pathway_ids",
+    "go_term_ids",
+    "interactions",
+    "lists",
+    "rename",
+    "list_relevant_genes",
+    "aggregations",
+    "known_genes",
+    "sim_anno",
+    "circular",
+    "evaluation",
+    "output",
+    "seed",
+    "params",
+)
 EVAL_KEYS = ("top", "classifiers", "folds", "repeats", "protocols", "heatmaps", "curve_ks")
 
 
 def _paths(cfg: Mapping[str, Any], base: Path):
     env = os.environ.get("KOFS_SHARED")
-    shared = str(Path(env) / "data" / "real") if env else str((base / cfg.get("shared", ".")).resolve())
+    shared = (
+        str(Path(env) / "data" / "real") if env else str((base / cfg.get("shared", ".")).resolve())
+    )
 
     def resolve(value):
         if value is None:
@@ -67,18 +96,30 @@ def _paths(cfg: Mapping[str, Any], base: Path):
     return resolve
 
 
-def _known(spec: Mapping[str, Any], name: str, resolve, path: str, known: Mapping[str, Any] | None = None):
+def _known(
+    spec: Mapping[str, Any], name: str, resolve, path: str, known: Mapping[str, Any] | None = None
+):
     if not isinstance(spec, Mapping) or "file" not in spec:
-        raise ParameterError(f"known_genes.{name} needs a 'file' (and optionally 'where', 'gene_column', "
-                             "'exclude')", path=path)
-    kg = read_known_genes(name, resolve(spec["file"]), where=spec.get("where"), gene_column=spec.get("gene_column"))
+        raise ParameterError(
+            f"known_genes.{name} needs a 'file' (and optionally 'where', 'gene_column', 'exclude')",
+            path=path,
+        )
+    kg = read_known_genes(
+        name, resolve(spec["file"]), where=spec.get("where"), gene_column=spec.get("gene_column")
+    )
     if spec.get("exclude"):
         other = (known or {}).get(spec["exclude"])
         if other is None:
-            raise ParameterError(f"known_genes.{name}: exclude {spec['exclude']!r} is not a set defined before it",
-                                 path=path)
+            raise ParameterError(
+                f"known_genes.{name}: exclude {spec['exclude']!r} is not a set defined before it",
+                path=path,
+            )
         drop = set(other.genes)
-        kg = replace(kg, genes=tuple(g for g in kg.genes if g not in drop), source=f"{kg.source} minus {other.name}")
+        kg = replace(
+            kg,
+            genes=tuple(g for g in kg.genes if g not in drop),
+            source=f"{kg.source} minus {other.name}",
+        )
     return kg
 
 
@@ -88,8 +129,11 @@ def _read_data(cfg, resolve, path):
     from kofs.io.expression import read_expression
     from kofs.io.labels import align_labels, read_labels
 
-    lab = read_labels(resolve(cfg["labels"]), label_column=cfg.get("label_column"),
-                      sample_column=cfg.get("sample_column"))
+    lab = read_labels(
+        resolve(cfg["labels"]),
+        label_column=cfg.get("label_column"),
+        sample_column=cfg.get("sample_column"),
+    )
     keep = cfg.get("keep_samples") or {}
     table = pd.read_csv(resolve(cfg["labels"]), sep=None, engine="python", dtype=str)
     sid = cfg.get("sample_column") or table.columns[0]
@@ -100,7 +144,9 @@ def _read_data(cfg, resolve, path):
         mask &= table[col].isin([str(v) for v in values]).to_numpy()
     kept = set(table.loc[mask, sid].astype(str))
     idx = [i for i, s in enumerate(lab.samples) if s in kept]
-    lab = SampleCategories([lab.labels[i] for i in idx], [lab.samples[i] for i in idx], name=lab.name)
+    lab = SampleCategories(
+        [lab.labels[i] for i in idx], [lab.samples[i] for i in idx], name=lab.name
+    )
     expr = read_expression(resolve(cfg["expression"]), gene_column=cfg.get("gene_column"))
     expr, lab = align_labels(expr, lab, missing="drop")
     groups = None
@@ -114,8 +160,13 @@ def _read_data(cfg, resolve, path):
     return expr, lab, groups
 
 
-def run_experiment(config: str | os.PathLike, *, output: str | None = None, quick: bool = False,
-                   threads: int | None = None) -> list[str]:
+def run_experiment(
+    config: str | os.PathLike,
+    *,
+    output: str | None = None,
+    quick: bool = False,
+    threads: int | None = None,
+) -> list[str]:
     """Run one reproduction config; returns the written paths.
 
     Parameters
@@ -151,31 +202,65 @@ def run_experiment(config: str | os.PathLike, *, output: str | None = None, quic
     timings = {}
     with threadpool_limits(limits=threads):
         expr, lab, groups = _read_data(cfg, resolve, path)
-        go_settings = {"aspect": "BP", "measure": "lin", "combine": "bma", "top_k": 10, **(cfg.get("go_settings") or {})}
-        sources = read_sources(go=resolve(cfg.get("go")), go_annotations=resolve(cfg.get("go_annotations")),
-                               go_settings=go_settings, pathways=resolve(cfg.get("pathways")),
-                               pathway_format=cfg.get("pathway_format", "auto"), pathway_ids=cfg.get("pathway_ids"),
-                               go_term_ids=cfg.get("go_term_ids"), interactions=resolve(cfg.get("interactions")))
+        go_settings = {
+            "aspect": "BP",
+            "measure": "lin",
+            "combine": "bma",
+            "top_k": 10,
+            **(cfg.get("go_settings") or {}),
+        }
+        sources = read_sources(
+            go=resolve(cfg.get("go")),
+            go_annotations=resolve(cfg.get("go_annotations")),
+            go_settings=go_settings,
+            pathways=resolve(cfg.get("pathways")),
+            pathway_format=cfg.get("pathway_format", "auto"),
+            pathway_ids=cfg.get("pathway_ids"),
+            go_term_ids=cfg.get("go_term_ids"),
+            interactions=resolve(cfg.get("interactions")),
+        )
         known: dict[str, Any] = {}
         for n, spec in (cfg.get("known_genes") or {}).items():
             known[n] = _known(spec, n, resolve, path, known)
         aggs = []
         for a in cfg.get("aggregations") or ():
             if not isinstance(a, Mapping) or "name" not in a:
-                raise ParameterError("each entry of 'aggregations' needs a 'name' (and 'method', optionally "
-                                     "'relevant_genes': a known_genes set)", path=path)
+                raise ParameterError(
+                    "each entry of 'aggregations' needs a 'name' (and 'method', optionally "
+                    "'relevant_genes': a known_genes set)",
+                    path=path,
+                )
             rel = a.get("relevant_genes")
             if rel is not None and rel not in known:
-                raise ParameterError(f"aggregation {a.get('name')!r}: relevant_genes {rel!r} is not a known_genes set",
-                                     path=path)
-            aggs.append(Aggregation(a["name"], a.get("method", "em"), None if rel is None else known[rel].genes,
-                                    a.get("params") or {}))
+                raise ParameterError(
+                    f"aggregation {a.get('name')!r}: relevant_genes {rel!r} is not a known_genes set",
+                    path=path,
+                )
+            aggs.append(
+                Aggregation(
+                    a["name"],
+                    a.get("method", "em"),
+                    None if rel is None else known[rel].genes,
+                    a.get("params") or {},
+                )
+            )
         lrel = cfg.get("list_relevant_genes")
         list_rel = None
         if lrel is not None:
-            list_rel = (known[lrel] if isinstance(lrel, str) and lrel in known else _known(lrel, "list_relevant_genes", resolve, path, known)).genes
-        kofs = KofsRanking(sources, cfg["lists"], aggs, list_rel, rename=cfg.get("rename") or {},
-                           params=cfg.get("params") or {}, seed=int(cfg.get("seed", 0)))
+            list_rel = (
+                known[lrel]
+                if isinstance(lrel, str) and lrel in known
+                else _known(lrel, "list_relevant_genes", resolve, path, known)
+            ).genes
+        kofs = KofsRanking(
+            sources,
+            cfg["lists"],
+            aggs,
+            list_rel,
+            rename=cfg.get("rename") or {},
+            params=cfg.get("params") or {},
+            seed=int(cfg.get("seed", 0)),
+        )
         timings["read"] = time.perf_counter() - t0
         t1 = time.perf_counter()
         results = kofs.run(expr, lab)
@@ -183,21 +268,38 @@ def run_experiment(config: str | os.PathLike, *, output: str | None = None, quic
         protocols = ev.get("protocols", ["book"])
         honest = None
         if "honest" in protocols:
+
             def honest(train_expr, train_y):
-                return kofs.orders(train_expr, SampleCategories(list(train_y), train_expr.samples, name=lab.name))
-        weights = {n: dict(zip(r.list_names, map(float, r.weights), strict=True))
-                   for n, r in results.items() if getattr(r, "weights", None) is not None}
+                return kofs.orders(
+                    train_expr, SampleCategories(list(train_y), train_expr.samples, name=lab.name)
+                )
+
+        weights = {
+            n: dict(zip(r.list_names, map(float, r.weights), strict=True))
+            for n, r in results.items()
+            if getattr(r, "weights", None) is not None
+        }
         t1 = time.perf_counter()
         sim_sets = cfg.get("sim_anno")
         result = evaluate(
-            {n: np.asarray(r.ranks) for n, r in results.items()}, expr, labels=lab.labels,
-            known=list(known.values()), top=ev.get("top", (10, 30, 50)), curve_ks=ev.get("curve_ks"),
+            {n: np.asarray(r.ranks) for n, r in results.items()},
+            expr,
+            labels=lab.labels,
+            known=list(known.values()),
+            top=ev.get("top", (10, 30, 50)),
+            curve_ks=ev.get("curve_ks"),
             classifiers=ev.get("classifiers", ("1nn", "svm-rbf", "svm-linear")),
-            n_splits=int(ev.get("folds", 5)), n_repeats=int(ev.get("repeats", 2)), groups=groups,
-            seed=int(cfg.get("seed", 0)), honest=honest,
-            go=(sources.ontology, sources.go_annotations, go_settings) if sources.has_go and sim_sets else None,
+            n_splits=int(ev.get("folds", 5)),
+            n_repeats=int(ev.get("repeats", 2)),
+            groups=groups,
+            seed=int(cfg.get("seed", 0)),
+            honest=honest,
+            go=(sources.ontology, sources.go_annotations, go_settings)
+            if sources.has_go and sim_sets
+            else None,
             sim_sets=[sim_sets] if isinstance(sim_sets, str) else sim_sets,
-            circular=cfg.get("circular") or {}, weights=weights,
+            circular=cfg.get("circular") or {},
+            weights=weights,
         )
         timings["evaluate"] = time.perf_counter() - t1
     timings = {k: round(v, 1) for k, v in timings.items()}
@@ -205,11 +307,22 @@ def run_experiment(config: str | os.PathLike, *, output: str | None = None, quic
     result.settings["config"] = str(Path(path).resolve())
     result.settings["quick"] = quick
     book = _book_table(result.table)
-    text = (cfg.get("intro") or "") + "\n\nMeasured run time: " + ", ".join(
-        f"{k.replace('_', ' ')} {v} s" for k, v in timings.items()) + "."
-    written = write_evaluation(result, out, expression=expr, labels=lab.labels,
-                               heatmap_lists=ev.get("heatmaps"), title=cfg.get("title", "KOFS reproduction"),
-                               intro=text, extra_tables={"Ours next to book Table 6.5 (book protocol, 1-NN)": book})
+    text = (
+        (cfg.get("intro") or "")
+        + "\n\nMeasured run time: "
+        + ", ".join(f"{k.replace('_', ' ')} {v} s" for k, v in timings.items())
+        + "."
+    )
+    written = write_evaluation(
+        result,
+        out,
+        expression=expr,
+        labels=lab.labels,
+        heatmap_lists=ev.get("heatmaps"),
+        title=cfg.get("title", "KOFS reproduction"),
+        intro=text,
+        extra_tables={"Ours next to book Table 6.5 (book protocol, 1-NN)": book},
+    )
     (Path(out) / "table65.tsv").write_text(book.to_csv(sep="\t", index=False, float_format="%.3g"))
     (Path(out) / "table65.md").write_text(_markdown(book))
     log.info("reproduction %s finished in %s", path, timings)

@@ -51,7 +51,9 @@ F8 = 8  # bytes per float64
 CSR_ENTRY = 12  # float64 value + int32 column index
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([KMGT]?)(I?B)?\s*$", re.IGNORECASE)
+_SIZE = re.compile(
+    r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([KMGT]?)(I?B)?\s*$", re.IGNORECASE
+)
 
 
 def parse_size(text: str | int | float, *, option: str = "--max-memory") -> int:
@@ -72,8 +74,9 @@ def parse_size(text: str | int | float, *, option: str = "--max-memory") -> int:
     else:
         m = _SIZE.match(str(text))
         if m is None:
-            raise ParameterError(f"{option} {text!r}: expected a size such as 4G, 512M or "
-                                 "1000000 (bytes)")
+            raise ParameterError(
+                f"{option} {text!r}: expected a size such as 4G, 512M or 1000000 (bytes)"
+            )
         value, unit = float(m.group(1)), m.group(2).upper()
     nbytes = value * _UNITS[unit]
     if not math.isfinite(nbytes) or nbytes < 1:
@@ -161,6 +164,7 @@ def check_memory(nbytes: float, *, limit: int | None, what: str, suggestion: str
 
 # --- estimates --------------------------------------------------------------------------------
 
+
 def estimate_expression(n_samples: int, n_genes: int) -> int:
     """Reading an n x m matrix: the float64 array plus the parsed table (~3 copies)."""
     return 3 * F8 * int(n_samples) * int(n_genes)
@@ -209,17 +213,18 @@ def estimate_dense_similarity(n_samples: int, *, copies: int = 4) -> int:
     return copies * F8 * int(n_samples) ** 2
 
 
-def estimate_knn_graph(n_samples: int, n_features: int, *, k: int = 10,
-                       block_bytes: int = 64 * 2**20) -> int:
+def estimate_knn_graph(
+    n_samples: int, n_features: int, *, k: int = 10, block_bytes: int = 64 * 2**20
+) -> int:
     """A sparse kNN graph: one block of distances, the n x k neighbours (values, indices, in
     the directed and the symmetrised graph) and a centred copy of the data."""
     n = int(n_samples)
-    return (min(block_bytes, F8 * n * n) + 4 * CSR_ENTRY * n * int(k)
-            + F8 * n * int(n_features))
+    return min(block_bytes, F8 * n * n) + 4 * CSR_ENTRY * n * int(k) + F8 * n * int(n_features)
 
 
-def estimate_mahalanobis(n_samples: int, n_genes: int, *, nnz: int = 0,
-                         method: str = "scalable") -> int:
+def estimate_mahalanobis(
+    n_samples: int, n_genes: int, *, nnz: int = 0, method: str = "scalable"
+) -> int:
     """GO-MAH / commute-time Mahalanobis similarity (:mod:`kofs.knowledge.mahalanobis`).
 
     ``"scalable"``: centred copy of X and ``L X'`` (2 n x m), the Laplacian (nnz + m entries,
@@ -257,8 +262,14 @@ def estimate_mcsf(n_samples: int, n_genes: int, *, l: int = 50) -> int:  # noqa:
     return 3 * F8 * n * m + F8 * n * n + F8 * n * int(l)
 
 
-def estimate_ranker(name: str, n_samples: int, n_genes: int, *, params: dict | None = None,
-                    given_similarity: str | None = None) -> int:
+def estimate_ranker(
+    name: str,
+    n_samples: int,
+    n_genes: int,
+    *,
+    params: dict | None = None,
+    given_similarity: str | None = None,
+) -> int:
     """Working set of one ranker run on an n x m matrix.
 
     Parameters
@@ -279,7 +290,9 @@ def estimate_ranker(name: str, n_samples: int, n_genes: int, *, params: dict | N
     p = dict(params or {})
     n, m = int(n_samples), int(n_genes)
     if name == "mrsf":
-        return estimate_mrsf(n, m, l=min(int(p.get("l", 50)), m), n_targets=int(p.get("n_targets", 10)))
+        return estimate_mrsf(
+            n, m, l=min(int(p.get("l", 50)), m), n_targets=int(p.get("n_targets", 10))
+        )
     if name == "mcsf":
         return estimate_mcsf(n, m, l=min(int(p.get("l", 50)), m))
     need = 2 * F8 * n * m

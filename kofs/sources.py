@@ -31,9 +31,13 @@ def read_term_relevance(path: str | os.PathLike) -> dict[str, float]:
         except ValueError:
             if k == 0:  # a header line
                 continue
-            raise InputError(f"relevance {value!r} is not a number", path=path, line=int(lines[k]), column=2) from None
+            raise InputError(
+                f"relevance {value!r} is not a number", path=path, line=int(lines[k]), column=2
+            ) from None
         if not np.isfinite(v):
-            raise InputError(f"relevance {value!r} is not finite", path=path, line=int(lines[k]), column=2)
+            raise InputError(
+                f"relevance {value!r} is not finite", path=path, line=int(lines[k]), column=2
+            )
         out[term] = v
     if not out:
         raise InputError("no term relevance values found", path=path)
@@ -80,8 +84,13 @@ def read_sources(
         from kofs.io.ontology import read_obo
 
         ontology = read_obo(go)
-        annotations = read_go_annotations(go_annotations, evidence=go_evidence, exclude_evidence=go_exclude_evidence,
-                                          taxon=go_taxon, ontology=ontology)
+        annotations = read_go_annotations(
+            go_annotations,
+            evidence=go_evidence,
+            exclude_evidence=go_exclude_evidence,
+            taxon=go_taxon,
+            ontology=ontology,
+        )
     if go_term_ids and ontology is None:
         raise ParameterError("--go-term-ids needs --go and --go-annotations")
     gene_sets = None
@@ -95,9 +104,14 @@ def read_sources(
     if interactions is not None:
         from kofs.io.interactions import read_interactions
 
-        inter = read_interactions(interactions, interactions_format, string_min_score=string_min_score,
-                                  string_aliases=string_aliases, biogrid_taxon=biogrid_taxon,
-                                  biogrid_system_type=None if biogrid_system_type == "all" else biogrid_system_type)
+        inter = read_interactions(
+            interactions,
+            interactions_format,
+            string_min_score=string_min_score,
+            string_aliases=string_aliases,
+            biogrid_taxon=biogrid_taxon,
+            biogrid_system_type=None if biogrid_system_type == "all" else biogrid_system_type,
+        )
     aux_data = []
     if aux:
         if aux_reader is None:
@@ -144,28 +158,53 @@ def describe_sources(
     from kofs.types import FeatureFunctions, FeatureRelation, SampleSimilarity
 
     rel = None if relevant_genes is None else relevant_gene_ids(expression, relevant_genes)
-    ctx = Context(expression=expression, categories=labels, relevant_genes=rel,
-                  max_memory=resolve_limit(max_memory))
+    ctx = Context(
+        expression=expression,
+        categories=labels,
+        relevant_genes=rel,
+        max_memory=resolve_limit(max_memory),
+    )
     plans = msfs_plan(ctx, sources) if method == "msfs" else kofs_plan(ctx, sources)
     for p in plans:
         p.build_inputs(ctx)
     kinds = []
     if labels is not None:
-        kinds.append({"kind": "SampleCategories", "name": labels.name,
-                      "detail": f"{labels.n_classes} classes: " + ", ".join(labels.classes)})
+        kinds.append(
+            {
+                "kind": "SampleCategories",
+                "name": labels.name,
+                "detail": f"{labels.n_classes} classes: " + ", ".join(labels.classes),
+            }
+        )
     for key, obj in ctx.cache.items():
         if isinstance(obj, SampleSimilarity):
             nnz = obj.matrix.nnz if sp.issparse(obj.matrix) else obj.matrix.size
-            kinds.append({"kind": "SampleSimilarity", "name": obj.name, "detail": f"{len(obj.samples)} samples, {nnz} entries"})
+            kinds.append(
+                {
+                    "kind": "SampleSimilarity",
+                    "name": obj.name,
+                    "detail": f"{len(obj.samples)} samples, {nnz} entries",
+                }
+            )
         elif isinstance(obj, FeatureRelation):
             covered = int((obj.matrix.getnnz(axis=1) > 0).sum())
-            kinds.append({"kind": "FeatureRelation", "name": obj.name,
-                          "detail": f"{obj.matrix.nnz} edges, {covered} genes with a neighbour"})
+            kinds.append(
+                {
+                    "kind": "FeatureRelation",
+                    "name": obj.name,
+                    "detail": f"{obj.matrix.nnz} edges, {covered} genes with a neighbour",
+                }
+            )
         elif isinstance(obj, FeatureFunctions):
             covered = int((obj.incidence.getnnz(axis=1) > 0).sum())
-            kinds.append({"kind": "FeatureFunctions", "name": f"{obj.name} [{key}]",
-                          "detail": f"{len(obj.terms)} terms, {covered} genes annotated, relevance "
-                                    + ("set" if obj.relevance is not None else "none")})
+            kinds.append(
+                {
+                    "kind": "FeatureFunctions",
+                    "name": f"{obj.name} [{key}]",
+                    "detail": f"{len(obj.terms)} terms, {covered} genes annotated, relevance "
+                    + ("set" if obj.relevance is not None else "none"),
+                }
+            )
     return {
         "expression": {"samples": expression.n_samples, "genes": expression.n_genes},
         "internal_knowledge": kinds,
@@ -184,8 +223,15 @@ def source_releases(sources: KnowledgeSources) -> dict[str, Any]:
         a = sources.go_annotations
         out["go_annotations"] = {"format": a.fmt, **dict(a.header), "rows": len(a.terms)}
     if sources.pathways is not None:
-        out["pathways"] = {"sets": len(sources.pathways.ids), "namespace": sources.pathways.namespace}
+        out["pathways"] = {
+            "sets": len(sources.pathways.ids),
+            "namespace": sources.pathways.namespace,
+        }
     if sources.interactions is not None:
         i = sources.interactions
-        out["interactions"] = {"edges": len(i.source), "directed": int(np.sum(i.directed)), "namespace": i.namespace}
+        out["interactions"] = {
+            "edges": len(i.source),
+            "directed": int(np.sum(i.directed)),
+            "namespace": i.namespace,
+        }
     return out

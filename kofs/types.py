@@ -283,7 +283,9 @@ class RankerInputs:
     def available(self) -> frozenset[str]:
         """Names of the fields that are set."""
         return frozenset(
-            k for k in ("categories", "similarity", "relation", "functions") if getattr(self, k) is not None
+            k
+            for k in ("categories", "similarity", "relation", "functions")
+            if getattr(self, k) is not None
         )
 
 
@@ -320,9 +322,13 @@ class Ranking:
         s = np.asarray(self.scores, dtype=np.float64)
         object.__setattr__(self, "genes", _ids(self.genes))
         if s.shape != (len(self.genes),):
-            raise ValueError(f"Ranking {self.name!r}: {s.shape[0]} scores for {len(self.genes)} genes")
+            raise ValueError(
+                f"Ranking {self.name!r}: {s.shape[0]} scores for {len(self.genes)} genes"
+            )
         object.__setattr__(self, "scores", _frozen(s))
-        object.__setattr__(self, "ranks", _frozen(average_ranks(s, higher_is_better=self.higher_is_better)))
+        object.__setattr__(
+            self, "ranks", _frozen(average_ranks(s, higher_is_better=self.higher_is_better))
+        )
         object.__setattr__(self, "params", dict(self.params))
         object.__setattr__(self, "info", dict(self.info))
 

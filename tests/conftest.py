@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, settings
 # CI (CI=true) replays the same hypothesis examples every run: a red build is reproducible and
 # never a roll of the dice; locally examples stay random to keep exploring. No deadlines: the
 # machines are shared.
-settings.register_profile("ci", derandomize=True, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 

@@ -51,10 +51,14 @@ def perm_ranks(rng: np.random.Generator, M: int) -> np.ndarray:
 
 def test_probabilities_without_ties_are_eq_6_16():
     M = 7
-    R = np.array([[1.0, 7.0], [2.0, 6.0], [3.0, 5.0], [4.0, 4.0], [5.0, 3.0], [6.0, 2.0], [7.0, 1.0]])
+    R = np.array(
+        [[1.0, 7.0], [2.0, 6.0], [3.0, 5.0], [4.0, 4.0], [5.0, 3.0], [6.0, 2.0], [7.0, 1.0]]
+    )
     B = sum(math.exp(1.0 / j) for j in range(1, M + 1))
     P = rank_probabilities(R)
-    np.testing.assert_allclose(P[:, 0], [math.exp(1.0 / r) / B for r in range(1, M + 1)], rtol=1e-14)
+    np.testing.assert_allclose(
+        P[:, 0], [math.exp(1.0 / r) / B for r in range(1, M + 1)], rtol=1e-14
+    )
     np.testing.assert_allclose(P[:, 1], P[::-1, 0], rtol=1e-14)
     assert P[0, 0] / P[-1, 0] == pytest.approx(math.exp(1.0 - 1.0 / 7), rel=1e-13)
 

@@ -81,7 +81,7 @@ def test_rra_matches_robustrankaggreg(golden, case):
     exact = rra_pvalues(u, exact=True)
     np.testing.assert_allclose(exact, expected["rra_exact"], rtol=1e-8, atol=1e-12)
     scores, weights, _ = run("rra", R, exact=False)
-    np.testing.assert_allclose(10.0 ** -scores, expected["rra"], rtol=1e-12)
+    np.testing.assert_allclose(10.0**-scores, expected["rra"], rtol=1e-12)
     assert weights is None
 
 
@@ -94,8 +94,11 @@ def test_baselines_match_robustrankaggreg(golden, case):
     np.testing.assert_allclose(median_rank(R) / M, expected["median"], rtol=1e-14)
     np.testing.assert_allclose(geometric_mean_rank(R) / M, expected["geom_mean"], rtol=1e-13)
     np.testing.assert_allclose(min_rank(R) / M, expected["min"], rtol=1e-14)
-    for name, column in [("median-rank", "median"), ("geometric-mean", "geom_mean"),
-                         ("min-rank", "min")]:
+    for name, column in [
+        ("median-rank", "median"),
+        ("geometric-mean", "geom_mean"),
+        ("min-rank", "min"),
+    ]:
         np.testing.assert_allclose(-run(name, R)[0] / M, expected[column], rtol=1e-13)
 
 
@@ -103,7 +106,7 @@ def test_rra_through_the_runner_reproduces_r_order(golden):
     genes, R, expected = golden["full"]
     lists = [Ranking(f"L{j}", genes, R[:, j], higher_is_better=False) for j in range(R.shape[1])]
     out = aggregate(lists, "rra")
-    np.testing.assert_allclose(10.0 ** -out.scores, expected["rra"], rtol=1e-12)
+    np.testing.assert_allclose(10.0**-out.scores, expected["rra"], rtol=1e-12)
     r_order = expected.sort_values("rra", kind="stable")["gene"].tolist()  # R: order(Score)
     assert list(out.top(len(genes))) == r_order
     exact = aggregate(lists, "rra", params={"exact": "true"})
@@ -150,7 +153,9 @@ def test_baseline_values_by_hand():
     R = np.array([[1.0, 4.0, 2.0], [3.0, 1.0, 1.0], [2.0, 2.0, 4.0], [4.0, 3.0, 3.0]])
     np.testing.assert_allclose(mean_rank(R), [7 / 3, 5 / 3, 8 / 3, 10 / 3])
     np.testing.assert_allclose(median_rank(R), [2, 1, 2, 3])
-    np.testing.assert_allclose(geometric_mean_rank(R), [2.0, 3 ** (1 / 3), 16 ** (1 / 3), 36 ** (1 / 3)])
+    np.testing.assert_allclose(
+        geometric_mean_rank(R), [2.0, 3 ** (1 / 3), 16 ** (1 / 3), 36 ** (1 / 3)]
+    )
     np.testing.assert_allclose(min_rank(R), [1, 1, 2, 3])
     out = aggregate(
         [Ranking(f"l{j}", list("abcd"), R[:, j], higher_is_better=False) for j in range(3)],

@@ -40,7 +40,9 @@ def test_aggregation_function_survives_the_subpackage_import():
     assert callable(kofs.aggregate_rankings)
     paths = kofs.example_paths()
     expr = kofs.read_expression(paths["expression"])
-    fused = kofs.aggregate_rankings([kofs.run_ranker("variance", expr), kofs.run_ranker("laplacian", expr)], "borda")
+    fused = kofs.aggregate_rankings(
+        [kofs.run_ranker("variance", expr), kofs.run_ranker("laplacian", expr)], "borda"
+    )
     assert fused.method == "borda" and len(fused.genes) == expr.n_genes
 
 

@@ -19,7 +19,11 @@ def _write_matrix(path, rng, n=12, m=30, genes_in="rows"):
     X[: n // 2, :3] += 3.0  # three informative genes
     genes = [f"G{j}" for j in range(m)]
     samples = [f"S{i}" for i in range(n)]
-    df = pd.DataFrame(X.T, index=genes, columns=samples) if genes_in == "rows" else pd.DataFrame(X, index=samples, columns=genes)
+    df = (
+        pd.DataFrame(X.T, index=genes, columns=samples)
+        if genes_in == "rows"
+        else pd.DataFrame(X, index=samples, columns=genes)
+    )
     df.index.name = "gene" if genes_in == "rows" else "sample"
     df.to_csv(path, sep="\t")
     labels = pd.DataFrame({"sample": samples, "group": ["a"] * (n // 2) + ["b"] * (n - n // 2)})
@@ -49,7 +53,16 @@ def test_methods_lists_every_registered_method():
     assert r.exit_code == 0
     names = [line.split("\t")[0] for line in r.output.strip().split("\n")[1:]]
     assert names == RANKERS.names() + AGGREGATORS.names()
-    for required in ("variance", "fisher", "laplacian", "spec-phi1", "spec-phi2", "spec-phi3", "em", "borda"):
+    for required in (
+        "variance",
+        "fisher",
+        "laplacian",
+        "spec-phi1",
+        "spec-phi2",
+        "spec-phi3",
+        "em",
+        "borda",
+    ):
         assert required in names
 
 
@@ -86,7 +99,9 @@ def test_unsupervised_default_skips_supervised_rankers(small, tmp_path):
 
 def test_stdout_gets_only_the_table(small):
     expr, lab, genes = small
-    r = CliRunner().invoke(main, ["rank", str(expr), "--labels", str(lab), "-o", "-", "--rankers", "fisher,variance"])
+    r = CliRunner().invoke(
+        main, ["rank", str(expr), "--labels", str(lab), "-o", "-", "--rankers", "fisher,variance"]
+    )
     assert r.exit_code == 0
     lines = r.stdout.strip().split("\n")
     assert lines[0].startswith("gene\trank\tscore")
@@ -101,7 +116,9 @@ def test_genes_as_columns_are_detected_through_labels(tmp_path, rng):
     labels.to_csv(lab, index=False)
     r = run(["rank", str(expr), "--labels", str(lab), "--rankers", "fisher", "-o", "-"])
     assert r.exit_code == 0, r.output
-    assert sorted(pd.read_csv(__import__("io").StringIO(r.stdout), sep="\t")["gene"]) == sorted(genes)
+    assert sorted(pd.read_csv(__import__("io").StringIO(r.stdout), sep="\t")["gene"]) == sorted(
+        genes
+    )
 
 
 def test_seed_and_threads_give_identical_ranking(small, tmp_path):
@@ -109,7 +126,12 @@ def test_seed_and_threads_give_identical_ranking(small, tmp_path):
     outs = []
     for threads in ("1", "2"):
         out = tmp_path / f"o{threads}"
-        assert run(["rank", str(expr), "--labels", str(lab), "-o", str(out), "--threads", threads]).exit_code == 0
+        assert (
+            run(
+                ["rank", str(expr), "--labels", str(lab), "-o", str(out), "--threads", threads]
+            ).exit_code
+            == 0
+        )
         outs.append((out / "ranking.tsv").read_bytes())
     assert outs[0] == outs[1]
 
@@ -146,7 +168,9 @@ def test_bad_options_exit_2_with_one_line(small, tmp_path, args, needle):
 
 def test_fisher_without_labels_is_a_clear_error(small, tmp_path):
     expr, _, _ = small
-    r = CliRunner().invoke(main, ["rank", str(expr), "--rankers", "fisher", "-o", str(tmp_path / "x")])
+    r = CliRunner().invoke(
+        main, ["rank", str(expr), "--rankers", "fisher", "-o", str(tmp_path / "x")]
+    )
     assert r.exit_code == 2
     assert "--labels" in r.stderr
     assert not (tmp_path / "x").exists()
@@ -154,7 +178,13 @@ def test_fisher_without_labels_is_a_clear_error(small, tmp_path):
 
 @pytest.mark.parametrize(
     "content",
-    [b"", b"gene\tS1\tS2\n", b"\x1f\x8b\x08garbage", b"gene\tS1\tS2\nG1\t1\tfoo\nG2\t3\t4\n", bytes(range(256)) * 4],
+    [
+        b"",
+        b"gene\tS1\tS2\n",
+        b"\x1f\x8b\x08garbage",
+        b"gene\tS1\tS2\nG1\t1\tfoo\nG2\t3\t4\n",
+        bytes(range(256)) * 4,
+    ],
     ids=["empty", "header-only", "bad-gzip", "non-numeric", "random-bytes"],
 )
 def test_bad_expression_files(tmp_path, content):
@@ -187,7 +217,9 @@ def test_gzip_input_and_stdin(small, tmp_path):
     gz = tmp_path / "e.tsv.gz"
     gz.write_bytes(gzip.compress(expr.read_bytes()))
     a = run(["rank", str(gz), "--rankers", "variance", "-o", "-"])
-    b = CliRunner().invoke(main, ["rank", "-", "--rankers", "variance", "-o", "-"], input=expr.read_bytes())
+    b = CliRunner().invoke(
+        main, ["rank", "-", "--rankers", "variance", "-o", "-"], input=expr.read_bytes()
+    )
     assert a.exit_code == 0 and b.exit_code == 0
     assert a.stdout == b.stdout
 
@@ -195,7 +227,10 @@ def test_gzip_input_and_stdin(small, tmp_path):
 def test_run_config_reproduces_rank(small, tmp_path):
     expr, lab, _ = small
     out1 = tmp_path / "o1"
-    assert run(["rank", str(expr), "--labels", str(lab), "-o", str(out1), "--seed", "3"]).exit_code == 0
+    assert (
+        run(["rank", str(expr), "--labels", str(lab), "-o", str(out1), "--seed", "3"]).exit_code
+        == 0
+    )
     out2 = tmp_path / "o2"
     r = run(["run", str(out1 / "config.resolved.yaml"), "-o", str(out2)])
     assert r.exit_code == 0, r.output
@@ -205,7 +240,9 @@ def test_run_config_reproduces_rank(small, tmp_path):
 def test_run_config_relative_paths_and_unknown_keys(small, tmp_path):
     expr, lab, _ = small
     cfg = tmp_path / "run.yaml"
-    cfg.write_text(f"expression: {expr.name}\nlabels: {lab.name}\nrankers: fisher,variance\noutput: res\n")
+    cfg.write_text(
+        f"expression: {expr.name}\nlabels: {lab.name}\nrankers: fisher,variance\noutput: res\n"
+    )
     r = run(["run", str(cfg)])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "res" / "ranking.tsv").is_file()
@@ -232,12 +269,26 @@ def test_gosim_output_checked_before_work(tmp_path):
     from kofs.example import example_paths
 
     p = example_paths()
-    r = CliRunner().invoke(main, ["gosim", "--go", p["go"], "--go-annotations", p["go_annotations"],
-                                  "--genes", p["relevant_genes"], "-o", str(tmp_path)])
+    r = CliRunner().invoke(
+        main,
+        [
+            "gosim",
+            "--go",
+            p["go"],
+            "--go-annotations",
+            p["go_annotations"],
+            "--genes",
+            p["relevant_genes"],
+            "-o",
+            str(tmp_path),
+        ],
+    )
     assert r.exit_code == 2 and "is a folder" in r.stderr
 
 
 def test_parameter_of_a_ranker_without_parameters(small):
     expr, _, _ = small
-    r = CliRunner().invoke(main, ["rank", str(expr), "--rankers", "variance", "--param", "variance.x=1", "-o", "-"])
+    r = CliRunner().invoke(
+        main, ["rank", str(expr), "--rankers", "variance", "--param", "variance.x=1", "-o", "-"]
+    )
     assert r.exit_code == 2 and "there is none to set" in r.stderr

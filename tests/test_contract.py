@@ -71,7 +71,11 @@ def test_ranker_contract(name, data):
     expr, inputs = data
     spec = RANKERS.get(name)
     r = run_ranker(name, expr, inputs, seed=0, params=SMALL.get(name))
-    assert isinstance(r, Ranking) and r.scores.shape == (M,) and r.higher_is_better is spec.higher_is_better
+    assert (
+        isinstance(r, Ranking)
+        and r.scores.shape == (M,)
+        and r.higher_is_better is spec.higher_is_better
+    )
     # constant gene: NaN score, ranked last (tied at the bottom with any other NaN)
     assert np.isnan(r.scores[5]) and r.ranks[5] == r.ranks.max()
     ok = ~np.isnan(r.scores)
@@ -95,8 +99,10 @@ def test_ranker_invariant_to_gene_order(name, data):
 @pytest.mark.parametrize("name", [s.name for s in RANKERS if "similarity" in s.uses | s.requires])
 def test_dense_and_sparse_similarity_agree(name, data):
     expr, inputs = data
-    sparse = RankerInputs(categories=inputs.categories,
-                          similarity=type(inputs.similarity)(sp.csr_matrix(inputs.similarity.matrix), expr.samples))
+    sparse = RankerInputs(
+        categories=inputs.categories,
+        similarity=type(inputs.similarity)(sp.csr_matrix(inputs.similarity.matrix), expr.samples),
+    )
     a = run_ranker(name, expr, inputs, seed=0, params=SMALL.get(name))
     b = run_ranker(name, expr, sparse, seed=0, params=SMALL.get(name))
     np.testing.assert_allclose(a.scores, b.scores, rtol=1e-6, atol=1e-9, equal_nan=True)

@@ -22,18 +22,35 @@ def runs(tmp_path_factory):
     """Three runs of the example: threads 1, threads 2, and `kofs run` of the first's config."""
     tmp = tmp_path_factory.mktemp("det")
     p = example_paths()
-    common = ["--labels", p["labels"], "--label-column", "lineage", "--go", p["go"],
-              "--go-annotations", p["go_annotations"], "--pathways", p["pathways"],
-              "--interactions", p["interactions"], "--relevant-genes", p["relevant_genes"],
-              "--seed", "7", "--top", "0"]
+    common = [
+        "--labels",
+        p["labels"],
+        "--label-column",
+        "lineage",
+        "--go",
+        p["go"],
+        "--go-annotations",
+        p["go_annotations"],
+        "--pathways",
+        p["pathways"],
+        "--interactions",
+        p["interactions"],
+        "--relevant-genes",
+        p["relevant_genes"],
+        "--seed",
+        "7",
+        "--top",
+        "0",
+    ]
     out = {}
     o = tmp / "t1"
     r = CliRunner().invoke(main, ["rank", p["expression"], *common, "--threads", "1", "-o", str(o)])
     assert r.exit_code == 0, (r.stderr, r.exception)
     out["1"] = o
     o = tmp / "rerun-t2"
-    r = CliRunner().invoke(main, ["run", str(out["1"] / "config.resolved.yaml"), "--threads", "2",
-                                  "-o", str(o)])
+    r = CliRunner().invoke(
+        main, ["run", str(out["1"] / "config.resolved.yaml"), "--threads", "2", "-o", str(o)]
+    )
     assert r.exit_code == 0, (r.stderr, r.exception)
     out["2"] = o
     return out
@@ -58,9 +75,25 @@ def test_default_rankers_threads_1_vs_2(tmp_path):
     outs = []
     for threads in ("1", "2"):
         o = tmp_path / f"t{threads}"
-        r = CliRunner().invoke(main, ["rank", p["expression"], "--labels", p["labels"],
-                                      "--label-column", "lineage", "--seed", "3", "--top", "0",
-                                      "--threads", threads, "-o", str(o)])
+        r = CliRunner().invoke(
+            main,
+            [
+                "rank",
+                p["expression"],
+                "--labels",
+                p["labels"],
+                "--label-column",
+                "lineage",
+                "--seed",
+                "3",
+                "--top",
+                "0",
+                "--threads",
+                threads,
+                "-o",
+                str(o),
+            ],
+        )
         assert r.exit_code == 0, (r.stderr, r.exception)
         outs.append(o)
     for name in COMPARED:

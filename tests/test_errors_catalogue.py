@@ -50,8 +50,10 @@ def base(tmp_path):
         "ann": GO_DIR / "tiny_annotations.tsv",
     }
     files["expr"].write_text(_matrix_text())
-    files["labels"].write_text("sample\tgroup\n" + "".join(
-        f"{s}\t{'a' if i < N // 2 else 'b'}\n" for i, s in enumerate(SAMPLES)))
+    files["labels"].write_text(
+        "sample\tgroup\n"
+        + "".join(f"{s}\t{'a' if i < N // 2 else 'b'}\n" for i, s in enumerate(SAMPLES))
+    )
     files["gmt"].write_text("SET1\tdesc\tG1\tG2\tG3\tG4\nSET2\tdesc\tG5\tG6\tG7\n")
     files["edges"].write_text("source\ttarget\tweight\nG1\tG2\t0.9\nG2\tG3\t0.5\nG4\tG5\t1\n")
     files["genes"].write_text("G1\nG2\nG3\n")
@@ -65,7 +67,17 @@ def invoke(args, **kw):
 
 
 def rank(b, *extra, expr=None):
-    return ["rank", expr or b["expr"], "--rankers", "variance", "-o", b["out"], "--top", "0", *extra]
+    return [
+        "rank",
+        expr or b["expr"],
+        "--rankers",
+        "variance",
+        "-o",
+        b["out"],
+        "--top",
+        "0",
+        *extra,
+    ]
 
 
 def assert_clean_error(r, named, *, code=2, says=()):
@@ -85,6 +97,7 @@ def assert_clean_error(r, named, *, code=2, says=()):
 
 # --- the catalogue ------------------------------------------------------------------------------
 # (id, writer(base) -> (args, named file, phrases the message must contain))
+
 
 def _put(b, key, content, name=None, binary=False):
     path = b["tmp"] / (name or Path(b[key]).name)
@@ -235,8 +248,9 @@ def c_obo_binary(b):
 
 
 def c_gaf_columns(b):
-    p = _put(b, "gaf", "!gaf-version: 2.2\nUniProtKB\tP1\tG1\tinvolved_in\tGO:0000003\n",
-             name="bad.gaf")
+    p = _put(
+        b, "gaf", "!gaf-version: 2.2\nUniProtKB\tP1\tG1\tinvolved_in\tGO:0000003\n", name="bad.gaf"
+    )
     return _gosim(b), p, ("column",)
 
 
@@ -262,7 +276,11 @@ def c_edges_nan(b):
 
 def c_edges_no_overlap(b):
     p = _put(b, "edges", "source\ttarget\tweight\nX1\tX2\t0.5\nX2\tX3\t1\n")
-    return rank(b, "--interactions", p, "--lists", "PPI-PROP", "--relevant-genes", b["genes"]), p, ()
+    return (
+        rank(b, "--interactions", p, "--lists", "PPI-PROP", "--relevant-genes", b["genes"]),
+        p,
+        (),
+    )
 
 
 def c_edges_without_propagation_start(b):
@@ -361,15 +379,31 @@ def c_out_inside_input_folder(b):
 
 
 def c_gosim_out_is_dir(b):
-    return ["gosim", "--go", b["obo"], "--go-annotations", b["ann"], "--genes", b["genes"],
-            "-o", b["tmp"]], b["tmp"], ("is a folder; give a file name",)
+    return (
+        [
+            "gosim",
+            "--go",
+            b["obo"],
+            "--go-annotations",
+            b["ann"],
+            "--genes",
+            b["genes"],
+            "-o",
+            b["tmp"],
+        ],
+        b["tmp"],
+        ("is a folder; give a file name",),
+    )
 
 
 def c_gosim_out_under_file(b):
     (b["tmp"] / "afile").write_text("x")
     out = b["tmp"] / "afile" / "sim.tsv"
-    return ["gosim", "--go", b["obo"], "--go-annotations", b["ann"], "--genes", b["genes"],
-            "-o", out], out, ("afile is a file",)
+    return (
+        ["gosim", "--go", b["obo"], "--go-annotations", b["ann"], "--genes", b["genes"], "-o", out],
+        out,
+        ("afile is a file",),
+    )
 
 
 def c_gosim_obo_missing(b):
@@ -493,8 +527,9 @@ def c_evaluate_ranking_no_gene_in_matrix(b):
 
 
 def c_evaluate_labels_one_class(b):
-    r = _ranking_file(b, "gene\trank\tscore\n" + "".join(f"{g}\t{i + 1}\t{-i}\n"
-                                                          for i, g in enumerate(GENES)))
+    r = _ranking_file(
+        b, "gene\trank\tscore\n" + "".join(f"{g}\t{i + 1}\t{-i}\n" for i, g in enumerate(GENES))
+    )
     _put(b, "labels", "sample\tgroup\n" + "".join(f"{s}\ta\n" for s in SAMPLES))
     return ["evaluate", r, b["expr"], "--labels", b["labels"], "-o", b["out"]], None, ("one class",)
 
@@ -537,8 +572,17 @@ def c_bad_max_memory(b):
 
 
 def _gosim(b):
-    return ["gosim", "--go", b["obo"], "--go-annotations", b["gaf"], "--genes", b["genes"],
-            "-o", b["tmp"] / "out" / "sim.tsv"]
+    return [
+        "gosim",
+        "--go",
+        b["obo"],
+        "--go-annotations",
+        b["gaf"],
+        "--genes",
+        b["genes"],
+        "-o",
+        b["tmp"] / "out" / "sim.tsv",
+    ]
 
 
 ERRORS = {name[2:]: fn for name, fn in globals().items() if name.startswith("c_")}
@@ -550,13 +594,19 @@ def test_error_catalogue(base, case, monkeypatch):
         from kofs.io import output  # root ignores folder permissions: simulate them
 
         real = output.os.access
-        monkeypatch.setattr(output.os, "access",
-                            lambda p, mode, **k: False if str(p).endswith("ro") else real(p, mode, **k))
+        monkeypatch.setattr(
+            output.os,
+            "access",
+            lambda p, mode, **k: False if str(p).endswith("ro") else real(p, mode, **k),
+        )
     args, named, says = ERRORS[case](base)
     r = invoke(args)
     assert_clean_error(r, named, says=says)
-    assert not base["out"].exists() or case in ("out_is_file", "out_overwrites_input",
-                                                "demo_output_is_file")
+    assert not base["out"].exists() or case in (
+        "out_is_file",
+        "out_overwrites_input",
+        "demo_output_is_file",
+    )
     if case == "out_overwrites_input":
         assert not (base["tmp"] / "weights.tsv").exists()
     leftovers = [p for p in base["tmp"].rglob(".*tmp*")]
@@ -564,6 +614,7 @@ def test_error_catalogue(base, case, monkeypatch):
 
 
 # --- accepted oddities --------------------------------------------------------------------------
+
 
 def test_bom_and_crlf_are_accepted(base):
     text = _matrix_text().replace("\n", "\r\n")
@@ -578,31 +629,49 @@ def test_bom_and_crlf_are_accepted(base):
 
 
 def test_gaf_unknown_go_ids_warn_and_drop(base):
-    gaf = base["gaf"].read_text() + base["gaf"].read_text().splitlines()[3].replace(
-        "GO:0000003", "GO:7777777") + "\n"
+    gaf = (
+        base["gaf"].read_text()
+        + base["gaf"].read_text().splitlines()[3].replace("GO:0000003", "GO:7777777")
+        + "\n"
+    )
     p = base["tmp"] / "extra.gaf"
     p.write_text(gaf)
     out = base["tmp"] / "sim.tsv"
-    r = invoke(["gosim", "--go", base["obo"], "--go-annotations", p, "--genes", base["genes"],
-                "-o", out])
+    r = invoke(
+        ["gosim", "--go", base["obo"], "--go-annotations", p, "--genes", base["genes"], "-o", out]
+    )
     assert r.exit_code == 0, r.stderr
     assert "GO:7777777" in r.stderr and "WARNING" in r.stderr
     assert out.read_text().startswith("gene\t")
 
 
 def test_labels_class_of_one_sample_warns(base):
-    base["labels"].write_text("sample\tgroup\n" + "".join(
-        f"{s}\t{'a' if i else 'b'}\n" for i, s in enumerate(SAMPLES)))
+    base["labels"].write_text(
+        "sample\tgroup\n" + "".join(f"{s}\t{'a' if i else 'b'}\n" for i, s in enumerate(SAMPLES))
+    )
     r = invoke(rank(base, "--labels", base["labels"], "--rankers", "fisher"))
     assert r.exit_code == 0, r.stderr
-    assert r.stderr.strip() == ("kofs: WARNING: class(es) with a single sample: b; per-class "
-                                "statistics are unreliable")
+    assert r.stderr.strip() == (
+        "kofs: WARNING: class(es) with a single sample: b; per-class statistics are unreliable"
+    )
 
 
 def test_edge_self_loops_and_duplicates_are_cleaned(base):
-    base["edges"].write_text("source\ttarget\tweight\nG1\tG1\t1\nG1\tG2\t0.3\nG2\tG1\t0.9\nG2\tG3\t1\n")
-    r = invoke(["-v", "sources", base["expr"], "--interactions", base["edges"], "--relevant-genes",
-                base["genes"], "--json"])
+    base["edges"].write_text(
+        "source\ttarget\tweight\nG1\tG1\t1\nG1\tG2\t0.3\nG2\tG1\t0.9\nG2\tG3\t1\n"
+    )
+    r = invoke(
+        [
+            "-v",
+            "sources",
+            base["expr"],
+            "--interactions",
+            base["edges"],
+            "--relevant-genes",
+            base["genes"],
+            "--json",
+        ]
+    )
     assert r.exit_code == 0, r.stderr
     assert "dropped 1 self-loop" in r.stderr and "merged 1 repeated pair" in r.stderr
 
@@ -615,6 +684,7 @@ def test_gmt_lines_without_genes_are_skipped(base):
 
 
 # --- interrupted and failed writes ---------------------------------------------------------------
+
 
 def test_disk_full_mid_write_leaves_nothing(base, monkeypatch):
     from kofs.io import output
@@ -678,8 +748,9 @@ def test_library_warnings_are_one_log_line(base, monkeypatch):
     real = kofs.pipeline.run_plan
 
     def noisy(*a, **k):
-        warnings.warn("Regressors in active set degenerate.\nsecond line", RuntimeWarning,
-                      stacklevel=1)
+        warnings.warn(
+            "Regressors in active set degenerate.\nsecond line", RuntimeWarning, stacklevel=1
+        )
         return real(*a, **k)
 
     monkeypatch.setattr(kofs.pipeline, "run_plan", noisy)

@@ -57,8 +57,11 @@ def test_residue_by_hand():
     assert residue_scale(np.array([[30.0], [40.0]]), np.eye(2)) == pytest.approx(1.0, abs=1e-12)
     # three samples, feature [0, 0, 3] -> centred [-1, -1, 2] / sqrt6; K = 0
     Z = np.array([-1.0, -1, 2]) / np.sqrt(6)
-    assert residue_scale(np.array([[0.0], [0.0], [3.0]]), np.zeros((3, 3))) == pytest.approx(
-        (np.outer(Z, Z) ** 2).sum()) == pytest.approx(1.0)
+    assert (
+        residue_scale(np.array([[0.0], [0.0], [3.0]]), np.zeros((3, 3)))
+        == pytest.approx((np.outer(Z, Z) ** 2).sum())
+        == pytest.approx(1.0)
+    )
     # a constant feature contributes nothing
     assert residue_scale(np.ones((2, 1)), np.eye(2)) == pytest.approx(2.0)
     with pytest.raises(ValueError):

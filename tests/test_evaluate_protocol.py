@@ -11,7 +11,9 @@ from kofs.types import Expression
 
 
 def _expr(X, prefix="s"):
-    return Expression(X, [f"g{j}" for j in range(X.shape[1])], [f"{prefix}{i}" for i in range(X.shape[0])])
+    return Expression(
+        X, [f"g{j}" for j in range(X.shape[1])], [f"{prefix}{i}" for i in range(X.shape[0])]
+    )
 
 
 def _fisher_order(X, y):
@@ -42,7 +44,9 @@ def test_groups_never_straddle_folds():
     for f in folds:
         assert not set(patients[f.train]) & set(patients[f.test])
     # the two repeats shuffle differently
-    assert any(not np.array_equal(a.test, b.test) for a, b in zip(folds[:3], folds[3:], strict=True))
+    assert any(
+        not np.array_equal(a.test, b.test) for a, b in zip(folds[:3], folds[3:], strict=True)
+    )
 
 
 def test_leave_one_out_and_leave_one_group_out():
@@ -51,7 +55,9 @@ def test_leave_one_out_and_leave_one_group_out():
     assert len(folds) == 8 and all(len(f.test) == 1 for f in folds)
     patients = np.repeat(["p1", "p2", "p3", "p4"], 2)
     folds = make_folds(y, n_splits=0, groups=patients)
-    assert [sorted(patients[f.test].tolist()) for f in folds] == [[p, p] for p in ("p1", "p2", "p3", "p4")]
+    assert [sorted(patients[f.test].tolist()) for f in folds] == [
+        [p, p] for p in ("p1", "p2", "p3", "p4")
+    ]
 
 
 def test_fold_errors_are_one_line_parameter_errors():
@@ -96,8 +102,13 @@ def test_selection_bias_book_protocol_is_optimistic_on_noise():
     expr = _expr(X)
     folds = make_folds(y, n_splits=5, n_repeats=2, seed=0)
     book = accuracy_curves(expr, y, folds=folds, ks=[10], orders={"fisher": _fisher_order(X, y)})
-    honest = accuracy_curves(expr, y, folds=folds, ks=[10],
-                             select=lambda tr, yt: {"fisher": _fisher_order(tr.values, yt)})
+    honest = accuracy_curves(
+        expr,
+        y,
+        folds=folds,
+        ks=[10],
+        select=lambda tr, yt: {"fisher": _fisher_order(tr.values, yt)},
+    )
     assert book[0]["accuracy"] > 0.75
     assert honest[0]["accuracy"] < 0.65
     assert book[0]["protocol"] == "book" and honest[0]["protocol"] == "honest"
@@ -111,8 +122,14 @@ def test_accuracy_on_separable_data_and_rows():
     expr = _expr(X)
     folds = make_folds(y, n_splits=5, n_repeats=1)
     good, bad = np.arange(8), np.arange(8)[::-1]
-    rows = accuracy_curves(expr, y, folds=folds, ks=[1], classifiers=["1nn", "svm-linear", "svm-rbf"],
-                           orders={"good": good, "bad": bad})
+    rows = accuracy_curves(
+        expr,
+        y,
+        folds=folds,
+        ks=[1],
+        classifiers=["1nn", "svm-linear", "svm-rbf"],
+        orders={"good": good, "bad": bad},
+    )
     acc = {(r["list"], r["classifier"]): r["accuracy"] for r in rows}
     assert all(acc[("good", c)] == 1.0 for c in ("1nn", "svm-linear", "svm-rbf"))
     assert acc[("bad", "1nn")] < 0.9
@@ -127,7 +144,9 @@ def test_evaluate_edge_cases_unranked_and_constant_genes():
     X[:, 1] = 3.0  # constant gene
     expr = _expr(X)
     ranks = np.array([2.0, 1.0, np.nan, 3.0, np.nan, 4.0])  # two genes not ranked by the list
-    res = evaluate({"partial": ranks}, expr, labels=y, top=[2, 3], classifiers=["1nn"], n_splits=3, n_repeats=1)
+    res = evaluate(
+        {"partial": ranks}, expr, labels=y, top=[2, 3], classifiers=["1nn"], n_splits=3, n_repeats=1
+    )
     row = res.table.iloc[0]
     assert "2 genes unranked" in row["notes"]
     assert res.orders["partial"].tolist()[:4] == [1, 0, 3, 5]  # unranked genes last, by position

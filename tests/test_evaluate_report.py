@@ -34,22 +34,36 @@ def _toy(tmp_path: Path, n=24, m=40, seed=0):
     genes = [f"G{j}" for j in range(m)]
     samples = [f"s{i}" for i in range(n)]
     expr_path = tmp_path / "expr.tsv"
-    pd.DataFrame(X.T, index=pd.Index(genes, name="gene"), columns=samples).to_csv(expr_path, sep="\t")
+    pd.DataFrame(X.T, index=pd.Index(genes, name="gene"), columns=samples).to_csv(
+        expr_path, sep="\t"
+    )
     lab_path = tmp_path / "labels.tsv"
-    pd.DataFrame({"sample": samples, "class": y, "patient": [f"p{i // 2}" for i in range(n)]}).to_csv(
-        lab_path, sep="\t", index=False)
+    pd.DataFrame(
+        {"sample": samples, "class": y, "patient": [f"p{i // 2}" for i in range(n)]}
+    ).to_csv(lab_path, sep="\t", index=False)
     known = tmp_path / "known.txt"
     known.write_text("G0\nG1\nG39\nNOT_A_GENE\n")
     return Expression(X, genes, samples), y, expr_path, lab_path, known
 
 
 def test_write_evaluation_figures_and_report(tmp_path):
-    expr, y, *_ , known = _toy(tmp_path)
+    expr, y, *_, known = _toy(tmp_path)
     m = expr.n_genes
     lists = {"good": np.arange(1.0, m + 1), "reverse": np.arange(m, 0.0, -1)}
     kg = read_known_genes("leu", known)
-    res = evaluate(lists, expr, labels=y, known=[kg], top=[2, 5], curve_ks=[2, 5, 10], classifiers=["1nn", "svm-linear"],
-                   n_splits=3, n_repeats=1, circular={"good": ["leu"]}, weights={"em": {"good": 0.7, "reverse": 0.3}})
+    res = evaluate(
+        lists,
+        expr,
+        labels=y,
+        known=[kg],
+        top=[2, 5],
+        curve_ks=[2, 5, 10],
+        classifiers=["1nn", "svm-linear"],
+        n_splits=3,
+        n_repeats=1,
+        circular={"good": ["leu"]},
+        weights={"em": {"good": 0.7, "reverse": 0.3}},
+    )
     t = res.table.set_index("list")
     assert t.loc["good", "HIT_leu"] == 2 and t.loc["reverse", "HIT_leu"] == 1  # G0, G1 / G39
     assert t.loc["good", "ACC-2"] == 1.0 and t.loc["good", "ACC Ave"] == 1.0
@@ -57,7 +71,9 @@ def test_write_evaluation_figures_and_report(tmp_path):
     assert "circular" in t.loc["good", "notes"] and t.loc["reverse", "notes"] == ""
     assert {"RED-5", "Residue", "JAC-1", "JAC-5", "SVM-linear Ave"} <= set(t.columns)
     out = tmp_path / "ev"
-    written = write_evaluation(res, out, expression=expr, labels=y, heatmap_lists=["good"], title="toy")
+    written = write_evaluation(
+        res, out, expression=expr, labels=y, heatmap_lists=["good"], title="toy"
+    )
     for name in ("heatmap_1", "accuracy_1nn", "accuracy_svm-linear", "weights", "agreement"):
         png, svg = out / "figures" / f"{name}.png", out / "figures" / f"{name}.svg"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
@@ -72,25 +88,50 @@ def test_write_evaluation_figures_and_report(tmp_path):
     assert set(acc["k"]) == {2, 5, 10} and set(acc["protocol"]) == {"book"}
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None,
-                    reason="headless-browser check needs Debian's chromium (apt-get install -y chromium)")
+@pytest.mark.skipif(
+    shutil.which("chromium") is None,
+    reason="headless-browser check needs Debian's chromium (apt-get install -y chromium)",
+)
 def test_report_renders_in_headless_chromium(tmp_path):
     expr, y, *_ = _toy(tmp_path)
-    res = evaluate({"a": np.arange(1.0, expr.n_genes + 1)}, expr, labels=y, top=[2, 5], classifiers=["1nn"],
-                   n_splits=3, n_repeats=1)
+    res = evaluate(
+        {"a": np.arange(1.0, expr.n_genes + 1)},
+        expr,
+        labels=y,
+        top=[2, 5],
+        classifiers=["1nn"],
+        n_splits=3,
+        n_repeats=1,
+    )
     write_evaluation(res, tmp_path / "ev", expression=expr, labels=y, title="toy report")
     seen = browser_check(tmp_path / "ev" / "report.html")
     assert seen["title"] == "toy report" and seen["tables"] >= 1
-    assert {i["src"] for i in seen["images"]} == {"figures/heatmap_1.png", "figures/accuracy_1nn.png"}
+    assert {i["src"] for i in seen["images"]} == {
+        "figures/heatmap_1.png",
+        "figures/accuracy_1nn.png",
+    }
     assert all(i["width"] > 100 for i in seen["images"])  # every figure loaded and decoded
     assert sorted(p.name for p in (tmp_path / "ev").iterdir()) == [
-        "accuracy.tsv", "evaluation.json", "evaluation.tsv", "figures", "report.html"]  # probe removed
+        "accuracy.tsv",
+        "evaluation.json",
+        "evaluation.tsv",
+        "figures",
+        "report.html",
+    ]  # probe removed
 
 
 def test_unknown_heatmap_list_is_a_parameter_error(tmp_path):
     expr, y, *_ = _toy(tmp_path)
-    res = evaluate({"a": np.arange(1.0, expr.n_genes + 1)}, expr, labels=y, top=[2], classifiers=["1nn"],
-                   n_splits=3, n_repeats=1, unsupervised=False)
+    res = evaluate(
+        {"a": np.arange(1.0, expr.n_genes + 1)},
+        expr,
+        labels=y,
+        top=[2],
+        classifiers=["1nn"],
+        n_splits=3,
+        n_repeats=1,
+        unsupervised=False,
+    )
     with pytest.raises(ParameterError, match="heatmap list 'b'"):
         write_evaluation(res, tmp_path / "ev", expression=expr, labels=y, heatmap_lists=["b"])
     assert not (tmp_path / "ev").exists()
@@ -99,7 +140,9 @@ def test_unknown_heatmap_list_is_a_parameter_error(tmp_path):
 def test_check_report_finds_problems(tmp_path):
     (tmp_path / "r.html").write_text("<html><body><img src='missing.png'><div></body></html>")
     problems = check_report(tmp_path / "r.html")
-    assert any("missing.png" in p for p in problems) and any("unbalanced" in p or "unclosed" in p for p in problems)
+    assert any("missing.png" in p for p in problems) and any(
+        "unbalanced" in p or "unclosed" in p for p in problems
+    )
 
 
 def test_known_gene_sets(tmp_path):
@@ -124,13 +167,53 @@ def test_cli_evaluate_end_to_end_with_honest_protocol(tmp_path):
     runner = CliRunner()
     rank_out = tmp_path / "run"
     # a dashed option in config.resolved.yaml (label-column) must reach the honest re-run
-    r = runner.invoke(main, ["rank", str(expr_path), "--labels", str(lab_path), "--label-column", "class",
-                             "--rankers", "variance,fisher", "--aggregate", "em", "-o", str(rank_out)])
+    r = runner.invoke(
+        main,
+        [
+            "rank",
+            str(expr_path),
+            "--labels",
+            str(lab_path),
+            "--label-column",
+            "class",
+            "--rankers",
+            "variance,fisher",
+            "--aggregate",
+            "em",
+            "-o",
+            str(rank_out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     out = tmp_path / "ev"
-    r = runner.invoke(main, ["evaluate", str(rank_out), str(expr_path), "--labels", str(lab_path),
-                             "--label-column", "class", "--known-genes", f"k={known}", "--top", "2,5", "--folds", "3", "--repeats", "1",
-                             "--classifiers", "1nn", "--protocol", "both", "--groups", "patient", "-o", str(out)])
+    r = runner.invoke(
+        main,
+        [
+            "evaluate",
+            str(rank_out),
+            str(expr_path),
+            "--labels",
+            str(lab_path),
+            "--label-column",
+            "class",
+            "--known-genes",
+            f"k={known}",
+            "--top",
+            "2,5",
+            "--folds",
+            "3",
+            "--repeats",
+            "1",
+            "--classifiers",
+            "1nn",
+            "--protocol",
+            "both",
+            "--groups",
+            "patient",
+            "-o",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     ev = pd.read_csv(out / "evaluation.tsv", sep="\t").set_index("list")
     assert set(ev.index) == {"final", "variance", "fisher"}
@@ -142,18 +225,34 @@ def test_cli_evaluate_end_to_end_with_honest_protocol(tmp_path):
     assert rf.config["label_column"] == "class" and set(rf.ranks) == {"final", "variance", "fisher"}
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--top", "0"], "--top"),
-    (["--known-genes", "k=/no/such/file.txt"], "not found"),
-    (["--folds", "20", "--top", "2"], "--folds"),
-    (["--top", "100"], "matrix has 40"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--top", "0"], "--top"),
+        (["--known-genes", "k=/no/such/file.txt"], "not found"),
+        (["--folds", "20", "--top", "2"], "--folds"),
+        (["--top", "100"], "matrix has 40"),
+    ],
+)
 def test_cli_evaluate_user_errors(tmp_path, args, message):
     _, _, expr_path, lab_path, _ = _toy(tmp_path)
     bad = tmp_path / "ranking.tsv"
     bad.write_text("gene\trank\nG0\t1\nG1\t2\n")
-    r = CliRunner().invoke(main, ["evaluate", str(bad), str(expr_path), "--labels", str(lab_path),
-                                  "--classifiers", "1nn", "-o", str(tmp_path / "o"), *args])
+    r = CliRunner().invoke(
+        main,
+        [
+            "evaluate",
+            str(bad),
+            str(expr_path),
+            "--labels",
+            str(lab_path),
+            "--classifiers",
+            "1nn",
+            "-o",
+            str(tmp_path / "o"),
+            *args,
+        ],
+    )
     assert r.exit_code == 2, r.output
     assert message in r.output and len(r.output.strip().splitlines()) == 1
 
@@ -166,8 +265,20 @@ def test_cli_evaluate_rejects_non_ranking_and_bare_file_for_honest(tmp_path):
     assert r.exit_code == 2 and "needs the columns 'gene' and 'rank'" in r.output
     ok = tmp_path / "ranking2.tsv"
     ok.write_text("gene\trank\nG0\t1\nG1\t2\n")
-    r = CliRunner().invoke(main, ["evaluate", str(ok), str(expr_path), "--labels", str(lab_path),
-                                  "--protocol", "honest", "--classifiers", "1nn"])
+    r = CliRunner().invoke(
+        main,
+        [
+            "evaluate",
+            str(ok),
+            str(expr_path),
+            "--labels",
+            str(lab_path),
+            "--protocol",
+            "honest",
+            "--classifiers",
+            "1nn",
+        ],
+    )
     assert r.exit_code == 2 and "config.resolved.yaml" in r.output
 
 
@@ -183,13 +294,31 @@ def test_kofs_ranking_reruns_on_folds_and_reuses_gene_level_knowledge(tmp_path):
     expr, lab = align_labels(read_expression(p["expression"], sample_ids=lab.samples), lab)
     expr = expr.subset_genes(np.arange(0, expr.n_genes, 4))
     rel = read_gene_list(p["relevant_genes"])
-    kofs = KofsRanking(read_sources(pathways=p["pathways"]), ["SPEC", "Fisher", "Pathway-FILT", "Pathway-REL-VOTE"],
-                       [Aggregation("KOFS_Borda", "borda"), Aggregation("KOFS_Prob", "em"),
-                        Aggregation("KOFS_Prob-SUP", "em", tuple(rel))],
-                       list_relevant_genes=rel, rename={"Fisher": "Fisher score"})
+    kofs = KofsRanking(
+        read_sources(pathways=p["pathways"]),
+        ["SPEC", "Fisher", "Pathway-FILT", "Pathway-REL-VOTE"],
+        [
+            Aggregation("KOFS_Borda", "borda"),
+            Aggregation("KOFS_Prob", "em"),
+            Aggregation("KOFS_Prob-SUP", "em", tuple(rel)),
+        ],
+        list_relevant_genes=rel,
+        rename={"Fisher": "Fisher score"},
+    )
     full = kofs.run(expr, lab)
-    assert list(full) == kofs.names() == ["SPEC", "Fisher score", "Pathway-FILT", "Pathway-REL-VOTE",
-                                          "KOFS_Borda", "KOFS_Prob", "KOFS_Prob-SUP"]
+    assert (
+        list(full)
+        == kofs.names()
+        == [
+            "SPEC",
+            "Fisher score",
+            "Pathway-FILT",
+            "Pathway-REL-VOTE",
+            "KOFS_Borda",
+            "KOFS_Prob",
+            "KOFS_Prob-SUP",
+        ]
+    )
     assert "pathway_functions" in kofs._shared and "list:Pathway-REL-VOTE" in kofs._shared
     assert full["KOFS_Prob-SUP"].weights is not None and full["KOFS_Borda"].weights is None
     idx = np.arange(0, expr.n_samples, 2)
@@ -204,13 +333,44 @@ def test_cli_evaluate_several_runs_names_finals_by_folder(tmp_path):
     _, _, expr_path, lab_path, _ = _toy(tmp_path)
     runner = CliRunner()
     for agg in ("em", "borda"):
-        r = runner.invoke(main, ["rank", str(expr_path), "--labels", str(lab_path), "--rankers", "variance,fisher",
-                                 "--aggregate", agg, "-o", str(tmp_path / f"run_{agg}")])
+        r = runner.invoke(
+            main,
+            [
+                "rank",
+                str(expr_path),
+                "--labels",
+                str(lab_path),
+                "--rankers",
+                "variance,fisher",
+                "--aggregate",
+                agg,
+                "-o",
+                str(tmp_path / f"run_{agg}"),
+            ],
+        )
         assert r.exit_code == 0, r.output
     out = tmp_path / "ev"
-    r = runner.invoke(main, ["evaluate", str(tmp_path / "run_em"), str(tmp_path / "run_borda" / "ranking.tsv"),
-                             str(expr_path), "--labels", str(lab_path), "--top", "2", "--folds", "3",
-                             "--repeats", "1", "--classifiers", "1nn", "-o", str(out)])
+    r = runner.invoke(
+        main,
+        [
+            "evaluate",
+            str(tmp_path / "run_em"),
+            str(tmp_path / "run_borda" / "ranking.tsv"),
+            str(expr_path),
+            "--labels",
+            str(lab_path),
+            "--top",
+            "2",
+            "--folds",
+            "3",
+            "--repeats",
+            "1",
+            "--classifiers",
+            "1nn",
+            "-o",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     ev = pd.read_csv(out / "evaluation.tsv", sep="\t")
     # the per-source lists are the same in both runs and appear once

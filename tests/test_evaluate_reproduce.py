@@ -19,14 +19,21 @@ REPO = Path(__file__).resolve().parents[1]
 def test_configs_are_valid_yaml_with_the_books_lists():
     for name in ("all_lineage", "all_bcell_molbio", "all_bcell_molbio_disjoint", "all_lineage_ci"):
         cfg = yaml.safe_load((REPO / "configs" / f"{name}.yaml").read_text())
-        renamed = [cfg["rename"].get(n, n) for n in cfg["lists"]] + [a["name"] for a in cfg["aggregations"]]
+        renamed = [cfg["rename"].get(n, n) for n in cfg["lists"]] + [
+            a["name"] for a in cfg["aggregations"]
+        ]
         assert renamed == list(BOOK_TABLE_6_5)
 
 
 def test_aggregation_without_name_is_a_parameter_error(tmp_path, shared_data):
     cfg = yaml.safe_load((REPO / "configs" / "all_lineage_ci.yaml").read_text())
-    cfg.update(shared=str(shared_data), go=None, go_annotations=None, go_term_ids=None,
-               aggregations=[{"method": "borda"}])
+    cfg.update(
+        shared=str(shared_data),
+        go=None,
+        go_annotations=None,
+        go_term_ids=None,
+        aggregations=[{"method": "borda"}],
+    )
     p = tmp_path / "c.yaml"
     p.write_text(yaml.safe_dump(cfg))
     with pytest.raises(ParameterError, match="needs a 'name'"):
@@ -47,8 +54,13 @@ def test_reduced_reproduction_runs_end_to_end(shared_data, tmp_path):
     # CI: the 300 genes of largest variance and the bundled GO extract (it covers the 1,200 genes of
     # largest variance of the same matrix), so the test does not parse the whole GO
     example = REPO / "kofs" / "data" / "example"
-    cfg.update(shared=str(shared_data), max_genes=300, output=str(tmp_path / "out"),
-               go=str(example / "go.obo.gz"), go_annotations=str(example / "go_annotations.tsv.gz"))
+    cfg.update(
+        shared=str(shared_data),
+        max_genes=300,
+        output=str(tmp_path / "out"),
+        go=str(example / "go.obo.gz"),
+        go_annotations=str(example / "go_annotations.tsv.gz"),
+    )
     cfg["evaluation"].update(folds=2, repeats=1, curve_ks=[10, 30, 50])
     p = tmp_path / "ci.yaml"
     p.write_text(yaml.safe_dump(cfg))
@@ -61,8 +73,12 @@ def test_reduced_reproduction_runs_end_to_end(shared_data, tmp_path):
     assert t.loc["KOFS_Prob-SUP", "HIT_leu book"] == 17
     ev = pd.read_csv(out / "evaluation.tsv", sep="\t").set_index("list")
     # B vs T lineage is easy: the Fisher list separates it under both protocols
-    assert ev.loc["Fisher score", "ACC Ave"] > 0.9 and ev.loc["Fisher score", "honest ACC Ave"] > 0.9
-    assert (ev[["HIT_canc", "HIT_leu"]] <= 50).all().all() and (ev["HIT_canc"] >= ev["HIT_leu"]).all()
+    assert (
+        ev.loc["Fisher score", "ACC Ave"] > 0.9 and ev.loc["Fisher score", "honest ACC Ave"] > 0.9
+    )
+    assert (ev[["HIT_canc", "HIT_leu"]] <= 50).all().all() and (
+        ev["HIT_canc"] >= ev["HIT_leu"]
+    ).all()
     assert "circular" in ev.loc["KOFS_Prob-SUP", "notes"]
     assert (ev["Sim_anno_leu"] > 0).all()
     for fig in ("heatmap_1", "heatmap_2", "accuracy_1nn", "weights", "agreement"):
@@ -77,7 +93,9 @@ def test_cli_reproduce_reports_config_errors_in_one_line(tmp_path):
     p = tmp_path / "c.yaml"
     p.write_text("labels: y\nlists: [SPEC]\n")
     r = CliRunner().invoke(main, ["reproduce", str(p)])
-    assert r.exit_code == 2 and "'expression'" in r.output and len(r.output.strip().splitlines()) == 1
+    assert (
+        r.exit_code == 2 and "'expression'" in r.output and len(r.output.strip().splitlines()) == 1
+    )
 
 
 def test_known_set_exclude(tmp_path):
@@ -87,7 +105,13 @@ def test_known_set_exclude(tmp_path):
     t.write_text("symbol\theme\nAAA\tTrue\nBBB\tFalse\nCCC\tTrue\nDDD\tFalse\n")
     resolve = str
     leu = _known({"file": str(t), "where": "heme"}, "leu", resolve, "cfg")
-    solid = _known({"file": str(t), "gene_column": "symbol", "exclude": "leu"}, "solid", resolve, "cfg", {"leu": leu})
+    solid = _known(
+        {"file": str(t), "gene_column": "symbol", "exclude": "leu"},
+        "solid",
+        resolve,
+        "cfg",
+        {"leu": leu},
+    )
     assert leu.genes == ("AAA", "CCC") and solid.genes == ("BBB", "DDD")
     with pytest.raises(ParameterError, match="exclude 'x'"):
         _known({"file": str(t), "exclude": "x"}, "s", resolve, "cfg", {})

@@ -42,10 +42,19 @@ class Server:
         self.requests: list[tuple[str, dict]] = []
         self.httpd: ThreadingHTTPServer | None = None
 
-    def add(self, path: str, body: bytes, *, status: int = 200, truncate: int | None = None,
-            ignore_range: bool = False, etag: str = '"v1"') -> str:
-        self.routes[path] = dict(body=body, status=status, truncate=truncate,
-                                 ignore_range=ignore_range, etag=etag)
+    def add(
+        self,
+        path: str,
+        body: bytes,
+        *,
+        status: int = 200,
+        truncate: int | None = None,
+        ignore_range: bool = False,
+        etag: str = '"v1"',
+    ) -> str:
+        self.routes[path] = dict(
+            body=body, status=status, truncate=truncate, ignore_range=ignore_range, etag=etag
+        )
         return self.url(path)
 
     def url(self, path: str = "/") -> str:
@@ -96,8 +105,9 @@ def server():
     state = Server()
     state.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     state.httpd.timeout = T
-    thread = threading.Thread(target=state.httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                              daemon=True)
+    thread = threading.Thread(
+        target=state.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     yield state
     state.httpd.shutdown()
@@ -194,8 +204,11 @@ def test_parallel_fetch_waits_for_lock_then_uses_cache(server, cache):
     logging.getLogger("data_fetchers").addHandler(spy)
     try:
         with file_lock(dest):  # "another process" is downloading dest
-            t = threading.Thread(target=lambda: results.append(
-                fetch("go-basic", cache=cache, source_url=url, timeout=T)))
+            t = threading.Thread(
+                target=lambda: results.append(
+                    fetch("go-basic", cache=cache, source_url=url, timeout=T)
+                )
+            )
             t.start()
             assert waiting.wait(T), "the second fetch did not wait for the lock"
             dest.write_bytes(OBO)
@@ -306,8 +319,15 @@ def _zip(entries: list[tuple[str, bytes, int]]) -> bytes:
     return buf.getvalue()
 
 
-@pytest.mark.parametrize("name,mode", [("/abs.txt", 0o100644), ("a/../../up.txt", 0o100644),
-                                       ("C:/win.txt", 0o100644), ("link", 0o120777)])
+@pytest.mark.parametrize(
+    "name,mode",
+    [
+        ("/abs.txt", 0o100644),
+        ("a/../../up.txt", 0o100644),
+        ("C:/win.txt", 0o100644),
+        ("link", 0o120777),
+    ],
+)
 def test_malicious_zip_is_refused(tmp_path, name, mode):
     archive = tmp_path / "a.zip"
     archive.write_bytes(_zip([("good.txt", b"fine", 0o100644), (name, b"../../x", mode)]))
@@ -319,8 +339,15 @@ def test_malicious_zip_is_refused(tmp_path, name, mode):
 
 def test_benign_tar_with_inner_link_extracts(tmp_path):
     archive = tmp_path / "a.tar"
-    archive.write_bytes(_tar([(_info("d", tarfile.DIRTYPE), None), (_info("d/f.txt"), b"abc"),
-                              (_info("d/l", tarfile.SYMTYPE, "f.txt"), None)]))
+    archive.write_bytes(
+        _tar(
+            [
+                (_info("d", tarfile.DIRTYPE), None),
+                (_info("d/f.txt"), b"abc"),
+                (_info("d/l", tarfile.SYMTYPE, "f.txt"), None),
+            ]
+        )
+    )
     files = safe_extract(archive, tmp_path / "out")
     assert files == [tmp_path / "out" / "d" / "f.txt"]
     assert (tmp_path / "out" / "d" / "l").read_bytes() == b"abc"
@@ -340,8 +367,9 @@ def test_member_names_never_escape(parts):
 
 def test_biogrid_extracts_zip_and_refuses_malicious(server, cache):
     tab3 = b"#BioGRID Interaction ID\tEntrez Gene Interactor A\n1\t7157\n"
-    url = server.add("/BIOGRID-ALL-4.4.230.tab3.zip",
-                     _zip([("BIOGRID-ALL-4.4.230.tab3.txt", tab3, 0o100644)]))
+    url = server.add(
+        "/BIOGRID-ALL-4.4.230.tab3.zip", _zip([("BIOGRID-ALL-4.4.230.tab3.txt", tab3, 0o100644)])
+    )
     res = fetch("biogrid", params={"release": "4.4.230"}, cache=cache, source_url=url, timeout=T)
     (txt,) = res.paths
     assert txt.read_bytes() == tab3 and txt.parent.name == "BIOGRID-ALL-4.4.230.tab3"
@@ -369,22 +397,27 @@ def test_offline_lists_missing_files_and_uses_cache(server, cache):
 
 # --------------------------------------------------------------------------- sources
 def test_gene2go_published_md5_and_taxon_filter(server, cache):
-    raw = (b"#tax_id\tGeneID\tGO_ID\tEvidence\tQualifier\tGO_term\tPubMed\tCategory\n"
-           b"9606\t1\tGO:0003674\tND\tenables\tmolecular_function\t-\tFunction\n"
-           b"10090\t11287\tGO:0005576\tIDA\tlocated_in\textracellular region\t-\tComponent\n"
-           b"9606\t2\tGO:0005576\tIEA\tlocated_in\textracellular region\t-\tComponent\n")
+    raw = (
+        b"#tax_id\tGeneID\tGO_ID\tEvidence\tQualifier\tGO_term\tPubMed\tCategory\n"
+        b"9606\t1\tGO:0003674\tND\tenables\tmolecular_function\t-\tFunction\n"
+        b"10090\t11287\tGO:0005576\tIDA\tlocated_in\textracellular region\t-\tComponent\n"
+        b"9606\t2\tGO:0005576\tIEA\tlocated_in\textracellular region\t-\tComponent\n"
+    )
     body = _gz(raw)
     server.add("/gene/gene2go.gz", body)
-    server.add("/gene/gene2go.gz.md5", f"MD5 (gene2go.gz) = {hashlib.md5(body).hexdigest()}\n"
-               .encode())
-    res = fetch("gene2go", params={"taxon": "9606"}, cache=cache, source_url=server.url("/gene/"),
-                timeout=T)
+    server.add(
+        "/gene/gene2go.gz.md5", f"MD5 (gene2go.gz) = {hashlib.md5(body).hexdigest()}\n".encode()
+    )
+    res = fetch(
+        "gene2go", params={"taxon": "9606"}, cache=cache, source_url=server.url("/gene/"), timeout=T
+    )
     (out,) = res.paths
     assert out.name == "gene2go.9606.gz"
     lines = gzip.decompress(out.read_bytes()).decode().splitlines()
     assert [ln.split("\t")[1] for ln in lines[1:]] == ["1", "2"] and lines[0].startswith("#tax_id")
     assert read_source_json(cache / "gene2go" / "current" / "gene2go.gz")["verified"] == [
-        f"md5 ({server.url('/gene/gene2go.gz.md5')})"]
+        f"md5 ({server.url('/gene/gene2go.gz.md5')})"
+    ]
     server.add("/bad/gene2go.gz", body)
     server.add("/bad/gene2go.gz.md5", b"0123456789abcdef0123456789abcdef  gene2go.gz\n")
     with pytest.raises(InputError, match="checksum mismatch.*md5"):
@@ -399,20 +432,35 @@ def test_kegg_list_link_and_kgml(server, cache, testdata):
     server.add("/kegg/list/pathway/hsa", (d / "list_pathway_hsa.tsv").read_bytes())
     server.add("/kegg/link/pathway/hsa", (d / "link_pathway_hsa.tsv").read_bytes())
     server.add("/kegg/get/hsa00010/kgml", (d / "hsa00010.xml").read_bytes())
-    server.add("/kegg/get/hsa00020/kgml", (d / "hsa00010.xml").read_bytes().replace(b"00010",
-                                                                                 b"00020"))
-    res = fetch("kegg-pathways", params={"organism": "hsa", "kgml": True}, cache=cache,
-                source_url=server.url("/kegg/"), timeout=T)
+    server.add(
+        "/kegg/get/hsa00020/kgml", (d / "hsa00010.xml").read_bytes().replace(b"00010", b"00020")
+    )
+    res = fetch(
+        "kegg-pathways",
+        params={"organism": "hsa", "kgml": True},
+        cache=cache,
+        source_url=server.url("/kegg/"),
+        timeout=T,
+    )
     folder = cache / "kegg-pathways" / "current"
-    assert res.paths == [folder / "link_pathway_hsa.tsv", folder / "list_pathway_hsa.tsv",
-                         folder / "kgml"]
+    assert res.paths == [
+        folder / "link_pathway_hsa.tsv",
+        folder / "list_pathway_hsa.tsv",
+        folder / "kgml",
+    ]
     # hsa01100 (a global map) has no KGML: 404 -> skipped with a warning
-    assert sorted(p.name for p in (folder / "kgml").glob("*.xml")) == ["hsa00010.xml",
-                                                                       "hsa00020.xml"]
+    assert sorted(p.name for p in (folder / "kgml").glob("*.xml")) == [
+        "hsa00010.xml",
+        "hsa00020.xml",
+    ]
     assert len(server.requests) == 5
     # offline afterwards: the pathway missing upstream is not reported as missing
-    assert fetch("kegg-pathways", params={"organism": "hsa", "kgml": True}, cache=cache,
-                 offline=True).paths == res.paths
+    assert (
+        fetch(
+            "kegg-pathways", params={"organism": "hsa", "kgml": True}, cache=cache, offline=True
+        ).paths
+        == res.paths
+    )
     assert len(server.requests) == 5
     from kofs.io.pathways import read_kegg_link, read_kgml
 
@@ -425,10 +473,16 @@ def test_kegg_list_link_and_kgml(server, cache, testdata):
 def test_string_three_files_from_a_mirror_base(server, cache):
     for t in ("links", "aliases", "info"):
         server.add(f"/m/protein.{t}.v11.5/10090.protein.{t}.v11.5.txt.gz", _gz(t.encode()))
-    res = fetch("string", params={"species": "10090", "version": "11.5"}, cache=cache,
-                source_url=server.url("/m/"), timeout=T)
-    assert [p.name for p in res.paths] == [f"10090.protein.{t}.v11.5.txt.gz"
-                                           for t in ("links", "aliases", "info")]
+    res = fetch(
+        "string",
+        params={"species": "10090", "version": "11.5"},
+        cache=cache,
+        source_url=server.url("/m/"),
+        timeout=T,
+    )
+    assert [p.name for p in res.paths] == [
+        f"10090.protein.{t}.v11.5.txt.gz" for t in ("links", "aliases", "info")
+    ]
     assert res.paths[0].parent == cache / "string" / "v11.5"
 
 
@@ -448,8 +502,13 @@ def test_kgml_all_missing_is_an_error(server, cache, testdata):
     server.add("/k/list/pathway/hsa", (d / "list_pathway_hsa.tsv").read_bytes())
     server.add("/k/link/pathway/hsa", (d / "link_pathway_hsa.tsv").read_bytes())
     with pytest.raises(InputError, match="no KGML file could be fetched for the 3 pathways"):
-        fetch("kegg-pathways", params={"organism": "hsa", "kgml": True}, cache=cache,
-              source_url=server.url("/k/"), timeout=T)
+        fetch(
+            "kegg-pathways",
+            params={"organism": "hsa", "kgml": True},
+            cache=cache,
+            source_url=server.url("/k/"),
+            timeout=T,
+        )
 
 
 def test_missing_local_file_is_not_found(tmp_path, cache):
@@ -467,8 +526,13 @@ def test_local_path_as_source_url(tmp_path, cache, testdata):
 def test_geo_series_matrix_to_expression_and_samples(server, cache, testdata):
     raw = (testdata / "fetch" / "GSE9999_series_matrix.txt").read_bytes()
     server.add("/geo/GSE9nnn/GSE9999/matrix/GSE9999_series_matrix.txt.gz", _gz(raw))
-    res = fetch("geo", params={"accession": "GSE9999"}, cache=cache,
-                source_url=server.url("/geo/"), timeout=T)
+    res = fetch(
+        "geo",
+        params={"accession": "GSE9999"},
+        cache=cache,
+        source_url=server.url("/geo/"),
+        timeout=T,
+    )
     expr, samples = res.paths
     assert expr.name == "GSE9999.expression.tsv.gz" and samples.name == "GSE9999.samples.tsv"
     rows = [ln.split("\t") for ln in gzip.decompress(expr.read_bytes()).decode().splitlines()]
@@ -476,10 +540,28 @@ def test_geo_series_matrix_to_expression_and_samples(server, cache, testdata):
     assert rows[2] == ["1053_at", "5.5", "", "4.75"] and rows[3] == ["117_at", "3", "3.5", ""]
     assert len(rows) == 5
     tab = [ln.split("\t") for ln in samples.read_text().splitlines()]
-    assert tab[0] == ["sample_id", "title", "source_name_ch1", "organism_ch1", "platform_id",
-                      "tissue", "grade", "er status", "characteristics_ch1"]
-    assert tab[1] == ["GSM1001", "tumour A", "breast tumour", "Homo sapiens", "GPL96", "tumour",
-                      "2", "", "batch 1"]
+    assert tab[0] == [
+        "sample_id",
+        "title",
+        "source_name_ch1",
+        "organism_ch1",
+        "platform_id",
+        "tissue",
+        "grade",
+        "er status",
+        "characteristics_ch1",
+    ]
+    assert tab[1] == [
+        "GSM1001",
+        "tumour A",
+        "breast tumour",
+        "Homo sapiens",
+        "GPL96",
+        "tumour",
+        "2",
+        "",
+        "batch 1",
+    ]
     assert tab[2][5:] == ["tumour", "3", "positive", ""]
     assert tab[3][5:] == ["normal", "1", "", ""]
     from kofs.io.expression import read_expression
@@ -487,20 +569,34 @@ def test_geo_series_matrix_to_expression_and_samples(server, cache, testdata):
     e = read_expression(expr, missing="drop-gene")
     assert list(e.samples) == ["GSM1001", "GSM1002", "GSM1003"] and len(e.genes) == 2
     # cache hit: no second request, same outputs
-    assert fetch("geo", params={"accession": "GSE9999"}, cache=cache,
-                 source_url=server.url("/geo/"), timeout=T).paths == [expr, samples]
+    assert fetch(
+        "geo",
+        params={"accession": "GSE9999"},
+        cache=cache,
+        source_url=server.url("/geo/"),
+        timeout=T,
+    ).paths == [expr, samples]
     assert len(server.requests) == 1
 
 
-@pytest.mark.parametrize("cut,match", [
-    (lambda t: t.replace("!series_matrix_table_end\n", ""), "truncated"),
-    (lambda t: t.replace("\t9.25\t9.5", "\t9.25"), "row has 3 fields"),
-    (lambda t: re.sub(r'"ID_REF".*?!series_matrix_table_end',
-                      '"ID_REF"\t"GSM1001"\t"GSM1002"\t"GSM1003"\n!series_matrix_table_end', t,
-                      flags=re.S), "no expression rows"),
-    (lambda t: t.replace('"GSM1003"\n"1007', '"GSM1004"\n"1007'), "differ from"),
-    (lambda t: t.split("!series_matrix_table_begin")[0], "not a GEO series matrix"),
-])
+@pytest.mark.parametrize(
+    "cut,match",
+    [
+        (lambda t: t.replace("!series_matrix_table_end\n", ""), "truncated"),
+        (lambda t: t.replace("\t9.25\t9.5", "\t9.25"), "row has 3 fields"),
+        (
+            lambda t: re.sub(
+                r'"ID_REF".*?!series_matrix_table_end',
+                '"ID_REF"\t"GSM1001"\t"GSM1002"\t"GSM1003"\n!series_matrix_table_end',
+                t,
+                flags=re.S,
+            ),
+            "no expression rows",
+        ),
+        (lambda t: t.replace('"GSM1003"\n"1007', '"GSM1004"\n"1007'), "differ from"),
+        (lambda t: t.split("!series_matrix_table_begin")[0], "not a GEO series matrix"),
+    ],
+)
 def test_geo_parse_errors(tmp_path, testdata, cut, match):
     src = tmp_path / "s.txt"
     src.write_text(cut((testdata / "fetch" / "GSE9999_series_matrix.txt").read_text()))
@@ -509,15 +605,24 @@ def test_geo_parse_errors(tmp_path, testdata, cut, match):
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.lists(st.one_of(st.none(), st.floats(-1e6, 1e6, allow_nan=False)),
-                         min_size=2, max_size=2), min_size=1, max_size=5),
-       st.lists(st.sampled_from(["tissue: liver", "sex: F", "plain", ""]), min_size=2,
-                max_size=2))
+@given(
+    st.lists(
+        st.lists(
+            st.one_of(st.none(), st.floats(-1e6, 1e6, allow_nan=False)), min_size=2, max_size=2
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    st.lists(st.sampled_from(["tissue: liver", "sex: F", "plain", ""]), min_size=2, max_size=2),
+)
 def test_geo_round_trip_property(tmp_path_factory, values, chars):
     tmp = tmp_path_factory.mktemp("geo")
-    lines = ['!Sample_geo_accession\t"GSM1"\t"GSM2"',
-             "!Sample_characteristics_ch1\t" + "\t".join(f'"{c}"' for c in chars),
-             "!series_matrix_table_begin", '"ID_REF"\t"GSM1"\t"GSM2"']
+    lines = [
+        '!Sample_geo_accession\t"GSM1"\t"GSM2"',
+        "!Sample_characteristics_ch1\t" + "\t".join(f'"{c}"' for c in chars),
+        "!series_matrix_table_begin",
+        '"ID_REF"\t"GSM1"\t"GSM2"',
+    ]
     for i, row in enumerate(values):
         lines.append("\t".join([f'"p{i}"', *("null" if v is None else repr(v) for v in row)]))
     lines.append("!series_matrix_table_end")
@@ -525,8 +630,10 @@ def test_geo_round_trip_property(tmp_path_factory, values, chars):
     src.write_text("\n".join(lines) + "\n")
     n = parse_series_matrix(src, tmp / "e.tsv.gz", tmp / "s.tsv")
     assert n == (len(values), 2)
-    rows = [r.split("\t") for r in gzip.decompress((tmp / "e.tsv.gz").read_bytes()).decode()
-            .splitlines()[1:]]
+    rows = [
+        r.split("\t")
+        for r in gzip.decompress((tmp / "e.tsv.gz").read_bytes()).decode().splitlines()[1:]
+    ]
     got = [[None if c == "" else float(c) for c in r[1:]] for r in rows]
     assert got == values
     samples = [r.split("\t") for r in (tmp / "s.tsv").read_text().splitlines()]
@@ -538,24 +645,31 @@ def test_geo_round_trip_property(tmp_path_factory, values, chars):
 
 
 def test_geo_url_layout():
-    urls = {a: SOURCES["geo"].files({"accession": a, "platform": p})[0].path
-            for a, p in (("GSE2604", ""), ("GSE123", ""), ("GSE12345", "GPL96"))}
-    assert urls == {"GSE2604": "GSE2nnn/GSE2604/matrix/GSE2604_series_matrix.txt.gz",
-                    "GSE123": "GSEnnn/GSE123/matrix/GSE123_series_matrix.txt.gz",
-                    "GSE12345": "GSE12nnn/GSE12345/matrix/GSE12345-GPL96_series_matrix.txt.gz"}
+    urls = {
+        a: SOURCES["geo"].files({"accession": a, "platform": p})[0].path
+        for a, p in (("GSE2604", ""), ("GSE123", ""), ("GSE12345", "GPL96"))
+    }
+    assert urls == {
+        "GSE2604": "GSE2nnn/GSE2604/matrix/GSE2604_series_matrix.txt.gz",
+        "GSE123": "GSEnnn/GSE123/matrix/GSE123_series_matrix.txt.gz",
+        "GSE12345": "GSE12nnn/GSE12345/matrix/GSE12345-GPL96_series_matrix.txt.gz",
+    }
 
 
 # --------------------------------------------------------------------------- parameters
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(source="gos"), "unknown source 'gos'; did you mean 'go'"),
-    (dict(source="go-basic", params={"taxon": "9606"}), "does not take --taxon"),
-    (dict(source="goa"), "needs --species"),
-    (dict(source="goa", params={"species": "../etc"}), "--species '../etc' is not valid"),
-    (dict(source="go", params={"release": "latest"}), "--release 'latest' is not valid"),
-    (dict(source="go", sha256="abc"), "--sha256 'abc' is not a sha256"),
-    (dict(source="go", source_url="gopher://x/y"), "scheme 'gopher'"),
-    (dict(source="go", timeout=0), "--timeout"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(source="gos"), "unknown source 'gos'; did you mean 'go'"),
+        (dict(source="go-basic", params={"taxon": "9606"}), "does not take --taxon"),
+        (dict(source="goa"), "needs --species"),
+        (dict(source="goa", params={"species": "../etc"}), "--species '../etc' is not valid"),
+        (dict(source="go", params={"release": "latest"}), "--release 'latest' is not valid"),
+        (dict(source="go", sha256="abc"), "--sha256 'abc' is not a sha256"),
+        (dict(source="go", source_url="gopher://x/y"), "scheme 'gopher'"),
+        (dict(source="go", timeout=0), "--timeout"),
+    ],
+)
 def test_parameter_errors(cache, kwargs, match):
     with pytest.raises(ParameterError, match=re.escape(match) if "'" in match else match):
         fetch(**{"cache": cache, **kwargs})
@@ -564,8 +678,14 @@ def test_parameter_errors(cache, kwargs, match):
 def test_parse_checksum_formats():
     h = "d41d8cd98f00b204e9800998ecf8427e"
     assert parse_checksum(f"MD5(gene2go.gz)= {h}\n", algorithm="md5") == h
-    assert parse_checksum(f"{'a' * 32}  other.gz\n{h.upper()}  gene2go.gz\n", algorithm="md5",
-                          filename="gene2go.gz") == h
+    assert (
+        parse_checksum(
+            f"{'a' * 32}  other.gz\n{h.upper()}  gene2go.gz\n",
+            algorithm="md5",
+            filename="gene2go.gz",
+        )
+        == h
+    )
     assert parse_checksum("no digest here", algorithm="sha256") is None
 
 
@@ -582,12 +702,15 @@ def _cli(*args):
 def test_cli_prints_paths_on_stdout(server, cache, testdata):
     raw = (testdata / "fetch" / "GSE9999_series_matrix.txt").read_bytes()
     url = server.add("/GSE9999_series_matrix.txt.gz", _gz(raw))
-    r = _cli("fetch", "geo", "GSE9999", "--source-url", url, "--cache", str(cache),
-             "--timeout", "5")
+    r = _cli(
+        "fetch", "geo", "GSE9999", "--source-url", url, "--cache", str(cache), "--timeout", "5"
+    )
     assert r.exit_code == 0, r.output
     folder = cache / "geo" / "GSE9999"
-    assert r.stdout.splitlines() == [str(folder / "GSE9999.expression.tsv.gz"),
-                                     str(folder / "GSE9999.samples.tsv")]
+    assert r.stdout.splitlines() == [
+        str(folder / "GSE9999.expression.tsv.gz"),
+        str(folder / "GSE9999.samples.tsv"),
+    ]
     assert "1 file(s) downloaded" in r.stderr
 
 

@@ -41,24 +41,47 @@ def _head(path: str | Path, n_bytes: int) -> bytes:
 
 # reader name -> (function, seed fixtures as bytes, file suffix)
 READERS = {
-    "expression": (read_expression, [_head(EXAMPLE["expression"], 6000),
-                                      (DATA / "io" / "tiny.tsv").read_bytes()], ".tsv"),
-    "labels": (read_labels, [Path(EXAMPLE["labels"]).read_bytes(),
-                              (DATA / "io" / "labels.tsv").read_bytes()], ".tsv"),
-    "genes": (read_gene_list, [Path(EXAMPLE["relevant_genes"]).read_bytes(),
-                                (DATA / "io" / "genes.txt").read_bytes()], ".txt"),
+    "expression": (
+        read_expression,
+        [_head(EXAMPLE["expression"], 6000), (DATA / "io" / "tiny.tsv").read_bytes()],
+        ".tsv",
+    ),
+    "labels": (
+        read_labels,
+        [Path(EXAMPLE["labels"]).read_bytes(), (DATA / "io" / "labels.tsv").read_bytes()],
+        ".tsv",
+    ),
+    "genes": (
+        read_gene_list,
+        [Path(EXAMPLE["relevant_genes"]).read_bytes(), (DATA / "io" / "genes.txt").read_bytes()],
+        ".txt",
+    ),
     "obo": (read_obo, [(DATA / "go" / "tiny.obo").read_bytes()], ".obo"),
-    "go_annotations": (read_go_annotations, [(DATA / "go" / "tiny.gaf").read_bytes(),
-                                             (DATA / "go" / "tiny_annotations.tsv").read_bytes(),
-                                             (DATA / "go" / "tiny_gene2go.tsv").read_bytes()], ".txt"),
+    "go_annotations": (
+        read_go_annotations,
+        [
+            (DATA / "go" / "tiny.gaf").read_bytes(),
+            (DATA / "go" / "tiny_annotations.tsv").read_bytes(),
+            (DATA / "go" / "tiny_gene2go.tsv").read_bytes(),
+        ],
+        ".txt",
+    ),
     "pathways": (read_pathways, [Path(EXAMPLE["pathways"]).read_bytes()[:3000]], ".gmt"),
-    "interactions": (read_interactions, [Path(EXAMPLE["interactions"]).read_bytes()[:2000],
-                                         (DATA / "interactions" / "string_links.txt").read_bytes(),
-                                         (DATA / "interactions" / "biogrid_tab2.txt").read_bytes()],
-                     ".txt"),
+    "interactions": (
+        read_interactions,
+        [
+            Path(EXAMPLE["interactions"]).read_bytes()[:2000],
+            (DATA / "interactions" / "string_links.txt").read_bytes(),
+            (DATA / "interactions" / "biogrid_tab2.txt").read_bytes(),
+        ],
+        ".txt",
+    ),
     "id_map": (read_id_map, [b"symbol\tentrez\nTP53\t7157\nMYC\t4609\n"], ".tsv"),
-    "term_relevance": (read_term_relevance, [b"term\trelevance\nGO:0000001\t0.5\nGO:0000002\t1\n"],
-                       ".tsv"),
+    "term_relevance": (
+        read_term_relevance,
+        [b"term\trelevance\nGO:0000001\t0.5\nGO:0000002\t1\n"],
+        ".tsv",
+    ),
     "config": (load_config, [b"expression: x.tsv\nrankers: variance\nseed: 3\n"], ".yaml"),
 }
 
@@ -97,12 +120,23 @@ def _mutations(seed: bytes, rng: np.random.Generator, count: int):
             for p in rng.integers(len(buf), size=int(rng.integers(1, 6))):
                 buf[int(p)] = int(rng.integers(256))
         elif kind == 1:  # delete a slice
-            del buf[pos: pos + int(rng.integers(1, 50))]
+            del buf[pos : pos + int(rng.integers(1, 50))]
         elif kind == 2:  # duplicate a slice
-            buf[pos:pos] = buf[pos: pos + int(rng.integers(1, 80))]
+            buf[pos:pos] = buf[pos : pos + int(rng.integers(1, 80))]
         else:  # insert special tokens
-            token = [b"NaN", b"inf", b"-1e400", b"\t\t", b"\"", b"\x00", b"[Term]\n", b"!", b"\n\n",
-                     b"GO:", b"-"][int(rng.integers(11))]
+            token = [
+                b"NaN",
+                b"inf",
+                b"-1e400",
+                b"\t\t",
+                b'"',
+                b"\x00",
+                b"[Term]\n",
+                b"!",
+                b"\n\n",
+                b"GO:",
+                b"-",
+            ][int(rng.integers(11))]
             buf[pos:pos] = token
         yield bytes(buf)
 
@@ -117,8 +151,11 @@ def test_random_bytes(tmp_path, name):
         size = int(rng.choice([1, 7, 100, 2000]))
         data = rng.bytes(size)
         if i % 3 == 1:  # printable noise: exercises the text parsers, not just the decoder
-            data = bytes(rng.choice(np.frombuffer(b"abcGO:0123456789\t,;.\n -e\"#!", dtype=np.uint8),
-                                    size=size))
+            data = bytes(
+                rng.choice(
+                    np.frombuffer(b'abcGO:0123456789\t,;.\n -e"#!', dtype=np.uint8), size=size
+                )
+            )
         path.write_bytes(data)
         _call(reader, path, failures)
     assert not failures, failures
@@ -162,14 +199,29 @@ def test_directory_and_missing(tmp_path, name):
 
 # --- the same through the CLI: every input option of `kofs rank`, and `kofs run` -----------------
 
-CLI_INPUTS = ["expression", "--labels", "--relevant-genes", "--pathways", "--interactions",
-              "--go", "--go-annotations", "--id-map", "--term-relevance", "--aux", "config"]
+CLI_INPUTS = [
+    "expression",
+    "--labels",
+    "--relevant-genes",
+    "--pathways",
+    "--interactions",
+    "--go",
+    "--go-annotations",
+    "--id-map",
+    "--term-relevance",
+    "--aux",
+    "config",
+]
 
 
 def _payloads(rng: np.random.Generator, valid: bytes) -> list[bytes]:
-    noise = np.frombuffer(b"abcG0123456789\t,;.\n -e\"#!:", dtype=np.uint8)
-    return [rng.bytes(400), bytes(rng.choice(noise, size=600)), valid[: len(valid) // 3],
-            gzip.compress(valid)[:40]]
+    noise = np.frombuffer(b'abcG0123456789\t,;.\n -e"#!:', dtype=np.uint8)
+    return [
+        rng.bytes(400),
+        bytes(rng.choice(noise, size=600)),
+        valid[: len(valid) // 3],
+        gzip.compress(valid)[:40],
+    ]
 
 
 @pytest.mark.parametrize("option", CLI_INPUTS)

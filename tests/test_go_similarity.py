@@ -166,9 +166,9 @@ def test_kernel_matches_naive(dag, measure, combine, split):
                         shape=(len(sets), n))  # fmt: skip
     counts = annotation_counts(inc, closure, per="gene")
     ic = information_content(counts, counts[0])
-    sets1, sets2 = (sets[: len(sets) // 2 + 1], sets[len(sets) // 2:]) if split else (sets, sets)
+    sets1, sets2 = (sets[: len(sets) // 2 + 1], sets[len(sets) // 2 :]) if split else (sets, sets)
     m1 = inc[: len(sets1)]
-    m2 = inc[len(sets) - len(sets2):] if split else None
+    m2 = inc[len(sets) - len(sets2) :] if split else None
     got = np.vstack([v for _, v in gene_similarity_blocks(
         closure, ic, m1, m2, measure=measure, combine=combine, block_bytes=2000)])  # fmt: skip
     np.testing.assert_allclose(got, _naive(anc, ic, sets1, sets2, measure, combine), atol=1e-12)
@@ -188,8 +188,23 @@ def test_closure_and_mica_small():
 
 def test_r_round_matches_r():
     # values printed by R 4.2.2: round(x, 3)
-    x = np.array([0.1715, 1.372 / 8, 0.5955, 0.0005, 0.0015, 52.40399999999999636 / 88,
-                  1.37199999999999988631 / 8, 0.4265, -0.1715, 0.0625, 2.5e-4, 0.1235, 0.8885])
+    x = np.array(
+        [
+            0.1715,
+            1.372 / 8,
+            0.5955,
+            0.0005,
+            0.0015,
+            52.40399999999999636 / 88,
+            1.37199999999999988631 / 8,
+            0.4265,
+            -0.1715,
+            0.0625,
+            2.5e-4,
+            0.1235,
+            0.8885,
+        ]
+    )
     np.testing.assert_array_equal(
         r_round(x, 3),
         [0.172, 0.172, 0.596, 0.0, 0.002, 0.595, 0.171, 0.426, -0.172, 0.062, 0.0, 0.124, 0.888],
@@ -206,7 +221,9 @@ def test_r_round_matches_r():
 @pytest.fixture(scope="module")
 def real_go(shared_data):
     onto = read_obo(shared_data / "GO" / "go-basic_2022-07-01_from_GO.db.obo.gz")
-    ann = read_go_annotations(shared_data / "GO" / "goa_human_entrez_2022-Sep12_from_org.Hs.eg.db.tsv.gz")
+    ann = read_go_annotations(
+        shared_data / "GO" / "goa_human_entrez_2022-Sep12_from_org.Hs.eg.db.tsv.gz"
+    )
     return onto, ann
 
 

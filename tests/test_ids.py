@@ -90,7 +90,9 @@ def test_ambiguous_ids_are_counted_not_guessed():
 
 def test_id_map_is_applied_first():
     mapping, rep = match_gene_ids(
-        ["probe_1", "probe_2", "probe_3"], toy(), source="s",
+        ["probe_1", "probe_2", "probe_3"],
+        toy(),
+        source="s",
         id_map={"probe_1": "TP53", "probe_2": "672"},
     )
     assert rep.matched == 1  # the two mapped ids live in different matrix columns
@@ -102,8 +104,9 @@ def test_id_map_is_applied_first():
 
 def test_aliases_compete_with_primary_ids():
     aliases = {"symbol": {"ENSP1": ("TP53",), "ENSP2": ("MDM2", "Mdm2"), "ENSP3": ("TP53", "BCL2")}}
-    mapping, rep = match_gene_ids(["ENSP1", "ENSP2", "ENSP3", "ENSP4"], toy(), source="s",
-                                  aliases=aliases)
+    mapping, rep = match_gene_ids(
+        ["ENSP1", "ENSP2", "ENSP3", "ENSP4"], toy(), source="s", aliases=aliases
+    )
     assert mapping == {"ENSP1": 0, "ENSP2": 1}
     assert rep.source_namespace == "symbol" and rep.id_column == "gene"
     assert rep.ambiguous == 1 and rep.dropped == 1  # ENSP3 hits two genes; ENSP4 none

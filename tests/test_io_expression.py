@@ -42,7 +42,10 @@ def test_tiny_fixture_formats(testdata, name):
     assert e.samples == ("S1", "S2", "S3", "S4")
     np.testing.assert_array_equal(e.values, TINY)
     assert e.namespace == "symbol"
-    assert e.annotations == {"entrez_id": ("7157", "672", "4609"), "entrez": ("7157", "672", "4609")}
+    assert e.annotations == {
+        "entrez_id": ("7157", "672", "4609"),
+        "entrez": ("7157", "672", "4609"),
+    }
     assert e.source.endswith(name)
 
 
@@ -145,8 +148,12 @@ def test_only_identifier_columns(tmp_path):
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"genes_in": "diagonal"}, {"duplicates": "last"}, {"missing": "zero"},
-     {"genes_in": "columns", "gene_column": "gene"}],
+    [
+        {"genes_in": "diagonal"},
+        {"duplicates": "last"},
+        {"missing": "zero"},
+        {"genes_in": "columns", "gene_column": "gene"},
+    ],
 )
 def test_bad_parameters(tmp_path, kwargs):
     p = write(tmp_path, "p.tsv", "gene\tS1\tS2\nA\t1\t2\nB\t2\t3\nC\t1\t1\n")
@@ -156,8 +163,9 @@ def test_bad_parameters(tmp_path, kwargs):
 # ---------------------------------------------------------------- orientation
 def test_orientation_longer_axis_and_override(tmp_path):
     genes = [f"G{i}" for i in range(5)]
-    rows = ["sid\t" + "\t".join(genes)] + [f"X{j}\t" + "\t".join(str(j * 10 + i) for i in range(5))
-                                           for j in range(3)]
+    rows = ["sid\t" + "\t".join(genes)] + [
+        f"X{j}\t" + "\t".join(str(j * 10 + i) for i in range(5)) for j in range(3)
+    ]
     p = write(tmp_path, "t.tsv", "\n".join(rows) + "\n")
     e = read_expression(p)
     assert e.genes == tuple(genes) and e.samples == ("X0", "X1", "X2")
@@ -186,9 +194,11 @@ def test_orientation_from_sample_id_header(tmp_path):
 
 # ---------------------------------------------------------------- id columns and namespace
 def test_annotation_columns_canonical_keys(tmp_path):
-    text = ("probe_id\tGene Symbol\tENTREZ\tdescription\tS1\tS2\n"
-            "1_at\tTP53\t7157\ttumor protein\t1\t2\n2_at\tMYC\t4609\toncogene\t3\t4\n"
-            "3_at\tKRAS\t3845\tras\t5\t6\n")
+    text = (
+        "probe_id\tGene Symbol\tENTREZ\tdescription\tS1\tS2\n"
+        "1_at\tTP53\t7157\ttumor protein\t1\t2\n2_at\tMYC\t4609\toncogene\t3\t4\n"
+        "3_at\tKRAS\t3845\tras\t5\t6\n"
+    )
     e = read_expression(write(tmp_path, "a.tsv", text))
     assert e.genes == ("1_at", "2_at", "3_at") and e.namespace == "probe"
     assert e.annotations["symbol"] == ("TP53", "MYC", "KRAS")
@@ -199,8 +209,11 @@ def test_annotation_columns_canonical_keys(tmp_path):
 
 @pytest.mark.parametrize(
     ("ids", "expected"),
-    [(["1", "7157"], "entrez"), (["ENSG00000141510", "ENSG00000136997.3"], "ensembl"),
-     (["TP53", "7157"], "symbol")],
+    [
+        (["1", "7157"], "entrez"),
+        (["ENSG00000141510", "ENSG00000136997.3"], "ensembl"),
+        (["TP53", "7157"], "symbol"),
+    ],
 )
 def test_guess_namespace(ids, expected):
     assert guess_namespace(ids) == expected
@@ -217,8 +230,11 @@ def test_duplicate_genes_error_names_both_lines(tmp_path):
 
 @pytest.mark.parametrize(
     ("policy", "a_row", "b_row"),
-    [("first", [1, 2, 3], [0, 0, 1]), ("mean", [2, 6, 4], [0, 0, 0.5]),
-     ("max-variance", [3, 10, 5], [0, 0, 1])],
+    [
+        ("first", [1, 2, 3], [0, 0, 1]),
+        ("mean", [2, 6, 4], [0, 0, 0.5]),
+        ("max-variance", [3, 10, 5], [0, 0, 1]),
+    ],
 )
 def test_duplicate_policies(tmp_path, policy, a_row, b_row):
     e = read_expression(write(tmp_path, "d.tsv", DUP), duplicates=policy)
@@ -326,10 +342,15 @@ def test_open_text_normalises(tmp_path):
 
 
 # ---------------------------------------------------------------- round trip (property)
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
-    values=arrays(np.float64, st.tuples(st.integers(2, 6), st.integers(1, 7)),
-                  elements=st.floats(-1e300, 1e300, allow_nan=False, allow_subnormal=True)),
+    values=arrays(
+        np.float64,
+        st.tuples(st.integers(2, 6), st.integers(1, 7)),
+        elements=st.floats(-1e300, 1e300, allow_nan=False, allow_subnormal=True),
+    ),
     sep=st.sampled_from(["\t", ","]),
     gz=st.booleans(),
 )
@@ -339,8 +360,12 @@ def test_round_trip(tmp_path, values, sep, gz):
     samples = [f"S{j}" for j in range(n_samples)]
     lines = [sep.join(["gene", *samples])]
     lines += [sep.join([f"G{i}", *(repr(float(v)) for v in X[i])]) for i in range(n_genes)]
-    p = write(tmp_path, "rt" + (".tsv" if sep == "\t" else ".csv") + (".gz" if gz else ""),
-              "\n".join(lines) + "\n", gz=gz)
+    p = write(
+        tmp_path,
+        "rt" + (".tsv" if sep == "\t" else ".csv") + (".gz" if gz else ""),
+        "\n".join(lines) + "\n",
+        gz=gz,
+    )
     e = read_expression(p, genes_in="rows")
     assert e.genes == tuple(f"G{i}" for i in range(n_genes)) and e.samples == tuple(samples)
     np.testing.assert_array_equal(e.values, X.T)

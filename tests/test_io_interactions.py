@@ -47,14 +47,19 @@ def test_real_string_gene_edges(shared_data):
 
 def test_real_string_protein_table(shared_data):
     x = read_interactions(shared_data / "PPI" / "string_interactions_example_STRINGdb.tsv.gz")
-    assert sniff_interactions(shared_data / "PPI"
-                              / "string_interactions_example_STRINGdb.tsv.gz") == "paired"
+    assert (
+        sniff_interactions(shared_data / "PPI" / "string_interactions_example_STRINGdb.tsv.gz")
+        == "paired"
+    )
     assert x.n_edges == 70000 and len(x.nodes()) == 12583
     assert x.namespace == "ensembl_protein"
     assert all(s.startswith("ENSP") for s in x.source[:100])  # taxon prefix 9606. removed
     assert set(x.aliases) == {"entrez", "symbol"}
-    both = sum(1 for s, t in zip(x.source, x.target, strict=True)
-               if s in x.aliases["entrez"] and t in x.aliases["entrez"])
+    both = sum(
+        1
+        for s, t in zip(x.source, x.target, strict=True)
+        if s in x.aliases["entrez"] and t in x.aliases["entrez"]
+    )
     assert both == 13030  # README: both ends map for 13,030 rows
 
 
@@ -71,8 +76,12 @@ def test_real_omnipath_is_directed(shared_data):
 def test_edge_list_with_header(ia, caplog):
     with caplog.at_level(logging.WARNING, logger="kofs.io.interactions"):
         x = read_interactions(ia / "edges_header.tsv")
-    assert edges(x) == {("MDM2", "TP53"): 0.9, ("BRCA1", "TP53"): 0.4,
-                        ("BRCA1", "CHEK2"): 0.7, ("AKT1", "NOT_A_GENE"): 0.3}
+    assert edges(x) == {
+        ("MDM2", "TP53"): 0.9,
+        ("BRCA1", "TP53"): 0.4,
+        ("BRCA1", "CHEK2"): 0.7,
+        ("AKT1", "NOT_A_GENE"): 0.3,
+    }
     assert x.info["self_loops_dropped"] == 1 and x.info["duplicates_merged"] == 1
     assert any("dropped 1 self-loop" in r.message for r in caplog.records)
     assert x.namespace == "symbol" and not x.is_directed
@@ -86,11 +95,15 @@ def test_edge_list_without_header_and_blank_lines(ia):
 
 def test_edge_list_directed_column(ia):
     x = read_edge_list(ia / "edges_directed.txt")
-    got = {(s, t): (w, d) for s, t, w, d in zip(x.source, x.target, x.weight, x.directed,
-                                                  strict=True)}
+    got = {
+        (s, t): (w, d) for s, t, w, d in zip(x.source, x.target, x.weight, x.directed, strict=True)
+    }
     # directed a->b and b->a are distinct; the undirected pair is merged by max weight
-    assert got == {("MAPK1", "ELK1"): (2.0, True), ("ELK1", "MAPK1"): (1.0, True),
-                   ("AKT1", "PIK3CA"): (3.0, False)}
+    assert got == {
+        ("MAPK1", "ELK1"): (2.0, True),
+        ("ELK1", "MAPK1"): (1.0, True),
+        ("AKT1", "PIK3CA"): (3.0, False),
+    }
     y = read_edge_list(ia / "edges_directed.txt", directed=False)
     assert not y.is_directed and edges(y)[("ELK1", "MAPK1")] == 2.0
 
@@ -131,8 +144,13 @@ def test_empty_and_missing_files(tmp_path):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from("ABCDE"), st.sampled_from("ABCDE"),
-                          st.integers(0, 50)), min_size=1, max_size=30))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("ABCDE"), st.sampled_from("ABCDE"), st.integers(0, 50)),
+        min_size=1,
+        max_size=30,
+    )
+)
 def test_edge_list_cleaning_property(tmp_path_factory, rows):
     p = tmp_path_factory.mktemp("el") / "e.tsv"
     p.write_text("".join(f"{a}\t{b}\t{w / 10}\n" for a, b, w in rows))
@@ -173,9 +191,13 @@ def test_string_links_min_score_and_aliases(ia):
 def test_string_detailed_and_info_file(ia):
     x = read_interactions(ia / "string_links_detailed.txt", string_aliases=ia / "string_info.txt")
     assert x.n_edges == 2
-    assert x.aliases == {"preferred_name": {"ENSP00000269305": ("TP53",),
-                                            "ENSP00000258149": ("MDM2",),
-                                            "ENSP00000418960": ("BRCA1",)}}
+    assert x.aliases == {
+        "preferred_name": {
+            "ENSP00000269305": ("TP53",),
+            "ENSP00000258149": ("MDM2",),
+            "ENSP00000418960": ("BRCA1",),
+        }
+    }
     al = read_string_aliases(ia / "string_aliases.txt")
     assert al["UniProt_AC"]["ENSP00000372023"] == ("O96017",)
     assert al["Ensembl_EntrezGene_synonym"]["ENSP00000372023"] == ("TP53",)

@@ -53,8 +53,13 @@ def test_sample_column_found_by_name(tmp_path):
 def test_unknown_column_did_you_mean(testdata):
     err = error(ParameterError, read_labels, testdata / "io" / "labels.tsv", label_column="clas")
     assert "did you mean 'class'" in str(err)
-    err = error(ParameterError, read_labels, testdata / "io" / "labels.tsv",
-                sample_column="class", label_column="class")
+    err = error(
+        ParameterError,
+        read_labels,
+        testdata / "io" / "labels.tsv",
+        sample_column="class",
+        label_column="class",
+    )
     assert "both" in str(err)
 
 
@@ -76,8 +81,12 @@ def test_empty_labels_name_lines(tmp_path):
 
 @pytest.mark.parametrize(
     ("text", "fragment"),
-    [("", "empty"), ("sample\tlabel\n", "no data rows"), ("sample\nA\nB\n", "two columns"),
-     ("s\tl\na\tX\nb\tY\tZ\n", "fields")],
+    [
+        ("", "empty"),
+        ("sample\tlabel\n", "no data rows"),
+        ("sample\nA\nB\n", "two columns"),
+        ("s\tl\na\tX\nb\tY\tZ\n", "fields"),
+    ],
 )
 def test_label_file_errors(tmp_path, text, fragment):
     assert fragment in str(error(InputError, read_labels, write(tmp_path, "l.tsv", text)))
@@ -87,8 +96,9 @@ def test_label_file_errors(tmp_path, text, fragment):
 def test_align_orders_and_ignores_extra(testdata, caplog):
     caplog.set_level(logging.INFO)
     e = read_expression(testdata / "io" / "tiny.tsv")
-    reordered = SampleCategories(["control", "case", "case", "control", "case"],
-                                 ["S4", "S1", "S2", "S3", "S9"], name="class")
+    reordered = SampleCategories(
+        ["control", "case", "case", "control", "case"], ["S4", "S1", "S2", "S3", "S9"], name="class"
+    )
     e2, c = align_labels(e, reordered)
     assert e2 is e
     assert c.samples == e.samples and c.labels == ("case", "case", "control", "control")
@@ -117,7 +127,9 @@ def test_align_no_match_hints_leading_zeros():
 
 def test_align_single_class_and_class_of_one(caplog):
     e = expr(["a", "b", "c"])
-    err = error(InputError, align_labels, e, SampleCategories(["X", "X", "X", "Y"], ["a", "b", "c", "z"]))
+    err = error(
+        InputError, align_labels, e, SampleCategories(["X", "X", "X", "Y"], ["a", "b", "c", "z"])
+    )
     assert "one class" in str(err)
     _, c = align_labels(e, SampleCategories(["X", "X", "Y"], ["a", "b", "c"]))
     assert c.n_classes == 2 and "single sample: Y" in caplog.text
@@ -135,8 +147,9 @@ def test_real_all_labels(shared_data):
     e2, c2 = align_labels(e, c)
     assert e2.n_samples == 128 and c2.classes == ("B", "T")
     assert c2.labels.count("B") == 95 and c2.labels.count("T") == 33
-    _, m = align_labels(e, read_labels(shared_data / "ALL" / "ALL_samples.tsv",
-                                       label_column="mol_biol"))
+    _, m = align_labels(
+        e, read_labels(shared_data / "ALL" / "ALL_samples.tsv", label_column="mol_biol")
+    )
     assert m.labels.count("BCR/ABL") == 37
 
 
@@ -168,13 +181,20 @@ def test_gene_list_column_on_plain_list(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("text", "fragment"), [("", "empty"), ("# only\n\n", "no gene ids"), ("gene\n", "no gene ids"),
-                           ("TP53 MYC\n", "one gene id per line")],
+    ("text", "fragment"),
+    [
+        ("", "empty"),
+        ("# only\n\n", "no gene ids"),
+        ("gene\n", "no gene ids"),
+        ("TP53 MYC\n", "one gene id per line"),
+    ],
 )
 def test_gene_list_errors(tmp_path, text, fragment):
     assert fragment in str(error(InputError, read_gene_list, write(tmp_path, "g.txt", text)))
 
 
 def test_gene_list_stdin(monkeypatch):
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"symbol\tscore\nTP53\t1\nMYC\t2\n")))
+    monkeypatch.setattr(
+        sys, "stdin", io.TextIOWrapper(io.BytesIO(b"symbol\tscore\nTP53\t1\nMYC\t2\n"))
+    )
     assert read_gene_list("-") == ["TP53", "MYC"]

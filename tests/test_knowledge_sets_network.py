@@ -18,17 +18,46 @@ from kofs.knowledge.genesets import filter_genes, genesets_to_functions, inciden
 from kofs.knowledge.network import interactions_to_relation, max_merge_edges
 from kofs.types import Expression
 
-SYMBOLS = ["TP53", "MDM2", "BRCA1", "CHEK2", "MAPK1", "MAPK3", "ELK1", "BCL2", "PIK3CA", "AKT1",
-           "GAPDH", "ACTB"]
-ENTREZ = ["7157", "4193", "672", "11200", "5594", "5595", "2002", "596", "5290", "207", "2597",
-          "60"]
+SYMBOLS = [
+    "TP53",
+    "MDM2",
+    "BRCA1",
+    "CHEK2",
+    "MAPK1",
+    "MAPK3",
+    "ELK1",
+    "BCL2",
+    "PIK3CA",
+    "AKT1",
+    "GAPDH",
+    "ACTB",
+]
+ENTREZ = [
+    "7157",
+    "4193",
+    "672",
+    "11200",
+    "5594",
+    "5595",
+    "2002",
+    "596",
+    "5290",
+    "207",
+    "2597",
+    "60",
+]
 
 
 def toy(order=None) -> Expression:
     order = list(range(len(SYMBOLS))) if order is None else list(order)
     values = np.random.default_rng(0).normal(size=(5, len(SYMBOLS)))[:, order]
-    return Expression(values, [SYMBOLS[i] for i in order], [f"s{i}" for i in range(5)],
-                      namespace="symbol", annotations={"entrez": [ENTREZ[i] for i in order]})
+    return Expression(
+        values,
+        [SYMBOLS[i] for i in order],
+        [f"s{i}" for i in range(5)],
+        namespace="symbol",
+        annotations={"entrez": [ENTREZ[i] for i in order]},
+    )
 
 
 def col(e: Expression, symbol: str) -> int:
@@ -65,8 +94,13 @@ def test_functions_follow_gene_order(testdata):
 
 
 def test_functions_pick_best_member_kind():
-    g = GeneSets(("P1", "P2"), ("one", "two"), (), (("1", "2"), ("3",)),
-                 alt_members={"symbol": (("TP53", "MDM2"), ("AKT1", "BCL2"))})
+    g = GeneSets(
+        ("P1", "P2"),
+        ("one", "two"),
+        (),
+        (("1", "2"), ("3",)),
+        alt_members={"symbol": (("TP53", "MDM2"), ("AKT1", "BCL2"))},
+    )
     f, rep = genesets_to_functions(g, toy(), min_size=1)
     assert rep.source_namespace == "symbol" and f.term_names == ("one", "two")
     assert f.incidence[:, 1].toarray().ravel()[[col(toy(), "AKT1"), col(toy(), "BCL2")]].all()
@@ -121,10 +155,19 @@ def test_filter_genes_by_name_on_real_kegg(shared_data):
 
 
 def test_real_kegg_incidence_matches_set_oracle(shared_data):
-    df = pd.read_csv(shared_data / "ALL" / "ALL_gene_expr.tsv.gz", sep="\t",
-                     usecols=["entrez_id", "symbol"], dtype=str)
-    e = Expression(np.zeros((1, len(df))), df["symbol"], ["s"], namespace="symbol",
-                   annotations={"entrez": df["entrez_id"]})
+    df = pd.read_csv(
+        shared_data / "ALL" / "ALL_gene_expr.tsv.gz",
+        sep="\t",
+        usecols=["entrez_id", "symbol"],
+        dtype=str,
+    )
+    e = Expression(
+        np.zeros((1, len(df))),
+        df["symbol"],
+        ["s"],
+        namespace="symbol",
+        annotations={"entrez": df["entrez_id"]},
+    )
     g = read_pathways(shared_data / "KEGG" / "kegg_hsa_pathways_2011-Mar15.tsv")
     f, rep = genesets_to_functions(g, e, min_size=1, max_size=None)
     entrez = set(df["entrez_id"])
@@ -178,8 +221,15 @@ def test_relation_string_via_aliases_and_merged_proteins(testdata, tmp_path):
     # two proteins of one gene: their edge becomes a self-loop and is dropped
     p = tmp_path / "iso.tsv"
     p.write_text("P04637\tP04637-2\t0.5\nP04637-2\tQ00987\t0.8\n")
-    y = Interactions(["P04637", "P04637-2"], ["P04637-2", "Q00987"], [0.5, 0.8], False, "",
-                     path=str(p), aliases={})
+    y = Interactions(
+        ["P04637", "P04637-2"],
+        ["P04637-2", "Q00987"],
+        [0.5, 0.8],
+        False,
+        "",
+        path=str(p),
+        aliases={},
+    )
     uni = Expression(np.zeros((1, 2)), ["P04637", "Q00987"], ["s"])
     rel2, _ = interactions_to_relation(y, uni)
     assert rel2.matrix.toarray().tolist() == [[0, 0.8], [0.8, 0]]
@@ -207,10 +257,19 @@ def test_relation_errors(testdata):
 
 
 def test_real_string_relation_matches_oracle(shared_data):
-    df = pd.read_csv(shared_data / "ALL" / "ALL_gene_expr.tsv.gz", sep="\t",
-                     usecols=["entrez_id", "symbol"], dtype=str)
-    e = Expression(np.zeros((1, len(df))), df["symbol"], ["s"], namespace="symbol",
-                   annotations={"entrez": df["entrez_id"]})
+    df = pd.read_csv(
+        shared_data / "ALL" / "ALL_gene_expr.tsv.gz",
+        sep="\t",
+        usecols=["entrez_id", "symbol"],
+        dtype=str,
+    )
+    e = Expression(
+        np.zeros((1, len(df))),
+        df["symbol"],
+        ["s"],
+        namespace="symbol",
+        annotations={"entrez": df["entrez_id"]},
+    )
     path = shared_data / "PPI" / "string_example_gene_edges.tsv.gz"
     rel, rep = interactions_to_relation(read_interactions(path), e)
     raw = pd.read_csv(path, sep="\t", dtype=str)
@@ -227,8 +286,13 @@ def test_real_string_relation_matches_oracle(shared_data):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4), st.floats(0.01, 10)),
-                min_size=1, max_size=40))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 4), st.integers(0, 4), st.floats(0.01, 10)),
+        min_size=1,
+        max_size=40,
+    )
+)
 def test_max_merge_edges_equals_naive(rows):
     r, c, w = (np.array(x) for x in zip(*rows, strict=True))
     got = max_merge_edges(r, c, w, 5).toarray()

@@ -76,8 +76,9 @@ def test_pinv_closed_form_eigenbasis(rng):
     c = int(np.sum(sigma == 0))
     assert c == 3
     g = (U * np.sqrt(sigma)).sum(axis=1)
-    np.testing.assert_allclose(np.linalg.pinv(C, rtol=1e-10, hermitian=True), L + np.outer(g, g) / c,
-                               atol=1e-9)
+    np.testing.assert_allclose(
+        np.linalg.pinv(C, rtol=1e-10, hermitian=True), L + np.outer(g, g) / c, atol=1e-9
+    )
 
 
 def test_invariant_is_average_over_eigenvector_signs(rng):
@@ -109,8 +110,13 @@ def test_invariant_is_average_over_eigenvector_signs(rng):
 def test_exact_equals_scalable(seed, directed):
     rng = np.random.default_rng(seed)
     m, n = 40, 12
-    W = _graph(m, [range(0, 15), range(15, 30), range(30, 36)], rng, isolated=[36, 37, 38, 39],
-               directed=directed)
+    W = _graph(
+        m,
+        [range(0, 15), range(15, 30), range(30, 36)],
+        rng,
+        isolated=[36, 37, 38, 39],
+        directed=directed,
+    )
     X = rng.normal(size=(n, m))
     a = mahalanobis_sq_distances(X, W, method="scalable")
     b = mahalanobis_sq_distances(X, W, method="exact")

@@ -15,8 +15,10 @@ import pytest
 # old module -> (new module, names re-exported by the old module)
 MOVED = {
     "kofs.io.ids": ("kofs.io._open", ["_open_text", "_stream_text", "_head_lines"]),
-    "kofs.io.interactions": ("kofs.io.interaction_dbs",
-                             ["read_string_links", "read_string_aliases", "read_biogrid"]),
+    "kofs.io.interactions": (
+        "kofs.io.interaction_dbs",
+        ["read_string_links", "read_string_aliases", "read_biogrid"],
+    ),
     "kofs.io.pathways": ("kofs.io.kgml", ["read_kgml"]),
     "kofs.rankers._sparse_kernels": ("kofs.rankers._fssi_kernel", ["fssi_errors"]),
     "kofs.knowledge.go": ("kofs.knowledge._go_semantics", ["MODES", "GOSemantics", "go_semantics"]),
@@ -32,15 +34,26 @@ def test_old_paths_reexport_the_moved_objects(old):
         assert getattr(a, name) is getattr(b, ALIASES.get(name, name)), name
 
 
-@pytest.mark.parametrize("module, names", [
-    ("kofs.io.ids", ["IdMap", "read_id_map", "match_gene_ids", "CoverageReport"]),
-    ("kofs.io.interactions", ["Interactions", "read_interactions", "INTERACTION_FORMATS"]),
-    ("kofs.io.pathways", ["GeneSets", "read_pathways", "PATHWAY_FORMATS"]),
-    ("kofs.io.annotations", ["GOAnnotations", "read_go_annotations", "parse_evidence_codes"]),
-    ("kofs.rankers._sparse_kernels", ["lasso_gram", "lasso_active_set", "lasso_reconstruction",
-                                      "reconstruction_residual_score", "l1_graph"]),
-    ("kofs.knowledge.go", ["gene_similarity", "go_relation", "go_functions"]),
-])
+@pytest.mark.parametrize(
+    "module, names",
+    [
+        ("kofs.io.ids", ["IdMap", "read_id_map", "match_gene_ids", "CoverageReport"]),
+        ("kofs.io.interactions", ["Interactions", "read_interactions", "INTERACTION_FORMATS"]),
+        ("kofs.io.pathways", ["GeneSets", "read_pathways", "PATHWAY_FORMATS"]),
+        ("kofs.io.annotations", ["GOAnnotations", "read_go_annotations", "parse_evidence_codes"]),
+        (
+            "kofs.rankers._sparse_kernels",
+            [
+                "lasso_gram",
+                "lasso_active_set",
+                "lasso_reconstruction",
+                "reconstruction_residual_score",
+                "l1_graph",
+            ],
+        ),
+        ("kofs.knowledge.go", ["gene_similarity", "go_relation", "go_functions"]),
+    ],
+)
 def test_all_lists_only_importable_names(module, names):
     mod = importlib.import_module(module)
     for name in [*mod.__all__, *names]:
@@ -57,14 +70,17 @@ def test_dispatch_tables_reach_the_moved_readers():
     assert PATHWAY_FORMATS["kgml"] is kgml.read_kgml
 
 
-@pytest.mark.parametrize("module, logger", [
-    ("kofs.io.interaction_dbs", "kofs.io.interactions"),
-    ("kofs.io._interactions_core", "kofs.io.interactions"),
-    ("kofs.io.kgml", "kofs.io.pathways"),
-    ("kofs.io.id_map", "kofs.io.ids"),
-    ("kofs.io._annotation_formats", "kofs.io.annotations"),
-    ("kofs.knowledge._go_semantics", "kofs.knowledge.go"),
-])
+@pytest.mark.parametrize(
+    "module, logger",
+    [
+        ("kofs.io.interaction_dbs", "kofs.io.interactions"),
+        ("kofs.io._interactions_core", "kofs.io.interactions"),
+        ("kofs.io.kgml", "kofs.io.pathways"),
+        ("kofs.io.id_map", "kofs.io.ids"),
+        ("kofs.io._annotation_formats", "kofs.io.annotations"),
+        ("kofs.knowledge._go_semantics", "kofs.knowledge.go"),
+    ],
+)
 def test_moved_code_logs_under_the_old_name(module, logger):
     assert importlib.import_module(module).log is logging.getLogger(logger)
 
@@ -77,5 +93,6 @@ def test_id_map_warning_still_under_kofs_io_ids(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="kofs.io.ids"):
         m = read_id_map(p)
     assert m.ambiguous == 1 and dict(m) == {"b": "z"}
-    assert any(r.name == "kofs.io.ids" and "several targets" in r.getMessage()
-               for r in caplog.records)
+    assert any(
+        r.name == "kofs.io.ids" and "several targets" in r.getMessage() for r in caplog.records
+    )

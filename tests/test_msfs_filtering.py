@@ -206,8 +206,13 @@ def test_learn_relevance_from_data(rng):
 def test_ids_matched_through_annotations(rng):
     """Entrez-keyed matrix, symbol lists: ids go through kofs.io.ids.match_gene_ids."""
     X = rng.normal(size=(6, 4))
-    e = Expression(X, ["7157", "672", "675", "1956"], [f"s{i}" for i in range(6)],
-                   namespace="entrez", annotations={"symbol": ["TP53", "BRCA1", "BRCA2", "EGFR"]})
+    e = Expression(
+        X,
+        ["7157", "672", "675", "1956"],
+        [f"s{i}" for i in range(6)],
+        namespace="entrez",
+        annotations={"symbol": ["TP53", "BRCA1", "BRCA2", "EGFR"]},
+    )
     f = relevant_genes_functions(e, ["BRCA1", "EGFR", "NOPE"])
     np.testing.assert_array_equal(f.incidence.toarray().ravel(), [0, 1, 0, 1])
     V = sp.csr_matrix(np.array([[1, 0], [1, 0], [0, 1], [0, 1]], dtype=float))

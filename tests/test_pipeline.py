@@ -29,8 +29,12 @@ def example():
     labels = read_labels(PATHS["labels"], label_column="lineage")
     expr = read_expression(PATHS["expression"], sample_ids=labels.samples)
     expr, labels = align_labels(expr, labels)
-    sources = read_sources(go=PATHS["go"], go_annotations=PATHS["go_annotations"],
-                           pathways=PATHS["pathways"], interactions=PATHS["interactions"])
+    sources = read_sources(
+        go=PATHS["go"],
+        go_annotations=PATHS["go_annotations"],
+        pathways=PATHS["pathways"],
+        interactions=PATHS["interactions"],
+    )
     return expr, labels, sources
 
 
@@ -42,8 +46,16 @@ def kofs_result(example):
 
 def test_kofs_plan_builds_every_list_the_sources_allow(kofs_result):
     names = [r.name for r in kofs_result.lists]
-    assert names == ["SPEC", "Fisher", "Pathway-FILT", "Pathway-REL-VOTE", "GO-REL-VOTE", "GO-MAH",
-                     "GO-REL-PROP", "PPI-PROP"]
+    assert names == [
+        "SPEC",
+        "Fisher",
+        "Pathway-FILT",
+        "Pathway-REL-VOTE",
+        "GO-REL-VOTE",
+        "GO-MAH",
+        "GO-REL-PROP",
+        "PPI-PROP",
+    ]
     w = kofs_result.final.weights
     assert w.shape == (8,) and abs(w.sum() - 1) < 1e-12 and (w >= 0).all()
     assert kofs_result.final.info["converged"]
@@ -85,15 +97,22 @@ def test_supervised_lists_need_relevant_genes(example):
 def test_relevant_genes_enable_go_can_mah_and_supervised_em(example):
     expr, labels, sources = example
     relevant = read_gene_list(PATHS["relevant_genes"])
-    res = rank(expr, labels=labels, sources=sources, relevant_genes=relevant,
-               lists=["Fisher", "GO-CAN-MAH", "GO-REL-VOTE"])
+    res = rank(
+        expr,
+        labels=labels,
+        sources=sources,
+        relevant_genes=relevant,
+        lists=["Fisher", "GO-CAN-MAH", "GO-REL-VOTE"],
+    )
     assert [r.name for r in res.lists] == ["Fisher", "GO-CAN-MAH", "GO-REL-VOTE"]
     assert res.final.info["n_G"] == len(set(relevant) & set(expr.genes))
 
 
 def test_msfs_is_one_spec_list_on_combined_similarities(example):
     expr, labels, sources = example
-    res = rank(expr, labels=labels, sources=KnowledgeSources(pathways=sources.pathways), method="msfs")
+    res = rank(
+        expr, labels=labels, sources=KnowledgeSources(pathways=sources.pathways), method="msfs"
+    )
     assert [r.name for r in res.lists] == ["MSFS"]
     assert res.lists[0].params["ranker"] == "spec-phi2"
     np.testing.assert_array_equal(res.final.ranks, res.lists[0].ranks)
@@ -102,24 +121,50 @@ def test_msfs_is_one_spec_list_on_combined_similarities(example):
 def test_aux_data_on_shuffled_samples_gives_an_aux_list(example, rng):
     expr, labels, _ = example
     order = rng.permutation(expr.n_samples)
-    aux = Expression(expr.values[order][:, :50] + rng.normal(size=(expr.n_samples, 50)),
-                     [f"mir{i}" for i in range(50)], [expr.samples[i] for i in order])
-    res = rank(expr, labels=labels, sources=KnowledgeSources(aux=(aux,)), lists=["AUX-SPEC", "SPEC"])
+    aux = Expression(
+        expr.values[order][:, :50] + rng.normal(size=(expr.n_samples, 50)),
+        [f"mir{i}" for i in range(50)],
+        [expr.samples[i] for i in order],
+    )
+    res = rank(
+        expr, labels=labels, sources=KnowledgeSources(aux=(aux,)), lists=["AUX-SPEC", "SPEC"]
+    )
     assert [r.name for r in res.lists] == ["AUX-SPEC", "SPEC"]
     assert not np.allclose(res.lists[0].scores, res.lists[1].scores, equal_nan=True)
 
 
 def test_runs_are_deterministic(example):
     expr, labels, sources = example
-    a = rank(expr, labels=labels, sources=KnowledgeSources(pathways=sources.pathways, interactions=sources.interactions))
-    b = rank(expr, labels=labels, sources=KnowledgeSources(pathways=sources.pathways, interactions=sources.interactions))
+    a = rank(
+        expr,
+        labels=labels,
+        sources=KnowledgeSources(pathways=sources.pathways, interactions=sources.interactions),
+    )
+    b = rank(
+        expr,
+        labels=labels,
+        sources=KnowledgeSources(pathways=sources.pathways, interactions=sources.interactions),
+    )
     np.testing.assert_array_equal(a.final.scores, b.final.scores)
 
 
 def test_kofs_sources_command_reports_coverage():
     p = PATHS
-    r = CliRunner().invoke(main, ["sources", p["expression"], "--labels", p["labels"], "--label-column", "lineage",
-                                  "--pathways", p["pathways"], "--interactions", p["interactions"]])
+    r = CliRunner().invoke(
+        main,
+        [
+            "sources",
+            p["expression"],
+            "--labels",
+            p["labels"],
+            "--label-column",
+            "lineage",
+            "--pathways",
+            p["pathways"],
+            "--interactions",
+            p["interactions"],
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "pathways kegg.gmt: 696 genes, 696 matched" in r.output
     assert "Pathway-FILT (spec-phi2)" in r.output and "PPI-PROP (relevance-propagation)" in r.output
@@ -138,21 +183,48 @@ def test_end_to_end_on_real_all_with_every_source(shared_data, tmp_path):
     rel = tmp_path / "heme.txt"
     rel.write_text("\n".join(cancer.loc[cancer["oncokb_msk_heme"] == "True", "symbol"]) + "\n")
     out = tmp_path / "out"
-    r = CliRunner().invoke(main, [
-        "rank", str(R / "ALL" / "ALL_gene_expr.tsv.gz"), "--gene-column", "symbol",
-        "--labels", str(R / "ALL" / "ALL_samples.tsv"), "--label-column", "lineage",
-        "--go", str(R / "GO" / "go-basic_2022-07-01_from_GO.db.obo.gz"),
-        "--go-annotations", str(R / "GO" / "goa_human_entrez_2022-Sep12_from_org.Hs.eg.db.tsv.gz"),
-        "--pathways", str(R / "KEGG" / "msigdb_c2_cp_kegg_symbols_qusage.gmt"),
-        "--pathway-ids", "KEGG_B_CELL_RECEPTOR_SIGNALING_PATHWAY,KEGG_T_CELL_RECEPTOR_SIGNALING_PATHWAY",
-        "--interactions", str(R / "PPI" / "string_example_gene_edges.tsv.gz"),
-        "--relevant-genes", str(rel), "-o", str(out)])
+    r = CliRunner().invoke(
+        main,
+        [
+            "rank",
+            str(R / "ALL" / "ALL_gene_expr.tsv.gz"),
+            "--gene-column",
+            "symbol",
+            "--labels",
+            str(R / "ALL" / "ALL_samples.tsv"),
+            "--label-column",
+            "lineage",
+            "--go",
+            str(R / "GO" / "go-basic_2022-07-01_from_GO.db.obo.gz"),
+            "--go-annotations",
+            str(R / "GO" / "goa_human_entrez_2022-Sep12_from_org.Hs.eg.db.tsv.gz"),
+            "--pathways",
+            str(R / "KEGG" / "msigdb_c2_cp_kegg_symbols_qusage.gmt"),
+            "--pathway-ids",
+            "KEGG_B_CELL_RECEPTOR_SIGNALING_PATHWAY,KEGG_T_CELL_RECEPTOR_SIGNALING_PATHWAY",
+            "--interactions",
+            str(R / "PPI" / "string_example_gene_edges.tsv.gz"),
+            "--relevant-genes",
+            str(rel),
+            "-o",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     ranking = pd.read_csv(out / "ranking.tsv", sep="\t")
     assert len(ranking) == 8562
     lists = [c[5:] for c in ranking.columns if c.startswith("rank:")]
-    assert lists == ["SPEC", "Fisher", "Pathway-FILT", "Pathway-REL-VOTE", "GO-REL-VOTE", "GO-MAH",
-                     "GO-CAN-MAH", "GO-REL-PROP", "PPI-PROP"]
+    assert lists == [
+        "SPEC",
+        "Fisher",
+        "Pathway-FILT",
+        "Pathway-REL-VOTE",
+        "GO-REL-VOTE",
+        "GO-MAH",
+        "GO-CAN-MAH",
+        "GO-REL-PROP",
+        "PPI-PROP",
+    ]
     weights = pd.read_csv(out / "weights.tsv", sep="\t")
     assert abs(weights["weight"].sum() - 1) < 1e-9
     import json
@@ -172,6 +244,11 @@ def test_go_closure_and_ic_are_computed_once_per_run(example, monkeypatch):
     real = go.go_semantics
     monkeypatch.setattr(go, "go_semantics", lambda *a, **k: calls.append(k) or real(*a, **k))
     relevant = read_gene_list(PATHS["relevant_genes"])
-    rank(expr, labels=labels, sources=KnowledgeSources(ontology=sources.ontology, go_annotations=sources.go_annotations),
-         relevant_genes=relevant, lists=["GO-REL-VOTE", "GO-CAN-MAH", "GO-REL-PROP"])
+    rank(
+        expr,
+        labels=labels,
+        sources=KnowledgeSources(ontology=sources.ontology, go_annotations=sources.go_annotations),
+        relevant_genes=relevant,
+        lists=["GO-REL-VOTE", "GO-CAN-MAH", "GO-REL-PROP"],
+    )
     assert len(calls) == 1

@@ -27,12 +27,18 @@ from kofs.pipeline import rank
 from kofs.rankers import run_ranker
 from kofs.types import Expression, RankerInputs, Ranking, SampleCategories
 
-FAST = settings(max_examples=30, deadline=None, database=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+FAST = settings(
+    max_examples=30,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 # ids: letters first (never numeric, never NA-like), then letters/digits/_-.
 IDS = st.from_regex(r"[A-Za-z][A-Za-z0-9_.\-]{0,7}", fullmatch=True).filter(
-    lambda s: s.upper() not in {"NA", "NAN", "NULL", "NONE", "INF", "N/A", "INFINITY"})
+    lambda s: s.upper() not in {"NA", "NAN", "NULL", "NONE", "INF", "N/A", "INFINITY"}
+)
 FINITE = st.floats(min_value=-1e12, max_value=1e12, allow_nan=False, allow_infinity=False)
 
 
@@ -48,6 +54,7 @@ def _tmpfile(text: str | bytes, suffix: str) -> Path:
 
 # --- parser round trips ----------------------------------------------------------------------
 
+
 @st.composite
 def matrices(draw):
     m = draw(st.integers(2, 8))
@@ -62,8 +69,14 @@ def matrices(draw):
 @given(matrices(), st.sampled_from(["\t", ","]))
 def test_expression_round_trip(data, sep):
     genes, samples, values = data
-    text = sep.join(["gene", *samples]) + "\n" + "".join(
-        sep.join([g, *map(repr, row.tolist())]) + "\n" for g, row in zip(genes, values, strict=True))
+    text = (
+        sep.join(["gene", *samples])
+        + "\n"
+        + "".join(
+            sep.join([g, *map(repr, row.tolist())]) + "\n"
+            for g, row in zip(genes, values, strict=True)
+        )
+    )
     expr = read_expression(_tmpfile(text, ".csv" if sep == "," else ".tsv"), genes_in="rows")
     assert expr.genes == tuple(genes) and expr.samples == tuple(samples)
     np.testing.assert_array_equal(expr.values, values.T)  # repr() round-trips exactly
@@ -80,11 +93,30 @@ def test_labels_round_trip(pairs):
 @FAST
 @given(st.lists(IDS, min_size=1, max_size=20))
 def test_gene_list_round_trip(ids):
-    ids = [i for i in ids if i.lower() not in {"gene", "genes", "symbol", "id", "name", "entrez",
-                                                 "gene_id", "geneid", "entrez_id", "entrezid",
-                                                 "ensembl", "ensembl_id", "gene_name",
-                                                 "gene_symbol", "genesymbol", "hugo_symbol",
-                                                 "ensembl_gene_id"}]
+    ids = [
+        i
+        for i in ids
+        if i.lower()
+        not in {
+            "gene",
+            "genes",
+            "symbol",
+            "id",
+            "name",
+            "entrez",
+            "gene_id",
+            "geneid",
+            "entrez_id",
+            "entrezid",
+            "ensembl",
+            "ensembl_id",
+            "gene_name",
+            "gene_symbol",
+            "genesymbol",
+            "hugo_symbol",
+            "ensembl_gene_id",
+        }
+    ]
     if not ids:
         return
     got = read_gene_list(_tmpfile("\n".join(ids) + "\n", ".txt"))
@@ -92,13 +124,15 @@ def test_gene_list_round_trip(ids):
 
 
 @FAST
-@given(st.dictionaries(IDS, st.lists(IDS, min_size=1, max_size=6, unique=True), min_size=1,
-                       max_size=6))
+@given(
+    st.dictionaries(IDS, st.lists(IDS, min_size=1, max_size=6, unique=True), min_size=1, max_size=6)
+)
 def test_gmt_round_trip(sets):
     text = "".join(f"{k}\tdescription\t" + "\t".join(v) + "\n" for k, v in sets.items())
     gs = read_gmt(_tmpfile(text, ".gmt"))
-    assert dict(zip(gs.ids, (tuple(m) for m in gs.members), strict=True)) == \
-        {k: tuple(v) for k, v in sets.items()}
+    assert dict(zip(gs.ids, (tuple(m) for m in gs.members), strict=True)) == {
+        k: tuple(v) for k, v in sets.items()
+    }
 
 
 @FAST
@@ -139,25 +173,44 @@ def test_id_map_round_trip(mapping):
     assert {k: got[k] for k in mapping} == mapping
 
 
-SCALARS = st.one_of(st.integers(-10**6, 10**6), FINITE, IDS, st.booleans())
+SCALARS = st.one_of(st.integers(-(10**6), 10**6), FINITE, IDS, st.booleans())
 
 
 @FAST
-@given(st.dictionaries(st.from_regex(r"[a-z][a-z_]{0,10}", fullmatch=True), SCALARS, min_size=1,
-                       max_size=8))
+@given(
+    st.dictionaries(
+        st.from_regex(r"[a-z][a-z_]{0,10}", fullmatch=True), SCALARS, min_size=1, max_size=8
+    )
+)
 def test_config_round_trip(cfg):
     text = dump_config(cfg)
     assert load_config(_tmpfile(text, ".yaml")) == cfg
 
 
-NEVER_CRASH = ["expression", "labels", "genes", "gmt", "edges", "config", "obo", "annotations",
-               "id_map", "term_relevance", "pathways", "interactions"]
+NEVER_CRASH = [
+    "expression",
+    "labels",
+    "genes",
+    "gmt",
+    "edges",
+    "config",
+    "obo",
+    "annotations",
+    "id_map",
+    "term_relevance",
+    "pathways",
+    "interactions",
+]
 
 
 @settings(max_examples=80, deadline=None, database=None, derandomize=True)
-@given(st.one_of(st.binary(max_size=300),
-                 st.text(alphabet="GO:0123456789\t,\n !#[]=-abcTerm", max_size=300).map(str.encode)),
-       st.sampled_from(NEVER_CRASH))
+@given(
+    st.one_of(
+        st.binary(max_size=300),
+        st.text(alphabet="GO:0123456789\t,\n !#[]=-abcTerm", max_size=300).map(str.encode),
+    ),
+    st.sampled_from(NEVER_CRASH),
+)
 def test_parsers_never_crash(data, reader):
     from kofs.io.annotations import read_go_annotations
     from kofs.io.ids import read_id_map
@@ -165,11 +218,20 @@ def test_parsers_never_crash(data, reader):
     from kofs.io.pathways import read_pathways
     from kofs.sources import read_term_relevance
 
-    fn = {"expression": read_expression, "labels": read_labels, "genes": read_gene_list,
-          "gmt": read_gmt, "edges": lambda p: read_interactions(p, "edgelist"),
-          "config": load_config, "obo": read_obo, "annotations": read_go_annotations,
-          "id_map": read_id_map, "term_relevance": read_term_relevance,
-          "pathways": read_pathways, "interactions": read_interactions}[reader]
+    fn = {
+        "expression": read_expression,
+        "labels": read_labels,
+        "genes": read_gene_list,
+        "gmt": read_gmt,
+        "edges": lambda p: read_interactions(p, "edgelist"),
+        "config": load_config,
+        "obo": read_obo,
+        "annotations": read_go_annotations,
+        "id_map": read_id_map,
+        "term_relevance": read_term_relevance,
+        "pathways": read_pathways,
+        "interactions": read_interactions,
+    }[reader]
     try:
         fn(_tmpfile(data, ".txt"))
     except KofsError as exc:
@@ -177,6 +239,7 @@ def test_parsers_never_crash(data, reader):
 
 
 # --- aggregators -------------------------------------------------------------------------------
+
 
 @st.composite
 def score_lists(draw, min_lists=2):
@@ -192,8 +255,10 @@ def score_lists(draw, min_lists=2):
 
 def _rankings(genes, S, order=None):
     order = np.arange(len(genes)) if order is None else order
-    return [Ranking(f"L{j}", tuple(genes[i] for i in order), S[order, j], True)
-            for j in range(S.shape[1])]
+    return [
+        Ranking(f"L{j}", tuple(genes[i] for i in order), S[order, j], True)
+        for j in range(S.shape[1])
+    ]
 
 
 def _by_gene(agg):
@@ -225,14 +290,19 @@ def test_borda_of_identical_lists_is_that_list(data, copies):
 
 
 @FAST
-@given(score_lists(), st.sampled_from(["borda", "mean-rank", "median-rank", "geometric-mean",
-                                       "min-rank", "rra"]), st.integers(0, 2**31))
+@given(
+    score_lists(),
+    st.sampled_from(["borda", "mean-rank", "median-rank", "geometric-mean", "min-rank", "rra"]),
+    st.integers(0, 2**31),
+)
 def test_aggregators_are_gene_order_equivariant(data, method, seed):
     genes, S = data
     perm = np.random.default_rng(seed).permutation(len(genes))
     a, b = aggregate(_rankings(genes, S), method), aggregate(_rankings(genes, S, perm), method)
     sa, sb = _by_gene(a), _by_gene(b)
-    np.testing.assert_allclose([sa[g] for g in genes], [sb[g] for g in genes], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        [sa[g] for g in genes], [sb[g] for g in genes], rtol=1e-9, atol=1e-12
+    )
 
 
 @FAST
@@ -250,6 +320,7 @@ def test_list_order_does_not_change_the_fused_ranking(data, seed):
 
 # --- permutation equivariance of rankers and of the pipeline -------------------------------------
 
+
 def _data(seed, n=14, m=12):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, m))
@@ -262,8 +333,21 @@ def _expr(X, genes, samples):
     return Expression(X, genes=genes, samples=samples)
 
 
-RANKERS = ["variance", "fisher", "laplacian", "spec-phi1", "spec-phi2", "spec-phi3", "relieff",
-           "trace-ratio", "hsic", "mrsf", "mcsf", "sparsity-score", "sps"]
+RANKERS = [
+    "variance",
+    "fisher",
+    "laplacian",
+    "spec-phi1",
+    "spec-phi2",
+    "spec-phi3",
+    "relieff",
+    "trace-ratio",
+    "hsic",
+    "mrsf",
+    "mcsf",
+    "sparsity-score",
+    "sps",
+]
 
 
 @pytest.mark.parametrize("name", RANKERS)
@@ -291,8 +375,9 @@ def _check_ranker_equivariance(name, seed):
         return dict(zip(r.genes, r.scores.tolist(), strict=True))
 
     a = run(X, genes, samples, labels)
-    b = run(X[sp_][:, gp], [genes[j] for j in gp], [samples[i] for i in sp_],
-            [labels[i] for i in sp_])
+    b = run(
+        X[sp_][:, gp], [genes[j] for j in gp], [samples[i] for i in sp_], [labels[i] for i in sp_]
+    )
     np.testing.assert_allclose([a[g] for g in genes], [b[g] for g in genes], rtol=1e-6, atol=1e-9)
 
 
@@ -310,12 +395,15 @@ def test_pipeline_rank_permutation_equivariance(seed):
     def run(Xv, gs, ss, lab):
         res = rank(_expr(Xv, gs, ss), labels=SampleCategories(lab, ss), rankers=rankers, seed=1)
         f = res.final
-        return (dict(zip(f.genes, f.scores.tolist(), strict=True)),
-                dict(zip(f.list_names, f.weights.tolist(), strict=True)))
+        return (
+            dict(zip(f.genes, f.scores.tolist(), strict=True)),
+            dict(zip(f.list_names, f.weights.tolist(), strict=True)),
+        )
 
     (sa, wa) = run(X, genes, samples, labels)
-    (sb, wb) = run(X[sp_][:, gp], [genes[j] for j in gp], [samples[i] for i in sp_],
-                   [labels[i] for i in sp_])
+    (sb, wb) = run(
+        X[sp_][:, gp], [genes[j] for j in gp], [samples[i] for i in sp_], [labels[i] for i in sp_]
+    )
     assert wa.keys() == wb.keys()
     np.testing.assert_allclose([wa[k] for k in wa], [wb[k] for k in wa], rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose([sa[g] for g in genes], [sb[g] for g in genes], rtol=1e-6, atol=1e-9)
@@ -328,22 +416,33 @@ def test_pipeline_with_knowledge_is_gene_permutation_equivariant(tmp_path):
     X, labels = _data(5, n=16, m=24)
     genes = [f"g{j}" for j in range(24)]
     samples = [f"s{i}" for i in range(16)]
-    (tmp_path / "sets.gmt").write_text("".join(
-        f"P{k}\td\t" + "\t".join(genes[k * 5: k * 5 + 7]) + "\n" for k in range(3)))
-    (tmp_path / "edges.tsv").write_text("a\tb\tw\n" + "".join(
-        f"{genes[j]}\t{genes[(3 * j + 1) % 24]}\t{0.1 + j / 30:.3f}\n" for j in range(24)))
-    sources = read_sources(pathways=str(tmp_path / "sets.gmt"),
-                           interactions=str(tmp_path / "edges.tsv"))
+    (tmp_path / "sets.gmt").write_text(
+        "".join(f"P{k}\td\t" + "\t".join(genes[k * 5 : k * 5 + 7]) + "\n" for k in range(3))
+    )
+    (tmp_path / "edges.tsv").write_text(
+        "a\tb\tw\n"
+        + "".join(f"{genes[j]}\t{genes[(3 * j + 1) % 24]}\t{0.1 + j / 30:.3f}\n" for j in range(24))
+    )
+    sources = read_sources(
+        pathways=str(tmp_path / "sets.gmt"), interactions=str(tmp_path / "edges.tsv")
+    )
     relevant = genes[:4]
     perm = np.random.default_rng(11).permutation(24)
 
     def run(order):
         expr = _expr(X[:, order], [genes[j] for j in order], samples)
-        res = rank(expr, labels=SampleCategories(labels, samples), sources=sources,
-                   relevant_genes=relevant, seed=2)
+        res = rank(
+            expr,
+            labels=SampleCategories(labels, samples),
+            sources=sources,
+            relevant_genes=relevant,
+            seed=2,
+        )
         f = res.final
-        return (dict(zip(f.genes, f.scores.tolist(), strict=True)),
-                dict(zip(f.list_names, f.weights.tolist(), strict=True)))
+        return (
+            dict(zip(f.genes, f.scores.tolist(), strict=True)),
+            dict(zip(f.list_names, f.weights.tolist(), strict=True)),
+        )
 
     (sa, wa), (sb, wb) = run(np.arange(24)), run(perm)
     assert {"Pathway-FILT", "Pathway-REL-VOTE", "PPI-PROP"} <= set(wa)

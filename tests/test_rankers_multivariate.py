@@ -164,8 +164,9 @@ def test_mrsf_adapter_order_scores_and_lslda_identity(rng):
     np.testing.assert_allclose(Y @ Y.T, n * Sfis - 1.0, atol=1e-12)  # eq. 4.24
     Ysvm = lssvm_targets(y)
     assert set(np.unique(Ysvm)) == {-1.0, 1.0} and (Ysvm == 1).sum() == n
-    r2 = run_ranker("mrsf", _expr(X), RankerInputs(categories=_cats(y)),
-                    params={"l": 3, "target": "svm"})
+    r2 = run_ranker(
+        "mrsf", _expr(X), RankerInputs(categories=_cats(y)), params={"l": 3, "target": "svm"}
+    )
     assert set(r2.info["order"]) == {4, 9, 17}
 
 
@@ -226,8 +227,9 @@ def test_mcsf_efficient_update_matches_the_residual_matrix(rng):
         R -= np.outer(F[:, i], F[:, i])
     assert order == naive and len(order) == l and not stopped
     rest = np.setdiff1d(np.arange(m), order)
-    np.testing.assert_allclose(current[rest], np.einsum("ij,ij->j", F[:, rest], R @ F[:, rest]),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        current[rest], np.einsum("ij,ij->j", F[:, rest], R @ F[:, rest]), rtol=1e-10
+    )
 
 
 def test_mcsf_labels_early_stop_warns_and_fills(rng, caplog):
@@ -239,8 +241,9 @@ def test_mcsf_labels_early_stop_warns_and_fills(rng, caplog):
     assert r.info["order"][0] == 6 and r.info["stopped_early"] and r.info["n_selected"] < 10
     assert "stopped after" in caplog.text
     assert np.isfinite(r.scores).all() and r.order()[0] == 6
-    full = run_ranker("mcsf", _expr(X), RankerInputs(categories=_cats(y)),
-                      params={"l": 10, "early_stop": False})
+    full = run_ranker(
+        "mcsf", _expr(X), RankerInputs(categories=_cats(y)), params={"l": 10, "early_stop": False}
+    )
     assert len(full.info["order"]) == 10 and not full.info["stopped_early"]
     assert full.info["order"][: r.info["n_selected"]] == r.info["order"]
     np.testing.assert_array_equal(full.order()[:10], full.info["order"])

@@ -54,8 +54,9 @@ def test_sparsity_score_matches_quadratic_form(rng):
     S = rng.normal(size=(n, n))
     np.fill_diagonal(S, 0)
     eye, C = np.eye(n), np.eye(n) - np.ones((n, n)) / n
-    want = [X[:, r] @ (eye - S - S.T + S.T @ S) @ X[:, r] / (X[:, r] @ C @ X[:, r])
-            for r in range(m)]
+    want = [
+        X[:, r] @ (eye - S - S.T + S.T @ S) @ X[:, r] / (X[:, r] @ C @ X[:, r]) for r in range(m)
+    ]
     np.testing.assert_allclose(K.sparsity_score_from_graph(X, S), want, rtol=1e-12)
 
 
@@ -79,10 +80,12 @@ def test_sparsity_score_affine_invariant_when_rows_sum_to_one(shift, scale, seed
 def _lp8_reference(D, x):
     """Eq. (8) as the plain primal LP over [s+, s-, t+, t-]."""
     m, k = D.shape
-    A = np.block([[D, -D, np.eye(m), -np.eye(m)],
-                  [np.ones((1, k)), -np.ones((1, k)), np.zeros((1, 2 * m))]])
-    res = linprog(np.ones(2 * k + 2 * m), A_eq=A, b_eq=np.r_[x, 1.0], bounds=(0, None),
-                  method="highs")
+    A = np.block(
+        [[D, -D, np.eye(m), -np.eye(m)], [np.ones((1, k)), -np.ones((1, k)), np.zeros((1, 2 * m))]]
+    )
+    res = linprog(
+        np.ones(2 * k + 2 * m), A_eq=A, b_eq=np.r_[x, 1.0], bounds=(0, None), method="highs"
+    )
     return res.fun
 
 
@@ -199,7 +202,9 @@ def _fssi_naive(X, *, include_self, ratio=0.01):
     return E
 
 
-@pytest.mark.parametrize("include_self,shape", [(False, (10, 30)), (True, (10, 30)), (False, (12, 6))])
+@pytest.mark.parametrize(
+    "include_self,shape", [(False, (10, 30)), (True, (10, 30)), (False, (12, 6))]
+)
 def test_fssi_fast_route_equals_naive_lasso(include_self, shape):
     X = np.random.default_rng(5).normal(size=shape) + 2.0
     E, n_explicit = K.fssi_errors(X, include_self=include_self)
@@ -281,11 +286,17 @@ def test_wine_sparsity_score_svm_accuracy():
     X, y = load_wine(return_X_y=True)
     scores, _ = sparsity_score(X)
     top = np.argsort(scores)[:12]
-    acc = np.mean([
-        cross_val_score(make_pipeline(StandardScaler(), SVC()), X[:, top], y,
-                        cv=StratifiedKFold(10, shuffle=True, random_state=r)).mean()
-        for r in range(3)
-    ])
+    acc = np.mean(
+        [
+            cross_val_score(
+                make_pipeline(StandardScaler(), SVC()),
+                X[:, top],
+                y,
+                cv=StratifiedKFold(10, shuffle=True, random_state=r),
+            ).mean()
+            for r in range(3)
+        ]
+    )
     print(f"Wine SS top-12 SVM-RBF 10-fold x3 accuracy: {acc:.3f} (paper 0.971)")
     assert acc > 0.9
 

@@ -72,8 +72,13 @@ def test_relieff_matches_naive_loop(rng, metric, diff):
     y = np.array([0] * 9 + [1] * 4 + [2] * 7)
     X = rng.normal(size=(20, 6))
     got = relieff_scores(X, y, k=5, metric=metric, diff=diff)
-    want = _relieff_naive(X, y, 5, "cityblock" if metric == "manhattan" else "euclidean",
-                          1 if diff == "absolute" else 2)
+    want = _relieff_naive(
+        X,
+        y,
+        5,
+        "cityblock" if metric == "manhattan" else "euclidean",
+        1 if diff == "absolute" else 2,
+    )
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
 
 
@@ -81,6 +86,7 @@ def test_relieff_matches_skfeature_on_two_classes(rng):
     """skfeature's reliefF (skfeature-chappers 1.2.1, mode="raw", Manhattan neighbours, |a-b|)
     omits the 1/M factor; with two classes its prior handling coincides with eq. 4.6."""
     from skfeature.function.similarity_based.reliefF import reliefF  # reference tool (test extra)
+
     y = np.array([0] * 12 + [1] * 9)
     X = rng.normal(size=(21, 7))
     ours = relieff_scores(X, y, k=5)
@@ -171,7 +177,9 @@ def test_trace_ratio_reaches_the_global_optimum_by_brute_force(rng):
     b = rng.uniform(0.1, 5.0, size=9)
     w = rng.uniform(0.1, 5.0, size=9)
     for l in (1, 3, 5):  # noqa: E741 (the book's symbol)
-        best = max(itertools.combinations(range(9), l), key=lambda s: b[list(s)].sum() / w[list(s)].sum())
+        best = max(
+            itertools.combinations(range(9), l), key=lambda s: b[list(s)].sum() / w[list(s)].sum()
+        )
         scores, lam, sel, _ = trace_ratio_scores(b, w, l=l)
         assert set(sel.tolist()) == set(best)
         assert lam == pytest.approx(b[list(best)].sum() / w[list(best)].sum(), rel=1e-12)
@@ -235,8 +243,11 @@ def test_hsic_equals_f_S_hsic_f_with_restored_minus_signs(rng):
     K = zero_diagonal(B + B.T)
     one = np.ones(n)
     Ka = K @ one
-    S = (K + (np.outer(one, one) - np.eye(n)) * (one @ K @ one) / ((n - 1) * (n - 2))
-         - 2.0 / (n - 2) * (np.outer(Ka, one) - np.diag(Ka))) / (n * (n - 3))
+    S = (
+        K
+        + (np.outer(one, one) - np.eye(n)) * (one @ K @ one) / ((n - 1) * (n - 2))
+        - 2.0 / (n - 2) * (np.outer(Ka, one) - np.diag(Ka))
+    ) / (n * (n - 3))
     S = 0.5 * (S + S.T)
     np.testing.assert_allclose(hsic_scores(X, K), np.einsum("ij,ij->j", X, S @ X), rtol=1e-10)
     np.testing.assert_allclose(hsic_scores(X + 7.0, K), hsic_scores(X, K), rtol=1e-9)
@@ -249,8 +260,9 @@ def test_hsic_similarity_dense_equals_sparse_and_labels_rank_planted(rng):
     K = B + B.T
     samples = [f"s{i}" for i in range(n)]
     dense = run_ranker("hsic", _expr(X), RankerInputs(similarity=SampleSimilarity(K, samples)))
-    sparse = run_ranker("hsic", _expr(X),
-                        RankerInputs(similarity=SampleSimilarity(sp.csr_matrix(K), samples)))
+    sparse = run_ranker(
+        "hsic", _expr(X), RankerInputs(similarity=SampleSimilarity(sp.csr_matrix(K), samples))
+    )
     np.testing.assert_allclose(dense.scores, sparse.scores, rtol=1e-10)
     assert dense.info["target"] == "similarity"
     lab = run_ranker("hsic", _expr(X), RankerInputs(categories=_cats(y)))
@@ -291,7 +303,9 @@ def test_user_errors(rng, name, params, inputs, match):
         "labels": RankerInputs(categories=_cats(y)),
         "one-class": RankerInputs(categories=_cats(np.zeros(n, dtype=int))),
         "none": RankerInputs(),
-        "similarity": RankerInputs(similarity=SampleSimilarity(np.eye(n), [f"s{i}" for i in range(n)])),
+        "similarity": RankerInputs(
+            similarity=SampleSimilarity(np.eye(n), [f"s{i}" for i in range(n)])
+        ),
     }[inputs]
     with pytest.raises(ParameterError, match=match) as exc:
         run_ranker(name, _expr(X), inp, params=params)

@@ -32,8 +32,17 @@ from kofs.types import Expression
 
 @pytest.mark.parametrize(
     ("text", "nbytes"),
-    [("4G", 4 * 2**30), ("512M", 512 * 2**20), ("1.5GB", 3 * 2**29), ("2GiB", 2 * 2**30),
-     ("100k", 102400), ("1000000", 1000000), (" 3 t ", 3 * 2**40), ("1e3", 1000), (2048, 2048)],
+    [
+        ("4G", 4 * 2**30),
+        ("512M", 512 * 2**20),
+        ("1.5GB", 3 * 2**29),
+        ("2GiB", 2 * 2**30),
+        ("100k", 102400),
+        ("1000000", 1000000),
+        (" 3 t ", 3 * 2**40),
+        ("1e3", 1000),
+        (2048, 2048),
+    ],
 )
 def test_parse_size(text, nbytes):
     assert parse_size(text) == nbytes
@@ -79,10 +88,13 @@ def test_check_memory_message():
     check_memory(10, limit=None, what="x", suggestion="y")  # no limit: no check
     check_memory(10, limit=10, what="x", suggestion="y")  # equal is fine
     with pytest.raises(ResourceError) as e:
-        check_memory(3 * 2**30, limit=2**30, what="expression similarity", suggestion="use a kNN graph")
+        check_memory(
+            3 * 2**30, limit=2**30, what="expression similarity", suggestion="use a kNN graph"
+        )
     msg = str(e.value)
-    assert msg == ("step expression similarity needs ~3.00 GB, above --max-memory 1.00 GB; "
-                   "use a kNN graph")
+    assert msg == (
+        "step expression similarity needs ~3.00 GB, above --max-memory 1.00 GB; use a kNN graph"
+    )
     assert e.value.exit_code == 2
 
 
@@ -105,18 +117,26 @@ def test_estimates_scale_as_documented():
     # rankers: a univariate ranker holds ~2 copies of X, a graph ranker adds the n x n kernel
     assert estimate_ranker("variance", 100, 1000) == 2 * 8 * 100 * 1000
     x2 = 2 * 8 * 100 * 1000
-    assert estimate_ranker("spec-phi2", 100, 1000, params={"similarity": "auto"}) == \
-        x2 + 3 * 8 * 100**2
-    assert estimate_ranker("spec-phi2", 100, 1000, params={"similarity": "auto"},
-                           given_similarity="sparse") == x2 + estimate_knn_graph(100, 1000)
-    assert estimate_ranker("spec-phi2", 5000, 10, params={"similarity": "auto"}) == \
-        2 * 8 * 5000 * 10 + estimate_knn_graph(5000, 10)
-    assert estimate_ranker("laplacian", 100, 1000, params={"graph": "auto", "k": 5}) == \
-        x2 + estimate_knn_graph(100, 1000, k=5)
-    assert estimate_ranker("laplacian", 100, 1000, params={"graph": "auto"},
-                           given_similarity="dense") == x2 + 3 * 8 * 100**2
-    assert estimate_ranker("mrsf", 100, 1000, params={"l": 5000}) == \
-        estimate_mrsf(100, 1000, l=1000)
+    assert (
+        estimate_ranker("spec-phi2", 100, 1000, params={"similarity": "auto"})
+        == x2 + 3 * 8 * 100**2
+    )
+    assert estimate_ranker(
+        "spec-phi2", 100, 1000, params={"similarity": "auto"}, given_similarity="sparse"
+    ) == x2 + estimate_knn_graph(100, 1000)
+    assert estimate_ranker(
+        "spec-phi2", 5000, 10, params={"similarity": "auto"}
+    ) == 2 * 8 * 5000 * 10 + estimate_knn_graph(5000, 10)
+    assert estimate_ranker(
+        "laplacian", 100, 1000, params={"graph": "auto", "k": 5}
+    ) == x2 + estimate_knn_graph(100, 1000, k=5)
+    assert (
+        estimate_ranker("laplacian", 100, 1000, params={"graph": "auto"}, given_similarity="dense")
+        == x2 + 3 * 8 * 100**2
+    )
+    assert estimate_ranker("mrsf", 100, 1000, params={"l": 5000}) == estimate_mrsf(
+        100, 1000, l=1000
+    )
 
 
 def test_estimate_expression_file(tmp_path):
@@ -133,14 +153,20 @@ def test_estimate_expression_file(tmp_path):
 
 
 def _tall(rng, n=2000, m=20) -> Expression:
-    return Expression(rng.normal(size=(n, m)), genes=[f"G{j}" for j in range(m)],
-                      samples=[f"S{i}" for i in range(n)])
+    return Expression(
+        rng.normal(size=(n, m)),
+        genes=[f"G{j}" for j in range(m)],
+        samples=[f"S{i}" for i in range(n)],
+    )
 
 
 def test_pipeline_fails_early_above_the_limit(rng):
     expr = _tall(rng)  # 2000 samples: a dense 2000 x 2000 similarity is ~96-128 MB
-    with pytest.raises(ResourceError, match=r"step list spec-phi1 \(spec-phi1\) needs ~.* MB, "
-                       r"above --max-memory 20.0 MB; use a sparser similarity"):
+    with pytest.raises(
+        ResourceError,
+        match=r"step list spec-phi1 \(spec-phi1\) needs ~.* MB, "
+        r"above --max-memory 20.0 MB; use a sparser similarity",
+    ):
         rank(expr, rankers=["variance", "spec-phi1"], max_memory=20 * 2**20)
     # the same run within a generous limit works
     res = rank(expr, rankers=["variance"], max_memory=20 * 2**20)
@@ -167,8 +193,9 @@ def test_cli_max_memory_fails_early_with_one_line(tmp_path, rng):
     expr = tmp_path / "tall.tsv"
     _write_tall(expr, rng)
     out = tmp_path / "out"
-    r = CliRunner().invoke(main, ["rank", str(expr), "--rankers", "spec-phi2",
-                                  "--max-memory", "40M", "-o", str(out)])
+    r = CliRunner().invoke(
+        main, ["rank", str(expr), "--rankers", "spec-phi2", "--max-memory", "40M", "-o", str(out)]
+    )
     assert r.exit_code == 2, r.output
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1
@@ -176,9 +203,21 @@ def test_cli_max_memory_fails_early_with_one_line(tmp_path, rng):
     assert "above --max-memory 40.0 MB" in lines[0] and "spec-phi2.similarity=knn" in lines[0]
     assert not out.exists()
     # the suggestion works: a sparse kNN graph fits
-    r = CliRunner().invoke(main, ["rank", str(expr), "--rankers", "spec-phi2", "--param",
-                                  "spec-phi2.similarity=knn", "--max-memory", "40M",
-                                  "-o", str(out)])
+    r = CliRunner().invoke(
+        main,
+        [
+            "rank",
+            str(expr),
+            "--rankers",
+            "spec-phi2",
+            "--param",
+            "spec-phi2.similarity=knn",
+            "--max-memory",
+            "40M",
+            "-o",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.stderr
     assert (out / "ranking.tsv").is_file()
 
@@ -186,11 +225,15 @@ def test_cli_max_memory_fails_early_with_one_line(tmp_path, rng):
 def test_cli_max_memory_reading_step(tmp_path, rng):
     expr = tmp_path / "tall.tsv"
     _write_tall(expr, rng, n=300, m=20)
-    r = CliRunner().invoke(main, ["rank", str(expr), "--max-memory", "10K", "-o", str(tmp_path / "o")])
+    r = CliRunner().invoke(
+        main, ["rank", str(expr), "--max-memory", "10K", "-o", str(tmp_path / "o")]
+    )
     assert r.exit_code == 2
     assert r.stderr.count("\n") == 1
     assert f"step reading {expr} needs ~" in r.stderr
-    r = CliRunner().invoke(main, ["rank", str(expr), "--max-memory", "lots", "-o", str(tmp_path / "o")])
+    r = CliRunner().invoke(
+        main, ["rank", str(expr), "--max-memory", "lots", "-o", str(tmp_path / "o")]
+    )
     assert r.exit_code == 2 and "--max-memory 'lots'" in r.stderr
     assert not (tmp_path / "o").exists()
 
@@ -204,7 +247,9 @@ def test_config_max_memory_key(tmp_path, rng):
     assert r.exit_code == 2
     assert "above --max-memory 40.0 MB" in r.stderr and r.stderr.count("\n") == 1
     # the command line overrides the config
-    r = CliRunner().invoke(main, ["run", str(cfg), "--max-memory", "1G", "-o", str(tmp_path / "out")])
+    r = CliRunner().invoke(
+        main, ["run", str(cfg), "--max-memory", "1G", "-o", str(tmp_path / "out")]
+    )
     assert r.exit_code == 0, r.stderr
     assert "max-memory: 1G" in (tmp_path / "out" / "config.resolved.yaml").read_text()
 
@@ -216,8 +261,17 @@ def test_gosim_max_memory(tmp_path):
     genes = tmp_path / "genes.txt"
     genes.write_text("".join(f"G{i}\n" for i in range(1, 3001)))
     out = tmp_path / "sim.tsv"
-    args = ["gosim", "--go", str(go / "tiny.obo"), "--go-annotations", str(go / "tiny.gaf"),
-            "--genes", str(genes), "-o", str(out)]
+    args = [
+        "gosim",
+        "--go",
+        str(go / "tiny.obo"),
+        "--go-annotations",
+        str(go / "tiny.gaf"),
+        "--genes",
+        str(genes),
+        "-o",
+        str(out),
+    ]
     r = CliRunner().invoke(main, [*args, "--max-memory", "100M"])
     assert r.exit_code == 2 and r.stderr.count("\n") == 1
     assert r.stderr.startswith("kofs: error: step all-pairs GO similarity of 3000 genes needs ~")

@@ -1,4 +1,5 @@
 """Imports every aggregator module so that each registers itself (one import line per module)."""
+
 # isort: off
 from kofs.aggregate import em  # noqa: F401
 from kofs.aggregate import borda  # noqa: F401

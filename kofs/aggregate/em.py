@@ -318,7 +318,10 @@ def em_aggregate(
     if not fit.converged:
         log.warning(
             "EM (%s) stopped after %d iterations without converging (last change %.3g >= tol %g)",
-            solver, fit.iterations, abs(fit.log_likelihood[-1] - fit.log_likelihood[-2]), tol,
+            solver,
+            fit.iterations,
+            abs(fit.log_likelihood[-1] - fit.log_likelihood[-2]),
+            tol,
         )
     info = {
         "iterations": int(fit.iterations),
@@ -335,7 +338,9 @@ def em_aggregate(
     reference="Zhao & Liu (2012) Spectral Feature Selection for Data Mining, sec. 6.3.3",
     params={
         "solver": Param(
-            "newton", str, "maximiser of the EM likelihood: newton (fast) or em (book)",
+            "newton",
+            str,
+            "maximiser of the EM likelihood: newton (fast) or em (book)",
             choices=SOLVERS,
         ),
         "tol": Param(1e-10, float, "stop when the log-likelihood changes less than this", low=0.0),

@@ -114,7 +114,9 @@ def rra_pvalues(normalised: np.ndarray, *, exact: bool = False) -> np.ndarray:
     summary="Robust rank aggregation: -log10 RRA p-value of the beta order statistics.",
     reference="Kolde et al. (2012) Bioinformatics 28:573-580 (R RobustRankAggreg)",
     params={
-        "exact": Param(False, bool, "exact rho p-value (Stuart) instead of Bonferroni min(1, L rho)"),
+        "exact": Param(
+            False, bool, "exact rho p-value (Stuart) instead of Bonferroni min(1, L rho)"
+        ),
     },
 )
 def _rra(R: np.ndarray, *, relevant: np.ndarray | None, exact: bool):

@@ -54,8 +54,10 @@ class KofsGroup(click.Group):
             if debug:
                 raise
             where = exc.ctx.command_path if getattr(exc, "ctx", None) else ctx.command_path
-            click.echo(f"kofs: error: {exc.format_message()} (see '{where} --help')".replace(
-                "\n", " "), err=True)
+            click.echo(
+                f"kofs: error: {exc.format_message()} (see '{where} --help')".replace("\n", " "),
+                err=True,
+            )
             ctx.exit(2)
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise
@@ -93,15 +95,18 @@ def _log_warning(message, category, filename, lineno, file=None, line=None) -> N
     """Python warnings of libraries (numpy overflow, scikit-learn convergence, ...) become one
     log line each at INFO level (shown with -v) instead of two raw lines on stderr."""
     text = (str(message).strip().splitlines() or [""])[0]
-    logging.getLogger("kofs.warnings").info("%s from %s:%d: %s", category.__name__,
-                                            os.path.basename(filename), lineno, text)
+    logging.getLogger("kofs.warnings").info(
+        "%s from %s:%d: %s", category.__name__, os.path.basename(filename), lineno, text
+    )
 
 
 @click.group(cls=KofsGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="kofs")
 @click.option("-v", "--verbose", count=True, help="More messages on stderr (-vv for debug).")
 @click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr.")
-@click.option("--log-file", type=click.Path(dir_okay=False), default=None, help="Also write a full log here.")
+@click.option(
+    "--log-file", type=click.Path(dir_okay=False), default=None, help="Also write a full log here."
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
 @click.pass_context
 def main(ctx: click.Context, verbose: int, quiet: bool, log_file: str | None, debug: bool) -> None:

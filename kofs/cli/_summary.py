@@ -7,7 +7,9 @@ import sys
 from kofs.pipeline import RunResult
 
 
-def print_summary(result: RunResult, *, top: int = 10, outputs: list[str] | None = None, force: bool = False) -> None:
+def print_summary(
+    result: RunResult, *, top: int = 10, outputs: list[str] | None = None, force: bool = False
+) -> None:
     """Top genes and list weights as rich tables on stderr (if stderr is a terminal)."""
     if top <= 0 or not (force or sys.stderr.isatty()):
         return
@@ -27,7 +29,9 @@ def print_summary(result: RunResult, *, top: int = 10, outputs: list[str] | None
         w = Table(title="list weights (EM)")
         w.add_column("list")
         w.add_column("weight", justify="right")
-        for name, weight in sorted(zip(final.list_names, final.weights, strict=True), key=lambda x: -x[1]):
+        for name, weight in sorted(
+            zip(final.list_names, final.weights, strict=True), key=lambda x: -x[1]
+        ):
             w.add_row(name, f"{weight:.3f}")
         console.print(w)
     for report in result.coverage:

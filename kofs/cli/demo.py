@@ -10,7 +10,9 @@ from kofs.example import example_paths
 
 
 @main.command("demo")
-@click.option("-o", "--output", default="kofs-demo", show_default=True, help="Output folder, or - for stdout.")
+@click.option(
+    "-o", "--output", default="kofs-demo", show_default=True, help="Output folder, or - for stdout."
+)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--threads", type=click.IntRange(min=1), default=None)
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True)

@@ -16,37 +16,89 @@ def _ints(value: str, option: str) -> list[int]:
     try:
         return [int(v) for v in split_names(value) or []]
     except ValueError:
-        raise ParameterError(f"{option} {value!r}: expected comma-separated whole numbers, e.g. 10,30,50") from None
+        raise ParameterError(
+            f"{option} {value!r}: expected comma-separated whole numbers, e.g. 10,30,50"
+        ) from None
 
 
 @main.command("evaluate")
 @click.argument("rankings", nargs=-1, required=True, type=click.Path(exists=False))
 @click.argument("expression", type=FILE)
-@click.option("--labels", type=FILE, required=True, help="Sample classes (CSV/TSV: sample id, label).")
-@click.option("--label-column", default=None, help="Class column of --labels (default: second column).")
+@click.option(
+    "--labels", type=FILE, required=True, help="Sample classes (CSV/TSV: sample id, label)."
+)
+@click.option(
+    "--label-column", default=None, help="Class column of --labels (default: second column)."
+)
 @click.option("--sample-column", default=None, help="Sample-id column of --labels.")
-@click.option("--missing-labels", type=click.Choice(["error", "drop"]), default="error", show_default=True)
+@click.option(
+    "--missing-labels", type=click.Choice(["error", "drop"]), default="error", show_default=True
+)
 @click.option("--genes-in", type=click.Choice(["rows", "columns"]), default=None)
 @click.option("--gene-column", default=None, help="Column of EXPRESSION holding the gene ids.")
-@click.option("--known-genes", "known", multiple=True, metavar="NAME=FILE[:COLUMN]",
-              help="Known gene set (list file, or table rows where COLUMN is true); repeatable.")
-@click.option("--top", default="10,30,50", show_default=True, help="Top-k sizes of ACC-k (1-NN) and HIT.")
+@click.option(
+    "--known-genes",
+    "known",
+    multiple=True,
+    metavar="NAME=FILE[:COLUMN]",
+    help="Known gene set (list file, or table rows where COLUMN is true); repeatable.",
+)
+@click.option(
+    "--top", default="10,30,50", show_default=True, help="Top-k sizes of ACC-k (1-NN) and HIT."
+)
 @click.option("--classifiers", default="1nn,svm-rbf,svm-linear", show_default=True)
-@click.option("--folds", type=click.IntRange(min=0), default=5, show_default=True,
-              help="Folds of the stratified CV; 0 = leave-one-out (leave-one-group-out with --groups).")
+@click.option(
+    "--folds",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="Folds of the stratified CV; 0 = leave-one-out (leave-one-group-out with --groups).",
+)
 @click.option("--repeats", type=click.IntRange(min=1), default=2, show_default=True)
-@click.option("--groups", default=None, metavar="COLUMN",
-              help="Column of --labels grouping samples (e.g. patient of replicate arrays); groups never straddle folds.")
-@click.option("--protocol", type=click.Choice(["book", "honest", "both"]), default="book", show_default=True,
-              help="book: rank on all samples; honest: re-run each input's ranking inside every training fold.")
-@click.option("--go", type=FILE, default=None, help="GO OBO file: enables Sim_anno (with --go-annotations).")
+@click.option(
+    "--groups",
+    default=None,
+    metavar="COLUMN",
+    help="Column of --labels grouping samples (e.g. patient of replicate arrays); groups never straddle folds.",
+)
+@click.option(
+    "--protocol",
+    type=click.Choice(["book", "honest", "both"]),
+    default="book",
+    show_default=True,
+    help="book: rank on all samples; honest: re-run each input's ranking inside every training fold.",
+)
+@click.option(
+    "--go", type=FILE, default=None, help="GO OBO file: enables Sim_anno (with --go-annotations)."
+)
 @click.option("--go-annotations", type=FILE, default=None)
-@click.option("--sim-anno", default=None, help="Known sets Sim_anno is computed for (default: all).")
+@click.option(
+    "--sim-anno", default=None, help="Known sets Sim_anno is computed for (default: all)."
+)
 @click.option("-o", "--output", default="kofs-eval", show_default=True, help="Output folder.")
 @click.option("--seed", type=int, default=0, show_default=True)
-def evaluate_cmd(rankings, expression, labels, label_column, sample_column, missing_labels, genes_in, gene_column,
-                 known, top, classifiers, folds, repeats, groups, protocol, go, go_annotations, sim_anno, output,
-                 seed) -> None:
+def evaluate_cmd(
+    rankings,
+    expression,
+    labels,
+    label_column,
+    sample_column,
+    missing_labels,
+    genes_in,
+    gene_column,
+    known,
+    top,
+    classifiers,
+    folds,
+    repeats,
+    groups,
+    protocol,
+    go,
+    go_annotations,
+    sim_anno,
+    output,
+    seed,
+) -> None:
     """Evaluate RANKING (ranking.tsv files or `kofs rank` output folders) on EXPRESSION.
 
     Writes OUTDIR/evaluation.tsv (one row per list), accuracy.tsv (curves), figures/ (PNG, SVG)
@@ -58,7 +110,9 @@ def evaluate_cmd(rankings, expression, labels, label_column, sample_column, miss
     from kofs.io.labels import align_labels, read_labels
 
     cats = read_labels(labels, sample_column=sample_column, label_column=label_column)
-    expr = read_expression(expression, genes_in=genes_in, gene_column=gene_column, sample_ids=cats.samples)
+    expr = read_expression(
+        expression, genes_in=genes_in, gene_column=gene_column, sample_ids=cats.samples
+    )
     expr, cats = align_labels(expr, cats, missing=missing_labels, labels_path=labels)
     group_ids = None
     if groups:
@@ -72,8 +126,22 @@ def evaluate_cmd(rankings, expression, labels, label_column, sample_column, miss
         src = read_sources(go=go, go_annotations=go_annotations)
         go_data = (src.ontology, src.go_annotations, {})
     written = evaluate_outputs(
-        list(rankings), expr, labels=cats, output=output, known=[parse_known_spec(s) for s in known], protocol=protocol,
-        groups=group_ids, go=go_data, sim_sets=split_names(sim_anno), top=_ints(top, "--top"),
-        classifiers=split_names(classifiers), n_splits=folds, n_repeats=repeats, seed=seed,
+        list(rankings),
+        expr,
+        labels=cats,
+        output=output,
+        known=[parse_known_spec(s) for s in known],
+        protocol=protocol,
+        groups=group_ids,
+        go=go_data,
+        sim_sets=split_names(sim_anno),
+        top=_ints(top, "--top"),
+        classifiers=split_names(classifiers),
+        n_splits=folds,
+        n_repeats=repeats,
+        seed=seed,
     )
-    click.echo(f"kofs evaluate: wrote {len(written)} files to {output} (open {output}/report.html)", err=True)
+    click.echo(
+        f"kofs evaluate: wrote {len(written)} files to {output} (open {output}/report.html)",
+        err=True,
+    )

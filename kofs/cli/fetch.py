@@ -56,23 +56,46 @@ def _print_list(as_json: bool) -> None:
 @click.option("--url", help="gmt: URL (or local path) of the GMT file.")
 @click.option("--platform", help="geo: platform of a multi-platform series (GPL96).")
 @click.option("--kgml", is_flag=True, help="kegg-pathways: also fetch the KGML of every pathway.")
-@click.option("--cache", type=click.Path(file_okay=False), default=None,
-              help="Cache root [default: $KOFS_CACHE, else the user cache folder/kofs].")
-@click.option("--source-url", default=None,
-              help="Replace the upstream base URL (mirror, local copy); a single-file source "
-                   "takes the file's own URL.")
+@click.option(
+    "--cache",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Cache root [default: $KOFS_CACHE, else the user cache folder/kofs].",
+)
+@click.option(
+    "--source-url",
+    default=None,
+    help="Replace the upstream base URL (mirror, local copy); a single-file source "
+    "takes the file's own URL.",
+)
 @click.option("--offline", is_flag=True, help="Use only the cache; list what is missing.")
 @click.option("--force", is_flag=True, help="Download again even when cached.")
 @click.option("--sha256", default=None, help="Expected sha256 of the main file.")
 @click.option("--md5", default=None, help="Expected md5 of the main file.")
-@click.option("--timeout", type=float, default=60.0, show_default=True,
-              help="Seconds for connecting and for each read.")
+@click.option(
+    "--timeout",
+    type=float,
+    default=60.0,
+    show_default=True,
+    help="Seconds for connecting and for each read.",
+)
 @click.option("--json", "as_json", is_flag=True, help="`list`: print the sources as JSON.")
 @click.pass_context
-def fetch_cmd(ctx: click.Context, source: str, accession: str | None, kgml: bool,
-              cache: str | None, source_url: str | None, offline: bool, force: bool,
-              sha256: str | None, md5: str | None, timeout: float, as_json: bool,
-              **options: str | None) -> None:
+def fetch_cmd(
+    ctx: click.Context,
+    source: str,
+    accession: str | None,
+    kgml: bool,
+    cache: str | None,
+    source_url: str | None,
+    offline: bool,
+    force: bool,
+    sha256: str | None,
+    md5: str | None,
+    timeout: float,
+    as_json: bool,
+    **options: str | None,
+) -> None:
     """Download (or find in the cache) SOURCE and print its file paths.
 
     SOURCE is one of the names `kofs fetch list` shows (go-basic, go, goa, gene2go,
@@ -94,13 +117,26 @@ def fetch_cmd(ctx: click.Context, source: str, accession: str | None, kgml: bool
     spec = SOURCES.get(source)
     if accession is not None:
         if spec is not None and spec.positional is None:
-            raise ParameterError(f"source {source!r} takes no argument (got {accession!r}); "
-                                 "see `kofs fetch list`")
+            raise ParameterError(
+                f"source {source!r} takes no argument (got {accession!r}); see `kofs fetch list`"
+            )
         params[spec.positional if spec is not None else "accession"] = accession
-    result = fetch(source, params=params, cache=cache, source_url=source_url, force=force,
-                   offline=offline, sha256=sha256, md5=md5, timeout=timeout)
+    result = fetch(
+        source,
+        params=params,
+        cache=cache,
+        source_url=source_url,
+        force=force,
+        offline=offline,
+        sha256=sha256,
+        md5=md5,
+        timeout=timeout,
+    )
     for p in result.paths:
         click.echo(str(p))
     if not (ctx.obj or {}).get("quiet"):
-        click.echo(f"kofs: {source}: {len(result.downloaded)} file(s) downloaded, "
-                   f"{len(result.cached)} from the cache in {result.folder}", err=True)
+        click.echo(
+            f"kofs: {source}: {len(result.downloaded)} file(s) downloaded, "
+            f"{len(result.cached)} from the cache in {result.folder}",
+            err=True,
+        )

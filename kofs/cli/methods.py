@@ -9,8 +9,16 @@ from kofs.methods import methods_table
 
 
 @main.command("methods")
-@click.option("--format", "fmt", type=click.Choice(["text", "tsv", "markdown"]), default="text", show_default=True)
-@click.option("--params", "show_params", is_flag=True, help="Also list every parameter with its default.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "tsv", "markdown"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--params", "show_params", is_flag=True, help="Also list every parameter with its default."
+)
 def methods_cmd(fmt: str, show_params: bool) -> None:
     """List rankers and aggregators (name, kind, direction, needed inputs, reference)."""
     click.echo(methods_table(fmt=fmt, with_params=show_params), nl=False)

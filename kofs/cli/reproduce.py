@@ -9,7 +9,9 @@ from kofs.cli._group import main
 
 @main.command("reproduce")
 @click.argument("config", type=click.Path(dir_okay=False, exists=True))
-@click.option("-o", "--output", default=None, help="Output folder (default: the config's 'output').")
+@click.option(
+    "-o", "--output", default=None, help="Output folder (default: the config's 'output')."
+)
 @click.option("--quick", is_flag=True, help="Reduced run: <= 1,000 genes, 3 folds, 1-NN only.")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Cap on BLAS threads.")
 def reproduce_cmd(config: str, output: str | None, quick: bool, threads: int | None) -> None:
@@ -18,4 +20,7 @@ def reproduce_cmd(config: str, output: str | None, quick: bool, threads: int | N
     from kofs.reproduce import run_experiment
 
     written = run_experiment(config, output=output, quick=quick, threads=threads)
-    click.echo(f"kofs reproduce: wrote {len(written)} files ({written[-1].rsplit('/', 1)[0]}/report.html)", err=True)
+    click.echo(
+        f"kofs reproduce: wrote {len(written)} files ({written[-1].rsplit('/', 1)[0]}/report.html)",
+        err=True,
+    )

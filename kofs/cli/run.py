@@ -36,7 +36,9 @@ def _convert(key: str, value, param: click.Parameter, ctx: click.Context, path: 
             _scalar(value, param)
         return param.type.convert(value, param, ctx) if value is not None else None
     except click.BadParameter as exc:
-        raise ParameterError(f"config key {key.replace('_', '-')!r}: {exc.format_message()}", path=path) from None
+        raise ParameterError(
+            f"config key {key.replace('_', '-')!r}: {exc.format_message()}", path=path
+        ) from None
 
 
 def config_to_options(config_path: str, ctx: click.Context) -> dict:
@@ -45,13 +47,17 @@ def config_to_options(config_path: str, ctx: click.Context) -> dict:
     params = config_keys()
     check_keys(cfg, params, path=config_path)
     if "expression" not in cfg:
-        raise ParameterError("config has no 'expression' key (the expression matrix to rank)", path=config_path)
+        raise ParameterError(
+            "config has no 'expression' key (the expression matrix to rank)", path=config_path
+        )
     for key in ("expression", *PATH_KEYS):
         value = cfg.get(key)
         values = value if isinstance(value, list) and key == "aux" else [value]
         if value is not None and not all(isinstance(v, str) for v in values):
-            raise ParameterError(f"config key {key.replace('_', '-')!r}: expected a file path, "
-                                 f"got {value!r}", path=config_path)
+            raise ParameterError(
+                f"config key {key.replace('_', '-')!r}: expected a file path, got {value!r}",
+                path=config_path,
+            )
     cfg = resolve_paths(cfg, PATH_KEYS, base=Path(config_path).resolve().parent)
     out = {"expression": str(cfg.pop("expression"))}
     for key, value in cfg.items():

@@ -27,20 +27,41 @@ def sources_cmd(expression: str, as_json: bool, **opts) -> None:
 
     categories = None
     if opts.get("labels"):
-        categories = read_labels(opts["labels"], sample_column=opts.get("sample_column"), label_column=opts.get("label_column"))
-    expr = read_expression(expression, genes_in=opts.get("genes_in"), gene_column=opts.get("gene_column"),
-                           sample_ids=None if categories is None else categories.samples,
-                           duplicates=opts.get("duplicate_genes", "error"), missing=opts.get("missing_values", "error"))
+        categories = read_labels(
+            opts["labels"],
+            sample_column=opts.get("sample_column"),
+            label_column=opts.get("label_column"),
+        )
+    expr = read_expression(
+        expression,
+        genes_in=opts.get("genes_in"),
+        gene_column=opts.get("gene_column"),
+        sample_ids=None if categories is None else categories.samples,
+        duplicates=opts.get("duplicate_genes", "error"),
+        missing=opts.get("missing_values", "error"),
+    )
     if categories is not None:
-        expr, categories = align_labels(expr, categories, missing=opts.get("missing_labels", "error"),
-                                        labels_path=opts["labels"])
+        expr, categories = align_labels(
+            expr,
+            categories,
+            missing=opts.get("missing_labels", "error"),
+            labels_path=opts["labels"],
+        )
     relevant = read_gene_list(opts["relevant_genes"]) if opts.get("relevant_genes") else None
-    report = describe_sources(expr, read_sources_from_options(opts), labels=categories, relevant_genes=relevant,
-                              method=opts.get("method", "kofs"), max_memory=opts.get("max_memory"))
+    report = describe_sources(
+        expr,
+        read_sources_from_options(opts),
+        labels=categories,
+        relevant_genes=relevant,
+        method=opts.get("method", "kofs"),
+        max_memory=opts.get("max_memory"),
+    )
     if as_json:
         click.echo(json.dumps(report, indent=2, sort_keys=True, default=str))
         return
-    click.echo(f"expression: {report['expression']['samples']} samples x {report['expression']['genes']} genes")
+    click.echo(
+        f"expression: {report['expression']['samples']} samples x {report['expression']['genes']} genes"
+    )
     for k in report["internal_knowledge"]:
         click.echo(f"  {k['kind']:<18} {k['name']:<24} {k['detail']}")
     click.echo("coverage:")

@@ -15,7 +15,22 @@ from kofs.evaluate.report import browser_check, check_report, write_evaluation
 from kofs.evaluate.rerank import Aggregation, KofsRanking
 
 __all__ = [
-    "CLASSIFIERS", "Aggregation", "EvaluationResult", "Fold", "KnownGenes", "KofsRanking", "RankFile",
-    "accuracy_curves", "browser_check", "check_report", "evaluate", "make_folds", "order_from_ranks", "parse_known_spec",
-    "ranks_on_matrix", "read_known_genes", "read_rank_output", "write_evaluation",
+    "CLASSIFIERS",
+    "Aggregation",
+    "EvaluationResult",
+    "Fold",
+    "KnownGenes",
+    "KofsRanking",
+    "RankFile",
+    "accuracy_curves",
+    "browser_check",
+    "check_report",
+    "evaluate",
+    "make_folds",
+    "order_from_ranks",
+    "parse_known_spec",
+    "ranks_on_matrix",
+    "read_known_genes",
+    "read_rank_output",
+    "write_evaluation",
 ]

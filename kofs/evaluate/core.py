@@ -78,20 +78,36 @@ def _ks(values: Iterable[int], m: int, what: str) -> tuple[int, ...]:
     return ks
 
 
-def _go_support(lists_top: Mapping[str, list[str]], known: Sequence[KnownGenes], expression, go) -> dict:
+def _go_support(
+    lists_top: Mapping[str, list[str]], known: Sequence[KnownGenes], expression, go
+) -> dict:
     """Sim_anno (sum, mean) of every list against every known set."""
     from kofs.knowledge.go import gene_similarity, go_semantics
 
     ontology, annotations, settings = go
-    settings = {"aspect": "BP", "measure": "lin", "combine": "bma", "mode": "kofs", **(settings or {})}
+    settings = {
+        "aspect": "BP",
+        "measure": "lin",
+        "combine": "bma",
+        "mode": "kofs",
+        **(settings or {}),
+    }
     sem = go_semantics(ontology, annotations, aspect=settings["aspect"], mode=settings["mode"])
     out = {}
     for kg in known:
         kgenes = list(kg.in_matrix(expression))
         for name, top in lists_top.items():
-            S, _ = gene_similarity(ontology, annotations, top, kgenes, measure=settings["measure"],
-                                   combine=settings["combine"], aspect=settings["aspect"],
-                                   mode=settings["mode"], semantics=sem)
+            S, _ = gene_similarity(
+                ontology,
+                annotations,
+                top,
+                kgenes,
+                measure=settings["measure"],
+                combine=settings["combine"],
+                aspect=settings["aspect"],
+                mode=settings["mode"],
+                semantics=sem,
+            )
             out[(name, kg.name)] = sim_anno(S)
     return out
 
@@ -170,7 +186,11 @@ def evaluate(
         classifier(c)
     m, n = expression.n_genes, expression.n_samples
     top = _ks(top, m, "--top")
-    curve = _ks(curve_ks if curve_ks is not None else [k for k in (*DEFAULT_CURVE_KS, *top) if k <= m], m, "curve sizes")
+    curve = _ks(
+        curve_ks if curve_ks is not None else [k for k in (*DEFAULT_CURVE_KS, *top) if k <= m],
+        m,
+        "curve sizes",
+    )
     curve = tuple(sorted(set(curve) | set(top)))
     K = max(top)
     ranks = {name: np.asarray(r, dtype=np.float64) for name, r in lists.items()}
@@ -179,10 +199,14 @@ def evaluate(
             raise ParameterError(f"list {name!r}: {r.shape[0]} ranks for {m} genes")
     orders = {name: order_from_ranks(r) for name, r in ranks.items()}
     folds = make_folds(y, n_splits=n_splits, n_repeats=n_repeats, groups=groups, seed=seed)
-    acc = accuracy_curves(expression, y, folds=folds, ks=curve, classifiers=classifiers, orders=orders)
+    acc = accuracy_curves(
+        expression, y, folds=folds, ks=curve, classifiers=classifiers, orders=orders
+    )
     if honest is not None:
         log.info("honest protocol: re-ranking on the training samples of %d folds", len(folds))
-        acc += accuracy_curves(expression, y, folds=folds, ks=curve, classifiers=classifiers, select=honest)
+        acc += accuracy_curves(
+            expression, y, folds=folds, ks=curve, classifiers=classifiers, select=honest
+        )
     acc_of = {(r["list"], r["protocol"], r["classifier"], r["k"]): r["accuracy"] for r in acc}
 
     X = expression.values
@@ -210,31 +234,53 @@ def evaluate(
             row[f"HIT_{kg.name}"] = hit_count(tops[name], known_in[kg.name])
         for kg in known:
             if (name, kg.name) in support:
-                row[f"Sim_anno_{kg.name}"], row[f"Sim_anno_mean_{kg.name}"] = support[(name, kg.name)]
+                row[f"Sim_anno_{kg.name}"], row[f"Sim_anno_mean_{kg.name}"] = support[
+                    (name, kg.name)
+                ]
         row[f"RED-{K}"] = redundancy_rate(X[:, order[:K]])
         if unsupervised:
-            row["Residue"] = float(np.mean([residue_scale(X[:, order[:f]], Kref) for f in feat_counts]))
+            row["Residue"] = float(
+                np.mean([residue_scale(X[:, order[:f]], Kref) for f in feat_counts])
+            )
             for kn in (1, 5):
-                row[f"JAC-{kn}"] = float(np.mean([jaccard_score(X[:, order[:f]], Kref, k=kn) for f in feat_counts]))
+                row[f"JAC-{kn}"] = float(
+                    np.mean([jaccard_score(X[:, order[:f]], Kref, k=kn) for f in feat_counts])
+                )
         note = []
         if circular.get(name):
             hit = [s for s in circular[name] if s in known_in]
             if hit:
-                note.append("circular: built/trained on " + ", ".join(hit) + " (HIT/Sim_anno of that set not independent)")
+                note.append(
+                    "circular: built/trained on "
+                    + ", ".join(hit)
+                    + " (HIT/Sim_anno of that set not independent)"
+                )
         if np.isnan(ranks[name]).any():
             note.append(f"{int(np.isnan(ranks[name]).sum())} genes unranked (placed last)")
         notes[name] = note
         row["notes"] = "; ".join(note)
         rows.append(row)
     table = pd.DataFrame(rows)
-    settings = {"top": list(top), "curve_ks": list(curve), "classifiers": list(classifiers),
-                "n_splits": n_splits, "n_repeats": n_repeats, "groups": groups is not None, "seed": seed,
-                "protocols": ["book"] + (["honest"] if honest is not None else []),
-                "n_folds": len(folds), "hit_top": K, "red_top": K,
-                "unsupervised_feature_counts": feat_counts if unsupervised else None,
-                "n_samples": n, "n_genes": m, "classes": {c: int((y == c).sum()) for c in np.unique(y)}}
-    return EvaluationResult(table, acc, orders, ranks, {k: dict(v) for k, v in (weights or {}).items()},
-                            notes, settings)
+    settings = {
+        "top": list(top),
+        "curve_ks": list(curve),
+        "classifiers": list(classifiers),
+        "n_splits": n_splits,
+        "n_repeats": n_repeats,
+        "groups": groups is not None,
+        "seed": seed,
+        "protocols": ["book"] + (["honest"] if honest is not None else []),
+        "n_folds": len(folds),
+        "hit_top": K,
+        "red_top": K,
+        "unsupervised_feature_counts": feat_counts if unsupervised else None,
+        "n_samples": n,
+        "n_genes": m,
+        "classes": {c: int((y == c).sum()) for c in np.unique(y)},
+    }
+    return EvaluationResult(
+        table, acc, orders, ranks, {k: dict(v) for k, v in (weights or {}).items()}, notes, settings
+    )
 
 
 def agreement(result: EvaluationResult) -> tuple[list[str], np.ndarray]:

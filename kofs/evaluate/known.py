@@ -35,10 +35,17 @@ class KnownGenes:
 
     def in_matrix(self, expression: Expression) -> tuple[str, ...]:
         """The matrix gene ids of the set (genes absent from the matrix dropped)."""
-        mapping, report = match_gene_ids(list(self.genes), expression, source=f"known genes {self.name}",
-                                         path=self.source, require=False)
+        mapping, report = match_gene_ids(
+            list(self.genes),
+            expression,
+            source=f"known genes {self.name}",
+            path=self.source,
+            require=False,
+        )
         if report.dropped or report.ambiguous:
-            log.info("known genes %s: %d of %d in the matrix", self.name, report.matched, len(self.genes))
+            log.info(
+                "known genes %s: %d of %d in the matrix", self.name, report.matched, len(self.genes)
+            )
         return tuple(expression.genes[i] for i in sorted(set(mapping.values())))
 
 
@@ -78,17 +85,26 @@ def read_known_genes(
         lower = {c.lower(): c for c in df.columns}
         if where is not None:
             if where.lower() not in lower:
-                raise ParameterError(f"known genes {name!r}: no column {where!r}; columns are "
-                                     f"{', '.join(df.columns)}", path=path)
+                raise ParameterError(
+                    f"known genes {name!r}: no column {where!r}; columns are "
+                    f"{', '.join(df.columns)}",
+                    path=path,
+                )
             df = df[df[lower[where.lower()]].fillna("").str.strip().str.lower().isin(_TRUE)]
-        col = gene_column.lower() if gene_column else next((c for c in _GENE_COLUMNS if c in lower), None)
+        col = (
+            gene_column.lower()
+            if gene_column
+            else next((c for c in _GENE_COLUMNS if c in lower), None)
+        )
         if gene_column and col not in lower:
             raise ParameterError(f"known genes {name!r}: no column {gene_column!r}", path=path)
         series = df[lower[col]] if col else df.iloc[:, 0]
         genes = list(dict.fromkeys(g.strip() for g in series.dropna() if g.strip()))
     if not genes:
-        raise InputError(f"known gene set {name!r} is empty" + (f" (no row with {where} true)" if where else ""),
-                         path=path)
+        raise InputError(
+            f"known gene set {name!r} is empty" + (f" (no row with {where} true)" if where else ""),
+            path=path,
+        )
     return KnownGenes(name, tuple(genes), path)
 
 

@@ -80,25 +80,39 @@ def plot_heatmap(
     X = np.asarray(X_top, dtype=np.float64)
     sd = X.std(axis=0)
     Z = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
-    cols = _cluster_order(Z)            # samples
-    rows = _cluster_order(Z.T)          # genes
+    cols = _cluster_order(Z)  # samples
+    rows = _cluster_order(Z.T)  # genes
     classes = np.asarray(classes)
     levels = list(dict.fromkeys(sorted(classes)))
     codes = np.array([levels.index(c) for c in classes])
     k = X.shape[1]
     fig = Figure(figsize=(max(6.0, 0.05 * X.shape[0] + 3), max(4.0, 0.16 * k + 1.5)))
-    gs = fig.add_gridspec(2, 2, height_ratios=[1, max(8, k / 2)], width_ratios=[40, 1], hspace=0.03, wspace=0.03)
+    gs = fig.add_gridspec(
+        2, 2, height_ratios=[1, max(8, k / 2)], width_ratios=[40, 1], hspace=0.03, wspace=0.03
+    )
     ax_bar = fig.add_subplot(gs[0, 0])
     ax = fig.add_subplot(gs[1, 0], sharex=ax_bar)
     ax_cb = fig.add_subplot(gs[1, 1])
     cmap_cls = ListedColormap([_PALETTE[i % len(_PALETTE)] for i in range(len(levels))])
-    ax_bar.imshow(codes[cols][None, :], aspect="auto", cmap=cmap_cls, vmin=-0.5, vmax=len(levels) - 0.5,
-                  interpolation="nearest")
+    ax_bar.imshow(
+        codes[cols][None, :],
+        aspect="auto",
+        cmap=cmap_cls,
+        vmin=-0.5,
+        vmax=len(levels) - 0.5,
+        interpolation="nearest",
+    )
     ax_bar.set_yticks([0], ["class"])
     ax_bar.tick_params(axis="x", bottom=False, labelbottom=False)
     ax_bar.set_title(title)
-    im = ax.imshow(np.clip(Z[np.ix_(cols, rows)].T, -3, 3), aspect="auto", cmap="RdBu_r", vmin=-3, vmax=3,
-                   interpolation="nearest")
+    im = ax.imshow(
+        np.clip(Z[np.ix_(cols, rows)].T, -3, 3),
+        aspect="auto",
+        cmap="RdBu_r",
+        vmin=-3,
+        vmax=3,
+        interpolation="nearest",
+    )
     ax.set_yticks(range(k), [genes[i] for i in rows], fontsize=max(4, min(9, 400 // max(k, 1))))
     ax.set_xticks([])
     ax.set_xlabel(f"{X.shape[0]} samples (clustered)")
@@ -108,7 +122,9 @@ def plot_heatmap(
     return _save(fig, stem)
 
 
-def plot_accuracy(rows: Sequence[Mapping], stem: str | Path, *, classifier: str = "1nn") -> list[str]:
+def plot_accuracy(
+    rows: Sequence[Mapping], stem: str | Path, *, classifier: str = "1nn"
+) -> list[str]:
     """Mean accuracy against the number of top genes, one line per (list, protocol).
 
     ``rows`` are the records of :func:`kofs.evaluate.protocols.accuracy_curves`; the book
@@ -122,15 +138,29 @@ def plot_accuracy(rows: Sequence[Mapping], stem: str | Path, *, classifier: str 
         color = _colour(i, len(lists))
         marker = "osD^v<>p*h"[i % 10]
         for protocol, style in (("book", "-"), ("honest", "--")):
-            pts = sorted((r["k"], r["accuracy"]) for r in sel if r["list"] == name and r["protocol"] == protocol)
+            pts = sorted(
+                (r["k"], r["accuracy"])
+                for r in sel
+                if r["list"] == name and r["protocol"] == protocol
+            )
             if pts:
                 ks, acc = zip(*pts, strict=False)
-                ax.plot(ks, acc, style, marker=marker, color=color, markersize=4,
-                        label=f"{name} ({protocol})")
+                ax.plot(
+                    ks,
+                    acc,
+                    style,
+                    marker=marker,
+                    color=color,
+                    markersize=4,
+                    label=f"{name} ({protocol})",
+                )
     ax.set_xlabel("number of top genes")
     ax.set_ylabel(f"mean CV accuracy ({classifier})")
-    ax.set_title(f"Accuracy against number of genes ({classifier})\nsolid: book protocol (ranked on all "
-                 "samples), dashed: honest (re-ranked in each training fold)", fontsize=10)
+    ax.set_title(
+        f"Accuracy against number of genes ({classifier})\nsolid: book protocol (ranked on all "
+        "samples), dashed: honest (re-ranked in each training fold)",
+        fontsize=10,
+    )
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(fig, stem)
@@ -146,7 +176,13 @@ def plot_weights(weights: Mapping[str, Mapping[str, float]], stem: str | Path) -
     x = np.arange(len(lists))
     for j, agg in enumerate(aggs):
         vals = [weights[agg].get(n, 0.0) for n in lists]
-        ax.bar(x + (j - (len(aggs) - 1) / 2) * width, vals, width, label=agg, color=_PALETTE[j % len(_PALETTE)])
+        ax.bar(
+            x + (j - (len(aggs) - 1) / 2) * width,
+            vals,
+            width,
+            label=agg,
+            color=_PALETTE[j % len(_PALETTE)],
+        )
     ax.set_xticks(x, lists, rotation=35, ha="right")
     ax.set_ylabel("source weight π")
     ax.set_ylim(0, 1)
@@ -168,8 +204,15 @@ def plot_agreement(C: np.ndarray, stem: str | Path, *, names: Sequence[str]) -> 
     for i in range(L):
         for j in range(L):
             if np.isfinite(C[i, j]):
-                ax.text(j, i, f"{C[i, j]:.2f}", ha="center", va="center", fontsize=6,
-                        color="white" if abs(C[i, j]) > 0.6 else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{C[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=6,
+                    color="white" if abs(C[i, j]) > 0.6 else "black",
+                )
     fig.colorbar(im, ax=ax, label="Spearman ρ over all genes")
     ax.set_title("Agreement between ranked lists")
     return _save(fig, stem)

@@ -54,7 +54,9 @@ def classifier(name: str):
         return make_pipeline(StandardScaler(), SVC(kernel="rbf", C=1.0, gamma="scale"))
     if name == "svm-linear":
         return make_pipeline(StandardScaler(), SVC(kernel="linear", C=1.0))
-    raise ParameterError(f"--classifiers: unknown classifier {name!r}; use {', '.join(CLASSIFIERS)}")
+    raise ParameterError(
+        f"--classifiers: unknown classifier {name!r}; use {', '.join(CLASSIFIERS)}"
+    )
 
 
 @dataclass(frozen=True)
@@ -109,8 +111,10 @@ def make_folds(
         split = cv.split(np.zeros((len(y), 1)), y, None if groups is None else np.asarray(groups))
         return [Fold(0, j, tr, te) for j, (tr, te) in enumerate(split)]
     if n_splits < 2 or n_repeats < 1:
-        raise ParameterError(f"--folds must be 0 (leave-one-out) or >= 2 and --repeats >= 1 "
-                             f"(got {n_splits}, {n_repeats})")
+        raise ParameterError(
+            f"--folds must be 0 (leave-one-out) or >= 2 and --repeats >= 1 "
+            f"(got {n_splits}, {n_repeats})"
+        )
     if groups is None and n_splits > counts.min():
         raise ParameterError(
             f"--folds {n_splits} is more than the smallest class has samples "
@@ -127,7 +131,9 @@ def make_folds(
     if len(groups) != len(y):
         raise ParameterError(f"--groups gives {len(groups)} values for {len(y)} samples")
     if len(np.unique(groups)) < n_splits:
-        raise ParameterError(f"--folds {n_splits} is more than the {len(np.unique(groups))} sample groups")
+        raise ParameterError(
+            f"--folds {n_splits} is more than the {len(np.unique(groups))} sample groups"
+        )
     for r in range(n_repeats):
         cv = StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=seed + r)
         for j, (tr, te) in enumerate(cv.split(X, y, groups)):
@@ -144,7 +150,9 @@ def _fold_accuracy(X, y, order, fold, ks, classifiers) -> dict[tuple[str, int], 
         cols = order[:k]
         for name in classifiers:
             model = clone(classifier(name)).fit(X[np.ix_(fold.train, cols)], y[fold.train])
-            out[(name, k)] = float(np.mean(model.predict(X[np.ix_(fold.test, cols)]) == y[fold.test]))
+            out[(name, k)] = float(
+                np.mean(model.predict(X[np.ix_(fold.test, cols)]) == y[fold.test])
+            )
     return out
 
 
@@ -205,8 +213,15 @@ def accuracy_curves(
         reps = np.array([r for r, _ in vals])
         acc = np.array([a for _, a in vals])
         rep_means = [acc[reps == r].mean() for r in np.unique(reps)]
-        rows.append({"list": lname, "protocol": protocol, "classifier": cname, "k": int(k),
-                     "accuracy": float(acc.mean()),
-                     "std": float(np.std(rep_means, ddof=1)) if len(rep_means) > 1 else float("nan"),
-                     "n_folds": len(vals)})
+        rows.append(
+            {
+                "list": lname,
+                "protocol": protocol,
+                "classifier": cname,
+                "k": int(k),
+                "accuracy": float(acc.mean()),
+                "std": float(np.std(rep_means, ddof=1)) if len(rep_means) > 1 else float("nan"),
+                "n_folds": len(vals),
+            }
+        )
     return rows

@@ -66,14 +66,21 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
     table = p / "ranking.tsv" if folder else p
     if not table.is_file():
         where = f"{p} has no ranking.tsv" if folder else "file not found"
-        raise InputError(f"{where}; give a ranking.tsv or an output folder of `kofs rank`", path=str(p))
+        raise InputError(
+            f"{where}; give a ranking.tsv or an output folder of `kofs rank`", path=str(p)
+        )
     try:
         df = pd.read_csv(table, sep="\t", dtype=str, keep_default_na=False, quoting=3)
     except Exception as exc:  # pandas raises many kinds on malformed text
-        raise InputError(f"cannot read the ranking table: {exc}".splitlines()[0], path=str(table)) from None
+        raise InputError(
+            f"cannot read the ranking table: {exc}".splitlines()[0], path=str(table)
+        ) from None
     if "gene" not in df.columns or "rank" not in df.columns:
-        raise InputError("not a kofs ranking table: needs the columns 'gene' and 'rank' "
-                         "(as written by `kofs rank`)", path=str(table))
+        raise InputError(
+            "not a kofs ranking table: needs the columns 'gene' and 'rank' "
+            "(as written by `kofs rank`)",
+            path=str(table),
+        )
 
     def num(col: str) -> np.ndarray:
         v = pd.to_numeric(df[col].replace({"NA": None, "": None}), errors="coerce")
@@ -94,7 +101,11 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
         from kofs.config import load_config
 
         config = load_config(cfile)  # keys normalised: label-column -> label_column
-    label = (folder.name if folder else (table.parent.name if table.name == "ranking.tsv" else table.stem)) or "ranking"
+    label = (
+        folder.name
+        if folder
+        else (table.parent.name if table.name == "ranking.tsv" else table.stem)
+    ) or "ranking"
     log.info("%s: %d genes, %d lists", table, len(df), len(ranks))
     return RankFile(label, tuple(df["gene"].astype(str)), ranks, weights, config, str(table))
 
@@ -107,10 +118,15 @@ def ranks_on_matrix(rank_file: RankFile, expression: Expression) -> dict[str, np
     CoverageError
         No gene of the ranking is in the matrix.
     """
-    mapping, report = match_gene_ids(list(rank_file.genes), expression, source=f"ranking {rank_file.label}",
-                                     path=rank_file.path)
+    mapping, report = match_gene_ids(
+        list(rank_file.genes), expression, source=f"ranking {rank_file.label}", path=rank_file.path
+    )
     if report.dropped:
-        log.warning("ranking %s: %d of its genes are not in the matrix (ignored)", rank_file.label, report.dropped)
+        log.warning(
+            "ranking %s: %d of its genes are not in the matrix (ignored)",
+            rank_file.label,
+            report.dropped,
+        )
     src = list(mapping)
     pos = {g: i for i, g in enumerate(rank_file.genes)}
     src_idx = np.array([pos[g] for g in src], dtype=np.int64)

@@ -44,7 +44,11 @@ def _fmt(v: Any) -> str:
 def _tsv(df) -> str:
     lines = ["\t".join(df.columns)]
     for rec in df.itertuples(index=False):
-        lines.append("\t".join(format_float(v) if isinstance(v, (float, np.floating)) else str(v) for v in rec))
+        lines.append(
+            "\t".join(
+                format_float(v) if isinstance(v, (float, np.floating)) else str(v) for v in rec
+            )
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -53,10 +57,16 @@ def _html_table(df, *, caption: str = "") -> str:
     text = {i for i, c in enumerate(df.columns) if c == "notes"}
 
     def cell(i, v):
-        return f"<td class='text'>{html.escape(_fmt(v))}</td>" if i in text else f"<td>{html.escape(_fmt(v))}</td>"
+        return (
+            f"<td class='text'>{html.escape(_fmt(v))}</td>"
+            if i in text
+            else f"<td>{html.escape(_fmt(v))}</td>"
+        )
 
-    body = "".join("<tr>" + "".join(cell(i, v) for i, v in enumerate(rec)) + "</tr>"
-                   for rec in df.itertuples(index=False))
+    body = "".join(
+        "<tr>" + "".join(cell(i, v) for i, v in enumerate(rec)) + "</tr>"
+        for rec in df.itertuples(index=False)
+    )
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
     return f"<div class='scroll'><table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
@@ -98,40 +108,69 @@ def write_evaluation(
 
     out = Path(outdir)
     if out.exists() and not out.is_dir():
-        raise OutputError("is an existing file, not a folder; choose another output folder", path=out)
+        raise OutputError(
+            "is an existing file, not a folder; choose another output folder", path=out
+        )
     K = result.settings["hit_top"]
     names = list(result.orders)
     heatmap_lists = list(heatmap_lists or names[:1])
     unknown = [h for h in heatmap_lists if h not in result.orders]
     if unknown:
-        raise ParameterError(f"heatmap list {unknown[0]!r} is not an evaluated list; choose from {', '.join(names)}")
+        raise ParameterError(
+            f"heatmap list {unknown[0]!r} is not an evaluated list; choose from {', '.join(names)}"
+        )
     figures: list[tuple[str, str]] = []
     with atomic_dir(out) as tmp:
         (tmp / "figures").mkdir()
         (tmp / "evaluation.tsv").write_text(_tsv(result.table))
         (tmp / "accuracy.tsv").write_text(_tsv(pd.DataFrame(result.accuracy)))
-        (tmp / "evaluation.json").write_text(json.dumps(
-            {"settings": result.settings, "notes": result.notes, "weights": result.weights}, indent=2, default=str))
+        (tmp / "evaluation.json").write_text(
+            json.dumps(
+                {"settings": result.settings, "notes": result.notes, "weights": result.weights},
+                indent=2,
+                default=str,
+            )
+        )
         for i, name in enumerate(heatmap_lists):
             top = result.orders[name][:K]
             stem = tmp / "figures" / f"heatmap_{i + 1}"
-            plot_heatmap(expression.values[:, top], stem, genes=[expression.genes[j] for j in top],
-                         classes=labels, title=f"Top {K} genes of {name}")
-            figures.append((f"figures/heatmap_{i + 1}.png",
-                            f"Top {K} genes of {name} (rows z-scored, clustered) over the {expression.n_samples} "
-                            "samples (clustered); the colour bar above gives each sample's class."))
+            plot_heatmap(
+                expression.values[:, top],
+                stem,
+                genes=[expression.genes[j] for j in top],
+                classes=labels,
+                title=f"Top {K} genes of {name}",
+            )
+            figures.append(
+                (
+                    f"figures/heatmap_{i + 1}.png",
+                    f"Top {K} genes of {name} (rows z-scored, clustered) over the {expression.n_samples} "
+                    "samples (clustered); the colour bar above gives each sample's class.",
+                )
+            )
         for c in result.settings["classifiers"]:
             stem = tmp / "figures" / f"accuracy_{c}"
             plot_accuracy(result.accuracy, stem, classifier=c)
-            figures.append((f"figures/accuracy_{c}.png",
-                            f"Mean cross-validated accuracy ({c}) against the number of top genes."))
+            figures.append(
+                (
+                    f"figures/accuracy_{c}.png",
+                    f"Mean cross-validated accuracy ({c}) against the number of top genes.",
+                )
+            )
         if result.weights:
             plot_weights(result.weights, tmp / "figures" / "weights")
-            figures.append(("figures/weights.png", "EM source weights π learned by each aggregation."))
+            figures.append(
+                ("figures/weights.png", "EM source weights π learned by each aggregation.")
+            )
         if len(names) > 1:
             lnames, C = agreement(result)
             plot_agreement(C, tmp / "figures" / "agreement", names=lnames)
-            figures.append(("figures/agreement.png", "Spearman rank correlation between the lists over all genes."))
+            figures.append(
+                (
+                    "figures/agreement.png",
+                    "Spearman rank correlation between the lists over all genes.",
+                )
+            )
         page = _page(result, figures, title=title, intro=intro, extra_tables=extra_tables or {})
         (tmp / "report.html").write_text(page, encoding="utf-8")
         written = sorted(str(out / p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
@@ -146,8 +185,12 @@ def _page(result: EvaluationResult, figures, *, title: str, intro: str, extra_ta
         f"{s['n_splits']}-fold stratified CV repeated {s['n_repeats']} times"
         + (" with sample groups kept together" if s["groups"] else "")
         + " trains and tests the classifier on the top genes (optimistic: selection saw the test samples). "
-        + ("<b>honest protocol</b> (columns prefixed 'honest'): the ranking is re-run on the training "
-           "samples of every fold. " if "honest" in s["protocols"] else "")
+        + (
+            "<b>honest protocol</b> (columns prefixed 'honest'): the ranking is re-run on the training "
+            "samples of every fold. "
+            if "honest" in s["protocols"]
+            else ""
+        )
         + f"ACC-k = 1-NN accuracy on the top k genes; HIT_set = known genes among the top {s['hit_top']}; "
         "Sim_anno_set = summed GO similarity (Lin, best-match average) between the top genes and the set "
         f"(Sim_anno_mean = per pair); RED-{s['red_top']} = mean |Pearson correlation| of the top genes; "
@@ -155,25 +198,34 @@ def _page(result: EvaluationResult, figures, *, title: str, intro: str, extra_ta
         f"{s['unsupervised_feature_counts']} top genes.</p>"
     )
     parts = [
-        "<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
+        "<!DOCTYPE html>",
+        "<html lang='en'><head><meta charset='utf-8'>",
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
     ]
     if intro:
         parts += [f"<p>{html.escape(p)}</p>" for p in intro.split("\n\n") if p.strip()]
     classes = ", ".join(f"{html.escape(str(k))}: {v}" for k, v in s["classes"].items())
-    parts.append(f"<p>{s['n_samples']} samples ({classes}), {s['n_genes']} genes, "
-                 f"{len(result.orders)} lists.</p>")
-    parts.append("<h2>Evaluation</h2>" + _html_table(result.table, caption="evaluation.tsv") + protocol_text)
+    parts.append(
+        f"<p>{s['n_samples']} samples ({classes}), {s['n_genes']} genes, "
+        f"{len(result.orders)} lists.</p>"
+    )
+    parts.append(
+        "<h2>Evaluation</h2>" + _html_table(result.table, caption="evaluation.tsv") + protocol_text
+    )
     for cap, df in extra_tables.items():
         parts.append(f"<h2>{html.escape(cap)}</h2>" + _html_table(df))
     parts.append("<h2>Figures</h2>")
     for src, cap in figures:
         alt = html.escape(cap)
-        parts.append(f"<figure><img src='{src}' alt='{alt}'><figcaption>{alt} "
-                     f"(<a href='{src[:-4]}.svg'>SVG</a>)</figcaption></figure>")
-    parts.append("<p class='note'>Files: <a href='evaluation.tsv'>evaluation.tsv</a>, "
-                 "<a href='accuracy.tsv'>accuracy.tsv</a>, <a href='evaluation.json'>evaluation.json</a>.</p>")
+        parts.append(
+            f"<figure><img src='{src}' alt='{alt}'><figcaption>{alt} "
+            f"(<a href='{src[:-4]}.svg'>SVG</a>)</figcaption></figure>"
+        )
+    parts.append(
+        "<p class='note'>Files: <a href='evaluation.tsv'>evaluation.tsv</a>, "
+        "<a href='accuracy.tsv'>accuracy.tsv</a>, <a href='evaluation.json'>evaluation.json</a>.</p>"
+    )
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
@@ -232,7 +284,9 @@ f.onload = () => {
 """
 
 
-def browser_check(path: str | Path, *, executable: str | None = None, timeout: float = 60.0) -> dict | None:
+def browser_check(
+    path: str | Path, *, executable: str | None = None, timeout: float = 60.0
+) -> dict | None:
     """Open report.html in headless Chromium and report what it rendered.
 
     A probe page written beside the report (and removed afterwards) loads it in an iframe and
@@ -249,7 +303,12 @@ def browser_check(path: str | Path, *, executable: str | None = None, timeout: f
     import subprocess
     import tempfile
 
-    exe = executable or shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    exe = (
+        executable
+        or shutil.which("chromium")
+        or shutil.which("chromium-browser")
+        or shutil.which("google-chrome")
+    )
     if exe is None:
         return None
     path = Path(path).resolve()
@@ -259,15 +318,29 @@ def browser_check(path: str | Path, *, executable: str | None = None, timeout: f
             fh.write(_BROWSER_PAGE.replace("report.html", path.name))
         with tempfile.TemporaryDirectory() as profile:
             out = subprocess.run(
-                [exe, "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
-                 f"--user-data-dir={profile}", "--virtual-time-budget=10000", "--dump-dom",
-                 Path(probe).as_uri()],
-                capture_output=True, text=True, timeout=timeout, check=False)
+                [
+                    exe,
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--allow-file-access-from-files",
+                    f"--user-data-dir={profile}",
+                    "--virtual-time-budget=10000",
+                    "--dump-dom",
+                    Path(probe).as_uri(),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
     finally:
         os.unlink(probe)
     marker = 'data-kofs="'
     start = out.stdout.find(marker)
     if start < 0:
-        raise OutputError(f"the browser did not render the report (exit {out.returncode})", path=path)
-    raw = out.stdout[start + len(marker): out.stdout.index('"', start + len(marker))]
+        raise OutputError(
+            f"the browser did not render the report (exit {out.returncode})", path=path
+        )
+    raw = out.stdout[start + len(marker) : out.stdout.index('"', start + len(marker))]
     return json.loads(html.unescape(raw))

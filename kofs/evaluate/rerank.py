@@ -36,8 +36,14 @@ log = logging.getLogger(__name__)
 __all__ = ["Aggregation", "KofsRanking", "GENE_LEVEL_KEYS"]
 
 # cache entries of kofs.plans that depend on gene ids (and known genes) only, never on values
-GENE_LEVEL_KEYS = ("go_relation", "go_functions", "go_functions_direct", "pathway_functions",
-                   "ppi_relation", "relevant_functions")
+GENE_LEVEL_KEYS = (
+    "go_relation",
+    "go_functions",
+    "go_functions_direct",
+    "pathway_functions",
+    "ppi_relation",
+    "relevant_functions",
+)
 # term relevance is gene-level only when learned from known genes or given as a table
 _RELEVANCE_KEYS = ("go_functions_rel", "pathway_functions_rel")
 # rankers whose scores use knowledge only (the matrix only for the constant-gene mask)
@@ -88,7 +94,9 @@ class KofsRanking:
     def names(self) -> list[str]:
         return [self.rename.get(n, n) for n in self.lists] + [a.name for a in self.aggregations]
 
-    def run(self, expression: Expression, labels: SampleCategories | None = None) -> dict[str, Ranking | AggregateRanking]:
+    def run(
+        self, expression: Expression, labels: SampleCategories | None = None
+    ) -> dict[str, Ranking | AggregateRanking]:
         """Every list and aggregation on ``expression`` (ordered as :meth:`names`).
 
         ``labels`` must be aligned to ``expression.samples`` (Fisher needs them).
@@ -109,11 +117,23 @@ class KofsRanking:
             if cached is not None:
                 # knowledge-only ranker: scores do not depend on values; redo the runner's mask
                 scores = np.where(constant, np.nan, cached.scores)
-                r = Ranking(name, cached.genes, scores, cached.higher_is_better, params=cached.params)
+                r = Ranking(
+                    name, cached.genes, scores, cached.higher_is_better, params=cached.params
+                )
             else:
-                p = {**plan.params, **self.params.get(plan.ranker, {}), **self.params.get(plan.name, {})}
-                r = run_ranker(plan.ranker, expression, plan.build_inputs(ctx), seed=self.seed,
-                               list_name=name, params=p)
+                p = {
+                    **plan.params,
+                    **self.params.get(plan.ranker, {}),
+                    **self.params.get(plan.name, {}),
+                }
+                r = run_ranker(
+                    plan.ranker,
+                    expression,
+                    plan.build_inputs(ctx),
+                    seed=self.seed,
+                    list_name=name,
+                    params=p,
+                )
                 if plan.ranker in KNOWLEDGE_ONLY_RANKERS and gene_level_relevance:
                     self._shared[f"list:{plan.name}"] = r
             out[name] = r
@@ -130,7 +150,9 @@ class KofsRanking:
                 G = self._mapped(expression, f"G:{agg.name}", agg.relevant_genes)
                 if not G:
                     raise ParameterError(f"{agg.name}: none of its known genes is in the matrix")
-            out[agg.name] = aggregate_lists(renamed, agg.method, relevant_genes=G, params=agg.params)
+            out[agg.name] = aggregate_lists(
+                renamed, agg.method, relevant_genes=G, params=agg.params
+            )
         return out
 
     def _mapped(self, expression: Expression, key: str, genes: Sequence[str]) -> tuple[str, ...]:
@@ -141,6 +163,8 @@ class KofsRanking:
             self._shared[f"ids:{key}"] = hit
         return hit[1]
 
-    def orders(self, expression: Expression, labels: SampleCategories | None = None) -> dict[str, np.ndarray]:
+    def orders(
+        self, expression: Expression, labels: SampleCategories | None = None
+    ) -> dict[str, np.ndarray]:
         """Gene orders (column indices, best first) of :meth:`run`."""
         return {name: r.order() for name, r in self.run(expression, labels).items()}

@@ -20,7 +20,9 @@ log = logging.getLogger(__name__)
 __all__ = ["evaluate_outputs"]
 
 
-def _names(files: Sequence[RankFile], expression: Expression) -> dict[str, tuple[int, str, np.ndarray]]:
+def _names(
+    files: Sequence[RankFile], expression: Expression
+) -> dict[str, tuple[int, str, np.ndarray]]:
     """``{display name: (input index, list name in the file, ranks)}``."""
     out: dict[str, tuple[int, str, np.ndarray]] = {}
     labels = [f.label for f in files]
@@ -56,23 +58,39 @@ def _honest_selector(files: Sequence[RankFile], names: dict, expression: Express
     for f in files:
         cfg = f.config
         if cfg is None:
-            raise ParameterError(f"--protocol honest needs the output folder of `kofs rank` (with "
-                                 f"config.resolved.yaml), not a bare ranking file: {f.path}")
+            raise ParameterError(
+                f"--protocol honest needs the output folder of `kofs rank` (with "
+                f"config.resolved.yaml), not a bare ranking file: {f.path}"
+            )
         run_labels = None
         if cfg.get("labels"):
-            lab = read_labels(cfg["labels"], sample_column=cfg.get("sample_column"), label_column=cfg.get("label_column"))
+            lab = read_labels(
+                cfg["labels"],
+                sample_column=cfg.get("sample_column"),
+                label_column=cfg.get("label_column"),
+            )
             run_labels = dict(zip(lab.samples, lab.labels, strict=True))
-        runs.append(dict(
-            sources=read_sources_from_options(cfg),
-            labels=run_labels,
-            label_name=cfg.get("label_column") or "label",
-            relevant=read_gene_list(cfg["relevant_genes"]) if cfg.get("relevant_genes") else None,
-            kw=dict(method=cfg.get("method", "kofs"), lists=split_names(cfg.get("lists")),
-                    rankers=split_names(cfg.get("rankers")), aggregate=cfg.get("aggregate", "em"),
+        runs.append(
+            dict(
+                sources=read_sources_from_options(cfg),
+                labels=run_labels,
+                label_name=cfg.get("label_column") or "label",
+                relevant=read_gene_list(cfg["relevant_genes"])
+                if cfg.get("relevant_genes")
+                else None,
+                kw=dict(
+                    method=cfg.get("method", "kofs"),
+                    lists=split_names(cfg.get("lists")),
+                    rankers=split_names(cfg.get("rankers")),
+                    aggregate=cfg.get("aggregate", "em"),
                     params=parse_params(cfg.get("params") or ()),
-                    aggregate_params=parse_flat_params(cfg.get("aggregate_params") or (), option="--aggregate-param"),
-                    seed=cfg.get("seed", 0)),
-        ))
+                    aggregate_params=parse_flat_params(
+                        cfg.get("aggregate_params") or (), option="--aggregate-param"
+                    ),
+                    seed=cfg.get("seed", 0),
+                ),
+            )
+        )
 
     def select(train: Expression, _y: np.ndarray) -> dict[str, np.ndarray]:
         per_input = []
@@ -81,12 +99,26 @@ def _honest_selector(files: Sequence[RankFile], names: dict, expression: Express
             if run["labels"] is not None:
                 missing = [s for s in train.samples if s not in run["labels"]]
                 if missing:
-                    raise ParameterError(f"the run's labels lack sample {missing[0]!r}; cannot re-rank it")
-                cats = SampleCategories([run["labels"][s] for s in train.samples], train.samples, name=run["label_name"])
-            res = rank(train, labels=cats, sources=run["sources"], relevant_genes=run["relevant"], **run["kw"])
+                    raise ParameterError(
+                        f"the run's labels lack sample {missing[0]!r}; cannot re-rank it"
+                    )
+                cats = SampleCategories(
+                    [run["labels"][s] for s in train.samples], train.samples, name=run["label_name"]
+                )
+            res = rank(
+                train,
+                labels=cats,
+                sources=run["sources"],
+                relevant_genes=run["relevant"],
+                **run["kw"],
+            )
             lists = {"final": res.final, **{r.name: r for r in res.lists}}
             per_input.append({k: v.order() for k, v in lists.items()})
-        return {name: per_input[i][lname] for name, (i, lname, _) in names.items() if lname in per_input[i]}
+        return {
+            name: per_input[i][lname]
+            for name, (i, lname, _) in names.items()
+            if lname in per_input[i]
+        }
 
     return select
 
@@ -150,12 +182,28 @@ def evaluate_outputs(
             hit = [kg.name for kg in known if len(rel & set(kg.genes)) >= 0.5 * len(kg.genes)]
             if hit:
                 circular[name] = hit
-    result = evaluate({n: v[2] for n, v in names.items()}, expression, labels=labels.labels, known=known,
-                      honest=honest, groups=groups, go=go, circular=circular, weights=weights,
-                      sim_sets=sim_sets, **options)
+    result = evaluate(
+        {n: v[2] for n, v in names.items()},
+        expression,
+        labels=labels.labels,
+        known=known,
+        honest=honest,
+        groups=groups,
+        go=go,
+        circular=circular,
+        weights=weights,
+        sim_sets=sim_sets,
+        **options,
+    )
     if protocol == "honest":
         keep = [c for c in result.table.columns if not c.startswith(("ACC", "SVM"))]
         result.table.drop(columns=[c for c in result.table.columns if c not in keep], inplace=True)
     heat = [n for n in names if n == "final" or names[n][1] == "final"][:2]
-    return write_evaluation(result, output, expression=expression, labels=labels.labels, heatmap_lists=heat,
-                            title="kofs evaluate: " + ", ".join(f.label for f in files))
+    return write_evaluation(
+        result,
+        output,
+        expression=expression,
+        labels=labels.labels,
+        heatmap_lists=heat,
+        title="kofs evaluate: " + ", ".join(f.label for f in files),
+    )

@@ -130,7 +130,9 @@ def _read_gene2go(path: Path, taxon: str | None) -> tuple[dict, list, list, list
                 n_not += 1
                 continue
             if not _GO_ID.match(f[2]):
-                raise InputError(f"column 3 holds {f[2]!r}, not a GO id", path=path, line=lineno, column=3)
+                raise InputError(
+                    f"column 3 holds {f[2]!r}, not a GO id", path=path, line=lineno, column=3
+                )
             ids.append(f[1])
             terms.append(f[2])
             evid.append(f[3].upper())

@@ -101,9 +101,13 @@ class Interactions:
     def summary(self) -> dict:
         """Counts for ``kofs sources``: edges, nodes, directed edges, id kind, reader counts."""
         return {
-            "path": self.path, "edges": self.n_edges, "nodes": len(self.nodes()),
-            "directed_edges": int(self.directed.sum()), "namespace": self.namespace,
-            "alias_ids": sorted(self.aliases), **self.info,
+            "path": self.path,
+            "edges": self.n_edges,
+            "nodes": len(self.nodes()),
+            "directed_edges": int(self.directed.sum()),
+            "namespace": self.namespace,
+            "alias_ids": sorted(self.aliases),
+            **self.info,
         }
 
     def nodes(self) -> list[str]:
@@ -122,14 +126,18 @@ def _parse_weights(raw: pd.Series, lines: np.ndarray, path: str, *, column: str)
         i = int(np.flatnonzero(bad)[0])
         raise InputError(
             f"weight {raw.iloc[i]!r} is not a finite number; fix or remove the line",
-            path=path, line=int(lines[i]), column=column,
+            path=path,
+            line=int(lines[i]),
+            column=column,
         )
     neg = w < 0
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
         raise InputError(
             f"negative weight {raw.iloc[i]}; interaction weights must be >= 0",
-            path=path, line=int(lines[i]), column=column,
+            path=path,
+            line=int(lines[i]),
+            column=column,
         )
     return w
 
@@ -165,9 +173,7 @@ def _finalise(
     swap = ~directed & (src.astype(str) > dst.astype(str)) if len(src) else np.zeros(0, bool)
     a = np.where(swap, dst, src)
     b = np.where(swap, src, dst)
-    df = pd.DataFrame(
-        {"a": a, "b": b, "d": directed, "w": weight, "t": types.astype(object)}
-    )
+    df = pd.DataFrame({"a": a, "b": b, "d": directed, "w": weight, "t": types.astype(object)})
     grouped = df.groupby(["a", "b", "d"], sort=False, observed=True)
     n_dup = len(df) - grouped.ngroups
     if n_dup:
@@ -180,8 +186,9 @@ def _finalise(
         log.info("%s: merged %d repeated pair(s), keeping the largest weight", path, n_dup)
     else:
         out = df
-    info.update({"self_loops_dropped": n_loops, "duplicates_merged": int(n_dup),
-                 "edges": int(len(out))})
+    info.update(
+        {"self_loops_dropped": n_loops, "duplicates_merged": int(n_dup), "edges": int(len(out))}
+    )
     if len(out) == 0:
         raise InputError(f"no {what} left after filtering ({info})", path=path)
     a_ids = out["a"].to_numpy(dtype=object)
@@ -189,9 +196,15 @@ def _finalise(
     if namespace is None:
         namespace = guess_namespace(list(a_ids[:100]) + list(b_ids[:100]))
     return Interactions(
-        a_ids, b_ids, out["w"].to_numpy(np.float64), out["d"].to_numpy(bool),
-        out["t"].to_numpy(dtype=object), namespace=namespace, path=path,
-        aliases=aliases or {}, info=info,
+        a_ids,
+        b_ids,
+        out["w"].to_numpy(np.float64),
+        out["d"].to_numpy(bool),
+        out["t"].to_numpy(dtype=object),
+        namespace=namespace,
+        path=path,
+        aliases=aliases or {},
+        info=info,
     )
 
 
@@ -199,8 +212,13 @@ def _read_frame(path: str, *, sep: str, header: int | None, **kwargs: Any) -> pd
     """pandas.read_csv with ids as strings; a ragged line becomes an InputError with its line."""
     with _open_text(path, what="interaction file") as fh, table_errors(path, "interaction file"):
         return pd.read_csv(
-            fh, sep=sep, header=header, dtype=str, keep_default_na=False,
-            na_filter=False, **kwargs,
+            fh,
+            sep=sep,
+            header=header,
+            dtype=str,
+            keep_default_na=False,
+            na_filter=False,
+            **kwargs,
         )
 
 

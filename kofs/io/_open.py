@@ -198,8 +198,9 @@ def table_errors(path: str | os.PathLike, what: str, *, line_offset: int = 0) ->
             line=int(m.group(1)) + line_offset if m else None,
         ) from None
     except UnicodeError as exc:
-        raise InputError(f"{what} is not UTF-8 text ({exc.reason}); save it as UTF-8",
-                         path=name) from None
+        raise InputError(
+            f"{what} is not UTF-8 text ({exc.reason}); save it as UTF-8", path=name
+        ) from None
     except (EOFError, zlib.error) as exc:
         raise _decompress_error(exc, name, "gzip") from None
     except (ValueError, OSError) as exc:

@@ -81,8 +81,11 @@ class GeneSets:
     def summary(self) -> dict:
         """Counts for ``kofs sources``: sets, distinct genes, gene-set pairs, id kind, edges."""
         return {
-            "path": self.path, "sets": len(self), "genes": len(self.genes()),
-            "pairs": int(self.sizes().sum()), "namespace": self.namespace,
+            "path": self.path,
+            "sets": len(self),
+            "genes": len(self.genes()),
+            "pairs": int(self.sizes().sum()),
+            "namespace": self.namespace,
             "alt_member_ids": sorted(self.alt_members),
             "relations": 0 if self.interactions is None else self.interactions.n_edges,
         }

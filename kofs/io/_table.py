@@ -98,7 +98,9 @@ def read_bytes(path: str | os.PathLike) -> bytes:
                 "gzip file is truncated (incomplete download or copy?); fetch it again", path=name
             ) from None
         except (OSError, zlib.error) as exc:
-            raise InputError(f"corrupt gzip data ({exc}); fetch the file again", path=name) from None
+            raise InputError(
+                f"corrupt gzip data ({exc}); fetch the file again", path=name
+            ) from None
     elif name.lower().endswith(".gz"):
         raise InputError(
             f"is named .gz but is not gzip-compressed (starts with {raw[:8]!r}); "
@@ -202,8 +204,10 @@ class TextTable:
             )
         except pd.errors.ParserError as exc:
             detail = (str(exc).strip().splitlines() or ["parse error"])[0]
-            raise InputError(f"malformed table ({detail}); check for an unclosed quote (\") or "
-                             "a damaged line", path=self.path) from None
+            raise InputError(
+                f'malformed table ({detail}); check for an unclosed quote (") or a damaged line',
+                path=self.path,
+            ) from None
 
 
 def _split_fields(line: bytes, sep: str, quoted: bool) -> list[str]:
@@ -340,8 +344,10 @@ def read_table(
     InputError
         See :func:`scan_table`.
     """
-    table = path if isinstance(path, TextTable) else scan_table(
-        path, sep=sep, comment=comment, header=header, data=data
+    table = (
+        path
+        if isinstance(path, TextTable)
+        else scan_table(path, sep=sep, comment=comment, header=header, data=data)
     )
     df = table.frame(dtype=str)
     df.columns = list(table.header)

@@ -141,8 +141,11 @@ def parse_evidence_codes(codes: str | Iterable[str] | None, *, what: str) -> fro
     items = codes.split(",") if isinstance(codes, str) else list(codes)
     out = frozenset(str(c).strip().upper() for c in items if str(c).strip())
     if not out or any(not re.fullmatch(r"[A-Z]{2,4}", c) for c in out):
-        raise ParameterError(f"{what} {codes!r} is not a comma-separated list of evidence codes (e.g. IEA,ND)")
+        raise ParameterError(
+            f"{what} {codes!r} is not a comma-separated list of evidence codes (e.g. IEA,ND)"
+        )
     return out
+
 
 def read_go_annotations(
     path: str | os.PathLike,
@@ -186,7 +189,9 @@ def read_go_annotations(
     """
     p = Path(path)
     if fmt not in _FORMATS:
-        raise ParameterError(f"annotation format {fmt!r} is unknown; use one of {', '.join(_FORMATS)}")
+        raise ParameterError(
+            f"annotation format {fmt!r} is unknown; use one of {', '.join(_FORMATS)}"
+        )
     keep_ev = parse_evidence_codes(evidence, what="--go-evidence")
     drop_ev = parse_evidence_codes(exclude_evidence, what="--go-exclude-evidence")
     if not p.is_file():

@@ -91,7 +91,9 @@ def _find_column(header: Sequence[str], wanted: str, *, path: str, option: str) 
     close = difflib.get_close_matches(wanted, [h for h in header if h], n=1)
     hint = f"did you mean {close[0]!r}? " if close else ""
     shown = ", ".join(repr(h) for h in header[:8]) + (", ..." if len(header) > 8 else "")
-    raise ParameterError(f"{option} {wanted!r} is not a column; {hint}columns are {shown}", path=path)
+    raise ParameterError(
+        f"{option} {wanted!r} is not a column; {hint}columns are {shown}", path=path
+    )
 
 
 def _mostly_text(values: pd.Series) -> bool:
@@ -118,7 +120,11 @@ def _id_column_count(table: TextTable, gene_idx: int | None) -> int:
         raise InputError(
             f"no numeric columns found: all {k} columns look like identifiers; an expression "
             "matrix needs one numeric column per sample (or per gene)"
-            + ("; check the delimiter: fields must be separated by tabs or commas" if k == 1 else ""),
+            + (
+                "; check the delimiter: fields must be separated by tabs or commas"
+                if k == 1
+                else ""
+            ),
             path=table.path,
         )
     return k
@@ -195,8 +201,11 @@ def _orientation(genes_in, gene_column, sample_ids, row_ids, col_ids, path, id_n
         in_cols = sum(c in wanted for c in col_ids)
         in_rows = sum(r in wanted for r in row_ids)
         if in_cols != in_rows:
-            log.info("%s: samples are the %s (they match the labels)", path,
-                     "columns" if in_cols > in_rows else "rows")
+            log.info(
+                "%s: samples are the %s (they match the labels)",
+                path,
+                "columns" if in_cols > in_rows else "rows",
+            )
             return "rows" if in_cols > in_rows else "columns"
         log.warning("%s: no axis matches the labels' sample ids; guessing the orientation", path)
     first = _norm(id_names[0]) if id_names else ""
@@ -214,8 +223,11 @@ def _orientation(genes_in, gene_column, sample_ids, row_ids, col_ids, path, id_n
 def _check_samples(samples: list[str], layout: _Layout, path: str) -> None:
     seen: dict[str, int] = {}
     for j, s in enumerate(samples):
-        where = (f"line {layout.line_numbers[j]}" if layout.genes_in == "columns"
-                 else f"column {layout.n_id + j + 1} of the header")
+        where = (
+            f"line {layout.line_numbers[j]}"
+            if layout.genes_in == "columns"
+            else f"column {layout.n_id + j + 1} of the header"
+        )
         if s == "":
             raise InputError(f"sample id missing at {where}; every sample needs an id", path=path)
         if s in seen:
@@ -236,7 +248,9 @@ def _apply_missing(G, genes, ann, positions, samples, layout, missing, path):
             f"missing value (empty/NA) for gene {genes[g]!r}, sample {samples[s]!r} "
             f"({int(nan.sum())} missing in all); fill it in or choose missing='drop-gene' or "
             "'impute-mean' (--missing-values)",
-            path=path, line=line, column=col,
+            path=path,
+            line=line,
+            column=col,
         )
     per_gene = nan.sum(axis=1)
     drop = per_gene == G.shape[1] if missing == "impute-mean" else per_gene > 0
@@ -247,12 +261,20 @@ def _apply_missing(G, genes, ann, positions, samples, layout, missing, path):
             rows, cols = np.nonzero(nan[fill])
             G = G.copy()
             G[fill[rows], cols] = means[rows]
-            log.warning("%s: imputed %d missing values of %d genes with the gene's mean", path,
-                        int(nan[fill].sum()), fill.size)
+            log.warning(
+                "%s: imputed %d missing values of %d genes with the gene's mean",
+                path,
+                int(nan[fill].sum()),
+                fill.size,
+            )
     if drop.any():
-        log.warning("%s: dropped %d genes with %s values (e.g. %s)", path, int(drop.sum()),
-                    "only missing" if missing == "impute-mean" else "missing",
-                    ", ".join(genes[i] for i in np.flatnonzero(drop)[:3]))
+        log.warning(
+            "%s: dropped %d genes with %s values (e.g. %s)",
+            path,
+            int(drop.sum()),
+            "only missing" if missing == "impute-mean" else "missing",
+            ", ".join(genes[i] for i in np.flatnonzero(drop)[:3]),
+        )
         keep = np.flatnonzero(~drop)
         G, genes, positions = G[keep], [genes[i] for i in keep], positions[keep]
         ann = {k: [v[i] for i in keep] for k, v in ann.items()}
@@ -375,8 +397,9 @@ def read_expression(
     row_col = 0 if gene_idx is None else gene_idx
     row_ids = ids[row_col].fillna("").astype(str).str.strip().tolist()
     col_ids = list(header[n_id:])
-    genes_in = _orientation(genes_in, gene_column, sample_ids, row_ids, col_ids, name,
-                            header[:n_id])
+    genes_in = _orientation(
+        genes_in, gene_column, sample_ids, row_ids, col_ids, name, header[:n_id]
+    )
     layout = _Layout(line_numbers, genes_in, n_id)
     if genes_in == "rows":
         G, genes, samples = values, row_ids, col_ids
@@ -386,13 +409,19 @@ def read_expression(
         G, genes, samples = values.T, col_ids, row_ids
         ann, id_name = {}, None
         if n_id > 1:
-            log.warning("%s: genes are columns; ignoring the extra id columns %s", name,
-                        ", ".join(repr(h) for h in header[1:n_id]))
+            log.warning(
+                "%s: genes are columns; ignoring the extra id columns %s",
+                name,
+                ", ".join(repr(h) for h in header[1:n_id]),
+            )
     del values
     _check_samples(samples, layout, name)
     if len(samples) < 2:
-        raise InputError(f"has {len(samples)} sample(s); at least 2 are needed (wrong orientation? "
-                         "set genes_in / --genes-in)", path=name)
+        raise InputError(
+            f"has {len(samples)} sample(s); at least 2 are needed (wrong orientation? "
+            "set genes_in / --genes-in)",
+            path=name,
+        )
 
     bad = (G > HUGE) | (G < -HUGE)  # +-Inf included, NaN not; no full-size temporary
     if bad.any():
@@ -400,18 +429,25 @@ def read_expression(
         raise InputError(
             f"value {float(G[g, s])!r} for gene {genes[g]!r} is infinite or beyond +-1e300; "
             "check the file (log-transform or fix overflowed values)",
-            path=name, line=line, column=col,
+            path=name,
+            line=line,
+            column=col,
         )
     positions = np.arange(len(genes))
     no_id = np.array([g in MISSING_TOKENS for g in genes], dtype=bool)
     if no_id.any():
-        log.warning("%s: dropped %d genes without an id (first at %s)", name, int(no_id.sum()),
-                    layout.gene_where(int(np.flatnonzero(no_id)[0])))
+        log.warning(
+            "%s: dropped %d genes without an id (first at %s)",
+            name,
+            int(no_id.sum()),
+            layout.gene_where(int(np.flatnonzero(no_id)[0])),
+        )
         positions = np.flatnonzero(~no_id)
         G, genes = G[positions], [genes[i] for i in positions]
         ann = {k: [v[i] for i in positions] for k, v in ann.items()}
-    G, genes, ann, positions = _apply_missing(G, genes, ann, positions, samples, layout, missing,
-                                              name)
+    G, genes, ann, positions = _apply_missing(
+        G, genes, ann, positions, samples, layout, missing, name
+    )
     G, genes, ann = _apply_duplicates(G, genes, ann, positions, layout, duplicates, name)
     if len(genes) < 1:
         raise InputError("has no usable gene left after the missing-value policy", path=name)

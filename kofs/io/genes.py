@@ -20,6 +20,7 @@ class GeneList(list):
 
     source: str | None = None
 
+
 #: First lines of a one-column file that are taken as a header, not as a gene.
 _HEADER_WORDS = {
     "gene", "genes", "symbol", "gene_symbol", "genesymbol", "hugo_symbol", "entrez", "entrez_id",
@@ -82,8 +83,11 @@ def read_gene_list(path: str | os.PathLike, *, column: str | None = None) -> lis
             if column.lower() not in lower:
                 close = difflib.get_close_matches(column, header, n=1, cutoff=0.5)
                 hint = f"did you mean {close[0]!r}? " if close else ""
-                raise ParameterError(f"column {column!r} not found; {hint}columns are "
-                                     f"{', '.join(map(repr, header))}", path=name)
+                raise ParameterError(
+                    f"column {column!r} not found; {hint}columns are "
+                    f"{', '.join(map(repr, header))}",
+                    path=name,
+                )
             idx = lower.index(column.lower())
         values = [v for v in df.iloc[:, idx].tolist() if v not in MISSING_TOKENS]
         return _dedup(values, name)
@@ -91,15 +95,18 @@ def read_gene_list(path: str | os.PathLike, *, column: str | None = None) -> lis
     for k, (lineno, ln) in enumerate(lines):
         ln = ln.split(" #")[0].split("\t#")[0].strip()
         if len(ln.split()) > 1:
-            raise InputError(f"{ln!r} has several words; write one gene id per line", path=name,
-                             line=lineno)
+            raise InputError(
+                f"{ln!r} has several words; write one gene id per line", path=name, line=lineno
+            )
         if k == 0 and (ln.lower() in _HEADER_WORDS or (column and ln.lower() == column.lower())):
             log.info("%s: first line %r taken as a header", name, ln)
             continue
         if ln not in MISSING_TOKENS:
             ids.append(ln)
     if column is not None and lines[0][1].lower() != column.lower():
-        raise ParameterError(f"column {column!r} not found: the file is a plain list whose first "
-                             f"line is {lines[0][1]!r}", path=name)
+        raise ParameterError(
+            f"column {column!r} not found: the file is a plain list whose first "
+            f"line is {lines[0][1]!r}",
+            path=name,
+        )
     return _dedup(ids, name)
-

@@ -89,8 +89,10 @@ def read_id_map(path: str | os.PathLike) -> IdMap:
                     path=path,
                     line=lineno,
                 )
-            if not order and not targets and all(
-                re.sub(r"[\s.\-]", "_", f.lower()) in _ID_HEADER_WORDS for f in fields[:2]
+            if (
+                not order
+                and not targets
+                and all(re.sub(r"[\s.\-]", "_", f.lower()) in _ID_HEADER_WORDS for f in fields[:2])
             ):
                 continue  # header
             src, dst = fields[0], fields[1]

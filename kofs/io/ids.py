@@ -240,8 +240,9 @@ def match_gene_ids(
     for kind, table in (aliases or {}).items():
         kinds[kind] = {s: [keyf(a) for a in table.get(s, ())] for s in ids if table.get(s)}
     mapping, col, kind, ambiguous = _best_match(kinds, expression)
-    return mapping, _report(ids, mapping, col, kind, ambiguous, expression, source=source,
-                            path=path, require=require)
+    return mapping, _report(
+        ids, mapping, col, kind, ambiguous, expression, source=source, path=path, require=require
+    )
 
 
 def match_id_lists(
@@ -281,8 +282,9 @@ def match_id_lists(
     if best is None:
         raise ValueError("match_id_lists needs at least one id list")
     _, kind, ids, mapping, col, ambiguous = best
-    report = _report(ids, mapping, col, kind, ambiguous, expression, source=source, path=path,
-                     require=require)
+    report = _report(
+        ids, mapping, col, kind, ambiguous, expression, source=source, path=path, require=require
+    )
     return kind, mapping, report
 
 

@@ -32,8 +32,9 @@ __all__ = ["read_biogrid", "read_string_aliases", "read_string_links"]
 # --------------------------------------------------------------------------- STRING
 
 
-def read_string_aliases(path: str | os.PathLike,
-                        proteins: set[str] | None = None) -> dict[str, dict[str, tuple[str, ...]]]:
+def read_string_aliases(
+    path: str | os.PathLike, proteins: set[str] | None = None
+) -> dict[str, dict[str, tuple[str, ...]]]:
     """Read a STRING ``protein.aliases`` or ``protein.info`` file into alias tables.
 
     Returns ``{kind: {ENSP: (alias, ...)}}``: one kind per alias ``source`` column value of an
@@ -47,8 +48,9 @@ def read_string_aliases(path: str | os.PathLike,
         raise InputError("STRING alias file is empty", path=path)
     first = head[0].lstrip("#").strip().lower().split("\t")
     has_header = head[0].startswith("#") or any("protein" in f for f in first)
-    df = _read_frame(path, sep="\t", header=None, skiprows=1 if has_header else 0,
-                     on_bad_lines="error")
+    df = _read_frame(
+        path, sep="\t", header=None, skiprows=1 if has_header else 0, on_bad_lines="error"
+    )
     if "preferred_name" in first:
         ids, alias, src = df.iloc[:, 0], df.iloc[:, 1], None
     elif df.shape[1] >= 4 and df.iloc[:, 0].str.fullmatch(r"\d+").all():  # v10: taxon, id, ...
@@ -56,15 +58,26 @@ def read_string_aliases(path: str | os.PathLike,
     elif df.shape[1] >= 3:
         ids, alias, src = df.iloc[:, 0], df.iloc[:, 1], df.iloc[:, 2]
     else:
-        raise InputError("expected a STRING protein.aliases (id, alias, source) or protein.info"
-                         " (id, preferred_name, ...) file", path=path, line=1)
+        raise InputError(
+            "expected a STRING protein.aliases (id, alias, source) or protein.info"
+            " (id, preferred_name, ...) file",
+            path=path,
+            line=1,
+        )
     ids = _strip_taxon(ids.str.strip().to_numpy(dtype=object))
     mask = np.ones(len(ids), bool) if proteins is None else np.isin(ids, list(proteins))
     out: dict[str, dict[str, list[str]]] = {}
-    kinds = (np.full(len(ids), "preferred_name", dtype=object) if src is None
-             else src.str.strip().to_numpy(dtype=object))
-    for i, a, k in zip(ids[mask].tolist(), alias.to_numpy(dtype=object)[mask].tolist(),
-                       kinds[mask].tolist(), strict=True):
+    kinds = (
+        np.full(len(ids), "preferred_name", dtype=object)
+        if src is None
+        else src.str.strip().to_numpy(dtype=object)
+    )
+    for i, a, k in zip(
+        ids[mask].tolist(),
+        alias.to_numpy(dtype=object)[mask].tolist(),
+        kinds[mask].tolist(),
+        strict=True,
+    ):
         for kind in str(k).split():  # v10 lists several sources separated by spaces
             cur = out.setdefault(kind, {}).setdefault(i, [])
             if a not in cur:
@@ -98,14 +111,20 @@ def read_string_links(
     head = _head_lines(path, 1)
     missing = {"protein1", "protein2", "combined_score"} - set(head[0].split(" ") if head else ())
     if missing:
-        raise InputError(f"STRING links file lacks column(s) {sorted(missing)}", path=path,
-                         line=1)
+        raise InputError(f"STRING links file lacks column(s) {sorted(missing)}", path=path, line=1)
     src_parts, dst_parts, score_parts = [], [], []
     n_rows = 0
-    with _stream_text(path, what="STRING links file") as fh, table_errors(path, "STRING links file"):
+    with (
+        _stream_text(path, what="STRING links file") as fh,
+        table_errors(path, "STRING links file"),
+    ):
         chunks = pd.read_csv(
-            fh, sep=" ", header=0, usecols=["protein1", "protein2", "combined_score"],
-            dtype={"protein1": str, "protein2": str}, chunksize=1_000_000,
+            fh,
+            sep=" ",
+            header=0,
+            usecols=["protein1", "protein2", "combined_score"],
+            dtype={"protein1": str, "protein2": str},
+            chunksize=1_000_000,
         )
         for chunk in chunks:  # streamed: memory follows the kept edges, not the file
             lines = np.arange(n_rows + 2, n_rows + 2 + len(chunk))
@@ -117,8 +136,12 @@ def read_string_links(
                 score = _parse_weights(raw.astype(str), lines, path, column="combined_score")
             if (score > 1000).any() or (score < 0).any():
                 i = int(np.flatnonzero((score > 1000) | (score < 0))[0])
-                raise InputError(f"combined_score {score[i]:g} is outside 0..1000",
-                                 path=path, line=int(lines[i]), column="combined_score")
+                raise InputError(
+                    f"combined_score {score[i]:g} is outside 0..1000",
+                    path=path,
+                    line=int(lines[i]),
+                    column="combined_score",
+                )
             keep = score >= float(min_score)
             src_parts.append(chunk["protein1"].to_numpy(dtype=object)[keep])
             dst_parts.append(chunk["protein2"].to_numpy(dtype=object)[keep])
@@ -129,13 +152,23 @@ def read_string_links(
     alias_tables = {}
     if aliases is not None:
         alias_tables = read_string_aliases(aliases, proteins=set(src) | set(dst))
-    log.info("%s: %d of %d STRING rows have combined_score >= %g", path, len(src), n_rows,
-             min_score)
+    log.info(
+        "%s: %d of %d STRING rows have combined_score >= %g", path, len(src), n_rows, min_score
+    )
     return _finalise(
-        src, dst, kept_scores / 1000.0, False, "", path=path, namespace="ensembl_protein",
+        src,
+        dst,
+        kept_scores / 1000.0,
+        False,
+        "",
+        path=path,
+        namespace="ensembl_protein",
         aliases=alias_tables,
-        info={"rows": n_rows, "rows_below_min_score": n_rows - len(src),
-              "min_score": float(min_score)},
+        info={
+            "rows": n_rows,
+            "rows_below_min_score": n_rows - len(src),
+            "min_score": float(min_score),
+        },
     )
 
 
@@ -178,39 +211,69 @@ def read_biogrid(
     head = _head_lines(path, 1)
     header = [c.strip() for c in head[0].split("\t")] if head else []
     names = [c.lstrip("#").strip() for c in header]
-    org = ("Organism ID Interactor A" if "Organism ID Interactor A" in names
-           else "Organism Interactor A")
-    need = ["Entrez Gene Interactor A", "Entrez Gene Interactor B", "BioGRID ID Interactor A",
-            "BioGRID ID Interactor B", "Experimental System", "Experimental System Type", org,
-            org.replace(" A", " B")]
+    org = (
+        "Organism ID Interactor A"
+        if "Organism ID Interactor A" in names
+        else "Organism Interactor A"
+    )
+    need = [
+        "Entrez Gene Interactor A",
+        "Entrez Gene Interactor B",
+        "BioGRID ID Interactor A",
+        "BioGRID ID Interactor B",
+        "Experimental System",
+        "Experimental System Type",
+        org,
+        org.replace(" A", " B"),
+    ]
     missing = [c for c in need if c not in names]
     if missing:
-        raise InputError(f"not a BioGRID TAB2/TAB3 file: column(s) {missing} missing",
-                         path=path, line=1)
-    use = need + [c.format(side) for c in _BIOGRID_ALIASES.values() for side in "AB"
-                  if c.format(side) in names]
+        raise InputError(
+            f"not a BioGRID TAB2/TAB3 file: column(s) {missing} missing", path=path, line=1
+        )
+    use = need + [
+        c.format(side)
+        for c in _BIOGRID_ALIASES.values()
+        for side in "AB"
+        if c.format(side) in names
+    ]
     parts, n_rows = [], 0
     with _stream_text(path, what="BioGRID file") as fh, table_errors(path, "BioGRID file"):
-        for chunk in pd.read_csv(fh, sep="\t", header=0, names=names, usecols=use, dtype=str,
-                                 keep_default_na=False, na_filter=False, quoting=3,
-                                 chunksize=500_000):
+        for chunk in pd.read_csv(
+            fh,
+            sep="\t",
+            header=0,
+            names=names,
+            usecols=use,
+            dtype=str,
+            keep_default_na=False,
+            na_filter=False,
+            quoting=3,
+            chunksize=500_000,
+        ):
             n_rows += len(chunk)
             keep = np.ones(len(chunk), bool)
             if taxon is not None:
                 t = str(taxon).strip()
                 keep &= (chunk[org].str.strip() == t).to_numpy() & (
-                    chunk[org.replace(" A", " B")].str.strip() == t).to_numpy()
+                    chunk[org.replace(" A", " B")].str.strip() == t
+                ).to_numpy()
             if system_type is not None:
-                keep &= (chunk["Experimental System Type"].str.strip().str.lower()
-                         == str(system_type).lower()).to_numpy()
+                keep &= (
+                    chunk["Experimental System Type"].str.strip().str.lower()
+                    == str(system_type).lower()
+                ).to_numpy()
             parts.append(chunk[keep])
     sub = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=use, dtype=str)
     ids = {}
     for side in "AB":
         ent = sub[f"Entrez Gene Interactor {side}"].str.strip().to_numpy(dtype=object)
         bg = sub[f"BioGRID ID Interactor {side}"].str.strip().to_numpy(dtype=object)
-        ids[side] = np.where(pd.Series(ent).isin(_NA).to_numpy(),
-                             np.array(["BIOGRID:" + b for b in bg], dtype=object), ent)
+        ids[side] = np.where(
+            pd.Series(ent).isin(_NA).to_numpy(),
+            np.array(["BIOGRID:" + b for b in bg], dtype=object),
+            ent,
+        )
     aliases: dict[str, dict[str, tuple[str, ...]]] = {}
     for kind, col in _BIOGRID_ALIASES.items():
         if col.format("A") not in sub.columns:
@@ -224,9 +287,18 @@ def read_biogrid(
                         table[i].append(a)
         aliases[kind] = {k: tuple(v) for k, v in table.items() if v}
     return _finalise(
-        ids["A"], ids["B"], np.ones(len(sub)), False,
-        sub["Experimental System"].to_numpy(dtype=object), path=path, namespace="entrez",
+        ids["A"],
+        ids["B"],
+        np.ones(len(sub)),
+        False,
+        sub["Experimental System"].to_numpy(dtype=object),
+        path=path,
+        namespace="entrez",
         aliases=aliases,
-        info={"rows": n_rows, "rows_filtered": n_rows - len(sub),
-              "taxon": None if taxon is None else str(taxon), "system_type": system_type},
+        info={
+            "rows": n_rows,
+            "rows_filtered": n_rows - len(sub),
+            "taxon": None if taxon is None else str(taxon),
+            "system_type": system_type,
+        },
     )

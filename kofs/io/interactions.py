@@ -23,6 +23,7 @@ Every reader cleans the edges the same way: bad or negative weights are an
 :class:`~kofs.errors.InputError` naming the line; self-loops are dropped with a warning; repeated
 pairs (both orientations for undirected edges) are merged keeping the largest weight.
 """
+
 from __future__ import annotations
 
 import logging
@@ -65,10 +66,32 @@ __all__ = [
 
 # --------------------------------------------------------------------------- edge list
 
-_SRC_NAMES = {"source", "src", "from", "node1", "gene1", "gene_1", "protein1", "interactor_a",
-              "source_id", "regulator", "tf", "head"}
-_DST_NAMES = {"target", "tgt", "to", "node2", "gene2", "gene_2", "protein2", "interactor_b",
-              "target_id", "tail"}
+_SRC_NAMES = {
+    "source",
+    "src",
+    "from",
+    "node1",
+    "gene1",
+    "gene_1",
+    "protein1",
+    "interactor_a",
+    "source_id",
+    "regulator",
+    "tf",
+    "head",
+}
+_DST_NAMES = {
+    "target",
+    "tgt",
+    "to",
+    "node2",
+    "gene2",
+    "gene_2",
+    "protein2",
+    "interactor_b",
+    "target_id",
+    "tail",
+}
 _W_NAMES = {"weight", "score", "combined_score", "confidence", "w", "value"}
 _DIR_NAMES = {"directed", "is_directed", "direction"}
 _TYPE_NAMES = {"type", "interaction", "interaction_type", "relation", "mode"}
@@ -116,7 +139,9 @@ def read_edge_list(
     if df.shape[1] < 2:
         raise InputError(
             "edge list needs at least two columns (source, target[, weight]) separated by tabs,"
-            " commas or spaces", path=path, line=1,
+            " commas or spaces",
+            path=path,
+            line=1,
         )
     lines = np.arange(1, len(df) + 1)
     filled = (df.astype(str).apply(lambda c: c.str.strip()) != "").any(axis=1).to_numpy()
@@ -136,8 +161,13 @@ def read_edge_list(
         cols["directed"] = 3
     if header:
         named = {}
-        for role, vocab in (("source", _SRC_NAMES), ("target", _DST_NAMES), ("weight", _W_NAMES),
-                            ("directed", _DIR_NAMES), ("type", _TYPE_NAMES)):
+        for role, vocab in (
+            ("source", _SRC_NAMES),
+            ("target", _DST_NAMES),
+            ("weight", _W_NAMES),
+            ("directed", _DIR_NAMES),
+            ("type", _TYPE_NAMES),
+        ):
             hit = [i for i, nm in enumerate(names) if nm in vocab]
             if hit:
                 named[role] = hit[0]
@@ -156,8 +186,9 @@ def read_edge_list(
         i = int(np.flatnonzero(empty)[0])
         raise InputError("edge with an empty gene id", path=path, line=int(lines[i]))
     if "weight" in cols:
-        w = _parse_weights(df.iloc[:, cols["weight"]].str.strip(), lines, path,
-                           column=cols["weight"] + 1)
+        w = _parse_weights(
+            df.iloc[:, cols["weight"]].str.strip(), lines, path, column=cols["weight"] + 1
+        )
     else:
         w = np.ones(len(df))
     if directed is not None:
@@ -169,13 +200,18 @@ def read_edge_list(
             i = int(np.flatnonzero(~ok)[0])
             raise InputError(
                 f"directed flag {flags.iloc[i]!r} is not one of true/false/1/0/yes/no",
-                path=path, line=int(lines[i]), column=cols["directed"] + 1,
+                path=path,
+                line=int(lines[i]),
+                column=cols["directed"] + 1,
             )
         d = flags.isin(_TRUE).to_numpy()
     else:
         d = np.zeros(len(df), bool)
-    t = (df.iloc[:, cols["type"]].astype(str).to_numpy(dtype=object) if "type" in cols
-         else np.full(len(df), "", dtype=object))
+    t = (
+        df.iloc[:, cols["type"]].astype(str).to_numpy(dtype=object)
+        if "type" in cols
+        else np.full(len(df), "", dtype=object)
+    )
     return _finalise(src, dst, w, d, t, path=path, info={"rows": int(len(df))})
 
 
@@ -204,8 +240,9 @@ def _add_alias(table: dict[str, list[str]], ids: np.ndarray, alts: np.ndarray) -
             cur.append(a)
 
 
-def read_paired_table(path: str | os.PathLike, *, directed: bool | None = None,
-                      **_: Any) -> Interactions:
+def read_paired_table(
+    path: str | os.PathLike, *, directed: bool | None = None, **_: Any
+) -> Interactions:
     """Read a header table with paired id columns (``entrez_a/entrez_b``, ``source_x/target_x``).
 
     The first pair holds the primary ids; further pairs become ``aliases`` (e.g. the symbols
@@ -220,16 +257,20 @@ def read_paired_table(path: str | os.PathLike, *, directed: bool | None = None,
     df.columns = [str(c).lstrip("#").strip() for c in df.columns]
     pairs = _column_pairs(list(df.columns))
     if not pairs:
-        raise InputError("no paired id columns (x_a/x_b or source_x/target_x) in the header",
-                         path=path, line=1)
+        raise InputError(
+            "no paired id columns (x_a/x_b or source_x/target_x) in the header", path=path, line=1
+        )
     lines = np.arange(2, len(df) + 2)
     stem, ca, cb = pairs[0]
     src = _strip_taxon(df[ca].str.strip().to_numpy(dtype=object))
     dst = _strip_taxon(df[cb].str.strip().to_numpy(dtype=object))
     ok = ~(pd.Series(src).isin(_NA).to_numpy() | pd.Series(dst).isin(_NA).to_numpy())
     wcol = next((c for c in df.columns if c.lower() in _W_NAMES), None)
-    w = (_parse_weights(df[wcol].str.strip()[ok], lines[ok], path, column=wcol) if wcol
-         else np.ones(int(ok.sum())))
+    w = (
+        _parse_weights(df[wcol].str.strip()[ok], lines[ok], path, column=wcol)
+        if wcol
+        else np.ones(int(ok.sum()))
+    )
     aliases: dict[str, dict[str, tuple[str, ...]]] = {}
     for alt_stem, xa, xb in pairs[1:]:
         table: dict[str, list[str]] = {}
@@ -238,11 +279,23 @@ def read_paired_table(path: str | os.PathLike, *, directed: bool | None = None,
         aliases[alt_stem] = {k: tuple(v) for k, v in table.items()}
     if directed is None:
         directed = ca.lower().startswith("source_")
-    ns_names = {"entrez": "entrez", "symbol": "symbol", "genesymbol": "symbol",
-                "uniprot": "uniprot", "protein": None, "ensembl": "ensembl_gene"}
+    ns_names = {
+        "entrez": "entrez",
+        "symbol": "symbol",
+        "genesymbol": "symbol",
+        "uniprot": "uniprot",
+        "protein": None,
+        "ensembl": "ensembl_gene",
+    }
     return _finalise(
-        src[ok], dst[ok], w, np.full(int(ok.sum()), bool(directed)), "",
-        path=path, namespace=ns_names.get(stem), aliases=aliases,
+        src[ok],
+        dst[ok],
+        w,
+        np.full(int(ok.sum()), bool(directed)),
+        "",
+        path=path,
+        namespace=ns_names.get(stem),
+        aliases=aliases,
         info={"rows": int(len(df)), "rows_missing_id": int((~ok).sum()), "id_columns": [ca, cb]},
     )
 
@@ -262,7 +315,10 @@ def _header_fields(line: str) -> list[str]:
 
 
 _SNIFFERS: tuple[tuple[str, Callable[[Path, list[str]], bool]], ...] = (
-    ("kgml", lambda p, h: p.is_dir() or bool(h) and h[0].lstrip().startswith(("<?xml", "<pathway"))),
+    (
+        "kgml",
+        lambda p, h: p.is_dir() or bool(h) and h[0].lstrip().startswith(("<?xml", "<pathway")),
+    ),
     ("biogrid", lambda p, h: bool(h) and "Entrez Gene Interactor A" in h[0]),
     ("string", lambda p, h: bool(h) and h[0].split(" ")[:2] == ["protein1", "protein2"]),
     ("paired", lambda p, h: bool(h) and bool(_column_pairs(_header_fields(h[0])))),
@@ -320,6 +376,10 @@ def read_interactions(
         )
     log.debug("reading %s as %s interactions", path, fmt)
     return reader(
-        path, min_score=string_min_score, aliases=string_aliases, taxon=biogrid_taxon,
-        system_type=biogrid_system_type, directed=directed,
+        path,
+        min_score=string_min_score,
+        aliases=string_aliases,
+        taxon=biogrid_taxon,
+        system_type=biogrid_system_type,
+        directed=directed,
     )

@@ -29,8 +29,9 @@ def _check_xml_safe(data: bytes, path: str) -> None:
     """Refuse entity declarations and external entities (defusedxml's default policy)."""
 
     def refuse(*_args: Any) -> None:
-        raise InputError("XML declares entities, which kofs refuses to expand (unsafe XML)",
-                         path=path)
+        raise InputError(
+            "XML declares entities, which kofs refuses to expand (unsafe XML)", path=path
+        )
 
     parser = pyexpat.ParserCreate()
     parser.EntityDeclHandler = refuse
@@ -39,8 +40,9 @@ def _check_xml_safe(data: bytes, path: str) -> None:
     try:
         parser.Parse(data, True)
     except pyexpat.ExpatError as exc:
-        raise InputError(f"malformed XML: {pyexpat.errors.messages[exc.code]}", path=path,
-                         line=exc.lineno) from None
+        raise InputError(
+            f"malformed XML: {pyexpat.errors.messages[exc.code]}", path=path, line=exc.lineno
+        ) from None
 
 
 def _parse_kgml(path: str) -> tuple[str, str, list[str], list[tuple]]:
@@ -114,6 +116,7 @@ def read_kgml(path: str | os.PathLike, **_: Any) -> GeneSets:
     inter = None
     if edges:
         src, dst, typ = (np.array(x, dtype=object) for x in zip(*edges, strict=True))
-        inter = _finalise(src, dst, np.ones(len(src)), True, typ, path=path, namespace=ns,
-                          what="KGML relations")
+        inter = _finalise(
+            src, dst, np.ones(len(src)), True, typ, path=path, namespace=ns, what="KGML relations"
+        )
     return GeneSets(ids, titles, titles, members, namespace=ns, path=path, interactions=inter)

@@ -34,8 +34,9 @@ def _column(header: list[str], wanted: str | None, *, path: str, option: str) ->
     close = difflib.get_close_matches(wanted, header, n=1, cutoff=0.5)
     hint = f"did you mean {close[0]!r}? " if close else ""
     shown = ", ".join(repr(h) for h in header[:10]) + (", ..." if len(header) > 10 else "")
-    raise ParameterError(f"{option} {wanted!r} is not a column; {hint}columns are {shown}",
-                         path=path)
+    raise ParameterError(
+        f"{option} {wanted!r} is not a column; {hint}columns are {shown}", path=path
+    )
 
 
 def read_labels(
@@ -87,8 +88,10 @@ def read_labels(
     if l_idx is None:
         l_idx = next(i for i in range(len(header)) if i != s_idx)
     if s_idx == l_idx:
-        raise ParameterError(f"sample and label column are both {header[s_idx]!r}; choose two "
-                             "different columns", path=name)
+        raise ParameterError(
+            f"sample and label column are both {header[s_idx]!r}; choose two different columns",
+            path=name,
+        )
     samples = df.iloc[:, s_idx].tolist()
     labels = df.iloc[:, l_idx].tolist()
     no_id = [i for i, s in enumerate(samples) if s == ""]
@@ -118,10 +121,15 @@ def read_labels(
     if len(keep) < len(samples):
         log.info("%s: %d repeated rows merged", name, len(samples) - len(keep))
     counts = Counter(labels[i] for i in keep)
-    log.info("%s: %d samples, classes %s", name, len(keep),
-             ", ".join(f"{c} ({n})" for c, n in sorted(counts.items())))
-    return SampleCategories([labels[i] for i in keep], [samples[i] for i in keep],
-                            name=header[l_idx] or "label")
+    log.info(
+        "%s: %d samples, classes %s",
+        name,
+        len(keep),
+        ", ".join(f"{c} ({n})" for c, n in sorted(counts.items())),
+    )
+    return SampleCategories(
+        [labels[i] for i in keep], [samples[i] for i in keep], name=header[l_idx] or "label"
+    )
 
 
 def align_labels(
@@ -169,8 +177,11 @@ def align_labels(
     if not have:
         folded = {s.strip().lower().lstrip("0") for s in categories.samples}
         near = sum(s.strip().lower().lstrip("0") in folded for s in expression.samples)
-        hint = (f" ({near} would match ignoring case/leading zeros: check how the files were "
-                "saved)" if near else "")
+        hint = (
+            f" ({near} would match ignoring case/leading zeros: check how the files were saved)"
+            if near
+            else ""
+        )
         raise InputError(
             f"no sample of the expression matrix{against} ({', '.join(expression.samples[:3])}, "
             f"...) has a label (labels name {', '.join(categories.samples[:3])}, ...){hint}; use "
@@ -192,11 +203,13 @@ def align_labels(
     if extra:
         log.info("%d labelled samples are not in the expression matrix (ignored)", extra)
     labels = [lookup[s] for s in expression.samples]
-    aligned = SampleCategories(labels, expression.samples, name=categories.name,
-                               parents=categories.parents)
+    aligned = SampleCategories(
+        labels, expression.samples, name=categories.name, parents=categories.parents
+    )
     if expression.n_samples < 2:
-        raise InputError(f"only {expression.n_samples} labelled sample left; at least 2 are "
-                         "needed", path=lab)
+        raise InputError(
+            f"only {expression.n_samples} labelled sample left; at least 2 are needed", path=lab
+        )
     counts = Counter(labels)
     if len(counts) < 2:
         raise InputError(
@@ -206,6 +219,8 @@ def align_labels(
         )
     single = sorted(c for c, n in counts.items() if n == 1)
     if single:
-        log.warning("class(es) with a single sample: %s; per-class statistics are unreliable",
-                    ", ".join(single))
+        log.warning(
+            "class(es) with a single sample: %s; per-class statistics are unreliable",
+            ", ".join(single),
+        )
     return expression, aligned

@@ -109,7 +109,9 @@ class Ontology:
         rels = list(relations)
         bad = [r for r in rels if r not in RELATIONS]
         if bad:
-            raise ParameterError(f"unknown GO relation {bad[0]!r}; use some of {', '.join(RELATIONS)}")
+            raise ParameterError(
+                f"unknown GO relation {bad[0]!r}; use some of {', '.join(RELATIONS)}"
+            )
         out: list[tuple[str, str]] = []
         for r in rels:
             out.extend(self.edges.get(r, ()))
@@ -242,10 +244,12 @@ def read_obo(path: str | os.PathLike) -> Ontology:
     with tempfile.TemporaryDirectory(prefix="kofs-obo-") as tmp:
         plain = Path(tmp) / "go.obo"
         try:
-            with (gzip.open(p, "rb") if gz else open(p, "rb")) as src, open(plain, "wb") as dst:
+            with gzip.open(p, "rb") if gz else open(p, "rb") as src, open(plain, "wb") as dst:
                 _copy_kept_relations(src, dst)
         except (OSError, EOFError) as exc:
-            raise InputError(f"corrupt or unreadable file ({exc}); fetch it again", path=p) from None
+            raise InputError(
+                f"corrupt or unreadable file ({exc}); fetch it again", path=p
+            ) from None
         return _parse(plain, str(p))
 
 

@@ -52,10 +52,14 @@ _FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG)
 
 def _space_error(exc: OSError, path: str | os.PathLike) -> OutputError:
     if exc.errno in _FULL:
-        return OutputError("cannot write (disk full); free space or choose another output "
-                           "location", path=os.fspath(path))
-    return OutputError(f"cannot write ({exc.strerror or exc}); choose another output location",
-                       path=os.fspath(path))
+        return OutputError(
+            "cannot write (disk full); free space or choose another output location",
+            path=os.fspath(path),
+        )
+    return OutputError(
+        f"cannot write ({exc.strerror or exc}); choose another output location",
+        path=os.fspath(path),
+    )
 
 
 def _is_write_failure(exc: BaseException, tmp: Path) -> bool:
@@ -119,8 +123,9 @@ def check_output_dir(
         return
     out = Path(outdir)
     if out.exists() and not out.is_dir():
-        raise OutputError("is an existing file, not a folder; choose another output folder",
-                          path=out)
+        raise OutputError(
+            "is an existing file, not a folder; choose another output folder", path=out
+        )
     probe = out
     while not probe.exists():
         if probe.parent == probe:
@@ -129,8 +134,9 @@ def check_output_dir(
     if probe.exists() and not probe.is_dir():
         raise OutputError(f"cannot be created: {probe} is a file", path=out)
     if not os.access(probe, os.W_OK | os.X_OK):
-        raise OutputError(f"is not writable ({probe} denies write access); choose another "
-                          "output folder", path=out)
+        raise OutputError(
+            f"is not writable ({probe} denies write access); choose another output folder", path=out
+        )
     targets = {os.path.realpath(out / name) for name in outputs}
     real_out = Path(os.path.realpath(out))
     for p in inputs:
@@ -139,12 +145,18 @@ def check_output_dir(
         if os.path.isdir(p):
             folder = Path(os.path.realpath(p))
             if real_out == folder or folder in real_out.parents:
-                raise OutputError(f"is inside the input folder {os.fspath(p)} (whose files are "
-                                  "all read); choose an output folder outside it", path=out)
+                raise OutputError(
+                    f"is inside the input folder {os.fspath(p)} (whose files are "
+                    "all read); choose an output folder outside it",
+                    path=out,
+                )
             continue
         if os.path.realpath(p) in targets:
-            raise OutputError(f"writing here would overwrite the input file {os.fspath(p)}; "
-                              "choose another output folder", path=out)
+            raise OutputError(
+                f"writing here would overwrite the input file {os.fspath(p)}; "
+                "choose another output folder",
+                path=out,
+            )
 
 
 def _umask_dir(parent: Path, stem: str) -> Path:
@@ -331,8 +343,9 @@ def write_ranking(
             pos = {g: i for i, g in enumerate(r.genes)}
             perm = np.fromiter((pos[g] for g in genes), dtype=np.int64, count=len(genes))
         else:
-            raise ParameterError(f"list {r.name!r} does not rank the same genes as the final "
-                                 "ranking")
+            raise ParameterError(
+                f"list {r.name!r} does not rank the same genes as the final ranking"
+            )
         cols_rank.append([_format_rank(v) for v in r.ranks[perm].tolist()])
         cols_score.append([format_float(v) for v in r.scores[perm].tolist()])
         names.append(_clean(r.name))
@@ -421,8 +434,7 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
     NumPy scalars/arrays, tuples, sets and paths are converted; NaN and +-Inf become ``null``
     so the file is strict JSON. ``"-"`` writes to stdout.
     """
-    text = json.dumps(_jsonable(obj), sort_keys=True, indent=2, ensure_ascii=False,
-                      allow_nan=False)
+    text = json.dumps(_jsonable(obj), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
     with _sink(path) as fh:
         fh.write(text + "\n")
 

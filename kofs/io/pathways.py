@@ -74,7 +74,8 @@ def read_gmt(path: str | os.PathLike, **_: Any) -> GeneSets:
             if len(fields) < 2:
                 raise InputError(
                     "GMT line needs set id<TAB>description<TAB>genes...; found no tab",
-                    path=path, line=lineno,
+                    path=path,
+                    line=lineno,
                 )
             sid = fields[0].strip()
             if not sid:
@@ -82,7 +83,8 @@ def read_gmt(path: str | os.PathLike, **_: Any) -> GeneSets:
             if sid in seen:
                 raise InputError(
                     f"set id {sid!r} repeats the set of line {seen[sid]}; set ids must be unique",
-                    path=path, line=lineno,
+                    path=path,
+                    line=lineno,
                 )
             seen[sid] = lineno
             genes = [g.strip() for g in fields[2:] if g.strip()]
@@ -111,15 +113,17 @@ def _read_kegg_names(path: str | os.PathLike) -> dict[str, str]:
                 continue
             fields = line.rstrip("\r\n").split("\t")
             if len(fields) < 2:
-                raise InputError("KEGG names line needs pathway id<TAB>name", path=path,
-                                 line=lineno)
+                raise InputError(
+                    "KEGG names line needs pathway id<TAB>name", path=path, line=lineno
+                )
             pid = fields[0].strip().removeprefix("path:")
             names[pid] = re.sub(r" - [^-]+\([^)]*\)$", "", fields[1].strip())
     return names
 
 
-def read_kegg_link(path: str | os.PathLike, *, names: str | os.PathLike | None = None,
-                   **_: Any) -> GeneSets:
+def read_kegg_link(
+    path: str | os.PathLike, *, names: str | os.PathLike | None = None, **_: Any
+) -> GeneSets:
     """Read KEGG REST ``link`` output (``hsa:5230<TAB>path:hsa00010``, either order).
 
     Parameters
@@ -140,7 +144,8 @@ def read_kegg_link(path: str | os.PathLike, *, names: str | os.PathLike | None =
             if len(fields) != 2 or len(pw) != 1:
                 raise InputError(
                     "KEGG link line must be gene<TAB>path:<id> (e.g. hsa:5230<TAB>path:hsa00010)",
-                    path=path, line=lineno,
+                    path=path,
+                    line=lineno,
                 )
             sets.setdefault(pw[0][5:], []).append(_strip_org(genes[0]))
     if not sets:
@@ -148,14 +153,23 @@ def read_kegg_link(path: str | os.PathLike, *, names: str | os.PathLike | None =
     full = {}
     if names is not None:
         with _open_text(names, what="KEGG pathway names file") as fh:
-            full = {ln.split("\t")[0].strip().removeprefix("path:"): ln.split("\t", 1)[1].strip()
-                    for ln in fh if "\t" in ln}
+            full = {
+                ln.split("\t")[0].strip().removeprefix("path:"): ln.split("\t", 1)[1].strip()
+                for ln in fh
+                if "\t" in ln
+            }
     short = _read_kegg_names(names) if names is not None else {}
     ids = list(sets)
     members = [sets[i] for i in ids]
     ns = "entrez" if all(g.isdigit() for m in members for g in m) else "kegg"
-    return GeneSets(ids, [short.get(i, i) for i in ids], [full.get(i, "") for i in ids], members,
-                    namespace=ns, path=path)
+    return GeneSets(
+        ids,
+        [short.get(i, i) for i in ids],
+        [full.get(i, "") for i in ids],
+        members,
+        namespace=ns,
+        path=path,
+    )
 
 
 def _read_tsv_rows(path: str, required: tuple[str, ...]) -> tuple[list[str], list[list[str]]]:
@@ -167,8 +181,9 @@ def _read_tsv_rows(path: str, required: tuple[str, ...]) -> tuple[list[str], lis
         raise InputError(f"KEGG table lacks column(s) {missing}", path=path, line=1)
     for lineno, r in enumerate(rows[1:], start=2):
         if len(r) != len(header) and any(x.strip() for x in r):
-            raise InputError(f"row has {len(r)} fields, the header {len(header)}", path=path,
-                             line=lineno)
+            raise InputError(
+                f"row has {len(r)} fields, the header {len(header)}", path=path, line=lineno
+            )
     return header, [r for r in rows[1:] if any(x.strip() for x in r)]
 
 
@@ -190,8 +205,10 @@ def read_kegg_table(path: str | os.PathLike, **_: Any) -> GeneSets:
         raise InputError(f"pathway id {dup!r} appears twice", path=path)
     names = ids
     if "msigdb_name" in col:
-        names = [r[col["msigdb_name"]].strip() if r[col["msigdb_name"]].strip() not in ("", "NA")
-                 else i for r, i in zip(rows, ids, strict=True)]
+        names = [
+            r[col["msigdb_name"]].strip() if r[col["msigdb_name"]].strip() not in ("", "NA") else i
+            for r, i in zip(rows, ids, strict=True)
+        ]
     members = [split(r[col["entrez_ids"]]) for r in rows]
     alt = {"symbol": [split(r[col["symbols"]]) for r in rows]} if "symbols" in col else {}
     keep = [t for t, m in enumerate(members) if m]
@@ -199,9 +216,15 @@ def read_kegg_table(path: str | os.PathLike, **_: Any) -> GeneSets:
         log.warning("%s: skipped %d pathway(s) without genes", path, len(members) - len(keep))
     if not keep:
         raise InputError("KEGG table holds no pathway with genes", path=path)
-    return GeneSets([ids[t] for t in keep], [names[t] for t in keep], (),
-                    [members[t] for t in keep], namespace="entrez", path=path,
-                    alt_members={k: [v[t] for t in keep] for k, v in alt.items()})
+    return GeneSets(
+        [ids[t] for t in keep],
+        [names[t] for t in keep],
+        (),
+        [members[t] for t in keep],
+        namespace="entrez",
+        path=path,
+        alt_members={k: [v[t] for t in keep] for k, v in alt.items()},
+    )
 
 
 def read_kegg_gene2pathway(path: str | os.PathLike, **_: Any) -> GeneSets:
@@ -223,8 +246,9 @@ def read_kegg_gene2pathway(path: str | os.PathLike, **_: Any) -> GeneSets:
     if not ids:
         raise InputError("KEGG gene-pathway table holds no pairs", path=path)
     alt = {"symbol": [syms.get(i, []) for i in ids]} if "symbol" in col else {}
-    return GeneSets(ids, ids, (), [sets[i] for i in ids], namespace="entrez", path=path,
-                    alt_members=alt)
+    return GeneSets(
+        ids, ids, (), [sets[i] for i in ids], namespace="entrez", path=path, alt_members=alt
+    )
 
 
 # --------------------------------------------------------------------------- dispatch
@@ -238,8 +262,14 @@ _SNIFFERS: tuple[tuple[str, Callable[[Path, list[str]], bool]], ...] = (
     ("kgml", lambda p, h: p.is_dir() or bool(h) and h[0].lstrip().startswith(("<?xml", "<path"))),
     ("kegg_table", lambda p, h: {"pathway_id", "entrez_ids"} <= _header(h)),
     ("kegg_gene2pathway", lambda p, h: {"pathway_id", "entrez_id"} <= _header(h)),
-    ("kegg_link", lambda p, h: bool(h) and len(h[0].split("\t")) == 2
-     and any(f.startswith("path:") for f in h[0].split("\t"))),
+    (
+        "kegg_link",
+        lambda p, h: (
+            bool(h)
+            and len(h[0].split("\t")) == 2
+            and any(f.startswith("path:") for f in h[0].split("\t"))
+        ),
+    ),
     ("gmt", lambda p, h: True),
 )
 
@@ -259,8 +289,9 @@ def sniff_pathways(path: str | os.PathLike) -> str:
     return next(name for name, test in _SNIFFERS if test(p, head))
 
 
-def read_pathways(path: str | os.PathLike, fmt: str = "auto", *,
-                  names: str | os.PathLike | None = None) -> GeneSets:
+def read_pathways(
+    path: str | os.PathLike, fmt: str = "auto", *, names: str | os.PathLike | None = None
+) -> GeneSets:
     """Read gene sets / pathways, dispatching on ``fmt`` (``"auto"`` sniffs the file).
 
     Parameters

@@ -26,7 +26,9 @@ from kofs.io.output import (
 from kofs.pipeline import RunResult
 
 
-def _json_info(info: Mapping[str, Any], *, genes: Sequence[str], max_items: int = 1000) -> dict[str, Any]:
+def _json_info(
+    info: Mapping[str, Any], *, genes: Sequence[str], max_items: int = 1000
+) -> dict[str, Any]:
     """A ranker's extras made JSON-friendly; the entry ``order`` of a multivariate selector
     (gene positions) is written as gene ids; arrays longer than ``max_items`` are summarised by
     their shape."""
@@ -59,7 +61,10 @@ def manifest(
         if paths is None:
             continue
         many = [paths] if isinstance(paths, str) else list(paths)
-        prints = [file_fingerprint(p) if p != "-" else {"path": "-", "bytes": None, "sha256": None} for p in many]
+        prints = [
+            file_fingerprint(p) if p != "-" else {"path": "-", "bytes": None, "sha256": None}
+            for p in many
+        ]
         files[role] = prints[0] if isinstance(paths, str) else prints
     final = result.final
     out = {
@@ -69,13 +74,20 @@ def manifest(
         "inputs": files,
         "matrix": {"samples": result.expression.n_samples, "genes": result.expression.n_genes},
         "lists": [
-            {"name": r.name, "ranker": r.params.get("ranker"), "higher_is_better": r.higher_is_better,
-             "params": {k: v for k, v in r.params.items() if k != "ranker"}, "info": _json_info(r.info, genes=r.genes)}
+            {
+                "name": r.name,
+                "ranker": r.params.get("ranker"),
+                "higher_is_better": r.higher_is_better,
+                "params": {k: v for k, v in r.params.items() if k != "ranker"},
+                "info": _json_info(r.info, genes=r.genes),
+            }
             for r in result.lists
         ],
         "aggregation": {
             "method": final.method,
-            "weights": None if final.weights is None else dict(zip(final.list_names, map(float, final.weights), strict=True)),
+            "weights": None
+            if final.weights is None
+            else dict(zip(final.list_names, map(float, final.weights), strict=True)),
             "info": dict(final.info),
         },
         "coverage": [c.as_dict() for c in result.coverage],

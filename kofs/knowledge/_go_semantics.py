@@ -138,7 +138,9 @@ def go_semantics(
 
 def _term_sets(sem: GOSemantics, gene_of_row: np.ndarray, n_genes: int) -> sp.csr_matrix:
     """Binary genes x terms matrix of direct annotations (root removed; IEA too in gosemsim)."""
-    keep = (gene_of_row >= 0) & (sem.rows["term"] != sem.root) & np.isfinite(sem.ic[sem.rows["term"]])
+    keep = (
+        (gene_of_row >= 0) & (sem.rows["term"] != sem.root) & np.isfinite(sem.ic[sem.rows["term"]])
+    )
     if sem.mode == "gosemsim":
         keep &= sem.rows["evidence"] != "IEA"
     m = sp.csr_matrix(
@@ -173,4 +175,6 @@ def _rows_to_genes(sem: GOSemantics, genes: Sequence[str], column: str) -> np.nd
     for i, g in enumerate(genes):
         pos.setdefault(normalise_id(g), i)
     lookup = {v: pos.get(normalise_id(v), -1) for v in set(sem.rows[column])}
-    return np.fromiter((lookup[v] for v in sem.rows[column]), dtype=np.int64, count=len(sem.rows[column]))
+    return np.fromiter(
+        (lookup[v] for v in sem.rows[column]), dtype=np.int64, count=len(sem.rows[column])
+    )

@@ -81,8 +81,13 @@ def restrict_relation(relation: FeatureRelation, gene_index: Any) -> FeatureRela
     W = (keep @ relation.matrix @ keep).tocsr()
     W.eliminate_zeros()
     prov = {**relation.provenance, "restricted_to_genes": int(mask.sum())}
-    return FeatureRelation(W, relation.genes, directed=relation.directed,
-                           name=f"{relation.name}-restricted", provenance=prov)
+    return FeatureRelation(
+        W,
+        relation.genes,
+        directed=relation.directed,
+        name=f"{relation.name}-restricted",
+        provenance=prov,
+    )
 
 
 def filtered_similarity(

@@ -138,7 +138,10 @@ def with_relevance(
         if unknown:
             log.warning(
                 "term relevance: %d of %d terms (e.g. %r) not in functions %r; ignored",
-                len(unknown), len(relevance), unknown[0], functions.name,
+                len(unknown),
+                len(relevance),
+                unknown[0],
+                functions.name,
             )
         r = np.zeros(len(functions.terms))
         for t, v in relevance.items():
@@ -231,7 +234,9 @@ def learn_relevance_from_data(
     top_fraction : float in (0, 1], default 0.1
     """
     if tuple(functions.genes) != expression.genes:
-        raise ParameterError(f"term relevance: functions {functions.name!r} are not aligned to the matrix")
+        raise ParameterError(
+            f"term relevance: functions {functions.name!r} are not aligned to the matrix"
+        )
     m = expression.n_genes
     if gene_scores is None:
         s = _gene_scores(expression.values, score)
@@ -242,7 +247,9 @@ def learn_relevance_from_data(
         s = np.where(np.isfinite(s), s, -np.inf)
     if statistic == "enrichment":
         if not 0.0 < top_fraction <= 1.0:
-            raise ParameterError(f"term relevance: top_fraction must lie in (0, 1], got {top_fraction!r}")
+            raise ParameterError(
+                f"term relevance: top_fraction must lie in (0, 1], got {top_fraction!r}"
+            )
         k = max(1, int(np.ceil(top_fraction * m)))
         cut = np.sort(s)[::-1][k - 1]
         mask = (s >= cut) & np.isfinite(s)
@@ -257,7 +264,9 @@ def learn_relevance_from_data(
         tot = np.asarray(B.T @ pct).ravel()
         r = np.where(cnt > 0, tot / np.maximum(cnt, 1), 0.0)
     else:
-        raise ParameterError(f"term relevance: statistic must be 'enrichment' or 'mean', got {statistic!r}")
+        raise ParameterError(
+            f"term relevance: statistic must be 'enrichment' or 'mean', got {statistic!r}"
+        )
     prov = {
         **functions.provenance,
         "relevance": f"data:{statistic}",

@@ -58,7 +58,10 @@ def _source_name(gene_sets: GeneSets) -> str:
 
 
 def _matched_members(
-    gene_sets: GeneSets, expression: Expression, *, id_map: Mapping[str, str] | None,
+    gene_sets: GeneSets,
+    expression: Expression,
+    *,
+    id_map: Mapping[str, str] | None,
     subset: Sequence[int] | None = None,
 ) -> tuple[list[np.ndarray], CoverageReport, str]:
     """Matrix indices of each set's members, using the member id kind matching best."""
@@ -112,10 +115,12 @@ def genesets_to_functions(
     """
     if not isinstance(min_size, (int, np.integer)) or min_size < 1:
         raise ParameterError(f"min_size must be an integer >= 1, got {min_size!r}")
-    if max_size is not None and (not isinstance(max_size, (int, np.integer))
-                                 or max_size < min_size):
-        raise ParameterError(f"max_size must be an integer >= min_size ({min_size}), "
-                             f"got {max_size!r}")
+    if max_size is not None and (
+        not isinstance(max_size, (int, np.integer)) or max_size < min_size
+    ):
+        raise ParameterError(
+            f"max_size must be an integer >= min_size ({min_size}), got {max_size!r}"
+        )
     idx, report, kind = _matched_members(gene_sets, expression, id_map=id_map)
     sizes = np.array([len(ix) for ix in idx])
     keep = sizes >= min_size
@@ -130,9 +135,16 @@ def genesets_to_functions(
     n_small = int((sizes < min_size).sum())
     n_large = int(len(sizes) - keep.sum() - n_small)
     if n_small or n_large:
-        log.info("%s: kept %d of %d sets (%d smaller than %d, %d larger than %s genes)",
-                 _source_name(gene_sets), len(kept), len(sizes), n_small, min_size, n_large,
-                 max_size)
+        log.info(
+            "%s: kept %d of %d sets (%d smaller than %d, %d larger than %s genes)",
+            _source_name(gene_sets),
+            len(kept),
+            len(sizes),
+            n_small,
+            min_size,
+            n_large,
+            max_size,
+        )
     inc = incidence_matrix([idx[t] for t in kept], expression.n_genes)
     functions = FeatureFunctions(
         inc,
@@ -142,9 +154,14 @@ def genesets_to_functions(
         relevance=None,
         name="pathways",
         provenance={
-            "source": gene_sets.path, "member_ids": kind, "min_size": int(min_size),
-            "max_size": None if max_size is None else int(max_size), "sets_read": len(sizes),
-            "sets_kept": len(kept), "sets_too_small": n_small, "sets_too_large": n_large,
+            "source": gene_sets.path,
+            "member_ids": kind,
+            "min_size": int(min_size),
+            "max_size": None if max_size is None else int(max_size),
+            "sets_read": len(sizes),
+            "sets_kept": len(kept),
+            "sets_too_small": n_small,
+            "sets_too_large": n_large,
         },
     )
     return functions, report
@@ -158,10 +175,14 @@ def _resolve_sets(gene_sets: GeneSets, set_ids: Sequence[str]) -> list[int]:
     for s in set_ids:
         t = by_id.get(s, by_id_lower.get(str(s).lower(), by_name.get(str(s).lower())))
         if t is None:
-            close = difflib.get_close_matches(str(s), list(gene_sets.ids) + list(gene_sets.names),
-                                              n=3, cutoff=0.6)
-            hint = f"; did you mean {', '.join(close)}?" if close else (
-                f"; known sets include {', '.join(gene_sets.ids[:3])}")
+            close = difflib.get_close_matches(
+                str(s), list(gene_sets.ids) + list(gene_sets.names), n=3, cutoff=0.6
+            )
+            hint = (
+                f"; did you mean {', '.join(close)}?"
+                if close
+                else (f"; known sets include {', '.join(gene_sets.ids[:3])}")
+            )
             raise ParameterError(f"gene set {s!r} is not in {_source_name(gene_sets)}{hint}")
         if t not in out:
             out.append(t)

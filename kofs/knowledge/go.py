@@ -101,7 +101,9 @@ def gene_similarity(
     elif id_column not in sem.rows:
         annotations.gene_ids(id_column)  # raises the ParameterError
     sets1 = _term_sets(sem, _rows_to_genes(sem, g1, id_column), len(g1))
-    sets2 = sets1 if genes2 is None else _term_sets(sem, _rows_to_genes(sem, g2, id_column), len(g2))
+    sets2 = (
+        sets1 if genes2 is None else _term_sets(sem, _rows_to_genes(sem, g2, id_column), len(g2))
+    )
     has1 = np.flatnonzero(np.diff(sets1.indptr) > 0)
     has2 = has1 if genes2 is None else np.flatnonzero(np.diff(sets2.indptr) > 0)
     out = np.full((len(g1), len(g2)), np.nan)
@@ -188,7 +190,9 @@ def go_relation(
     rows_i, cols_j, vals = [], [], []
     if len(has) > 1:
         k = min(int(top_k), len(has) - 1)
-        blocks = gene_similarity_blocks(sem.closure, sem.ic, sets[has], **_mode_kwargs(sem, measure, combine))
+        blocks = gene_similarity_blocks(
+            sem.closure, sem.ic, sets[has], **_mode_kwargs(sem, measure, combine)
+        )
         for rows, val in blocks:
             local = np.arange(rows.start, rows.stop)
             val[np.arange(len(local)), local] = -np.inf  # no self loops
@@ -289,5 +293,10 @@ def go_functions(
             "ontology_version": ontology.data_version, "annotations": annotations.source,
         },
     )  # fmt: skip
-    log.info("GO functions: %d %s terms over %d genes", len(terms), sem.aspect, report.matrix_genes_covered)
+    log.info(
+        "GO functions: %d %s terms over %d genes",
+        len(terms),
+        sem.aspect,
+        report.matrix_genes_covered,
+    )
     return fun, report

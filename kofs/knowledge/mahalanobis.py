@@ -330,7 +330,11 @@ def mahalanobis_similarity(
     isolated = int(np.sum(np.diff(sym.tocsr().indptr) == 0))
     log.info(
         "mahalanobis similarity from %r: %d genes, %d components (%d isolated), delta^2=%.4g",
-        relation.name, expression.n_genes, n_comp, isolated, used,
+        relation.name,
+        expression.n_genes,
+        n_comp,
+        isolated,
+        used,
     )
     prov = {
         "builder": "mahalanobis",

@@ -34,13 +34,13 @@ def _scale(S: Any, how: str, label: str) -> Any:
     if how == "max":
         top = S.max() if not sp.issparse(S) else (S.data.max() if S.nnz else 0.0)
         if not top > 0:
-            raise ParameterError(f"MSFS: similarity {label} has no positive entry; it cannot be scaled")
+            raise ParameterError(
+                f"MSFS: similarity {label} has no positive entry; it cannot be scaled"
+            )
         return S / top
     tr = float(S.diagonal().sum())
     if not tr > 0:
-        raise ParameterError(
-            f"MSFS: similarity {label} has a zero trace; use normalise='max'"
-        )
+        raise ParameterError(f"MSFS: similarity {label} has a zero trace; use normalise='max'")
     return S * (S.shape[0] / tr)
 
 
@@ -62,7 +62,11 @@ def combine_matrices(
     all_sparse = all(sp.issparse(S) for S in matrices)
     total: Any = sp.csr_matrix(matrices[0].shape) if all_sparse else np.zeros(matrices[0].shape)
     for i, (S, a) in enumerate(zip(matrices, weights, strict=True)):
-        S = sp.csr_matrix(S, dtype=np.float64) if sp.issparse(S) else np.asarray(S, dtype=np.float64)
+        S = (
+            sp.csr_matrix(S, dtype=np.float64)
+            if sp.issparse(S)
+            else np.asarray(S, dtype=np.float64)
+        )
         S = _scale(S, normalise, f"#{i + 1}")
         if a == 0:
             continue
@@ -102,7 +106,9 @@ def combine_similarities(
     if not sims:
         raise ParameterError("MSFS: no similarity to combine; give at least one")
     if normalise not in NORMALISE:
-        raise ParameterError(f"MSFS: normalise must be one of {', '.join(NORMALISE)}, got {normalise!r}")
+        raise ParameterError(
+            f"MSFS: normalise must be one of {', '.join(NORMALISE)}, got {normalise!r}"
+        )
     samples = sims[0].samples
     for s in sims[1:]:
         if tuple(s.samples) != tuple(samples):

@@ -96,8 +96,12 @@ def interactions_to_relation(
         raise ParameterError(f"min_weight must be a finite number >= 0, got {min_weight!r}")
     source = f"interactions {Path(interactions.path).name}" if interactions.path else "interactions"
     mapping, report = match_gene_ids(
-        interactions.nodes(), expression, source=source, id_map=id_map,
-        path=interactions.path, aliases=interactions.aliases,
+        interactions.nodes(),
+        expression,
+        source=source,
+        id_map=id_map,
+        path=interactions.path,
+        aliases=interactions.aliases,
     )
     lookup = pd.Series(mapping, dtype=np.float64)
     i = pd.Series(interactions.source).map(lookup).to_numpy()
@@ -125,17 +129,27 @@ def interactions_to_relation(
     matrix = max_merge_edges(rows, cols, w, expression.n_genes)
     directed = bool(d.any())
     if int(loops.sum()):
-        log.info("%s: %d edge(s) became self-loops after id mapping and were dropped", source,
-                 int(loops.sum()))
+        log.info(
+            "%s: %d edge(s) became self-loops after id mapping and were dropped",
+            source,
+            int(loops.sum()),
+        )
     relation = FeatureRelation(
-        matrix, expression.genes, directed=directed, name="interactions",
+        matrix,
+        expression.genes,
+        directed=directed,
+        name="interactions",
         provenance={
-            "source": interactions.path, "edges_read": interactions.n_edges,
+            "source": interactions.path,
+            "edges_read": interactions.n_edges,
             "edges_unmapped": int((~mapped).sum()),
             "edges_below_min_weight": int((mapped & ~strong).sum()),
-            "self_loops_after_mapping": int(loops.sum()), "edges_kept": int(keep.sum()),
-            "nonzeros": int(matrix.nnz), "min_weight": float(min_weight),
-            "symmetrize": bool(symmetrize), "ignore_direction": bool(ignore_direction),
+            "self_loops_after_mapping": int(loops.sum()),
+            "edges_kept": int(keep.sum()),
+            "nonzeros": int(matrix.nnz),
+            "min_weight": float(min_weight),
+            "symmetrize": bool(symmetrize),
+            "ignore_direction": bool(ignore_direction),
         },
     )
     return relation, report

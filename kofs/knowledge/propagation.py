@@ -117,7 +117,9 @@ def relevance_propagation(
         A = (sp.identity(r.size, format="csc") - lam * P).tocsc()
         return np.asarray(spla.spsolve(A, r), dtype=np.float64).ravel()
     if solver != "iterative":
-        raise ParameterError(f"relevance propagation: solver must be 'direct' or 'iterative', got {solver!r}")
+        raise ParameterError(
+            f"relevance propagation: solver must be 'direct' or 'iterative', got {solver!r}"
+        )
     x = r.copy()
     for _ in range(max_iter):
         nxt = r + lam * (P @ x)

@@ -41,11 +41,15 @@ def _check_alignment(expression: Expression, inputs: RankerInputs) -> None:
     for kind in ("categories", "similarity"):
         obj = getattr(inputs, kind)
         if obj is not None and tuple(obj.samples) != expression.samples:
-            raise ParameterError(f"{kind} {getattr(obj, 'name', '')!r} is not aligned to the matrix's samples")
+            raise ParameterError(
+                f"{kind} {getattr(obj, 'name', '')!r} is not aligned to the matrix's samples"
+            )
     for kind in ("relation", "functions"):
         obj = getattr(inputs, kind)
         if obj is not None and tuple(obj.genes) != expression.genes:
-            raise ParameterError(f"{kind} {getattr(obj, 'name', '')!r} is not aligned to the matrix's genes")
+            raise ParameterError(
+                f"{kind} {getattr(obj, 'name', '')!r} is not aligned to the matrix's genes"
+            )
 
 
 def run_ranker(
@@ -93,10 +97,12 @@ def run_ranker(
     if X.shape[0] < 2:
         raise ParameterError(f"ranker {name!r} needs at least 2 samples, got {X.shape[0]}")
     out = spec.func(X, inputs, seed=seed, **resolved)
-    scores, info = (out if isinstance(out, tuple) else (out, {}))
+    scores, info = out if isinstance(out, tuple) else (out, {})
     scores = np.array(scores, dtype=np.float64)
     if scores.shape != (expression.n_genes,):
-        raise RuntimeError(f"ranker {name!r} returned {scores.shape} scores for {expression.n_genes} genes")
+        raise RuntimeError(
+            f"ranker {name!r} returned {scores.shape} scores for {expression.n_genes} genes"
+        )
     constant = np.ptp(X, axis=0) == 0
     scores[constant] = np.nan
     return Ranking(

@@ -2,6 +2,7 @@
 
 The import order is the order of ``kofs methods``: keep it, do not sort these lines.
 """
+
 # ruff: noqa: I001
 from kofs.rankers import classic  # noqa: F401
 from kofs.rankers import spectral  # noqa: F401

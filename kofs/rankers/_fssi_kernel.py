@@ -21,8 +21,16 @@ __all__ = ["fssi_errors"]
 # --------------------------------------------------------------------------------------------
 
 
-def _fssi_sample_errors(X: np.ndarray, G_all: np.ndarray, p: int, *, lambda_ratio: float,
-                        include_self: bool, block: int = 2048, kkt_tol: float = 1e-9):
+def _fssi_sample_errors(
+    X: np.ndarray,
+    G_all: np.ndarray,
+    p: int,
+    *,
+    lambda_ratio: float,
+    include_self: bool,
+    block: int = 2048,
+    kkt_tol: float = 1e-9,
+):
     """Imputation errors ``F^impu(p) - F_z(p)`` of sample p for every feature z (m,), and the
     number of features solved by the explicit fallback.
 
@@ -96,8 +104,9 @@ def _fssi_sample_errors(X: np.ndarray, G_all: np.ndarray, p: int, *, lambda_rati
     return err, fallback
 
 
-def fssi_errors(X: np.ndarray, *, lambda_ratio: float = 0.01, include_self: bool = False,
-                n_jobs: int = 1) -> tuple[np.ndarray, int]:
+def fssi_errors(
+    X: np.ndarray, *, lambda_ratio: float = 0.01, include_self: bool = False, n_jobs: int = 1
+) -> tuple[np.ndarray, int]:
     """Matrix of FSSI imputation errors E (n x m), ``E[p, z] = F^impu_z(p) - X[p, z]``.
 
     Parameters

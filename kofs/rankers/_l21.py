@@ -43,13 +43,22 @@ def group_soft_threshold(V: np.ndarray, rho: float) -> np.ndarray:
     return out
 
 
-def _fista(G: np.ndarray, H: np.ndarray, lam: float, W0: np.ndarray, *, L0: float,
-           max_iter: int, tol: float) -> tuple[np.ndarray, float, int]:
+def _fista(
+    G: np.ndarray,
+    H: np.ndarray,
+    lam: float,
+    W0: np.ndarray,
+    *,
+    L0: float,
+    max_iter: int,
+    tol: float,
+) -> tuple[np.ndarray, float, int]:
     """FISTA on the Gram form ``1/2 tr(W^T G W) - tr(W^T H)`` (+ const) + ``lam ||W||_{2,1}``.
 
     ``G = X^T X`` (k x k), ``H = X^T Y`` (k x C): the book's eqs. 5.32-5.33 (the constant
     ``1/2 tr(Y^T Y)`` cancels in the backtracking test). Returns (W, last L, iterations).
     """
+
     def smooth(W):
         GW = G @ W
         return 0.5 * float(np.sum(W * GW)) - float(np.sum(W * H)), GW - H
@@ -248,8 +257,9 @@ def mrsf_path(
     while len(A) < l:
         if info["path_steps"] >= max_steps:
             info["stopped"] = "max_steps"
-            log.warning("MRSF: path stopped after %d steps with %d of %d features",
-                        max_steps, len(A), l)
+            log.warning(
+                "MRSF: path stopped after %d steps with %d of %d features", max_steps, len(A), l
+            )
             break
         info["path_steps"] += 1
         XA = F[:, A]
@@ -258,8 +268,9 @@ def mrsf_path(
         c = float(np.linalg.norm(FR[A], axis=1).max())
         if c <= 1e-10 * ynorm:
             info["stopped"] = "residual"
-            log.warning("MRSF: the targets are fitted exactly by %d features; %d requested",
-                        len(A), l)
+            log.warning(
+                "MRSF: the targets are fitted exactly by %d features; %d requested", len(A), l
+            )
             break
         FP = F.T @ (XA @ gamma)
         inactive = np.ones(m, dtype=bool)
@@ -275,8 +286,9 @@ def mrsf_path(
         new_corr = {jstar: float(np.linalg.norm(FR[jstar]))}
         for bt in range(max_backtrace + 1):
             XA = F[:, A_hat]
-            W_t, L, it = _fista(XA.T @ XA, XA.T @ Y, lam_new, W_hat, L0=L, max_iter=max_iter,
-                                tol=tol)
+            W_t, L, it = _fista(
+                XA.T @ XA, XA.T @ Y, lam_new, W_hat, L0=L, max_iter=max_iter, tol=tol
+            )
             info["agd_calls"] += 1
             info["agd_iterations"] += it
             R_t = Y - XA @ W_t

@@ -49,13 +49,28 @@ def lasso_gram(G: np.ndarray, q: np.ndarray, lambda_ratio: float) -> np.ndarray:
     if qmax == 0 or lambda_ratio >= 1:
         return np.zeros_like(q)
     with np.errstate(all="ignore"):
-        _, _, coef = lars_path_gram(q.copy(), G.copy(), n_samples=1, alpha_min=lambda_ratio * qmax,
-                                    method="lasso", return_path=False, max_iter=50 * len(q))
+        _, _, coef = lars_path_gram(
+            q.copy(),
+            G.copy(),
+            n_samples=1,
+            alpha_min=lambda_ratio * qmax,
+            method="lasso",
+            return_path=False,
+            max_iter=50 * len(q),
+        )
     return np.asarray(coef, dtype=np.float64).ravel()
 
 
-def lasso_active_set(G: np.ndarray, q: np.ndarray, lam: float, support: np.ndarray,
-                     signs: np.ndarray, *, max_iter: int = 30, tol: float = 1e-9):
+def lasso_active_set(
+    G: np.ndarray,
+    q: np.ndarray,
+    lam: float,
+    support: np.ndarray,
+    signs: np.ndarray,
+    *,
+    max_iter: int = 30,
+    tol: float = 1e-9,
+):
     """Lasso solution from a guessed support, certified by the optimality conditions, or None.
 
     Solves ``argmin_b b^T G b - 2 q^T b + lam ||b||_1`` (= ||y - D b||^2 + lam ||b||_1) by an

@@ -76,8 +76,9 @@ def _lp8_restricted(D: np.ndarray, x: np.ndarray, W: np.ndarray, sigma: np.ndarr
     c = -np.concatenate([x[W], [1.0], np.zeros(k)])
     lb = np.concatenate([-np.ones(mw), [-np.inf], -np.ones(k)])
     ub = np.concatenate([np.ones(mw), [np.inf], np.ones(k)])
-    return linprog(c, A_eq=A_eq, b_eq=-g, bounds=np.column_stack([lb, ub]), method=_LP_METHOD,
-                   options=_HIGHS)
+    return linprog(
+        c, A_eq=A_eq, b_eq=-g, bounds=np.column_stack([lb, ub]), method=_LP_METHOD, options=_HIGHS
+    )
 
 
 def _irls_start(D: np.ndarray, x: np.ndarray, *, iters: int = 10) -> np.ndarray:
@@ -151,8 +152,15 @@ def _l1_graph_row_lp7(D: np.ndarray, x: np.ndarray, epsilon: float) -> np.ndarra
     A_ub = np.block([[D, -D], [-D, D]])
     b_ub = np.concatenate([x + delta, delta - x])
     A_eq = np.concatenate([np.ones(k), -np.ones(k)])[None, :]
-    res = linprog(np.ones(2 * k), A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0], bounds=(0, None),
-                  method="highs")
+    res = linprog(
+        np.ones(2 * k),
+        A_ub=A_ub,
+        b_ub=b_ub,
+        A_eq=A_eq,
+        b_eq=[1.0],
+        bounds=(0, None),
+        method="highs",
+    )
     if res.status == 2:
         return None
     if res.status != 0:
@@ -188,8 +196,9 @@ def l1_graph_row(X: np.ndarray, i: int, *, formulation: int = 8, epsilon: float 
     return row
 
 
-def l1_graph(X: np.ndarray, *, formulation: int = 8, epsilon: float = 1e-3,
-             n_jobs: int = 1) -> tuple[np.ndarray, list[int]]:
+def l1_graph(
+    X: np.ndarray, *, formulation: int = 8, epsilon: float = 1e-3, n_jobs: int = 1
+) -> tuple[np.ndarray, list[int]]:
     """Sparse reconstruction weight matrix S of the l1 graph [SS eq. 6], one LP per sample.
 
     Parameters

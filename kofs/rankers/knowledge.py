@@ -62,13 +62,22 @@ def relevance_vote_ranker(
     family="knowledge",
     requires=("relation", "functions"),
     params={
-        "lam": Param(DEFAULT_LAMBDA, float, "decay lambda in [0, 1) (book: none given; ours 0.5)",
-                     low=0.0, high=1.0),
+        "lam": Param(
+            DEFAULT_LAMBDA,
+            float,
+            "decay lambda in [0, 1) (book: none given; ours 0.5)",
+            low=0.0,
+            high=1.0,
+        ),
         "average": Param(False, bool, "initial relevance = mean instead of sum of term relevance"),
-        "solver": Param("iterative", str, "fixed point r <- r0 + lambda P r, geometric rate lambda "
-                        "('iterative', default: fast on any graph) or sparse LU ('direct'; fill-in "
-                        "makes it slow on dense similarity graphs)",
-                        choices=("direct", "iterative")),
+        "solver": Param(
+            "iterative",
+            str,
+            "fixed point r <- r0 + lambda P r, geometric rate lambda "
+            "('iterative', default: fast on any graph) or sparse LU ('direct'; fill-in "
+            "makes it slow on dense similarity graphs)",
+            choices=("direct", "iterative"),
+        ),
     },
 )
 def relevance_propagation_ranker(
@@ -95,4 +104,7 @@ def relevance_propagation_ranker(
     linked = (np.diff(W.indptr) > 0) | (np.diff(W.tocsc().indptr) > 0)
     unknown = no_terms & ~linked
     r[unknown] = np.nan
-    return r, {"n_genes_without_knowledge": int(unknown.sum()), "directed": inputs.relation.directed}
+    return r, {
+        "n_genes_without_knowledge": int(unknown.sum()),
+        "directed": inputs.relation.directed,
+    }

@@ -149,7 +149,11 @@ def fisher_quadratic_scores(F: np.ndarray, codes: np.ndarray) -> np.ndarray:
 
 
 def mcsf_select(
-    F: np.ndarray, scores: np.ndarray, l: int, *, early_stop: bool = True  # noqa: E741
+    F: np.ndarray,
+    scores: np.ndarray,
+    l: int,
+    *,
+    early_stop: bool = True,  # noqa: E741
 ) -> tuple[list[int], np.ndarray, bool]:
     """Greedy MCSF (book Alg. 6) with the efficient score update (5.41-5.43).
 
@@ -217,7 +221,9 @@ def entry_order_scores(order: list[int], rest: np.ndarray) -> np.ndarray:
 def _resolve_similarity(X, inputs, target: str, name: str):
     if target == "similarity":
         if inputs.similarity is None:
-            raise ParameterError(f"ranker {name!r} with target=similarity needs a sample similarity")
+            raise ParameterError(
+                f"ranker {name!r} with target=similarity needs a sample similarity"
+            )
         return inputs.similarity.matrix
     ok = np.isfinite(X).all(axis=0)
     S, _ = similarity_from_array(X[:, ok] if not ok.all() else X, "auto")
@@ -234,8 +240,12 @@ def _need_labels(inputs, name: str, target: str) -> np.ndarray:
 
 
 # what MRSF and MCSF share in the registry: opt-in, multivariate, labels or a similarity used
-_MULTIVARIATE = dict(family="multivariate", uses=("categories", "similarity"), multivariate=True,
-                     in_default_plan=False)
+_MULTIVARIATE = dict(
+    family="multivariate",
+    uses=("categories", "similarity"),
+    multivariate=True,
+    in_default_plan=False,
+)
 L_PARAM = Param(50, int, "number of genes to select (clipped to the number of genes)", low=1)
 
 
@@ -253,10 +263,14 @@ def _auto(inputs, supervised: str) -> str:
     **_MULTIVARIATE,
     params={
         "l": L_PARAM,
-        "target": Param("auto", str, "regression targets: lda/svm from labels, spectral targets "
-                        "of the similarity or of an RBF kernel; auto = lda if labels, else "
-                        "similarity if given, else rbf",
-                        choices=("auto", "lda", "svm", "similarity", "rbf")),
+        "target": Param(
+            "auto",
+            str,
+            "regression targets: lda/svm from labels, spectral targets "
+            "of the similarity or of an RBF kernel; auto = lda if labels, else "
+            "similarity if given, else rbf",
+            choices=("auto", "lda", "svm", "similarity", "rbf"),
+        ),
         "n_targets": Param(10, int, "C, eigenpairs used as spectral targets", low=1),
         "max_iter": Param(1000, int, "AGD iterations per call (the book's M)", low=1),
         "tol": Param(1e-6, float, "AGD stop: relative change of W", low=0.0),
@@ -272,18 +286,27 @@ def _mrsf(X, inputs, *, seed, l, target, n_targets, max_iter, tol):  # noqa: E74
         S = _resolve_similarity(X, inputs, target, "mrsf")
         Y, _ = spectral_targets(S, n_targets, seed=seed)
         if Y.shape[1] == 0:
-            raise ParameterError("ranker 'mrsf': the similarity has no positive non-trivial "
-                                 "eigenvalue; use another similarity or labels")
+            raise ParameterError(
+                "ranker 'mrsf': the similarity has no positive non-trivial "
+                "eigenvalue; use another similarity or labels"
+            )
     F = unit_columns(X)
     res = mrsf_path(F, Y, l, max_iter=max_iter, tol=tol)
     rest = np.linalg.norm(F.T @ res.residual, axis=1)
     if len(res.order) < l:
-        log.warning("mrsf: selected %d of %d genes; the rest follow by ||f^T R||",
-                    len(res.order), l)
+        log.warning(
+            "mrsf: selected %d of %d genes; the rest follow by ||f^T R||", len(res.order), l
+        )
     scores = entry_order_scores(res.order, rest)
-    info = {"order": list(res.order), "target": target, "n_targets": int(Y.shape[1]),
-            "lambda": res.lam, "residual": float(np.linalg.norm(res.residual)),
-            "weights": res.W.tolist(), **res.info}
+    info = {
+        "order": list(res.order),
+        "target": target,
+        "n_targets": int(Y.shape[1]),
+        "lambda": res.lam,
+        "residual": float(np.linalg.norm(res.residual)),
+        "weights": res.W.tolist(),
+        **res.info,
+    }
     return scores, info
 
 
@@ -295,11 +318,19 @@ def _mrsf(X, inputs, *, seed, l, target, n_targets, max_iter, tol):  # noqa: E74
     **_MULTIVARIATE,
     params={
         "l": L_PARAM,
-        "target": Param("auto", str, "S: labels (S^FIS, eq. 4.4), the given similarity or an "
-                        "RBF kernel; auto = labels if given, else similarity, else rbf",
-                        choices=("auto", "labels", "similarity", "rbf")),
-        "early_stop": Param(True, bool, "stop when no gene lowers ||S - X_A X_A^T|| (Alg. 6 "
-                            "line 4); false always selects l genes"),
+        "target": Param(
+            "auto",
+            str,
+            "S: labels (S^FIS, eq. 4.4), the given similarity or an "
+            "RBF kernel; auto = labels if given, else similarity, else rbf",
+            choices=("auto", "labels", "similarity", "rbf"),
+        ),
+        "early_stop": Param(
+            True,
+            bool,
+            "stop when no gene lowers ||S - X_A X_A^T|| (Alg. 6 "
+            "line 4); false always selects l genes",
+        ),
     },
 )
 def _mcsf(X, inputs, *, seed, l, target, early_stop):  # noqa: E741 (the book's symbol)
@@ -312,8 +343,16 @@ def _mcsf(X, inputs, *, seed, l, target, early_stop):  # noqa: E741 (the book's 
         base = quadratic_scores(F, _resolve_similarity(X, inputs, target, "mcsf"))
     order, current, stopped = mcsf_select(F, base, l, early_stop=early_stop)
     if len(order) < min(l, X.shape[1]):
-        log.warning("mcsf: stopped after %d of %d genes (no gene lowers ||S - X_A X_A^T||); "
-                    "the rest follow by their current score", len(order), l)
+        log.warning(
+            "mcsf: stopped after %d of %d genes (no gene lowers ||S - X_A X_A^T||); "
+            "the rest follow by their current score",
+            len(order),
+            l,
+        )
     scores = entry_order_scores(order, current)
-    return scores, {"order": order, "target": target, "stopped_early": stopped,
-                    "n_selected": len(order)}
+    return scores, {
+        "order": order,
+        "target": target,
+        "stopped_early": stopped,
+        "n_selected": len(order),
+    }

@@ -31,20 +31,33 @@ log = logging.getLogger(__name__)
 
 __all__ = ["sparsity_score", "sparsity_preserving_score", "fssi"]
 
-_N_JOBS = Param(1, int, "worker processes over samples (joblib; -1 = all cores); results do not depend on it",
-                low=-1)
-_LAMBDA_RATIO = Param(0.01, float, "lasso lambda as a fraction of lambda_max = ||2 D^T y||_inf of each problem",
-                      low=1e-8, high=1.0)
+_N_JOBS = Param(
+    1,
+    int,
+    "worker processes over samples (joblib; -1 = all cores); results do not depend on it",
+    low=-1,
+)
+_LAMBDA_RATIO = Param(
+    0.01,
+    float,
+    "lasso lambda as a fraction of lambda_max = ||2 D^T y||_inf of each problem",
+    low=1e-8,
+    high=1.0,
+)
 
 
 def _checked(X: np.ndarray, name: str, n_jobs: int | None = None) -> np.ndarray:
     if not np.all(np.isfinite(X)):
         bad = int(np.size(X) - np.count_nonzero(np.isfinite(X)))
-        raise InputError(f"ranker {name!r}: the expression matrix has {bad} missing or infinite "
-                         "values; impute or drop them before ranking")
+        raise InputError(
+            f"ranker {name!r}: the expression matrix has {bad} missing or infinite "
+            "values; impute or drop them before ranking"
+        )
     if n_jobs == 0:
-        raise ParameterError(f"ranker {name!r}: parameter 'n_jobs' must be a positive number of "
-                             "workers or -1 (all cores), got 0")
+        raise ParameterError(
+            f"ranker {name!r}: parameter 'n_jobs' must be a positive number of "
+            "workers or -1 (all cores), got 0"
+        )
     return np.asarray(X, dtype=np.float64)
 
 
@@ -71,8 +84,9 @@ def _ss_kernel(X: np.ndarray, *, formulation: int, epsilon: float, n_jobs: int):
     return K.sparsity_score_from_graph(X, S), info
 
 
-def sparsity_score(X: np.ndarray, *, formulation: int = 8, epsilon: float = 1e-3,
-                   n_jobs: int = 1) -> tuple[np.ndarray, dict]:
+def sparsity_score(
+    X: np.ndarray, *, formulation: int = 8, epsilon: float = 1e-3, n_jobs: int = 1
+) -> tuple[np.ndarray, dict]:
     """Sparsity Score of every feature [SS Algorithm 1], lower is better.
 
     Parameters
@@ -96,8 +110,9 @@ def sparsity_score(X: np.ndarray, *, formulation: int = 8, epsilon: float = 1e-3
     info : dict
     """
     X = _checked(X, "sparsity-score", n_jobs)
-    return _in_canonical_order(X, _ss_kernel, formulation=formulation, epsilon=epsilon,
-                               n_jobs=n_jobs)
+    return _in_canonical_order(
+        X, _ss_kernel, formulation=formulation, epsilon=epsilon, n_jobs=n_jobs
+    )
 
 
 def _sps_kernel(X: np.ndarray, *, lambda_ratio: float):
@@ -106,7 +121,9 @@ def _sps_kernel(X: np.ndarray, *, lambda_ratio: float):
     return K.reconstruction_residual_score(X, B), info
 
 
-def sparsity_preserving_score(X: np.ndarray, *, lambda_ratio: float = 0.01) -> tuple[np.ndarray, dict]:
+def sparsity_preserving_score(
+    X: np.ndarray, *, lambda_ratio: float = 0.01
+) -> tuple[np.ndarray, dict]:
     """Sparsity Preserving Score [SPS Algorithm 2, eq. 5], lower is better.
 
     Parameters
@@ -127,16 +144,27 @@ def sparsity_preserving_score(X: np.ndarray, *, lambda_ratio: float = 0.01) -> t
 
 
 def _fssi_kernel(X: np.ndarray, *, lambda_ratio: float, include_self: bool, n_jobs: int):
-    E, n_fallback = K.fssi_errors(X, lambda_ratio=lambda_ratio, include_self=include_self,
-                                  n_jobs=n_jobs)
+    E, n_fallback = K.fssi_errors(
+        X, lambda_ratio=lambda_ratio, include_self=include_self, n_jobs=n_jobs
+    )
     total = E.size
-    log.info("fssi: %d of %d imputation problems solved explicitly, the rest by the certified "
-             "leverage update", n_fallback, total)
+    log.info(
+        "fssi: %d of %d imputation problems solved explicitly, the rest by the certified "
+        "leverage update",
+        n_fallback,
+        total,
+    )
     return np.sqrt((E**2).sum(axis=0)), {"explicit_solves": n_fallback, "problems": total}
 
 
-def fssi(X: np.ndarray, *, lambda_ratio: float = 0.01, include_self: bool = False,
-         standardize: bool = False, n_jobs: int = 1) -> tuple[np.ndarray, dict]:
+def fssi(
+    X: np.ndarray,
+    *,
+    lambda_ratio: float = 0.01,
+    include_self: bool = False,
+    standardize: bool = False,
+    n_jobs: int = 1,
+) -> tuple[np.ndarray, dict]:
     """Feature selection via sparse imputation [FSSI Algorithm 1, eq. 11], higher is better.
 
     Parameters
@@ -162,8 +190,9 @@ def fssi(X: np.ndarray, *, lambda_ratio: float = 0.01, include_self: bool = Fals
     if standardize:
         sd = X.std(axis=0)
         X = np.where(sd > 0, (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0), 0.0)
-    return _in_canonical_order(X, _fssi_kernel, lambda_ratio=lambda_ratio,
-                               include_self=include_self, n_jobs=n_jobs)
+    return _in_canonical_order(
+        X, _fssi_kernel, lambda_ratio=lambda_ratio, include_self=include_self, n_jobs=n_jobs
+    )
 
 
 @ranker(
@@ -173,16 +202,21 @@ def fssi(X: np.ndarray, *, lambda_ratio: float = 0.01, include_self: bool = Fals
     reference="Liu, Sun & Zhang, Sparsity Score (l1 graph), eqs. 8 and 10",
     family="sparse",
     params={
-        "formulation": Param(8, int, "l1-graph problem: 8 = LP with compensation term, 7 = "
-                             "tolerance box (small data)", choices=(8, 7)),
+        "formulation": Param(
+            8,
+            int,
+            "l1-graph problem: 8 = LP with compensation term, 7 = tolerance box (small data)",
+            choices=(8, 7),
+        ),
         "epsilon": Param(1e-3, float, "error tolerance of formulation 7", low=0.0),
         "n_jobs": _N_JOBS,
     },
     in_default_plan=False,
     slow=True,
 )
-def _sparsity_score_adapter(X: np.ndarray, inputs: RankerInputs, *, seed: int, formulation: int,
-                            epsilon: float, n_jobs: int):
+def _sparsity_score_adapter(
+    X: np.ndarray, inputs: RankerInputs, *, seed: int, formulation: int, epsilon: float, n_jobs: int
+):
     return sparsity_score(X, formulation=formulation, epsilon=epsilon, n_jobs=n_jobs)
 
 
@@ -207,15 +241,31 @@ def _sps_adapter(X: np.ndarray, inputs: RankerInputs, *, seed: int, lambda_ratio
     family="sparse",
     params={
         "lambda_ratio": _LAMBDA_RATIO,
-        "include_self": Param(False, bool, "keep sample p in its own dictionary (the paper's "
-                              "literal, degenerate variant)"),
+        "include_self": Param(
+            False,
+            bool,
+            "keep sample p in its own dictionary (the paper's literal, degenerate variant)",
+        ),
         "standardize": Param(False, bool, "z-score every gene before imputation"),
         "n_jobs": _N_JOBS,
     },
     in_default_plan=False,
     slow=True,
 )
-def _fssi_adapter(X: np.ndarray, inputs: RankerInputs, *, seed: int, lambda_ratio: float,
-                  include_self: bool, standardize: bool, n_jobs: int):
-    return fssi(X, lambda_ratio=lambda_ratio, include_self=include_self,
-                standardize=standardize, n_jobs=n_jobs)
+def _fssi_adapter(
+    X: np.ndarray,
+    inputs: RankerInputs,
+    *,
+    seed: int,
+    lambda_ratio: float,
+    include_self: bool,
+    standardize: bool,
+    n_jobs: int,
+):
+    return fssi(
+        X,
+        lambda_ratio=lambda_ratio,
+        include_self=include_self,
+        standardize=standardize,
+        n_jobs=n_jobs,
+    )

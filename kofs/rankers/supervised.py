@@ -156,7 +156,11 @@ def class_scatter(X: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def trace_ratio_scores(
-    b: np.ndarray, w: np.ndarray, *, l: int, max_iter: int = 100  # noqa: E741
+    b: np.ndarray,
+    w: np.ndarray,
+    *,
+    l: int,
+    max_iter: int = 100,  # noqa: E741
 ) -> tuple[np.ndarray, float, np.ndarray, int]:
     """Trace ratio criterion for selecting ``l`` features (book eqs. 4.10-4.13).
 
@@ -209,8 +213,11 @@ def trace_ratio_scores(
             break
         prev, lam = cur, new
     if np.isinf(lam):
-        log.warning("trace ratio: the %d best features have zero within-class scatter; "
-                    "scores are the Fisher ratio b/w", l)
+        log.warning(
+            "trace ratio: the %d best features have zero within-class scatter; "
+            "scores are the Fisher ratio b/w",
+            l,
+        )
         with np.errstate(divide="ignore", invalid="ignore"):
             scores = np.where(w > 0, b / np.where(w > 0, w, 1.0), np.where(b > 0, np.inf, np.nan))
     else:
@@ -323,10 +330,18 @@ def _codes(inputs, name: str, *, min_classes: int = 2) -> np.ndarray:
         "n_instances": Param(
             None, int, "instances M to average over, sampled with the seed (default: all)", low=1
         ),
-        "metric": Param("manhattan", str, "distance for the neighbour search",
-                        choices=("manhattan", "euclidean")),
-        "diff": Param("absolute", str, "per-gene difference: |a-b| (4.6) or (a-b)^2 (4.7)",
-                      choices=("absolute", "squared")),
+        "metric": Param(
+            "manhattan",
+            str,
+            "distance for the neighbour search",
+            choices=("manhattan", "euclidean"),
+        ),
+        "diff": Param(
+            "absolute",
+            str,
+            "per-gene difference: |a-b| (4.6) or (a-b)^2 (4.7)",
+            choices=("absolute", "squared"),
+        ),
     },
 )
 def _relieff(X, inputs, *, seed, k, n_instances, metric, diff):
@@ -350,7 +365,9 @@ def _relieff(X, inputs, *, seed, k, n_instances, metric, diff):
     requires=("categories",),
     in_default_plan=False,
     params={
-        "l": Param(50, int, "subset size k of the criterion (clipped to the number of genes)", low=1),
+        "l": Param(
+            50, int, "subset size k of the criterion (clipped to the number of genes)", low=1
+        ),
         "max_iter": Param(100, int, "maximum P1/P2 iterations", low=1),
     },
 )
@@ -376,9 +393,13 @@ def _trace_ratio(X, inputs, *, seed, l, max_iter):  # noqa: E741 (the book's sym
     uses=("categories", "similarity"),
     in_default_plan=False,
     params={
-        "target": Param("auto", str, "target kernel: labels (delta kernel), the sample "
-                        "similarity, or auto (labels if given)",
-                        choices=("auto", "labels", "similarity")),
+        "target": Param(
+            "auto",
+            str,
+            "target kernel: labels (delta kernel), the sample "
+            "similarity, or auto (labels if given)",
+            choices=("auto", "labels", "similarity"),
+        ),
     },
 )
 def _hsic(X, inputs, *, seed, target):
