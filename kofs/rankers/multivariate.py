@@ -151,9 +151,9 @@ def fisher_quadratic_scores(F: np.ndarray, codes: np.ndarray) -> np.ndarray:
 def mcsf_select(
     F: np.ndarray,
     scores: np.ndarray,
-    l: int,
+    l: int,  # noqa: E741
     *,
-    early_stop: bool = True,  # noqa: E741
+    early_stop: bool = True,
 ) -> tuple[list[int], np.ndarray, bool]:
     """Greedy MCSF (book Alg. 6) with the efficient score update (5.41-5.43).
 

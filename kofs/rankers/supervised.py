@@ -159,8 +159,8 @@ def trace_ratio_scores(
     b: np.ndarray,
     w: np.ndarray,
     *,
-    l: int,
-    max_iter: int = 100,  # noqa: E741
+    l: int,  # noqa: E741
+    max_iter: int = 100,
 ) -> tuple[np.ndarray, float, np.ndarray, int]:
     """Trace ratio criterion for selecting ``l`` features (book eqs. 4.10-4.13).
 
