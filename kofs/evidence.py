@@ -36,7 +36,9 @@ def _top_terms(functions: FeatureFunctions, top: int) -> list[str]:
     return out
 
 
-def _top_neighbours(relation: FeatureRelation, top: int) -> list[str]:
+def _top_neighbours(
+    relation: FeatureRelation, top: int, symbols: Mapping[str, str] | None = None
+) -> list[str]:
     W = sp.csr_matrix(relation.matrix)
     if not relation.directed:
         W = W.maximum(W.T).tocsr()
@@ -50,14 +52,23 @@ def _top_neighbours(relation: FeatureRelation, top: int) -> list[str]:
             out.append("")
             continue
         best = cols[np.lexsort((cols, -w))][:top]
-        out.append(",".join(relation.genes[j] for j in best))
+        names = [relation.genes[j] for j in best]
+        out.append(",".join((symbols or {}).get(g, g) for g in names))
     return out
 
 
 def gene_evidence(
-    cache: Mapping[str, object], genes: tuple[str, ...], *, top: int = TOP
+    cache: Mapping[str, object],
+    genes: tuple[str, ...],
+    *,
+    top: int = TOP,
+    symbols: Mapping[str, str] | None = None,
 ) -> dict[str, str] | None:
-    """Evidence strings per gene from the internal knowledge a run built (None if none)."""
+    """Evidence strings per gene from the internal knowledge a run built (None if none).
+
+    Neighbours in the gene graphs are named by their symbol when ``symbols`` (gene id ->
+    symbol) has one, else by their id.
+    """
     parts: list[tuple[str, list[str]]] = []
     for key, label in (("go_functions_rel", "GO"), ("pathway_functions_rel", "pathways")):
         f = cache.get(key)
@@ -66,7 +77,7 @@ def gene_evidence(
     for key, label in (("go_relation", "GO neighbours"), ("ppi_relation", "interactors")):
         r = cache.get(key)
         if isinstance(r, FeatureRelation):
-            parts.append((label, _top_neighbours(r, top)))
+            parts.append((label, _top_neighbours(r, top, symbols)))
     if not parts:
         return None
     out = {}

@@ -91,6 +91,8 @@ class RunResult:
     timings: Mapping[str, float]
     settings: Mapping[str, Any]
     evidence: Mapping[str, str] | None = None
+    #: gene id -> symbol, from the matrix or the knowledge sources (None: ids are the symbols)
+    symbols: Mapping[str, str] | None = None
 
 
 def expression_plan(context: Context, rankers: Sequence[str] | None = None) -> list[ListPlan]:
@@ -297,6 +299,7 @@ def rank(
     RunResult
     """
     from kofs.evidence import gene_evidence
+    from kofs.io.symbols import gene_symbols
     from kofs.plans import KnowledgeSources, kofs_plan, msfs_plan
 
     if method not in ("kofs", "msfs"):
@@ -345,5 +348,8 @@ def rank(
         threads=threads,
         settings=settings,
     )
-    evidence = gene_evidence(context.cache, expression.genes)
-    return replace(result, evidence=evidence)
+    symbols = gene_symbols(
+        expression, go_annotations=sources.go_annotations, interactions=sources.interactions
+    )
+    evidence = gene_evidence(context.cache, expression.genes, symbols=symbols)
+    return replace(result, evidence=evidence, symbols=symbols)

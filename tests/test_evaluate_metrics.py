@@ -8,11 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
+from kofs._ranks import rank_correlation
 from kofs.evaluate.metrics import (
     hit_count,
     jaccard_score,
     neighbourhood_jaccard,
-    rank_correlation,
     redundancy_rate,
     residue_scale,
     sim_anno,

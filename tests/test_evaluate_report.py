@@ -15,14 +15,13 @@ from kofs.errors import InputError, ParameterError
 from kofs.evaluate import (
     Aggregation,
     KofsRanking,
-    browser_check,
-    check_report,
     evaluate,
     parse_known_spec,
     read_known_genes,
     read_rank_output,
     write_evaluation,
 )
+from kofs.report.html import browser_check, check_report
 from kofs.types import Expression, SampleCategories
 
 

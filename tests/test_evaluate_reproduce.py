@@ -10,7 +10,7 @@ import yaml
 from conftest import needs_shared
 
 from kofs.errors import ParameterError
-from kofs.evaluate import check_report
+from kofs.report.html import check_report
 from kofs.reproduce import BOOK_TABLE_6_5, run_experiment
 
 REPO = Path(__file__).resolve().parents[1]

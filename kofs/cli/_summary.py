@@ -10,7 +10,8 @@ from kofs.pipeline import RunResult
 def print_summary(
     result: RunResult, *, top: int = 10, outputs: list[str] | None = None, force: bool = False
 ) -> None:
-    """Top genes and list weights as rich tables on stderr (if stderr is a terminal)."""
+    """Top genes (with their symbols when known) and list weights as rich tables on stderr (if
+    stderr is a terminal)."""
     if top <= 0 or not (force or sys.stderr.isatty()):
         return
     from rich.console import Console
@@ -19,11 +20,16 @@ def print_summary(
     console = Console(stderr=True)
     final = result.final
     t = Table(title=f"top {top} genes ({final.method})", show_lines=False)
+    symbols = result.symbols
     t.add_column("rank", justify="right")
+    if symbols is not None:
+        t.add_column("symbol")
     t.add_column("gene")
     t.add_column("score", justify="right")
     for i in final.order()[:top]:
-        t.add_row(f"{final.ranks[i]:g}", final.genes[i], f"{final.scores[i]:.4g}")
+        g = final.genes[i]
+        cells = [f"{final.ranks[i]:g}", *([symbols.get(g, "")] if symbols is not None else [])]
+        t.add_row(*cells, g, f"{final.scores[i]:.4g}")
     console.print(t)
     if final.weights is not None:
         w = Table(title="list weights (EM)")

@@ -125,12 +125,13 @@ def evaluate_cmd(
 
         src = read_sources(go=go, go_annotations=go_annotations)
         go_data = (src.ontology, src.go_annotations, {})
+    known_sets = [parse_known_spec(s) for s in known]
     written = evaluate_outputs(
         list(rankings),
         expr,
         labels=cats,
         output=output,
-        known=[parse_known_spec(s) for s in known],
+        known=known_sets,
         protocol=protocol,
         groups=group_ids,
         go=go_data,
@@ -140,6 +141,13 @@ def evaluate_cmd(
         n_splits=folds,
         n_repeats=repeats,
         seed=seed,
+        inputs={
+            "expression": expression,
+            "labels": labels,
+            "known_genes": [k.source for k in known_sets],
+            "go": go,
+            "go_annotations": go_annotations,
+        },
     )
     click.echo(
         f"kofs evaluate: wrote {len(written)} files to {output} (open {output}/report.html)",

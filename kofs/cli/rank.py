@@ -144,6 +144,11 @@ def rank_options(func):
             show_default=True,
             help="Genes shown in the terminal summary.",
         ),
+        click.option(
+            "--no-report",
+            is_flag=True,
+            help="Do not write OUTDIR/report.html (the run's self-contained HTML report).",
+        ),
         # knowledge sources (issue 3)
         click.option(
             "--go",
@@ -454,17 +459,20 @@ def run_rank(expression_path: str, **opts) -> list[str]:
     resolved = {
         names.get(k, k): (list(v) if isinstance(v, tuple) else v) for k, v in resolved.items()
     }
-    written = write_run(
+    manifest_data = manifest(
         result,
-        out,
-        manifest_data=manifest(
-            result,
-            command="rank",
-            inputs=inputs,
-            extra={"config": resolved, "releases": source_releases(sources)},
-        ),
-        extra_files={"config.resolved.yaml": dump_config(resolved)},
+        command="rank",
+        inputs=inputs,
+        extra={"config": resolved, "releases": source_releases(sources)},
     )
+    extra_files = {"config.resolved.yaml": dump_config(resolved)}
+    if out != "-" and not opts.get("no_report"):
+        from kofs.report.run import run_report_html
+
+        extra_files["report.html"] = run_report_html(
+            result, manifest=manifest_data, labels=categories
+        )
+    written = write_run(result, out, manifest_data=manifest_data, extra_files=extra_files)
     print_summary(result, top=opts.get("top", 10), outputs=written)
     return written
 
@@ -485,9 +493,11 @@ def rank_cmd(expression: str, **opts) -> None:
     """Rank the genes of EXPRESSION (CSV/TSV, gzip ok, - for stdin) and fuse the lists.
 
     Writes OUTDIR/ranking.tsv (gene, rank, score, then rank:<list> and score:<list> for
-    every list, and an evidence column with knowledge), OUTDIR/weights.tsv (EM source
-    weights), OUTDIR/manifest.json (provenance) and OUTDIR/config.resolved.yaml (`kofs run`
-    repeats the run with it). With knowledge sources (--go, --pathways, --interactions,
+    every list, and an evidence column with knowledge; a symbol column beside the gene id when
+    the matrix or a source gives symbols), OUTDIR/weights.tsv (EM source weights),
+    OUTDIR/manifest.json (provenance), OUTDIR/config.resolved.yaml (`kofs run` repeats the run
+    with it) and OUTDIR/report.html (top genes, weights, figures, coverage, provenance in one
+    offline page; --no-report skips it). With knowledge sources (--go, --pathways, --interactions,
     --aux) the lists are those of the KOFS catalogue; `kofs sources` shows them.
     """
     run_rank(expression, **opts)

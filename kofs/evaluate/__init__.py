@@ -11,7 +11,7 @@ from kofs.evaluate.core import EvaluationResult, evaluate, order_from_ranks
 from kofs.evaluate.known import KnownGenes, parse_known_spec, read_known_genes
 from kofs.evaluate.protocols import CLASSIFIERS, Fold, accuracy_curves, make_folds
 from kofs.evaluate.rankfiles import RankFile, ranks_on_matrix, read_rank_output
-from kofs.evaluate.report import browser_check, check_report, write_evaluation
+from kofs.evaluate.report import write_evaluation
 from kofs.evaluate.rerank import Aggregation, KofsRanking
 
 __all__ = [
@@ -23,8 +23,6 @@ __all__ = [
     "KofsRanking",
     "RankFile",
     "accuracy_curves",
-    "browser_check",
-    "check_report",
     "evaluate",
     "make_folds",
     "order_from_ranks",

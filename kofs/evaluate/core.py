@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from kofs._ranks import rank_correlation
 from kofs.errors import ParameterError
 from kofs.evaluate.known import KnownGenes
 from kofs.evaluate.metrics import (
     hit_count,
     jaccard_score,
-    rank_correlation,
     redundancy_rate,
     residue_scale,
     sim_anno,

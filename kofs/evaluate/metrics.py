@@ -5,7 +5,6 @@
 * :func:`neighbourhood_jaccard` / :func:`jaccard_score` — JAC of k-nearest-sample sets (book ch. 4).
 * :func:`hit_count` — HIT_canc / HIT_leu: known genes among the selected ones (book ch. 6).
 * :func:`sim_anno` — Sim_anno: summed GO similarity between selected and known genes (book ch. 6).
-* :func:`rank_correlation` — Spearman correlation between ranked lists (agreement heatmap).
 
 All functions take arrays only (no gene ids, no I/O); the caller selects the columns.
 """
@@ -23,7 +22,6 @@ __all__ = [
     "jaccard_score",
     "hit_count",
     "sim_anno",
-    "rank_correlation",
 ]
 
 
@@ -165,28 +163,3 @@ def sim_anno(S: np.ndarray) -> tuple[float, float]:
     if not ok.any():
         return float("nan"), float("nan")
     return float(S[ok].sum()), float(S[ok].mean())
-
-
-def rank_correlation(R: np.ndarray) -> np.ndarray:
-    """Spearman correlation between ranked lists.
-
-    Parameters
-    ----------
-    R : ndarray of shape (m, L)
-        Ranks (1 = best, ties averaged) of m genes in L lists.
-
-    Returns
-    -------
-    ndarray of shape (L, L)
-        Pearson correlation of the ranks (= Spearman's rho with averaged ties); NaN for a list
-        whose ranks are all equal.
-    """
-    R = np.asarray(R, dtype=np.float64)
-    Rc = R - R.mean(axis=0)
-    norm = np.sqrt((Rc**2).sum(axis=0))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        Z = Rc / norm
-        C = Z.T @ Z
-    C[:, norm == 0] = np.nan
-    C[norm == 0, :] = np.nan
-    return np.clip(C, -1.0, 1.0)

@@ -40,6 +40,12 @@ class RankFile:
     config : dict, optional
         The resolved options of the run (``config.resolved.yaml``).
     path : str
+    symbols : dict of str to str, optional
+        Gene id -> symbol (the ``symbol`` column), when the table has one.
+    evidence : dict of str to str, optional
+        Gene id -> evidence text (the ``evidence`` column), when the table has one.
+    manifest : dict, optional
+        The run's provenance (``manifest.json`` of an output folder).
     """
 
     label: str
@@ -49,6 +55,9 @@ class RankFile:
     config: dict[str, Any] | None = None
     path: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    symbols: dict[str, str] | None = None
+    evidence: dict[str, str] | None = None
+    manifest: dict[str, Any] | None = None
 
 
 def read_rank_output(path: str | os.PathLike) -> RankFile:
@@ -106,8 +115,34 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
         if folder
         else (table.parent.name if table.name == "ranking.tsv" else table.stem)
     ) or "ranking"
+    genes = tuple(df["gene"].astype(str))
+
+    def column(name: str) -> dict[str, str] | None:
+        if name not in df.columns:
+            return None
+        return {g: v for g, v in zip(genes, df[name].astype(str), strict=True) if v}
+
+    manifest = None
+    mfile = base / "manifest.json"
+    if mfile.is_file() and (folder or table.name == "ranking.tsv"):
+        import json
+
+        try:
+            manifest = json.loads(mfile.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            log.warning("%s: not readable as JSON; its provenance is left out", mfile)
     log.info("%s: %d genes, %d lists", table, len(df), len(ranks))
-    return RankFile(label, tuple(df["gene"].astype(str)), ranks, weights, config, str(table))
+    return RankFile(
+        label,
+        genes,
+        ranks,
+        weights,
+        config,
+        str(table),
+        symbols=column("symbol"),
+        evidence=column("evidence"),
+        manifest=manifest if isinstance(manifest, dict) else None,
+    )
 
 
 def ranks_on_matrix(rank_file: RankFile, expression: Expression) -> dict[str, np.ndarray]:

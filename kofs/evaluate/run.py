@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,7 @@ from kofs.types import Expression, SampleCategories
 
 log = logging.getLogger(__name__)
 
-__all__ = ["evaluate_outputs"]
+__all__ = ["evaluate_outputs", "evaluation_provenance", "gene_table"]
 
 
 def _names(
@@ -123,6 +124,97 @@ def _honest_selector(files: Sequence[RankFile], names: dict, expression: Express
     return select
 
 
+def _file_symbols(files: Sequence[RankFile], expression: Expression) -> dict[str, str]:
+    """Gene id -> symbol from the rankings' symbol columns and the matrix (the matrix wins)."""
+    from kofs.io.symbols import gene_symbols
+
+    out: dict[str, str] = {}
+    for f in files:
+        out.update(f.symbols or {})
+    out.update(gene_symbols(expression) or {})
+    return out
+
+
+def gene_table(rank_file: RankFile, top: int, symbols: Mapping[str, str] | None = None):
+    """The top genes of a ranking output as a table: rank, symbol, gene, every list's rank,
+    evidence (columns present only when known).
+
+    Parameters
+    ----------
+    rank_file : RankFile
+    top : int
+    symbols : mapping gene id -> symbol, optional
+        Used for genes the ranking's own symbol column lacks.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    import pandas as pd
+
+    final = rank_file.ranks["final"]
+    key = np.where(np.isnan(final), np.inf, final)
+    order = np.lexsort((np.arange(len(key)), key))[:top]
+    order = order[np.isfinite(key[order])]
+    genes = [rank_file.genes[i] for i in order]
+    table: dict[str, Any] = {"rank": [_rank_text(final[i]) for i in order]}
+    sym = {**(symbols or {}), **(rank_file.symbols or {})}
+    if any(g in sym for g in genes):
+        table["symbol"] = [sym.get(g, "") for g in genes]
+    table["gene"] = genes
+    for name, r in rank_file.ranks.items():
+        if name != "final":
+            table[f"rank: {name}"] = [_rank_text(r[i]) for i in order]
+    if rank_file.evidence is not None:
+        table["evidence"] = [rank_file.evidence.get(g, "") for g in genes]
+    return pd.DataFrame(table)
+
+
+def _rank_text(r: float) -> str:
+    if not np.isfinite(r):
+        return "NA"
+    return str(int(r)) if r == int(r) else f"{r:g}"
+
+
+def evaluation_provenance(
+    files: Sequence[RankFile],
+    settings: Mapping[str, Any],
+    *,
+    inputs: Mapping[str, str | Sequence[str] | None] | None = None,
+) -> dict[str, Any]:
+    """The provenance of an evaluation (manifest-like, see :func:`kofs.report.html.provenance_html`).
+
+    Inputs: every ranking table, the files in ``inputs`` (role -> path or paths), and the
+    inputs of the runs behind the rankings (from their ``manifest.json``, role prefixed with
+    the ranking's label); releases likewise from those manifests.
+    """
+    from kofs import __version__
+    from kofs.io.output import environment_info, file_fingerprint
+
+    files_fp: dict[str, Any] = {"ranking": [file_fingerprint(f.path) for f in files]}
+    for role, paths in (inputs or {}).items():
+        if not paths:
+            continue
+        many = [paths] if isinstance(paths, str) else list(paths)
+        files_fp[role] = [file_fingerprint(p) for p in many if p != "-" and os.path.isfile(p)]
+    releases: dict[str, Any] = {}
+    for f in files:
+        m = f.manifest or {}
+        for role, fp in (m.get("inputs") or {}).items():
+            files_fp[f"{f.label}: {role}"] = fp
+        for source, rel in (m.get("releases") or {}).items():
+            releases[f"{f.label}: {source}"] = rel
+    keep = ("protocols", "classifiers", "top", "hit_top", "n_splits", "n_repeats", "seed")
+    return {
+        "kofs_version": __version__,
+        "command": "evaluate",
+        "settings": {k: settings[k] for k in keep if k in settings},
+        "inputs": files_fp,
+        "environment": environment_info(),
+        "releases": releases,
+    }
+
+
 def evaluate_outputs(
     rankings: Sequence[str],
     expression: Expression,
@@ -134,6 +226,8 @@ def evaluate_outputs(
     groups: Sequence[str] | None = None,
     go: Any = None,
     sim_sets: Sequence[str] | None = None,
+    inputs: Mapping[str, str | Sequence[str] | None] | None = None,
+    gene_rows: int = 30,
     **options: Any,
 ) -> list[str]:
     """Evaluate ``kofs rank`` outputs on a labelled matrix and write the results to ``output``.
@@ -154,6 +248,11 @@ def evaluate_outputs(
         the training samples of every fold.
     groups : sequence of str, optional
     go : (ontology, annotations, settings), optional
+    inputs : mapping of role to path(s), optional
+        Input files recorded (with sha256) in the report's provenance, e.g. ``{"expression":
+        ..., "labels": ..., "known_genes": [...]}``.
+    gene_rows : int
+        Genes listed per ranking in the report.
     **options
         Passed to :func:`kofs.evaluate.evaluate` (``top``, ``classifiers``, ``n_splits``,
         ``n_repeats``, ``seed``, ``curve_ks``).
@@ -199,6 +298,13 @@ def evaluate_outputs(
         keep = [c for c in result.table.columns if not c.startswith(("ACC", "SVM"))]
         result.table.drop(columns=[c for c in result.table.columns if c not in keep], inplace=True)
     heat = [n for n in names if n == "final" or names[n][1] == "final"][:2]
+    symbols = _file_symbols(files, expression)
+    tables = {
+        f"Top {gene_rows} genes of {f.label} (ranks in its ranking.tsv)": gene_table(
+            f, gene_rows, symbols
+        )
+        for f in files
+    }
     return write_evaluation(
         result,
         output,
@@ -206,4 +312,7 @@ def evaluate_outputs(
         labels=labels.labels,
         heatmap_lists=heat,
         title="kofs evaluate: " + ", ".join(f.label for f in files),
+        gene_tables=tables,
+        provenance=evaluation_provenance(files, result.settings, inputs=inputs),
+        symbols=symbols,
     )

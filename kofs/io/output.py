@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 #: Files a run writes into its output folder.
-RUN_FILES = ("ranking.tsv", "weights.tsv", "manifest.json")
+RUN_FILES = ("ranking.tsv", "weights.tsv", "manifest.json", "config.resolved.yaml", "report.html")
 _FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG)
 
 
@@ -308,11 +308,13 @@ def write_ranking(
     lists: Sequence[Ranking] = (),
     *,
     evidence: Mapping[str, str] | None = None,
+    symbols: Mapping[str, str] | None = None,
 ) -> None:
     """Write the ranked gene table (TSV).
 
-    Columns: ``gene``, ``rank``, ``score`` (of ``final``), then ``rank:<list>`` and
-    ``score:<list>`` (native score) for every list, then ``evidence`` when given. Rows are
+    Columns: ``gene``, ``symbol`` (when ``symbols`` is given), ``rank``, ``score`` (of
+    ``final``), then ``rank:<list>`` and ``score:<list>`` (native score) for every list, then
+    ``evidence`` when given. Rows are
     sorted by final rank, ties by gene position. Numbers: ranks as integers when integral,
     otherwise ``%.10g``; scores ``%.10g``; NaN as ``NA``.
 
@@ -325,6 +327,8 @@ def write_ranking(
         Per-source rankings over the same genes (any order of genes; matched by id).
     evidence : mapping gene -> str, optional
         Free text per gene (tabs and newlines become spaces; absent genes get an empty cell).
+    symbols : mapping gene -> str, optional
+        Gene symbol per gene id (absent genes get an empty cell); the id stays the key.
 
     Raises
     ------
@@ -349,7 +353,7 @@ def write_ranking(
         cols_rank.append([_format_rank(v) for v in r.ranks[perm].tolist()])
         cols_score.append([format_float(v) for v in r.scores[perm].tolist()])
         names.append(_clean(r.name))
-    head = ["gene", "rank", "score"]
+    head = ["gene", *(["symbol"] if symbols is not None else []), "rank", "score"]
     for n in names:
         head += [f"rank:{n}", f"score:{n}"]
     if evidence is not None:
@@ -359,7 +363,10 @@ def write_ranking(
     scores = final.scores.tolist()
     out = ["\t".join(head)]
     for i in order:
-        row = [genes[i], _format_rank(ranks[i]), format_float(scores[i])]
+        row = [genes[i]]
+        if symbols is not None:
+            row.append(_clean(symbols.get(genes[i], "")))
+        row += [_format_rank(ranks[i]), format_float(scores[i])]
         for cr, cs in zip(cols_rank, cols_score, strict=True):
             row += [cr[i], cs[i]]
         if evidence is not None:

@@ -113,13 +113,21 @@ def write_run(
     """
     if outdir == "-":
         buf = io.StringIO()
-        write_ranking(buf, result.final, result.lists, evidence=result.evidence)
+        write_ranking(
+            buf, result.final, result.lists, evidence=result.evidence, symbols=result.symbols
+        )
         sys.stdout.write(buf.getvalue())
         sys.stdout.flush()
         return ["-"]
     with atomic_dir(outdir) as tmp:
         tmp = Path(tmp)
-        write_ranking(tmp / "ranking.tsv", result.final, result.lists, evidence=result.evidence)
+        write_ranking(
+            tmp / "ranking.tsv",
+            result.final,
+            result.lists,
+            evidence=result.evidence,
+            symbols=result.symbols,
+        )
         names = ["ranking.tsv"]
         if result.final.weights is not None:
             write_weights(tmp / "weights.tsv", result.final)

@@ -1,12 +1,16 @@
-"""Figures of an evaluation (PNG and SVG, matplotlib's Agg canvas; no pyplot global state).
+"""Figures of the reports (matplotlib's Agg canvas; no pyplot global state).
 
-* :func:`plot_heatmap` — the top genes of a list over clustered samples with class colour bars
-  (as book Fig. 6.7).
-* :func:`plot_accuracy` — accuracy against the number of genes, one line per list.
-* :func:`plot_weights` — EM source weights pi per aggregation (bar chart).
-* :func:`plot_agreement` — Spearman correlation between the lists (heatmap).
+* :func:`heatmap_figure` — the top genes of a list over clustered samples with class colour
+  bars (as book Fig. 6.7).
+* :func:`accuracy_figure` — accuracy against the number of genes, one line per list.
+* :func:`weights_figure` — EM source weights pi per aggregation (bar chart).
+* :func:`agreement_figure` — Spearman correlation between the lists (heatmap).
 
-Every function writes ``<stem>.png`` and ``<stem>.svg`` and returns both paths.
+Each ``*_figure`` returns a :class:`~matplotlib.figure.Figure`; :func:`save_figure` writes it
+as ``<stem>.png`` and ``<stem>.svg`` (the evaluation's ``figures/``), :func:`png_data_uri`
+gives it as an inline ``data:image/png;base64`` address (the self-contained run report). The
+``plot_*`` functions draw and save in one call. This module imports matplotlib; import it only
+when drawing.
 """
 
 from __future__ import annotations
@@ -21,7 +25,18 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from scipy.cluster.hierarchy import leaves_list, linkage
 
-__all__ = ["plot_heatmap", "plot_accuracy", "plot_weights", "plot_agreement"]
+__all__ = [
+    "accuracy_figure",
+    "agreement_figure",
+    "heatmap_figure",
+    "plot_accuracy",
+    "plot_agreement",
+    "plot_heatmap",
+    "plot_weights",
+    "png_data_uri",
+    "save_figure",
+    "weights_figure",
+]
 
 _PALETTE = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666"]
 
@@ -35,7 +50,8 @@ def _colour(i: int, n: int):
     return colormaps["tab20"](i % 20)
 
 
-def _save(fig: Figure, stem: str | Path) -> list[str]:
+def save_figure(fig: Figure, stem: str | Path) -> list[str]:
+    """Write ``<stem>.png`` (120 dpi) and ``<stem>.svg``; returns both paths."""
     FigureCanvasAgg(fig)
     stem = Path(stem)
     paths = []
@@ -44,6 +60,17 @@ def _save(fig: Figure, stem: str | Path) -> list[str]:
         fig.savefig(path, dpi=120 if ext == "png" else None, bbox_inches="tight")
         paths.append(str(path))
     return paths
+
+
+def png_data_uri(fig: Figure, *, dpi: int = 100) -> str:
+    """The figure as a ``data:image/png;base64,...`` address for an inline ``<img>``."""
+    import base64
+    import io
+
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _cluster_order(M: np.ndarray) -> np.ndarray:
@@ -57,54 +84,62 @@ def _cluster_order(M: np.ndarray) -> np.ndarray:
     return leaves_list(linkage(M, method="average", metric="correlation"))
 
 
-def plot_heatmap(
+def heatmap_figure(
     X_top: np.ndarray,
-    stem: str | Path,
     *,
     genes: Sequence[str],
-    classes: Sequence[str],
+    classes: Sequence[str] | None,
     title: str,
-) -> list[str]:
+    class_name: str = "class",
+) -> Figure:
     """Heatmap of the top genes (rows, z-scored) over hierarchically clustered samples.
 
     Parameters
     ----------
     X_top : ndarray of shape (n_samples, k)
         Expression of the top k genes, in list order.
-    stem : path without suffix
     genes : sequence of str, length k
-    classes : sequence of str, length n_samples
-        Sample classes shown as a colour bar above the heatmap.
+        Row labels (symbols where known).
+    classes : sequence of str, length n_samples, or None
+        Sample classes shown as a colour bar above the heatmap (None: no bar).
     title : str
+    class_name : str
+        Name of the classes (label of the colour bar and its legend).
     """
     X = np.asarray(X_top, dtype=np.float64)
     sd = X.std(axis=0)
     Z = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
     cols = _cluster_order(Z)  # samples
     rows = _cluster_order(Z.T)  # genes
-    classes = np.asarray(classes)
-    levels = list(dict.fromkeys(sorted(classes)))
-    codes = np.array([levels.index(c) for c in classes])
     k = X.shape[1]
     fig = Figure(figsize=(max(6.0, 0.05 * X.shape[0] + 3), max(4.0, 0.16 * k + 1.5)))
     gs = fig.add_gridspec(
         2, 2, height_ratios=[1, max(8, k / 2)], width_ratios=[40, 1], hspace=0.03, wspace=0.03
     )
-    ax_bar = fig.add_subplot(gs[0, 0])
-    ax = fig.add_subplot(gs[1, 0], sharex=ax_bar)
+    ax = fig.add_subplot(gs[1, 0])
     ax_cb = fig.add_subplot(gs[1, 1])
-    cmap_cls = ListedColormap([_PALETTE[i % len(_PALETTE)] for i in range(len(levels))])
-    ax_bar.imshow(
-        codes[cols][None, :],
-        aspect="auto",
-        cmap=cmap_cls,
-        vmin=-0.5,
-        vmax=len(levels) - 0.5,
-        interpolation="nearest",
-    )
-    ax_bar.set_yticks([0], ["class"])
-    ax_bar.tick_params(axis="x", bottom=False, labelbottom=False)
-    ax_bar.set_title(title)
+    if classes is not None:
+        classes = np.asarray(classes, dtype=object)
+        levels = list(dict.fromkeys(sorted(classes)))
+        lookup = {c: i for i, c in enumerate(levels)}
+        codes = np.array([lookup[c] for c in classes])
+        ax_bar = fig.add_subplot(gs[0, 0], sharex=ax)
+        cmap_cls = ListedColormap([_colour(i, len(levels)) for i in range(len(levels))])
+        ax_bar.imshow(
+            codes[cols][None, :],
+            aspect="auto",
+            cmap=cmap_cls,
+            vmin=-0.5,
+            vmax=len(levels) - 0.5,
+            interpolation="nearest",
+        )
+        ax_bar.set_yticks([0], [class_name])
+        ax_bar.tick_params(axis="x", bottom=False, labelbottom=False)
+        ax_bar.set_title(title)
+        handles = [Patch(color=cmap_cls(i), label=lv) for i, lv in enumerate(levels)]
+        fig.legend(handles=handles, loc="upper right", title=f"sample {class_name}", fontsize=8)
+    else:
+        ax.set_title(title)
     im = ax.imshow(
         np.clip(Z[np.ix_(cols, rows)].T, -3, 3),
         aspect="auto",
@@ -117,14 +152,29 @@ def plot_heatmap(
     ax.set_xticks([])
     ax.set_xlabel(f"{X.shape[0]} samples (clustered)")
     fig.colorbar(im, cax=ax_cb, label="z-score")
-    handles = [Patch(color=cmap_cls(i), label=lv) for i, lv in enumerate(levels)]
-    fig.legend(handles=handles, loc="upper right", title="sample class", fontsize=8)
-    return _save(fig, stem)
+    return fig
+
+
+def plot_heatmap(
+    X_top: np.ndarray,
+    stem: str | Path,
+    *,
+    genes: Sequence[str],
+    classes: Sequence[str] | None,
+    title: str,
+) -> list[str]:
+    """:func:`heatmap_figure` saved as ``<stem>.png`` and ``<stem>.svg``."""
+    return save_figure(heatmap_figure(X_top, genes=genes, classes=classes, title=title), stem)
 
 
 def plot_accuracy(
     rows: Sequence[Mapping], stem: str | Path, *, classifier: str = "1nn"
 ) -> list[str]:
+    """:func:`accuracy_figure` saved as ``<stem>.png`` and ``<stem>.svg``."""
+    return save_figure(accuracy_figure(rows, classifier=classifier), stem)
+
+
+def accuracy_figure(rows: Sequence[Mapping], *, classifier: str = "1nn") -> Figure:
     """Mean accuracy against the number of top genes, one line per (list, protocol).
 
     ``rows`` are the records of :func:`kofs.evaluate.protocols.accuracy_curves`; the book
@@ -163,10 +213,15 @@ def plot_accuracy(
     )
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return _save(fig, stem)
+    return fig
 
 
 def plot_weights(weights: Mapping[str, Mapping[str, float]], stem: str | Path) -> list[str]:
+    """:func:`weights_figure` saved as ``<stem>.png`` and ``<stem>.svg``."""
+    return save_figure(weights_figure(weights), stem)
+
+
+def weights_figure(weights: Mapping[str, Mapping[str, float]]) -> Figure:
     """Grouped bars of the EM source weights pi: one group per list, one bar per aggregation."""
     aggs = list(weights)
     lists = list(dict.fromkeys(n for w in weights.values() for n in w))
@@ -189,10 +244,15 @@ def plot_weights(weights: Mapping[str, Mapping[str, float]], stem: str | Path) -
     ax.set_title("EM source weights π of each list")
     ax.legend()
     ax.grid(axis="y", alpha=0.3)
-    return _save(fig, stem)
+    return fig
 
 
 def plot_agreement(C: np.ndarray, stem: str | Path, *, names: Sequence[str]) -> list[str]:
+    """:func:`agreement_figure` saved as ``<stem>.png`` and ``<stem>.svg``."""
+    return save_figure(agreement_figure(C, names=names), stem)
+
+
+def agreement_figure(C: np.ndarray, *, names: Sequence[str]) -> Figure:
     """Heatmap of the Spearman correlation between lists (values printed in the cells)."""
     C = np.asarray(C, dtype=np.float64)
     L = len(names)
@@ -215,4 +275,4 @@ def plot_agreement(C: np.ndarray, stem: str | Path, *, names: Sequence[str]) -> 
                 )
     fig.colorbar(im, ax=ax, label="Spearman ρ over all genes")
     ax.set_title("Agreement between ranked lists")
-    return _save(fig, stem)
+    return fig
