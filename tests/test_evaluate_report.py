@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -80,7 +82,7 @@ def test_write_evaluation_figures_and_report(tmp_path):
     assert str(out / "report.html") in written
     assert check_report(out / "report.html") == []
     page = (out / "report.html").read_text()
-    assert "<table>" in page and "figures/heatmap_1.png" in page and "http" not in page
+    assert "<table" in page and "figures/heatmap_1.png" in page and "http" not in page
     ev = pd.read_csv(out / "evaluation.tsv", sep="\t")
     assert list(ev["list"]) == ["good", "reverse"]
     acc = pd.read_csv(out / "accuracy.tsv", sep="\t")
@@ -102,21 +104,36 @@ def test_report_renders_in_headless_chromium(tmp_path):
         n_splits=3,
         n_repeats=1,
     )
-    write_evaluation(res, tmp_path / "ev", expression=expr, labels=y, title="toy report")
-    seen = browser_check(tmp_path / "ev" / "report.html")
-    assert seen["title"] == "toy report" and seen["tables"] >= 1
+    genes = pd.DataFrame({"rank": [1, 2], "symbol": ["AAA", "BBB"], "gene": ["G0", "G1"]})
+    prov = {"kofs_version": "0", "inputs": {"expression": {"path": "e", "sha256": "ab" * 32}}}
+    write_evaluation(
+        res,
+        tmp_path / "ev",
+        expression=expr,
+        labels=y,
+        title="toy report",
+        gene_tables={"Top genes of a": genes},
+        provenance=prov,
+    )
+    seen = browser_check(tmp_path / "ev" / "report.html", profile_dir=tmp_path / "browser")
+    assert seen["title"] == "toy report"
+    assert {"evaluation", "top-genes-1", "inputs"} <= set(seen["table_ids"])
+    assert "AAA" in seen["dom"] and "ab" * 32 in seen["dom"]
     assert {i["src"] for i in seen["images"]} == {
         "figures/heatmap_1.png",
         "figures/accuracy_1nn.png",
     }
     assert all(i["width"] > 100 for i in seen["images"])  # every figure loaded and decoded
+    assert seen["console"] == []
+    stats = seen["screenshot_stats"]
+    assert stats["width"] == 1280 and stats["non_background"] > 0.02 and stats["colours"] > 20
     assert sorted(p.name for p in (tmp_path / "ev").iterdir()) == [
         "accuracy.tsv",
         "evaluation.json",
         "evaluation.tsv",
         "figures",
         "report.html",
-    ]  # probe removed
+    ]  # nothing written beside the report
 
 
 def test_unknown_heatmap_list_is_a_parameter_error(tmp_path):
@@ -220,6 +237,13 @@ def test_cli_evaluate_end_to_end_with_honest_protocol(tmp_path):
     assert ev.loc["fisher", "HIT_k"] == 2
     assert check_report(out / "report.html") == []
     assert (out / "figures" / "weights.png").is_file()
+    page = (out / "report.html").read_text()
+    # the gene list of the evaluated run and the provenance (the chain back to its inputs)
+    assert "id='top-genes-1'" in page and "rank: fisher" in page and "G0" in page
+    sha = hashlib.sha256(expr_path.read_bytes()).hexdigest()
+    assert "id='provenance'" in page and page.count(sha) == 2  # evaluation's and the run's
+    prov = json.loads((out / "evaluation.json").read_text())["provenance"]
+    assert prov["command"] == "evaluate" and prov["inputs"]["known_genes"][0]["path"] == str(known)
     rf = read_rank_output(rank_out)
     assert rf.config["label_column"] == "class" and set(rf.ranks) == {"final", "variance", "fisher"}
 

@@ -308,9 +308,9 @@ def find_browser(executable: str | None = None) -> str | None:
     return None
 
 
-# Console messages of Chromium's log (--enable-logging=stderr), e.g.
-# [123:123:1123/193101.123:INFO:CONSOLE(0)] "Failed to load resource: ...", source: file:///x (0)
-_CONSOLE = re.compile(r":(INFO|WARNING|ERROR|VERBOSE\d*):CONSOLE\(\d+\)\] \"(.*)\", source: ")
+# Console messages in Chromium's log (--enable-logging=stderr), e.g.
+# [123:123:1123/191118.817514:INFO:CONSOLE:1] "Uncaught ...", source: file:///x.html (1)
+_CONSOLE = re.compile(r":[A-Z]+:CONSOLE[:(]\d+\)?\] \"(.*)\", source: (.*?)(?: \(\d+\))?$")
 _BROWSER_FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -324,9 +324,20 @@ _BROWSER_FLAGS = (
     "--enable-logging=stderr",
     "--v=0",
 )
+# loads the report in an iframe and records every image's decoded width (0 = not loaded)
+_PROBE = """<!DOCTYPE html><html><body><iframe id="f" src="REPORT"></iframe><script>
+const f = document.getElementById("f");
+f.onload = () => {
+  const d = f.contentDocument;
+  const images = [...d.images].map(i => ({src: i.getAttribute("src"), width: i.naturalWidth}));
+  document.body.setAttribute("data-kofs", JSON.stringify({images: images}));
+};
+</script></body></html>
+"""
 
 
 def _chromium(exe: str, profile: Path, args: Sequence[str], timeout: float):
+    profile.mkdir(parents=True)
     return subprocess.run(
         [exe, *_BROWSER_FLAGS, f"--user-data-dir={profile}", *args],
         capture_output=True,
@@ -340,8 +351,7 @@ def _png_stats(path: Path) -> dict[str, Any]:
     """Size and colour spread of a PNG screenshot (a blank page has one colour)."""
     from matplotlib.image import imread
 
-    img = imread(path)
-    rgb = np.asarray(img[..., :3], dtype=np.float64)
+    rgb = np.asarray(imread(path)[..., :3], dtype=np.float64)
     flat = rgb.reshape(-1, 3)
     background = np.median(flat, axis=0)
     differs = np.abs(flat - background).max(axis=1) > 0.05
@@ -360,20 +370,23 @@ def browser_check(
     screenshot: str | os.PathLike | None = None,
     executable: str | None = None,
     timeout: float = 60.0,
-    window: tuple[int, int] = (1280, 2400),
+    window: tuple[int, int] = (1280, 2000),
 ) -> dict[str, Any] | None:
-    """Open a report in headless Chromium: what it rendered, console errors, a screenshot.
+    """Open a report in headless Chromium: what it rendered, console messages, a screenshot.
 
-    Two browser runs on a fresh profile: ``--dump-dom`` (the DOM after loading, with the
-    browser's console messages on stderr through ``--enable-logging``) and ``--screenshot``.
-    Needs ``chromium`` (Debian package) or ``executable``.
+    Two browser runs, each on a new empty profile under ``profile_dir``: the report itself with
+    ``--dump-dom`` (the DOM after loading) and ``--screenshot``, the browser's console
+    messages read from its log (``--enable-logging=stderr``); then a probe page that loads the
+    report in an iframe and records the decoded width of every image
+    (``--allow-file-access-from-files``). Needs ``chromium`` (Debian package) or
+    ``executable``. The reports run no script, so any console message is a problem.
 
     Parameters
     ----------
     path : path
         The report page.
     profile_dir : path
-        A new empty folder for the browser profile (created; must not exist or be empty).
+        A new or empty folder for the browser profiles and the probe page.
     screenshot : path, optional
         Where to write the PNG screenshot (default: ``profile_dir/screenshot.png``).
     executable : str, optional
@@ -385,54 +398,63 @@ def browser_check(
     Returns
     -------
     dict or None
-        ``{"title", "tables", "table_ids", "images", "console", "console_errors",
-        "screenshot", "screenshot_stats"}``; None when no browser is found.
+        ``title``, ``tables`` (count), ``table_ids``, ``dom`` (the dumped DOM),
+        ``images`` (``[{"src", "width"}]``; width 0 = not loaded), ``console`` (``[{"message",
+        "source"}]``), ``screenshot`` (path) and ``screenshot_stats`` (``width``, ``height``,
+        ``non_background`` fraction of pixels, ``colours``); None when no browser is found.
 
     Raises
     ------
     OutputError
-        The browser rendered nothing.
+        The browser rendered nothing, or the profile folder is not empty.
     """
     exe = find_browser(executable)
     if exe is None:
         return None
     path = Path(path).resolve()
-    profile = Path(profile_dir)
-    profile.mkdir(parents=True, exist_ok=True)
-    if any(profile.iterdir()):
-        raise OutputError("the browser profile folder must be new and empty", path=profile)
-    shot = Path(screenshot) if screenshot else profile / "screenshot.png"
+    root = Path(profile_dir).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    if any(root.iterdir()):
+        raise OutputError("the browser profile folder must be new and empty", path=root)
+    shot = Path(screenshot).resolve() if screenshot else root / "screenshot.png"
     uri = path.as_uri()
-    dom = _chromium(exe, profile / "dom", ["--dump-dom", uri], timeout)
-    if "<html" not in dom.stdout.lower():
-        raise OutputError(f"the browser did not render the page (exit {dom.returncode})", path=path)
-    shot_run = _chromium(
+    dom = _chromium(
         exe,
-        profile / "shot",
-        [f"--screenshot={shot.resolve()}", f"--window-size={window[0]},{window[1]}", uri],
+        root / "profile-report",
+        ["--dump-dom", f"--screenshot={shot}", f"--window-size={window[0]},{window[1]}", uri],
         timeout,
     )
+    if "<html" not in dom.stdout.lower():
+        raise OutputError(f"the browser did not render the page (exit {dom.returncode})", path=path)
+    probe = root / "probe.html"
+    probe.write_text(_PROBE.replace("REPORT", uri), encoding="utf-8")
+    seen = _chromium(
+        exe,
+        root / "profile-probe",
+        ["--allow-file-access-from-files", "--virtual-time-budget=10000", "--dump-dom"]
+        + [probe.as_uri()],
+        timeout,
+    )
+    marker = 'data-kofs="'
+    start = seen.stdout.find(marker)
+    images = []
+    if start >= 0:
+        raw = seen.stdout[start + len(marker) : seen.stdout.index('"', start + len(marker))]
+        images = json.loads(html.unescape(raw))["images"]
     console = []
-    for run in (dom, shot_run):
+    for run in (dom, seen):
         for line in run.stderr.splitlines():
             m = _CONSOLE.search(line)
             if m:
-                console.append({"level": m.group(1), "message": m.group(2)})
+                console.append({"message": m.group(1), "source": m.group(2)})
     parsed = _parse(dom.stdout)
-    errors = [
-        c["message"]
-        for c in console
-        if c["level"] == "ERROR"
-        or re.search(r"(Uncaught|Failed to load|Refused|net::ERR_)", c["message"])
-    ]
     return {
         "title": "".join(parsed.title).strip(),
         "tables": parsed.tables,
         "table_ids": parsed.ids,
-        "images": parsed.images,
         "dom": dom.stdout,
+        "images": images,
         "console": console,
-        "console_errors": errors,
         "screenshot": str(shot) if shot.is_file() else None,
         "screenshot_stats": _png_stats(shot) if shot.is_file() else None,
     }
