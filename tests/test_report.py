@@ -1,0 +1,257 @@
+"""Gene symbols beside the ids, and the run report (report.html of `kofs rank`)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from kofs.cli import main
+from kofs.io.annotations import GOAnnotations
+from kofs.io.interactions import read_interactions
+from kofs.io.output import write_ranking
+from kofs.io.symbols import gene_symbols, symbol_lookup
+from kofs.report.html import browser_check, check_report
+from kofs.report.run import run_report_html, weight_intervals
+from kofs.types import AggregateRanking, Expression, Ranking
+
+N_GENES, N_SAMPLES = 30, 16
+
+
+def _data(tmp_path: Path, *, symbol_column: bool = True):
+    """Entrez-id matrix (optionally with a symbol column), labels, an interaction file whose
+    symbol columns pair the Entrez ids with symbols."""
+    rng = np.random.default_rng(1)
+    y = np.array(["B", "T"] * (N_SAMPLES // 2))
+    X = rng.normal(size=(N_SAMPLES, N_GENES)) + 6
+    X[:, :4] += np.where(y == "B", 2.5, -2.5)[:, None]
+    entrez = [str(101 + j) for j in range(N_GENES)]
+    symbols = [f"SYM{j}" for j in range(N_GENES)]
+    samples = [f"s{i}" for i in range(N_SAMPLES)]
+    df = pd.DataFrame(X.T, columns=samples)
+    df.insert(0, "entrez_id", entrez)
+    if symbol_column:
+        df.insert(1, "symbol", symbols)
+    expr = tmp_path / "expr.tsv"
+    df.to_csv(expr, sep="\t", index=False)
+    labels = tmp_path / "labels.tsv"
+    pd.DataFrame({"sample": samples, "lineage": y}).to_csv(labels, sep="\t", index=False)
+    edges = [(0, 1), (1, 2), (2, 3), (0, 3), (4, 5), (5, 6), (7, 8), (1, 9), (10, 11), (0, 12)]
+    inter = tmp_path / "edges.tsv"
+    pd.DataFrame(
+        {
+            "entrez_a": [entrez[a] for a, _ in edges],
+            "entrez_b": [entrez[b] for _, b in edges],
+            "symbol_a": [symbols[a] for a, _ in edges],
+            "symbol_b": [symbols[b] for _, b in edges],
+            "score": 0.9,
+        }
+    ).to_csv(inter, sep="\t", index=False)
+    (tmp_path / "relevant.txt").write_text("101\n102\n")
+    return expr, labels, inter, entrez, symbols
+
+
+def _rank(tmp_path, args, out="run"):
+    expr, labels, inter, *_ = _data(tmp_path, symbol_column="--no-symbols" not in args)
+    args = [a for a in args if a != "--no-symbols"]
+    r = CliRunner().invoke(
+        main,
+        [
+            "rank",
+            str(expr),
+            "--labels",
+            str(labels),
+            "--label-column",
+            "lineage",
+            "--interactions",
+            str(inter),
+            "--relevant-genes",
+            str(tmp_path / "relevant.txt"),
+            "-o",
+            str(tmp_path / out),
+            *args,
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    return tmp_path / out
+
+
+# --------------------------------------------------------------------------- symbols
+
+
+def test_symbols_from_the_matrix_column():
+    e = Expression(
+        np.zeros((2, 3)),
+        ["7157", "672", "1"],
+        ["a", "b"],
+        annotations={"symbol": ["TP53", "", "A1BG"]},
+    )
+    assert gene_symbols(e) == {"7157": "TP53", "1": "A1BG"}
+    # ids that are the symbols themselves: no symbol column
+    s = Expression(np.zeros((2, 2)), ["TP53", "BRCA1"], ["a", "b"])
+    assert gene_symbols(s) is None
+
+
+def test_symbols_from_knowledge_sources_never_guess():
+    e = Expression(
+        np.zeros((2, 4)),
+        ["P1", "P2", "P3", "P4"],
+        ["a", "b"],
+        annotations={"entrez": ["7157", "672", "999", ""]},
+    )
+    go = GOAnnotations(
+        id_columns={
+            "entrez": ["7157", "7157", "672", "999", "999"],
+            "symbol": ["TP53", "TP53", "BRCA1", "X1", "X2"],  # 999 is ambiguous
+        },
+        terms=["GO:1"] * 5,
+        evidence=[""] * 5,
+        aspect=["BP"] * 5,
+    )
+    assert gene_symbols(e, go_annotations=go) == {"P1": "TP53", "P2": "BRCA1"}
+    assert symbol_lookup([(["NCBIGene:5", "5"], ["A", "A"])]) == {"5": "A"}
+
+
+def test_symbols_from_interaction_aliases(tmp_path):
+    *_, inter, entrez, symbols = _data(tmp_path)
+    e = Expression(np.zeros((2, 3)), [entrez[0], entrez[9], entrez[29]], ["a", "b"])
+    got = gene_symbols(e, interactions=read_interactions(inter))
+    assert got == {entrez[0]: symbols[0], entrez[9]: symbols[9]}  # gene 29 has no edge
+
+
+def test_write_ranking_symbol_column_beside_the_id(capsys):
+    r = Ranking("x", ("1", "2"), np.array([1.0, 2.0]), True)
+    write_ranking("-", r, symbols={"2": "BBB"})
+    out = capsys.readouterr().out
+    assert out == "gene\tsymbol\trank\tscore\n2\tBBB\t1\t2\n1\t\t2\t1\n"
+
+
+@pytest.mark.parametrize("from_matrix", [True, False])
+def test_rank_writes_symbols_in_table_evidence_and_report(tmp_path, from_matrix):
+    args = [] if from_matrix else ["--no-symbols"]
+    out = _rank(tmp_path, args)
+    t = pd.read_csv(out / "ranking.tsv", sep="\t", dtype=str, keep_default_na=False)
+    assert list(t.columns[:4]) == ["gene", "symbol", "rank", "score"]
+    row = t.set_index("gene").loc["101"]  # entrez id 101 = SYM0, neighbours SYM1, SYM3, SYM12
+    assert row["symbol"] == "SYM0"
+    assert re.search(r"interactors: SYM\d+", row["evidence"]) and "102" not in row["evidence"]
+    page = (out / "report.html").read_text()
+    assert "<td class='name'>SYM0</td>" in page
+
+
+# --------------------------------------------------------------------------- the run report
+
+
+def test_run_report_is_one_self_contained_page(tmp_path):
+    out = _rank(tmp_path, [])
+    page_path = out / "report.html"
+    assert check_report(page_path) == []
+    page = page_path.read_text()
+    assert "http:" not in page and "https:" not in page and "src='figures" not in page
+    uris = re.findall(r"src='(data:image/png;base64,[^']+)'", page)
+    assert len(uris) == 2  # agreement and heatmap
+    for u in uris:
+        assert base64.b64decode(u.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+    for ident in ("top-genes", "evidence", "weights", "coverage", "lists", "inputs", "software"):
+        assert f"id='{ident}'" in page, ident
+    sha = hashlib.sha256((tmp_path / "expr.tsv").read_bytes()).hexdigest()
+    assert sha in page  # provenance from the manifest
+    assert "Labels 'lineage': B 8, T 8" in page
+    assert sorted(p.name for p in out.iterdir()) == [
+        "config.resolved.yaml",
+        "manifest.json",
+        "ranking.tsv",
+        "report.html",
+        "weights.tsv",
+    ]
+
+
+def test_no_report_and_stdout_write_no_report(tmp_path):
+    out = _rank(tmp_path, ["--no-report"])
+    assert not (out / "report.html").exists() and (out / "ranking.tsv").is_file()
+    expr, labels, *_ = _data(tmp_path)
+    r = CliRunner().invoke(main, ["rank", str(expr), "--rankers", "variance", "-o", "-"])
+    assert r.exit_code == 0 and r.output.startswith("gene\tsymbol\trank")
+
+
+def _result(n_samples=6, info=None, weights=(0.7, 0.3)):
+    from kofs.pipeline import RunResult
+
+    rng = np.random.default_rng(0)
+    genes = tuple(f"G{j}" for j in range(8))
+    expr = Expression(rng.normal(size=(n_samples, 8)), genes, [f"s{i}" for i in range(n_samples)])
+    ranks = np.column_stack([np.arange(1.0, 9), np.arange(8.0, 0, -1)])
+    final = AggregateRanking(
+        "em", genes, -np.arange(8.0), ("a", "b"), ranks, np.array(weights), info or {}
+    )
+    lists = tuple(
+        Ranking(n, genes, -ranks[:, k], True, params={"ranker": "x"}) for k, n in enumerate("ab")
+    )
+    return RunResult(expr, final, lists, (), {}, {}, evidence=None, symbols={"G0": "ZERO"})
+
+
+def test_weight_intervals_rendered_when_the_aggregation_gives_them():
+    res = _result(info={"weight_ci": [[0.5, 0.9], [0.1, 0.5]], "iterations": 3})
+    assert weight_intervals(res.final) == [(0.5, 0.9), (0.1, 0.5)]
+    page = run_report_html(res)
+    assert "0.500 – 0.900" in page and "iterations = 3" in page
+    plain = run_report_html(_result())
+    assert "reported no intervals" in plain and "<th>interval</th>" not in plain
+    assert weight_intervals(_result(info={"weight_ci": [1, 2, 3]}).final) is None
+
+
+def test_heatmap_skipped_above_the_size_limit_and_said_so():
+    res = _result(n_samples=12)
+    page = run_report_html(res, max_heatmap_samples=10)
+    assert "id='heatmap-skipped'" in page and "12 samples (more than 10)" in page
+    assert page.count("data:image/png") == 1  # the agreement heatmap only
+    assert "ZERO" in page and "No knowledge source" in page
+
+
+def test_library_report_does_not_load_matplotlib_on_import():
+    code = (
+        "import sys, kofs.cli, kofs.report.run, kofs.evaluate; print('matplotlib' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.skipif(
+    shutil.which("chromium") is None,
+    reason="headless-browser check needs Debian's chromium (apt-get install -y chromium)",
+)
+def test_run_report_renders_in_headless_chromium(tmp_path):
+    out = _rank(tmp_path, [])
+    shot = tmp_path / "shot.png"
+    seen = browser_check(out / "report.html", profile_dir=tmp_path / "browser", screenshot=shot)
+    assert seen["title"] == "kofs ranking report"
+    assert {"top-genes", "evidence", "weights", "coverage", "lists", "inputs"} <= set(
+        seen["table_ids"]
+    )
+    assert "SYM0" in seen["dom"]
+    assert len(seen["images"]) == 2 and all(i["width"] > 200 for i in seen["images"])
+    assert seen["console"] == []
+    stats = seen["screenshot_stats"]
+    assert shot.is_file() and stats["non_background"] > 0.02 and stats["colours"] > 20
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
+def test_browser_check_sees_broken_pages(tmp_path):
+    bad = tmp_path / "bad.html"
+    bad.write_text(
+        "<!DOCTYPE html><html><head><title>bad</title></head><body>"
+        "<img src='missing.png'><script>no_such_function()</script></body></html>"
+    )
+    seen = browser_check(bad, profile_dir=tmp_path / "browser")
+    assert seen["images"] == [{"src": "missing.png", "width": 0}]
+    assert any("no_such_function" in c["message"] for c in seen["console"])
+    assert seen["tables"] == 0 and seen["screenshot_stats"]["non_background"] < 0.01
