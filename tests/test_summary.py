@@ -28,3 +28,18 @@ def test_summary_on_terminal_only(monkeypatch, capsys):
     assert "top 3 genes (em)" in text and "list weights (EM)" in text
     assert "coverage: pathways kegg.gmt" in text and "out/ranking.tsv" in text
     assert res.final.top(1)[0] in text
+
+
+def test_summary_shows_symbols_beside_the_ids(monkeypatch):
+    from dataclasses import replace
+
+    p = example_paths()
+    expr = read_expression(p["expression"])
+    res = rank(expr, rankers=["variance"])
+    top = res.final.top(2)
+    res = replace(res, symbols={top[0]: "MYSYMBOL"})
+    fake = io.StringIO()
+    monkeypatch.setattr("sys.stderr", fake)
+    _summary.print_summary(res, top=2, force=True)
+    text = fake.getvalue()
+    assert "symbol" in text and "MYSYMBOL" in text and top[0] in text and top[1] in text
