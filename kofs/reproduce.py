@@ -313,6 +313,8 @@ def run_experiment(
         + ", ".join(f"{k.replace('_', ' ')} {v} s" for k, v in timings.items())
         + "."
     )
+    from kofs.io.symbols import gene_symbols
+
     written = write_evaluation(
         result,
         out,
@@ -322,6 +324,9 @@ def run_experiment(
         title=cfg.get("title", "KOFS reproduction"),
         intro=text,
         extra_tables={"Ours next to book Table 6.5 (book protocol, 1-NN)": book},
+        symbols=gene_symbols(
+            expr, go_annotations=sources.go_annotations, interactions=sources.interactions
+        ),
     )
     (Path(out) / "table65.tsv").write_text(book.to_csv(sep="\t", index=False, float_format="%.3g"))
     (Path(out) / "table65.md").write_text(_markdown(book))
