@@ -207,6 +207,20 @@ def test_weight_intervals_rendered_when_the_aggregation_gives_them():
     plain = run_report_html(_result())
     assert "reported no intervals" in plain and "<th>interval</th>" not in plain
     assert weight_intervals(_result(info={"weight_ci": [1, 2, 3]}).final) is None
+    # weight diagnostics of an aggregation (a diagnostics mapping beside info) come first
+    res = _result()
+    object.__setattr__(
+        res.final,
+        "diagnostics",
+        {
+            "weight_ci": np.array([[0.6, 0.8], [0.2, 0.4]]),
+            "loglik_gain": 0.05,
+            "n_boot": 50,
+            "warning": "em: list weights not identified",
+        },
+    )
+    page = run_report_html(res)
+    assert "0.600 – 0.800" in page and "not identified" in page and "50 bootstrap" in page
 
 
 def test_heatmap_skipped_above_the_size_limit_and_said_so():

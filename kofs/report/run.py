@@ -28,7 +28,7 @@ __all__ = ["run_report_html", "write_run_report", "MAX_HEATMAP_SAMPLES"]
 #: Largest sample count drawn in the heatmap of the top genes (clustering is quadratic).
 MAX_HEATMAP_SAMPLES = 2000
 _GENE_PARTS = ("GO neighbours", "interactors")  # evidence parts that list genes
-_INTERVAL_KEYS = ("weight_intervals", "weight_ci", "weights_ci", "weight_interval")
+_INTERVAL_KEYS = ("weight_ci", "weight_intervals", "weights_ci", "weight_interval")
 
 
 def _rank_text(r: float) -> str:
@@ -38,28 +38,50 @@ def _rank_text(r: float) -> str:
 
 
 def weight_intervals(final: Any) -> list[tuple[float, float]] | None:
-    """The per-list weight intervals an aggregation reports in its ``info``, if any.
+    """The per-list weight intervals an aggregation reports, if any.
 
-    Accepted forms under ``info[key]`` for ``key`` in ``weight_intervals``, ``weight_ci``,
-    ``weights_ci``, ``weight_interval``: an (L, 2) array, a list of pairs, or a mapping list
-    name -> pair, in the order of ``final.list_names``; None otherwise.
+    Looked up in ``final.diagnostics`` (when the aggregation has weight diagnostics), then in
+    ``final.info``, under ``weight_ci``, ``weight_intervals``, ``weights_ci`` or
+    ``weight_interval``: an (L, 2) array, a list of pairs, or a mapping list name -> pair, in
+    the order of ``final.list_names``. None otherwise.
     """
-    info = dict(getattr(final, "info", {}) or {})
-    for key in _INTERVAL_KEYS:
-        v = info.get(key)
-        if v is None:
-            continue
-        if isinstance(v, Mapping):
-            v = [v.get(n) for n in final.list_names]
-            if any(p is None for p in v):
+    for where in (getattr(final, "diagnostics", None), getattr(final, "info", None)):
+        found = dict(where or {})
+        for key in _INTERVAL_KEYS:
+            v = found.get(key)
+            if v is None:
                 continue
-        try:
-            a = np.asarray(v, dtype=np.float64)
-        except (TypeError, ValueError):
-            continue
-        if a.shape == (len(final.list_names), 2):
-            return [(float(lo), float(hi)) for lo, hi in a]
+            if isinstance(v, Mapping):
+                v = [v.get(n) for n in final.list_names]
+                if any(p is None for p in v):
+                    continue
+            try:
+                a = np.asarray(v, dtype=np.float64)
+            except (TypeError, ValueError):
+                continue
+            if a.shape == (len(final.list_names), 2) and np.isfinite(a).all():
+                return [(float(lo), float(hi)) for lo, hi in a]
     return None
+
+
+def _diagnostics_note(final: Any) -> str:
+    """Warnings and the likelihood gain of the weight diagnostics, when the aggregation has
+    them."""
+    diag = dict(getattr(final, "diagnostics", None) or {})
+    out = []
+    for key in ("warning", "circular"):
+        if isinstance(diag.get(key), str) and diag[key]:
+            out.append(f"<p class='note'><b>Warning</b>: {esc(diag[key])}</p>")
+    gain = diag.get("loglik_gain")
+    if isinstance(gain, (int, float, np.floating)):
+        n_boot = diag.get("n_boot")
+        out.append(
+            f"<p class='note'>Log-likelihood gain of the fitted weights over equal weights: "
+            f"{float(gain):.3g} nats"
+            + (f"; intervals from {int(n_boot)} bootstrap replicates" if n_boot else "")
+            + ".</p>"
+        )
+    return "".join(out)
 
 
 def _info_note(info: Mapping[str, Any]) -> str:
@@ -165,6 +187,7 @@ def _weights(final) -> str:
             table_id="weights",
         )
         + note
+        + _diagnostics_note(final)
         + _info_note(final.info)
     )
 
