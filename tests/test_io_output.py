@@ -265,6 +265,8 @@ def test_environment_info():
         "pandas",
         "sklearn",
         "goatools",
+        "networkx",
+        "matplotlib",
         "platform",
     }
     assert info["numpy"] == np.__version__

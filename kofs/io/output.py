@@ -464,5 +464,7 @@ def environment_info() -> dict[str, str | None]:
         "pandas": version("pandas"),
         "sklearn": version("scikit-learn"),
         "goatools": version("goatools"),
+        "networkx": version("networkx"),
+        "matplotlib": version("matplotlib"),
         "platform": platform.platform(),
     }

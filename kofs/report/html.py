@@ -152,7 +152,7 @@ def provenance_html(manifest: Mapping[str, Any], *, heading: str = "Provenance")
             facts.append((key, _short(s[key])))
     m = manifest.get("matrix")
     if m:
-        facts.append(("matrix", f"{m.get('samples')} samples × {m.get('genes')} genes"))
+        facts.append(("matrix", f"{m.get('samples'):,} samples × {m.get('genes'):,} genes"))
     t = manifest.get("timings_seconds")
     if t:
         facts.append(("run time", f"{sum(float(v) for v in t.values()):.2f} s"))

@@ -225,7 +225,7 @@ def _coverage(coverage: Sequence[Any]) -> str:
         rows,
         caption="Genes of each knowledge source found in the matrix",
         table_id="coverage",
-        name_columns=("source",),
+        text_columns=("source",),
     )
 
 
