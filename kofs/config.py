@@ -275,7 +275,8 @@ class RunConfig:
             from kofs.registry import unknown_message
 
             raise ParameterError(
-                "--aggregate: " + unknown_message("aggregator", self.aggregation.aggregate, names)
+                "--aggregate: "
+                + unknown_message("aggregator", self.aggregation.aggregate, list(names))
             )
 
     # --- construction -----------------------------------------------------------------------

@@ -46,7 +46,7 @@ class Context:
     sources: Any = None
     seed: int = 0
     cache: dict[str, Any] = field(default_factory=dict)
-    shared: dict[str, Any] = field(default_factory=dict)
+    shared: dict[Any, Any] = field(default_factory=dict)
     coverage: list[CoverageReport] = field(default_factory=list)
     max_memory: int | None = None
 

@@ -202,7 +202,7 @@ def _path(opt: Option, value: Any) -> str:
 def _items(value: Any) -> list[Any]:
     """A YAML list, a tuple, or one comma-separated text."""
     if isinstance(value, (list, tuple)):
-        out = []
+        out: list[Any] = []
         for v in value:
             if isinstance(v, (list, tuple, dict)):
                 raise _Bad(f"expected a list of single values, got {_short(value)}")
@@ -244,7 +244,7 @@ def _assignments(value: Any, form: str = "KEY=VALUE") -> list[tuple[str, Any]]:
     if isinstance(value, Mapping):
         return [(str(k), v) for k, v in value.items()]
     items = value if isinstance(value, (list, tuple)) else [value]
-    out = []
+    out: list[tuple[str, Any]] = []
     for item in items:
         if isinstance(item, Mapping):
             out.extend((str(k), v) for k, v in item.items())

@@ -134,7 +134,7 @@ def expression_plan(
             ListPlan(
                 name=name,
                 ranker=name,
-                build_inputs=lambda ctx, b=base: b,
+                build_inputs=lambda ctx, b=base: b,  # type: ignore[misc]
                 sources=("expression", *(("labels",) if spec.supervised else ())),
             )
         )

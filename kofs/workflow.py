@@ -30,14 +30,15 @@ class RunInputs:
     expression : Expression
     labels : SampleCategories, optional
         Aligned to ``expression.samples``.
-    relevant_genes : tuple of str, optional
-        As read from the file (matched to the matrix when ranking).
+    relevant_genes : sequence of str, optional
+        As read from the file (a :class:`kofs.io.genes.GeneList` naming it; matched to the
+        matrix when ranking).
     sources : KnowledgeSources
     """
 
     expression: Expression
     labels: SampleCategories | None
-    relevant_genes: tuple[str, ...] | None
+    relevant_genes: Sequence[str] | None
     sources: KnowledgeSources
 
 

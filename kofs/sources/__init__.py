@@ -98,8 +98,9 @@ class KnowledgeSources:
         return any(SOURCES.get(k).lists(v) for k, v in self.data.items())
 
     def templates(self) -> list[Any]:
-        """The catalogue lists of the given sources."""
-        return [t for k, v in self.data.items() for t in SOURCES.get(k).lists(v)]
+        """The catalogue lists of every source (of an absent source too: asking for one of
+        those says which option it needs)."""
+        return [t for spec in SOURCES for t in spec.lists(self.data.get(spec.name))]
 
     def provided(self) -> set[str]:
         """What the given sources provide for the lists' ``needs``."""
@@ -117,22 +118,32 @@ def read_sources(config: Any = None, /, **options: Any) -> KnowledgeSources:
         Or the options by name, as on the command line (``go=``, ``go_annotations=``,
         ``pathways=``, ``interactions=``, ``string_min_score=``, ``aux=[...]``, ``id_map=``, ...).
     """
-    from kofs.config import RunConfig
+    from kofs.errors import ParameterError
+    from kofs.options import build, options_of
+    from kofs.registry import unknown_message
 
-    if config is None:
-        config = RunConfig.from_mapping(options)
-    elif options:
-        raise TypeError("read_sources takes a RunConfig or options, not both")
+    if config is not None:
+        if options:
+            raise TypeError("read_sources takes a RunConfig or options, not both")
+        knowledge, id_map = config.knowledge, config.inputs.id_map
+    else:
+        given = {k.replace("-", "_"): v for k, v in options.items()}
+        id_map = given.pop("id_map", None)
+        known = {o.name for spec in SOURCES for o in options_of(spec.options)}
+        for k in given:
+            if k not in known:
+                raise ParameterError(unknown_message("knowledge option", k, sorted(known)))
+        knowledge = {spec.name: build(spec.options, given) for spec in SOURCES}
     data = {}
     for spec in SOURCES:
-        value = spec.read(config.knowledge[spec.name])
+        value = spec.read(knowledge[spec.name])
         if value is not None:
             data[spec.name] = value
     idmap = None
-    if config.inputs.id_map is not None:
+    if id_map is not None:
         from kofs.io.ids import read_id_map
 
-        idmap = read_id_map(config.inputs.id_map)
+        idmap = read_id_map(id_map)
     return KnowledgeSources(data, idmap)
 
 

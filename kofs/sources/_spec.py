@@ -8,7 +8,9 @@ A knowledge source (GO, pathways, interactions, graph files, auxiliary data, ter
 - ``read(options)``: reads the user's files (raising ``InputError`` naming the file) into a
   data object, or returns None when the source is not given;
 - ``lists(data)``: the KOFS catalogue lists (:class:`~kofs.context.ListTemplate`) it
-  contributes; ``provides(data)``: the names those lists' ``needs`` refer to;
+  contributes (``data`` is None when the source is not given: the lists are still listed, so
+  asking for one says which option it needs); ``provides(data)``: the names those lists'
+  ``needs`` refer to;
 - optionally ``msfs`` (its sample similarities for MSFS), ``relevance`` (a starting relevance
   for propagation), ``evidence`` (text per gene for ranking.tsv) and ``releases`` (release
   information for the manifest).

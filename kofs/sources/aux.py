@@ -50,14 +50,14 @@ def aux_similarity(ctx: Context, i: int) -> Any:
     return ctx.cached(f"aux{i}", build)
 
 
-def _lists(data: tuple[Any, ...]) -> list[ListTemplate]:
-    n = len(data)
+def _lists(data: tuple[Any, ...] | None) -> list[ListTemplate]:
+    n = len(data) if data else 1
     return [
         ListTemplate(
             f"AUX{i + 1}-SPEC" if n > 1 else "AUX-SPEC",
             "spec-phi2",
             ("aux",),
-            lambda ctx, i=i: RankerInputs(similarity=aux_similarity(ctx, i)),
+            lambda ctx, i=i: RankerInputs(similarity=aux_similarity(ctx, i)),  # type: ignore[misc]
             "SPEC on the auxiliary data's sample similarity",
             order=110 + i,
         )

@@ -95,6 +95,7 @@ def _read(o: GoOptions) -> GoData | None:
     from kofs.io.ontology import read_obo
 
     ontology = read_obo(o.go)
+    assert o.go_annotations is not None  # checked above
     annotations = read_go_annotations(
         o.go_annotations,
         evidence=",".join(o.go_evidence) if o.go_evidence else None,
