@@ -155,15 +155,15 @@ def _bounds(opt: Option, v: float) -> None:
 def _int(opt: Option, value: Any) -> int:
     value = _scalar(opt, value)
     if isinstance(value, bool):
-        raise _Bad(f"expected a whole number, got {str(value).lower()}")
+        raise _Bad(f"expected a number (an integer), got {str(value).lower()}")
     if isinstance(value, float):
         if not value.is_integer():
-            raise _Bad(f"expected a whole number, got {value!r}")
+            raise _Bad(f"expected an integer, got {value!r}")
         value = int(value)
     try:
         v = int(str(value).strip())
     except ValueError:
-        raise _Bad(f"expected a whole number, got {_short(value)}") from None
+        raise _Bad(f"expected an integer, got {_short(value)}") from None
     _bounds(opt, v)
     return v
 
@@ -193,7 +193,9 @@ def _bool(opt: Option, value: Any) -> bool:
 
 
 def _path(opt: Option, value: Any) -> str:
-    text = _str(opt, value)
+    if isinstance(value, (list, tuple, dict, set, bool, int, float)):
+        raise _Bad(f"expected a file path, got {_short(value)}")
+    text = str(value)
     if not text.strip():
         raise _Bad("an empty path was given")
     return text
