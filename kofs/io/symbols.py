@@ -146,6 +146,8 @@ def gene_symbols(
         out = {g: s.strip() for g, s in zip(expression.genes, own, strict=True) if s.strip()}
         out = {g: s for g, s in out.items() if s.upper() not in _MISSING}
     missing = [g for g in expression.genes if g not in out]
+    if expression.namespace == "symbol" and own is None:
+        missing = []  # the ids are symbols already
     if missing and (go_annotations is not None or interactions is not None):
         index = expression.gene_index()
         cols = [v for k, v in expression.annotations.items() if k != "symbol"]
