@@ -320,7 +320,9 @@ def rank(
         threads=threads,
         settings=settings,
     )
-    symbols = source_symbols(expression, sources)
+    symbols = context.cached(
+        "gene_symbols", lambda: source_symbols(expression, sources), gene_level=True
+    )
     context.symbols = symbols
     parts = [
         part

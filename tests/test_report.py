@@ -267,3 +267,30 @@ def test_browser_check_sees_broken_pages(tmp_path):
     assert seen["images"] == [{"src": "missing.png", "width": 0}]
     assert any("no_such_function" in c["message"] for c in seen["console"])
     assert seen["tables"] == 0 and seen["screenshot_stats"]["non_background"] < 0.01
+
+
+def test_no_report_key_of_a_config_and_symbols_cached_per_gene_set(tmp_path):
+    from kofs.config import RunConfig
+    from kofs.context import Context
+    from kofs.outputs import write_result
+    from kofs.workflow import run
+
+    expr, labels, inter, *_ = _data(tmp_path, symbol_column=False)
+    base = {
+        "expression": str(expr),
+        "labels": str(labels),
+        "label_column": "lineage",
+        "rankers": "variance,fisher",
+        "interactions": str(inter),
+        "relevant_genes": str(tmp_path / "relevant.txt"),
+    }
+    cfg = RunConfig.from_mapping({**base, "output": str(tmp_path / "a"), "no_report": True})
+    res = run(cfg)
+    assert res.symbols["101"] == "SYM0" and res.labels.name == "lineage"
+    write_result(res)
+    assert not (tmp_path / "a" / "report.html").exists()
+    assert "no-report: true" in (tmp_path / "a" / "config.resolved.yaml").read_text()
+    ctx = Context(expression=res.expression, shared={})
+    first = ctx.cached("gene_symbols", lambda: {"x": "y"}, gene_level=True)
+    again = Context(expression=res.expression, shared=ctx.shared)
+    assert again.cached("gene_symbols", lambda: None, gene_level=True) is first
