@@ -223,6 +223,24 @@ def test_weight_intervals_rendered_when_the_aggregation_gives_them():
     assert "0.600 – 0.800" in page and "not identified" in page and "50 bootstrap" in page
 
 
+def test_one_list_has_no_agreement_figure_and_sources_without_coverage_are_named():
+    from dataclasses import replace
+
+    from kofs.sources import KnowledgeSources
+
+    res = _result()
+    one = replace(
+        res,
+        final=replace(
+            res.final, list_names=("a",), list_ranks=res.final.list_ranks[:, :1], weights=None
+        ),
+        sources=KnowledgeSources({"pathways": object()}),
+    )
+    page = run_report_html(one)
+    assert "One ranked list" in page and page.count("data:image/png") == 1  # heatmap only
+    assert "No gene-level coverage was recorded" in page and "(pathways)" in page
+
+
 def test_heatmap_skipped_above_the_size_limit_and_said_so():
     res = _result(n_samples=12)
     page = run_report_html(res, max_heatmap_samples=10)

@@ -192,8 +192,14 @@ def _weights(final) -> str:
     )
 
 
-def _coverage(coverage: Sequence[Any]) -> str:
+def _coverage(coverage: Sequence[Any], sources: Any = None) -> str:
     if not coverage:
+        given = sorted(getattr(sources, "data", None) or {})
+        if given:
+            return (
+                "<p class='note'>No gene-level coverage was recorded for the knowledge sources "
+                f"of this run ({esc(', '.join(given))}).</p>"
+            )
         return (
             "<p class='note'>No knowledge source: every list was computed from the expression "
             "matrix (and the labels).</p>"
@@ -259,6 +265,11 @@ def _figure(uri: str, caption: str, fig_id: str) -> str:
 
 
 def _agreement(final) -> str:
+    if len(final.list_names) < 2:
+        return (
+            "<p class='note' id='agreement'>One ranked list: the fused ranking follows it; "
+            "there is no agreement between lists to show.</p>"
+        )
     from kofs.report.plots import agreement_figure, png_data_uri
 
     names = ["final", *final.list_names]
@@ -372,7 +383,10 @@ def run_report_html(
         "<h2>Top genes across the samples</h2>"
         + _heatmap(result, labels, symbols, min(heatmap_genes, expr.n_genes), max_heatmap_samples)
     )
-    body.append("<h2>Coverage of the knowledge sources</h2>" + _coverage(result.coverage))
+    body.append(
+        "<h2>Coverage of the knowledge sources</h2>"
+        + _coverage(result.coverage, getattr(result, "sources", None))
+    )
     body.append("<h2>Lists</h2>" + _lists(result, symbols))
     if manifest:
         body.append(provenance_html(manifest))
