@@ -329,7 +329,7 @@ def run_report_html(
     result : kofs.pipeline.RunResult
     manifest : mapping, optional
         The run's provenance record (``manifest.json``,
-        :func:`kofs.io.run_output.manifest`); without it the page has no provenance section.
+        :func:`kofs.outputs.manifest`); without it the page has no provenance section.
     labels : SampleCategories, optional
         Sample labels aligned to ``result.expression.samples`` (colour bar of the heatmap).
     top : int
