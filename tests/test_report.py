@@ -312,3 +312,27 @@ def test_no_report_key_of_a_config_and_symbols_cached_per_gene_set(tmp_path):
     first = ctx.cached("gene_symbols", lambda: {"x": "y"}, gene_level=True)
     again = Context(expression=res.expression, shared=ctx.shared)
     assert again.cached("gene_symbols", lambda: None, gene_level=True) is first
+
+
+def test_symbols_of_the_real_all_matrix_from_its_column_and_from_go(shared_data):
+    """ALL (Entrez ids + a symbol column): every gene has its symbol; without the column, the
+    org.Hs.eg.db GO table gives 8,436 of the 8,562 and every one equals the matrix's own."""
+    from kofs.io.annotations import read_go_annotations
+    from kofs.io.expression import read_expression
+
+    e = read_expression(shared_data / "ALL" / "ALL_gene_expr.tsv.gz")
+    own = gene_symbols(e)
+    assert e.namespace == "entrez" and len(own) == e.n_genes == 8562
+    assert own["7157"] == "TP53" and own["915"] == "CD3D"
+    bare = Expression(
+        e.values,
+        e.genes,
+        e.samples,
+        namespace="entrez",
+        annotations={"probe": e.annotations["probe_id"]},
+    )
+    go = read_go_annotations(
+        shared_data / "GO" / "goa_human_entrez_2022-Sep12_from_org.Hs.eg.db.tsv.gz"
+    )
+    found = gene_symbols(bare, go_annotations=go)
+    assert len(found) == 8436 and all(own[g] == s for g, s in found.items())
