@@ -38,6 +38,7 @@ _EXPORTS = {
     "rank": "kofs.pipeline",
     "run": "kofs.workflow",
     "write_result": "kofs.outputs",
+    "run_report_html": "kofs.report.run",
     "RunConfig": "kofs.config",
     "read_run_config": "kofs.config",
     "RunResult": "kofs.pipeline",
