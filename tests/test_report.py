@@ -336,3 +336,13 @@ def test_symbols_of_the_real_all_matrix_from_its_column_and_from_go(shared_data)
     )
     found = gene_symbols(bare, go_annotations=go)
     assert len(found) == 8436 and all(own[g] == s for g, s in found.items())
+
+
+def test_partial_lists_unranked_genes_tie_last_in_the_agreement():
+    from dataclasses import replace
+
+    res = _result()
+    R = res.final.list_ranks.copy()
+    R[5:, 1] = np.nan  # list b ranks only 5 genes
+    page = run_report_html(replace(res, final=replace(res.final, list_ranks=R)))
+    assert page.count("data:image/png") == 2 and ">NA<" in page

@@ -112,7 +112,7 @@ def heatmap_figure(
     cols = _cluster_order(Z)  # samples
     rows = _cluster_order(Z.T)  # genes
     k = X.shape[1]
-    fig = Figure(figsize=(max(6.0, 0.05 * X.shape[0] + 3), max(4.0, 0.16 * k + 1.5)))
+    fig = Figure(figsize=(min(14.0, max(6.0, 0.05 * X.shape[0] + 3)), max(4.0, 0.16 * k + 1.5)))
     gs = fig.add_gridspec(
         2, 2, height_ratios=[1, max(8, k / 2)], width_ratios=[40, 1], hspace=0.03, wspace=0.03
     )

@@ -273,7 +273,8 @@ def _agreement(final) -> str:
     from kofs.report.plots import agreement_figure, png_data_uri
 
     names = ["final", *final.list_names]
-    R = np.column_stack([final.ranks, np.asarray(final.list_ranks)])
+    R = np.column_stack([final.ranks, np.asarray(final.list_ranks, dtype=np.float64)])
+    R = np.where(np.isnan(R), np.nanmax(R, axis=0, initial=0) + 1, R)  # unranked: tied last
     C = rank_correlation(R)
     uri = png_data_uri(agreement_figure(C, names=names))
     return _figure(
