@@ -74,7 +74,8 @@ writeLines(c(sprintf("%.6f", t), sprintf("%.17g", p)), args[2])
 
 
 def run() -> list[dict]:
-    from kofs.aggregate import aggregate, rank_matrix
+    from kofs.aggregate import aggregate
+    from kofs.aggregate.partial import partial_rank_matrix
     from kofs.aggregate.rra import rra_pvalues
 
     genes, lists, base = _lists()
@@ -124,7 +125,7 @@ def run() -> list[dict]:
         lambda: aggregate(lists, "rra", params={"exact": True}),
         2.0,
     )
-    _, R = rank_matrix(lists)
+    _, R = partial_rank_matrix(lists)
     r_row = _r_rra(R, rra_pvalues(R / M))
     if r_row is not None:
         rows.append(r_row)
