@@ -11,7 +11,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.stats import rankdata
 
-from kofs.aggregate.partial import complete_ranks
 from kofs.aggregate import AGGREGATORS, aggregate
 from kofs.aggregate.em import (
     e_step,
@@ -21,6 +20,7 @@ from kofs.aggregate.em import (
     m_step,
     rank_probabilities,
 )
+from kofs.aggregate.partial import complete_ranks
 from kofs.errors import ParameterError
 from kofs.types import Ranking
 
