@@ -40,6 +40,8 @@ _EXPORTS = {
     "KnowledgeSources": "kofs.plans",
     "run_ranker": "kofs.rankers",
     "aggregate_rankings": "kofs.aggregate",
+    "aggregate_lists": "kofs.list_aggregation",
+    "read_ranked_lists": "kofs.io.gene_lists",
     "sample_similarity": "kofs.knowledge.similarity",
     "gene_similarity": "kofs.knowledge.go",
     "example_paths": "kofs.example",

@@ -44,6 +44,12 @@ def _convert(key: str, value, param: click.Parameter, ctx: click.Context, path: 
 def config_to_options(config_path: str, ctx: click.Context) -> dict:
     """Validated, type-converted options of a config file (paths made absolute)."""
     cfg = load_config(config_path)
+    if cfg.get("command", "rank") != "rank":
+        raise ParameterError(
+            f"config key 'command' must be rank or aggregate, got {cfg['command']!r}",
+            path=config_path,
+        )
+    cfg.pop("command", None)
     params = config_keys()
     check_keys(cfg, params, path=config_path)
     if "expression" not in cfg:
@@ -74,8 +80,21 @@ def run_cmd(ctx: click.Context, config: str, expression: str | None, **opts) -> 
     """Run `kofs rank` from CONFIG (YAML; keys = the long options of `kofs rank`).
 
     Options given on the command line override the file. The output folder receives
-    config.resolved.yaml, with which `kofs run` repeats the run exactly.
+    config.resolved.yaml, with which `kofs run` repeats the run exactly. A config with
+    `command: aggregate` (written by `kofs aggregate`) repeats `kofs aggregate`.
     """
+    if load_config(config).get("command") == "aggregate":
+        from kofs.cli.aggregate import run_aggregate_config
+
+        given = {
+            name: value
+            for name, value in opts.items()
+            if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
+        }
+        if expression is not None:
+            given["expression"] = expression
+        run_aggregate_config(config, given, quiet=bool((ctx.obj or {}).get("quiet")))
+        return
     merged = {name: opts[name] for name in opts}  # defaults
     merged.update(config_to_options(config, ctx))
     for name, value in opts.items():

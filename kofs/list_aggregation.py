@@ -1,0 +1,358 @@
+"""Fuse ranked gene lists that users bring (``kofs aggregate``, :func:`aggregate_lists`).
+
+The lists come from files (:mod:`kofs.io.gene_lists`), DataFrames, Series or plain Python
+lists; they may differ in length and in gene universe. Their ids are harmonised once, here:
+ids equal up to case, an Ensembl version or a database prefix (:func:`kofs.io.ids.normalise_id`)
+are one gene, written as the first list that names it writes it (Ensembl versions dropped).
+A universe (a number N, or a gene list) sets the N of RRA and Stuart and of the
+random-completion model; list genes outside a universe list are dropped and counted. Each
+list's coverage (genes read, kept, dropped, shared with the other lists) is reported.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from kofs.aggregate import aggregate
+from kofs.errors import InputError, ParameterError
+from kofs.io.gene_lists import (
+    DIRECTIONS,
+    ListSpec,
+    RankedGeneList,
+    list_from_frame,
+    read_ranked_lists,
+)
+from kofs.io.ids import CoverageReport, guess_namespace, normalise_id
+from kofs.types import AggregateRanking, Ranking
+
+log = logging.getLogger(__name__)
+
+__all__ = ["ListAggregation", "aggregate_lists", "read_universe"]
+
+_ENSEMBL = re.compile(r"^ENS[A-Z]*[GTPE]\d+$")
+LOW_SHARED = 0.05
+
+
+@dataclass(frozen=True, eq=False)
+class ListAggregation:
+    """Result of :func:`aggregate_lists`.
+
+    Attributes
+    ----------
+    final : AggregateRanking
+        The fused ranking over the genes of the lists (plus those of a universe list).
+    lists : tuple of Ranking
+        The harmonised input lists (display ids, universe applied), in input order.
+    sources : tuple of RankedGeneList
+        The lists as read, with how each was recognised and ranked.
+    coverage : tuple of CoverageReport
+        One per list; ``matrix_genes`` is the universe size N.
+    universe : int
+        N.
+    settings : mapping
+        Method, parameters and reading options used.
+    timings : mapping of str to float
+        Seconds per step.
+    evidence : None
+        (No per-gene evidence for user lists; present so that the run writers accept it.)
+    """
+
+    final: AggregateRanking
+    lists: tuple[Ranking, ...]
+    sources: tuple[RankedGeneList, ...]
+    coverage: tuple[CoverageReport, ...]
+    universe: int
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    timings: Mapping[str, float] = field(default_factory=dict)
+    evidence: Mapping[str, str] | None = None
+
+
+def _is_path(obj: Any) -> bool:
+    return isinstance(obj, (str, os.PathLike, ListSpec))
+
+
+def _read_one(
+    obj: Any, name: str | None, index: int, reading: Mapping[str, Any]
+) -> list[RankedGeneList]:
+    import pandas as pd
+
+    if isinstance(obj, RankedGeneList):
+        return [obj if name is None else replace(obj, name=name)]
+    if isinstance(obj, Ranking):
+        return [
+            RankedGeneList(
+                name or obj.name,
+                obj.genes,
+                obj.scores,
+                obj.higher_is_better,
+                "Ranking",
+                "its scores",
+                "<python>",
+                None,
+                len(obj.genes),
+                0,
+            )  # fmt: skip
+        ]
+    if _is_path(obj):
+        spec = obj if isinstance(obj, ListSpec) else os.fspath(obj)
+        lists = read_ranked_lists(spec, **reading)
+        if name is not None:
+            if len(lists) != 1:
+                raise ParameterError(
+                    f"{os.fspath(getattr(spec, 'path', spec))} holds {len(lists)} gene sets; "
+                    "a name can only be given to a file with one list"
+                )
+            lists = [replace(lists[0], name=name)]
+        return lists
+    label = name or f"list{index + 1}"
+    if isinstance(obj, pd.DataFrame):
+        return [list_from_frame(obj, label, **reading)]
+    if isinstance(obj, pd.Series):
+        frame = obj.to_frame(name=str(obj.name) if obj.name is not None else "score")
+        if obj.name is not None and name is None:
+            label = str(obj.name)
+        return [list_from_frame(frame, label, **reading)]
+    if isinstance(obj, Iterable) and not isinstance(obj, (bytes, Mapping)):
+        genes = [str(g) for g in obj]
+        frame = pd.DataFrame({"gene": genes})
+        return [list_from_frame(frame, label, **reading)]
+    raise ParameterError(
+        f"list {label}: expected a file path, a DataFrame, a Series or a list of gene ids, "
+        f"got {type(obj).__name__}"
+    )
+
+
+def read_universe(universe: Any) -> int | list[str] | None:
+    """``None``, a number of genes, or gene ids (a file with one id per line / a column, or an
+    iterable). A string of digits that is not a file is a number."""
+    if universe is None:
+        return None
+    if isinstance(universe, (int, np.integer)) and not isinstance(universe, bool):
+        if universe < 1:
+            raise ParameterError(f"universe size must be at least 1, got {universe}")
+        return int(universe)
+    if isinstance(universe, (str, os.PathLike)):
+        text = os.fspath(universe)
+        if text.strip().isdigit() and not os.path.exists(text):
+            return read_universe(int(text))
+        from kofs.io.genes import read_gene_list
+
+        return list(read_gene_list(text))
+    if isinstance(universe, Iterable):
+        return [str(g) for g in universe]
+    raise ParameterError(f"universe must be a number, a file or gene ids, got {universe!r}")
+
+
+def _display(gene: str) -> str:
+    key = normalise_id(gene)
+    return key if _ENSEMBL.match(key) else gene.strip()
+
+
+def aggregate_lists(
+    lists: Sequence[Any] | Mapping[str, Any],
+    *,
+    method: str = "rra",
+    params: Mapping[str, Any] | None = None,
+    universe: int | str | os.PathLike | Iterable[str] | None = None,
+    relevant_genes: str | os.PathLike | Iterable[str] | None = None,
+    gene_column: str | None = None,
+    column: str | None = None,
+    direction: str | None = None,
+    mageck_side: str = "neg",
+) -> ListAggregation:
+    """Read, harmonise and fuse ranked gene lists.
+
+    Parameters
+    ----------
+    lists : sequence or mapping (name -> list)
+        Each a file spec ``[NAME=]FILE[:COLUMN[:asc|desc|abs]]`` or path (a GMT file gives one
+        list per gene set), a :class:`pandas.DataFrame` (a gene column or index plus score
+        columns; the usual tools' tables are recognised), a :class:`pandas.Series` (index =
+        genes, values = scores; give ``direction``), a sequence of gene ids in rank order, a
+        :class:`~kofs.types.Ranking` or a :class:`~kofs.io.gene_lists.RankedGeneList`.
+    method : str, default "rra"
+        A registered aggregator (``kofs methods``): ``rra``, ``stuart``, ``em``, ``borda``, ...
+    params : mapping, optional
+        Aggregator parameters (e.g. ``{"exact": True}`` for RRA).
+    universe : int, path or iterable of str, optional
+        Gene universe: its size N, or its genes (list genes outside it are dropped). Default:
+        the distinct genes of the lists (RobustRankAggreg's default).
+    relevant_genes : path or iterable of str, optional
+        Known relevant genes (supervised EM).
+    gene_column, column, direction, mageck_side
+        Reading options for tables whose spec does not say (see
+        :func:`kofs.io.gene_lists.read_ranked_lists`).
+
+    Returns
+    -------
+    ListAggregation
+
+    Raises
+    ------
+    InputError, ParameterError
+        Unreadable or empty lists, unknown columns, a direction that cannot be guessed, two
+        lists with the same name, a list with no gene in the universe, a universe smaller than
+        the lists' genes.
+    """
+    t0 = time.perf_counter()
+    if direction is not None and direction not in DIRECTIONS:
+        raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+    reading = {
+        "gene_column": gene_column,
+        "column": column,
+        "direction": direction,
+        "mageck_side": mageck_side,
+    }
+    items = list(lists.items()) if isinstance(lists, Mapping) else [(None, x) for x in lists]
+    if not items:
+        raise ParameterError("give at least one ranked list")
+    sources: list[RankedGeneList] = []
+    for i, (name, obj) in enumerate(items):
+        sources.extend(_read_one(obj, None if name is None else str(name), i, reading))
+    seen: dict[str, str] = {}
+    for s in sources:
+        if s.name in seen:
+            raise ParameterError(
+                f"two lists are named {s.name!r} ({seen[s.name]} and {s.path}); name them "
+                "with NAME=FILE"
+            )
+        seen[s.name] = s.path
+    t_read = time.perf_counter()
+    rankings, coverage, N, universe_ids = _harmonise(sources, read_universe(universe))
+    relevant = None
+    if relevant_genes is not None:
+        relevant = _relevant(relevant_genes, rankings, universe_ids)
+    final = aggregate(
+        rankings,
+        method,
+        relevant_genes=relevant,
+        params=params,
+        universe=N if universe_ids is None else universe_ids,
+    )
+    t_end = time.perf_counter()
+    settings = {
+        "method": method,
+        "params": dict(params or {}),
+        "universe": N,
+        "universe_genes": universe_ids is not None,
+        **{k: v for k, v in reading.items()},
+    }
+    return ListAggregation(
+        final=final,
+        lists=tuple(rankings),
+        sources=tuple(sources),
+        coverage=tuple(coverage),
+        universe=N,
+        settings=settings,
+        timings={"read": t_read - t0, "aggregate": t_end - t_read},
+    )
+
+
+def _harmonise(
+    sources: Sequence[RankedGeneList], universe: int | list[str] | None
+) -> tuple[list[Ranking], list[CoverageReport], int, list[str] | None]:
+    display: dict[str, str] = {}
+    for s in sources:
+        for g in s.genes:
+            display.setdefault(normalise_id(g), _display(g))
+    allowed: dict[str, str] | None = None
+    if isinstance(universe, list):
+        allowed = {}
+        for g in universe:
+            key = normalise_id(g)
+            allowed.setdefault(key, display.get(key, _display(g)))
+        if not allowed:
+            raise InputError("the universe gene list is empty")
+    counts: dict[str, int] = {}
+    for s in sources:
+        for key in {normalise_id(g) for g in s.genes}:
+            counts[key] = counts.get(key, 0) + 1
+    rankings, reports = [], []
+    kept_keys: set[str] = set()
+    for s in sources:
+        keys = [normalise_id(g) for g in s.genes]
+        keep = np.array([allowed is None or k in allowed for k in keys], dtype=bool)
+        if not keep.any():
+            raise InputError(
+                f"list {s.name!r}: none of its {len(keys)} genes (e.g. "
+                f"{', '.join(s.genes[:3])}) is in the universe; use the same identifier type",
+                path=s.path,
+            )
+        genes = tuple(display[k] for k, ok in zip(keys, keep, strict=True) if ok)
+        kept_keys.update(k for k, ok in zip(keys, keep, strict=True) if ok)
+        rankings.append(
+            Ranking(
+                s.name,
+                genes,
+                np.asarray(s.scores)[keep],
+                s.higher_is_better,
+                params={"kind": s.kind, "ranked_by": s.ranked_by, "path": s.path},
+            )
+        )
+        shared = sum(counts[k] > 1 for k, ok in zip(keys, keep, strict=True) if ok)
+        if len(sources) > 1 and shared < LOW_SHARED * len(genes):
+            log.warning(
+                "list %s shares only %d of its %d genes with the other lists; do the lists use "
+                "the same identifier type?",
+                s.name,
+                shared,
+                len(genes),
+            )
+        reports.append(
+            CoverageReport(
+                source=s.name,
+                input_genes=len(keys),
+                matched=int(keep.sum()),
+                dropped=int((~keep).sum()),
+                ambiguous=0,
+                matrix_genes=0,  # set below, once N is known
+                matrix_genes_covered=int(keep.sum()),
+                id_column=s.gene_column,
+                source_namespace=guess_namespace(s.genes),
+                examples_dropped=tuple(g for g, ok in zip(s.genes, keep, strict=True) if not ok)[
+                    :5
+                ],
+                target="universe",
+                shared=int(shared),
+            )
+        )
+    if allowed is not None:
+        N = len(allowed)
+        universe_ids = list(allowed.values())
+    else:
+        N = len(kept_keys) if universe is None else int(universe)
+        universe_ids = None
+    reports = [replace(r, matrix_genes=N) for r in reports]
+    for r in reports:
+        log.info("%s", r.line())
+    return rankings, reports, N, universe_ids
+
+
+def _relevant(
+    relevant_genes: Any, rankings: Sequence[Ranking], universe_ids: list[str] | None
+) -> list[str]:
+    if isinstance(relevant_genes, (str, os.PathLike)):
+        from kofs.io.genes import read_gene_list
+
+        ids = list(read_gene_list(relevant_genes))
+    else:
+        ids = [str(g) for g in relevant_genes]
+    known = {normalise_id(g): g for r in rankings for g in r.genes}
+    for g in universe_ids or ():
+        known.setdefault(normalise_id(g), g)
+    out = [known[k] for k in dict.fromkeys(normalise_id(g) for g in ids) if k in known]
+    if len(out) < len(ids):
+        log.warning(
+            "%d of the %d relevant genes are in no list (ignored)", len(ids) - len(out), len(ids)
+        )
+    if not out:
+        raise ParameterError("none of the relevant genes is among the ranked genes")
+    return out
