@@ -116,10 +116,13 @@ def _read_one(
     if isinstance(obj, pd.DataFrame):
         return [list_from_frame(obj, label, **reading)]
     if isinstance(obj, pd.Series):
-        frame = obj.to_frame(name=str(obj.name) if obj.name is not None else "score")
+        col = str(obj.name) if obj.name is not None else "score"
         if obj.name is not None and name is None:
             label = str(obj.name)
-        return [list_from_frame(frame, label, **reading)]
+        frame = obj.to_frame(name=col)
+        if isinstance(frame.index, pd.RangeIndex):
+            raise ParameterError(f"list {label}: a Series needs the gene ids as its index")
+        return [list_from_frame(frame, label, **{**reading, "column": col})]
     if isinstance(obj, Iterable) and not isinstance(obj, (bytes, Mapping)):
         genes = [str(g) for g in obj]
         frame = pd.DataFrame({"gene": genes})

@@ -384,19 +384,21 @@ def _from_columns(
 ) -> RankedGeneList:
     """A list from a table's columns of strings (file or DataFrame)."""
     gi = _gene_column(header, gene_column, path)
-    column = spec.column or column
-    direction = spec.direction or direction
+    # the direction option goes with a column the user names; a recognised tool's default
+    # column comes with its own direction (unless the spec gives one)
     known = _recognise(set(header), mageck_side)
     kind = known[0] if known else "table"
-    if column is None:
-        if known is None:
-            raise ParameterError(
-                "which column ranks the genes? give FILE:COLUMN:asc|desc|abs (columns: "
-                f"{', '.join(map(repr, header))})",
-                path=path,
-            )
-        column = known[1]
-        direction = direction or known[2]
+    if spec.column or column:
+        column = spec.column or column
+        direction = spec.direction or direction
+    elif known is not None:
+        column, direction = known[1], spec.direction or known[2]
+    else:
+        raise ParameterError(
+            "which column ranks the genes? give FILE:COLUMN:asc|desc|abs (columns: "
+            f"{', '.join(map(repr, header))})",
+            path=path,
+        )
     ci = _find_column(header, column, path)
     column = header[ci]
     if ci == gi:
