@@ -28,6 +28,7 @@ from kofs.io.gene_lists import (
     ListSpec,
     RankedGeneList,
     list_from_frame,
+    list_from_ids,
     read_ranked_lists,
 )
 from kofs.io.ids import CoverageReport, guess_namespace, normalise_id
@@ -124,9 +125,7 @@ def _read_one(
             raise ParameterError(f"list {label}: a Series needs the gene ids as its index")
         return [list_from_frame(frame, label, **{**reading, "column": col})]
     if isinstance(obj, Iterable) and not isinstance(obj, (bytes, Mapping)):
-        genes = [str(g) for g in obj]
-        frame = pd.DataFrame({"gene": genes})
-        return [list_from_frame(frame, label, **reading)]
+        return [list_from_ids(list(obj), label)]
     raise ParameterError(
         f"list {label}: expected a file path, a DataFrame, a Series or a list of gene ids, "
         f"got {type(obj).__name__}"
@@ -154,8 +153,7 @@ def read_universe(universe: Any) -> int | list[str] | None:
     raise ParameterError(f"universe must be a number, a file or gene ids, got {universe!r}")
 
 
-def _display(gene: str) -> str:
-    key = normalise_id(gene)
+def _display(gene: str, key: str) -> str:
     return key if _ENSEMBL.match(key) else gene.strip()
 
 
@@ -262,26 +260,36 @@ def aggregate_lists(
 def _harmonise(
     sources: Sequence[RankedGeneList], universe: int | list[str] | None
 ) -> tuple[list[Ranking], list[CoverageReport], int, list[str] | None]:
+    memo: dict[str, str] = {}
+
+    def keys_of(genes: Iterable[str]) -> list[str]:
+        out = []
+        for g in genes:
+            k = memo.get(g)
+            if k is None:
+                k = memo[g] = normalise_id(g)
+            out.append(k)
+        return out
+
+    list_keys = [keys_of(s.genes) for s in sources]
     display: dict[str, str] = {}
-    for s in sources:
-        for g in s.genes:
-            display.setdefault(normalise_id(g), _display(g))
+    counts: dict[str, int] = {}
+    for s, keys in zip(sources, list_keys, strict=True):
+        for g, k in zip(s.genes, keys, strict=True):
+            if k not in display:
+                display[k] = _display(g, k)
+        for k in set(keys):
+            counts[k] = counts.get(k, 0) + 1
     allowed: dict[str, str] | None = None
     if isinstance(universe, list):
         allowed = {}
-        for g in universe:
-            key = normalise_id(g)
-            allowed.setdefault(key, display.get(key, _display(g)))
+        for g, key in zip(universe, keys_of(universe), strict=True):
+            allowed.setdefault(key, display.get(key, _display(g, key)))
         if not allowed:
             raise InputError("the universe gene list is empty")
-    counts: dict[str, int] = {}
-    for s in sources:
-        for key in {normalise_id(g) for g in s.genes}:
-            counts[key] = counts.get(key, 0) + 1
     rankings, reports = [], []
     kept_keys: set[str] = set()
-    for s in sources:
-        keys = [normalise_id(g) for g in s.genes]
+    for s, keys in zip(sources, list_keys, strict=True):
         keep = np.array([allowed is None or k in allowed for k in keys], dtype=bool)
         if not keep.any():
             raise InputError(

@@ -293,3 +293,18 @@ def test_universe_errors():
         aggregate([a], "rra", universe=["x", "q"])
     with pytest.raises(ParameterError, match="repeated: a"):
         aggregate([a, a], "rra")
+
+
+def test_fast_and_exact_binomial_steps_agree(rng):
+    from kofs.aggregate._order_stats import _step, _step_exact, _tables
+
+    L, m = 6, 50
+    tables = _tables(L)
+    state = np.log(rng.random((L + 1, m)))
+    state[:2, :5] = -np.inf
+    q = rng.random(m)
+    q[:3] = [0.0, 1.0, 1e-300]  # nothing moves, everything moves, the exact fallback
+    with np.errstate(divide="ignore"):
+        exact = _step_exact(state, np.log(q), np.log1p(-q), *tables[:3])
+    exact[:, 0] = state[:, 0]  # q = 0: the identity (0 * log 0 = 0 is not the exact path's job)
+    np.testing.assert_allclose(_step(state, q, tables), exact, rtol=1e-12, atol=1e-12)

@@ -55,6 +55,7 @@ __all__ = [
     "ListSpec",
     "RankedGeneList",
     "list_from_frame",
+    "list_from_ids",
     "parse_list_spec",
     "read_ranked_lists",
 ]
@@ -422,6 +423,19 @@ def _from_columns(
     )  # fmt: skip
 
 
+def list_from_ids(ids: Sequence[object], name: str) -> RankedGeneList:
+    """A top-k list from gene ids in rank order (Python API); repeated ids keep the first."""
+    path = f"<list {name}>"
+    genes = [str(g).strip() for g in ids]
+    genes = [g for g in genes if g not in MISSING_TOKENS]
+    if not genes:
+        raise InputError("the list holds no gene ids", path=path)
+    kept, values, repeated = _best_rows(genes, np.arange(1.0, len(genes) + 1.0), False, path)
+    return RankedGeneList(
+        name, kept, values, False, "top-k list", "list order", path, None, len(genes), repeated
+    )
+
+
 def list_from_frame(
     frame,
     name: str,
@@ -452,15 +466,7 @@ def list_from_frame(
         raise InputError(f"list {name!r} is empty")
     path = f"<list {name}>"
     if len(header) == 1:
-        genes = [str(g).strip() for g in df.iloc[:, 0].tolist()]
-        genes = [g for g in genes if g not in MISSING_TOKENS]
-        if not genes:
-            raise InputError("the list holds no gene ids", path=path)
-        kept, values, repeated = _best_rows(genes, np.arange(1.0, len(genes) + 1.0), False, path)
-        return RankedGeneList(
-            name, kept, values, False, "top-k list", "list order", path, None, len(genes),
-            repeated,
-        )  # fmt: skip
+        return list_from_ids(df.iloc[:, 0].tolist(), name)
     columns = [[("" if v is None else repr(v) if isinstance(v, float) else str(v))
                 for v in df.iloc[:, i].tolist()] for i in range(df.shape[1])]  # fmt: skip
     columns = [[("NA" if c == "nan" else c) for c in col] for col in columns]
