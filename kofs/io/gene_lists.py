@@ -488,7 +488,7 @@ def read_ranked_lists(
 
     Parameters
     ----------
-    spec : str or ListSpec
+    spec : str, path-like or ListSpec
         ``[NAME=]FILE[:COLUMN[:asc|desc|abs]]`` (see the module docstring).
     gene_column : str, optional
         Column of the gene ids (default: recognised by name, else the first column).
@@ -508,8 +508,8 @@ def read_ranked_lists(
     ParameterError
         Unknown column, a direction that cannot be guessed, a bad direction or side.
     """
-    if isinstance(spec, str):
-        spec = parse_list_spec(spec)
+    if not isinstance(spec, ListSpec):
+        spec = parse_list_spec(os.fspath(spec))
     path = display_name(spec.path)
     if direction is not None and direction not in DIRECTIONS:
         raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
