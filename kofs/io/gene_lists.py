@@ -402,6 +402,9 @@ def _from_columns(
         )
     ci = _find_column(header, column, path)
     column = header[ci]
+    if kind == "MAGeCK gene summary" and column[:4] in ("neg|", "pos|"):
+        side = "negative" if column.startswith("neg|") else "positive"
+        kind = f"MAGeCK gene summary, {side} selection"
     if ci == gi:
         raise ParameterError(f"column {column!r} holds the gene ids, not scores", path=path)
     if direction is None:
