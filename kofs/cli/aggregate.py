@@ -8,11 +8,11 @@ from typing import Any
 
 import click
 
-from kofs.cli._options import parse_flat_params
 from kofs.cli._summary import print_summary
-from kofs.config import check_keys, dump_config, load_config
+from kofs.config import check_keys, load_config
 from kofs.errors import ParameterError
 from kofs.io.gene_lists import DIRECTIONS, MAGECK_SIDES, ListSpec, parse_list_spec
+from kofs.options import Option
 from kofs.registry import AGGREGATORS
 
 #: Keys of an aggregate config (``kofs run`` with ``command: aggregate``).
@@ -30,6 +30,10 @@ CONFIG_KEYS = (
     "mageck_side",
     "top",
 )
+
+
+#: ``--aggregate-param`` items (or a YAML mapping) parsed as ``kofs rank`` parses them
+_AGGREGATE_PARAM = Option("aggregate_param", "flat_params", {}, metavar="KEY=VALUE")
 
 
 def aggregate_options(func):
@@ -104,6 +108,16 @@ def aggregate_options(func):
     return func
 
 
+def _dump(resolved: dict[str, Any]) -> str:
+    """YAML text of an aggregate config (dash keys, sorted)."""
+    import yaml
+
+    plain = {k.replace("_", "-"): v for k, v in sorted(resolved.items())}
+    return "# kofs resolved configuration: `kofs run THIS_FILE` repeats the run\n" + yaml.safe_dump(
+        plain, sort_keys=True, default_flow_style=False, allow_unicode=True
+    )
+
+
 def _spec_config(spec: ListSpec) -> dict[str, Any]:
     out: dict[str, Any] = {"file": spec.path if spec.path == "-" else os.path.abspath(spec.path)}
     for key in ("name", "column", "direction"):
@@ -124,8 +138,8 @@ def _universe_value(value: str | int | None) -> str | int | None:
 def run_aggregate(specs: list[ListSpec], *, quiet: bool = False, **opts) -> list[str]:
     """Read the lists, fuse them (one library call), write the outputs; returns the paths."""
     from kofs.io.output import check_output_dir
-    from kofs.io.run_output import aggregate_manifest, write_run
     from kofs.list_aggregation import aggregate_lists
+    from kofs.outputs import aggregate_manifest, write_run
 
     out = opts.get("output", "kofs-out")
     universe = _universe_value(opts.get("universe"))
@@ -133,7 +147,7 @@ def run_aggregate(specs: list[ListSpec], *, quiet: bool = False, **opts) -> list
     others = [opts.get("relevant_genes"), universe if isinstance(universe, str) else None]
     if out != "-":
         check_output_dir(out, inputs=[*files, *(p for p in others if p)])
-    params = parse_flat_params(opts.get("aggregate_params") or (), option="--aggregate-param")
+    params = _AGGREGATE_PARAM.parse(opts.get("aggregate_params") or []) or {}
     result = aggregate_lists(
         specs,
         method=opts.get("method", "rra"),
@@ -150,7 +164,7 @@ def run_aggregate(specs: list[ListSpec], *, quiet: bool = False, **opts) -> list
         "lists": [_spec_config(s) for s in specs],
         "output": out if out == "-" else os.path.abspath(out),
         "method": opts.get("method", "rra"),
-        "aggregate_param": list(opts.get("aggregate_params") or ()),
+        "aggregate_param": dict(params),
         "relevant_genes": None
         if opts.get("relevant_genes") is None
         else os.path.abspath(opts["relevant_genes"]),
@@ -170,7 +184,7 @@ def run_aggregate(specs: list[ListSpec], *, quiet: bool = False, **opts) -> list
         result,
         out,
         manifest_data=aggregate_manifest(result, inputs=inputs, extra={"config": resolved}),
-        extra_files={"config.resolved.yaml": dump_config(resolved)},
+        extra_files={"config.resolved.yaml": _dump(resolved)},
     )
     if not quiet:
         for s in result.sources:
@@ -202,8 +216,7 @@ def run_aggregate_config(config_path: str, overrides: dict[str, Any], *, quiet: 
     specs = [_config_spec(item, base, config_path) for item in lists]
     opts: dict[str, Any] = {k: v for k, v in cfg.items() if k not in ("command", "lists")}
     if "aggregate_param" in opts:
-        value = opts.pop("aggregate_param")
-        opts["aggregate_params"] = value if isinstance(value, list) else [value]
+        opts["aggregate_params"] = opts.pop("aggregate_param")
     for key in ("relevant_genes", "output"):
         if isinstance(opts.get(key), str) and opts[key] != "-":
             opts[key] = str((base / opts[key]).resolve())
