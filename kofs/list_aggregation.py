@@ -11,12 +11,14 @@ list's coverage (genes read, kept, dropped, shared with the other lists) is repo
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,18 +27,29 @@ from kofs.aggregate import aggregate
 from kofs.errors import InputError, ParameterError
 from kofs.io.gene_lists import (
     DIRECTIONS,
+    MAGECK_SIDES,
     ListSpec,
     RankedGeneList,
     list_from_frame,
     list_from_ids,
+    parse_list_spec,
     read_ranked_lists,
 )
 from kofs.io.ids import CoverageReport, guess_namespace, normalise_id
+from kofs.options import as_mapping, build, opt, options_of
 from kofs.types import AggregateRanking, Ranking
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ListAggregation", "aggregate_lists", "read_universe"]
+__all__ = [
+    "AggregateListsConfig",
+    "ListAggregation",
+    "aggregate_lists",
+    "read_aggregate_config",
+    "read_universe",
+    "resolved_aggregate_config",
+    "run_aggregate_config",
+]
 
 _ENSEMBL = re.compile(r"^ENS[A-Z]*[GTPE]\d+$")
 LOW_SHARED = 0.05
@@ -367,3 +380,195 @@ def _relevant(
     if not out:
         raise ParameterError("none of the relevant genes is among the ranked genes")
     return out
+
+
+# --- the settings of `kofs aggregate` (one declaration: CLI options, YAML keys, resolved config)
+
+
+@dataclass(frozen=True)
+class AggregateListsConfig:
+    """Settings of ``kofs aggregate`` and of a ``kofs run`` config with ``command: aggregate``.
+
+    Declared with :func:`kofs.options.opt` like :class:`kofs.config.RunConfig`: the command's
+    options, the YAML keys and ``config.resolved.yaml`` are generated from these fields. The
+    lists themselves are the command's arguments (``lists:`` in YAML).
+    """
+
+    output: str = opt(
+        "output",
+        "path",
+        "kofs-out",
+        short="-o",
+        folder=True,
+        stdin=True,
+        help="Output folder, or - to write ranking.tsv to stdout.",
+    )
+    method: str = opt("method", "str", "rra", help="Rank aggregation method (see `kofs methods`).")
+    aggregate_param: dict[str, Any] = opt(
+        "aggregate_param",
+        "flat_params",
+        {},
+        metavar="KEY=VALUE",
+        help="Aggregator parameter, e.g. exact=true for RRA (repeatable).",
+    )
+    relevant_genes: str | None = opt(
+        "relevant_genes", "path", None, help="Known relevant genes: supervised EM (--method em)."
+    )
+    universe: str | None = opt(
+        "universe",
+        "str",
+        None,
+        metavar="N|FILE",
+        help="Gene universe: its size N, or a file of its genes (default: the lists' genes).",
+    )
+    gene_column: str | None = opt(
+        "gene_column", "str", None, help="Gene column of tables (default: symbol/id, else first)."
+    )
+    score_column: str | None = opt(
+        "score_column", "str", None, help="Score column of tables whose LIST names none."
+    )
+    direction: str | None = opt(
+        "direction",
+        "choice",
+        None,
+        choices=DIRECTIONS,
+        help="Direction of --score-column: asc (smallest first), desc, abs (largest |value|).",
+    )
+    mageck_side: str = opt(
+        "mageck_side",
+        "choice",
+        "neg",
+        choices=MAGECK_SIDES,
+        help="MAGeCK gene summaries: negative (depletion) or positive selection ranks.",
+    )
+    top: int = opt("top", "int", 10, low=0, help="Genes shown in the terminal summary.")
+
+    @classmethod
+    def from_mapping(
+        cls, values: Mapping[str, Any], *, where: str | None = None
+    ) -> AggregateListsConfig:
+        """Parse and check ``{name: value}`` (text, YAML values or Python objects)."""
+        known = {o.name for o in options_of(cls)}
+        for name in values:
+            if name not in known:
+                keys = [k.replace("_", "-") for k in sorted(known)]
+                close = difflib.get_close_matches(name.replace("_", "-"), keys, n=1)
+                hint = f"did you mean {close[0]!r}?" if close else "see `kofs aggregate --help`"
+                raise ParameterError(
+                    f"unknown aggregate setting {name.replace('_', '-')!r} ({hint})", path=where
+                )
+        return build(cls, values, where=where)
+
+
+def _absolute(path: str | None, base: Path) -> str | None:
+    if path is None or path == "-" or os.path.isabs(path):
+        return path
+    return str((base / path).resolve())
+
+
+def _universe_abs(universe: str | None, base: Path) -> str | None:
+    if universe is None or (universe.strip().isdigit() and not (base / universe).exists()):
+        return universe
+    return _absolute(universe, base)
+
+
+def run_aggregate_config(
+    lists: Sequence[ListSpec | str], config: AggregateListsConfig
+) -> ListAggregation:
+    """:func:`aggregate_lists` with the settings of ``config`` (what ``kofs aggregate`` runs)."""
+    return aggregate_lists(
+        list(lists),
+        method=config.method,
+        params=config.aggregate_param,
+        universe=config.universe,
+        relevant_genes=config.relevant_genes,
+        gene_column=config.gene_column,
+        column=config.score_column,
+        direction=config.direction,
+        mageck_side=config.mageck_side,
+    )
+
+
+def resolved_aggregate_config(
+    lists: Sequence[ListSpec], config: AggregateListsConfig, *, base: str | os.PathLike = "."
+) -> dict[str, Any]:
+    """The plain mapping written as ``config.resolved.yaml`` (paths absolute, ``command:
+    aggregate``): ``kofs run`` repeats the run with it."""
+    root = Path(base)
+    entries = []
+    for spec in lists:
+        entry: dict[str, Any] = {"file": _absolute(spec.path, root)}
+        entry.update(
+            {k: getattr(spec, k) for k in ("name", "column", "direction") if getattr(spec, k)}
+        )
+        entries.append(entry)
+    values = as_mapping(config)
+    values["output"] = _absolute(config.output, root)
+    values["relevant_genes"] = _absolute(config.relevant_genes, root)
+    values["universe"] = _universe_abs(config.universe, root)
+    return {"command": "aggregate", "lists": entries, **values}
+
+
+def read_aggregate_config(
+    path: str | os.PathLike, *, overrides: Mapping[str, Any] | None = None
+) -> tuple[list[ListSpec], AggregateListsConfig]:
+    """The lists and settings of a YAML config with ``command: aggregate``.
+
+    ``lists`` is a list of ``[NAME=]FILE[:COLUMN[:DIRECTION]]`` texts or mappings with
+    ``file``, ``name``, ``column``, ``direction``; relative paths are relative to the config's
+    folder. ``overrides`` (e.g. options typed on the command line) replace keys of the file.
+
+    Raises
+    ------
+    InputError, ParameterError
+        Unreadable YAML, unknown keys (did-you-mean), a bad value, missing lists.
+    """
+    from kofs.config import load_config
+
+    where = os.fspath(path)
+    values = load_config(path)
+    if values.pop("command", None) != "aggregate":
+        raise ParameterError("not an aggregate config (needs 'command: aggregate')", path=where)
+    base = Path(path).resolve().parent
+    items = values.pop("lists", None)
+    if not isinstance(items, list) or not items:
+        raise ParameterError("config key 'lists' must be a list of files", path=where)
+    specs = [_config_spec(item, base, where) for item in items]
+    config = AggregateListsConfig.from_mapping(values, where=where)
+    config = replace(
+        config,
+        output=_absolute(config.output, base),
+        relevant_genes=_absolute(config.relevant_genes, base),
+        universe=_universe_abs(config.universe, base),
+    )
+    if overrides:
+        merged = {**as_mapping(config), **dict(overrides)}
+        config = AggregateListsConfig.from_mapping(merged)
+    return specs, config
+
+
+def _config_spec(item: Any, base: Path, where: str) -> ListSpec:
+    if isinstance(item, str):
+        spec = parse_list_spec(item, base=base)
+        return replace(spec, path=_absolute(spec.path, Path.cwd()))
+    if isinstance(item, Mapping) and isinstance(item.get("file"), str):
+        extra = set(item) - {"file", "name", "column", "direction"}
+        if extra:
+            raise ParameterError(
+                f"config list entry has unknown keys {sorted(extra)}; use file, name, column, "
+                "direction",
+                path=where,
+            )
+        direction = item.get("direction")
+        if direction is not None and direction not in DIRECTIONS:
+            raise ParameterError(
+                f"config list entry direction must be asc, desc or abs, got {direction!r}",
+                path=where,
+            )
+        return ListSpec(
+            _absolute(item["file"], base), item.get("name"), item.get("column"), direction
+        )
+    raise ParameterError(
+        f"config list entry {item!r}: expected FILE[:COLUMN[:DIRECTION]] or a mapping with 'file'",
+        path=where,
+    )

@@ -150,4 +150,4 @@ def test_run_rejects_a_bad_aggregate_config(lists):
     assert r.exit_code == 0, r.output
     assert "rank:x" in (out / "ranking.tsv").read_text().splitlines()[0]
     r = run(["run", str(cfg), "--seed", "3"])
-    assert r.exit_code == 2 and "only be overridden with --output" in r.stderr
+    assert r.exit_code == 2 and "cannot be overridden with --seed" in r.stderr

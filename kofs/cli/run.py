@@ -26,9 +26,9 @@ def run_cmd(ctx: click.Context, config: str, **opts) -> None:
     from kofs.cli.rank import execute
 
     if load_config(config).get("command") == "aggregate":
-        from kofs.cli.aggregate import run_aggregate_config
+        from kofs.cli.aggregate import run_config
 
-        run_aggregate_config(config, given(ctx, opts), quiet=bool((ctx.obj or {}).get("quiet")))
+        run_config(config, given(ctx, opts), quiet=bool((ctx.obj or {}).get("quiet")))
         return
     cfg = read_run_config(config)
     typed = given(ctx, opts)
