@@ -45,6 +45,8 @@ _EXPORTS = {
     "run_ranker": "kofs.rankers",
     "aggregate_rankings": "kofs.aggregate",
     "aggregate_lists": "kofs.list_aggregation",
+    "ListAggregation": "kofs.list_aggregation",
+    "AggregateListsConfig": "kofs.list_aggregation",
     "read_ranked_lists": "kofs.io.gene_lists",
     "sample_similarity": "kofs.knowledge.similarity",
     "gene_similarity": "kofs.knowledge.go",
