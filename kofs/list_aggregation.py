@@ -32,6 +32,7 @@ from kofs.io.gene_lists import (
     RankedGeneList,
     list_from_frame,
     list_from_ids,
+    list_from_scores,
     parse_list_spec,
     read_ranked_lists,
 )
@@ -101,19 +102,16 @@ def _read_one(
     if isinstance(obj, RankedGeneList):
         return [obj if name is None else replace(obj, name=name)]
     if isinstance(obj, Ranking):
+        direction = "descending" if obj.higher_is_better else "ascending"
         return [
-            RankedGeneList(
-                name or obj.name,
+            list_from_scores(
                 obj.genes,
                 obj.scores,
-                obj.higher_is_better,
-                "Ranking",
-                "its scores",
-                "<python>",
-                None,
-                len(obj.genes),
-                0,
-            )  # fmt: skip
+                name=name or obj.name,
+                higher_is_better=obj.higher_is_better,
+                kind="Ranking",
+                ranked_by=f"its scores, {direction}",
+            )
         ]
     if _is_path(obj):
         spec = obj if isinstance(obj, ListSpec) else os.fspath(obj)

@@ -241,3 +241,11 @@ def test_errors_are_kofs_errors(files):
     for bad in ([], [files["top"], files["top"]]):
         with pytest.raises(KofsError):
             aggregate_lists(bad)
+
+
+def test_rankings_with_case_variants_are_merged():
+    r = kofs.Ranking("r", ["TP53", "tp53", "MYC"], [1.0, 5.0, 3.0], higher_is_better=True)
+    res = aggregate_lists([r, ["MYC", "TP53"]], method="borda")
+    src = res.sources[0]
+    assert src.genes == ("tp53", "MYC") and src.n_repeated == 1  # the best-ranked spelling
+    assert sorted(res.final.genes) == ["MYC", "tp53"]

@@ -56,6 +56,7 @@ __all__ = [
     "RankedGeneList",
     "list_from_frame",
     "list_from_ids",
+    "list_from_scores",
     "parse_list_spec",
     "read_ranked_lists",
 ]
@@ -423,6 +424,27 @@ def _from_columns(
     return RankedGeneList(
         name, kept, kept_scores, hib, kind, f"{column} {_words(direction)}", path,
         gene_col, len(genes), repeated,
+    )  # fmt: skip
+
+
+def list_from_scores(
+    genes: Sequence[str],
+    scores: Sequence[float] | np.ndarray,
+    *,
+    name: str,
+    higher_is_better: bool,
+    kind: str,
+    ranked_by: str,
+    path: str = "<python>",
+) -> RankedGeneList:
+    """A list from genes and native scores (Python API); ids repeated up to case or an Ensembl
+    version keep their best-ranked entry."""
+    genes = [str(g).strip() for g in genes]
+    values = np.asarray(scores, dtype=np.float64)
+    kept, kept_scores, repeated = _best_rows(genes, values, higher_is_better, path)
+    return RankedGeneList(
+        name, kept, kept_scores, higher_is_better, kind, ranked_by, path, None, len(genes),
+        repeated,
     )  # fmt: skip
 
 
