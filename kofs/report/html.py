@@ -150,6 +150,8 @@ def provenance_html(manifest: Mapping[str, Any], *, heading: str = "Provenance")
     for key in ("method", "aggregate", "seed", "protocols", "classifiers", "hit_top"):
         if key in s and s[key] is not None:
             facts.append((key, _short(s[key])))
+    if manifest.get("defaults_version"):
+        facts.append(("defaults version", str(manifest["defaults_version"])))
     m = manifest.get("matrix")
     if m:
         facts.append(("matrix", f"{m.get('samples'):,} samples × {m.get('genes'):,} genes"))
