@@ -153,7 +153,7 @@ def test_supervised_em_with_relevant_genes(small, tmp_path):
         (["--rankers", "fishr"], "did you mean 'fisher'"),
         (["--param", "laplacian.kk=3"], "kk"),
         (["--param", "nonsense"], "NAME.KEY=VALUE"),
-        (["--param", "laplacian.k=abc"], "must be int"),
+        (["--param", "laplacian.k=abc"], "must be an int"),
     ],
 )
 def test_bad_options_exit_2_with_one_line(small, tmp_path, args, needle):

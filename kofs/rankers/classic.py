@@ -131,7 +131,11 @@ def _fisher(X, inputs, *, seed):
         ),
         "k": Param(5, int, "neighbours of the kNN graph", low=1),
         "t": Param(
-            None, float, "heat-kernel t (default: mean squared distance over kNN edges)", low=0
+            None,
+            float,
+            "heat-kernel t (default: mean squared distance over kNN edges)",
+            low=0,
+            closed="right",
         ),
         "metric": Param(
             "euclidean",
@@ -159,7 +163,5 @@ def _laplacian(X, inputs, *, seed, graph, k, t, metric, weight):
             raise ParameterError("laplacian: graph='label' needs sample labels (--labels)")
         Xl, codes = _labelled(X, inputs, "laplacian graph='label'")
         return laplacian_score(Xl, fisher_label_similarity(codes)), {"graph": "label"}
-    if t is not None and not t > 0:
-        raise ParameterError(f"laplacian: parameter 't' must be > 0, got {t}")
     S, used = similarity_from_array(X, "knn", k=k, t=t, metric=metric, weight=weight)
     return laplacian_score(X, S), {"graph": "knn", **used}

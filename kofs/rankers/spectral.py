@@ -38,7 +38,11 @@ COMMON_PARAMS: dict[str, Param] = {
         choices=("auto", "rbf", "knn", "label", "given"),
     ),
     "delta": Param(
-        None, float, "RBF width delta (default sqrt(median squared distance / 2))", low=0
+        None,
+        float,
+        "RBF width delta (default sqrt(median squared distance / 2))",
+        low=0,
+        closed="right",
     ),
     "neighbors": Param(
         None, int, "kNN graph neighbours (default 5 for knn, 10 for auto above 3000 samples)", low=1
@@ -73,8 +77,6 @@ def _unsupervised_similarity(X: np.ndarray, inputs: RankerInputs, p: dict[str, A
         return fisher_label_similarity(codes), Xl, {"similarity": "label"}
     params: dict[str, Any] = {}
     if p["delta"] is not None and kind != "knn":
-        if not p["delta"] > 0:
-            raise ParameterError(f"SPEC: parameter 'delta' must be > 0, got {p['delta']}")
         params["delta2"] = p["delta"] ** 2
     if p["neighbors"] is not None and kind != "rbf":
         params["k"] = p["neighbors"]
