@@ -27,7 +27,7 @@ from kofs.knowledge.functions import (
 )
 from kofs.knowledge.mahalanobis import mahalanobis_similarity
 from kofs.knowledge.msfs import combine_similarities
-from kofs.knowledge.similarity import sample_similarity
+from kofs.knowledge.similarity import AUTO_DENSE_MAX, sample_similarity
 from kofs.pipeline import Context, ListPlan
 from kofs.registry import unknown_message
 from kofs.resources import check_memory, estimate_dense_similarity, estimate_mahalanobis
@@ -210,7 +210,7 @@ def check_similarity_memory(
     n = ctx.expression.n_samples
     if n_genes is not None:
         need = estimate_mahalanobis(n, n_genes, nnz=nnz)
-    elif n <= 3000:
+    elif n <= AUTO_DENSE_MAX:
         need = estimate_dense_similarity(n)
     else:
         return  # sparse kNN graph: linear in n

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from kofs.errors import ParameterError
+from kofs.rankers._inputs import KIND_HINT
 from kofs.registry import RANKERS, RankerSpec, resolve_params
 from kofs.types import Expression, RankerInputs, Ranking
 
@@ -21,13 +22,6 @@ from kofs.types import Expression, RankerInputs, Ranking
 from kofs.rankers import _families  # noqa: E402,F401  isort: skip
 
 __all__ = ["run_ranker", "applicable", "RANKERS"]
-
-KIND_HINT = {
-    "categories": "sample labels (--labels)",
-    "similarity": "a sample similarity (expression, --aux, GO-MAH, ...)",
-    "relation": "a gene relation graph (--interactions, or GO similarity via --go)",
-    "functions": "gene functions (--go with --go-annotations, or --pathways)",
-}
 
 
 def applicable(spec: RankerSpec, inputs: RankerInputs) -> bool:

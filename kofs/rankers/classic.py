@@ -14,15 +14,9 @@ import logging
 
 import numpy as np
 
-from kofs.errors import ParameterError
-from kofs.knowledge.similarity import (
-    fisher_label_similarity,
-    label_codes,
-    similarity_from_array,
-)
+from kofs.rankers._inputs import labelled, resolve_auto, sample_graph
 from kofs.rankers._spectral_kernels import laplacian_score
 from kofs.registry import Param, ranker
-from kofs.types import RankerInputs
 
 __all__ = ["variance_score", "fisher_score", "laplacian_score"]
 
@@ -79,16 +73,6 @@ def fisher_score(X: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return out
 
 
-def _labelled(X: np.ndarray, inputs: RankerInputs, who: str) -> tuple[np.ndarray, np.ndarray]:
-    codes, classes = label_codes(inputs.categories.labels)
-    keep = codes >= 0
-    if len(classes) < 2:
-        raise ParameterError(
-            f"{who} needs at least 2 classes in labels {inputs.categories.name!r}, got {len(classes)}"
-        )
-    return X[keep], codes[keep]
-
-
 @ranker(
     "variance",
     higher_is_better=True,
@@ -109,7 +93,7 @@ def _variance(X, inputs, *, seed):
     requires=("categories",),
 )
 def _fisher(X, inputs, *, seed):
-    Xl, codes = _labelled(X, inputs, "fisher")
+    Xl, codes = labelled(X, inputs, "ranker 'fisher'")
     return fisher_score(Xl, codes)
 
 
@@ -152,16 +136,9 @@ def _fisher(X, inputs, *, seed):
     },
 )
 def _laplacian(X, inputs, *, seed, graph, k, t, metric, weight):
-    if graph == "auto":
-        graph = "given" if inputs.similarity is not None else "knn"
-    if graph == "given":
-        if inputs.similarity is None:
-            raise ParameterError("laplacian: graph='given' needs a sample similarity input")
-        return laplacian_score(X, inputs.similarity.matrix), {"graph": inputs.similarity.name}
-    if graph == "label":
-        if inputs.categories is None:
-            raise ParameterError("laplacian: graph='label' needs sample labels (--labels)")
-        Xl, codes = _labelled(X, inputs, "laplacian graph='label'")
-        return laplacian_score(Xl, fisher_label_similarity(codes)), {"graph": "label"}
-    S, used = similarity_from_array(X, "knn", k=k, t=t, metric=metric, weight=weight)
-    return laplacian_score(X, S), {"graph": "knn", **used}
+    kind = resolve_auto(graph, inputs, "knn")
+    build = {"k": k, "t": t, "metric": metric, "weight": weight} if kind == "knn" else {}
+    S, Xs, name, used = sample_graph(
+        X, inputs, kind, f"ranker 'laplacian' with graph={kind!r}", **build
+    )
+    return laplacian_score(Xs, S), {"graph": name, **used}

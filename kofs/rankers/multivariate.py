@@ -11,7 +11,7 @@ Targets (``target`` parameter):
   ``Y = U_C Sigma_C^{1/2}`` from the top C eigenpairs of ``D^{-1/2} S D^{-1/2}`` with the
   trivial eigenvector ``D^{1/2} 1`` deflated, S the given sample similarity or (``rbf``) the
   RBF similarity of the expression built by :mod:`kofs.knowledge.similarity` (``auto``: dense
-  RBF up to 3,000 samples, sparse kNN RBF graph above; delta^2 = median squared distance / 2).
+  RBF up to ``AUTO_DENSE_MAX`` (3,000) samples, sparse kNN RBF graph above; delta^2 = median squared distance / 2).
 * MCSF: ``S^FIS`` (4.4) from the labels, the given similarity, or the same RBF similarity.
 
 Genes are centred and scaled to unit L2 norm first (Theorem 3.2.2 and MCSF's criterion assume
@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from kofs.errors import ParameterError
-from kofs.knowledge.similarity import similarity_from_array
+from kofs.rankers._inputs import labelled, sample_graph
 from kofs.rankers._l21 import mrsf_path
 from kofs.registry import Param, ranker
 
@@ -218,25 +218,12 @@ def entry_order_scores(order: list[int], rest: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------- adapters
 
 
-def _resolve_similarity(X, inputs, target: str, name: str):
+def _similarity(X, inputs, target: str, name: str):
+    """The given similarity (``target="similarity"``) or the ``auto`` RBF of the finite genes."""
     if target == "similarity":
-        if inputs.similarity is None:
-            raise ParameterError(
-                f"ranker {name!r} with target=similarity needs a sample similarity"
-            )
-        return inputs.similarity.matrix
+        return sample_graph(X, inputs, "given", f"ranker {name!r} with target={target!r}")[0]
     ok = np.isfinite(X).all(axis=0)
-    S, _ = similarity_from_array(X[:, ok] if not ok.all() else X, "auto")
-    return S
-
-
-def _need_labels(inputs, name: str, target: str) -> np.ndarray:
-    cats = inputs.categories
-    if cats is None:
-        raise ParameterError(f"ranker {name!r} with target={target} needs sample labels (--labels)")
-    if cats.n_classes < 2:
-        raise ParameterError(f"ranker {name!r} needs at least 2 classes in labels {cats.name!r}")
-    return cats.codes
+    return sample_graph(X[:, ok] if not ok.all() else X, inputs, "auto", name)[0]
 
 
 # what MRSF and MCSF share in the registry: opt-in, multivariate, labels or a similarity used
@@ -280,10 +267,10 @@ def _mrsf(X, inputs, *, seed, l, target, n_targets, max_iter, tol):  # noqa: E74
     if target == "auto":
         target = _auto(inputs, "lda")
     if target in ("lda", "svm"):
-        codes = _need_labels(inputs, "mrsf", target)
+        X, codes = labelled(X, inputs, f"ranker 'mrsf' with target={target!r}")
         Y = lslda_targets(codes) if target == "lda" else lssvm_targets(codes)
     else:
-        S = _resolve_similarity(X, inputs, target, "mrsf")
+        S = _similarity(X, inputs, target, "mrsf")
         Y, _ = spectral_targets(S, n_targets, seed=seed)
         if Y.shape[1] == 0:
             raise ParameterError(
@@ -336,11 +323,13 @@ def _mrsf(X, inputs, *, seed, l, target, n_targets, max_iter, tol):  # noqa: E74
 def _mcsf(X, inputs, *, seed, l, target, early_stop):  # noqa: E741 (the book's symbol)
     if target == "auto":
         target = _auto(inputs, "labels")
-    F = unit_columns(X)
     if target == "labels":
-        base = fisher_quadratic_scores(F, _need_labels(inputs, "mcsf", target))
+        X, codes = labelled(X, inputs, "ranker 'mcsf' with target='labels'")
+        F = unit_columns(X)
+        base = fisher_quadratic_scores(F, codes)
     else:
-        base = quadratic_scores(F, _resolve_similarity(X, inputs, target, "mcsf"))
+        F = unit_columns(X)
+        base = quadratic_scores(F, _similarity(X, inputs, target, "mcsf"))
     order, current, stopped = mcsf_select(F, base, l, early_stop=early_stop)
     if len(order) < min(l, X.shape[1]):
         log.warning(
