@@ -20,9 +20,9 @@ from threadpoolctl import threadpool_limits
 from kofs.aggregate import aggregate as aggregate_lists
 from kofs.errors import InputError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
-from kofs.rankers import applicable, run_ranker
+from kofs.rankers import applicable, estimate_ranker, run_ranker
 from kofs.registry import RANKERS, resolve_params, unknown_message
-from kofs.resources import check_memory, estimate_ranker, resolve_limit
+from kofs.resources import check_memory, resolve_limit
 from kofs.types import (
     AggregateRanking,
     Expression,

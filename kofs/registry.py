@@ -113,9 +113,19 @@ class Param:
         return True
 
 
+#: ``memory(n_samples, n_genes, params, given_similarity) -> bytes``: a ranker's working set on
+#: an n x m matrix, ``params`` with defaults resolved, ``given_similarity`` the storage
+#: (``"dense"``/``"sparse"``) of the sample similarity handed to it, or None.
+MemoryEstimate = Callable[[int, int, Mapping[str, Any], "str | None"], float]
+
+
 @dataclass(frozen=True)
 class RankerSpec:
-    """Registry entry of a ranker."""
+    """Registry entry of a ranker.
+
+    ``memory`` estimates the ranker's peak working set (:data:`MemoryEstimate`); None means
+    about two float64 copies of the matrix (:meth:`estimate_memory`).
+    """
 
     name: str
     func: Callable[..., Any]
@@ -130,10 +140,30 @@ class RankerSpec:
     multivariate: bool = False
     in_default_plan: bool = True
     slow: bool = False
+    memory: MemoryEstimate | None = None
 
     @property
     def supervised(self) -> bool:
         return "categories" in self.requires
+
+    def estimate_memory(
+        self,
+        n_samples: int,
+        n_genes: int,
+        params: Mapping[str, Any] | None = None,
+        given_similarity: str | None = None,
+    ) -> int:
+        """Bytes the ranker needs on an ``n_samples`` x ``n_genes`` matrix.
+
+        ``params`` are resolved over the declared defaults first. Without a ``memory``
+        estimate: two float64 copies of the matrix (the input and one working copy).
+        """
+        n, m = int(n_samples), int(n_genes)
+        if self.memory is None:
+            return 2 * 8 * n * m
+        full = {k: p.default for k, p in self.params.items()}
+        full.update(params or {})
+        return int(self.memory(n, m, full, given_similarity))
 
 
 @dataclass(frozen=True)
@@ -256,6 +286,7 @@ def ranker(
     multivariate: bool = False,
     in_default_plan: bool = True,
     slow: bool = False,
+    memory: MemoryEstimate | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator registering a ranker adapter in :data:`RANKERS` (returns it unchanged)."""
     for kind in (*requires, *requires_one_of, *uses):
@@ -278,6 +309,7 @@ def ranker(
                 multivariate=multivariate,
                 in_default_plan=in_default_plan,
                 slow=slow,
+                memory=memory,
             )
         )
         return func

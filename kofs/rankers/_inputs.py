@@ -8,8 +8,9 @@ One place for the checks (and their messages) that the adapters share:
 * :func:`sample_graph` -- the sample similarity a ranker works on: the given one, the label
   graph S^FIS (eq. 2.27) or one built from the data by :mod:`kofs.knowledge.similarity`
   (``"<who> needs a sample similarity (...)"``);
-* :func:`graph_storage` -- whether that graph will be dense or sparse, for memory estimates,
-  with the single dense/kNN threshold :data:`~kofs.knowledge.similarity.AUTO_DENSE_MAX`.
+* :func:`graph_storage` -- whether that graph will be dense or sparse, with the single
+  dense/kNN threshold :data:`~kofs.knowledge.similarity.AUTO_DENSE_MAX`, and
+  :func:`graph_ranker_memory`, the memory estimate of a ranker working on such a graph.
 """
 
 from __future__ import annotations
@@ -26,9 +27,18 @@ from kofs.knowledge.similarity import (
     label_codes,
     similarity_from_array,
 )
+from kofs.resources import F8, estimate_dense_similarity, estimate_knn_graph
 from kofs.types import RankerInputs
 
-__all__ = ["KIND_HINT", "labelled", "n_classes", "resolve_auto", "sample_graph", "graph_storage"]
+__all__ = [
+    "KIND_HINT",
+    "graph_ranker_memory",
+    "graph_storage",
+    "labelled",
+    "n_classes",
+    "resolve_auto",
+    "sample_graph",
+]
 
 #: What to give for each knowledge kind, as said in error messages.
 KIND_HINT = {
@@ -160,3 +170,19 @@ def graph_storage(kind: str | None, n_samples: int, given: str | None = None) ->
     if kind is None or kind == "given":
         return None
     return "sparse"
+
+
+def graph_ranker_memory(n_samples: int, n_genes: int, storage: str | None, *, k: int = 10) -> int:
+    """Working set of a ranker on an n x m matrix and a sample graph stored as ``storage``.
+
+    About two float64 copies of X; a dense n x n graph adds 3 n x n arrays (kernel,
+    normalised copy, eigenvectors), a sparse one :func:`~kofs.resources.estimate_knn_graph`
+    with ``k`` neighbours.
+    """
+    n, m = int(n_samples), int(n_genes)
+    need = 2 * F8 * n * m
+    if storage == "dense":
+        need += estimate_dense_similarity(n, copies=3)
+    elif storage == "sparse":
+        need += estimate_knn_graph(n, m, k=int(k))
+    return need

@@ -14,7 +14,13 @@ import logging
 
 import numpy as np
 
-from kofs.rankers._inputs import labelled, resolve_auto, sample_graph
+from kofs.rankers._inputs import (
+    graph_ranker_memory,
+    graph_storage,
+    labelled,
+    resolve_auto,
+    sample_graph,
+)
 from kofs.rankers._spectral_kernels import laplacian_score
 from kofs.registry import Param, ranker
 
@@ -97,6 +103,11 @@ def _fisher(X, inputs, *, seed):
     return fisher_score(Xl, codes)
 
 
+def _laplacian_memory(n: int, m: int, p, given: str | None) -> int:
+    kind = "knn" if p["graph"] == "auto" and given is None else p["graph"]
+    return graph_ranker_memory(n, m, graph_storage(kind, n, given), k=p["k"])
+
+
 @ranker(
     "laplacian",
     higher_is_better=False,
@@ -104,6 +115,7 @@ def _fisher(X, inputs, *, seed):
     reference="He, Cai & Niyogi, NIPS 2005; Zhao & Liu 2012 eq. 4.2",
     family="classic",
     uses=("similarity", "categories"),
+    memory=_laplacian_memory,
     params={
         "graph": Param(
             "auto",

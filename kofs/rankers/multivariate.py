@@ -31,6 +31,7 @@ from kofs.errors import ParameterError
 from kofs.rankers._inputs import labelled, sample_graph
 from kofs.rankers._l21 import mrsf_path
 from kofs.registry import Param, ranker
+from kofs.resources import F8
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,8 @@ __all__ = [
     "fisher_quadratic_scores",
     "mcsf_select",
     "entry_order_scores",
+    "estimate_mrsf",
+    "estimate_mcsf",
 ]
 
 _BLOCK = 4_000_000
@@ -226,6 +229,21 @@ def _similarity(X, inputs, target: str, name: str):
     return sample_graph(X[:, ok] if not ok.all() else X, inputs, "auto", name)[0]
 
 
+def estimate_mrsf(n_samples: int, n_genes: int, *, l: int = 50, n_targets: int = 10) -> int:  # noqa: E741
+    """MRSF (L2,1 path): the unit-column copy F (n x m), correlations F'R and entry steps
+    (3 m x C), the active block and its least squares (2 n x l, l x C) and, with a spectral
+    target, the dense n x n kernel and eigenvectors."""
+    n, m, l, c = int(n_samples), int(n_genes), int(l), int(n_targets)  # noqa: E741
+    return 2 * F8 * n * m + 3 * F8 * m * max(c, 1) + 2 * F8 * n * l + F8 * l * c + 2 * F8 * n * n
+
+
+def estimate_mcsf(n_samples: int, n_genes: int, *, l: int = 50) -> int:  # noqa: E741
+    """MCSF (greedy matrix comparison): F (n x m), S F and the running residual products
+    (2 n x m more), the n x n similarity and the selected block (n x l)."""
+    n, m = int(n_samples), int(n_genes)
+    return 3 * F8 * n * m + F8 * n * n + F8 * n * int(l)
+
+
 # what MRSF and MCSF share in the registry: opt-in, multivariate, labels or a similarity used
 _MULTIVARIATE = dict(
     family="multivariate",
@@ -245,6 +263,7 @@ def _auto(inputs, supervised: str) -> str:
 @ranker(
     "mrsf",
     higher_is_better=True,
+    memory=lambda n, m, p, given: estimate_mrsf(n, m, l=min(p["l"], m), n_targets=p["n_targets"]),
     summary="MRSF: L2,1 multi-output regression path, minimal redundancy (Alg. 5/7)",
     reference="Zhao & Liu 2012 ch. 3.2-3.4, 5.6 (Alg. 5/7, eq. 3.16)",
     **_MULTIVARIATE,
@@ -300,6 +319,7 @@ def _mrsf(X, inputs, *, seed, l, target, n_targets, max_iter, tol):  # noqa: E74
 @ranker(
     "mcsf",
     higher_is_better=True,
+    memory=lambda n, m, p, given: estimate_mcsf(n, m, l=min(p["l"], m)),
     summary="MCSF: greedy matrix comparison ||S - X_A X_A^T||, minimal redundancy (Alg. 6)",
     reference="Zhao & Liu 2012 ch. 3.5, 5.7 (Alg. 6, eqs. 5.41-5.43)",
     **_MULTIVARIATE,

@@ -20,7 +20,14 @@ from typing import Any
 import numpy as np
 
 from kofs.knowledge.similarity import AUTO_DENSE_MAX, fisher_label_similarity
-from kofs.rankers._inputs import labelled, n_classes, resolve_auto, sample_graph
+from kofs.rankers._inputs import (
+    graph_ranker_memory,
+    graph_storage,
+    labelled,
+    n_classes,
+    resolve_auto,
+    sample_graph,
+)
 from kofs.rankers._spectral_kernels import spec_phi1, spec_phi2, spec_phi3
 from kofs.registry import Param, ranker
 from kofs.types import RankerInputs
@@ -68,6 +75,13 @@ COMMON_PARAMS: dict[str, Param] = {
 }
 
 
+def _memory(n: int, m: int, p: dict[str, Any], given: str | None) -> int:
+    """SPEC's working set: X twice plus its sample graph (see :func:`graph_ranker_memory`)."""
+    kind = p["similarity"]
+    k = p["neighbors"] or (5 if kind == "knn" else 10)
+    return graph_ranker_memory(n, m, graph_storage(kind, n, given), k=k)
+
+
 def _unsupervised_similarity(X: np.ndarray, inputs: RankerInputs, p: dict[str, Any]):
     kind = resolve_auto(p["similarity"], inputs, "auto")
     params: dict[str, Any] = {}
@@ -105,6 +119,7 @@ def _run(X: np.ndarray, inputs: RankerInputs, p: dict[str, Any], score: Callable
     reference="Zhao & Liu 2012 eq. 2.17, Algorithm 1",
     family="spectral",
     uses=("similarity", "categories"),
+    memory=_memory,
     params=COMMON_PARAMS,
 )
 def _spec_phi1(X, inputs, *, seed, **p):
@@ -118,6 +133,7 @@ def _spec_phi1(X, inputs, *, seed, **p):
     reference="Zhao & Liu 2012 eq. 2.18, Algorithm 1",
     family="spectral",
     uses=("similarity", "categories"),
+    memory=_memory,
     params=COMMON_PARAMS,
 )
 def _spec_phi2(X, inputs, *, seed, **p):
@@ -131,6 +147,7 @@ def _spec_phi2(X, inputs, *, seed, **p):
     reference="Zhao & Liu 2012 eq. 2.19, Algorithm 1",
     family="spectral",
     uses=("similarity", "categories"),
+    memory=_memory,
     params={
         **COMMON_PARAMS,
         "k": Param(
