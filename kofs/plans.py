@@ -102,7 +102,7 @@ def go_settings(ctx: Context) -> dict[str, Any]:
 
 def go_semantics_of(ctx: Context, mode: str):
     """Closure and information content of the chosen aspect, computed once per mode."""
-    from kofs.knowledge.go import go_semantics
+    from kofs.knowledge.go_semantics import go_semantics
 
     s, g = _src(ctx), go_settings(ctx)
     return ctx.cached(

@@ -119,7 +119,7 @@ def read_sources(
         aux_data = [aux_reader(p) for p in aux]
     idmap = None
     if id_map is not None:
-        from kofs.io.ids import read_id_map
+        from kofs.io.id_map import read_id_map
 
         idmap = read_id_map(id_map)
     return KnowledgeSources(

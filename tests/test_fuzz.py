@@ -19,7 +19,7 @@ from kofs.example import example_paths
 from kofs.io.annotations import read_go_annotations
 from kofs.io.expression import read_expression
 from kofs.io.genes import read_gene_list
-from kofs.io.ids import read_id_map
+from kofs.io.id_map import read_id_map
 from kofs.io.interactions import read_interactions
 from kofs.io.labels import read_labels
 from kofs.io.ontology import read_obo

@@ -166,7 +166,7 @@ def test_term_relevance_round_trip(values):
 @FAST
 @given(st.dictionaries(IDS, IDS, min_size=1, max_size=10))
 def test_id_map_round_trip(mapping):
-    from kofs.io.ids import read_id_map
+    from kofs.io.id_map import read_id_map
 
     text = "source\ttarget\n" + "".join(f"{k}\t{v}\n" for k, v in mapping.items())
     got = read_id_map(_tmpfile(text, ".tsv"))
@@ -213,7 +213,7 @@ NEVER_CRASH = [
 )
 def test_parsers_never_crash(data, reader):
     from kofs.io.annotations import read_go_annotations
-    from kofs.io.ids import read_id_map
+    from kofs.io.id_map import read_id_map
     from kofs.io.ontology import read_obo
     from kofs.io.pathways import read_pathways
     from kofs.sources import read_term_relevance
