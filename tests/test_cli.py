@@ -257,6 +257,7 @@ def test_run_config_relative_paths_and_unknown_keys(small, tmp_path):
     assert r.exit_code == 2 and "seed" in r.stderr
 
 
+@pytest.mark.slow
 def test_demo_runs(tmp_path):
     out = tmp_path / "demo"
     r = run(["demo", "-o", str(out), "--top", "0"])

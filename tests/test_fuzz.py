@@ -206,7 +206,7 @@ CLI_INPUTS = [
     "--pathways",
     "--interactions",
     "--go",
-    "--go-annotations",
+    pytest.param("--go-annotations", marks=pytest.mark.slow),  # reads the GO ontology (~9 s)
     "--id-map",
     "--term-relevance",
     "--aux",

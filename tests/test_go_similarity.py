@@ -229,6 +229,7 @@ def real_go(shared_data):
 
 
 @needs_shared
+@pytest.mark.slow
 def test_gosemsim_golden(real_go, testdata):
     gold = testdata / "golden" / "gosemsim"
     genes = gold.joinpath("genes.txt").read_text().split()

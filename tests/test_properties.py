@@ -42,8 +42,20 @@ IDS = st.from_regex(r"[A-Za-z][A-Za-z0-9_.\-]{0,7}", fullmatch=True).filter(
 FINITE = st.floats(min_value=-1e12, max_value=1e12, allow_nan=False, allow_infinity=False)
 
 
+_TMP: list[Path] = []  # the module's folder under pytest's tmp_path_factory (set below)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _tmp_root(tmp_path_factory):
+    """One folder under pytest's temp root for every file the hypothesis examples write
+    (function-scoped ``tmp_path`` would be shared by all examples of one test)."""
+    _TMP.append(tmp_path_factory.mktemp("prop"))
+    yield
+    _TMP.clear()
+
+
 def _tmpfile(text: str | bytes, suffix: str) -> Path:
-    d = Path(tempfile.mkdtemp(prefix="kofs-prop-"))
+    d = Path(tempfile.mkdtemp(prefix="case-", dir=_TMP[-1]))
     p = d / f"f{suffix}"
     if isinstance(text, bytes):
         p.write_bytes(text)
