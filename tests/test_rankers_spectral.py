@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kofs.errors import ParameterError
-from kofs.knowledge.similarity import fisher_label_similarity, rbf_similarity, similarity_from_array
+from kofs.knowledge.similarity import similarity_from_array
+from kofs.knowledge.similarity_kernels import fisher_label_similarity, rbf_similarity
 from kofs.rankers import RANKERS, run_ranker
 from kofs.rankers._spectral_kernels import (
     laplacian_score,

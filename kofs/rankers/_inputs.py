@@ -21,12 +21,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from kofs.errors import ParameterError
-from kofs.knowledge.similarity import (
-    AUTO_DENSE_MAX,
-    fisher_label_similarity,
-    label_codes,
-    similarity_from_array,
-)
+from kofs.knowledge.similarity import AUTO_DENSE_MAX, similarity_from_array
+from kofs.knowledge.similarity_kernels import fisher_label_similarity, label_codes
 from kofs.resources import F8, estimate_dense_similarity, estimate_knn_graph
 from kofs.types import RankerInputs
 

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from kofs.knowledge.similarity import AUTO_DENSE_MAX, fisher_label_similarity
+from kofs.knowledge.similarity import AUTO_DENSE_MAX
+from kofs.knowledge.similarity_kernels import fisher_label_similarity
 from kofs.rankers._inputs import (
     graph_ranker_memory,
     graph_storage,
