@@ -140,6 +140,10 @@ def test_estimates_scale_as_documented():
     assert estimate_ranker(
         "spec-phi3", 5000, 10, params={"similarity": "knn", "neighbors": 7}
     ) == 2 * 8 * 5000 * 10 + estimate_knn_graph(5000, 10, k=7)
+    # (the estimate once read spec-phi3's k=None as the kNN size and failed with a TypeError)
+    assert estimate_ranker(
+        "spec-phi3", 5000, 10, params={"similarity": "knn"}
+    ) == 2 * 8 * 5000 * 10 + estimate_knn_graph(5000, 10, k=5)
 
 
 def test_every_ranker_has_an_estimate_from_its_registry_entry():
