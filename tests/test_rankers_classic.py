@@ -10,7 +10,8 @@ from sklearn.datasets import load_iris
 from kofs.errors import ParameterError
 from kofs.knowledge.similarity import similarity_from_array
 from kofs.rankers import RANKERS, run_ranker
-from kofs.rankers.classic import fisher_score, laplacian_score, variance_score
+from kofs.rankers._spectral_kernels import laplacian_score
+from kofs.rankers.classic import fisher_score, variance_score
 from kofs.types import Expression, RankerInputs, SampleCategories, SampleSimilarity
 
 IRIS_X, IRIS_Y = load_iris(return_X_y=True)

@@ -24,7 +24,7 @@ from kofs.rankers._inputs import (
 from kofs.rankers._spectral_kernels import laplacian_score
 from kofs.registry import Param, ranker
 
-__all__ = ["variance_score", "fisher_score", "laplacian_score"]
+__all__ = ["variance_score", "fisher_score"]
 
 logger = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from kofs.rankers._spectral_kernels import spec_phi1, spec_phi2, spec_phi3
 from kofs.registry import Param, ranker
 from kofs.types import RankerInputs
 
-__all__ = ["spec_phi1", "spec_phi2", "spec_phi3"]
+__all__: list[str] = []  # registry adapters only; the kernels are in _spectral_kernels
 
 logger = logging.getLogger(__name__)
 
