@@ -67,3 +67,31 @@ def test_id_map_warning_still_under_kofs_io_ids(tmp_path, caplog):
     assert any(
         r.name == "kofs.io.ids" and "several targets" in r.getMessage() for r in caplog.records
     )
+
+
+# Public types whose home is a private module of the same responsibility (the reader module is
+# their public face); every other name in a module's __all__ is defined in that module.
+FACADES = {
+    ("kofs.io.interactions", "Interactions"),
+    ("kofs.io.pathways", "GeneSets"),
+}
+
+
+def test_no_module_reexports_names_of_another():
+    """No compatibility re-exports: a (non-package) module's ``__all__`` lists only what it
+    defines, so every name has one import path (packages' ``__init__`` may gather)."""
+    import pkgutil
+
+    import kofs
+
+    found = []
+    for info in pkgutil.walk_packages(kofs.__path__, "kofs."):
+        if info.ispkg or info.name.startswith("kofs.cli"):
+            continue
+        mod = importlib.import_module(info.name)
+        for name in getattr(mod, "__all__", []):
+            home = getattr(getattr(mod, name), "__module__", info.name)
+            if callable(getattr(mod, name)) and home != info.name:
+                if (info.name, name) not in FACADES:
+                    found.append(f"{info.name}.{name} (from {home})")
+    assert not found, "re-exported: " + ", ".join(found)
