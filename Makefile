@@ -20,7 +20,7 @@ test: venv
 	$(BIN)/python -m pytest -q
 
 test-fast: venv
-	$(BIN)/python -m pytest -q -x --deselect tests/test_pipeline.py::test_end_to_end_on_real_all_with_every_source
+	$(BIN)/python -m pytest -q -x -m "not slow"
 
 bench: venv
 	$(BIN)/python -m pip install -q -e '.[bench]'
