@@ -27,8 +27,9 @@ bench: venv
 	$(BIN)/python bench/run.py
 
 lint: venv
-	$(BIN)/python -m pip install -q ruff
 	$(BIN)/ruff check kofs data_fetchers bench tests
+	$(BIN)/ruff format --check kofs data_fetchers bench tests
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) kofs-demo kofs-out .pytest_cache
