@@ -259,6 +259,7 @@ def test_library_report_does_not_load_matplotlib_on_import():
     shutil.which("chromium") is None,
     reason="headless-browser check needs Debian's chromium (apt-get install -y chromium)",
 )
+@pytest.mark.slow
 def test_run_report_renders_in_headless_chromium(tmp_path):
     out = _rank(tmp_path, [])
     shot = tmp_path / "shot.png"
@@ -275,6 +276,7 @@ def test_run_report_renders_in_headless_chromium(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
+@pytest.mark.slow
 def test_browser_check_sees_broken_pages(tmp_path):
     bad = tmp_path / "bad.html"
     bad.write_text(
@@ -285,6 +287,8 @@ def test_browser_check_sees_broken_pages(tmp_path):
     assert seen["images"] == [{"src": "missing.png", "width": 0}]
     assert any("no_such_function" in c["message"] for c in seen["console"])
     assert seen["tables"] == 0 and seen["screenshot_stats"]["non_background"] < 0.01
+    # the browser's own files (profiles, temp files, caches) stay in the profile folder
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.html", "browser"]
 
 
 def test_no_report_key_of_a_config_and_symbols_cached_per_gene_set(tmp_path):
@@ -314,6 +318,7 @@ def test_no_report_key_of_a_config_and_symbols_cached_per_gene_set(tmp_path):
     assert again.cached("gene_symbols", lambda: None, gene_level=True) is first
 
 
+@pytest.mark.slow
 def test_symbols_of_the_real_all_matrix_from_its_column_and_from_go(shared_data):
     """ALL (Entrez ids + a symbol column): every gene has its symbol; without the column, the
     org.Hs.eg.db GO table gives 8,436 of the 8,562 and every one equals the matrix's own."""

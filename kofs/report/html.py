@@ -339,13 +339,23 @@ f.onload = () => {
 
 
 def _chromium(exe: str, profile: Path, args: Sequence[str], timeout: float):
-    profile.mkdir(parents=True)
+    """Run the browser once on a new profile; its home and caches stay in it."""
+    for sub in ("data", "home"):
+        (profile / sub).mkdir(parents=True)
+    # TMPDIR is left alone: the browser's sockets there need a short path (108 bytes)
+    env = {
+        **os.environ,
+        "HOME": str(profile / "home"),
+        "XDG_CACHE_HOME": str(profile / "home" / ".cache"),
+        "XDG_CONFIG_HOME": str(profile / "home" / ".config"),
+    }
     return subprocess.run(
-        [exe, *_BROWSER_FLAGS, f"--user-data-dir={profile}", *args],
+        [exe, *_BROWSER_FLAGS, f"--user-data-dir={profile / 'data'}", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
         check=False,
+        env=env,
     )
 
 
