@@ -5,6 +5,28 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import rankdata
 
+#: Relative tolerance of :func:`constant_genes`: a gene whose range is at most this fraction of
+#: its largest magnitude is constant (float noise such as 1.0 vs 1.0000000000000002).
+CONSTANT_RTOL = 1e-12
+
+
+def constant_genes(X: np.ndarray, *, rtol: float = CONSTANT_RTOL) -> np.ndarray:
+    """Genes (columns of ``X``, samples x genes) that do not vary across the samples.
+
+    A column is constant when its range ``max - min`` is at most ``rtol`` times its largest
+    magnitude: the test is scale-free, so a matrix multiplied by 1e-200 has the same constant
+    genes as the original, and an all-zero column is constant.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_genes,)
+    """
+    X = np.asarray(X)
+    if X.shape[0] == 0:
+        return np.ones(X.shape[1], dtype=bool)
+    hi, lo = X.max(axis=0), X.min(axis=0)
+    return (hi - lo) <= rtol * np.maximum(np.abs(hi), np.abs(lo))
+
 
 def average_ranks(scores: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
     """Ranks with 1 = best, ties averaged, NaN scores tied together at the bottom.

@@ -217,6 +217,60 @@ def _split_fields(line: bytes, sep: str, quoted: bool) -> list[str]:
     return next(csv.reader([text], delimiter=sep))
 
 
+def _last_field_empty(line: bytes, sep: str, quoted: bool) -> bool:
+    if quoted:
+        return _split_fields(line, sep, True)[-1].strip() == ""
+    return line.rsplit(sep.encode("utf-8"), 1)[-1].strip() == b""
+
+
+def _drop_last_field(line: bytes, sep: str) -> bytes:
+    return line.rsplit(sep.encode("utf-8"), 1)[0]
+
+
+def _trailing_delimiters(lines, rows, counts, head, sep, quoted, name):
+    """Undo trailing delimiters (an empty last field) that would shift every column by one.
+
+    * data rows one field longer than the header whose extra last field is empty (a tab or
+      comma at the end of data lines but not of the header): the empty field is dropped --
+      unless *every* row is one longer and some last field is filled, which is R's
+      ``write.table`` layout (handled by the caller);
+    * a header ending in an empty name over a column that is empty in every row (a trailing
+      delimiter on every line): the column is dropped;
+    * a header ending in an empty name while every data row is one field shorter: the
+      empty name is dropped.
+
+    ``lines`` is edited in place. Returns (header, n_fields, counts, edited).
+    """
+    n = len(head)
+    longer = [k for k, c in enumerate(counts) if c == n + 1]
+    edited = False
+    if longer and all(c in (n, n + 1) for c in counts):
+        if all(_last_field_empty(lines[rows[k]], sep, quoted) for k in longer):
+            for k in longer:
+                lines[rows[k]] = _drop_last_field(lines[rows[k]], sep)
+                counts[k] = n
+            log.info(
+                "%s: %d data rows end with a delimiter the header lacks (an empty last field); "
+                "ignored",
+                name,
+                len(longer),
+            )
+            edited = True
+    if n > 1 and head[-1] == "":
+        if all(c == n - 1 for c in counts):
+            log.info("%s: the header ends with a delimiter the data rows lack; ignored", name)
+            return head[:-1], n - 1, counts, edited
+        if all(c == n for c in counts) and all(
+            _last_field_empty(lines[i], sep, quoted) for i in rows
+        ):
+            for k, i in enumerate(rows):
+                lines[i] = _drop_last_field(lines[i], sep)
+                counts[k] = n - 1
+            log.info("%s: every line ends with a delimiter (an empty last column); ignored", name)
+            return head[:-1], n - 1, counts, True
+    return head, n, counts, edited
+
+
 def scan_table(
     path: str | os.PathLike,
     *,
@@ -282,6 +336,11 @@ def scan_table(
         counts = [lines[i].count(bsep) + 1 for i in rows]
     head = [f.strip() for f in _split_fields(lines[first], sep, quoted)] if header else []
     n = len(head) if header else counts[0]
+    if header:
+        head, n, counts, stripped = _trailing_delimiters(
+            lines, rows, counts, head, sep, quoted, name
+        )
+        cleaned = cleaned or stripped
     if header and counts and len(set(counts)) == 1 and counts[0] == n + 1:
         head = ["", *head]  # R write.table layout: row names without a header field
         n += 1

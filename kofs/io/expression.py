@@ -55,6 +55,19 @@ _ID_NAMES = set(_CANONICAL) | {
 _GENE_WORDS = {"gene", "genes", "geneid"}
 _SAMPLE_WORDS = {"sample", "sampleid", "samples", "samplename", "cell", "cellid", "barcode"}
 _ANNOTATION_KEYS = ("entrez", "symbol", "ensembl")
+# ids that name genes (Ensembl, Affymetrix/Illumina/Agilent probes, RefSeq, HGNC-like symbols of
+# at least two letters) or samples (GEO, TCGA, SRA, cell barcodes, S1/P01/patient_3/ctrl2 ...)
+_GENE_ID = re.compile(
+    r"ENS[A-Z]*[GTP]\d+(\.\d+)?|\d+(_[a-z])?_at|AFFX-.+|ILMN_\d+|A_\d+_P\d+|[NX][MR]_\d+(\.\d+)?"
+    r"|(?=(?:[A-Za-z0-9]*[A-Za-z]){2})[A-Z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*"
+)
+_SAMPLE_ID = re.compile(
+    r"GSM\d+|TCGA-.+|[SDE]RR\d+|[ACGTN]{8,}(-\d+)?"
+    r"|(?i:s|smp|sample|p|pt|pat|patient|case|ctrl|control|ctl|donor|subject|rep|replicate"
+    r"|cell|mouse|rat|animal|tumou?r|normal|healthy|day|d|t|time)[-_. ]?\d+[A-Za-z]?",
+)
+# the longer axis is taken for the genes without a warning only when it is clearly longer
+_SURE_LONG, _SURE_RATIO = 200, 4
 _CONTENT_GUESSED = {"id", "gene", "geneid", "genes", "name"}
 
 
@@ -215,9 +228,42 @@ def _orientation(genes_in, gene_column, sample_ids, row_ids, col_ids, path, id_n
     if first in _SAMPLE_WORDS:
         log.info("%s: samples are the rows (id column %r)", path, id_names[0])
         return "columns"
+    vote = _id_vote(row_ids) - _id_vote(col_ids)
+    if abs(vote) >= 0.5:
+        genes_in = "rows" if vote > 0 else "columns"
+        log.info(
+            "%s: genes are the %s (their ids look like gene ids, the others like sample ids)",
+            path,
+            genes_in,
+        )
+        return genes_in
     genes_in = "rows" if len(row_ids) >= len(col_ids) else "columns"
-    log.info("%s: genes are the %s (the longer axis); set genes_in to override", path, genes_in)
+    long, short = max(len(row_ids), len(col_ids)), min(len(row_ids), len(col_ids))
+    if long >= _SURE_LONG and long >= _SURE_RATIO * short:
+        log.info("%s: genes are the %s (the longer axis)", path, genes_in)
+    else:
+        log.warning(
+            "%s: guessed that genes are the %s (%d %s x %d %s: the longer axis); if not, "
+            "use --genes-in %s",
+            path,
+            genes_in,
+            len(row_ids),
+            "rows",
+            len(col_ids),
+            "columns",
+            "columns" if genes_in == "rows" else "rows",
+        )
     return genes_in
+
+
+def _id_vote(ids: Sequence[str]) -> float:
+    """How gene-like (+1) or sample-like (-1) a list of ids looks, on average."""
+    ids = [str(i).strip() for i in ids[:_SNIFF_ROWS] if str(i).strip()]
+    if not ids:
+        return 0.0
+    sample = sum(bool(_SAMPLE_ID.fullmatch(i)) for i in ids)
+    gene = sum(bool(_GENE_ID.fullmatch(i)) for i in ids if not _SAMPLE_ID.fullmatch(i))
+    return (gene - sample) / len(ids)
 
 
 def _check_samples(samples: list[str], layout: _Layout, path: str) -> None:
@@ -242,6 +288,19 @@ def _apply_missing(G, genes, ann, positions, samples, layout, missing, path):
     nan = np.isnan(G)
     if not nan.any():
         return G, genes, ann, positions
+    empty = np.flatnonzero(nan.all(axis=0))
+    if empty.size and G.shape[0] > 1:
+        s = int(empty[0])
+        where = (
+            f"column {layout.n_id + s + 1} of the header"
+            if layout.genes_in == "rows"
+            else f"line {layout.line_numbers[s]}"
+        )
+        raise InputError(
+            f"sample {samples[s]!r} ({where}) has no value for any gene ({empty.size} such "
+            "samples); the columns may be shifted or the sample is empty: remove it from the file",
+            path=path,
+        )
     if missing == "error":
         g, s, line, col = layout.first_cell(nan, positions, genes, samples)
         raise InputError(

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from kofs._ranks import constant_genes
 from kofs.errors import ParameterError
 from kofs.registry import RANKERS, RankerSpec, resolve_params
 from kofs.types import Expression, RankerInputs, Ranking
@@ -103,8 +104,7 @@ def run_ranker(
         raise RuntimeError(
             f"ranker {name!r} returned {scores.shape} scores for {expression.n_genes} genes"
         )
-    constant = np.ptp(X, axis=0) == 0
-    scores[constant] = np.nan
+    scores[constant_genes(X)] = np.nan
     return Ranking(
         name=list_name or name,
         genes=expression.genes,
