@@ -28,8 +28,26 @@ def constant_genes(X: np.ndarray, *, rtol: float = CONSTANT_RTOL) -> np.ndarray:
     return (hi - lo) <= rtol * np.maximum(np.abs(hi), np.abs(lo))
 
 
+#: Significant digits scores are written with (``%.10g``, :func:`kofs.io.output.format_float`).
+PRINTED_DIGITS = 10
+
+
+def printed(values: np.ndarray) -> np.ndarray:
+    """``values`` rounded to the precision they are written with (``%.10g``).
+
+    Ranks are computed on these, so two scores that print equal always share an averaged rank
+    (and float noise in the 16th digit never decides a tie).
+    """
+    v = np.asarray(values, dtype=np.float64)
+    fmt = f"%.{PRINTED_DIGITS}g"
+    flat = [float(fmt % x) for x in v.ravel().tolist()]
+    return np.asarray(flat, dtype=np.float64).reshape(v.shape)
+
+
 def average_ranks(scores: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
     """Ranks with 1 = best, ties averaged, NaN scores tied together at the bottom.
+
+    Scores are compared as printed (:func:`printed`): equal printed scores tie.
 
     Parameters
     ----------
@@ -42,7 +60,7 @@ def average_ranks(scores: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
     -------
     ndarray of shape (m,), float64
     """
-    s = np.asarray(scores, dtype=np.float64)
+    s = printed(np.asarray(scores, dtype=np.float64))
     ranks = np.empty(s.shape, dtype=np.float64)
     finite = ~np.isnan(s)
     n_ok = int(finite.sum())

@@ -19,6 +19,7 @@ from threadpoolctl import threadpool_limits
 
 from kofs._ranks import constant_genes
 from kofs.aggregate import aggregate as aggregate_lists
+from kofs.canonical import canonicalize, restore_aggregate, restore_ranking
 from kofs.errors import InputError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
 from kofs.rankers import applicable, run_ranker
@@ -334,6 +335,9 @@ def rank(
         raise ParameterError(f"method must be 'kofs' or 'msfs', got {method!r}")
     sources = sources or KnowledgeSources()
     check_magnitude(expression)
+    original = expression
+    canon = canonicalize(expression, labels)  # every kernel sees genes/samples sorted by id
+    expression, labels = canon.expression, canon.labels
     rel = (
         None
         if relevant_genes is None
@@ -377,4 +381,10 @@ def rank(
         settings=settings,
     )
     evidence = gene_evidence(context.cache, expression.genes)
-    return replace(result, evidence=evidence)
+    return replace(
+        result,
+        expression=original,
+        final=restore_aggregate(result.final, canon),
+        lists=tuple(restore_ranking(r, canon) for r in result.lists),
+        evidence=evidence,
+    )

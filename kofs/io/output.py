@@ -313,8 +313,9 @@ def write_ranking(
 
     Columns: ``gene``, ``rank``, ``score`` (of ``final``), then ``rank:<list>`` and
     ``score:<list>`` (native score) for every list, then ``evidence`` when given. Rows are
-    sorted by final rank, ties by gene position. Numbers: ranks as integers when integral,
-    otherwise ``%.10g``; scores ``%.10g``; NaN as ``NA``.
+    sorted by final rank, ties by gene id (so the file does not depend on the input's order).
+    Numbers: ranks as integers when integral, otherwise ``%.10g``; scores ``%.10g``; NaN as
+    ``NA``.
 
     Parameters
     ----------
@@ -354,7 +355,7 @@ def write_ranking(
         head += [f"rank:{n}", f"score:{n}"]
     if evidence is not None:
         head.append("evidence")
-    order = np.lexsort((np.arange(len(genes)), final.ranks)).tolist()
+    order = sorted(range(len(genes)), key=lambda i: (final.ranks[i], genes[i]))
     ranks = final.ranks.tolist()
     scores = final.scores.tolist()
     out = ["\t".join(head)]
