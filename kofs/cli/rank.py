@@ -138,6 +138,13 @@ def rank_options(func):
             help="What to do with empty/NA cells.",
         ),
         click.option(
+            "--decimal",
+            type=click.Choice([".", ","]),
+            default=".",
+            show_default=True,
+            help="Decimal mark of EXPRESSION's numbers (',' for 1,23; needs a tab or ';' delimiter).",
+        ),
+        click.option(
             "--top",
             type=click.IntRange(min=0),
             default=10,
@@ -421,6 +428,7 @@ def run_rank(expression_path: str, **opts) -> list[str]:
         sample_ids=None if categories is None else categories.samples,
         duplicates=opts.get("duplicate_genes", "error"),
         missing=opts.get("missing_values", "error"),
+        decimal=opts.get("decimal") or ".",
     )
     if categories is not None:
         expr, categories = align_labels(

@@ -49,6 +49,7 @@ MISSING_TOKENS = ("", "NA", "N/A", "NaN", "nan", "NAN", "null", "NULL", "None", 
 _FLOAT_KW = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
+_SEP_NAMES = {"\t": "tab", ",": "comma", ";": "semicolon"}
 
 
 def display_name(path: str | os.PathLike) -> str:
@@ -76,10 +77,42 @@ def _raw(path: str | os.PathLike) -> bytes:
         raise InputError(f"cannot be read ({exc.strerror})", path=p) from None
 
 
+def _utf16_kind(raw: bytes) -> str | None:
+    """``"utf-16"`` (with a byte-order mark), ``"utf-16-le"``/``"-be"`` (text whose every other
+    byte is NUL, as Excel's "Unicode text" without a mark), else None."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    head = raw[:4096]
+    if len(head) >= 8 and len(head) % 2 == 0:
+        even, odd = head[0::2], head[1::2]
+        if odd.count(0) == len(odd) and even.count(0) == 0:
+            return "utf-16-le"
+        if even.count(0) == len(even) and odd.count(0) == 0:
+            return "utf-16-be"
+    return None
+
+
+def _from_utf16(raw: bytes, name: str) -> bytes:
+    """UTF-16 text (Excel "Unicode text", PowerShell output) re-encoded as UTF-8."""
+    kind = _utf16_kind(raw)
+    if kind is None:
+        return raw
+    try:
+        text = raw.decode(kind)
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"looks like UTF-16 text but cannot be decoded ({exc.reason}); save it as UTF-8",
+            path=name,
+        ) from None
+    log.info("%s: decoded from %s", name, kind.upper())
+    return text.encode("utf-8")
+
+
 def read_bytes(path: str | os.PathLike) -> bytes:
     """The decompressed, validated UTF-8 content of ``path`` as bytes.
 
-    Line ends are normalised to ``\\n`` and a byte-order mark is removed. The content is
+    Line ends are normalised to ``\\n`` and a byte-order mark is removed; UTF-16 text (with a
+    byte-order mark, or recognised by its NUL bytes) is re-encoded as UTF-8. The content is
     guaranteed to decode as UTF-8 and to contain no NUL byte.
 
     Raises
@@ -107,6 +140,7 @@ def read_bytes(path: str | os.PathLike) -> bytes:
             "compress it with gzip or drop the .gz suffix",
             path=name,
         )
+    raw = _from_utf16(raw, name)
     if raw.startswith(_BOM):
         raw = raw[len(_BOM) :]
     if not raw.strip():
@@ -137,10 +171,13 @@ def open_text(path: str | os.PathLike) -> io.StringIO:
 
 
 def sniff_delimiter(header: str, path: str | os.PathLike | None = None) -> str:
-    """Tab or comma: whichever occurs more in the header line, else by extension, else tab."""
+    """Tab or comma: whichever occurs more in the header line; a header with neither but with
+    semicolons: semicolon; else by extension (comma for ``.csv``), else tab."""
     tabs, commas = header.count("\t"), header.count(",")
     if tabs or commas:
         return "\t" if tabs >= commas else ","
+    if header.count(";"):
+        return ";"  # European spreadsheets' CSV (decimal commas)
     name = "" if path is None else os.fspath(path).lower()
     if name.endswith(".gz"):
         name = name[:-3]
@@ -178,7 +215,9 @@ class TextTable:
     def n_rows(self) -> int:
         return len(self.line_numbers)
 
-    def frame(self, *, dtype=str, na_values=None, usecols=None, nrows=None) -> pd.DataFrame:
+    def frame(
+        self, *, dtype=str, na_values=None, usecols=None, nrows=None, decimal: str = "."
+    ) -> pd.DataFrame:
         """Parse the data rows with pandas (columns named by position ``0..k-1``).
 
         ``dtype``/``na_values`` are passed to :func:`pandas.read_csv`; without ``na_values``
@@ -198,6 +237,7 @@ class TextTable:
                 skip_blank_lines=True,
                 usecols=usecols,
                 nrows=nrows,
+                decimal=decimal,
                 engine="c",
                 **_FLOAT_KW,
                 encoding="utf-8",
@@ -286,7 +326,7 @@ def scan_table(
     ----------
     path : str or path-like
         File path or ``"-"`` for stdin.
-    sep : {"\\t", ",", None}
+    sep : {"\\t", ",", ";", None}
         Delimiter; sniffed from the header line when None.
     comment : str, optional
         Lines starting with this character are skipped (e.g. ``"#"``).
@@ -350,7 +390,7 @@ def scan_table(
             expected = "the header" if header else f"line {rows[0] + 1}"
             raise InputError(
                 f"has {c} fields but {expected} has {n}; check the delimiter "
-                f"({'tab' if sep == chr(9) else 'comma'}) and that no row is cut or has extra fields",
+                f"({_SEP_NAMES.get(sep, repr(sep))}) and that no row is cut or has extra fields",
                 path=name,
                 line=i + 1,
             )

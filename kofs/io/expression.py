@@ -21,12 +21,19 @@ import pandas as pd
 import scipy.sparse as sp
 
 from kofs.errors import InputError, ParameterError
-from kofs.io._table import MISSING_TOKENS, TextTable, display_name, scan_table
+from kofs.io._matrix_formats import plain_table
+from kofs.io._table import MISSING_TOKENS, TextTable, display_name, read_bytes, scan_table
 from kofs.types import Expression
 
 log = logging.getLogger(__name__)
 
-__all__ = ["read_expression", "guess_namespace", "DUPLICATE_POLICIES", "MISSING_POLICIES"]
+__all__ = [
+    "read_expression",
+    "guess_namespace",
+    "DECIMALS",
+    "DUPLICATE_POLICIES",
+    "MISSING_POLICIES",
+]
 
 DUPLICATE_POLICIES = ("error", "first", "mean", "max-variance")
 MISSING_POLICIES = ("error", "drop-gene", "impute-mean")
@@ -35,6 +42,14 @@ GENES_IN = ("rows", "columns")
 HUGE = 1e300
 _SNIFF_ROWS = 1000
 _NUMBER = r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eEdD][+-]?\d+)?|inf|infinity|nan)"
+_NUMBER_COMMA = _NUMBER.replace("\\.", ",")  # decimal=",": 1,5 / ,5 / 1,5e-3
+# numbers written in a format kofs does not read by default (named in the error message)
+_DECIMAL_COMMA = re.compile(r"[+-]?(?:\d+,\d*|,\d+)(?:[eE][+-]?\d+)?")
+_THOUSANDS = re.compile(
+    r"[+-]?\d{1,3}(?:(?:,\d{3})+(?:\.\d+)?|(?:\.\d{3})+,\d+|(?:[ '\u00a0\u202f]\d{3})+(?:[.,]\d+)?)"
+)
+_PERCENT = re.compile(r"[+-]?(?:\d+[.,]?\d*|[.,]\d+)\s*%")
+DECIMALS = (".", ",")
 
 # normalised column name -> canonical annotation key understood by kofs.io.ids
 _CANONICAL = {
@@ -109,23 +124,62 @@ def _find_column(header: Sequence[str], wanted: str, *, path: str, option: str) 
     )
 
 
-def _mostly_text(values: pd.Series) -> bool:
+def _number_re(decimal: str) -> str:
+    return _NUMBER if decimal == "." else _NUMBER_COMMA
+
+
+def _number_like(v: pd.Series, decimal: str) -> pd.Series:
+    """Cells that are numbers, also in a format needing an option (``1,5``, ``1,234``, ``5%``)."""
+    numeric = v.str.fullmatch(_NUMBER, case=False)
+    for rx in (_NUMBER_COMMA, _THOUSANDS, _PERCENT):
+        numeric |= v.str.fullmatch(rx)
+    return numeric
+
+
+def _mostly_text(values: pd.Series, decimal: str = ".") -> bool:
     v = values.dropna().astype(str).str.strip()
     v = v[~v.isin(MISSING_TOKENS)]
     if v.empty:
         return False
-    numeric = v.str.fullmatch(_NUMBER, case=False)
-    return float((~numeric).mean()) > 0.5
+    return float((~_number_like(v, decimal)).mean()) > 0.5
 
 
-def _id_column_count(table: TextTable, gene_idx: int | None) -> int:
+def _number_hint(text: str, decimal: str) -> str:
+    """What to do about a cell that is not a number in the expected format."""
+    t = text.strip()
+    if _PERCENT.fullmatch(t):
+        return "percentages are not read: write plain numbers (12% as 0.12 or 12)"
+    if decimal == "." and _DECIMAL_COMMA.fullmatch(t):
+        return (
+            (
+                "the comma is a decimal comma or a thousands separator: "
+                if _THOUSANDS.fullmatch(t)
+                else "the file uses a decimal comma: "
+            )
+            + "read decimal commas with --decimal , (decimal=','; the delimiter must then be a "
+            "tab or a semicolon), write thousands without separators"
+        )
+    if _THOUSANDS.fullmatch(t):
+        return (
+            "the number has thousands separators: write it without them (1234.5, not "
+            "1,234.5)" + (" or read the file with --decimal ," if decimal == "." else "")
+        )
+    if decimal == "," and re.fullmatch(_NUMBER, t, flags=re.IGNORECASE):
+        return "a decimal point in a file read with --decimal ,: use one decimal mark throughout"
+    return (
+        "use a dot as decimal separator (or --decimal , for decimal commas) and NA for "
+        "missing values"
+    )
+
+
+def _id_column_count(table: TextTable, gene_idx: int | None, decimal: str = ".") -> int:
     head = table.frame(dtype=str, nrows=_SNIFF_ROWS)
     k = 1
     while k < len(table.header):
         name = table.header[k]
         if (gene_idx is not None and k <= gene_idx) or _norm(name) in _ID_NAMES:
             k += 1
-        elif _mostly_text(head[k]):
+        elif _mostly_text(head[k], decimal):
             k += 1
         else:
             break
@@ -143,14 +197,14 @@ def _id_column_count(table: TextTable, gene_idx: int | None) -> int:
     return k
 
 
-def _first_bad_cell(table: TextTable, n_id: int) -> tuple[int, int, str]:
+def _first_bad_cell(table: TextTable, n_id: int, decimal: str = ".") -> tuple[int, int, str]:
     """(row, column, text) of the first non-numeric data cell in file order."""
     cols = list(range(n_id, len(table.header)))
     s = table.frame(dtype=str, usecols=cols)
     best = (None, None, "")
     for c in cols:
         v = s[c].str.strip()
-        bad = ~(v.isin(MISSING_TOKENS) | v.str.fullmatch(_NUMBER, case=False))
+        bad = ~(v.isin(MISSING_TOKENS) | v.str.fullmatch(_number_re(decimal), case=False))
         if bad.any():
             r = int(np.flatnonzero(bad.to_numpy())[0])
             if best[0] is None or r < best[0]:
@@ -158,17 +212,17 @@ def _first_bad_cell(table: TextTable, n_id: int) -> tuple[int, int, str]:
     return best
 
 
-def _parse(table: TextTable, n_id: int) -> tuple[pd.DataFrame, np.ndarray]:
+def _parse(table: TextTable, n_id: int, decimal: str = ".") -> tuple[pd.DataFrame, np.ndarray]:
     dtype = {k: (str if k < n_id else np.float64) for k in range(len(table.header))}
     try:
-        frame = table.frame(dtype=dtype, na_values=list(MISSING_TOKENS))
+        frame = table.frame(dtype=dtype, na_values=list(MISSING_TOKENS), decimal=decimal)
     except (ValueError, TypeError, OverflowError) as exc:
-        row, col, text = _first_bad_cell(table, n_id)
+        row, col, text = _first_bad_cell(table, n_id, decimal)
         if row is None:
             raise InputError(f"cannot parse the numeric columns ({exc})", path=table.path) from None
         raise InputError(
-            f"non-numeric value {text!r} where a number is expected; use a dot as decimal "
-            "separator and NA for missing values",
+            f"non-numeric value {text!r} where a number is expected; "
+            + _number_hint(text, decimal),
             path=table.path,
             line=int(table.line_numbers[row]),
             column=table.header[col] or col + 1,
@@ -401,6 +455,7 @@ def read_expression(
     sample_ids: Sequence[str] | None = None,
     duplicates: str = "error",
     missing: str = "error",
+    decimal: str = ".",
 ) -> Expression:
     """Read an expression matrix into an :class:`~kofs.types.Expression` (samples x genes).
 
@@ -424,6 +479,9 @@ def read_expression(
     missing : {"error", "drop-gene", "impute-mean"}, default "error"
         Empty/NA cells: fail naming the cell; drop genes with any missing value; replace by the
         gene's mean over its other samples (genes missing everywhere are dropped).
+    decimal : {".", ","}, default "."
+        Decimal mark of the numbers. With ``","`` (``1,23``) the delimiter must be a tab or a
+        semicolon. Thousands separators and ``%`` are never read (the error says so).
 
     Returns
     -------
@@ -444,13 +502,24 @@ def read_expression(
         _choice(genes_in, GENES_IN, "genes_in")
     _choice(duplicates, DUPLICATE_POLICIES, "duplicates")
     _choice(missing, MISSING_POLICIES, "missing")
+    _choice(decimal, DECIMALS, "decimal")
     name = display_name(path)
-    table = scan_table(path, unique_columns=False)
+    data, fmt = plain_table(read_bytes(path), name)
+    if fmt is not None and genes_in is None:
+        genes_in = "rows"  # GCT and series matrices put genes in rows
+    table = scan_table(path, unique_columns=False, data=data)
+    del data
+    if decimal == "," and table.sep == ",":
+        raise ParameterError(
+            "decimal=',' (--decimal ,) needs a tab- or semicolon-delimited file, but this one "
+            "is comma-delimited",
+            path=name,
+        )
     gene_idx = None
     if gene_column is not None:
         gene_idx = _find_column(table.header, gene_column, path=name, option="gene_column")
-    n_id = _id_column_count(table, gene_idx)
-    ids, values = _parse(table, n_id)
+    n_id = _id_column_count(table, gene_idx, decimal)
+    ids, values = _parse(table, n_id, decimal)
     header, line_numbers = table.header, table.line_numbers
     del table  # the raw text is no longer needed
     row_col = 0 if gene_idx is None else gene_idx
