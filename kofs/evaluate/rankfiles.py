@@ -75,8 +75,9 @@ def _check_complete(table: Path) -> None:
             )
 
 
-def _check_not_cut(final: np.ndarray, text, table: Path, base: Path) -> None:
-    """Refuse a ranking whose final ranks or manifest show missing rows."""
+def _check_not_cut(ranks: dict[str, np.ndarray], text, table: Path, base: Path) -> None:
+    """Refuse a ranking whose ranks (final or of a list) or manifest show missing rows."""
+    final = ranks["final"]
     bad = np.flatnonzero(np.isnan(final) & ~text.isin(["NA", ""]).to_numpy())
     if bad.size:
         raise InputError(
@@ -86,9 +87,14 @@ def _check_not_cut(final: np.ndarray, text, table: Path, base: Path) -> None:
             line=int(bad[0]) + 2,
         )
     n = len(final)
-    top = float(np.nanmax(final)) if np.isfinite(final).any() else 0.0
-    if top > n + 0.5:
-        raise InputError(f"lists {n} genes but ranks go up to {top:g}: {_CUT}", path=str(table))
+    for name, r in ranks.items():
+        top = float(np.nanmax(r)) if np.isfinite(r).any() else 0.0
+        if top > n + 0.5:
+            col = "rank" if name == "final" else f"rank:{name}"
+            raise InputError(
+                f"lists {n} genes but column {col!r} goes up to {top:g}: {_CUT}",
+                path=str(table),
+            )
     mfile = base / "manifest.json"
     if table.name == "ranking.tsv" and mfile.is_file():
         import json
@@ -142,10 +148,10 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
         return v.to_numpy(dtype=np.float64)
 
     ranks = {"final": num("rank")}
-    _check_not_cut(ranks["final"], df["rank"], table, folder or table.parent)
     for col in df.columns:
         if col.startswith("rank:"):
             ranks[col[5:]] = num(col)
+    _check_not_cut(ranks, df["rank"], table, folder or table.parent)
     weights = config = None
     base = folder or table.parent
     wfile = base / "weights.tsv"
