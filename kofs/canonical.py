@@ -14,9 +14,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kofs.types import AggregateRanking, Expression, Ranking, SampleCategories
+from kofs.types import (
+    AggregateRanking,
+    Expression,
+    FeatureFunctions,
+    FeatureRelation,
+    RankerInputs,
+    Ranking,
+    SampleCategories,
+    SampleSimilarity,
+)
 
-__all__ = ["Canonical", "canonicalize", "restore_aggregate", "restore_ranking"]
+__all__ = [
+    "Canonical",
+    "canonical_inputs",
+    "canonical_rows",
+    "canonicalize",
+    "restore_aggregate",
+    "restore_ranking",
+]
 
 
 @dataclass(frozen=True)
@@ -75,6 +91,55 @@ def canonicalize(expression: Expression, labels: SampleCategories | None = None)
             parents=labels.parents,
         )
     return Canonical(expr, labels, g, s, False)
+
+
+def _csr(matrix, rows: np.ndarray, cols: np.ndarray | None = None):
+    """Rows/columns of a sparse matrix picked, in canonical CSR form (sorted column indices,
+    no duplicates), so sparse products add their terms in one order."""
+    m = matrix[rows] if cols is None else matrix[rows][:, cols]
+    m = m.tocsr(copy=True)
+    m.sum_duplicates()
+    m.sort_indices()
+    return m
+
+
+def canonical_inputs(inputs: RankerInputs, canon: Canonical) -> RankerInputs:
+    """``inputs`` (aligned to the original matrix) aligned to ``canon.expression``; sparse
+    matrices in canonical CSR form (sorted indices)."""
+    sparse = [
+        inputs.relation.matrix if inputs.relation is not None else None,
+        inputs.functions.incidence if inputs.functions is not None else None,
+        inputs.similarity.matrix
+        if inputs.similarity is not None and inputs.similarity.is_sparse
+        else None,
+    ]
+    if canon.identity and all(x is None or x.has_canonical_format for x in sparse):
+        return inputs
+    g, s = canon.genes, canon.samples
+    cats, sim, rel, fun = inputs.categories, inputs.similarity, inputs.relation, inputs.functions
+    if cats is not None:
+        cats = SampleCategories(
+            [cats.labels[i] for i in s], canon.expression.samples, name=cats.name,
+            parents=cats.parents,
+        )  # fmt: skip
+    if sim is not None:
+        m = _csr(sim.matrix, s, s) if sim.is_sparse else sim.matrix[np.ix_(s, s)]
+        sim = SampleSimilarity(m, canon.expression.samples, sim.name, sim.provenance)
+    if rel is not None:
+        rel = FeatureRelation(
+            _csr(rel.matrix, g, g), canon.expression.genes, rel.directed, rel.name, rel.provenance
+        )
+    if fun is not None:
+        fun = FeatureFunctions(
+            _csr(fun.incidence, g), canon.expression.genes, fun.terms, fun.term_names, fun.relevance,
+            fun.name, fun.provenance,
+        )  # fmt: skip
+    return RankerInputs(categories=cats, similarity=sim, relation=rel, functions=fun)
+
+
+def canonical_rows(genes: tuple[str, ...]) -> np.ndarray:
+    """Row order that sorts ``genes`` by id (for kernels over genes x lists matrices)."""
+    return _order(genes)
 
 
 def _back(canon: Canonical) -> np.ndarray:

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from kofs.canonical import canonical_rows
 from kofs.errors import ParameterError
 from kofs.registry import AGGREGATORS, resolve_params
 from kofs.types import AggregateRanking, Ranking
@@ -86,7 +87,13 @@ def aggregate(
         relevant = np.fromiter((g in wanted for g in genes), dtype=bool, count=len(genes))
         if not relevant.any():
             raise ParameterError("none of the relevant genes is among the ranked genes")
-    scores, weights, info = spec.func(R, relevant=relevant, **resolved)
+    # the kernel sees the genes sorted by id: the result does not depend on the lists' order
+    rows = canonical_rows(genes)
+    scores_c, weights, info = spec.func(
+        R[rows], relevant=None if relevant is None else relevant[rows], **resolved
+    )
+    scores = np.empty(len(genes), dtype=np.float64)
+    scores[rows] = scores_c
     return AggregateRanking(
         method=method,
         genes=genes,

@@ -25,7 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from kofs._ranks import constant_genes
 from kofs.aggregate import aggregate as aggregate_lists
+from kofs.canonical import canonicalize, restore_aggregate, restore_ranking
 from kofs.errors import ParameterError
 from kofs.pipeline import Context, relevant_gene_ids
 from kofs.rankers import run_ranker
@@ -103,12 +105,14 @@ class KofsRanking:
         """
         from kofs.plans import kofs_plan
 
+        canon = canonicalize(expression, labels)  # order-free results, as in pipeline.rank
+        expression, labels = canon.expression, canon.labels
         rel = None
         if self.list_relevant_genes is not None:
             rel = self._mapped(expression, "list_relevant_genes", self.list_relevant_genes)
         ctx = Context(expression=expression, categories=labels, relevant_genes=rel, seed=self.seed)
         ctx.cache.update(self._shared)
-        constant = np.ptp(expression.values, axis=0) == 0
+        constant = constant_genes(expression.values)
         gene_level_relevance = bool(rel) or self.sources.term_relevance is not None
         out: dict[str, Ranking | AggregateRanking] = {}
         for plan in kofs_plan(ctx, self.sources, list(self.lists)):
@@ -153,7 +157,10 @@ class KofsRanking:
             out[agg.name] = aggregate_lists(
                 renamed, agg.method, relevant_genes=G, params=agg.params
             )
-        return out
+        return {
+            k: restore_ranking(v, canon) if isinstance(v, Ranking) else restore_aggregate(v, canon)
+            for k, v in out.items()
+        }
 
     def _mapped(self, expression: Expression, key: str, genes: Sequence[str]) -> tuple[str, ...]:
         """Known genes as matrix ids, mapped once per gene set (folds share the genes)."""

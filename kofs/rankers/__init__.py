@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from kofs._ranks import constant_genes
+from kofs.canonical import canonical_inputs, canonicalize, restore_ranking
 from kofs.errors import ParameterError
 from kofs.registry import RANKERS, RankerSpec, resolve_params
 from kofs.types import Expression, RankerInputs, Ranking
@@ -94,9 +95,14 @@ def run_ranker(
         raise ParameterError(f"ranker {name!r} needs {need}")
     _check_alignment(expression, inputs)
     resolved = resolve_params(f"ranker {name!r}", spec.params, params or {})
-    X = expression.values
-    if X.shape[0] < 2:
-        raise ParameterError(f"ranker {name!r} needs at least 2 samples, got {X.shape[0]}")
+    if expression.n_samples < 2:
+        raise ParameterError(
+            f"ranker {name!r} needs at least 2 samples, got {expression.n_samples}"
+        )
+    # kernels see genes and samples sorted by id: results do not depend on the input's order
+    canon = canonicalize(expression)
+    inputs = canonical_inputs(inputs, canon)
+    X = canon.expression.values
     out = spec.func(X, inputs, seed=seed, **resolved)
     scores, info = out if isinstance(out, tuple) else (out, {})
     scores = np.array(scores, dtype=np.float64)
@@ -105,11 +111,12 @@ def run_ranker(
             f"ranker {name!r} returned {scores.shape} scores for {expression.n_genes} genes"
         )
     scores[constant_genes(X)] = np.nan
-    return Ranking(
+    ranking = Ranking(
         name=list_name or name,
-        genes=expression.genes,
+        genes=canon.expression.genes,
         scores=scores,
         higher_is_better=spec.higher_is_better,
         params={"ranker": name, **resolved},
         info=dict(info),
     )
+    return restore_ranking(ranking, canon)
