@@ -39,6 +39,7 @@ def sources_cmd(expression: str, as_json: bool, **opts) -> None:
         sample_ids=None if categories is None else categories.samples,
         duplicates=opts.get("duplicate_genes", "error"),
         missing=opts.get("missing_values", "error"),
+        decimal=opts.get("decimal") or ".",
     )
     if categories is not None:
         expr, categories = align_labels(
