@@ -73,7 +73,17 @@ def rank_ok(path, out, *extra):
 
 @pytest.mark.parametrize(
     ("end", "head_end", "sep"),
-    [("\t", "", "\t"), ("\t", "\t", "\t"), ("", "\t", "\t"), (",", "", ","), ("\t ", "", "\t")],
+    [
+        ("\t", "", "\t"),
+        ("\t", "\t", "\t"),
+        ("", "\t", "\t"),
+        (",", "", ","),
+        ("\t ", "", "\t"),
+        ("\t\t", "", "\t"),
+        ("", "\t\t", "\t"),
+        (",,", ",", ","),
+        (';""', "", ";"),
+    ],
 )
 def test_trailing_delimiter_never_shifts_samples(tmp_path, end, head_end, sep):
     p = tmp_path / ("x.csv" if sep == "," else "x.tsv")

@@ -10,7 +10,8 @@
 * :func:`read_table` — a :class:`pandas.DataFrame` of stripped strings built on the scan.
 
 A header one field shorter than every data row (R's ``write.table`` layout) gets an empty name
-for its first column.
+for its first column. Trailing delimiters (empty fields at the end of data rows, of the header
+or of both) are dropped, so they never shift the columns.
 """
 
 from __future__ import annotations
@@ -257,58 +258,47 @@ def _split_fields(line: bytes, sep: str, quoted: bool) -> list[str]:
     return next(csv.reader([text], delimiter=sep))
 
 
-def _last_field_empty(line: bytes, sep: str, quoted: bool) -> bool:
-    if quoted:
-        return _split_fields(line, sep, True)[-1].strip() == ""
-    return line.rsplit(sep.encode("utf-8"), 1)[-1].strip() == b""
-
-
-def _drop_last_field(line: bytes, sep: str) -> bytes:
-    return line.rsplit(sep.encode("utf-8"), 1)[0]
-
-
 def _trailing_delimiters(lines, rows, counts, head, sep, quoted, name):
-    """Undo trailing delimiters (an empty last field) that would shift every column by one.
+    """Undo trailing delimiters (empty last fields) that would shift columns.
 
-    * data rows one field longer than the header whose extra last field is empty (a tab or
-      comma at the end of data lines but not of the header): the empty field is dropped --
-      unless *every* row is one longer and some last field is filled, which is R's
-      ``write.table`` layout (handled by the caller);
-    * a header ending in an empty name over a column that is empty in every row (a trailing
-      delimiter on every line): the column is dropped;
-    * a header ending in an empty name while every data row is one field shorter: the
-      empty name is dropped.
+    The real width ``w`` is the header's length without its trailing empty names. When every
+    data row has nothing but empty fields beyond ``w`` (tabs or commas at the end of data lines,
+    of the header, or of both; one or several), those fields and the header's empty names are
+    dropped. Otherwise nothing changes: R's ``write.table`` layout (every row one field longer,
+    its last field filled) is handled by the caller, and other ragged rows are reported there.
 
     ``lines`` is edited in place. Returns (header, n_fields, counts, edited).
     """
     n = len(head)
-    longer = [k for k, c in enumerate(counts) if c == n + 1]
-    edited = False
-    if longer and all(c in (n, n + 1) for c in counts):
-        if all(_last_field_empty(lines[rows[k]], sep, quoted) for k in longer):
-            for k in longer:
-                lines[rows[k]] = _drop_last_field(lines[rows[k]], sep)
-                counts[k] = n
-            log.info(
-                "%s: %d data rows end with a delimiter the header lacks (an empty last field); "
-                "ignored",
-                name,
-                len(longer),
-            )
-            edited = True
-    if n > 1 and head[-1] == "":
-        if all(c == n - 1 for c in counts):
-            log.info("%s: the header ends with a delimiter the data rows lack; ignored", name)
-            return head[:-1], n - 1, counts, edited
-        if all(c == n for c in counts) and all(
-            _last_field_empty(lines[i], sep, quoted) for i in rows
-        ):
-            for k, i in enumerate(rows):
-                lines[i] = _drop_last_field(lines[i], sep)
-                counts[k] = n - 1
-            log.info("%s: every line ends with a delimiter (an empty last column); ignored", name)
-            return head[:-1], n - 1, counts, True
-    return head, n, counts, edited
+    w = n
+    while w > 1 and head[w - 1] == "":
+        w -= 1
+    longer = [k for k, c in enumerate(counts) if c > w]
+    if not longer:
+        if w < n:
+            log.info("%s: the header ends with delimiters the data rows lack; ignored", name)
+        return head[:w], w, counts, False
+    bsep = sep.encode("utf-8")
+    cut = {}
+    for k in longer:
+        line = lines[rows[k]]
+        parts = line.rsplit(bsep, counts[k] - w)
+        extra = parts[1:]
+        if quoted:
+            extra = [p.replace(b'"', b"") for p in extra]
+        if any(p.strip() for p in extra):
+            return head, n, counts, False  # data beyond the header: not trailing delimiters
+        cut[k] = parts[0]
+    for k, line in cut.items():
+        lines[rows[k]] = line
+        counts[k] = w
+    log.info(
+        "%s: %d data rows end with empty fields%s (trailing delimiters); ignored",
+        name,
+        len(cut),
+        " under empty header names" if w < n else " the header lacks",
+    )
+    return head[:w], w, counts, True
 
 
 def scan_table(

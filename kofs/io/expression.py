@@ -274,7 +274,8 @@ def _orientation(genes_in, gene_column, sample_ids, row_ids, col_ids, path, id_n
                 "columns" if in_cols > in_rows else "rows",
             )
             return "rows" if in_cols > in_rows else "columns"
-        log.warning("%s: no axis matches the labels' sample ids; guessing the orientation", path)
+        # aligning the labels reports the mismatch; no warning line before that error
+        log.info("%s: no axis matches the labels' sample ids; guessing the orientation", path)
     first = _norm(id_names[0]) if id_names else ""
     if any(_norm(h) in _CANONICAL or _norm(h) in _GENE_WORDS for h in id_names):
         log.info("%s: genes are the rows (named by the id column %r)", path, id_names[0])

@@ -355,7 +355,7 @@ def write_ranking(
         head += [f"rank:{n}", f"score:{n}"]
     if evidence is not None:
         head.append("evidence")
-    order = sorted(range(len(genes)), key=lambda i: (final.ranks[i], genes[i]))
+    order = final.order().tolist()
     ranks = final.ranks.tolist()
     scores = final.scores.tolist()
     out = ["\t".join(head)]
