@@ -93,6 +93,26 @@ def test_trailing_delimiter_never_shifts_samples(tmp_path, end, head_end, sep):
     np.testing.assert_array_equal(e.values, _values().T)
 
 
+def test_trailing_delimiter_on_r_layout(tmp_path):
+    text = _table(end="\t").splitlines()
+    text[0] = text[0].split("\t", 1)[1]  # R's write.table: no header field for the row names
+    p = tmp_path / "x.tsv"
+    p.write_text("\n".join(text) + "\n")
+    e = read_expression(p)
+    assert e.samples == tuple(SAMPLES) and e.genes == tuple(GENES)
+    np.testing.assert_array_equal(e.values, _values().T)
+
+
+def test_last_sample_missing_is_not_a_trailing_delimiter(tmp_path):
+    text = _table().splitlines()
+    text[3] = text[3].rsplit("\t", 1)[0] + "\t"  # the last sample's value is empty
+    p = tmp_path / "x.tsv"
+    p.write_text("\n".join(text) + "\n")
+    e = read_expression(p, missing="impute-mean")
+    assert e.samples == tuple(SAMPLES)
+    np.testing.assert_array_equal(e.values[:-1, [0, 1, 3]], _values().T[:-1, [0, 1, 3]])
+
+
 def test_trailing_delimiter_on_some_rows(tmp_path):
     text = _table().splitlines()
     text[2] += "\t"

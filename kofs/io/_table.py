@@ -261,11 +261,12 @@ def _split_fields(line: bytes, sep: str, quoted: bool) -> list[str]:
 def _trailing_delimiters(lines, rows, counts, head, sep, quoted, name):
     """Undo trailing delimiters (empty last fields) that would shift columns.
 
-    The real width ``w`` is the header's length without its trailing empty names. When every
-    data row has nothing but empty fields beyond ``w`` (tabs or commas at the end of data lines,
-    of the header, or of both; one or several), those fields and the header's empty names are
-    dropped. Otherwise nothing changes: R's ``write.table`` layout (every row one field longer,
-    its last field filled) is handled by the caller, and other ragged rows are reported there.
+    The real width ``w`` is the header's length without its trailing empty names. Data rows
+    longer than ``w`` lose their trailing *empty* fields (tabs or commas at the end of data
+    lines, of the header, or of both; one or several). The edit is kept only when it leaves
+    every row ``w`` fields long, or every row ``w + 1`` long with a header without trailing
+    empty names (R's ``write.table`` layout, which the caller then reads); otherwise nothing
+    changes and the caller reports the ragged row.
 
     ``lines`` is edited in place. Returns (header, n_fields, counts, edited).
     """
@@ -279,26 +280,28 @@ def _trailing_delimiters(lines, rows, counts, head, sep, quoted, name):
             log.info("%s: the header ends with delimiters the data rows lack; ignored", name)
         return head[:w], w, counts, False
     bsep = sep.encode("utf-8")
-    cut = {}
+    new_lines, new_counts = {}, list(counts)
     for k in longer:
-        line = lines[rows[k]]
-        parts = line.rsplit(bsep, counts[k] - w)
-        extra = parts[1:]
-        if quoted:
-            extra = [p.replace(b'"', b"") for p in extra]
-        if any(p.strip() for p in extra):
-            return head, n, counts, False  # data beyond the header: not trailing delimiters
-        cut[k] = parts[0]
-    for k, line in cut.items():
+        parts = lines[rows[k]].rsplit(bsep, counts[k] - w)
+        t = 0  # trailing empty fields
+        while t < len(parts) - 1 and not parts[-1 - t].replace(b'"', b"").strip():
+            t += 1
+        if t:
+            new_lines[k] = bsep.join(parts[: len(parts) - t])
+            new_counts[k] = counts[k] - t
+    if not new_lines:
+        return head, n, counts, False
+    widths = set(new_counts)
+    if widths != {w} and not (widths == {w + 1} and w == n):
+        return head, n, counts, False
+    for k, line in new_lines.items():
         lines[rows[k]] = line
-        counts[k] = w
     log.info(
-        "%s: %d data rows end with empty fields%s (trailing delimiters); ignored",
+        "%s: %d data rows end with empty fields (trailing delimiters); ignored",
         name,
-        len(cut),
-        " under empty header names" if w < n else " the header lacks",
+        len(new_lines),
     )
-    return head[:w], w, counts, True
+    return head[:w], w, new_counts, True
 
 
 def scan_table(

@@ -46,7 +46,8 @@ _NUMBER_COMMA = _NUMBER.replace("\\.", ",")  # decimal=",": 1,5 / ,5 / 1,5e-3
 # numbers written in a format kofs does not read by default (named in the error message)
 _DECIMAL_COMMA = re.compile(r"[+-]?(?:\d+,\d*|,\d+)(?:[eE][+-]?\d+)?")
 _THOUSANDS = re.compile(
-    r"[+-]?\d{1,3}(?:(?:,\d{3})+(?:\.\d+)?|(?:\.\d{3})+,\d+|(?:[ '\u00a0\u202f]\d{3})+(?:[.,]\d+)?)"
+    r"[+-]?\d{1,3}(?:(?:,\d{3})+(?:\.\d+)?|(?:\.\d{3})+,\d+|(?:\.\d{3}){2,}"
+    r"|(?:[ '\u00a0\u202f]\d{3})+(?:[.,]\d+)?)"
 )
 _PERCENT = re.compile(r"[+-]?(?:\d+[.,]?\d*|[.,]\d+)\s*%")
 DECIMALS = (".", ",")
@@ -161,8 +162,8 @@ def _number_hint(text: str, decimal: str) -> str:
         )
     if _THOUSANDS.fullmatch(t):
         return (
-            "the number has thousands separators: write it without them (1234.5, not "
-            "1,234.5)" + (" or read the file with --decimal ," if decimal == "." else "")
+            "the number has thousands separators, which are not read: write numbers without "
+            "them (1234.5, not 1,234.5 or 1.234,5)"
         )
     if decimal == "," and re.fullmatch(_NUMBER, t, flags=re.IGNORECASE):
         return "a decimal point in a file read with --decimal ,: use one decimal mark throughout"
