@@ -433,3 +433,36 @@ def test_bgzf_and_multi_member_gzip_estimates(tmp_path):
     small = tmp_path / "small.tsv.bgz"
     small.write_bytes(_bgzf(_table().encode()))
     rank_ok(small, tmp_path / "o", "--max-memory", "1M")
+
+
+@pytest.mark.parametrize(
+    ("gene_ids", "sample_ids"),
+    [
+        (["TP53", "MYC", "KRAS", "EGFR", "CD19"], [f"S{i}" for i in range(1, 31)]),
+        ([f"ENSG0000014151{i}" for i in range(5)], [f"sample_{i}" for i in range(30)]),
+        (["7157", "4609", "3845", "1956", "930"], [f"GSM10{i:02d}" for i in range(30)]),
+        ([f"20{i}_at" for i in range(5)], [f"TCGA-AB-{i:04d}" for i in range(30)]),
+        ([f"gene{i}" for i in range(5)], [f"P{i:02d}" for i in range(30)]),
+        ([f"G{i}" for i in range(5)], [f"Patient_{i}" for i in range(30)]),
+    ],
+)
+@pytest.mark.parametrize("layout", ["rows", "columns"])
+def test_orientation_from_the_ids(tmp_path, gene_ids, sample_ids, layout):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(len(gene_ids), len(sample_ids)))
+    if layout == "rows":
+        rows = ["id\t" + "\t".join(sample_ids)]
+        rows += [
+            g + "\t" + "\t".join(f"{v:.4f}" for v in r) for g, r in zip(gene_ids, X, strict=True)
+        ]
+    else:
+        rows = ["id\t" + "\t".join(gene_ids)]
+        rows += [
+            s + "\t" + "\t".join(f"{v:.4f}" for v in r)
+            for s, r in zip(sample_ids, X.T, strict=True)
+        ]
+    p = tmp_path / "p.tsv"
+    p.write_text("\n".join(rows) + "\n")
+    r = rank_ok(p, tmp_path / "o")
+    assert r.stderr == ""
+    assert set(ranking(tmp_path / "o").index.astype(str)) == set(gene_ids)

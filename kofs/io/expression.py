@@ -75,6 +75,7 @@ _ANNOTATION_KEYS = ("entrez", "symbol", "ensembl")
 # at least two letters) or samples (GEO, TCGA, SRA, cell barcodes, S1/P01/patient_3/ctrl2 ...)
 _GENE_ID = re.compile(
     r"ENS[A-Z]*[GTP]\d+(\.\d+)?|\d+(_[a-z])?_at|AFFX-.+|ILMN_\d+|A_\d+_P\d+|[NX][MR]_\d+(\.\d+)?"
+    r"|(?i:gene|probe|feature|transcript|protein)[-_. ]?\d+"
     r"|(?=(?:[A-Za-z0-9]*[A-Za-z]){2})[A-Z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*"
 )
 _SAMPLE_ID = re.compile(
