@@ -193,3 +193,30 @@ def test_run_ranker_api_is_order_invariant(name, seed):
         X[sp_][:, gp], [genes[j] for j in gp], [samples[i] for i in sp_], [labels[i] for i in sp_]
     )
     assert [a[g] for g in genes] == pytest.approx([b[g] for g in genes], rel=0, abs=0, nan_ok=True)
+
+
+@settings(max_examples=60, deadline=None, database=None, derandomize=True)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([1.0, 1e-5, 1e8, -3.3, 0.0, float("inf"), float("nan")]),
+            st.sampled_from([0.0, 1e-12, 1e-11, 3e-10, 1e-9, 1e-6]),
+            st.integers(0, 3),
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_fast_ties_equal_ranking_on_printed_values(items):
+    """average_ranks (fast path) == ranks of the values formatted with %.10g and parsed back."""
+    from scipy.stats import rankdata
+
+    from kofs._ranks import printed
+
+    v = np.array([b * (1 + k * e) for b, e, k in items])
+    s = printed(v)
+    ok = ~np.isnan(s)
+    want = np.empty(v.size)
+    want[ok] = rankdata(-s[ok])
+    want[~ok] = ok.sum() + ((~ok).sum() + 1) / 2
+    assert average_ranks(v, higher_is_better=True).tolist() == want.tolist()
