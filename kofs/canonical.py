@@ -182,4 +182,5 @@ def restore_aggregate(final: AggregateRanking, canon: Canonical) -> AggregateRan
         list_ranks=final.list_ranks[inv],
         weights=final.weights,
         info=final.info,
+        statistics={k: np.asarray(v)[inv] for k, v in final.statistics.items()},
     )
