@@ -220,3 +220,40 @@ def test_fast_ties_equal_ranking_on_printed_values(items):
     want[ok] = rankdata(-s[ok])
     want[~ok] = ok.sum() + ((~ok).sum() + 1) / 2
     assert average_ranks(v, higher_is_better=True).tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("method", AGGREGATORS.names())
+@settings(max_examples=4, deadline=None, database=None, derandomize=True)
+@given(seed=st.integers(0, 10**6))
+def test_partial_lists_aggregate_order_invariant(method, seed):
+    """Partial lists (each ranks some genes) in shuffled gene order: same scores, statistics."""
+    from kofs.aggregate import aggregate
+    from kofs.types import Ranking
+
+    rng = np.random.default_rng(seed)
+    pool = [f"g{j:02d}" for j in range(25)]
+    lists = []
+    for k in range(4):
+        genes = list(rng.choice(pool, size=int(rng.integers(5, 25)), replace=False))
+        lists.append((f"L{k}", genes, rng.normal(size=len(genes)).round(2)))
+
+    def run(shuffle):
+        rs = []
+        for name, genes, scores in lists:
+            p = rng.permutation(len(genes)) if shuffle else np.arange(len(genes))
+            rs.append(Ranking(name, [genes[i] for i in p], scores[p], higher_is_better=True))
+        a = aggregate(rs, method, universe=30)
+        by = {g: i for i, g in enumerate(a.genes)}
+        keys = sorted(by)
+        return (
+            [a.scores[by[g]] for g in keys],
+            {k: [v[by[g]] for g in keys] for k, v in a.statistics.items()},
+            None if a.weights is None else a.weights.tolist(),
+        )
+
+    a, b = run(False), run(True)
+    assert np.array_equal(a[0], b[0], equal_nan=True)
+    assert a[1].keys() == b[1].keys()
+    for k in a[1]:
+        assert np.array_equal(a[1][k], b[1][k], equal_nan=True)
+    assert a[2] == b[2]
