@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from kofs.errors import InputError, ParameterError
+from kofs.errors import InputError, KofsError, ParameterError
 from kofs.io._matrix_formats import plain_table
 from kofs.io._table import MISSING_TOKENS, TextTable, display_name, read_bytes, scan_table
 from kofs.types import Expression
@@ -218,6 +218,8 @@ def _parse(table: TextTable, n_id: int, decimal: str = ".") -> tuple[pd.DataFram
     dtype = {k: (str if k < n_id else np.float64) for k in range(len(table.header))}
     try:
         frame = table.frame(dtype=dtype, na_values=list(MISSING_TOKENS), decimal=decimal)
+    except KofsError:
+        raise  # InputError is also a ValueError
     except (ValueError, TypeError, OverflowError) as exc:
         row, col, text = _first_bad_cell(table, n_id, decimal)
         if row is None:
