@@ -74,6 +74,7 @@ def test_every_ranker_is_order_invariant(name, seed):
     assert b.final.genes == b.expression.genes  # results come back in the caller's order
 
 
+@pytest.mark.slow
 def test_slow_rankers_are_order_invariant():
     for spec in RANKERS:
         if spec.slow and spec.requires <= {"categories"}:
@@ -130,6 +131,7 @@ def example_runs():
     return out
 
 
+@pytest.mark.slow
 def test_example_with_knowledge_is_order_invariant(example_runs):
     a, b = example_runs
     names = set(a.final.list_names)
