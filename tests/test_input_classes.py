@@ -321,10 +321,14 @@ def test_gct_12_and_13(tmp_path):
     g12 = tmp_path / "x.gct"
     g12.write_text(f"#1.2\n{M}\t{N}\nName\tDescription\t" + "\t".join(SAMPLES) + "\n" + body)
     _same(read_expression(g12), ref)
+    body13 = "".join(
+        "\t".join([g, str(7000 + k), *map(repr, map(float, r))]) + "\n"
+        for k, (g, r) in enumerate(zip(GENES, X, strict=True))
+    )  # a numeric row-metadata field (an Entrez id) is not a sample
     g13 = tmp_path / "y.gct"
     g13.write_text(
-        f"#1.3\n{M}\t{N}\t1\t2\nid\tdesc\t" + "\t".join(SAMPLES) + "\n"
-        "batch\tna\t" + "\t".join("b" * N) + "\ndose\tna\t" + "\t".join("1" * N) + "\n" + body
+        f"#1.3\n{M}\t{N}\t1\t2\nid\tpr_gene_id\t" + "\t".join(SAMPLES) + "\n"
+        "batch\tna\t" + "\t".join("b" * N) + "\ndose\tna\t" + "\t".join("1" * N) + "\n" + body13
     )
     _same(read_expression(g13), ref)
     rank_ok(g13, tmp_path / "o")

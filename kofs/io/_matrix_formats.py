@@ -27,7 +27,7 @@ def _lines(data: bytes) -> list[bytes]:
     return data.split(b"\n")
 
 
-def _gct(data: bytes, name: str) -> bytes:
+def _gct(data: bytes, name: str) -> tuple[bytes, int]:
     lines = _lines(data)
     if lines[0].startswith(b"\xef\xbb\xbf"):
         lines[0] = lines[0][3:]
@@ -68,7 +68,7 @@ def _gct(data: bytes, name: str) -> bytes:
     # preamble lines become blank, so messages keep the file's line numbers
     for i in (0, 1, *body[1 : 1 + n_colmeta]):
         lines[i] = b""
-    return b"\n".join(lines)
+    return b"\n".join(lines), n_meta
 
 
 def _series_matrix(data: bytes, name: str) -> bytes:
@@ -95,26 +95,34 @@ def _series_matrix(data: bytes, name: str) -> bytes:
         )
     n_rows = sum(1 for ln in lines[begin + 1 : end] if ln.strip())
     if n_rows < 2:
-        raise InputError("GEO series-matrix table has no data rows", path=name, line=begin + 2)
+        raise InputError(
+            "GEO series-matrix table has no data rows (RNA-seq series keep their counts in "
+            "the supplementary files); use the series' count table instead",
+            path=name,
+            line=begin + 2,
+        )
     log.info("%s: GEO series matrix, %d rows", name, n_rows - 1)
     # metadata lines become blank, so messages keep the file's line numbers
     return b"\n" * (begin + 1) + b"\n".join(lines[begin + 1 : end]) + b"\n"
 
 
-def plain_table(data: bytes, name: str) -> tuple[bytes, str | None]:
+def plain_table(data: bytes, name: str) -> tuple[bytes, str | None, int | None]:
     """The data table of a GCT or GEO series-matrix file, else ``data`` unchanged.
 
     Returns
     -------
-    (bytes, str or None)
-        The table and the format found (``"gct"``, ``"geo-series-matrix"``, or None).
+    (bytes, str or None, int or None)
+        The table, the format found (``"gct"``, ``"geo-series-matrix"``, or None) and the
+        number of leading identifier/metadata columns when the format fixes it (GCT: ``Name``
+        and ``Description``, or ``id`` and the row-metadata fields; series matrix: ``ID_REF``).
     """
     head = data[:64].lstrip()
     if head.startswith((b"#1.2", b"#1.3")):
-        return _gct(data, name), "gct"
+        table, n_meta = _gct(data, name)
+        return table, "gct", n_meta
     if head.startswith(b"!") and (
         b"!series_matrix_table_begin" in data[: 1 << 20].lower()
         or head.lower().startswith((b"!series_", b"!sample_"))
     ):
-        return _series_matrix(data, name), "geo-series-matrix"
-    return data, None
+        return _series_matrix(data, name), "geo-series-matrix", 1
+    return data, None, None

@@ -509,7 +509,7 @@ def read_expression(
     _choice(missing, MISSING_POLICIES, "missing")
     _choice(decimal, DECIMALS, "decimal")
     name = display_name(path)
-    data, fmt = plain_table(read_bytes(path), name)
+    data, fmt, fixed_ids = plain_table(read_bytes(path), name)
     if fmt is not None and genes_in is None:
         genes_in = "rows"  # GCT and series matrices put genes in rows
     table = scan_table(path, unique_columns=False, data=data)
@@ -523,7 +523,10 @@ def read_expression(
     gene_idx = None
     if gene_column is not None:
         gene_idx = _find_column(table.header, gene_column, path=name, option="gene_column")
-    n_id = _id_column_count(table, gene_idx, decimal)
+    if fixed_ids is not None and (gene_idx is None or gene_idx < fixed_ids):
+        n_id = fixed_ids  # GCT / series matrix: the format says which columns are metadata
+    else:
+        n_id = _id_column_count(table, gene_idx, decimal)
     ids, values = _parse(table, n_id, decimal)
     header, line_numbers = table.header, table.line_numbers
     del table  # the raw text is no longer needed
