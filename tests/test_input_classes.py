@@ -247,7 +247,9 @@ def run_out(tmp_path):
     return p, lab, out
 
 
-@pytest.mark.parametrize("cut", ["mid-line", "fewer-fields", "whole-lines", "whole-lines-alone"])
+@pytest.mark.parametrize(
+    "cut", ["mid-line", "fewer-fields", "whole-lines", "whole-lines-alone", "header-only"]
+)
 def test_evaluate_refuses_a_cut_ranking(tmp_path, run_out, cut):
     p, lab, out = run_out
     text = (out / "ranking.tsv").read_text()
@@ -256,6 +258,8 @@ def test_evaluate_refuses_a_cut_ranking(tmp_path, run_out, cut):
         bad = "".join(lines[:6]) + lines[6][:5]
     elif cut == "fewer-fields":
         bad = "".join(lines[:6]) + lines[6].split("\t")[0] + "\n"
+    elif cut == "header-only":
+        bad = lines[0]
     else:
         bad = "".join(lines[: len(lines) // 2])
     target = out / "ranking.tsv"
@@ -263,7 +267,7 @@ def test_evaluate_refuses_a_cut_ranking(tmp_path, run_out, cut):
         target = tmp_path / "alone.tsv"
     target.write_text(bad)
     r = invoke("evaluate", target, p, "--labels", lab, "--top", "3", "-o", tmp_path / "ev")
-    one_error(r, target, "cut")
+    one_error(r, target, "no genes" if cut == "header-only" else "cut")
 
 
 def test_manifest_gene_count_mismatch(tmp_path, run_out):
@@ -470,3 +474,13 @@ def test_orientation_from_the_ids(tmp_path, gene_ids, sample_ids, layout):
     r = rank_ok(p, tmp_path / "o")
     assert r.stderr == ""
     assert set(ranking(tmp_path / "o").index.astype(str)) == set(gene_ids)
+
+
+def test_decimal_comma_in_quoted_csv(tmp_path):
+    ref = _reference(tmp_path)
+    p = tmp_path / "q.csv"
+    p.write_text(_table(sep=",", fmt=lambda v: '"' + _comma(v) + '"'))
+    _same(read_expression(p, decimal=","), ref)
+    q = tmp_path / "plain.csv"
+    q.write_text(_table(sep=","))
+    one_error(invoke("rank", q, "--decimal", ",", "-o", tmp_path / "o"), q, "comma-delimited")

@@ -64,6 +64,10 @@ def _check_complete(table: Path) -> None:
             f"last line has no line end: {_CUT}", path=str(table), line=data.count(b"\n") + 1
         )
     lines = data.split(b"\n")[:-1]
+    if not any(line.strip() for line in lines[1:]):
+        raise InputError(
+            "has a header line but no genes; give the complete ranking.tsv", path=str(table)
+        )
     n = lines[0].count(b"\t")
     for i, line in enumerate(lines[1:], start=2):
         k = line.count(b"\t")

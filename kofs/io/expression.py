@@ -514,10 +514,10 @@ def read_expression(
         genes_in = "rows"  # GCT and series matrices put genes in rows
     table = scan_table(path, unique_columns=False, data=data)
     del data
-    if decimal == "," and table.sep == ",":
+    if decimal == "," and table.sep == "," and b'"' not in table.data:
         raise ParameterError(
-            "decimal=',' (--decimal ,) needs a tab- or semicolon-delimited file, but this one "
-            "is comma-delimited",
+            "decimal=',' (--decimal ,) needs a tab- or semicolon-delimited file (or quoted "
+            'numbers such as "1,5"), but this one is comma-delimited',
             path=name,
         )
     gene_idx = None
