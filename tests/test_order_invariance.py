@@ -259,3 +259,47 @@ def test_partial_lists_aggregate_order_invariant(method, seed):
     for k in a[1]:
         assert np.array_equal(a[1][k], b[1][k], equal_nan=True)
     assert a[2] == b[2]
+
+
+def test_knowledge_file_line_order_changes_nothing(tmp_path):
+    """Gene sets and edges listed in another order: same ranking.tsv, evidence included."""
+    from kofs.sources import read_sources
+
+    X, labels = _data(7, n=16, m=24)
+    genes = [f"g{j:02d}" for j in range(24)]
+    samples = [f"s{i:02d}" for i in range(16)]
+    sets = [(f"P{k}", genes[k * 4 : k * 4 + 7]) for k in range(5)]
+    sets += [(f"Q{k}", genes[:7]) for k in range(5)]  # equal sets: tied relevance in evidence
+    edges = [(genes[j], genes[(5 * j + 3) % 24], 0.2 + (j % 4) / 8) for j in range(24)]
+    rng = np.random.default_rng(3)
+
+    def files(tag, shuffle):
+        ss = [sets[i] for i in (rng.permutation(len(sets)) if shuffle else range(len(sets)))]
+        gmt = "".join(
+            f"{n}\td\t"
+            + "\t".join(g[i] for i in (rng.permutation(len(g)) if shuffle else range(len(g))))
+            + "\n"
+            for n, g in ss
+        )
+        es = [edges[i] for i in (rng.permutation(len(edges)) if shuffle else range(len(edges)))]
+        (tmp_path / f"{tag}.gmt").write_text(gmt)
+        (tmp_path / f"{tag}.tsv").write_text(
+            "a\tb\tw\n" + "".join(f"{a}\t{b}\t{w}\n" for a, b, w in es)
+        )
+        return read_sources(
+            pathways=str(tmp_path / f"{tag}.gmt"), interactions=str(tmp_path / f"{tag}.tsv")
+        )
+
+    def run(src):
+        res = rank(
+            Expression(X, genes, samples),
+            labels=SampleCategories(labels, samples),
+            sources=src,
+            relevant_genes=genes[:3],
+            seed=2,
+        )
+        buf = io.StringIO()
+        write_ranking(buf, res.final, res.lists, evidence=res.evidence)
+        return buf.getvalue()
+
+    assert run(files("a", False)) == run(files("b", True))
