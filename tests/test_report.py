@@ -309,6 +309,7 @@ def test_no_report_key_of_a_config_and_symbols_cached_per_gene_set(tmp_path):
     cfg = RunConfig.from_mapping({**base, "output": str(tmp_path / "a"), "no_report": True})
     res = run(cfg)
     assert res.symbols["101"] == "SYM0" and res.labels.name == "lineage"
+    assert res.labels.samples == res.expression.samples  # the caller's order, not the canonical
     write_result(res)
     assert not (tmp_path / "a" / "report.html").exists()
     assert "no-report: true" in (tmp_path / "a" / "config.resolved.yaml").read_text()
