@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-from kofs.pipeline import RunResult
+if TYPE_CHECKING:
+    from kofs.pipeline import RunResult
 
 
 def print_summary(

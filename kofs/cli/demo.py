@@ -13,9 +13,20 @@ from kofs.example import example_paths
 @click.option(
     "-o", "--output", default="kofs-demo", show_default=True, help="Output folder, or - for stdout."
 )
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--threads", type=click.IntRange(min=1), default=None)
-@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice.")
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Cap on BLAS/worker threads (default: all cores).",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="Genes shown in the terminal summary.",
+)
 def demo_cmd(output: str, seed: int, threads: int | None, top: int) -> None:
     """Rank the genes of the bundled ALL example (1,549 genes x 128 samples, B/T lineage).
 

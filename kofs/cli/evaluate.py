@@ -32,9 +32,18 @@ def _ints(value: str, option: str) -> list[int]:
 )
 @click.option("--sample-column", default=None, help="Sample-id column of --labels.")
 @click.option(
-    "--missing-labels", type=click.Choice(["error", "drop"]), default="error", show_default=True
+    "--missing-labels",
+    type=click.Choice(["error", "drop"]),
+    default="error",
+    show_default=True,
+    help="Samples of EXPRESSION without a label: fail, or drop them.",
 )
-@click.option("--genes-in", type=click.Choice(["rows", "columns"]), default=None)
+@click.option(
+    "--genes-in",
+    type=click.Choice(["rows", "columns"]),
+    default=None,
+    help="Genes are the rows or the columns of EXPRESSION (default: guessed).",
+)
 @click.option("--gene-column", default=None, help="Column of EXPRESSION holding the gene ids.")
 @click.option(
     "--known-genes",
@@ -46,7 +55,12 @@ def _ints(value: str, option: str) -> list[int]:
 @click.option(
     "--top", default="10,30,50", show_default=True, help="Top-k sizes of ACC-k (1-NN) and HIT."
 )
-@click.option("--classifiers", default="1nn,svm-rbf,svm-linear", show_default=True)
+@click.option(
+    "--classifiers",
+    default="1nn,svm-rbf,svm-linear",
+    show_default=True,
+    help="Classifiers of the accuracy curves, comma-separated (1nn, svm-rbf, svm-linear).",
+)
 @click.option(
     "--folds",
     type=click.IntRange(min=0),
@@ -54,7 +68,13 @@ def _ints(value: str, option: str) -> list[int]:
     show_default=True,
     help="Folds of the stratified CV; 0 = leave-one-out (leave-one-group-out with --groups).",
 )
-@click.option("--repeats", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option(
+    "--repeats",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Repeats of the cross-validation, each with a new split (from --seed).",
+)
 @click.option(
     "--groups",
     default=None,
@@ -71,12 +91,23 @@ def _ints(value: str, option: str) -> list[int]:
 @click.option(
     "--go", type=FILE, default=None, help="GO OBO file: enables Sim_anno (with --go-annotations)."
 )
-@click.option("--go-annotations", type=FILE, default=None)
+@click.option(
+    "--go-annotations",
+    type=FILE,
+    default=None,
+    help="GO annotations (GAF, gene2go or TSV) for Sim_anno (with --go).",
+)
 @click.option(
     "--sim-anno", default=None, help="Known sets Sim_anno is computed for (default: all)."
 )
 @click.option("-o", "--output", default="kofs-eval", show_default=True, help="Output folder.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the fold splits and of every other random choice.",
+)
 def evaluate_cmd(
     rankings,
     expression,

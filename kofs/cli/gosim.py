@@ -6,17 +6,10 @@ import logging
 import sys
 
 import click
-import numpy as np
 
 from kofs.cli._group import main
+from kofs.cli._options import LazyChoice
 from kofs.errors import CoverageError, InputError
-from kofs.io.annotations import read_go_annotations
-from kofs.io.genes import read_gene_list
-from kofs.io.ontology import read_obo
-from kofs.io.output import atomic_file, check_output_file, format_float
-from kofs.knowledge.go import MODES, gene_similarity, go_semantics
-from kofs.knowledge.go_similarity import COMBINES, MEASURES
-from kofs.resources import check_memory, estimate_go_all_pairs, resolve_limit
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +27,11 @@ def _read_go_ids(path: str) -> list[str]:
     return ids
 
 
-def _write_matrix(fh, genes: list[str], values: np.ndarray) -> None:
+def _write_matrix(fh, genes: list[str], values) -> None:
+    import numpy as np
+
+    from kofs.io.output import format_float
+
     fh.write("gene\t" + "\t".join(genes) + "\n")
     fmt = "%.10g".__mod__
     for g, row in zip(genes, values, strict=True):
@@ -73,14 +70,14 @@ def _write_matrix(fh, genes: list[str], values: np.ndarray) -> None:
 )
 @click.option(
     "--measure",
-    type=click.Choice(MEASURES),
+    type=LazyChoice("kofs.knowledge.go_similarity", "MEASURES"),
     default="lin",
     show_default=True,
     help="Term similarity: Lin (in [0, 1]) or Resnik (IC of the MICA).",
 )
 @click.option(
     "--combine",
-    type=click.Choice(COMBINES),
+    type=LazyChoice("kofs.knowledge.go_similarity", "COMBINES"),
     default="bma",
     show_default=True,
     help="Gene similarity from term similarities: best-match average, max or average.",
@@ -94,7 +91,7 @@ def _write_matrix(fh, genes: list[str], values: np.ndarray) -> None:
 )
 @click.option(
     "--mode",
-    type=click.Choice(MODES),
+    type=LazyChoice("kofs.knowledge.go", "MODES"),
     default="kofs",
     show_default=True,
     help="kofs definitions, or reproduce R GOSemSim 2.24 mgeneSim.",
@@ -139,6 +136,15 @@ def gosim_cmd(go_path, ann_path, genes_path, out, measure, combine, aspect, mode
     Genes without a term in the aspect are reported on stderr and omitted (or written as NA
     with --keep-missing).
     """
+    import numpy as np
+
+    from kofs.io.annotations import read_go_annotations
+    from kofs.io.genes import read_gene_list
+    from kofs.io.ontology import read_obo
+    from kofs.io.output import atomic_file, check_output_file
+    from kofs.knowledge.go import gene_similarity, go_semantics
+    from kofs.resources import check_memory, estimate_go_all_pairs, resolve_limit
+
     check_output_file(out, inputs=[genes_path, go_path, ann_path])
     genes = read_gene_list(genes_path)
     check_memory(

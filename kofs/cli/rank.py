@@ -6,11 +6,8 @@ from pathlib import Path
 
 import click
 
-from kofs.cli._options import parse_flat_params, parse_params, split_names
-from kofs.cli._summary import print_summary
-from kofs.config import dump_config, resolve_paths
+from kofs.cli._options import LazyChoice, parse_flat_params, parse_params, split_names
 from kofs.errors import ParameterError
-from kofs.registry import AGGREGATORS
 
 GENES_IN = click.Choice(["rows", "columns"])
 
@@ -74,7 +71,7 @@ def rank_options(func):
             "--aggregate",
             default="em",
             show_default=True,
-            type=click.Choice(AGGREGATORS.names()),
+            type=LazyChoice("kofs.aggregate", "AGGREGATORS.names"),
             help="Rank aggregation method.",
         ),
         click.option(
@@ -214,6 +211,7 @@ def rank_options(func):
             ),
             default="auto",
             show_default=True,
+            help="Format of --pathways (auto: recognised from the file).",
         ),
         click.option(
             "--pathway-ids",
@@ -251,6 +249,7 @@ def rank_options(func):
             type=click.Choice(["auto", "edgelist", "paired", "string", "biogrid"]),
             default="auto",
             show_default=True,
+            help="Format of --interactions (auto: recognised from the file).",
         ),
         click.option(
             "--string-min-score",
@@ -374,6 +373,8 @@ def read_sources_from_options(opts: dict):
 
 def run_rank(expression_path: str, **opts) -> list[str]:
     """Read inputs, run the pipeline, write outputs; returns written paths."""
+    from kofs.cli._summary import print_summary
+    from kofs.config import dump_config, resolve_paths
     from kofs.io.expression import read_expression
     from kofs.io.genes import read_gene_list
     from kofs.io.labels import align_labels, read_labels
