@@ -53,6 +53,7 @@ class KnowledgeSources:
     go_term_ids : GO terms whose genes define GO-FILT (Leukemia-FILT style), optional
     id_map : user identifier table, optional
     go : GO similarity settings (aspect, measure, combine, top_k, mode)
+    cache : :class:`kofs.cache.Cache` keeping the GO closure and information content, optional
     """
 
     ontology: Any = None
@@ -67,6 +68,7 @@ class KnowledgeSources:
     go: Mapping[str, Any] = field(default_factory=dict)
     pathway_sizes: tuple[int, int | None] = (5, 500)
     interaction_options: Mapping[str, Any] = field(default_factory=dict)
+    cache: Any = None  # kofs.cache.Cache of derived GO data, or None
 
     @property
     def has_go(self) -> bool:
@@ -107,7 +109,14 @@ def go_semantics_of(ctx: Context, mode: str):
     s, g = _src(ctx), go_settings(ctx)
     return ctx.cached(
         f"go_semantics:{mode}",
-        lambda: go_semantics(s.ontology, s.go_annotations, aspect=g["aspect"], mode=mode),
+        lambda: go_semantics(
+            s.ontology,
+            s.go_annotations,
+            aspect=g["aspect"],
+            mode=mode,
+            cache=s.cache,
+            max_memory=ctx.max_memory,
+        ),  # fmt: skip
     )
 
 

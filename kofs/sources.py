@@ -70,11 +70,14 @@ def read_sources(
     aux_reader: Any = None,
     id_map: str | None = None,
     term_relevance: str | None = None,
+    cache: Any = None,
 ) -> KnowledgeSources:
     """Read the knowledge files of a run (each reader raises InputError naming its file).
 
     Parameters mirror the ``kofs rank`` options of the same names; ``aux_reader`` reads an
-    auxiliary matrix (default :func:`kofs.io.expression.read_expression`).
+    auxiliary matrix (default :func:`kofs.io.expression.read_expression`); ``cache`` (a
+    :class:`kofs.cache.Cache`, default none) keeps the parsed GO files and the GO closure and
+    information content between runs.
     """
     if (go is None) != (go_annotations is None):
         raise ParameterError("GO needs both --go (the OBO ontology) and --go-annotations")
@@ -83,13 +86,14 @@ def read_sources(
         from kofs.io.annotations import read_go_annotations
         from kofs.io.ontology import read_obo
 
-        ontology = read_obo(go)
+        ontology = read_obo(go, cache=cache)
         annotations = read_go_annotations(
             go_annotations,
             evidence=go_evidence,
             exclude_evidence=go_exclude_evidence,
             taxon=go_taxon,
             ontology=ontology,
+            cache=cache,
         )
     if go_term_ids and ontology is None:
         raise ParameterError("--go-term-ids needs --go and --go-annotations")
@@ -135,6 +139,7 @@ def read_sources(
         go=dict(go_settings or {}),
         pathway_sizes=tuple(pathway_sizes),
         interaction_options={"min_weight": interaction_min_weight, "ignore_direction": undirected},
+        cache=cache,
     )
 
 

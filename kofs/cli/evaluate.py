@@ -100,6 +100,13 @@ def _ints(value: str, option: str) -> list[int]:
 @click.option(
     "--sim-anno", default=None, help="Known sets Sim_anno is computed for (default: all)."
 )
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Cache of parsed GO (default: $KOFS_CACHE_DIR, else $XDG_CACHE_HOME/kofs or ~/.cache/kofs).",
+)
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the GO cache.")
 @click.option("-o", "--output", default="kofs-eval", show_default=True, help="Output folder.")
 @click.option(
     "--seed",
@@ -127,6 +134,8 @@ def evaluate_cmd(
     go,
     go_annotations,
     sim_anno,
+    cache_dir,
+    no_cache,
     output,
     seed,
 ) -> None:
@@ -152,9 +161,12 @@ def evaluate_cmd(
         group_ids = [gmap[s] for s in expr.samples]
     go_data = None
     if go or go_annotations:
+        from kofs.cache import open_cache
         from kofs.sources import read_sources
 
-        src = read_sources(go=go, go_annotations=go_annotations)
+        src = read_sources(
+            go=go, go_annotations=go_annotations, cache=open_cache(cache_dir, enabled=not no_cache)
+        )
         go_data = (src.ontology, src.go_annotations, {})
     written = evaluate_outputs(
         list(rankings),

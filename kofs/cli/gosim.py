@@ -125,12 +125,20 @@ def _write_matrix(fh, genes: list[str], values) -> None:
     "matrix would exceed it fails early.",
 )
 @click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Cache of parsed GO (default: $KOFS_CACHE_DIR, else $XDG_CACHE_HOME/kofs or ~/.cache/kofs).",
+)
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the GO cache.")
+@click.option(
     "--keep-missing",
     is_flag=True,
     help="Keep genes without terms in the output (as NA rows/columns) instead of omitting them.",
 )
 def gosim_cmd(go_path, ann_path, genes_path, out, measure, combine, aspect, mode, go_evidence,
-              go_exclude_evidence, taxon, unknown_path, max_memory, keep_missing) -> None:  # fmt: skip
+              go_exclude_evidence, taxon, unknown_path, max_memory, cache_dir, no_cache,
+              keep_missing) -> None:  # fmt: skip
     """GO semantic similarity (Resnik/Lin, BMA/max/avg) between the genes of a list.
 
     Genes without a term in the aspect are reported on stderr and omitted (or written as NA
@@ -138,6 +146,7 @@ def gosim_cmd(go_path, ann_path, genes_path, out, measure, combine, aspect, mode
     """
     import numpy as np
 
+    from kofs.cache import open_cache
     from kofs.io.annotations import read_go_annotations
     from kofs.io.genes import read_gene_list
     from kofs.io.ontology import read_obo
@@ -153,12 +162,20 @@ def gosim_cmd(go_path, ann_path, genes_path, out, measure, combine, aspect, mode
         what=f"all-pairs GO similarity of {len(genes)} genes",
         suggestion="give fewer genes (--genes) or split the list",
     )
-    ontology = read_obo(go_path)
+    cache = open_cache(cache_dir, enabled=not no_cache)
+    ontology = read_obo(go_path, cache=cache)
     annotations = read_go_annotations(
-        ann_path, evidence=go_evidence, exclude_evidence=go_exclude_evidence, taxon=taxon
+        ann_path,
+        evidence=go_evidence,
+        exclude_evidence=go_exclude_evidence,
+        taxon=taxon,
+        ontology=ontology,
+        cache=cache,
     )
     unknown = None if unknown_path is None else _read_go_ids(unknown_path)
-    sem = go_semantics(ontology, annotations, aspect=aspect, mode=mode, unknown_terms=unknown)
+    sem = go_semantics(
+        ontology, annotations, aspect=aspect, mode=mode, unknown_terms=unknown, cache=cache
+    )
     sim, with_terms = gene_similarity(
         ontology,
         annotations,

@@ -315,6 +315,18 @@ def rank_options(func):
             help="kofs: rank per source and aggregate; msfs: SPEC on combined sample similarities.",
         ),
         click.option(
+            "--cache-dir",
+            type=click.Path(file_okay=False),
+            default=None,
+            help="Cache of parsed GO (closure, information content) reused by later runs "
+            "(default: $KOFS_CACHE_DIR, else $XDG_CACHE_HOME/kofs or ~/.cache/kofs).",
+        ),
+        click.option(
+            "--no-cache",
+            is_flag=True,
+            help="Neither read nor write the GO cache.",
+        ),
+        click.option(
             "--msfs-weights",
             default=None,
             help="MSFS similarity weights, comma-separated (default equal).",
@@ -368,7 +380,15 @@ def read_sources_from_options(opts: dict):
         aux=list(opts.get("aux") or ()),
         id_map=opts.get("id_map"),
         term_relevance=opts.get("term_relevance"),
+        cache=cache_from_options(opts),
     )
+
+
+def cache_from_options(opts: dict):
+    """The GO cache of ``--cache-dir`` / ``--no-cache`` (default: the user's cache folder)."""
+    from kofs.cache import open_cache
+
+    return open_cache(opts.get("cache_dir"), enabled=not opts.get("no_cache"))
 
 
 def run_rank(expression_path: str, **opts) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,6 +20,9 @@ from kofs.io.ids import normalise_id
 from kofs.io.ontology import RELATIONS, ROOTS, Ontology, normalise_aspect
 from kofs.knowledge.go_ic import ancestor_closure, annotation_counts, information_content
 from kofs.knowledge.go_similarity import COMBINES, MEASURES
+
+if TYPE_CHECKING:
+    from kofs.cache import Cache
 
 log = logging.getLogger("kofs.knowledge.go")  # the logger of the module it was split from
 
@@ -76,6 +80,8 @@ def go_semantics(
     aspect: str = "BP",
     mode: str = "kofs",
     unknown_terms: Iterable[str] | None = None,
+    cache: Cache | None = None,
+    max_memory: int | None = None,
 ) -> GOSemantics:
     """Ancestor closure and information content of one aspect.
 
@@ -91,7 +97,14 @@ def go_semantics(
         for their ancestors, but they get no IC, are never a common ancestor and are dropped
         from gene term sets. GOSemSim 2.24 computes IC only for the terms of its bundled
         ``gotbl``; passing the live terms it lacks reproduces it exactly (the list for GO
-        2022-07-01 is ``tests/data/golden/gosemsim/gosemsim_2.24_missing_terms_GO_2022-07-01.txt``).
+        2022-07-01 ships with kofs, see :mod:`kofs.knowledge.gosemsim_terms`).
+    cache : kofs.cache.Cache, optional
+        Keep the result there, keyed by the ontology's and the annotations' digests (their
+        files' SHA-256 and filters), the aspect, the mode, the unknown terms and the kofs
+        version. Used only when both inputs carry a digest (as read by kofs' readers).
+    max_memory : int, optional
+        Bytes; fail early (:class:`~kofs.errors.ResourceError`) when the closure and the
+        annotation matrices would need more (:func:`kofs.resources.estimate_go_semantics`).
 
     Returns
     -------
@@ -100,6 +113,20 @@ def go_semantics(
     if mode not in MODES:
         raise ParameterError(f"--mode {mode!r} is unknown; use one of {', '.join(MODES)}")
     aspect = normalise_aspect(aspect, what="--aspect")
+    unknown = sorted(set(unknown_terms or ()))
+    key = None
+    if cache is not None and ontology.digest and annotations.digest:
+        key = [ontology.digest, annotations.digest, aspect, mode, unknown]
+        hit = cache.get("go_semantics", key)
+        if hit is not None:
+            return _from_arrays(*hit)
+    sem = _compute(ontology, annotations, aspect, mode, unknown, max_memory)
+    if key is not None:
+        cache.put("go_semantics", key, *_to_arrays(sem))
+    return sem
+
+
+def _compute(ontology, annotations, aspect, mode, unknown_terms, max_memory) -> GOSemantics:
     terms = ontology.terms_of(aspect)
     index = {t: i for i, t in enumerate(terms)}
     if ROOTS[aspect] not in index:
@@ -134,6 +161,39 @@ def go_semantics(
         aspect, mode, len(terms), int(np.isfinite(ic).sum()), float(finite.max(initial=0.0)),
     )  # fmt: skip
     return GOSemantics(aspect, mode, terms, index, closure, ic, scale, rows)
+
+
+def _to_arrays(sem: GOSemantics) -> tuple[dict[str, np.ndarray], dict]:
+    """Plain arrays of a :class:`GOSemantics` (for :mod:`kofs.cache`; no pickle)."""
+    c = sem.closure
+    arrays = {
+        "terms": np.array(sem.terms, dtype=str),
+        "closure_indptr": c.indptr,
+        "closure_indices": c.indices,
+        "ic": sem.ic,
+        "row_term": sem.rows["term"],
+    }
+    cols = [k for k in sem.rows if k != "term"]
+    for k in cols:
+        arrays[f"row:{k}"] = np.array(sem.rows[k].tolist(), dtype=str)
+    return arrays, {"aspect": sem.aspect, "mode": sem.mode, "scale": sem.scale, "columns": cols}
+
+
+def _from_arrays(arrays: dict, meta: dict) -> GOSemantics:
+    terms = tuple(arrays["terms"].tolist())
+    t = len(terms)
+    indices = arrays["closure_indices"]
+    closure = sp.csr_matrix(
+        (np.ones(len(indices)), indices, arrays["closure_indptr"]), shape=(t, t)
+    )
+    rows = {"term": arrays["row_term"]}
+    for k in meta["columns"]:
+        a = arrays[f"row:{k}"]
+        rows[k] = a.astype(object) if a.size else np.zeros(0, dtype=object)
+    return GOSemantics(
+        meta["aspect"], meta["mode"], terms, {x: i for i, x in enumerate(terms)}, closure,
+        arrays["ic"], float(meta["scale"]), rows,
+    )  # fmt: skip
 
 
 def _term_sets(sem: GOSemantics, gene_of_row: np.ndarray, n_genes: int) -> sp.csr_matrix:
