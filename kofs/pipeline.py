@@ -20,6 +20,7 @@ from threadpoolctl import threadpool_limits
 from kofs.aggregate import aggregate as aggregate_lists
 from kofs.errors import InputError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
+from kofs.progress import Progress, task
 from kofs.rankers import applicable, run_ranker
 from kofs.registry import RANKERS, resolve_params, unknown_message
 from kofs.resources import check_memory, estimate_ranker, resolve_limit
@@ -70,6 +71,7 @@ class Context:
     cache: dict[str, Any] = field(default_factory=dict)
     coverage: list[CoverageReport] = field(default_factory=list)
     max_memory: int | None = None  # bytes; None = no check (kofs.resources)
+    progress: Progress | None = None  # kofs.progress callback; None = silent
 
     def cached(self, key: str, build: Callable[[], Any]) -> Any:
         """Build a piece of internal knowledge once per run."""
@@ -209,7 +211,7 @@ def run_plan(
     timings: dict[str, float] = {}
     lists: list[Ranking] = []
     with threadpool_limits(limits=threads):
-        for plan in plans:
+        for plan in task(context.progress, "lists", total=len(plans)).each(plans):
             t0 = time.perf_counter()
             inputs = plan.build_inputs(context)
             p = per_list[plan.name]
@@ -256,6 +258,7 @@ def rank(
     seed: int = 0,
     threads: int | None = None,
     max_memory: int | None = None,
+    progress: Progress | None = None,
 ) -> RunResult:
     """Rank the genes of ``expression`` with every list the inputs allow and fuse the lists.
 
@@ -291,6 +294,8 @@ def rank(
     max_memory : int, optional
         Memory limit in bytes for the big steps (:mod:`kofs.resources`); default 80 % of the
         total RAM. A step estimated above it raises ``ResourceError`` before it starts.
+    progress : kofs.progress.Progress, optional
+        Told about each list and the GO steps (default: nothing reported).
 
     Returns
     -------
@@ -316,7 +321,10 @@ def rank(
         relevant_genes=rel,
         seed=seed,
         max_memory=resolve_limit(max_memory),
+        progress=progress,
     )
+    if method != "msfs" and msfs_weights is not None:
+        log.warning("--msfs-weights is ignored: it weighs the similarities of --method msfs")
     # plans are lazy: knowledge is built inside run_plan, under the thread limit
     if method == "msfs":
         plans = msfs_plan(context, sources, weights=msfs_weights)

@@ -69,6 +69,9 @@ class KnowledgeSources:
     pathway_sizes: tuple[int, int | None] = (5, 500)
     interaction_options: Mapping[str, Any] = field(default_factory=dict)
     cache: Any = None  # kofs.cache.Cache of derived GO data, or None
+    # knowledge built from these sources and a gene list only (never from expression values),
+    # kept across runs on the same genes (the folds of `kofs evaluate --protocol honest`)
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def has_go(self) -> bool:
@@ -98,6 +101,28 @@ def _record(ctx: Context, result):
     return obj
 
 
+def _identity(s: KnowledgeSources) -> str:
+    """What the memoised knowledge depends on (a copy made with ``dataclasses.replace`` shares
+    the memo dict, so the key names the inputs and settings)."""
+    objs = (s.ontology, s.go_annotations, s.pathways, s.interactions, s.id_map)
+    return repr(([id(o) for o in objs], sorted(s.go.items()), s.pathway_sizes,
+                 sorted(s.interaction_options.items())))  # fmt: skip
+
+
+def _gene_level(ctx: Context, key: str, build: Callable[[], Any]):
+    """Build ``(object, coverage report)`` once per sources and gene list (it depends on gene
+    ids only, so runs on sample subsets share it), record the report in this run."""
+    s = _src(ctx)
+    memo_key = (key, tuple(ctx.expression.genes), _identity(s))
+
+    def get():
+        if memo_key not in s.memo:
+            s.memo[memo_key] = build()
+        return _record(ctx, s.memo[memo_key])
+
+    return ctx.cached(key, get)
+
+
 def go_settings(ctx: Context) -> dict[str, Any]:
     return {**GO_DEFAULTS, **_src(ctx).go}
 
@@ -107,38 +132,43 @@ def go_semantics_of(ctx: Context, mode: str):
     from kofs.knowledge.go import go_semantics
 
     s, g = _src(ctx), go_settings(ctx)
-    return ctx.cached(
-        f"go_semantics:{mode}",
-        lambda: go_semantics(
-            s.ontology,
-            s.go_annotations,
-            aspect=g["aspect"],
-            mode=mode,
-            cache=s.cache,
-            max_memory=ctx.max_memory,
-        ),  # fmt: skip
-    )
+
+    def build():
+        key = (f"go_semantics:{mode}", _identity(s))
+        if key not in s.memo:
+            s.memo[key] = go_semantics(
+                s.ontology,
+                s.go_annotations,
+                aspect=g["aspect"],
+                mode=mode,
+                cache=s.cache,
+                max_memory=ctx.max_memory,
+                progress=ctx.progress,
+            )
+        return s.memo[key]
+
+    return ctx.cached(f"go_semantics:{mode}", build)
 
 
 def go_relation_of(ctx: Context):
     from kofs.knowledge.go import go_relation
 
     s, g = _src(ctx), go_settings(ctx)
-    return ctx.cached(
+    return _gene_level(
+        ctx,
         "go_relation",
-        lambda: _record(
-            ctx,
-            go_relation(
-                ctx.expression,
-                s.ontology,
-                s.go_annotations,
-                measure=g["measure"],
-                combine=g["combine"],
-                aspect=g["aspect"],
-                mode=g["mode"],
-                top_k=int(g["top_k"]),
-                semantics=go_semantics_of(ctx, g["mode"]),
-            ),
+        lambda: go_relation(
+            ctx.expression,
+            s.ontology,
+            s.go_annotations,
+            measure=g["measure"],
+            combine=g["combine"],
+            aspect=g["aspect"],
+            mode=g["mode"],
+            top_k=int(g["top_k"]),
+            semantics=go_semantics_of(ctx, g["mode"]),
+            max_memory=ctx.max_memory,
+            progress=ctx.progress,
         ),
     )
 
@@ -149,18 +179,16 @@ def go_functions_of(ctx: Context, *, propagate: bool = True) -> FeatureFunctions
     s, g = _src(ctx), go_settings(ctx)
     key = "go_functions" if propagate else "go_functions_direct"
     # the coverage report of the GO annotations is recorded once (by the relation or here)
-    return ctx.cached(
+    return _gene_level(
+        ctx,
         key,
-        lambda: _record(
-            ctx,
-            go_functions(
-                ctx.expression,
-                s.ontology,
-                s.go_annotations,
-                aspect=g["aspect"],
-                propagate=propagate,
-                semantics=go_semantics_of(ctx, "kofs"),
-            ),
+        lambda: go_functions(
+            ctx.expression,
+            s.ontology,
+            s.go_annotations,
+            aspect=g["aspect"],
+            propagate=propagate,
+            semantics=go_semantics_of(ctx, "kofs"),
         ),
     )
 
@@ -170,13 +198,11 @@ def pathway_functions_of(ctx: Context) -> FeatureFunctions:
 
     s = _src(ctx)
     lo, hi = s.pathway_sizes
-    return ctx.cached(
+    return _gene_level(
+        ctx,
         "pathway_functions",
-        lambda: _record(
-            ctx,
-            genesets_to_functions(
-                s.pathways, ctx.expression, min_size=lo, max_size=hi, id_map=s.id_map
-            ),
+        lambda: genesets_to_functions(
+            s.pathways, ctx.expression, min_size=lo, max_size=hi, id_map=s.id_map
         ),
     )
 
@@ -185,13 +211,11 @@ def ppi_relation_of(ctx: Context):
     from kofs.knowledge.network import interactions_to_relation
 
     s = _src(ctx)
-    return ctx.cached(
+    return _gene_level(
+        ctx,
         "ppi_relation",
-        lambda: _record(
-            ctx,
-            interactions_to_relation(
-                s.interactions, ctx.expression, id_map=s.id_map, **s.interaction_options
-            ),
+        lambda: interactions_to_relation(
+            s.interactions, ctx.expression, id_map=s.id_map, **s.interaction_options
         ),
     )
 
@@ -515,6 +539,11 @@ def msfs_plan(
     """MSFS (book Alg. 9): SPEC on the weighted sum of every sample similarity the inputs give
     (expression, labels S^FIS, auxiliary data, GO-MAH, Pathway-FILT)."""
     ctx.cache["sources"] = sources
+    if sources.interactions is not None:
+        log.warning(
+            "--interactions is not used by --method msfs (MSFS combines sample similarities; "
+            "an interaction network is a gene relation): leave it out, or use --method kofs"
+        )
 
     def build(ctx: Context) -> RankerInputs:
         parts = [data_similarity(ctx)]

@@ -71,13 +71,16 @@ def read_sources(
     id_map: str | None = None,
     term_relevance: str | None = None,
     cache: Any = None,
+    max_memory: int | None = None,
+    progress: Any = None,
 ) -> KnowledgeSources:
     """Read the knowledge files of a run (each reader raises InputError naming its file).
 
     Parameters mirror the ``kofs rank`` options of the same names; ``aux_reader`` reads an
     auxiliary matrix (default :func:`kofs.io.expression.read_expression`); ``cache`` (a
     :class:`kofs.cache.Cache`, default none) keeps the parsed GO files and the GO closure and
-    information content between runs.
+    information content between runs; ``max_memory`` (bytes) and ``progress`` (a
+    :class:`kofs.progress.Progress`) are passed to the GO readers.
     """
     if (go is None) != (go_annotations is None):
         raise ParameterError("GO needs both --go (the OBO ontology) and --go-annotations")
@@ -86,7 +89,7 @@ def read_sources(
         from kofs.io.annotations import read_go_annotations
         from kofs.io.ontology import read_obo
 
-        ontology = read_obo(go, cache=cache)
+        ontology = read_obo(go, cache=cache, max_memory=max_memory, progress=progress)
         annotations = read_go_annotations(
             go_annotations,
             evidence=go_evidence,
@@ -94,6 +97,8 @@ def read_sources(
             taxon=go_taxon,
             ontology=ontology,
             cache=cache,
+            max_memory=max_memory,
+            progress=progress,
         )
     if go_term_ids and ontology is None:
         raise ParameterError("--go-term-ids needs --go and --go-annotations")

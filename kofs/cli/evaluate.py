@@ -144,6 +144,7 @@ def evaluate_cmd(
     Writes OUTDIR/evaluation.tsv (one row per list), accuracy.tsv (curves), figures/ (PNG, SVG)
     and report.html (readable offline).
     """
+    from kofs.cli._progress import cli_progress
     from kofs.evaluate.known import parse_known_spec
     from kofs.evaluate.run import evaluate_outputs
     from kofs.io.expression import read_expression
@@ -168,22 +169,24 @@ def evaluate_cmd(
             go=go, go_annotations=go_annotations, cache=open_cache(cache_dir, enabled=not no_cache)
         )
         go_data = (src.ontology, src.go_annotations, {})
-    written = evaluate_outputs(
-        list(rankings),
-        expr,
-        labels=cats,
-        output=output,
-        known=[parse_known_spec(s) for s in known],
-        protocol=protocol,
-        groups=group_ids,
-        go=go_data,
-        sim_sets=split_names(sim_anno),
-        top=_ints(top, "--top"),
-        classifiers=split_names(classifiers),
-        n_splits=folds,
-        n_repeats=repeats,
-        seed=seed,
-    )
+    with cli_progress() as progress:
+        written = evaluate_outputs(
+            list(rankings),
+            expr,
+            labels=cats,
+            output=output,
+            known=[parse_known_spec(s) for s in known],
+            protocol=protocol,
+            groups=group_ids,
+            go=go_data,
+            sim_sets=split_names(sim_anno),
+            top=_ints(top, "--top"),
+            classifiers=split_names(classifiers),
+            n_splits=folds,
+            n_repeats=repeats,
+            seed=seed,
+            progress=progress,
+        )
     click.echo(
         f"kofs evaluate: wrote {len(written)} files to {output} (open {output}/report.html)",
         err=True,

@@ -347,8 +347,9 @@ def _floats(value: str | None, option: str) -> list[float] | None:
         raise ParameterError(f"{option} {value!r}: expected comma-separated numbers") from None
 
 
-def read_sources_from_options(opts: dict):
+def read_sources_from_options(opts: dict, *, progress=None):
     """The knowledge sources named by the options (a KnowledgeSources)."""
+    from kofs.resources import resolve_limit
     from kofs.sources import read_sources
 
     return read_sources(
@@ -381,6 +382,8 @@ def read_sources_from_options(opts: dict):
         id_map=opts.get("id_map"),
         term_relevance=opts.get("term_relevance"),
         cache=cache_from_options(opts),
+        max_memory=resolve_limit(opts.get("max_memory")),
+        progress=progress,
     )
 
 
@@ -393,6 +396,7 @@ def cache_from_options(opts: dict):
 
 def run_rank(expression_path: str, **opts) -> list[str]:
     """Read inputs, run the pipeline, write outputs; returns written paths."""
+    from kofs.cli._progress import cli_progress
     from kofs.cli._summary import print_summary
     from kofs.config import dump_config, resolve_paths
     from kofs.io.expression import read_expression
@@ -451,25 +455,27 @@ def run_rank(expression_path: str, **opts) -> list[str]:
             labels_path=opts["labels"],
         )
     relevant = read_gene_list(opts["relevant_genes"]) if opts.get("relevant_genes") else None
-    sources = read_sources_from_options(opts)
-    result = rank(
-        expr,
-        labels=categories,
-        sources=sources,
-        method=opts.get("method", "kofs"),
-        lists=split_names(opts.get("lists")),
-        msfs_weights=_floats(opts.get("msfs_weights"), "--msfs-weights"),
-        rankers=split_names(opts.get("rankers")),
-        aggregate=opts.get("aggregate", "em"),
-        relevant_genes=relevant,
-        params=parse_params(opts.get("params") or ()),
-        aggregate_params=parse_flat_params(
-            opts.get("aggregate_params") or (), option="--aggregate-param"
-        ),
-        seed=opts.get("seed", 0),
-        threads=opts.get("threads"),
-        max_memory=limit,
-    )
+    with cli_progress() as progress:
+        sources = read_sources_from_options(opts, progress=progress)
+        result = rank(
+            expr,
+            labels=categories,
+            sources=sources,
+            method=opts.get("method", "kofs"),
+            lists=split_names(opts.get("lists")),
+            msfs_weights=_floats(opts.get("msfs_weights"), "--msfs-weights"),
+            rankers=split_names(opts.get("rankers")),
+            aggregate=opts.get("aggregate", "em"),
+            relevant_genes=relevant,
+            params=parse_params(opts.get("params") or ()),
+            aggregate_params=parse_flat_params(
+                opts.get("aggregate_params") or (), option="--aggregate-param"
+            ),
+            seed=opts.get("seed", 0),
+            threads=opts.get("threads"),
+            max_memory=limit,
+            progress=progress,
+        )
     resolved = resolve_paths({"expression": expression_path, **opts}, PATH_KEYS, base=Path.cwd())
     names = {p.name: key for key, p in config_keys().items()}
     resolved = {

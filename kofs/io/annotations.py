@@ -27,6 +27,8 @@ from kofs.cache import file_sha256
 from kofs.errors import InputError, ParameterError
 from kofs.io._annotation_formats import _read_gaf, _read_gene2go, _read_tsv, _sniff
 from kofs.io.ontology import Ontology
+from kofs.progress import Progress, task
+from kofs.resources import check_memory, estimate_go_annotations_file
 
 if TYPE_CHECKING:
     from kofs.cache import Cache
@@ -177,6 +179,8 @@ def read_go_annotations(
     taxon: str | int | None = None,
     ontology: Ontology | None = None,
     cache: Cache | None = None,
+    max_memory: int | None = None,
+    progress: Progress | None = None,
 ) -> GOAnnotations:
     """Read GO annotations (plain or gzip).
 
@@ -202,6 +206,12 @@ def read_go_annotations(
     cache : kofs.cache.Cache, optional
         Keep the parsed file there (keyed by its SHA-256, the format, the taxon and the kofs
         version); filters and resolution are applied after loading.
+    max_memory : int, optional
+        Bytes; reading a file estimated to need more
+        (:func:`kofs.resources.estimate_go_annotations_file`) raises
+        :class:`~kofs.errors.ResourceError` before it starts.
+    progress : kofs.progress.Progress, optional
+        Told when parsing starts and ends (task ``"GO annotations"``; nothing on a cache hit).
 
     Returns
     -------
@@ -236,13 +246,21 @@ def read_go_annotations(
     if hit is not None:
         ann = _annotations_from_arrays(*hit, source=str(p))
     else:
+        check_memory(
+            estimate_go_annotations_file(p) or 0,
+            limit=max_memory,
+            what=f"reading the GO annotations {p}",
+            suggestion="use a smaller annotation file (one species, e.g. goa_human.gaf) or "
+            "raise --max-memory",
+        )
         try:
-            if kind == "gaf":
-                cols, terms, ev, asp, header = _read_gaf(p, tax)
-            elif kind == "gene2go":
-                cols, terms, ev, asp, header = _read_gene2go(p, tax)
-            else:
-                cols, terms, ev, asp, header = _read_tsv(p)
+            with task(progress, "GO annotations"):
+                if kind == "gaf":
+                    cols, terms, ev, asp, header = _read_gaf(p, tax)
+                elif kind == "gene2go":
+                    cols, terms, ev, asp, header = _read_gene2go(p, tax)
+                else:
+                    cols, terms, ev, asp, header = _read_tsv(p)
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read annotation file ({exc})", path=p) from None
         ann = GOAnnotations(cols, terms, ev, asp, header=header, fmt=kind, source=str(p))

@@ -20,6 +20,13 @@ from kofs.io.ids import normalise_id
 from kofs.io.ontology import RELATIONS, ROOTS, Ontology, normalise_aspect
 from kofs.knowledge.go_ic import ancestor_closure, annotation_counts, information_content
 from kofs.knowledge.go_similarity import COMBINES, MEASURES
+from kofs.progress import Progress, task
+from kofs.resources import (
+    check_memory,
+    estimate_go_semantics,
+    estimate_go_similarity,
+    similarity_block_bytes,
+)
 
 if TYPE_CHECKING:
     from kofs.cache import Cache
@@ -82,6 +89,7 @@ def go_semantics(
     unknown_terms: Iterable[str] | None = None,
     cache: Cache | None = None,
     max_memory: int | None = None,
+    progress: Progress | None = None,
 ) -> GOSemantics:
     """Ancestor closure and information content of one aspect.
 
@@ -105,6 +113,9 @@ def go_semantics(
     max_memory : int, optional
         Bytes; fail early (:class:`~kofs.errors.ResourceError`) when the closure and the
         annotation matrices would need more (:func:`kofs.resources.estimate_go_semantics`).
+    progress : kofs.progress.Progress, optional
+        Told when the computation starts and ends (task ``"GO information content"``; nothing
+        on a cache hit).
 
     Returns
     -------
@@ -120,7 +131,8 @@ def go_semantics(
         hit = cache.get("go_semantics", key)
         if hit is not None:
             return _from_arrays(*hit)
-    sem = _compute(ontology, annotations, aspect, mode, unknown, max_memory)
+    with task(progress, "GO information content"):
+        sem = _compute(ontology, annotations, aspect, mode, unknown, max_memory)
     if key is not None:
         cache.put("go_semantics", key, *_to_arrays(sem))
     return sem
@@ -128,6 +140,13 @@ def go_semantics(
 
 def _compute(ontology, annotations, aspect, mode, unknown_terms, max_memory) -> GOSemantics:
     terms = ontology.terms_of(aspect)
+    check_memory(
+        estimate_go_semantics(len(terms), len(annotations)),
+        limit=max_memory,
+        what=f"GO {aspect} closure and information content ({len(terms)} terms, "
+        f"{len(annotations)} annotation rows)",
+        suggestion="raise --max-memory",
+    )
     index = {t: i for i, t in enumerate(terms)}
     if ROOTS[aspect] not in index:
         raise ParameterError(f"the ontology has no {aspect} root term {ROOTS[aspect]}")
@@ -212,7 +231,9 @@ def _term_sets(sem: GOSemantics, gene_of_row: np.ndarray, n_genes: int) -> sp.cs
     return m
 
 
-def _mode_kwargs(sem: GOSemantics, measure: str, combine: str) -> dict:
+def _mode_kwargs(
+    sem: GOSemantics, measure: str, combine: str, max_memory: int | None = None
+) -> dict:
     gs = sem.mode == "gosemsim"
     return dict(
         measure=measure,
@@ -221,7 +242,27 @@ def _mode_kwargs(sem: GOSemantics, measure: str, combine: str) -> dict:
         decimals=3 if gs else None,
         single_term_max=gs,
         dtype=np.float64 if gs else np.float32,
+        block_bytes=similarity_block_bytes(max_memory),
     )
+
+
+def _check_similarity_memory(
+    kw: dict, sets1: sp.csr_matrix, sets2: sp.csr_matrix | None, max_memory: int | None,
+    *, extra: int = 0, what: str, suggestion: str,
+) -> None:  # fmt: skip
+    """Fail early when :func:`gene_similarity_blocks` (plus ``extra`` bytes of the caller's
+    output) would exceed ``max_memory``."""
+    if max_memory is None:
+        return
+    u1 = len(np.unique(sets1.indices))
+    u2 = None if sets2 is None else len(np.unique(sets2.indices))
+    need = estimate_go_similarity(
+        u1, sets1.shape[0], u2, None if sets2 is None else sets2.shape[0],
+        itemsize=np.dtype(kw["dtype"]).itemsize,
+        exact=kw["decimals"] is not None and kw["combine"] == "bma",
+        bma=kw["combine"] == "bma", block_bytes=kw["block_bytes"],
+    )  # fmt: skip
+    check_memory(need + extra, limit=max_memory, what=what, suggestion=suggestion)
 
 
 def _id_column(sem: GOSemantics, wanted: set[str]) -> str:

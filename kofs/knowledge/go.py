@@ -39,6 +39,7 @@ from kofs.knowledge._go_semantics import (
     MODES,
     GOSemantics,
     _check,
+    _check_similarity_memory,
     _id_column,
     _mode_kwargs,
     _rows_to_genes,
@@ -46,6 +47,7 @@ from kofs.knowledge._go_semantics import (
     go_semantics,
 )
 from kofs.knowledge.go_similarity import gene_similarity_blocks
+from kofs.progress import Progress, task
 from kofs.types import Expression, FeatureFunctions, FeatureRelation
 
 log = logging.getLogger(__name__)
@@ -65,6 +67,8 @@ def gene_similarity(
     mode: str = "kofs",
     id_column: str | None = None,
     semantics: GOSemantics | None = None,
+    max_memory: int | None = None,
+    progress: Progress | None = None,
 ) -> tuple[np.ndarray, list[str]]:
     """IC-based semantic similarity between genes.
 
@@ -84,6 +88,11 @@ def gene_similarity(
         Force the annotation id column the genes are looked up in.
     semantics : GOSemantics, optional
         Precomputed :func:`go_semantics` (same aspect and mode) to reuse.
+    max_memory : int, optional
+        Bytes; fail early (:class:`~kofs.errors.ResourceError`) when the result and the
+        kernel's working arrays would need more; the kernel's blocks shrink to fit.
+    progress : kofs.progress.Progress, optional
+        Told about every block of rows (task ``"GO similarity"``).
 
     Returns
     -------
@@ -106,14 +115,19 @@ def gene_similarity(
     )
     has1 = np.flatnonzero(np.diff(sets1.indptr) > 0)
     has2 = has1 if genes2 is None else np.flatnonzero(np.diff(sets2.indptr) > 0)
+    kw = _mode_kwargs(sem, measure, combine, max_memory)
+    s1, s2 = sets1[has1], None if genes2 is None else sets2[has2]
+    _check_similarity_memory(
+        kw, s1, s2, max_memory, extra=8 * len(g1) * len(g2),
+        what=f"GO similarity of {len(g1)} x {len(g2)} genes",
+        suggestion="give fewer genes, or raise --max-memory",
+    )  # fmt: skip
     out = np.full((len(g1), len(g2)), np.nan)
     if len(has1) and len(has2):
-        blocks = gene_similarity_blocks(
-            sem.closure, sem.ic, sets1[has1], None if genes2 is None else sets2[has2],
-            **_mode_kwargs(sem, measure, combine),
-        )  # fmt: skip
-        for rows, val in blocks:
-            out[np.ix_(has1[rows], has2)] = val
+        with task(progress, "GO similarity", total=len(has1)) as step:
+            for rows, val in gene_similarity_blocks(sem.closure, sem.ic, s1, s2, **kw):
+                out[np.ix_(has1[rows], has2)] = val
+                step(rows.stop - rows.start)
     with_terms = [g1[i] for i in has1]
     seen = set(with_terms)
     with_terms += [g2[j] for j in has2 if g2[j] not in seen]
@@ -147,6 +161,8 @@ def go_relation(
     min_similarity: float = 0.0,
     id_map: Mapping[str, str] | None = None,
     semantics: GOSemantics | None = None,
+    max_memory: int | None = None,
+    progress: Progress | None = None,
 ) -> tuple[FeatureRelation, CoverageReport]:
     """Sparse top-k GO semantic-similarity graph over the matrix's genes (``K_REL^{int,FEA}``).
 
@@ -171,6 +187,11 @@ def go_relation(
 
     semantics : GOSemantics, optional
         Precomputed :func:`go_semantics` (same aspect and mode) to reuse.
+    max_memory : int, optional
+        Bytes; fail early (:class:`~kofs.errors.ResourceError`) when the similarity kernel
+        would need more; its blocks shrink to fit.
+    progress : kofs.progress.Progress, optional
+        Told about every block of rows (task ``"GO similarity"``).
 
     Returns
     -------
@@ -188,12 +209,17 @@ def go_relation(
     sets = _term_sets(sem, gene, m)
     has = np.flatnonzero(np.diff(sets.indptr) > 0)
     rows_i, cols_j, vals = [], [], []
+    kw = _mode_kwargs(sem, measure, combine, max_memory)
+    _check_similarity_memory(
+        kw, sets[has], None, max_memory,
+        what=f"GO similarity graph of {len(has)} genes ({sem.aspect})",
+        suggestion="use fewer genes (filter the matrix), or raise --max-memory",
+    )  # fmt: skip
     if len(has) > 1:
         k = min(int(top_k), len(has) - 1)
-        blocks = gene_similarity_blocks(
-            sem.closure, sem.ic, sets[has], **_mode_kwargs(sem, measure, combine)
-        )
-        for rows, val in blocks:
+        blocks = gene_similarity_blocks(sem.closure, sem.ic, sets[has], **kw)
+        step = task(progress, "GO similarity", total=len(has))
+        for rows, val in step.each(blocks, lambda b: b[0].stop - b[0].start):
             local = np.arange(rows.start, rows.stop)
             val[np.arange(len(local)), local] = -np.inf  # no self loops
             top = np.argpartition(-val, k - 1, axis=1)[:, :k]
