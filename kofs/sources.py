@@ -60,7 +60,7 @@ def read_sources(
     go_term_ids: Sequence[str] | None = None,
     interactions: str | None = None,
     interactions_format: str = "auto",
-    string_min_score: float = 400,
+    string_min_score: float | None = None,
     string_aliases: str | None = None,
     biogrid_taxon: str | None = None,
     biogrid_system_type: str = "physical",

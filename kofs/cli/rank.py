@@ -254,9 +254,9 @@ def rank_options(func):
         click.option(
             "--string-min-score",
             type=float,
-            default=400,
-            show_default=True,
-            help="STRING combined_score threshold (0-1000).",
+            default=None,
+            help="STRING protein.links only: keep combined_score >= this (0-1000; default "
+            "400); for other formats use --interaction-min-weight.",
         ),
         click.option(
             "--string-aliases",
@@ -372,7 +372,7 @@ def read_sources_from_options(opts: dict, *, progress=None):
         go_term_ids=split_names(opts.get("go_term_ids")),
         interactions=opts.get("interactions"),
         interactions_format=opts.get("interactions_format", "auto"),
-        string_min_score=opts.get("string_min_score", 400),
+        string_min_score=opts.get("string_min_score"),
         string_aliases=opts.get("string_aliases"),
         biogrid_taxon=opts.get("biogrid_taxon"),
         biogrid_system_type=opts.get("biogrid_system_type", "physical"),
