@@ -69,6 +69,7 @@ def gene_similarity(
     semantics: GOSemantics | None = None,
     max_memory: int | None = None,
     progress: Progress | None = None,
+    dtype: type = np.float64,
 ) -> tuple[np.ndarray, list[str]]:
     """IC-based semantic similarity between genes.
 
@@ -93,6 +94,9 @@ def gene_similarity(
         kernel's working arrays would need more; the kernel's blocks shrink to fit.
     progress : kofs.progress.Progress, optional
         Told about every block of rows (task ``"GO similarity"``).
+    dtype : numpy dtype, default float64
+        Of the result; float32 halves the memory of a large all-pairs matrix (``"kofs"`` mode
+        only; ``"gosemsim"`` values, rounded to 3 decimals, stay float64).
 
     Returns
     -------
@@ -116,18 +120,29 @@ def gene_similarity(
     has1 = np.flatnonzero(np.diff(sets1.indptr) > 0)
     has2 = has1 if genes2 is None else np.flatnonzero(np.diff(sets2.indptr) > 0)
     kw = _mode_kwargs(sem, measure, combine, max_memory)
+    out_dtype = np.float64 if kw["decimals"] is not None else np.dtype(dtype).type
     s1, s2 = sets1[has1], None if genes2 is None else sets2[has2]
     _check_similarity_memory(
-        kw, s1, s2, max_memory, extra=8 * len(g1) * len(g2),
+        kw, s1, s2, max_memory, extra=np.dtype(out_dtype).itemsize * len(g1) * len(g2),
         what=f"GO similarity of {len(g1)} x {len(g2)} genes",
         suggestion="give fewer genes, or raise --max-memory",
     )  # fmt: skip
-    out = np.full((len(g1), len(g2)), np.nan)
+    out = np.empty((len(g1), len(g2)), dtype=out_dtype)
+    # NaN only where a gene has no term; rows of genes with terms are written once below
+    out[np.setdiff1d(np.arange(len(g1)), has1)] = np.nan
+    out[:, np.setdiff1d(np.arange(len(g2)), has2)] = np.nan
+    full = len(has1) == len(g1) and len(has2) == len(g2)
     if len(has1) and len(has2):
         with task(progress, "GO similarity", total=len(has1)) as step:
-            for rows, val in gene_similarity_blocks(sem.closure, sem.ic, s1, s2, **kw):
-                out[np.ix_(has1[rows], has2)] = val
+            blocks = gene_similarity_blocks(sem.closure, sem.ic, s1, s2, out_dtype=out_dtype, **kw)
+            for rows, val in blocks:
+                if full:
+                    out[rows] = val
+                else:
+                    out[np.ix_(has1[rows], has2)] = val
                 step(rows.stop - rows.start)
+    else:
+        out[:] = np.nan
     with_terms = [g1[i] for i in has1]
     seen = set(with_terms)
     with_terms += [g2[j] for j in has2 if g2[j] not in seen]
