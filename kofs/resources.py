@@ -244,12 +244,16 @@ def estimate_mahalanobis(
     return need
 
 
-def estimate_go_all_pairs(n_genes: int, n_terms: int = 0, *, block_genes: int = 1000) -> int:
-    """All-pairs GO gene similarity (``kofs gosim``): the dense genes x genes result plus its
-    text rendering (~3 x), and per block the term-term similarities of the block's terms
-    (``block_genes`` rows against every term)."""
+def estimate_go_all_pairs(
+    n_genes: int, n_terms: int = 0, *, block_genes: int = 1000, itemsize: int = F8
+) -> int:
+    """All-pairs GO gene similarity (``kofs gosim``), before the ontology is read: the dense
+    genes x genes result (``itemsize`` bytes per value: 4 in kofs mode, 8 in gosemsim mode)
+    and the term x gene maxima of the kernel (about as large), plus per block the term-term
+    similarities of the block's terms (``block_genes`` rows against every term). The kernel
+    checks its own, finer estimate once the term sets are known."""
     g = int(n_genes)
-    return 4 * F8 * g * g + F8 * min(g, int(block_genes)) * max(int(n_terms), g)
+    return 2 * int(itemsize) * g * g + F8 * min(g, int(block_genes)) * max(int(n_terms), g)
 
 
 def _text_size(path: str | os.PathLike) -> int | None:

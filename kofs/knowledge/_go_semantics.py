@@ -87,6 +87,7 @@ def go_semantics(
     aspect: str = "BP",
     mode: str = "kofs",
     unknown_terms: Iterable[str] | None = None,
+    gosemsim_version: str | None = None,
     cache: Cache | None = None,
     max_memory: int | None = None,
     progress: Progress | None = None,
@@ -104,8 +105,13 @@ def go_semantics(
         Terms treated as absent from the ontology's term table: their annotations still count
         for their ancestors, but they get no IC, are never a common ancestor and are dropped
         from gene term sets. GOSemSim 2.24 computes IC only for the terms of its bundled
-        ``gotbl``; passing the live terms it lacks reproduces it exactly (the list for GO
-        2022-07-01 ships with kofs, see :mod:`kofs.knowledge.gosemsim_terms`).
+        ``gotbl``; giving the live terms it lacks reproduces it exactly. Default: none in
+        ``"kofs"`` mode; in ``"gosemsim"`` mode the list kofs ships for the ontology's release
+        (:func:`kofs.knowledge.gosemsim_terms.gosemsim_unknown_terms`; one warning when it
+        ships none). ``()`` gives every live term an IC.
+    gosemsim_version : str, optional
+        ``"gosemsim"`` mode: the GOSemSim version whose term table is used (default the newest
+        shipped for the release).
     cache : kofs.cache.Cache, optional
         Keep the result there, keyed by the ontology's and the annotations' digests (their
         files' SHA-256 and filters), the aspect, the mode, the unknown terms and the kofs
@@ -124,6 +130,12 @@ def go_semantics(
     if mode not in MODES:
         raise ParameterError(f"--mode {mode!r} is unknown; use one of {', '.join(MODES)}")
     aspect = normalise_aspect(aspect, what="--aspect")
+    if gosemsim_version is not None and mode != "gosemsim":
+        raise ParameterError("--gosemsim-version applies to --mode gosemsim only")
+    if unknown_terms is None and mode == "gosemsim":
+        from kofs.knowledge.gosemsim_terms import gosemsim_unknown_terms
+
+        unknown_terms = gosemsim_unknown_terms(ontology, gosemsim_version)
     unknown = sorted(set(unknown_terms or ()))
     key = None
     if cache is not None and ontology.digest and annotations.digest:

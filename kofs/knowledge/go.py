@@ -52,7 +52,15 @@ from kofs.types import Expression, FeatureFunctions, FeatureRelation
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MODES", "GOSemantics", "go_semantics", "gene_similarity", "go_relation", "go_functions"]
+__all__ = [
+    "MODES",
+    "GOSemantics",
+    "go_semantics",
+    "gene_similarity",
+    "genes_with_terms",
+    "go_relation",
+    "go_functions",
+]
 
 
 def gene_similarity(
@@ -150,6 +158,26 @@ def gene_similarity(
     if missing:
         log.info("%d of %d genes have no %s term (%s mode)", missing, len(g1), sem.aspect, mode)
     return out, with_terms
+
+
+def genes_with_terms(
+    ontology: Ontology,
+    annotations: GOAnnotations,
+    genes: Sequence[str],
+    *,
+    aspect: str = "BP",
+    mode: str = "kofs",
+    id_column: str | None = None,
+    semantics: GOSemantics | None = None,
+) -> list[str]:
+    """The genes of ``genes`` (in order) that :func:`gene_similarity` gives a similarity: those
+    with a term of the aspect besides the root (and, in ``"gosemsim"`` mode, a non-IEA one)."""
+    sem = semantics or go_semantics(ontology, annotations, aspect=aspect, mode=mode)
+    g = [str(x) for x in genes]
+    if id_column is None:
+        id_column = _id_column(sem, {normalise_id(x) for x in g})
+    sets = _term_sets(sem, _rows_to_genes(sem, g, id_column), len(g))
+    return [g[i] for i in np.flatnonzero(np.diff(sets.indptr) > 0)]
 
 
 def _matrix_gene_of_rows(
