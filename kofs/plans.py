@@ -169,6 +169,7 @@ def go_relation_of(ctx: Context):
             semantics=go_semantics_of(ctx, g["mode"]),
             max_memory=ctx.max_memory,
             progress=ctx.progress,
+            cache=s.cache,
         ),
     )
 

@@ -156,3 +156,29 @@ def test_default_folder_and_switches(tmp_path, monkeypatch):
     assert default_cache_dir() == tmp_path / "xdg" / "kofs"
     assert open_cache(enabled=False) is None
     assert open_cache(tmp_path / "x").folder == tmp_path / "x"
+
+
+def test_go_relation_cached_per_gene_list(tmp_path, monkeypatch):
+    import kofs.knowledge.go as go_module
+    from kofs.example import example_paths
+    from kofs.io.expression import read_expression
+
+    p = example_paths()
+    c = Cache(tmp_path / "c")
+    onto = ontology_module.read_obo(p["go"], cache=c)
+    ann = read_go_annotations(p["go_annotations"], ontology=onto, cache=c)
+    sem = go_semantics(onto, ann, cache=c)
+    expr = read_expression(p["expression"]).subset_genes(np.arange(200))
+    first, cov1 = go_module.go_relation(expr, onto, ann, semantics=sem, cache=c)
+
+    def boom(*a, **k):
+        raise AssertionError("computed again")
+
+    monkeypatch.setattr(go_module, "_go_relation", boom)
+    again, cov2 = go_module.go_relation(expr, onto, ann, semantics=sem, cache=c)
+    assert (first.matrix != again.matrix).nnz == 0 and again.genes == first.genes
+    assert cov1 == cov2 and again.provenance == first.provenance
+    with pytest.raises(AssertionError, match="computed again"):  # other genes: another key
+        go_module.go_relation(expr.subset_genes(np.arange(150)), onto, ann, semantics=sem, cache=c)
+    with pytest.raises(AssertionError, match="computed again"):  # other settings: another key
+        go_module.go_relation(expr, onto, ann, semantics=sem, cache=c, top_k=5)

@@ -6,9 +6,11 @@ modes (``"kofs"`` and ``"gosemsim"``).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -55,6 +57,9 @@ class GOSemantics:
         Resnik divisor (1, or the largest finite IC in ``"gosemsim"`` mode).
     rows : dict of str to ndarray
         The annotation rows of the aspect: ``term`` (int), ``evidence`` and every id column.
+    digest : str or None
+        Identity of the inputs and settings (when the ontology and annotations were read by
+        kofs' readers); keys cached results derived from it.
     """
 
     aspect: str
@@ -65,6 +70,7 @@ class GOSemantics:
     ic: np.ndarray
     scale: float
     rows: dict
+    digest: str | None = None
 
     @property
     def root(self) -> int:
@@ -137,15 +143,18 @@ def go_semantics(
 
         unknown_terms = gosemsim_unknown_terms(ontology, gosemsim_version)
     unknown = sorted(set(unknown_terms or ()))
-    key = None
-    if cache is not None and ontology.digest and annotations.digest:
+    key = digest = None
+    if ontology.digest and annotations.digest:
         key = [ontology.digest, annotations.digest, aspect, mode, unknown]
+        digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()
+    if cache is not None and key is not None:
         hit = cache.get("go_semantics", key)
         if hit is not None:
-            return _from_arrays(*hit)
+            return replace(_from_arrays(*hit), digest=digest)
     with task(progress, "GO information content"):
-        sem = _compute(ontology, annotations, aspect, mode, unknown, max_memory)
-    if key is not None:
+        sem = replace(_compute(ontology, annotations, aspect, mode, unknown, max_memory),
+                      digest=digest)  # fmt: skip
+    if cache is not None and key is not None:
         cache.put("go_semantics", key, *_to_arrays(sem))
     return sem
 

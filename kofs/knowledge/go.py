@@ -25,8 +25,12 @@ In both modes the aspect root is removed from gene term sets (an annotation to t
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import logging
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -48,6 +52,9 @@ from kofs.knowledge._go_semantics import (
 )
 from kofs.knowledge.go_similarity import gene_similarity_blocks
 from kofs.progress import Progress, task
+
+if TYPE_CHECKING:
+    from kofs.cache import Cache
 from kofs.types import Expression, FeatureFunctions, FeatureRelation
 
 log = logging.getLogger(__name__)
@@ -206,6 +213,7 @@ def go_relation(
     semantics: GOSemantics | None = None,
     max_memory: int | None = None,
     progress: Progress | None = None,
+    cache: Cache | None = None,
 ) -> tuple[FeatureRelation, CoverageReport]:
     """Sparse top-k GO semantic-similarity graph over the matrix's genes (``K_REL^{int,FEA}``).
 
@@ -235,6 +243,10 @@ def go_relation(
         would need more; its blocks shrink to fit.
     progress : kofs.progress.Progress, optional
         Told about every block of rows (task ``"GO similarity"``).
+    cache : kofs.cache.Cache, optional
+        Keep the graph there, keyed by the semantics' digest (GO files, filters, aspect,
+        mode), the settings, the matrix's gene ids and id columns, the id map and the kofs
+        version (it depends on gene ids only, never on expression values).
 
     Returns
     -------
@@ -247,6 +259,52 @@ def go_relation(
         raise ParameterError(f"top_k {top_k!r} must be a positive integer (e.g. 10)")
     source = f"GO annotations {annotations.source or ''}".strip()
     sem = semantics or go_semantics(ontology, annotations, aspect=aspect, mode=mode)
+    key = None
+    if cache is not None and sem.digest:
+        key = [sem.digest, measure, combine, int(top_k), float(min_similarity), source,
+               _genes_digest(expression, id_map)]  # fmt: skip
+        hit = cache.get("go_relation", key)
+        if hit is not None:
+            return _relation_from_arrays(*hit, expression)
+    rel, report = _go_relation(
+        expression, ontology, annotations, sem, source, measure, combine, mode, top_k,
+        min_similarity, id_map, max_memory, progress,
+    )  # fmt: skip
+    if key is not None:
+        cache.put("go_relation", key, *_relation_to_arrays(rel, report))
+    return rel, report
+
+
+def _genes_digest(expression: Expression, id_map: Mapping[str, str] | None) -> str:
+    """SHA-256 of what matching to the matrix depends on: its gene ids, id columns, id map."""
+    doc = [list(expression.genes), {k: list(map(str, v)) for k, v in
+           sorted(dict(expression.annotations or {}).items())},
+           sorted((str(k), str(v)) for k, v in dict(id_map or {}).items())]  # fmt: skip
+    return hashlib.sha256(json.dumps(doc).encode()).hexdigest()
+
+
+def _relation_to_arrays(rel: FeatureRelation, report: CoverageReport) -> tuple[dict, dict]:
+    w = sp.csr_matrix(rel.matrix)
+    arrays = {"data": w.data, "indices": w.indices, "indptr": w.indptr}
+    meta = {"name": rel.name, "directed": bool(rel.directed), "provenance": dict(rel.provenance),
+            "coverage": dataclasses.asdict(report)}  # fmt: skip
+    return arrays, meta
+
+
+def _relation_from_arrays(
+    arrays: dict, meta: dict, expression: Expression
+) -> tuple[FeatureRelation, CoverageReport]:
+    m = expression.n_genes
+    w = sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=(m, m))
+    cov = dict(meta["coverage"])
+    cov["examples_dropped"] = tuple(cov.get("examples_dropped") or ())
+    rel = FeatureRelation(w, expression.genes, directed=meta["directed"], name=meta["name"],
+                          provenance=meta["provenance"])  # fmt: skip
+    return rel, CoverageReport(**cov)
+
+
+def _go_relation(expression, ontology, annotations, sem, source, measure, combine, mode, top_k,
+                 min_similarity, id_map, max_memory, progress):  # fmt: skip
     gene, report = _matrix_gene_of_rows(sem, expression, source, id_map)
     m = expression.n_genes
     sets = _term_sets(sem, gene, m)
