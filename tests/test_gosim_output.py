@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from kofs.cli import main
 from kofs.errors import ParameterError
-from kofs.io.output import read_similarity_npz
 from kofs.io.ontology import read_obo
+from kofs.io.output import read_similarity_npz
 from kofs.knowledge.gosemsim_terms import go_release, gosemsim_term_lists, gosemsim_unknown_terms
 
 
