@@ -7,9 +7,13 @@ knowledge is aligned to ``X``. It returns the native scores (ndarray of shape (m
 ``(scores, info)`` with a dict of extras. NaN marks a degenerate gene.
 
 An aggregator entry wraps ``func(ranks, *, relevant, **params)`` where ``ranks`` is the
-(m genes x L lists) matrix of ranks (1 = best, ties averaged) and ``relevant`` a boolean mask of
+(genes x L lists) matrix of ranks (1 = best, ties averaged) and ``relevant`` a boolean mask of
 known-relevant genes or None; it returns ``(scores, weights_or_None, info)`` with higher scores
-better.
+better. By default ``ranks`` is complete (partial lists completed by
+:func:`kofs.aggregate.partial.complete_ranks`); an aggregator registered with
+``partial_lists=True`` receives NaN where a list does not contain a gene and the keyword
+``universe`` (N). ``info["statistics"]``, if present, maps names to per-gene arrays (e.g.
+``p_value``, ``q_value``) that are written beside the score.
 """
 
 from __future__ import annotations
@@ -79,6 +83,7 @@ class AggregatorSpec:
     params: Mapping[str, Param] = field(default_factory=dict)
     learns_weights: bool = False
     supports_relevant: bool = False
+    partial_lists: bool = False
 
 
 S = TypeVar("S", RankerSpec, AggregatorSpec)
@@ -230,6 +235,7 @@ def aggregator(
     params: Mapping[str, Param] | None = None,
     learns_weights: bool = False,
     supports_relevant: bool = False,
+    partial_lists: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator registering an aggregator in :data:`AGGREGATORS` (returns it unchanged)."""
 
@@ -243,6 +249,7 @@ def aggregator(
                 params=dict(params or {}),
                 learns_weights=learns_weights,
                 supports_relevant=supports_relevant,
+                partial_lists=partial_lists,
             )
         )
         return func

@@ -29,7 +29,7 @@ def example():
 
     p = example_paths()
     expr = read_expression(p["expression"]).subset_genes(np.arange(300))  # fast enough
-    return p, expr, read_sources(go=p["go"], go_annotations=p["go_annotations"])
+    return p, expr, read_sources(go=p["go"], go_annotations=p["go_annotations"]).get("go")
 
 
 def test_go_readers_fail_early_under_a_tiny_limit():
@@ -45,18 +45,17 @@ def test_go_readers_fail_early_under_a_tiny_limit():
 
 def test_go_similarity_fails_early_and_shrinks_its_blocks(example):
     _, expr, src = example
-    sem = go_semantics(src.ontology, src.go_annotations)
+    onto, ann = src.ontology, src.annotations
+    sem = go_semantics(onto, ann)
     with pytest.raises(ResourceError, match=r"step GO similarity graph of \d+ genes \(BP\)"):
-        go_relation(expr, src.ontology, src.go_annotations, semantics=sem, max_memory=2**20)
-    free, _ = go_relation(expr, src.ontology, src.go_annotations, semantics=sem)
+        go_relation(expr, onto, ann, semantics=sem, max_memory=2**20)
+    free, _ = go_relation(expr, onto, ann, semantics=sem)
     # a limit that the default 256 MB blocks would break, met with smaller blocks: same graph
-    held, _ = go_relation(
-        expr, src.ontology, src.go_annotations, semantics=sem, max_memory=64 * 2**20
-    )
+    held, _ = go_relation(expr, onto, ann, semantics=sem, max_memory=64 * 2**20)
     assert (free.matrix != held.matrix).nnz == 0
     genes = list(expr.genes[:50])
     with pytest.raises(ResourceError, match=r"step GO similarity of 50 x 50 genes"):
-        gene_similarity(src.ontology, src.go_annotations, genes, semantics=sem, max_memory=10**4)
+        gene_similarity(onto, ann, genes, semantics=sem, max_memory=10**4)
 
 
 def test_cli_max_memory_holds_on_the_go_parse(tmp_path):
@@ -126,10 +125,10 @@ def test_task_helper_without_progress_is_silent():
 def test_go_graph_built_once_across_sample_subsets(example, monkeypatch):
     import kofs.knowledge.go as go_module
     from kofs.pipeline import rank
-    from kofs.plans import KnowledgeSources
+    from kofs.sources import KnowledgeSources
 
     _, expr, src = example
-    sources = KnowledgeSources(ontology=src.ontology, go_annotations=src.go_annotations)
+    sources = KnowledgeSources({"go": src})
     calls = {"relation": 0, "semantics": 0}
     real_rel, real_sem = go_module.go_relation, go_module.go_semantics
 
@@ -143,8 +142,9 @@ def test_go_graph_built_once_across_sample_subsets(example, monkeypatch):
 
     monkeypatch.setattr(go_module, "go_relation", rel)
     monkeypatch.setattr(go_module, "go_semantics", sem)
+    shared: dict = {}  # the gene-level cache of the honest protocol's folds
     for fold in (np.arange(0, 100), np.arange(28, 128)):
-        rank(expr.subset_samples(fold), sources=sources, lists=["GO-MAH"])
+        rank(expr.subset_samples(fold), sources=sources, lists=["GO-MAH"], shared=shared)
     assert calls == {"relation": 1, "semantics": 1}
 
 

@@ -165,10 +165,9 @@ def evaluate_cmd(
         from kofs.cache import open_cache
         from kofs.sources import read_sources
 
-        src = read_sources(
+        go_data = read_sources(
             go=go, go_annotations=go_annotations, cache=open_cache(cache_dir, enabled=not no_cache)
-        )
-        go_data = (src.ontology, src.go_annotations, {})
+        ).get("go")
     with cli_progress() as progress:
         written = evaluate_outputs(
             list(rankings),

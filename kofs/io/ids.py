@@ -116,6 +116,11 @@ class CoverageReport:
         The source id kind used (``"primary"`` or one of the source's alias columns).
     examples_dropped : tuple of str
         Up to five unmatched source ids, for messages.
+    target : str
+        What the source's genes are matched to, for messages: ``"matrix"`` (default) or
+        ``"universe"`` (ranked lists of ``kofs aggregate``, where ``matrix_genes`` is N).
+    shared : int or None
+        Ranked lists only: the list's genes that at least one other list contains.
     """
 
     source: str
@@ -128,6 +133,8 @@ class CoverageReport:
     id_column: str | None
     source_namespace: str | None = None
     examples_dropped: tuple[str, ...] = ()
+    target: str = "matrix"
+    shared: int | None = None
 
     @property
     def fraction(self) -> float:
@@ -137,6 +144,8 @@ class CoverageReport:
     def as_dict(self) -> dict:
         d = asdict(self)
         d["examples_dropped"] = list(self.examples_dropped)
+        if self.target == "matrix":  # the fields of a matrix source stay as they were
+            del d["target"], d["shared"]
         return {**d, "fraction": round(self.fraction, 6)}
 
     def line(self) -> str:
@@ -145,6 +154,13 @@ class CoverageReport:
             via = f" via {self.id_column}"
             if self.source_namespace and self.source_namespace != "primary":
                 via += f" (source {self.source_namespace})"
+        if self.target != "matrix":
+            shared = "" if self.shared is None else f", {self.shared} shared with other lists"
+            return (
+                f"{self.source}: {self.input_genes} genes, {self.matched} in the "
+                f"{self.target} of {self.matrix_genes} ({100 * self.fraction:.1f}%), "
+                f"{self.dropped} dropped{shared}"
+            )
         return (
             f"{self.source}: {self.input_genes} genes, {self.matched} matched "
             f"({100 * self.fraction:.1f}%), {self.dropped} dropped, {self.ambiguous} ambiguous; "
