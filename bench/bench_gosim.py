@@ -65,7 +65,8 @@ def _subset_genes() -> list[str]:
 def _versus_r() -> list[dict]:
     from kofs.io.annotations import read_go_annotations
     from kofs.io.ontology import read_obo
-    from kofs.knowledge.go import gene_similarity, go_semantics
+    from kofs.knowledge.go import gene_similarity
+    from kofs.knowledge.go_semantics import go_semantics
 
     if shutil.which("Rscript") is None:
         return []
@@ -108,7 +109,8 @@ import numpy as np
 from kofs.io.ontology import read_obo
 from kofs.io.annotations import read_go_annotations
 from kofs.io.output import write_similarity_npz
-from kofs.knowledge.go import gene_similarity, genes_with_terms, go_semantics
+from kofs.knowledge.go import gene_similarity, genes_with_terms
+from kofs.knowledge.go_semantics import go_semantics
 onto = read_obo({str(OBO)!r})
 ann = read_go_annotations({str(ANN)!r}, ontology=onto)
 genes = sorted({{g for g, a in zip(ann.gene_ids(), ann.aspect) if a == "BP"}}, key=int)

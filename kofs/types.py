@@ -100,7 +100,7 @@ class Expression:
         return Expression(
             self.values[idx],
             self.genes,
-            [self.samples[i] for i in idx],
+            tuple(self.samples[i] for i in idx),
             namespace=self.namespace,
             annotations=self.annotations,
             source=self.source,
@@ -111,10 +111,10 @@ class Expression:
         idx = np.asarray(idx, dtype=int)
         return Expression(
             self.values[:, idx],
-            [self.genes[i] for i in idx],
+            tuple(self.genes[i] for i in idx),
             self.samples,
             namespace=self.namespace,
-            annotations={k: [c[i] for i in idx] for k, c in self.annotations.items()},
+            annotations={k: tuple(c[i] for i in idx) for k, c in self.annotations.items()},
             source=self.source,
         )
 

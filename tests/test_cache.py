@@ -12,7 +12,8 @@ import pytest
 import kofs.io.ontology as ontology_module
 from kofs.cache import Cache, default_cache_dir, open_cache
 from kofs.io.annotations import read_go_annotations
-from kofs.knowledge.go import gene_similarity, go_semantics
+from kofs.knowledge.go import gene_similarity
+from kofs.knowledge.go_semantics import go_semantics
 
 
 def _same_ontology(a, b):

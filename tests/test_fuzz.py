@@ -20,7 +20,7 @@ from kofs.io.annotations import read_go_annotations
 from kofs.io.expression import read_expression
 from kofs.io.gene_lists import read_ranked_lists
 from kofs.io.genes import read_gene_list
-from kofs.io.ids import read_id_map
+from kofs.io.id_map import read_id_map
 from kofs.io.interactions import read_interactions
 from kofs.io.labels import read_labels
 from kofs.io.ontology import read_obo
@@ -225,7 +225,7 @@ CLI_INPUTS = [
     "--pathways",
     "--interactions",
     "--go",
-    "--go-annotations",
+    pytest.param("--go-annotations", marks=pytest.mark.slow),  # reads the GO ontology (~9 s)
     "--id-map",
     "--term-relevance",
     "--aux",

@@ -15,7 +15,8 @@ from kofs.errors import ResourceError
 from kofs.example import example_paths
 from kofs.io.annotations import read_go_annotations
 from kofs.io.ontology import read_obo
-from kofs.knowledge.go import gene_similarity, go_relation, go_semantics
+from kofs.knowledge.go import gene_similarity, go_relation
+from kofs.knowledge.go_semantics import go_semantics
 from kofs.progress import Recorder, task
 from kofs.resources import estimate_expression_file, estimate_obo_file
 
@@ -124,13 +125,14 @@ def test_task_helper_without_progress_is_silent():
 
 def test_go_graph_built_once_across_sample_subsets(example, monkeypatch):
     import kofs.knowledge.go as go_module
+    import kofs.knowledge.go_semantics as sem_module
     from kofs.pipeline import rank
     from kofs.sources import KnowledgeSources
 
     _, expr, src = example
     sources = KnowledgeSources({"go": src})
     calls = {"relation": 0, "semantics": 0}
-    real_rel, real_sem = go_module.go_relation, go_module.go_semantics
+    real_rel, real_sem = go_module.go_relation, sem_module.go_semantics
 
     def rel(*a, **k):
         calls["relation"] += 1
@@ -141,7 +143,7 @@ def test_go_graph_built_once_across_sample_subsets(example, monkeypatch):
         return real_sem(*a, **k)
 
     monkeypatch.setattr(go_module, "go_relation", rel)
-    monkeypatch.setattr(go_module, "go_semantics", sem)
+    monkeypatch.setattr(sem_module, "go_semantics", sem)
     shared: dict = {}  # the gene-level cache of the honest protocol's folds
     for fold in (np.arange(0, 100), np.arange(28, 128)):
         rank(expr.subset_samples(fold), sources=sources, lists=["GO-MAH"], shared=shared)

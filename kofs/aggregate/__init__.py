@@ -95,7 +95,7 @@ def aggregate(
         method=method,
         genes=genes,
         scores=scores,
-        list_names=names,
+        list_names=tuple(names),
         list_ranks=R,
         weights=weights,
         info={"method": method, **resolved, **info},

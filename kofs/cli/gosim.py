@@ -120,7 +120,7 @@ def _write_matrix(fh, genes: list[str], values) -> None:
 )
 @click.option(
     "--mode",
-    type=LazyChoice("kofs.knowledge.go", "MODES"),
+    type=LazyChoice("kofs.knowledge.go_semantics", "MODES"),
     default="kofs",
     show_default=True,
     help="kofs definitions, or reproduce R GOSemSim mgeneSim (its term table for the GO "
@@ -190,7 +190,8 @@ def gosim_cmd(go_path, ann_path, genes_path, out, measure, combine, aspect, mode
     from kofs.io.genes import read_gene_list
     from kofs.io.ontology import read_obo
     from kofs.io.output import atomic_file, check_output_file, write_similarity_npz
-    from kofs.knowledge.go import gene_similarity, genes_with_terms, go_semantics
+    from kofs.knowledge.go import gene_similarity, genes_with_terms
+    from kofs.knowledge.go_semantics import go_semantics
     from kofs.resources import check_memory, estimate_go_all_pairs, resolve_limit
 
     fmt = _output_format(out)

@@ -21,10 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from kofs.errors import CoverageError
-from kofs.io._open import head_lines as _head_lines  # noqa: F401  (re-exported)
-from kofs.io._open import open_text as _open_text  # noqa: F401  (re-exported)
-from kofs.io._open import stream_text as _stream_text  # noqa: F401  (re-exported)
-from kofs.io.id_map import _MISSING, IdMap, read_id_map
+from kofs.io.id_map import _MISSING
 from kofs.types import Expression
 
 log = logging.getLogger(__name__)
@@ -32,14 +29,12 @@ log = logging.getLogger(__name__)
 __all__ = [
     "LOW_COVERAGE",
     "CoverageReport",
-    "IdMap",
     "coverage_rows",
     "coverage_table",
     "guess_namespace",
     "match_gene_ids",
     "match_id_lists",
     "normalise_id",
-    "read_id_map",
 ]
 
 _ENSEMBL_VERSION = re.compile(r"^(ENS[A-Z]*[GTPE]\d+)\.\d+$")
