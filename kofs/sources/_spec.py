@@ -59,7 +59,7 @@ class SourceSpec:
     name: str
     summary: str
     options: type
-    read: Callable[[Any], Any]
+    read: Callable[..., Any]  # read(options), or read(options, resources)
     lists: Callable[[Any], Sequence[ListTemplate]] = _no_lists
     provides: Callable[[Any], tuple[str, ...]] = _nothing
     msfs: Callable[[Context], Sequence[SampleSimilarity]] | None = None
