@@ -77,6 +77,8 @@ def _versus_r() -> list[dict]:
         script.write_text(_R)
         proc = subprocess.run(["Rscript", str(script), str(gfile), str(out)],
                               capture_output=True, text=True)  # fmt: skip
+        if proc.returncode != 0 and "there is no package called" in proc.stderr:
+            return []  # R without GOSemSim / org.Hs.eg.db: nothing to compare with
         if proc.returncode != 0:
             raise RuntimeError(f"Rscript failed: {proc.stderr.strip()[-500:]}")
         r_seconds = float(proc.stdout.split()[-1])
