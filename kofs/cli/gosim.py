@@ -145,7 +145,11 @@ def _write_matrix(fh, genes: list[str], values) -> None:
     metavar="CODES",
     help="Drop these evidence codes (comma-separated, e.g. IEA).",
 )
-@click.option("--taxon", default=None, help="gene2go only: NCBI taxon to keep (e.g. 9606).")
+@click.option(
+    "--taxon",
+    default=None,
+    help="NCBI taxon to keep (e.g. 9606): gene2go tax_id or GAF taxon column; an error for TSV.",
+)
 @click.option(
     "--unknown-terms",
     "unknown_path",

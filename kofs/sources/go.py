@@ -46,7 +46,10 @@ class GoOptions:
     go_exclude_evidence: tuple[str, ...] | None = opt(
         "go_exclude_evidence", "names", help="Drop these evidence codes (e.g. IEA)."
     )
-    go_taxon: str | None = opt("go_taxon", help="NCBI taxon filter for gene2go/GAF (e.g. 9606).")
+    go_taxon: str | None = opt(
+        "go_taxon",
+        help="NCBI taxon to keep (e.g. 9606): gene2go tax_id or GAF taxon column; an error for TSV.",
+    )
     go_aspect: str = opt(
         "go_aspect", "choice", "BP", choices=("BP", "MF", "CC"), help="GO aspect used."
     )
