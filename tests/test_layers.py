@@ -23,6 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "kofs.errors",
             "kofs.types",
             "kofs._ranks",
+            "kofs.canonical",
             "kofs.registry",
             "kofs.options",
             "kofs.progress",
