@@ -38,6 +38,8 @@ class Context:
     coverage : list of CoverageReport
     max_memory : int, optional
         Bytes; None = no check (:mod:`kofs.resources`).
+    progress : kofs.progress.Progress, optional
+        Told about each list and the long knowledge steps; None = silent.
     symbols : mapping of str to str, optional
         Gene id -> symbol (:func:`kofs.pipeline.source_symbols`), set before the evidence is
         collected so that neighbours are named by symbol.
@@ -52,6 +54,7 @@ class Context:
     shared: dict[Any, Any] = field(default_factory=dict)
     coverage: list[CoverageReport] = field(default_factory=list)
     max_memory: int | None = None
+    progress: Any = None
     symbols: Mapping[str, str] | None = None
 
     def cached(self, key: str, build: Callable[[], Any], *, gene_level: bool = False) -> Any:

@@ -26,9 +26,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "kofs.canonical",
             "kofs.registry",
             "kofs.options",
+            "kofs.progress",
         ),
     ),
-    ("io", ("kofs.io", "kofs.resources", "kofs.example", "kofs.report")),
+    ("io", ("kofs.io", "kofs.resources", "kofs.example", "kofs.cache", "kofs.report")),
     ("knowledge", ("kofs.knowledge", "kofs.evidence")),
     ("methods", ("kofs.rankers", "kofs.aggregate")),
     (
