@@ -9,7 +9,8 @@ knowledge is aligned to ``X``. It returns the native scores (ndarray of shape (m
 An aggregator entry wraps ``func(ranks, *, relevant, **params)`` where ``ranks`` is the
 (m genes x L lists) matrix of ranks (1 = best, ties averaged) and ``relevant`` a boolean mask of
 known-relevant genes or None; it returns ``(scores, weights_or_None, info)`` with higher scores
-better.
+better. Keys of ``info`` starting with ``_`` are private to the aggregator's ``diagnose`` hook
+and are removed by the runner.
 """
 
 from __future__ import annotations
@@ -79,6 +80,10 @@ class AggregatorSpec:
     params: Mapping[str, Param] = field(default_factory=dict)
     learns_weights: bool = False
     supports_relevant: bool = False
+    partial: bool = False
+    context: bool = False
+    diagnose: Callable[..., dict] | None = None
+    book: bool = False
 
 
 S = TypeVar("S", RankerSpec, AggregatorSpec)
@@ -230,8 +235,19 @@ def aggregator(
     params: Mapping[str, Param] | None = None,
     learns_weights: bool = False,
     supports_relevant: bool = False,
+    partial: bool = False,
+    context: bool = False,
+    diagnose: Callable[..., dict] | None = None,
+    book: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator registering an aggregator in :data:`AGGREGATORS` (returns it unchanged)."""
+    """Decorator registering an aggregator in :data:`AGGREGATORS` (returns it unchanged).
+
+    ``partial``: accepts NaN ranks (a gene absent from a list). ``context``: accepts the
+    keyword arguments ``built_from``, ``data_lists`` and ``list_weights`` (see
+    :func:`kofs.aggregate.aggregate`). ``diagnose(R, *, relevant, weights, info, n_boot, seed,
+    params)`` returns the weight diagnostics (intervals, likelihood gain, identification).
+    ``book``: the method of the KOFS book chapter.
+    """
 
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:
         AGGREGATORS.add(
@@ -243,6 +259,10 @@ def aggregator(
                 params=dict(params or {}),
                 learns_weights=learns_weights,
                 supports_relevant=supports_relevant,
+                partial=partial,
+                context=context,
+                diagnose=diagnose,
+                book=book,
             )
         )
         return func

@@ -358,6 +358,10 @@ class AggregateRanking:
         Source weights pi (EM), summing to 1.
     info : mapping
         Convergence information (iterations, log-likelihood, converged, G size, ...).
+    diagnostics : mapping
+        Weight diagnostics (:mod:`kofs.aggregate.diagnostics`): ``weight_ci`` (L, 2),
+        ``weight_sd``, ``loglik_gain``, ``identified``, ``warning``, ``agreement`` (L, L),
+        ``supervision``, ``built_from``, ``support`` (bool per gene, or None), ...
     ranks : ndarray of shape (m,)
         Derived: 1 = best, ties averaged.
     """
@@ -369,6 +373,7 @@ class AggregateRanking:
     list_ranks: np.ndarray
     weights: np.ndarray | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
+    diagnostics: Mapping[str, Any] = field(default_factory=dict)
     ranks: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -386,6 +391,7 @@ class AggregateRanking:
             object.__setattr__(self, "weights", _frozen(np.asarray(self.weights, dtype=np.float64)))
         object.__setattr__(self, "ranks", _frozen(average_ranks(s, higher_is_better=True)))
         object.__setattr__(self, "info", dict(self.info))
+        object.__setattr__(self, "diagnostics", dict(self.diagnostics))
 
     def order(self) -> np.ndarray:
         """Gene indices from best to worst (ties broken by gene position)."""

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from kofs.errors import ParameterError
-from kofs.registry import AGGREGATORS, resolve_params
+from kofs.registry import AGGREGATORS, RANKERS, resolve_params
 from kofs.types import AggregateRanking, Ranking
 
 from kofs.aggregate import _methods  # noqa: E402,F401  isort: skip  (registers every aggregator)
@@ -20,11 +20,14 @@ from kofs.aggregate import _methods  # noqa: E402,F401  isort: skip  (registers 
 __all__ = ["aggregate", "rank_matrix", "AGGREGATORS"]
 
 
-def rank_matrix(rankings: Sequence[Ranking]) -> tuple[tuple[str, ...], np.ndarray]:
+def rank_matrix(
+    rankings: Sequence[Ranking], *, missing: str = "bottom"
+) -> tuple[tuple[str, ...], np.ndarray]:
     """Genes (union, in first-seen order) and the (m x L) rank matrix of ``rankings``.
 
-    A gene missing from a list is tied at the bottom of that list (ranks |list|+1..M averaged),
-    as ALGORITHMS.md §7.4 prescribes.
+    ``missing="bottom"``: a gene missing from a list is tied at the bottom of that list (ranks
+    |list|+1..M averaged), as ALGORITHMS.md §7.4 prescribes. ``missing="nan"``: it gets NaN
+    (for aggregators with a missing-gene model, ``AggregatorSpec.partial``).
     """
     if not rankings:
         raise ParameterError("aggregation needs at least one ranked list")
@@ -41,10 +44,38 @@ def rank_matrix(rankings: Sequence[Ranking]) -> tuple[tuple[str, ...], np.ndarra
         col = np.full(M, np.nan)
         idx = np.fromiter((genes[g] for g in r.genes), dtype=np.int64, count=len(r.genes))
         col[idx] = r.ranks
-        n_missing = int(np.isnan(col).sum())
-        col[np.isnan(col)] = len(r.genes) + (n_missing + 1) / 2.0
+        if missing == "bottom":
+            n_missing = int(np.isnan(col).sum())
+            col[np.isnan(col)] = len(r.genes) + (n_missing + 1) / 2.0
         R[:, j] = col
     return tuple(genes), R
+
+
+def _data_lists(rankings: Sequence[Ranking]) -> np.ndarray:
+    """True for lists computed from expression values: every list except those of a
+    knowledge-only ranker (registry family ``"knowledge"``)."""
+    out = []
+    for r in rankings:
+        name = r.params.get("ranker")
+        out.append(not (name in RANKERS and RANKERS.get(name).family == "knowledge"))
+    return np.array(out, dtype=bool)
+
+
+def _built_from_mask(
+    genes: Sequence[str], names: Sequence[str], built_from: Mapping[str, Iterable[str]]
+) -> np.ndarray:
+    unknown = set(built_from) - set(names)
+    if unknown:
+        raise ParameterError(
+            f"built_from names lists that are not aggregated: {', '.join(sorted(unknown))}"
+        )
+    index = {g: i for i, g in enumerate(genes)}
+    B = np.zeros((len(genes), len(names)), dtype=bool)
+    for j, n in enumerate(names):
+        for g in built_from.get(n, ()):
+            if g in index:
+                B[index[g], j] = True
+    return B
 
 
 def aggregate(
@@ -53,25 +84,44 @@ def aggregate(
     *,
     relevant_genes: Iterable[str] | None = None,
     params: Mapping[str, Any] | None = None,
+    built_from: Mapping[str, Iterable[str]] | None = None,
+    list_weights: Mapping[str, float] | None = None,
+    bootstrap: int = 200,
+    seed: int = 0,
 ) -> AggregateRanking:
     """Fuse ranked lists with the registered aggregator ``method``.
 
     Parameters
     ----------
     rankings : sequence of Ranking
-        The L lists; their names must be distinct.
+        The L lists; their names must be distinct. Lists may rank different gene sets: the
+        union is ranked; a gene absent from a list is a missing observation for aggregators
+        with a missing-gene model (``reliability``) and tied at the bottom for the others.
     method : str
-        ``"em"`` (KOFS probabilistic model, eqs 6.16-6.19), ``"borda"``, ... (``kofs methods``).
+        ``"em"`` (KOFS probabilistic model, eqs 6.16-6.19), ``"reliability"``, ``"borda"``,
+        ... (``kofs methods``).
     relevant_genes : iterable of str, optional
-        Known-relevant genes G for supervised EM. Genes absent from the lists are dropped with
-        a warning by the caller; none left raises :class:`~kofs.errors.ParameterError`.
+        Known-relevant genes (supervision by genes). Genes absent from the lists are dropped
+        with a warning by the caller; none left raises :class:`~kofs.errors.ParameterError`.
     params : mapping, optional
         Aggregator parameters.
+    built_from : mapping list name -> genes, optional
+        The genes each list was built (seeded) from. Aggregators with list context never score
+        a list on them; recorded in ``diagnostics["built_from"]`` (counts).
+    list_weights : mapping list name -> float, optional
+        Fixed list reliabilities (supervision by sample labels, see
+        :func:`kofs.aggregate.supervision.label_reliabilities`); only for ``reliability``.
+    bootstrap : int
+        Bootstrap replicates of the weight intervals (0 = none).
+    seed : int
+        Seed of the bootstrap.
 
     Returns
     -------
     AggregateRanking
     """
+    from kofs.aggregate.diagnostics import agreement_matrix, warning_line
+
     spec = AGGREGATORS.get(method)
     names = [r.name for r in rankings]
     if len(set(names)) != len(names):
@@ -81,12 +131,52 @@ def aggregate(
     relevant = None
     if relevant_genes is not None:
         if not spec.supports_relevant:
-            raise ParameterError(f"aggregator {method!r} does not use relevant genes; use 'em'")
+            raise ParameterError(
+                f"aggregator {method!r} does not use relevant genes; use 'reliability' or 'em'"
+            )
         wanted = set(relevant_genes)
         relevant = np.fromiter((g in wanted for g in genes), dtype=bool, count=len(genes))
         if not relevant.any():
             raise ParameterError("none of the relevant genes is among the ranked genes")
-    scores, weights, info = spec.func(R, relevant=relevant, **resolved)
+    if list_weights is not None and not spec.context:
+        raise ParameterError(
+            f"aggregator {method!r} cannot use list weights from sample labels; use 'reliability'"
+        )
+    extra: dict[str, Any] = {}
+    B = None if not built_from else _built_from_mask(genes, names, built_from)
+    if spec.context:
+        v = None
+        if list_weights is not None:
+            v = np.array([float(list_weights.get(n, 0.0)) for n in names])
+        extra = {"built_from": B, "data_lists": _data_lists(rankings), "list_weights": v}
+    R_in = rank_matrix(rankings, missing="nan")[1] if spec.partial else R
+    scores, weights, info = spec.func(R_in, relevant=relevant, **resolved, **extra)
+    private = {k: info.pop(k) for k in [k for k in info if k.startswith("_")]}
+    supervision = (
+        "labels" if list_weights is not None else "genes" if relevant is not None else "none"
+    )
+    diag: dict[str, Any] = {
+        "supervision": supervision,
+        "agreement": agreement_matrix(rank_matrix(rankings, missing="nan")[1]),
+        "built_from": {n: int(B[:, j].sum()) for j, n in enumerate(names) if B[:, j].any()}
+        if B is not None
+        else {},
+    }
+    if private.get("_support") is not None:
+        diag["support"] = private["_support"]
+    if weights is not None and spec.diagnose is not None:
+        diag.update(
+            spec.diagnose(
+                R_in,
+                relevant=relevant,
+                weights=np.asarray(weights),
+                info={**info, **private},
+                n_boot=int(bootstrap),
+                seed=int(seed),
+                params=resolved,
+            )
+        )
+        diag["warning"] = warning_line(method, diag, names)
     return AggregateRanking(
         method=method,
         genes=genes,
@@ -95,4 +185,5 @@ def aggregate(
         list_ranks=R,
         weights=weights,
         info={"method": method, **resolved, **info},
+        diagnostics=diag,
     )

@@ -348,6 +348,8 @@ def em_aggregate(
     },
     learns_weights=True,
     supports_relevant=True,
+    book=True,
+    diagnose=lambda R, **kw: _diagnose(R, **kw),
 )
 def _em(R: np.ndarray, *, relevant: np.ndarray | None, solver: str, tol: float, max_iter: int):
     """Registry adapter of :func:`em_aggregate`."""
@@ -355,3 +357,20 @@ def _em(R: np.ndarray, *, relevant: np.ndarray | None, solver: str, tol: float, 
     if relevant is not None and not np.any(relevant):
         raise ParameterError("EM: the relevant-gene set G is empty; give at least one ranked gene")
     return em_aggregate(R, relevant=relevant, solver=solver, tol=tol, max_iter=max_iter)
+
+
+def _diagnose(R, *, relevant, weights, n_boot: int, seed: int, params: dict, **_) -> dict:
+    """Bootstrap intervals, likelihood gain and identification of the EM weights
+    (:mod:`kofs.aggregate.diagnostics`); the fit itself is untouched."""
+    from kofs.aggregate.diagnostics import em_bootstrap
+
+    return em_bootstrap(
+        R,
+        relevant=relevant,
+        weights=weights,
+        solver="newton",  # same maximum as the literal EM, which would need ~1000 steps per replicate
+        tol=params["tol"],
+        max_iter=params["max_iter"],
+        n_boot=n_boot,
+        seed=seed,
+    )
