@@ -18,6 +18,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from kofs.aggregate import aggregate as aggregate_lists
+from kofs.aggregate import rank_matrix
 from kofs.errors import InputError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
 from kofs.rankers import applicable, run_ranker
@@ -185,8 +186,18 @@ def run_plan(
     params: Mapping[str, Mapping[str, Any]] | None = None,
     threads: int | None = None,
     settings: Mapping[str, Any] | None = None,
+    built_from: Mapping[str, Sequence[str]] | None = None,
+    supervision: str | None = None,
+    bootstrap: int = 200,
 ) -> RunResult:
-    """Build every planned list and aggregate them."""
+    """Build every planned list and aggregate them.
+
+    ``supervision`` (:data:`SUPERVISION`): ``"none"``, ``"genes"`` (the context's relevant
+    genes supervise the weights) or ``"labels"`` (list weights = cross-validated predictive
+    value on the context's samples, :func:`kofs.aggregate.supervision.label_reliabilities`);
+    None = ``"genes"`` when relevant genes are given, else ``"none"``. ``built_from`` maps list
+    names to the genes they were seeded from (never scored on them).
+    """
     if not plans:
         raise ParameterError("nothing to rank: no ranker applies to the given inputs")
     names = [p.name for p in plans]
@@ -226,8 +237,14 @@ def run_plan(
             timings[f"rank:{plan.name}"] = round(time.perf_counter() - t0, 4)
             log.info("list %s built in %.2f s", plan.name, timings[f"rank:{plan.name}"])
         t0 = time.perf_counter()
-        final = aggregate_lists(
-            lists, aggregate, relevant_genes=context.relevant_genes, params=aggregate_params
+        final = aggregate_supervised(
+            context,
+            lists,
+            aggregate,
+            params=aggregate_params,
+            supervision=supervision,
+            built_from=built_from,
+            bootstrap=bootstrap,
         )
         timings["aggregate"] = round(time.perf_counter() - t0, 4)
     return RunResult(
@@ -237,6 +254,60 @@ def run_plan(
         coverage=tuple(context.coverage),
         timings=timings,
         settings=dict(settings or {}),
+    )
+
+
+#: Supervision levels of the list weights.
+SUPERVISION = ("none", "genes", "labels")
+
+
+def aggregate_supervised(
+    context: Context,
+    lists: Sequence[Ranking],
+    method: str,
+    *,
+    params: Mapping[str, Any] | None = None,
+    supervision: str | None = None,
+    built_from: Mapping[str, Sequence[str]] | None = None,
+    bootstrap: int = 200,
+) -> AggregateRanking:
+    """Aggregate ``lists`` at the requested supervision level (see :func:`run_plan`)."""
+    from kofs.aggregate.supervision import label_reliabilities
+
+    level = supervision or ("genes" if context.relevant_genes else "none")
+    if level not in SUPERVISION:
+        raise ParameterError(
+            f"supervision must be one of {', '.join(SUPERVISION)}, got {supervision!r}"
+        )
+    relevant = None
+    list_weights = None
+    if level == "genes":
+        if not context.relevant_genes:
+            raise ParameterError("supervision 'genes' needs known relevant genes (--relevant-genes)")
+        relevant = context.relevant_genes
+    elif level == "labels":
+        if context.categories is None:
+            raise ParameterError("supervision 'labels' needs sample labels (--labels)")
+        _, R = rank_matrix(lists, missing="nan")
+        index = context.expression.gene_index()
+        genes = rank_matrix(lists)[0]
+        cols = np.fromiter((index[g] for g in genes), dtype=np.int64, count=len(genes))
+        v = label_reliabilities(
+            context.expression.values[:, cols],
+            context.categories.labels,
+            R,
+            seed=context.seed,
+        )
+        list_weights = dict(zip([r.name for r in lists], map(float, v), strict=True))
+    return aggregate_lists(
+        lists,
+        method,
+        relevant_genes=relevant,
+        params=params,
+        built_from=built_from or None,
+        list_weights=list_weights,
+        bootstrap=bootstrap,
+        seed=context.seed,
     )
 
 
@@ -256,6 +327,8 @@ def rank(
     seed: int = 0,
     threads: int | None = None,
     max_memory: int | None = None,
+    supervision: str | None = None,
+    bootstrap: int = 200,
 ) -> RunResult:
     """Rank the genes of ``expression`` with every list the inputs allow and fuse the lists.
 
@@ -291,13 +364,18 @@ def rank(
     max_memory : int, optional
         Memory limit in bytes for the big steps (:mod:`kofs.resources`); default 80 % of the
         total RAM. A step estimated above it raises ``ResourceError`` before it starts.
+    supervision : {"none", "genes", "labels"}, optional
+        How the list weights are supervised (:data:`SUPERVISION`; default ``"genes"`` with
+        relevant genes, else ``"none"``). ``"none"`` with relevant genes: they only build lists.
+    bootstrap : int
+        Bootstrap replicates of the weight intervals (0 = none).
 
     Returns
     -------
     RunResult
     """
     from kofs.evidence import gene_evidence
-    from kofs.plans import KnowledgeSources, kofs_plan, msfs_plan
+    from kofs.plans import KnowledgeSources, built_from, kofs_plan, msfs_plan
 
     if method not in ("kofs", "msfs"):
         raise ParameterError(f"method must be 'kofs' or 'msfs', got {method!r}")
@@ -335,7 +413,10 @@ def rank(
         "params": {k: dict(v) for k, v in (params or {}).items()},
         "aggregate_params": dict(aggregate_params or {}),
         "relevant_genes": None if rel is None else len(rel),
+        "supervision": supervision or ("genes" if rel else "none"),
+        "bootstrap": bootstrap,
     }
+    seeded = built_from(context, sources, [p.name for p in plans]) if method == "kofs" else {}
     result = run_plan(
         context,
         plans,
@@ -344,6 +425,9 @@ def rank(
         params=params,
         threads=threads,
         settings=settings,
+        built_from=seeded,
+        supervision=supervision,
+        bootstrap=bootstrap,
     )
     evidence = gene_evidence(context.cache, expression.genes)
     return replace(result, evidence=evidence)

@@ -528,3 +528,34 @@ def msfs_plan(
             name="MSFS", ranker="spec-phi2", build_inputs=build, sources=("expression", "knowledge")
         )
     ]
+
+
+#: Catalogue lists built from the known relevant genes: "always" (their definition needs them)
+#: or "unless_table" (term relevance learned from them unless a --term-relevance table is given)
+#: or "start" (propagation starts from them).
+SEEDED_LISTS = {
+    "GO-CAN-MAH": "always",
+    "GO-REL-PROP": "start",
+    "PPI-PROP": "start",
+    "GO-REL-VOTE": "unless_table",
+    "Pathway-REL-VOTE": "unless_table",
+}
+
+
+def built_from(
+    ctx: Context, sources: KnowledgeSources, list_names: Sequence[str]
+) -> dict[str, tuple[str, ...]]:
+    """The known relevant genes each catalogue list was built from (empty when none).
+
+    A list seeded by the relevant genes (GO-CAN-MAH terms, the start of propagation, term
+    relevance M_rel/M_all) must never be scored on them when its reliability is learned.
+    """
+    if not ctx.relevant_genes:
+        return {}
+    out = {}
+    for name in list_names:
+        how = SEEDED_LISTS.get(name)
+        if how is None or (how == "unless_table" and sources.term_relevance is not None):
+            continue
+        out[name] = tuple(ctx.relevant_genes)
+    return out

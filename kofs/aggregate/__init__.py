@@ -6,6 +6,7 @@ shared runner (alignment of gene sets, rank matrix, relevant-gene mask, wrapping
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,8 @@ from kofs.types import AggregateRanking, Ranking
 from kofs.aggregate import _methods  # noqa: E402,F401  isort: skip  (registers every aggregator)
 
 __all__ = ["aggregate", "rank_matrix", "AGGREGATORS"]
+
+log = logging.getLogger(__name__)
 
 
 def rank_matrix(
@@ -177,6 +180,17 @@ def aggregate(
             )
         )
         diag["warning"] = warning_line(method, diag, names)
+        if diag["warning"]:
+            log.warning("%s", diag["warning"])
+    if relevant is not None and B is not None and not spec.context:
+        overlap = [n for j, n in enumerate(names) if (B[:, j] & relevant).any()]
+        if overlap:
+            diag["circular"] = (
+                f"{method}: weights supervised by known genes that also built "
+                f"{', '.join(overlap)} (circular: those lists win by construction); "
+                "use --aggregate reliability, which never scores a list on its seed genes"
+            )
+            log.warning("%s", diag["circular"])
     return AggregateRanking(
         method=method,
         genes=genes,

@@ -88,7 +88,23 @@ def rank_options(func):
             "--relevant-genes",
             type=click.Path(dir_okay=False),
             default=None,
-            help="Known relevant genes: supervised EM (KOFS_Prob-SUP).",
+            help="Known relevant genes: build the seeded lists and (with --supervision genes, "
+            "the default when given) supervise the list weights.",
+        ),
+        click.option(
+            "--supervision",
+            type=click.Choice(["none", "genes", "labels"]),
+            default=None,
+            help="List-weight supervision: none (agreement), genes (--relevant-genes), labels "
+            "(cross-validated predictive value on the samples). Default: genes with "
+            "--relevant-genes, else none.",
+        ),
+        click.option(
+            "--bootstrap",
+            type=click.IntRange(min=0),
+            default=200,
+            show_default=True,
+            help="Bootstrap replicates of the list-weight intervals (0 = none).",
         ),
         click.option(
             "-o",
@@ -448,6 +464,8 @@ def run_rank(expression_path: str, **opts) -> list[str]:
         seed=opts.get("seed", 0),
         threads=opts.get("threads"),
         max_memory=limit,
+        supervision=opts.get("supervision"),
+        bootstrap=opts.get("bootstrap", 200),
     )
     resolved = resolve_paths({"expression": expression_path, **opts}, PATH_KEYS, base=Path.cwd())
     names = {p.name: key for key, p in config_keys().items()}

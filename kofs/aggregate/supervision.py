@@ -1,0 +1,85 @@
+"""Supervision of list weights by sample labels: a list's reliability is its cross-validated
+predictive value on the samples it was built from.
+
+For every list, the samples are split into stratified folds; a 1-nearest-neighbour classifier
+(Euclidean, the book's ACC protocol) on the list's top k genes predicts the held-out fold; the
+accuracy is averaged over folds and over k in ``top``. The reliability is Cohen's-kappa-like
+``max(0, (acc - base) / (1 - base))`` with ``base`` the majority-class rate, so a list no better
+than guessing the majority class gets 0.
+
+Called inside the honest protocol of ``kofs evaluate`` on the *training* samples of an outer
+fold only (:class:`kofs.evaluate.rerank.KofsRanking` passes just those), so the test samples
+are never seen. The lists themselves are computed once on those training samples (not again
+inside each inner fold), which favours supervised lists slightly (their top genes were chosen
+with the inner test samples' labels); docs/aggregation.md states this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from kofs.errors import ParameterError
+
+__all__ = ["label_reliabilities"]
+
+
+def label_reliabilities(
+    X: np.ndarray,
+    labels: Sequence[str] | np.ndarray,
+    ranks: np.ndarray,
+    *,
+    top: Sequence[int] = (10, 30, 50),
+    folds: int = 5,
+    seed: int = 0,
+) -> np.ndarray:
+    """Cross-validated predictive value of every list.
+
+    Parameters
+    ----------
+    X : ndarray (n_samples, M)
+        Expression of the (training) samples, genes in the order of ``ranks``.
+    labels : sequence (n_samples,)
+    ranks : ndarray (M, L)
+        Ranks of the lists (1 = best; NaN = absent, never selected).
+    top : sequence of int
+        Numbers of top genes.
+    folds : int
+        Stratified folds (reduced to the smallest class size, at least 2).
+    seed : int
+
+    Returns
+    -------
+    ndarray (L,)
+        Reliabilities in [0, 1].
+    """
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(labels)
+    R = np.asarray(ranks, dtype=np.float64)
+    _, counts = np.unique(y, return_counts=True)
+    if len(counts) < 2 or counts.min() < 2:
+        raise ParameterError(
+            "label supervision needs at least two classes with two samples each"
+        )
+    k_folds = int(min(folds, counts.min()))
+    base = counts.max() / counts.sum()
+    splits = list(StratifiedKFold(k_folds, shuffle=True, random_state=seed).split(X, y))
+    X = np.nan_to_num(X - np.nanmean(X, axis=0))
+    out = np.zeros(R.shape[1])
+    for j in range(R.shape[1]):
+        order = np.argsort(np.where(np.isnan(R[:, j]), np.inf, R[:, j]), kind="stable")
+        accs = []
+        for k in top:
+            cols = order[: min(k, len(order))]
+            correct = 0
+            for train, test in splits:
+                clf = KNeighborsClassifier(n_neighbors=1).fit(X[np.ix_(train, cols)], y[train])
+                correct += int((clf.predict(X[np.ix_(test, cols)]) == y[test]).sum())
+            accs.append(correct / len(y))
+        acc = float(np.mean(accs))
+        out[j] = max(0.0, (acc - base) / (1.0 - base))
+    return out
