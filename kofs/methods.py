@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import kofs.aggregate  # noqa: F401  (registers aggregators)
 import kofs.rankers  # noqa: F401  (registers rankers)
+from kofs.pipeline import DEFAULT_AGGREGATOR
 from kofs.registry import AGGREGATORS, RANKERS
 
 KIND_LABEL = {
@@ -44,11 +45,11 @@ def method_rows(*, with_params: bool = False) -> list[dict[str, str]]:
         rows.append(
             {
                 "name": a.name,
-                "kind": "aggregator",
+                "kind": "aggregator" + (" (the book's KOFS method)" if a.book else ""),
                 "direction": "higher score = more relevant",
                 "needs": "ranked lists"
                 + ("; can use relevant genes (supervised)" if a.supports_relevant else ""),
-                "default": "yes" if a.name == "em" else "no",
+                "default": "yes" if a.name == DEFAULT_AGGREGATOR else "no",
                 "summary": a.summary,
                 "reference": a.reference,
                 "params": "; ".join(f"{k}={p.default} ({p.help})" for k, p in a.params.items())

@@ -34,6 +34,10 @@ from kofs.types import (
 
 log = logging.getLogger(__name__)
 
+#: The aggregator of ``kofs rank`` when none is named (chosen by measurement on ALL, see
+#: docs/aggregation.md "Defaults"); the book's EM is ``"em"``.
+DEFAULT_AGGREGATOR = "reliability"
+
 
 @dataclass(frozen=True)
 class ListPlan:
@@ -181,7 +185,7 @@ def run_plan(
     context: Context,
     plans: Sequence[ListPlan],
     *,
-    aggregate: str = "em",
+    aggregate: str = DEFAULT_AGGREGATOR,
     aggregate_params: Mapping[str, Any] | None = None,
     params: Mapping[str, Mapping[str, Any]] | None = None,
     threads: int | None = None,
@@ -283,7 +287,9 @@ def aggregate_supervised(
     list_weights = None
     if level == "genes":
         if not context.relevant_genes:
-            raise ParameterError("supervision 'genes' needs known relevant genes (--relevant-genes)")
+            raise ParameterError(
+                "supervision 'genes' needs known relevant genes (--relevant-genes)"
+            )
         relevant = context.relevant_genes
     elif level == "labels":
         if context.categories is None:
@@ -319,7 +325,7 @@ def rank(
     method: str = "kofs",
     lists: Sequence[str] | None = None,
     rankers: Sequence[str] | None = None,
-    aggregate: str = "em",
+    aggregate: str = DEFAULT_AGGREGATOR,
     relevant_genes: Iterable[str] | None = None,
     params: Mapping[str, Mapping[str, Any]] | None = None,
     aggregate_params: Mapping[str, Any] | None = None,
@@ -349,7 +355,7 @@ def rank(
     rankers : sequence of str, optional
         Single-source rankers by registry name (added to the knowledge lists).
     aggregate : str
-        Aggregator name (``"em"``, ``"borda"``, ...).
+        Aggregator name (``"reliability"``, the default; ``"em"``, the book's; ``"borda"``, ...).
     relevant_genes : iterable of str, optional
         Known-relevant genes G: supervised EM (KOFS_Prob-SUP), term relevance M_rel/M_all,
         GO-CAN-MAH and the start of relevance propagation.

@@ -144,9 +144,7 @@ def warning_line(method: str, info: dict, names: Sequence[str]) -> str | None:
     )
 
 
-def reliability_diagnostics(
-    fit, *, n_boot: int, seed: int, max_prior: float, n_lists: int
-) -> dict:
+def reliability_diagnostics(fit, *, n_boot: int, seed: int, max_prior: float, n_lists: int) -> dict:
     """Diagnostics of a reliability fit (same keys as :func:`em_bootstrap`)."""
     from kofs.aggregate.reliability import reliability_bootstrap, tied_log_likelihood
 

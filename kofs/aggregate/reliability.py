@@ -379,18 +379,17 @@ def _em_steps(
     """
     scale = max(float(problem.w.sum()) + problem.inactive, 1.0)
     ll_old = -np.inf
-    it = 0
-    for it in range(1, n_steps + 1):
+    done = 0
+    for _ in range(n_steps):
         ll, p, _ = problem.evaluate(a, rho)
         if ll - ll_old < tol * scale:
             break
+        done += 1
         ll_old = ll
         wp = problem.w * p
         total = float(problem.w.sum()) + problem.inactive
         rho = float(min(max(wp.sum() / total, 1e-6), max_prior))
-        G = np.bincount(
-            problem.flat_codes, weights=np.repeat(wp, problem.L), minlength=problem.K
-        )
+        G = np.bincount(problem.flat_codes, weights=np.repeat(wp, problem.L), minlength=problem.K)
         n = problem.n_params
         lo_b, hi_b = np.full(n, A_MIN), np.ones(n)
         x = a.copy()
@@ -409,7 +408,7 @@ def _em_steps(
                 break
             x = x_new
         a = x
-    return a, rho, it
+    return a, rho, done
 
 
 def _logit(v: float) -> float:
@@ -569,9 +568,7 @@ def mean_neg_log_u(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         return (F(hi) - F(lo)) / (hi - lo)
 
 
-def data_support(
-    ranks: np.ndarray, data_lists: np.ndarray, fraction: float
-) -> np.ndarray | None:
+def data_support(ranks: np.ndarray, data_lists: np.ndarray, fraction: float) -> np.ndarray | None:
     """Boolean (M,): the gene is in the top ``fraction`` of at least one data-driven list.
 
     None when there is no data-driven list or no knowledge-only list (nothing to gate).

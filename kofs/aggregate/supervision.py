@@ -62,9 +62,7 @@ def label_reliabilities(
     R = np.asarray(ranks, dtype=np.float64)
     _, counts = np.unique(y, return_counts=True)
     if len(counts) < 2 or counts.min() < 2:
-        raise ParameterError(
-            "label supervision needs at least two classes with two samples each"
-        )
+        raise ParameterError("label supervision needs at least two classes with two samples each")
     k_folds = int(min(folds, counts.min()))
     base = counts.max() / counts.sum()
     splits = list(StratifiedKFold(k_folds, shuffle=True, random_state=seed).split(X, y))

@@ -41,7 +41,11 @@ def print_summary(
             if ci is not None:
                 row.append(f"{ci[j][0]:.3f}-{ci[j][1]:.3f}")
             if seeded:
-                row.append(f"{seeded[final.list_names[j]]} known genes" if final.list_names[j] in seeded else "")
+                row.append(
+                    f"{seeded[final.list_names[j]]} known genes"
+                    if final.list_names[j] in seeded
+                    else ""
+                )
             w.add_row(*row)
         console.print(w)
         if diag.get("loglik_gain") is not None:

@@ -10,6 +10,7 @@ from kofs.cli._options import parse_flat_params, parse_params, split_names
 from kofs.cli._summary import print_summary
 from kofs.config import dump_config, resolve_paths
 from kofs.errors import ParameterError
+from kofs.pipeline import DEFAULT_AGGREGATOR
 from kofs.registry import AGGREGATORS
 
 GENES_IN = click.Choice(["rows", "columns"])
@@ -72,7 +73,7 @@ def rank_options(func):
         ),
         click.option(
             "--aggregate",
-            default="em",
+            default=DEFAULT_AGGREGATOR,
             show_default=True,
             type=click.Choice(AGGREGATORS.names()),
             help="Rank aggregation method.",
@@ -455,7 +456,7 @@ def run_rank(expression_path: str, **opts) -> list[str]:
         lists=split_names(opts.get("lists")),
         msfs_weights=_floats(opts.get("msfs_weights"), "--msfs-weights"),
         rankers=split_names(opts.get("rankers")),
-        aggregate=opts.get("aggregate", "em"),
+        aggregate=opts.get("aggregate", DEFAULT_AGGREGATOR),
         relevant_genes=relevant,
         params=parse_params(opts.get("params") or ()),
         aggregate_params=parse_flat_params(

@@ -25,9 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from kofs.aggregate import aggregate as aggregate_lists
 from kofs.errors import ParameterError
-from kofs.pipeline import Context, relevant_gene_ids
+from kofs.pipeline import Context, aggregate_supervised, relevant_gene_ids
 from kofs.rankers import run_ranker
 from kofs.types import AggregateRanking, Expression, Ranking, SampleCategories
 
@@ -53,12 +52,16 @@ KNOWLEDGE_ONLY_RANKERS = ("relevance-vote", "relevance-propagation")
 @dataclass(frozen=True)
 class Aggregation:
     """One fused list: ``name`` (e.g. ``"KOFS_Prob-SUP"``), aggregator ``method``, and the
-    known genes G of supervised EM (``None`` = unsupervised)."""
+    known genes G of supervised EM (``None`` = unsupervised). ``supervision="labels"``: list
+    weights = cross-validated predictive value on the samples :meth:`KofsRanking.run` gets
+    (the training samples of an outer fold in the honest protocol)."""
 
     name: str
     method: str = "em"
     relevant_genes: tuple[str, ...] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
+    supervision: str | None = None  # none | genes | labels (kofs.pipeline.SUPERVISION)
+    bootstrap: int = 0
 
 
 @dataclass
@@ -101,7 +104,7 @@ class KofsRanking:
 
         ``labels`` must be aligned to ``expression.samples`` (Fisher needs them).
         """
-        from kofs.plans import kofs_plan
+        from kofs.plans import built_from, kofs_plan
 
         rel = None
         if self.list_relevant_genes is not None:
@@ -144,14 +147,31 @@ class KofsRanking:
             if key in ctx.cache:
                 self._shared.setdefault(key, ctx.cache[key])
         renamed = list(out.values())
+        seeded = {
+            self.rename.get(n, n): genes
+            for n, genes in built_from(ctx, self.sources, list(self.lists)).items()
+        }
         for agg in self.aggregations:
             G = None
             if agg.relevant_genes is not None:
                 G = self._mapped(expression, f"G:{agg.name}", agg.relevant_genes)
                 if not G:
                     raise ParameterError(f"{agg.name}: none of its known genes is in the matrix")
-            out[agg.name] = aggregate_lists(
-                renamed, agg.method, relevant_genes=G, params=agg.params
+            level = agg.supervision or ("genes" if G is not None else "none")
+            actx = Context(
+                expression=expression,
+                categories=labels,
+                relevant_genes=G if level == "genes" else None,
+                seed=self.seed,
+            )
+            out[agg.name] = aggregate_supervised(
+                actx,
+                renamed,
+                agg.method,
+                params=agg.params,
+                supervision=level,
+                built_from=seeded,
+                bootstrap=agg.bootstrap,
             )
         return out
 
