@@ -35,7 +35,12 @@ def rank_matrix(
     if not rankings:
         raise ParameterError("aggregation needs at least one ranked list")
     genes: dict[str, int] = {}
+    first = rankings[0].genes
+    if all(r.genes is first or r.genes == first for r in rankings):
+        genes = dict(zip(first, range(len(first)), strict=True))
     for r in rankings:
+        if len(genes) == len(first) and (r.genes is first or r.genes == first):
+            continue
         for g in r.genes:
             genes.setdefault(g, len(genes))
     M = len(genes)
@@ -152,7 +157,13 @@ def aggregate(
         if list_weights is not None:
             v = np.array([float(list_weights.get(n, 0.0)) for n in names])
         extra = {"built_from": B, "data_lists": _data_lists(rankings), "list_weights": v}
-    R_in = rank_matrix(rankings, missing="nan")[1] if spec.partial else R
+    R_nan = (
+        R
+        if len(set(map(len, (r.genes for r in rankings)))) == 1
+        and all(len(r.genes) == len(genes) for r in rankings)
+        else rank_matrix(rankings, missing="nan")[1]
+    )
+    R_in = R_nan if spec.partial else R
     scores, weights, info = spec.func(R_in, relevant=relevant, **resolved, **extra)
     private = {k: info.pop(k) for k in [k for k in info if k.startswith("_")]}
     supervision = (
@@ -160,7 +171,7 @@ def aggregate(
     )
     diag: dict[str, Any] = {
         "supervision": supervision,
-        "agreement": agreement_matrix(rank_matrix(rankings, missing="nan")[1]),
+        "agreement": agreement_matrix(R_nan),
         "built_from": {n: int(B[:, j].sum()) for j, n in enumerate(names) if B[:, j].any()}
         if B is not None
         else {},

@@ -63,6 +63,7 @@ __all__ = [
 ]
 
 A_MIN = 1e-3
+_BATCH = 50  # bootstrap replicates drawn at once (memory: 50 x M doubles)
 _MAX_STEP = 0.2
 
 
@@ -156,13 +157,14 @@ def _code(lo: np.ndarray, hi: np.ndarray, n_bins: int) -> _Coded:
         wide = (hi[:, j] - lo[:, j]) > (bhi - blo)
         clo = np.where(wide, lo[:, j], blo)
         chi = np.where(wide, hi[:, j], bhi)
-        pairs = np.stack([clo, chi], axis=1)
-        uniq, inv = np.unique(pairs, axis=0, return_inverse=True)
+        # an interval is identified by its lower end (bins and blocks do not share one)
+        key = np.where(wide, -1.0 - clo, clo)
+        _, first, inv = np.unique(key, return_index=True, return_inverse=True)
         codes[:, j] = inv.ravel() + total
-        los.append(uniq[:, 0])
-        his.append(uniq[:, 1])
+        los.append(clo[first])
+        his.append(chi[first])
         offsets[j] = total
-        total += len(uniq)
+        total += len(first)
     return _Coded(codes, los, his, offsets)
 
 
@@ -316,7 +318,7 @@ def _maximise(
     max_prior: float,
     tol: float,
     max_iter: int,
-    warmup: int = 50,
+    warmup: int = 20,
 ) -> tuple[np.ndarray, float, int, bool]:
     """Projected Newton with backtracking on ``A_MIN <= a <= 1``, ``1e-6 <= rho <= max_prior``.
 
@@ -485,7 +487,9 @@ def fit_reliability(
     if dependence:
         _, p, _ = _Problem(coded, c, w, fixed).evaluate(a, rho)
         c = redundancy_weights(lo, hi, background=1.0 - p)[0]
-        a, rho, nit2, ok = _maximise(_Problem(coded, c, w, fixed), a, rho, max_prior, tol, max_iter)
+        a, rho, nit2, ok = _maximise(
+            _Problem(coded, c, w, fixed), a, rho, max_prior, tol, max_iter, warmup=3
+        )
         nit += nit2
     ll, p, _ = _Problem(coded, c, w, fixed).evaluate(a, rho)
     return ReliabilityFit(a, c, rho, p, ll, nit, ok, coded=coded, fixed=fixed)
@@ -517,33 +521,51 @@ def check_partial_ranks(ranks: np.ndarray) -> np.ndarray:
 
 
 def reliability_bootstrap(
-    fit: ReliabilityFit, *, n_boot: int, seed: int, max_prior: float, active_tol: float = 1e-8
+    fit: ReliabilityFit, *, n_boot: int, seed: int, max_prior: float
 ) -> np.ndarray:
     """Bootstrap replicates (n_boot, L) of the score weights, genes drawn with replacement.
 
-    Each replicate refits (a, rho) from the full fit with the redundancy weights c fixed. Genes
-    whose posterior is below ``active_tol`` in the full fit (and are not known relevant) enter
-    only through their count in the rho term (their p_i is taken as 0, an error below
-    ``active_tol`` per gene), which makes a replicate cost O(active genes x L).
+    One-step (linearised) bootstrap: each replicate's estimate is one projected Newton step
+    from the full-data fit, ``theta_b = theta - H^-1 g_b``, with ``g_b = sum_i n_bi grad l_i``
+    the gradient of the replicate's log-likelihood and H
+    the full-data Hessian (redundancy weights c fixed). Parameters on a bound whose replicate
+    gradient points outward stay there; the others are clipped to the box. The multiplicities
+    ``n_bi`` are independent Poisson(1) draws (the Poisson bootstrap, Hanley & MacGibbon 2006:
+    the large-M limit of multinomial resampling), so all replicates' gradients are one matrix
+    product with the per-gene gradients, computed once.
     """
     M = len(fit.posterior)
     fixed = fit.fixed if fit.fixed is not None else np.zeros(M, dtype=bool)
-    active = (fit.posterior >= active_tol) | fixed
-    rows = np.flatnonzero(active)
+    problem = _Problem(fit.coded, fit.redundancy, np.ones(M), fixed)
+    a, rho = fit.a, fit.prior
+    _, p, _ = problem.evaluate(a, rho)
+    d1, _ = _dlog_lr(a[problem.param], problem.flat_lo, problem.flat_hi)
+    D1 = (d1 * problem.cw)[problem.codes]
+    G = np.column_stack([p[:, None] * D1, np.where(fixed, 1.0 - rho, p - rho)])
+    _, _, H = problem.newton_terms(a, rho)
+    L = len(a)
+    lo_b = np.concatenate([np.full(L, A_MIN), [_logit(1e-6)]])
+    hi_b = np.concatenate([np.ones(L), [_logit(max_prior)]])
+    x = np.concatenate([a, [_logit(rho)]])
     rng = np.random.default_rng(seed)
-    reps = np.empty((n_boot, len(fit.a)))
+    reps = np.empty((n_boot, L))
+    grads = np.empty((n_boot, L + 1))
+    for start in range(0, n_boot, _BATCH):
+        n = min(_BATCH, n_boot - start)
+        W = rng.poisson(1.0, size=(n, M)).astype(np.float64)
+        grads[start : start + n] = W @ G
     for b in range(n_boot):
-        counts = np.bincount(rng.integers(0, M, M), minlength=M).astype(np.float64)
-        problem = _Problem(
-            fit.coded,
-            fit.redundancy,
-            counts,
-            fixed,
-            rows=rows,
-            inactive_weight=float(counts[~active].sum()),
-        )
-        a, _, _, _ = _maximise(problem, fit.a, fit.prior, max_prior, 1e-9, 100, warmup=0)
-        reps[b] = score_weights(a, fit.redundancy)
+        g = grads[b]
+        free = ~(((x <= lo_b) & (g < 0)) | ((x >= hi_b) & (g > 0)))
+        step = np.zeros_like(x)
+        if free.any():
+            Hf = H[np.ix_(free, free)]
+            try:
+                step[free] = -np.linalg.solve(Hf, g[free])
+            except np.linalg.LinAlgError:
+                step[free] = -np.linalg.lstsq(Hf, g[free], rcond=None)[0]
+        xb = np.clip(x + step, lo_b, hi_b)
+        reps[b] = score_weights(xb[:-1], fit.redundancy)
     return reps
 
 
