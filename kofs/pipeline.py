@@ -22,7 +22,7 @@ from kofs.aggregate import rank_matrix
 from kofs.errors import InputError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
 from kofs.rankers import applicable, run_ranker
-from kofs.registry import RANKERS, resolve_params, unknown_message
+from kofs.registry import AGGREGATORS, RANKERS, resolve_params, unknown_message
 from kofs.resources import check_memory, estimate_ranker, resolve_limit
 from kofs.types import (
     AggregateRanking,
@@ -199,7 +199,7 @@ def run_plan(
     ``supervision`` (:data:`SUPERVISION`): ``"none"``, ``"genes"`` (the context's relevant
     genes supervise the weights) or ``"labels"`` (list weights = cross-validated predictive
     value on the context's samples, :func:`kofs.aggregate.supervision.label_reliabilities`);
-    None = ``"genes"`` when relevant genes are given, else ``"none"``. ``built_from`` maps list
+    None = :func:`default_supervision`. ``built_from`` maps list
     names to the genes they were seeded from (never scored on them).
     """
     if not plans:
@@ -265,6 +265,14 @@ def run_plan(
 SUPERVISION = ("none", "genes", "labels")
 
 
+def default_supervision(relevant_genes, labels) -> str:
+    """``"genes"`` with known relevant genes, else ``"labels"`` with sample labels, else
+    ``"none"`` (chosen by measurement on ALL: docs/aggregation.md, "Defaults")."""
+    if relevant_genes:
+        return "genes"
+    return "labels" if labels is not None else "none"
+
+
 def aggregate_supervised(
     context: Context,
     lists: Sequence[Ranking],
@@ -278,7 +286,14 @@ def aggregate_supervised(
     """Aggregate ``lists`` at the requested supervision level (see :func:`run_plan`)."""
     from kofs.aggregate.supervision import label_reliabilities
 
-    level = supervision or ("genes" if context.relevant_genes else "none")
+    level = supervision or default_supervision(context.relevant_genes, context.categories)
+    if level == "labels" and not AGGREGATORS.get(method).context:
+        if supervision is not None:
+            raise ParameterError(
+                f"supervision 'labels' needs an aggregator that takes list weights "
+                f"(reliability), not {method!r}"
+            )
+        level = "none"  # the default only: the book's EM and the rank statistics ignore labels
     if level not in SUPERVISION:
         raise ParameterError(
             f"supervision must be one of {', '.join(SUPERVISION)}, got {supervision!r}"
@@ -371,8 +386,10 @@ def rank(
         Memory limit in bytes for the big steps (:mod:`kofs.resources`); default 80 % of the
         total RAM. A step estimated above it raises ``ResourceError`` before it starts.
     supervision : {"none", "genes", "labels"}, optional
-        How the list weights are supervised (:data:`SUPERVISION`; default ``"genes"`` with
-        relevant genes, else ``"none"``). ``"none"`` with relevant genes: they only build lists.
+        How the list weights are supervised (:data:`SUPERVISION`; default
+        :func:`default_supervision`: ``"genes"`` with relevant genes, else ``"labels"`` with
+        labels, else ``"none"``). ``"none"`` with relevant genes: they only build lists.
+        Aggregators other than ``reliability`` ignore ``"labels"``.
     bootstrap : int
         Bootstrap replicates of the weight intervals (0 = none).
 
@@ -419,7 +436,7 @@ def rank(
         "params": {k: dict(v) for k, v in (params or {}).items()},
         "aggregate_params": dict(aggregate_params or {}),
         "relevant_genes": None if rel is None else len(rel),
-        "supervision": supervision or ("genes" if rel else "none"),
+        "supervision": supervision or default_supervision(rel, labels),
         "bootstrap": bootstrap,
     }
     seeded = built_from(context, sources, [p.name for p in plans]) if method == "kofs" else {}
