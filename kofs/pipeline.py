@@ -294,6 +294,12 @@ def aggregate_supervised(
                 f"(reliability), not {method!r}"
             )
         level = "none"  # the default only: the book's EM and the rank statistics ignore labels
+    if level == "labels" and supervision is None and len(lists) < 2:
+        level = "none"  # one list: nothing to weigh
+    if level == "labels" and supervision is None:
+        _, counts = np.unique(np.asarray(context.categories.labels), return_counts=True)
+        if len(counts) < 2 or counts.min() < 2:
+            level = "none"  # the default only: no cross-validation with a one-sample class
     if level not in SUPERVISION:
         raise ParameterError(
             f"supervision must be one of {', '.join(SUPERVISION)}, got {supervision!r}"
@@ -436,7 +442,7 @@ def rank(
         "params": {k: dict(v) for k, v in (params or {}).items()},
         "aggregate_params": dict(aggregate_params or {}),
         "relevant_genes": None if rel is None else len(rel),
-        "supervision": supervision or default_supervision(rel, labels),
+        "supervision": supervision,  # requested; the level used: aggregation.diagnostics
         "bootstrap": bootstrap,
     }
     seeded = built_from(context, sources, [p.name for p in plans]) if method == "kofs" else {}

@@ -151,8 +151,8 @@ def reliability_diagnostics(fit, *, n_boot: int, seed: int, max_prior: float, n_
     gain = float(fit.log_likelihood - tied_log_likelihood(fit, max_prior=max_prior))
     identified, threshold = identification(gain, n_lists)
     out = {"loglik_gain": gain, "lr_threshold": threshold, "identified": identified}
-    if not np.any(fit.a < 1.0):
-        out["identified"] = False
+    if n_lists > 1 and not np.any(fit.a < 1.0):
+        out["identified"] = False  # no list informs: the weights are the a -> 1 limit
     if n_boot > 0:
         reps = reliability_bootstrap(fit, n_boot=n_boot, seed=seed, max_prior=max_prior)
         out.update(_summarise(reps))

@@ -228,8 +228,10 @@ class ReliabilityFit:
 
 
 def score_weights(a: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """``c_l (1 - a_l)`` normalised to sum 1 (all zero when every a_l = 1)."""
-    w = np.asarray(c) * (1.0 - np.asarray(a))
+    """``c_l (1 - a_l)`` normalised to sum 1 (all zero when every a_l = 1; a_l within 1e-9 of
+    1 counts as 1)."""
+    gap = 1.0 - np.asarray(a)
+    w = np.asarray(c) * np.where(gap > 1e-9, gap, 0.0)
     s = w.sum(axis=-1, keepdims=True)
     return np.divide(w, s, out=np.zeros_like(w), where=s > 0)
 
@@ -653,7 +655,7 @@ def reliability_aggregate(
         weights = v * c
         weights = weights / weights.sum() if weights.sum() > 0 else np.full(L, 1.0 / L)
         scores = mean_neg_log_u(lo, hi) @ weights
-        info = {"supervision_weights": "fixed"}
+        info = {"label_reliability": v.tolist(), "iterations": 0, "converged": True}
     else:
         fit = fit_reliability(
             R,
@@ -666,6 +668,12 @@ def reliability_aggregate(
         )
         scores = exact_scores(R, fit.a, fit.redundancy, built_from)
         weights = fit.weights
+        if not weights.any():
+            # no agreement signal (every a_l = 1: one list, copies of one list, noise): the
+            # limit a -> 1 of the score, the redundancy-weighted mean of -log u
+            lo, hi = observation_intervals(R, built_from)
+            weights = fit.redundancy / fit.redundancy.sum()
+            scores = mean_neg_log_u(lo, hi) @ weights
         info = {
             "a": fit.a.tolist(),
             "redundancy": fit.redundancy.tolist(),

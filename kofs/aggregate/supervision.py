@@ -44,7 +44,8 @@ def label_reliabilities(
     ranks : ndarray (M, L)
         Ranks of the lists (1 = best; NaN = absent, never selected).
     top : sequence of int
-        Numbers of top genes.
+        Numbers of top genes; those above a quarter of the genes are skipped (all of them:
+        a tenth of the genes).
     folds : int
         Stratified folds (reduced to the smallest class size, at least 2).
     seed : int
@@ -67,11 +68,13 @@ def label_reliabilities(
     base = counts.max() / counts.sum()
     splits = list(StratifiedKFold(k_folds, shuffle=True, random_state=seed).split(X, y))
     X = np.nan_to_num(X - np.nanmean(X, axis=0))
+    # a top k covering a quarter of the genes or more no longer tells lists apart
+    ks = [k for k in top if k <= R.shape[0] / 4] or [max(1, R.shape[0] // 10)]
     out = np.zeros(R.shape[1])
     for j in range(R.shape[1]):
         order = np.argsort(np.where(np.isnan(R[:, j]), np.inf, R[:, j]), kind="stable")
         accs = []
-        for k in top:
+        for k in ks:
             cols = order[: min(k, len(order))]
             correct = 0
             for train, test in splits:
