@@ -4,8 +4,10 @@ predictive value on the samples it was built from.
 For every list, the samples are split into stratified folds; a 1-nearest-neighbour classifier
 (Euclidean, the book's ACC protocol) on the list's top k genes predicts the held-out fold; the
 accuracy is averaged over folds and over k in ``top``. The reliability is Cohen's-kappa-like
-``max(0, (acc - base) / (1 - base))`` with ``base`` the majority-class rate, so a list no better
-than guessing the majority class gets 0.
+``max(0, (acc - base) / (1 - base))`` where ``base`` is the larger of the majority-class rate and
+the mean accuracy of random gene sets of the same sizes (``n_random`` seeded draws), so a list no
+better than random genes gets 0 (on an easy task such as B vs T lineage, 30 random genes already
+classify 81 % of the samples).
 
 Called inside the honest protocol of ``kofs evaluate`` on the *training* samples of an outer
 fold only (:class:`kofs.evaluate.rerank.KofsRanking` passes just those), so the test samples
@@ -33,6 +35,7 @@ def label_reliabilities(
     top: Sequence[int] = (10, 30, 50),
     folds: int = 5,
     seed: int = 0,
+    n_random: int = 5,
 ) -> np.ndarray:
     """Cross-validated predictive value of every list.
 
@@ -49,6 +52,8 @@ def label_reliabilities(
     folds : int
         Stratified folds (reduced to the smallest class size, at least 2).
     seed : int
+    n_random : int
+        Random gene sets of each size whose mean accuracy is the chance level.
 
     Returns
     -------
@@ -70,17 +75,24 @@ def label_reliabilities(
     X = np.nan_to_num(X - np.nanmean(X, axis=0))
     # a top k covering a quarter of the genes or more no longer tells lists apart
     ks = [k for k in top if k <= R.shape[0] / 4] or [max(1, R.shape[0] // 10)]
+
+    def accuracy(cols: np.ndarray) -> float:
+        correct = 0
+        for train, test in splits:
+            clf = KNeighborsClassifier(n_neighbors=1).fit(X[np.ix_(train, cols)], y[train])
+            correct += int((clf.predict(X[np.ix_(test, cols)]) == y[test]).sum())
+        return correct / len(y)
+
+    rng = np.random.default_rng(seed)
+    M = R.shape[0]
+    chance = [
+        np.mean([accuracy(rng.choice(M, min(k, M), replace=False)) for _ in range(n_random)])
+        for k in ks
+    ]
+    base = max(base, float(np.mean(chance)))
     out = np.zeros(R.shape[1])
     for j in range(R.shape[1]):
         order = np.argsort(np.where(np.isnan(R[:, j]), np.inf, R[:, j]), kind="stable")
-        accs = []
-        for k in ks:
-            cols = order[: min(k, len(order))]
-            correct = 0
-            for train, test in splits:
-                clf = KNeighborsClassifier(n_neighbors=1).fit(X[np.ix_(train, cols)], y[train])
-                correct += int((clf.predict(X[np.ix_(test, cols)]) == y[test]).sum())
-            accs.append(correct / len(y))
-        acc = float(np.mean(accs))
-        out[j] = max(0.0, (acc - base) / (1.0 - base))
+        acc = float(np.mean([accuracy(order[: min(k, len(order))]) for k in ks]))
+        out[j] = max(0.0, (acc - base) / (1.0 - base)) if base < 1.0 else 0.0
     return out
