@@ -176,6 +176,12 @@ def aggregate(
         if B is not None
         else {},
     }
+    if B is not None:
+        diag["built_from_genes"] = {
+            n: [genes[i] for i in np.flatnonzero(B[:, j])]
+            for j, n in enumerate(names)
+            if B[:, j].any()
+        }
     if private.get("_support") is not None:
         diag["support"] = private["_support"]
     if weights is not None and spec.diagnose is not None:
