@@ -67,7 +67,9 @@ _BATCH = 50  # bootstrap replicates drawn at once (memory: 50 x M doubles)
 _MAX_STEP = 0.2
 
 
-def block_intervals(ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def block_intervals(
+    ranks: np.ndarray, masked: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Observation intervals ``[lo, hi]`` of u for every gene in every list.
 
     Parameters
@@ -75,28 +77,36 @@ def block_intervals(ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ranks : ndarray of shape (M, L)
         Ranks, 1 = best, ties averaged; NaN = the gene is absent from that (partial) list.
         Only the order of each column and its tie blocks are used.
+    masked : ndarray of bool (M, L), optional
+        Observations to drop (the genes a list was built from): they get ``[0, 1]`` and the
+        list's other genes are positioned among the unmasked genes only, so that under the
+        null they stay uniform.
 
     Returns
     -------
     lo, hi : ndarrays of shape (M, L)
-        A tie block at positions a..b of the column has ``[(a-1)/M, b/M]``; absent genes of a
-        list of n present genes have ``[n/M, 1]``.
+        With ``M_j`` = the column's unmasked genes: a tie block at positions a..b has
+        ``[(a-1)/M_j, b/M_j]``; absent genes of a list of n present genes have ``[n/M_j, 1]``.
     """
     R = np.asarray(ranks, dtype=np.float64)
     M, L = R.shape
-    lo = np.empty_like(R)
-    hi = np.empty_like(R)
+    lo = np.zeros_like(R)
+    hi = np.ones_like(R)
     for j in range(L):
         col = R[:, j]
-        present = ~np.isnan(col)
+        keep = np.ones(M, dtype=bool) if masked is None else ~np.asarray(masked[:, j], bool)
+        Mj = int(keep.sum())
+        if Mj == 0:
+            continue
+        present = ~np.isnan(col) & keep
+        absent = np.isnan(col) & keep
         n = int(present.sum())
-        lo[~present, j] = n / M
-        hi[~present, j] = 1.0
+        lo[absent, j] = n / Mj
         if n:
             _, inverse, counts = np.unique(col[present], return_inverse=True, return_counts=True)
             end = np.cumsum(counts)
-            lo[present, j] = (end - counts)[inverse.ravel()] / M
-            hi[present, j] = end[inverse.ravel()] / M
+            lo[present, j] = (end - counts)[inverse.ravel()] / Mj
+            hi[present, j] = end[inverse.ravel()] / Mj
     return lo, hi
 
 
@@ -422,13 +432,9 @@ def _logit(v: float) -> float:
 def observation_intervals(
     ranks: np.ndarray, built_from: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`block_intervals`, with the built-from pairs set to the uninformative [0, 1]."""
-    lo, hi = block_intervals(ranks)
-    if built_from is not None:
-        B = np.asarray(built_from, dtype=bool)
-        lo[B] = 0.0
-        hi[B] = 1.0
-    return lo, hi
+    """:func:`block_intervals` with the built-from pairs masked: uninformative [0, 1], and each
+    list re-positioned among the genes it was not built from."""
+    return block_intervals(ranks, None if built_from is None else np.asarray(built_from, bool))
 
 
 def fit_reliability(
@@ -569,6 +575,8 @@ def reliability_bootstrap(
                 step[free] = -np.linalg.lstsq(Hf, g[free], rcond=None)[0]
         xb = np.clip(x + step, lo_b, hi_b)
         reps[b] = score_weights(xb[:-1], fit.redundancy)
+        if not reps[b].any():  # the same a -> 1 limit as the point estimate
+            reps[b] = fit.redundancy / fit.redundancy.sum()
     return reps
 
 
