@@ -1,8 +1,8 @@
 """The one place that knows the whole flow: plan -> convert -> rank -> aggregate.
 
-:func:`rank` is the Python entry point behind ``kofs rank``; it takes already-read objects
-(see :mod:`kofs.io`) and returns a :class:`RunResult`. Writing files is the caller's business
-(:func:`kofs.io.output.write_run`).
+:func:`rank` takes already-read objects (see :mod:`kofs.io`, :mod:`kofs.sources`) and returns
+a :class:`RunResult`; :func:`run_plan` builds planned lists and aggregates them. A whole run
+from files is :func:`kofs.workflow.run`; writing is :mod:`kofs.outputs`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -19,11 +19,13 @@ from threadpoolctl import threadpool_limits
 
 from kofs.aggregate import aggregate as aggregate_lists
 from kofs.aggregate import rank_matrix
+from kofs.context import Context, ListPlan
 from kofs.errors import InputError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
-from kofs.rankers import applicable, run_ranker
+from kofs.rankers import run_ranker
 from kofs.registry import AGGREGATORS, RANKERS, resolve_params, unknown_message
 from kofs.resources import check_memory, estimate_ranker, resolve_limit
+from kofs.sources import KnowledgeSources
 from kofs.types import (
     AggregateRanking,
     Expression,
@@ -33,56 +35,6 @@ from kofs.types import (
 )
 
 log = logging.getLogger(__name__)
-
-#: The aggregator of ``kofs rank`` when none is named (chosen by measurement on ALL, see
-#: docs/aggregation.md "Defaults"); the book's EM is ``"em"``.
-DEFAULT_AGGREGATOR = "reliability"
-
-
-@dataclass(frozen=True)
-class ListPlan:
-    """One ranked list to build: a ranker applied to some internal knowledge.
-
-    Attributes
-    ----------
-    name : str
-        Name of the list in the outputs (``"fisher"``, ``"GO-MAH"``, ...).
-    ranker : str
-        Registry name of the ranker.
-    build_inputs : callable
-        ``build_inputs(context) -> RankerInputs``; called lazily, so lists not chosen cost nothing.
-    params : mapping
-        Ranker parameters.
-    sources : tuple of str
-        Knowledge sources the list depends on (for the summary and the manifest).
-    """
-
-    name: str
-    ranker: str
-    build_inputs: Callable[[Context], RankerInputs]
-    params: Mapping[str, Any] = field(default_factory=dict)
-    sources: tuple[str, ...] = ("expression",)
-
-
-@dataclass
-class Context:
-    """What the plan's builders may use: the matrix, the user's knowledge, a cache."""
-
-    expression: Expression
-    categories: SampleCategories | None = None
-    relevant_genes: tuple[str, ...] | None = None
-    seed: int = 0
-    cache: dict[str, Any] = field(default_factory=dict)
-    coverage: list[CoverageReport] = field(default_factory=list)
-    max_memory: int | None = None  # bytes; None = no check (kofs.resources)
-
-    def cached(self, key: str, build: Callable[[], Any]) -> Any:
-        """Build a piece of internal knowledge once per run."""
-        if key not in self.cache:
-            t0 = time.perf_counter()
-            self.cache[key] = build()
-            log.info("built %s in %.2f s", key, time.perf_counter() - t0)
-        return self.cache[key]
 
 
 @dataclass(frozen=True)
@@ -96,31 +48,8 @@ class RunResult:
     timings: Mapping[str, float]
     settings: Mapping[str, Any]
     evidence: Mapping[str, str] | None = None
-
-
-def expression_plan(context: Context, rankers: Sequence[str] | None = None) -> list[ListPlan]:
-    """Lists from single-source rankers on the expression data (and labels if given).
-
-    With ``rankers=None`` every registered ranker in the default plan whose required knowledge
-    is available runs (supervised ones only with labels).
-    """
-    base = RankerInputs(categories=context.categories)
-    names = [s.name for s in RANKERS if s.in_default_plan] if rankers is None else list(rankers)
-    plans = []
-    for name in names:
-        spec = RANKERS.get(name)
-        # a ranker asked for by name always runs (the runner explains what it lacks)
-        if rankers is None and not applicable(spec, base):
-            continue
-        plans.append(
-            ListPlan(
-                name=name,
-                ranker=name,
-                build_inputs=lambda ctx, b=base: b,
-                sources=("expression", *(("labels",) if spec.supervised else ())),
-            )
-        )
-    return plans
+    sources: KnowledgeSources | None = None
+    config: Any = None  # the kofs.config.RunConfig of a run started from one
 
 
 def relevant_gene_ids(
@@ -181,27 +110,16 @@ def check_ranker_memory(
     )
 
 
-def run_plan(
+def build_lists(
     context: Context,
     plans: Sequence[ListPlan],
     *,
-    aggregate: str = DEFAULT_AGGREGATOR,
-    aggregate_params: Mapping[str, Any] | None = None,
     params: Mapping[str, Mapping[str, Any]] | None = None,
     threads: int | None = None,
-    settings: Mapping[str, Any] | None = None,
-    built_from: Mapping[str, Sequence[str]] | None = None,
-    supervision: str | None = None,
-    bootstrap: int = 200,
-) -> RunResult:
-    """Build every planned list and aggregate them.
-
-    ``supervision`` (:data:`SUPERVISION`): ``"none"``, ``"genes"`` (the context's relevant
-    genes supervise the weights) or ``"labels"`` (list weights = cross-validated predictive
-    value on the context's samples, :func:`kofs.aggregate.supervision.label_reliabilities`);
-    None = :func:`default_supervision`. ``built_from`` maps list
-    names to the genes they were seeded from (never scored on them).
-    """
+    timings: dict[str, float] | None = None,
+) -> list[Ranking]:
+    """Build every planned list (parameters checked first, memory checked per list, BLAS and
+    worker threads capped by ``threads``)."""
     if not plans:
         raise ParameterError("nothing to rank: no ranker applies to the given inputs")
     names = [p.name for p in plans]
@@ -221,7 +139,7 @@ def run_plan(
             p["n_jobs"] = threads or os.cpu_count() or 1  # --threads also sets worker counts
         resolve_params(f"ranker {plan.ranker!r}", RANKERS.get(plan.ranker).params, p)
         per_list[plan.name] = p
-    timings: dict[str, float] = {}
+    timings = {} if timings is None else timings
     lists: list[Ranking] = []
     with threadpool_limits(limits=threads):
         for plan in plans:
@@ -240,26 +158,12 @@ def run_plan(
             lists.append(ranking)
             timings[f"rank:{plan.name}"] = round(time.perf_counter() - t0, 4)
             log.info("list %s built in %.2f s", plan.name, timings[f"rank:{plan.name}"])
-        t0 = time.perf_counter()
-        final = aggregate_supervised(
-            context,
-            lists,
-            aggregate,
-            params=aggregate_params,
-            supervision=supervision,
-            built_from=built_from,
-            bootstrap=bootstrap,
-        )
-        timings["aggregate"] = round(time.perf_counter() - t0, 4)
-    return RunResult(
-        expression=context.expression,
-        final=final,
-        lists=tuple(lists),
-        coverage=tuple(context.coverage),
-        timings=timings,
-        settings=dict(settings or {}),
-    )
+    return lists
 
+
+#: The aggregator of :func:`rank` when none is named (chosen by measurement on ALL, see
+#: docs/aggregation.md "Defaults"); the book's EM is ``"em"``.
+DEFAULT_AGGREGATOR = "reliability"
 
 #: Supervision levels of the list weights.
 SUPERVISION = ("none", "genes", "labels")
@@ -287,6 +191,10 @@ def aggregate_supervised(
     from kofs.aggregate.supervision import label_reliabilities
 
     level = supervision or default_supervision(context.relevant_genes, context.categories)
+    if level not in SUPERVISION:
+        raise ParameterError(
+            f"supervision must be one of {', '.join(SUPERVISION)}, got {supervision!r}"
+        )
     if level == "labels" and not AGGREGATORS.get(method).context:
         if supervision is not None:
             raise ParameterError(
@@ -297,13 +205,10 @@ def aggregate_supervised(
     if level == "labels" and supervision is None and len(lists) < 2:
         level = "none"  # one list: nothing to weigh
     if level == "labels" and supervision is None:
+        assert context.categories is not None
         _, counts = np.unique(np.asarray(context.categories.labels), return_counts=True)
         if len(counts) < 2 or counts.min() < 2:
             level = "none"  # the default only: no cross-validation with a one-sample class
-    if level not in SUPERVISION:
-        raise ParameterError(
-            f"supervision must be one of {', '.join(SUPERVISION)}, got {supervision!r}"
-        )
     relevant = None
     list_weights = None
     if level == "genes":
@@ -315,9 +220,8 @@ def aggregate_supervised(
     elif level == "labels":
         if context.categories is None:
             raise ParameterError("supervision 'labels' needs sample labels (--labels)")
-        _, R = rank_matrix(lists, missing="nan")
+        genes, R = rank_matrix(lists, missing="nan")
         index = context.expression.gene_index()
-        genes = rank_matrix(lists)[0]
         cols = np.fromiter((index[g] for g in genes), dtype=np.int64, count=len(genes))
         v = label_reliabilities(
             context.expression.values[:, cols],
@@ -338,26 +242,76 @@ def aggregate_supervised(
     )
 
 
+def run_plan(
+    context: Context,
+    plans: Sequence[ListPlan],
+    *,
+    aggregate: str = DEFAULT_AGGREGATOR,
+    aggregate_params: Mapping[str, Any] | None = None,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    threads: int | None = None,
+    settings: Mapping[str, Any] | None = None,
+    built_from: Mapping[str, Sequence[str]] | None = None,
+    supervision: str | None = None,
+    bootstrap: int = 200,
+) -> RunResult:
+    """Build every planned list (:func:`build_lists`) and aggregate them.
+
+    ``supervision`` (:data:`SUPERVISION`): ``"none"``, ``"genes"`` (the context's relevant
+    genes supervise the weights) or ``"labels"`` (list weights = cross-validated predictive
+    value on the context's samples, :func:`kofs.aggregate.supervision.label_reliabilities`);
+    None = :func:`default_supervision`. ``built_from`` maps list names to the genes they were
+    seeded from (never scored on them).
+    """
+    timings: dict[str, float] = {}
+    lists = build_lists(context, plans, params=params, threads=threads, timings=timings)
+    with threadpool_limits(limits=threads):
+        t0 = time.perf_counter()
+        final = aggregate_supervised(
+            context,
+            lists,
+            aggregate,
+            params=aggregate_params,
+            supervision=supervision,
+            built_from=built_from,
+            bootstrap=bootstrap,
+        )
+        timings["aggregate"] = round(time.perf_counter() - t0, 4)
+    return RunResult(
+        expression=context.expression,
+        final=final,
+        lists=tuple(lists),
+        coverage=tuple(context.coverage),
+        timings=timings,
+        settings=dict(settings or {}),
+    )
+
+
 def rank(
     expression: Expression,
     *,
     labels: SampleCategories | None = None,
-    sources: Any = None,
+    sources: KnowledgeSources | None = None,
     method: str = "kofs",
     lists: Sequence[str] | None = None,
     rankers: Sequence[str] | None = None,
-    aggregate: str = DEFAULT_AGGREGATOR,
+    aggregate: str | None = None,
     relevant_genes: Iterable[str] | None = None,
     params: Mapping[str, Mapping[str, Any]] | None = None,
     aggregate_params: Mapping[str, Any] | None = None,
     msfs_weights: Sequence[float] | None = None,
     seed: int = 0,
     threads: int | None = None,
-    max_memory: int | None = None,
+    max_memory: int | str | None = None,
+    defaults: str | None = None,
+    shared: dict[str, Any] | None = None,
     supervision: str | None = None,
     bootstrap: int = 200,
 ) -> RunResult:
     """Rank the genes of ``expression`` with every list the inputs allow and fuse the lists.
+
+    The objects-in entry point (``kofs.rank``); :func:`kofs.workflow.run` runs a whole
+    :class:`~kofs.config.RunConfig` (files in) through it.
 
     Parameters
     ----------
@@ -365,20 +319,21 @@ def rank(
     labels : SampleCategories, optional
         Aligned to ``expression.samples`` (see :func:`kofs.io.labels.align_labels`); enables the
         supervised rankers and the Fisher list.
-    sources : kofs.plans.KnowledgeSources, optional
-        GO, pathways, interactions, auxiliary data. With any source the plan is the KOFS list
-        catalogue (book Table 6.3: SPEC, Fisher, Pathway-FILT, GO-REL-VOTE, GO-MAH, ...);
-        without, every default single-source ranker the inputs allow.
+    sources : kofs.sources.KnowledgeSources, optional
+        GO, pathways, interactions, graphs, auxiliary data (:func:`kofs.sources.read_sources`).
+        With any source the plan is the KOFS list catalogue (book Table 6.3: SPEC, Fisher,
+        Pathway-FILT, GO-REL-VOTE, GO-MAH, ...); without, the default single-source rankers.
     method : {"kofs", "msfs"}
         ``"msfs"``: one list, SPEC on the combined sample similarities (book Alg. 9).
     lists : sequence of str, optional
         Catalogue lists to build (default: all the sources allow).
     rankers : sequence of str, optional
         Single-source rankers by registry name (added to the knowledge lists).
-    aggregate : str
-        Aggregator name (``"reliability"``, the default; ``"em"``, the book's; ``"borda"``, ...).
+    aggregate : str, optional
+        Aggregator name (``"reliability"``, ``"em"`` — the book's —, ``"borda"``, ...); default:
+        that of the defaults version (``"reliability"`` from version 2, ``"em"`` in 1).
     relevant_genes : iterable of str, optional
-        Known-relevant genes G: supervised EM (KOFS_Prob-SUP), term relevance M_rel/M_all,
+        Known-relevant genes G: supervised list weights, term relevance M_rel/M_all,
         GO-CAN-MAH and the start of relevance propagation.
     params : mapping, optional
         ``{ranker_or_list_name: {param: value}}``.
@@ -388,9 +343,16 @@ def rank(
     seed : int
     threads : int, optional
         Cap on BLAS/OpenMP threads.
-    max_memory : int, optional
-        Memory limit in bytes for the big steps (:mod:`kofs.resources`); default 80 % of the
-        total RAM. A step estimated above it raises ``ResourceError`` before it starts.
+    max_memory : int or str, optional
+        Memory limit (bytes, or a size such as ``"4G"``) for the big steps
+        (:mod:`kofs.resources`); default 80 % of the total RAM. A step estimated above it
+        raises ``ResourceError`` before it starts.
+    defaults : str, optional
+        Defaults version (:data:`kofs.config.PRESETS`) that decides the default plan; the
+        newest by default.
+    shared : dict, optional
+        Gene-level internal knowledge shared between calls on subsets of samples (the folds
+        of the honest protocol); see :class:`kofs.context.Context`.
     supervision : {"none", "genes", "labels"}, optional
         How the list weights are supervised (:data:`SUPERVISION`; default
         :func:`default_supervision`: ``"genes"`` with relevant genes, else ``"labels"`` with
@@ -403,11 +365,20 @@ def rank(
     -------
     RunResult
     """
+    from kofs.config import DEFAULTS_VERSION, PRESETS, AggregationConfig
     from kofs.evidence import gene_evidence
-    from kofs.plans import KnowledgeSources, built_from, kofs_plan, msfs_plan
+    from kofs.plans import built_from, expression_plan, kofs_plan, msfs_plan
+    from kofs.sources import SOURCES
 
     if method not in ("kofs", "msfs"):
         raise ParameterError(f"method must be 'kofs' or 'msfs', got {method!r}")
+    version = defaults or DEFAULTS_VERSION
+    if version not in PRESETS:
+        raise ParameterError(
+            f"defaults version {version!r} is unknown; known: {', '.join(PRESETS)}"
+        )
+    if aggregate is None:
+        aggregate = PRESETS[version].get("aggregate", AggregationConfig().aggregate)
     sources = sources or KnowledgeSources()
     check_magnitude(expression)
     rel = (
@@ -421,18 +392,20 @@ def rank(
         expression=expression,
         categories=labels,
         relevant_genes=rel,
+        sources=sources,
         seed=seed,
         max_memory=resolve_limit(max_memory),
+        shared={} if shared is None else shared,
     )
     # plans are lazy: knowledge is built inside run_plan, under the thread limit
     if method == "msfs":
-        plans = msfs_plan(context, sources, weights=msfs_weights)
+        plans = msfs_plan(context, weights=msfs_weights)
     elif sources.any() or lists is not None:
-        plans = kofs_plan(context, sources, lists)
+        plans = kofs_plan(context, lists)
         if rankers is not None:
             plans += expression_plan(context, rankers)
     else:
-        plans = expression_plan(context, rankers)
+        plans = expression_plan(context, rankers, default_plan=PRESETS[version]["default_plan"])
     settings = {
         "method": method,
         "lists": [p.name for p in plans],
@@ -442,10 +415,11 @@ def rank(
         "params": {k: dict(v) for k, v in (params or {}).items()},
         "aggregate_params": dict(aggregate_params or {}),
         "relevant_genes": None if rel is None else len(rel),
+        "defaults": version,
         "supervision": supervision,  # requested; the level used: aggregation.diagnostics
         "bootstrap": bootstrap,
     }
-    seeded = built_from(context, sources, [p.name for p in plans]) if method == "kofs" else {}
+    seeded = built_from(context, [p.name for p in plans]) if method == "kofs" else {}
     result = run_plan(
         context,
         plans,
@@ -458,5 +432,10 @@ def rank(
         supervision=supervision,
         bootstrap=bootstrap,
     )
-    evidence = gene_evidence(context.cache, expression.genes)
-    return replace(result, evidence=evidence)
+    parts = [
+        part
+        for spec in SOURCES
+        if spec.evidence is not None and spec.name in sources
+        for part in spec.evidence(context)
+    ]
+    return replace(result, evidence=gene_evidence(parts, expression.genes), sources=sources)

@@ -119,10 +119,6 @@ def _run(X: np.ndarray, inputs: RankerInputs, p: dict[str, Any], score: Callable
     family="spectral",
     uses=("similarity", "categories"),
     params=COMMON_PARAMS,
-    # measured on ALL (docs/aggregation.md, "Defaults"): phi1 keeps the trivial eigenvector's
-    # component, ranks flat housekeeping genes first and is anti-correlated with every other
-    # list; it put RPL41/RPL37A/RPS18 into the EM and Borda top 20. Available by name.
-    in_default_plan=False,
 )
 def _spec_phi1(X, inputs, *, seed, **p):
     return _run(X, inputs, p, lambda Xs, S, r: (spec_phi1(Xs, S, power=r), {}))

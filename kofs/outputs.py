@@ -1,4 +1,5 @@
-"""Write the outputs of a run: ``ranking.tsv``, ``weights.tsv``, ``manifest.json``.
+"""Write the outputs of a run: ``ranking.tsv``, ``weights.tsv``, ``manifest.json`` and
+``config.resolved.yaml``.
 
 Everything is written into a temporary folder first and moved into place only when all files
 are complete, so a failed or interrupted run leaves nothing half-written.
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from kofs import __version__
+from kofs.config import dump_config
 from kofs.io.output import (
     atomic_dir,
     environment_info,
@@ -159,3 +161,45 @@ def write_run(
         write_json(tmp / "manifest.json", dict(manifest_data))
         names.append("manifest.json")
     return [str(Path(outdir) / n) for n in names]
+
+
+def check_result_output(config: Any) -> None:
+    """Fail before any work when the config's output folder cannot receive a run's files."""
+    from kofs.io.output import check_output_dir
+
+    out = config.output.output
+    if out == "-":
+        return
+    paths = [
+        p
+        for v in config.input_paths().values()
+        if v
+        for p in ([v] if isinstance(v, str) else v)
+        if p != "-"
+    ]
+    check_output_dir(out, inputs=paths)
+
+
+def write_result(result: RunResult, *, command: str = "rank") -> list[str]:
+    """Write a run started from a config (``result.config``) into its output folder: the
+    ranking, weights, the manifest (with the config and the sources' releases) and
+    ``config.resolved.yaml``. Returns the written paths."""
+    from kofs.sources import source_releases
+
+    config = result.config
+    if config is None:
+        raise ValueError("write_result needs a result of kofs.workflow.run (it has no config)")
+    inputs = {k: (v or None) for k, v in config.input_paths().items()}
+    inputs = {"expression": inputs.pop("expression"), **inputs}
+    resolved = config.to_mapping()
+    extra = {
+        "config": resolved,
+        "defaults_version": config.defaults,
+        "releases": source_releases(result.sources) if result.sources is not None else {},
+    }
+    return write_run(
+        result,
+        config.output.output,
+        manifest_data=manifest(result, command=command, inputs=inputs, extra=extra),
+        extra_files={"config.resolved.yaml": dump_config(config)},
+    )
