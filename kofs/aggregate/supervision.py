@@ -61,7 +61,6 @@ def label_reliabilities(
         Reliabilities in [0, 1].
     """
     from sklearn.model_selection import StratifiedKFold
-    from sklearn.neighbors import KNeighborsClassifier
 
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(labels)
@@ -77,10 +76,14 @@ def label_reliabilities(
     ks = [k for k in top if k <= R.shape[0] / 4] or [max(1, R.shape[0] // 10)]
 
     def accuracy(cols: np.ndarray) -> float:
+        # 1-NN (Euclidean; ties to the first training sample, as scikit-learn's brute force)
+        Z = X[:, cols]
+        sq = (Z * Z).sum(axis=1)
+        D = sq[:, None] + sq[None, :] - 2.0 * (Z @ Z.T)
         correct = 0
         for train, test in splits:
-            clf = KNeighborsClassifier(n_neighbors=1).fit(X[np.ix_(train, cols)], y[train])
-            correct += int((clf.predict(X[np.ix_(test, cols)]) == y[test]).sum())
+            nearest = train[np.argmin(D[np.ix_(test, train)], axis=1)]
+            correct += int((y[nearest] == y[test]).sum())
         return correct / len(y)
 
     rng = np.random.default_rng(seed)
