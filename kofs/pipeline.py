@@ -228,6 +228,8 @@ def aggregate_supervised(
             context.categories.labels,
             R,
             seed=context.seed,
+            genes=genes,
+            samples=context.expression.samples,
         )
         list_weights = dict(zip([r.name for r in lists], map(float, v), strict=True))
     return aggregate_lists(

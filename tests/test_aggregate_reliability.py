@@ -232,3 +232,15 @@ def test_rank_matrix_missing_modes():
     _, R = rank_matrix(lists)
     _, Rn = rank_matrix(lists, missing="nan")
     assert R[1, 1] == 2.5 and np.isnan(Rn[1, 1])
+
+
+def test_masked_and_first_block_get_distinct_codes():
+    """A masked [0, 1] observation and the list's first (wide) block share a lower end."""
+    from kofs.aggregate.reliability import _code
+
+    lo = np.array([[0.0], [0.0], [0.5]])
+    hi = np.array([[1.0], [0.4], [0.9]])
+    coded = _code(lo, hi, 8)
+    c = coded.codes[:, 0]
+    assert len(set(c.tolist())) == 3
+    assert coded.hi[0][c[0]] == 1.0 and coded.hi[0][c[1]] == 0.4

@@ -120,10 +120,10 @@ def em_bootstrap(
         rng = np.random.default_rng(seed)
         reps = np.empty((n_boot, L))
         for b in range(n_boot):
-            idx = rng.integers(0, K, K)
-            rows = PG[idx]
-            rows = rows[np.lexsort(rows.T[::-1])]
-            reps[b] = fit_mixture_weights(rows, solver=solver, tol=tol, max_iter=max_iter).weights
+            rows = PG[rng.integers(0, K, K)]
+            reps[b] = fit_mixture_weights(
+                rows, solver=solver, tol=tol, max_iter=max_iter, start=weights
+            ).weights
         out.update(_summarise(reps))
     out["n_boot"] = int(n_boot)
     return out

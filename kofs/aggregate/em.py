@@ -234,6 +234,7 @@ def fit_mixture_weights(
     solver: str = "newton",
     tol: float = 1e-10,
     max_iter: int = 1000,
+    start: np.ndarray | None = None,
 ) -> MixtureFit:
     """Maximum-likelihood list weights pi of the rank mixture on the genes of G.
 
@@ -246,6 +247,9 @@ def fit_mixture_weights(
     tol : float, default 1e-10
         Stop when the log-likelihood (a sum over G) changes by less than ``tol``.
     max_iter : int, default 1000
+    start : ndarray of shape (L,), optional
+        Starting weights (default: uniform, the book's start); the bootstrap of
+        :mod:`kofs.aggregate.diagnostics` starts its replicates from the full-data weights.
 
     Returns
     -------
@@ -266,6 +270,10 @@ def fit_mixture_weights(
         merged, inverse, counts = _merge_identical_columns(P)
     n = merged.shape[1]
     pi = np.full(n, 1.0 / n)
+    if start is not None:  # merged columns share their starting weight
+        pi = np.bincount(inverse, weights=np.asarray(start, dtype=np.float64), minlength=n)
+        pi = np.clip(pi, 1e-12, None)
+        pi /= pi.sum()
     q = _mix(merged, pi)
     trace = [float(np.log(q).sum())]
     update = _newton_update if solver == "newton" else _em_update

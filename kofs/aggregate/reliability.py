@@ -167,9 +167,9 @@ def _code(lo: np.ndarray, hi: np.ndarray, n_bins: int) -> _Coded:
         wide = (hi[:, j] - lo[:, j]) > (bhi - blo)
         clo = np.where(wide, lo[:, j], blo)
         chi = np.where(wide, hi[:, j], bhi)
-        # an interval is identified by its lower end (bins and blocks do not share one)
-        key = np.where(wide, -1.0 - clo, clo)
-        _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        # an interval is identified by both ends (a masked [0, 1] shares its lower end with
+        # the list's first block)
+        _, first, inv = np.unique(clo + 1j * chi, return_index=True, return_inverse=True)
         codes[:, j] = inv.ravel() + total
         los.append(clo[first])
         his.append(chi[first])
@@ -230,6 +230,7 @@ class ReliabilityFit:
     converged: bool
     coded: _Coded | None = None
     fixed: np.ndarray | None = None
+    canonical: np.ndarray | None = None  # gene order of the fit (rows sorted by their data)
 
     @property
     def weights(self) -> np.ndarray:
@@ -485,8 +486,15 @@ def fit_reliability(
     """
     lo, hi = observation_intervals(ranks, built_from)
     M, L = lo.shape
-    coded = _code(lo, hi, n_bins)
     fixed = np.zeros(M, dtype=bool) if relevant is None else np.asarray(relevant, dtype=bool)
+    # The likelihood depends on the genes only as a multiset of rows: fitting on the rows in a
+    # canonical order makes the fit exactly independent of gene order (as for the book's EM),
+    # also where the likelihood is flat and the solver could stop at different points.
+    order = np.lexsort((*lo.T[::-1], *hi.T[::-1], fixed))
+    back = np.empty(M, dtype=np.int64)
+    back[order] = np.arange(M)
+    lo, hi, fixed = lo[order], hi[order], fixed[order]
+    coded = _code(lo, hi, n_bins)
     w = np.ones(M)
     c = redundancy_weights(lo, hi)[0] if dependence else np.ones(L)
     a, rho, nit, ok = _maximise(
@@ -500,7 +508,10 @@ def fit_reliability(
         )
         nit += nit2
     ll, p, _ = _Problem(coded, c, w, fixed).evaluate(a, rho)
-    return ReliabilityFit(a, c, rho, p, ll, nit, ok, coded=coded, fixed=fixed)
+    coded = _Coded(coded.codes[back], coded.lo, coded.hi, coded.offsets)
+    return ReliabilityFit(
+        a, c, rho, p[back], ll, nit, ok, coded=coded, fixed=fixed[back], canonical=order
+    )
 
 
 def exact_scores(
@@ -551,6 +562,8 @@ def reliability_bootstrap(
     d1, _ = _dlog_lr(a[problem.param], problem.flat_lo, problem.flat_hi)
     D1 = (d1 * problem.cw)[problem.codes]
     G = np.column_stack([p[:, None] * D1, np.where(fixed, 1.0 - rho, p - rho)])
+    if fit.canonical is not None:  # draw the gene weights in the canonical order
+        G = G[fit.canonical]
     _, _, H = problem.newton_terms(a, rho)
     L = len(a)
     lo_b = np.concatenate([np.full(L, A_MIN), [_logit(1e-6)]])

@@ -36,6 +36,8 @@ def label_reliabilities(
     folds: int = 5,
     seed: int = 0,
     n_random: int = 5,
+    genes: Sequence[str] | None = None,
+    samples: Sequence[str] | None = None,
 ) -> np.ndarray:
     """Cross-validated predictive value of every list.
 
@@ -54,6 +56,10 @@ def label_reliabilities(
     seed : int
     n_random : int
         Random gene sets of each size whose mean accuracy is the chance level.
+    genes, samples : sequence of str, optional
+        Ids of the columns and rows; when given, genes and samples are put in the order of
+        their ids first, so the folds, the random gene sets and every tie-break (hence the
+        result) do not depend on the order of the matrix.
 
     Returns
     -------
@@ -65,6 +71,12 @@ def label_reliabilities(
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(labels)
     R = np.asarray(ranks, dtype=np.float64)
+    if genes is not None:
+        g = np.argsort(np.asarray(genes, dtype=str), kind="stable")
+        X, R = X[:, g], R[g]
+    if samples is not None:
+        s = np.argsort(np.asarray(samples, dtype=str), kind="stable")
+        X, y = X[s], y[s]
     _, counts = np.unique(y, return_counts=True)
     if len(counts) < 2 or counts.min() < 2:
         raise ParameterError("label supervision needs at least two classes with two samples each")
