@@ -18,13 +18,13 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from kofs.aggregate import aggregate as aggregate_lists
-from kofs.aggregate import rank_matrix
+from kofs.aggregate.partial import partial_rank_matrix
 from kofs.context import Context, ListPlan
 from kofs.errors import InputError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
-from kofs.rankers import run_ranker
+from kofs.rankers import estimate_ranker, run_ranker
 from kofs.registry import AGGREGATORS, RANKERS, resolve_params, unknown_message
-from kofs.resources import check_memory, estimate_ranker, resolve_limit
+from kofs.resources import check_memory, resolve_limit
 from kofs.sources import KnowledgeSources
 from kofs.types import (
     AggregateRanking,
@@ -220,7 +220,7 @@ def aggregate_supervised(
     elif level == "labels":
         if context.categories is None:
             raise ParameterError("supervision 'labels' needs sample labels (--labels)")
-        genes, R = rank_matrix(lists, missing="nan")
+        genes, R = partial_rank_matrix(lists)
         index = context.expression.gene_index()
         cols = np.fromiter((index[g] for g in genes), dtype=np.int64, count=len(genes))
         v = label_reliabilities(

@@ -100,7 +100,7 @@ class Expression:
         return Expression(
             self.values[idx],
             self.genes,
-            [self.samples[i] for i in idx],
+            tuple(self.samples[i] for i in idx),
             namespace=self.namespace,
             annotations=self.annotations,
             source=self.source,
@@ -111,10 +111,10 @@ class Expression:
         idx = np.asarray(idx, dtype=int)
         return Expression(
             self.values[:, idx],
-            [self.genes[i] for i in idx],
+            tuple(self.genes[i] for i in idx),
             self.samples,
             namespace=self.namespace,
-            annotations={k: [c[i] for i in idx] for k, c in self.annotations.items()},
+            annotations={k: tuple(c[i] for i in idx) for k, c in self.annotations.items()},
             source=self.source,
         )
 
@@ -353,7 +353,8 @@ class AggregateRanking:
     scores : ndarray of shape (m,), higher is better
     list_names : tuple of str, length L
     list_ranks : ndarray of shape (m, L)
-        The input ranks (1 = best) of every gene in every list.
+        The input ranks (1 = best) of every gene in every list; NaN where a list does not
+        contain the gene (partial lists).
     weights : ndarray of shape (L,) or None
         Source weights pi (EM), summing to 1.
     info : mapping
@@ -362,6 +363,9 @@ class AggregateRanking:
         Weight diagnostics (:mod:`kofs.aggregate.diagnostics`): ``weight_ci`` (L, 2),
         ``weight_sd``, ``loglik_gain``, ``identified``, ``warning``, ``agreement`` (L, L),
         ``supervision``, ``built_from``, ``support`` (bool per gene, or None), ...
+    statistics : mapping of str to ndarray of shape (m,)
+        Per-gene statistics the method defines besides its score, e.g. ``p_value`` and
+        ``q_value`` (RRA) or ``stuart_q`` (Stuart); empty for most methods.
     ranks : ndarray of shape (m,)
         Derived: 1 = best, ties averaged.
     """
@@ -374,6 +378,7 @@ class AggregateRanking:
     weights: np.ndarray | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
     diagnostics: Mapping[str, Any] = field(default_factory=dict)
+    statistics: Mapping[str, np.ndarray] = field(default_factory=dict)
     ranks: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -392,6 +397,13 @@ class AggregateRanking:
         object.__setattr__(self, "ranks", _frozen(average_ranks(s, higher_is_better=True)))
         object.__setattr__(self, "info", dict(self.info))
         object.__setattr__(self, "diagnostics", dict(self.diagnostics))
+        stats = {}
+        for name, values in self.statistics.items():
+            v = np.asarray(values, dtype=np.float64)
+            if v.shape != s.shape:
+                raise ValueError(f"AggregateRanking: statistic {name!r} does not match genes")
+            stats[str(name)] = _frozen(v)
+        object.__setattr__(self, "statistics", stats)
 
     def order(self) -> np.ndarray:
         """Gene indices from best to worst (ties broken by gene position)."""

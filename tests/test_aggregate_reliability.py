@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
 from kofs._ranks import average_ranks
-from kofs.aggregate import aggregate, rank_matrix
+from kofs.aggregate import aggregate
 from kofs.aggregate.reliability import (
     block_intervals,
     fit_reliability,
@@ -226,12 +226,16 @@ def test_invariant_to_gene_and_list_order(seed, perm_seed):
     np.testing.assert_allclose(s2, s[rows], atol=1e-6 * max(1.0, np.abs(s).max()))
 
 
-def test_rank_matrix_missing_modes():
-    genes = ["a", "b", "c"]
-    lists = [Ranking("x", genes, [3.0, 2.0, 1.0], True), Ranking("y", ["a"], [1.0], True)]
-    _, R = rank_matrix(lists)
-    _, Rn = rank_matrix(lists, missing="nan")
-    assert R[1, 1] == 2.5 and np.isnan(Rn[1, 1])
+def test_universe_genes_absent_from_every_list():
+    genes = [f"g{i}" for i in range(60)]
+    rng = np.random.default_rng(0)
+    lists = [Ranking(f"L{j}", genes[:50], rng.normal(size=50), True) for j in range(3)]
+    fused = aggregate(lists, "reliability", universe=genes, bootstrap=0)
+    assert len(fused.genes) == 60 and np.isfinite(fused.scores).all()
+    # a gene no list contains never outranks one every list ranks first
+    lists[0] = Ranking("L0", genes[:50], np.arange(50.0), True)
+    fused = aggregate(lists, "reliability", universe=genes, bootstrap=0)
+    assert fused.ranks[genes.index("g49")] < fused.ranks[genes.index("g55")]
 
 
 def test_masked_and_first_block_get_distinct_codes():

@@ -1,7 +1,9 @@
 """Rank aggregation: fuse several :class:`~kofs.types.Ranking` lists into one.
 
 Every aggregator is registered in :data:`kofs.registry.AGGREGATORS`; :func:`aggregate` is the
-shared runner (alignment of gene sets, rank matrix, relevant-gene mask, wrapping).
+shared runner (alignment of gene sets, partial rank matrix, gene universe, relevant-gene mask,
+wrapping). Lists may rank different genes: :mod:`kofs.aggregate.partial` describes how a gene
+that a list does not contain is treated.
 """
 
 from __future__ import annotations
@@ -12,51 +14,16 @@ from typing import Any
 
 import numpy as np
 
+from kofs.aggregate.partial import complete_ranks, partial_rank_matrix
 from kofs.errors import ParameterError
 from kofs.registry import AGGREGATORS, RANKERS, resolve_params
 from kofs.types import AggregateRanking, Ranking
 
 from kofs.aggregate import _methods  # noqa: E402,F401  isort: skip  (registers every aggregator)
 
-__all__ = ["aggregate", "rank_matrix", "AGGREGATORS"]
+__all__ = ["aggregate", "AGGREGATORS"]
 
 log = logging.getLogger(__name__)
-
-
-def rank_matrix(
-    rankings: Sequence[Ranking], *, missing: str = "bottom"
-) -> tuple[tuple[str, ...], np.ndarray]:
-    """Genes (union, in first-seen order) and the (m x L) rank matrix of ``rankings``.
-
-    ``missing="bottom"``: a gene missing from a list is tied at the bottom of that list (ranks
-    |list|+1..M averaged), as ALGORITHMS.md §7.4 prescribes. ``missing="nan"``: it gets NaN
-    (for aggregators with a missing-gene model, ``AggregatorSpec.partial``).
-    """
-    if not rankings:
-        raise ParameterError("aggregation needs at least one ranked list")
-    genes: dict[str, int] = {}
-    first = rankings[0].genes
-    if all(r.genes is first or r.genes == first for r in rankings):
-        genes = dict(zip(first, range(len(first)), strict=True))
-    for r in rankings:
-        if len(genes) == len(first) and (r.genes is first or r.genes == first):
-            continue
-        for g in r.genes:
-            genes.setdefault(g, len(genes))
-    M = len(genes)
-    R = np.empty((M, len(rankings)), dtype=np.float64)
-    for j, r in enumerate(rankings):
-        if len(r.genes) == M and r.genes == tuple(genes):
-            R[:, j] = r.ranks
-            continue
-        col = np.full(M, np.nan)
-        idx = np.fromiter((genes[g] for g in r.genes), dtype=np.int64, count=len(r.genes))
-        col[idx] = r.ranks
-        if missing == "bottom":
-            n_missing = int(np.isnan(col).sum())
-            col[np.isnan(col)] = len(r.genes) + (n_missing + 1) / 2.0
-        R[:, j] = col
-    return tuple(genes), R
 
 
 def _data_lists(rankings: Sequence[Ranking]) -> np.ndarray:
@@ -64,7 +31,7 @@ def _data_lists(rankings: Sequence[Ranking]) -> np.ndarray:
     knowledge-only ranker (registry family ``"knowledge"``)."""
     out = []
     for r in rankings:
-        name = r.params.get("ranker")
+        name = str(r.params.get("ranker"))
         out.append(not (name in RANKERS and RANKERS.get(name).family == "knowledge"))
     return np.array(out, dtype=bool)
 
@@ -92,6 +59,7 @@ def aggregate(
     *,
     relevant_genes: Iterable[str] | None = None,
     params: Mapping[str, Any] | None = None,
+    universe: int | Iterable[str] | None = None,
     built_from: Mapping[str, Iterable[str]] | None = None,
     list_weights: Mapping[str, float] | None = None,
     bootstrap: int = 200,
@@ -102,17 +70,22 @@ def aggregate(
     Parameters
     ----------
     rankings : sequence of Ranking
-        The L lists; their names must be distinct. Lists may rank different gene sets: the
-        union is ranked; a gene absent from a list is a missing observation for aggregators
-        with a missing-gene model (``reliability``) and tied at the bottom for the others.
+        The L lists; their names must be distinct. They may rank different genes (partial
+        lists, top-k lists); see :mod:`kofs.aggregate.partial` for the treatment of a gene a
+        list does not contain.
     method : str
         ``"em"`` (KOFS probabilistic model, eqs 6.16-6.19), ``"reliability"``, ``"borda"``,
-        ... (``kofs methods``).
+        ``"rra"``, ``"stuart"``, ... (``kofs methods``).
     relevant_genes : iterable of str, optional
         Known-relevant genes (supervision by genes). Genes absent from the lists are dropped
         with a warning by the caller; none left raises :class:`~kofs.errors.ParameterError`.
     params : mapping, optional
         Aggregator parameters.
+    universe : int or iterable of str, optional
+        The gene universe: its size N (at least the number of distinct genes in the lists),
+        or its gene ids (every ranked gene must be one of them; the others are added to the
+        result as genes no list contains). Default: the genes of the lists (N = their number,
+        as RobustRankAggreg).
     built_from : mapping list name -> genes, optional
         The genes each list was built (seeded) from. Aggregators with list context never score
         a list on them; recorded in ``diagnostics["built_from"]`` (counts).
@@ -127,15 +100,21 @@ def aggregate(
     Returns
     -------
     AggregateRanking
+        ``list_ranks`` holds NaN where a list does not contain a gene; ``statistics`` the
+        per-gene values the method defines (p- and q-values of RRA, Q of Stuart);
+        ``diagnostics`` the weight diagnostics (:mod:`kofs.aggregate.diagnostics`).
     """
     from kofs.aggregate.diagnostics import agreement_matrix, warning_line
 
     spec = AGGREGATORS.get(method)
     names = [r.name for r in rankings]
     if len(set(names)) != len(names):
-        raise ParameterError(f"ranked lists must have distinct names, got {names}")
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ParameterError(f"ranked lists must have distinct names; repeated: {', '.join(dup)}")
     resolved = resolve_params(f"aggregator {method!r}", spec.params, params or {})
-    genes, R = rank_matrix(rankings)
+    genes, R = partial_rank_matrix(rankings)
+    genes, R, N = _apply_universe(genes, R, universe)
+    m = len(genes)
     relevant = None
     if relevant_genes is not None:
         if not spec.supports_relevant:
@@ -143,39 +122,99 @@ def aggregate(
                 f"aggregator {method!r} does not use relevant genes; use 'reliability' or 'em'"
             )
         wanted = set(relevant_genes)
-        relevant = np.fromiter((g in wanted for g in genes), dtype=bool, count=len(genes))
+        relevant = np.fromiter((g in wanted for g in genes), dtype=bool, count=m)
         if not relevant.any():
             raise ParameterError("none of the relevant genes is among the ranked genes")
     if list_weights is not None and not spec.context:
         raise ParameterError(
             f"aggregator {method!r} cannot use list weights from sample labels; use 'reliability'"
         )
-    extra: dict[str, Any] = {}
     B = None if not built_from else _built_from_mask(genes, names, built_from)
+    extra: dict[str, Any] = {}
     if spec.context:
         v = None
         if list_weights is not None:
             v = np.array([float(list_weights.get(n, 0.0)) for n in names])
         extra = {"built_from": B, "data_lists": _data_lists(rankings), "list_weights": v}
-    R_nan = (
-        R
-        if len(set(map(len, (r.genes for r in rankings)))) == 1
-        and all(len(r.genes) == len(genes) for r in rankings)
-        else rank_matrix(rankings, missing="nan")[1]
-    )
-    R_in = R_nan if spec.partial else R
-    scores, weights, info = spec.func(R_in, relevant=relevant, **resolved, **extra)
+    partial = bool(np.isnan(R).any()) or N > m
+    if spec.partial_lists:
+        R_in, mask = R, relevant
+        scores, weights, info = spec.func(R, relevant=relevant, universe=N, **resolved, **extra)
+    else:
+        R_in = complete_ranks(R, universe=N) if partial else R
+        mask = relevant
+        if relevant is not None and N > m:
+            mask = np.concatenate([relevant, np.zeros(N - m, dtype=bool)])
+        scores, weights, info = spec.func(R_in, relevant=mask, **resolved, **extra)
+        scores = np.asarray(scores)[:m]
+    info = dict(info)
     private = {k: info.pop(k) for k in [k for k in info if k.startswith("_")]}
-    supervision = (
-        "labels" if list_weights is not None else "genes" if relevant is not None else "none"
+    diag = _diagnostics(
+        spec,
+        method,
+        names,
+        genes,
+        R,
+        R_in,
+        mask,
+        relevant,
+        B,
+        weights,
+        info,
+        private,
+        resolved,
+        list_weights is not None,
+        bootstrap,
+        seed,
+        agreement_matrix,
+        warning_line,
     )
-    diag: dict[str, Any] = {
-        "supervision": supervision,
-        "agreement": agreement_matrix(R_nan),
-        "built_from": {n: int(B[:, j].sum()) for j, n in enumerate(names) if B[:, j].any()}
+    statistics = {k: np.asarray(v)[:m] for k, v in (info.pop("statistics", None) or {}).items()}
+    if partial:
+        info["universe"] = N
+        info["list_lengths"] = dict(zip(names, map(int, (~np.isnan(R)).sum(axis=0)), strict=True))
+    return AggregateRanking(
+        method=method,
+        genes=genes,
+        scores=scores,
+        list_names=tuple(names),
+        list_ranks=R,
+        weights=weights,
+        info={"method": method, **resolved, **info},
+        statistics=statistics,
+        diagnostics=diag,
+    )
+
+
+def _diagnostics(
+    spec,
+    method,
+    names,
+    genes,
+    R,
+    R_in,
+    mask,
+    relevant,
+    B,
+    weights,
+    info,
+    private,
+    resolved,
+    labels,
+    bootstrap,
+    seed,
+    agreement_matrix,
+    warning_line,
+) -> dict[str, Any]:
+    """Supervision level, agreement matrix, built-from genes, data support and the
+    aggregator's weight diagnostics (intervals, likelihood gain, identification warning)."""
+    supervision = "labels" if labels else "genes" if relevant is not None else "none"
+    diag: dict[str, Any] = {"supervision": supervision, "agreement": agreement_matrix(R)}
+    diag["built_from"] = (
+        {n: int(B[:, j].sum()) for j, n in enumerate(names) if B[:, j].any()}
         if B is not None
-        else {},
-    }
+        else {}
+    )
     if B is not None:
         diag["built_from_genes"] = {
             n: [genes[i] for i in np.flatnonzero(B[:, j])]
@@ -183,12 +222,12 @@ def aggregate(
             if B[:, j].any()
         }
     if private.get("_support") is not None:
-        diag["support"] = private["_support"]
+        diag["support"] = np.asarray(private["_support"])[: len(genes)]
     if weights is not None and spec.diagnose is not None:
         diag.update(
             spec.diagnose(
                 R_in,
-                relevant=relevant,
+                relevant=mask,
                 weights=np.asarray(weights),
                 info={**info, **private},
                 n_boot=int(bootstrap),
@@ -208,13 +247,37 @@ def aggregate(
                 "use --aggregate reliability, which never scores a list on its seed genes"
             )
             log.warning("%s", diag["circular"])
-    return AggregateRanking(
-        method=method,
-        genes=genes,
-        scores=scores,
-        list_names=names,
-        list_ranks=R,
-        weights=weights,
-        info={"method": method, **resolved, **info},
-        diagnostics=diag,
-    )
+    return diag
+
+
+def _apply_universe(
+    genes: tuple[str, ...], R: np.ndarray, universe: int | Iterable[str] | None
+) -> tuple[tuple[str, ...], np.ndarray, int]:
+    """(genes, rank matrix, N) after adding the universe's genes that no list contains."""
+    m = len(genes)
+    if universe is None:
+        return genes, R, m
+    if isinstance(universe, (int, np.integer)) and not isinstance(universe, bool):
+        if universe < m:
+            raise ParameterError(
+                f"universe size {int(universe)} is smaller than the {m} distinct genes of the "
+                "lists; give at least that many"
+            )
+        return genes, R, int(universe)
+    if isinstance(universe, (str, bytes)) or not isinstance(universe, Iterable):
+        raise ParameterError(
+            f"universe must be a number of genes or a collection of gene ids, got {universe!r}"
+        )
+    ids = list(dict.fromkeys(str(g) for g in universe))
+    known = set(ids)
+    outside = [g for g in genes if g not in known]
+    if outside:
+        raise ParameterError(
+            f"{len(outside)} ranked genes are not in the universe (e.g. {', '.join(outside[:3])});"
+            " drop them from the lists or widen the universe"
+        )
+    present = set(genes)
+    extra = [g for g in ids if g not in present]
+    if extra:
+        R = np.vstack([R, np.full((len(extra), R.shape[1]), np.nan)])
+    return genes + tuple(extra), R, len(ids)

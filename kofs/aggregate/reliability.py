@@ -556,6 +556,7 @@ def reliability_bootstrap(
     """
     M = len(fit.posterior)
     fixed = fit.fixed if fit.fixed is not None else np.zeros(M, dtype=bool)
+    assert fit.coded is not None  # set by fit_reliability
     problem = _Problem(fit.coded, fit.redundancy, np.ones(M), fixed)
     a, rho = fit.a, fit.prior
     _, p, _ = problem.evaluate(a, rho)
@@ -599,6 +600,7 @@ def tied_log_likelihood(fit: ReliabilityFit, *, max_prior: float) -> float:
     M = len(fit.posterior)
     fixed = fit.fixed if fit.fixed is not None else np.zeros(M, dtype=bool)
     L = len(fit.a)
+    assert fit.coded is not None  # set by fit_reliability
     problem = _Problem(
         fit.coded, fit.redundancy, np.ones(M), fixed, tie=np.zeros(L, dtype=np.int64)
     )
@@ -623,7 +625,7 @@ def data_support(ranks: np.ndarray, data_lists: np.ndarray, fraction: float) -> 
     if fraction <= 0 or not data_lists.any() or data_lists.all():
         return None
     lo, _ = block_intervals(np.asarray(ranks, dtype=np.float64)[:, data_lists])
-    return (lo < fraction).any(axis=1)
+    return np.asarray((lo < fraction).any(axis=1), dtype=bool)
 
 
 def reliability_aggregate(
@@ -736,7 +738,7 @@ def reliability_aggregate(
     },
     learns_weights=True,
     supports_relevant=True,
-    partial=True,
+    partial_lists=True,
     context=True,
     diagnose=lambda R, **kw: _diagnose(R, **kw),
 )
@@ -747,9 +749,20 @@ def _reliability(
     built_from: np.ndarray | None = None,
     data_lists: np.ndarray | None = None,
     list_weights: np.ndarray | None = None,
+    universe: int | None = None,
     **params,
 ):
-    """Registry adapter of :func:`reliability_aggregate` (the fit rides in ``info['_fit']``)."""
+    """Registry adapter of :func:`reliability_aggregate` (the fit rides in ``info['_fit']``).
+
+    Genes of the universe that no list contains (``universe`` > rows) are absent from every
+    list: rows of NaN, fitted like the others; their scores are dropped by the runner."""
+    m = R.shape[0]
+    if universe is not None and universe > m:
+        R = np.vstack([R, np.full((universe - m, R.shape[1]), np.nan)])
+        if relevant is not None:
+            relevant = np.concatenate([relevant, np.zeros(universe - m, dtype=bool)])
+        if built_from is not None:
+            built_from = np.vstack([built_from, np.zeros((universe - m, R.shape[1]), dtype=bool)])
     scores, weights, info, extras = reliability_aggregate(
         R,
         relevant=relevant,
@@ -760,7 +773,7 @@ def _reliability(
     )
     info["_fit"] = extras["fit"]
     info["_support"] = extras["support"]
-    return scores, weights, info
+    return np.asarray(scores)[:m], weights, info
 
 
 def _diagnose(R, *, info: dict, n_boot: int, seed: int, params: dict, **_) -> dict:
