@@ -381,6 +381,10 @@ def rank(
         )
     if aggregate is None:
         aggregate = PRESETS[version].get("aggregate", AggregationConfig().aggregate)
+    if supervision is not None and supervision not in SUPERVISION:  # fail before any work
+        raise ParameterError(
+            f"supervision must be one of {', '.join(SUPERVISION)}, got {supervision!r}"
+        )
     sources = sources or KnowledgeSources()
     check_magnitude(expression)
     rel = (

@@ -248,3 +248,21 @@ def test_masked_and_first_block_get_distinct_codes():
     c = coded.codes[:, 0]
     assert len(set(c.tolist())) == 3
     assert coded.hi[0][c[0]] == 1.0 and coded.hi[0][c[1]] == 0.4
+
+
+def test_cli_supervision_errors_are_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+    from kofs.example import example_paths
+
+    p = example_paths()
+    out = tmp_path / "o"
+    r = CliRunner().invoke(
+        main,
+        ["rank", str(p["expression"]), "--labels", str(p["labels"]), "--aggregate", "em"]
+        + ["--supervision", "labels", "--rankers", "variance,fisher", "-o", str(out)],
+    )
+    assert r.exit_code == 2 and not out.exists()
+    lines = [x for x in r.output.strip().splitlines() if x.startswith("kofs: error")]
+    assert len(lines) == 1 and "reliability" in lines[0]
