@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from kofs.aggregate.partial import complete_ranks, partial_rank_matrix
+from kofs.canonical import canonical_rows
 from kofs.errors import ParameterError
 from kofs.registry import AGGREGATORS, RANKERS, resolve_params
 from kofs.types import AggregateRanking, Ranking
@@ -130,25 +131,32 @@ def aggregate(
             f"aggregator {method!r} cannot use list weights from sample labels; use 'reliability'"
         )
     B = None if not built_from else _built_from_mask(genes, names, built_from)
+    # the kernels see the genes sorted by id: the result does not depend on the lists' order
+    rows = canonical_rows(genes)
+    Rc = R[rows]
+    relc = None if relevant is None else relevant[rows]
+    Bc = None if B is None else B[rows]
     extra: dict[str, Any] = {}
     if spec.context:
         v = None
         if list_weights is not None:
             v = np.array([float(list_weights.get(n, 0.0)) for n in names])
-        extra = {"built_from": B, "data_lists": _data_lists(rankings), "list_weights": v}
+        extra = {"built_from": Bc, "data_lists": _data_lists(rankings), "list_weights": v}
     partial = bool(np.isnan(R).any()) or N > m
     if spec.partial_lists:
-        R_in, mask = R, relevant
-        scores, weights, info = spec.func(R, relevant=relevant, universe=N, **resolved, **extra)
+        R_in, mask = Rc, relc
+        scores_c, weights, info = spec.func(Rc, relevant=relc, universe=N, **resolved, **extra)
     else:
-        R_in = complete_ranks(R, universe=N) if partial else R
-        mask = relevant
-        if relevant is not None and N > m:
-            mask = np.concatenate([relevant, np.zeros(N - m, dtype=bool)])
-        scores, weights, info = spec.func(R_in, relevant=mask, **resolved, **extra)
-        scores = np.asarray(scores)[:m]
+        R_in = complete_ranks(Rc, universe=N) if partial else Rc
+        mask = relc
+        if relc is not None and N > m:
+            mask = np.concatenate([relc, np.zeros(N - m, dtype=bool)])
+        scores_c, weights, info = spec.func(R_in, relevant=mask, **resolved, **extra)
+    scores = _uncanonical(scores_c, rows, m)
     info = dict(info)
     private = {k: info.pop(k) for k in [k for k in info if k.startswith("_")]}
+    if private.get("_support") is not None:
+        private["_support"] = _uncanonical(private["_support"], rows, m) > 0.5
     diag = _diagnostics(
         spec,
         method,
@@ -169,7 +177,9 @@ def aggregate(
         agreement_matrix,
         warning_line,
     )
-    statistics = {k: np.asarray(v)[:m] for k, v in (info.pop("statistics", None) or {}).items()}
+    statistics = {
+        k: _uncanonical(v, rows, m) for k, v in (info.pop("statistics", None) or {}).items()
+    }
     if partial:
         info["universe"] = N
         info["list_lengths"] = dict(zip(names, map(int, (~np.isnan(R)).sum(axis=0)), strict=True))
@@ -248,6 +258,13 @@ def _diagnostics(
             )
             log.warning("%s", diag["circular"])
     return diag
+
+
+def _uncanonical(values, rows: np.ndarray, m: int) -> np.ndarray:
+    """Per-gene values computed in canonical row order, back in the lists' gene order."""
+    out = np.empty(m, dtype=np.float64)
+    out[rows] = np.asarray(values, dtype=np.float64)[:m]
+    return out
 
 
 def _apply_universe(

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from kofs.canonical import canonicalize, restore_aggregate, restore_ranking
 from kofs.context import Context
 from kofs.errors import ParameterError
 from kofs.pipeline import aggregate_supervised, build_lists, relevant_gene_ids
@@ -88,6 +89,8 @@ class KofsRanking:
         """
         from kofs.plans import built_from, kofs_plan
 
+        canon = canonicalize(expression, labels)  # order-free results, as in pipeline.rank
+        expression, labels = canon.expression, canon.labels
         rel = None
         if self.list_relevant_genes is not None:
             rel = self._mapped(expression, "list_relevant_genes", self.list_relevant_genes)
@@ -131,7 +134,10 @@ class KofsRanking:
                 built_from=seeded,
                 bootstrap=agg.bootstrap,
             )
-        return out
+        return {
+            k: restore_ranking(v, canon) if isinstance(v, Ranking) else restore_aggregate(v, canon)
+            for k, v in out.items()
+        }
 
     def _mapped(self, expression: Expression, key: str, genes: Sequence[str]) -> tuple[str, ...]:
         """Known genes as matrix ids, mapped once per gene set (folds share the genes)."""
