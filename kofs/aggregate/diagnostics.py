@@ -64,7 +64,8 @@ def agreement_matrix(ranks: np.ndarray) -> np.ndarray:
                 continue
             x = _rank(R[both, j])
             y = _rank(R[both, k])
-            r = np.corrcoef(x, y)[0, 1]
+            with np.errstate(invalid="ignore", divide="ignore"):  # a constant list: rho = 0
+                r = np.corrcoef(x, y)[0, 1]
             out[j, k] = out[k, j] = 0.0 if not np.isfinite(r) else r
     return out
 
