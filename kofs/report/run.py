@@ -163,7 +163,7 @@ def _weights(final) -> str:
     if final.weights is None:
         return f"<p class='note'>The aggregation {esc(final.method)} learns no source weights.</p>"
     intervals = weight_intervals(final)
-    cols = ["list", "weight", *(["interval"] if intervals else []), ""]
+    cols = ["list", "weight", *(["95% interval"] if intervals else []), ""]
     rows = []
     order = np.argsort(-np.asarray(final.weights), kind="stable")
     for j in order:
