@@ -39,6 +39,7 @@ __all__ = [
     "estimate_mrsf",
     "estimate_ranker",
     "format_size",
+    "graph_neighbors",
     "parse_size",
     "resolve_limit",
     "total_memory",
@@ -310,5 +311,19 @@ def estimate_ranker(
     if graph == "dense":
         need += estimate_dense_similarity(n, copies=3)
     elif graph == "sparse":
-        need += estimate_knn_graph(n, m, k=int(p.get("k", 10)))
+        need += estimate_knn_graph(n, m, k=graph_neighbors(p))
     return need
+
+
+def graph_neighbors(params: dict) -> int:
+    """Neighbours per sample of the kNN graph a graph ranker would build, from its parameters.
+
+    SPEC names them ``neighbors`` (its ``k`` is the number of clusters of phi3), the Laplacian
+    Score ``k``; an unset (None) value means the builder's default (10 for SPEC's kNN RBF graph,
+    5 for the Laplacian Score's heat-kernel graph).
+    """
+    if "similarity" in params:
+        value, default = params.get("neighbors"), 10
+    else:
+        value, default = params.get("k"), 5
+    return default if value is None else int(value)
