@@ -31,6 +31,24 @@ def _gram(A: np.ndarray) -> np.ndarray:
     return np.triu(upper) + np.triu(upper, 1).T
 
 
+def _row_norms2(A) -> np.ndarray:
+    """Squared L2 norm of every row (dense or sparse)."""
+    if sp.issparse(A):
+        A = sp.csr_matrix(A)
+        return np.bincount(
+            np.repeat(np.arange(A.shape[0]), np.diff(A.indptr)),
+            weights=A.data * A.data,
+            minlength=A.shape[0],
+        )
+    return np.einsum("ij,ij->i", A, A)
+
+
+def _cross(A, B) -> np.ndarray:
+    """``A B^T`` as a dense array (A, B dense or sparse)."""
+    out = A @ B.T
+    return out.toarray() if sp.issparse(out) else np.asarray(out)
+
+
 def squared_distances(A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:
     """Pairwise squared Euclidean distances by the squared-norm trick (book 5.4.1).
 
@@ -46,7 +64,10 @@ def squared_distances(A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:
         exactly symmetric when ``B`` is omitted.
     """
     same = B is None
-    if same:
+    if sp.issparse(A) or (B is not None and sp.issparse(B)):
+        B = A if same else B
+        d2 = _row_norms2(A)[:, None] + _row_norms2(B)[None, :] - 2.0 * _cross(A, B)
+    elif same:
         G = _gram(A)
         na = np.diag(G).copy()
         d2 = na[:, None] + na[None, :] - 2.0 * G
@@ -56,6 +77,7 @@ def squared_distances(A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:
         d2 = na[:, None] + nb[None, :] - 2.0 * (A @ B.T)
     np.maximum(d2, 0.0, out=d2)
     if same:
+        d2 = np.maximum(d2, d2.T) if sp.issparse(A) else d2
         np.fill_diagonal(d2, 0.0)
     return d2
 
@@ -119,7 +141,7 @@ def rbf_with_bandwidth(X: np.ndarray, *, delta2: float | None = None) -> tuple[n
 def linear_similarity(X: np.ndarray, *, c: float = 0.0) -> np.ndarray:
     """Linear kernel ``x_i^T x_j + c`` (book eq. 2.23), dense (n, n). May be negative."""
     _check_dense_size(X.shape[0], "linear")
-    return X @ X.T + c
+    return _cross(X, X) + c
 
 
 def polynomial_similarity(
@@ -127,7 +149,7 @@ def polynomial_similarity(
 ) -> np.ndarray:
     """Polynomial kernel ``(a x_i^T x_j + c)^d`` (book eq. 2.24), dense (n, n)."""
     _check_dense_size(X.shape[0], "polynomial")
-    return (a * (X @ X.T) + c) ** degree
+    return (a * _cross(X, X) + c) ** degree
 
 
 def cosine_similarity(X: np.ndarray) -> np.ndarray:
@@ -136,9 +158,9 @@ def cosine_similarity(X: np.ndarray) -> np.ndarray:
     A zero row has similarity 0 to every other sample and 1 to itself.
     """
     _check_dense_size(X.shape[0], "cosine")
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    norms = np.sqrt(_row_norms2(X))
     safe = np.where(norms > 0, norms, 1.0)
-    S = (X @ X.T) / safe[:, None] / safe[None, :]
+    S = _cross(X, X) / safe[:, None] / safe[None, :]
     np.fill_diagonal(S, 1.0)
     return S
 
@@ -151,7 +173,7 @@ def knn_squared_distances(X: np.ndarray, *, k: int = 5) -> sp.csr_matrix:
 
     Parameters
     ----------
-    X : ndarray of shape (n, m)
+    X : ndarray or scipy.sparse CSR of shape (n, m)
     k : int
         Neighbours per sample, 1 <= k <= n - 1.
 
@@ -164,7 +186,7 @@ def knn_squared_distances(X: np.ndarray, *, k: int = 5) -> sp.csr_matrix:
     n = X.shape[0]
     if not 1 <= k <= n - 1:
         raise ParameterError(f"kNN graph: k must lie in [1, {n - 1}] for {n} samples, got {k}")
-    norms = np.einsum("ij,ij->i", X, X)
+    norms = _row_norms2(X)
     block = max(1, min(n, _BLOCK_BYTES // (8 * max(n, 1))))
     full = squared_distances(X) if block == n else None
     cols = np.empty((n, k), dtype=np.int64)
@@ -174,7 +196,7 @@ def knn_squared_distances(X: np.ndarray, *, k: int = 5) -> sp.csr_matrix:
         if full is not None:
             d2 = full
         else:
-            d2 = norms[start:stop, None] + norms[None, :] - 2.0 * (X[start:stop] @ X.T)
+            d2 = norms[start:stop, None] + norms[None, :] - 2.0 * _cross(X[start:stop], X)
             np.maximum(d2, 0.0, out=d2)
         rows = np.arange(stop - start)
         d2[rows, rows + start] = np.inf  # no self-loops
@@ -190,6 +212,72 @@ def knn_squared_distances(X: np.ndarray, *, k: int = 5) -> sp.csr_matrix:
         vals[start:stop] = np.take_along_axis(kept, order, axis=1)
     indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
     return sp.csr_matrix((vals.ravel(), cols.ravel(), indptr), shape=(n, n))
+
+
+#: Below this many samples the kNN search is exact (O(n^2) distances by blocks); from it on,
+#: approximate with pynndescent (NN-descent, as scanpy and UMAP use). Measured in
+#: bench/bench_single_cell.py (``--knn``): see docs/single-cell.md.
+ANN_MIN_SAMPLES = 20000
+KNN_SEARCHES = ("auto", "exact", "approximate")
+
+
+def approximate_knn_squared_distances(X, *, k: int = 5, seed: int = 0) -> sp.csr_matrix:
+    """Directed approximate kNN graph by NN-descent (pynndescent), squared Euclidean distances.
+
+    Same layout as :func:`knn_squared_distances` (k neighbours per row, self excluded). Seeded:
+    ``random_state=seed`` makes pynndescent's result reproducible.
+
+    Raises
+    ------
+    ParameterError
+        pynndescent is not installed (``pip install 'kofs[sc]'``).
+    """
+    try:
+        from pynndescent import NNDescent
+    except ImportError:
+        raise ParameterError(
+            "approximate kNN search needs pynndescent: pip install 'kofs[sc]'"
+        ) from None
+    n = X.shape[0]
+    if not 1 <= k <= n - 1:
+        raise ParameterError(f"kNN graph: k must lie in [1, {n - 1}] for {n} samples, got {k}")
+    data = sp.csr_matrix(X, dtype=np.float32) if sp.issparse(X) else np.asarray(X, np.float32)
+    index = NNDescent(
+        data, n_neighbors=k + 1, metric="euclidean", random_state=seed, n_jobs=1,
+        low_memory=True, compressed=True,
+    )  # fmt: skip
+    idx, _ = index.neighbor_graph
+    idx = np.asarray(idx, dtype=np.int64)
+    # drop the sample itself (or the farthest candidate when it is missing, e.g. duplicates)
+    is_self = idx == np.arange(n)[:, None]
+    drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), k)
+    keep = np.ones_like(idx, dtype=bool)
+    keep[np.arange(n), drop] = False
+    cols = idx[keep].reshape(n, k)
+    # exact float64 distances to the neighbours found (pynndescent works in float32)
+    norms = _row_norms2(X)
+    rows = np.repeat(np.arange(n), k)
+    if sp.issparse(X):
+        A = sp.csr_matrix(X)
+        dots = np.asarray(A[rows].multiply(A[cols.ravel()]).sum(axis=1)).ravel()
+    else:
+        dots = np.einsum("ij,ij->i", X[rows], X[cols.ravel()])
+    vals = np.maximum(norms[rows] + norms[cols.ravel()] - 2.0 * dots, 0.0).reshape(n, k)
+    order = np.lexsort((cols, vals), axis=1)
+    cols = np.take_along_axis(cols, order, axis=1)
+    vals = np.take_along_axis(vals, order, axis=1)
+    indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
+    return sp.csr_matrix((vals.ravel(), cols.ravel(), indptr), shape=(n, n))
+
+
+def knn_graph_distances(X, *, k: int = 5, search: str = "auto", seed: int = 0) -> sp.csr_matrix:
+    """Directed kNN squared distances, exact below :data:`ANN_MIN_SAMPLES` samples (or with
+    ``search="exact"``), approximate (pynndescent) from it on (or ``search="approximate"``)."""
+    if search not in KNN_SEARCHES:
+        raise ParameterError(f"kNN search must be one of {', '.join(KNN_SEARCHES)}, got {search!r}")
+    if search == "approximate" or (search == "auto" and X.shape[0] >= ANN_MIN_SAMPLES):
+        return approximate_knn_squared_distances(X, k=k, seed=seed)
+    return knn_squared_distances(X, k=k)
 
 
 def default_heat_t(knn_d2: sp.csr_matrix) -> float:
@@ -272,5 +360,8 @@ def binary_label_similarity(codes: np.ndarray) -> sp.csr_matrix:
 
 def unit_rows(X: np.ndarray) -> np.ndarray:
     """Rows scaled to unit L2 norm (zero rows kept); Euclidean kNN on them = cosine kNN."""
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    return X / np.where(norms > 0, norms, 1.0)[:, None]
+    norms = np.sqrt(_row_norms2(X))
+    scale = 1.0 / np.where(norms > 0, norms, 1.0)
+    if sp.issparse(X):
+        return sp.csr_matrix(sp.diags(scale) @ X)
+    return X * scale[:, None]

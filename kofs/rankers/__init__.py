@@ -7,11 +7,13 @@ wraps the native scores into a :class:`~kofs.types.Ranking` (zero-variance genes
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from kofs._matrix import column_constant, is_sparse
 from kofs.errors import ParameterError
 from kofs.registry import RANKERS, RankerSpec, resolve_params
 from kofs.types import Expression, RankerInputs, Ranking
@@ -21,6 +23,8 @@ from kofs.types import Expression, RankerInputs, Ranking
 from kofs.rankers import _families  # noqa: E402,F401  isort: skip
 
 __all__ = ["run_ranker", "applicable", "RANKERS"]
+
+logger = logging.getLogger(__name__)
 
 KIND_HINT = {
     "categories": "sample labels (--labels)",
@@ -96,6 +100,12 @@ def run_ranker(
     X = expression.values
     if X.shape[0] < 2:
         raise ParameterError(f"ranker {name!r} needs at least 2 samples, got {X.shape[0]}")
+    constant = column_constant(X)
+    if is_sparse(X) and not spec.sparse:
+        logger.warning(
+            "ranker %r needs dense data: densifying the %d x %d sparse matrix", name, *X.shape
+        )
+        X = X.toarray()
     out = spec.func(X, inputs, seed=seed, **resolved)
     scores, info = out if isinstance(out, tuple) else (out, {})
     scores = np.array(scores, dtype=np.float64)
@@ -103,7 +113,6 @@ def run_ranker(
         raise RuntimeError(
             f"ranker {name!r} returned {scores.shape} scores for {expression.n_genes} genes"
         )
-    constant = np.ptp(X, axis=0) == 0
     scores[constant] = np.nan
     return Ranking(
         name=list_name or name,

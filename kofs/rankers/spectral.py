@@ -22,6 +22,7 @@ import numpy as np
 from kofs.errors import ParameterError
 from kofs.knowledge.similarity import fisher_label_similarity, label_codes, similarity_from_array
 from kofs.rankers._spectral_kernels import spec_phi1, spec_phi2, spec_phi3
+from kofs.rankers.classic import SEARCH_PARAM
 from kofs.registry import Param, ranker
 from kofs.types import RankerInputs
 
@@ -50,6 +51,7 @@ COMMON_PARAMS: dict[str, Param] = {
         choices=("identity", "power"),
     ),
     "power": Param(3, int, "exponent of gamma='power'", low=1, high=12),
+    "search": SEARCH_PARAM,
     "alpha": Param(
         None,
         float,
@@ -78,6 +80,8 @@ def _unsupervised_similarity(X: np.ndarray, inputs: RankerInputs, p: dict[str, A
         params["delta2"] = p["delta"] ** 2
     if p["neighbors"] is not None and kind != "rbf":
         params["k"] = p["neighbors"]
+    if kind != "rbf":
+        params.update(search=p["search"], seed=p["seed"])
     S, used = similarity_from_array(X, kind, **params)
     return S, X, {"similarity": kind, **used}
 
@@ -118,9 +122,11 @@ def _run(X: np.ndarray, inputs: RankerInputs, p: dict[str, Any], score: Callable
     reference="Zhao & Liu 2012 eq. 2.17, Algorithm 1",
     family="spectral",
     uses=("similarity", "categories"),
+    sparse=True,
     params=COMMON_PARAMS,
 )
 def _spec_phi1(X, inputs, *, seed, **p):
+    p["seed"] = seed
     return _run(X, inputs, p, lambda Xs, S, r: (spec_phi1(Xs, S, power=r), {}))
 
 
@@ -131,9 +137,11 @@ def _spec_phi1(X, inputs, *, seed, **p):
     reference="Zhao & Liu 2012 eq. 2.18, Algorithm 1",
     family="spectral",
     uses=("similarity", "categories"),
+    sparse=True,
     params=COMMON_PARAMS,
 )
 def _spec_phi2(X, inputs, *, seed, **p):
+    p["seed"] = seed
     return _run(X, inputs, p, lambda Xs, S, r: (spec_phi2(Xs, S, power=r), {}))
 
 
@@ -144,6 +152,7 @@ def _spec_phi2(X, inputs, *, seed, **p):
     reference="Zhao & Liu 2012 eq. 2.19, Algorithm 1",
     family="spectral",
     uses=("similarity", "categories"),
+    sparse=True,
     params={
         **COMMON_PARAMS,
         "k": Param(
@@ -152,6 +161,7 @@ def _spec_phi2(X, inputs, *, seed, **p):
     },
 )
 def _spec_phi3(X, inputs, *, seed, k, **p):
+    p["seed"] = seed
     if k is None:
         n_classes = len(label_codes(inputs.categories.labels)[1]) if inputs.categories else 0
         k = max(2, n_classes)

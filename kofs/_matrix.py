@@ -1,0 +1,87 @@
+"""Per-gene statistics of an expression matrix held dense (ndarray) or sparse (scipy CSR).
+
+Every function takes ``X`` of shape (n_samples, n_genes) and never densifies a sparse ``X``:
+statistics are sparse reductions over the stored entries, with the implicit zeros added back
+algebraically. Sums of squared deviations are *two-pass* (deviations from the mean, not
+``E[x^2] - mu^2``), so a sparse result equals the dense one to rounding (~1e-15 relative).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "as_csr",
+    "column_constant",
+    "column_means",
+    "column_sq_deviations",
+    "is_sparse",
+    "weighted_sq_deviations",
+]
+
+
+def is_sparse(X) -> bool:
+    """True for a scipy.sparse matrix or array."""
+    return sp.issparse(X)
+
+
+def as_csr(X) -> sp.csr_matrix:
+    """``X`` as a float64 CSR matrix in canonical form (sorted indices, no duplicates)."""
+    A = sp.csr_matrix(X, dtype=np.float64)
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    return A
+
+
+def column_means(X, weights: np.ndarray | None = None) -> np.ndarray:
+    """``sum_i w_i x_ij / sum_i w_i`` per column (``w = 1`` by default)."""
+    if weights is None:
+        return np.asarray(X.sum(axis=0)).ravel() / X.shape[0]
+    w = np.asarray(weights, dtype=np.float64)
+    return np.asarray(X.T @ w).ravel() / w.sum()
+
+
+def weighted_sq_deviations(X, weights: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """``sum_i w_i (x_ij - mu_j)^2`` per column, two-pass.
+
+    For sparse ``X``: the stored entries contribute ``w_i (x_ij - mu_j)^2``, the implicit zeros
+    ``mu_j^2 (sum_i w_i - sum_{i stored in column j} w_i)``.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    if not is_sparse(X):
+        D = X - mu
+        return w @ (D * D)
+    A = as_csr(X)
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    dev = A.data - mu[A.indices]
+    m = A.shape[1]
+    stored = np.bincount(A.indices, weights=w[rows] * dev * dev, minlength=m)
+    w_stored = np.bincount(A.indices, weights=w[rows], minlength=m)
+    return stored + mu * mu * (w.sum() - w_stored)
+
+
+def column_sq_deviations(X, mu: np.ndarray | None = None) -> np.ndarray:
+    """``sum_i (x_ij - mu_j)^2`` per column (``mu`` default: the column means)."""
+    if mu is None:
+        mu = column_means(X)
+    if not is_sparse(X):
+        D = X - mu
+        return np.einsum("ij,ij->j", D, D)
+    A = as_csr(X)
+    dev = A.data - mu[A.indices]
+    m = A.shape[1]
+    stored = np.bincount(A.indices, weights=dev * dev, minlength=m)
+    n_stored = np.bincount(A.indices, minlength=m)
+    return stored + mu * mu * (A.shape[0] - n_stored)
+
+
+def column_constant(X) -> np.ndarray:
+    """Boolean mask of the columns whose values are all equal (``ptp == 0``)."""
+    if not is_sparse(X):
+        return np.ptp(X, axis=0) == 0
+    A = as_csr(X)
+    hi = np.asarray(A.max(axis=0).todense()).ravel()
+    lo = np.asarray(A.min(axis=0).todense()).ravel()
+    return hi == lo
