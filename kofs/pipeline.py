@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 from kofs.aggregate import aggregate as aggregate_lists
@@ -29,6 +30,7 @@ from kofs.types import (
     RankerInputs,
     Ranking,
     SampleCategories,
+    SampleSimilarity,
 )
 
 log = logging.getLogger(__name__)
@@ -70,6 +72,7 @@ class Context:
     cache: dict[str, Any] = field(default_factory=dict)
     coverage: list[CoverageReport] = field(default_factory=list)
     max_memory: int | None = None  # bytes; None = no check (kofs.resources)
+    similarity: SampleSimilarity | None = None  # a given sample graph (e.g. AnnData obsp)
 
     def cached(self, key: str, build: Callable[[], Any]) -> Any:
         """Build a piece of internal knowledge once per run."""
@@ -99,7 +102,7 @@ def expression_plan(context: Context, rankers: Sequence[str] | None = None) -> l
     With ``rankers=None`` every registered ranker in the default plan whose required knowledge
     is available runs (supervised ones only with labels).
     """
-    base = RankerInputs(categories=context.categories)
+    base = RankerInputs(categories=context.categories, similarity=context.similarity)
     names = [s.name for s in RANKERS if s.in_default_plan] if rankers is None else list(rankers)
     plans = []
     for name in names:
@@ -140,6 +143,8 @@ MAX_ABS_VALUE = 1e100
 def check_magnitude(expression: Expression) -> None:
     """Refuse values whose squares would overflow the rankers' statistics (InputError)."""
     X = expression.values
+    if sp.issparse(X):
+        X = X.data if X.nnz else np.zeros(1)
     if X.size == 0 or np.isnan(X).all():
         return
     top = max(abs(float(np.nanmax(X))), abs(float(np.nanmin(X))))
@@ -162,12 +167,24 @@ def check_ranker_memory(
     n, m = context.expression.values.shape
     given = None if sim is None else ("dense" if isinstance(sim.matrix, np.ndarray) else "sparse")
     full = resolve_params(f"ranker {plan.ranker!r}", spec.params, params)
-    need = estimate_ranker(plan.ranker, n, m, params=full, given_similarity=given)
+    nnz = context.expression.values.nnz if context.expression.is_sparse else None
+    need = estimate_ranker(
+        plan.ranker,
+        n,
+        m,
+        params=full,
+        given_similarity=given,
+        nnz=nnz,
+        sparse_capable=spec.sparse,
+    )
     hint = (
         f"a sparser similarity (--param {plan.ranker}.similarity=knn), "
         if "similarity" in spec.params
         else ""
     )
+    if nnz is not None and not spec.sparse:
+        capable = ", ".join(s.name for s in RANKERS if s.sparse)
+        hint = f"a ranker that works on sparse data ({capable}), " + hint
     check_memory(
         need,
         limit=context.max_memory,
@@ -241,9 +258,9 @@ def run_plan(
 
 
 def rank(
-    expression: Expression,
+    expression: Any,
     *,
-    labels: SampleCategories | None = None,
+    labels: SampleCategories | str | None = None,
     sources: Any = None,
     method: str = "kofs",
     lists: Sequence[str] | None = None,
@@ -256,15 +273,26 @@ def rank(
     seed: int = 0,
     threads: int | None = None,
     max_memory: int | None = None,
+    layer: str | None = None,
+    use_raw: bool = False,
+    use_graph: str | bool | None = None,
+    key_added: str = "kofs",
 ) -> RunResult:
     """Rank the genes of ``expression`` with every list the inputs allow and fuse the lists.
 
     Parameters
     ----------
-    expression : Expression
-    labels : SampleCategories, optional
+    expression : Expression, pandas.DataFrame, ndarray, scipy.sparse matrix or AnnData
+        The matrix, samples (cells) as rows (see :func:`kofs.io.convert.as_expression`): a
+        DataFrame has samples as rows and genes as numeric columns; an array or sparse matrix
+        gets ids ``sample0..``/``gene0..``; a sparse matrix or an AnnData's sparse ``X`` stays
+        sparse. With an AnnData the result is also stored in it, scanpy style:
+        ``adata.var["kofs_rank"]``, ``["kofs_score"]``, ``["kofs_rank_<list>"]``,
+        ``["kofs_score_<list>"]`` and ``adata.uns["kofs"]`` (weights, settings, versions).
+    labels : SampleCategories or str, optional
         Aligned to ``expression.samples`` (see :func:`kofs.io.labels.align_labels`); enables the
-        supervised rankers and the Fisher list.
+        supervised rankers and the Fisher list. With an AnnData, a string names an ``obs``
+        column (``"cell_type"`` or ``"obs:cell_type"``).
     sources : kofs.plans.KnowledgeSources, optional
         GO, pathways, interactions, auxiliary data. With any source the plan is the KOFS list
         catalogue (book Table 6.3: SPEC, Fisher, Pathway-FILT, GO-REL-VOTE, GO-MAH, ...);
@@ -291,16 +319,29 @@ def rank(
     max_memory : int, optional
         Memory limit in bytes for the big steps (:mod:`kofs.resources`); default 80 % of the
         total RAM. A step estimated above it raises ``ResourceError`` before it starts.
+    layer : str, optional
+        AnnData only: rank ``adata.layers[layer]`` instead of ``X``.
+    use_raw : bool
+        AnnData only: rank ``adata.raw.X``.
+    use_graph : str or bool, optional
+        AnnData only: reuse the cell graph ``adata.obsp[use_graph]`` (``True`` =
+        ``"connectivities"``, as made by ``scanpy.pp.neighbors``) as the sample similarity of
+        the graph rankers instead of building a kNN graph.
+    key_added : str
+        AnnData only: prefix of the ``var`` columns and key of ``uns`` written.
 
     Returns
     -------
     RunResult
     """
     from kofs.evidence import gene_evidence
+    from kofs.io.convert import as_expression
     from kofs.plans import KnowledgeSources, kofs_plan, msfs_plan
 
     if method not in ("kofs", "msfs"):
         raise ParameterError(f"method must be 'kofs' or 'msfs', got {method!r}")
+    expression, adata = as_expression(expression, layer=layer, use_raw=use_raw)
+    labels, similarity = _anndata_knowledge(adata, expression, labels, use_graph)
     sources = sources or KnowledgeSources()
     check_magnitude(expression)
     rel = (
@@ -316,6 +357,7 @@ def rank(
         relevant_genes=rel,
         seed=seed,
         max_memory=resolve_limit(max_memory),
+        similarity=similarity,
     )
     # plans are lazy: knowledge is built inside run_plan, under the thread limit
     if method == "msfs":
@@ -346,4 +388,36 @@ def rank(
         settings=settings,
     )
     evidence = gene_evidence(context.cache, expression.genes)
-    return replace(result, evidence=evidence)
+    result = replace(result, evidence=evidence)
+    if adata is not None:
+        from kofs.io.adata_results import store_result
+
+        store_result(adata, result, key=key_added)
+    return result
+
+
+def _anndata_knowledge(adata, expression: Expression, labels, use_graph):
+    """Labels named by an obs column and the reused obsp graph (AnnData inputs only)."""
+    if adata is None:
+        if isinstance(labels, str) or use_graph:
+            what = "labels given as an obs column" if isinstance(labels, str) else "use_graph"
+            raise ParameterError(f"{what} needs an AnnData input")
+        return labels, None
+    from kofs.io.single_cell import labels_from_obs
+
+    if isinstance(labels, str):
+        column = labels[4:] if labels.startswith("obs:") else labels
+        labels = labels_from_obs(adata, column, samples=expression.samples)
+    similarity = None
+    if use_graph:
+        key = "connectivities" if use_graph is True else str(use_graph)
+        if key not in adata.obsp:
+            known = ", ".join(adata.obsp.keys()) or "none (run scanpy.pp.neighbors first)"
+            raise ParameterError(f"use_graph: adata.obsp has no {key!r}; obsp keys: {known}")
+        similarity = SampleSimilarity(
+            sp.csr_matrix(adata.obsp[key], dtype=np.float64),
+            expression.samples,
+            name=f"obsp:{key}",
+            provenance={"builder": "anndata", "obsp": key},
+        )
+    return labels, similarity

@@ -270,6 +270,8 @@ def estimate_ranker(
     *,
     params: dict | None = None,
     given_similarity: str | None = None,
+    nnz: int | None = None,
+    sparse_capable: bool = False,
 ) -> int:
     """Working set of one ranker run on an n x m matrix.
 
@@ -285,8 +287,15 @@ def estimate_ranker(
     given_similarity : {"dense", "sparse"}, optional
         Storage of the similarity handed to the ranker, if any.
 
-    Every ranker holds ~2 copies of X; a dense n x n graph adds 3 n x n arrays (kernel,
-    normalised copy, eigenvectors), a sparse one :func:`estimate_knn_graph`.
+    nnz : int, optional
+        Stored entries when X is sparse (CSR).
+    sparse_capable : bool
+        The ranker works on sparse X (registry ``sparse=True``); otherwise a sparse X is
+        densified first and the dense copy counts.
+
+    Every ranker holds ~2 copies of X (a sparse-capable ranker on sparse X: 2 CSR copies); a
+    dense n x n graph adds 3 n x n arrays (kernel, normalised copy, eigenvectors), a sparse one
+    :func:`estimate_knn_graph`.
     """
     p = dict(params or {})
     n, m = int(n_samples), int(n_genes)
@@ -296,7 +305,11 @@ def estimate_ranker(
         )
     if name == "mcsf":
         return estimate_mcsf(n, m, l=min(int(p.get("l", 50)), m))
-    need = 2 * F8 * n * m
+    sparse_x = nnz is not None and sparse_capable
+    x_bytes = CSR_ENTRY * int(nnz) + F8 * (n + 1) if sparse_x else F8 * n * m
+    need = 2 * x_bytes
+    if nnz is not None and not sparse_capable:
+        need += CSR_ENTRY * int(nnz) + F8 * (n + 1)  # the sparse original stays alive
     kind = p.get("similarity", p.get("graph"))
     if kind in ("auto", "given") and given_similarity is not None:
         graph = given_similarity
@@ -311,7 +324,9 @@ def estimate_ranker(
     if graph == "dense":
         need += estimate_dense_similarity(n, copies=3)
     elif graph == "sparse":
-        need += estimate_knn_graph(n, m, k=graph_neighbors(p))
+        need += estimate_knn_graph(n, 0 if sparse_x else m, k=graph_neighbors(p))
+        if sparse_x:
+            need += x_bytes  # the row blocks of S X and a copy for the search
     return need
 
 

@@ -39,7 +39,8 @@ def rank_options(func):
         click.option(
             "--labels",
             type=click.Path(dir_okay=False, allow_dash=False),
-            help="Sample labels (CSV/TSV: sample id, label).",
+            help="Sample labels (CSV/TSV: sample id, label), or obs:COLUMN for a column of an "
+            ".h5ad's obs.",
         ),
         click.option(
             "--label-column",
@@ -111,6 +112,24 @@ def rank_options(func):
             default=None,
             metavar="SIZE",
             help="Memory limit of the big steps, e.g. 4G or 512M (default: 80% of RAM); a step estimated above it fails early.",
+        ),
+        click.option(
+            "--layer",
+            default=None,
+            metavar="NAME",
+            help="AnnData .h5ad: rank adata.layers[NAME] instead of X.",
+        ),
+        click.option(
+            "--use-raw",
+            is_flag=True,
+            help="AnnData .h5ad: rank adata.raw.X (genes of adata.raw.var).",
+        ),
+        click.option(
+            "--use-graph",
+            default=None,
+            metavar="KEY",
+            help="AnnData .h5ad: reuse the cell graph adata.obsp[KEY] (e.g. connectivities) "
+            "as the sample similarity of the graph rankers.",
         ),
         click.option(
             "--genes-in",
@@ -375,13 +394,10 @@ def read_sources_from_options(opts: dict):
 def run_rank(expression_path: str, **opts) -> list[str]:
     """Read inputs, run the pipeline, write outputs; returns written paths."""
     from kofs.io.expression import read_expression
-    from kofs.io.genes import read_gene_list
     from kofs.io.labels import align_labels, read_labels
     from kofs.io.output import check_output_dir
-    from kofs.io.run_output import manifest, write_run
-    from kofs.pipeline import rank
+    from kofs.io.single_cell import is_single_cell_path, labels_from_obs, read_single_cell
     from kofs.resources import check_memory, estimate_expression_file, resolve_limit
-    from kofs.sources import source_releases
 
     out = opts["output"]
     limit = resolve_limit(opts.get("max_memory"))
@@ -390,6 +406,8 @@ def run_rank(expression_path: str, **opts) -> list[str]:
         **{k: opts.get(k) for k in PATH_KEYS if k not in ("expression", "output")},
     }
     inputs["aux"] = list(opts.get("aux") or ()) or None
+    if str(opts.get("labels") or "").startswith("obs:"):
+        inputs["labels"] = None  # a column of the .h5ad, not a file
     if out != "-":
         check_output_dir(
             out,
@@ -401,6 +419,38 @@ def run_rank(expression_path: str, **opts) -> list[str]:
                 if p != "-"
             ],
         )
+    if is_single_cell_path(expression_path):
+        expr, adata = read_single_cell(
+            expression_path, layer=opts.get("layer"), use_raw=bool(opts.get("use_raw"))
+        )
+        categories = None
+        labels_opt = opts.get("labels")
+        if labels_opt and labels_opt.startswith("obs:"):
+            if adata is None:
+                raise ParameterError("--labels obs:COLUMN needs an .h5ad input")
+            categories = labels_from_obs(
+                adata, labels_opt[4:], samples=expr.samples, source=expression_path
+            )
+        elif labels_opt:
+            categories = read_labels(
+                labels_opt,
+                sample_column=opts.get("sample_column"),
+                label_column=opts.get("label_column"),
+            )
+            expr, categories = align_labels(
+                expr, categories, missing=opts.get("missing_labels", "error"),
+                labels_path=labels_opt,
+            )  # fmt: skip
+        if opts.get("use_graph") and adata is None:
+            raise ParameterError("--use-graph needs an .h5ad input")
+        return _finish_rank(
+            expression_path, expr, categories, opts, inputs, out, limit, adata=adata
+        )
+    for single in ("layer", "use_graph"):
+        if opts.get(single):
+            raise ParameterError(f"--{single.replace('_', '-')} applies to an .h5ad input only")
+    if opts.get("use_raw"):
+        raise ParameterError("--use-raw applies to an .h5ad input only")
     categories = None
     if opts.get("labels"):
         categories = read_labels(
@@ -429,11 +479,30 @@ def run_rank(expression_path: str, **opts) -> list[str]:
             missing=opts.get("missing_labels", "error"),
             labels_path=opts["labels"],
         )
+    return _finish_rank(expression_path, expr, categories, opts, inputs, out, limit)
+
+
+def _finish_rank(expression_path, expr, categories, opts, inputs, out, limit, *, adata=None):
+    """Rank the read matrix, write the outputs; returns written paths."""
+    from kofs.io.genes import read_gene_list
+    from kofs.io.run_output import manifest, write_run
+    from kofs.pipeline import rank
+    from kofs.sources import source_releases
+
+    graph = None
+    if adata is not None and opts.get("use_graph"):
+        graph = opts["use_graph"]
+        if expr.n_samples != adata.n_obs:
+            raise ParameterError("--use-graph cannot be combined with dropping unlabelled cells")
+        rank_input = adata
     relevant = read_gene_list(opts["relevant_genes"]) if opts.get("relevant_genes") else None
     sources = read_sources_from_options(opts)
     result = rank(
-        expr,
+        expr if graph is None else rank_input,
         labels=categories,
+        layer=opts.get("layer") if graph is not None else None,
+        use_raw=bool(opts.get("use_raw")) if graph is not None else False,
+        use_graph=graph,
         sources=sources,
         method=opts.get("method", "kofs"),
         lists=split_names(opts.get("lists")),
@@ -479,10 +548,11 @@ def config_keys() -> dict[str, click.Parameter]:
 
 
 @click.command("rank")
-@click.argument("expression", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("expression", type=click.Path(dir_okay=True, allow_dash=True))
 @rank_options
 def rank_cmd(expression: str, **opts) -> None:
-    """Rank the genes of EXPRESSION (CSV/TSV, gzip ok, - for stdin) and fuse the lists.
+    """Rank the genes of EXPRESSION (CSV/TSV, gzip ok, - for stdin; or single-cell data: an
+    AnnData .h5ad, a 10x .h5, or a 10x MatrixMarket folder) and fuse the lists.
 
     Writes OUTDIR/ranking.tsv (gene, rank, score, then rank:<list> and score:<list> for
     every list, and an evidence column with knowledge), OUTDIR/weights.tsv (EM source
