@@ -1,7 +1,8 @@
 """Seeded single-cell-like counts: negative binomial, clusters, planted markers, mostly zeros.
 
-Model (per cluster ``c``, gene ``g``): a base mean ``mu_g`` (log-normal), multiplied by
-``marker_fold`` on the planted marker genes of the cluster; counts are negative binomial with
+Model (per cluster ``c``, gene ``g``): a base mean ``mu_g`` (log-normal) times a cluster
+programme ``exp(N(0, programme_sd^2))`` for every gene, times ``marker_fold`` on the planted
+marker genes of the cluster (markers get at least the upper-quartile base mean); counts are negative binomial with
 mean ``mu_cg`` and dispersion ``r`` (``var = mu + mu^2 / r``, the usual scRNA-seq model). The
 sparse matrix is drawn directly, without the dense n x m array: for every (cluster, gene) the
 number of non-zero cells is binomial with the NB's non-zero probability ``1 - (r/(r+mu))^r``,
@@ -67,6 +68,7 @@ def synthetic_counts(
     density: float = 0.07,
     marker_fold: float = 10.0,
     dispersion: float = 2.0,
+    programme_sd: float = 0.5,
     target_sum: float = 1e4,
     normalize: bool = True,
     seed: int = 0,
@@ -86,6 +88,9 @@ def synthetic_counts(
         Mean fold change of a marker gene in its cluster.
     dispersion : float
         NB dispersion ``r`` (smaller = more overdispersed).
+    programme_sd : float
+        Standard deviation of the log fold change of every gene between clusters (the
+        cluster's expression programme; 0 = only the markers differ).
     target_sum : float
         Counts per cell after normalisation.
     normalize : bool
@@ -105,7 +110,10 @@ def synthetic_counts(
     order = rng.permutation(n_genes)
     markers = order[: n_clusters * n_markers].reshape(n_clusters, n_markers)
     base = rng.lognormal(mean=0.0, sigma=1.0, size=n_genes)
-    fold = np.ones((n_clusters, n_genes))
+    # markers are well-expressed genes (as real ones are): at least the upper quartile mean
+    base[markers.ravel()] = np.maximum(base[markers.ravel()], np.quantile(base, 0.75))
+    # a cluster-wide expression programme (every gene shifts a little), then the markers
+    fold = rng.lognormal(mean=0.0, sigma=programme_sd, size=(n_clusters, n_genes))
     for c in range(n_clusters):
         fold[c, markers[c]] = marker_fold
     sizes = np.bincount(clusters, minlength=n_clusters)

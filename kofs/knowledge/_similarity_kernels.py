@@ -217,7 +217,7 @@ def knn_squared_distances(X: np.ndarray, *, k: int = 5) -> sp.csr_matrix:
 #: Below this many samples the kNN search is exact (O(n^2) distances by blocks); from it on,
 #: approximate with pynndescent (NN-descent, as scanpy and UMAP use). Measured in
 #: bench/bench_single_cell.py (``--knn``): see docs/single-cell.md.
-ANN_MIN_SAMPLES = 20000
+ANN_MIN_SAMPLES = 10000
 KNN_SEARCHES = ("auto", "exact", "approximate")
 
 
