@@ -1,4 +1,5 @@
-"""Per-gene statistics of an expression matrix held dense (ndarray) or sparse (scipy CSR).
+"""Per-gene statistics of an expression matrix held dense (ndarray), sparse (scipy CSR) or
+chunked over the cells (dask.array; delegated to :mod:`kofs._chunked`).
 
 Every function takes ``X`` of shape (n_samples, n_genes) and never densifies a sparse ``X``:
 statistics are sparse reductions over the stored entries, with the implicit zeros added back
@@ -11,11 +12,15 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from kofs import _chunked
+from kofs._chunked import is_dask
+
 __all__ = [
     "as_csr",
     "column_constant",
     "column_means",
     "column_sq_deviations",
+    "is_dask",
     "is_sparse",
     "weighted_sq_deviations",
 ]
@@ -37,6 +42,8 @@ def as_csr(X) -> sp.csr_matrix:
 
 def column_means(X, weights: np.ndarray | None = None) -> np.ndarray:
     """``sum_i w_i x_ij / sum_i w_i`` per column (``w = 1`` by default)."""
+    if is_dask(X):
+        return _chunked.column_means(X, weights)
     if weights is None:
         return np.asarray(X.sum(axis=0)).ravel() / X.shape[0]
     w = np.asarray(weights, dtype=np.float64)
@@ -50,6 +57,8 @@ def weighted_sq_deviations(X, weights: np.ndarray, mu: np.ndarray) -> np.ndarray
     ``mu_j^2 (sum_i w_i - sum_{i stored in column j} w_i)``.
     """
     w = np.asarray(weights, dtype=np.float64)
+    if is_dask(X):
+        return _chunked.weighted_sq_deviations(X, w, mu)
     if not is_sparse(X):
         D = X - mu
         return w @ (D * D)
@@ -66,6 +75,8 @@ def column_sq_deviations(X, mu: np.ndarray | None = None) -> np.ndarray:
     """``sum_i (x_ij - mu_j)^2`` per column (``mu`` default: the column means)."""
     if mu is None:
         mu = column_means(X)
+    if is_dask(X):
+        return _chunked.column_sq_deviations(X, mu)
     if not is_sparse(X):
         D = X - mu
         return np.einsum("ij,ij->j", D, D)
@@ -79,6 +90,8 @@ def column_sq_deviations(X, mu: np.ndarray | None = None) -> np.ndarray:
 
 def column_constant(X) -> np.ndarray:
     """Boolean mask of the columns whose values are all equal (``ptp == 0``)."""
+    if is_dask(X):
+        return _chunked.column_constant(X)
     if not is_sparse(X):
         return np.ptp(X, axis=0) == 0
     A = as_csr(X)

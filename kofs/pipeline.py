@@ -143,6 +143,8 @@ MAX_ABS_VALUE = 1e100
 def check_magnitude(expression: Expression) -> None:
     """Refuse values whose squares would overflow the rankers' statistics (InputError)."""
     X = expression.values
+    if expression.is_chunked:
+        return  # values are read chunk by chunk; the chunked reductions see them
     if sp.issparse(X):
         X = X.data if X.nnz else np.zeros(1)
     if X.size == 0 or np.isnan(X).all():
@@ -168,6 +170,8 @@ def check_ranker_memory(
     given = None if sim is None else ("dense" if isinstance(sim.matrix, np.ndarray) else "sparse")
     full = resolve_params(f"ranker {plan.ranker!r}", spec.params, params)
     nnz = context.expression.values.nnz if context.expression.is_sparse else None
+    if context.expression.is_chunked and spec.sparse:
+        nnz = 0  # reduced chunk by chunk: only the graph and per-gene vectors are held
     need = estimate_ranker(
         plan.ranker,
         n,
@@ -277,6 +281,7 @@ def rank(
     use_raw: bool = False,
     use_graph: str | bool | None = None,
     key_added: str = "kofs",
+    dask_scheduler: str | None = None,
 ) -> RunResult:
     """Rank the genes of ``expression`` with every list the inputs allow and fuse the lists.
 
@@ -329,6 +334,9 @@ def rank(
         the graph rankers instead of building a kNN graph.
     key_added : str
         AnnData only: prefix of the ``var`` columns and key of ``uns`` written.
+    dask_scheduler : str, optional
+        Address of a ``dask.distributed`` scheduler (``tcp://host:8786``) on which the chunked
+        computations of a dask-array matrix run; default: Dask's local scheduler.
 
     Returns
     -------
@@ -378,15 +386,18 @@ def rank(
         "aggregate_params": dict(aggregate_params or {}),
         "relevant_genes": None if rel is None else len(rel),
     }
-    result = run_plan(
-        context,
-        plans,
-        aggregate=aggregate,
-        aggregate_params=aggregate_params,
-        params=params,
-        threads=threads,
-        settings=settings,
-    )
+    from kofs._chunked import dask_client
+
+    with dask_client(dask_scheduler):
+        result = run_plan(
+            context,
+            plans,
+            aggregate=aggregate,
+            aggregate_params=aggregate_params,
+            params=params,
+            threads=threads,
+            settings=settings,
+        )
     evidence = gene_evidence(context.cache, expression.genes)
     result = replace(result, evidence=evidence)
     if adata is not None:

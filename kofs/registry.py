@@ -200,7 +200,8 @@ def ranker(
     """Decorator registering a ranker adapter in :data:`RANKERS` (returns it unchanged).
 
     ``sparse=True`` declares that the adapter accepts a scipy.sparse CSR ``X`` and never
-    densifies it; the others get a dense ``X`` (the memory check counts the dense copy).
+    densifies it, and a dask array reduced chunk by chunk; the others get a dense in-memory
+    ``X`` (the memory check counts the dense copy).
     """
     for kind in (*requires, *requires_one_of, *uses):
         if kind not in KNOWLEDGE_KINDS:

@@ -307,6 +307,7 @@ def estimate_ranker(
         return estimate_mcsf(n, m, l=min(int(p.get("l", 50)), m))
     sparse_x = nnz is not None and sparse_capable
     x_bytes = CSR_ENTRY * int(nnz) + F8 * (n + 1) if sparse_x else F8 * n * m
+    x_bytes = max(x_bytes, 4 * F8 * m)  # per-gene vectors (means, deviations, ...)
     need = 2 * x_bytes
     if nnz is not None and not sparse_capable:
         need += CSR_ENTRY * int(nnz) + F8 * (n + 1)  # the sparse original stays alive

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from kofs._matrix import as_csr
+from kofs._matrix import as_csr, is_dask
 from kofs._ranks import average_ranks
 
 __all__ = [
@@ -50,7 +50,8 @@ class Expression:
     values : ndarray or scipy.sparse.csr_matrix of shape (n_samples, n_genes), float64
         Dense, or sparse CSR (cells x genes, e.g. single-cell counts): a sparse matrix is kept
         sparse (canonical CSR) and every ranker that declares ``sparse=True`` in the registry
-        works on it without densifying.
+        works on it without densifying. A dask array (chunked over the cells, chunks dense or
+        CSR) stays lazy: the same rankers reduce it chunk by chunk (:mod:`kofs._chunked`).
     genes : tuple of str, length n_genes
     samples : tuple of str, length n_samples
     namespace : str or None
@@ -71,6 +72,10 @@ class Expression:
     def __post_init__(self) -> None:
         if sp.issparse(self.values):
             v = as_csr(self.values)
+        elif is_dask(self.values):
+            v = self.values  # chunked over the cells, stays lazy (kofs._chunked)
+            if v.ndim != 2:
+                raise ValueError("Expression.values must be 2-D (samples x genes)")
         else:
             v = np.asarray(self.values, dtype=np.float64)
             if v.ndim != 2:
@@ -102,6 +107,11 @@ class Expression:
     def is_sparse(self) -> bool:
         """True when ``values`` is a scipy.sparse CSR matrix."""
         return sp.issparse(self.values)
+
+    @property
+    def is_chunked(self) -> bool:
+        """True when ``values`` is a dask array (chunked over the cells, computed lazily)."""
+        return is_dask(self.values)
 
     def gene_index(self) -> dict[str, int]:
         """Map gene id -> column index."""

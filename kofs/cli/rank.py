@@ -132,6 +132,21 @@ def rank_options(func):
             "as the sample similarity of the graph rankers.",
         ),
         click.option(
+            "--chunk-size",
+            type=click.IntRange(min=2),
+            default=None,
+            metavar="CELLS",
+            help="AnnData .h5ad: keep X on disk and compute chunk by chunk with Dask, CELLS "
+            "cells per chunk (out-of-core).",
+        ),
+        click.option(
+            "--dask-scheduler",
+            default=None,
+            metavar="ADDRESS",
+            help="Run the chunked computations on this dask.distributed scheduler (e.g. "
+            "tcp://host:8786); implies --chunk-size 10000 unless given.",
+        ),
+        click.option(
             "--genes-in",
             type=GENES_IN,
             default=None,
@@ -420,8 +435,12 @@ def run_rank(expression_path: str, **opts) -> list[str]:
             ],
         )
     if is_single_cell_path(expression_path):
+        chunk = opts.get("chunk_size") or (10000 if opts.get("dask_scheduler") else None)
         expr, adata = read_single_cell(
-            expression_path, layer=opts.get("layer"), use_raw=bool(opts.get("use_raw"))
+            expression_path,
+            layer=opts.get("layer"),
+            use_raw=bool(opts.get("use_raw")),
+            chunk_size=chunk,
         )
         categories = None
         labels_opt = opts.get("labels")
@@ -446,7 +465,7 @@ def run_rank(expression_path: str, **opts) -> list[str]:
         return _finish_rank(
             expression_path, expr, categories, opts, inputs, out, limit, adata=adata
         )
-    for single in ("layer", "use_graph"):
+    for single in ("layer", "use_graph", "chunk_size", "dask_scheduler"):
         if opts.get(single):
             raise ParameterError(f"--{single.replace('_', '-')} applies to an .h5ad input only")
     if opts.get("use_raw"):
@@ -503,6 +522,7 @@ def _finish_rank(expression_path, expr, categories, opts, inputs, out, limit, *,
         layer=opts.get("layer") if graph is not None else None,
         use_raw=bool(opts.get("use_raw")) if graph is not None else False,
         use_graph=graph,
+        dask_scheduler=opts.get("dask_scheduler"),
         sources=sources,
         method=opts.get("method", "kofs"),
         lists=split_names(opts.get("lists")),

@@ -6,8 +6,9 @@ Contract of :func:`as_expression` (what ``kofs.rank`` accepts as its matrix):
 * a :class:`pandas.DataFrame`: **samples as rows, genes as columns** (the scikit-learn /
   AnnData orientation); the index gives the sample ids, the columns the gene ids; every column
   must be numeric;
-* a NumPy array or a scipy.sparse matrix of shape (n_samples, n_genes): ids from ``genes`` /
-  ``samples`` when given, else ``gene0..`` / ``sample0..``; a sparse matrix stays sparse (CSR);
+* a NumPy array, a scipy.sparse matrix or a dask array of shape (n_samples, n_genes): ids from
+  ``genes`` / ``samples`` when given, else ``gene0..`` / ``sample0..``; a sparse matrix stays
+  sparse (CSR), a dask array lazy (chunked over the cells);
 * an :class:`anndata.AnnData` (cells x genes): ``X``, a layer or ``raw.X``, see
   :func:`kofs.io.single_cell.adata_expression`.
 """
@@ -21,6 +22,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from kofs._chunked import is_dask
 from kofs.errors import InputError, ParameterError
 from kofs.io.expression import guess_namespace
 from kofs.types import Expression
@@ -88,6 +90,15 @@ def as_expression(
                  "gene", "gene")  # fmt: skip
         s = _ids(list(map(str, data.index)) if samples is None else samples, values.shape[0],
                  "sample", "sample")  # fmt: skip
+    elif is_dask(data):
+        if data.ndim != 2:
+            raise InputError(f"expected a 2-D samples x genes matrix, got {data.ndim}-D")
+        values = data  # chunked over the cells, reduced lazily
+        g = _ids(genes, values.shape[1], "gene", "gene")
+        s = _ids(samples, values.shape[0], "sample", "sample")
+        if len(s) < 2:
+            raise InputError(f"has {len(s)} sample(s); at least 2 are needed")
+        return Expression(values, g, s, namespace=guess_namespace(g)), None
     elif sp.issparse(data) or isinstance(data, np.ndarray) or hasattr(data, "__array__"):
         values = data if sp.issparse(data) else np.asarray(data)
         if values.ndim != 2:

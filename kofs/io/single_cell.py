@@ -41,6 +41,7 @@ __all__ = [
     "read_10x_h5",
     "read_10x_mtx",
     "read_h5ad",
+    "read_h5ad_chunked",
     "read_single_cell",
     "require",
 ]
@@ -87,10 +88,53 @@ def is_single_cell_path(path: str | os.PathLike) -> bool:
     return name.endswith((".h5ad", ".h5", ".hdf5", ".mtx", ".mtx.gz"))
 
 
+def read_h5ad_chunked(path: str | os.PathLike, *, chunk_size: int = 10000) -> Any:
+    """An AnnData whose ``X`` (and layers, ``raw.X``) are dask arrays read lazily from ``path``,
+    ``chunk_size`` cells per chunk (``anndata.experimental.read_elem_lazy``); ``obs``, ``var``
+    and ``obsp`` are read into memory. Nothing of X is read until a computation needs it."""
+    anndata = require("anndata", "reading an .h5ad file")
+    h5py = require("h5py", "reading an .h5ad file")
+    from anndata.experimental import read_elem_lazy
+    from anndata.io import read_elem
+
+    source = os.fspath(path)
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        raise InputError(f"cannot read as AnnData .h5ad ({exc})", path=source) from None
+    try:
+        obs, var = read_elem(f["obs"]), read_elem(f["var"])
+
+        def lazy(elem):
+            return read_elem_lazy(elem, chunks=(int(chunk_size), elem.attrs["shape"][1]))
+
+        kwargs: dict[str, Any] = {"obs": obs, "var": var}
+        if "X" in f:
+            kwargs["X"] = lazy(f["X"])
+        if "layers" in f:
+            kwargs["layers"] = {k: lazy(v) for k, v in f["layers"].items()}
+        if "obsp" in f:
+            kwargs["obsp"] = {k: read_elem(v) for k, v in f["obsp"].items()}
+        adata = anndata.AnnData(**kwargs)
+        if "raw" in f and "X" in f["raw"]:
+            raw_var = read_elem(f["raw"]["var"])
+            adata.raw = anndata.AnnData(X=lazy(f["raw"]["X"]), obs=obs, var=raw_var)
+    except (KeyError, ValueError, TypeError) as exc:
+        raise InputError(f"cannot read as AnnData .h5ad ({exc})", path=source) from None
+    return adata
+
+
 def read_single_cell(
-    path: str | os.PathLike, *, layer: str | None = None, use_raw: bool = False
+    path: str | os.PathLike,
+    *,
+    layer: str | None = None,
+    use_raw: bool = False,
+    chunk_size: int | None = None,
 ) -> tuple[Expression, Any]:
-    """Read any single-cell input by its kind; returns ``(expression, adata_or_None)``."""
+    """Read any single-cell input by its kind; returns ``(expression, adata_or_None)``.
+
+    ``chunk_size`` (``.h5ad`` only): keep X on disk as a dask array of that many cells per
+    chunk (out-of-core; see :func:`read_h5ad_chunked`)."""
     p = Path(path)
     if not p.exists():
         raise InputError("no such file or folder", path=os.fspath(path))
@@ -99,8 +143,10 @@ def read_single_cell(
         raise ParameterError("--layer and --use-raw apply to an .h5ad file only", path=str(path))
     if p.is_dir() or name.endswith((".mtx", ".mtx.gz")):
         return read_10x_mtx(p.parent if p.is_file() else p), None
+    if chunk_size is not None and not name.endswith(".h5ad"):
+        raise ParameterError("chunked (Dask) reading applies to an .h5ad file only", path=str(path))
     if name.endswith(".h5ad"):
-        adata = read_h5ad(p)
+        adata = read_h5ad(p) if chunk_size is None else read_h5ad_chunked(p, chunk_size=chunk_size)
         return adata_expression(adata, layer=layer, use_raw=use_raw, source=str(path)), adata
     return read_10x_h5(p), None
 

@@ -5,13 +5,18 @@ See :mod:`kofs.knowledge.similarity` for the formulas, references and the dispat
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
+from kofs import _chunked
+from kofs._chunked import is_dask
 from kofs.errors import ParameterError, ResourceError
+
+logger = logging.getLogger(__name__)
 
 #: Dense builders refuse more samples than this (an n x n float64 matrix of 3.2 GB).
 DENSE_LIMIT = 20000
@@ -93,7 +98,8 @@ def median_bandwidth(X: np.ndarray, *, max_samples: int = 2000) -> float:
     if n < 2:
         return 1.0
     idx = np.unique(np.linspace(0, n - 1, min(n, max_samples)).astype(np.int64))
-    return _median_half(squared_distances(X[idx]))
+    rows = _chunked.take_rows(X, idx) if is_dask(X) else X[idx]
+    return _median_half(squared_distances(rows))
 
 
 def _median_half(d2: np.ndarray) -> float:
@@ -205,8 +211,15 @@ def knn_squared_distances(X: np.ndarray, *, k: int = 5) -> sp.csr_matrix:
             if k < n - 1
             else np.argsort(d2, axis=1)[:, :k]
         )
-        # deterministic: order the kept candidates by (distance, index)
         kept = np.take_along_axis(d2, part, axis=1)
+        # a tie at the k-th distance: argpartition keeps an arbitrary one of the tied samples;
+        # re-select those rows by (distance, index) so the lower index wins
+        kth = kept.max(axis=1)
+        tied = np.flatnonzero((d2 <= kth[:, None]).sum(axis=1) > k)
+        for r in tied:
+            best = np.lexsort((np.arange(n), d2[r]))[:k]
+            part[r], kept[r] = best, d2[r, best]
+        # deterministic: order the kept candidates by (distance, index)
         order = np.lexsort((part, kept), axis=1)
         cols[start:stop] = np.take_along_axis(part, order, axis=1)
         vals[start:stop] = np.take_along_axis(kept, order, axis=1)
@@ -275,6 +288,14 @@ def knn_graph_distances(X, *, k: int = 5, search: str = "auto", seed: int = 0) -
     ``search="exact"``), approximate (pynndescent) from it on (or ``search="approximate"``)."""
     if search not in KNN_SEARCHES:
         raise ParameterError(f"kNN search must be one of {', '.join(KNN_SEARCHES)}, got {search!r}")
+    if is_dask(X):
+        if X.shape[0] >= ANN_MIN_SAMPLES:
+            logger.warning(
+                "exact kNN search over %d chunked cells is O(n^2); reuse a precomputed graph "
+                "(AnnData obsp, --use-graph) for large data",
+                X.shape[0],
+            )
+        return _chunked.knn_squared_distances(X, k=k)
     if search == "approximate" or (search == "auto" and X.shape[0] >= ANN_MIN_SAMPLES):
         return approximate_knn_squared_distances(X, k=k, seed=seed)
     return knn_squared_distances(X, k=k)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from kofs._chunked import is_dask, to_memory
 from kofs.errors import ParameterError
 from kofs.knowledge._similarity_kernels import (
     ANN_MIN_SAMPLES,
@@ -223,6 +224,11 @@ def similarity_from_array(
     if builder.needs_labels and codes is None:
         raise ParameterError(f"similarity {kind!r} needs sample labels (--labels)")
     given = {key: value for key, value in params.items() if value is not None}
+    lazy_ok = kind in ("knn", "knn-rbf") or (kind == "auto" and X.shape[0] > AUTO_DENSE_MAX)
+    if is_dask(X) and (not lazy_ok or given.get("metric") == "cosine"):
+        X = to_memory(X)  # dense kernels (n <= DENSE_LIMIT) and cosine rows: in memory
+    if is_dask(X):
+        return builder.func(X, codes, **given)
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
         bad = np.unique(X.indices[~np.isfinite(X.data)])

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from kofs._matrix import column_constant, is_sparse
+from kofs._chunked import to_memory
+from kofs._matrix import column_constant, is_dask, is_sparse
 from kofs.errors import ParameterError
 from kofs.registry import RANKERS, RankerSpec, resolve_params
 from kofs.types import Expression, RankerInputs, Ranking
@@ -101,6 +102,9 @@ def run_ranker(
     if X.shape[0] < 2:
         raise ParameterError(f"ranker {name!r} needs at least 2 samples, got {X.shape[0]}")
     constant = column_constant(X)
+    if is_dask(X) and not spec.sparse:
+        logger.warning("ranker %r needs in-memory data: loading the %d x %d matrix", name, *X.shape)
+        X = to_memory(X)
     if is_sparse(X) and not spec.sparse:
         logger.warning(
             "ranker %r needs dense data: densifying the %d x %d sparse matrix", name, *X.shape

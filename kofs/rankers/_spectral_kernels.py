@@ -27,7 +27,15 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from kofs._matrix import as_csr, column_constant, column_means, is_sparse, weighted_sq_deviations
+from kofs import _chunked
+from kofs._matrix import (
+    as_csr,
+    column_constant,
+    column_means,
+    is_dask,
+    is_sparse,
+    weighted_sq_deviations,
+)
 from kofs.errors import ParameterError
 
 logger = logging.getLogger(__name__)
@@ -110,7 +118,7 @@ def graph_quadratic_forms(X: np.ndarray, S, *, power: int = 1):
         Genes constant on the graph's samples get NaN in all three.
     """
     S, X, d = prepare_graph(S, X)
-    if is_sparse(X):
+    if is_sparse(X) or is_dask(X):
         return _sparse_quadratic_forms(X, S, d, power=power)
     n, m = X.shape
     vol = d.sum()
@@ -150,12 +158,15 @@ def _sparse_quadratic_forms(X, S, d: np.ndarray, *, power: int):
     product, reduced block by block). Higher powers apply ``Lcal`` to dense column blocks of
     bounded memory.
     """
-    X = as_csr(X)
+    chunked = is_dask(X)
+    X = X if chunked else as_csr(X)
     n, m = X.shape
     vol = d.sum()
     mu = column_means(X, d)
     den_c = weighted_sq_deviations(X, d, mu)
-    if power == 1:
+    if power == 1 and chunked:
+        num = np.maximum(den_c - (_chunked.graph_term(X, S) - vol * mu * mu), 0.0)
+    elif power == 1:
         S = sp.csr_matrix(S) if sp.issparse(S) else S
         fsf = np.zeros(m)
         per_row = S.nnz / n if sp.issparse(S) else n
@@ -171,7 +182,8 @@ def _sparse_quadratic_forms(X, S, d: np.ndarray, *, power: int):
         dm = 1.0 / sd
         num = np.empty(m)
         for cols in _col_blocks(n, m):
-            Fc = X[:, cols].toarray() - mu[cols]
+            F = X[:, cols].compute() if chunked else X[:, cols]
+            Fc = (F.toarray() if sp.issparse(F) else np.asarray(F)) - mu[cols]
             V = sd[:, None] * Fc
             for _ in range(power // 2):
                 V = _normalized_product(S, dm, V)
@@ -308,11 +320,11 @@ def spec_phi3(
     weights = 2.0**power - np.clip(used, 0.0, 2.0) ** power
     Ut = (np.sqrt(d)[:, None] * U[:, : k - 1]).T
     vol = d.sum()
-    if is_sparse(X):
+    if is_sparse(X) or is_dask(X):
         # Ut 1 = 0 (xi_j orthogonal to xi_1), so Ut f~ = Ut f: a sparse product, no centring
         mu = column_means(X, d)
         norm2 = weighted_sq_deviations(X, d, mu) + vol * mu * mu
-        A = np.asarray((X.T @ Ut.T).T)
+        A = _chunked.left_product(Ut, X) if is_dask(X) else np.asarray((X.T @ Ut.T).T)
         with np.errstate(divide="ignore", invalid="ignore"):
             scores = (weights @ (A * A)) / norm2
         scores[column_constant(X)] = np.nan

@@ -14,7 +14,13 @@ import logging
 
 import numpy as np
 
-from kofs._matrix import column_constant, column_means, column_sq_deviations, is_sparse
+from kofs._matrix import (
+    column_constant,
+    column_means,
+    column_sq_deviations,
+    is_dask,
+    is_sparse,
+)
 from kofs.errors import ParameterError
 from kofs.knowledge.similarity import (
     ANN_MIN_SAMPLES,
@@ -52,7 +58,7 @@ def variance_score(X: np.ndarray) -> np.ndarray:
     -------
     ndarray of shape (m,)
     """
-    if is_sparse(X):
+    if is_sparse(X) or is_dask(X):
         return column_sq_deviations(X) / X.shape[0]
     return np.var(X, axis=0)
 
