@@ -90,3 +90,29 @@ def test_dense_only_ranker_gets_dense_data():
     r = run_ranker("sps", expr)
     d = run_ranker("sps", Expression(X, expr.genes, expr.samples))
     np.testing.assert_allclose(r.scores, d.scores, rtol=1e-12, equal_nan=True)
+
+
+def test_approximate_knn_graph_is_close_and_seeded():
+    pytest.importorskip("pynndescent")
+    from kofs.datasets import synthetic_counts
+    from kofs.knowledge._similarity_kernels import (
+        approximate_knn_squared_distances,
+        knn_graph_distances,
+        knn_squared_distances,
+    )
+
+    d = synthetic_counts(600, 300, n_clusters=3, seed=2)
+    exact = knn_squared_distances(d.X, k=5)
+    a = approximate_knn_squared_distances(d.X, k=5, seed=0)
+    b = approximate_knn_squared_distances(d.X.copy(), k=5, seed=0)  # no cache: same result
+    assert (a != b).nnz == 0 and a.shape == exact.shape and a.nnz == exact.nnz
+    assert (a.indices != np.repeat(np.arange(600), 5)).all()  # no self-loops
+    # distances are exact for the neighbours found, never closer than the true kNN
+    rows = np.repeat(np.arange(600), 5)
+    full = ((d.X[rows] - d.X[a.indices]).power(2)).sum(axis=1).A1
+    np.testing.assert_allclose(a.data, full, rtol=1e-9, atol=1e-9)
+    assert a.data.mean() >= exact.data.mean() - 1e-9
+    assert a.data.mean() <= 1.1 * exact.data.mean()
+    same = (d.clusters[rows] == d.clusters[a.indices]).mean()
+    assert same >= (d.clusters[rows] == d.clusters[exact.indices]).mean() - 0.05
+    assert (knn_graph_distances(d.X, k=5, search="exact") != exact).nnz == 0

@@ -6,6 +6,7 @@ See :mod:`kofs.knowledge.similarity` for the formulas, references and the dispat
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -234,11 +235,79 @@ ANN_MIN_SAMPLES = 10000
 KNN_SEARCHES = ("auto", "exact", "approximate")
 
 
+#: The approximate search looks for this many candidates (at least), then keeps the k nearest
+#: by exact distance: the result for a given k does not depend on other searches (cacheable).
+ANN_CANDIDATES = 15
+#: Above this many features the candidate search runs on the top ``ANN_PROJECTION`` principal
+#: components (randomized SVD with implicit centring: X is never densified or centred in
+#: memory); candidates are then re-ranked by exact distances in the full space.
+ANN_PROJECTION = 50
+
+
+def principal_scores(X, *, n_components: int = 50, seed: int = 0, n_iter: int = 2) -> np.ndarray:
+    """Scores on the top principal components of the rows of ``X`` (dense or sparse).
+
+    Randomized range finder (Halko, Martinsson & Tropp 2011, Alg. 4.4) applied to the centred
+    matrix ``X - 1 mu^T`` without forming it: every product with it is a product with ``X``
+    plus a rank-one correction. ``n_components + 10`` random directions, ``n_iter`` power
+    iterations; seeded.
+    """
+    n, m = X.shape
+    mu = np.asarray(X.mean(axis=0)).ravel()
+    ell = min(n_components + 10, n, m)
+    rng = np.random.default_rng(seed)
+
+    def right(B):  # (X - 1 mu^T) B
+        return np.asarray(X @ B) - np.outer(np.ones(n), mu @ B)
+
+    def left(Q):  # (X - 1 mu^T)^T Q
+        return np.asarray(X.T @ Q) - np.outer(mu, Q.sum(axis=0))
+
+    Y = right(rng.standard_normal((m, ell)))
+    for _ in range(n_iter):
+        Q, _ = np.linalg.qr(Y)
+        Z, _ = np.linalg.qr(left(Q))
+        Y = right(Z)
+    Q, _ = np.linalg.qr(Y)
+    Ub, sv, _ = np.linalg.svd(left(Q).T, full_matrices=False)
+    k = min(n_components, sv.size)
+    return (Q @ Ub[:, :k]) * sv[:k]
+
+
+def _exact_pair_d2(X, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Exact squared distances of the row pairs (rows[t], cols[t]) in float64."""
+    from kofs import _numba_kernels
+
+    norms = _row_norms2(X)
+    if sp.issparse(X):
+        A = sp.csr_matrix(X)
+        if not A.has_canonical_format:
+            A = A.copy()
+            A.sum_duplicates()
+        if _numba_kernels.AVAILABLE:
+            dots = _numba_kernels.pair_dots(A, rows, cols)
+        else:
+            dots = np.concatenate(
+                [
+                    np.asarray(
+                        A[rows[s : s + 50000]].multiply(A[cols[s : s + 50000]]).sum(1)
+                    ).ravel()
+                    for s in range(0, rows.size, 50000)
+                ]
+            )
+    else:
+        dots = np.einsum("ij,ij->i", X[rows], X[cols])
+    return np.maximum(norms[rows] + norms[cols] - 2.0 * dots, 0.0)
+
+
 def approximate_knn_squared_distances(X, *, k: int = 5, seed: int = 0) -> sp.csr_matrix:
     """Directed approximate kNN graph by NN-descent (pynndescent), squared Euclidean distances.
 
-    Same layout as :func:`knn_squared_distances` (k neighbours per row, self excluded). Seeded:
-    ``random_state=seed`` makes pynndescent's result reproducible.
+    Same layout as :func:`knn_squared_distances` (k neighbours per row, self excluded).
+    pynndescent searches ``max(k, ANN_CANDIDATES)`` candidates per sample (on the top
+    ``ANN_PROJECTION`` principal components when there are more features, see
+    :func:`principal_scores`); the k nearest candidates by exact float64 distance are kept. Seeded (``random_state=seed``, one thread): the result
+    is reproducible.
 
     Raises
     ------
@@ -246,7 +315,7 @@ def approximate_knn_squared_distances(X, *, k: int = 5, seed: int = 0) -> sp.csr
         pynndescent is not installed (``pip install 'kofs[sc]'``).
     """
     try:
-        from pynndescent import NNDescent
+        import pynndescent  # noqa: F401
     except ImportError:
         raise ParameterError(
             "approximate kNN search needs pynndescent: pip install 'kofs[sc]'"
@@ -254,33 +323,51 @@ def approximate_knn_squared_distances(X, *, k: int = 5, seed: int = 0) -> sp.csr
     n = X.shape[0]
     if not 1 <= k <= n - 1:
         raise ParameterError(f"kNN graph: k must lie in [1, {n - 1}] for {n} samples, got {k}")
-    data = sp.csr_matrix(X, dtype=np.float32) if sp.issparse(X) else np.asarray(X, np.float32)
+    c = min(max(k, ANN_CANDIDATES), n - 1)
+    hit = _ANN_CACHE.get((id(X), seed, c))
+    if hit is not None and hit[0]() is X:
+        cand, d2 = hit[1], hit[2]
+    else:
+        cand, d2 = _ann_candidates(X, c, seed)
+        _ANN_CACHE.clear()
+        try:
+            _ANN_CACHE[(id(X), seed, c)] = (weakref.ref(X), cand, d2)
+        except TypeError:  # not weak-referenceable: no cache
+            pass
+    order = np.lexsort((cand, d2), axis=1)[:, :k]
+    cols = np.take_along_axis(cand, order, axis=1)
+    vals = np.take_along_axis(d2, order, axis=1)
+    indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
+    return sp.csr_matrix((vals.ravel(), cols.ravel(), indptr), shape=(n, n))
+
+
+#: The last approximate search (candidates and their exact distances), keyed by the matrix's
+#: identity: the rankers of one run (Laplacian Score k = 5, SPEC k = 10) share it.
+_ANN_CACHE: dict = {}
+
+
+def _ann_candidates(X, c: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    from pynndescent import NNDescent
+
+    n = X.shape[0]
+    if X.shape[1] > ANN_PROJECTION:
+        data = principal_scores(X, n_components=ANN_PROJECTION, seed=seed).astype(np.float32)
+    else:
+        data = sp.csr_matrix(X, dtype=np.float32) if sp.issparse(X) else np.asarray(X, np.float32)
     index = NNDescent(
-        data, n_neighbors=k + 1, metric="euclidean", random_state=seed, n_jobs=1,
+        data, n_neighbors=c + 1, metric="euclidean", random_state=seed, n_jobs=1,
         low_memory=True, compressed=True,
     )  # fmt: skip
     idx, _ = index.neighbor_graph
     idx = np.asarray(idx, dtype=np.int64)
     # drop the sample itself (or the farthest candidate when it is missing, e.g. duplicates)
     is_self = idx == np.arange(n)[:, None]
-    drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), k)
+    drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), c)
     keep = np.ones_like(idx, dtype=bool)
     keep[np.arange(n), drop] = False
-    cols = idx[keep].reshape(n, k)
-    # exact float64 distances to the neighbours found (pynndescent works in float32)
-    norms = _row_norms2(X)
-    rows = np.repeat(np.arange(n), k)
-    if sp.issparse(X):
-        A = sp.csr_matrix(X)
-        dots = np.asarray(A[rows].multiply(A[cols.ravel()]).sum(axis=1)).ravel()
-    else:
-        dots = np.einsum("ij,ij->i", X[rows], X[cols.ravel()])
-    vals = np.maximum(norms[rows] + norms[cols.ravel()] - 2.0 * dots, 0.0).reshape(n, k)
-    order = np.lexsort((cols, vals), axis=1)
-    cols = np.take_along_axis(cols, order, axis=1)
-    vals = np.take_along_axis(vals, order, axis=1)
-    indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
-    return sp.csr_matrix((vals.ravel(), cols.ravel(), indptr), shape=(n, n))
+    cand = idx[keep].reshape(n, c)
+    d2 = _exact_pair_d2(X, np.repeat(np.arange(n), c), cand.ravel()).reshape(n, c)
+    return cand, d2
 
 
 def knn_graph_distances(X, *, k: int = 5, search: str = "auto", seed: int = 0) -> sp.csr_matrix:

@@ -27,7 +27,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from kofs import _chunked
+from kofs import _chunked, _numba_kernels
 from kofs._matrix import (
     as_csr,
     column_constant,
@@ -166,6 +166,9 @@ def _sparse_quadratic_forms(X, S, d: np.ndarray, *, power: int):
     den_c = weighted_sq_deviations(X, d, mu)
     if power == 1 and chunked:
         num = np.maximum(den_c - (_chunked.graph_term(X, S) - vol * mu * mu), 0.0)
+    elif power == 1 and sp.issparse(S) and _numba_kernels.AVAILABLE:
+        fsf = _numba_kernels.graph_gene_products(X, as_csr(S))
+        num = np.maximum(den_c - (fsf - vol * mu * mu), 0.0)
     elif power == 1:
         S = sp.csr_matrix(S) if sp.issparse(S) else S
         fsf = np.zeros(m)
