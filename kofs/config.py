@@ -88,7 +88,8 @@ def check_keys(config: Mapping[str, Any], known: Iterable[str], *, path: str | o
 def resolve_paths(
     config: Mapping[str, Any], path_keys: Iterable[str], *, base: str | os.PathLike
 ) -> dict[str, Any]:
-    """Make the values of ``path_keys`` absolute relative to ``base`` (``-`` and None kept)."""
+    """Make the values of ``path_keys`` absolute relative to ``base`` (``-``, None and
+    ``obs:COLUMN`` label references kept)."""
     out = dict(config)
     base = Path(base)
     for k in path_keys:
@@ -104,7 +105,7 @@ def resolve_paths(
 
 def _abs(value: Any, base: Path) -> Any:
     s = str(value)
-    if s == "-" or os.path.isabs(s):
+    if s == "-" or os.path.isabs(s) or s.startswith("obs:"):  # obs:COLUMN names an .h5ad column
         return s
     return str((base / s).resolve())
 

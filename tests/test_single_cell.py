@@ -218,3 +218,18 @@ def test_cli_h5ad_and_10x(tmp_path, cells):
     tsv.write_text("gene\ta\tb\tc\ng1\t1\t2\t3\ng2\t3\t1\t2\n")
     r = CliRunner().invoke(main, ["rank", str(tsv), "--layer", "x", "-o", str(tmp_path / "o3")])
     assert r.exit_code == 2 and "--layer applies to an .h5ad input only" in r.stderr
+
+
+def test_run_config_keys_for_single_cell(tmp_path, cells):
+    pytest.importorskip("dask")
+    a = _adata(cells)
+    a.write_h5ad(tmp_path / "a.h5ad")
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text(
+        f"expression: {tmp_path / 'a.h5ad'}\nlabels: obs:cell_type\nchunk_size: 100\n"
+        "layer: double\nrankers: variance,fisher\n"
+    )
+    r = CliRunner().invoke(main, ["run", str(cfg), "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.stderr
+    resolved = (tmp_path / "out" / "config.resolved.yaml").read_text()
+    assert "chunk-size: 100" in resolved and "layer: double" in resolved
