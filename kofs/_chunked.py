@@ -168,22 +168,24 @@ def graph_term(X, S) -> np.ndarray:
 
 
 def _knn_block(Xa, start, stop, blocks_off, k, *others):
-    from kofs.knowledge._similarity_kernels import _cross, _row_norms2
+    from kofs.knowledge._similarity_kernels import _cross, _row_norms2, order_key, snap_zero
 
     Xa = _as_block(Xa)
     na = _row_norms2(Xa)
     cand_d, cand_i = [], []
     for (b0, _b1), Xb in zip(blocks_off, others, strict=True):
         Xb = _as_block(Xb)
-        d2 = na[:, None] + _row_norms2(Xb)[None, :] - 2.0 * _cross(Xa, Xb)
+        nb = _row_norms2(Xb)
+        d2 = na[:, None] + nb[None, :] - 2.0 * _cross(Xa, Xb)
         np.maximum(d2, 0.0, out=d2)
+        snap_zero(d2, na, nb)
         cols = np.arange(b0, b0 + Xb.shape[0])
         d2[cols[None, :] == np.arange(start, stop)[:, None]] = np.inf  # no self-loops
         cand_d.append(d2)
         cand_i.append(np.broadcast_to(cols, d2.shape))
     d2 = np.concatenate(cand_d, axis=1)
     idx = np.concatenate(cand_i, axis=1)
-    order = np.lexsort((idx, d2), axis=1)[:, :k]
+    order = np.lexsort((idx, order_key(d2)), axis=1)[:, :k]
     return np.take_along_axis(idx, order, axis=1), np.take_along_axis(d2, order, axis=1)
 
 

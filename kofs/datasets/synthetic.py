@@ -6,7 +6,8 @@ marker genes of the cluster (markers get at least the upper-quartile base mean);
 mean ``mu_cg`` and dispersion ``r`` (``var = mu + mu^2 / r``, the usual scRNA-seq model). The
 sparse matrix is drawn directly, without the dense n x m array: for every (cluster, gene) the
 number of non-zero cells is binomial with the NB's non-zero probability ``1 - (r/(r+mu))^r``,
-those cells are chosen uniformly and their values drawn from the zero-truncated NB. The base
+those cells are chosen uniformly (with replacement; repeats are summed) and their values drawn
+from the NB with a zero draw set to 1 (approximately the zero-truncated NB; exact as mu -> 0). The base
 means are scaled so that the expected fraction of zeros is ``1 - density``. Counts are then
 library-size normalised to ``target_sum`` per cell and ``log1p``-transformed (scanpy's
 ``normalize_total`` + ``log1p``).
@@ -130,23 +131,14 @@ def synthetic_counts(
     for c in range(n_clusters):
         p = _nonzero_prob(mu[c], r)
         counts = rng.binomial(sizes[c], p)
-        g = np.repeat(np.arange(n_genes), counts)
-        # distinct cells per gene: a random key per (gene, cell) candidate would be n x m; draw
-        # with replacement and drop repeats instead (they are rare at these densities)
-        cells = start + rng.integers(0, sizes[c], size=g.size)
-        key = g.astype(np.int64) * n_cells + cells
-        key.sort()
-        key = key[np.r_[True, key[1:] != key[:-1]]]
-        g, cells = key // n_cells, key % n_cells
+        g = np.repeat(np.arange(n_genes, dtype=np.int32), counts)
+        # cells drawn with replacement: the rare repeats are merged (summed) by the CSR below
+        cells = (start + rng.integers(0, sizes[c], size=g.size)).astype(np.int32)
         m_c = mu[c, g]
         v = rng.negative_binomial(r, r / (r + m_c)).astype(np.float64)
-        redo = np.flatnonzero(v == 0)
-        for _ in range(50):  # zero-truncated NB by redrawing the zeros
-            if redo.size == 0:
-                break
-            v[redo] = rng.negative_binomial(r, r / (r + m_c[redo]))
-            redo = redo[v[redo] == 0]
-        v[redo] = 1.0  # a gene so rare that 50 draws were all 0: its truncated mode is 1
+        # zero-truncated NB: a zero draw becomes 1, the truncated law's mode (for the small means
+        # where zeros are frequent, P(k = 1 | k >= 1) ~ 1 - mu)
+        v[v == 0] = 1.0
         rows.append(cells)
         cols.append(g)
         vals.append(v)

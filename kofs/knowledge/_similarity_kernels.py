@@ -55,6 +55,22 @@ def _cross(A, B) -> np.ndarray:
     return out.toarray() if sp.issparse(out) else np.asarray(out)
 
 
+def snap_zero(d2: np.ndarray, na: np.ndarray, nb: np.ndarray) -> np.ndarray:
+    """Set to exactly 0 the squared distances within rounding of 0 (``<= 1e-12 (|a|^2 +
+    |b|^2)``), in place: identical samples then tie exactly whatever the summation order
+    (dense, sparse or chunked), and ties are broken by index the same way everywhere."""
+    d2[d2 <= 1e-12 * (na[:, None] + nb[None, :])] = 0.0
+    return d2
+
+
+def order_key(d2: np.ndarray) -> np.ndarray:
+    """Squared distances rounded to float32 for ordering neighbours: distances equal in exact
+    arithmetic (ties, common with count data) but computed with different rounding (dense,
+    sparse, chunked) then compare equal, and the lower index wins everywhere. The stored
+    distances stay float64."""
+    return d2.astype(np.float32)
+
+
 def squared_distances(A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:
     """Pairwise squared Euclidean distances by the squared-norm trick (book 5.4.1).
 
@@ -72,16 +88,18 @@ def squared_distances(A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:
     same = B is None
     if sp.issparse(A) or (B is not None and sp.issparse(B)):
         B = A if same else B
-        d2 = _row_norms2(A)[:, None] + _row_norms2(B)[None, :] - 2.0 * _cross(A, B)
+        na, nb = _row_norms2(A), _row_norms2(B)
+        d2 = na[:, None] + nb[None, :] - 2.0 * _cross(A, B)
     elif same:
         G = _gram(A)
-        na = np.diag(G).copy()
+        na = nb = np.diag(G).copy()
         d2 = na[:, None] + na[None, :] - 2.0 * G
     else:
         na = np.einsum("ij,ij->i", A, A)
         nb = np.einsum("ij,ij->i", B, B)
         d2 = na[:, None] + nb[None, :] - 2.0 * (A @ B.T)
     np.maximum(d2, 0.0, out=d2)
+    snap_zero(d2, na, nb)
     if same:
         d2 = np.maximum(d2, d2.T) if sp.issparse(A) else d2
         np.fill_diagonal(d2, 0.0)
@@ -205,25 +223,27 @@ def knn_squared_distances(X: np.ndarray, *, k: int = 5) -> sp.csr_matrix:
         else:
             d2 = norms[start:stop, None] + norms[None, :] - 2.0 * _cross(X[start:stop], X)
             np.maximum(d2, 0.0, out=d2)
+            snap_zero(d2, norms[start:stop], norms)
         rows = np.arange(stop - start)
         d2[rows, rows + start] = np.inf  # no self-loops
+        key = order_key(d2)
         part = (
-            np.argpartition(d2, k - 1, axis=1)[:, :k]
+            np.argpartition(key, k - 1, axis=1)[:, :k]
             if k < n - 1
-            else np.argsort(d2, axis=1)[:, :k]
+            else np.argsort(key, axis=1)[:, :k]
         )
-        kept = np.take_along_axis(d2, part, axis=1)
+        kept = np.take_along_axis(key, part, axis=1)
         # a tie at the k-th distance: argpartition keeps an arbitrary one of the tied samples;
         # re-select those rows by (distance, index) so the lower index wins
         kth = kept.max(axis=1)
-        tied = np.flatnonzero((d2 <= kth[:, None]).sum(axis=1) > k)
+        tied = np.flatnonzero((key <= kth[:, None]).sum(axis=1) > k)
         for r in tied:
-            best = np.lexsort((np.arange(n), d2[r]))[:k]
-            part[r], kept[r] = best, d2[r, best]
+            best = np.lexsort((np.arange(n), key[r]))[:k]
+            part[r], kept[r] = best, key[r, best]
         # deterministic: order the kept candidates by (distance, index)
         order = np.lexsort((part, kept), axis=1)
         cols[start:stop] = np.take_along_axis(part, order, axis=1)
-        vals[start:stop] = np.take_along_axis(kept, order, axis=1)
+        vals[start:stop] = np.take_along_axis(np.take_along_axis(d2, part, axis=1), order, axis=1)
     indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
     return sp.csr_matrix((vals.ravel(), cols.ravel(), indptr), shape=(n, n))
 
@@ -297,7 +317,9 @@ def _exact_pair_d2(X, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
             )
     else:
         dots = np.einsum("ij,ij->i", X[rows], X[cols])
-    return np.maximum(norms[rows] + norms[cols] - 2.0 * dots, 0.0)
+    d2 = np.maximum(norms[rows] + norms[cols] - 2.0 * dots, 0.0)
+    d2[d2 <= 1e-12 * (norms[rows] + norms[cols])] = 0.0
+    return d2
 
 
 def approximate_knn_squared_distances(X, *, k: int = 5, seed: int = 0) -> sp.csr_matrix:
@@ -334,7 +356,7 @@ def approximate_knn_squared_distances(X, *, k: int = 5, seed: int = 0) -> sp.csr
             _ANN_CACHE[(id(X), seed, c)] = (weakref.ref(X), cand, d2)
         except TypeError:  # not weak-referenceable: no cache
             pass
-    order = np.lexsort((cand, d2), axis=1)[:, :k]
+    order = np.lexsort((cand, order_key(d2)), axis=1)[:, :k]
     cols = np.take_along_axis(cand, order, axis=1)
     vals = np.take_along_axis(d2, order, axis=1)
     indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
