@@ -346,14 +346,17 @@ def approximate_knn_squared_distances(X, *, k: int = 5, seed: int = 0) -> sp.csr
     if not 1 <= k <= n - 1:
         raise ParameterError(f"kNN graph: k must lie in [1, {n - 1}] for {n} samples, got {k}")
     c = min(max(k, ANN_CANDIDATES), n - 1)
-    hit = _ANN_CACHE.get((id(X), seed, c))
-    if hit is not None and hit[0]() is X:
+    buffer = X.data if sp.issparse(X) else X  # wrappers of the same data share the buffer
+    base = buffer.base if isinstance(buffer, np.ndarray) and buffer.base is not None else buffer
+    key = (id(base), X.shape, X.nnz if sp.issparse(X) else X.size, seed, c)
+    hit = _ANN_CACHE.get(key)
+    if hit is not None and hit[0]() is base:
         cand, d2 = hit[1], hit[2]
     else:
         cand, d2 = _ann_candidates(X, c, seed)
         _ANN_CACHE.clear()
         try:
-            _ANN_CACHE[(id(X), seed, c)] = (weakref.ref(X), cand, d2)
+            _ANN_CACHE[key] = (weakref.ref(base), cand, d2)
         except TypeError:  # not weak-referenceable: no cache
             pass
     order = np.lexsort((cand, order_key(d2)), axis=1)[:, :k]
