@@ -107,8 +107,6 @@ def column_sq_deviations(X, mu: np.ndarray | None = None) -> np.ndarray:
 
 
 def _minmax(B, start, stop):
-    from kofs._matrix import column_constant  # noqa: F401  (keeps one definition of ptp)
-
     B = _as_block(B)
     if sp.issparse(B):
         hi = np.asarray(B.max(axis=0).todense()).ravel()
@@ -168,15 +166,15 @@ def graph_term(X, S) -> np.ndarray:
 
 
 def _knn_block(Xa, start, stop, blocks_off, k, *others):
-    from kofs.knowledge._similarity_kernels import _cross, _row_norms2, order_key, snap_zero
+    from kofs._matrix import cross, order_key, row_norms2, snap_zero
 
     Xa = _as_block(Xa)
-    na = _row_norms2(Xa)
+    na = row_norms2(Xa)
     cand_d, cand_i = [], []
     for (b0, _b1), Xb in zip(blocks_off, others, strict=True):
         Xb = _as_block(Xb)
-        nb = _row_norms2(Xb)
-        d2 = na[:, None] + nb[None, :] - 2.0 * _cross(Xa, Xb)
+        nb = row_norms2(Xb)
+        d2 = na[:, None] + nb[None, :] - 2.0 * cross(Xa, Xb)
         np.maximum(d2, 0.0, out=d2)
         snap_zero(d2, na, nb)
         cols = np.arange(b0, b0 + Xb.shape[0])

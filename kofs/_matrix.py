@@ -20,8 +20,11 @@ __all__ = [
     "column_constant",
     "column_means",
     "column_sq_deviations",
-    "is_dask",
+    "cross",
     "is_sparse",
+    "order_key",
+    "row_norms2",
+    "snap_zero",
     "weighted_sq_deviations",
 ]
 
@@ -98,3 +101,37 @@ def column_constant(X) -> np.ndarray:
     hi = np.asarray(A.max(axis=0).todense()).ravel()
     lo = np.asarray(A.min(axis=0).todense()).ravel()
     return hi == lo
+
+
+def row_norms2(A) -> np.ndarray:
+    """Squared L2 norm of every row (dense or sparse)."""
+    if sp.issparse(A):
+        A = sp.csr_matrix(A)
+        return np.bincount(
+            np.repeat(np.arange(A.shape[0]), np.diff(A.indptr)),
+            weights=A.data * A.data,
+            minlength=A.shape[0],
+        )
+    return np.einsum("ij,ij->i", A, A)
+
+
+def cross(A, B) -> np.ndarray:
+    """``A B^T`` as a dense array (A, B dense or sparse)."""
+    out = A @ B.T
+    return out.toarray() if sp.issparse(out) else np.asarray(out)
+
+
+def order_key(d2: np.ndarray) -> np.ndarray:
+    """Squared distances rounded to float32 for ordering neighbours: distances equal in exact
+    arithmetic (ties, common with count data) but computed with different rounding (dense,
+    sparse, chunked) then compare equal, and the lower index wins everywhere. The stored
+    distances stay float64."""
+    return d2.astype(np.float32)
+
+
+def snap_zero(d2: np.ndarray, na: np.ndarray, nb: np.ndarray) -> np.ndarray:
+    """Set to exactly 0 the squared distances within rounding of 0 (``<= 1e-12 (|a|^2 +
+    |b|^2)``), in place: identical samples then tie exactly whatever the summation order
+    (dense, sparse or chunked), and ties are broken by index the same way everywhere."""
+    d2[d2 <= 1e-12 * (na[:, None] + nb[None, :])] = 0.0
+    return d2

@@ -1,8 +1,8 @@
 """The one place that knows the whole flow: plan -> convert -> rank -> aggregate.
 
-:func:`rank` is the Python entry point behind ``kofs rank``; it takes already-read objects
-(see :mod:`kofs.io`) and returns a :class:`RunResult`. Writing files is the caller's business
-(:func:`kofs.io.output.write_run`).
+:func:`rank` takes already-read objects (see :mod:`kofs.io`, :mod:`kofs.sources`) and returns
+a :class:`RunResult`; :func:`run_plan` builds planned lists and aggregates them. A whole run
+from files is :func:`kofs.workflow.run`; writing is :mod:`kofs.outputs`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -19,11 +19,13 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 from kofs.aggregate import aggregate as aggregate_lists
+from kofs.context import Context, ListPlan
 from kofs.errors import InputError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
-from kofs.rankers import applicable, run_ranker
+from kofs.rankers import estimate_ranker, run_ranker
 from kofs.registry import RANKERS, resolve_params, unknown_message
-from kofs.resources import check_memory, estimate_ranker, resolve_limit
+from kofs.resources import check_memory, resolve_limit
+from kofs.sources import KnowledgeSources
 from kofs.types import (
     AggregateRanking,
     Expression,
@@ -37,53 +39,6 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class ListPlan:
-    """One ranked list to build: a ranker applied to some internal knowledge.
-
-    Attributes
-    ----------
-    name : str
-        Name of the list in the outputs (``"fisher"``, ``"GO-MAH"``, ...).
-    ranker : str
-        Registry name of the ranker.
-    build_inputs : callable
-        ``build_inputs(context) -> RankerInputs``; called lazily, so lists not chosen cost nothing.
-    params : mapping
-        Ranker parameters.
-    sources : tuple of str
-        Knowledge sources the list depends on (for the summary and the manifest).
-    """
-
-    name: str
-    ranker: str
-    build_inputs: Callable[[Context], RankerInputs]
-    params: Mapping[str, Any] = field(default_factory=dict)
-    sources: tuple[str, ...] = ("expression",)
-
-
-@dataclass
-class Context:
-    """What the plan's builders may use: the matrix, the user's knowledge, a cache."""
-
-    expression: Expression
-    categories: SampleCategories | None = None
-    relevant_genes: tuple[str, ...] | None = None
-    seed: int = 0
-    cache: dict[str, Any] = field(default_factory=dict)
-    coverage: list[CoverageReport] = field(default_factory=list)
-    max_memory: int | None = None  # bytes; None = no check (kofs.resources)
-    similarity: SampleSimilarity | None = None  # a given sample graph (e.g. AnnData obsp)
-
-    def cached(self, key: str, build: Callable[[], Any]) -> Any:
-        """Build a piece of internal knowledge once per run."""
-        if key not in self.cache:
-            t0 = time.perf_counter()
-            self.cache[key] = build()
-            log.info("built %s in %.2f s", key, time.perf_counter() - t0)
-        return self.cache[key]
-
-
-@dataclass(frozen=True)
 class RunResult:
     """Everything a run produced."""
 
@@ -94,31 +49,8 @@ class RunResult:
     timings: Mapping[str, float]
     settings: Mapping[str, Any]
     evidence: Mapping[str, str] | None = None
-
-
-def expression_plan(context: Context, rankers: Sequence[str] | None = None) -> list[ListPlan]:
-    """Lists from single-source rankers on the expression data (and labels if given).
-
-    With ``rankers=None`` every registered ranker in the default plan whose required knowledge
-    is available runs (supervised ones only with labels).
-    """
-    base = RankerInputs(categories=context.categories, similarity=context.similarity)
-    names = [s.name for s in RANKERS if s.in_default_plan] if rankers is None else list(rankers)
-    plans = []
-    for name in names:
-        spec = RANKERS.get(name)
-        # a ranker asked for by name always runs (the runner explains what it lacks)
-        if rankers is None and not applicable(spec, base):
-            continue
-        plans.append(
-            ListPlan(
-                name=name,
-                ranker=name,
-                build_inputs=lambda ctx, b=base: b,
-                sources=("expression", *(("labels",) if spec.supervised else ())),
-            )
-        )
-    return plans
+    sources: KnowledgeSources | None = None
+    config: Any = None  # the kofs.config.RunConfig of a run started from one
 
 
 def relevant_gene_ids(
@@ -169,18 +101,18 @@ def check_ranker_memory(
     n, m = context.expression.values.shape
     given = None if sim is None else ("dense" if isinstance(sim.matrix, np.ndarray) else "sparse")
     full = resolve_params(f"ranker {plan.ranker!r}", spec.params, params)
+    need = estimate_ranker(plan.ranker, n, m, params=full, given_similarity=given)
+    # the registry's estimates count two dense float64 copies of X: a sparse-capable ranker on
+    # sparse X holds two CSR copies instead, on chunked X only per-gene vectors; any other
+    # ranker densifies, and the sparse original stays alive
+    dense_x = 2 * 8 * n * m
     nnz = context.expression.values.nnz if context.expression.is_sparse else None
     if context.expression.is_chunked and spec.sparse:
-        nnz = 0  # reduced chunk by chunk: only the graph and per-gene vectors are held
-    need = estimate_ranker(
-        plan.ranker,
-        n,
-        m,
-        params=full,
-        given_similarity=given,
-        nnz=nnz,
-        sparse_capable=spec.sparse,
-    )
+        need = need - dense_x + 4 * 8 * m
+    elif nnz is not None and spec.sparse:
+        need = need - dense_x + 2 * (12 * nnz + 8 * (n + 1))
+    elif nnz is not None:
+        need += 12 * nnz + 8 * (n + 1)
     hint = (
         f"a sparser similarity (--param {plan.ranker}.similarity=knn), "
         if "similarity" in spec.params
@@ -197,17 +129,16 @@ def check_ranker_memory(
     )
 
 
-def run_plan(
+def build_lists(
     context: Context,
     plans: Sequence[ListPlan],
     *,
-    aggregate: str = "em",
-    aggregate_params: Mapping[str, Any] | None = None,
     params: Mapping[str, Mapping[str, Any]] | None = None,
     threads: int | None = None,
-    settings: Mapping[str, Any] | None = None,
-) -> RunResult:
-    """Build every planned list and aggregate them."""
+    timings: dict[str, float] | None = None,
+) -> list[Ranking]:
+    """Build every planned list (parameters checked first, memory checked per list, BLAS and
+    worker threads capped by ``threads``)."""
     if not plans:
         raise ParameterError("nothing to rank: no ranker applies to the given inputs")
     names = [p.name for p in plans]
@@ -227,7 +158,7 @@ def run_plan(
             p["n_jobs"] = threads or os.cpu_count() or 1  # --threads also sets worker counts
         resolve_params(f"ranker {plan.ranker!r}", RANKERS.get(plan.ranker).params, p)
         per_list[plan.name] = p
-    timings: dict[str, float] = {}
+    timings = {} if timings is None else timings
     lists: list[Ranking] = []
     with threadpool_limits(limits=threads):
         for plan in plans:
@@ -246,6 +177,23 @@ def run_plan(
             lists.append(ranking)
             timings[f"rank:{plan.name}"] = round(time.perf_counter() - t0, 4)
             log.info("list %s built in %.2f s", plan.name, timings[f"rank:{plan.name}"])
+    return lists
+
+
+def run_plan(
+    context: Context,
+    plans: Sequence[ListPlan],
+    *,
+    aggregate: str = "em",
+    aggregate_params: Mapping[str, Any] | None = None,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    threads: int | None = None,
+    settings: Mapping[str, Any] | None = None,
+) -> RunResult:
+    """Build every planned list (:func:`build_lists`) and aggregate them."""
+    timings: dict[str, float] = {}
+    lists = build_lists(context, plans, params=params, threads=threads, timings=timings)
+    with threadpool_limits(limits=threads):
         t0 = time.perf_counter()
         final = aggregate_lists(
             lists, aggregate, relevant_genes=context.relevant_genes, params=aggregate_params
@@ -265,7 +213,7 @@ def rank(
     expression: Any,
     *,
     labels: SampleCategories | str | None = None,
-    sources: Any = None,
+    sources: KnowledgeSources | None = None,
     method: str = "kofs",
     lists: Sequence[str] | None = None,
     rankers: Sequence[str] | None = None,
@@ -276,14 +224,20 @@ def rank(
     msfs_weights: Sequence[float] | None = None,
     seed: int = 0,
     threads: int | None = None,
-    max_memory: int | None = None,
+    max_memory: int | str | None = None,
+    defaults: str | None = None,
+    shared: dict[str, Any] | None = None,
     layer: str | None = None,
     use_raw: bool = False,
     use_graph: str | bool | None = None,
+    similarity: SampleSimilarity | None = None,
     key_added: str = "kofs",
     dask_scheduler: str | None = None,
 ) -> RunResult:
     """Rank the genes of ``expression`` with every list the inputs allow and fuse the lists.
+
+    The objects-in entry point (``kofs.rank``); :func:`kofs.workflow.run` runs a whole
+    :class:`~kofs.config.RunConfig` (files in) through it.
 
     Parameters
     ----------
@@ -298,10 +252,10 @@ def rank(
         Aligned to ``expression.samples`` (see :func:`kofs.io.labels.align_labels`); enables the
         supervised rankers and the Fisher list. With an AnnData, a string names an ``obs``
         column (``"cell_type"`` or ``"obs:cell_type"``).
-    sources : kofs.plans.KnowledgeSources, optional
-        GO, pathways, interactions, auxiliary data. With any source the plan is the KOFS list
-        catalogue (book Table 6.3: SPEC, Fisher, Pathway-FILT, GO-REL-VOTE, GO-MAH, ...);
-        without, every default single-source ranker the inputs allow.
+    sources : kofs.sources.KnowledgeSources, optional
+        GO, pathways, interactions, graphs, auxiliary data (:func:`kofs.sources.read_sources`).
+        With any source the plan is the KOFS list catalogue (book Table 6.3: SPEC, Fisher,
+        Pathway-FILT, GO-REL-VOTE, GO-MAH, ...); without, the default single-source rankers.
     method : {"kofs", "msfs"}
         ``"msfs"``: one list, SPEC on the combined sample similarities (book Alg. 9).
     lists : sequence of str, optional
@@ -321,9 +275,16 @@ def rank(
     seed : int
     threads : int, optional
         Cap on BLAS/OpenMP threads.
-    max_memory : int, optional
-        Memory limit in bytes for the big steps (:mod:`kofs.resources`); default 80 % of the
-        total RAM. A step estimated above it raises ``ResourceError`` before it starts.
+    max_memory : int or str, optional
+        Memory limit (bytes, or a size such as ``"4G"``) for the big steps
+        (:mod:`kofs.resources`); default 80 % of the total RAM. A step estimated above it
+        raises ``ResourceError`` before it starts.
+    defaults : str, optional
+        Defaults version (:data:`kofs.config.PRESETS`) that decides the default plan; the
+        newest by default.
+    shared : dict, optional
+        Gene-level internal knowledge shared between calls on subsets of samples (the folds
+        of the honest protocol); see :class:`kofs.context.Context`.
     layer : str, optional
         AnnData only: rank ``adata.layers[layer]`` instead of ``X``.
     use_raw : bool
@@ -332,6 +293,9 @@ def rank(
         AnnData only: reuse the cell graph ``adata.obsp[use_graph]`` (``True`` =
         ``"connectivities"``, as made by ``scanpy.pp.neighbors``) as the sample similarity of
         the graph rankers instead of building a kNN graph.
+    similarity : SampleSimilarity, optional
+        A given sample graph aligned to the samples, used by the graph rankers (their
+        ``auto`` graph) instead of one built from the data.
     key_added : str
         AnnData only: prefix of the ``var`` columns and key of ``uns`` written.
     dask_scheduler : str, optional
@@ -342,14 +306,22 @@ def rank(
     -------
     RunResult
     """
+    from kofs.config import DEFAULTS_VERSION, PRESETS
     from kofs.evidence import gene_evidence
     from kofs.io.convert import as_expression
-    from kofs.plans import KnowledgeSources, kofs_plan, msfs_plan
+    from kofs.plans import expression_plan, kofs_plan, msfs_plan
+    from kofs.sources import SOURCES
 
     if method not in ("kofs", "msfs"):
         raise ParameterError(f"method must be 'kofs' or 'msfs', got {method!r}")
+    version = defaults or DEFAULTS_VERSION
+    if version not in PRESETS:
+        raise ParameterError(
+            f"defaults version {version!r} is unknown; known: {', '.join(PRESETS)}"
+        )
     expression, adata = as_expression(expression, layer=layer, use_raw=use_raw)
-    labels, similarity = _anndata_knowledge(adata, expression, labels, use_graph)
+    categories, graph = _anndata_knowledge(adata, expression, labels, use_graph)
+    similarity = graph or similarity
     sources = sources or KnowledgeSources()
     check_magnitude(expression)
     rel = (
@@ -361,21 +333,23 @@ def rank(
     )
     context = Context(
         expression=expression,
-        categories=labels,
+        categories=categories,
         relevant_genes=rel,
+        sources=sources,
         seed=seed,
         max_memory=resolve_limit(max_memory),
+        shared={} if shared is None else shared,
         similarity=similarity,
     )
     # plans are lazy: knowledge is built inside run_plan, under the thread limit
     if method == "msfs":
-        plans = msfs_plan(context, sources, weights=msfs_weights)
+        plans = msfs_plan(context, weights=msfs_weights)
     elif sources.any() or lists is not None:
-        plans = kofs_plan(context, sources, lists)
+        plans = kofs_plan(context, lists)
         if rankers is not None:
             plans += expression_plan(context, rankers)
     else:
-        plans = expression_plan(context, rankers)
+        plans = expression_plan(context, rankers, default_plan=PRESETS[version]["default_plan"])
     settings = {
         "method": method,
         "lists": [p.name for p in plans],
@@ -385,6 +359,7 @@ def rank(
         "params": {k: dict(v) for k, v in (params or {}).items()},
         "aggregate_params": dict(aggregate_params or {}),
         "relevant_genes": None if rel is None else len(rel),
+        "defaults": version,
     }
     from kofs._chunked import dask_client
 
@@ -398,8 +373,13 @@ def rank(
             threads=threads,
             settings=settings,
         )
-    evidence = gene_evidence(context.cache, expression.genes)
-    result = replace(result, evidence=evidence)
+    parts = [
+        part
+        for spec in SOURCES
+        if spec.evidence is not None and spec.name in sources
+        for part in spec.evidence(context)
+    ]
+    result = replace(result, evidence=gene_evidence(parts, expression.genes), sources=sources)
     if adata is not None:
         from kofs.io.adata_results import store_result
 
@@ -407,7 +387,9 @@ def rank(
     return result
 
 
-def _anndata_knowledge(adata, expression: Expression, labels, use_graph):
+def _anndata_knowledge(
+    adata: Any, expression: Expression, labels: SampleCategories | str | None, use_graph: Any
+) -> tuple[SampleCategories | None, SampleSimilarity | None]:
     """Labels named by an obs column and the reused obsp graph (AnnData inputs only)."""
     if adata is None:
         if isinstance(labels, str) or use_graph:
@@ -419,16 +401,19 @@ def _anndata_knowledge(adata, expression: Expression, labels, use_graph):
     if isinstance(labels, str):
         column = labels[4:] if labels.startswith("obs:") else labels
         labels = labels_from_obs(adata, column, samples=expression.samples)
-    similarity = None
-    if use_graph:
-        key = "connectivities" if use_graph is True else str(use_graph)
-        if key not in adata.obsp:
-            known = ", ".join(adata.obsp.keys()) or "none (run scanpy.pp.neighbors first)"
-            raise ParameterError(f"use_graph: adata.obsp has no {key!r}; obsp keys: {known}")
-        similarity = SampleSimilarity(
-            sp.csr_matrix(adata.obsp[key], dtype=np.float64),
-            expression.samples,
-            name=f"obsp:{key}",
-            provenance={"builder": "anndata", "obsp": key},
-        )
+    similarity = anndata_graph(adata, use_graph, expression.samples) if use_graph else None
     return labels, similarity
+
+
+def anndata_graph(adata: Any, use_graph: str | bool, samples: Sequence[str]) -> SampleSimilarity:
+    """The cell graph ``adata.obsp[key]`` (``True`` = ``"connectivities"``) as a similarity."""
+    key = "connectivities" if use_graph is True else str(use_graph)
+    if key not in adata.obsp:
+        known = ", ".join(adata.obsp.keys()) or "none (run scanpy.pp.neighbors first)"
+        raise ParameterError(f"use_graph: adata.obsp has no {key!r}; obsp keys: {known}")
+    return SampleSimilarity(
+        sp.csr_matrix(adata.obsp[key], dtype=np.float64),
+        tuple(samples),
+        name=f"obsp:{key}",
+        provenance={"builder": "anndata", "obsp": key},
+    )

@@ -17,8 +17,7 @@ from kofs.io.genes import read_gene_list
 from kofs.io.labels import align_labels, read_labels
 from kofs.io.output import write_ranking
 from kofs.pipeline import rank
-from kofs.plans import KnowledgeSources
-from kofs.sources import read_sources
+from kofs.sources import KnowledgeSources, read_sources
 from kofs.types import Expression
 
 PATHS = example_paths()
@@ -44,6 +43,7 @@ def kofs_result(example):
     return rank(expr, labels=labels, sources=sources, seed=0)
 
 
+@pytest.mark.slow
 def test_kofs_plan_builds_every_list_the_sources_allow(kofs_result):
     names = [r.name for r in kofs_result.lists]
     assert names == [
@@ -61,6 +61,7 @@ def test_kofs_plan_builds_every_list_the_sources_allow(kofs_result):
     assert kofs_result.final.info["converged"]
 
 
+@pytest.mark.slow
 def test_fused_list_is_biologically_sensible(kofs_result):
     # B vs T lineage: T-cell receptor / lineage genes and HLA class II must lead
     top = set(kofs_result.final.top(30))
@@ -68,6 +69,7 @@ def test_fused_list_is_biologically_sensible(kofs_result):
     assert any(g.startswith("HLA-D") for g in top)
 
 
+@pytest.mark.slow
 def test_coverage_reported_once_per_source(kofs_result):
     sources = [c.source for c in kofs_result.coverage]
     assert len(sources) == len(set(sources)) == 3
@@ -75,6 +77,7 @@ def test_coverage_reported_once_per_source(kofs_result):
     assert go.matched > 1400 and go.id_column == "entrez_id"
 
 
+@pytest.mark.slow
 def test_evidence_names_terms_pathways_and_neighbours(kofs_result):
     ev = kofs_result.evidence
     assert ev is not None and len(ev) > 1000
@@ -94,6 +97,7 @@ def test_supervised_lists_need_relevant_genes(example):
         rank(expr, labels=labels, sources=sources, lists=["GO-MHA"])
 
 
+@pytest.mark.slow
 def test_relevant_genes_enable_go_can_mah_and_supervised_em(example):
     expr, labels, sources = example
     relevant = read_gene_list(PATHS["relevant_genes"])
@@ -110,9 +114,7 @@ def test_relevant_genes_enable_go_can_mah_and_supervised_em(example):
 
 def test_msfs_is_one_spec_list_on_combined_similarities(example):
     expr, labels, sources = example
-    res = rank(
-        expr, labels=labels, sources=KnowledgeSources(pathways=sources.pathways), method="msfs"
-    )
+    res = rank(expr, labels=labels, sources=sources.only("pathways"), method="msfs")
     assert [r.name for r in res.lists] == ["MSFS"]
     assert res.lists[0].params["ranker"] == "spec-phi2"
     np.testing.assert_array_equal(res.final.ranks, res.lists[0].ranks)
@@ -127,7 +129,7 @@ def test_aux_data_on_shuffled_samples_gives_an_aux_list(example, rng):
         [expr.samples[i] for i in order],
     )
     res = rank(
-        expr, labels=labels, sources=KnowledgeSources(aux=(aux,)), lists=["AUX-SPEC", "SPEC"]
+        expr, labels=labels, sources=KnowledgeSources({"aux": (aux,)}), lists=["AUX-SPEC", "SPEC"]
     )
     assert [r.name for r in res.lists] == ["AUX-SPEC", "SPEC"]
     assert not np.allclose(res.lists[0].scores, res.lists[1].scores, equal_nan=True)
@@ -138,12 +140,12 @@ def test_runs_are_deterministic(example):
     a = rank(
         expr,
         labels=labels,
-        sources=KnowledgeSources(pathways=sources.pathways, interactions=sources.interactions),
+        sources=sources.only("pathways", "interactions"),
     )
     b = rank(
         expr,
         labels=labels,
-        sources=KnowledgeSources(pathways=sources.pathways, interactions=sources.interactions),
+        sources=sources.only("pathways", "interactions"),
     )
     np.testing.assert_array_equal(a.final.scores, b.final.scores)
 
@@ -175,6 +177,7 @@ def test_go_needs_both_files():
     assert r.exit_code == 2 and "--go-annotations" in r.stderr
 
 
+@pytest.mark.slow
 def test_end_to_end_on_real_all_with_every_source(shared_data, tmp_path):
     """`kofs rank` on the real ALL matrix (128 x 8,562) with labels, GO 2022, KEGG, STRING and
     known haematological cancer genes: every list of the catalogue is built and fused."""
@@ -236,8 +239,9 @@ def test_end_to_end_on_real_all_with_every_source(shared_data, tmp_path):
     assert manifest["aggregation"]["info"]["n_G"] > 400
 
 
+@pytest.mark.slow
 def test_go_closure_and_ic_are_computed_once_per_run(example, monkeypatch):
-    import kofs.knowledge.go as go
+    import kofs.knowledge.go_semantics as go
 
     expr, labels, sources = example
     calls = []
@@ -247,7 +251,7 @@ def test_go_closure_and_ic_are_computed_once_per_run(example, monkeypatch):
     rank(
         expr,
         labels=labels,
-        sources=KnowledgeSources(ontology=sources.ontology, go_annotations=sources.go_annotations),
+        sources=sources.only("go"),
         relevant_genes=relevant,
         lists=["GO-REL-VOTE", "GO-CAN-MAH", "GO-REL-PROP"],
     )

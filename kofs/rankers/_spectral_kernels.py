@@ -28,11 +28,11 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from kofs import _chunked, _numba_kernels
+from kofs._chunked import is_dask
 from kofs._matrix import (
     as_csr,
     column_constant,
     column_means,
-    is_dask,
     is_sparse,
     weighted_sq_deviations,
 )

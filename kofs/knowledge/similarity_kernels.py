@@ -1,6 +1,7 @@
 """Array kernels of the sample-similarity builders (NumPy/SciPy only; no ids, no I/O).
 
-See :mod:`kofs.knowledge.similarity` for the formulas, references and the dispatcher.
+See :mod:`kofs.knowledge.similarity` for the formulas, references and the dispatcher; the
+kernels are imported from here.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from scipy.linalg.blas import dsyrk
 
 from kofs import _chunked
 from kofs._chunked import is_dask
+from kofs._matrix import cross as _cross
+from kofs._matrix import order_key, snap_zero
+from kofs._matrix import row_norms2 as _row_norms2
 from kofs.errors import ParameterError, ResourceError
 
 logger = logging.getLogger(__name__)
@@ -35,40 +39,6 @@ def _gram(A: np.ndarray) -> np.ndarray:
         return A @ A.T
     upper = dsyrk(1.0, np.ascontiguousarray(A).T, trans=1)
     return np.triu(upper) + np.triu(upper, 1).T
-
-
-def _row_norms2(A) -> np.ndarray:
-    """Squared L2 norm of every row (dense or sparse)."""
-    if sp.issparse(A):
-        A = sp.csr_matrix(A)
-        return np.bincount(
-            np.repeat(np.arange(A.shape[0]), np.diff(A.indptr)),
-            weights=A.data * A.data,
-            minlength=A.shape[0],
-        )
-    return np.einsum("ij,ij->i", A, A)
-
-
-def _cross(A, B) -> np.ndarray:
-    """``A B^T`` as a dense array (A, B dense or sparse)."""
-    out = A @ B.T
-    return out.toarray() if sp.issparse(out) else np.asarray(out)
-
-
-def snap_zero(d2: np.ndarray, na: np.ndarray, nb: np.ndarray) -> np.ndarray:
-    """Set to exactly 0 the squared distances within rounding of 0 (``<= 1e-12 (|a|^2 +
-    |b|^2)``), in place: identical samples then tie exactly whatever the summation order
-    (dense, sparse or chunked), and ties are broken by index the same way everywhere."""
-    d2[d2 <= 1e-12 * (na[:, None] + nb[None, :])] = 0.0
-    return d2
-
-
-def order_key(d2: np.ndarray) -> np.ndarray:
-    """Squared distances rounded to float32 for ordering neighbours: distances equal in exact
-    arithmetic (ties, common with count data) but computed with different rounding (dense,
-    sparse, chunked) then compare equal, and the lower index wins everywhere. The stored
-    distances stay float64."""
-    return d2.astype(np.float32)
 
 
 def squared_distances(A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:

@@ -1,0 +1,241 @@
+"""Write the outputs of a run: ``ranking.tsv``, ``weights.tsv``, ``manifest.json`` and
+``config.resolved.yaml``.
+
+Everything is written into a temporary folder first and moved into place only when all files
+are complete, so a failed or interrupted run leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kofs import __version__
+from kofs.config import dump_config
+from kofs.io.output import (
+    atomic_dir,
+    environment_info,
+    file_fingerprint,
+    write_json,
+    write_ranking,
+    write_weights,
+)
+from kofs.pipeline import RunResult
+
+
+def _json_info(
+    info: Mapping[str, Any], *, genes: Sequence[str], max_items: int = 1000
+) -> dict[str, Any]:
+    """A ranker's extras made JSON-friendly; the entry ``order`` of a multivariate selector
+    (gene positions) is written as gene ids; arrays longer than ``max_items`` are summarised by
+    their shape."""
+    out: dict[str, Any] = {}
+    for k, v in info.items():
+        if k == "order":
+            out[k] = [genes[int(i)] for i in v]
+            continue
+        if isinstance(v, np.ndarray):
+            out[k] = v.tolist() if v.size <= max_items else {"shape": list(v.shape)}
+        elif isinstance(v, np.generic):
+            out[k] = v.item()
+        elif isinstance(v, (list, tuple)) and len(v) > max_items:
+            out[k] = {"length": len(v)}
+        else:
+            out[k] = v
+    return out
+
+
+def _folder_fingerprint(path: str) -> dict[str, Any]:
+    """A folder input (10x MatrixMarket, KGML): the fingerprints of the files in it."""
+    files = sorted(p for p in Path(path).iterdir() if p.is_file())
+    return {"path": os.fspath(path), "files": [file_fingerprint(p) for p in files]}
+
+
+def manifest(
+    result: RunResult,
+    *,
+    command: str,
+    inputs: Mapping[str, str | Sequence[str] | None],
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The provenance record of a run (DESIGN.md, "Provenance")."""
+    files = _fingerprints(inputs)
+    final = result.final
+    out = {
+        "kofs_version": __version__,
+        "command": command,
+        "settings": dict(result.settings),
+        "inputs": files,
+        "matrix": {"samples": result.expression.n_samples, "genes": result.expression.n_genes},
+        "lists": [
+            {
+                "name": r.name,
+                "ranker": r.params.get("ranker"),
+                "higher_is_better": r.higher_is_better,
+                "params": {k: v for k, v in r.params.items() if k != "ranker"},
+                "info": _json_info(r.info, genes=r.genes),
+            }
+            for r in result.lists
+        ],
+        "aggregation": {
+            "method": final.method,
+            "weights": None
+            if final.weights is None
+            else dict(zip(final.list_names, map(float, final.weights), strict=True)),
+            "info": dict(final.info),
+        },
+        "coverage": [c.as_dict() for c in result.coverage],
+        "timings_seconds": dict(result.timings),
+        "environment": environment_info(),
+    }
+    if extra:
+        out.update(extra)
+    return out
+
+
+def _fingerprints(inputs: Mapping[str, str | Sequence[str] | None]) -> dict[str, Any]:
+    files = {}
+    for role, paths in inputs.items():
+        if paths is None:
+            continue
+        many = [paths] if isinstance(paths, str) else list(paths)
+        prints = [
+            {"path": "-", "bytes": None, "sha256": None}
+            if p == "-"
+            else _folder_fingerprint(p)
+            if os.path.isdir(p)
+            else file_fingerprint(p)
+            for p in many
+        ]
+        files[role] = prints[0] if isinstance(paths, str) else prints
+    return files
+
+
+def aggregate_manifest(
+    result: Any,
+    *,
+    inputs: Mapping[str, str | Sequence[str] | None],
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The provenance record of ``kofs aggregate`` (a :class:`kofs.list_aggregation.
+    ListAggregation`): inputs, how every list was read and ranked, coverage, universe,
+    method and weights."""
+    final = result.final
+    out = {
+        "kofs_version": __version__,
+        "command": "aggregate",
+        "settings": dict(result.settings),
+        "inputs": _fingerprints(inputs),
+        "universe": int(result.universe),
+        "lists": [
+            {
+                "name": s.name,
+                "path": s.path,
+                "kind": s.kind,
+                "ranked_by": s.ranked_by,
+                "higher_is_better": s.higher_is_better,
+                "gene_column": s.gene_column,
+                "rows": s.n_rows,
+                "genes": len(s.genes),
+                "repeated_ids_merged": s.n_repeated,
+            }
+            for s in result.sources
+        ],
+        "aggregation": {
+            "method": final.method,
+            "weights": None
+            if final.weights is None
+            else dict(zip(final.list_names, map(float, final.weights), strict=True)),
+            "weight_intervals": None,
+            "statistics": list(final.statistics),
+            "info": dict(final.info),
+        },
+        "coverage": [c.as_dict() for c in result.coverage],
+        "timings_seconds": dict(result.timings),
+        "environment": environment_info(),
+    }
+    if extra:
+        out.update(extra)
+    return out
+
+
+def write_run(
+    result: RunResult,
+    outdir: str,
+    *,
+    manifest_data: Mapping[str, Any],
+    extra_files: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Write a run's files into ``outdir`` (``"-"``: ranking.tsv to stdout only).
+
+    ``result`` is a :class:`~kofs.pipeline.RunResult` or any result with ``final``, ``lists``
+    and ``evidence`` (e.g. :class:`kofs.list_aggregation.ListAggregation`). ``extra_files``
+    maps file names to text (e.g. ``config.resolved.yaml``). Returns the written paths.
+    """
+    if outdir == "-":
+        buf = io.StringIO()
+        write_ranking(buf, result.final, result.lists, evidence=result.evidence)
+        sys.stdout.write(buf.getvalue())
+        sys.stdout.flush()
+        return ["-"]
+    with atomic_dir(outdir) as tmp:
+        tmp = Path(tmp)
+        write_ranking(tmp / "ranking.tsv", result.final, result.lists, evidence=result.evidence)
+        names = ["ranking.tsv"]
+        if result.final.weights is not None:
+            write_weights(tmp / "weights.tsv", result.final)
+            names.append("weights.tsv")
+        for name, text in (extra_files or {}).items():
+            (tmp / name).write_text(text, encoding="utf-8")
+            names.append(name)
+        write_json(tmp / "manifest.json", dict(manifest_data))
+        names.append("manifest.json")
+    return [str(Path(outdir) / n) for n in names]
+
+
+def check_result_output(config: Any) -> None:
+    """Fail before any work when the config's output folder cannot receive a run's files."""
+    from kofs.io.output import check_output_dir
+
+    out = config.output.output
+    if out == "-":
+        return
+    paths = [
+        p
+        for v in config.input_paths().values()
+        if v
+        for p in ([v] if isinstance(v, str) else v)
+        if p != "-"
+    ]
+    check_output_dir(out, inputs=paths)
+
+
+def write_result(result: RunResult, *, command: str = "rank") -> list[str]:
+    """Write a run started from a config (``result.config``) into its output folder: the
+    ranking, weights, the manifest (with the config and the sources' releases) and
+    ``config.resolved.yaml``. Returns the written paths."""
+    from kofs.sources import source_releases
+
+    config = result.config
+    if config is None:
+        raise ValueError("write_result needs a result of kofs.workflow.run (it has no config)")
+    inputs = {k: (v or None) for k, v in config.input_paths().items()}
+    inputs = {"expression": inputs.pop("expression"), **inputs}
+    resolved = config.to_mapping()
+    extra = {
+        "config": resolved,
+        "defaults_version": config.defaults,
+        "releases": source_releases(result.sources) if result.sources is not None else {},
+    }
+    return write_run(
+        result,
+        config.output.output,
+        manifest_data=manifest(result, command=command, inputs=inputs, extra=extra),
+        extra_files={"config.resolved.yaml": dump_config(config)},
+    )
