@@ -301,16 +301,6 @@ def test_gosim_max_memory(tmp_path):
     assert out.read_text().startswith("gene\t")
 
 
-def test_graph_neighbors_reads_the_right_parameter():
-    from kofs.resources import graph_neighbors
-
-    # SPEC's k is the number of clusters (None by default), its neighbours are "neighbors"
-    assert graph_neighbors({"similarity": "auto", "k": None, "neighbors": None}) == 10
-    assert graph_neighbors({"similarity": "knn", "k": 3, "neighbors": 7}) == 7
-    assert graph_neighbors({"graph": "auto", "k": None}) == 5
-    assert graph_neighbors({"graph": "knn", "k": 8}) == 8
-
-
 def _many_samples(tmp_path, n=3001, m=12):
     rng = np.random.default_rng(3)
     X = rng.normal(size=(n, m))

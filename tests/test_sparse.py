@@ -116,3 +116,14 @@ def test_approximate_knn_graph_is_close_and_seeded():
     same = (d.clusters[rows] == d.clusters[a.indices]).mean()
     assert same >= (d.clusters[rows] == d.clusters[exact.indices]).mean() - 0.05
     assert (knn_graph_distances(d.X, k=5, search="exact") != exact).nnz == 0
+
+
+def test_memory_check_counts_sparse_and_refuses_dense_only_rankers():
+    from kofs.errors import ResourceError
+    from kofs.pipeline import rank
+
+    X = sp.random(200, 5000, density=0.01, format="csr", random_state=0)
+    res = rank(X, rankers=["variance"], max_memory="4M")  # two CSR copies fit
+    assert res.lists[0].name == "variance"
+    with pytest.raises(ResourceError, match="works on sparse data .*variance.*laplacian"):
+        rank(X, rankers=["sps"], max_memory="4M")  # its dense copy of X does not
