@@ -116,14 +116,13 @@ def _minmax(B, start, stop):
     return np.stack([hi, lo])
 
 
-def column_constant(X) -> np.ndarray:
+def column_range(X) -> tuple[np.ndarray, np.ndarray]:
+    """Per column ``(max, min)``, chunk by chunk."""
     from dask import delayed
 
     blocks, off = row_chunks(X)
     parts = _compute([delayed(_minmax)(b, off[a], off[a + 1]) for a, b in enumerate(blocks)])
-    hi = np.max([p[0] for p in parts], axis=0)
-    lo = np.min([p[1] for p in parts], axis=0)
-    return hi == lo
+    return np.max([p[0] for p in parts], axis=0), np.min([p[1] for p in parts], axis=0)
 
 
 def _ut_x(B, start, stop, Ut):

@@ -18,6 +18,7 @@ from kofs._chunked import is_dask
 __all__ = [
     "as_csr",
     "column_constant",
+    "column_range",
     "column_means",
     "column_sq_deviations",
     "cross",
@@ -91,16 +92,24 @@ def column_sq_deviations(X, mu: np.ndarray | None = None) -> np.ndarray:
     return stored + mu * mu * (A.shape[0] - n_stored)
 
 
-def column_constant(X) -> np.ndarray:
-    """Boolean mask of the columns whose values are all equal (``ptp == 0``)."""
+def column_range(X) -> tuple[np.ndarray, np.ndarray]:
+    """Per column ``(max, min)`` (implicit zeros of a sparse ``X`` included)."""
     if is_dask(X):
-        return _chunked.column_constant(X)
+        return _chunked.column_range(X)
     if not is_sparse(X):
-        return np.ptp(X, axis=0) == 0
+        X = np.asarray(X)
+        return X.max(axis=0), X.min(axis=0)
     A = as_csr(X)
     hi = np.asarray(A.max(axis=0).todense()).ravel()
     lo = np.asarray(A.min(axis=0).todense()).ravel()
-    return hi == lo
+    return hi, lo
+
+
+def column_constant(X) -> np.ndarray:
+    """Boolean mask of the constant columns (:func:`kofs._ranks.constant_genes`)."""
+    from kofs._ranks import constant_genes
+
+    return constant_genes(X)
 
 
 def row_norms2(A) -> np.ndarray:

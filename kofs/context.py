@@ -41,6 +41,8 @@ class Context:
     similarity : SampleSimilarity, optional
         A given sample graph (e.g. an AnnData's ``obsp["connectivities"]``) for the graph
         rankers of the expression plan.
+    progress : kofs.progress.Progress, optional
+        Told about each list and the long knowledge steps; None = silent.
     """
 
     expression: Expression
@@ -53,6 +55,7 @@ class Context:
     coverage: list[CoverageReport] = field(default_factory=list)
     max_memory: int | None = None
     similarity: SampleSimilarity | None = None
+    progress: Any = None
 
     def cached(self, key: str, build: Callable[[], Any], *, gene_level: bool = False) -> Any:
         """Build a piece of internal knowledge once per run.

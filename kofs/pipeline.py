@@ -18,10 +18,13 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
+from kofs._ranks import constant_genes
 from kofs.aggregate import aggregate as aggregate_lists
+from kofs.canonical import canonical_inputs, canonicalize, restore_aggregate, restore_ranking
 from kofs.context import Context, ListPlan
 from kofs.errors import InputError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
+from kofs.progress import Progress, task
 from kofs.rankers import estimate_ranker, run_ranker
 from kofs.registry import RANKERS, resolve_params, unknown_message
 from kofs.resources import check_memory, resolve_limit
@@ -70,10 +73,19 @@ def relevant_gene_ids(
 
 #: Largest |value| ranked: squares and Gram products of larger values overflow float64.
 MAX_ABS_VALUE = 1e100
+#: Smallest largest-|value| of a varying gene: squares of smaller values underflow float64.
+MIN_ABS_VALUE = 1e-100
 
 
 def check_magnitude(expression: Expression) -> None:
-    """Refuse values whose squares would overflow the rankers' statistics (InputError)."""
+    """Refuse a matrix the rankers cannot rank (InputError naming the file).
+
+    * values beyond :data:`MAX_ABS_VALUE` (their squares overflow);
+    * every gene constant across the samples (:func:`kofs._ranks.constant_genes`, a relative
+      test): all genes would tie;
+    * a varying gene whose values all lie below :data:`MIN_ABS_VALUE` in magnitude (e.g. data
+      multiplied by 1e-200): variances and distances underflow to 0.
+    """
     X = expression.values
     if expression.is_chunked:
         return  # values are read chunk by chunk; the chunked reductions see them
@@ -88,6 +100,27 @@ def check_magnitude(expression: Expression) -> None:
             "overflow the statistics; log-transform or rescale the data",
             path=expression.source,
         )
+    constant = constant_genes(X)
+    if constant.all():
+        raise InputError(
+            f"all {X.shape[1]} genes are constant across the {X.shape[0]} samples"
+            f"{' (all values 0)' if top == 0 else ''}: nothing to rank; check the file "
+            "(wrong column? all-zero export?)",
+            path=expression.source,
+        )
+    scale = np.maximum(np.abs(X.max(axis=0)), np.abs(X.min(axis=0)))
+    tiny = np.flatnonzero(~constant & (scale < MIN_ABS_VALUE))
+    if tiny.size:
+        g = int(tiny[0])
+        raise InputError(
+            f"{tiny.size} varying gene(s) have values no larger than {scale[g]:.3g} in magnitude "
+            f"(e.g. {expression.genes[g]!r}): below {MIN_ABS_VALUE:g} their squares underflow "
+            "to 0 and every statistic ties; rescale the data (multiply it by a constant)",
+            path=expression.source,
+        )
+    n_const = int(constant.sum())
+    if n_const:
+        log.info("%d constant genes are ranked last", n_const)
 
 
 def check_ranker_memory(
@@ -161,7 +194,7 @@ def build_lists(
     timings = {} if timings is None else timings
     lists: list[Ranking] = []
     with threadpool_limits(limits=threads):
-        for plan in plans:
+        for plan in task(context.progress, "lists", total=len(plans)).each(plans):
             t0 = time.perf_counter()
             inputs = plan.build_inputs(context)
             p = per_list[plan.name]
@@ -233,6 +266,7 @@ def rank(
     similarity: SampleSimilarity | None = None,
     key_added: str = "kofs",
     dask_scheduler: str | None = None,
+    progress: Progress | None = None,
 ) -> RunResult:
     """Rank the genes of ``expression`` with every list the inputs allow and fuse the lists.
 
@@ -301,6 +335,8 @@ def rank(
     dask_scheduler : str, optional
         Address of a ``dask.distributed`` scheduler (``tcp://host:8786``) on which the chunked
         computations of a dask-array matrix run; default: Dask's local scheduler.
+    progress : kofs.progress.Progress, optional
+        Told about each list and the GO steps (default: nothing reported).
 
     Returns
     -------
@@ -324,6 +360,11 @@ def rank(
     similarity = graph or similarity
     sources = sources or KnowledgeSources()
     check_magnitude(expression)
+    original = expression
+    canon = canonicalize(expression, categories)  # every kernel sees genes/samples sorted by id
+    expression, categories = canon.expression, canon.labels
+    if similarity is not None:
+        similarity = canonical_inputs(RankerInputs(similarity=similarity), canon).similarity
     rel = (
         None
         if relevant_genes is None
@@ -340,7 +381,10 @@ def rank(
         max_memory=resolve_limit(max_memory),
         shared={} if shared is None else shared,
         similarity=similarity,
+        progress=progress,
     )
+    if method != "msfs" and msfs_weights is not None:
+        log.warning("--msfs-weights is ignored: it weighs the similarities of --method msfs")
     # plans are lazy: knowledge is built inside run_plan, under the thread limit
     if method == "msfs":
         plans = msfs_plan(context, weights=msfs_weights)
@@ -379,7 +423,14 @@ def rank(
         if spec.evidence is not None and spec.name in sources
         for part in spec.evidence(context)
     ]
-    result = replace(result, evidence=gene_evidence(parts, expression.genes), sources=sources)
+    result = replace(
+        result,
+        expression=original,
+        final=restore_aggregate(result.final, canon),
+        lists=tuple(restore_ranking(r, canon) for r in result.lists),
+        evidence=gene_evidence(parts, expression.genes),
+        sources=sources,
+    )
     if adata is not None:
         from kofs.io.adata_results import store_result
 

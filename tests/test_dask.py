@@ -67,6 +67,7 @@ def test_h5ad_read_chunked(h5ad, cells):
         np.testing.assert_allclose(a.scores, b.scores, rtol=1e-10, equal_nan=True)
 
 
+@pytest.mark.slow
 def test_distributed_cluster_equals_in_memory(h5ad, cells, tmp_path):
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(

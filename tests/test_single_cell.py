@@ -172,7 +172,7 @@ def test_rank_accepts_dataframe_array_and_sparse(cells):
     a = kofs.rank(df, rankers=["variance"])
     assert a.final.genes == cells.genes
     b = kofs.rank(dense, rankers=["variance"])
-    assert b.final.genes[0] == "gene0" and b.expression.samples[1] == "sample1"
+    assert b.final.genes[0] == "gene000" and b.expression.samples[1] == "sample001"
     c = kofs.rank(cells.X, rankers=["variance"])
     assert c.expression.is_sparse
     np.testing.assert_allclose(a.lists[0].scores, c.lists[0].scores, rtol=1e-12)

@@ -7,7 +7,7 @@ Contract of :func:`as_expression` (what ``kofs.rank`` accepts as its matrix):
   AnnData orientation); the index gives the sample ids, the columns the gene ids; every column
   must be numeric;
 * a NumPy array, a scipy.sparse matrix or a dask array of shape (n_samples, n_genes): ids from
-  ``genes`` / ``samples`` when given, else ``gene0..`` / ``sample0..``; a sparse matrix stays
+  ``genes`` / ``samples`` when given, else ``gene0..`` / ``sample0..`` (zero-padded); a sparse matrix stays
   sparse (CSR), a dask array lazy (chunked over the cells);
 * an :class:`anndata.AnnData` (cells x genes): ``X``, a layer or ``raw.X``, see
   :func:`kofs.io.single_cell.adata_expression`.
@@ -36,8 +36,9 @@ def is_anndata(obj: Any) -> bool:
 
 
 def _ids(given: Sequence[str] | None, n: int, prefix: str, what: str) -> list[str]:
-    if given is None:
-        return [f"{prefix}{i}" for i in range(n)]
+    if given is None:  # zero-padded: already in canonical (sorted) order, no permuted copy
+        width = len(str(max(n - 1, 0)))
+        return [f"{prefix}{i:0{width}d}" for i in range(n)]
     ids = [str(v) for v in given]
     if len(ids) != n:
         raise ParameterError(f"{len(ids)} {what} ids for a matrix with {n} {what}s")

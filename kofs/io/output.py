@@ -21,6 +21,7 @@ import platform
 import secrets
 import shutil
 import sys
+import zipfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -33,6 +34,8 @@ from kofs.types import AggregateRanking, Ranking
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "write_similarity_npz",
+    "read_similarity_npz",
     "RUN_FILES",
     "atomic_dir",
     "atomic_file",
@@ -314,10 +317,10 @@ def write_ranking(
     Columns: ``gene``, ``rank``, ``score`` (of ``final``), then the per-gene statistics of
     ``final`` (e.g. ``p_value``, ``q_value`` of RRA; :attr:`AggregateRanking.statistics`),
     then ``rank:<list>`` and ``score:<list>`` (native score) for every list, then
-    ``evidence`` when given. Rows are sorted by final rank, ties by gene position. Numbers:
-    ranks as integers when integral, otherwise ``%.10g``; scores and statistics ``%.10g``;
-    NaN as ``NA``. A list that does not
-    contain a gene (partial lists) has ``NA`` in both of its cells.
+    ``evidence`` when given. Rows are sorted by final rank, ties by gene id (so the file does
+    not depend on the input's order). Numbers: ranks as integers when integral, otherwise
+    ``%.10g``; scores and statistics ``%.10g``; NaN as ``NA``. A list that does not contain a
+    gene (partial lists) has ``NA`` in both of its cells.
 
     Parameters
     ----------
@@ -365,7 +368,7 @@ def write_ranking(
         head += [f"rank:{n}", f"score:{n}"]
     if evidence is not None:
         head.append("evidence")
-    order = np.lexsort((np.arange(len(genes)), final.ranks)).tolist()
+    order = final.order().tolist()
     ranks = final.ranks.tolist()
     scores = final.scores.tolist()
     out = ["\t".join(head)]
@@ -471,3 +474,31 @@ def environment_info() -> dict[str, str | None]:
         "goatools": version("goatools"),
         "platform": platform.platform(),
     }
+
+
+def write_similarity_npz(
+    stream_or_path, genes: Sequence[str], values: np.ndarray, info: Mapping[str, Any] | None = None
+) -> None:
+    """A genes x genes similarity as an uncompressed ``.npz`` (no pickle): arrays
+    ``similarity`` (n x n, float32 or float64, NaN = no value), ``genes`` (n strings) and one
+    0-d string array ``info_<key>`` per ``info`` entry (measure, mode, GO release, ...).
+
+    Read it with :func:`read_similarity_npz`, or ``numpy.load(path)["similarity"]``.
+    """
+    arrays = {"similarity": np.asarray(values), "genes": np.array(list(genes), dtype=str)}
+    for k, v in (info or {}).items():
+        arrays[f"info_{k}"] = np.array(str(v))
+    if arrays["similarity"].shape != (len(genes), len(genes)):
+        raise ValueError("similarity must be genes x genes")
+    np.savez(stream_or_path, **arrays)
+
+
+def read_similarity_npz(path: str | os.PathLike) -> tuple[np.ndarray, list[str], dict[str, str]]:
+    """``(similarity, genes, info)`` of a file written by :func:`write_similarity_npz`."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            values, genes = z["similarity"], z["genes"].tolist()
+            info = {k[5:]: str(z[k]) for k in z.files if k.startswith("info_")}
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        raise InputError(f"not a kofs similarity .npz file ({exc})", path=path) from None
+    return values, genes, info

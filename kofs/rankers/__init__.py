@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 
 from kofs._chunked import is_dask, to_memory
-from kofs._matrix import column_constant, is_sparse
+from kofs._matrix import is_sparse
+from kofs._ranks import constant_genes
+from kofs.canonical import canonical_inputs, canonicalize, restore_ranking
 from kofs.errors import ParameterError
 from kofs.rankers._inputs import KIND_HINT
 from kofs.registry import RANKERS, RankerSpec, resolve_params
@@ -92,10 +94,15 @@ def run_ranker(
         raise ParameterError(f"ranker {name!r} needs {need}")
     _check_alignment(expression, inputs)
     resolved = resolve_params(f"ranker {name!r}", spec.params, params or {})
-    X = expression.values
-    if X.shape[0] < 2:
-        raise ParameterError(f"ranker {name!r} needs at least 2 samples, got {X.shape[0]}")
-    constant = column_constant(X)
+    if expression.n_samples < 2:
+        raise ParameterError(
+            f"ranker {name!r} needs at least 2 samples, got {expression.n_samples}"
+        )
+    # kernels see genes and samples sorted by id: results do not depend on the input's order
+    canon = canonicalize(expression)
+    inputs = canonical_inputs(inputs, canon)
+    X = canon.expression.values
+    constant = constant_genes(X)
     if is_dask(X) and not spec.sparse:
         logger.warning("ranker %r needs in-memory data: loading the %d x %d matrix", name, *X.shape)
         X = to_memory(X)
@@ -112,14 +119,15 @@ def run_ranker(
             f"ranker {name!r} returned {scores.shape} scores for {expression.n_genes} genes"
         )
     scores[constant] = np.nan
-    return Ranking(
+    ranking = Ranking(
         name=list_name or name,
-        genes=expression.genes,
+        genes=canon.expression.genes,
         scores=scores,
         higher_is_better=spec.higher_is_better,
         params={"ranker": name, **resolved},
         info=dict(info),
     )
+    return restore_ranking(ranking, canon)
 
 
 def estimate_ranker(
