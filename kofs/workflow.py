@@ -207,6 +207,8 @@ def rank_inputs(
         shared=shared,
         similarity=inputs.similarity,
         dask_scheduler=res.dask_scheduler,
+        supervision=a.supervision,
+        bootstrap=a.bootstrap,
         progress=progress,
     )
     return replace(result, config=config)
