@@ -143,7 +143,7 @@ def test_rank_anndata_stores_results(cells):
     assert len(set(top) & set(cells.marker_genes)) >= 10
     uns = a.uns["kofs"]
     assert set(uns["weights"]) == set(res.final.list_names)
-    assert uns["versions"]["anndata"] and uns["params"]["aggregate"] == "em"
+    assert uns["versions"]["anndata"] and uns["params"]["aggregate"] == res.final.method
     with pytest.raises(ParameterError, match="did you mean 'cell_type'"):
         kofs.rank(a, labels="celltype")
 
