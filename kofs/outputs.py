@@ -8,6 +8,7 @@ are complete, so a failed or interrupted run leaves nothing half-written.
 from __future__ import annotations
 
 import io
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -48,6 +49,12 @@ def _json_info(
         else:
             out[k] = v
     return out
+
+
+def _folder_fingerprint(path: str) -> dict[str, Any]:
+    """A folder input (10x MatrixMarket, KGML): the fingerprints of the files in it."""
+    files = sorted(p for p in Path(path).iterdir() if p.is_file())
+    return {"path": os.fspath(path), "files": [file_fingerprint(p) for p in files]}
 
 
 def diagnostics_json(final) -> dict[str, Any]:
@@ -128,7 +135,11 @@ def _fingerprints(inputs: Mapping[str, str | Sequence[str] | None]) -> dict[str,
             continue
         many = [paths] if isinstance(paths, str) else list(paths)
         prints = [
-            file_fingerprint(p) if p != "-" else {"path": "-", "bytes": None, "sha256": None}
+            {"path": "-", "bytes": None, "sha256": None}
+            if p == "-"
+            else _folder_fingerprint(p)
+            if os.path.isdir(p)
+            else file_fingerprint(p)
             for p in many
         ]
         files[role] = prints[0] if isinstance(paths, str) else prints

@@ -27,9 +27,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "kofs.registry",
             "kofs.options",
             "kofs.progress",
+            "kofs._matrix",
+            "kofs._chunked",
+            "kofs._numba_kernels",
         ),
     ),
-    ("io", ("kofs.io", "kofs.resources", "kofs.example", "kofs.cache", "kofs.report")),
+    (
+        "io",
+        ("kofs.io", "kofs.resources", "kofs.example", "kofs.cache", "kofs.datasets", "kofs.report"),
+    ),
     ("knowledge", ("kofs.knowledge", "kofs.evidence")),
     ("methods", ("kofs.rankers", "kofs.aggregate")),
     (

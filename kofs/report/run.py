@@ -297,8 +297,13 @@ def _heatmap(result, labels, symbols, k: int, max_samples: int) -> str:
     order = result.final.order()[:k]
     classes = None if labels is None else list(labels.labels)
     name = getattr(labels, "name", None) or "label"
+    X = expr.values[:, order]
+    if hasattr(X, "compute"):  # a Dask array
+        X = X.compute()
+    if hasattr(X, "toarray"):  # a sparse matrix
+        X = X.toarray()
     fig = heatmap_figure(
-        expr.values[:, order],
+        np.asarray(X, dtype=np.float64),
         genes=[(symbols or {}).get(expr.genes[j], expr.genes[j]) for j in order],
         classes=classes,
         title=f"Top {len(order)} genes of the fused ranking",
