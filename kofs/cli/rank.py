@@ -372,12 +372,42 @@ def read_sources_from_options(opts: dict):
     )
 
 
+def _inputs(expression_path: str, opts: dict) -> dict:
+    """Input files of a run by role (None when not given; ``aux`` a list)."""
+    inputs = {
+        "expression": expression_path,
+        **{k: opts.get(k) for k in PATH_KEYS if k not in ("expression", "output")},
+    }
+    inputs["aux"] = list(opts.get("aux") or ()) or None
+    return inputs
+
+
 def run_rank(expression_path: str, **opts) -> list[str]:
-    """Read inputs, run the pipeline, write outputs; returns written paths."""
+    """Read inputs, run the pipeline, write outputs; returns written paths.
+
+    The output folder is checked and claimed before any work (a second run into it fails at
+    once) and replaced whole at the end (kofs.io.output_folder).
+    """
+    from kofs.io.output_folder import claim_output
+
+    out = opts["output"]
+    if out == "-":
+        return _run_rank(expression_path, **opts)
+    files = [
+        p
+        for v in _inputs(expression_path, opts).values()
+        if v
+        for p in ([v] if isinstance(v, str) else v)
+        if p != "-"
+    ]
+    with claim_output(out, inputs=files):
+        return _run_rank(expression_path, **opts)
+
+
+def _run_rank(expression_path: str, **opts) -> list[str]:
     from kofs.io.expression import read_expression
     from kofs.io.genes import read_gene_list
     from kofs.io.labels import align_labels, read_labels
-    from kofs.io.output import check_output_dir
     from kofs.io.run_output import manifest, write_run
     from kofs.pipeline import rank
     from kofs.resources import check_memory, estimate_expression_file, resolve_limit
@@ -385,22 +415,7 @@ def run_rank(expression_path: str, **opts) -> list[str]:
 
     out = opts["output"]
     limit = resolve_limit(opts.get("max_memory"))
-    inputs = {
-        "expression": expression_path,
-        **{k: opts.get(k) for k in PATH_KEYS if k not in ("expression", "output")},
-    }
-    inputs["aux"] = list(opts.get("aux") or ()) or None
-    if out != "-":
-        check_output_dir(
-            out,
-            inputs=[
-                p
-                for v in inputs.values()
-                if v
-                for p in ([v] if isinstance(v, str) else v)
-                if p != "-"
-            ],
-        )
+    inputs = _inputs(expression_path, opts)
     categories = None
     if opts.get("labels"):
         categories = read_labels(

@@ -54,12 +54,19 @@ class RankFile:
 def read_rank_output(path: str | os.PathLike) -> RankFile:
     """Read a ``ranking.tsv`` or an output folder of ``kofs rank``.
 
+    An output folder must be complete (its marker ``.kofs-complete`` present and matching);
+    a file inside an output folder must be what kofs wrote there
+    (:mod:`kofs.io.output_folder`).
+
     Raises
     ------
     InputError
-        Missing file, or a table without the ``gene`` and ``rank`` columns.
+        Missing file, an incomplete or changed output folder, or a table without the
+        ``gene`` and ``rank`` columns.
     """
     import pandas as pd
+
+    from kofs.io.output_folder import check_complete, verify_output_file
 
     p = Path(path)
     folder = p if p.is_dir() else None
@@ -69,6 +76,10 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
         raise InputError(
             f"{where}; give a ranking.tsv or an output folder of `kofs rank`", path=str(p)
         )
+    if folder:
+        check_complete(folder)
+    else:
+        verify_output_file(table)
     try:
         df = pd.read_csv(table, sep="\t", dtype=str, keep_default_na=False, quoting=3)
     except Exception as exc:  # pandas raises many kinds on malformed text

@@ -20,7 +20,8 @@ import numpy as np
 from kofs.errors import OutputError, ParameterError
 from kofs.evaluate.core import EvaluationResult, agreement
 from kofs.evaluate.plots import plot_accuracy, plot_agreement, plot_heatmap, plot_weights
-from kofs.io.output import atomic_dir, format_float
+from kofs.io.output import format_float
+from kofs.io.output_folder import atomic_dir
 from kofs.types import Expression
 
 log = logging.getLogger(__name__)
@@ -81,8 +82,10 @@ def write_evaluation(
     title: str = "kofs evaluation",
     intro: str = "",
     extra_tables: Mapping[str, Any] | None = None,
+    extra_files: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """Write the tables, figures and report of ``result`` into ``outdir`` (all or nothing).
+    """Write the tables, figures and report of ``result`` into ``outdir`` (all or nothing; the
+    folder's previous content is replaced whole).
 
     Parameters
     ----------
@@ -98,6 +101,8 @@ def write_evaluation(
         Heading and a paragraph (plain text) of the report.
     extra_tables : mapping of str to DataFrame, optional
         More tables for the report (e.g. the book's Table 6.5), by caption.
+    extra_files : mapping of str to str, optional
+        More text files written into the folder, by name.
 
     Returns
     -------
@@ -173,6 +178,8 @@ def write_evaluation(
             )
         page = _page(result, figures, title=title, intro=intro, extra_tables=extra_tables or {})
         (tmp / "report.html").write_text(page, encoding="utf-8")
+        for name, text in (extra_files or {}).items():
+            (tmp / name).write_text(text, encoding="utf-8")
         written = sorted(str(out / p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
     log.info("evaluation written to %s", out)
     return written

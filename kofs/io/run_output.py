@@ -1,13 +1,13 @@
 """Write the outputs of a run: ``ranking.tsv``, ``weights.tsv``, ``manifest.json``.
 
-Everything is written into a temporary folder first and moved into place only when all files
-are complete, so a failed or interrupted run leaves nothing half-written.
+Everything is written into a temporary folder first, which replaces the output folder whole
+only when all files are complete (:mod:`kofs.io.output_folder`), so a failed, interrupted or
+killed run leaves nothing half-written and no file of an earlier run survives.
 """
 
 from __future__ import annotations
 
 import io
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,13 +16,14 @@ import numpy as np
 
 from kofs import __version__
 from kofs.io.output import (
-    atomic_dir,
     environment_info,
     file_fingerprint,
     write_json,
     write_ranking,
+    write_stdout,
     write_weights,
 )
+from kofs.io.output_folder import atomic_dir
 from kofs.pipeline import RunResult
 
 
@@ -108,14 +109,13 @@ def write_run(
 ) -> list[str]:
     """Write a run's files into ``outdir`` (``"-"``: ranking.tsv to stdout only).
 
-    ``extra_files`` maps file names to text (e.g. ``config.resolved.yaml``). Returns the
-    written paths.
+    ``extra_files`` maps file names to text (e.g. ``config.resolved.yaml``). The folder's
+    previous content is replaced whole. Returns the written paths.
     """
     if outdir == "-":
         buf = io.StringIO()
         write_ranking(buf, result.final, result.lists, evidence=result.evidence)
-        sys.stdout.write(buf.getvalue())
-        sys.stdout.flush()
+        write_stdout(buf.getvalue())
         return ["-"]
     with atomic_dir(outdir) as tmp:
         tmp = Path(tmp)
