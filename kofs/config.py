@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from kofs.errors import InputError, ParameterError
+from kofs.errors import InputError, ParameterError, short_repr
 
 
 def key_name(key: str) -> str:
@@ -64,7 +64,8 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
         name = key_name(k)
         if name in out:
             raise InputError(
-                f"key {k!r} given twice (dash and underscore spellings are the same key)", path=p
+                f"key {short_repr(k)} given twice (dash and underscore spellings are the same key)",
+                path=p,
             )
         out[name] = v
     return out
@@ -80,7 +81,7 @@ def check_keys(config: Mapping[str, Any], known: Iterable[str], *, path: str | o
             close = difflib.get_close_matches(key, known_dash, n=1)
             hint = f"did you mean {close[0]!r}?" if close else "see `kofs rank --help` for the keys"
             raise ParameterError(
-                f"unknown config key {key!r} ({hint}); keys are the long options of kofs rank",
+                f"unknown config key {short_repr(key)} ({hint}); keys are the long options of kofs rank",
                 path=path,
             )
 

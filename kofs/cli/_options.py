@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from kofs.errors import ParameterError
+from kofs.errors import ParameterError, short_repr
 
 
 def split_names(value: str | None) -> list[str] | None:
@@ -28,7 +28,9 @@ def parse_params(items: Iterable[str], *, option: str = "--param") -> dict[str, 
         target, sep, value = str(item).partition("=")
         owner, dot, key = target.rpartition(".")
         if not sep or not dot or not owner or not key:
-            raise ParameterError(f"{option} {item!r}: expected NAME.KEY=VALUE, e.g. laplacian.k=10")
+            raise ParameterError(
+                f"{option} {short_repr(item)}: expected NAME.KEY=VALUE, e.g. laplacian.k=10"
+            )
         out.setdefault(owner.strip(), {})[key.strip()] = value.strip()
     return out
 
@@ -39,6 +41,6 @@ def parse_flat_params(items: Iterable[str], *, option: str) -> dict[str, Any]:
     for item in items:
         key, sep, value = str(item).partition("=")
         if not sep or not key.strip():
-            raise ParameterError(f"{option} {item!r}: expected KEY=VALUE")
+            raise ParameterError(f"{option} {short_repr(item)}: expected KEY=VALUE")
         out[key.strip()] = value.strip()
     return out

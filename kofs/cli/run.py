@@ -10,7 +10,7 @@ from click.core import ParameterSource
 from kofs.cli._group import main
 from kofs.cli.rank import PATH_KEYS, config_keys, rank_options, run_rank
 from kofs.config import check_keys, load_config, resolve_paths
-from kofs.errors import ParameterError
+from kofs.errors import ParameterError, short_repr
 
 
 def _scalar(value, param: click.Parameter) -> None:
@@ -37,12 +37,15 @@ def _convert(key: str, value, param: click.Parameter, ctx: click.Context, path: 
         return param.type.convert(value, param, ctx) if value is not None else None
     except click.BadParameter as exc:
         raise ParameterError(
-            f"config key {key.replace('_', '-')!r}: {exc.format_message()}", path=path
+            f"config key {short_repr(key.replace('_', '-'))}: {exc.format_message()}", path=path
         ) from None
 
 
 def config_to_options(config_path: str, ctx: click.Context) -> dict:
     """Validated, type-converted options of a config file (paths made absolute)."""
+    from kofs.io.output_folder import verify_output_file
+
+    verify_output_file(config_path)  # OUT/config.resolved.yaml: as the run wrote it
     cfg = load_config(config_path)
     params = config_keys()
     check_keys(cfg, params, path=config_path)
@@ -55,7 +58,8 @@ def config_to_options(config_path: str, ctx: click.Context) -> dict:
         values = value if isinstance(value, list) and key == "aux" else [value]
         if value is not None and not all(isinstance(v, str) for v in values):
             raise ParameterError(
-                f"config key {key.replace('_', '-')!r}: expected a file path, got {value!r}",
+                f"config key {key.replace('_', '-')!r}: expected a file path, got "
+                f"{short_repr(value)}",
                 path=config_path,
             )
     cfg = resolve_paths(cfg, PATH_KEYS, base=Path(config_path).resolve().parent)

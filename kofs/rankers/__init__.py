@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from kofs.errors import ParameterError
+from kofs.errors import KofsError, ParameterError
 from kofs.registry import RANKERS, RankerSpec, resolve_params
 from kofs.types import Expression, RankerInputs, Ranking
 
@@ -96,7 +96,14 @@ def run_ranker(
     X = expression.values
     if X.shape[0] < 2:
         raise ParameterError(f"ranker {name!r} needs at least 2 samples, got {X.shape[0]}")
-    out = spec.func(X, inputs, seed=seed, **resolved)
+    try:
+        out = spec.func(X, inputs, seed=seed, **resolved)
+    except KofsError as exc:
+        if exc.path is not None or expression.source is None:
+            raise
+        exc.path = expression.source  # a method's complaint about the data names the matrix
+        exc.args = (exc.format(),)
+        raise
     scores, info = out if isinstance(out, tuple) else (out, {})
     scores = np.array(scores, dtype=np.float64)
     if scores.shape != (expression.n_genes,):

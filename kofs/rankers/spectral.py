@@ -155,6 +155,13 @@ def _spec_phi3(X, inputs, *, seed, k, **p):
     if k is None:
         n_classes = len(label_codes(inputs.categories.labels)[1]) if inputs.categories else 0
         k = max(2, n_classes)
+        if n_classes >= X.shape[0] > 2:
+            raise ParameterError(
+                f"spec-phi3: the labels give each of the {X.shape[0]} samples its own class, so "
+                "the default k (the number of classes) leaves no clusters; check the labels' "
+                f"class column (--label-column) or set --param spec-phi3.k=K (2 <= K < "
+                f"{X.shape[0]})"
+            )
 
     def score(Xs, S, r):
         s, lam = spec_phi3(Xs, S, k=k, power=r, seed=seed)
