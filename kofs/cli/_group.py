@@ -40,7 +40,7 @@ def _stderr_handler() -> _HeldStderr | None:
 def _finish_warnings(show: bool) -> None:
     h = _stderr_handler()
     if h is not None:
-        h.release() if show else h.discard()
+        h.show_held() if show else h.drop_held()
 
 
 def _mute_stdout() -> None:
@@ -161,7 +161,7 @@ class KofsGroup(click.Group):
 
 class _HeldStderr(logging.StreamHandler):
     """Log lines for stderr; with ``hold`` they are kept until the command ends, then shown
-    (:meth:`release`, success) or dropped (:meth:`discard`, failure: the error line stays
+    (:meth:`show_held`, success) or dropped (:meth:`drop_held`, failure: the error line stays
     alone; the --log-file still has them)."""
 
     def __init__(self, stream, *, hold: bool) -> None:
@@ -175,12 +175,12 @@ class _HeldStderr(logging.StreamHandler):
         else:
             super().emit(record)
 
-    def release(self) -> None:
+    def show_held(self) -> None:
         held, self._held = self._held, []
         for record in held:
             super().emit(record)
 
-    def discard(self) -> None:
+    def drop_held(self) -> None:
         self._held = []
 
 
