@@ -20,7 +20,10 @@ _REPR = reprlib.Repr()
 _REPR.maxstring = _REPR.maxother = VALUE_LIMIT
 _REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
 _REPR.maxlevel = 3
-_QUOTED = re.compile("|".join(rf"{q}(?:[^{q}\\\n]|\\.){{{VALUE_LIMIT},}}{q}" for q in ("'", '"')))
+# a quote opens after a non-word character and closes before one (so not "matrix's")
+_QUOTED = re.compile(
+    "|".join(rf"(?<!\w){q}(?:[^{q}\\\n]|\\.){{{VALUE_LIMIT},}}{q}(?!\w)" for q in ("'", '"'))
+)
 _TOKEN = re.compile(rf"\S{{{2 * VALUE_LIMIT + 1},}}")
 _BREAKS = re.compile(r"[\r\n]+")
 
@@ -29,8 +32,8 @@ def _cut(text: str, limit: int) -> str:
     """``text`` if short enough, else its head and tail around an ellipsis (``limit`` chars)."""
     if len(text) <= limit:
         return text
-    head = (limit - 1) * 2 // 3
-    return text[:head] + "..." + text[len(text) - (limit - 1 - head) :]
+    head = (limit - 3) * 2 // 3
+    return text[:head] + "..." + text[len(text) - (limit - 3 - head) :]
 
 
 def short_repr(value: object, limit: int = VALUE_LIMIT) -> str:

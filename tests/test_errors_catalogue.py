@@ -842,3 +842,26 @@ def test_library_warnings_are_one_log_line(base, monkeypatch):
     assert lines == [lines[0]] and lines[0].startswith("kofs: INFO: RuntimeWarning from ")
     assert lines[0].endswith(": Regressors in active set degenerate.")
     assert "second line" not in r.stderr
+
+
+# --- message shape ------------------------------------------------------------------------------
+
+
+def test_values_in_messages_are_shortened():
+    from kofs.errors import InputError, one_line, short_repr
+
+    text = short_repr("x" * 1000)
+    assert len(text) <= 80 and text.startswith("'xxx") and "..." in text
+    assert len(short_repr(list(range(10**6)))) <= 80
+    nested = [["y" * 50] * 1000] * 1000  # as an alias-expanded YAML value: never built in full
+    assert len(short_repr(nested)) <= 80
+    exc = InputError(f"bad value {'z' * 300!r}; fix it", path="f.tsv")
+    assert str(exc).startswith("f.tsv: bad value 'zzz") and str(exc).endswith("zz'; fix it")
+    assert len(str(exc)) < 110 and "..." in str(exc)
+    plain = (
+        "gene id 'A' appears twice (column 2 of the header and column 4 of the header; 1 "
+        "repeated ids in all); choose duplicates='first', 'mean' or the matrix's best"
+    )
+    assert one_line(plain) == plain  # apostrophes and short quoted values are left alone
+    assert one_line("a\nb\r\nc") == "a b c"
+    assert len(one_line("word " * 1000)) == 1000

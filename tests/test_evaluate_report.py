@@ -112,6 +112,7 @@ def test_report_renders_in_headless_chromium(tmp_path):
     }
     assert all(i["width"] > 100 for i in seen["images"])  # every figure loaded and decoded
     assert sorted(p.name for p in (tmp_path / "ev").iterdir()) == [
+        ".kofs-complete",
         "accuracy.tsv",
         "evaluation.json",
         "evaluation.tsv",

@@ -80,6 +80,7 @@ _LEGACY = frozenset(
 )
 _INNER_TMP = re.compile(r"\.kofs-tmp-[0-9a-f]{8}")
 _INNER_LOCK = ".kofs.lock"
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 # claims held by this process (real path -> claim): nested atomic_dir() calls of one run reuse
 # the claim instead of failing on their own lock
@@ -134,7 +135,7 @@ class OutputFolder:
     def _lock(self) -> None:
         for _ in range(20):
             try:
-                fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+                fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | _CLOEXEC, 0o666)
             except OSError as exc:
                 raise OutputError(
                     f"cannot create the lock file {self._lock_path} ({exc.strerror}); "
