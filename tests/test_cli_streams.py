@@ -121,6 +121,8 @@ def test_signal_while_importing_is_one_line(sig, code, word):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a shell without job control starts background jobs with Ctrl-C ignored: undo that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert proc.stdout.readline() == "ready\n"
     proc.send_signal(sig)

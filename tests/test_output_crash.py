@@ -111,12 +111,18 @@ def _matrix(path: Path) -> Path:
     return path
 
 
+def _default_sigint() -> None:
+    # a shell without job control starts background jobs with Ctrl-C ignored: undo that
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _kofs(*args: str, **kw) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "kofs", *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_default_sigint,
         **kw,
     )
 

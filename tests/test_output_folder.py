@@ -298,3 +298,39 @@ def test_symlink_to_a_folder_is_followed(tmp_path):
     publish(link, {"ranking.tsv": "2"})
     assert link.is_symlink() and (real / "ranking.tsv").read_text() == "2"
     assert entries(tmp_path / "scratch") == ["results"]
+
+
+# ---------------------------------------------------------------- signals through the CLI
+def test_sigterm_mid_run_is_one_line_and_leaves_nothing(tmp_path, monkeypatch):
+    import kofs.pipeline
+
+    real = kofs.pipeline.run_plan
+
+    def stopped(*a, **k):
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler of `kofs` raises in the main thread
+        time.sleep(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(kofs.pipeline, "run_plan", stopped)
+    expr = _expression(tmp_path / "x.tsv")
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["rank", str(expr), "--rankers", "variance", "-o", str(out)])
+    assert r.exit_code == 143
+    assert r.stderr == "kofs: terminated; nothing was written\n"
+    assert entries(tmp_path) == ["x.tsv"]
+    assert signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None)  # restored
+
+
+def test_interrupt_after_publishing_says_so(tmp_path, monkeypatch):
+    import kofs.cli.rank
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(kofs.cli.rank, "print_summary", interrupted)
+    expr = _expression(tmp_path / "x.tsv")
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["rank", str(expr), "--rankers", "variance", "-o", str(out)])
+    assert r.exit_code == 130
+    assert r.stderr == f"kofs: interrupted; {out} had been written completely\n"
+    check_complete(out)
