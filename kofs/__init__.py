@@ -36,8 +36,12 @@ _EXPORTS = {
     "read_interactions": "kofs.io.interactions",
     # running
     "rank": "kofs.pipeline",
+    "run": "kofs.workflow",
+    "write_result": "kofs.outputs",
+    "RunConfig": "kofs.config",
+    "read_run_config": "kofs.config",
     "RunResult": "kofs.pipeline",
-    "KnowledgeSources": "kofs.plans",
+    "KnowledgeSources": "kofs.sources",
     "run_ranker": "kofs.rankers",
     "aggregate_rankings": "kofs.aggregate",
     "sample_similarity": "kofs.knowledge.similarity",

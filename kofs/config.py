@@ -1,36 +1,450 @@
-"""Run configuration files (``kofs run CONFIG.yaml``): load, validate, resolve, dump.
+"""The run specification: :class:`RunConfig`, the one declared schema of a ``kofs`` run.
 
-A config is a YAML mapping whose keys are the long option names of ``kofs rank`` (dashes or
-underscores), plus ``expression``. Only ``yaml.safe_load`` is used: object tags are refused.
-Relative paths are taken relative to the config file's folder.
+A run has sections — inputs, knowledge (one block per knowledge-source plug-in, see
+:mod:`kofs.sources`), ranking, aggregation, output, resources — each a frozen dataclass whose
+fields carry their :class:`~kofs.options.Option` (name, kind, default, help). Everything else is
+generated from these declarations: the options of ``kofs rank``, the YAML keys of ``kofs run``,
+``config.resolved.yaml`` and the config recorded in the manifest.
+
+Keys are flat and unique across sections (``go-aspect``, ``aggregate``, ``threads``), so a YAML
+config is one mapping, as on the command line. Only ``yaml.safe_load`` semantics are used
+(object tags are refused), a key given twice is an error, and relative paths are relative to the
+config file's folder.
+
+Defaults are versioned (as scanpy's presets): a config names the defaults it was written for
+(``defaults: "1"``); :data:`DEFAULTS_VERSION` is the newest, used when the key is absent.
+A later release can improve a default by adding a version to :data:`PRESETS` without changing
+what an old config means; the manifest records the version used.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from kofs.errors import InputError, ParameterError, short_repr
+from kofs.errors import InputError, ParameterError
+from kofs.options import Option, as_mapping, build, opt, options_of
+
+#: The newest defaults version (used when a config has no ``defaults`` key).
+DEFAULTS_VERSION = "1"
+
+#: Per defaults version: option values that differ from the declared defaults, and the rankers
+#: of the default plan (``default_plan``: tried in this order, each where its inputs allow).
+PRESETS: dict[str, dict[str, Any]] = {
+    "1": {
+        "default_plan": (
+            "variance",
+            "fisher",
+            "laplacian",
+            "spec-phi1",
+            "spec-phi2",
+            "spec-phi3",
+            "relevance-vote",
+            "relevance-propagation",
+        ),
+    },
+}
 
 
-def key_name(key: str) -> str:
-    """Config key -> Python option name (``label-column`` -> ``label_column``)."""
+@dataclass(frozen=True)
+class InputsConfig:
+    """The expression matrix, sample labels, known genes and identifier map."""
+
+    expression: str | None = opt(
+        "expression", "path", help="Expression matrix (CSV/TSV, gzip ok, - for stdin).", stdin=True
+    )
+    genes_in: str | None = opt(
+        "genes_in",
+        "choice",
+        choices=("rows", "columns"),
+        help="Genes are the rows or the columns of EXPRESSION (default: guessed).",
+    )
+    gene_column: str | None = opt(
+        "gene_column", help="Column holding the gene ids (default: the first id column)."
+    )
+    duplicate_genes: str = opt(
+        "duplicate_genes",
+        "choice",
+        "error",
+        choices=("error", "first", "mean", "max-variance"),
+        help="What to do with repeated gene ids.",
+    )
+    missing_values: str = opt(
+        "missing_values",
+        "choice",
+        "error",
+        choices=("error", "drop-gene", "impute-mean"),
+        help="What to do with empty/NA cells.",
+    )
+    labels: str | None = opt("labels", "path", help="Sample labels (CSV/TSV: sample id, label).")
+    label_column: str | None = opt(
+        "label_column", help="Label column of --labels (default: second column)."
+    )
+    sample_column: str | None = opt(
+        "sample_column", help="Sample-id column of --labels (default: first column)."
+    )
+    missing_labels: str = opt(
+        "missing_labels",
+        "choice",
+        "error",
+        choices=("error", "drop"),
+        help="Samples of the matrix without a label: fail, or drop them.",
+    )
+    relevant_genes: str | None = opt(
+        "relevant_genes",
+        "path",
+        help="Known relevant genes (one per line): supervised EM (KOFS_Prob-SUP), term "
+        "relevance, GO-CAN-MAH, start of propagation.",
+    )
+    id_map: str | None = opt(
+        "id_map", "path", help="Two-column table mapping source gene ids to the matrix's ids."
+    )
+
+
+@dataclass(frozen=True)
+class RankingConfig:
+    """Which lists are built, and their parameters."""
+
+    method: str = opt(
+        "method",
+        "choice",
+        "kofs",
+        choices=("kofs", "msfs"),
+        help="kofs: rank per source and aggregate; msfs: SPEC on combined sample similarities.",
+    )
+    lists: tuple[str, ...] | None = opt(
+        "lists",
+        "names",
+        help="Knowledge lists to build (comma-separated; default: all the inputs allow; see "
+        "`kofs sources`).",
+    )
+    rankers: tuple[str, ...] | None = opt(
+        "rankers",
+        "names",
+        help="Comma-separated ranker names (default: every ranker the inputs allow; see "
+        "`kofs methods`).",
+    )
+    param: dict[str, dict[str, Any]] = opt(
+        "param",
+        "params",
+        {},
+        metavar="NAME.KEY=VALUE",
+        help="A ranker or list parameter, e.g. laplacian.k=10 (repeatable).",
+    )
+    msfs_weights: tuple[float, ...] | None = opt(
+        "msfs_weights", "floats", help="MSFS similarity weights, comma-separated (default equal)."
+    )
+
+
+def _aggregator_names() -> tuple[str, ...]:
+    from kofs.aggregate import AGGREGATORS
+
+    return tuple(AGGREGATORS.names())
+
+
+@dataclass(frozen=True)
+class AggregationConfig:
+    """How the lists are fused."""
+
+    aggregate: str = opt(
+        "aggregate", "str", "em", help="Rank aggregation method (see `kofs methods`)."
+    )
+    aggregate_param: dict[str, Any] = opt(
+        "aggregate_param",
+        "flat_params",
+        {},
+        metavar="KEY=VALUE",
+        help="Aggregator parameter, e.g. tol=1e-12 (repeatable).",
+    )
+
+
+@dataclass(frozen=True)
+class OutputConfig:
+    """Where results go and what the terminal shows."""
+
+    output: str = opt(
+        "output",
+        "path",
+        "kofs-out",
+        short="-o",
+        folder=True,
+        stdin=True,
+        help="Output folder, or - to write ranking.tsv to stdout.",
+    )
+    top: int = opt("top", "int", 10, low=0, help="Genes shown in the terminal summary.")
+
+
+@dataclass(frozen=True)
+class ResourcesConfig:
+    """Randomness, threads and memory."""
+
+    seed: int = opt("seed", "int", 0, help="Seed of every random choice.")
+    threads: int | None = opt(
+        "threads", "int", low=1, help="Cap on BLAS/worker threads (default: all cores)."
+    )
+    max_memory: str | None = opt(
+        "max_memory",
+        metavar="SIZE",
+        help="Memory limit of the big steps, e.g. 4G or 512M (default: 80% of RAM); a step "
+        "estimated above it fails early.",
+    )
+
+
+#: section name -> its dataclass, in the order of ``--help`` and the docs
+SECTIONS: dict[str, type] = {
+    "inputs": InputsConfig,
+    "ranking": RankingConfig,
+    "aggregation": AggregationConfig,
+    "output": OutputConfig,
+    "resources": ResourcesConfig,
+}
+
+
+def knowledge_sections() -> dict[str, type]:
+    """Knowledge-source plug-in name -> the dataclass of its options."""
+    from kofs.sources import SOURCES
+
+    return {s.name: s.options for s in SOURCES}
+
+
+def all_sections() -> dict[str, type]:
+    """Every section in order: inputs, knowledge plug-ins, ranking, aggregation, output,
+    resources (section names of plug-ins are ``knowledge.NAME``)."""
+    out: dict[str, type] = {"inputs": InputsConfig}
+    out.update({f"knowledge.{k}": v for k, v in knowledge_sections().items()})
+    out.update({k: v for k, v in SECTIONS.items() if k != "inputs"})
+    return out
+
+
+def all_options() -> dict[str, tuple[str, Option]]:
+    """Option name -> (section, Option) for every setting of a run."""
+    out: dict[str, tuple[str, Option]] = {}
+    for section, cls in all_sections().items():
+        for o in options_of(cls):
+            if o.name in out:
+                raise RuntimeError(
+                    f"option {o.name!r} declared twice ({out[o.name][0]}, {section})"
+                )
+            out[o.name] = (section, o)
+    return out
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The full specification of one run.
+
+    Build it with :meth:`from_mapping` (flat keys, as in YAML or ``kofs rank`` options),
+    :func:`load_config` (a YAML file) or directly from the section dataclasses. Every value is
+    validated when built.
+
+    Attributes
+    ----------
+    inputs, ranking, aggregation, output, resources : the sections
+    knowledge : mapping of plug-in name -> its options dataclass (:mod:`kofs.sources`)
+    defaults : str
+        Defaults version (:data:`PRESETS`).
+    """
+
+    inputs: InputsConfig = field(default_factory=InputsConfig)
+    knowledge: Mapping[str, Any] = field(default_factory=dict)
+    ranking: RankingConfig = field(default_factory=RankingConfig)
+    aggregation: AggregationConfig = field(default_factory=AggregationConfig)
+    output: OutputConfig = field(default_factory=OutputConfig)
+    resources: ResourcesConfig = field(default_factory=ResourcesConfig)
+    defaults: str = DEFAULTS_VERSION
+
+    def __post_init__(self) -> None:
+        if self.defaults not in PRESETS:
+            raise ParameterError(
+                f"defaults version {self.defaults!r} is unknown; known: {', '.join(PRESETS)}"
+            )
+        given = dict(self.knowledge)
+        full = {name: given.pop(name, None) or cls() for name, cls in knowledge_sections().items()}
+        if given:
+            raise ParameterError(f"unknown knowledge source {sorted(given)[0]!r}")
+        object.__setattr__(self, "knowledge", full)
+        names = _aggregator_names()
+        if self.aggregation.aggregate not in names:
+            from kofs.registry import unknown_message
+
+            raise ParameterError(
+                "--aggregate: "
+                + unknown_message("aggregator", self.aggregation.aggregate, list(names))
+            )
+
+    # --- construction -----------------------------------------------------------------------
+
+    @classmethod
+    def from_mapping(
+        cls,
+        values: Mapping[str, Any],
+        *,
+        base: str | os.PathLike | None = None,
+        where: str | os.PathLike | None = None,
+    ) -> RunConfig:
+        """A config from flat keys (dashes or underscores). Paths are made absolute relative
+        to ``base`` (default: left as given). Unknown keys fail with a did-you-mean hint."""
+        where_s = None if where is None else os.fspath(where)
+        flat: dict[str, Any] = {}
+        for k, v in values.items():
+            name = key_name(k)
+            if name in flat:
+                raise ParameterError(
+                    f"key {k!r} given twice (dash and underscore spellings are the same key)",
+                    path=where_s,
+                )
+            flat[name] = v
+        version = str(flat.pop("defaults", DEFAULTS_VERSION))
+        if version not in PRESETS:
+            raise ParameterError(
+                f"defaults version {version!r} is unknown; known: {', '.join(PRESETS)}",
+                path=where_s,
+            )
+        known = all_options()
+        for name in flat:
+            if name not in known:
+                raise ParameterError(_unknown_key(name, known), path=where_s)
+        preset = {k: v for k, v in PRESETS[version].items() if k in known}
+        merged = {**preset, **flat}
+        if base is not None:
+            merged = absolute_paths(merged, base, where=where_s)
+        sections: dict[str, Any] = {}
+        knowledge: dict[str, Any] = {}
+        for section, scls in all_sections().items():
+            part = {o.name: merged[o.name] for o in options_of(scls) if o.name in merged}
+            obj = build(scls, part, where=where_s)
+            if section.startswith("knowledge."):
+                knowledge[section.split(".", 1)[1]] = obj
+            else:
+                sections[section] = obj
+        try:
+            return cls(knowledge=knowledge, defaults=version, **sections)
+        except ParameterError as exc:
+            if where_s is None or exc.path is not None:
+                raise
+            raise ParameterError(exc.message, path=where_s) from None
+
+    def with_values(
+        self, values: Mapping[str, Any], *, base: str | os.PathLike | None = None
+    ) -> RunConfig:
+        """A copy with some keys replaced (e.g. command-line options over a config file)."""
+        return RunConfig.from_mapping({**self.to_mapping(), **values}, base=base)
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def to_mapping(self) -> dict[str, Any]:
+        """Flat ``{name: plain value}`` of every setting, plus ``defaults``."""
+        out: dict[str, Any] = {"defaults": self.defaults}
+        for section in self._sections():
+            out.update(as_mapping(section))
+        return out
+
+    def _sections(self) -> Iterator[Any]:
+        yield self.inputs
+        yield from self.knowledge.values()
+        yield self.ranking
+        yield self.aggregation
+        yield self.output
+        yield self.resources
+
+    def get(self, name: str) -> Any:
+        """The value of one setting by its flat name."""
+        for section in self._sections():
+            if any(o.name == name for o in options_of(type(section))):
+                return getattr(section, name)
+        raise KeyError(name)
+
+    @property
+    def default_plan(self) -> tuple[str, ...]:
+        """Rankers of the default plan under this config's defaults version."""
+        return tuple(PRESETS[self.defaults]["default_plan"])
+
+    def input_paths(self) -> dict[str, str | list[str] | None]:
+        """Every file the run reads, by option name (for checksums and output checks)."""
+        out: dict[str, Any] = {}
+        for section in self._sections():
+            for o in options_of(type(section)):
+                if o.is_path and o.name != "output":
+                    v = getattr(section, o.name)
+                    out[o.name] = list(v) if isinstance(v, tuple) else v
+        return out
+
+
+def key_name(key: Any) -> str:
+    """Config key -> option name (``label-column`` -> ``label_column``)."""
     return str(key).strip().replace("-", "_")
 
 
-def load_config(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a YAML config into a dict with normalised keys.
+def _unknown_key(name: str, known: Iterable[str]) -> str:
+    keys = [k.replace("_", "-") for k in known]
+    key = name.replace("_", "-")
+    close = difflib.get_close_matches(key, keys, n=1)
+    hint = f"did you mean {close[0]!r}?" if close else "see `kofs rank --help` for the keys"
+    return f"unknown config key {key!r} ({hint}); keys are the long options of kofs rank"
+
+
+def absolute_paths(
+    values: Mapping[str, Any], base: str | os.PathLike, *, where: str | None = None
+) -> dict[str, Any]:
+    """``values`` (flat option names) with every path made absolute relative to ``base``."""
+    known = all_options()
+    out = dict(values)
+    for name, v in values.items():
+        if name in known and known[name][1].is_path and v is not None:
+            out[name] = _absolute(known[name][1].parse(v, where=where), Path(base))
+    return out
+
+
+def _absolute(value: Any, base: Path) -> Any:
+    if isinstance(value, tuple):
+        return tuple(_absolute(v, base) for v in value)
+    s = str(value)
+    if s == "-" or os.path.isabs(s):
+        return s
+    return str((base / s).resolve())
+
+
+# --- YAML -----------------------------------------------------------------------------------
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """safe_load that refuses a key given twice in one mapping."""
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False):
+    loader.flatten_mapping(node)
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"key {key!r} given twice (lines {seen[key]} and {key_node.start_mark.line + 1})",
+                key_node.start_mark,
+            )
+        seen[key] = key_node.start_mark.line + 1
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
+    """A YAML mapping (safe subset, unique keys) with its keys as written.
 
     Raises
     ------
     InputError
         Missing/unreadable file, invalid YAML (with line), a tag such as ``!!python/object``,
-        or a top level that is not a mapping.
+        a key given twice, or a top level that is not a mapping.
     """
     p = Path(path)
     try:
@@ -40,12 +454,13 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read config: {exc}", path=p) from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.constructor.ConstructorError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        raise InputError(
-            f"YAML tags are not allowed in a config ({exc.problem})", path=p, line=line
-        ) from None
+        problem = str(exc.problem)
+        if "given twice" not in problem:
+            problem = f"YAML tags are not allowed in a config ({problem})"
+        raise InputError(problem, path=p, line=line) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(
@@ -57,65 +472,53 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
         raise InputError("config is empty; expected a mapping of option names to values", path=p)
     if not isinstance(data, Mapping):
         raise InputError(
-            f"config must be a mapping of option names to values, got {type(data).__name__}", path=p
+            f"config must be a mapping of option names to values, got {type(data).__name__}",
+            path=p,
         )
+    return dict(data)
+
+
+def load_config(path: str | os.PathLike) -> dict[str, Any]:
+    """A YAML config as a dict with normalised keys (``label-column`` -> ``label_column``)."""
     out: dict[str, Any] = {}
-    for k, v in data.items():
+    for k, v in read_yaml(path).items():
         name = key_name(k)
         if name in out:
             raise InputError(
-                f"key {short_repr(k)} given twice (dash and underscore spellings are the same key)",
-                path=p,
+                f"key {k!r} given twice (dash and underscore spellings are the same key)", path=path
             )
         out[name] = v
     return out
 
 
 def check_keys(config: Mapping[str, Any], known: Iterable[str], *, path: str | os.PathLike) -> None:
-    """Unknown keys fail with a did-you-mean hint (keys shown with dashes)."""
+    """Unknown keys fail with a did-you-mean hint (for configs other than a RunConfig)."""
     known = list(known)
     known_dash = [k.replace("_", "-") for k in known]
     for k in config:
         if k not in known:
             key = k.replace("_", "-")
             close = difflib.get_close_matches(key, known_dash, n=1)
-            hint = f"did you mean {close[0]!r}?" if close else "see `kofs rank --help` for the keys"
-            raise ParameterError(
-                f"unknown config key {short_repr(key)} ({hint}); keys are the long options of kofs rank",
-                path=path,
-            )
+            hint = f"did you mean {close[0]!r}?" if close else "see the documentation for the keys"
+            raise ParameterError(f"unknown config key {key!r} ({hint})", path=path)
 
 
-def resolve_paths(
-    config: Mapping[str, Any], path_keys: Iterable[str], *, base: str | os.PathLike
-) -> dict[str, Any]:
-    """Make the values of ``path_keys`` absolute relative to ``base`` (``-`` and None kept)."""
-    out = dict(config)
-    base = Path(base)
-    for k in path_keys:
-        v = out.get(k)
-        if v is None:
-            continue
-        if isinstance(v, (list, tuple)):
-            out[k] = [_abs(x, base) for x in v]
-        else:
-            out[k] = _abs(v, base)
-    return out
+def read_run_config(path: str | os.PathLike) -> RunConfig:
+    """A :class:`RunConfig` from a YAML file (relative paths relative to its folder)."""
+    values = read_yaml(path)
+    return RunConfig.from_mapping(values, base=Path(path).resolve().parent, where=path)
 
 
-def _abs(value: Any, base: Path) -> Any:
-    s = str(value)
-    if s == "-" or os.path.isabs(s):
-        return s
-    return str((base / s).resolve())
-
-
-def dump_config(config: Mapping[str, Any]) -> str:
-    """YAML text of a resolved config (dash keys, sorted, plain types only)."""
-    plain = {
-        k.replace("_", "-"): (list(v) if isinstance(v, tuple) else v)
-        for k, v in sorted(config.items())
-    }
+def dump_config(config: RunConfig) -> str:
+    """YAML text of a resolved config (``kofs run`` repeats the run with it)."""
+    plain = {k.replace("_", "-"): v for k, v in sorted(config.to_mapping().items())}
     return "# kofs resolved configuration: `kofs run THIS_FILE` repeats the run\n" + yaml.safe_dump(
         plain, sort_keys=True, default_flow_style=False, allow_unicode=True
+    )
+
+
+def replace_section(config: RunConfig, section: str, **values: Any) -> RunConfig:
+    """A copy of ``config`` with fields of one section replaced (Python API helper)."""
+    return dataclasses.replace(
+        config, **{section: dataclasses.replace(getattr(config, section), **values)}
     )

@@ -1,9 +1,12 @@
 """Per-gene evidence behind the knowledge lists: the most relevant GO terms and pathways of a
-gene and its strongest neighbours in the gene graphs (the ``evidence`` column of ranking.tsv)."""
+gene and its strongest neighbours in the gene graphs (the ``evidence`` column of ranking.tsv).
+
+Each knowledge source says what it contributes (``SourceSpec.evidence``, built from
+:func:`top_terms` and :func:`top_neighbours`); :func:`gene_evidence` joins the parts."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -13,7 +16,7 @@ from kofs.types import FeatureFunctions, FeatureRelation
 TOP = 3
 
 
-def _top_terms(functions: FeatureFunctions, top: int) -> list[str]:
+def top_terms(functions: FeatureFunctions, top: int = TOP) -> list[str]:
     """Per gene, its ``top`` terms of highest relevance (> 0), as "name (id)"."""
     V = sp.csr_matrix(functions.incidence)
     rel = functions.relevance if functions.relevance is not None else np.ones(len(functions.terms))
@@ -36,7 +39,8 @@ def _top_terms(functions: FeatureFunctions, top: int) -> list[str]:
     return out
 
 
-def _top_neighbours(relation: FeatureRelation, top: int) -> list[str]:
+def top_neighbours(relation: FeatureRelation, top: int = TOP) -> list[str]:
+    """Per gene, its ``top`` strongest neighbours (ids, comma-separated)."""
     W = sp.csr_matrix(relation.matrix)
     if not relation.directed:
         W = W.maximum(W.T).tocsr()
@@ -55,23 +59,15 @@ def _top_neighbours(relation: FeatureRelation, top: int) -> list[str]:
 
 
 def gene_evidence(
-    cache: Mapping[str, object], genes: tuple[str, ...], *, top: int = TOP
+    parts: Sequence[tuple[float, str, Sequence[str]]], genes: Sequence[str]
 ) -> dict[str, str] | None:
-    """Evidence strings per gene from the internal knowledge a run built (None if none)."""
-    parts: list[tuple[str, list[str]]] = []
-    for key, label in (("go_functions_rel", "GO"), ("pathway_functions_rel", "pathways")):
-        f = cache.get(key)
-        if isinstance(f, FeatureFunctions):
-            parts.append((label, _top_terms(f, top)))
-    for key, label in (("go_relation", "GO neighbours"), ("ppi_relation", "interactors")):
-        r = cache.get(key)
-        if isinstance(r, FeatureRelation):
-            parts.append((label, _top_neighbours(r, top)))
+    """Evidence strings per gene from ``(order, label, per-gene text)`` parts (None if none)."""
+    parts = sorted(parts, key=lambda p: p[0])
     if not parts:
         return None
     out = {}
     for i, g in enumerate(genes):
-        text = " | ".join(f"{label}: {vals[i]}" for label, vals in parts if vals[i])
+        text = " | ".join(f"{label}: {vals[i]}" for _, label, vals in parts if vals[i])
         if text:
             out[g] = text
     return out

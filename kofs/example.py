@@ -26,3 +26,17 @@ def example_paths() -> dict[str, str]:
     """Role -> path of every bundled example file."""
     root = example_dir()
     return {role: str(root / name) for role, name in FILES.items()}
+
+
+def example_config() -> dict[str, str]:
+    """The options of ``kofs demo``: the example's matrix, B/T labels, GO, KEGG and STRING."""
+    p = example_paths()
+    return {
+        "expression": p["expression"],
+        "labels": p["labels"],
+        "label_column": "lineage",
+        "go": p["go"],
+        "go_annotations": p["go_annotations"],
+        "pathways": p["pathways"],
+        "interactions": p["interactions"],
+    }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import kofs.aggregate  # noqa: F401  (registers aggregators)
 import kofs.rankers  # noqa: F401  (registers rankers)
+from kofs.config import DEFAULTS_VERSION, PRESETS, AggregationConfig
 from kofs.registry import AGGREGATORS, RANKERS
 
 KIND_LABEL = {
@@ -16,6 +17,9 @@ KIND_LABEL = {
 
 
 def method_rows(*, with_params: bool = False) -> list[dict[str, str]]:
+    """One row per ranker and aggregator; ``default`` follows the newest defaults version."""
+    plan = set(PRESETS[DEFAULTS_VERSION]["default_plan"])
+    default_aggregator = AggregationConfig().aggregate
     rows = []
     for s in RANKERS:
         needs = ", ".join(KIND_LABEL[k] for k in sorted(s.requires))
@@ -32,7 +36,7 @@ def method_rows(*, with_params: bool = False) -> list[dict[str, str]]:
                 if s.higher_is_better
                 else "lower score = more relevant",
                 "needs": needs + (f"; can use {uses}" if uses else ""),
-                "default": "yes" if s.in_default_plan else "no",
+                "default": "yes" if s.name in plan else "no",
                 "summary": s.summary,
                 "reference": s.reference,
                 "params": "; ".join(f"{k}={p.default} ({p.help})" for k, p in s.params.items())
@@ -48,7 +52,7 @@ def method_rows(*, with_params: bool = False) -> list[dict[str, str]]:
                 "direction": "higher score = more relevant",
                 "needs": "ranked lists"
                 + ("; can use relevant genes (supervised)" if a.supports_relevant else ""),
-                "default": "yes" if a.name == "em" else "no",
+                "default": "yes" if a.name == default_aggregator else "no",
                 "summary": a.summary,
                 "reference": a.reference,
                 "params": "; ".join(f"{k}={p.default} ({p.help})" for k, p in a.params.items())

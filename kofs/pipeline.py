@@ -1,8 +1,8 @@
 """The one place that knows the whole flow: plan -> convert -> rank -> aggregate.
 
-:func:`rank` is the Python entry point behind ``kofs rank``; it takes already-read objects
-(see :mod:`kofs.io`) and returns a :class:`RunResult`. Writing files is the caller's business
-(:func:`kofs.io.output.write_run`).
+:func:`rank` takes already-read objects (see :mod:`kofs.io`, :mod:`kofs.sources`) and returns
+a :class:`RunResult`; :func:`run_plan` builds planned lists and aggregates them. A whole run
+from files is :func:`kofs.workflow.run`; writing is :mod:`kofs.outputs`.
 """
 
 from __future__ import annotations
@@ -10,19 +10,21 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from kofs.aggregate import aggregate as aggregate_lists
+from kofs.context import Context, ListPlan
 from kofs.errors import InputError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
-from kofs.rankers import applicable, run_ranker
+from kofs.rankers import run_ranker
 from kofs.registry import RANKERS, resolve_params, unknown_message
 from kofs.resources import check_memory, estimate_ranker, resolve_limit
+from kofs.sources import KnowledgeSources
 from kofs.types import (
     AggregateRanking,
     Expression,
@@ -32,52 +34,6 @@ from kofs.types import (
 )
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ListPlan:
-    """One ranked list to build: a ranker applied to some internal knowledge.
-
-    Attributes
-    ----------
-    name : str
-        Name of the list in the outputs (``"fisher"``, ``"GO-MAH"``, ...).
-    ranker : str
-        Registry name of the ranker.
-    build_inputs : callable
-        ``build_inputs(context) -> RankerInputs``; called lazily, so lists not chosen cost nothing.
-    params : mapping
-        Ranker parameters.
-    sources : tuple of str
-        Knowledge sources the list depends on (for the summary and the manifest).
-    """
-
-    name: str
-    ranker: str
-    build_inputs: Callable[[Context], RankerInputs]
-    params: Mapping[str, Any] = field(default_factory=dict)
-    sources: tuple[str, ...] = ("expression",)
-
-
-@dataclass
-class Context:
-    """What the plan's builders may use: the matrix, the user's knowledge, a cache."""
-
-    expression: Expression
-    categories: SampleCategories | None = None
-    relevant_genes: tuple[str, ...] | None = None
-    seed: int = 0
-    cache: dict[str, Any] = field(default_factory=dict)
-    coverage: list[CoverageReport] = field(default_factory=list)
-    max_memory: int | None = None  # bytes; None = no check (kofs.resources)
-
-    def cached(self, key: str, build: Callable[[], Any]) -> Any:
-        """Build a piece of internal knowledge once per run."""
-        if key not in self.cache:
-            t0 = time.perf_counter()
-            self.cache[key] = build()
-            log.info("built %s in %.2f s", key, time.perf_counter() - t0)
-        return self.cache[key]
 
 
 @dataclass(frozen=True)
@@ -91,31 +47,8 @@ class RunResult:
     timings: Mapping[str, float]
     settings: Mapping[str, Any]
     evidence: Mapping[str, str] | None = None
-
-
-def expression_plan(context: Context, rankers: Sequence[str] | None = None) -> list[ListPlan]:
-    """Lists from single-source rankers on the expression data (and labels if given).
-
-    With ``rankers=None`` every registered ranker in the default plan whose required knowledge
-    is available runs (supervised ones only with labels).
-    """
-    base = RankerInputs(categories=context.categories)
-    names = [s.name for s in RANKERS if s.in_default_plan] if rankers is None else list(rankers)
-    plans = []
-    for name in names:
-        spec = RANKERS.get(name)
-        # a ranker asked for by name always runs (the runner explains what it lacks)
-        if rankers is None and not applicable(spec, base):
-            continue
-        plans.append(
-            ListPlan(
-                name=name,
-                ranker=name,
-                build_inputs=lambda ctx, b=base: b,
-                sources=("expression", *(("labels",) if spec.supervised else ())),
-            )
-        )
-    return plans
+    sources: KnowledgeSources | None = None
+    config: Any = None  # the kofs.config.RunConfig of a run started from one
 
 
 def relevant_gene_ids(
@@ -176,17 +109,16 @@ def check_ranker_memory(
     )
 
 
-def run_plan(
+def build_lists(
     context: Context,
     plans: Sequence[ListPlan],
     *,
-    aggregate: str = "em",
-    aggregate_params: Mapping[str, Any] | None = None,
     params: Mapping[str, Mapping[str, Any]] | None = None,
     threads: int | None = None,
-    settings: Mapping[str, Any] | None = None,
-) -> RunResult:
-    """Build every planned list and aggregate them."""
+    timings: dict[str, float] | None = None,
+) -> list[Ranking]:
+    """Build every planned list (parameters checked first, memory checked per list, BLAS and
+    worker threads capped by ``threads``)."""
     if not plans:
         raise ParameterError("nothing to rank: no ranker applies to the given inputs")
     names = [p.name for p in plans]
@@ -206,7 +138,7 @@ def run_plan(
             p["n_jobs"] = threads or os.cpu_count() or 1  # --threads also sets worker counts
         resolve_params(f"ranker {plan.ranker!r}", RANKERS.get(plan.ranker).params, p)
         per_list[plan.name] = p
-    timings: dict[str, float] = {}
+    timings = {} if timings is None else timings
     lists: list[Ranking] = []
     with threadpool_limits(limits=threads):
         for plan in plans:
@@ -225,6 +157,23 @@ def run_plan(
             lists.append(ranking)
             timings[f"rank:{plan.name}"] = round(time.perf_counter() - t0, 4)
             log.info("list %s built in %.2f s", plan.name, timings[f"rank:{plan.name}"])
+    return lists
+
+
+def run_plan(
+    context: Context,
+    plans: Sequence[ListPlan],
+    *,
+    aggregate: str = "em",
+    aggregate_params: Mapping[str, Any] | None = None,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    threads: int | None = None,
+    settings: Mapping[str, Any] | None = None,
+) -> RunResult:
+    """Build every planned list (:func:`build_lists`) and aggregate them."""
+    timings: dict[str, float] = {}
+    lists = build_lists(context, plans, params=params, threads=threads, timings=timings)
+    with threadpool_limits(limits=threads):
         t0 = time.perf_counter()
         final = aggregate_lists(
             lists, aggregate, relevant_genes=context.relevant_genes, params=aggregate_params
@@ -244,7 +193,7 @@ def rank(
     expression: Expression,
     *,
     labels: SampleCategories | None = None,
-    sources: Any = None,
+    sources: KnowledgeSources | None = None,
     method: str = "kofs",
     lists: Sequence[str] | None = None,
     rankers: Sequence[str] | None = None,
@@ -255,9 +204,14 @@ def rank(
     msfs_weights: Sequence[float] | None = None,
     seed: int = 0,
     threads: int | None = None,
-    max_memory: int | None = None,
+    max_memory: int | str | None = None,
+    defaults: str | None = None,
+    shared: dict[str, Any] | None = None,
 ) -> RunResult:
     """Rank the genes of ``expression`` with every list the inputs allow and fuse the lists.
+
+    The objects-in entry point (``kofs.rank``); :func:`kofs.workflow.run` runs a whole
+    :class:`~kofs.config.RunConfig` (files in) through it.
 
     Parameters
     ----------
@@ -265,10 +219,10 @@ def rank(
     labels : SampleCategories, optional
         Aligned to ``expression.samples`` (see :func:`kofs.io.labels.align_labels`); enables the
         supervised rankers and the Fisher list.
-    sources : kofs.plans.KnowledgeSources, optional
-        GO, pathways, interactions, auxiliary data. With any source the plan is the KOFS list
-        catalogue (book Table 6.3: SPEC, Fisher, Pathway-FILT, GO-REL-VOTE, GO-MAH, ...);
-        without, every default single-source ranker the inputs allow.
+    sources : kofs.sources.KnowledgeSources, optional
+        GO, pathways, interactions, graphs, auxiliary data (:func:`kofs.sources.read_sources`).
+        With any source the plan is the KOFS list catalogue (book Table 6.3: SPEC, Fisher,
+        Pathway-FILT, GO-REL-VOTE, GO-MAH, ...); without, the default single-source rankers.
     method : {"kofs", "msfs"}
         ``"msfs"``: one list, SPEC on the combined sample similarities (book Alg. 9).
     lists : sequence of str, optional
@@ -288,19 +242,33 @@ def rank(
     seed : int
     threads : int, optional
         Cap on BLAS/OpenMP threads.
-    max_memory : int, optional
-        Memory limit in bytes for the big steps (:mod:`kofs.resources`); default 80 % of the
-        total RAM. A step estimated above it raises ``ResourceError`` before it starts.
+    max_memory : int or str, optional
+        Memory limit (bytes, or a size such as ``"4G"``) for the big steps
+        (:mod:`kofs.resources`); default 80 % of the total RAM. A step estimated above it
+        raises ``ResourceError`` before it starts.
+    defaults : str, optional
+        Defaults version (:data:`kofs.config.PRESETS`) that decides the default plan; the
+        newest by default.
+    shared : dict, optional
+        Gene-level internal knowledge shared between calls on subsets of samples (the folds
+        of the honest protocol); see :class:`kofs.context.Context`.
 
     Returns
     -------
     RunResult
     """
+    from kofs.config import DEFAULTS_VERSION, PRESETS
     from kofs.evidence import gene_evidence
-    from kofs.plans import KnowledgeSources, kofs_plan, msfs_plan
+    from kofs.plans import expression_plan, kofs_plan, msfs_plan
+    from kofs.sources import SOURCES
 
     if method not in ("kofs", "msfs"):
         raise ParameterError(f"method must be 'kofs' or 'msfs', got {method!r}")
+    version = defaults or DEFAULTS_VERSION
+    if version not in PRESETS:
+        raise ParameterError(
+            f"defaults version {version!r} is unknown; known: {', '.join(PRESETS)}"
+        )
     sources = sources or KnowledgeSources()
     check_magnitude(expression)
     rel = (
@@ -314,18 +282,20 @@ def rank(
         expression=expression,
         categories=labels,
         relevant_genes=rel,
+        sources=sources,
         seed=seed,
         max_memory=resolve_limit(max_memory),
+        shared={} if shared is None else shared,
     )
     # plans are lazy: knowledge is built inside run_plan, under the thread limit
     if method == "msfs":
-        plans = msfs_plan(context, sources, weights=msfs_weights)
+        plans = msfs_plan(context, weights=msfs_weights)
     elif sources.any() or lists is not None:
-        plans = kofs_plan(context, sources, lists)
+        plans = kofs_plan(context, lists)
         if rankers is not None:
             plans += expression_plan(context, rankers)
     else:
-        plans = expression_plan(context, rankers)
+        plans = expression_plan(context, rankers, default_plan=PRESETS[version]["default_plan"])
     settings = {
         "method": method,
         "lists": [p.name for p in plans],
@@ -335,6 +305,7 @@ def rank(
         "params": {k: dict(v) for k, v in (params or {}).items()},
         "aggregate_params": dict(aggregate_params or {}),
         "relevant_genes": None if rel is None else len(rel),
+        "defaults": version,
     }
     result = run_plan(
         context,
@@ -345,5 +316,10 @@ def rank(
         threads=threads,
         settings=settings,
     )
-    evidence = gene_evidence(context.cache, expression.genes)
-    return replace(result, evidence=evidence)
+    parts = [
+        part
+        for spec in SOURCES
+        if spec.evidence is not None and spec.name in sources
+        for part in spec.evidence(context)
+    ]
+    return replace(result, evidence=gene_evidence(parts, expression.genes), sources=sources)

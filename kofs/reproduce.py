@@ -202,22 +202,16 @@ def run_experiment(
     timings = {}
     with threadpool_limits(limits=threads):
         expr, lab, groups = _read_data(cfg, resolve, path)
-        go_settings = {
-            "aspect": "BP",
-            "measure": "lin",
-            "combine": "bma",
-            "top_k": 10,
-            **(cfg.get("go_settings") or {}),
-        }
+        go_settings = {f"go_{k}": v for k, v in (cfg.get("go_settings") or {}).items()}
         sources = read_sources(
             go=resolve(cfg.get("go")),
             go_annotations=resolve(cfg.get("go_annotations")),
-            go_settings=go_settings,
             pathways=resolve(cfg.get("pathways")),
             pathway_format=cfg.get("pathway_format", "auto"),
             pathway_ids=cfg.get("pathway_ids"),
             go_term_ids=cfg.get("go_term_ids"),
             interactions=resolve(cfg.get("interactions")),
+            **go_settings,
         )
         known: dict[str, Any] = {}
         for n, spec in (cfg.get("known_genes") or {}).items():
@@ -294,9 +288,7 @@ def run_experiment(
             groups=groups,
             seed=int(cfg.get("seed", 0)),
             honest=honest,
-            go=(sources.ontology, sources.go_annotations, go_settings)
-            if sources.has_go and sim_sets
-            else None,
+            go=sources.get("go") if sim_sets else None,
             sim_sets=[sim_sets] if isinstance(sim_sets, str) else sim_sets,
             circular=cfg.get("circular") or {},
             weights=weights,

@@ -17,9 +17,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from kofs.context import Context
 from kofs.errors import KofsError
-from kofs.rankers import RANKERS, run_ranker
-from kofs.types import Expression, RankerInputs, SampleCategories
+from kofs.pipeline import build_lists
+from kofs.plans import expression_plan
+from kofs.rankers import RANKERS
+from kofs.resources import resolve_limit
+from kofs.types import Expression, SampleCategories
 
 __all__ = ["GeneSelector"]
 
@@ -130,13 +134,12 @@ class GeneSelector(SelectorMixin, BaseEstimator):
         if y is not None and can_use_y:
             categories = SampleCategories([str(v) for v in y], samples)
         try:
-            ranking = run_ranker(
-                self.ranker,
-                expression,
-                RankerInputs(categories=categories),
-                seed=self.seed,
-                params=self.params,
+            # the plan runner every run uses: parameters checked, memory estimated first
+            context = Context(
+                expression, categories=categories, seed=self.seed, max_memory=resolve_limit(None)
             )
+            plans = expression_plan(context, [self.ranker])
+            (ranking,) = build_lists(context, plans, params={self.ranker: dict(self.params or {})})
         except KofsError as exc:
             msg = str(exc)
             if needs_y and not given_y:

@@ -789,7 +789,7 @@ def test_ctrl_c_mid_write_leaves_nothing(base, monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(output, "write_ranking", interrupted)
-    import kofs.io.run_output as run_output
+    import kofs.outputs as run_output
 
     monkeypatch.setattr(run_output, "write_ranking", interrupted, raising=False)
     r = invoke(rank(base))

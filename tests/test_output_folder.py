@@ -322,12 +322,12 @@ def test_sigterm_mid_run_is_one_line_and_leaves_nothing(tmp_path, monkeypatch):
 
 
 def test_interrupt_after_publishing_says_so(tmp_path, monkeypatch):
-    import kofs.cli.rank
+    import kofs.cli._summary
 
     def interrupted(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(kofs.cli.rank, "print_summary", interrupted)
+    monkeypatch.setattr(kofs.cli._summary, "print_summary", interrupted)
     expr = _expression(tmp_path / "x.tsv")
     out = tmp_path / "out"
     r = CliRunner().invoke(main, ["rank", str(expr), "--rankers", "variance", "-o", str(out)])

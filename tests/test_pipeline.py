@@ -17,8 +17,7 @@ from kofs.io.genes import read_gene_list
 from kofs.io.labels import align_labels, read_labels
 from kofs.io.output import write_ranking
 from kofs.pipeline import rank
-from kofs.plans import KnowledgeSources
-from kofs.sources import read_sources
+from kofs.sources import KnowledgeSources, read_sources
 from kofs.types import Expression
 
 PATHS = example_paths()
@@ -110,9 +109,7 @@ def test_relevant_genes_enable_go_can_mah_and_supervised_em(example):
 
 def test_msfs_is_one_spec_list_on_combined_similarities(example):
     expr, labels, sources = example
-    res = rank(
-        expr, labels=labels, sources=KnowledgeSources(pathways=sources.pathways), method="msfs"
-    )
+    res = rank(expr, labels=labels, sources=sources.only("pathways"), method="msfs")
     assert [r.name for r in res.lists] == ["MSFS"]
     assert res.lists[0].params["ranker"] == "spec-phi2"
     np.testing.assert_array_equal(res.final.ranks, res.lists[0].ranks)
@@ -127,7 +124,7 @@ def test_aux_data_on_shuffled_samples_gives_an_aux_list(example, rng):
         [expr.samples[i] for i in order],
     )
     res = rank(
-        expr, labels=labels, sources=KnowledgeSources(aux=(aux,)), lists=["AUX-SPEC", "SPEC"]
+        expr, labels=labels, sources=KnowledgeSources({"aux": (aux,)}), lists=["AUX-SPEC", "SPEC"]
     )
     assert [r.name for r in res.lists] == ["AUX-SPEC", "SPEC"]
     assert not np.allclose(res.lists[0].scores, res.lists[1].scores, equal_nan=True)
@@ -138,12 +135,12 @@ def test_runs_are_deterministic(example):
     a = rank(
         expr,
         labels=labels,
-        sources=KnowledgeSources(pathways=sources.pathways, interactions=sources.interactions),
+        sources=sources.only("pathways", "interactions"),
     )
     b = rank(
         expr,
         labels=labels,
-        sources=KnowledgeSources(pathways=sources.pathways, interactions=sources.interactions),
+        sources=sources.only("pathways", "interactions"),
     )
     np.testing.assert_array_equal(a.final.scores, b.final.scores)
 
@@ -247,7 +244,7 @@ def test_go_closure_and_ic_are_computed_once_per_run(example, monkeypatch):
     rank(
         expr,
         labels=labels,
-        sources=KnowledgeSources(ontology=sources.ontology, go_annotations=sources.go_annotations),
+        sources=sources.only("go"),
         relevant_genes=relevant,
         lists=["GO-REL-VOTE", "GO-CAN-MAH", "GO-REL-PROP"],
     )

@@ -174,12 +174,17 @@ def test_pipeline_fails_early_above_the_limit(rng):
 
 
 def test_pipeline_checks_the_knowledge_similarity(rng):
-    from kofs.plans import KnowledgeSources
+    from kofs.sources import KnowledgeSources
 
     expr = _tall(rng, n=1500, m=10)
     aux = _tall(np.random.default_rng(1), n=1500, m=5)
     with pytest.raises(ResourceError, match="step auxiliary data .*similarity \\(1500 samples\\)"):
-        rank(expr, sources=KnowledgeSources(aux=(aux,)), lists=["AUX-SPEC"], max_memory=30 * 2**20)
+        rank(
+            expr,
+            sources=KnowledgeSources({"aux": (aux,)}),
+            lists=["AUX-SPEC"],
+            max_memory=30 * 2**20,
+        )
 
 
 def _write_tall(path, rng, n=2000, m=20):

@@ -8,7 +8,6 @@ from kofs.cli import _summary
 from kofs.example import example_paths
 from kofs.io.expression import read_expression
 from kofs.pipeline import rank
-from kofs.plans import KnowledgeSources
 from kofs.sources import read_sources
 
 
@@ -16,9 +15,7 @@ def test_summary_on_terminal_only(monkeypatch, capsys):
     p = example_paths()
     expr = read_expression(p["expression"])
     src = read_sources(pathways=p["pathways"])
-    res = rank(
-        expr, sources=KnowledgeSources(pathways=src.pathways), lists=["SPEC", "Pathway-REL-VOTE"]
-    )
+    res = rank(expr, sources=src.only("pathways"), lists=["SPEC", "Pathway-REL-VOTE"])
     _summary.print_summary(res, top=3)  # stderr is not a terminal under pytest: nothing
     assert capsys.readouterr().err == ""
     fake = io.StringIO()

@@ -132,8 +132,7 @@ def evaluate_cmd(
     if go or go_annotations:
         from kofs.sources import read_sources
 
-        src = read_sources(go=go, go_annotations=go_annotations)
-        go_data = (src.ontology, src.go_annotations, {})
+        go_data = read_sources(go=go, go_annotations=go_annotations).get("go")
     written = evaluate_outputs(
         list(rankings),
         expr,

@@ -84,28 +84,20 @@ def _go_support(
     """Sim_anno (sum, mean) of every list against every known set."""
     from kofs.knowledge.go import gene_similarity, go_semantics
 
-    ontology, annotations, settings = go
-    settings = {
-        "aspect": "BP",
-        "measure": "lin",
-        "combine": "bma",
-        "mode": "kofs",
-        **(settings or {}),
-    }
-    sem = go_semantics(ontology, annotations, aspect=settings["aspect"], mode=settings["mode"])
+    sem = go_semantics(go.ontology, go.annotations, aspect=go.aspect, mode=go.mode)
     out = {}
     for kg in known:
         kgenes = list(kg.in_matrix(expression))
         for name, top in lists_top.items():
             S, _ = gene_similarity(
-                ontology,
-                annotations,
+                go.ontology,
+                go.annotations,
                 top,
                 kgenes,
-                measure=settings["measure"],
-                combine=settings["combine"],
-                aspect=settings["aspect"],
-                mode=settings["mode"],
+                measure=go.measure,
+                combine=go.combine,
+                aspect=go.aspect,
+                mode=go.mode,
                 semantics=sem,
             )
             out[(name, kg.name)] = sim_anno(S)
@@ -126,7 +118,7 @@ def evaluate(
     groups: Sequence[str] | None = None,
     seed: int = 0,
     honest: Selector | None = None,
-    go: tuple[Any, Any, Mapping[str, Any]] | None = None,
+    go: Any = None,
     circular: Mapping[str, Iterable[str]] | None = None,
     weights: Mapping[str, Mapping[str, float]] | None = None,
     unsupervised: bool = True,
@@ -157,9 +149,9 @@ def evaluate(
     honest : callable, optional
         Selector of the honest protocol: ``honest(train_expression, train_labels)`` ->
         ``{list: gene order}``; re-ranks on the training samples of each fold.
-    go : (ontology, annotations, settings), optional
-        Enables Sim_anno (GO gene similarity of :func:`kofs.knowledge.go.gene_similarity`,
-        default Lin + best-match average over BP, kofs mode).
+    go : kofs.sources.go.GoData, optional
+        Enables Sim_anno (GO gene similarity of :func:`kofs.knowledge.go.gene_similarity`
+        with the GO settings of the run: by default Lin + best-match average over BP).
     circular : mapping of str to iterable of str, optional
         ``{list: names of known sets it was built or trained on}``: noted in the table.
     weights : mapping, optional

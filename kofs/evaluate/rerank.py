@@ -1,53 +1,35 @@
 """Re-running a KOFS ranking on a subset of samples (the honest protocol's selector).
 
-:class:`KofsRanking` builds the catalogue lists (:func:`kofs.plans.kofs_plan` /
-:func:`kofs.pipeline.run_plan`, the same code :func:`kofs.pipeline.rank` runs) and several
-aggregations of them (e.g. KOFS_Borda, KOFS_Prob, KOFS_Prob-SUP: the same lists fused by Borda,
-unsupervised EM and supervised EM) for any set of samples. Knowledge sources are read once by
-the caller; internal knowledge that depends on gene ids only (the GO similarity graph, GO and
-pathway incidence, the interaction graph, term relevance learned from known genes) is built
-once and reused across folds. Everything built from expression values (sample similarities,
-Mahalanobis similarities, filtered-data similarities, data-driven rankings) is rebuilt per
-call, so a call on the training samples of a fold never sees a test sample. Lists of the
-knowledge-only rankers (relevance voting/propagation) do not use expression values; they are
-computed once and only the runner's constant-gene mask is redone per call.
-
-With ``KnowledgeSources.term_relevance`` unset and no known genes, term relevance is learned
-from the data; it is then rebuilt per call as well.
+:class:`KofsRanking` builds the catalogue lists (:func:`kofs.plans.kofs_plan` and
+:func:`kofs.pipeline.build_lists`, the code every run uses, with its memory checks and thread
+limits) and several aggregations of them (e.g. KOFS_Borda, KOFS_Prob, KOFS_Prob-SUP: the same
+lists fused by Borda, unsupervised EM and supervised EM) for any set of samples. Knowledge
+sources are read once by the caller; internal knowledge that depends on gene ids only (the GO
+similarity graph, GO and pathway incidence, the interaction graph, term relevance learned from
+known genes) is built once and shared across calls (:attr:`kofs.context.Context.shared`).
+Everything built from expression values (sample similarities, Mahalanobis similarities,
+filtered-data similarities, data-driven rankings, term relevance learned from the data) is
+rebuilt per call, so a call on the training samples of a fold never sees a test sample.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from kofs.aggregate import aggregate as aggregate_lists
+from kofs.context import Context
 from kofs.errors import ParameterError
-from kofs.pipeline import Context, relevant_gene_ids
-from kofs.rankers import run_ranker
+from kofs.pipeline import build_lists, relevant_gene_ids
 from kofs.types import AggregateRanking, Expression, Ranking, SampleCategories
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Aggregation", "KofsRanking", "GENE_LEVEL_KEYS"]
-
-# cache entries of kofs.plans that depend on gene ids (and known genes) only, never on values
-GENE_LEVEL_KEYS = (
-    "go_relation",
-    "go_functions",
-    "go_functions_direct",
-    "pathway_functions",
-    "ppi_relation",
-    "relevant_functions",
-)
-# term relevance is gene-level only when learned from known genes or given as a table
-_RELEVANCE_KEYS = ("go_functions_rel", "pathway_functions_rel")
-# rankers whose scores use knowledge only (the matrix only for the constant-gene mask)
-KNOWLEDGE_ONLY_RANKERS = ("relevance-vote", "relevance-propagation")
+__all__ = ["Aggregation", "KofsRanking"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +49,7 @@ class KofsRanking:
 
     Parameters
     ----------
-    sources : kofs.plans.KnowledgeSources
+    sources : kofs.sources.KnowledgeSources
         Read once (:func:`kofs.sources.read_sources`).
     lists : sequence of str
         Catalogue list names (book Table 6.3 names: SPEC, Fisher, Pathway-FILT, ...).
@@ -106,53 +88,28 @@ class KofsRanking:
         rel = None
         if self.list_relevant_genes is not None:
             rel = self._mapped(expression, "list_relevant_genes", self.list_relevant_genes)
-        ctx = Context(expression=expression, categories=labels, relevant_genes=rel, seed=self.seed)
-        ctx.cache.update(self._shared)
-        constant = np.ptp(expression.values, axis=0) == 0
-        gene_level_relevance = bool(rel) or self.sources.term_relevance is not None
-        out: dict[str, Ranking | AggregateRanking] = {}
-        for plan in kofs_plan(ctx, self.sources, list(self.lists)):
-            name = self.rename.get(plan.name, plan.name)
-            cached = self._shared.get(f"list:{plan.name}")
-            if cached is not None:
-                # knowledge-only ranker: scores do not depend on values; redo the runner's mask
-                scores = np.where(constant, np.nan, cached.scores)
-                r = Ranking(
-                    name, cached.genes, scores, cached.higher_is_better, params=cached.params
-                )
-            else:
-                p = {
-                    **plan.params,
-                    **self.params.get(plan.ranker, {}),
-                    **self.params.get(plan.name, {}),
-                }
-                r = run_ranker(
-                    plan.ranker,
-                    expression,
-                    plan.build_inputs(ctx),
-                    seed=self.seed,
-                    list_name=name,
-                    params=p,
-                )
-                if plan.ranker in KNOWLEDGE_ONLY_RANKERS and gene_level_relevance:
-                    self._shared[f"list:{plan.name}"] = r
-            out[name] = r
-        keys = GENE_LEVEL_KEYS
-        if gene_level_relevance:
-            keys = keys + _RELEVANCE_KEYS
-        for key in keys:
-            if key in ctx.cache:
-                self._shared.setdefault(key, ctx.cache[key])
-        renamed = list(out.values())
+        ctx = Context(
+            expression=expression,
+            categories=labels,
+            relevant_genes=rel,
+            sources=self.sources,
+            seed=self.seed,
+            shared=self._shared,
+        )
+        plans = [
+            replace(p, name=self.rename.get(p.name, p.name))
+            for p in kofs_plan(ctx, list(self.lists))
+        ]
+        params = {self.rename.get(k, k): v for k, v in self.params.items()}
+        lists = build_lists(ctx, plans, params=params)
+        out: dict[str, Ranking | AggregateRanking] = {r.name: r for r in lists}
         for agg in self.aggregations:
             G = None
             if agg.relevant_genes is not None:
                 G = self._mapped(expression, f"G:{agg.name}", agg.relevant_genes)
                 if not G:
                     raise ParameterError(f"{agg.name}: none of its known genes is in the matrix")
-            out[agg.name] = aggregate_lists(
-                renamed, agg.method, relevant_genes=G, params=agg.params
-            )
+            out[agg.name] = aggregate_lists(lists, agg.method, relevant_genes=G, params=agg.params)
         return out
 
     def _mapped(self, expression: Expression, key: str, genes: Sequence[str]) -> tuple[str, ...]:

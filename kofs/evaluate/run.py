@@ -47,48 +47,41 @@ def _names(
 
 
 def _honest_selector(files: Sequence[RankFile], names: dict, expression: Expression):
-    """Re-run every input's `kofs rank` configuration on the training samples of a fold."""
-    from kofs.cli._options import parse_flat_params, parse_params, split_names
-    from kofs.cli.rank import read_sources_from_options
+    """Re-run every input's `kofs rank` configuration on the training samples of a fold.
+
+    Each input's files are read once; knowledge that depends on gene ids only (GO graph,
+    annotations, interaction graph) is built once and shared by the folds."""
+    from kofs.config import RunConfig
     from kofs.io.genes import read_gene_list
     from kofs.io.labels import read_labels
-    from kofs.pipeline import rank
+    from kofs.sources import read_sources
+    from kofs.workflow import RunInputs, rank_inputs
 
     runs = []
     for f in files:
-        cfg = f.config
-        if cfg is None:
+        if f.config is None:
             raise ParameterError(
                 f"--protocol honest needs the output folder of `kofs rank` (with "
                 f"config.resolved.yaml), not a bare ranking file: {f.path}"
             )
+        cfg = RunConfig.from_mapping(f.config, where=f.path)
         run_labels = None
-        if cfg.get("labels"):
+        if cfg.inputs.labels:
             lab = read_labels(
-                cfg["labels"],
-                sample_column=cfg.get("sample_column"),
-                label_column=cfg.get("label_column"),
+                cfg.inputs.labels,
+                sample_column=cfg.inputs.sample_column,
+                label_column=cfg.inputs.label_column,
             )
             run_labels = dict(zip(lab.samples, lab.labels, strict=True))
+        rel = cfg.inputs.relevant_genes
         runs.append(
             dict(
-                sources=read_sources_from_options(cfg),
+                config=cfg,
+                sources=read_sources(cfg),
                 labels=run_labels,
-                label_name=cfg.get("label_column") or "label",
-                relevant=read_gene_list(cfg["relevant_genes"])
-                if cfg.get("relevant_genes")
-                else None,
-                kw=dict(
-                    method=cfg.get("method", "kofs"),
-                    lists=split_names(cfg.get("lists")),
-                    rankers=split_names(cfg.get("rankers")),
-                    aggregate=cfg.get("aggregate", "em"),
-                    params=parse_params(cfg.get("params") or ()),
-                    aggregate_params=parse_flat_params(
-                        cfg.get("aggregate_params") or (), option="--aggregate-param"
-                    ),
-                    seed=cfg.get("seed", 0),
-                ),
+                label_name=cfg.inputs.label_column or "label",
+                relevant=read_gene_list(rel) if rel else None,
+                shared={},
             )
         )
 
@@ -105,13 +98,8 @@ def _honest_selector(files: Sequence[RankFile], names: dict, expression: Express
                 cats = SampleCategories(
                     [run["labels"][s] for s in train.samples], train.samples, name=run["label_name"]
                 )
-            res = rank(
-                train,
-                labels=cats,
-                sources=run["sources"],
-                relevant_genes=run["relevant"],
-                **run["kw"],
-            )
+            inputs = RunInputs(train, cats, run["relevant"], run["sources"])
+            res = rank_inputs(inputs, run["config"], shared=run["shared"])
             lists = {"final": res.final, **{r.name: r for r in res.lists}}
             per_input.append({k: v.order() for k, v in lists.items()})
         return {

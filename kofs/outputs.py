@@ -1,4 +1,5 @@
-"""Write the outputs of a run: ``ranking.tsv``, ``weights.tsv``, ``manifest.json``.
+"""Write the outputs of a run: ``ranking.tsv``, ``weights.tsv``, ``manifest.json`` and
+``config.resolved.yaml``.
 
 Everything is written into a temporary folder first, which replaces the output folder whole
 only when all files are complete (:mod:`kofs.io.output_folder`), so a failed, interrupted or
@@ -7,6 +8,7 @@ killed run leaves nothing half-written and no file of an earlier run survives.
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -15,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from kofs import __version__
+from kofs.config import dump_config
 from kofs.io.output import (
     environment_info,
     file_fingerprint,
@@ -130,3 +133,51 @@ def write_run(
         write_json(tmp / "manifest.json", dict(manifest_data))
         names.append("manifest.json")
     return [str(Path(outdir) / n) for n in names]
+
+
+def claim_result_output(config: Any) -> contextlib.AbstractContextManager:
+    """Check and claim the config's output folder before any work (a file in the way, a
+    symbolic link leading nowhere, an unwritable parent, files kofs did not write, an input
+    that would be overwritten, another run writing it); hold it until the block ends.
+
+    Use as ``with claim_result_output(config): write_result(run(config))``; ``-o -`` claims
+    nothing.
+    """
+    from kofs.io.output_folder import claim_output
+
+    out = config.output.output
+    if out == "-":
+        return contextlib.nullcontext()
+    paths = [
+        p
+        for v in config.input_paths().values()
+        if v
+        for p in ([v] if isinstance(v, str) else v)
+        if p != "-"
+    ]
+    return claim_output(out, inputs=paths)
+
+
+def write_result(result: RunResult, *, command: str = "rank") -> list[str]:
+    """Write a run started from a config (``result.config``) into its output folder: the
+    ranking, weights, the manifest (with the config and the sources' releases) and
+    ``config.resolved.yaml``. Returns the written paths."""
+    from kofs.sources import source_releases
+
+    config = result.config
+    if config is None:
+        raise ValueError("write_result needs a result of kofs.workflow.run (it has no config)")
+    inputs = {k: (v or None) for k, v in config.input_paths().items()}
+    inputs = {"expression": inputs.pop("expression"), **inputs}
+    resolved = config.to_mapping()
+    extra = {
+        "config": resolved,
+        "defaults_version": config.defaults,
+        "releases": source_releases(result.sources) if result.sources is not None else {},
+    }
+    return write_run(
+        result,
+        config.output.output,
+        manifest_data=manifest(result, command=command, inputs=inputs, extra=extra),
+        extra_files={"config.resolved.yaml": dump_config(config)},
+    )

@@ -1,0 +1,101 @@
+"""Click options generated from the run specification (:mod:`kofs.config`).
+
+Every option of ``kofs rank`` (and the subsets used by ``kofs run``, ``kofs sources``) is one
+declared :class:`kofs.options.Option`: its flag, type, help and default come from there. Click
+passes only what the user typed; the library applies defaults, so command line, YAML and
+Python share one set of defaults.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from kofs.config import RunConfig, all_options
+from kofs.options import Option
+
+
+def _click_type(o: Option) -> Any:
+    if o.kind == "choice":
+        return click.Choice(list(o.choices or ()))
+    if o.kind == "int":
+        return click.IntRange(min=None if o.low is None else int(o.low))
+    if o.kind == "float":
+        return click.FloatRange(min=o.low, max=o.high)
+    if o.kind in ("path", "paths"):
+        return click.Path(dir_okay=o.folder, allow_dash=o.stdin)
+    return str
+
+
+def _help(o: Option) -> str:
+    text = o.help
+    if o.default not in (None, {}, (), False):
+        text += f"  [default: {o.default}]"
+    return text
+
+
+def click_option(o: Option) -> Callable[[Any], Any]:
+    """The click option of one declared option (no click default: see the module doc)."""
+    decls = [o.flag] + ([o.short] if o.short else [])
+    kw: dict[str, Any] = {"help": _help(o)}
+    if o.kind == "bool":
+        return click.option(*decls, o.name, is_flag=True, default=None, **kw)
+    kw["type"] = _click_type(o)
+    if o.metavar:
+        kw["metavar"] = o.metavar
+    if o.kind in ("paths", "params", "flat_params"):
+        kw["multiple"] = True
+    return click.option(*decls, o.name, default=None, **kw)
+
+
+def options_for(
+    sections: Iterable[str] | None = None, *, exclude: Iterable[str] = ("expression",)
+) -> list[Option]:
+    """The declared options of some sections (``knowledge`` = every plug-in), in order."""
+    want = None if sections is None else set(sections)
+    skip = set(exclude)
+    out = []
+    for name, (section, o) in all_options().items():
+        top = section.split(".", 1)[0]
+        if name in skip or (want is not None and top not in want and name not in want):
+            continue
+        out.append(o)
+    return out
+
+
+def config_options(
+    sections: Iterable[str] | None = None, *, exclude: Iterable[str] = ("expression",)
+) -> Callable[[Any], Any]:
+    """Decorator adding the options of ``sections`` (names of sections or single options)."""
+    opts = options_for(sections, exclude=exclude)
+
+    def deco(func: Any) -> Any:
+        for o in reversed(opts):
+            func = click_option(o)(func)
+        return func
+
+    return deco
+
+
+def given(ctx: click.Context, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The declared options the user typed (empty repeatable options count as not given)."""
+    known = all_options()
+    out = {}
+    for name, value in values.items():
+        if name not in known:
+            continue
+        if ctx.get_parameter_source(name) != ParameterSource.COMMANDLINE:
+            continue
+        if isinstance(value, tuple) and not value:
+            continue
+        out[name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def command_config(ctx: click.Context, values: Mapping[str, Any], **extra: Any) -> RunConfig:
+    """A RunConfig from a command's typed options (paths relative to the working folder)."""
+    return RunConfig.from_mapping({**extra, **given(ctx, values)}, base=Path.cwd())

@@ -1,0 +1,133 @@
+"""What a plan is made of: :class:`Context` (the run's data and its per-run cache),
+:class:`ListPlan` (one ranked list to build) and :class:`ListTemplate` (a catalogue entry that
+becomes a plan when its sources are given)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kofs.io.ids import CoverageReport
+from kofs.types import Expression, RankerInputs, SampleCategories
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Context:
+    """What the plan's builders may use: the matrix, the user's knowledge, caches.
+
+    Attributes
+    ----------
+    expression : Expression
+    categories : SampleCategories, optional
+        Aligned to ``expression.samples``.
+    relevant_genes : tuple of str, optional
+        Known relevant genes as matrix ids.
+    sources : kofs.sources.KnowledgeSources, optional
+        The knowledge read from the user's files.
+    seed : int
+    cache : dict
+        Internal knowledge built in this run.
+    shared : dict
+        Internal knowledge that depends on gene ids only, shared between runs on subsets of
+        the same samples' genes (the folds of the honest protocol); see :meth:`cached`.
+    coverage : list of CoverageReport
+    max_memory : int, optional
+        Bytes; None = no check (:mod:`kofs.resources`).
+    """
+
+    expression: Expression
+    categories: SampleCategories | None = None
+    relevant_genes: tuple[str, ...] | None = None
+    sources: Any = None
+    seed: int = 0
+    cache: dict[str, Any] = field(default_factory=dict)
+    shared: dict[Any, Any] = field(default_factory=dict)
+    coverage: list[CoverageReport] = field(default_factory=list)
+    max_memory: int | None = None
+
+    def cached(self, key: str, build: Callable[[], Any], *, gene_level: bool = False) -> Any:
+        """Build a piece of internal knowledge once per run.
+
+        ``gene_level=True`` marks knowledge that depends on gene ids (and known genes) only,
+        never on expression values: it is kept in :attr:`shared` too and reused by later runs
+        given the same ``shared`` dict and the same genes.
+        """
+        if key in self.cache:
+            return self.cache[key]
+        skey = (key, self.expression.genes, self.relevant_genes)
+        if gene_level and skey in self.shared:
+            self.cache[key] = self.shared[skey]
+            return self.cache[key]
+        t0 = time.perf_counter()
+        self.cache[key] = build()
+        log.info("built %s in %.2f s", key, time.perf_counter() - t0)
+        if gene_level:
+            self.shared[skey] = self.cache[key]
+        return self.cache[key]
+
+    def source(self, name: str) -> Any:
+        """The data of knowledge source ``name`` (None when not given)."""
+        return None if self.sources is None else self.sources.get(name)
+
+    def record(self, result: tuple[Any, CoverageReport]) -> Any:
+        """Keep a converter's coverage report (once per source) and return its object."""
+        obj, report = result
+        if all(r.source != report.source for r in self.coverage):
+            self.coverage.append(report)
+        return obj
+
+
+@dataclass(frozen=True)
+class ListPlan:
+    """One ranked list to build: a ranker applied to some internal knowledge.
+
+    Attributes
+    ----------
+    name : str
+        Name of the list in the outputs (``"fisher"``, ``"GO-MAH"``, ...).
+    ranker : str
+        Registry name of the ranker.
+    build_inputs : callable
+        ``build_inputs(context) -> RankerInputs``; called lazily, so lists not chosen cost nothing.
+    params : mapping
+        Ranker parameters.
+    sources : tuple of str
+        Knowledge sources the list depends on (for the summary and the manifest).
+    """
+
+    name: str
+    ranker: str
+    build_inputs: Callable[[Context], RankerInputs]
+    params: Mapping[str, Any] = field(default_factory=dict)
+    sources: tuple[str, ...] = ("expression",)
+
+
+@dataclass(frozen=True)
+class ListTemplate:
+    """A list of the KOFS catalogue (book Tables 6.3/6.4).
+
+    Attributes
+    ----------
+    name : str
+    ranker : str
+    needs : tuple of str
+        What the run must have: ``expression``, ``labels``, ``relevant_genes``, or what a
+        knowledge source provides (:attr:`kofs.sources.SourceSpec.provides`).
+    build : callable
+        ``build(context) -> RankerInputs``.
+    summary : str
+    order : float
+        Position in the catalogue (the book's table order).
+    """
+
+    name: str
+    ranker: str
+    needs: tuple[str, ...]
+    build: Callable[[Context], RankerInputs]
+    summary: str
+    order: float = 0.0

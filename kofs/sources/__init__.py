@@ -1,0 +1,157 @@
+"""Knowledge sources as plug-ins: what the user's knowledge files are, how they are read, and
+which KOFS lists they allow.
+
+Each source is one module defining ``SOURCE`` (:class:`~kofs.sources._spec.SourceSpec`) and is
+registered by one line in :data:`SOURCE_MODULES`. :func:`read_sources` reads every source a
+run names into a :class:`KnowledgeSources`; :func:`describe_sources` backs ``kofs sources``;
+:func:`source_releases` gives the release information of the manifest.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kofs.sources._spec import SourceSpec
+
+#: One line per knowledge source (catalogue and MSFS order come from the specs).
+SOURCE_MODULES = (
+    "kofs.sources.go",
+    "kofs.sources.pathways",
+    "kofs.sources.interactions",
+    "kofs.sources.graphs",
+    "kofs.sources.aux",
+    "kofs.sources.term_relevance",
+)
+
+
+class SourceRegistry:
+    """Name -> :class:`SourceSpec`, in :data:`SOURCE_MODULES` order."""
+
+    def __init__(self, modules: Sequence[str]) -> None:
+        self._modules = tuple(modules)
+        self._specs: dict[str, SourceSpec] | None = None
+
+    def _load(self) -> dict[str, SourceSpec]:
+        if self._specs is None:
+            specs: dict[str, SourceSpec] = {}
+            for m in self._modules:
+                spec = importlib.import_module(m).SOURCE
+                if spec.name in specs:
+                    raise RuntimeError(f"knowledge source {spec.name!r} registered twice")
+                specs[spec.name] = spec
+            self._specs = specs
+        return self._specs
+
+    def get(self, name: str) -> SourceSpec:
+        from kofs.registry import unknown_message
+
+        try:
+            return self._load()[name]
+        except KeyError:
+            from kofs.errors import ParameterError
+
+            raise ParameterError(unknown_message("knowledge source", name, self._load())) from None
+
+    def names(self) -> list[str]:
+        return list(self._load())
+
+    def __iter__(self) -> Iterator[SourceSpec]:
+        return iter(self._load().values())
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+
+SOURCES = SourceRegistry(SOURCE_MODULES)
+
+
+@dataclass(frozen=True)
+class KnowledgeSources:
+    """Knowledge read from the user's files (not yet aligned to the matrix).
+
+    Attributes
+    ----------
+    data : mapping
+        Source name -> the data its plug-in read (only the sources given).
+    id_map : mapping, optional
+        The user's identifier table (``--id-map``), used by the converters.
+    """
+
+    data: Mapping[str, Any] = field(default_factory=dict)
+    id_map: Mapping[str, str] | None = None
+
+    def get(self, name: str) -> Any:
+        return self.data.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.data
+
+    def only(self, *names: str) -> KnowledgeSources:
+        """The same knowledge restricted to some sources."""
+        return KnowledgeSources({k: v for k, v in self.data.items() if k in names}, self.id_map)
+
+    def any(self) -> bool:
+        """Whether any given source contributes catalogue lists."""
+        return any(SOURCES.get(k).lists(v) for k, v in self.data.items())
+
+    def templates(self) -> list[Any]:
+        """The catalogue lists of every source (of an absent source too: asking for one of
+        those says which option it needs)."""
+        return [t for spec in SOURCES for t in spec.lists(self.data.get(spec.name))]
+
+    def provided(self) -> set[str]:
+        """What the given sources provide for the lists' ``needs``."""
+        return {p for k, v in self.data.items() for p in SOURCES.get(k).provides(v)}
+
+
+def read_sources(config: Any = None, /, **options: Any) -> KnowledgeSources:
+    """Read the knowledge files of a run (each reader raises InputError naming its file).
+
+    Parameters
+    ----------
+    config : kofs.config.RunConfig, optional
+        Read the sources it names (its knowledge sections and ``id_map``).
+    **options
+        Or the options by name, as on the command line (``go=``, ``go_annotations=``,
+        ``pathways=``, ``interactions=``, ``string_min_score=``, ``aux=[...]``, ``id_map=``, ...).
+    """
+    from kofs.errors import ParameterError
+    from kofs.options import build, options_of
+    from kofs.registry import unknown_message
+
+    if config is not None:
+        if options:
+            raise TypeError("read_sources takes a RunConfig or options, not both")
+        knowledge, id_map = config.knowledge, config.inputs.id_map
+    else:
+        given = {k.replace("-", "_"): v for k, v in options.items()}
+        id_map = given.pop("id_map", None)
+        known = {o.name for spec in SOURCES for o in options_of(spec.options)}
+        for k in given:
+            if k not in known:
+                raise ParameterError(unknown_message("knowledge option", k, sorted(known)))
+        knowledge = {spec.name: build(spec.options, given) for spec in SOURCES}
+    data = {}
+    for spec in SOURCES:
+        value = spec.read(knowledge[spec.name])
+        if value is not None:
+            data[spec.name] = value
+    idmap = None
+    if id_map is not None:
+        from kofs.io.ids import read_id_map
+
+        idmap = read_id_map(id_map)
+    return KnowledgeSources(data, idmap)
+
+
+def source_releases(sources: KnowledgeSources) -> dict[str, Any]:
+    """Release information read from the knowledge files' headers (for the manifest)."""
+    out: dict[str, Any] = {}
+    for name, value in sources.data.items():
+        spec = SOURCES.get(name)
+        if spec.releases is not None:
+            out.update(spec.releases(value))
+    return out

@@ -1,0 +1,87 @@
+"""Internal knowledge every source may build on: the expression's sample similarity, the memory
+check of sample similarities, term relevance, and the starting relevance of propagation."""
+
+from __future__ import annotations
+
+from kofs.context import Context
+from kofs.errors import ParameterError
+from kofs.knowledge.functions import (
+    learn_relevance,
+    learn_relevance_from_data,
+    relevant_genes_functions,
+    with_relevance,
+)
+from kofs.knowledge.similarity import AUTO_DENSE_MAX, sample_similarity
+from kofs.resources import check_memory, estimate_dense_similarity, estimate_mahalanobis
+from kofs.types import FeatureFunctions, SampleSimilarity
+
+
+def check_similarity_memory(
+    ctx: Context, what: str, *, n_genes: int | None = None, nnz: int = 0
+) -> None:
+    """Fail early when a sample similarity (dense up to ``AUTO_DENSE_MAX`` samples; GO-MAH
+    when ``n_genes``) would exceed ``ctx.max_memory``."""
+    n = ctx.expression.n_samples
+    if n_genes is not None:
+        need = estimate_mahalanobis(n, n_genes, nnz=nnz)
+    elif n <= AUTO_DENSE_MAX:
+        need = estimate_dense_similarity(n)
+    else:
+        return  # sparse kNN graph: linear in n
+    check_memory(
+        need,
+        limit=ctx.max_memory,
+        what=f"{what} similarity ({n} samples)",
+        suggestion="use fewer samples or genes, or leave the lists that need it out (--lists)",
+    )
+
+
+def data_similarity(ctx: Context) -> SampleSimilarity:
+    """The expression's own sample similarity (SPEC, MSFS)."""
+
+    def build() -> SampleSimilarity:
+        check_similarity_memory(ctx, "expression")
+        return sample_similarity(ctx.expression, "auto")
+
+    return ctx.cached("data_similarity", build)
+
+
+def term_relevance_is_gene_level(ctx: Context) -> bool:
+    """Term relevance depends on gene ids only when it is a user table or learned from known
+    genes (learned from the data otherwise)."""
+    return ctx.source("term_relevance") is not None or bool(ctx.relevant_genes)
+
+
+def with_term_relevance(ctx: Context, functions: FeatureFunctions) -> FeatureFunctions:
+    """Term relevance: a user table, else learned from relevant genes (M_rel/M_all), else from
+    the data (enrichment of high-variance genes; :mod:`kofs.knowledge.functions`)."""
+    table = ctx.source("term_relevance")
+    if table is not None:
+        known = set(functions.terms)
+        values = {t: v for t, v in table.items() if t in known}
+        if not values:
+            raise ParameterError(f"--term-relevance names none of the terms of {functions.name}")
+        return with_relevance(functions, values)
+    if ctx.relevant_genes:
+        return learn_relevance(functions, list(ctx.relevant_genes), expression=ctx.expression)
+    return learn_relevance_from_data(functions, ctx.expression)
+
+
+def initial_relevance(ctx: Context) -> FeatureFunctions:
+    """Where propagation starts: the known relevant genes, else the first source (in
+    ``relevance_order``) that gives function votes (GO, then pathways)."""
+    from kofs.sources import SOURCES
+
+    if ctx.relevant_genes:
+        return ctx.cached(
+            "relevant_functions",
+            lambda: relevant_genes_functions(ctx.expression, list(ctx.relevant_genes or ())),
+            gene_level=True,
+        )
+    for spec in sorted(SOURCES, key=lambda s: s.relevance_order):
+        if spec.relevance is not None and ctx.source(spec.name) is not None:
+            return spec.relevance(ctx)
+    raise ParameterError(
+        "relevance propagation (PPI-PROP, GO-REL-PROP) needs a starting relevance: give "
+        "--relevant-genes, --go with --go-annotations, or --pathways"
+    )

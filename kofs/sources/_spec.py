@@ -1,0 +1,57 @@
+"""The knowledge-source plug-in contract: :class:`SourceSpec` and the registry :data:`SOURCES`.
+
+A knowledge source (GO, pathways, interactions, graph files, auxiliary data, term relevance,
+...) is one module of :mod:`kofs.sources` that defines ``SOURCE = SourceSpec(...)``:
+
+- ``options``: a frozen dataclass whose fields are declared with :func:`kofs.options.opt`; they
+  become ``kofs rank`` options, ``kofs run`` keys and a section of :class:`kofs.config.RunConfig`;
+- ``read(options)``: reads the user's files (raising ``InputError`` naming the file) into a
+  data object, or returns None when the source is not given;
+- ``lists(data)``: the KOFS catalogue lists (:class:`~kofs.context.ListTemplate`) it
+  contributes (``data`` is None when the source is not given: the lists are still listed, so
+  asking for one says which option it needs); ``provides(data)``: the names those lists'
+  ``needs`` refer to;
+- optionally ``msfs`` (its sample similarities for MSFS), ``relevance`` (a starting relevance
+  for propagation), ``evidence`` (text per gene for ranking.tsv) and ``releases`` (release
+  information for the manifest).
+
+The module is registered by one line in :data:`kofs.sources.SOURCE_MODULES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kofs.context import Context, ListTemplate
+from kofs.types import FeatureFunctions, SampleSimilarity
+
+#: ``evidence(context)`` returns (order, label, per-gene text) triples
+Evidence = Callable[[Context], Sequence[tuple[float, str, Sequence[str]]]]
+
+
+def _no_lists(data: Any) -> list[ListTemplate]:
+    return []
+
+
+def _nothing(data: Any) -> tuple[str, ...]:
+    return ()
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """Registry entry of a knowledge source (see the module docstring)."""
+
+    name: str
+    summary: str
+    options: type
+    read: Callable[[Any], Any]
+    lists: Callable[[Any], Sequence[ListTemplate]] = _no_lists
+    provides: Callable[[Any], tuple[str, ...]] = _nothing
+    msfs: Callable[[Context], Sequence[SampleSimilarity]] | None = None
+    msfs_order: float = 0.0
+    relevance: Callable[[Context], FeatureFunctions] | None = None
+    relevance_order: float = 0.0
+    evidence: Evidence | None = None
+    releases: Callable[[Any], dict[str, Any]] | None = None

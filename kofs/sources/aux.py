@@ -1,0 +1,77 @@
+"""Auxiliary data on the same samples (e.g. a miRNA matrix): one AUX-SPEC list per matrix
+(SPEC on its sample similarity); each enters MSFS."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kofs.context import Context, ListTemplate
+from kofs.errors import ParameterError
+from kofs.options import opt
+from kofs.sources._common import check_similarity_memory
+from kofs.sources._spec import SourceSpec
+from kofs.types import RankerInputs
+
+
+@dataclass(frozen=True)
+class AuxOptions:
+    aux: tuple[str, ...] | None = opt(
+        "aux",
+        "paths",
+        help="Auxiliary data on the same samples (e.g. miRNA matrix); repeatable.",
+    )
+
+
+def _read(o: AuxOptions) -> tuple[Any, ...] | None:
+    if not o.aux:
+        return None
+    from kofs.io.expression import read_expression
+
+    return tuple(read_expression(p) for p in o.aux)
+
+
+def aux_similarity(ctx: Context, i: int) -> Any:
+    from kofs.knowledge.similarity import sample_similarity
+
+    def build():
+        aux = ctx.source("aux")[i]
+        pos = {s: j for j, s in enumerate(aux.samples)}
+        missing = [s for s in ctx.expression.samples if s not in pos]
+        if missing:
+            raise ParameterError(
+                f"auxiliary data {aux.source}: {len(missing)} samples of the expression matrix "
+                f"are missing (e.g. {', '.join(missing[:3])}); it must measure the same samples"
+            )
+        aligned = aux.subset_samples([pos[s] for s in ctx.expression.samples])
+        check_similarity_memory(ctx, f"auxiliary data {aux.source}")
+        return sample_similarity(aligned, "auto")
+
+    return ctx.cached(f"aux{i}", build)
+
+
+def _lists(data: tuple[Any, ...] | None) -> list[ListTemplate]:
+    n = len(data) if data else 1
+    return [
+        ListTemplate(
+            f"AUX{i + 1}-SPEC" if n > 1 else "AUX-SPEC",
+            "spec-phi2",
+            ("aux",),
+            lambda ctx, i=i: RankerInputs(similarity=aux_similarity(ctx, i)),  # type: ignore[misc]
+            "SPEC on the auxiliary data's sample similarity",
+            order=110 + i,
+        )
+        for i in range(n)
+    ]
+
+
+SOURCE = SourceSpec(
+    name="aux",
+    summary="auxiliary data on the same samples: AUX-SPEC",
+    options=AuxOptions,
+    read=_read,
+    lists=_lists,
+    provides=lambda data: ("aux",),
+    msfs=lambda ctx: [aux_similarity(ctx, i) for i in range(len(ctx.source("aux")))],
+    msfs_order=30,
+)

@@ -1,0 +1,152 @@
+"""Gene interactions: an edge list, STRING links (with aliases) or BioGRID TAB2/TAB3.
+
+List: PPI-PROP (relevance propagation over the interaction network, eq. 6.14).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kofs.context import Context, ListTemplate
+from kofs.options import opt
+from kofs.sources._common import initial_relevance
+from kofs.sources._spec import SourceSpec
+from kofs.types import FeatureRelation, RankerInputs
+
+
+@dataclass(frozen=True)
+class InteractionOptions:
+    interactions: str | None = opt(
+        "interactions",
+        "path",
+        help="Gene interactions: edge list, STRING links, or BioGRID TAB2/TAB3.",
+    )
+    interactions_format: str = opt(
+        "interactions_format",
+        "choice",
+        "auto",
+        choices=("auto", "edgelist", "paired", "string", "biogrid"),
+        help="Format of --interactions (default: recognised from the content).",
+    )
+    string_min_score: float = opt(
+        "string_min_score",
+        "float",
+        400.0,
+        low=0,
+        high=1000,
+        help="STRING combined_score threshold (0-1000).",
+    )
+    string_aliases: str | None = opt(
+        "string_aliases", "path", help="STRING protein.aliases/info file (ENSP -> gene)."
+    )
+    biogrid_taxon: str | None = opt("biogrid_taxon", help="BioGRID organism (NCBI taxon id).")
+    biogrid_system_type: str = opt(
+        "biogrid_system_type",
+        "choice",
+        "physical",
+        choices=("physical", "genetic", "all"),
+        help="BioGRID experimental system type kept.",
+    )
+    interaction_min_weight: float = opt(
+        "interaction_min_weight", "float", 0.0, help="Drop interactions lighter than this."
+    )
+    undirected: bool = opt(
+        "undirected",
+        "bool",
+        False,
+        help="Treat directed interactions (KGML, OmniPath) as undirected.",
+    )
+
+
+@dataclass(frozen=True)
+class InteractionData:
+    """Interactions and the options of their conversion to a gene graph."""
+
+    interactions: Any
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _read(o: InteractionOptions) -> InteractionData | None:
+    if o.interactions is None:
+        return None
+    from kofs.io.interactions import read_interactions
+
+    inter = read_interactions(
+        o.interactions,
+        o.interactions_format,
+        string_min_score=o.string_min_score,
+        string_aliases=o.string_aliases,
+        biogrid_taxon=o.biogrid_taxon,
+        biogrid_system_type=None if o.biogrid_system_type == "all" else o.biogrid_system_type,
+    )
+    return InteractionData(
+        inter, {"min_weight": o.interaction_min_weight, "ignore_direction": o.undirected}
+    )
+
+
+def interaction_relation(
+    ctx: Context, source: str = "interactions", key: str = "ppi_relation"
+) -> FeatureRelation:
+    """The gene graph of an interaction source (matched to the matrix, with coverage)."""
+    from kofs.knowledge.network import interactions_to_relation
+
+    d = ctx.source(source)
+    return ctx.cached(
+        key,
+        lambda: ctx.record(
+            interactions_to_relation(
+                d.interactions, ctx.expression, id_map=ctx.sources.id_map, **d.options
+            )
+        ),
+        gene_level=True,
+    )
+
+
+def _lists(data: InteractionData) -> list[ListTemplate]:
+    return [
+        ListTemplate(
+            "PPI-PROP",
+            "relevance-propagation",
+            ("interactions",),
+            lambda ctx: RankerInputs(
+                relation=interaction_relation(ctx), functions=initial_relevance(ctx)
+            ),
+            "relevance propagation over the interaction network (eq. 6.14)",
+            order=100,
+        )
+    ]
+
+
+def _evidence(ctx: Context):
+    from kofs.evidence import top_neighbours
+
+    if "ppi_relation" in ctx.cache:
+        return [(40.0, "interactors", top_neighbours(ctx.cache["ppi_relation"]))]
+    return []
+
+
+def _releases(data: InteractionData) -> dict[str, Any]:
+    import numpy as np
+
+    i = data.interactions
+    return {
+        "interactions": {
+            "edges": len(i.source),
+            "directed": int(np.sum(i.directed)),
+            "namespace": i.namespace,
+        }
+    }
+
+
+SOURCE = SourceSpec(
+    name="interactions",
+    summary="gene interactions (edge list, STRING, BioGRID): PPI-PROP",
+    options=InteractionOptions,
+    read=_read,
+    lists=_lists,
+    provides=lambda data: ("interactions",),
+    evidence=_evidence,
+    releases=_releases,
+)

@@ -1,0 +1,224 @@
+"""One library call runs a :class:`~kofs.config.RunConfig` end to end.
+
+:func:`run` reads the labels, checks memory, reads and aligns the expression matrix, reads the
+known genes and every knowledge source, plans, ranks, aggregates and collects evidence, and
+returns a :class:`~kofs.pipeline.RunResult` that carries its config. :func:`load_inputs` is the
+reading half (``kofs evaluate``'s honest protocol reads once and ranks every fold with
+:func:`rank_inputs`); :func:`describe` backs ``kofs sources``. Writing files is
+:func:`kofs.outputs.write_result`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kofs.config import RunConfig, read_run_config
+from kofs.pipeline import RunResult, rank, relevant_gene_ids
+from kofs.sources import KnowledgeSources, read_sources
+from kofs.types import Expression, SampleCategories
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """What a config's files hold, read and aligned.
+
+    Attributes
+    ----------
+    expression : Expression
+    labels : SampleCategories, optional
+        Aligned to ``expression.samples``.
+    relevant_genes : sequence of str, optional
+        As read from the file (a :class:`kofs.io.genes.GeneList` naming it; matched to the
+        matrix when ranking).
+    sources : KnowledgeSources
+    """
+
+    expression: Expression
+    labels: SampleCategories | None
+    relevant_genes: Sequence[str] | None
+    sources: KnowledgeSources
+
+
+def as_config(config: RunConfig | Mapping[str, Any] | str | os.PathLike) -> RunConfig:
+    """A RunConfig from itself, a mapping of options, or a YAML file path."""
+    if isinstance(config, RunConfig):
+        return config
+    if isinstance(config, Mapping):
+        return RunConfig.from_mapping(config)
+    return read_run_config(config)
+
+
+def read_data(config: RunConfig) -> tuple[Expression, SampleCategories | None]:
+    """The expression matrix and its labels, aligned (memory checked before reading)."""
+    from kofs.io.expression import read_expression
+    from kofs.io.labels import align_labels, read_labels
+    from kofs.resources import check_memory, estimate_expression_file, resolve_limit
+
+    i = config.inputs
+    if i.expression is None:
+        from kofs.errors import ParameterError
+
+        raise ParameterError("no expression matrix given (the EXPRESSION argument or key)")
+    categories = None
+    if i.labels:
+        categories = read_labels(
+            i.labels, sample_column=i.sample_column, label_column=i.label_column
+        )
+    check_memory(
+        estimate_expression_file(i.expression) or 0,
+        limit=resolve_limit(config.resources.max_memory),
+        what=f"reading {i.expression}",
+        suggestion="filter the matrix to fewer genes or samples first",
+    )
+    expr = read_expression(
+        i.expression,
+        genes_in=i.genes_in,
+        gene_column=i.gene_column,
+        sample_ids=None if categories is None else categories.samples,
+        duplicates=i.duplicate_genes,
+        missing=i.missing_values,
+    )
+    if categories is not None:
+        expr, categories = align_labels(
+            expr, categories, missing=i.missing_labels, labels_path=i.labels
+        )
+    return expr, categories
+
+
+def load_inputs(config: RunConfig) -> RunInputs:
+    """Read every file a config names."""
+    from kofs.io.genes import read_gene_list
+
+    expr, categories = read_data(config)
+    rel_path = config.inputs.relevant_genes
+    relevant = read_gene_list(rel_path) if rel_path else None
+    return RunInputs(expr, categories, relevant, read_sources(config))
+
+
+def rank_inputs(
+    inputs: RunInputs,
+    config: RunConfig,
+    *,
+    aggregate: str | None = None,
+    relevant_genes: Sequence[str] | None = None,
+    shared: dict[str, Any] | None = None,
+) -> RunResult:
+    """Plan, rank and aggregate read inputs as ``config`` says (``aggregate`` and
+    ``relevant_genes`` override the config's)."""
+    r, a, res = config.ranking, config.aggregation, config.resources
+    result = rank(
+        inputs.expression,
+        labels=inputs.labels,
+        sources=inputs.sources,
+        method=r.method,
+        lists=r.lists,
+        rankers=r.rankers,
+        aggregate=aggregate or a.aggregate,
+        relevant_genes=inputs.relevant_genes if relevant_genes is None else relevant_genes,
+        params=r.param,
+        aggregate_params=a.aggregate_param,
+        msfs_weights=r.msfs_weights,
+        seed=res.seed,
+        threads=res.threads,
+        max_memory=res.max_memory,
+        defaults=config.defaults,
+        shared=shared,
+    )
+    return replace(result, config=config)
+
+
+def run(config: RunConfig | Mapping[str, Any] | str | os.PathLike) -> RunResult:
+    """Run a config end to end (read, check memory, align, read sources, plan, rank,
+    aggregate, evidence); nothing is written.
+
+    Parameters
+    ----------
+    config : RunConfig, mapping of options, or path of a YAML config
+
+    Returns
+    -------
+    RunResult
+        With ``config`` set; write it with :func:`kofs.outputs.write_result`.
+    """
+    cfg = as_config(config)
+    return rank_inputs(load_inputs(cfg), cfg)
+
+
+def describe(config: RunConfig | Mapping[str, Any] | str | os.PathLike) -> dict[str, Any]:
+    """Convert every source (as a run would) and report the internal knowledge, the coverage
+    of each source and the lists the plan would build. Nothing is ranked (``kofs sources``)."""
+    import scipy.sparse as sp
+
+    from kofs.context import Context
+    from kofs.plans import kofs_plan, msfs_plan
+    from kofs.resources import resolve_limit
+    from kofs.types import FeatureFunctions, FeatureRelation, SampleSimilarity
+
+    cfg = as_config(config)
+    inputs = load_inputs(cfg)
+    expression, labels = inputs.expression, inputs.labels
+    rel = (
+        None
+        if inputs.relevant_genes is None
+        else relevant_gene_ids(expression, inputs.relevant_genes)
+    )
+    ctx = Context(
+        expression=expression,
+        categories=labels,
+        relevant_genes=rel,
+        sources=inputs.sources,
+        max_memory=resolve_limit(cfg.resources.max_memory),
+    )
+    if cfg.ranking.method == "msfs":
+        plans = msfs_plan(ctx, weights=cfg.ranking.msfs_weights)
+    else:
+        plans = kofs_plan(ctx, cfg.ranking.lists)
+    for p in plans:
+        p.build_inputs(ctx)
+    kinds = []
+    if labels is not None:
+        kinds.append(
+            {
+                "kind": "SampleCategories",
+                "name": labels.name,
+                "detail": f"{labels.n_classes} classes: " + ", ".join(labels.classes),
+            }
+        )
+    for key, obj in ctx.cache.items():
+        if isinstance(obj, SampleSimilarity):
+            nnz = obj.matrix.nnz if sp.issparse(obj.matrix) else obj.matrix.size
+            kinds.append(
+                {
+                    "kind": "SampleSimilarity",
+                    "name": obj.name,
+                    "detail": f"{len(obj.samples)} samples, {nnz} entries",
+                }
+            )
+        elif isinstance(obj, FeatureRelation):
+            covered = int((obj.matrix.getnnz(axis=1) > 0).sum())
+            kinds.append(
+                {
+                    "kind": "FeatureRelation",
+                    "name": obj.name,
+                    "detail": f"{obj.matrix.nnz} edges, {covered} genes with a neighbour",
+                }
+            )
+        elif isinstance(obj, FeatureFunctions):
+            covered = int((obj.incidence.getnnz(axis=1) > 0).sum())
+            kinds.append(
+                {
+                    "kind": "FeatureFunctions",
+                    "name": f"{obj.name} [{key}]",
+                    "detail": f"{len(obj.terms)} terms, {covered} genes annotated, relevance "
+                    + ("set" if obj.relevance is not None else "none"),
+                }
+            )
+    return {
+        "expression": {"samples": expression.n_samples, "genes": expression.n_genes},
+        "internal_knowledge": kinds,
+        "coverage": [{**c.as_dict(), "line": c.line()} for c in ctx.coverage],
+        "lists": [{"name": p.name, "ranker": p.ranker, "sources": list(p.sources)} for p in plans],
+    }

@@ -1,0 +1,180 @@
+"""The run specification (kofs/config.py): one schema for the command line, YAML configs,
+config.resolved.yaml, the manifest and the Python API."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kofs import config as kconfig
+from kofs.cli import main
+from kofs.cli.rank import rank_cmd
+from kofs.cli.run import run_cmd
+from kofs.cli.sources import sources_cmd
+from kofs.config import (
+    DEFAULTS_VERSION,
+    PRESETS,
+    RunConfig,
+    all_options,
+    dump_config,
+    read_run_config,
+)
+from kofs.errors import InputError, ParameterError
+from kofs.example import example_paths
+
+
+def test_every_option_is_a_click_option_of_rank_and_run_field_for_field():
+    rank = {p.name: p for p in rank_cmd.params}
+    run = {p.name: p for p in run_cmd.params}
+    for name, (_section, o) in all_options().items():
+        if name != "expression":
+            assert name in rank, name
+            assert o.flag in rank[name].opts
+            assert rank[name].default is None  # defaults live in the library only
+            assert (o.help or "x")[:20] in (rank[name].help or "")
+        assert name in run, name
+    assert set(rank) == set(all_options())  # EXPRESSION is the argument of kofs rank
+
+
+def test_sources_lists_only_the_options_it_uses():
+    names = {p.name for p in sources_cmd.params}
+    assert {"go", "pathways", "labels", "lists", "method"} <= names
+    assert not names & {"output", "aggregate", "top", "seed", "param"}
+
+
+def test_defaults_are_declared_once():
+    cfg = RunConfig()
+    flat = cfg.to_mapping()
+    for name, (_s, o) in all_options().items():
+        assert flat[name] == o.dump(o.default), name
+    assert flat["defaults"] == DEFAULTS_VERSION
+
+
+NAMES = st.lists(
+    st.sampled_from(["variance", "fisher", "laplacian", "spec-phi2"]),
+    min_size=1,
+    max_size=3,
+    unique=True,
+)
+
+
+@given(
+    seed=st.integers(0, 10**6),
+    top=st.integers(0, 50),
+    rankers=st.none() | NAMES,
+    k=st.integers(1, 30),
+    aspect=st.sampled_from(["BP", "MF", "CC"]),
+    msfs=st.none() | st.lists(st.floats(0.1, 5, allow_nan=False), min_size=1, max_size=3),
+)
+def test_round_trip_through_config_resolved_yaml(
+    tmp_path_factory, seed, top, rankers, k, aspect, msfs
+):
+    values = {
+        "expression": "/data/x.tsv",
+        "seed": seed,
+        "top": top,
+        "rankers": rankers,
+        "param": [f"laplacian.k={k}"],
+        "go_aspect": aspect,
+        "msfs_weights": msfs,
+        "aux": ["/data/a.tsv", "/data/b.tsv"],
+        "output": "/data/out",
+    }
+    cfg = RunConfig.from_mapping(values)
+    path = tmp_path_factory.mktemp("cfg") / "c.yaml"
+    path.write_text(dump_config(cfg))
+    assert read_run_config(path) == cfg
+
+
+def test_yaml_lists_mappings_and_text_mean_the_same(tmp_path):
+    a = RunConfig.from_mapping({"rankers": "fisher,variance", "param": ["laplacian.k=10"]})
+    b = RunConfig.from_mapping(
+        {"rankers": ["fisher", "variance"], "param": {"laplacian": {"k": "10"}}}
+    )
+    c = RunConfig.from_mapping({"rankers": ["fisher, variance"], "param": {"laplacian.k": "10"}})
+    assert a == b == c
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("expression: x.tsv\nseed: 1\nseed: 2\n", "given twice"),
+        ("expression: x.tsv\nseed: 1\n'seed': 2\n", "given twice"),
+        ("expression: x.tsv\nlabel-column: a\nlabel_column: b\n", "given twice"),
+        ("expression: x.tsv\nrankrs: fisher\n", "did you mean 'rankers'"),
+        ("expression: x.tsv\nseed: [1, 2]\n", "expected a single value"),
+        ("expression: x.tsv\nthreads: 1.5\n", "expected an integer"),
+        ("expression: x.tsv\nthreads: true\n", "expected a number"),
+        ("expression: x.tsv\nlabels: {x: 1}\n", "expected a file path"),
+        ("expression: x.tsv\ndefaults: '99'\n", "defaults version '99'"),
+        ("expression: x.tsv\naggregate: emm\n", "did you mean 'em'"),
+        ("expression: x.tsv\ngo-aspect: XX\n", "not one of BP, MF, CC"),
+        ("expression: !!python/object:os.system x\n", "tags are not allowed"),
+    ],
+)
+def test_bad_configs_are_one_clear_error(tmp_path, text, needle):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises((InputError, ParameterError), match=needle) as exc:
+        read_run_config(path)
+    assert str(path) in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_relative_paths_are_relative_to_the_config(tmp_path):
+    (tmp_path / "sub").mkdir()
+    path = tmp_path / "sub" / "c.yaml"
+    path.write_text("expression: ../x.tsv\naux: [a.tsv]\noutput: out\n")
+    cfg = read_run_config(path)
+    assert cfg.inputs.expression == str(tmp_path / "x.tsv")
+    assert cfg.knowledge["aux"].aux == (str(tmp_path / "sub" / "a.tsv"),)
+    assert cfg.output.output == str(tmp_path / "sub" / "out")
+
+
+def test_defaults_version_decides_the_default_plan(monkeypatch, tmp_path):
+    monkeypatch.setitem(PRESETS, "test", {"default_plan": ("variance",)})
+    p = example_paths()
+    out = tmp_path / "o"
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"expression: {p['expression']}\ndefaults: test\noutput: {out}\n")
+    r = CliRunner().invoke(main, ["run", str(cfg)])
+    assert r.exit_code == 0, r.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [x["name"] for x in manifest["lists"]] == ["variance"]
+    assert manifest["defaults_version"] == "test"
+    assert yaml.safe_load((out / "config.resolved.yaml").read_text())["defaults"] == "test"
+
+
+def test_python_api_runs_a_config(tmp_path):
+    import kofs
+
+    p = example_paths()
+    cfg = kofs.RunConfig.from_mapping(
+        {"expression": p["expression"], "rankers": ["variance"], "output": str(tmp_path / "o")}
+    )
+    result = kofs.run(cfg)
+    assert result.config is cfg and [r.name for r in result.lists] == ["variance"]
+    written = kofs.write_result(result)
+    assert (tmp_path / "o" / "ranking.tsv").is_file() and len(written) >= 3
+
+
+def test_run_overrides_config_values_from_the_command_line(tmp_path):
+    p = example_paths()
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"expression: {p['expression']}\nrankers: variance\noutput: {tmp_path / 'a'}\n")
+    r = CliRunner().invoke(
+        main, ["run", str(cfg), "--rankers", "laplacian", "-o", str(tmp_path / "b")]
+    )
+    assert r.exit_code == 0, r.output
+    m = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert [x["name"] for x in m["lists"]] == ["laplacian"] and not (tmp_path / "a").exists()
+
+
+def test_presets_name_a_default_plan():
+    for version, preset in PRESETS.items():
+        assert preset["default_plan"], version
+    assert kconfig.DEFAULTS_VERSION in PRESETS

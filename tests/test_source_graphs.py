@@ -1,0 +1,138 @@
+"""The graph-file knowledge source (kofs/sources/graphs.py): GraphML, GML, SIF and adjacency
+lists read with networkx become the GRAPH-PROP list, from the CLI and the Python API."""
+
+from __future__ import annotations
+
+import gzip
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from kofs.cli import main
+from kofs.errors import InputError
+from kofs.example import example_paths
+from kofs.io.expression import read_expression
+from kofs.pipeline import rank
+from kofs.sources import read_sources
+from kofs.sources.graphs import read_graph
+
+EDGES = [("CCND1", "CCND2", 0.5), ("ELANE", "GZMA", 0.2), ("ABL1", "CCND1", 0.9)]
+
+
+def _graph(directed: bool = False) -> nx.Graph:
+    g = nx.DiGraph() if directed else nx.Graph()
+    for a, b, w in EDGES:
+        g.add_edge(a, b, weight=w)
+    return g
+
+
+@pytest.fixture
+def graph_files(tmp_path):
+    g = _graph()
+    files = {}
+    files["graphml"] = tmp_path / "g.graphml"
+    nx.write_graphml(g, files["graphml"])
+    files["gml"] = tmp_path / "g.gml"
+    nx.write_gml(g, files["gml"])
+    files["sif"] = tmp_path / "g.sif"
+    files["sif"].write_text("CCND1\tpp\tCCND2\tABL1\nELANE\tpp\tGZMA\nLONELY\n")
+    files["adjlist"] = tmp_path / "g.adjlist"
+    files["adjlist"].write_text("# adjacency list\nCCND1 CCND2 ABL1\nELANE GZMA\n")
+    return files
+
+
+@pytest.mark.parametrize("fmt", ["graphml", "gml", "sif", "adjlist"])
+def test_each_format_gives_the_same_edges(graph_files, fmt):
+    inter = read_graph(str(graph_files[fmt]))
+    pairs = {frozenset((a, b)) for a, b in zip(inter.source, inter.target, strict=True)}
+    assert pairs == {frozenset(e[:2]) for e in EDGES}
+    assert inter.info["format"] == fmt
+    if fmt in ("graphml", "gml"):
+        w = {
+            frozenset((a, b)): x
+            for a, b, x in zip(inter.source, inter.target, inter.weight, strict=True)
+        }
+        assert w[frozenset(("ABL1", "CCND1"))] == pytest.approx(0.9)
+    else:
+        assert np.all(inter.weight == 1.0)
+
+
+def test_directed_graphml_keeps_directions_and_gzip_is_read(tmp_path):
+    path = tmp_path / "d.graphml"
+    nx.write_graphml(_graph(directed=True), path)
+    gz = tmp_path / "d.graphml.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    inter = read_graph(str(gz))
+    assert inter.is_directed and inter.n_edges == 3
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "needle"),
+    [
+        ("bad.graphml", "<graphml><graph><node id='a'/>", "not a valid GRAPHML graph"),
+        ("x.graphml", "<!DOCTYPE x [<!ENTITY a 'b'>]><graphml/>", "entity"),
+        ("bad.gml", "graph [ node [ id 1 ", "not a valid GML graph"),
+        ("short.sif", "A\tpp\n", "needs a source, an interaction type and a target"),
+        ("empty.sif", "LONELY\n", "has no edges"),
+        ("g.txt", "A B\n", "--graph-format"),
+    ],
+)
+def test_bad_graph_files_are_input_errors(tmp_path, name, content, needle):
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(InputError, match=needle) as exc:
+        read_graph(str(path))
+    assert str(path) in str(exc.value)
+
+
+def test_negative_weights_are_refused(tmp_path):
+    g = nx.Graph()
+    g.add_edge("A", "B", weight=-1.0)
+    path = tmp_path / "neg.graphml"
+    nx.write_graphml(g, path)
+    with pytest.raises(InputError, match="non-negative"):
+        read_graph(str(path))
+
+
+def test_graph_prop_list_from_python(graph_files):
+    p = example_paths()
+    expr = read_expression(p["expression"])
+    sources = read_sources(graph=str(graph_files["graphml"]), pathways=p["pathways"])
+    res = rank(expr, sources=sources, lists=["GRAPH-PROP"])
+    (lst,) = res.lists
+    assert lst.name == "GRAPH-PROP"
+    # propagation from pathway votes reaches the graph's genes; genes off the graph get none
+    assert any(c.source.endswith("g.graphml") for c in res.coverage)
+    assert "graph neighbours" in " ".join(res.evidence.values())
+
+
+def test_graph_option_from_the_cli_and_config(graph_files, tmp_path):
+    p = example_paths()
+    out = tmp_path / "out"
+    args = [
+        "rank",
+        p["expression"],
+        "--graph",
+        str(graph_files["sif"]),
+        "--pathways",
+        p["pathways"],
+    ]
+    r = CliRunner().invoke(main, [*args, "--lists", "SPEC,GRAPH-PROP", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    table = pd.read_csv(out / "ranking.tsv", sep="\t")
+    assert "rank:GRAPH-PROP" in table.columns
+    again = tmp_path / "again"
+    r = CliRunner().invoke(main, ["run", str(out / "config.resolved.yaml"), "-o", str(again)])
+    assert r.exit_code == 0, r.output
+    assert (again / "ranking.tsv").read_bytes() == (out / "ranking.tsv").read_bytes()
+
+
+def test_graph_prop_needs_the_graph(tmp_path):
+    p = example_paths()
+    r = CliRunner().invoke(
+        main, ["rank", p["expression"], "--lists", "GRAPH-PROP", "-o", str(tmp_path / "o")]
+    )
+    assert r.exit_code == 2 and "--graph" in r.stderr and not (tmp_path / "o").exists()
