@@ -407,6 +407,33 @@ def c_gosim_out_under_file(b):
     )
 
 
+def c_gosim_out_dangling_symlink(b):
+    link = b["tmp"] / "sim.tsv"
+    link.symlink_to(b["tmp"] / "gone" / "sim.tsv")
+    return (
+        [
+            "gosim",
+            "--go",
+            b["obo"],
+            "--go-annotations",
+            b["ann"],
+            "--genes",
+            b["genes"],
+            "-o",
+            link,
+        ],
+        link,
+        ("symbolic link", "does not exist"),
+    )
+
+
+def c_reproduce_out_dangling_symlink(b):
+    link = b["tmp"] / "results"
+    link.symlink_to(b["tmp"] / "nowhere")
+    p = _config(b, f"expression: {b['expr']}\nlabels: {b['labels']}\nlists: [SPEC]\n")
+    return ["reproduce", p, "-o", link], link, ("symbolic link",)
+
+
 def c_gosim_obo_missing(b):
     b["obo"] = b["tmp"] / "absent.obo"
     return _gosim(b), b["obo"], ("not found",)

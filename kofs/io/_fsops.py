@@ -132,13 +132,13 @@ def deferred_signals(signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM))
         return
     pending: list[int] = []
     saved = {}
-    for s in signums:
-        old = signal.getsignal(s)
-        if old is signal.SIG_IGN or old is None:
-            continue
-        saved[s] = old
-        signal.signal(s, lambda signum, frame: pending.append(signum))
     try:
+        for s in signums:
+            old = signal.getsignal(s)
+            if old is signal.SIG_IGN or old is None:
+                continue
+            saved[s] = old
+            signal.signal(s, lambda signum, frame: pending.append(signum))
         yield
     finally:
         for s, old in saved.items():
