@@ -105,12 +105,14 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
     base = folder or table.parent
     wfile = base / "weights.tsv"
     if wfile.is_file() and (folder or table.name == "ranking.tsv"):
+        verify_output_file(wfile)
         w = pd.read_csv(wfile, sep="\t", dtype={"list": str})
         weights = dict(zip(w["list"].astype(str), w["weight"].astype(float), strict=False))
     cfile = base / "config.resolved.yaml"
     if cfile.is_file() and (folder or table.name == "ranking.tsv"):
         from kofs.config import load_config
 
+        verify_output_file(cfile)
         config = load_config(cfile)  # keys normalised: label-column -> label_column
     label = (
         folder.name
