@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import click
@@ -9,7 +10,7 @@ import click
 from kofs.cli._config_options import config_options, given
 from kofs.cli._group import main
 from kofs.config import RunConfig, absolute_paths, key_name, read_run_config
-from kofs.errors import ParameterError
+from kofs.errors import InputError, ParameterError
 
 
 @main.command("run")
@@ -23,9 +24,16 @@ def run_cmd(ctx: click.Context, config: str, **opts) -> None:
     config.resolved.yaml, with which `kofs run` repeats the run exactly.
     """
     from kofs.cli.rank import execute
-    from kofs.io.output_folder import verify_output_file
+    from kofs.io.output_folder import MARKER, verify_output_file
 
-    verify_output_file(config)  # OUT/config.resolved.yaml: as the run wrote it
+    try:  # OUT/config.resolved.yaml: as the run wrote it, or edited on purpose?
+        verify_output_file(config)
+    except InputError:
+        logging.getLogger("kofs").warning(
+            "%s was changed after the run that wrote it (see %s); running it as it is now",
+            config,
+            MARKER,
+        )
     cfg = read_run_config(config)
     typed = given(ctx, opts)
     if typed:
