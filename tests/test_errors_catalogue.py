@@ -892,3 +892,21 @@ def test_values_in_messages_are_shortened():
     assert one_line(plain) == plain  # apostrophes and short quoted values are left alone
     assert one_line("a\nb\r\nc") == "a b c"
     assert len(one_line("word " * 1000)) == 1000
+
+
+def test_warnings_are_held_by_default_and_streamed_with_v(base):
+    base["labels"].write_text(
+        "sample\tgroup\n" + "".join(f"{s}\t{'a' if i else 'b'}\n" for i, s in enumerate(SAMPLES))
+    )
+    failing = rank(base, "--labels", base["labels"], "--rankers", "fisher", "--param", "x.y=1")
+    r = invoke(failing)
+    assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1, r.stderr  # dropped
+    r = invoke(["-v", *failing])
+    lines = r.stderr.splitlines()
+    warned = [i for i, ln in enumerate(lines) if "single sample" in ln]
+    assert r.exit_code == 2 and warned and warned[0] < len(lines) - 1  # streamed as it came
+    assert lines[-1].startswith("kofs: error:")
+    log = base["tmp"] / "run.log"
+    r = invoke(["--log-file", log, *failing])
+    assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1
+    assert "single sample" in log.read_text()  # the log file keeps what stderr dropped
