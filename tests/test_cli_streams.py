@@ -65,6 +65,10 @@ def test_full_stdout(data):
         r = kofs(*rank(data, "-o", "-"), stdout=full)
     assert r.returncode == 2
     one_error_line(r.stderr, "cannot write to standard output (disk full)")
+    with open("/dev/full", "w") as full:  # any command printing to stdout
+        r = kofs("methods", stdout=full)
+    assert r.returncode == 2
+    one_error_line(r.stderr, "cannot write to standard output (disk full)")
 
 
 def test_closed_stdout(data, tmp_path):

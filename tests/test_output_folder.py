@@ -186,6 +186,14 @@ def test_in_place_when_the_folder_cannot_be_renamed(tmp_path, monkeypatch, how):
     check_complete(out)
 
 
+def test_without_file_locks(tmp_path, monkeypatch):
+    monkeypatch.setattr(output_folder, "fcntl", None)  # e.g. Windows: publishing still works
+    out = tmp_path / "out"
+    publish(out, {"ranking.tsv": "1\n", "weights.tsv": "w\n"})
+    publish(out, {"ranking.tsv": "2\n"})
+    assert entries(out) == [MARKER, "ranking.tsv"] and entries(tmp_path) == ["out"]
+
+
 def test_exchange_swaps_two_folders(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
