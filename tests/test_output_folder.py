@@ -347,3 +347,15 @@ def test_interrupt_after_publishing_says_so(tmp_path, monkeypatch):
     assert r.exit_code == 130
     assert r.stderr == f"kofs: interrupted; {out} had been written completely\n"
     check_complete(out)
+
+
+def test_signal_while_parsing_the_command_line(monkeypatch):
+    from kofs.cli._group import KofsGroup
+    from kofs.errors import Terminated
+
+    def stopped(self, ctx, args):
+        raise Terminated
+
+    monkeypatch.setattr(KofsGroup, "parse_args", stopped)
+    r = CliRunner().invoke(main, ["methods"])
+    assert r.exit_code == 143 and r.stderr == "kofs: terminated; nothing was written\n"

@@ -74,8 +74,23 @@ def _flush_stdout() -> None:
         ) from None
 
 
+def _report_interrupt(exc: KeyboardInterrupt) -> int:
+    """The one line of Ctrl-C (exit 130) or SIGTERM (143); returns the exit status."""
+    stopped = isinstance(exc, Terminated)
+    written = getattr(exc, "kofs_written", None)
+    tail = f"{', '.join(written)} had been written completely" if written else "nothing was written"
+    click.echo(f"kofs: {'terminated' if stopped else 'interrupted'}; {tail}", err=True)
+    return 143 if stopped else 130
+
+
 class KofsGroup(click.Group):
     """A click group that turns errors into one-line messages and exit codes."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:  # parsing the command line: click alone would print "Aborted!" (exit 1)
+            return super().make_context(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            sys.exit(_report_interrupt(exc))
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         if threading.current_thread() is not threading.main_thread():
@@ -114,15 +129,7 @@ class KofsGroup(click.Group):
                 ctx.exit(0)
         except KeyboardInterrupt as exc:
             _finish_warnings(False)
-            stopped = isinstance(exc, Terminated)
-            written = getattr(exc, "kofs_written", None)
-            tail = (
-                f"{', '.join(written)} had been written completely"
-                if written
-                else "nothing was written"
-            )
-            click.echo(f"kofs: {'terminated' if stopped else 'interrupted'}; {tail}", err=True)
-            ctx.exit(143 if stopped else 130)
+            ctx.exit(_report_interrupt(exc))
         except MemoryError:
             _finish_warnings(False)
             click.echo(
