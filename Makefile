@@ -20,15 +20,16 @@ test: venv
 	$(BIN)/python -m pytest -q
 
 test-fast: venv
-	$(BIN)/python -m pytest -q -x --deselect tests/test_pipeline.py::test_end_to_end_on_real_all_with_every_source
+	$(BIN)/python -m pytest -q -x -m "not slow"
 
 bench: venv
 	$(BIN)/python -m pip install -q -e '.[bench]'
 	$(BIN)/python bench/run.py
 
 lint: venv
-	$(BIN)/python -m pip install -q ruff
 	$(BIN)/ruff check kofs data_fetchers bench tests
+	$(BIN)/ruff format --check kofs data_fetchers bench tests
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) kofs-demo kofs-out .pytest_cache

@@ -73,7 +73,8 @@ def _subset_genes() -> list[str]:
 def _versus_r() -> list[dict]:
     from kofs.io.annotations import read_go_annotations
     from kofs.io.ontology import read_obo
-    from kofs.knowledge.go import gene_similarity, go_semantics
+    from kofs.knowledge.go import gene_similarity
+    from kofs.knowledge.go_semantics import go_semantics
 
     if shutil.which("Rscript") is None:
         return []

@@ -54,7 +54,7 @@ def _skfeature_rows(e, cats, ours: dict) -> list[dict]:
     from skfeature.function.similarity_based.SPEC import spec
     from skfeature.utility.construct_W import construct_W
 
-    from kofs.knowledge.similarity import rbf_similarity
+    from kofs.knowledge.similarity_kernels import rbf_similarity
 
     X = np.asarray(e.values)
     y = cats.codes

@@ -3,7 +3,7 @@
 Fetches ``list/pathway/<org>`` (pathway ids and names) and ``link/pathway/<org>`` (gene ->
 pathway pairs) -- together what :func:`kofs.io.pathways.read_kegg_link` reads -- and with
 ``--kgml`` one ``get/<pathway>/kgml`` per listed pathway into ``kgml/`` (read by
-:func:`kofs.io.pathways.read_kgml` given the folder). KEGG publishes no checksums. Requests to
+:func:`kofs.io.kgml.read_kgml` given the folder). KEGG publishes no checksums. Requests to
 rest.kegg.jp are spaced by 0.35 s (KEGG asks for at most 3 per second); pathways without a
 KGML (global maps, 404) are skipped with a warning.
 """

@@ -102,12 +102,19 @@ class KofsError(Exception):
         return where.replace("\n", " ") + one_line(self.message)
 
 
-class InputError(KofsError):
-    """A file cannot be read or its content cannot be used."""
+class InputError(KofsError, ValueError):
+    """A file cannot be read or its content cannot be used.
+
+    Also a :class:`ValueError`, so that code written against the Python conventions (and
+    scikit-learn's) can catch it as one.
+    """
 
 
-class ParameterError(KofsError):
-    """A parameter value is invalid or inputs are inconsistent with the request."""
+class ParameterError(KofsError, ValueError):
+    """A parameter value is invalid or inputs are inconsistent with the request.
+
+    Also a :class:`ValueError` (as :class:`InputError`).
+    """
 
 
 class CoverageError(InputError):

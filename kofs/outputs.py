@@ -60,16 +60,7 @@ def manifest(
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The provenance record of a run (DESIGN.md, "Provenance")."""
-    files = {}
-    for role, paths in inputs.items():
-        if paths is None:
-            continue
-        many = [paths] if isinstance(paths, str) else list(paths)
-        prints = [
-            file_fingerprint(p) if p != "-" else {"path": "-", "bytes": None, "sha256": None}
-            for p in many
-        ]
-        files[role] = prints[0] if isinstance(paths, str) else prints
+    files = _fingerprints(inputs)
     final = result.final
     out = {
         "kofs_version": __version__,
@@ -103,6 +94,68 @@ def manifest(
     return out
 
 
+def _fingerprints(inputs: Mapping[str, str | Sequence[str] | None]) -> dict[str, Any]:
+    files = {}
+    for role, paths in inputs.items():
+        if paths is None:
+            continue
+        many = [paths] if isinstance(paths, str) else list(paths)
+        prints = [
+            file_fingerprint(p) if p != "-" else {"path": "-", "bytes": None, "sha256": None}
+            for p in many
+        ]
+        files[role] = prints[0] if isinstance(paths, str) else prints
+    return files
+
+
+def aggregate_manifest(
+    result: Any,
+    *,
+    inputs: Mapping[str, str | Sequence[str] | None],
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The provenance record of ``kofs aggregate`` (a :class:`kofs.list_aggregation.
+    ListAggregation`): inputs, how every list was read and ranked, coverage, universe,
+    method and weights."""
+    final = result.final
+    out = {
+        "kofs_version": __version__,
+        "command": "aggregate",
+        "settings": dict(result.settings),
+        "inputs": _fingerprints(inputs),
+        "universe": int(result.universe),
+        "lists": [
+            {
+                "name": s.name,
+                "path": s.path,
+                "kind": s.kind,
+                "ranked_by": s.ranked_by,
+                "higher_is_better": s.higher_is_better,
+                "gene_column": s.gene_column,
+                "rows": s.n_rows,
+                "genes": len(s.genes),
+                "repeated_ids_merged": s.n_repeated,
+            }
+            for s in result.sources
+        ],
+        "aggregation": {
+            "method": final.method,
+            "weights": None
+            if final.weights is None
+            else dict(zip(final.list_names, map(float, final.weights), strict=True)),
+            "weight_intervals": None,
+            "statistics": list(final.statistics),
+            "info": dict(final.info),
+        },
+        "coverage": [c.as_dict() for c in result.coverage],
+        "timings_seconds": dict(result.timings),
+        "environment": environment_info(),
+    }
+    if extra:
+        out.update(extra)
+    return out
+
+
 def write_run(
     result: RunResult,
     outdir: str,
@@ -112,8 +165,10 @@ def write_run(
 ) -> list[str]:
     """Write a run's files into ``outdir`` (``"-"``: ranking.tsv to stdout only).
 
-    ``extra_files`` maps file names to text (e.g. ``config.resolved.yaml``). The folder's
-    previous content is replaced whole. Returns the written paths.
+    ``result`` is a :class:`~kofs.pipeline.RunResult` or any result with ``final``, ``lists``
+    and ``evidence`` (e.g. :class:`kofs.list_aggregation.ListAggregation`). ``extra_files``
+    maps file names to text (e.g. ``config.resolved.yaml``). The folder's previous content is
+    replaced whole. Returns the written paths.
     """
     if outdir == "-":
         buf = io.StringIO()

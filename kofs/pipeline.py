@@ -21,9 +21,9 @@ from kofs.aggregate import aggregate as aggregate_lists
 from kofs.context import Context, ListPlan
 from kofs.errors import InputError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
-from kofs.rankers import run_ranker
+from kofs.rankers import estimate_ranker, run_ranker
 from kofs.registry import RANKERS, resolve_params, unknown_message
-from kofs.resources import check_memory, estimate_ranker, resolve_limit
+from kofs.resources import check_memory, resolve_limit
 from kofs.sources import KnowledgeSources
 from kofs.types import (
     AggregateRanking,

@@ -7,9 +7,13 @@ knowledge is aligned to ``X``. It returns the native scores (ndarray of shape (m
 ``(scores, info)`` with a dict of extras. NaN marks a degenerate gene.
 
 An aggregator entry wraps ``func(ranks, *, relevant, **params)`` where ``ranks`` is the
-(m genes x L lists) matrix of ranks (1 = best, ties averaged) and ``relevant`` a boolean mask of
+(genes x L lists) matrix of ranks (1 = best, ties averaged) and ``relevant`` a boolean mask of
 known-relevant genes or None; it returns ``(scores, weights_or_None, info)`` with higher scores
-better.
+better. By default ``ranks`` is complete (partial lists completed by
+:func:`kofs.aggregate.partial.complete_ranks`); an aggregator registered with
+``partial_lists=True`` receives NaN where a list does not contain a gene and the keyword
+``universe`` (N). ``info["statistics"]``, if present, maps names to per-gene arrays (e.g.
+``p_value``, ``q_value``) that are written beside the score.
 """
 
 from __future__ import annotations
@@ -24,17 +28,35 @@ from kofs.errors import ParameterError
 KNOWLEDGE_KINDS = ("categories", "similarity", "relation", "functions")
 
 
+CLOSED = ("both", "left", "right", "neither")
+
+
 @dataclass(frozen=True)
 class Param:
-    """One tunable parameter of a method.
+    """One tunable parameter of a method, with the values it accepts.
+
+    The declaration is the only place a parameter's range is checked: :func:`resolve_params`
+    coerces and validates every given value against it (in the spirit of scikit-learn's
+    ``Interval`` / ``StrOptions`` constraints), so adapters receive valid values only.
 
     Attributes
     ----------
     default : the default value (None allowed: "derived from the data", explained in ``help``)
     type : callable used to coerce strings from the CLI/config (int, float, str, bool)
     help : one line
-    choices : allowed values, or None
-    low, high : inclusive numeric bounds, or None
+    choices : allowed values (e.g. string options), or None
+    low, high : numeric bounds of the allowed interval, or None (unbounded on that side)
+    closed : {"both", "left", "right", "neither"}
+        Which bounds belong to the interval: ``"both"`` is ``[low, high]``, ``"left"``
+        ``[low, high)``, ``"right"`` ``(low, high]``, ``"neither"`` ``(low, high)``. An
+        infinite side is always open.
+    none_ok : bool, optional
+        Whether None is accepted ("or None"); by default exactly when ``default`` is None.
+
+    Examples
+    --------
+    >>> Param(None, float, "weight in (0, 1]", low=0, high=1, closed="right").allowed()
+    'a float in (0, 1] or None'
     """
 
     default: Any
@@ -43,11 +65,71 @@ class Param:
     choices: tuple[Any, ...] | None = None
     low: float | None = None
     high: float | None = None
+    closed: str = "both"
+    none_ok: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.closed not in CLOSED:
+            raise RuntimeError(f"Param closed={self.closed!r}: must be one of {CLOSED}")
+        if self.none_ok is None:
+            object.__setattr__(self, "none_ok", self.default is None)
+        if self.default is not None and not self.accepts(self.default):
+            raise RuntimeError(f"Param default {self.default!r} is not {self.allowed()}")
+
+    def interval(self) -> str:
+        """The allowed interval in the usual notation, e.g. ``"[1, inf)"``, or ``""``."""
+        if self.low is None and self.high is None:
+            return ""
+        left = "[" if self.low is not None and self.closed in ("both", "left") else "("
+        right = "]" if self.high is not None and self.closed in ("both", "right") else ")"
+        low = "-inf" if self.low is None else f"{self.low:g}"
+        high = "inf" if self.high is None else f"{self.high:g}"
+        return f"{left}{low}, {high}{right}"
+
+    def allowed(self) -> str:
+        """What the parameter accepts, in words: ``"an int in [1, inf)"``, ``"one of 'a',
+        'b'"``, ``"a float in (0, 1] or None"``."""
+        if self.choices is not None:
+            text = "one of " + ", ".join(repr(c) for c in self.choices)
+        else:
+            name = {int: "an int", float: "a float", str: "a string", bool: "a boolean"}.get(
+                self.type,  # type: ignore[call-overload]
+                f"a {getattr(self.type, '__name__', self.type)}",
+            )
+            interval = self.interval()
+            text = f"{name} in {interval}" if interval else name
+        return text + (" or None" if self.none_ok else "")
+
+    def accepts(self, value: Any) -> bool:
+        """True when the (already coerced) ``value`` is allowed; NaN never is."""
+        if value is None:
+            return bool(self.none_ok)
+        if self.choices is not None and value not in self.choices:
+            return False
+        if self.low is not None:
+            if not (value >= self.low if self.closed in ("both", "left") else value > self.low):
+                return False
+        if self.high is not None:
+            if not (value <= self.high if self.closed in ("both", "right") else value < self.high):
+                return False
+        if isinstance(value, float) and value != value:  # NaN
+            return False
+        return True
+
+
+#: ``memory(n_samples, n_genes, params, given_similarity) -> bytes``: a ranker's working set on
+#: an n x m matrix, ``params`` with defaults resolved, ``given_similarity`` the storage
+#: (``"dense"``/``"sparse"``) of the sample similarity handed to it, or None.
+MemoryEstimate = Callable[[int, int, Mapping[str, Any], "str | None"], float]
 
 
 @dataclass(frozen=True)
 class RankerSpec:
-    """Registry entry of a ranker."""
+    """Registry entry of a ranker.
+
+    ``memory`` estimates the ranker's peak working set (:data:`MemoryEstimate`); None means
+    about two float64 copies of the matrix (:meth:`estimate_memory`).
+    """
 
     name: str
     func: Callable[..., Any]
@@ -62,10 +144,30 @@ class RankerSpec:
     multivariate: bool = False
     in_default_plan: bool = True
     slow: bool = False
+    memory: MemoryEstimate | None = None
 
     @property
     def supervised(self) -> bool:
         return "categories" in self.requires
+
+    def estimate_memory(
+        self,
+        n_samples: int,
+        n_genes: int,
+        params: Mapping[str, Any] | None = None,
+        given_similarity: str | None = None,
+    ) -> int:
+        """Bytes the ranker needs on an ``n_samples`` x ``n_genes`` matrix.
+
+        ``params`` are resolved over the declared defaults first. Without a ``memory``
+        estimate: two float64 copies of the matrix (the input and one working copy).
+        """
+        n, m = int(n_samples), int(n_genes)
+        if self.memory is None:
+            return 2 * 8 * n * m
+        full = {k: p.default for k, p in self.params.items()}
+        full.update(params or {})
+        return int(self.memory(n, m, full, given_similarity))
 
 
 @dataclass(frozen=True)
@@ -79,6 +181,7 @@ class AggregatorSpec:
     params: Mapping[str, Param] = field(default_factory=dict)
     learns_weights: bool = False
     supports_relevant: bool = False
+    partial_lists: bool = False
 
 
 S = TypeVar("S", RankerSpec, AggregatorSpec)
@@ -145,34 +248,29 @@ def resolve_params(
     Raises
     ------
     ParameterError
-        For an unknown name (with a did-you-mean hint), a value of the wrong type, outside
-        the bounds or not among the choices.
+        For an unknown name (with a did-you-mean hint), or a value of the wrong type, outside
+        the interval, not among the choices or None where None is not accepted; the message
+        names the owner, the parameter, the value and what is allowed
+        (``ranker 'laplacian': parameter 'k' must be an int in [1, inf), got 0``).
     """
     out = {k: p.default for k, p in params.items()}
     for key, value in given.items():
         if key not in params:
             raise ParameterError(f"{owner}: " + unknown_message("parameter", key, params))
         p = params[key]
-        if value is None:
-            out[key] = None
-            continue
-        try:
-            conv = _coerce_bool if p.type is bool else p.type
-            v = conv(value)
-        except (TypeError, ValueError):
-            raise ParameterError(
-                f"{owner}: parameter {key!r} must be {getattr(p.type, '__name__', p.type)}, got {value!r}"
-            ) from None
-        if p.choices is not None and v not in p.choices:
-            raise ParameterError(
-                f"{owner}: parameter {key!r} must be one of {', '.join(map(str, p.choices))}, got {v!r}"
-            )
-        if p.low is not None and v < p.low or p.high is not None and v > p.high:
-            raise ParameterError(
-                f"{owner}: parameter {key!r} must lie in [{p.low}, {p.high}], got {v!r}"
-            )
+        v = value
+        if value is not None:
+            try:
+                v = (_coerce_bool if p.type is bool else p.type)(value)
+            except (TypeError, ValueError):
+                v = _INVALID
+        if v is _INVALID or not p.accepts(v):
+            raise ParameterError(f"{owner}: parameter {key!r} must be {p.allowed()}, got {value!r}")
         out[key] = v
     return out
+
+
+_INVALID = object()
 
 
 RANKERS: Registry[RankerSpec] = Registry("ranker")
@@ -193,6 +291,7 @@ def ranker(
     multivariate: bool = False,
     in_default_plan: bool = True,
     slow: bool = False,
+    memory: MemoryEstimate | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator registering a ranker adapter in :data:`RANKERS` (returns it unchanged)."""
     for kind in (*requires, *requires_one_of, *uses):
@@ -215,6 +314,7 @@ def ranker(
                 multivariate=multivariate,
                 in_default_plan=in_default_plan,
                 slow=slow,
+                memory=memory,
             )
         )
         return func
@@ -230,6 +330,7 @@ def aggregator(
     params: Mapping[str, Param] | None = None,
     learns_weights: bool = False,
     supports_relevant: bool = False,
+    partial_lists: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator registering an aggregator in :data:`AGGREGATORS` (returns it unchanged)."""
 
@@ -243,6 +344,7 @@ def aggregator(
                 params=dict(params or {}),
                 learns_weights=learns_weights,
                 supports_relevant=supports_relevant,
+                partial_lists=partial_lists,
             )
         )
         return func

@@ -30,14 +30,10 @@ __all__ = [
     "check_memory",
     "default_memory_limit",
     "estimate_dense_similarity",
-    "estimate_expression",
     "estimate_expression_file",
     "estimate_go_all_pairs",
     "estimate_knn_graph",
     "estimate_mahalanobis",
-    "estimate_mcsf",
-    "estimate_mrsf",
-    "estimate_ranker",
     "format_size",
     "parse_size",
     "resolve_limit",
@@ -165,11 +161,6 @@ def check_memory(nbytes: float, *, limit: int | None, what: str, suggestion: str
 # --- estimates --------------------------------------------------------------------------------
 
 
-def estimate_expression(n_samples: int, n_genes: int) -> int:
-    """Reading an n x m matrix: the float64 array plus the parsed table (~3 copies)."""
-    return 3 * F8 * int(n_samples) * int(n_genes)
-
-
 def _gzip_size(path: Path) -> int | None:
     """Uncompressed size of a gzip file from its trailer (ISIZE, modulo 4 GiB)."""
     try:
@@ -245,70 +236,3 @@ def estimate_go_all_pairs(n_genes: int, n_terms: int = 0, *, block_genes: int = 
     (``block_genes`` rows against every term)."""
     g = int(n_genes)
     return 4 * F8 * g * g + F8 * min(g, int(block_genes)) * max(int(n_terms), g)
-
-
-def estimate_mrsf(n_samples: int, n_genes: int, *, l: int = 50, n_targets: int = 10) -> int:  # noqa: E741
-    """MRSF (L2,1 path): the unit-column copy F (n x m), correlations F'R and entry steps
-    (3 m x C), the active block and its least squares (2 n x l, l x C) and, with a spectral
-    target, the dense n x n kernel and eigenvectors."""
-    n, m, l, c = int(n_samples), int(n_genes), int(l), int(n_targets)  # noqa: E741
-    return 2 * F8 * n * m + 3 * F8 * m * max(c, 1) + 2 * F8 * n * l + F8 * l * c + 2 * F8 * n * n
-
-
-def estimate_mcsf(n_samples: int, n_genes: int, *, l: int = 50) -> int:  # noqa: E741
-    """MCSF (greedy matrix comparison): F (n x m), S F and the running residual products
-    (2 n x m more), the n x n similarity and the selected block (n x l)."""
-    n, m = int(n_samples), int(n_genes)
-    return 3 * F8 * n * m + F8 * n * n + F8 * n * int(l)
-
-
-def estimate_ranker(
-    name: str,
-    n_samples: int,
-    n_genes: int,
-    *,
-    params: dict | None = None,
-    given_similarity: str | None = None,
-) -> int:
-    """Working set of one ranker run on an n x m matrix.
-
-    Parameters
-    ----------
-    name : str
-        Registry name; ``"mrsf"``/``"mcsf"`` use :func:`estimate_mrsf`/:func:`estimate_mcsf`.
-    n_samples, n_genes : int
-    params : dict, optional
-        The ranker's parameters *with defaults resolved*; the sample graph is read from
-        ``similarity`` (SPEC: ``auto`` = the given similarity, else dense RBF up to 3000
-        samples, else kNN) or ``graph`` (Laplacian Score: ``auto`` = given, else kNN).
-    given_similarity : {"dense", "sparse"}, optional
-        Storage of the similarity handed to the ranker, if any.
-
-    Every ranker holds ~2 copies of X; a dense n x n graph adds 3 n x n arrays (kernel,
-    normalised copy, eigenvectors), a sparse one :func:`estimate_knn_graph`.
-    """
-    p = dict(params or {})
-    n, m = int(n_samples), int(n_genes)
-    if name == "mrsf":
-        return estimate_mrsf(
-            n, m, l=min(int(p.get("l", 50)), m), n_targets=int(p.get("n_targets", 10))
-        )
-    if name == "mcsf":
-        return estimate_mcsf(n, m, l=min(int(p.get("l", 50)), m))
-    need = 2 * F8 * n * m
-    kind = p.get("similarity", p.get("graph"))
-    if kind in ("auto", "given") and given_similarity is not None:
-        graph = given_similarity
-    elif kind == "auto":
-        graph = "dense" if "similarity" in p and n <= 3000 else "sparse"
-    elif kind == "rbf":
-        graph = "dense"
-    elif kind in ("knn", "label"):
-        graph = "sparse"
-    else:
-        graph = None
-    if graph == "dense":
-        need += estimate_dense_similarity(n, copies=3)
-    elif graph == "sparse":
-        need += estimate_knn_graph(n, m, k=int(p.get("k", 10)))
-    return need

@@ -100,7 +100,7 @@ class Expression:
         return Expression(
             self.values[idx],
             self.genes,
-            [self.samples[i] for i in idx],
+            tuple(self.samples[i] for i in idx),
             namespace=self.namespace,
             annotations=self.annotations,
             source=self.source,
@@ -111,10 +111,10 @@ class Expression:
         idx = np.asarray(idx, dtype=int)
         return Expression(
             self.values[:, idx],
-            [self.genes[i] for i in idx],
+            tuple(self.genes[i] for i in idx),
             self.samples,
             namespace=self.namespace,
-            annotations={k: [c[i] for i in idx] for k, c in self.annotations.items()},
+            annotations={k: tuple(c[i] for i in idx) for k, c in self.annotations.items()},
             source=self.source,
         )
 
@@ -353,11 +353,15 @@ class AggregateRanking:
     scores : ndarray of shape (m,), higher is better
     list_names : tuple of str, length L
     list_ranks : ndarray of shape (m, L)
-        The input ranks (1 = best) of every gene in every list.
+        The input ranks (1 = best) of every gene in every list; NaN where a list does not
+        contain the gene (partial lists).
     weights : ndarray of shape (L,) or None
         Source weights pi (EM), summing to 1.
     info : mapping
         Convergence information (iterations, log-likelihood, converged, G size, ...).
+    statistics : mapping of str to ndarray of shape (m,)
+        Per-gene statistics the method defines besides its score, e.g. ``p_value`` and
+        ``q_value`` (RRA) or ``stuart_q`` (Stuart); empty for most methods.
     ranks : ndarray of shape (m,)
         Derived: 1 = best, ties averaged.
     """
@@ -369,6 +373,7 @@ class AggregateRanking:
     list_ranks: np.ndarray
     weights: np.ndarray | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
+    statistics: Mapping[str, np.ndarray] = field(default_factory=dict)
     ranks: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -386,6 +391,13 @@ class AggregateRanking:
             object.__setattr__(self, "weights", _frozen(np.asarray(self.weights, dtype=np.float64)))
         object.__setattr__(self, "ranks", _frozen(average_ranks(s, higher_is_better=True)))
         object.__setattr__(self, "info", dict(self.info))
+        stats = {}
+        for name, values in self.statistics.items():
+            v = np.asarray(values, dtype=np.float64)
+            if v.shape != s.shape:
+                raise ValueError(f"AggregateRanking: statistic {name!r} does not match genes")
+            stats[str(name)] = _frozen(v)
+        object.__setattr__(self, "statistics", stats)
 
     def order(self) -> np.ndarray:
         """Gene indices from best to worst (ties broken by gene position)."""

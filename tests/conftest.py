@@ -4,6 +4,8 @@ the repository; tests that need it skip with a clear reason when it is absent.""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -12,12 +14,30 @@ from hypothesis import HealthCheck, settings
 
 # CI (CI=true) replays the same hypothesis examples every run: a red build is reproducible and
 # never a roll of the dice; locally examples stay random to keep exploring. No deadlines: the
-# machines are shared.
+# machines are shared. No example database: tests write nothing outside tmp_path (a failing
+# example is printed with its seed instead).
 settings.register_profile(
-    "ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "ci",
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
 )
-settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "dev", deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+# Every temporary file of the run (pytest's tmp_path root included, and the temp files of CLI
+# subprocesses through TMPDIR) goes into one private folder of the system temp folder, removed
+# when pytest ends: the suite leaves nothing behind, and the leftover check below sees only
+# this run's files, never those of other processes sharing the machine.
+_SESSION_TMP = Path(tempfile.mkdtemp(prefix="pytest-kofs-session-"))
+os.environ["TMPDIR"] = str(_SESSION_TMP)
+tempfile.tempdir = None  # recomputed from TMPDIR on next use
+
+#: Names of temp entries that kofs code or tests would create outside pytest's tmp_path.
+LEAK_PREFIXES = ("kofs", "tmp")
 
 REPO = Path(__file__).resolve().parents[1]
 TESTDATA = REPO / "tests" / "data"
@@ -65,3 +85,21 @@ def _reset_kofs_logging():
     logger.handlers.clear()
     logger.setLevel(logging.NOTSET)
     logger.propagate = True
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _nothing_left_in_the_temp_folder():
+    """Fail the run when tests or kofs left files in the temp folder outside ``tmp_path``."""
+    yield
+    left = sorted(p.name for p in _SESSION_TMP.iterdir() if p.name.startswith(LEAK_PREFIXES))
+    if left:
+        pytest.fail(
+            f"the tests left {len(left)} entries in the temp folder (use tmp_path): "
+            + ", ".join(left[:5]),
+            pytrace=False,
+        )
+
+
+def pytest_unconfigure(config):
+    """Remove the run's private temp folder (pytest's tmp_path root lives in it)."""
+    shutil.rmtree(_SESSION_TMP, ignore_errors=True)

@@ -20,6 +20,7 @@ from kofs.aggregate.em import (
     m_step,
     rank_probabilities,
 )
+from kofs.aggregate.partial import complete_ranks
 from kofs.errors import ParameterError
 from kofs.types import Ranking
 
@@ -96,8 +97,10 @@ def test_missing_genes_form_a_bottom_block_through_the_runner():
     full = Ranking("a", genes, np.arange(8.0), higher_is_better=False)
     partial = Ranking("b", genes[:5], np.arange(5.0), higher_is_better=False)  # g5..g7 missing
     out = aggregate([full, partial], "em")
-    np.testing.assert_array_equal(out.list_ranks[5:, 1], [7.0, 7.0, 7.0])
-    P = rank_probabilities(out.list_ranks)
+    assert np.isnan(out.list_ranks[5:, 1]).all()  # not in list b
+    completed = complete_ranks(out.list_ranks, universe=8)
+    np.testing.assert_array_equal(completed[5:, 1], [7.0, 7.0, 7.0])
+    P = rank_probabilities(completed)
     np.testing.assert_allclose(P.sum(axis=0), 1.0, atol=1e-15)
     assert P[5, 1] == P[6, 1] == P[7, 1]
     assert out.scores.sum() == pytest.approx(1.0, abs=1e-14)

@@ -17,7 +17,15 @@ from kofs.errors import ParameterError
 from kofs.types import Ranking
 
 CASES = ("full", "ties", "eight")
-COLUMN_SYMMETRIC = ("borda", "rra", "mean-rank", "median-rank", "geometric-mean", "min-rank")
+COLUMN_SYMMETRIC = (
+    "borda",
+    "rra",
+    "stuart",
+    "mean-rank",
+    "median-rank",
+    "geometric-mean",
+    "min-rank",
+)
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +41,10 @@ def golden(testdata):
 
 
 def run(method: str, R: np.ndarray, **params):
-    return AGGREGATORS.get(method).func(R, relevant=None, **params)
+    spec = AGGREGATORS.get(method)
+    if spec.partial_lists:
+        params.setdefault("universe", R.shape[0])
+    return spec.func(R, relevant=None, **params)
 
 
 # --- Borda --------------------------------------------------------------------------------------
@@ -190,7 +201,8 @@ def test_user_errors():
         aggregate(lists, "rra", params={"exact": "perhaps"})
     for name in COLUMN_SYMMETRIC:
         params = {"exact": False} if name == "rra" else {}
-        with pytest.raises(ParameterError, match="NaN"):
-            run(name, np.array([[1.0], [np.nan]]), **params)
+        if not AGGREGATORS.get(name).partial_lists:  # NaN = absent is for partial-list methods
+            with pytest.raises(ParameterError, match="NaN"):
+                run(name, np.array([[1.0], [np.nan]]), **params)
         with pytest.raises(ParameterError, match="< 1"):
             run(name, np.array([[0.0], [1.0]]), **params)

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import kofs
 
@@ -16,6 +17,7 @@ def test_every_public_name_resolves():
         assert getattr(kofs, name) is not None
 
 
+@pytest.mark.slow
 def test_registries_are_populated_on_first_access():
     code = "import kofs; print(len(kofs.RANKERS) > 5, len(kofs.AGGREGATORS) > 1)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

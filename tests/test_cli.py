@@ -153,7 +153,7 @@ def test_supervised_em_with_relevant_genes(small, tmp_path):
         (["--rankers", "fishr"], "did you mean 'fisher'"),
         (["--param", "laplacian.kk=3"], "kk"),
         (["--param", "nonsense"], "NAME.KEY=VALUE"),
-        (["--param", "laplacian.k=abc"], "must be int"),
+        (["--param", "laplacian.k=abc"], "must be an int"),
     ],
 )
 def test_bad_options_exit_2_with_one_line(small, tmp_path, args, needle):
@@ -257,6 +257,7 @@ def test_run_config_relative_paths_and_unknown_keys(small, tmp_path):
     assert r.exit_code == 2 and "seed" in r.stderr
 
 
+@pytest.mark.slow
 def test_demo_runs(tmp_path):
     out = tmp_path / "demo"
     r = run(["demo", "-o", str(out), "--top", "0"])

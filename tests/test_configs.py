@@ -11,10 +11,13 @@ from click.testing import CliRunner
 from kofs.cli import main
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-EXAMPLES = sorted(p for p in CONFIGS.glob("*_example.yaml")) + [CONFIGS / "expression_only.yaml"]
+EXAMPLES = [
+    pytest.param(p, marks=pytest.mark.slow)  # each a full run on the bundled example (~10 s)
+    for p in sorted(CONFIGS.glob("*_example.yaml"))
+] + [CONFIGS / "expression_only.yaml"]
 
 
-@pytest.mark.parametrize("config", EXAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("config", EXAMPLES, ids=lambda p: Path(p).stem)
 def test_example_config_runs(config, tmp_path):
     out = tmp_path / "out"
     r = CliRunner().invoke(main, ["run", str(config), "-o", str(out)])

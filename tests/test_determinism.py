@@ -57,11 +57,13 @@ def runs(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", COMPARED)
+@pytest.mark.slow
 def test_rerun_with_other_threads_is_byte_identical(runs, name):
     a, b = (runs[t] / name for t in ("1", "2"))
     assert a.read_bytes() == b.read_bytes()
 
 
+@pytest.mark.slow
 def test_resolved_config_records_the_run(runs):
     import yaml
 
@@ -100,6 +102,7 @@ def test_default_rankers_threads_1_vs_2(tmp_path):
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_the_runs_used_knowledge(runs):
     """Guard against a vacuous comparison: the run fused several knowledge lists."""
     header = (runs["1"] / "ranking.tsv").read_text().split("\n", 1)[0].split("\t")
@@ -109,6 +112,7 @@ def test_the_runs_used_knowledge(runs):
     assert len(weights) == len(lists)
 
 
+@pytest.mark.slow
 def test_manifest_records_seed_and_threads_only_in_settings(runs):
     import json
 

@@ -46,6 +46,7 @@ def _toy(tmp_path: Path, n=24, m=40, seed=0):
     return Expression(X, genes, samples), y, expr_path, lab_path, known
 
 
+@pytest.mark.slow
 def test_write_evaluation_figures_and_report(tmp_path):
     expr, y, *_, known = _toy(tmp_path)
     m = expr.n_genes
@@ -92,6 +93,7 @@ def test_write_evaluation_figures_and_report(tmp_path):
     shutil.which("chromium") is None,
     reason="headless-browser check needs Debian's chromium (apt-get install -y chromium)",
 )
+@pytest.mark.slow
 def test_report_renders_in_headless_chromium(tmp_path):
     expr, y, *_ = _toy(tmp_path)
     res = evaluate(
@@ -331,6 +333,7 @@ def test_kofs_ranking_reruns_on_folds_and_reuses_gene_level_knowledge(tmp_path):
     assert not np.allclose(part["SPEC"].scores, full["SPEC"].scores)
 
 
+@pytest.mark.slow
 def test_cli_evaluate_several_runs_names_finals_by_folder(tmp_path):
     _, _, expr_path, lab_path, _ = _toy(tmp_path)
     runner = CliRunner()

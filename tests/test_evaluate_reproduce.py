@@ -49,6 +49,7 @@ def test_unknown_config_key_is_a_one_line_error(tmp_path):
 
 
 @needs_shared
+@pytest.mark.slow
 def test_reduced_reproduction_runs_end_to_end(shared_data, tmp_path):
     cfg = yaml.safe_load((REPO / "configs" / "all_lineage_ci.yaml").read_text())
     # CI: the 300 genes of largest variance and the bundled GO extract (it covers the 1,200 genes of

@@ -462,7 +462,8 @@ def test_kegg_list_link_and_kgml(server, cache, testdata):
         == res.paths
     )
     assert len(server.requests) == 5
-    from kofs.io.pathways import read_kegg_link, read_kgml
+    from kofs.io.kgml import read_kgml
+    from kofs.io.pathways import read_kegg_link
 
     sets = read_kegg_link(res.paths[0], names=res.paths[1])
     assert sets.ids == ("hsa00010", "hsa00020", "hsa01100")

@@ -18,8 +18,9 @@ from kofs.errors import KofsError
 from kofs.example import example_paths
 from kofs.io.annotations import read_go_annotations
 from kofs.io.expression import read_expression
+from kofs.io.gene_lists import read_ranked_lists
 from kofs.io.genes import read_gene_list
-from kofs.io.ids import read_id_map
+from kofs.io.id_map import read_id_map
 from kofs.io.interactions import read_interactions
 from kofs.io.labels import read_labels
 from kofs.io.ontology import read_obo
@@ -83,6 +84,24 @@ READERS = {
         ".tsv",
     ),
     "config": (load_config, [b"expression: x.tsv\nrankers: variance\nseed: 3\n"], ".yaml"),
+    "ranked_list_csv": (
+        read_ranked_lists,
+        [_head(DATA / "golden" / "gene_lists" / "deseq2_sim.csv.gz", 3000)],
+        ".csv",
+    ),
+    "ranked_list_tsv": (
+        read_ranked_lists,
+        [
+            _head(DATA / "golden" / "gene_lists" / "limma_ALL_BvsT_top300.tsv.gz", 3000),
+            _head(DATA / "golden" / "gene_lists" / "edger_sim.tsv.gz", 3000),
+            b"id\tnum\tneg|score\tneg|p-value\tneg|fdr\tneg|rank\tpos|score\tpos|rank\n"
+            b"A\t4\t0.1\t0.2\t0.3\t2\t0.01\t1\nB\t4\t0.01\t0.02\t0.03\t1\t0.1\t2\n",
+            b"# top genes\ngene\nTP53\nMYC\nEGFR\n",
+        ],
+        ".tsv",
+    ),
+    "ranked_list_rnk": (read_ranked_lists, [b"TP53\t3.2\nEGFR\t-1\nKRAS\t5\n"], ".rnk"),
+    "ranked_list_gmt": (read_ranked_lists, [Path(EXAMPLE["pathways"]).read_bytes()[:3000]], ".gmt"),
 }
 
 
@@ -206,7 +225,7 @@ CLI_INPUTS = [
     "--pathways",
     "--interactions",
     "--go",
-    "--go-annotations",
+    pytest.param("--go-annotations", marks=pytest.mark.slow),  # reads the GO ontology (~9 s)
     "--id-map",
     "--term-relevance",
     "--aux",

@@ -17,8 +17,9 @@ from kofs.cli import main
 from kofs.errors import ParameterError
 from kofs.io.annotations import read_go_annotations
 from kofs.io.ontology import read_obo
-from kofs.knowledge.go import gene_similarity, go_functions, go_relation, go_semantics
+from kofs.knowledge.go import gene_similarity, go_functions, go_relation
 from kofs.knowledge.go_ic import ancestor_closure, annotation_counts, information_content
+from kofs.knowledge.go_semantics import go_semantics
 from kofs.knowledge.go_similarity import (
     _join_exact,
     _split_exact,
@@ -228,6 +229,7 @@ def real_go(shared_data):
 
 
 @needs_shared
+@pytest.mark.slow
 def test_gosemsim_golden(real_go, testdata):
     gold = testdata / "golden" / "gosemsim"
     genes = gold.joinpath("genes.txt").read_text().split()

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kofs.errors import CoverageError, InputError
+from kofs.io.id_map import read_id_map
 from kofs.io.ids import (
     CoverageReport,
     coverage_rows,
@@ -18,7 +19,6 @@ from kofs.io.ids import (
     match_gene_ids,
     match_id_lists,
     normalise_id,
-    read_id_map,
 )
 from kofs.types import Expression
 

@@ -10,13 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kofs.errors import InputError, ParameterError
+from kofs.io.interaction_dbs import read_biogrid, read_string_aliases, read_string_links
 from kofs.io.interactions import (
     Interactions,
-    read_biogrid,
     read_edge_list,
     read_interactions,
-    read_string_aliases,
-    read_string_links,
     sniff_interactions,
 )
 

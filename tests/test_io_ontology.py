@@ -200,6 +200,7 @@ def test_real_subsets(testdata):
 
 
 @needs_shared
+@pytest.mark.slow
 def test_real_obo_and_annotations(shared_data):
     onto = read_obo(shared_data / "GO" / "go-basic_2022-07-01_from_GO.db.obo.gz")
     # numbers from shared/data/real/README.md

@@ -16,9 +16,10 @@ import pandas as pd
 import pytest
 
 from kofs.errors import InputError
-from kofs.io import _open, ids
+from kofs.io import _open
 from kofs.io.annotations import read_go_annotations
-from kofs.io.interactions import read_biogrid, read_interactions
+from kofs.io.interaction_dbs import read_biogrid
+from kofs.io.interactions import read_interactions
 
 DATA = Path(__file__).parent / "data"
 TEXT = "".join(f"G{i}\tG{i + 1}\t0.{i % 10}\n" for i in range(3000)).encode()
@@ -117,12 +118,6 @@ def test_head_lines_skips_blank_and_stops(tmp_path):
     p = tmp_path / "h.txt.gz"
     p.write_bytes(_truncated_gzip(b"\n\nfirst\n\nsecond\n" + TEXT))
     assert _open.head_lines(p, 2) == ["first", "second"]  # never reads the damaged tail
-
-
-def test_ids_reexports_the_shared_helpers():
-    assert ids._stream_text is _open.stream_text
-    assert ids._open_text is _open.open_text
-    assert ids._head_lines is _open.head_lines
 
 
 # --------------------------------------------------------------------------- table_errors

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kofs.errors import InputError, ParameterError
+from kofs.io.kgml import read_kgml
 from kofs.io.pathways import (
     GeneSets,
     read_gmt,
-    read_kgml,
     read_pathways,
     sniff_pathways,
 )

@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "kofs.pipeline",
             "kofs.workflow",
             "kofs.outputs",
+            "kofs.list_aggregation",
             "kofs.selector",
             "kofs.methods",
         ),

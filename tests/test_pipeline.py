@@ -43,6 +43,7 @@ def kofs_result(example):
     return rank(expr, labels=labels, sources=sources, seed=0)
 
 
+@pytest.mark.slow
 def test_kofs_plan_builds_every_list_the_sources_allow(kofs_result):
     names = [r.name for r in kofs_result.lists]
     assert names == [
@@ -60,6 +61,7 @@ def test_kofs_plan_builds_every_list_the_sources_allow(kofs_result):
     assert kofs_result.final.info["converged"]
 
 
+@pytest.mark.slow
 def test_fused_list_is_biologically_sensible(kofs_result):
     # B vs T lineage: T-cell receptor / lineage genes and HLA class II must lead
     top = set(kofs_result.final.top(30))
@@ -67,6 +69,7 @@ def test_fused_list_is_biologically_sensible(kofs_result):
     assert any(g.startswith("HLA-D") for g in top)
 
 
+@pytest.mark.slow
 def test_coverage_reported_once_per_source(kofs_result):
     sources = [c.source for c in kofs_result.coverage]
     assert len(sources) == len(set(sources)) == 3
@@ -74,6 +77,7 @@ def test_coverage_reported_once_per_source(kofs_result):
     assert go.matched > 1400 and go.id_column == "entrez_id"
 
 
+@pytest.mark.slow
 def test_evidence_names_terms_pathways_and_neighbours(kofs_result):
     ev = kofs_result.evidence
     assert ev is not None and len(ev) > 1000
@@ -93,6 +97,7 @@ def test_supervised_lists_need_relevant_genes(example):
         rank(expr, labels=labels, sources=sources, lists=["GO-MHA"])
 
 
+@pytest.mark.slow
 def test_relevant_genes_enable_go_can_mah_and_supervised_em(example):
     expr, labels, sources = example
     relevant = read_gene_list(PATHS["relevant_genes"])
@@ -172,6 +177,7 @@ def test_go_needs_both_files():
     assert r.exit_code == 2 and "--go-annotations" in r.stderr
 
 
+@pytest.mark.slow
 def test_end_to_end_on_real_all_with_every_source(shared_data, tmp_path):
     """`kofs rank` on the real ALL matrix (128 x 8,562) with labels, GO 2022, KEGG, STRING and
     known haematological cancer genes: every list of the catalogue is built and fused."""
@@ -233,8 +239,9 @@ def test_end_to_end_on_real_all_with_every_source(shared_data, tmp_path):
     assert manifest["aggregation"]["info"]["n_G"] > 400
 
 
+@pytest.mark.slow
 def test_go_closure_and_ic_are_computed_once_per_run(example, monkeypatch):
-    import kofs.knowledge.go as go
+    import kofs.knowledge.go_semantics as go
 
     expr, labels, sources = example
     calls = []

@@ -42,8 +42,20 @@ IDS = st.from_regex(r"[A-Za-z][A-Za-z0-9_.\-]{0,7}", fullmatch=True).filter(
 FINITE = st.floats(min_value=-1e12, max_value=1e12, allow_nan=False, allow_infinity=False)
 
 
+_TMP: list[Path] = []  # the module's folder under pytest's tmp_path_factory (set below)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _tmp_root(tmp_path_factory):
+    """One folder under pytest's temp root for every file the hypothesis examples write
+    (function-scoped ``tmp_path`` would be shared by all examples of one test)."""
+    _TMP.append(tmp_path_factory.mktemp("prop"))
+    yield
+    _TMP.clear()
+
+
 def _tmpfile(text: str | bytes, suffix: str) -> Path:
-    d = Path(tempfile.mkdtemp(prefix="kofs-prop-"))
+    d = Path(tempfile.mkdtemp(prefix="case-", dir=_TMP[-1]))
     p = d / f"f{suffix}"
     if isinstance(text, bytes):
         p.write_bytes(text)
@@ -166,7 +178,7 @@ def test_term_relevance_round_trip(values):
 @FAST
 @given(st.dictionaries(IDS, IDS, min_size=1, max_size=10))
 def test_id_map_round_trip(mapping):
-    from kofs.io.ids import read_id_map
+    from kofs.io.id_map import read_id_map
 
     text = "source\ttarget\n" + "".join(f"{k}\t{v}\n" for k, v in mapping.items())
     got = read_id_map(_tmpfile(text, ".tsv"))
@@ -202,7 +214,7 @@ NEVER_CRASH = [
 )
 def test_parsers_never_crash(data, reader):
     from kofs.io.annotations import read_go_annotations
-    from kofs.io.ids import read_id_map
+    from kofs.io.id_map import read_id_map
     from kofs.io.ontology import read_obo
     from kofs.io.pathways import read_pathways
     from kofs.sources.term_relevance import read_term_relevance

@@ -288,12 +288,12 @@ def test_gene_order_invariance(rng, name, supervised):
 @pytest.mark.parametrize(
     "name, params, inputs, match",
     [
-        ("mrsf", {"l": 0}, "none", "'l' must lie in"),
+        ("mrsf", {"l": 0}, "none", r"'l' must be an int in \[1, inf\)"),
         ("mrsf", {"target": "lda"}, "none", "needs sample labels"),
         ("mrsf", {"target": "similarity"}, "labels", "needs a sample similarity"),
         ("mrsf", {"target": "pca"}, "none", "must be one of"),
-        ("mrsf", {"n_targets": "ten"}, "none", "must be int"),
-        ("mcsf", {"l": -3}, "labels", "'l' must lie in"),
+        ("mrsf", {"n_targets": "ten"}, "none", "must be an int"),
+        ("mcsf", {"l": -3}, "labels", r"'l' must be an int in \[1, inf\)"),
         ("mcsf", {"target": "labels"}, "none", "needs sample labels"),
         ("mcsf", {}, "one-class", "at least 2 classes"),
     ],

@@ -13,6 +13,8 @@ from sklearn.linear_model import Lasso
 from kofs.errors import InputError, ParameterError
 from kofs.rankers import _sparse_kernels as K
 from kofs.rankers import run_ranker
+from kofs.rankers._fssi_kernel import fssi_errors
+from kofs.rankers._lasso_kernel import lasso_active_set, lasso_gram, lasso_reconstruction
 from kofs.rankers.sparse import fssi, sparsity_preserving_score, sparsity_score
 from kofs.types import Expression
 
@@ -129,9 +131,9 @@ def test_lasso_gram_matches_sklearn_lasso_with_alpha_conversion(rng):
     lam = 0.01 * np.abs(2 * D.T @ y).max()
     alpha = lam / (2 * D.shape[0])  # sklearn: (1/2N)||.||^2 + alpha ||.||_1
     ref = Lasso(alpha=alpha, fit_intercept=False, tol=1e-14, max_iter=100000).fit(D, y).coef_
-    got = K.lasso_gram(D.T @ D, D.T @ y, 0.01)
+    got = lasso_gram(D.T @ D, D.T @ y, 0.01)
     np.testing.assert_allclose(got, ref, atol=1e-8)
-    B = K.lasso_reconstruction(X)
+    B = lasso_reconstruction(X)
     np.testing.assert_allclose(B[0, 1:], got, atol=1e-12)
     assert np.all(np.diag(B) == 0)
 
@@ -139,13 +141,13 @@ def test_lasso_gram_matches_sklearn_lasso_with_alpha_conversion(rng):
 def test_lasso_active_set_certified_or_none(rng):
     X = rng.normal(size=(15, 200))
     G, q = X[1:] @ X[1:].T, X[1:] @ X[0]
-    ref = K.lasso_gram(G, q, 0.05)
+    ref = lasso_gram(G, q, 0.05)
     lam = 0.05 * 2 * np.abs(q).max()
     empty = np.array([], dtype=int)
-    got = K.lasso_active_set(G, q, lam, empty, np.array([]))
+    got = lasso_active_set(G, q, lam, empty, np.array([]))
     np.testing.assert_allclose(got, ref, atol=1e-9)
     # a wrong guess either converges to the same solution or gives up (never a wrong answer)
-    wrong = K.lasso_active_set(G, q, lam, np.arange(14), np.ones(14), max_iter=2)
+    wrong = lasso_active_set(G, q, lam, np.arange(14), np.ones(14), max_iter=2)
     assert wrong is None or np.allclose(wrong, ref, atol=1e-9)
 
 
@@ -207,7 +209,7 @@ def _fssi_naive(X, *, include_self, ratio=0.01):
 )
 def test_fssi_fast_route_equals_naive_lasso(include_self, shape):
     X = np.random.default_rng(5).normal(size=shape) + 2.0
-    E, n_explicit = K.fssi_errors(X, include_self=include_self)
+    E, n_explicit = fssi_errors(X, include_self=include_self)
     ref = _fssi_naive(X, include_self=include_self)
     np.testing.assert_allclose(E, ref, atol=1e-8 * np.abs(ref).max())
     if shape[1] > shape[0]:  # the certified leverage update must carry most problems

@@ -11,6 +11,8 @@ from click.testing import CliRunner
 from kofs.cli import main
 from kofs.errors import ParameterError, ResourceError
 from kofs.pipeline import rank
+from kofs.rankers import RANKERS, estimate_ranker
+from kofs.rankers.multivariate import estimate_mcsf, estimate_mrsf
 from kofs.resources import (
     check_memory,
     default_memory_limit,
@@ -19,9 +21,6 @@ from kofs.resources import (
     estimate_go_all_pairs,
     estimate_knn_graph,
     estimate_mahalanobis,
-    estimate_mcsf,
-    estimate_mrsf,
-    estimate_ranker,
     format_size,
     parse_size,
     resolve_limit,
@@ -137,6 +136,21 @@ def test_estimates_scale_as_documented():
     assert estimate_ranker("mrsf", 100, 1000, params={"l": 5000}) == estimate_mrsf(
         100, 1000, l=1000
     )
+    # SPEC's kNN graph uses `neighbors` (spec-phi3's `k` is its number of clusters)
+    assert estimate_ranker(
+        "spec-phi3", 5000, 10, params={"similarity": "knn", "neighbors": 7}
+    ) == 2 * 8 * 5000 * 10 + estimate_knn_graph(5000, 10, k=7)
+    # (the estimate once read spec-phi3's k=None as the kNN size and failed with a TypeError)
+    assert estimate_ranker(
+        "spec-phi3", 5000, 10, params={"similarity": "knn"}
+    ) == 2 * 8 * 5000 * 10 + estimate_knn_graph(5000, 10, k=5)
+
+
+def test_every_ranker_has_an_estimate_from_its_registry_entry():
+    for spec in RANKERS:
+        need = spec.estimate_memory(200, 500)
+        assert need >= 2 * 8 * 200 * 500, spec.name
+        assert need == estimate_ranker(spec.name, 200, 500)
 
 
 def test_estimate_expression_file(tmp_path):

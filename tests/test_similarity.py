@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from sklearn.metrics.pairwise import cosine_similarity as sk_cosine
 from sklearn.neighbors import NearestNeighbors
 
-import kofs.knowledge._similarity_kernels as kernels
 import kofs.knowledge.similarity as sim
+import kofs.knowledge.similarity_kernels as kernels
 from kofs.errors import ParameterError, ResourceError
 from kofs.types import Expression, SampleCategories, SampleSimilarity
 
@@ -26,40 +26,40 @@ def _expr(X):
 def test_squared_distances_match_naive(rng):
     X = rng.normal(size=(7, 5))
     naive = np.array([[np.sum((a - b) ** 2) for b in X] for a in X])
-    np.testing.assert_allclose(sim.squared_distances(X), naive, atol=1e-12)
-    assert np.all(np.diag(sim.squared_distances(X)) == 0)
+    np.testing.assert_allclose(kernels.squared_distances(X), naive, atol=1e-12)
+    assert np.all(np.diag(kernels.squared_distances(X)) == 0)
 
 
 def test_rbf_formula_and_default_bandwidth(rng):
     X = rng.normal(size=(9, 4))
     d2 = np.array([[np.sum((a - b) ** 2) for b in X] for a in X])
-    S = sim.rbf_similarity(X, delta2=0.7)
+    S = kernels.rbf_similarity(X, delta2=0.7)
     np.testing.assert_allclose(S, np.exp(-d2 / 1.4), atol=1e-12)
     assert np.allclose(np.diag(S), 1.0)
-    delta2 = sim.median_bandwidth(X)
+    delta2 = kernels.median_bandwidth(X)
     assert delta2 == pytest.approx(np.median(d2[np.triu_indices(9, 1)]) / 2)
     # median-distant pair gets exp(-1)
-    np.testing.assert_allclose(sim.rbf_similarity(X), np.exp(-d2 / (2 * delta2)), atol=1e-12)
+    np.testing.assert_allclose(kernels.rbf_similarity(X), np.exp(-d2 / (2 * delta2)), atol=1e-12)
 
 
 def test_median_bandwidth_subsamples_deterministically(rng):
     X = rng.normal(size=(50, 3))
-    a = sim.median_bandwidth(X, max_samples=20)
-    assert a == sim.median_bandwidth(X, max_samples=20)
-    assert a != sim.median_bandwidth(X)
-    assert sim.median_bandwidth(np.ones((4, 2))) == 1.0
+    a = kernels.median_bandwidth(X, max_samples=20)
+    assert a == kernels.median_bandwidth(X, max_samples=20)
+    assert a != kernels.median_bandwidth(X)
+    assert kernels.median_bandwidth(np.ones((4, 2))) == 1.0
 
 
 def test_linear_polynomial_cosine(rng):
     X = rng.normal(size=(6, 3))
-    np.testing.assert_allclose(sim.linear_similarity(X, c=2.0), X @ X.T + 2.0)
+    np.testing.assert_allclose(kernels.linear_similarity(X, c=2.0), X @ X.T + 2.0)
     np.testing.assert_allclose(
-        sim.polynomial_similarity(X, a=0.5, c=1.0, degree=3), (0.5 * X @ X.T + 1.0) ** 3
+        kernels.polynomial_similarity(X, a=0.5, c=1.0, degree=3), (0.5 * X @ X.T + 1.0) ** 3
     )
-    np.testing.assert_allclose(sim.cosine_similarity(X), sk_cosine(X), atol=1e-12)
+    np.testing.assert_allclose(kernels.cosine_similarity(X), sk_cosine(X), atol=1e-12)
     Z = X.copy()
     Z[2] = 0.0
-    C = sim.cosine_similarity(Z)
+    C = kernels.cosine_similarity(Z)
     assert C[2, 2] == 1.0 and np.all(C[2, [0, 1, 3, 4, 5]] == 0)
 
 
@@ -80,19 +80,19 @@ def test_knn_graph_symmetric_no_self_loops_at_least_k(rng):
     X = rng.normal(size=(40, 6))
     S, used = sim.similarity_from_array(X, "knn", k=4)
     _check_knn_graph(S, X, 4)
-    d2 = sim.knn_squared_distances(X, k=4)
+    d2 = kernels.knn_squared_distances(X, k=4)
     assert used["t"] == pytest.approx(d2.data.mean())
     # heat kernel weights on edges
     rows, cols = S.nonzero()
-    full = sim.squared_distances(X)
+    full = kernels.squared_distances(X)
     np.testing.assert_allclose(S.data, np.exp(-full[rows, cols] / used["t"]), rtol=1e-12)
 
 
 def test_knn_blockwise_equals_single_block(rng, monkeypatch):
     X = rng.normal(size=(30, 5))
-    whole = sim.knn_squared_distances(X, k=3)
+    whole = kernels.knn_squared_distances(X, k=3)
     monkeypatch.setattr(kernels, "_BLOCK_BYTES", 8 * 30 * 4)  # 4 rows per block
-    blocked = sim.knn_squared_distances(X, k=3)
+    blocked = kernels.knn_squared_distances(X, k=3)
     np.testing.assert_array_equal(whole.indices, blocked.indices)
     np.testing.assert_allclose(whole.data, blocked.data, rtol=1e-10)
 
@@ -122,7 +122,7 @@ def test_knn_binary_and_cosine(rng):
 def test_knn_rbf_graph_uses_rbf_weights(rng):
     X = rng.normal(size=(25, 4))
     S, used = sim.similarity_from_array(X, "knn-rbf", k=5, delta2=0.8)
-    dense = sim.rbf_similarity(X, delta2=0.8)
+    dense = kernels.rbf_similarity(X, delta2=0.8)
     rows, cols = S.nonzero()
     np.testing.assert_allclose(S.data, dense[rows, cols], rtol=1e-12)
     _check_knn_graph(S, X, 5)
@@ -138,20 +138,20 @@ def test_k_clamped_with_warning(rng, caplog):
 
 def test_label_graphs():
     codes = np.array([0, 1, 0, 0, 1])
-    S = sim.fisher_label_similarity(codes).toarray()
+    S = kernels.fisher_label_similarity(codes).toarray()
     expected = np.array(
         [[1 / 3 if a == b == 0 else 1 / 2 if a == b == 1 else 0 for b in codes] for a in codes]
     )
     np.testing.assert_allclose(S, expected)
     np.testing.assert_allclose(S.sum(axis=1), 1.0)  # D = I
-    B = sim.binary_label_similarity(codes).toarray()
+    B = kernels.binary_label_similarity(codes).toarray()
     np.testing.assert_array_equal(B, (codes[:, None] == codes[None, :]).astype(float))
     with pytest.raises(ParameterError, match="unlabelled"):
-        sim.fisher_label_similarity(np.array([0, -1, 1]))
+        kernels.fisher_label_similarity(np.array([0, -1, 1]))
 
 
 def test_label_codes_missing():
-    codes, classes = sim.label_codes(["b", "NA", "a", "", "b"])
+    codes, classes = kernels.label_codes(["b", "NA", "a", "", "b"])
     assert classes == ("a", "b")
     np.testing.assert_array_equal(codes, [1, -1, 0, -1, 1])
 
@@ -198,6 +198,6 @@ def test_non_finite_features_left_out(rng, caplog):
     with caplog.at_level(logging.WARNING, logger="kofs.knowledge.similarity"):
         S, used = sim.similarity_from_array(Xn, "rbf")
     assert used["features_dropped"] == 1 and "left out" in caplog.text
-    np.testing.assert_allclose(S, sim.rbf_similarity(np.delete(X, 1, axis=1)), rtol=1e-12)
+    np.testing.assert_allclose(S, kernels.rbf_similarity(np.delete(X, 1, axis=1)), rtol=1e-12)
     with pytest.raises(ParameterError, match="every feature has a missing"):
         sim.similarity_from_array(np.full((4, 2), np.nan), "knn")

@@ -1,7 +1,9 @@
 """Rank aggregation: fuse several :class:`~kofs.types.Ranking` lists into one.
 
 Every aggregator is registered in :data:`kofs.registry.AGGREGATORS`; :func:`aggregate` is the
-shared runner (alignment of gene sets, rank matrix, relevant-gene mask, wrapping).
+shared runner (alignment of gene sets, partial rank matrix, gene universe, relevant-gene mask,
+wrapping). Lists may rank different genes: :mod:`kofs.aggregate.partial` describes how a gene
+that a list does not contain is treated.
 """
 
 from __future__ import annotations
@@ -11,40 +13,14 @@ from typing import Any
 
 import numpy as np
 
+from kofs.aggregate.partial import complete_ranks, partial_rank_matrix
 from kofs.errors import ParameterError
 from kofs.registry import AGGREGATORS, resolve_params
 from kofs.types import AggregateRanking, Ranking
 
 from kofs.aggregate import _methods  # noqa: E402,F401  isort: skip  (registers every aggregator)
 
-__all__ = ["aggregate", "rank_matrix", "AGGREGATORS"]
-
-
-def rank_matrix(rankings: Sequence[Ranking]) -> tuple[tuple[str, ...], np.ndarray]:
-    """Genes (union, in first-seen order) and the (m x L) rank matrix of ``rankings``.
-
-    A gene missing from a list is tied at the bottom of that list (ranks |list|+1..M averaged),
-    as ALGORITHMS.md §7.4 prescribes.
-    """
-    if not rankings:
-        raise ParameterError("aggregation needs at least one ranked list")
-    genes: dict[str, int] = {}
-    for r in rankings:
-        for g in r.genes:
-            genes.setdefault(g, len(genes))
-    M = len(genes)
-    R = np.empty((M, len(rankings)), dtype=np.float64)
-    for j, r in enumerate(rankings):
-        if len(r.genes) == M and r.genes == tuple(genes):
-            R[:, j] = r.ranks
-            continue
-        col = np.full(M, np.nan)
-        idx = np.fromiter((genes[g] for g in r.genes), dtype=np.int64, count=len(r.genes))
-        col[idx] = r.ranks
-        n_missing = int(np.isnan(col).sum())
-        col[np.isnan(col)] = len(r.genes) + (n_missing + 1) / 2.0
-        R[:, j] = col
-    return tuple(genes), R
+__all__ = ["aggregate", "AGGREGATORS"]
 
 
 def aggregate(
@@ -53,46 +29,108 @@ def aggregate(
     *,
     relevant_genes: Iterable[str] | None = None,
     params: Mapping[str, Any] | None = None,
+    universe: int | Iterable[str] | None = None,
 ) -> AggregateRanking:
     """Fuse ranked lists with the registered aggregator ``method``.
 
     Parameters
     ----------
     rankings : sequence of Ranking
-        The L lists; their names must be distinct.
+        The L lists; their names must be distinct. They may rank different genes (partial
+        lists, top-k lists); see :mod:`kofs.aggregate.partial` for the treatment of a gene a
+        list does not contain.
     method : str
-        ``"em"`` (KOFS probabilistic model, eqs 6.16-6.19), ``"borda"``, ... (``kofs methods``).
+        ``"em"`` (KOFS probabilistic model, eqs 6.16-6.19), ``"borda"``, ``"rra"``,
+        ``"stuart"``, ... (``kofs methods``).
     relevant_genes : iterable of str, optional
         Known-relevant genes G for supervised EM. Genes absent from the lists are dropped with
         a warning by the caller; none left raises :class:`~kofs.errors.ParameterError`.
     params : mapping, optional
         Aggregator parameters.
+    universe : int or iterable of str, optional
+        The gene universe: its size N (at least the number of distinct genes in the lists),
+        or its gene ids (every ranked gene must be one of them; the others are added to the
+        result as genes no list contains). Default: the genes of the lists (N = their number,
+        as RobustRankAggreg).
 
     Returns
     -------
     AggregateRanking
+        ``list_ranks`` holds NaN where a list does not contain a gene; ``statistics`` the
+        per-gene values the method defines (p- and q-values of RRA, Q of Stuart).
     """
     spec = AGGREGATORS.get(method)
     names = [r.name for r in rankings]
     if len(set(names)) != len(names):
-        raise ParameterError(f"ranked lists must have distinct names, got {names}")
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ParameterError(f"ranked lists must have distinct names; repeated: {', '.join(dup)}")
     resolved = resolve_params(f"aggregator {method!r}", spec.params, params or {})
-    genes, R = rank_matrix(rankings)
+    genes, R = partial_rank_matrix(rankings)
+    genes, R, N = _apply_universe(genes, R, universe)
+    m = len(genes)
     relevant = None
     if relevant_genes is not None:
         if not spec.supports_relevant:
             raise ParameterError(f"aggregator {method!r} does not use relevant genes; use 'em'")
         wanted = set(relevant_genes)
-        relevant = np.fromiter((g in wanted for g in genes), dtype=bool, count=len(genes))
+        relevant = np.fromiter((g in wanted for g in genes), dtype=bool, count=m)
         if not relevant.any():
             raise ParameterError("none of the relevant genes is among the ranked genes")
-    scores, weights, info = spec.func(R, relevant=relevant, **resolved)
+    partial = bool(np.isnan(R).any()) or N > m
+    if spec.partial_lists:
+        scores, weights, info = spec.func(R, relevant=relevant, universe=N, **resolved)
+    else:
+        full = complete_ranks(R, universe=N) if partial else R
+        mask = relevant
+        if relevant is not None and N > m:
+            mask = np.concatenate([relevant, np.zeros(N - m, dtype=bool)])
+        scores, weights, info = spec.func(full, relevant=mask, **resolved)
+        scores = np.asarray(scores)[:m]
+    info = dict(info)
+    statistics = {k: np.asarray(v)[:m] for k, v in (info.pop("statistics", None) or {}).items()}
+    if partial:
+        info["universe"] = N
+        info["list_lengths"] = dict(zip(names, map(int, (~np.isnan(R)).sum(axis=0)), strict=True))
     return AggregateRanking(
         method=method,
         genes=genes,
         scores=scores,
-        list_names=names,
+        list_names=tuple(names),
         list_ranks=R,
         weights=weights,
         info={"method": method, **resolved, **info},
+        statistics=statistics,
     )
+
+
+def _apply_universe(
+    genes: tuple[str, ...], R: np.ndarray, universe: int | Iterable[str] | None
+) -> tuple[tuple[str, ...], np.ndarray, int]:
+    """(genes, rank matrix, N) after adding the universe's genes that no list contains."""
+    m = len(genes)
+    if universe is None:
+        return genes, R, m
+    if isinstance(universe, (int, np.integer)) and not isinstance(universe, bool):
+        if universe < m:
+            raise ParameterError(
+                f"universe size {int(universe)} is smaller than the {m} distinct genes of the "
+                "lists; give at least that many"
+            )
+        return genes, R, int(universe)
+    if isinstance(universe, (str, bytes)) or not isinstance(universe, Iterable):
+        raise ParameterError(
+            f"universe must be a number of genes or a collection of gene ids, got {universe!r}"
+        )
+    ids = list(dict.fromkeys(str(g) for g in universe))
+    known = set(ids)
+    outside = [g for g in genes if g not in known]
+    if outside:
+        raise ParameterError(
+            f"{len(outside)} ranked genes are not in the universe (e.g. {', '.join(outside[:3])});"
+            " drop them from the lists or widen the universe"
+        )
+    present = set(genes)
+    extra = [g for g in ids if g not in present]
+    if extra:
+        R = np.vstack([R, np.full((len(extra), R.shape[1]), np.nan)])
+    return genes + tuple(extra), R, len(ids)

@@ -3,7 +3,8 @@
 A gene at rank ``r`` of a list of ``M`` genes earns ``M - r + 1`` points; the fused score is the
 sum of the points over the L lists (ALGORITHMS.md §7.4). Averaged ranks give tied genes the
 average of the points of the positions they share; a gene missing from a list sits in the
-averaged bottom tie block built by :func:`kofs.aggregate.rank_matrix`.
+averaged bottom tie block (:func:`kofs.aggregate.partial.complete_ranks`, ranks
+n_l + 1 .. N of the universe averaged).
 
 Reference: Dwork C, Kumar R, Naor M, Sivakumar D (2001) Rank aggregation methods for the web.
 WWW '01, 613-622 (book ref. [46]); Zhao & Liu (2012) *Spectral Feature Selection for Data

@@ -85,7 +85,7 @@ def check_rank_matrix(ranks: np.ndarray, relevant: np.ndarray | None = None) -> 
         )
     if not np.isfinite(R).all() or (R < 1).any():
         raise ParameterError(
-            "rank matrix holds a NaN, infinite or < 1 rank; build it with kofs.aggregate.rank_matrix"
+            "rank matrix holds a NaN, infinite or < 1 rank; build it with kofs.aggregate.partial.complete_ranks"
         )
     if relevant is not None and np.shape(relevant) != (R.shape[0],):
         raise ParameterError(

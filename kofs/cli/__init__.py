@@ -7,5 +7,6 @@ from kofs.cli._group import main
 from kofs.cli import demo, fetch, methods, rank, run, sources  # noqa: E402,F401  isort: skip
 from kofs.cli import gosim  # noqa: E402,F401  isort: skip
 from kofs.cli import evaluate, reproduce  # noqa: E402,F401  isort: skip
+from kofs.cli import aggregate  # noqa: E402,F401  isort: skip
 
 __all__ = ["main"]

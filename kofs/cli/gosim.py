@@ -14,7 +14,8 @@ from kofs.io.annotations import read_go_annotations
 from kofs.io.genes import read_gene_list
 from kofs.io.ontology import read_obo
 from kofs.io.output import atomic_file, check_output_file, format_float
-from kofs.knowledge.go import MODES, gene_similarity, go_semantics
+from kofs.knowledge.go import gene_similarity
+from kofs.knowledge.go_semantics import MODES, go_semantics
 from kofs.knowledge.go_similarity import COMBINES, MEASURES
 from kofs.resources import check_memory, estimate_go_all_pairs, resolve_limit
 

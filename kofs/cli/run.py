@@ -9,7 +9,7 @@ import click
 
 from kofs.cli._config_options import config_options, given
 from kofs.cli._group import main
-from kofs.config import RunConfig, absolute_paths, key_name, read_run_config
+from kofs.config import RunConfig, absolute_paths, key_name, load_config, read_run_config
 from kofs.errors import InputError, ParameterError
 
 
@@ -21,7 +21,8 @@ def run_cmd(ctx: click.Context, config: str, **opts) -> None:
     """Run `kofs rank` from CONFIG (YAML; keys = the long options of `kofs rank`).
 
     Options given on the command line override the file. The output folder receives
-    config.resolved.yaml, with which `kofs run` repeats the run exactly.
+    config.resolved.yaml, with which `kofs run` repeats the run exactly. A config with
+    `command: aggregate` (written by `kofs aggregate`) repeats `kofs aggregate`.
     """
     from kofs.cli.rank import execute
     from kofs.io.output_folder import MARKER, verify_output_file
@@ -34,6 +35,11 @@ def run_cmd(ctx: click.Context, config: str, **opts) -> None:
             config,
             MARKER,
         )
+    if load_config(config).get("command") == "aggregate":
+        from kofs.cli.aggregate import run_config
+
+        run_config(config, given(ctx, opts), quiet=bool((ctx.obj or {}).get("quiet")))
+        return
     cfg = read_run_config(config)
     typed = given(ctx, opts)
     if typed:

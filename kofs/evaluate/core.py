@@ -82,7 +82,8 @@ def _go_support(
     lists_top: Mapping[str, list[str]], known: Sequence[KnownGenes], expression, go
 ) -> dict:
     """Sim_anno (sum, mean) of every list against every known set."""
-    from kofs.knowledge.go import gene_similarity, go_semantics
+    from kofs.knowledge.go import gene_similarity
+    from kofs.knowledge.go_semantics import go_semantics
 
     sem = go_semantics(go.ontology, go.annotations, aspect=go.aspect, mode=go.mode)
     out = {}

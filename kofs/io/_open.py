@@ -31,7 +31,7 @@ from typing import IO
 
 import pandas as pd
 
-from kofs.errors import InputError
+from kofs.errors import InputError, KofsError
 from kofs.io import _table
 
 __all__ = [
@@ -186,6 +186,8 @@ def table_errors(path: str | os.PathLike, what: str, *, line_offset: int = 0) ->
     name = os.fspath(path)
     try:
         yield
+    except KofsError:
+        raise  # already one line (InputError is also a ValueError: keep it from the net below)
     except pd.errors.EmptyDataError:
         raise InputError(f"{what} has no rows", path=name) from None
     except pd.errors.ParserError as exc:

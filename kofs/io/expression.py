@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from kofs.errors import InputError, ParameterError
+from kofs.errors import InputError, KofsError, ParameterError
 from kofs.io._table import MISSING_TOKENS, TextTable, display_name, scan_table
 from kofs.types import Expression
 
@@ -149,6 +149,8 @@ def _parse(table: TextTable, n_id: int) -> tuple[pd.DataFrame, np.ndarray]:
     dtype = {k: (str if k < n_id else np.float64) for k in range(len(table.header))}
     try:
         frame = table.frame(dtype=dtype, na_values=list(MISSING_TOKENS))
+    except KofsError:
+        raise  # InputError is also a ValueError
     except (ValueError, TypeError, OverflowError) as exc:
         row, col, text = _first_bad_cell(table, n_id)
         if row is None:

@@ -21,10 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from kofs.errors import CoverageError
-from kofs.io._open import head_lines as _head_lines  # noqa: F401  (re-exported)
-from kofs.io._open import open_text as _open_text  # noqa: F401  (re-exported)
-from kofs.io._open import stream_text as _stream_text  # noqa: F401  (re-exported)
-from kofs.io.id_map import _MISSING, IdMap, read_id_map
+from kofs.io.id_map import _MISSING
 from kofs.types import Expression
 
 log = logging.getLogger(__name__)
@@ -32,14 +29,12 @@ log = logging.getLogger(__name__)
 __all__ = [
     "LOW_COVERAGE",
     "CoverageReport",
-    "IdMap",
     "coverage_rows",
     "coverage_table",
     "guess_namespace",
     "match_gene_ids",
     "match_id_lists",
     "normalise_id",
-    "read_id_map",
 ]
 
 _ENSEMBL_VERSION = re.compile(r"^(ENS[A-Z]*[GTPE]\d+)\.\d+$")
@@ -116,6 +111,11 @@ class CoverageReport:
         The source id kind used (``"primary"`` or one of the source's alias columns).
     examples_dropped : tuple of str
         Up to five unmatched source ids, for messages.
+    target : str
+        What the source's genes are matched to, for messages: ``"matrix"`` (default) or
+        ``"universe"`` (ranked lists of ``kofs aggregate``, where ``matrix_genes`` is N).
+    shared : int or None
+        Ranked lists only: the list's genes that at least one other list contains.
     """
 
     source: str
@@ -128,6 +128,8 @@ class CoverageReport:
     id_column: str | None
     source_namespace: str | None = None
     examples_dropped: tuple[str, ...] = ()
+    target: str = "matrix"
+    shared: int | None = None
 
     @property
     def fraction(self) -> float:
@@ -137,6 +139,8 @@ class CoverageReport:
     def as_dict(self) -> dict:
         d = asdict(self)
         d["examples_dropped"] = list(self.examples_dropped)
+        if self.target == "matrix":  # the fields of a matrix source stay as they were
+            del d["target"], d["shared"]
         return {**d, "fraction": round(self.fraction, 6)}
 
     def line(self) -> str:
@@ -145,6 +149,13 @@ class CoverageReport:
             via = f" via {self.id_column}"
             if self.source_namespace and self.source_namespace != "primary":
                 via += f" (source {self.source_namespace})"
+        if self.target != "matrix":
+            shared = "" if self.shared is None else f", {self.shared} shared with other lists"
+            return (
+                f"{self.source}: {self.input_genes} genes, {self.matched} in the "
+                f"{self.target} of {self.matrix_genes} ({100 * self.fraction:.1f}%), "
+                f"{self.dropped} dropped{shared}"
+            )
         return (
             f"{self.source}: {self.input_genes} genes, {self.matched} matched "
             f"({100 * self.fraction:.1f}%), {self.dropped} dropped, {self.ambiguous} ambiguous; "

@@ -46,7 +46,7 @@ from kofs.io._interactions_core import (
     _strip_taxon,
 )
 from kofs.io._open import head_lines as _head_lines
-from kofs.io.interaction_dbs import read_biogrid, read_string_aliases, read_string_links
+from kofs.io.interaction_dbs import read_biogrid, read_string_links
 from kofs.io.kgml import read_kgml
 
 log = logging.getLogger(__name__)
@@ -57,9 +57,6 @@ __all__ = [
     "read_interactions",
     "read_edge_list",
     "read_paired_table",
-    "read_string_links",
-    "read_string_aliases",
-    "read_biogrid",
     "INTERACTION_FORMATS",
 ]
 

@@ -306,10 +306,13 @@ def write_ranking(
 ) -> None:
     """Write the ranked gene table (TSV).
 
-    Columns: ``gene``, ``rank``, ``score`` (of ``final``), then ``rank:<list>`` and
-    ``score:<list>`` (native score) for every list, then ``evidence`` when given. Rows are
-    sorted by final rank, ties by gene position. Numbers: ranks as integers when integral,
-    otherwise ``%.10g``; scores ``%.10g``; NaN as ``NA``.
+    Columns: ``gene``, ``rank``, ``score`` (of ``final``), then the per-gene statistics of
+    ``final`` (e.g. ``p_value``, ``q_value`` of RRA; :attr:`AggregateRanking.statistics`),
+    then ``rank:<list>`` and ``score:<list>`` (native score) for every list, then
+    ``evidence`` when given. Rows are sorted by final rank, ties by gene position. Numbers:
+    ranks as integers when integral, otherwise ``%.10g``; scores and statistics ``%.10g``;
+    NaN as ``NA``. A list that does not
+    contain a gene (partial lists) has ``NA`` in both of its cells.
 
     Parameters
     ----------
@@ -317,14 +320,14 @@ def write_ranking(
         A path is written atomically.
     final : AggregateRanking or Ranking
     lists : sequence of Ranking
-        Per-source rankings over the same genes (any order of genes; matched by id).
+        Per-source rankings over (a subset of) the same genes (any order; matched by id).
     evidence : mapping gene -> str, optional
         Free text per gene (tabs and newlines become spaces; absent genes get an empty cell).
 
     Raises
     ------
     ParameterError
-        A list does not rank the same genes as ``final``.
+        A list ranks a gene that ``final`` does not.
     OutputError
         The file cannot be written.
     """
@@ -333,18 +336,26 @@ def write_ranking(
     cols_rank, cols_score, names = [], [], []
     for r in lists:
         if r.genes == genes:
-            perm = np.arange(len(genes))
-        elif set(r.genes) == set(index) and len(r.genes) == len(genes):
-            pos = {g: i for i, g in enumerate(r.genes)}
-            perm = np.fromiter((pos[g] for g in genes), dtype=np.int64, count=len(genes))
+            ranks, scores = r.ranks.tolist(), r.scores.tolist()
         else:
-            raise ParameterError(
-                f"list {r.name!r} does not rank the same genes as the final ranking"
-            )
-        cols_rank.append([_format_rank(v) for v in r.ranks[perm].tolist()])
-        cols_score.append([format_float(v) for v in r.scores[perm].tolist()])
+            missing = [g for g in r.genes if g not in index]
+            if missing:
+                raise ParameterError(
+                    f"list {r.name!r} ranks genes that the final ranking does not "
+                    f"(e.g. {', '.join(missing[:3])})"
+                )
+            rank_col = np.full(len(genes), np.nan)
+            score_col = np.full(len(genes), np.nan)
+            pos = np.fromiter((index[g] for g in r.genes), dtype=np.int64, count=len(r.genes))
+            rank_col[pos] = r.ranks
+            score_col[pos] = r.scores
+            ranks, scores = rank_col.tolist(), score_col.tolist()
+        cols_rank.append([_format_rank(v) for v in ranks])
+        cols_score.append([format_float(v) for v in scores])
         names.append(_clean(r.name))
-    head = ["gene", "rank", "score"]
+    stats = dict(getattr(final, "statistics", None) or {})
+    head = ["gene", "rank", "score", *(_clean(k) for k in stats)]
+    stat_cols = [[format_float(v) for v in np.asarray(v).tolist()] for v in stats.values()]
     for n in names:
         head += [f"rank:{n}", f"score:{n}"]
     if evidence is not None:
@@ -355,6 +366,7 @@ def write_ranking(
     out = ["\t".join(head)]
     for i in order:
         row = [genes[i], _format_rank(ranks[i]), format_float(scores[i])]
+        row += [c[i] for c in stat_cols]
         for cr, cs in zip(cols_rank, cols_score, strict=True):
             row += [cr[i], cs[i]]
         if evidence is not None:

@@ -47,7 +47,6 @@ __all__ = [
     "read_kegg_link",
     "read_kegg_table",
     "read_kegg_gene2pathway",
-    "read_kgml",
 ]
 
 # --------------------------------------------------------------------------- GMT

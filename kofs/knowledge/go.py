@@ -6,7 +6,7 @@ knowledge kinds built from GO (book ch. 6; ALGORITHMS.md §7, §9, §13).
   (``K_REL^{int,FEA}``, feeds GO-MAH and GO-REL-PROP).
 * :func:`go_functions` — genes x GO terms incidence (``K_FUN^{int,FEA}``, feeds GO-REL-VOTE).
 
-Two modes (:data:`MODES`):
+Two modes (:data:`kofs.knowledge.go_semantics.MODES`):
 
 ``"kofs"`` (default)
     is_a + part_of ancestors; ``p(t)`` = distinct genes annotated to ``t`` or a descendant over
@@ -35,8 +35,7 @@ from kofs.errors import ParameterError
 from kofs.io.annotations import GOAnnotations
 from kofs.io.ids import CoverageReport, match_id_lists, normalise_id
 from kofs.io.ontology import Ontology
-from kofs.knowledge._go_semantics import (
-    MODES,
+from kofs.knowledge.go_semantics import (
     GOSemantics,
     _check,
     _id_column,
@@ -50,7 +49,7 @@ from kofs.types import Expression, FeatureFunctions, FeatureRelation
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MODES", "GOSemantics", "go_semantics", "gene_similarity", "go_relation", "go_functions"]
+__all__ = ["gene_similarity", "go_relation", "go_functions"]
 
 
 def gene_similarity(

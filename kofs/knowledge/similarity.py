@@ -1,7 +1,8 @@
 """Sample-similarity builders: expression (or any sample x feature data) -> n x n affinity.
 
-Array kernels (NumPy/SciPy only) and the dispatcher :func:`sample_similarity`, which wraps the
-result into a :class:`~kofs.types.SampleSimilarity` aligned to the matrix's samples.
+The dispatcher :func:`sample_similarity`, which wraps the result into a
+:class:`~kofs.types.SampleSimilarity` aligned to the matrix's samples, and the array-level
+:func:`similarity_from_array`; the array kernels are in :mod:`kofs.knowledge.similarity_kernels`.
 
 Kernels (book = Zhao & Liu, *Spectral Feature Selection for Data Mining*; LS = He, Cai & Niyogi,
 *Laplacian Score for Feature Selection*, NIPS 2005):
@@ -26,10 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from kofs.errors import ParameterError
-from kofs.knowledge._similarity_kernels import (
-    DENSE_LIMIT,
-    LABEL_NNZ_LIMIT,
-    MISSING_LABELS,
+from kofs.knowledge.similarity_kernels import (
     binary_label_similarity,
     cosine_similarity,
     default_heat_t,
@@ -40,35 +38,12 @@ from kofs.knowledge._similarity_kernels import (
     linear_similarity,
     median_bandwidth,
     polynomial_similarity,
-    rbf_similarity,
     rbf_with_bandwidth,
-    squared_distances,
     unit_rows,
 )
 from kofs.types import Expression, SampleCategories, SampleSimilarity
 
-__all__ = [
-    "AUTO_DENSE_MAX",
-    "BUILDERS",
-    "DENSE_LIMIT",
-    "LABEL_NNZ_LIMIT",
-    "default_heat_t",
-    "similarity_from_array",
-    "MISSING_LABELS",
-    "binary_label_similarity",
-    "cosine_similarity",
-    "fisher_label_similarity",
-    "heat_kernel_graph",
-    "unit_rows",
-    "knn_squared_distances",
-    "label_codes",
-    "linear_similarity",
-    "median_bandwidth",
-    "polynomial_similarity",
-    "rbf_similarity",
-    "sample_similarity",
-    "squared_distances",
-]
+__all__ = ["AUTO_DENSE_MAX", "BUILDERS", "similarity_from_array", "sample_similarity"]
 
 logger = logging.getLogger(__name__)
 

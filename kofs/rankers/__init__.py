@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from kofs.errors import KofsError, ParameterError
+from kofs.rankers._inputs import KIND_HINT
 from kofs.registry import RANKERS, RankerSpec, resolve_params
 from kofs.types import Expression, RankerInputs, Ranking
 
@@ -20,14 +21,7 @@ from kofs.types import Expression, RankerInputs, Ranking
 # order of `kofs methods`) is in kofs/rankers/_families.py.
 from kofs.rankers import _families  # noqa: E402,F401  isort: skip
 
-__all__ = ["run_ranker", "applicable", "RANKERS"]
-
-KIND_HINT = {
-    "categories": "sample labels (--labels)",
-    "similarity": "a sample similarity (expression, --aux, GO-MAH, ...)",
-    "relation": "a gene relation graph (--interactions, or GO similarity via --go)",
-    "functions": "gene functions (--go with --go-annotations, or --pathways)",
-}
+__all__ = ["run_ranker", "applicable", "estimate_ranker", "RANKERS"]
 
 
 def applicable(spec: RankerSpec, inputs: RankerInputs) -> bool:
@@ -120,3 +114,27 @@ def run_ranker(
         params={"ranker": name, **resolved},
         info=dict(info),
     )
+
+
+def estimate_ranker(
+    name: str,
+    n_samples: int,
+    n_genes: int,
+    *,
+    params: Mapping[str, Any] | None = None,
+    given_similarity: str | None = None,
+) -> int:
+    """Working set in bytes of one run of ranker ``name`` on an n x m matrix.
+
+    Asks the ranker's registry entry (:meth:`~kofs.registry.RankerSpec.estimate_memory`).
+
+    Parameters
+    ----------
+    name : str
+    n_samples, n_genes : int
+    params : mapping, optional
+        The ranker's parameters (defaults fill the rest).
+    given_similarity : {"dense", "sparse"}, optional
+        Storage of the sample similarity handed to the ranker, if any.
+    """
+    return RANKERS.get(name).estimate_memory(n_samples, n_genes, params, given_similarity)

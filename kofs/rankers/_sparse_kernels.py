@@ -2,9 +2,8 @@
 
 Conventions (ALGORITHMS.md §0): ``X`` is (n samples x m features); a *reconstruction matrix*
 ``S`` is (n x n) with row ``i`` holding the weights that rebuild sample ``i`` from the others
-(``S[i, i] = 0``). The ranker adapters live in :mod:`kofs.rankers.sparse`. The lasso helpers
-(:mod:`kofs.rankers._lasso_kernel`) and the FSSI kernel (:mod:`kofs.rankers._fssi_kernel`)
-are re-exported here.
+(``S[i, i] = 0``). The ranker adapters live in :mod:`kofs.rankers.sparse`. The lasso helpers live in
+:mod:`kofs.rankers._lasso_kernel` and the FSSI kernel in :mod:`kofs.rankers._fssi_kernel`.
 
 References
 ----------
@@ -21,24 +20,13 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linprog
 
-from kofs.rankers._fssi_kernel import fssi_errors
-from kofs.rankers._lasso_kernel import (
-    lasso_active_set,
-    lasso_gram,
-    lasso_reconstruction,
-    reconstruction_residual_score,
-)
+from kofs.rankers._lasso_kernel import reconstruction_residual_score
 
 __all__ = [
     "canonical_feature_order",
     "l1_graph",
     "l1_graph_row",
-    "fssi_errors",
     "sparsity_score_from_graph",
-    "lasso_gram",
-    "lasso_active_set",
-    "lasso_reconstruction",
-    "reconstruction_residual_score",
 ]
 
 _HIGHS = {"presolve": False}

@@ -14,17 +14,17 @@ import logging
 
 import numpy as np
 
-from kofs.errors import ParameterError
-from kofs.knowledge.similarity import (
-    fisher_label_similarity,
-    label_codes,
-    similarity_from_array,
+from kofs.rankers._inputs import (
+    graph_ranker_memory,
+    graph_storage,
+    labelled,
+    resolve_auto,
+    sample_graph,
 )
 from kofs.rankers._spectral_kernels import laplacian_score
 from kofs.registry import Param, ranker
-from kofs.types import RankerInputs
 
-__all__ = ["variance_score", "fisher_score", "laplacian_score"]
+__all__ = ["variance_score", "fisher_score"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,16 +79,6 @@ def fisher_score(X: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return out
 
 
-def _labelled(X: np.ndarray, inputs: RankerInputs, who: str) -> tuple[np.ndarray, np.ndarray]:
-    codes, classes = label_codes(inputs.categories.labels)
-    keep = codes >= 0
-    if len(classes) < 2:
-        raise ParameterError(
-            f"{who} needs at least 2 classes in labels {inputs.categories.name!r}, got {len(classes)}"
-        )
-    return X[keep], codes[keep]
-
-
 @ranker(
     "variance",
     higher_is_better=True,
@@ -109,8 +99,13 @@ def _variance(X, inputs, *, seed):
     requires=("categories",),
 )
 def _fisher(X, inputs, *, seed):
-    Xl, codes = _labelled(X, inputs, "fisher")
+    Xl, codes = labelled(X, inputs, "ranker 'fisher'")
     return fisher_score(Xl, codes)
+
+
+def _laplacian_memory(n: int, m: int, p, given: str | None) -> int:
+    kind = "knn" if p["graph"] == "auto" and given is None else p["graph"]
+    return graph_ranker_memory(n, m, graph_storage(kind, n, given), k=p["k"])
 
 
 @ranker(
@@ -120,6 +115,7 @@ def _fisher(X, inputs, *, seed):
     reference="He, Cai & Niyogi, NIPS 2005; Zhao & Liu 2012 eq. 4.2",
     family="classic",
     uses=("similarity", "categories"),
+    memory=_laplacian_memory,
     params={
         "graph": Param(
             "auto",
@@ -131,7 +127,11 @@ def _fisher(X, inputs, *, seed):
         ),
         "k": Param(5, int, "neighbours of the kNN graph", low=1),
         "t": Param(
-            None, float, "heat-kernel t (default: mean squared distance over kNN edges)", low=0
+            None,
+            float,
+            "heat-kernel t (default: mean squared distance over kNN edges)",
+            low=0,
+            closed="right",
         ),
         "metric": Param(
             "euclidean",
@@ -148,18 +148,9 @@ def _fisher(X, inputs, *, seed):
     },
 )
 def _laplacian(X, inputs, *, seed, graph, k, t, metric, weight):
-    if graph == "auto":
-        graph = "given" if inputs.similarity is not None else "knn"
-    if graph == "given":
-        if inputs.similarity is None:
-            raise ParameterError("laplacian: graph='given' needs a sample similarity input")
-        return laplacian_score(X, inputs.similarity.matrix), {"graph": inputs.similarity.name}
-    if graph == "label":
-        if inputs.categories is None:
-            raise ParameterError("laplacian: graph='label' needs sample labels (--labels)")
-        Xl, codes = _labelled(X, inputs, "laplacian graph='label'")
-        return laplacian_score(Xl, fisher_label_similarity(codes)), {"graph": "label"}
-    if t is not None and not t > 0:
-        raise ParameterError(f"laplacian: parameter 't' must be > 0, got {t}")
-    S, used = similarity_from_array(X, "knn", k=k, t=t, metric=metric, weight=weight)
-    return laplacian_score(X, S), {"graph": "knn", **used}
+    kind = resolve_auto(graph, inputs, "knn")
+    build = {"k": k, "t": t, "metric": metric, "weight": weight} if kind == "knn" else {}
+    S, Xs, name, used = sample_graph(
+        X, inputs, kind, f"ranker 'laplacian' with graph={kind!r}", **build
+    )
+    return laplacian_score(Xs, S), {"graph": name, **used}

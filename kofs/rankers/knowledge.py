@@ -68,6 +68,7 @@ def relevance_vote_ranker(
             "decay lambda in [0, 1) (book: none given; ours 0.5)",
             low=0.0,
             high=1.0,
+            closed="left",
         ),
         "average": Param(False, bool, "initial relevance = mean instead of sum of term relevance"),
         "solver": Param(
@@ -93,8 +94,6 @@ def relevance_propagation_ranker(
 
     Genes with neither a term nor an edge get NaN (no knowledge, ranked last).
     """
-    if lam >= 1.0:
-        raise ParameterError(f"ranker 'relevance-propagation': lam must be < 1, got {lam!r}")
     r0 = _votes("relevance-propagation", inputs.functions, average)
     no_terms = np.isnan(r0)
     r = relevance_propagation(

@@ -11,7 +11,7 @@ Targets (``target`` parameter):
   ``Y = U_C Sigma_C^{1/2}`` from the top C eigenpairs of ``D^{-1/2} S D^{-1/2}`` with the
   trivial eigenvector ``D^{1/2} 1`` deflated, S the given sample similarity or (``rbf``) the
   RBF similarity of the expression built by :mod:`kofs.knowledge.similarity` (``auto``: dense
-  RBF up to 3,000 samples, sparse kNN RBF graph above; delta^2 = median squared distance / 2).
+  RBF up to ``AUTO_DENSE_MAX`` (3,000) samples, sparse kNN RBF graph above; delta^2 = median squared distance / 2).
 * MCSF: ``S^FIS`` (4.4) from the labels, the given similarity, or the same RBF similarity.
 
 Genes are centred and scaled to unit L2 norm first (Theorem 3.2.2 and MCSF's criterion assume
@@ -28,9 +28,10 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from kofs.errors import ParameterError
-from kofs.knowledge.similarity import similarity_from_array
+from kofs.rankers._inputs import labelled, sample_graph
 from kofs.rankers._l21 import mrsf_path
 from kofs.registry import Param, ranker
+from kofs.resources import F8
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,8 @@ __all__ = [
     "fisher_quadratic_scores",
     "mcsf_select",
     "entry_order_scores",
+    "estimate_mrsf",
+    "estimate_mcsf",
 ]
 
 _BLOCK = 4_000_000
@@ -218,25 +221,27 @@ def entry_order_scores(order: list[int], rest: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------- adapters
 
 
-def _resolve_similarity(X, inputs, target: str, name: str):
+def _similarity(X, inputs, target: str, name: str):
+    """The given similarity (``target="similarity"``) or the ``auto`` RBF of the finite genes."""
     if target == "similarity":
-        if inputs.similarity is None:
-            raise ParameterError(
-                f"ranker {name!r} with target=similarity needs a sample similarity"
-            )
-        return inputs.similarity.matrix
+        return sample_graph(X, inputs, "given", f"ranker {name!r} with target={target!r}")[0]
     ok = np.isfinite(X).all(axis=0)
-    S, _ = similarity_from_array(X[:, ok] if not ok.all() else X, "auto")
-    return S
+    return sample_graph(X[:, ok] if not ok.all() else X, inputs, "auto", name)[0]
 
 
-def _need_labels(inputs, name: str, target: str) -> np.ndarray:
-    cats = inputs.categories
-    if cats is None:
-        raise ParameterError(f"ranker {name!r} with target={target} needs sample labels (--labels)")
-    if cats.n_classes < 2:
-        raise ParameterError(f"ranker {name!r} needs at least 2 classes in labels {cats.name!r}")
-    return cats.codes
+def estimate_mrsf(n_samples: int, n_genes: int, *, l: int = 50, n_targets: int = 10) -> int:  # noqa: E741
+    """MRSF (L2,1 path): the unit-column copy F (n x m), correlations F'R and entry steps
+    (3 m x C), the active block and its least squares (2 n x l, l x C) and, with a spectral
+    target, the dense n x n kernel and eigenvectors."""
+    n, m, l, c = int(n_samples), int(n_genes), int(l), int(n_targets)  # noqa: E741
+    return 2 * F8 * n * m + 3 * F8 * m * max(c, 1) + 2 * F8 * n * l + F8 * l * c + 2 * F8 * n * n
+
+
+def estimate_mcsf(n_samples: int, n_genes: int, *, l: int = 50) -> int:  # noqa: E741
+    """MCSF (greedy matrix comparison): F (n x m), S F and the running residual products
+    (2 n x m more), the n x n similarity and the selected block (n x l)."""
+    n, m = int(n_samples), int(n_genes)
+    return 3 * F8 * n * m + F8 * n * n + F8 * n * int(l)
 
 
 # what MRSF and MCSF share in the registry: opt-in, multivariate, labels or a similarity used
@@ -258,6 +263,7 @@ def _auto(inputs, supervised: str) -> str:
 @ranker(
     "mrsf",
     higher_is_better=True,
+    memory=lambda n, m, p, given: estimate_mrsf(n, m, l=min(p["l"], m), n_targets=p["n_targets"]),
     summary="MRSF: L2,1 multi-output regression path, minimal redundancy (Alg. 5/7)",
     reference="Zhao & Liu 2012 ch. 3.2-3.4, 5.6 (Alg. 5/7, eq. 3.16)",
     **_MULTIVARIATE,
@@ -280,10 +286,10 @@ def _mrsf(X, inputs, *, seed, l, target, n_targets, max_iter, tol):  # noqa: E74
     if target == "auto":
         target = _auto(inputs, "lda")
     if target in ("lda", "svm"):
-        codes = _need_labels(inputs, "mrsf", target)
+        X, codes = labelled(X, inputs, f"ranker 'mrsf' with target={target!r}")
         Y = lslda_targets(codes) if target == "lda" else lssvm_targets(codes)
     else:
-        S = _resolve_similarity(X, inputs, target, "mrsf")
+        S = _similarity(X, inputs, target, "mrsf")
         Y, _ = spectral_targets(S, n_targets, seed=seed)
         if Y.shape[1] == 0:
             raise ParameterError(
@@ -313,6 +319,7 @@ def _mrsf(X, inputs, *, seed, l, target, n_targets, max_iter, tol):  # noqa: E74
 @ranker(
     "mcsf",
     higher_is_better=True,
+    memory=lambda n, m, p, given: estimate_mcsf(n, m, l=min(p["l"], m)),
     summary="MCSF: greedy matrix comparison ||S - X_A X_A^T||, minimal redundancy (Alg. 6)",
     reference="Zhao & Liu 2012 ch. 3.5, 5.7 (Alg. 6, eqs. 5.41-5.43)",
     **_MULTIVARIATE,
@@ -336,11 +343,13 @@ def _mrsf(X, inputs, *, seed, l, target, n_targets, max_iter, tol):  # noqa: E74
 def _mcsf(X, inputs, *, seed, l, target, early_stop):  # noqa: E741 (the book's symbol)
     if target == "auto":
         target = _auto(inputs, "labels")
-    F = unit_columns(X)
     if target == "labels":
-        base = fisher_quadratic_scores(F, _need_labels(inputs, "mcsf", target))
+        X, codes = labelled(X, inputs, "ranker 'mcsf' with target='labels'")
+        F = unit_columns(X)
+        base = fisher_quadratic_scores(F, codes)
     else:
-        base = quadratic_scores(F, _resolve_similarity(X, inputs, target, "mcsf"))
+        F = unit_columns(X)
+        base = quadratic_scores(F, _similarity(X, inputs, target, "mcsf"))
     order, current, stopped = mcsf_select(F, base, l, early_stop=early_stop)
     if len(order) < min(l, X.shape[1]):
         log.warning(

@@ -24,6 +24,8 @@ import numpy as np
 
 from kofs.errors import InputError, ParameterError
 from kofs.rankers import _sparse_kernels as K
+from kofs.rankers._fssi_kernel import fssi_errors
+from kofs.rankers._lasso_kernel import lasso_reconstruction, reconstruction_residual_score
 from kofs.registry import Param, ranker
 from kofs.types import RankerInputs
 
@@ -116,9 +118,9 @@ def sparsity_score(
 
 
 def _sps_kernel(X: np.ndarray, *, lambda_ratio: float):
-    B = K.lasso_reconstruction(X, lambda_ratio=lambda_ratio)
+    B = lasso_reconstruction(X, lambda_ratio=lambda_ratio)
     info = {"lasso_nonzeros_per_sample": float(np.count_nonzero(B, axis=1).mean())}
-    return K.reconstruction_residual_score(X, B), info
+    return reconstruction_residual_score(X, B), info
 
 
 def sparsity_preserving_score(
@@ -144,7 +146,7 @@ def sparsity_preserving_score(
 
 
 def _fssi_kernel(X: np.ndarray, *, lambda_ratio: float, include_self: bool, n_jobs: int):
-    E, n_fallback = K.fssi_errors(
+    E, n_fallback = fssi_errors(
         X, lambda_ratio=lambda_ratio, include_self=include_self, n_jobs=n_jobs
     )
     total = E.size

@@ -19,13 +19,21 @@ from typing import Any
 
 import numpy as np
 
-from kofs.errors import ParameterError
-from kofs.knowledge.similarity import fisher_label_similarity, label_codes, similarity_from_array
+from kofs.knowledge.similarity import AUTO_DENSE_MAX
+from kofs.knowledge.similarity_kernels import fisher_label_similarity
+from kofs.rankers._inputs import (
+    graph_ranker_memory,
+    graph_storage,
+    labelled,
+    n_classes,
+    resolve_auto,
+    sample_graph,
+)
 from kofs.rankers._spectral_kernels import spec_phi1, spec_phi2, spec_phi3
 from kofs.registry import Param, ranker
 from kofs.types import RankerInputs
 
-__all__ = ["spec_phi1", "spec_phi2", "spec_phi3"]
+__all__: list[str] = []  # registry adapters only; the kernels are in _spectral_kernels
 
 logger = logging.getLogger(__name__)
 
@@ -33,15 +41,23 @@ COMMON_PARAMS: dict[str, Param] = {
     "similarity": Param(
         "auto",
         str,
-        "sample similarity S: auto = the given similarity if any, else RBF (n <= 3000) / kNN RBF "
-        "from the data; rbf (2.25); knn (heat-kernel kNN graph); label (S^FIS, 2.27); given",
+        "sample similarity S: auto = the given similarity if any, else RBF "
+        f"(n <= {AUTO_DENSE_MAX}) / kNN RBF from the data; rbf (2.25); knn (heat-kernel kNN "
+        "graph); label (S^FIS, 2.27); given",
         choices=("auto", "rbf", "knn", "label", "given"),
     ),
     "delta": Param(
-        None, float, "RBF width delta (default sqrt(median squared distance / 2))", low=0
+        None,
+        float,
+        "RBF width delta (default sqrt(median squared distance / 2))",
+        low=0,
+        closed="right",
     ),
     "neighbors": Param(
-        None, int, "kNN graph neighbours (default 5 for knn, 10 for auto above 3000 samples)", low=1
+        None,
+        int,
+        f"kNN graph neighbours (default 5 for knn, 10 for auto above {AUTO_DENSE_MAX} samples)",
+        low=1,
     ),
     "gamma": Param(
         "identity",
@@ -60,36 +76,22 @@ COMMON_PARAMS: dict[str, Param] = {
 }
 
 
-def _unsupervised_similarity(X: np.ndarray, inputs: RankerInputs, p: dict[str, Any]):
+def _memory(n: int, m: int, p: dict[str, Any], given: str | None) -> int:
+    """SPEC's working set: X twice plus its sample graph (see :func:`graph_ranker_memory`)."""
     kind = p["similarity"]
-    if kind == "auto" and inputs.similarity is not None:
-        kind = "given"
-    if kind == "given":
-        if inputs.similarity is None:
-            raise ParameterError("SPEC: similarity='given' needs a sample similarity input")
-        return inputs.similarity.matrix, X, {"similarity": inputs.similarity.name}
-    if kind == "label":
-        Xl, codes = _labelled(X, inputs, "SPEC similarity='label'")
-        return fisher_label_similarity(codes), Xl, {"similarity": "label"}
+    k = p["neighbors"] or (5 if kind == "knn" else 10)
+    return graph_ranker_memory(n, m, graph_storage(kind, n, given), k=k)
+
+
+def _unsupervised_similarity(X: np.ndarray, inputs: RankerInputs, p: dict[str, Any]):
+    kind = resolve_auto(p["similarity"], inputs, "auto")
     params: dict[str, Any] = {}
-    if p["delta"] is not None and kind != "knn":
-        if not p["delta"] > 0:
-            raise ParameterError(f"SPEC: parameter 'delta' must be > 0, got {p['delta']}")
+    if p["delta"] is not None and kind not in ("knn", "given", "label"):
         params["delta2"] = p["delta"] ** 2
-    if p["neighbors"] is not None and kind != "rbf":
+    if p["neighbors"] is not None and kind not in ("rbf", "given", "label"):
         params["k"] = p["neighbors"]
-    S, used = similarity_from_array(X, kind, **params)
-    return S, X, {"similarity": kind, **used}
-
-
-def _labelled(X: np.ndarray, inputs: RankerInputs, who: str) -> tuple[np.ndarray, np.ndarray]:
-    if inputs.categories is None:
-        raise ParameterError(f"{who} needs sample labels (--labels)")
-    codes, classes = label_codes(inputs.categories.labels)
-    if len(classes) < 2:
-        raise ParameterError(f"{who} needs at least 2 classes, got {len(classes)}")
-    keep = codes >= 0
-    return X[keep], codes[keep]
+    S, Xs, name, used = sample_graph(X, inputs, kind, f"SPEC with similarity={kind!r}", **params)
+    return S, Xs, {"similarity": name, **used}
 
 
 def _run(X: np.ndarray, inputs: RankerInputs, p: dict[str, Any], score: Callable[..., Any]):
@@ -104,7 +106,7 @@ def _run(X: np.ndarray, inputs: RankerInputs, p: dict[str, Any], score: Callable
         info.update(used, **extra)
         total += (1.0 if alpha is None else 1.0 - alpha) * su
     if alpha is not None and alpha > 0:
-        Xl, codes = _labelled(X, inputs, "SPEC alpha (semi-supervised, eq. 2.28)")
+        Xl, codes = labelled(X, inputs, "SPEC with alpha (semi-supervised, eq. 2.28)")
         ss, extra = score(Xl, fisher_label_similarity(codes), power)
         info.update({"alpha": alpha, **{f"supervised_{k}": v for k, v in extra.items()}})
         total += alpha * ss
@@ -118,6 +120,7 @@ def _run(X: np.ndarray, inputs: RankerInputs, p: dict[str, Any], score: Callable
     reference="Zhao & Liu 2012 eq. 2.17, Algorithm 1",
     family="spectral",
     uses=("similarity", "categories"),
+    memory=_memory,
     params=COMMON_PARAMS,
 )
 def _spec_phi1(X, inputs, *, seed, **p):
@@ -131,6 +134,7 @@ def _spec_phi1(X, inputs, *, seed, **p):
     reference="Zhao & Liu 2012 eq. 2.18, Algorithm 1",
     family="spectral",
     uses=("similarity", "categories"),
+    memory=_memory,
     params=COMMON_PARAMS,
 )
 def _spec_phi2(X, inputs, *, seed, **p):
@@ -144,6 +148,7 @@ def _spec_phi2(X, inputs, *, seed, **p):
     reference="Zhao & Liu 2012 eq. 2.19, Algorithm 1",
     family="spectral",
     uses=("similarity", "categories"),
+    memory=_memory,
     params={
         **COMMON_PARAMS,
         "k": Param(
@@ -153,9 +158,9 @@ def _spec_phi2(X, inputs, *, seed, **p):
 )
 def _spec_phi3(X, inputs, *, seed, k, **p):
     if k is None:
-        n_classes = len(label_codes(inputs.categories.labels)[1]) if inputs.categories else 0
-        k = max(2, n_classes)
-        if n_classes >= X.shape[0] > 2:
+        n = n_classes(inputs)
+        k = max(2, n)
+        if n >= X.shape[0] > 2:
             raise ParameterError(
                 f"spec-phi3: the labels give each of the {X.shape[0]} samples its own class, so "
                 "the default k (the number of classes) leaves no clusters; check the labels' "

@@ -25,6 +25,7 @@ from scipy.sparse.linalg import LinearOperator
 from scipy.spatial.distance import cdist
 
 from kofs.errors import ParameterError
+from kofs.rankers._inputs import labelled, sample_graph
 from kofs.registry import Param, ranker
 
 log = logging.getLogger(__name__)
@@ -307,16 +308,6 @@ def _finite_columns(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return X, ok
 
 
-def _codes(inputs, name: str, *, min_classes: int = 2) -> np.ndarray:
-    cats = inputs.categories
-    if cats.n_classes < min_classes:
-        raise ParameterError(
-            f"ranker {name!r} needs at least {min_classes} classes in labels {cats.name!r}, "
-            f"got {cats.n_classes}"
-        )
-    return cats.codes
-
-
 @ranker(
     "relieff",
     higher_is_better=True,
@@ -345,7 +336,7 @@ def _codes(inputs, name: str, *, min_classes: int = 2) -> np.ndarray:
     },
 )
 def _relieff(X, inputs, *, seed, k, n_instances, metric, diff):
-    codes = _codes(inputs, "relieff")
+    X, codes = labelled(X, inputs, "ranker 'relieff'")
     X, ok = _finite_columns(X)
     n = X.shape[0]
     idx = None
@@ -372,7 +363,7 @@ def _relieff(X, inputs, *, seed, k, n_instances, metric, diff):
     },
 )
 def _trace_ratio(X, inputs, *, seed, l, max_iter):  # noqa: E741 (the book's symbol)
-    codes = _codes(inputs, "trace-ratio")
+    X, codes = labelled(X, inputs, "ranker 'trace-ratio'")
     X, ok = _finite_columns(X)
     b, w = class_scatter(X, codes)
     b[~ok] = 0.0
@@ -406,15 +397,11 @@ def _hsic(X, inputs, *, seed, target):
     if target == "auto":
         target = "labels" if inputs.categories is not None else "similarity"
     if target == "labels":
-        if inputs.categories is None:
-            raise ParameterError("ranker 'hsic' with target=labels needs sample labels (--labels)")
-        Kt = label_kernel(_codes(inputs, "hsic"))
+        X, codes = labelled(X, inputs, "ranker 'hsic' with target='labels'")
+        Kt = label_kernel(codes)
     else:
-        if inputs.similarity is None:
-            raise ParameterError(
-                "ranker 'hsic' needs sample labels (--labels) or a sample similarity"
-            )
-        Kt = zero_diagonal(inputs.similarity.matrix)
+        S, X, _, _ = sample_graph(X, inputs, "given", "ranker 'hsic' with target='similarity'")
+        Kt = zero_diagonal(S)
     if X.shape[0] < 4:
         raise ParameterError(f"ranker 'hsic' needs at least 4 samples, got {X.shape[0]}")
     X, ok = _finite_columns(X)

@@ -141,7 +141,7 @@ def read_sources(config: Any = None, /, **options: Any) -> KnowledgeSources:
             data[spec.name] = value
     idmap = None
     if id_map is not None:
-        from kofs.io.ids import read_id_map
+        from kofs.io.id_map import read_id_map
 
         idmap = read_id_map(id_map)
     return KnowledgeSources(data, idmap)

@@ -137,7 +137,7 @@ def _go(ctx: Context) -> GoData:
 
 def go_semantics_of(ctx: Context, mode: str) -> Any:
     """Closure and information content of the chosen aspect, computed once per mode."""
-    from kofs.knowledge.go import go_semantics
+    from kofs.knowledge.go_semantics import go_semantics
 
     g = _go(ctx)
     return ctx.cached(

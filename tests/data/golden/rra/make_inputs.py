@@ -1,7 +1,7 @@
 """Write the input rank matrices of the RRA golden tests (run from this folder).
 
 Each TSV has a ``gene`` column and one column per list with ranks (1 = best, ties averaged),
-exactly what :func:`kofs.aggregate.rank_matrix` produces.
+what :func:`kofs.aggregate.partial.complete_ranks` produces for full lists.
 """
 
 import numpy as np

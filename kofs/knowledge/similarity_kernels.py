@@ -1,6 +1,7 @@
 """Array kernels of the sample-similarity builders (NumPy/SciPy only; no ids, no I/O).
 
-See :mod:`kofs.knowledge.similarity` for the formulas, references and the dispatcher.
+See :mod:`kofs.knowledge.similarity` for the formulas, references and the dispatcher; the
+kernels are imported from here.
 """
 
 from __future__ import annotations

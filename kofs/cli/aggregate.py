@@ -1,0 +1,147 @@
+"""``kofs aggregate LIST...``: fuse ranked gene lists that users bring (no expression matrix).
+
+The options are generated from :class:`kofs.list_aggregation.AggregateListsConfig`; the
+command parses, makes one library call, writes the run files and summarises.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from kofs.cli._config_options import click_option
+from kofs.cli._summary import print_summary
+from kofs.io.gene_lists import ListSpec, parse_list_spec
+from kofs.list_aggregation import (
+    AggregateListsConfig,
+    read_aggregate_config,
+    resolved_aggregate_config,
+    run_aggregate_config,
+)
+from kofs.options import options_of
+
+OPTIONS = options_of(AggregateListsConfig)
+
+
+def _dump(resolved: dict[str, Any]) -> str:
+    """YAML text of an aggregate config (dash keys, sorted)."""
+    import yaml
+
+    plain = {k.replace("_", "-"): v for k, v in sorted(resolved.items())}
+    return "# kofs resolved configuration: `kofs run THIS_FILE` repeats the run\n" + yaml.safe_dump(
+        plain, sort_keys=True, default_flow_style=False, allow_unicode=True
+    )
+
+
+def execute(specs: list[ListSpec], config: AggregateListsConfig, *, quiet: bool = False):
+    """Fuse the lists (one library call), write the run files, summarise; returns the paths."""
+    from kofs.io.output_folder import claim_output
+    from kofs.outputs import aggregate_manifest, write_run
+
+    out = config.output
+    universe_file = config.universe if config.universe and Path(config.universe).is_file() else None
+    files = [s.path for s in specs if s.path != "-"]
+    if out != "-":
+        others = [p for p in (config.relevant_genes, universe_file) if p]
+        # checked and taken before any work; released when the command ends
+        click.get_current_context().with_resource(claim_output(out, inputs=[*files, *others]))
+    result = run_aggregate_config(specs, config)
+    resolved = resolved_aggregate_config(specs, config, base=Path.cwd())
+    inputs = {
+        "lists": files or None,
+        "relevant_genes": config.relevant_genes,
+        "universe": universe_file,
+    }
+    written = write_run(
+        result,
+        out,
+        manifest_data=aggregate_manifest(result, inputs=inputs, extra={"config": resolved}),
+        extra_files={"config.resolved.yaml": _dump(resolved)},
+    )
+    if not quiet:
+        for s in result.sources:
+            click.echo(f"kofs: list {s.describe()}", err=True)
+        for report in result.coverage:
+            click.echo(f"kofs: coverage: {report.line()}", err=True)
+        if result.final.weights is not None:
+            click.echo("kofs: weights.tsv holds point estimates only (no intervals yet)", err=True)
+    print_summary(result, top=config.top, outputs=written)
+    return written
+
+
+def run_config(config_path: str, overrides: dict[str, Any], *, quiet: bool) -> list[str]:
+    """``kofs run CONFIG`` for a config with ``command: aggregate``: options typed on the
+    command line that ``kofs aggregate`` has (``--output``, ``--top``, ...) override the file;
+    any other is an error."""
+    from kofs.errors import ParameterError
+
+    known = {o.name for o in OPTIONS}
+    unknown = sorted(k for k in overrides if k not in known)
+    if unknown:
+        raise ParameterError(
+            "an aggregate config cannot be overridden with "
+            + ", ".join("--" + k.replace("_", "-") for k in unknown),
+            path=config_path,
+        )
+    typed = dict(overrides)
+    for key in ("output", "relevant_genes"):
+        if typed.get(key) not in (None, "-"):
+            typed[key] = str(Path(typed[key]).resolve())
+    specs, config = read_aggregate_config(config_path, overrides=typed)
+    return execute(specs, config, quiet=quiet)
+
+
+def _typed(ctx: click.Context, values: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for name, value in values.items():
+        if ctx.get_parameter_source(name) != ParameterSource.COMMANDLINE:
+            continue
+        if isinstance(value, tuple):
+            if not value:
+                continue
+            value = list(value)
+        out[name] = value
+    return out
+
+
+def _options(func):
+    for o in reversed(OPTIONS):
+        func = click_option(o)(func)
+    return func
+
+
+@click.command("aggregate")
+@click.argument("lists", nargs=-1, required=True, metavar="LIST...")
+@_options
+@click.pass_context
+def aggregate_cmd(ctx: click.Context, lists: tuple[str, ...], **opts) -> None:
+    """Fuse ranked gene lists (no expression matrix needed).
+
+    Each LIST is [NAME=]FILE[:COLUMN[:asc|desc|abs]]: one gene per line in rank order (a
+    top-k list); a table with a gene column and the named score column; a limma topTable,
+    DESeq2 results or edgeR topTags table (ranked by p-value, ascending) or a MAGeCK gene
+    summary (neg|rank; --mageck-side pos for positive selection), recognised by their
+    headers; a GSEA .rnk file; or a .gmt file (each gene set an unranked list). Lists may
+    differ in length and genes: RRA and Stuart give a gene a list lacks the normalised rank 1,
+    as R RobustRankAggreg; the other methods place it in the list's bottom block.
+
+    Writes OUTDIR/ranking.tsv (gene, rank, score, p_value and q_value for RRA or stuart_q
+    for Stuart, then rank:<list> and score:<list>, NA where a list lacks the gene),
+    OUTDIR/weights.tsv (weighted methods), OUTDIR/manifest.json and
+    OUTDIR/config.resolved.yaml (`kofs run` repeats the run with it).
+    """
+    specs = [parse_list_spec(text) for text in lists]
+    config = AggregateListsConfig.from_mapping(_typed(ctx, opts))
+    execute(specs, config, quiet=bool((ctx.obj or {}).get("quiet")))
+
+
+def register(group: click.Group) -> None:
+    group.add_command(aggregate_cmd)
+
+
+from kofs.cli._group import main  # noqa: E402
+
+register(main)

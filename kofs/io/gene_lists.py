@@ -1,0 +1,583 @@
+"""Ranked gene lists that users bring: top-k lists, score tables, the usual tools' result
+tables, GSEA ``.rnk`` files and GMT gene sets.
+
+One list spec names one file: ``[NAME=]FILE[:COLUMN[:asc|desc|abs]]``. The file is recognised
+from its content:
+
+=========================  ========================================================================
+file                        ranked by
+=========================  ========================================================================
+one gene per line           file order (a top-k list); a header word such as ``gene`` is skipped
+limma ``topTable``          ``P.Value`` ascending (columns logFC, AveExpr, t, P.Value, adj.P.Val)
+DESeq2 ``results``          ``pvalue`` ascending (baseMean, log2FoldChange, pvalue, padj)
+edgeR ``topTags``           ``PValue`` ascending (logFC, logCPM, PValue, FDR)
+MAGeCK gene summary         ``neg|rank`` ascending (negative selection, depletion) by default;
+                            ``pos|rank`` with ``mageck_side="pos"`` or ``FILE:pos|rank``
+GSEA ``.rnk``               second column descending (GSEA's convention)
+``.gmt`` gene sets          unranked: every gene of a set tied (one list per set)
+other table                 the given ``COLUMN`` and direction; a column named like a p-value,
+                            FDR or rank is taken ascending when no direction is given
+=========================  ========================================================================
+
+Differential-expression tables are ranked by p-value, i.e. by the strength of the evidence in
+either direction; to rank up- or down-regulated genes first give the fold-change or statistic
+column with a direction (``de.csv:log2FoldChange:desc``). ``abs`` ranks by absolute value,
+largest first. Values that are missing (``NA``) keep their gene in the list, tied at its bottom.
+
+The gene column is a column named like a gene symbol (``symbol``, ``gene_symbol``,
+``Gene.symbol``, ``gene_name``, ...), else like a gene id (``gene``, ``gene_id``, ``id``,
+``ensembl_gene_id``, ...), else the first column (R's row names); ``gene_column`` overrides it.
+Repeated ids (several probes of one gene; ids equal up to case or an Ensembl version) keep their
+best-ranked row. Every problem raises a :class:`~kofs.errors.KofsError` naming the file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from kofs.errors import InputError, ParameterError
+from kofs.io._table import MISSING_TOKENS, display_name, read_bytes, read_table
+from kofs.io.ids import normalise_id
+from kofs.types import Ranking
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "DIRECTIONS",
+    "ListSpec",
+    "RankedGeneList",
+    "list_from_frame",
+    "list_from_ids",
+    "list_from_scores",
+    "parse_list_spec",
+    "read_ranked_lists",
+]
+
+#: Directions of a score column: smallest first, largest first, largest absolute value first.
+DIRECTIONS = ("asc", "desc", "abs")
+MAGECK_SIDES = ("neg", "pos")
+
+_SYMBOL_COLUMNS = (
+    "symbol", "gene_symbol", "gene.symbol", "genesymbol", "hgnc_symbol", "gene_name",
+    "genename", "external_gene_name", "hugo_symbol",
+)  # fmt: skip
+_ID_COLUMNS = (
+    "gene", "genes", "gene_id", "geneid", "gene.id", "id", "ensembl", "ensembl_id",
+    "ensembl_gene_id", "entrez", "entrez_id", "entrezid", "name", "feature", "feature_id",
+)  # fmt: skip
+_HEADER_WORDS = set(_SYMBOL_COLUMNS) | set(_ID_COLUMNS)
+_ASCENDING_NAMES = re.compile(
+    r"^(.*[|._ ])?(p|pval|pvalue|p[._ -]?value|padj|p[._]adj|adj[._]p[._]val|fdr|q|qval|"
+    r"qvalue|q[._ -]?value|rank)$",
+    re.IGNORECASE,
+)
+_SUFFIXES = (".gz", ".tsv", ".csv", ".txt", ".tab", ".rnk", ".gmt", ".list")
+
+
+@dataclass(frozen=True)
+class ListSpec:
+    """A parsed list argument ``[NAME=]FILE[:COLUMN[:DIRECTION]]``."""
+
+    path: str
+    name: str | None = None
+    column: str | None = None
+    direction: str | None = None
+
+
+def parse_list_spec(text: str, *, base: str | os.PathLike | None = None) -> ListSpec:
+    """Split ``[NAME=]FILE[:COLUMN[:asc|desc|abs]]`` (an existing file name always wins).
+
+    Parameters
+    ----------
+    text : str
+    base : path, optional
+        Folder that relative file names are relative to (a config file's folder); the
+        returned path is joined to it. Default: the working folder.
+
+    Raises
+    ------
+    InputError
+        No interpretation names an existing file.
+    """
+    text = str(text)
+
+    def where(p: str) -> str:
+        return p if base is None or p == "-" or os.path.isabs(p) else os.path.join(base, p)
+
+    def exists(p: str) -> bool:
+        return bool(p) and os.path.exists(where(p))
+
+    name = None
+    if "=" in text and not exists(text):
+        head, _, rest = text.partition("=")
+        if head and "/" not in head and os.sep not in head:
+            name, text = head.strip(), rest
+    if text == "-" or exists(text):
+        return ListSpec(where(text), name)
+    parts = text.rsplit(":", 2)
+    if len(parts) == 3 and parts[2].lower() in DIRECTIONS and exists(parts[0]):
+        return ListSpec(where(parts[0]), name, parts[1] or None, parts[2].lower())
+    parts2 = text.rsplit(":", 1)
+    if len(parts2) == 2 and exists(parts2[0]):
+        if parts2[1].lower() in DIRECTIONS:
+            return ListSpec(where(parts2[0]), name, None, parts2[1].lower())
+        return ListSpec(where(parts2[0]), name, parts2[1] or None)
+    raise InputError(
+        "file not found; give FILE, FILE:COLUMN or FILE:COLUMN:asc|desc|abs", path=where(text)
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class RankedGeneList:
+    """One list as read from a file, before harmonisation with the other lists.
+
+    Attributes
+    ----------
+    name : str
+    genes : tuple of str
+        Distinct genes (by canonical id) in file order, as the file writes them.
+    scores : ndarray of shape (n,)
+        Native values (NaN = missing, tied at the bottom of the list).
+    higher_is_better : bool
+    kind : str
+        What the file was recognised as (``"DESeq2 results"``, ``"top-k list"``, ...).
+    ranked_by : str
+        How the list is ordered, for the summary (``"pvalue ascending"``, ``"file order"``).
+    path : str
+    gene_column : str or None
+    n_rows : int
+        Rows (or lines) with a gene id.
+    n_repeated : int
+        Rows dropped because their gene appeared in a better-ranked row.
+    """
+
+    name: str
+    genes: tuple[str, ...]
+    scores: np.ndarray
+    higher_is_better: bool
+    kind: str
+    ranked_by: str
+    path: str
+    gene_column: str | None = None
+    n_rows: int = 0
+    n_repeated: int = 0
+
+    def describe(self) -> str:
+        """One line for summaries: ``name: kind (path), N genes, ranked by ...``."""
+        extra = f", {self.n_repeated} repeated ids merged" if self.n_repeated else ""
+        return (
+            f"{self.name}: {self.kind} ({self.path}), {len(self.genes)} genes, "
+            f"ranked by {self.ranked_by}{extra}"
+        )
+
+    def ranking(self) -> Ranking:
+        """The list as a :class:`~kofs.types.Ranking` (ranks 1 = best, ties averaged)."""
+        return Ranking(
+            self.name,
+            self.genes,
+            self.scores,
+            self.higher_is_better,
+            params={"kind": self.kind, "ranked_by": self.ranked_by, "path": self.path},
+        )
+
+
+def _stem(path: str) -> str:
+    name = Path(path).name if path != "-" else "stdin"
+    changed = True
+    while changed:
+        changed = False
+        for suffix in _SUFFIXES:
+            if name.lower().endswith(suffix) and len(name) > len(suffix):
+                name, changed = name[: -len(suffix)], True
+    return name
+
+
+def _best_rows(genes: list[str], scores: np.ndarray, higher_is_better: bool, path: str):
+    """Distinct genes (canonical id) keeping each one's best-ranked row, in file order."""
+    key = -scores if higher_is_better else scores
+    order = np.lexsort((np.arange(len(genes)), np.where(np.isnan(key), 0, key), np.isnan(key)))
+    keep: dict[str, int] = {}
+    for i in order.tolist():
+        keep.setdefault(normalise_id(genes[i]), i)
+    rows = sorted(keep.values())
+    if not rows:
+        raise InputError("the list holds no gene ids", path=path)
+    return (
+        tuple(genes[i] for i in rows),
+        np.asarray(scores, dtype=np.float64)[rows],
+        len(genes) - len(rows),
+    )
+
+
+def _numbers(values: Sequence[str], column: str, path: str, lines: Sequence[int]) -> np.ndarray:
+    out = np.empty(len(values))
+    for i, v in enumerate(values):
+        if v in MISSING_TOKENS:
+            out[i] = np.nan
+            continue
+        try:
+            out[i] = float(v)
+        except ValueError:
+            line = lines[i] if i < len(lines) else None
+            raise InputError(
+                f"column {column!r} holds {v!r}, not a number", path=path, line=line
+            ) from None
+    return out
+
+
+def _find_column(header: list[str], column: str, path: str) -> int:
+    lower = [h.lower() for h in header]
+    if column in header:
+        return header.index(column)
+    if column.lower() in lower:
+        return lower.index(column.lower())
+    close = difflib.get_close_matches(column, header, n=1, cutoff=0.5)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise ParameterError(
+        f"column {column!r} not found; {hint}columns are {', '.join(map(repr, header))}",
+        path=path,
+    )
+
+
+def _gene_column(header: list[str], gene_column: str | None, path: str) -> int:
+    if gene_column is not None:
+        return _find_column(header, gene_column, path)
+    lower = [h.lower() for h in header]
+    for names in (_SYMBOL_COLUMNS, _ID_COLUMNS):
+        for i, h in enumerate(lower):
+            if h in names:
+                return i
+    return 0
+
+
+def _recognise(cols: set[str], mageck_side: str) -> tuple[str, str, str] | None:
+    """(kind, column, direction) of a known tool's table, or None."""
+    if {"baseMean", "log2FoldChange", "pvalue"} <= cols:
+        return "DESeq2 results", "pvalue", "asc"
+    if {"logFC", "logCPM", "PValue"} <= cols:
+        return "edgeR topTags", "PValue", "asc"
+    if {"logFC", "P.Value", "adj.P.Val"} <= cols:
+        return "limma topTable", "P.Value", "asc"
+    if {"neg|rank", "pos|rank"} <= cols:
+        return "MAGeCK gene summary", f"{mageck_side}|rank", "asc"
+    return None
+
+
+def _guess_direction(column: str, path: str) -> str:
+    if _ASCENDING_NAMES.match(column.strip()):
+        return "asc"
+    raise ParameterError(
+        f"cannot guess the direction of column {column!r}; write {display_name(path)}:"
+        f"{column}:desc (largest first), :asc (smallest first) or :abs (largest |value| first)",
+        path=path,
+    )
+
+
+def _scored(values: np.ndarray, direction: str) -> tuple[np.ndarray, bool]:
+    if direction == "abs":
+        return np.abs(values), True
+    return values, direction == "desc"
+
+
+def _read_plain(path: str, name: str, lines: list[tuple[int, str]]) -> RankedGeneList:
+    genes: list[str] = []
+    for k, (lineno, ln) in enumerate(lines):
+        ln = ln.split(" #")[0].split("\t#")[0].strip()
+        if len(ln.split()) > 1:
+            raise InputError(
+                f"{ln!r} has several words; write one gene id per line", path=path, line=lineno
+            )
+        if k == 0 and ln.lower() in _HEADER_WORDS:
+            continue
+        if ln not in MISSING_TOKENS:
+            genes.append(ln)
+    if not genes:
+        raise InputError("the list holds no gene ids", path=path)
+    scores = np.arange(1.0, len(genes) + 1.0)
+    kept, values, repeated = _best_rows(genes, scores, False, path)
+    return RankedGeneList(
+        name, kept, values, False, "top-k list", "file order", path, None, len(genes), repeated
+    )
+
+
+def _read_gmt(path: str) -> list[RankedGeneList]:
+    from kofs.io.pathways import read_gmt
+
+    sets = read_gmt(path)
+    out = []
+    for sid, members in zip(sets.ids, sets.members, strict=True):
+        genes = list(members)
+        kept, values, repeated = _best_rows(genes, np.zeros(len(genes)), True, path)
+        out.append(
+            RankedGeneList(
+                sid,
+                kept,
+                values,
+                True,
+                "GMT gene set",
+                "nothing (an unranked set: its genes tie)",
+                path,
+                None,
+                len(genes),
+                repeated,
+            )  # fmt: skip
+        )
+    return out
+
+
+def _read_rnk(path: str, name: str, raw: bytes, spec: ListSpec) -> RankedGeneList:
+    df = read_table(path, comment="#", header=False, data=raw)
+    if df.shape[1] < 2:
+        raise InputError("a .rnk file needs two columns: gene and score", path=path)
+    genes = df.iloc[:, 0].tolist()
+    values = _numbers(df.iloc[:, 1].tolist(), "score", path, df.attrs.get("lines", ()))
+    direction = spec.direction or "desc"
+    scores, hib = _scored(values, direction)
+    kept, kept_scores, repeated = _best_rows(genes, scores, hib, path)
+    return RankedGeneList(
+        name, kept, kept_scores, hib, "GSEA .rnk", f"score {_words(direction)}", path,
+        None, len(genes), repeated,
+    )  # fmt: skip
+
+
+def _words(direction: str) -> str:
+    return {"asc": "ascending", "desc": "descending", "abs": "absolute value, largest first"}[
+        direction
+    ]
+
+
+def _read_table(
+    path: str,
+    name: str,
+    raw: bytes,
+    spec: ListSpec,
+    **reading,
+) -> RankedGeneList:
+    df = read_table(path, comment=None, data=raw)
+    header = [str(h) for h in df.columns]
+    if len(df) == 0:
+        raise InputError("the table has a header but no rows", path=path)
+    columns = [df.iloc[:, i].tolist() for i in range(df.shape[1])]
+    return _from_columns(
+        header, columns, df.attrs.get("lines", ()), name, display_name(path), spec, **reading
+    )
+
+
+def _from_columns(
+    header: list[str],
+    columns: list[list[str]],
+    lines: Sequence[int],
+    name: str,
+    path: str,
+    spec: ListSpec,
+    *,
+    gene_column: str | None,
+    column: str | None,
+    direction: str | None,
+    mageck_side: str,
+) -> RankedGeneList:
+    """A list from a table's columns of strings (file or DataFrame)."""
+    gi = _gene_column(header, gene_column, path)
+    # the direction option goes with a column the user names; a recognised tool's default
+    # column comes with its own direction (unless the spec gives one)
+    known = _recognise(set(header), mageck_side)
+    kind = known[0] if known else "table"
+    if spec.column or column:
+        column = spec.column or column
+        direction = spec.direction or direction
+    elif known is not None:
+        column, direction = known[1], spec.direction or known[2]
+    else:
+        raise ParameterError(
+            "which column ranks the genes? give FILE:COLUMN:asc|desc|abs (columns: "
+            f"{', '.join(map(repr, header))})",
+            path=path,
+        )
+    ci = _find_column(header, column, path)
+    column = header[ci]
+    if kind == "MAGeCK gene summary" and column[:4] in ("neg|", "pos|"):
+        side = "negative" if column.startswith("neg|") else "positive"
+        kind = f"MAGeCK gene summary, {side} selection"
+    if ci == gi:
+        raise ParameterError(f"column {column!r} holds the gene ids, not scores", path=path)
+    if direction is None:
+        direction = _guess_direction(column, path)
+    genes_raw = [str(g).strip() for g in columns[gi]]
+    values = _numbers([str(v).strip() for v in columns[ci]], column, path, lines)
+    has_id = np.array([g not in MISSING_TOKENS for g in genes_raw], dtype=bool)
+    genes = [g for g, ok in zip(genes_raw, has_id, strict=True) if ok]
+    if not genes:
+        raise InputError(f"gene column {header[gi] or '(row names)'!r} is empty", path=path)
+    scores, hib = _scored(values[has_id], direction)
+    if np.isnan(scores).all():
+        raise InputError(f"column {column!r} has no numbers", path=path)
+    kept, kept_scores, repeated = _best_rows(genes, scores, hib, path)
+    gene_col = header[gi] or "(row names)"
+    return RankedGeneList(
+        name, kept, kept_scores, hib, kind, f"{column} {_words(direction)}", path,
+        gene_col, len(genes), repeated,
+    )  # fmt: skip
+
+
+def list_from_scores(
+    genes: Sequence[str],
+    scores: Sequence[float] | np.ndarray,
+    *,
+    name: str,
+    higher_is_better: bool,
+    kind: str,
+    ranked_by: str,
+    path: str = "<python>",
+) -> RankedGeneList:
+    """A list from genes and native scores (Python API); ids repeated up to case or an Ensembl
+    version keep their best-ranked entry."""
+    genes = [str(g).strip() for g in genes]
+    values = np.asarray(scores, dtype=np.float64)
+    kept, kept_scores, repeated = _best_rows(genes, values, higher_is_better, path)
+    return RankedGeneList(
+        name, kept, kept_scores, higher_is_better, kind, ranked_by, path, None, len(genes),
+        repeated,
+    )  # fmt: skip
+
+
+def list_from_ids(ids: Sequence[object], name: str) -> RankedGeneList:
+    """A top-k list from gene ids in rank order (Python API); repeated ids keep the first."""
+    path = f"<list {name}>"
+    genes = [str(g).strip() for g in ids]
+    genes = [g for g in genes if g not in MISSING_TOKENS]
+    if not genes:
+        raise InputError("the list holds no gene ids", path=path)
+    kept, values, repeated = _best_rows(genes, np.arange(1.0, len(genes) + 1.0), False, path)
+    return RankedGeneList(
+        name, kept, values, False, "top-k list", "list order", path, None, len(genes), repeated
+    )
+
+
+def list_from_frame(
+    frame,
+    name: str,
+    *,
+    gene_column: str | None = None,
+    column: str | None = None,
+    direction: str | None = None,
+    mageck_side: str = "neg",
+) -> RankedGeneList:
+    """A list from a :class:`pandas.DataFrame` (Python API).
+
+    The genes are ``gene_column``, else a column named like genes, else the index when it is
+    not a plain 0..n-1 range (as in DESeq2/limma results read into Python), else the first
+    column. A frame with the gene column only is a top-k list in row order; otherwise the
+    score column and direction follow the rules of :func:`read_ranked_lists`.
+    """
+    import pandas as pd
+
+    df = frame
+    if not isinstance(df.index, pd.RangeIndex):
+        df = df.reset_index(names=str(df.index.name) if df.index.name is not None else "")
+        if gene_column is None and not any(
+            str(c).lower() in _SYMBOL_COLUMNS + _ID_COLUMNS for c in df.columns[1:]
+        ):
+            gene_column = str(df.columns[0])
+    header = [str(c) for c in df.columns]
+    if len(df) == 0:
+        raise InputError(f"list {name!r} is empty")
+    path = f"<list {name}>"
+    if len(header) == 1:
+        return list_from_ids(df.iloc[:, 0].tolist(), name)
+    columns = [[("" if v is None else repr(v) if isinstance(v, float) else str(v))
+                for v in df.iloc[:, i].tolist()] for i in range(df.shape[1])]  # fmt: skip
+    columns = [[("NA" if c == "nan" else c) for c in col] for col in columns]
+    return _from_columns(
+        header, columns, (), name, path, ListSpec(path), gene_column=gene_column,
+        column=column, direction=direction, mageck_side=mageck_side,
+    )  # fmt: skip
+
+
+def read_ranked_lists(
+    spec: str | ListSpec,
+    *,
+    gene_column: str | None = None,
+    column: str | None = None,
+    direction: str | None = None,
+    mageck_side: str = "neg",
+) -> list[RankedGeneList]:
+    """Read the list(s) of one file (a GMT file gives one list per gene set).
+
+    Parameters
+    ----------
+    spec : str, path-like or ListSpec
+        ``[NAME=]FILE[:COLUMN[:asc|desc|abs]]`` (see the module docstring).
+    gene_column : str, optional
+        Column of the gene ids (default: recognised by name, else the first column).
+    column, direction : str, optional
+        Score column and direction for tables whose spec names none.
+    mageck_side : {"neg", "pos"}, default "neg"
+        Side of a MAGeCK gene summary: negative (depletion) or positive selection.
+
+    Returns
+    -------
+    list of RankedGeneList
+
+    Raises
+    ------
+    InputError
+        Missing/empty/unreadable file, no gene ids, a non-numeric score.
+    ParameterError
+        Unknown column, a direction that cannot be guessed, a bad direction or side.
+    """
+    if not isinstance(spec, ListSpec):
+        spec = parse_list_spec(os.fspath(spec))
+    path = display_name(spec.path)
+    if direction is not None and direction not in DIRECTIONS:
+        raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+    if mageck_side not in MAGECK_SIDES:
+        raise ParameterError(f"MAGeCK side must be neg or pos, got {mageck_side!r}")
+    name = spec.name or _stem(spec.path)
+    lower = path.lower().removesuffix(".gz")
+    if lower.endswith(".gmt"):
+        if spec.column or spec.direction:
+            raise ParameterError("a GMT file has no score columns; give just the file", path=path)
+        lists = _read_gmt(spec.path)
+        if spec.name and len(lists) == 1:
+            lists = [_renamed(lists[0], spec.name)]
+        return lists
+    raw = read_bytes(spec.path)
+    text = raw.decode("utf-8")
+    lines = [(i + 1, ln.strip()) for i, ln in enumerate(text.split("\n"))]
+    lines = [(i, ln) for i, ln in lines if ln and not ln.startswith("#")]
+    if not lines:
+        raise InputError("the list is empty (only blank or comment lines)", path=path)
+    if lower.endswith(".rnk"):
+        return [_read_rnk(spec.path, name, raw, spec)]
+    if "\t" not in lines[0][1] and "," not in lines[0][1]:
+        if spec.column or spec.direction:
+            raise ParameterError(
+                "a one-gene-per-line list has no columns; its order is the ranking", path=path
+            )
+        return [_read_plain(path, name, lines)]
+    return [
+        _read_table(
+            spec.path,
+            name,
+            raw,
+            spec,
+            gene_column=gene_column,
+            column=column,
+            direction=direction,
+            mageck_side=mageck_side,
+        )  # fmt: skip
+    ]
+
+
+def _renamed(lst: RankedGeneList, name: str) -> RankedGeneList:
+    from dataclasses import replace
+
+    return replace(lst, name=name)

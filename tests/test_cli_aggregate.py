@@ -1,0 +1,153 @@
+"""CLI contract of `kofs aggregate` and of `kofs run` on its resolved config."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kofs.cli import main
+
+
+def run(args, **kw):
+    return CliRunner().invoke(main, args, catch_exceptions=False, **kw)
+
+
+@pytest.fixture
+def lists(tmp_path):
+    rng = np.random.default_rng(7)
+    genes = [f"G{i}" for i in range(60)]
+    signal = np.r_[np.full(6, 2.0), np.zeros(54)]
+    # a DESeq2 table, an edgeR table and a top-k list of different lengths and universes
+    de_genes = genes[:50]
+    p = 10 ** -(signal[:50] * 3 + rng.uniform(0, 1, 50))
+    pd.DataFrame(
+        {"baseMean": 10.0, "log2FoldChange": rng.normal(size=50), "pvalue": p, "padj": p},
+        index=de_genes,
+    ).to_csv(tmp_path / "de.csv")
+    ed_genes = genes[3:60]
+    q = 10 ** -(signal[3:60] * 3 + rng.uniform(0, 1, 57))
+    pd.DataFrame(
+        {"logFC": 1.0, "logCPM": 5.0, "LR": 3.0, "PValue": q, "FDR": q}, index=ed_genes
+    ).to_csv(tmp_path / "edger.tsv", sep="\t")
+    top = [genes[i] for i in (1, 0, 4, 17, 2, 30, 5, 9)]
+    (tmp_path / "top.txt").write_text("\n".join(top) + "\n")
+    (tmp_path / "rel.txt").write_text("G0\nG1\nG2\n")
+    return tmp_path
+
+
+def files(folder):
+    return [str(folder / n) for n in ("de.csv", "edger.tsv", "top.txt")]
+
+
+def test_aggregate_writes_the_run_files_and_run_repeats_it(lists):
+    out = lists / "out"
+    r = run(["aggregate", *files(lists), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in out.iterdir()) == [
+        "config.resolved.yaml",
+        "manifest.json",
+        "ranking.tsv",
+    ]
+    table = pd.read_csv(out / "ranking.tsv", sep="\t", keep_default_na=False)
+    assert list(table.columns[:5]) == ["gene", "rank", "score", "p_value", "q_value"]
+    assert "rank:de" in table.columns and "score:edger" in table.columns
+    assert len(table) == 60  # the union of the lists
+    assert (table.loc[table.gene == "G55", "rank:de"] == "NA").all()  # not in the DE table
+    assert set(table.gene[:6]) <= {f"G{i}" for i in range(10)}
+    # the summary says how every list was read and ranked
+    assert "de: DESeq2 results" in r.stderr and "ranked by pvalue ascending" in r.stderr
+    assert "edger: edgeR topTags" in r.stderr and "PValue ascending" in r.stderr
+    assert "top: top-k list" in r.stderr and "coverage: top: 8 genes" in r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["command"] == "aggregate" and manifest["universe"] == 60
+    assert [x["kind"] for x in manifest["lists"]] == [
+        "DESeq2 results",
+        "edgeR topTags",
+        "top-k list",
+    ]
+    assert len(manifest["inputs"]["lists"]) == 3
+    cfg = yaml.safe_load((out / "config.resolved.yaml").read_text())
+    assert cfg["command"] == "aggregate" and cfg["method"] == "rra"
+    again = lists / "again"
+    r2 = run(["run", str(out / "config.resolved.yaml"), "-o", str(again)])
+    assert r2.exit_code == 0, r2.output
+    assert (again / "ranking.tsv").read_bytes() == (out / "ranking.tsv").read_bytes()
+
+
+def test_stdout_stuart_em_weights_and_universe(lists):
+    r = run(["aggregate", *files(lists), "-o", "-", "--method", "stuart"])
+    assert r.exit_code == 0
+    head = r.stdout.splitlines()[0].split("\t")
+    assert head[:4] == ["gene", "rank", "score", "stuart_q"]
+    out = lists / "em"
+    r = run(
+        ["aggregate", *files(lists), "-o", str(out), "--method", "em"]
+        + ["--relevant-genes", str(lists / "rel.txt"), "--universe", "20000"]
+    )
+    assert r.exit_code == 0, r.output
+    w = pd.read_csv(out / "weights.tsv", sep="\t")
+    assert list(w["list"]) == ["de", "edger", "top"] and w["weight"].sum() == pytest.approx(1)
+    assert "no intervals" in r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["universe"] == 20000 and manifest["aggregation"]["weight_intervals"] is None
+    exact = run(["-q", "aggregate", *files(lists), "-o", "-", "--aggregate-param", "exact=true"])
+    assert exact.exit_code == 0 and exact.stderr == ""
+
+
+def _bad_cases(folder):
+    (folder / "empty.txt").write_text("")
+    (folder / "scores.tsv").write_text("gene\tscore\nA\t1\nB\t2\n")
+    sub = folder / "sub"
+    sub.mkdir()
+    (sub / "top.txt").write_text("G1\n")
+    return [
+        (["aggregate", str(folder / "empty.txt")], "empty"),
+        (["aggregate", str(folder / "scores.tsv") + ":scroe:desc"], "did you mean 'score'"),
+        (["aggregate", str(folder / "scores.tsv") + ":score"], "cannot guess the direction"),
+        (["aggregate", str(folder / "scores.tsv")], "which column ranks the genes"),
+        (["aggregate", str(folder / "top.txt"), str(sub / "top.txt")], "two lists are named"),
+        (["aggregate", str(folder / "nope.txt")], "file not found"),
+        (["aggregate", str(folder / "top.txt"), "--universe", "3"], "smaller than"),
+        (
+            [
+                "aggregate",
+                str(folder / "top.txt"),
+                "--method",
+                "borda",
+                "--relevant-genes",
+                str(folder / "rel.txt"),
+            ],
+            "does not use relevant genes",
+        ),  # fmt: skip
+        (["aggregate", str(folder / "top.txt"), "--aggregate-param", "exact=maybe"], "exact"),
+    ]
+
+
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(lists):
+    for args, message in _bad_cases(lists):
+        out = lists / "never"
+        r = run([*args, "-o", str(out)])
+        assert r.exit_code == 2, (args, r.output)
+        lines = [ln for ln in r.stderr.splitlines() if ln.startswith("kofs: error")]
+        assert len(lines) == 1 and message in lines[0], (args, r.stderr)
+        assert "Traceback" not in r.stderr
+        assert not out.exists()
+
+
+def test_run_rejects_a_bad_aggregate_config(lists):
+    cfg = lists / "agg.yaml"
+    cfg.write_text("command: aggregate\nlists: [top.txt]\nmethd: rra\n")
+    r = run(["run", str(cfg)])
+    assert r.exit_code == 2 and "did you mean 'method'" in r.stderr
+    cfg.write_text("command: aggregate\nlists:\n  - top.txt\n  - {file: de.csv, name: x}\n")
+    out = lists / "fromcfg"
+    r = run(["run", str(cfg), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "rank:x" in (out / "ranking.tsv").read_text().splitlines()[0]
+    r = run(["run", str(cfg), "--seed", "3"])
+    assert r.exit_code == 2 and "cannot be overridden with --seed" in r.stderr

@@ -1,0 +1,251 @@
+"""Readers of user gene lists (kofs.io.gene_lists) and their harmonisation (aggregate_lists)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kofs
+from kofs.errors import InputError, KofsError, ParameterError
+from kofs.io.gene_lists import ListSpec, parse_list_spec, read_ranked_lists
+from kofs.list_aggregation import aggregate_lists
+
+
+def write(path, text):
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+DESEQ2 = (
+    '"","baseMean","log2FoldChange","lfcSE","stat","pvalue","padj"\n'
+    '"ENSG00000141510.17",100.5,2.1,0.3,7,1e-12,1e-10\n'
+    '"ENSG00000012048.20",50,-1.2,0.3,-4,0.0001,0.001\n'
+    '"ENSG00000000003.15",10,0.1,0.3,0.3,0.7,NA\n'
+    '"ENSG00000000005.6",0,NA,NA,NA,NA,NA\n'
+)
+LIMMA = "logFC\tAveExpr\tt\tP.Value\tadj.P.Val\tB\nTP53\t1\t5\t5\t0.01\t0.05\t2\nEGFR\t-1\t4\t-6\t0.001\t0.01\t3\n"
+GEO2R = (
+    "ID\tadj.P.Val\tP.Value\tt\tB\tlogFC\tGene.symbol\n"
+    "1007_s_at\t0.01\t0.001\t5\t2\t1\tDDR1\n"
+    "1053_at\t0.05\t0.01\t-4\t1\t-1\tRFC2\n"
+    "1054_at\t0.05\t0.0001\t-4\t1\t-1\tRFC2\n"
+)
+EDGER = '"logFC"\t"logCPM"\t"LR"\t"PValue"\t"FDR"\n"KRAS"\t2\t5\t30\t1e-08\t1e-06\n"TP53"\t1\t4\t10\t0.001\t0.01\n'
+MAGECK = (
+    "id\tnum\tneg|score\tneg|p-value\tneg|fdr\tneg|rank\tneg|goodsgrna\tneg|lfc\t"
+    "pos|score\tpos|p-value\tpos|fdr\tpos|rank\tpos|goodsgrna\tpos|lfc\n"
+    "A\t4\t0.1\t0.2\t0.3\t2\t1\t-1\t0.01\t0.02\t0.03\t1\t3\t1\n"
+    "B\t4\t0.01\t0.02\t0.03\t1\t3\t-2\t0.1\t0.2\t0.3\t2\t1\t0.5\n"
+    "C\t4\t0.5\t0.6\t0.7\t3\t0\t0\t0.5\t0.6\t0.7\t3\t0\t0\n"
+)
+
+
+@pytest.fixture
+def files(tmp_path):
+    return {
+        "deseq2": write(tmp_path / "deseq2.csv", DESEQ2),
+        "limma": write(tmp_path / "limma.txt", LIMMA),
+        "geo2r": write(tmp_path / "geo2r.tsv", GEO2R),
+        "edger": write(tmp_path / "edger.tsv", EDGER),
+        "mageck": write(tmp_path / "screen.gene_summary.txt", MAGECK),
+        "gmt": write(
+            tmp_path / "sets.gmt", "S1\tdesc\tTP53\tBRCA1\tEGFR\nS2\thttp://x\tKRAS\ttp53\n"
+        ),
+        "top": write(tmp_path / "top.txt", "# my top genes\ngene\nTP53\nEGFR\ntp53\nKRAS\n"),
+        "rnk": write(tmp_path / "pre.rnk", "TP53\t3.2\nEGFR\t-1\nKRAS\t5\n"),
+        "scores": write(tmp_path / "scores.csv", "gene,score,fdr\nTP53,3,0.2\nKRAS,1,0.01\n"),
+    }
+
+
+def one(spec, **kw):
+    (lst,) = read_ranked_lists(spec, **kw)
+    return lst
+
+
+def order(lst):
+    r = lst.ranking()
+    return [r.genes[i] for i in r.order()]
+
+
+def test_tool_tables_are_recognised_with_the_documented_direction(files):
+    d = one(files["deseq2"])
+    assert d.kind == "DESeq2 results" and d.ranked_by == "pvalue ascending"
+    assert d.gene_column == "(row names)"
+    assert order(d)[:2] == ["ENSG00000141510.17", "ENSG00000012048.20"]
+    assert np.isnan(d.scores[-1])  # NA p-value: in the list, tied at its bottom
+    lim = one(files["limma"])
+    assert lim.kind == "limma topTable" and order(lim) == ["EGFR", "TP53"]
+    geo = one(files["geo2r"])
+    assert geo.gene_column == "Gene.symbol"  # symbols preferred over probe ids
+    assert geo.genes == ("DDR1", "RFC2") and geo.n_repeated == 1
+    assert geo.scores[1] == 0.0001  # the best row of a repeated gene is kept
+    ed = one(files["edger"])
+    assert ed.kind == "edgeR topTags" and order(ed) == ["KRAS", "TP53"]
+    mg = one(files["mageck"])
+    assert mg.kind == "MAGeCK gene summary, negative selection"
+    assert mg.ranked_by == "neg|rank ascending"
+    assert order(mg) == ["B", "A", "C"]
+    assert order(one(files["mageck"], mageck_side="pos")) == ["A", "B", "C"]
+    pos = one(files["mageck"] + ":pos|rank")
+    assert order(pos) == ["A", "B", "C"] and pos.kind.endswith("positive selection")
+
+
+def test_plain_rnk_gmt_and_generic_tables(files):
+    top = one(files["top"])
+    assert top.kind == "top-k list" and top.genes == ("TP53", "EGFR", "KRAS")
+    assert top.n_repeated == 1  # tp53 = TP53 (symbols match case-insensitively)
+    np.testing.assert_array_equal(top.ranking().ranks, [1, 2, 3])
+    rnk = one(files["rnk"])
+    assert order(rnk) == ["KRAS", "TP53", "EGFR"]
+    s1, s2 = read_ranked_lists(files["gmt"])
+    assert (s1.name, s2.name) == ("S1", "S2")
+    np.testing.assert_array_equal(s1.ranking().ranks, [2.0, 2.0, 2.0])  # unranked: tied
+    assert order(one(files["scores"] + ":score:desc")) == ["TP53", "KRAS"]
+    assert order(one(files["scores"] + ":score:asc")) == ["KRAS", "TP53"]
+    assert order(one(files["scores"] + ":fdr")) == ["KRAS", "TP53"]  # an FDR: ascending
+    assert order(one(files["scores"], column="score", direction="desc")) == ["TP53", "KRAS"]
+    ab = one(files["deseq2"] + ":log2FoldChange:abs")
+    assert order(ab)[:2] == ["ENSG00000141510.17", "ENSG00000012048.20"]
+    named = one("mine=" + files["scores"] + ":score:desc")
+    assert named.name == "mine"
+
+
+def test_spec_parsing(tmp_path, files):
+    assert parse_list_spec(files["top"]) == ListSpec(files["top"])
+    assert parse_list_spec(files["scores"] + ":score:DESC") == ListSpec(
+        files["scores"], None, "score", "desc"
+    )
+    assert parse_list_spec("x=" + files["scores"] + ":desc").direction == "desc"
+    odd = write(tmp_path / "a:b.txt", "TP53\n")  # an existing name always wins
+    assert parse_list_spec(odd) == ListSpec(odd)
+    assert parse_list_spec("top.txt", base=tmp_path).path == str(tmp_path / "top.txt")
+
+
+@pytest.mark.parametrize(
+    ("spec", "error", "match"),
+    [
+        ("{scores}", ParameterError, "which column ranks the genes"),
+        ("{scores}:score", ParameterError, "cannot guess the direction of column 'score'"),
+        ("{scores}:scroe:desc", ParameterError, "did you mean 'score'"),
+        ("{scores}:gene:desc", ParameterError, "holds the gene ids"),
+        ("{top}:score:desc", ParameterError, "one-gene-per-line list has no columns"),
+        ("{gmt}:x:desc", ParameterError, "GMT file has no score columns"),
+        ("{empty}", InputError, "empty"),
+        ("{comments}", InputError, "only blank or comment lines"),
+        ("{header_only}", InputError, "no data rows"),
+        ("{words}", InputError, "several words"),
+        ("{text_scores}:score:desc", InputError, "not a number"),
+        ("{missing}", InputError, "file not found"),
+    ],
+)
+def test_bad_lists_raise_one_line_errors(tmp_path, files, spec, error, match):
+    paths = dict(files)
+    paths["empty"] = write(tmp_path / "empty.txt", "")
+    paths["comments"] = write(tmp_path / "c.txt", "# nothing\n\n")
+    paths["header_only"] = write(tmp_path / "h.tsv", "gene\tscore\n")
+    paths["words"] = write(tmp_path / "w.txt", "TP53 EGFR\n")
+    paths["text_scores"] = write(tmp_path / "t.tsv", "gene\tscore\nTP53\thigh\n")
+    paths["missing"] = str(tmp_path / "nope.txt")
+    with pytest.raises(error, match=match) as exc:
+        read_ranked_lists(spec.format(**paths))
+    assert "\n" not in exc.value.format()
+
+
+def test_harmonised_ids_and_coverage(tmp_path, files):
+    other = write(tmp_path / "ens.txt", "ENSG00000141510.5\nensg00000099999\n")
+    res = aggregate_lists([files["deseq2"], other, files["top"], files["rnk"]])
+    genes = set(res.final.genes)
+    assert "ENSG00000141510" in genes  # versions dropped: one gene for .17 and .5
+    assert not any(g.startswith("ENSG00000141510.") for g in genes)
+    assert {"TP53", "EGFR", "KRAS"} <= genes
+    assert res.universe == len(genes)
+    cov = {c.source: c for c in res.coverage}
+    assert cov["ens"].shared == 1 and cov["top"].shared == 3
+    assert cov["deseq2"].target == "universe" and cov["deseq2"].matrix_genes == res.universe
+    assert "shared with other lists" in cov["ens"].line()
+
+
+def test_universe_file_and_number(tmp_path, files):
+    uni = write(tmp_path / "universe.txt", "tp53\nEGFR\nMYC\n")
+    res = aggregate_lists([files["top"], files["rnk"]], universe=uni)
+    assert res.universe == 3
+    assert set(res.final.genes) == {"TP53", "EGFR", "MYC"}  # KRAS dropped, MYC added
+    cov = {c.source: c for c in res.coverage}
+    assert cov["top"].dropped == 1 and cov["top"].examples_dropped == ("KRAS",)
+    assert res.final.statistics["p_value"][list(res.final.genes).index("MYC")] == 1.0
+    assert aggregate_lists([files["top"]], universe="500").universe == 500
+    with pytest.raises(ParameterError, match="smaller than"):
+        aggregate_lists([files["top"], files["rnk"]], universe=2)
+    with pytest.raises(InputError, match="none of its 3 genes"):
+        aggregate_lists([files["top"]], universe=write(tmp_path / "u2.txt", "BRCA2\n"))
+
+
+def test_same_name_twice_is_an_error(tmp_path, files):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    again = write(sub / "top.txt", "TP53\n")
+    with pytest.raises(ParameterError, match="two lists are named 'top'") as exc:
+        aggregate_lists([files["top"], again])
+    assert "NAME=FILE" in str(exc.value)
+    assert aggregate_lists([files["top"], "b=" + again]).final.list_names == ("top", "b")
+
+
+def test_python_objects(files):
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {"baseMean": [1.0, 2.0], "log2FoldChange": [1.0, -2.0], "pvalue": [0.5, 0.01]},
+        index=pd.Index(["TP53", "KRAS"], name="gene"),
+    )
+    series = pd.Series([3.0, 1.0, 2.0], index=["KRAS", "EGFR", "MYC"], name="t")
+    res = kofs.aggregate_lists(
+        {"de": frame, "t": series, "top": ["MYC", "TP53"], "file": files["rnk"]},
+        direction="desc",
+        method="borda",
+    )
+    assert res.final.list_names == ("de", "t", "top", "file")
+    src = {s.name: s for s in res.sources}
+    assert src["de"].kind == "DESeq2 results" and src["de"].ranked_by == "pvalue ascending"
+    assert src["t"].ranked_by == "t descending" and src["top"].kind == "top-k list"
+    de = res.lists[0]
+    assert de.top(1) == ["KRAS"]
+    with pytest.raises(ParameterError, match="cannot guess the direction"):
+        kofs.aggregate_lists([series])
+    with pytest.raises(ParameterError, match="expected a file path"):
+        kofs.aggregate_lists([3.5])
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_list_order_does_not_change_the_fused_ranking(seed):
+    rng = np.random.default_rng(seed)
+    pool = [f"G{i}" for i in range(40)]
+    lists = {
+        f"l{j}": list(rng.choice(pool, int(rng.integers(3, 40)), replace=False)) for j in range(4)
+    }
+    perm = list(rng.permutation(4))
+    for method in ("rra", "stuart", "borda", "em", "mean-rank"):
+        a = aggregate_lists(lists, method=method)
+        b = aggregate_lists({k: lists[k] for k in np.array(list(lists))[perm]}, method=method)
+        sa = pd.Series(a.final.scores, index=list(a.final.genes))
+        sb = pd.Series(b.final.scores, index=list(b.final.genes))
+        # EM: the optimum is reached to the solver's tolerance, not bit for bit
+        rtol = 1e-6 if method == "em" else 1e-9
+        np.testing.assert_allclose(sb[sa.index], sa, rtol=rtol, atol=1e-12)
+
+
+def test_errors_are_kofs_errors(files):
+    for bad in ([], [files["top"], files["top"]]):
+        with pytest.raises(KofsError):
+            aggregate_lists(bad)
+
+
+def test_rankings_with_case_variants_are_merged():
+    r = kofs.Ranking("r", ["TP53", "tp53", "MYC"], [1.0, 5.0, 3.0], higher_is_better=True)
+    res = aggregate_lists([r, ["MYC", "TP53"]], method="borda")
+    src = res.sources[0]
+    assert src.genes == ("tp53", "MYC") and src.n_repeated == 1  # the best-ranked spelling
+    assert sorted(res.final.genes) == ["MYC", "tp53"]
