@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from kofs.errors import ParameterError
 from kofs.knowledge.similarity import AUTO_DENSE_MAX
 from kofs.knowledge.similarity_kernels import fisher_label_similarity
 from kofs.rankers._inputs import (
