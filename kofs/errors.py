@@ -13,6 +13,9 @@ import reprlib
 
 #: Longest echo of a user's value in a message (longer values keep head and tail around "...").
 VALUE_LIMIT = 80
+#: Longest quoted value any message keeps (a safety net above :data:`VALUE_LIMIT`, so that
+#: the quoted file paths of ordinary messages stay whole); unbroken runs may be twice as long.
+QUOTED_LIMIT = 200
 #: Longest error message (after the file name); a guard against values no caller shortened.
 MESSAGE_LIMIT = 1000
 
@@ -22,9 +25,9 @@ _REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
 _REPR.maxlevel = 3
 # a quote opens after a non-word character and closes before one (so not "matrix's")
 _QUOTED = re.compile(
-    "|".join(rf"(?<!\w){q}(?:[^{q}\\\n]|\\.){{{VALUE_LIMIT},}}{q}(?!\w)" for q in ("'", '"'))
+    "|".join(rf"(?<!\w){q}(?:[^{q}\\\n]|\\.){{{QUOTED_LIMIT - 1},}}{q}(?!\w)" for q in ("'", '"'))
 )
-_TOKEN = re.compile(rf"\S{{{2 * VALUE_LIMIT + 1},}}")
+_TOKEN = re.compile(rf"\S{{{2 * QUOTED_LIMIT + 1},}}")
 _BREAKS = re.compile(r"[\r\n]+")
 
 
@@ -48,13 +51,14 @@ def short_repr(value: object, limit: int = VALUE_LIMIT) -> str:
 
 def one_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """Any message made fit for one stderr line: no line breaks, quoted values longer than
-    :data:`VALUE_LIMIT` and unbroken runs longer than twice that shortened, at most ``limit``
-    characters. Every :class:`KofsError` and every CLI error line goes through it."""
+    :data:`QUOTED_LIMIT` and unbroken runs longer than twice that shortened (head and tail
+    kept), at most ``limit`` characters. Every :class:`KofsError` and every CLI error line goes
+    through it; values a caller echoes should be shown with :func:`short_repr` (80)."""
     text = _BREAKS.sub(" ", str(text))
-    if len(text) <= VALUE_LIMIT:
+    if len(text) <= QUOTED_LIMIT:
         return text
-    text = _QUOTED.sub(lambda m: m[0][0] + _cut(m[0][1:-1], VALUE_LIMIT - 2) + m[0][0], text)
-    text = _TOKEN.sub(lambda m: _cut(m[0], 2 * VALUE_LIMIT), text)
+    text = _QUOTED.sub(lambda m: m[0][0] + _cut(m[0][1:-1], QUOTED_LIMIT - 2) + m[0][0], text)
+    text = _TOKEN.sub(lambda m: _cut(m[0], 2 * QUOTED_LIMIT), text)
     return _cut(text, limit)
 
 
