@@ -150,6 +150,17 @@ def test_files_kofs_did_not_write_are_never_replaced(tmp_path):
     assert entries(legacy) == [MARKER, "ranking.tsv"]
 
 
+def test_files_added_during_the_run_are_not_deleted(tmp_path):
+    out = tmp_path / "out"
+    publish(out, {"ranking.tsv": "1"})
+    with pytest.raises(OutputError, match=r"did not write \(notes.txt\)"):
+        with atomic_dir(out) as tmp:
+            (tmp / "ranking.tsv").write_text("2")
+            (out / "notes.txt").write_text("written while kofs ran")
+    assert entries(out) == [MARKER, "notes.txt", "ranking.tsv"]
+    assert (out / "ranking.tsv").read_text() == "1" and entries(tmp_path) == ["out"]
+
+
 def test_current_folder_is_refused(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for target in (".", str(tmp_path.parent)):

@@ -268,6 +268,7 @@ class OutputFolder:
             raise
 
     def _publish(self, tmp: Path) -> None:
+        self._check_replaceable()  # again: files someone put into OUT during the run survive
         _write_marker(tmp)
         if self.in_place:
             with deferred_signals():
