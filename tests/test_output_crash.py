@@ -95,7 +95,7 @@ def test_kill_9_at_random_points_never_leaves_a_mixed_folder(tmp_path, mode, kil
         assert k >= generation  # never goes back to an older run
         published += k > generation
         generation = k
-    assert published >= kills // 4  # the kills did land while runs were publishing
+    assert published >= 3  # the kills did land while runs were publishing (not all before)
     with atomic_dir(out) as tmp:  # the next run cleans what the killed ones left
         (tmp / "ranking.tsv").write_text("final\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["OUT"]
