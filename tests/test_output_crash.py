@@ -79,7 +79,7 @@ def test_kill_9_at_random_points_never_leaves_a_mixed_folder(tmp_path, mode, kil
     out = tmp_path / "OUT"
     generation = 0
     _publish_one(out, generation)
-    published = 0
+    published = midway = 0
     for _ in range(kills):
         pid = _spawn_publisher(out, mode, generation)
         time.sleep(float(rng.uniform(0.001, 0.25)))  # a publish takes ~0.1 s (fsyncs)
@@ -95,7 +95,9 @@ def test_kill_9_at_random_points_never_leaves_a_mixed_folder(tmp_path, mode, kil
         assert k >= generation  # never goes back to an older run
         published += k > generation
         generation = k
+        midway += any(p.name.startswith(".OUT.tmp-") for p in tmp_path.iterdir())
     assert published >= 3  # the kills did land while runs were publishing (not all before)
+    assert midway >= 3  # ... and in the middle of writing or publishing one
     with atomic_dir(out) as tmp:  # the next run cleans what the killed ones left
         (tmp / "ranking.tsv").write_text("final\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["OUT"]
