@@ -370,3 +370,27 @@ def test_signal_while_parsing_the_command_line(monkeypatch):
     monkeypatch.setattr(KofsGroup, "parse_args", stopped)
     r = CliRunner().invoke(main, ["methods"])
     assert r.exit_code == 143 and r.stderr == "kofs: terminated; nothing was written\n"
+
+
+def test_interrupt_after_an_evaluation_was_published_says_so(tmp_path, monkeypatch):
+    import kofs.evaluate.run
+
+    expr = _expression(tmp_path / "x.tsv")
+    labels = tmp_path / "labels.tsv"
+    labels.write_text("sample\tgroup\n" + "".join(f"S{i}\t{'ab'[i % 2]}\n" for i in range(12)))
+    ranked = tmp_path / "ranked"
+    r = CliRunner().invoke(main, ["rank", str(expr), "--rankers", "variance", "-o", str(ranked)])
+    assert r.exit_code == 0, r.stderr
+    real = kofs.evaluate.run.evaluate_outputs
+
+    def interrupted(*a, **k):
+        real(*a, **k)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(kofs.evaluate.run, "evaluate_outputs", interrupted)
+    out = tmp_path / "ev"
+    args = ["evaluate", str(ranked), str(expr), "--labels", str(labels), "-o", str(out)]
+    r = CliRunner().invoke(main, [*args, "--top", "5", "--folds", "2", "--classifiers", "1nn"])
+    assert r.exit_code == 130, (r.stderr, r.exception)
+    assert r.stderr == f"kofs: interrupted; {out} had been written completely\n"
+    check_complete(out)

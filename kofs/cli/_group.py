@@ -74,10 +74,22 @@ def _flush_stdout() -> None:
         ) from None
 
 
-def _report_interrupt(exc: KeyboardInterrupt) -> int:
+def hold_output(out: str, inputs: Any = ()) -> None:
+    """Check and claim the output folder ``out`` for the running command, before its work
+    (:func:`kofs.io.output_folder.claim_output`); released when the command ends."""
+    from kofs.io.output_folder import claim_output
+
+    ctx = click.get_current_context()
+    claim = ctx.with_resource(claim_output(out, inputs=inputs))
+    ctx.find_root().meta.setdefault("kofs_claims", []).append(claim)
+
+
+def _report_interrupt(exc: KeyboardInterrupt, ctx: click.Context | None = None) -> int:
     """The one line of Ctrl-C (exit 130) or SIGTERM (143); returns the exit status."""
     stopped = isinstance(exc, Terminated)
-    written = getattr(exc, "kofs_written", None)
+    written = getattr(exc, "kofs_written", None) or [
+        str(c.path) for c in (ctx.meta.get("kofs_claims", []) if ctx else []) if c.committed
+    ]
     tail = f"{', '.join(written)} had been written completely" if written else "nothing was written"
     click.echo(f"kofs: {'terminated' if stopped else 'interrupted'}; {tail}", err=True)
     return 143 if stopped else 130
@@ -129,7 +141,7 @@ class KofsGroup(click.Group):
                 ctx.exit(0)
         except KeyboardInterrupt as exc:
             _finish_warnings(False)
-            ctx.exit(_report_interrupt(exc))
+            ctx.exit(_report_interrupt(exc, ctx))
         except MemoryError:
             _finish_warnings(False)
             click.echo(

@@ -38,7 +38,7 @@ def _dump(resolved: dict[str, Any]) -> str:
 
 def execute(specs: list[ListSpec], config: AggregateListsConfig, *, quiet: bool = False):
     """Fuse the lists (one library call), write the run files, summarise; returns the paths."""
-    from kofs.io.output_folder import claim_output
+    from kofs.cli._group import hold_output
     from kofs.outputs import aggregate_manifest, write_run
 
     out = config.output
@@ -46,8 +46,7 @@ def execute(specs: list[ListSpec], config: AggregateListsConfig, *, quiet: bool 
     files = [s.path for s in specs if s.path != "-"]
     if out != "-":
         others = [p for p in (config.relevant_genes, universe_file) if p]
-        # checked and taken before any work; released when the command ends
-        click.get_current_context().with_resource(claim_output(out, inputs=[*files, *others]))
+        hold_output(out, inputs=[*files, *others])  # checked and taken before any work
     result = run_aggregate_config(specs, config)
     resolved = resolved_aggregate_config(specs, config, base=Path.cwd())
     inputs = {

@@ -106,13 +106,10 @@ def evaluate_cmd(
     Writes OUTDIR/evaluation.tsv (one row per list), accuracy.tsv (curves), figures/ (PNG, SVG)
     and report.html (readable offline).
     """
-    from kofs.io.output_folder import claim_output
+    from kofs.cli._group import hold_output
 
-    # the output folder is checked and taken before any work; released when the command ends
     inputs = [*rankings, expression, labels, go, go_annotations]
-    click.get_current_context().with_resource(
-        claim_output(output, inputs=[p for p in inputs if p and os.path.isfile(p)])
-    )
+    hold_output(output, inputs=[p for p in inputs if p and os.path.isfile(p)])  # before any work
     from kofs.evaluate.known import parse_known_spec
     from kofs.evaluate.run import evaluate_outputs
     from kofs.io.expression import read_expression

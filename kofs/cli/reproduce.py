@@ -20,9 +20,9 @@ def reproduce_cmd(config: str, output: str | None, quick: bool, threads: int | N
     from kofs.reproduce import run_experiment
 
     if output is not None:  # checked and taken before any work (else when writing)
-        from kofs.io.output_folder import claim_output
+        from kofs.cli._group import hold_output
 
-        click.get_current_context().with_resource(claim_output(output, inputs=[config]))
+        hold_output(output, inputs=[config])
     written = run_experiment(config, output=output, quick=quick, threads=threads)
     click.echo(
         f"kofs reproduce: wrote {len(written)} files ({written[-1].rsplit('/', 1)[0]}/report.html)",
