@@ -219,6 +219,33 @@ def test_exchange_swaps_two_folders(tmp_path):
         _fsops.rename_noreplace(b, tmp_path / "c")
 
 
+@pytest.mark.parametrize("why", ["no renameat2", "filesystem refuses", "other failure"])
+def test_renameat2_unavailable_is_a_clean_false(tmp_path, monkeypatch, why):
+    import ctypes
+
+    def refused(code):
+        def fn(a, b, flags):
+            ctypes.set_errno(code)
+            return -1
+
+        return lambda: fn
+
+    lookup = {
+        "no renameat2": lambda: None,
+        "filesystem refuses": refused(errno.EINVAL),
+        "other failure": refused(errno.EACCES),
+    }[why]
+    monkeypatch.setattr(_fsops, "_lookup", lookup)
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    if why == "other failure":
+        with pytest.raises(PermissionError):
+            _fsops.exchange(a, b)
+    else:
+        assert _fsops.exchange(a, b) is False and _fsops.rename_noreplace(a, b) is False
+
+
 def test_signals_wait_for_the_end_of_the_swap():
     got = []
     with pytest.raises(KeyboardInterrupt):
