@@ -5,9 +5,73 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import rankdata
 
+#: Relative tolerance of :func:`constant_genes`: a gene whose range is at most this fraction of
+#: its largest magnitude is constant (float noise such as 1.0 vs 1.0000000000000002).
+CONSTANT_RTOL = 1e-12
+
+
+def constant_genes(X: np.ndarray, *, rtol: float = CONSTANT_RTOL) -> np.ndarray:
+    """Genes (columns of ``X``, samples x genes) that do not vary across the samples.
+
+    A column is constant when its range ``max - min`` is at most ``rtol`` times its largest
+    magnitude: the test is scale-free, so a matrix multiplied by 1e-200 has the same constant
+    genes as the original, and an all-zero column is constant.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_genes,)
+    """
+    X = np.asarray(X)
+    if X.shape[0] == 0:
+        return np.ones(X.shape[1], dtype=bool)
+    hi, lo = X.max(axis=0), X.min(axis=0)
+    return (hi - lo) <= rtol * np.maximum(np.abs(hi), np.abs(lo))
+
+
+#: Significant digits scores are written with (``%.10g``, :func:`kofs.io.output.format_float`).
+PRINTED_DIGITS = 10
+
+
+def printed(values: np.ndarray) -> np.ndarray:
+    """``values`` rounded to the precision they are written with (``%.10g``).
+
+    Ranks are computed on these, so two scores that print equal always share an averaged rank
+    (and float noise in the 16th digit never decides a tie).
+    """
+    v = np.asarray(values, dtype=np.float64)
+    fmt = f"%.{PRINTED_DIGITS}g"
+    flat = [float(fmt % x) for x in v.ravel().tolist()]
+    return np.asarray(flat, dtype=np.float64).reshape(v.shape)
+
+
+def tie_keys(values: np.ndarray) -> np.ndarray:
+    """Values ordering exactly like :func:`printed` ones, computed fast.
+
+    Rounding to 10 significant digits is monotonic, and two values print equal only when they
+    differ by less than 1e-9 relative and so are neighbours in sorted order: only values with
+    such a close neighbour are rounded (formatting every value is ~20x slower).
+    """
+    v = np.array(values, dtype=np.float64).ravel()
+    ok = np.flatnonzero(np.isfinite(v))
+    if ok.size < 2:
+        return v
+    order = ok[np.argsort(v[ok], kind="stable")]
+    sv = v[order]
+    gap = np.abs(np.diff(sv))
+    close = gap <= 1e-9 * np.maximum(np.abs(sv[1:]), np.abs(sv[:-1]))
+    if close.any():
+        cand = np.zeros(sv.size, dtype=bool)
+        cand[:-1] |= close
+        cand[1:] |= close
+        idx = order[cand]
+        v[idx] = printed(v[idx])
+    return v
+
 
 def average_ranks(scores: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
     """Ranks with 1 = best, ties averaged, NaN scores tied together at the bottom.
+
+    Scores are compared as printed (:func:`printed`): equal printed scores tie.
 
     Parameters
     ----------
@@ -20,7 +84,7 @@ def average_ranks(scores: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
     -------
     ndarray of shape (m,), float64
     """
-    s = np.asarray(scores, dtype=np.float64)
+    s = tie_keys(scores).reshape(np.shape(scores))
     ranks = np.empty(s.shape, dtype=np.float64)
     finite = ~np.isnan(s)
     n_ok = int(finite.sum())

@@ -83,6 +83,13 @@ class InputsConfig:
         choices=("error", "drop-gene", "impute-mean"),
         help="What to do with empty/NA cells.",
     )
+    decimal: str = opt(
+        "decimal",
+        "choice",
+        ".",
+        choices=(".", ","),
+        help="Decimal mark of EXPRESSION's numbers (',' for 1,23; needs a tab or ';' delimiter).",
+    )
     labels: str | None = opt("labels", "path", help="Sample labels (CSV/TSV: sample id, label).")
     label_column: str | None = opt(
         "label_column", help="Label column of --labels (default: second column)."

@@ -16,10 +16,18 @@ from kofs.types import FeatureFunctions, FeatureRelation
 TOP = 3
 
 
+def _id_rank(ids: Sequence[str]) -> np.ndarray:
+    """Position of each id in sorted order (a tie-breaking key independent of input order)."""
+    key = np.empty(len(ids), dtype=np.int64)
+    key[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
+    return key
+
+
 def top_terms(functions: FeatureFunctions, top: int = TOP) -> list[str]:
     """Per gene, its ``top`` terms of highest relevance (> 0), as "name (id)"."""
     V = sp.csr_matrix(functions.incidence)
     rel = functions.relevance if functions.relevance is not None else np.ones(len(functions.terms))
+    key = _id_rank(functions.terms)  # ties by term id, not by the file's term order
     out = []
     for i in range(V.shape[0]):
         cols = V.indices[V.indptr[i] : V.indptr[i + 1]]
@@ -27,7 +35,7 @@ def top_terms(functions: FeatureFunctions, top: int = TOP) -> list[str]:
         if cols.size == 0:
             out.append("")
             continue
-        best = cols[np.lexsort((cols, -rel[cols]))][:top]
+        best = cols[np.lexsort((key[cols], -rel[cols]))][:top]
         out.append(
             "; ".join(
                 functions.terms[j]
@@ -44,6 +52,7 @@ def top_neighbours(relation: FeatureRelation, top: int = TOP) -> list[str]:
     W = sp.csr_matrix(relation.matrix)
     if not relation.directed:
         W = W.maximum(W.T).tocsr()
+    key = _id_rank(relation.genes)  # ties by gene id, not by the matrix's gene order
     out = []
     for i in range(W.shape[0]):
         cols = W.indices[W.indptr[i] : W.indptr[i + 1]]
@@ -53,7 +62,7 @@ def top_neighbours(relation: FeatureRelation, top: int = TOP) -> list[str]:
         if cols.size == 0:
             out.append("")
             continue
-        best = cols[np.lexsort((cols, -w))][:top]
+        best = cols[np.lexsort((key[cols], -w))][:top]
         out.append(",".join(relation.genes[j] for j in best))
     return out
 

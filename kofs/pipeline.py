@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from kofs._ranks import constant_genes
 from kofs.aggregate import aggregate as aggregate_lists
+from kofs.canonical import canonicalize, restore_aggregate, restore_ranking
 from kofs.context import Context, ListPlan
 from kofs.errors import InputError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
@@ -68,10 +70,19 @@ def relevant_gene_ids(
 
 #: Largest |value| ranked: squares and Gram products of larger values overflow float64.
 MAX_ABS_VALUE = 1e100
+#: Smallest largest-|value| of a varying gene: squares of smaller values underflow float64.
+MIN_ABS_VALUE = 1e-100
 
 
 def check_magnitude(expression: Expression) -> None:
-    """Refuse values whose squares would overflow the rankers' statistics (InputError)."""
+    """Refuse a matrix the rankers cannot rank (InputError naming the file).
+
+    * values beyond :data:`MAX_ABS_VALUE` (their squares overflow);
+    * every gene constant across the samples (:func:`kofs._ranks.constant_genes`, a relative
+      test): all genes would tie;
+    * a varying gene whose values all lie below :data:`MIN_ABS_VALUE` in magnitude (e.g. data
+      multiplied by 1e-200): variances and distances underflow to 0.
+    """
     X = expression.values
     if X.size == 0 or np.isnan(X).all():
         return
@@ -82,6 +93,27 @@ def check_magnitude(expression: Expression) -> None:
             "overflow the statistics; log-transform or rescale the data",
             path=expression.source,
         )
+    constant = constant_genes(X)
+    if constant.all():
+        raise InputError(
+            f"all {X.shape[1]} genes are constant across the {X.shape[0]} samples"
+            f"{' (all values 0)' if top == 0 else ''}: nothing to rank; check the file "
+            "(wrong column? all-zero export?)",
+            path=expression.source,
+        )
+    scale = np.maximum(np.abs(X.max(axis=0)), np.abs(X.min(axis=0)))
+    tiny = np.flatnonzero(~constant & (scale < MIN_ABS_VALUE))
+    if tiny.size:
+        g = int(tiny[0])
+        raise InputError(
+            f"{tiny.size} varying gene(s) have values no larger than {scale[g]:.3g} in magnitude "
+            f"(e.g. {expression.genes[g]!r}): below {MIN_ABS_VALUE:g} their squares underflow "
+            "to 0 and every statistic ties; rescale the data (multiply it by a constant)",
+            path=expression.source,
+        )
+    n_const = int(constant.sum())
+    if n_const:
+        log.info("%d constant genes are ranked last", n_const)
 
 
 def check_ranker_memory(
@@ -271,6 +303,9 @@ def rank(
         )
     sources = sources or KnowledgeSources()
     check_magnitude(expression)
+    original = expression
+    canon = canonicalize(expression, labels)  # every kernel sees genes/samples sorted by id
+    expression, labels = canon.expression, canon.labels
     rel = (
         None
         if relevant_genes is None
@@ -322,4 +357,11 @@ def rank(
         if spec.evidence is not None and spec.name in sources
         for part in spec.evidence(context)
     ]
-    return replace(result, evidence=gene_evidence(parts, expression.genes), sources=sources)
+    return replace(
+        result,
+        expression=original,
+        final=restore_aggregate(result.final, canon),
+        lists=tuple(restore_ranking(r, canon) for r in result.lists),
+        evidence=gene_evidence(parts, expression.genes),
+        sources=sources,
+    )

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import zlib
 from pathlib import Path
 
 from kofs.errors import ParameterError, ResourceError
@@ -161,21 +162,95 @@ def check_memory(nbytes: float, *, limit: int | None, what: str, suggestion: str
 # --- estimates --------------------------------------------------------------------------------
 
 
+_SAMPLE_BYTES = 1 << 20  # compressed bytes decompressed to learn the ratio of a gzip file
+_MAX_BGZF_BLOCKS = 1 << 16  # BGZF blocks walked exactly before extrapolating
+
+
+def _bgzf_size(fh, raw: int) -> int | None:
+    """Uncompressed size of a BGZF (bgzip) file: the sum of its blocks' ISIZE fields.
+
+    Each BGZF block is a gzip member whose extra field ``BC`` gives its compressed size, so the
+    blocks can be walked by seeking. After ``_MAX_BGZF_BLOCKS`` blocks the rest is
+    extrapolated from the ratio so far. None when the file is not BGZF.
+    """
+    pos = total = blocks = 0
+    while pos < raw:
+        fh.seek(pos)
+        head = fh.read(18)
+        if len(head) < 18 or head[:2] != b"\x1f\x8b" or not head[3] & 4:
+            return None
+        xlen = int.from_bytes(head[10:12], "little")
+        extra = head[12:18] + fh.read(max(xlen - 6, 0))
+        bsize = None
+        k = 0
+        while k + 4 <= xlen:
+            sub, slen = extra[k : k + 2], int.from_bytes(extra[k + 2 : k + 4], "little")
+            if sub == b"BC" and slen == 2:
+                bsize = int.from_bytes(extra[k + 4 : k + 6], "little") + 1
+                break
+            k += 4 + slen
+        if bsize is None:
+            return None
+        fh.seek(pos + bsize - 4)
+        total += int.from_bytes(fh.read(4), "little")
+        pos += bsize
+        blocks += 1
+        if blocks >= _MAX_BGZF_BLOCKS and pos < raw:
+            return int(total * raw / pos)
+    return total
+
+
+def _sampled_size(fh, raw: int) -> tuple[int, bool, bool]:
+    """(estimated uncompressed size, exact?, several members?) by decompressing the first
+    compressed megabyte, following member boundaries (``cat a.gz b.gz`` has several)."""
+    fh.seek(0)
+    data = fh.read(_SAMPLE_BYTES)
+    out = used = members = 0
+    while data:
+        members += 1
+        d = zlib.decompressobj(wbits=31)
+        try:
+            out += len(d.decompress(data))
+        except zlib.error:
+            break
+        if not d.eof:
+            used += len(data)
+            break
+        used += len(data) - len(d.unused_data)
+        data = d.unused_data.lstrip(b"\x00")
+    if used >= raw:
+        return out, True, members > 1
+    return int(out * raw / max(used, 1)), False, members > 1
+
+
 def _gzip_size(path: Path) -> int | None:
-    """Uncompressed size of a gzip file from its trailer (ISIZE, modulo 4 GiB)."""
+    """Uncompressed size of a gzip file.
+
+    A single-member file's trailer (ISIZE, modulo 4 GiB) is exact; the 4 GiB wrap is undone
+    with the size extrapolated from decompressing its first megabyte. A BGZF (bgzip) file has
+    one member per 64 KiB block, whose sizes are summed; any other multi-member file (ISIZE
+    then covers only its last member) is estimated from the first megabyte's ratio.
+    """
     try:
+        raw = path.stat().st_size
         with open(path, "rb") as fh:
             if fh.read(2) != b"\x1f\x8b":
                 return None
+            bgzf = _bgzf_size(fh, raw)
+            if bgzf is not None:
+                return bgzf
+            sampled, exact, multi = _sampled_size(fh, raw)
+            if exact:
+                return sampled
             fh.seek(-4, os.SEEK_END)
             isize = int.from_bytes(fh.read(4), "little")
     except OSError:
         return None
-    raw = path.stat().st_size
-    # ISIZE wraps at 4 GiB; text rarely compresses below 1/20, so undo the wrap if needed
-    while isize < raw:
-        isize += 2**32
-    return isize
+    if multi:
+        return sampled
+    # one member: ISIZE is exact modulo 4 GiB; choose the wrap nearest the sampled estimate
+    wraps = max(round((sampled - isize) / 2**32), 0)
+    return isize + wraps * 2**32
 
 
 def estimate_expression_file(path: str | os.PathLike) -> int | None:

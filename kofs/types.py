@@ -289,6 +289,13 @@ class RankerInputs:
         )
 
 
+def _order_by_rank(ranks: np.ndarray, genes: tuple[str, ...]) -> np.ndarray:
+    """Indices sorting by rank, ties by gene id (then position, for repeated ids)."""
+    by_id = np.empty(len(genes), dtype=np.int64)
+    by_id[sorted(range(len(genes)), key=genes.__getitem__)] = np.arange(len(genes))
+    return np.lexsort((by_id, ranks))
+
+
 @dataclass(frozen=True, eq=False)
 class Ranking:
     """One ranked list over all genes of a matrix.
@@ -333,8 +340,9 @@ class Ranking:
         object.__setattr__(self, "info", dict(self.info))
 
     def order(self) -> np.ndarray:
-        """Gene indices from best to worst (ties broken by gene position, NaN last)."""
-        return np.lexsort((np.arange(len(self.genes)), self.ranks))
+        """Gene indices from best to worst (ties broken by gene id, NaN last), so the order
+        does not depend on the matrix's gene order."""
+        return _order_by_rank(self.ranks, self.genes)
 
     def top(self, k: int) -> list[str]:
         """The ``k`` best gene ids."""
@@ -400,8 +408,8 @@ class AggregateRanking:
         object.__setattr__(self, "statistics", stats)
 
     def order(self) -> np.ndarray:
-        """Gene indices from best to worst (ties broken by gene position)."""
-        return np.lexsort((np.arange(len(self.genes)), self.ranks))
+        """Gene indices from best to worst (ties broken by gene id)."""
+        return _order_by_rank(self.ranks, self.genes)
 
     def top(self, k: int) -> list[str]:
         return [self.genes[i] for i in self.order()[:k]]

@@ -80,6 +80,7 @@ def read_data(config: RunConfig) -> tuple[Expression, SampleCategories | None]:
         sample_ids=None if categories is None else categories.samples,
         duplicates=i.duplicate_genes,
         missing=i.missing_values,
+        decimal=i.decimal,
     )
     if categories is not None:
         expr, categories = align_labels(

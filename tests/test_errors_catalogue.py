@@ -177,7 +177,7 @@ def c_dup_gene(b):
 
 
 def c_wrong_delimiter(b):
-    p = _put(b, "expr", _matrix_text(sep=";"))
+    p = _put(b, "expr", _matrix_text(sep="|"))
     return rank(b), p, ("check the delimiter",)
 
 

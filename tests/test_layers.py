@@ -17,7 +17,17 @@ ROOT = Path(__file__).resolve().parents[1] / "kofs"
 
 #: lowest first; a module's layer is the first prefix that matches its dotted name
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("kofs.errors", "kofs.types", "kofs._ranks", "kofs.registry", "kofs.options")),
+    (
+        "base",
+        (
+            "kofs.errors",
+            "kofs.types",
+            "kofs._ranks",
+            "kofs.canonical",
+            "kofs.registry",
+            "kofs.options",
+        ),
+    ),
     ("io", ("kofs.io", "kofs.resources", "kofs.example")),
     ("knowledge", ("kofs.knowledge", "kofs.evidence")),
     ("methods", ("kofs.rankers", "kofs.aggregate")),

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from kofs.aggregate.partial import complete_ranks, partial_rank_matrix
+from kofs.canonical import canonical_rows
 from kofs.errors import ParameterError
 from kofs.registry import AGGREGATORS, resolve_params
 from kofs.types import AggregateRanking, Ranking
@@ -76,18 +77,24 @@ def aggregate(
         relevant = np.fromiter((g in wanted for g in genes), dtype=bool, count=m)
         if not relevant.any():
             raise ParameterError("none of the relevant genes is among the ranked genes")
+    # the kernels see the genes sorted by id: the result does not depend on the lists' order
+    rows = canonical_rows(genes)
+    Rc = R[rows]
+    relc = None if relevant is None else relevant[rows]
     partial = bool(np.isnan(R).any()) or N > m
     if spec.partial_lists:
-        scores, weights, info = spec.func(R, relevant=relevant, universe=N, **resolved)
+        scores_c, weights, info = spec.func(Rc, relevant=relc, universe=N, **resolved)
     else:
-        full = complete_ranks(R, universe=N) if partial else R
-        mask = relevant
-        if relevant is not None and N > m:
-            mask = np.concatenate([relevant, np.zeros(N - m, dtype=bool)])
-        scores, weights, info = spec.func(full, relevant=mask, **resolved)
-        scores = np.asarray(scores)[:m]
+        full = complete_ranks(Rc, universe=N) if partial else Rc
+        mask = relc
+        if relc is not None and N > m:
+            mask = np.concatenate([relc, np.zeros(N - m, dtype=bool)])
+        scores_c, weights, info = spec.func(full, relevant=mask, **resolved)
+    scores = _uncanonical(scores_c, rows, m)
     info = dict(info)
-    statistics = {k: np.asarray(v)[:m] for k, v in (info.pop("statistics", None) or {}).items()}
+    statistics = {
+        k: _uncanonical(v, rows, m) for k, v in (info.pop("statistics", None) or {}).items()
+    }
     if partial:
         info["universe"] = N
         info["list_lengths"] = dict(zip(names, map(int, (~np.isnan(R)).sum(axis=0)), strict=True))
@@ -101,6 +108,13 @@ def aggregate(
         info={"method": method, **resolved, **info},
         statistics=statistics,
     )
+
+
+def _uncanonical(values, rows: np.ndarray, m: int) -> np.ndarray:
+    """Per-gene values computed in canonical row order, back in the lists' gene order."""
+    out = np.empty(m, dtype=np.float64)
+    out[rows] = np.asarray(values, dtype=np.float64)[:m]
+    return out
 
 
 def _apply_universe(

@@ -39,6 +39,13 @@ def _ints(value: str, option: str) -> list[int]:
 @click.option("--genes-in", type=click.Choice(["rows", "columns"]), default=None)
 @click.option("--gene-column", default=None, help="Column of EXPRESSION holding the gene ids.")
 @click.option(
+    "--decimal",
+    type=click.Choice([".", ","]),
+    default=".",
+    show_default=True,
+    help="Decimal mark of EXPRESSION's numbers (',' for 1,23).",
+)
+@click.option(
     "--known-genes",
     "known",
     multiple=True,
@@ -88,6 +95,7 @@ def evaluate_cmd(
     missing_labels,
     genes_in,
     gene_column,
+    decimal,
     known,
     top,
     classifiers,
@@ -117,7 +125,11 @@ def evaluate_cmd(
 
     cats = read_labels(labels, sample_column=sample_column, label_column=label_column)
     expr = read_expression(
-        expression, genes_in=genes_in, gene_column=gene_column, sample_ids=cats.samples
+        expression,
+        genes_in=genes_in,
+        gene_column=gene_column,
+        sample_ids=cats.samples,
+        decimal=decimal,
     )
     expr, cats = align_labels(expr, cats, missing=missing_labels, labels_path=labels)
     group_ids = None

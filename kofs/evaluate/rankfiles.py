@@ -51,6 +51,68 @@ class RankFile:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+_CUT = "the file is cut (an interrupted copy or write?); use the complete ranking.tsv"
+
+
+def _check_complete(table: Path) -> None:
+    """Refuse a ranking table whose last line is cut or whose rows lack fields."""
+    from kofs.io._table import read_bytes
+
+    data = read_bytes(table)
+    if not data.endswith(b"\n"):
+        raise InputError(
+            f"last line has no line end: {_CUT}", path=str(table), line=data.count(b"\n") + 1
+        )
+    lines = data.split(b"\n")[:-1]
+    if not any(line.strip() for line in lines[1:]):
+        raise InputError(
+            "has a header line but no genes; give the complete ranking.tsv", path=str(table)
+        )
+    n = lines[0].count(b"\t")
+    for i, line in enumerate(lines[1:], start=2):
+        k = line.count(b"\t")
+        if line.strip() and k != n:
+            raise InputError(
+                f"has {k + 1} fields but the header has {n + 1}: {_CUT}",
+                path=str(table),
+                line=i,
+            )
+
+
+def _check_not_cut(ranks: dict[str, np.ndarray], text, table: Path, base: Path) -> None:
+    """Refuse a ranking whose ranks (final or of a list) or manifest show missing rows."""
+    final = ranks["final"]
+    bad = np.flatnonzero(np.isnan(final) & ~text.isin(["NA", ""]).to_numpy())
+    if bad.size:
+        raise InputError(
+            f"rank {text.iloc[int(bad[0])]!r} is not a number; give a ranking.tsv written by "
+            "`kofs rank`",
+            path=str(table),
+            line=int(bad[0]) + 2,
+        )
+    n = len(final)
+    for name, r in ranks.items():
+        top = float(np.nanmax(r)) if np.isfinite(r).any() else 0.0
+        if top > n + 0.5:
+            col = "rank" if name == "final" else f"rank:{name}"
+            raise InputError(
+                f"lists {n} genes but column {col!r} goes up to {top:g}: {_CUT}",
+                path=str(table),
+            )
+    mfile = base / "manifest.json"
+    if table.name == "ranking.tsv" and mfile.is_file():
+        import json
+
+        try:
+            expected = json.loads(mfile.read_text(encoding="utf-8"))["matrix"]["genes"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return
+        if isinstance(expected, int) and expected != n:
+            raise InputError(
+                f"lists {n} genes but {mfile.name} records {expected}: {_CUT}", path=str(table)
+            )
+
+
 def read_rank_output(path: str | os.PathLike) -> RankFile:
     """Read a ``ranking.tsv`` or an output folder of ``kofs rank``.
 
@@ -61,8 +123,10 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
     Raises
     ------
     InputError
-        Missing file, an incomplete or changed output folder, or a table without the
-        ``gene`` and ``rank`` columns.
+        Missing file, an incomplete or changed output folder (its ``.kofs-complete``), a
+        table without the ``gene`` and ``rank`` columns, or a cut table: a last line without
+        line end, a row with too few fields, ranks beyond the number of listed genes, or fewer
+        genes than the folder's ``manifest.json`` records.
     """
     import pandas as pd
 
@@ -80,6 +144,7 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
         check_complete(folder)
     else:
         verify_output_file(table)
+    _check_complete(table)
     try:
         df = pd.read_csv(table, sep="\t", dtype=str, keep_default_na=False, quoting=3)
     except Exception as exc:  # pandas raises many kinds on malformed text
@@ -101,6 +166,7 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
     for col in df.columns:
         if col.startswith("rank:"):
             ranks[col[5:]] = num(col)
+    _check_not_cut(ranks, df["rank"], table, folder or table.parent)
     weights = config = None
     base = folder or table.parent
     wfile = base / "weights.tsv"

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from kofs.aggregate import aggregate as aggregate_lists
+from kofs.canonical import canonicalize, restore_aggregate, restore_ranking
 from kofs.context import Context
 from kofs.errors import ParameterError
 from kofs.pipeline import build_lists, relevant_gene_ids
@@ -85,6 +86,8 @@ class KofsRanking:
         """
         from kofs.plans import kofs_plan
 
+        canon = canonicalize(expression, labels)  # order-free results, as in pipeline.rank
+        expression, labels = canon.expression, canon.labels
         rel = None
         if self.list_relevant_genes is not None:
             rel = self._mapped(expression, "list_relevant_genes", self.list_relevant_genes)
@@ -110,7 +113,10 @@ class KofsRanking:
                 if not G:
                     raise ParameterError(f"{agg.name}: none of its known genes is in the matrix")
             out[agg.name] = aggregate_lists(lists, agg.method, relevant_genes=G, params=agg.params)
-        return out
+        return {
+            k: restore_ranking(v, canon) if isinstance(v, Ranking) else restore_aggregate(v, canon)
+            for k, v in out.items()
+        }
 
     def _mapped(self, expression: Expression, key: str, genes: Sequence[str]) -> tuple[str, ...]:
         """Known genes as matrix ids, mapped once per gene set (folds share the genes)."""

@@ -10,7 +10,8 @@
 * :func:`read_table` — a :class:`pandas.DataFrame` of stripped strings built on the scan.
 
 A header one field shorter than every data row (R's ``write.table`` layout) gets an empty name
-for its first column.
+for its first column. Trailing delimiters (empty fields at the end of data rows, of the header
+or of both) are dropped, so they never shift the columns.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ MISSING_TOKENS = ("", "NA", "N/A", "NaN", "nan", "NAN", "null", "NULL", "None", 
 _FLOAT_KW = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
+_SEP_NAMES = {"\t": "tab", ",": "comma", ";": "semicolon"}
 
 
 def display_name(path: str | os.PathLike) -> str:
@@ -76,10 +78,42 @@ def _raw(path: str | os.PathLike) -> bytes:
         raise InputError(f"cannot be read ({exc.strerror})", path=p) from None
 
 
+def _utf16_kind(raw: bytes) -> str | None:
+    """``"utf-16"`` (with a byte-order mark), ``"utf-16-le"``/``"-be"`` (text whose every other
+    byte is NUL, as Excel's "Unicode text" without a mark), else None."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    head = raw[:4096]
+    if len(head) >= 8 and len(head) % 2 == 0:
+        even, odd = head[0::2], head[1::2]
+        if odd.count(0) == len(odd) and even.count(0) == 0:
+            return "utf-16-le"
+        if even.count(0) == len(even) and odd.count(0) == 0:
+            return "utf-16-be"
+    return None
+
+
+def _from_utf16(raw: bytes, name: str) -> bytes:
+    """UTF-16 text (Excel "Unicode text", PowerShell output) re-encoded as UTF-8."""
+    kind = _utf16_kind(raw)
+    if kind is None:
+        return raw
+    try:
+        text = raw.decode(kind)
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"looks like UTF-16 text but cannot be decoded ({exc.reason}); save it as UTF-8",
+            path=name,
+        ) from None
+    log.info("%s: decoded from %s", name, kind.upper())
+    return text.encode("utf-8")
+
+
 def read_bytes(path: str | os.PathLike) -> bytes:
     """The decompressed, validated UTF-8 content of ``path`` as bytes.
 
-    Line ends are normalised to ``\\n`` and a byte-order mark is removed. The content is
+    Line ends are normalised to ``\\n`` and a byte-order mark is removed; UTF-16 text (with a
+    byte-order mark, or recognised by its NUL bytes) is re-encoded as UTF-8. The content is
     guaranteed to decode as UTF-8 and to contain no NUL byte.
 
     Raises
@@ -107,6 +141,7 @@ def read_bytes(path: str | os.PathLike) -> bytes:
             "compress it with gzip or drop the .gz suffix",
             path=name,
         )
+    raw = _from_utf16(raw, name)
     if raw.startswith(_BOM):
         raw = raw[len(_BOM) :]
     if not raw.strip():
@@ -137,10 +172,13 @@ def open_text(path: str | os.PathLike) -> io.StringIO:
 
 
 def sniff_delimiter(header: str, path: str | os.PathLike | None = None) -> str:
-    """Tab or comma: whichever occurs more in the header line, else by extension, else tab."""
+    """Tab or comma: whichever occurs more in the header line; a header with neither but with
+    semicolons: semicolon; else by extension (comma for ``.csv``), else tab."""
     tabs, commas = header.count("\t"), header.count(",")
     if tabs or commas:
         return "\t" if tabs >= commas else ","
+    if header.count(";"):
+        return ";"  # European spreadsheets' CSV (decimal commas)
     name = "" if path is None else os.fspath(path).lower()
     if name.endswith(".gz"):
         name = name[:-3]
@@ -178,7 +216,9 @@ class TextTable:
     def n_rows(self) -> int:
         return len(self.line_numbers)
 
-    def frame(self, *, dtype=str, na_values=None, usecols=None, nrows=None) -> pd.DataFrame:
+    def frame(
+        self, *, dtype=str, na_values=None, usecols=None, nrows=None, decimal: str = "."
+    ) -> pd.DataFrame:
         """Parse the data rows with pandas (columns named by position ``0..k-1``).
 
         ``dtype``/``na_values`` are passed to :func:`pandas.read_csv`; without ``na_values``
@@ -198,6 +238,7 @@ class TextTable:
                 skip_blank_lines=True,
                 usecols=usecols,
                 nrows=nrows,
+                decimal=decimal,
                 engine="c",
                 **_FLOAT_KW,
                 encoding="utf-8",
@@ -217,6 +258,52 @@ def _split_fields(line: bytes, sep: str, quoted: bool) -> list[str]:
     return next(csv.reader([text], delimiter=sep))
 
 
+def _trailing_delimiters(lines, rows, counts, head, sep, quoted, name):
+    """Undo trailing delimiters (empty last fields) that would shift columns.
+
+    The real width ``w`` is the header's length without its trailing empty names. Data rows
+    longer than ``w`` lose their trailing *empty* fields (tabs or commas at the end of data
+    lines, of the header, or of both; one or several). The edit is kept only when it leaves
+    every row ``w`` fields long, or every row ``w + 1`` long with a header without trailing
+    empty names (R's ``write.table`` layout, which the caller then reads); otherwise nothing
+    changes and the caller reports the ragged row.
+
+    ``lines`` is edited in place. Returns (header, n_fields, counts, edited).
+    """
+    n = len(head)
+    w = n
+    while w > 1 and head[w - 1] == "":
+        w -= 1
+    longer = [k for k, c in enumerate(counts) if c > w]
+    if not longer:
+        if w < n:
+            log.info("%s: the header ends with delimiters the data rows lack; ignored", name)
+        return head[:w], w, counts, False
+    bsep = sep.encode("utf-8")
+    new_lines, new_counts = {}, list(counts)
+    for k in longer:
+        parts = lines[rows[k]].rsplit(bsep, counts[k] - w)
+        t = 0  # trailing empty fields
+        while t < len(parts) - 1 and not parts[-1 - t].replace(b'"', b"").strip():
+            t += 1
+        if t:
+            new_lines[k] = bsep.join(parts[: len(parts) - t])
+            new_counts[k] = counts[k] - t
+    if not new_lines:
+        return head, n, counts, False
+    widths = set(new_counts)
+    if widths != {w} and not (widths == {w + 1} and w == n):
+        return head, n, counts, False
+    for k, line in new_lines.items():
+        lines[rows[k]] = line
+    log.info(
+        "%s: %d data rows end with empty fields (trailing delimiters); ignored",
+        name,
+        len(new_lines),
+    )
+    return head[:w], w, new_counts, True
+
+
 def scan_table(
     path: str | os.PathLike,
     *,
@@ -232,7 +319,7 @@ def scan_table(
     ----------
     path : str or path-like
         File path or ``"-"`` for stdin.
-    sep : {"\\t", ",", None}
+    sep : {"\\t", ",", ";", None}
         Delimiter; sniffed from the header line when None.
     comment : str, optional
         Lines starting with this character are skipped (e.g. ``"#"``).
@@ -282,6 +369,11 @@ def scan_table(
         counts = [lines[i].count(bsep) + 1 for i in rows]
     head = [f.strip() for f in _split_fields(lines[first], sep, quoted)] if header else []
     n = len(head) if header else counts[0]
+    if header:
+        head, n, counts, stripped = _trailing_delimiters(
+            lines, rows, counts, head, sep, quoted, name
+        )
+        cleaned = cleaned or stripped
     if header and counts and len(set(counts)) == 1 and counts[0] == n + 1:
         head = ["", *head]  # R write.table layout: row names without a header field
         n += 1
@@ -291,7 +383,7 @@ def scan_table(
             expected = "the header" if header else f"line {rows[0] + 1}"
             raise InputError(
                 f"has {c} fields but {expected} has {n}; check the delimiter "
-                f"({'tab' if sep == chr(9) else 'comma'}) and that no row is cut or has extra fields",
+                f"({_SEP_NAMES.get(sep, repr(sep))}) and that no row is cut or has extra fields",
                 path=name,
                 line=i + 1,
             )

@@ -21,12 +21,19 @@ import pandas as pd
 import scipy.sparse as sp
 
 from kofs.errors import InputError, KofsError, ParameterError
-from kofs.io._table import MISSING_TOKENS, TextTable, display_name, scan_table
+from kofs.io._matrix_formats import plain_table
+from kofs.io._table import MISSING_TOKENS, TextTable, display_name, read_bytes, scan_table
 from kofs.types import Expression
 
 log = logging.getLogger(__name__)
 
-__all__ = ["read_expression", "guess_namespace", "DUPLICATE_POLICIES", "MISSING_POLICIES"]
+__all__ = [
+    "read_expression",
+    "guess_namespace",
+    "DECIMALS",
+    "DUPLICATE_POLICIES",
+    "MISSING_POLICIES",
+]
 
 DUPLICATE_POLICIES = ("error", "first", "mean", "max-variance")
 MISSING_POLICIES = ("error", "drop-gene", "impute-mean")
@@ -35,6 +42,15 @@ GENES_IN = ("rows", "columns")
 HUGE = 1e300
 _SNIFF_ROWS = 1000
 _NUMBER = r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eEdD][+-]?\d+)?|inf|infinity|nan)"
+_NUMBER_COMMA = _NUMBER.replace("\\.", ",")  # decimal=",": 1,5 / ,5 / 1,5e-3
+# numbers written in a format kofs does not read by default (named in the error message)
+_DECIMAL_COMMA = re.compile(r"[+-]?(?:\d+,\d*|,\d+)(?:[eE][+-]?\d+)?")
+_THOUSANDS = re.compile(
+    r"[+-]?\d{1,3}(?:(?:,\d{3})+(?:\.\d+)?|(?:\.\d{3})+,\d+|(?:\.\d{3}){2,}"
+    r"|(?:[ '\u00a0\u202f]\d{3})+(?:[.,]\d+)?)"
+)
+_PERCENT = re.compile(r"[+-]?(?:\d+[.,]?\d*|[.,]\d+)\s*%")
+DECIMALS = (".", ",")
 
 # normalised column name -> canonical annotation key understood by kofs.io.ids
 _CANONICAL = {
@@ -55,6 +71,20 @@ _ID_NAMES = set(_CANONICAL) | {
 _GENE_WORDS = {"gene", "genes", "geneid"}
 _SAMPLE_WORDS = {"sample", "sampleid", "samples", "samplename", "cell", "cellid", "barcode"}
 _ANNOTATION_KEYS = ("entrez", "symbol", "ensembl")
+# ids that name genes (Ensembl, Affymetrix/Illumina/Agilent probes, RefSeq, HGNC-like symbols of
+# at least two letters) or samples (GEO, TCGA, SRA, cell barcodes, S1/P01/patient_3/ctrl2 ...)
+_GENE_ID = re.compile(
+    r"ENS[A-Z]*[GTP]\d+(\.\d+)?|\d+(_[a-z])?_at|AFFX-.+|ILMN_\d+|A_\d+_P\d+|[NX][MR]_\d+(\.\d+)?"
+    r"|(?i:gene|probe|feature|transcript|protein)[-_. ]?\d+"
+    r"|(?=(?:[A-Za-z0-9]*[A-Za-z]){2})[A-Z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*"
+)
+_SAMPLE_ID = re.compile(
+    r"GSM\d+|TCGA-.+|[SDE]RR\d+|[ACGTN]{8,}(-\d+)?"
+    r"|(?i:s|smp|sample|p|pt|pat|patient|case|ctrl|control|ctl|donor|subject|rep|replicate"
+    r"|cell|mouse|rat|animal|tumou?r|normal|healthy|day|d|t|time)[-_. ]?\d+[A-Za-z]?",
+)
+# the longer axis is taken for the genes without a warning only when it is clearly longer
+_SURE_LONG, _SURE_RATIO = 200, 4
 _CONTENT_GUESSED = {"id", "gene", "geneid", "genes", "name"}
 
 
@@ -96,23 +126,62 @@ def _find_column(header: Sequence[str], wanted: str, *, path: str, option: str) 
     )
 
 
-def _mostly_text(values: pd.Series) -> bool:
+def _number_re(decimal: str) -> str:
+    return _NUMBER if decimal == "." else _NUMBER_COMMA
+
+
+def _number_like(v: pd.Series, decimal: str) -> pd.Series:
+    """Cells that are numbers, also in a format needing an option (``1,5``, ``1,234``, ``5%``)."""
+    numeric = v.str.fullmatch(_NUMBER, case=False)
+    for rx in (_NUMBER_COMMA, _THOUSANDS, _PERCENT):
+        numeric |= v.str.fullmatch(rx)
+    return numeric
+
+
+def _mostly_text(values: pd.Series, decimal: str = ".") -> bool:
     v = values.dropna().astype(str).str.strip()
     v = v[~v.isin(MISSING_TOKENS)]
     if v.empty:
         return False
-    numeric = v.str.fullmatch(_NUMBER, case=False)
-    return float((~numeric).mean()) > 0.5
+    return float((~_number_like(v, decimal)).mean()) > 0.5
 
 
-def _id_column_count(table: TextTable, gene_idx: int | None) -> int:
+def _number_hint(text: str, decimal: str) -> str:
+    """What to do about a cell that is not a number in the expected format."""
+    t = text.strip()
+    if _PERCENT.fullmatch(t):
+        return "percentages are not read: write plain numbers (12% as 0.12 or 12)"
+    if decimal == "." and _DECIMAL_COMMA.fullmatch(t):
+        return (
+            (
+                "the comma is a decimal comma or a thousands separator: "
+                if _THOUSANDS.fullmatch(t)
+                else "the file uses a decimal comma: "
+            )
+            + "read decimal commas with --decimal , (decimal=','; the delimiter must then be a "
+            "tab or a semicolon), write thousands without separators"
+        )
+    if _THOUSANDS.fullmatch(t):
+        return (
+            "the number has thousands separators, which are not read: write numbers without "
+            "them (1234.5, not 1,234.5 or 1.234,5)"
+        )
+    if decimal == "," and re.fullmatch(_NUMBER, t, flags=re.IGNORECASE):
+        return "a decimal point in a file read with --decimal ,: use one decimal mark throughout"
+    return (
+        "use a dot as decimal separator (or --decimal , for decimal commas) and NA for "
+        "missing values"
+    )
+
+
+def _id_column_count(table: TextTable, gene_idx: int | None, decimal: str = ".") -> int:
     head = table.frame(dtype=str, nrows=_SNIFF_ROWS)
     k = 1
     while k < len(table.header):
         name = table.header[k]
         if (gene_idx is not None and k <= gene_idx) or _norm(name) in _ID_NAMES:
             k += 1
-        elif _mostly_text(head[k]):
+        elif _mostly_text(head[k], decimal):
             k += 1
         else:
             break
@@ -130,14 +199,14 @@ def _id_column_count(table: TextTable, gene_idx: int | None) -> int:
     return k
 
 
-def _first_bad_cell(table: TextTable, n_id: int) -> tuple[int, int, str]:
+def _first_bad_cell(table: TextTable, n_id: int, decimal: str = ".") -> tuple[int, int, str]:
     """(row, column, text) of the first non-numeric data cell in file order."""
     cols = list(range(n_id, len(table.header)))
     s = table.frame(dtype=str, usecols=cols)
     best = (None, None, "")
     for c in cols:
         v = s[c].str.strip()
-        bad = ~(v.isin(MISSING_TOKENS) | v.str.fullmatch(_NUMBER, case=False))
+        bad = ~(v.isin(MISSING_TOKENS) | v.str.fullmatch(_number_re(decimal), case=False))
         if bad.any():
             r = int(np.flatnonzero(bad.to_numpy())[0])
             if best[0] is None or r < best[0]:
@@ -145,19 +214,19 @@ def _first_bad_cell(table: TextTable, n_id: int) -> tuple[int, int, str]:
     return best
 
 
-def _parse(table: TextTable, n_id: int) -> tuple[pd.DataFrame, np.ndarray]:
+def _parse(table: TextTable, n_id: int, decimal: str = ".") -> tuple[pd.DataFrame, np.ndarray]:
     dtype = {k: (str if k < n_id else np.float64) for k in range(len(table.header))}
     try:
-        frame = table.frame(dtype=dtype, na_values=list(MISSING_TOKENS))
+        frame = table.frame(dtype=dtype, na_values=list(MISSING_TOKENS), decimal=decimal)
     except KofsError:
         raise  # InputError is also a ValueError
     except (ValueError, TypeError, OverflowError) as exc:
-        row, col, text = _first_bad_cell(table, n_id)
+        row, col, text = _first_bad_cell(table, n_id, decimal)
         if row is None:
             raise InputError(f"cannot parse the numeric columns ({exc})", path=table.path) from None
         raise InputError(
-            f"non-numeric value {text!r} where a number is expected; use a dot as decimal "
-            "separator and NA for missing values",
+            f"non-numeric value {text!r} where a number is expected; "
+            + _number_hint(text, decimal),
             path=table.path,
             line=int(table.line_numbers[row]),
             column=table.header[col] or col + 1,
@@ -209,7 +278,8 @@ def _orientation(genes_in, gene_column, sample_ids, row_ids, col_ids, path, id_n
                 "columns" if in_cols > in_rows else "rows",
             )
             return "rows" if in_cols > in_rows else "columns"
-        log.warning("%s: no axis matches the labels' sample ids; guessing the orientation", path)
+        # aligning the labels reports the mismatch; no warning line before that error
+        log.info("%s: no axis matches the labels' sample ids; guessing the orientation", path)
     first = _norm(id_names[0]) if id_names else ""
     if any(_norm(h) in _CANONICAL or _norm(h) in _GENE_WORDS for h in id_names):
         log.info("%s: genes are the rows (named by the id column %r)", path, id_names[0])
@@ -217,9 +287,42 @@ def _orientation(genes_in, gene_column, sample_ids, row_ids, col_ids, path, id_n
     if first in _SAMPLE_WORDS:
         log.info("%s: samples are the rows (id column %r)", path, id_names[0])
         return "columns"
+    vote = _id_vote(row_ids) - _id_vote(col_ids)
+    if abs(vote) >= 0.5:
+        genes_in = "rows" if vote > 0 else "columns"
+        log.info(
+            "%s: genes are the %s (their ids look like gene ids, the others like sample ids)",
+            path,
+            genes_in,
+        )
+        return genes_in
     genes_in = "rows" if len(row_ids) >= len(col_ids) else "columns"
-    log.info("%s: genes are the %s (the longer axis); set genes_in to override", path, genes_in)
+    long, short = max(len(row_ids), len(col_ids)), min(len(row_ids), len(col_ids))
+    if long >= _SURE_LONG and long >= _SURE_RATIO * short:
+        log.info("%s: genes are the %s (the longer axis)", path, genes_in)
+    else:
+        log.warning(
+            "%s: guessed that genes are the %s (%d %s x %d %s: the longer axis); if not, "
+            "use --genes-in %s",
+            path,
+            genes_in,
+            len(row_ids),
+            "rows",
+            len(col_ids),
+            "columns",
+            "columns" if genes_in == "rows" else "rows",
+        )
     return genes_in
+
+
+def _id_vote(ids: Sequence[str]) -> float:
+    """How gene-like (+1) or sample-like (-1) a list of ids looks, on average."""
+    ids = [str(i).strip() for i in ids[:_SNIFF_ROWS] if str(i).strip()]
+    if not ids:
+        return 0.0
+    sample = sum(bool(_SAMPLE_ID.fullmatch(i)) for i in ids)
+    gene = sum(bool(_GENE_ID.fullmatch(i)) for i in ids if not _SAMPLE_ID.fullmatch(i))
+    return (gene - sample) / len(ids)
 
 
 def _check_samples(samples: list[str], layout: _Layout, path: str) -> None:
@@ -244,6 +347,19 @@ def _apply_missing(G, genes, ann, positions, samples, layout, missing, path):
     nan = np.isnan(G)
     if not nan.any():
         return G, genes, ann, positions
+    empty = np.flatnonzero(nan.all(axis=0))
+    if empty.size and G.shape[0] > 1:
+        s = int(empty[0])
+        where = (
+            f"column {layout.n_id + s + 1} of the header"
+            if layout.genes_in == "rows"
+            else f"line {layout.line_numbers[s]}"
+        )
+        raise InputError(
+            f"sample {samples[s]!r} ({where}) has no value for any gene ({empty.size} such "
+            "samples); the columns may be shifted or the sample is empty: remove it from the file",
+            path=path,
+        )
     if missing == "error":
         g, s, line, col = layout.first_cell(nan, positions, genes, samples)
         raise InputError(
@@ -344,6 +460,7 @@ def read_expression(
     sample_ids: Sequence[str] | None = None,
     duplicates: str = "error",
     missing: str = "error",
+    decimal: str = ".",
 ) -> Expression:
     """Read an expression matrix into an :class:`~kofs.types.Expression` (samples x genes).
 
@@ -367,6 +484,9 @@ def read_expression(
     missing : {"error", "drop-gene", "impute-mean"}, default "error"
         Empty/NA cells: fail naming the cell; drop genes with any missing value; replace by the
         gene's mean over its other samples (genes missing everywhere are dropped).
+    decimal : {".", ","}, default "."
+        Decimal mark of the numbers. With ``","`` (``1,23``) the delimiter must be a tab or a
+        semicolon. Thousands separators and ``%`` are never read (the error says so).
 
     Returns
     -------
@@ -387,13 +507,27 @@ def read_expression(
         _choice(genes_in, GENES_IN, "genes_in")
     _choice(duplicates, DUPLICATE_POLICIES, "duplicates")
     _choice(missing, MISSING_POLICIES, "missing")
+    _choice(decimal, DECIMALS, "decimal")
     name = display_name(path)
-    table = scan_table(path, unique_columns=False)
+    data, fmt, fixed_ids = plain_table(read_bytes(path), name)
+    if fmt is not None and genes_in is None:
+        genes_in = "rows"  # GCT and series matrices put genes in rows
+    table = scan_table(path, unique_columns=False, data=data)
+    del data
+    if decimal == "," and table.sep == "," and b'"' not in table.data:
+        raise ParameterError(
+            "decimal=',' (--decimal ,) needs a tab- or semicolon-delimited file (or quoted "
+            'numbers such as "1,5"), but this one is comma-delimited',
+            path=name,
+        )
     gene_idx = None
     if gene_column is not None:
         gene_idx = _find_column(table.header, gene_column, path=name, option="gene_column")
-    n_id = _id_column_count(table, gene_idx)
-    ids, values = _parse(table, n_id)
+    if fixed_ids is not None and (gene_idx is None or gene_idx < fixed_ids):
+        n_id = fixed_ids  # GCT / series matrix: the format says which columns are metadata
+    else:
+        n_id = _id_column_count(table, gene_idx, decimal)
+    ids, values = _parse(table, n_id, decimal)
     header, line_numbers = table.header, table.line_numbers
     del table  # the raw text is no longer needed
     row_col = 0 if gene_idx is None else gene_idx

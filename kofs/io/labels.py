@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import logging
 import os
+import re
 from collections import Counter
 
 from kofs.errors import InputError, ParameterError
@@ -37,6 +38,25 @@ def _column(header: list[str], wanted: str | None, *, path: str, option: str) ->
     raise ParameterError(
         f"{option} {wanted!r} is not a column; {hint}columns are {shown}", path=path
     )
+
+
+def _fold(label: str) -> str:
+    return re.sub(r"\s+", "", label).casefold()
+
+
+def _check_label_spelling(labels: list[str], lines, path: str) -> None:
+    """Refuse two labels that differ only in case or whitespace ("Tumor" / "tumor")."""
+    first: dict[str, tuple[str, int]] = {}
+    for v, line in zip(labels, lines, strict=True):
+        key = _fold(v)
+        if key in first and first[key][0] != v:
+            raise InputError(
+                f"labels {first[key][0]!r} (line {first[key][1]}) and {v!r} (line {line}) differ "
+                "only in case or spaces and would be two classes; spell them identically (or "
+                "rename one to a clearly different class)",
+                path=path,
+            )
+        first.setdefault(key, (v, line))
 
 
 def read_labels(
@@ -120,6 +140,7 @@ def read_labels(
         keep.append(i)
     if len(keep) < len(samples):
         log.info("%s: %d repeated rows merged", name, len(samples) - len(keep))
+    _check_label_spelling([labels[i] for i in keep], [lines[i] for i in keep], name)
     counts = Counter(labels[i] for i in keep)
     log.info(
         "%s: %d samples, classes %s",

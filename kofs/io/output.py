@@ -309,10 +309,10 @@ def write_ranking(
     Columns: ``gene``, ``rank``, ``score`` (of ``final``), then the per-gene statistics of
     ``final`` (e.g. ``p_value``, ``q_value`` of RRA; :attr:`AggregateRanking.statistics`),
     then ``rank:<list>`` and ``score:<list>`` (native score) for every list, then
-    ``evidence`` when given. Rows are sorted by final rank, ties by gene position. Numbers:
-    ranks as integers when integral, otherwise ``%.10g``; scores and statistics ``%.10g``;
-    NaN as ``NA``. A list that does not
-    contain a gene (partial lists) has ``NA`` in both of its cells.
+    ``evidence`` when given. Rows are sorted by final rank, ties by gene id (so the file does
+    not depend on the input's order). Numbers: ranks as integers when integral, otherwise
+    ``%.10g``; scores and statistics ``%.10g``; NaN as ``NA``. A list that does not contain a
+    gene (partial lists) has ``NA`` in both of its cells.
 
     Parameters
     ----------
@@ -360,7 +360,7 @@ def write_ranking(
         head += [f"rank:{n}", f"score:{n}"]
     if evidence is not None:
         head.append("evidence")
-    order = np.lexsort((np.arange(len(genes)), final.ranks)).tolist()
+    order = final.order().tolist()
     ranks = final.ranks.tolist()
     scores = final.scores.tolist()
     out = ["\t".join(head)]

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from kofs._ranks import constant_genes
+from kofs.canonical import canonical_inputs, canonicalize, restore_ranking
 from kofs.errors import KofsError, ParameterError
 from kofs.rankers._inputs import KIND_HINT
 from kofs.registry import RANKERS, RankerSpec, resolve_params
@@ -87,9 +89,14 @@ def run_ranker(
         raise ParameterError(f"ranker {name!r} needs {need}")
     _check_alignment(expression, inputs)
     resolved = resolve_params(f"ranker {name!r}", spec.params, params or {})
-    X = expression.values
-    if X.shape[0] < 2:
-        raise ParameterError(f"ranker {name!r} needs at least 2 samples, got {X.shape[0]}")
+    if expression.n_samples < 2:
+        raise ParameterError(
+            f"ranker {name!r} needs at least 2 samples, got {expression.n_samples}"
+        )
+    # kernels see genes and samples sorted by id: results do not depend on the input's order
+    canon = canonicalize(expression)
+    inputs = canonical_inputs(inputs, canon)
+    X = canon.expression.values
     try:
         out = spec.func(X, inputs, seed=seed, **resolved)
     except KofsError as exc:
@@ -104,16 +111,16 @@ def run_ranker(
         raise RuntimeError(
             f"ranker {name!r} returned {scores.shape} scores for {expression.n_genes} genes"
         )
-    constant = np.ptp(X, axis=0) == 0
-    scores[constant] = np.nan
-    return Ranking(
+    scores[constant_genes(X)] = np.nan
+    ranking = Ranking(
         name=list_name or name,
-        genes=expression.genes,
+        genes=canon.expression.genes,
         scores=scores,
         higher_is_better=spec.higher_is_better,
         params={"ranker": name, **resolved},
         info=dict(info),
     )
+    return restore_ranking(ranking, canon)
 
 
 def estimate_ranker(
