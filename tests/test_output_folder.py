@@ -89,10 +89,17 @@ def test_readers_check_the_marker(tmp_path):
     assert r.exit_code == 0, r.stderr
     assert read_rank_output(out).genes[:1]
     text = (out / "ranking.tsv").read_text()
-    (out / "ranking.tsv").write_text(text[: len(text) // 2])
+    rows = text.splitlines(keepends=True)  # an edit that keeps the table whole and its size
+    a, b = rows[1].split("\t", 1)[0], rows[2].split("\t", 1)[0]
+    assert len(a) == len(b) and a != b
+    rows[1], rows[2] = rows[1].replace(a, b, 1), rows[2].replace(b, a, 1)
+    (out / "ranking.tsv").write_text("".join(rows))
     with pytest.raises(InputError, match="differs from what kofs wrote"):
         read_rank_output(out / "ranking.tsv")
-    with pytest.raises(InputError, match="missing or was changed"):
+    with pytest.raises(InputError, match="differs from what kofs wrote"):
+        read_rank_output(out)
+    (out / "weights.tsv").unlink()
+    with pytest.raises(InputError, match="weights.tsv is missing or was changed"):
         read_rank_output(out)
     cfg = out / "config.resolved.yaml"
     assert "\nseed: 0\n" in cfg.read_text()

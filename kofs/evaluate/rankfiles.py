@@ -140,10 +140,6 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
         raise InputError(
             f"{where}; give a ranking.tsv or an output folder of `kofs rank`", path=str(p)
         )
-    if folder:
-        check_complete(folder)
-    else:
-        verify_output_file(table)
     _check_complete(table)
     try:
         df = pd.read_csv(table, sep="\t", dtype=str, keep_default_na=False, quoting=3)
@@ -167,6 +163,11 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
         if col.startswith("rank:"):
             ranks[col[5:]] = num(col)
     _check_not_cut(ranks, df["rank"], table, folder or table.parent)
+    # the specific diagnoses of a cut table above; anything else the folder's marker sees
+    # (an edited file, a file of the folder missing) here
+    if folder:
+        check_complete(folder)  # the marker is there, every file of the run has its size
+    verify_output_file(table)  # and the table read is byte for byte what kofs wrote
     weights = config = None
     base = folder or table.parent
     wfile = base / "weights.tsv"
