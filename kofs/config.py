@@ -202,6 +202,13 @@ class ResourcesConfig:
         help="Memory limit of the big steps, e.g. 4G or 512M (default: 80% of RAM); a step "
         "estimated above it fails early.",
     )
+    cache_dir: str | None = opt(
+        "cache_dir",
+        metavar="DIR",
+        help="Cache of parsed GO (closure, information content, GO graph) reused by later runs "
+        "(default: $KOFS_CACHE_DIR, else $XDG_CACHE_HOME/kofs or ~/.cache/kofs).",
+    )
+    no_cache: bool = opt("no_cache", "bool", False, help="Neither read nor write the GO cache.")
 
 
 #: section name -> its dataclass, in the order of ``--help`` and the docs

@@ -38,6 +38,8 @@ class Context:
     coverage : list of CoverageReport
     max_memory : int, optional
         Bytes; None = no check (:mod:`kofs.resources`).
+    progress : kofs.progress.Progress, optional
+        Told about each list and the long knowledge steps; None = silent.
     """
 
     expression: Expression
@@ -49,6 +51,7 @@ class Context:
     shared: dict[Any, Any] = field(default_factory=dict)
     coverage: list[CoverageReport] = field(default_factory=list)
     max_memory: int | None = None
+    progress: Any = None
 
     def cached(self, key: str, build: Callable[[], Any], *, gene_level: bool = False) -> Any:
         """Build a piece of internal knowledge once per run.

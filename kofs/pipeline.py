@@ -23,6 +23,7 @@ from kofs.canonical import canonicalize, restore_aggregate, restore_ranking
 from kofs.context import Context, ListPlan
 from kofs.errors import InputError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
+from kofs.progress import Progress, task
 from kofs.rankers import estimate_ranker, run_ranker
 from kofs.registry import RANKERS, resolve_params, unknown_message
 from kofs.resources import check_memory, resolve_limit
@@ -173,7 +174,7 @@ def build_lists(
     timings = {} if timings is None else timings
     lists: list[Ranking] = []
     with threadpool_limits(limits=threads):
-        for plan in plans:
+        for plan in task(context.progress, "lists", total=len(plans)).each(plans):
             t0 = time.perf_counter()
             inputs = plan.build_inputs(context)
             p = per_list[plan.name]
@@ -239,6 +240,7 @@ def rank(
     max_memory: int | str | None = None,
     defaults: str | None = None,
     shared: dict[str, Any] | None = None,
+    progress: Progress | None = None,
 ) -> RunResult:
     """Rank the genes of ``expression`` with every list the inputs allow and fuse the lists.
 
@@ -284,6 +286,8 @@ def rank(
     shared : dict, optional
         Gene-level internal knowledge shared between calls on subsets of samples (the folds
         of the honest protocol); see :class:`kofs.context.Context`.
+    progress : kofs.progress.Progress, optional
+        Told about each list and the GO steps (default: nothing reported).
 
     Returns
     -------
@@ -321,7 +325,10 @@ def rank(
         seed=seed,
         max_memory=resolve_limit(max_memory),
         shared={} if shared is None else shared,
+        progress=progress,
     )
+    if method != "msfs" and msfs_weights is not None:
+        log.warning("--msfs-weights is ignored: it weighs the similarities of --method msfs")
     # plans are lazy: knowledge is built inside run_plan, under the thread limit
     if method == "msfs":
         plans = msfs_plan(context, weights=msfs_weights)

@@ -12,6 +12,7 @@ Internal knowledge is built lazily, once per run, through :meth:`Context.cached`
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from kofs.context import Context, ListPlan, ListTemplate
@@ -23,6 +24,8 @@ from kofs.registry import unknown_message
 from kofs.sources import SOURCES, KnowledgeSources
 from kofs.sources._common import data_similarity
 from kofs.types import RankerInputs
+
+log = logging.getLogger(__name__)
 
 #: Lists built from the expression data (and labels) alone.
 EXPRESSION_LISTS = (
@@ -91,7 +94,16 @@ def msfs_plan(ctx: Context, *, weights: Sequence[float] | None = None) -> list[L
     """MSFS (book Alg. 9): SPEC on the weighted sum of every sample similarity the inputs give
     (expression, labels S^FIS, then each source's in ``msfs_order``: auxiliary data, GO-MAH,
     Pathway-FILT)."""
+    from kofs.options import options_of
+
     sources = ctx.sources or KnowledgeSources()
+    for spec in SOURCES:
+        if spec.name in sources and spec.msfs is None:
+            flag = options_of(spec.options)[0].flag
+            log.warning(
+                "%s is not used by --method msfs (MSFS combines sample similarities; the %s "
+                "source gives none): leave it out, or use --method kofs", flag, spec.name,
+            )  # fmt: skip
 
     def build(ctx: Context) -> RankerInputs:
         parts = [data_similarity(ctx)]

@@ -33,6 +33,11 @@ __all__ = [
     "estimate_dense_similarity",
     "estimate_expression_file",
     "estimate_go_all_pairs",
+    "estimate_go_annotations_file",
+    "estimate_go_semantics",
+    "estimate_go_similarity",
+    "estimate_obo_file",
+    "similarity_block_bytes",
     "estimate_knn_graph",
     "estimate_mahalanobis",
     "format_size",
@@ -305,9 +310,107 @@ def estimate_mahalanobis(
     return need
 
 
-def estimate_go_all_pairs(n_genes: int, n_terms: int = 0, *, block_genes: int = 1000) -> int:
-    """All-pairs GO gene similarity (``kofs gosim``): the dense genes x genes result plus its
-    text rendering (~3 x), and per block the term-term similarities of the block's terms
-    (``block_genes`` rows against every term)."""
+def estimate_go_all_pairs(
+    n_genes: int, n_terms: int = 0, *, block_genes: int = 1000, itemsize: int = F8
+) -> int:
+    """All-pairs GO gene similarity (``kofs gosim``), before the ontology is read: the dense
+    genes x genes result (``itemsize`` bytes per value: 4 in kofs mode, 8 in gosemsim mode)
+    and the term x gene maxima of the kernel (about as large), plus per block the term-term
+    similarities of the block's terms (``block_genes`` rows against every term). The kernel
+    checks its own, finer estimate once the term sets are known."""
     g = int(n_genes)
-    return 4 * F8 * g * g + F8 * min(g, int(block_genes)) * max(int(n_terms), g)
+    return 2 * int(itemsize) * g * g + F8 * min(g, int(block_genes)) * max(int(n_terms), g)
+
+
+def _text_size(path: str | os.PathLike) -> int | None:
+    """Uncompressed size of a (possibly gzip) file, None if unreadable."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError:
+        return None
+    return _gzip_size(p) or size
+
+
+def estimate_obo_file(path: str | os.PathLike) -> int | None:
+    """Parsing an OBO file with goatools: ~7 x its uncompressed size (term objects and their
+    dictionaries; measured 93 MB for the 17 MB go-basic.obo of 2022). None if unreadable."""
+    size = _text_size(path)
+    return None if size is None else 7 * size
+
+
+def _mean_line_length(path: str | os.PathLike, sample: int = 2000) -> float | None:
+    """Mean length of the first ``sample`` data lines (not starting with ``!`` or ``#``)."""
+    import gzip
+
+    try:
+        with open(path, "rb") as fh:
+            gz = fh.read(2) == b"\x1f\x8b"
+        with gzip.open(path, "rb") if gz else open(path, "rb") as fh:
+            lengths = []
+            for line in fh:
+                if not line.startswith((b"!", b"#")) and line.strip():
+                    lengths.append(len(line))
+                    if len(lengths) >= sample:
+                        break
+    except (OSError, EOFError):
+        return None
+    return sum(lengths) / len(lengths) if lengths else None
+
+
+#: Bytes per annotation row while reading (Python strings of ~5 fields, the arrays, the
+#: resolution against the ontology); measured 330-380 on GAF and TSV files.
+ANNOTATION_ROW = 450
+
+
+def estimate_go_annotations_file(path: str | os.PathLike) -> int | None:
+    """Reading GO annotations (GAF, gene2go, TSV): :data:`ANNOTATION_ROW` bytes per row, the
+    rows estimated from the uncompressed size and the mean length of the first data lines.
+    None if unreadable (the reader reports it)."""
+    size, mean = _text_size(path), _mean_line_length(path)
+    if size is None or not mean:
+        return None
+    return int(ANNOTATION_ROW * size / mean)
+
+
+def estimate_go_semantics(n_terms: int, n_rows: int) -> int:
+    """Closure and information content of one GO aspect (:func:`kofs.knowledge.go_semantics.go_semantics`):
+    the ancestor closure and its squares while it converges (3 CSR matrices of ~25 entries per
+    term; 18 on BP 2022) and the annotation rows' index arrays and incidence (~4 x 8 bytes per
+    row)."""
+    return 3 * CSR_ENTRY * 25 * int(n_terms) + 4 * F8 * int(n_rows)
+
+
+def similarity_block_bytes(limit: int | None, default: int = 256 * 2**20) -> int:
+    """Working memory per block of the GO similarity kernel: ``default`` (256 MB), smaller
+    under a memory limit (an eighth of it, at least 4 MB)."""
+    if limit is None:
+        return default
+    return int(min(default, max(4 * 2**20, limit // 8)))
+
+
+def estimate_go_similarity(
+    n_terms_rows: int,
+    n_genes_rows: int,
+    n_terms_cols: int | None = None,
+    n_genes_cols: int | None = None,
+    *,
+    itemsize: int = 4,
+    exact: bool = False,
+    bma: bool = True,
+    block_bytes: int = 256 * 2**20,
+) -> int:
+    """Gene x gene GO similarity by :func:`kofs.knowledge.go_similarity.gene_similarity_blocks`
+    (without the caller's output): the dense term x gene maxima ``X`` (row terms x column
+    genes) and, for BMA of two different gene lists, ``Y`` (column terms x row genes), each of
+    ``itemsize`` bytes per entry (4 in kofs mode, 8 in gosemsim mode, plus two exact float64
+    halves of each when ``exact``), and about two blocks of working memory."""
+    tr, gr = int(n_terms_rows), int(n_genes_rows)
+    symmetric = n_terms_cols is None
+    tc = tr if symmetric else int(n_terms_cols)
+    gc = gr if n_genes_cols is None else int(n_genes_cols)
+    per = itemsize + (2 * F8 if exact else 0)
+    need = per * tr * gc
+    if bma and not symmetric:
+        need += per * tc * gr
+    return need + 2 * int(block_bytes)

@@ -89,14 +89,29 @@ def read_data(config: RunConfig) -> tuple[Expression, SampleCategories | None]:
     return expr, categories
 
 
-def load_inputs(config: RunConfig) -> RunInputs:
-    """Read every file a config names."""
+def open_config_cache(config: RunConfig) -> Any:
+    """The GO cache a config asks for (``cache_dir``, ``no_cache``; :mod:`kofs.cache`)."""
+    from kofs.cache import open_cache
+
+    res = config.resources
+    return open_cache(res.cache_dir, enabled=not res.no_cache)
+
+
+def load_inputs(config: RunConfig, *, progress: Any = None) -> RunInputs:
+    """Read every file a config names (``progress``: a :class:`kofs.progress.Progress`)."""
     from kofs.io.genes import read_gene_list
+    from kofs.resources import resolve_limit
 
     expr, categories = read_data(config)
     rel_path = config.inputs.relevant_genes
     relevant = read_gene_list(rel_path) if rel_path else None
-    return RunInputs(expr, categories, relevant, read_sources(config))
+    sources = read_sources(
+        config,
+        cache=open_config_cache(config),
+        max_memory=resolve_limit(config.resources.max_memory),
+        progress=progress,
+    )
+    return RunInputs(expr, categories, relevant, sources)
 
 
 def rank_inputs(
@@ -106,9 +121,10 @@ def rank_inputs(
     aggregate: str | None = None,
     relevant_genes: Sequence[str] | None = None,
     shared: dict[str, Any] | None = None,
+    progress: Any = None,
 ) -> RunResult:
     """Plan, rank and aggregate read inputs as ``config`` says (``aggregate`` and
-    ``relevant_genes`` override the config's)."""
+    ``relevant_genes`` override the config's; ``progress``: a :class:`kofs.progress.Progress`)."""
     r, a, res = config.ranking, config.aggregation, config.resources
     result = rank(
         inputs.expression,
@@ -127,17 +143,22 @@ def rank_inputs(
         max_memory=res.max_memory,
         defaults=config.defaults,
         shared=shared,
+        progress=progress,
     )
     return replace(result, config=config)
 
 
-def run(config: RunConfig | Mapping[str, Any] | str | os.PathLike) -> RunResult:
+def run(
+    config: RunConfig | Mapping[str, Any] | str | os.PathLike, *, progress: Any = None
+) -> RunResult:
     """Run a config end to end (read, check memory, align, read sources, plan, rank,
     aggregate, evidence); nothing is written.
 
     Parameters
     ----------
     config : RunConfig, mapping of options, or path of a YAML config
+    progress : kofs.progress.Progress, optional
+        Told about GO parsing, information content, similarity blocks and each list.
 
     Returns
     -------
@@ -145,7 +166,7 @@ def run(config: RunConfig | Mapping[str, Any] | str | os.PathLike) -> RunResult:
         With ``config`` set; write it with :func:`kofs.outputs.write_result`.
     """
     cfg = as_config(config)
-    return rank_inputs(load_inputs(cfg), cfg)
+    return rank_inputs(load_inputs(cfg, progress=progress), cfg, progress=progress)
 
 
 def describe(config: RunConfig | Mapping[str, Any] | str | os.PathLike) -> dict[str, Any]:

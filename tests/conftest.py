@@ -76,6 +76,12 @@ def rng() -> np.random.Generator:
 
 
 @pytest.fixture(autouse=True)
+def _private_cache_dir(tmp_path, monkeypatch):
+    """Runs cache parsed GO in the user's cache folder by default: keep tests in tmp_path."""
+    monkeypatch.setenv("KOFS_CACHE_DIR", str(tmp_path / "kofs-cache"))
+
+
+@pytest.fixture(autouse=True)
 def _reset_kofs_logging():
     """The CLI configures the ``kofs`` logger for a process; give every test a fresh one."""
     import logging

@@ -26,9 +26,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "kofs.canonical",
             "kofs.registry",
             "kofs.options",
+            "kofs.progress",
         ),
     ),
-    ("io", ("kofs.io", "kofs.resources", "kofs.example")),
+    ("io", ("kofs.io", "kofs.resources", "kofs.example", "kofs.cache")),
     ("knowledge", ("kofs.knowledge", "kofs.evidence")),
     ("methods", ("kofs.rankers", "kofs.aggregate")),
     (

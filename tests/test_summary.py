@@ -22,6 +22,6 @@ def test_summary_on_terminal_only(monkeypatch, capsys):
     monkeypatch.setattr("sys.stderr", fake)
     _summary.print_summary(res, top=3, force=True, outputs=["out/ranking.tsv"])
     text = fake.getvalue()
-    assert "top 3 genes (em)" in text and "list weights (EM)" in text
+    assert "top 3 genes (em of 2 lists)" in text and "list weights (EM)" in text
     assert "coverage: pathways kegg.gmt" in text and "out/ranking.tsv" in text
     assert res.final.top(1)[0] in text

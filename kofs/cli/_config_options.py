@@ -70,12 +70,22 @@ def options_for(
 def config_options(
     sections: Iterable[str] | None = None, *, exclude: Iterable[str] = ("expression",)
 ) -> Callable[[Any], Any]:
-    """Decorator adding the options of ``sections`` (names of sections or single options)."""
-    opts = options_for(sections, exclude=exclude)
+    """Decorator adding the options of ``sections`` (names of sections or single options).
+
+    The options are made on first use (:class:`kofs.cli._group.LazyParamsCommand`, the command
+    class of ``kofs``'s group), after the command's own parameters.
+    """
+
+    def make() -> list[click.Parameter]:
+        def stub() -> None:
+            pass
+
+        for o in reversed(options_for(sections, exclude=exclude)):
+            stub = click_option(o)(stub)
+        return list(reversed(getattr(stub, "__click_params__", [])))
 
     def deco(func: Any) -> Any:
-        for o in reversed(opts):
-            func = click_option(o)(func)
+        func.__kofs_lazy_params__ = make
         return func
 
     return deco

@@ -95,8 +95,34 @@ def _report_interrupt(exc: KeyboardInterrupt, ctx: click.Context | None = None) 
     return 143 if stopped else 130
 
 
+class LazyParamsCommand(click.Command):
+    """A command whose generated options are made on first use.
+
+    A callback carrying ``__kofs_lazy_params__`` (a zero-argument callable returning click
+    parameters, set by :func:`kofs.cli._config_options.config_options`) gets them appended to
+    its parameters when help is shown or arguments are parsed, not when the command is
+    defined: generating them loads the knowledge-source plug-ins (numpy, scipy, pandas), which
+    ``kofs --version`` and ``kofs --help`` do not need.
+    """
+
+    @property
+    def params(self) -> list[click.Parameter]:  # type: ignore[override]
+        make = getattr(self.callback, "__kofs_lazy_params__", None)
+        if make is not None and not self._lazy_done:
+            self._lazy_done = True
+            self._params = self._params + list(make())
+        return self._params
+
+    @params.setter
+    def params(self, value: list[click.Parameter]) -> None:
+        self._params = list(value)
+        self._lazy_done = False
+
+
 class KofsGroup(click.Group):
     """A click group that turns errors into one-line messages and exit codes."""
+
+    command_class = LazyParamsCommand
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         try:  # parsing the command line: click alone would print "Aborted!" (exit 1)

@@ -3,8 +3,19 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-from kofs.pipeline import RunResult
+if TYPE_CHECKING:
+    from kofs.pipeline import RunResult
+
+
+def summary_title(result: RunResult) -> str:
+    """What ran: ``msfs``, the one list's name, or the aggregation method of several lists."""
+    if (result.settings or {}).get("method") == "msfs":
+        return "msfs"
+    if len(result.lists) == 1:
+        return result.lists[0].name
+    return f"{result.final.method} of {len(result.lists)} lists"
 
 
 def print_summary(
@@ -18,14 +29,14 @@ def print_summary(
 
     console = Console(stderr=True)
     final = result.final
-    t = Table(title=f"top {top} genes ({final.method})", show_lines=False)
+    t = Table(title=f"top {top} genes ({summary_title(result)})", show_lines=False)
     t.add_column("rank", justify="right")
     t.add_column("gene")
     t.add_column("score", justify="right")
     for i in final.order()[:top]:
         t.add_row(f"{final.ranks[i]:g}", final.genes[i], f"{final.scores[i]:.4g}")
     console.print(t)
-    if final.weights is not None:
+    if final.weights is not None and len(final.list_names) > 1:
         w = Table(title="list weights (EM)")
         w.add_column("list")
         w.add_column("weight", justify="right")

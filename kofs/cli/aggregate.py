@@ -7,23 +7,27 @@ command parses, makes one library call, writes the run files and summarises.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
 
 from kofs.cli._config_options import click_option
+from kofs.cli._group import LazyParamsCommand
 from kofs.cli._summary import print_summary
-from kofs.io.gene_lists import ListSpec, parse_list_spec
-from kofs.list_aggregation import (
-    AggregateListsConfig,
-    read_aggregate_config,
-    resolved_aggregate_config,
-    run_aggregate_config,
-)
-from kofs.options import options_of
 
-OPTIONS = options_of(AggregateListsConfig)
+if TYPE_CHECKING:
+    from kofs.io.gene_lists import ListSpec
+    from kofs.list_aggregation import AggregateListsConfig
+
+
+def options() -> list:
+    """The declared options of ``kofs aggregate`` (imported on use: ``kofs --version`` needs
+    no numpy)."""
+    from kofs.list_aggregation import AggregateListsConfig
+    from kofs.options import options_of
+
+    return options_of(AggregateListsConfig)
 
 
 def _dump(resolved: dict[str, Any]) -> str:
@@ -39,6 +43,7 @@ def _dump(resolved: dict[str, Any]) -> str:
 def execute(specs: list[ListSpec], config: AggregateListsConfig, *, quiet: bool = False):
     """Fuse the lists (one library call), write the run files, summarise; returns the paths."""
     from kofs.cli._group import hold_output
+    from kofs.list_aggregation import resolved_aggregate_config, run_aggregate_config
     from kofs.outputs import aggregate_manifest, write_run
 
     out = config.output
@@ -76,8 +81,9 @@ def run_config(config_path: str, overrides: dict[str, Any], *, quiet: bool) -> l
     command line that ``kofs aggregate`` has (``--output``, ``--top``, ...) override the file;
     any other is an error."""
     from kofs.errors import ParameterError
+    from kofs.list_aggregation import read_aggregate_config
 
-    known = {o.name for o in OPTIONS}
+    known = {o.name for o in options()}
     unknown = sorted(k for k in overrides if k not in known)
     if unknown:
         raise ParameterError(
@@ -106,13 +112,21 @@ def _typed(ctx: click.Context, values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _make_params() -> list[click.Parameter]:
+    def stub() -> None:
+        pass
+
+    for o in reversed(options()):
+        stub = click_option(o)(stub)
+    return list(reversed(getattr(stub, "__click_params__", [])))
+
+
 def _options(func):
-    for o in reversed(OPTIONS):
-        func = click_option(o)(func)
+    func.__kofs_lazy_params__ = _make_params  # made on first use (LazyParamsCommand)
     return func
 
 
-@click.command("aggregate")
+@click.command("aggregate", cls=LazyParamsCommand)
 @click.argument("lists", nargs=-1, required=True, metavar="LIST...")
 @_options
 @click.pass_context
@@ -132,6 +146,9 @@ def aggregate_cmd(ctx: click.Context, lists: tuple[str, ...], **opts) -> None:
     OUTDIR/weights.tsv (weighted methods), OUTDIR/manifest.json and
     OUTDIR/config.resolved.yaml (`kofs run` repeats the run with it).
     """
+    from kofs.io.gene_lists import parse_list_spec
+    from kofs.list_aggregation import AggregateListsConfig
+
     specs = [parse_list_spec(text) for text in lists]
     config = AggregateListsConfig.from_mapping(_typed(ctx, opts))
     execute(specs, config, quiet=bool((ctx.obj or {}).get("quiet")))

@@ -34,9 +34,18 @@ def _ints(value: str, option: str) -> list[int]:
 )
 @click.option("--sample-column", default=None, help="Sample-id column of --labels.")
 @click.option(
-    "--missing-labels", type=click.Choice(["error", "drop"]), default="error", show_default=True
+    "--missing-labels",
+    type=click.Choice(["error", "drop"]),
+    default="error",
+    show_default=True,
+    help="Samples of EXPRESSION without a label: fail, or drop them.",
 )
-@click.option("--genes-in", type=click.Choice(["rows", "columns"]), default=None)
+@click.option(
+    "--genes-in",
+    type=click.Choice(["rows", "columns"]),
+    default=None,
+    help="Genes are the rows or the columns of EXPRESSION (default: guessed).",
+)
 @click.option("--gene-column", default=None, help="Column of EXPRESSION holding the gene ids.")
 @click.option(
     "--decimal",
@@ -55,7 +64,12 @@ def _ints(value: str, option: str) -> list[int]:
 @click.option(
     "--top", default="10,30,50", show_default=True, help="Top-k sizes of ACC-k (1-NN) and HIT."
 )
-@click.option("--classifiers", default="1nn,svm-rbf,svm-linear", show_default=True)
+@click.option(
+    "--classifiers",
+    default="1nn,svm-rbf,svm-linear",
+    show_default=True,
+    help="Classifiers of the accuracy curves, comma-separated (1nn, svm-rbf, svm-linear).",
+)
 @click.option(
     "--folds",
     type=click.IntRange(min=0),
@@ -63,7 +77,13 @@ def _ints(value: str, option: str) -> list[int]:
     show_default=True,
     help="Folds of the stratified CV; 0 = leave-one-out (leave-one-group-out with --groups).",
 )
-@click.option("--repeats", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option(
+    "--repeats",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Repeats of the cross-validation, each with a new split (from --seed).",
+)
 @click.option(
     "--groups",
     default=None,
@@ -80,12 +100,30 @@ def _ints(value: str, option: str) -> list[int]:
 @click.option(
     "--go", type=FILE, default=None, help="GO OBO file: enables Sim_anno (with --go-annotations)."
 )
-@click.option("--go-annotations", type=FILE, default=None)
+@click.option(
+    "--go-annotations",
+    type=FILE,
+    default=None,
+    help="GO annotations (GAF, gene2go or TSV) for Sim_anno (with --go).",
+)
 @click.option(
     "--sim-anno", default=None, help="Known sets Sim_anno is computed for (default: all)."
 )
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Cache of parsed GO (default: $KOFS_CACHE_DIR, else $XDG_CACHE_HOME/kofs or ~/.cache/kofs).",
+)
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the GO cache.")
 @click.option("-o", "--output", default="kofs-eval", show_default=True, help="Output folder.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the fold splits and of every other random choice.",
+)
 def evaluate_cmd(
     rankings,
     expression,
@@ -106,6 +144,8 @@ def evaluate_cmd(
     go,
     go_annotations,
     sim_anno,
+    cache_dir,
+    no_cache,
     output,
     seed,
 ) -> None:
@@ -115,6 +155,7 @@ def evaluate_cmd(
     and report.html (readable offline).
     """
     from kofs.cli._group import hold_output
+    from kofs.cli._progress import cli_progress
 
     inputs = [*rankings, expression, labels, go, go_annotations]
     hold_output(output, inputs=[p for p in inputs if p and os.path.isfile(p)])  # before any work
@@ -139,25 +180,30 @@ def evaluate_cmd(
         group_ids = [gmap[s] for s in expr.samples]
     go_data = None
     if go or go_annotations:
+        from kofs.cache import open_cache
         from kofs.sources import read_sources
 
-        go_data = read_sources(go=go, go_annotations=go_annotations).get("go")
-    written = evaluate_outputs(
-        list(rankings),
-        expr,
-        labels=cats,
-        output=output,
-        known=[parse_known_spec(s) for s in known],
-        protocol=protocol,
-        groups=group_ids,
-        go=go_data,
-        sim_sets=split_names(sim_anno),
-        top=_ints(top, "--top"),
-        classifiers=split_names(classifiers),
-        n_splits=folds,
-        n_repeats=repeats,
-        seed=seed,
-    )
+        go_data = read_sources(
+            go=go, go_annotations=go_annotations, cache=open_cache(cache_dir, enabled=not no_cache)
+        ).get("go")
+    with cli_progress() as progress:
+        written = evaluate_outputs(
+            list(rankings),
+            expr,
+            labels=cats,
+            output=output,
+            known=[parse_known_spec(s) for s in known],
+            protocol=protocol,
+            groups=group_ids,
+            go=go_data,
+            sim_sets=split_names(sim_anno),
+            top=_ints(top, "--top"),
+            classifiers=split_names(classifiers),
+            n_splits=folds,
+            n_repeats=repeats,
+            seed=seed,
+            progress=progress,
+        )
     click.echo(
         f"kofs evaluate: wrote {len(written)} files to {output} (open {output}/report.html)",
         err=True,

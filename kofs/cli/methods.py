@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from kofs.cli._group import main
-from kofs.methods import methods_table
 
 
 @main.command("methods")
@@ -15,10 +14,13 @@ from kofs.methods import methods_table
     type=click.Choice(["text", "tsv", "markdown"]),
     default="text",
     show_default=True,
+    help="Plain text table, tab-separated values, or a Markdown table.",
 )
 @click.option(
     "--params", "show_params", is_flag=True, help="Also list every parameter with its default."
 )
 def methods_cmd(fmt: str, show_params: bool) -> None:
     """List rankers and aggregators (name, kind, direction, needed inputs, reference)."""
+    from kofs.methods import methods_table
+
     click.echo(methods_table(fmt=fmt, with_params=show_params), nl=False)

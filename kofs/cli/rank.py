@@ -11,12 +11,14 @@ from kofs.config import RunConfig
 
 def execute(config: RunConfig, *, command: str = "rank") -> list[str]:
     """Claim the output, run the config (one library call), write, summarise."""
+    from kofs.cli._progress import cli_progress
     from kofs.cli._summary import print_summary
     from kofs.outputs import claim_result_output, write_result
     from kofs.workflow import run
 
     with claim_result_output(config):  # checked and taken before any work, replaced whole
-        result = run(config)
+        with cli_progress() as progress:
+            result = run(config, progress=progress)
         written = write_result(result, command=command)
         print_summary(result, top=config.output.top, outputs=written)
     return written

@@ -10,7 +10,9 @@ from kofs.cli._config_options import command_config, config_options
 from kofs.cli._group import main
 
 #: what `kofs sources` uses of a run's options (no aggregation, output or summary options)
-SOURCES_OPTIONS = ("inputs", "knowledge", "method", "lists", "msfs_weights", "max_memory")
+SOURCES_OPTIONS = (
+    "inputs", "knowledge", "method", "lists", "msfs_weights", "max_memory", "cache_dir", "no_cache",
+)  # fmt: skip
 
 
 @main.command("sources")

@@ -25,6 +25,7 @@ from kofs.evaluate.metrics import (
     sim_anno,
 )
 from kofs.evaluate.protocols import Selector, accuracy_curves, classifier, make_folds
+from kofs.progress import Progress
 from kofs.types import Expression
 
 log = logging.getLogger(__name__)
@@ -124,6 +125,7 @@ def evaluate(
     weights: Mapping[str, Mapping[str, float]] | None = None,
     unsupervised: bool = True,
     sim_sets: Sequence[str] | None = None,
+    progress: Progress | None = None,
 ) -> EvaluationResult:
     """Evaluate ranked gene lists on one labelled matrix.
 
@@ -161,6 +163,8 @@ def evaluate(
         Compute the residue scale and Jaccard scores (book ch. 4, unsupervised criteria).
     sim_sets : sequence of str, optional
         Known sets Sim_anno is computed for (default all; it costs a GO similarity per list).
+    progress : kofs.progress.Progress, optional
+        Told about every fold of each protocol.
 
     Returns
     -------
@@ -193,13 +197,15 @@ def evaluate(
     orders = {name: order_from_ranks(r) for name, r in ranks.items()}
     folds = make_folds(y, n_splits=n_splits, n_repeats=n_repeats, groups=groups, seed=seed)
     acc = accuracy_curves(
-        expression, y, folds=folds, ks=curve, classifiers=classifiers, orders=orders
-    )
+        expression, y, folds=folds, ks=curve, classifiers=classifiers, orders=orders,
+        progress=progress,
+    )  # fmt: skip
     if honest is not None:
         log.info("honest protocol: re-ranking on the training samples of %d folds", len(folds))
         acc += accuracy_curves(
-            expression, y, folds=folds, ks=curve, classifiers=classifiers, select=honest
-        )
+            expression, y, folds=folds, ks=curve, classifiers=classifiers, select=honest,
+            progress=progress,
+        )  # fmt: skip
     acc_of = {(r["list"], r["protocol"], r["classifier"], r["k"]): r["accuracy"] for r in acc}
 
     X = expression.values

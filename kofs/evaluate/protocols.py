@@ -36,6 +36,7 @@ from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 from kofs.errors import ParameterError
+from kofs.progress import Progress, task
 from kofs.types import Expression
 
 log = logging.getLogger(__name__)
@@ -165,6 +166,7 @@ def accuracy_curves(
     classifiers: Sequence[str] = ("1nn",),
     orders: Mapping[str, np.ndarray] | None = None,
     select: Selector | None = None,
+    progress: Progress | None = None,
 ) -> list[dict]:
     """Cross-validated accuracy of the top-k genes of every list.
 
@@ -182,6 +184,8 @@ def accuracy_curves(
         Numbers of top genes.
     classifiers : sequence of str
         Names of :data:`CLASSIFIERS`.
+    progress : kofs.progress.Progress, optional
+        Told about every fold (task ``"evaluation folds (book)"`` or ``"... (honest)"``).
 
     Returns
     -------
@@ -197,7 +201,7 @@ def accuracy_curves(
     X = expression.values
     protocol = "book" if select is None else "honest"
     per: dict[tuple[str, str, int], list[tuple[int, float]]] = {}
-    for fold in folds:
+    for fold in task(progress, f"evaluation folds ({protocol})", total=len(folds)).each(folds):
         if select is not None:
             fold_orders = select(expression.subset_samples(fold.train), y[fold.train].copy())
         else:

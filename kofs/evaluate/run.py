@@ -55,7 +55,7 @@ def _honest_selector(files: Sequence[RankFile], names: dict, expression: Express
     from kofs.io.genes import read_gene_list
     from kofs.io.labels import read_labels
     from kofs.sources import read_sources
-    from kofs.workflow import RunInputs, rank_inputs
+    from kofs.workflow import RunInputs, open_config_cache, rank_inputs
 
     runs = []
     for f in files:
@@ -77,7 +77,7 @@ def _honest_selector(files: Sequence[RankFile], names: dict, expression: Express
         runs.append(
             dict(
                 config=cfg,
-                sources=read_sources(cfg),
+                sources=read_sources(cfg, cache=open_config_cache(cfg)),
                 labels=run_labels,
                 label_name=cfg.inputs.label_column or "label",
                 relevant=read_gene_list(rel) if rel else None,

@@ -46,7 +46,8 @@ def _sniff(path: Path) -> str:
     raise InputError("empty annotation file; give a GAF, gene2go or TSV file", path=path)
 
 
-def _read_gaf(path: Path) -> tuple[dict, list, list, list, dict]:
+def _read_gaf(path: Path, taxon: str | None = None) -> tuple[dict, list, list, list, dict]:
+    """GAF 1/2 rows; ``taxon`` keeps rows whose (first) taxon, column 13, is ``taxon:<taxon>``."""
     ids: list[str] = []
     symbols: list[str] = []
     terms: list[str] = []
@@ -54,7 +55,8 @@ def _read_gaf(path: Path) -> tuple[dict, list, list, list, dict]:
     aspect: list[str] = []
     header: dict[str, str] = {}
     expected = 17
-    n_not = 0
+    n_not = n_other_taxon = 0
+    want = None if taxon is None else f"taxon:{taxon}"
     with _open(path) as fh:
         for lineno, line in enumerate(fh, 1):
             if line.startswith("!"):
@@ -75,6 +77,9 @@ def _read_gaf(path: Path) -> tuple[dict, list, list, list, dict]:
                     "the file is not GAF 2.x or is damaged",
                     path=path, line=lineno,
                 )  # fmt: skip
+            if want is not None and f[12].split("|", 1)[0].strip() != want:
+                n_other_taxon += 1
+                continue
             if "NOT" in f[3].upper().split("|"):
                 n_not += 1
                 continue
@@ -89,6 +94,8 @@ def _read_gaf(path: Path) -> tuple[dict, list, list, list, dict]:
             aspect.append(_aspect_or_blank(f[8]))
     if n_not:
         log.info("%s: %d NOT-qualified rows excluded", path, n_not)
+    if n_other_taxon:
+        log.info("%s: %d rows of other taxa than %s excluded", path, n_other_taxon, taxon)
     return {"db_object_id": ids, "symbol": symbols}, terms, evid, aspect, header
 
 

@@ -10,18 +10,28 @@ obsolete ids (with a warning giving the count) and fills the aspect from the ont
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
+from kofs.cache import file_sha256
 from kofs.errors import InputError, ParameterError
 from kofs.io._annotation_formats import _read_gaf, _read_gene2go, _read_tsv, _sniff
 from kofs.io.ontology import Ontology
+from kofs.progress import Progress, task
+from kofs.resources import check_memory, estimate_go_annotations_file
+
+if TYPE_CHECKING:
+    from kofs.cache import Cache
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +41,11 @@ _FORMATS = ("auto", "gaf", "gene2go", "tsv")
 
 
 def _ro(values: Iterable[str]) -> np.ndarray:
-    a = np.array(list(values), dtype=object)
+    """A read-only object array (a read-only view of an object ndarray, no copy)."""
+    if isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1:
+        a = values.view()
+    else:
+        a = np.array(list(values), dtype=object)
     a.setflags(write=False)
     return a
 
@@ -56,6 +70,10 @@ class GOAnnotations:
     fmt : str
         ``"gaf"``, ``"gene2go"`` or ``"tsv"``.
     source : str or None
+    digest : str or None
+        Identity of this exact content, set by :func:`read_go_annotations` from the file's
+        SHA-256 and the filters (keys the cache of derived data); :meth:`select` and
+        :meth:`resolved` clear it.
     """
 
     id_columns: Mapping[str, np.ndarray]
@@ -65,6 +83,7 @@ class GOAnnotations:
     header: Mapping[str, str] = field(default_factory=dict)
     fmt: str = "tsv"
     source: str | None = None
+    digest: str | None = None
 
     def __post_init__(self) -> None:
         cols = {k: v if isinstance(v, np.ndarray) and not v.flags.writeable else _ro(v)
@@ -108,6 +127,7 @@ class GOAnnotations:
             terms=self.terms[mask],
             evidence=self.evidence[mask],
             aspect=self.aspect[mask],
+            digest=None,
         )
 
     def resolved(self, ontology: Ontology) -> GOAnnotations:
@@ -116,8 +136,10 @@ class GOAnnotations:
         Rows whose GO id is unknown to the ontology or obsolete are dropped with one warning
         giving their count.
         """
-        primary = {t: ontology.primary(t) for t in set(self.terms)}
-        terms = np.array([primary[t] or "" for t in self.terms], dtype=object)
+        codes, uniques = pd.factorize(self.terms)
+        primary = {t: ontology.primary(t) for t in uniques}
+        mapped = np.array([primary[t] or "" for t in uniques] + [""], dtype=object)
+        terms = mapped[codes]  # code -1 (none in practice) maps to ""
         keep = terms != ""
         n_alt = sum(1 for t, p in primary.items() if p is not None and p != t)
         if n_alt:
@@ -129,8 +151,9 @@ class GOAnnotations:
                 "%s: %d annotation rows dropped: %d GO ids unknown to or obsolete in the ontology "
                 "(e.g. %s)", self.source, dropped, len(bad), ", ".join(bad[:3]),
             )  # fmt: skip
-        aspect = np.array([ontology.namespaces.get(t, "") for t in terms], dtype=object)
-        out = replace(self, terms=terms, aspect=aspect)
+        aspects = np.array([ontology.namespaces.get(t, "") for t in mapped], dtype=object)
+        aspect = aspects[codes]
+        out = replace(self, terms=terms, aspect=aspect, digest=None)
         return out.select(keep)
 
 
@@ -155,6 +178,9 @@ def read_go_annotations(
     exclude_evidence: str | Iterable[str] | None = None,
     taxon: str | int | None = None,
     ontology: Ontology | None = None,
+    cache: Cache | None = None,
+    max_memory: int | None = None,
+    progress: Progress | None = None,
 ) -> GOAnnotations:
     """Read GO annotations (plain or gzip).
 
@@ -172,9 +198,20 @@ def read_go_annotations(
     exclude_evidence : str or iterable of str, optional
         Drop these evidence codes (``"IEA"``).
     taxon : str or int, optional
-        gene2go only: keep this NCBI taxon (e.g. 9606).
+        Keep this NCBI taxon (e.g. 9606): gene2go's ``tax_id`` column, GAF's taxon column
+        (``taxon:9606``; a row of an interaction with a second taxon, ``taxon:9606|taxon:10090``,
+        is kept when its first taxon matches). TSV files have no taxon column: an error.
     ontology : Ontology, optional
         When given, the result is :meth:`GOAnnotations.resolved` against it.
+    cache : kofs.cache.Cache, optional
+        Keep the parsed file there (keyed by its SHA-256, the format, the taxon and the kofs
+        version); filters and resolution are applied after loading.
+    max_memory : int, optional
+        Bytes; reading a file estimated to need more
+        (:func:`kofs.resources.estimate_go_annotations_file`) raises
+        :class:`~kofs.errors.ResourceError` before it starts.
+    progress : kofs.progress.Progress, optional
+        Told when parsing starts and ends (task ``"GO annotations"``; nothing on a cache hit).
 
     Returns
     -------
@@ -197,16 +234,38 @@ def read_go_annotations(
     if not p.is_file():
         raise InputError("GO annotation file not found; check the --go-annotations path", path=p)
     kind = _sniff(p) if fmt == "auto" else fmt
-    try:
-        if kind == "gaf":
-            cols, terms, ev, asp, header = _read_gaf(p)
-        elif kind == "gene2go":
-            cols, terms, ev, asp, header = _read_gene2go(p, None if taxon is None else str(taxon))
-        else:
-            cols, terms, ev, asp, header = _read_tsv(p)
-    except (OSError, EOFError) as exc:
-        raise InputError(f"cannot read annotation file ({exc})", path=p) from None
-    ann = GOAnnotations(cols, terms, ev, asp, header=header, fmt=kind, source=str(p))
+    tax = None if taxon is None else str(taxon).strip().removeprefix("taxon:")
+    if tax is not None and kind == "tsv":
+        raise ParameterError(
+            f"--go-taxon {taxon} cannot filter {p}: a TSV annotation file has no taxon column "
+            "(filter the file, or leave --go-taxon out)"
+        )
+    sha = file_sha256(p)
+    key = [sha, kind, tax]
+    hit = None if cache is None else cache.get("annotations", key)
+    if hit is not None:
+        ann = _annotations_from_arrays(*hit, source=str(p))
+    else:
+        check_memory(
+            estimate_go_annotations_file(p) or 0,
+            limit=max_memory,
+            what=f"reading the GO annotations {p}",
+            suggestion="use a smaller annotation file (one species, e.g. goa_human.gaf) or "
+            "raise --max-memory",
+        )
+        try:
+            with task(progress, "GO annotations"):
+                if kind == "gaf":
+                    cols, terms, ev, asp, header = _read_gaf(p, tax)
+                elif kind == "gene2go":
+                    cols, terms, ev, asp, header = _read_gene2go(p, tax)
+                else:
+                    cols, terms, ev, asp, header = _read_tsv(p)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"cannot read annotation file ({exc})", path=p) from None
+        ann = GOAnnotations(cols, terms, ev, asp, header=header, fmt=kind, source=str(p))
+        if cache is not None:
+            cache.put("annotations", key, *_annotations_to_arrays(ann))
     n_read = len(ann)
     if keep_ev is not None or drop_ev is not None:
         e = ann.evidence
@@ -218,6 +277,8 @@ def read_go_annotations(
         ann = ann.select(mask)
     if ontology is not None:
         ann = ann.resolved(ontology)
+    filters = [sorted(keep_ev or ()), sorted(drop_ev or ())]
+    ann = replace(ann, digest=_digest([*key, *filters, ontology and ontology.digest]))
     if len(ann) == 0:
         raise InputError(
             f"no usable GO annotation left ({n_read} rows read); check the evidence/taxon filters "
@@ -226,3 +287,33 @@ def read_go_annotations(
         )
     log.info("%s: %d GO annotation rows (%s)", p, len(ann), kind)
     return ann
+
+
+def _digest(parts: list) -> str:
+    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
+
+
+def _annotations_to_arrays(ann: GOAnnotations) -> tuple[dict[str, np.ndarray], dict]:
+    """Plain string arrays of parsed annotations (for :mod:`kofs.cache`; no pickle)."""
+    arrays = {f"id:{k}": np.array(v.tolist(), dtype=str) for k, v in ann.id_columns.items()}
+    for name in ("terms", "evidence", "aspect"):
+        arrays[name] = np.array(getattr(ann, name).tolist(), dtype=str)
+    meta = {"columns": list(ann.id_columns), "header": dict(ann.header), "fmt": ann.fmt}
+    return arrays, meta
+
+
+def _annotations_from_arrays(arrays: dict, meta: dict, *, source: str) -> GOAnnotations:
+    def obj(a: np.ndarray) -> np.ndarray:
+        out = a.astype(object) if a.size else np.zeros(0, dtype=object)
+        out.setflags(write=False)
+        return out
+
+    return GOAnnotations(
+        {k: obj(arrays[f"id:{k}"]) for k in meta["columns"]},
+        obj(arrays["terms"]),
+        obj(arrays["evidence"]),
+        obj(arrays["aspect"]),
+        header=meta.get("header", {}),
+        fmt=meta.get("fmt", "tsv"),
+        source=source,
+    )

@@ -342,7 +342,7 @@ def read_interactions(
     path: str | os.PathLike,
     fmt: str = "auto",
     *,
-    string_min_score: float = 400,
+    string_min_score: float | None = None,
     string_aliases: str | os.PathLike | None = None,
     biogrid_taxon: int | str | None = None,
     biogrid_system_type: str | None = "physical",
@@ -354,8 +354,12 @@ def read_interactions(
     ----------
     path : path-like
     fmt : {"auto", "edgelist", "paired", "string", "biogrid", "kgml"}
-    string_min_score : float, default 400
-        STRING ``combined_score`` threshold (0-1000).
+    string_min_score : float, optional
+        STRING ``combined_score`` threshold (0-1000; default 400, STRING's "medium
+        confidence"). It applies to STRING ``protein.links`` files only: given for another
+        format (e.g. a STRING-derived edge list whose ``score`` is already 0-1) it has no
+        effect and one warning says so (use ``min_weight`` of the converter,
+        ``--interaction-min-weight``, to drop light edges of any format).
     string_aliases : path-like, optional
         STRING ``protein.aliases``/``protein.info`` file for the ENSP -> gene mapping.
     biogrid_taxon : int, optional
@@ -372,9 +376,16 @@ def read_interactions(
             + ", ".join(INTERACTION_FORMATS)
         )
     log.debug("reading %s as %s interactions", path, fmt)
+    if string_min_score is not None and fmt != "string":
+        log.warning(
+            "--string-min-score %g is ignored: %s is read as %s, not as a STRING protein.links "
+            "file with combined_score; to drop light edges use --interaction-min-weight "
+            "(e.g. %g for a 0-1 score)",
+            string_min_score, path, fmt, string_min_score / 1000,
+        )  # fmt: skip
     return reader(
         path,
-        min_score=string_min_score,
+        min_score=400 if string_min_score is None else string_min_score,
         aliases=string_aliases,
         taxon=biogrid_taxon,
         system_type=biogrid_system_type,

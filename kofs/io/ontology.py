@@ -18,10 +18,19 @@ import logging
 import os
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import numpy as np
+
+from kofs.cache import file_sha256
 from kofs.errors import InputError, ParameterError
+from kofs.progress import Progress, task
+from kofs.resources import check_memory, estimate_obo_file
+
+if TYPE_CHECKING:
+    from kofs.cache import Cache
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +86,8 @@ class Ontology:
         The header's ``data-version`` and ``date`` lines.
     source : str or None
         Path the ontology was read from.
+    digest : str or None
+        SHA-256 of the file read (set by :func:`read_obo`; keys the cache of derived data).
     """
 
     terms: tuple[str, ...]
@@ -88,6 +99,7 @@ class Ontology:
     data_version: str | None = None
     date: str | None = None
     source: str | None = None
+    digest: str | None = None
 
     def __contains__(self, go_id: object) -> bool:
         return go_id in self.namespaces
@@ -219,13 +231,27 @@ def _parse(path: Path, shown: str) -> Ontology:
     return onto
 
 
-def read_obo(path: str | os.PathLike) -> Ontology:
+def read_obo(
+    path: str | os.PathLike,
+    *,
+    cache: Cache | None = None,
+    max_memory: int | None = None,
+    progress: Progress | None = None,
+) -> Ontology:
     """Read a Gene Ontology OBO file (``.obo`` or ``.obo.gz``).
 
     Parameters
     ----------
     path : path-like
         go-basic.obo or the full go.obo; gzip is recognised by its magic bytes.
+    cache : kofs.cache.Cache, optional
+        Keep the parsed ontology there, keyed by the file's SHA-256 and the kofs version; a
+        later read of the same file loads it instead of parsing (~0.5 s instead of ~4 s).
+    max_memory : int, optional
+        Bytes; parsing a file estimated to need more (:func:`kofs.resources.estimate_obo_file`)
+        raises :class:`~kofs.errors.ResourceError` before it starts.
+    progress : kofs.progress.Progress, optional
+        Told when parsing starts and ends (task ``"GO parsing"``; nothing on a cache hit).
 
     Returns
     -------
@@ -239,6 +265,63 @@ def read_obo(path: str | os.PathLike) -> Ontology:
     p = Path(path)
     if not p.is_file():
         raise InputError("GO ontology file not found; check the --go path", path=p)
+    digest = file_sha256(p)
+    if cache is not None:
+        hit = cache.get("obo", [digest])
+        if hit is not None:
+            return _from_arrays(*hit, source=str(p), digest=digest)
+    check_memory(
+        estimate_obo_file(p) or 0,
+        limit=max_memory,
+        what=f"parsing the GO ontology {p}",
+        suggestion="raise --max-memory (later runs read the parsed ontology from the cache)",
+    )
+    with task(progress, "GO parsing"):
+        onto = replace(_read_obo(p), digest=digest)
+    if cache is not None:
+        cache.put("obo", [digest], *_to_arrays(onto))
+    return onto
+
+
+def _to_arrays(onto: Ontology) -> tuple[dict[str, np.ndarray], dict]:
+    """Plain arrays of an ontology (for :mod:`kofs.cache`; no object arrays, no pickle)."""
+    index = {t: i for i, t in enumerate(onto.terms)}
+    arrays = {
+        "terms": np.array(onto.terms, dtype=str),
+        "names": np.array([onto.names[t] for t in onto.terms], dtype=str),
+        "aspects": np.array([onto.namespaces[t] for t in onto.terms], dtype=str),
+        "alt_from": np.array(sorted(onto.alt_ids), dtype=str),
+        "alt_to": np.array([onto.alt_ids[a] for a in sorted(onto.alt_ids)], dtype=str),
+        "obsolete": np.array(sorted(onto.obsolete), dtype=str),
+    }
+    for r, pairs in onto.edges.items():
+        arrays[f"edges:{r}"] = np.array(
+            [(index[c], index[q]) for c, q in pairs], dtype=np.int32
+        ).reshape(-1, 2)
+    return arrays, {"data_version": onto.data_version, "date": onto.date}
+
+
+def _from_arrays(arrays: dict, meta: dict, *, source: str, digest: str) -> Ontology:
+    terms = tuple(arrays["terms"].tolist())
+    edges = {}
+    for r in RELATIONS:
+        e = arrays.get(f"edges:{r}", np.zeros((0, 2), dtype=np.int32)).tolist()
+        edges[r] = tuple((terms[c], terms[q]) for c, q in e)
+    return Ontology(
+        terms=terms,
+        names=dict(zip(terms, arrays["names"].tolist(), strict=True)),
+        namespaces=dict(zip(terms, arrays["aspects"].tolist(), strict=True)),
+        edges=edges,
+        alt_ids=dict(zip(arrays["alt_from"].tolist(), arrays["alt_to"].tolist(), strict=True)),
+        obsolete=frozenset(arrays["obsolete"].tolist()),
+        data_version=meta.get("data_version"),
+        date=meta.get("date"),
+        source=source,
+        digest=digest,
+    )
+
+
+def _read_obo(p: Path) -> Ontology:
     with open(p, "rb") as fh:
         gz = fh.read(2) == b"\x1f\x8b"
     with tempfile.TemporaryDirectory(prefix="kofs-obo-") as tmp:

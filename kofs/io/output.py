@@ -21,6 +21,7 @@ import os
 import platform
 import secrets
 import sys
+import zipfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -33,6 +34,8 @@ from kofs.types import AggregateRanking, Ranking
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "write_similarity_npz",
+    "read_similarity_npz",
     "RUN_FILES",
     "atomic_file",
     "check_output_dir",
@@ -466,3 +469,31 @@ def environment_info() -> dict[str, str | None]:
         "goatools": version("goatools"),
         "platform": platform.platform(),
     }
+
+
+def write_similarity_npz(
+    stream_or_path, genes: Sequence[str], values: np.ndarray, info: Mapping[str, Any] | None = None
+) -> None:
+    """A genes x genes similarity as an uncompressed ``.npz`` (no pickle): arrays
+    ``similarity`` (n x n, float32 or float64, NaN = no value), ``genes`` (n strings) and one
+    0-d string array ``info_<key>`` per ``info`` entry (measure, mode, GO release, ...).
+
+    Read it with :func:`read_similarity_npz`, or ``numpy.load(path)["similarity"]``.
+    """
+    arrays = {"similarity": np.asarray(values), "genes": np.array(list(genes), dtype=str)}
+    for k, v in (info or {}).items():
+        arrays[f"info_{k}"] = np.array(str(v))
+    if arrays["similarity"].shape != (len(genes), len(genes)):
+        raise ValueError("similarity must be genes x genes")
+    np.savez(stream_or_path, **arrays)
+
+
+def read_similarity_npz(path: str | os.PathLike) -> tuple[np.ndarray, list[str], dict[str, str]]:
+    """``(similarity, genes, info)`` of a file written by :func:`write_similarity_npz`."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            values, genes = z["similarity"], z["genes"].tolist()
+            info = {k[5:]: str(z[k]) for k in z.files if k.startswith("info_")}
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        raise InputError(f"not a kofs similarity .npz file ({exc})", path=path) from None
+    return values, genes, info

@@ -25,8 +25,12 @@ In both modes the aspect root is removed from gene term sets (an annotation to t
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import logging
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,6 +42,7 @@ from kofs.io.ontology import Ontology
 from kofs.knowledge.go_semantics import (
     GOSemantics,
     _check,
+    _check_similarity_memory,
     _id_column,
     _mode_kwargs,
     _rows_to_genes,
@@ -45,11 +50,15 @@ from kofs.knowledge.go_semantics import (
     go_semantics,
 )
 from kofs.knowledge.go_similarity import gene_similarity_blocks
+from kofs.progress import Progress, task
+
+if TYPE_CHECKING:
+    from kofs.cache import Cache
 from kofs.types import Expression, FeatureFunctions, FeatureRelation
 
 log = logging.getLogger(__name__)
 
-__all__ = ["gene_similarity", "go_relation", "go_functions"]
+__all__ = ["gene_similarity", "genes_with_terms", "go_relation", "go_functions"]
 
 
 def gene_similarity(
@@ -64,6 +73,9 @@ def gene_similarity(
     mode: str = "kofs",
     id_column: str | None = None,
     semantics: GOSemantics | None = None,
+    max_memory: int | None = None,
+    progress: Progress | None = None,
+    dtype: type = np.float64,
 ) -> tuple[np.ndarray, list[str]]:
     """IC-based semantic similarity between genes.
 
@@ -83,6 +95,14 @@ def gene_similarity(
         Force the annotation id column the genes are looked up in.
     semantics : GOSemantics, optional
         Precomputed :func:`go_semantics` (same aspect and mode) to reuse.
+    max_memory : int, optional
+        Bytes; fail early (:class:`~kofs.errors.ResourceError`) when the result and the
+        kernel's working arrays would need more; the kernel's blocks shrink to fit.
+    progress : kofs.progress.Progress, optional
+        Told about every block of rows (task ``"GO similarity"``).
+    dtype : numpy dtype, default float64
+        Of the result; float32 halves the memory of a large all-pairs matrix (``"kofs"`` mode
+        only; ``"gosemsim"`` values, rounded to 3 decimals, stay float64).
 
     Returns
     -------
@@ -105,14 +125,30 @@ def gene_similarity(
     )
     has1 = np.flatnonzero(np.diff(sets1.indptr) > 0)
     has2 = has1 if genes2 is None else np.flatnonzero(np.diff(sets2.indptr) > 0)
-    out = np.full((len(g1), len(g2)), np.nan)
+    kw = _mode_kwargs(sem, measure, combine, max_memory)
+    out_dtype = np.float64 if kw["decimals"] is not None else np.dtype(dtype).type
+    s1, s2 = sets1[has1], None if genes2 is None else sets2[has2]
+    _check_similarity_memory(
+        kw, s1, s2, max_memory, extra=np.dtype(out_dtype).itemsize * len(g1) * len(g2),
+        what=f"GO similarity of {len(g1)} x {len(g2)} genes",
+        suggestion="give fewer genes, or raise --max-memory",
+    )  # fmt: skip
+    out = np.empty((len(g1), len(g2)), dtype=out_dtype)
+    # NaN only where a gene has no term; rows of genes with terms are written once below
+    out[np.setdiff1d(np.arange(len(g1)), has1)] = np.nan
+    out[:, np.setdiff1d(np.arange(len(g2)), has2)] = np.nan
+    full = len(has1) == len(g1) and len(has2) == len(g2)
     if len(has1) and len(has2):
-        blocks = gene_similarity_blocks(
-            sem.closure, sem.ic, sets1[has1], None if genes2 is None else sets2[has2],
-            **_mode_kwargs(sem, measure, combine),
-        )  # fmt: skip
-        for rows, val in blocks:
-            out[np.ix_(has1[rows], has2)] = val
+        with task(progress, "GO similarity", total=len(has1)) as step:
+            blocks = gene_similarity_blocks(sem.closure, sem.ic, s1, s2, out_dtype=out_dtype, **kw)
+            for rows, val in blocks:
+                if full:
+                    out[rows] = val
+                else:
+                    out[np.ix_(has1[rows], has2)] = val
+                step(rows.stop - rows.start)
+    else:
+        out[:] = np.nan
     with_terms = [g1[i] for i in has1]
     seen = set(with_terms)
     with_terms += [g2[j] for j in has2 if g2[j] not in seen]
@@ -120,6 +156,26 @@ def gene_similarity(
     if missing:
         log.info("%d of %d genes have no %s term (%s mode)", missing, len(g1), sem.aspect, mode)
     return out, with_terms
+
+
+def genes_with_terms(
+    ontology: Ontology,
+    annotations: GOAnnotations,
+    genes: Sequence[str],
+    *,
+    aspect: str = "BP",
+    mode: str = "kofs",
+    id_column: str | None = None,
+    semantics: GOSemantics | None = None,
+) -> list[str]:
+    """The genes of ``genes`` (in order) that :func:`gene_similarity` gives a similarity: those
+    with a term of the aspect besides the root (and, in ``"gosemsim"`` mode, a non-IEA one)."""
+    sem = semantics or go_semantics(ontology, annotations, aspect=aspect, mode=mode)
+    g = [str(x) for x in genes]
+    if id_column is None:
+        id_column = _id_column(sem, {normalise_id(x) for x in g})
+    sets = _term_sets(sem, _rows_to_genes(sem, g, id_column), len(g))
+    return [g[i] for i in np.flatnonzero(np.diff(sets.indptr) > 0)]
 
 
 def _matrix_gene_of_rows(
@@ -146,6 +202,9 @@ def go_relation(
     min_similarity: float = 0.0,
     id_map: Mapping[str, str] | None = None,
     semantics: GOSemantics | None = None,
+    max_memory: int | None = None,
+    progress: Progress | None = None,
+    cache: Cache | None = None,
 ) -> tuple[FeatureRelation, CoverageReport]:
     """Sparse top-k GO semantic-similarity graph over the matrix's genes (``K_REL^{int,FEA}``).
 
@@ -170,6 +229,15 @@ def go_relation(
 
     semantics : GOSemantics, optional
         Precomputed :func:`go_semantics` (same aspect and mode) to reuse.
+    max_memory : int, optional
+        Bytes; fail early (:class:`~kofs.errors.ResourceError`) when the similarity kernel
+        would need more; its blocks shrink to fit.
+    progress : kofs.progress.Progress, optional
+        Told about every block of rows (task ``"GO similarity"``).
+    cache : kofs.cache.Cache, optional
+        Keep the graph there, keyed by the semantics' digest (GO files, filters, aspect,
+        mode), the settings, the matrix's gene ids and id columns, the id map and the kofs
+        version (it depends on gene ids only, never on expression values).
 
     Returns
     -------
@@ -182,17 +250,68 @@ def go_relation(
         raise ParameterError(f"top_k {top_k!r} must be a positive integer (e.g. 10)")
     source = f"GO annotations {annotations.source or ''}".strip()
     sem = semantics or go_semantics(ontology, annotations, aspect=aspect, mode=mode)
+    key = None
+    if cache is not None and sem.digest:
+        key = [sem.digest, measure, combine, int(top_k), float(min_similarity), source,
+               _genes_digest(expression, id_map)]  # fmt: skip
+        hit = cache.get("go_relation", key)
+        if hit is not None:
+            return _relation_from_arrays(*hit, expression)
+    rel, report = _go_relation(
+        expression, ontology, annotations, sem, source, measure, combine, mode, top_k,
+        min_similarity, id_map, max_memory, progress,
+    )  # fmt: skip
+    if key is not None:
+        cache.put("go_relation", key, *_relation_to_arrays(rel, report))
+    return rel, report
+
+
+def _genes_digest(expression: Expression, id_map: Mapping[str, str] | None) -> str:
+    """SHA-256 of what matching to the matrix depends on: its gene ids, id columns, id map."""
+    doc = [list(expression.genes), {k: list(map(str, v)) for k, v in
+           sorted(dict(expression.annotations or {}).items())},
+           sorted((str(k), str(v)) for k, v in dict(id_map or {}).items())]  # fmt: skip
+    return hashlib.sha256(json.dumps(doc).encode()).hexdigest()
+
+
+def _relation_to_arrays(rel: FeatureRelation, report: CoverageReport) -> tuple[dict, dict]:
+    w = sp.csr_matrix(rel.matrix)
+    arrays = {"data": w.data, "indices": w.indices, "indptr": w.indptr}
+    meta = {"name": rel.name, "directed": bool(rel.directed), "provenance": dict(rel.provenance),
+            "coverage": dataclasses.asdict(report)}  # fmt: skip
+    return arrays, meta
+
+
+def _relation_from_arrays(
+    arrays: dict, meta: dict, expression: Expression
+) -> tuple[FeatureRelation, CoverageReport]:
+    m = expression.n_genes
+    w = sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=(m, m))
+    cov = dict(meta["coverage"])
+    cov["examples_dropped"] = tuple(cov.get("examples_dropped") or ())
+    rel = FeatureRelation(w, expression.genes, directed=meta["directed"], name=meta["name"],
+                          provenance=meta["provenance"])  # fmt: skip
+    return rel, CoverageReport(**cov)
+
+
+def _go_relation(expression, ontology, annotations, sem, source, measure, combine, mode, top_k,
+                 min_similarity, id_map, max_memory, progress):  # fmt: skip
     gene, report = _matrix_gene_of_rows(sem, expression, source, id_map)
     m = expression.n_genes
     sets = _term_sets(sem, gene, m)
     has = np.flatnonzero(np.diff(sets.indptr) > 0)
     rows_i, cols_j, vals = [], [], []
+    kw = _mode_kwargs(sem, measure, combine, max_memory)
+    _check_similarity_memory(
+        kw, sets[has], None, max_memory,
+        what=f"GO similarity graph of {len(has)} genes ({sem.aspect})",
+        suggestion="use fewer genes (filter the matrix), or raise --max-memory",
+    )  # fmt: skip
     if len(has) > 1:
         k = min(int(top_k), len(has) - 1)
-        blocks = gene_similarity_blocks(
-            sem.closure, sem.ic, sets[has], **_mode_kwargs(sem, measure, combine)
-        )
-        for rows, val in blocks:
+        blocks = gene_similarity_blocks(sem.closure, sem.ic, sets[has], **kw)
+        step = task(progress, "GO similarity", total=len(has))
+        for rows, val in step.each(blocks, lambda b: b[0].stop - b[0].start):
             local = np.arange(rows.start, rows.stop)
             val[np.arange(len(local)), local] = -np.inf  # no self loops
             top = np.argpartition(-val, k - 1, axis=1)[:, :k]

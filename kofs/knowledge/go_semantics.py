@@ -6,9 +6,12 @@ modes (``"kofs"`` and ``"gosemsim"``).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,6 +22,16 @@ from kofs.io.ids import normalise_id
 from kofs.io.ontology import RELATIONS, ROOTS, Ontology, normalise_aspect
 from kofs.knowledge.go_ic import ancestor_closure, annotation_counts, information_content
 from kofs.knowledge.go_similarity import COMBINES, MEASURES
+from kofs.progress import Progress, task
+from kofs.resources import (
+    check_memory,
+    estimate_go_semantics,
+    estimate_go_similarity,
+    similarity_block_bytes,
+)
+
+if TYPE_CHECKING:
+    from kofs.cache import Cache
 
 log = logging.getLogger("kofs.knowledge.go")  # the logger of the module it was split from
 
@@ -44,6 +57,9 @@ class GOSemantics:
         Resnik divisor (1, or the largest finite IC in ``"gosemsim"`` mode).
     rows : dict of str to ndarray
         The annotation rows of the aspect: ``term`` (int), ``evidence`` and every id column.
+    digest : str or None
+        Identity of the inputs and settings (when the ontology and annotations were read by
+        kofs' readers); keys cached results derived from it.
     """
 
     aspect: str
@@ -54,6 +70,7 @@ class GOSemantics:
     ic: np.ndarray
     scale: float
     rows: dict
+    digest: str | None = None
 
     @property
     def root(self) -> int:
@@ -76,6 +93,10 @@ def go_semantics(
     aspect: str = "BP",
     mode: str = "kofs",
     unknown_terms: Iterable[str] | None = None,
+    gosemsim_version: str | None = None,
+    cache: Cache | None = None,
+    max_memory: int | None = None,
+    progress: Progress | None = None,
 ) -> GOSemantics:
     """Ancestor closure and information content of one aspect.
 
@@ -90,8 +111,23 @@ def go_semantics(
         Terms treated as absent from the ontology's term table: their annotations still count
         for their ancestors, but they get no IC, are never a common ancestor and are dropped
         from gene term sets. GOSemSim 2.24 computes IC only for the terms of its bundled
-        ``gotbl``; passing the live terms it lacks reproduces it exactly (the list for GO
-        2022-07-01 is ``tests/data/golden/gosemsim/gosemsim_2.24_missing_terms_GO_2022-07-01.txt``).
+        ``gotbl``; giving the live terms it lacks reproduces it exactly. Default: none in
+        ``"kofs"`` mode; in ``"gosemsim"`` mode the list kofs ships for the ontology's release
+        (:func:`kofs.knowledge.gosemsim_terms.gosemsim_unknown_terms`; one warning when it
+        ships none). ``()`` gives every live term an IC.
+    gosemsim_version : str, optional
+        ``"gosemsim"`` mode: the GOSemSim version whose term table is used (default the newest
+        shipped for the release).
+    cache : kofs.cache.Cache, optional
+        Keep the result there, keyed by the ontology's and the annotations' digests (their
+        files' SHA-256 and filters), the aspect, the mode, the unknown terms and the kofs
+        version. Used only when both inputs carry a digest (as read by kofs' readers).
+    max_memory : int, optional
+        Bytes; fail early (:class:`~kofs.errors.ResourceError`) when the closure and the
+        annotation matrices would need more (:func:`kofs.resources.estimate_go_semantics`).
+    progress : kofs.progress.Progress, optional
+        Told when the computation starts and ends (task ``"GO information content"``; nothing
+        on a cache hit).
 
     Returns
     -------
@@ -100,7 +136,38 @@ def go_semantics(
     if mode not in MODES:
         raise ParameterError(f"--mode {mode!r} is unknown; use one of {', '.join(MODES)}")
     aspect = normalise_aspect(aspect, what="--aspect")
+    if gosemsim_version is not None and mode != "gosemsim":
+        raise ParameterError("--gosemsim-version applies to --mode gosemsim only")
+    if unknown_terms is None and mode == "gosemsim":
+        from kofs.knowledge.gosemsim_terms import gosemsim_unknown_terms
+
+        unknown_terms = gosemsim_unknown_terms(ontology, gosemsim_version)
+    unknown = sorted(set(unknown_terms or ()))
+    key = digest = None
+    if ontology.digest and annotations.digest:
+        key = [ontology.digest, annotations.digest, aspect, mode, unknown]
+        digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()
+    if cache is not None and key is not None:
+        hit = cache.get("go_semantics", key)
+        if hit is not None:
+            return replace(_from_arrays(*hit), digest=digest)
+    with task(progress, "GO information content"):
+        sem = replace(_compute(ontology, annotations, aspect, mode, unknown, max_memory),
+                      digest=digest)  # fmt: skip
+    if cache is not None and key is not None:
+        cache.put("go_semantics", key, *_to_arrays(sem))
+    return sem
+
+
+def _compute(ontology, annotations, aspect, mode, unknown_terms, max_memory) -> GOSemantics:
     terms = ontology.terms_of(aspect)
+    check_memory(
+        estimate_go_semantics(len(terms), len(annotations)),
+        limit=max_memory,
+        what=f"GO {aspect} closure and information content ({len(terms)} terms, "
+        f"{len(annotations)} annotation rows)",
+        suggestion="raise --max-memory",
+    )
     index = {t: i for i, t in enumerate(terms)}
     if ROOTS[aspect] not in index:
         raise ParameterError(f"the ontology has no {aspect} root term {ROOTS[aspect]}")
@@ -136,6 +203,39 @@ def go_semantics(
     return GOSemantics(aspect, mode, terms, index, closure, ic, scale, rows)
 
 
+def _to_arrays(sem: GOSemantics) -> tuple[dict[str, np.ndarray], dict]:
+    """Plain arrays of a :class:`GOSemantics` (for :mod:`kofs.cache`; no pickle)."""
+    c = sem.closure
+    arrays = {
+        "terms": np.array(sem.terms, dtype=str),
+        "closure_indptr": c.indptr,
+        "closure_indices": c.indices,
+        "ic": sem.ic,
+        "row_term": sem.rows["term"],
+    }
+    cols = [k for k in sem.rows if k != "term"]
+    for k in cols:
+        arrays[f"row:{k}"] = np.array(sem.rows[k].tolist(), dtype=str)
+    return arrays, {"aspect": sem.aspect, "mode": sem.mode, "scale": sem.scale, "columns": cols}
+
+
+def _from_arrays(arrays: dict, meta: dict) -> GOSemantics:
+    terms = tuple(arrays["terms"].tolist())
+    t = len(terms)
+    indices = arrays["closure_indices"]
+    closure = sp.csr_matrix(
+        (np.ones(len(indices)), indices, arrays["closure_indptr"]), shape=(t, t)
+    )
+    rows = {"term": arrays["row_term"]}
+    for k in meta["columns"]:
+        a = arrays[f"row:{k}"]
+        rows[k] = a.astype(object) if a.size else np.zeros(0, dtype=object)
+    return GOSemantics(
+        meta["aspect"], meta["mode"], terms, {x: i for i, x in enumerate(terms)}, closure,
+        arrays["ic"], float(meta["scale"]), rows,
+    )  # fmt: skip
+
+
 def _term_sets(sem: GOSemantics, gene_of_row: np.ndarray, n_genes: int) -> sp.csr_matrix:
     """Binary genes x terms matrix of direct annotations (root removed; IEA too in gosemsim)."""
     keep = (
@@ -152,7 +252,9 @@ def _term_sets(sem: GOSemantics, gene_of_row: np.ndarray, n_genes: int) -> sp.cs
     return m
 
 
-def _mode_kwargs(sem: GOSemantics, measure: str, combine: str) -> dict:
+def _mode_kwargs(
+    sem: GOSemantics, measure: str, combine: str, max_memory: int | None = None
+) -> dict:
     gs = sem.mode == "gosemsim"
     return dict(
         measure=measure,
@@ -161,7 +263,27 @@ def _mode_kwargs(sem: GOSemantics, measure: str, combine: str) -> dict:
         decimals=3 if gs else None,
         single_term_max=gs,
         dtype=np.float64 if gs else np.float32,
+        block_bytes=similarity_block_bytes(max_memory),
     )
+
+
+def _check_similarity_memory(
+    kw: dict, sets1: sp.csr_matrix, sets2: sp.csr_matrix | None, max_memory: int | None,
+    *, extra: int = 0, what: str, suggestion: str,
+) -> None:  # fmt: skip
+    """Fail early when :func:`gene_similarity_blocks` (plus ``extra`` bytes of the caller's
+    output) would exceed ``max_memory``."""
+    if max_memory is None:
+        return
+    u1 = len(np.unique(sets1.indices))
+    u2 = None if sets2 is None else len(np.unique(sets2.indices))
+    need = estimate_go_similarity(
+        u1, sets1.shape[0], u2, None if sets2 is None else sets2.shape[0],
+        itemsize=np.dtype(kw["dtype"]).itemsize,
+        exact=kw["decimals"] is not None and kw["combine"] == "bma",
+        bma=kw["combine"] == "bma", block_bytes=kw["block_bytes"],
+    )  # fmt: skip
+    check_memory(need + extra, limit=max_memory, what=what, suggestion=suggestion)
 
 
 def _id_column(sem: GOSemantics, wanted: set[str]) -> str:

@@ -130,10 +130,15 @@ def term_similarity(
             out /= scale
     elif measure == "lin":
         den = np.add.outer(ic_rows, ic_cols)
+        # IC >= 0, so den == 0 only for two terms of zero IC, whose MICA has IC 0 as well:
+        # dividing by a tiny positive number leaves 0 there (no mask of the whole block)
+        np.maximum(den, np.finfo(np.float64).tiny, out=den)
         out *= 2.0
-        np.divide(out, den, out=out, where=den > 0)
-        r, c = np.nonzero(den <= 0)
-        if len(r):  # two terms of zero IC: the formula is 0/0
+        out /= den
+        zr = np.flatnonzero(np.asarray(ic_rows) <= 0)
+        zc = np.flatnonzero(np.asarray(ic_cols) <= 0)
+        if len(zr) and len(zc):  # two terms of zero IC: the formula is 0/0
+            r, c = np.repeat(zr, len(zc)), np.tile(zc, len(zr))
             same = (terms_rows[r] == terms_cols[c]) if terms_rows is not None else False
             out[r, c] = np.where(same, 1.0, 0.0)
     else:
@@ -245,6 +250,7 @@ def gene_similarity_blocks(
     single_term_max: bool = False,
     dtype: type = np.float64,
     block_bytes: int = 256 * 2**20,
+    out_dtype: type = np.float64,
 ) -> Iterator[tuple[slice, np.ndarray]]:
     """Gene x gene semantic similarity, produced in blocks of rows.
 
@@ -271,12 +277,15 @@ def gene_similarity_blocks(
         Of the intermediate term x gene matrices (float32 halves their memory).
     block_bytes : int, default 256 MiB
         Working memory per block.
+    out_dtype : numpy dtype, default float64
+        Of the yielded values (float32 halves the memory of an all-pairs result; its sums
+        are then formed in float32, relative error ~1e-7). With ``decimals`` they are float64.
 
     Yields
     ------
     rows : slice
         Rows of the result covered by this block.
-    values : ndarray of shape (rows, n2), float64
+    values : ndarray of shape (rows, n2), ``out_dtype``
     """
     if measure not in MEASURES:
         raise ValueError(f"measure must be one of {MEASURES}")
@@ -308,6 +317,7 @@ def gene_similarity_blocks(
     one1 = c1 == 1
     one2 = np.flatnonzero(c2 == 1)
     exact = decimals is not None and combine == "bma"
+    out = np.float64 if decimals is not None else np.dtype(out_dtype).type
     if exact:
         # R sums the rounded similarities in long double: split every double into two exact
         # integer parts so that the sparse products below sum them without rounding
@@ -323,10 +333,11 @@ def gene_similarity_blocks(
                 part1 = _join_exact(np.asarray(gb @ x_hi), np.asarray(gb @ x_lo), shift)
                 part2 = _join_exact(np.asarray(g2 @ y_hi[:, r0:r1]),
                                     np.asarray(g2 @ y_lo[:, r0:r1]), shift).T  # fmt: skip
-            else:
-                part1 = np.asarray(gb @ x, dtype=np.float64)  # sum_{s in S_i} X[s, j]
-                part2 = np.asarray(g2 @ y[:, r0:r1], dtype=np.float64).T  # sum_t Y[t, i]
-            val = (part1 + part2) / (c1[r0:r1, None] + c2[None, :])
+                val = (part1 + part2) / (c1[r0:r1, None] + c2[None, :])
+            else:  # in place: the (rows x n2) temporaries dominate all-pairs runs
+                val = np.asarray(gb @ x).astype(out, copy=True)  # sum_{s in S_i} X[s, j]
+                val += np.asarray(g2 @ y[:, r0:r1]).T  # sum_{t in S_j} Y[t, i]
+                val /= np.add.outer(c1[r0:r1], c2).astype(out, copy=False)
             if single_term_max:
                 # max over the pairs = X[s_i, j] for a one-term row gene, Y[t_j, i] for a column
                 single = np.flatnonzero(one1[r0:r1])
@@ -334,11 +345,12 @@ def gene_similarity_blocks(
                 if len(one2):
                     val[:, one2] = y[g2.indices[g2.indptr[one2]]][:, r0:r1].T
         elif combine == "avg":
-            val = np.asarray(gb @ x, dtype=np.float64) / (c1[r0:r1, None] * c2[None, :])
+            val = np.asarray(gb @ x).astype(out, copy=True)
+            val /= np.multiply.outer(c1[r0:r1], c2).astype(out, copy=False)
         else:
             p0, p1 = pair_starts[r0], (pair_starts[r1] if r1 < n1 else len(pair_terms))
             rows = x[pair_terms[p0:p1]]
-            val = np.maximum.reduceat(rows, pair_starts[r0:r1] - p0, axis=0).astype(np.float64)
+            val = np.maximum.reduceat(rows, pair_starts[r0:r1] - p0, axis=0).astype(out)
         if decimals is not None:
             val = r_round(val, decimals)
         yield slice(r0, r1), val

@@ -107,13 +107,27 @@ class KnowledgeSources:
         return {p for k, v in self.data.items() for p in SOURCES.get(k).provides(v)}
 
 
-def read_sources(config: Any = None, /, **options: Any) -> KnowledgeSources:
+def read_sources(
+    config: Any = None,
+    /,
+    *,
+    cache: Any = None,
+    max_memory: int | None = None,
+    progress: Any = None,
+    **options: Any,
+) -> KnowledgeSources:
     """Read the knowledge files of a run (each reader raises InputError naming its file).
 
     Parameters
     ----------
     config : kofs.config.RunConfig, optional
         Read the sources it names (its knowledge sections and ``id_map``).
+    cache : kofs.cache.Cache, optional
+        Keep parsed GO (ontology, annotations, closure and IC, GO graph) between runs.
+    max_memory : int, optional
+        Bytes; the GO readers fail early above it.
+    progress : kofs.progress.Progress, optional
+        Told about GO parsing (and, later in the run, the GO steps).
     **options
         Or the options by name, as on the command line (``go=``, ``go_annotations=``,
         ``pathways=``, ``interactions=``, ``string_min_score=``, ``aux=[...]``, ``id_map=``, ...).
@@ -134,9 +148,15 @@ def read_sources(config: Any = None, /, **options: Any) -> KnowledgeSources:
             if k not in known:
                 raise ParameterError(unknown_message("knowledge option", k, sorted(known)))
         knowledge = {spec.name: build(spec.options, given) for spec in SOURCES}
+    from kofs.sources._spec import ReadResources
+
+    resources = ReadResources(cache=cache, max_memory=max_memory, progress=progress)
     data = {}
     for spec in SOURCES:
-        value = spec.read(knowledge[spec.name])
+        if spec.uses_resources:
+            value = spec.read(knowledge[spec.name], resources)
+        else:
+            value = spec.read(knowledge[spec.name])
         if value is not None:
             data[spec.name] = value
     idmap = None

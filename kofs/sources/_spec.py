@@ -6,7 +6,9 @@ A knowledge source (GO, pathways, interactions, graph files, auxiliary data, ter
 - ``options``: a frozen dataclass whose fields are declared with :func:`kofs.options.opt`; they
   become ``kofs rank`` options, ``kofs run`` keys and a section of :class:`kofs.config.RunConfig`;
 - ``read(options)``: reads the user's files (raising ``InputError`` naming the file) into a
-  data object, or returns None when the source is not given;
+  data object, or returns None when the source is not given; with ``uses_resources=True`` it
+  is called ``read(options, resources)`` with the run's :class:`ReadResources` (the cache of
+  parsed files, the memory limit, the progress callback);
 - ``lists(data)``: the KOFS catalogue lists (:class:`~kofs.context.ListTemplate`) it
   contributes (``data`` is None when the source is not given: the lists are still listed, so
   asking for one says which option it needs); ``provides(data)``: the names those lists'
@@ -40,13 +42,24 @@ def _nothing(data: Any) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class ReadResources:
+    """What a plug-in's reader may use besides its options: ``cache`` (a
+    :class:`kofs.cache.Cache` or None), ``max_memory`` (bytes or None), ``progress`` (a
+    :class:`kofs.progress.Progress` or None)."""
+
+    cache: Any = None
+    max_memory: int | None = None
+    progress: Any = None
+
+
+@dataclass(frozen=True)
 class SourceSpec:
     """Registry entry of a knowledge source (see the module docstring)."""
 
     name: str
     summary: str
     options: type
-    read: Callable[[Any], Any]
+    read: Callable[..., Any]  # read(options), or read(options, resources)
     lists: Callable[[Any], Sequence[ListTemplate]] = _no_lists
     provides: Callable[[Any], tuple[str, ...]] = _nothing
     msfs: Callable[[Context], Sequence[SampleSimilarity]] | None = None
@@ -55,3 +68,4 @@ class SourceSpec:
     relevance_order: float = 0.0
     evidence: Evidence | None = None
     releases: Callable[[Any], dict[str, Any]] | None = None
+    uses_resources: bool = False

@@ -21,7 +21,7 @@ from kofs.sources._common import (
     term_relevance_is_gene_level,
     with_term_relevance,
 )
-from kofs.sources._spec import SourceSpec
+from kofs.sources._spec import ReadResources, SourceSpec
 from kofs.types import FeatureFunctions, RankerInputs
 
 #: GO-CAN-MAH: terms enriched in the relevant genes at this BH q-value
@@ -46,7 +46,10 @@ class GoOptions:
     go_exclude_evidence: tuple[str, ...] | None = opt(
         "go_exclude_evidence", "names", help="Drop these evidence codes (e.g. IEA)."
     )
-    go_taxon: str | None = opt("go_taxon", help="NCBI taxon filter for gene2go/GAF (e.g. 9606).")
+    go_taxon: str | None = opt(
+        "go_taxon",
+        help="NCBI taxon to keep (e.g. 9606): gene2go tax_id or GAF taxon column; an error for TSV.",
+    )
     go_aspect: str = opt(
         "go_aspect", "choice", "BP", choices=("BP", "MF", "CC"), help="GO aspect used."
     )
@@ -82,9 +85,10 @@ class GoData:
     top_k: int = 10
     term_ids: tuple[str, ...] | None = None
     mode: str = "kofs"
+    cache: Any = None  # kofs.cache.Cache of derived GO data, or None
 
 
-def _read(o: GoOptions) -> GoData | None:
+def _read(o: GoOptions, res: ReadResources | None = None) -> GoData | None:
     if (o.go is None) != (o.go_annotations is None):
         raise ParameterError("GO needs both --go (the OBO ontology) and --go-annotations")
     if o.go is None:
@@ -94,7 +98,8 @@ def _read(o: GoOptions) -> GoData | None:
     from kofs.io.annotations import read_go_annotations
     from kofs.io.ontology import read_obo
 
-    ontology = read_obo(o.go)
+    res = res or ReadResources()
+    ontology = read_obo(o.go, cache=res.cache, max_memory=res.max_memory, progress=res.progress)
     assert o.go_annotations is not None  # checked above
     annotations = read_go_annotations(
         o.go_annotations,
@@ -102,6 +107,9 @@ def _read(o: GoOptions) -> GoData | None:
         exclude_evidence=",".join(o.go_exclude_evidence) if o.go_exclude_evidence else None,
         taxon=o.go_taxon,
         ontology=ontology,
+        cache=res.cache,
+        max_memory=res.max_memory,
+        progress=res.progress,
     )
     return GoData(
         ontology,
@@ -111,6 +119,7 @@ def _read(o: GoOptions) -> GoData | None:
         combine=o.go_combine,
         top_k=o.go_top_k,
         term_ids=o.go_term_ids,
+        cache=res.cache,
     )
 
 
@@ -142,7 +151,15 @@ def go_semantics_of(ctx: Context, mode: str) -> Any:
     g = _go(ctx)
     return ctx.cached(
         f"go_semantics:{mode}",
-        lambda: go_semantics(g.ontology, g.annotations, aspect=g.aspect, mode=mode),
+        lambda: go_semantics(
+            g.ontology,
+            g.annotations,
+            aspect=g.aspect,
+            mode=mode,
+            cache=g.cache,
+            max_memory=ctx.max_memory,
+            progress=ctx.progress,
+        ),  # fmt: skip
         gene_level=True,
     )
 
@@ -164,6 +181,9 @@ def go_relation_of(ctx: Context) -> Any:
                 mode=g.mode,
                 top_k=int(g.top_k),
                 semantics=go_semantics_of(ctx, g.mode),
+                max_memory=ctx.max_memory,
+                progress=ctx.progress,
+                cache=g.cache,
             )
         ),
         gene_level=True,
@@ -344,6 +364,7 @@ SOURCE = SourceSpec(
     summary="Gene Ontology (OBO + annotations): GO-REL-VOTE, GO-MAH, GO-CAN-MAH, GO-REL-PROP, GO-FILT",
     options=GoOptions,
     read=_read,
+    uses_resources=True,
     lists=_lists,
     provides=_provides,
     msfs=lambda ctx: [go_mah_similarity(ctx)],

@@ -30,13 +30,14 @@ class InteractionOptions:
         choices=("auto", "edgelist", "paired", "string", "biogrid"),
         help="Format of --interactions (default: recognised from the content).",
     )
-    string_min_score: float = opt(
+    string_min_score: float | None = opt(
         "string_min_score",
         "float",
-        400.0,
+        None,
         low=0,
         high=1000,
-        help="STRING combined_score threshold (0-1000).",
+        help="STRING protein.links only: keep combined_score >= this (0-1000; default 400); "
+        "for other formats use --interaction-min-weight.",
     )
     string_aliases: str | None = opt(
         "string_aliases", "path", help="STRING protein.aliases/info file (ENSP -> gene)."
