@@ -192,14 +192,45 @@ def run() -> list[dict]:
             f"max weight {out.weights.max():.3f}"
         )
 
-    row(f"EM (newton) {L} lists x {M:,} genes", lambda: aggregate(lists, "em"), 1.0, em_note)
     row(
-        f"EM (newton) supervised |G| = 200, {L} x {M:,}",
-        lambda: aggregate(lists, "em", relevant_genes=relevant),
+        f"EM (newton) {L} lists x {M:,} genes",
+        lambda: aggregate(lists, "em", bootstrap=0),
         1.0,
         em_note,
     )
-    seconds, out = timed(lambda: aggregate(lists, "em", params={"solver": "em"}))
+    row(
+        f"EM (newton) supervised |G| = 200, {L} x {M:,}",
+        lambda: aggregate(lists, "em", relevant_genes=relevant, bootstrap=0),
+        1.0,
+        em_note,
+    )
+    row(
+        f"EM (newton) + 200 bootstrap replicates, {L} x {M:,}",
+        lambda: aggregate(lists, "em", bootstrap=200),
+        None,
+        em_note,
+    )
+
+    def rel_note(out):
+        d = out.diagnostics
+        return (
+            f"gain {d.get('loglik_gain', 0):.1f} nats, identified {d.get('identified')}, "
+            f"max weight {out.weights.max():.3f}"
+        )
+
+    row(
+        f"reliability (fit + diagnostics, no bootstrap) {L} x {M:,}",
+        lambda: aggregate(lists, "reliability", bootstrap=0),
+        1.0,
+        rel_note,
+    )
+    row(
+        f"reliability + 200 bootstrap replicates {L} x {M:,}",
+        lambda: aggregate(lists, "reliability", bootstrap=200),
+        2.0,
+        rel_note,
+    )
+    seconds, out = timed(lambda: aggregate(lists, "em", params={"solver": "em"}, bootstrap=0))
     rows.append(
         {
             "benchmark": f"EM (literal iteration) {L} x {M:,}",

@@ -183,4 +183,8 @@ def restore_aggregate(final: AggregateRanking, canon: Canonical) -> AggregateRan
         weights=final.weights,
         info=final.info,
         statistics={k: np.asarray(v)[inv] for k, v in final.statistics.items()},
+        diagnostics={
+            k: (np.asarray(v)[inv] if k == "support" and v is not None else v)
+            for k, v in final.diagnostics.items()
+        },
     )

@@ -33,17 +33,33 @@ from kofs.errors import InputError, ParameterError
 from kofs.options import Option, as_mapping, build, opt, options_of
 
 #: The newest defaults version (used when a config has no ``defaults`` key).
-DEFAULTS_VERSION = "1"
+DEFAULTS_VERSION = "2"
 
 #: Per defaults version: option values that differ from the declared defaults, and the rankers
 #: of the default plan (``default_plan``: tried in this order, each where its inputs allow).
 PRESETS: dict[str, dict[str, Any]] = {
     "1": {
+        "aggregate": "em",
         "default_plan": (
             "variance",
             "fisher",
             "laplacian",
             "spec-phi1",
+            "spec-phi2",
+            "spec-phi3",
+            "relevance-vote",
+            "relevance-propagation",
+        ),
+    },
+    # Version 2 (issue 11; evidence in docs/aggregation.md "Defaults" and docs/results-all.md):
+    # the reliability aggregator (with the supervision chosen by default_supervision), and SPEC
+    # phi1 out of the default plan -- it keeps the trivial eigenvector's component, ranks flat
+    # housekeeping genes first and put RPL41/RPL37A/RPS18 into the EM and Borda top 20 on ALL.
+    "2": {
+        "default_plan": (
+            "variance",
+            "fisher",
+            "laplacian",
             "spec-phi2",
             "spec-phi3",
             "relevance-vote",
@@ -161,7 +177,10 @@ class AggregationConfig:
     """How the lists are fused."""
 
     aggregate: str = opt(
-        "aggregate", "str", "em", help="Rank aggregation method (see `kofs methods`)."
+        "aggregate",
+        "str",
+        "reliability",
+        help="Rank aggregation method (see `kofs methods`; the book's EM: em).",
     )
     aggregate_param: dict[str, Any] = opt(
         "aggregate_param",
@@ -169,6 +188,21 @@ class AggregationConfig:
         {},
         metavar="KEY=VALUE",
         help="Aggregator parameter, e.g. tol=1e-12 (repeatable).",
+    )
+    supervision: str | None = opt(
+        "supervision",
+        "str",
+        choices=("none", "genes", "labels"),
+        help="What teaches the list weights: none (agreement), genes (--relevant-genes), labels "
+        "(each list's cross-validated predictive value). Default: genes with --relevant-genes, "
+        "else labels with --labels (reliability only), else none.",
+    )
+    bootstrap: int = opt(
+        "bootstrap",
+        "int",
+        200,
+        low=0,
+        help="Bootstrap replicates of the 95% list-weight intervals (0 = none).",
     )
 
 

@@ -48,7 +48,7 @@ def method_rows(*, with_params: bool = False) -> list[dict[str, str]]:
         rows.append(
             {
                 "name": a.name,
-                "kind": "aggregator",
+                "kind": "aggregator" + (" (the book's KOFS method)" if a.book else ""),
                 "direction": "higher score = more relevant",
                 "needs": "ranked lists"
                 + ("; can use relevant genes (supervised)" if a.supports_relevant else ""),

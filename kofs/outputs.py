@@ -52,6 +52,34 @@ def _json_info(
     return out
 
 
+def diagnostics_json(final) -> dict[str, Any]:
+    """The weight diagnostics of an aggregation, JSON-friendly: intervals per list, the
+    agreement matrix as ``{list: {list: rho}}``, per-gene support summarised by counts."""
+    d = dict(getattr(final, "diagnostics", {}) or {})
+    names = list(final.list_names)
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if k == "support":
+            if v is not None:
+                out["knowledge_only_genes"] = int((~np.asarray(v)).sum())
+        elif k == "agreement":
+            out[k] = {
+                a: {b: round(float(v[i][j]), 4) for j, b in enumerate(names)}
+                for i, a in enumerate(names)
+            }
+        elif k == "weight_ci":
+            out[k] = {n: [float(v[i][0]), float(v[i][1])] for i, n in enumerate(names)}
+        elif k == "weight_sd":
+            out[k] = {n: float(v[i]) for i, n in enumerate(names)}
+        elif isinstance(v, np.ndarray):
+            out[k] = v.tolist()
+        elif isinstance(v, np.generic):
+            out[k] = v.item()
+        else:
+            out[k] = v
+    return out
+
+
 def manifest(
     result: RunResult,
     *,
@@ -84,6 +112,7 @@ def manifest(
             if final.weights is None
             else dict(zip(final.list_names, map(float, final.weights), strict=True)),
             "info": dict(final.info),
+            "diagnostics": diagnostics_json(final),
         },
         "coverage": [c.as_dict() for c in result.coverage],
         "timings_seconds": dict(result.timings),

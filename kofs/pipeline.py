@@ -19,13 +19,14 @@ from threadpoolctl import threadpool_limits
 
 from kofs._ranks import constant_genes
 from kofs.aggregate import aggregate as aggregate_lists
+from kofs.aggregate.partial import partial_rank_matrix
 from kofs.canonical import canonicalize, restore_aggregate, restore_ranking
 from kofs.context import Context, ListPlan
 from kofs.errors import InputError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
 from kofs.progress import Progress, task
 from kofs.rankers import estimate_ranker, run_ranker
-from kofs.registry import RANKERS, resolve_params, unknown_message
+from kofs.registry import AGGREGATORS, RANKERS, resolve_params, unknown_message
 from kofs.resources import check_memory, resolve_limit
 from kofs.sources import KnowledgeSources
 from kofs.types import (
@@ -193,23 +194,122 @@ def build_lists(
     return lists
 
 
+#: The aggregator of :func:`rank` when none is named (chosen by measurement on ALL, see
+#: docs/aggregation.md "Defaults"); the book's EM is ``"em"``.
+DEFAULT_AGGREGATOR = "reliability"
+
+#: Supervision levels of the list weights.
+SUPERVISION = ("none", "genes", "labels")
+
+
+def default_supervision(relevant_genes, labels) -> str:
+    """``"genes"`` with known relevant genes, else ``"labels"`` with sample labels, else
+    ``"none"`` (chosen by measurement on ALL: docs/aggregation.md, "Defaults")."""
+    if relevant_genes:
+        return "genes"
+    return "labels" if labels is not None else "none"
+
+
+def aggregate_supervised(
+    context: Context,
+    lists: Sequence[Ranking],
+    method: str,
+    *,
+    params: Mapping[str, Any] | None = None,
+    supervision: str | None = None,
+    built_from: Mapping[str, Sequence[str]] | None = None,
+    bootstrap: int = 200,
+) -> AggregateRanking:
+    """Aggregate ``lists`` at the requested supervision level (see :func:`run_plan`)."""
+    from kofs.aggregate.supervision import label_reliabilities
+
+    level = supervision or default_supervision(context.relevant_genes, context.categories)
+    if level not in SUPERVISION:
+        raise ParameterError(
+            f"supervision must be one of {', '.join(SUPERVISION)}, got {supervision!r}"
+        )
+    if level == "labels" and not AGGREGATORS.get(method).context:
+        if supervision is not None:
+            raise ParameterError(
+                f"supervision 'labels' needs an aggregator that takes list weights "
+                f"(reliability), not {method!r}"
+            )
+        level = "none"  # the default only: the book's EM and the rank statistics ignore labels
+    if level == "labels" and supervision is None and len(lists) < 2:
+        level = "none"  # one list: nothing to weigh
+    if level == "labels" and supervision is None:
+        assert context.categories is not None
+        _, counts = np.unique(np.asarray(context.categories.labels), return_counts=True)
+        if len(counts) < 2 or counts.min() < 2:
+            level = "none"  # the default only: no cross-validation with a one-sample class
+    relevant = None
+    list_weights = None
+    if level == "genes":
+        if not context.relevant_genes:
+            raise ParameterError(
+                "supervision 'genes' needs known relevant genes (--relevant-genes)"
+            )
+        relevant = context.relevant_genes
+    elif level == "labels":
+        if context.categories is None:
+            raise ParameterError("supervision 'labels' needs sample labels (--labels)")
+        genes, R = partial_rank_matrix(lists)
+        index = context.expression.gene_index()
+        cols = np.fromiter((index[g] for g in genes), dtype=np.int64, count=len(genes))
+        v = label_reliabilities(
+            context.expression.values[:, cols],
+            context.categories.labels,
+            R,
+            seed=context.seed,
+            genes=genes,
+            samples=context.expression.samples,
+        )
+        list_weights = dict(zip([r.name for r in lists], map(float, v), strict=True))
+    return aggregate_lists(
+        lists,
+        method,
+        relevant_genes=relevant,
+        params=params,
+        built_from=built_from or None,
+        list_weights=list_weights,
+        bootstrap=bootstrap,
+        seed=context.seed,
+    )
+
+
 def run_plan(
     context: Context,
     plans: Sequence[ListPlan],
     *,
-    aggregate: str = "em",
+    aggregate: str = DEFAULT_AGGREGATOR,
     aggregate_params: Mapping[str, Any] | None = None,
     params: Mapping[str, Mapping[str, Any]] | None = None,
     threads: int | None = None,
     settings: Mapping[str, Any] | None = None,
+    built_from: Mapping[str, Sequence[str]] | None = None,
+    supervision: str | None = None,
+    bootstrap: int = 200,
 ) -> RunResult:
-    """Build every planned list (:func:`build_lists`) and aggregate them."""
+    """Build every planned list (:func:`build_lists`) and aggregate them.
+
+    ``supervision`` (:data:`SUPERVISION`): ``"none"``, ``"genes"`` (the context's relevant
+    genes supervise the weights) or ``"labels"`` (list weights = cross-validated predictive
+    value on the context's samples, :func:`kofs.aggregate.supervision.label_reliabilities`);
+    None = :func:`default_supervision`. ``built_from`` maps list names to the genes they were
+    seeded from (never scored on them).
+    """
     timings: dict[str, float] = {}
     lists = build_lists(context, plans, params=params, threads=threads, timings=timings)
     with threadpool_limits(limits=threads):
         t0 = time.perf_counter()
-        final = aggregate_lists(
-            lists, aggregate, relevant_genes=context.relevant_genes, params=aggregate_params
+        final = aggregate_supervised(
+            context,
+            lists,
+            aggregate,
+            params=aggregate_params,
+            supervision=supervision,
+            built_from=built_from,
+            bootstrap=bootstrap,
         )
         timings["aggregate"] = round(time.perf_counter() - t0, 4)
     return RunResult(
@@ -230,7 +330,7 @@ def rank(
     method: str = "kofs",
     lists: Sequence[str] | None = None,
     rankers: Sequence[str] | None = None,
-    aggregate: str = "em",
+    aggregate: str | None = None,
     relevant_genes: Iterable[str] | None = None,
     params: Mapping[str, Mapping[str, Any]] | None = None,
     aggregate_params: Mapping[str, Any] | None = None,
@@ -240,6 +340,8 @@ def rank(
     max_memory: int | str | None = None,
     defaults: str | None = None,
     shared: dict[str, Any] | None = None,
+    supervision: str | None = None,
+    bootstrap: int = 200,
     progress: Progress | None = None,
 ) -> RunResult:
     """Rank the genes of ``expression`` with every list the inputs allow and fuse the lists.
@@ -263,10 +365,11 @@ def rank(
         Catalogue lists to build (default: all the sources allow).
     rankers : sequence of str, optional
         Single-source rankers by registry name (added to the knowledge lists).
-    aggregate : str
-        Aggregator name (``"em"``, ``"borda"``, ...).
+    aggregate : str, optional
+        Aggregator name (``"reliability"``, ``"em"`` — the book's —, ``"borda"``, ...); default:
+        that of the defaults version (``"reliability"`` from version 2, ``"em"`` in 1).
     relevant_genes : iterable of str, optional
-        Known-relevant genes G: supervised EM (KOFS_Prob-SUP), term relevance M_rel/M_all,
+        Known-relevant genes G: supervised list weights, term relevance M_rel/M_all,
         GO-CAN-MAH and the start of relevance propagation.
     params : mapping, optional
         ``{ranker_or_list_name: {param: value}}``.
@@ -286,6 +389,13 @@ def rank(
     shared : dict, optional
         Gene-level internal knowledge shared between calls on subsets of samples (the folds
         of the honest protocol); see :class:`kofs.context.Context`.
+    supervision : {"none", "genes", "labels"}, optional
+        How the list weights are supervised (:data:`SUPERVISION`; default
+        :func:`default_supervision`: ``"genes"`` with relevant genes, else ``"labels"`` with
+        labels, else ``"none"``). ``"none"`` with relevant genes: they only build lists.
+        Aggregators other than ``reliability`` ignore ``"labels"``.
+    bootstrap : int
+        Bootstrap replicates of the weight intervals (0 = none).
     progress : kofs.progress.Progress, optional
         Told about each list and the GO steps (default: nothing reported).
 
@@ -293,9 +403,9 @@ def rank(
     -------
     RunResult
     """
-    from kofs.config import DEFAULTS_VERSION, PRESETS
+    from kofs.config import DEFAULTS_VERSION, PRESETS, AggregationConfig
     from kofs.evidence import gene_evidence
-    from kofs.plans import expression_plan, kofs_plan, msfs_plan
+    from kofs.plans import built_from, expression_plan, kofs_plan, msfs_plan
     from kofs.sources import SOURCES
 
     if method not in ("kofs", "msfs"):
@@ -304,6 +414,12 @@ def rank(
     if version not in PRESETS:
         raise ParameterError(
             f"defaults version {version!r} is unknown; known: {', '.join(PRESETS)}"
+        )
+    if aggregate is None:
+        aggregate = PRESETS[version].get("aggregate", AggregationConfig().aggregate)
+    if supervision is not None and supervision not in SUPERVISION:  # fail before any work
+        raise ParameterError(
+            f"supervision must be one of {', '.join(SUPERVISION)}, got {supervision!r}"
         )
     sources = sources or KnowledgeSources()
     check_magnitude(expression)
@@ -348,7 +464,10 @@ def rank(
         "aggregate_params": dict(aggregate_params or {}),
         "relevant_genes": None if rel is None else len(rel),
         "defaults": version,
+        "supervision": supervision,  # requested; the level used: aggregation.diagnostics
+        "bootstrap": bootstrap,
     }
+    seeded = built_from(context, [p.name for p in plans]) if method == "kofs" else {}
     result = run_plan(
         context,
         plans,
@@ -357,6 +476,9 @@ def rank(
         params=params,
         threads=threads,
         settings=settings,
+        built_from=seeded,
+        supervision=supervision,
+        bootstrap=bootstrap,
     )
     parts = [
         part

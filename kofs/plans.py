@@ -151,3 +151,34 @@ def expression_plan(
             )
         )
     return plans
+
+
+#: Catalogue lists built from the known relevant genes: "always" (their definition needs them),
+#: "start" (propagation starts from them) or "unless_table" (term relevance M_rel/M_all learned
+#: from them unless a --term-relevance table is given).
+SEEDED_LISTS = {
+    "GO-CAN-MAH": "always",
+    "GO-REL-PROP": "start",
+    "PPI-PROP": "start",
+    "GRAPH-PROP": "start",
+    "GO-REL-VOTE": "unless_table",
+    "Pathway-REL-VOTE": "unless_table",
+}
+
+
+def built_from(ctx: Context, list_names: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """The known relevant genes each catalogue list was built from (empty when none).
+
+    A list seeded by the relevant genes (GO-CAN-MAH terms, the start of propagation, term
+    relevance M_rel/M_all) must never be scored on them when its reliability is learned.
+    """
+    if not ctx.relevant_genes:
+        return {}
+    table = ctx.source("term_relevance") is not None
+    out = {}
+    for name in list_names:
+        how = SEEDED_LISTS.get(name)
+        if how is None or (how == "unless_table" and table):
+            continue
+        out[name] = tuple(ctx.relevant_genes)
+    return out

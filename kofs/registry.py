@@ -13,7 +13,8 @@ better. By default ``ranks`` is complete (partial lists completed by
 :func:`kofs.aggregate.partial.complete_ranks`); an aggregator registered with
 ``partial_lists=True`` receives NaN where a list does not contain a gene and the keyword
 ``universe`` (N). ``info["statistics"]``, if present, maps names to per-gene arrays (e.g.
-``p_value``, ``q_value``) that are written beside the score.
+``p_value``, ``q_value``) that are written beside the score. Keys of ``info`` starting with
+``_`` are private to the aggregator's ``diagnose`` hook and are removed by the runner.
 """
 
 from __future__ import annotations
@@ -182,6 +183,9 @@ class AggregatorSpec:
     learns_weights: bool = False
     supports_relevant: bool = False
     partial_lists: bool = False
+    context: bool = False
+    diagnose: Callable[..., dict] | None = None
+    book: bool = False
 
 
 S = TypeVar("S", RankerSpec, AggregatorSpec)
@@ -331,8 +335,19 @@ def aggregator(
     learns_weights: bool = False,
     supports_relevant: bool = False,
     partial_lists: bool = False,
+    context: bool = False,
+    diagnose: Callable[..., dict] | None = None,
+    book: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator registering an aggregator in :data:`AGGREGATORS` (returns it unchanged)."""
+    """Decorator registering an aggregator in :data:`AGGREGATORS` (returns it unchanged).
+
+    ``partial_lists``: receives NaN ranks (a gene absent from a list) and ``universe``.
+    ``context``: accepts the
+    keyword arguments ``built_from``, ``data_lists`` and ``list_weights`` (see
+    :func:`kofs.aggregate.aggregate`). ``diagnose(R, *, relevant, weights, info, n_boot, seed,
+    params)`` returns the weight diagnostics (intervals, likelihood gain, identification).
+    ``book``: the method of the KOFS book chapter.
+    """
 
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:
         AGGREGATORS.add(
@@ -345,6 +360,9 @@ def aggregator(
                 learns_weights=learns_weights,
                 supports_relevant=supports_relevant,
                 partial_lists=partial_lists,
+                context=context,
+                diagnose=diagnose,
+                book=book,
             )
         )
         return func

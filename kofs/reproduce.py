@@ -236,6 +236,7 @@ def run_experiment(
                     a.get("method", "em"),
                     None if rel is None else known[rel].genes,
                     a.get("params") or {},
+                    a.get("supervision"),
                 )
             )
         lrel = cfg.get("list_relevant_genes")

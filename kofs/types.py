@@ -367,6 +367,10 @@ class AggregateRanking:
         Source weights pi (EM), summing to 1.
     info : mapping
         Convergence information (iterations, log-likelihood, converged, G size, ...).
+    diagnostics : mapping
+        Weight diagnostics (:mod:`kofs.aggregate.diagnostics`): ``weight_ci`` (L, 2),
+        ``weight_sd``, ``loglik_gain``, ``identified``, ``warning``, ``agreement`` (L, L),
+        ``supervision``, ``built_from``, ``support`` (bool per gene, or None), ...
     statistics : mapping of str to ndarray of shape (m,)
         Per-gene statistics the method defines besides its score, e.g. ``p_value`` and
         ``q_value`` (RRA) or ``stuart_q`` (Stuart); empty for most methods.
@@ -381,6 +385,7 @@ class AggregateRanking:
     list_ranks: np.ndarray
     weights: np.ndarray | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
+    diagnostics: Mapping[str, Any] = field(default_factory=dict)
     statistics: Mapping[str, np.ndarray] = field(default_factory=dict)
     ranks: np.ndarray = field(init=False, repr=False)
 
@@ -399,6 +404,7 @@ class AggregateRanking:
             object.__setattr__(self, "weights", _frozen(np.asarray(self.weights, dtype=np.float64)))
         object.__setattr__(self, "ranks", _frozen(average_ranks(s, higher_is_better=True)))
         object.__setattr__(self, "info", dict(self.info))
+        object.__setattr__(self, "diagnostics", dict(self.diagnostics))
         stats = {}
         for name, values in self.statistics.items():
             v = np.asarray(values, dtype=np.float64)

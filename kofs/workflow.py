@@ -143,6 +143,8 @@ def rank_inputs(
         max_memory=res.max_memory,
         defaults=config.defaults,
         shared=shared,
+        supervision=a.supervision,
+        bootstrap=a.bootstrap,
         progress=progress,
     )
     return replace(result, config=config)

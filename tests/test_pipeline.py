@@ -107,6 +107,7 @@ def test_relevant_genes_enable_go_can_mah_and_supervised_em(example):
         sources=sources,
         relevant_genes=relevant,
         lists=["Fisher", "GO-CAN-MAH", "GO-REL-VOTE"],
+        aggregate="em",
     )
     assert [r.name for r in res.lists] == ["Fisher", "GO-CAN-MAH", "GO-REL-VOTE"]
     assert res.final.info["n_G"] == len(set(relevant) & set(expr.genes))
@@ -209,6 +210,8 @@ def test_end_to_end_on_real_all_with_every_source(shared_data, tmp_path):
             str(R / "PPI" / "string_example_gene_edges.tsv.gz"),
             "--relevant-genes",
             str(rel),
+            "--aggregate",
+            "em",
             "-o",
             str(out),
         ],

@@ -8,6 +8,7 @@ that a list does not contain is treated.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -16,12 +17,41 @@ import numpy as np
 from kofs.aggregate.partial import complete_ranks, partial_rank_matrix
 from kofs.canonical import canonical_rows
 from kofs.errors import ParameterError
-from kofs.registry import AGGREGATORS, resolve_params
+from kofs.registry import AGGREGATORS, RANKERS, resolve_params
 from kofs.types import AggregateRanking, Ranking
 
 from kofs.aggregate import _methods  # noqa: E402,F401  isort: skip  (registers every aggregator)
 
 __all__ = ["aggregate", "AGGREGATORS"]
+
+log = logging.getLogger(__name__)
+
+
+def _data_lists(rankings: Sequence[Ranking]) -> np.ndarray:
+    """True for lists computed from expression values: every list except those of a
+    knowledge-only ranker (registry family ``"knowledge"``)."""
+    out = []
+    for r in rankings:
+        name = str(r.params.get("ranker"))
+        out.append(not (name in RANKERS and RANKERS.get(name).family == "knowledge"))
+    return np.array(out, dtype=bool)
+
+
+def _built_from_mask(
+    genes: Sequence[str], names: Sequence[str], built_from: Mapping[str, Iterable[str]]
+) -> np.ndarray:
+    unknown = set(built_from) - set(names)
+    if unknown:
+        raise ParameterError(
+            f"built_from names lists that are not aggregated: {', '.join(sorted(unknown))}"
+        )
+    index = {g: i for i, g in enumerate(genes)}
+    B = np.zeros((len(genes), len(names)), dtype=bool)
+    for j, n in enumerate(names):
+        for g in built_from.get(n, ()):
+            if g in index:
+                B[index[g], j] = True
+    return B
 
 
 def aggregate(
@@ -31,6 +61,10 @@ def aggregate(
     relevant_genes: Iterable[str] | None = None,
     params: Mapping[str, Any] | None = None,
     universe: int | Iterable[str] | None = None,
+    built_from: Mapping[str, Iterable[str]] | None = None,
+    list_weights: Mapping[str, float] | None = None,
+    bootstrap: int = 200,
+    seed: int = 0,
 ) -> AggregateRanking:
     """Fuse ranked lists with the registered aggregator ``method``.
 
@@ -41,11 +75,11 @@ def aggregate(
         lists, top-k lists); see :mod:`kofs.aggregate.partial` for the treatment of a gene a
         list does not contain.
     method : str
-        ``"em"`` (KOFS probabilistic model, eqs 6.16-6.19), ``"borda"``, ``"rra"``,
-        ``"stuart"``, ... (``kofs methods``).
+        ``"em"`` (KOFS probabilistic model, eqs 6.16-6.19), ``"reliability"``, ``"borda"``,
+        ``"rra"``, ``"stuart"``, ... (``kofs methods``).
     relevant_genes : iterable of str, optional
-        Known-relevant genes G for supervised EM. Genes absent from the lists are dropped with
-        a warning by the caller; none left raises :class:`~kofs.errors.ParameterError`.
+        Known-relevant genes (supervision by genes). Genes absent from the lists are dropped
+        with a warning by the caller; none left raises :class:`~kofs.errors.ParameterError`.
     params : mapping, optional
         Aggregator parameters.
     universe : int or iterable of str, optional
@@ -53,13 +87,26 @@ def aggregate(
         or its gene ids (every ranked gene must be one of them; the others are added to the
         result as genes no list contains). Default: the genes of the lists (N = their number,
         as RobustRankAggreg).
+    built_from : mapping list name -> genes, optional
+        The genes each list was built (seeded) from. Aggregators with list context never score
+        a list on them; recorded in ``diagnostics["built_from"]`` (counts).
+    list_weights : mapping list name -> float, optional
+        Fixed list reliabilities (supervision by sample labels, see
+        :func:`kofs.aggregate.supervision.label_reliabilities`); only for ``reliability``.
+    bootstrap : int
+        Bootstrap replicates of the weight intervals (0 = none).
+    seed : int
+        Seed of the bootstrap.
 
     Returns
     -------
     AggregateRanking
         ``list_ranks`` holds NaN where a list does not contain a gene; ``statistics`` the
-        per-gene values the method defines (p- and q-values of RRA, Q of Stuart).
+        per-gene values the method defines (p- and q-values of RRA, Q of Stuart);
+        ``diagnostics`` the weight diagnostics (:mod:`kofs.aggregate.diagnostics`).
     """
+    from kofs.aggregate.diagnostics import agreement_matrix, warning_line
+
     spec = AGGREGATORS.get(method)
     names = [r.name for r in rankings]
     if len(set(names)) != len(names):
@@ -72,26 +119,64 @@ def aggregate(
     relevant = None
     if relevant_genes is not None:
         if not spec.supports_relevant:
-            raise ParameterError(f"aggregator {method!r} does not use relevant genes; use 'em'")
+            raise ParameterError(
+                f"aggregator {method!r} does not use relevant genes; use 'reliability' or 'em'"
+            )
         wanted = set(relevant_genes)
         relevant = np.fromiter((g in wanted for g in genes), dtype=bool, count=m)
         if not relevant.any():
             raise ParameterError("none of the relevant genes is among the ranked genes")
+    if list_weights is not None and not spec.context:
+        raise ParameterError(
+            f"aggregator {method!r} cannot use list weights from sample labels; use 'reliability'"
+        )
+    B = None if not built_from else _built_from_mask(genes, names, built_from)
     # the kernels see the genes sorted by id: the result does not depend on the lists' order
     rows = canonical_rows(genes)
     Rc = R[rows]
     relc = None if relevant is None else relevant[rows]
+    Bc = None if B is None else B[rows]
+    extra: dict[str, Any] = {}
+    if spec.context:
+        v = None
+        if list_weights is not None:
+            v = np.array([float(list_weights.get(n, 0.0)) for n in names])
+        extra = {"built_from": Bc, "data_lists": _data_lists(rankings), "list_weights": v}
     partial = bool(np.isnan(R).any()) or N > m
     if spec.partial_lists:
-        scores_c, weights, info = spec.func(Rc, relevant=relc, universe=N, **resolved)
+        R_in, mask = Rc, relc
+        scores_c, weights, info = spec.func(Rc, relevant=relc, universe=N, **resolved, **extra)
     else:
-        full = complete_ranks(Rc, universe=N) if partial else Rc
+        R_in = complete_ranks(Rc, universe=N) if partial else Rc
         mask = relc
         if relc is not None and N > m:
             mask = np.concatenate([relc, np.zeros(N - m, dtype=bool)])
-        scores_c, weights, info = spec.func(full, relevant=mask, **resolved)
+        scores_c, weights, info = spec.func(R_in, relevant=mask, **resolved, **extra)
     scores = _uncanonical(scores_c, rows, m)
     info = dict(info)
+    private = {k: info.pop(k) for k in [k for k in info if k.startswith("_")]}
+    if private.get("_support") is not None:
+        private["_support"] = _uncanonical(private["_support"], rows, m) > 0.5
+    diag = _diagnostics(
+        spec,
+        method,
+        names,
+        genes,
+        R,
+        R_in,
+        mask,
+        relevant,
+        B,
+        weights,
+        info,
+        private,
+        resolved,
+        list_weights is not None,
+        bootstrap,
+        seed,
+        agreement_matrix,
+        warning_line,
+    )
     statistics = {
         k: _uncanonical(v, rows, m) for k, v in (info.pop("statistics", None) or {}).items()
     }
@@ -107,7 +192,72 @@ def aggregate(
         weights=weights,
         info={"method": method, **resolved, **info},
         statistics=statistics,
+        diagnostics=diag,
     )
+
+
+def _diagnostics(
+    spec,
+    method,
+    names,
+    genes,
+    R,
+    R_in,
+    mask,
+    relevant,
+    B,
+    weights,
+    info,
+    private,
+    resolved,
+    labels,
+    bootstrap,
+    seed,
+    agreement_matrix,
+    warning_line,
+) -> dict[str, Any]:
+    """Supervision level, agreement matrix, built-from genes, data support and the
+    aggregator's weight diagnostics (intervals, likelihood gain, identification warning)."""
+    supervision = "labels" if labels else "genes" if relevant is not None else "none"
+    diag: dict[str, Any] = {"supervision": supervision, "agreement": agreement_matrix(R)}
+    diag["built_from"] = (
+        {n: int(B[:, j].sum()) for j, n in enumerate(names) if B[:, j].any()}
+        if B is not None
+        else {}
+    )
+    if B is not None:
+        diag["built_from_genes"] = {
+            n: [genes[i] for i in np.flatnonzero(B[:, j])]
+            for j, n in enumerate(names)
+            if B[:, j].any()
+        }
+    if private.get("_support") is not None:
+        diag["support"] = np.asarray(private["_support"])[: len(genes)]
+    if weights is not None and spec.diagnose is not None:
+        diag.update(
+            spec.diagnose(
+                R_in,
+                relevant=mask,
+                weights=np.asarray(weights),
+                info={**info, **private},
+                n_boot=int(bootstrap),
+                seed=int(seed),
+                params=resolved,
+            )
+        )
+        diag["warning"] = warning_line(method, diag, names)
+        if diag["warning"]:
+            log.warning("%s", diag["warning"])
+    if relevant is not None and B is not None and not spec.context:
+        overlap = [n for j, n in enumerate(names) if (B[:, j] & relevant).any()]
+        if overlap:
+            diag["circular"] = (
+                f"{method}: weights supervised by known genes that also built "
+                f"{', '.join(overlap)} (circular: those lists win by construction); "
+                "use --aggregate reliability, which never scores a list on its seed genes"
+            )
+            log.warning("%s", diag["circular"])
+    return diag
 
 
 def _uncanonical(values, rows: np.ndarray, m: int) -> np.ndarray:

@@ -234,6 +234,7 @@ def fit_mixture_weights(
     solver: str = "newton",
     tol: float = 1e-10,
     max_iter: int = 1000,
+    start: np.ndarray | None = None,
 ) -> MixtureFit:
     """Maximum-likelihood list weights pi of the rank mixture on the genes of G.
 
@@ -246,6 +247,9 @@ def fit_mixture_weights(
     tol : float, default 1e-10
         Stop when the log-likelihood (a sum over G) changes by less than ``tol``.
     max_iter : int, default 1000
+    start : ndarray of shape (L,), optional
+        Starting weights (default: uniform, the book's start); the bootstrap of
+        :mod:`kofs.aggregate.diagnostics` starts its replicates from the full-data weights.
 
     Returns
     -------
@@ -266,6 +270,10 @@ def fit_mixture_weights(
         merged, inverse, counts = _merge_identical_columns(P)
     n = merged.shape[1]
     pi = np.full(n, 1.0 / n)
+    if start is not None:  # merged columns share their starting weight
+        pi = np.bincount(inverse, weights=np.asarray(start, dtype=np.float64), minlength=n)
+        pi = np.clip(pi, 1e-12, None)
+        pi /= pi.sum()
     q = _mix(merged, pi)
     trace = [float(np.log(q).sum())]
     update = _newton_update if solver == "newton" else _em_update
@@ -348,6 +356,8 @@ def em_aggregate(
     },
     learns_weights=True,
     supports_relevant=True,
+    book=True,
+    diagnose=lambda R, **kw: _diagnose(R, **kw),
 )
 def _em(R: np.ndarray, *, relevant: np.ndarray | None, solver: str, tol: float, max_iter: int):
     """Registry adapter of :func:`em_aggregate`."""
@@ -355,3 +365,20 @@ def _em(R: np.ndarray, *, relevant: np.ndarray | None, solver: str, tol: float, 
     if relevant is not None and not np.any(relevant):
         raise ParameterError("EM: the relevant-gene set G is empty; give at least one ranked gene")
     return em_aggregate(R, relevant=relevant, solver=solver, tol=tol, max_iter=max_iter)
+
+
+def _diagnose(R, *, relevant, weights, n_boot: int, seed: int, params: dict, **_) -> dict:
+    """Bootstrap intervals, likelihood gain and identification of the EM weights
+    (:mod:`kofs.aggregate.diagnostics`); the fit itself is untouched."""
+    from kofs.aggregate.diagnostics import em_bootstrap
+
+    return em_bootstrap(
+        R,
+        relevant=relevant,
+        weights=weights,
+        solver="newton",  # same maximum as the literal EM, which would need ~1000 steps per replicate
+        tol=params["tol"],
+        max_iter=params["max_iter"],
+        n_boot=n_boot,
+        seed=seed,
+    )

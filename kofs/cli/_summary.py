@@ -37,14 +37,34 @@ def print_summary(
         t.add_row(f"{final.ranks[i]:g}", final.genes[i], f"{final.scores[i]:.4g}")
     console.print(t)
     if final.weights is not None and len(final.list_names) > 1:
-        w = Table(title="list weights (EM)")
+        diag = final.diagnostics
+        ci = diag.get("weight_ci")
+        seeded = diag.get("built_from") or {}
+        w = Table(title=f"list weights ({final.method}, supervision: {diag.get('supervision')})")
         w.add_column("list")
         w.add_column("weight", justify="right")
-        for name, weight in sorted(
-            zip(final.list_names, final.weights, strict=True), key=lambda x: -x[1]
-        ):
-            w.add_row(name, f"{weight:.3f}")
+        if ci is not None:
+            w.add_column("95% interval", justify="right")
+        if seeded:
+            w.add_column("built from", justify="right")
+        for j in sorted(range(len(final.list_names)), key=lambda j: -final.weights[j]):
+            row = [final.list_names[j], f"{final.weights[j]:.3f}"]
+            if ci is not None:
+                row.append(f"{ci[j][0]:.3f}-{ci[j][1]:.3f}")
+            if seeded:
+                row.append(
+                    f"{seeded[final.list_names[j]]} known genes"
+                    if final.list_names[j] in seeded
+                    else ""
+                )
+            w.add_row(*row)
         console.print(w)
+        if diag.get("loglik_gain") is not None:
+            console.print(f"likelihood gain over uniform weights: {diag['loglik_gain']:.3g} nats")
+        # the identification / circularity warnings were logged once by the aggregation
+        if diag.get("support") is not None:
+            n = int((~diag["support"]).sum())
+            console.print(f"{n} genes supported by knowledge only (ranked after the others)")
     for report in result.coverage:
         console.print(f"coverage: {report.line()}")
     if outputs:

@@ -26,7 +26,8 @@ def demo_cmd(output: str, seed: int, threads: int | None, top: int) -> None:
     """Rank the genes of the bundled ALL example (1,549 genes x 128 samples, B/T lineage).
 
     Equivalent to `kofs rank` on the bundled files (kofs/data/example: expression, B/T labels,
-    GO BP, KEGG gene sets, STRING edges), the default aggregation of the KOFS lists.
+    GO BP, KEGG gene sets, STRING edges), the default aggregation of the KOFS lists
+    (reliability; the book's EM: `kofs rank ... --aggregate em`).
     """
     from pathlib import Path
 

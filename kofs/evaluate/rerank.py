@@ -21,11 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from kofs.aggregate import aggregate as aggregate_lists
 from kofs.canonical import canonicalize, restore_aggregate, restore_ranking
 from kofs.context import Context
 from kofs.errors import ParameterError
-from kofs.pipeline import build_lists, relevant_gene_ids
+from kofs.pipeline import aggregate_supervised, build_lists, relevant_gene_ids
 from kofs.types import AggregateRanking, Expression, Ranking, SampleCategories
 
 log = logging.getLogger(__name__)
@@ -36,12 +35,16 @@ __all__ = ["Aggregation", "KofsRanking"]
 @dataclass(frozen=True)
 class Aggregation:
     """One fused list: ``name`` (e.g. ``"KOFS_Prob-SUP"``), aggregator ``method``, and the
-    known genes G of supervised EM (``None`` = unsupervised)."""
+    known genes G of supervised EM (``None`` = unsupervised). ``supervision="labels"``: list
+    weights = cross-validated predictive value on the samples :meth:`KofsRanking.run` gets
+    (the training samples of an outer fold in the honest protocol)."""
 
     name: str
     method: str = "em"
     relevant_genes: tuple[str, ...] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
+    supervision: str | None = None  # none | genes | labels (kofs.pipeline.SUPERVISION)
+    bootstrap: int = 0
 
 
 @dataclass
@@ -84,7 +87,7 @@ class KofsRanking:
 
         ``labels`` must be aligned to ``expression.samples`` (Fisher needs them).
         """
-        from kofs.plans import kofs_plan
+        from kofs.plans import built_from, kofs_plan
 
         canon = canonicalize(expression, labels)  # order-free results, as in pipeline.rank
         expression, labels = canon.expression, canon.labels
@@ -106,13 +109,31 @@ class KofsRanking:
         params = {self.rename.get(k, k): v for k, v in self.params.items()}
         lists = build_lists(ctx, plans, params=params)
         out: dict[str, Ranking | AggregateRanking] = {r.name: r for r in lists}
+        seeded = {
+            self.rename.get(n, n): genes for n, genes in built_from(ctx, list(self.lists)).items()
+        }
         for agg in self.aggregations:
             G = None
             if agg.relevant_genes is not None:
                 G = self._mapped(expression, f"G:{agg.name}", agg.relevant_genes)
                 if not G:
                     raise ParameterError(f"{agg.name}: none of its known genes is in the matrix")
-            out[agg.name] = aggregate_lists(lists, agg.method, relevant_genes=G, params=agg.params)
+            level = agg.supervision or ("genes" if G is not None else "none")
+            actx = Context(
+                expression=expression,
+                categories=labels,
+                relevant_genes=G if level == "genes" else None,
+                seed=self.seed,
+            )
+            out[agg.name] = aggregate_supervised(
+                actx,
+                lists,
+                agg.method,
+                params=agg.params,
+                supervision=level,
+                built_from=seeded,
+                bootstrap=agg.bootstrap,
+            )
         return {
             k: restore_ranking(v, canon) if isinstance(v, Ranking) else restore_aggregate(v, canon)
             for k, v in out.items()

@@ -359,6 +359,9 @@ def write_ranking(
     stats = dict(getattr(final, "statistics", None) or {})
     head = ["gene", "rank", "score", *(_clean(k) for k in stats)]
     stat_cols = [[format_float(v) for v in np.asarray(v).tolist()] for v in stats.values()]
+    support = (getattr(final, "diagnostics", None) or {}).get("support")
+    if support is not None:
+        head.append("support")
     for n in names:
         head += [f"rank:{n}", f"score:{n}"]
     if evidence is not None:
@@ -370,6 +373,8 @@ def write_ranking(
     for i in order:
         row = [genes[i], _format_rank(ranks[i]), format_float(scores[i])]
         row += [c[i] for c in stat_cols]
+        if support is not None:
+            row.append("data" if support[i] else "knowledge-only")
         for cr, cs in zip(cols_rank, cols_score, strict=True):
             row += [cr[i], cs[i]]
         if evidence is not None:
@@ -381,7 +386,9 @@ def write_ranking(
 
 
 def write_weights(stream_or_path, aggregate: AggregateRanking) -> None:
-    """Write the source weights: a TSV with columns ``list`` and ``weight`` (``%.10g``).
+    """Write the source weights: a TSV with columns ``list`` and ``weight`` (``%.10g``), then
+    ``ci_low``, ``ci_high`` (95 % bootstrap interval) and ``sd`` when the run has them, and
+    ``built_from`` (number of known genes the list was seeded from) when any list was.
 
     Raises
     ------
@@ -390,10 +397,24 @@ def write_weights(stream_or_path, aggregate: AggregateRanking) -> None:
     """
     if aggregate.weights is None:
         raise ParameterError(f"aggregation {aggregate.method!r} has no source weights to write")
-    rows = ["list\tweight"] + [
-        f"{_clean(n)}\t{format_float(w)}"
-        for n, w in zip(aggregate.list_names, aggregate.weights.tolist(), strict=True)
-    ]
+    diag = aggregate.diagnostics
+    ci = diag.get("weight_ci")
+    sd = diag.get("weight_sd")
+    seeded = diag.get("built_from") or {}
+    head = ["list", "weight"]
+    if ci is not None:
+        head += ["ci_low", "ci_high", "sd"]
+    if seeded:
+        head.append("built_from")
+    rows = ["\t".join(head)]
+    for j, (n, w) in enumerate(zip(aggregate.list_names, aggregate.weights.tolist(), strict=True)):
+        row = [_clean(n), format_float(w)]
+        if ci is not None:
+            row += [format_float(float(ci[j][0])), format_float(float(ci[j][1]))]
+            row.append(format_float(float(sd[j])))
+        if seeded:
+            row.append(str(seeded.get(n, 0)))
+        rows.append("\t".join(row))
     with _sink(stream_or_path) as fh:
         fh.write("\n".join(rows) + "\n")
 

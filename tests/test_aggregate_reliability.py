@@ -1,0 +1,268 @@
+"""The reliability aggregator (latent relevant-gene class) and the weight diagnostics.
+
+Planted-signal simulations (issue 11): three informative lists sharing the relevant genes, one
+random list, one reversed list and duplicates of an informative list.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import roc_auc_score
+
+from kofs._ranks import average_ranks
+from kofs.aggregate import aggregate
+from kofs.aggregate.reliability import (
+    block_intervals,
+    fit_reliability,
+    interval_log_lr,
+    reliability_aggregate,
+)
+from kofs.errors import ParameterError
+from kofs.types import Ranking
+
+FAST = settings(
+    max_examples=15,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+def planted(M=3000, k=60, seed=0, shifts=(3.0, 2.5, 2.0), duplicates=2):
+    """Columns: 3 informative, random, reversed(informative 0), ``duplicates`` copies of 1."""
+    rng = np.random.default_rng(seed)
+    rel = np.zeros(M, dtype=bool)
+    rel[rng.choice(M, k, replace=False)] = True
+    cols = [rng.normal(size=M) + s * rel for s in shifts]
+    cols.append(rng.normal(size=M))
+    cols.append(-cols[0])
+    cols += [cols[1].copy() for _ in range(duplicates)]
+    R = np.column_stack([average_ranks(c, higher_is_better=True) for c in cols])
+    return R, rel
+
+
+def as_lists(R, names=None):
+    genes = [f"g{i}" for i in range(R.shape[0])]
+    names = names or [f"L{j}" for j in range(R.shape[1])]
+    return [Ranking(n, genes, -R[:, j], True) for j, n in enumerate(names)]
+
+
+def test_planted_signal_weights_and_recovery():
+    R, rel = planted()
+    scores, w, info, _ = reliability_aggregate(R)
+    assert w[3] <= 0.05 and w[4] <= 0.05  # random, reversed
+    assert roc_auc_score(rel, scores) >= 0.95
+    # the informative lists carry the weight
+    assert w[:3].sum() + w[5:].sum() >= 0.9
+
+
+def test_duplicates_gain_nothing():
+    R, rel = planted(duplicates=2)
+    R1, _ = planted(duplicates=0)
+    _, w, _, _ = reliability_aggregate(R)
+    _, w1, _, _ = reliability_aggregate(R1)
+    # list 1 and its two copies together weigh what list 1 weighs alone (within 0.03)
+    assert abs((w[1] + w[5] + w[6]) - w1[1]) <= 0.03
+    # and the fused top 60 hardly moves
+    s, _, _, _ = reliability_aggregate(R)
+    s1, _, _, _ = reliability_aggregate(R1)
+    top = set(np.argsort(-s)[:60])
+    top1 = set(np.argsort(-s1)[:60])
+    assert len(top & top1) >= 57
+
+
+def test_contrarian_list_cannot_put_its_private_genes_on_top():
+    R, rel = planted(duplicates=0)
+    rng = np.random.default_rng(5)
+    private = rng.choice(np.flatnonzero(~rel), 30, replace=False)
+    col = rng.normal(size=R.shape[0])
+    col[private] += 6.0  # its own top genes, unsupported by any other list
+    R = np.column_stack([R, average_ranks(col, higher_is_better=True)])
+    scores, w, _, _ = reliability_aggregate(R)
+    top50 = set(np.argsort(-scores)[:50])
+    assert len(top50 & set(private)) <= 2
+    assert w[-1] <= 0.05
+
+
+def test_reversed_and_random_lists_barely_change_top50():
+    R, _ = planted(duplicates=0)
+    base = R[:, :3]
+    rng = np.random.default_rng(3)
+    extra = np.column_stack(
+        [base[:, 0][::-1].argsort().argsort() + 1.0, rng.permutation(R.shape[0]) + 1.0]
+    )
+    extra[:, 0] = R.shape[0] + 1 - base[:, 0]
+    s0, _, _, _ = reliability_aggregate(base)
+    s1, _, _, _ = reliability_aggregate(np.column_stack([base, extra]))
+    assert len(set(np.argsort(-s0)[:50]) & set(np.argsort(-s1)[:50])) >= 45
+
+
+def test_interval_likelihood_ratio():
+    # a point at u has LR ~ a u^(a-1); the whole [0, 1] has LR 1; [0, hi] has hi^(a-1)
+    a = 0.4
+    assert interval_log_lr(a, np.array([0.0]), np.array([1.0]))[0] == pytest.approx(0.0)
+    assert interval_log_lr(a, np.array([0.0]), np.array([0.01]))[0] == pytest.approx(
+        (a - 1) * np.log(0.01)
+    )
+    u = 0.3
+    assert interval_log_lr(a, np.array([u]), np.array([u + 1e-7]))[0] == pytest.approx(
+        np.log(a) + (a - 1) * np.log(u), rel=1e-5
+    )
+
+
+def test_partial_lists_missing_genes_are_censored():
+    R = np.array([[1.0, 1.0], [2.0, np.nan], [3.0, 2.0], [4.0, np.nan]])
+    lo, hi = block_intervals(R)
+    assert lo[1, 1] == pytest.approx(0.5) and hi[1, 1] == 1.0  # 2 of 4 ranked: below them
+    assert (lo[[0, 2], 1] == [0.0, 0.25]).all()
+    # aggregate() passes NaN for absent genes to the reliability model
+    genes = [f"g{i}" for i in range(200)]
+    rng = np.random.default_rng(0)
+    full = Ranking("full", genes, rng.normal(size=200), True)
+    part = Ranking("part", genes[:50], rng.normal(size=50), True)
+    fused = aggregate([full, part], "reliability", bootstrap=0)
+    assert len(fused.genes) == 200 and np.isfinite(fused.scores).all()
+
+
+def test_supervised_never_scores_a_list_on_its_seed_genes():
+    """A list seeded by the known genes ranks them first and is random otherwise: supervised by
+    those genes, it must not earn weight (they are missing observations for it)."""
+    R, rel = planted(duplicates=0)
+    M = R.shape[0]
+    rng = np.random.default_rng(7)
+    known = np.zeros(M, dtype=bool)
+    known[rng.choice(np.flatnonzero(rel), 30, replace=False)] = True
+    col = rng.normal(size=M)
+    col[known] += 100.0  # seed genes on top by construction
+    R = np.column_stack([R[:, :3], average_ranks(col, higher_is_better=True)])
+    built = np.zeros_like(R, dtype=bool)
+    built[:, 3] = known
+    _, w, _, _ = reliability_aggregate(R, relevant=known, built_from=built)
+    assert w[3] <= 0.05
+    # without the rule, the circular list would dominate
+    _, w_circ, _, _ = reliability_aggregate(R, relevant=known)
+    assert w_circ[3] > 0.2
+    # and the fit never looks at the seeded list's ranks of its seed genes: permuting them
+    # changes nothing
+    R2 = R.copy()
+    idx = np.flatnonzero(known)
+    R2[idx, 3] = R[rng.permutation(idx), 3]
+    f1 = fit_reliability(R, relevant=known, built_from=built)
+    f2 = fit_reliability(R2, relevant=known, built_from=built)
+    np.testing.assert_allclose(f1.a, f2.a, rtol=0, atol=1e-9)
+
+
+def test_runner_built_from_and_circular_warning_for_em():
+    R, rel = planted(duplicates=0)
+    lists = as_lists(R[:, :4], ["A", "B", "C", "SEEDED"])
+    seeds = [f"g{i}" for i in np.flatnonzero(rel)[:20]]
+    fused = aggregate(
+        lists, "reliability", relevant_genes=seeds, built_from={"SEEDED": seeds}, bootstrap=0
+    )
+    assert fused.diagnostics["built_from"] == {"SEEDED": 20}
+    assert fused.diagnostics["supervision"] == "genes"
+    em = aggregate(lists, "em", relevant_genes=seeds, built_from={"SEEDED": seeds}, bootstrap=0)
+    assert "circular" in em.diagnostics and "SEEDED" in em.diagnostics["circular"]
+    with pytest.raises(ParameterError):
+        aggregate(lists, "reliability", built_from={"nope": seeds})
+
+
+def test_diagnostics_intervals_gain_and_warning():
+    R, _ = planted(duplicates=0)
+    lists = as_lists(R)
+    fused = aggregate(lists, "reliability", bootstrap=30, seed=1)
+    d = fused.diagnostics
+    ci = np.asarray(d["weight_ci"])
+    assert ci.shape == (R.shape[1], 2) and (ci[:, 0] <= ci[:, 1] + 1e-12).all()
+    assert d["identified"] and d["loglik_gain"] > 10 and d["warning"] is None
+    assert np.asarray(d["agreement"]).shape == (R.shape[1], R.shape[1])
+    assert d["agreement"][0][4] == pytest.approx(-1.0)  # the reversed copy
+    again = aggregate(lists, "reliability", bootstrap=30, seed=1)
+    np.testing.assert_array_equal(again.diagnostics["weight_ci"], d["weight_ci"])
+    # pure noise: weights not identified, one warning line
+    rng = np.random.default_rng(2)
+    noise = np.column_stack([rng.permutation(500) + 1.0 for _ in range(4)])
+    fn = aggregate(as_lists(noise), "reliability", bootstrap=0)
+    assert not fn.diagnostics["identified"] and "not identified" in fn.diagnostics["warning"]
+    # the book's EM gets intervals from the same bootstrap, its fit untouched
+    em = aggregate(lists, "em", bootstrap=20, seed=1)
+    em0 = aggregate(lists, "em", bootstrap=0)
+    np.testing.assert_array_equal(em.weights, em0.weights)
+    assert np.asarray(em.diagnostics["weight_ci"]).shape == (R.shape[1], 2)
+
+
+def test_label_supervision_weights_predictive_lists():
+    from kofs.aggregate.supervision import label_reliabilities
+
+    rng = np.random.default_rng(0)
+    n, M = 40, 300
+    y = np.repeat(["a", "b"], n // 2)
+    X = rng.normal(size=(n, M))
+    X[y == "b", :20] += 2.0
+    good = np.arange(M, dtype=float) + 1.0  # genes 0..19 on top
+    bad = good[::-1].copy()
+    v = label_reliabilities(X, y, np.column_stack([good, bad]), seed=0)
+    assert v[0] > 0.8 and v[1] < 0.3
+    lists = as_lists(np.column_stack([good, bad]), ["good", "bad"])
+    fused = aggregate(lists, "reliability", list_weights={"good": v[0], "bad": v[1]})
+    assert fused.diagnostics["supervision"] == "labels"
+    assert set(fused.top(20)) == {f"g{i}" for i in range(20)}
+
+
+@FAST
+@given(seed=st.integers(0, 10_000), perm_seed=st.integers(0, 10_000))
+def test_invariant_to_gene_and_list_order(seed, perm_seed):
+    R, _ = planted(M=400, k=20, seed=seed, duplicates=1)
+    rng = np.random.default_rng(perm_seed)
+    rows = rng.permutation(R.shape[0])
+    cols = rng.permutation(R.shape[1])
+    s, w, _, _ = reliability_aggregate(R)
+    s2, w2, _, _ = reliability_aggregate(R[np.ix_(rows, cols)])
+    np.testing.assert_allclose(w2, w[cols], atol=1e-6)
+    np.testing.assert_allclose(s2, s[rows], atol=1e-6 * max(1.0, np.abs(s).max()))
+
+
+def test_universe_genes_absent_from_every_list():
+    genes = [f"g{i}" for i in range(60)]
+    rng = np.random.default_rng(0)
+    lists = [Ranking(f"L{j}", genes[:50], rng.normal(size=50), True) for j in range(3)]
+    fused = aggregate(lists, "reliability", universe=genes, bootstrap=0)
+    assert len(fused.genes) == 60 and np.isfinite(fused.scores).all()
+    # a gene no list contains never outranks one every list ranks first
+    lists[0] = Ranking("L0", genes[:50], np.arange(50.0), True)
+    fused = aggregate(lists, "reliability", universe=genes, bootstrap=0)
+    assert fused.ranks[genes.index("g49")] < fused.ranks[genes.index("g55")]
+
+
+def test_masked_and_first_block_get_distinct_codes():
+    """A masked [0, 1] observation and the list's first (wide) block share a lower end."""
+    from kofs.aggregate.reliability import _code
+
+    lo = np.array([[0.0], [0.0], [0.5]])
+    hi = np.array([[1.0], [0.4], [0.9]])
+    coded = _code(lo, hi, 8)
+    c = coded.codes[:, 0]
+    assert len(set(c.tolist())) == 3
+    assert coded.hi[0][c[0]] == 1.0 and coded.hi[0][c[1]] == 0.4
+
+
+def test_cli_supervision_errors_are_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+    from kofs.example import example_paths
+
+    p = example_paths()
+    out = tmp_path / "o"
+    r = CliRunner().invoke(
+        main,
+        ["rank", str(p["expression"]), "--labels", str(p["labels"]), "--aggregate", "em"]
+        + ["--supervision", "labels", "--rankers", "variance,fisher", "-o", str(out)],
+    )
+    assert r.exit_code == 2 and not out.exists()
+    lines = [x for x in r.output.strip().splitlines() if x.startswith("kofs: error")]
+    assert len(lines) == 1 and "reliability" in lines[0]
