@@ -118,6 +118,9 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+KOFS_RANK = [sys.executable, "-m", "kofs", "rank"]
+
+
 def _kofs(*args: str, **kw) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "kofs", *args],
@@ -154,7 +157,7 @@ def test_cli_runs_killed_or_stopped_at_random_points(tmp_path):
     out = tmp_path / "OUT"
     base = ["rank", str(expr), "--rankers", "variance,laplacian", "-o", str(out)]
     t0 = time.perf_counter()
-    first = _kofs(*base)
+    first = _kofs(*base, "--aggregate", "em")
     assert first.wait() == 0, first.stderr.read()
     first.stderr.close()
     duration = time.perf_counter() - t0
@@ -205,17 +208,7 @@ def test_two_runs_into_one_folder(tmp_path):
     try:
         assert holder.stdout.readline() == "held\n"
         r = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "kofs",
-                "rank",
-                str(expr),
-                "--rankers",
-                "variance",
-                "-o",
-                str(out),
-            ],  # fmt: skip
+            [*KOFS_RANK, str(expr), "--rankers", "variance", "-o", str(out), "--aggregate", "em"],
             capture_output=True,
             text=True,
         )
@@ -229,7 +222,7 @@ def test_two_runs_into_one_folder(tmp_path):
         holder.wait()
         holder.stdout.close()
     r = subprocess.run(
-        [sys.executable, "-m", "kofs", "rank", str(expr), "--rankers", "variance", "-o", str(out)],
+        [*KOFS_RANK, str(expr), "--rankers", "variance", "-o", str(out), "--aggregate", "em"],
         capture_output=True,
         text=True,
     )
