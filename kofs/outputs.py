@@ -172,7 +172,7 @@ def aggregate_manifest(
             "weights": None
             if final.weights is None
             else dict(zip(final.list_names, map(float, final.weights), strict=True)),
-            "weight_intervals": None,
+            "diagnostics": diagnostics_json(final),
             "statistics": list(final.statistics),
             "info": dict(final.info),
         },

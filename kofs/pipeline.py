@@ -244,6 +244,7 @@ def aggregate_supervised(
             level = "none"  # the default only: no cross-validation with a one-sample class
     relevant = None
     list_weights = None
+    replicates = None
     if level == "genes":
         if not context.relevant_genes:
             raise ParameterError(
@@ -256,15 +257,20 @@ def aggregate_supervised(
         genes, R = partial_rank_matrix(lists)
         index = context.expression.gene_index()
         cols = np.fromiter((index[g] for g in genes), dtype=np.int64, count=len(genes))
-        v = label_reliabilities(
+        found = label_reliabilities(
             context.expression.values[:, cols],
             context.categories.labels,
             R,
             seed=context.seed,
             genes=genes,
             samples=context.expression.samples,
+            n_boot=bootstrap,
         )
-        list_weights = dict(zip([r.name for r in lists], map(float, v), strict=True))
+        v, reps = found if isinstance(found, tuple) else (found, None)
+        names = [r.name for r in lists]
+        list_weights = dict(zip(names, map(float, v), strict=True))
+        if reps is not None:
+            replicates = {n: reps[:, j] for j, n in enumerate(names)}
     return aggregate_lists(
         lists,
         method,
@@ -272,6 +278,7 @@ def aggregate_supervised(
         params=params,
         built_from=built_from or None,
         list_weights=list_weights,
+        list_weight_replicates=replicates,
         bootstrap=bootstrap,
         seed=context.seed,
     )

@@ -211,6 +211,42 @@ def test_label_supervision_weights_predictive_lists():
     fused = aggregate(lists, "reliability", list_weights={"good": v[0], "bad": v[1]})
     assert fused.diagnostics["supervision"] == "labels"
     assert set(fused.top(20)) == {f"g{i}" for i in range(20)}
+    # intervals: a seeded bootstrap over samples of the cross-validated outcomes
+    v2, reps = label_reliabilities(X, y, np.column_stack([good, bad]), seed=0, n_boot=100)
+    np.testing.assert_array_equal(v2, v)
+    assert reps.shape == (100, 2) and np.all((reps >= 0) & (reps <= 1))
+    np.testing.assert_array_equal(
+        reps, label_reliabilities(X, y, np.column_stack([good, bad]), seed=0, n_boot=100)[1]
+    )
+    fused = aggregate(
+        lists,
+        "reliability",
+        list_weights={"good": v[0], "bad": v[1]},
+        list_weight_replicates={"good": reps[:, 0], "bad": reps[:, 1]},
+    )
+    ci = np.asarray(fused.diagnostics["weight_ci"])
+    assert ci.shape == (2, 2) and fused.diagnostics["n_boot"] == 100
+    assert ci[0, 0] <= fused.weights[0] <= ci[0, 1] and ci[0, 0] > ci[1, 1]
+
+
+def test_label_supervised_run_reports_weight_intervals(tmp_path):
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+    from kofs.example import example_paths
+
+    p = example_paths()
+    out = tmp_path / "o"
+    args = ["rank", p["expression"], "--labels", p["labels"], "--label-column", "lineage"]
+    args += ["--pathways", p["pathways"], "--lists", "SPEC,Fisher,Pathway-REL-VOTE"]
+    r = CliRunner().invoke(main, [*args, "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    head = (out / "weights.tsv").read_text().splitlines()[0].split("\t")
+    assert head[:5] == ["list", "weight", "ci_low", "ci_high", "sd"]
+    rows = [line.split("\t") for line in (out / "weights.tsv").read_text().splitlines()[1:]]
+    assert all(float(r[2]) <= float(r[1]) <= float(r[3]) for r in rows)
+    # the voting list classifies lineage imperfectly: its reliability varies under resampling
+    assert any(float(r[3]) > float(r[2]) for r in rows)
 
 
 @FAST

@@ -93,9 +93,11 @@ def test_stdout_stuart_em_weights_and_universe(lists):
     assert r.exit_code == 0, r.output
     w = pd.read_csv(out / "weights.tsv", sep="\t")
     assert list(w["list"]) == ["de", "edger", "top"] and w["weight"].sum() == pytest.approx(1)
-    assert "no intervals" in r.stderr
+    assert {"ci_low", "ci_high", "sd"} <= set(w.columns)
+    assert (w["ci_low"] <= w["weight"]).all() and (w["weight"] <= w["ci_high"]).all()
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["universe"] == 20000 and manifest["aggregation"]["weight_intervals"] is None
+    diag = manifest["aggregation"]["diagnostics"]
+    assert manifest["universe"] == 20000 and len(diag["weight_ci"]) == 3
     exact = run(["-q", "aggregate", *files(lists), "-o", "-", "--aggregate-param", "exact=true"])
     assert exact.exit_code == 0 and exact.stderr == ""
 

@@ -63,6 +63,7 @@ def aggregate(
     universe: int | Iterable[str] | None = None,
     built_from: Mapping[str, Iterable[str]] | None = None,
     list_weights: Mapping[str, float] | None = None,
+    list_weight_replicates: Mapping[str, Any] | None = None,
     bootstrap: int = 200,
     seed: int = 0,
 ) -> AggregateRanking:
@@ -93,6 +94,9 @@ def aggregate(
     list_weights : mapping list name -> float, optional
         Fixed list reliabilities (supervision by sample labels, see
         :func:`kofs.aggregate.supervision.label_reliabilities`); only for ``reliability``.
+    list_weight_replicates : mapping list name -> array-like of float, optional
+        Bootstrap replicates of ``list_weights`` (all of one length): the weight intervals of a
+        label-supervised run.
     bootstrap : int
         Bootstrap replicates of the weight intervals (0 = none).
     seed : int
@@ -141,7 +145,17 @@ def aggregate(
         v = None
         if list_weights is not None:
             v = np.array([float(list_weights.get(n, 0.0)) for n in names])
-        extra = {"built_from": Bc, "data_lists": _data_lists(rankings), "list_weights": v}
+        reps = None
+        if list_weights is not None and list_weight_replicates:
+            reps = np.column_stack(
+                [np.asarray(list_weight_replicates.get(n, ()), dtype=np.float64) for n in names]
+            )
+        extra = {
+            "built_from": Bc,
+            "data_lists": _data_lists(rankings),
+            "list_weights": v,
+            "list_weight_replicates": reps,
+        }
     partial = bool(np.isnan(R).any()) or N > m
     if spec.partial_lists:
         R_in, mask = Rc, relc

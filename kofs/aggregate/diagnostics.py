@@ -159,3 +159,23 @@ def reliability_diagnostics(fit, *, n_boot: int, seed: int, max_prior: float, n_
         out.update(_summarise(reps))
     out["n_boot"] = int(n_boot)
     return out
+
+
+def label_weight_intervals(replicates: np.ndarray | None, redundancy: np.ndarray) -> dict:
+    """Intervals of label-supervised weights ``w = v * c / sum(v * c)`` from bootstrap
+    replicates of the list reliabilities ``v`` (shape (B, L); the redundancy weights ``c`` are
+    held fixed). Nothing is fitted on the genes, so there is no likelihood gain and the weights
+    count as identified; without replicates, no intervals."""
+    out: dict = {"n_boot": 0, "identified": True, "loglik_gain": None}
+    if replicates is None or len(replicates) == 0:
+        return out
+    W = np.clip(np.asarray(replicates, dtype=np.float64), 0.0, None) * np.asarray(redundancy)
+    total = W.sum(axis=1, keepdims=True)
+    L = W.shape[1]
+    W = np.where(total > 0, W / np.where(total > 0, total, 1.0), 1.0 / L)
+    out.update(
+        n_boot=int(W.shape[0]),
+        weight_ci=percentile_intervals(W),
+        weight_sd=W.std(axis=0, ddof=1) if W.shape[0] > 1 else np.zeros(L),
+    )
+    return out

@@ -678,7 +678,12 @@ def reliability_aggregate(
         weights = v * c
         weights = weights / weights.sum() if weights.sum() > 0 else np.full(L, 1.0 / L)
         scores = mean_neg_log_u(lo, hi) @ weights
-        info = {"label_reliability": v.tolist(), "iterations": 0, "converged": True}
+        info = {
+            "label_reliability": v.tolist(),
+            "redundancy": c.tolist(),
+            "iterations": 0,
+            "converged": True,
+        }
     else:
         fit = fit_reliability(
             R,
@@ -749,6 +754,7 @@ def _reliability(
     built_from: np.ndarray | None = None,
     data_lists: np.ndarray | None = None,
     list_weights: np.ndarray | None = None,
+    list_weight_replicates: np.ndarray | None = None,
     universe: int | None = None,
     **params,
 ):
@@ -773,6 +779,8 @@ def _reliability(
     )
     info["_fit"] = extras["fit"]
     info["_support"] = extras["support"]
+    if list_weights is not None and list_weight_replicates is not None:
+        info["_v_replicates"] = list_weight_replicates
     return np.asarray(scores)[:m], weights, info
 
 
@@ -781,7 +789,9 @@ def _diagnose(R, *, info: dict, n_boot: int, seed: int, params: dict, **_) -> di
 
     fit = info.get("_fit")
     if fit is None:  # fixed (label-supervised) weights: nothing was estimated from the genes
-        return {"n_boot": 0, "identified": True, "loglik_gain": None}
+        from kofs.aggregate.diagnostics import label_weight_intervals
+
+        return label_weight_intervals(info.get("_v_replicates"), np.asarray(info["redundancy"]))
     return reliability_diagnostics(
         fit, n_boot=n_boot, seed=seed, max_prior=params["max_prior"], n_lists=R.shape[1]
     )

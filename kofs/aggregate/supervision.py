@@ -38,7 +38,8 @@ def label_reliabilities(
     n_random: int = 5,
     genes: Sequence[str] | None = None,
     samples: Sequence[str] | None = None,
-) -> np.ndarray:
+    n_boot: int = 0,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Cross-validated predictive value of every list.
 
     Parameters
@@ -60,11 +61,16 @@ def label_reliabilities(
         Ids of the columns and rows; when given, genes and samples are put in the order of
         their ids first, so the folds, the random gene sets and every tie-break (hence the
         result) do not depend on the order of the matrix.
+    n_boot : int
+        Bootstrap replicates over samples (seeded by ``seed``): each replicate resamples the
+        samples' cross-validated 1-NN outcomes (correct or not, per list and per random gene
+        set) and recomputes every reliability. The lists and folds are held fixed, so the
+        spread is the sampling error of the accuracies, not of the lists.
 
     Returns
     -------
     ndarray (L,)
-        Reliabilities in [0, 1].
+        Reliabilities in [0, 1]; with ``n_boot`` > 0, also the replicates, shape (n_boot, L).
     """
     from sklearn.model_selection import StratifiedKFold
 
@@ -87,27 +93,40 @@ def label_reliabilities(
     # a top k covering a quarter of the genes or more no longer tells lists apart
     ks = [k for k in top if k <= R.shape[0] / 4] or [max(1, R.shape[0] // 10)]
 
-    def accuracy(cols: np.ndarray) -> float:
-        # 1-NN (Euclidean; ties to the first training sample, as scikit-learn's brute force)
+    def correct(cols: np.ndarray) -> np.ndarray:
+        # per sample: 1 when its held-out 1-NN prediction is right (Euclidean; ties to the
+        # first training sample, as scikit-learn's brute force)
         Z = X[:, cols]
         sq = (Z * Z).sum(axis=1)
         D = sq[:, None] + sq[None, :] - 2.0 * (Z @ Z.T)
-        correct = 0
+        hit = np.zeros(len(y))
         for train, test in splits:
             nearest = train[np.argmin(D[np.ix_(test, train)], axis=1)]
-            correct += int((y[nearest] == y[test]).sum())
-        return correct / len(y)
+            hit[test] = y[nearest] == y[test]
+        return hit
 
     rng = np.random.default_rng(seed)
     M = R.shape[0]
-    chance = [
-        np.mean([accuracy(rng.choice(M, min(k, M), replace=False)) for _ in range(n_random)])
-        for k in ks
-    ]
-    base = max(base, float(np.mean(chance)))
-    out = np.zeros(R.shape[1])
+    # per-sample outcomes, averaged over k (and over the random sets for the chance level)
+    chance = np.mean(
+        [correct(rng.choice(M, min(k, M), replace=False)) for k in ks for _ in range(n_random)],
+        axis=0,
+    )
+    hits = np.zeros((len(y), R.shape[1]))
     for j in range(R.shape[1]):
         order = np.argsort(np.where(np.isnan(R[:, j]), np.inf, R[:, j]), kind="stable")
-        acc = float(np.mean([accuracy(order[: min(k, len(order))]) for k in ks]))
-        out[j] = max(0.0, (acc - base) / (1.0 - base)) if base < 1.0 else 0.0
-    return out
+        hits[:, j] = np.mean([correct(order[: min(k, len(order))]) for k in ks], axis=0)
+
+    def reliabilities(idx: np.ndarray | None) -> np.ndarray:
+        acc = hits.mean(axis=0) if idx is None else hits[idx].mean(axis=0)
+        c = chance.mean() if idx is None else chance[idx].mean()
+        b = max(majority, float(c))
+        return np.maximum(0.0, (acc - b) / (1.0 - b)) if b < 1.0 else np.zeros(R.shape[1])
+
+    majority = base
+    out = reliabilities(None)
+    if n_boot <= 0:
+        return out
+    boot = np.random.default_rng([seed, 1])
+    reps = np.array([reliabilities(boot.integers(0, len(y), len(y))) for _ in range(n_boot)])
+    return out, reps

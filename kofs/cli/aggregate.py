@@ -70,8 +70,6 @@ def execute(specs: list[ListSpec], config: AggregateListsConfig, *, quiet: bool 
             click.echo(f"kofs: list {s.describe()}", err=True)
         for report in result.coverage:
             click.echo(f"kofs: coverage: {report.line()}", err=True)
-        if result.final.weights is not None:
-            click.echo("kofs: weights.tsv holds point estimates only (no intervals yet)", err=True)
     print_summary(result, top=config.top, outputs=written)
     return written
 
