@@ -21,10 +21,11 @@ def constant_genes(X: np.ndarray, *, rtol: float = CONSTANT_RTOL) -> np.ndarray:
     -------
     ndarray of bool, shape (n_genes,)
     """
-    X = np.asarray(X)
     if X.shape[0] == 0:
         return np.ones(X.shape[1], dtype=bool)
-    hi, lo = X.max(axis=0), X.min(axis=0)
+    from kofs._matrix import column_range  # sparse (CSR) and chunked (dask) X too
+
+    hi, lo = column_range(X)
     return (hi - lo) <= rtol * np.maximum(np.abs(hi), np.abs(lo))
 
 

@@ -60,6 +60,14 @@ class Canonical:
     identity: bool
 
 
+def _take(X, rows: np.ndarray, cols: np.ndarray):
+    """``X[rows][:, cols]``: dense by ``np.ix_``; sparse (CSR) and chunked (dask) axis by axis,
+    never through an n x m index array."""
+    if isinstance(X, np.ndarray):
+        return X[np.ix_(rows, cols)]
+    return X[rows][:, cols]
+
+
 def _order(ids: tuple[str, ...]) -> np.ndarray:
     return np.asarray(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)
 
@@ -76,7 +84,7 @@ def canonicalize(expression: Expression, labels: SampleCategories | None = None)
     if same:
         return Canonical(expression, labels, g, s, True)
     expr = Expression(
-        expression.values[np.ix_(s, g)],
+        _take(expression.values, s, g),
         [expression.genes[i] for i in g],
         [expression.samples[i] for i in s],
         namespace=expression.namespace,

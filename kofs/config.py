@@ -74,7 +74,12 @@ class InputsConfig:
     """The expression matrix, sample labels, known genes and identifier map."""
 
     expression: str | None = opt(
-        "expression", "path", help="Expression matrix (CSV/TSV, gzip ok, - for stdin).", stdin=True
+        "expression",
+        "path",
+        help="Expression matrix (CSV/TSV, gzip ok, - for stdin), or single-cell data: an "
+        "AnnData .h5ad, a 10x .h5 or a 10x MatrixMarket folder.",
+        stdin=True,
+        folder=True,
     )
     genes_in: str | None = opt(
         "genes_in",
@@ -106,7 +111,12 @@ class InputsConfig:
         choices=(".", ","),
         help="Decimal mark of EXPRESSION's numbers (',' for 1,23; needs a tab or ';' delimiter).",
     )
-    labels: str | None = opt("labels", "path", help="Sample labels (CSV/TSV: sample id, label).")
+    labels: str | None = opt(
+        "labels",
+        "path",
+        help="Sample labels (CSV/TSV: sample id, label), or obs:COLUMN for a column of an "
+        ".h5ad's obs.",
+    )
     label_column: str | None = opt(
         "label_column", help="Label column of --labels (default: second column)."
     )
@@ -128,6 +138,26 @@ class InputsConfig:
     )
     id_map: str | None = opt(
         "id_map", "path", help="Two-column table mapping source gene ids to the matrix's ids."
+    )
+    layer: str | None = opt(
+        "layer", metavar="NAME", help="AnnData .h5ad: rank adata.layers[NAME] instead of X."
+    )
+    use_raw: bool = opt(
+        "use_raw", "bool", False, help="AnnData .h5ad: rank adata.raw.X (genes of raw.var)."
+    )
+    use_graph: str | None = opt(
+        "use_graph",
+        metavar="KEY",
+        help="AnnData .h5ad: reuse the cell graph adata.obsp[KEY] (e.g. connectivities) as the "
+        "sample similarity of the graph rankers.",
+    )
+    chunk_size: int | None = opt(
+        "chunk_size",
+        "int",
+        low=2,
+        metavar="CELLS",
+        help="AnnData .h5ad: keep X on disk and compute chunk by chunk with Dask, CELLS cells "
+        "per chunk (out-of-core).",
     )
 
 
@@ -243,6 +273,12 @@ class ResourcesConfig:
         "(default: $KOFS_CACHE_DIR, else $XDG_CACHE_HOME/kofs or ~/.cache/kofs).",
     )
     no_cache: bool = opt("no_cache", "bool", False, help="Neither read nor write the GO cache.")
+    dask_scheduler: str | None = opt(
+        "dask_scheduler",
+        metavar="ADDRESS",
+        help="Run the chunked computations on this dask.distributed scheduler (e.g. "
+        "tcp://host:8786); implies --chunk-size 10000 unless given.",
+    )
 
 
 #: section name -> its dataclass, in the order of ``--help`` and the docs
@@ -421,6 +457,8 @@ class RunConfig:
             for o in options_of(type(section)):
                 if o.is_path and o.name != "output":
                     v = getattr(section, o.name)
+                    if isinstance(v, str) and v.startswith("obs:"):
+                        v = None  # a column of the .h5ad (labels obs:COLUMN), not a file
                     out[o.name] = list(v) if isinstance(v, tuple) else v
         return out
 
@@ -454,7 +492,7 @@ def _absolute(value: Any, base: Path) -> Any:
     if isinstance(value, tuple):
         return tuple(_absolute(v, base) for v in value)
     s = str(value)
-    if s == "-" or os.path.isabs(s):
+    if s == "-" or os.path.isabs(s) or s.startswith("obs:"):  # obs:COLUMN names an obs column
         return s
     return str((base / s).resolve())
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kofs.io.ids import CoverageReport
-from kofs.types import Expression, RankerInputs, SampleCategories
+from kofs.types import Expression, RankerInputs, SampleCategories, SampleSimilarity
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +38,9 @@ class Context:
     coverage : list of CoverageReport
     max_memory : int, optional
         Bytes; None = no check (:mod:`kofs.resources`).
+    similarity : SampleSimilarity, optional
+        A given sample graph (e.g. an AnnData's ``obsp["connectivities"]``) for the graph
+        rankers of the expression plan.
     progress : kofs.progress.Progress, optional
         Told about each list and the long knowledge steps; None = silent.
     """
@@ -51,6 +54,7 @@ class Context:
     shared: dict[Any, Any] = field(default_factory=dict)
     coverage: list[CoverageReport] = field(default_factory=list)
     max_memory: int | None = None
+    similarity: SampleSimilarity | None = None
     progress: Any = None
 
     def cached(self, key: str, build: Callable[[], Any], *, gene_level: bool = False) -> Any:

@@ -31,7 +31,9 @@ def method_rows(*, with_params: bool = False) -> list[dict[str, str]]:
         rows.append(
             {
                 "name": s.name,
-                "kind": "ranker" + (" (multivariate)" if s.multivariate else ""),
+                "kind": "ranker"
+                + (" (multivariate)" if s.multivariate else "")
+                + (" (sparse/Dask)" if s.sparse else ""),
                 "direction": "higher score = more relevant"
                 if s.higher_is_better
                 else "lower score = more relevant",

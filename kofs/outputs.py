@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,12 @@ def _json_info(
         else:
             out[k] = v
     return out
+
+
+def _folder_fingerprint(path: str) -> dict[str, Any]:
+    """A folder input (10x MatrixMarket, KGML): the fingerprints of the files in it."""
+    files = sorted(p for p in Path(path).iterdir() if p.is_file())
+    return {"path": os.fspath(path), "files": [file_fingerprint(p) for p in files]}
 
 
 def diagnostics_json(final) -> dict[str, Any]:
@@ -130,7 +137,11 @@ def _fingerprints(inputs: Mapping[str, str | Sequence[str] | None]) -> dict[str,
             continue
         many = [paths] if isinstance(paths, str) else list(paths)
         prints = [
-            file_fingerprint(p) if p != "-" else {"path": "-", "bytes": None, "sha256": None}
+            {"path": "-", "bytes": None, "sha256": None}
+            if p == "-"
+            else _folder_fingerprint(p)
+            if os.path.isdir(p)
+            else file_fingerprint(p)
             for p in many
         ]
         files[role] = prints[0] if isinstance(paths, str) else prints

@@ -15,12 +15,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 from kofs._ranks import constant_genes
 from kofs.aggregate import aggregate as aggregate_lists
 from kofs.aggregate.partial import partial_rank_matrix
-from kofs.canonical import canonicalize, restore_aggregate, restore_ranking
+from kofs.canonical import canonical_inputs, canonicalize, restore_aggregate, restore_ranking
 from kofs.context import Context, ListPlan
 from kofs.errors import InputError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
@@ -35,6 +36,7 @@ from kofs.types import (
     RankerInputs,
     Ranking,
     SampleCategories,
+    SampleSimilarity,
 )
 
 log = logging.getLogger(__name__)
@@ -86,6 +88,10 @@ def check_magnitude(expression: Expression) -> None:
       multiplied by 1e-200): variances and distances underflow to 0.
     """
     X = expression.values
+    if expression.is_chunked:
+        return  # values are read chunk by chunk; the chunked reductions see them
+    if sp.issparse(X):
+        X = X.data if X.nnz else np.zeros(1)
     if X.size == 0 or np.isnan(X).all():
         return
     top = max(abs(float(np.nanmax(X))), abs(float(np.nanmin(X))))
@@ -130,11 +136,25 @@ def check_ranker_memory(
     given = None if sim is None else ("dense" if isinstance(sim.matrix, np.ndarray) else "sparse")
     full = resolve_params(f"ranker {plan.ranker!r}", spec.params, params)
     need = estimate_ranker(plan.ranker, n, m, params=full, given_similarity=given)
+    # the registry's estimates count two dense float64 copies of X: a sparse-capable ranker on
+    # sparse X holds two CSR copies instead, on chunked X only per-gene vectors; any other
+    # ranker densifies, and the sparse original stays alive
+    dense_x = 2 * 8 * n * m
+    nnz = context.expression.values.nnz if context.expression.is_sparse else None
+    if context.expression.is_chunked and spec.sparse:
+        need = need - dense_x + 4 * 8 * m
+    elif nnz is not None and spec.sparse:
+        need = need - dense_x + 2 * (12 * nnz + 8 * (n + 1))
+    elif nnz is not None:
+        need += 12 * nnz + 8 * (n + 1)
     hint = (
         f"a sparser similarity (--param {plan.ranker}.similarity=knn), "
         if "similarity" in spec.params
         else ""
     )
+    if nnz is not None and not spec.sparse:
+        capable = ", ".join(s.name for s in RANKERS if s.sparse)
+        hint = f"a ranker that works on sparse data ({capable}), " + hint
     check_memory(
         need,
         limit=context.max_memory,
@@ -330,9 +350,9 @@ def run_plan(
 
 
 def rank(
-    expression: Expression,
+    expression: Any,
     *,
-    labels: SampleCategories | None = None,
+    labels: SampleCategories | str | None = None,
     sources: KnowledgeSources | None = None,
     method: str = "kofs",
     lists: Sequence[str] | None = None,
@@ -347,6 +367,12 @@ def rank(
     max_memory: int | str | None = None,
     defaults: str | None = None,
     shared: dict[str, Any] | None = None,
+    layer: str | None = None,
+    use_raw: bool = False,
+    use_graph: str | bool | None = None,
+    similarity: SampleSimilarity | None = None,
+    key_added: str = "kofs",
+    dask_scheduler: str | None = None,
     supervision: str | None = None,
     bootstrap: int = 200,
     progress: Progress | None = None,
@@ -358,10 +384,17 @@ def rank(
 
     Parameters
     ----------
-    expression : Expression
-    labels : SampleCategories, optional
+    expression : Expression, pandas.DataFrame, ndarray, scipy.sparse matrix or AnnData
+        The matrix, samples (cells) as rows (see :func:`kofs.io.convert.as_expression`): a
+        DataFrame has samples as rows and genes as numeric columns; an array or sparse matrix
+        gets ids ``sample0..``/``gene0..``; a sparse matrix or an AnnData's sparse ``X`` stays
+        sparse. With an AnnData the result is also stored in it, scanpy style:
+        ``adata.var["kofs_rank"]``, ``["kofs_score"]``, ``["kofs_rank_<list>"]``,
+        ``["kofs_score_<list>"]`` and ``adata.uns["kofs"]`` (weights, settings, versions).
+    labels : SampleCategories or str, optional
         Aligned to ``expression.samples`` (see :func:`kofs.io.labels.align_labels`); enables the
-        supervised rankers and the Fisher list.
+        supervised rankers and the Fisher list. With an AnnData, a string names an ``obs``
+        column (``"cell_type"`` or ``"obs:cell_type"``).
     sources : kofs.sources.KnowledgeSources, optional
         GO, pathways, interactions, graphs, auxiliary data (:func:`kofs.sources.read_sources`).
         With any source the plan is the KOFS list catalogue (book Table 6.3: SPEC, Fisher,
@@ -396,6 +429,22 @@ def rank(
     shared : dict, optional
         Gene-level internal knowledge shared between calls on subsets of samples (the folds
         of the honest protocol); see :class:`kofs.context.Context`.
+    layer : str, optional
+        AnnData only: rank ``adata.layers[layer]`` instead of ``X``.
+    use_raw : bool
+        AnnData only: rank ``adata.raw.X``.
+    use_graph : str or bool, optional
+        AnnData only: reuse the cell graph ``adata.obsp[use_graph]`` (``True`` =
+        ``"connectivities"``, as made by ``scanpy.pp.neighbors``) as the sample similarity of
+        the graph rankers instead of building a kNN graph.
+    similarity : SampleSimilarity, optional
+        A given sample graph aligned to the samples, used by the graph rankers (their
+        ``auto`` graph) instead of one built from the data.
+    key_added : str
+        AnnData only: prefix of the ``var`` columns and key of ``uns`` written.
+    dask_scheduler : str, optional
+        Address of a ``dask.distributed`` scheduler (``tcp://host:8786``) on which the chunked
+        computations of a dask-array matrix run; default: Dask's local scheduler.
     supervision : {"none", "genes", "labels"}, optional
         How the list weights are supervised (:data:`SUPERVISION`; default
         :func:`default_supervision`: ``"genes"`` with relevant genes, else ``"labels"`` with
@@ -412,6 +461,7 @@ def rank(
     """
     from kofs.config import DEFAULTS_VERSION, PRESETS, AggregationConfig
     from kofs.evidence import gene_evidence
+    from kofs.io.convert import as_expression
     from kofs.plans import built_from, expression_plan, kofs_plan, msfs_plan
     from kofs.sources import SOURCES
 
@@ -428,11 +478,16 @@ def rank(
         raise ParameterError(
             f"supervision must be one of {', '.join(SUPERVISION)}, got {supervision!r}"
         )
+    expression, adata = as_expression(expression, layer=layer, use_raw=use_raw)
+    categories, graph = _anndata_knowledge(adata, expression, labels, use_graph)
+    similarity = graph or similarity
     sources = sources or KnowledgeSources()
     check_magnitude(expression)
     original = expression
-    canon = canonicalize(expression, labels)  # every kernel sees genes/samples sorted by id
-    expression, labels = canon.expression, canon.labels
+    canon = canonicalize(expression, categories)  # every kernel sees genes/samples sorted by id
+    expression, categories = canon.expression, canon.labels
+    if similarity is not None:
+        similarity = canonical_inputs(RankerInputs(similarity=similarity), canon).similarity
     rel = (
         None
         if relevant_genes is None
@@ -442,12 +497,13 @@ def rank(
     )
     context = Context(
         expression=expression,
-        categories=labels,
+        categories=categories,
         relevant_genes=rel,
         sources=sources,
         seed=seed,
         max_memory=resolve_limit(max_memory),
         shared={} if shared is None else shared,
+        similarity=similarity,
         progress=progress,
     )
     if method != "msfs" and msfs_weights is not None:
@@ -475,29 +531,69 @@ def rank(
         "bootstrap": bootstrap,
     }
     seeded = built_from(context, [p.name for p in plans]) if method == "kofs" else {}
-    result = run_plan(
-        context,
-        plans,
-        aggregate=aggregate,
-        aggregate_params=aggregate_params,
-        params=params,
-        threads=threads,
-        settings=settings,
-        built_from=seeded,
-        supervision=supervision,
-        bootstrap=bootstrap,
-    )
+    from kofs._chunked import dask_client
+
+    with dask_client(dask_scheduler):
+        result = run_plan(
+            context,
+            plans,
+            aggregate=aggregate,
+            aggregate_params=aggregate_params,
+            params=params,
+            threads=threads,
+            settings=settings,
+            built_from=seeded,
+            supervision=supervision,
+            bootstrap=bootstrap,
+        )
     parts = [
         part
         for spec in SOURCES
         if spec.evidence is not None and spec.name in sources
         for part in spec.evidence(context)
     ]
-    return replace(
+    result = replace(
         result,
         expression=original,
         final=restore_aggregate(result.final, canon),
         lists=tuple(restore_ranking(r, canon) for r in result.lists),
         evidence=gene_evidence(parts, expression.genes),
         sources=sources,
+    )
+    if adata is not None:
+        from kofs.io.adata_results import store_result
+
+        store_result(adata, result, key=key_added)
+    return result
+
+
+def _anndata_knowledge(
+    adata: Any, expression: Expression, labels: SampleCategories | str | None, use_graph: Any
+) -> tuple[SampleCategories | None, SampleSimilarity | None]:
+    """Labels named by an obs column and the reused obsp graph (AnnData inputs only)."""
+    if adata is None:
+        if isinstance(labels, str) or use_graph:
+            what = "labels given as an obs column" if isinstance(labels, str) else "use_graph"
+            raise ParameterError(f"{what} needs an AnnData input")
+        return labels, None
+    from kofs.io.single_cell import labels_from_obs
+
+    if isinstance(labels, str):
+        column = labels[4:] if labels.startswith("obs:") else labels
+        labels = labels_from_obs(adata, column, samples=expression.samples)
+    similarity = anndata_graph(adata, use_graph, expression.samples) if use_graph else None
+    return labels, similarity
+
+
+def anndata_graph(adata: Any, use_graph: str | bool, samples: Sequence[str]) -> SampleSimilarity:
+    """The cell graph ``adata.obsp[key]`` (``True`` = ``"connectivities"``) as a similarity."""
+    key = "connectivities" if use_graph is True else str(use_graph)
+    if key not in adata.obsp:
+        known = ", ".join(adata.obsp.keys()) or "none (run scanpy.pp.neighbors first)"
+        raise ParameterError(f"use_graph: adata.obsp has no {key!r}; obsp keys: {known}")
+    return SampleSimilarity(
+        sp.csr_matrix(adata.obsp[key], dtype=np.float64),
+        tuple(samples),
+        name=f"obsp:{key}",
+        provenance={"builder": "anndata", "obsp": key},
     )

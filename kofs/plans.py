@@ -135,7 +135,7 @@ def expression_plan(
     available run (supervised ones only with labels); a ranker asked for by name always runs
     (the runner explains what it lacks).
     """
-    base = RankerInputs(categories=ctx.categories)
+    base = RankerInputs(categories=ctx.categories, similarity=ctx.similarity)
     names = list(default_plan) if rankers is None else list(rankers)
     plans = []
     for name in names:

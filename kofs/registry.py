@@ -2,7 +2,8 @@
 validation, ``kofs methods``, the README table and the contract tests.
 
 A ranker entry wraps an *adapter* ``func(X, inputs, *, seed, **params)`` where ``X`` is the
-(n_samples x n_genes) float64 matrix and ``inputs`` a :class:`~kofs.types.RankerInputs` whose
+(n_samples x n_genes) float64 matrix (a scipy.sparse CSR matrix only for entries declared
+``sparse=True``, dense otherwise) and ``inputs`` a :class:`~kofs.types.RankerInputs` whose
 knowledge is aligned to ``X``. It returns the native scores (ndarray of shape (m,)), or a pair
 ``(scores, info)`` with a dict of extras. NaN marks a degenerate gene.
 
@@ -145,6 +146,7 @@ class RankerSpec:
     multivariate: bool = False
     in_default_plan: bool = True
     slow: bool = False
+    sparse: bool = False
     memory: MemoryEstimate | None = None
 
     @property
@@ -295,9 +297,15 @@ def ranker(
     multivariate: bool = False,
     in_default_plan: bool = True,
     slow: bool = False,
+    sparse: bool = False,
     memory: MemoryEstimate | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator registering a ranker adapter in :data:`RANKERS` (returns it unchanged)."""
+    """Decorator registering a ranker adapter in :data:`RANKERS` (returns it unchanged).
+
+    ``sparse=True`` declares that the adapter accepts a scipy.sparse CSR ``X`` and never
+    densifies it, and a dask array reduced chunk by chunk; the others get a dense in-memory
+    ``X`` (the memory check counts the dense copy).
+    """
     for kind in (*requires, *requires_one_of, *uses):
         if kind not in KNOWLEDGE_KINDS:
             raise RuntimeError(f"ranker {name}: unknown knowledge kind {kind!r}")
@@ -318,6 +326,7 @@ def ranker(
                 multivariate=multivariate,
                 in_default_plan=in_default_plan,
                 slow=slow,
+                sparse=sparse,
                 memory=memory,
             )
         )

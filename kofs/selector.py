@@ -11,6 +11,7 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -97,8 +98,10 @@ class GeneSelector(SelectorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_genes)
-            Expression matrix, samples as rows; at least 2 samples, finite values.
+        X : array-like or scipy.sparse matrix of shape (n_samples, n_genes)
+            Expression matrix, samples as rows; at least 2 samples, finite values. A sparse
+            matrix stays sparse (CSR) for the rankers that work on it (``variance``,
+            ``fisher``, ``laplacian``, ``spec-phi1/2/3``); the others densify it.
         y : array-like of shape (n_samples,), optional
             Class labels; required by supervised rankers, passed to rankers that can use
             labels (e.g. ``"laplacian"`` with ``params={"graph": "label"}``) when they are
@@ -118,16 +121,19 @@ class GeneSelector(SelectorMixin, BaseEstimator):
         given_y = y is not None
         if y is None or not needs_y and type_of_target(y) not in ("binary", "multiclass"):
             y = None  # no labels, or not class labels for a ranker that only can use them
-            X = validate_data(self, X, ensure_min_samples=2, dtype=np.float64)
+            X = validate_data(self, X, ensure_min_samples=2, dtype=np.float64, accept_sparse="csr")
         else:
-            X, y = validate_data(self, X, y, ensure_min_samples=2, dtype=np.float64)
+            X, y = validate_data(
+                self, X, y, ensure_min_samples=2, dtype=np.float64, accept_sparse="csr"
+            )
             check_classification_targets(y)
         genes = getattr(self, "feature_names_in_", None)
         if genes is None:
             genes = [f"x{j}" for j in range(X.shape[1])]
         samples = [f"s{i}" for i in range(X.shape[0])]
         # Expression freezes the array it is given: hand it a copy, never the caller's X.
-        expression = Expression(np.array(X, dtype=np.float64, copy=True), genes, samples)
+        values = X.copy() if sp.issparse(X) else np.array(X, dtype=np.float64, copy=True)
+        expression = Expression(values, genes, samples)
         categories = None
         spec = RANKERS.get(self.ranker)
         can_use_y = "categories" in spec.requires | spec.requires_one_of | spec.uses
@@ -165,4 +171,5 @@ class GeneSelector(SelectorMixin, BaseEstimator):
             tags.target_tags.required = _needs_labels(self.ranker)
         except KofsError:  # an unknown ranker: fit reports it
             tags.target_tags.required = False
+        tags.input_tags.sparse = True
         return tags

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from kofs._chunked import is_dask
+from kofs._matrix import as_csr
 from kofs._ranks import average_ranks
 
 __all__ = [
@@ -46,7 +48,11 @@ class Expression:
 
     Attributes
     ----------
-    values : ndarray of shape (n_samples, n_genes), float64
+    values : ndarray or scipy.sparse.csr_matrix of shape (n_samples, n_genes), float64
+        Dense, or sparse CSR (cells x genes, e.g. single-cell counts): a sparse matrix is kept
+        sparse (canonical CSR) and every ranker that declares ``sparse=True`` in the registry
+        works on it without densifying. A dask array (chunked over the cells, chunks dense or
+        CSR) stays lazy: the same rankers reduce it chunk by chunk (:mod:`kofs._chunked`).
     genes : tuple of str, length n_genes
     samples : tuple of str, length n_samples
     namespace : str or None
@@ -57,7 +63,7 @@ class Expression:
         Path the matrix was read from.
     """
 
-    values: np.ndarray
+    values: Any  # ndarray, scipy.sparse CSR or dask array
     genes: tuple[str, ...]
     samples: tuple[str, ...]
     namespace: str | None = None
@@ -65,10 +71,18 @@ class Expression:
     source: str | None = None
 
     def __post_init__(self) -> None:
-        v = np.asarray(self.values, dtype=np.float64)
-        if v.ndim != 2:
-            raise ValueError("Expression.values must be 2-D (samples x genes)")
-        object.__setattr__(self, "values", _frozen(v))
+        if sp.issparse(self.values):
+            v = as_csr(self.values)
+        elif is_dask(self.values):
+            v = self.values  # chunked over the cells, stays lazy (kofs._chunked)
+            if v.ndim != 2:
+                raise ValueError("Expression.values must be 2-D (samples x genes)")
+        else:
+            v = np.asarray(self.values, dtype=np.float64)
+            if v.ndim != 2:
+                raise ValueError("Expression.values must be 2-D (samples x genes)")
+            v = _frozen(v)
+        object.__setattr__(self, "values", v)
         object.__setattr__(self, "genes", _ids(self.genes))
         object.__setattr__(self, "samples", _ids(self.samples))
         if v.shape != (len(self.samples), len(self.genes)):
@@ -89,6 +103,16 @@ class Expression:
     @property
     def n_genes(self) -> int:
         return self.values.shape[1]
+
+    @property
+    def is_sparse(self) -> bool:
+        """True when ``values`` is a scipy.sparse CSR matrix."""
+        return sp.issparse(self.values)
+
+    @property
+    def is_chunked(self) -> bool:
+        """True when ``values`` is a dask array (chunked over the cells, computed lazily)."""
+        return is_dask(self.values)
 
     def gene_index(self) -> dict[str, int]:
         """Map gene id -> column index."""

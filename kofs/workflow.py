@@ -18,7 +18,7 @@ from typing import Any
 from kofs.config import RunConfig, read_run_config
 from kofs.pipeline import RunResult, rank, relevant_gene_ids
 from kofs.sources import KnowledgeSources, read_sources
-from kofs.types import Expression, SampleCategories
+from kofs.types import Expression, SampleCategories, SampleSimilarity
 
 
 @dataclass(frozen=True)
@@ -34,12 +34,15 @@ class RunInputs:
         As read from the file (a :class:`kofs.io.genes.GeneList` naming it; matched to the
         matrix when ranking).
     sources : KnowledgeSources
+    similarity : SampleSimilarity, optional
+        A cell graph reused from the AnnData (``use_graph``), aligned to the samples.
     """
 
     expression: Expression
     labels: SampleCategories | None
     relevant_genes: Sequence[str] | None
     sources: KnowledgeSources
+    similarity: SampleSimilarity | None = None
 
 
 def as_config(config: RunConfig | Mapping[str, Any] | str | os.PathLike) -> RunConfig:
@@ -49,6 +52,46 @@ def as_config(config: RunConfig | Mapping[str, Any] | str | os.PathLike) -> RunC
     if isinstance(config, Mapping):
         return RunConfig.from_mapping(config)
     return read_run_config(config)
+
+
+def read_single_cell_data(
+    config: RunConfig,
+) -> tuple[Expression, SampleCategories | None, SampleSimilarity | None]:
+    """An .h5ad / 10x input: the matrix (sparse, or chunked with Dask), labels from a file or
+    an ``obs`` column, and the reused ``obsp`` graph (``use_graph``)."""
+    from kofs.errors import ParameterError
+    from kofs.io.labels import align_labels, read_labels
+    from kofs.io.single_cell import labels_from_obs, read_single_cell
+
+    i = config.inputs
+    if i.expression is None:
+        raise ParameterError("no expression matrix given (the EXPRESSION argument or key)")
+    chunk = i.chunk_size or (10000 if config.resources.dask_scheduler else None)
+    expr, adata = read_single_cell(
+        i.expression, layer=i.layer, use_raw=bool(i.use_raw), chunk_size=chunk
+    )
+    categories = None
+    if i.labels and i.labels.startswith("obs:"):
+        if adata is None:
+            raise ParameterError("--labels obs:COLUMN needs an .h5ad input")
+        categories = labels_from_obs(adata, i.labels[4:], samples=expr.samples, source=i.expression)
+    elif i.labels:
+        categories = read_labels(
+            i.labels, sample_column=i.sample_column, label_column=i.label_column
+        )
+        expr, categories = align_labels(
+            expr, categories, missing=i.missing_labels, labels_path=i.labels
+        )
+    graph = None
+    if i.use_graph:
+        if adata is None:
+            raise ParameterError("--use-graph needs an .h5ad input")
+        if expr.n_samples != adata.n_obs:
+            raise ParameterError("--use-graph cannot be combined with dropping unlabelled cells")
+        from kofs.pipeline import anndata_graph
+
+        graph = anndata_graph(adata, i.use_graph, expr.samples)
+    return expr, categories, graph
 
 
 def read_data(config: RunConfig) -> tuple[Expression, SampleCategories | None]:
@@ -62,6 +105,20 @@ def read_data(config: RunConfig) -> tuple[Expression, SampleCategories | None]:
         from kofs.errors import ParameterError
 
         raise ParameterError("no expression matrix given (the EXPRESSION argument or key)")
+    from kofs.io.single_cell import is_single_cell_path
+
+    if is_single_cell_path(i.expression):
+        expr, categories, _ = read_single_cell_data(config)
+        return expr, categories
+    from kofs.errors import ParameterError
+
+    for name, value in (("layer", i.layer), ("use-graph", i.use_graph),
+                        ("chunk-size", i.chunk_size),
+                        ("dask-scheduler", config.resources.dask_scheduler)):  # fmt: skip
+        if value:
+            raise ParameterError(f"--{name} applies to an .h5ad input only")
+    if i.use_raw:
+        raise ParameterError("--use-raw applies to an .h5ad input only")
     categories = None
     if i.labels:
         categories = read_labels(
@@ -100,9 +157,14 @@ def open_config_cache(config: RunConfig) -> Any:
 def load_inputs(config: RunConfig, *, progress: Any = None) -> RunInputs:
     """Read every file a config names (``progress``: a :class:`kofs.progress.Progress`)."""
     from kofs.io.genes import read_gene_list
+    from kofs.io.single_cell import is_single_cell_path
     from kofs.resources import resolve_limit
 
-    expr, categories = read_data(config)
+    graph = None
+    if config.inputs.expression is not None and is_single_cell_path(config.inputs.expression):
+        expr, categories, graph = read_single_cell_data(config)
+    else:
+        expr, categories = read_data(config)
     rel_path = config.inputs.relevant_genes
     relevant = read_gene_list(rel_path) if rel_path else None
     sources = read_sources(
@@ -111,7 +173,7 @@ def load_inputs(config: RunConfig, *, progress: Any = None) -> RunInputs:
         max_memory=resolve_limit(config.resources.max_memory),
         progress=progress,
     )
-    return RunInputs(expr, categories, relevant, sources)
+    return RunInputs(expr, categories, relevant, sources, graph)
 
 
 def rank_inputs(
@@ -143,6 +205,8 @@ def rank_inputs(
         max_memory=res.max_memory,
         defaults=config.defaults,
         shared=shared,
+        similarity=inputs.similarity,
+        dask_scheduler=res.dask_scheduler,
         supervision=a.supervision,
         bootstrap=a.bootstrap,
         progress=progress,

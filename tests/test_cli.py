@@ -83,7 +83,7 @@ def test_rank_writes_outputs(small, tmp_path):
     # two genes high in three lists each may slip in between)
     assert {"G0", "G1", "G2"} <= set(ranking["gene"].iloc[:5])
     weights = pd.read_csv(out / "weights.tsv", sep="\t")
-    # label-supervised weights carry bootstrap intervals too (main 1b3e102)
+    # label-supervised weights: a bootstrap interval over samples
     assert list(weights.columns) == ["list", "weight", "ci_low", "ci_high", "sd"]
     assert abs(weights["weight"].sum() - 1) < 1e-9
     manifest = json.loads((out / "manifest.json").read_text())

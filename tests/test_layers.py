@@ -27,9 +27,12 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "kofs.registry",
             "kofs.options",
             "kofs.progress",
+            "kofs._matrix",
+            "kofs._chunked",
+            "kofs._numba_kernels",
         ),
     ),
-    ("io", ("kofs.io", "kofs.resources", "kofs.example", "kofs.cache")),
+    ("io", ("kofs.io", "kofs.resources", "kofs.example", "kofs.cache", "kofs.datasets")),
     ("knowledge", ("kofs.knowledge", "kofs.evidence")),
     ("methods", ("kofs.rankers", "kofs.aggregate")),
     (

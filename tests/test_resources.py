@@ -300,3 +300,30 @@ def test_gosim_max_memory(tmp_path):
     r = CliRunner().invoke(main, [*args, "--max-memory", "100M"])
     assert r.exit_code == 0, r.stderr
     assert out.read_text().startswith("gene\t")
+
+
+def _many_samples(tmp_path, n=3001, m=12):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(n, m))
+    X[: n // 2, 0] += 3.0  # one gene splits the samples in two clusters
+    path = tmp_path / "m.tsv"
+    lines = ["gene\t" + "\t".join(f"s{i}" for i in range(n))]
+    lines += [f"g{j}\t" + "\t".join(f"{v:.6g}" for v in X[:, j]) for j in range(m)]
+    path.write_text("\n".join(lines) + "\n")
+    return X, path
+
+
+@pytest.mark.slow
+def test_more_than_3000_samples_run(tmp_path):
+    """Above 3,000 samples SPEC switches to a kNN graph; the memory check used to crash on
+    spec-phi3's k=None (number of clusters) taken for the number of neighbours."""
+    X, path = _many_samples(tmp_path)
+    expr = Expression(X, [f"g{j}" for j in range(X.shape[1])], [f"s{i}" for i in range(3001)])
+    res = rank(expr, rankers=["spec-phi3"], max_memory="8G")
+    assert res.lists[0].top(1) == ["g0"]
+    res = rank(expr, max_memory="8G")  # the default plan
+    assert {r.name for r in res.lists} >= {"laplacian", "spec-phi3"}
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["rank", str(path), "--rankers", "spec-phi3", "-o", str(out)])
+    assert r.exit_code == 0, r.stderr
+    assert (out / "ranking.tsv").read_text().splitlines()[1].split("\t")[0] == "g0"

@@ -133,3 +133,17 @@ def test_labels_reach_rankers_that_can_use_them():
     X, y = _planted()
     sel = GeneSelector("laplacian", n_features=3, params={"graph": "label"}).fit(X, y)
     assert set(sel.get_support(indices=True)) == {4, 11, 17}
+
+
+def test_sparse_input_equals_dense():
+    import scipy.sparse as sp
+
+    from kofs.datasets import synthetic_counts
+
+    d = synthetic_counts(120, 300, n_clusters=2, n_markers=4, seed=5)
+    y = d.clusters
+    for ranker, target in (("laplacian", None), ("fisher", y), ("spec-phi2", None)):
+        a = GeneSelector(ranker, n_features=8).fit(d.X, target)
+        b = GeneSelector(ranker, n_features=8).fit(d.X.toarray(), target)
+        np.testing.assert_allclose(a.scores_, b.scores_, rtol=1e-10, equal_nan=True)
+        assert sp.issparse(a.transform(d.X)) and a.transform(d.X).shape == (120, 8)

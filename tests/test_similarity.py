@@ -116,7 +116,7 @@ def test_knn_binary_and_cosine(rng):
     assert set(np.unique(S.data)) == {1.0}
     Xn = X / np.linalg.norm(X, axis=1)[:, None]
     _check_knn_graph(S, Xn, 3)
-    assert used == {"k": 3, "metric": "cosine", "weight": "binary"}
+    assert used == {"k": 3, "metric": "cosine", "weight": "binary", "search": "exact"}
 
 
 def test_knn_rbf_graph_uses_rbf_weights(rng):

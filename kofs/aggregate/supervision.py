@@ -19,9 +19,12 @@ with the inner test samples' labels); docs/aggregation.md states this.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
+from kofs._chunked import is_dask
 from kofs.errors import ParameterError
 
 __all__ = ["label_reliabilities"]
@@ -74,7 +77,12 @@ def label_reliabilities(
     """
     from sklearn.model_selection import StratifiedKFold
 
-    X = np.asarray(X, dtype=np.float64)
+    # a sparse (CSR) or chunked (dask) matrix stays so: only the columns of each gene set are
+    # made dense (exactly the stored values, so sparse and chunked runs tie-break alike)
+    lazy = sp.issparse(X) or is_dask(X)
+    X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else X
+    if not lazy:
+        X = np.asarray(X, dtype=np.float64)
     y = np.asarray(labels)
     R = np.asarray(ranks, dtype=np.float64)
     if genes is not None:
@@ -89,14 +97,15 @@ def label_reliabilities(
     k_folds = int(min(folds, counts.min()))
     base = counts.max() / counts.sum()
     splits = list(StratifiedKFold(k_folds, shuffle=True, random_state=seed).split(X, y))
-    X = np.nan_to_num(X - np.nanmean(X, axis=0))
+    if not lazy:  # (distances do not depend on the centring; it only helps the rounding)
+        X = np.nan_to_num(X - np.nanmean(X, axis=0))
     # a top k covering a quarter of the genes or more no longer tells lists apart
     ks = [k for k in top if k <= R.shape[0] / 4] or [max(1, R.shape[0] // 10)]
 
     def correct(cols: np.ndarray) -> np.ndarray:
         # per sample: 1 when its held-out 1-NN prediction is right (Euclidean; ties to the
         # first training sample, as scikit-learn's brute force)
-        Z = X[:, cols]
+        Z = _dense_columns(X, cols) if lazy else X[:, cols]
         sq = (Z * Z).sum(axis=1)
         D = sq[:, None] + sq[None, :] - 2.0 * (Z @ Z.T)
         hit = np.zeros(len(y))
@@ -130,3 +139,11 @@ def label_reliabilities(
     boot = np.random.default_rng([seed, 1])
     reps = np.array([reliabilities(boot.integers(0, len(y), len(y))) for _ in range(n_boot)])
     return out, reps
+
+
+def _dense_columns(X: Any, cols: np.ndarray) -> np.ndarray:
+    """Columns ``cols`` of a sparse (CSR) or chunked (dask) matrix as a dense array."""
+    Z = X[:, cols]
+    if is_dask(Z):
+        Z = Z.compute()
+    return Z.toarray() if sp.issparse(Z) else np.asarray(Z, dtype=np.float64)

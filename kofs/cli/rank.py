@@ -25,11 +25,12 @@ def execute(config: RunConfig, *, command: str = "rank") -> list[str]:
 
 
 @main.command("rank")
-@click.argument("expression", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("expression", type=click.Path(dir_okay=True, allow_dash=True))
 @config_options()
 @click.pass_context
 def rank_cmd(ctx: click.Context, expression: str, **opts) -> None:
-    """Rank the genes of EXPRESSION (CSV/TSV, gzip ok, - for stdin) and fuse the lists.
+    """Rank the genes of EXPRESSION (CSV/TSV, gzip ok, - for stdin; or single-cell data: an
+    AnnData .h5ad, a 10x .h5, or a 10x MatrixMarket folder) and fuse the lists.
 
     Writes OUTDIR/ranking.tsv (gene, rank, score, then rank:<list> and score:<list> for
     every list, and an evidence column with knowledge), OUTDIR/weights.tsv (source weights of

@@ -26,14 +26,16 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from kofs._chunked import is_dask, to_memory
 from kofs.errors import ParameterError
 from kofs.knowledge.similarity_kernels import (
+    ANN_MIN_SAMPLES,
     binary_label_similarity,
     cosine_similarity,
     default_heat_t,
     fisher_label_similarity,
     heat_kernel_graph,
-    knn_squared_distances,
+    knn_graph_distances,
     label_codes,
     linear_similarity,
     median_bandwidth,
@@ -82,7 +84,7 @@ def _build_rbf(X, codes, *, delta2=None):
     return S, {"delta2": delta2}
 
 
-def _build_knn(X, codes, *, k=5, t=None, metric="euclidean", weight="heat"):
+def _build_knn(X, codes, *, k=5, t=None, metric="euclidean", weight="heat", search="auto", seed=0):
     if metric not in ("euclidean", "cosine"):
         raise ParameterError(
             f"similarity 'knn': metric must be euclidean or cosine, got {metric!r}"
@@ -90,8 +92,9 @@ def _build_knn(X, codes, *, k=5, t=None, metric="euclidean", weight="heat"):
     if weight not in ("heat", "binary"):
         raise ParameterError(f"similarity 'knn': weight must be heat or binary, got {weight!r}")
     k = _clamp_k(k, X.shape[0])
-    d2 = knn_squared_distances(unit_rows(X) if metric == "cosine" else X, k=k)
-    used: dict[str, Any] = {"k": k, "metric": metric, "weight": weight}
+    Xs = unit_rows(X) if metric == "cosine" else X
+    d2 = knn_graph_distances(Xs, k=k, search=search, seed=seed)
+    used: dict[str, Any] = {"k": k, "metric": metric, "weight": weight, **_search_used(X, search)}
     if weight == "binary":
         W = d2.copy()
         W.data = np.ones_like(W.data)
@@ -102,19 +105,25 @@ def _build_knn(X, codes, *, k=5, t=None, metric="euclidean", weight="heat"):
     return heat_kernel_graph(d2, t=t), {**used, "t": t}
 
 
-def _build_knn_rbf(X, codes, *, k=10, delta2=None):
+def _search_used(X, search: str) -> dict[str, str]:
+    exact = search == "exact" or (search == "auto" and X.shape[0] < ANN_MIN_SAMPLES)
+    return {"search": "exact" if exact else "approximate"}
+
+
+def _build_knn_rbf(X, codes, *, k=10, delta2=None, search="auto", seed=0):
     k = _clamp_k(k, X.shape[0])
     delta2 = _positive("delta2", delta2) or median_bandwidth(X)
-    d2 = knn_squared_distances(X, k=k)
-    return heat_kernel_graph(d2, t=2.0 * delta2), {"k": k, "delta2": delta2}
+    d2 = knn_graph_distances(X, k=k, search=search, seed=seed)
+    used = {"k": k, "delta2": delta2, **_search_used(X, search)}
+    return heat_kernel_graph(d2, t=2.0 * delta2), used
 
 
-def _build_auto(X, codes, *, k=10, delta2=None):
+def _build_auto(X, codes, *, k=10, delta2=None, search="auto", seed=0):
     kind = "rbf" if X.shape[0] <= AUTO_DENSE_MAX else "knn-rbf"
     S, used = (
         _build_rbf(X, codes, delta2=delta2)
         if kind == "rbf"
-        else _build_knn_rbf(X, codes, k=k, delta2=delta2)
+        else _build_knn_rbf(X, codes, k=k, delta2=delta2, search=search, seed=seed)
     )
     return S, {"resolved": kind, **used}
 
@@ -122,18 +131,18 @@ def _build_auto(X, codes, *, k=10, delta2=None):
 BUILDERS: dict[str, _Builder] = {
     "auto": _Builder(
         _build_auto,
-        {"k": 10, "delta2": None},
+        {"k": 10, "delta2": None, "search": "auto", "seed": 0},
         summary=f"dense RBF up to {AUTO_DENSE_MAX} samples, sparse kNN RBF above",
     ),
     "rbf": _Builder(_build_rbf, {"delta2": None}, summary="dense RBF (2.25)"),
     "knn": _Builder(
         _build_knn,
-        {"k": 5, "t": None, "metric": "euclidean", "weight": "heat"},
+        {"k": 5, "t": None, "metric": "euclidean", "weight": "heat", "search": "auto", "seed": 0},
         summary="symmetric kNN graph, heat kernel exp(-d^2/t) or 0-1 (Laplacian Score)",
     ),
     "knn-rbf": _Builder(
         _build_knn_rbf,
-        {"k": 10, "delta2": None},
+        {"k": 10, "delta2": None, "search": "auto", "seed": 0},
         summary="symmetric kNN graph with RBF weights (sparse 2.25)",
     ),
     "linear": _Builder(
@@ -187,8 +196,19 @@ def similarity_from_array(
     if builder.needs_labels and codes is None:
         raise ParameterError(f"similarity {kind!r} needs sample labels (--labels)")
     given = {key: value for key, value in params.items() if value is not None}
-    X = np.asarray(X, dtype=np.float64)
-    finite = np.isfinite(X).all(axis=0)
+    lazy_ok = kind in ("knn", "knn-rbf") or (kind == "auto" and X.shape[0] > AUTO_DENSE_MAX)
+    if is_dask(X) and (not lazy_ok or given.get("metric") == "cosine"):
+        X = to_memory(X)  # dense kernels (n <= DENSE_LIMIT) and cosine rows: in memory
+    if is_dask(X):
+        return builder.func(X, codes, **given)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        bad = np.unique(X.indices[~np.isfinite(X.data)])
+        finite = np.ones(X.shape[1], dtype=bool)
+        finite[bad] = False
+    else:
+        X = np.asarray(X, dtype=np.float64)
+        finite = np.isfinite(X).all(axis=0)
     if not finite.all() and not builder.needs_labels:
         if not finite.any():
             raise ParameterError(

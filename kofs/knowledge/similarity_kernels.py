@@ -6,13 +6,22 @@ kernels are imported from here.
 
 from __future__ import annotations
 
+import logging
+import weakref
 from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
+from kofs import _chunked
+from kofs._chunked import is_dask
+from kofs._matrix import cross as _cross
+from kofs._matrix import order_key, snap_zero
+from kofs._matrix import row_norms2 as _row_norms2
 from kofs.errors import ParameterError, ResourceError
+
+logger = logging.getLogger(__name__)
 
 #: Dense builders refuse more samples than this (an n x n float64 matrix of 3.2 GB).
 DENSE_LIMIT = 20000
@@ -47,16 +56,22 @@ def squared_distances(A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:
         exactly symmetric when ``B`` is omitted.
     """
     same = B is None
-    if same:
+    if sp.issparse(A) or (B is not None and sp.issparse(B)):
+        B = A if same else B
+        na, nb = _row_norms2(A), _row_norms2(B)
+        d2 = na[:, None] + nb[None, :] - 2.0 * _cross(A, B)
+    elif same:
         G = _gram(A)
-        na = np.diag(G).copy()
+        na = nb = np.diag(G).copy()
         d2 = na[:, None] + na[None, :] - 2.0 * G
     else:
         na = np.einsum("ij,ij->i", A, A)
         nb = np.einsum("ij,ij->i", B, B)
         d2 = na[:, None] + nb[None, :] - 2.0 * (A @ B.T)
     np.maximum(d2, 0.0, out=d2)
+    snap_zero(d2, na, nb)
     if same:
+        d2 = np.maximum(d2, d2.T) if sp.issparse(A) else d2
         np.fill_diagonal(d2, 0.0)
     return d2
 
@@ -72,7 +87,8 @@ def median_bandwidth(X: np.ndarray, *, max_samples: int = 2000) -> float:
     if n < 2:
         return 1.0
     idx = np.unique(np.linspace(0, n - 1, min(n, max_samples)).astype(np.int64))
-    return _median_half(squared_distances(X[idx]))
+    rows = _chunked.take_rows(X, idx) if is_dask(X) else X[idx]
+    return _median_half(squared_distances(rows))
 
 
 def _median_half(d2: np.ndarray) -> float:
@@ -120,7 +136,7 @@ def rbf_with_bandwidth(X: np.ndarray, *, delta2: float | None = None) -> tuple[n
 def linear_similarity(X: np.ndarray, *, c: float = 0.0) -> np.ndarray:
     """Linear kernel ``x_i^T x_j + c`` (book eq. 2.23), dense (n, n). May be negative."""
     _check_dense_size(X.shape[0], "linear")
-    return X @ X.T + c
+    return _cross(X, X) + c
 
 
 def polynomial_similarity(
@@ -128,7 +144,7 @@ def polynomial_similarity(
 ) -> np.ndarray:
     """Polynomial kernel ``(a x_i^T x_j + c)^d`` (book eq. 2.24), dense (n, n)."""
     _check_dense_size(X.shape[0], "polynomial")
-    return (a * (X @ X.T) + c) ** degree
+    return (a * _cross(X, X) + c) ** degree
 
 
 def cosine_similarity(X: np.ndarray) -> np.ndarray:
@@ -137,9 +153,9 @@ def cosine_similarity(X: np.ndarray) -> np.ndarray:
     A zero row has similarity 0 to every other sample and 1 to itself.
     """
     _check_dense_size(X.shape[0], "cosine")
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    norms = np.sqrt(_row_norms2(X))
     safe = np.where(norms > 0, norms, 1.0)
-    S = (X @ X.T) / safe[:, None] / safe[None, :]
+    S = _cross(X, X) / safe[:, None] / safe[None, :]
     np.fill_diagonal(S, 1.0)
     return S
 
@@ -152,7 +168,7 @@ def knn_squared_distances(X: np.ndarray, *, k: int = 5) -> sp.csr_matrix:
 
     Parameters
     ----------
-    X : ndarray of shape (n, m)
+    X : ndarray or scipy.sparse CSR of shape (n, m)
     k : int
         Neighbours per sample, 1 <= k <= n - 1.
 
@@ -165,7 +181,7 @@ def knn_squared_distances(X: np.ndarray, *, k: int = 5) -> sp.csr_matrix:
     n = X.shape[0]
     if not 1 <= k <= n - 1:
         raise ParameterError(f"kNN graph: k must lie in [1, {n - 1}] for {n} samples, got {k}")
-    norms = np.einsum("ij,ij->i", X, X)
+    norms = _row_norms2(X)
     block = max(1, min(n, _BLOCK_BYTES // (8 * max(n, 1))))
     full = squared_distances(X) if block == n else None
     cols = np.empty((n, k), dtype=np.int64)
@@ -175,22 +191,196 @@ def knn_squared_distances(X: np.ndarray, *, k: int = 5) -> sp.csr_matrix:
         if full is not None:
             d2 = full
         else:
-            d2 = norms[start:stop, None] + norms[None, :] - 2.0 * (X[start:stop] @ X.T)
+            d2 = norms[start:stop, None] + norms[None, :] - 2.0 * _cross(X[start:stop], X)
             np.maximum(d2, 0.0, out=d2)
+            snap_zero(d2, norms[start:stop], norms)
         rows = np.arange(stop - start)
         d2[rows, rows + start] = np.inf  # no self-loops
+        key = order_key(d2)
         part = (
-            np.argpartition(d2, k - 1, axis=1)[:, :k]
+            np.argpartition(key, k - 1, axis=1)[:, :k]
             if k < n - 1
-            else np.argsort(d2, axis=1)[:, :k]
+            else np.argsort(key, axis=1)[:, :k]
         )
+        kept = np.take_along_axis(key, part, axis=1)
+        # a tie at the k-th distance: argpartition keeps an arbitrary one of the tied samples;
+        # re-select those rows by (distance, index) so the lower index wins
+        kth = kept.max(axis=1)
+        tied = np.flatnonzero((key <= kth[:, None]).sum(axis=1) > k)
+        for r in tied:
+            best = np.lexsort((np.arange(n), key[r]))[:k]
+            part[r], kept[r] = best, key[r, best]
         # deterministic: order the kept candidates by (distance, index)
-        kept = np.take_along_axis(d2, part, axis=1)
         order = np.lexsort((part, kept), axis=1)
         cols[start:stop] = np.take_along_axis(part, order, axis=1)
-        vals[start:stop] = np.take_along_axis(kept, order, axis=1)
+        vals[start:stop] = np.take_along_axis(np.take_along_axis(d2, part, axis=1), order, axis=1)
     indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
     return sp.csr_matrix((vals.ravel(), cols.ravel(), indptr), shape=(n, n))
+
+
+#: Below this many samples the kNN search is exact (O(n^2) distances by blocks); from it on,
+#: approximate with pynndescent (NN-descent, as scanpy and UMAP use). Measured in
+#: bench/bench_single_cell.py (``--knn``): see docs/single-cell.md.
+ANN_MIN_SAMPLES = 10000
+KNN_SEARCHES = ("auto", "exact", "approximate")
+
+
+#: The approximate search looks for this many candidates (at least), then keeps the k nearest
+#: by exact distance: the result for a given k does not depend on other searches (cacheable).
+ANN_CANDIDATES = 15
+#: Above this many features the candidate search runs on the top ``ANN_PROJECTION`` principal
+#: components (randomized SVD with implicit centring: X is never densified or centred in
+#: memory); candidates are then re-ranked by exact distances in the full space.
+ANN_PROJECTION = 50
+
+
+def principal_scores(X, *, n_components: int = 50, seed: int = 0, n_iter: int = 2) -> np.ndarray:
+    """Scores on the top principal components of the rows of ``X`` (dense or sparse).
+
+    Randomized range finder (Halko, Martinsson & Tropp 2011, Alg. 4.4) applied to the centred
+    matrix ``X - 1 mu^T`` without forming it: every product with it is a product with ``X``
+    plus a rank-one correction. ``n_components + 10`` random directions, ``n_iter`` power
+    iterations; seeded.
+    """
+    n, m = X.shape
+    mu = np.asarray(X.mean(axis=0)).ravel()
+    ell = min(n_components + 10, n, m)
+    rng = np.random.default_rng(seed)
+
+    def right(B):  # (X - 1 mu^T) B
+        return np.asarray(X @ B) - np.outer(np.ones(n), mu @ B)
+
+    def left(Q):  # (X - 1 mu^T)^T Q
+        return np.asarray(X.T @ Q) - np.outer(mu, Q.sum(axis=0))
+
+    Y = right(rng.standard_normal((m, ell)))
+    for _ in range(n_iter):
+        Q, _ = np.linalg.qr(Y)
+        Z, _ = np.linalg.qr(left(Q))
+        Y = right(Z)
+    Q, _ = np.linalg.qr(Y)
+    Ub, sv, _ = np.linalg.svd(left(Q).T, full_matrices=False)
+    k = min(n_components, sv.size)
+    return (Q @ Ub[:, :k]) * sv[:k]
+
+
+def _exact_pair_d2(X, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Exact squared distances of the row pairs (rows[t], cols[t]) in float64."""
+    from kofs import _numba_kernels
+
+    norms = _row_norms2(X)
+    if sp.issparse(X):
+        A = sp.csr_matrix(X)
+        if not A.has_canonical_format:
+            A = A.copy()
+            A.sum_duplicates()
+        if _numba_kernels.AVAILABLE:
+            dots = _numba_kernels.pair_dots(A, rows, cols)
+        else:
+            dots = np.concatenate(
+                [
+                    np.asarray(
+                        A[rows[s : s + 50000]].multiply(A[cols[s : s + 50000]]).sum(1)
+                    ).ravel()
+                    for s in range(0, rows.size, 50000)
+                ]
+            )
+    else:
+        dots = np.einsum("ij,ij->i", X[rows], X[cols])
+    d2 = np.maximum(norms[rows] + norms[cols] - 2.0 * dots, 0.0)
+    d2[d2 <= 1e-12 * (norms[rows] + norms[cols])] = 0.0
+    return d2
+
+
+def approximate_knn_squared_distances(X, *, k: int = 5, seed: int = 0) -> sp.csr_matrix:
+    """Directed approximate kNN graph by NN-descent (pynndescent), squared Euclidean distances.
+
+    Same layout as :func:`knn_squared_distances` (k neighbours per row, self excluded).
+    pynndescent searches ``max(k, ANN_CANDIDATES)`` candidates per sample (on the top
+    ``ANN_PROJECTION`` principal components when there are more features, see
+    :func:`principal_scores`); the k nearest candidates by exact float64 distance are kept. Seeded (``random_state=seed``, one thread): the result
+    is reproducible.
+
+    Raises
+    ------
+    ParameterError
+        pynndescent is not installed (``pip install 'kofs[sc]'``).
+    """
+    try:
+        import pynndescent  # noqa: F401
+    except ImportError:
+        raise ParameterError(
+            "approximate kNN search needs pynndescent: pip install 'kofs[sc]'"
+        ) from None
+    n = X.shape[0]
+    if not 1 <= k <= n - 1:
+        raise ParameterError(f"kNN graph: k must lie in [1, {n - 1}] for {n} samples, got {k}")
+    c = min(max(k, ANN_CANDIDATES), n - 1)
+    buffer = X.data if sp.issparse(X) else X  # wrappers of the same data share the buffer
+    base = buffer.base if isinstance(buffer, np.ndarray) and buffer.base is not None else buffer
+    key = (id(base), X.shape, X.nnz if sp.issparse(X) else X.size, seed, c)
+    hit = _ANN_CACHE.get(key)
+    if hit is not None and hit[0]() is base:
+        cand, d2 = hit[1], hit[2]
+    else:
+        cand, d2 = _ann_candidates(X, c, seed)
+        _ANN_CACHE.clear()
+        try:
+            _ANN_CACHE[key] = (weakref.ref(base), cand, d2)
+        except TypeError:  # not weak-referenceable: no cache
+            pass
+    order = np.lexsort((cand, order_key(d2)), axis=1)[:, :k]
+    cols = np.take_along_axis(cand, order, axis=1)
+    vals = np.take_along_axis(d2, order, axis=1)
+    indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
+    return sp.csr_matrix((vals.ravel(), cols.ravel(), indptr), shape=(n, n))
+
+
+#: The last approximate search (candidates and their exact distances), keyed by the matrix's
+#: identity: the rankers of one run (Laplacian Score k = 5, SPEC k = 10) share it.
+_ANN_CACHE: dict = {}
+
+
+def _ann_candidates(X, c: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    from pynndescent import NNDescent
+
+    n = X.shape[0]
+    if X.shape[1] > ANN_PROJECTION:
+        data = principal_scores(X, n_components=ANN_PROJECTION, seed=seed).astype(np.float32)
+    else:
+        data = sp.csr_matrix(X, dtype=np.float32) if sp.issparse(X) else np.asarray(X, np.float32)
+    index = NNDescent(
+        data, n_neighbors=c + 1, metric="euclidean", random_state=seed, n_jobs=1,
+        low_memory=True, compressed=True,
+    )  # fmt: skip
+    idx, _ = index.neighbor_graph
+    idx = np.asarray(idx, dtype=np.int64)
+    # drop the sample itself (or the farthest candidate when it is missing, e.g. duplicates)
+    is_self = idx == np.arange(n)[:, None]
+    drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), c)
+    keep = np.ones_like(idx, dtype=bool)
+    keep[np.arange(n), drop] = False
+    cand = idx[keep].reshape(n, c)
+    d2 = _exact_pair_d2(X, np.repeat(np.arange(n), c), cand.ravel()).reshape(n, c)
+    return cand, d2
+
+
+def knn_graph_distances(X, *, k: int = 5, search: str = "auto", seed: int = 0) -> sp.csr_matrix:
+    """Directed kNN squared distances, exact below :data:`ANN_MIN_SAMPLES` samples (or with
+    ``search="exact"``), approximate (pynndescent) from it on (or ``search="approximate"``)."""
+    if search not in KNN_SEARCHES:
+        raise ParameterError(f"kNN search must be one of {', '.join(KNN_SEARCHES)}, got {search!r}")
+    if is_dask(X):
+        if X.shape[0] >= ANN_MIN_SAMPLES:
+            logger.warning(
+                "exact kNN search over %d chunked cells is O(n^2); reuse a precomputed graph "
+                "(AnnData obsp, --use-graph) for large data",
+                X.shape[0],
+            )
+        return _chunked.knn_squared_distances(X, k=k)
+    if search == "approximate" or (search == "auto" and X.shape[0] >= ANN_MIN_SAMPLES):
+        return approximate_knn_squared_distances(X, k=k, seed=seed)
+    return knn_squared_distances(X, k=k)
 
 
 def default_heat_t(knn_d2: sp.csr_matrix) -> float:
@@ -273,5 +463,8 @@ def binary_label_similarity(codes: np.ndarray) -> sp.csr_matrix:
 
 def unit_rows(X: np.ndarray) -> np.ndarray:
     """Rows scaled to unit L2 norm (zero rows kept); Euclidean kNN on them = cosine kNN."""
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    return X / np.where(norms > 0, norms, 1.0)[:, None]
+    norms = np.sqrt(_row_norms2(X))
+    scale = 1.0 / np.where(norms > 0, norms, 1.0)
+    if sp.issparse(X):
+        return sp.csr_matrix(sp.diags(scale) @ X)
+    return X * scale[:, None]

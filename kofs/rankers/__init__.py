@@ -7,11 +7,14 @@ wraps the native scores into a :class:`~kofs.types.Ranking` (zero-variance genes
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from kofs._chunked import is_dask, to_memory
+from kofs._matrix import is_sparse
 from kofs._ranks import constant_genes
 from kofs.canonical import canonical_inputs, canonicalize, restore_ranking
 from kofs.errors import KofsError, ParameterError
@@ -24,6 +27,8 @@ from kofs.types import Expression, RankerInputs, Ranking
 from kofs.rankers import _families  # noqa: E402,F401  isort: skip
 
 __all__ = ["run_ranker", "applicable", "estimate_ranker", "RANKERS"]
+
+logger = logging.getLogger(__name__)
 
 
 def applicable(spec: RankerSpec, inputs: RankerInputs) -> bool:
@@ -97,6 +102,15 @@ def run_ranker(
     canon = canonicalize(expression)
     inputs = canonical_inputs(inputs, canon)
     X = canon.expression.values
+    constant = constant_genes(X)
+    if is_dask(X) and not spec.sparse:
+        logger.warning("ranker %r needs in-memory data: loading the %d x %d matrix", name, *X.shape)
+        X = to_memory(X)
+    if is_sparse(X) and not spec.sparse:
+        logger.warning(
+            "ranker %r needs dense data: densifying the %d x %d sparse matrix", name, *X.shape
+        )
+        X = X.toarray()
     try:
         out = spec.func(X, inputs, seed=seed, **resolved)
     except KofsError as exc:
@@ -111,7 +125,7 @@ def run_ranker(
         raise RuntimeError(
             f"ranker {name!r} returned {scores.shape} scores for {expression.n_genes} genes"
         )
-    scores[constant_genes(X)] = np.nan
+    scores[constant] = np.nan
     ranking = Ranking(
         name=list_name or name,
         genes=canon.expression.genes,

@@ -27,6 +27,15 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from kofs import _chunked, _numba_kernels
+from kofs._chunked import is_dask
+from kofs._matrix import (
+    as_csr,
+    column_constant,
+    column_means,
+    is_sparse,
+    weighted_sq_deviations,
+)
 from kofs.errors import ParameterError
 
 logger = logging.getLogger(__name__)
@@ -112,6 +121,8 @@ def graph_quadratic_forms(X: np.ndarray, S, *, power: int = 1):
         Genes constant on the graph's samples get NaN in all three.
     """
     S, X, d = prepare_graph(S, X)
+    if is_sparse(X) or is_dask(X):
+        return _sparse_quadratic_forms(X, S, d, power=power)
     n, m = X.shape
     vol = d.sum()
     sd = np.sqrt(d)
@@ -136,6 +147,56 @@ def graph_quadratic_forms(X: np.ndarray, S, *, power: int = 1):
         den_c[cols] = dc
         den[cols] = dc + vol * mu * mu
     constant = np.ptp(X, axis=0) == 0
+    for arr in (num, den_c, den):
+        arr[constant] = np.nan
+    return num, den_c, den
+
+
+def _sparse_quadratic_forms(X, S, d: np.ndarray, *, power: int):
+    """:func:`graph_quadratic_forms` for a sparse CSR ``X`` (never densified as a whole).
+
+    ``f~^T D f~`` is a two-pass weighted reduction over the stored entries. For ``power = 1``
+    the centring is algebraic: with ``S 1 = d``, ``f~^T S f~ = f^T S f - vol mu^2``, and
+    ``f^T S f`` of every gene is ``sum_i x_i . (S x)_i`` over row blocks of ``S X`` (a sparse
+    product, reduced block by block). Higher powers apply ``Lcal`` to dense column blocks of
+    bounded memory.
+    """
+    chunked = is_dask(X)
+    X = X if chunked else as_csr(X)
+    n, m = X.shape
+    vol = d.sum()
+    mu = column_means(X, d)
+    den_c = weighted_sq_deviations(X, d, mu)
+    if power == 1 and chunked:
+        num = np.maximum(den_c - (_chunked.graph_term(X, S) - vol * mu * mu), 0.0)
+    elif power == 1 and sp.issparse(S) and _numba_kernels.AVAILABLE:
+        fsf = _numba_kernels.graph_gene_products(X, as_csr(S))
+        num = np.maximum(den_c - (fsf - vol * mu * mu), 0.0)
+    elif power == 1:
+        S = sp.csr_matrix(S) if sp.issparse(S) else S
+        fsf = np.zeros(m)
+        per_row = S.nnz / n if sp.issparse(S) else n
+        fill = min(m, per_row * X.nnz / n) if sp.issparse(S) else m  # entries of a row of S X
+        rows = max(1, int(_BLOCK_BYTES // (12 * max(1.0, fill))))
+        for start in range(0, n, rows):
+            block = slice(start, min(n, start + rows))
+            product = X[block].multiply(S[block] @ X)  # x_i . (S x)_i on x_i's stored entries
+            fsf += np.asarray(product.sum(axis=0)).ravel()
+        num = np.maximum(den_c - (fsf - vol * mu * mu), 0.0)
+    else:
+        sd = np.sqrt(d)
+        dm = 1.0 / sd
+        num = np.empty(m)
+        for cols in _col_blocks(n, m):
+            F = X[:, cols].compute() if chunked else X[:, cols]
+            Fc = (F.toarray() if sp.issparse(F) else np.asarray(F)) - mu[cols]
+            V = sd[:, None] * Fc
+            for _ in range(power // 2):
+                V = _normalized_product(S, dm, V)
+            W = V if power % 2 == 0 else _normalized_product(S, dm, V)
+            num[cols] = np.maximum(np.einsum("ij,ij->j", V, W), 0.0)
+    den = den_c + vol * mu * mu
+    constant = column_constant(X)
     for arr in (num, den_c, den):
         arr[constant] = np.nan
     return num, den_c, den
@@ -271,6 +332,15 @@ def spec_phi3(
     weights = 2.0**power - np.clip(used, 0.0, 2.0) ** power
     Ut = (np.sqrt(d)[:, None] * U[:, : k - 1]).T
     vol = d.sum()
+    if is_sparse(X) or is_dask(X):
+        # Ut 1 = 0 (xi_j orthogonal to xi_1), so Ut f~ = Ut f: a sparse product, no centring
+        mu = column_means(X, d)
+        norm2 = weighted_sq_deviations(X, d, mu) + vol * mu * mu
+        A = _chunked.left_product(Ut, X) if is_dask(X) else np.asarray((X.T @ Ut.T).T)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scores = (weights @ (A * A)) / norm2
+        scores[column_constant(X)] = np.nan
+        return scores, lam
     scores = np.empty(m)
     for cols in _col_blocks(n, m):
         F = X[:, cols]

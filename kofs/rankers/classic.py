@@ -14,6 +14,14 @@ import logging
 
 import numpy as np
 
+from kofs._chunked import is_dask
+from kofs._matrix import (
+    column_constant,
+    column_means,
+    column_sq_deviations,
+    is_sparse,
+)
+from kofs.knowledge.similarity_kernels import ANN_MIN_SAMPLES
 from kofs.rankers._inputs import (
     graph_ranker_memory,
     graph_storage,
@@ -28,18 +36,30 @@ __all__ = ["variance_score", "fisher_score"]
 
 logger = logging.getLogger(__name__)
 
+#: How the sample kNN graph's neighbours are searched (shared by the Laplacian Score and SPEC).
+SEARCH_PARAM = Param(
+    "auto",
+    str,
+    f"kNN search: exact below {ANN_MIN_SAMPLES} samples, approximate (pynndescent) from it "
+    "on; or force exact / approximate",
+    choices=("auto", "exact", "approximate"),
+)
+
 
 def variance_score(X: np.ndarray) -> np.ndarray:
     """Population variance ``(1/n) sum_i (f_ri - mu_r)^2`` of every column (higher is better).
 
     Parameters
     ----------
-    X : ndarray of shape (n, m)
+    X : ndarray or scipy.sparse CSR of shape (n, m)
+        A sparse ``X`` is reduced over its stored entries (two-pass, never densified).
 
     Returns
     -------
     ndarray of shape (m,)
     """
+    if is_sparse(X) or is_dask(X):
+        return column_sq_deviations(X) / X.shape[0]
     return np.var(X, axis=0)
 
 
@@ -50,7 +70,8 @@ def fisher_score(X: np.ndarray, codes: np.ndarray) -> np.ndarray:
 
     Parameters
     ----------
-    X : ndarray of shape (n, m)
+    X : ndarray or scipy.sparse CSR of shape (n, m)
+        A sparse ``X`` is reduced class by class over its stored entries (never densified).
     codes : ndarray of shape (n,), int
         Class code per sample, 0..c-1 (every sample labelled).
 
@@ -61,17 +82,17 @@ def fisher_score(X: np.ndarray, codes: np.ndarray) -> np.ndarray:
         (perfectly separating gene); NaN when both are 0 (constant gene).
     """
     codes = np.asarray(codes, dtype=np.int64)
-    mu = X.mean(axis=0)
+    mu = column_means(X)
     between = np.zeros(X.shape[1])
     within = np.zeros(X.shape[1])
     for c in np.unique(codes):
         Xc = X[codes == c]
-        mu_c = Xc.mean(axis=0)
+        mu_c = column_means(Xc)
         between += Xc.shape[0] * (mu_c - mu) ** 2
-        scatter = ((Xc - mu_c) ** 2).sum(axis=0)
-        scatter[np.ptp(Xc, axis=0) == 0] = 0.0  # exact zero for class-constant genes
+        scatter = column_sq_deviations(Xc, mu_c)
+        scatter[column_constant(Xc)] = 0.0  # exact zero for class-constant genes
         within += scatter
-    between[np.ptp(X, axis=0) == 0] = 0.0
+    between[column_constant(X)] = 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
         out = between / within
     out[(within == 0) & (between > 0)] = np.inf
@@ -85,6 +106,7 @@ def fisher_score(X: np.ndarray, codes: np.ndarray) -> np.ndarray:
     summary="Population variance of each gene",
     reference="He, Cai & Niyogi, NIPS 2005 (baseline); Liu, Sun & Zhang, Sparsity Score, eq. 1",
     family="classic",
+    sparse=True,
 )
 def _variance(X, inputs, *, seed):
     return variance_score(X)
@@ -97,6 +119,7 @@ def _variance(X, inputs, *, seed):
     reference="Zhao & Liu 2012 eq. 4.3; He et al. 2005 eq. 4",
     family="classic",
     requires=("categories",),
+    sparse=True,
 )
 def _fisher(X, inputs, *, seed):
     Xl, codes = labelled(X, inputs, "ranker 'fisher'")
@@ -115,6 +138,7 @@ def _laplacian_memory(n: int, m: int, p, given: str | None) -> int:
     reference="He, Cai & Niyogi, NIPS 2005; Zhao & Liu 2012 eq. 4.2",
     family="classic",
     uses=("similarity", "categories"),
+    sparse=True,
     memory=_laplacian_memory,
     params={
         "graph": Param(
@@ -145,11 +169,16 @@ def _laplacian_memory(n: int, m: int, p, given: str | None) -> int:
             "edge weight: heat kernel exp(-d^2/t) or binary 0-1",
             choices=("heat", "binary"),
         ),
+        "search": SEARCH_PARAM,
     },
 )
-def _laplacian(X, inputs, *, seed, graph, k, t, metric, weight):
+def _laplacian(X, inputs, *, seed, graph, k, t, metric, weight, search):
     kind = resolve_auto(graph, inputs, "knn")
-    build = {"k": k, "t": t, "metric": metric, "weight": weight} if kind == "knn" else {}
+    build = (
+        {"k": k, "t": t, "metric": metric, "weight": weight, "search": search, "seed": seed}
+        if kind == "knn"
+        else {}
+    )
     S, Xs, name, used = sample_graph(
         X, inputs, kind, f"ranker 'laplacian' with graph={kind!r}", **build
     )

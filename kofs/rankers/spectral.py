@@ -31,6 +31,7 @@ from kofs.rankers._inputs import (
     sample_graph,
 )
 from kofs.rankers._spectral_kernels import spec_phi1, spec_phi2, spec_phi3
+from kofs.rankers.classic import SEARCH_PARAM
 from kofs.registry import Param, ranker
 from kofs.types import RankerInputs
 
@@ -67,6 +68,7 @@ COMMON_PARAMS: dict[str, Param] = {
         choices=("identity", "power"),
     ),
     "power": Param(3, int, "exponent of gamma='power'", low=1, high=12),
+    "search": SEARCH_PARAM,
     "alpha": Param(
         None,
         float,
@@ -91,6 +93,8 @@ def _unsupervised_similarity(X: np.ndarray, inputs: RankerInputs, p: dict[str, A
         params["delta2"] = p["delta"] ** 2
     if p["neighbors"] is not None and kind not in ("rbf", "given", "label"):
         params["k"] = p["neighbors"]
+    if kind not in ("rbf", "given", "label"):
+        params.update(search=p["search"], seed=p["seed"])
     S, Xs, name, used = sample_graph(X, inputs, kind, f"SPEC with similarity={kind!r}", **params)
     return S, Xs, {"similarity": name, **used}
 
@@ -121,10 +125,12 @@ def _run(X: np.ndarray, inputs: RankerInputs, p: dict[str, Any], score: Callable
     reference="Zhao & Liu 2012 eq. 2.17, Algorithm 1",
     family="spectral",
     uses=("similarity", "categories"),
+    sparse=True,
     memory=_memory,
     params=COMMON_PARAMS,
 )
 def _spec_phi1(X, inputs, *, seed, **p):
+    p["seed"] = seed
     return _run(X, inputs, p, lambda Xs, S, r: (spec_phi1(Xs, S, power=r), {}))
 
 
@@ -135,10 +141,12 @@ def _spec_phi1(X, inputs, *, seed, **p):
     reference="Zhao & Liu 2012 eq. 2.18, Algorithm 1",
     family="spectral",
     uses=("similarity", "categories"),
+    sparse=True,
     memory=_memory,
     params=COMMON_PARAMS,
 )
 def _spec_phi2(X, inputs, *, seed, **p):
+    p["seed"] = seed
     return _run(X, inputs, p, lambda Xs, S, r: (spec_phi2(Xs, S, power=r), {}))
 
 
@@ -149,6 +157,7 @@ def _spec_phi2(X, inputs, *, seed, **p):
     reference="Zhao & Liu 2012 eq. 2.19, Algorithm 1",
     family="spectral",
     uses=("similarity", "categories"),
+    sparse=True,
     memory=_memory,
     params={
         **COMMON_PARAMS,
@@ -158,6 +167,7 @@ def _spec_phi2(X, inputs, *, seed, **p):
     },
 )
 def _spec_phi3(X, inputs, *, seed, k, **p):
+    p["seed"] = seed
     if k is None:
         n = n_classes(inputs)
         k = max(2, n)

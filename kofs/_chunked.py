@@ -1,0 +1,241 @@
+"""Chunked computation over cells with dask.array: per-gene statistics and graph terms.
+
+A Dask matrix ``X`` (n_cells x n_genes, chunked along the cells; chunks dense or scipy.sparse,
+as ``anndata.experimental.read_elem_lazy`` gives) is never loaded whole. Every statistic used
+by the sparse-capable rankers is a *sum over cells*, so it is computed chunk by chunk and the
+partial sums are added:
+
+* column means ``sum_i w_i x_ij / sum_i w_i`` and two-pass squared deviations
+  ``sum_i w_i (x_ij - mu_j)^2`` (the means first, then the deviations);
+* column minima and maxima (constant genes);
+* the graph term ``f^T S f = sum_{a,b} sum_{i in a} x_i . (S_ab X_b)_i`` over the blocks
+  ``S_ab`` of the sample graph between row chunks ``a`` and ``b`` (only the non-empty ones);
+* products ``U^T X = sum_a U_a^T X_a`` with a small dense ``U`` (SPEC phi3);
+* the exact kNN search, chunk against chunk (O(n^2): for large n reuse a precomputed graph).
+
+The tasks run on Dask's local scheduler, or on a ``dask.distributed`` cluster when a client is
+active (see :func:`dask_client`). Each chunk's computation is the in-memory kernel of
+:mod:`kofs._matrix`, so results equal the in-memory ones to rounding.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from kofs.errors import ParameterError
+
+#: How long to try to reach a dask.distributed scheduler before giving up.
+CONNECT_TIMEOUT = "10s"
+
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "chunk_sum",
+    "dask_client",
+    "is_dask",
+    "row_chunks",
+]
+
+
+def is_dask(X: Any) -> bool:
+    """True for a dask array (checked without importing dask)."""
+    return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "chunks")
+
+
+def row_chunks(X) -> tuple[list[Any], np.ndarray]:
+    """The delayed row chunks of ``X`` (one chunk over all genes) and their row offsets."""
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    blocks = list(X.to_delayed()[:, 0])
+    offsets = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
+    return blocks, offsets
+
+
+def _compute(tasks: list[Any]) -> list[Any]:
+    import dask
+
+    return list(dask.compute(*tasks))
+
+
+def chunk_sum(X, func: Callable[..., Any], *args: Any) -> Any:
+    """``sum_a func(X_a, start_a, stop_a, *args)`` over the row chunks ``X_a``."""
+    from dask import delayed
+
+    blocks, off = row_chunks(X)
+    task = delayed(func, pure=True)
+    parts = _compute([task(b, off[a], off[a + 1], *args) for a, b in enumerate(blocks)])
+    total = parts[0]
+    for p in parts[1:]:
+        total = total + p
+    return total
+
+
+def _as_block(B) -> Any:
+    if sp.issparse(B):
+        return sp.csr_matrix(B, dtype=np.float64)
+    return np.asarray(B, dtype=np.float64)
+
+
+def _wsum(B, start, stop, w):
+    B = _as_block(B)
+    return np.asarray(B.T @ w[start:stop]).ravel()
+
+
+def column_means(X, weights: np.ndarray | None = None) -> np.ndarray:
+    w = np.ones(X.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
+    return chunk_sum(X, _wsum, w) / w.sum()
+
+
+def _wdev(B, start, stop, w, mu):
+    from kofs._matrix import weighted_sq_deviations
+
+    return weighted_sq_deviations(_as_block(B), w[start:stop], mu)
+
+
+def weighted_sq_deviations(X, weights: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    return chunk_sum(X, _wdev, np.asarray(weights, dtype=np.float64), mu)
+
+
+def column_sq_deviations(X, mu: np.ndarray | None = None) -> np.ndarray:
+    if mu is None:
+        mu = column_means(X)
+    return weighted_sq_deviations(X, np.ones(X.shape[0]), mu)
+
+
+def _minmax(B, start, stop):
+    B = _as_block(B)
+    if sp.issparse(B):
+        hi = np.asarray(B.max(axis=0).todense()).ravel()
+        lo = np.asarray(B.min(axis=0).todense()).ravel()
+    else:
+        hi, lo = B.max(axis=0), B.min(axis=0)
+    return np.stack([hi, lo])
+
+
+def column_range(X) -> tuple[np.ndarray, np.ndarray]:
+    """Per column ``(max, min)``, chunk by chunk."""
+    from dask import delayed
+
+    blocks, off = row_chunks(X)
+    parts = _compute([delayed(_minmax)(b, off[a], off[a + 1]) for a, b in enumerate(blocks)])
+    return np.max([p[0] for p in parts], axis=0), np.min([p[1] for p in parts], axis=0)
+
+
+def _ut_x(B, start, stop, Ut):
+    B = _as_block(B)
+    return np.asarray((B.T @ Ut[:, start:stop].T).T)
+
+
+def left_product(Ut: np.ndarray, X) -> np.ndarray:
+    """``Ut @ X`` for a small dense ``Ut`` (p x n), summed over the row chunks."""
+    return chunk_sum(X, _ut_x, np.asarray(Ut, dtype=np.float64))
+
+
+def _pair_term(Xa, start, stop, S_blocks, others):
+    Xa = _as_block(Xa)
+    out = np.zeros(Xa.shape[1])
+    for Sab, Xb in zip(S_blocks, others, strict=True):
+        Y = Sab @ _as_block(Xb)
+        prod = Xa.multiply(Y) if sp.issparse(Xa) else Xa * np.asarray(Y)
+        out += np.asarray(prod.sum(axis=0)).ravel()
+    return out
+
+
+def graph_term(X, S) -> np.ndarray:
+    """``f^T S f`` of every gene: ``sum_{a,b} sum_{i in a} x_i . (S_ab X_b)_i``."""
+    from dask import delayed
+
+    S = sp.csr_matrix(S, dtype=np.float64)
+    blocks, off = row_chunks(X)
+    tasks = []
+    for a, Xa in enumerate(blocks):
+        rows = S[off[a] : off[a + 1]]
+        S_blocks, others = [], []
+        for b, Xb in enumerate(blocks):
+            Sab = sp.csr_matrix(rows[:, off[b] : off[b + 1]])
+            if Sab.nnz:
+                S_blocks.append(Sab)
+                others.append(Xb)
+        tasks.append(delayed(_pair_term)(Xa, off[a], off[a + 1], S_blocks, others))
+    return np.sum(_compute(tasks), axis=0)
+
+
+def _knn_block(Xa, start, stop, blocks_off, k, *others):
+    from kofs._matrix import cross, order_key, row_norms2, snap_zero
+
+    Xa = _as_block(Xa)
+    na = row_norms2(Xa)
+    cand_d, cand_i = [], []
+    for (b0, _b1), Xb in zip(blocks_off, others, strict=True):
+        Xb = _as_block(Xb)
+        nb = row_norms2(Xb)
+        d2 = na[:, None] + nb[None, :] - 2.0 * cross(Xa, Xb)
+        np.maximum(d2, 0.0, out=d2)
+        snap_zero(d2, na, nb)
+        cols = np.arange(b0, b0 + Xb.shape[0])
+        d2[cols[None, :] == np.arange(start, stop)[:, None]] = np.inf  # no self-loops
+        cand_d.append(d2)
+        cand_i.append(np.broadcast_to(cols, d2.shape))
+    d2 = np.concatenate(cand_d, axis=1)
+    idx = np.concatenate(cand_i, axis=1)
+    order = np.lexsort((idx, order_key(d2)), axis=1)[:, :k]
+    return np.take_along_axis(idx, order, axis=1), np.take_along_axis(d2, order, axis=1)
+
+
+def knn_squared_distances(X, *, k: int) -> sp.csr_matrix:
+    """Exact directed kNN squared distances, every row chunk against every chunk."""
+    from dask import delayed
+
+    n = X.shape[0]
+    if not 1 <= k <= n - 1:
+        raise ParameterError(f"kNN graph: k must lie in [1, {n - 1}] for {n} samples, got {k}")
+    blocks, off = row_chunks(X)
+    spans = [(int(off[b]), int(off[b + 1])) for b in range(len(blocks))]
+    parts = _compute(
+        [
+            delayed(_knn_block)(Xa, off[a], off[a + 1], spans, k, *blocks)
+            for a, Xa in enumerate(blocks)
+        ]
+    )
+    cols = np.concatenate([p[0] for p in parts])
+    vals = np.concatenate([p[1] for p in parts])
+    indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
+    return sp.csr_matrix((vals.ravel(), cols.ravel(), indptr), shape=(n, n))
+
+
+def take_rows(X, idx: np.ndarray) -> Any:
+    """Rows ``idx`` of a dask ``X`` in memory (dense or CSR, as the chunks are)."""
+    sub = X[np.asarray(idx)].compute()
+    return sp.csr_matrix(sub, dtype=np.float64) if sp.issparse(sub) else np.asarray(sub, float)
+
+
+def to_memory(X) -> Any:
+    """The whole dask ``X`` in memory (small data only)."""
+    return take_rows(X, np.arange(X.shape[0]))
+
+
+@contextlib.contextmanager
+def dask_client(address: str | None) -> Iterator[Any]:
+    """Run the enclosed computations on the ``dask.distributed`` scheduler at ``address``
+    (None: Dask's default, the local threaded scheduler or an already active client)."""
+    if not address:
+        yield None
+        return
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ParameterError(
+            "--dask-scheduler needs the distributed package: pip install 'kofs[sc]'"
+        ) from None
+    try:
+        client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=True)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ParameterError(f"cannot connect to the Dask scheduler {address!r} ({exc})") from None
+    try:
+        yield client
+    finally:
+        client.close()

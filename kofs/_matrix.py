@@ -1,0 +1,146 @@
+"""Per-gene statistics of an expression matrix held dense (ndarray), sparse (scipy CSR) or
+chunked over the cells (dask.array; delegated to :mod:`kofs._chunked`).
+
+Every function takes ``X`` of shape (n_samples, n_genes) and never densifies a sparse ``X``:
+statistics are sparse reductions over the stored entries, with the implicit zeros added back
+algebraically. Sums of squared deviations are *two-pass* (deviations from the mean, not
+``E[x^2] - mu^2``), so a sparse result equals the dense one to rounding (~1e-15 relative).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from kofs import _chunked
+from kofs._chunked import is_dask
+
+__all__ = [
+    "as_csr",
+    "column_constant",
+    "column_range",
+    "column_means",
+    "column_sq_deviations",
+    "cross",
+    "is_sparse",
+    "order_key",
+    "row_norms2",
+    "snap_zero",
+    "weighted_sq_deviations",
+]
+
+
+def is_sparse(X) -> bool:
+    """True for a scipy.sparse matrix or array."""
+    return sp.issparse(X)
+
+
+def as_csr(X) -> sp.csr_matrix:
+    """``X`` as a float64 CSR matrix in canonical form (sorted indices, no duplicates)."""
+    A = sp.csr_matrix(X, dtype=np.float64)
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    return A
+
+
+def column_means(X, weights: np.ndarray | None = None) -> np.ndarray:
+    """``sum_i w_i x_ij / sum_i w_i`` per column (``w = 1`` by default)."""
+    if is_dask(X):
+        return _chunked.column_means(X, weights)
+    if weights is None:
+        return np.asarray(X.sum(axis=0)).ravel() / X.shape[0]
+    w = np.asarray(weights, dtype=np.float64)
+    return np.asarray(X.T @ w).ravel() / w.sum()
+
+
+def weighted_sq_deviations(X, weights: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """``sum_i w_i (x_ij - mu_j)^2`` per column, two-pass.
+
+    For sparse ``X``: the stored entries contribute ``w_i (x_ij - mu_j)^2``, the implicit zeros
+    ``mu_j^2 (sum_i w_i - sum_{i stored in column j} w_i)``.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    if is_dask(X):
+        return _chunked.weighted_sq_deviations(X, w, mu)
+    if not is_sparse(X):
+        D = X - mu
+        return w @ (D * D)
+    A = as_csr(X)
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    dev = A.data - mu[A.indices]
+    m = A.shape[1]
+    stored = np.bincount(A.indices, weights=w[rows] * dev * dev, minlength=m)
+    w_stored = np.bincount(A.indices, weights=w[rows], minlength=m)
+    return stored + mu * mu * (w.sum() - w_stored)
+
+
+def column_sq_deviations(X, mu: np.ndarray | None = None) -> np.ndarray:
+    """``sum_i (x_ij - mu_j)^2`` per column (``mu`` default: the column means)."""
+    if mu is None:
+        mu = column_means(X)
+    if is_dask(X):
+        return _chunked.column_sq_deviations(X, mu)
+    if not is_sparse(X):
+        D = X - mu
+        return np.einsum("ij,ij->j", D, D)
+    A = as_csr(X)
+    dev = A.data - mu[A.indices]
+    m = A.shape[1]
+    stored = np.bincount(A.indices, weights=dev * dev, minlength=m)
+    n_stored = np.bincount(A.indices, minlength=m)
+    return stored + mu * mu * (A.shape[0] - n_stored)
+
+
+def column_range(X) -> tuple[np.ndarray, np.ndarray]:
+    """Per column ``(max, min)`` (implicit zeros of a sparse ``X`` included)."""
+    if is_dask(X):
+        return _chunked.column_range(X)
+    if not is_sparse(X):
+        X = np.asarray(X)
+        return X.max(axis=0), X.min(axis=0)
+    A = as_csr(X)
+    hi = np.asarray(A.max(axis=0).todense()).ravel()
+    lo = np.asarray(A.min(axis=0).todense()).ravel()
+    return hi, lo
+
+
+def column_constant(X) -> np.ndarray:
+    """Boolean mask of the constant columns (:func:`kofs._ranks.constant_genes`)."""
+    from kofs._ranks import constant_genes
+
+    return constant_genes(X)
+
+
+def row_norms2(A) -> np.ndarray:
+    """Squared L2 norm of every row (dense or sparse)."""
+    if sp.issparse(A):
+        A = sp.csr_matrix(A)
+        return np.bincount(
+            np.repeat(np.arange(A.shape[0]), np.diff(A.indptr)),
+            weights=A.data * A.data,
+            minlength=A.shape[0],
+        )
+    return np.einsum("ij,ij->i", A, A)
+
+
+def cross(A, B) -> np.ndarray:
+    """``A B^T`` as a dense array (A, B dense or sparse)."""
+    out = A @ B.T
+    return out.toarray() if sp.issparse(out) else np.asarray(out)
+
+
+def order_key(d2: np.ndarray) -> np.ndarray:
+    """Squared distances rounded to float32 for ordering neighbours: distances equal in exact
+    arithmetic (ties, common with count data) but computed with different rounding (dense,
+    sparse, chunked) then compare equal, and the lower index wins everywhere. The stored
+    distances stay float64."""
+    return d2.astype(np.float32)
+
+
+def snap_zero(d2: np.ndarray, na: np.ndarray, nb: np.ndarray) -> np.ndarray:
+    """Set to exactly 0 the squared distances within rounding of 0 (``<= 1e-12 (|a|^2 +
+    |b|^2)``), in place: identical samples then tie exactly whatever the summation order
+    (dense, sparse or chunked), and ties are broken by index the same way everywhere."""
+    d2[d2 <= 1e-12 * (na[:, None] + nb[None, :])] = 0.0
+    return d2

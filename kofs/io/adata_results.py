@@ -1,0 +1,81 @@
+"""Store a run's result in an AnnData, scanpy style (``adata.var`` columns, ``adata.uns``).
+
+``adata.var`` gets ``kofs_rank`` (1 = best) and ``kofs_score`` (fused score, higher is better)
+and, per list, ``kofs_rank_<list>`` and ``kofs_score_<list>`` (native scores of the ranker).
+Genes not ranked (e.g. ``use_raw`` ranked ``raw.var`` genes absent from ``var``) get NaN.
+``adata.uns["kofs"]`` holds the aggregation method, the lists, the source weights (EM), the
+run's settings and the versions of the software, all writable to ``.h5ad``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["store_result"]
+
+
+def _h5ad_safe(value: Any) -> Any:
+    """Drop None (not writable to .h5ad) and turn tuples into lists, recursively."""
+    if isinstance(value, Mapping):
+        return {str(k): _h5ad_safe(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        items = [_h5ad_safe(v) for v in value if v is not None]
+        return [str(v) for v in items] if any(isinstance(v, str) for v in items) else items
+    if isinstance(value, (np.floating, np.integer, np.bool_)):
+        return value.item()
+    return value
+
+
+def store_result(adata: Any, result: Any, *, key: str = "kofs") -> None:
+    """Write ``result`` (a :class:`kofs.pipeline.RunResult`) into ``adata`` in place.
+
+    Parameters
+    ----------
+    adata : anndata.AnnData
+    result : RunResult
+    key : str
+        Prefix of the ``var`` columns and key of ``adata.uns``.
+    """
+    from kofs.io.output import environment_info
+
+    final = result.final
+    index = pd.Index([str(g) for g in adata.var_names])
+
+    def column(values: np.ndarray, genes) -> np.ndarray:
+        return (
+            pd.Series(np.asarray(values, dtype=np.float64), index=list(genes))
+            .reindex(index)
+            .to_numpy()
+        )
+
+    adata.var[f"{key}_rank"] = column(final.ranks, final.genes)
+    adata.var[f"{key}_score"] = column(final.scores, final.genes)
+    for ranking in result.lists:
+        adata.var[f"{key}_rank_{ranking.name}"] = column(ranking.ranks, ranking.genes)
+        adata.var[f"{key}_score_{ranking.name}"] = column(ranking.scores, ranking.genes)
+    weights = (
+        {}
+        if final.weights is None
+        else dict(zip(final.list_names, map(float, final.weights), strict=True))
+    )
+    versions = {k: v for k, v in environment_info().items() if v is not None}
+    try:
+        import importlib.metadata
+
+        versions["anndata"] = importlib.metadata.version("anndata")
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    adata.uns[key] = _h5ad_safe(
+        {
+            "method": final.method,
+            "lists": list(final.list_names),
+            "weights": weights,
+            "higher_is_better": {r.name: bool(r.higher_is_better) for r in result.lists},
+            "params": dict(result.settings),
+            "versions": versions,
+        }
+    )

@@ -1,0 +1,394 @@
+"""Single-cell inputs: AnnData ``.h5ad``, 10x Genomics MatrixMarket folders and 10x ``.h5``.
+
+Every reader returns an :class:`~kofs.types.Expression` whose ``values`` stay sparse (CSR,
+cells x genes) and, for AnnData, the object itself (its ``obs`` holds the cell labels, its
+``obsp`` a neighbour graph). The readers use the scverse libraries (anndata, h5py) and
+scipy.io; nothing here parses HDF5 by hand.
+
+* ``.h5ad``: ``X``, or a layer (``layer=``), or ``raw.X`` (``use_raw=True``); genes are
+  ``var_names``, string columns of ``var`` become gene annotations (``gene_ids`` -> Ensembl,
+  ``gene_symbols``/``feature_name``/``symbol`` -> symbol) so knowledge sources can match on them.
+* 10x MatrixMarket folder (Cell Ranger ``filtered_feature_bc_matrix/``): ``matrix.mtx(.gz)``
+  (genes x cells), ``features.tsv(.gz)`` (v3: id, name, type) or ``genes.tsv`` (v2: id, name),
+  ``barcodes.tsv(.gz)``.
+* 10x ``.h5`` (Cell Ranger v3 ``matrix`` group, or the v2 per-genome group): read with h5py.
+
+10x genes are named by their Ensembl id (unique), with the symbol as an annotation; only
+features of type "Gene Expression" are kept when several types are present.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from kofs.errors import InputError, ParameterError
+from kofs.io.expression import guess_namespace
+from kofs.types import Expression, SampleCategories
+
+__all__ = [
+    "INSTALL_HINT",
+    "adata_expression",
+    "is_single_cell_path",
+    "labels_from_obs",
+    "read_10x_h5",
+    "read_10x_mtx",
+    "read_h5ad",
+    "read_h5ad_chunked",
+    "read_single_cell",
+    "require",
+]
+
+log = logging.getLogger(__name__)
+
+INSTALL_HINT = "pip install 'kofs[sc]'"
+_SYMBOL_COLUMNS = ("gene_symbols", "gene_symbol", "feature_name", "symbol", "symbols", "gene_name")
+_ENSEMBL_COLUMNS = ("gene_ids", "gene_id", "ensembl", "ensembl_id", "feature_id")
+
+
+def require(module: str, what: str) -> Any:
+    """Import an optional dependency of the ``[sc]`` extra, or fail with the install command."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ParameterError(f"{what} needs the {module} package: {INSTALL_HINT}") from None
+
+
+def _mtx_folder_files(folder: Path) -> dict[str, Path] | None:
+    found = {}
+    for key, names in (
+        ("matrix", ("matrix.mtx.gz", "matrix.mtx")),
+        ("features", ("features.tsv.gz", "features.tsv", "genes.tsv.gz", "genes.tsv")),
+        ("barcodes", ("barcodes.tsv.gz", "barcodes.tsv")),
+    ):
+        hit = next((folder / n for n in names if (folder / n).is_file()), None)
+        if hit is None:
+            return None
+        found[key] = hit
+    return found
+
+
+def is_single_cell_path(path: str | os.PathLike) -> bool:
+    """True for an ``.h5ad``/``.h5`` file or a 10x MatrixMarket folder (or its matrix.mtx)."""
+    if os.fspath(path) == "-":
+        return False
+    p = Path(path)
+    if p.is_dir():
+        return True
+    name = p.name.lower()
+    return name.endswith((".h5ad", ".h5", ".hdf5", ".mtx", ".mtx.gz"))
+
+
+def read_h5ad_chunked(path: str | os.PathLike, *, chunk_size: int = 10000) -> Any:
+    """An AnnData whose ``X`` (and layers, ``raw.X``) are dask arrays read lazily from ``path``,
+    ``chunk_size`` cells per chunk (``anndata.experimental.read_elem_lazy``); ``obs``, ``var``
+    and ``obsp`` are read into memory. Nothing of X is read until a computation needs it."""
+    anndata = require("anndata", "reading an .h5ad file")
+    h5py = require("h5py", "reading an .h5ad file")
+    from anndata.experimental import read_elem_lazy
+    from anndata.io import read_elem
+
+    source = os.fspath(path)
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        raise InputError(f"cannot read as AnnData .h5ad ({exc})", path=source) from None
+    try:
+        obs, var = read_elem(f["obs"]), read_elem(f["var"])
+
+        def lazy(elem):
+            return read_elem_lazy(elem, chunks=(int(chunk_size), elem.attrs["shape"][1]))
+
+        kwargs: dict[str, Any] = {"obs": obs, "var": var}
+        if "X" in f:
+            kwargs["X"] = lazy(f["X"])
+        if "layers" in f:
+            kwargs["layers"] = {k: lazy(v) for k, v in f["layers"].items()}
+        if "obsp" in f:
+            kwargs["obsp"] = {k: read_elem(v) for k, v in f["obsp"].items()}
+        adata = anndata.AnnData(**kwargs)
+        if "raw" in f and "X" in f["raw"]:
+            raw_var = read_elem(f["raw"]["var"])
+            adata.raw = anndata.AnnData(X=lazy(f["raw"]["X"]), obs=obs, var=raw_var)
+    except (KeyError, ValueError, TypeError) as exc:
+        raise InputError(f"cannot read as AnnData .h5ad ({exc})", path=source) from None
+    return adata
+
+
+def read_single_cell(
+    path: str | os.PathLike,
+    *,
+    layer: str | None = None,
+    use_raw: bool = False,
+    chunk_size: int | None = None,
+) -> tuple[Expression, Any]:
+    """Read any single-cell input by its kind; returns ``(expression, adata_or_None)``.
+
+    ``chunk_size`` (``.h5ad`` only): keep X on disk as a dask array of that many cells per
+    chunk (out-of-core; see :func:`read_h5ad_chunked`)."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError("no such file or folder", path=os.fspath(path))
+    name = p.name.lower()
+    if (layer is not None or use_raw) and not name.endswith(".h5ad"):
+        raise ParameterError("--layer and --use-raw apply to an .h5ad file only", path=str(path))
+    if p.is_dir() or name.endswith((".mtx", ".mtx.gz")):
+        return read_10x_mtx(p.parent if p.is_file() else p), None
+    if chunk_size is not None and not name.endswith(".h5ad"):
+        raise ParameterError("chunked (Dask) reading applies to an .h5ad file only", path=str(path))
+    if name.endswith(".h5ad"):
+        adata = read_h5ad(p) if chunk_size is None else read_h5ad_chunked(p, chunk_size=chunk_size)
+        return adata_expression(adata, layer=layer, use_raw=use_raw, source=str(path)), adata
+    return read_10x_h5(p), None
+
+
+def read_h5ad(path: str | os.PathLike, *, backed: bool = False) -> Any:
+    """An AnnData from an ``.h5ad`` file (``backed=True``: X stays on disk, read lazily)."""
+    anndata = require("anndata", "reading an .h5ad file")
+    try:
+        return anndata.read_h5ad(path, backed="r" if backed else None)
+    except (OSError, KeyError, ValueError, TypeError) as exc:
+        raise InputError(f"cannot read as AnnData .h5ad ({exc})", path=os.fspath(path)) from None
+
+
+def _string_columns(frame: pd.DataFrame) -> dict[str, list[str]]:
+    out = {}
+    for col in frame.columns:
+        s = frame[col]
+        if (
+            s.dtype == object
+            or isinstance(s.dtype, pd.CategoricalDtype)
+            or pd.api.types.is_string_dtype(s)
+        ):
+            out[str(col)] = s.astype(str).fillna("").tolist()
+    return out
+
+
+def _gene_annotations(var: pd.DataFrame) -> dict[str, list[str]]:
+    ann = _string_columns(var)
+    lower = {c.lower(): c for c in ann}
+    for key, names in (("symbol", _SYMBOL_COLUMNS), ("ensembl", _ENSEMBL_COLUMNS)):
+        hit = next((lower[n] for n in names if n in lower), None)
+        if hit is not None and key not in ann:
+            ann[key] = ann[hit]
+    return ann
+
+
+def _as_matrix(X: Any, where: str, path: str | None) -> Any:
+    if sp.issparse(X):
+        return sp.csr_matrix(X, dtype=np.float64)
+    if hasattr(X, "chunks") and hasattr(X, "compute"):  # a dask array: kept lazy
+        return X
+    try:
+        A = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{where} is not a numeric matrix ({exc})", path=path) from None
+    return A
+
+
+def adata_expression(
+    adata: Any,
+    *,
+    layer: str | None = None,
+    use_raw: bool = False,
+    source: str | None = None,
+) -> Expression:
+    """The :class:`Expression` of an AnnData (cells x genes; sparse X stays sparse).
+
+    Parameters
+    ----------
+    adata : anndata.AnnData
+    layer : str, optional
+        Use ``adata.layers[layer]`` instead of ``X``.
+    use_raw : bool
+        Use ``adata.raw.X`` (genes ``adata.raw.var_names``).
+    source : str, optional
+        Path for messages.
+    """
+    if layer is not None and use_raw:
+        raise ParameterError("choose either a layer or use_raw, not both", path=source)
+    var = adata.var
+    if use_raw:
+        if adata.raw is None:
+            raise InputError("has no raw data (adata.raw is None); drop --use-raw", path=source)
+        X, var, where = adata.raw.X, adata.raw.var, "raw.X"
+    elif layer is not None:
+        if layer not in adata.layers:
+            known = ", ".join(adata.layers.keys()) or "none"
+            raise ParameterError(f"layer {layer!r} not found; layers: {known}", path=source)
+        X, where = adata.layers[layer], f"layer {layer!r}"
+    else:
+        X, where = adata.X, "X"
+    if X is None:
+        raise InputError(f"{where} is empty", path=source)
+    if hasattr(X, "to_memory"):  # a backed sparse dataset
+        X = X.to_memory()
+    X = _as_matrix(X, where, source)
+    genes = [str(g) for g in var.index]
+    cells = [str(c) for c in adata.obs_names]
+    if len(set(genes)) != len(genes):
+        raise InputError(
+            "var_names (gene ids) are not unique; call adata.var_names_make_unique() first",
+            path=source,
+        )
+    if len(set(cells)) != len(cells):
+        raise InputError(
+            "obs_names (cell ids) are not unique; call adata.obs_names_make_unique() first",
+            path=source,
+        )
+    if len(cells) < 2:
+        raise InputError(f"has {len(cells)} cell(s); at least 2 are needed", path=source)
+    _check_finite(X, where, source)
+    log.info("%s: %d cells x %d genes (%s)", source or "AnnData", len(cells), len(genes), where)
+    return Expression(
+        X,
+        genes,
+        cells,
+        namespace=guess_namespace(genes),
+        annotations=_gene_annotations(var),
+        source=source,
+    )
+
+
+def _check_finite(X: Any, where: str, path: str | None) -> None:
+    if hasattr(X, "chunks"):
+        return  # dask: checked chunk by chunk by the reductions
+    data = X.data if sp.issparse(X) else X
+    if not np.isfinite(data).all():
+        raise InputError(f"{where} holds NaN or infinite values; fix or impute them", path=path)
+
+
+def labels_from_obs(
+    adata: Any, column: str, *, samples: tuple[str, ...] | None = None, source: str | None = None
+) -> SampleCategories:
+    """Cell labels from an ``adata.obs`` column (missing values become unlabelled cells)."""
+    if column not in adata.obs.columns:
+        import difflib
+
+        close = difflib.get_close_matches(column, [str(c) for c in adata.obs.columns], n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        shown = ", ".join(map(str, list(adata.obs.columns)[:10])) or "none"
+        raise ParameterError(
+            f"obs column {column!r} not found{hint}; obs columns: {shown}", path=source
+        )
+    values = adata.obs[column]
+    labels = ["" if pd.isna(v) else str(v) for v in values]
+    return SampleCategories(labels, samples or [str(c) for c in adata.obs_names], name=column)
+
+
+def _read_tsv(path: Path) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path, sep="\t", header=None, dtype=str, compression="infer")
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise InputError(f"cannot read ({exc})", path=str(path)) from None
+
+
+def _tenx_expression(
+    counts: sp.csr_matrix, ids: list[str], names: list[str], types: list[str] | None,
+    barcodes: list[str], source: str,
+) -> Expression:  # fmt: skip
+    if types is not None and len(set(types)) > 1:
+        keep = np.array([t == "Gene Expression" for t in types])
+        if keep.any():
+            log.warning(
+                "%s: kept the %d 'Gene Expression' features of %d (types: %s)",
+                source, int(keep.sum()), len(types), ", ".join(sorted(set(types))),
+            )  # fmt: skip
+            idx = np.flatnonzero(keep)
+            counts = counts[:, idx]
+            ids, names = [ids[i] for i in idx], [names[i] for i in idx]
+    if len(set(ids)) != len(ids):
+        raise InputError("feature ids are not unique", path=source)
+    if counts.shape[0] < 2:
+        raise InputError(f"has {counts.shape[0]} cell(s); at least 2 are needed", path=source)
+    log.info("%s: %d cells x %d genes (10x)", source, counts.shape[0], counts.shape[1])
+    return Expression(
+        counts,
+        ids,
+        barcodes,
+        namespace=guess_namespace(ids),
+        annotations={"symbol": names},
+        source=source,
+    )
+
+
+def read_10x_mtx(folder: str | os.PathLike) -> Expression:
+    """A Cell Ranger MatrixMarket folder (``matrix.mtx``, ``features.tsv``, ``barcodes.tsv``)."""
+    import scipy.io
+
+    folder = Path(folder)
+    files = _mtx_folder_files(folder)
+    if files is None:
+        raise InputError(
+            "is not a 10x folder: it needs matrix.mtx(.gz), features.tsv(.gz) (or genes.tsv) "
+            "and barcodes.tsv(.gz)",
+            path=str(folder),
+        )
+    try:
+        opener = gzip.open if files["matrix"].name.endswith(".gz") else open
+        with opener(files["matrix"], "rb") as fh:
+            M = scipy.io.mmread(fh)
+    except (OSError, ValueError, EOFError) as exc:
+        raise InputError(f"cannot read MatrixMarket ({exc})", path=str(files["matrix"])) from None
+    features = _read_tsv(files["features"])
+    barcodes = _read_tsv(files["barcodes"])[0].tolist()
+    counts = sp.csr_matrix(sp.coo_matrix(M).T, dtype=np.float64)  # stored genes x cells
+    if counts.shape != (len(barcodes), len(features)):
+        raise InputError(
+            f"matrix is {M.shape[0]} x {M.shape[1]} (genes x cells) but there are "
+            f"{len(features)} features and {len(barcodes)} barcodes",
+            path=str(files["matrix"]),
+        )
+    ids = features[0].tolist()
+    names = features[1].tolist() if features.shape[1] > 1 else ids
+    types = features[2].tolist() if features.shape[1] > 2 else None
+    return _tenx_expression(counts, ids, names, types, barcodes, str(folder))
+
+
+def _strings(values: np.ndarray) -> list[str]:
+    return [v.decode() if isinstance(v, bytes) else str(v) for v in values]
+
+
+def read_10x_h5(path: str | os.PathLike) -> Expression:
+    """A Cell Ranger ``.h5`` matrix (v3 ``matrix`` group, or the v2 per-genome group)."""
+    h5py = require("h5py", "reading a 10x .h5 file")
+    source = os.fspath(path)
+    try:
+        with h5py.File(path, "r") as f:
+            group = f["matrix"] if "matrix" in f else next(iter(f.values()), None)
+            if group is None or "indptr" not in group:
+                raise InputError(
+                    "is not a 10x .h5 matrix (no 'matrix' group with data/indices/indptr); an "
+                    "AnnData file must end in .h5ad",
+                    path=source,
+                )
+            n_genes, n_cells = (int(v) for v in group["shape"][()])
+            # 10x stores genes x cells in CSC: the same arrays are cells x genes in CSR
+            counts = sp.csr_matrix(
+                (group["data"][()].astype(np.float64), group["indices"][()], group["indptr"][()]),
+                shape=(n_cells, n_genes),
+            )
+            barcodes = _strings(group["barcodes"][()])
+            if "features" in group:
+                feat = group["features"]
+                ids, names = _strings(feat["id"][()]), _strings(feat["name"][()])
+                types = _strings(feat["feature_type"][()]) if "feature_type" in feat else None
+            else:  # Cell Ranger v2
+                ids, names, types = (
+                    _strings(group["genes"][()]),
+                    _strings(group["gene_names"][()]),
+                    None,
+                )
+    except (OSError, KeyError, ValueError) as exc:
+        raise InputError(f"cannot read as a 10x .h5 matrix ({exc})", path=source) from None
+    counts.sum_duplicates()
+    return _tenx_expression(counts, ids, names, types, barcodes, source)

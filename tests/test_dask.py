@@ -1,0 +1,104 @@
+"""Dask: chunked computation over cells equals the in-memory result (1e-10), on the local
+scheduler and on a dask.distributed cluster of 2 worker processes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import kofs
+from kofs.cli import main
+from kofs.datasets import synthetic_counts
+from kofs.io.single_cell import read_single_cell
+from kofs.rankers import run_ranker
+from kofs.types import Expression, RankerInputs, SampleCategories
+
+da = pytest.importorskip("dask.array")
+ad = pytest.importorskip("anndata")
+
+CASES = [
+    ("variance", {}),
+    ("fisher", {}),
+    ("laplacian", {}),
+    ("spec-phi1", {}),
+    ("spec-phi2", {"similarity": "knn"}),
+    ("spec-phi3", {"similarity": "knn"}),
+    ("spec-phi2", {"similarity": "knn", "gamma": "power", "power": 2}),
+]
+
+
+@pytest.fixture(scope="module")
+def cells():
+    return synthetic_counts(260, 150, n_clusters=3, n_markers=5, seed=7)
+
+
+@pytest.fixture(scope="module")
+def h5ad(cells, tmp_path_factory):
+    path = tmp_path_factory.mktemp("dask") / "cells.h5ad"
+    obs = pd.DataFrame({"cell_type": cells.labels()}, index=list(cells.cells))
+    ad.AnnData(cells.X, obs=obs, var=pd.DataFrame(index=list(cells.genes))).write_h5ad(path)
+    return path
+
+
+@pytest.mark.parametrize(("name", "params"), CASES)
+def test_chunked_equals_in_memory(cells, name, params):
+    cats = SampleCategories(cells.labels(), cells.cells)
+    lazy = da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False)
+    dense_chunks = da.from_array(cells.X.toarray(), chunks=(100, cells.X.shape[1]))
+    ref = run_ranker(name, Expression(cells.X, cells.genes, cells.cells),
+                     RankerInputs(categories=cats), params=params)  # fmt: skip
+    for X in (lazy, dense_chunks):
+        e = Expression(X, cells.genes, cells.cells)
+        assert e.is_chunked
+        got = run_ranker(name, e, RankerInputs(categories=cats), params=params)
+        np.testing.assert_allclose(got.scores, ref.scores, rtol=1e-10, equal_nan=True)
+
+
+def test_h5ad_read_chunked(h5ad, cells):
+    e, adata = read_single_cell(h5ad, chunk_size=64)
+    assert e.is_chunked and e.values.chunks[0][0] == 64
+    labels = SampleCategories(cells.labels(), cells.cells)
+    res = kofs.rank(e, labels=labels)
+    ref = kofs.rank(Expression(cells.X, cells.genes, cells.cells), labels=labels)
+    assert res.final.top(20) == ref.final.top(20)
+    for a, b in zip(res.lists, ref.lists, strict=True):
+        np.testing.assert_allclose(a.scores, b.scores, rtol=1e-10, equal_nan=True)
+
+
+@pytest.mark.slow
+def test_distributed_cluster_equals_in_memory(h5ad, cells, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
+        local_directory=str(tmp_path / "dask-worker-space"),
+    ) as cluster:  # fmt: skip
+        e, _ = read_single_cell(h5ad, chunk_size=90)
+        labels = SampleCategories(cells.labels(), cells.cells)
+        got = kofs.rank(e, labels=labels, dask_scheduler=cluster.scheduler_address)
+        ref = kofs.rank(Expression(cells.X, cells.genes, cells.cells), labels=labels)
+        for a, b in zip(got.lists, ref.lists, strict=True):
+            assert a.name == b.name
+            np.testing.assert_allclose(a.scores, b.scores, rtol=1e-10, equal_nan=True)
+        np.testing.assert_allclose(got.final.scores, ref.final.scores, rtol=1e-8)
+        out = tmp_path / "out"
+        r = CliRunner().invoke(
+            main,
+            ["rank", str(h5ad), "--labels", "obs:cell_type", "--rankers", "variance,laplacian",
+             "--dask-scheduler", cluster.scheduler_address, "--chunk-size", "100",
+             "-o", str(out)],
+        )  # fmt: skip
+        assert r.exit_code == 0, r.stderr
+        ranking = pd.read_csv(out / "ranking.tsv", sep="\t").set_index("gene")
+        lap = {r.name: r for r in ref.lists}["laplacian"]
+        np.testing.assert_allclose(
+            ranking.loc[list(cells.genes), "score:laplacian"], lap.scores, rtol=1e-9
+        )
+
+
+def test_bad_scheduler_address(cells, monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.setattr("kofs._chunked.CONNECT_TIMEOUT", "1s")
+    with pytest.raises(kofs.KofsError, match="cannot connect to the Dask scheduler"):
+        kofs.rank(cells.X, rankers=["variance"], dask_scheduler="tcp://127.0.0.1:1")

@@ -1,0 +1,235 @@
+"""Single-cell inputs and outputs: AnnData .h5ad, 10x folders and .h5, kofs.rank on AnnData /
+DataFrame / arrays, results stored scanpy style, the CLI on single-cell files."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.io
+import scipy.sparse as sp
+from click.testing import CliRunner
+
+import kofs
+from kofs.cli import main
+from kofs.datasets import synthetic_counts
+from kofs.errors import InputError, ParameterError
+from kofs.io.single_cell import (
+    INSTALL_HINT,
+    is_single_cell_path,
+    read_10x_h5,
+    read_10x_mtx,
+    read_single_cell,
+    require,
+)
+
+ad = pytest.importorskip("anndata")
+h5py = pytest.importorskip("h5py")
+
+
+@pytest.fixture(scope="module")
+def cells():
+    return synthetic_counts(240, 120, n_clusters=3, n_markers=5, seed=4)
+
+
+def _adata(cells):
+    obs = pd.DataFrame({"cell_type": cells.labels()}, index=list(cells.cells))
+    var = pd.DataFrame(
+        {"gene_symbols": [f"SYM{j}" for j in range(len(cells.genes))]}, index=list(cells.genes)
+    )
+    a = ad.AnnData(cells.X.copy(), obs=obs, var=var)
+    a.layers["double"] = cells.X * 2.0
+    return a
+
+
+def _write_10x_folder(folder, counts, *, gz=True, types=None):
+    folder.mkdir()
+    n_cells, n_genes = counts.shape
+    ids = [f"ENSG{j:011d}" for j in range(n_genes)]
+    types = types or ["Gene Expression"] * n_genes
+    feats = "".join(f"{i}\tG{j}\t{t}\n" for j, (i, t) in enumerate(zip(ids, types, strict=True)))
+    bars = "".join(f"AAAC{i:06d}-1\n" for i in range(n_cells))
+    suffix = ".gz" if gz else ""
+    opener = gzip.open if gz else open
+    with opener(folder / f"matrix.mtx{suffix}", "wb") as fh:
+        scipy.io.mmwrite(fh, sp.coo_matrix(counts.T))
+    with opener(folder / f"features.tsv{suffix}", "wt") as fh:
+        fh.write(feats)
+    with opener(folder / f"barcodes.tsv{suffix}", "wt") as fh:
+        fh.write(bars)
+    return ids
+
+
+def _write_10x_h5(path, counts):
+    csc = sp.csc_matrix(counts.T)  # genes x cells, CSC: the 10x layout
+    n_genes, n_cells = csc.shape
+    with h5py.File(path, "w") as f:
+        g = f.create_group("matrix")
+        g["data"] = csc.data.astype(np.int32)
+        g["indices"] = csc.indices.astype(np.int64)
+        g["indptr"] = csc.indptr.astype(np.int64)
+        g["shape"] = np.array([n_genes, n_cells], dtype=np.int32)
+        g["barcodes"] = np.array([f"AAAC{i:06d}-1".encode() for i in range(n_cells)])
+        ft = g.create_group("features")
+        ft["id"] = np.array([f"ENSG{j:011d}".encode() for j in range(n_genes)])
+        ft["name"] = np.array([f"G{j}".encode() for j in range(n_genes)])
+        ft["feature_type"] = np.array([b"Gene Expression"] * n_genes)
+
+
+def _raw_counts():
+    return synthetic_counts(60, 30, n_clusters=2, n_markers=3, normalize=False, seed=2).X
+
+
+@pytest.mark.parametrize("gz", [True, False])
+def test_read_10x_mtx(tmp_path, gz):
+    counts = _raw_counts()
+    ids = _write_10x_folder(tmp_path / "f", counts, gz=gz)
+    e = read_10x_mtx(tmp_path / "f")
+    assert e.is_sparse and e.values.shape == counts.shape
+    assert e.genes == tuple(ids) and e.namespace == "ensembl"
+    assert e.annotations["symbol"][:2] == ("G0", "G1")
+    np.testing.assert_array_equal(e.values.toarray(), counts.toarray())
+    assert is_single_cell_path(tmp_path / "f")
+
+
+def test_10x_keeps_gene_expression_features(tmp_path):
+    counts = _raw_counts()
+    types = ["Gene Expression"] * 28 + ["Antibody Capture"] * 2
+    _write_10x_folder(tmp_path / "f", counts, types=types)
+    assert read_10x_mtx(tmp_path / "f").n_genes == 28
+
+
+def test_read_10x_h5(tmp_path):
+    counts = _raw_counts()
+    _write_10x_h5(tmp_path / "m.h5", counts)
+    e = read_10x_h5(tmp_path / "m.h5")
+    np.testing.assert_array_equal(e.values.toarray(), counts.toarray())
+    assert e.samples[0] == "AAAC000000-1" and e.annotations["symbol"][3] == "G3"
+
+
+def test_bad_10x_inputs(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="is not a 10x folder"):
+        read_single_cell(tmp_path / "empty")
+    with h5py.File(tmp_path / "x.h5", "w") as f:
+        f["a"] = np.arange(3)
+    with pytest.raises(InputError, match="not a 10x .h5"):
+        read_10x_h5(tmp_path / "x.h5")
+
+
+def test_h5ad_layers_raw_and_labels(tmp_path, cells):
+    a = _adata(cells)
+    a.raw = a.copy()
+    a.write_h5ad(tmp_path / "a.h5ad")
+    e, back = read_single_cell(tmp_path / "a.h5ad")
+    assert e.is_sparse and e.genes == cells.genes and e.annotations["symbol"][0] == "SYM0"
+    e2, _ = read_single_cell(tmp_path / "a.h5ad", layer="double")
+    np.testing.assert_allclose(e2.values.toarray(), 2 * cells.X.toarray())
+    e3, _ = read_single_cell(tmp_path / "a.h5ad", use_raw=True)
+    assert e3.n_genes == len(cells.genes)
+    with pytest.raises(ParameterError, match="layer 'nope' not found; layers: double"):
+        read_single_cell(tmp_path / "a.h5ad", layer="nope")
+
+
+def test_rank_anndata_stores_results(cells):
+    a = _adata(cells)
+    res = kofs.rank(a, labels="obs:cell_type")
+    assert {"kofs_rank", "kofs_score", "kofs_rank_fisher", "kofs_score_laplacian"} <= set(a.var)
+    assert a.var["kofs_rank"].min() == 1
+    top = a.var.sort_values("kofs_rank").index[:20]
+    assert list(top) == res.final.top(20)
+    assert len(set(top) & set(cells.marker_genes)) >= 10
+    uns = a.uns["kofs"]
+    assert set(uns["weights"]) == set(res.final.list_names)
+    assert uns["versions"]["anndata"] and uns["params"]["aggregate"] == res.final.method
+    with pytest.raises(ParameterError, match="did you mean 'cell_type'"):
+        kofs.rank(a, labels="celltype")
+
+
+def test_rank_anndata_reuses_obsp_graph(cells):
+    from kofs.knowledge.similarity import similarity_from_array
+
+    a = _adata(cells)
+    S, _ = similarity_from_array(cells.X, "knn", k=8)
+    a.obsp["connectivities"] = S
+    res = kofs.rank(a, rankers=["laplacian"], use_graph=True)
+    assert res.lists[0].info["graph"] == "obsp:connectivities"
+    expected = kofs.run_ranker(
+        "laplacian",
+        kofs.Expression(cells.X, cells.genes, cells.cells),
+        kofs.RankerInputs(similarity=kofs.SampleSimilarity(S, cells.cells)),
+    )
+    np.testing.assert_allclose(res.lists[0].scores, expected.scores, rtol=1e-12)
+    with pytest.raises(ParameterError, match="obsp has no 'distances'"):
+        kofs.rank(a, use_graph="distances")
+
+
+def test_rank_accepts_dataframe_array_and_sparse(cells):
+    dense = cells.X.toarray()
+    df = pd.DataFrame(dense, index=list(cells.cells), columns=list(cells.genes))
+    a = kofs.rank(df, rankers=["variance"])
+    assert a.final.genes == cells.genes
+    b = kofs.rank(dense, rankers=["variance"])
+    assert b.final.genes[0] == "gene000" and b.expression.samples[1] == "sample001"
+    c = kofs.rank(cells.X, rankers=["variance"])
+    assert c.expression.is_sparse
+    np.testing.assert_allclose(a.lists[0].scores, c.lists[0].scores, rtol=1e-12)
+    with pytest.raises(InputError, match="not numeric"):
+        kofs.rank(df.assign(name="x"))
+    with pytest.raises(ParameterError, match="cannot rank a list"):
+        kofs.rank([[1, 2], [3, 4]])
+    with pytest.raises(ParameterError, match="needs an AnnData"):
+        kofs.rank(df, labels="cell_type")
+
+
+def test_missing_optional_dependency_names_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "anndata", None)  # import anndata -> ImportError
+    with pytest.raises(ParameterError) as err:
+        require("anndata", "reading an .h5ad file")
+    assert INSTALL_HINT in str(err.value)
+
+
+def test_cli_h5ad_and_10x(tmp_path, cells):
+    a = _adata(cells)
+    a.write_h5ad(tmp_path / "a.h5ad")
+    out = tmp_path / "o1"
+    r = CliRunner().invoke(
+        main, ["rank", str(tmp_path / "a.h5ad"), "--labels", "obs:cell_type", "-o", str(out)]
+    )
+    assert r.exit_code == 0, r.stderr
+    ranking = pd.read_csv(out / "ranking.tsv", sep="\t")
+    assert "rank:fisher" in ranking.columns
+    assert len(set(ranking["gene"][:20]) & set(cells.marker_genes)) >= 10
+    r = CliRunner().invoke(
+        main, ["rank", str(tmp_path / "a.h5ad"), "--labels", "obs:typo", "-o", str(tmp_path / "x")]
+    )
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "obs column 'typo'" in r.stderr
+    _write_10x_folder(tmp_path / "tenx", _raw_counts())
+    r = CliRunner().invoke(
+        main, ["rank", str(tmp_path / "tenx"), "--rankers", "variance", "-o", str(tmp_path / "o2")]
+    )
+    assert r.exit_code == 0, r.stderr
+    assert (tmp_path / "o2" / "ranking.tsv").read_text().startswith("gene\t")
+    tsv = tmp_path / "m.tsv"
+    tsv.write_text("gene\ta\tb\tc\ng1\t1\t2\t3\ng2\t3\t1\t2\n")
+    r = CliRunner().invoke(main, ["rank", str(tsv), "--layer", "x", "-o", str(tmp_path / "o3")])
+    assert r.exit_code == 2 and "--layer applies to an .h5ad input only" in r.stderr
+
+
+def test_run_config_keys_for_single_cell(tmp_path, cells):
+    pytest.importorskip("dask")
+    a = _adata(cells)
+    a.write_h5ad(tmp_path / "a.h5ad")
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text(
+        f"expression: {tmp_path / 'a.h5ad'}\nlabels: obs:cell_type\nchunk_size: 100\n"
+        "layer: double\nrankers: variance,fisher\n"
+    )
+    r = CliRunner().invoke(main, ["run", str(cfg), "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.stderr
+    resolved = (tmp_path / "out" / "config.resolved.yaml").read_text()
+    assert "chunk-size: 100" in resolved and "layer: double" in resolved
