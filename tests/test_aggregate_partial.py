@@ -272,8 +272,9 @@ def test_list_order_does_not_matter(seed):
         sa = dict(zip(a.genes, a.scores, strict=True))
         sb = dict(zip(b.genes, b.scores, strict=True))
         assert set(sa) == set(sb)
-        # fitted list weights (em, reliability): equal to the solver's tolerance
-        rtol = 1e-6 if AGGREGATORS.get(method).learns_weights else 1e-9
+        # fitted list weights (em, reliability): equal to the solver's tolerance, which on these
+        # tiny, nearly flat likelihoods (2-4 lists of 1-30 genes) reaches ~1e-5 relative
+        rtol = 1e-4 if AGGREGATORS.get(method).learns_weights else 1e-9
         np.testing.assert_allclose([sb[g] for g in sa], list(sa.values()), rtol=rtol, atol=1e-12)
         for name, values in a.statistics.items():
             other = dict(zip(b.genes, b.statistics[name], strict=True))

@@ -120,7 +120,10 @@ class Interactions:
 
 def _parse_weights(raw: pd.Series, lines: np.ndarray, path: str, *, column: str) -> np.ndarray:
     """Strings -> float64; non-numeric, NaN, infinite or negative -> InputError with the line."""
-    w = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+    try:  # exact (round-trip) parsing: pandas < 3 parses a few digits short in to_numeric
+        w = np.asarray(raw, dtype=object).astype(np.float64)
+    except (TypeError, ValueError):
+        w = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
     bad = ~np.isfinite(w)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])

@@ -214,6 +214,34 @@ def _first_bad_cell(table: TextTable, n_id: int, decimal: str = ".") -> tuple[in
     return best
 
 
+def _overflows(text: object) -> bool:
+    """A finite-looking number that float64 cannot hold (``1e400``)."""
+    try:
+        x = float(str(text))
+    except ValueError:
+        return False
+    return bool(np.isinf(x)) and "inf" not in str(text).lower()
+
+
+def _first_overflow_cell(
+    table: TextTable, n_id: int, decimal: str = "."
+) -> tuple[int | None, int | None, str]:
+    """(row, column, text) of the first number beyond the float64 range in file order."""
+    cols = list(range(n_id, len(table.header)))
+    s = table.frame(dtype=str, usecols=cols)
+    best: tuple[int | None, int | None, str] = (None, None, "")
+    for c in cols:
+        v = s[c].str.strip()
+        if decimal != ".":
+            v = v.str.replace(decimal, ".", regex=False)
+        big = v.map(_overflows).to_numpy(dtype=bool)
+        if big.any():
+            r = int(np.flatnonzero(big)[0])
+            if best[0] is None or r < best[0]:
+                best = (r, c, str(s[c].iloc[r]).strip())
+    return best
+
+
 def _parse(table: TextTable, n_id: int, decimal: str = ".") -> tuple[pd.DataFrame, np.ndarray]:
     dtype = {k: (str if k < n_id else np.float64) for k in range(len(table.header))}
     try:
@@ -223,6 +251,15 @@ def _parse(table: TextTable, n_id: int, decimal: str = ".") -> tuple[pd.DataFram
     except (ValueError, TypeError, OverflowError) as exc:
         row, col, text = _first_bad_cell(table, n_id, decimal)
         if row is None:
+            row, col, text = _first_overflow_cell(table, n_id, decimal)
+            if row is not None:  # older pandas refuse numbers beyond float64 outright
+                raise InputError(
+                    f"value {text!r} is infinite or beyond +-1e300; "
+                    "log-transform or rescale the data",
+                    path=table.path,
+                    line=int(table.line_numbers[row]),
+                    column=table.header[col] or col + 1,
+                ) from None
             raise InputError(f"cannot parse the numeric columns ({exc})", path=table.path) from None
         raise InputError(
             f"non-numeric value {text!r} where a number is expected; "
