@@ -1,6 +1,133 @@
-"""``python -m kofs`` = the ``kofs`` command."""
+"""The ``kofs`` command (console script) and ``python -m kofs``.
 
-from kofs.cli import main
+:func:`entry` prepares the process before the heavy imports (click, numpy, pandas, ... take a
+second or more): Ctrl-C or SIGTERM while importing is one line, not a traceback; a closed
+standard stream is reopened on ``/dev/null`` (so the first file opened cannot take its place);
+a closed or full stderr never turns a success into a failure.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import sys
+
+from kofs.errors import OutputError, Terminated
+
+
+class _TolerantStream:
+    """stderr that never fails: messages to a closed or full stderr are lost, silently."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except (OSError, ValueError):
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+class _CheckedStdout(_TolerantStream):
+    """stdout whose failures (full disk, closed, I/O error) are a user-facing
+    :class:`~kofs.errors.OutputError` (one line, exit 2) whoever writes; a reader that closed
+    the pipe (``| head``) still raises :class:`BrokenPipeError` (a quiet exit)."""
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as exc:
+            self._fail(exc)
+            raise  # pragma: no cover - _fail raises
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: Exception) -> None:
+        # raised again on every later write (a writer may swallow one); the CLI points the
+        # descriptor at /dev/null once the error is reported, so the exit's flush is quiet
+        full = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        why = "disk full" if full else getattr(exc, "strerror", None) or str(exc)
+        raise OutputError(f"cannot write to standard output ({why}); redirect it elsewhere")
+
+
+class _ClosedStdout:
+    """Stands for a stdout that was closed when kofs started (``>&-``): writing is an error."""
+
+    encoding = "utf-8"
+    errors = "strict"
+    closed = False
+
+    def write(self, text) -> int:
+        if not text:
+            return 0
+        raise OutputError(
+            "standard output is closed; redirect it to a file (> FILE) or, for a ranking, "
+            "write an output folder (-o DIR)"
+        )
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _reopen_closed_std_fds() -> None:
+    for fd in (0, 1, 2):  # in order: os.open returns the lowest free descriptor
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                new = os.open(os.devnull, os.O_RDWR)
+                if new != fd:
+                    os.dup2(new, fd)
+                    os.close(new)
+            except OSError:
+                pass
+
+
+def _stop(signum, frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Terminated()
+
+
+def entry() -> None:
+    """Run the ``kofs`` command line (exit status as documented in docs/guarantees.md)."""
+    _reopen_closed_std_fds()  # Python set sys.stdout/sys.stderr to None if they were closed
+    sys.stdout = _ClosedStdout() if sys.stdout is None else _CheckedStdout(sys.stdout)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115
+    sys.stderr = _TolerantStream(sys.stderr)
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        from kofs.cli import main
+    except KeyboardInterrupt as exc:
+        stopped = isinstance(exc, Terminated)
+        sys.stderr.write(
+            f"kofs: {'terminated' if stopped else 'interrupted'}; nothing was written\n"
+        )
+        sys.stderr.flush()
+        raise SystemExit(143 if stopped else 130) from None
+    main(prog_name="kofs")
+
 
 if __name__ == "__main__":
-    main()
+    entry()

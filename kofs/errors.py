@@ -8,6 +8,58 @@ that escapes is an internal error (exit status 1).
 from __future__ import annotations
 
 import os
+import re
+import reprlib
+
+#: Longest echo of a user's value in a message (longer values keep head and tail around "...").
+VALUE_LIMIT = 80
+#: Longest quoted value any message keeps (a safety net above :data:`VALUE_LIMIT`, so that
+#: the quoted file paths of ordinary messages stay whole); unbroken runs may be twice as long.
+QUOTED_LIMIT = 200
+#: Longest error message (after the file name); a guard against values no caller shortened.
+MESSAGE_LIMIT = 1000
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = VALUE_LIMIT
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
+_REPR.maxlevel = 3
+# a quote opens after a non-word character and closes before one (so not "matrix's")
+_QUOTED = re.compile(
+    "|".join(rf"(?<!\w){q}(?:[^{q}\\\n]|\\.){{{QUOTED_LIMIT - 1},}}{q}(?!\w)" for q in ("'", '"'))
+)
+_TOKEN = re.compile(rf"\S{{{2 * QUOTED_LIMIT + 1},}}")
+_BREAKS = re.compile(r"[\r\n]+")
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` if short enough, else its head and tail around an ellipsis (``limit`` chars)."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 3) * 2 // 3
+    return text[:head] + "..." + text[len(text) - (limit - 3 - head) :]
+
+
+def short_repr(value: object, limit: int = VALUE_LIMIT) -> str:
+    """A user's value as shown in a message: its ``repr``, at most ``limit`` characters.
+
+    Long strings and containers are shortened without building their full ``repr`` first
+    (an alias-expanded YAML value can be hundreds of megabytes).
+    """
+    text = repr(value) if isinstance(value, (int, float, bool, type(None))) else _REPR.repr(value)
+    return _cut(text, limit)
+
+
+def one_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """Any message made fit for one stderr line: no line breaks, quoted values longer than
+    :data:`QUOTED_LIMIT` and unbroken runs longer than twice that shortened (head and tail
+    kept), at most ``limit`` characters. Every :class:`KofsError` and every CLI error line goes
+    through it; values a caller echoes should be shown with :func:`short_repr` (80)."""
+    text = _BREAKS.sub(" ", str(text))
+    if len(text) <= QUOTED_LIMIT:
+        return text
+    text = _QUOTED.sub(lambda m: m[0][0] + _cut(m[0][1:-1], QUOTED_LIMIT - 2) + m[0][0], text)
+    text = _TOKEN.sub(lambda m: _cut(m[0], 2 * QUOTED_LIMIT), text)
+    return _cut(text, limit)
 
 
 class KofsError(Exception):
@@ -50,8 +102,8 @@ class KofsError(Exception):
             where += ": "
         elif self.line is not None:
             where = f"line {self.line}: "
-        # one line, always
-        return (where + self.message).replace("\n", " ")
+        # one line, always, and never a megabyte of echoed value
+        return where.replace("\n", " ") + one_line(self.message)
 
 
 class InputError(KofsError, ValueError):
@@ -79,3 +131,8 @@ class ResourceError(KofsError):
 
 class OutputError(KofsError):
     """An output location cannot be used (not writable, is a file, ...)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """The process received SIGTERM (a job scheduler's stop); the CLI raises it in the main
+    thread like Ctrl-C raises :class:`KeyboardInterrupt`, so the same clean-up runs."""

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kofs.errors import ParameterError
+from kofs.errors import ParameterError, short_repr
 
 #: kinds of value (how text/YAML is parsed and how the command line shows the option)
 KINDS = (
@@ -120,8 +120,8 @@ class _Bad(Exception):
 
 
 def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    # never the full repr: an alias-expanded YAML value can be hundreds of megabytes
+    return short_repr(value, limit)
 
 
 def _scalar(opt: Option, value: Any) -> Any:

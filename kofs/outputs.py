@@ -1,15 +1,16 @@
 """Write the outputs of a run: ``ranking.tsv``, ``weights.tsv``, ``manifest.json`` and
 ``config.resolved.yaml``.
 
-Everything is written into a temporary folder first and moved into place only when all files
-are complete, so a failed or interrupted run leaves nothing half-written.
+Everything is written into a temporary folder first, which replaces the output folder whole
+only when all files are complete (:mod:`kofs.io.output_folder`), so a failed, interrupted or
+killed run leaves nothing half-written and no file of an earlier run survives.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,13 +20,14 @@ import numpy as np
 from kofs import __version__
 from kofs.config import dump_config
 from kofs.io.output import (
-    atomic_dir,
     environment_info,
     file_fingerprint,
     write_json,
     write_ranking,
+    write_stdout,
     write_weights,
 )
+from kofs.io.output_folder import atomic_dir
 from kofs.pipeline import RunResult
 
 
@@ -205,7 +207,8 @@ def write_run(
 
     ``result`` is a :class:`~kofs.pipeline.RunResult` or any result with ``final``, ``lists``
     and ``evidence`` (e.g. :class:`kofs.list_aggregation.ListAggregation`). ``extra_files``
-    maps file names to text (e.g. ``config.resolved.yaml``). Returns the written paths.
+    maps file names to text (e.g. ``config.resolved.yaml``). The folder's previous content is
+    replaced whole. Returns the written paths.
     """
     if outdir == "-":
         buf = io.StringIO()
@@ -216,8 +219,7 @@ def write_run(
             evidence=result.evidence,
             symbols=getattr(result, "symbols", None),
         )
-        sys.stdout.write(buf.getvalue())
-        sys.stdout.flush()
+        write_stdout(buf.getvalue())
         return ["-"]
     with atomic_dir(outdir) as tmp:
         tmp = Path(tmp)
@@ -240,13 +242,19 @@ def write_run(
     return [str(Path(outdir) / n) for n in names]
 
 
-def check_result_output(config: Any) -> None:
-    """Fail before any work when the config's output folder cannot receive a run's files."""
-    from kofs.io.output import check_output_dir
+def claim_result_output(config: Any) -> contextlib.AbstractContextManager:
+    """Check and claim the config's output folder before any work (a file in the way, a
+    symbolic link leading nowhere, an unwritable parent, files kofs did not write, an input
+    that would be overwritten, another run writing it); hold it until the block ends.
+
+    Use as ``with claim_result_output(config): write_result(run(config))``; ``-o -`` claims
+    nothing.
+    """
+    from kofs.io.output_folder import claim_output
 
     out = config.output.output
     if out == "-":
-        return
+        return contextlib.nullcontext()
     paths = [
         p
         for v in config.input_paths().values()
@@ -254,7 +262,7 @@ def check_result_output(config: Any) -> None:
         for p in ([v] if isinstance(v, str) else v)
         if p != "-"
     ]
-    check_output_dir(out, inputs=paths)
+    return claim_output(out, inputs=paths)
 
 
 def write_result(result: RunResult, *, command: str = "rank") -> list[str]:

@@ -318,11 +318,13 @@ def run_experiment(
         intro=text,
         extra_tables={"Ours next to book Table 6.5 (book protocol, 1-NN)": book},
         symbols=source_symbols(expr, sources),
+        extra_files={
+            "table65.tsv": book.to_csv(sep="\t", index=False, float_format="%.3g"),
+            "table65.md": _markdown(book),
+        },
     )
-    (Path(out) / "table65.tsv").write_text(book.to_csv(sep="\t", index=False, float_format="%.3g"))
-    (Path(out) / "table65.md").write_text(_markdown(book))
     log.info("reproduction %s finished in %s", path, timings)
-    return [*written, str(Path(out) / "table65.tsv"), str(Path(out) / "table65.md")]
+    return written
 
 
 def _book_table(table):

@@ -49,6 +49,7 @@ def test_aggregate_writes_the_run_files_and_run_repeats_it(lists):
     r = run(["aggregate", *files(lists), "-o", str(out)])
     assert r.exit_code == 0, r.output
     assert sorted(p.name for p in out.iterdir()) == [
+        ".kofs-complete",
         "config.resolved.yaml",
         "manifest.json",
         "ranking.tsv",

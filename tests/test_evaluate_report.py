@@ -130,6 +130,7 @@ def test_report_renders_in_headless_chromium(tmp_path):
     stats = seen["screenshot_stats"]
     assert stats["width"] == 1280 and stats["non_background"] > 0.02 and stats["colours"] > 20
     assert sorted(p.name for p in (tmp_path / "ev").iterdir()) == [
+        ".kofs-complete",
         "accuracy.tsv",
         "evaluation.json",
         "evaluation.tsv",

@@ -14,7 +14,6 @@ import pytest
 from kofs.errors import InputError, OutputError, ParameterError
 from kofs.io import output
 from kofs.io.output import (
-    atomic_dir,
     atomic_file,
     check_output_dir,
     environment_info,
@@ -24,6 +23,7 @@ from kofs.io.output import (
     write_ranking,
     write_weights,
 )
+from kofs.io.output_folder import atomic_dir
 from kofs.types import AggregateRanking, Ranking
 
 GENES = ("A", "B", "C", "D")
@@ -128,27 +128,32 @@ def test_check_output_dir(tmp_path, monkeypatch):
 
 
 # ---------------------------------------------------------------- atomic_dir
-def test_atomic_dir_creates_and_replaces(tmp_path):
+def test_atomic_dir_creates_and_replaces_whole(tmp_path):
     out = tmp_path / "a" / "out"
     with atomic_dir(out) as tmp:
         assert tmp.parent == out.parent and not out.exists()
         (tmp / "x.txt").write_text("1")
+        (tmp / "old.txt").write_text("o")
     assert (out / "x.txt").read_text() == "1"
-    (out / "keep.txt").write_text("k")
     with atomic_dir(out) as tmp:
         (tmp / "x.txt").write_text("2")
         (tmp / "sub").mkdir()
         (tmp / "sub" / "y.txt").write_text("3")
-    assert (out / "x.txt").read_text() == "2" and (out / "keep.txt").read_text() == "k"
+    assert (out / "x.txt").read_text() == "2" and not (out / "old.txt").exists()
     assert (out / "sub" / "y.txt").read_text() == "3"
     assert leftovers(out.parent) == []
+    (out / "keep.txt").write_text("k")  # a file kofs did not write: never deleted
+    with pytest.raises(OutputError, match=r"kofs did not write \(keep.txt\)"):
+        with atomic_dir(out):
+            pass
+    assert (out / "keep.txt").read_text() == "k"
 
 
 @pytest.mark.parametrize("exc", [RuntimeError("boom"), KeyboardInterrupt()])
 def test_atomic_dir_failure_leaves_nothing(tmp_path, exc):
     out = tmp_path / "out"
-    out.mkdir()
-    (out / "x.txt").write_text("old")
+    with atomic_dir(out) as tmp:
+        (tmp / "x.txt").write_text("old")
     with pytest.raises(type(exc)):
         with atomic_dir(out) as tmp:
             (tmp / "x.txt").write_text("new")

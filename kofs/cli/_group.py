@@ -1,24 +1,98 @@
 """The ``kofs`` click group and the error policy of every command.
 
 Exit status: 0 success; 2 bad input or usage (one line on stderr, no traceback; click's usage
-errors of a subcommand too); 1 internal error (traceback only with ``--debug``). A broken pipe
-(``kofs rank ... -o - | head``) exits quietly.
+errors of a subcommand too); 1 internal error (traceback only with ``--debug``); 130 Ctrl-C,
+143 SIGTERM (one line; temporary files removed). A broken pipe (``kofs rank ... -o - | head``)
+exits quietly. Warnings are held until the command ends and dropped when it fails, so that an
+error is exactly one line (``-v`` streams every message as it comes).
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import signal
 import sys
+import threading
 import warnings
 from typing import Any
 
 import click
 
 from kofs import __version__
-from kofs.errors import KofsError
+from kofs.errors import KofsError, OutputError, Terminated, one_line
 
 log = logging.getLogger("kofs")
+
+
+def _terminate(signum, frame) -> None:
+    """SIGTERM -> :class:`Terminated` in the main thread (once; a second SIGTERM while cleaning
+    up is ignored)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Terminated()
+
+
+def _stderr_handler() -> _HeldStderr | None:
+    return next((h for h in log.handlers if isinstance(h, _HeldStderr)), None)
+
+
+def _finish_warnings(show: bool) -> None:
+    h = _stderr_handler()
+    if h is not None:
+        h.show_held() if show else h.drop_held()
+
+
+def _mute_stdout() -> None:
+    """After stdout failed, point it at /dev/null so the exit's flush cannot fail again."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        sys.stdout = None  # type: ignore[assignment]
+
+
+def _flush_stdout() -> None:
+    """Flush stdout now, so a full or closed stdout is an error of the command (exit 2)
+    rather than of the interpreter's exit (status 120)."""
+    stream = sys.stdout
+    if stream is None:
+        return
+    try:
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except KofsError:
+        raise
+    except (OSError, ValueError) as exc:
+        _mute_stdout()
+        full = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        why = "disk full" if full else getattr(exc, "strerror", None) or str(exc)
+        raise OutputError(
+            f"cannot write to standard output ({why}); redirect it elsewhere"
+        ) from None
+
+
+def hold_output(out: str, inputs: Any = ()) -> None:
+    """Check and claim the output folder ``out`` for the running command, before its work
+    (:func:`kofs.io.output_folder.claim_output`); released when the command ends."""
+    from kofs.io.output_folder import claim_output
+
+    ctx = click.get_current_context()
+    claim = ctx.with_resource(claim_output(out, inputs=inputs))
+    ctx.find_root().meta.setdefault("kofs_claims", []).append(claim)
+
+
+def _report_interrupt(exc: KeyboardInterrupt, ctx: click.Context | None = None) -> int:
+    """The one line of Ctrl-C (exit 130) or SIGTERM (143); returns the exit status."""
+    stopped = isinstance(exc, Terminated)
+    written = getattr(exc, "kofs_written", None) or [
+        str(c.path) for c in (ctx.meta.get("kofs_claims", []) if ctx else []) if c.committed
+    ]
+    tail = f"{', '.join(written)} had been written completely" if written else "nothing was written"
+    click.echo(f"kofs: {'terminated' if stopped else 'interrupted'}; {tail}", err=True)
+    return 143 if stopped else 130
 
 
 class LazyParamsCommand(click.Command):
@@ -50,25 +124,52 @@ class KofsGroup(click.Group):
 
     command_class = LazyParamsCommand
 
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:  # parsing the command line: click alone would print "Aborted!" (exit 1)
+            return super().make_context(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            sys.exit(_report_interrupt(exc))
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread() is not threading.main_thread():
+            return super().main(*args, **kwargs)
+        old = signal.getsignal(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, _terminate)
+        try:
+            return super().main(*args, **kwargs)
+        finally:
+            signal.signal(signal.SIGTERM, old if old is not None else signal.SIG_DFL)
+
     def invoke(self, ctx: click.Context) -> Any:
         debug = bool(ctx.params.get("debug")) or os.environ.get("KOFS_DEBUG") == "1"
         try:
-            return super().invoke(ctx)
+            rv = super().invoke(ctx)
+            _flush_stdout()
+            _finish_warnings(True)
+            return rv
         except KofsError as exc:
+            _finish_warnings(False)
             if debug:
                 raise
             click.echo(f"kofs: error: {exc.format()}", err=True)
+            if sys.stdout is not None:
+                try:
+                    sys.stdout.flush()
+                except (OSError, ValueError, KofsError):
+                    _mute_stdout()
             ctx.exit(exc.exit_code)
         except BrokenPipeError:
             # stdout closed by the reader (| head): leave quietly, without a second error
+            _finish_warnings(True)
             try:
-                sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+                _mute_stdout()
             finally:
                 ctx.exit(0)
-        except KeyboardInterrupt:
-            click.echo("kofs: interrupted; nothing was written", err=True)
-            ctx.exit(130)
+        except KeyboardInterrupt as exc:
+            _finish_warnings(False)
+            ctx.exit(_report_interrupt(exc, ctx))
         except MemoryError:
+            _finish_warnings(False)
             click.echo(
                 "kofs: error: out of memory; use a sparser graph (smaller --param *.k), fewer "
                 "genes, or set --max-memory to fail early",
@@ -77,39 +178,112 @@ class KofsGroup(click.Group):
             ctx.exit(2)
         except click.ClickException as exc:
             # usage errors (bad option value, missing argument, unknown command) in one line
+            _finish_warnings(False)
             if debug:
                 raise
             where = exc.ctx.command_path if getattr(exc, "ctx", None) else ctx.command_path
             click.echo(
-                f"kofs: error: {exc.format_message()} (see '{where} --help')".replace("\n", " "),
-                err=True,
+                f"kofs: error: {one_line(exc.format_message())} (see '{where} --help')", err=True
             )
             ctx.exit(2)
-        except (click.exceptions.Exit, click.exceptions.Abort):
+        except click.exceptions.Exit as exc:
+            _finish_warnings(exc.exit_code == 0)
+            raise
+        except click.exceptions.Abort:
+            _finish_warnings(False)
             raise
         except Exception as exc:  # noqa: BLE001 - last line of defence
+            _finish_warnings(False)
             if debug:
                 raise
             click.echo(
-                f"kofs: internal error: {type(exc).__name__}: {exc}".replace("\n", " ")
-                + " (run again with --debug for the traceback and please report it)",
+                f"kofs: internal error: {type(exc).__name__}: {one_line(str(exc))}"
+                " (run again with --debug for the traceback and please report it)",
                 err=True,
             )
             ctx.exit(1)
 
 
+class _HeldStderr(logging.StreamHandler):
+    """Log lines for stderr; with ``hold`` they are kept until the command ends, then shown
+    (:meth:`show_held`, success) or dropped (:meth:`drop_held`, failure: the error line stays
+    alone; the --log-file still has them)."""
+
+    def __init__(self, stream, *, hold: bool) -> None:
+        super().__init__(stream)
+        self.hold = hold
+        self._held: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.hold:
+            self._held.append(record)
+        else:
+            super().emit(record)
+
+    def show_held(self) -> None:
+        held, self._held = self._held, []
+        for record in held:
+            super().emit(record)
+
+    def drop_held(self) -> None:
+        self._held = []
+
+
+class _LogFile(logging.FileHandler):
+    """The --log-file: a write that fails (full disk, ...) ends the command with one line,
+    instead of a logging traceback per record."""
+
+    def __init__(self, path: str) -> None:
+        self.user_path = path
+        super().__init__(path, encoding="utf-8")
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, OSError):
+            return super().handleError(record)
+        log.removeHandler(self)
+        try:
+            self.close()
+        except (OSError, ValueError):
+            pass
+        full = exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+        why = "disk full" if full else exc.strerror or str(exc)
+        raise OutputError(
+            f"cannot write the log ({why}); free space or choose another --log-file",
+            path=self.user_path,
+        ) from None
+
+
 def setup_logging(verbosity: int, log_file: str | None = None) -> None:
-    """Library logs go to stderr (warnings by default; -v info, -vv debug; -q errors only)."""
+    """Library logs go to stderr (warnings by default; -v info, -vv debug; -q errors only).
+
+    At the default verbosity and with ``-q`` the stderr lines are held until the command ends
+    (see :class:`KofsGroup`); ``--log-file`` gets every record at once.
+
+    Raises
+    ------
+    OutputError
+        ``log_file`` cannot be opened for writing.
+    """
     level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
     root = logging.getLogger("kofs")
-    root.handlers.clear()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+        if isinstance(old, _LogFile):
+            old.close()
     root.setLevel(logging.DEBUG if log_file else level)
-    h = logging.StreamHandler(sys.stderr)
+    h = _HeldStderr(sys.stderr, hold=verbosity <= 0)
     h.setLevel(level)
     h.setFormatter(logging.Formatter("kofs: %(levelname)s: %(message)s"))
     root.addHandler(h)
     if log_file:
-        fh = logging.FileHandler(log_file)
+        try:
+            fh = _LogFile(log_file)
+        except OSError as exc:
+            raise OutputError(
+                f"cannot be written ({exc.strerror or exc}); choose another --log-file",
+                path=log_file,
+            ) from None
         fh.setLevel(logging.DEBUG)
         fh.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
         root.addHandler(fh)

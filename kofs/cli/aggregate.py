@@ -42,7 +42,7 @@ def _dump(resolved: dict[str, Any]) -> str:
 
 def execute(specs: list[ListSpec], config: AggregateListsConfig, *, quiet: bool = False):
     """Fuse the lists (one library call), write the run files, summarise; returns the paths."""
-    from kofs.io.output import check_output_dir
+    from kofs.cli._group import hold_output
     from kofs.list_aggregation import resolved_aggregate_config, run_aggregate_config
     from kofs.outputs import aggregate_manifest, write_run
 
@@ -51,7 +51,7 @@ def execute(specs: list[ListSpec], config: AggregateListsConfig, *, quiet: bool 
     files = [s.path for s in specs if s.path != "-"]
     if out != "-":
         others = [p for p in (config.relevant_genes, universe_file) if p]
-        check_output_dir(out, inputs=[*files, *others])
+        hold_output(out, inputs=[*files, *others])  # checked and taken before any work
     result = run_aggregate_config(specs, config)
     resolved = resolved_aggregate_config(specs, config, base=Path.cwd())
     inputs = {

@@ -3,6 +3,8 @@ gene lists, with figures and an offline HTML report."""
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from kofs.cli._group import main
@@ -152,7 +154,11 @@ def evaluate_cmd(
     Writes OUTDIR/evaluation.tsv (one row per list), accuracy.tsv (curves), figures/ (PNG, SVG)
     and report.html (readable offline).
     """
+    from kofs.cli._group import hold_output
     from kofs.cli._progress import cli_progress
+
+    inputs = [*rankings, expression, labels, go, go_annotations]
+    hold_output(output, inputs=[p for p in inputs if p and os.path.isfile(p)])  # before any work
     from kofs.evaluate.known import parse_known_spec
     from kofs.evaluate.run import evaluate_outputs
     from kofs.io.expression import read_expression

@@ -10,17 +10,17 @@ from kofs.config import RunConfig
 
 
 def execute(config: RunConfig, *, command: str = "rank") -> list[str]:
-    """Check the output, run the config (one library call), write, summarise."""
+    """Claim the output, run the config (one library call), write, summarise."""
     from kofs.cli._progress import cli_progress
     from kofs.cli._summary import print_summary
-    from kofs.outputs import check_result_output, write_result
+    from kofs.outputs import claim_result_output, write_result
     from kofs.workflow import run
 
-    check_result_output(config)
-    with cli_progress() as progress:
-        result = run(config, progress=progress)
-    written = write_result(result, command=command)
-    print_summary(result, top=config.output.top, outputs=written)
+    with claim_result_output(config):  # checked and taken before any work, replaced whole
+        with cli_progress() as progress:
+            result = run(config, progress=progress)
+        written = write_result(result, command=command)
+        print_summary(result, top=config.output.top, outputs=written)
     return written
 
 

@@ -19,6 +19,10 @@ def reproduce_cmd(config: str, output: str | None, quick: bool, threads: int | N
     (and with the honest protocol), and write tables, figures and report.html."""
     from kofs.reproduce import run_experiment
 
+    if output is not None:  # checked and taken before any work (else when writing)
+        from kofs.cli._group import hold_output
+
+        hold_output(output, inputs=[config])
     written = run_experiment(config, output=output, quick=quick, threads=threads)
     click.echo(
         f"kofs reproduce: wrote {len(written)} files ({written[-1].rsplit('/', 1)[0]}/report.html)",

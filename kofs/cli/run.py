@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import click
@@ -9,7 +10,7 @@ import click
 from kofs.cli._config_options import config_options, given
 from kofs.cli._group import main
 from kofs.config import RunConfig, absolute_paths, key_name, load_config, read_run_config
-from kofs.errors import ParameterError
+from kofs.errors import InputError, ParameterError
 
 
 @main.command("run")
@@ -24,7 +25,16 @@ def run_cmd(ctx: click.Context, config: str, **opts) -> None:
     `command: aggregate` (written by `kofs aggregate`) repeats `kofs aggregate`.
     """
     from kofs.cli.rank import execute
+    from kofs.io.output_folder import MARKER, verify_output_file
 
+    try:  # OUT/config.resolved.yaml: as the run wrote it, or edited on purpose?
+        verify_output_file(config)
+    except InputError:
+        logging.getLogger("kofs").warning(
+            "%s was changed after the run that wrote it (see %s); running it as it is now",
+            config,
+            MARKER,
+        )
     if load_config(config).get("command") == "aggregate":
         from kofs.cli.aggregate import run_config
 

@@ -125,14 +125,21 @@ def _check_not_cut(ranks: dict[str, np.ndarray], text, table: Path, base: Path) 
 def read_rank_output(path: str | os.PathLike) -> RankFile:
     """Read a ``ranking.tsv`` or an output folder of ``kofs rank``.
 
+    An output folder must be complete (its marker ``.kofs-complete`` present and matching);
+    a file inside an output folder must be what kofs wrote there
+    (:mod:`kofs.io.output_folder`).
+
     Raises
     ------
     InputError
-        Missing file, a table without the ``gene`` and ``rank`` columns, or a cut table: a
-        last line without line end, a row with too few fields, ranks beyond the number of
-        listed genes, or fewer genes than the folder's ``manifest.json`` records.
+        Missing file, an incomplete or changed output folder (its ``.kofs-complete``), a
+        table without the ``gene`` and ``rank`` columns, or a cut table: a last line without
+        line end, a row with too few fields, ranks beyond the number of listed genes, or fewer
+        genes than the folder's ``manifest.json`` records.
     """
     import pandas as pd
+
+    from kofs.io.output_folder import check_complete, verify_output_file
 
     p = Path(path)
     folder = p if p.is_dir() else None
@@ -165,16 +172,23 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
         if col.startswith("rank:"):
             ranks[col[5:]] = num(col)
     _check_not_cut(ranks, df["rank"], table, folder or table.parent)
+    # the specific diagnoses of a cut table above; anything else the folder's marker sees
+    # (an edited file, a file of the folder missing) here
+    if folder:
+        check_complete(folder)  # the marker is there, every file of the run has its size
+    verify_output_file(table)  # and the table read is byte for byte what kofs wrote
     weights = config = None
     base = folder or table.parent
     wfile = base / "weights.tsv"
     if wfile.is_file() and (folder or table.name == "ranking.tsv"):
+        verify_output_file(wfile)
         w = pd.read_csv(wfile, sep="\t", dtype={"list": str})
         weights = dict(zip(w["list"].astype(str), w["weight"].astype(float), strict=False))
     cfile = base / "config.resolved.yaml"
     if cfile.is_file() and (folder or table.name == "ranking.tsv"):
         from kofs.config import load_config
 
+        verify_output_file(cfile)
         config = load_config(cfile)  # keys normalised: label-column -> label_column
     label = (
         folder.name

@@ -19,7 +19,8 @@ import numpy as np
 
 from kofs.errors import OutputError, ParameterError
 from kofs.evaluate.core import EvaluationResult, agreement
-from kofs.io.output import atomic_dir, format_float
+from kofs.io.output import format_float
+from kofs.io.output_folder import atomic_dir
 from kofs.report.html import esc, html_table, page, provenance_html
 from kofs.types import Expression
 
@@ -62,8 +63,10 @@ def write_evaluation(
     gene_tables: Mapping[str, Any] | None = None,
     provenance: Mapping[str, Any] | None = None,
     symbols: Mapping[str, str] | None = None,
+    extra_files: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """Write the tables, figures and report of ``result`` into ``outdir`` (all or nothing).
+    """Write the tables, figures and report of ``result`` into ``outdir`` (all or nothing; the
+    folder's previous content is replaced whole).
 
     Parameters
     ----------
@@ -88,6 +91,8 @@ def write_evaluation(
         ``evaluation.json``.
     symbols : mapping gene id -> symbol, optional
         Labels of the genes in the heatmaps.
+    extra_files : mapping of str to str, optional
+        More text files written into the folder, by name.
 
     Returns
     -------
@@ -162,7 +167,7 @@ def write_evaluation(
                     "Spearman rank correlation between the lists over all genes.",
                 )
             )
-        text = _page(
+        html = _page(
             result,
             figures,
             title=title,
@@ -171,7 +176,9 @@ def write_evaluation(
             gene_tables=gene_tables or {},
             provenance=provenance,
         )
-        (tmp / "report.html").write_text(text, encoding="utf-8")
+        (tmp / "report.html").write_text(html, encoding="utf-8")
+        for name, text in (extra_files or {}).items():
+            (tmp / name).write_text(text, encoding="utf-8")
         written = sorted(str(out / p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
     log.info("evaluation written to %s", out)
     return written

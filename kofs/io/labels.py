@@ -238,6 +238,14 @@ def align_labels(
             "methods need at least two classes: choose another label column",
             path=lab,
         )
+    if len(counts) == len(labels) and len(labels) > 2:
+        column = f" {categories.name!r}" if categories.name else ""
+        raise InputError(
+            f"every one of the {len(labels)} labelled samples has its own class (label "
+            f"column{column}): these look like sample ids, not classes; choose the class "
+            "column (--label-column)",
+            path=lab,
+        )
     single = sorted(c for c, n in counts.items() if n == 1)
     if single:
         log.warning(

@@ -1,8 +1,8 @@
 """Atomic, deterministic writers: ranking and weight tables, JSON, file fingerprints.
 
 Nothing is half-written: single files go to a temporary file beside the target that is fsync'ed
-and renamed over it (:func:`atomic_file`); a run's files go to a temporary folder beside the
-output folder and are moved in only when all are complete (:func:`atomic_dir`). A full disk
+and renamed over it (:func:`atomic_file`); whole output folders are published in one step by
+:mod:`kofs.io.output_folder`. A full disk
 (``ENOSPC``) becomes an :class:`~kofs.errors.OutputError` naming the path, and the temporary
 files are removed.
 """
@@ -13,13 +13,13 @@ import contextlib
 import errno
 import hashlib
 import importlib.metadata
+import io
 import json
 import logging
 import math
 import os
 import platform
 import secrets
-import shutil
 import sys
 import zipfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -37,12 +37,12 @@ __all__ = [
     "write_similarity_npz",
     "read_similarity_npz",
     "RUN_FILES",
-    "atomic_dir",
     "atomic_file",
     "check_output_dir",
     "environment_info",
     "file_fingerprint",
     "format_float",
+    "write_stdout",
     "write_json",
     "write_ranking",
     "write_weights",
@@ -85,6 +85,7 @@ def check_output_file(path: str | os.PathLike, *, inputs: Iterable[str | os.Path
     if os.fspath(path) == "-":
         return
     p = Path(path)
+    _check_link(p, p)
     if p.is_dir():
         raise OutputError("is a folder; give a file name for the output", path=p)
     probe = p.parent
@@ -125,12 +126,14 @@ def check_output_dir(
     if os.fspath(outdir) == "-":
         return
     out = Path(outdir)
+    _check_link(out, out)
     if out.exists() and not out.is_dir():
         raise OutputError(
             "is an existing file, not a folder; choose another output folder", path=out
         )
     probe = out
     while not probe.exists():
+        _check_link(probe, out)
         if probe.parent == probe:
             break
         probe = probe.parent
@@ -162,68 +165,57 @@ def check_output_dir(
             )
 
 
-def _umask_dir(parent: Path, stem: str) -> Path:
-    """Create a fresh hidden folder in ``parent`` (permissions follow the umask)."""
-    for _ in range(100):
-        p = parent / f".{stem}.tmp-{secrets.token_hex(4)}"
-        try:
-            os.mkdir(p, 0o777)
-            return p
-        except FileExistsError:
-            continue
-    raise OutputError("cannot create a temporary folder", path=parent)
-
-
-@contextlib.contextmanager
-def atomic_dir(outdir: str | os.PathLike) -> Iterator[Path]:
-    """Write a folder's files all-or-nothing.
-
-    Yields a temporary folder created beside ``outdir``. When the block succeeds, its files
-    are moved into ``outdir`` (created, with parents, if needed) with :func:`os.replace`; on any
-    exception -- including :class:`KeyboardInterrupt` -- the temporary folder is removed,
-    ``outdir`` is left as it was and the exception propagates (``ENOSPC`` and other write
-    failures as :class:`~kofs.errors.OutputError`).
-    """
-    out = Path(outdir)
-    created: list[Path] = []
-    parent = out.parent
-    while not parent.exists():
-        created.append(parent)
-        parent = parent.parent
+def _check_link(p: Path, out: Path) -> None:
+    """A symbolic link on the way to ``out`` must lead somewhere (to a folder when it is
+    ``out`` itself); the message names the user's path."""
+    if not p.is_symlink():
+        return
     try:
-        for d in reversed(created):
-            os.mkdir(d)
-        tmp = _umask_dir(out.parent, out.name or "out")
+        target = os.readlink(p)
+    except OSError:
+        target = "?"
+    try:
+        p.stat()
     except OSError as exc:
-        for d in created:
-            with contextlib.suppress(OSError):
-                os.rmdir(d)
-        raise OutputError(f"cannot create the output folder ({exc.strerror})", path=out) from None
+        if exc.errno == errno.ELOOP:
+            raise OutputError(
+                f"cannot be used: {p} is a symbolic link that loops; remove or fix the link",
+                path=out,
+            ) from None
+        what = "is a symbolic link" if p == out else f"cannot be created: {p} is a symbolic link"
+        raise OutputError(
+            f"{what} to {target}, which does not exist; fix or remove the link",
+            path=out,
+        ) from None
+
+
+def write_stdout(text: str) -> None:
+    """Write ``text`` to standard output and flush it.
+
+    Raises
+    ------
+    OutputError
+        Standard output is closed, full or otherwise refuses the data (a closed pipe still
+        raises :class:`BrokenPipeError`, which the CLI turns into a quiet exit).
+    """
+    stream = sys.stdout
+    if stream is None or getattr(stream, "closed", False):
+        raise OutputError(
+            "standard output is closed; redirect it to a file (> ranking.tsv) or write an "
+            "output folder (-o DIR)",
+            path=None,
+        )
     try:
-        yield tmp
-        if not out.exists():
-            os.rename(tmp, out)
-        else:
-            for root, dirs, files in os.walk(tmp):
-                rel = Path(root).relative_to(tmp)
-                for d in dirs:
-                    (out / rel / d).mkdir(exist_ok=True)
-                for f in sorted(files):
-                    os.replace(Path(root) / f, out / rel / f)
-            shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        for d in created:
-            with contextlib.suppress(OSError):
-                os.rmdir(d)
-        if isinstance(exc, OutputError) and exc.path and exc.path.startswith(str(tmp)):
-            final = out / Path(exc.path).relative_to(tmp)  # name the real target, not the temp
-            raise OutputError(exc.message, path=final) from None
-        if _is_write_failure(exc, tmp):
-            name = exc.filename
-            where = out / Path(name).name if name and str(name).startswith(str(tmp)) else out
-            raise _space_error(exc, where) from None
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
         raise
+    except OSError as exc:
+        why = "disk full" if exc.errno in _FULL else (exc.strerror or str(exc))
+        raise OutputError(
+            f"cannot write to standard output ({why}); redirect it elsewhere or write an "
+            "output folder (-o DIR)"
+        ) from None
 
 
 @contextlib.contextmanager
@@ -237,6 +229,8 @@ def atomic_file(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     if mode not in ("w", "wb"):
         raise ParameterError(f"atomic_file mode must be 'w' or 'wb', not {mode!r}")
     target = Path(path)
+    if target.is_symlink():  # write where the link leads, keep the link
+        target = Path(os.path.realpath(target))
     parent = target.parent
     if target.is_dir():
         raise OutputError("is a folder; give a file name", path=target)
@@ -279,8 +273,9 @@ def _sink(stream_or_path) -> Iterator[IO]:
     if hasattr(stream_or_path, "write"):
         yield stream_or_path
     elif os.fspath(stream_or_path) == "-":
-        yield sys.stdout
-        sys.stdout.flush()
+        buf = io.StringIO()
+        yield buf
+        write_stdout(buf.getvalue())
     else:
         with atomic_file(stream_or_path) as fh:
             yield fh

@@ -17,7 +17,7 @@ from kofs._chunked import is_dask, to_memory
 from kofs._matrix import is_sparse
 from kofs._ranks import constant_genes
 from kofs.canonical import canonical_inputs, canonicalize, restore_ranking
-from kofs.errors import ParameterError
+from kofs.errors import KofsError, ParameterError
 from kofs.rankers._inputs import KIND_HINT
 from kofs.registry import RANKERS, RankerSpec, resolve_params
 from kofs.types import Expression, RankerInputs, Ranking
@@ -111,7 +111,14 @@ def run_ranker(
             "ranker %r needs dense data: densifying the %d x %d sparse matrix", name, *X.shape
         )
         X = X.toarray()
-    out = spec.func(X, inputs, seed=seed, **resolved)
+    try:
+        out = spec.func(X, inputs, seed=seed, **resolved)
+    except KofsError as exc:
+        if exc.path is not None or expression.source is None:
+            raise
+        exc.path = expression.source  # a method's complaint about the data names the matrix
+        exc.args = (exc.format(),)
+        raise
     scores, info = out if isinstance(out, tuple) else (out, {})
     scores = np.array(scores, dtype=np.float64)
     if scores.shape != (expression.n_genes,):

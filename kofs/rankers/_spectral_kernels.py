@@ -90,7 +90,10 @@ def prepare_graph(S, X: np.ndarray):
         )
         idx = np.flatnonzero(keep)
         if idx.size < 2:
-            raise ParameterError("similarity graph has fewer than 2 connected samples")
+            raise ParameterError(
+                "similarity graph has fewer than 2 connected samples; give a matrix with more "
+                "samples or a denser similarity"
+            )
         S = S[idx][:, idx]
         X = X[idx]
         d = d[idx]
@@ -311,9 +314,15 @@ def spec_phi3(
     S, X, d = prepare_graph(S, X)
     n, m = X.shape
     if n < 3:
-        raise ParameterError(f"spec-phi3 needs at least 3 connected samples, got {n}")
+        raise ParameterError(
+            f"spec-phi3 needs at least 3 connected samples, got {n}; give a matrix with more "
+            "samples or leave spec-phi3 out (--rankers, --lists)"
+        )
     if not 2 <= k <= n - 1:
-        raise ParameterError(f"spec-phi3: k must lie in [2, {n - 1}] (number of clusters), got {k}")
+        raise ParameterError(
+            f"spec-phi3: k must lie in [2, {n - 1}] (number of clusters), got {k}; set "
+            f"--param spec-phi3.k=K with 2 <= K <= {n - 1}"
+        )
     lam, U = normalized_eigenpairs(S, n_pairs=min(k, n - 1), seed=seed)
     if lam.size >= k and abs(lam[k - 1] - lam[k - 2]) <= 1e-10 * max(1.0, abs(lam[k - 1])):
         logger.warning(

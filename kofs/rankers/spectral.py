@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from kofs.errors import ParameterError
 from kofs.knowledge.similarity import AUTO_DENSE_MAX
 from kofs.knowledge.similarity_kernels import fisher_label_similarity
 from kofs.rankers._inputs import (
@@ -168,7 +169,15 @@ def _spec_phi2(X, inputs, *, seed, **p):
 def _spec_phi3(X, inputs, *, seed, k, **p):
     p["seed"] = seed
     if k is None:
-        k = max(2, n_classes(inputs))
+        n = n_classes(inputs)
+        k = max(2, n)
+        if n >= X.shape[0] > 2:
+            raise ParameterError(
+                f"spec-phi3: the labels give each of the {X.shape[0]} samples its own class, so "
+                "the default k (the number of classes) leaves no clusters; check the labels' "
+                f"class column (--label-column) or set --param spec-phi3.k=K (2 <= K < "
+                f"{X.shape[0]})"
+            )
 
     def score(Xs, S, r):
         s, lam = spec_phi3(Xs, S, k=k, power=r, seed=seed)

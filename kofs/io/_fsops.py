@@ -1,0 +1,147 @@
+"""Atomic folder renames: Linux ``renameat2`` (``RENAME_EXCHANGE``, ``RENAME_NOREPLACE``) via
+ctypes, and deferring Ctrl-C/SIGTERM across the few lines that must not be cut.
+
+``renameat2`` exists on Linux >= 3.15 (glibc >= 2.28 has a wrapper; older glibc is reached by
+the raw system call on x86-64 and arm64). Filesystems without it (some network and FUSE
+filesystems) refuse it with ``EINVAL``; on every other system it is absent. The functions
+then return ``False`` and the caller uses plain renames, a weaker guarantee
+(docs/guarantees.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import platform
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+
+__all__ = ["deferred_signals", "exchange", "fsync_dir", "rename_noreplace"]
+
+RENAME_NOREPLACE = 1
+RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+# the system call number where glibc has no wrapper (before 2.28)
+_SYSCALL = {"x86_64": 316, "aarch64": 276, "arm64": 276}
+# "not supported here": no system call, unknown flag, filesystem refuses the operation
+_UNSUPPORTED = {errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", -1)}
+
+_impl: Callable[[bytes, bytes, int], int] | None = None
+_looked_up = False
+
+
+def _lookup() -> Callable[[bytes, bytes, int], int] | None:
+    global _impl, _looked_up
+    if _looked_up:
+        return _impl
+    _looked_up = True
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+    fn = getattr(libc, "renameat2", None)
+    if fn is not None:
+        fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+        fn.restype = ctypes.c_int
+        _impl = lambda a, b, flags: fn(_AT_FDCWD, a, _AT_FDCWD, b, flags)  # noqa: E731
+        return _impl
+    number = _SYSCALL.get(platform.machine())
+    syscall = getattr(libc, "syscall", None)
+    if number is None or syscall is None:
+        return None
+    syscall.restype = ctypes.c_long
+    _impl = lambda a, b, flags: syscall(  # noqa: E731
+        ctypes.c_long(number),
+        ctypes.c_int(_AT_FDCWD),
+        ctypes.c_char_p(a),
+        ctypes.c_int(_AT_FDCWD),
+        ctypes.c_char_p(b),
+        ctypes.c_uint(flags),
+    )
+    return _impl
+
+
+def _renameat2(src: str | os.PathLike, dst: str | os.PathLike, flags: int) -> bool:
+    fn = _lookup()
+    if fn is None:
+        return False
+    if fn(os.fsencode(src), os.fsencode(dst), flags) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in _UNSUPPORTED:
+        return False
+    raise OSError(err, os.strerror(err), os.fspath(src), None, os.fspath(dst))
+
+
+def exchange(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Swap two existing paths (folders) in one atomic step.
+
+    Returns
+    -------
+    bool
+        ``True`` when swapped; ``False`` when the system or filesystem cannot do it (nothing
+        changed).
+
+    Raises
+    ------
+    OSError
+        Any other failure (a path missing, permissions, different filesystems).
+    """
+    return _renameat2(a, b, RENAME_EXCHANGE)
+
+
+def rename_noreplace(src: str | os.PathLike, dst: str | os.PathLike) -> bool:
+    """Rename ``src`` to ``dst`` only if ``dst`` does not exist (atomically checked).
+
+    Returns ``False`` when unsupported (nothing changed); raises :class:`FileExistsError` when
+    ``dst`` exists.
+    """
+    return _renameat2(src, dst, RENAME_NOREPLACE)
+
+
+def fsync_dir(path: str | os.PathLike) -> None:
+    """Make a folder's entries (renames, new files) durable; best effort."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def deferred_signals(signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM back for the duration of the block, then deliver them.
+
+    Used around the renames that publish an output folder, so that an interrupt lands either
+    before (nothing published) or after (all published), never in between. Only possible in
+    the main thread (elsewhere the block runs unprotected, as Python handles signals there).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    saved = {}
+    try:
+        for s in signums:
+            old = signal.getsignal(s)
+            if old is signal.SIG_IGN or old is None:
+                continue
+            saved[s] = old
+            signal.signal(s, lambda signum, frame: pending.append(signum))
+        yield
+    finally:
+        for s, old in saved.items():
+            signal.signal(s, old)
+        for s in dict.fromkeys(pending):
+            signal.raise_signal(s)

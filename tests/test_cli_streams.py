@@ -1,0 +1,136 @@
+"""The ``kofs`` process and its streams and signals (real subprocesses, Linux devices).
+
+A closed or full stdout and an unwritable or full ``--log-file`` are one line and exit 2; a
+closed or full stderr never turns a success into a failure; Ctrl-C and SIGTERM while kofs is
+still importing are one line (exit 130 / 143).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from kofs.io.output_folder import check_complete
+
+pytestmark = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("streams")
+    rng = np.random.default_rng(0)
+    n, m = 12, 30
+    v = rng.normal(size=(m, n))
+    rows = ["gene\t" + "\t".join(f"S{i}" for i in range(n))]
+    rows += [f"G{j}\t" + "\t".join(f"{x:.4f}" for x in v[j]) for j in range(m)]
+    (d / "x.tsv").write_text("\n".join(rows) + "\n")
+    # one class of a single sample: the run succeeds with a WARNING line on stderr
+    (d / "labels.tsv").write_text(
+        "sample\tgroup\n" + "".join(f"S{i}\t{'b' if i == 0 else 'a'}\n" for i in range(n))
+    )
+    return d
+
+
+def kofs(*args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw):
+    return subprocess.run(
+        [sys.executable, "-m", "kofs", *map(str, args)],
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        text=True,
+        **kw,
+    )
+
+
+def rank(data, *extra):
+    return ["rank", data / "x.tsv", "--rankers", "variance", *extra]
+
+
+def one_error_line(stderr: str, says: str) -> None:
+    assert stderr.splitlines() == [stderr.rstrip("\n")], stderr
+    assert stderr.startswith("kofs: error: ") and says in stderr, stderr
+
+
+def _close_fd(fd):
+    return lambda: os.close(fd)
+
+
+def test_full_stdout(data):
+    with open("/dev/full", "w") as full:
+        r = kofs(*rank(data, "-o", "-"), stdout=full)
+    assert r.returncode == 2
+    one_error_line(r.stderr, "cannot write to standard output (disk full)")
+    with open("/dev/full", "w") as full:  # any command printing to stdout
+        r = kofs("methods", stdout=full)
+    assert r.returncode == 2
+    one_error_line(r.stderr, "cannot write to standard output (disk full)")
+
+
+def test_closed_stdout(data, tmp_path):
+    r = kofs(*rank(data, "-o", "-"), stdout=None, preexec_fn=_close_fd(1))
+    assert r.returncode == 2
+    one_error_line(r.stderr, "standard output is closed")
+    # a run that does not write to stdout is not disturbed by it
+    r = kofs(*rank(data, "-o", tmp_path / "out"), stdout=None, preexec_fn=_close_fd(1))
+    assert r.returncode == 0, r.stderr
+    check_complete(tmp_path / "out")
+
+
+@pytest.mark.parametrize("how", ["closed", "full"])
+def test_stderr_closed_or_full_never_fails_a_run(data, tmp_path, how):
+    out = tmp_path / "out"
+    args = rank(data, "--labels", data / "labels.tsv", "-o", out)
+    if how == "closed":
+        r = kofs(*args, stderr=None, preexec_fn=_close_fd(2))
+    else:
+        with open("/dev/full", "w") as full:
+            r = kofs(*args, stderr=full)
+    assert r.returncode == 0
+    check_complete(out)
+
+
+def test_log_file_unwritable_or_full(data, tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    r = kofs("--log-file", afile / "log.txt", *rank(data, "-o", tmp_path / "out"))
+    assert r.returncode == 2
+    one_error_line(r.stderr, f"{afile / 'log.txt'}: cannot be written (Not a directory)")
+    r = kofs("--log-file", "/dev/full", *rank(data, "-o", tmp_path / "out"))
+    assert r.returncode == 2
+    one_error_line(r.stderr, "/dev/full: cannot write the log (disk full)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"),
+                                             (signal.SIGTERM, 143, "terminated")])  # fmt: skip
+def test_signal_while_importing_is_one_line(sig, code, word):
+    # says "ready" when entry() starts importing the command line (click, numpy, pandas,
+    # ... a second or more): the signal arrives among those imports
+    starter = (
+        "import sys\nimport kofs.__main__ as m\n"
+        "class Hook:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'kofs.cli':\n"
+        "            sys.stdout.write('ready\\n'); sys.stdout.flush()\n"
+        "sys.meta_path.insert(0, Hook())\n"
+        "sys.argv = ['kofs', '--version']\nm.entry()"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", starter],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # a shell without job control starts background jobs with Ctrl-C ignored: undo that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert proc.stdout.readline() == "ready\n"
+    proc.send_signal(sig)
+    out, err = proc.communicate()
+    assert proc.returncode == code, (proc.returncode, err)
+    assert err == f"kofs: {word}; nothing was written\n"
+    assert "kofs, version" not in out  # it did stop during the imports
