@@ -140,10 +140,16 @@ def _state(out: Path) -> str | None:
     names = sorted(p.name for p in out.iterdir())
     if "weights.tsv" in names:
         assert names == [MARKER, "config.resolved.yaml", "manifest.json", "ranking.tsv",
-                         "weights.tsv"]  # fmt: skip
+                         "report.html", "weights.tsv"]  # fmt: skip
         method = "em"
     else:
-        assert names == [MARKER, "config.resolved.yaml", "manifest.json", "ranking.tsv"]
+        assert names == [
+            MARKER,
+            "config.resolved.yaml",
+            "manifest.json",
+            "ranking.tsv",
+            "report.html",
+        ]
         method = "borda"
     assert f"aggregate: {method}" in (out / "config.resolved.yaml").read_text()
     assert f'"method": "{method}"' in (out / "manifest.json").read_text()
