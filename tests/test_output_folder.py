@@ -121,7 +121,13 @@ def test_earlier_run_files_do_not_survive(tmp_path):
     assert (out / "weights.tsv").exists()
     r = CliRunner().invoke(main, [*base, "borda"])
     assert r.exit_code == 0, r.stderr
-    assert entries(out) == [MARKER, "config.resolved.yaml", "manifest.json", "ranking.tsv"]
+    assert entries(out) == [
+        MARKER,
+        "config.resolved.yaml",
+        "manifest.json",
+        "ranking.tsv",
+        "report.html",
+    ]
     check_complete(out)
 
 

@@ -167,6 +167,7 @@ def test_run_report_is_one_self_contained_page(tmp_path):
     assert sha in page  # provenance from the manifest
     assert "Labels 'lineage': B 8, T 8" in page
     assert sorted(p.name for p in out.iterdir()) == [
+        ".kofs-complete",  # the completion marker of the atomic output folder
         "config.resolved.yaml",
         "manifest.json",
         "ranking.tsv",
