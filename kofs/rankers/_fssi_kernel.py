@@ -1,5 +1,5 @@
-"""FSSI kernel: leave-one-feature-out sparse imputation errors (re-exported by
-:mod:`kofs.rankers._sparse_kernels`; adapter in :mod:`kofs.rankers.sparse`).
+"""FSSI kernel: leave-one-feature-out sparse imputation errors (adapter in
+:mod:`kofs.rankers.sparse`).
 
 References
 ----------
