@@ -12,8 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kofs.errors import CoverageError, ParameterError
-from kofs.io.interactions import Interactions, read_interactions
-from kofs.io.pathways import GeneSets, read_pathways
+from kofs.io.gene_sets import GeneSets
+from kofs.io.interaction_table import Interactions
+from kofs.io.interactions import read_interactions
+from kofs.io.pathways import read_pathways
 from kofs.knowledge.genesets import filter_genes, genesets_to_functions, incidence_matrix
 from kofs.knowledge.network import interactions_to_relation, max_merge_edges
 from kofs.types import Expression

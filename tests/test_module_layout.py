@@ -45,7 +45,7 @@ def test_dispatch_tables_reach_the_moved_readers():
     "module, logger",
     [
         ("kofs.io.interaction_dbs", "kofs.io.interactions"),
-        ("kofs.io._interactions_core", "kofs.io.interactions"),
+        ("kofs.io.interaction_table", "kofs.io.interactions"),
         ("kofs.io.kgml", "kofs.io.pathways"),
         ("kofs.io.id_map", "kofs.io.ids"),
         ("kofs.io._annotation_formats", "kofs.io.annotations"),
@@ -69,14 +69,6 @@ def test_id_map_warning_still_under_kofs_io_ids(tmp_path, caplog):
     )
 
 
-# Public types whose home is a private module of the same responsibility (the reader module is
-# their public face); every other name in a module's __all__ is defined in that module.
-FACADES = {
-    ("kofs.io.interactions", "Interactions"),
-    ("kofs.io.pathways", "GeneSets"),
-}
-
-
 def test_no_module_reexports_names_of_another():
     """No compatibility re-exports: a (non-package) module's ``__all__`` lists only what it
     defines, so every name has one import path (packages' ``__init__`` may gather)."""
@@ -92,6 +84,5 @@ def test_no_module_reexports_names_of_another():
         for name in getattr(mod, "__all__", []):
             home = getattr(getattr(mod, name), "__module__", info.name)
             if callable(getattr(mod, name)) and home != info.name:
-                if (info.name, name) not in FACADES:
-                    found.append(f"{info.name}.{name} (from {home})")
+                found.append(f"{info.name}.{name} (from {home})")
     assert not found, "re-exported: " + ", ".join(found)

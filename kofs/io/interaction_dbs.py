@@ -12,7 +12,10 @@ import numpy as np
 import pandas as pd
 
 from kofs.errors import InputError, ParameterError
-from kofs.io._interactions_core import (
+from kofs.io._open import head_lines as _head_lines
+from kofs.io._open import stream_text as _stream_text
+from kofs.io._open import table_errors
+from kofs.io.interaction_table import (
     _NA,
     Interactions,
     _finalise,
@@ -20,9 +23,6 @@ from kofs.io._interactions_core import (
     _read_frame,
     _strip_taxon,
 )
-from kofs.io._open import head_lines as _head_lines
-from kofs.io._open import stream_text as _stream_text
-from kofs.io._open import table_errors
 
 log = logging.getLogger("kofs.io.interactions")  # the logger of the module it was split from
 

@@ -37,7 +37,9 @@ import numpy as np
 import pandas as pd
 
 from kofs.errors import InputError, ParameterError
-from kofs.io._interactions_core import (
+from kofs.io._open import head_lines as _head_lines
+from kofs.io.interaction_dbs import read_biogrid, read_string_links
+from kofs.io.interaction_table import (
     _NA,
     Interactions,
     _finalise,
@@ -45,15 +47,12 @@ from kofs.io._interactions_core import (
     _read_frame,
     _strip_taxon,
 )
-from kofs.io._open import head_lines as _head_lines
-from kofs.io.interaction_dbs import read_biogrid, read_string_links
 from kofs.io.kgml import read_kgml
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "sniff_interactions",
-    "Interactions",
     "read_interactions",
     "read_edge_list",
     "read_paired_table",

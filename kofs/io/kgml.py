@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from kofs.errors import InputError
-from kofs.io._interactions_core import _finalise
 from kofs.io._open import open_text as _open_text
-from kofs.io._pathways_core import GeneSets, _strip_org
+from kofs.io.gene_sets import GeneSets, _strip_org
+from kofs.io.interaction_table import _finalise
 
 log = logging.getLogger("kofs.io.pathways")  # the logger of the module it was split from
 

@@ -7,7 +7,7 @@ How (docs/guarantees.md, "Nothing half-written"):
    nowhere, an unwritable parent, files that kofs did not write), takes a lock beside it
    (``.OUT.lock``; a second run into the same ``OUT`` fails at once) and deletes what a killed
    run left (``.OUT.tmp-*``, ``.OUT.old-*``).
-2. :meth:`OutputFolder.stage` yields a fresh hidden folder ``.OUT.tmp-XXXXXXXX`` beside
+2. :meth:`OutputFolder.stage` yields a fresh hidden folder ``.OUT.tmp-<random suffix>`` beside
    ``OUT``; the run writes its files there.
 3. Publishing writes the completion marker :data:`MARKER` last (names, sizes and SHA-256 of
    every file), fsyncs, and swaps the new folder with ``OUT`` in one atomic step (Linux

@@ -32,7 +32,7 @@ from typing import Any
 from kofs.errors import InputError, ParameterError
 from kofs.io._open import head_lines as _head_lines
 from kofs.io._open import open_text as _open_text
-from kofs.io._pathways_core import GeneSets, _strip_org
+from kofs.io.gene_sets import GeneSets, _strip_org
 from kofs.io.ids import guess_namespace
 from kofs.io.kgml import read_kgml
 
@@ -40,7 +40,6 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "sniff_pathways",
-    "GeneSets",
     "PATHWAY_FORMATS",
     "read_pathways",
     "read_gmt",

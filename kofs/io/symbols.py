@@ -131,7 +131,7 @@ def gene_symbols(
     expression : Expression
     go_annotations : kofs.io.annotations.GOAnnotations, optional
         Used when it has a ``symbol`` id column.
-    interactions : kofs.io.interactions.Interactions, optional
+    interactions : kofs.io.interaction_table.Interactions, optional
         Used when it has symbol aliases (:data:`SYMBOL_KINDS`).
 
     Returns

@@ -20,8 +20,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from kofs.errors import ParameterError
+from kofs.io.gene_sets import GeneSets
 from kofs.io.ids import CoverageReport, match_id_lists
-from kofs.io.pathways import GeneSets
 from kofs.types import Expression, FeatureFunctions
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 from kofs.errors import CoverageError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
-from kofs.io.interactions import Interactions
+from kofs.io.interaction_table import Interactions
 from kofs.types import Expression, FeatureRelation
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,4 @@
-"""Lasso in Gram form, shared by the SPS and FSSI kernels (re-exported by
-:mod:`kofs.rankers._sparse_kernels`).
+"""Lasso in Gram form, shared by the SPS and FSSI kernels.
 
 References
 ----------

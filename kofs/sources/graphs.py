@@ -149,9 +149,9 @@ def _sif_edges(path: str) -> tuple[list[str], list[str]]:
 
 
 def read_graph(path: str, fmt: str = "auto", *, weight: str = "weight") -> Any:
-    """The edges of a graph file as :class:`~kofs.io._interactions_core.Interactions`."""
-    from kofs.io._interactions_core import _finalise
+    """The edges of a graph file as :class:`~kofs.io.interaction_table.Interactions`."""
     from kofs.io.ids import guess_namespace
+    from kofs.io.interaction_table import _finalise
 
     path = os.fspath(path)
     fmt = graph_format(path, fmt)

@@ -4,7 +4,8 @@
 :func:`_finalise` applies the common cleaning (self-loops dropped with a warning, repeated pairs
 merged keeping the largest weight); :func:`_parse_weights` checks weights and
 :func:`_read_frame` reads a whole table with pandas, every failure an
-:class:`~kofs.errors.InputError`. Public names are re-exported by :mod:`kofs.io.interactions`.
+:class:`~kofs.errors.InputError`. The readers are in :mod:`kofs.io.interactions` and
+:mod:`kofs.io.interaction_dbs`.
 """
 
 from __future__ import annotations

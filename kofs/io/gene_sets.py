@@ -1,5 +1,5 @@
-"""The gene-set container :class:`GeneSets` shared by the pathway readers (re-exported by
-:mod:`kofs.io.pathways`).
+"""The gene-set container :class:`GeneSets` shared by the pathway readers
+(:mod:`kofs.io.pathways`, :mod:`kofs.io.kgml`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kofs.io._interactions_core import Interactions
+from kofs.io.interaction_table import Interactions
 
 __all__ = ["GeneSets"]
 
