@@ -62,6 +62,7 @@ def aggregate(
     params: Mapping[str, Any] | None = None,
     universe: int | Iterable[str] | None = None,
     built_from: Mapping[str, Iterable[str]] | None = None,
+    held_out: Mapping[str, Sequence[tuple[Iterable[str], Ranking]]] | None = None,
     list_weights: Mapping[str, float] | None = None,
     list_weight_replicates: Mapping[str, Any] | None = None,
     bootstrap: int = 200,
@@ -91,6 +92,12 @@ def aggregate(
     built_from : mapping list name -> genes, optional
         The genes each list was built (seeded) from. Aggregators with list context never score
         a list on them; recorded in ``diagnostics["built_from"]`` (counts).
+    held_out : mapping list name -> sequence of (genes, Ranking), optional
+        Cross-fitting of a seeded list (:mod:`kofs.aggregate.cross_fit`): per fold, the seed
+        genes held out and the list rebuilt from the other seeds. The held-out genes are
+        observed at their position in that rebuild (fit and score) instead of not at all.
+        Every name must be in ``built_from``; only for aggregators with list context
+        (``reliability``). ``diagnostics["cross_fit"]`` says how each seeded list was scored.
     list_weights : mapping list name -> float, optional
         Fixed list reliabilities (supervision by sample labels, see
         :func:`kofs.aggregate.supervision.label_reliabilities`); only for ``reliability``.
@@ -135,27 +142,45 @@ def aggregate(
             f"aggregator {method!r} cannot use list weights from sample labels; use 'reliability'"
         )
     B = None if not built_from else _built_from_mask(genes, names, built_from)
-    # the kernels see the genes sorted by id: the result does not depend on the lists' order
+    if held_out and not spec.context:
+        raise ParameterError(
+            f"aggregator {method!r} cannot use cross-fitted lists (held_out); use 'reliability'"
+        )
+    if held_out and (B is None or set(held_out) - set(built_from or {})):
+        raise ParameterError("held_out names a list that built_from does not (its seed genes)")
+    HO = None
+    n_scored: dict[str, int] = {}
+    if held_out:
+        from kofs.aggregate.cross_fit import held_out_intervals
+
+        assert B is not None
+        lo_h, hi_h, n_scored = held_out_intervals(genes, names, B, held_out)
+        HO = (lo_h, hi_h)
+    # the kernels see the genes sorted by id and the lists sorted by name: the result does not
+    # depend on the order of the genes or of the lists, to the last bit
     rows = canonical_rows(genes)
-    Rc = R[rows]
+    cols = np.array(sorted(range(len(names)), key=lambda j: names[j]), dtype=np.int64)
+    Rc = R[np.ix_(rows, cols)]
     relc = None if relevant is None else relevant[rows]
-    Bc = None if B is None else B[rows]
+    Bc = None if B is None else B[np.ix_(rows, cols)]
     extra: dict[str, Any] = {}
     if spec.context:
         v = None
         if list_weights is not None:
-            v = np.array([float(list_weights.get(n, 0.0)) for n in names])
+            v = np.array([float(list_weights.get(n, 0.0)) for n in names])[cols]
         reps = None
         if list_weights is not None and list_weight_replicates:
             reps = np.column_stack(
                 [np.asarray(list_weight_replicates.get(n, ()), dtype=np.float64) for n in names]
-            )
+            )[:, cols]
         extra = {
             "built_from": Bc,
-            "data_lists": _data_lists(rankings),
+            "data_lists": _data_lists(rankings)[cols],
             "list_weights": v,
             "list_weight_replicates": reps,
         }
+        if HO is not None:
+            extra["held_out"] = (HO[0][np.ix_(rows, cols)], HO[1][np.ix_(rows, cols)])
     partial = bool(np.isnan(R).any()) or N > m
     if spec.partial_lists:
         R_in, mask = Rc, relc
@@ -174,13 +199,13 @@ def aggregate(
     diag = _diagnostics(
         spec,
         method,
-        names,
+        [names[j] for j in cols],
         genes,
-        R,
+        R[:, cols],
         R_in,
         mask,
         relevant,
-        B,
+        None if B is None else B[:, cols],
         weights,
         info,
         private,
@@ -191,6 +216,14 @@ def aggregate(
         agreement_matrix,
         warning_line,
     )
+    back = np.argsort(cols)  # canonical list order -> the caller's
+    weights = None if weights is None else np.asarray(weights)[back]
+    for key in _PER_LIST_INFO:
+        if isinstance(info.get(key), (list, np.ndarray)) and len(info[key]) == len(names):
+            info[key] = [info[key][j] for j in back]
+    diag = _lists_back(diag, back, names)
+    if B is not None and spec.context:
+        diag["cross_fit"] = _cross_fit_record(names, B, held_out or {}, n_scored)
     statistics = {
         k: _uncanonical(v, rows, m) for k, v in (info.pop("statistics", None) or {}).items()
     }
@@ -272,6 +305,49 @@ def _diagnostics(
             )
             log.warning("%s", diag["circular"])
     return diag
+
+
+#: Per-list entries of an aggregator's ``info`` (put back into the caller's list order).
+_PER_LIST_INFO = ("a", "redundancy", "label_reliability")
+
+
+def _lists_back(diag: dict[str, Any], back: np.ndarray, names: Sequence[str]) -> dict[str, Any]:
+    """Diagnostics computed in canonical list order, back in the caller's list order."""
+    L = len(names)
+    for key in ("weight_ci", "weight_sd"):
+        if diag.get(key) is not None and len(diag[key]) == L:
+            diag[key] = np.asarray(diag[key])[back]
+    if diag.get("agreement") is not None:
+        diag["agreement"] = np.asarray(diag["agreement"])[np.ix_(back, back)]
+    for key in ("built_from", "built_from_genes"):
+        if key in diag:
+            diag[key] = {n: diag[key][n] for n in names if n in diag[key]}
+    return diag
+
+
+def _cross_fit_record(
+    names: Sequence[str],
+    B: np.ndarray,
+    held_out: Mapping[str, Sequence[tuple[Iterable[str], Ranking]]],
+    n_scored: Mapping[str, int],
+) -> dict[str, dict[str, Any]]:
+    """How each seeded list was scored on its seed genes: cross-fitted (re-seeded K-fold) or
+    excluded (its seed genes are missing observations)."""
+    out: dict[str, dict[str, Any]] = {}
+    for j, n in enumerate(names):
+        if not B[:, j].any():
+            continue
+        seeds = int(B[:, j].sum())
+        if n in held_out:
+            out[n] = {
+                "rule": "re-seeded",
+                "folds": len(held_out[n]),
+                "seed_genes": seeds,
+                "scored_held_out": int(n_scored.get(n, 0)),
+            }
+        else:
+            out[n] = {"rule": "excluded", "seed_genes": seeds}
+    return out
 
 
 def _uncanonical(values, rows: np.ndarray, m: int) -> np.ndarray:

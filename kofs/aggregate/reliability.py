@@ -431,11 +431,23 @@ def _logit(v: float) -> float:
 
 
 def observation_intervals(
-    ranks: np.ndarray, built_from: np.ndarray | None = None
+    ranks: np.ndarray,
+    built_from: np.ndarray | None = None,
+    held_out: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`block_intervals` with the built-from pairs masked: uninformative [0, 1], and each
-    list re-positioned among the genes it was not built from."""
-    return block_intervals(ranks, None if built_from is None else np.asarray(built_from, bool))
+    list re-positioned among the genes it was not built from.
+
+    ``held_out`` = (lo, hi), arrays (M, L) that are NaN except for cross-fitted observations:
+    a seed gene's interval in the list rebuilt without its fold
+    (:func:`kofs.aggregate.cross_fit.held_out_intervals`); they replace the masked [0, 1]."""
+    lo, hi = block_intervals(ranks, None if built_from is None else np.asarray(built_from, bool))
+    if held_out is not None:
+        hlo, hhi = held_out
+        given = ~np.isnan(hlo)
+        lo = np.where(given, hlo, lo)
+        hi = np.where(given, hhi, hi)
+    return lo, hi
 
 
 def fit_reliability(
@@ -443,6 +455,7 @@ def fit_reliability(
     *,
     relevant: np.ndarray | None = None,
     built_from: np.ndarray | None = None,
+    held_out: tuple[np.ndarray, np.ndarray] | None = None,
     prior: float = 0.05,
     max_prior: float = 0.5,
     dependence: bool = True,
@@ -461,6 +474,9 @@ def fit_reliability(
     built_from : ndarray of bool (M, L), optional
         ``built_from[i, l]``: list l was built (seeded) from gene i; that observation is
         treated as missing (interval [0, 1], likelihood ratio 1) in the fit and the score.
+    held_out : (lo, hi) arrays (M, L), optional
+        Cross-fitted observations of built-from pairs (NaN elsewhere): the gene's interval in
+        the list rebuilt without it (:func:`observation_intervals`).
     prior : float
         Starting fraction rho of relevant genes.
     max_prior : float
@@ -484,7 +500,7 @@ def fit_reliability(
     c is then re-estimated among the background genes (weights 1 - p_i) and the fit repeated
     from the first solution.
     """
-    lo, hi = observation_intervals(ranks, built_from)
+    lo, hi = observation_intervals(ranks, built_from, held_out)
     M, L = lo.shape
     fixed = np.zeros(M, dtype=bool) if relevant is None else np.asarray(relevant, dtype=bool)
     # The likelihood depends on the genes only as a multiset of rows: fitting on the rows in a
@@ -515,10 +531,14 @@ def fit_reliability(
 
 
 def exact_scores(
-    ranks: np.ndarray, a: np.ndarray, c: np.ndarray, built_from: np.ndarray | None = None
+    ranks: np.ndarray,
+    a: np.ndarray,
+    c: np.ndarray,
+    built_from: np.ndarray | None = None,
+    held_out: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Fused score of every gene: ``sum_l c_l log LR_l`` on the exact (unbinned) intervals."""
-    lo, hi = observation_intervals(ranks, built_from)
+    lo, hi = observation_intervals(ranks, built_from, held_out)
     return (interval_log_lr(a[None, :], lo, hi) * c[None, :]).sum(axis=1)
 
 
@@ -633,6 +653,7 @@ def reliability_aggregate(
     *,
     relevant: np.ndarray | None = None,
     built_from: np.ndarray | None = None,
+    held_out: tuple[np.ndarray, np.ndarray] | None = None,
     data_lists: np.ndarray | None = None,
     list_weights: np.ndarray | None = None,
     prior: float = 0.05,
@@ -651,6 +672,9 @@ def reliability_aggregate(
         Known relevant genes (supervised).
     built_from : bool (M, L), optional
         Genes each list was built from (treated as missing observations of that list).
+    held_out : (lo, hi) arrays (M, L), optional
+        Cross-fitted observations of built-from pairs (:func:`observation_intervals`); they
+        replace the missing observations in the fit and the score.
     data_lists : bool (L,), optional
         Lists computed from the expression values (the others use knowledge only). Genes in
         the top ``support_fraction`` of no data-driven list are ranked after every gene that is
@@ -670,11 +694,112 @@ def reliability_aggregate(
     """
     R = check_partial_ranks(ranks)
     M, L = R.shape
+    cols = canonical_list_order(
+        R,
+        relevant=relevant,
+        built_from=built_from,
+        held_out=held_out,
+        data_lists=data_lists,
+        list_weights=list_weights,
+    )
+    if np.array_equal(cols, np.arange(L)):
+        return _aggregate_canonical(
+            R,
+            relevant=relevant,
+            built_from=built_from,
+            held_out=held_out,
+            data_lists=data_lists,
+            list_weights=list_weights,
+            prior=prior,
+            max_prior=max_prior,
+            dependence=dependence,
+            n_bins=n_bins,
+            support_fraction=support_fraction,
+        )
+    scores, weights, info, extras = _aggregate_canonical(
+        R[:, cols],
+        relevant=relevant,
+        built_from=None if built_from is None else np.asarray(built_from)[:, cols],
+        held_out=None if held_out is None else (held_out[0][:, cols], held_out[1][:, cols]),
+        data_lists=None if data_lists is None else np.asarray(data_lists)[cols],
+        list_weights=None if list_weights is None else np.asarray(list_weights)[cols],
+        prior=prior,
+        max_prior=max_prior,
+        dependence=dependence,
+        n_bins=n_bins,
+        support_fraction=support_fraction,
+    )
+    back = np.argsort(cols)
+    for key in ("a", "redundancy", "label_reliability"):
+        if key in info:
+            info[key] = [info[key][k] for k in back]
+    extras["columns"] = cols  # the fit (extras["fit"]) is in this list order
+    return scores, np.asarray(weights)[back], info, extras
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser on uint64 (wrapping arithmetic): a well-spread integer hash."""
+    x = np.asarray(x, dtype=np.uint64)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def canonical_list_order(
+    ranks: np.ndarray,
+    *,
+    relevant: np.ndarray | None = None,
+    built_from: np.ndarray | None = None,
+    held_out: tuple[np.ndarray, np.ndarray] | None = None,
+    data_lists: np.ndarray | None = None,
+    list_weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """A list order that depends on the lists' content only, never on their order or on the
+    genes' order: every floating-point sum over lists then runs in the same order, so the fit
+    is invariant to list order to the last bit.
+
+    Each observation interval is hashed (64-bit, wrapping sums); a gene's hash is the sum over
+    lists (order-free), and a list's key sums, over genes (order-free), the hash of its
+    observation combined with the gene's hash. Lists are sorted by key (exact duplicates
+    stay in the given order, which cannot change the result).
+    """
+    lo, hi = observation_intervals(ranks, built_from, held_out)
+    cell = _mix(lo.view(np.uint64) ^ _mix(hi.view(np.uint64) + np.uint64(0x9E3779B97F4A7C15)))
+    with np.errstate(over="ignore"):
+        row = cell.sum(axis=1, dtype=np.uint64)
+        if relevant is not None:
+            row = row ^ _mix(np.asarray(relevant, dtype=np.uint64) + np.uint64(7))
+        key = _mix(cell ^ _mix(row)[:, None]).sum(axis=0, dtype=np.uint64)
+        if data_lists is not None:
+            key = _mix(key ^ np.asarray(data_lists, dtype=np.uint64))
+        if list_weights is not None:
+            key = _mix(key ^ np.asarray(list_weights, dtype=np.float64).view(np.uint64))
+    return np.argsort(key, kind="stable")
+
+
+def _aggregate_canonical(
+    ranks: np.ndarray,
+    *,
+    relevant: np.ndarray | None,
+    built_from: np.ndarray | None,
+    held_out: tuple[np.ndarray, np.ndarray] | None,
+    data_lists: np.ndarray | None,
+    list_weights: np.ndarray | None,
+    prior: float,
+    max_prior: float,
+    dependence: bool,
+    n_bins: int,
+    support_fraction: float,
+) -> tuple[np.ndarray, np.ndarray, dict, dict]:
+    """:func:`reliability_aggregate` on lists in canonical order."""
+    R = ranks
+    M, L = R.shape
     fit = None
     if list_weights is not None:
         v = np.clip(np.asarray(list_weights, dtype=np.float64), 0.0, None)
-        lo, hi = observation_intervals(R, built_from)
-        c = redundancy_weights(lo, hi)[0] if dependence else np.ones(L)
+        lo, hi = observation_intervals(R, built_from, held_out)
+        rows = np.lexsort((*lo.T[::-1], *hi.T[::-1]))  # sums over genes in a fixed order
+        c = redundancy_weights(lo[rows], hi[rows])[0] if dependence else np.ones(L)
         weights = v * c
         weights = weights / weights.sum() if weights.sum() > 0 else np.full(L, 1.0 / L)
         scores = mean_neg_log_u(lo, hi) @ weights
@@ -689,17 +814,18 @@ def reliability_aggregate(
             R,
             relevant=relevant,
             built_from=built_from,
+            held_out=held_out,
             prior=prior,
             max_prior=max_prior,
             dependence=dependence,
             n_bins=n_bins,
         )
-        scores = exact_scores(R, fit.a, fit.redundancy, built_from)
+        scores = exact_scores(R, fit.a, fit.redundancy, built_from, held_out)
         weights = fit.weights
         if not weights.any():
             # no agreement signal (every a_l = 1: one list, copies of one list, noise): the
             # limit a -> 1 of the score, the redundancy-weighted mean of -log u
-            lo, hi = observation_intervals(R, built_from)
+            lo, hi = observation_intervals(R, built_from, held_out)
             weights = fit.redundancy / fit.redundancy.sum()
             scores = mean_neg_log_u(lo, hi) @ weights
         info = {
@@ -752,6 +878,7 @@ def _reliability(
     *,
     relevant: np.ndarray | None,
     built_from: np.ndarray | None = None,
+    held_out: tuple[np.ndarray, np.ndarray] | None = None,
     data_lists: np.ndarray | None = None,
     list_weights: np.ndarray | None = None,
     list_weight_replicates: np.ndarray | None = None,
@@ -769,15 +896,20 @@ def _reliability(
             relevant = np.concatenate([relevant, np.zeros(universe - m, dtype=bool)])
         if built_from is not None:
             built_from = np.vstack([built_from, np.zeros((universe - m, R.shape[1]), dtype=bool)])
+        if held_out is not None:
+            pad = np.full((universe - m, R.shape[1]), np.nan)
+            held_out = (np.vstack([held_out[0], pad]), np.vstack([held_out[1], pad]))
     scores, weights, info, extras = reliability_aggregate(
         R,
         relevant=relevant,
         built_from=built_from,
+        held_out=held_out,
         data_lists=data_lists,
         list_weights=list_weights,
         **params,
     )
     info["_fit"] = extras["fit"]
+    info["_columns"] = extras.get("columns")
     info["_support"] = extras["support"]
     if list_weights is not None and list_weight_replicates is not None:
         info["_v_replicates"] = list_weight_replicates
@@ -785,13 +917,22 @@ def _reliability(
 
 
 def _diagnose(R, *, info: dict, n_boot: int, seed: int, params: dict, **_) -> dict:
-    from kofs.aggregate.diagnostics import reliability_diagnostics
+    from kofs.aggregate.diagnostics import label_weight_intervals, reliability_diagnostics
 
     fit = info.get("_fit")
+    L = R.shape[1]
+    cols = info.get("_columns")
+    cols = np.arange(L) if cols is None else np.asarray(cols)
     if fit is None:  # fixed (label-supervised) weights: nothing was estimated from the genes
-        from kofs.aggregate.diagnostics import label_weight_intervals
-
-        return label_weight_intervals(info.get("_v_replicates"), np.asarray(info["redundancy"]))
-    return reliability_diagnostics(
-        fit, n_boot=n_boot, seed=seed, max_prior=params["max_prior"], n_lists=R.shape[1]
-    )
+        reps = info.get("_v_replicates")
+        c = np.asarray(info["redundancy"])[cols]
+        out = label_weight_intervals(None if reps is None else np.asarray(reps)[:, cols], c)
+    else:  # the fit is in the canonical list order
+        out = reliability_diagnostics(
+            fit, n_boot=n_boot, seed=seed, max_prior=params["max_prior"], n_lists=L
+        )
+    back = np.argsort(cols)
+    for key in ("weight_ci", "weight_sd"):
+        if out.get(key) is not None:
+            out[key] = np.asarray(out[key])[back]
+    return out
