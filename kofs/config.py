@@ -234,6 +234,16 @@ class AggregationConfig:
         low=0,
         help="Bootstrap replicates of the 95% list-weight intervals (0 = none).",
     )
+    cross_fit: int = opt(
+        "cross_fit",
+        "int",
+        5,
+        low=0,
+        metavar="K",
+        help="Folds of the cross-fit of lists seeded by --relevant-genes (reliability): each is "
+        "rebuilt from K-1 folds of the known genes and scored on the held-out fold; 0 = leave "
+        "its seed genes out of its scoring instead.",
+    )
 
 
 @dataclass(frozen=True)

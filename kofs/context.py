@@ -60,26 +60,72 @@ class Context:
     similarity: SampleSimilarity | None = None
     progress: Any = None
     symbols: Mapping[str, str] | None = None
+    seeded_keys: set[str] = field(default_factory=set, repr=False)
+    _building: list[str] = field(default_factory=list, repr=False)
 
-    def cached(self, key: str, build: Callable[[], Any], *, gene_level: bool = False) -> Any:
+    def cached(
+        self,
+        key: str,
+        build: Callable[[], Any],
+        *,
+        gene_level: bool = False,
+        uses_relevant: bool = False,
+    ) -> Any:
         """Build a piece of internal knowledge once per run.
 
         ``gene_level=True`` marks knowledge that depends on gene ids (and known genes) only,
         never on expression values: it is kept in :attr:`shared` too and reused by later runs
         given the same ``shared`` dict and the same genes.
+
+        ``uses_relevant=True`` marks knowledge built from :attr:`relevant_genes` (term
+        relevance learned from them, the start of propagation, GO-CAN-MAH's terms). Such a key,
+        and every key whose builder used it, is in :attr:`seeded_keys`: :meth:`reseeded` does
+        not carry it over to a context with other known genes.
         """
         if key in self.cache:
+            if key in self.seeded_keys:
+                self.seeded_keys.update(self._building)
             return self.cache[key]
+        if uses_relevant:
+            self.seeded_keys.update([*self._building, key])
         skey = (key, self.expression.genes, self.relevant_genes)
         if gene_level and skey in self.shared:
             self.cache[key] = self.shared[skey]
             return self.cache[key]
         t0 = time.perf_counter()
-        self.cache[key] = build()
+        self._building.append(key)
+        try:
+            self.cache[key] = build()
+        finally:
+            self._building.pop()
         log.info("built %s in %.2f s", key, time.perf_counter() - t0)
         if gene_level:
             self.shared[skey] = self.cache[key]
         return self.cache[key]
+
+    def note_relevant_use(self) -> None:
+        """Mark the knowledge being built (the :meth:`cached` keys under construction) as
+        built from :attr:`relevant_genes`."""
+        self.seeded_keys.update(self._building)
+
+    def reseeded(self, relevant_genes: tuple[str, ...]) -> Context:
+        """The same run with other known genes (a fold of the cross-fit,
+        :mod:`kofs.reseeding`): knowledge that does not depend on the known genes is reused,
+        the rest (:attr:`seeded_keys`) is built again; nothing is reported on progress."""
+        return Context(
+            expression=self.expression,
+            categories=self.categories,
+            relevant_genes=tuple(relevant_genes),
+            sources=self.sources,
+            seed=self.seed,
+            cache={k: v for k, v in self.cache.items() if k not in self.seeded_keys},
+            shared=self.shared,
+            coverage=[],
+            max_memory=self.max_memory,
+            similarity=self.similarity,
+            progress=None,
+            symbols=self.symbols,
+        )
 
     def source(self, name: str) -> Any:
         """The data of knowledge source ``name`` (None when not given)."""

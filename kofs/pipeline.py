@@ -242,9 +242,12 @@ def aggregate_supervised(
     params: Mapping[str, Any] | None = None,
     supervision: str | None = None,
     built_from: Mapping[str, Sequence[str]] | None = None,
+    held_out: Mapping[str, Sequence[tuple[Sequence[str], Ranking]]] | None = None,
     bootstrap: int = 200,
 ) -> AggregateRanking:
-    """Aggregate ``lists`` at the requested supervision level (see :func:`run_plan`)."""
+    """Aggregate ``lists`` at the requested supervision level (see :func:`run_plan`);
+    ``held_out``: the cross-fit of the seeded lists (:func:`kofs.reseeding.reseeded_lists`),
+    used by aggregators with list context (``reliability``)."""
     from kofs.aggregate.supervision import label_reliabilities
 
     level = supervision or default_supervision(context.relevant_genes, context.categories)
@@ -301,6 +304,7 @@ def aggregate_supervised(
         relevant_genes=relevant,
         params=params,
         built_from=built_from or None,
+        held_out=(held_out or None) if AGGREGATORS.get(method).context else None,
         list_weights=list_weights,
         list_weight_replicates=replicates,
         bootstrap=bootstrap,
@@ -320,6 +324,7 @@ def run_plan(
     built_from: Mapping[str, Sequence[str]] | None = None,
     supervision: str | None = None,
     bootstrap: int = 200,
+    cross_fit: int = 5,
 ) -> RunResult:
     """Build every planned list (:func:`build_lists`) and aggregate them.
 
@@ -327,10 +332,27 @@ def run_plan(
     genes supervise the weights) or ``"labels"`` (list weights = cross-validated predictive
     value on the context's samples, :func:`kofs.aggregate.supervision.label_reliabilities`);
     None = :func:`default_supervision`. ``built_from`` maps list names to the genes they were
-    seeded from (never scored on them).
+    seeded from (never scored on them). ``cross_fit`` = K >= 2: with an aggregator that takes
+    list context (``reliability``), each seeded list is rebuilt from K-1 folds of its seed genes
+    and scored on the held-out fold (:mod:`kofs.reseeding`); 0: its seed genes are left out of
+    its scoring.
     """
+    from kofs.reseeding import reseeded_lists
+
     timings: dict[str, float] = {}
     lists = build_lists(context, plans, params=params, threads=threads, timings=timings)
+    held_out: dict = {}
+    excluded: dict[str, str] = {}
+    if built_from and AGGREGATORS.get(aggregate).context:
+        held_out, excluded = reseeded_lists(
+            context,
+            plans,
+            built_from,
+            folds=cross_fit,
+            params=params,
+            threads=threads,
+            timings=timings,
+        )
     with threadpool_limits(limits=threads):
         t0 = time.perf_counter()
         final = aggregate_supervised(
@@ -340,9 +362,14 @@ def run_plan(
             params=aggregate_params,
             supervision=supervision,
             built_from=built_from,
+            held_out=held_out,
             bootstrap=bootstrap,
         )
         timings["aggregate"] = round(time.perf_counter() - t0, 4)
+    for name, why in excluded.items():
+        record = final.diagnostics.get("cross_fit", {}).get(name)
+        if record is not None:
+            record["reason"] = why
     return RunResult(
         expression=context.expression,
         final=final,
@@ -379,6 +406,7 @@ def rank(
     dask_scheduler: str | None = None,
     supervision: str | None = None,
     bootstrap: int = 200,
+    cross_fit: int = 5,
     progress: Progress | None = None,
 ) -> RunResult:
     """Rank the genes of ``expression`` with every list the inputs allow and fuse the lists.
@@ -456,6 +484,10 @@ def rank(
         Aggregators other than ``reliability`` ignore ``"labels"``.
     bootstrap : int
         Bootstrap replicates of the weight intervals (0 = none).
+    cross_fit : int
+        Folds K of the cross-fit of the lists seeded by ``relevant_genes`` (``reliability``):
+        each is rebuilt from K-1 folds of the known genes and scored on the held-out fold
+        (:mod:`kofs.reseeding`); 0 leaves their seed genes out of their scoring instead.
     progress : kofs.progress.Progress, optional
         Told about each list and the GO steps (default: nothing reported).
 
@@ -478,6 +510,9 @@ def rank(
         )
     if aggregate is None:
         aggregate = PRESETS[version].get("aggregate", AggregationConfig().aggregate)
+    from kofs.reseeding import check_folds
+
+    cross_fit = check_folds(cross_fit)
     if supervision is not None and supervision not in SUPERVISION:  # fail before any work
         raise ParameterError(
             f"supervision must be one of {', '.join(SUPERVISION)}, got {supervision!r}"
@@ -533,6 +568,7 @@ def rank(
         "defaults": version,
         "supervision": supervision,  # requested; the level used: aggregation.diagnostics
         "bootstrap": bootstrap,
+        "cross_fit": cross_fit,
     }
     seeded = built_from(context, [p.name for p in plans]) if method == "kofs" else {}
     from kofs._chunked import dask_client
@@ -549,6 +585,7 @@ def rank(
             built_from=seeded,
             supervision=supervision,
             bootstrap=bootstrap,
+            cross_fit=cross_fit,
         )
     symbols = context.cached(
         "gene_symbols", lambda: source_symbols(expression, sources), gene_level=True

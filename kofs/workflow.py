@@ -209,6 +209,7 @@ def rank_inputs(
         dask_scheduler=res.dask_scheduler,
         supervision=a.supervision,
         bootstrap=a.bootstrap,
+        cross_fit=a.cross_fit,
         progress=progress,
     )
     return replace(result, config=config)

@@ -28,6 +28,8 @@ def print_summary(
     from rich.console import Console
     from rich.table import Table
 
+    from kofs.io.output import cross_fit_line, seed_scoring
+
     console = Console(stderr=True)
     final = result.final
     t = Table(title=f"top {top} genes ({summary_title(result)})", show_lines=False)
@@ -46,6 +48,7 @@ def print_summary(
         diag = final.diagnostics
         ci = diag.get("weight_ci")
         seeded = diag.get("built_from") or {}
+        cross = diag.get("cross_fit") or {}
         w = Table(title=f"list weights ({final.method}, supervision: {diag.get('supervision')})")
         w.add_column("list")
         w.add_column("weight", justify="right")
@@ -58,13 +61,13 @@ def print_summary(
             if ci is not None:
                 row.append(f"{ci[j][0]:.3f}-{ci[j][1]:.3f}")
             if seeded:
-                row.append(
-                    f"{seeded[final.list_names[j]]} known genes"
-                    if final.list_names[j] in seeded
-                    else ""
-                )
+                name = final.list_names[j]
+                how = seed_scoring(cross.get(name))
+                row.append(f"{seeded[name]} known genes, {how}" if name in seeded else "")
             w.add_row(*row)
         console.print(w)
+        if cross:
+            console.print(cross_fit_line(cross))
         if diag.get("loglik_gain") is not None:
             console.print(f"likelihood gain over uniform weights: {diag['loglik_gain']:.3g} nats")
         # the identification / circularity warnings were logged once by the aggregation

@@ -396,7 +396,9 @@ def write_ranking(
 def write_weights(stream_or_path, aggregate: AggregateRanking) -> None:
     """Write the source weights: a TSV with columns ``list`` and ``weight`` (``%.10g``), then
     ``ci_low``, ``ci_high`` (95 % bootstrap interval) and ``sd`` when the run has them, and
-    ``built_from`` (number of known genes the list was seeded from) when any list was.
+    ``built_from`` (number of known genes the list was seeded from) when any list was, and
+    ``seed_scoring`` (how it was scored on them: ``re-seeded K-fold`` = cross-fitted on the held-out
+    folds, ``excluded`` = not at all, ``-`` = not seeded) when the aggregator records it.
 
     Raises
     ------
@@ -412,8 +414,11 @@ def write_weights(stream_or_path, aggregate: AggregateRanking) -> None:
     head = ["list", "weight"]
     if ci is not None:
         head += ["ci_low", "ci_high", "sd"]
+    cross = diag.get("cross_fit") or {}
     if seeded:
         head.append("built_from")
+    if cross:
+        head.append("seed_scoring")
     rows = ["\t".join(head)]
     for j, (n, w) in enumerate(zip(aggregate.list_names, aggregate.weights.tolist(), strict=True)):
         row = [_clean(n), format_float(w)]
@@ -422,9 +427,42 @@ def write_weights(stream_or_path, aggregate: AggregateRanking) -> None:
             row.append(format_float(float(sd[j])))
         if seeded:
             row.append(str(seeded.get(n, 0)))
+        if cross:
+            row.append(seed_scoring(cross.get(n)))
         rows.append("\t".join(row))
     with _sink(stream_or_path) as fh:
         fh.write("\n".join(rows) + "\n")
+
+
+def seed_scoring(record: dict | None) -> str:
+    """How a seeded list was scored on its seed genes (``diagnostics["cross_fit"][list]``)."""
+    if not record:
+        return "-"
+    if record.get("rule") == "re-seeded":
+        return f"re-seeded {record['folds']}-fold"
+    return "excluded"
+
+
+def cross_fit_line(cross: dict) -> str:
+    """One line saying which lists were built from the known genes and how each was scored on
+    them (``diagnostics["cross_fit"]``)."""
+    parts = []
+    reseeded = {n: r for n, r in cross.items() if r.get("rule") == "re-seeded"}
+    by_k: dict[tuple[int, int], list[str]] = {}
+    for n, r in reseeded.items():
+        by_k.setdefault((r["folds"], r["seed_genes"]), []).append(n)
+    for (k, n_seed), names in by_k.items():
+        parts.append(
+            f"{', '.join(names)} built from {n_seed} known genes, weighted by {k}-fold "
+            f"re-seeding (rebuilt from {k - 1}/{k} of them, scored on the held-out fold)"
+        )
+    for n, r in cross.items():
+        if r.get("rule") != "re-seeded":
+            why = f" ({r['reason']})" if r.get("reason") else ""
+            parts.append(
+                f"{n} built from {r['seed_genes']} known genes, never scored on them{why}"
+            )
+    return "seeded lists: " + "; ".join(parts)
 
 
 def file_fingerprint(path: str | os.PathLike) -> dict[str, Any]:

@@ -63,6 +63,7 @@ def with_term_relevance(ctx: Context, functions: FeatureFunctions) -> FeatureFun
             raise ParameterError(f"--term-relevance names none of the terms of {functions.name}")
         return with_relevance(functions, values)
     if ctx.relevant_genes:
+        ctx.note_relevant_use()
         return learn_relevance(functions, list(ctx.relevant_genes), expression=ctx.expression)
     return learn_relevance_from_data(functions, ctx.expression)
 
@@ -77,6 +78,7 @@ def initial_relevance(ctx: Context) -> FeatureFunctions:
             "relevant_functions",
             lambda: relevant_genes_functions(ctx.expression, list(ctx.relevant_genes or ())),
             gene_level=True,
+            uses_relevant=True,
         )
     for spec in sorted(SOURCES, key=lambda s: s.relevance_order):
         if spec.relevance is not None and ctx.source(spec.name) is not None:

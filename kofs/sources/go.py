@@ -245,6 +245,7 @@ def go_can_genes(ctx: Context) -> np.ndarray:
     from kofs.knowledge.filtering import genes_of_terms
 
     direct = go_functions_of(ctx, propagate=False)
+    ctx.note_relevant_use()
     rel_mask = np.isin(np.asarray(ctx.expression.genes), list(ctx.relevant_genes or ()))
     V = direct.incidence
     n_rel = np.asarray(V[rel_mask].sum(axis=0)).ravel()
@@ -272,7 +273,7 @@ def go_can_mah_similarity(ctx: Context) -> Any:
         )
         return mahalanobis_similarity(ctx.expression, rel, name="GO-CAN-MAH")
 
-    return ctx.cached("go_can_mah", build)
+    return ctx.cached("go_can_mah", build, uses_relevant=True)
 
 
 def go_filt_similarity(ctx: Context) -> Any:
