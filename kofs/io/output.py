@@ -459,9 +459,7 @@ def cross_fit_line(cross: dict) -> str:
     for n, r in cross.items():
         if r.get("rule") != "re-seeded":
             why = f" ({r['reason']})" if r.get("reason") else ""
-            parts.append(
-                f"{n} built from {r['seed_genes']} known genes, never scored on them{why}"
-            )
+            parts.append(f"{n} built from {r['seed_genes']} known genes, never scored on them{why}")
     return "seeded lists: " + "; ".join(parts)
 
 
