@@ -36,6 +36,13 @@ def partial_rank_matrix(rankings: Sequence[Ranking]) -> tuple[tuple[str, ...], n
     """
     if not rankings:
         raise ParameterError("aggregation needs at least one ranked list")
+    first = rankings[0].genes
+    if all(r.genes is first or r.genes == first for r in rankings[1:]) and len(set(first)) == len(
+        first
+    ):  # the common case (kofs rank): every list ranks the same genes in the same order
+        return tuple(first), np.column_stack(
+            [np.asarray(r.ranks, dtype=np.float64) for r in rankings]
+        )
     genes: dict[str, int] = {}
     for r in rankings:
         for g in r.genes:

@@ -456,6 +456,7 @@ def fit_reliability(
     relevant: np.ndarray | None = None,
     built_from: np.ndarray | None = None,
     held_out: tuple[np.ndarray, np.ndarray] | None = None,
+    intervals: tuple[np.ndarray, np.ndarray] | None = None,
     prior: float = 0.05,
     max_prior: float = 0.5,
     dependence: bool = True,
@@ -477,6 +478,9 @@ def fit_reliability(
     held_out : (lo, hi) arrays (M, L), optional
         Cross-fitted observations of built-from pairs (NaN elsewhere): the gene's interval in
         the list rebuilt without it (:func:`observation_intervals`).
+    intervals : (lo, hi) arrays (M, L), optional
+        The observation intervals when already computed (then ``ranks``, ``built_from`` and
+        ``held_out`` are not read again).
     prior : float
         Starting fraction rho of relevant genes.
     max_prior : float
@@ -500,7 +504,9 @@ def fit_reliability(
     c is then re-estimated among the background genes (weights 1 - p_i) and the fit repeated
     from the first solution.
     """
-    lo, hi = observation_intervals(ranks, built_from, held_out)
+    lo, hi = (
+        intervals if intervals is not None else observation_intervals(ranks, built_from, held_out)
+    )
     M, L = lo.shape
     fixed = np.zeros(M, dtype=bool) if relevant is None else np.asarray(relevant, dtype=bool)
     # The likelihood depends on the genes only as a multiset of rows: fitting on the rows in a
@@ -536,9 +542,14 @@ def exact_scores(
     c: np.ndarray,
     built_from: np.ndarray | None = None,
     held_out: tuple[np.ndarray, np.ndarray] | None = None,
+    *,
+    intervals: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
-    """Fused score of every gene: ``sum_l c_l log LR_l`` on the exact (unbinned) intervals."""
-    lo, hi = observation_intervals(ranks, built_from, held_out)
+    """Fused score of every gene: ``sum_l c_l log LR_l`` on the exact (unbinned) intervals
+    (``intervals``: already computed :func:`observation_intervals`)."""
+    lo, hi = (
+        intervals if intervals is not None else observation_intervals(ranks, built_from, held_out)
+    )
     return (interval_log_lr(a[None, :], lo, hi) * c[None, :]).sum(axis=1)
 
 
@@ -694,20 +705,20 @@ def reliability_aggregate(
     """
     R = check_partial_ranks(ranks)
     M, L = R.shape
+    lo, hi = observation_intervals(R, built_from, held_out)
     cols = canonical_list_order(
         R,
         relevant=relevant,
-        built_from=built_from,
-        held_out=held_out,
         data_lists=data_lists,
         list_weights=list_weights,
+        intervals=(lo, hi),
     )
     if np.array_equal(cols, np.arange(L)):
         return _aggregate_canonical(
             R,
+            lo,
+            hi,
             relevant=relevant,
-            built_from=built_from,
-            held_out=held_out,
             data_lists=data_lists,
             list_weights=list_weights,
             prior=prior,
@@ -718,9 +729,9 @@ def reliability_aggregate(
         )
     scores, weights, info, extras = _aggregate_canonical(
         R[:, cols],
+        lo[:, cols],
+        hi[:, cols],
         relevant=relevant,
-        built_from=None if built_from is None else np.asarray(built_from)[:, cols],
-        held_out=None if held_out is None else (held_out[0][:, cols], held_out[1][:, cols]),
         data_lists=None if data_lists is None else np.asarray(data_lists)[cols],
         list_weights=None if list_weights is None else np.asarray(list_weights)[cols],
         prior=prior,
@@ -753,6 +764,7 @@ def canonical_list_order(
     held_out: tuple[np.ndarray, np.ndarray] | None = None,
     data_lists: np.ndarray | None = None,
     list_weights: np.ndarray | None = None,
+    intervals: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """A list order that depends on the lists' content only, never on their order or on the
     genes' order: every floating-point sum over lists then runs in the same order, so the fit
@@ -763,7 +775,9 @@ def canonical_list_order(
     observation combined with the gene's hash. Lists are sorted by key (exact duplicates
     stay in the given order, which cannot change the result).
     """
-    lo, hi = observation_intervals(ranks, built_from, held_out)
+    if intervals is None:
+        intervals = observation_intervals(ranks, built_from, held_out)
+    lo, hi = (np.asarray(x, dtype=np.float64) + 0.0 for x in intervals)  # -0.0 -> 0.0
     cell = _mix(lo.view(np.uint64) ^ _mix(hi.view(np.uint64) + np.uint64(0x9E3779B97F4A7C15)))
     with np.errstate(over="ignore"):
         row = cell.sum(axis=1, dtype=np.uint64)
@@ -779,10 +793,10 @@ def canonical_list_order(
 
 def _aggregate_canonical(
     ranks: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
     *,
     relevant: np.ndarray | None,
-    built_from: np.ndarray | None,
-    held_out: tuple[np.ndarray, np.ndarray] | None,
     data_lists: np.ndarray | None,
     list_weights: np.ndarray | None,
     prior: float,
@@ -791,13 +805,13 @@ def _aggregate_canonical(
     n_bins: int,
     support_fraction: float,
 ) -> tuple[np.ndarray, np.ndarray, dict, dict]:
-    """:func:`reliability_aggregate` on lists in canonical order."""
+    """:func:`reliability_aggregate` on lists in canonical order, given the observation
+    intervals ``lo``, ``hi`` (:func:`observation_intervals`)."""
     R = ranks
     M, L = R.shape
     fit = None
     if list_weights is not None:
         v = np.clip(np.asarray(list_weights, dtype=np.float64), 0.0, None)
-        lo, hi = observation_intervals(R, built_from, held_out)
         rows = np.lexsort((*lo.T[::-1], *hi.T[::-1]))  # sums over genes in a fixed order
         c = redundancy_weights(lo[rows], hi[rows])[0] if dependence else np.ones(L)
         weights = v * c
@@ -813,19 +827,17 @@ def _aggregate_canonical(
         fit = fit_reliability(
             R,
             relevant=relevant,
-            built_from=built_from,
-            held_out=held_out,
+            intervals=(lo, hi),
             prior=prior,
             max_prior=max_prior,
             dependence=dependence,
             n_bins=n_bins,
         )
-        scores = exact_scores(R, fit.a, fit.redundancy, built_from, held_out)
+        scores = exact_scores(R, fit.a, fit.redundancy, intervals=(lo, hi))
         weights = fit.weights
         if not weights.any():
             # no agreement signal (every a_l = 1: one list, copies of one list, noise): the
             # limit a -> 1 of the score, the redundancy-weighted mean of -log u
-            lo, hi = observation_intervals(R, built_from, held_out)
             weights = fit.redundancy / fit.redundancy.sum()
             scores = mean_neg_log_u(lo, hi) @ weights
         info = {
