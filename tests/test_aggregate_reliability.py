@@ -17,6 +17,7 @@ from kofs.aggregate import aggregate
 from kofs.aggregate.reliability import (
     block_intervals,
     fit_reliability,
+    hybrid_weights,
     interval_log_lr,
     reliability_aggregate,
 )
@@ -154,6 +155,72 @@ def test_supervised_never_scores_a_list_on_its_seed_genes():
     f1 = fit_reliability(R, relevant=known, built_from=built)
     f2 = fit_reliability(R2, relevant=known, built_from=built)
     np.testing.assert_allclose(f1.a, f2.a, rtol=0, atol=1e-9)
+
+
+def test_seed_evidence_enters_the_score_never_the_weight():
+    """A seeded list's positions of its seed genes are its knowledge: with ``seed_evidence``
+    (default) they raise those genes' fused scores; masked, they do not. The weights are the
+    same either way (the fit never sees them)."""
+    R, rel = planted(duplicates=0)
+    M = R.shape[0]
+    rng = np.random.default_rng(3)
+    seeds = np.zeros(M, dtype=bool)
+    seeds[rng.choice(M, 25, replace=False)] = True
+    col = -R[:, 0] + rng.normal(scale=M / 10, size=M)  # informative about the other genes
+    col[seeds] += 10.0 * M
+    R = np.column_stack([R[:, :3], average_ranks(col, higher_is_better=True)])
+    built = np.zeros_like(R, dtype=bool)
+    built[:, 3] = seeds
+    s_on, w_on, _, _ = reliability_aggregate(R, built_from=built)
+    s_off, w_off, _, _ = reliability_aggregate(R, built_from=built, seed_evidence=False)
+    np.testing.assert_array_equal(w_on, w_off)
+    assert w_on[3] > 0.05  # the seeded list agrees with the others about the other genes
+    gain_on, gain_off = s_on - s_off, np.zeros(M)
+    # its seed genes (ranked first) gain, the others (pushed down by 25 places) do not
+    assert gain_on[seeds].min() > max(gain_on[~seeds].max(), gain_off.max())
+    # masked in the score too: permuting the list among its seed genes changes nothing
+    R2 = R.copy()
+    idx = np.flatnonzero(seeds)
+    R2[idx, 3] = R[rng.permutation(idx), 3]
+    s2, _, _, _ = reliability_aggregate(R2, built_from=built, seed_evidence=False)
+    np.testing.assert_allclose(s2, s_off, rtol=0, atol=1e-12)
+
+
+def test_hybrid_weights_split_agreement_and_labels():
+    data = np.array([True, True, False, False])
+    agree = np.array([0.1, 0.3, 0.4, 0.2])
+    label = np.array([0.6, 0.2, 0.9, 0.0])  # knowledge lists' label values are ignored
+    w = hybrid_weights(agree, label, data)
+    np.testing.assert_allclose(w[2:], [0.4, 0.2])
+    np.testing.assert_allclose(w[:2], 0.4 * np.array([0.75, 0.25]))
+    assert w.sum() == pytest.approx(1.0)
+    # no label signal among the data lists: the agreement weights
+    np.testing.assert_allclose(hybrid_weights(agree, np.zeros(4), data), agree)
+    # every list data-driven: the label weights alone
+    np.testing.assert_allclose(hybrid_weights(np.zeros(4), label, np.ones(4, bool)), label / 1.7)
+    # nothing at all: uniform; replicates broadcast
+    np.testing.assert_allclose(hybrid_weights(np.zeros(4), np.zeros(4), data), 0.25)
+    reps = hybrid_weights(np.tile(agree, (3, 1)), np.tile(label, (3, 1)), data)
+    np.testing.assert_allclose(reps, np.tile(w, (3, 1)))
+
+
+def test_label_supervision_keeps_the_knowledge_lists_agreement_weight():
+    """Knowledge-only lists do not predict labels by design: under label supervision their
+    weight is the unsupervised (agreement) one, and the data lists share the rest."""
+    R, _ = planted(duplicates=0)
+    data = np.array([True, True, True, False])
+    R = R[:, :4]
+    v = np.array([0.8, 0.1, 0.0, 0.5])
+    _, w, info, extras = reliability_aggregate(R, list_weights=v, data_lists=data)
+    agree = np.asarray(info["agreement_weights"])
+    np.testing.assert_allclose(w[3], agree[3] / agree.sum())
+    c = np.asarray(info["redundancy"])
+    np.testing.assert_allclose(w[:3] / w[:3].sum(), (v * c)[:3] / (v * c)[:3].sum())
+    assert extras["fit"] is not None and info["knowledge_weights"] == "agreement"
+    # all lists data-driven: no fit, label weights only (as before)
+    _, w_all, info_all, extras_all = reliability_aggregate(R, list_weights=v)
+    assert extras_all["fit"] is None and "agreement_weights" not in info_all
+    np.testing.assert_allclose(w_all, v * c / (v * c).sum())
 
 
 def test_runner_built_from_and_circular_warning_for_em():
