@@ -356,7 +356,7 @@ def run_plan(
 def rank(
     expression: Any,
     *,
-    labels: SampleCategories | str | None = None,
+    labels: SampleCategories | str | Sequence[Any] | None = None,
     sources: KnowledgeSources | None = None,
     method: str = "kofs",
     lists: Sequence[str] | None = None,
@@ -395,10 +395,12 @@ def rank(
         sparse. With an AnnData the result is also stored in it, scanpy style:
         ``adata.var["kofs_rank"]``, ``["kofs_score"]``, ``["kofs_rank_<list>"]``,
         ``["kofs_score_<list>"]`` and ``adata.uns["kofs"]`` (weights, settings, versions).
-    labels : SampleCategories or str, optional
+    labels : SampleCategories, str or array-like, optional
         Aligned to ``expression.samples`` (see :func:`kofs.io.labels.align_labels`); enables the
         supervised rankers and the Fisher list. With an AnnData, a string names an ``obs``
-        column (``"cell_type"`` or ``"obs:cell_type"``).
+        column (``"cell_type"`` or ``"obs:cell_type"``). An array-like (list, ndarray, pandas
+        Series) holds one label per sample in row order, or a Series is aligned by its index
+        (:func:`labels_from_values`); missing values are unlabelled samples.
     sources : kofs.sources.KnowledgeSources, optional
         GO, pathways, interactions, graphs, auxiliary data (:func:`kofs.sources.read_sources`).
         With any source the plan is the KOFS list catalogue (book Table 6.3: SPEC, Fisher,
@@ -593,9 +595,12 @@ def source_symbols(expression: Expression, sources: Any) -> dict[str, str] | Non
 
 
 def _anndata_knowledge(
-    adata: Any, expression: Expression, labels: SampleCategories | str | None, use_graph: Any
+    adata: Any, expression: Expression, labels: Any, use_graph: Any
 ) -> tuple[SampleCategories | None, SampleSimilarity | None]:
-    """Labels named by an obs column and the reused obsp graph (AnnData inputs only)."""
+    """Labels named by an obs column and the reused obsp graph (AnnData inputs only); labels
+    given as an array-like become :class:`SampleCategories` (:func:`labels_from_values`)."""
+    if labels is not None and not isinstance(labels, (str, SampleCategories)):
+        labels = labels_from_values(labels, expression.samples)
     if adata is None:
         if isinstance(labels, str) or use_graph:
             what = "labels given as an obs column" if isinstance(labels, str) else "use_graph"
@@ -608,6 +613,43 @@ def _anndata_knowledge(
         labels = labels_from_obs(adata, column, samples=expression.samples)
     similarity = anndata_graph(adata, use_graph, expression.samples) if use_graph else None
     return labels, similarity
+
+
+def labels_from_values(values: Any, samples: Sequence[str]) -> SampleCategories:
+    """Sample labels from an array-like (list, ndarray, pandas Series or Categorical).
+
+    A pandas Series with a non-default index is aligned to ``samples`` by that index (every
+    sample must be there); anything else is positional and must have one value per sample.
+    Missing values (None, NaN, "") are unlabelled samples.
+    """
+    import pandas as pd
+
+    if isinstance(values, pd.Series) and not isinstance(values.index, pd.RangeIndex):
+        index = values.index.astype(str)
+        missing = [s for s in samples if s not in set(index)]
+        if missing:
+            raise ParameterError(
+                f"labels: {len(missing)} of the {len(samples)} samples are not in the labels' "
+                f"index (first: {missing[0]!r})"
+            )
+        values = pd.Series(values.to_numpy(), index=index).loc[list(samples)]
+    try:
+        flat = list(np.asarray(values, dtype=object).ravel())
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"labels must be SampleCategories, an obs column name or an array-like, got "
+            f"{type(values).__name__}"
+        ) from None
+    if np.ndim(np.asarray(values, dtype=object)) != 1 or len(flat) != len(samples):
+        raise ParameterError(
+            f"labels have {len(flat)} values but the matrix has {len(samples)} samples "
+            "(one label per sample, in row order)"
+        )
+    text = ["" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v) for v in flat]
+    name = getattr(values, "name", None)
+    return SampleCategories(
+        tuple(text), tuple(samples), name=str(name) if name is not None else "label"
+    )
 
 
 def anndata_graph(adata: Any, use_graph: str | bool, samples: Sequence[str]) -> SampleSimilarity:
