@@ -369,3 +369,35 @@ def test_cli_supervision_errors_are_one_line(tmp_path):
     assert r.exit_code == 2 and not out.exists()
     lines = [x for x in r.output.strip().splitlines() if x.startswith("kofs: error")]
     assert len(lines) == 1 and "reliability" in lines[0]
+
+
+def test_label_reliabilities_subsample_many_samples():
+    """Above ``max_samples`` the 1-NN accuracies use a seeded stratified subsample: the
+    samples x samples distance block stays bounded (12,000 samples would need 1.2 GB per gene
+    set), the informative list still wins, and the result does not depend on the row order."""
+    from kofs.aggregate.supervision import label_reliabilities, stratified_subsample
+
+    y = np.array(["a"] * 11000 + ["b"] * 990 + ["c"] * 10)
+    keep = stratified_subsample(y, 1000, seed=0)
+    assert len(np.unique(keep)) == len(keep) and (np.diff(keep) > 0).all()
+    kept = y[keep]
+    assert (kept == "c").sum() == 2 and abs((kept == "b").sum() - 82) <= 1
+    np.testing.assert_array_equal(keep, stratified_subsample(y, 1000, seed=0))
+    rng = np.random.default_rng(0)
+    n, m = 12000, 60
+    labels = rng.integers(0, 3, n).astype(str)
+    X = rng.normal(size=(n, m))
+    X[:, :10] += labels.astype(int)[:, None] * 2.0  # genes 0-9 carry the classes
+    good = np.arange(1, m + 1, dtype=float)  # ranks genes 0.. first
+    bad = good[::-1].copy()
+    R = np.column_stack([good, bad])
+    genes = [f"g{j}" for j in range(m)]
+    samples = [f"s{i:05d}" for i in range(n)]
+    v = label_reliabilities(X, labels, R, top=(10,), genes=genes, samples=samples, max_samples=800)
+    assert v[0] > 0.8 and v[1] < 0.3
+    perm = rng.permutation(n)
+    v2 = label_reliabilities(
+        X[perm], labels[perm], R, top=(10,), genes=genes,
+        samples=[samples[i] for i in perm], max_samples=800,
+    )  # fmt: skip
+    np.testing.assert_allclose(v2, v, rtol=0, atol=1e-12)

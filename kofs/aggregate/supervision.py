@@ -27,7 +27,10 @@ import scipy.sparse as sp
 from kofs._chunked import is_dask
 from kofs.errors import ParameterError
 
-__all__ = ["label_reliabilities"]
+__all__ = ["MAX_SAMPLES", "label_reliabilities", "stratified_subsample"]
+
+#: Samples above which label reliabilities use a stratified subsample (see ``max_samples``).
+MAX_SAMPLES = 5000
 
 
 def label_reliabilities(
@@ -42,6 +45,7 @@ def label_reliabilities(
     genes: Sequence[str] | None = None,
     samples: Sequence[str] | None = None,
     n_boot: int = 0,
+    max_samples: int | None = MAX_SAMPLES,
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Cross-validated predictive value of every list.
 
@@ -69,6 +73,12 @@ def label_reliabilities(
         samples' cross-validated 1-NN outcomes (correct or not, per list and per random gene
         set) and recomputes every reliability. The lists and folds are held fixed, so the
         spread is the sampling error of the accuracies, not of the lists.
+    max_samples : int or None
+        Above this many samples the accuracies are estimated on a seeded stratified subsample
+        of that size (every class keeps at least two samples): the 1-NN step holds a samples x
+        samples distance block per gene set, 200 MB at 5,000 samples but 320 GB at 200,000
+        cells. The sampling error of an accuracy on 5,000 samples is at most 0.7 points.
+        None: all samples.
 
     Returns
     -------
@@ -94,6 +104,10 @@ def label_reliabilities(
     _, counts = np.unique(y, return_counts=True)
     if len(counts) < 2 or counts.min() < 2:
         raise ParameterError("label supervision needs at least two classes with two samples each")
+    if max_samples is not None and len(y) > max_samples:
+        keep = stratified_subsample(y, max_samples, seed)
+        X, y = X[keep], y[keep]
+        _, counts = np.unique(y, return_counts=True)
     k_folds = int(min(folds, counts.min()))
     base = counts.max() / counts.sum()
     splits = list(StratifiedKFold(k_folds, shuffle=True, random_state=seed).split(X, y))
@@ -139,6 +153,22 @@ def label_reliabilities(
     boot = np.random.default_rng([seed, 1])
     reps = np.array([reliabilities(boot.integers(0, len(y), len(y))) for _ in range(n_boot)])
     return out, reps
+
+
+def stratified_subsample(y: np.ndarray, size: int, seed: int) -> np.ndarray:
+    """Sorted row indices of a seeded stratified subsample of about ``size`` rows.
+
+    Each class keeps its share of ``size`` (rounded), at least two rows (or all it has).
+    """
+    rng = np.random.default_rng([seed, 2])
+    classes, inverse, counts = np.unique(y, return_inverse=True, return_counts=True)
+    take = np.maximum(np.minimum(counts, 2), np.round(size * counts / counts.sum()).astype(int))
+    take = np.minimum(take, counts)
+    rows = [
+        np.sort(rng.permutation(np.flatnonzero(inverse == c))[: take[c]])
+        for c in range(len(classes))
+    ]
+    return np.sort(np.concatenate(rows))
 
 
 def _dense_columns(X: Any, cols: np.ndarray) -> np.ndarray:
