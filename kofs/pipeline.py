@@ -225,6 +225,10 @@ DEFAULT_AGGREGATOR = "reliability"
 #: Supervision levels of the list weights.
 SUPERVISION = ("none", "genes", "labels")
 
+#: Bootstrap replicates of the label reliabilities behind the one-standard-error rule (cheap:
+#: the per-sample 1-NN outcomes are resampled, nothing is re-fitted).
+RULE_REPLICATES = 200
+
 
 def default_supervision(relevant_genes, labels) -> str:
     """``"genes"`` with known relevant genes, else ``"labels"`` with sample labels, else
@@ -245,7 +249,7 @@ def aggregate_supervised(
     bootstrap: int = 200,
 ) -> AggregateRanking:
     """Aggregate ``lists`` at the requested supervision level (see :func:`run_plan`)."""
-    from kofs.aggregate.supervision import label_reliabilities
+    from kofs.aggregate.supervision import label_reliabilities, one_standard_error
 
     level = supervision or default_supervision(context.relevant_genes, context.categories)
     if level not in SUPERVISION:
@@ -269,6 +273,7 @@ def aggregate_supervised(
     relevant = None
     list_weights = None
     replicates = None
+    label_rule = None
     if level == "genes":
         if not context.relevant_genes:
             raise ParameterError(
@@ -281,21 +286,27 @@ def aggregate_supervised(
         genes, R = partial_rank_matrix(lists)
         index = context.expression.gene_index()
         cols = np.fromiter((index[g] for g in genes), dtype=np.int64, count=len(genes))
-        found = label_reliabilities(
+        raw, reps = label_reliabilities(
             context.expression.values[:, cols],
             context.categories.labels,
             R,
             seed=context.seed,
             genes=genes,
             samples=context.expression.samples,
-            n_boot=bootstrap,
+            n_boot=max(bootstrap, RULE_REPLICATES),
+            refit=_supervised_refit(context, lists, genes),
         )
-        v, reps = found if isinstance(found, tuple) else (found, None)
+        v, reps, se = one_standard_error(raw, reps)
         names = [r.name for r in lists]
         list_weights = dict(zip(names, map(float, v), strict=True))
-        if reps is not None:
-            replicates = {n: reps[:, j] for j, n in enumerate(names)}
-    return aggregate_lists(
+        label_rule = {
+            "rule": "one standard error",
+            "se": se,
+            "reliability": dict(zip(names, map(float, raw), strict=True)),
+        }
+        if bootstrap > 0 and reps is not None:
+            replicates = {n: reps[:bootstrap, j] for j, n in enumerate(names)}
+    fused = aggregate_lists(
         lists,
         method,
         relevant_genes=relevant,
@@ -306,6 +317,44 @@ def aggregate_supervised(
         bootstrap=bootstrap,
         seed=context.seed,
     )
+    if label_rule is not None:
+        fused = replace(fused, diagnostics={**fused.diagnostics, "label_reliability": label_rule})
+    return fused
+
+
+def _supervised_refit(context: Context, lists: Sequence[Ranking], genes: Sequence[str]):
+    """The ``refit`` of :func:`~kofs.aggregate.supervision.label_reliabilities`: the lists of a
+    ranker that needs the labels (Fisher score, ReliefF, ...) re-built on a subset of the
+    samples, with the same parameters; None when no list needs them."""
+    supervised = {
+        j: r
+        for j, r in enumerate(lists)
+        if r.params.get("ranker") in RANKERS and RANKERS.get(r.params["ranker"]).supervised
+    }
+    if not supervised:
+        return None
+    assert context.categories is not None
+    labels = np.asarray(context.categories.labels, dtype=object)
+    name = context.categories.name
+    samples = context.expression.samples
+
+    def refit(rows: np.ndarray) -> dict[int, np.ndarray]:
+        sub = context.expression.subset_samples(rows)
+        inputs = RankerInputs(
+            categories=SampleCategories(
+                tuple(labels[rows]), tuple(samples[i] for i in rows), name=name
+            )
+        )
+        out = {}
+        for j, r in supervised.items():
+            params = {k: v for k, v in r.params.items() if k != "ranker"}
+            again = run_ranker(r.params["ranker"], sub, inputs, seed=context.seed, params=params)
+            index = {gene: i for i, gene in enumerate(again.genes)}
+            ranks = np.asarray(again.ranks, dtype=np.float64)
+            out[j] = np.array([ranks[index[gene]] if gene in index else np.nan for gene in genes])
+        return out
+
+    return refit
 
 
 def run_plan(
