@@ -89,8 +89,10 @@ def test_reseeding_gives_a_seeded_list_its_own_weight(seed, own):
 
 
 def test_reseeded_path_never_scores_a_list_on_genes_it_was_built_from():
-    """Permuting a list's ranks among the genes it was built from changes nothing: the full
-    list among all seeds, each rebuild among the seeds it was rebuilt from."""
+    """Permuting a list's ranks among the genes it was built from changes nothing in the
+    weights: the full list among all seeds, each rebuild among the seeds it was rebuilt from.
+    Nor in the scores without seed evidence (with it, the full list's positions of its seeds
+    count in the score by design, never in the weight)."""
     genes, rel, known, lists, seeded = _world(1)
     lists = lists[:3]
     held = _held_out(known, seeded)
@@ -103,8 +105,18 @@ def test_reseeded_path_never_scores_a_list_on_genes_it_was_built_from():
             relevant_genes=known,
             built_from={"SEEDED": known},
             held_out={"SEEDED": held_out},
+            params={"seed_evidence": False},
             bootstrap=0,
         )
+        default = aggregate(
+            [*lists, full_list],
+            "reliability",
+            relevant_genes=known,
+            built_from={"SEEDED": known},
+            held_out={"SEEDED": held_out},
+            bootstrap=0,
+        )
+        np.testing.assert_array_equal(default.weights, out.weights)
         return out.weights, out.scores
 
     w0, s0 = run(full, held)

@@ -342,7 +342,7 @@ def _diagnostics(
 
 
 #: Per-list entries of an aggregator's ``info`` (put back into the caller's list order).
-_PER_LIST_INFO = ("a", "redundancy", "label_reliability")
+_PER_LIST_INFO = ("a", "redundancy", "label_reliability", "agreement_weights")
 
 
 def _lists_back(diag: dict[str, Any], back: np.ndarray, names: Sequence[str]) -> dict[str, Any]:

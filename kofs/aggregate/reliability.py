@@ -58,6 +58,7 @@ __all__ = [
     "ReliabilityFit",
     "block_intervals",
     "fit_reliability",
+    "hybrid_weights",
     "interval_log_lr",
     "redundancy_weights",
 ]
@@ -647,6 +648,28 @@ def mean_neg_log_u(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         return (F(hi) - F(lo)) / (hi - lo)
 
 
+def hybrid_weights(agreement: np.ndarray, label: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """Label-supervised weights of a run with knowledge-only lists (sum 1).
+
+    The knowledge lists keep their share of the agreement weights ``agreement``; the
+    data-driven lists (``data``) share the rest in proportion to ``label`` (their
+    cross-validated predictive values times redundancy). Without any label signal the
+    agreement weights are used; without either, uniform weights. Broadcasts over leading axes
+    (bootstrap replicates).
+    """
+    w = np.clip(np.asarray(agreement, dtype=np.float64), 0.0, None)
+    v = np.where(data, np.clip(np.asarray(label, dtype=np.float64), 0.0, None), 0.0)
+    L = w.shape[-1]
+    total = w.sum(axis=-1, keepdims=True)
+    vsum = v.sum(axis=-1, keepdims=True)
+    safe_total = np.where(total > 0, total, 1.0)
+    know = np.where(data, 0.0, w) / safe_total  # knowledge lists' agreement share
+    share = know.sum(axis=-1, keepdims=True)
+    with_labels = know + (1.0 - share) * v / np.where(vsum > 0, vsum, 1.0)
+    only_agreement = np.where(total > 0, w / safe_total, 1.0 / L)
+    return np.where(vsum > 0, with_labels, only_agreement)
+
+
 def data_support(ranks: np.ndarray, data_lists: np.ndarray, fraction: float) -> np.ndarray | None:
     """Boolean (M,): the gene is in the top ``fraction`` of at least one data-driven list.
 
@@ -672,6 +695,7 @@ def reliability_aggregate(
     dependence: bool = True,
     n_bins: int = 256,
     support_fraction: float = 0.10,
+    seed_evidence: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, dict, dict]:
     """Reliability aggregation (module docstring): scores, weights, info and the fit details.
 
@@ -685,7 +709,8 @@ def reliability_aggregate(
         Genes each list was built from (treated as missing observations of that list).
     held_out : (lo, hi) arrays (M, L), optional
         Cross-fitted observations of built-from pairs (:func:`observation_intervals`); they
-        replace the missing observations in the fit and the score.
+        replace the missing observations in the fit (and in the score when
+        ``seed_evidence`` is False).
     data_lists : bool (L,), optional
         Lists computed from the expression values (the others use knowledge only). Genes in
         the top ``support_fraction`` of no data-driven list are ranked after every gene that is
@@ -697,6 +722,11 @@ def reliability_aggregate(
         See :func:`fit_reliability`.
     support_fraction : float
         See ``data_lists``; 0 switches the rule off.
+    seed_evidence : bool
+        True: a list's positions of the genes it was built from enter the fused score (they are
+        its knowledge: GO-REL-PROP ranks its seed genes first *because* they are known); they
+        never enter its weight, which is learned with them masked. False: they are masked in
+        the score too.
 
     Returns
     -------
@@ -705,7 +735,10 @@ def reliability_aggregate(
     """
     R = check_partial_ranks(ranks)
     M, L = R.shape
-    lo, hi = observation_intervals(R, built_from, held_out)
+    lo, hi = observation_intervals(R, built_from, held_out)  # what the weights are learned on
+    # what the score reads: the seeded lists' own positions of their seed genes (seed evidence),
+    # else the same observations as the fit (seed genes masked or cross-fitted)
+    slo, shi = observation_intervals(R) if seed_evidence and built_from is not None else (lo, hi)
     cols = canonical_list_order(
         R,
         relevant=relevant,
@@ -718,6 +751,7 @@ def reliability_aggregate(
             R,
             lo,
             hi,
+            (slo, shi),
             relevant=relevant,
             data_lists=data_lists,
             list_weights=list_weights,
@@ -731,6 +765,7 @@ def reliability_aggregate(
         R[:, cols],
         lo[:, cols],
         hi[:, cols],
+        (slo[:, cols], shi[:, cols]),
         relevant=relevant,
         data_lists=None if data_lists is None else np.asarray(data_lists)[cols],
         list_weights=None if list_weights is None else np.asarray(list_weights)[cols],
@@ -741,7 +776,7 @@ def reliability_aggregate(
         support_fraction=support_fraction,
     )
     back = np.argsort(cols)
-    for key in ("a", "redundancy", "label_reliability"):
+    for key in ("a", "redundancy", "label_reliability", "agreement_weights"):
         if key in info:
             info[key] = [info[key][k] for k in back]
     extras["columns"] = cols  # the fit (extras["fit"]) is in this list order
@@ -795,6 +830,7 @@ def _aggregate_canonical(
     ranks: np.ndarray,
     lo: np.ndarray,
     hi: np.ndarray,
+    scored: tuple[np.ndarray, np.ndarray],
     *,
     relevant: np.ndarray | None,
     data_lists: np.ndarray | None,
@@ -806,7 +842,8 @@ def _aggregate_canonical(
     support_fraction: float,
 ) -> tuple[np.ndarray, np.ndarray, dict, dict]:
     """:func:`reliability_aggregate` on lists in canonical order, given the observation
-    intervals ``lo``, ``hi`` (:func:`observation_intervals`)."""
+    intervals ``lo``, ``hi`` of the fit and ``scored`` of the score
+    (:func:`observation_intervals`)."""
     R = ranks
     M, L = R.shape
     fit = None
@@ -814,15 +851,34 @@ def _aggregate_canonical(
         v = np.clip(np.asarray(list_weights, dtype=np.float64), 0.0, None)
         rows = np.lexsort((*lo.T[::-1], *hi.T[::-1]))  # sums over genes in a fixed order
         c = redundancy_weights(lo[rows], hi[rows])[0] if dependence else np.ones(L)
-        weights = v * c
-        weights = weights / weights.sum() if weights.sum() > 0 else np.full(L, 1.0 / L)
+        data = None if data_lists is None else np.asarray(data_lists, dtype=bool)
+        info = {"label_reliability": v.tolist(), "redundancy": c.tolist()}
+        if data is not None and data.any() and not data.all():
+            # knowledge lists do not predict labels by design: their weight is learned from
+            # agreement (the unsupervised fit), the data-driven lists share the rest by label
+            fit = fit_reliability(
+                R,
+                intervals=(lo, hi),
+                prior=prior,
+                max_prior=max_prior,
+                dependence=dependence,
+                n_bins=n_bins,
+            )
+            weights = hybrid_weights(fit.weights, v * c, data)
+            info.update(
+                agreement_weights=fit.weights.tolist(),
+                a=fit.a.tolist(),
+                prior=fit.prior,
+                log_likelihood=fit.log_likelihood,
+                iterations=fit.iterations,
+                converged=fit.converged,
+                knowledge_weights="agreement",
+            )
+        else:
+            weights = hybrid_weights(np.zeros(L), v * c, np.ones(L, dtype=bool))
+            info.update(iterations=0, converged=True)
+        lo, hi = scored
         scores = mean_neg_log_u(lo, hi) @ weights
-        info = {
-            "label_reliability": v.tolist(),
-            "redundancy": c.tolist(),
-            "iterations": 0,
-            "converged": True,
-        }
     else:
         fit = fit_reliability(
             R,
@@ -833,11 +889,12 @@ def _aggregate_canonical(
             dependence=dependence,
             n_bins=n_bins,
         )
-        scores = exact_scores(R, fit.a, fit.redundancy, intervals=(lo, hi))
+        scores = exact_scores(R, fit.a, fit.redundancy, intervals=scored)
         weights = fit.weights
         if not weights.any():
             # no agreement signal (every a_l = 1: one list, copies of one list, noise): the
             # limit a -> 1 of the score, the redundancy-weighted mean of -log u
+            lo, hi = scored
             weights = fit.redundancy / fit.redundancy.sum()
             scores = mean_neg_log_u(lo, hi) @ weights
         info = {
@@ -877,6 +934,12 @@ def _aggregate_canonical(
             "(knowledge-only); 0 = off",
             low=0.0,
             high=1.0,
+        ),
+        "seed_evidence": Param(
+            True,
+            bool,
+            "a list's positions of the genes it was built from count in the fused score (never "
+            "in its weight)",
         ),
     },
     learns_weights=True,
@@ -923,6 +986,8 @@ def _reliability(
     info["_fit"] = extras["fit"]
     info["_columns"] = extras.get("columns")
     info["_support"] = extras["support"]
+    if data_lists is not None:
+        info["_data_lists"] = np.asarray(data_lists, dtype=bool)
     if list_weights is not None and list_weight_replicates is not None:
         info["_v_replicates"] = list_weight_replicates
     return np.asarray(scores)[:m], weights, info
@@ -935,11 +1000,20 @@ def _diagnose(R, *, info: dict, n_boot: int, seed: int, params: dict, **_) -> di
     L = R.shape[1]
     cols = info.get("_columns")
     cols = np.arange(L) if cols is None else np.asarray(cols)
-    if fit is None:  # fixed (label-supervised) weights: nothing was estimated from the genes
+    # the fit is in the canonical list order (cols); the rest in the caller's
+    if "label_reliability" in info:  # label-supervised weights
         reps = info.get("_v_replicates")
-        c = np.asarray(info["redundancy"])[cols]
-        out = label_weight_intervals(None if reps is None else np.asarray(reps)[:, cols], c)
-    else:  # the fit is in the canonical list order
+        data = info.get("_data_lists")
+        out = label_weight_intervals(
+            None if reps is None else np.asarray(reps)[:, cols],
+            np.asarray(info["redundancy"])[cols],
+            fit=fit,
+            data_lists=None if data is None else np.asarray(data)[cols],
+            n_boot=n_boot,
+            seed=seed,
+            max_prior=params["max_prior"],
+        )
+    else:
         out = reliability_diagnostics(
             fit, n_boot=n_boot, seed=seed, max_prior=params["max_prior"], n_lists=L
         )
