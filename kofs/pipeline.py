@@ -397,6 +397,7 @@ def run_plan(
             context,
             plans,
             built_from,
+            build=build_lists,
             folds=cross_fit,
             params=params,
             threads=threads,

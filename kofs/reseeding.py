@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,7 @@ def reseeded_lists(
     plans: Sequence[ListPlan],
     built_from: Mapping[str, Sequence[str]],
     *,
+    build: Callable[..., list[Ranking]],
     folds: int = DEFAULT_FOLDS,
     params: Mapping[str, Mapping[str, Any]] | None = None,
     threads: int | None = None,
@@ -75,6 +76,9 @@ def reseeded_lists(
         The run's plans; those named in ``built_from`` are rebuilt.
     built_from : mapping list name -> seed genes
         :func:`kofs.plans.built_from`.
+    build : callable
+        ``build(context, plans, params=..., threads=...) -> list of Ranking``: how the run
+        builds its lists (:func:`kofs.pipeline.build_lists`).
     folds : int
         K (:func:`check_folds`); 0 rebuilds nothing.
     params, threads
@@ -89,8 +93,6 @@ def reseeded_lists(
     excluded : dict list name -> reason
         Seeded lists left to the exclusion rule, with the reason.
     """
-    from kofs.pipeline import build_lists
-
     k = check_folds(folds)
     held: dict[str, list[tuple[tuple[str, ...], Ranking]]] = {}
     excluded: dict[str, str] = {}
@@ -118,7 +120,7 @@ def reseeded_lists(
                     continue
                 own = {n: v for n, v in (params or {}).items() if n in (p.name, p.ranker)}
                 try:
-                    (ranking,) = build_lists(fold_ctx, [p], params=own, threads=threads)
+                    (ranking,) = build(fold_ctx, [p], params=own, threads=threads)
                 except KofsError as exc:
                     excluded[p.name] = f"not rebuilt from {len(rest)} of the seed genes: {exc}"
                     held.pop(p.name, None)

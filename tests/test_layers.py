@@ -45,6 +45,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "kofs.sources",
             "kofs.config",
             "kofs.plans",
+            "kofs.reseeding",
             "kofs.pipeline",
             "kofs.workflow",
             "kofs.outputs",

@@ -12,6 +12,7 @@ import pytest
 from kofs.aggregate import aggregate
 from kofs.context import Context, ListPlan
 from kofs.errors import ParameterError
+from kofs.pipeline import build_lists
 from kofs.reseeding import check_folds, reseeded_lists, seed_folds
 from kofs.types import Expression, RankerInputs, Ranking
 
@@ -195,18 +196,20 @@ def test_reseeded_lists_build_each_fold_from_the_other_folds():
     plans = [ListPlan(name="SEEDED", ranker="variance", build_inputs=build)]
     seeds = ctx.relevant_genes
     timings = {}
-    held, excluded = reseeded_lists(ctx, plans, {"SEEDED": seeds}, folds=3, timings=timings)
+    held, excluded = reseeded_lists(
+        ctx, plans, {"SEEDED": seeds}, build=build_lists, folds=3, timings=timings
+    )
     assert not excluded and "cross_fit" in timings
     folds = [f for f, _ in held["SEEDED"]]
     assert sorted(g for f in folds for g in f) == sorted(seeds)
     for f, built in zip(folds, seen, strict=True):
         assert set(built) == set(seeds) - set(f)  # rebuilt without its held-out fold
     # fewer seed genes than folds: as many folds as genes; one gene: nothing to hold out
-    held, _ = reseeded_lists(ctx, plans, {"SEEDED": seeds[:2]}, folds=5)
+    held, _ = reseeded_lists(ctx, plans, {"SEEDED": seeds[:2]}, build=build_lists, folds=5)
     assert len(held["SEEDED"]) == 2
-    held, excluded = reseeded_lists(ctx, plans, {"SEEDED": seeds[:1]}, folds=5)
+    held, excluded = reseeded_lists(ctx, plans, {"SEEDED": seeds[:1]}, build=build_lists, folds=5)
     assert not held and "nothing to hold out" in excluded["SEEDED"]
-    held, excluded = reseeded_lists(ctx, plans, {"SEEDED": seeds}, folds=0)
+    held, excluded = reseeded_lists(ctx, plans, {"SEEDED": seeds}, build=build_lists, folds=0)
     assert not held and "off" in excluded["SEEDED"]
 
 
@@ -219,7 +222,9 @@ def test_a_list_that_cannot_be_rebuilt_falls_back_to_exclusion():
         return RankerInputs()
 
     plans = [ListPlan(name="SEEDED", ranker="variance", build_inputs=build)]
-    held, excluded = reseeded_lists(ctx, plans, {"SEEDED": ctx.relevant_genes}, folds=5)
+    held, excluded = reseeded_lists(
+        ctx, plans, {"SEEDED": ctx.relevant_genes}, build=build_lists, folds=5
+    )
     assert not held
     assert "no term is enriched" in excluded["SEEDED"]
 
