@@ -258,3 +258,20 @@ def test_rank_records_the_cross_fit(tmp_path, capsys):
     assert "re-seeded 3-fold" in err and "seeded lists: Pathway-REL-VOTE built from" in err
     off = rank(expr, sources=sources, relevant_genes=rel, cross_fit=0, bootstrap=0)
     assert off.final.diagnostics["cross_fit"]["Pathway-REL-VOTE"]["rule"] == "excluded"
+
+
+def test_cli_cross_fit_one_fold_is_a_one_line_error(tmp_path):
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+    from kofs.example import example_paths
+
+    p = example_paths()
+    out = tmp_path / "out"
+    args = ["rank", str(p["expression"]), "--pathways", str(p["pathways"])]
+    args += ["--relevant-genes", str(p["relevant_genes"]), "--cross-fit", "1", "-o", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "cross-fit folds must be 0" in lines[0]
+    assert not out.exists()
