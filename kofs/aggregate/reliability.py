@@ -695,7 +695,7 @@ def reliability_aggregate(
     dependence: bool = True,
     n_bins: int = 256,
     support_fraction: float = 0.10,
-    seed_evidence: bool = True,
+    seed_evidence: bool | None = None,
 ) -> tuple[np.ndarray, np.ndarray, dict, dict]:
     """Reliability aggregation (module docstring): scores, weights, info and the fit details.
 
@@ -722,11 +722,14 @@ def reliability_aggregate(
         See :func:`fit_reliability`.
     support_fraction : float
         See ``data_lists``; 0 switches the rule off.
-    seed_evidence : bool
+    seed_evidence : bool, optional
         True: a list's positions of the genes it was built from enter the fused score (they are
         its knowledge: GO-REL-PROP ranks its seed genes first *because* they are known); they
-        never enter its weight, which is learned with them masked. False: they are masked in
-        the score too.
+        never enter its weight, which is learned with them masked. False: the score reads the
+        same observations as the fit (masked or cross-fitted). None (default): True without
+        ``relevant``, False with it -- when known genes supervise the weights they are the
+        question's premise, and scoring them by their own seeding would hand the input list
+        back as the answer (on ALL lineage with the cancer genes: a top 50 of known genes only).
 
     Returns
     -------
@@ -738,6 +741,8 @@ def reliability_aggregate(
     lo, hi = observation_intervals(R, built_from, held_out)  # what the weights are learned on
     # what the score reads: the seeded lists' own positions of their seed genes (seed evidence),
     # else the same observations as the fit (seed genes masked or cross-fitted)
+    if seed_evidence is None:
+        seed_evidence = relevant is None
     slo, shi = observation_intervals(R) if seed_evidence and built_from is not None else (lo, hi)
     cols = canonical_list_order(
         R,
@@ -936,10 +941,10 @@ def _aggregate_canonical(
             high=1.0,
         ),
         "seed_evidence": Param(
-            True,
+            None,
             bool,
             "a list's positions of the genes it was built from count in the fused score (never "
-            "in its weight)",
+            "in its weight); default: yes, unless known relevant genes supervise the weights",
         ),
     },
     learns_weights=True,
