@@ -124,7 +124,7 @@ blocks = [da.from_delayed(dask.delayed(block)(i), shape=(min(chunk, n - i * chun
                           dtype=np.float64, meta=block(0)[:0]) for i in range((n + chunk - 1) // chunk)]
 X = da.concatenate(blocks, axis=0)
 labels = [f"cluster{{c}}" for c in (np.arange(n) % chunk) * 5 // chunk]
-a = ad.AnnData(X, obs=pd.DataFrame({{"cluster": labels}}, index=[f"c{{i}}" for i in range(n)]),
+a = ad.AnnData(X, obs=pd.DataFrame({{"cluster": labels}}, index=[f"c{{i:07d}}" for i in range(n)]),
                var=pd.DataFrame(index=[f"g{{j}}" for j in range(m)]))
 with dask.config.set(scheduler="synchronous"):
     a.write_h5ad({path!r})
@@ -138,7 +138,8 @@ from kofs.io.single_cell import read_single_cell, labels_from_obs
 t0 = time.perf_counter()
 e, adata = read_single_cell({path!r}, chunk_size={chunk})
 labels = labels_from_obs(adata, "cluster", samples=e.samples)
-res = kofs.rank(e, labels=labels, rankers=["variance", "fisher"], threads=2)
+res = kofs.rank(e, labels=labels, rankers=["variance", "fisher"], threads=2,
+                 supervision="none")
 print(json.dumps({{"seconds": time.perf_counter() - t0}}))
 """
 

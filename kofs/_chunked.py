@@ -21,6 +21,7 @@ active (see :func:`dask_client`). Each chunk's computation is the in-memory kern
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -85,8 +86,91 @@ def _wsum(B, start, stop, w):
     return np.asarray(B.T @ w[start:stop]).ravel()
 
 
+def _chunk_moments(B, start, stop, codes, n_groups):
+    """Per group of rows of the chunk: count, column sums, squared deviations about the
+    chunk-group mean (two-pass), column maxima and minima."""
+    from kofs import _matrix
+
+    B = _as_block(B)
+    m = B.shape[1]
+    out = np.zeros((n_groups, 4, m))
+    out[:, 2], out[:, 3] = -np.inf, np.inf
+    counts = np.zeros(n_groups)
+    g = codes[start:stop] if codes is not None else None
+    for c in range(n_groups):
+        rows = None if g is None else np.flatnonzero(g == c)
+        Bc = B if rows is None else B[rows]
+        if Bc.shape[0] == 0:
+            continue
+        counts[c] = Bc.shape[0]
+        out[c, 0] = np.asarray(Bc.sum(axis=0)).ravel()
+        out[c, 1] = _matrix.column_sq_deviations(Bc, out[c, 0] / counts[c])
+        out[c, 2], out[c, 3] = _matrix.column_range(Bc)
+    return counts, out
+
+
+class Moments:
+    """Per-group column moments of a chunked matrix, from one pass over its chunks.
+
+    Attributes (arrays of shape (groups,) or (groups, n_genes)): ``n`` rows per group,
+    ``sums`` column sums, ``mean`` column means, ``m2`` squared deviations about ``mean``
+    (chunk-wise two-pass, combined by Chan, Golub & LeVeque's pairwise update
+    ``M2 = sum_a M2_a + n_a (mean_a - mean)^2``, as stable as a two-pass sum), ``hi``/``lo``
+    column maxima and minima.
+    """
+
+    def __init__(self, parts: list[tuple[np.ndarray, np.ndarray]]):
+        n = np.sum([p[0] for p in parts], axis=0)
+        sums = np.sum([p[1][:, 0] for p in parts], axis=0)
+        safe = np.where(n > 0, n, 1.0)[:, None]
+        mean = sums / safe
+        m2 = np.zeros_like(mean)
+        for n_a, st in parts:
+            for c in np.flatnonzero(n_a):
+                dev = st[c, 0] / n_a[c] - mean[c]
+                m2[c] += st[c, 1] + n_a[c] * dev * dev
+        self.n, self.sums, self.mean, self.m2 = n, sums, mean, m2
+        self.hi = np.max([p[1][:, 2] for p in parts], axis=0)
+        self.lo = np.min([p[1][:, 3] for p in parts], axis=0)
+
+    def sq_deviations(self, group: int, mu: np.ndarray) -> np.ndarray:
+        """``sum_{i in group} (x_ij - mu_j)^2`` per column."""
+        dev = self.mean[group] - mu
+        return self.m2[group] + self.n[group] * dev * dev
+
+
+#: Recent :class:`Moments`, keyed by the dask array's name (its deterministic token: the same
+#: name means the same values) and the grouping: the rankers and checks of one run share one
+#: pass over the data instead of one pass per statistic.
+_MOMENTS: dict = {}
+_MOMENTS_KEEP = 4
+
+
+def moments(X, codes: np.ndarray | None = None) -> Moments:
+    """:class:`Moments` of the row groups ``codes`` (0..c-1; None: one group), one pass."""
+    from dask import delayed
+
+    if codes is not None:
+        codes = np.ascontiguousarray(codes, dtype=np.int64)
+    key = (X.name, X.shape, None if codes is None else hashlib.sha1(codes.tobytes()).hexdigest())
+    hit = _MOMENTS.get(key)
+    if hit is not None:
+        return hit
+    n_groups = 1 if codes is None else int(codes.max()) + 1
+    blocks, off = row_chunks(X)
+    task = delayed(_chunk_moments, pure=True)
+    parts = _compute([task(b, off[a], off[a + 1], codes, n_groups) for a, b in enumerate(blocks)])
+    found = Moments(parts)
+    while len(_MOMENTS) >= _MOMENTS_KEEP:
+        _MOMENTS.pop(next(iter(_MOMENTS)))
+    _MOMENTS[key] = found
+    return found
+
+
 def column_means(X, weights: np.ndarray | None = None) -> np.ndarray:
-    w = np.ones(X.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
+    if weights is None:
+        return moments(X).mean[0]
+    w = np.asarray(weights, dtype=np.float64)
     return chunk_sum(X, _wsum, w) / w.sum()
 
 
@@ -101,28 +185,14 @@ def weighted_sq_deviations(X, weights: np.ndarray, mu: np.ndarray) -> np.ndarray
 
 
 def column_sq_deviations(X, mu: np.ndarray | None = None) -> np.ndarray:
-    if mu is None:
-        mu = column_means(X)
-    return weighted_sq_deviations(X, np.ones(X.shape[0]), mu)
-
-
-def _minmax(B, start, stop):
-    B = _as_block(B)
-    if sp.issparse(B):
-        hi = np.asarray(B.max(axis=0).todense()).ravel()
-        lo = np.asarray(B.min(axis=0).todense()).ravel()
-    else:
-        hi, lo = B.max(axis=0), B.min(axis=0)
-    return np.stack([hi, lo])
+    mom = moments(X)
+    return mom.sq_deviations(0, mom.mean[0] if mu is None else np.asarray(mu, np.float64))
 
 
 def column_range(X) -> tuple[np.ndarray, np.ndarray]:
     """Per column ``(max, min)``, chunk by chunk."""
-    from dask import delayed
-
-    blocks, off = row_chunks(X)
-    parts = _compute([delayed(_minmax)(b, off[a], off[a + 1]) for a, b in enumerate(blocks)])
-    return np.max([p[0] for p in parts], axis=0), np.min([p[1] for p in parts], axis=0)
+    mom = moments(X)
+    return mom.hi[0], mom.lo[0]
 
 
 def _ut_x(B, start, stop, Ut):
