@@ -40,8 +40,9 @@ logger = logging.getLogger(__name__)
 SEARCH_PARAM = Param(
     "auto",
     str,
-    f"kNN search: exact below {ANN_MIN_SAMPLES} samples, approximate (pynndescent) from it "
-    "on; or force exact / approximate",
+    f"kNN search: exact below {ANN_MIN_SAMPLES} samples (sparse data with numba: while the "
+    "exact search is cheap enough, see docs/single-cell.md), approximate (pynndescent) "
+    "otherwise; or force exact / approximate",
     choices=("auto", "exact", "approximate"),
 )
 
