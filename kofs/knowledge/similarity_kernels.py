@@ -376,9 +376,9 @@ def _ann_candidates(X, c: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 #: A sparse matrix searched by the compiled exact loop (numba, :mod:`kofs._knn_exact`) is
 #: searched exactly while the search costs at most this many multiply-adds
-#: (:func:`exact_search_work`; ~30 s on 2 cores), whatever the number of samples: measured in
+#: (:func:`exact_search_work`; ~20 s on 2 cores), whatever the number of samples: measured in
 #: bench/bench_single_cell.py, see docs/single-cell.md.
-EXACT_WORK_MAX = 2e10
+EXACT_WORK_MAX = 1e10
 
 
 def exact_search_work(X) -> float:
