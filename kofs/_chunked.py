@@ -9,7 +9,8 @@ partial sums are added:
   ``sum_i w_i (x_ij - mu_j)^2`` (the means first, then the deviations);
 * column minima and maxima (constant genes);
 * the graph term ``f^T S f = sum_{a,b} sum_{i in a} x_i . (S_ab X_b)_i`` over the blocks
-  ``S_ab`` of the sample graph between row chunks ``a`` and ``b`` (only the non-empty ones);
+  ``S_ab`` of the sample graph between row chunks ``a`` and ``b`` (only the non-empty ones),
+  one pair of groups of chunks at a time (bounded memory);
 * products ``U^T X = sum_a U_a^T X_a`` with a small dense ``U`` (SPEC phi3);
 * the exact kNN search, chunk against chunk (O(n^2): for large n reuse a precomputed graph).
 
@@ -106,7 +107,8 @@ def _chunk_moments(B, start, stop, codes, n_groups):
         out[c, 0] = np.asarray(Bc.sum(axis=0)).ravel()
         out[c, 1] = _matrix.column_sq_deviations(Bc, out[c, 0] / counts[c])
         out[c, 2], out[c, 3] = _matrix.column_range(Bc)
-    return counts, out
+    size = B.data.nbytes + B.indices.nbytes + B.indptr.nbytes if sp.issparse(B) else B.nbytes
+    return counts, out, size
 
 
 class Moments:
@@ -116,16 +118,17 @@ class Moments:
     ``sums`` column sums, ``mean`` column means, ``m2`` squared deviations about ``mean``
     (chunk-wise two-pass, combined by Chan, Golub & LeVeque's pairwise update
     ``M2 = sum_a M2_a + n_a (mean_a - mean)^2``, as stable as a two-pass sum), ``hi``/``lo``
-    column maxima and minima.
+    column maxima and minima; ``chunk_bytes`` the size of each row chunk in memory.
     """
 
-    def __init__(self, parts: list[tuple[np.ndarray, np.ndarray]]):
+    def __init__(self, parts: list[tuple[np.ndarray, np.ndarray, int]]):
+        self.chunk_bytes = [int(p[2]) for p in parts]
         n = np.sum([p[0] for p in parts], axis=0)
         sums = np.sum([p[1][:, 0] for p in parts], axis=0)
         safe = np.where(n > 0, n, 1.0)[:, None]
         mean = sums / safe
         m2 = np.zeros_like(mean)
-        for n_a, st in parts:
+        for n_a, st, _ in parts:
             for c in np.flatnonzero(n_a):
                 dev = st[c, 0] / n_a[c] - mean[c]
                 m2[c] += st[c, 1] + n_a[c] * dev * dev
@@ -215,23 +218,57 @@ def _pair_term(Xa, start, stop, S_blocks, others):
     return out
 
 
+#: Memory for the row chunks held at once by :func:`graph_term` (two groups of chunks).
+GRAPH_MEMORY = 4 * 2**30
+
+
+def _groups(sizes: list[int], budget: float) -> list[list[int]]:
+    """Consecutive chunk indices grouped so that each group holds at most ``budget`` bytes
+    (a chunk larger than that alone)."""
+    groups: list[list[int]] = [[]]
+    held = 0
+    for a, size in enumerate(sizes):
+        if groups[-1] and held + size > budget:
+            groups.append([])
+            held = 0
+        groups[-1].append(a)
+        held += size
+    return groups
+
+
 def graph_term(X, S) -> np.ndarray:
-    """``f^T S f`` of every gene: ``sum_{a,b} sum_{i in a} x_i . (S_ab X_b)_i``."""
+    """``f^T S f`` of every gene: ``sum_{a,b} sum_{i in a} x_i . (S_ab X_b)_i``.
+
+    Memory stays bounded whatever the graph: the row chunks are grouped (consecutive chunks,
+    :data:`GRAPH_MEMORY` / 2 bytes per group, sizes from :func:`moments`), and the pairs of
+    chunks are computed one pair of groups at a time, so at most two groups are in memory; a
+    group is read again for every other group (``groups^2 / 2`` reads of a group in all).
+    """
     from dask import delayed
 
     S = sp.csr_matrix(S, dtype=np.float64)
     blocks, off = row_chunks(X)
-    tasks = []
-    for a, Xa in enumerate(blocks):
-        rows = S[off[a] : off[a + 1]]
-        S_blocks, others = [], []
-        for b, Xb in enumerate(blocks):
-            Sab = sp.csr_matrix(rows[:, off[b] : off[b + 1]])
-            if Sab.nnz:
-                S_blocks.append(Sab)
-                others.append(Xb)
-        tasks.append(delayed(_pair_term)(Xa, off[a], off[a + 1], S_blocks, others))
-    return np.sum(_compute(tasks), axis=0)
+    groups = _groups(moments(X).chunk_bytes, GRAPH_MEMORY / 2)
+    total = np.zeros(X.shape[1])
+    for gi, G in enumerate(groups):
+        for H in groups[gi:]:
+            tasks = []
+            for a in G + (H if H is not G else []):
+                partners = H if a in G else G
+                rows = S[off[a] : off[a + 1]]
+                S_blocks, others = [], []
+                for b in partners:
+                    Sab = sp.csr_matrix(rows[:, off[b] : off[b + 1]])
+                    if Sab.nnz:
+                        S_blocks.append(Sab)
+                        others.append(blocks[b])
+                if S_blocks:
+                    tasks.append(
+                        delayed(_pair_term)(blocks[a], off[a], off[a + 1], S_blocks, others)
+                    )
+            if tasks:
+                total += np.sum(_compute(tasks), axis=0)
+    return total
 
 
 def _knn_block(Xa, start, stop, blocks_off, k, *others):
