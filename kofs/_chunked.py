@@ -208,13 +208,29 @@ def left_product(Ut: np.ndarray, X) -> np.ndarray:
     return chunk_sum(X, _ut_x, np.asarray(Ut, dtype=np.float64))
 
 
+#: Entries of ``S_ab X_b`` formed at once by :func:`_pair_term` (its rows in slices): the
+#: product of a graph block with a chunk is much denser than the chunk (a row of it holds the
+#: genes of all the row's neighbours).
+PRODUCT_ENTRIES = 2 * 10**7
+
+
 def _pair_term(Xa, start, stop, S_blocks, others):
     Xa = _as_block(Xa)
     out = np.zeros(Xa.shape[1])
     for Sab, Xb in zip(S_blocks, others, strict=True):
-        Y = Sab @ _as_block(Xb)
-        prod = Xa.multiply(Y) if sp.issparse(Xa) else Xa * np.asarray(Y)
-        out += np.asarray(prod.sum(axis=0)).ravel()
+        Xb = _as_block(Xb)
+        per_row = np.diff(Xb.indptr) if sp.issparse(Xb) else np.full(Xb.shape[0], Xb.shape[1])
+        # an upper bound of the stored entries of each row of S_ab X_b
+        bound = np.cumsum(np.asarray(abs(Sab).sign() @ per_row.astype(np.float64)).ravel())
+        lo = 0
+        while lo < Sab.shape[0]:
+            hi = max(lo + 1, int(np.searchsorted(bound, bound[lo] + PRODUCT_ENTRIES, "right")))
+            hi = min(hi, Sab.shape[0])
+            Y = Sab[lo:hi] @ Xb
+            A = Xa[lo:hi]
+            prod = A.multiply(Y) if sp.issparse(A) else A * np.asarray(Y)
+            out += np.asarray(prod.sum(axis=0)).ravel()
+            lo = hi
     return out
 
 

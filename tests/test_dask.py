@@ -43,7 +43,8 @@ def h5ad(cells, tmp_path_factory):
 
 
 def test_graph_term_in_groups_of_chunks(cells, monkeypatch):
-    # a memory budget of one chunk: every pair of chunks computed group pair by group pair
+    # a memory budget of one chunk: every pair of chunks computed group pair by group pair,
+    # each product S_ab X_b by slices of a few rows
     from kofs import _chunked
     from kofs.knowledge.similarity_kernels import heat_kernel_graph, knn_squared_distances
 
@@ -52,6 +53,7 @@ def test_graph_term_in_groups_of_chunks(cells, monkeypatch):
     lazy = da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False)
     assert len(_chunked._groups(_chunked.moments(lazy).chunk_bytes, 1)) == 4
     monkeypatch.setattr(_chunked, "GRAPH_MEMORY", 2)
+    monkeypatch.setattr(_chunked, "PRODUCT_ENTRIES", 50)  # S_ab X_b by slices of rows
     np.testing.assert_allclose(_chunked.graph_term(lazy, S), ref, rtol=1e-12)
 
 
