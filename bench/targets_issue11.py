@@ -14,14 +14,23 @@ import numpy as np
 from _util import REAL
 
 from kofs.aggregate import aggregate
+from kofs.context import Context
 from kofs.io.expression import read_expression
 from kofs.io.labels import align_labels, read_labels
-from kofs.pipeline import rank
+from kofs.pipeline import aggregate_supervised, rank
 from kofs.registry import RANKERS
 from kofs.sources import read_sources
 from kofs.types import Ranking
 
-METHODS = ("em", "borda", "reliability")
+METHODS = ("em", "borda", "reliability", "reliability/labels")
+
+
+def _fuse(lists, method, expr, lab):
+    """``reliability/labels``: label supervision (the default of ``kofs rank --labels``)."""
+    if method != "reliability/labels":
+        return aggregate(lists, method, bootstrap=0)
+    ctx = Context(expression=expr, categories=lab, seed=0)
+    return aggregate_supervised(ctx, lists, "reliability", supervision="labels", bootstrap=0)
 
 
 def _data():
@@ -30,12 +39,12 @@ def _data():
     return align_labels(expr, lab)
 
 
-def _robustness(lists, fused, method):
+def _robustness(lists, fused, method, expr, lab):
     base = lists[0]
     rev = Ranking("reversed", base.genes, -np.asarray(base.scores), base.higher_is_better)
     rng = np.random.default_rng(1)
     rnd = Ranking("random", base.genes, rng.normal(size=len(base.genes)), True)
-    more = aggregate([*lists, rev, rnd], method, bootstrap=0)
+    more = _fuse([*lists, rev, rnd], method, expr, lab)
     return 50 - len(set(fused.top(50)) & set(more.top(50)))
 
 
@@ -47,11 +56,11 @@ def target_1(expr, lab) -> None:
     for drop in ((), ("spec-phi1",)):
         use = [r for r in lists if r.name not in drop]
         for method in METHODS:
-            fused = aggregate(use, method, bootstrap=0)
+            fused = _fuse(use, method, expr, lab)
             weak = [g for g in fused.top(20) if sum(r.ranks[pos[g]] <= 0.05 * M for r in use) < 2]
             print(
                 f"target 1, without {list(drop)}, {method}: {len(weak)} weak {weak}; "
-                f"top-50 change {_robustness(use, fused, method)}"
+                f"top-50 change {_robustness(use, fused, method, expr, lab)}"
             )
 
 
@@ -67,11 +76,11 @@ def target_2(expr, lab) -> None:
     M = len(lists[0].genes)
     pos = {g: i for i, g in enumerate(lists[0].genes)}
     for method in METHODS:
-        fused = aggregate(lists, method, bootstrap=0)
+        fused = _fuse(lists, method, expr, lab)
         weak = [g for g in fused.top(20) if not any(r.ranks[pos[g]] <= 0.10 * M for r in data)]
         print(
             f"target 2, {method}: {len(weak)} without data support {weak}; "
-            f"top-50 change {_robustness(lists, fused, method)}"
+            f"top-50 change {_robustness(lists, fused, method, expr, lab)}"
         )
 
 

@@ -236,6 +236,10 @@ DEFAULT_AGGREGATOR = "reliability"
 #: Supervision levels of the list weights.
 SUPERVISION = ("none", "genes", "labels")
 
+#: Bootstrap replicates of the label reliabilities behind the one-standard-error rule (cheap:
+#: the per-sample 1-NN outcomes are resampled, nothing is re-fitted).
+RULE_REPLICATES = 200
+
 
 def default_supervision(relevant_genes, labels) -> str:
     """``"genes"`` with known relevant genes, else ``"labels"`` with sample labels, else
@@ -256,7 +260,7 @@ def aggregate_supervised(
     bootstrap: int = 200,
 ) -> AggregateRanking:
     """Aggregate ``lists`` at the requested supervision level (see :func:`run_plan`)."""
-    from kofs.aggregate.supervision import label_reliabilities
+    from kofs.aggregate.supervision import label_reliabilities, one_standard_error
 
     level = supervision or default_supervision(context.relevant_genes, context.categories)
     if level not in SUPERVISION:
@@ -280,6 +284,7 @@ def aggregate_supervised(
     relevant = None
     list_weights = None
     replicates = None
+    label_rule = None
     if level == "genes":
         if not context.relevant_genes:
             raise ParameterError(
@@ -292,21 +297,27 @@ def aggregate_supervised(
         genes, R = partial_rank_matrix(lists)
         index = context.expression.gene_index()
         cols = np.fromiter((index[g] for g in genes), dtype=np.int64, count=len(genes))
-        found = label_reliabilities(
+        raw, reps = label_reliabilities(
             context.expression.values[:, cols],
             context.categories.labels,
             R,
             seed=context.seed,
             genes=genes,
             samples=context.expression.samples,
-            n_boot=bootstrap,
+            n_boot=max(bootstrap, RULE_REPLICATES),
+            refit=_supervised_refit(context, lists, genes),
         )
-        v, reps = found if isinstance(found, tuple) else (found, None)
+        v, reps, se = one_standard_error(raw, reps)
         names = [r.name for r in lists]
         list_weights = dict(zip(names, map(float, v), strict=True))
-        if reps is not None:
-            replicates = {n: reps[:, j] for j, n in enumerate(names)}
-    return aggregate_lists(
+        label_rule = {
+            "rule": "one standard error",
+            "se": se,
+            "reliability": dict(zip(names, map(float, raw), strict=True)),
+        }
+        if bootstrap > 0 and reps is not None:
+            replicates = {n: reps[:bootstrap, j] for j, n in enumerate(names)}
+    fused = aggregate_lists(
         lists,
         method,
         relevant_genes=relevant,
@@ -317,6 +328,44 @@ def aggregate_supervised(
         bootstrap=bootstrap,
         seed=context.seed,
     )
+    if label_rule is not None:
+        fused = replace(fused, diagnostics={**fused.diagnostics, "label_reliability": label_rule})
+    return fused
+
+
+def _supervised_refit(context: Context, lists: Sequence[Ranking], genes: Sequence[str]):
+    """The ``refit`` of :func:`~kofs.aggregate.supervision.label_reliabilities`: the lists of a
+    ranker that needs the labels (Fisher score, ReliefF, ...) re-built on a subset of the
+    samples, with the same parameters; None when no list needs them."""
+    supervised = {
+        j: r
+        for j, r in enumerate(lists)
+        if r.params.get("ranker") in RANKERS and RANKERS.get(r.params["ranker"]).supervised
+    }
+    if not supervised:
+        return None
+    assert context.categories is not None
+    labels = np.asarray(context.categories.labels, dtype=object)
+    name = context.categories.name
+    samples = context.expression.samples
+
+    def refit(rows: np.ndarray) -> dict[int, np.ndarray]:
+        sub = context.expression.subset_samples(rows)
+        inputs = RankerInputs(
+            categories=SampleCategories(
+                tuple(labels[rows]), tuple(samples[i] for i in rows), name=name
+            )
+        )
+        out = {}
+        for j, r in supervised.items():
+            params = {k: v for k, v in r.params.items() if k != "ranker"}
+            again = run_ranker(r.params["ranker"], sub, inputs, seed=context.seed, params=params)
+            index = {gene: i for i, gene in enumerate(again.genes)}
+            ranks = np.asarray(again.ranks, dtype=np.float64)
+            out[j] = np.array([ranks[index[gene]] if gene in index else np.nan for gene in genes])
+        return out
+
+    return refit
 
 
 def run_plan(
@@ -367,7 +416,7 @@ def run_plan(
 def rank(
     expression: Any,
     *,
-    labels: SampleCategories | str | None = None,
+    labels: SampleCategories | str | Sequence[Any] | None = None,
     sources: KnowledgeSources | None = None,
     method: str = "kofs",
     lists: Sequence[str] | None = None,
@@ -406,10 +455,12 @@ def rank(
         sparse. With an AnnData the result is also stored in it, scanpy style:
         ``adata.var["kofs_rank"]``, ``["kofs_score"]``, ``["kofs_rank_<list>"]``,
         ``["kofs_score_<list>"]`` and ``adata.uns["kofs"]`` (weights, settings, versions).
-    labels : SampleCategories or str, optional
+    labels : SampleCategories, str or array-like, optional
         Aligned to ``expression.samples`` (see :func:`kofs.io.labels.align_labels`); enables the
         supervised rankers and the Fisher list. With an AnnData, a string names an ``obs``
-        column (``"cell_type"`` or ``"obs:cell_type"``).
+        column (``"cell_type"`` or ``"obs:cell_type"``). An array-like (list, ndarray, pandas
+        Series) holds one label per sample in row order, or a Series is aligned by its index
+        (:func:`labels_from_values`); missing values are unlabelled samples.
     sources : kofs.sources.KnowledgeSources, optional
         GO, pathways, interactions, graphs, auxiliary data (:func:`kofs.sources.read_sources`).
         With any source the plan is the KOFS list catalogue (book Table 6.3: SPEC, Fisher,
@@ -604,9 +655,12 @@ def source_symbols(expression: Expression, sources: Any) -> dict[str, str] | Non
 
 
 def _anndata_knowledge(
-    adata: Any, expression: Expression, labels: SampleCategories | str | None, use_graph: Any
+    adata: Any, expression: Expression, labels: Any, use_graph: Any
 ) -> tuple[SampleCategories | None, SampleSimilarity | None]:
-    """Labels named by an obs column and the reused obsp graph (AnnData inputs only)."""
+    """Labels named by an obs column and the reused obsp graph (AnnData inputs only); labels
+    given as an array-like become :class:`SampleCategories` (:func:`labels_from_values`)."""
+    if labels is not None and not isinstance(labels, (str, SampleCategories)):
+        labels = labels_from_values(labels, expression.samples)
     if adata is None:
         if isinstance(labels, str) or use_graph:
             what = "labels given as an obs column" if isinstance(labels, str) else "use_graph"
@@ -619,6 +673,43 @@ def _anndata_knowledge(
         labels = labels_from_obs(adata, column, samples=expression.samples)
     similarity = anndata_graph(adata, use_graph, expression.samples) if use_graph else None
     return labels, similarity
+
+
+def labels_from_values(values: Any, samples: Sequence[str]) -> SampleCategories:
+    """Sample labels from an array-like (list, ndarray, pandas Series or Categorical).
+
+    A pandas Series with a non-default index is aligned to ``samples`` by that index (every
+    sample must be there); anything else is positional and must have one value per sample.
+    Missing values (None, NaN, "") are unlabelled samples.
+    """
+    import pandas as pd
+
+    if isinstance(values, pd.Series) and not isinstance(values.index, pd.RangeIndex):
+        index = values.index.astype(str)
+        missing = [s for s in samples if s not in set(index)]
+        if missing:
+            raise ParameterError(
+                f"labels: {len(missing)} of the {len(samples)} samples are not in the labels' "
+                f"index (first: {missing[0]!r})"
+            )
+        values = pd.Series(values.to_numpy(), index=index).loc[list(samples)]
+    try:
+        flat = list(np.asarray(values, dtype=object).ravel())
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"labels must be SampleCategories, an obs column name or an array-like, got "
+            f"{type(values).__name__}"
+        ) from None
+    if np.ndim(np.asarray(values, dtype=object)) != 1 or len(flat) != len(samples):
+        raise ParameterError(
+            f"labels have {len(flat)} values but the matrix has {len(samples)} samples "
+            "(one label per sample, in row order)"
+        )
+    text = ["" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v) for v in flat]
+    name = getattr(values, "name", None)
+    return SampleCategories(
+        tuple(text), tuple(samples), name=str(name) if name is not None else "label"
+    )
 
 
 def anndata_graph(adata: Any, use_graph: str | bool, samples: Sequence[str]) -> SampleSimilarity:

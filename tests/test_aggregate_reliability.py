@@ -17,6 +17,7 @@ from kofs.aggregate import aggregate
 from kofs.aggregate.reliability import (
     block_intervals,
     fit_reliability,
+    hybrid_weights,
     interval_log_lr,
     reliability_aggregate,
 )
@@ -154,6 +155,72 @@ def test_supervised_never_scores_a_list_on_its_seed_genes():
     f1 = fit_reliability(R, relevant=known, built_from=built)
     f2 = fit_reliability(R2, relevant=known, built_from=built)
     np.testing.assert_allclose(f1.a, f2.a, rtol=0, atol=1e-9)
+
+
+def test_seed_evidence_enters_the_score_never_the_weight():
+    """A seeded list's positions of its seed genes are its knowledge: with ``seed_evidence``
+    (default) they raise those genes' fused scores; masked, they do not. The weights are the
+    same either way (the fit never sees them)."""
+    R, rel = planted(duplicates=0)
+    M = R.shape[0]
+    rng = np.random.default_rng(3)
+    seeds = np.zeros(M, dtype=bool)
+    seeds[rng.choice(M, 25, replace=False)] = True
+    col = -R[:, 0] + rng.normal(scale=M / 10, size=M)  # informative about the other genes
+    col[seeds] += 10.0 * M
+    R = np.column_stack([R[:, :3], average_ranks(col, higher_is_better=True)])
+    built = np.zeros_like(R, dtype=bool)
+    built[:, 3] = seeds
+    s_on, w_on, _, _ = reliability_aggregate(R, built_from=built)
+    s_off, w_off, _, _ = reliability_aggregate(R, built_from=built, seed_evidence=False)
+    np.testing.assert_array_equal(w_on, w_off)
+    assert w_on[3] > 0.05  # the seeded list agrees with the others about the other genes
+    gain_on, gain_off = s_on - s_off, np.zeros(M)
+    # its seed genes (ranked first) gain, the others (pushed down by 25 places) do not
+    assert gain_on[seeds].min() > max(gain_on[~seeds].max(), gain_off.max())
+    # masked in the score too: permuting the list among its seed genes changes nothing
+    R2 = R.copy()
+    idx = np.flatnonzero(seeds)
+    R2[idx, 3] = R[rng.permutation(idx), 3]
+    s2, _, _, _ = reliability_aggregate(R2, built_from=built, seed_evidence=False)
+    np.testing.assert_allclose(s2, s_off, rtol=0, atol=1e-12)
+
+
+def test_hybrid_weights_split_agreement_and_labels():
+    data = np.array([True, True, False, False])
+    agree = np.array([0.1, 0.3, 0.4, 0.2])
+    label = np.array([0.6, 0.2, 0.9, 0.0])  # knowledge lists' label values are ignored
+    w = hybrid_weights(agree, label, data)
+    np.testing.assert_allclose(w[2:], [0.4, 0.2])
+    np.testing.assert_allclose(w[:2], 0.4 * np.array([0.75, 0.25]))
+    assert w.sum() == pytest.approx(1.0)
+    # no label signal among the data lists: the agreement weights
+    np.testing.assert_allclose(hybrid_weights(agree, np.zeros(4), data), agree)
+    # every list data-driven: the label weights alone
+    np.testing.assert_allclose(hybrid_weights(np.zeros(4), label, np.ones(4, bool)), label / 1.7)
+    # nothing at all: uniform; replicates broadcast
+    np.testing.assert_allclose(hybrid_weights(np.zeros(4), np.zeros(4), data), 0.25)
+    reps = hybrid_weights(np.tile(agree, (3, 1)), np.tile(label, (3, 1)), data)
+    np.testing.assert_allclose(reps, np.tile(w, (3, 1)))
+
+
+def test_label_supervision_keeps_the_knowledge_lists_agreement_weight():
+    """Knowledge-only lists do not predict labels by design: under label supervision their
+    weight is the unsupervised (agreement) one, and the data lists share the rest."""
+    R, _ = planted(duplicates=0)
+    data = np.array([True, True, True, False])
+    R = R[:, :4]
+    v = np.array([0.8, 0.1, 0.0, 0.5])
+    _, w, info, extras = reliability_aggregate(R, list_weights=v, data_lists=data)
+    agree = np.asarray(info["agreement_weights"])
+    np.testing.assert_allclose(w[3], agree[3] / agree.sum())
+    c = np.asarray(info["redundancy"])
+    np.testing.assert_allclose(w[:3] / w[:3].sum(), (v * c)[:3] / (v * c)[:3].sum())
+    assert extras["fit"] is not None and info["knowledge_weights"] == "agreement"
+    # all lists data-driven: no fit, label weights only (as before)
+    _, w_all, info_all, extras_all = reliability_aggregate(R, list_weights=v)
+    assert extras_all["fit"] is None and "agreement_weights" not in info_all
+    np.testing.assert_allclose(w_all, v * c / (v * c).sum())
 
 
 def test_runner_built_from_and_circular_warning_for_em():
@@ -302,3 +369,105 @@ def test_cli_supervision_errors_are_one_line(tmp_path):
     assert r.exit_code == 2 and not out.exists()
     lines = [x for x in r.output.strip().splitlines() if x.startswith("kofs: error")]
     assert len(lines) == 1 and "reliability" in lines[0]
+
+
+def test_label_reliabilities_subsample_many_samples():
+    """Above ``max_samples`` the 1-NN accuracies use a seeded stratified subsample: the
+    samples x samples distance block stays bounded (12,000 samples would need 1.2 GB per gene
+    set), the informative list still wins, and the result does not depend on the row order."""
+    from kofs.aggregate.supervision import label_reliabilities, stratified_subsample
+
+    y = np.array(["a"] * 11000 + ["b"] * 990 + ["c"] * 10)
+    keep = stratified_subsample(y, 1000, seed=0)
+    assert len(np.unique(keep)) == len(keep) and (np.diff(keep) > 0).all()
+    kept = y[keep]
+    assert (kept == "c").sum() == 2 and abs((kept == "b").sum() - 82) <= 1
+    np.testing.assert_array_equal(keep, stratified_subsample(y, 1000, seed=0))
+    rng = np.random.default_rng(0)
+    n, m = 12000, 60
+    labels = rng.integers(0, 3, n).astype(str)
+    X = rng.normal(size=(n, m))
+    X[:, :10] += labels.astype(int)[:, None] * 2.0  # genes 0-9 carry the classes
+    good = np.arange(1, m + 1, dtype=float)  # ranks genes 0.. first
+    bad = good[::-1].copy()
+    R = np.column_stack([good, bad])
+    genes = [f"g{j}" for j in range(m)]
+    samples = [f"s{i:05d}" for i in range(n)]
+    v = label_reliabilities(X, labels, R, top=(10,), genes=genes, samples=samples, max_samples=800)
+    assert v[0] > 0.8 and v[1] < 0.3
+    perm = rng.permutation(n)
+    v2 = label_reliabilities(
+        X[perm], labels[perm], R, top=(10,), genes=genes,
+        samples=[samples[i] for i in perm], max_samples=800,
+    )  # fmt: skip
+    np.testing.assert_allclose(v2, v, rtol=0, atol=1e-12)
+
+
+def test_one_standard_error_rule():
+    from kofs.aggregate.supervision import one_standard_error
+
+    v = np.array([0.2, 0.55, 0.44, 0.58])
+    reps = np.random.default_rng(0).normal(v, [0.05, 0.05, 0.05, 0.05], size=(400, 4))
+    kept, kept_reps, se = one_standard_error(v, reps)
+    assert se == pytest.approx(0.05, rel=0.15)
+    np.testing.assert_array_equal(kept, [0.0, 0.55, 0.0, 0.58])  # within one SE of the best
+    assert kept_reps.shape == reps.shape
+    assert ((kept_reps == 0) | (kept_reps == reps)).all()
+    assert (kept_reps.max(axis=1) == reps.max(axis=1)).all()  # each replicate keeps its best
+    # no spread: only the best (and exact ties) are kept; nothing predictive: unchanged
+    np.testing.assert_array_equal(one_standard_error(v, None)[0], [0, 0, 0, 0.58])
+    np.testing.assert_array_equal(one_standard_error(np.array([1.0, 1.0, 0.9]), None)[0], [1, 1, 0])
+    np.testing.assert_array_equal(one_standard_error(np.zeros(3), None)[0], np.zeros(3))
+
+
+def test_label_supervision_follows_the_best_lists():
+    """With labels, a list measurably less predictive than the best does not dilute the fused
+    ranking: on cells of 5 planted clusters the fused list recovers the planted markers as well
+    as the best single list (without the rule, the poorer lists' weights cost 4 of the 40
+    markers in the fused top 40)."""
+    import kofs
+    from kofs.datasets import synthetic_counts
+
+    d = synthetic_counts(1200, 600, n_clusters=5, n_markers=8, density=0.08, seed=4)
+    markers = {f"gene{j:03d}" for j in np.asarray(d.markers).ravel()}
+    res = kofs.rank(d.X, labels=d.labels(), bootstrap=20)
+    K = len(markers)
+
+    def found(r):
+        return len(markers & set(r.top(K)))
+
+    best = max(found(r) for r in res.lists)
+    assert found(res.final) >= best
+    diag = res.final.diagnostics["label_reliability"]
+    assert diag["rule"] == "one standard error" and diag["se"] >= 0
+    assert set(diag["reliability"]) == {r.name for r in res.lists}
+
+
+def test_label_reliability_refits_supervised_lists_inside_folds():
+    """No signal at all (random labels): Fisher's list built on every sample picks genes that
+    separate those very labels by chance, so its cross-validated accuracy looks better than
+    random genes'; re-built inside each fold on the training samples only, it is at chance."""
+    from kofs.aggregate.supervision import label_reliabilities
+    from kofs.rankers import run_ranker
+    from kofs.types import Expression, RankerInputs, SampleCategories
+
+    rng = np.random.default_rng(1)
+    n, m = 60, 2000
+    X = rng.normal(size=(n, m))
+    y = np.array(["a", "b"] * (n // 2))
+    rng.shuffle(y)
+    genes = [f"g{j:04d}" for j in range(m)]
+    samples = [f"s{i:02d}" for i in range(n)]
+    e = Expression(X, genes, samples)
+
+    def fisher_ranks(rows):
+        sub = e.subset_samples(rows)
+        cats = SampleCategories(tuple(y[rows]), sub.samples)
+        return np.asarray(run_ranker("fisher", sub, RankerInputs(categories=cats)).ranks)
+
+    R = fisher_ranks(np.arange(n))[:, None]
+    kw = {"top": (10, 30), "genes": genes, "samples": samples, "n_random": 20}
+    optimistic = label_reliabilities(X, y, R, **kw)[0]
+    honest = label_reliabilities(X, y, R, refit=lambda rows: {0: fisher_ranks(rows)}, **kw)[0]
+    assert optimistic > 0.3
+    assert honest < 0.1

@@ -61,3 +61,30 @@ def test_types_do_not_freeze_the_callers_arrays():
     r = kofs.Ranking("x", list("abcd"), scores, higher_is_better=True)
     assert scores.flags.writeable and not r.scores.flags.writeable
     assert list(r.ranks) == [2.0, 1.0, 4.0, 3.0]
+
+
+def test_rank_accepts_labels_as_an_array_like():
+    """``kofs.rank(X, labels=...)`` takes a list, an array or a pandas Series (positional, or
+    aligned by index), and refuses a wrong length with one clear line."""
+    import pandas as pd
+
+    from kofs.errors import ParameterError
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 6))
+    X[:6, 0] += 4.0  # gene0 separates the classes
+    y = ["a"] * 6 + ["b"] * 6
+    opts = {"rankers": ["fisher"], "bootstrap": 0}
+    ref = kofs.rank(X, labels=y, **opts).final
+    assert ref.top(1) == ["gene0"]
+    np.testing.assert_array_equal(kofs.rank(X, labels=np.array(y), **opts).final.scores, ref.scores)
+    # a Series with sample ids as index is aligned by it, not by position
+    df = pd.DataFrame(X, index=[f"s{i}" for i in range(12)])
+    df.columns = [f"g{j}" for j in range(6)]
+    shuffled = pd.Series(y, index=df.index)[::-1]
+    by_index = kofs.rank(df, labels=shuffled, **opts).final
+    assert by_index.top(1) == ["g0"]
+    with pytest.raises(ParameterError, match="labels have 5 values but the matrix has 12"):
+        kofs.rank(X, labels=y[:5], **opts)
+    with pytest.raises(ParameterError, match="not in the labels' index"):
+        kofs.rank(df, labels=pd.Series(y, index=[f"x{i}" for i in range(12)]), **opts)

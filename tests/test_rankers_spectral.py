@@ -13,6 +13,7 @@ from kofs.knowledge.similarity import similarity_from_array
 from kofs.knowledge.similarity_kernels import fisher_label_similarity, rbf_similarity
 from kofs.rankers import RANKERS, run_ranker
 from kofs.rankers._spectral_kernels import (
+    eigengap_clusters,
     laplacian_score,
     normalized_eigenpairs,
     spec_phi1,
@@ -147,12 +148,31 @@ def test_phi3_default_k_and_rejects_k1(rng):
     e = _expr(X)
     inputs = RankerInputs(categories=SampleCategories([str(v) for v in y], e.samples))
     assert run_ranker("spec-phi3", e, inputs).info["k"] == 3
-    assert run_ranker("spec-phi3", e).info["k"] == 2
+    # without labels, the eigengap heuristic finds the mixture's three clusters
+    info = run_ranker("spec-phi3", e).info
+    assert (info["k"], info["k_from"]) == (3, "eigengap")
+    assert run_ranker("spec-phi3", e, params={"k": 4}).info["k_from"] == "given"
     with pytest.raises(ParameterError, match=r"'k' must be an int in \[") as err:
         run_ranker("spec-phi3", e, params={"k": 1})
     assert "\n" not in str(err.value)
     with pytest.raises(ParameterError, match="k must lie in"):
         spec_phi3(X, rbf_similarity(X), k=1)
+
+
+def test_eigengap_clusters():
+    assert eigengap_clusters(np.array([0.01, 0.02, 0.9, 0.95])) == 3  # 3 small: 3 clusters
+    assert eigengap_clusters(np.array([0.5, 0.6, 0.7, 0.95])) == 4
+    assert eigengap_clusters(np.array([0.9])) == 2  # nothing to compare
+    # a planted 5-cluster kNN graph of cells: the unsupervised default k finds 5 clusters and
+    # phi3 then ranks the markers of every cluster (with k = 2 only one cut's markers)
+    from kofs.datasets import synthetic_counts
+
+    d = synthetic_counts(1500, 300, n_clusters=5, n_markers=6, density=0.1, seed=2)
+    e = Expression(d.X, d.genes, d.cells)
+    r = run_ranker("spec-phi3", e, params={"similarity": "knn", "neighbors": 10})
+    assert r.info["k"] == 5
+    markers = {d.genes[j] for j in np.asarray(d.markers).ravel()}
+    assert len(markers & set(r.top(30))) >= 27
 
 
 def test_semi_supervised_alpha(rng):

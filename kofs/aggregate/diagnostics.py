@@ -161,18 +161,44 @@ def reliability_diagnostics(fit, *, n_boot: int, seed: int, max_prior: float, n_
     return out
 
 
-def label_weight_intervals(replicates: np.ndarray | None, redundancy: np.ndarray) -> dict:
-    """Intervals of label-supervised weights ``w = v * c / sum(v * c)`` from bootstrap
-    replicates of the list reliabilities ``v`` (shape (B, L); the redundancy weights ``c`` are
-    held fixed). Nothing is fitted on the genes, so there is no likelihood gain and the weights
-    count as identified; without replicates, no intervals."""
+def label_weight_intervals(
+    replicates: np.ndarray | None,
+    redundancy: np.ndarray,
+    *,
+    fit=None,
+    data_lists: np.ndarray | None = None,
+    n_boot: int = 0,
+    seed: int = 0,
+    max_prior: float = 0.5,
+) -> dict:
+    """Intervals of label-supervised weights from bootstrap replicates of the list
+    reliabilities ``v`` (shape (B, L); the redundancy weights ``c`` are held fixed).
+
+    Without knowledge lists (``fit`` None) the weights are ``w = v * c / sum(v * c)``: nothing
+    is fitted on the genes, so there is no likelihood gain and they count as identified. With
+    knowledge lists, whose weights come from the agreement ``fit``
+    (:func:`kofs.aggregate.reliability.hybrid_weights`), replicate b pairs the b-th label
+    replicate with the b-th bootstrap replicate of the fit, and the gain and identification
+    are the fit's.
+    """
+    from kofs.aggregate.reliability import hybrid_weights
+
+    c = np.asarray(redundancy, dtype=np.float64)
+    L = len(c)
     out: dict = {"n_boot": 0, "identified": True, "loglik_gain": None}
+    if fit is not None:
+        out = reliability_diagnostics(fit, n_boot=0, seed=seed, max_prior=max_prior, n_lists=L)
     if replicates is None or len(replicates) == 0:
         return out
-    W = np.clip(np.asarray(replicates, dtype=np.float64), 0.0, None) * np.asarray(redundancy)
-    total = W.sum(axis=1, keepdims=True)
-    L = W.shape[1]
-    W = np.where(total > 0, W / np.where(total > 0, total, 1.0), 1.0 / L)
+    V = np.clip(np.asarray(replicates, dtype=np.float64), 0.0, None) * c
+    if fit is None or data_lists is None:
+        W = hybrid_weights(np.zeros_like(V), V, np.ones(L, dtype=bool))
+    else:
+        from kofs.aggregate.reliability import reliability_bootstrap
+
+        B = len(V)
+        A = reliability_bootstrap(fit, n_boot=B, seed=seed, max_prior=max_prior)
+        W = hybrid_weights(A, V, np.asarray(data_lists, dtype=bool))
     out.update(
         n_boot=int(W.shape[0]),
         weight_ci=percentile_intervals(W),

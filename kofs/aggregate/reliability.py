@@ -58,6 +58,7 @@ __all__ = [
     "ReliabilityFit",
     "block_intervals",
     "fit_reliability",
+    "hybrid_weights",
     "interval_log_lr",
     "redundancy_weights",
 ]
@@ -616,6 +617,28 @@ def mean_neg_log_u(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         return (F(hi) - F(lo)) / (hi - lo)
 
 
+def hybrid_weights(agreement: np.ndarray, label: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """Label-supervised weights of a run with knowledge-only lists (sum 1).
+
+    The knowledge lists keep their share of the agreement weights ``agreement``; the
+    data-driven lists (``data``) share the rest in proportion to ``label`` (their
+    cross-validated predictive values times redundancy). Without any label signal the
+    agreement weights are used; without either, uniform weights. Broadcasts over leading axes
+    (bootstrap replicates).
+    """
+    w = np.clip(np.asarray(agreement, dtype=np.float64), 0.0, None)
+    v = np.where(data, np.clip(np.asarray(label, dtype=np.float64), 0.0, None), 0.0)
+    L = w.shape[-1]
+    total = w.sum(axis=-1, keepdims=True)
+    vsum = v.sum(axis=-1, keepdims=True)
+    safe_total = np.where(total > 0, total, 1.0)
+    know = np.where(data, 0.0, w) / safe_total  # knowledge lists' agreement share
+    share = know.sum(axis=-1, keepdims=True)
+    with_labels = know + (1.0 - share) * v / np.where(vsum > 0, vsum, 1.0)
+    only_agreement = np.where(total > 0, w / safe_total, 1.0 / L)
+    return np.where(vsum > 0, with_labels, only_agreement)
+
+
 def data_support(ranks: np.ndarray, data_lists: np.ndarray, fraction: float) -> np.ndarray | None:
     """Boolean (M,): the gene is in the top ``fraction`` of at least one data-driven list.
 
@@ -640,6 +663,7 @@ def reliability_aggregate(
     dependence: bool = True,
     n_bins: int = 256,
     support_fraction: float = 0.10,
+    seed_evidence: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, dict, dict]:
     """Reliability aggregation (module docstring): scores, weights, info and the fit details.
 
@@ -662,6 +686,11 @@ def reliability_aggregate(
         See :func:`fit_reliability`.
     support_fraction : float
         See ``data_lists``; 0 switches the rule off.
+    seed_evidence : bool
+        True: a list's positions of the genes it was built from enter the fused score (they are
+        its knowledge: GO-REL-PROP ranks its seed genes first *because* they are known); they
+        never enter its weight, which is learned with them masked. False: they are masked in
+        the score too.
 
     Returns
     -------
@@ -671,19 +700,39 @@ def reliability_aggregate(
     R = check_partial_ranks(ranks)
     M, L = R.shape
     fit = None
+    scored = None if seed_evidence else built_from  # observations masked in the score
     if list_weights is not None:
         v = np.clip(np.asarray(list_weights, dtype=np.float64), 0.0, None)
         lo, hi = observation_intervals(R, built_from)
         c = redundancy_weights(lo, hi)[0] if dependence else np.ones(L)
-        weights = v * c
-        weights = weights / weights.sum() if weights.sum() > 0 else np.full(L, 1.0 / L)
+        data = None if data_lists is None else np.asarray(data_lists, dtype=bool)
+        info = {"label_reliability": v.tolist(), "redundancy": c.tolist()}
+        if data is not None and data.any() and not data.all():
+            # knowledge lists do not predict labels by design: their weight is learned from
+            # agreement (the unsupervised fit), the data-driven lists share the rest by label
+            fit = fit_reliability(
+                R,
+                built_from=built_from,
+                prior=prior,
+                max_prior=max_prior,
+                dependence=dependence,
+                n_bins=n_bins,
+            )
+            weights = hybrid_weights(fit.weights, v * c, data)
+            info.update(
+                agreement_weights=fit.weights.tolist(),
+                a=fit.a.tolist(),
+                prior=fit.prior,
+                log_likelihood=fit.log_likelihood,
+                iterations=fit.iterations,
+                converged=fit.converged,
+                knowledge_weights="agreement",
+            )
+        else:
+            weights = hybrid_weights(np.zeros(L), v * c, np.ones(L, dtype=bool))
+            info.update(iterations=0, converged=True)
+        lo, hi = observation_intervals(R, scored)
         scores = mean_neg_log_u(lo, hi) @ weights
-        info = {
-            "label_reliability": v.tolist(),
-            "redundancy": c.tolist(),
-            "iterations": 0,
-            "converged": True,
-        }
     else:
         fit = fit_reliability(
             R,
@@ -694,12 +743,12 @@ def reliability_aggregate(
             dependence=dependence,
             n_bins=n_bins,
         )
-        scores = exact_scores(R, fit.a, fit.redundancy, built_from)
+        scores = exact_scores(R, fit.a, fit.redundancy, scored)
         weights = fit.weights
         if not weights.any():
             # no agreement signal (every a_l = 1: one list, copies of one list, noise): the
             # limit a -> 1 of the score, the redundancy-weighted mean of -log u
-            lo, hi = observation_intervals(R, built_from)
+            lo, hi = observation_intervals(R, scored)
             weights = fit.redundancy / fit.redundancy.sum()
             scores = mean_neg_log_u(lo, hi) @ weights
         info = {
@@ -740,6 +789,12 @@ def reliability_aggregate(
             low=0.0,
             high=1.0,
         ),
+        "seed_evidence": Param(
+            True,
+            bool,
+            "a list's positions of the genes it was built from count in the fused score (never "
+            "in its weight)",
+        ),
     },
     learns_weights=True,
     supports_relevant=True,
@@ -779,6 +834,8 @@ def _reliability(
     )
     info["_fit"] = extras["fit"]
     info["_support"] = extras["support"]
+    if data_lists is not None:
+        info["_data_lists"] = np.asarray(data_lists, dtype=bool)
     if list_weights is not None and list_weight_replicates is not None:
         info["_v_replicates"] = list_weight_replicates
     return np.asarray(scores)[:m], weights, info
@@ -788,10 +845,18 @@ def _diagnose(R, *, info: dict, n_boot: int, seed: int, params: dict, **_) -> di
     from kofs.aggregate.diagnostics import reliability_diagnostics
 
     fit = info.get("_fit")
-    if fit is None:  # fixed (label-supervised) weights: nothing was estimated from the genes
+    if "label_reliability" in info:  # label-supervised weights
         from kofs.aggregate.diagnostics import label_weight_intervals
 
-        return label_weight_intervals(info.get("_v_replicates"), np.asarray(info["redundancy"]))
+        return label_weight_intervals(
+            info.get("_v_replicates"),
+            np.asarray(info["redundancy"]),
+            fit=fit,
+            data_lists=info.get("_data_lists"),
+            n_boot=n_boot,
+            seed=seed,
+            max_prior=params["max_prior"],
+        )
     return reliability_diagnostics(
         fit, n_boot=n_boot, seed=seed, max_prior=params["max_prior"], n_lists=R.shape[1]
     )

@@ -287,8 +287,22 @@ def normalized_eigenpairs(S, *, n_pairs: int, seed: int = 0) -> tuple[np.ndarray
     return 1.0 - mu[order], Q @ R[:, order]
 
 
+def eigengap_clusters(lam: np.ndarray) -> int:
+    """Number of clusters k >= 2 by the eigengap heuristic (von Luxburg 2007, section 8.3).
+
+    ``lam`` holds ``lambda_2 .. lambda_{p+1}`` of the normalised Laplacian (ascending); with
+    ``lambda_1 = 0``, k maximises ``lambda_{k+1} - lambda_k`` over ``2 <= k <= p`` (the first
+    such k on ties). Fewer than two values give 2.
+    """
+    full = np.concatenate([[0.0], np.asarray(lam, dtype=np.float64)])
+    if full.size < 3:
+        return 2
+    gaps = full[2:] - full[1:-1]  # gaps[j] = lambda_{j+3} - lambda_{j+2}, i.e. k = j + 2
+    return int(np.argmax(gaps)) + 2
+
+
 def spec_phi3(
-    X: np.ndarray, S, *, k: int, power: int = 1, seed: int = 0
+    X: np.ndarray, S, *, k: int | None, power: int = 1, seed: int = 0, k_max: int = 20
 ) -> tuple[np.ndarray, np.ndarray]:
     """SPEC phi3 ``sum_{j=2}^{k} (gamma(2) - gamma(lambda_j)) alpha_j^2`` (book eq. 2.19).
 
@@ -298,18 +312,23 @@ def spec_phi3(
     ----------
     X : ndarray of shape (n, m)
     S : ndarray or sparse matrix of shape (n, n)
-    k : int
-        Number of clusters, 2 <= k <= n - 1 (k = 1 gives identically 0).
+    k : int or None
+        Number of clusters, 2 <= k <= n - 1 (k = 1 gives identically 0). None: estimated by
+        :func:`eigengap_clusters` from the ``min(k_max, n - 1)`` smallest non-trivial
+        eigenvalues.
     power : int
         Exponent r of ``gamma(x) = x^r``.
     seed : int
         Lanczos start vector seed.
+    k_max : int
+        Largest k considered when k is None.
 
     Returns
     -------
     scores : ndarray of shape (m,)
     lam : ndarray, the eigenvalues ``lambda_2 .. lambda_{k+1}`` used (the last one only for the
-        gap check; a warning is logged when ``lambda_k == lambda_{k+1}``).
+        gap check; a warning is logged when ``lambda_k == lambda_{k+1}``); with k None, all
+        ``lambda_2 .. lambda_{k_max+1}`` computed (k = ``eigengap_clusters(lam)``).
     """
     S, X, d = prepare_graph(S, X)
     n, m = X.shape
@@ -318,12 +337,16 @@ def spec_phi3(
             f"spec-phi3 needs at least 3 connected samples, got {n}; give a matrix with more "
             "samples or leave spec-phi3 out (--rankers, --lists)"
         )
-    if not 2 <= k <= n - 1:
+    if k is None:
+        lam, U = normalized_eigenpairs(S, n_pairs=max(2, min(k_max, n - 1)), seed=seed)
+        k = min(eigengap_clusters(lam), n - 1)
+    elif not 2 <= k <= n - 1:
         raise ParameterError(
             f"spec-phi3: k must lie in [2, {n - 1}] (number of clusters), got {k}; set "
             f"--param spec-phi3.k=K with 2 <= K <= {n - 1}"
         )
-    lam, U = normalized_eigenpairs(S, n_pairs=min(k, n - 1), seed=seed)
+    else:
+        lam, U = normalized_eigenpairs(S, n_pairs=min(k, n - 1), seed=seed)
     if lam.size >= k and abs(lam[k - 1] - lam[k - 2]) <= 1e-10 * max(1.0, abs(lam[k - 1])):
         logger.warning(
             "spec-phi3: lambda_%d == lambda_%d, the %d-cluster cut is ambiguous", k, k + 1, k

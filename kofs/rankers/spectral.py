@@ -30,7 +30,7 @@ from kofs.rankers._inputs import (
     resolve_auto,
     sample_graph,
 )
-from kofs.rankers._spectral_kernels import spec_phi1, spec_phi2, spec_phi3
+from kofs.rankers._spectral_kernels import eigengap_clusters, spec_phi1, spec_phi2, spec_phi3
 from kofs.rankers.classic import SEARCH_PARAM
 from kofs.registry import Param, ranker
 from kofs.types import RankerInputs
@@ -162,13 +162,21 @@ def _spec_phi2(X, inputs, *, seed, **p):
     params={
         **COMMON_PARAMS,
         "k": Param(
-            None, int, "number of clusters (default: number of classes with labels, else 2)", low=2
+            None,
+            int,
+            "number of clusters (default: the number of classes with labels, else estimated by "
+            "the eigengap heuristic up to k_max)",
+            low=2,
+        ),
+        "k_max": Param(
+            20, int, "largest number of clusters the eigengap heuristic considers", low=2
         ),
     },
 )
-def _spec_phi3(X, inputs, *, seed, k, **p):
+def _spec_phi3(X, inputs, *, seed, k, k_max, **p):
     p["seed"] = seed
-    if k is None:
+    k_from = "given" if k is not None else "labels"
+    if k is None and n_classes(inputs) > 0:
         n = n_classes(inputs)
         k = max(2, n)
         if n >= X.shape[0] > 2:
@@ -178,9 +186,16 @@ def _spec_phi3(X, inputs, *, seed, k, **p):
                 f"class column (--label-column) or set --param spec-phi3.k=K (2 <= K < "
                 f"{X.shape[0]})"
             )
+    elif k is None:
+        k_from = "eigengap"
 
     def score(Xs, S, r):
-        s, lam = spec_phi3(Xs, S, k=k, power=r, seed=seed)
-        return s, {"k": k, "eigenvalues": [float(v) for v in lam]}
+        s, lam = spec_phi3(Xs, S, k=k, power=r, seed=seed, k_max=k_max)
+        used = k if k is not None else min(eigengap_clusters(lam), Xs.shape[0] - 1)
+        return s, {
+            "k": used,
+            "k_from": k_from,
+            "eigenvalues": [float(v) for v in lam],
+        }
 
     return _run(X, inputs, p, score)
