@@ -87,9 +87,10 @@ def _wsum(B, start, stop, w):
     return np.asarray(B.T @ w[start:stop]).ravel()
 
 
-def _chunk_moments(B, start, stop, codes, n_groups):
-    """Per group of rows of the chunk: count, column sums, squared deviations about the
-    chunk-group mean (two-pass), column maxima and minima."""
+def _chunk_moments(B, codes, n_groups):
+    """Per group of rows of the chunk (``codes``: the chunk's rows' groups, None: one group):
+    count, column sums, squared deviations about the chunk-group mean (two-pass), column
+    maxima and minima; and the chunk's size in bytes."""
     from kofs import _matrix
 
     B = _as_block(B)
@@ -97,10 +98,8 @@ def _chunk_moments(B, start, stop, codes, n_groups):
     out = np.zeros((n_groups, 4, m))
     out[:, 2], out[:, 3] = -np.inf, np.inf
     counts = np.zeros(n_groups)
-    g = codes[start:stop] if codes is not None else None
     for c in range(n_groups):
-        rows = None if g is None else np.flatnonzero(g == c)
-        Bc = B if rows is None else B[rows]
+        Bc = B if codes is None else B[np.flatnonzero(codes == c)]
         if Bc.shape[0] == 0:
             continue
         counts[c] = Bc.shape[0]
@@ -108,7 +107,24 @@ def _chunk_moments(B, start, stop, codes, n_groups):
         out[c, 1] = _matrix.column_sq_deviations(Bc, out[c, 0] / counts[c])
         out[c, 2], out[c, 3] = _matrix.column_range(Bc)
     size = B.data.nbytes + B.indices.nbytes + B.indptr.nbytes if sp.issparse(B) else B.nbytes
-    return counts, out, size
+    return counts, out, [size]
+
+
+def _merge_moments(parts: list) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """Several chunks' moments as one (same layout as :func:`_chunk_moments`): counts and
+    sums add, squared deviations by the pairwise update ``M2 = sum_a M2_a + n_a (mean_a -
+    mean)^2`` (Chan, Golub & LeVeque), maxima and minima."""
+    n = np.sum([p[0] for p in parts], axis=0)
+    out = np.zeros_like(parts[0][1])
+    out[:, 0] = np.sum([p[1][:, 0] for p in parts], axis=0)
+    mean = out[:, 0] / np.where(n > 0, n, 1.0)[:, None]
+    for n_a, st, _ in parts:
+        for c in np.flatnonzero(n_a):
+            dev = st[c, 0] / n_a[c] - mean[c]
+            out[c, 1] += st[c, 1] + n_a[c] * dev * dev
+    out[:, 2] = np.max([p[1][:, 2] for p in parts], axis=0)
+    out[:, 3] = np.min([p[1][:, 3] for p in parts], axis=0)
+    return n, out, [size for p in parts for size in p[2]]
 
 
 class Moments:
@@ -116,25 +132,17 @@ class Moments:
 
     Attributes (arrays of shape (groups,) or (groups, n_genes)): ``n`` rows per group,
     ``sums`` column sums, ``mean`` column means, ``m2`` squared deviations about ``mean``
-    (chunk-wise two-pass, combined by Chan, Golub & LeVeque's pairwise update
-    ``M2 = sum_a M2_a + n_a (mean_a - mean)^2``, as stable as a two-pass sum), ``hi``/``lo``
-    column maxima and minima; ``chunk_bytes`` the size of each row chunk in memory.
+    (chunk-wise two-pass, combined by :func:`_merge_moments`, as stable as a two-pass sum),
+    ``hi``/``lo`` column maxima and minima; ``chunk_bytes`` the size of each row chunk in
+    memory.
     """
 
-    def __init__(self, parts: list[tuple[np.ndarray, np.ndarray, int]]):
-        self.chunk_bytes = [int(p[2]) for p in parts]
-        n = np.sum([p[0] for p in parts], axis=0)
-        sums = np.sum([p[1][:, 0] for p in parts], axis=0)
-        safe = np.where(n > 0, n, 1.0)[:, None]
-        mean = sums / safe
-        m2 = np.zeros_like(mean)
-        for n_a, st, _ in parts:
-            for c in np.flatnonzero(n_a):
-                dev = st[c, 0] / n_a[c] - mean[c]
-                m2[c] += st[c, 1] + n_a[c] * dev * dev
-        self.n, self.sums, self.mean, self.m2 = n, sums, mean, m2
-        self.hi = np.max([p[1][:, 2] for p in parts], axis=0)
-        self.lo = np.min([p[1][:, 3] for p in parts], axis=0)
+    def __init__(self, merged: tuple[np.ndarray, np.ndarray, list[int]]):
+        n, out, sizes = merged
+        self.chunk_bytes = list(sizes)
+        self.n, self.sums, self.m2 = n, out[:, 0], out[:, 1]
+        self.mean = self.sums / np.where(n > 0, n, 1.0)[:, None]
+        self.hi, self.lo = out[:, 2], out[:, 3]
 
     def sq_deviations(self, group: int, mu: np.ndarray) -> np.ndarray:
         """``sum_{i in group} (x_ij - mu_j)^2`` per column."""
@@ -147,6 +155,8 @@ class Moments:
 #: pass over the data instead of one pass per statistic.
 _MOMENTS: dict = {}
 _MOMENTS_KEEP = 4
+#: Bytes of per-chunk moments held before they are merged (many classes x many genes).
+_MOMENTS_BATCH_BYTES = 256 * 2**20
 
 
 def moments(X, codes: np.ndarray | None = None) -> Moments:
@@ -162,8 +172,17 @@ def moments(X, codes: np.ndarray | None = None) -> Moments:
     n_groups = 1 if codes is None else int(codes.max()) + 1
     blocks, off = row_chunks(X)
     task = delayed(_chunk_moments, pure=True)
-    parts = _compute([task(b, off[a], off[a + 1], codes, n_groups) for a, b in enumerate(blocks)])
-    found = Moments(parts)
+    tasks = [
+        task(b, None if codes is None else codes[off[a] : off[a + 1]], n_groups)
+        for a, b in enumerate(blocks)
+    ]
+    # the chunks' results are merged batch by batch: memory O(batch x groups x genes)
+    batch = max(1, int(_MOMENTS_BATCH_BYTES // (n_groups * 4 * 8 * max(X.shape[1], 1))))
+    merged = None
+    for s in range(0, len(tasks), batch):
+        parts = _compute(tasks[s : s + batch])
+        merged = _merge_moments(parts if merged is None else [merged, *parts])
+    found = Moments(merged)
     while len(_MOMENTS) >= _MOMENTS_KEEP:
         _MOMENTS.pop(next(iter(_MOMENTS)))
     _MOMENTS[key] = found

@@ -57,9 +57,13 @@ def test_graph_term_in_groups_of_chunks(cells, monkeypatch):
     np.testing.assert_allclose(_chunked.graph_term(lazy, S), ref, rtol=1e-12)
 
 
-def test_moments_equal_in_memory(cells):
+@pytest.mark.parametrize("batch_bytes", [1, 2**30])
+def test_moments_equal_in_memory(cells, batch_bytes, monkeypatch):
+    # one pass, per-chunk moments merged chunk by chunk (1 byte) or all at once
     from kofs import _chunked, _matrix
 
+    monkeypatch.setattr(_chunked, "_MOMENTS", {})
+    monkeypatch.setattr(_chunked, "_MOMENTS_BATCH_BYTES", batch_bytes)
     lazy = da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False)
     codes = np.arange(cells.X.shape[0]) % 3
     mom = _chunked.moments(lazy, codes)
