@@ -67,6 +67,11 @@ def weighted_sq_deviations(X, weights: np.ndarray, mu: np.ndarray) -> np.ndarray
         D = X - mu
         return w @ (D * D)
     A = as_csr(X)
+    from kofs import _numba_kernels
+
+    if _numba_kernels.AVAILABLE:  # one pass, no O(nnz) temporaries
+        stored, w_stored = _numba_kernels.weighted_column_deviations(A, w, mu)
+        return stored + mu * mu * (w.sum() - w_stored)
     rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
     dev = A.data - mu[A.indices]
     m = A.shape[1]
@@ -85,6 +90,11 @@ def column_sq_deviations(X, mu: np.ndarray | None = None) -> np.ndarray:
         D = X - mu
         return np.einsum("ij,ij->j", D, D)
     A = as_csr(X)
+    from kofs import _numba_kernels
+
+    if _numba_kernels.AVAILABLE:
+        stored, n_stored = _numba_kernels.weighted_column_deviations(A, np.ones(A.shape[0]), mu)
+        return stored + mu * mu * (A.shape[0] - n_stored)
     dev = A.data - mu[A.indices]
     m = A.shape[1]
     stored = np.bincount(A.indices, weights=dev * dev, minlength=m)
@@ -100,6 +110,14 @@ def column_range(X) -> tuple[np.ndarray, np.ndarray]:
         X = np.asarray(X)
         return X.max(axis=0), X.min(axis=0)
     A = as_csr(X)
+    from kofs import _numba_kernels
+
+    if _numba_kernels.AVAILABLE:  # no CSC copy of X (scipy's max(axis=0) makes one)
+        hi, lo, count = _numba_kernels.column_stats(A)
+        implicit = count < A.shape[0]  # the column has implicit zeros
+        return np.where(implicit, np.maximum(hi, 0.0), hi), np.where(
+            implicit, np.minimum(lo, 0.0), lo
+        )
     hi = np.asarray(A.max(axis=0).todense()).ravel()
     lo = np.asarray(A.min(axis=0).todense()).ravel()
     return hi, lo
@@ -116,6 +134,10 @@ def row_norms2(A) -> np.ndarray:
     """Squared L2 norm of every row (dense or sparse)."""
     if sp.issparse(A):
         A = sp.csr_matrix(A)
+        from kofs import _numba_kernels
+
+        if _numba_kernels.AVAILABLE:
+            return _numba_kernels.row_sq_norms(A)
         return np.bincount(
             np.repeat(np.arange(A.shape[0]), np.diff(A.indptr)),
             weights=A.data * A.data,

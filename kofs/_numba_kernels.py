@@ -1,23 +1,50 @@
 """Compiled loops over CSR matrices for large single-cell data (numba; optional).
 
 numba comes with pynndescent (the ``[sc]`` extra). Without it, :data:`AVAILABLE` is False and
-the callers use their scipy.sparse formulation (same results, slower on large data).
+the callers use their NumPy/scipy.sparse formulation (same results to rounding, slower and with
+larger temporaries on large data).
 
 * :func:`graph_gene_products`: ``sum_i sum_j s_ij x_ig x_jg`` for every gene ``g`` (the
   ``f^T S f`` of every gene at once): one pass over the graph's edges, scattering ``x_i`` into
   a dense buffer of length m and gathering over the stored entries of its neighbours ``x_j``;
-  cost ``sum_edges nnz(x_j)``, memory O(m).
-* :func:`pair_dots`: ``x_i . x_j`` for a list of row pairs (sorted-index merge).
+  cost ``sum_edges nnz(x_j)``, memory O(blocks x m).
+* :func:`candidate_dots`: ``x_i . x_j`` for every sample i and each of its candidate
+  neighbours j (scatter ``x_i``, gather over ``x_j``).
+* :func:`csr_dense_product`, :func:`csr_t_dense_product`: ``X B`` and ``X^T Q`` for a CSR
+  ``X`` and thin dense ``B``, ``Q`` (the randomized SVD's products), without a CSC copy of X.
+* :func:`column_stats`, :func:`weighted_column_deviations`, :func:`row_sq_norms`: per-gene
+  range and stored count, weighted squared deviations, per-cell squared norms, in one pass over
+  the stored entries without O(nnz) temporaries.
+
+Parallel loops run over a *fixed* number of row blocks (:data:`ROW_BLOCKS`), each with its own
+accumulator, summed in block order: the results do not depend on the number of threads.
+All inputs are used as given (int32 or int64 indices, float64 values): no copy of X is made.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["AVAILABLE", "graph_gene_products", "pair_dots"]
+__all__ = [
+    "AVAILABLE",
+    "ROW_BLOCKS",
+    "candidate_dots",
+    "column_stats",
+    "csr_dense_product",
+    "csr_t_dense_product",
+    "graph_gene_products",
+    "row_sq_norms",
+    "weighted_column_deviations",
+]
+
+#: Row blocks of the parallel reductions (fixed, so that results do not depend on threads).
+ROW_BLOCKS = 16
+#: Row blocks of ``X^T Q`` (each holds an m x l accumulator).
+_T_BLOCKS = 4
 
 try:
     import numba
+    from numba import prange
 
     AVAILABLE = True
 except ImportError:  # pragma: no cover - exercised only without the [sc] extra
@@ -25,58 +52,175 @@ except ImportError:  # pragma: no cover - exercised only without the [sc] extra
 
 if AVAILABLE:
 
-    @numba.njit(cache=True, nogil=True)
-    def _graph_gene_products(x_ptr, x_idx, x_val, s_ptr, s_idx, s_val, m):  # pragma: no cover
+    @numba.njit(cache=True, nogil=True, parallel=True)
+    def _graph_gene_products(
+        x_ptr, x_idx, x_val, s_ptr, s_idx, s_val, m, bounds
+    ):  # pragma: no cover
+        nb = bounds.shape[0] - 1
+        acc = np.zeros((nb, m))
+        for b in prange(nb):
+            buf = np.zeros(m)
+            a = acc[b]
+            for i in range(bounds[b], bounds[b + 1]):
+                for p in range(x_ptr[i], x_ptr[i + 1]):
+                    buf[x_idx[p]] = x_val[p]
+                for q in range(s_ptr[i], s_ptr[i + 1]):
+                    j = s_idx[q]
+                    w = s_val[q]
+                    for p in range(x_ptr[j], x_ptr[j + 1]):
+                        g = x_idx[p]
+                        a[g] += w * x_val[p] * buf[g]
+                for p in range(x_ptr[i], x_ptr[i + 1]):
+                    buf[x_idx[p]] = 0.0
+        out = np.zeros(m)
+        for b in range(nb):
+            out += acc[b]
+        return out
+
+    @numba.njit(cache=True, nogil=True, parallel=True)
+    def _candidate_dots(x_ptr, x_idx, x_val, cand, m, bounds):  # pragma: no cover
+        n, c = cand.shape
+        out = np.zeros((n, c))
+        for b in prange(bounds.shape[0] - 1):
+            buf = np.zeros(m)
+            for i in range(bounds[b], bounds[b + 1]):
+                for p in range(x_ptr[i], x_ptr[i + 1]):
+                    buf[x_idx[p]] = x_val[p]
+                for t in range(c):
+                    j = cand[i, t]
+                    s = 0.0
+                    for p in range(x_ptr[j], x_ptr[j + 1]):
+                        s += x_val[p] * buf[x_idx[p]]
+                    out[i, t] = s
+                for p in range(x_ptr[i], x_ptr[i + 1]):
+                    buf[x_idx[p]] = 0.0
+        return out
+
+    @numba.njit(cache=True, nogil=True, parallel=True)
+    def _csr_dense(x_ptr, x_idx, x_val, B):  # pragma: no cover
         n = x_ptr.shape[0] - 1
-        acc = np.zeros(m)
-        buf = np.zeros(m)
-        for i in range(n):
+        ell = B.shape[1]
+        out = np.zeros((n, ell))
+        for i in prange(n):
             for p in range(x_ptr[i], x_ptr[i + 1]):
-                buf[x_idx[p]] = x_val[p]
-            for q in range(s_ptr[i], s_ptr[i + 1]):
-                j = s_idx[q]
-                w = s_val[q]
-                for p in range(x_ptr[j], x_ptr[j + 1]):
+                v = x_val[p]
+                g = x_idx[p]
+                for k in range(ell):
+                    out[i, k] += v * B[g, k]
+        return out
+
+    @numba.njit(cache=True, nogil=True, parallel=True)
+    def _csr_t_dense(x_ptr, x_idx, x_val, Q, m, bounds):  # pragma: no cover
+        nb = bounds.shape[0] - 1
+        ell = Q.shape[1]
+        acc = np.zeros((nb, m, ell))
+        for b in prange(nb):
+            a = acc[b]
+            for i in range(bounds[b], bounds[b + 1]):
+                for p in range(x_ptr[i], x_ptr[i + 1]):
+                    v = x_val[p]
                     g = x_idx[p]
-                    acc[g] += w * x_val[p] * buf[g]
-            for p in range(x_ptr[i], x_ptr[i + 1]):
-                buf[x_idx[p]] = 0.0
-        return acc
+                    for k in range(ell):
+                        a[g, k] += v * Q[i, k]
+        out = np.zeros((m, ell))
+        for b in range(nb):
+            out += acc[b]
+        return out
 
     @numba.njit(cache=True, nogil=True)
-    def _pair_dots(x_ptr, x_idx, x_val, rows, cols):  # pragma: no cover
-        out = np.zeros(rows.shape[0])
-        for t in range(rows.shape[0]):
-            a, b = rows[t], cols[t]
-            p, pe = x_ptr[a], x_ptr[a + 1]
-            q, qe = x_ptr[b], x_ptr[b + 1]
+    def _column_stats(x_idx, x_val, m):  # pragma: no cover
+        hi = np.full(m, -np.inf)
+        lo = np.full(m, np.inf)
+        count = np.zeros(m, dtype=np.int64)
+        for p in range(x_idx.shape[0]):
+            g = x_idx[p]
+            v = x_val[p]
+            if v > hi[g]:
+                hi[g] = v
+            if v < lo[g]:
+                lo[g] = v
+            count[g] += 1
+        return hi, lo, count
+
+    @numba.njit(cache=True, nogil=True)
+    def _weighted_deviations(x_ptr, x_idx, x_val, w, mu, m):  # pragma: no cover
+        stored = np.zeros(m)
+        w_stored = np.zeros(m)
+        for i in range(x_ptr.shape[0] - 1):
+            wi = w[i]
+            for p in range(x_ptr[i], x_ptr[i + 1]):
+                g = x_idx[p]
+                dev = x_val[p] - mu[g]
+                stored[g] += wi * dev * dev
+                w_stored[g] += wi
+        return stored, w_stored
+
+    @numba.njit(cache=True, nogil=True)
+    def _row_sq_norms(x_ptr, x_val):  # pragma: no cover
+        n = x_ptr.shape[0] - 1
+        out = np.zeros(n)
+        for i in range(n):
             s = 0.0
-            while p < pe and q < qe:
-                ia, ib = x_idx[p], x_idx[q]
-                if ia == ib:
-                    s += x_val[p] * x_val[q]
-                    p += 1
-                    q += 1
-                elif ia < ib:
-                    p += 1
-                else:
-                    q += 1
-            out[t] = s
+            for p in range(x_ptr[i], x_ptr[i + 1]):
+                s += x_val[p] * x_val[p]
+            out[i] = s
         return out
+
+
+def _bounds(n: int, blocks: int) -> np.ndarray:
+    return np.linspace(0, n, min(blocks, max(n, 1)) + 1).astype(np.int64)
+
+
+def _parts(X):
+    """The CSR arrays as they are (no copy unless the values are not float64)."""
+    return X.indptr, X.indices, np.asarray(X.data, dtype=np.float64)
 
 
 def graph_gene_products(X, S) -> np.ndarray:
     """``diag(X^T S X)``: per gene ``sum_{i,j} s_ij x_ig x_jg`` (X, S canonical CSR)."""
+    xp, xi, xv = _parts(X)
+    sp_, si, sv = _parts(S)
     return _graph_gene_products(
-        X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64),
-        S.indptr.astype(np.int64), S.indices.astype(np.int64), S.data.astype(np.float64),
-        X.shape[1],
-    )  # fmt: skip
+        xp, xi, xv, sp_, si, sv, X.shape[1], _bounds(X.shape[0], ROW_BLOCKS)
+    )
 
 
-def pair_dots(X, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """``x_rows[t] . x_cols[t]`` for every pair t (X canonical CSR: sorted indices)."""
-    return _pair_dots(
-        X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64),
-        np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64),
-    )  # fmt: skip
+def candidate_dots(X, cand: np.ndarray) -> np.ndarray:
+    """``x_i . x_cand[i, t]`` for every row i and candidate t (X canonical CSR; (n, c) out)."""
+    xp, xi, xv = _parts(X)
+    cand = np.ascontiguousarray(cand, dtype=np.int64)
+    return _candidate_dots(xp, xi, xv, cand, X.shape[1], _bounds(X.shape[0], ROW_BLOCKS))
+
+
+def csr_dense_product(X, B: np.ndarray) -> np.ndarray:
+    """``X B`` for a CSR ``X`` (n x m) and a dense ``B`` (m x l)."""
+    xp, xi, xv = _parts(X)
+    return _csr_dense(xp, xi, xv, np.ascontiguousarray(B, dtype=np.float64))
+
+
+def csr_t_dense_product(X, Q: np.ndarray) -> np.ndarray:
+    """``X^T Q`` for a CSR ``X`` (n x m) and a dense ``Q`` (n x l), without transposing X."""
+    xp, xi, xv = _parts(X)
+    Q = np.ascontiguousarray(Q, dtype=np.float64)
+    return _csr_t_dense(xp, xi, xv, Q, X.shape[1], _bounds(X.shape[0], _T_BLOCKS))
+
+
+def column_stats(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per column of a CSR ``X``: max and min of the stored entries (-inf / inf when none) and
+    their number."""
+    _, xi, xv = _parts(X)
+    return _column_stats(xi, xv, X.shape[1])
+
+
+def weighted_column_deviations(X, w: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per column of a CSR ``X``: ``sum_stored w_i (x_ij - mu_j)^2`` and ``sum_stored w_i``."""
+    xp, xi, xv = _parts(X)
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    mu = np.ascontiguousarray(mu, dtype=np.float64)
+    return _weighted_deviations(xp, xi, xv, w, mu, X.shape[1])
+
+
+def row_sq_norms(X) -> np.ndarray:
+    """Squared L2 norm of every row of a CSR ``X``."""
+    xp, _, xv = _parts(X)
+    return _row_sq_norms(xp, xv)

@@ -159,7 +159,10 @@ def check_ranker_memory(
                 graph = estimate_knn_graph(n, 0, k=int(full.get("k") or 10))
             need += graph + GRAPH_MEMORY
     elif nnz is not None and spec.sparse:
-        need = need - dense_x + 2 * (12 * nnz + 8 * (n + 1))
+        # every n x m term of the estimate (the copies of X, a kNN graph's centred copy) is a
+        # CSR matrix here: estimate with the number of genes whose dense size is the CSR's
+        m_csr = max(1, min(m, -(-(12 * nnz + 8 * (n + 1)) // (8 * n))))
+        need = estimate_ranker(plan.ranker, n, m_csr, params=full, given_similarity=given)
     elif nnz is not None:
         need += 12 * nnz + 8 * (n + 1)
     hint = (

@@ -128,3 +128,6 @@ def test_memory_check_counts_sparse_and_refuses_dense_only_rankers():
     assert res.lists[0].name == "variance"
     with pytest.raises(ResourceError, match="works on sparse data .*variance.*laplacian"):
         rank(X, rankers=["sps"], max_memory="4M")  # its dense copy of X does not
+    # a graph ranker on CSR holds no dense (centred) copy of X: the estimate is CSR-sized
+    # (the former dense-copy estimate, ~8.2 MB here, refused it)
+    assert rank(X, rankers=["laplacian"], max_memory="4M").lists[0].name == "laplacian"

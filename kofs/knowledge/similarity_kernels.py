@@ -11,13 +11,14 @@ import weakref
 from collections.abc import Callable
 
 import numpy as np
+import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
 from kofs import _chunked, _knn_exact
 from kofs._chunked import is_dask
+from kofs._matrix import column_means, order_key, snap_zero
 from kofs._matrix import cross as _cross
-from kofs._matrix import order_key, snap_zero
 from kofs._matrix import row_norms2 as _row_norms2
 from kofs.errors import ParameterError, ResourceError
 
@@ -243,40 +244,72 @@ ANN_CANDIDATES = 15
 ANN_PROJECTION = 50
 
 
+def _orthonormal(Y: np.ndarray) -> np.ndarray:
+    """An orthonormal basis of the columns of a tall ``Y`` (n x l, n >> l).
+
+    Cholesky QR applied twice (CholQR2: ``Y = Q R`` from the Cholesky factor of ``Y^T Y``; the
+    second pass restores orthogonality to working precision): two BLAS-3 passes over ``Y``
+    instead of a Householder QR, ~5x faster on 200,000 x 60. Falls back to Householder QR when
+    ``Y^T Y`` is not numerically positive definite (rank-deficient ``Y``).
+    """
+    Q = Y
+    try:
+        for _ in range(2):
+            R = np.linalg.cholesky(Q.T @ Q).T  # upper triangular, Q^T Q = R^T R
+            Q = sla.solve_triangular(R, Q.T, trans="T", lower=False).T
+    except np.linalg.LinAlgError:
+        return np.linalg.qr(Y)[0]
+    if not np.all(np.isfinite(Q)):
+        return np.linalg.qr(Y)[0]
+    return Q
+
+
 def principal_scores(X, *, n_components: int = 50, seed: int = 0, n_iter: int = 2) -> np.ndarray:
     """Scores on the top principal components of the rows of ``X`` (dense or sparse).
 
     Randomized range finder (Halko, Martinsson & Tropp 2011, Alg. 4.4) applied to the centred
     matrix ``X - 1 mu^T`` without forming it: every product with it is a product with ``X``
     plus a rank-one correction. ``n_components + 10`` random directions, ``n_iter`` power
-    iterations; seeded.
+    iterations, orthonormalised by :func:`_orthonormal`; seeded. With numba, the products with
+    a CSR ``X`` are compiled parallel loops (no CSC copy of ``X`` for ``X^T Q``).
     """
+    from kofs import _numba_kernels
+
     n, m = X.shape
-    mu = np.asarray(X.mean(axis=0)).ravel()
+    mu = column_means(X)  # X.mean(axis=0) of scipy.sparse copies X's values
     ell = min(n_components + 10, n, m)
     rng = np.random.default_rng(seed)
+    fast = sp.issparse(X) and _numba_kernels.AVAILABLE
+    if fast:
+        X = sp.csr_matrix(X)
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
 
     def right(B):  # (X - 1 mu^T) B
-        return np.asarray(X @ B) - np.outer(np.ones(n), mu @ B)
+        XB = _numba_kernels.csr_dense_product(X, B) if fast else np.asarray(X @ B)
+        return XB - (mu @ B)[None, :]
 
     def left(Q):  # (X - 1 mu^T)^T Q
-        return np.asarray(X.T @ Q) - np.outer(mu, Q.sum(axis=0))
+        XtQ = _numba_kernels.csr_t_dense_product(X, Q) if fast else np.asarray(X.T @ Q)
+        return XtQ - np.outer(mu, Q.sum(axis=0))
 
     Y = right(rng.standard_normal((m, ell)))
     for _ in range(n_iter):
-        Q, _ = np.linalg.qr(Y)
-        Z, _ = np.linalg.qr(left(Q))
+        Q = _orthonormal(Y)
+        Z = _orthonormal(left(Q))
         Y = right(Z)
-    Q, _ = np.linalg.qr(Y)
+    Q = _orthonormal(Y)
     Ub, sv, _ = np.linalg.svd(left(Q).T, full_matrices=False)
     k = min(n_components, sv.size)
     return (Q @ Ub[:, :k]) * sv[:k]
 
 
-def _exact_pair_d2(X, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """Exact squared distances of the row pairs (rows[t], cols[t]) in float64."""
+def _exact_candidate_d2(X, cand: np.ndarray) -> np.ndarray:
+    """Exact squared distances ``||x_i - x_cand[i, t]||^2`` in float64, shape of ``cand``."""
     from kofs import _numba_kernels
 
+    n, c = cand.shape
     norms = _row_norms2(X)
     if sp.issparse(X):
         A = sp.csr_matrix(X)
@@ -284,8 +317,9 @@ def _exact_pair_d2(X, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
             A = A.copy()
             A.sum_duplicates()
         if _numba_kernels.AVAILABLE:
-            dots = _numba_kernels.pair_dots(A, rows, cols)
+            dots = _numba_kernels.candidate_dots(A, cand)
         else:
+            rows, cols = np.repeat(np.arange(n), c), cand.ravel()
             dots = np.concatenate(
                 [
                     np.asarray(
@@ -293,11 +327,12 @@ def _exact_pair_d2(X, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
                     ).ravel()
                     for s in range(0, rows.size, 50000)
                 ]
-            )
+            ).reshape(n, c)
     else:
-        dots = np.einsum("ij,ij->i", X[rows], X[cols])
-    d2 = np.maximum(norms[rows] + norms[cols] - 2.0 * dots, 0.0)
-    d2[d2 <= 1e-12 * (norms[rows] + norms[cols])] = 0.0
+        dots = np.column_stack([np.einsum("ij,ij->i", X, X[cand[:, t]]) for t in range(c)])
+    pair = norms[:, None] + norms[cand]
+    d2 = np.maximum(pair - 2.0 * dots, 0.0)
+    d2[d2 <= 1e-12 * pair] = 0.0
     return d2
 
 
@@ -370,7 +405,7 @@ def _ann_candidates(X, c: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     keep = np.ones_like(idx, dtype=bool)
     keep[np.arange(n), drop] = False
     cand = idx[keep].reshape(n, c)
-    d2 = _exact_pair_d2(X, np.repeat(np.arange(n), c), cand.ravel()).reshape(n, c)
+    d2 = _exact_candidate_d2(X, cand)
     return cand, d2
 
 

@@ -1,0 +1,84 @@
+"""The compiled CSR loops (kofs._numba_kernels) equal their dense NumPy definitions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+nk = pytest.importorskip("kofs._numba_kernels")
+if not nk.AVAILABLE:  # pragma: no cover
+    pytest.skip("numba not installed", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def data():
+    from kofs.datasets import synthetic_counts
+
+    X = synthetic_counts(300, 80, density=0.1, seed=1).X
+    return X, X.toarray()
+
+
+def _rel(a, b):
+    return np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300)
+
+
+def test_products_equal_dense(data):
+    X, D = data
+    rng = np.random.default_rng(0)
+    B, Q = rng.standard_normal((80, 7)), rng.standard_normal((300, 7))
+    assert _rel(nk.csr_dense_product(X, B), D @ B) < 1e-12
+    assert _rel(nk.csr_t_dense_product(X, Q), D.T @ Q) < 1e-12
+    cand = rng.integers(0, 300, size=(300, 4))
+    assert _rel(nk.candidate_dots(X, cand), np.einsum("ij,itj->it", D, D[cand])) < 1e-12
+    S = sp.random(300, 300, density=0.02, random_state=0, format="csr")
+    S = (S + S.T).tocsr()
+    S.sort_indices()
+    assert _rel(nk.graph_gene_products(X, S), np.einsum("ij,ij->j", D, S @ D)) < 1e-12
+    assert _rel(nk.row_sq_norms(X), (D * D).sum(axis=1)) < 1e-12
+
+
+def test_int64_indices_and_results_independent_of_threads(data):
+    import numba
+
+    X, D = data
+    X64 = sp.csr_matrix((X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)), X.shape)
+    S = sp.random(300, 300, density=0.02, random_state=1, format="csr")
+    S = (S + S.T).tocsr()
+    S.sort_indices()
+    ref = nk.graph_gene_products(X, S)
+    np.testing.assert_array_equal(nk.graph_gene_products(X64, S), ref)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = nk.graph_gene_products(X, S)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(one, ref)  # fixed row blocks: bit-identical
+
+
+def test_column_statistics_equal_dense(data):
+    from kofs._matrix import column_range, column_sq_deviations, weighted_sq_deviations
+
+    X, D = data
+    hi, lo = column_range(X)
+    np.testing.assert_array_equal(hi, D.max(axis=0))
+    np.testing.assert_array_equal(lo, D.min(axis=0))
+    dense_row = sp.csr_matrix(np.vstack([np.full(5, 2.0), np.full(5, 3.0)]))  # no implicit zero
+    np.testing.assert_array_equal(column_range(dense_row)[1], np.full(5, 2.0))
+    w = np.random.default_rng(2).random(300)
+    mu = (w @ D) / w.sum()
+    assert _rel(weighted_sq_deviations(X, w, mu), w @ (D - mu) ** 2) < 1e-12
+    assert _rel(column_sq_deviations(X), ((D - D.mean(axis=0)) ** 2).sum(axis=0)) < 1e-12
+
+
+def test_principal_scores_sparse_equals_dense(data):
+    from kofs.knowledge.similarity_kernels import principal_scores
+
+    X, D = data
+    P = principal_scores(X, n_components=5, seed=3)
+    Pd = principal_scores(D, n_components=5, seed=3)
+    np.testing.assert_allclose(P, Pd, rtol=1e-8, atol=1e-8)
+    # leading singular values of the centred matrix (randomized, power iterations: close)
+    sv = np.linalg.svd(D - D.mean(axis=0), compute_uv=False)[:3]
+    np.testing.assert_allclose(np.linalg.norm(P, axis=0)[:3], sv, rtol=0.05)
