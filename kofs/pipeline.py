@@ -144,7 +144,6 @@ def check_ranker_memory(
     # the registry's estimates count two dense float64 copies of X: a sparse-capable ranker on
     # sparse X holds two CSR copies instead, on chunked X only per-gene vectors; any other
     # ranker densifies, and the sparse original stays alive
-    dense_x = 2 * 8 * n * m
     nnz = context.expression.values.nnz if context.expression.is_sparse else None
     if context.expression.is_chunked and spec.sparse:
         # X stays on disk: per-gene vectors, and for a graph ranker the graph and the chunks
