@@ -9,7 +9,8 @@ partial sums are added:
   ``sum_i w_i (x_ij - mu_j)^2`` (the means first, then the deviations);
 * column minima and maxima (constant genes);
 * the graph term ``f^T S f = sum_{a,b} sum_{i in a} x_i . (S_ab X_b)_i`` over the blocks
-  ``S_ab`` of the sample graph between row chunks ``a`` and ``b`` (only the non-empty ones);
+  ``S_ab`` of the sample graph between row chunks ``a`` and ``b`` (only the non-empty ones),
+  one pair of groups of chunks at a time (bounded memory);
 * products ``U^T X = sum_a U_a^T X_a`` with a small dense ``U`` (SPEC phi3);
 * the exact kNN search, chunk against chunk (O(n^2): for large n reuse a precomputed graph).
 
@@ -21,6 +22,7 @@ active (see :func:`dask_client`). Each chunk's computation is the in-memory kern
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -85,8 +87,112 @@ def _wsum(B, start, stop, w):
     return np.asarray(B.T @ w[start:stop]).ravel()
 
 
+def _chunk_moments(B, codes, n_groups):
+    """Per group of rows of the chunk (``codes``: the chunk's rows' groups, None: one group):
+    count, column sums, squared deviations about the chunk-group mean (two-pass), column
+    maxima and minima; and the chunk's size in bytes."""
+    from kofs import _matrix
+
+    B = _as_block(B)
+    m = B.shape[1]
+    out = np.zeros((n_groups, 4, m))
+    out[:, 2], out[:, 3] = -np.inf, np.inf
+    counts = np.zeros(n_groups)
+    for c in range(n_groups):
+        Bc = B if codes is None else B[np.flatnonzero(codes == c)]
+        if Bc.shape[0] == 0:
+            continue
+        counts[c] = Bc.shape[0]
+        out[c, 0] = np.asarray(Bc.sum(axis=0)).ravel()
+        out[c, 1] = _matrix.column_sq_deviations(Bc, out[c, 0] / counts[c])
+        out[c, 2], out[c, 3] = _matrix.column_range(Bc)
+    size = B.data.nbytes + B.indices.nbytes + B.indptr.nbytes if sp.issparse(B) else B.nbytes
+    return counts, out, [size]
+
+
+def _merge_moments(parts: list) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """Several chunks' moments as one (same layout as :func:`_chunk_moments`): counts and
+    sums add, squared deviations by the pairwise update ``M2 = sum_a M2_a + n_a (mean_a -
+    mean)^2`` (Chan, Golub & LeVeque), maxima and minima."""
+    n = np.sum([p[0] for p in parts], axis=0)
+    out = np.zeros_like(parts[0][1])
+    out[:, 0] = np.sum([p[1][:, 0] for p in parts], axis=0)
+    mean = out[:, 0] / np.where(n > 0, n, 1.0)[:, None]
+    for n_a, st, _ in parts:
+        for c in np.flatnonzero(n_a):
+            dev = st[c, 0] / n_a[c] - mean[c]
+            out[c, 1] += st[c, 1] + n_a[c] * dev * dev
+    out[:, 2] = np.max([p[1][:, 2] for p in parts], axis=0)
+    out[:, 3] = np.min([p[1][:, 3] for p in parts], axis=0)
+    return n, out, [size for p in parts for size in p[2]]
+
+
+class Moments:
+    """Per-group column moments of a chunked matrix, from one pass over its chunks.
+
+    Attributes (arrays of shape (groups,) or (groups, n_genes)): ``n`` rows per group,
+    ``sums`` column sums, ``mean`` column means, ``m2`` squared deviations about ``mean``
+    (chunk-wise two-pass, combined by :func:`_merge_moments`, as stable as a two-pass sum),
+    ``hi``/``lo`` column maxima and minima; ``chunk_bytes`` the size of each row chunk in
+    memory.
+    """
+
+    def __init__(self, merged: tuple[np.ndarray, np.ndarray, list[int]]):
+        n, out, sizes = merged
+        self.chunk_bytes = list(sizes)
+        self.n, self.sums, self.m2 = n, out[:, 0], out[:, 1]
+        self.mean = self.sums / np.where(n > 0, n, 1.0)[:, None]
+        self.hi, self.lo = out[:, 2], out[:, 3]
+
+    def sq_deviations(self, group: int, mu: np.ndarray) -> np.ndarray:
+        """``sum_{i in group} (x_ij - mu_j)^2`` per column."""
+        dev = self.mean[group] - mu
+        return self.m2[group] + self.n[group] * dev * dev
+
+
+#: Recent :class:`Moments`, keyed by the dask array's name (its deterministic token: the same
+#: name means the same values) and the grouping: the rankers and checks of one run share one
+#: pass over the data instead of one pass per statistic.
+_MOMENTS: dict = {}
+_MOMENTS_KEEP = 4
+#: Bytes of per-chunk moments held before they are merged (many classes x many genes).
+_MOMENTS_BATCH_BYTES = 256 * 2**20
+
+
+def moments(X, codes: np.ndarray | None = None) -> Moments:
+    """:class:`Moments` of the row groups ``codes`` (0..c-1; None: one group), one pass."""
+    from dask import delayed
+
+    if codes is not None:
+        codes = np.ascontiguousarray(codes, dtype=np.int64)
+    key = (X.name, X.shape, None if codes is None else hashlib.sha1(codes.tobytes()).hexdigest())
+    hit = _MOMENTS.get(key)
+    if hit is not None:
+        return hit
+    n_groups = 1 if codes is None else int(codes.max()) + 1
+    blocks, off = row_chunks(X)
+    task = delayed(_chunk_moments, pure=True)
+    tasks = [
+        task(b, None if codes is None else codes[off[a] : off[a + 1]], n_groups)
+        for a, b in enumerate(blocks)
+    ]
+    # the chunks' results are merged batch by batch: memory O(batch x groups x genes)
+    batch = max(1, int(_MOMENTS_BATCH_BYTES // (n_groups * 4 * 8 * max(X.shape[1], 1))))
+    merged = None
+    for s in range(0, len(tasks), batch):
+        parts = _compute(tasks[s : s + batch])
+        merged = _merge_moments(parts if merged is None else [merged, *parts])
+    found = Moments(merged)
+    while len(_MOMENTS) >= _MOMENTS_KEEP:
+        _MOMENTS.pop(next(iter(_MOMENTS)))
+    _MOMENTS[key] = found
+    return found
+
+
 def column_means(X, weights: np.ndarray | None = None) -> np.ndarray:
-    w = np.ones(X.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
+    if weights is None:
+        return moments(X).mean[0]
+    w = np.asarray(weights, dtype=np.float64)
     return chunk_sum(X, _wsum, w) / w.sum()
 
 
@@ -101,28 +207,14 @@ def weighted_sq_deviations(X, weights: np.ndarray, mu: np.ndarray) -> np.ndarray
 
 
 def column_sq_deviations(X, mu: np.ndarray | None = None) -> np.ndarray:
-    if mu is None:
-        mu = column_means(X)
-    return weighted_sq_deviations(X, np.ones(X.shape[0]), mu)
-
-
-def _minmax(B, start, stop):
-    B = _as_block(B)
-    if sp.issparse(B):
-        hi = np.asarray(B.max(axis=0).todense()).ravel()
-        lo = np.asarray(B.min(axis=0).todense()).ravel()
-    else:
-        hi, lo = B.max(axis=0), B.min(axis=0)
-    return np.stack([hi, lo])
+    mom = moments(X)
+    return mom.sq_deviations(0, mom.mean[0] if mu is None else np.asarray(mu, np.float64))
 
 
 def column_range(X) -> tuple[np.ndarray, np.ndarray]:
     """Per column ``(max, min)``, chunk by chunk."""
-    from dask import delayed
-
-    blocks, off = row_chunks(X)
-    parts = _compute([delayed(_minmax)(b, off[a], off[a + 1]) for a, b in enumerate(blocks)])
-    return np.max([p[0] for p in parts], axis=0), np.min([p[1] for p in parts], axis=0)
+    mom = moments(X)
+    return mom.hi[0], mom.lo[0]
 
 
 def _ut_x(B, start, stop, Ut):
@@ -135,33 +227,83 @@ def left_product(Ut: np.ndarray, X) -> np.ndarray:
     return chunk_sum(X, _ut_x, np.asarray(Ut, dtype=np.float64))
 
 
+#: Entries of ``S_ab X_b`` formed at once by :func:`_pair_term` (its rows in slices): the
+#: product of a graph block with a chunk is much denser than the chunk (a row of it holds the
+#: genes of all the row's neighbours).
+PRODUCT_ENTRIES = 2 * 10**7
+
+
 def _pair_term(Xa, start, stop, S_blocks, others):
     Xa = _as_block(Xa)
     out = np.zeros(Xa.shape[1])
     for Sab, Xb in zip(S_blocks, others, strict=True):
-        Y = Sab @ _as_block(Xb)
-        prod = Xa.multiply(Y) if sp.issparse(Xa) else Xa * np.asarray(Y)
-        out += np.asarray(prod.sum(axis=0)).ravel()
+        Xb = _as_block(Xb)
+        per_row = np.diff(Xb.indptr) if sp.issparse(Xb) else np.full(Xb.shape[0], Xb.shape[1])
+        # an upper bound of the stored entries of each row of S_ab X_b
+        bound = np.cumsum(np.asarray(abs(Sab).sign() @ per_row.astype(np.float64)).ravel())
+        lo = 0
+        while lo < Sab.shape[0]:
+            hi = max(lo + 1, int(np.searchsorted(bound, bound[lo] + PRODUCT_ENTRIES, "right")))
+            hi = min(hi, Sab.shape[0])
+            Y = Sab[lo:hi] @ Xb
+            A = Xa[lo:hi]
+            prod = A.multiply(Y) if sp.issparse(A) else A * np.asarray(Y)
+            out += np.asarray(prod.sum(axis=0)).ravel()
+            lo = hi
     return out
 
 
+#: Memory for the row chunks held at once by :func:`graph_term` (two groups of chunks).
+GRAPH_MEMORY = 4 * 2**30
+
+
+def _groups(sizes: list[int], budget: float) -> list[list[int]]:
+    """Consecutive chunk indices grouped so that each group holds at most ``budget`` bytes
+    (a chunk larger than that alone)."""
+    groups: list[list[int]] = [[]]
+    held = 0
+    for a, size in enumerate(sizes):
+        if groups[-1] and held + size > budget:
+            groups.append([])
+            held = 0
+        groups[-1].append(a)
+        held += size
+    return groups
+
+
 def graph_term(X, S) -> np.ndarray:
-    """``f^T S f`` of every gene: ``sum_{a,b} sum_{i in a} x_i . (S_ab X_b)_i``."""
+    """``f^T S f`` of every gene: ``sum_{a,b} sum_{i in a} x_i . (S_ab X_b)_i``.
+
+    Memory stays bounded whatever the graph: the row chunks are grouped (consecutive chunks,
+    :data:`GRAPH_MEMORY` / 2 bytes per group, sizes from :func:`moments`), and the pairs of
+    chunks are computed one pair of groups at a time, so at most two groups are in memory; a
+    group is read again for every other group (``groups^2 / 2`` reads of a group in all).
+    """
     from dask import delayed
 
     S = sp.csr_matrix(S, dtype=np.float64)
     blocks, off = row_chunks(X)
-    tasks = []
-    for a, Xa in enumerate(blocks):
-        rows = S[off[a] : off[a + 1]]
-        S_blocks, others = [], []
-        for b, Xb in enumerate(blocks):
-            Sab = sp.csr_matrix(rows[:, off[b] : off[b + 1]])
-            if Sab.nnz:
-                S_blocks.append(Sab)
-                others.append(Xb)
-        tasks.append(delayed(_pair_term)(Xa, off[a], off[a + 1], S_blocks, others))
-    return np.sum(_compute(tasks), axis=0)
+    groups = _groups(moments(X).chunk_bytes, GRAPH_MEMORY / 2)
+    total = np.zeros(X.shape[1])
+    for gi, G in enumerate(groups):
+        for H in groups[gi:]:
+            tasks = []
+            for a in G + (H if H is not G else []):
+                partners = H if a in G else G
+                rows = S[off[a] : off[a + 1]]
+                S_blocks, others = [], []
+                for b in partners:
+                    Sab = sp.csr_matrix(rows[:, off[b] : off[b + 1]])
+                    if Sab.nnz:
+                        S_blocks.append(Sab)
+                        others.append(blocks[b])
+                if S_blocks:
+                    tasks.append(
+                        delayed(_pair_term)(blocks[a], off[a], off[a + 1], S_blocks, others)
+                    )
+            if tasks:
+                total += np.sum(_compute(tasks), axis=0)
+    return total
 
 
 def _knn_block(Xa, start, stop, blocks_off, k, *others):

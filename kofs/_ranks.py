@@ -26,7 +26,11 @@ def constant_genes(X: np.ndarray, *, rtol: float = CONSTANT_RTOL) -> np.ndarray:
         return np.ones(X.shape[1], dtype=bool)
     from kofs._matrix import column_range  # sparse (CSR) and chunked (dask) X too
 
-    hi, lo = column_range(X)
+    return constant_range(*column_range(X), rtol=rtol)
+
+
+def constant_range(hi: np.ndarray, lo: np.ndarray, *, rtol: float = CONSTANT_RTOL) -> np.ndarray:
+    """:func:`constant_genes` from the column maxima ``hi`` and minima ``lo``."""
     return (hi - lo) <= rtol * np.maximum(np.abs(hi), np.abs(lo))
 
 

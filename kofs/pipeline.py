@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
+from kofs._chunked import GRAPH_MEMORY
 from kofs._ranks import constant_genes
 from kofs.aggregate import aggregate as aggregate_lists
 from kofs.aggregate.partial import partial_rank_matrix
@@ -28,7 +29,7 @@ from kofs.io.ids import CoverageReport, match_gene_ids
 from kofs.progress import Progress, task
 from kofs.rankers import estimate_ranker, run_ranker
 from kofs.registry import AGGREGATORS, RANKERS, resolve_params, unknown_message
-from kofs.resources import check_memory, resolve_limit
+from kofs.resources import check_memory, estimate_knn_graph, resolve_limit
 from kofs.sources import KnowledgeSources
 from kofs.types import (
     AggregateRanking,
@@ -143,10 +144,19 @@ def check_ranker_memory(
     # the registry's estimates count two dense float64 copies of X: a sparse-capable ranker on
     # sparse X holds two CSR copies instead, on chunked X only per-gene vectors; any other
     # ranker densifies, and the sparse original stays alive
-    dense_x = 2 * 8 * n * m
     nnz = context.expression.values.nnz if context.expression.is_sparse else None
     if context.expression.is_chunked and spec.sparse:
-        need = need - dense_x + 4 * 8 * m
+        # X stays on disk: per-gene vectors, and for a graph ranker the graph and the chunks
+        # held at once by the graph term (kofs._chunked.GRAPH_MEMORY)
+        need = 4 * 8 * m
+        if "graph" in spec.params or "similarity" in spec.params:
+            if given == "sparse":
+                graph = 2 * 12 * sim.matrix.nnz
+            elif given == "dense":
+                graph = 3 * 8 * n * n
+            else:
+                graph = estimate_knn_graph(n, 0, k=int(full.get("k") or 10))
+            need += graph + GRAPH_MEMORY
     elif nnz is not None and spec.sparse:
         # every n x m term of the estimate (the copies of X, a kNN graph's centred copy) is a
         # CSR matrix here: estimate with the number of genes whose dense size is the CSR's

@@ -42,6 +42,43 @@ def h5ad(cells, tmp_path_factory):
     return path
 
 
+def test_graph_term_in_groups_of_chunks(cells, monkeypatch):
+    # a memory budget of one chunk: every pair of chunks computed group pair by group pair,
+    # each product S_ab X_b by slices of a few rows
+    from kofs import _chunked
+    from kofs.knowledge.similarity_kernels import heat_kernel_graph, knn_squared_distances
+
+    S = heat_kernel_graph(knn_squared_distances(cells.X, k=6), t=50.0)
+    ref = np.asarray((cells.X.multiply(S @ cells.X)).sum(axis=0)).ravel()
+    lazy = da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False)
+    assert len(_chunked._groups(_chunked.moments(lazy).chunk_bytes, 1)) == 4
+    monkeypatch.setattr(_chunked, "GRAPH_MEMORY", 2)
+    monkeypatch.setattr(_chunked, "PRODUCT_ENTRIES", 50)  # S_ab X_b by slices of rows
+    np.testing.assert_allclose(_chunked.graph_term(lazy, S), ref, rtol=1e-12)
+
+
+@pytest.mark.parametrize("batch_bytes", [1, 2**30])
+def test_moments_equal_in_memory(cells, batch_bytes, monkeypatch):
+    # one pass, per-chunk moments merged chunk by chunk (1 byte) or all at once
+    from kofs import _chunked, _matrix
+
+    monkeypatch.setattr(_chunked, "_MOMENTS", {})
+    monkeypatch.setattr(_chunked, "_MOMENTS_BATCH_BYTES", batch_bytes)
+    lazy = da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False)
+    codes = np.arange(cells.X.shape[0]) % 3
+    mom = _chunked.moments(lazy, codes)
+    for c in range(3):
+        Xc = cells.X[codes == c]
+        mu = _matrix.column_means(Xc)
+        np.testing.assert_allclose(mom.mean[c], mu, rtol=1e-12)
+        np.testing.assert_allclose(
+            mom.sq_deviations(c, mu), _matrix.column_sq_deviations(Xc, mu), rtol=1e-12
+        )
+        hi, lo = _matrix.column_range(Xc)
+        np.testing.assert_array_equal(mom.hi[c], hi)
+        np.testing.assert_array_equal(mom.lo[c], lo)
+
+
 @pytest.mark.parametrize(("name", "params"), CASES)
 def test_chunked_equals_in_memory(cells, name, params):
     cats = SampleCategories(cells.labels(), cells.cells)

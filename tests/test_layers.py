@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "kofs._matrix",
             "kofs._chunked",
             "kofs._numba_kernels",
+            "kofs._knn_exact",
         ),
     ),
     (

@@ -29,7 +29,6 @@ import scipy.sparse as sp
 from kofs._chunked import is_dask, to_memory
 from kofs.errors import ParameterError
 from kofs.knowledge.similarity_kernels import (
-    ANN_MIN_SAMPLES,
     binary_label_similarity,
     cosine_similarity,
     default_heat_t,
@@ -42,6 +41,7 @@ from kofs.knowledge.similarity_kernels import (
     polynomial_similarity,
     rbf_with_bandwidth,
     unit_rows,
+    uses_exact_search,
 )
 from kofs.types import Expression, SampleCategories, SampleSimilarity
 
@@ -106,8 +106,7 @@ def _build_knn(X, codes, *, k=5, t=None, metric="euclidean", weight="heat", sear
 
 
 def _search_used(X, search: str) -> dict[str, str]:
-    exact = search == "exact" or (search == "auto" and X.shape[0] < ANN_MIN_SAMPLES)
-    return {"search": "exact" if exact else "approximate"}
+    return {"search": "exact" if uses_exact_search(X, search) else "approximate"}
 
 
 def _build_knn_rbf(X, codes, *, k=10, delta2=None, search="auto", seed=0):

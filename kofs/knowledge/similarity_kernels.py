@@ -15,7 +15,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
-from kofs import _chunked
+from kofs import _chunked, _knn_exact
 from kofs._chunked import is_dask
 from kofs._matrix import column_means, order_key, snap_zero
 from kofs._matrix import cross as _cross
@@ -31,6 +31,9 @@ LABEL_NNZ_LIMIT = 100_000_000
 #: Labels that mean "unlabelled sample" (semi-supervised SPEC, eq. 2.28).
 MISSING_LABELS = frozenset({"", "NA", "N/A", "NaN", "nan", "?"})
 _BLOCK_BYTES = 64 * 2**20
+#: From this many samples a sparse exact kNN search uses the compiled loop (numba), below it
+#: the block search (no compilation for small data).
+EXACT_COMPILED_MIN = 2000
 
 
 def _gram(A: np.ndarray) -> np.ndarray:
@@ -165,7 +168,9 @@ def knn_squared_distances(X: np.ndarray, *, k: int = 5) -> sp.csr_matrix:
     """Directed kNN graph holding squared Euclidean distances, self excluded.
 
     Exact search by blocks of rows (squared-norm trick, ``argpartition``): memory
-    O(block x n), never a dense n x n matrix. Ties are broken by the lower sample index.
+    O(block x n), never a dense n x n matrix. Ties are broken by the lower sample index. A
+    sparse ``X`` of :data:`EXACT_COMPILED_MIN` samples or more goes through the compiled loop
+    of :mod:`kofs._knn_exact` when numba is installed (same result, same tie rule).
 
     Parameters
     ----------
@@ -183,6 +188,10 @@ def knn_squared_distances(X: np.ndarray, *, k: int = 5) -> sp.csr_matrix:
     if not 1 <= k <= n - 1:
         raise ParameterError(f"kNN graph: k must lie in [1, {n - 1}] for {n} samples, got {k}")
     norms = _row_norms2(X)
+    if sp.issparse(X) and n >= EXACT_COMPILED_MIN and _knn_exact.AVAILABLE:
+        cols, vals = _knn_exact.sparse_knn(X, k, norms)
+        indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
+        return sp.csr_matrix((vals.ravel(), cols.ravel(), indptr), shape=(n, n))
     block = max(1, min(n, _BLOCK_BYTES // (8 * max(n, 1))))
     full = squared_distances(X) if block == n else None
     cols = np.empty((n, k), dtype=np.int64)
@@ -400,11 +409,43 @@ def _ann_candidates(X, c: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return cand, d2
 
 
-def knn_graph_distances(X, *, k: int = 5, search: str = "auto", seed: int = 0) -> sp.csr_matrix:
-    """Directed kNN squared distances, exact below :data:`ANN_MIN_SAMPLES` samples (or with
-    ``search="exact"``), approximate (pynndescent) from it on (or ``search="approximate"``)."""
+#: A sparse matrix searched by the compiled exact loop (numba, :mod:`kofs._knn_exact`) is
+#: searched exactly while the search costs at most this many multiply-adds
+#: (:func:`exact_search_work`; ~20 s on 2 cores), whatever the number of samples: measured in
+#: bench/bench_single_cell.py, see docs/single-cell.md.
+EXACT_WORK_MAX = 1e10
+
+
+def exact_search_work(X) -> float:
+    """Multiply-adds of the compiled exact search of a sparse ``X``: ``sum_g nnz_g^2`` (the
+    products ``x_i . x_j``) plus ``n^2`` (the scan of the distances)."""
+    per_gene = np.bincount(sp.csr_matrix(X).indices, minlength=X.shape[1]).astype(np.float64)
+    return float(per_gene @ per_gene) + float(X.shape[0]) ** 2
+
+
+def uses_exact_search(X, search: str = "auto") -> bool:
+    """Whether :func:`knn_graph_distances` searches ``X`` exactly.
+
+    ``search="auto"``: a dask ``X`` always (chunk against chunk); a sparse ``X`` with numba
+    installed while :func:`exact_search_work` <= :data:`EXACT_WORK_MAX`; otherwise below
+    :data:`ANN_MIN_SAMPLES` samples.
+    """
     if search not in KNN_SEARCHES:
         raise ParameterError(f"kNN search must be one of {', '.join(KNN_SEARCHES)}, got {search!r}")
+    if search == "exact" or is_dask(X):
+        return True
+    if search == "approximate":
+        return False
+    n = X.shape[0]
+    if sp.issparse(X) and _knn_exact.AVAILABLE and n >= EXACT_COMPILED_MIN:
+        return exact_search_work(X) <= EXACT_WORK_MAX
+    return n < ANN_MIN_SAMPLES
+
+
+def knn_graph_distances(X, *, k: int = 5, search: str = "auto", seed: int = 0) -> sp.csr_matrix:
+    """Directed kNN squared distances, exact or approximate (pynndescent) as
+    :func:`uses_exact_search` decides."""
+    exact = uses_exact_search(X, search)
     if is_dask(X):
         if X.shape[0] >= ANN_MIN_SAMPLES:
             logger.warning(
@@ -413,7 +454,7 @@ def knn_graph_distances(X, *, k: int = 5, search: str = "auto", seed: int = 0) -
                 X.shape[0],
             )
         return _chunked.knn_squared_distances(X, k=k)
-    if search == "approximate" or (search == "auto" and X.shape[0] >= ANN_MIN_SAMPLES):
+    if not exact:
         return approximate_knn_squared_distances(X, k=k, seed=seed)
     return knn_squared_distances(X, k=k)
 

@@ -40,8 +40,9 @@ logger = logging.getLogger(__name__)
 SEARCH_PARAM = Param(
     "auto",
     str,
-    f"kNN search: exact below {ANN_MIN_SAMPLES} samples, approximate (pynndescent) from it "
-    "on; or force exact / approximate",
+    f"kNN search: exact below {ANN_MIN_SAMPLES} samples (sparse data with numba: while the "
+    "exact search is cheap enough, see docs/single-cell.md), approximate (pynndescent) "
+    "otherwise; or force exact / approximate",
     choices=("auto", "exact", "approximate"),
 )
 
@@ -82,6 +83,8 @@ def fisher_score(X: np.ndarray, codes: np.ndarray) -> np.ndarray:
         (perfectly separating gene); NaN when both are 0 (constant gene).
     """
     codes = np.asarray(codes, dtype=np.int64)
+    if is_dask(X):
+        return _chunked_fisher(X, codes)
     mu = column_means(X)
     between = np.zeros(X.shape[1])
     within = np.zeros(X.shape[1])
@@ -93,6 +96,29 @@ def fisher_score(X: np.ndarray, codes: np.ndarray) -> np.ndarray:
         scatter[column_constant(Xc)] = 0.0  # exact zero for class-constant genes
         within += scatter
     between[column_constant(X)] = 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = between / within
+    out[(within == 0) & (between > 0)] = np.inf
+    out[(within == 0) & (between == 0)] = np.nan
+    return out
+
+
+def _chunked_fisher(X, codes: np.ndarray) -> np.ndarray:
+    """:func:`fisher_score` of a dask ``X`` from one pass over its chunks (class moments)."""
+    from kofs._chunked import moments
+    from kofs._ranks import constant_range
+
+    mom = moments(X, codes)
+    present = np.flatnonzero(mom.n > 0)
+    mu = mom.sums[present].sum(axis=0) / mom.n[present].sum()
+    between = np.zeros(X.shape[1])
+    within = np.zeros(X.shape[1])
+    for c in present:
+        between += mom.n[c] * (mom.mean[c] - mu) ** 2
+        scatter = mom.m2[c].copy()
+        scatter[constant_range(mom.hi[c], mom.lo[c])] = 0.0
+        within += scatter
+    between[constant_range(mom.hi[present].max(axis=0), mom.lo[present].min(axis=0))] = 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
         out = between / within
     out[(within == 0) & (between > 0)] = np.inf
