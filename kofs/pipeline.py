@@ -150,7 +150,7 @@ def check_ranker_memory(
         # held at once by the graph term (kofs._chunked.GRAPH_MEMORY)
         need = 4 * 8 * m
         if "graph" in spec.params or "similarity" in spec.params:
-            if given == "sparse":
+            if given == "sparse" and sim is not None:
                 graph = 2 * 12 * sim.matrix.nnz
             elif given == "dense":
                 graph = 3 * 8 * n * n
