@@ -560,7 +560,7 @@ def rank(
     -------
     RunResult
     """
-    from kofs.config import DEFAULTS_VERSION, PRESETS, AggregationConfig
+    from kofs.config import DEFAULTS_VERSION, PRESETS, AggregationConfig, default_plan
     from kofs.evidence import gene_evidence
     from kofs.io.convert import as_expression
     from kofs.plans import built_from, expression_plan, kofs_plan, msfs_plan
@@ -620,7 +620,8 @@ def rank(
         if rankers is not None:
             plans += expression_plan(context, rankers)
     else:
-        plans = expression_plan(context, rankers, default_plan=PRESETS[version]["default_plan"])
+        sparse = expression.is_sparse or expression.is_chunked
+        plans = expression_plan(context, rankers, default_plan=default_plan(version, sparse=sparse))
     settings = {
         "method": method,
         "lists": [p.name for p in plans],

@@ -178,3 +178,22 @@ def test_presets_name_a_default_plan():
     for version, preset in PRESETS.items():
         assert preset["default_plan"], version
     assert kconfig.DEFAULTS_VERSION in PRESETS
+
+
+def test_default_plan_of_sparse_matrices_leaves_variance_out():
+    """Defaults version 3: single-cell (sparse or chunked) matrices get the plan without
+    variance; dense matrices and version 2 keep it."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import kofs
+    from kofs.config import default_plan
+
+    assert "variance" not in default_plan("3", sparse=True)
+    assert "variance" in default_plan("3") and "variance" in default_plan("2", sparse=True)
+    rng = np.random.default_rng(0)
+    X = rng.poisson(0.3, size=(60, 40)).astype(float)
+    names = lambda res: [r.name for r in res.lists]  # noqa: E731
+    assert "variance" not in names(kofs.rank(sp.csr_matrix(X), bootstrap=0))
+    assert "variance" in names(kofs.rank(X, bootstrap=0))
+    assert "variance" in names(kofs.rank(sp.csr_matrix(X), bootstrap=0, defaults="2"))
