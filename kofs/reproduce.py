@@ -77,6 +77,7 @@ KEYS = (
     "output",
     "seed",
     "params",
+    "cross_fit",
 )
 EVAL_KEYS = ("top", "classifiers", "folds", "repeats", "protocols", "heatmaps", "curve_ks")
 
@@ -183,11 +184,13 @@ def run_experiment(
     from threadpoolctl import threadpool_limits
 
     from kofs.config import check_keys
+    from kofs.reseeding import DEFAULT_FOLDS, check_folds
     from kofs.sources import read_sources
 
     path = str(config)
     cfg = load_config(path)
     check_keys(cfg, KEYS, path=path)
+    cross_fit = check_folds(cfg.get("cross_fit", DEFAULT_FOLDS))
     ev = dict(cfg.get("evaluation") or {})
     check_keys(ev, EVAL_KEYS, path=path)
     for key in ("expression", "labels", "lists"):
@@ -255,6 +258,7 @@ def run_experiment(
             rename=cfg.get("rename") or {},
             params=cfg.get("params") or {},
             seed=int(cfg.get("seed", 0)),
+            cross_fit=cross_fit,
         )
         timings["read"] = time.perf_counter() - t0
         t1 = time.perf_counter()

@@ -39,7 +39,10 @@ DEFAULT_FOLDS = 5
 
 def check_folds(k: int) -> int:
     """``k`` as the number of folds: 0 (exclusion rule, no rebuilding) or at least 2."""
-    k = int(k)
+    try:
+        k = int(k)
+    except (TypeError, ValueError):
+        raise ParameterError(f"cross-fit folds must be an integer, got {k!r}") from None
     if k < 0 or k == 1:
         raise ParameterError(
             f"cross-fit folds must be 0 (exclude the seed genes) or at least 2, got {k}"

@@ -88,6 +88,17 @@ def test_reduced_reproduction_runs_end_to_end(shared_data, tmp_path):
         assert (out / "figures" / f"{fig}.png").stat().st_size > 5000
 
 
+def test_cross_fit_key_is_checked_first(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("expression: x\nlabels: y\nlists: [SPEC]\ncross_fit: 1\n")
+    with pytest.raises(ParameterError) as exc:
+        run_experiment(p)
+    assert "cross" in str(exc.value).lower() and "\n" not in str(exc.value)
+    p.write_text("expression: x\nlabels: y\nlists: [SPEC]\ncross_fit: five\n")
+    with pytest.raises(ParameterError, match="must be an integer"):
+        run_experiment(p)
+
+
 def test_cli_reproduce_reports_config_errors_in_one_line(tmp_path):
     from click.testing import CliRunner
 

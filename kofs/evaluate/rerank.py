@@ -25,6 +25,8 @@ from kofs.canonical import canonicalize, restore_aggregate, restore_ranking
 from kofs.context import Context
 from kofs.errors import ParameterError
 from kofs.pipeline import aggregate_supervised, build_lists, relevant_gene_ids
+from kofs.registry import AGGREGATORS
+from kofs.reseeding import reseeded_lists
 from kofs.types import AggregateRanking, Expression, Ranking, SampleCategories
 
 log = logging.getLogger(__name__)
@@ -66,6 +68,9 @@ class KofsRanking:
     params : mapping, optional
         ``{list_or_ranker: {param: value}}``.
     seed : int
+    cross_fit : int
+        K of the cross-fit of the seeded lists for aggregators with list context
+        (``reliability``; :func:`kofs.reseeding.reseeded_lists`); 0 = exclusion.
     """
 
     sources: Any
@@ -75,6 +80,7 @@ class KofsRanking:
     rename: Mapping[str, str] = field(default_factory=dict)
     params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     seed: int = 0
+    cross_fit: int = 5
     _shared: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def names(self) -> list[str]:
@@ -112,6 +118,11 @@ class KofsRanking:
         seeded = {
             self.rename.get(n, n): genes for n, genes in built_from(ctx, list(self.lists)).items()
         }
+        held_out: dict = {}
+        if seeded and any(AGGREGATORS.get(a.method).context for a in self.aggregations):
+            held_out, _ = reseeded_lists(
+                ctx, plans, seeded, build=build_lists, folds=self.cross_fit, params=params
+            )
         for agg in self.aggregations:
             G = None
             if agg.relevant_genes is not None:
@@ -132,6 +143,7 @@ class KofsRanking:
                 params=agg.params,
                 supervision=level,
                 built_from=seeded,
+                held_out=held_out if AGGREGATORS.get(agg.method).context else None,
                 bootstrap=agg.bootstrap,
             )
         return {
