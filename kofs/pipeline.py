@@ -725,9 +725,13 @@ def labels_from_values(values: Any, samples: Sequence[str]) -> SampleCategories:
     """
     import pandas as pd
 
+    name = getattr(values, "name", None)
     if isinstance(values, pd.Series) and not isinstance(values.index, pd.RangeIndex):
         index = values.index.astype(str)
-        missing = [s for s in samples if s not in set(index)]
+        if index.has_duplicates:
+            raise ParameterError("labels: the labels' index repeats sample ids")
+        known = set(index)
+        missing = [s for s in samples if s not in known]
         if missing:
             raise ParameterError(
                 f"labels: {len(missing)} of the {len(samples)} samples are not in the labels' "
@@ -735,18 +739,18 @@ def labels_from_values(values: Any, samples: Sequence[str]) -> SampleCategories:
             )
         values = pd.Series(values.to_numpy(), index=index).loc[list(samples)]
     try:
-        flat = list(np.asarray(values, dtype=object).ravel())
+        arr = np.asarray(values, dtype=object)
     except (TypeError, ValueError):
         raise ParameterError(
             f"labels must be SampleCategories, an obs column name or an array-like, got "
             f"{type(values).__name__}"
         ) from None
-    if np.ndim(np.asarray(values, dtype=object)) != 1 or len(flat) != len(samples):
+    if arr.ndim != 1 or len(arr) != len(samples):
         raise ParameterError(
-            f"labels have {len(flat)} values but the matrix has {len(samples)} samples "
+            f"labels have {arr.size} values but the matrix has {len(samples)} samples "
             "(one label per sample, in row order)"
         )
-    text = ["" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v) for v in flat]
+    text = ["" if pd.isna(v) else str(v) for v in arr]
     name = getattr(values, "name", None)
     return SampleCategories(
         tuple(text), tuple(samples), name=str(name) if name is not None else "label"

@@ -88,3 +88,5 @@ def test_rank_accepts_labels_as_an_array_like():
         kofs.rank(X, labels=y[:5], **opts)
     with pytest.raises(ParameterError, match="not in the labels' index"):
         kofs.rank(df, labels=pd.Series(y, index=[f"x{i}" for i in range(12)]), **opts)
+    with pytest.raises(ParameterError, match="repeats sample ids"):
+        kofs.rank(df, labels=pd.Series(y + ["a"], index=[*df.index, "s0"]), **opts)
