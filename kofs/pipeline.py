@@ -560,7 +560,13 @@ def rank(
     -------
     RunResult
     """
-    from kofs.config import DEFAULTS_VERSION, PRESETS, AggregationConfig, default_plan
+    from kofs.config import (
+        DEFAULTS_VERSION,
+        PRESETS,
+        AggregationConfig,
+        aggregate_defaults,
+        default_plan,
+    )
     from kofs.evidence import gene_evidence
     from kofs.io.convert import as_expression
     from kofs.plans import built_from, expression_plan, kofs_plan, msfs_plan
@@ -575,6 +581,7 @@ def rank(
         )
     if aggregate is None:
         aggregate = PRESETS[version].get("aggregate", AggregationConfig().aggregate)
+    aggregate_params = {**aggregate_defaults(version, aggregate), **(aggregate_params or {})}
     from kofs.reseeding import check_folds
 
     cross_fit = check_folds(cross_fit)

@@ -473,3 +473,110 @@ def test_label_reliability_refits_supervised_lists_inside_folds():
     honest = label_reliabilities(X, y, R, refit=lambda rows: {0: fisher_ranks(rows)}, **kw)[0]
     assert optimistic > 0.3
     assert honest < 0.1
+
+
+def shared_bulk(M=4000, k=50, seed=0):
+    """Three lists whose bulk follows one gene property (as graph scores follow a gene's mean
+    on single-cell counts): lists 0 and 1 are near duplicates that also share decoys at their
+    top; list 2 calls the relevant genes alone."""
+    rng = np.random.default_rng(seed)
+    bulk = rng.normal(size=M) * 4.0
+    rel = np.zeros(M, dtype=bool)
+    rel[:k] = True
+    decoy = np.zeros(M, dtype=bool)
+    decoy[k : 2 * k] = True
+    shared = rng.normal(size=M)
+    c0 = bulk + shared + 0.1 * rng.normal(size=M) + 9.0 * rel + 11.0 * decoy
+    c1 = bulk + shared + 0.1 * rng.normal(size=M) + 9.0 * rel + 11.0 * decoy
+    c2 = bulk + 1.5 * rng.normal(size=M) + 14.0 * rel
+    R = np.column_stack([average_ranks(c, higher_is_better=True) for c in (c0, c1, c2)])
+    return R, rel
+
+
+def test_redundancy_is_measured_where_the_lists_call():
+    """Over all genes the three lists look like one (shared bulk): uniform weights. Among the
+    genes either list calls, lists 0 and 1 stay duplicates (c ~ 1/2) and list 2 stands apart
+    (c ~ 1), and the fused top k holds more relevant genes and fewer shared decoys."""
+    from kofs.aggregate.reliability import observation_intervals, redundancy_weights
+
+    R, rel = shared_bulk()
+    lo, hi = observation_intervals(R)
+    c_all, r_all = redundancy_weights(lo, hi)
+    c_top, r_top = redundancy_weights(lo, hi, top=0.05)
+    assert r_all[0, 2] > 0.8 and c_all.max() < 0.45
+    assert r_top[0, 1] > 0.95 and r_top[0, 2] < 0.3
+    assert c_top[0] < 0.55 and c_top[1] < 0.55 and c_top[2] > 0.9
+    k = int(rel.sum())
+    s_top, w_top, _, _ = reliability_aggregate(R, redundancy_top=0.05)
+    s_all, _, _, _ = reliability_aggregate(R, redundancy_top=1.0)
+    decoy = np.roll(rel, k)
+    hits = lambda s, genes=rel: int(genes[np.argsort(-s)[:k]].sum())  # noqa: E731
+    assert hits(s_top) >= hits(s_all) + 3 and hits(s_top, decoy) < hits(s_all, decoy)
+    assert w_top[2] > 1.5 * w_top[0]
+
+
+def test_pairwise_redundancy_ignores_the_other_lists():
+    """r_lk is measured among the genes l or k call: adding a reversed and a random list leaves
+    it unchanged."""
+    from kofs.aggregate.reliability import observation_intervals, redundancy_weights
+
+    R, _ = shared_bulk()
+    M = R.shape[0]
+    rng = np.random.default_rng(1)
+    more = np.column_stack([R, M + 1 - R[:, 0], rng.permutation(M) + 1.0])
+    r3 = redundancy_weights(*observation_intervals(R), top=0.05)[1]
+    r5 = redundancy_weights(*observation_intervals(more), top=0.05)[1]
+    np.testing.assert_allclose(r5[:3, :3], r3, atol=1e-12)
+
+
+def test_redundancy_region_falls_back_to_all_genes_on_few_calls():
+    from kofs.aggregate.reliability import CALLS_MIN, observation_intervals, redundancy_weights
+
+    R, _ = planted(M=CALLS_MIN - 10, k=5)
+    lo, hi = observation_intervals(R)
+    np.testing.assert_array_equal(
+        redundancy_weights(lo, hi, top=0.05)[1], redundancy_weights(lo, hi)[1]
+    )
+
+
+def test_data_support_counts_only_lists_that_earned_weight():
+    """A reversed data list (weight 0) supports nothing: knowledge-only genes at its top stay
+    knowledge-only; with no weighted data list, every data list counts."""
+    from kofs.aggregate.reliability import data_support
+
+    M = 200
+    good = np.arange(1, M + 1, dtype=float)
+    R = np.column_stack([good, M + 1 - good, good[::-1]])  # data, reversed data, knowledge
+    data = np.array([True, True, False])
+    plain = data_support(R, data, 0.1)
+    gated = data_support(R, data, 0.1, np.array([0.6, 0.0, 0.4]))
+    assert plain[-1] and not gated[-1] and gated[0]
+    np.testing.assert_array_equal(data_support(R, data, 0.1, np.zeros(3)), plain)
+
+
+def test_called_region_correlations_equal_the_pair_by_pair_definition():
+    """The vectorised union sums equal a direct weighted correlation on each pair's region
+    (ties, a partial list and gene weights included)."""
+    from scipy.special import ndtri
+
+    from kofs.aggregate.reliability import CALLS_MIN, observation_intervals, redundancy_weights
+
+    rng = np.random.default_rng(3)
+    M = 1500
+    base = rng.normal(size=M)
+    cols = [base * s + rng.normal(size=M) for s in (0.0, 0.5, 2.0, 4.0)]
+    R = np.column_stack([average_ranks(np.round(c, 1), higher_is_better=True) for c in cols])
+    R[rng.choice(M, 400, replace=False), 1] = np.nan  # partial list
+    lo, hi = observation_intervals(R)
+    w = rng.uniform(size=M)
+    _, r = redundancy_weights(lo, hi, w, top=0.05)
+    mid = 0.5 * (lo + hi)
+    z = ndtri(np.clip(mid, 1e-12, 1 - 1e-12))
+    called = mid <= max(0.05, CALLS_MIN / M)
+    for j in range(4):
+        for k in range(j + 1, 4):
+            pair = called[:, j] | called[:, k]
+            assert pair.sum() >= CALLS_MIN
+            expect = np.cov(z[pair][:, [j, k]].T, aweights=w[pair])
+            expect = expect[0, 1] / np.sqrt(expect[0, 0] * expect[1, 1])
+            assert r[j, k] == pytest.approx(expect, abs=1e-10)

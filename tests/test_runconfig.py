@@ -197,3 +197,25 @@ def test_default_plan_of_sparse_matrices_leaves_variance_out():
     assert "variance" not in names(kofs.rank(sp.csr_matrix(X), bootstrap=0))
     assert "variance" in names(kofs.rank(X, bootstrap=0))
     assert "variance" in names(kofs.rank(sp.csr_matrix(X), bootstrap=0, defaults="2"))
+
+
+def test_defaults_versions_pin_the_reliability_redundancy(tmp_path):
+    """Version 4 measures redundancy where the lists call (registry default); versions 2 and 3
+    keep their all-gene redundancy, recorded in the manifest; a given parameter wins."""
+    import numpy as np
+
+    import kofs
+    from kofs.aggregate.reliability import REDUNDANCY_TOP
+    from kofs.config import aggregate_defaults
+
+    assert aggregate_defaults("4", "reliability") == {}
+    assert aggregate_defaults("3", "reliability") == {"redundancy_top": 1.0}
+    assert aggregate_defaults("3", "borda") == {}
+    X = np.random.default_rng(0).normal(size=(30, 80))
+    settings = lambda res: res.settings["aggregate_params"]  # noqa: E731
+    assert settings(kofs.rank(X, bootstrap=0)) == {}
+    assert settings(kofs.rank(X, bootstrap=0, defaults="3")) == {"redundancy_top": 1.0}
+    given = kofs.rank(X, bootstrap=0, defaults="3", aggregate_params={"redundancy_top": 0.2})
+    assert settings(given) == {"redundancy_top": 0.2}
+    assert settings(kofs.rank(X, bootstrap=0, defaults="3", aggregate="borda")) == {}
+    assert 0 < REDUNDANCY_TOP < 1

@@ -11,9 +11,10 @@ background (``Z_i = 0``). List l reports gene i at a normalised position ``u_{l,
   reverse": a reversed or random list is fitted at ``a_l = 1`` and contributes nothing.
 * Lists are conditionally independent given Z, except that each list's log-likelihood ratio
   is multiplied by a *redundancy weight* ``c_l = 1 / sum_k max(0, r_{lk})^2`` where ``r`` is the
-  correlation of the lists' normal scores among the background genes (a composite likelihood;
-  Varin, Reid & Firth 2011). Two copies of a list get ``c = 1/2`` each and count once; lists
-  that agree only about the relevant genes keep ``c ~ 1``.
+  correlation of the lists' normal scores among the background genes that either list calls
+  (its top ``redundancy_top``; :func:`redundancy_weights`) -- a composite likelihood (Varin,
+  Reid & Firth 2011). Two copies of a list get ``c = 1/2`` each and count once; lists that
+  agree only about the relevant genes, or only in their bulk, keep ``c ~ 1``.
 
 An observation is an interval of u: a gene alone at position r of M has
 ``[(r - 1)/M, r/M]``; a tie block at positions a..b has ``[(a - 1)/M, b/M]``; a gene absent
@@ -64,6 +65,11 @@ __all__ = [
 ]
 
 A_MIN = 1e-3
+#: Redundancy where the lists call (:func:`redundancy_weights`): at least this many genes per
+#: list count as called, and a pair of lists calling fewer genes is measured on all genes.
+CALLS_MIN = 50
+#: Default top fraction of :func:`redundancy_weights` (defaults version 4; docs/aggregation.md).
+REDUNDANCY_TOP = 0.05
 _BATCH = 50  # bootstrap replicates drawn at once (memory: 50 x M doubles)
 _MAX_STEP = 0.2
 
@@ -179,17 +185,9 @@ def _code(lo: np.ndarray, hi: np.ndarray, n_bins: int) -> _Coded:
     return _Coded(codes, los, his, offsets)
 
 
-def redundancy_weights(
-    lo: np.ndarray, hi: np.ndarray, background: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Redundancy weights ``c_l = 1 / sum_k max(0, r_lk)^2`` and the correlation matrix r.
-
-    ``r`` is the (background-weighted) Pearson correlation of the normal scores
-    ``Phi^-1(mid u)`` of the lists; ``background`` holds each gene's weight (1 - p_i), None for
-    all genes equally.
-    """
-    z = ndtri(np.clip(0.5 * (lo + hi), 1e-12, 1 - 1e-12))
-    w = np.ones(z.shape[0]) if background is None else np.asarray(background, dtype=np.float64)
+def _weighted_corr(z: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Weighted Pearson correlation matrix of the columns of ``z`` (NaN-free, 0 where a column
+    is constant)."""
     w = w / w.sum()
     zc = z - w @ z
     cov = (zc * w[:, None]).T @ zc
@@ -197,6 +195,69 @@ def redundancy_weights(
     r = cov / np.outer(sd, sd)
     r[~np.isfinite(r)] = 0.0
     np.fill_diagonal(r, 1.0)
+    return r
+
+
+def _called_corr(z: np.ndarray, w: np.ndarray, called: np.ndarray):
+    """Weighted correlation of every pair of columns of ``z`` among the rows either column
+    ``called``, and where that region holds at least ``CALLS_MIN`` rows of positive weight.
+
+    The sums over the union ``c_j + c_k - c_j c_k`` are a few (L x M)(M x L) products, so all
+    L^2 pairs cost about as much as one correlation matrix."""
+    C = called.astype(np.float64)
+    wz = z * w[:, None]
+    wz2 = wz * z
+    WC = C * w[:, None]
+
+    def union(v_own: np.ndarray, V: np.ndarray) -> np.ndarray:
+        # [j, k] = sum_i V_ij (c_ij + c_ik - c_ij c_ik), with v_own[j] = sum_i V_ij c_ij
+        return v_own[:, None] + (C.T @ V).T - (C.T @ (V * C)).T
+
+    n = union(WC.sum(axis=0), np.broadcast_to(w[:, None], z.shape))
+    sj = union((wz * C).sum(axis=0), wz)
+    qj = union((wz2 * C).sum(axis=0), wz2)
+    wzc = wz * C
+    p = wzc.T @ z + z.T @ wzc - (z * C).T @ wzc
+    count = C.sum(axis=0)
+    rows = count[:, None] + count[None, :] - C.T @ C
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mj = sj / n
+        vj = qj / n - mj * mj
+        r = (p / n - mj * mj.T) / np.sqrt(vj * vj.T)
+    enough = (rows >= CALLS_MIN) & (n > 0)
+    r = np.where(np.isfinite(r), np.clip(r, -1.0, 1.0), 0.0)
+    np.fill_diagonal(r, 1.0)
+    return r, enough
+
+
+def redundancy_weights(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    background: np.ndarray | None = None,
+    *,
+    top: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Redundancy weights ``c_l = 1 / sum_k max(0, r_lk)^2`` and the correlation matrix r.
+
+    ``r`` is the (background-weighted) Pearson correlation of the normal scores
+    ``Phi^-1(mid u)`` of the lists; ``background`` holds each gene's weight (1 - p_i), None for
+    all genes equally. With ``top`` < 1, ``r_lk`` is measured among the genes that list l or
+    list k *calls* -- those in its top ``max(top, CALLS_MIN / M)`` -- (among all genes when
+    fewer than ``CALLS_MIN`` qualify). Agreement in the bulk of two lists (e.g. graph scores
+    that both follow a gene's mean) says nothing about which genes are relevant, and counted as
+    redundancy it can leave the weights unidentified; the redundant errors that matter are
+    made where the lists call. Pairwise regions keep ``r_lk`` independent of the other lists
+    (docs/aggregation.md, "Redundancy where the lists call").
+    """
+    M, L = lo.shape
+    w = np.ones(M) if background is None else np.asarray(background, dtype=np.float64)
+    mid = 0.5 * (lo + hi)
+    z = ndtri(np.clip(mid, 1e-12, 1 - 1e-12))
+    r = _weighted_corr(z, w)
+    if top < 1.0:
+        called = mid <= min(1.0, max(float(top), CALLS_MIN / M))
+        r_called, enough = _called_corr(z, w, called)
+        r = np.where(enough, r_called, r)
     c = 1.0 / (np.clip(r, 0.0, 1.0) ** 2).sum(axis=1)
     return c, r
 
@@ -461,6 +522,7 @@ def fit_reliability(
     prior: float = 0.05,
     max_prior: float = 0.5,
     dependence: bool = True,
+    redundancy_top: float = 1.0,
     n_bins: int = 256,
     tol: float = 1e-10,
     max_iter: int = 500,
@@ -488,6 +550,9 @@ def fit_reliability(
         Upper bound of rho: the relevant class is the minority.
     dependence : bool
         Redundancy weights c_l (True) or conditional independence (c = 1).
+    redundancy_top : float
+        Measure redundancy among the genes in this top fraction of some list
+        (:func:`redundancy_weights`); 1 = all genes.
     n_bins : int
         u bins of the sufficient statistics (the top positions stay single ranks).
     tol, max_iter
@@ -501,9 +566,9 @@ def fit_reliability(
     -----
     The likelihood is maximised directly (L-BFGS-B with the analytic gradient, which is the
     EM gradient: ``d l / d a_l = c_l sum_i p_i d log LR_l / d a``) from a = 1/2, rho =
-    ``prior``. With ``dependence``, a first fit uses c from the correlations over all genes;
-    c is then re-estimated among the background genes (weights 1 - p_i) and the fit repeated
-    from the first solution.
+    ``prior``. With ``dependence``, a first fit uses c from the correlations over all genes
+    (that the lists call, ``redundancy_top``); c is then re-estimated among the background
+    genes (weights 1 - p_i) and the fit repeated from the first solution.
     """
     lo, hi = (
         intervals if intervals is not None else observation_intervals(ranks, built_from, held_out)
@@ -519,13 +584,13 @@ def fit_reliability(
     lo, hi, fixed = lo[order], hi[order], fixed[order]
     coded = _code(lo, hi, n_bins)
     w = np.ones(M)
-    c = redundancy_weights(lo, hi)[0] if dependence else np.ones(L)
+    c = redundancy_weights(lo, hi, top=redundancy_top)[0] if dependence else np.ones(L)
     a, rho, nit, ok = _maximise(
         _Problem(coded, c, w, fixed), np.full(L, 0.5), prior, max_prior, tol, max_iter
     )
     if dependence:
         _, p, _ = _Problem(coded, c, w, fixed).evaluate(a, rho)
-        c = redundancy_weights(lo, hi, background=1.0 - p)[0]
+        c = redundancy_weights(lo, hi, background=1.0 - p, top=redundancy_top)[0]
         a, rho, nit2, ok = _maximise(
             _Problem(coded, c, w, fixed), a, rho, max_prior, tol, max_iter, warmup=3
         )
@@ -670,14 +735,23 @@ def hybrid_weights(agreement: np.ndarray, label: np.ndarray, data: np.ndarray) -
     return np.where(vsum > 0, with_labels, only_agreement)
 
 
-def data_support(ranks: np.ndarray, data_lists: np.ndarray, fraction: float) -> np.ndarray | None:
-    """Boolean (M,): the gene is in the top ``fraction`` of at least one data-driven list.
+def data_support(
+    ranks: np.ndarray,
+    data_lists: np.ndarray,
+    fraction: float,
+    weights: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """Boolean (M,): the gene is in the top ``fraction`` of at least one data-driven list
+    (with ``weights``: one that earned weight -- a reversed or random list, fitted at weight 0,
+    supports nothing; all data lists when none earned weight).
 
     None when there is no data-driven list or no knowledge-only list (nothing to gate).
     """
     data_lists = np.asarray(data_lists, dtype=bool)
     if fraction <= 0 or not data_lists.any() or data_lists.all():
         return None
+    if weights is not None and (data_lists & (np.asarray(weights) > 0)).any():
+        data_lists = data_lists & (np.asarray(weights) > 0)
     lo, _ = block_intervals(np.asarray(ranks, dtype=np.float64)[:, data_lists])
     return np.asarray((lo < fraction).any(axis=1), dtype=bool)
 
@@ -693,6 +767,7 @@ def reliability_aggregate(
     prior: float = 0.05,
     max_prior: float = 0.5,
     dependence: bool = True,
+    redundancy_top: float = REDUNDANCY_TOP,
     n_bins: int = 256,
     support_fraction: float = 0.10,
     seed_evidence: bool | None = None,
@@ -718,7 +793,7 @@ def reliability_aggregate(
     list_weights : ndarray (L,), optional
         Fixed list reliabilities (label supervision): no fit; the score is
         ``sum_l v_l E[-log u_il]`` with ``v ~ list_weights * c`` normalised.
-    prior, max_prior, dependence, n_bins
+    prior, max_prior, dependence, redundancy_top, n_bins
         See :func:`fit_reliability`.
     support_fraction : float
         See ``data_lists``; 0 switches the rule off.
@@ -763,6 +838,7 @@ def reliability_aggregate(
             prior=prior,
             max_prior=max_prior,
             dependence=dependence,
+            redundancy_top=redundancy_top,
             n_bins=n_bins,
             support_fraction=support_fraction,
         )
@@ -777,6 +853,7 @@ def reliability_aggregate(
         prior=prior,
         max_prior=max_prior,
         dependence=dependence,
+        redundancy_top=redundancy_top,
         n_bins=n_bins,
         support_fraction=support_fraction,
     )
@@ -843,6 +920,7 @@ def _aggregate_canonical(
     prior: float,
     max_prior: float,
     dependence: bool,
+    redundancy_top: float,
     n_bins: int,
     support_fraction: float,
 ) -> tuple[np.ndarray, np.ndarray, dict, dict]:
@@ -855,7 +933,11 @@ def _aggregate_canonical(
     if list_weights is not None:
         v = np.clip(np.asarray(list_weights, dtype=np.float64), 0.0, None)
         rows = np.lexsort((*lo.T[::-1], *hi.T[::-1]))  # sums over genes in a fixed order
-        c = redundancy_weights(lo[rows], hi[rows])[0] if dependence else np.ones(L)
+        c = (
+            redundancy_weights(lo[rows], hi[rows], top=redundancy_top)[0]
+            if dependence
+            else np.ones(L)
+        )
         data = None if data_lists is None else np.asarray(data_lists, dtype=bool)
         info = {"label_reliability": v.tolist(), "redundancy": c.tolist()}
         if data is not None and data.any() and not data.all():
@@ -867,6 +949,7 @@ def _aggregate_canonical(
                 prior=prior,
                 max_prior=max_prior,
                 dependence=dependence,
+                redundancy_top=redundancy_top,
                 n_bins=n_bins,
             )
             weights = hybrid_weights(fit.weights, v * c, data)
@@ -892,6 +975,7 @@ def _aggregate_canonical(
             prior=prior,
             max_prior=max_prior,
             dependence=dependence,
+            redundancy_top=redundancy_top,
             n_bins=n_bins,
         )
         scores = exact_scores(R, fit.a, fit.redundancy, intervals=scored)
@@ -913,7 +997,7 @@ def _aggregate_canonical(
         }
     support = None
     if data_lists is not None:
-        support = data_support(R, data_lists, support_fraction)
+        support = data_support(R, data_lists, support_fraction, weights)
     if support is not None and not support.all():
         span = float(np.nanmax(scores) - np.nanmin(scores)) + 1.0
         scores = np.where(support, scores, scores - span)
@@ -931,6 +1015,15 @@ def _aggregate_canonical(
         "prior": Param(0.05, float, "starting fraction of relevant genes", low=1e-6, high=0.5),
         "max_prior": Param(0.5, float, "largest fraction of relevant genes", low=1e-4, high=0.5),
         "dependence": Param(True, bool, "down-weight redundant (correlated) lists"),
+        "redundancy_top": Param(
+            REDUNDANCY_TOP,
+            float,
+            "measure redundancy among the genes in this top fraction of some list (1 = all "
+            "genes, as in defaults version 3)",
+            low=0.0,
+            high=1.0,
+            closed="right",
+        ),
         "n_bins": Param(256, int, "rank bins of the fit's sufficient statistics", low=8),
         "support_fraction": Param(
             0.10,
