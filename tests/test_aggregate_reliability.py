@@ -580,3 +580,23 @@ def test_called_region_correlations_equal_the_pair_by_pair_definition():
             expect = np.cov(z[pair][:, [j, k]].T, aweights=w[pair])
             expect = expect[0, 1] / np.sqrt(expect[0, 0] * expect[1, 1])
             assert r[j, k] == pytest.approx(expect, abs=1e-10)
+
+
+def test_fit_never_ends_below_the_null_model(monkeypatch):
+    """Whatever the solver returns, a fit below the likelihood of "no list informative"
+    (every a = 1) is replaced by that null fit: weights all zero."""
+    import kofs.aggregate.reliability as rel
+
+    R, _ = planted()
+    good = rel.fit_reliability(R)
+    assert good.log_likelihood > 0 and good.weights.any()
+    L = R.shape[1]
+
+    def bad(problem, a0, rho0, *args, **kwargs):  # a point far below the null
+        a = np.full(L, rel.A_MIN)
+        return a, 0.5, 1, True
+
+    monkeypatch.setattr(rel, "_maximise", bad)
+    fit = rel.fit_reliability(R)
+    np.testing.assert_array_equal(fit.a, np.ones(L))
+    assert fit.log_likelihood == pytest.approx(0.0, abs=1e-9) and not fit.weights.any()

@@ -595,7 +595,14 @@ def fit_reliability(
             _Problem(coded, c, w, fixed), a, rho, max_prior, tol, max_iter, warmup=3
         )
         nit += nit2
-    ll, p, _ = _Problem(coded, c, w, fixed).evaluate(a, rho)
+    problem = _Problem(coded, c, w, fixed)
+    ll, p, _ = problem.evaluate(a, rho)
+    # never end below the null model (every a_l = 1, no list informative), whatever the
+    # solver did on a flat or ill-conditioned likelihood: there the answer is "no weights"
+    null = max((problem.evaluate(np.ones(L), r)[0], r) for r in (rho, max_prior))
+    if ll < null[0]:
+        a, rho = np.ones(L), null[1]
+        ll, p, _ = problem.evaluate(a, rho)
     coded = _Coded(coded.codes[back], coded.lo, coded.hi, coded.offsets)
     return ReliabilityFit(
         a, c, rho, p[back], ll, nit, ok, coded=coded, fixed=fixed[back], canonical=order
