@@ -600,3 +600,29 @@ def test_fit_never_ends_below_the_null_model(monkeypatch):
     fit = rel.fit_reliability(R)
     np.testing.assert_array_equal(fit.a, np.ones(L))
     assert fit.log_likelihood == pytest.approx(0.0, abs=1e-9) and not fit.weights.any()
+
+
+def test_set_like_lists_are_redundant_by_their_overlap():
+    """Gene sets (one tie block each, e.g. GMT lists) order nothing among their calls: two
+    copies count once, and heavily overlapping sets are discounted, as over all genes."""
+    from kofs.aggregate.reliability import observation_intervals, redundancy_weights
+
+    M = 2000
+    rng = np.random.default_rng(5)
+    a = np.zeros(M, dtype=bool)
+    a[rng.choice(M, 150, replace=False)] = True
+    b = a.copy()
+    b[np.flatnonzero(a)[:30]] = False  # 80 % of a
+    b[np.flatnonzero(~a)[:30]] = True
+    scores = rng.normal(size=M)
+    cols = [a, a, b, scores]
+    R = np.column_stack(
+        [average_ranks(c.astype(float), higher_is_better=True) for c in cols[:3]]
+        + [average_ranks(scores, higher_is_better=True)]
+    )
+    lo, hi = observation_intervals(R)
+    c, r = redundancy_weights(lo, hi, top=0.05)
+    c_all, r_all = redundancy_weights(lo, hi)
+    np.testing.assert_allclose(r[:3, :3], r_all[:3, :3])
+    assert r[0, 1] == pytest.approx(1.0) and r[0, 2] > 0.7
+    assert c[0] < 0.45 and c[2] < 0.7

@@ -224,7 +224,8 @@ def _called_corr(z: np.ndarray, w: np.ndarray, called: np.ndarray):
         mj = sj / n
         vj = qj / n - mj * mj
         r = (p / n - mj * mj.T) / np.sqrt(vj * vj.T)
-    enough = (rows >= CALLS_MIN) & (n > 0)
+    # a list constant on the region orders nothing there: no region correlation
+    enough = (rows >= CALLS_MIN) & (n > 0) & (vj > 1e-12) & (vj.T > 1e-12)
     r = np.where(np.isfinite(r), np.clip(r, -1.0, 1.0), 0.0)
     np.fill_diagonal(r, 1.0)
     return r, enough
@@ -243,7 +244,8 @@ def redundancy_weights(
     ``Phi^-1(mid u)`` of the lists; ``background`` holds each gene's weight (1 - p_i), None for
     all genes equally. With ``top`` < 1, ``r_lk`` is measured among the genes that list l or
     list k *calls* -- those in its top ``max(top, CALLS_MIN / M)`` -- (among all genes when
-    fewer than ``CALLS_MIN`` qualify). Agreement in the bulk of two lists (e.g. graph scores
+    fewer than ``CALLS_MIN`` qualify, and for pairs with a set-like list, which orders nothing
+    among its calls: there the overlap is what counts). Agreement in the bulk of two lists (e.g. graph scores
     that both follow a gene's mean) says nothing about which genes are relevant, and counted as
     redundancy it can leave the weights unidentified; the redundant errors that matter are
     made where the lists call. Pairwise regions keep ``r_lk`` independent of the other lists
@@ -257,6 +259,11 @@ def redundancy_weights(
     if top < 1.0:
         called = mid <= min(1.0, max(float(top), CALLS_MIN / M))
         r_called, enough = _called_corr(z, w, called)
+        # a set-like list (at most two distinct positions: its genes and the rest) orders
+        # nothing among the genes it calls; its redundancy is its overlap with the other
+        # list, which the all-gene correlation measures (for two sets: their phi coefficient)
+        set_like = np.array([np.unique(mid[:, j]).size <= 2 for j in range(L)])
+        enough &= ~(set_like[:, None] | set_like[None, :])
         r = np.where(enough, r_called, r)
     c = 1.0 / (np.clip(r, 0.0, 1.0) ** 2).sum(axis=1)
     return c, r
