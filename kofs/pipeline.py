@@ -719,7 +719,11 @@ def _anndata_knowledge(
     if isinstance(labels, str):
         column = labels[4:] if labels.startswith("obs:") else labels
         labels = labels_from_obs(adata, column, samples=expression.samples)
-    similarity = anndata_graph(adata, use_graph, expression.samples) if use_graph else None
+    similarity = (
+        anndata_graph(adata, use_graph, expression.samples, expression.source)
+        if use_graph
+        else None
+    )
     return labels, similarity
 
 
@@ -764,12 +768,17 @@ def labels_from_values(values: Any, samples: Sequence[str]) -> SampleCategories:
     )
 
 
-def anndata_graph(adata: Any, use_graph: str | bool, samples: Sequence[str]) -> SampleSimilarity:
-    """The cell graph ``adata.obsp[key]`` (``True`` = ``"connectivities"``) as a similarity."""
+def anndata_graph(
+    adata: Any, use_graph: str | bool, samples: Sequence[str], source: str | None = None
+) -> SampleSimilarity:
+    """The cell graph ``adata.obsp[key]`` (``True`` = ``"connectivities"``) as a similarity
+    (``source``: the file it was read from, named in errors)."""
     key = "connectivities" if use_graph is True else str(use_graph)
     if key not in adata.obsp:
         known = ", ".join(adata.obsp.keys()) or "none (run scanpy.pp.neighbors first)"
-        raise ParameterError(f"use_graph: adata.obsp has no {key!r}; obsp keys: {known}")
+        raise ParameterError(
+            f"use_graph: adata.obsp has no {key!r}; obsp keys: {known}", path=source
+        )
     return SampleSimilarity(
         sp.csr_matrix(adata.obsp[key], dtype=np.float64),
         tuple(samples),

@@ -90,7 +90,7 @@ def read_single_cell_data(
             raise ParameterError("--use-graph cannot be combined with dropping unlabelled cells")
         from kofs.pipeline import anndata_graph
 
-        graph = anndata_graph(adata, i.use_graph, expr.samples)
+        graph = anndata_graph(adata, i.use_graph, expr.samples, expr.source)
     return expr, categories, graph
 
 

@@ -87,3 +87,21 @@ def test_cli_ranks_the_h5ad_with_its_graph(tmp_path, reference):
     manifest = json.loads((out / "manifest.json").read_text())
     lap = next(x for x in manifest["lists"] if x["name"] == "laplacian")
     assert lap["info"]["graph"] == "obsp:connectivities"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--use-graph", "distances"], "obsp has no 'distances'"),
+        (["--labels", "obs:cell_type"], "obs column 'cell_type' not found"),
+        (["--layer", "counts"], "layer 'counts' not found"),
+        (["--use-raw"], "has no raw data"),
+    ],
+)
+def test_cli_names_the_file_on_a_bad_h5ad_option(tmp_path, args, message):
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["rank", str(PBMC), *args, "-o", str(out)])
+    assert r.exit_code == 2
+    line = r.output.strip().splitlines()[-1]
+    assert str(PBMC) in line and message in line and "Traceback" not in r.output
+    assert not out.exists()
