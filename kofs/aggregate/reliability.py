@@ -244,12 +244,13 @@ def redundancy_weights(
     ``Phi^-1(mid u)`` of the lists; ``background`` holds each gene's weight (1 - p_i), None for
     all genes equally. With ``top`` < 1, ``r_lk`` is measured among the genes that list l or
     list k *calls* -- those in its top ``max(top, CALLS_MIN / M)`` -- (among all genes when
-    fewer than ``CALLS_MIN`` qualify, and for pairs with a set-like list, which orders nothing
-    among its calls: there the overlap is what counts). Agreement in the bulk of two lists (e.g. graph scores
-    that both follow a gene's mean) says nothing about which genes are relevant, and counted as
-    redundancy it can leave the weights unidentified; the redundant errors that matter are
-    made where the lists call. Pairwise regions keep ``r_lk`` independent of the other lists
-    (docs/aggregation.md, "Redundancy where the lists call").
+    fewer than ``CALLS_MIN`` qualify, and for pairs with a set-like list, which orders
+    nothing among its calls: there the overlap is what counts). Agreement in the bulk of two
+    lists (e.g. graph scores that both follow a gene's mean) says nothing about which genes
+    are relevant, and counted as redundancy it can leave the weights unidentified; the
+    redundant errors that matter are made where the lists call. Pairwise regions keep
+    ``r_lk`` independent of the other lists (docs/aggregation.md, "Redundancy where the lists
+    call").
     """
     M, L = lo.shape
     w = np.ones(M) if background is None else np.asarray(background, dtype=np.float64)
@@ -529,7 +530,7 @@ def fit_reliability(
     prior: float = 0.05,
     max_prior: float = 0.5,
     dependence: bool = True,
-    redundancy_top: float = 1.0,
+    redundancy_top: float = REDUNDANCY_TOP,
     n_bins: int = 256,
     tol: float = 1e-10,
     max_iter: int = 500,
