@@ -81,6 +81,11 @@ def relevant_gene_ids(
 MAX_ABS_VALUE = 1e100
 #: Smallest largest-|value| of a varying gene: squares of smaller values underflow float64.
 MIN_ABS_VALUE = 1e-100
+#: A matrix whose values (the first COUNTS_SAMPLE stored ones) are non-negative integers with a
+#: maximum of at least COUNTS_MIN_MAX looks like raw counts: one warning line (log-scale
+#: expression rarely exceeds 30).
+COUNTS_MIN_MAX = 100
+COUNTS_SAMPLE = 1_000_000
 
 
 def check_magnitude(expression: Expression) -> None:
@@ -127,6 +132,15 @@ def check_magnitude(expression: Expression) -> None:
     n_const = int(constant.sum())
     if n_const:
         log.info("%d constant genes are ranked last", n_const)
+    sample = np.ravel(X)[:COUNTS_SAMPLE]
+    if top >= COUNTS_MIN_MAX and sample.min() >= 0 and np.array_equal(sample, np.round(sample)):
+        log.warning(
+            "%svalues are non-negative integers up to %.0f (raw counts?): they are ranked as "
+            "given; normalise and log-transform them first for the usual analysis (e.g. scanpy's "
+            "normalize_total + log1p, or log2(x + 1) of normalised counts)",
+            f"{expression.source}: " if expression.source else "",
+            top,
+        )
 
 
 def check_ranker_memory(

@@ -122,3 +122,21 @@ def test_chunked_read_equals_in_memory(tmp_path):
     cols = [c for c in mem.columns if c.startswith("score")]
     assert len(cols) >= 4
     np.testing.assert_allclose(dask[cols].to_numpy(), mem[cols].to_numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_raw_counts_get_one_warning_line(pbmc, caplog):
+    """Integer counts are ranked as given, with one warning line advising normalisation; the
+    log-normalised file gets none."""
+    import logging
+
+    import scipy.sparse as sp
+
+    counts = pbmc.copy()
+    counts.X = sp.csr_matrix(np.round(np.expm1(pbmc.X.toarray())))
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        kofs.rank(counts, rankers=["variance"], bootstrap=0)
+    assert sum("raw counts?" in r.getMessage() for r in caplog.records) == 1
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        kofs.rank(pbmc.copy(), rankers=["variance"], bootstrap=0)
+    assert not any("raw counts?" in r.getMessage() for r in caplog.records)
