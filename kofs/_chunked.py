@@ -11,8 +11,11 @@ partial sums are added:
 * the graph term ``f^T S f = sum_{a,b} sum_{i in a} x_i . (S_ab X_b)_i`` over the blocks
   ``S_ab`` of the sample graph between row chunks ``a`` and ``b`` (only the non-empty ones),
   one pair of groups of chunks at a time (bounded memory);
-* products ``U^T X = sum_a U_a^T X_a`` with a small dense ``U`` (SPEC phi3);
-* the exact kNN search, chunk against chunk (O(n^2): for large n reuse a precomputed graph).
+* products ``U^T X = sum_a U_a^T X_a`` with a small dense ``U`` (SPEC phi3, the randomized
+  PCA of the approximate kNN search) and ``X B`` (stacked row blocks);
+* the exact kNN search, chunk against chunk (O(n^2): used below ``ANN_MIN_SAMPLES`` cells;
+  above, the approximate search of :mod:`kofs.knowledge.similarity_kernels` on principal
+  components computed with the products above).
 
 The tasks run on Dask's local scheduler, or on a ``dask.distributed`` cluster when a client is
 active (see :func:`dask_client`). Each chunk's computation is the in-memory kernel of
@@ -227,6 +230,21 @@ def left_product(Ut: np.ndarray, X) -> np.ndarray:
     return chunk_sum(X, _ut_x, np.asarray(Ut, dtype=np.float64))
 
 
+def _x_b(B, B_right):
+    return np.asarray(_as_block(B) @ B_right)
+
+
+def right_product(X, B: np.ndarray) -> np.ndarray:
+    """``X @ B`` for a small dense ``B`` (m x p): one pass, the row chunks' products stacked
+    (n x p in memory)."""
+    from dask import delayed
+
+    blocks, _ = row_chunks(X)
+    task = delayed(_x_b, pure=True)
+    B = np.asarray(B, dtype=np.float64)
+    return np.vstack(_compute([task(b, B) for b in blocks]))
+
+
 #: Entries of ``S_ab X_b`` formed at once by :func:`_pair_term` (its rows in slices): the
 #: product of a graph block with a chunk is much denser than the chunk (a row of it holds the
 #: genes of all the row's neighbours).
@@ -347,6 +365,80 @@ def knn_squared_distances(X, *, k: int) -> sp.csr_matrix:
     vals = np.concatenate([p[1] for p in parts])
     indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
     return sp.csr_matrix((vals.ravel(), cols.ravel(), indptr), shape=(n, n))
+
+
+def _load_rows(blocks: list[Any], group: list[int]) -> Any:
+    """The row chunks ``group`` (consecutive) of a dask matrix, in memory and stacked."""
+    parts = [_as_block(b) for b in _compute([blocks[a] for a in group])]
+    if sp.issparse(parts[0]):
+        A = sp.vstack(parts, format="csr")
+        if not A.has_canonical_format:
+            A.sum_duplicates()
+        return A
+    return np.vstack(parts)
+
+
+def _local_dots(A, cand_local: np.ndarray) -> np.ndarray:
+    """``a_i . a_cand[i, t]`` of the rows of an in-memory block (index ``len(A)`` = a zero row,
+    for pairs computed elsewhere); the kernel of the in-memory search, so equal bit for bit."""
+    from kofs import _numba_kernels
+
+    n = A.shape[0]
+    if sp.issparse(A):
+        Z = sp.vstack([A, sp.csr_matrix((1, A.shape[1]))], format="csr")
+        if _numba_kernels.AVAILABLE:  # one candidate row per row of Z (the zero row's: itself)
+            cand_z = np.vstack([cand_local, np.full((1, cand_local.shape[1]), n)])
+            return _numba_kernels.candidate_dots(Z, cand_z)[:n]
+        out = np.zeros(cand_local.shape)
+        for t in range(cand_local.shape[1]):
+            out[:, t] = np.asarray(Z[:n].multiply(Z[cand_local[:, t]]).sum(axis=1)).ravel()
+        return out
+    Z = np.vstack([A, np.zeros((1, A.shape[1]))])
+    return np.column_stack(
+        [np.einsum("ij,ij->i", A, Z[cand_local[:, t]]) for t in range(cand_local.shape[1])]
+    )
+
+
+def candidate_sq_distances(X, cand: np.ndarray) -> np.ndarray:
+    """Exact squared distances ``||x_i - x_cand[i, t]||^2`` (float64, shape of ``cand``) of a
+    dask ``X``, without holding it: the pairs are computed one pair of chunk groups at a time
+    (:data:`GRAPH_MEMORY`, as :func:`graph_term`), each group loaded once per partner group.
+    Equal to the in-memory candidate distances (same kernel) bit for bit."""
+    from kofs._matrix import row_norms2
+
+    n, c = cand.shape
+    blocks, off = row_chunks(X)
+    groups = _groups(moments(X).chunk_bytes, GRAPH_MEMORY / 2)
+    spans = [(int(off[G[0]]), int(off[G[-1] + 1])) for G in groups]
+    row_group = np.repeat(np.arange(len(groups)), [hi - lo for lo, hi in spans])
+    cand_group = row_group[cand]
+    norms = np.empty(n)
+    dots = np.zeros((n, c))
+    for gi, G in enumerate(groups):
+        lo_g, hi_g = spans[gi]
+        AG = _load_rows(blocks, G)
+        norms[lo_g:hi_g] = row_norms2(AG)
+        for hj in range(gi, len(groups)):
+            lo_h, hi_h = spans[hj]
+            if hj == gi:
+                A, rows = AG, np.arange(lo_g, hi_g)
+            else:
+                AH = _load_rows(blocks, groups[hj])
+                A = sp.vstack([AG, AH], format="csr") if sp.issparse(AG) else np.vstack([AG, AH])
+                rows = np.concatenate([np.arange(lo_g, hi_g), np.arange(lo_h, hi_h)])
+            local = np.full(n, A.shape[0], dtype=np.int64)  # global row -> local row
+            local[rows] = np.arange(rows.size)
+            partner = np.where(row_group[rows] == gi, hj, gi)
+            mine = cand_group[rows] == partner[:, None]  # each pair once: (group(i), group(j))
+            cand_local = np.where(mine, local[cand[rows]], A.shape[0])
+            d = _local_dots(A, cand_local)
+            block = dots[rows]
+            block[mine] = d[mine]
+            dots[rows] = block
+    pair = norms[:, None] + norms[cand]
+    d2 = np.maximum(pair - 2.0 * dots, 0.0)
+    d2[d2 <= 1e-12 * pair] = 0.0
+    return d2
 
 
 def take_rows(X, idx: np.ndarray) -> Any:

@@ -610,6 +610,15 @@ def rank(
     check_magnitude(expression)
     original, original_labels = expression, categories
     canon = canonicalize(expression, categories)  # every kernel sees genes/samples sorted by id
+    if expression.is_chunked and list(expression.samples) != sorted(expression.samples):
+        log.warning(
+            "%s: the %d cells are not sorted by name; a chunked run keeps the file's order "
+            "(sorting would hold the whole matrix in memory). Results can differ from an "
+            "in-memory run where kNN distances tie or samples are split into folds; sort the "
+            "file for identical results (adata[adata.obs_names.argsort()])",
+            expression.source or "matrix",
+            expression.n_samples,
+        )
     expression, categories = canon.expression, canon.labels
     if similarity is not None:
         similarity = canonical_inputs(RankerInputs(similarity=similarity), canon).similarity

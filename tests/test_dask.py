@@ -139,3 +139,119 @@ def test_bad_scheduler_address(cells, monkeypatch):
     monkeypatch.setattr("kofs._chunked.CONNECT_TIMEOUT", "1s")
     with pytest.raises(kofs.KofsError, match="cannot connect to the Dask scheduler"):
         kofs.rank(cells.X, rankers=["variance"], dask_scheduler="tcp://127.0.0.1:1")
+
+
+def test_chunked_principal_scores_equal_in_memory(cells):
+    """The randomized PCA of the approximate kNN search reads a dask matrix once per product;
+    same seed, same scores (to rounding)."""
+    from kofs.knowledge.similarity_kernels import principal_scores
+
+    ref = principal_scores(cells.X, n_components=20, seed=3)
+    lazy = da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False)
+    dense_chunks = da.from_array(cells.X.toarray(), chunks=(100, cells.X.shape[1]))
+    for X in (lazy, dense_chunks):
+        np.testing.assert_allclose(principal_scores(X, n_components=20, seed=3), ref, atol=1e-9)
+
+
+@pytest.mark.parametrize("memory", [2, 2**30])
+def test_approximate_graph_chunked_equals_in_memory(cells, memory, monkeypatch):
+    """Candidates from NN-descent on the chunked principal scores, their exact distances by
+    pairs of chunk groups (one chunk per group with a budget of 2 bytes): the same graph as in
+    memory, distances bit for bit."""
+    pytest.importorskip("pynndescent")
+    from kofs import _chunked
+    from kofs.knowledge import similarity_kernels as K
+
+    monkeypatch.setattr(K, "_ANN_CACHE", {})
+    ref = K.approximate_knn_squared_distances(cells.X, k=5, seed=0)
+    monkeypatch.setattr(_chunked, "GRAPH_MEMORY", memory)
+    for X in (
+        da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False),
+        da.from_array(cells.X.toarray(), chunks=(100, cells.X.shape[1])),
+    ):
+        K._ANN_CACHE.clear()
+        got = K.approximate_knn_squared_distances(X, k=5, seed=0)
+        np.testing.assert_array_equal(got.indices, ref.indices)
+        np.testing.assert_allclose(got.data, ref.data, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("laplacian", {"search": "approximate"}),
+        ("spec-phi2", {"similarity": "knn", "search": "approximate"}),
+        ("spec-phi3", {"similarity": "knn", "search": "approximate", "k_clusters": 3}),
+    ],
+)
+def test_graph_rankers_chunked_with_approximate_search(cells, name, params):
+    pytest.importorskip("pynndescent")
+    from kofs.registry import RANKERS
+
+    known = RANKERS.get(name).params
+    params = {k: v for k, v in params.items() if k in known}
+    lazy = da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False)
+    ref = run_ranker(name, Expression(cells.X, cells.genes, cells.cells), params=params)
+    got = run_ranker(name, Expression(lazy, cells.genes, cells.cells), params=params)
+    assert got.info.get("search", ref.info.get("search")) == ref.info.get("search")
+    np.testing.assert_allclose(got.scores, ref.scores, rtol=1e-9, equal_nan=True)
+
+
+def test_chunked_search_is_approximate_above_the_threshold(cells, monkeypatch):
+    """``search="auto"`` on a dask matrix: exact below ANN_MIN_SAMPLES cells, approximate
+    (chunked PCA + NN-descent) from it on, no O(n^2) chunk-against-chunk search."""
+    pytest.importorskip("pynndescent")
+    from kofs import _chunked
+    from kofs.knowledge import similarity_kernels as K
+
+    lazy = da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False)
+    assert K.uses_exact_search(lazy)
+    monkeypatch.setattr(K, "ANN_MIN_SAMPLES", 100)
+    assert not K.uses_exact_search(lazy) and K.uses_exact_search(lazy, "exact")
+
+    def boom(*a, **k):
+        raise AssertionError("exact chunked search used")
+
+    monkeypatch.setattr(_chunked, "knn_squared_distances", boom)
+    res = run_ranker("laplacian", Expression(lazy, cells.genes, cells.cells))
+    assert res.info["search"] == "approximate"
+
+
+def test_unsorted_cells_stay_in_file_order_when_chunked(cells, tmp_path, monkeypatch, caplog):
+    """An .h5ad whose cells are not sorted by name: the chunked run keeps the file's order (no
+    gather of rows across chunks, one warning line) and equals the kernels run in memory on
+    the file's order; order-free statistics equal the in-memory run, which sorts the cells."""
+    import logging
+
+    from kofs import canonical
+
+    rng = np.random.default_rng(0)
+    order = rng.permutation(cells.X.shape[0])
+    names = [f"cell{rng.integers(10**6):07d}_{i}" for i in range(len(order))]
+    X = cells.X[order]
+    obs = pd.DataFrame({"cell_type": np.asarray(cells.labels())[order]}, index=names)
+    path = tmp_path / "shuffled.h5ad"
+    ad.AnnData(X, obs=obs, var=pd.DataFrame(index=list(cells.genes))).write_h5ad(path)
+    taken = []
+    real_take = canonical._take
+    monkeypatch.setattr(
+        canonical, "_take", lambda M, r, c: taken.append(np.asarray(r)) or real_take(M, r, c)
+    )
+    e, _ = read_single_cell(path, chunk_size=64)
+    labels = SampleCategories(tuple(obs["cell_type"]), tuple(names))
+    rankers = ["variance", "fisher", "laplacian"]
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        res = kofs.rank(e, labels=labels, rankers=rankers, bootstrap=0)
+    assert sum("not sorted by name" in r.getMessage() for r in caplog.records) == 1
+    assert all(np.array_equal(r, np.arange(len(r))) for r in taken)  # no row gather
+    got = {r.name: pd.Series(r.scores, index=r.genes) for r in res.lists}
+    # the file's order in memory: the same cells under names sorted in that order
+    ordered = [f"c{i:05d}" for i in range(len(names))]
+    inputs = RankerInputs(categories=SampleCategories(labels.labels, tuple(ordered)))
+    for name in rankers:
+        ref = run_ranker(name, Expression(X, cells.genes, ordered), inputs)
+        np.testing.assert_allclose(
+            got[name].loc[list(cells.genes)], ref.scores, rtol=1e-10, equal_nan=True
+        )
+    sorted_run = kofs.rank(ad.read_h5ad(path), labels="obs:cell_type", rankers=rankers[:2])
+    for a, b in zip(res.lists[:2], sorted_run.lists, strict=True):
+        np.testing.assert_allclose(a.scores, b.scores, rtol=1e-10, equal_nan=True)

@@ -271,28 +271,44 @@ def principal_scores(X, *, n_components: int = 50, seed: int = 0, n_iter: int = 
     matrix ``X - 1 mu^T`` without forming it: every product with it is a product with ``X``
     plus a rank-one correction. ``n_components + 10`` random directions, ``n_iter`` power
     iterations, orthonormalised by :func:`_orthonormal`; seeded. With numba, the products with
-    a CSR ``X`` are compiled parallel loops (no CSC copy of ``X`` for ``X^T Q``).
+    a CSR ``X`` are compiled parallel loops (no CSC copy of ``X`` for ``X^T Q``). A dask ``X``
+    is read once per product (``2 n_iter + 2`` passes over its chunks, :mod:`kofs._chunked`);
+    the result equals the in-memory one to rounding.
     """
     from kofs import _numba_kernels
 
     n, m = X.shape
-    mu = column_means(X)  # X.mean(axis=0) of scipy.sparse copies X's values
     ell = min(n_components + 10, n, m)
     rng = np.random.default_rng(seed)
-    fast = sp.issparse(X) and _numba_kernels.AVAILABLE
-    if fast:
-        X = sp.csr_matrix(X)
-        if not X.has_canonical_format:
-            X = X.copy()
-            X.sum_duplicates()
+    if is_dask(X):  # one pass over the chunks per product
+        mu = _chunked.column_means(X)
+
+        def x_right(B):
+            return _chunked.right_product(X, B)
+
+        def x_left(Q):
+            return _chunked.left_product(Q.T, X).T
+
+    else:
+        mu = column_means(X)  # X.mean(axis=0) of scipy.sparse copies X's values
+        fast = sp.issparse(X) and _numba_kernels.AVAILABLE
+        if fast:
+            X = sp.csr_matrix(X)
+            if not X.has_canonical_format:
+                X = X.copy()
+                X.sum_duplicates()
+
+        def x_right(B):
+            return _numba_kernels.csr_dense_product(X, B) if fast else np.asarray(X @ B)
+
+        def x_left(Q):
+            return _numba_kernels.csr_t_dense_product(X, Q) if fast else np.asarray(X.T @ Q)
 
     def right(B):  # (X - 1 mu^T) B
-        XB = _numba_kernels.csr_dense_product(X, B) if fast else np.asarray(X @ B)
-        return XB - (mu @ B)[None, :]
+        return x_right(B) - (mu @ B)[None, :]
 
     def left(Q):  # (X - 1 mu^T)^T Q
-        XtQ = _numba_kernels.csr_t_dense_product(X, Q) if fast else np.asarray(X.T @ Q)
-        return XtQ - np.outer(mu, Q.sum(axis=0))
+        return x_left(Q) - np.outer(mu, Q.sum(axis=0))
 
     Y = right(rng.standard_normal((m, ell)))
     for _ in range(n_iter):
@@ -342,8 +358,9 @@ def approximate_knn_squared_distances(X, *, k: int = 5, seed: int = 0) -> sp.csr
     Same layout as :func:`knn_squared_distances` (k neighbours per row, self excluded).
     pynndescent searches ``max(k, ANN_CANDIDATES)`` candidates per sample (on the top
     ``ANN_PROJECTION`` principal components when there are more features, see
-    :func:`principal_scores`); the k nearest candidates by exact float64 distance are kept. Seeded (``random_state=seed``, one thread): the result
-    is reproducible.
+    :func:`principal_scores`); the k nearest candidates by exact float64 distance are kept
+    (for a dask ``X`` computed by pairs of chunk groups, :func:`kofs._chunked.candidate_sq_distances`).
+    Seeded (``random_state=seed``, one thread): the result is reproducible.
 
     Raises
     ------
@@ -360,19 +377,28 @@ def approximate_knn_squared_distances(X, *, k: int = 5, seed: int = 0) -> sp.csr
     if not 1 <= k <= n - 1:
         raise ParameterError(f"kNN graph: k must lie in [1, {n - 1}] for {n} samples, got {k}")
     c = min(max(k, ANN_CANDIDATES), n - 1)
-    buffer = X.data if sp.issparse(X) else X  # wrappers of the same data share the buffer
-    base = buffer.base if isinstance(buffer, np.ndarray) and buffer.base is not None else buffer
-    key = (id(base), X.shape, X.nnz if sp.issparse(X) else X.size, seed, c)
-    hit = _ANN_CACHE.get(key)
-    if hit is not None and hit[0]() is base:
+    if is_dask(X):  # a dask array's name is a token of its graph: the same data, the same name
+        key: tuple = ("dask", X.name, X.shape, seed, c)
+        hit = _ANN_CACHE.get(key)
+        if hit is None:
+            hit = (None, *_ann_candidates(X, c, seed))
+            _ANN_CACHE.clear()
+            _ANN_CACHE[key] = hit
         cand, d2 = hit[1], hit[2]
     else:
-        cand, d2 = _ann_candidates(X, c, seed)
-        _ANN_CACHE.clear()
-        try:
-            _ANN_CACHE[key] = (weakref.ref(base), cand, d2)
-        except TypeError:  # not weak-referenceable: no cache
-            pass
+        buffer = X.data if sp.issparse(X) else X  # wrappers of the same data share the buffer
+        base = buffer.base if isinstance(buffer, np.ndarray) and buffer.base is not None else buffer
+        key = (id(base), X.shape, X.nnz if sp.issparse(X) else X.size, seed, c)
+        hit = _ANN_CACHE.get(key)
+        if hit is not None and hit[0]() is base:
+            cand, d2 = hit[1], hit[2]
+        else:
+            cand, d2 = _ann_candidates(X, c, seed)
+            _ANN_CACHE.clear()
+            try:
+                _ANN_CACHE[key] = (weakref.ref(base), cand, d2)
+            except TypeError:  # not weak-referenceable: no cache
+                pass
     order = np.lexsort((cand, order_key(d2)), axis=1)[:, :k]
     cols = np.take_along_axis(cand, order, axis=1)
     vals = np.take_along_axis(d2, order, axis=1)
@@ -389,6 +415,10 @@ def _ann_candidates(X, c: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     from pynndescent import NNDescent
 
     n = X.shape[0]
+    chunked = is_dask(X)
+    if chunked and X.shape[1] <= ANN_PROJECTION:
+        X = _chunked.to_memory(X)  # n x (at most 50) genes: small
+        chunked = False
     if X.shape[1] > ANN_PROJECTION:
         data = principal_scores(X, n_components=ANN_PROJECTION, seed=seed).astype(np.float32)
     else:
@@ -405,6 +435,8 @@ def _ann_candidates(X, c: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     keep = np.ones_like(idx, dtype=bool)
     keep[np.arange(n), drop] = False
     cand = idx[keep].reshape(n, c)
+    if chunked:  # exact distances by pairs of chunk groups (bounded memory)
+        return cand, _chunked.candidate_sq_distances(X, cand)
     d2 = _exact_candidate_d2(X, cand)
     return cand, d2
 
@@ -426,17 +458,18 @@ def exact_search_work(X) -> float:
 def uses_exact_search(X, search: str = "auto") -> bool:
     """Whether :func:`knn_graph_distances` searches ``X`` exactly.
 
-    ``search="auto"``: a dask ``X`` always (chunk against chunk); a sparse ``X`` with numba
-    installed while :func:`exact_search_work` <= :data:`EXACT_WORK_MAX`; otherwise below
-    :data:`ANN_MIN_SAMPLES` samples.
+    ``search="auto"``: a sparse ``X`` with numba installed while :func:`exact_search_work` <=
+    :data:`EXACT_WORK_MAX`; otherwise (dense, chunked) below :data:`ANN_MIN_SAMPLES` samples.
     """
     if search not in KNN_SEARCHES:
         raise ParameterError(f"kNN search must be one of {', '.join(KNN_SEARCHES)}, got {search!r}")
-    if search == "exact" or is_dask(X):
+    if search == "exact":
         return True
     if search == "approximate":
         return False
     n = X.shape[0]
+    if is_dask(X):
+        return n < ANN_MIN_SAMPLES
     if sp.issparse(X) and _knn_exact.AVAILABLE and n >= EXACT_COMPILED_MIN:
         return exact_search_work(X) <= EXACT_WORK_MAX
     return n < ANN_MIN_SAMPLES
@@ -446,16 +479,16 @@ def knn_graph_distances(X, *, k: int = 5, search: str = "auto", seed: int = 0) -
     """Directed kNN squared distances, exact or approximate (pynndescent) as
     :func:`uses_exact_search` decides."""
     exact = uses_exact_search(X, search)
+    if not exact:
+        return approximate_knn_squared_distances(X, k=k, seed=seed)
     if is_dask(X):
         if X.shape[0] >= ANN_MIN_SAMPLES:
             logger.warning(
-                "exact kNN search over %d chunked cells is O(n^2); reuse a precomputed graph "
-                "(AnnData obsp, --use-graph) for large data",
+                "exact kNN search over %d chunked cells is O(n^2); the default search "
+                "(approximate) or a precomputed graph (AnnData obsp, --use-graph) scale",
                 X.shape[0],
             )
         return _chunked.knn_squared_distances(X, k=k)
-    if not exact:
-        return approximate_knn_squared_distances(X, k=k, seed=seed)
     return knn_squared_distances(X, k=k)
 
 
