@@ -18,7 +18,8 @@ Cases (each in a fresh process, ``run_child``: wall time and the child's peak RS
   genes; target peak RSS < 12 GB. The ``.h5ad`` is written chunk by chunk (timed apart) and
   deleted after; ``KOFS_BENCH_H5AD=path`` ranks a file written before (kept). ``dask-graph``
   adds a cell graph to the file's ``obsp`` (10 random neighbours within the planted cluster,
-  symmetrised) and runs the Laplacian Score with it through Dask.
+  symmetrised) and runs the Laplacian Score with it through Dask; ``dask-default`` runs the
+  default unsupervised plan on the file without a given graph (chunked approximate search).
 
 * ``dask-plan``: the ``plan`` case's data (``KOFS_BENCH_DASK_PLAN_CELLS`` cells, default
   200,000) written to an ``.h5ad`` and ranked by the default unsupervised plan read lazily
@@ -26,7 +27,7 @@ Cases (each in a fresh process, ``run_child``: wall time and the child's peak RS
   over the chunks, NN-descent, exact candidate distances by pairs of chunk groups); time, peak
   RSS (target < 12 GB) and planted markers in the fused top 100.
 
-Select cases with ``KOFS_BENCH_SC=equal,skfeature,plan,dask-plan,dask,dask-graph`` (default: ``equal``; the others
+Select cases with ``KOFS_BENCH_SC=equal,skfeature,plan,dask-plan,dask,dask-graph,dask-default`` (default: ``equal``; the others
 take many minutes and several GB: run them on purpose). Scratch files go to
 ``KOFS_BENCH_TMP`` (default ``bench/.scratch``) and are deleted afterwards.
 """
@@ -175,6 +176,17 @@ with h5py.File({path!r}, "a") as f:
         del f["obsp"]["connectivities"]
     write_elem(f["obsp"], "connectivities", S)
 print(json.dumps({{"edges": int(S.nnz)}}))
+"""
+
+DASK_DEFAULT = """
+import json, time
+import kofs
+from kofs.io.single_cell import read_single_cell
+t0 = time.perf_counter()
+e, _ = read_single_cell({path!r}, chunk_size={chunk})
+res = kofs.rank(e, threads=2, bootstrap=0)
+print(json.dumps({{"seconds": time.perf_counter() - t0, "timings": dict(res.timings),
+                  "search": {{r.name: r.info.get("search") for r in res.lists}}}}))
 """
 
 DASK_GRAPH = """
@@ -384,6 +396,18 @@ def _dask(n: int, m: int = 20000, chunk: int = 20000) -> list[dict]:
         size = path.stat().st_size
         wall, peak, out = run_child(DASK.format(path=str(path), chunk=chunk))
         res = json.loads(out.splitlines()[-1])
+        if "dask-default" in _cases():
+            _, d_peak, out = run_child(DASK_DEFAULT.format(path=str(path), chunk=chunk))
+            d = json.loads(out.splitlines()[-1])
+            graph_rows += [
+                {"benchmark": f"Dask {n:,} cells .h5ad: default unsupervised plan time",
+                 "value": d["seconds"], "unit": "s", "target": None,
+                 "note": "no given graph: chunked approximate kNN search; "
+                 + ", ".join(f"{k} {v:.0f}s" for k, v in d["timings"].items())},
+                {"benchmark": f"Dask {n:,} cells .h5ad: default plan peak RSS",
+                 "value": d_peak / 1024, "unit": "GB", "target": 12.0,
+                 "note": "search: " + ", ".join(f"{k} {v}" for k, v in d["search"].items())},
+            ]  # fmt: skip
         if "dask-graph" in _cases():
             _, _, out = run_child(ADD_GRAPH.format(n=n, chunk=chunk, path=str(path)))
             edges = json.loads(out.splitlines()[-1])["edges"]
@@ -421,6 +445,6 @@ def run() -> list[dict]:
         rows += _plan(int(os.environ.get("KOFS_BENCH_CELLS", 200000)))
     if "dask-plan" in cases:
         rows += _dask_plan(int(os.environ.get("KOFS_BENCH_DASK_PLAN_CELLS", 200000)))
-    if "dask" in cases or "dask-graph" in cases:
+    if "dask" in cases or "dask-graph" in cases or "dask-default" in cases:
         rows += _dask(int(os.environ.get("KOFS_BENCH_DASK_CELLS", 1000000)))
     return rows
