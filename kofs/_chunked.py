@@ -378,32 +378,32 @@ def _load_rows(blocks: list[Any], group: list[int]) -> Any:
     return np.vstack(parts)
 
 
-def _local_dots(A, cand_local: np.ndarray) -> np.ndarray:
-    """``a_i . a_cand[i, t]`` of the rows of an in-memory block (index ``len(A)`` = a zero row,
-    for pairs computed elsewhere); the kernel of the in-memory search, so equal bit for bit."""
+def _cross_dots(A, rows: np.ndarray, B, cand: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``a_rows[q] . b_cand[q, t]`` where ``mask`` (0 elsewhere): in-memory blocks A and B (the
+    same one for pairs within a group); the compiled kernel of the in-memory search for CSR,
+    so the dots are equal bit for bit."""
     from kofs import _numba_kernels
 
-    n = A.shape[0]
-    if sp.issparse(A):
-        Z = sp.vstack([A, sp.csr_matrix((1, A.shape[1]))], format="csr")
-        if _numba_kernels.AVAILABLE:  # one candidate row per row of Z (the zero row's: itself)
-            cand_z = np.vstack([cand_local, np.full((1, cand_local.shape[1]), n)])
-            return _numba_kernels.candidate_dots(Z, cand_z)[:n]
-        out = np.zeros(cand_local.shape)
-        for t in range(cand_local.shape[1]):
-            out[:, t] = np.asarray(Z[:n].multiply(Z[cand_local[:, t]]).sum(axis=1)).ravel()
-        return out
-    Z = np.vstack([A, np.zeros((1, A.shape[1]))])
-    return np.column_stack(
-        [np.einsum("ij,ij->i", A, Z[cand_local[:, t]]) for t in range(cand_local.shape[1])]
-    )
+    out = np.zeros(cand.shape)
+    if sp.issparse(A) and _numba_kernels.AVAILABLE:
+        return _numba_kernels.cross_candidate_dots(A, rows, B, cand, mask)
+    q, t = np.nonzero(mask)
+    for s in range(0, q.size, 50000):
+        i, j = rows[q[s : s + 50000]], cand[q[s : s + 50000], t[s : s + 50000]]
+        if sp.issparse(A):
+            d = np.asarray(A[i].multiply(B[j]).sum(axis=1)).ravel()
+        else:
+            d = np.einsum("ij,ij->i", A[i], B[j])
+        out[q[s : s + 50000], t[s : s + 50000]] = d
+    return out
 
 
 def candidate_sq_distances(X, cand: np.ndarray) -> np.ndarray:
     """Exact squared distances ``||x_i - x_cand[i, t]||^2`` (float64, shape of ``cand``) of a
     dask ``X``, without holding it: the pairs are computed one pair of chunk groups at a time
-    (:data:`GRAPH_MEMORY`, as :func:`graph_term`), each group loaded once per partner group.
-    Equal to the in-memory candidate distances (same kernel) bit for bit."""
+    (:data:`GRAPH_MEMORY` for the two groups, as :func:`graph_term`), each group loaded once
+    per partner group and never copied. Equal to the in-memory candidate distances (same
+    kernel) bit for bit."""
     from kofs._matrix import row_norms2
 
     n, c = cand.shape
@@ -414,27 +414,24 @@ def candidate_sq_distances(X, cand: np.ndarray) -> np.ndarray:
     cand_group = row_group[cand]
     norms = np.empty(n)
     dots = np.zeros((n, c))
+
+    def fill(A, a_span, B, b_span, partner):
+        lo, hi = a_span
+        mask = cand_group[lo:hi] == partner  # each pair where (group(i), group(j)) is
+        if mask.any():
+            local = np.where(mask, cand[lo:hi] - b_span[0], 0)
+            rows = np.arange(hi - lo)
+            dots[lo:hi][mask] = _cross_dots(A, rows, B, local, mask)[mask]
+
     for gi, G in enumerate(groups):
-        lo_g, hi_g = spans[gi]
         AG = _load_rows(blocks, G)
-        norms[lo_g:hi_g] = row_norms2(AG)
-        for hj in range(gi, len(groups)):
-            lo_h, hi_h = spans[hj]
-            if hj == gi:
-                A, rows = AG, np.arange(lo_g, hi_g)
-            else:
-                AH = _load_rows(blocks, groups[hj])
-                A = sp.vstack([AG, AH], format="csr") if sp.issparse(AG) else np.vstack([AG, AH])
-                rows = np.concatenate([np.arange(lo_g, hi_g), np.arange(lo_h, hi_h)])
-            local = np.full(n, A.shape[0], dtype=np.int64)  # global row -> local row
-            local[rows] = np.arange(rows.size)
-            partner = np.where(row_group[rows] == gi, hj, gi)
-            mine = cand_group[rows] == partner[:, None]  # each pair once: (group(i), group(j))
-            cand_local = np.where(mine, local[cand[rows]], A.shape[0])
-            d = _local_dots(A, cand_local)
-            block = dots[rows]
-            block[mine] = d[mine]
-            dots[rows] = block
+        norms[spans[gi][0] : spans[gi][1]] = row_norms2(AG)
+        fill(AG, spans[gi], AG, spans[gi], gi)
+        for hj in range(gi + 1, len(groups)):
+            AH = _load_rows(blocks, groups[hj])
+            fill(AG, spans[gi], AH, spans[hj], hj)
+            fill(AH, spans[hj], AG, spans[gi], gi)
+            del AH
     pair = norms[:, None] + norms[cand]
     d2 = np.maximum(pair - 2.0 * dots, 0.0)
     d2[d2 <= 1e-12 * pair] = 0.0

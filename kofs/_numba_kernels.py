@@ -97,6 +97,32 @@ if AVAILABLE:
         return out
 
     @numba.njit(cache=True, nogil=True, parallel=True)
+    def _cross_candidate_dots(
+        a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, rows, cand, mask, m, bounds
+    ):  # pragma: no cover
+        # a_rows[q] . b_cand[q, t] where mask[q, t]: the loop of _candidate_dots (row i
+        # scattered, the candidate's stored entries gathered in order), rows and candidates
+        # taken from two matrices
+        r, c = cand.shape
+        out = np.zeros((r, c))
+        for blk in prange(bounds.shape[0] - 1):
+            buf = np.zeros(m)
+            for q in range(bounds[blk], bounds[blk + 1]):
+                i = rows[q]
+                for p in range(a_ptr[i], a_ptr[i + 1]):
+                    buf[a_idx[p]] = a_val[p]
+                for t in range(c):
+                    if mask[q, t]:
+                        j = cand[q, t]
+                        s = 0.0
+                        for p in range(b_ptr[j], b_ptr[j + 1]):
+                            s += b_val[p] * buf[b_idx[p]]
+                        out[q, t] = s
+                for p in range(a_ptr[i], a_ptr[i + 1]):
+                    buf[a_idx[p]] = 0.0
+        return out
+
+    @numba.njit(cache=True, nogil=True, parallel=True)
     def _csr_dense(x_ptr, x_idx, x_val, B):  # pragma: no cover
         n = x_ptr.shape[0] - 1
         ell = B.shape[1]
@@ -190,6 +216,21 @@ def candidate_dots(X, cand: np.ndarray) -> np.ndarray:
     xp, xi, xv = _parts(X)
     cand = np.ascontiguousarray(cand, dtype=np.int64)
     return _candidate_dots(xp, xi, xv, cand, X.shape[1], _bounds(X.shape[0], ROW_BLOCKS))
+
+
+def cross_candidate_dots(
+    A, rows: np.ndarray, B, cand: np.ndarray, mask: np.ndarray
+) -> np.ndarray:
+    """``a_rows[q] . b_cand[q, t]`` where ``mask[q, t]`` (0 elsewhere), A and B canonical CSR
+    with the same columns; the arithmetic of :func:`candidate_dots`, so equal bit for bit."""
+    ap, ai, av = _parts(A)
+    bp, bi, bv = _parts(B)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    cand = np.ascontiguousarray(cand, dtype=np.int64)
+    mask = np.ascontiguousarray(mask, dtype=np.bool_)
+    return _cross_candidate_dots(
+        ap, ai, av, bp, bi, bv, rows, cand, mask, A.shape[1], _bounds(rows.size, ROW_BLOCKS)
+    )
 
 
 def csr_dense_product(X, B: np.ndarray) -> np.ndarray:
