@@ -218,9 +218,7 @@ def candidate_dots(X, cand: np.ndarray) -> np.ndarray:
     return _candidate_dots(xp, xi, xv, cand, X.shape[1], _bounds(X.shape[0], ROW_BLOCKS))
 
 
-def cross_candidate_dots(
-    A, rows: np.ndarray, B, cand: np.ndarray, mask: np.ndarray
-) -> np.ndarray:
+def cross_candidate_dots(A, rows: np.ndarray, B, cand: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """``a_rows[q] . b_cand[q, t]`` where ``mask[q, t]`` (0 elsewhere), A and B canonical CSR
     with the same columns; the arithmetic of :func:`candidate_dots`, so equal bit for bit."""
     ap, ai, av = _parts(A)
