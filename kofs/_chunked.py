@@ -101,6 +101,9 @@ def _chunk_moments(B, codes, n_groups):
     out = np.zeros((n_groups, 4, m))
     out[:, 2], out[:, 3] = -np.inf, np.inf
     counts = np.zeros(n_groups)
+    problem = _matrix.csr_problem(B) if sp.issparse(B) else None
+    if problem:  # refused by check_magnitude before any kernel sees the chunk
+        return counts, out, [0], (0, problem)
     for c in range(n_groups):
         Bc = B if codes is None else B[np.flatnonzero(codes == c)]
         if Bc.shape[0] == 0:
@@ -110,24 +113,27 @@ def _chunk_moments(B, codes, n_groups):
         out[c, 1] = _matrix.column_sq_deviations(Bc, out[c, 0] / counts[c])
         out[c, 2], out[c, 3] = _matrix.column_range(Bc)
     size = B.data.nbytes + B.indices.nbytes + B.indptr.nbytes if sp.issparse(B) else B.nbytes
-    return counts, out, [size]
+    stored = B.data if sp.issparse(B) else B
+    return counts, out, [size], (int(stored.size - np.count_nonzero(np.isfinite(stored))), "")
 
 
-def _merge_moments(parts: list) -> tuple[np.ndarray, np.ndarray, list[int]]:
+def _merge_moments(parts: list) -> tuple[np.ndarray, np.ndarray, list[int], tuple[int, str]]:
     """Several chunks' moments as one (same layout as :func:`_chunk_moments`): counts and
     sums add, squared deviations by the pairwise update ``M2 = sum_a M2_a + n_a (mean_a -
-    mean)^2`` (Chan, Golub & LeVeque), maxima and minima."""
+    mean)^2`` (Chan, Golub & LeVeque), maxima and minima, non-finite values add."""
     n = np.sum([p[0] for p in parts], axis=0)
     out = np.zeros_like(parts[0][1])
     out[:, 0] = np.sum([p[1][:, 0] for p in parts], axis=0)
     mean = out[:, 0] / np.where(n > 0, n, 1.0)[:, None]
-    for n_a, st, _ in parts:
+    for n_a, st, *_ in parts:
         for c in np.flatnonzero(n_a):
             dev = st[c, 0] / n_a[c] - mean[c]
             out[c, 1] += st[c, 1] + n_a[c] * dev * dev
     out[:, 2] = np.max([p[1][:, 2] for p in parts], axis=0)
     out[:, 3] = np.min([p[1][:, 3] for p in parts], axis=0)
-    return n, out, [size for p in parts for size in p[2]]
+    nonfinite = sum(p[3][0] for p in parts)
+    problem = next((p[3][1] for p in parts if p[3][1]), "")
+    return n, out, [size for p in parts for size in p[2]], (nonfinite, problem)
 
 
 class Moments:
@@ -137,12 +143,15 @@ class Moments:
     ``sums`` column sums, ``mean`` column means, ``m2`` squared deviations about ``mean``
     (chunk-wise two-pass, combined by :func:`_merge_moments`, as stable as a two-pass sum),
     ``hi``/``lo`` column maxima and minima; ``chunk_bytes`` the size of each row chunk in
-    memory.
+    memory; ``nonfinite`` the number of NaN or infinite values and ``malformed`` what is wrong
+    with the first structurally malformed CSR chunk ("" if none): the statistics are then
+    meaningless, and :func:`kofs.pipeline.check_magnitude` refuses such a matrix.
     """
 
-    def __init__(self, merged: tuple[np.ndarray, np.ndarray, list[int]]):
-        n, out, sizes = merged
+    def __init__(self, merged: tuple[np.ndarray, np.ndarray, list[int], tuple[int, str]]):
+        n, out, sizes, (nonfinite, malformed) = merged
         self.chunk_bytes = list(sizes)
+        self.nonfinite, self.malformed = int(nonfinite), str(malformed)
         self.n, self.sums, self.m2 = n, out[:, 0], out[:, 1]
         self.mean = self.sums / np.where(n > 0, n, 1.0)[:, None]
         self.hi, self.lo = out[:, 2], out[:, 3]

@@ -17,6 +17,7 @@ from kofs._chunked import is_dask
 
 __all__ = [
     "as_csr",
+    "csr_problem",
     "column_constant",
     "column_range",
     "column_means",
@@ -33,6 +34,18 @@ __all__ = [
 def is_sparse(X) -> bool:
     """True for a scipy.sparse matrix or array."""
     return sp.issparse(X)
+
+
+def csr_problem(A: sp.csr_matrix) -> str | None:
+    """What is structurally wrong with the CSR matrix ``A`` (indptr not of length n + 1 or not
+    non-decreasing, column indices out of range, arrays of different lengths), or None. The
+    compiled kernels index with these arrays unchecked: a malformed matrix read from a file
+    must be refused before it reaches them. O(nnz), vectorised."""
+    try:
+        A.check_format(full_check=True)
+    except (ValueError, TypeError, IndexError) as exc:
+        return str(exc)
+    return None
 
 
 def as_csr(X) -> sp.csr_matrix:

@@ -19,12 +19,13 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 from kofs._chunked import GRAPH_MEMORY
-from kofs._ranks import constant_genes
+from kofs._matrix import column_range
+from kofs._ranks import constant_range
 from kofs.aggregate import aggregate as aggregate_lists
 from kofs.aggregate.partial import partial_rank_matrix
 from kofs.canonical import canonical_inputs, canonicalize, restore_aggregate, restore_ranking
 from kofs.context import Context, ListPlan
-from kofs.errors import InputError, ParameterError
+from kofs.errors import InputError, KofsError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
 from kofs.progress import Progress, task
 from kofs.rankers import estimate_ranker, run_ranker
@@ -92,34 +93,69 @@ def check_magnitude(expression: Expression) -> None:
     """Refuse a matrix the rankers cannot rank (InputError naming the file).
 
     * values beyond :data:`MAX_ABS_VALUE` (their squares overflow);
-    * every gene constant across the samples (:func:`kofs._ranks.constant_genes`, a relative
+    * every gene constant across the samples (:func:`kofs._ranks.constant_range`, a relative
       test): all genes would tie;
     * a varying gene whose values all lie below :data:`MIN_ABS_VALUE` in magnitude (e.g. data
-      multiplied by 1e-200): variances and distances underflow to 0.
+      multiplied by 1e-200): variances and distances underflow to 0;
+    * a chunked (Dask) matrix holding NaN or infinite values, or a malformed sparse chunk (an
+      in-memory matrix is checked when it is read).
+
+    A chunked matrix is checked from its per-gene moments (one pass over the chunks, shared
+    with the rankers that need them); the raw-counts warning looks at its first chunk.
     """
     X = expression.values
+    where = f"{expression.source}: " if expression.source else ""
     if expression.is_chunked:
-        return  # values are read chunk by chunk; the chunked reductions see them
-    if sp.issparse(X):
-        X = X.data if X.nnz else np.zeros(1)
-    if X.size == 0 or np.isnan(X).all():
-        return
-    top = max(abs(float(np.nanmax(X))), abs(float(np.nanmin(X))))
+        from kofs import _chunked
+
+        try:  # the first pass over the file: a damaged one fails here
+            mom = _chunked.moments(X)
+        except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+            if isinstance(exc, KofsError):
+                raise
+            raise InputError(
+                f"cannot read the matrix chunk by chunk ({type(exc).__name__}: {exc})",
+                path=expression.source,
+            ) from None
+        if mom.malformed:
+            raise InputError(f"malformed sparse matrix ({mom.malformed})", path=expression.source)
+        if mom.nonfinite:
+            raise InputError(
+                f"holds {mom.nonfinite} NaN or infinite value(s); fix or impute them",
+                path=expression.source,
+            )
+        hi, lo = mom.hi[0], mom.lo[0]
+        first = _chunked.row_chunks(X)[0][0].compute()
+        sample = np.ravel(first.data if sp.issparse(first) else first)[:COUNTS_SAMPLE]
+    elif sp.issparse(X):
+        if X.shape[0] == 0 or X.shape[1] == 0:
+            return
+        hi, lo = column_range(X)  # implicit zeros included
+        sample = X.data[:COUNTS_SAMPLE]
+    else:
+        X = np.asarray(X)
+        if X.size == 0 or np.isnan(X).all():
+            return
+        hi, lo = X.max(axis=0), X.min(axis=0)  # NaN in a column: not constant, not tiny
+        sample = np.ravel(X)[:COUNTS_SAMPLE]
+    whole = X if isinstance(X, np.ndarray) else np.concatenate([hi, lo])  # NaN-free when not
+    top = float(max(np.nanmax(whole), -np.nanmin(whole)))  # max |x| (hi >= lo)
     if top > MAX_ABS_VALUE:
         raise InputError(
             f"values as large as {top:.3g}: beyond {MAX_ABS_VALUE:g} their squares "
             "overflow the statistics; log-transform or rescale the data",
             path=expression.source,
         )
-    constant = constant_genes(X)
+    constant = constant_range(hi, lo)
     if constant.all():
+        n, m = expression.values.shape
         raise InputError(
-            f"all {X.shape[1]} genes are constant across the {X.shape[0]} samples"
+            f"all {m} genes are constant across the {n} samples"
             f"{' (all values 0)' if top == 0 else ''}: nothing to rank; check the file "
             "(wrong column? all-zero export?)",
             path=expression.source,
         )
-    scale = np.maximum(np.abs(X.max(axis=0)), np.abs(X.min(axis=0)))
+    scale = np.maximum(np.abs(hi), np.abs(lo))
     tiny = np.flatnonzero(~constant & (scale < MIN_ABS_VALUE))
     if tiny.size:
         g = int(tiny[0])
@@ -132,13 +168,17 @@ def check_magnitude(expression: Expression) -> None:
     n_const = int(constant.sum())
     if n_const:
         log.info("%d constant genes are ranked last", n_const)
-    sample = np.ravel(X)[:COUNTS_SAMPLE]
-    if top >= COUNTS_MIN_MAX and sample.min() >= 0 and np.array_equal(sample, np.round(sample)):
+    if (
+        top >= COUNTS_MIN_MAX
+        and sample.size
+        and sample.min() >= 0
+        and np.array_equal(sample, np.round(sample))
+    ):
         log.warning(
             "%svalues are non-negative integers up to %.0f (raw counts?): they are ranked as "
             "given; normalise and log-transform them first for the usual analysis (e.g. scanpy's "
             "normalize_total + log1p, or log2(x + 1) of normalised counts)",
-            f"{expression.source}: " if expression.source else "",
+            where,
             top,
         )
 

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from kofs._chunked import is_dask
-from kofs._matrix import as_csr
+from kofs._matrix import as_csr, csr_problem
 from kofs._ranks import average_ranks
 
 __all__ = [
@@ -72,6 +72,9 @@ class Expression:
 
     def __post_init__(self) -> None:
         if sp.issparse(self.values):
+            problem = csr_problem(sp.csr_matrix(self.values))
+            if problem:
+                raise ValueError(f"Expression.values is a malformed sparse matrix: {problem}")
             v = as_csr(self.values)
         elif is_dask(self.values):
             v = self.values  # chunked over the cells, stays lazy (kofs._chunked)

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from kofs._matrix import csr_problem
 from kofs.errors import InputError, ParameterError
 from kofs.io.expression import guess_namespace
 from kofs.types import Expression, SampleCategories
@@ -119,7 +120,7 @@ def read_h5ad_chunked(path: str | os.PathLike, *, chunk_size: int = 10000) -> An
         if "raw" in f and "X" in f["raw"]:
             raw_var = read_elem(f["raw"]["var"])
             adata.raw = anndata.AnnData(X=lazy(f["raw"]["X"]), obs=obs, var=raw_var)
-    except (KeyError, ValueError, TypeError) as exc:
+    except (OSError, KeyError, ValueError, TypeError, RuntimeError) as exc:
         raise InputError(f"cannot read as AnnData .h5ad ({exc})", path=source) from None
     return adata
 
@@ -156,7 +157,7 @@ def read_h5ad(path: str | os.PathLike, *, backed: bool = False) -> Any:
     anndata = require("anndata", "reading an .h5ad file")
     try:
         return anndata.read_h5ad(path, backed="r" if backed else None)
-    except (OSError, KeyError, ValueError, TypeError) as exc:
+    except (OSError, KeyError, ValueError, TypeError, RuntimeError) as exc:
         raise InputError(f"cannot read as AnnData .h5ad ({exc})", path=os.fspath(path)) from None
 
 
@@ -185,7 +186,9 @@ def _gene_annotations(var: pd.DataFrame) -> dict[str, list[str]]:
 
 def _as_matrix(X: Any, where: str, path: str | None) -> Any:
     if sp.issparse(X):
-        return sp.csr_matrix(X, dtype=np.float64)
+        A = sp.csr_matrix(X, dtype=np.float64)
+        _check_structure(A, where, path)
+        return A
     if hasattr(X, "chunks") and hasattr(X, "compute"):  # a dask array: kept lazy
         return X
     try:
@@ -247,6 +250,8 @@ def adata_expression(
         )
     if len(cells) < 2:
         raise InputError(f"has {len(cells)} cell(s); at least 2 are needed", path=source)
+    if not genes:
+        raise InputError(f"{where} has no genes (var is empty)", path=source)
     _check_finite(X, where, source)
     log.info("%s: %d cells x %d genes (%s)", source or "AnnData", len(cells), len(genes), where)
     return Expression(
@@ -257,6 +262,12 @@ def adata_expression(
         annotations=_gene_annotations(var),
         source=source,
     )
+
+
+def _check_structure(A: sp.csr_matrix, where: str, path: str | None) -> None:
+    problem = csr_problem(A)
+    if problem:
+        raise InputError(f"{where} is a malformed sparse matrix ({problem})", path=path)
 
 
 def _check_finite(X: Any, where: str, path: str | None) -> None:
@@ -310,6 +321,8 @@ def _tenx_expression(
         raise InputError("feature ids are not unique", path=source)
     if counts.shape[0] < 2:
         raise InputError(f"has {counts.shape[0]} cell(s); at least 2 are needed", path=source)
+    if counts.shape[1] == 0:
+        raise InputError("has no features (genes)", path=source)
     log.info("%s: %d cells x %d genes (10x)", source, counts.shape[0], counts.shape[1])
     return Expression(
         counts,
@@ -377,6 +390,7 @@ def read_10x_h5(path: str | os.PathLike) -> Expression:
                 (group["data"][()].astype(np.float64), group["indices"][()], group["indptr"][()]),
                 shape=(n_cells, n_genes),
             )
+            _check_structure(counts, "matrix", source)
             barcodes = _strings(group["barcodes"][()])
             if "features" in group:
                 feat = group["features"]
@@ -388,7 +402,15 @@ def read_10x_h5(path: str | os.PathLike) -> Expression:
                     _strings(group["gene_names"][()]),
                     None,
                 )
-    except (OSError, KeyError, ValueError) as exc:
+    except InputError:
+        raise
+    except (OSError, KeyError, ValueError, TypeError, IndexError, RuntimeError) as exc:
         raise InputError(f"cannot read as a 10x .h5 matrix ({exc})", path=source) from None
+    if len(barcodes) != n_cells or len(ids) != n_genes or len(names) != n_genes:
+        raise InputError(
+            f"matrix shape says {n_genes} genes x {n_cells} cells but there are {len(ids)} "
+            f"feature ids, {len(names)} names and {len(barcodes)} barcodes",
+            path=source,
+        )
     counts.sum_duplicates()
     return _tenx_expression(counts, ids, names, types, barcodes, source)
