@@ -134,3 +134,84 @@ def test_random_byte_damage(tmp_path, seed):
         assert r.exit_code in (0, 2), r.output
         if r.exit_code == 2:
             _refused(r, path, out, "")
+
+
+def _mtx_folder(tmp_path, body_lines, *, n_genes=3, n_cells=2, field="integer"):
+    folder = tmp_path / "tenx"
+    folder.mkdir(exist_ok=True)
+    head = f"%%MatrixMarket matrix coordinate {field} general\n% written by a test\n"
+    entries = body_lines
+    (folder / "matrix.mtx").write_bytes(
+        head.encode() + f"{n_genes} {n_cells} {len(entries)}\n".encode() + b"\n".join(entries)
+    )
+    (folder / "features.tsv").write_text(
+        "".join(f"ENSG{j:011d}\tG{j}\tGene Expression\n" for j in range(n_genes))
+    )
+    (folder / "barcodes.tsv").write_text("".join(f"AC{i}-1\n" for i in range(n_cells)))
+    return folder
+
+
+def test_mtx_byte_that_crashed_scipy(tmp_path):
+    # scipy 1.17's compiled MatrixMarket parser crashed the process (SIGSEGV) on this value
+    folder = _mtx_folder(tmp_path, [b"1 1 4", b"2 2 1)\xf8\x85\x12\x00J", b"3 1 2"])
+    with pytest.raises(InputError, match=r"matrix.mtx:5: '\)' cannot be part of a number"):
+        read_single_cell(folder)
+
+
+@pytest.mark.parametrize("block", [4, 7, 1 << 24])
+def test_mtx_bad_byte_found_in_any_block(tmp_path, monkeypatch, block):
+    from kofs.io import matrix_market
+
+    monkeypatch.setattr(matrix_market, "BLOCK", block)  # lines cut across blocks
+    folder = _mtx_folder(tmp_path, [b"1 1 4", b"2 2 1", b"3 1 2.5e+0"], field="real")
+    e = read_single_cell(folder)[0]
+    np.testing.assert_array_equal(e.values.toarray(), [[4, 0, 2.5], [0, 1, 0]])
+    (folder / "matrix.mtx").write_bytes(
+        (folder / "matrix.mtx").read_bytes().replace(b"2 2 1", b"2 2 x")
+    )
+    with pytest.raises(InputError, match=r"matrix.mtx:5: 'x' cannot be part of"):
+        read_single_cell(folder)
+    # scipy's parser read 2.5 in an integer file as 2, and crashed when it ended the file
+    _mtx_folder(tmp_path, [b"1 1 4", b"2 2 1", b"3 1 2.5"])
+    with pytest.raises(
+        InputError, match=r"matrix.mtx:6: '2.5' is not a MatrixMarket integer value"
+    ):
+        read_single_cell(folder)
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        ([b"1 1 4", b"2 2"], r"matrix.mtx:5: an entry needs 3 numbers, this line has 2"),
+        ([b"1 1 4", b"2 2 1 7"], r"matrix.mtx:5: an entry needs 3 numbers, this line has 4"),
+        ([b"1 1 4", b"2 -- 1"], r"matrix.mtx:5: '--' is not an index"),
+        ([b"1 1 4", b"4 2 1"], r"matrix.mtx:5: Row index out of bounds"),
+        ([b"1 1 4", b"0 2 1"], r"matrix.mtx:5: Row index out of bounds"),
+        ([b"1 1 4", b"1 3 1"], r"matrix.mtx:5: Column index out of bounds"),
+        ([b"1 1 4"], r"Truncated file. Expected another 1 lines"),
+        ([b"1 1 4", b"2 2 1", b"3 1 1"], r"matrix.mtx:6: Too many lines in file"),
+    ],
+)
+def test_mtx_entries_checked(tmp_path, lines, message):
+    folder = _mtx_folder(tmp_path, lines)
+    text = (folder / "matrix.mtx").read_bytes()  # the size line says 2 entries:
+    (folder / "matrix.mtx").write_bytes(text.replace(f"3 2 {len(lines)}\n".encode(), b"3 2 2\n"))
+    with pytest.raises(InputError, match=message):
+        read_single_cell(folder)
+
+
+def test_mtx_damaged_gzip_and_dense_array(tmp_path):
+    import gzip
+
+    folder = _mtx_folder(tmp_path, [b"1 1 4", b"2 2 1"])
+    data = gzip.compress((folder / "matrix.mtx").read_bytes() * 50)
+    (folder / "matrix.mtx").unlink()
+    (folder / "matrix.mtx.gz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match="gzip file is truncated"):
+        read_single_cell(folder)
+    (folder / "matrix.mtx.gz").unlink()
+    (folder / "matrix.mtx").write_text(
+        "%%MatrixMarket matrix array real general\n3 2\n1\n2\n3\n4\n5\n6\n"
+    )
+    with pytest.raises(InputError, match="dense MatrixMarket 'array' file"):
+        read_single_cell(folder)

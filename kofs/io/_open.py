@@ -4,7 +4,7 @@
 the large knowledge files (GAF, gene2go, STRING, BioGRID, KEGG) that are *streamed*:
 
 * :func:`stream_text` — a text stream over a plain, gzip, bzip2 or one-member zip file
-  (recognised by magic bytes). Decompression errors met while reading — a truncated gzip
+  (recognised by magic bytes); :func:`stream_bytes` — the same as bytes. Decompression errors met while reading — a truncated gzip
   (``EOFError``), corrupt data (``zlib.error``, ``OSError``), a damaged zip member — are raised
   as :class:`~kofs.errors.InputError` naming the file, at the moment they happen.
 * :func:`open_text` — small files through :func:`kofs.io._table.open_text` (validated UTF-8),
@@ -38,6 +38,7 @@ __all__ = [
     "TRUNCATED",
     "head_lines",
     "open_text",
+    "stream_bytes",
     "stream_text",
     "table_errors",
 ]
@@ -103,6 +104,19 @@ def stream_text(path: str | os.PathLike, *, what: str = "file") -> IO[str]:
     Raises
     ------
     InputError
+        As :func:`stream_bytes`.
+    """
+    guarded = stream_bytes(path, what=what)
+    return io.TextIOWrapper(guarded, encoding="utf-8-sig", errors="replace", newline=None)
+
+
+def stream_bytes(path: str | os.PathLike, *, what: str = "file") -> io.BufferedReader:
+    """The decompressed bytes of a plain, gzip, bzip2 or one-member zip file, as a stream;
+    reading it raises :class:`InputError` when the compressed data is truncated or corrupt.
+
+    Raises
+    ------
+    InputError
         Missing file, a directory, an empty file, a damaged zip archive or one with several
         members, an unreadable file.
     """
@@ -139,8 +153,7 @@ def stream_text(path: str | os.PathLike, *, what: str = "file") -> IO[str]:
         raise _decompress_error(exc, name, kind) from None
     except OSError as exc:
         raise InputError(f"cannot read {what}: {exc.strerror or exc}", path=p) from None
-    guarded = io.BufferedReader(_GuardedReader(raw, name, kind))
-    return io.TextIOWrapper(guarded, encoding="utf-8-sig", errors="replace", newline=None)
+    return io.BufferedReader(_GuardedReader(raw, name, kind))
 
 
 def open_text(path: str | os.PathLike, *, what: str = "file") -> IO[str]:

@@ -19,7 +19,6 @@ features of type "Gene Expression" are kept when several types are present.
 
 from __future__ import annotations
 
-import gzip
 import logging
 import os
 from pathlib import Path
@@ -31,7 +30,9 @@ import scipy.sparse as sp
 
 from kofs._matrix import csr_problem
 from kofs.errors import InputError, ParameterError
+from kofs.io._open import table_errors
 from kofs.io.expression import guess_namespace
+from kofs.io.matrix_market import read_coordinate
 from kofs.types import Expression, SampleCategories
 
 __all__ = [
@@ -296,11 +297,9 @@ def labels_from_obs(
     return SampleCategories(labels, samples or [str(c) for c in adata.obs_names], name=column)
 
 
-def _read_tsv(path: Path) -> pd.DataFrame:
-    try:
+def _read_tsv(path: Path, what: str) -> pd.DataFrame:
+    with table_errors(path, what):
         return pd.read_csv(path, sep="\t", header=None, dtype=str, compression="infer")
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
-        raise InputError(f"cannot read ({exc})", path=str(path)) from None
 
 
 def _tenx_expression(
@@ -336,8 +335,6 @@ def _tenx_expression(
 
 def read_10x_mtx(folder: str | os.PathLike) -> Expression:
     """A Cell Ranger MatrixMarket folder (``matrix.mtx``, ``features.tsv``, ``barcodes.tsv``)."""
-    import scipy.io
-
     folder = Path(folder)
     files = _mtx_folder_files(folder)
     if files is None:
@@ -346,15 +343,10 @@ def read_10x_mtx(folder: str | os.PathLike) -> Expression:
             "and barcodes.tsv(.gz)",
             path=str(folder),
         )
-    try:
-        opener = gzip.open if files["matrix"].name.endswith(".gz") else open
-        with opener(files["matrix"], "rb") as fh:
-            M = scipy.io.mmread(fh)
-    except (OSError, ValueError, EOFError) as exc:
-        raise InputError(f"cannot read MatrixMarket ({exc})", path=str(files["matrix"])) from None
-    features = _read_tsv(files["features"])
-    barcodes = _read_tsv(files["barcodes"])[0].tolist()
-    counts = sp.csr_matrix(sp.coo_matrix(M).T, dtype=np.float64)  # stored genes x cells
+    M = read_coordinate(files["matrix"])  # genes x cells
+    features = _read_tsv(files["features"], "10x features file")
+    barcodes = _read_tsv(files["barcodes"], "10x barcodes file")[0].tolist()
+    counts = sp.csr_matrix(M.T, dtype=np.float64)
     if counts.shape != (len(barcodes), len(features)):
         raise InputError(
             f"matrix is {M.shape[0]} x {M.shape[1]} (genes x cells) but there are "
