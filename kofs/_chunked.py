@@ -393,17 +393,18 @@ def _cross_dots(A, rows: np.ndarray, B, cand: np.ndarray, mask: np.ndarray) -> n
     so the dots are equal bit for bit."""
     from kofs import _numba_kernels
 
-    out = np.zeros(cand.shape)
     if sp.issparse(A) and _numba_kernels.AVAILABLE:
         return _numba_kernels.cross_candidate_dots(A, rows, B, cand, mask)
+    out = np.zeros(cand.shape)
     q, t = np.nonzero(mask)
-    for s in range(0, q.size, 50000):
-        i, j = rows[q[s : s + 50000]], cand[q[s : s + 50000], t[s : s + 50000]]
+    step = 50000  # pairs gathered at once
+    for s in range(0, q.size, step):
+        qs, ts = q[s : s + step], t[s : s + step]
+        i, j = rows[qs], cand[qs, ts]
         if sp.issparse(A):
-            d = np.asarray(A[i].multiply(B[j]).sum(axis=1)).ravel()
+            out[qs, ts] = np.asarray(A[i].multiply(B[j]).sum(axis=1)).ravel()
         else:
-            d = np.einsum("ij,ij->i", A[i], B[j])
-        out[q[s : s + 50000], t[s : s + 50000]] = d
+            out[qs, ts] = np.einsum("ij,ij->i", A[i], B[j])
     return out
 
 

@@ -153,18 +153,21 @@ def test_chunked_principal_scores_equal_in_memory(cells):
         np.testing.assert_allclose(principal_scores(X, n_components=20, seed=3), ref, atol=1e-9)
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["numba", "scipy"])
 @pytest.mark.parametrize("memory", [2, 2**30])
-def test_approximate_graph_chunked_equals_in_memory(cells, memory, monkeypatch):
+def test_approximate_graph_chunked_equals_in_memory(cells, memory, compiled, monkeypatch):
     """Candidates from NN-descent on the chunked principal scores, their exact distances by
     pairs of chunk groups (one chunk per group with a budget of 2 bytes): the same graph as in
-    memory, distances bit for bit."""
+    memory, distances bit for bit (to rounding with the scipy products of the pairs when
+    numba's kernel is not used)."""
     pytest.importorskip("pynndescent")
-    from kofs import _chunked
+    from kofs import _chunked, _numba_kernels
     from kofs.knowledge import similarity_kernels as K
 
     monkeypatch.setattr(K, "_ANN_CACHE", {})
     ref = K.approximate_knn_squared_distances(cells.X, k=5, seed=0)
     monkeypatch.setattr(_chunked, "GRAPH_MEMORY", memory)
+    monkeypatch.setattr(_numba_kernels, "AVAILABLE", compiled and _numba_kernels.AVAILABLE)
     for X in (
         da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False),
         da.from_array(cells.X.toarray(), chunks=(100, cells.X.shape[1])),
