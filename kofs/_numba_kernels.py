@@ -8,7 +8,7 @@ larger temporaries on large data).
   ``f^T S f`` of every gene at once): one pass over the graph's edges, scattering ``x_i`` into
   a dense buffer of length m and gathering over the stored entries of its neighbours ``x_j``;
   cost ``sum_edges nnz(x_j)``, memory O(blocks x m).
-* :func:`candidate_dots`: ``x_i . x_j`` for every sample i and each of its candidate
+* :func:`candidate_dots`, :func:`cross_candidate_dots`: ``x_i . x_j`` for every sample i and each of its candidate
   neighbours j (scatter ``x_i``, gather over ``x_j``).
 * :func:`csr_dense_product`, :func:`csr_t_dense_product`: ``X B`` and ``X^T Q`` for a CSR
   ``X`` and thin dense ``B``, ``Q`` (the randomized SVD's products), without a CSC copy of X.
@@ -29,6 +29,7 @@ __all__ = [
     "AVAILABLE",
     "ROW_BLOCKS",
     "candidate_dots",
+    "cross_candidate_dots",
     "column_stats",
     "csr_dense_product",
     "csr_t_dense_product",
@@ -78,31 +79,11 @@ if AVAILABLE:
         return out
 
     @numba.njit(cache=True, nogil=True, parallel=True)
-    def _candidate_dots(x_ptr, x_idx, x_val, cand, m, bounds):  # pragma: no cover
-        n, c = cand.shape
-        out = np.zeros((n, c))
-        for b in prange(bounds.shape[0] - 1):
-            buf = np.zeros(m)
-            for i in range(bounds[b], bounds[b + 1]):
-                for p in range(x_ptr[i], x_ptr[i + 1]):
-                    buf[x_idx[p]] = x_val[p]
-                for t in range(c):
-                    j = cand[i, t]
-                    s = 0.0
-                    for p in range(x_ptr[j], x_ptr[j + 1]):
-                        s += x_val[p] * buf[x_idx[p]]
-                    out[i, t] = s
-                for p in range(x_ptr[i], x_ptr[i + 1]):
-                    buf[x_idx[p]] = 0.0
-        return out
-
-    @numba.njit(cache=True, nogil=True, parallel=True)
     def _cross_candidate_dots(
         a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, rows, cand, mask, m, bounds
     ):  # pragma: no cover
-        # a_rows[q] . b_cand[q, t] where mask[q, t]: the loop of _candidate_dots (row i
-        # scattered, the candidate's stored entries gathered in order), rows and candidates
-        # taken from two matrices
+        # a_rows[q] . b_cand[q, t] where mask[q, t]: row i scattered into a dense buffer, the
+        # candidate's stored entries gathered in order (A = B, rows = all: candidate_dots)
         r, c = cand.shape
         out = np.zeros((r, c))
         for blk in prange(bounds.shape[0] - 1):
@@ -213,14 +194,14 @@ def graph_gene_products(X, S) -> np.ndarray:
 
 def candidate_dots(X, cand: np.ndarray) -> np.ndarray:
     """``x_i . x_cand[i, t]`` for every row i and candidate t (X canonical CSR; (n, c) out)."""
-    xp, xi, xv = _parts(X)
-    cand = np.ascontiguousarray(cand, dtype=np.int64)
-    return _candidate_dots(xp, xi, xv, cand, X.shape[1], _bounds(X.shape[0], ROW_BLOCKS))
+    rows = np.arange(X.shape[0])
+    return cross_candidate_dots(X, rows, X, cand, np.ones(np.shape(cand), dtype=np.bool_))
 
 
 def cross_candidate_dots(A, rows: np.ndarray, B, cand: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """``a_rows[q] . b_cand[q, t]`` where ``mask[q, t]`` (0 elsewhere), A and B canonical CSR
-    with the same columns; the arithmetic of :func:`candidate_dots`, so equal bit for bit."""
+    with the same columns (the chunked search's pairs of blocks: the same arithmetic as
+    :func:`candidate_dots`, so equal bit for bit)."""
     ap, ai, av = _parts(A)
     bp, bi, bv = _parts(B)
     rows = np.ascontiguousarray(rows, dtype=np.int64)
