@@ -8,8 +8,9 @@ larger temporaries on large data).
   ``f^T S f`` of every gene at once): one pass over the graph's edges, scattering ``x_i`` into
   a dense buffer of length m and gathering over the stored entries of its neighbours ``x_j``;
   cost ``sum_edges nnz(x_j)``, memory O(blocks x m).
-* :func:`candidate_dots`, :func:`cross_candidate_dots`: ``x_i . x_j`` for every sample i and each of its candidate
-  neighbours j (scatter ``x_i``, gather over ``x_j``).
+* :func:`candidate_dots`, :func:`cross_candidate_dots`: ``x_i . x_j`` for every sample i and
+  each of its candidate neighbours j (scatter ``x_i``, gather over ``x_j``), within one matrix
+  or between two row blocks.
 * :func:`csr_dense_product`, :func:`csr_t_dense_product`: ``X B`` and ``X^T Q`` for a CSR
   ``X`` and thin dense ``B``, ``Q`` (the randomized SVD's products), without a CSC copy of X.
 * :func:`column_stats`, :func:`weighted_column_deviations`, :func:`row_sq_norms`: per-gene
