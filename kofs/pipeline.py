@@ -110,9 +110,9 @@ def check_magnitude(expression: Expression) -> None:
 
         try:  # the first pass over the file: a damaged one fails here
             mom = _chunked.moments(X)
+        except KofsError:
+            raise
         except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
-            if isinstance(exc, KofsError):
-                raise
             raise InputError(
                 f"cannot read the matrix chunk by chunk ({type(exc).__name__}: {exc})",
                 path=expression.source,
@@ -125,21 +125,22 @@ def check_magnitude(expression: Expression) -> None:
                 path=expression.source,
             )
         hi, lo = mom.hi[0], mom.lo[0]
+        top = float(max(hi.max(), -lo.min()))  # max |x|
         first = _chunked.row_chunks(X)[0][0].compute()
         sample = np.ravel(first.data if sp.issparse(first) else first)[:COUNTS_SAMPLE]
     elif sp.issparse(X):
         if X.shape[0] == 0 or X.shape[1] == 0:
             return
         hi, lo = column_range(X)  # implicit zeros included
+        top = float(max(hi.max(), -lo.min()))
         sample = X.data[:COUNTS_SAMPLE]
     else:
         X = np.asarray(X)
         if X.size == 0 or np.isnan(X).all():
             return
         hi, lo = X.max(axis=0), X.min(axis=0)  # NaN in a column: not constant, not tiny
+        top = float(max(np.nanmax(X), -np.nanmin(X)))  # over every value, NaN aside
         sample = np.ravel(X)[:COUNTS_SAMPLE]
-    whole = X if isinstance(X, np.ndarray) else np.concatenate([hi, lo])  # NaN-free when not
-    top = float(max(np.nanmax(whole), -np.nanmin(whole)))  # max |x| (hi >= lo)
     if top > MAX_ABS_VALUE:
         raise InputError(
             f"values as large as {top:.3g}: beyond {MAX_ABS_VALUE:g} their squares "

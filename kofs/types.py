@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from kofs._chunked import is_dask
 from kofs._matrix import as_csr, csr_problem
 from kofs._ranks import average_ranks
+from kofs.errors import InputError
 
 __all__ = [
     "Expression",
@@ -73,8 +74,8 @@ class Expression:
     def __post_init__(self) -> None:
         if sp.issparse(self.values):
             problem = csr_problem(sp.csr_matrix(self.values))
-            if problem:
-                raise ValueError(f"Expression.values is a malformed sparse matrix: {problem}")
+            if problem:  # before any kernel indexes with its arrays; the file is named
+                raise InputError(f"malformed sparse matrix ({problem})", path=self.source)
             v = as_csr(self.values)
         elif is_dask(self.values):
             v = self.values  # chunked over the cells, stays lazy (kofs._chunked)

@@ -4,9 +4,10 @@
 the large knowledge files (GAF, gene2go, STRING, BioGRID, KEGG) that are *streamed*:
 
 * :func:`stream_text` — a text stream over a plain, gzip, bzip2 or one-member zip file
-  (recognised by magic bytes); :func:`stream_bytes` — the same as bytes. Decompression errors met while reading — a truncated gzip
-  (``EOFError``), corrupt data (``zlib.error``, ``OSError``), a damaged zip member — are raised
-  as :class:`~kofs.errors.InputError` naming the file, at the moment they happen.
+  (recognised by magic bytes); :func:`stream_bytes` — the same as bytes. Decompression errors
+  met while reading — a truncated gzip (``EOFError``), corrupt data (``zlib.error``,
+  ``OSError``), a damaged zip member — are raised as :class:`~kofs.errors.InputError` naming
+  the file, at the moment they happen.
 * :func:`open_text` — small files through :func:`kofs.io._table.open_text` (validated UTF-8),
   archives through :func:`stream_text`.
 * :func:`head_lines` — the first non-blank lines, for format sniffing.

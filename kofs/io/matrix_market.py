@@ -1,7 +1,8 @@
 """MatrixMarket coordinate files (the ``matrix.mtx`` of a 10x Genomics folder), validated in full.
 
 The numbers are parsed by :func:`scipy.io.mmread` (fast_matrix_market: compiled, parallel,
-exactly rounded), but only after a vectorised check of the whole file has proved it well formed:
+exactly rounded), but only after a check of the whole file (a numba loop, or vectorised NumPy
+without numba) has proved it well formed:
 scipy's parser is not safe on damaged files. With scipy 1.17 it crashed the process (SIGSEGV) on
 a value with trailing junk (``2.5`` in an integer file when it ended the file without a
 newline; ``1)`` followed by binary bytes), and read ``2.5``, ``2x`` or ``1-2`` in an integer
@@ -259,10 +260,9 @@ def _block_problem(arr: np.ndarray, field: str) -> tuple[int, str] | None:
         return at, f"{shown} cannot be part of a number"
     if kind == _BAD_COUNT:
         return at, f"an entry needs {width} numbers, this line has {detail}"
-    end = at
-    while end < arr.size and _CLASS[arr[end]] not in (_BLANK, _NEWLINE):
-        end += 1
-    text = bytes(arr[at:end][:40]).decode("latin-1")
+    token = arr[at : at + 40]
+    blank = np.flatnonzero((_CLASS[token] == _BLANK) | (_CLASS[token] == _NEWLINE))
+    text = bytes(token[: blank[0] if blank.size else token.size]).decode("latin-1")
     kind_text = "an index" if detail < 2 else f"a MatrixMarket {field} value"
     return at, f"{text!r} is not {kind_text}"
 

@@ -187,9 +187,7 @@ def _gene_annotations(var: pd.DataFrame) -> dict[str, list[str]]:
 
 def _as_matrix(X: Any, where: str, path: str | None) -> Any:
     if sp.issparse(X):
-        A = sp.csr_matrix(X, dtype=np.float64)
-        _check_structure(A, where, path)
-        return A
+        return sp.csr_matrix(X, dtype=np.float64)  # its structure: checked by Expression
     if hasattr(X, "chunks") and hasattr(X, "compute"):  # a dask array: kept lazy
         return X
     try:
@@ -265,15 +263,9 @@ def adata_expression(
     )
 
 
-def _check_structure(A: sp.csr_matrix, where: str, path: str | None) -> None:
-    problem = csr_problem(A)
-    if problem:
-        raise InputError(f"{where} is a malformed sparse matrix ({problem})", path=path)
-
-
 def _check_finite(X: Any, where: str, path: str | None) -> None:
     if hasattr(X, "chunks"):
-        return  # dask: checked chunk by chunk by the reductions
+        return  # dask: checked chunk by chunk (pipeline.check_magnitude's moments pass)
     data = X.data if sp.issparse(X) else X
     if not np.isfinite(data).all():
         raise InputError(f"{where} holds NaN or infinite values; fix or impute them", path=path)
@@ -382,7 +374,9 @@ def read_10x_h5(path: str | os.PathLike) -> Expression:
                 (group["data"][()].astype(np.float64), group["indices"][()], group["indptr"][()]),
                 shape=(n_cells, n_genes),
             )
-            _check_structure(counts, "matrix", source)
+            problem = csr_problem(counts)  # before sum_duplicates and slicing read it
+            if problem:
+                raise InputError(f"matrix is a malformed sparse matrix ({problem})", path=source)
             barcodes = _strings(group["barcodes"][()])
             if "features" in group:
                 feat = group["features"]
