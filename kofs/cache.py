@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from kofs.io._fsops import create_new_file
+
 log = logging.getLogger(__name__)
 
 __all__ = ["FORMAT", "Cache", "default_cache_dir", "file_sha256", "open_cache"]
@@ -129,7 +131,7 @@ class Cache:
         tmp = path.parent / f".{path.stem}.{secrets.token_hex(6)}.tmp"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as fh:
+            with os.fdopen(create_new_file(tmp), "wb") as fh:  # never through a planted link
                 np.savez(fh, **{_META: np.frombuffer(doc, dtype=np.uint8)}, **arrays)
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -37,7 +37,7 @@ from kofs.io.gene_lists import (
     read_ranked_lists,
 )
 from kofs.io.ids import CoverageReport, guess_namespace, normalise_id
-from kofs.options import as_mapping, build, opt, options_of
+from kofs.options import TOP_MAX, as_mapping, build, opt, options_of
 from kofs.types import AggregateRanking, Ranking
 
 log = logging.getLogger(__name__)
@@ -439,7 +439,9 @@ class AggregateListsConfig:
         choices=MAGECK_SIDES,
         help="MAGeCK gene summaries: negative (depletion) or positive selection ranks.",
     )
-    top: int = opt("top", "int", 10, low=0, help="Genes shown in the terminal summary.")
+    top: int = opt(
+        "top", "int", 10, low=0, high=TOP_MAX, help="Genes shown in the terminal summary."
+    )
 
     @classmethod
     def from_mapping(
