@@ -251,9 +251,13 @@ def claim_result_output(config: Any, *, named: bool = True) -> contextlib.Abstra
     nothing. ``named=False`` (the output is the default folder, not one the user named):
     refused if that folder already exists (:func:`~kofs.io.output_folder.claim_output`).
     """
+    from kofs.cache import check_cache_dir
     from kofs.io.output_folder import claim_output
 
     out = config.output.output
+    res = config.resources
+    if not res.no_cache and config.knowledge["go"].go is not None:
+        check_cache_dir(res.cache_dir, [out])  # the cache must survive the next run
     if out == "-":
         return contextlib.nullcontext()
     paths = [

@@ -151,7 +151,13 @@ def open_config_cache(config: RunConfig) -> Any:
     from kofs.cache import open_cache
 
     res = config.resources
-    return open_cache(res.cache_dir, enabled=not res.no_cache)
+    uses_go = config.knowledge["go"].go is not None
+    return open_cache(
+        res.cache_dir,
+        enabled=not res.no_cache,
+        used=uses_go,
+        outputs=[config.output.output],
+    )
 
 
 def load_inputs(config: RunConfig, *, progress: Any = None) -> RunInputs:

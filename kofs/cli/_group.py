@@ -285,8 +285,14 @@ class _HeldStderr(logging.StreamHandler):
         super().__init__(stream)
         self.hold = hold
         self._held: list[logging.LogRecord] = []
+        self._seen: set[tuple[int, str]] = set()
 
     def emit(self, record: logging.LogRecord) -> None:
+        key = (record.levelno, record.getMessage())
+        if record.levelno >= logging.WARNING:  # a warning is said once per command
+            if key in self._seen:
+                return
+            self._seen.add(key)
         if self.hold:
             self._held.append(record)
         else:

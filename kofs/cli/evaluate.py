@@ -158,7 +158,13 @@ def evaluate_cmd(
     from kofs.cli._group import hold_output, option_given, report_written
     from kofs.cli._progress import cli_progress
 
+    from kofs.cache import open_cache
+
     inputs = [*rankings, expression, labels, go, go_annotations]
+    # checked before any work: an ignored --cache-dir warns, a cache inside -o is refused
+    cache = open_cache(
+        cache_dir, enabled=not no_cache, used=bool(go or go_annotations), outputs=[output]
+    )
     hold_output(  # checked and taken before any work
         output,
         inputs=[p for p in inputs if p and os.path.isfile(p)],
@@ -185,12 +191,9 @@ def evaluate_cmd(
         group_ids = [gmap[s] for s in expr.samples]
     go_data = None
     if go or go_annotations:
-        from kofs.cache import open_cache
         from kofs.sources import read_sources
 
-        go_data = read_sources(
-            go=go, go_annotations=go_annotations, cache=open_cache(cache_dir, enabled=not no_cache)
-        ).get("go")
+        go_data = read_sources(go=go, go_annotations=go_annotations, cache=cache).get("go")
     known_sets = [parse_known_spec(s) for s in known]
     with cli_progress() as progress:
         written = evaluate_outputs(
