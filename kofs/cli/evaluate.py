@@ -155,10 +155,9 @@ def evaluate_cmd(
     Writes OUTDIR/evaluation.tsv (one row per list), accuracy.tsv (curves), figures/ (PNG, SVG)
     and report.html (readable offline).
     """
+    from kofs.cache import open_cache
     from kofs.cli._group import hold_output, option_given, report_written
     from kofs.cli._progress import cli_progress
-
-    from kofs.cache import open_cache
 
     inputs = [*rankings, expression, labels, go, go_annotations]
     # checked before any work: an ignored --cache-dir warns, a cache inside -o is refused
