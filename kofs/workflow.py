@@ -119,6 +119,11 @@ def read_data(config: RunConfig) -> tuple[Expression, SampleCategories | None]:
             raise ParameterError(f"--{name} applies to an .h5ad input only")
     if i.use_raw:
         raise ParameterError("--use-raw applies to an .h5ad input only")
+    if i.labels and i.labels.startswith("obs:") and not os.path.exists(i.labels):
+        raise ParameterError(
+            f"--labels {i.labels}: obs:COLUMN reads a column of an AnnData .h5ad's obs, and "
+            f"{i.expression} is not an .h5ad; give a labels file (sample id, label) instead"
+        )
     categories = None
     if i.labels:
         categories = read_labels(
