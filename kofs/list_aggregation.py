@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from kofs.aggregate import aggregate
-from kofs.errors import InputError, ParameterError
+from kofs.errors import InputError, ParameterError, short_repr
 from kofs.io.gene_lists import (
     DIRECTIONS,
     MAGECK_SIDES,
@@ -564,6 +564,8 @@ def read_aggregate_config(
         raise ParameterError("not an aggregate config (needs 'command: aggregate')", path=where)
     base = Path(path).resolve().parent
     items = values.pop("lists", None)
+    if isinstance(items, str):  # one list spec: a list of one, never read letter by letter
+        items = [items]
     if not isinstance(items, list) or not items:
         raise ParameterError("config key 'lists' must be a list of files", path=where)
     specs = [_config_spec(item, base, where) for item in items]
@@ -592,14 +594,25 @@ def _config_spec(item: Any, base: Path, where: str) -> ListSpec:
                 "direction",
                 path=where,
             )
+        for key in ("name", "column"):
+            if item.get(key) is not None and not isinstance(item[key], (str, int, float)):
+                raise ParameterError(
+                    f"config list entry {key} must be a single name, got "
+                    f"{short_repr(item[key])}",
+                    path=where,
+                )
         direction = item.get("direction")
         if direction is not None and direction not in DIRECTIONS:
             raise ParameterError(
                 f"config list entry direction must be asc, desc or abs, got {direction!r}",
                 path=where,
             )
+        name, column = item.get("name"), item.get("column")
         return ListSpec(
-            _absolute(item["file"], base), item.get("name"), item.get("column"), direction
+            _absolute(os.path.expanduser(item["file"]), base),
+            None if name is None else str(name),
+            None if column is None else str(column),
+            direction,
         )
     raise ParameterError(
         f"config list entry {item!r}: expected FILE[:COLUMN[:DIRECTION]] or a mapping with 'file'",

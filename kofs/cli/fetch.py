@@ -11,7 +11,7 @@ import logging
 
 import click
 
-from kofs.cli._group import main
+from kofs.cli._group import echo, main
 from kofs.cli._options import UserPath
 from kofs.errors import ParameterError
 
@@ -135,9 +135,7 @@ def fetch_cmd(
     )
     for p in result.paths:
         click.echo(str(p))
-    if not (ctx.obj or {}).get("quiet"):
-        click.echo(
-            f"kofs: {source}: {len(result.downloaded)} file(s) downloaded, "
-            f"{len(result.cached)} from the cache in {result.folder}",
-            err=True,
-        )
+    echo(
+        f"kofs: {source}: {len(result.downloaded)} file(s) downloaded, "
+        f"{len(result.cached)} from the cache in {result.folder}"
+    )

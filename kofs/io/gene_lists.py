@@ -121,6 +121,8 @@ def parse_list_spec(text: str, *, base: str | os.PathLike | None = None) -> List
     text = str(text)
 
     def where(p: str) -> str:
+        if p.startswith("~"):  # as a shell would (a config's lists are not expanded by one)
+            p = os.path.expanduser(p)
         return p if base is None or p == "-" or os.path.isabs(p) else os.path.join(base, p)
 
     def exists(p: str) -> bool:
