@@ -39,7 +39,7 @@ def print_summary(result: RunResult, *, top: int = 10, force: bool = False) -> N
     console = Console(stderr=True)
     final = result.final
     t = Table(title=txt(f"top {top} genes ({summary_title(result)})"), show_lines=False)
-    symbols = result.symbols
+    symbols = getattr(result, "symbols", None)  # user lists (kofs aggregate) have none
     t.add_column("rank", justify="right")
     if symbols is not None:
         t.add_column("symbol")
