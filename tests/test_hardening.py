@@ -767,8 +767,12 @@ def _h5ad(tmp_path, cells, X=None):
 
     path = tmp_path / "x.h5ad"
     X = np.arange(len(cells) * 3, dtype=np.float64).reshape(len(cells), 3) if X is None else X
-    a = ad.AnnData(X, obs=pd.DataFrame(index=cells), var=pd.DataFrame(index=["A", "B", "C"]))
-    a.write_h5ad(path)
+    import warnings
+
+    with warnings.catch_warnings():  # anndata warns about the repeated ids we write on purpose
+        warnings.simplefilter("ignore", UserWarning)
+        a = ad.AnnData(X, obs=pd.DataFrame(index=cells), var=pd.DataFrame(index=["A", "B", "C"]))
+        a.write_h5ad(path)
     return path
 
 
