@@ -597,8 +597,7 @@ def _config_spec(item: Any, base: Path, where: str) -> ListSpec:
         for key in ("name", "column"):
             if item.get(key) is not None and not isinstance(item[key], (str, int, float)):
                 raise ParameterError(
-                    f"config list entry {key} must be a single name, got "
-                    f"{short_repr(item[key])}",
+                    f"config list entry {key} must be a single name, got {short_repr(item[key])}",
                     path=where,
                 )
         direction = item.get("direction")
