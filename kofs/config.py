@@ -580,7 +580,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
     _depth = 0
 
-    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+    def compose_node(self, parent, index):
         self._depth += 1
         try:
             if self._depth > YAML_MAX_DEPTH:
@@ -592,7 +592,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
-    def compose_document(self):  # type: ignore[no-untyped-def]
+    def compose_document(self):
         node = super().compose_document()
         _check_expansion(node)
         return node
