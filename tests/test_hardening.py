@@ -126,6 +126,16 @@ def _command(name: str, tmp_path: Path) -> tuple[list, Path, list[Path]]:
         args = ["evaluate", run, expr, "--labels", labels, "--folds", "2", "--repeats", "1"]
         args += ["--top", "5", "--classifiers", "1nn", "-o", out]
         return args, out, [*side, out / "evaluation.tsv", out / ".kofs-complete"]
+    if name == "demo":
+        return ["demo", "--top", "0", "-o", out], out, [*side, *inside]
+    if name == "reproduce":
+        cfg = tmp_path / "rep.yaml"
+        cfg.write_text(
+            f"expression: {expr}\nlabels: {labels}\nlists: [Fisher]\n"
+            "aggregations: [{name: B, method: borda}]\n"
+            "evaluation: {folds: 2, repeats: 1, classifiers: [1nn], top: [5], curve_ks: [5]}\n"
+        )
+        return ["reproduce", cfg, "-o", out], out, [*side, out / "report.html"]
     if name in ("gosim", "sources"):
         # the cache entries a GO read writes are the paths planted here
         key = [file_sha256(obo)]
@@ -154,7 +164,14 @@ def _command(name: str, tmp_path: Path) -> tuple[list, Path, list[Path]]:
 
 
 SLOW = pytest.mark.slow
-COMMANDS = ["rank", "aggregate", pytest.param("evaluate", marks=SLOW), "gosim", "sources", "fetch"]
+COMMANDS = [
+    "rank",
+    "aggregate",
+    "gosim",
+    "sources",
+    "fetch",
+    *(pytest.param(c, marks=SLOW) for c in ("evaluate", "reproduce", "demo")),
+]
 
 
 @pytest.mark.parametrize("link", ["to-a-victim", "dangling"])

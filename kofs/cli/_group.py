@@ -58,7 +58,7 @@ def echo(text: str) -> None:
     root = ctx.find_root() if ctx is not None else None
     if root is not None and (root.obj or {}).get("quiet"):
         return
-    click.echo(printable(text), err=True)
+    click.echo(printable(text).replace("\n", "\\n"), err=True)
 
 
 def _stderr_handler() -> _HeldStderr | None:
@@ -270,10 +270,10 @@ class KofsGroup(click.Group):
 
 class _PrintableFormatter(logging.Formatter):
     """Log lines with the control characters of names escaped (a file or gene named with a
-    terminal escape sequence cannot recolour or retitle the user's terminal)."""
+    terminal escape sequence cannot recolour or retitle the user's terminal), one line each."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return printable(super().format(record))
+        return printable(super().format(record)).replace("\n", "\\n")  # one line each
 
 
 class _HeldStderr(logging.StreamHandler):
