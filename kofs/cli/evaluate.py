@@ -159,6 +159,7 @@ def evaluate_cmd(
     from kofs.cli._group import hold_output, option_given, report_written
     from kofs.cli._progress import cli_progress
 
+    top_ks, classifier_names = _ints(top, "--top"), split_names(classifiers)  # before any work
     inputs = [*rankings, expression, labels, go, go_annotations]
     # checked before any work: an ignored --cache-dir warns, a cache inside -o is refused
     cache = open_cache(
@@ -205,8 +206,8 @@ def evaluate_cmd(
             groups=group_ids,
             go=go_data,
             sim_sets=split_names(sim_anno),
-            top=_ints(top, "--top"),
-            classifiers=split_names(classifiers),
+            top=top_ks,
+            classifiers=classifier_names,
             n_splits=folds,
             n_repeats=repeats,
             seed=seed,
