@@ -119,6 +119,11 @@ def read_data(config: RunConfig) -> tuple[Expression, SampleCategories | None]:
             raise ParameterError(f"--{name} applies to an .h5ad input only")
     if i.use_raw:
         raise ParameterError("--use-raw applies to an .h5ad input only")
+    if i.labels and i.labels.startswith("obs:") and not os.path.exists(i.labels):
+        raise ParameterError(
+            f"--labels {i.labels}: obs:COLUMN reads a column of an AnnData .h5ad's obs, and "
+            f"{i.expression} is not an .h5ad; give a labels file (sample id, label) instead"
+        )
     categories = None
     if i.labels:
         categories = read_labels(
@@ -151,7 +156,13 @@ def open_config_cache(config: RunConfig) -> Any:
     from kofs.cache import open_cache
 
     res = config.resources
-    return open_cache(res.cache_dir, enabled=not res.no_cache)
+    uses_go = config.knowledge["go"].go is not None
+    return open_cache(
+        res.cache_dir,
+        enabled=not res.no_cache,
+        used=uses_go,
+        outputs=[config.output.output],
+    )
 
 
 def load_inputs(config: RunConfig, *, progress: Any = None) -> RunInputs:

@@ -20,12 +20,12 @@ def test_summary_on_terminal_only(monkeypatch, capsys):
     assert capsys.readouterr().err == ""
     fake = io.StringIO()
     monkeypatch.setattr("sys.stderr", fake)
-    _summary.print_summary(res, top=3, force=True, outputs=["out/ranking.tsv"])
+    _summary.print_summary(res, top=3, force=True)
     text = fake.getvalue()
     flat = " ".join(text.split())  # rich wraps titles wider than their table
     assert "top 3 genes (reliability of 2 lists)" in flat and "list weights (reliability" in flat
     assert "95% interval" in flat
-    assert "coverage: pathways kegg.gmt" in text and "out/ranking.tsv" in text
+    assert "coverage: pathways kegg.gmt" in text
     assert res.final.top(1)[0] in text
 
 

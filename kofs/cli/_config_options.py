@@ -23,7 +23,9 @@ def _click_type(o: Option) -> Any:
     if o.kind == "choice":
         return click.Choice(list(o.choices or ()))
     if o.kind == "int":
-        return click.IntRange(min=None if o.low is None else int(o.low))
+        return click.IntRange(
+            min=None if o.low is None else int(o.low), max=None if o.high is None else int(o.high)
+        )
     if o.kind == "float":
         return click.FloatRange(min=o.low, max=o.high)
     if o.kind in ("path", "paths"):

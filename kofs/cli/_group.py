@@ -2,7 +2,7 @@
 
 Exit status: 0 success; 2 bad input or usage (one line on stderr, no traceback; click's usage
 errors of a subcommand too); 1 internal error (traceback only with ``--debug``); 130 Ctrl-C,
-143 SIGTERM (one line; temporary files removed). A broken pipe (``kofs rank ... -o - | head``)
+143 SIGTERM, 129 SIGHUP (one line; temporary files and locks removed). A broken pipe (``kofs rank ... -o - | head``)
 exits quietly. Warnings are held until the command ends and dropped when it fails, so that an
 error is exactly one line (``-v`` streams every message as it comes).
 """
@@ -21,16 +21,44 @@ from typing import Any
 import click
 
 from kofs import __version__
-from kofs.errors import KofsError, OutputError, Terminated, one_line
+from kofs.errors import KofsError, OutputError, Terminated, one_line, printable
 
 log = logging.getLogger("kofs")
 
+#: signals that stop a run cleanly (like Ctrl-C): a scheduler's stop, a closed terminal
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
 
 def _terminate(signum, frame) -> None:
-    """SIGTERM -> :class:`Terminated` in the main thread (once; a second SIGTERM while cleaning
-    up is ignored)."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise Terminated()
+    """SIGTERM or SIGHUP -> :class:`Terminated` in the main thread (once; a second stop signal
+    while cleaning up is ignored)."""
+    for s in STOP_SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+    raise Terminated(signum)
+
+
+def install_stop_handlers(handler=_terminate) -> dict[int, Any]:
+    """Make SIGTERM and SIGHUP raise :class:`Terminated`; a signal the parent set to be ignored
+    (``nohup`` ignores SIGHUP) stays ignored. Returns the previous handlers."""
+    old = {}
+    for s in STOP_SIGNALS:
+        prev = signal.getsignal(s)
+        old[s] = prev
+        if prev is not signal.SIG_IGN:
+            signal.signal(s, handler)
+    return old
+
+
+def echo(text: str) -> None:
+    """A status line on stderr (``kofs: ...``), control characters of names escaped; nothing
+    with ``-q`` (errors only)."""
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root() if ctx is not None else None
+    if root is not None and (root.obj or {}).get("quiet"):
+        return
+    click.echo(printable(text).replace("\n", "\\n"), err=True)
 
 
 def _stderr_handler() -> _HeldStderr | None:
@@ -74,25 +102,59 @@ def _flush_stdout() -> None:
         ) from None
 
 
-def hold_output(out: str, inputs: Any = ()) -> None:
+def hold_output(out: str, inputs: Any = (), *, named: bool = True) -> None:
     """Check and claim the output folder ``out`` for the running command, before its work
-    (:func:`kofs.io.output_folder.claim_output`); released when the command ends."""
+    (:func:`kofs.io.output_folder.claim_output`; ``named=False``: a default folder, never
+    replaced); released when the command ends."""
     from kofs.io.output_folder import claim_output
 
     ctx = click.get_current_context()
-    claim = ctx.with_resource(claim_output(out, inputs=inputs))
+    claim = ctx.with_resource(claim_output(out, inputs=inputs, named=named))
     ctx.find_root().meta.setdefault("kofs_claims", []).append(claim)
 
 
+def option_given(name: str) -> bool:
+    """Whether the running command's option ``name`` was typed (not its default)."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    return ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
+
+
+def report_written(out: str, written: Any) -> None:
+    """The one stderr line saying where the files went (always, unless ``-q``): in a pipeline
+    or a batch job it is the only trace of where the results are."""
+    if out == "-":
+        return
+    base = os.path.normpath(str(out))
+    names = sorted(
+        {os.path.relpath(os.path.normpath(str(w)), base).split(os.sep)[0] for w in written}
+    )
+    shown = str(out)
+    try:  # as typed: a config's absolute path inside the working folder is shown relative
+        rel = os.path.relpath(shown)
+        if os.path.isabs(shown) and not rel.startswith(os.pardir):
+            shown = rel
+    except ValueError:  # another drive (Windows)
+        pass
+    line = f"kofs: wrote {shown} ({', '.join(names)})"
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        echo(line)
+    else:  # last, after the warnings held until the command ends
+        ctx.find_root().meta.setdefault("kofs_last_lines", []).append(line)
+
+
 def _report_interrupt(exc: KeyboardInterrupt, ctx: click.Context | None = None) -> int:
-    """The one line of Ctrl-C (exit 130) or SIGTERM (143); returns the exit status."""
-    stopped = isinstance(exc, Terminated)
+    """The one line of Ctrl-C (exit 130), SIGTERM (143) or SIGHUP (129); returns the exit
+    status."""
     written = getattr(exc, "kofs_written", None) or [
         str(c.path) for c in (ctx.meta.get("kofs_claims", []) if ctx else []) if c.committed
     ]
     tail = f"{', '.join(written)} had been written completely" if written else "nothing was written"
-    click.echo(f"kofs: {'terminated' if stopped else 'interrupted'}; {tail}", err=True)
-    return 143 if stopped else 130
+    word = exc.word if isinstance(exc, Terminated) else "interrupted"
+    click.echo(printable(f"kofs: {word}; {tail}"), err=True)
+    return 128 + exc.signum if isinstance(exc, Terminated) else 130
 
 
 class LazyParamsCommand(click.Command):
@@ -133,12 +195,12 @@ class KofsGroup(click.Group):
     def main(self, *args: Any, **kwargs: Any) -> Any:
         if threading.current_thread() is not threading.main_thread():
             return super().main(*args, **kwargs)
-        old = signal.getsignal(signal.SIGTERM)
-        signal.signal(signal.SIGTERM, _terminate)
+        old = install_stop_handlers()
         try:
             return super().main(*args, **kwargs)
         finally:
-            signal.signal(signal.SIGTERM, old if old is not None else signal.SIG_DFL)
+            for s, prev in old.items():
+                signal.signal(s, prev if prev is not None else signal.SIG_DFL)
 
     def invoke(self, ctx: click.Context) -> Any:
         debug = bool(ctx.params.get("debug")) or os.environ.get("KOFS_DEBUG") == "1"
@@ -146,6 +208,8 @@ class KofsGroup(click.Group):
             rv = super().invoke(ctx)
             _flush_stdout()
             _finish_warnings(True)
+            for line in ctx.meta.pop("kofs_last_lines", ()):
+                echo(line)
             return rv
         except KofsError as exc:
             _finish_warnings(False)
@@ -204,6 +268,14 @@ class KofsGroup(click.Group):
             ctx.exit(1)
 
 
+class _PrintableFormatter(logging.Formatter):
+    """Log lines with the control characters of names escaped (a file or gene named with a
+    terminal escape sequence cannot recolour or retitle the user's terminal), one line each."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record)).replace("\n", "\\n")  # one line each
+
+
 class _HeldStderr(logging.StreamHandler):
     """Log lines for stderr; with ``hold`` they are kept until the command ends, then shown
     (:meth:`show_held`, success) or dropped (:meth:`drop_held`, failure: the error line stays
@@ -213,8 +285,14 @@ class _HeldStderr(logging.StreamHandler):
         super().__init__(stream)
         self.hold = hold
         self._held: list[logging.LogRecord] = []
+        self._seen: set[tuple[int, str]] = set()
 
     def emit(self, record: logging.LogRecord) -> None:
+        key = (record.levelno, record.getMessage())
+        if record.levelno >= logging.WARNING:  # a warning is said once per command
+            if key in self._seen:
+                return
+            self._seen.add(key)
         if self.hold:
             self._held.append(record)
         else:
@@ -274,7 +352,7 @@ def setup_logging(verbosity: int, log_file: str | None = None) -> None:
     root.setLevel(logging.DEBUG if log_file else level)
     h = _HeldStderr(sys.stderr, hold=verbosity <= 0)
     h.setLevel(level)
-    h.setFormatter(logging.Formatter("kofs: %(levelname)s: %(message)s"))
+    h.setFormatter(_PrintableFormatter("kofs: %(levelname)s: %(message)s"))
     root.addHandler(h)
     if log_file:
         try:

@@ -9,18 +9,22 @@ from kofs.cli._group import main
 from kofs.config import RunConfig
 
 
-def execute(config: RunConfig, *, command: str = "rank") -> list[str]:
-    """Claim the output, run the config (one library call), write, summarise."""
+def execute(config: RunConfig, *, command: str = "rank", named: bool = True) -> list[str]:
+    """Claim the output, run the config (one library call), write, summarise; ``named``: the
+    user named the output folder (else an existing default folder is refused)."""
+    from kofs.cli._group import report_written
     from kofs.cli._progress import cli_progress
     from kofs.cli._summary import print_summary
     from kofs.outputs import claim_result_output, write_result
     from kofs.workflow import run
 
-    with claim_result_output(config):  # checked and taken before any work, replaced whole
+    # checked and taken before any work, replaced whole
+    with claim_result_output(config, named=named):
         with cli_progress() as progress:
             result = run(config, progress=progress)
         written = write_result(result, command=command)
-        print_summary(result, top=config.output.top, outputs=written)
+        print_summary(result, top=config.output.top)
+    report_written(config.output.output, written)
     return written
 
 
@@ -39,4 +43,6 @@ def rank_cmd(ctx: click.Context, expression: str, **opts) -> None:
     --interactions, --graph, --aux) the lists are those of the KOFS catalogue; `kofs sources`
     shows them.
     """
-    execute(command_config(ctx, opts, expression=expression))
+    from kofs.cli._group import option_given
+
+    execute(command_config(ctx, opts, expression=expression), named=option_given("output"))

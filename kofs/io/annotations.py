@@ -242,7 +242,7 @@ def read_go_annotations(
         )
     sha = file_sha256(p)
     key = [sha, kind, tax]
-    hit = None if cache is None else cache.get("annotations", key)
+    hit = None if cache is None else cache.get("annotations", key, check=_check_arrays)
     if hit is not None:
         ann = _annotations_from_arrays(*hit, source=str(p))
     else:
@@ -300,6 +300,22 @@ def _annotations_to_arrays(ann: GOAnnotations) -> tuple[dict[str, np.ndarray], d
         arrays[name] = np.array(getattr(ann, name).tolist(), dtype=str)
     meta = {"columns": list(ann.id_columns), "header": dict(ann.header), "fmt": ann.fmt}
     return arrays, meta
+
+
+def _check_arrays(c) -> None:
+    """The invariants of cached annotations (:func:`_annotations_to_arrays`), before use."""
+    from kofs.cache import EntryError
+
+    columns = c.field("columns", list)
+    if not columns or not all(isinstance(k, str) for k in columns):
+        raise EntryError("field 'columns' is not a list of names")
+    n = len(c.strings("terms"))
+    for k in columns:
+        c.strings(f"id:{k}", n)
+    c.strings("evidence", n)
+    c.strings("aspect", n)
+    c.field("header", dict)
+    c.field("fmt", str)
 
 
 def _annotations_from_arrays(arrays: dict, meta: dict, *, source: str) -> GOAnnotations:
