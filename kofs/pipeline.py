@@ -54,6 +54,8 @@ class RunResult:
     coverage: tuple[CoverageReport, ...]
     timings: Mapping[str, float]
     settings: Mapping[str, Any]
+    #: gene id -> evidence text (a :class:`kofs.evidence.GeneEvidence` with the terms and
+    #: neighbours behind it), None without knowledge sources
     evidence: Mapping[str, str] | None = None
     sources: KnowledgeSources | None = None
     config: Any = None  # the kofs.config.RunConfig of a run started from one
@@ -622,7 +624,7 @@ def rank(
         aggregate_defaults,
         default_plan,
     )
-    from kofs.evidence import gene_evidence
+    from kofs.evidence import explain
     from kofs.io.convert import as_expression
     from kofs.plans import built_from, expression_plan, kofs_plan, msfs_plan
     from kofs.sources import SOURCES
@@ -734,12 +736,13 @@ def rank(
         if spec.evidence is not None and spec.name in sources
         for part in spec.evidence(context)
     ]
+    evidence = explain(parts, expression.genes, result.final.ranks, symbols=symbols)
     result = replace(
         result,
         expression=original,
         final=restore_aggregate(result.final, canon),
         lists=tuple(restore_ranking(r, canon) for r in result.lists),
-        evidence=gene_evidence(parts, expression.genes),
+        evidence=evidence,
         sources=sources,
         symbols=symbols,
         labels=original_labels,

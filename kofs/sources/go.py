@@ -342,15 +342,13 @@ def _provides(data: GoData) -> tuple[str, ...]:
 
 
 def _evidence(ctx: Context):
-    from kofs.evidence import top_neighbours, top_terms
+    """GO terms (the annotations with the true-path rule), and the GO similarity graph when a
+    list built it (it is not built for the evidence alone)."""
+    from kofs.evidence import EvidenceSource
 
-    out = []
-    if "go_functions_rel" in ctx.cache:
-        out.append((10.0, "GO", top_terms(ctx.cache["go_functions_rel"])))
+    out = [EvidenceSource(10.0, "GO", go_functions_of(ctx))]
     if "go_relation" in ctx.cache:
-        out.append(
-            (30.0, "GO neighbours", top_neighbours(ctx.cache["go_relation"], symbols=ctx.symbols))
-        )
+        out.append(EvidenceSource(30.0, "GO neighbours", ctx.cache["go_relation"]))
     return out
 
 

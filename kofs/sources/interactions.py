@@ -121,13 +121,9 @@ def _lists(data: InteractionData) -> list[ListTemplate]:
 
 
 def _evidence(ctx: Context):
-    from kofs.evidence import top_neighbours
+    from kofs.evidence import EvidenceSource
 
-    if "ppi_relation" in ctx.cache:
-        return [
-            (40.0, "interactors", top_neighbours(ctx.cache["ppi_relation"], symbols=ctx.symbols))
-        ]
-    return []
+    return [EvidenceSource(40.0, "interactors", interaction_relation(ctx))]
 
 
 def _releases(data: InteractionData) -> dict[str, Any]:

@@ -146,11 +146,9 @@ def _lists(data: PathwayData) -> list[ListTemplate]:
 
 
 def _evidence(ctx: Context):
-    from kofs.evidence import top_terms
+    from kofs.evidence import EvidenceSource
 
-    if "pathway_functions_rel" in ctx.cache:
-        return [(20.0, "pathways", top_terms(ctx.cache["pathway_functions_rel"]))]
-    return []
+    return [EvidenceSource(20.0, "pathways", pathway_functions_of(ctx))]
 
 
 def _releases(data: PathwayData) -> dict[str, Any]:
