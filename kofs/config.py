@@ -307,6 +307,11 @@ class OutputConfig:
         False,
         help="Do not write OUTDIR/report.html (the run's self-contained HTML report).",
     )
+    title: str | None = opt(
+        "title",
+        metavar="TEXT",
+        help="Title of report.html (default: the matrix's name and what was ranked).",
+    )
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,8 @@ class RunResult:
     symbols: Mapping[str, str] | None = None
     #: the sample labels the run used (aligned to ``expression.samples``)
     labels: SampleCategories | None = None
+    #: the warnings logged while the run ran (:func:`kofs.workflow.run`), for the report
+    warnings: tuple[str, ...] = ()
 
 
 def relevant_gene_ids(

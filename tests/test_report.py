@@ -342,3 +342,29 @@ def test_partial_lists_unranked_genes_tie_last_in_the_agreement():
     R[5:, 1] = np.nan  # list b ranks only 5 genes
     page = run_report_html(replace(res, final=replace(res.final, list_ranks=R)))
     assert "id='agreement-table'" in page and "b NA" in page
+
+
+def test_warnings_of_the_run_come_before_the_results(tmp_path):
+    from kofs.outputs import write_result
+    from kofs.workflow import run
+
+    expr, labels, inter, *_ = _data(tmp_path)
+    (tmp_path / "known.txt").write_text("101\n102\nNOT_A_GENE\n")
+    res = run(
+        {
+            "expression": str(expr),
+            "labels": str(labels),
+            "label_column": "lineage",
+            "rankers": "variance,fisher",
+            "relevant_genes": str(tmp_path / "known.txt"),
+            "output": str(tmp_path / "out"),
+            "title": "My run",
+        }
+    )
+    assert any("not in the matrix" in w for w in res.warnings)
+    write_result(res)
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "<title>My run</title>" in page
+    notices = page.index("id='notices'")
+    assert page.index("id='answer'") < notices < page.index("id='top-genes'")
+    assert "not in the matrix" in page[notices : page.index("id='top-genes'")]

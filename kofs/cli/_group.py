@@ -37,6 +37,12 @@ def _stderr_handler() -> _HeldStderr | None:
     return next((h for h in log.handlers if isinstance(h, _HeldStderr)), None)
 
 
+def show_warnings() -> None:
+    """Show the warnings held so far (a command calls it once its files are written, before
+    its summary, so that they are read before the results rather than after them)."""
+    _finish_warnings(True)
+
+
 def _finish_warnings(show: bool) -> None:
     h = _stderr_handler()
     if h is not None:

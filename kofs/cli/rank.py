@@ -11,6 +11,7 @@ from kofs.config import RunConfig
 
 def execute(config: RunConfig, *, command: str = "rank") -> list[str]:
     """Claim the output, run the config (one library call), write, summarise."""
+    from kofs.cli._group import show_warnings
     from kofs.cli._progress import cli_progress
     from kofs.cli._summary import print_summary
     from kofs.outputs import claim_result_output, write_result
@@ -20,6 +21,7 @@ def execute(config: RunConfig, *, command: str = "rank") -> list[str]:
         with cli_progress() as progress:
             result = run(config, progress=progress)
         written = write_result(result, command=command)
+        show_warnings()  # where the reader looks: before the summary, not after it
         print_summary(result, top=config.output.top, outputs=written)
     return written
 
