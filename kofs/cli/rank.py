@@ -35,9 +35,10 @@ def rank_cmd(ctx: click.Context, expression: str, **opts) -> None:
     AnnData .h5ad, a 10x .h5, or a 10x MatrixMarket folder) and fuse the lists.
 
     Writes OUTDIR/ranking.tsv (gene, rank, score, then rank:<list> and score:<list> for
-    every list, and an evidence column with knowledge), OUTDIR/weights.tsv (source weights of
-    weighted aggregators), OUTDIR/manifest.json (provenance) and OUTDIR/config.resolved.yaml
-    (`kofs run` repeats the run with it). With knowledge sources (--go, --pathways,
+    every list, and an evidence column with knowledge), OUTDIR/weights.tsv (list weights of
+    weighted aggregators), OUTDIR/report.html (the results explained, one page),
+    OUTDIR/manifest.json (provenance) and OUTDIR/config.resolved.yaml (`kofs run` repeats the
+    run with it). With knowledge sources (--go, --pathways,
     --interactions, --graph, --aux) the lists are those of the KOFS catalogue; `kofs sources`
     shows them.
     """
