@@ -95,22 +95,30 @@ def _read(o: GoOptions, res: ReadResources | None = None) -> GoData | None:
         if o.go_term_ids:
             raise ParameterError("--go-term-ids needs --go and --go-annotations")
         return None
+    from kofs.errors import InputError
     from kofs.io.annotations import read_go_annotations
     from kofs.io.ontology import read_obo
+    from kofs.io.sniff import wrong_option
 
     res = res or ReadResources()
-    ontology = read_obo(o.go, cache=res.cache, max_memory=res.max_memory, progress=res.progress)
+    try:  # a table given to the wrong option says which one it needs
+        ontology = read_obo(o.go, cache=res.cache, max_memory=res.max_memory, progress=res.progress)
+    except InputError as exc:
+        raise wrong_option(o.go, "obo", exc) from None
     assert o.go_annotations is not None  # checked above
-    annotations = read_go_annotations(
-        o.go_annotations,
-        evidence=",".join(o.go_evidence) if o.go_evidence else None,
-        exclude_evidence=",".join(o.go_exclude_evidence) if o.go_exclude_evidence else None,
-        taxon=o.go_taxon,
-        ontology=ontology,
-        cache=res.cache,
-        max_memory=res.max_memory,
-        progress=res.progress,
-    )
+    try:
+        annotations = read_go_annotations(
+            o.go_annotations,
+            evidence=",".join(o.go_evidence) if o.go_evidence else None,
+            exclude_evidence=",".join(o.go_exclude_evidence) if o.go_exclude_evidence else None,
+            taxon=o.go_taxon,
+            ontology=ontology,
+            cache=res.cache,
+            max_memory=res.max_memory,
+            progress=res.progress,
+        )
+    except InputError as exc:
+        raise wrong_option(o.go_annotations, "go_annotations", exc) from None
     return GoData(
         ontology,
         annotations,
