@@ -7,6 +7,7 @@ relevant genes are given.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,8 @@ from kofs.sources._common import (
 )
 from kofs.sources._spec import ReadResources, SourceSpec
 from kofs.types import FeatureFunctions, RankerInputs
+
+log = logging.getLogger(__name__)
 
 #: GO-CAN-MAH: terms enriched in the relevant genes at this BH q-value
 GO_CAN_ALPHA = 0.05
@@ -176,6 +179,7 @@ def go_relation_of(ctx: Context) -> Any:
     from kofs.knowledge.go import go_relation
 
     g = _go(ctx)
+    check_go_species(ctx)
     return ctx.cached(
         "go_relation",
         lambda: ctx.record(
@@ -198,10 +202,25 @@ def go_relation_of(ctx: Context) -> Any:
     )
 
 
+def check_go_species(ctx: Context) -> None:
+    """Warn once per run when the GO annotations seem to be of another species than the matrix
+    (:func:`kofs.io.annotations.species_mismatch`)."""
+    from kofs.io.annotations import species_mismatch
+
+    def check() -> bool:
+        message = species_mismatch(_go(ctx).annotations, ctx.expression)
+        if message:
+            log.warning("%s", message)
+        return True
+
+    ctx.cached("go_species_checked", check, gene_level=True)
+
+
 def go_functions_of(ctx: Context, *, propagate: bool = True) -> FeatureFunctions:
     from kofs.knowledge.go import go_functions
 
     g = _go(ctx)
+    check_go_species(ctx)
     key = "go_functions" if propagate else "go_functions_direct"
     # the coverage report of the GO annotations is recorded once (by the relation or here)
     return ctx.cached(
@@ -364,7 +383,12 @@ def _releases(data: GoData) -> dict[str, Any]:
     o, a = data.ontology, data.annotations
     return {
         "go_ontology": {"data-version": o.data_version, "date": o.date, "terms": len(o.terms)},
-        "go_annotations": {"format": a.fmt, **dict(a.header), "rows": len(a.terms)},
+        "go_annotations": {
+            "format": a.fmt,
+            **dict(a.header),
+            "rows": len(a.terms),
+            **({"taxa": dict(a.taxa)} if a.taxa else {}),
+        },
     }
 
 
