@@ -87,7 +87,7 @@ def _supervision(diag: Mapping[str, Any], unit: str = "samples") -> str:
         )
     if level == "labels":
         return (
-            "Supervised by the labels: a list weighs more when its top genes predict the "
+            "Supervised by the labels: each list's top genes are tested on predicting the "
             f"labels of held-out {unit} (cross-validated)."
         )
     if level == "none":
@@ -96,20 +96,33 @@ def _supervision(diag: Mapping[str, Any], unit: str = "samples") -> str:
 
 
 def _reliability_text(final: Any, text: FusionText) -> None:
-    """The label-supervised lists' cross-validated accuracy (``reliability``, ``em``, ...)."""
+    """The label-supervised lists' cross-validated reliability (``reliability``, ``em``, ...),
+    and why the one-standard-error rule left a list out."""
     rule = (final.diagnostics or {}).get("label_reliability") or {}
-    acc = rule.get("reliability") or {}
-    for name, v in acc.items():
+    values = {k: float(v) for k, v in (rule.get("reliability") or {}).items()}
+    if not values:
+        return
+    best = max(values.values())
+    se = float(rule.get("se") or 0.0)
+    weights = {}
+    if final.weights is not None:
+        weights = dict(zip(final.list_names, map(float, final.weights), strict=True))
+    for name, v in values.items():
         text.reliability.setdefault(
-            name, f"its top genes predict held-out labels with accuracy {float(v):.2f}"
+            name,
+            f"predicts held-out labels at {v:.2f} on a scale from chance (0) to perfect (1)",
         )
+        if v < best - se and weights.get(name, 1.0) < ZERO_WEIGHT:
+            text.list_notes.setdefault(
+                name,
+                f"no say: more than one standard error ({se:.2f}) below the best list's "
+                f"{best:.2f}, so the fusion leaves it out (the one-standard-error rule)",
+            )
 
 
 def _reliability(final: Any, text: FusionText) -> None:
     text.weight_meaning = (
-        "A list's weight is its share of the say in the fused ranking (the weights sum to 1): "
-        "lists that agree with the others and, when supervised, that predict the labels or "
-        "place the known genes well get more."
+        "A list's weight is its share of the say in the fused ranking; the weights sum to 1."
     )
     _reliability_text(final, text)
     diag = final.diagnostics or {}
@@ -177,9 +190,8 @@ def describe_fusion(final: Any, *, unit: str = "samples") -> FusionText:
     if final.weights is not None and n > 1:
         for name, w in zip(names, final.weights, strict=True):
             if float(w) < ZERO_WEIGHT and name not in text.list_notes:
-                why = text.reliability.get(name)
                 text.list_notes[name] = "no say in the fused ranking" + (
-                    f": {why}" if why else ": the fusion found no support for it"
+                    "" if name in text.reliability else ": the fusion found no support for it"
                 )
     given = diag.get("notices")
     if given:
