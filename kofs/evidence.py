@@ -121,6 +121,37 @@ def _bh(p: np.ndarray) -> np.ndarray:
     return out
 
 
+def hypergeom_upper(x: np.ndarray, N: int, n: np.ndarray, K: int) -> np.ndarray:
+    """P(X >= x) for X hypergeometric (population ``N``, ``n`` successes in it, ``K`` draws),
+    vectorised over ``x`` and ``n``: scipy.stats.hypergeom.sf(x - 1, N, n, K). The first term
+    of each tail comes from log-gamma functions, the next ones by the ratio
+    pmf(j+1)/pmf(j) = (n-j)(K-j) / ((j+1)(N-n-K+j+1)), all in one array operation."""
+    from scipy.special import gammaln
+
+    x = np.asarray(x, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    if x.size == 0:
+        return np.zeros(0)
+
+    def lchoose(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray:
+        return gammaln(np.add(a, 1)) - gammaln(np.add(b, 1)) - gammaln(np.add(a, 1) - b)
+
+    hi = np.minimum(n, K)
+    lo = np.maximum(x, np.maximum(0.0, K - (N - n)))
+    first = np.exp(lchoose(n, lo) + lchoose(N - n, K - lo) - lchoose(N, K))
+    width = int(max(0.0, (hi - lo).max()))
+    if width == 0:
+        return np.where(lo <= hi, np.clip(first, 0.0, 1.0), 0.0)
+    j = lo[:, None] + np.arange(width, dtype=np.float64)[None, :]  # pmf(j) -> pmf(j + 1)
+    nn = n[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = (nn - j) * (K - j) / ((j + 1) * (N - nn - K + j + 1))
+    ratio = np.where(j < hi[:, None], ratio, 0.0)
+    terms = first[:, None] * np.cumprod(ratio, axis=1)
+    p = np.where(lo <= hi, first + terms.sum(axis=1), 0.0)
+    return np.clip(p, 0.0, 1.0)
+
+
 def _binary(M: Any) -> sp.csr_matrix:
     B = sp.csr_matrix(M, dtype=np.float64, copy=True)
     B.eliminate_zeros()
@@ -151,15 +182,14 @@ def enriched_terms(
         term outside the size range), ``q`` (BH over the terms in the size range, 1 outside),
         ``enriched`` (bool: in range and q <= ``q_max``).
     """
-    from scipy.stats import hypergeom
-
     B = _binary(functions.incidence)
     size = np.asarray(B.sum(axis=0)).ravel()
     in_top = np.asarray(B.T @ top.astype(np.float64)).ravel()
     m, k = B.shape[0], int(top.sum())
     ok = (size >= size_min) & (size <= size_max)
     p = np.ones(size.size)
-    p[ok] = hypergeom.sf(in_top[ok] - 1, m, size[ok], k)
+    hit = ok & (in_top > 0)  # P(X >= 0) = 1: only terms with a top gene need the test
+    p[hit] = hypergeom_upper(in_top[hit], m, size[hit], k)
     q = np.ones(size.size)
     q[ok] = _bh(p[ok])
     return {"size": size, "in_top": in_top, "p": p, "q": q, "enriched": ok & (q <= q_max)}
@@ -180,7 +210,8 @@ def _term_hits(
     out: list[tuple[TermHit, ...]] = [()] * m
     if enriched.size == 0:
         return out
-    B = _binary(functions.incidence)[:, enriched].tocoo()
+    members = sp.csc_matrix(_binary(functions.incidence))[:, enriched]
+    B = members.tocoo()
     row, col = B.row.astype(np.int64), B.col.astype(np.int64)
     size, in_top = stats["size"][enriched], stats["in_top"][enriched]
     self_top = top[row].astype(np.float64)
@@ -203,7 +234,6 @@ def _term_hits(
     # the best-ranked top genes of each shown term (one more than shown: the gene may be one)
     rank_pos = np.empty(m, dtype=np.int64)
     rank_pos[rank_order] = np.arange(m)
-    members = sp.csc_matrix(_binary(functions.incidence)[:, enriched])
     support: dict[int, list[int]] = {}
     for c in np.unique(col):
         g = members.indices[members.indptr[c] : members.indptr[c + 1]]
@@ -211,10 +241,13 @@ def _term_hits(
         support[int(c)] = g[np.argsort(rank_pos[g], kind="stable")][: SUPPORT_SHOWN + 1].tolist()
     hits: dict[int, list[TermHit]] = {}
     q = stats["q"][enriched]
+    made: dict[tuple[int, float, int], TermHit] = {}  # one hit per term, fold and left-out gene
     for i, c, f in zip(row.tolist(), col.tolist(), fold.tolist(), strict=True):
-        t = int(enriched[c])
-        hits.setdefault(i, []).append(
-            TermHit(
+        own = i if i in support[c] else -1  # the gene itself is never its own support
+        hit = made.get((c, f, own))
+        if hit is None:
+            t = int(enriched[c])
+            hit = made[(c, f, own)] = TermHit(
                 term=functions.terms[t],
                 name=functions.term_names[t],
                 size=int(size[c]),
@@ -223,7 +256,7 @@ def _term_hits(
                 q=float(q[c]),
                 support=tuple(genes[j] for j in support[c] if j != i)[:SUPPORT_SHOWN],
             )
-        )
+        hits.setdefault(i, []).append(hit)
     for i, h in hits.items():
         out[i] = tuple(h)
     return out
@@ -290,11 +323,12 @@ class GeneEvidence(Mapping[str, str]):
         self.symbols = dict(symbols or {})
         self._index = {g: i for i, g in enumerate(self.genes)}
         self._hits = [list(h) for h in hits]  # per source, per gene
-        self._text = {}
-        for i, g in enumerate(self.genes):
-            t = self._format(i)
-            if t:
-                self._text[g] = t
+        self._term_texts: dict[int, str] = {}  # by id() of a TermHit, shared between genes
+        self._text: dict[str, str] = {}  # formatted when first asked for
+        self._explained = tuple(  # the genes with any evidence, in the genes' order
+            g for i, g in enumerate(self.genes) if any(h[i] for h in self._hits)
+        )
+        self._has = frozenset(self._explained)
 
     def name(self, gene: str) -> str:
         """The gene's symbol where known, else its id."""
@@ -317,8 +351,14 @@ class GeneEvidence(Mapping[str, str]):
                     f"{label}: {names} ({h.in_top} of {h.n_neighbours} in the top {self.top})"
                 )
             else:
-                parts.append(f"{label}: " + "; ".join(self.term_text(t) for t in h))
+                parts.append(f"{label}: " + "; ".join(self._cached_text(t) for t in h))
         return " | ".join(parts)
+
+    def _cached_text(self, t: TermHit) -> str:
+        text = self._term_texts.get(id(t))
+        if text is None:
+            text = self._term_texts[id(t)] = self.term_text(t)
+        return text
 
     def term_text(self, t: TermHit) -> str:
         """``"name (ID: 8 of 10 genes in the top 200, with A, B, C)"``."""
@@ -332,13 +372,21 @@ class GeneEvidence(Mapping[str, str]):
         )
 
     def __getitem__(self, gene: str) -> str:
-        return self._text[gene]
+        if gene not in self._has:
+            raise KeyError(gene)
+        text = self._text.get(gene)
+        if text is None:
+            text = self._text[gene] = self._format(self._index[gene])
+        return text
+
+    def __contains__(self, gene: object) -> bool:
+        return gene in self._has
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._text)
+        return iter(self._explained)
 
     def __len__(self) -> int:
-        return len(self._text)
+        return len(self._explained)
 
     def __repr__(self) -> str:
         return (

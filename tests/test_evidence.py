@@ -158,3 +158,18 @@ def test_real_all_page_one_terms_are_specific_and_supported():
                 assert t.size >= SIZE_MIN and t.in_top - 1 >= MIN_SUPPORT and t.q <= 0.05
     assert shown >= 100  # page one is explained
     assert "T cell" in " ".join(ev[g] for g in page_one)
+
+
+def test_hypergeometric_tail_matches_scipy():
+    from scipy.stats import hypergeom
+
+    from kofs.evidence import hypergeom_upper
+
+    rng = np.random.default_rng(1)
+    N, K = 8562, 200
+    n = rng.integers(5, 500, size=300)
+    x = np.minimum(rng.integers(0, 40, size=300), n)
+    got = hypergeom_upper(x, N, n, K)
+    want = hypergeom.sf(x - 1, N, n, K)
+    assert np.allclose(got, want, rtol=1e-9, atol=1e-300)
+    assert hypergeom_upper(np.array([0]), 10, np.array([3]), 4)[0] == pytest.approx(1.0)
