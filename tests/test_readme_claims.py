@@ -46,3 +46,15 @@ def test_install_lines_work_from_a_clone():
                 bad.append(f"{path.relative_to(REPO)}:{i}: {line.strip()}")
     assert not bad, "install lines that cannot work (kofs is not published):\n" + "\n".join(bad)
     assert "pip install -e '.[sc]'" in README
+
+
+def test_readme_methods_table_says_which_rankers_run_by_default():
+    from kofs.config import DEFAULTS_VERSION, default_plan
+    from kofs.rankers import RANKERS
+
+    plan = set(default_plan(DEFAULTS_VERSION, sparse=False))
+    rows = re.findall(r"^\| ([\w-]+) \| ranker \| [^|]+ \| [^|]+ \| (yes\*?|no) \|", README, re.M)
+    assert len(rows) >= 10
+    for name, default in rows:
+        assert name in RANKERS, name
+        assert (default != "no") == (name in plan), (name, default)
