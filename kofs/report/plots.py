@@ -3,7 +3,7 @@
 * :func:`heatmap_figure` — the top genes of a list over clustered samples with class colour
   bars (as book Fig. 6.7).
 * :func:`accuracy_figure` — accuracy against the number of genes, one line per list.
-* :func:`weights_figure` — EM source weights pi per aggregation (bar chart).
+* :func:`weights_figure` — the list weights of each aggregation (bar chart).
 * :func:`agreement_figure` — Spearman correlation between the lists (heatmap).
 
 Each ``*_figure`` returns a :class:`~matplotlib.figure.Figure`; :func:`save_figure` writes it
@@ -219,7 +219,7 @@ def plot_weights(weights: Mapping[str, Mapping[str, float]], stem: str | Path) -
 
 
 def weights_figure(weights: Mapping[str, Mapping[str, float]]) -> Figure:
-    """Grouped bars of the EM source weights pi: one group per list, one bar per aggregation."""
+    """Grouped bars of the list weights: one group per list, one bar per aggregation."""
     aggs = list(weights)
     lists = list(dict.fromkeys(n for w in weights.values() for n in w))
     fig = Figure(figsize=(max(6, 0.8 * len(lists) + 2), 4.5))
@@ -236,9 +236,9 @@ def weights_figure(weights: Mapping[str, Mapping[str, float]]) -> Figure:
             color=_PALETTE[j % len(_PALETTE)],
         )
     ax.set_xticks(x, lists, rotation=35, ha="right")
-    ax.set_ylabel("source weight π")
+    ax.set_ylabel("list weight")
     ax.set_ylim(0, 1)
-    ax.set_title("EM source weights π of each list")
+    ax.set_title("List weights of each aggregation")
     ax.legend()
     ax.grid(axis="y", alpha=0.3)
     return fig
