@@ -4,6 +4,7 @@ entry per method for what only that method says."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from kofs.report.fusion import METHOD_TEXT, describe_fusion, statistic_label
 from kofs.report.run import run_report_html
@@ -66,3 +67,17 @@ def test_a_list_without_weight_gets_a_reason():
     assert "0.60 on a scale from chance (0) to perfect (1)" in text.reliability["c"]
     no = describe_fusion(_final("reliability", diagnostics={"identified": False}))
     assert any("do not read them as a ranking of the lists" in n for n in no.notices)
+
+
+@pytest.mark.slow
+def test_the_demo_explains_itself_in_plain_words(tmp_path):
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+
+    r = CliRunner().invoke(main, ["demo", "-o", str(tmp_path / "demo")])
+    assert r.exit_code == 0, r.output
+    warnings = [ln for ln in r.output.splitlines() if "WARNING" in ln]
+    assert len(warnings) <= 1, warnings
+    for line in warnings:  # one plain sentence, with what to do; no test statistics
+        assert "nats" not in line and "chi2" not in line and line.count(". ") == 0

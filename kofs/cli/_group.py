@@ -38,9 +38,15 @@ def _stderr_handler() -> _HeldStderr | None:
     return next((h for h in log.handlers if isinstance(h, _HeldStderr)), None)
 
 
-def show_warnings() -> None:
+def show_warnings(reworded: dict[str, list[str]] | None = None) -> None:
     """Show the warnings held so far (a command calls it once its files are written, before
-    its summary, so that they are read before the results rather than after them)."""
+    its summary, so that they are read before the results rather than after them).
+
+    ``reworded`` maps a held message to the plain sentences that replace it (a fusion's own
+    warning, worded for the reader by :mod:`kofs.report.fusion`)."""
+    h = _stderr_handler()
+    if h is not None and reworded:
+        h.reword(reworded)
     _finish_warnings(True)
 
 
@@ -275,6 +281,28 @@ class _HeldStderr(logging.StreamHandler):
         held, self._held = self._held, []
         for record in held:
             super().emit(record)
+
+    def reword(self, reworded: dict[str, list[str]]) -> None:
+        """Replace held records whose message is a key of ``reworded`` by its sentences."""
+        out: list[logging.LogRecord] = []
+        for record in self._held:
+            plain = reworded.get(record.getMessage())
+            if plain is None:
+                out.append(record)
+                continue
+            for sentence in plain:
+                out.append(
+                    logging.LogRecord(
+                        record.name,
+                        record.levelno,
+                        record.pathname,
+                        record.lineno,
+                        sentence,
+                        None,
+                        None,
+                    )  # fmt: skip
+                )
+        self._held = out
 
     def drop_held(self) -> None:
         self._held = []

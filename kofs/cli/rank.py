@@ -15,13 +15,17 @@ def execute(config: RunConfig, *, command: str = "rank") -> list[str]:
     from kofs.cli._progress import cli_progress
     from kofs.cli._summary import print_summary
     from kofs.outputs import claim_result_output, write_result
+    from kofs.report.fusion import describe_fusion
     from kofs.workflow import run
 
     with claim_result_output(config):  # checked and taken before any work, replaced whole
         with cli_progress() as progress:
             result = run(config, progress=progress)
         written = write_result(result, command=command)
-        show_warnings()  # where the reader looks: before the summary, not after it
+        # where the reader looks: before the summary, not after it, and the fusion's own
+        # warning in plain words (the report says the same)
+        own = (result.final.diagnostics or {}).get("warning")
+        show_warnings({own: describe_fusion(result.final).notices} if own else None)
         print_summary(result, top=config.output.top, outputs=written)
     return written
 

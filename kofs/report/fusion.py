@@ -128,10 +128,9 @@ def _reliability(final: Any, text: FusionText) -> None:
     diag = final.diagnostics or {}
     if diag.get("identified") is False:
         text.notices.append(
-            "The list weights fit the data no better than equal weights would (likelihood-"
-            "ratio test), so do not read them as a ranking of the lists; the fused ranking "
-            "does not depend on that. Known relevant genes (--relevant-genes) give the weights "
-            "more to learn from."
+            "The list weights fit the data no better than equal weights would, so do not read "
+            "them as a ranking of the lists (the fused ranking does not depend on them; known "
+            "relevant genes, --relevant-genes, give them more to learn from)."
         )
 
 
