@@ -380,7 +380,7 @@ def check_report(path: str | os.PathLike) -> list[str]:
             if not data.startswith(b"\x89PNG\r\n\x1a\n"):
                 problems.append(f"inline image is not a PNG: {ref[:40]}...")
             continue
-        if ref.startswith(("data:", "#")) or not ref:
+        if ref.startswith(("data:", "#", "http:", "https:", "//", "ftp:")) or not ref:
             continue
         if not (path.parent / ref).is_file():
             problems.append(f"missing file {ref}")
