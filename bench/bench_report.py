@@ -127,8 +127,7 @@ def measure(trees: list[Path], repeat: int = 1) -> list[dict]:
             got = best[tree]
             rows.append(
                 {
-                    "benchmark": f"report.html: {label}"
-                    + ("" if tree == TREE else f" [{tree}]"),
+                    "benchmark": f"report.html: {label}" + ("" if tree == TREE else f" [{tree}]"),
                     "value": round(got["wall"], 3),
                     "unit": "s",
                     "target": 0.5,
