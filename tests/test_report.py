@@ -265,6 +265,7 @@ def test_heatmap_skipped_above_the_size_limit_and_said_so():
     assert "ZERO" in page and "No knowledge source" in page
 
 
+@pytest.mark.slow
 def test_run_report_does_not_use_matplotlib():
     code = (
         "import sys, numpy as np\n"
