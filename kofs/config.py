@@ -174,8 +174,9 @@ class InputsConfig:
     relevant_genes: str | None = opt(
         "relevant_genes",
         "path",
-        help="Known relevant genes (one per line): supervised EM (KOFS_Prob-SUP), term "
-        "relevance, GO-CAN-MAH, start of propagation.",
+        help="Known relevant genes (one per line): they supervise the list weights "
+        "(--supervision genes), set the relevance of GO terms and pathways, build GO-CAN-MAH "
+        "and start relevance propagation.",
     )
     id_map: str | None = opt(
         "id_map", "path", help="Two-column table mapping source gene ids to the matrix's ids."
@@ -251,7 +252,7 @@ class AggregationConfig:
         "aggregate",
         "str",
         "reliability",
-        help="Rank aggregation method (see `kofs methods`; the book's EM: em).",
+        help="How the lists are fused (see `kofs methods`; the book's EM: em).",
     )
     aggregate_param: dict[str, Any] = opt(
         "aggregate_param",
@@ -310,6 +311,11 @@ class OutputConfig:
         "bool",
         False,
         help="Do not write OUTDIR/report.html (the run's self-contained HTML report).",
+    )
+    title: str | None = opt(
+        "title",
+        metavar="TEXT",
+        help="Title of report.html (default: the matrix's name and what was ranked).",
     )
 
 

@@ -442,7 +442,10 @@ class AggregateListsConfig:
         help="Aggregator parameter, e.g. exact=true for RRA (repeatable).",
     )
     relevant_genes: str | None = opt(
-        "relevant_genes", "path", None, help="Known relevant genes: supervised EM (--method em)."
+        "relevant_genes",
+        "path",
+        None,
+        help="Known relevant genes: they supervise the list weights.",
     )
     universe: str | None = opt(
         "universe",

@@ -293,8 +293,14 @@ def write_result(result: RunResult, *, command: str = "rank") -> list[str]:
     if config.output.output != "-" and not config.output.no_report:
         from kofs.report.run import run_report_html
 
+        # the aggregation's own warning is worded by the report (kofs.report.fusion)
+        own = (result.final.diagnostics or {}).get("warning")
         extra_files["report.html"] = run_report_html(
-            result, manifest=manifest_data, labels=result.labels
+            result,
+            manifest=manifest_data,
+            labels=result.labels,
+            title=config.output.title,
+            notices=[w for w in result.warnings if w != own],
         )
     return write_run(
         result,

@@ -10,8 +10,10 @@ reading half (``kofs evaluate``'s honest protocol reads once and ranks every fol
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -244,7 +246,28 @@ def run(
         With ``config`` set; write it with :func:`kofs.outputs.write_result`.
     """
     cfg = as_config(config)
-    return rank_inputs(load_inputs(cfg, progress=progress), cfg, progress=progress)
+    with captured_warnings() as seen:
+        result = rank_inputs(load_inputs(cfg, progress=progress), cfg, progress=progress)
+    return replace(result, warnings=tuple(dict.fromkeys(seen)))
+
+
+@contextlib.contextmanager
+def captured_warnings(logger: str = "kofs") -> Iterator[list[str]]:
+    """Collect the messages of the warnings logged under ``logger`` inside the block (they are
+    still logged as usual): the report shows them before the results."""
+    seen: list[str] = []
+
+    class _Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    handler = _Keep(level=logging.WARNING)
+    log = logging.getLogger(logger)
+    log.addHandler(handler)
+    try:
+        yield seen
+    finally:
+        log.removeHandler(handler)
 
 
 def describe(config: RunConfig | Mapping[str, Any] | str | os.PathLike) -> dict[str, Any]:

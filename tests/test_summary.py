@@ -42,3 +42,25 @@ def test_summary_shows_symbols_beside_the_ids(monkeypatch):
     _summary.print_summary(res, top=2, force=True)
     text = fake.getvalue()
     assert "symbol" in text and "MYSYMBOL" in text and top[0] in text and top[1] in text
+
+
+def test_summary_shows_the_fusions_q_value_and_plain_notices(monkeypatch):
+    from dataclasses import replace
+
+    import numpy as np
+
+    p = example_paths()
+    expr = read_expression(p["expression"])
+    res = rank(expr, rankers=["variance", "laplacian"])
+    q = np.linspace(0.001, 1, len(res.final.genes))
+    final = replace(
+        res.final,
+        statistics={"q_value": q},
+        diagnostics={**res.final.diagnostics, "notices": ["Read the weights with care."]},
+    )
+    fake = io.StringIO()
+    monkeypatch.setattr("sys.stderr", fake)
+    _summary.print_summary(replace(res, final=final), top=3, force=True)
+    text = fake.getvalue()
+    assert "q-value" in text and "Read the weights with care." in text
+    assert "likelihood gain" not in text

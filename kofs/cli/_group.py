@@ -19,6 +19,7 @@ import warnings
 from typing import Any
 
 import click
+import cloup
 
 from kofs import __version__
 from kofs.errors import KofsError, OutputError, Terminated, one_line, printable
@@ -63,6 +64,18 @@ def echo(text: str) -> None:
 
 def _stderr_handler() -> _HeldStderr | None:
     return next((h for h in log.handlers if isinstance(h, _HeldStderr)), None)
+
+
+def show_warnings(reworded: dict[str, list[str]] | None = None) -> None:
+    """Show the warnings held so far (a command calls it once its files are written, before
+    its summary, so that they are read before the results rather than after them).
+
+    ``reworded`` maps a held message to the plain sentences that replace it (a fusion's own
+    warning, worded for the reader by :mod:`kofs.report.fusion`)."""
+    h = _stderr_handler()
+    if h is not None and reworded:
+        h.reword(reworded)
+    _finish_warnings(True)
 
 
 def _finish_warnings(show: bool) -> None:
@@ -157,15 +170,20 @@ def _report_interrupt(exc: KeyboardInterrupt, ctx: click.Context | None = None) 
     return 128 + exc.signum if isinstance(exc, Terminated) else 130
 
 
-class LazyParamsCommand(click.Command):
-    """A command whose generated options are made on first use.
+class LazyParamsCommand(cloup.OptionGroupMixin, click.Command):
+    """A command whose generated options are made on first use, shown in option groups, with
+    its examples at the end of ``--help``.
 
     A callback carrying ``__kofs_lazy_params__`` (a zero-argument callable returning click
     parameters, set by :func:`kofs.cli._config_options.config_options`) gets them appended to
     its parameters when help is shown or arguments are parsed, not when the command is
     defined: generating them loads the knowledge-source plug-ins (numpy, scipy, pandas), which
-    ``kofs --version`` and ``kofs --help`` do not need.
+    ``kofs --version`` and ``kofs --help`` do not need. The examples and the one-line summary
+    of ``kofs --help`` come from :mod:`kofs.cli._help` and the docstring's first sentence.
+    (cloup's constraint support is left out: it reads the parameters when the command is made.)
     """
+
+    context_class = cloup.Context  # its help formatter lays out the option groups
 
     @property
     def params(self) -> list[click.Parameter]:  # type: ignore[override]
@@ -173,6 +191,10 @@ class LazyParamsCommand(click.Command):
         if make is not None and not self._lazy_done:
             self._lazy_done = True
             self._params = self._params + list(make())
+            # cloup's option groups, recomputed with the generated options
+            self.arguments, self.option_groups, self.ungrouped_options = self._group_params(
+                self._params
+            )
         return self._params
 
     @params.setter
@@ -180,11 +202,46 @@ class LazyParamsCommand(click.Command):
         self._params = list(value)
         self._lazy_done = False
 
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self.format_params(ctx, formatter)  # the option groups (cloup)
 
-class KofsGroup(click.Group):
-    """A click group that turns errors into one-line messages and exit codes."""
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from kofs.cli._help import examples_text
+
+        if self.epilog is None:
+            self.epilog = examples_text(self.name or "")
+        super().format_epilog(ctx, formatter)
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        """The first sentence of the help, whole (``kofs --help`` wraps it, never cuts it)."""
+        if self.short_help:
+            return self.short_help
+        text = " ".join((self.help or "").split("\n\n")[0].split())
+        end = text.find(". ")
+        return text if end < 0 else text[: end + 1]
+
+
+class KofsGroup(cloup.Group):
+    """A click group that turns errors into one-line messages and exit codes; ``--help`` lists
+    its commands in sections (:data:`kofs.cli._help.COMMAND_SECTIONS`)."""
 
     command_class = LazyParamsCommand
+
+    def list_sections(
+        self, ctx: click.Context, include_default_section: bool = True
+    ) -> list[cloup.Section]:
+        from kofs.cli._help import COMMAND_SECTIONS
+
+        out, placed = [], set()
+        for title, names in COMMAND_SECTIONS.items():
+            cmds = [self.commands[n] for n in names if n in self.commands]
+            placed.update(names)
+            if cmds:
+                out.append(cloup.Section(title, cmds))
+        rest = [c for n, c in sorted(self.commands.items()) if n not in placed]
+        if rest and include_default_section:
+            out.append(cloup.Section("Other commands", rest))
+        return out
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         try:  # parsing the command line: click alone would print "Aborted!" (exit 1)
@@ -302,6 +359,28 @@ class _HeldStderr(logging.StreamHandler):
         held, self._held = self._held, []
         for record in held:
             super().emit(record)
+
+    def reword(self, reworded: dict[str, list[str]]) -> None:
+        """Replace held records whose message is a key of ``reworded`` by its sentences."""
+        out: list[logging.LogRecord] = []
+        for record in self._held:
+            plain = reworded.get(record.getMessage())
+            if plain is None:
+                out.append(record)
+                continue
+            for sentence in plain:
+                out.append(
+                    logging.LogRecord(
+                        record.name,
+                        record.levelno,
+                        record.pathname,
+                        record.lineno,
+                        sentence,
+                        None,
+                        None,
+                    )  # fmt: skip
+                )
+        self._held = out
 
     def drop_held(self) -> None:
         self._held = []

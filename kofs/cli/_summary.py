@@ -31,6 +31,7 @@ def print_summary(result: RunResult, *, top: int = 10, force: bool = False) -> N
 
     from kofs.errors import printable
     from kofs.io.output import cross_fit_line, seed_scoring
+    from kofs.report.fusion import describe_fusion
 
     def txt(value: object) -> Text:
         # names from the user's files: no rich markup, no terminal control characters
@@ -45,10 +46,19 @@ def print_summary(result: RunResult, *, top: int = 10, force: bool = False) -> N
         t.add_column("symbol")
     t.add_column("gene")
     t.add_column("score", justify="right")
+    fusion = describe_fusion(final)
+    stats = fusion.statistics[:2]  # the fusion's per-gene statistics, q-value first
+    for _, title, _ in stats:
+        t.add_column(title, justify="right")
     for i in final.order()[:top]:
         g = final.genes[i]
         cells = [f"{final.ranks[i]:g}", *([txt(symbols.get(g, ""))] if symbols is not None else [])]
-        t.add_row(*cells, txt(g), f"{final.scores[i]:.4g}")
+        t.add_row(
+            *cells,
+            txt(g),
+            f"{final.scores[i]:.4g}",
+            *(f"{final.statistics[k][i]:.2g}" for k, _, _ in stats),
+        )
     console.print(t)
     if final.weights is not None and len(final.list_names) > 1:
         diag = final.diagnostics
@@ -74,9 +84,8 @@ def print_summary(result: RunResult, *, top: int = 10, force: bool = False) -> N
         console.print(w)
         if cross:
             console.print(txt(cross_fit_line(cross)))
-        if diag.get("loglik_gain") is not None:
-            console.print(f"likelihood gain over uniform weights: {diag['loglik_gain']:.3g} nats")
-        # the identification / circularity warnings were logged once by the aggregation
+        for notice in fusion.notices:  # in plain words, with what to do
+            console.print(txt(notice))
         if diag.get("support") is not None:
             n = int((~diag["support"]).sum())
             console.print(f"{n} genes supported by knowledge only (ranked after the others)")

@@ -59,7 +59,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-INSTALL_HINT = "pip install 'kofs[sc]'"
+INSTALL_HINT = "pip install -e '.[sc]' in the kofs folder"
 _SYMBOL_COLUMNS = ("gene_symbols", "gene_symbol", "feature_name", "symbol", "symbols", "gene_name")
 _ENSEMBL_COLUMNS = ("gene_ids", "gene_id", "ensembl", "ensembl_id", "feature_id")
 
