@@ -329,6 +329,12 @@ def _check_arrays(c) -> None:
     c.strings("aspect", n)
     c.field("header", dict)
     c.field("fmt", str)
+    taxa = c.field("taxa", dict, optional=True) or {}
+    if not all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+        for k, v in taxa.items()
+    ):
+        raise EntryError("field 'taxa' is not a mapping of taxon to count")
 
 
 def _annotations_from_arrays(arrays: dict, meta: dict, *, source: str) -> GOAnnotations:
