@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 
 from kofs.errors import InputError, ParameterError
-from kofs.options import Option, as_mapping, build, opt, options_of
+from kofs.options import SEED_MAX, THREADS_MAX, TOP_MAX, Option, as_mapping, build, opt, options_of
 
 #: The newest defaults version (used when a config has no ``defaults`` key).
 DEFAULTS_VERSION = "4"
@@ -174,8 +174,9 @@ class InputsConfig:
     relevant_genes: str | None = opt(
         "relevant_genes",
         "path",
-        help="Known relevant genes (one per line): supervised EM (KOFS_Prob-SUP), term "
-        "relevance, GO-CAN-MAH, start of propagation.",
+        help="Known relevant genes (one per line): they supervise the list weights "
+        "(--supervision genes), set the relevance of GO terms and pathways, build GO-CAN-MAH "
+        "and start relevance propagation.",
     )
     id_map: str | None = opt(
         "id_map", "path", help="Two-column table mapping source gene ids to the matrix's ids."
@@ -251,7 +252,7 @@ class AggregationConfig:
         "aggregate",
         "str",
         "reliability",
-        help="Rank aggregation method (see `kofs methods`; the book's EM: em).",
+        help="How the lists are fused (see `kofs methods`; the book's EM: em).",
     )
     aggregate_param: dict[str, Any] = opt(
         "aggregate_param",
@@ -273,6 +274,7 @@ class AggregationConfig:
         "int",
         200,
         low=0,
+        high=100_000,
         help="Bootstrap replicates of the 95% list-weight intervals (0 = none).",
     )
     cross_fit: int = opt(
@@ -280,6 +282,7 @@ class AggregationConfig:
         "int",
         5,
         low=0,
+        high=1000,
         metavar="K",
         help="Folds of the cross-fit of lists seeded by --relevant-genes (reliability): each is "
         "rebuilt from K-1 folds of the known genes and scored on the held-out fold; 0 = leave "
@@ -300,12 +303,19 @@ class OutputConfig:
         stdin=True,
         help="Output folder, or - to write ranking.tsv to stdout.",
     )
-    top: int = opt("top", "int", 10, low=0, help="Genes shown in the terminal summary.")
+    top: int = opt(
+        "top", "int", 10, low=0, high=TOP_MAX, help="Genes shown in the terminal summary."
+    )
     no_report: bool = opt(
         "no_report",
         "bool",
         False,
         help="Do not write OUTDIR/report.html (the run's self-contained HTML report).",
+    )
+    title: str | None = opt(
+        "title",
+        metavar="TEXT",
+        help="Title of report.html (default: the matrix's name and what was ranked).",
     )
 
 
@@ -313,9 +323,13 @@ class OutputConfig:
 class ResourcesConfig:
     """Randomness, threads and memory."""
 
-    seed: int = opt("seed", "int", 0, help="Seed of every random choice.")
+    seed: int = opt("seed", "int", 0, low=0, high=SEED_MAX, help="Seed of every random choice.")
     threads: int | None = opt(
-        "threads", "int", low=1, help="Cap on BLAS/worker threads (default: all cores)."
+        "threads",
+        "int",
+        low=1,
+        high=THREADS_MAX,
+        help="Cap on BLAS/worker threads (default: all cores).",
     )
     max_memory: str | None = opt(
         "max_memory",
@@ -557,8 +571,77 @@ def _absolute(value: Any, base: Path) -> Any:
 # --- YAML -----------------------------------------------------------------------------------
 
 
+#: deepest nesting of lists and mappings a YAML config may have (the longest real config
+#: nests 3 deep; Python's parser recurses per level)
+YAML_MAX_DEPTH = 50
+#: most values a YAML config may hold once its aliases are expanded (a 550-byte "billion
+#: laughs" config expands to 10^9); real configs hold a few hundred
+YAML_MAX_VALUES = 100_000
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """safe_load that refuses a key given twice in one mapping."""
+    """safe_load that refuses a key given twice in one mapping, nesting deeper than
+    :data:`YAML_MAX_DEPTH` and aliases expanding to more than :data:`YAML_MAX_VALUES` values
+    (both checked on the node graph, before any Python object is built)."""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        self._depth += 1
+        try:
+            if self._depth > YAML_MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested deeper than {YAML_MAX_DEPTH} levels", mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def compose_document(self):
+        node = super().compose_document()
+        _check_expansion(node)
+        return node
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Refuse a node graph whose aliases expand to more than :data:`YAML_MAX_VALUES` values
+    or refer to themselves (each shared node counted as often as it is referred to)."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in active:
+            raise yaml.composer.ComposerError(
+                None, None, "an alias refers to a value that contains it", node.start_mark
+            )
+        total = 1
+        if isinstance(node, (yaml.SequenceNode, yaml.MappingNode)):
+            active.add(key)
+            children = (
+                node.value
+                if isinstance(node, yaml.SequenceNode)
+                else [n for pair in node.value for n in pair]
+            )
+            for child in children:
+                total += size(child)
+                if total > YAML_MAX_VALUES:
+                    raise yaml.composer.ComposerError(
+                        None,
+                        None,
+                        f"its aliases expand to more than {YAML_MAX_VALUES:,} values (an "
+                        "alias bomb?); write the values out",
+                        node.start_mark,
+                    )
+            active.discard(key)
+        sizes[key] = total
+        return total
+
+    if root is not None:
+        size(root)
 
 
 def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False):
@@ -604,6 +687,11 @@ def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
         if "given twice" not in problem:
             problem = f"YAML tags are not allowed in a config ({problem})"
         raise InputError(problem, path=p, line=line) from None
+    except yaml.composer.ComposerError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        raise InputError(f"config refused: {exc.problem}", path=p, line=line) from None
+    except RecursionError:
+        raise InputError(f"config nested deeper than {YAML_MAX_DEPTH} levels", path=p) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(

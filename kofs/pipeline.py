@@ -44,6 +44,12 @@ from kofs.types import (
 log = logging.getLogger(__name__)
 
 
+def _html_escape(text: str) -> str:
+    import html
+
+    return html.escape(text)
+
+
 @dataclass(frozen=True)
 class RunResult:
     """Everything a run produced."""
@@ -54,6 +60,8 @@ class RunResult:
     coverage: tuple[CoverageReport, ...]
     timings: Mapping[str, float]
     settings: Mapping[str, Any]
+    #: gene id -> evidence text (a :class:`kofs.evidence.GeneEvidence` with the terms and
+    #: neighbours behind it), None without knowledge sources
     evidence: Mapping[str, str] | None = None
     sources: KnowledgeSources | None = None
     config: Any = None  # the kofs.config.RunConfig of a run started from one
@@ -61,6 +69,58 @@ class RunResult:
     symbols: Mapping[str, str] | None = None
     #: the sample labels the run used (aligned to ``expression.samples``)
     labels: SampleCategories | None = None
+    #: the warnings logged while the run ran (:func:`kofs.workflow.run`), for the report
+    warnings: tuple[str, ...] = ()
+
+    def to_frame(self, *, lists: bool = True, evidence: bool = True) -> Any:
+        """Every gene as a pandas DataFrame indexed by gene id, best first: ``symbol`` (when
+        known), ``rank``, ``score``, the fusion's per-gene statistics (e.g. ``q_value``),
+        ``rank:<list>`` per list (``lists``) and ``evidence`` (``evidence``, when known) --
+        the table of ranking.tsv."""
+        df = self.final.to_frame(self.symbols, lists=lists)
+        if evidence and self.evidence is not None:
+            ev = self.evidence
+            df["evidence"] = [ev.get(g, "") for g in df.index]
+        return df
+
+    def top(self, n: int = 20) -> Any:
+        """The ``n`` best genes as a pandas DataFrame indexed by gene id: ``symbol`` (when
+        known), ``rank``, ``score``, the fusion's per-gene statistics (``q_value``, ...) and,
+        with sample labels, ``higher_in`` (the group of highest mean), ``versus`` and
+        ``effect`` (difference of group means on log-scale data, else their ratio;
+        :mod:`kofs.report.effects`)."""
+        df = self.final.to_frame(self.symbols, lists=False).iloc[: max(0, int(n))].copy()
+        labels = self.labels
+        if labels is not None and len(set(labels.labels) - {""}) >= 2 and len(df):
+            from kofs.report.effects import columns, gene_effects
+
+            index = self.expression.gene_index()
+            idx = [index[g] for g in df.index]
+            effects = gene_effects(
+                columns(self.expression.values, idx),
+                list(labels.labels),
+                sparse=self.expression.is_sparse or self.expression.is_chunked,
+            )
+            df["higher_in"] = [e.group if e else "" for e in effects]
+            df["versus"] = [e.versus if e else "" for e in effects]
+            df["effect"] = [e.effect if e else np.nan for e in effects]
+        return df
+
+    def weights_frame(self) -> Any:
+        """The list weights with their intervals as a DataFrame
+        (:meth:`kofs.types.AggregateRanking.weights_frame`)."""
+        return self.final.weights_frame()
+
+    def __repr__(self) -> str:
+        e, f = self.expression, self.final
+        names = [(self.symbols or {}).get(g, g) for g in f.top(5)]
+        return (
+            f"<RunResult: {e.n_samples:,} samples x {e.n_genes:,} genes, "
+            f"{len(self.lists)} lists fused by {f.method}; top: {', '.join(names)}>"
+        )
+
+    def _repr_html_(self) -> str:
+        return f"<p>{_html_escape(repr(self))}</p>" + self.top(10).to_html()
 
 
 def relevant_gene_ids(
@@ -526,6 +586,7 @@ def rank(
     bootstrap: int = 200,
     cross_fit: int = 5,
     progress: Progress | None = None,
+    genes_in: str | None = None,
 ) -> RunResult:
     """Rank the genes of ``expression`` with every list the inputs allow and fuse the lists.
 
@@ -536,8 +597,9 @@ def rank(
     ----------
     expression : Expression, pandas.DataFrame, ndarray, scipy.sparse matrix or AnnData
         The matrix, samples (cells) as rows (see :func:`kofs.io.convert.as_expression`): a
-        DataFrame has samples as rows and genes as numeric columns; an array or sparse matrix
-        gets ids ``sample0..``/``gene0..``; a sparse matrix or an AnnData's sparse ``X`` stays
+        DataFrame may also have genes as rows -- found from the labels' sample ids (a Series'
+        index, a SampleCategories' samples) or an index named like a gene column, or given by
+        ``genes_in``; an array or sparse matrix gets ids ``sample0..``/``gene0..``; a sparse matrix or an AnnData's sparse ``X`` stays
         sparse. With an AnnData the result is also stored in it, scanpy style:
         ``adata.var["kofs_rank"]``, ``["kofs_score"]``, ``["kofs_rank_<list>"]``,
         ``["kofs_score_<list>"]`` and ``adata.uns["kofs"]`` (weights, settings, versions).
@@ -610,6 +672,8 @@ def rank(
         (:mod:`kofs.reseeding`); 0 leaves their seed genes out of their scoring instead.
     progress : kofs.progress.Progress, optional
         Told about each list and the GO steps (default: nothing reported).
+    genes_in : {"rows", "columns"}, optional
+        Orientation of a DataFrame (default: found, see ``expression``).
 
     Returns
     -------
@@ -622,7 +686,7 @@ def rank(
         aggregate_defaults,
         default_plan,
     )
-    from kofs.evidence import gene_evidence
+    from kofs.evidence import explain
     from kofs.io.convert import as_expression
     from kofs.plans import built_from, expression_plan, kofs_plan, msfs_plan
     from kofs.sources import SOURCES
@@ -644,7 +708,13 @@ def rank(
         raise ParameterError(
             f"supervision must be one of {', '.join(SUPERVISION)}, got {supervision!r}"
         )
-    expression, adata = as_expression(expression, layer=layer, use_raw=use_raw)
+    expression, adata = as_expression(
+        expression,
+        layer=layer,
+        use_raw=use_raw,
+        genes_in=genes_in,
+        sample_ids=_label_sample_ids(labels),
+    )
     categories, graph = _anndata_knowledge(adata, expression, labels, use_graph)
     similarity = graph or similarity
     sources = sources or KnowledgeSources()
@@ -734,12 +804,13 @@ def rank(
         if spec.evidence is not None and spec.name in sources
         for part in spec.evidence(context)
     ]
+    evidence = explain(parts, expression.genes, result.final.ranks, symbols=symbols)
     result = replace(
         result,
         expression=original,
         final=restore_aggregate(result.final, canon),
         lists=tuple(restore_ranking(r, canon) for r in result.lists),
-        evidence=gene_evidence(parts, expression.genes),
+        evidence=evidence,
         sources=sources,
         symbols=symbols,
         labels=original_labels,
@@ -750,6 +821,17 @@ def rank(
 
         store_result(adata, result, key=key_added)
     return result
+
+
+def _label_sample_ids(labels: Any) -> list[str] | None:
+    """The sample ids labels carry (a SampleCategories' samples, a Series' index), if any."""
+    import pandas as pd
+
+    if isinstance(labels, SampleCategories):
+        return list(labels.samples)
+    if isinstance(labels, pd.Series) and not isinstance(labels.index, pd.RangeIndex):
+        return [str(v) for v in labels.index]
+    return None
 
 
 def source_symbols(expression: Expression, sources: Any) -> dict[str, str] | None:

@@ -25,11 +25,19 @@ import numpy as np
 from kofs.config import load_config
 from kofs.errors import ParameterError
 from kofs.evaluate import Aggregation, KofsRanking, evaluate, read_known_genes, write_evaluation
+from kofs.options import SEED_MAX, TOP_MAX, Option, parse_declared
 from kofs.types import SampleCategories
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BOOK_TABLE_6_5", "run_experiment", "KEYS"]
+__all__ = [
+    "BOOK_TABLE_6_5",
+    "KEYS",
+    "OPTIONS",
+    "experiment_output",
+    "read_config",
+    "run_experiment",
+]
 
 #: Book Table 6.5 (pediatric ALL, GSE2604): ACC-10, ACC-30, ACC-50, ACC Ave, Sim_anno, HIT_canc, HIT_leu
 BOOK_TABLE_6_5 = {
@@ -46,40 +54,98 @@ BOOK_TABLE_6_5 = {
     "KOFS_Prob-SUP": (0.94, 0.91, 0.91, 0.92, 7766, 25, 17),
 }
 
-KEYS = (
-    "title",
-    "intro",
-    "shared",
-    "expression",
-    "gene_column",
-    "labels",
-    "label_column",
-    "sample_column",
-    "keep_samples",
-    "groups_column",
-    "max_genes",
-    "go",
-    "go_annotations",
-    "go_settings",
-    "pathways",
-    "pathway_format",
-    "pathway_ids",
-    "go_term_ids",
-    "interactions",
-    "lists",
-    "rename",
-    "list_relevant_genes",
-    "aggregations",
-    "known_genes",
-    "sim_anno",
-    "circular",
-    "evaluation",
-    "output",
-    "seed",
-    "params",
-    "cross_fit",
+#: the keys of a reproduction config, each declared with its kind and bounds (one line,
+#: exit 2, for a value of the wrong kind: a list where a name is expected, a seed out of range)
+OPTIONS = tuple(
+    Option(name, kind, **kw)
+    for name, kind, kw in (
+        ("title", "str", {}),
+        ("intro", "str", {}),
+        ("shared", "path", {"folder": True}),
+        ("expression", "path", {}),
+        ("gene_column", "str", {}),
+        ("labels", "path", {}),
+        ("label_column", "str", {}),
+        ("sample_column", "str", {}),
+        ("keep_samples", "mapping", {}),
+        ("groups_column", "str", {}),
+        ("max_genes", "int", {"low": 1}),
+        ("go", "path", {}),
+        ("go_annotations", "path", {}),
+        ("go_settings", "mapping", {}),
+        ("pathways", "path", {"folder": True}),
+        ("pathway_format", "str", {}),
+        ("pathway_ids", "names", {}),
+        ("go_term_ids", "names", {}),
+        ("interactions", "path", {}),
+        ("lists", "names", {}),
+        ("rename", "mapping", {}),
+        ("list_relevant_genes", "ref", {}),
+        ("aggregations", "records", {}),
+        ("known_genes", "mapping", {}),
+        ("sim_anno", "names", {}),
+        ("circular", "mapping", {}),
+        ("evaluation", "mapping", {}),
+        ("output", "path", {"folder": True}),
+        ("seed", "int", {"low": 0, "high": SEED_MAX}),
+        ("params", "mapping", {}),
+        ("cross_fit", "int", {"low": 0, "high": 1000}),
+    )
 )
-EVAL_KEYS = ("top", "classifiers", "folds", "repeats", "protocols", "heatmaps", "curve_ks")
+KEYS = tuple(o.name for o in OPTIONS)
+#: the keys of its ``evaluation`` section
+EVAL_OPTIONS = (
+    Option("top", "ints", low=1, high=TOP_MAX),
+    Option("classifiers", "names"),
+    Option("folds", "int", low=0, high=1000),
+    Option("repeats", "int", low=1, high=1000),
+    Option("protocols", "names"),
+    Option("heatmaps", "names"),
+    Option("curve_ks", "ints", low=1, high=TOP_MAX),
+)
+
+
+def read_config(path: str | os.PathLike) -> dict[str, Any]:
+    """A reproduction config, every value checked by its declaration (:data:`OPTIONS`).
+
+    Raises
+    ------
+    InputError, ParameterError
+        Unreadable YAML, an unknown key (did-you-mean), a value of the wrong kind.
+    """
+    where = os.fspath(path)
+    cfg = parse_declared(load_config(path), OPTIONS, where=where)
+    cfg["evaluation"] = parse_declared(
+        cfg.get("evaluation") or {}, EVAL_OPTIONS, where=where, section="evaluation"
+    )
+    for key in ("keep_samples", "circular"):  # {name: [values]}: one value may stand alone
+        values = cfg.get(key) or {}
+        for k, v in values.items():
+            if isinstance(v, (dict, set)) or v is None:
+                raise ParameterError(
+                    f"config key '{key}.{k}': expected a value or a list of values", path=where
+                )
+        cfg[key] = {k: [v] if isinstance(v, (str, int, float)) else list(v)
+                    for k, v in values.items()}  # fmt: skip
+    for n, spec in (cfg.get("known_genes") or {}).items():
+        if not isinstance(spec, Mapping):
+            raise ParameterError(
+                f"config key 'known_genes.{n}': expected a mapping with 'file'", path=where
+            )
+    return cfg
+
+
+def experiment_output(config: str | os.PathLike, output: str | None = None) -> tuple[str, bool]:
+    """Where a reproduction writes: ``output``, else the config's ``output`` (relative to its
+    folder), else ``results`` beside it; and whether the user named it (``-o`` or ``output``).
+    """
+    if output is not None:
+        return output, True
+    cfg = read_config(config)
+    base = Path(config).resolve().parent
+    if cfg.get("output") is not None:
+        return _paths(cfg, base)(cfg["output"]), True
+    return str(base / "results"), False
 
 
 def _paths(cfg: Mapping[str, Any], base: Path):
@@ -183,16 +249,13 @@ def run_experiment(
     """
     from threadpoolctl import threadpool_limits
 
-    from kofs.config import check_keys
     from kofs.reseeding import DEFAULT_FOLDS, check_folds
     from kofs.sources import read_sources
 
     path = str(config)
-    cfg = load_config(path)
-    check_keys(cfg, KEYS, path=path)
+    cfg = read_config(path)
     cross_fit = check_folds(cfg.get("cross_fit", DEFAULT_FOLDS))
-    ev = dict(cfg.get("evaluation") or {})
-    check_keys(ev, EVAL_KEYS, path=path)
+    ev = dict(cfg["evaluation"])
     for key in ("expression", "labels", "lists"):
         if key not in cfg:
             raise ParameterError(f"reproduction config has no {key!r} key", path=path)

@@ -71,6 +71,15 @@ class Expression:
     annotations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     source: str | None = None
 
+    def __repr__(self) -> str:
+        kind = "chunked" if self.is_chunked else "sparse" if self.is_sparse else "dense"
+        return (
+            f"<Expression: {self.n_samples:,} samples x {self.n_genes:,} genes, {kind}"
+            + (f", ids: {self.namespace}" if self.namespace else "")
+            + (f", from {self.source}" if self.source else "")
+            + ">"
+        )
+
     def __post_init__(self) -> None:
         if sp.issparse(self.values):
             problem = csr_problem(sp.csr_matrix(self.values))
@@ -166,6 +175,14 @@ class SampleCategories:
     name: str = "label"
     parents: Mapping[str, str] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        classes = self.classes
+        shown = ", ".join(classes[:6]) + (", ..." if len(classes) > 6 else "")
+        return (
+            f"<SampleCategories {self.name!r}: {len(self.samples):,} samples, "
+            f"{len(classes)} classes ({shown})>"
+        )
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "labels", _ids(self.labels))
         object.__setattr__(self, "samples", _ids(self.samples))
@@ -205,6 +222,10 @@ class SampleSimilarity:
     samples: tuple[str, ...]
     name: str = "similarity"
     provenance: Mapping[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        kind = f"sparse, {self.matrix.nnz:,} entries" if self.is_sparse else "dense"
+        return f"<SampleSimilarity {self.name!r}: {len(self.samples):,} samples, {kind}>"
 
     def __post_init__(self) -> None:
         m = self.matrix
@@ -246,6 +267,12 @@ class FeatureRelation:
     name: str = "relation"
     provenance: Mapping[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        return (
+            f"<FeatureRelation {self.name!r}: {len(self.genes):,} genes, "
+            f"{self.matrix.nnz:,} edges{', directed' if self.directed else ''}>"
+        )
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "matrix", sp.csr_matrix(self.matrix, dtype=np.float64))
         object.__setattr__(self, "genes", _ids(self.genes))
@@ -277,6 +304,12 @@ class FeatureFunctions:
     relevance: np.ndarray | None = None
     name: str = "functions"
     provenance: Mapping[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return (
+            f"<FeatureFunctions {self.name!r}: {len(self.genes):,} genes x "
+            f"{len(self.terms):,} terms, relevance {'set' if self.relevance is not None else 'none'}>"
+        )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "incidence", sp.csr_matrix(self.incidence, dtype=np.float64))
@@ -373,8 +406,30 @@ class Ranking:
         return _order_by_rank(self.ranks, self.genes)
 
     def top(self, k: int) -> list[str]:
-        """The ``k`` best gene ids."""
+        """The ``k`` best gene ids (a labelled table: :meth:`to_frame`)."""
         return [self.genes[i] for i in self.order()[:k]]
+
+    def to_frame(self, symbols: Mapping[str, str] | None = None) -> Any:
+        """The ranking as a pandas DataFrame indexed by gene id, best first: ``symbol`` (when
+        ``symbols`` is given), ``rank`` and ``score`` (the ranker's native score)."""
+        import pandas as pd
+
+        order = self.order()
+        genes = [self.genes[i] for i in order]
+        df = pd.DataFrame(
+            {"rank": self.ranks[order], "score": self.scores[order]},
+            index=pd.Index(genes, name="gene"),
+        )
+        if symbols is not None:
+            df.insert(0, "symbol", [symbols.get(g, "") for g in genes])
+        return df
+
+    def __repr__(self) -> str:
+        best = ", ".join(self.top(5))
+        return (
+            f"<Ranking {self.name!r}: {len(self.genes):,} genes, "
+            f"{'higher' if self.higher_is_better else 'lower'} score is better; top: {best}>"
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -446,4 +501,61 @@ class AggregateRanking:
         return _order_by_rank(self.ranks, self.genes)
 
     def top(self, k: int) -> list[str]:
+        """The ``k`` best gene ids (a labelled table: :meth:`to_frame`, or
+        :meth:`kofs.pipeline.RunResult.top` with symbols and effects)."""
         return [self.genes[i] for i in self.order()[:k]]
+
+    def weight_intervals(self) -> np.ndarray | None:
+        """The (L, 2) weight intervals of the diagnostics (``weight_ci``), None without."""
+        ci = self.diagnostics.get("weight_ci")
+        if ci is None:
+            return None
+        a = np.asarray(ci, dtype=np.float64)
+        return a if a.shape == (len(self.list_names), 2) else None
+
+    def to_frame(self, symbols: Mapping[str, str] | None = None, *, lists: bool = True) -> Any:
+        """The fused ranking as a pandas DataFrame indexed by gene id, best first.
+
+        Columns: ``symbol`` (when ``symbols`` is given), ``rank``, ``score``, the per-gene
+        statistics of the method (:attr:`statistics`, e.g. ``q_value``), then
+        ``rank:<list>`` for every list (with ``lists``).
+        """
+        import pandas as pd
+
+        order = self.order()
+        genes = [self.genes[i] for i in order]
+        cols: dict[str, Any] = {"rank": self.ranks[order], "score": self.scores[order]}
+        for name, values in self.statistics.items():
+            cols[name] = values[order]
+        if lists:
+            for j, name in enumerate(self.list_names):
+                cols[f"rank:{name}"] = self.list_ranks[order, j]
+        df = pd.DataFrame(cols, index=pd.Index(genes, name="gene"))
+        if symbols is not None:
+            df.insert(0, "symbol", [symbols.get(g, "") for g in genes])
+        return df
+
+    def weights_frame(self) -> Any:
+        """The list weights as a pandas DataFrame indexed by list name, heaviest first:
+        ``weight`` and, when the method gives them, ``ci_low``/``ci_high`` (95 % interval).
+        Empty (no rows) for a method without weights."""
+        import pandas as pd
+
+        index = pd.Index(list(self.list_names), name="list")
+        if self.weights is None:
+            return pd.DataFrame({"weight": []}, index=pd.Index([], name="list"))
+        df = pd.DataFrame({"weight": self.weights}, index=index)
+        ci = self.weight_intervals()
+        if ci is not None:
+            df["ci_low"], df["ci_high"] = ci[:, 0], ci[:, 1]
+        return df.sort_values("weight", ascending=False, kind="stable")
+
+    def __repr__(self) -> str:
+        parts = [f"{len(self.genes):,} genes", f"{len(self.list_names)} lists"]
+        if self.weights is not None:
+            parts.append("weighted")
+        if self.statistics:
+            parts.append("statistics: " + ", ".join(self.statistics))
+        return (
+            f"<AggregateRanking {self.method!r}: {', '.join(parts)}; top: {', '.join(self.top(5))}>"
+        )

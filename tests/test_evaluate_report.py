@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _browser import browser_check
 from click.testing import CliRunner
 
 from kofs.cli import main
@@ -23,7 +24,7 @@ from kofs.evaluate import (
     read_rank_output,
     write_evaluation,
 )
-from kofs.report.html import browser_check, check_report
+from kofs.report.html import check_report
 from kofs.types import Expression, SampleCategories
 
 
@@ -162,6 +163,12 @@ def test_check_report_finds_problems(tmp_path):
     assert any("missing.png" in p for p in problems) and any(
         "unbalanced" in p or "unclosed" in p for p in problems
     )
+    # a link opens on a click (fine); an image from the network is a load (not fine)
+    (tmp_path / "l.html").write_text(
+        "<html><body><a href='https://www.ncbi.nlm.nih.gov/gene/7157'>TP53</a>"
+        "<img src='https://example.org/x.png'></body></html>"
+    )
+    assert check_report(tmp_path / "l.html") == ["network reference https://example.org/x.png"]
 
 
 def test_known_gene_sets(tmp_path):

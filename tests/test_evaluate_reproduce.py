@@ -95,7 +95,7 @@ def test_cross_fit_key_is_checked_first(tmp_path):
         run_experiment(p)
     assert "cross" in str(exc.value).lower() and "\n" not in str(exc.value)
     p.write_text("expression: x\nlabels: y\nlists: [SPEC]\ncross_fit: five\n")
-    with pytest.raises(ParameterError, match="must be an integer"):
+    with pytest.raises(ParameterError, match="'cross-fit': expected an integer"):
         run_experiment(p)
 
 

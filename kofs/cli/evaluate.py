@@ -8,10 +8,10 @@ import os
 import click
 
 from kofs.cli._group import main
-from kofs.cli._options import split_names
+from kofs.cli._options import UserPath, seed_option, split_names
 from kofs.errors import ParameterError
 
-FILE = click.Path(dir_okay=False)
+FILE = UserPath(dir_okay=False)
 
 
 def _ints(value: str, option: str) -> list[int]:
@@ -24,7 +24,7 @@ def _ints(value: str, option: str) -> list[int]:
 
 
 @main.command("evaluate")
-@click.argument("rankings", nargs=-1, required=True, type=click.Path(exists=False))
+@click.argument("rankings", nargs=-1, required=True, type=UserPath(exists=False))
 @click.argument("expression", type=FILE)
 @click.option(
     "--labels", type=FILE, required=True, help="Sample classes (CSV/TSV: sample id, label)."
@@ -111,19 +111,20 @@ def _ints(value: str, option: str) -> list[int]:
 )
 @click.option(
     "--cache-dir",
-    type=click.Path(file_okay=False),
+    type=UserPath(file_okay=False),
     default=None,
     help="Cache of parsed GO (default: $KOFS_CACHE_DIR, else $XDG_CACHE_HOME/kofs or ~/.cache/kofs).",
 )
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the GO cache.")
-@click.option("-o", "--output", default="kofs-eval", show_default=True, help="Output folder.")
 @click.option(
-    "--seed",
-    type=int,
-    default=0,
+    "-o",
+    "--output",
+    type=UserPath(file_okay=False),
+    default="kofs-eval",
     show_default=True,
-    help="Seed of the fold splits and of every other random choice.",
+    help="Output folder (an existing kofs-eval is replaced only when named).",
 )
+@seed_option("Seed of the fold splits and of every other random choice.")
 def evaluate_cmd(
     rankings,
     expression,
@@ -154,11 +155,21 @@ def evaluate_cmd(
     Writes OUTDIR/evaluation.tsv (one row per list), accuracy.tsv (curves), figures/ (PNG, SVG)
     and report.html (readable offline).
     """
-    from kofs.cli._group import hold_output
+    from kofs.cache import open_cache
+    from kofs.cli._group import hold_output, option_given, report_written
     from kofs.cli._progress import cli_progress
 
+    top_ks, classifier_names = _ints(top, "--top"), split_names(classifiers)  # before any work
     inputs = [*rankings, expression, labels, go, go_annotations]
-    hold_output(output, inputs=[p for p in inputs if p and os.path.isfile(p)])  # before any work
+    # checked before any work: an ignored --cache-dir warns, a cache inside -o is refused
+    cache = open_cache(
+        cache_dir, enabled=not no_cache, used=bool(go or go_annotations), outputs=[output]
+    )
+    hold_output(  # checked and taken before any work
+        output,
+        inputs=[p for p in inputs if p and os.path.isfile(p)],
+        named=option_given("output"),
+    )
     from kofs.evaluate.known import parse_known_spec
     from kofs.evaluate.run import evaluate_outputs
     from kofs.io.expression import read_expression
@@ -180,12 +191,9 @@ def evaluate_cmd(
         group_ids = [gmap[s] for s in expr.samples]
     go_data = None
     if go or go_annotations:
-        from kofs.cache import open_cache
         from kofs.sources import read_sources
 
-        go_data = read_sources(
-            go=go, go_annotations=go_annotations, cache=open_cache(cache_dir, enabled=not no_cache)
-        ).get("go")
+        go_data = read_sources(go=go, go_annotations=go_annotations, cache=cache).get("go")
     known_sets = [parse_known_spec(s) for s in known]
     with cli_progress() as progress:
         written = evaluate_outputs(
@@ -198,8 +206,8 @@ def evaluate_cmd(
             groups=group_ids,
             go=go_data,
             sim_sets=split_names(sim_anno),
-            top=_ints(top, "--top"),
-            classifiers=split_names(classifiers),
+            top=top_ks,
+            classifiers=classifier_names,
             n_splits=folds,
             n_repeats=repeats,
             seed=seed,
@@ -212,7 +220,4 @@ def evaluate_cmd(
                 "go_annotations": go_annotations,
             },
         )
-    click.echo(
-        f"kofs evaluate: wrote {len(written)} files to {output} (open {output}/report.html)",
-        err=True,
-    )
+    report_written(output, written)

@@ -9,7 +9,7 @@ import sys
 import click
 
 from kofs.cli._group import main
-from kofs.cli._options import LazyChoice
+from kofs.cli._options import LazyChoice, UserPath
 from kofs.errors import CoverageError, InputError, ParameterError
 
 log = logging.getLogger(__name__)
@@ -76,21 +76,21 @@ def _write_matrix(fh, genes: list[str], values) -> None:
     "--go",
     "go_path",
     required=True,
-    type=click.Path(dir_okay=False),
+    type=UserPath(dir_okay=False),
     help="Gene Ontology OBO file (.obo or .obo.gz; go-basic or full go.obo).",
 )
 @click.option(
     "--go-annotations",
     "ann_path",
     required=True,
-    type=click.Path(dir_okay=False),
+    type=UserPath(dir_okay=False),
     help="GO annotations: GAF 2.x, NCBI gene2go or TSV (gene, GO id[, evidence[, aspect]]).",
 )
 @click.option(
     "--genes",
     "genes_path",
     required=True,
-    type=click.Path(dir_okay=False),
+    type=UserPath(dir_okay=False),
     help="Genes to compare (one id per line, or first column of a CSV/TSV).",
 )
 @click.option(
@@ -159,7 +159,7 @@ def _write_matrix(fh, genes: list[str], values) -> None:
     "--unknown-terms",
     "unknown_path",
     default=None,
-    type=click.Path(dir_okay=False),
+    type=UserPath(dir_okay=False),
     help="GO ids to give no information content (one per line, # comments); in --mode "
     "gosemsim it replaces the term table kofs ships for the release.",
 )
@@ -172,7 +172,7 @@ def _write_matrix(fh, genes: list[str], values) -> None:
 )
 @click.option(
     "--cache-dir",
-    type=click.Path(file_okay=False),
+    type=UserPath(file_okay=False),
     default=None,
     help="Cache of parsed GO (default: $KOFS_CACHE_DIR, else $XDG_CACHE_HOME/kofs or ~/.cache/kofs).",
 )

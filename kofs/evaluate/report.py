@@ -155,9 +155,7 @@ def write_evaluation(
             )
         if result.weights:
             plot_weights(result.weights, tmp / "figures" / "weights")
-            figures.append(
-                ("figures/weights.png", "EM source weights π learned by each aggregation.")
-            )
+            figures.append(("figures/weights.png", "List weights learned by each aggregation."))
         if len(names) > 1:
             lnames, C = agreement(result)
             plot_agreement(C, tmp / "figures" / "agreement", names=lnames)

@@ -143,6 +143,10 @@ def stream_bytes(path: str | os.PathLike, *, what: str = "file") -> io.BufferedR
             kind = "zip"
             zf = zipfile.ZipFile(p)
             members = [n for n in zf.namelist() if not n.endswith("/")]
+            office = {"[Content_Types].xml", "mimetype"} & set(members)  # xlsx, ods
+            hint = _table.spreadsheet_hint(name if not office else "x.xlsx")
+            if hint and (office or len(members) != 1):
+                raise InputError(f"{what} {hint}", path=p)
             if len(members) != 1:
                 raise InputError(
                     f"zip archive holds {len(members)} files; unzip it and give one file", path=p
@@ -151,6 +155,9 @@ def stream_bytes(path: str | os.PathLike, *, what: str = "file") -> io.BufferedR
         else:
             raw = open(p, "rb")  # noqa: SIM115
     except zipfile.BadZipFile as exc:
+        hint = _table.spreadsheet_hint(name)
+        if hint:
+            raise InputError(f"{what} {hint}", path=p) from None
         raise _decompress_error(exc, name, kind) from None
     except OSError as exc:
         raise InputError(f"cannot read {what}: {exc.strerror or exc}", path=p) from None

@@ -109,6 +109,21 @@ def _from_utf16(raw: bytes, name: str) -> bytes:
     return text.encode("utf-8")
 
 
+_SPREADSHEET_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".ods", ".numbers")
+_OLE2 = b"\xd0\xcf\x11\xe0"  # the old binary .xls
+
+
+def spreadsheet_hint(name: str, head: bytes = b"") -> str | None:
+    """The message for a spreadsheet given where a text table is read (named .xlsx, .xls,
+    .ods, ..., or an old binary .xls by its magic bytes), else None."""
+    if name.lower().endswith(_SPREADSHEET_SUFFIXES) or head.startswith(_OLE2):
+        return (
+            "is a spreadsheet (Excel, LibreOffice), not a text table: export the sheet as "
+            "TSV or CSV (File > Save As > Text, tab-delimited, or CSV) and give that file"
+        )
+    return None
+
+
 def read_bytes(path: str | os.PathLike) -> bytes:
     """The decompressed, validated UTF-8 content of ``path`` as bytes.
 
@@ -147,7 +162,10 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     if not raw.strip():
         raise InputError("file is empty", path=name)
     if b"\x00" in raw:
-        raise InputError("is a binary file, not a text table (it contains NUL bytes)", path=name)
+        hint = spreadsheet_hint(name, raw[:8])
+        raise InputError(
+            hint or "is a binary file, not a text table (it contains NUL bytes)", path=name
+        )
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -158,8 +158,8 @@ def _number_hint(text: str, decimal: str) -> str:
                 if _THOUSANDS.fullmatch(t)
                 else "the file uses a decimal comma: "
             )
-            + "read decimal commas with --decimal , (decimal=','; the delimiter must then be a "
-            "tab or a semicolon), write thousands without separators"
+            + "read decimal commas with --decimal , (the delimiter must then be a tab or a "
+            "semicolon), write thousands without separators"
         )
     if _THOUSANDS.fullmatch(t):
         return (
@@ -298,7 +298,7 @@ def _orientation(genes_in, gene_column, sample_ids, row_ids, col_ids, path, id_n
     if genes_in is not None:
         if genes_in == "columns" and gene_column is not None:
             raise ParameterError(
-                "gene_column only applies when genes are rows; drop it or use genes_in='rows'",
+                "--gene-column only applies when genes are rows; drop it or use --genes-in rows",
                 path=path,
             )
         return genes_in
@@ -401,8 +401,8 @@ def _apply_missing(G, genes, ann, positions, samples, layout, missing, path):
         g, s, line, col = layout.first_cell(nan, positions, genes, samples)
         raise InputError(
             f"missing value (empty/NA) for gene {genes[g]!r}, sample {samples[s]!r} "
-            f"({int(nan.sum())} missing in all); fill it in or choose missing='drop-gene' or "
-            "'impute-mean' (--missing-values)",
+            f"({int(nan.sum())} missing in all); fill it in, or use --missing-values drop-gene "
+            "or --missing-values impute-mean",
             path=path,
             line=line,
             column=col,
@@ -447,8 +447,8 @@ def _apply_duplicates(G, genes, ann, positions, layout, duplicates, path):
         n_ids = len(set(codes[dup].tolist()))
         raise InputError(
             f"gene id {genes[j]!r} appears twice ({layout.gene_where(positions[i])} and "
-            f"{layout.gene_where(positions[j])}; {n_ids} repeated ids in all); choose "
-            "duplicates='first', 'mean' or 'max-variance' (--duplicate-genes)",
+            f"{layout.gene_where(positions[j])}; {n_ids} repeated ids in all); use "
+            "--duplicate-genes first, mean or max-variance",
             path=path,
         )
     n = G.shape[0]
@@ -553,7 +553,7 @@ def read_expression(
     del data
     if decimal == "," and table.sep == "," and b'"' not in table.data:
         raise ParameterError(
-            "decimal=',' (--decimal ,) needs a tab- or semicolon-delimited file (or quoted "
+            "--decimal , needs a tab- or semicolon-delimited file (or quoted "
             'numbers such as "1,5"), but this one is comma-delimited',
             path=name,
         )

@@ -29,6 +29,7 @@ from typing import IO, Any
 import numpy as np
 
 from kofs.errors import InputError, OutputError, ParameterError
+from kofs.io._fsops import create_new_file
 from kofs.types import AggregateRanking, Ranking
 
 log = logging.getLogger(__name__)
@@ -242,7 +243,7 @@ def atomic_file(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     for _ in range(100):
         tmp = parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            fd = create_new_file(tmp)  # never through a link planted at the temporary name
             break
         except FileExistsError:
             continue

@@ -365,13 +365,13 @@ def approximate_knn_squared_distances(X, *, k: int = 5, seed: int = 0) -> sp.csr
     Raises
     ------
     ParameterError
-        pynndescent is not installed (``pip install 'kofs[sc]'``).
+        pynndescent is not installed (``pip install -e '.[sc]' in the kofs folder``).
     """
     try:
         import pynndescent  # noqa: F401
     except ImportError:
         raise ParameterError(
-            "approximate kNN search needs pynndescent: pip install 'kofs[sc]'"
+            "approximate kNN search needs pynndescent: pip install -e '.[sc]' in the kofs folder"
         ) from None
     n = X.shape[0]
     if not 1 <= k <= n - 1:
