@@ -93,7 +93,9 @@ def mixture_scores(u: np.ndarray, mu: np.ndarray, rho: float) -> np.ndarray:
         new = sa + f / np.exp(log_num - log_t)
         bad = ~((new >= la) & (new <= ha)) | ~np.isfinite(new)
         new = np.where(bad, 0.5 * (la + ha), new)
-        done = (np.abs(new - sa) <= 1e-12 * (1.0 + np.abs(sa))) | (ha - la <= 1e-13 * (1.0 + np.abs(sa)))
+        done = (np.abs(new - sa) <= 1e-12 * (1.0 + np.abs(sa))) | (
+            ha - la <= 1e-13 * (1.0 + np.abs(sa))
+        )
         result[active[done]] = new[done]
         keep = ~done
         active = active[keep]
@@ -173,17 +175,23 @@ def interval_terms(
     else:
         s_top, s_bot, s_mid = scores
     mu = np.broadcast_to(np.asarray(mu, dtype=np.float64), s_top.shape)
-    log_p1 = log_mass(s_bot - mu, s_top - mu)
-    log_p0 = log_mass(s_bot, s_top)
-    with np.errstate(over="ignore", invalid="ignore"):
-        mean1 = mu + np.exp(_log_pdf(s_bot - mu) - log_p1) - np.exp(_log_pdf(s_top - mu) - log_p1)
-        mean0 = np.exp(_log_pdf(s_bot) - log_p0) - np.exp(_log_pdf(s_top) - log_p0)
+    ulo, uhi = np.broadcast_to(ulo, s_top.shape), np.broadcast_to(uhi, s_top.shape)
     narrow = (uhi - ulo) < NARROW
     with np.errstate(invalid="ignore"):
-        log_lr = np.where(narrow, mu * s_mid - 0.5 * mu * mu, log_p1 - log_p0)
-    mean1 = np.where(narrow | ~np.isfinite(mean1), s_mid, mean1)
-    mean0 = np.where(narrow | ~np.isfinite(mean0), s_mid, mean0)
-    # [0, 1] (no information) and other wide intervals are exact; an empty interval carries
-    # nothing
+        log_lr = mu * s_mid - 0.5 * mu * mu
+    mean1 = s_mid.copy()
+    mean0 = s_mid.copy()
+    wide = ~narrow
+    if wide.any():  # ties, censored and masked blocks: exact class probabilities and means
+        a, b, m = s_bot[wide], s_top[wide], mu[wide]
+        log_p1 = log_mass(a - m, b - m)
+        log_p0 = log_mass(a, b)
+        with np.errstate(over="ignore", invalid="ignore"):
+            m1 = m + np.exp(_log_pdf(a - m) - log_p1) - np.exp(_log_pdf(b - m) - log_p1)
+            m0 = np.exp(_log_pdf(a) - log_p0) - np.exp(_log_pdf(b) - log_p0)
+            log_lr[wide] = log_p1 - log_p0
+        mean1[wide] = np.where(np.isfinite(m1), m1, s_mid[wide])
+        mean0[wide] = np.where(np.isfinite(m0), m0, s_mid[wide])
+    # an empty or uninformative interval carries nothing
     log_lr = np.where(np.isfinite(log_lr), log_lr, 0.0)
     return log_lr, mean1, mean0

@@ -102,7 +102,9 @@ class Coded:
         return int(self.lo.size)
 
 
-def code_intervals(lo: np.ndarray, hi: np.ndarray, *, n_bins: int = 512, single: int = 100) -> Coded:
+def code_intervals(
+    lo: np.ndarray, hi: np.ndarray, *, n_bins: int = 512, single: int = 100
+) -> Coded:
     """Coarsen each gene's interval to its u-bin unless its own interval (a tie block, the
     absent block, a masked observation) is wider than the bin; identical intervals share a
     code. Bins: the first ``single`` positions alone, then geometric (``n_bins`` in all)."""

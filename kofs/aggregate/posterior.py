@@ -223,7 +223,7 @@ class _Problem:
             s[:, sl] = grid_scores(ends[:, sl], shift[j], _COARSE)
         return interval_terms(c.lo, c.hi, mu[c.list_of], rho, scores=(s[0], s[1], s[2]))
 
-    def step(self, mu: np.ndarray, beta: np.ndarray, lam: np.ndarray):
+    def step(self, mu: np.ndarray, beta: np.ndarray, lam: np.ndarray, fixed_mu: bool = False):
         """One EM step from (mu, beta) with list weights lam = v c: new (mu, beta), the
         posterior log-odds, and the composite log-likelihood at (mu, beta)."""
         eta = self.X @ beta
@@ -240,6 +240,8 @@ class _Problem:
         num = np.bincount(self.coded.list_of, weights=W1 * mean1, minlength=self.D)
         den = np.bincount(self.coded.list_of, weights=W1, minlength=self.D)
         mu_new = np.where(den > 0, np.maximum(num / np.maximum(den, 1e-300), 0.0), 0.0)
+        if fixed_mu:
+            mu_new = mu
         beta_new = self._prior_step(beta, eta, p)
         return mu_new, beta_new, lo, loglik
 
@@ -247,6 +249,9 @@ class _Problem:
         """One Newton step of the ridge logistic regression of p on X; the intercept then
         keeps the mean prior at most ``max_prior``."""
         X, w = self.X, self.w
+        if X.shape[1] == 1:  # intercept only: the mean posterior, in closed form
+            mean = float(np.clip(np.sum(w * p) / self.wsum, 1e-12, 1 - 1e-12))
+            return self._cap(np.array([logit(mean)]))
         pi = expit(eta)
         g = X.T @ (w * (p - pi)) - self.ridge * beta
         H = (X * (w * pi * (1 - pi))[:, None]).T @ X + np.diag(self.ridge)
@@ -282,13 +287,14 @@ def _squarem(
     *,
     tol: float,
     max_iter: int,
+    fixed_mu: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, int, bool]:
     """Fixed point of :meth:`_Problem.step` by SQUAREM (scheme S3, with fallback to the plain
     step when the extrapolation does not reduce the residual)."""
     D = len(mu)
 
     def F(theta):
-        m, b, _, _ = problem.step(theta[:D], theta[D:], lam)
+        m, b, _, _ = problem.step(theta[:D], theta[D:], lam, fixed_mu)
         return np.concatenate([m, b])
 
     def project(theta):
@@ -327,12 +333,21 @@ def _squarem(
     return theta[:D], theta[D:], it, converged
 
 
-def _standardise(X: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _standardise(
+    X: np.ndarray,
+    w: np.ndarray | None,
+    given: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The design with an intercept column and standardised covariates (weighted by ``w``),
+    or with the ``given`` (center, scale)."""
     if X.shape[1] == 0:
         return np.ones((X.shape[0], 1)), np.zeros(0), np.ones(0)
-    center = np.average(X, axis=0, weights=w)
-    sd = np.sqrt(np.average((X - center) ** 2, axis=0, weights=w))
-    scale = np.where(sd > 1e-12, sd, 1.0)
+    if given is not None:
+        center, scale = given
+    else:
+        center = np.average(X, axis=0, weights=w)
+        sd = np.sqrt(np.average((X - center) ** 2, axis=0, weights=w))
+        scale = np.where(sd > 1e-12, sd, 1.0)
     Z = (X - center) / scale
     return np.column_stack([np.ones(X.shape[0]), Z]), center, scale
 
@@ -349,7 +364,8 @@ def exact_list_terms(
     for j in range(D):
         m = float(mu[j])
         s_top, s_bot, s_mid = (
-            grid_scores(x, shift[j], GRID_Q) for x in (lo[:, j], hi[:, j], 0.5 * (lo[:, j] + hi[:, j]))
+            grid_scores(x, shift[j], GRID_Q)
+            for x in (lo[:, j], hi[:, j], 0.5 * (lo[:, j] + hi[:, j]))
         )
         wide = (hi[:, j] - lo[:, j]) >= 1e-4
         if wide.any():  # ties, censored and masked blocks: exact scores at their ends
@@ -375,6 +391,8 @@ def fit_posterior(
     weights: np.ndarray | None = None,
     start: PosteriorFit | None = None,
     redundancy: np.ndarray | None = None,
+    standardise: tuple[np.ndarray, np.ndarray] | None = None,
+    fixed_mu: bool = False,
     exact: bool = True,
 ) -> PosteriorFit:
     """Fit the model of the module docstring.
@@ -399,6 +417,10 @@ def fit_posterior(
         Warm start.
     redundancy : ndarray (D,), optional
         Fixed redundancy weights (no re-estimation).
+    standardise : (center, scale), optional
+        The covariates' standardisation (default: their weighted mean and SD).
+    fixed_mu : bool
+        Keep the separations of ``start`` (only the prior is fitted).
     exact : bool
         Compute the exact final scores (else the binned ones).
     """
@@ -407,7 +429,7 @@ def fit_posterior(
     M, D = lo.shape
     w = np.ones(M) if weights is None else np.asarray(weights, dtype=np.float64)
     v = np.ones(D) if tempering is None else np.clip(np.asarray(tempering, float), 0.0, 1.0)
-    X, center, scale = _standardise(np.asarray(prior.X, dtype=np.float64), w)
+    X, center, scale = _standardise(np.asarray(prior.X, dtype=np.float64), w, standardise)
     coded = code_intervals(lo, hi, n_bins=n_bins)
     problem = _Problem(coded, X, w, max_prior)
     if start is not None:
@@ -423,7 +445,9 @@ def fit_posterior(
     converged = False
     r = np.eye(D)
     for k in range(rounds):
-        mu, beta, it, converged = _squarem(problem, mu, beta, v * c, tol=tol, max_iter=max_iter)
+        mu, beta, it, converged = _squarem(
+            problem, mu, beta, v * c, tol=tol, max_iter=max_iter, fixed_mu=fixed_mu
+        )
         iterations += it
         if k + 1 < rounds:
             eta = X @ beta
@@ -442,7 +466,9 @@ def fit_posterior(
         llr_g, mean0_g = llr_k[coded.codes], mean0_k[coded.codes]
     terms = llr_g * lam
     log_odds = eta + terms.sum(axis=1)
-    loglik = float(np.sum(w * (np.logaddexp(0.0, eta + terms.sum(axis=1)) - np.logaddexp(0.0, eta))))
+    loglik = float(
+        np.sum(w * (np.logaddexp(0.0, eta + terms.sum(axis=1)) - np.logaddexp(0.0, eta)))
+    )
     if D > 1 and rounds == 1 and redundancy is None:
         _, r = redundancy_weights(mean0_g, w * (1.0 - expit(log_odds)))
     return PosteriorFit(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+
 import numpy as np
 from scipy.special import ndtr
 
@@ -193,4 +194,3 @@ def planted_lists(
         knowledge=tuple(knowledge),
         auc=auc,
     )
-
