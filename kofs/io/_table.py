@@ -24,11 +24,14 @@ import os
 import sys
 import zlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from kofs.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +49,6 @@ __all__ = [
 #: Cell texts that mean "missing value" (after stripping spaces).
 MISSING_TOKENS = ("", "NA", "N/A", "NaN", "nan", "NAN", "null", "NULL", "None", "#N/A")
 
-# exact decimal -> float64 parsing: pandas >= 3 does it by default (and deprecates the option)
-_FLOAT_KW = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
 _SEP_NAMES = {"\t": "tab", ",": "comma", ";": "semicolon"}
@@ -149,7 +150,8 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     if b"\x00" in raw:
         raise InputError("is a binary file, not a text table (it contains NUL bytes)", path=name)
     try:
-        raw.decode("utf-8")
+        if not raw.isascii():
+            raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise InputError(
@@ -203,6 +205,8 @@ class TextTable:
         1-based line number of the header.
     line_numbers : ndarray of int
         1-based file line of every data row, in order.
+    longest_line : int
+        Length in bytes of the longest line.
     """
 
     path: str
@@ -211,19 +215,46 @@ class TextTable:
     header: tuple[str, ...]
     header_line: int
     line_numbers: np.ndarray
+    longest_line: int = 0
 
     @property
     def n_rows(self) -> int:
         return len(self.line_numbers)
 
-    def frame(
-        self, *, dtype=str, na_values=None, usecols=None, nrows=None, decimal: str = "."
-    ) -> pd.DataFrame:
-        """Parse the data rows with pandas (columns named by position ``0..k-1``).
+    def body_start(self) -> int:
+        """Byte offset of the first line after the header (of the first line without one)."""
+        pos = 0
+        for _ in range(self.header_line):
+            pos = self.data.index(b"\n", pos) + 1
+        return pos
 
-        ``dtype``/``na_values`` are passed to :func:`pandas.read_csv`; without ``na_values``
-        no cell is turned into NaN.
-        """
+    def head(self, n_rows: int, n_cols: int) -> list[list[str]]:
+        """The first ``n_cols`` fields of the first ``n_rows`` data rows, as written (quotes
+        removed, not stripped): one list per column."""
+        data, pos, rows = self.data, self.body_start(), []
+        while len(rows) < n_rows and pos < len(data):
+            end = data.find(b"\n", pos)
+            end = len(data) if end < 0 else end
+            if end > pos:
+                line = data[pos:end]
+                rows.append(_split_fields(line, self.sep, b'"' in line, n_cols))
+            pos = end + 1
+        return [[r[k] for r in rows] for k in range(n_cols)]
+
+    def cell(self, row: int, column: int) -> str:
+        """The text of one cell (0-based data row and column; quotes removed)."""
+        data, pos = self.data, 0
+        for _ in range(int(self.line_numbers[row]) - 1):
+            pos = data.index(b"\n", pos) + 1
+        end = data.find(b"\n", pos)
+        line = data[pos : len(data) if end < 0 else end]
+        return _split_fields(line, self.sep, b'"' in line)[column]
+
+    def frame(self) -> pd.DataFrame:
+        """The data rows as strings (columns named by position ``0..k-1``; no cell becomes
+        NaN)."""
+        import pandas as pd
+
         try:
             return pd.read_csv(
                 io.BytesIO(self.data),
@@ -231,16 +262,11 @@ class TextTable:
                 header=None,
                 names=list(range(len(self.header))),
                 skiprows=self.header_line,
-                dtype=dtype,
-                na_values=na_values,
+                dtype=str,
                 keep_default_na=False,
-                na_filter=na_values is not None,
+                na_filter=False,
                 skip_blank_lines=True,
-                usecols=usecols,
-                nrows=nrows,
-                decimal=decimal,
                 engine="c",
-                **_FLOAT_KW,
                 encoding="utf-8",
             )
         except pd.errors.ParserError as exc:
@@ -251,11 +277,13 @@ class TextTable:
             ) from None
 
 
-def _split_fields(line: bytes, sep: str, quoted: bool) -> list[str]:
+def _split_fields(line: bytes, sep: str, quoted: bool, limit: int | None = None) -> list[str]:
+    """The fields of one line (the first ``limit`` when given)."""
     text = line.decode("utf-8")
     if not quoted:
-        return text.split(sep)
-    return next(csv.reader([text], delimiter=sep))
+        return text.split(sep) if limit is None else text.split(sep, limit)[:limit]
+    fields = next(csv.reader([text], delimiter=sep))
+    return fields if limit is None else fields[:limit]
 
 
 def _trailing_delimiters(lines, rows, counts, head, sep, quoted, name):
@@ -363,10 +391,11 @@ def scan_table(
     rows = keep[1:] if header else keep
     if header and not rows:
         raise InputError("has a header line but no data rows", path=name, line=first + 1)
-    if quoted:
-        counts = [len(_split_fields(lines[i], sep, True)) for i in rows]
-    else:
-        counts = [lines[i].count(bsep) + 1 for i in rows]
+    counts = [
+        len(_split_fields(lines[i], sep, True)) if quoted and b'"' in lines[i] else
+        lines[i].count(bsep) + 1
+        for i in rows
+    ]  # fmt: skip
     head = [f.strip() for f in _split_fields(lines[first], sep, quoted)] if header else []
     n = len(head) if header else counts[0]
     if header:
@@ -409,6 +438,7 @@ def scan_table(
         header=tuple(head),
         header_line=first + 1 if header else first,
         line_numbers=np.asarray([i + 1 for i in rows], dtype=np.int64),
+        longest_line=max(map(len, lines)),
     )
 
 
@@ -441,7 +471,7 @@ def read_table(
         if isinstance(path, TextTable)
         else scan_table(path, sep=sep, comment=comment, header=header, data=data)
     )
-    df = table.frame(dtype=str)
+    df = table.frame()
     df.columns = list(table.header)
     for col in df.columns:
         df[col] = df[col].str.strip()
