@@ -91,7 +91,7 @@ def _write_matrix(fh, genes: list[str], values) -> None:
     "out",
     required=True,
     help="Output: genes x genes TSV (gene ids as first column and header), - for stdout, "
-    "or binary by extension: .npz (arrays 'similarity' and 'genes'; numpy.load) or .parquet "
+    "or binary by extension: .npz (arrays 'similarity' and 'genes'; numpy.load) or .parquet. "
     "Use .npz for thousands of genes.",
 )
 @click.option(
