@@ -1,4 +1,5 @@
-"""`kofs --version` / `kofs --help` import no heavy library; every option has help text."""
+"""`kofs --version` / `kofs --help` import no heavy library, no command's help imports the
+scientific stack, a bulk run loads only what its steps need; every option has help text."""
 
 from __future__ import annotations
 
@@ -33,6 +34,48 @@ def test_version_and_help_import_no_heavy_library(arg):
     )
     loaded = proc.stdout.strip().splitlines()[-1].split()[1:]
     assert loaded == [], f"kofs {arg} imported {loaded}"
+
+
+# the scientific stack: loaded by the step that needs it, never to print help
+STACK = ("scipy.stats", "sklearn", "matplotlib", "pandas", "goatools", "networkx", "anndata",
+         "dask", "numba", "pyarrow", "h5py")  # fmt: skip
+
+
+def _loaded(args: list[str], modules: tuple[str, ...]) -> list[str]:
+    """The ``modules`` a fresh interpreter has loaded after ``kofs ARGS``."""
+    probe = (
+        "import sys\nfrom kofs.__main__ import entry\n"
+        f"sys.argv = ['kofs', *{args!r}]\n"
+        "try:\n    entry()\nexcept SystemExit:\n    pass\n"
+        f"print('LOADED', *sorted(m for m in {modules!r} if m in sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip().splitlines()[-1].split()[1:]
+
+
+@pytest.mark.parametrize("command", sorted(main.commands))
+def test_no_command_help_imports_the_scientific_stack(command):
+    assert _loaded([command, "--help"], STACK) == []
+
+
+@pytest.mark.parametrize("command", ["rank", "run", "sources"])
+def test_rank_help_imports_no_scipy(command):
+    """The options of rank/run/sources come from every knowledge plug-in: declaring them must
+    not load what reading or ranking needs."""
+    assert _loaded([command, "--help"], ("scipy", *STACK)) == []
+
+
+def test_a_dense_bulk_run_loads_only_what_its_steps_need(testdata, tmp_path):
+    """Reading (pyarrow), the similarity and the spectral rankers (scipy.sparse, scipy.linalg)
+    and the aggregation (scipy.special) are loaded; the rest is for other inputs or steps."""
+    loaded = _loaded(
+        ["rank", str(testdata / "io" / "tiny.tsv"), "--rankers", "spec-phi2,laplacian",
+         "--no-report", "-o", str(tmp_path / "out")],
+        STACK,
+    )  # fmt: skip
+    assert loaded == ["pyarrow"]
+    assert (tmp_path / "out" / "ranking.tsv").exists()
 
 
 def _commands(cmd: click.Command, path: tuple[str, ...]):

@@ -15,11 +15,11 @@ Contract of :func:`as_expression` (what ``kofs.rank`` accepts as its matrix):
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from kofs._chunked import is_dask
@@ -79,7 +79,9 @@ def as_expression(
         raise ParameterError("layer and use_raw apply to an AnnData only")
     if isinstance(data, Expression):
         return data, None
-    if isinstance(data, pd.DataFrame):
+    pandas = sys.modules.get("pandas")  # a DataFrame exists only once pandas was imported
+    if pandas is not None and isinstance(data, pandas.DataFrame):
+        pd = pandas
         bad = [str(c) for c in data.columns if not pd.api.types.is_numeric_dtype(data[c])]
         if bad:
             raise InputError(

@@ -15,7 +15,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 
-from kofs import _chunked, _knn_exact
+from kofs import _chunked
 from kofs._chunked import is_dask
 from kofs._matrix import column_means, order_key, snap_zero
 from kofs._matrix import cross as _cross
@@ -34,6 +34,14 @@ _BLOCK_BYTES = 64 * 2**20
 #: From this many samples a sparse exact kNN search uses the compiled loop (numba), below it
 #: the block search (no compilation for small data).
 EXACT_COMPILED_MIN = 2000
+
+
+def _compiled_knn_available() -> bool:
+    """Whether :mod:`kofs._knn_exact` (numba) can run; imported only for the large sparse
+    matrices it serves, so dense runs never load numba."""
+    from kofs import _knn_exact
+
+    return _knn_exact.AVAILABLE
 
 
 def _gram(A: np.ndarray) -> np.ndarray:
@@ -188,7 +196,9 @@ def knn_squared_distances(X: np.ndarray, *, k: int = 5) -> sp.csr_matrix:
     if not 1 <= k <= n - 1:
         raise ParameterError(f"kNN graph: k must lie in [1, {n - 1}] for {n} samples, got {k}")
     norms = _row_norms2(X)
-    if sp.issparse(X) and n >= EXACT_COMPILED_MIN and _knn_exact.AVAILABLE:
+    if sp.issparse(X) and n >= EXACT_COMPILED_MIN and _compiled_knn_available():
+        from kofs import _knn_exact
+
         cols, vals = _knn_exact.sparse_knn(X, k, norms)
         indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
         return sp.csr_matrix((vals.ravel(), cols.ravel(), indptr), shape=(n, n))
@@ -470,7 +480,7 @@ def uses_exact_search(X, search: str = "auto") -> bool:
     n = X.shape[0]
     if is_dask(X):
         return n < ANN_MIN_SAMPLES
-    if sp.issparse(X) and _knn_exact.AVAILABLE and n >= EXACT_COMPILED_MIN:
+    if sp.issparse(X) and n >= EXACT_COMPILED_MIN and _compiled_knn_available():
         return exact_search_work(X) <= EXACT_WORK_MAX
     return n < ANN_MIN_SAMPLES
 
