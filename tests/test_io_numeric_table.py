@@ -202,3 +202,62 @@ def test_the_first_bad_cell_in_file_order(tmp_path, wide):
         read_expression(p, genes_in="columns" if wide else "rows")
     assert "'first'" in str(info.value)
     assert (info.value.line, info.value.column) == ((7, "C100") if wide else (2002, "C30"))
+
+
+# ------------------------------------------------------------------- the quick scan
+_BASE = ["gene\tS1\tS2\tS3", "A\t1\t2\t3", "B\t4\t5\t6", "C\t7\t8\t9.5", "D\t1\t0\t2"]
+
+
+def _with(i: int, line: str | None) -> str:
+    lines = list(_BASE)
+    if line is None:
+        del lines[i]
+    else:
+        lines.insert(i, line)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _with(3, "\t\t\t"),  # a line of delimiters only: blank for the full scan
+        _with(3, "   "),  # spaces only
+        _with(3, "E\t1\t2"),  # a short row later in the file
+        _with(3, "E\t1\t2\t3\t4"),  # a long row
+        _with(3, "E\t1\t2\t3\t"),  # a trailing delimiter on one later row
+        _with(3, "E\t1\t2\t"),  # an empty last cell (a missing value)
+        _with(4, 'E\t"1\n2"\t3\t4'),  # a quoted line break
+        _with(3, "E\tx\t2\t3"),  # a bad cell before a ragged row
+        _with(3, "E\tx\t2\t3") + "F\t1\n",
+        "S1\tS2\tS3\n" + "\n".join(_BASE[1:]) + "\nE\t1\t2\n",  # R layout, then a short row
+        "\n".join(_BASE) + "\n  ",  # a last line of spaces without a line end
+        "\n".join(_BASE),  # no final line end
+    ],
+)
+def test_the_quick_scan_reads_what_the_full_scan_reads(tmp_path, monkeypatch, text):
+    """Same values, ids and messages as with the full scan of every line (the quick scan
+    checks the header and the first row; the parser finds the rest and falls back)."""
+    import kofs.io.expression as expression
+
+    p = tmp_path / "q.tsv"
+    p.write_text(text)
+
+    def outcome():
+        try:
+            e = read_expression(p, missing="drop-gene")
+        except InputError as exc:
+            return ("error", str(exc), exc.line, exc.column)
+        return ("ok", e.genes, e.samples, _bits(e.values).tobytes())
+
+    quick = outcome()
+    monkeypatch.setattr(expression, "quick_scan", lambda path, data: None)
+    assert quick == outcome()
+
+
+def test_a_plain_file_takes_the_quick_scan():
+    from kofs.io._table import quick_scan
+
+    table = quick_scan("x.tsv", ("\n".join(_BASE) + "\n").encode())
+    assert table is not None and not table.checked and table.n_rows == 4
+    assert table.line_numbers.tolist() == [2, 3, 4, 5]
+    assert quick_scan("x.tsv", _with(3, "").encode()) is None  # a blank line: full scan

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from kofs.io._table import MISSING_TOKENS, TextTable
+from kofs.io._table import MISSING_TOKENS, RowsNotChecked, TextTable
 
 __all__ = ["NUMBER", "BadCell", "number_pattern", "read_columns"]
 
@@ -50,14 +50,16 @@ class BadCell(ValueError):
         self.row, self.column, self.text = row, column, text
 
 
-def _options(table: TextTable, n_text: int, *, as_text: bool, decimal: str, threads):
+def _options(
+    table: TextTable, n_text: int, *, as_text: bool, decimal: str, threads, whole: bool = False
+):
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     n_cols = len(table.header)
     names = [str(k) for k in range(n_cols)]
     wide = n_cols > WIDE
-    block = len(table.data) + 1 if wide else max(_BLOCK, 2 * table.longest_line + 2)
+    block = len(table.data) + 1 if wide or whole else max(_BLOCK, 2 * table.longest_line + 2)
     read = pacsv.ReadOptions(
         column_names=names,
         block_size=min(block, 2**31 - 1),
@@ -91,18 +93,27 @@ def _read(table: TextTable, n_text: int, **kw) -> Any:
 
     from kofs.errors import InputError
 
-    read, parse, convert = _options(table, n_text, **kw)
-    body = pa.BufferReader(pa.py_buffer(table.data)[table.body_start() :])
-    try:
-        return pacsv.read_csv(body, read_options=read, parse_options=parse, convert_options=convert)
-    except pa.ArrowInvalid as exc:
-        if "conversion error" in str(exc):
-            return None
-        detail = (str(exc).strip().splitlines() or ["parse error"])[0]
-        raise InputError(
-            f'malformed table ({detail}); check for an unclosed quote (") or a damaged line',
-            path=table.path,
-        ) from None
+    body = pa.py_buffer(table.data)[table.body_start() :]
+    for whole in (False, True):  # a line longer than a block: one block
+        read, parse, convert = _options(table, n_text, whole=whole, **kw)
+        try:
+            return pacsv.read_csv(
+                pa.BufferReader(body), read_options=read, parse_options=parse,
+                convert_options=convert,
+            )  # fmt: skip
+        except pa.ArrowInvalid as exc:
+            if "conversion error" in str(exc):
+                return None
+            if "straddl" in str(exc) and not whole:
+                continue
+            if not table.checked:
+                raise RowsNotChecked(str(exc)) from None
+            detail = (str(exc).strip().splitlines() or ["parse error"])[0]
+            raise InputError(
+                f'malformed table ({detail}); check for an unclosed quote (") or a damaged line',
+                path=table.path,
+            ) from None
+    raise AssertionError("unreachable")
 
 
 def _to_array(columns: Any, n_rows: int, order: str) -> np.ndarray:

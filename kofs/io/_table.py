@@ -37,9 +37,11 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "MISSING_TOKENS",
+    "RowsNotChecked",
     "TextTable",
     "display_name",
     "open_text",
+    "quick_scan",
     "read_bytes",
     "read_table",
     "scan_table",
@@ -187,6 +189,11 @@ def sniff_delimiter(header: str, path: str | os.PathLike | None = None) -> str:
     return "," if name.endswith(".csv") else "\t"
 
 
+class RowsNotChecked(ValueError):
+    """A row of a table whose rows were not checked (:func:`quick_scan`) has another length
+    than the header: scan it with :func:`scan_table`, which names the line."""
+
+
 @dataclass(frozen=True)
 class TextTable:
     """A scanned delimited text table.
@@ -206,7 +213,10 @@ class TextTable:
     line_numbers : ndarray of int
         1-based file line of every data row, in order.
     longest_line : int
-        Length in bytes of the longest line.
+        Length in bytes of the longest line (0: not measured).
+    checked : bool
+        Whether every row was checked (:func:`scan_table`); a :func:`quick_scan` checks the
+        header and the first data row only.
     """
 
     path: str
@@ -216,6 +226,7 @@ class TextTable:
     header_line: int
     line_numbers: np.ndarray
     longest_line: int = 0
+    checked: bool = True
 
     @property
     def n_rows(self) -> int:
@@ -238,6 +249,8 @@ class TextTable:
             if end > pos:
                 line = data[pos:end]
                 rows.append(_split_fields(line, self.sep, b'"' in line, n_cols))
+                if len(rows[-1]) < n_cols:
+                    raise RowsNotChecked(f"line of {len(rows[-1])} fields")
             pos = end + 1
         return [[r[k] for r in rows] for k in range(n_cols)]
 
@@ -439,6 +452,47 @@ def scan_table(
         header_line=first + 1 if header else first,
         line_numbers=np.asarray([i + 1 for i in rows], dtype=np.int64),
         longest_line=max(map(len, lines)),
+    )
+
+
+def quick_scan(path: str | os.PathLike, data: bytes) -> TextTable | None:
+    """:func:`scan_table` without its pass over every line, for a file that needs none of its
+    edits: no blank line, header and first data row not ending with an empty field (trailing
+    delimiters), the first data row as long as the header (or one field longer: R's layout).
+    None otherwise. The rows are not checked: a parser that finds a row of another length must
+    fall back to :func:`scan_table` (``checked`` is False), which names the line.
+    """
+    name = display_name(path)
+    end = data.find(b"\n")
+    if end <= 0 or data.startswith(b"\n") or b"\n\n" in data:
+        return None
+    header_line = data[:end]
+    if not header_line.strip():
+        return None
+    sep = sniff_delimiter(header_line.decode("utf-8"), path)
+    bsep = sep.encode("utf-8")
+    quoted = b'"' in data
+    head = [f.strip() for f in _split_fields(header_line, sep, quoted)]
+    stop = data.find(b"\n", end + 1)
+    first = data[end + 1 : len(data) if stop < 0 else stop]
+    if not first.strip() or not head[-1]:
+        return None
+    if not first.rsplit(bsep, 1)[-1].replace(b'"', b"").strip():
+        return None  # an empty last field: a trailing delimiter is undone by scan_table
+    n_fields = len(_split_fields(first, sep, b'"' in first))
+    if n_fields == len(head) + 1:
+        head = ["", *head]  # R write.table layout: row names without a header field
+    elif n_fields != len(head):
+        return None
+    n_rows = data.count(b"\n", end + 1) + (0 if data.endswith(b"\n") else 1)
+    return TextTable(
+        path=name,
+        data=data,
+        sep=sep,
+        header=tuple(head),
+        header_line=1,
+        line_numbers=np.arange(2, 2 + n_rows, dtype=np.int64),
+        checked=False,
     )
 
 

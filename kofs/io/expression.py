@@ -18,10 +18,18 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from kofs.errors import InputError, ParameterError
+from kofs.errors import InputError, KofsError, ParameterError
 from kofs.io._matrix_formats import plain_table
 from kofs.io._numeric_table import NUMBER, BadCell, read_columns
-from kofs.io._table import MISSING_TOKENS, TextTable, display_name, read_bytes, scan_table
+from kofs.io._table import (
+    MISSING_TOKENS,
+    RowsNotChecked,
+    TextTable,
+    display_name,
+    quick_scan,
+    read_bytes,
+    scan_table,
+)
 from kofs.types import Expression
 
 log = logging.getLogger(__name__)
@@ -222,6 +230,50 @@ def _parse(
         row, col = np.argwhere((values > HUGE) | (values < -HUGE))[0]  # first in file order
         huge = (int(row), n_id + int(col), table.cell(int(row), n_id + int(col)).strip())
     return ids, values, huge
+
+
+def _scan_and_parse(path, data, fmt, fixed_ids, gene_column, decimal, threads):
+    """(table, number of id columns, index of the gene column or None, parsed columns): a
+    quick scan first (plain files), the full scan when the parser meets a row the quick scan
+    did not check (or a blank row)."""
+    name = display_name(path)
+    quick = quick_scan(path, data) if fmt is None else None
+    for table in (quick, None):
+        if table is None:
+            table = scan_table(path, unique_columns=False, data=data)
+        try:
+            if decimal == "," and table.sep == "," and b'"' not in table.data:
+                raise ParameterError(
+                    "decimal=',' (--decimal ,) needs a tab- or semicolon-delimited file (or "
+                    'quoted numbers such as "1,5"), but this one is comma-delimited',
+                    path=name,
+                )
+            gene_idx = None
+            if gene_column is not None:
+                gene_idx = _find_column(table.header, gene_column, path=name, option="gene_column")
+            if fixed_ids is not None and (gene_idx is None or gene_idx < fixed_ids):
+                n_id = fixed_ids  # GCT / series matrix: the format says which columns are metadata
+            else:
+                n_id = _id_column_count(table, gene_idx)
+            parsed = _parse(table, n_id, decimal, threads)
+        except (RowsNotChecked, KofsError):
+            if table.checked:
+                raise
+            continue  # the full scan reports the file's first problem (a ragged row first)
+        if table.checked or not _blank_rows(parsed[0], parsed[1]):
+            return table, n_id, gene_idx, parsed
+    raise AssertionError("unreachable")  # the full scan's table is checked
+
+
+def _blank_rows(ids: list[list[str]], values: np.ndarray) -> bool:
+    """Whether a row has no id and no value (a line of delimiters only, which
+    :func:`~kofs.io._table.scan_table` skips as blank)."""
+    if not ids:
+        return False
+    empty = np.ones(values.shape[0], dtype=bool)
+    for col in ids:
+        empty &= np.fromiter((not v.strip() for v in col), dtype=bool, count=len(col))
+    return bool(empty.any()) and bool(np.isnan(values[empty]).all(axis=1).any())
 
 
 class _Layout:
@@ -510,22 +562,10 @@ def read_expression(
     data, fmt, fixed_ids = plain_table(read_bytes(path), name)
     if fmt is not None and genes_in is None:
         genes_in = "rows"  # GCT and series matrices put genes in rows
-    table = scan_table(path, unique_columns=False, data=data)
+    table, n_id, gene_idx, (ids, values, huge) = _scan_and_parse(
+        path, data, fmt, fixed_ids, gene_column, decimal, threads
+    )
     del data
-    if decimal == "," and table.sep == "," and b'"' not in table.data:
-        raise ParameterError(
-            "decimal=',' (--decimal ,) needs a tab- or semicolon-delimited file (or quoted "
-            'numbers such as "1,5"), but this one is comma-delimited',
-            path=name,
-        )
-    gene_idx = None
-    if gene_column is not None:
-        gene_idx = _find_column(table.header, gene_column, path=name, option="gene_column")
-    if fixed_ids is not None and (gene_idx is None or gene_idx < fixed_ids):
-        n_id = fixed_ids  # GCT / series matrix: the format says which columns are metadata
-    else:
-        n_id = _id_column_count(table, gene_idx)
-    ids, values, huge = _parse(table, n_id, decimal, threads)
     header, line_numbers = table.header, table.line_numbers
     del table  # the raw text is no longer needed
     row_col = 0 if gene_idx is None else gene_idx
