@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import math
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -100,17 +102,23 @@ print("CALL", time.perf_counter() - t0)
 """
 
 
-def _child(code: str, *, env: dict | None = None, cwd: Path | None = None) -> tuple[float, float]:
-    """(wall seconds of a fresh interpreter running ``code``, the seconds it printed as CALL)."""
+def _child(
+    code: str, *, env: dict | None = None, cwd: Path | None = None
+) -> tuple[float, float, float]:
+    """(wall seconds of a fresh interpreter running ``code``, the seconds it printed as CALL,
+    its CPU seconds: user + sys, which on a loaded machine do not count the waits for a core)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=cwd
     )
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark child failed: {proc.stderr.strip()[-1500:]}")
     call = [float(x.split()[1]) for x in proc.stdout.splitlines() if x.startswith("CALL ")]
-    return wall, call[-1] if call else float("nan")
+    return wall, call[-1] if call else float("nan"), cpu
 
 
 def _env(pythonpath: Path, caches: Path | None = None) -> dict:
@@ -130,61 +138,78 @@ _OLD = "from kofs.cli import main\nsys.exit(main())"
 
 
 def measure(path: Path, *, rounds: int, release: Path | None, work: Path) -> dict[str, list]:
-    """Alternating rounds of every variant on ``path``; each value a list over the rounds."""
+    """Alternating rounds of every variant on ``path``; each value a list over the rounds
+    (``KEY cpu``: the CPU seconds of the same runs)."""
     now = _env(ROOT)
     times: dict[str, list] = {}
 
-    def add(key, value):
-        times.setdefault(key, []).append(value)
+    def add(key, wall, cpu):
+        times.setdefault(key, []).append(wall)
+        times.setdefault(f"{key} cpu", []).append(cpu)
 
     for r in range(rounds):
-        wall, call = _child(
-            _TIMED.format(
-                body=f"import pandas as pd\npd.read_csv({str(path)!r}, sep='\\t', index_col=0)"
-            ),  # fmt: skip
-            env=now,
-            cwd=work,
-        )
-        add("pandas", wall)
-        wall, call = _child(
+        code = f"import pandas as pd\npd.read_csv({str(path)!r}, sep='\\t', index_col=0)"
+        wall, _, cpu = _child(code, env=now, cwd=work)
+        add("pandas", wall, cpu)
+        wall, call, cpu = _child(
             "import time\nt1 = time.perf_counter()\nimport pyarrow.csv as c\n"
             f"c.read_csv({str(path)!r}, parse_options=c.ParseOptions(delimiter='\\t'))\n"
             "print('CALL', time.perf_counter() - t1)",
             env=now,
             cwd=work,
         )
-        add("pyarrow", wall)
-        add("arrow read", call)
-        wall, call = _child(
+        add("pyarrow", wall, cpu)
+        times.setdefault("arrow read", []).append(call)
+        wall, call, cpu = _child(
             "import time\nfrom kofs.io.expression import read_expression\n"
             f"t1 = time.perf_counter()\nread_expression({str(path)!r})\n"
             "print('CALL', time.perf_counter() - t1)",
             env=now,
             cwd=work,
         )
-        add("kofs read", wall)
-        add("kofs read call", call)
+        add("kofs read", wall, cpu)
+        times.setdefault("kofs read call", []).append(call)
         caches = work / f"caches-{r}"
         shutil.rmtree(caches, ignore_errors=True)
         for key in ("kofs first", "kofs second"):
             out = work / f"out-{key.split()[1]}"
             shutil.rmtree(out, ignore_errors=True)
-            add(key, _child(_rank_code(path, out, _NOW), env=_env(ROOT, caches), cwd=work)[0])
+            wall, _, cpu = _child(_rank_code(path, out, _NOW), env=_env(ROOT, caches), cwd=work)
+            add(key, wall, cpu)
         if release is not None:
             out = work / "out-release"
             shutil.rmtree(out, ignore_errors=True)
-            add("first release", _child(_rank_code(path, out, _OLD), env=_env(release),
-                                        cwd=work)[0])  # fmt: skip
+            wall, _, cpu = _child(_rank_code(path, out, _OLD), env=_env(release), cwd=work)
+            add("first release", wall, cpu)
     return times
 
 
-def help_times(rounds: int, work: Path) -> list[float]:
+def help_times(rounds: int, work: Path) -> list[tuple[float, float]]:
+    """(wall, CPU) seconds of ``kofs rank --help`` in fresh interpreters."""
     code = "import sys\nsys.argv = ['kofs', 'rank', '--help']\n" + _NOW
-    return [_child(code + "\n", env=_env(ROOT), cwd=work)[0] for _ in range(rounds)]
+    runs = [_child(code + "\n", env=_env(ROOT), cwd=work) for _ in range(rounds)]
+    return [(wall, cpu) for wall, _, cpu in runs]
 
 
 COLUMNS = ("pandas", "pyarrow", "arrow read", "kofs read", "kofs read call", "kofs first",
            "kofs second", "first release")  # fmt: skip
+
+
+CPU_COLUMNS = ("pandas", "pyarrow", "kofs read", "kofs first", "kofs second", "first release")
+
+
+def cpu_table(results: dict[str, dict[str, list]]) -> str:
+    """Median CPU seconds (user + sys) of the same runs."""
+    head = f"{'CPU s':<8}" + "".join(f"{c:>15}" for c in CPU_COLUMNS) + f"{'now/release':>13}"
+    lines = [head, "-" * len(head)]
+    for size, t in results.items():
+        med = {k: statistics.median(v) for k, v in t.items()}
+        cells = "".join(
+            f"{med[c + ' cpu']:>14.2f}s" if c + " cpu" in med else f"{'-':>15}" for c in CPU_COLUMNS
+        )
+        rel = med.get("kofs second cpu", math.nan) / med.get("first release cpu", math.nan)
+        lines.append(f"{size:<8}{cells}{rel:>13.2f}")
+    return "\n".join(lines)
 
 
 def table(results: dict[str, dict[str, list]], shapes: dict[str, tuple[int, int]]) -> str:
@@ -251,7 +276,8 @@ def run() -> list[dict]:
         {"benchmark": "  first run (empty caches) / second run",
          "value": med["kofs first"] / med["kofs second"], "unit": "ratio", "target": 1.2},
         {"benchmark": "kofs rank --help (fresh process, median)",
-         "value": statistics.median(helps), "unit": "s", "target": 0.5},
+         "value": statistics.median(w for w, _ in helps), "unit": "s", "target": 0.5,
+         "note": f"CPU {statistics.median(c for _, c in helps):.2f} s"},
     ]  # fmt: skip
     if "first release" in med:
         rows.insert(1, {"benchmark": f"  / first release ({FIRST_RELEASE}), same command",
@@ -278,8 +304,11 @@ def main(argv: list[str] | None = None) -> int:
         log=lambda s: print(s, flush=True),
     )  # fmt: skip
     print(table(results, shapes))
-    print(f"kofs rank --help: median {statistics.median(helps):.2f} s, best {min(helps):.2f} s "
-          f"({len(helps)} runs)")  # fmt: skip
+    print()
+    print(cpu_table(results))
+    walls, cpus = [w for w, _ in helps], [c for _, c in helps]
+    print(f"\nkofs rank --help: wall median {statistics.median(walls):.2f} s (best "
+          f"{min(walls):.2f} s), CPU median {statistics.median(cpus):.2f} s, {len(helps)} runs")  # fmt: skip
     print(f"# {_load()} at the end")
     return 0
 
