@@ -29,9 +29,11 @@ __all__ = ["NUMBER", "BadCell", "number_pattern", "read_columns"]
 #: A number with a decimal point (case-insensitive; ASCII digits only).
 NUMBER = r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)"
 #: A table with more columns than this is parsed as one block by one thread: pyarrow's cost
-#: per (block, column) then outweighs what the threads gain (measured on 271 x 47,192: 0.9 s
-#: in one block, 1.9-10 s in blocks of 64-1 MB).
+#: per (block, column) then outweighs what threads gain (47,193 columns x 271 rows, 49 MB:
+#: 0.9 s as one block on one thread, 1.9 s on two threads, 10.5 s in blocks of 1 MB).
 WIDE = 4096
+#: Block of a multi-threaded parse (271 x 47,192 genes in rows: 2 MB blocks were faster than
+#: 1, 4, 8 or 64 MB ones on 2 cores).
 _BLOCK = 2 << 20
 _BLANKS = " \t"
 
@@ -118,7 +120,7 @@ def _read(table: TextTable, n_text: int, **kw) -> Any:
 
 def _to_array(columns: Any, n_rows: int, order: str) -> np.ndarray:
     """float64 (n_rows, n_columns) of a table of float64 columns; nulls become NaN."""
-    out = np.empty((n_rows, columns.num_columns), dtype=np.float64, order=order)  # type: ignore[call-overload]
+    out = np.empty((n_rows, columns.num_columns), dtype=np.float64, order=order)
     if columns.num_columns == 0:
         return out
     pos = 0
@@ -177,8 +179,8 @@ def read_columns(
     Parameters
     ----------
     table : TextTable
-        A scanned table (:func:`kofs.io._table.scan_table`): every data row has as many
-        fields as the header.
+        A scanned table (:func:`kofs.io._table.scan_table`, or
+        :func:`~kofs.io._table.quick_scan` whose rows the parser checks).
     n_text : int
         Number of leading text (identifier) columns.
     decimal : {".", ","}
@@ -202,6 +204,9 @@ def read_columns(
         The first numeric cell outside the grammar, in file order.
     InputError
         The table cannot be parsed (an unclosed quote, a damaged line).
+    RowsNotChecked
+        A row of another length than the header in a table from
+        :func:`~kofs.io._table.quick_scan`.
     """
     kw = {"decimal": decimal, "threads": threads}
     parsed = _read(table, n_text, as_text=False, **kw)
