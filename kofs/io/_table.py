@@ -7,6 +7,9 @@
 * :func:`scan_table` — finds the header, sniffs the delimiter (tab or comma), checks that every
   row has as many fields as the header (naming the first ragged line) and records the file line
   of every data row, so readers can point at ``file:line``.
+* :func:`quick_scan` — the same for a file that needs none of the scan's edits, from its header
+  and first row only; its parser checks the other rows and falls back to :func:`scan_table`
+  (:class:`RowsNotChecked`).
 * :func:`read_table` — a :class:`pandas.DataFrame` of stripped strings built on the scan.
 
 A header one field shorter than every data row (R's ``write.table`` layout) gets an empty name
