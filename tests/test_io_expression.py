@@ -70,7 +70,7 @@ def test_not_gzip_and_truncated_gzip(testdata):
 
 def test_gzip_members_and_damage(tmp_path):
     """ISA-L decompresses; every member is read; damage gets the gzip module's message."""
-    text = "g\ta\tb\nA\t1\t2\nB\t3\t5\nC\t4\t4\n".encode()
+    text = b"g\ta\tb\nA\t1\t2\nB\t3\t5\nC\t4\t4\n"
     p = tmp_path / "m.tsv.gz"
     p.write_bytes(gzip.compress(text[:12], mtime=0) + gzip.compress(text[12:], mtime=0))
     np.testing.assert_array_equal(read_expression(p).values, [[1, 3, 4], [2, 5, 4]])
