@@ -394,6 +394,19 @@ def test_split_half_on_all_lineage_reduced(shared_data, tmp_path):
     assert t.loc["Fisher", "kind"] == "data" and t.loc["Default", "kind"] == "aggregation"
     # the data lists do not use the seeds: the null changes nothing for them
     assert (t.loc[["SPEC", "Fisher"], "diff_null"] == 0).all()
-    # relevance voting from half the cancer genes finds the other half beyond the data lists
-    # and beyond random seeds
-    assert t.loc["GO-REL-VOTE", "diff_best_data"] > 3 and t.loc["GO-REL-VOTE", "diff_null"] > 3
+    # pathway relevance voting from half the cancer genes finds the other half beyond the data
+    # lists and beyond random seeds (measured 19 vs Fisher 5 and null 8)
+    row = t.loc["Pathway-REL-VOTE"]
+    assert row["diff_best_data"] > 5 and row["diff_null"] > 5
+    # propagation puts its seeds first: none of the held-out genes reaches its top 50
+    assert t.loc["GO-REL-PROP", "recovered"] <= 1
+
+
+@pytest.mark.parametrize("name", ["all_lineage_split", "all_bcell_molbio_disjoint_split"])
+def test_shipped_split_configs_are_valid_and_use_the_default_aggregator(name):
+    from kofs.reproduce import read_config
+
+    cfg = read_config(REPO / "configs" / f"{name}.yaml")
+    assert cfg["split_known"]["set"] in cfg["known_genes"]
+    methods = [a.get("method") for a in cfg["aggregations"]]
+    assert None in methods and "reliability" not in methods  # the default, by omission
