@@ -7,7 +7,10 @@ folder (``shared`` key, overridden by the ``KOFS_SHARED`` environment variable p
 ``shared/`` folder). The run reads every source once, builds the lists and aggregations on all
 samples (book protocol) and, when asked, on the training samples of every fold (honest
 protocol), evaluates them (:func:`kofs.evaluate.evaluate`) and writes the tables, figures, the
-book's Table 6.5 beside ours and ``report.html`` (see configs/ and docs/results-all.md).
+book's Table 6.5 beside ours and ``report.html`` (see configs/ and docs/results-all.md). A
+``split_known`` section adds the split-half evaluation of a known set
+(:mod:`kofs.evaluate.split`): the lists and aggregations rebuilt from the gene sets without a
+held-out half, scored on it, against the Fisher list and a random-seed null.
 """
 
 from __future__ import annotations
@@ -293,7 +296,8 @@ def run_experiment(
     output : str, optional
         Output folder (default: the config's ``output``).
     quick : bool
-        Reduced run: at most 1,000 genes, 3 folds x 1 repeat, 1-NN only.
+        Reduced run: at most 1,000 genes, 3 folds x 1 repeat, 1-NN only, at most 2
+        split-half repeats and 2 null draws.
     threads : int, optional
         Cap on BLAS threads.
     """
