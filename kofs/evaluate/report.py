@@ -96,8 +96,9 @@ def write_evaluation(
     extra_files : mapping of str to str, optional
         More text files written into the folder, by name.
     split_half : SplitHalfResult, optional
-        Written as ``split_half.tsv`` (summary) and ``split_half_draws.tsv`` (every draw), its
-        settings into ``evaluation.json``, and a report section.
+        Written as ``split_half.tsv`` (summary), ``split_half_draws.tsv`` (every draw) and
+        ``split_half.md`` (the at-a-glance table), its settings into ``evaluation.json``, and
+        a report section.
 
     Returns
     -------
@@ -131,6 +132,7 @@ def write_evaluation(
         if split_half is not None:
             (tmp / "split_half.tsv").write_text(_tsv(split_half.table))
             (tmp / "split_half_draws.tsv").write_text(_tsv(split_half.draws))
+            (tmp / "split_half.md").write_text(_markdown(split_half_glance(split_half)))
             record["split_half"] = split_half.settings
         if provenance:
             record["provenance"] = dict(provenance)
@@ -260,13 +262,22 @@ def _page(
         "<a href='accuracy.tsv'>accuracy.tsv</a>, <a href='evaluation.json'>evaluation.json</a>"
         + (
             ", <a href='split_half.tsv'>split_half.tsv</a>, "
-            "<a href='split_half_draws.tsv'>split_half_draws.tsv</a>"
+            "<a href='split_half_draws.tsv'>split_half_draws.tsv</a>, "
+            "<a href='split_half.md'>split_half.md</a>"
             if split_half is not None
             else ""
         )
         + ".</p>"
     )
     return page(title, parts)
+
+
+def _markdown(df) -> str:
+    rows = [[str(c) for c in df.columns]] + [
+        [str(v) for v in r] for r in df.itertuples(index=False)
+    ]
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join([lines[0], "|" + "---|" * len(df.columns), *lines[1:]]) + "\n"
 
 
 def split_half_glance(result: SplitHalfResult, *, k: int | None = None):
