@@ -283,7 +283,6 @@ def _config(tmp_path: Path, **extra) -> Path:
     return p
 
 
-@pytest.mark.slow  # ~3-6 s: a reproduction with 4 builds of the catalogue
 def test_reproduce_writes_the_split_half_section(tmp_path):
     run_experiment(_config(tmp_path))
     out = tmp_path / "out"
@@ -333,7 +332,6 @@ def _rank_output(tmp_path: Path) -> tuple[dict[str, str], Path]:
     return f, out
 
 
-@pytest.mark.slow  # ~3-6 s: kofs rank, then 2 re-runs of it and the evaluation
 def test_cli_evaluate_split_known(tmp_path):
     f, run = _rank_output(tmp_path)
     out = tmp_path / "eval"
