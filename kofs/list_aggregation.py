@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from kofs.aggregate import aggregate
 from kofs.errors import InputError, ParameterError, short_repr
 from kofs.io.gene_lists import (
     DIRECTIONS,
@@ -245,6 +244,8 @@ def aggregate_lists(
         lists with the same name, a list with no gene in the universe, a universe smaller than
         the lists' genes.
     """
+    from kofs.aggregate import aggregate
+
     t0 = time.perf_counter()
     if direction is not None and direction not in DIRECTIONS:
         raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")

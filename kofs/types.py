@@ -8,15 +8,13 @@ All are frozen dataclasses; their arrays are made read-only on construction. Kno
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
-from kofs._chunked import is_dask
-from kofs._matrix import as_csr, csr_problem
 from kofs._ranks import average_ranks
 from kofs.errors import InputError
 
@@ -30,6 +28,22 @@ __all__ = [
     "Ranking",
     "AggregateRanking",
 ]
+
+
+def _is_sparse(x: Any) -> bool:
+    """``scipy.sparse.issparse(x)``, without importing scipy: a sparse matrix exists only
+    once scipy.sparse was imported (``kofs --help`` and dense runs stay free of it)."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and bool(sparse.issparse(x))
+
+
+def _is_dask(x: Any) -> bool:
+    """:func:`kofs._chunked.is_dask`, imported (with scipy.sparse) only for a non-ndarray."""
+    if isinstance(x, np.ndarray):
+        return False
+    from kofs._chunked import is_dask
+
+    return is_dask(x)
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -81,12 +95,16 @@ class Expression:
         )
 
     def __post_init__(self) -> None:
-        if sp.issparse(self.values):
+        if _is_sparse(self.values):
+            import scipy.sparse as sp
+
+            from kofs._matrix import as_csr, csr_problem
+
             problem = csr_problem(sp.csr_matrix(self.values))
             if problem:  # before any kernel indexes with its arrays; the file is named
                 raise InputError(f"malformed sparse matrix ({problem})", path=self.source)
             v = as_csr(self.values)
-        elif is_dask(self.values):
+        elif _is_dask(self.values):
             v = self.values  # chunked over the cells, stays lazy (kofs._chunked)
             if v.ndim != 2:
                 raise ValueError("Expression.values must be 2-D (samples x genes)")
@@ -120,12 +138,12 @@ class Expression:
     @property
     def is_sparse(self) -> bool:
         """True when ``values`` is a scipy.sparse CSR matrix."""
-        return sp.issparse(self.values)
+        return _is_sparse(self.values)
 
     @property
     def is_chunked(self) -> bool:
         """True when ``values`` is a dask array (chunked over the cells, computed lazily)."""
-        return is_dask(self.values)
+        return _is_dask(self.values)
 
     def gene_index(self) -> dict[str, int]:
         """Map gene id -> column index."""
@@ -229,7 +247,9 @@ class SampleSimilarity:
 
     def __post_init__(self) -> None:
         m = self.matrix
-        if sp.issparse(m):
+        if _is_sparse(m):
+            import scipy.sparse as sp
+
             m = sp.csr_matrix(m, dtype=np.float64)
         else:
             m = _frozen(np.asarray(m, dtype=np.float64))
@@ -241,7 +261,7 @@ class SampleSimilarity:
 
     @property
     def is_sparse(self) -> bool:
-        return sp.issparse(self.matrix)
+        return _is_sparse(self.matrix)
 
     def degrees(self) -> np.ndarray:
         """Row sums d = S 1."""
@@ -274,6 +294,8 @@ class FeatureRelation:
         )
 
     def __post_init__(self) -> None:
+        import scipy.sparse as sp
+
         object.__setattr__(self, "matrix", sp.csr_matrix(self.matrix, dtype=np.float64))
         object.__setattr__(self, "genes", _ids(self.genes))
         if self.matrix.shape != (len(self.genes), len(self.genes)):
@@ -312,6 +334,8 @@ class FeatureFunctions:
         )
 
     def __post_init__(self) -> None:
+        import scipy.sparse as sp
+
         object.__setattr__(self, "incidence", sp.csr_matrix(self.incidence, dtype=np.float64))
         object.__setattr__(self, "genes", _ids(self.genes))
         object.__setattr__(self, "terms", _ids(self.terms))

@@ -145,6 +145,7 @@ def read_data(config: RunConfig) -> tuple[Expression, SampleCategories | None]:
         duplicates=i.duplicate_genes,
         missing=i.missing_values,
         decimal=i.decimal,
+        threads=config.resources.threads,
     )
     if categories is not None:
         expr, categories = align_labels(

@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import chi2
 
 __all__ = [
     "agreement_matrix",
@@ -81,9 +80,11 @@ def percentile_intervals(samples: np.ndarray, level: float = LEVEL) -> np.ndarra
 
 def identification(gain: float, n_lists: int, level: float = LEVEL) -> tuple[bool, float]:
     """(identified, threshold): ``2 * gain >= chi2.ppf(level, L - 1)``."""
+    from scipy.special import gammaincinv  # chi2.ppf(p, k) = 2 gammaincinv(k/2, p), as scipy
+
     if n_lists < 2:
         return True, 0.0
-    threshold = float(chi2.ppf(level, n_lists - 1))
+    threshold = float(2.0 * gammaincinv((n_lists - 1) / 2.0, level))
     return bool(2.0 * gain >= threshold), threshold
 
 

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cholesky, solve_triangular
-from scipy.optimize import nnls
 
 from kofs.aggregate.diagnostics import identification, percentile_intervals
 from kofs.errors import ParameterError
@@ -194,6 +193,8 @@ def _newton_update(P: np.ndarray, pi: np.ndarray, q: np.ndarray) -> tuple[np.nda
     Armijo search on that normalised likelihood keeps every iterate on the simplex. Should the
     factorisation or NNLS fail, the step falls back to one EM step.
     """
+    from scipy.optimize import nnls  # scipy.optimize: imported by the step that needs it
+
     K, L = P.shape
     S = P / q[:, None]
     grad = S.sum(axis=0)  # gradient of l at pi

@@ -23,6 +23,38 @@ def _ints(value: str, option: str) -> list[int]:
         ) from None
 
 
+_SPLIT_OPTIONS = ("split_repeats", "split_fraction", "split_null", "split_top", "split_reference")
+
+
+def _split_settings(name, repeats, fraction, null, top, reference, seed, known):
+    """The split-half settings (checked before any work), or None without --split-known."""
+    from kofs.cli._group import option_given
+    from kofs.evaluate.split import SplitHalf
+
+    if name is None:
+        given = [o for o in _SPLIT_OPTIONS if option_given(o)]
+        if given:
+            raise ParameterError(
+                f"--{given[0].replace('_', '-')} needs --split-known NAME (a --known-genes set)"
+            )
+        return None
+    names = [spec.split("=", 1)[0].strip() for spec in known]
+    if name not in names:
+        raise ParameterError(
+            f"--split-known {name!r} is not a --known-genes set"
+            + (f"; sets: {', '.join(names)}" if names else "; add --known-genes NAME=FILE")
+        )
+    return SplitHalf(
+        name,
+        repeats=repeats,
+        fraction=fraction,
+        null_repeats=null,
+        top=tuple(_ints(top, "--split-top")),
+        seed=seed,
+        reference=reference,
+    )
+
+
 @main.command("evaluate")
 @click.argument("rankings", nargs=-1, required=True, type=UserPath(exists=False))
 @click.argument("expression", type=FILE)
@@ -98,6 +130,46 @@ def _ints(value: str, option: str) -> list[int]:
     help="book: rank on all samples; honest: re-run each input's ranking inside every training fold.",
 )
 @click.option(
+    "--split-known",
+    default=None,
+    metavar="NAME",
+    help="Split-half evaluation of the --known-genes set NAME: re-run each input from its "
+    "relevant genes without a held-out part, count the held-out genes in every top k.",
+)
+@click.option(
+    "--split-repeats",
+    type=click.IntRange(1, 1000),
+    default=5,
+    show_default=True,
+    help="Random splits of --split-known.",
+)
+@click.option(
+    "--split-fraction",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="Share of the --split-known genes held out (strictly between 0 and 1).",
+)
+@click.option(
+    "--split-null",
+    type=click.IntRange(0, 1000),
+    default=5,
+    show_default=True,
+    help="Random-seed null draws: relevant genes replaced by random genes outside the set.",
+)
+@click.option(
+    "--split-top",
+    default="10,30,50,100",
+    show_default=True,
+    help="Top-k sizes of the split-half counts.",
+)
+@click.option(
+    "--split-reference",
+    default=None,
+    metavar="LIST",
+    help="List the others are compared with (default: the Fisher score list, if any).",
+)
+@click.option(
     "--go", type=FILE, default=None, help="GO OBO file: enables Sim_anno (with --go-annotations)."
 )
 @click.option(
@@ -142,6 +214,12 @@ def evaluate_cmd(
     repeats,
     groups,
     protocol,
+    split_known,
+    split_repeats,
+    split_fraction,
+    split_null,
+    split_top,
+    split_reference,
     go,
     go_annotations,
     sim_anno,
@@ -160,6 +238,10 @@ def evaluate_cmd(
     from kofs.cli._progress import cli_progress
 
     top_ks, classifier_names = _ints(top, "--top"), split_names(classifiers)  # before any work
+    split = _split_settings(
+        split_known, split_repeats, split_fraction, split_null, split_top, split_reference, seed,
+        known,
+    )  # fmt: skip
     inputs = [*rankings, expression, labels, go, go_annotations]
     # checked before any work: an ignored --cache-dir warns, a cache inside -o is refused
     cache = open_cache(
@@ -212,6 +294,7 @@ def evaluate_cmd(
             n_repeats=repeats,
             seed=seed,
             progress=progress,
+            split=split,
             inputs={
                 "expression": expression,
                 "labels": labels,

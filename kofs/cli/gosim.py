@@ -1,5 +1,5 @@
 """``kofs gosim``: GO semantic similarity between genes, written as a genes x genes TSV, or
-binary (``.npz``; ``.parquet`` with pyarrow) for large gene lists."""
+binary (``.npz`` or ``.parquet``) for large gene lists."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import click
 
 from kofs.cli._group import main
 from kofs.cli._options import LazyChoice, UserPath
-from kofs.errors import CoverageError, InputError, ParameterError
+from kofs.errors import CoverageError, InputError
 
 log = logging.getLogger(__name__)
 
@@ -29,19 +29,11 @@ def _read_go_ids(path: str) -> list[str]:
 
 
 def _output_format(out: str) -> str:
-    """``tsv``, ``npz`` or ``parquet`` from the output name; parquet needs pyarrow (checked
-    before any work)."""
+    """``tsv``, ``npz`` or ``parquet`` from the output name."""
     low = out.lower()
     if low.endswith(".npz"):
         return "npz"
     if low.endswith(".parquet"):
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise ParameterError(
-                f"-o {out}: writing parquet needs the pyarrow package (pip install pyarrow); "
-                "or write a .npz file"
-            ) from None
         return "parquet"
     return "tsv"
 
@@ -99,8 +91,8 @@ def _write_matrix(fh, genes: list[str], values) -> None:
     "out",
     required=True,
     help="Output: genes x genes TSV (gene ids as first column and header), - for stdout, "
-    "or binary by extension: .npz (arrays 'similarity' and 'genes'; numpy.load) or .parquet "
-    "(needs pyarrow). Use .npz for thousands of genes.",
+    "or binary by extension: .npz (arrays 'similarity' and 'genes'; numpy.load) or .parquet. "
+    "Use .npz for thousands of genes.",
 )
 @click.option(
     "--measure",

@@ -17,7 +17,11 @@ from kofs.cli._options import UserPath, threads_option
     default=None,
     help="Output folder (default: the config's 'output', else 'results' beside it).",
 )
-@click.option("--quick", is_flag=True, help="Reduced run: <= 1,000 genes, 3 folds, 1-NN only.")
+@click.option(
+    "--quick",
+    is_flag=True,
+    help="Reduced run: <= 1,000 genes, 3 folds, 1-NN only, <= 2 split-half repeats and null draws.",
+)
 @threads_option("Cap on BLAS threads.")
 def reproduce_cmd(config: str, output: str | None, quick: bool, threads: int | None) -> None:
     """Build the KOFS lists and aggregations of CONFIG, evaluate them as book Table 6.5 does

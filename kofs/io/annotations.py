@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from kofs.cache import file_sha256
 from kofs.errors import InputError, ParameterError
@@ -141,6 +140,8 @@ class GOAnnotations:
         Rows whose GO id is unknown to the ontology or obsolete are dropped with one warning
         giving their count.
         """
+        import pandas as pd
+
         codes, uniques = pd.factorize(self.terms)
         primary = {t: ontology.primary(t) for t in uniques}
         mapped = np.array([primary[t] or "" for t in uniques] + [""], dtype=object)

@@ -19,11 +19,11 @@ Contract of :func:`as_expression` (what ``kofs.rank`` accepts as its matrix):
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from kofs._chunked import is_dask
@@ -43,7 +43,7 @@ GENE_INDEX_NAMES = frozenset(
 )  # fmt: skip
 
 
-def dataframe_genes_in(df: pd.DataFrame, sample_ids: Sequence[str] | None = None) -> str:
+def dataframe_genes_in(df: Any, sample_ids: Sequence[str] | None = None) -> str:
     """``"rows"`` when the genes of ``df`` are its rows, else ``"columns"``: the axis that
     holds more of the ``sample_ids`` (of the labels) holds the samples; else an index named
     like a gene id column (:data:`GENE_INDEX_NAMES`) means genes as rows; else samples as
@@ -115,7 +115,9 @@ def as_expression(
         return data, None
     if genes_in not in (None, "rows", "columns"):
         raise ParameterError(f"genes_in must be 'rows' or 'columns', got {genes_in!r}")
-    if isinstance(data, pd.DataFrame):
+    pandas = sys.modules.get("pandas")  # a DataFrame exists only once pandas was imported
+    if pandas is not None and isinstance(data, pandas.DataFrame):
+        pd = pandas
         bad = [str(c) for c in data.columns if not pd.api.types.is_numeric_dtype(data[c])]
         if bad:
             raise InputError(

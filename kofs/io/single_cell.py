@@ -31,18 +31,19 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from kofs._matrix import csr_problem
 from kofs.errors import InputError, ParameterError
 from kofs.io._open import table_errors
 from kofs.io.expression import guess_namespace
-from kofs.io.matrix_market import read_coordinate
 from kofs.types import Expression, SampleCategories
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "INSTALL_HINT",
@@ -208,6 +209,8 @@ def read_h5ad(path: str | os.PathLike, *, backed: bool = False) -> Any:
 
 
 def _string_columns(frame: pd.DataFrame) -> dict[str, list[str]]:
+    import pandas as pd
+
     out = {}
     for col in frame.columns:
         s = frame[col]
@@ -350,12 +353,16 @@ def labels_from_obs(
         raise ParameterError(
             f"obs column {column!r} not found{hint}; obs columns: {shown}", path=source
         )
+    import pandas as pd
+
     values = adata.obs[column]
     labels = ["" if pd.isna(v) else str(v) for v in values]
     return SampleCategories(labels, samples or [str(c) for c in adata.obs_names], name=column)
 
 
 def _read_tsv(path: Path, what: str) -> pd.DataFrame:
+    import pandas as pd
+
     with table_errors(path, what):
         return pd.read_csv(path, sep="\t", header=None, dtype=str, compression="infer")
 
@@ -407,6 +414,8 @@ def read_10x_mtx(folder: str | os.PathLike) -> Expression:
             path=str(folder),
         )
     _check_twins(folder, files)
+    from kofs.io.matrix_market import read_coordinate  # compiled check (numba)
+
     M = read_coordinate(files["matrix"])  # genes x cells
     features = _read_tsv(files["features"], "10x features file")
     barcodes = [str(b) for b in _read_tsv(files["barcodes"], "10x barcodes file")[0].tolist()]
