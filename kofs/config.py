@@ -31,6 +31,7 @@ import yaml
 
 from kofs.errors import InputError, ParameterError
 from kofs.options import SEED_MAX, THREADS_MAX, TOP_MAX, Option, as_mapping, build, opt, options_of
+from kofs.registry import DEFAULT_AGGREGATOR
 
 #: The newest defaults version (used when a config has no ``defaults`` key).
 DEFAULTS_VERSION = "5"
@@ -253,7 +254,7 @@ class AggregationConfig:
     aggregate: str = opt(
         "aggregate",
         "str",
-        "posterior",
+        DEFAULT_AGGREGATOR,
         help="How the lists are fused (see `kofs methods`; the book's EM: em).",
     )
     aggregate_param: dict[str, Any] = opt(

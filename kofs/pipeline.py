@@ -21,7 +21,6 @@ from threadpoolctl import threadpool_limits
 from kofs._chunked import GRAPH_MEMORY
 from kofs._matrix import column_range
 from kofs._ranks import constant_range
-from kofs.aggregate import DEFAULT_AGGREGATOR
 from kofs.aggregate import aggregate as aggregate_lists
 from kofs.aggregate.partial import partial_rank_matrix
 from kofs.canonical import canonical_inputs, canonicalize, restore_aggregate, restore_ranking
@@ -30,7 +29,7 @@ from kofs.errors import InputError, KofsError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
 from kofs.progress import Progress, task
 from kofs.rankers import estimate_ranker, run_ranker
-from kofs.registry import AGGREGATORS, RANKERS, resolve_params, unknown_message
+from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR, RANKERS, resolve_params, unknown_message
 from kofs.resources import check_memory, estimate_knn_graph, resolve_limit
 from kofs.sources import KnowledgeSources
 from kofs.types import (

@@ -15,7 +15,9 @@ def test_summary_on_terminal_only(monkeypatch, capsys):
     p = example_paths()
     expr = read_expression(p["expression"])
     src = read_sources(pathways=p["pathways"])
-    res = rank(expr, sources=src.only("pathways"), lists=["SPEC", "Pathway-FILT", "Pathway-REL-VOTE"])
+    res = rank(
+        expr, sources=src.only("pathways"), lists=["SPEC", "Pathway-FILT", "Pathway-REL-VOTE"]
+    )
     _summary.print_summary(res, top=3)  # stderr is not a terminal under pytest: nothing
     assert capsys.readouterr().err == ""
     fake = io.StringIO()

@@ -18,16 +18,12 @@ from threadpoolctl import threadpool_limits
 from kofs.aggregate.partial import complete_ranks, partial_rank_matrix
 from kofs.canonical import canonical_rows
 from kofs.errors import ParameterError
-from kofs.registry import AGGREGATORS, RANKERS, resolve_params
+from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR, RANKERS, resolve_params
 from kofs.types import AggregateRanking, Ranking
 
 from kofs.aggregate import _methods  # noqa: E402,F401  isort: skip  (registers every aggregator)
 
-__all__ = ["aggregate", "AGGREGATORS", "DEFAULT_AGGREGATOR"]
-
-#: The default fusion of every entry point (``kofs rank``, ``kofs aggregate``, :func:`aggregate`,
-#: the extra rows of ``kofs reproduce``): docs/aggregation.md, "Defaults".
-DEFAULT_AGGREGATOR = "posterior"
+__all__ = ["aggregate", "AGGREGATORS"]
 
 log = logging.getLogger(__name__)
 
@@ -383,7 +379,7 @@ def _diagnostics(
 
 
 #: Per-list entries of an aggregator's ``info`` (put back into the caller's list order).
-_PER_LIST_INFO = ("mu", "auc", "redundancy", "tempering")
+_PER_LIST_INFO = ("mu", "auc", "tempering")
 
 
 def _lists_back(diag: dict[str, Any], back: np.ndarray, names: Sequence[str]) -> dict[str, Any]:

@@ -151,7 +151,7 @@ def interval_terms(
     rho: float,
     *,
     scores: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Class terms of position intervals ``[ulo, uhi]`` (broadcast with ``mu``).
 
     ``scores``: the latent scores ``(s(ulo), s(uhi), s(mid))`` when already known (else
@@ -165,6 +165,9 @@ def interval_terms(
     mean1, mean0 : ndarray
         Mean latent score inside the interval for a relevant / a background gene (the
         truncated-normal means): the E-step statistics of mu and of the list correlations.
+    mean : ndarray
+        Mean latent score inside the interval under the mixture (the interval's point score;
+        the score itself for a narrow interval).
     """
     ulo = np.asarray(ulo, dtype=np.float64)
     uhi = np.asarray(uhi, dtype=np.float64)
@@ -181,6 +184,7 @@ def interval_terms(
         log_lr = mu * s_mid - 0.5 * mu * mu
     mean1 = s_mid.copy()
     mean0 = s_mid.copy()
+    mean = s_mid.copy()
     wide = ~narrow
     if wide.any():  # ties, censored and masked blocks: exact class probabilities and means
         a, b, m = s_bot[wide], s_top[wide], mu[wide]
@@ -190,8 +194,14 @@ def interval_terms(
             m1 = m + np.exp(_log_pdf(a - m) - log_p1) - np.exp(_log_pdf(b - m) - log_p1)
             m0 = np.exp(_log_pdf(a) - log_p0) - np.exp(_log_pdf(b) - log_p0)
             log_lr[wide] = log_p1 - log_p0
-        mean1[wide] = np.where(np.isfinite(m1), m1, s_mid[wide])
-        mean0[wide] = np.where(np.isfinite(m0), m0, s_mid[wide])
+        m1 = np.where(np.isfinite(m1), m1, s_mid[wide])
+        m0 = np.where(np.isfinite(m0), m0, s_mid[wide])
+        mean1[wide] = m1
+        mean0[wide] = m0
+        # rho P1 + (1 - rho) P0 = the interval's width: the class shares of the mixture mean
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            share = np.clip(rho * np.exp(log_p1) / np.maximum(uhi[wide] - ulo[wide], 1e-300), 0, 1)
+        mean[wide] = np.where(np.isfinite(share), share * m1 + (1 - share) * m0, s_mid[wide])
     # an empty or uninformative interval carries nothing
     log_lr = np.where(np.isfinite(log_lr), log_lr, 0.0)
-    return log_lr, mean1, mean0
+    return log_lr, mean1, mean0, mean

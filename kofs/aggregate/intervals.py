@@ -110,23 +110,31 @@ def code_intervals(
     code. Bins: the first ``single`` positions alone, then geometric (``n_bins`` in all)."""
     M, L = lo.shape
     edges = _bin_edges(M, n_bins, single)
+    nb = len(edges) - 1
     codes = np.empty((M, L), dtype=np.int64)
     los, his, owner = [], [], []
     offsets = np.zeros(L + 1, dtype=np.int64)
     total = 0
     for j in range(L):
         mid = 0.5 * (lo[:, j] + hi[:, j])
-        k = np.clip(np.searchsorted(edges, mid, side="right") - 1, 0, len(edges) - 2)
-        blo, bhi = edges[k], edges[k + 1]
-        wide = (hi[:, j] - lo[:, j]) > (bhi - blo) * (1 + 1e-9)
-        clo = np.where(wide, lo[:, j], blo)
-        chi = np.where(wide, hi[:, j], bhi)
-        _, first, inv = np.unique(clo + 1j * chi, return_index=True, return_inverse=True)
-        codes[:, j] = inv.ravel() + total
-        los.append(clo[first])
-        his.append(chi[first])
-        owner.append(np.full(first.size, j, dtype=np.int64))
-        total += first.size
+        k = np.clip(np.searchsorted(edges, mid, side="right") - 1, 0, nb - 1)
+        wide = (hi[:, j] - lo[:, j]) > (edges[k + 1] - edges[k]) * (1 + 1e-9)
+        used = np.unique(k[~wide])  # the bins of narrow observations
+        index = np.full(nb, -1, dtype=np.int64)
+        index[used] = np.arange(used.size)
+        code = index[k]
+        blo, bhi = edges[used], edges[used + 1]
+        if wide.any():  # own intervals, identical ones shared
+            pairs = np.column_stack([lo[wide, j], hi[wide, j]])
+            uniq, inv = np.unique(pairs, axis=0, return_inverse=True)
+            code[wide] = used.size + inv.ravel()
+            blo = np.concatenate([blo, uniq[:, 0]])
+            bhi = np.concatenate([bhi, uniq[:, 1]])
+        codes[:, j] = code + total
+        los.append(blo)
+        his.append(bhi)
+        owner.append(np.full(blo.size, j, dtype=np.int64))
+        total += blo.size
         offsets[j + 1] = total
     return Coded(
         codes,

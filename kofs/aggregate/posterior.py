@@ -3,41 +3,44 @@
 Model
 -----
 Every gene i is relevant (``Z_i = 1``) or background. Its prior probability of relevance is
-``pi_i = expit(x_i' beta)``: ``x_i`` holds gene-level covariates -- each knowledge list's
-position of the gene (``-log u - 1`` among the genes the source covers; 0, "no information",
-where it covers nothing), whether the source covers the gene, a study-bias covariate (how many
-annotations and interactions the gene has) and whether the gene is a known relevant gene. The
-coefficients are learned from the data evidence (FDR regression, Scott et al. 2015; covariate-
-assisted rank aggregation, Li, Yi & Liu 2022): knowledge that does not predict this
+``pi_i = expit(x_i' beta)``: ``x_i`` holds gene-level covariates (:mod:`kofs.aggregate.prior`:
+each knowledge list's normal score of the gene among the genes its source covers, whether the
+source covers the gene, a study-bias covariate, whether the gene is a known relevant gene).
+The coefficients are learned from the data evidence (FDR regression, Scott et al. 2015;
+covariate-assisted rank aggregation, Li, Yi & Liu 2022): knowledge that does not predict this
 experiment's evidence gets coefficients near 0, and the study-bias term takes what is due to a
 gene being well studied, so that being well studied earns nothing by itself.
 
 Each *data* list l (computed from the expression values, or brought by the user) ranks genes
-by a latent score ``N(mu_l, 1)`` for relevant genes and ``N(0, 1)`` for background genes,
-conditionally independent given Z (:mod:`kofs.aggregate.binormal`: the positions of a list are
-the quantiles of the mixture, so the model is consistent with a ranking being a permutation,
-as in BARD, Deng, Han, Li & Liu 2014). ``mu_l >= 0`` is the list's reliability (its AUC,
-``Phi(mu_l / sqrt 2)``, is the chance that it ranks a relevant gene above a background one);
-reversed and random lists are fitted at ``mu_l = 0``. Ties, partial lists (a gene absent from
-a top-k list lies "below the list") and masked observations are intervals of position with
-exact probabilities.
+by a latent score, ``N(0, 1)`` for background genes and ``N(mu_l, 1)`` for relevant ones
+(:mod:`kofs.aggregate.binormal`: a list's positions are the quantiles of the mixture, so the
+model is consistent with a ranking being a permutation, as BARD's is, Deng, Han, Li & Liu
+2014). ``mu_l >= 0`` is the list's reliability; its AUC ``Phi(mu_l / sqrt 2)`` is the chance
+that it ranks a relevant gene above a background one. Reversed and random lists are fitted at
+``mu_l = 0``. The lists' latent scores are jointly normal with a correlation matrix ``S``
+shared by both classes (a Gaussian copula: lists computed from the same data, or sharing false
+positives, are correlated also among background genes), so the evidence of gene i is the
+linear discriminant ``mu' S^-1 s_i - mu' S^-1 mu / 2``. Ties, partial lists (a gene absent from
+a top-k list lies "below the list") and masked observations are intervals of position: each
+list's own term is its exact interval likelihood ratio ``log LR_l``, and the correlation
+enters as the correction ``g' s_i - g' mu / 2`` with ``g = (S^-1 - I) mu`` on the interval's
+mean score (exact for untied genes; 0 when the lists are independent). Two copies of a list
+count once; a random list correlated with an informative one may cancel part of its noise.
+With sample labels a list's term may be tempered by ``v_l`` in [0, 1]
+(:mod:`kofs.aggregate.supervision`).
 
-Dependence between data lists is a composite-likelihood weight ``c_l = 1 / sum_k max(0,
-r_lk)^2`` (Varin, Reid & Firth 2011), r the correlation of the lists' latent background scores
-over all genes, weighted by ``1 - p_i``: two copies of a list count once. With sample labels a
-list may also carry a tempering weight ``v_l`` in [0, 1] (:mod:`kofs.aggregate.supervision`).
+The posterior log-odds of relevance is ``x_i' beta + sum_l v_l t_il`` (``t_il``: list l's term
+above); the fused score is that log-odds, the posterior its expit, the local fdr ``1 - p_i``,
+and the q-value the mean local fdr of the genes ranked up to gene i (Efron 2008; Storey 2003).
 
-The posterior log-odds of relevance is ``x_i' beta + sum_l v_l c_l log LR_l(obs_il)``; the
-fused score is that log-odds, the posterior its expit, the local fdr ``1 - p_i`` and the
-q-value the running mean of the sorted local fdrs (Efron 2008; Storey 2003).
-
-Fit: EM. E step: the posterior; M step: ``mu_l`` = the posterior-weighted mean latent score of
-the genes in their observed intervals (truncated-normal means), beta = one Newton step of the
-ridge-penalised logistic regression of the posterior on the covariates. The positions' latent
-scores follow the current (mu, rho), so each step solves the estimating equations whose root is
-the true parameter when the model holds. Iterations are accelerated by SQUAREM (Varadhan &
-Roland 2008). Sufficient statistics are binned (:func:`kofs.aggregate.intervals.code_intervals`);
-the final scores use every gene's exact interval.
+Fit: EM. E step: the posteriors; M step: ``mu_l`` = the posterior-weighted mean latent score of
+the genes in their observed intervals (truncated-normal means; the MLE of a class mean whatever
+S), S = the pooled within-class correlation of those scores, beta = one Newton step of the
+ridge-penalised logistic regression of the posteriors on the covariates. The positions' latent
+scores follow the current (mu, rho), so each step solves estimating equations whose root is the
+true parameter when the model holds. Iterations are accelerated by SQUAREM (Varadhan & Roland
+2008). Sufficient statistics are binned (:func:`kofs.aggregate.intervals.code_intervals`); the
+final scores use every gene's exact interval.
 
 References
 ----------
@@ -48,35 +51,37 @@ rankers. Stat Sci 37:1-23.
 Scott JG, Kelly RC, Smith MA, Zhou P, Kass RE (2015) False discovery rate regression. JASA 110.
 Varadhan R, Roland C (2008) Simple and globally convergent methods for accelerating the
 convergence of any EM algorithm. Scand J Stat 35:335-353.
-Varin C, Reid N, Firth D (2011) An overview of composite likelihood methods. Stat Sin 21:5-42.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit, logit, ndtr
+import scipy.sparse as sp
+from scipy.special import expit, logit, ndtr, ndtri
 
 from kofs.aggregate.binormal import GRID_Q, grid_scores, interval_terms, mixture_scores, score_grid
 from kofs.aggregate.intervals import Coded, code_intervals
 
-__all__ = [
-    "PosteriorFit",
-    "Prior",
-    "fit_posterior",
-    "q_values",
-    "redundancy_weights",
-]
+__all__ = ["PosteriorFit", "Prior", "fit_posterior", "q_values"]
 
 #: Starting separation of every data list and starting fraction of relevant genes.
 MU_START = 1.0
 RHO_START = 0.05
+#: Floor of the mean prior probability: the relevant class holds at least 1 % of the genes.
+#: Below it the likelihood has spurious maxima in which a handful of genes that several lists
+#: rank high by chance form the "relevant" class, with large separations for random lists
+#: (seen on planted random lists); a real relevant class is larger.
+MIN_PRIOR = 0.01
 #: Bounds of the extrapolated parameters (separations above 12 and standardised prior
 #: coefficients above 20 in size are beyond anything a ranking can tell apart).
 MU_MAX = 12.0
 BETA_MAX = 20.0
-_COARSE = np.linspace(-9.0, 9.0, 257)  # the fit's score grid (the final scores: GRID_Q)
+LOO = False
+#: Rounds of (fit with the list correlation fixed, re-estimate it).
+ROUNDS = 4
+_COARSE = np.linspace(-9.0, 9.0, 129)  # the fit's score grid (the final scores: GRID_Q)
 #: Ridge penalty on the standardised prior coefficients (a N(0, 1) prior on each).
 RIDGE = 1.0
 
@@ -106,8 +111,8 @@ class PosteriorFit:
     ----------
     mu : ndarray (D,)
         Separation of each data list (0 = uninformative).
-    redundancy : ndarray (D,)
-        c_l, the composite-likelihood weight of each data list.
+    correlation : ndarray (D, D)
+        S, the lists' within-class correlation.
     tempering : ndarray (D,)
         v_l (1 without label supervision).
     beta : ndarray (P + 1,)
@@ -119,7 +124,7 @@ class PosteriorFit:
     prior_log_odds : ndarray (M,)
         ``x_i' beta``.
     list_terms : ndarray (M, D)
-        ``v_l c_l log LR_l`` of every gene and data list.
+        ``v_l t_il`` of every gene and data list (module docstring).
     rho : float
         Mean prior probability (the expected fraction of relevant genes).
     log_likelihood : float
@@ -129,7 +134,7 @@ class PosteriorFit:
     """
 
     mu: np.ndarray
-    redundancy: np.ndarray
+    correlation: np.ndarray
     tempering: np.ndarray
     beta: np.ndarray
     center: np.ndarray
@@ -141,7 +146,6 @@ class PosteriorFit:
     log_likelihood: float
     iterations: int
     converged: bool
-    correlation: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
     @property
     def posterior(self) -> np.ndarray:
@@ -157,38 +161,52 @@ def q_values(lfdr: np.ndarray) -> np.ndarray:
     """Bayesian FDR of the genes at least as likely relevant: the mean local fdr of the genes
     up to each one in the order of increasing local fdr (ties share their group's value)."""
     lfdr = np.asarray(lfdr, dtype=np.float64)
+    n = lfdr.size
+    if n == 0:
+        return lfdr.copy()
     order = np.argsort(lfdr, kind="stable")
     sorted_ = lfdr[order]
-    running = np.cumsum(sorted_) / np.arange(1, lfdr.size + 1)
+    running = np.cumsum(sorted_) / np.arange(1, n + 1)
     # genes with the same local fdr get the value at the end of their tie group
-    _, first, counts = np.unique(sorted_, return_index=True, return_counts=True)
-    last = first + counts - 1
-    group_q = running[last]
-    q_sorted = np.repeat(group_q, counts)
+    last = np.flatnonzero(np.append(sorted_[1:] != sorted_[:-1], True))
+    group = np.repeat(running[last], np.diff(np.append(-1, last)))
     out = np.empty_like(lfdr)
-    out[order] = np.minimum(q_sorted, 1.0)
+    out[order] = np.minimum(group, 1.0)
     return out
 
 
-def _weighted_corr(z: np.ndarray, w: np.ndarray) -> np.ndarray:
-    w = w / w.sum()
-    zc = z - w @ z
-    cov = (zc * w[:, None]).T @ zc
-    sd = np.sqrt(np.clip(np.diag(cov), 1e-300, None))
-    r = cov / np.outer(sd, sd)
-    r[~np.isfinite(r)] = 0.0
-    np.fill_diagonal(r, 1.0)
-    return r
+#: Shrinkage of the within-class correlation towards the identity (keeps S invertible when
+#: two lists are copies of each other).
+SHRINK = 0.02
 
 
-def redundancy_weights(scores: np.ndarray, background: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``c_l = 1 / sum_k max(0, r_lk)^2`` and the correlation matrix r of the lists' latent
-    background scores (columns of ``scores``), weighted by ``background`` (1 - p_i)."""
-    if scores.shape[1] == 0:
-        return np.ones(0), np.zeros((0, 0))
-    r = _weighted_corr(scores, np.asarray(background, dtype=np.float64) + 1e-12)
-    c = 1.0 / (np.clip(r, 0.0, 1.0) ** 2).sum(axis=1)
-    return c, r
+def _offdiag(D: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(D, 1)
+
+
+def _threshold(r: np.ndarray, n: float) -> np.ndarray:
+    """Soft-thresholded correlations (Bickel & Levina 2008): each shrunk by the size a
+    correlation of independent lists reaches with family-wise probability 5 % over the pairs
+    (``z_(1 - 0.025/K) / sqrt(n)``). Correlations that noise explains are 0 -- estimated
+    ones fed back into the fit let random lists' noise build a spurious relevant class."""
+    K = max(len(r), 1)
+    t = float(ndtri(1 - 0.025 / K)) / np.sqrt(max(n, 2.0))
+    return np.sign(r) * np.maximum(np.abs(r) - t, 0.0)
+
+
+def _corr_matrix(r: np.ndarray, D: int) -> np.ndarray:
+    """Correlation matrix from its upper off-diagonal entries, made positive definite."""
+    S = np.eye(D)
+    if D > 1:
+        iu = _offdiag(D)
+        S[iu] = r
+        S[(iu[1], iu[0])] = r
+        vals, vecs = np.linalg.eigh(S)
+        if vals.min() < SHRINK:
+            S = (vecs * np.maximum(vals, SHRINK)) @ vecs.T
+            d = np.sqrt(np.diag(S))
+            S = S / np.outer(d, d)
+    return S
 
 
 class _Problem:
@@ -200,20 +218,38 @@ class _Problem:
         X: np.ndarray,
         weights: np.ndarray,
         max_prior: float,
+        *,
+        dependence: bool = True,
+        tempering: np.ndarray | None = None,
     ) -> None:
         self.coded = coded
         self.X = X  # (M, P + 1), intercept first, standardised
         self.w = weights
         self.max_prior = max_prior
         self.M, self.D = coded.codes.shape
-        self.flat = coded.codes.ravel()
+        # genes x coded intervals: one 1 per (gene, list); a list's evidence = A @ values, the
+        # M-step's sums = A.T @ (w p)
+        rows = np.repeat(np.arange(self.M), self.D)
+        self.A = sp.csr_matrix(
+            (np.ones(self.M * self.D), (rows, coded.codes.ravel())), shape=(self.M, coded.size)
+        )
+        self.AT = self.A.T.tocsr()
         self.wsum = float(weights.sum())
+        self.intercept_only = X.shape[1] == 1
+        self.dependence = dependence and self.D > 1
+        self.v = np.ones(self.D) if tempering is None else np.asarray(tempering, dtype=float)
+        self.P = X.shape[1]
+        self.R = self.D * (self.D - 1) // 2 if self.dependence else 0
         self.ridge = np.full(X.shape[1], RIDGE)
         self.ridge[0] = 0.0
 
+    def split(self, theta: np.ndarray):
+        D, P = self.D, self.P
+        return theta[:D], theta[D : D + P], theta[D + P :]
+
     def terms(self, mu: np.ndarray, rho: float):
-        """Per coded interval: log LR, mean1, mean0 at (mu, rho) (latent scores interpolated
-        from a 257-point grid of exact solutions per list)."""
+        """Per coded interval: log LR, mean1, mean0, mean at (mu, rho) (latent scores
+        interpolated from a 129-point grid of exact solutions per list)."""
         c = self.coded
         ends = np.stack([c.lo, c.hi, 0.5 * (c.lo + c.hi)])
         s = np.empty_like(ends)
@@ -223,33 +259,75 @@ class _Problem:
             s[:, sl] = grid_scores(ends[:, sl], shift[j], _COARSE)
         return interval_terms(c.lo, c.hi, mu[c.list_of], rho, scores=(s[0], s[1], s[2]))
 
-    def step(self, mu: np.ndarray, beta: np.ndarray, lam: np.ndarray, fixed_mu: bool = False):
-        """One EM step from (mu, beta) with list weights lam = v c: new (mu, beta), the
-        posterior log-odds, and the composite log-likelihood at (mu, beta)."""
+    def evidence(self, mu: np.ndarray, S: np.ndarray, llr: np.ndarray, mean: np.ndarray):
+        """Each gene's evidence ``sum_l v_l t_il`` from the coded terms (module docstring)."""
+        lam = self.v[self.coded.list_of]
+        ev = self.A @ (llr * lam)
+        if self.dependence:
+            g = np.linalg.solve(S, mu) - mu
+            if np.any(g):
+                gv = self.v * g
+                ev = ev + self.A @ (mean * gv[self.coded.list_of]) - 0.5 * float(gv @ mu)
+        return ev
+
+    def step(self, theta: np.ndarray, fixed: tuple[bool, bool]):
+        """One EM step from theta = (mu, beta, correlations): the new theta, the posterior
+        log-odds and the composite log-likelihood. ``fixed``: keep (mu, correlations)."""
+        mu, beta, r = self.split(theta)
+        S = _corr_matrix(r, self.D) if self.dependence else np.eye(self.D)
         eta = self.X @ beta
-        rho = float(np.average(expit(eta), weights=self.w))
-        llr, mean1, _ = self.terms(mu, rho)
-        ev = (llr[self.coded.codes] * lam).sum(axis=1)
-        lo = eta + ev
+        rho = self.mean_prior(eta)
+        llr, mean1, mean0, mean = self.terms(mu, rho)
+        lo = eta + self.evidence(mu, S, llr, mean)
         p = expit(lo)
-        loglik = float(
-            np.sum(self.w * (np.logaddexp(0.0, lo) - np.logaddexp(0.0, eta)))
-        )  # log(pi e^ev + 1 - pi)
+        loglik = float(np.sum(self.w * (np.logaddexp(0.0, lo) - np.logaddexp(0.0, eta))))
         wp = self.w * p
-        W1 = np.bincount(self.flat, weights=np.repeat(wp, self.D), minlength=self.coded.size)
-        num = np.bincount(self.coded.list_of, weights=W1 * mean1, minlength=self.D)
-        den = np.bincount(self.coded.list_of, weights=W1, minlength=self.D)
-        mu_new = np.where(den > 0, np.maximum(num / np.maximum(den, 1e-300), 0.0), 0.0)
-        if fixed_mu:
+        if fixed[0]:
             mu_new = mu
+        elif LOO and self.D > 1:
+            mu_new = self._mu_loo(lo, llr, mean, mu, S)
+        else:
+            W1 = self.AT @ wp
+            num = np.bincount(self.coded.list_of, weights=W1 * mean1, minlength=self.D)
+            den = np.bincount(self.coded.list_of, weights=W1, minlength=self.D)
+            mu_new = np.where(den > 0, np.maximum(num / np.maximum(den, 1e-300), 0.0), 0.0)
+        r_new = r
+        if self.dependence and not fixed[1]:
+            r_new = self._correlation(mu, wp, mean1, mean0)
         beta_new = self._prior_step(beta, eta, p)
-        return mu_new, beta_new, lo, loglik
+        return np.concatenate([mu_new, beta_new, r_new]), lo, loglik
+
+    def _mu_loo(self, lo, llr, mean, mu, S) -> np.ndarray:
+        """mu_l from the posteriors without list l's own term: ``sum p(-l) s / sum p(-l)^2``
+        (E[pi(x_-l) s_l] = mu_l E[pi(x_-l)^2] under conditional independence)."""
+        codes = self.coded.codes
+        T = llr[codes] * self.v
+        if self.dependence:
+            g = np.linalg.solve(S, mu) - mu
+            T = T + (mean[codes] * g - 0.5 * g * mu) * self.v
+        P = expit(lo[:, None] - T)
+        Sm = mean[codes]
+        num = (self.w[:, None] * P * Sm).sum(axis=0)
+        den = (self.w[:, None] * P * P).sum(axis=0)
+        return np.where(den > 0, np.maximum(num / np.maximum(den, 1e-300), 0.0), 0.0)
+
+    def _correlation(self, mu, wp, mean1, mean0) -> np.ndarray:
+        """The pooled within-class correlation of the genes' latent scores (class 1 around
+        mu, class 0 around 0), as upper off-diagonal entries."""
+        codes = self.coded.codes
+        Z1 = mean1[codes] - mu
+        Z0 = mean0[codes]
+        w0 = self.w - wp
+        C = (Z1 * wp[:, None]).T @ Z1 + (Z0 * w0[:, None]).T @ Z0
+        d = np.sqrt(np.clip(np.diag(C), 1e-300, None))
+        Rm = C / np.outer(d, d)
+        return _threshold(Rm[_offdiag(self.D)], self.wsum)
 
     def _prior_step(self, beta: np.ndarray, eta: np.ndarray, p: np.ndarray) -> np.ndarray:
         """One Newton step of the ridge logistic regression of p on X; the intercept then
-        keeps the mean prior at most ``max_prior``."""
+        keeps the mean prior within its bounds."""
         X, w = self.X, self.w
-        if X.shape[1] == 1:  # intercept only: the mean posterior, in closed form
+        if self.intercept_only:  # the mean posterior, in closed form
             mean = float(np.clip(np.sum(w * p) / self.wsum, 1e-12, 1 - 1e-12))
             return self._cap(np.array([logit(mean)]))
         pi = expit(eta)
@@ -259,51 +337,55 @@ class _Problem:
             step = np.linalg.solve(H + 1e-9 * np.eye(len(beta)), g)
         except np.linalg.LinAlgError:
             step = np.zeros_like(beta)
-        step = np.clip(step, -2.0, 2.0)
-        new = beta + step
-        return self._cap(new)
+        return self._cap(beta + np.clip(step, -2.0, 2.0))
+
+    def mean_prior(self, eta: np.ndarray) -> float:
+        """The gene-weighted mean prior probability."""
+        if self.intercept_only:
+            return float(expit(eta[0]))
+        return float(np.dot(self.w, expit(eta)) / self.wsum)
 
     def _cap(self, beta: np.ndarray) -> np.ndarray:
+        """The intercept shifted so that the mean prior lies in [MIN_PRIOR, max_prior]."""
+        low, high = MIN_PRIOR, self.max_prior
+        if self.intercept_only:
+            return np.array([logit(np.clip(expit(beta[0]), low, high))])
         eta = self.X @ beta
-        if np.average(expit(eta), weights=self.w) <= self.max_prior:
+        mean = self.mean_prior(eta)
+        if low <= mean <= high:
             return beta
-        lo, hi = -50.0, 0.0  # shift of the intercept
+        target = high if mean > high else low
+        lo, hi = -50.0, 50.0  # shift of the intercept
         for _ in range(60):
             mid = 0.5 * (lo + hi)
-            if np.average(expit(eta + mid), weights=self.w) > self.max_prior:
+            if self.mean_prior(eta + mid) > target:
                 hi = mid
             else:
                 lo = mid
         out = beta.copy()
-        out[0] += lo
+        out[0] += 0.5 * (lo + hi)
         return out
+
+    def project(self, theta: np.ndarray) -> np.ndarray:
+        mu, beta, r = self.split(theta)
+        return np.concatenate(
+            [
+                np.clip(mu, 0.0, MU_MAX),
+                self._cap(np.clip(beta, -BETA_MAX, BETA_MAX)),
+                np.clip(r, -0.99, 0.99),
+            ]
+        )
 
 
 def _squarem(
-    problem: _Problem,
-    mu: np.ndarray,
-    beta: np.ndarray,
-    lam: np.ndarray,
-    *,
-    tol: float,
-    max_iter: int,
-    fixed_mu: bool = False,
-) -> tuple[np.ndarray, np.ndarray, int, bool]:
+    problem: _Problem, theta: np.ndarray, *, tol: float, max_iter: int, fixed=(False, False)
+) -> tuple[np.ndarray, int, bool]:
     """Fixed point of :meth:`_Problem.step` by SQUAREM (scheme S3, with fallback to the plain
     step when the extrapolation does not reduce the residual)."""
-    D = len(mu)
 
-    def F(theta):
-        m, b, _, _ = problem.step(theta[:D], theta[D:], lam, fixed_mu)
-        return np.concatenate([m, b])
+    def F(t):
+        return problem.step(t, fixed)[0]
 
-    def project(theta):
-        theta = theta.copy()
-        theta[:D] = np.clip(theta[:D], 0.0, MU_MAX)
-        theta[D:] = problem._cap(np.clip(theta[D:], -BETA_MAX, BETA_MAX))
-        return theta
-
-    theta = np.concatenate([mu, beta])
     it = 0
     converged = False
     while it < max_iter:
@@ -321,16 +403,15 @@ def _squarem(
         if nv == 0:
             theta = t2
             continue
-        alpha = -np.linalg.norm(r) / nv
-        alpha = min(alpha, -1.0)
-        cand = project(theta - 2 * alpha * r + alpha * alpha * v)
+        alpha = min(-np.linalg.norm(r) / nv, -1.0)
+        cand = problem.project(theta - 2 * alpha * r + alpha * alpha * v)
         t3 = F(cand)
         it += 1
         if np.all(np.isfinite(t3)) and np.max(np.abs(t3 - cand)) < np.max(np.abs(r)):
             theta = t3
         else:
             theta = t2
-    return theta[:D], theta[D:], it, converged
+    return theta, it, converged
 
 
 def _standardise(
@@ -355,11 +436,11 @@ def _standardise(
 def exact_list_terms(
     lo: np.ndarray, hi: np.ndarray, mu: np.ndarray, rho: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per gene and data list: ``log LR`` and the background mean latent score of its exact
-    interval at (mu, rho)."""
+    """Per gene and data list: ``log LR`` of its exact interval and the interval's mean latent
+    score under the mixture, at (mu, rho)."""
     M, D = lo.shape
     llr = np.zeros((M, D))
-    mean0 = np.zeros((M, D))
+    mean = np.zeros((M, D))
     shift = score_grid(mu, rho, GRID_Q)
     for j in range(D):
         m = float(mu[j])
@@ -371,10 +452,52 @@ def exact_list_terms(
         if wide.any():  # ties, censored and masked blocks: exact scores at their ends
             s_top[wide] = mixture_scores(lo[wide, j], m, rho)
             s_bot[wide] = mixture_scores(hi[wide, j], m, rho)
-        llr[:, j], _, mean0[:, j] = interval_terms(
+        llr[:, j], _, _, mean[:, j] = interval_terms(
             lo[:, j], hi[:, j], m, rho, scores=(s_top, s_bot, s_mid)
         )
-    return llr, mean0
+    return llr, mean
+
+
+def _start_correlation(lo: np.ndarray, hi: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Correlation of the lists' normal scores ``Phi^-1(1 - mid u)`` over all genes."""
+    D = lo.shape[1]
+    if D < 2:
+        return np.eye(D)
+    z = -ndtri(np.clip(0.5 * (lo + hi), 1e-9, 1 - 1e-9))
+    zc = z - np.average(z, axis=0, weights=w)
+    C = (zc * w[:, None]).T @ zc
+    d = np.sqrt(np.clip(np.diag(C), 1e-300, None))
+    return _corr_matrix(_threshold((C / np.outer(d, d))[_offdiag(D)], float(w.sum())), D)
+
+
+def log_likelihood(
+    log_odds: np.ndarray,
+    eta: np.ndarray,
+    llr: np.ndarray,
+    v: np.ndarray,
+    rho: float,
+    w: np.ndarray,
+) -> float:
+    """The (composite) log-likelihood of the observations relative to the null model in
+    which no list is informative (every position uniform): ``sum_i [log(pi_i e^(t_i) + 1 -
+    pi_i) - sum_l v_l log(rho LR_il + 1 - rho)]``. The second part is each list's background
+    density of its own positions (``P0 = width / (rho LR + 1 - rho)``): one list alone gains
+    exactly nothing, whatever mu (its positions are uniform under the model)."""
+    mix = np.logaddexp(0.0, log_odds) - np.logaddexp(0.0, eta)
+    per_list = np.logaddexp(np.log(rho) + llr, np.log1p(-rho))
+    return float(np.sum(w * (mix - per_list @ v)))
+
+
+def gene_terms(
+    llr: np.ndarray, mean: np.ndarray, mu: np.ndarray, S: np.ndarray, v: np.ndarray
+) -> np.ndarray:
+    """``v_l t_il`` (M, D): each list's own interval term plus its share of the correlation
+    correction (module docstring)."""
+    t = llr.copy()
+    if S.shape[0] > 1:
+        g = np.linalg.solve(S, mu) - mu
+        t += mean * g - 0.5 * g * mu
+    return t * v
 
 
 def fit_posterior(
@@ -390,7 +513,7 @@ def fit_posterior(
     max_iter: int = 2000,
     weights: np.ndarray | None = None,
     start: PosteriorFit | None = None,
-    redundancy: np.ndarray | None = None,
+    correlation: np.ndarray | None = None,
     standardise: tuple[np.ndarray, np.ndarray] | None = None,
     fixed_mu: bool = False,
     exact: bool = True,
@@ -408,19 +531,19 @@ def fit_posterior(
     max_prior : float
         Cap of the mean prior probability (the relevant class is the minority).
     dependence : bool
-        Learn the redundancy weights c (else c = 1).
+        Learn the lists' correlation S (else S = I: conditionally independent lists).
     n_bins : int
         Bins of the sufficient statistics.
     weights : ndarray (M,), optional
-        Gene weights (bootstrap).
+        Gene weights.
     start : PosteriorFit, optional
         Warm start.
-    redundancy : ndarray (D,), optional
-        Fixed redundancy weights (no re-estimation).
+    correlation : ndarray (D, D), optional
+        A fixed S (not re-estimated).
     standardise : (center, scale), optional
         The covariates' standardisation (default: their weighted mean and SD).
     fixed_mu : bool
-        Keep the separations of ``start`` (only the prior is fitted).
+        Keep the separations of ``start`` (only the prior, and S, are fitted).
     exact : bool
         Compute the exact final scores (else the binned ones).
     """
@@ -431,49 +554,51 @@ def fit_posterior(
     v = np.ones(D) if tempering is None else np.clip(np.asarray(tempering, float), 0.0, 1.0)
     X, center, scale = _standardise(np.asarray(prior.X, dtype=np.float64), w, standardise)
     coded = code_intervals(lo, hi, n_bins=n_bins)
-    problem = _Problem(coded, X, w, max_prior)
+    problem = _Problem(coded, X, w, max_prior, dependence=dependence, tempering=v)
+    iu = _offdiag(D)
     if start is not None:
         mu = np.asarray(start.mu, dtype=np.float64).copy()
         beta = np.asarray(start.beta, dtype=np.float64).copy()
+        r = np.asarray(start.correlation, dtype=np.float64)[iu]
     else:
         mu = np.full(D, MU_START)
         beta = np.zeros(X.shape[1])
         beta[0] = logit(RHO_START)
-    c = np.ones(D) if redundancy is None else np.asarray(redundancy, dtype=np.float64)
-    rounds = 2 if (dependence and redundancy is None and D > 1) else 1
+        # start from the lists' correlation over all genes (most genes are background)
+        r = _start_correlation(lo, hi, w)[iu]
+    if correlation is not None:
+        r = np.asarray(correlation, dtype=np.float64)[iu]
+    theta = np.concatenate([mu, beta, r if problem.dependence else np.zeros(0)])
     iterations = 0
-    converged = False
-    r = np.eye(D)
+    # the correlation is re-estimated between inner fits (extrapolating the inner fixed point
+    # over D(D-1)/2 correlations as well sent some fits astray): at most ROUNDS rounds
+    rounds = ROUNDS if (problem.dependence and correlation is None) else 1
     for k in range(rounds):
-        mu, beta, it, converged = _squarem(
-            problem, mu, beta, v * c, tol=tol, max_iter=max_iter, fixed_mu=fixed_mu
+        theta, it, converged = _squarem(
+            problem, theta, tol=tol, max_iter=max_iter, fixed=(fixed_mu, True)
         )
         iterations += it
         if k + 1 < rounds:
-            eta = X @ beta
-            rho = float(np.average(expit(eta), weights=w))
-            llr, _, mean0 = problem.terms(mu, rho)
-            lo_odds = eta + (llr[coded.codes] * (v * c)).sum(axis=1)
-            bg = w * (1.0 - expit(lo_odds))
-            c, r = redundancy_weights(mean0[coded.codes], bg)
+            r_old = problem.split(theta)[2]
+            r_new = problem.step(theta, (True, False))[0][problem.D + problem.P :]
+            theta = np.concatenate([theta[: problem.D + problem.P], r_new])
+            if np.max(np.abs(r_new - r_old), initial=0.0) < 0.01:
+                break
+    mu, beta, r = problem.split(theta)
+    S = _corr_matrix(r, D) if problem.dependence else np.eye(D)
     eta = X @ beta
-    rho = float(np.average(expit(eta), weights=w))
-    lam = v * c
+    rho = problem.mean_prior(eta)
     if exact:
-        llr_g, mean0_g = exact_list_terms(lo, hi, mu, rho)
+        llr_g, mean_g = exact_list_terms(lo, hi, mu, rho)
     else:
-        llr_k, _, mean0_k = problem.terms(mu, rho)
-        llr_g, mean0_g = llr_k[coded.codes], mean0_k[coded.codes]
-    terms = llr_g * lam
+        llr_k, _, _, mean_k = problem.terms(mu, rho)
+        llr_g, mean_g = llr_k[coded.codes], mean_k[coded.codes]
+    terms = gene_terms(llr_g, mean_g, mu, S, v)
     log_odds = eta + terms.sum(axis=1)
-    loglik = float(
-        np.sum(w * (np.logaddexp(0.0, eta + terms.sum(axis=1)) - np.logaddexp(0.0, eta)))
-    )
-    if D > 1 and rounds == 1 and redundancy is None:
-        _, r = redundancy_weights(mean0_g, w * (1.0 - expit(log_odds)))
+    loglik = log_likelihood(log_odds, eta, llr_g, v, rho, w)
     return PosteriorFit(
         mu=mu,
-        redundancy=c,
+        correlation=S,
         tempering=v,
         beta=beta,
         center=center,
@@ -485,5 +610,4 @@ def fit_posterior(
         log_likelihood=loglik,
         iterations=iterations,
         converged=converged,
-        correlation=r,
     )

@@ -14,13 +14,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy.special import expit, ndtr
+from scipy.special import expit, ndtr, stdtrit
 
 from kofs.aggregate.intervals import observation_intervals
 from kofs.aggregate.posterior import PosteriorFit, Prior, fit_posterior, q_values
 from kofs.aggregate.prior import knowledge_prior
 from kofs.aggregate.uncertainty import (
-    Z95,
     agreement_test,
     calibrated_q_values,
     half_sample_fits,
@@ -34,7 +33,16 @@ __all__ = ["posterior_aggregate"]
 #: Level below which the agreement test says the data lists share no signal.
 AGREEMENT_ALPHA = 0.05
 #: Parameter draws of the q-value calibration.
-CALIBRATION_DRAWS = 50
+CALIBRATION_DRAWS = 30
+
+
+def null_probability(p: float) -> float:
+    """P(no shared signal | data) from the agreement test's p-value with prior odds 1 and the
+    Sellke-Bayarri-Berger (2001) bound on the Bayes factor, ``B >= -e p log p`` (p < 1/e; 1
+    above): the probability most favourable to a signal that the p-value allows."""
+    p = float(min(max(p, 1e-300), 1.0))
+    bound = -np.e * p * np.log(p) if p < 1 / np.e else 1.0
+    return bound / (1.0 + bound)
 
 
 def _list_weights(fit: PosteriorFit, prior: Prior, data_cols: np.ndarray, names, rows=None):
@@ -165,10 +173,16 @@ def posterior_aggregate(
                 max_prior=max_prior,
                 n_bins=n_bins,
             )
+        # the chance that the lists share no signal at all (then no gene can be told from the
+        # others): the agreement test's p-value turned into a posterior probability by the
+        # Sellke-Bayarri-Berger bound; the posteriors are averaged over the two models (their
+        # order, the fused ranking, does not change)
+        null = null_probability(test["p_value"])
+        posterior = (1 - null) * fit.posterior + null * fit.rho
         statistics = {
-            "posterior": fit.posterior,
-            "lfdr": lfdr,
-            "q_value": q,
+            "posterior": posterior,
+            "lfdr": 1.0 - posterior,
+            "q_value": np.minimum((1 - null) * q + null * (1 - fit.rho), 1.0),
             "data_posterior": expit(np.log(fit.rho / (1 - fit.rho)) + fit.list_terms.sum(axis=1)),
         }
         if test["p_value"] > AGREEMENT_ALPHA:
@@ -182,12 +196,17 @@ def posterior_aggregate(
     mu[data_cols] = fit.mu
     auc = np.full(L, np.nan)
     auc[data_cols] = fit.auc
-    red = np.full(L, np.nan)
-    red[data_cols] = fit.redundancy
     temp = np.full(L, np.nan)
     temp[data_cols] = fit.tempering
     diag: dict[str, Any] = {
-        "agreement_test": {k: test[k] for k in ("statistic", "p_value", "pairs")},
+        "agreement_test": {
+            **{k: test[k] for k in ("statistic", "p_value", "pairs")},
+            "no_signal_probability": None if single else float(null_probability(test["p_value"])),
+        },
+        "list_correlation": {
+            "lists": [names[j] for j in data_cols],
+            "matrix": fit.correlation.tolist(),
+        },
         "n_resamples": 0 if resampled is None else int(resamples),
     }
     reliability: dict[str, str] = {}
@@ -212,17 +231,18 @@ def posterior_aggregate(
     if resampled is not None:
         se_mu = resampled.se_mu
         mu_ci = np.full((L, 2), np.nan)
-        mu_ci[data_cols] = wald(fit.mu, se_mu, 0.0, np.inf)
+        mu_ci[data_cols] = wald(fit.mu, se_mu, 0.0, np.inf, df=int(resamples) - 1)
         auc_ci = ndtr(mu_ci / np.sqrt(2.0))
         diag.update(
-            weight_ci=wald(weights, resampled.se_weights, 0.0, 1.0),
+            weight_ci=wald(weights, resampled.se_weights, 0.0, 1.0, df=int(resamples) - 1),
             weight_sd=resampled.se_weights,
             mu_ci=mu_ci,
             auc_ci=auc_ci,
         )
         se_b = resampled.se_beta
+        t_crit = float(stdtrit(max(int(resamples) - 1, 1), 0.975))
         for k, row in enumerate(prior_rows):
-            half = Z95 * se_b[k + 1] / fit.scale[k] * row["unit"]
+            half = t_crit * se_b[k + 1] / fit.scale[k] * row["unit"]
             row["ci"] = (row["log_odds_ratio"] - half, row["log_odds_ratio"] + half)
     for row in prior_rows:
         j = names.index(row["covariate"]) if row["covariate"] in names else None
@@ -240,7 +260,6 @@ def posterior_aggregate(
     info: dict[str, Any] = {
         "mu": mu.tolist(),
         "auc": auc.tolist(),
-        "redundancy": red.tolist(),
         "tempering": temp.tolist(),
         "prior": float(fit.rho),
         "expected_relevant": float(fit.posterior.sum()) if not single else None,
@@ -270,7 +289,7 @@ def _tempered(
         hi,
         prior,
         tempering=v,
-        redundancy=fit.redundancy,
+        correlation=fit.correlation,
         start=fit,
         max_prior=max_prior,
         n_bins=n_bins,
