@@ -355,15 +355,17 @@ class _Problem:
         if low <= mean <= high:
             return beta
         target = high if mean > high else low
-        lo, hi = -50.0, 50.0  # shift of the intercept
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            if self.mean_prior(eta + mid) > target:
-                hi = mid
-            else:
-                lo = mid
+        # the intercept's shift: Newton steps on the (increasing, concave-convex) mean prior
+        shift = 0.0
+        for _ in range(50):
+            pi = expit(eta + shift)
+            f = float(np.dot(self.w, pi) / self.wsum) - target
+            if abs(f) < 1e-10:
+                break
+            slope = float(np.dot(self.w, pi * (1 - pi)) / self.wsum)
+            shift -= float(np.clip(f / max(slope, 1e-12), -5.0, 5.0))
         out = beta.copy()
-        out[0] += 0.5 * (lo + hi)
+        out[0] += shift
         return out
 
     def project(self, theta: np.ndarray) -> np.ndarray:
@@ -412,6 +414,45 @@ def _squarem(
         else:
             theta = t2
     return theta, it, converged
+
+
+def _solve(
+    problem: _Problem,
+    theta: np.ndarray,
+    *,
+    tol: float,
+    max_iter: int,
+    fixed_mu: bool,
+    rounds: int,
+) -> tuple[np.ndarray, int, bool]:
+    """Inner fits with the correlation fixed, the correlation re-estimated between them (at
+    most ``rounds``; extrapolating over the D(D-1)/2 correlations too sent some fits astray)."""
+    iterations = 0
+    converged = False
+    for k in range(rounds):
+        theta, it, converged = _squarem(
+            problem, theta, tol=tol, max_iter=max_iter, fixed=(fixed_mu, True)
+        )
+        iterations += it
+        if k + 1 < rounds:
+            r_old = problem.split(theta)[2]
+            r_new = problem.step(theta, (True, False))[0][problem.D + problem.P :]
+            theta = np.concatenate([theta[: problem.D + problem.P], r_new])
+            if np.max(np.abs(r_new - r_old), initial=0.0) < 0.01:
+                break
+    return theta, iterations, converged
+
+
+def _binned_log_likelihood(problem: _Problem, theta: np.ndarray) -> float:
+    """:func:`log_likelihood` of theta on the binned observations."""
+    mu, beta, r = problem.split(theta)
+    S = _corr_matrix(r, problem.D) if problem.dependence else np.eye(problem.D)
+    eta = problem.X @ beta
+    rho = problem.mean_prior(eta)
+    llr, _, _, mean = problem.terms(mu, rho)
+    codes = problem.coded.codes
+    terms = gene_terms(llr[codes], mean[codes], mu, S, problem.v)
+    return log_likelihood(eta + terms.sum(axis=1), eta, llr[codes], problem.v, rho, problem.w)
 
 
 def _standardise(
@@ -556,34 +597,41 @@ def fit_posterior(
     coded = code_intervals(lo, hi, n_bins=n_bins)
     problem = _Problem(coded, X, w, max_prior, dependence=dependence, tempering=v)
     iu = _offdiag(D)
+    starts = []
     if start is not None:
         mu = np.asarray(start.mu, dtype=np.float64).copy()
         beta = np.asarray(start.beta, dtype=np.float64).copy()
         r = np.asarray(start.correlation, dtype=np.float64)[iu]
+        starts.append(r)
     else:
         mu = np.full(D, MU_START)
         beta = np.zeros(X.shape[1])
         beta[0] = logit(RHO_START)
-        # start from the lists' correlation over all genes (most genes are background)
-        r = _start_correlation(lo, hi, w)[iu]
+        # two starts of the correlation: independent lists, and the lists' correlation over
+        # all genes (most genes are background); the fit of higher likelihood is kept (the
+        # first misses lists that share false positives, the second a relevant class so large
+        # that it makes the lists correlate over all genes)
+        starts.append(np.zeros(len(iu[0])))
+        if problem.dependence and correlation is None:
+            starts.append(_start_correlation(lo, hi, w)[iu])
     if correlation is not None:
-        r = np.asarray(correlation, dtype=np.float64)[iu]
-    theta = np.concatenate([mu, beta, r if problem.dependence else np.zeros(0)])
-    iterations = 0
-    # the correlation is re-estimated between inner fits (extrapolating the inner fixed point
-    # over D(D-1)/2 correlations as well sent some fits astray): at most ROUNDS rounds
-    rounds = ROUNDS if (problem.dependence and correlation is None) else 1
-    for k in range(rounds):
-        theta, it, converged = _squarem(
-            problem, theta, tol=tol, max_iter=max_iter, fixed=(fixed_mu, True)
+        starts = [np.asarray(correlation, dtype=np.float64)[iu]]
+    best = None
+    for r0 in starts:
+        theta0 = np.concatenate([mu, beta, r0 if problem.dependence else np.zeros(0)])
+        theta, it, converged = _solve(
+            problem,
+            theta0,
+            tol=tol,
+            max_iter=max_iter,
+            fixed_mu=fixed_mu,
+            rounds=(ROUNDS if (problem.dependence and correlation is None) else 1),
         )
-        iterations += it
-        if k + 1 < rounds:
-            r_old = problem.split(theta)[2]
-            r_new = problem.step(theta, (True, False))[0][problem.D + problem.P :]
-            theta = np.concatenate([theta[: problem.D + problem.P], r_new])
-            if np.max(np.abs(r_new - r_old), initial=0.0) < 0.01:
-                break
+        value = _binned_log_likelihood(problem, theta) if len(starts) > 1 else 0.0
+        if best is None or value > best[0]:
+            best = (value, theta, it, converged)
+    assert best is not None
+    _, theta, iterations, converged = best
     mu, beta, r = problem.split(theta)
     S = _corr_matrix(r, D) if problem.dependence else np.eye(D)
     eta = X @ beta

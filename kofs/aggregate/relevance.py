@@ -126,11 +126,11 @@ def posterior_aggregate(
         v = lw / lw.max() if lw.max() > 0 else np.ones(len(data_cols))
     D = len(data_cols)
     single = D == 1
-    fit = fit_posterior(
-        lo, hi, prior, max_prior=max_prior, dependence=dependence, n_bins=n_bins
-    )  # untempered: the reliabilities are learned from all the evidence
+    # untempered: the reliabilities are learned from all the evidence
+    base = fit_posterior(lo, hi, prior, max_prior=max_prior, dependence=dependence, n_bins=n_bins)
+    fit = base
     if v is not None and not single:
-        fit = _tempered(fit, lo, hi, prior, v, max_prior=max_prior, n_bins=n_bins)
+        fit = _tempered(base, lo, hi, prior, v, max_prior=max_prior, n_bins=n_bins)
     weights = _list_weights(fit, prior, data_cols, names)
     notices: list[str] = []
     notes: dict[str, str] = {}
@@ -152,7 +152,7 @@ def posterior_aggregate(
         q = q_values(lfdr)
         if resamples > 0:
             resampled = half_sample_fits(
-                fit,
+                base,
                 R[:, data_cols],
                 prior,
                 masked=Bd,

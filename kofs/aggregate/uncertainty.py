@@ -49,6 +49,8 @@ __all__ = ["Resamples", "agreement_test", "calibrated_q_values", "half_sample_fi
 RESAMPLE_BINS = 160
 #: Convergence tolerance of a refit (the parameters' change): far below their standard errors.
 REFIT_TOL = 1e-4
+#: Steps of a refit at most (warm-started, they take 5-30).
+REFIT_MAX_ITER = 120
 #: Two-sided 95 % normal quantile of the Wald intervals.
 Z95 = 1.959963984540054
 
@@ -127,7 +129,7 @@ def half_sample_fits(
             max_prior=max_prior,
             n_bins=min(n_bins, RESAMPLE_BINS),
             tol=REFIT_TOL,
-            max_iter=500,
+            max_iter=REFIT_MAX_ITER,
             exact=False,
         )
         mus.append(f.mu)
