@@ -5,9 +5,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -250,21 +247,18 @@ def test_heatmap_skipped_above_the_size_limit_and_said_so():
     assert "ZERO" in page and "No knowledge source" in page
 
 
-def test_library_report_does_not_load_matplotlib_on_import():
+def test_library_report_does_not_load_matplotlib_on_import(python_process):
     code = "import sys, kofs.report.run, kofs.report.html; print('matplotlib' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = python_process.run("-c", code, check=True)
     assert out.stdout.strip() == "False"
 
 
-@pytest.mark.skipif(
-    shutil.which("chromium") is None,
-    reason="headless-browser check needs Debian's chromium (apt-get install -y chromium)",
-)
-@pytest.mark.slow
-def test_run_report_renders_in_headless_chromium(tmp_path):
+def test_run_report_renders_in_headless_chromium(tmp_path, browser):
     out = _rank(tmp_path, [])
     shot = tmp_path / "shot.png"
-    seen = browser_check(out / "report.html", profile_dir=tmp_path / "browser", screenshot=shot)
+    seen = browser_check(
+        out / "report.html", profile_dir=tmp_path / "browser", screenshot=shot, executable=browser
+    )
     assert seen["title"] == "kofs ranking report"
     assert {"top-genes", "evidence", "weights", "coverage", "lists", "inputs"} <= set(
         seen["table_ids"]
@@ -276,15 +270,13 @@ def test_run_report_renders_in_headless_chromium(tmp_path):
     assert shot.is_file() and stats["non_background"] > 0.02 and stats["colours"] > 20
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
-@pytest.mark.slow
-def test_browser_check_sees_broken_pages(tmp_path):
+def test_browser_check_sees_broken_pages(tmp_path, browser):
     bad = tmp_path / "bad.html"
     bad.write_text(
         "<!DOCTYPE html><html><head><title>bad</title></head><body>"
         "<img src='missing.png'><script>no_such_function()</script></body></html>"
     )
-    seen = browser_check(bad, profile_dir=tmp_path / "browser")
+    seen = browser_check(bad, profile_dir=tmp_path / "browser", executable=browser)
     assert seen["images"] == [{"src": "missing.png", "width": 0}]
     assert any("no_such_function" in c["message"] for c in seen["console"])
     assert seen["tables"] == 0 and seen["screenshot_stats"]["non_background"] < 0.01
