@@ -131,8 +131,9 @@ def pytest_runtest_protocol(item, nextitem):
     start = _cpu_seconds()
     yield
     used = _cpu_seconds() - start
-    if used > FAST_TIER_CPU and not any(item.get_closest_marker(m) for m in FULL_TIER):
-        _CPU_HEAVY.append((used, item.nodeid))
+    if used > FAST_TIER_CPU and _fast_tier(item.config):
+        if not any(item.get_closest_marker(m) for m in FULL_TIER):
+            _CPU_HEAVY.append((used, item.nodeid))
 
 
 def pytest_terminal_summary(terminalreporter):
