@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
@@ -24,13 +24,7 @@ from kofs.aggregate.reliability import (
 from kofs.errors import ParameterError
 from kofs.types import Ranking
 
-FAST = settings(
-    max_examples=15,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+FAST = settings(derandomize=True)
 
 
 def planted(M=3000, k=60, seed=0, shifts=(3.0, 2.5, 2.0), duplicates=2):
@@ -422,6 +416,7 @@ def test_one_standard_error_rule():
     np.testing.assert_array_equal(one_standard_error(np.zeros(3), None)[0], np.zeros(3))
 
 
+@pytest.mark.slow
 def test_label_supervision_follows_the_best_lists():
     """With labels, a list measurably less predictive than the best does not dilute the fused
     ranking: on cells of 5 planted clusters the fused list recovers the planted markers as well

@@ -3,9 +3,6 @@ scientific stack, a bulk run loads only what its steps need; every option has he
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import click
 import pytest
 
@@ -25,13 +22,8 @@ print("LOADED", *sorted(m for m in {heavy!r} if m in sys.modules))
 
 
 @pytest.mark.parametrize("arg", ["--version", "--help"])
-def test_version_and_help_import_no_heavy_library(arg):
-    proc = subprocess.run(
-        [sys.executable, "-c", _PROBE.format(arg=arg, heavy=HEAVY)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+def test_version_and_help_import_no_heavy_library(arg, python_process):
+    proc = python_process.run("-c", _PROBE.format(arg=arg, heavy=HEAVY), check=True)
     loaded = proc.stdout.strip().splitlines()[-1].split()[1:]
     assert loaded == [], f"kofs {arg} imported {loaded}"
 
