@@ -3,6 +3,9 @@ scientific stack, a bulk run loads only what its steps need; every option has he
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import click
 import pytest
 
@@ -62,6 +65,7 @@ def _loaded_by(runs: dict[str, list[str]], modules: tuple[str, ...]) -> dict[str
     return out
 
 
+@pytest.mark.subprocess
 def test_rank_help_imports_no_scipy():
     """The options of `kofs rank` come from every knowledge plug-in: declaring them must not
     load what reading, ranking or reporting needs (numpy and yaml only)."""
@@ -78,6 +82,7 @@ def test_no_command_help_imports_the_scientific_stack():
     assert no_scipy == {"run": [], "sources": []}
 
 
+@pytest.mark.subprocess
 def test_a_dense_bulk_run_loads_only_what_its_steps_need(testdata, tmp_path):
     """Reading (pyarrow), the similarity and the spectral rankers (scipy.sparse, scipy.linalg)
     and the aggregation (scipy.special) are loaded; the rest is for other inputs or steps."""
