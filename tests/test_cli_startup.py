@@ -25,13 +25,8 @@ print("LOADED", *sorted(m for m in {heavy!r} if m in sys.modules))
 
 
 @pytest.mark.parametrize("arg", ["--version", "--help"])
-def test_version_and_help_import_no_heavy_library(arg):
-    proc = subprocess.run(
-        [sys.executable, "-c", _PROBE.format(arg=arg, heavy=HEAVY)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+def test_version_and_help_import_no_heavy_library(arg, python_process):
+    proc = python_process.run("-c", _PROBE.format(arg=arg, heavy=HEAVY), check=True)
     loaded = proc.stdout.strip().splitlines()[-1].split()[1:]
     assert loaded == [], f"kofs {arg} imported {loaded}"
 
@@ -70,6 +65,7 @@ def _loaded_by(runs: dict[str, list[str]], modules: tuple[str, ...]) -> dict[str
     return out
 
 
+@pytest.mark.subprocess
 def test_rank_help_imports_no_scipy():
     """The options of `kofs rank` come from every knowledge plug-in: declaring them must not
     load what reading, ranking or reporting needs (numpy and yaml only)."""
@@ -86,6 +82,7 @@ def test_no_command_help_imports_the_scientific_stack():
     assert no_scipy == {"run": [], "sources": []}
 
 
+@pytest.mark.subprocess
 def test_a_dense_bulk_run_loads_only_what_its_steps_need(testdata, tmp_path):
     """Reading (pyarrow), the similarity and the spectral rankers (scipy.sparse, scipy.linalg)
     and the aggregation (scipy.special) are loaded; the rest is for other inputs or steps."""

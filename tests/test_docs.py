@@ -19,6 +19,7 @@ def test_readme_opens_with_the_two_commands():
     blocks = re.findall(r"```bash\n(.*?)\n```", README, flags=re.S)
     assert "kofs demo" in blocks[0] and "pip install" in blocks[0]
     assert "pytest" in blocks[1] and "pip install" in blocks[1]
+    assert "--full" in blocks[1]  # command 2 runs the whole suite, not the fast tier
     assert README.index(blocks[1]) < README.index("## Contents")
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -91,12 +90,7 @@ def test_write_evaluation_figures_and_report(tmp_path):
     assert set(acc["k"]) == {2, 5, 10} and set(acc["protocol"]) == {"book"}
 
 
-@pytest.mark.skipif(
-    shutil.which("chromium") is None,
-    reason="headless-browser check needs Debian's chromium (apt-get install -y chromium)",
-)
-@pytest.mark.slow
-def test_report_renders_in_headless_chromium(tmp_path):
+def test_report_renders_in_headless_chromium(tmp_path, browser):
     expr, y, *_ = _toy(tmp_path)
     res = evaluate(
         {"a": np.arange(1.0, expr.n_genes + 1)},
@@ -118,7 +112,9 @@ def test_report_renders_in_headless_chromium(tmp_path):
         gene_tables={"Top genes of a": genes},
         provenance=prov,
     )
-    seen = browser_check(tmp_path / "ev" / "report.html", profile_dir=tmp_path / "browser")
+    seen = browser_check(
+        tmp_path / "ev" / "report.html", profile_dir=tmp_path / "browser", executable=browser
+    )
     assert seen["title"] == "toy report"
     assert {"evaluation", "top-genes-1", "inputs"} <= set(seen["table_ids"])
     assert "AAA" in seen["dom"] and "ab" * 32 in seen["dom"]
@@ -184,6 +180,7 @@ def test_known_gene_sets(tmp_path):
         parse_known_spec("just-a-file.txt")
 
 
+@pytest.mark.slow
 def test_cli_evaluate_end_to_end_with_honest_protocol(tmp_path):
     _, _, expr_path, lab_path, known = _toy(tmp_path)
     # class not in the default (second) column: --label-column must reach the honest re-run

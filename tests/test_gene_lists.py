@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import costly_examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -218,7 +219,7 @@ def test_python_objects(files):
         kofs.aggregate_lists([3.5])
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=costly_examples(20))
 @given(st.integers(0, 2**32 - 1))
 def test_list_order_does_not_change_the_fused_ranking(seed):
     rng = np.random.default_rng(seed)

@@ -355,9 +355,7 @@ def test_open_text_normalises(tmp_path):
 
 
 # ---------------------------------------------------------------- round trip (property)
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(
     values=arrays(
         np.float64,
