@@ -857,9 +857,11 @@ def test_library_warnings_are_one_log_line(base, monkeypatch):
     real = kofs.pipeline.run_plan
 
     def noisy(*a, **k):
-        warnings.warn(
-            "Regressors in active set degenerate.\nsecond line", RuntimeWarning, stacklevel=1
-        )
+        with warnings.catch_warnings():  # every call warns (not once per process)
+            warnings.simplefilter("always")
+            warnings.warn(
+                "Regressors in active set degenerate.\nsecond line", RuntimeWarning, stacklevel=1
+            )
         return real(*a, **k)
 
     monkeypatch.setattr(kofs.pipeline, "run_plan", noisy)
