@@ -351,7 +351,7 @@ def _harmonise(
                 genes,
                 np.asarray(s.scores)[keep],
                 s.higher_is_better,
-                params={"kind": s.kind, "ranked_by": s.ranked_by, "path": s.path},
+                params=dict(s.ranking().params),
             )
         )
         shared = sum(counts[k] > 1 for k, ok in zip(keys, keep, strict=True) if ok)

@@ -29,7 +29,11 @@ def test_configs_are_valid_yaml_with_the_books_lists():
         ]
         # the book's lists and aggregations first, then kofs's posterior aggregations
         assert renamed[: len(BOOK_TABLE_6_5)] == list(BOOK_TABLE_6_5)
-        assert set(renamed[len(BOOK_TABLE_6_5) :]) <= {"KOFS_Post", "KOFS_Post-SUP", "KOFS_Post-LAB"}
+        assert set(renamed[len(BOOK_TABLE_6_5) :]) <= {
+            "KOFS_Post",
+            "KOFS_Post-SUP",
+            "KOFS_Post-LAB",
+        }
 
 
 def test_aggregation_without_name_is_a_parameter_error(tmp_path, shared_data):

@@ -248,6 +248,9 @@ def _aggregate(
             "built_from": Bc,
             "data_lists": _data_lists(rankings)[cols],
             "covered": _covered(rankings, genes)[np.ix_(rows, cols)],
+            "absent_missing": np.array(
+                [rankings[j].params.get("absent") == "missing" for j in cols], dtype=bool
+            ),
             "covariates": _covariates(covariates, genes, rows),
             "list_weights": v,
             "list_weight_replicates": reps,

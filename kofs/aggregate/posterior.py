@@ -290,7 +290,7 @@ class _Problem:
             W1 = self.AT @ wp
             num = np.bincount(self.coded.list_of, weights=W1 * mean1, minlength=self.D)
             den = np.bincount(self.coded.list_of, weights=W1, minlength=self.D)
-            mu_new = np.where(den > 0, np.maximum(num / np.maximum(den, 1e-300), 0.0), 0.0)
+            mu_new = np.where(den > 0, np.clip(num / np.maximum(den, 1e-300), 0.0, MU_MAX), 0.0)
         r_new = r
         if self.dependence and not fixed[1]:
             r_new = self._correlation(mu, wp, mean1, mean0)
@@ -597,28 +597,30 @@ def fit_posterior(
     coded = code_intervals(lo, hi, n_bins=n_bins)
     problem = _Problem(coded, X, w, max_prior, dependence=dependence, tempering=v)
     iu = _offdiag(D)
-    starts = []
+    starts: list[tuple[float | None, np.ndarray]] = []
     if start is not None:
         mu = np.asarray(start.mu, dtype=np.float64).copy()
         beta = np.asarray(start.beta, dtype=np.float64).copy()
-        r = np.asarray(start.correlation, dtype=np.float64)[iu]
-        starts.append(r)
+        starts.append((None, np.asarray(start.correlation, dtype=np.float64)[iu]))
     else:
         mu = np.full(D, MU_START)
         beta = np.zeros(X.shape[1])
-        beta[0] = logit(RHO_START)
-        # two starts of the correlation: independent lists, and the lists' correlation over
-        # all genes (most genes are background); the fit of higher likelihood is kept (the
-        # first misses lists that share false positives, the second a relevant class so large
-        # that it makes the lists correlate over all genes)
-        starts.append(np.zeros(len(iu[0])))
+        # two starts, the fit of higher likelihood kept: independent lists, and the lists'
+        # correlation over all genes (most genes are background), which the first misses when
+        # lists share false positives
+        none = np.zeros(len(iu[0]))
+        starts.append((RHO_START, none))
         if problem.dependence and correlation is None:
-            starts.append(_start_correlation(lo, hi, w)[iu])
+            starts.append((RHO_START, _start_correlation(lo, hi, w)[iu]))
     if correlation is not None:
-        starts = [np.asarray(correlation, dtype=np.float64)[iu]]
+        fixed_r = np.asarray(correlation, dtype=np.float64)[iu]
+        starts = [(rho0, fixed_r) for rho0, _ in starts]
     best = None
-    for r0 in starts:
-        theta0 = np.concatenate([mu, beta, r0 if problem.dependence else np.zeros(0)])
+    for rho0, r0 in starts:
+        b0 = beta.copy()
+        if rho0 is not None:
+            b0[0] = logit(rho0)
+        theta0 = np.concatenate([mu, b0, r0 if problem.dependence else np.zeros(0)])
         theta, it, converged = _solve(
             problem,
             theta0,

@@ -25,7 +25,6 @@ from kofs.aggregate.uncertainty import (
     half_sample_fits,
     wald,
 )
-from kofs.errors import ParameterError
 from kofs.registry import Param, aggregator
 
 __all__ = ["posterior_aggregate"]
@@ -85,6 +84,7 @@ def posterior_aggregate(
     built_from: np.ndarray | None = None,
     held_out: tuple[np.ndarray, np.ndarray] | None = None,
     covered: np.ndarray | None = None,
+    absent_missing: np.ndarray | None = None,
     covariates: Mapping[str, np.ndarray] | None = None,
     list_weights: np.ndarray | None = None,
     max_prior: float = 0.5,
@@ -101,13 +101,20 @@ def posterior_aggregate(
     R = np.asarray(R, dtype=np.float64)
     M, L = R.shape
     data = np.ones(L, bool) if data_lists is None else np.asarray(data_lists, bool)
-    data_cols = np.flatnonzero(data)
-    if data_cols.size == 0:
-        raise ParameterError(
-            "aggregator 'posterior' needs at least one data-driven list (the evidence); "
-            "knowledge lists only shape its prior"
+    notices: list[str] = []
+    if not data.any():
+        # nothing from the data: the knowledge lists are all there is, fused as evidence
+        data = np.ones(L, bool)
+        notices.append(
+            "No list was computed from the data: the knowledge lists are fused as evidence of "
+            "each other, so the answer says what is known, not what this experiment shows."
         )
+    data_cols = np.flatnonzero(data)
     Bd = None if built_from is None else np.asarray(built_from, bool)[:, data_cols]
+    if absent_missing is not None and np.any(np.asarray(absent_missing)[data_cols]):
+        # a table lacks the genes its tool did not test: no information, not "below the list"
+        gone = np.isnan(R[:, data_cols]) & np.asarray(absent_missing, bool)[data_cols]
+        Bd = gone if Bd is None else (Bd | gone)
     HOd = None if held_out is None else (held_out[0][:, data_cols], held_out[1][:, data_cols])
     lo, hi = observation_intervals(R[:, data_cols], Bd, HOd)
     prior = knowledge_prior(
@@ -132,7 +139,6 @@ def posterior_aggregate(
     if v is not None and not single:
         fit = _tempered(base, lo, hi, prior, v, max_prior=max_prior, n_bins=n_bins)
     weights = _list_weights(fit, prior, data_cols, names)
-    notices: list[str] = []
     notes: dict[str, str] = {}
     statistics: dict[str, np.ndarray] = {}
     test = agreement_test(lo, hi)
@@ -152,7 +158,7 @@ def posterior_aggregate(
         q = q_values(lfdr)
         if resamples > 0:
             resampled = half_sample_fits(
-                base,
+                fit,
                 R[:, data_cols],
                 prior,
                 masked=Bd,
@@ -200,7 +206,7 @@ def posterior_aggregate(
     temp[data_cols] = fit.tempering
     diag: dict[str, Any] = {
         "agreement_test": {
-            **{k: test[k] for k in ("statistic", "p_value", "pairs")},
+            **{k: test[k] for k in ("statistic", "p_value", "pairs", "tests")},
             "no_signal_probability": None if single else float(null_probability(test["p_value"])),
         },
         "list_correlation": {
@@ -281,9 +287,9 @@ def _normal_scores(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 def _tempered(
     fit: PosteriorFit, lo, hi, prior: Prior, v: np.ndarray, *, max_prior: float, n_bins: int
 ) -> PosteriorFit:
-    """The fused log-odds with the label weights v tempering each data list's evidence, at
-    the reliabilities learned from all the evidence (the prior refitted to the tempered
-    evidence)."""
+    """The fit with the label weights v tempering each data list's evidence: the relevant
+    class is what the lists that predict the labels agree on (started from the untempered fit,
+    with its list correlation)."""
     return fit_posterior(
         lo,
         hi,
@@ -293,7 +299,6 @@ def _tempered(
         start=fit,
         max_prior=max_prior,
         n_bins=n_bins,
-        fixed_mu=True,
     )
 
 
@@ -332,6 +337,7 @@ def _posterior(
     held_out: tuple[np.ndarray, np.ndarray] | None = None,
     data_lists: np.ndarray | None = None,
     covered: np.ndarray | None = None,
+    absent_missing: np.ndarray | None = None,
     covariates: Mapping[str, np.ndarray] | None = None,
     list_weights: np.ndarray | None = None,
     list_weight_replicates: np.ndarray | None = None,
@@ -367,6 +373,7 @@ def _posterior(
         built_from=built_from,
         held_out=held_out,
         covered=covered,
+        absent_missing=absent_missing,
         covariates=covariates,
         list_weights=list_weights,
         seed=seed,
