@@ -31,9 +31,10 @@ import yaml
 
 from kofs.errors import InputError, ParameterError
 from kofs.options import SEED_MAX, THREADS_MAX, TOP_MAX, Option, as_mapping, build, opt, options_of
+from kofs.registry import DEFAULT_AGGREGATOR
 
 #: The newest defaults version (used when a config has no ``defaults`` key).
-DEFAULTS_VERSION = "4"
+DEFAULTS_VERSION = "5"
 
 #: The default plan of versions 2 to 4 on dense matrices (SPEC phi1 out; see PRESETS).
 _PLAN_2 = (
@@ -46,10 +47,16 @@ _PLAN_2 = (
     "relevance-propagation",
 )
 
-#: The default plan of versions 3 and 4 on sparse or chunked matrices.
+#: The default plan of versions 3 to 5 on sparse or chunked matrices.
 _PLAN_3_SPARSE = tuple(r for r in _PLAN_2 if r != "variance")
-#: Versions 2 and 3: the reliability aggregator's redundancy over all genes.
-_ALL_GENE_REDUNDANCY = {"reliability": {"redundancy_top": 1.0}}
+
+#: Versions whose default aggregator, ``reliability``, was replaced in version 5 (pre-1.0: no
+#: shim): a config naming one of them is refused with this reason.
+RETIRED = {
+    v: "its default fusion, 'reliability', was replaced by 'posterior' in defaults version 5 "
+    '(docs/aggregation.md, \'Defaults\'); use defaults: "5", or "1" for the book\'s EM'
+    for v in ("2", "3", "4")
+}
 
 #: Per defaults version: option values that differ from the declared defaults, and the rankers
 #: of the default plan (``default_plan``: tried in this order, each where its inputs allow;
@@ -69,31 +76,27 @@ PRESETS: dict[str, dict[str, Any]] = {
             "relevance-propagation",
         ),
     },
-    # Version 2 (issue 11; evidence in docs/aggregation.md "Defaults" and docs/results-all.md):
-    # the reliability aggregator (with the supervision chosen by default_supervision), and SPEC
-    # phi1 out of the default plan -- it keeps the trivial eigenvector's component, ranks flat
-    # housekeeping genes first and put RPL41/RPL37A/RPS18 into the EM and Borda top 20 on ALL.
-    "2": {"default_plan": _PLAN_2, "aggregate_params": _ALL_GENE_REDUNDANCY},
-    # Version 3 (docs/single-cell.md "Planted markers", docs/aggregation.md "Defaults"): on a
-    # sparse or chunked matrix (single-cell counts) the plan leaves variance out -- on
-    # log-normalised counts a gene's variance follows its mean (the reason scanpy and Seurat
-    # rank dispersion within mean bins instead); it ranked 4 of 50 planted markers in its top
-    # 100, and on 200,000 cells the fused top 100 held 31 markers with it, 48 without. Dense
-    # (bulk) matrices keep version 2's plan: on the B-ALL subtypes variance is the most
-    # predictive list.
-    "3": {
-        "default_plan": _PLAN_2,
-        "default_plan_sparse": _PLAN_3_SPARSE,
-        "aggregate_params": _ALL_GENE_REDUNDANCY,
-    },
-    # Version 4 (docs/aggregation.md "Redundancy where the lists call"): the reliability
-    # aggregator measures two lists' redundancy among the genes either list calls (its top
-    # 5 %), not over all genes. On 200,000 cells the three graph lists correlate 0.92-0.98 over
-    # all genes (their bulk follows each gene's mean), which left the weights unidentified
-    # (uniform, 48 of 50 planted markers in the fused top 100); where they call, Laplacian and
-    # SPEC phi2 stay duplicates (0.99) and SPEC phi3 is apart (0.1): 50 of 50.
-    "4": {"default_plan": _PLAN_2, "default_plan_sparse": _PLAN_3_SPARSE},
+    # Version 5 (issue 20; evidence in docs/aggregation.md "Defaults" and docs/results-all.md):
+    # the posterior aggregator -- data lists are the evidence (a permutation-consistent rank
+    # model with learned reliabilities), knowledge lists a prior whose strength is learned, a
+    # posterior / local fdr / q-value per gene. The plans are version 4's: SPEC phi1 out (it
+    # ranks flat housekeeping genes first: RPL41/RPL37A/RPS18 in the EM top 20 on ALL), and
+    # on sparse or chunked matrices no variance list (on log-normalised counts a gene's
+    # variance follows its mean).
+    "5": {"default_plan": _PLAN_2, "default_plan_sparse": _PLAN_3_SPARSE},
 }
+
+
+def check_version(version: str, where: str | None = None) -> None:
+    """Refuse an unknown or retired defaults version with the reason."""
+    if version in RETIRED:
+        raise ParameterError(
+            f"defaults version {version!r} is retired: {RETIRED[version]}", path=where
+        )
+    if version not in PRESETS:
+        raise ParameterError(
+            f"defaults version {version!r} is unknown; known: {', '.join(PRESETS)}", path=where
+        )
 
 
 def aggregate_defaults(version: str, method: str) -> dict[str, Any]:
@@ -251,7 +254,7 @@ class AggregationConfig:
     aggregate: str = opt(
         "aggregate",
         "str",
-        "reliability",
+        DEFAULT_AGGREGATOR,
         help="How the lists are fused (see `kofs methods`; the book's EM: em).",
     )
     aggregate_param: dict[str, Any] = opt(
@@ -267,7 +270,7 @@ class AggregationConfig:
         choices=("none", "genes", "labels"),
         help="What teaches the list weights: none (agreement), genes (--relevant-genes), labels "
         "(each list's cross-validated predictive value). Default: genes with --relevant-genes, "
-        "else labels with --labels (reliability only), else none.",
+        "else labels with --labels (posterior only), else none.",
     )
     bootstrap: int = opt(
         "bootstrap",
@@ -284,7 +287,7 @@ class AggregationConfig:
         low=0,
         high=1000,
         metavar="K",
-        help="Folds of the cross-fit of lists seeded by --relevant-genes (reliability): each is "
+        help="Folds of the cross-fit of lists seeded by --relevant-genes (posterior): each is "
         "rebuilt from K-1 folds of the known genes and scored on the held-out fold; 0 = leave "
         "its seed genes out of its scoring instead.",
     )
@@ -416,10 +419,7 @@ class RunConfig:
     defaults: str = DEFAULTS_VERSION
 
     def __post_init__(self) -> None:
-        if self.defaults not in PRESETS:
-            raise ParameterError(
-                f"defaults version {self.defaults!r} is unknown; known: {', '.join(PRESETS)}"
-            )
+        check_version(self.defaults)
         given = dict(self.knowledge)
         full = {name: given.pop(name, None) or cls() for name, cls in knowledge_sections().items()}
         if given:
@@ -457,11 +457,7 @@ class RunConfig:
                 )
             flat[name] = v
         version = str(flat.pop("defaults", DEFAULTS_VERSION))
-        if version not in PRESETS:
-            raise ParameterError(
-                f"defaults version {version!r} is unknown; known: {', '.join(PRESETS)}",
-                path=where_s,
-            )
+        check_version(version, where_s)
         known = all_options()
         for name in flat:
             if name not in known:

@@ -37,6 +37,7 @@ from kofs.io.gene_lists import (
 )
 from kofs.io.ids import CoverageReport, guess_namespace, normalise_id
 from kofs.options import TOP_MAX, as_mapping, build, opt, options_of
+from kofs.registry import DEFAULT_AGGREGATOR
 from kofs.types import AggregateRanking, Ranking
 
 log = logging.getLogger(__name__)
@@ -199,7 +200,7 @@ def _display(gene: str, key: str) -> str:
 def aggregate_lists(
     lists: Sequence[Any] | Mapping[str, Any],
     *,
-    method: str = "rra",
+    method: str = DEFAULT_AGGREGATOR,
     params: Mapping[str, Any] | None = None,
     universe: int | str | os.PathLike | Iterable[str] | None = None,
     relevant_genes: str | os.PathLike | Iterable[str] | None = None,
@@ -218,15 +219,16 @@ def aggregate_lists(
         columns; the usual tools' tables are recognised), a :class:`pandas.Series` (index =
         genes, values = scores; give ``direction``), a sequence of gene ids in rank order, a
         :class:`~kofs.types.Ranking` or a :class:`~kofs.io.gene_lists.RankedGeneList`.
-    method : str, default "rra"
-        A registered aggregator (``kofs methods``): ``rra``, ``stuart``, ``em``, ``borda``, ...
+    method : str, default "posterior"
+        A registered aggregator (``kofs methods``): ``posterior`` (the default everywhere:
+        per-gene posterior, local fdr and q-value), ``rra``, ``stuart``, ``em``, ``borda``, ...
     params : mapping, optional
         Aggregator parameters (e.g. ``{"exact": True}`` for RRA).
     universe : int, path or iterable of str, optional
         Gene universe: its size N, or its genes (list genes outside it are dropped). Default:
         the distinct genes of the lists (RobustRankAggreg's default).
     relevant_genes : path or iterable of str, optional
-        Known relevant genes (supervised EM).
+        Known relevant genes (a prior covariate of ``posterior``; supervised EM for ``em``).
     gene_column, column, direction, mageck_side
         Reading options for tables whose spec does not say (see
         :func:`kofs.io.gene_lists.read_ranked_lists`; ``mageck_side`` None means ``"neg"``).
@@ -349,7 +351,7 @@ def _harmonise(
                 genes,
                 np.asarray(s.scores)[keep],
                 s.higher_is_better,
-                params={"kind": s.kind, "ranked_by": s.ranked_by, "path": s.path},
+                params=dict(s.ranking().params),
             )
         )
         shared = sum(counts[k] > 1 for k, ok in zip(keys, keep, strict=True) if ok)
@@ -434,7 +436,12 @@ class AggregateListsConfig:
         stdin=True,
         help="Output folder, or - to write ranking.tsv to stdout.",
     )
-    method: str = opt("method", "str", "rra", help="Rank aggregation method (see `kofs methods`).")
+    method: str = opt(
+        "method",
+        "str",
+        DEFAULT_AGGREGATOR,
+        help="Rank aggregation method (see `kofs methods`); RobustRankAggreg's: rra.",
+    )
     aggregate_param: dict[str, Any] = opt(
         "aggregate_param",
         "flat_params",

@@ -29,7 +29,7 @@ from kofs.errors import InputError, KofsError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
 from kofs.progress import Progress, task
 from kofs.rankers import estimate_ranker, run_ranker
-from kofs.registry import AGGREGATORS, RANKERS, resolve_params, unknown_message
+from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR, RANKERS, resolve_params, unknown_message
 from kofs.resources import check_memory, estimate_knn_graph, resolve_limit
 from kofs.sources import KnowledgeSources
 from kofs.types import (
@@ -346,14 +346,10 @@ def build_lists(
     return lists
 
 
-#: The aggregator of :func:`rank` when none is named (chosen by measurement on ALL, see
-#: docs/aggregation.md "Defaults"); the book's EM is ``"em"``.
-DEFAULT_AGGREGATOR = "reliability"
-
 #: Supervision levels of the list weights.
 SUPERVISION = ("none", "genes", "labels")
 
-#: Bootstrap replicates of the label reliabilities behind the one-standard-error rule (cheap:
+#: Paired bootstrap replicates of the label reliabilities behind the soft label weights (cheap:
 #: the per-sample 1-NN outcomes are resampled, nothing is re-fitted).
 RULE_REPLICATES = 200
 
@@ -379,8 +375,8 @@ def aggregate_supervised(
 ) -> AggregateRanking:
     """Aggregate ``lists`` at the requested supervision level (see :func:`run_plan`);
     ``held_out``: the cross-fit of the seeded lists (:func:`kofs.reseeding.reseeded_lists`),
-    used by aggregators with list context (``reliability``)."""
-    from kofs.aggregate.supervision import label_reliabilities, one_standard_error
+    used by aggregators with list context (``posterior``)."""
+    from kofs.aggregate.supervision import label_reliabilities, soft_label_weights
 
     level = supervision or default_supervision(context.relevant_genes, context.categories)
     if level not in SUPERVISION:
@@ -391,7 +387,7 @@ def aggregate_supervised(
         if supervision is not None:
             raise ParameterError(
                 f"supervision 'labels' needs an aggregator that takes list weights "
-                f"(reliability), not {method!r}"
+                f"(posterior), not {method!r}"
             )
         level = "none"  # the default only: the book's EM and the rank statistics ignore labels
     if level == "labels" and supervision is None and len(lists) < 2:
@@ -414,7 +410,9 @@ def aggregate_supervised(
     elif level == "labels":
         if context.categories is None:
             raise ParameterError("supervision 'labels' needs sample labels (--labels)")
-        genes, R = partial_rank_matrix(lists)
+        # only the data lists' predictive value is asked: knowledge lists enter the prior
+        data = [r for r in lists if not _knowledge_list(r)]
+        genes, R = partial_rank_matrix(data)
         index = context.expression.gene_index()
         cols = np.fromiter((index[g] for g in genes), dtype=np.int64, count=len(genes))
         raw, reps = label_reliabilities(
@@ -425,18 +423,23 @@ def aggregate_supervised(
             genes=genes,
             samples=context.expression.samples,
             n_boot=max(bootstrap, RULE_REPLICATES),
-            refit=_supervised_refit(context, lists, genes),
+            refit=_supervised_refit(context, data, genes),
         )
-        v, reps, se = one_standard_error(raw, reps)
-        names = [r.name for r in lists]
+        v, p_best = soft_label_weights(raw, reps)
+        names = [r.name for r in data]
         list_weights = dict(zip(names, map(float, v), strict=True))
         label_rule = {
-            "rule": "one standard error",
-            "se": se,
+            "rule": "soft: chance of being the most predictive list, over the likeliest's",
             "reliability": dict(zip(names, map(float, raw), strict=True)),
+            "p_best": dict(zip(names, map(float, p_best), strict=True)),
         }
         if bootstrap > 0 and reps is not None:
             replicates = {n: reps[:bootstrap, j] for j, n in enumerate(names)}
+        for r in lists:
+            if _knowledge_list(r):  # not used by the fusion (prior lists), present for the runner
+                list_weights[r.name] = 1.0
+                if replicates is not None:
+                    replicates[r.name] = np.ones(len(next(iter(replicates.values()))))
     fused = aggregate_lists(
         lists,
         method,
@@ -446,12 +449,57 @@ def aggregate_supervised(
         held_out=(held_out or None) if AGGREGATORS.get(method).context else None,
         list_weights=list_weights,
         list_weight_replicates=replicates,
+        covariates=_study_bias(context) if AGGREGATORS.get(method).context else None,
         bootstrap=bootstrap,
         seed=context.seed,
     )
     if label_rule is not None:
         fused = replace(fused, diagnostics={**fused.diagnostics, "label_reliability": label_rule})
     return fused
+
+
+def _knowledge_list(r: Ranking) -> bool:
+    name = r.params.get("ranker")
+    return name in RANKERS and RANKERS.get(name).family == "knowledge"
+
+
+def _study_bias(context: Context) -> dict[str, dict[str, float]] | None:
+    """The prior's study-bias covariate: ``log(1 + number of annotations and interactions)``
+    of every gene, over the knowledge sources of the run (GO terms with the true-path rule,
+    gene sets, interaction partners: what their evidence hooks provide). None without
+    knowledge sources. Well-studied genes head every knowledge list; with this covariate the
+    prior learns what being studied predicts by itself, and a knowledge list earns only what
+    it adds to that."""
+    from kofs.sources import SOURCES
+    from kofs.types import FeatureFunctions
+
+    sources = context.sources
+    if sources is None or not getattr(sources, "data", None):
+        return None
+    genes = context.expression.genes
+    count = np.zeros(len(genes))
+    used = False
+    for spec in SOURCES:
+        if spec.evidence is None or spec.name not in sources:
+            continue
+        for part in spec.evidence(context):
+            k = part.knowledge
+            index = {g: i for i, g in enumerate(genes)}
+            rows = np.fromiter((index.get(g, -1) for g in k.genes), np.int64, len(k.genes))
+            if isinstance(k, FeatureFunctions):
+                per_gene = np.asarray((k.incidence != 0).sum(axis=1)).ravel()
+            else:
+                W = k.matrix
+                per_gene = (
+                    np.asarray((W != 0).sum(axis=1)).ravel()
+                    + np.asarray((W != 0).sum(axis=0)).ravel()
+                )
+            ok = rows >= 0
+            np.add.at(count, rows[ok], per_gene[ok])
+            used = True
+    if not used:
+        return None
+    return {"study bias": dict(zip(genes, np.log1p(count).tolist(), strict=True))}
 
 
 def _supervised_refit(context: Context, lists: Sequence[Ranking], genes: Sequence[str]):
@@ -510,7 +558,7 @@ def run_plan(
     value on the context's samples, :func:`kofs.aggregate.supervision.label_reliabilities`);
     None = :func:`default_supervision`. ``built_from`` maps list names to the genes they were
     seeded from (never scored on them). ``cross_fit`` = K >= 2: with an aggregator that takes
-    list context (``reliability``), each seeded list is rebuilt from K-1 folds of its seed genes
+    list context (``posterior``), each seeded list is rebuilt from K-1 folds of its seed genes
     and scored on the held-out fold (:mod:`kofs.reseeding`); 0: its seed genes are left out of
     its scoring.
     """
@@ -620,8 +668,8 @@ def rank(
     rankers : sequence of str, optional
         Single-source rankers by registry name (added to the knowledge lists).
     aggregate : str, optional
-        Aggregator name (``"reliability"``, ``"em"`` — the book's —, ``"borda"``, ...); default:
-        that of the defaults version (``"reliability"`` from version 2, ``"em"`` in 1).
+        Aggregator name (``"posterior"``, ``"em"`` — the book's —, ``"borda"``, ...); default:
+        that of the defaults version (``"posterior"`` from version 5, ``"em"`` in 1).
     relevant_genes : iterable of str, optional
         Known-relevant genes G: supervised list weights, term relevance M_rel/M_all,
         GO-CAN-MAH and the start of relevance propagation.
@@ -663,11 +711,11 @@ def rank(
         How the list weights are supervised (:data:`SUPERVISION`; default
         :func:`default_supervision`: ``"genes"`` with relevant genes, else ``"labels"`` with
         labels, else ``"none"``). ``"none"`` with relevant genes: they only build lists.
-        Aggregators other than ``reliability`` ignore ``"labels"``.
+        Aggregators other than ``posterior`` ignore ``"labels"``.
     bootstrap : int
         Bootstrap replicates of the weight intervals (0 = none).
     cross_fit : int
-        Folds K of the cross-fit of the lists seeded by ``relevant_genes`` (``reliability``):
+        Folds K of the cross-fit of the lists seeded by ``relevant_genes`` (``posterior``):
         each is rebuilt from K-1 folds of the known genes and scored on the held-out fold
         (:mod:`kofs.reseeding`); 0 leaves their seed genes out of their scoring instead.
     progress : kofs.progress.Progress, optional
@@ -684,6 +732,7 @@ def rank(
         PRESETS,
         AggregationConfig,
         aggregate_defaults,
+        check_version,
         default_plan,
     )
     from kofs.evidence import explain
@@ -694,10 +743,7 @@ def rank(
     if method not in ("kofs", "msfs"):
         raise ParameterError(f"method must be 'kofs' or 'msfs', got {method!r}")
     version = defaults or DEFAULTS_VERSION
-    if version not in PRESETS:
-        raise ParameterError(
-            f"defaults version {version!r} is unknown; known: {', '.join(PRESETS)}"
-        )
+    check_version(version)
     if aggregate is None:
         aggregate = PRESETS[version].get("aggregate", AggregationConfig().aggregate)
     aggregate_params = {**aggregate_defaults(version, aggregate), **(aggregate_params or {})}

@@ -280,6 +280,10 @@ _INVALID = object()
 
 
 RANKERS: Registry[RankerSpec] = Registry("ranker")
+#: The default fusion of every entry point (``kofs rank``, ``kofs aggregate``,
+#: :func:`kofs.aggregate.aggregate`, the aggregations of ``kofs reproduce`` without a method):
+#: docs/aggregation.md, "Defaults".
+DEFAULT_AGGREGATOR = "posterior"
 AGGREGATORS: Registry[AggregatorSpec] = Registry("aggregator")
 
 

@@ -273,7 +273,7 @@ def test_list_order_does_not_matter(seed):
         sb = dict(zip(b.genes, b.scores, strict=True))
         assert set(sa) == set(sb)
         # every kernel sees the lists in canonical (name) order: fitted weights too (em,
-        # reliability) are the same to rounding, even on tiny, nearly flat likelihoods
+        # posterior) are the same to rounding, even on tiny, nearly flat likelihoods
         np.testing.assert_allclose([sb[g] for g in sa], list(sa.values()), rtol=1e-10, atol=1e-12)
         if a.weights is not None:
             np.testing.assert_allclose(

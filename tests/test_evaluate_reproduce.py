@@ -27,9 +27,13 @@ def test_configs_are_valid_yaml_with_the_books_lists():
         renamed = [cfg["rename"].get(n, n) for n in cfg["lists"]] + [
             a["name"] for a in cfg["aggregations"]
         ]
-        # the book's lists and aggregations first, then kofs's reliability aggregations
+        # the book's lists and aggregations first, then kofs's posterior aggregations
         assert renamed[: len(BOOK_TABLE_6_5)] == list(BOOK_TABLE_6_5)
-        assert set(renamed[len(BOOK_TABLE_6_5) :]) <= {"KOFS_Rel", "KOFS_Rel-SUP", "KOFS_Rel-LAB"}
+        assert set(renamed[len(BOOK_TABLE_6_5) :]) <= {
+            "KOFS_Post",
+            "KOFS_Post-SUP",
+            "KOFS_Post-LAB",
+        }
 
 
 def test_aggregation_without_name_is_a_parameter_error(tmp_path, shared_data):

@@ -61,12 +61,14 @@ def run_report_html_from(final):
 def test_a_list_without_weight_gets_a_reason():
     text = describe_fusion(_final("borda"))
     assert text.list_notes["c"].startswith("no say in the fused ranking")
-    rule = {"reliability": {"a": 1.0, "b": 0.98, "c": 0.6}, "se": 0.05}
-    text = describe_fusion(_final("reliability", diagnostics={"label_reliability": rule}))
-    assert "one-standard-error rule" in text.list_notes["c"] and "b" not in text.list_notes
+    rule = {
+        "reliability": {"a": 1.0, "b": 0.98, "c": 0.6},
+        "p_best": {"a": 0.6, "b": 0.4, "c": 0.0},
+    }
+    text = describe_fusion(_final("posterior", diagnostics={"label_reliability": rule}))
     assert "0.60 on a scale from chance (0) to perfect (1)" in text.reliability["c"]
-    no = describe_fusion(_final("reliability", diagnostics={"identified": False}))
-    assert any("do not read them as a ranking of the lists" in n for n in no.notices)
+    assert "most predictive list in 40 % of resamples" in text.reliability["b"]
+    assert text.list_notes["c"].startswith("no say")
 
 
 @pytest.mark.slow

@@ -171,7 +171,7 @@ def test_harmonised_ids_and_coverage(tmp_path, files):
 
 def test_universe_file_and_number(tmp_path, files):
     uni = write(tmp_path / "universe.txt", "tp53\nEGFR\nMYC\n")
-    res = aggregate_lists([files["top"], files["rnk"]], universe=uni)
+    res = aggregate_lists([files["top"], files["rnk"]], universe=uni, method="rra")
     assert res.universe == 3
     assert set(res.final.genes) == {"TP53", "EGFR", "MYC"}  # KRAS dropped, MYC added
     cov = {c.source: c for c in res.coverage}

@@ -304,7 +304,7 @@ def test_borda_of_identical_lists_is_that_list(data, copies):
     score_lists(),
     st.sampled_from(
         ["borda", "mean-rank", "median-rank", "geometric-mean", "min-rank", "rra"]
-        + ["em", "reliability"]
+        + ["em", "posterior"]
     ),
     st.integers(0, 2**31),
 )

@@ -15,7 +15,9 @@ def test_summary_on_terminal_only(monkeypatch, capsys):
     p = example_paths()
     expr = read_expression(p["expression"])
     src = read_sources(pathways=p["pathways"])
-    res = rank(expr, sources=src.only("pathways"), lists=["SPEC", "Pathway-REL-VOTE"])
+    res = rank(
+        expr, sources=src.only("pathways"), lists=["SPEC", "Pathway-FILT", "Pathway-REL-VOTE"]
+    )
     _summary.print_summary(res, top=3)  # stderr is not a terminal under pytest: nothing
     assert capsys.readouterr().err == ""
     fake = io.StringIO()
@@ -23,7 +25,7 @@ def test_summary_on_terminal_only(monkeypatch, capsys):
     _summary.print_summary(res, top=3, force=True)
     text = fake.getvalue()
     flat = " ".join(text.split())  # rich wraps titles wider than their table
-    assert "top 3 genes (reliability of 2 lists)" in flat and "list weights (reliability" in flat
+    assert "top 3 genes (posterior of 3 lists)" in flat and "list weights (posterior" in flat
     assert "95% interval" in flat
     assert "coverage: pathways kegg.gmt" in text
     assert res.final.top(1)[0] in text

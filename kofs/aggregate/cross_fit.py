@@ -54,7 +54,7 @@ def held_out_intervals(
     n_scored : dict list name -> int
         How many seed genes got a held-out observation.
     """
-    from kofs.aggregate.reliability import block_intervals
+    from kofs.aggregate.intervals import block_intervals
 
     M, L = built_from.shape
     index = {g: i for i, g in enumerate(genes)}

@@ -28,7 +28,7 @@ from kofs.evaluate.known import KnownGenes
 from kofs.evaluate.split import SplitHalf, SplitHalfResult, split_half
 from kofs.pipeline import aggregate_supervised, build_lists, relevant_gene_ids
 from kofs.progress import Progress
-from kofs.registry import AGGREGATORS
+from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR
 from kofs.reseeding import reseeded_lists
 from kofs.types import AggregateRanking, Expression, Ranking, SampleCategories
 
@@ -48,7 +48,7 @@ class Aggregation:
     (the training samples of an outer fold in the honest protocol)."""
 
     name: str
-    method: str = "em"
+    method: str = DEFAULT_AGGREGATOR
     relevant_genes: tuple[str, ...] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     supervision: str | None = None  # none | genes | labels (kofs.pipeline.SUPERVISION)

@@ -202,8 +202,20 @@ class RankedGeneList:
             self.genes,
             self.scores,
             self.higher_is_better,
-            params={"kind": self.kind, "ranked_by": self.ranked_by, "path": self.path},
+            params={
+                "kind": self.kind,
+                "ranked_by": self.ranked_by,
+                "path": self.path,
+                "absent": ABSENT_BELOW if self.kind in SHORT_LISTS else ABSENT_MISSING,
+            },
         )
+
+
+#: What a gene a list lacks means, by the kind of list: a top-k list or a gene set names only
+#: its top (a lacking gene lies below it); a tool's table lists every gene the tool tested (a
+#: lacking gene was not tested: no information). Read by ``posterior`` (docs/aggregation.md).
+ABSENT_BELOW, ABSENT_MISSING = "below", "missing"
+SHORT_LISTS = frozenset({"top-k list", "GMT gene set"})
 
 
 def _stem(path: str) -> str:

@@ -96,42 +96,28 @@ def _supervision(diag: Mapping[str, Any], unit: str = "samples") -> str:
 
 
 def _reliability_text(final: Any, text: FusionText) -> None:
-    """The label-supervised lists' cross-validated reliability (``reliability``, ``em``, ...),
-    and why the one-standard-error rule left a list out."""
+    """The label-supervised lists' cross-validated reliability (``posterior``), and why a list
+    got little weight from the labels."""
     rule = (final.diagnostics or {}).get("label_reliability") or {}
     values = {k: float(v) for k, v in (rule.get("reliability") or {}).items()}
     if not values:
         return
-    best = max(values.values())
-    se = float(rule.get("se") or 0.0)
-    weights = {}
-    if final.weights is not None:
-        weights = dict(zip(final.list_names, map(float, final.weights), strict=True))
+    p_best = {k: float(v) for k, v in (rule.get("p_best") or {}).items()}
     for name, v in values.items():
-        text.reliability.setdefault(
-            name,
-            f"predicts held-out labels at {v:.2f} on a scale from chance (0) to perfect (1)",
-        )
-        if v < best - se and weights.get(name, 1.0) < ZERO_WEIGHT:
-            text.list_notes.setdefault(
-                name,
-                f"no say: more than one standard error ({se:.2f}) below the best list's "
-                f"{best:.2f}, so the fusion leaves it out (the one-standard-error rule)",
-            )
+        words = f"predicts held-out labels at {v:.2f} on a scale from chance (0) to perfect (1)"
+        if name in p_best:
+            words += f"; the most predictive list in {100 * p_best[name]:.0f} % of resamples"
+        text.reliability.setdefault(name, words)
 
 
-def _reliability(final: Any, text: FusionText) -> None:
+def _posterior(final: Any, text: FusionText) -> None:
     text.weight_meaning = (
-        "A list's weight is its share of the say in the fused ranking; the weights sum to 1."
+        "A list's weight is its share of the spread of the fused score (the log-odds that a "
+        "gene is relevant): data lists give evidence with the reliability learned from their "
+        "agreement, knowledge lists tilt the prior as much as the data show they predict it; "
+        "the weights sum to 1."
     )
     _reliability_text(final, text)
-    diag = final.diagnostics or {}
-    if diag.get("identified") is False:
-        text.notices.append(
-            "The list weights fit the data no better than equal weights would, so do not read "
-            "them as a ranking of the lists (the fused ranking does not depend on them; known "
-            "relevant genes, --relevant-genes, give them more to learn from)."
-        )
 
 
 def _em(final: Any, text: FusionText) -> None:
@@ -148,7 +134,7 @@ def _rank_statistic(final: Any, text: FusionText) -> None:
 
 #: Method name -> function adding the method's own wording to a :class:`FusionText`.
 METHOD_TEXT: dict[str, Callable[[Any, FusionText], None]] = {
-    "reliability": _reliability,
+    "posterior": _posterior,
     "em": _em,
     "borda": _rank_statistic,
     "rra": _rank_statistic,
