@@ -141,7 +141,7 @@ def ndtr_upper(q: np.ndarray) -> np.ndarray:
 
 #: Intervals narrower than this are evaluated at their midpoint (density ratio): the exact
 #: difference of two nearly equal probabilities loses the digits the ratio needs.
-NARROW = 1e-4
+NARROW = 1e-3
 
 
 def interval_terms(

@@ -61,7 +61,14 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, logit, ndtr, ndtri
 
-from kofs.aggregate.binormal import GRID_Q, grid_scores, interval_terms, mixture_scores, score_grid
+from kofs.aggregate.binormal import (
+    GRID_Q,
+    NARROW,
+    grid_scores,
+    interval_terms,
+    mixture_scores,
+    score_grid,
+)
 from kofs.aggregate.intervals import Coded, code_intervals
 
 __all__ = ["PosteriorFit", "Prior", "fit_posterior", "q_values"]
@@ -489,7 +496,7 @@ def exact_list_terms(
             grid_scores(x, shift[j], GRID_Q)
             for x in (lo[:, j], hi[:, j], 0.5 * (lo[:, j] + hi[:, j]))
         )
-        wide = (hi[:, j] - lo[:, j]) >= 1e-4
+        wide = (hi[:, j] - lo[:, j]) >= NARROW
         if wide.any():  # ties, censored and masked blocks: exact scores at their ends
             s_top[wide] = mixture_scores(lo[wide, j], m, rho)
             s_bot[wide] = mixture_scores(hi[wide, j], m, rho)
@@ -550,8 +557,8 @@ def fit_posterior(
     max_prior: float = 0.5,
     dependence: bool = True,
     n_bins: int = 512,
-    tol: float = 1e-7,
-    max_iter: int = 2000,
+    tol: float = 1e-5,
+    max_iter: int = 1000,
     weights: np.ndarray | None = None,
     start: PosteriorFit | None = None,
     correlation: np.ndarray | None = None,

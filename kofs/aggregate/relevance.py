@@ -299,6 +299,8 @@ def _tempered(
         start=fit,
         max_prior=max_prior,
         n_bins=n_bins,
+        tol=1e-4,
+        max_iter=300,
     )
 
 
