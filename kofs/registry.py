@@ -1,5 +1,5 @@
 """Registries of rankers and aggregators: one entry per method, read by the CLI, the config
-validation, ``kofs methods``, the README table and the contract tests.
+validation, ``kofs methods``, docs/methods.md and the contract tests.
 
 A ranker entry wraps an *adapter* ``func(X, inputs, *, seed, **params)`` where ``X`` is the
 (n_samples x n_genes) float64 matrix (a scipy.sparse CSR matrix only for entries declared

@@ -48,13 +48,18 @@ def test_install_lines_work_from_a_clone():
     assert "pip install -e '.[sc]'" in README
 
 
-def test_readme_methods_table_says_which_rankers_run_by_default():
-    from kofs.config import DEFAULTS_VERSION, default_plan
-    from kofs.rankers import RANKERS
-
-    plan = set(default_plan(DEFAULTS_VERSION, sparse=False))
-    rows = re.findall(r"^\| ([\w-]+) \| ranker \| [^|]+ \| [^|]+ \| (yes\*?|no) \|", README, re.M)
-    assert len(rows) >= 10
-    for name, default in rows:
-        assert name in RANKERS, name
-        assert (default != "no") == (name in plan), (name, default)
+@pytest.mark.slow
+def test_readme_python_runs_as_written():
+    """The README's "Ten lines of Python" run as they stand (on the bundled example) and give
+    the columns the README's "Reading the results" explains."""
+    blocks = re.findall(r"^```python\n(.*?)\n```", README, flags=re.S | re.M)
+    assert blocks, "the README's Python example is gone"
+    namespace: dict = {}
+    exec(compile(blocks[0], "README.md", "exec"), namespace)
+    result = namespace["result"]
+    top = result.top(10)
+    for column in ("posterior", "lfdr", "q_value", "data_posterior"):
+        assert column in top.columns and f"`{column}`" in README, column
+    weights = result.weights_frame()
+    assert {"weight", "ci_low", "ci_high"} <= set(weights.columns)
+    assert abs(float(weights["weight"].sum()) - 1) < 1e-6  # "the weights sum to 1"

@@ -39,7 +39,7 @@ def _click_type(o: Option) -> Any:
 
 def _help(o: Option) -> str:
     text = o.help
-    if o.default not in (None, {}, (), False):
+    if o.default is not None and o.default is not False and o.default not in ({}, ()):
         text += f"  [default: {o.default}]"
     return text
 

@@ -31,7 +31,7 @@ def demo_cmd(output: str, seed: int, threads: int | None, top: int) -> None:
 
     Equivalent to `kofs rank` on the bundled files (kofs/data/example: expression, B/T labels,
     GO BP, KEGG gene sets, STRING edges), the default aggregation of the KOFS lists
-    (reliability; the book's EM: `kofs rank ... --aggregate em`).
+    (posterior; the book's EM: `kofs rank ... --aggregate em`).
     """
     from pathlib import Path
 

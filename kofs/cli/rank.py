@@ -41,13 +41,14 @@ def rank_cmd(ctx: click.Context, expression: str, **opts) -> None:
     """Rank the genes of EXPRESSION (CSV/TSV, gzip ok, - for stdin; or single-cell data: an
     AnnData .h5ad, a 10x .h5, or a 10x MatrixMarket folder) and fuse the lists.
 
-    Writes OUTDIR/ranking.tsv (gene, rank, score, then rank:<list> and score:<list> for
-    every list, and an evidence column with knowledge), OUTDIR/weights.tsv (list weights of
-    weighted aggregators), OUTDIR/report.html (the results explained, one page),
-    OUTDIR/manifest.json (provenance) and OUTDIR/config.resolved.yaml (`kofs run` repeats the
-    run with it). With knowledge sources (--go, --pathways,
-    --interactions, --graph, --aux) the lists are those of the KOFS catalogue; `kofs sources`
-    shows them.
+    Writes OUTDIR/ranking.tsv (gene, rank, score, the fusion's per-gene statistics --
+    posterior, lfdr, q_value, data_posterior by default -- then rank:<list> and score:<list>
+    for every list, and an evidence column with knowledge), OUTDIR/weights.tsv (list weights
+    with their 95% intervals, when the aggregator learns them), OUTDIR/report.html (the
+    results explained, one page), OUTDIR/manifest.json (provenance) and
+    OUTDIR/config.resolved.yaml (`kofs run` repeats the run with it). With knowledge sources
+    (--go, --pathways, --interactions, --graph, --aux) the lists are those of the KOFS
+    catalogue; `kofs sources` shows them.
     """
     from kofs.cli._group import option_given
 
