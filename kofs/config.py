@@ -278,7 +278,9 @@ class AggregationConfig:
         200,
         low=0,
         high=100_000,
-        help="Bootstrap replicates of the 95% list-weight intervals (0 = none).",
+        help="Bootstrap replicates of the 95% list-weight intervals of em (0 = none; the "
+        "posterior fusion's intervals come from its resamples parameter, "
+        "--aggregate-param resamples=N).",
     )
     cross_fit: int = opt(
         "cross_fit",
