@@ -86,8 +86,5 @@ def print_summary(result: RunResult, *, top: int = 10, force: bool = False) -> N
             console.print(txt(cross_fit_line(cross)))
         for notice in fusion.notices:  # in plain words, with what to do
             console.print(txt(notice))
-        if diag.get("support") is not None:
-            n = int((~diag["support"]).sum())
-            console.print(f"{n} genes supported by knowledge only (ranked after the others)")
     for report in result.coverage:
         console.print(txt(f"coverage: {report.line()}"))

@@ -153,7 +153,6 @@ def _top_genes(result: Any, top: int, labels: Any, fusion: Any) -> tuple[str, li
     m = len(final.genes)
     cut = max(1, int(np.ceil(0.05 * m)))
     stats = [(k, title) for k, title, _ in fusion.statistics][:3]
-    support = (getattr(final, "diagnostics", None) or {}).get("support")  # data-backed genes
     cols = ["rank", "gene"]
     if labels is not None:
         cols.append("higher in (effect)")
@@ -184,8 +183,7 @@ def _top_genes(result: Any, top: int, labels: Any, fusion: Any) -> tuple[str, li
         row.append(fmt(float(final.scores[i])))
         if L > 1:
             lr = final.list_ranks[i]
-            only = support is not None and not bool(support[i])
-            row.append(f"{int(np.sum(lr <= cut))} of {L}" + (" (knowledge only)" if only else ""))
+            row.append(f"{int(np.sum(lr <= cut))} of {L}")
             row.append(
                 Raw(
                     "<span class='small'>"
@@ -215,14 +213,7 @@ def _top_genes(result: Any, top: int, labels: Any, fusion: Any) -> tuple[str, li
         if meaning:
             notes.append(f"{title}: {meaning}")
     if L > 1:
-        notes.append(
-            f"'lists agreeing': lists that rank the gene in their top 5% ({cut:,} genes)"
-            + (
-                "; 'knowledge only': no list built from the expression data ranks it high"
-                if support is not None
-                else ""
-            )
-        )
+        notes.append(f"'lists agreeing': lists that rank the gene in their top 5% ({cut:,} genes)")
     caption = (
         f"Top {len(order)} of {m:,} genes"
         + ("; " + "; ".join(notes) if notes else "")
