@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -871,11 +872,10 @@ def rank(
 
 def _label_sample_ids(labels: Any) -> list[str] | None:
     """The sample ids labels carry (a SampleCategories' samples, a Series' index), if any."""
-    import pandas as pd
-
     if isinstance(labels, SampleCategories):
         return list(labels.samples)
-    if isinstance(labels, pd.Series) and not isinstance(labels.index, pd.RangeIndex):
+    pd = sys.modules.get("pandas")  # a Series can only come from a pandas already loaded
+    if pd is not None and isinstance(labels, pd.Series) and not isinstance(labels.index, pd.RangeIndex):
         return [str(v) for v in labels.index]
     return None
 

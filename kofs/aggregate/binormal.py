@@ -139,9 +139,19 @@ def ndtr_upper(q: np.ndarray) -> np.ndarray:
     return np.exp(log_ndtr(-np.asarray(q, dtype=np.float64)))
 
 
-#: Intervals narrower than this are evaluated at their midpoint (density ratio): the exact
-#: difference of two nearly equal probabilities loses the digits the ratio needs.
-NARROW = 1e-3
+#: Intervals narrower than this fraction of their distance to the nearer end of [0, 1] are
+#: evaluated at their midpoint (density ratio): the exact difference of two nearly equal
+#: probabilities loses the digits the ratio needs. The criterion is relative because the
+#: density varies on the scale of that distance: an interval touching an end (the top gene's
+#: [0, 1/n]) is always evaluated exactly, where a midpoint would overstate a large separation.
+NARROW = 1e-2
+
+
+def narrow(ulo: np.ndarray, uhi: np.ndarray) -> np.ndarray:
+    """Which intervals :func:`interval_terms` evaluates at their midpoint (:data:`NARROW`)."""
+    ulo = np.asarray(ulo, dtype=np.float64)
+    uhi = np.asarray(uhi, dtype=np.float64)
+    return (uhi - ulo) < NARROW * np.minimum(ulo, 1.0 - uhi)
 
 
 def interval_terms(
@@ -161,7 +171,7 @@ def interval_terms(
     -------
     log_lr : ndarray
         ``log P(interval | relevant) - log P(interval | background)``; for an interval
-        narrower than :data:`NARROW` the density ratio at its midpoint, ``mu s - mu^2 / 2``.
+        that is :func:`narrow` the density ratio at its midpoint, ``mu s - mu^2 / 2``.
     mean1, mean0 : ndarray
         Mean latent score inside the interval for a relevant / a background gene (the
         truncated-normal means): the E-step statistics of mu and of the list correlations.
@@ -179,13 +189,13 @@ def interval_terms(
         s_top, s_bot, s_mid = scores
     mu = np.broadcast_to(np.asarray(mu, dtype=np.float64), s_top.shape)
     ulo, uhi = np.broadcast_to(ulo, s_top.shape), np.broadcast_to(uhi, s_top.shape)
-    narrow = (uhi - ulo) < NARROW
+    is_narrow = narrow(ulo, uhi)
     with np.errstate(invalid="ignore"):
         log_lr = mu * s_mid - 0.5 * mu * mu
     mean1 = s_mid.copy()
     mean0 = s_mid.copy()
     mean = s_mid.copy()
-    wide = ~narrow
+    wide = ~is_narrow
     if wide.any():  # ties, censored and masked blocks: exact class probabilities and means
         a, b, m = s_bot[wide], s_top[wide], mu[wide]
         log_p1 = log_mass(a - m, b - m)

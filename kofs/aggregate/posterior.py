@@ -55,7 +55,7 @@ convergence of any EM algorithm. Scand J Stat 35:335-353.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -63,15 +63,15 @@ from scipy.special import expit, logit, ndtr, ndtri
 
 from kofs.aggregate.binormal import (
     GRID_Q,
-    NARROW,
     grid_scores,
     interval_terms,
     mixture_scores,
+    narrow,
     score_grid,
 )
 from kofs.aggregate.intervals import Coded, code_intervals
 
-__all__ = ["PosteriorFit", "Prior", "fit_posterior", "q_values"]
+__all__ = ["PosteriorFit", "Prior", "fit_posterior", "q_values", "temper"]
 
 #: Starting separation of every data list and starting fraction of relevant genes.
 MU_START = 1.0
@@ -481,6 +481,24 @@ def _standardise(
     return np.column_stack([np.ones(X.shape[0]), Z]), center, scale
 
 
+def temper(fit: PosteriorFit, v: np.ndarray) -> PosteriorFit:
+    """``fit`` with the label weights ``v_l`` in [0, 1] tempering each data list's evidence
+    (``v_l t_il``). The separations, the list correlation and the prior stay those of the
+    untempered fit, learnt from all the lists' agreement: a likelihood tempered down to one
+    list carries no information on its separation or on the fraction of relevant genes (one
+    list alone is uniform under the model), so a re-fit there drifts to nothing.
+    ``log_likelihood`` stays the untempered fit's."""
+    v = np.clip(np.asarray(v, dtype=np.float64), 0.0, 1.0)
+    base = fit.list_terms / np.where(fit.tempering > 0, fit.tempering, 1.0)
+    terms = base * v
+    return replace(
+        fit,
+        tempering=v,
+        list_terms=terms,
+        log_odds=fit.prior_log_odds + terms.sum(axis=1),
+    )
+
+
 def exact_list_terms(
     lo: np.ndarray, hi: np.ndarray, mu: np.ndarray, rho: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -496,7 +514,7 @@ def exact_list_terms(
             grid_scores(x, shift[j], GRID_Q)
             for x in (lo[:, j], hi[:, j], 0.5 * (lo[:, j] + hi[:, j]))
         )
-        wide = (hi[:, j] - lo[:, j]) >= NARROW
+        wide = ~narrow(lo[:, j], hi[:, j])
         if wide.any():  # ties, censored and masked blocks: exact scores at their ends
             s_top[wide] = mixture_scores(lo[wide, j], m, rho)
             s_bot[wide] = mixture_scores(hi[wide, j], m, rho)
@@ -553,7 +571,6 @@ def fit_posterior(
     hi: np.ndarray,
     prior: Prior,
     *,
-    tempering: np.ndarray | None = None,
     max_prior: float = 0.5,
     dependence: bool = True,
     n_bins: int = 512,
@@ -574,8 +591,6 @@ def fit_posterior(
         Observation intervals of u of the data lists (:mod:`kofs.aggregate.intervals`).
     prior : Prior
         Gene-level covariates of the prior (may have no column).
-    tempering : ndarray (D,), optional
-        v_l in [0, 1] (label supervision); default 1.
     max_prior : float
         Cap of the mean prior probability (the relevant class is the minority).
     dependence : bool
@@ -599,7 +614,7 @@ def fit_posterior(
     hi = np.asarray(hi, dtype=np.float64)
     M, D = lo.shape
     w = np.ones(M) if weights is None else np.asarray(weights, dtype=np.float64)
-    v = np.ones(D) if tempering is None else np.clip(np.asarray(tempering, float), 0.0, 1.0)
+    v = np.ones(D)
     X, center, scale = _standardise(np.asarray(prior.X, dtype=np.float64), w, standardise)
     coded = code_intervals(lo, hi, n_bins=n_bins)
     problem = _Problem(coded, X, w, max_prior, dependence=dependence, tempering=v)

@@ -17,7 +17,7 @@ import numpy as np
 from scipy.special import expit, ndtr, stdtrit
 
 from kofs.aggregate.intervals import observation_intervals
-from kofs.aggregate.posterior import PosteriorFit, Prior, fit_posterior, q_values
+from kofs.aggregate.posterior import PosteriorFit, Prior, fit_posterior, q_values, temper
 from kofs.aggregate.prior import knowledge_prior
 from kofs.aggregate.uncertainty import (
     agreement_test,
@@ -137,7 +137,7 @@ def posterior_aggregate(
     base = fit_posterior(lo, hi, prior, max_prior=max_prior, dependence=dependence, n_bins=n_bins)
     fit = base
     if v is not None and not single:
-        fit = _tempered(base, lo, hi, prior, v, max_prior=max_prior, n_bins=n_bins)
+        fit = temper(base, v)
     weights = _list_weights(fit, prior, data_cols, names)
     notes: dict[str, str] = {}
     statistics: dict[str, np.ndarray] = {}
@@ -282,26 +282,6 @@ def _normal_scores(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     from scipy.special import ndtri
 
     return -ndtri(np.clip(0.5 * (lo + hi), 1e-15, 1 - 1e-15))
-
-
-def _tempered(
-    fit: PosteriorFit, lo, hi, prior: Prior, v: np.ndarray, *, max_prior: float, n_bins: int
-) -> PosteriorFit:
-    """The fit with the label weights v tempering each data list's evidence: the relevant
-    class is what the lists that predict the labels agree on (started from the untempered fit,
-    with its list correlation)."""
-    return fit_posterior(
-        lo,
-        hi,
-        prior,
-        tempering=v,
-        correlation=fit.correlation,
-        start=fit,
-        max_prior=max_prior,
-        n_bins=n_bins,
-        tol=1e-4,
-        max_iter=300,
-    )
 
 
 @aggregator(

@@ -43,6 +43,7 @@ from kofs.aggregate.posterior import (
     _standardise,
     fit_posterior,
     q_values,
+    temper,
 )
 
 __all__ = ["Resamples", "agreement_test", "calibrated_q_values", "half_sample_fits"]
@@ -111,9 +112,10 @@ def half_sample_fits(
     n_bins: int,
     threads: int = 2,
 ) -> Resamples:
-    """``n`` half-sample refits (module docstring) warm-started from ``fit``, with its
-    list correlation and tempering weights fixed. ``weights_of(fit, rows)`` gives the list weights
-    of a refit on the genes ``rows``."""
+    """``n`` half-sample refits (module docstring) warm-started from ``fit``, with its list
+    correlation fixed. The refits are untempered (like the fit's parameters, see
+    :func:`~kofs.aggregate.posterior.temper`); ``weights_of(fit, rows)`` gives the list
+    weights of a refit on the genes ``rows``, tempered like ``fit``."""
     R = np.asarray(data_ranks, dtype=np.float64)
     M = R.shape[0]
     rng = np.random.default_rng(seed)
@@ -127,7 +129,6 @@ def half_sample_fits(
             lo,
             hi,
             sub,
-            tempering=fit.tempering,
             correlation=fit.correlation,
             start=fit,
             standardise=(fit.center, fit.scale),
@@ -137,7 +138,7 @@ def half_sample_fits(
             max_iter=REFIT_MAX_ITER,
             exact=False,
         )
-        return f.mu, f.beta, weights_of(f, rows)
+        return f.mu, f.beta, weights_of(temper(f, fit.tempering), rows)
 
     # the refits are independent: two threads (NumPy releases the GIL in the heavy steps);
     # every half is drawn before, so the result does not depend on the threads' timing
