@@ -157,7 +157,7 @@ def test_real_all_page_one_terms_are_specific_and_supported():
                 shown += 1
                 assert t.size >= SIZE_MIN and t.in_top - 1 >= MIN_SUPPORT and t.q <= 0.05
     assert shown >= 100  # page one is explained
-    assert "T cell" in " ".join(ev[g] for g in page_one)
+    assert "T cell" in " ".join(ev.get(g, "") for g in page_one)
 
 
 def test_hypergeometric_tail_matches_scipy():
