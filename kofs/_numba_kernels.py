@@ -1,8 +1,9 @@
 """Compiled loops over CSR matrices for large single-cell data (numba; optional).
 
-numba comes with pynndescent (the ``[sc]`` extra). Without it, :data:`AVAILABLE` is False and
-the callers use their NumPy/scipy.sparse formulation (same results to rounding, slower and with
-larger temporaries on large data).
+numba is in the ``[sc]`` extra; every kernel is cached on disk (:mod:`kofs._jit` chooses the
+folder), so only the first process ever compiles it. Without numba, :data:`AVAILABLE` is False
+and the callers use their NumPy/scipy.sparse formulation (same results to rounding, slower and
+with larger temporaries on large data).
 
 * :func:`graph_gene_products`: ``sum_i sum_j s_ij x_ig x_jg`` for every gene ``g`` (the
   ``f^T S f`` of every gene at once): one pass over the graph's edges, scattering ``x_i`` into
@@ -26,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from kofs._jit import AVAILABLE, numba
+
 __all__ = [
     "AVAILABLE",
     "ROW_BLOCKS",
@@ -44,15 +47,8 @@ ROW_BLOCKS = 16
 #: Row blocks of ``X^T Q`` (each holds an m x l accumulator).
 _T_BLOCKS = 4
 
-try:
-    import numba
-    from numba import prange
-
-    AVAILABLE = True
-except ImportError:  # pragma: no cover - exercised only without the [sc] extra
-    AVAILABLE = False
-
 if AVAILABLE:
+    prange = numba.prange
 
     @numba.njit(cache=True, nogil=True, parallel=True)
     def _graph_gene_products(

@@ -160,7 +160,7 @@ def test_approximate_graph_chunked_equals_in_memory(cells, memory, compiled, mon
     pairs of chunk groups (one chunk per group with a budget of 2 bytes): the same graph as in
     memory, distances bit for bit (to rounding with the scipy products of the pairs when
     numba's kernel is not used)."""
-    pytest.importorskip("pynndescent")
+    pytest.importorskip("faiss")
     from kofs import _chunked, _numba_kernels
     from kofs.knowledge import similarity_kernels as K
 
@@ -187,7 +187,7 @@ def test_approximate_graph_chunked_equals_in_memory(cells, memory, compiled, mon
     ],
 )
 def test_graph_rankers_chunked_with_approximate_search(cells, name, params):
-    pytest.importorskip("pynndescent")
+    pytest.importorskip("faiss")
     from kofs.registry import RANKERS
 
     known = RANKERS.get(name).params
@@ -202,7 +202,7 @@ def test_graph_rankers_chunked_with_approximate_search(cells, name, params):
 def test_chunked_search_is_approximate_above_the_threshold(cells, monkeypatch):
     """``search="auto"`` on a dask matrix: exact below ANN_MIN_SAMPLES cells, approximate
     (chunked PCA + NN-descent) from it on, no O(n^2) chunk-against-chunk search."""
-    pytest.importorskip("pynndescent")
+    pytest.importorskip("faiss")
     from kofs import _chunked
     from kofs.knowledge import similarity_kernels as K
 

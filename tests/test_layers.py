@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "kofs._chunked",
             "kofs._numba_kernels",
             "kofs._knn_exact",
+            "kofs._jit",
         ),
     ),
     (

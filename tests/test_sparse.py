@@ -94,7 +94,7 @@ def test_dense_only_ranker_gets_dense_data():
 
 @pytest.mark.slow
 def test_approximate_knn_graph_is_close_and_seeded():
-    pytest.importorskip("pynndescent")
+    pytest.importorskip("faiss")
     from kofs.datasets import synthetic_counts
     from kofs.knowledge.similarity_kernels import (
         approximate_knn_squared_distances,
