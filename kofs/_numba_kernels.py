@@ -52,8 +52,9 @@ if AVAILABLE:
 
     @numba.njit(cache=True, nogil=True, parallel=True)
     def _graph_gene_products(
-        x_ptr, x_idx, x_val, s_ptr, s_idx, s_val, m, bounds
+        x_ptr, x_idx, x_val, s_ptr, s_idx, s_val, m, bounds, upper
     ):  # pragma: no cover
+        # upper: S is symmetric, visit the edges j >= i only (an edge j > i counts twice)
         nb = bounds.shape[0] - 1
         acc = np.zeros((nb, m))
         for b in prange(nb):
@@ -64,7 +65,11 @@ if AVAILABLE:
                     buf[x_idx[p]] = x_val[p]
                 for q in range(s_ptr[i], s_ptr[i + 1]):
                     j = s_idx[q]
+                    if upper and j < i:
+                        continue
                     w = s_val[q]
+                    if upper and j > i:
+                        w = 2.0 * w
                     for p in range(x_ptr[j], x_ptr[j + 1]):
                         g = x_idx[p]
                         a[g] += w * x_val[p] * buf[g]
@@ -180,12 +185,16 @@ def _parts(X):
     return X.indptr, X.indices, np.asarray(X.data, dtype=np.float64)
 
 
-def graph_gene_products(X, S) -> np.ndarray:
-    """``diag(X^T S X)``: per gene ``sum_{i,j} s_ij x_ig x_jg`` (X, S canonical CSR)."""
+def graph_gene_products(X, S, *, symmetric: bool = False) -> np.ndarray:
+    """``diag(X^T S X)``: per gene ``sum_{i,j} s_ij x_ig x_jg`` (X, S canonical CSR).
+
+    ``symmetric``: S is symmetric, so each off-diagonal edge is visited once and counted twice
+    (half the work).
+    """
     xp, xi, xv = _parts(X)
     sp_, si, sv = _parts(S)
     return _graph_gene_products(
-        xp, xi, xv, sp_, si, sv, X.shape[1], _bounds(X.shape[0], ROW_BLOCKS)
+        xp, xi, xv, sp_, si, sv, X.shape[1], _bounds(X.shape[0], ROW_BLOCKS), bool(symmetric)
     )
 
 

@@ -130,7 +130,9 @@ class RankerSpec:
     """Registry entry of a ranker.
 
     ``memory`` estimates the ranker's peak working set (:data:`MemoryEstimate`); None means
-    about two float64 copies of the matrix (:meth:`estimate_memory`).
+    about two float64 copies of the matrix (:meth:`estimate_memory`). ``expression``: the
+    adapter also receives the :class:`~kofs.types.Expression` it ranks (gene ids, symbols, the
+    file's path) as the keyword ``expression``.
     """
 
     name: str
@@ -148,6 +150,7 @@ class RankerSpec:
     slow: bool = False
     sparse: bool = False
     memory: MemoryEstimate | None = None
+    expression: bool = False
 
     @property
     def supervised(self) -> bool:
@@ -299,6 +302,7 @@ def ranker(
     slow: bool = False,
     sparse: bool = False,
     memory: MemoryEstimate | None = None,
+    expression: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator registering a ranker adapter in :data:`RANKERS` (returns it unchanged).
 
@@ -328,6 +332,7 @@ def ranker(
                 slow=slow,
                 sparse=sparse,
                 memory=memory,
+                expression=expression,
             )
         )
         return func

@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "kofs._numba_kernels",
             "kofs._knn_exact",
             "kofs._jit",
+            "kofs._counts",
         ),
     ),
     (

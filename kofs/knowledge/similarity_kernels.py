@@ -14,6 +14,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
+from threadpoolctl import threadpool_limits
 
 from kofs import _chunked, _knn_exact
 from kofs._chunked import is_dask
@@ -316,7 +317,9 @@ def principal_scores(X, *, n_components: int = 50, seed: int = 0, n_iter: int = 
         Z = _orthonormal(left(Q))
         Y = right(Z)
     Q = _orthonormal(Y)
-    Ub, sv, _ = np.linalg.svd(left(Q).T, full_matrices=False)
+    small = left(Q).T
+    with threadpool_limits(limits=1, user_api="blas"):  # (l x m): threads only cost here
+        Ub, sv, _ = np.linalg.svd(small, full_matrices=False)
     k = min(n_components, sv.size)
     return (Q @ Ub[:, :k]) * sv[:k]
 

@@ -1,5 +1,5 @@
 """Array kernels of the count rankers (no ids, no I/O): Pearson-residual variance, binomial
-deviance, seurat_v3 standardised variance (with its loess), all on :class:`~kofs.rankers._counts.Counts`.
+deviance, seurat_v3 standardised variance (with its loess), all on :class:`~kofs._counts.Counts`.
 
 Every kernel visits the stored entries only: the implicit zeros of a gene are added back in
 closed form (deviance, seurat_v3) or as one sum over the *distinct* cell totals (Pearson
@@ -24,8 +24,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from kofs._chunked import chunk_sum, is_dask
+from kofs._counts import Counts
+from kofs._jit import AVAILABLE as _COMPILED
+from kofs._jit import numba
 from kofs._matrix import as_csr
-from kofs.rankers._counts import Counts
 
 __all__ = [
     "binomial_deviance",
@@ -45,6 +47,44 @@ def _residual(x: np.ndarray, mu: np.ndarray, theta: float, clip: float) -> np.nd
         r = (x - mu) / np.sqrt(mu + mu * mu / theta)
     r = np.where(mu > 0, r, 0.0)
     return np.clip(r, -clip, clip)
+
+
+if _COMPILED:
+
+    @numba.njit(cache=True, nogil=True, parallel=True)
+    def _zero_sums(u, cnt, p, theta, clip):  # pragma: no cover
+        m = p.shape[0]
+        z1 = np.zeros(m)
+        z2 = np.zeros(m)
+        for j in numba.prange(m):
+            a = 0.0
+            b = 0.0
+            for t in range(u.shape[0]):
+                mu = u[t] * p[j]
+                if mu > 0:
+                    r = -mu / np.sqrt(mu + mu * mu / theta)
+                    if r < -clip:
+                        r = -clip
+                    a += cnt[t] * r
+                    b += cnt[t] * r * r
+            z1[j] = a
+            z2[j] = b
+        return z1, z2
+
+
+def _pearson_zeros(u, cnt, p, theta, clip):
+    """Per gene: ``sum_t cnt_t r0(u_t p_j)`` and ``sum_t cnt_t r0^2`` (cells with total u_t)."""
+    if _COMPILED:
+        return _zero_sums(u, cnt.astype(np.float64), p, float(theta), float(clip))
+    m = p.size
+    z1, z2 = np.zeros(m), np.zeros(m)
+    step = max(1, _BLOCK_BYTES // (8 * max(m, 1)))
+    for a in range(0, u.size, step):
+        r0 = _residual(np.zeros(1), np.outer(u[a : a + step], p), theta, clip)
+        c = cnt[a : a + step].astype(np.float64)
+        z1 += c @ r0
+        z2 += c @ (r0 * r0)
+    return z1, z2
 
 
 def _pearson_stored(A: sp.csr_matrix, s: np.ndarray, p: np.ndarray, theta: float, clip: float):
@@ -95,13 +135,7 @@ def pearson_residual_variance(
     s, p = counts.cell_totals, counts.gene_fractions
     # zeros: every cell contributes r0(s_i p_j); summed over the distinct totals
     u, cnt = np.unique(s, return_counts=True)
-    z1, z2 = np.zeros(m), np.zeros(m)
-    step = max(1, _BLOCK_BYTES // (8 * max(m, 1)))
-    for a in range(0, u.size, step):
-        r0 = _residual(np.zeros(1), np.outer(u[a : a + step], p), theta, clip)
-        c = cnt[a : a + step].astype(np.float64)
-        z1 += c @ r0
-        z2 += c @ (r0 * r0)
+    z1, z2 = _pearson_zeros(u, cnt, p, theta, clip)
     if is_dask(counts.X):
         d = chunk_sum(counts.X, _pearson_chunk, s, p, theta, clip)
     else:
@@ -244,18 +278,8 @@ def _moments(counts: Counts) -> tuple[np.ndarray, np.ndarray]:
     """Per-gene mean and unbiased variance (ddof 1) of the counts."""
     n = counts.X.shape[0]
     mean = counts.gene_totals / n
-    if is_dask(counts.X):
-        sq = chunk_sum(counts.X, _square_chunk)
-    else:
-        A = counts.X
-        sq = np.bincount(A.indices, weights=A.data * A.data, minlength=A.shape[1])
-    var = (sq - n * mean * mean) / max(n - 1, 1)
+    var = (counts.square_sums - n * mean * mean) / max(n - 1, 1)
     return mean, np.maximum(var, 0.0)
-
-
-def _square_chunk(B, start, stop):
-    A = as_csr(B)
-    return np.bincount(A.indices, weights=A.data * A.data, minlength=A.shape[1])
 
 
 def seurat_v3_variance(counts: Counts, *, span: float = 0.3) -> np.ndarray:

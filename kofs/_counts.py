@@ -25,16 +25,17 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from kofs._chunked import chunk_sum, is_dask, row_chunks
+from kofs._chunked import chunk_sum, is_dask, row_chunks, take_rows
 from kofs._matrix import as_csr
 from kofs.errors import InputError
 
-__all__ = ["Counts", "counts_view", "log_normalised"]
+__all__ = ["Counts", "counts_view", "log_normalised", "subset_cells"]
 
 #: Largest relative distance of a recovered count to a whole number.
 RECOVERY_TOLERANCE = 0.01
@@ -71,6 +72,40 @@ class Counts:
     def gene_fractions(self) -> np.ndarray:
         """``p_j = t_j / sum_j t_j``."""
         return self.gene_totals / max(self.total, 1e-300)
+
+    @cached_property
+    def square_sums(self) -> np.ndarray:
+        """``sum_i x_ij^2`` per gene (computed once)."""
+        if is_dask(self.X):
+            return chunk_sum(self.X, _square_chunk)
+        A = self.X
+        return np.bincount(A.indices, weights=A.data * A.data, minlength=A.shape[1])
+
+    @cached_property
+    def depth_sums(self) -> np.ndarray:
+        """``sum_i s_i x_ij`` per gene (computed once)."""
+        if is_dask(self.X):
+            return chunk_sum(self.X, _weighted_chunk, self.cell_totals)
+        return np.asarray(self.X.T @ self.cell_totals).ravel()
+
+
+def subset_cells(counts: Counts, rows: np.ndarray) -> Counts:
+    """The :class:`Counts` of some cells (in memory, CSR), totals recomputed over them."""
+    rows = np.asarray(rows, dtype=np.int64)
+    A = take_rows(counts.X, rows) if is_dask(counts.X) else counts.X[rows]
+    A = as_csr(A)
+    cells = np.asarray(A.sum(axis=1)).ravel()
+    genes = np.asarray(A.sum(axis=0)).ravel()
+    return Counts(A, cells, genes, counts.source)
+
+
+def _square_chunk(B, start, stop):
+    A = as_csr(B)
+    return np.bincount(A.indices, weights=A.data * A.data, minlength=A.shape[1])
+
+
+def _weighted_chunk(B, start, stop, w):
+    return np.asarray(as_csr(B).T @ w[start:stop]).ravel()
 
 
 def _stored(B) -> np.ndarray:

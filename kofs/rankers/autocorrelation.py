@@ -1,0 +1,225 @@
+"""Graph autocorrelation rankers: how smooth a gene is on the cell graph (single cell).
+
+* ``hotspot``: Hotspot's local autocorrelation z-score under a count null
+  (:func:`~kofs.rankers._autocorrelation_kernels.hotspot_statistic`) on cell graphs built as
+  single-cell users build them (:func:`~kofs.knowledge.cell_graph.cell_graph`), with three
+  safeguards:
+
+  - **cross-fitting**: the genes are split at random (seeded) into two halves; each half is
+    scored on the graph built from the most variable genes of the *other* half. A gene that
+    helps build a graph is smoother on it by construction (a rare noisy gene makes the few
+    cells expressing it neighbours): scored on its own graph, such genes filled 40 % of the top
+    500 of a simulation; cross-fitted, none;
+  - **named nuisance programmes** (cell cycle, stress, mitochondrial, ribosomal genes,
+    :func:`~kofs.knowledge.programmes.named_programmes`) never build the graph;
+  - **identity-independent programmes** found in the data
+    (:func:`~kofs.knowledge.programmes.independent_programmes`, among the top 500 genes of a
+    first pass) are left out of the graph genes, with the genes that co-vary with them, and
+    the genes are scored again: a programme crossed with the cell groups (a cell-cycle-like
+    activity in part of every group) is then no smoother than noise on the graph.
+
+  The graph genes are chosen by ``hvg`` (default: the variance of Pearson residuals).
+* ``morans-i``: Moran's I of the log-normalised values (scanpy's ``sc.metrics.morans_i``) on
+  the given cell graph (``--use-graph``) or one cell graph of the most variable genes.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from typing import Any
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from kofs._counts import Counts, counts_view, log_normalised, subset_cells
+from kofs.errors import InputError
+from kofs.knowledge.cell_graph import cell_graph
+from kofs.knowledge.programmes import TEST_CELLS, independent_programmes, named_programmes
+from kofs.rankers._autocorrelation_kernels import hotspot_statistic, morans_i
+from kofs.rankers._count_kernels import (
+    binomial_deviance,
+    pearson_residual_variance,
+    seurat_v3_variance,
+)
+from kofs.rankers.classic import SEARCH_PARAM
+from kofs.registry import Param, ranker
+
+__all__: list[str] = []  # registry adapters only
+
+log = logging.getLogger(__name__)
+
+#: Genes of the first pass's top searched for identity-independent programmes.
+PROGRAMME_CANDIDATES = 500
+
+_HVG = {
+    "pearson-residuals": pearson_residual_variance,
+    "deviance": binomial_deviance,
+    "seurat-v3": seurat_v3_variance,
+}
+
+#: Per counts view: the HVG scores computed for it (rankers of one run share them).
+_SCORES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _hvg_score(counts: Counts, method: str) -> np.ndarray:
+    cached = _SCORES.setdefault(counts, {})
+    if method not in cached:
+        cached[method] = _HVG[method](counts)
+    return cached[method]
+
+
+def _top(score: np.ndarray, allowed: np.ndarray, n: int) -> np.ndarray:
+    """The ``n`` highest-scoring allowed columns (NaN never), ties by column."""
+    s = np.where(allowed & np.isfinite(score), score, -np.inf)
+    order = np.lexsort((np.arange(s.size), -s))
+    order = order[np.isfinite(s[order])]
+    return np.sort(order[:n])
+
+
+def _search(search: str) -> bool | None:
+    return {"auto": None, "exact": True, "approximate": False}[search]
+
+
+def _graph_params(p: dict[str, Any], seed: int) -> dict[str, Any]:
+    return {"n_pcs": p["n_pcs"], "k": p["neighbors"], "seed": seed, "exact": _search(p["search"])}
+
+
+def _scores(counts, score, allowed, folds, p, seed):
+    """Z of every gene, each fold scored on the graph of the other fold's top genes."""
+    z = np.full(score.size, np.nan)
+    per_fold = max(2, p["n_top_genes"] // (2 if p["cross_fit"] else 1))
+    used = []
+    if not p["cross_fit"]:
+        genes = _top(score, allowed, per_fold)
+        z[:] = hotspot_statistic(counts, cell_graph(counts, genes, **_graph_params(p, seed)))[0]
+        return z, [genes.size]
+    for f in (0, 1):
+        genes = _top(score, allowed & (folds != f), per_fold)
+        W = cell_graph(counts, genes, **_graph_params(p, seed))
+        zf = hotspot_statistic(counts, W)[0]
+        z[folds == f] = zf[folds == f]
+        used.append(genes.size)
+    return z, used
+
+
+def _programmes(counts, score, allowed, folds, p, seed, expression, info) -> np.ndarray:
+    """Columns of the identity-independent programmes found in a first pass on a seeded
+    subsample of :data:`~kofs.knowledge.programmes.TEST_CELLS` cells (with the genes that
+    co-vary with them); ``info["programmes"]`` records every module tested."""
+    n = counts.X.shape[0]
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.choice(n, min(n, TEST_CELLS), replace=False))
+    sub = subset_cells(counts, rows)
+    sub_allowed = allowed & (sub.gene_totals > 0)
+    with threadpool_limits(limits=1, user_api="blas"):  # small matrices: threads only cost
+        z, _ = _scores(sub, score, sub_allowed, folds, {**p, "search": "exact"}, seed)
+        top = np.argsort(-np.nan_to_num(z, nan=-np.inf), kind="stable")[:PROGRAMME_CANDIDATES]
+        graph_genes = _top(score, allowed, p["n_top_genes"])
+        found = independent_programmes(sub, top, seed=seed, extend=graph_genes)
+    info["programmes"] = [f.as_dict(expression.genes) for f in found]
+    nuisance = [f for f in found if f.independent]
+    if not nuisance:
+        return np.zeros(0, dtype=np.int64)
+    drop = np.unique(np.concatenate([f.associated for f in nuisance]))
+    info["excluded_genes"] = int(drop.size)
+    log.info(
+        "hotspot: %d identity-independent programme(s) found (%d genes with those co-varying "
+        "with them); they do not build the cell graph", len(nuisance), drop.size,
+    )  # fmt: skip
+    return drop
+
+
+HOTSPOT_PARAMS: dict[str, Param] = {
+    "neighbors": Param(15, int, "neighbours per cell of the kNN graph", low=1),
+    "n_top_genes": Param(2000, int, "most variable genes that build the cell graphs", low=2),
+    "n_pcs": Param(50, int, "principal components of the cell graph", low=1),
+    "hvg": Param(
+        "pearson-residuals",
+        str,
+        "score that picks the graph genes",
+        choices=tuple(_HVG),
+    ),
+    "cross_fit": Param(True, bool, "score each half of the genes on the other half's graph"),
+    "programmes": Param(
+        "exclude",
+        str,
+        "nuisance programmes (named and found in the data): exclude from the graph genes, or keep",
+        choices=("exclude", "keep"),
+    ),
+    "search": SEARCH_PARAM,
+}
+
+
+def _hotspot_memory(n: int, m: int, p, given) -> int:
+    """The counts (a copy when recovered), the log-normalised graph genes, the graphs."""
+    k = p["neighbors"]
+    return 2 * 8 * n * m + 8 * n * (p["n_top_genes"] + 4 * p["n_pcs"]) + 2 * 3 * 16 * n * k
+
+
+@ranker(
+    "hotspot",
+    higher_is_better=True,
+    summary="Hotspot z-score: smoothness on the cell graph beyond a count null (cross-fitted)",
+    reference="DeTomaso & Yosef, Cell Systems 12:446 (2021); Lause et al. 2021 (graph genes)",
+    family="graph autocorrelation",
+    sparse=True,
+    expression=True,
+    memory=_hotspot_memory,
+    params=HOTSPOT_PARAMS,
+)
+def _hotspot(X, inputs, *, seed, expression, **p):
+    counts = counts_view(X, who="ranker 'hotspot'", where=expression.source)
+    m = counts.X.shape[1]
+    score = _hvg_score(counts, p["hvg"])
+    allowed = counts.gene_totals > 0
+    info: dict[str, Any] = {"counts": counts.source, "hvg": p["hvg"]}
+    if p["programmes"] == "exclude":
+        named = named_programmes(expression)
+        for mask in named.values():
+            allowed &= ~mask
+        info["named_programmes"] = {k: int(v.sum()) for k, v in named.items()}
+    folds = np.random.default_rng(seed).permutation(m) % 2
+    if p["programmes"] == "exclude":
+        drop = _programmes(counts, score, allowed, folds, p, seed, expression, info)
+        allowed[drop] = False
+    z, used = _scores(counts, score, allowed, folds, p, seed)
+    info["graph_genes"] = used
+    return z, info
+
+
+@ranker(
+    "morans-i",
+    higher_is_better=True,
+    summary="Moran's I of log-normalised values on the cell graph (scanpy's morans_i)",
+    reference="Moran, Biometrika 37:17 (1950); scanpy sc.metrics.morans_i",
+    family="graph autocorrelation",
+    uses=("similarity",),
+    sparse=True,
+    expression=True,
+    memory=_hotspot_memory,
+    params={k: v for k, v in HOTSPOT_PARAMS.items() if k not in ("cross_fit", "programmes")},
+)
+def _morans(X, inputs, *, seed, expression, **p):
+    info: dict[str, Any] = {}
+    try:
+        counts = counts_view(X, who="ranker 'morans-i'", where=expression.source)
+    except InputError:  # values that are not counts: ranked as given (with a given graph)
+        counts = None
+    if inputs.similarity is not None:
+        W = inputs.similarity.matrix
+        info["graph"] = inputs.similarity.name
+    else:
+        if counts is None:
+            counts = counts_view(X, who="ranker 'morans-i' without a given graph",
+                                 where=expression.source)  # fmt: skip
+        genes = _top(_hvg_score(counts, p["hvg"]), counts.gene_totals > 0, p["n_top_genes"])
+        W = cell_graph(counts, genes, **_graph_params(p, seed))
+        info["graph"] = "cell graph"
+    if counts is not None and counts.source == "counts":
+        values = log_normalised(counts)
+        info["values"] = "log-normalised counts"
+    else:
+        values = X
+        info["values"] = "as given"
+    return morans_i(values, W), info
