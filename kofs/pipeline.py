@@ -29,6 +29,7 @@ from kofs.errors import InputError, KofsError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
 from kofs.progress import Progress, task
 from kofs.rankers import estimate_ranker, run_ranker
+from kofs.rankers._marker_kernels import MARKER_METHODS as MARKER_TESTS
 from kofs.registry import AGGREGATORS, RANKERS, resolve_params, unknown_message
 from kofs.resources import check_memory, estimate_knn_graph, resolve_limit
 from kofs.sources import KnowledgeSources
@@ -61,6 +62,8 @@ class RunResult:
     symbols: Mapping[str, str] | None = None
     #: the sample labels the run used (aligned to ``expression.samples``)
     labels: SampleCategories | None = None
+    #: per-group marker tables (:class:`kofs.rankers.markers.MarkerTables`), with labels
+    markers: Any = None
 
 
 def relevant_gene_ids(
@@ -525,6 +528,7 @@ def rank(
     supervision: str | None = None,
     bootstrap: int = 200,
     cross_fit: int = 5,
+    markers: str | None = None,
     progress: Progress | None = None,
 ) -> RunResult:
     """Rank the genes of ``expression`` with every list the inputs allow and fuse the lists.
@@ -608,6 +612,11 @@ def rank(
         Folds K of the cross-fit of the lists seeded by ``relevant_genes`` (``reliability``):
         each is rebuilt from K-1 folds of the known genes and scored on the held-out fold
         (:mod:`kofs.reseeding`); 0 leaves their seed genes out of their scoring instead.
+    markers : {"t-test", "wilcoxon", "none"}, optional
+        Per-group marker tables with labels (every group against the rest, scanpy's
+        ``rank_genes_groups``; :func:`kofs.rankers.markers.marker_tables`) in
+        ``RunResult.markers``. Default: ``"t-test"`` for a sparse or chunked (single-cell)
+        matrix with labels, else none.
     progress : kofs.progress.Progress, optional
         Told about each list and the GO steps (default: nothing reported).
 
@@ -643,6 +652,10 @@ def rank(
     if supervision is not None and supervision not in SUPERVISION:  # fail before any work
         raise ParameterError(
             f"supervision must be one of {', '.join(SUPERVISION)}, got {supervision!r}"
+        )
+    if markers is not None and markers not in (*MARKER_TESTS, "none"):
+        raise ParameterError(
+            f"markers must be one of {', '.join((*MARKER_TESTS, 'none'))}, got {markers!r}"
         )
     expression, adata = as_expression(expression, layer=layer, use_raw=use_raw)
     categories, graph = _anndata_knowledge(adata, expression, labels, use_graph)
@@ -692,8 +705,18 @@ def rank(
             plans += expression_plan(context, rankers)
     else:
         sparse = expression.is_sparse or expression.is_chunked
-        plans = expression_plan(context, rankers, default_plan=default_plan(version, sparse=sparse))
+        plan = default_plan(version, sparse=sparse, labels=categories is not None)
+        plans = expression_plan(context, rankers, default_plan=plan)
+    if (
+        markers is None
+        and categories is not None
+        and (expression.is_sparse or expression.is_chunked)
+    ):
+        markers = "t-test"  # single-cell data with labels: scanpy's rank_genes_groups default
+    if markers not in (None, "none") and categories is None:
+        raise ParameterError("markers need sample labels (--labels)")
     settings = {
+        "markers": None if markers in (None, "none") else markers,
         "method": method,
         "lists": [p.name for p in plans],
         "rankers": [p.ranker for p in plans],
@@ -724,6 +747,14 @@ def rank(
             bootstrap=bootstrap,
             cross_fit=cross_fit,
         )
+    tables = None
+    if settings["markers"] is not None:
+        from kofs.rankers.markers import marker_tables
+
+        assert categories is not None
+        t0 = time.perf_counter()
+        tables = marker_tables(expression, categories, method=settings["markers"])
+        result.timings["markers"] = round(time.perf_counter() - t0, 4)  # type: ignore[index]
     symbols = context.cached(
         "gene_symbols", lambda: source_symbols(expression, sources), gene_level=True
     )
@@ -743,6 +774,7 @@ def rank(
         sources=sources,
         symbols=symbols,
         labels=original_labels,
+        markers=tables,
     )
 
     if adata is not None:

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from kofs._counts import Counts, log_normalised
 from kofs.knowledge.similarity_kernels import pc_neighbours, principal_scores
 
-__all__ = ["cell_graph", "kernel_weights"]
+__all__ = ["cell_graph", "graph_values", "kernel_weights"]
 
 
 def kernel_weights(idx: np.ndarray, d2: np.ndarray) -> sp.csr_matrix:
@@ -53,22 +53,30 @@ def kernel_weights(idx: np.ndarray, d2: np.ndarray) -> sp.csr_matrix:
     return W
 
 
+def graph_values(counts: Counts | None, genes: np.ndarray, values=None):
+    """The matrix the cell graph is built on: the log-normalised ``genes`` columns of the
+    counts (step 1 of the module docstring), or those columns of ``values`` as given (data
+    that are not counts)."""
+    genes = np.sort(np.asarray(genes, dtype=np.int64))
+    if counts is not None:
+        return log_normalised(counts, genes)
+    return values[:, genes]
+
+
 def cell_graph(
-    counts: Counts,
-    genes: np.ndarray,
+    L,
     *,
     n_pcs: int = 50,
     k: int = 15,
     seed: int = 0,
     exact: bool | None = None,
 ) -> sp.csr_matrix:
-    """The weighted kNN graph of the cells on the principal components of ``genes``.
+    """The weighted kNN graph of the cells on the principal components of ``L``.
 
     Parameters
     ----------
-    counts : Counts
-    genes : ndarray of int
-        Columns that build the graph (e.g. the most variable genes).
+    L : ndarray, CSR or dask array of shape (n_cells, n_graph_genes)
+        The graph genes' values (:func:`graph_values`).
     n_pcs : int
         Principal components (at most ``len(genes) - 1``).
     k : int
@@ -81,10 +89,8 @@ def cell_graph(
     -------
     csr_matrix of shape (n_cells, n_cells)
     """
-    genes = np.sort(np.asarray(genes, dtype=np.int64))
-    n = counts.X.shape[0]
-    L = log_normalised(counts, genes)
-    comps = max(1, min(n_pcs, genes.size - 1, n - 1))
+    n, g = L.shape
+    comps = max(1, min(n_pcs, g - 1, n - 1))
     P = principal_scores(L, n_components=comps, seed=seed)
     idx, d2 = pc_neighbours(P, min(k, n - 1), seed=seed, exact=exact)
     return kernel_weights(idx, d2)

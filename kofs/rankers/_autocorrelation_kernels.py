@@ -39,7 +39,7 @@ from kofs._chunked import is_dask
 from kofs._counts import Counts
 from kofs._matrix import as_csr
 
-__all__ = ["hotspot_statistic", "morans_i"]
+__all__ = ["hotspot_statistic", "morans_i", "normal_statistic"]
 
 
 def _graph_term(X, S: sp.csr_matrix, *, symmetric: bool = False) -> np.ndarray:
@@ -124,6 +124,35 @@ def hotspot_statistic(counts: Counts, W: sp.csr_matrix) -> tuple[np.ndarray, np.
     z[bad] = np.nan
     h[bad] = np.nan
     return z, h
+
+
+def normal_statistic(X, W: sp.csr_matrix) -> np.ndarray:
+    """Hotspot's statistic under its normal model, for values that are not counts: the
+    z-scored values ``z_ij = (x_ij - mean_j) / sd_j`` give ``H_j = sum w_ik z_ij z_kj`` and
+    ``Z_j = H_j / sqrt(2 sum w_ik^2)`` (symmetric ``W``). NaN for a constant column."""
+    n = X.shape[0]
+    W = sp.csr_matrix(W, dtype=np.float64)
+    W.sort_indices()
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    total = float(deg.sum())
+    if is_dask(X) or sp.issparse(X):
+        A = X if is_dask(X) else as_csr(X)
+        mean = _t_dot(A, np.ones(n)) / n
+        xwx = _graph_term(A, W, symmetric=True)
+        xd = _t_dot(A, deg)
+        ss = _square_sums(A) - n * mean * mean
+    else:
+        A = np.asarray(X, dtype=np.float64)
+        mean = A.mean(axis=0)
+        xwx = np.einsum("ij,ij->j", A, np.asarray(W @ A))
+        xd = A.T @ deg
+        ss = ((A - mean) ** 2).sum(axis=0)
+    h = xwx - 2.0 * mean * xd + mean * mean * total
+    var_w = 2.0 * float(W.multiply(W).sum())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = h / (ss / n) / np.sqrt(var_w)
+    z[~(ss > 0)] = np.nan
+    return z
 
 
 def morans_i(X, W: sp.csr_matrix) -> np.ndarray:

@@ -27,22 +27,24 @@ from __future__ import annotations
 
 import logging
 import weakref
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from kofs._chunked import is_dask, take_rows
 from kofs._counts import Counts, counts_view, log_normalised, subset_cells
 from kofs.errors import InputError
-from kofs.knowledge.cell_graph import cell_graph
+from kofs.knowledge.cell_graph import cell_graph, graph_values
 from kofs.knowledge.programmes import TEST_CELLS, independent_programmes, named_programmes
-from kofs.rankers._autocorrelation_kernels import hotspot_statistic, morans_i
+from kofs.rankers._autocorrelation_kernels import hotspot_statistic, morans_i, normal_statistic
 from kofs.rankers._count_kernels import (
     binomial_deviance,
     pearson_residual_variance,
     seurat_v3_variance,
 )
-from kofs.rankers.classic import SEARCH_PARAM
+from kofs.rankers.classic import SEARCH_PARAM, variance_score
 from kofs.registry import Param, ranker
 
 __all__: list[str] = []  # registry adapters only
@@ -60,6 +62,34 @@ _HVG = {
 
 #: Per counts view: the HVG scores computed for it (rankers of one run share them).
 _SCORES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True, eq=False)
+class _Data:
+    """What the statistic and the graphs see: counts (count null, log-normalised graph genes)
+    or, for values that are not counts, the values themselves (Hotspot's normal model)."""
+
+    counts: Counts | None
+    values: Any = None
+
+    @property
+    def n_cells(self) -> int:
+        return (self.counts.X if self.counts is not None else self.values).shape[0]
+
+    def statistic(self, W) -> np.ndarray:
+        if self.counts is not None:
+            return hotspot_statistic(self.counts, W)[0]
+        return normal_statistic(self.values, W)
+
+    def graph(self, genes, p, seed):
+        L = graph_values(self.counts, genes, self.values)
+        return cell_graph(L, **_graph_params(p, seed))
+
+    def subset(self, rows) -> _Data:
+        if self.counts is not None:
+            return _Data(subset_cells(self.counts, rows))
+        v = self.values
+        return _Data(None, take_rows(v, rows) if is_dask(v) else v[rows])
 
 
 def _hvg_score(counts: Counts, method: str) -> np.ndarray:
@@ -85,38 +115,38 @@ def _graph_params(p: dict[str, Any], seed: int) -> dict[str, Any]:
     return {"n_pcs": p["n_pcs"], "k": p["neighbors"], "seed": seed, "exact": _search(p["search"])}
 
 
-def _scores(counts, score, allowed, folds, p, seed):
+def _scores(data: _Data, score, allowed, folds, p, seed):
     """Z of every gene, each fold scored on the graph of the other fold's top genes."""
     z = np.full(score.size, np.nan)
     per_fold = max(2, p["n_top_genes"] // (2 if p["cross_fit"] else 1))
-    used = []
     if not p["cross_fit"]:
         genes = _top(score, allowed, per_fold)
-        z[:] = hotspot_statistic(counts, cell_graph(counts, genes, **_graph_params(p, seed)))[0]
-        return z, [genes.size]
+        z[:] = data.statistic(data.graph(genes, p, seed))
+        return z, [int(genes.size)]
+    used = []
     for f in (0, 1):
         genes = _top(score, allowed & (folds != f), per_fold)
-        W = cell_graph(counts, genes, **_graph_params(p, seed))
-        zf = hotspot_statistic(counts, W)[0]
+        zf = data.statistic(data.graph(genes, p, seed))
         z[folds == f] = zf[folds == f]
-        used.append(genes.size)
+        used.append(int(genes.size))
     return z, used
 
 
-def _programmes(counts, score, allowed, folds, p, seed, expression, info) -> np.ndarray:
+def _programmes(data: _Data, score, allowed, folds, p, seed, expression, info) -> np.ndarray:
     """Columns of the identity-independent programmes found in a first pass on a seeded
     subsample of :data:`~kofs.knowledge.programmes.TEST_CELLS` cells (with the genes that
     co-vary with them); ``info["programmes"]`` records every module tested."""
-    n = counts.X.shape[0]
+    n = data.n_cells
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(n, min(n, TEST_CELLS), replace=False))
-    sub = subset_cells(counts, rows)
-    sub_allowed = allowed & (sub.gene_totals > 0)
+    sub = data.subset(rows)
+    assert sub.counts is not None
+    sub_allowed = allowed & (sub.counts.gene_totals > 0)
     with threadpool_limits(limits=1, user_api="blas"):  # small matrices: threads only cost
         z, _ = _scores(sub, score, sub_allowed, folds, {**p, "search": "exact"}, seed)
         top = np.argsort(-np.nan_to_num(z, nan=-np.inf), kind="stable")[:PROGRAMME_CANDIDATES]
         graph_genes = _top(score, allowed, p["n_top_genes"])
-        found = independent_programmes(sub, top, seed=seed, extend=graph_genes)
+        found = independent_programmes(sub.counts, top, seed=seed, extend=graph_genes)
     info["programmes"] = [f.as_dict(expression.genes) for f in found]
     nuisance = [f for f in found if f.independent]
     if not nuisance:
@@ -169,21 +199,37 @@ def _hotspot_memory(n: int, m: int, p, given) -> int:
     params=HOTSPOT_PARAMS,
 )
 def _hotspot(X, inputs, *, seed, expression, **p):
-    counts = counts_view(X, who="ranker 'hotspot'", where=expression.source)
-    m = counts.X.shape[1]
-    score = _hvg_score(counts, p["hvg"])
-    allowed = counts.gene_totals > 0
-    info: dict[str, Any] = {"counts": counts.source, "hvg": p["hvg"]}
+    info: dict[str, Any] = {}
+    try:
+        counts = counts_view(X, who="ranker 'hotspot'", where=expression.source)
+    except InputError:
+        counts = None
+    if counts is not None:
+        data = _Data(counts)
+        score = _hvg_score(counts, p["hvg"])
+        allowed = counts.gene_totals > 0
+        info.update(model="count null (negative binomial)", counts=counts.source, hvg=p["hvg"])
+    else:  # not counts: Hotspot's normal model, graph genes by variance
+        log.warning(
+            "ranker 'hotspot': the values are not counts (nor log-normalised counts): smoothness "
+            "is judged against a normal null and the graph genes are the most variable ones; "
+            "give the counts for the count null (--layer, --use-raw)"
+        )
+        data = _Data(None, X)
+        score = variance_score(X)
+        allowed = score > 0
+        info.update(model="normal null (values not counts)", hvg="variance")
+    m = X.shape[1]
     if p["programmes"] == "exclude":
         named = named_programmes(expression)
         for mask in named.values():
             allowed &= ~mask
         info["named_programmes"] = {k: int(v.sum()) for k, v in named.items()}
     folds = np.random.default_rng(seed).permutation(m) % 2
-    if p["programmes"] == "exclude":
-        drop = _programmes(counts, score, allowed, folds, p, seed, expression, info)
+    if p["programmes"] == "exclude" and counts is not None:
+        drop = _programmes(data, score, allowed, folds, p, seed, expression, info)
         allowed[drop] = False
-    z, used = _scores(counts, score, allowed, folds, p, seed)
+    z, used = _scores(data, score, allowed, folds, p, seed)
     info["graph_genes"] = used
     return z, info
 
@@ -204,17 +250,20 @@ def _morans(X, inputs, *, seed, expression, **p):
     info: dict[str, Any] = {}
     try:
         counts = counts_view(X, who="ranker 'morans-i'", where=expression.source)
-    except InputError:  # values that are not counts: ranked as given (with a given graph)
+    except InputError:  # values that are not counts: ranked as given
         counts = None
     if inputs.similarity is not None:
         W = inputs.similarity.matrix
         info["graph"] = inputs.similarity.name
     else:
-        if counts is None:
-            counts = counts_view(X, who="ranker 'morans-i' without a given graph",
-                                 where=expression.source)  # fmt: skip
-        genes = _top(_hvg_score(counts, p["hvg"]), counts.gene_totals > 0, p["n_top_genes"])
-        W = cell_graph(counts, genes, **_graph_params(p, seed))
+        data = _Data(counts) if counts is not None else _Data(None, X)
+        if counts is not None:
+            score = _hvg_score(counts, p["hvg"])
+            allowed = counts.gene_totals > 0
+        else:
+            score = variance_score(X)
+            allowed = score > 0
+        W = data.graph(_top(score, allowed, p["n_top_genes"]), p, seed)
         info["graph"] = "cell graph"
     if counts is not None and counts.source == "counts":
         values = log_normalised(counts)
