@@ -432,6 +432,20 @@ def _supervised_refit(context: Context, lists: Sequence[Ranking], genes: Sequenc
     return refit
 
 
+def _with_nuisance(
+    context: Context, lists: list[Ranking], timings: dict[str, float]
+) -> list[Ranking]:
+    """Every list with ``info["nuisance"]``: how much of its top falls in nuisance programmes
+    (:func:`kofs.knowledge.programmes.list_nuisance`)."""
+    from kofs.knowledge.programmes import list_nuisance
+
+    t0 = time.perf_counter()
+    with threadpool_limits(limits=1, user_api="blas"):  # small matrices: threads only cost
+        found = list_nuisance(context.expression, lists, seed=context.seed)
+    timings["nuisance"] = round(time.perf_counter() - t0, 4)
+    return [replace(r, info={**r.info, "nuisance": f}) for r, f in zip(lists, found, strict=True)]
+
+
 def run_plan(
     context: Context,
     plans: Sequence[ListPlan],
@@ -461,6 +475,7 @@ def run_plan(
 
     timings: dict[str, float] = {}
     lists = build_lists(context, plans, params=params, threads=threads, timings=timings)
+    lists = _with_nuisance(context, lists, timings)
     held_out: dict = {}
     excluded: dict[str, str] = {}
     if built_from and AGGREGATORS.get(aggregate).context:

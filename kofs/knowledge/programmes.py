@@ -8,7 +8,9 @@ data.
   identity: a programme *crossed* with the cell groups (active in a part of the cells of
   several groups, as the cell cycle, stress or a library-size effect are), found among the
   top genes of a ranking.
-* :func:`nuisance_shares` -- how much of a list's top each programme takes.
+* :func:`nuisance_shares`, :func:`list_nuisance` -- how much of a list's top each programme
+  takes (every list of a run: ``Ranking.info["nuisance"]``, in the manifest; a measure the
+  fusion and the plans can use).
 
 The test of :func:`independent_programmes`, on a seeded subsample of cells and the Pearson
 residuals of the candidate genes (Lause et al. 2021):
@@ -47,8 +49,10 @@ __all__ = [
     "NAMED",
     "Programme",
     "independent_programmes",
+    "list_nuisance",
     "named_programmes",
     "nuisance_shares",
+    "nuisance_top",
 ]
 
 #: Named programmes, in report order.
@@ -65,7 +69,7 @@ MODULE_CUT = 0.9
 #: Genes correlated with a module's score beyond this are its own, not its identity context.
 LINK_CORRELATION = 0.15
 #: A programme is identity when at least this fraction of its signal lies between cell groups.
-IDENTITY_FRACTION = 0.2
+IDENTITY_FRACTION = 0.05
 #: ... and nuisance only when its within-group signal is spread over this many groups or more.
 MIN_SPREAD = 2.5
 #: Cells of the subsample the modules are found and tested on.
@@ -216,8 +220,8 @@ def independent_programmes(
     n_cells : int
         Cells of the seeded subsample.
     extend : ndarray of int, optional
-        Further gene columns tested for association with each independent programme
-        (:attr:`Programme.associated`).
+        Further gene columns: part of the identity context of every module and tested for
+        association with it (:attr:`Programme.associated`).
 
     Returns
     -------
@@ -226,52 +230,59 @@ def independent_programmes(
     """
     from scipy.cluster.hierarchy import fcluster, linkage
 
-    candidates = np.asarray(candidates, dtype=np.int64)
+    candidates = np.unique(np.asarray(candidates, dtype=np.int64))
     n = counts.X.shape[0]
     if candidates.size < 2 * min_genes or n < 50:
         return []
+    pool = candidates if extend is None else np.union1d(candidates, extend)
     rng = np.random.default_rng(seed)
     cells = np.sort(rng.choice(n, min(n, n_cells), replace=False))
-    R = _residual_block(counts, candidates, cells)
+    R = _residual_block(counts, pool, cells)
     sd = R.std(axis=0)
     keep = sd > 0
-    R, genes = R[:, keep], candidates[keep]
-    if genes.size < 2 * min_genes:
+    Z, pool = (R[:, keep] - R[:, keep].mean(axis=0)) / sd[keep], pool[keep]
+    is_candidate = np.isin(pool, candidates)
+    if is_candidate.sum() < 2 * min_genes:
         return []
-    Z = (R - R.mean(axis=0)) / R.std(axis=0)
-    labels = fcluster(linkage(Z.T, method="average", metric="correlation"), t=MODULE_CUT,
-                      criterion="distance")  # fmt: skip
+    cand_cols = np.flatnonzero(is_candidate)
+    tree = linkage(Z[:, cand_cols].T, method="average", metric="correlation")
+    labels = fcluster(tree, t=MODULE_CUT, criterion="distance")
     found = []
-    extra = None
     for lab in np.unique(labels):
-        members = labels == lab
+        members = np.zeros(pool.size, dtype=bool)
+        members[cand_cols[labels == lab]] = True
         if members.sum() < min_genes:
             continue
-        identity, spread, reliability, independent = _test_module(Z, members, seed)
-        associated = genes[members]
-        if independent and extend is not None:
-            if extra is None:
-                cols = np.asarray(extend, dtype=np.int64)
-                E = _residual_block(counts, cols, cells)
-                esd = E.std(axis=0)
-                extra = (cols, (E - E.mean(axis=0)) / np.where(esd > 0, esd, 1.0))
-            score = Z[:, members].mean(axis=1)
-            zs = (score - score.mean()) / score.std()
-            link = (extra[1] * zs[:, None]).mean(axis=0)
-            associated = np.union1d(associated, extra[0][link >= LINK_CORRELATION])
+        identity, spread, reliability, independent, link = _test_module(Z, members, seed)
+        associated = pool[members | (independent & (link >= LINK_CORRELATION))]
         found.append(
-            Programme(genes[members], identity, spread, reliability, independent, associated)
+            Programme(pool[members], identity, spread, reliability, independent, associated)
         )
     found.sort(key=lambda p: -p.genes.size)
     return found
 
 
-def _test_module(Z: np.ndarray, members: np.ndarray, seed: int) -> tuple[float, float, float, bool]:
-    """(identity fraction, spread, reliability, independent) of one module (module docstring)."""
+def _top_components(C: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """Scores on the top ``k`` principal components of the centred columns of ``C``
+    (randomized range finder with two power iterations; seeded)."""
+    k = min(k, C.shape[1], C.shape[0])
+    rng = np.random.default_rng(seed)
+    Y = C @ rng.standard_normal((C.shape[1], k + 10))
+    for _ in range(2):
+        Y = C @ (C.T @ np.linalg.qr(Y)[0])
+    Q = np.linalg.qr(Y)[0]
+    U, S, _ = np.linalg.svd(Q.T @ C, full_matrices=False)
+    return (Q @ U[:, :k]) * S[:k]
+
+
+def _test_module(Z: np.ndarray, members: np.ndarray, seed: int):
+    """(identity fraction, spread, reliability, independent, link) of one module (module
+    docstring); ``link``: every column's correlation with the module's score."""
     score = Z[:, members].mean(axis=1)
     sd = score.std()
+    link = np.zeros(Z.shape[1])
     if sd <= 0:
-        return 0.0, 0.0, 0.0, False
+        return 0.0, 0.0, 0.0, False, link
     zs = (score - score.mean()) / sd
     link = (Z * zs[:, None]).mean(axis=0)
     context = ~members & (link < LINK_CORRELATION)
@@ -281,15 +292,12 @@ def _test_module(Z: np.ndarray, members: np.ndarray, seed: int) -> tuple[float, 
     rho = np.corrcoef(Z[:, idx[:half]].mean(axis=1), Z[:, idx[half:]].mean(axis=1))[0, 1]
     reliability = float(max(0.0, 2 * rho / (1 + rho))) if rho > -1 else 0.0
     if context.sum() < 2 or reliability <= 0:
-        return 0.0, 0.0, reliability, False
+        return 0.0, 0.0, reliability, False, link
     C = Z[:, context]
-    C = C - C.mean(axis=0)
-    _, vectors = np.linalg.eigh(C.T @ C)  # principal axes, ascending eigenvalues
-    P = C @ vectors[:, ::-1][:, :CONTEXT_PCS]
+    P = _top_components(C - C.mean(axis=0), CONTEXT_PCS, seed)
     groups = _kmeans(P, CONTEXT_GROUPS, seed)
-    var = zs.var()  # 1
-    signal = reliability * var
-    noise = var - signal
+    signal = reliability  # zs has variance 1
+    noise = 1.0 - signal
     between = 0.0
     v = []
     for g in np.unique(groups):
@@ -298,10 +306,10 @@ def _test_module(Z: np.ndarray, members: np.ndarray, seed: int) -> tuple[float, 
         v.append(max(0.0, x.size * (x.var() - noise)))
     between /= zs.size
     within = np.asarray(v)
-    identity = float(min(1.0, between / signal)) if signal > 0 else 0.0
+    identity = float(min(1.0, between / signal))
     spread = float(within.sum() ** 2 / (within * within).sum()) if within.sum() > 0 else 0.0
     independent = identity < IDENTITY_FRACTION and spread >= MIN_SPREAD
-    return identity, spread, reliability, independent
+    return identity, spread, reliability, independent, link
 
 
 def nuisance_shares(order: np.ndarray, masks: dict[str, np.ndarray], *, top: int) -> dict:
@@ -314,4 +322,80 @@ def nuisance_shares(order: np.ndarray, masks: dict[str, np.ndarray], *, top: int
         for mask in masks.values():
             union |= mask
         out["any"] = float(union[head].mean())
+    return out
+
+
+#: Cells needed before programmes are looked for in the data (fewer: named programmes only).
+MIN_CELLS = 500
+
+
+def nuisance_top(n_genes: int) -> int:
+    """The head of a list whose nuisance share is reported: 500 genes, or a tenth of the
+    genes when there are fewer than 5,000 (at least 20)."""
+    return int(min(500, max(20, n_genes // 10), n_genes))
+
+
+def list_nuisance(expression: Expression, lists, *, seed: int = 0) -> list[dict]:
+    """How much of every list's top falls in nuisance programmes.
+
+    Named programmes (:func:`named_programmes`) always; on single-cell data (counts, or
+    log-normalised counts, of at least :data:`MIN_CELLS` cells) also the identity-independent
+    programmes found among the union of the lists' tops (:func:`independent_programmes`).
+
+    Parameters
+    ----------
+    expression : Expression
+    lists : sequence of Ranking
+        Over ``expression.genes`` (any order).
+    seed : int
+
+    Returns
+    -------
+    list of dict, one per list
+        ``top`` (genes looked at), ``shares`` (programme -> fraction of the top), ``share``
+        (fraction in any programme), ``head_share`` (the same in the first fifth of the top:
+        a list that ranks a programme *first*), ``found`` (genes of each programme found in
+        the data, by id: the module and the genes of the tops that co-vary with it).
+    """
+    from kofs._counts import counts_view
+    from kofs.errors import InputError
+
+    genes = expression.genes
+    index = {g: i for i, g in enumerate(genes)}
+    top = nuisance_top(len(genes))
+    head = max(1, top // 5)
+    tops = [np.array([index[g] for g in r.top(top)], dtype=np.int64) for r in lists]
+    masks = dict(named_programmes(expression))
+    found_ids: dict[str, list[str]] = {}
+    if (
+        tops
+        and expression.n_samples >= MIN_CELLS
+        and (expression.is_sparse or expression.is_chunked)
+    ):
+        try:
+            counts = counts_view(expression.values, where=expression.source)
+        except InputError:
+            counts = None
+        if counts is not None:
+            candidates = np.unique(np.concatenate([t[:head] for t in tops]))
+            extend = np.unique(np.concatenate(tops))
+            found = independent_programmes(counts, candidates, seed=seed, extend=extend)
+            for k, prog in enumerate((p for p in found if p.independent), start=1):
+                mask = np.zeros(len(genes), dtype=bool)
+                mask[prog.associated] = True
+                masks[f"independent_{k}"] = mask
+                found_ids[f"independent_{k}"] = [genes[g] for g in np.flatnonzero(mask)]
+    out = []
+    for t in tops:
+        shares = nuisance_shares(t, masks, top=top)
+        first = nuisance_shares(t, masks, top=head)
+        out.append(
+            {
+                "top": int(t.size),
+                "shares": {k: round(v, 4) for k, v in shares.items() if k != "any"},
+                "share": round(shares.get("any", 0.0), 4),
+                "head_share": round(first.get("any", 0.0), 4),
+                "found": found_ids,
+            }
+        )
     return out
