@@ -32,6 +32,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from kofs._chunked import chunk_sum, is_dask, row_chunks, take_rows
+from kofs._jit import AVAILABLE as _COMPILED
+from kofs._jit import numba
 from kofs._matrix import as_csr
 from kofs.errors import InputError
 
@@ -78,8 +80,7 @@ class Counts:
         """``sum_i x_ij^2`` per gene (computed once)."""
         if is_dask(self.X):
             return chunk_sum(self.X, _square_chunk)
-        A = self.X
-        return np.bincount(A.indices, weights=A.data * A.data, minlength=A.shape[1])
+        return _square_sums(self.X)
 
     @cached_property
     def depth_sums(self) -> np.ndarray:
@@ -100,20 +101,43 @@ def subset_cells(counts: Counts, rows: np.ndarray) -> Counts:
 
 
 def _square_chunk(B, start, stop):
-    A = as_csr(B)
-    return np.bincount(A.indices, weights=A.data * A.data, minlength=A.shape[1])
+    return _square_sums(as_csr(B))
 
 
 def _weighted_chunk(B, start, stop, w):
     return np.asarray(as_csr(B).T @ w[start:stop]).ravel()
 
 
-def _stored(B) -> np.ndarray:
-    return np.asarray(B.data if sp.issparse(B) else B, dtype=np.float64)
+if _COMPILED:
+
+    @numba.njit(cache=True, nogil=True)
+    def _whole(values):  # pragma: no cover
+        for v in values:
+            if not (v >= 0 and v == np.floor(v)):
+                return False
+        return True
+
+    @numba.njit(cache=True, nogil=True)
+    def _column_square_sums(idx, val, m):  # pragma: no cover
+        out = np.zeros(m)
+        for p in range(idx.shape[0]):
+            out[idx[p]] += val[p] * val[p]
+        return out
 
 
 def _is_counts(values: np.ndarray) -> bool:
-    return bool(values.size == 0 or (values.min() >= 0 and np.array_equal(values, np.rint(values))))
+    """Non-negative whole numbers only (stops at the first other value when compiled)."""
+    if values.size == 0:
+        return True
+    if _COMPILED:
+        return bool(_whole(np.ascontiguousarray(values, dtype=np.float64)))
+    return bool(values.min() >= 0 and np.array_equal(values, np.rint(values)))
+
+
+def _square_sums(A: sp.csr_matrix) -> np.ndarray:
+    if _COMPILED:
+        return _column_square_sums(A.indices, np.asarray(A.data, dtype=np.float64), A.shape[1])
+    return np.bincount(A.indices, weights=A.data * A.data, minlength=A.shape[1])
 
 
 def _recover(A: sp.csr_matrix, base: str) -> sp.csr_matrix | None:

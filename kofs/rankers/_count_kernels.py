@@ -87,9 +87,41 @@ def _pearson_zeros(u, cnt, p, theta, clip):
     return z1, z2
 
 
+if _COMPILED:
+
+    @numba.njit(cache=True, nogil=True, parallel=True)
+    def _stored_sums(ptr, idx, val, s, p, theta, clip, bounds):  # pragma: no cover
+        m = p.shape[0]
+        nb = bounds.shape[0] - 1
+        acc = np.zeros((nb, 2, m))
+        for b in numba.prange(nb):
+            for i in range(bounds[b], bounds[b + 1]):
+                for q in range(ptr[i], ptr[i + 1]):
+                    j = idx[q]
+                    mu = s[i] * p[j]
+                    if mu <= 0:
+                        continue
+                    sd = np.sqrt(mu + mu * mu / theta)
+                    r = min(max((val[q] - mu) / sd, -clip), clip)
+                    r0 = max(-mu / sd, -clip)
+                    acc[b, 0, j] += r - r0
+                    acc[b, 1, j] += r * r - r0 * r0
+        out = np.zeros((2, m))
+        for b in range(nb):
+            out += acc[b]
+        return out
+
+
 def _pearson_stored(A: sp.csr_matrix, s: np.ndarray, p: np.ndarray, theta: float, clip: float):
     """Per gene: sum over the stored entries of ``r - r0`` and ``r^2 - r0^2`` (``r0``: the
     residual the entry would have as a zero)."""
+    if _COMPILED:
+        from kofs._numba_kernels import ROW_BLOCKS, _bounds
+
+        return _stored_sums(
+            A.indptr, A.indices, np.asarray(A.data, dtype=np.float64), s, p, float(theta),
+            float(clip), _bounds(A.shape[0], ROW_BLOCKS),
+        )  # fmt: skip
     m = A.shape[1]
     d1, d2 = np.zeros(m), np.zeros(m)
     rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))

@@ -162,7 +162,7 @@ def _programmes(data: _Data, score, allowed, folds, p, seed, expression, info) -
 
 HOTSPOT_PARAMS: dict[str, Param] = {
     "neighbors": Param(15, int, "neighbours per cell of the kNN graph", low=1),
-    "n_top_genes": Param(2000, int, "most variable genes that build the cell graphs", low=2),
+    "n_top_genes": Param(1000, int, "most variable genes that build the cell graphs", low=2),
     "n_pcs": Param(50, int, "principal components of the cell graph", low=1),
     "hvg": Param(
         "pearson-residuals",
