@@ -132,7 +132,8 @@ class RankerSpec:
     ``memory`` estimates the ranker's peak working set (:data:`MemoryEstimate`); None means
     about two float64 copies of the matrix (:meth:`estimate_memory`). ``expression``: the
     adapter also receives the :class:`~kofs.types.Expression` it ranks (gene ids, symbols, the
-    file's path) as the keyword ``expression``.
+    file's path) as the keyword ``expression``. ``counts``: the ranker models raw counts (or
+    log-normalised counts, turned back into counts) and refuses other values.
     """
 
     name: str
@@ -151,6 +152,7 @@ class RankerSpec:
     sparse: bool = False
     memory: MemoryEstimate | None = None
     expression: bool = False
+    counts: bool = False
 
     @property
     def supervised(self) -> bool:
@@ -303,6 +305,7 @@ def ranker(
     sparse: bool = False,
     memory: MemoryEstimate | None = None,
     expression: bool = False,
+    counts: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator registering a ranker adapter in :data:`RANKERS` (returns it unchanged).
 
@@ -333,6 +336,7 @@ def ranker(
                 sparse=sparse,
                 memory=memory,
                 expression=expression,
+                counts=counts,
             )
         )
         return func

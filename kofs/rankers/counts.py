@@ -42,6 +42,7 @@ def _memory(n: int, m: int, p, given) -> int:
     family="counts",
     sparse=True,
     expression=True,
+    counts=True,
     memory=_memory,
     params={
         "theta": Param(
@@ -69,6 +70,7 @@ def _pearson(X, inputs, *, seed, theta, clip, expression):
     family="counts",
     sparse=True,
     expression=True,
+    counts=True,
     memory=_memory,
 )
 def _deviance(X, inputs, *, seed, expression):
@@ -84,6 +86,7 @@ def _deviance(X, inputs, *, seed, expression):
     family="counts",
     sparse=True,
     expression=True,
+    counts=True,
     memory=_memory,
     params={
         "span": Param(
