@@ -291,17 +291,24 @@ def measure() -> list[dict]:
             (t1, p1), (t2, p2) = times[name]
             rows.append({"case": case, "method": name, **m, "first_s": t1, "second_s": t2,
                          "peak_mb": max(p1, p2)})  # fmt: skip
+        (_scratch() / "bench_single_cell_scanpy.json").write_text(json.dumps(rows, indent=1))
     return rows
 
 
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
 def table(rows: list[dict]) -> str:
-    """The rows as a Markdown table."""
-    keys = [k for k in rows[0] if k not in ("case", "method")] if rows else []
+    """The rows as a Markdown table (one column per metric of any row)."""
+    keys: list[str] = []
+    for r in rows:
+        keys += [k for k in r if k not in ("case", "method") and k not in keys]
     head = "| case | method | " + " | ".join(keys) + " |\n|" + "---|" * (len(keys) + 2) + "\n"
     body = "".join(
-        f"| {r['case']} | {r['method']} | "
-        + " | ".join(f"{r[k]:.3g}" if isinstance(r[k], float) else str(r[k]) for k in keys)
-        + " |\n"
+        f"| {r['case']} | {r['method']} | " + " | ".join(_cell(r.get(k)) for k in keys) + " |\n"
         for r in rows
     )
     return head + body

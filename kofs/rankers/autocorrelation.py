@@ -76,10 +76,13 @@ class _Data:
     def n_cells(self) -> int:
         return (self.counts.X if self.counts is not None else self.values).shape[0]
 
-    def statistic(self, W) -> np.ndarray:
+    def statistic(self, W, cols: np.ndarray) -> np.ndarray:
+        """The z-scores of the genes ``cols`` on the graph ``W``."""
         if self.counts is not None:
-            return hotspot_statistic(self.counts, W)[0]
-        return normal_statistic(self.values, W)
+            c = self.counts
+            part = Counts(c.X[:, cols], c.cell_totals, c.gene_totals[cols], c.source)
+            return hotspot_statistic(part, W)[0]
+        return normal_statistic(self.values[:, cols], W)
 
     def graph(self, genes, p, seed):
         L = graph_values(self.counts, genes, self.values)
@@ -121,13 +124,13 @@ def _scores(data: _Data, score, allowed, folds, p, seed):
     per_fold = max(2, p["n_top_genes"] // (2 if p["cross_fit"] else 1))
     if not p["cross_fit"]:
         genes = _top(score, allowed, per_fold)
-        z[:] = data.statistic(data.graph(genes, p, seed))
+        z[:] = data.statistic(data.graph(genes, p, seed), np.arange(score.size))
         return z, [int(genes.size)]
     used = []
     for f in (0, 1):
         genes = _top(score, allowed & (folds != f), per_fold)
-        zf = data.statistic(data.graph(genes, p, seed))
-        z[folds == f] = zf[folds == f]
+        cols = np.flatnonzero(folds == f)
+        z[cols] = data.statistic(data.graph(genes, p, seed), cols)
         used.append(int(genes.size))
     return z, used
 
@@ -143,7 +146,8 @@ def _programmes(data: _Data, score, allowed, folds, p, seed, expression, info) -
     assert sub.counts is not None
     sub_allowed = allowed & (sub.counts.gene_totals > 0)
     with threadpool_limits(limits=1, user_api="blas"):  # small matrices: threads only cost
-        z, _ = _scores(sub, score, sub_allowed, folds, {**p, "search": "exact"}, seed)
+        first = {**p, "search": "exact", "cross_fit": False}  # candidates only: one graph
+        z, _ = _scores(sub, score, sub_allowed, folds, first, seed)
         top = np.argsort(-np.nan_to_num(z, nan=-np.inf), kind="stable")[:PROGRAMME_CANDIDATES]
         graph_genes = _top(score, allowed, p["n_top_genes"])
         found = independent_programmes(sub.counts, top, seed=seed, extend=graph_genes)
