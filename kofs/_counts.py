@@ -125,6 +125,45 @@ if _COMPILED:
         return out
 
 
+    @numba.njit(cache=True, nogil=True, parallel=True)
+    def _recover_rows(ptr, data, base2, tol):  # pragma: no cover
+        n = ptr.shape[0] - 1
+        out = np.empty(data.shape[0])
+        ok = np.ones(n, dtype=np.bool_)
+        for i in numba.prange(n):
+            lo, hi = ptr[i], ptr[i + 1]
+            if hi == lo:
+                continue
+            unit = np.inf
+            for q in range(lo, hi):
+                e = (2.0 ** data[q] - 1.0) if base2 else np.expm1(data[q])
+                if not e > 0:
+                    unit = -1.0
+                    break
+                out[q] = e
+                if e < unit:
+                    unit = e
+            if unit <= 0:
+                ok[i] = False
+                continue
+            found = False
+            for u in range(1, 4):
+                good = True
+                for q in range(lo, hi):
+                    r = out[q] / unit * u
+                    c = np.floor(r + 0.5)
+                    if abs(r - c) > tol * max(c, 1.0):
+                        good = False
+                        break
+                if good:
+                    for q in range(lo, hi):
+                        out[q] = np.floor(out[q] / unit * u + 0.5)
+                    found = True
+                    break
+            ok[i] = found
+        return out, ok
+
+
 def _is_counts(values: np.ndarray) -> bool:
     """Non-negative whole numbers only (stops at the first other value when compiled)."""
     if values.size == 0:
@@ -142,32 +181,38 @@ def _square_sums(A: sp.csr_matrix) -> np.ndarray:
 
 def _recover(A: sp.csr_matrix, base: str) -> sp.csr_matrix | None:
     """The integer counts behind ``A`` (CSR of log-normalised values), or None."""
+    if _COMPILED:
+        data = np.asarray(A.data, dtype=np.float64)
+        counts, ok = _recover_rows(A.indptr, data, base == "log2p", RECOVERY_TOLERANCE)
+        if not ok.all():
+            return None
+        return sp.csr_matrix((counts, A.indices.copy(), A.indptr.copy()), shape=A.shape)
     e = np.expm1(A.data) if base == "log1p" else np.exp2(A.data) - 1.0
     if e.size == 0:
         return sp.csr_matrix(A.shape)
     if not np.all(e > 0):
         return None
-    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
-    nz_rows = np.flatnonzero(np.diff(A.indptr) > 0)
-    unit = np.full(A.shape[0], np.inf)
-    np.minimum.at(unit, rows, e)
-    ratio = e / unit[rows]
-    counts = np.empty_like(ratio)
-    done = np.zeros(A.shape[0], dtype=bool)
-    done[np.setdiff1d(np.arange(A.shape[0]), nz_rows)] = True
-    for u in _UNITS:
-        r = ratio * u
-        c = np.rint(r)
-        bad = np.abs(r - c) > RECOVERY_TOLERANCE * np.maximum(c, 1.0)
+    sizes = np.diff(A.indptr)
+    filled = sizes > 0
+    unit = np.ones(A.shape[0])
+    unit[filled] = np.minimum.reduceat(e, A.indptr[:-1][filled])
+    ratio = e / np.repeat(unit, sizes)
+    counts = np.rint(ratio)
+    bad = np.abs(ratio - counts) > RECOVERY_TOLERANCE * np.maximum(counts, 1.0)
+    if bad.any():  # cells whose smallest value stands for 2 or 3 counts
         row_bad = np.zeros(A.shape[0], dtype=bool)
-        row_bad[rows[bad]] = True
-        take = ~row_bad[rows] & ~done[rows]
-        counts[take] = c[take]
-        done |= ~row_bad
-        if done.all():
-            break
-    if not done.all():
-        return None
+        row_bad[np.repeat(np.arange(A.shape[0]), sizes)[bad]] = True
+        for u in _UNITS[1:]:
+            rows = np.flatnonzero(row_bad)
+            for i in rows:
+                lo, hi = A.indptr[i], A.indptr[i + 1]
+                r = ratio[lo:hi] * u
+                c = np.rint(r)
+                if np.all(np.abs(r - c) <= RECOVERY_TOLERANCE * np.maximum(c, 1.0)):
+                    counts[lo:hi] = c
+                    row_bad[i] = False
+        if row_bad.any():
+            return None
     return sp.csr_matrix((counts, A.indices.copy(), A.indptr.copy()), shape=A.shape)
 
 
@@ -185,18 +230,20 @@ def _block_counts(B, source: str):
     return out
 
 
-def _detect(sample) -> str | None:
-    """``"counts"``, ``"log1p"``, ``"log2p"`` for a sample of rows (CSR or dense), or None."""
+def _detect(sample) -> tuple[str | None, sp.csr_matrix | None]:
+    """(``"counts"``, ``"log1p"`` or ``"log2p"``, the counts) for a matrix or a sample of
+    rows (CSR or dense); (None, None) for other values."""
     A = as_csr(sample)
     values = A.data
     if _is_counts(values):
-        return "counts"
+        return "counts", A
     if values.size and values.min() < 0:
-        return None
+        return None, None
     for base in ("log1p", "log2p"):
-        if _recover(A, base) is not None:
-            return base
-    return None
+        found = _recover(A, base)
+        if found is not None:
+            return base, found
+    return None, None
 
 
 def _refusal(who: str, where: str | None) -> InputError:
@@ -258,18 +305,16 @@ def counts_view(X, *, who: str = "this ranker", where: str | None = None) -> Cou
         return hit[1]
     if is_dask(X):
         first = row_chunks(X)[0][0].compute()
-        source = _detect(first)
+        source, _ = _detect(first)
         if source is None:
             raise _refusal(who, where)
         C = X.map_blocks(_block_counts, source, dtype=np.float64, meta=sp.csr_matrix((0, 0)))
         cells = _row_totals(C)
         genes = chunk_sum(C, _chunk_gene_totals)
     else:
-        A = as_csr(X)
-        source = _detect(A)
+        source, C = _detect(as_csr(X))
         if source is None:
             raise _refusal(who, where)
-        C = A if source == "counts" else _recover(A, source)
         cells = np.asarray(C.sum(axis=1)).ravel()
         genes = np.asarray(C.sum(axis=0)).ravel()
     view = Counts(C, np.asarray(cells, float), np.asarray(genes, float), source)

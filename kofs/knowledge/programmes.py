@@ -73,7 +73,7 @@ IDENTITY_FRACTION = 0.05
 #: ... and nuisance only when its within-group signal is spread over this many groups or more.
 MIN_SPREAD = 2.5
 #: Cells of the subsample the modules are found and tested on.
-TEST_CELLS = 5000
+TEST_CELLS = 3000
 #: k-means groups of the identity context.
 CONTEXT_GROUPS = 12
 #: Principal components of the identity context.

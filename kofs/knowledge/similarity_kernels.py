@@ -515,14 +515,10 @@ def pc_neighbours(
     keep = np.ones_like(idx, dtype=bool)
     keep[np.arange(n), drop] = False
     cand = idx[keep].reshape(n, want - 1)[:, :c]
-    diff = P[:, None, :] - P[cand] if n * c * d <= 2**25 else None
-    if diff is not None:
-        d2 = np.einsum("ijk,ijk->ij", diff, diff)
-    else:
-        d2 = np.empty(cand.shape)
-        for t in range(c):
-            dt = P - P[cand[:, t]]
-            d2[:, t] = np.einsum("ij,ij->i", dt, dt)
+    d2 = np.empty(cand.shape)
+    for t in range(c):
+        dt = P - P[cand[:, t]]
+        d2[:, t] = np.einsum("ij,ij->i", dt, dt)
     order = np.lexsort((cand, order_key(d2)), axis=1)
     return np.take_along_axis(cand, order, axis=1), np.take_along_axis(d2, order, axis=1)
 
