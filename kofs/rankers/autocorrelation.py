@@ -8,8 +8,9 @@
   - **cross-fitting**: the genes are split at random (seeded) into two halves; each half is
     scored on the graph built from the most variable genes of the *other* half. A gene that
     helps build a graph is smoother on it by construction (a rare noisy gene makes the few
-    cells expressing it neighbours): scored on its own graph, such genes filled 40 % of the top
-    500 of a simulation (8,000 cells x 15,000 genes); cross-fitted, 4;
+    cells expressing it neighbours): on a simulation of 8,000 cells x 15,000 genes, 201 of the
+    205 non-identity genes of the top 500 built the graph they were scored on; cross-fitted,
+    the top 500 held 74 % identity genes instead of 59 %;
   - **named nuisance programmes** (cell cycle, stress, mitochondrial, ribosomal genes,
     :func:`~kofs.knowledge.programmes.named_programmes`) never build the graph;
   - **identity-independent programmes** found in the data
