@@ -229,14 +229,15 @@ def _kofs(args: list[str], env: dict[str, str] | None = None) -> tuple[float, fl
 
 
 #: (table name, kind, arguments): kind "hvg" (scanpy flavour), "rgg" (rank_genes_groups
-#: method), "kofs" (command-line arguments after the file).
+#: method), "kofs" (``kofs rank`` arguments after the file), "kofs-run" (``kofs run`` of a
+#: config with these keys).
 METHODS: list[tuple[str, str, object]] = [
     ("scanpy seurat", "hvg", "seurat"),
     ("scanpy cell_ranger", "hvg", "cell_ranger"),
     ("scanpy seurat_v3", "hvg", "seurat_v3"),
     ("scanpy pearson_residuals", "hvg", "pearson_residuals"),
     ("kofs default (defaults 5)", "kofs", []),
-    ("kofs defaults 4 (fused)", "kofs", ["--defaults", "4"]),
+    ("kofs defaults 4 (fused)", "kofs-run", {"defaults": "4"}),
     ("kofs pearson-residuals", "kofs", ["--rankers", "pearson-residuals"]),
     ("kofs deviance", "kofs", ["--rankers", "deviance"]),
     ("kofs seurat-v3", "kofs", ["--rankers", "seurat-v3"]),
@@ -261,7 +262,13 @@ def _run_method(kind: str, spec, path: Path, order: Path, tmp: Path) -> tuple[fl
         return wall, peak
     out = tmp / "kofs-out"
     shutil.rmtree(out, ignore_errors=True)
-    wall, peak = _kofs(["rank", str(path), "-o", str(out), "--threads", "2", *spec])
+    if kind == "kofs-run":
+        config = tmp / "config.yaml"
+        keys = {"expression": str(path), "output": str(out), "threads": 2, **spec}
+        config.write_text(json.dumps(keys))  # JSON is YAML
+        wall, peak = _kofs(["run", str(config)])
+    else:
+        wall, peak = _kofs(["rank", str(path), "-o", str(out), "--threads", "2", *spec])
     run_child(KOFS_ORDER.format(path=str(path), ranking=str(out / "ranking.tsv"),
                                 out=str(order)))  # fmt: skip
     return wall, peak

@@ -37,7 +37,7 @@ from kofs._jit import numba
 from kofs._matrix import as_csr
 from kofs.errors import InputError
 
-__all__ = ["Counts", "counts_view", "log_normalised", "subset_cells"]
+__all__ = ["Counts", "counts_view", "log_normalised", "masked_totals", "subset_cells"]
 
 #: Largest relative distance of a recovered count to a whole number.
 RECOVERY_TOLERANCE = 0.01
@@ -123,7 +123,6 @@ if _COMPILED:
         for p in range(idx.shape[0]):
             out[idx[p]] += val[p] * val[p]
         return out
-
 
     @numba.njit(cache=True, nogil=True, parallel=True)
     def _recover_rows(ptr, data, base2, tol):  # pragma: no cover
@@ -327,12 +326,18 @@ def counts_view(X, *, who: str = "this ranker", where: str | None = None) -> Cou
     return view
 
 
-def log_normalised(counts: Counts, cols: np.ndarray | None = None, *, target: float | None = None):
+def log_normalised(
+    counts: Counts,
+    cols: np.ndarray | None = None,
+    *,
+    target: float | None = None,
+    totals: np.ndarray | None = None,
+):
     """scanpy's ``normalize_total`` + ``log1p`` of the counts, columns ``cols`` only:
-    ``log(1 + x_ij * target / s_i)`` with ``s_i`` the cell's total over **all** genes and
-    ``target`` the median of the non-zero totals by default (scanpy's default). CSR (or a lazy
-    dask array), never dense."""
-    s = counts.cell_totals
+    ``log(1 + x_ij * target / s_i)`` with ``s_i`` the cell's total over **all** genes (or the
+    given ``totals``) and ``target`` the median of the non-zero totals by default (scanpy's
+    default). CSR (or a lazy dask array), never dense."""
+    s = counts.cell_totals if totals is None else np.asarray(totals, dtype=np.float64)
     if target is None:
         pos = s[s > 0]
         target = float(np.median(pos)) if pos.size else 1.0
@@ -355,7 +360,14 @@ def _scale_log(A: sp.csr_matrix, factor: np.ndarray) -> sp.csr_matrix:
     return sp.csr_matrix((data, A.indices, A.indptr), shape=A.shape)
 
 
-def totals_check(counts: Counts, who: str, where: str | None) -> None:
-    """Refuse a matrix without any count."""
-    if counts.total <= 0:
-        raise InputError(f"{who}: the matrix holds no counts (all zero)", path=where)
+def masked_totals(counts: Counts, genes: np.ndarray) -> np.ndarray:
+    """Every cell's total over the genes of the boolean mask ``genes``."""
+    w = np.asarray(genes, dtype=np.float64)
+    if is_dask(counts.X):
+        import dask
+        from dask import delayed
+
+        blocks, _ = row_chunks(counts.X)
+        task = delayed(lambda B: np.asarray(as_csr(B) @ w).ravel(), pure=True)
+        return np.concatenate(dask.compute(*[task(b) for b in blocks]))
+    return np.asarray(counts.X @ w).ravel()

@@ -92,7 +92,7 @@ COUNTS_MIN_MAX = 100
 COUNTS_SAMPLE = 1_000_000
 
 
-def check_magnitude(expression: Expression) -> None:
+def check_magnitude(expression: Expression) -> float | None:
     """Refuse a matrix the rankers cannot rank (InputError naming the file).
 
     * values beyond :data:`MAX_ABS_VALUE` (their squares overflow);
@@ -104,10 +104,16 @@ def check_magnitude(expression: Expression) -> None:
       in-memory matrix is checked when it is read).
 
     A chunked matrix is checked from its per-gene moments (one pass over the chunks, shared
-    with the rankers that need them); the raw-counts warning looks at its first chunk.
+    with the rankers that need them); the raw-counts test looks at its first chunk.
+
+    Returns
+    -------
+    float or None
+        The largest value when the matrix looks like raw counts (non-negative integers, the
+        first :data:`COUNTS_SAMPLE` stored values, reaching :data:`COUNTS_MIN_MAX`), for
+        :func:`warn_raw_counts`; else None.
     """
     X = expression.values
-    where = f"{expression.source}: " if expression.source else ""
     if expression.is_chunked:
         from kofs import _chunked
 
@@ -178,13 +184,28 @@ def check_magnitude(expression: Expression) -> None:
         and sample.min() >= 0
         and np.array_equal(sample, np.round(sample))
     ):
-        log.warning(
-            "%svalues are non-negative integers up to %.0f (raw counts?): they are ranked as "
-            "given; normalise and log-transform them first for the usual analysis (e.g. scanpy's "
-            "normalize_total + log1p, or log2(x + 1) of normalised counts)",
-            where,
-            top,
-        )
+        return top
+    return None
+
+
+def warn_raw_counts(expression: Expression, top: float | None, rankers: Sequence[str]) -> None:
+    """One warning line when a matrix that looks like raw counts (``top``: its largest value,
+    from :func:`check_magnitude`) goes to rankers that rank values as given (the rankers
+    registered with ``counts=True`` model or normalise counts themselves)."""
+    given = [r for r in dict.fromkeys(rankers) if r in RANKERS and not RANKERS.get(r).counts]
+    if top is None or not given:
+        return
+    where = f"{expression.source}: " if expression.source else ""
+    log.warning(
+        "%svalues are non-negative integers up to %.0f (raw counts?): %s rank them as given; "
+        "normalise and log-transform them first for the usual analysis (e.g. scanpy's "
+        "normalize_total + log1p, or log2(x + 1) of normalised counts), or use rankers that "
+        "model counts (%s)",
+        where,
+        top,
+        ", ".join(given),
+        ", ".join(s.name for s in RANKERS if s.counts),
+    )
 
 
 def check_ranker_memory(
@@ -676,7 +697,7 @@ def rank(
     categories, graph = _anndata_knowledge(adata, expression, labels, use_graph)
     similarity = graph or similarity
     sources = sources or KnowledgeSources()
-    check_magnitude(expression)
+    counts_top = check_magnitude(expression)
     original, original_labels = expression, categories
     canon = canonicalize(expression, categories)  # every kernel sees genes/samples sorted by id
     if expression.is_chunked and list(expression.samples) != sorted(expression.samples):
@@ -722,6 +743,7 @@ def rank(
         sparse = expression.is_sparse or expression.is_chunked
         plan = default_plan(version, sparse=sparse, labels=categories is not None)
         plans = expression_plan(context, rankers, default_plan=plan)
+    warn_raw_counts(original, counts_top, [p.ranker for p in plans])
     if (
         markers is None
         and categories is not None

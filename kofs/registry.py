@@ -132,8 +132,9 @@ class RankerSpec:
     ``memory`` estimates the ranker's peak working set (:data:`MemoryEstimate`); None means
     about two float64 copies of the matrix (:meth:`estimate_memory`). ``expression``: the
     adapter also receives the :class:`~kofs.types.Expression` it ranks (gene ids, symbols, the
-    file's path) as the keyword ``expression``. ``counts``: the ranker models raw counts (or
-    log-normalised counts, turned back into counts) and refuses other values.
+    file's path) as the keyword ``expression``. ``counts``: the ranker takes raw counts (or
+    log-normalised counts, turned back into counts) for what they are -- it models them or
+    normalises them itself -- and is not warned about (some refuse values that are not counts).
     """
 
     name: str

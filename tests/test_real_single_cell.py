@@ -49,25 +49,36 @@ def test_reference_is_far_from_random(pbmc, reference):
 
 
 def test_unsupervised_default_plan_finds_cell_type_markers(pbmc, reference):
-    """Defaults version 4 on sparse data: Laplacian, SPEC phi2, phi3 (no labels); 32 of the
-    75 reference markers in the fused top 50 when measured (random: ~5)."""
+    """Defaults version 5 on sparse data: hotspot alone (counts recovered from the
+    log-normalised X); 42 of the 75 reference markers in its top 50 when measured (random:
+    ~5; defaults 4's fused list: 32)."""
     res = kofs.rank(pbmc.copy(), bootstrap=0, threads=2)
+    assert [r.name for r in res.lists] == ["hotspot"]
+    assert res.lists[0].info["counts"] == "log1p"
+    assert len(set(res.final.top(50)) & reference) >= 35
+
+
+def test_defaults_4_plan_still_runs(pbmc, reference):
+    """Defaults version 4 on sparse data: Laplacian, SPEC phi2, phi3 (no labels); 32 of the
+    75 reference markers in the fused top 50 when measured."""
+    res = kofs.rank(pbmc.copy(), bootstrap=0, threads=2, defaults="4")
     assert [r.name for r in res.lists] == ["laplacian", "spec-phi2", "spec-phi3"]
     assert len(set(res.final.top(50)) & reference) >= 25
     for r in res.lists:
         assert len(set(r.top(50)) & reference) >= 20, r.name
 
 
-def test_labels_from_obs_supervise_the_fusion(pbmc, reference):
-    """With the cell types, Fisher joins the plan and the lists are weighted by their
-    cross-validated predictive value."""
+def test_labels_give_the_fisher_list_and_marker_tables(pbmc, reference):
+    """With the cell types (defaults 5): the Fisher score alone (39 reference markers in its
+    top 50 when measured) and the per-group marker tables; version 4 adds the unsupervised
+    lists and weighs them by their cross-validated predictive value."""
     res = kofs.rank(pbmc.copy(), labels="obs:bulk_labels", bootstrap=0, threads=2)
-    names = [r.name for r in res.lists]
-    assert "fisher" in names
-    assert res.final.diagnostics["supervision"] == "labels"
-    fisher = res.lists[names.index("fisher")]
-    assert len(set(fisher.top(50)) & reference) >= 35
-    assert len(set(res.final.top(50)) & reference) >= 30
+    assert [r.name for r in res.lists] == ["fisher"]
+    assert len(set(res.final.top(50)) & reference) >= 35
+    assert res.markers is not None and len(res.markers.groups) == 10
+    old = kofs.rank(pbmc.copy(), labels="obs:bulk_labels", bootstrap=0, threads=2, defaults="4")
+    assert "fisher" in [r.name for r in old.lists] and len(old.lists) > 1
+    assert old.final.diagnostics["supervision"] == "labels"
 
 
 def test_cli_ranks_the_h5ad_with_its_graph(tmp_path, reference):
@@ -125,8 +136,9 @@ def test_chunked_read_equals_in_memory(tmp_path):
 
 
 def test_raw_counts_get_one_warning_line(pbmc, caplog):
-    """Integer counts are ranked as given, with one warning line advising normalisation; the
-    log-normalised file gets none."""
+    """Integer counts given to a ranker that ranks values as given get one warning line
+    advising normalisation; the log-normalised file gets none, nor do counts given to the
+    rankers that model them (the single-cell default plan)."""
     import logging
 
     import scipy.sparse as sp
@@ -139,4 +151,7 @@ def test_raw_counts_get_one_warning_line(pbmc, caplog):
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="kofs"):
         kofs.rank(pbmc.copy(), rankers=["variance"], bootstrap=0)
+    assert not any("raw counts?" in r.getMessage() for r in caplog.records)
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        kofs.rank(counts, bootstrap=0)
     assert not any("raw counts?" in r.getMessage() for r in caplog.records)

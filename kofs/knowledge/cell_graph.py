@@ -53,13 +53,14 @@ def kernel_weights(idx: np.ndarray, d2: np.ndarray) -> sp.csr_matrix:
     return W
 
 
-def graph_values(counts: Counts | None, genes: np.ndarray, values=None):
+def graph_values(counts: Counts | None, genes: np.ndarray, values=None, *, totals=None):
     """The matrix the cell graph is built on: the log-normalised ``genes`` columns of the
-    counts (step 1 of the module docstring), or those columns of ``values`` as given (data
-    that are not counts)."""
+    counts (step 1 of the module docstring; ``totals``: the cells' totals to normalise by,
+    default over all genes), or those columns of ``values`` as given (data that are not
+    counts)."""
     genes = np.sort(np.asarray(genes, dtype=np.int64))
     if counts is not None:
-        return log_normalised(counts, genes)
+        return log_normalised(counts, genes, totals=totals)
     return values[:, genes]
 
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from kofs._counts import Counts, counts_view, log_normalised
+from kofs._counts import Counts, counts_view, log_normalised, masked_totals
 from kofs.errors import InputError
 from kofs.knowledge.cell_graph import cell_graph, graph_values
 from kofs.knowledge.programmes import independent_programmes, named_programmes
@@ -68,6 +68,7 @@ class _Data:
 
     counts: Counts | None
     values: Any = None
+    totals: np.ndarray | None = None
 
     @property
     def n_cells(self) -> int:
@@ -82,7 +83,7 @@ class _Data:
         return normal_statistic(self.values[:, cols], W)
 
     def graph(self, genes, p, seed):
-        L = graph_values(self.counts, genes, self.values)
+        L = graph_values(self.counts, genes, self.values, totals=self.totals)
         return cell_graph(L, **_graph_params(p, seed))
 
 
@@ -182,6 +183,7 @@ def _hotspot_memory(n: int, m: int, p, given) -> int:
     family="graph autocorrelation",
     sparse=True,
     expression=True,
+    counts=True,
     memory=_hotspot_memory,
     params=HOTSPOT_PARAMS,
 )
@@ -216,6 +218,10 @@ def _hotspot(X, inputs, *, seed, expression, **p):
     if p["programmes"] == "exclude" and counts is not None:
         drop = _programmes(counts, score, allowed, p, seed, expression, info)
         allowed[drop] = False
+        if not allowed[counts.gene_totals > 0].all():
+            # cells normalised by their counts outside the nuisance programmes: a strong
+            # programme then does not shift every other gene of the cells it is active in
+            data = _Data(counts, totals=masked_totals(counts, allowed))
     z, used = _scores(data, score, allowed, folds, p, seed)
     info["graph_genes"] = used
     return z, info
@@ -230,6 +236,7 @@ def _hotspot(X, inputs, *, seed, expression, **p):
     uses=("similarity",),
     sparse=True,
     expression=True,
+    counts=True,
     memory=_hotspot_memory,
     params={k: v for k, v in HOTSPOT_PARAMS.items() if k not in ("cross_fit", "programmes")},
 )
