@@ -74,6 +74,18 @@ def print_summary(
         if diag.get("support") is not None:
             n = int((~diag["support"]).sum())
             console.print(f"{n} genes supported by knowledge only (ranked after the others)")
+    for r in result.lists:
+        nuisance = r.info.get("nuisance") or {}
+        shares = {k: v for k, v in (nuisance.get("shares") or {}).items() if v > 0}
+        if shares:
+            parts = ", ".join(f"{k} {100 * v:.0f}%" for k, v in shares.items())
+            console.print(f"nuisance programmes in the top {nuisance['top']} of {r.name}: {parts}")
+    markers = getattr(result, "markers", None)
+    if markers is not None:
+        console.print(
+            f"marker tables ({markers.method}, {len(markers.groups)} groups of "
+            f"{markers.groupby!r} against the rest): markers.tsv"
+        )
     for report in result.coverage:
         console.print(f"coverage: {report.line()}")
     if outputs:
