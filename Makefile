@@ -16,11 +16,12 @@ venv: $(BIN)/kofs
 demo: venv
 	$(BIN)/kofs demo -o kofs-demo
 
+# the whole suite (README command 2); the fast tier, a plain `pytest` (docs/testing.md)
 test: venv
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --full
 
 test-fast: venv
-	$(BIN)/python -m pytest -q -x -m "not slow"
+	$(BIN)/python -m pytest -q
 
 bench: venv
 	$(BIN)/python -m pip install -q -e '.[bench]'

@@ -125,7 +125,16 @@ def file_lock(path: Path) -> Iterator[None]:
     except ImportError:  # pragma: no cover - Windows
         yield
         return
-    fd = os.open(path.with_name(f".{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    from kofs.io._fsops import UnsafePath, open_lock_file
+
+    lock = path.with_name(f".{path.name}.lock")
+    try:
+        fd = open_lock_file(lock)  # never through a link planted at the lock's name
+    except UnsafePath as exc:
+        raise OutputError(
+            f"{exc.strerror} (kofs never writes through a link it did not make); remove it",
+            path=lock,
+        ) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

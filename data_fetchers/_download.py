@@ -29,6 +29,7 @@ from pathlib import Path
 
 from kofs import __version__
 from kofs.errors import InputError
+from kofs.io._fsops import create_new_file
 
 log = logging.getLogger(__name__)
 
@@ -225,7 +226,11 @@ def download(
     """
     part = dest.with_name(dest.name + ".part")
     meta_path = dest.with_name(dest.name + ".part.json")
-    offset = part.stat().st_size if part.is_file() else 0
+    for p in (part, meta_path):  # a link at our own names is never followed: it goes
+        if p.is_symlink():
+            log.warning("removing %s: a symbolic link where kofs keeps a partial download", p)
+            _remove(p)
+    offset = part.lstat().st_size if part.is_file() else 0
     old = _read_part_meta(meta_path) if offset else {}
     if offset and old.get("url") != url:
         log.info("discarding %s: it came from another URL", part)
@@ -277,10 +282,16 @@ def download(
         expected = None if length is None else offset + length
         etag, modified = resp.headers.get("ETag"), resp.headers.get("Last-Modified")
         final_url = resp.geturl()
-        meta_path.write_text(json.dumps({"url": url, "etag": etag, "last_modified": modified}))
+        _remove(meta_path)
+        with os.fdopen(create_new_file(meta_path), "w") as fh:
+            fh.write(json.dumps({"url": url, "etag": etag, "last_modified": modified}))
         got = offset
         try:
-            with open(part, "ab" if offset else "wb") as fh:
+            if not offset:
+                _remove(part)
+            flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+            fd = os.open(part, flags) if offset else create_new_file(part)
+            with os.fdopen(fd, "ab") as fh:
                 while chunk := resp.read(CHUNK):
                     fh.write(chunk)
                     got += len(chunk)

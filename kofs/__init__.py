@@ -9,7 +9,7 @@ Quick start::
     sources = kofs.read_sources(go="go-basic.obo", go_annotations="goa_human.gaf",
                                 pathways="kegg.gmt", interactions="string_edges.tsv")
     result = kofs.rank(expr, labels=labels, sources=sources)
-    result.final.top(20), result.final.weights
+    result.top(20), result.weights_frame()  # DataFrames: genes with effects, weights
 
 The public names are loaded on first use, so ``import kofs`` stays cheap.
 """

@@ -1,7 +1,7 @@
 """The ``kofs`` command (console script) and ``python -m kofs``.
 
 :func:`entry` prepares the process before the heavy imports (click, numpy, pandas, ... take a
-second or more): Ctrl-C or SIGTERM while importing is one line, not a traceback; a closed
+second or more): Ctrl-C, SIGTERM or SIGHUP while importing is one line, not a traceback; a closed
 standard stream is reopened on ``/dev/null`` (so the first file opened cannot take its place);
 a closed or full stderr never turns a success into a failure.
 """
@@ -104,9 +104,13 @@ def _reopen_closed_std_fds() -> None:
                 pass
 
 
+_STOPS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
 def _stop(signum, frame) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise Terminated()
+    for s in _STOPS:
+        signal.signal(s, signal.SIG_IGN)
+    raise Terminated(signum)
 
 
 def entry() -> None:
@@ -116,16 +120,16 @@ def entry() -> None:
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115
     sys.stderr = _TolerantStream(sys.stderr)
-    signal.signal(signal.SIGTERM, _stop)
+    for s in _STOPS:  # SIGHUP stays ignored under nohup
+        if signal.getsignal(s) is not signal.SIG_IGN:
+            signal.signal(s, _stop)
     try:
         from kofs.cli import main
     except KeyboardInterrupt as exc:
         stopped = isinstance(exc, Terminated)
-        sys.stderr.write(
-            f"kofs: {'terminated' if stopped else 'interrupted'}; nothing was written\n"
-        )
+        sys.stderr.write(f"kofs: {exc.word if stopped else 'interrupted'}; nothing was written\n")
         sys.stderr.flush()
-        raise SystemExit(143 if stopped else 130) from None
+        raise SystemExit(128 + exc.signum if stopped else 130) from None
     main(prog_name="kofs")
 
 

@@ -470,7 +470,7 @@ def dask_client(address: str | None) -> Iterator[Any]:
         from distributed import Client
     except ImportError:
         raise ParameterError(
-            "--dask-scheduler needs the distributed package: pip install 'kofs[sc]'"
+            "--dask-scheduler needs the distributed package: pip install -e '.[sc]' in the kofs folder"
         ) from None
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=True)

@@ -4,7 +4,6 @@ and the Spearman correlation between ranked lists."""
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import rankdata
 
 #: Relative tolerance of :func:`constant_genes`: a gene whose range is at most this fraction of
 #: its largest magnitude is constant (float noise such as 1.0 vs 1.0000000000000002).
@@ -74,6 +73,23 @@ def tie_keys(values: np.ndarray) -> np.ndarray:
     return v
 
 
+def tie_averaged_ranks(x: np.ndarray) -> np.ndarray:
+    """1-based ranks of ``x`` (ascending, no NaN), ties given their average rank.
+
+    The same numbers as ``scipy.stats.rankdata(x, method="average")`` (first position of the
+    tie block plus half its length less one: exact in float64), without importing
+    scipy.stats (about a second of every run's start-up).
+    """
+    x = np.asarray(x).ravel()
+    order = np.argsort(x, kind="stable")
+    y = x[order]
+    starts = np.flatnonzero(np.r_[True, y[1:] != y[:-1]])
+    counts = np.diff(np.r_[starts, y.size])
+    ranks = np.empty(y.size, dtype=np.float64)
+    ranks[order] = np.repeat(starts + 1 + (counts - 1) / 2.0, counts)
+    return ranks
+
+
 def average_ranks(scores: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
     """Ranks with 1 = best, ties averaged, NaN scores tied together at the bottom.
 
@@ -96,7 +112,7 @@ def average_ranks(scores: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
     n_ok = int(finite.sum())
     if n_ok:
         key = -s[finite] if higher_is_better else s[finite]
-        ranks[finite] = rankdata(key, method="average")
+        ranks[finite] = tie_averaged_ranks(key)
     n_bad = s.size - n_ok
     if n_bad:
         ranks[~finite] = n_ok + (n_bad + 1) / 2.0

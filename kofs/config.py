@@ -30,7 +30,8 @@ from typing import Any
 import yaml
 
 from kofs.errors import InputError, ParameterError
-from kofs.options import Option, as_mapping, build, opt, options_of
+from kofs.options import SEED_MAX, THREADS_MAX, TOP_MAX, Option, as_mapping, build, opt, options_of
+from kofs.registry import DEFAULT_AGGREGATOR
 
 #: The newest defaults version (used when a config has no ``defaults`` key).
 DEFAULTS_VERSION = "5"
@@ -46,10 +47,13 @@ _PLAN_2 = (
     "relevance-propagation",
 )
 
-#: The default plan of versions 3 and 4 on sparse or chunked matrices.
-_PLAN_3_SPARSE = tuple(r for r in _PLAN_2 if r != "variance")
-#: Versions 2 and 3: the reliability aggregator's redundancy over all genes.
-_ALL_GENE_REDUNDANCY = {"reliability": {"redundancy_top": 1.0}}
+#: Versions whose default aggregator, ``reliability``, was replaced in version 5 (pre-1.0: no
+#: shim): a config naming one of them is refused with this reason.
+RETIRED = {
+    v: "its default fusion, 'reliability', was replaced by 'posterior' in defaults version 5 "
+    '(docs/aggregation.md, \'Defaults\'); use defaults: "5", or "1" for the book\'s EM'
+    for v in ("2", "3", "4")
+}
 
 #: Per defaults version: option values that differ from the declared defaults, and the rankers
 #: of the default plan (``default_plan``: tried in this order, each where its inputs allow;
@@ -70,44 +74,37 @@ PRESETS: dict[str, dict[str, Any]] = {
             "relevance-propagation",
         ),
     },
-    # Version 2 (issue 11; evidence in docs/aggregation.md "Defaults" and docs/results-all.md):
-    # the reliability aggregator (with the supervision chosen by default_supervision), and SPEC
-    # phi1 out of the default plan -- it keeps the trivial eigenvector's component, ranks flat
-    # housekeeping genes first and put RPL41/RPL37A/RPS18 into the EM and Borda top 20 on ALL.
-    "2": {"default_plan": _PLAN_2, "aggregate_params": _ALL_GENE_REDUNDANCY},
-    # Version 3 (docs/single-cell.md "Planted markers", docs/aggregation.md "Defaults"): on a
-    # sparse or chunked matrix (single-cell counts) the plan leaves variance out -- on
-    # log-normalised counts a gene's variance follows its mean (the reason scanpy and Seurat
-    # rank dispersion within mean bins instead); it ranked 4 of 50 planted markers in its top
-    # 100, and on 200,000 cells the fused top 100 held 31 markers with it, 48 without. Dense
-    # (bulk) matrices keep version 2's plan: on the B-ALL subtypes variance is the most
-    # predictive list.
-    "3": {
-        "default_plan": _PLAN_2,
-        "default_plan_sparse": _PLAN_3_SPARSE,
-        "aggregate_params": _ALL_GENE_REDUNDANCY,
-    },
-    # Version 4 (docs/aggregation.md "Redundancy where the lists call"): the reliability
-    # aggregator measures two lists' redundancy among the genes either list calls (its top
-    # 5 %), not over all genes. On 200,000 cells the three graph lists correlate 0.92-0.98 over
-    # all genes (their bulk follows each gene's mean), which left the weights unidentified
-    # (uniform, 48 of 50 planted markers in the fused top 100); where they call, Laplacian and
-    # SPEC phi2 stay duplicates (0.99) and SPEC phi3 is apart (0.1): 50 of 50.
-    "4": {"default_plan": _PLAN_2, "default_plan_sparse": _PLAN_3_SPARSE},
-    # Version 5 (issue 21; docs/single-cell.md "The single-cell plan"): single-cell (sparse or
-    # chunked) matrices get one list each. Without labels: hotspot, the cross-fitted count-null
-    # graph autocorrelation on cell graphs that leave nuisance programmes out -- on Splatter-like
-    # simulations it beat every scanpy HVG flavour in precision and Leiden ARI, while the graph
-    # lists of version 4 fell below them and their fusion weighted a nuisance-ranking list most.
-    # With labels: the Fisher score alone (precision at k at least scanpy's rank_genes_groups
-    # t-test's; per-group marker tables are written beside it), so no unsupervised list is
-    # computed and then weighted 0. Dense (bulk) matrices keep version 4's plan.
+    # Version 5 (issues 20 and 21; evidence in docs/aggregation.md "Defaults",
+    # docs/results-all.md and docs/single-cell.md "The single-cell plan"): the posterior
+    # aggregator -- data lists are the evidence (a permutation-consistent rank model with
+    # learned reliabilities), knowledge lists a prior whose strength is learned, a posterior /
+    # local fdr / q-value per gene. Dense (bulk) matrices keep version 4's plan (SPEC phi1 out:
+    # it ranks flat housekeeping genes first, RPL41/RPL37A/RPS18 in the EM top 20 on ALL).
+    # Single-cell (sparse or chunked) matrices get one list each. Without labels: hotspot, the
+    # cross-fitted count-null graph autocorrelation on cell graphs that leave nuisance
+    # programmes out -- on Splatter-like simulations it beat every scanpy HVG flavour in
+    # precision and Leiden ARI, while the graph lists of version 4 fell below them and their
+    # fusion weighted a nuisance-ranking list most. With labels: the Fisher score alone
+    # (precision at k at least scanpy's rank_genes_groups t-test's; per-group marker tables are
+    # written beside it), so no unsupervised list is computed and then weighted 0.
     "5": {
         "default_plan": _PLAN_2,
         "default_plan_sparse": ("hotspot",),
         "default_plan_sparse_labels": ("fisher",),
     },
 }
+
+
+def check_version(version: str, where: str | None = None) -> None:
+    """Refuse an unknown or retired defaults version with the reason."""
+    if version in RETIRED:
+        raise ParameterError(
+            f"defaults version {version!r} is retired: {RETIRED[version]}", path=where
+        )
+    if version not in PRESETS:
+        raise ParameterError(
+            f"defaults version {version!r} is unknown; known: {', '.join(PRESETS)}", path=where
+        )
 
 
 def aggregate_defaults(version: str, method: str) -> dict[str, Any]:
@@ -193,8 +190,9 @@ class InputsConfig:
     relevant_genes: str | None = opt(
         "relevant_genes",
         "path",
-        help="Known relevant genes (one per line): supervised EM (KOFS_Prob-SUP), term "
-        "relevance, GO-CAN-MAH, start of propagation.",
+        help="Known relevant genes (one per line): they supervise the list weights "
+        "(--supervision genes), set the relevance of GO terms and pathways, build GO-CAN-MAH "
+        "and start relevance propagation.",
     )
     id_map: str | None = opt(
         "id_map", "path", help="Two-column table mapping source gene ids to the matrix's ids."
@@ -277,8 +275,8 @@ class AggregationConfig:
     aggregate: str = opt(
         "aggregate",
         "str",
-        "reliability",
-        help="Rank aggregation method (see `kofs methods`; the book's EM: em).",
+        DEFAULT_AGGREGATOR,
+        help="How the lists are fused (see `kofs methods`; the book's EM: em).",
     )
     aggregate_param: dict[str, Any] = opt(
         "aggregate_param",
@@ -293,22 +291,26 @@ class AggregationConfig:
         choices=("none", "genes", "labels"),
         help="What teaches the list weights: none (agreement), genes (--relevant-genes), labels "
         "(each list's cross-validated predictive value). Default: genes with --relevant-genes, "
-        "else labels with --labels (reliability only), else none.",
+        "else labels with --labels (posterior only), else none.",
     )
     bootstrap: int = opt(
         "bootstrap",
         "int",
         200,
         low=0,
-        help="Bootstrap replicates of the 95% list-weight intervals (0 = none).",
+        high=100_000,
+        help="Bootstrap replicates of the 95% list-weight intervals of em (0 = none; the "
+        "posterior fusion's intervals come from its resamples parameter, "
+        "--aggregate-param resamples=N).",
     )
     cross_fit: int = opt(
         "cross_fit",
         "int",
         5,
         low=0,
+        high=1000,
         metavar="K",
-        help="Folds of the cross-fit of lists seeded by --relevant-genes (reliability): each is "
+        help="Folds of the cross-fit of lists seeded by --relevant-genes (posterior): each is "
         "rebuilt from K-1 folds of the known genes and scored on the held-out fold; 0 = leave "
         "its seed genes out of its scoring instead.",
     )
@@ -327,12 +329,19 @@ class OutputConfig:
         stdin=True,
         help="Output folder, or - to write ranking.tsv to stdout.",
     )
-    top: int = opt("top", "int", 10, low=0, help="Genes shown in the terminal summary.")
+    top: int = opt(
+        "top", "int", 10, low=0, high=TOP_MAX, help="Genes shown in the terminal summary."
+    )
     no_report: bool = opt(
         "no_report",
         "bool",
         False,
         help="Do not write OUTDIR/report.html (the run's self-contained HTML report).",
+    )
+    title: str | None = opt(
+        "title",
+        metavar="TEXT",
+        help="Title of report.html (default: the matrix's name and what was ranked).",
     )
 
 
@@ -340,9 +349,13 @@ class OutputConfig:
 class ResourcesConfig:
     """Randomness, threads and memory."""
 
-    seed: int = opt("seed", "int", 0, help="Seed of every random choice.")
+    seed: int = opt("seed", "int", 0, low=0, high=SEED_MAX, help="Seed of every random choice.")
     threads: int | None = opt(
-        "threads", "int", low=1, help="Cap on BLAS/worker threads (default: all cores)."
+        "threads",
+        "int",
+        low=1,
+        high=THREADS_MAX,
+        help="Cap on BLAS/worker threads (default: all cores).",
     )
     max_memory: str | None = opt(
         "max_memory",
@@ -429,10 +442,7 @@ class RunConfig:
     defaults: str = DEFAULTS_VERSION
 
     def __post_init__(self) -> None:
-        if self.defaults not in PRESETS:
-            raise ParameterError(
-                f"defaults version {self.defaults!r} is unknown; known: {', '.join(PRESETS)}"
-            )
+        check_version(self.defaults)
         given = dict(self.knowledge)
         full = {name: given.pop(name, None) or cls() for name, cls in knowledge_sections().items()}
         if given:
@@ -470,11 +480,7 @@ class RunConfig:
                 )
             flat[name] = v
         version = str(flat.pop("defaults", DEFAULTS_VERSION))
-        if version not in PRESETS:
-            raise ParameterError(
-                f"defaults version {version!r} is unknown; known: {', '.join(PRESETS)}",
-                path=where_s,
-            )
+        check_version(version, where_s)
         known = all_options()
         for name in flat:
             if name not in known:
@@ -584,8 +590,77 @@ def _absolute(value: Any, base: Path) -> Any:
 # --- YAML -----------------------------------------------------------------------------------
 
 
+#: deepest nesting of lists and mappings a YAML config may have (the longest real config
+#: nests 3 deep; Python's parser recurses per level)
+YAML_MAX_DEPTH = 50
+#: most values a YAML config may hold once its aliases are expanded (a 550-byte "billion
+#: laughs" config expands to 10^9); real configs hold a few hundred
+YAML_MAX_VALUES = 100_000
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """safe_load that refuses a key given twice in one mapping."""
+    """safe_load that refuses a key given twice in one mapping, nesting deeper than
+    :data:`YAML_MAX_DEPTH` and aliases expanding to more than :data:`YAML_MAX_VALUES` values
+    (both checked on the node graph, before any Python object is built)."""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        self._depth += 1
+        try:
+            if self._depth > YAML_MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested deeper than {YAML_MAX_DEPTH} levels", mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def compose_document(self):
+        node = super().compose_document()
+        _check_expansion(node)
+        return node
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Refuse a node graph whose aliases expand to more than :data:`YAML_MAX_VALUES` values
+    or refer to themselves (each shared node counted as often as it is referred to)."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in active:
+            raise yaml.composer.ComposerError(
+                None, None, "an alias refers to a value that contains it", node.start_mark
+            )
+        total = 1
+        if isinstance(node, (yaml.SequenceNode, yaml.MappingNode)):
+            active.add(key)
+            children = (
+                node.value
+                if isinstance(node, yaml.SequenceNode)
+                else [n for pair in node.value for n in pair]
+            )
+            for child in children:
+                total += size(child)
+                if total > YAML_MAX_VALUES:
+                    raise yaml.composer.ComposerError(
+                        None,
+                        None,
+                        f"its aliases expand to more than {YAML_MAX_VALUES:,} values (an "
+                        "alias bomb?); write the values out",
+                        node.start_mark,
+                    )
+            active.discard(key)
+        sizes[key] = total
+        return total
+
+    if root is not None:
+        size(root)
 
 
 def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False):
@@ -631,6 +706,11 @@ def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
         if "given twice" not in problem:
             problem = f"YAML tags are not allowed in a config ({problem})"
         raise InputError(problem, path=p, line=line) from None
+    except yaml.composer.ComposerError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        raise InputError(f"config refused: {exc.problem}", path=p, line=line) from None
+    except RecursionError:
+        raise InputError(f"config nested deeper than {YAML_MAX_DEPTH} levels", path=p) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(

@@ -15,6 +15,9 @@ from kofs.types import Expression, RankerInputs, SampleCategories, SampleSimilar
 
 log = logging.getLogger(__name__)
 
+#: Key part of shared knowledge built from known genes without using them (reused with others).
+_ANY_KNOWN = "<any known genes>"
+
 
 @dataclass
 class Context:
@@ -75,7 +78,10 @@ class Context:
 
         ``gene_level=True`` marks knowledge that depends on gene ids (and known genes) only,
         never on expression values: it is kept in :attr:`shared` too and reused by later runs
-        given the same ``shared`` dict and the same genes.
+        given the same ``shared`` dict and the same genes (with other known genes too, when
+        its builder did not use them: the halves of a split-half evaluation). A reused entry
+        built from the known genes is marked as such here as well, so :meth:`reseeded` never
+        carries it over (the honest protocol's folds re-run the cross-fit on shared knowledge).
 
         ``uses_relevant=True`` marks knowledge built from :attr:`relevant_genes` (term
         relevance learned from them, the start of propagation, GO-CAN-MAH's terms). Such a key,
@@ -89,9 +95,15 @@ class Context:
         if uses_relevant:
             self.seeded_keys.update([*self._building, key])
         skey = (key, self.expression.genes, self.relevant_genes)
-        if gene_level and skey in self.shared:
-            self.cache[key] = self.shared[skey]
-            return self.cache[key]
+        # built before from other known genes without using them: the same for these
+        any_key = (key, self.expression.genes, _ANY_KNOWN) if self.relevant_genes else None
+        hit = self.shared.get(skey) or (self.shared.get(any_key) if any_key else None)
+        if gene_level and hit is not None:
+            value, seeded = hit
+            if seeded:  # built from the known genes: a reseeded context must rebuild it
+                self.seeded_keys.update([*self._building, key])
+            self.cache[key] = value
+            return value
         t0 = time.perf_counter()
         self._building.append(key)
         try:
@@ -100,7 +112,10 @@ class Context:
             self._building.pop()
         log.info("built %s in %.2f s", key, time.perf_counter() - t0)
         if gene_level:
-            self.shared[skey] = self.cache[key]
+            seeded = key in self.seeded_keys
+            self.shared[skey] = (self.cache[key], seeded)
+            if any_key is not None and not seeded:
+                self.shared[any_key] = (self.cache[key], False)
         return self.cache[key]
 
     def note_relevant_use(self) -> None:

@@ -29,6 +29,10 @@ _QUOTED = re.compile(
 )
 _TOKEN = re.compile(rf"\S{{{2 * QUOTED_LIMIT + 1},}}")
 _BREAKS = re.compile(r"[\r\n]+")
+# characters a terminal may act on: C0 controls but tab, DEL, C1 controls (ESC starts colour,
+# cursor and title sequences; 0x9b is a one-byte CSI), and the bidirectional overrides that
+# reorder what a reader sees
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def _cut(text: str, limit: int) -> str:
@@ -49,12 +53,24 @@ def short_repr(value: object, limit: int = VALUE_LIMIT) -> str:
     return _cut(text, limit)
 
 
+def printable(text: object) -> str:
+    """``text`` safe to print on a terminal: every control character (escape sequences, bells,
+    backspaces, C1 controls, bidirectional overrides) written as a visible escape such as
+    ``\\x1b``; tabs and line breaks are kept (:func:`one_line` folds the breaks)."""
+    s = str(text)
+    if not _CONTROLS.search(s):
+        return s
+    return _CONTROLS.sub(
+        lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", s
+    )
+
+
 def one_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """Any message made fit for one stderr line: no line breaks, quoted values longer than
     :data:`QUOTED_LIMIT` and unbroken runs longer than twice that shortened (head and tail
     kept), at most ``limit`` characters. Every :class:`KofsError` and every CLI error line goes
     through it; values a caller echoes should be shown with :func:`short_repr` (80)."""
-    text = _BREAKS.sub(" ", str(text))
+    text = printable(_BREAKS.sub(" ", str(text)))
     if len(text) <= QUOTED_LIMIT:
         return text
     text = _QUOTED.sub(lambda m: m[0][0] + _cut(m[0][1:-1], QUOTED_LIMIT - 2) + m[0][0], text)
@@ -103,7 +119,7 @@ class KofsError(Exception):
         elif self.line is not None:
             where = f"line {self.line}: "
         # one line, always, and never a megabyte of echoed value
-        return where.replace("\n", " ") + one_line(self.message)
+        return one_line(where) + one_line(self.message)
 
 
 class InputError(KofsError, ValueError):
@@ -134,5 +150,21 @@ class OutputError(KofsError):
 
 
 class Terminated(KeyboardInterrupt):
-    """The process received SIGTERM (a job scheduler's stop); the CLI raises it in the main
-    thread like Ctrl-C raises :class:`KeyboardInterrupt`, so the same clean-up runs."""
+    """The process received SIGTERM (a job scheduler's stop) or SIGHUP (its terminal or
+    session went away); the CLI raises it in the main thread like Ctrl-C raises
+    :class:`KeyboardInterrupt`, so the same clean-up runs.
+
+    Attributes
+    ----------
+    signum : int
+        The signal (the exit status is 128 + ``signum``: 143 for SIGTERM, 129 for SIGHUP).
+    """
+
+    def __init__(self, signum: int = 15) -> None:
+        super().__init__()
+        self.signum = signum
+
+    @property
+    def word(self) -> str:
+        """How the stop is named on the one stderr line."""
+        return "hung up" if self.signum == 1 else "terminated"

@@ -39,4 +39,6 @@ def example_config() -> dict[str, str]:
         "go_annotations": p["go_annotations"],
         "pathways": p["pathways"],
         "interactions": p["interactions"],
+        "title": "kofs demo: adult ALL (1,549 genes, 128 samples), genes that separate B and T "
+        "lineage",
     }

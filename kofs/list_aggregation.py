@@ -23,8 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from kofs.aggregate import aggregate
-from kofs.errors import InputError, ParameterError
+from kofs.errors import InputError, ParameterError, short_repr
 from kofs.io.gene_lists import (
     DIRECTIONS,
     MAGECK_SIDES,
@@ -37,7 +36,8 @@ from kofs.io.gene_lists import (
     read_ranked_lists,
 )
 from kofs.io.ids import CoverageReport, guess_namespace, normalise_id
-from kofs.options import as_mapping, build, opt, options_of
+from kofs.options import TOP_MAX, as_mapping, build, opt, options_of
+from kofs.registry import DEFAULT_AGGREGATOR
 from kofs.types import AggregateRanking, Ranking
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,9 @@ __all__ = [
 ]
 
 _ENSEMBL = re.compile(r"^ENS[A-Z]*[GTPE]\d+$")
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+#: largest universe size (more genes than any genome has, far below integer overflow)
+UNIVERSE_MAX = 10**9
 LOW_SHARED = 0.05
 
 
@@ -143,19 +146,45 @@ def _read_one(
     )
 
 
+_FLAGS = {
+    "gene_column": ("--gene-column", "no list is a table read by its gene column"),
+    "column": ("--score-column", "every table names its column or is a recognised tool's"),
+    "direction": ("--direction", "it applies to a score column given without a direction"),
+    "mageck_side": ("--mageck-side", "no list is a MAGeCK gene summary ranked by its default"),
+}
+
+
+def _warn_unused(reading: Mapping[str, Any], sources: Sequence[RankedGeneList]) -> None:
+    """One warning per reading option given but used by no list (it changed nothing)."""
+    for key, value in reading.items():
+        if value is None or any(key in s.options_used for s in sources):
+            continue
+        flag, why = _FLAGS[key]
+        log.warning("%s %s has no effect: %s", flag, value, why)
+
+
 def read_universe(universe: Any) -> int | list[str] | None:
     """``None``, a number of genes, or gene ids (a file with one id per line / a column, or an
     iterable). A string of digits that is not a file is a number."""
     if universe is None:
         return None
     if isinstance(universe, (int, np.integer)) and not isinstance(universe, bool):
-        if universe < 1:
-            raise ParameterError(f"universe size must be at least 1, got {universe}")
+        if not 1 <= universe <= UNIVERSE_MAX:
+            raise ParameterError(
+                f"--universe {universe}: a universe size must be a number of genes in "
+                f"[1, {UNIVERSE_MAX}]"
+            )
         return int(universe)
     if isinstance(universe, (str, os.PathLike)):
         text = os.fspath(universe)
-        if text.strip().isdigit() and not os.path.exists(text):
-            return read_universe(int(text))
+        if _NUMBER.match(text.strip()) and not os.path.exists(text):
+            number = float(text)
+            if not number.is_integer() or not 1 <= number <= UNIVERSE_MAX:
+                raise ParameterError(
+                    f"--universe {text.strip()}: a universe size must be a whole number of "
+                    f"genes in [1, {UNIVERSE_MAX}]"
+                )
+            return int(number)
         from kofs.io.genes import read_gene_list
 
         return list(read_gene_list(text))
@@ -171,14 +200,14 @@ def _display(gene: str, key: str) -> str:
 def aggregate_lists(
     lists: Sequence[Any] | Mapping[str, Any],
     *,
-    method: str = "rra",
+    method: str = DEFAULT_AGGREGATOR,
     params: Mapping[str, Any] | None = None,
     universe: int | str | os.PathLike | Iterable[str] | None = None,
     relevant_genes: str | os.PathLike | Iterable[str] | None = None,
     gene_column: str | None = None,
     column: str | None = None,
     direction: str | None = None,
-    mageck_side: str = "neg",
+    mageck_side: str | None = None,
 ) -> ListAggregation:
     """Read, harmonise and fuse ranked gene lists.
 
@@ -190,18 +219,21 @@ def aggregate_lists(
         columns; the usual tools' tables are recognised), a :class:`pandas.Series` (index =
         genes, values = scores; give ``direction``), a sequence of gene ids in rank order, a
         :class:`~kofs.types.Ranking` or a :class:`~kofs.io.gene_lists.RankedGeneList`.
-    method : str, default "rra"
-        A registered aggregator (``kofs methods``): ``rra``, ``stuart``, ``em``, ``borda``, ...
+    method : str, default "posterior"
+        A registered aggregator (``kofs methods``): ``posterior`` (the default everywhere:
+        per-gene posterior, local fdr and q-value), ``rra``, ``stuart``, ``em``, ``borda``, ...
     params : mapping, optional
         Aggregator parameters (e.g. ``{"exact": True}`` for RRA).
     universe : int, path or iterable of str, optional
         Gene universe: its size N, or its genes (list genes outside it are dropped). Default:
         the distinct genes of the lists (RobustRankAggreg's default).
     relevant_genes : path or iterable of str, optional
-        Known relevant genes (supervised EM).
+        Known relevant genes (a prior covariate of ``posterior``; supervised EM for ``em``).
     gene_column, column, direction, mageck_side
         Reading options for tables whose spec does not say (see
-        :func:`kofs.io.gene_lists.read_ranked_lists`).
+        :func:`kofs.io.gene_lists.read_ranked_lists`; ``mageck_side`` None means ``"neg"``).
+        One given that no list uses (e.g. ``mageck_side`` without a MAGeCK table) costs one
+        warning line.
 
     Returns
     -------
@@ -214,6 +246,8 @@ def aggregate_lists(
         lists with the same name, a list with no gene in the universe, a universe smaller than
         the lists' genes.
     """
+    from kofs.aggregate import aggregate
+
     t0 = time.perf_counter()
     if direction is not None and direction not in DIRECTIONS:
         raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
@@ -229,6 +263,7 @@ def aggregate_lists(
     sources: list[RankedGeneList] = []
     for i, (name, obj) in enumerate(items):
         sources.extend(_read_one(obj, None if name is None else str(name), i, reading))
+    _warn_unused(reading, sources)
     seen: dict[str, str] = {}
     for s in sources:
         if s.name in seen:
@@ -316,7 +351,7 @@ def _harmonise(
                 genes,
                 np.asarray(s.scores)[keep],
                 s.higher_is_better,
-                params={"kind": s.kind, "ranked_by": s.ranked_by, "path": s.path},
+                params=dict(s.ranking().params),
             )
         )
         shared = sum(counts[k] > 1 for k, ok in zip(keys, keep, strict=True) if ok)
@@ -401,7 +436,12 @@ class AggregateListsConfig:
         stdin=True,
         help="Output folder, or - to write ranking.tsv to stdout.",
     )
-    method: str = opt("method", "str", "rra", help="Rank aggregation method (see `kofs methods`).")
+    method: str = opt(
+        "method",
+        "str",
+        DEFAULT_AGGREGATOR,
+        help="Rank aggregation method (see `kofs methods`); RobustRankAggreg's: rra.",
+    )
     aggregate_param: dict[str, Any] = opt(
         "aggregate_param",
         "flat_params",
@@ -410,7 +450,10 @@ class AggregateListsConfig:
         help="Aggregator parameter, e.g. exact=true for RRA (repeatable).",
     )
     relevant_genes: str | None = opt(
-        "relevant_genes", "path", None, help="Known relevant genes: supervised EM (--method em)."
+        "relevant_genes",
+        "path",
+        None,
+        help="Known relevant genes: they supervise the list weights.",
     )
     universe: str | None = opt(
         "universe",
@@ -432,14 +475,17 @@ class AggregateListsConfig:
         choices=DIRECTIONS,
         help="Direction of --score-column: asc (smallest first), desc, abs (largest |value|).",
     )
-    mageck_side: str = opt(
+    mageck_side: str | None = opt(
         "mageck_side",
         "choice",
-        "neg",
+        None,
         choices=MAGECK_SIDES,
-        help="MAGeCK gene summaries: negative (depletion) or positive selection ranks.",
+        help="MAGeCK gene summaries: negative (depletion) or positive selection ranks "
+        "(default: neg).",
     )
-    top: int = opt("top", "int", 10, low=0, help="Genes shown in the terminal summary.")
+    top: int = opt(
+        "top", "int", 10, low=0, high=TOP_MAX, help="Genes shown in the terminal summary."
+    )
 
     @classmethod
     def from_mapping(
@@ -529,6 +575,8 @@ def read_aggregate_config(
         raise ParameterError("not an aggregate config (needs 'command: aggregate')", path=where)
     base = Path(path).resolve().parent
     items = values.pop("lists", None)
+    if isinstance(items, str):  # one list spec: a list of one, never read letter by letter
+        items = [items]
     if not isinstance(items, list) or not items:
         raise ParameterError("config key 'lists' must be a list of files", path=where)
     specs = [_config_spec(item, base, where) for item in items]
@@ -557,14 +605,24 @@ def _config_spec(item: Any, base: Path, where: str) -> ListSpec:
                 "direction",
                 path=where,
             )
+        for key in ("name", "column"):
+            if item.get(key) is not None and not isinstance(item[key], (str, int, float)):
+                raise ParameterError(
+                    f"config list entry {key} must be a single name, got {short_repr(item[key])}",
+                    path=where,
+                )
         direction = item.get("direction")
         if direction is not None and direction not in DIRECTIONS:
             raise ParameterError(
                 f"config list entry direction must be asc, desc or abs, got {direction!r}",
                 path=where,
             )
+        name, column = item.get("name"), item.get("column")
         return ListSpec(
-            _absolute(item["file"], base), item.get("name"), item.get("column"), direction
+            _absolute(os.path.expanduser(item["file"]), base),
+            None if name is None else str(name),
+            None if column is None else str(column),
+            direction,
         )
     raise ParameterError(
         f"config list entry {item!r}: expected FILE[:COLUMN[:DIRECTION]] or a mapping with 'file'",

@@ -1,5 +1,5 @@
-"""A table of every registered method, read from the registries (for ``kofs methods`` and the
-README)."""
+"""A table of every registered method, read from the registries (for ``kofs methods`` and
+docs/methods.md)."""
 
 from __future__ import annotations
 

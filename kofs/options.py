@@ -32,7 +32,25 @@ KINDS = (
     "floats",  # numbers, comma-separated or a YAML list
     "params",  # NAME.KEY=VALUE items (repeatable) or a mapping {NAME: {KEY: VALUE}}
     "flat_params",  # KEY=VALUE items (repeatable) or a mapping {KEY: VALUE}
+    "ints",  # whole numbers, comma-separated or a YAML list (bounds apply to each)
+    "mapping",  # a YAML mapping (its own reader checks the inside)
+    "records",  # a YAML list of mappings
+    "ref",  # a name, or a mapping describing the thing inline
 )
+
+#: bounds of every ``int`` option that declares none (a C ``int64``: what NumPy and the
+#: compiled kernels take), so an integer never overflows inside the library
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+#: largest seed: scikit-learn's and NumPy's legacy generators take seeds in [0, 2**32 - 1]
+SEED_MAX = 2**32 - 1
+#: largest thread cap (a cap above the machine's cores changes nothing; above a C int it
+#: overflows the thread-pool libraries)
+THREADS_MAX = 1024
+#: most genes a terminal summary shows
+TOP_MAX = 1_000_000
+#: longest path kofs accepts (Linux ``PATH_MAX`` - 1) and longest name in it (``NAME_MAX``), in
+#: bytes of the file-system encoding: a longer one is refused when parsed, before any work
+PATH_MAX, NAME_MAX = 4095, 255
 
 
 @dataclass(frozen=True)
@@ -52,7 +70,8 @@ class Option:
         One line for ``--help`` and the docs.
     choices : tuple of str, optional
     low, high : float, optional
-        Inclusive numeric bounds.
+        Inclusive numeric bounds (``int`` options without them are bounded by
+        :data:`INT_MIN`, :data:`INT_MAX`).
     short : str, optional
         A short flag (``-o``).
     metavar : str, optional
@@ -106,8 +125,10 @@ class Option:
         """The plain YAML form of a normalised value."""
         if value is None:
             return None
-        if self.kind in ("paths", "names", "floats"):
+        if self.kind in ("paths", "names", "floats", "ints"):
             return list(value)
+        if self.kind == "records":
+            return [dict(v) for v in value]
         if self.kind == "params":
             return {k: dict(v) for k, v in value.items()}
         if self.kind == "flat_params":
@@ -139,16 +160,23 @@ def _str(opt: Option, value: Any) -> str:
 
 def _choice(opt: Option, value: Any) -> str:
     text = _str(opt, value)
-    assert opt.choices is not None
+    if opt.choices is None:  # pragma: no cover - a declaration error
+        raise RuntimeError(f"option {opt.name}: kind 'choice' without choices")
     if text not in opt.choices:
         raise _Bad(f"{_short(text)} is not one of {', '.join(opt.choices)}")
     return text
 
 
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e18 else f"{x:g}"
+
+
 def _bounds(opt: Option, v: float) -> None:
     if opt.low is not None and v < opt.low or opt.high is not None and v > opt.high:
-        lo = "" if opt.low is None else f"{opt.low:g}"
-        hi = "" if opt.high is None else f"{opt.high:g}"
+        if opt.kind in ("int", "ints"):
+            raise _Bad(f"{v!r} is not in the range {_range(opt)}")
+        lo = "" if opt.low is None else _num(opt.low)
+        hi = "" if opt.high is None else _num(opt.high)
         raise _Bad(f"{v!r} is not in the range [{lo}, {hi}]")
 
 
@@ -160,12 +188,30 @@ def _int(opt: Option, value: Any) -> int:
         if not value.is_integer():
             raise _Bad(f"expected an integer, got {value!r}")
         value = int(value)
+    text = str(value).strip()
+    if len(text) > 40:  # int() of a 10,000-digit text is slow, and no bound is that wide
+        raise _Bad(f"{_short(text)} is not in the range {_range(opt)}")
     try:
-        v = int(str(value).strip())
+        v = int(text)
     except ValueError:
         raise _Bad(f"expected an integer, got {_short(value)}") from None
     _bounds(opt, v)
+    if v < INT_MIN or v > INT_MAX:
+        raise _Bad(f"{v} is not in the range {_range(opt)}")
     return v
+
+
+def _range(opt: Option) -> str:
+    lo = _num(opt.low) if opt.low is not None else str(INT_MIN)
+    hi = _num(opt.high) if opt.high is not None else str(INT_MAX)
+    return f"[{lo}, {hi}]"
+
+
+def _ints(opt: Option, value: Any) -> tuple[int, ...]:
+    items = _items(value)
+    if not items:
+        raise _Bad("an empty list of whole numbers was given")
+    return tuple(_int(opt, v) for v in items)
 
 
 def _float(opt: Option, value: Any) -> float:
@@ -176,6 +222,8 @@ def _float(opt: Option, value: Any) -> float:
         v = float(str(value).strip())
     except ValueError:
         raise _Bad(f"expected a number, got {_short(value)}") from None
+    if v != v:
+        raise _Bad("expected a number, got nan")
     _bounds(opt, v)
     return v
 
@@ -198,6 +246,43 @@ def _path(opt: Option, value: Any) -> str:
     text = str(value)
     if not text.strip():
         raise _Bad("an empty path was given")
+    if opt.stdin and text == "-":
+        return text
+    try:
+        return user_path(text)
+    except ValueError as exc:
+        raise _Bad(str(exc)) from None
+
+
+def user_path(text: str) -> str:
+    """A path as the user wrote it, made usable: ``~`` and ``~user`` expanded as a shell
+    would (so a config's ``output: ~/runs/x`` never makes a folder named ``~``), and its
+    length checked (:data:`PATH_MAX`, :data:`NAME_MAX`) before any work.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``~user``, a NUL character, a path or one of its names too long.
+    """
+    import os
+
+    if "\x00" in text:
+        raise ValueError("the path holds a NUL character")
+    if text.startswith("~"):
+        expanded = os.path.expanduser(text)
+        if expanded.startswith("~"):
+            user = text[1:].split("/", 1)[0]
+            raise ValueError(f"{_short(text)}: ~{user} is not a known user's home folder")
+        text = expanded
+    raw = os.fsencode(text)
+    if len(raw) > PATH_MAX:
+        raise ValueError(f"the path is {len(raw)} bytes long; at most {PATH_MAX} are possible")
+    longest = max(raw.split(b"/"), key=len)
+    if len(longest) > NAME_MAX:
+        raise ValueError(
+            f"a name in the path is {len(longest)} bytes long ({_short(os.fsdecode(longest))}); "
+            f"file names have at most {NAME_MAX}"
+        )
     return text
 
 
@@ -222,6 +307,24 @@ def _split(text: str) -> list[str]:
 def _paths(opt: Option, value: Any) -> tuple[str, ...]:
     items = value if isinstance(value, (list, tuple)) else [value]
     return tuple(_path(opt, v) for v in items)
+
+
+def _mapping(opt: Option, value: Any) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _Bad(f"expected a mapping (KEY: VALUE lines), got {_short(value)}")
+    return {str(k): v for k, v in value.items()}
+
+
+def _records(opt: Option, value: Any) -> tuple[dict[str, Any], ...]:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, Mapping) for v in value):
+        raise _Bad(f"expected a list of mappings (- KEY: VALUE entries), got {_short(value)}")
+    return tuple(dict(v) for v in value)
+
+
+def _ref(opt: Option, value: Any) -> str | dict[str, Any]:
+    if isinstance(value, Mapping):
+        return {str(k): v for k, v in value.items()}
+    return _str(opt, value)
 
 
 def _names(opt: Option, value: Any) -> tuple[str, ...]:
@@ -294,6 +397,10 @@ _PARSERS = {
     "floats": _floats,
     "params": _params,
     "flat_params": _flat_params,
+    "ints": _ints,
+    "mapping": _mapping,
+    "records": _records,
+    "ref": _ref,
 }
 
 
@@ -319,6 +426,50 @@ def build(cls: Any, values: Mapping[str, Any], *, where: str | None = None) -> A
         if o.name in values:
             kwargs[o.name] = o.parse(values[o.name], where=where)
     return cls(**kwargs)
+
+
+def parse_declared(
+    values: Mapping[str, Any],
+    options: Iterable[Option],
+    *,
+    where: str | None = None,
+    section: str = "",
+) -> dict[str, Any]:
+    """Check a config mapping against declared options (for configs that are not a dataclass:
+    ``kofs reproduce``): unknown keys fail with a did-you-mean hint, every given value is
+    parsed by its option; keys not given are absent from the result (dash or underscore
+    spellings are one key).
+
+    Raises
+    ------
+    ParameterError
+        An unknown key, a key given twice, or a value its declaration refuses (one line).
+    """
+    import difflib
+
+    declared = {o.name: o for o in options}
+    prefix = f"{section}." if section else ""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        name = str(key).strip().replace("-", "_")
+        o = declared.get(name)
+        if o is None:
+            keys = [k.replace("_", "-") for k in declared]
+            close = difflib.get_close_matches(name.replace("_", "-"), keys, n=1)
+            hint = f"did you mean {prefix}{close[0]!r}?" if close else f"keys: {', '.join(keys)}"
+            raise ParameterError(
+                f"unknown config key {prefix}{name.replace('_', '-')!r} ({hint})", path=where
+            )
+        if name in out:
+            raise ParameterError(f"config key {prefix}{o.key!r} given twice", path=where)
+        try:
+            out[name] = o.parse(value, where=where)
+        except ParameterError as exc:
+            if not section:
+                raise
+            raise ParameterError(exc.message.replace("config key '", f"config key '{prefix}", 1),
+                                 path=where) from None  # fmt: skip
+    return out
 
 
 def as_mapping(obj: Any, *, names: Iterable[str] | None = None) -> dict[str, Any]:

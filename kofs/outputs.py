@@ -249,17 +249,22 @@ def write_run(
     return [str(Path(outdir) / n) for n in names]
 
 
-def claim_result_output(config: Any) -> contextlib.AbstractContextManager:
+def claim_result_output(config: Any, *, named: bool = True) -> contextlib.AbstractContextManager:
     """Check and claim the config's output folder before any work (a file in the way, a
     symbolic link leading nowhere, an unwritable parent, files kofs did not write, an input
     that would be overwritten, another run writing it); hold it until the block ends.
 
     Use as ``with claim_result_output(config): write_result(run(config))``; ``-o -`` claims
-    nothing.
+    nothing. ``named=False`` (the output is the default folder, not one the user named):
+    refused if that folder already exists (:func:`~kofs.io.output_folder.claim_output`).
     """
+    from kofs.cache import check_cache_dir
     from kofs.io.output_folder import claim_output
 
     out = config.output.output
+    res = config.resources
+    if not res.no_cache and config.knowledge["go"].go is not None:
+        check_cache_dir(res.cache_dir, [out])  # the cache must survive the next run
     if out == "-":
         return contextlib.nullcontext()
     paths = [
@@ -269,7 +274,7 @@ def claim_result_output(config: Any) -> contextlib.AbstractContextManager:
         for p in ([v] if isinstance(v, str) else v)
         if p != "-"
     ]
-    return claim_output(out, inputs=paths)
+    return claim_output(out, inputs=paths, named=named)
 
 
 def write_result(result: RunResult, *, command: str = "rank") -> list[str]:
@@ -295,8 +300,14 @@ def write_result(result: RunResult, *, command: str = "rank") -> list[str]:
     if config.output.output != "-" and not config.output.no_report:
         from kofs.report.run import run_report_html
 
+        # the aggregation's own warning is worded by the report (kofs.report.fusion)
+        own = (result.final.diagnostics or {}).get("warning")
         extra_files["report.html"] = run_report_html(
-            result, manifest=manifest_data, labels=result.labels
+            result,
+            manifest=manifest_data,
+            labels=result.labels,
+            title=config.output.title,
+            notices=[w for w in result.warnings if w != own],
         )
     return write_run(
         result,

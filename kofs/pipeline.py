@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -30,7 +31,7 @@ from kofs.io.ids import CoverageReport, match_gene_ids
 from kofs.progress import Progress, task
 from kofs.rankers import estimate_ranker, run_ranker
 from kofs.rankers._marker_kernels import MARKER_METHODS as MARKER_TESTS
-from kofs.registry import AGGREGATORS, RANKERS, resolve_params, unknown_message
+from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR, RANKERS, resolve_params, unknown_message
 from kofs.resources import check_memory, estimate_knn_graph, resolve_limit
 from kofs.sources import KnowledgeSources
 from kofs.types import (
@@ -45,6 +46,12 @@ from kofs.types import (
 log = logging.getLogger(__name__)
 
 
+def _html_escape(text: str) -> str:
+    import html
+
+    return html.escape(text)
+
+
 @dataclass(frozen=True)
 class RunResult:
     """Everything a run produced."""
@@ -55,6 +62,8 @@ class RunResult:
     coverage: tuple[CoverageReport, ...]
     timings: Mapping[str, float]
     settings: Mapping[str, Any]
+    #: gene id -> evidence text (a :class:`kofs.evidence.GeneEvidence` with the terms and
+    #: neighbours behind it), None without knowledge sources
     evidence: Mapping[str, str] | None = None
     sources: KnowledgeSources | None = None
     config: Any = None  # the kofs.config.RunConfig of a run started from one
@@ -64,6 +73,58 @@ class RunResult:
     labels: SampleCategories | None = None
     #: per-group marker tables (:class:`kofs.rankers.markers.MarkerTables`), with labels
     markers: Any = None
+    #: the warnings logged while the run ran (:func:`kofs.workflow.run`), for the report
+    warnings: tuple[str, ...] = ()
+
+    def to_frame(self, *, lists: bool = True, evidence: bool = True) -> Any:
+        """Every gene as a pandas DataFrame indexed by gene id, best first: ``symbol`` (when
+        known), ``rank``, ``score``, the fusion's per-gene statistics (e.g. ``q_value``),
+        ``rank:<list>`` per list (``lists``) and ``evidence`` (``evidence``, when known) --
+        the table of ranking.tsv."""
+        df = self.final.to_frame(self.symbols, lists=lists)
+        if evidence and self.evidence is not None:
+            ev = self.evidence
+            df["evidence"] = [ev.get(g, "") for g in df.index]
+        return df
+
+    def top(self, n: int = 20) -> Any:
+        """The ``n`` best genes as a pandas DataFrame indexed by gene id: ``symbol`` (when
+        known), ``rank``, ``score``, the fusion's per-gene statistics (``q_value``, ...) and,
+        with sample labels, ``higher_in`` (the group of highest mean), ``versus`` and
+        ``effect`` (difference of group means on log-scale data, else their ratio;
+        :mod:`kofs.report.effects`)."""
+        df = self.final.to_frame(self.symbols, lists=False).iloc[: max(0, int(n))].copy()
+        labels = self.labels
+        if labels is not None and len(set(labels.labels) - {""}) >= 2 and len(df):
+            from kofs.report.effects import columns, gene_effects
+
+            index = self.expression.gene_index()
+            idx = [index[g] for g in df.index]
+            effects = gene_effects(
+                columns(self.expression.values, idx),
+                list(labels.labels),
+                sparse=self.expression.is_sparse or self.expression.is_chunked,
+            )
+            df["higher_in"] = [e.group if e else "" for e in effects]
+            df["versus"] = [e.versus if e else "" for e in effects]
+            df["effect"] = [e.effect if e else np.nan for e in effects]
+        return df
+
+    def weights_frame(self) -> Any:
+        """The list weights with their intervals as a DataFrame
+        (:meth:`kofs.types.AggregateRanking.weights_frame`)."""
+        return self.final.weights_frame()
+
+    def __repr__(self) -> str:
+        e, f = self.expression, self.final
+        names = [(self.symbols or {}).get(g, g) for g in f.top(5)]
+        return (
+            f"<RunResult: {e.n_samples:,} samples x {e.n_genes:,} genes, "
+            f"{len(self.lists)} lists fused by {f.method}; top: {', '.join(names)}>"
+        )
+
+    def _repr_html_(self) -> str:
+        return f"<p>{_html_escape(repr(self))}</p>" + self.top(10).to_html()
 
 
 def relevant_gene_ids(
@@ -310,14 +371,10 @@ def build_lists(
     return lists
 
 
-#: The aggregator of :func:`rank` when none is named (chosen by measurement on ALL, see
-#: docs/aggregation.md "Defaults"); the book's EM is ``"em"``.
-DEFAULT_AGGREGATOR = "reliability"
-
 #: Supervision levels of the list weights.
 SUPERVISION = ("none", "genes", "labels")
 
-#: Bootstrap replicates of the label reliabilities behind the one-standard-error rule (cheap:
+#: Paired bootstrap replicates of the label reliabilities behind the soft label weights (cheap:
 #: the per-sample 1-NN outcomes are resampled, nothing is re-fitted).
 RULE_REPLICATES = 200
 
@@ -343,8 +400,8 @@ def aggregate_supervised(
 ) -> AggregateRanking:
     """Aggregate ``lists`` at the requested supervision level (see :func:`run_plan`);
     ``held_out``: the cross-fit of the seeded lists (:func:`kofs.reseeding.reseeded_lists`),
-    used by aggregators with list context (``reliability``)."""
-    from kofs.aggregate.supervision import label_reliabilities, one_standard_error
+    used by aggregators with list context (``posterior``)."""
+    from kofs.aggregate.supervision import label_reliabilities, soft_label_weights
 
     level = supervision or default_supervision(context.relevant_genes, context.categories)
     if level not in SUPERVISION:
@@ -355,7 +412,7 @@ def aggregate_supervised(
         if supervision is not None:
             raise ParameterError(
                 f"supervision 'labels' needs an aggregator that takes list weights "
-                f"(reliability), not {method!r}"
+                f"(posterior), not {method!r}"
             )
         level = "none"  # the default only: the book's EM and the rank statistics ignore labels
     if level == "labels" and supervision is None and len(lists) < 2:
@@ -378,7 +435,9 @@ def aggregate_supervised(
     elif level == "labels":
         if context.categories is None:
             raise ParameterError("supervision 'labels' needs sample labels (--labels)")
-        genes, R = partial_rank_matrix(lists)
+        # only the data lists' predictive value is asked: knowledge lists enter the prior
+        data = [r for r in lists if not _knowledge_list(r)]
+        genes, R = partial_rank_matrix(data)
         index = context.expression.gene_index()
         cols = np.fromiter((index[g] for g in genes), dtype=np.int64, count=len(genes))
         raw, reps = label_reliabilities(
@@ -389,18 +448,23 @@ def aggregate_supervised(
             genes=genes,
             samples=context.expression.samples,
             n_boot=max(bootstrap, RULE_REPLICATES),
-            refit=_supervised_refit(context, lists, genes),
+            refit=_supervised_refit(context, data, genes),
         )
-        v, reps, se = one_standard_error(raw, reps)
-        names = [r.name for r in lists]
+        v, p_best = soft_label_weights(raw, reps)
+        names = [r.name for r in data]
         list_weights = dict(zip(names, map(float, v), strict=True))
         label_rule = {
-            "rule": "one standard error",
-            "se": se,
+            "rule": "soft: chance of being the most predictive list, over the likeliest's",
             "reliability": dict(zip(names, map(float, raw), strict=True)),
+            "p_best": dict(zip(names, map(float, p_best), strict=True)),
         }
         if bootstrap > 0 and reps is not None:
             replicates = {n: reps[:bootstrap, j] for j, n in enumerate(names)}
+        for r in lists:
+            if _knowledge_list(r):  # not used by the fusion (prior lists), present for the runner
+                list_weights[r.name] = 1.0
+                if replicates is not None:
+                    replicates[r.name] = np.ones(len(next(iter(replicates.values()))))
     fused = aggregate_lists(
         lists,
         method,
@@ -410,12 +474,57 @@ def aggregate_supervised(
         held_out=(held_out or None) if AGGREGATORS.get(method).context else None,
         list_weights=list_weights,
         list_weight_replicates=replicates,
+        covariates=_study_bias(context) if AGGREGATORS.get(method).context else None,
         bootstrap=bootstrap,
         seed=context.seed,
     )
     if label_rule is not None:
         fused = replace(fused, diagnostics={**fused.diagnostics, "label_reliability": label_rule})
     return fused
+
+
+def _knowledge_list(r: Ranking) -> bool:
+    name = r.params.get("ranker")
+    return name in RANKERS and RANKERS.get(name).family == "knowledge"
+
+
+def _study_bias(context: Context) -> dict[str, dict[str, float]] | None:
+    """The prior's study-bias covariate: ``log(1 + number of annotations and interactions)``
+    of every gene, over the knowledge sources of the run (GO terms with the true-path rule,
+    gene sets, interaction partners: what their evidence hooks provide). None without
+    knowledge sources. Well-studied genes head every knowledge list; with this covariate the
+    prior learns what being studied predicts by itself, and a knowledge list earns only what
+    it adds to that."""
+    from kofs.sources import SOURCES
+    from kofs.types import FeatureFunctions
+
+    sources = context.sources
+    if sources is None or not getattr(sources, "data", None):
+        return None
+    genes = context.expression.genes
+    count = np.zeros(len(genes))
+    used = False
+    for spec in SOURCES:
+        if spec.evidence is None or spec.name not in sources:
+            continue
+        for part in spec.evidence(context):
+            k = part.knowledge
+            index = {g: i for i, g in enumerate(genes)}
+            rows = np.fromiter((index.get(g, -1) for g in k.genes), np.int64, len(k.genes))
+            if isinstance(k, FeatureFunctions):
+                per_gene = np.asarray((k.incidence != 0).sum(axis=1)).ravel()
+            else:
+                W = k.matrix
+                per_gene = (
+                    np.asarray((W != 0).sum(axis=1)).ravel()
+                    + np.asarray((W != 0).sum(axis=0)).ravel()
+                )
+            ok = rows >= 0
+            np.add.at(count, rows[ok], per_gene[ok])
+            used = True
+    if not used:
+        return None
+    return {"study bias": dict(zip(genes, np.log1p(count).tolist(), strict=True))}
 
 
 def _supervised_refit(context: Context, lists: Sequence[Ranking], genes: Sequence[str]):
@@ -488,7 +597,7 @@ def run_plan(
     value on the context's samples, :func:`kofs.aggregate.supervision.label_reliabilities`);
     None = :func:`default_supervision`. ``built_from`` maps list names to the genes they were
     seeded from (never scored on them). ``cross_fit`` = K >= 2: with an aggregator that takes
-    list context (``reliability``), each seeded list is rebuilt from K-1 folds of its seed genes
+    list context (``posterior``), each seeded list is rebuilt from K-1 folds of its seed genes
     and scored on the held-out fold (:mod:`kofs.reseeding`); 0: its seed genes are left out of
     its scoring.
     """
@@ -566,6 +675,7 @@ def rank(
     cross_fit: int = 5,
     markers: str | None = None,
     progress: Progress | None = None,
+    genes_in: str | None = None,
 ) -> RunResult:
     """Rank the genes of ``expression`` with every list the inputs allow and fuse the lists.
 
@@ -576,8 +686,9 @@ def rank(
     ----------
     expression : Expression, pandas.DataFrame, ndarray, scipy.sparse matrix or AnnData
         The matrix, samples (cells) as rows (see :func:`kofs.io.convert.as_expression`): a
-        DataFrame has samples as rows and genes as numeric columns; an array or sparse matrix
-        gets ids ``sample0..``/``gene0..``; a sparse matrix or an AnnData's sparse ``X`` stays
+        DataFrame may also have genes as rows -- found from the labels' sample ids (a Series'
+        index, a SampleCategories' samples) or an index named like a gene column, or given by
+        ``genes_in``; an array or sparse matrix gets ids ``sample0..``/``gene0..``; a sparse matrix or an AnnData's sparse ``X`` stays
         sparse. With an AnnData the result is also stored in it, scanpy style:
         ``adata.var["kofs_rank"]``, ``["kofs_score"]``, ``["kofs_rank_<list>"]``,
         ``["kofs_score_<list>"]`` and ``adata.uns["kofs"]`` (weights, settings, versions).
@@ -598,8 +709,8 @@ def rank(
     rankers : sequence of str, optional
         Single-source rankers by registry name (added to the knowledge lists).
     aggregate : str, optional
-        Aggregator name (``"reliability"``, ``"em"`` — the book's —, ``"borda"``, ...); default:
-        that of the defaults version (``"reliability"`` from version 2, ``"em"`` in 1).
+        Aggregator name (``"posterior"``, ``"em"`` — the book's —, ``"borda"``, ...); default:
+        that of the defaults version (``"posterior"`` from version 5, ``"em"`` in 1).
     relevant_genes : iterable of str, optional
         Known-relevant genes G: supervised list weights, term relevance M_rel/M_all,
         GO-CAN-MAH and the start of relevance propagation.
@@ -641,11 +752,11 @@ def rank(
         How the list weights are supervised (:data:`SUPERVISION`; default
         :func:`default_supervision`: ``"genes"`` with relevant genes, else ``"labels"`` with
         labels, else ``"none"``). ``"none"`` with relevant genes: they only build lists.
-        Aggregators other than ``reliability`` ignore ``"labels"``.
+        Aggregators other than ``posterior`` ignore ``"labels"``.
     bootstrap : int
         Bootstrap replicates of the weight intervals (0 = none).
     cross_fit : int
-        Folds K of the cross-fit of the lists seeded by ``relevant_genes`` (``reliability``):
+        Folds K of the cross-fit of the lists seeded by ``relevant_genes`` (``posterior``):
         each is rebuilt from K-1 folds of the known genes and scored on the held-out fold
         (:mod:`kofs.reseeding`); 0 leaves their seed genes out of their scoring instead.
     markers : {"t-test", "wilcoxon", "none"}, optional
@@ -655,6 +766,8 @@ def rank(
         matrix with labels, else none.
     progress : kofs.progress.Progress, optional
         Told about each list and the GO steps (default: nothing reported).
+    genes_in : {"rows", "columns"}, optional
+        Orientation of a DataFrame (default: found, see ``expression``).
 
     Returns
     -------
@@ -665,9 +778,10 @@ def rank(
         PRESETS,
         AggregationConfig,
         aggregate_defaults,
+        check_version,
         default_plan,
     )
-    from kofs.evidence import gene_evidence
+    from kofs.evidence import explain
     from kofs.io.convert import as_expression
     from kofs.plans import built_from, expression_plan, kofs_plan, msfs_plan
     from kofs.sources import SOURCES
@@ -675,10 +789,7 @@ def rank(
     if method not in ("kofs", "msfs"):
         raise ParameterError(f"method must be 'kofs' or 'msfs', got {method!r}")
     version = defaults or DEFAULTS_VERSION
-    if version not in PRESETS:
-        raise ParameterError(
-            f"defaults version {version!r} is unknown; known: {', '.join(PRESETS)}"
-        )
+    check_version(version)
     if aggregate is None:
         aggregate = PRESETS[version].get("aggregate", AggregationConfig().aggregate)
     aggregate_params = {**aggregate_defaults(version, aggregate), **(aggregate_params or {})}
@@ -693,7 +804,13 @@ def rank(
         raise ParameterError(
             f"markers must be one of {', '.join((*MARKER_TESTS, 'none'))}, got {markers!r}"
         )
-    expression, adata = as_expression(expression, layer=layer, use_raw=use_raw)
+    expression, adata = as_expression(
+        expression,
+        layer=layer,
+        use_raw=use_raw,
+        genes_in=genes_in,
+        sample_ids=_label_sample_ids(labels),
+    )
     categories, graph = _anndata_knowledge(adata, expression, labels, use_graph)
     similarity = graph or similarity
     sources = sources or KnowledgeSources()
@@ -802,12 +919,13 @@ def rank(
         if spec.evidence is not None and spec.name in sources
         for part in spec.evidence(context)
     ]
+    evidence = explain(parts, expression.genes, result.final.ranks, symbols=symbols)
     result = replace(
         result,
         expression=original,
         final=restore_aggregate(result.final, canon),
         lists=tuple(restore_ranking(r, canon) for r in result.lists),
-        evidence=gene_evidence(parts, expression.genes),
+        evidence=evidence,
         sources=sources,
         symbols=symbols,
         labels=original_labels,
@@ -819,6 +937,20 @@ def rank(
 
         store_result(adata, result, key=key_added)
     return result
+
+
+def _label_sample_ids(labels: Any) -> list[str] | None:
+    """The sample ids labels carry (a SampleCategories' samples, a Series' index), if any."""
+    if isinstance(labels, SampleCategories):
+        return list(labels.samples)
+    pd = sys.modules.get("pandas")  # a Series can only come from a pandas already loaded
+    if (
+        pd is not None
+        and isinstance(labels, pd.Series)
+        and not isinstance(labels.index, pd.RangeIndex)
+    ):
+        return [str(v) for v in labels.index]
+    return None
 
 
 def source_symbols(expression: Expression, sources: Any) -> dict[str, str] | None:

@@ -54,6 +54,23 @@ def catalogue(sources: KnowledgeSources) -> dict[str, ListTemplate]:
     return {t.name: t for t in templates}
 
 
+#: What a list may be built from and still be a data-only list: the matrix and its labels.
+DATA_INPUTS = frozenset({"expression", "labels"})
+
+
+def list_origin(name: str, sources: KnowledgeSources | None) -> tuple[str, bool] | None:
+    """``(ranker, data_only)`` of a list a run builds under this name: a catalogue list
+    (data-only when it needs nothing beyond :data:`DATA_INPUTS`) or a ranker of the expression
+    plan (always data-only: it gets the matrix and the labels only); None for other names (an
+    aggregation, a user's list)."""
+    table = catalogue(sources or KnowledgeSources())
+    if name in table:
+        return table[name].ranker, set(table[name].needs) <= DATA_INPUTS
+    if name in RANKERS:
+        return name, True
+    return None
+
+
 def _available(ctx: Context, sources: KnowledgeSources) -> set[str]:
     """What the lists' ``needs`` may name that this run has."""
     have = {"expression", *sources.provided()}

@@ -1,5 +1,5 @@
 """Registries of rankers and aggregators: one entry per method, read by the CLI, the config
-validation, ``kofs methods``, the README table and the contract tests.
+validation, ``kofs methods``, docs/methods.md and the contract tests.
 
 A ranker entry wraps an *adapter* ``func(X, inputs, *, seed, **params)`` where ``X`` is the
 (n_samples x n_genes) float64 matrix (a scipy.sparse CSR matrix only for entries declared
@@ -286,6 +286,10 @@ _INVALID = object()
 
 
 RANKERS: Registry[RankerSpec] = Registry("ranker")
+#: The default fusion of every entry point (``kofs rank``, ``kofs aggregate``,
+#: :func:`kofs.aggregate.aggregate`, the aggregations of ``kofs reproduce`` without a method):
+#: docs/aggregation.md, "Defaults".
+DEFAULT_AGGREGATOR = "posterior"
 AGGREGATORS: Registry[AggregatorSpec] = Registry("aggregator")
 
 

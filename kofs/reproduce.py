@@ -7,7 +7,10 @@ folder (``shared`` key, overridden by the ``KOFS_SHARED`` environment variable p
 ``shared/`` folder). The run reads every source once, builds the lists and aggregations on all
 samples (book protocol) and, when asked, on the training samples of every fold (honest
 protocol), evaluates them (:func:`kofs.evaluate.evaluate`) and writes the tables, figures, the
-book's Table 6.5 beside ours and ``report.html`` (see configs/ and docs/results-all.md).
+book's Table 6.5 beside ours and ``report.html`` (see configs/ and docs/results-all.md). A
+``split_known`` section adds the split-half evaluation of a known set
+(:mod:`kofs.evaluate.split`): the lists and aggregations rebuilt from the gene sets without a
+held-out half, scored on it, against the Fisher list and a random-seed null.
 """
 
 from __future__ import annotations
@@ -24,12 +27,31 @@ import numpy as np
 
 from kofs.config import load_config
 from kofs.errors import ParameterError
-from kofs.evaluate import Aggregation, KofsRanking, evaluate, read_known_genes, write_evaluation
+from kofs.evaluate import (
+    Aggregation,
+    KofsRanking,
+    SplitHalf,
+    evaluate,
+    read_known_genes,
+    write_evaluation,
+)
+from kofs.evaluate.split import check_split, resolve_reference
+from kofs.options import SEED_MAX, TOP_MAX, Option, parse_declared
 from kofs.types import SampleCategories
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BOOK_TABLE_6_5", "run_experiment", "KEYS"]
+__all__ = [
+    "BOOK_TABLE_6_5",
+    "EVAL_OPTIONS",
+    "KEYS",
+    "OPTIONS",
+    "SPLIT_OPTIONS",
+    "default_aggregator",
+    "experiment_output",
+    "read_config",
+    "run_experiment",
+]
 
 #: Book Table 6.5 (pediatric ALL, GSE2604): ACC-10, ACC-30, ACC-50, ACC Ave, Sim_anno, HIT_canc, HIT_leu
 BOOK_TABLE_6_5 = {
@@ -46,40 +68,137 @@ BOOK_TABLE_6_5 = {
     "KOFS_Prob-SUP": (0.94, 0.91, 0.91, 0.92, 7766, 25, 17),
 }
 
-KEYS = (
-    "title",
-    "intro",
-    "shared",
-    "expression",
-    "gene_column",
-    "labels",
-    "label_column",
-    "sample_column",
-    "keep_samples",
-    "groups_column",
-    "max_genes",
-    "go",
-    "go_annotations",
-    "go_settings",
-    "pathways",
-    "pathway_format",
-    "pathway_ids",
-    "go_term_ids",
-    "interactions",
-    "lists",
-    "rename",
-    "list_relevant_genes",
-    "aggregations",
-    "known_genes",
-    "sim_anno",
-    "circular",
-    "evaluation",
-    "output",
-    "seed",
-    "params",
-    "cross_fit",
+#: the keys of a reproduction config, each declared with its kind and bounds (one line,
+#: exit 2, for a value of the wrong kind: a list where a name is expected, a seed out of range)
+OPTIONS = tuple(
+    Option(name, kind, **kw)
+    for name, kind, kw in (
+        ("title", "str", {}),
+        ("intro", "str", {}),
+        ("shared", "path", {"folder": True}),
+        ("expression", "path", {}),
+        ("gene_column", "str", {}),
+        ("labels", "path", {}),
+        ("label_column", "str", {}),
+        ("sample_column", "str", {}),
+        ("keep_samples", "mapping", {}),
+        ("groups_column", "str", {}),
+        ("max_genes", "int", {"low": 1}),
+        ("go", "path", {}),
+        ("go_annotations", "path", {}),
+        ("go_settings", "mapping", {}),
+        ("pathways", "path", {"folder": True}),
+        ("pathway_format", "str", {}),
+        ("pathway_ids", "names", {}),
+        ("go_term_ids", "names", {}),
+        ("interactions", "path", {}),
+        ("lists", "names", {}),
+        ("rename", "mapping", {}),
+        ("list_relevant_genes", "ref", {}),
+        ("aggregations", "records", {}),
+        ("known_genes", "mapping", {}),
+        ("sim_anno", "names", {}),
+        ("circular", "mapping", {}),
+        ("evaluation", "mapping", {}),
+        ("output", "path", {"folder": True}),
+        ("seed", "int", {"low": 0, "high": SEED_MAX}),
+        ("params", "mapping", {}),
+        ("cross_fit", "int", {"low": 0, "high": 1000}),
+        ("split_known", "mapping", {}),
+    )
 )
-EVAL_KEYS = ("top", "classifiers", "folds", "repeats", "protocols", "heatmaps", "curve_ks")
+KEYS = tuple(o.name for o in OPTIONS)
+#: the keys of its ``evaluation`` section
+EVAL_OPTIONS = (
+    Option("top", "ints", low=1, high=TOP_MAX),
+    Option("classifiers", "names"),
+    Option("folds", "int", low=0, high=1000),
+    Option("repeats", "int", low=1, high=1000),
+    Option("protocols", "names"),
+    Option("heatmaps", "names"),
+    Option("curve_ks", "ints", low=1, high=TOP_MAX),
+)
+#: the keys of its ``split_known`` section (:class:`kofs.evaluate.SplitHalf`)
+SPLIT_OPTIONS = (
+    Option("set", "str"),
+    Option("repeats", "int", low=1, high=1000),
+    Option("fraction", "float", low=0, high=1),
+    Option("null_repeats", "int", low=0, high=1000),
+    Option("top", "ints", low=1, high=TOP_MAX),
+    Option("seed", "int", low=0, high=SEED_MAX),
+    Option("reference", "str"),
+)
+
+
+def read_config(path: str | os.PathLike) -> dict[str, Any]:
+    """A reproduction config, every value checked by its declaration (:data:`OPTIONS`).
+
+    Raises
+    ------
+    InputError, ParameterError
+        Unreadable YAML, an unknown key (did-you-mean), a value of the wrong kind.
+    """
+    where = os.fspath(path)
+    cfg = parse_declared(load_config(path), OPTIONS, where=where)
+    cfg["evaluation"] = parse_declared(
+        cfg.get("evaluation") or {}, EVAL_OPTIONS, where=where, section="evaluation"
+    )
+    if cfg.get("split_known") is not None:
+        split = parse_declared(
+            cfg["split_known"], SPLIT_OPTIONS, where=where, section="split_known"
+        )
+        if not split.get("set"):
+            raise ParameterError(
+                "config key 'split_known' needs 'set': the known_genes set to split", path=where
+            )
+        known_sets = cfg.get("known_genes") or {}
+        if split["set"] not in known_sets:
+            raise ParameterError(
+                f"config key 'split_known.set': {split['set']!r} is not a known_genes set"
+                + (f" (sets: {', '.join(known_sets)})" if known_sets else ""),
+                path=where,
+            )
+        try:
+            SplitHalf(split["set"], **{k: v for k, v in split.items() if k != "set"})
+        except ParameterError as exc:
+            raise ParameterError(f"config key 'split_known': {exc.message}", path=where) from None
+        cfg["split_known"] = split
+    for key in ("keep_samples", "circular"):  # {name: [values]}: one value may stand alone
+        values = cfg.get(key) or {}
+        for k, v in values.items():
+            if isinstance(v, (dict, set)) or v is None:
+                raise ParameterError(
+                    f"config key '{key}.{k}': expected a value or a list of values", path=where
+                )
+        cfg[key] = {k: [v] if isinstance(v, (str, int, float)) else list(v)
+                    for k, v in values.items()}  # fmt: skip
+    for n, spec in (cfg.get("known_genes") or {}).items():
+        if not isinstance(spec, Mapping):
+            raise ParameterError(
+                f"config key 'known_genes.{n}': expected a mapping with 'file'", path=where
+            )
+    return cfg
+
+
+def default_aggregator() -> str:
+    """The aggregator an ``aggregations`` entry without ``method`` uses: the default of
+    ``kofs rank`` (that of the newest defaults version)."""
+    from kofs.config import DEFAULTS_VERSION, PRESETS, AggregationConfig
+
+    return PRESETS[DEFAULTS_VERSION].get("aggregate", AggregationConfig().aggregate)
+
+
+def experiment_output(config: str | os.PathLike, output: str | None = None) -> tuple[str, bool]:
+    """Where a reproduction writes: ``output``, else the config's ``output`` (relative to its
+    folder), else ``results`` beside it; and whether the user named it (``-o`` or ``output``).
+    """
+    if output is not None:
+        return output, True
+    cfg = read_config(config)
+    base = Path(config).resolve().parent
+    if cfg.get("output") is not None:
+        return _paths(cfg, base)(cfg["output"]), True
+    return str(base / "results"), False
 
 
 def _paths(cfg: Mapping[str, Any], base: Path):
@@ -177,22 +296,20 @@ def run_experiment(
     output : str, optional
         Output folder (default: the config's ``output``).
     quick : bool
-        Reduced run: at most 1,000 genes, 3 folds x 1 repeat, 1-NN only.
+        Reduced run: at most 1,000 genes, 3 folds x 1 repeat, 1-NN only, at most 2
+        split-half repeats and 2 null draws.
     threads : int, optional
         Cap on BLAS threads.
     """
     from threadpoolctl import threadpool_limits
 
-    from kofs.config import check_keys
     from kofs.reseeding import DEFAULT_FOLDS, check_folds
     from kofs.sources import read_sources
 
     path = str(config)
-    cfg = load_config(path)
-    check_keys(cfg, KEYS, path=path)
+    cfg = read_config(path)
     cross_fit = check_folds(cfg.get("cross_fit", DEFAULT_FOLDS))
-    ev = dict(cfg.get("evaluation") or {})
-    check_keys(ev, EVAL_KEYS, path=path)
+    ev = dict(cfg["evaluation"])
     for key in ("expression", "labels", "lists"):
         if key not in cfg:
             raise ParameterError(f"reproduction config has no {key!r} key", path=path)
@@ -223,8 +340,8 @@ def run_experiment(
         for a in cfg.get("aggregations") or ():
             if not isinstance(a, Mapping) or "name" not in a:
                 raise ParameterError(
-                    "each entry of 'aggregations' needs a 'name' (and 'method', optionally "
-                    "'relevant_genes': a known_genes set)",
+                    "each entry of 'aggregations' needs a 'name' (optionally 'method', default "
+                    "the default aggregator, and 'relevant_genes': a known_genes set)",
                     path=path,
                 )
             rel = a.get("relevant_genes")
@@ -236,7 +353,7 @@ def run_experiment(
             aggs.append(
                 Aggregation(
                     a["name"],
-                    a.get("method", "em"),
+                    a.get("method") or default_aggregator(),
                     None if rel is None else known[rel].genes,
                     a.get("params") or {},
                     a.get("supervision"),
@@ -260,6 +377,17 @@ def run_experiment(
             seed=int(cfg.get("seed", 0)),
             cross_fit=cross_fit,
         )
+        split = None
+        if cfg.get("split_known"):
+            sk = dict(cfg["split_known"])
+            if quick:
+                sk.update(repeats=min(sk.get("repeats", 5), 2),
+                          null_repeats=min(sk.get("null_repeats", 5), 2))  # fmt: skip
+            sk.setdefault("seed", int(cfg.get("seed", 0)))
+            split = SplitHalf(sk.pop("set"), **sk)
+            # an unknown reference, too few known genes, too large a top fail before any work
+            resolve_reference(split, kofs.origins())
+            check_split(split, known[split.known].in_matrix(expr), expr.n_genes)
         timings["read"] = time.perf_counter() - t0
         t1 = time.perf_counter()
         results = kofs.run(expr, lab)
@@ -299,6 +427,11 @@ def run_experiment(
             weights=weights,
         )
         timings["evaluate"] = time.perf_counter() - t1
+        split_result = None
+        if split is not None:
+            t1 = time.perf_counter()
+            split_result = kofs.split_half(expr, lab, known=known[split.known], settings=split)
+            timings["split_half"] = time.perf_counter() - t1
     timings = {k: round(v, 1) for k, v in timings.items()}
     result.settings["timings_seconds"] = timings
     result.settings["config"] = str(Path(path).resolve())
@@ -326,6 +459,7 @@ def run_experiment(
             "table65.tsv": book.to_csv(sep="\t", index=False, float_format="%.3g"),
             "table65.md": _markdown(book),
         },
+        split_half=split_result,
     )
     log.info("reproduction %s finished in %s", path, timings)
     return written

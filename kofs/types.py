@@ -8,15 +8,13 @@ All are frozen dataclasses; their arrays are made read-only on construction. Kno
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
-from kofs._chunked import is_dask
-from kofs._matrix import as_csr, csr_problem
 from kofs._ranks import average_ranks
 from kofs.errors import InputError
 
@@ -30,6 +28,22 @@ __all__ = [
     "Ranking",
     "AggregateRanking",
 ]
+
+
+def _is_sparse(x: Any) -> bool:
+    """``scipy.sparse.issparse(x)``, without importing scipy: a sparse matrix exists only
+    once scipy.sparse was imported (``kofs --help`` and dense runs stay free of it)."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and bool(sparse.issparse(x))
+
+
+def _is_dask(x: Any) -> bool:
+    """:func:`kofs._chunked.is_dask`, imported (with scipy.sparse) only for a non-ndarray."""
+    if isinstance(x, np.ndarray):
+        return False
+    from kofs._chunked import is_dask
+
+    return is_dask(x)
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -71,13 +85,26 @@ class Expression:
     annotations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     source: str | None = None
 
+    def __repr__(self) -> str:
+        kind = "chunked" if self.is_chunked else "sparse" if self.is_sparse else "dense"
+        return (
+            f"<Expression: {self.n_samples:,} samples x {self.n_genes:,} genes, {kind}"
+            + (f", ids: {self.namespace}" if self.namespace else "")
+            + (f", from {self.source}" if self.source else "")
+            + ">"
+        )
+
     def __post_init__(self) -> None:
-        if sp.issparse(self.values):
+        if _is_sparse(self.values):
+            import scipy.sparse as sp
+
+            from kofs._matrix import as_csr, csr_problem
+
             problem = csr_problem(sp.csr_matrix(self.values))
             if problem:  # before any kernel indexes with its arrays; the file is named
                 raise InputError(f"malformed sparse matrix ({problem})", path=self.source)
             v = as_csr(self.values)
-        elif is_dask(self.values):
+        elif _is_dask(self.values):
             v = self.values  # chunked over the cells, stays lazy (kofs._chunked)
             if v.ndim != 2:
                 raise ValueError("Expression.values must be 2-D (samples x genes)")
@@ -111,12 +138,12 @@ class Expression:
     @property
     def is_sparse(self) -> bool:
         """True when ``values`` is a scipy.sparse CSR matrix."""
-        return sp.issparse(self.values)
+        return _is_sparse(self.values)
 
     @property
     def is_chunked(self) -> bool:
         """True when ``values`` is a dask array (chunked over the cells, computed lazily)."""
-        return is_dask(self.values)
+        return _is_dask(self.values)
 
     def gene_index(self) -> dict[str, int]:
         """Map gene id -> column index."""
@@ -166,6 +193,14 @@ class SampleCategories:
     name: str = "label"
     parents: Mapping[str, str] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        classes = self.classes
+        shown = ", ".join(classes[:6]) + (", ..." if len(classes) > 6 else "")
+        return (
+            f"<SampleCategories {self.name!r}: {len(self.samples):,} samples, "
+            f"{len(classes)} classes ({shown})>"
+        )
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "labels", _ids(self.labels))
         object.__setattr__(self, "samples", _ids(self.samples))
@@ -206,9 +241,15 @@ class SampleSimilarity:
     name: str = "similarity"
     provenance: Mapping[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        kind = f"sparse, {self.matrix.nnz:,} entries" if self.is_sparse else "dense"
+        return f"<SampleSimilarity {self.name!r}: {len(self.samples):,} samples, {kind}>"
+
     def __post_init__(self) -> None:
         m = self.matrix
-        if sp.issparse(m):
+        if _is_sparse(m):
+            import scipy.sparse as sp
+
             m = sp.csr_matrix(m, dtype=np.float64)
         else:
             m = _frozen(np.asarray(m, dtype=np.float64))
@@ -220,7 +261,7 @@ class SampleSimilarity:
 
     @property
     def is_sparse(self) -> bool:
-        return sp.issparse(self.matrix)
+        return _is_sparse(self.matrix)
 
     def degrees(self) -> np.ndarray:
         """Row sums d = S 1."""
@@ -246,7 +287,15 @@ class FeatureRelation:
     name: str = "relation"
     provenance: Mapping[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        return (
+            f"<FeatureRelation {self.name!r}: {len(self.genes):,} genes, "
+            f"{self.matrix.nnz:,} edges{', directed' if self.directed else ''}>"
+        )
+
     def __post_init__(self) -> None:
+        import scipy.sparse as sp
+
         object.__setattr__(self, "matrix", sp.csr_matrix(self.matrix, dtype=np.float64))
         object.__setattr__(self, "genes", _ids(self.genes))
         if self.matrix.shape != (len(self.genes), len(self.genes)):
@@ -278,7 +327,15 @@ class FeatureFunctions:
     name: str = "functions"
     provenance: Mapping[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        return (
+            f"<FeatureFunctions {self.name!r}: {len(self.genes):,} genes x "
+            f"{len(self.terms):,} terms, relevance {'set' if self.relevance is not None else 'none'}>"
+        )
+
     def __post_init__(self) -> None:
+        import scipy.sparse as sp
+
         object.__setattr__(self, "incidence", sp.csr_matrix(self.incidence, dtype=np.float64))
         object.__setattr__(self, "genes", _ids(self.genes))
         object.__setattr__(self, "terms", _ids(self.terms))
@@ -373,8 +430,30 @@ class Ranking:
         return _order_by_rank(self.ranks, self.genes)
 
     def top(self, k: int) -> list[str]:
-        """The ``k`` best gene ids."""
+        """The ``k`` best gene ids (a labelled table: :meth:`to_frame`)."""
         return [self.genes[i] for i in self.order()[:k]]
+
+    def to_frame(self, symbols: Mapping[str, str] | None = None) -> Any:
+        """The ranking as a pandas DataFrame indexed by gene id, best first: ``symbol`` (when
+        ``symbols`` is given), ``rank`` and ``score`` (the ranker's native score)."""
+        import pandas as pd
+
+        order = self.order()
+        genes = [self.genes[i] for i in order]
+        df = pd.DataFrame(
+            {"rank": self.ranks[order], "score": self.scores[order]},
+            index=pd.Index(genes, name="gene"),
+        )
+        if symbols is not None:
+            df.insert(0, "symbol", [symbols.get(g, "") for g in genes])
+        return df
+
+    def __repr__(self) -> str:
+        best = ", ".join(self.top(5))
+        return (
+            f"<Ranking {self.name!r}: {len(self.genes):,} genes, "
+            f"{'higher' if self.higher_is_better else 'lower'} score is better; top: {best}>"
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -446,4 +525,61 @@ class AggregateRanking:
         return _order_by_rank(self.ranks, self.genes)
 
     def top(self, k: int) -> list[str]:
+        """The ``k`` best gene ids (a labelled table: :meth:`to_frame`, or
+        :meth:`kofs.pipeline.RunResult.top` with symbols and effects)."""
         return [self.genes[i] for i in self.order()[:k]]
+
+    def weight_intervals(self) -> np.ndarray | None:
+        """The (L, 2) weight intervals of the diagnostics (``weight_ci``), None without."""
+        ci = self.diagnostics.get("weight_ci")
+        if ci is None:
+            return None
+        a = np.asarray(ci, dtype=np.float64)
+        return a if a.shape == (len(self.list_names), 2) else None
+
+    def to_frame(self, symbols: Mapping[str, str] | None = None, *, lists: bool = True) -> Any:
+        """The fused ranking as a pandas DataFrame indexed by gene id, best first.
+
+        Columns: ``symbol`` (when ``symbols`` is given), ``rank``, ``score``, the per-gene
+        statistics of the method (:attr:`statistics`, e.g. ``q_value``), then
+        ``rank:<list>`` for every list (with ``lists``).
+        """
+        import pandas as pd
+
+        order = self.order()
+        genes = [self.genes[i] for i in order]
+        cols: dict[str, Any] = {"rank": self.ranks[order], "score": self.scores[order]}
+        for name, values in self.statistics.items():
+            cols[name] = values[order]
+        if lists:
+            for j, name in enumerate(self.list_names):
+                cols[f"rank:{name}"] = self.list_ranks[order, j]
+        df = pd.DataFrame(cols, index=pd.Index(genes, name="gene"))
+        if symbols is not None:
+            df.insert(0, "symbol", [symbols.get(g, "") for g in genes])
+        return df
+
+    def weights_frame(self) -> Any:
+        """The list weights as a pandas DataFrame indexed by list name, heaviest first:
+        ``weight`` and, when the method gives them, ``ci_low``/``ci_high`` (95 % interval).
+        Empty (no rows) for a method without weights."""
+        import pandas as pd
+
+        index = pd.Index(list(self.list_names), name="list")
+        if self.weights is None:
+            return pd.DataFrame({"weight": []}, index=pd.Index([], name="list"))
+        df = pd.DataFrame({"weight": self.weights}, index=index)
+        ci = self.weight_intervals()
+        if ci is not None:
+            df["ci_low"], df["ci_high"] = ci[:, 0], ci[:, 1]
+        return df.sort_values("weight", ascending=False, kind="stable")
+
+    def __repr__(self) -> str:
+        parts = [f"{len(self.genes):,} genes", f"{len(self.list_names)} lists"]
+        if self.weights is not None:
+            parts.append("weighted")
+        if self.statistics:
+            parts.append("statistics: " + ", ".join(self.statistics))
+        return (
+            f"<AggregateRanking {self.method!r}: {', '.join(parts)}; top: {', '.join(self.top(5))}>"
+        )

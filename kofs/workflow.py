@@ -10,8 +10,10 @@ reading half (``kofs evaluate``'s honest protocol reads once and ranks every fol
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -119,6 +121,11 @@ def read_data(config: RunConfig) -> tuple[Expression, SampleCategories | None]:
             raise ParameterError(f"--{name} applies to an .h5ad input only")
     if i.use_raw:
         raise ParameterError("--use-raw applies to an .h5ad input only")
+    if i.labels and i.labels.startswith("obs:") and not os.path.exists(i.labels):
+        raise ParameterError(
+            f"--labels {i.labels}: obs:COLUMN reads a column of an AnnData .h5ad's obs, and "
+            f"{i.expression} is not an .h5ad; give a labels file (sample id, label) instead"
+        )
     categories = None
     if i.labels:
         categories = read_labels(
@@ -138,6 +145,7 @@ def read_data(config: RunConfig) -> tuple[Expression, SampleCategories | None]:
         duplicates=i.duplicate_genes,
         missing=i.missing_values,
         decimal=i.decimal,
+        threads=config.resources.threads,
     )
     if categories is not None:
         expr, categories = align_labels(
@@ -151,7 +159,13 @@ def open_config_cache(config: RunConfig) -> Any:
     from kofs.cache import open_cache
 
     res = config.resources
-    return open_cache(res.cache_dir, enabled=not res.no_cache)
+    uses_go = config.knowledge["go"].go is not None
+    return open_cache(
+        res.cache_dir,
+        enabled=not res.no_cache,
+        used=uses_go,
+        outputs=[config.output.output],
+    )
 
 
 def load_inputs(config: RunConfig, *, progress: Any = None) -> RunInputs:
@@ -234,7 +248,28 @@ def run(
         With ``config`` set; write it with :func:`kofs.outputs.write_result`.
     """
     cfg = as_config(config)
-    return rank_inputs(load_inputs(cfg, progress=progress), cfg, progress=progress)
+    with captured_warnings() as seen:
+        result = rank_inputs(load_inputs(cfg, progress=progress), cfg, progress=progress)
+    return replace(result, warnings=tuple(dict.fromkeys(seen)))
+
+
+@contextlib.contextmanager
+def captured_warnings(logger: str = "kofs") -> Iterator[list[str]]:
+    """Collect the messages of the warnings logged under ``logger`` inside the block (they are
+    still logged as usual): the report shows them before the results."""
+    seen: list[str] = []
+
+    class _Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    handler = _Keep(level=logging.WARNING)
+    log = logging.getLogger(logger)
+    log.addHandler(handler)
+    try:
+        yield seen
+    finally:
+        log.removeHandler(handler)
 
 
 def describe(config: RunConfig | Mapping[str, Any] | str | os.PathLike) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 from scipy.stats import rankdata
 
@@ -75,7 +75,6 @@ def test_tie_block_gets_average_probability():
     assert P.sum() == pytest.approx(1.0, abs=1e-15)
 
 
-@settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(0, 6), min_size=1, max_size=40))
 def test_probabilities_match_naive_and_sum_to_one(values):
     col = rankdata(-np.array(values, dtype=float))
@@ -221,7 +220,6 @@ def test_newton_solution_satisfies_the_kkt_conditions(rng):
     assert em.log_likelihood[-1] <= fit.log_likelihood[-1] + 1e-9
 
 
-@settings(max_examples=40, deadline=None)
 @example(M=2, L=4, seed=292, supervised=False)  # a flat maximum: weights once differed by 3e-7
 @given(
     st.integers(2, 40),

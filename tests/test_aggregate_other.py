@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import norm, rankdata
 
@@ -143,7 +143,6 @@ def test_rra_by_hand():
 # --- properties and edge cases shared by the column-symmetric aggregators ---------------------
 
 
-@settings(max_examples=30, deadline=None)
 @given(st.integers(1, 30), st.integers(1, 6), st.integers(0, 2**32 - 1))
 def test_list_order_invariance_and_finite_scores(M, L, seed):
     rng = np.random.default_rng(seed)

@@ -10,6 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import costly_examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import betaincinv
@@ -153,7 +154,6 @@ def test_forty_lists_where_r_loses_precision(many):
 # --- order-statistic kernels -------------------------------------------------------------------
 
 
-@settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(1, 997), min_size=1, max_size=12))
 def test_joint_and_crossing_probabilities_are_exact(numerators):
     r = [Fraction(n, 997) for n in numerators]
@@ -253,7 +253,7 @@ def test_full_lists_are_unchanged_by_the_partial_machinery(rng):
         assert not np.isnan(out.list_ranks).any()
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=costly_examples(25))
 @given(st.integers(0, 2**32 - 1))
 def test_list_order_does_not_matter(seed):
     rng = np.random.default_rng(seed)
@@ -273,7 +273,7 @@ def test_list_order_does_not_matter(seed):
         sb = dict(zip(b.genes, b.scores, strict=True))
         assert set(sa) == set(sb)
         # every kernel sees the lists in canonical (name) order: fitted weights too (em,
-        # reliability) are the same to rounding, even on tiny, nearly flat likelihoods
+        # posterior) are the same to rounding, even on tiny, nearly flat likelihoods
         np.testing.assert_allclose([sb[g] for g in sa], list(sa.values()), rtol=1e-10, atol=1e-12)
         if a.weights is not None:
             np.testing.assert_allclose(

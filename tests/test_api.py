@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import importlib.metadata
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -17,10 +15,9 @@ def test_every_public_name_resolves():
         assert getattr(kofs, name) is not None
 
 
-@pytest.mark.slow
-def test_registries_are_populated_on_first_access():
+def test_registries_are_populated_on_first_access(python_process):
     code = "import kofs; print(len(kofs.RANKERS) > 5, len(kofs.AGGREGATORS) > 1)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = python_process.run("-c", code, check=True)
     assert out.stdout.split() == ["True", "True"]
 
 

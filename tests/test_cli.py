@@ -78,7 +78,7 @@ def test_rank_writes_outputs(small, tmp_path):
     assert set(lists) == {"variance", "fisher", "laplacian", "spec-phi2", "spec-phi3"}
     assert sorted(ranking["gene"]) == sorted(genes)
     assert ranking["rank"].iloc[0] == 1
-    # the planted genes lead the fused list (default: reliability with label supervision; on
+    # the planted genes lead the fused list (default: posterior with label supervision; on
     # this toy every list predicts the labels perfectly, so the lists weigh about the same and
     # two genes high in three lists each may slip in between)
     assert {"G0", "G1", "G2"} <= set(ranking["gene"].iloc[:5])

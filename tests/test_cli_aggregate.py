@@ -53,13 +53,18 @@ def test_aggregate_writes_the_run_files_and_run_repeats_it(lists):
         "config.resolved.yaml",
         "manifest.json",
         "ranking.tsv",
+        "weights.tsv",
     ]
     table = pd.read_csv(out / "ranking.tsv", sep="\t", keep_default_na=False)
-    assert list(table.columns[:5]) == ["gene", "rank", "score", "p_value", "q_value"]
+    # the default fusion, as kofs rank's: a posterior, local fdr and q-value per gene
+    assert list(table.columns[:7]) == [
+        "gene", "rank", "score", "posterior", "lfdr", "q_value", "data_posterior"
+    ]  # fmt: skip
     assert "rank:de" in table.columns and "score:edger" in table.columns
     assert len(table) == 60  # the union of the lists
     assert (table.loc[table.gene == "G55", "rank:de"] == "NA").all()  # not in the DE table
-    assert set(table.gene[:6]) <= {f"G{i}" for i in range(10)}
+    assert set(table.gene[:3]) == {"G3", "G4", "G5"}  # high in all three lists
+    assert (table.loc[table.gene.isin(["G0", "G1", "G2"]), "q_value"] <= 0.05).all()
     # the summary says how every list was read and ranked
     assert "de: DESeq2 results" in r.stderr and "ranked by pvalue ascending" in r.stderr
     assert "edger: edgeR topTags" in r.stderr and "PValue ascending" in r.stderr
@@ -73,7 +78,7 @@ def test_aggregate_writes_the_run_files_and_run_repeats_it(lists):
     ]
     assert len(manifest["inputs"]["lists"]) == 3
     cfg = yaml.safe_load((out / "config.resolved.yaml").read_text())
-    assert cfg["command"] == "aggregate" and cfg["method"] == "rra"
+    assert cfg["command"] == "aggregate" and cfg["method"] == "posterior"
     again = lists / "again"
     r2 = run(["run", str(out / "config.resolved.yaml"), "-o", str(again)])
     assert r2.exit_code == 0, r2.output
@@ -98,7 +103,10 @@ def test_stdout_stuart_em_weights_and_universe(lists):
     manifest = json.loads((out / "manifest.json").read_text())
     diag = manifest["aggregation"]["diagnostics"]
     assert manifest["universe"] == 20000 and len(diag["weight_ci"]) == 3
-    exact = run(["-q", "aggregate", *files(lists), "-o", "-", "--aggregate-param", "exact=true"])
+    exact = run(
+        ["-q", "aggregate", *files(lists), "-o", "-", "--method", "rra"]
+        + ["--aggregate-param", "exact=true"]
+    )
     assert exact.exit_code == 0 and exact.stderr == ""
 
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -36,15 +34,10 @@ def data(tmp_path_factory):
     return d
 
 
-def kofs(*args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw):
-    return subprocess.run(
-        [sys.executable, "-m", "kofs", *map(str, args)],
-        stdin=stdin,
-        stdout=stdout,
-        stderr=stderr,
-        text=True,
-        **kw,
-    )
+@pytest.fixture
+def kofs(python_process):
+    """``kofs(*args, **subprocess_options)``: ``python -m kofs`` in a new process."""
+    return python_process.kofs
 
 
 def rank(data, *extra):
@@ -60,7 +53,7 @@ def _close_fd(fd):
     return lambda: os.close(fd)
 
 
-def test_full_stdout(data):
+def test_full_stdout(kofs, data):
     with open("/dev/full", "w") as full:
         r = kofs(*rank(data, "-o", "-"), stdout=full)
     assert r.returncode == 2
@@ -71,7 +64,7 @@ def test_full_stdout(data):
     one_error_line(r.stderr, "cannot write to standard output (disk full)")
 
 
-def test_closed_stdout(data, tmp_path):
+def test_closed_stdout(kofs, data, tmp_path):
     r = kofs(*rank(data, "-o", "-"), stdout=None, preexec_fn=_close_fd(1))
     assert r.returncode == 2
     one_error_line(r.stderr, "standard output is closed")
@@ -82,7 +75,7 @@ def test_closed_stdout(data, tmp_path):
 
 
 @pytest.mark.parametrize("how", ["closed", "full"])
-def test_stderr_closed_or_full_never_fails_a_run(data, tmp_path, how):
+def test_stderr_closed_or_full_never_fails_a_run(kofs, data, tmp_path, how):
     out = tmp_path / "out"
     args = rank(data, "--labels", data / "labels.tsv", "-o", out)
     if how == "closed":
@@ -94,7 +87,7 @@ def test_stderr_closed_or_full_never_fails_a_run(data, tmp_path, how):
     check_complete(out)
 
 
-def test_log_file_unwritable_or_full(data, tmp_path):
+def test_log_file_unwritable_or_full(kofs, data, tmp_path):
     afile = tmp_path / "afile"
     afile.write_text("x")
     r = kofs("--log-file", afile / "log.txt", *rank(data, "-o", tmp_path / "out"))
@@ -108,7 +101,7 @@ def test_log_file_unwritable_or_full(data, tmp_path):
 
 @pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"),
                                              (signal.SIGTERM, 143, "terminated")])  # fmt: skip
-def test_signal_while_importing_is_one_line(sig, code, word):
+def test_signal_while_importing_is_one_line(sig, code, word, python_process):
     # says "ready" when entry() starts importing the command line (click, numpy, pandas,
     # ... a second or more): the signal arrives among those imports
     starter = (
@@ -120,14 +113,7 @@ def test_signal_while_importing_is_one_line(sig, code, word):
         "sys.meta_path.insert(0, Hook())\n"
         "sys.argv = ['kofs', '--version']\nm.entry()"
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", starter],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        # a shell without job control starts background jobs with Ctrl-C ignored: undo that
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    proc = python_process.popen("-c", starter)  # with Ctrl-C's default action
     assert proc.stdout.readline() == "ready\n"
     proc.send_signal(sig)
     out, err = proc.communicate()

@@ -93,6 +93,7 @@ def test_chunked_equals_in_memory(cells, name, params):
         np.testing.assert_allclose(got.scores, ref.scores, rtol=1e-10, equal_nan=True)
 
 
+@pytest.mark.slow
 def test_h5ad_read_chunked(h5ad, cells):
     e, adata = read_single_cell(h5ad, chunk_size=64)
     assert e.is_chunked and e.values.chunks[0][0] == 64
@@ -157,12 +158,11 @@ def test_chunked_principal_scores_equal_in_memory(cells):
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["numba", "scipy"])
 @pytest.mark.parametrize("memory", [2, 2**30])
-def test_approximate_graph_chunked_equals_in_memory(cells, memory, compiled, monkeypatch):
-    """Candidates from NN-descent on the chunked principal scores, their exact distances by
+def test_approximate_graph_chunked_equals_in_memory(cells, memory, compiled, monkeypatch, faiss):
+    """Candidates from the faiss inverted-file search on the chunked principal scores, their exact distances by
     pairs of chunk groups (one chunk per group with a budget of 2 bytes): the same graph as in
     memory, distances bit for bit (to rounding with the scipy products of the pairs when
     numba's kernel is not used)."""
-    pytest.importorskip("faiss")
     from kofs import _chunked, _numba_kernels
     from kofs.knowledge import similarity_kernels as K
 
@@ -188,8 +188,7 @@ def test_approximate_graph_chunked_equals_in_memory(cells, memory, compiled, mon
         ("spec-phi3", {"similarity": "knn", "search": "approximate", "k_clusters": 3}),
     ],
 )
-def test_graph_rankers_chunked_with_approximate_search(cells, name, params):
-    pytest.importorskip("faiss")
+def test_graph_rankers_chunked_with_approximate_search(cells, name, params, faiss):
     from kofs.registry import RANKERS
 
     known = RANKERS.get(name).params
@@ -201,10 +200,9 @@ def test_graph_rankers_chunked_with_approximate_search(cells, name, params):
     np.testing.assert_allclose(got.scores, ref.scores, rtol=1e-9, equal_nan=True)
 
 
-def test_chunked_search_is_approximate_above_the_threshold(cells, monkeypatch):
+def test_chunked_search_is_approximate_above_the_threshold(cells, monkeypatch, faiss):
     """``search="auto"`` on a dask matrix: exact below ANN_MIN_SAMPLES cells, approximate
-    (chunked PCA + NN-descent) from it on, no O(n^2) chunk-against-chunk search."""
-    pytest.importorskip("faiss")
+    (chunked PCA + faiss inverted-file search) from it on, no O(n^2) chunk-against-chunk search."""
     from kofs import _chunked
     from kofs.knowledge import similarity_kernels as K
 
@@ -221,6 +219,7 @@ def test_chunked_search_is_approximate_above_the_threshold(cells, monkeypatch):
     assert res.info["search"] == "approximate"
 
 
+@pytest.mark.slow
 def test_unsorted_cells_stay_in_file_order_when_chunked(cells, tmp_path, monkeypatch, caplog):
     """An .h5ad whose cells are not sorted by name: the chunked run keeps the file's order (no
     gather of rows across chunks, one warning line) and equals the kernels run in memory on

@@ -72,6 +72,7 @@ def test_resolved_config_records_the_run(runs):
     assert yaml.safe_load((runs["1"] / "config.resolved.yaml").read_text())["threads"] == 1
 
 
+@pytest.mark.slow
 def test_default_rankers_threads_1_vs_2(tmp_path):
     p = example_paths()
     outs = []

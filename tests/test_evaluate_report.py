@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from _browser import browser_check
 from click.testing import CliRunner
 
 from kofs.cli import main
@@ -23,7 +23,7 @@ from kofs.evaluate import (
     read_rank_output,
     write_evaluation,
 )
-from kofs.report.html import browser_check, check_report
+from kofs.report.html import check_report
 from kofs.types import Expression, SampleCategories
 
 
@@ -90,12 +90,7 @@ def test_write_evaluation_figures_and_report(tmp_path):
     assert set(acc["k"]) == {2, 5, 10} and set(acc["protocol"]) == {"book"}
 
 
-@pytest.mark.skipif(
-    shutil.which("chromium") is None,
-    reason="headless-browser check needs Debian's chromium (apt-get install -y chromium)",
-)
-@pytest.mark.slow
-def test_report_renders_in_headless_chromium(tmp_path):
+def test_report_renders_in_headless_chromium(tmp_path, browser):
     expr, y, *_ = _toy(tmp_path)
     res = evaluate(
         {"a": np.arange(1.0, expr.n_genes + 1)},
@@ -117,7 +112,9 @@ def test_report_renders_in_headless_chromium(tmp_path):
         gene_tables={"Top genes of a": genes},
         provenance=prov,
     )
-    seen = browser_check(tmp_path / "ev" / "report.html", profile_dir=tmp_path / "browser")
+    seen = browser_check(
+        tmp_path / "ev" / "report.html", profile_dir=tmp_path / "browser", executable=browser
+    )
     assert seen["title"] == "toy report"
     assert {"evaluation", "top-genes-1", "inputs"} <= set(seen["table_ids"])
     assert "AAA" in seen["dom"] and "ab" * 32 in seen["dom"]
@@ -162,6 +159,12 @@ def test_check_report_finds_problems(tmp_path):
     assert any("missing.png" in p for p in problems) and any(
         "unbalanced" in p or "unclosed" in p for p in problems
     )
+    # a link opens on a click (fine); an image from the network is a load (not fine)
+    (tmp_path / "l.html").write_text(
+        "<html><body><a href='https://www.ncbi.nlm.nih.gov/gene/7157'>TP53</a>"
+        "<img src='https://example.org/x.png'></body></html>"
+    )
+    assert check_report(tmp_path / "l.html") == ["network reference https://example.org/x.png"]
 
 
 def test_known_gene_sets(tmp_path):
@@ -177,6 +180,7 @@ def test_known_gene_sets(tmp_path):
         parse_known_spec("just-a-file.txt")
 
 
+@pytest.mark.slow
 def test_cli_evaluate_end_to_end_with_honest_protocol(tmp_path):
     _, _, expr_path, lab_path, known = _toy(tmp_path)
     # class not in the default (second) column: --label-column must reach the honest re-run

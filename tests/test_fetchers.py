@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from data_fetchers import SOURCES, fetch, parse_series_matrix, read_source_json, safe_extract
@@ -353,7 +353,6 @@ def test_benign_tar_with_inner_link_extracts(tmp_path):
     assert (tmp_path / "out" / "d" / "l").read_bytes() == b"abc"
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(["a", "b", "..", ".", "", "/", "\\", "C:"]), max_size=6))
 def test_member_names_never_escape(parts):
     name = "/".join(parts)
@@ -605,7 +604,6 @@ def test_geo_parse_errors(tmp_path, testdata, cut, match):
         parse_series_matrix(src, tmp_path / "e.tsv.gz", tmp_path / "s.tsv")
 
 
-@settings(max_examples=30, deadline=None)
 @given(
     st.lists(
         st.lists(

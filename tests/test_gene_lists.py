@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import costly_examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -170,7 +171,7 @@ def test_harmonised_ids_and_coverage(tmp_path, files):
 
 def test_universe_file_and_number(tmp_path, files):
     uni = write(tmp_path / "universe.txt", "tp53\nEGFR\nMYC\n")
-    res = aggregate_lists([files["top"], files["rnk"]], universe=uni)
+    res = aggregate_lists([files["top"], files["rnk"]], universe=uni, method="rra")
     assert res.universe == 3
     assert set(res.final.genes) == {"TP53", "EGFR", "MYC"}  # KRAS dropped, MYC added
     cov = {c.source: c for c in res.coverage}
@@ -218,7 +219,7 @@ def test_python_objects(files):
         kofs.aggregate_lists([3.5])
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=costly_examples(20))
 @given(st.integers(0, 2**32 - 1))
 def test_list_order_does_not_change_the_fused_ranking(seed):
     rng = np.random.default_rng(seed)

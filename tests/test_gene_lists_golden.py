@@ -49,7 +49,9 @@ def test_tool_tables_fused_as_robustrankaggreg(golden, universe, suffix):
 def test_the_cli_writes_the_same_p_values(golden, tmp_path):
     paths, expected = golden
     out = tmp_path / "fused"
-    r = CliRunner().invoke(main, ["aggregate", *paths, "-o", str(out)], catch_exceptions=False)
+    r = CliRunner().invoke(
+        main, ["aggregate", *paths, "-o", str(out), "--method", "rra"], catch_exceptions=False
+    )
     assert r.exit_code == 0, r.output
     table = pd.read_csv(out / "ranking.tsv", sep="\t").set_index("gene")
     np.testing.assert_allclose(

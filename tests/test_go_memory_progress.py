@@ -24,13 +24,12 @@ GO = Path(__file__).parent / "data" / "go"
 
 
 @pytest.fixture(scope="module")
-def example():
+def example(example_data):
     from kofs.io.expression import read_expression
-    from kofs.sources import read_sources
 
-    p = example_paths()
+    p = example_data.paths
     expr = read_expression(p["expression"]).subset_genes(np.arange(300))  # fast enough
-    return p, expr, read_sources(go=p["go"], go_annotations=p["go_annotations"]).get("go")
+    return p, expr, example_data.sources.get("go")
 
 
 def test_go_readers_fail_early_under_a_tiny_limit():
@@ -150,6 +149,7 @@ def test_go_graph_built_once_across_sample_subsets(example, monkeypatch):
     assert calls == {"relation": 1, "semantics": 1}
 
 
+@pytest.mark.slow
 def test_no_progress_bars_when_stderr_is_not_a_terminal(tmp_path, example):
     p, expr, _ = example
     small = tmp_path / "small.tsv"

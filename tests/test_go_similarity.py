@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 from click.testing import CliRunner
 from conftest import needs_shared
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from kofs.cli import main
@@ -155,7 +155,6 @@ def _dags(draw):
     return n, edges, sets
 
 
-@settings(max_examples=60, deadline=None)
 @given(_dags(), st.sampled_from(["lin", "resnik"]), st.sampled_from(["bma", "max", "avg"]),
        st.booleans())  # fmt: skip
 def test_kernel_matches_naive(dag, measure, combine, split):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -45,15 +43,7 @@ def test_npz_output_matches_the_tsv(tiny_args, tmp_path):
     assert np.isnan(values[2]).all() and info["mode"] == "gosemsim"
 
 
-def test_parquet_needs_pyarrow(tiny_args, tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import fails
-    r = CliRunner().invoke(main, [*tiny_args, "-o", str(tmp_path / "s.parquet")])
-    assert r.exit_code == 2 and r.stderr.count("\n") == 1
-    assert "needs the pyarrow package" in r.stderr and not (tmp_path / "s.parquet").exists()
-
-
 def test_parquet_output(tiny_args, tmp_path):
-    pytest.importorskip("pyarrow")
     r = CliRunner().invoke(main, [*tiny_args, "-o", str(tmp_path / "s.parquet")])
     assert r.exit_code == 0, r.stderr
     df = pd.read_parquet(tmp_path / "s.parquet")

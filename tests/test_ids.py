@@ -6,7 +6,7 @@ import logging
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from kofs.errors import CoverageError, InputError
@@ -182,7 +182,6 @@ def test_coverage_table_for_kofs_sources():
     assert r1.as_dict()["examples_dropped"] == ["X"]
 
 
-@settings(max_examples=60, deadline=None)
 @given(st.lists(st.sampled_from(SYMBOLS + ENTREZ + ["x1", "x2", "tp53", "mdm2"]), max_size=25))
 def test_report_counts_add_up(ids):
     e = toy()
@@ -193,7 +192,6 @@ def test_report_counts_add_up(ids):
         assert normalise_id(col[i]) == normalise_id(s)
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefgP0123456789.-_: ", max_size=20))
 def test_normalise_id_is_idempotent(raw):
     once = normalise_id(raw)

@@ -6,7 +6,7 @@ import logging
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from kofs.errors import InputError, ParameterError
@@ -141,7 +141,6 @@ def test_empty_and_missing_files(tmp_path):
         read_interactions(loops)
 
 
-@settings(max_examples=40, deadline=None)
 @given(
     st.lists(
         st.tuples(st.sampled_from("ABCDE"), st.sampled_from("ABCDE"), st.integers(0, 50)),

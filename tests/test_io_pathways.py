@@ -6,6 +6,7 @@ import gzip
 import logging
 
 import pytest
+from conftest import costly_examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -100,7 +101,7 @@ def test_gmt_gzip_and_missing(tmp_path):
         read_pathways(only_empty)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=costly_examples(40))
 @given(
     st.dictionaries(
         st.from_regex(r"[A-Z][A-Z0-9_]{0,12}", fullmatch=True),

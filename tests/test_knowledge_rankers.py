@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from kofs.errors import ParameterError
@@ -92,7 +92,6 @@ def test_propagation_bad_lambda():
     np.testing.assert_allclose(relevance_propagation(S, np.array([1.0, 2.0]), lam=0.0), [1, 2])
 
 
-@settings(max_examples=40, deadline=None)
 @given(
     st.integers(2, 12).flatmap(
         lambda m: st.tuples(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import costly_examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -231,7 +232,7 @@ def test_relevant_genes_functions(rng):
     np.testing.assert_allclose(r[[1, 4]], 1.0)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=costly_examples(30))
 @given(st.integers(2, 6), st.integers(1, 4), st.data())
 def test_combine_is_convex_combination(n, L, data):
     """With max scaling the result is symmetric, within [0, 1], and its max <= 1."""

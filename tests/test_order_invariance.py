@@ -13,6 +13,7 @@ import io
 
 import numpy as np
 import pytest
+from conftest import costly_examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,7 +23,7 @@ from kofs.pipeline import rank
 from kofs.registry import AGGREGATORS, RANKERS
 from kofs.types import Expression, SampleCategories
 
-SETTINGS = settings(max_examples=4, deadline=None, database=None, derandomize=True)
+SETTINGS = settings(max_examples=costly_examples(4), derandomize=True)
 
 # rankers needing knowledge (functions, a gene relation) run in the example test below
 PLAIN = [s.name for s in RANKERS if s.requires <= {"categories"} and not s.slow]
@@ -102,23 +103,11 @@ def test_equal_printed_scores_share_a_rank():
 
 
 @pytest.fixture(scope="module")
-def example_runs():
+def example_runs(example_data):
     """The bundled example with GO, KEGG, STRING and relevant genes: as is and shuffled."""
-    from kofs.example import example_paths
-    from kofs.io.expression import read_expression
     from kofs.io.genes import read_gene_list
-    from kofs.io.labels import align_labels, read_labels
-    from kofs.sources import read_sources
 
-    p = example_paths()
-    cats = read_labels(p["labels"], label_column="lineage")
-    expr, cats = align_labels(read_expression(p["expression"], sample_ids=cats.samples), cats)
-    sources = read_sources(
-        go=p["go"],
-        go_annotations=p["go_annotations"],
-        pathways=p["pathways"],
-        interactions=p["interactions"],
-    )
+    p, expr, cats, sources = example_data
     relevant = read_gene_list(p["relevant_genes"])
     rng = np.random.default_rng(2024)
     gp, sp_ = rng.permutation(expr.n_genes), rng.permutation(expr.n_samples)
@@ -178,7 +167,7 @@ def _inputs(X, genes, samples, labels, seed=0):
 
 
 @pytest.mark.parametrize("name", [s.name for s in RANKERS if not s.slow])
-@settings(max_examples=3, deadline=None, database=None, derandomize=True)
+@settings(max_examples=costly_examples(3), derandomize=True)
 @given(seed=st.integers(0, 10**6))
 def test_run_ranker_api_is_order_invariant(name, seed):
     """Direct API calls (no pipeline) give the same scores bit for bit, with every input kind."""
@@ -204,7 +193,7 @@ def test_run_ranker_api_is_order_invariant(name, seed):
     assert [a[g] for g in genes] == pytest.approx([b[g] for g in genes], rel=0, abs=0, nan_ok=True)
 
 
-@settings(max_examples=60, deadline=None, database=None, derandomize=True)
+@settings(derandomize=True)
 @given(
     st.lists(
         st.tuples(
@@ -232,7 +221,7 @@ def test_fast_ties_equal_ranking_on_printed_values(items):
 
 
 @pytest.mark.parametrize("method", AGGREGATORS.names())
-@settings(max_examples=4, deadline=None, database=None, derandomize=True)
+@settings(max_examples=costly_examples(4), derandomize=True)
 @given(seed=st.integers(0, 10**6))
 def test_partial_lists_aggregate_order_invariant(method, seed):
     """Partial lists (each ranks some genes) in shuffled gene order: same scores, statistics."""

@@ -21,6 +21,8 @@ import pytest
 from kofs.io import output_folder
 from kofs.io.output_folder import MARKER, atomic_dir, check_complete, read_marker
 
+pytestmark = pytest.mark.crash  # every test kills or stops processes (full tier)
+
 
 def _publish_forever(out: Path, k: int) -> None:
     """Publish generation after generation into ``out`` as fast as possible: even generations

@@ -12,29 +12,18 @@ from click.testing import CliRunner
 from kofs.cli import main
 from kofs.errors import ParameterError
 from kofs.example import example_paths
-from kofs.io.expression import read_expression
 from kofs.io.genes import read_gene_list
-from kofs.io.labels import align_labels, read_labels
 from kofs.io.output import write_ranking
 from kofs.pipeline import rank
-from kofs.sources import KnowledgeSources, read_sources
+from kofs.sources import KnowledgeSources
 from kofs.types import Expression
 
 PATHS = example_paths()
 
 
 @pytest.fixture(scope="module")
-def example():
-    labels = read_labels(PATHS["labels"], label_column="lineage")
-    expr = read_expression(PATHS["expression"], sample_ids=labels.samples)
-    expr, labels = align_labels(expr, labels)
-    sources = read_sources(
-        go=PATHS["go"],
-        go_annotations=PATHS["go_annotations"],
-        pathways=PATHS["pathways"],
-        interactions=PATHS["interactions"],
-    )
-    return expr, labels, sources
+def example(example_data):
+    return example_data.expression, example_data.labels, example_data.sources
 
 
 @pytest.fixture(scope="module")

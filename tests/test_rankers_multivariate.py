@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from kofs.errors import ParameterError
@@ -89,7 +89,6 @@ def test_agd_solution_satisfies_kkt(rng):
 # ----------------------------------------------------------------------------- entry steps
 
 
-@settings(max_examples=60, deadline=None)
 @given(st.integers(0, 10_000))
 def test_entry_steps_is_the_smallest_root_in_unit_interval(seed):
     r = np.random.default_rng(seed)

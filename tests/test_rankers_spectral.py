@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from kofs.errors import ParameterError
@@ -94,6 +94,7 @@ def test_dense_equals_sparse(rng, power):
     )
 
 
+@pytest.mark.slow
 def test_lanczos_path_equals_dense_eigh(rng):
     """n > 500 with a sparse S runs eigsh; the dense ndarray runs LAPACK eigh."""
     centres = np.array([[0, 0], [3, 0], [0, 3]])
@@ -169,10 +170,17 @@ def test_eigengap_clusters():
 
     d = synthetic_counts(1500, 300, n_clusters=5, n_markers=6, density=0.1, seed=2)
     e = Expression(d.X, d.genes, d.cells)
-    r = run_ranker("spec-phi3", e, params={"similarity": "knn", "neighbors": 10})
+    graph = {"similarity": "knn", "neighbors": 10}
+
+    def markers_found(r):  # per cluster: how many of its 6 markers are in the top 30
+        top = set(r.top(30))
+        return [sum(d.genes[j] in top for j in row) for row in np.asarray(d.markers)]
+
+    r = run_ranker("spec-phi3", e, params=graph)
     assert r.info["k"] == 5
-    markers = {d.genes[j] for j in np.asarray(d.markers).ravel()}
-    assert len(markers & set(r.top(30))) >= 27
+    assert min(markers_found(r)) >= 4  # most markers of every cluster (measured: 5 to 6 of 6)
+    # k = 2 ranks the markers of one cut: some cluster is left without them (measured 0 of 6)
+    assert min(markers_found(run_ranker("spec-phi3", e, params={**graph, "k": 2}))) <= 1
 
 
 def test_semi_supervised_alpha(rng):
@@ -233,7 +241,6 @@ def test_isolated_samples_are_dropped(rng):
     np.testing.assert_allclose(laplacian_score(X, S), laplacian_score(X[1:], S[1:, 1:]), rtol=1e-12)
 
 
-@settings(max_examples=30, deadline=None)
 @given(n=st.integers(4, 20), m=st.integers(1, 6), seed=st.integers(0, 10_000))
 def test_scores_lie_in_spectrum_range(n, m, seed):
     """phi1, phi2 (gamma = x) are Rayleigh quotients of Lcal: within [0, 2]."""

@@ -63,7 +63,7 @@ def test_seed_folds_partition_and_ignore_gene_order():
 @pytest.mark.parametrize(("seed", "own"), [(0, 0.0), (1, 0.0), (0, 1.0), (3, 1.0)])
 def test_reseeding_gives_a_seeded_list_its_own_weight(seed, own):
     """Scored on its seeds, a seeded list earns weight from them: the book's EM gives it ~all
-    the weight, reliability ~0.26 whatever its own signal (3.5x what a list of pure noise
+    the weight, the posterior fusion a large share whatever its own signal (3.5x what a list of pure noise
     deserves). Re-seeded, it gets the weight the same list has when it never saw a seed
     (within 0.03), and a list whose only signal is its seeds gets <= 0.12."""
     genes, rel, known, lists, seeded = _world(seed, own)
@@ -71,11 +71,11 @@ def test_reseeding_gives_a_seeded_list_its_own_weight(seed, own):
     full = seeded(known)
     em = aggregate([*data, full], "em", relevant_genes=known, bootstrap=0)
     assert em.weights[3] > 0.8
-    circular = aggregate([*data, full], "reliability", relevant_genes=known, bootstrap=0)
-    oracle = aggregate([*data, oracle_list], "reliability", relevant_genes=known, bootstrap=0)
+    circular = aggregate([*data, full], "posterior", relevant_genes=known, bootstrap=0)
+    oracle = aggregate([*data, oracle_list], "posterior", relevant_genes=known, bootstrap=0)
     cross = aggregate(
         [*data, full],
-        "reliability",
+        "posterior",
         relevant_genes=known,
         built_from={"SEEDED": known},
         held_out={"SEEDED": _held_out(known, seeded)},
@@ -92,8 +92,7 @@ def test_reseeding_gives_a_seeded_list_its_own_weight(seed, own):
 def test_reseeded_path_never_scores_a_list_on_genes_it_was_built_from():
     """Permuting a list's ranks among the genes it was built from changes nothing in the
     weights: the full list among all seeds, each rebuild among the seeds it was rebuilt from.
-    Nor in the scores without seed evidence (with it, the full list's positions of its seeds
-    count in the score by design, never in the weight)."""
+    Nor in the scores: a seed is observed only at its held-out position."""
     genes, rel, known, lists, seeded = _world(1)
     lists = lists[:3]
     held = _held_out(known, seeded)
@@ -102,22 +101,12 @@ def test_reseeded_path_never_scores_a_list_on_genes_it_was_built_from():
     def run(full_list, held_out):
         out = aggregate(
             [*lists, full_list],
-            "reliability",
+            "posterior",
             relevant_genes=known,
             built_from={"SEEDED": known},
             held_out={"SEEDED": held_out},
-            params={"seed_evidence": False},
-            bootstrap=0,
+            params={"resamples": 0},
         )
-        default = aggregate(
-            [*lists, full_list],
-            "reliability",
-            relevant_genes=known,
-            built_from={"SEEDED": known},
-            held_out={"SEEDED": held_out},
-            bootstrap=0,
-        )
-        np.testing.assert_array_equal(default.weights, out.weights)
         return out.weights, out.scores
 
     w0, s0 = run(full, held)
@@ -151,8 +140,8 @@ def test_cross_fit_needs_its_seed_genes_and_context():
     lists = lists[:3]
     held = {"SEEDED": _held_out(known, seeded)}
     with pytest.raises(ParameterError, match="built_from"):
-        aggregate([*lists, seeded(known)], "reliability", held_out=held, bootstrap=0)
-    with pytest.raises(ParameterError, match="reliability"):
+        aggregate([*lists, seeded(known)], "posterior", held_out=held, bootstrap=0)
+    with pytest.raises(ParameterError, match="posterior"):
         aggregate(
             [*lists, seeded(known)],
             "em",

@@ -189,33 +189,27 @@ def test_default_plan_of_sparse_matrices_leaves_variance_out():
     import kofs
     from kofs.config import default_plan
 
-    assert "variance" not in default_plan("3", sparse=True)
-    assert "variance" in default_plan("3") and "variance" in default_plan("2", sparse=True)
+    assert "variance" not in default_plan("5", sparse=True)
+    assert "variance" in default_plan("5") and "variance" in default_plan("1", sparse=True)
     rng = np.random.default_rng(0)
     X = rng.poisson(0.3, size=(60, 40)).astype(float)
     names = lambda res: [r.name for r in res.lists]  # noqa: E731
     assert "variance" not in names(kofs.rank(sp.csr_matrix(X), bootstrap=0))
     assert "variance" in names(kofs.rank(X, bootstrap=0))
-    assert "variance" in names(kofs.rank(sp.csr_matrix(X), bootstrap=0, defaults="2"))
+    assert "variance" in names(kofs.rank(sp.csr_matrix(X), bootstrap=0, defaults="1"))
 
 
-def test_defaults_versions_pin_the_reliability_redundancy(tmp_path):
-    """Version 4 measures redundancy where the lists call (registry default); versions 2 and 3
-    keep their all-gene redundancy, recorded in the manifest; a given parameter wins."""
+def test_retired_defaults_versions_say_why():
+    """Versions 2-4 defaulted to the retired 'reliability' fusion: a config naming one is
+    refused in one line that says what replaced it; version 5 fuses with 'posterior'."""
     import numpy as np
 
     import kofs
-    from kofs.aggregate.reliability import REDUNDANCY_TOP
-    from kofs.config import aggregate_defaults
+    from kofs.config import RunConfig
 
-    assert aggregate_defaults("4", "reliability") == {}
-    assert aggregate_defaults("3", "reliability") == {"redundancy_top": 1.0}
-    assert aggregate_defaults("3", "borda") == {}
+    for version in ("2", "3", "4"):
+        with pytest.raises(ParameterError, match="retired.*posterior"):
+            RunConfig.from_mapping({"defaults": version, "expression": "x.tsv"})
     X = np.random.default_rng(0).normal(size=(30, 80))
-    settings = lambda res: res.settings["aggregate_params"]  # noqa: E731
-    assert settings(kofs.rank(X, bootstrap=0)) == {}
-    assert settings(kofs.rank(X, bootstrap=0, defaults="3")) == {"redundancy_top": 1.0}
-    given = kofs.rank(X, bootstrap=0, defaults="3", aggregate_params={"redundancy_top": 0.2})
-    assert settings(given) == {"redundancy_top": 0.2}
-    assert settings(kofs.rank(X, bootstrap=0, defaults="3", aggregate="borda")) == {}
-    assert 0 < REDUNDANCY_TOP < 1
+    assert kofs.rank(X, bootstrap=0).final.method == "posterior"
+    assert kofs.rank(X, bootstrap=0, defaults="1").final.method == "em"

@@ -7,7 +7,7 @@ import logging
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.metrics.pairwise import cosine_similarity as sk_cosine
 from sklearn.neighbors import NearestNeighbors
@@ -97,7 +97,6 @@ def test_knn_blockwise_equals_single_block(rng, monkeypatch):
     np.testing.assert_allclose(whole.data, blocked.data, rtol=1e-10)
 
 
-@settings(max_examples=25, deadline=None)
 @given(
     n=st.integers(3, 25),
     k=st.integers(1, 6),

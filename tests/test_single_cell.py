@@ -194,6 +194,7 @@ def test_missing_optional_dependency_names_the_extra(monkeypatch):
     assert INSTALL_HINT in str(err.value)
 
 
+@pytest.mark.slow
 def test_cli_h5ad_and_10x(tmp_path, cells):
     a = _adata(cells)
     a.write_h5ad(tmp_path / "a.h5ad")
@@ -221,6 +222,7 @@ def test_cli_h5ad_and_10x(tmp_path, cells):
     assert r.exit_code == 2 and "--layer applies to an .h5ad input only" in r.stderr
 
 
+@pytest.mark.slow
 def test_run_config_keys_for_single_cell(tmp_path, cells):
     pytest.importorskip("dask")
     a = _adata(cells)

@@ -99,9 +99,7 @@ def test_dense_only_ranker_gets_dense_data():
     np.testing.assert_allclose(r.scores, d.scores, rtol=1e-12, equal_nan=True)
 
 
-@pytest.mark.slow
-def test_approximate_knn_graph_is_close_and_seeded():
-    pytest.importorskip("faiss")
+def test_approximate_knn_graph_is_close_and_seeded(faiss):
     from kofs.datasets import synthetic_counts
     from kofs.knowledge.similarity_kernels import (
         approximate_knn_squared_distances,

@@ -15,17 +15,19 @@ def test_summary_on_terminal_only(monkeypatch, capsys):
     p = example_paths()
     expr = read_expression(p["expression"])
     src = read_sources(pathways=p["pathways"])
-    res = rank(expr, sources=src.only("pathways"), lists=["SPEC", "Pathway-REL-VOTE"])
+    res = rank(
+        expr, sources=src.only("pathways"), lists=["SPEC", "Pathway-FILT", "Pathway-REL-VOTE"]
+    )
     _summary.print_summary(res, top=3)  # stderr is not a terminal under pytest: nothing
     assert capsys.readouterr().err == ""
     fake = io.StringIO()
     monkeypatch.setattr("sys.stderr", fake)
-    _summary.print_summary(res, top=3, force=True, outputs=["out/ranking.tsv"])
+    _summary.print_summary(res, top=3, force=True)
     text = fake.getvalue()
     flat = " ".join(text.split())  # rich wraps titles wider than their table
-    assert "top 3 genes (reliability of 2 lists)" in flat and "list weights (reliability" in flat
+    assert "top 3 genes (posterior of 3 lists)" in flat and "list weights (posterior" in flat
     assert "95% interval" in flat
-    assert "coverage: pathways kegg.gmt" in text and "out/ranking.tsv" in text
+    assert "coverage: pathways kegg.gmt" in text
     assert res.final.top(1)[0] in text
 
 
@@ -42,3 +44,25 @@ def test_summary_shows_symbols_beside_the_ids(monkeypatch):
     _summary.print_summary(res, top=2, force=True)
     text = fake.getvalue()
     assert "symbol" in text and "MYSYMBOL" in text and top[0] in text and top[1] in text
+
+
+def test_summary_shows_the_fusions_q_value_and_plain_notices(monkeypatch):
+    from dataclasses import replace
+
+    import numpy as np
+
+    p = example_paths()
+    expr = read_expression(p["expression"])
+    res = rank(expr, rankers=["variance", "laplacian"])
+    q = np.linspace(0.001, 1, len(res.final.genes))
+    final = replace(
+        res.final,
+        statistics={"q_value": q},
+        diagnostics={**res.final.diagnostics, "notices": ["Read the weights with care."]},
+    )
+    fake = io.StringIO()
+    monkeypatch.setattr("sys.stderr", fake)
+    _summary.print_summary(replace(res, final=final), top=3, force=True)
+    text = fake.getvalue()
+    assert "q-value" in text and "Read the weights with care." in text
+    assert "likelihood gain" not in text

@@ -18,7 +18,7 @@ from threadpoolctl import threadpool_limits
 from kofs.aggregate.partial import complete_ranks, partial_rank_matrix
 from kofs.canonical import canonical_rows
 from kofs.errors import ParameterError
-from kofs.registry import AGGREGATORS, RANKERS, resolve_params
+from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR, RANKERS, resolve_params
 from kofs.types import AggregateRanking, Ranking
 
 from kofs.aggregate import _methods  # noqa: E402,F401  isort: skip  (registers every aggregator)
@@ -31,11 +31,39 @@ log = logging.getLogger(__name__)
 def _data_lists(rankings: Sequence[Ranking]) -> np.ndarray:
     """True for lists computed from expression values: every list except those of a
     knowledge-only ranker (registry family ``"knowledge"``)."""
+    import kofs.rankers  # noqa: F401  (registers every ranker)
+
     out = []
     for r in rankings:
         name = str(r.params.get("ranker"))
         out.append(not (name in RANKERS and RANKERS.get(name).family == "knowledge"))
     return np.array(out, dtype=bool)
+
+
+def _covered(rankings: Sequence[Ranking], genes: Sequence[str]) -> np.ndarray:
+    """(M, L): the genes each list has knowledge about (present, with a finite score)."""
+    index = {g: i for i, g in enumerate(genes)}
+    out = np.zeros((len(genes), len(rankings)), dtype=bool)
+    for j, r in enumerate(rankings):
+        rows = np.fromiter((index[g] for g in r.genes), dtype=np.int64, count=len(r.genes))
+        out[rows, j] = np.isfinite(np.asarray(r.scores, dtype=np.float64))
+    return out
+
+
+def _covariates(
+    covariates: Mapping[str, Mapping[str, float]] | None,
+    genes: Sequence[str],
+    rows: np.ndarray,
+) -> dict[str, np.ndarray] | None:
+    """Gene-level covariates as arrays over the (canonically ordered) genes; NaN = unknown."""
+    if not covariates:
+        return None
+    out = {}
+    for name, values in covariates.items():
+        get = values.get if hasattr(values, "get") else dict(values).get
+        col = np.array([float(get(g, np.nan)) for g in genes], dtype=np.float64)
+        out[str(name)] = col[rows]
+    return out
 
 
 def _built_from_mask(
@@ -57,7 +85,7 @@ def _built_from_mask(
 
 def aggregate(
     rankings: Sequence[Ranking],
-    method: str = "em",
+    method: str = DEFAULT_AGGREGATOR,
     *,
     relevant_genes: Iterable[str] | None = None,
     params: Mapping[str, Any] | None = None,
@@ -66,6 +94,7 @@ def aggregate(
     held_out: Mapping[str, Sequence[tuple[Iterable[str], Ranking]]] | None = None,
     list_weights: Mapping[str, float] | None = None,
     list_weight_replicates: Mapping[str, Any] | None = None,
+    covariates: Mapping[str, Mapping[str, float]] | None = None,
     bootstrap: int = 200,
     seed: int = 0,
 ) -> AggregateRanking:
@@ -78,7 +107,7 @@ def aggregate(
         lists, top-k lists); see :mod:`kofs.aggregate.partial` for the treatment of a gene a
         list does not contain.
     method : str
-        ``"em"`` (KOFS probabilistic model, eqs 6.16-6.19), ``"reliability"``, ``"borda"``,
+        ``"posterior"`` (the default), ``"em"`` (KOFS probabilistic model, eqs 6.16-6.19), ``"borda"``,
         ``"rra"``, ``"stuart"``, ... (``kofs methods``).
     relevant_genes : iterable of str, optional
         Known-relevant genes (supervision by genes). Genes absent from the lists are dropped
@@ -98,13 +127,16 @@ def aggregate(
         genes held out and the list rebuilt from the other seeds. The held-out genes are
         observed at their position in that rebuild (fit and score) instead of not at all.
         Every name must be in ``built_from``; only for aggregators with list context
-        (``reliability``). ``diagnostics["cross_fit"]`` says how each seeded list was scored.
+        (``posterior``). ``diagnostics["cross_fit"]`` says how each seeded list was scored.
     list_weights : mapping list name -> float, optional
         Fixed list reliabilities (supervision by sample labels, see
-        :func:`kofs.aggregate.supervision.label_reliabilities`); only for ``reliability``.
+        :func:`kofs.aggregate.supervision.label_reliabilities`): each data list's evidence is tempered by its weight over the largest; only for ``posterior``.
     list_weight_replicates : mapping list name -> array-like of float, optional
-        Bootstrap replicates of ``list_weights`` (all of one length): the weight intervals of a
-        label-supervised run.
+        Bootstrap replicates of ``list_weights`` (all of one length).
+    covariates : mapping name -> (mapping gene -> float), optional
+        Gene-level covariates of the prior of ``posterior`` (e.g. ``{"study bias": {gene:
+        log number of annotations}}``; a pandas Series works); genes without a value get the
+        mean.
     bootstrap : int
         Bootstrap replicates of the weight intervals (0 = none).
     seed : int
@@ -130,6 +162,7 @@ def aggregate(
             held_out=held_out,
             list_weights=list_weights,
             list_weight_replicates=list_weight_replicates,
+            covariates=covariates,
             bootstrap=bootstrap,
             seed=seed,
         )
@@ -137,7 +170,7 @@ def aggregate(
 
 def _aggregate(
     rankings: Sequence[Ranking],
-    method: str = "em",
+    method: str = DEFAULT_AGGREGATOR,
     *,
     relevant_genes: Iterable[str] | None = None,
     params: Mapping[str, Any] | None = None,
@@ -146,6 +179,7 @@ def _aggregate(
     held_out: Mapping[str, Sequence[tuple[Iterable[str], Ranking]]] | None = None,
     list_weights: Mapping[str, float] | None = None,
     list_weight_replicates: Mapping[str, Any] | None = None,
+    covariates: Mapping[str, Mapping[str, float]] | None = None,
     bootstrap: int = 200,
     seed: int = 0,
 ) -> AggregateRanking:
@@ -165,7 +199,7 @@ def _aggregate(
     if relevant_genes is not None:
         if not spec.supports_relevant:
             raise ParameterError(
-                f"aggregator {method!r} does not use relevant genes; use 'reliability' or 'em'"
+                f"aggregator {method!r} does not use relevant genes; use 'posterior' or 'em'"
             )
         wanted = set(relevant_genes)
         relevant = np.fromiter((g in wanted for g in genes), dtype=bool, count=m)
@@ -173,12 +207,14 @@ def _aggregate(
             raise ParameterError("none of the relevant genes is among the ranked genes")
     if list_weights is not None and not spec.context:
         raise ParameterError(
-            f"aggregator {method!r} cannot use list weights from sample labels; use 'reliability'"
+            f"aggregator {method!r} cannot use list weights from sample labels; use 'posterior'"
         )
+    if covariates and not spec.context:
+        raise ParameterError(f"aggregator {method!r} does not use gene covariates; use 'posterior'")
     B = None if not built_from else _built_from_mask(genes, names, built_from)
     if held_out and not spec.context:
         raise ParameterError(
-            f"aggregator {method!r} cannot use cross-fitted lists (held_out); use 'reliability'"
+            f"aggregator {method!r} cannot use cross-fitted lists (held_out); use 'posterior'"
         )
     if held_out and (B is None or set(held_out) - set(built_from or {})):
         raise ParameterError("held_out names a list that built_from does not (its seed genes)")
@@ -208,10 +244,17 @@ def _aggregate(
                 [np.asarray(list_weight_replicates.get(n, ()), dtype=np.float64) for n in names]
             )[:, cols]
         extra = {
+            "names": [names[j] for j in cols],
             "built_from": Bc,
             "data_lists": _data_lists(rankings)[cols],
+            "covered": _covered(rankings, genes)[np.ix_(rows, cols)],
+            "absent_missing": np.array(
+                [rankings[j].params.get("absent") == "missing" for j in cols], dtype=bool
+            ),
+            "covariates": _covariates(covariates, genes, rows),
             "list_weights": v,
             "list_weight_replicates": reps,
+            "seed": int(seed),
         }
         if HO is not None:
             extra["held_out"] = (HO[0][np.ix_(rows, cols)], HO[1][np.ix_(rows, cols)])
@@ -228,8 +271,6 @@ def _aggregate(
     scores = _uncanonical(scores_c, rows, m)
     info = dict(info)
     private = {k: info.pop(k) for k in [k for k in info if k.startswith("_")]}
-    if private.get("_support") is not None:
-        private["_support"] = _uncanonical(private["_support"], rows, m) > 0.5
     diag = _diagnostics(
         spec,
         method,
@@ -312,8 +353,7 @@ def _diagnostics(
             for j, n in enumerate(names)
             if B[:, j].any()
         }
-    if private.get("_support") is not None:
-        diag["support"] = np.asarray(private["_support"])[: len(genes)]
+    diag.update(private.get("_diagnostics") or {})
     if weights is not None and spec.diagnose is not None:
         diag.update(
             spec.diagnose(
@@ -335,20 +375,20 @@ def _diagnostics(
             diag["circular"] = (
                 f"{method}: weights supervised by known genes that also built "
                 f"{', '.join(overlap)} (circular: those lists win by construction); "
-                "use --aggregate reliability, which never scores a list on its seed genes"
+                "use --aggregate posterior, which never scores a list on its seed genes"
             )
             log.warning("%s", diag["circular"])
     return diag
 
 
 #: Per-list entries of an aggregator's ``info`` (put back into the caller's list order).
-_PER_LIST_INFO = ("a", "redundancy", "label_reliability", "agreement_weights")
+_PER_LIST_INFO = ("mu", "auc", "tempering")
 
 
 def _lists_back(diag: dict[str, Any], back: np.ndarray, names: Sequence[str]) -> dict[str, Any]:
     """Diagnostics computed in canonical list order, back in the caller's list order."""
     L = len(names)
-    for key in ("weight_ci", "weight_sd"):
+    for key in ("weight_ci", "weight_sd", "mu_ci", "auc_ci"):
         if diag.get(key) is not None and len(diag[key]) == L:
             diag[key] = np.asarray(diag[key])[back]
     if diag.get("agreement") is not None:

@@ -6,5 +6,5 @@ from kofs.aggregate import borda  # noqa: F401
 from kofs.aggregate import rra  # noqa: F401
 from kofs.aggregate import stuart  # noqa: F401
 from kofs.aggregate import baselines  # noqa: F401
-from kofs.aggregate import reliability  # noqa: F401
+from kofs.aggregate import relevance  # noqa: F401
 # isort: on

@@ -11,7 +11,7 @@ know it (pooled over the folds). The genes outside S keep their position in the 
 all of S (the list used for the ranking), positioned among the genes it was not built from.
 
 :func:`held_out_intervals` turns the K rebuilt lists into the observation intervals the
-reliability model reads (:func:`kofs.aggregate.reliability.observation_intervals`).
+posterior model reads (:func:`kofs.aggregate.intervals.observation_intervals`).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def held_out_intervals(
     n_scored : dict list name -> int
         How many seed genes got a held-out observation.
     """
-    from kofs.aggregate.reliability import block_intervals
+    from kofs.aggregate.intervals import block_intervals
 
     M, L = built_from.shape
     index = {g: i for i, g in enumerate(genes)}

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cholesky, solve_triangular
-from scipy.optimize import nnls
 
+from kofs.aggregate.diagnostics import identification, percentile_intervals
 from kofs.errors import ParameterError
 from kofs.registry import Param, aggregator
 
@@ -193,6 +193,8 @@ def _newton_update(P: np.ndarray, pi: np.ndarray, q: np.ndarray) -> tuple[np.nda
     Armijo search on that normalised likelihood keeps every iterate on the simplex. Should the
     factorisation or NNLS fail, the step falls back to one EM step.
     """
+    from scipy.optimize import nnls  # scipy.optimize: imported by the step that needs it
+
     K, L = P.shape
     S = P / q[:, None]
     grad = S.sum(axis=0)  # gradient of l at pi
@@ -370,7 +372,6 @@ def _em(R: np.ndarray, *, relevant: np.ndarray | None, solver: str, tol: float, 
 def _diagnose(R, *, relevant, weights, n_boot: int, seed: int, params: dict, **_) -> dict:
     """Bootstrap intervals, likelihood gain and identification of the EM weights
     (:mod:`kofs.aggregate.diagnostics`); the fit itself is untouched."""
-    from kofs.aggregate.diagnostics import em_bootstrap
 
     return em_bootstrap(
         R,
@@ -382,3 +383,43 @@ def _diagnose(R, *, relevant, weights, n_boot: int, seed: int, params: dict, **_
         n_boot=n_boot,
         seed=seed,
     )
+
+
+def em_bootstrap(
+    ranks: np.ndarray,
+    *,
+    relevant: np.ndarray | None,
+    weights: np.ndarray,
+    solver: str,
+    tol: float,
+    max_iter: int,
+    n_boot: int,
+    seed: int,
+) -> dict:
+    """Diagnostics of the book's EM weights: bootstrap over the genes of G, gain, identification.
+
+    Returns
+    -------
+    dict
+        ``weight_ci`` (L, 2), ``weight_sd`` (L,), ``loglik_gain`` (nats), ``lr_threshold``,
+        ``identified``, ``n_boot``.
+    """
+    P = rank_probabilities(ranks)
+    PG = P if relevant is None else P[np.asarray(relevant, dtype=bool)]
+    K, L = PG.shape
+    ll_fit = float(np.log(PG @ weights).sum())
+    ll_uni = float(np.log(PG.mean(axis=1)).sum())
+    gain = ll_fit - ll_uni
+    identified, threshold = identification(gain, L)
+    out = {"loglik_gain": gain, "lr_threshold": threshold, "identified": identified}
+    if n_boot > 0:
+        rng = np.random.default_rng(seed)
+        reps = np.empty((n_boot, L))
+        for b in range(n_boot):
+            rows = PG[rng.integers(0, K, K)]
+            reps[b] = fit_mixture_weights(
+                rows, solver=solver, tol=tol, max_iter=max_iter, start=weights
+            ).weights
+        out.update(weight_ci=percentile_intervals(reps), weight_sd=reps.std(axis=0, ddof=1))
+    out["n_boot"] = int(n_boot)
+    return out

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.special import betainc, betaincinv
-from scipy.stats import false_discovery_control
 
 from kofs.aggregate._order_stats import log_any_lower
 from kofs.aggregate.partial import check_partial_ranks
@@ -124,6 +123,8 @@ def rra_pvalues(normalised: np.ndarray, *, exact: bool = False) -> np.ndarray:
 def bh_qvalues(p: np.ndarray, *, n_tests: int | None = None) -> np.ndarray:
     """Benjamini-Hochberg q-values of ``p`` among ``n_tests >= len(p)`` tests, the others
     having p = 1 (genes of the universe that no list contains)."""
+    from scipy.stats import false_discovery_control
+
     p = np.clip(np.asarray(p, dtype=np.float64), 0.0, 1.0)
     extra = 0 if n_tests is None else max(0, int(n_tests) - p.size)
     if p.size == 0:

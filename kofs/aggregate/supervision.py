@@ -12,7 +12,7 @@ classify 81 % of the samples).
 Called inside the honest protocol of ``kofs evaluate`` on the *training* samples of an outer
 fold only (:class:`kofs.evaluate.rerank.KofsRanking` passes just those), so the test samples
 are never seen. Lists built with the labels are re-built inside every inner fold (``refit``),
-the others are label-free and computed once. :func:`one_standard_error` turns the
+the others are label-free and computed once. :func:`soft_label_weights` turns the
 reliabilities into list weights (docs/aggregation.md, Supervision).
 """
 
@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from kofs._chunked import is_dask
 from kofs.errors import ParameterError
 
-__all__ = ["MAX_SAMPLES", "label_reliabilities", "one_standard_error", "stratified_subsample"]
+__all__ = ["MAX_SAMPLES", "label_reliabilities", "soft_label_weights", "stratified_subsample"]
 
 #: Samples above which label reliabilities use a stratified subsample (see ``max_samples``).
 MAX_SAMPLES = 5000
@@ -186,38 +186,35 @@ def label_reliabilities(
     return out, reps
 
 
-def one_standard_error(
+def soft_label_weights(
     v: np.ndarray, replicates: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray | None, float]:
-    """The one-standard-error rule on list reliabilities.
+) -> tuple[np.ndarray, np.ndarray]:
+    """Soft list weights from label reliabilities: each list's chance of being the most
+    predictive list, relative to the likeliest list's.
 
-    As for choosing among models by cross-validation (Breiman, Friedman, Olshen & Stone 1984;
-    Hastie, Tibshirani & Friedman 2009, section 7.10), lists whose reliability lies within one
-    standard error of the best list's keep it, and the others get 0: a list measurably less
-    predictive than the best does not dilute the fused ranking, and lists the samples cannot
-    tell apart share the weight. The standard error is the bootstrap standard deviation of
-    the best list's reliability (``replicates``, shape (B, L)); each replicate is ruled the
-    same way with that standard error (for the weight intervals).
+    ``replicates`` (B, L) are paired bootstrap replicates of the reliabilities (the same
+    resampled samples for every list), so ``P(best)_l`` is the share of replicates in which
+    list l is the best (ties shared). The weight ``P(best)_l / max_k P(best)_k`` is 1 for the
+    likeliest list, near 1 for lists the samples cannot tell from it, and goes to 0 only for a
+    list that is measurably less predictive in nearly every replicate: no hard cut, and with few
+    samples the labelled list is never dropped for noise. Without replicates the weights are
+    ``v / max v``.
 
     Returns
     -------
-    kept : ndarray (L,)
-    kept_replicates : ndarray (B, L) or None
-    se : float
+    weights : ndarray (L,) in [0, 1]
+    p_best : ndarray (L,), summing to 1
     """
-    v = np.asarray(v, dtype=np.float64)
-    if not (v > 0).any():
-        return v, replicates, 0.0
-    best = int(np.argmax(v))
-    se = 0.0
-    if replicates is not None and len(replicates) > 1:
-        se = float(np.std(np.asarray(replicates)[:, best], ddof=1))
-    kept = np.where(v >= v[best] - se, v, 0.0)
-    kept_reps = None
-    if replicates is not None:
-        reps = np.asarray(replicates, dtype=np.float64)
-        kept_reps = np.where(reps >= reps.max(axis=1, keepdims=True) - se, reps, 0.0)
-    return kept, kept_reps, se
+    v = np.clip(np.asarray(v, dtype=np.float64), 0.0, None)
+    L = len(v)
+    if replicates is None or len(replicates) == 0:
+        top = v.max() if L else 0.0
+        w = v / top if top > 0 else np.ones(L)
+        return w, w / w.sum() if w.sum() > 0 else w
+    reps = np.asarray(replicates, dtype=np.float64)
+    best = reps >= reps.max(axis=1, keepdims=True) - 1e-12
+    p_best = (best / best.sum(axis=1, keepdims=True)).mean(axis=0)
+    return p_best / p_best.max(), p_best
 
 
 def stratified_subsample(y: np.ndarray, size: int, seed: int) -> np.ndarray:

@@ -23,8 +23,14 @@ def _click_type(o: Option) -> Any:
     if o.kind == "choice":
         return click.Choice(list(o.choices or ()))
     if o.kind == "int":
-        return click.IntRange(min=None if o.low is None else int(o.low))
+        if o.low is None and o.high is None:  # an unbounded range shows "[x<=None]"
+            return click.INT
+        return click.IntRange(
+            min=None if o.low is None else int(o.low), max=None if o.high is None else int(o.high)
+        )
     if o.kind == "float":
+        if o.low is None and o.high is None:
+            return click.FLOAT
         return click.FloatRange(min=o.low, max=o.high)
     if o.kind in ("path", "paths"):
         return click.Path(dir_okay=o.folder, allow_dash=o.stdin)
@@ -33,7 +39,7 @@ def _click_type(o: Option) -> Any:
 
 def _help(o: Option) -> str:
     text = o.help
-    if o.default not in (None, {}, (), False):
+    if o.default is not None and o.default is not False and o.default not in ({}, ()):
         text += f"  [default: {o.default}]"
     return text
 
@@ -73,16 +79,31 @@ def config_options(
     """Decorator adding the options of ``sections`` (names of sections or single options).
 
     The options are made on first use (:class:`kofs.cli._group.LazyParamsCommand`, the command
-    class of ``kofs``'s group), after the command's own parameters.
+    class of ``kofs``'s group), after the command's own parameters, and shown in ``--help`` in
+    one group per section of the schema (:mod:`kofs.cli._help`).
     """
 
     def make() -> list[click.Parameter]:
+        from cloup import OptionGroup
+
+        from kofs.cli._help import group_order, group_title
+
+        section = {name: sec for name, (sec, _) in all_options().items()}
+        chosen = sorted(  # grouped by section, in the groups' order (stable within a group)
+            options_for(sections, exclude=exclude), key=lambda o: group_order(section[o.name])
+        )
+
         def stub() -> None:
             pass
 
-        for o in reversed(options_for(sections, exclude=exclude)):
+        for o in reversed(chosen):
             stub = click_option(o)(stub)
-        return list(reversed(getattr(stub, "__click_params__", [])))
+        params = list(reversed(getattr(stub, "__click_params__", [])))
+        groups: dict[str, OptionGroup] = {}
+        for o, p in zip(chosen, params, strict=True):
+            title = group_title(section[o.name])
+            p.group = groups.setdefault(title, OptionGroup(title))  # type: ignore[attr-defined]
+        return params
 
     def deco(func: Any) -> Any:
         func.__kofs_lazy_params__ = make

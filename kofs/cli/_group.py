@@ -2,7 +2,7 @@
 
 Exit status: 0 success; 2 bad input or usage (one line on stderr, no traceback; click's usage
 errors of a subcommand too); 1 internal error (traceback only with ``--debug``); 130 Ctrl-C,
-143 SIGTERM (one line; temporary files removed). A broken pipe (``kofs rank ... -o - | head``)
+143 SIGTERM, 129 SIGHUP (one line; temporary files and locks removed). A broken pipe (``kofs rank ... -o - | head``)
 exits quietly. Warnings are held until the command ends and dropped when it fails, so that an
 error is exactly one line (``-v`` streams every message as it comes).
 """
@@ -19,22 +19,63 @@ import warnings
 from typing import Any
 
 import click
+import cloup
 
 from kofs import __version__
-from kofs.errors import KofsError, OutputError, Terminated, one_line
+from kofs.errors import KofsError, OutputError, Terminated, one_line, printable
 
 log = logging.getLogger("kofs")
 
+#: signals that stop a run cleanly (like Ctrl-C): a scheduler's stop, a closed terminal
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
 
 def _terminate(signum, frame) -> None:
-    """SIGTERM -> :class:`Terminated` in the main thread (once; a second SIGTERM while cleaning
-    up is ignored)."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise Terminated()
+    """SIGTERM or SIGHUP -> :class:`Terminated` in the main thread (once; a second stop signal
+    while cleaning up is ignored)."""
+    for s in STOP_SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+    raise Terminated(signum)
+
+
+def install_stop_handlers(handler=_terminate) -> dict[int, Any]:
+    """Make SIGTERM and SIGHUP raise :class:`Terminated`; a signal the parent set to be ignored
+    (``nohup`` ignores SIGHUP) stays ignored. Returns the previous handlers."""
+    old = {}
+    for s in STOP_SIGNALS:
+        prev = signal.getsignal(s)
+        old[s] = prev
+        if prev is not signal.SIG_IGN:
+            signal.signal(s, handler)
+    return old
+
+
+def echo(text: str) -> None:
+    """A status line on stderr (``kofs: ...``), control characters of names escaped; nothing
+    with ``-q`` (errors only)."""
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root() if ctx is not None else None
+    if root is not None and (root.obj or {}).get("quiet"):
+        return
+    click.echo(printable(text).replace("\n", "\\n"), err=True)
 
 
 def _stderr_handler() -> _HeldStderr | None:
     return next((h for h in log.handlers if isinstance(h, _HeldStderr)), None)
+
+
+def show_warnings(reworded: dict[str, list[str]] | None = None) -> None:
+    """Show the warnings held so far (a command calls it once its files are written, before
+    its summary, so that they are read before the results rather than after them).
+
+    ``reworded`` maps a held message to the plain sentences that replace it (a fusion's own
+    warning, worded for the reader by :mod:`kofs.report.fusion`)."""
+    h = _stderr_handler()
+    if h is not None and reworded:
+        h.reword(reworded)
+    _finish_warnings(True)
 
 
 def _finish_warnings(show: bool) -> None:
@@ -74,36 +115,75 @@ def _flush_stdout() -> None:
         ) from None
 
 
-def hold_output(out: str, inputs: Any = ()) -> None:
+def hold_output(out: str, inputs: Any = (), *, named: bool = True) -> None:
     """Check and claim the output folder ``out`` for the running command, before its work
-    (:func:`kofs.io.output_folder.claim_output`); released when the command ends."""
+    (:func:`kofs.io.output_folder.claim_output`; ``named=False``: a default folder, never
+    replaced); released when the command ends."""
     from kofs.io.output_folder import claim_output
 
     ctx = click.get_current_context()
-    claim = ctx.with_resource(claim_output(out, inputs=inputs))
+    claim = ctx.with_resource(claim_output(out, inputs=inputs, named=named))
     ctx.find_root().meta.setdefault("kofs_claims", []).append(claim)
 
 
+def option_given(name: str) -> bool:
+    """Whether the running command's option ``name`` was typed (not its default)."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    return ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
+
+
+def report_written(out: str, written: Any) -> None:
+    """The one stderr line saying where the files went (always, unless ``-q``): in a pipeline
+    or a batch job it is the only trace of where the results are."""
+    if out == "-":
+        return
+    base = os.path.normpath(str(out))
+    names = sorted(
+        {os.path.relpath(os.path.normpath(str(w)), base).split(os.sep)[0] for w in written}
+    )
+    shown = str(out)
+    try:  # as typed: a config's absolute path inside the working folder is shown relative
+        rel = os.path.relpath(shown)
+        if os.path.isabs(shown) and not rel.startswith(os.pardir):
+            shown = rel
+    except ValueError:  # another drive (Windows)
+        pass
+    line = f"kofs: wrote {shown} ({', '.join(names)})"
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        echo(line)
+    else:  # last, after the warnings held until the command ends
+        ctx.find_root().meta.setdefault("kofs_last_lines", []).append(line)
+
+
 def _report_interrupt(exc: KeyboardInterrupt, ctx: click.Context | None = None) -> int:
-    """The one line of Ctrl-C (exit 130) or SIGTERM (143); returns the exit status."""
-    stopped = isinstance(exc, Terminated)
+    """The one line of Ctrl-C (exit 130), SIGTERM (143) or SIGHUP (129); returns the exit
+    status."""
     written = getattr(exc, "kofs_written", None) or [
         str(c.path) for c in (ctx.meta.get("kofs_claims", []) if ctx else []) if c.committed
     ]
     tail = f"{', '.join(written)} had been written completely" if written else "nothing was written"
-    click.echo(f"kofs: {'terminated' if stopped else 'interrupted'}; {tail}", err=True)
-    return 143 if stopped else 130
+    word = exc.word if isinstance(exc, Terminated) else "interrupted"
+    click.echo(printable(f"kofs: {word}; {tail}"), err=True)
+    return 128 + exc.signum if isinstance(exc, Terminated) else 130
 
 
-class LazyParamsCommand(click.Command):
-    """A command whose generated options are made on first use.
+class LazyParamsCommand(cloup.OptionGroupMixin, click.Command):
+    """A command whose generated options are made on first use, shown in option groups, with
+    its examples at the end of ``--help``.
 
     A callback carrying ``__kofs_lazy_params__`` (a zero-argument callable returning click
     parameters, set by :func:`kofs.cli._config_options.config_options`) gets them appended to
     its parameters when help is shown or arguments are parsed, not when the command is
     defined: generating them loads the knowledge-source plug-ins (numpy, scipy, pandas), which
-    ``kofs --version`` and ``kofs --help`` do not need.
+    ``kofs --version`` and ``kofs --help`` do not need. The examples and the one-line summary
+    of ``kofs --help`` come from :mod:`kofs.cli._help` and the docstring's first sentence.
+    (cloup's constraint support is left out: it reads the parameters when the command is made.)
     """
+
+    context_class = cloup.Context  # its help formatter lays out the option groups
 
     @property
     def params(self) -> list[click.Parameter]:  # type: ignore[override]
@@ -111,6 +191,10 @@ class LazyParamsCommand(click.Command):
         if make is not None and not self._lazy_done:
             self._lazy_done = True
             self._params = self._params + list(make())
+            # cloup's option groups, recomputed with the generated options
+            self.arguments, self.option_groups, self.ungrouped_options = self._group_params(
+                self._params
+            )
         return self._params
 
     @params.setter
@@ -118,11 +202,46 @@ class LazyParamsCommand(click.Command):
         self._params = list(value)
         self._lazy_done = False
 
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self.format_params(ctx, formatter)  # the option groups (cloup)
 
-class KofsGroup(click.Group):
-    """A click group that turns errors into one-line messages and exit codes."""
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from kofs.cli._help import examples_text
+
+        if self.epilog is None:
+            self.epilog = examples_text(self.name or "")
+        super().format_epilog(ctx, formatter)
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        """The first sentence of the help, whole (``kofs --help`` wraps it, never cuts it)."""
+        if self.short_help:
+            return self.short_help
+        text = " ".join((self.help or "").split("\n\n")[0].split())
+        end = text.find(". ")
+        return text if end < 0 else text[: end + 1]
+
+
+class KofsGroup(cloup.Group):
+    """A click group that turns errors into one-line messages and exit codes; ``--help`` lists
+    its commands in sections (:data:`kofs.cli._help.COMMAND_SECTIONS`)."""
 
     command_class = LazyParamsCommand
+
+    def list_sections(
+        self, ctx: click.Context, include_default_section: bool = True
+    ) -> list[cloup.Section]:
+        from kofs.cli._help import COMMAND_SECTIONS
+
+        out, placed = [], set()
+        for title, names in COMMAND_SECTIONS.items():
+            cmds = [self.commands[n] for n in names if n in self.commands]
+            placed.update(names)
+            if cmds:
+                out.append(cloup.Section(title, cmds))
+        rest = [c for n, c in sorted(self.commands.items()) if n not in placed]
+        if rest and include_default_section:
+            out.append(cloup.Section("Other commands", rest))
+        return out
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         try:  # parsing the command line: click alone would print "Aborted!" (exit 1)
@@ -133,12 +252,12 @@ class KofsGroup(click.Group):
     def main(self, *args: Any, **kwargs: Any) -> Any:
         if threading.current_thread() is not threading.main_thread():
             return super().main(*args, **kwargs)
-        old = signal.getsignal(signal.SIGTERM)
-        signal.signal(signal.SIGTERM, _terminate)
+        old = install_stop_handlers()
         try:
             return super().main(*args, **kwargs)
         finally:
-            signal.signal(signal.SIGTERM, old if old is not None else signal.SIG_DFL)
+            for s, prev in old.items():
+                signal.signal(s, prev if prev is not None else signal.SIG_DFL)
 
     def invoke(self, ctx: click.Context) -> Any:
         debug = bool(ctx.params.get("debug")) or os.environ.get("KOFS_DEBUG") == "1"
@@ -146,6 +265,8 @@ class KofsGroup(click.Group):
             rv = super().invoke(ctx)
             _flush_stdout()
             _finish_warnings(True)
+            for line in ctx.meta.pop("kofs_last_lines", ()):
+                echo(line)
             return rv
         except KofsError as exc:
             _finish_warnings(False)
@@ -204,6 +325,14 @@ class KofsGroup(click.Group):
             ctx.exit(1)
 
 
+class _PrintableFormatter(logging.Formatter):
+    """Log lines with the control characters of names escaped (a file or gene named with a
+    terminal escape sequence cannot recolour or retitle the user's terminal), one line each."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record)).replace("\n", "\\n")  # one line each
+
+
 class _HeldStderr(logging.StreamHandler):
     """Log lines for stderr; with ``hold`` they are kept until the command ends, then shown
     (:meth:`show_held`, success) or dropped (:meth:`drop_held`, failure: the error line stays
@@ -213,8 +342,14 @@ class _HeldStderr(logging.StreamHandler):
         super().__init__(stream)
         self.hold = hold
         self._held: list[logging.LogRecord] = []
+        self._seen: set[tuple[int, str]] = set()
 
     def emit(self, record: logging.LogRecord) -> None:
+        key = (record.levelno, record.getMessage())
+        if record.levelno >= logging.WARNING:  # a warning is said once per command
+            if key in self._seen:
+                return
+            self._seen.add(key)
         if self.hold:
             self._held.append(record)
         else:
@@ -224,6 +359,28 @@ class _HeldStderr(logging.StreamHandler):
         held, self._held = self._held, []
         for record in held:
             super().emit(record)
+
+    def reword(self, reworded: dict[str, list[str]]) -> None:
+        """Replace held records whose message is a key of ``reworded`` by its sentences."""
+        out: list[logging.LogRecord] = []
+        for record in self._held:
+            plain = reworded.get(record.getMessage())
+            if plain is None:
+                out.append(record)
+                continue
+            for sentence in plain:
+                out.append(
+                    logging.LogRecord(
+                        record.name,
+                        record.levelno,
+                        record.pathname,
+                        record.lineno,
+                        sentence,
+                        None,
+                        None,
+                    )  # fmt: skip
+                )
+        self._held = out
 
     def drop_held(self) -> None:
         self._held = []
@@ -274,7 +431,7 @@ def setup_logging(verbosity: int, log_file: str | None = None) -> None:
     root.setLevel(logging.DEBUG if log_file else level)
     h = _HeldStderr(sys.stderr, hold=verbosity <= 0)
     h.setLevel(level)
-    h.setFormatter(logging.Formatter("kofs: %(levelname)s: %(message)s"))
+    h.setFormatter(_PrintableFormatter("kofs: %(levelname)s: %(message)s"))
     root.addHandler(h)
     if log_file:
         try:

@@ -18,31 +18,47 @@ def summary_title(result: RunResult) -> str:
     return f"{result.final.method} of {len(result.lists)} lists"
 
 
-def print_summary(
-    result: RunResult, *, top: int = 10, outputs: list[str] | None = None, force: bool = False
-) -> None:
+def print_summary(result: RunResult, *, top: int = 10, force: bool = False) -> None:
     """Top genes (with their symbols when known) and list weights as rich tables on stderr (if
-    stderr is a terminal)."""
-    if top <= 0 or not (force or sys.stderr.isatty()):
+    stderr is a terminal); where the files went is said by the command, terminal or not."""
+    from kofs.cli._progress import _quiet
+
+    if top <= 0 or _quiet() or not (force or sys.stderr.isatty()):
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
+    from kofs.errors import printable
     from kofs.io.output import cross_fit_line, seed_scoring
+    from kofs.report.fusion import describe_fusion
+
+    def txt(value: object) -> Text:
+        # names from the user's files: no rich markup, no terminal control characters
+        return Text(printable(value))
 
     console = Console(stderr=True)
     final = result.final
-    t = Table(title=f"top {top} genes ({summary_title(result)})", show_lines=False)
-    symbols = result.symbols
+    t = Table(title=txt(f"top {top} genes ({summary_title(result)})"), show_lines=False)
+    symbols = getattr(result, "symbols", None)  # user lists (kofs aggregate) have none
     t.add_column("rank", justify="right")
     if symbols is not None:
         t.add_column("symbol")
     t.add_column("gene")
     t.add_column("score", justify="right")
+    fusion = describe_fusion(final)
+    stats = fusion.statistics[:2]  # the fusion's per-gene statistics, q-value first
+    for _, title, _ in stats:
+        t.add_column(title, justify="right")
     for i in final.order()[:top]:
         g = final.genes[i]
-        cells = [f"{final.ranks[i]:g}", *([symbols.get(g, "")] if symbols is not None else [])]
-        t.add_row(*cells, g, f"{final.scores[i]:.4g}")
+        cells = [f"{final.ranks[i]:g}", *([txt(symbols.get(g, ""))] if symbols is not None else [])]
+        t.add_row(
+            *cells,
+            txt(g),
+            f"{final.scores[i]:.4g}",
+            *(f"{final.statistics[k][i]:.2g}" for k, _, _ in stats),
+        )
     console.print(t)
     if final.weights is not None and len(final.list_names) > 1:
         diag = final.diagnostics
@@ -57,36 +73,34 @@ def print_summary(
         if seeded:
             w.add_column("built from", justify="right")
         for j in sorted(range(len(final.list_names)), key=lambda j: -final.weights[j]):
-            row = [final.list_names[j], f"{final.weights[j]:.3f}"]
+            row = [txt(final.list_names[j]), f"{final.weights[j]:.3f}"]
             if ci is not None:
                 row.append(f"{ci[j][0]:.3f}-{ci[j][1]:.3f}")
             if seeded:
                 name = final.list_names[j]
                 how = seed_scoring(cross.get(name))
-                row.append(f"{seeded[name]} known genes, {how}" if name in seeded else "")
+                row.append(txt(f"{seeded[name]} known genes, {how}" if name in seeded else ""))
             w.add_row(*row)
         console.print(w)
         if cross:
-            console.print(cross_fit_line(cross))
-        if diag.get("loglik_gain") is not None:
-            console.print(f"likelihood gain over uniform weights: {diag['loglik_gain']:.3g} nats")
-        # the identification / circularity warnings were logged once by the aggregation
-        if diag.get("support") is not None:
-            n = int((~diag["support"]).sum())
-            console.print(f"{n} genes supported by knowledge only (ranked after the others)")
+            console.print(txt(cross_fit_line(cross)))
+        for notice in fusion.notices:  # in plain words, with what to do
+            console.print(txt(notice))
     for r in result.lists:
         nuisance = r.info.get("nuisance") or {}
         shares = {k: v for k, v in (nuisance.get("shares") or {}).items() if v > 0}
         if shares:
             parts = ", ".join(f"{k} {100 * v:.0f}%" for k, v in shares.items())
-            console.print(f"nuisance programmes in the top {nuisance['top']} of {r.name}: {parts}")
+            console.print(
+                txt(f"nuisance programmes in the top {nuisance['top']} of {r.name}: {parts}")
+            )
     markers = getattr(result, "markers", None)
     if markers is not None:
         console.print(
-            f"marker tables ({markers.method}, {len(markers.groups)} groups of "
-            f"{markers.groupby!r} against the rest): markers.tsv"
+            txt(
+                f"marker tables ({markers.method}, {len(markers.groups)} groups of "
+                f"{markers.groupby!r} against the rest): markers.tsv"
+            )
         )
     for report in result.coverage:
-        console.print(f"coverage: {report.line()}")
-    if outputs:
-        console.print("wrote " + ", ".join(outputs))
+        console.print(txt(f"coverage: {report.line()}"))

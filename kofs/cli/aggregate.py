@@ -40,9 +40,10 @@ def _dump(resolved: dict[str, Any]) -> str:
     )
 
 
-def execute(specs: list[ListSpec], config: AggregateListsConfig, *, quiet: bool = False):
-    """Fuse the lists (one library call), write the run files, summarise; returns the paths."""
-    from kofs.cli._group import hold_output
+def execute(specs: list[ListSpec], config: AggregateListsConfig, *, named: bool = True):
+    """Fuse the lists (one library call), write the run files, summarise; returns the paths.
+    ``named``: the user named the output folder (else an existing default one is refused)."""
+    from kofs.cli._group import echo, hold_output, report_written
     from kofs.list_aggregation import resolved_aggregate_config, run_aggregate_config
     from kofs.outputs import aggregate_manifest, write_run
 
@@ -51,7 +52,7 @@ def execute(specs: list[ListSpec], config: AggregateListsConfig, *, quiet: bool 
     files = [s.path for s in specs if s.path != "-"]
     if out != "-":
         others = [p for p in (config.relevant_genes, universe_file) if p]
-        hold_output(out, inputs=[*files, *others])  # checked and taken before any work
+        hold_output(out, inputs=[*files, *others], named=named)  # before any work
     result = run_aggregate_config(specs, config)
     resolved = resolved_aggregate_config(specs, config, base=Path.cwd())
     inputs = {
@@ -65,16 +66,16 @@ def execute(specs: list[ListSpec], config: AggregateListsConfig, *, quiet: bool 
         manifest_data=aggregate_manifest(result, inputs=inputs, extra={"config": resolved}),
         extra_files={"config.resolved.yaml": _dump(resolved)},
     )
-    if not quiet:
-        for s in result.sources:
-            click.echo(f"kofs: list {s.describe()}", err=True)
-        for report in result.coverage:
-            click.echo(f"kofs: coverage: {report.line()}", err=True)
-    print_summary(result, top=config.top, outputs=written)
+    for s in result.sources:
+        echo(f"kofs: list {s.describe()}")
+    for report in result.coverage:
+        echo(f"kofs: coverage: {report.line()}")
+    print_summary(result, top=config.top)
+    report_written(out, written)
     return written
 
 
-def run_config(config_path: str, overrides: dict[str, Any], *, quiet: bool) -> list[str]:
+def run_config(config_path: str, overrides: dict[str, Any]) -> list[str]:
     """``kofs run CONFIG`` for a config with ``command: aggregate``: options typed on the
     command line that ``kofs aggregate`` has (``--output``, ``--top``, ...) override the file;
     any other is an error."""
@@ -94,7 +95,10 @@ def run_config(config_path: str, overrides: dict[str, Any], *, quiet: bool) -> l
         if typed.get(key) not in (None, "-"):
             typed[key] = str(Path(typed[key]).resolve())
     specs, config = read_aggregate_config(config_path, overrides=typed)
-    return execute(specs, config, quiet=quiet)
+    from kofs.config import load_config
+
+    named = "output" in typed or "output" in load_config(config_path)
+    return execute(specs, config, named=named)
 
 
 def _typed(ctx: click.Context, values: dict[str, Any]) -> dict[str, Any]:
@@ -136,11 +140,13 @@ def aggregate_cmd(ctx: click.Context, lists: tuple[str, ...], **opts) -> None:
     DESeq2 results or edgeR topTags table (ranked by p-value, ascending) or a MAGeCK gene
     summary (neg|rank; --mageck-side pos for positive selection), recognised by their
     headers; a GSEA .rnk file; or a .gmt file (each gene set an unranked list). Lists may
-    differ in length and genes: RRA and Stuart give a gene a list lacks the normalised rank 1,
-    as R RobustRankAggreg; the other methods place it in the list's bottom block.
+    differ in length and genes: posterior observes a gene a list lacks as below the list;
+    RRA and Stuart give it the normalised rank 1, as R RobustRankAggreg; the other methods
+    place it in the list's bottom block.
 
-    Writes OUTDIR/ranking.tsv (gene, rank, score, p_value and q_value for RRA or stuart_q
-    for Stuart, then rank:<list> and score:<list>, NA where a list lacks the gene),
+    Writes OUTDIR/ranking.tsv (gene, rank, score, the method's statistics -- posterior, lfdr,
+    q_value, data_posterior for posterior; p_value, q_value for RRA; stuart_q for Stuart --
+    then rank:<list> and score:<list>, NA where a list lacks the gene),
     OUTDIR/weights.tsv (weighted methods), OUTDIR/manifest.json and
     OUTDIR/config.resolved.yaml (`kofs run` repeats the run with it).
     """
@@ -148,8 +154,9 @@ def aggregate_cmd(ctx: click.Context, lists: tuple[str, ...], **opts) -> None:
     from kofs.list_aggregation import AggregateListsConfig
 
     specs = [parse_list_spec(text) for text in lists]
-    config = AggregateListsConfig.from_mapping(_typed(ctx, opts))
-    execute(specs, config, quiet=bool((ctx.obj or {}).get("quiet")))
+    typed = _typed(ctx, opts)
+    config = AggregateListsConfig.from_mapping(typed)
+    execute(specs, config, named="output" in typed)
 
 
 def register(group: click.Group) -> None:

@@ -5,16 +5,20 @@ from __future__ import annotations
 import click
 
 from kofs.cli._group import main
+from kofs.cli._options import UserPath, seed_option, threads_option
 
 
 @main.command("demo")
 @click.option(
-    "-o", "--output", default="kofs-demo", show_default=True, help="Output folder, or - for stdout."
+    "-o",
+    "--output",
+    type=UserPath(allow_dash=True),
+    default="kofs-demo",
+    show_default=True,
+    help="Output folder, or - for stdout (an existing kofs-demo is replaced only when named).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice.")
-@click.option(
-    "--threads", type=click.IntRange(min=1), default=None, help="Cap on BLAS/worker threads."
-)
+@seed_option()
+@threads_option()
 @click.option(
     "--top",
     type=click.IntRange(min=0),
@@ -27,10 +31,11 @@ def demo_cmd(output: str, seed: int, threads: int | None, top: int) -> None:
 
     Equivalent to `kofs rank` on the bundled files (kofs/data/example: expression, B/T labels,
     GO BP, KEGG gene sets, STRING edges), the default aggregation of the KOFS lists
-    (reliability; the book's EM: `kofs rank ... --aggregate em`).
+    (posterior; the book's EM: `kofs rank ... --aggregate em`).
     """
     from pathlib import Path
 
+    from kofs.cli._group import option_given
     from kofs.cli.rank import execute
     from kofs.config import RunConfig
     from kofs.example import example_config
@@ -39,6 +44,4 @@ def demo_cmd(output: str, seed: int, threads: int | None, top: int) -> None:
         {**example_config(), "output": output, "seed": seed, "threads": threads, "top": top},
         base=Path.cwd(),
     )
-    written = execute(config)
-    if output != "-":
-        click.echo(f"kofs demo: wrote {', '.join(written)}", err=True)
+    execute(config, named=option_given("output"))

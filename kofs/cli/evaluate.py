@@ -8,10 +8,10 @@ import os
 import click
 
 from kofs.cli._group import main
-from kofs.cli._options import split_names
+from kofs.cli._options import UserPath, seed_option, split_names
 from kofs.errors import ParameterError
 
-FILE = click.Path(dir_okay=False)
+FILE = UserPath(dir_okay=False)
 
 
 def _ints(value: str, option: str) -> list[int]:
@@ -23,8 +23,40 @@ def _ints(value: str, option: str) -> list[int]:
         ) from None
 
 
+_SPLIT_OPTIONS = ("split_repeats", "split_fraction", "split_null", "split_top", "split_reference")
+
+
+def _split_settings(name, repeats, fraction, null, top, reference, seed, known):
+    """The split-half settings (checked before any work), or None without --split-known."""
+    from kofs.cli._group import option_given
+    from kofs.evaluate.split import SplitHalf
+
+    if name is None:
+        given = [o for o in _SPLIT_OPTIONS if option_given(o)]
+        if given:
+            raise ParameterError(
+                f"--{given[0].replace('_', '-')} needs --split-known NAME (a --known-genes set)"
+            )
+        return None
+    names = [spec.split("=", 1)[0].strip() for spec in known]
+    if name not in names:
+        raise ParameterError(
+            f"--split-known {name!r} is not a --known-genes set"
+            + (f"; sets: {', '.join(names)}" if names else "; add --known-genes NAME=FILE")
+        )
+    return SplitHalf(
+        name,
+        repeats=repeats,
+        fraction=fraction,
+        null_repeats=null,
+        top=tuple(_ints(top, "--split-top")),
+        seed=seed,
+        reference=reference,
+    )
+
+
 @main.command("evaluate")
-@click.argument("rankings", nargs=-1, required=True, type=click.Path(exists=False))
+@click.argument("rankings", nargs=-1, required=True, type=UserPath(exists=False))
 @click.argument("expression", type=FILE)
 @click.option(
     "--labels", type=FILE, required=True, help="Sample classes (CSV/TSV: sample id, label)."
@@ -98,6 +130,46 @@ def _ints(value: str, option: str) -> list[int]:
     help="book: rank on all samples; honest: re-run each input's ranking inside every training fold.",
 )
 @click.option(
+    "--split-known",
+    default=None,
+    metavar="NAME",
+    help="Split-half evaluation of the --known-genes set NAME: re-run each input from its "
+    "relevant genes without a held-out part, count the held-out genes in every top k.",
+)
+@click.option(
+    "--split-repeats",
+    type=click.IntRange(1, 1000),
+    default=5,
+    show_default=True,
+    help="Random splits of --split-known.",
+)
+@click.option(
+    "--split-fraction",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="Share of the --split-known genes held out (strictly between 0 and 1).",
+)
+@click.option(
+    "--split-null",
+    type=click.IntRange(0, 1000),
+    default=5,
+    show_default=True,
+    help="Random-seed null draws: relevant genes replaced by random genes outside the set.",
+)
+@click.option(
+    "--split-top",
+    default="10,30,50,100",
+    show_default=True,
+    help="Top-k sizes of the split-half counts.",
+)
+@click.option(
+    "--split-reference",
+    default=None,
+    metavar="LIST",
+    help="List the others are compared with (default: the Fisher score list, if any).",
+)
+@click.option(
     "--go", type=FILE, default=None, help="GO OBO file: enables Sim_anno (with --go-annotations)."
 )
 @click.option(
@@ -111,19 +183,20 @@ def _ints(value: str, option: str) -> list[int]:
 )
 @click.option(
     "--cache-dir",
-    type=click.Path(file_okay=False),
+    type=UserPath(file_okay=False),
     default=None,
     help="Cache of parsed GO (default: $KOFS_CACHE_DIR, else $XDG_CACHE_HOME/kofs or ~/.cache/kofs).",
 )
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the GO cache.")
-@click.option("-o", "--output", default="kofs-eval", show_default=True, help="Output folder.")
 @click.option(
-    "--seed",
-    type=int,
-    default=0,
+    "-o",
+    "--output",
+    type=UserPath(file_okay=False),
+    default="kofs-eval",
     show_default=True,
-    help="Seed of the fold splits and of every other random choice.",
+    help="Output folder (an existing kofs-eval is replaced only when named).",
 )
+@seed_option("Seed of the fold splits and of every other random choice.")
 def evaluate_cmd(
     rankings,
     expression,
@@ -141,6 +214,12 @@ def evaluate_cmd(
     repeats,
     groups,
     protocol,
+    split_known,
+    split_repeats,
+    split_fraction,
+    split_null,
+    split_top,
+    split_reference,
     go,
     go_annotations,
     sim_anno,
@@ -154,11 +233,25 @@ def evaluate_cmd(
     Writes OUTDIR/evaluation.tsv (one row per list), accuracy.tsv (curves), figures/ (PNG, SVG)
     and report.html (readable offline).
     """
-    from kofs.cli._group import hold_output
+    from kofs.cache import open_cache
+    from kofs.cli._group import hold_output, option_given, report_written
     from kofs.cli._progress import cli_progress
 
+    top_ks, classifier_names = _ints(top, "--top"), split_names(classifiers)  # before any work
+    split = _split_settings(
+        split_known, split_repeats, split_fraction, split_null, split_top, split_reference, seed,
+        known,
+    )  # fmt: skip
     inputs = [*rankings, expression, labels, go, go_annotations]
-    hold_output(output, inputs=[p for p in inputs if p and os.path.isfile(p)])  # before any work
+    # checked before any work: an ignored --cache-dir warns, a cache inside -o is refused
+    cache = open_cache(
+        cache_dir, enabled=not no_cache, used=bool(go or go_annotations), outputs=[output]
+    )
+    hold_output(  # checked and taken before any work
+        output,
+        inputs=[p for p in inputs if p and os.path.isfile(p)],
+        named=option_given("output"),
+    )
     from kofs.evaluate.known import parse_known_spec
     from kofs.evaluate.run import evaluate_outputs
     from kofs.io.expression import read_expression
@@ -180,12 +273,9 @@ def evaluate_cmd(
         group_ids = [gmap[s] for s in expr.samples]
     go_data = None
     if go or go_annotations:
-        from kofs.cache import open_cache
         from kofs.sources import read_sources
 
-        go_data = read_sources(
-            go=go, go_annotations=go_annotations, cache=open_cache(cache_dir, enabled=not no_cache)
-        ).get("go")
+        go_data = read_sources(go=go, go_annotations=go_annotations, cache=cache).get("go")
     known_sets = [parse_known_spec(s) for s in known]
     with cli_progress() as progress:
         written = evaluate_outputs(
@@ -198,12 +288,13 @@ def evaluate_cmd(
             groups=group_ids,
             go=go_data,
             sim_sets=split_names(sim_anno),
-            top=_ints(top, "--top"),
-            classifiers=split_names(classifiers),
+            top=top_ks,
+            classifiers=classifier_names,
             n_splits=folds,
             n_repeats=repeats,
             seed=seed,
             progress=progress,
+            split=split,
             inputs={
                 "expression": expression,
                 "labels": labels,
@@ -212,7 +303,4 @@ def evaluate_cmd(
                 "go_annotations": go_annotations,
             },
         )
-    click.echo(
-        f"kofs evaluate: wrote {len(written)} files to {output} (open {output}/report.html)",
-        err=True,
-    )
+    report_written(output, written)

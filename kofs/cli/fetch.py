@@ -11,7 +11,8 @@ import logging
 
 import click
 
-from kofs.cli._group import main
+from kofs.cli._group import echo, main
+from kofs.cli._options import UserPath
 from kofs.errors import ParameterError
 
 
@@ -58,7 +59,7 @@ def _print_list(as_json: bool) -> None:
 @click.option("--kgml", is_flag=True, help="kegg-pathways: also fetch the KGML of every pathway.")
 @click.option(
     "--cache",
-    type=click.Path(file_okay=False),
+    type=UserPath(file_okay=False),
     default=None,
     help="Cache root [default: $KOFS_CACHE, else the user cache folder/kofs].",
 )
@@ -134,9 +135,7 @@ def fetch_cmd(
     )
     for p in result.paths:
         click.echo(str(p))
-    if not (ctx.obj or {}).get("quiet"):
-        click.echo(
-            f"kofs: {source}: {len(result.downloaded)} file(s) downloaded, "
-            f"{len(result.cached)} from the cache in {result.folder}",
-            err=True,
-        )
+    echo(
+        f"kofs: {source}: {len(result.downloaded)} file(s) downloaded, "
+        f"{len(result.cached)} from the cache in {result.folder}"
+    )

@@ -1,5 +1,5 @@
 """``kofs gosim``: GO semantic similarity between genes, written as a genes x genes TSV, or
-binary (``.npz``; ``.parquet`` with pyarrow) for large gene lists."""
+binary (``.npz`` or ``.parquet``) for large gene lists."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import sys
 import click
 
 from kofs.cli._group import main
-from kofs.cli._options import LazyChoice
-from kofs.errors import CoverageError, InputError, ParameterError
+from kofs.cli._options import LazyChoice, UserPath
+from kofs.errors import CoverageError, InputError
 
 log = logging.getLogger(__name__)
 
@@ -29,19 +29,11 @@ def _read_go_ids(path: str) -> list[str]:
 
 
 def _output_format(out: str) -> str:
-    """``tsv``, ``npz`` or ``parquet`` from the output name; parquet needs pyarrow (checked
-    before any work)."""
+    """``tsv``, ``npz`` or ``parquet`` from the output name."""
     low = out.lower()
     if low.endswith(".npz"):
         return "npz"
     if low.endswith(".parquet"):
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise ParameterError(
-                f"-o {out}: writing parquet needs the pyarrow package (pip install pyarrow); "
-                "or write a .npz file"
-            ) from None
         return "parquet"
     return "tsv"
 
@@ -76,21 +68,21 @@ def _write_matrix(fh, genes: list[str], values) -> None:
     "--go",
     "go_path",
     required=True,
-    type=click.Path(dir_okay=False),
+    type=UserPath(dir_okay=False),
     help="Gene Ontology OBO file (.obo or .obo.gz; go-basic or full go.obo).",
 )
 @click.option(
     "--go-annotations",
     "ann_path",
     required=True,
-    type=click.Path(dir_okay=False),
+    type=UserPath(dir_okay=False),
     help="GO annotations: GAF 2.x, NCBI gene2go or TSV (gene, GO id[, evidence[, aspect]]).",
 )
 @click.option(
     "--genes",
     "genes_path",
     required=True,
-    type=click.Path(dir_okay=False),
+    type=UserPath(dir_okay=False),
     help="Genes to compare (one id per line, or first column of a CSV/TSV).",
 )
 @click.option(
@@ -99,8 +91,8 @@ def _write_matrix(fh, genes: list[str], values) -> None:
     "out",
     required=True,
     help="Output: genes x genes TSV (gene ids as first column and header), - for stdout, "
-    "or binary by extension: .npz (arrays 'similarity' and 'genes'; numpy.load) or .parquet "
-    "(needs pyarrow). Use .npz for thousands of genes.",
+    "or binary by extension: .npz (arrays 'similarity' and 'genes'; numpy.load) or .parquet. "
+    "Use .npz for thousands of genes.",
 )
 @click.option(
     "--measure",
@@ -159,7 +151,7 @@ def _write_matrix(fh, genes: list[str], values) -> None:
     "--unknown-terms",
     "unknown_path",
     default=None,
-    type=click.Path(dir_okay=False),
+    type=UserPath(dir_okay=False),
     help="GO ids to give no information content (one per line, # comments); in --mode "
     "gosemsim it replaces the term table kofs ships for the release.",
 )
@@ -172,7 +164,7 @@ def _write_matrix(fh, genes: list[str], values) -> None:
 )
 @click.option(
     "--cache-dir",
-    type=click.Path(file_okay=False),
+    type=UserPath(file_okay=False),
     default=None,
     help="Cache of parsed GO (default: $KOFS_CACHE_DIR, else $XDG_CACHE_HOME/kofs or ~/.cache/kofs).",
 )

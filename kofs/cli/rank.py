@@ -9,18 +9,27 @@ from kofs.cli._group import main
 from kofs.config import RunConfig
 
 
-def execute(config: RunConfig, *, command: str = "rank") -> list[str]:
-    """Claim the output, run the config (one library call), write, summarise."""
+def execute(config: RunConfig, *, command: str = "rank", named: bool = True) -> list[str]:
+    """Claim the output, run the config (one library call), write, summarise; ``named``: the
+    user named the output folder (else an existing default folder is refused)."""
+    from kofs.cli._group import report_written, show_warnings
     from kofs.cli._progress import cli_progress
     from kofs.cli._summary import print_summary
     from kofs.outputs import claim_result_output, write_result
+    from kofs.report.fusion import describe_fusion
     from kofs.workflow import run
 
-    with claim_result_output(config):  # checked and taken before any work, replaced whole
+    # checked and taken before any work, replaced whole
+    with claim_result_output(config, named=named):
         with cli_progress() as progress:
             result = run(config, progress=progress)
         written = write_result(result, command=command)
-        print_summary(result, top=config.output.top, outputs=written)
+        # where the reader looks: before the summary, not after it, and the fusion's own
+        # warning in plain words (the report says the same)
+        own = (result.final.diagnostics or {}).get("warning")
+        show_warnings({own: describe_fusion(result.final).notices} if own else None)
+        print_summary(result, top=config.output.top)
+    report_written(config.output.output, written)
     return written
 
 
@@ -32,11 +41,15 @@ def rank_cmd(ctx: click.Context, expression: str, **opts) -> None:
     """Rank the genes of EXPRESSION (CSV/TSV, gzip ok, - for stdin; or single-cell data: an
     AnnData .h5ad, a 10x .h5, or a 10x MatrixMarket folder) and fuse the lists.
 
-    Writes OUTDIR/ranking.tsv (gene, rank, score, then rank:<list> and score:<list> for
-    every list, and an evidence column with knowledge), OUTDIR/weights.tsv (source weights of
-    weighted aggregators), OUTDIR/manifest.json (provenance) and OUTDIR/config.resolved.yaml
-    (`kofs run` repeats the run with it). With knowledge sources (--go, --pathways,
-    --interactions, --graph, --aux) the lists are those of the KOFS catalogue; `kofs sources`
-    shows them.
+    Writes OUTDIR/ranking.tsv (gene, rank, score, the fusion's per-gene statistics --
+    posterior, lfdr, q_value, data_posterior by default -- then rank:<list> and score:<list>
+    for every list, and an evidence column with knowledge), OUTDIR/weights.tsv (list weights
+    with their 95% intervals, when the aggregator learns them), OUTDIR/report.html (the
+    results explained, one page), OUTDIR/manifest.json (provenance) and
+    OUTDIR/config.resolved.yaml (`kofs run` repeats the run with it). With knowledge sources
+    (--go, --pathways, --interactions, --graph, --aux) the lists are those of the KOFS
+    catalogue; `kofs sources` shows them.
     """
-    execute(command_config(ctx, opts, expression=expression))
+    from kofs.cli._group import option_given
+
+    execute(command_config(ctx, opts, expression=expression), named=option_given("output"))

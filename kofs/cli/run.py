@@ -35,10 +35,11 @@ def run_cmd(ctx: click.Context, config: str, **opts) -> None:
             config,
             MARKER,
         )
-    if load_config(config).get("command") == "aggregate":
+    values = load_config(config)
+    if values.get("command") == "aggregate":
         from kofs.cli.aggregate import run_config
 
-        run_config(config, given(ctx, opts), quiet=bool((ctx.obj or {}).get("quiet")))
+        run_config(config, given(ctx, opts))
         return
     cfg = read_run_config(config)
     typed = given(ctx, opts)
@@ -49,4 +50,4 @@ def run_cmd(ctx: click.Context, config: str, **opts) -> None:
         raise ParameterError(
             "config has no 'expression' key (the expression matrix to rank)", path=config
         )
-    execute(cfg)
+    execute(cfg, named="output" in values or "output" in typed)

@@ -8,6 +8,7 @@ import click
 
 from kofs.cli._config_options import command_config, config_options
 from kofs.cli._group import main
+from kofs.errors import printable
 
 #: what `kofs sources` uses of a run's options (no aggregation, output or summary options)
 SOURCES_OPTIONS = (
@@ -32,13 +33,13 @@ def sources_cmd(ctx: click.Context, expression: str, as_json: bool, **opts) -> N
     if as_json:
         click.echo(json.dumps(report, indent=2, sort_keys=True, default=str))
         return
-    click.echo(
+    lines = [
         f"expression: {report['expression']['samples']} samples x "
-        f"{report['expression']['genes']} genes"
-    )
-    for k in report["internal_knowledge"]:
-        click.echo(f"  {k['kind']:<18} {k['name']:<24} {k['detail']}")
-    click.echo("coverage:")
-    for c in report["coverage"]:
-        click.echo(f"  {c['line']}")
-    click.echo("lists: " + ", ".join(f"{p['name']} ({p['ranker']})" for p in report["lists"]))
+        f"{report['expression']['genes']} genes",
+        *(f"  {k['kind']:<18} {k['name']:<24} {k['detail']}" for k in report["internal_knowledge"]),
+        "coverage:",
+        *(f"  {c['line']}" for c in report["coverage"]),
+        "lists: " + ", ".join(f"{p['name']} ({p['ranker']})" for p in report["lists"]),
+    ]
+    for line in lines:  # file and gene names: terminal control characters escaped
+        click.echo(printable(line))

@@ -4,6 +4,8 @@
   knowledge support (HIT, Sim_anno), redundancy, residue scale and Jaccard scores.
 * :func:`write_evaluation` — ``evaluation.tsv``, ``accuracy.tsv``, figures, ``report.html``.
 * :class:`KofsRanking` — the KOFS lists and aggregations re-runnable on training folds.
+* :func:`split_half` / :class:`SplitHalf` — known genes split into seeds and held-out genes:
+  how many held-out genes each list recovers, against the reference and a random-seed null.
 * :func:`read_rank_output` / :func:`read_known_genes` — inputs.
 """
 
@@ -13,6 +15,7 @@ from kofs.evaluate.protocols import CLASSIFIERS, Fold, accuracy_curves, make_fol
 from kofs.evaluate.rankfiles import RankFile, ranks_on_matrix, read_rank_output
 from kofs.evaluate.report import write_evaluation
 from kofs.evaluate.rerank import Aggregation, KofsRanking
+from kofs.evaluate.split import SplitHalf, SplitHalfResult, split_half
 
 __all__ = [
     "CLASSIFIERS",
@@ -22,6 +25,8 @@ __all__ = [
     "KnownGenes",
     "KofsRanking",
     "RankFile",
+    "SplitHalf",
+    "SplitHalfResult",
     "accuracy_curves",
     "evaluate",
     "make_folds",
@@ -30,5 +35,6 @@ __all__ = [
     "ranks_on_matrix",
     "read_known_genes",
     "read_rank_output",
+    "split_half",
     "write_evaluation",
 ]

@@ -19,6 +19,7 @@ import numpy as np
 
 from kofs.errors import OutputError, ParameterError
 from kofs.evaluate.core import EvaluationResult, agreement
+from kofs.evaluate.split import SplitHalfResult
 from kofs.io.output import format_float
 from kofs.io.output_folder import atomic_dir
 from kofs.report.html import esc, html_table, page, provenance_html
@@ -26,7 +27,7 @@ from kofs.types import Expression
 
 log = logging.getLogger(__name__)
 
-__all__ = ["write_evaluation"]
+__all__ = ["split_half_glance", "write_evaluation"]
 
 
 def _tsv(df) -> str:
@@ -64,6 +65,7 @@ def write_evaluation(
     provenance: Mapping[str, Any] | None = None,
     symbols: Mapping[str, str] | None = None,
     extra_files: Mapping[str, str] | None = None,
+    split_half: SplitHalfResult | None = None,
 ) -> list[str]:
     """Write the tables, figures and report of ``result`` into ``outdir`` (all or nothing; the
     folder's previous content is replaced whole).
@@ -93,6 +95,10 @@ def write_evaluation(
         Labels of the genes in the heatmaps.
     extra_files : mapping of str to str, optional
         More text files written into the folder, by name.
+    split_half : SplitHalfResult, optional
+        Written as ``split_half.tsv`` (summary), ``split_half_draws.tsv`` (every draw) and
+        ``split_half.md`` (the at-a-glance table), its settings into ``evaluation.json``, and
+        a report section.
 
     Returns
     -------
@@ -123,6 +129,11 @@ def write_evaluation(
         (tmp / "evaluation.tsv").write_text(_tsv(result.table))
         (tmp / "accuracy.tsv").write_text(_tsv(pd.DataFrame(result.accuracy)))
         record = {"settings": result.settings, "notes": result.notes, "weights": result.weights}
+        if split_half is not None:
+            (tmp / "split_half.tsv").write_text(_tsv(split_half.table))
+            (tmp / "split_half_draws.tsv").write_text(_tsv(split_half.draws))
+            (tmp / "split_half.md").write_text(_markdown(split_half_glance(split_half)))
+            record["split_half"] = split_half.settings
         if provenance:
             record["provenance"] = dict(provenance)
         (tmp / "evaluation.json").write_text(json.dumps(record, indent=2, default=str))
@@ -155,9 +166,7 @@ def write_evaluation(
             )
         if result.weights:
             plot_weights(result.weights, tmp / "figures" / "weights")
-            figures.append(
-                ("figures/weights.png", "EM source weights π learned by each aggregation.")
-            )
+            figures.append(("figures/weights.png", "List weights learned by each aggregation."))
         if len(names) > 1:
             lnames, C = agreement(result)
             plot_agreement(C, tmp / "figures" / "agreement", names=lnames)
@@ -175,6 +184,7 @@ def write_evaluation(
             extra_tables=extra_tables or {},
             gene_tables=gene_tables or {},
             provenance=provenance,
+            split_half=split_half,
         )
         (tmp / "report.html").write_text(html, encoding="utf-8")
         for name, text in (extra_files or {}).items():
@@ -193,6 +203,7 @@ def _page(
     extra_tables,
     gene_tables,
     provenance,
+    split_half: SplitHalfResult | None = None,
 ) -> str:
     s = result.settings
     protocol_text = (
@@ -227,6 +238,8 @@ def _page(
         + _html_table(result.table, caption="evaluation.tsv", table_id="evaluation")
         + protocol_text
     )
+    if split_half is not None:
+        parts.append(_split_half_section(split_half))
     for cap, df in extra_tables.items():
         parts.append(f"<h2>{esc(cap)}</h2>" + _html_table(df))
     if gene_tables:
@@ -244,7 +257,86 @@ def _page(
         parts.append(provenance_html(provenance))
     parts.append(
         "<p class='note'>Files: <a href='evaluation.tsv'>evaluation.tsv</a>, "
-        "<a href='accuracy.tsv'>accuracy.tsv</a>, <a href='evaluation.json'>evaluation.json</a>."
-        "</p>"
+        "<a href='accuracy.tsv'>accuracy.tsv</a>, <a href='evaluation.json'>evaluation.json</a>"
+        + (
+            ", <a href='split_half.tsv'>split_half.tsv</a>, "
+            "<a href='split_half_draws.tsv'>split_half_draws.tsv</a>, "
+            "<a href='split_half.md'>split_half.md</a>"
+            if split_half is not None
+            else ""
+        )
+        + ".</p>"
     )
     return page(title, parts)
+
+
+def _markdown(df) -> str:
+    rows = [[str(c) for c in df.columns]] + [
+        [str(v) for v in r] for r in df.itertuples(index=False)
+    ]
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join([lines[0], "|" + "---|" * len(df.columns), *lines[1:]]) + "\n"
+
+
+def split_half_glance(result: SplitHalfResult, *, k: int | None = None):
+    """One row per list: held-out genes recovered in every top k (mean ± SD over repeats) and,
+    at top ``k`` (default 50 when scored, else the largest), the paired differences against
+    the reference and the best data-only list, the null's mean and the p-value."""
+    import pandas as pd
+
+    t, s = result.table, result.settings
+    ks = s["top"]
+    k = k if k is not None else (50 if 50 in ks else ks[-1])
+
+    def pm(mean, sd, signed=False):
+        if np.isnan(mean):
+            return "not built"
+        text = f"{mean:+.1f}" if signed else f"{mean:.1f}"
+        return text if np.isnan(sd) else f"{text} ± {sd:.1f}"
+
+    rows = []
+    for name in dict.fromkeys(t["list"]):
+        sel = t[t["list"] == name].set_index("k")
+        row = {"list": name, "kind": sel["kind"].iloc[0]}
+        for kk in ks:
+            row[f"top {kk}"] = pm(sel.loc[kk, "recovered"], sel.loc[kk, "recovered_sd"])
+        at = sel.loc[k]
+        if s.get("reference"):
+            row[f"vs {s['reference']} (top {k})"] = pm(
+                at["diff_reference"], at["diff_reference_sd"], signed=True
+            )
+        if at["best_data"]:
+            row[f"vs best data list (top {k})"] = (
+                pm(at["diff_best_data"], at["diff_best_data_sd"], signed=True)
+                + f" ({at['best_data']})"
+            )
+        if s["null_repeats"]:
+            row[f"null (top {k})"] = pm(at["null"], at["null_sd"])
+            row[f"p null (top {k})"] = "" if np.isnan(at["p_null"]) else f"{at['p_null']:.2g}"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _split_half_section(result: SplitHalfResult) -> str:
+    s = result.settings
+    sets = ", ".join(f"{esc(k)} ({v} genes)" for k, v in s["gene_sets"].items()) or "none"
+    text = (
+        f"<p class='note'>The {s['n_known']} genes of the known set <b>{esc(s['known'])}</b> "
+        f"in the matrix are split at random ({s['repeats']} repeats) into {s['n_seed']} seed genes "
+        f"and {s['n_held_out']} held-out genes (seed {s['seed']}). Every gene set the lists are "
+        f"built from or the aggregations fitted on ({sets}) loses the held-out genes; each "
+        "cell is the number of held-out genes in a list's top k, mean ± SD over the repeats. "
+        "Differences are paired by repeat. The null replaces every gene of those sets by a "
+        f"random gene outside the known set (null draws: {s['null_repeats']}, one random "
+        "one-to-one map each); p = (1 + draws recovering at least the list's mean) / (1 + "
+        f"draws), conservative, at least {1 / (1 + s['null_repeats']):.2g}. Lists that do not "
+        "use the gene sets score the same in the null; a list that cannot be built from random "
+        f"seeds is left out of that draw ('not built'). Run time {s['seconds']} s.</p>"
+    )
+    return (
+        "<h2 id='split-half'>Split-half known genes</h2>"
+        + _html_table(
+            split_half_glance(result), caption="split_half.tsv (at a glance)", table_id="split-half"
+        )  # fmt: skip
+        + text
+    )

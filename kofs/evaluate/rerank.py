@@ -24,14 +24,20 @@ import numpy as np
 from kofs.canonical import canonicalize, restore_aggregate, restore_ranking
 from kofs.context import Context
 from kofs.errors import ParameterError
+from kofs.evaluate.known import KnownGenes
+from kofs.evaluate.split import SplitHalf, SplitHalfResult, split_half
 from kofs.pipeline import aggregate_supervised, build_lists, relevant_gene_ids
-from kofs.registry import AGGREGATORS
+from kofs.progress import Progress
+from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR
 from kofs.reseeding import reseeded_lists
 from kofs.types import AggregateRanking, Expression, Ranking, SampleCategories
 
 log = logging.getLogger(__name__)
 
 __all__ = ["Aggregation", "KofsRanking"]
+
+#: names of the gene sets of :meth:`KofsRanking.gene_sets`
+_SEEDS, _SUPERVISION = "list seeds", "supervision of "
 
 
 @dataclass(frozen=True)
@@ -42,7 +48,7 @@ class Aggregation:
     (the training samples of an outer fold in the honest protocol)."""
 
     name: str
-    method: str = "em"
+    method: str = DEFAULT_AGGREGATOR
     relevant_genes: tuple[str, ...] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     supervision: str | None = None  # none | genes | labels (kofs.pipeline.SUPERVISION)
@@ -81,17 +87,24 @@ class KofsRanking:
     params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     seed: int = 0
     cross_fit: int = 5
-    _shared: dict[str, Any] = field(default_factory=dict, repr=False)
+    _shared: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def names(self) -> list[str]:
         return [self.rename.get(n, n) for n in self.lists] + [a.name for a in self.aggregations]
 
     def run(
-        self, expression: Expression, labels: SampleCategories | None = None
+        self,
+        expression: Expression,
+        labels: SampleCategories | None = None,
+        *,
+        drop_unbuildable: bool = False,
     ) -> dict[str, Ranking | AggregateRanking]:
         """Every list and aggregation on ``expression`` (ordered as :meth:`names`).
 
         ``labels`` must be aligned to ``expression.samples`` (Fisher needs them).
+        ``drop_unbuildable``: a list seeded by the known genes that cannot be built from them
+        (GO-CAN-MAH with no enriched GO term) is left out, with a warning, and the
+        aggregations fuse the others (the random seeds of the split-half null).
         """
         from kofs.plans import built_from, kofs_plan
 
@@ -113,10 +126,17 @@ class KofsRanking:
             for p in kofs_plan(ctx, list(self.lists))
         ]
         params = {self.rename.get(k, k): v for k, v in self.params.items()}
-        lists = build_lists(ctx, plans, params=params)
+        if drop_unbuildable:
+            seeds_of = {self.rename.get(n, n) for n in built_from(ctx, list(self.lists))}
+            plans, lists = _buildable(ctx, plans, params, seeded=seeds_of)
+        else:
+            lists = build_lists(ctx, plans, params=params)
         out: dict[str, Ranking | AggregateRanking] = {r.name: r for r in lists}
+        built = {p.name for p in plans}
         seeded = {
-            self.rename.get(n, n): genes for n, genes in built_from(ctx, list(self.lists)).items()
+            self.rename.get(n, n): genes
+            for n, genes in built_from(ctx, list(self.lists)).items()
+            if self.rename.get(n, n) in built
         }
         held_out: dict = {}
         if seeded and any(AGGREGATORS.get(a.method).context for a in self.aggregations):
@@ -153,14 +173,104 @@ class KofsRanking:
 
     def _mapped(self, expression: Expression, key: str, genes: Sequence[str]) -> tuple[str, ...]:
         """Known genes as matrix ids, mapped once per gene set (folds share the genes)."""
-        hit = self._shared.get(f"ids:{key}")
-        if hit is None or hit[0] != expression.genes:
-            hit = (expression.genes, relevant_gene_ids(expression, genes))
-            self._shared[f"ids:{key}"] = hit
-        return hit[1]
+        skey = ("ids", key, expression.genes, tuple(genes))
+        if skey not in self._shared:
+            self._shared[skey] = relevant_gene_ids(expression, genes)
+        return self._shared[skey]
 
     def orders(
         self, expression: Expression, labels: SampleCategories | None = None
     ) -> dict[str, np.ndarray]:
         """Gene orders (column indices, best first) of :meth:`run`."""
         return {name: r.order() for name, r in self.run(expression, labels).items()}
+
+    def origins(self) -> dict[str, tuple[str, str | None]]:
+        """``{name: (kind, ranker)}`` of every list and aggregation (:meth:`names` order): kind
+        ``data`` (built from the matrix and labels only), ``knowledge`` or ``aggregation``."""
+        from kofs.plans import list_origin
+
+        out: dict[str, tuple[str, str | None]] = {}
+        for n in self.lists:
+            o = list_origin(n, self.sources)
+            kind = "knowledge" if o is None or not o[1] else "data"
+            out[self.rename.get(n, n)] = (kind, None if o is None else o[0])
+        out.update({a.name: ("aggregation", None) for a in self.aggregations})
+        return out
+
+    def gene_sets(self, expression: Expression) -> dict[str, tuple[str, ...]]:
+        """Every known gene set the run builds or fits from, as matrix ids: ``list seeds`` and
+        ``supervision of <aggregation>`` (the genes supervising an aggregation)."""
+        out = {}
+        if self.list_relevant_genes is not None:
+            out[_SEEDS] = self._mapped(expression, "list_relevant_genes", self.list_relevant_genes)
+        for a in self.aggregations:
+            if a.relevant_genes is not None:
+                out[_SUPERVISION + a.name] = self._mapped(
+                    expression, f"G:{a.name}", a.relevant_genes
+                )
+        return out
+
+    def with_gene_sets(self, gene_sets: Mapping[str, Sequence[str]]) -> KofsRanking:
+        """The same run built from other gene sets (keys of :meth:`gene_sets`); it shares this
+        run's gene-level knowledge."""
+        return replace(
+            self,
+            list_relevant_genes=(
+                tuple(gene_sets[_SEEDS]) if _SEEDS in gene_sets else self.list_relevant_genes
+            ),
+            aggregations=[
+                replace(a, relevant_genes=tuple(gene_sets[_SUPERVISION + a.name]))
+                if _SUPERVISION + a.name in gene_sets
+                else a
+                for a in self.aggregations
+            ],
+        )
+
+    def split_half(
+        self,
+        expression: Expression,
+        labels: SampleCategories | None = None,
+        *,
+        known: KnownGenes,
+        settings: SplitHalf,
+        progress: Progress | None = None,
+    ) -> SplitHalfResult:
+        """Split-half evaluation of every list and aggregation on ``known``
+        (:func:`kofs.evaluate.split.split_half`): per repeat the lists are built and the
+        aggregations fitted on all samples from :meth:`gene_sets` without the held-out genes."""
+
+        def build(sets: Mapping[str, tuple[str, ...]], null: bool) -> dict[str, np.ndarray]:
+            runs = self.with_gene_sets(sets).run(expression, labels, drop_unbuildable=null)
+            return {n: np.asarray(r.ranks, dtype=np.float64) for n, r in runs.items()}
+
+        return split_half(
+            build,
+            known.in_matrix(expression),
+            genes=expression.genes,
+            gene_sets=self.gene_sets(expression),
+            settings=settings,
+            lists=self.origins(),
+            progress=progress,
+        )
+
+
+def _buildable(
+    ctx: Context, plans: Sequence[Any], params: Mapping[str, Any], *, seeded: set[str]
+) -> tuple[list[Any], list[Ranking]]:
+    """Build each plan; a seeded one (its name in ``seeded``) that cannot be built from the
+    context's known genes is left out with a warning."""
+    from kofs.errors import KofsError
+
+    kept, lists = [], []
+    for p in plans:
+        own = {n: v for n, v in params.items() if n in (p.name, p.ranker)}
+        try:
+            (ranking,) = build_lists(ctx, [p], params=own)
+        except KofsError as exc:
+            if p.name not in seeded:
+                raise
+            log.warning("%s left out: it cannot be built from these known genes (%s)", p.name, exc)
+            continue
+        kept.append(p)
+        lists.append(ranking)
+    return kept, lists

@@ -14,6 +14,7 @@ from kofs.evaluate.core import evaluate
 from kofs.evaluate.known import KnownGenes
 from kofs.evaluate.rankfiles import RankFile, ranks_on_matrix, read_rank_output
 from kofs.evaluate.report import write_evaluation
+from kofs.evaluate.split import SplitHalf, SplitHalfResult, split_half
 from kofs.types import Expression, SampleCategories
 
 log = logging.getLogger(__name__)
@@ -47,23 +48,22 @@ def _names(
     return out
 
 
-def _honest_selector(files: Sequence[RankFile], names: dict, expression: Expression):
-    """Re-run every input's `kofs rank` configuration on the training samples of a fold.
-
-    Each input's files are read once; knowledge that depends on gene ids only (GO graph,
-    annotations, interaction graph) is built once and shared by the folds."""
+def _reruns(files: Sequence[RankFile], why: str) -> list[dict[str, Any]]:
+    """What re-running every input's `kofs rank` configuration needs, read once: the config,
+    its knowledge sources, labels and relevant genes, and a gene-level cache (knowledge that
+    depends on gene ids only: GO graph, annotations, interaction graph) shared by the re-runs."""
     from kofs.config import RunConfig
     from kofs.io.genes import read_gene_list
     from kofs.io.labels import read_labels
     from kofs.sources import read_sources
-    from kofs.workflow import RunInputs, open_config_cache, rank_inputs
+    from kofs.workflow import open_config_cache
 
     runs = []
     for f in files:
         if f.config is None:
             raise ParameterError(
-                f"--protocol honest needs the output folder of `kofs rank` (with "
-                f"config.resolved.yaml), not a bare ranking file: {f.path}"
+                f"{why} needs the output folder of `kofs rank` (with config.resolved.yaml), "
+                f"not a bare ranking file: {f.path}"
             )
         cfg = RunConfig.from_mapping(f.config, where=f.path)
         run_labels = None
@@ -85,24 +85,94 @@ def _honest_selector(files: Sequence[RankFile], names: dict, expression: Express
                 shared={},
             )
         )
+    return runs
+
+
+def _rerun(
+    run: Mapping[str, Any], expression: Expression, relevant: Any, *, drop_unbuildable: bool = False
+) -> dict[str, Any]:
+    """One input's configuration re-run on ``expression`` (its labels restricted to the
+    matrix's samples) from ``relevant`` genes: ``{"final" and every list: Ranking}``.
+    ``drop_unbuildable``: a list seeded by the relevant genes that cannot be built from them
+    is left out (with a warning) and the run repeated without it."""
+    from dataclasses import replace
+
+    from kofs.errors import KofsError
+    from kofs.workflow import RunInputs, rank_inputs
+
+    cats = None
+    if run["labels"] is not None:
+        missing = [s for s in expression.samples if s not in run["labels"]]
+        if missing:
+            raise ParameterError(f"the run's labels lack sample {missing[0]!r}; cannot re-rank it")
+        cats = SampleCategories(
+            [run["labels"][s] for s in expression.samples],
+            expression.samples,
+            name=run["label_name"],
+        )
+    inputs = RunInputs(expression, cats, relevant, run["sources"])
+    cfg = run["config"]
+    try:
+        res = rank_inputs(inputs, cfg, shared=run["shared"])
+    except KofsError:
+        if not drop_unbuildable or relevant is None or cfg.ranking.method != "kofs":
+            raise
+        keep = _buildable_lists(run, expression, cats, relevant)
+        if keep is None:
+            raise
+        cfg = replace(cfg, ranking=replace(cfg.ranking, lists=keep))
+        res = rank_inputs(inputs, cfg, shared=run["shared"])
+    return {"final": res.final, **{r.name: r for r in res.lists}}
+
+
+def _buildable_lists(run, expression, cats, relevant) -> tuple[str, ...] | None:
+    """The run's catalogue lists without the seeded ones that cannot be built from
+    ``relevant`` (None when every seeded list can: the failure was elsewhere)."""
+    from kofs.canonical import canonicalize
+    from kofs.context import Context
+    from kofs.errors import KofsError
+    from kofs.pipeline import build_lists, relevant_gene_ids
+    from kofs.plans import SEEDED_LISTS, kofs_plan
+
+    cfg = run["config"]
+    canon = canonicalize(expression, cats)  # as the run sees it: its gene-level cache is reused
+    ctx = Context(
+        expression=canon.expression,
+        categories=canon.labels,
+        relevant_genes=relevant_gene_ids(canon.expression, relevant),
+        sources=run["sources"],
+        seed=cfg.resources.seed,
+        shared=run["shared"],
+    )
+    plans = kofs_plan(ctx, cfg.ranking.lists)
+    bad = []
+    for p in plans:
+        if p.name not in SEEDED_LISTS:
+            continue
+        own = {n: v for n, v in (cfg.ranking.param or {}).items() if n in (p.name, p.ranker)}
+        try:
+            build_lists(ctx, [p], params=own)
+        except KofsError as exc:
+            log.warning(
+                "%s left out: it cannot be built from these relevant genes (%s)", p.name, exc
+            )
+            bad.append(p.name)
+    if not bad:
+        return None
+    return tuple(p.name for p in plans if p.name not in bad)
+
+
+def _honest_selector(files: Sequence[RankFile], names: dict, expression: Expression):
+    """Re-run every input's `kofs rank` configuration on the training samples of a fold.
+
+    Each input's files are read once; knowledge that depends on gene ids only (GO graph,
+    annotations, interaction graph) is built once and shared by the folds."""
+    runs = _reruns(files, "--protocol honest")
 
     def select(train: Expression, _y: np.ndarray) -> dict[str, np.ndarray]:
-        per_input = []
-        for run in runs:
-            cats = None
-            if run["labels"] is not None:
-                missing = [s for s in train.samples if s not in run["labels"]]
-                if missing:
-                    raise ParameterError(
-                        f"the run's labels lack sample {missing[0]!r}; cannot re-rank it"
-                    )
-                cats = SampleCategories(
-                    [run["labels"][s] for s in train.samples], train.samples, name=run["label_name"]
-                )
-            inputs = RunInputs(train, cats, run["relevant"], run["sources"])
-            res = rank_inputs(inputs, run["config"], shared=run["shared"])
-            lists = {"final": res.final, **{r.name: r for r in res.lists}}
-            per_input.append({k: v.order() for k, v in lists.items()})
+        per_input = [
+            {k: v.order() for k, v in _rerun(run, train, run["relevant"]).items()} for run in runs
+        ]
         return {
             name: per_input[i][lname]
             for name, (i, lname, _) in names.items()
@@ -110,6 +180,69 @@ def _honest_selector(files: Sequence[RankFile], names: dict, expression: Express
         }
 
     return select
+
+
+def _split_half(
+    files: Sequence[RankFile],
+    names: dict,
+    expression: Expression,
+    known: KnownGenes,
+    settings: SplitHalf,
+    progress: Any = None,
+) -> SplitHalfResult:
+    """The split-half evaluation of every input: each `kofs rank` configuration is re-run on
+    the whole matrix from its relevant genes without the held-out ones (no relevant genes:
+    re-run as it was)."""
+    from kofs.pipeline import relevant_gene_ids
+    from kofs.plans import list_origin
+
+    runs = _reruns(files, "--split-known")
+    key = [f"relevant genes of {f.label}" + (f" (#{i + 1})" if len(files) > 1 else "")
+           for i, f in enumerate(files)]  # fmt: skip
+    sets = {
+        key[i]: relevant_gene_ids(expression, run["relevant"])
+        for i, run in enumerate(runs)
+        if run["relevant"] is not None
+    }
+    index = expression.gene_index()
+
+    def build(used: Mapping[str, tuple[str, ...]], null: bool) -> dict[str, np.ndarray]:
+        per_input = []
+        for i, run in enumerate(runs):
+            built = _rerun(
+                run, expression, used.get(key[i], run["relevant"]), drop_unbuildable=null
+            )
+            per_input.append({k: _ranks_on(v, index, expression.n_genes) for k, v in built.items()})
+        return {
+            name: per_input[i][lname]
+            for name, (i, lname, _) in names.items()
+            if lname in per_input[i]
+        }
+
+    lists: dict[str, tuple[str, str | None]] = {}
+    for name, (i, lname, _) in names.items():
+        o = None if lname == "final" else list_origin(lname, runs[i]["sources"])
+        kind = (
+            "aggregation" if lname == "final" else "knowledge" if o is None or not o[1] else "data"
+        )
+        lists[name] = (kind, None if o is None else o[0])
+    return split_half(
+        build,
+        known.in_matrix(expression),
+        genes=expression.genes,
+        gene_sets=sets,
+        settings=settings,
+        lists=lists,
+        progress=progress,
+    )
+
+
+def _ranks_on(ranking: Any, index: Mapping[str, int], m: int) -> np.ndarray:
+    """A ranking's ranks over the matrix's genes (genes it lacks: NaN)."""
+    out = np.full(m, np.nan)
+    cols = np.fromiter((index[g] for g in ranking.genes), dtype=np.int64, count=len(ranking.genes))
+    out[cols] = np.asarray(ranking.ranks, dtype=np.float64)
+    return out
 
 
 def _file_symbols(files: Sequence[RankFile], expression: Expression) -> dict[str, str]:
@@ -216,6 +349,7 @@ def evaluate_outputs(
     sim_sets: Sequence[str] | None = None,
     inputs: Mapping[str, str | Sequence[str] | None] | None = None,
     gene_rows: int = 30,
+    split: SplitHalf | None = None,
     **options: Any,
 ) -> list[str]:
     """Evaluate ``kofs rank`` outputs on a labelled matrix and write the results to ``output``.
@@ -241,6 +375,10 @@ def evaluate_outputs(
         ..., "labels": ..., "known_genes": [...]}``.
     gene_rows : int
         Genes listed per ranking in the report.
+    split : SplitHalf, optional
+        Also run the split-half evaluation of the known set ``split.known`` (one of
+        ``known``): each input's configuration is re-run on the whole matrix from its relevant
+        genes without the held-out ones (:mod:`kofs.evaluate.split`).
     **options
         Passed to :func:`kofs.evaluate.evaluate` (``top``, ``classifiers``, ``n_splits``,
         ``n_repeats``, ``seed``, ``curve_ks``).
@@ -252,8 +390,21 @@ def evaluate_outputs(
     """
     if protocol not in ("book", "honest", "both"):
         raise ParameterError(f"--protocol {protocol!r}: use book, honest or both")
+    split_set = None
+    if split is not None:
+        split_set = next((kg for kg in known if kg.name == split.known), None)
+        if split_set is None:
+            raise ParameterError(
+                f"--split-known {split.known!r} is not a --known-genes set"
+                + (f"; sets: {', '.join(kg.name for kg in known)}" if known else "")
+            )
     files = [read_rank_output(p) for p in rankings]
     names = _names(files, expression)
+    split_result = None
+    if split is not None and split_set is not None:  # first: its settings fail before any work
+        split_result = _split_half(
+            files, names, expression, split_set, split, progress=options.get("progress")
+        )
     honest = _honest_selector(files, names, expression) if protocol != "book" else None
     weights = {}
     for f in files:
@@ -303,4 +454,5 @@ def evaluate_outputs(
         gene_tables=tables,
         provenance=evaluation_provenance(files, result.settings, inputs=inputs),
         symbols=symbols,
+        split_half=split_result,
     )

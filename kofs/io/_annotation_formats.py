@@ -46,6 +46,10 @@ def _sniff(path: Path) -> str:
     raise InputError("empty annotation file; give a GAF, gene2go or TSV file", path=path)
 
 
+#: Key of the rows-per-taxon count in a reader's header (moved to ``GOAnnotations.taxa``).
+TAXA_KEY = "kofs:taxa"
+
+
 def _read_gaf(path: Path, taxon: str | None = None) -> tuple[dict, list, list, list, dict]:
     """GAF 1/2 rows; ``taxon`` keeps rows whose (first) taxon, column 13, is ``taxon:<taxon>``."""
     ids: list[str] = []
@@ -56,6 +60,7 @@ def _read_gaf(path: Path, taxon: str | None = None) -> tuple[dict, list, list, l
     header: dict[str, str] = {}
     expected = 17
     n_not = n_other_taxon = 0
+    taxa: dict[str, int] = {}  # rows per (first) taxon, before the --go-taxon filter
     want = None if taxon is None else f"taxon:{taxon}"
     with _open(path) as fh:
         for lineno, line in enumerate(fh, 1):
@@ -77,7 +82,9 @@ def _read_gaf(path: Path, taxon: str | None = None) -> tuple[dict, list, list, l
                     "the file is not GAF 2.x or is damaged",
                     path=path, line=lineno,
                 )  # fmt: skip
-            if want is not None and f[12].split("|", 1)[0].strip() != want:
+            first = f[12].split("|", 1)[0].strip()
+            taxa[first] = taxa.get(first, 0) + 1
+            if want is not None and first != want:
                 n_other_taxon += 1
                 continue
             if "NOT" in f[3].upper().split("|"):
@@ -96,6 +103,7 @@ def _read_gaf(path: Path, taxon: str | None = None) -> tuple[dict, list, list, l
         log.info("%s: %d NOT-qualified rows excluded", path, n_not)
     if n_other_taxon:
         log.info("%s: %d rows of other taxa than %s excluded", path, n_other_taxon, taxon)
+    header[TAXA_KEY] = {t.removeprefix("taxon:"): n for t, n in taxa.items()}
     return {"db_object_id": ids, "symbol": symbols}, terms, evid, aspect, header
 
 
@@ -120,6 +128,7 @@ def _read_gene2go(path: Path, taxon: str | None) -> tuple[dict, list, list, list
     evid: list[str] = []
     aspect: list[str] = []
     n_not = 0
+    taxa: dict[str, int] = {}  # rows per tax_id, before the --go-taxon filter
     with _open(path) as fh:
         for lineno, line in enumerate(fh, 1):
             if line.startswith("#") or not line.strip():
@@ -131,6 +140,7 @@ def _read_gene2go(path: Path, taxon: str | None) -> tuple[dict, list, list, list
                     "(tax_id GeneID GO_ID Evidence Qualifier GO_term PubMed Category)",
                     path=path, line=lineno,
                 )  # fmt: skip
+            taxa[f[0]] = taxa.get(f[0], 0) + 1
             if taxon is not None and f[0] != taxon:
                 continue
             if f[4].upper().startswith("NOT"):
@@ -146,7 +156,7 @@ def _read_gene2go(path: Path, taxon: str | None) -> tuple[dict, list, list, list
             aspect.append(_aspect_or_blank(f[7]))
     if n_not:
         log.info("%s: %d NOT-qualified rows excluded", path, n_not)
-    return {"entrez": ids}, terms, evid, aspect, {}
+    return {"entrez": ids}, terms, evid, aspect, {TAXA_KEY: taxa}
 
 
 def _tsv_layout(first: list[str]) -> tuple[bool, dict[str, int], int, int | None, int | None]:

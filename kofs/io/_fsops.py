@@ -1,5 +1,9 @@
 """Atomic folder renames: Linux ``renameat2`` (``RENAME_EXCHANGE``, ``RENAME_NOREPLACE``) via
-ctypes, and deferring Ctrl-C/SIGTERM across the few lines that must not be cut.
+ctypes, deferring Ctrl-C/SIGTERM/SIGHUP across the few lines that must not be cut, and the
+only ways kofs creates its own files beside or inside an output (:func:`open_lock_file`,
+:func:`create_new_file`, :func:`make_private_dir`): none follows a symbolic link, so a link
+planted at one of those names (e.g. in a shared temporary folder) can never make kofs write
+outside its output (docs/guarantees.md, "Nothing outside OUT").
 
 ``renameat2`` exists on Linux >= 3.15 (glibc >= 2.28 has a wrapper; older glibc is reached by
 the raw system call on x86-64 and arm64). Filesystems without it (some network and FUSE
@@ -16,11 +20,24 @@ import errno
 import os
 import platform
 import signal
+import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator
 
-__all__ = ["deferred_signals", "exchange", "fsync_dir", "rename_noreplace"]
+__all__ = [
+    "UnsafePath",
+    "create_new_file",
+    "deferred_signals",
+    "exchange",
+    "fsync_dir",
+    "make_private_dir",
+    "open_lock_file",
+    "rename_noreplace",
+]
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 RENAME_NOREPLACE = 1
 RENAME_EXCHANGE = 2
@@ -105,6 +122,77 @@ def rename_noreplace(src: str | os.PathLike, dst: str | os.PathLike) -> bool:
     return _renameat2(src, dst, RENAME_NOREPLACE)
 
 
+class UnsafePath(OSError):
+    """A path where kofs keeps its own file is a symbolic link, a hard link to another file or
+    not a regular file: kofs never writes through it."""
+
+
+def open_lock_file(path: str | os.PathLike) -> int:
+    """Open (creating it if needed) the lock file ``path`` for ``flock``, never through a link.
+
+    Returns a descriptor (close-on-exec) of a regular file with a single name.
+
+    Raises
+    ------
+    UnsafePath
+        ``path`` is a symbolic link (dangling or not), a hard link to another file, or not a
+        regular file.
+    OSError
+        Any other failure (permissions, a missing folder).
+    """
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or os.path.islink(path):
+            raise UnsafePath(errno.ELOOP, "is a symbolic link", os.fspath(path)) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafePath(errno.EINVAL, "is not a regular file", os.fspath(path))
+        if st.st_nlink != 1:
+            raise UnsafePath(errno.EMLINK, "is a hard link to another file", os.fspath(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def create_new_file(path: str | os.PathLike, mode: int = 0o666) -> int:
+    """Create ``path`` for writing; fails if anything, a link included, is already there.
+
+    Returns a descriptor (close-on-exec). ``O_CREAT | O_EXCL`` never follows a symbolic link,
+    dangling or not (POSIX), and ``O_NOFOLLOW`` says so twice.
+
+    Raises
+    ------
+    FileExistsError
+        Something exists at ``path`` (choose another name).
+    """
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode)
+
+
+def make_private_dir(path: str | os.PathLike) -> None:
+    """Create the folder ``path`` readable and writable by this user only (``0o700``), so that
+    nobody else can plant a file or a link in it while kofs writes there; fails with
+    :class:`FileExistsError` if anything (a link included) is already at ``path``."""
+    os.mkdir(path, 0o700)
+
+
+def current_umask() -> int:
+    """The process's file-creation mask (read without changing it where /proc allows)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
 def fsync_dir(path: str | os.PathLike) -> None:
     """Make a folder's entries (renames, new files) durable; best effort."""
     try:
@@ -120,8 +208,8 @@ def fsync_dir(path: str | os.PathLike) -> None:
 
 
 @contextlib.contextmanager
-def deferred_signals(signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[None]:
-    """Hold Ctrl-C and SIGTERM back for the duration of the block, then deliver them.
+def deferred_signals(signums: tuple[int, ...] | None = None) -> Iterator[None]:
+    """Hold Ctrl-C, SIGTERM and SIGHUP back for the duration of the block, then deliver them.
 
     Used around the renames that publish an output folder, so that an interrupt lands either
     before (nothing published) or after (all published), never in between. Only possible in
@@ -130,6 +218,10 @@ def deferred_signals(signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM))
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    if signums is None:
+        signums = tuple(
+            getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)
+        )
     pending: list[int] = []
     saved = {}
     try:

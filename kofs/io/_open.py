@@ -30,8 +30,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-import pandas as pd
-
 from kofs.errors import InputError, KofsError
 from kofs.io import _table
 
@@ -143,6 +141,10 @@ def stream_bytes(path: str | os.PathLike, *, what: str = "file") -> io.BufferedR
             kind = "zip"
             zf = zipfile.ZipFile(p)
             members = [n for n in zf.namelist() if not n.endswith("/")]
+            office = {"[Content_Types].xml", "mimetype"} & set(members)  # xlsx, ods
+            hint = _table.spreadsheet_hint(name if not office else "x.xlsx")
+            if hint and (office or len(members) != 1):
+                raise InputError(f"{what} {hint}", path=p)
             if len(members) != 1:
                 raise InputError(
                     f"zip archive holds {len(members)} files; unzip it and give one file", path=p
@@ -151,6 +153,9 @@ def stream_bytes(path: str | os.PathLike, *, what: str = "file") -> io.BufferedR
         else:
             raw = open(p, "rb")  # noqa: SIM115
     except zipfile.BadZipFile as exc:
+        hint = _table.spreadsheet_hint(name)
+        if hint:
+            raise InputError(f"{what} {hint}", path=p) from None
         raise _decompress_error(exc, name, kind) from None
     except OSError as exc:
         raise InputError(f"cannot read {what}: {exc.strerror or exc}", path=p) from None
@@ -202,26 +207,36 @@ def table_errors(path: str | os.PathLike, what: str, *, line_offset: int = 0) ->
         yield
     except KofsError:
         raise  # already one line (InputError is also a ValueError: keep it from the net below)
-    except pd.errors.EmptyDataError:
-        raise InputError(f"{what} has no rows", path=name) from None
-    except pd.errors.ParserError as exc:
+    except Exception as exc:
+        err = _table_error(exc, name, what, line_offset)
+        if err is None:
+            raise
+        raise err from None
+
+
+def _table_error(exc: Exception, name: str, what: str, line_offset: int) -> InputError | None:
+    """The one-line error for a failure of :func:`pandas.read_csv` (None: not a table error)."""
+    import pandas as pd  # already imported by whoever called read_csv
+
+    if isinstance(exc, pd.errors.EmptyDataError):
+        return InputError(f"{what} has no rows", path=name)
+    if isinstance(exc, pd.errors.ParserError):
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "parse error"
         m = re.search(r"line (\d+)", first)
-        raise InputError(
+        return InputError(
             f"malformed {what}: {first}; check the delimiter and that no row is cut or has "
             "extra fields",
             path=name,
             line=int(m.group(1)) + line_offset if m else None,
-        ) from None
-    except UnicodeError as exc:
-        raise InputError(
-            f"{what} is not UTF-8 text ({exc.reason}); save it as UTF-8", path=name
-        ) from None
-    except (EOFError, zlib.error) as exc:
-        raise _decompress_error(exc, name, "gzip") from None
-    except (ValueError, OSError) as exc:
+        )
+    if isinstance(exc, UnicodeError):
+        return InputError(f"{what} is not UTF-8 text ({exc.reason}); save it as UTF-8", path=name)
+    if isinstance(exc, (EOFError, zlib.error)):
+        return _decompress_error(exc, name, "gzip")
+    if isinstance(exc, (ValueError, OSError)):
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(
+        return InputError(
             f"{what} cannot be parsed ({first}); check its header line and delimiter",
             path=name,
-        ) from None
+        )
+    return None

@@ -1,9 +1,12 @@
 """Store a run's result in an AnnData, scanpy style (``adata.var`` columns, ``adata.uns``).
 
-``adata.var`` gets ``kofs_rank`` (1 = best) and ``kofs_score`` (fused score, higher is better)
-and, per list, ``kofs_rank_<list>`` and ``kofs_score_<list>`` (native scores of the ranker).
-Genes not ranked (e.g. ``use_raw`` ranked ``raw.var`` genes absent from ``var``) get NaN.
-``adata.uns["kofs"]`` holds the aggregation method, the lists, the source weights (EM), the
+``adata.var`` gets ``kofs_rank`` (integer position in the fused order: 1 = best, ties broken
+by gene id, so ``adata.var.sort_values("kofs_rank")`` lists the genes best first) and
+``kofs_score`` (fused score, higher is better), the fusion's per-gene statistics
+(``kofs_q_value``, ...) and, per list, ``kofs_rank_<list>`` (integer position) and
+``kofs_score_<list>`` (native scores of the ranker). Genes not ranked (e.g. ``use_raw`` ranked
+``raw.var`` genes absent from ``var``) get a missing value (``<NA>`` ranks, NaN scores).
+``adata.uns["kofs"]`` holds the aggregation method, the lists, the list weights, the
 run's settings and the versions of the software, all writable to ``.h5ad``. With marker tables
 (labels), ``adata.uns["kofs_markers"]`` holds them in the layout of scanpy's
 ``rank_genes_groups`` (structured arrays ``names``, ``scores``, ``logfoldchanges``, ``pvals``,
@@ -83,10 +86,19 @@ def store_result(adata: Any, result: Any, *, key: str = "kofs") -> None:
             .to_numpy()
         )
 
-    adata.var[f"{key}_rank"] = column(final.ranks, final.genes)
+    def positions(ranking: Any) -> Any:
+        """1..m in the ranking's order (ties by gene id): int64, or Int64 with <NA>."""
+        pos = np.empty(len(ranking.genes), dtype=np.int64)
+        pos[ranking.order()] = np.arange(1, len(ranking.genes) + 1)
+        col = pd.Series(pos, index=list(ranking.genes)).reindex(index)
+        return col.to_numpy(np.int64) if not col.isna().any() else col.astype("Int64").array
+
+    adata.var[f"{key}_rank"] = positions(final)
     adata.var[f"{key}_score"] = column(final.scores, final.genes)
+    for name, values in dict(getattr(final, "statistics", None) or {}).items():
+        adata.var[f"{key}_{name}"] = column(values, final.genes)
     for ranking in result.lists:
-        adata.var[f"{key}_rank_{ranking.name}"] = column(ranking.ranks, ranking.genes)
+        adata.var[f"{key}_rank_{ranking.name}"] = positions(ranking)
         adata.var[f"{key}_score_{ranking.name}"] = column(ranking.scores, ranking.genes)
     weights = (
         {}

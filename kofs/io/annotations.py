@@ -18,14 +18,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from kofs.cache import file_sha256
 from kofs.errors import InputError, ParameterError
-from kofs.io._annotation_formats import _read_gaf, _read_gene2go, _read_tsv, _sniff
+from kofs.io._annotation_formats import TAXA_KEY, _read_gaf, _read_gene2go, _read_tsv, _sniff
 from kofs.io.ontology import Ontology
 from kofs.progress import Progress, task
 from kofs.resources import check_memory, estimate_go_annotations_file
@@ -74,6 +73,9 @@ class GOAnnotations:
         Identity of this exact content, set by :func:`read_go_annotations` from the file's
         SHA-256 and the filters (keys the cache of derived data); :meth:`select` and
         :meth:`resolved` clear it.
+    taxa : mapping of str to int
+        Rows of each NCBI taxon in the file, before any taxon filter (GAF's taxon column,
+        gene2go's ``tax_id``; empty for a TSV, which has none).
     """
 
     id_columns: Mapping[str, np.ndarray]
@@ -84,6 +86,7 @@ class GOAnnotations:
     fmt: str = "tsv"
     source: str | None = None
     digest: str | None = None
+    taxa: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         cols = {k: v if isinstance(v, np.ndarray) and not v.flags.writeable else _ro(v)
@@ -98,6 +101,7 @@ class GOAnnotations:
                 or len(self.aspect) != n:  # fmt: skip
             raise ValueError("GOAnnotations: columns differ in length")
         object.__setattr__(self, "header", dict(self.header))
+        object.__setattr__(self, "taxa", dict(self.taxa))
 
     def __len__(self) -> int:
         return len(self.terms)
@@ -136,6 +140,8 @@ class GOAnnotations:
         Rows whose GO id is unknown to the ontology or obsolete are dropped with one warning
         giving their count.
         """
+        import pandas as pd
+
         codes, uniques = pd.factorize(self.terms)
         primary = {t: ontology.primary(t) for t in uniques}
         mapped = np.array([primary[t] or "" for t in uniques] + [""], dtype=object)
@@ -242,7 +248,7 @@ def read_go_annotations(
         )
     sha = file_sha256(p)
     key = [sha, kind, tax]
-    hit = None if cache is None else cache.get("annotations", key)
+    hit = None if cache is None else cache.get("annotations", key, check=_check_arrays)
     if hit is not None:
         ann = _annotations_from_arrays(*hit, source=str(p))
     else:
@@ -263,7 +269,8 @@ def read_go_annotations(
                     cols, terms, ev, asp, header = _read_tsv(p)
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read annotation file ({exc})", path=p) from None
-        ann = GOAnnotations(cols, terms, ev, asp, header=header, fmt=kind, source=str(p))
+        taxa = header.pop(TAXA_KEY, {})
+        ann = GOAnnotations(cols, terms, ev, asp, header=header, fmt=kind, source=str(p), taxa=taxa)
         if cache is not None:
             cache.put("annotations", key, *_annotations_to_arrays(ann))
     n_read = len(ann)
@@ -280,9 +287,11 @@ def read_go_annotations(
     filters = [sorted(keep_ev or ()), sorted(drop_ev or ())]
     ann = replace(ann, digest=_digest([*key, *filters, ontology and ontology.digest]))
     if len(ann) == 0:
+        held = f"; the file holds {taxa_text(ann.taxa)}" if ann.taxa else ""
         raise InputError(
-            f"no usable GO annotation left ({n_read} rows read); check the evidence/taxon filters "
-            "and that the file matches the ontology",
+            f"no usable GO annotation left ({n_read} rows read{held}); check the "
+            "evidence/taxon filters (--go-evidence, --go-exclude-evidence, --go-taxon) and that "
+            "the file matches the ontology",
             path=p,
         )
     log.info("%s: %d GO annotation rows (%s)", p, len(ann), kind)
@@ -298,8 +307,35 @@ def _annotations_to_arrays(ann: GOAnnotations) -> tuple[dict[str, np.ndarray], d
     arrays = {f"id:{k}": np.array(v.tolist(), dtype=str) for k, v in ann.id_columns.items()}
     for name in ("terms", "evidence", "aspect"):
         arrays[name] = np.array(getattr(ann, name).tolist(), dtype=str)
-    meta = {"columns": list(ann.id_columns), "header": dict(ann.header), "fmt": ann.fmt}
+    meta = {
+        "columns": list(ann.id_columns),
+        "header": dict(ann.header),
+        "fmt": ann.fmt,
+        "taxa": dict(ann.taxa),
+    }
     return arrays, meta
+
+
+def _check_arrays(c) -> None:
+    """The invariants of cached annotations (:func:`_annotations_to_arrays`), before use."""
+    from kofs.cache import EntryError
+
+    columns = c.field("columns", list)
+    if not columns or not all(isinstance(k, str) for k in columns):
+        raise EntryError("field 'columns' is not a list of names")
+    n = len(c.strings("terms"))
+    for k in columns:
+        c.strings(f"id:{k}", n)
+    c.strings("evidence", n)
+    c.strings("aspect", n)
+    c.field("header", dict)
+    c.field("fmt", str)
+    taxa = c.field("taxa", dict, optional=True) or {}
+    if not all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+        for k, v in taxa.items()
+    ):
+        raise EntryError("field 'taxa' is not a mapping of taxon to count")
 
 
 def _annotations_from_arrays(arrays: dict, meta: dict, *, source: str) -> GOAnnotations:
@@ -316,4 +352,69 @@ def _annotations_from_arrays(arrays: dict, meta: dict, *, source: str) -> GOAnno
         header=meta.get("header", {}),
         fmt=meta.get("fmt", "tsv"),
         source=source,
+        taxa={str(k): int(v) for k, v in (meta.get("taxa") or {}).items()},
     )
+
+
+#: Names of common NCBI taxa, for messages.
+TAXON_NAMES = {
+    "9606": "human",
+    "10090": "mouse",
+    "10116": "rat",
+    "7955": "zebrafish",
+    "7227": "fruit fly",
+    "6239": "C. elegans",
+    "559292": "S. cerevisiae",
+    "4932": "S. cerevisiae",
+    "284812": "S. pombe",
+    "3702": "A. thaliana",
+    "9913": "cattle",
+    "9823": "pig",
+    "9031": "chicken",
+    "9544": "rhesus macaque",
+    "9615": "dog",
+    "8364": "X. tropicalis",
+}
+
+
+def taxa_text(taxa: Mapping[str, int], shown: int = 4) -> str:
+    """``"taxon 10090 (mouse, 3,012 rows)"``, the largest first."""
+    items = sorted(taxa.items(), key=lambda kv: (-kv[1], kv[0]))
+    parts = [
+        f"{t}" + (f" ({TAXON_NAMES[t]}, {n:,} rows)" if t in TAXON_NAMES else f" ({n:,} rows)")
+        for t, n in items[:shown]
+    ]
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return ("taxon " if len(items) == 1 else "taxa ") + ", ".join(parts) + more
+
+
+def species_mismatch(annotations: GOAnnotations, expression: Any) -> str | None:
+    """A warning when the annotations seem to be of another species than the matrix, else None.
+
+    The sign: most of the file's gene symbols that name a matrix gene do so only when case is
+    ignored (mouse ``Cd74`` against human ``CD74``, or the reverse), for at least
+    :data:`CASE_ONLY_MIN` symbols. The file's taxa are named when it has them.
+    """
+    column = "symbol" if "symbol" in annotations.id_columns else annotations.id_column_names[0]
+    symbols = {str(v) for v in annotations.id_columns[column] if v}
+    exact: set[str] = set(expression.genes)
+    for values in getattr(expression, "annotations", {}).values():
+        exact.update(values)
+    upper = {g.upper(): g for g in exact}
+    n_exact = sum(1 for v in symbols if v in exact)
+    case_only = sorted(v for v in symbols if v not in exact and v.upper() in upper)
+    if len(case_only) < CASE_ONLY_MIN or len(case_only) <= n_exact:
+        return None
+    eg = case_only[0]
+    held = f"; the file holds {taxa_text(annotations.taxa)}" if annotations.taxa else ""
+    return (
+        f"{annotations.source or 'GO annotations'}: {len(case_only):,} of its gene symbols "
+        f"match the matrix only when case is ignored (e.g. {eg} = {upper[eg.upper()]}), "
+        f"{n_exact:,} match exactly{held}: the annotations seem to be of another species than "
+        "the matrix; use annotations of the matrix's species (e.g. goa_human.gaf for a human "
+        "matrix)"
+    )
+
+
+#: Fewest case-only symbol matches that suggest another species.
+CASE_ONLY_MIN = 20

@@ -3,9 +3,12 @@
 Contract of :func:`as_expression` (what ``kofs.rank`` accepts as its matrix):
 
 * an :class:`~kofs.types.Expression`: used as is;
-* a :class:`pandas.DataFrame`: **samples as rows, genes as columns** (the scikit-learn /
-  AnnData orientation); the index gives the sample ids, the columns the gene ids; every column
-  must be numeric;
+* a :class:`pandas.DataFrame`: samples as rows and genes as columns (the scikit-learn /
+  AnnData orientation), or genes as rows and samples as columns (the orientation of most
+  expression tables): genes are taken as the rows when the sample ids of the labels are its
+  column names rather than its index, or when its index is named like a gene id column
+  (``gene``, ``symbol``, ``entrez_id``, ...); ``genes_in`` says it outright. Ids come from the
+  index and the column names; every value column must be numeric;
 * a NumPy array, a scipy.sparse matrix or a dask array of shape (n_samples, n_genes): ids from
   ``genes`` / ``samples`` when given, else ``gene0..`` / ``sample0..`` (zero-padded); a sparse matrix stays
   sparse (CSR), a dask array lazy (chunked over the cells);
@@ -15,11 +18,12 @@ Contract of :func:`as_expression` (what ``kofs.rank`` accepts as its matrix):
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from kofs._chunked import is_dask
@@ -27,7 +31,31 @@ from kofs.errors import InputError, ParameterError
 from kofs.io.expression import guess_namespace
 from kofs.types import Expression
 
-__all__ = ["as_expression", "is_anndata"]
+__all__ = ["as_expression", "dataframe_genes_in", "is_anndata"]
+
+log = logging.getLogger(__name__)
+
+#: Index names of a DataFrame whose rows are genes.
+GENE_INDEX_NAMES = frozenset(
+    {"gene", "genes", "gene_id", "geneid", "gene_symbol", "symbol", "entrez", "entrez_id",
+     "entrezid", "ensembl", "ensembl_id", "ensembl_gene_id", "probe", "probe_id", "feature",
+     "feature_id"}
+)  # fmt: skip
+
+
+def dataframe_genes_in(df: Any, sample_ids: Sequence[str] | None = None) -> str:
+    """``"rows"`` when the genes of ``df`` are its rows, else ``"columns"``: the axis that
+    holds more of the ``sample_ids`` (of the labels) holds the samples; else an index named
+    like a gene id column (:data:`GENE_INDEX_NAMES`) means genes as rows; else samples as
+    rows (the documented default)."""
+    if sample_ids is not None:
+        wanted = {str(v) for v in sample_ids}
+        in_rows = sum(str(v) in wanted for v in df.index)
+        in_cols = sum(str(v) in wanted for v in df.columns)
+        if in_cols != in_rows:
+            return "rows" if in_cols > in_rows else "columns"
+    name = str(df.index.name or "").strip().lower().replace(" ", "_").replace("-", "_")
+    return "rows" if name in GENE_INDEX_NAMES else "columns"
 
 
 def is_anndata(obj: Any) -> bool:
@@ -54,8 +82,14 @@ def as_expression(
     samples: Sequence[str] | None = None,
     layer: str | None = None,
     use_raw: bool = False,
+    genes_in: str | None = None,
+    sample_ids: Sequence[str] | None = None,
 ) -> tuple[Expression, Any]:
     """Convert ``data`` (see the module docstring) to an Expression.
+
+    ``genes_in`` (``"rows"`` or ``"columns"``) gives a DataFrame's orientation; by default it is
+    found from ``sample_ids`` (the labels' sample ids) and the index name
+    (:func:`dataframe_genes_in`).
 
     Returns
     -------
@@ -79,13 +113,23 @@ def as_expression(
         raise ParameterError("layer and use_raw apply to an AnnData only")
     if isinstance(data, Expression):
         return data, None
-    if isinstance(data, pd.DataFrame):
+    if genes_in not in (None, "rows", "columns"):
+        raise ParameterError(f"genes_in must be 'rows' or 'columns', got {genes_in!r}")
+    pandas = sys.modules.get("pandas")  # a DataFrame exists only once pandas was imported
+    if pandas is not None and isinstance(data, pandas.DataFrame):
+        pd = pandas
         bad = [str(c) for c in data.columns if not pd.api.types.is_numeric_dtype(data[c])]
         if bad:
             raise InputError(
-                f"DataFrame column(s) {', '.join(bad[:3])} are not numeric; pass samples as "
-                "rows and genes as numeric columns (ids in the index and the column names)"
+                f"DataFrame column(s) {', '.join(bad[:3])} are not numeric: put the ids in the "
+                "index (e.g. df.set_index('gene')) and drop the other text columns"
             )
+        if genes_in is None:
+            genes_in = dataframe_genes_in(data, sample_ids)
+            if genes_in == "rows":
+                log.info("DataFrame: genes are its rows (%d genes x %d samples)", *data.shape)
+        if genes_in == "rows":
+            data = data.T
         values = data.to_numpy(dtype=np.float64)
         g = _ids(list(map(str, data.columns)) if genes is None else genes, values.shape[1],
                  "gene", "gene")  # fmt: skip

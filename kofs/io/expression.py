@@ -17,12 +17,19 @@ import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
 
 from kofs.errors import InputError, KofsError, ParameterError
 from kofs.io._matrix_formats import plain_table
-from kofs.io._table import MISSING_TOKENS, TextTable, display_name, read_bytes, scan_table
+from kofs.io._numeric_table import NUMBER, BadCell, read_columns
+from kofs.io._table import (
+    MISSING_TOKENS,
+    RowsNotChecked,
+    TextTable,
+    display_name,
+    quick_scan,
+    read_bytes,
+    scan_table,
+)
 from kofs.types import Expression
 
 log = logging.getLogger(__name__)
@@ -41,8 +48,10 @@ GENES_IN = ("rows", "columns")
 #: Largest magnitude accepted for a value; beyond it (and for +-Inf) reading fails.
 HUGE = 1e300
 _SNIFF_ROWS = 1000
-_NUMBER = r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eEdD][+-]?\d+)?|inf|infinity|nan)"
-_NUMBER_COMMA = _NUMBER.replace("\\.", ",")  # decimal=",": 1,5 / ,5 / 1,5e-3
+# what a number looks like when sniffing the identifier columns (any Unicode digit, so that a
+# column of Arabic-Indic digits is read as numbers and its first cell refused with its line)
+_NUMBER_LIKE = re.compile(NUMBER.replace("[0-9]", r"\d"), re.IGNORECASE)
+_NUMBER_COMMA = re.compile(NUMBER.replace("[0-9]", r"\d").replace("\\.", ","))
 # numbers written in a format kofs does not read by default (named in the error message)
 _DECIMAL_COMMA = re.compile(r"[+-]?(?:\d+,\d*|,\d+)(?:[eE][+-]?\d+)?")
 _THOUSANDS = re.compile(
@@ -86,6 +95,8 @@ _SAMPLE_ID = re.compile(
 # the longer axis is taken for the genes without a warning only when it is clearly longer
 _SURE_LONG, _SURE_RATIO = 200, 4
 _CONTENT_GUESSED = {"id", "gene", "geneid", "genes", "name"}
+_DIGITS = re.compile(r"\d+")
+_ENSEMBL_GENE = re.compile(r"ENS[A-Z]*G\d+(\.\d+)?")
 
 
 def _norm(name: str) -> str:
@@ -98,10 +109,10 @@ def guess_namespace(ids: Sequence[str], column: str | None = None) -> str:
     canon = _CANONICAL.get(_norm(column)) if column else None
     if canon:
         return canon
-    s = pd.Series(list(ids), dtype=object).astype(str)
-    if len(s) and s.str.fullmatch(r"\d+").all():
+    s = [str(i) for i in ids]
+    if s and all(_DIGITS.fullmatch(i) for i in s):
         return "entrez"
-    if len(s) and s.str.fullmatch(r"ENS[A-Z]*G\d+(\.\d+)?").all():
+    if s and all(_ENSEMBL_GENE.fullmatch(i) for i in s):
         return "ensembl"
     return "symbol"
 
@@ -126,29 +137,23 @@ def _find_column(header: Sequence[str], wanted: str, *, path: str, option: str) 
     )
 
 
-def _number_re(decimal: str) -> str:
-    return _NUMBER if decimal == "." else _NUMBER_COMMA
+def _number_like(text: str) -> bool:
+    """A number, also in a format needing an option (``1,5``, ``1,234``, ``5%``)."""
+    return any(rx.fullmatch(text) for rx in (_NUMBER_LIKE, _NUMBER_COMMA, _THOUSANDS, _PERCENT))
 
 
-def _number_like(v: pd.Series, decimal: str) -> pd.Series:
-    """Cells that are numbers, also in a format needing an option (``1,5``, ``1,234``, ``5%``)."""
-    numeric = v.str.fullmatch(_NUMBER, case=False)
-    for rx in (_NUMBER_COMMA, _THOUSANDS, _PERCENT):
-        numeric |= v.str.fullmatch(rx)
-    return numeric
-
-
-def _mostly_text(values: pd.Series, decimal: str = ".") -> bool:
-    v = values.dropna().astype(str).str.strip()
-    v = v[~v.isin(MISSING_TOKENS)]
-    if v.empty:
+def _mostly_text(values: Sequence[str]) -> bool:
+    v = [t for t in (x.strip() for x in values) if t not in MISSING_TOKENS]
+    if not v:
         return False
-    return float((~_number_like(v, decimal)).mean()) > 0.5
+    return sum(not _number_like(t) for t in v) / len(v) > 0.5
 
 
 def _number_hint(text: str, decimal: str) -> str:
     """What to do about a cell that is not a number in the expected format."""
     t = text.strip()
+    if any(c.isdigit() and not c.isascii() for c in t):
+        return "write numbers with the digits 0-9 (this one has other digits)"
     if _PERCENT.fullmatch(t):
         return "percentages are not read: write plain numbers (12% as 0.12 or 12)"
     if decimal == "." and _DECIMAL_COMMA.fullmatch(t):
@@ -158,15 +163,15 @@ def _number_hint(text: str, decimal: str) -> str:
                 if _THOUSANDS.fullmatch(t)
                 else "the file uses a decimal comma: "
             )
-            + "read decimal commas with --decimal , (decimal=','; the delimiter must then be a "
-            "tab or a semicolon), write thousands without separators"
+            + "read decimal commas with --decimal , (the delimiter must then be a tab or a "
+            "semicolon), write thousands without separators"
         )
     if _THOUSANDS.fullmatch(t):
         return (
             "the number has thousands separators, which are not read: write numbers without "
             "them (1234.5, not 1,234.5 or 1.234,5)"
         )
-    if decimal == "," and re.fullmatch(_NUMBER, t, flags=re.IGNORECASE):
+    if decimal == "," and re.fullmatch(NUMBER, t, flags=re.IGNORECASE):
         return "a decimal point in a file read with --decimal ,: use one decimal mark throughout"
     return (
         "use a dot as decimal separator (or --decimal , for decimal commas) and NA for "
@@ -174,18 +179,21 @@ def _number_hint(text: str, decimal: str) -> str:
     )
 
 
-def _id_column_count(table: TextTable, gene_idx: int | None, decimal: str = ".") -> int:
-    head = table.frame(dtype=str, nrows=_SNIFF_ROWS)
+def _id_column_count(table: TextTable, gene_idx: int | None) -> int:
+    n_cols = len(table.header)
+    head = table.head(_SNIFF_ROWS, min(n_cols, 64))
     k = 1
-    while k < len(table.header):
+    while k < n_cols:
+        if k == len(head):
+            head = table.head(_SNIFF_ROWS, n_cols)
         name = table.header[k]
         if (gene_idx is not None and k <= gene_idx) or _norm(name) in _ID_NAMES:
             k += 1
-        elif _mostly_text(head[k], decimal):
+        elif _mostly_text(head[k]):
             k += 1
         else:
             break
-    if k == len(table.header):
+    if k == n_cols:
         raise InputError(
             f"no numeric columns found: all {k} columns look like identifiers; an expression "
             "matrix needs one numeric column per sample (or per gene)"
@@ -199,78 +207,73 @@ def _id_column_count(table: TextTable, gene_idx: int | None, decimal: str = ".")
     return k
 
 
-def _first_bad_cell(table: TextTable, n_id: int, decimal: str = ".") -> tuple[int, int, str]:
-    """(row, column, text) of the first non-numeric data cell in file order."""
-    cols = list(range(n_id, len(table.header)))
-    s = table.frame(dtype=str, usecols=cols)
-    best = (None, None, "")
-    for c in cols:
-        v = s[c].str.strip()
-        bad = ~(v.isin(MISSING_TOKENS) | v.str.fullmatch(_number_re(decimal), case=False))
-        if bad.any():
-            r = int(np.flatnonzero(bad.to_numpy())[0])
-            if best[0] is None or r < best[0]:
-                best = (r, c, str(v.iloc[r]))
-    return best
-
-
-def _overflows(text: object) -> bool:
-    """A finite-looking number that float64 cannot hold (``1e400``)."""
+def _parse(
+    table: TextTable, n_id: int, decimal: str = ".", threads: int | None = None
+) -> tuple[list[list[str]], np.ndarray, tuple[int, int, str] | None]:
+    """(identifier columns, values of shape (rows, numeric columns), the first cell beyond
+    +-1e300 as (row, column, text) or None). The values are stored so that the samples x
+    genes matrix of the likely orientation (genes along the longer axis) is C-contiguous."""
+    order = "F" if table.n_rows >= len(table.header) - n_id else "C"
     try:
-        x = float(str(text))
-    except ValueError:
-        return False
-    return bool(np.isinf(x)) and "inf" not in str(text).lower()
-
-
-def _first_overflow_cell(
-    table: TextTable, n_id: int, decimal: str = "."
-) -> tuple[int | None, int | None, str]:
-    """(row, column, text) of the first number beyond the float64 range in file order."""
-    cols = list(range(n_id, len(table.header)))
-    s = table.frame(dtype=str, usecols=cols)
-    best: tuple[int | None, int | None, str] = (None, None, "")
-    for c in cols:
-        v = s[c].str.strip()
-        if decimal != ".":
-            v = v.str.replace(decimal, ".", regex=False)
-        big = v.map(_overflows).to_numpy(dtype=bool)
-        if big.any():
-            r = int(np.flatnonzero(big)[0])
-            if best[0] is None or r < best[0]:
-                best = (r, c, str(s[c].iloc[r]).strip())
-    return best
-
-
-def _parse(table: TextTable, n_id: int, decimal: str = ".") -> tuple[pd.DataFrame, np.ndarray]:
-    dtype = {k: (str if k < n_id else np.float64) for k in range(len(table.header))}
-    try:
-        frame = table.frame(dtype=dtype, na_values=list(MISSING_TOKENS), decimal=decimal)
-    except KofsError:
-        raise  # InputError is also a ValueError
-    except (ValueError, TypeError, OverflowError) as exc:
-        row, col, text = _first_bad_cell(table, n_id, decimal)
-        if row is None:
-            row, col, text = _first_overflow_cell(table, n_id, decimal)
-            if row is not None:  # older pandas refuse numbers beyond float64 outright
-                raise InputError(
-                    f"value {text!r} is infinite or beyond +-1e300; "
-                    "log-transform or rescale the data",
-                    path=table.path,
-                    line=int(table.line_numbers[row]),
-                    column=table.header[col] or col + 1,
-                ) from None
-            raise InputError(f"cannot parse the numeric columns ({exc})", path=table.path) from None
+        ids, values = read_columns(table, n_id, decimal=decimal, threads=threads, order=order)
+    except BadCell as bad:
         raise InputError(
-            f"non-numeric value {text!r} where a number is expected; "
-            + _number_hint(text, decimal),
+            f"non-numeric value {bad.text!r} where a number is expected; "
+            + _number_hint(bad.text, decimal),
             path=table.path,
-            line=int(table.line_numbers[row]),
-            column=table.header[col] or col + 1,
+            line=int(table.line_numbers[bad.row]),
+            column=table.header[bad.column] or bad.column + 1,
         ) from None
-    ids = frame.iloc[:, :n_id]
-    values = frame.iloc[:, n_id:].to_numpy(dtype=np.float64)
-    return ids, values
+    # +-Inf and |x| > 1e300 (their squares overflow); fmax/fmin skip NaN and need no temporary
+    huge = None
+    if np.fmax.reduce(values, axis=None) > HUGE or np.fmin.reduce(values, axis=None) < -HUGE:
+        row, col = np.argwhere((values > HUGE) | (values < -HUGE))[0]  # first in file order
+        huge = (int(row), n_id + int(col), table.cell(int(row), n_id + int(col)).strip())
+    return ids, values, huge
+
+
+def _scan_and_parse(path, data, fmt, fixed_ids, gene_column, decimal, threads):
+    """(table, number of id columns, index of the gene column or None, parsed columns): a
+    quick scan first (plain files), the full scan when the parser meets a row the quick scan
+    did not check (or a blank row)."""
+    name = display_name(path)
+    quick = quick_scan(path, data) if fmt is None else None
+    for table in (quick, None):
+        if table is None:
+            table = scan_table(path, unique_columns=False, data=data)
+        try:
+            if decimal == "," and table.sep == "," and b'"' not in table.data:
+                raise ParameterError(
+                    "--decimal , needs a tab- or semicolon-delimited file (or "
+                    'quoted numbers such as "1,5"), but this one is comma-delimited',
+                    path=name,
+                )
+            gene_idx = None
+            if gene_column is not None:
+                gene_idx = _find_column(table.header, gene_column, path=name, option="gene_column")
+            if fixed_ids is not None and (gene_idx is None or gene_idx < fixed_ids):
+                n_id = fixed_ids  # GCT / series matrix: the format says which columns are metadata
+            else:
+                n_id = _id_column_count(table, gene_idx)
+            parsed = _parse(table, n_id, decimal, threads)
+        except (RowsNotChecked, KofsError):
+            if table.checked:
+                raise
+            continue  # the full scan reports the file's first problem (a ragged row first)
+        if table.checked or not _blank_rows(parsed[0], parsed[1]):
+            return table, n_id, gene_idx, parsed
+    raise AssertionError("unreachable")  # the full scan's table is checked
+
+
+def _blank_rows(ids: list[list[str]], values: np.ndarray) -> bool:
+    """Whether a row has no id and no value (a line of delimiters only, which
+    :func:`~kofs.io._table.scan_table` skips as blank)."""
+    if not ids:
+        return False
+    empty = np.ones(values.shape[0], dtype=bool)
+    for col in ids:
+        empty &= np.fromiter((not v.strip() for v in col), dtype=bool, count=len(col))
+    return bool(empty.any()) and bool(np.isnan(values[empty]).all(axis=1).any())
 
 
 class _Layout:
@@ -298,7 +301,7 @@ def _orientation(genes_in, gene_column, sample_ids, row_ids, col_ids, path, id_n
     if genes_in is not None:
         if genes_in == "columns" and gene_column is not None:
             raise ParameterError(
-                "gene_column only applies when genes are rows; drop it or use genes_in='rows'",
+                "--gene-column only applies when genes are rows; drop it or use --genes-in rows",
                 path=path,
             )
         return genes_in
@@ -401,8 +404,8 @@ def _apply_missing(G, genes, ann, positions, samples, layout, missing, path):
         g, s, line, col = layout.first_cell(nan, positions, genes, samples)
         raise InputError(
             f"missing value (empty/NA) for gene {genes[g]!r}, sample {samples[s]!r} "
-            f"({int(nan.sum())} missing in all); fill it in or choose missing='drop-gene' or "
-            "'impute-mean' (--missing-values)",
+            f"({int(nan.sum())} missing in all); fill it in, or use --missing-values drop-gene "
+            "or --missing-values impute-mean",
             path=path,
             line=line,
             column=col,
@@ -437,23 +440,29 @@ def _apply_missing(G, genes, ann, positions, samples, layout, missing, path):
 
 
 def _apply_duplicates(G, genes, ann, positions, layout, duplicates, path):
-    codes, uniques = pd.factorize(pd.Series(genes, dtype=object))
-    if len(uniques) == len(genes):
+    index: dict[str, int] = {}
+    codes = np.fromiter(
+        (index.setdefault(g, len(index)) for g in genes), dtype=np.int64, count=len(genes)
+    )
+    if len(index) == len(genes):
         return G, genes, ann
-    dup = pd.Series(codes).duplicated().to_numpy()
+    dup = np.ones(len(genes), dtype=bool)
+    dup[np.unique(codes, return_index=True)[1]] = False  # later occurrences of an id
     if duplicates == "error":
         j = int(np.flatnonzero(dup)[0])
         i = int(np.flatnonzero(codes == codes[j])[0])
         n_ids = len(set(codes[dup].tolist()))
         raise InputError(
             f"gene id {genes[j]!r} appears twice ({layout.gene_where(positions[i])} and "
-            f"{layout.gene_where(positions[j])}; {n_ids} repeated ids in all); choose "
-            "duplicates='first', 'mean' or 'max-variance' (--duplicate-genes)",
+            f"{layout.gene_where(positions[j])}; {n_ids} repeated ids in all); use "
+            "--duplicate-genes first, mean or max-variance",
             path=path,
         )
     n = G.shape[0]
     if duplicates == "mean":
-        ind = sp.csr_matrix((np.ones(n), (codes, np.arange(n))), shape=(len(uniques), n))
+        import scipy.sparse as sp
+
+        ind = sp.csr_matrix((np.ones(n), (codes, np.arange(n))), shape=(len(index), n))
         counts = np.bincount(codes).astype(np.float64)
         out = np.asarray(ind @ G) / counts[:, None]
         rep = np.flatnonzero(~dup)
@@ -467,14 +476,14 @@ def _apply_duplicates(G, genes, ann, positions, layout, duplicates, path):
     return out, [genes[i] for i in rep], {k: [v[i] for i in rep] for k, v in ann.items()}
 
 
-def _annotations(ids: pd.DataFrame, header, gene_idx: int, n_id: int) -> dict[str, list[str]]:
+def _annotations(ids: list[list[str]], header, gene_idx: int, n_id: int) -> dict[str, list[str]]:
     ann: dict[str, list[str]] = {}
     canon: dict[str, list[str]] = {}
     for k in range(n_id):
         if k == gene_idx:
             continue
         name = header[k] or f"column{k + 1}"
-        values = ids[k].fillna("").astype(str).str.strip().tolist()
+        values = [v.strip() for v in ids[k]]
         ann[name] = values
         key = _CANONICAL.get(_norm(name))
         key = key if key in _ANNOTATION_KEYS else None
@@ -498,6 +507,7 @@ def read_expression(
     duplicates: str = "error",
     missing: str = "error",
     decimal: str = ".",
+    threads: int | None = None,
 ) -> Expression:
     """Read an expression matrix into an :class:`~kofs.types.Expression` (samples x genes).
 
@@ -524,6 +534,9 @@ def read_expression(
     decimal : {".", ","}, default "."
         Decimal mark of the numbers. With ``","`` (``1,23``) the delimiter must be a tab or a
         semicolon. Thousands separators and ``%`` are never read (the error says so).
+    threads : int, optional
+        1: parse in the calling thread; None (default) or more: pyarrow's thread pool (one
+        thread per core).
 
     Returns
     -------
@@ -549,26 +562,14 @@ def read_expression(
     data, fmt, fixed_ids = plain_table(read_bytes(path), name)
     if fmt is not None and genes_in is None:
         genes_in = "rows"  # GCT and series matrices put genes in rows
-    table = scan_table(path, unique_columns=False, data=data)
+    table, n_id, gene_idx, (ids, values, huge) = _scan_and_parse(
+        path, data, fmt, fixed_ids, gene_column, decimal, threads
+    )
     del data
-    if decimal == "," and table.sep == "," and b'"' not in table.data:
-        raise ParameterError(
-            "decimal=',' (--decimal ,) needs a tab- or semicolon-delimited file (or quoted "
-            'numbers such as "1,5"), but this one is comma-delimited',
-            path=name,
-        )
-    gene_idx = None
-    if gene_column is not None:
-        gene_idx = _find_column(table.header, gene_column, path=name, option="gene_column")
-    if fixed_ids is not None and (gene_idx is None or gene_idx < fixed_ids):
-        n_id = fixed_ids  # GCT / series matrix: the format says which columns are metadata
-    else:
-        n_id = _id_column_count(table, gene_idx, decimal)
-    ids, values = _parse(table, n_id, decimal)
     header, line_numbers = table.header, table.line_numbers
     del table  # the raw text is no longer needed
     row_col = 0 if gene_idx is None else gene_idx
-    row_ids = ids[row_col].fillna("").astype(str).str.strip().tolist()
+    row_ids = [v.strip() for v in ids[row_col]]
     col_ids = list(header[n_id:])
     genes_in = _orientation(
         genes_in, gene_column, sample_ids, row_ids, col_ids, name, header[:n_id]
@@ -595,17 +596,16 @@ def read_expression(
             "set genes_in / --genes-in)",
             path=name,
         )
-
-    bad = (G > HUGE) | (G < -HUGE)  # +-Inf included, NaN not; no full-size temporary
-    if bad.any():
-        g, s, line, col = layout.first_cell(bad, np.arange(len(genes)), genes, samples)
+    if huge is not None:
+        row, col, text = huge
         raise InputError(
-            f"value {float(G[g, s])!r} for gene {genes[g]!r} is infinite or beyond +-1e300; "
-            "check the file (log-transform or fix overflowed values)",
+            f"value {text} for gene {genes[row if genes_in == 'rows' else col - n_id]!r} is "
+            "infinite or beyond +-1e300; check the file (log-transform or fix overflowed values)",
             path=name,
-            line=line,
-            column=col,
+            line=int(line_numbers[row]),
+            column=header[col] or col + 1,
         )
+
     positions = np.arange(len(genes))
     no_id = np.array([g in MISSING_TOKENS for g in genes], dtype=bool)
     if no_id.any():

@@ -24,6 +24,17 @@ either direction; to rank up- or down-regulated genes first give the fold-change
 column with a direction (``de.csv:log2FoldChange:desc``). ``abs`` ranks by absolute value,
 largest first. Values that are missing (``NA``) keep their gene in the list, tied at its bottom.
 
+Statistics are checked at the door: a p-value or FDR column (``pvalue``, ``padj``,
+``P.Value``, ``adj.P.Val``, ``PValue``, ``FDR``, ``neg|p-value``, ``neg|fdr``, any column named
+like a p-value, q-value or FDR that ranks a list) must hold numbers in [0, 1] (a ``P.Value``
+column holding t statistics is refused); a fold-change column (``log2FoldChange``, ``logFC``,
+``lfc``, ...) finite numbers; the other numeric columns of the recognised tools numbers.
+Missing values (``NA``, ``NaN``, ``NULL``, ``N/A``, ``None``, empty) are accepted there. A gene
+id that is missing -- an empty cell, or one of those tokens in the gene column or in a
+one-gene-per-line list -- is refused with its line: dropping it silently would move the genes
+after it up. Row names that are only row numbers (``1, 2, 3, ...``, as R writes a table whose
+rows have no names) are refused as gene ids.
+
 The gene column is a column named like a gene symbol (``symbol``, ``gene_symbol``,
 ``Gene.symbol``, ``gene_name``, ...), else like a gene id (``gene``, ``gene_id``, ``id``,
 ``ensembl_gene_id``, ...), else the first column (R's row names); ``gene_column`` overrides it.
@@ -110,6 +121,8 @@ def parse_list_spec(text: str, *, base: str | os.PathLike | None = None) -> List
     text = str(text)
 
     def where(p: str) -> str:
+        if p.startswith("~"):  # as a shell would (a config's lists are not expanded by one)
+            p = os.path.expanduser(p)
         return p if base is None or p == "-" or os.path.isabs(p) else os.path.join(base, p)
 
     def exists(p: str) -> bool:
@@ -157,6 +170,9 @@ class RankedGeneList:
         Rows (or lines) with a gene id.
     n_repeated : int
         Rows dropped because their gene appeared in a better-ranked row.
+    options_used : frozenset of str
+        The reading options (``gene_column``, ``column``, ``direction``, ``mageck_side``) that
+        decided how this list was read; an option no list used had no effect (a warning).
     """
 
     name: str
@@ -169,6 +185,7 @@ class RankedGeneList:
     gene_column: str | None = None
     n_rows: int = 0
     n_repeated: int = 0
+    options_used: frozenset[str] = frozenset()
 
     def describe(self) -> str:
         """One line for summaries: ``name: kind (path), N genes, ranked by ...``."""
@@ -185,8 +202,20 @@ class RankedGeneList:
             self.genes,
             self.scores,
             self.higher_is_better,
-            params={"kind": self.kind, "ranked_by": self.ranked_by, "path": self.path},
+            params={
+                "kind": self.kind,
+                "ranked_by": self.ranked_by,
+                "path": self.path,
+                "absent": ABSENT_BELOW if self.kind in SHORT_LISTS else ABSENT_MISSING,
+            },
         )
+
+
+#: What a gene a list lacks means, by the kind of list: a top-k list or a gene set names only
+#: its top (a lacking gene lies below it); a tool's table lists every gene the tool tested (a
+#: lacking gene was not tested: no information). Read by ``posterior`` (docs/aggregation.md).
+ABSENT_BELOW, ABSENT_MISSING = "below", "missing"
+SHORT_LISTS = frozenset({"top-k list", "GMT gene set"})
 
 
 def _stem(path: str) -> str:
@@ -217,7 +246,80 @@ def _best_rows(genes: list[str], scores: np.ndarray, higher_is_better: bool, pat
     )
 
 
-def _numbers(values: Sequence[str], column: str, path: str, lines: Sequence[int]) -> np.ndarray:
+_P_LIKE = re.compile(
+    r"^(.*[|._ ])?(p|pval|pvalue|p[._ -]?value|padj|p[._]adj|adj[._]p[._]val|fdr|q|qval|"
+    r"qvalue|q[._ -]?value)$",
+    re.IGNORECASE,
+)
+_FC_LIKE = re.compile(
+    r"^(.*[|._ ])?(log2?fc|log2?[._ ]?fold[._ ]?change|lfc|fold[._ ]?change|fc)$", re.IGNORECASE
+)
+# other numeric columns of the recognised tools' tables
+_TOOL_NUMBERS = {
+    "DESeq2 results": ("baseMean", "lfcSE", "stat"),
+    "edgeR topTags": ("logCPM", "LR", "F"),
+    "limma topTable": ("AveExpr", "t", "B"),
+    "MAGeCK gene summary": ("num", "neg|score", "pos|score", "neg|rank", "pos|rank"),
+}
+
+
+def _missing_id(value: str) -> bool:
+    return value in MISSING_TOKENS
+
+
+def _refuse_missing_ids(genes: Sequence[str], lines: Sequence[int], path: str, what: str) -> None:
+    """A gene id that is empty or a missing-value token: an error naming its line."""
+    bad = [i for i, g in enumerate(genes) if _missing_id(g)]
+    if not bad:
+        return
+    i = bad[0]
+    token = "empty" if not genes[i] else repr(genes[i])
+    more = f" ({len(bad)} such rows)" if len(bad) > 1 else ""
+    raise InputError(
+        f"{what} is {token}: a missing gene id{more}; write the real id or remove the row "
+        "(kofs does not drop it silently: the genes after it would move up)",
+        path=path,
+        line=lines[i] if i < len(lines) else None,
+    )
+
+
+def _row_numbers(genes: Sequence[str]) -> bool:
+    """Whether the ids are just 1, 2, 3, ..., n (the row names R gives unnamed rows)."""
+    return len(genes) > 1 and all(g == str(k + 1) for k, g in enumerate(genes))
+
+
+def _check_statistic(
+    values: np.ndarray, column: str, path: str, lines: Sequence[int], texts: Sequence[str],
+    hint: str = "",
+) -> None:  # fmt: skip
+    """p-value/FDR columns in [0, 1], fold changes finite (NaN = missing is accepted)."""
+    if _P_LIKE.match(column.strip()):
+        bad = np.flatnonzero(~np.isnan(values) & ((values < 0) | (values > 1)))
+        what = "a p-value, q-value or FDR in [0, 1]"
+    elif _FC_LIKE.match(column.strip()):
+        bad = np.flatnonzero(np.isinf(values))
+        what = "a finite fold change"
+    else:
+        return
+    if bad.size:
+        i = int(bad[0])
+        more = f" ({bad.size} such values)" if bad.size > 1 else ""
+        raise InputError(
+            f"column {column!r} holds {texts[i]!r}, not {what}{more}; check that the column "
+            f"holds what its name says{hint}",
+            path=path,
+            line=lines[i] if i < len(lines) else None,
+        )
+
+
+def _numbers(
+    values: Sequence[str], column: str, path: str, lines: Sequence[int], hint: str = ""
+) -> np.ndarray:
+    missing = set(MISSING_TOKENS)
+    try:  # the fast path: every cell a number or a missing-value token
+        return np.array(["nan" if v in missing else v for v in values], dtype=np.float64)
+    except ValueError:
+        pass
     out = np.empty(len(values))
     for i, v in enumerate(values):
         if v in MISSING_TOKENS:
@@ -228,7 +330,7 @@ def _numbers(values: Sequence[str], column: str, path: str, lines: Sequence[int]
         except ValueError:
             line = lines[i] if i < len(lines) else None
             raise InputError(
-                f"column {column!r} holds {v!r}, not a number", path=path, line=line
+                f"column {column!r} holds {v!r}, not a number{hint}", path=path, line=line
             ) from None
     return out
 
@@ -297,8 +399,14 @@ def _read_plain(path: str, name: str, lines: list[tuple[int, str]]) -> RankedGen
             )
         if k == 0 and ln.lower() in _HEADER_WORDS:
             continue
-        if ln not in MISSING_TOKENS:
-            genes.append(ln)
+        if _missing_id(ln):
+            raise InputError(
+                f"{ln!r} is a missing-value token, not a gene id; write the real id or remove "
+                "the line (kofs does not drop it silently: the genes after it would move up)",
+                path=path,
+                line=lineno,
+            )
+        genes.append(ln)
     if not genes:
         raise InputError("the list holds no gene ids", path=path)
     scores = np.arange(1.0, len(genes) + 1.0)
@@ -337,7 +445,8 @@ def _read_rnk(path: str, name: str, raw: bytes, spec: ListSpec) -> RankedGeneLis
     df = read_table(path, comment="#", header=False, data=raw)
     if df.shape[1] < 2:
         raise InputError("a .rnk file needs two columns: gene and score", path=path)
-    genes = df.iloc[:, 0].tolist()
+    genes = [str(g).strip() for g in df.iloc[:, 0].tolist()]
+    _refuse_missing_ids(genes, df.attrs.get("lines", ()), path, "the gene id (column 1)")
     values = _numbers(df.iloc[:, 1].tolist(), "score", path, df.attrs.get("lines", ()))
     direction = spec.direction or "desc"
     scores, hib = _scored(values, direction)
@@ -390,11 +499,18 @@ def _from_columns(
     # column comes with its own direction (unless the spec gives one)
     known = _recognise(set(header), mageck_side)
     kind = known[0] if known else "table"
+    used = {"gene_column"} if gene_column is not None else set()
     if spec.column or column:
+        if not spec.column:
+            used.add("column")
+        if not spec.direction and direction is not None:
+            used.add("direction")
         column = spec.column or column
         direction = spec.direction or direction
     elif known is not None:
         column, direction = known[1], spec.direction or known[2]
+        if kind == "MAGeCK gene summary":
+            used.add("mageck_side")
     else:
         raise ParameterError(
             "which column ranks the genes? give FILE:COLUMN:asc|desc|abs (columns: "
@@ -410,20 +526,43 @@ def _from_columns(
         raise ParameterError(f"column {column!r} holds the gene ids, not scores", path=path)
     if direction is None:
         direction = _guess_direction(column, path)
-    genes_raw = [str(g).strip() for g in columns[gi]]
-    values = _numbers([str(v).strip() for v in columns[ci]], column, path, lines)
-    has_id = np.array([g not in MISSING_TOKENS for g in genes_raw], dtype=bool)
-    genes = [g for g, ok in zip(genes_raw, has_id, strict=True) if ok]
-    if not genes:
-        raise InputError(f"gene column {header[gi] or '(row names)'!r} is empty", path=path)
-    scores, hib = _scored(values[has_id], direction)
+    gene_col = header[gi] or "(row names)"
+    # R writes a table with row names one field longer than its header: the first field of
+    # every row was read as row names
+    hint = ""
+    if header and header[0] == "":
+        hint = (
+            "; every row has one field more than the header, so its first field was read as "
+            "row names: check that no row has an extra field"
+        )
+    genes = [str(g).strip() for g in columns[gi]]
+    _refuse_missing_ids(genes, lines, path, f"the gene id (column {gene_col!r})")
+    if gene_column is None and _row_numbers(genes):
+        raise InputError(
+            f"the gene column {gene_col!r} holds only row numbers (1, 2, 3, ...), not gene ids"
+            f"{hint}; name the gene column (--gene-column), or write the table with its gene "
+            "ids (R: write.table(..., row.names = FALSE) after adding them as a column)",
+            path=path,
+        )
+    texts = [str(v).strip() for v in columns[ci]]
+    values = _numbers(texts, column, path, lines, hint)
+    _check_statistic(values, column, path, lines, texts, hint)
+    if known is not None:  # the tool's other columns: numbers, p-values in [0, 1], ...
+        for k, h in enumerate(header):
+            if k in (gi, ci) or not (
+                _P_LIKE.match(h) or _FC_LIKE.match(h) or h in _TOOL_NUMBERS.get(known[0], ())
+            ):
+                continue
+            other = [str(v).strip() for v in columns[k]]
+            numbers = _numbers(other, h, path, lines, hint)
+            _check_statistic(numbers, h, path, lines, other, hint)
+    scores, hib = _scored(values, direction)
     if np.isnan(scores).all():
         raise InputError(f"column {column!r} has no numbers", path=path)
     kept, kept_scores, repeated = _best_rows(genes, scores, hib, path)
-    gene_col = header[gi] or "(row names)"
     return RankedGeneList(
         name, kept, kept_scores, hib, kind, f"{column} {_words(direction)}", path,
-        gene_col, len(genes), repeated,
+        gene_col, len(genes), repeated, frozenset(used),
     )  # fmt: skip
 
 
@@ -451,8 +590,14 @@ def list_from_scores(
 def list_from_ids(ids: Sequence[object], name: str) -> RankedGeneList:
     """A top-k list from gene ids in rank order (Python API); repeated ids keep the first."""
     path = f"<list {name}>"
-    genes = [str(g).strip() for g in ids]
-    genes = [g for g in genes if g not in MISSING_TOKENS]
+    genes = ["" if g is None or g != g else str(g).strip() for g in ids]  # None, NaN: missing
+    bad = [k for k, g in enumerate(genes) if _missing_id(g)]
+    if bad:
+        raise InputError(
+            f"item {bad[0] + 1} is {genes[bad[0]] or 'empty'!r}, a missing gene id "
+            f"({len(bad)} such items); remove it or write the real id",
+            path=path,
+        )
     if not genes:
         raise InputError("the list holds no gene ids", path=path)
     kept, values, repeated = _best_rows(genes, np.arange(1.0, len(genes) + 1.0), False, path)
@@ -468,7 +613,7 @@ def list_from_frame(
     gene_column: str | None = None,
     column: str | None = None,
     direction: str | None = None,
-    mageck_side: str = "neg",
+    mageck_side: str | None = "neg",
 ) -> RankedGeneList:
     """A list from a :class:`pandas.DataFrame` (Python API).
 
@@ -497,7 +642,7 @@ def list_from_frame(
     columns = [[("NA" if c == "nan" else c) for c in col] for col in columns]
     return _from_columns(
         header, columns, (), name, path, ListSpec(path), gene_column=gene_column,
-        column=column, direction=direction, mageck_side=mageck_side,
+        column=column, direction=direction, mageck_side=mageck_side or "neg",
     )  # fmt: skip
 
 
@@ -507,7 +652,7 @@ def read_ranked_lists(
     gene_column: str | None = None,
     column: str | None = None,
     direction: str | None = None,
-    mageck_side: str = "neg",
+    mageck_side: str | None = "neg",
 ) -> list[RankedGeneList]:
     """Read the list(s) of one file (a GMT file gives one list per gene set).
 
@@ -519,7 +664,7 @@ def read_ranked_lists(
         Column of the gene ids (default: recognised by name, else the first column).
     column, direction : str, optional
         Score column and direction for tables whose spec names none.
-    mageck_side : {"neg", "pos"}, default "neg"
+    mageck_side : {"neg", "pos"} or None, default "neg"
         Side of a MAGeCK gene summary: negative (depletion) or positive selection.
 
     Returns
@@ -538,6 +683,7 @@ def read_ranked_lists(
     path = display_name(spec.path)
     if direction is not None and direction not in DIRECTIONS:
         raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+    mageck_side = mageck_side or "neg"
     if mageck_side not in MAGECK_SIDES:
         raise ParameterError(f"MAGeCK side must be neg or pos, got {mageck_side!r}")
     name = spec.name or _stem(spec.path)

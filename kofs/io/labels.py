@@ -215,7 +215,7 @@ def align_labels(
         if missing == "error":
             raise InputError(
                 f"{len(lacking)} of {expression.n_samples} samples have no label ({shown}); add "
-                "them to the labels file or drop them with missing='drop' (--missing-labels drop)",
+                "them to the labels file or drop them with --missing-labels drop",
                 path=lab,
             )
         log.warning("dropping %d samples without a label: %s", len(lacking), shown)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kofs.cache import file_sha256
+from kofs.cache import Check, EntryError, file_sha256
 from kofs.errors import InputError, ParameterError
 from kofs.progress import Progress, task
 from kofs.resources import check_memory, estimate_obo_file
@@ -267,7 +267,7 @@ def read_obo(
         raise InputError("GO ontology file not found; check the --go path", path=p)
     digest = file_sha256(p)
     if cache is not None:
-        hit = cache.get("obo", [digest])
+        hit = cache.get("obo", [digest], check=_check_arrays)
         if hit is not None:
             return _from_arrays(*hit, source=str(p), digest=digest)
     check_memory(
@@ -299,6 +299,25 @@ def _to_arrays(onto: Ontology) -> tuple[dict[str, np.ndarray], dict]:
             [(index[c], index[q]) for c, q in pairs], dtype=np.int32
         ).reshape(-1, 2)
     return arrays, {"data_version": onto.data_version, "date": onto.date}
+
+
+def _check_arrays(c: Check) -> None:
+    """The invariants of a cached ontology (:func:`_to_arrays`), checked before use."""
+    n = len(c.strings("terms"))
+    c.strings("names", n)
+    aspects = c.strings("aspects", n)
+    if aspects.size and not np.isin(aspects, list(ROOTS)).all():
+        raise EntryError("array 'aspects' holds an unknown aspect")
+    m = len(c.strings("alt_from"))
+    c.strings("alt_to", m)
+    c.strings("obsolete")
+    for r in RELATIONS:
+        if f"edges:{r}" in c.arrays:
+            c.ints(f"edges:{r}", 0, n, ndim=2)
+            if c.arrays[f"edges:{r}"].shape[1:] != (2,):
+                raise EntryError(f"array 'edges:{r}' is not a list of pairs")
+    c.field("data_version", str, optional=True)
+    c.field("date", str, optional=True)
 
 
 def _from_arrays(arrays: dict, meta: dict, *, source: str, digest: str) -> Ontology:

@@ -29,6 +29,7 @@ from typing import IO, Any
 import numpy as np
 
 from kofs.errors import InputError, OutputError, ParameterError
+from kofs.io._fsops import create_new_file
 from kofs.types import AggregateRanking, Ranking
 
 log = logging.getLogger(__name__)
@@ -242,7 +243,7 @@ def atomic_file(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     for _ in range(100):
         tmp = parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            fd = create_new_file(tmp)  # never through a link planted at the temporary name
             break
         except FileExistsError:
             continue
@@ -364,9 +365,6 @@ def write_ranking(
     head = ["gene", *(["symbol"] if symbols is not None else []), "rank", "score"]
     head += [_clean(k) for k in stats]
     stat_cols = [[format_float(v) for v in np.asarray(v).tolist()] for v in stats.values()]
-    support = (getattr(final, "diagnostics", None) or {}).get("support")
-    if support is not None:
-        head.append("support")
     for n in names:
         head += [f"rank:{n}", f"score:{n}"]
     if evidence is not None:
@@ -381,8 +379,6 @@ def write_ranking(
             row.append(_clean(symbols.get(genes[i], "")))
         row += [_format_rank(ranks[i]), format_float(scores[i])]
         row += [c[i] for c in stat_cols]
-        if support is not None:
-            row.append("data" if support[i] else "knowledge-only")
         for cr, cs in zip(cols_rank, cols_score, strict=True):
             row += [cr[i], cs[i]]
         if evidence is not None:

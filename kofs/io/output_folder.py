@@ -39,7 +39,16 @@ from pathlib import Path
 from typing import Any
 
 from kofs.errors import InputError, OutputError
-from kofs.io._fsops import deferred_signals, exchange, fsync_dir, rename_noreplace
+from kofs.io._fsops import (
+    UnsafePath,
+    current_umask,
+    deferred_signals,
+    exchange,
+    fsync_dir,
+    make_private_dir,
+    open_lock_file,
+    rename_noreplace,
+)
 from kofs.io.output import _is_write_failure, _space_error, atomic_file, check_output_dir
 
 try:  # advisory locks: POSIX only
@@ -80,7 +89,6 @@ _LEGACY = frozenset(
 )
 _INNER_TMP = re.compile(r"\.kofs-tmp-[0-9a-f]{8}")
 _INNER_LOCK = ".kofs.lock"
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 # claims held by this process (real path -> claim): nested atomic_dir() calls of one run reuse
 # the claim instead of failing on their own lock
@@ -135,7 +143,13 @@ class OutputFolder:
     def _lock(self) -> None:
         for _ in range(20):
             try:
-                fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | _CLOEXEC, 0o666)
+                fd = open_lock_file(self._lock_path)
+            except UnsafePath as exc:
+                raise OutputError(
+                    f"the lock file {self._lock_path} {exc.strerror} (kofs never writes through "
+                    "a link it did not make); remove it, or choose another output folder",
+                    path=self.path,
+                ) from None
             except OSError as exc:
                 raise OutputError(
                     f"cannot create the lock file {self._lock_path} ({exc.strerror}); "
@@ -164,7 +178,7 @@ class OutputFolder:
                 self._fd = fd
                 return
             try:  # a run that just finished may have unlinked the file we opened
-                same = os.stat(self._lock_path).st_ino == os.fstat(fd).st_ino
+                same = os.lstat(self._lock_path).st_ino == os.fstat(fd).st_ino
             except OSError:
                 same = False
             if same:
@@ -229,7 +243,7 @@ class OutputFolder:
         for _ in range(100):
             tmp = where / f"{stem}{_token()}"
             try:
-                os.mkdir(tmp, 0o777)
+                make_private_dir(tmp)  # 0o700 until published: nobody can plant files in it
                 return tmp
             except FileExistsError:
                 continue
@@ -277,6 +291,8 @@ class OutputFolder:
         with contextlib.suppress(OSError):
             if self.real.is_dir():  # keep the permissions the user gave the folder
                 os.chmod(tmp, stat.S_IMODE(self.real.stat().st_mode))
+            else:  # a new folder: what mkdir would have made
+                os.chmod(tmp, 0o777 & ~current_umask())
         with deferred_signals():
             old = self._swap(tmp)
             fsync_dir(self.real.parent)
@@ -374,7 +390,10 @@ def _held(real: Path) -> OutputFolder | None:
 
 @contextlib.contextmanager
 def claim_output(
-    outdir: str | os.PathLike, *, inputs: Iterable[str | os.PathLike] = ()
+    outdir: str | os.PathLike,
+    *,
+    inputs: Iterable[str | os.PathLike] = (),
+    named: bool = True,
 ) -> Iterator[OutputFolder]:
     """Claim ``outdir`` for one run: check it, lock it, clean what killed runs left.
 
@@ -388,13 +407,17 @@ def claim_output(
     inputs : iterable of path
         The run's input files (none may be overwritten; see
         :func:`~kofs.io.output.check_output_dir`).
+    named : bool, default True
+        The user named ``outdir`` (``-o``, a config's ``output``). A default folder the user
+        did not name is never replaced: if it already holds something, the run is refused.
 
     Raises
     ------
     OutputError
         ``outdir`` is a file, lies under a file or a symbolic link leading nowhere, is not
-        writable, is the current folder, holds files that kofs did not write, or another run
-        is writing it.
+        writable, is the current folder, holds files that kofs did not write, lies inside
+        another kofs output folder, is a default folder that already holds a run, or another
+        run is writing it.
     """
     out = Path(outdir)
     real = Path(os.path.realpath(out))
@@ -406,6 +429,13 @@ def claim_output(
             held._depth -= 1
         return
     check_output_dir(out, inputs=inputs)
+    if not named and os.path.lexists(out):
+        raise OutputError(
+            "already exists and no output folder was named, so kofs does not replace it; "
+            f"give -o {os.fspath(out)} to replace it, or -o NEW_FOLDER to keep it",
+            path=out,
+        )
+    _check_not_nested(out, real)
     try:
         cwd = Path(os.path.realpath(os.getcwd()))
     except OSError:
@@ -448,6 +478,22 @@ def claim_output(
         with _CLAIMS_LOCK:
             _CLAIMS.pop(str(real), None)
         claim._release()
+
+
+def _check_not_nested(out: Path, real: Path) -> None:
+    """Refuse an output folder inside another kofs output folder: publishing the outer one
+    (a later run into it) would delete the inner one, and the outer one's marker would no
+    longer match its folder. The inner folder may be the outer one's own (a run replacing
+    itself) -- only a strict ancestor with a marker counts."""
+    for parent in real.parents:
+        if os.path.isfile(parent / MARKER):
+            raise OutputError(
+                f"is inside the kofs output folder {parent}, which a later run into it replaces "
+                "whole; choose an output folder outside it (e.g. beside it)",
+                path=out,
+            )
+        if parent == parent.parent:
+            break
 
 
 @contextlib.contextmanager

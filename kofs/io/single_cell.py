@@ -15,6 +15,15 @@ scipy.io; nothing here parses HDF5 by hand.
 
 10x genes are named by their Ensembl id (unique), with the symbol as an annotation; only
 features of type "Gene Expression" are kept when several types are present.
+
+Identities are checked the same way in every format: duplicated cell ids (``obs_names``, 10x
+barcodes) or gene ids are refused, naming the file and an example (two cells with one id would
+share one label); an empty cell id is refused. In a 10x folder holding a file both plain and
+gzipped (``barcodes.tsv`` and ``barcodes.tsv.gz``) the two must hold the same content, else
+the folder is refused (which one is current cannot be known); v3 ``features.tsv`` is preferred
+to a leftover v2 ``genes.tsv``. Values must be real numbers (integer, float or boolean); a
+complex, text or object matrix is refused instead of being cast (which would drop the
+imaginary part).
 """
 
 from __future__ import annotations
@@ -22,18 +31,19 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from kofs._matrix import csr_problem
 from kofs.errors import InputError, ParameterError
 from kofs.io._open import table_errors
 from kofs.io.expression import guess_namespace
-from kofs.io.matrix_market import read_coordinate
 from kofs.types import Expression, SampleCategories
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "INSTALL_HINT",
@@ -50,7 +60,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-INSTALL_HINT = "pip install 'kofs[sc]'"
+INSTALL_HINT = "pip install -e '.[sc]' in the kofs folder"
 _SYMBOL_COLUMNS = ("gene_symbols", "gene_symbol", "feature_name", "symbol", "symbols", "gene_name")
 _ENSEMBL_COLUMNS = ("gene_ids", "gene_id", "ensembl", "ensembl_id", "feature_id")
 
@@ -65,18 +75,54 @@ def require(module: str, what: str) -> Any:
         raise ParameterError(f"{what} needs the {module} package: {INSTALL_HINT}") from None
 
 
+_TENX_FILES = (
+    ("matrix", ("matrix.mtx.gz", "matrix.mtx")),
+    ("features", ("features.tsv.gz", "features.tsv", "genes.tsv.gz", "genes.tsv")),
+    ("barcodes", ("barcodes.tsv.gz", "barcodes.tsv")),
+)
+
+
 def _mtx_folder_files(folder: Path) -> dict[str, Path] | None:
     found = {}
-    for key, names in (
-        ("matrix", ("matrix.mtx.gz", "matrix.mtx")),
-        ("features", ("features.tsv.gz", "features.tsv", "genes.tsv.gz", "genes.tsv")),
-        ("barcodes", ("barcodes.tsv.gz", "barcodes.tsv")),
-    ):
+    for key, names in _TENX_FILES:
         hit = next((folder / n for n in names if (folder / n).is_file()), None)
         if hit is None:
             return None
         found[key] = hit
     return found
+
+
+def _stream_digest(path: Path) -> str:
+    """SHA-256 of a file's content, decompressed when it is gzip."""
+    import gzip
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as raw:
+        gz = raw.read(2) == b"\x1f\x8b"
+    try:
+        with gzip.open(path, "rb") if gz else open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block.replace(b"\r\n", b"\n"))
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot be read ({exc})", path=str(path)) from None
+    return h.hexdigest()
+
+
+def _check_twins(folder: Path, files: dict[str, Path]) -> None:
+    """A file present both plain and gzipped must hold the same content in both."""
+    for chosen in files.values():
+        twin = chosen.with_name(chosen.name.removesuffix(".gz"))
+        if twin == chosen or not twin.is_file():
+            continue
+        if _stream_digest(chosen) != _stream_digest(twin):
+            raise InputError(
+                f"holds both {chosen.name} and {twin.name}, which differ; which one belongs to "
+                "the matrix cannot be known: remove the stale one",
+                path=str(folder),
+            )
+        log.info("%s: %s and %s are the same; reading %s", folder, twin.name, chosen.name,
+                 chosen.name)  # fmt: skip
 
 
 def is_single_cell_path(path: str | os.PathLike) -> bool:
@@ -163,6 +209,8 @@ def read_h5ad(path: str | os.PathLike, *, backed: bool = False) -> Any:
 
 
 def _string_columns(frame: pd.DataFrame) -> dict[str, list[str]]:
+    import pandas as pd
+
     out = {}
     for col in frame.columns:
         s = frame[col]
@@ -185,7 +233,34 @@ def _gene_annotations(var: pd.DataFrame) -> dict[str, list[str]]:
     return ann
 
 
+def _check_real(dtype: Any, where: str, path: str | None) -> None:
+    """Refuse values that are not real numbers (complex, text, objects) before any cast."""
+    kind = np.dtype(dtype).kind if dtype is not None else "f"
+    if kind not in "biuf":
+        what = {"c": "complex numbers", "U": "text", "S": "bytes", "O": "Python objects"}
+        raise InputError(
+            f"{where} holds {what.get(kind, np.dtype(dtype).name)} ({np.dtype(dtype).name}), "
+            "not real numbers; store the expression values as integers or floats",
+            path=path,
+        )
+
+
+def _check_ids(ids: list[str], what: str, path: str | None, fix: str) -> None:
+    """Ids must be unique and non-empty: the message names an example and its positions."""
+    seen: dict[str, int] = {}
+    for k, v in enumerate(ids):
+        if not v.strip() or v == "nan":
+            raise InputError(f"{what} number {k + 1} is empty; every one needs an id", path=path)
+        if v in seen:
+            raise InputError(
+                f"{what} {v!r} appears twice (numbers {seen[v] + 1} and {k + 1}); {fix}",
+                path=path,
+            )
+        seen[v] = k
+
+
 def _as_matrix(X: Any, where: str, path: str | None) -> Any:
+    _check_real(getattr(X, "dtype", None), where, path)
     if sp.issparse(X):
         return sp.csr_matrix(X, dtype=np.float64)  # its structure: checked by Expression
     if hasattr(X, "chunks") and hasattr(X, "compute"):  # a dask array: kept lazy
@@ -237,16 +312,10 @@ def adata_expression(
     X = _as_matrix(X, where, source)
     genes = [str(g) for g in var.index]
     cells = [str(c) for c in adata.obs_names]
-    if len(set(genes)) != len(genes):
-        raise InputError(
-            "var_names (gene ids) are not unique; call adata.var_names_make_unique() first",
-            path=source,
-        )
-    if len(set(cells)) != len(cells):
-        raise InputError(
-            "obs_names (cell ids) are not unique; call adata.obs_names_make_unique() first",
-            path=source,
-        )
+    _check_ids(genes, "gene id (var_names)", source,
+               "call adata.var_names_make_unique() first")  # fmt: skip
+    _check_ids(cells, "cell id (obs_names)", source,
+               "call adata.obs_names_make_unique() first")  # fmt: skip
     if len(cells) < 2:
         raise InputError(f"has {len(cells)} cell(s); at least 2 are needed", path=source)
     if not genes:
@@ -284,20 +353,30 @@ def labels_from_obs(
         raise ParameterError(
             f"obs column {column!r} not found{hint}; obs columns: {shown}", path=source
         )
+    import pandas as pd
+
     values = adata.obs[column]
     labels = ["" if pd.isna(v) else str(v) for v in values]
     return SampleCategories(labels, samples or [str(c) for c in adata.obs_names], name=column)
 
 
 def _read_tsv(path: Path, what: str) -> pd.DataFrame:
+    import pandas as pd
+
     with table_errors(path, what):
         return pd.read_csv(path, sep="\t", header=None, dtype=str, compression="infer")
 
 
 def _tenx_expression(
     counts: sp.csr_matrix, ids: list[str], names: list[str], types: list[str] | None,
-    barcodes: list[str], source: str,
+    barcodes: list[str], source: str, barcodes_file: str | None = None,
 ) -> Expression:  # fmt: skip
+    _check_ids(
+        barcodes,
+        "cell barcode",
+        barcodes_file or source,
+        "each cell needs its own barcode (a damaged or concatenated barcodes file?)",
+    )
     if types is not None and len(set(types)) > 1:
         keep = np.array([t == "Gene Expression" for t in types])
         if keep.any():
@@ -308,8 +387,7 @@ def _tenx_expression(
             idx = np.flatnonzero(keep)
             counts = counts[:, idx]
             ids, names = [ids[i] for i in idx], [names[i] for i in idx]
-    if len(set(ids)) != len(ids):
-        raise InputError("feature ids are not unique", path=source)
+    _check_ids(ids, "feature id", source, "each feature needs its own id")
     if counts.shape[0] < 2:
         raise InputError(f"has {counts.shape[0]} cell(s); at least 2 are needed", path=source)
     if counts.shape[1] == 0:
@@ -335,9 +413,12 @@ def read_10x_mtx(folder: str | os.PathLike) -> Expression:
             "and barcodes.tsv(.gz)",
             path=str(folder),
         )
+    _check_twins(folder, files)
+    from kofs.io.matrix_market import read_coordinate  # compiled check (numba)
+
     M = read_coordinate(files["matrix"])  # genes x cells
     features = _read_tsv(files["features"], "10x features file")
-    barcodes = _read_tsv(files["barcodes"], "10x barcodes file")[0].tolist()
+    barcodes = [str(b) for b in _read_tsv(files["barcodes"], "10x barcodes file")[0].tolist()]
     counts = sp.csr_matrix(M.T, dtype=np.float64)
     if counts.shape != (len(barcodes), len(features)):
         raise InputError(
@@ -348,7 +429,9 @@ def read_10x_mtx(folder: str | os.PathLike) -> Expression:
     ids = features[0].tolist()
     names = features[1].tolist() if features.shape[1] > 1 else ids
     types = features[2].tolist() if features.shape[1] > 2 else None
-    return _tenx_expression(counts, ids, names, types, barcodes, str(folder))
+    return _tenx_expression(
+        counts, ids, names, types, barcodes, str(folder), str(files["barcodes"])
+    )
 
 
 def _strings(values: np.ndarray) -> list[str]:
@@ -370,6 +453,7 @@ def read_10x_h5(path: str | os.PathLike) -> Expression:
                 )
             n_genes, n_cells = (int(v) for v in group["shape"][()])
             # 10x stores genes x cells in CSC: the same arrays are cells x genes in CSR
+            _check_real(group["data"].dtype, "matrix/data", source)
             counts = sp.csr_matrix(
                 (group["data"][()].astype(np.float64), group["indices"][()], group["indptr"][()]),
                 shape=(n_cells, n_genes),

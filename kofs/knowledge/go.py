@@ -254,7 +254,8 @@ def go_relation(
     if cache is not None and sem.digest:
         key = [sem.digest, measure, combine, int(top_k), float(min_similarity), source,
                _genes_digest(expression, id_map)]  # fmt: skip
-        hit = cache.get("go_relation", key)
+        m = expression.n_genes
+        hit = cache.get("go_relation", key, check=lambda c: _check_arrays(c, m))
         if hit is not None:
             return _relation_from_arrays(*hit, expression)
     rel, report = _go_relation(
@@ -280,6 +281,24 @@ def _relation_to_arrays(rel: FeatureRelation, report: CoverageReport) -> tuple[d
     meta = {"name": rel.name, "directed": bool(rel.directed), "provenance": dict(rel.provenance),
             "coverage": dataclasses.asdict(report)}  # fmt: skip
     return arrays, meta
+
+
+def _check_arrays(c, m: int) -> None:
+    """The invariants of a cached GO graph (:func:`_relation_to_arrays`) over ``m`` genes,
+    checked before the graph reaches the compiled kernels."""
+    from kofs.cache import EntryError
+
+    c.csr("indptr", "indices", m, m)
+    c.floats("data", len(c.arrays["indices"]))
+    if (c.arrays["data"] < 0).any():
+        raise EntryError("array 'data' has negative weights")
+    c.field("name", str)
+    c.field("directed", bool)
+    c.field("provenance", dict)
+    cov = c.field("coverage", dict)
+    names = {f.name for f in dataclasses.fields(CoverageReport)}
+    if not set(cov) <= names or not {"source", "input_genes", "matched"} <= set(cov):
+        raise EntryError("field 'coverage' does not describe a coverage report")
 
 
 def _relation_from_arrays(

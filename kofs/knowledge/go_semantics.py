@@ -148,7 +148,7 @@ def go_semantics(
         key = [ontology.digest, annotations.digest, aspect, mode, unknown]
         digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()
     if cache is not None and key is not None:
-        hit = cache.get("go_semantics", key)
+        hit = cache.get("go_semantics", key, check=_check_arrays)
         if hit is not None:
             return replace(_from_arrays(*hit), digest=digest)
     with task(progress, "GO information content"):
@@ -217,6 +217,31 @@ def _to_arrays(sem: GOSemantics) -> tuple[dict[str, np.ndarray], dict]:
     for k in cols:
         arrays[f"row:{k}"] = np.array(sem.rows[k].tolist(), dtype=str)
     return arrays, {"aspect": sem.aspect, "mode": sem.mode, "scale": sem.scale, "columns": cols}
+
+
+def _check_arrays(c) -> None:
+    """The invariants of a cached :class:`GOSemantics` (:func:`_to_arrays`), checked before
+    the closure and IC reach the compiled similarity kernels."""
+    from kofs.cache import EntryError
+
+    t = len(c.strings("terms"))
+    c.csr("closure_indptr", "closure_indices", t, t)
+    c.floats("ic", t, allow_inf=True)
+    if (c.arrays["ic"] < 0).any():
+        raise EntryError("array 'ic' has negative values")
+    r = len(c.ints("row_term", 0, t))
+    columns = c.field("columns", list)
+    if not all(isinstance(k, str) for k in columns):
+        raise EntryError("field 'columns' is not a list of names")
+    for k in columns:
+        c.strings(f"row:{k}", r)
+    if c.field("aspect", str) not in ROOTS or c.field("mode", str) not in MODES:
+        raise EntryError("fields 'aspect' or 'mode' hold an unknown value")
+    scale = c.field("scale", (int, float))
+    if not np.isfinite(scale) or scale <= 0:
+        raise EntryError("field 'scale' is not a positive number")
+    if ROOTS[c.meta["aspect"]] not in set(c.arrays["terms"].tolist()):
+        raise EntryError("the aspect's root term is missing")
 
 
 def _from_arrays(arrays: dict, meta: dict) -> GOSemantics:

@@ -93,7 +93,7 @@ def _build_knn(X, codes, *, k=5, t=None, metric="euclidean", weight="heat", sear
         raise ParameterError(f"similarity 'knn': weight must be heat or binary, got {weight!r}")
     k = _clamp_k(k, X.shape[0])
     Xs = unit_rows(X) if metric == "cosine" else X
-    d2 = knn_graph_distances(Xs, k=k, search=search, seed=seed)
+    d2 = _knn_distances(Xs, k=k, search=search, seed=seed)
     used: dict[str, Any] = {"k": k, "metric": metric, "weight": weight, **_search_used(X, search)}
     if weight == "binary":
         W = d2.copy()
@@ -105,6 +105,30 @@ def _build_knn(X, codes, *, k=5, t=None, metric="euclidean", weight="heat", sear
     return heat_kernel_graph(d2, t=t), {**used, "t": t}
 
 
+#: the kNN search orders squared distances at float32 precision (and the approximate search
+#: computes in float32): a matrix whose largest |value| lies outside [2^-40, 2^40] is searched
+#: scaled by a power of two (exact in floating point), so every magnitude the expression check
+#: accepts (1e-100 to 1e100) gives the neighbours and weights of the unscaled data
+_KNN_SCALE_RANGE = (2.0**-40, 2.0**40)
+
+
+def _knn_distances(X, *, k: int, search: str, seed: int) -> sp.csr_matrix:
+    """:func:`knn_graph_distances` of ``X``, scale-safe (see :data:`_KNN_SCALE_RANGE`)."""
+    top = 0.0
+    if sp.issparse(X):
+        top = float(np.abs(X.data).max()) if X.nnz else 0.0
+    elif isinstance(X, np.ndarray):
+        top = float(np.abs(X).max()) if X.size else 0.0
+    lo, hi = _KNN_SCALE_RANGE
+    if top == 0.0 or lo <= top <= hi or not np.isfinite(top):
+        return knn_graph_distances(X, k=k, search=search, seed=seed)
+    scale = 2.0 ** int(np.floor(np.log2(top)))
+    d2 = knn_graph_distances(X * (1.0 / scale), k=k, search=search, seed=seed)
+    d2 = d2.astype(np.float64)
+    d2.data *= scale * scale
+    return d2
+
+
 def _search_used(X, search: str) -> dict[str, str]:
     return {"search": "exact" if uses_exact_search(X, search) else "approximate"}
 
@@ -112,7 +136,7 @@ def _search_used(X, search: str) -> dict[str, str]:
 def _build_knn_rbf(X, codes, *, k=10, delta2=None, search="auto", seed=0):
     k = _clamp_k(k, X.shape[0])
     delta2 = _positive("delta2", delta2) or median_bandwidth(X)
-    d2 = knn_graph_distances(X, k=k, search=search, seed=seed)
+    d2 = _knn_distances(X, k=k, search=search, seed=seed)
     used = {"k": k, "delta2": delta2, **_search_used(X, search)}
     return heat_kernel_graph(d2, t=2.0 * delta2), used
 

@@ -11,7 +11,6 @@ References
 from __future__ import annotations
 
 import numpy as np
-from sklearn.linear_model import lars_path_gram
 
 __all__ = [
     "lasso_active_set",
@@ -44,6 +43,8 @@ def lasso_gram(G: np.ndarray, q: np.ndarray, lambda_ratio: float) -> np.ndarray:
     -------
     ndarray of shape (k,)
     """
+    from sklearn.linear_model import lars_path_gram
+
     qmax = np.abs(q).max() if q.size else 0.0
     if qmax == 0 or lambda_ratio >= 1:
         return np.zeros_like(q)

@@ -18,7 +18,6 @@ References
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linprog
 
 from kofs.rankers._lasso_kernel import reconstruction_residual_score
 
@@ -56,6 +55,8 @@ def _lp8_restricted(D: np.ndarray, x: np.ndarray, W: np.ndarray, sigma: np.ndarr
     Dual:    max x_W^T y + nu  s.t.  D_W^T y + nu 1 - w = -D_N^T sigma_N,  |y| <= 1,  |w| <= 1.
     The primal ``s`` is minus the multiplier of the k = n-1 equality rows.
     """
+    from scipy.optimize import linprog
+
     k = D.shape[1]
     DW = D[W]
     g = D[~W].T @ sigma[~W]
@@ -135,6 +136,8 @@ def _l1_graph_row_lp7(D: np.ndarray, x: np.ndarray, epsilon: float) -> np.ndarra
     Solves  min ||s||_1  s.t.  |x_k - d_k s| <= epsilon / sqrt(m) for every k,  1^T s = 1.
     Every solution satisfies the paper's constraint ||x - D s||_2 <= epsilon.
     """
+    from scipy.optimize import linprog
+
     m, k = D.shape
     delta = epsilon / np.sqrt(m)
     A_ub = np.block([[D, -D], [-D, D]])

@@ -27,7 +27,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from kofs import _chunked, _numba_kernels
+from kofs import _chunked
 from kofs._chunked import is_dask
 from kofs._matrix import (
     as_csr,
@@ -152,6 +152,14 @@ def graph_quadratic_forms(X: np.ndarray, S, *, power: int = 1):
     return num, den_c, den
 
 
+def _compiled_kernels():
+    """:mod:`kofs._numba_kernels` when numba is installed, else None; imported only for the
+    sparse matrices it serves (dense runs never load numba)."""
+    from kofs import _numba_kernels
+
+    return _numba_kernels if _numba_kernels.AVAILABLE else None
+
+
 def _sparse_quadratic_forms(X, S, d: np.ndarray, *, power: int):
     """:func:`graph_quadratic_forms` for a sparse CSR ``X`` (never densified as a whole).
 
@@ -169,8 +177,8 @@ def _sparse_quadratic_forms(X, S, d: np.ndarray, *, power: int):
     den_c = weighted_sq_deviations(X, d, mu)
     if power == 1 and chunked:
         num = np.maximum(den_c - (_chunked.graph_term(X, S) - vol * mu * mu), 0.0)
-    elif power == 1 and sp.issparse(S) and _numba_kernels.AVAILABLE:
-        fsf = _numba_kernels.graph_gene_products(X, as_csr(S))
+    elif power == 1 and sp.issparse(S) and _compiled_kernels() is not None:
+        fsf = _compiled_kernels().graph_gene_products(X, as_csr(S))
         num = np.maximum(den_c - (fsf - vol * mu * mu), 0.0)
     elif power == 1:
         S = sp.csr_matrix(S) if sp.issparse(S) else S

@@ -22,7 +22,6 @@ import logging
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
-from scipy.spatial.distance import cdist
 
 from kofs.errors import ParameterError
 from kofs.rankers._inputs import labelled, sample_graph
@@ -83,6 +82,8 @@ def relieff_scores(
         Neighbour ties are broken by sample index. A class with one sample has no hits (its
         hit term is 0). Priors ``P(C) = n_C / n``.
     """
+    from scipy.spatial.distance import cdist
+
     X = np.asarray(X, dtype=np.float64)
     n, m = X.shape
     _, codes = np.unique(np.asarray(codes), return_inverse=True)

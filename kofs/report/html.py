@@ -1,9 +1,10 @@
-"""HTML building blocks of the reports: page, tables, figures, provenance; and their checks.
+"""HTML building blocks of the reports: page, tables, links, provenance; and their check.
 
-Pages use no script and no network resource, so they read offline in any browser.
-:func:`check_report` validates a page (well-formed, no network reference, every referenced
-file present); :func:`browser_check` opens it in headless Chromium (what rendered, console
-errors, a screenshot).
+Pages use no script and load nothing from the network, so they read offline in any browser;
+links to gene and term pages (NCBI Gene, AmiGO, KEGG, MSigDB) open only when clicked.
+:func:`check_report` validates a page (well-formed, nothing loaded from the network, every
+referenced file present). The headless-browser check of the layout lives with the tests
+(``tests/_browser.py``).
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ import html
 import json
 import os
 import re
-import shutil
-import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from html.parser import HTMLParser
 from pathlib import Path
@@ -22,29 +21,35 @@ from typing import Any
 
 import numpy as np
 
-from kofs.errors import OutputError
-
 __all__ = [
     "Raw",
-    "browser_check",
     "check_report",
     "esc",
     "fmt",
+    "gene_link",
     "html_table",
+    "link",
     "page",
     "provenance_html",
+    "term_link",
 ]
 
-CSS = """body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
-.scroll{overflow-x:auto}table{border-collapse:collapse;font-size:13px;margin:1em 0}
-td,th{border:1px solid #bbb;padding:3px 6px;text-align:right;white-space:nowrap}
-td.text{white-space:normal;min-width:16em;max-width:36em;text-align:left;font-size:12px}
-td.name,th.name{text-align:left}caption{text-align:left;font-weight:bold;padding:4px 0}
-th{background:#eee}td:first-child,th:first-child{text-align:left}
-img{max-width:100%;border:1px solid #ddd;margin:.5em 0}
+# Tables take the page's width and wrap their text cells, so nothing overflows a 1,280-px
+# window; long tokens (paths, checksums) break anywhere.
+CSS = """body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222;
+line-height:1.35}h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.6em}
+.scroll{max-width:100%}table{border-collapse:collapse;font-size:13px;margin:1em 0;
+max-width:100%}td,th{border:1px solid #bbb;padding:3px 6px;text-align:right;
+vertical-align:top}td.text{white-space:normal;text-align:left;font-size:12px;min-width:14em}
+td.name{text-align:left;white-space:nowrap}th.name{text-align:left}td.long{word-break:break-all;text-align:left}
+caption{text-align:left;font-weight:bold;padding:4px 0}th{background:#eee}
+td:first-child,th:first-child{text-align:left}img{max-width:100%}
 .note{color:#555;font-size:13px}figure{margin:1em 0}figcaption{font-size:13px;color:#444}
 .bar{display:inline-block;height:10px;background:#3b75af;vertical-align:middle}
-.ci{color:#555}code{font-size:12px}nav a{margin-right:1em}"""
+.ci{color:#555}code{font-size:12px}nav a{margin-right:1em}a{color:#1f5fa0}
+.answer{font-size:15px;background:#f4f8fb;border-left:4px solid #3b75af;padding:.6em 1em}
+.notice{background:#fff6e0;border-left:4px solid #e0a000;padding:.5em 1em;font-size:14px}
+.muted{color:#666}.small{font-size:12px}"""
 
 
 class Raw(str):
@@ -56,13 +61,78 @@ def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def fmt(v: Any) -> str:
-    """Text of a table cell: floats with 3 decimals (0 beyond 100), NaN as ``NA``."""
+def fmt(v: Any, digits: int = 3) -> str:
+    """Text of a number: ``digits`` significant digits, never in exponent form between 0.001
+    and 10^digits (``0.0642``, ``3.27``, ``4.00``, ``1,234``), else ``1.2e-05``; integers with
+    thousands separators; NaN as ``NA``. Other values as text."""
+    if isinstance(v, (bool, np.bool_)):
+        return str(v)
+    if isinstance(v, (int, np.integer)):
+        return f"{int(v):,}"
     if isinstance(v, (float, np.floating)):
-        return "NA" if np.isnan(v) else (f"{v:.3f}" if abs(v) < 100 else f"{v:.0f}")
+        x = float(v)
+        if np.isnan(x):
+            return "NA"
+        if x == 0:
+            return "0"
+        a = abs(x)
+        if a >= 10**digits:
+            return f"{x:,.0f}"
+        if a < 1e-3:
+            return f"{x:.{max(digits - 1, 1)}e}"
+        decimals = max(0, digits - 1 - int(np.floor(np.log10(a))))
+        return f"{x:.{decimals}f}"
     if v is None:
         return ""
     return str(v)
+
+
+def link(text: str, url: str | None) -> Raw:
+    """``text`` as a link opening ``url`` in a new tab (plain text when ``url`` is None)."""
+    if not url:
+        return Raw(esc(text))
+    return Raw(f"<a href='{esc(url)}' target='_blank' rel='noopener'>{esc(text)}</a>")
+
+
+_ENTREZ = re.compile(r"^\d+$")
+_ENSEMBL = re.compile(r"^ENS[A-Z]*G\d+")
+_GO = re.compile(r"^GO:\d{7}$")
+_KEGG = re.compile(r"^(?:path:)?((?:hsa|mmu|rno|dme|sce|ath|map|ko|ec)\d{5})$")
+_MSIGDB = re.compile(r"^(?:KEGG|REACTOME|BIOCARTA|WP|HALLMARK|PID)_[A-Z0-9_]+$")
+_REACTOME = re.compile(r"^R-[A-Z]{3}-\d+$")
+
+
+def gene_url(gene_id: str, symbol: str | None = None) -> str | None:
+    """NCBI Gene page of a gene: by Entrez id, else a search for its Ensembl id or symbol."""
+    if _ENTREZ.match(gene_id):
+        return f"https://www.ncbi.nlm.nih.gov/gene/{gene_id}"
+    term = gene_id if _ENSEMBL.match(gene_id) else (symbol or gene_id)
+    return f"https://www.ncbi.nlm.nih.gov/gene/?term={html.escape(term)}"
+
+
+def gene_link(gene_id: str, symbol: str | None = None) -> Raw:
+    """The gene's symbol (else id) linked to its NCBI Gene page."""
+    return link(symbol or gene_id, gene_url(gene_id, symbol))
+
+
+def term_url(term: str) -> str | None:
+    """A page about a GO term (AmiGO), a KEGG pathway (KEGG), an MSigDB gene set or a
+    Reactome pathway; None for other ids."""
+    if _GO.match(term):
+        return f"https://amigo.geneontology.org/amigo/term/{term}"
+    m = _KEGG.match(term)
+    if m:
+        return f"https://www.kegg.jp/entry/{m.group(1)}"
+    if _MSIGDB.match(term):
+        return f"https://www.gsea-msigdb.org/gsea/msigdb/human/geneset/{term}.html"
+    if _REACTOME.match(term):
+        return f"https://reactome.org/content/detail/{term}"
+    return None
+
+
+def term_link(term: str, text: str | None = None) -> Raw:
+    """``text`` (default: the id) linked to the term's page (:func:`term_url`)."""
+    return link(text or term, term_url(term))
 
 
 def html_table(
@@ -73,8 +143,9 @@ def html_table(
     table_id: str | None = None,
     text_columns: Iterable[str] = ("notes", "evidence"),
     name_columns: Iterable[str] = (),
+    long_columns: Iterable[str] = (),
 ) -> str:
-    """An HTML table in a horizontally scrolling box.
+    """An HTML table that fits the page (text columns wrap).
 
     Parameters
     ----------
@@ -88,14 +159,23 @@ def html_table(
     text_columns : iterable of str
         Columns of free text (wrapped, left-aligned).
     name_columns : iterable of str
-        Columns of names (left-aligned, not wrapped).
+        Columns of names (left-aligned).
+    long_columns : iterable of str
+        Columns of long tokens (paths, checksums) that may break anywhere.
     """
     text = {i for i, c in enumerate(columns) if c in set(text_columns)}
     names = {i for i, c in enumerate(columns) if c in set(name_columns)}
+    long = {i for i, c in enumerate(columns) if c in set(long_columns)}
 
     def cell(i: int, v: Any) -> str:
         content = v if isinstance(v, Raw) else esc(fmt(v))
-        cls = " class='text'" if i in text else (" class='name'" if i in names else "")
+        cls = (
+            " class='long'"
+            if i in long
+            else " class='text'"
+            if i in text
+            else (" class='name'" if i in names else "")
+        )
         return f"<td{cls}>{content}</td>"
 
     head = "".join(
@@ -113,13 +193,13 @@ def html_table(
     )
 
 
-def page(title: str, body: Iterable[str]) -> str:
-    """A complete HTML document (inline CSS) around the ``body`` parts."""
+def page(title: str, body: Iterable[str], *, css: str = "") -> str:
+    """A complete HTML document (inline CSS, plus ``css``) around the ``body`` parts."""
     parts = [
         "<!DOCTYPE html>",
         "<html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
+        f"<title>{esc(title)}</title><style>{CSS}{css}</style></head><body>",
         f"<h1>{esc(title)}</h1>",
         *body,
         "</body></html>",
@@ -135,12 +215,14 @@ def _short(v: Any, n: int = 80) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def provenance_html(manifest: Mapping[str, Any], *, heading: str = "Provenance") -> str:
+def provenance_html(
+    manifest: Mapping[str, Any], *, heading: str = "Provenance", unit: str = "samples"
+) -> str:
     """The provenance of a run from its manifest dict (``manifest.json``).
 
     Shows the command and main settings, the software versions, every input file with its size
     and sha256, and the knowledge releases read from the files' headers. Missing parts are
-    left out.
+    left out. ``unit``: what the matrix's rows are (``"samples"`` or ``"cells"``).
     """
     out = [f"<h2 id='provenance'>{esc(heading)}</h2>"]
     s = dict(manifest.get("settings") or {})
@@ -154,13 +236,13 @@ def provenance_html(manifest: Mapping[str, Any], *, heading: str = "Provenance")
         facts.append(("defaults version", str(manifest["defaults_version"])))
     m = manifest.get("matrix")
     if m:
-        facts.append(("matrix", f"{m.get('samples'):,} samples × {m.get('genes'):,} genes"))
+        facts.append(("matrix", f"{m.get('samples'):,} {unit} × {m.get('genes'):,} genes"))
     t = manifest.get("timings_seconds")
     if t:
         facts.append(("run time", f"{sum(float(v) for v in t.values()):.2f} s"))
     if facts:
         out.append(
-            html_table(["setting", "value"], facts, table_id="settings", name_columns=("value",))
+            html_table(["setting", "value"], facts, table_id="settings", long_columns=("value",))
         )
     env = dict(manifest.get("environment") or {})
     if manifest.get("kofs_version") and "kofs" not in env:
@@ -195,7 +277,7 @@ def provenance_html(manifest: Mapping[str, Any], *, heading: str = "Provenance")
                 rows,
                 caption="Input files",
                 table_id="inputs",
-                name_columns=("file", "sha256"),
+                long_columns=("file", "sha256"),
             )
         )
     rel = manifest.get("releases") or {}
@@ -235,21 +317,27 @@ class _Checker(HTMLParser):
         self.title: list[str] = []
         self.tables = 0
         self.images: list[str] = []
+        self.links: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if tag == "img":
             self.refs.append(a.get("src", ""))
             self.images.append(a.get("src", ""))
-        if tag in ("a", "link") and a.get("href"):
-            self.refs.append(a["href"])
+        remote = ("http:", "https:", "//", "ftp:")
+        href = a.get("href") or ""
+        if tag == "a" and href.startswith(remote):
+            self.links.append(href)  # opened on a click only: not a load
+        elif tag in ("a", "link") and href:
+            self.refs.append(href)
         if tag == "table":
             self.tables += 1
             if a.get("id"):
                 self.ids.append(a["id"])
         for k in ("src", "href"):
-            if (a.get(k) or "").startswith(("http:", "https:", "//", "ftp:")):
-                self.errors.append(f"network reference {a[k]}")
+            v = a.get(k) or ""
+            if v.startswith(remote) and not (tag == "a" and k == "href"):
+                self.errors.append(f"network reference {v}")
         if tag not in self.VOID:
             self.stack.append(tag)
 
@@ -272,7 +360,8 @@ def _parse(text: str) -> _Checker:
 
 
 def check_report(path: str | os.PathLike) -> list[str]:
-    """Problems of a report page: unbalanced tags, network references, missing files.
+    """Problems of a report page: unbalanced tags, resources loaded from the network (links
+    to other sites are fine: they open on a click), missing files.
 
     Inline ``data:image/png;base64`` images must decode to a PNG; in-page ``#`` links need no
     file.
@@ -291,182 +380,8 @@ def check_report(path: str | os.PathLike) -> list[str]:
             if not data.startswith(b"\x89PNG\r\n\x1a\n"):
                 problems.append(f"inline image is not a PNG: {ref[:40]}...")
             continue
-        if ref.startswith(("data:", "#")) or not ref:
+        if ref.startswith(("data:", "#", "http:", "https:", "//", "ftp:")) or not ref:
             continue
         if not (path.parent / ref).is_file():
             problems.append(f"missing file {ref}")
     return problems
-
-
-def find_browser(executable: str | None = None) -> str | None:
-    """Path of a Chromium-like browser: ``executable``, else ``chromium``, ``chromium-browser``
-    or ``google-chrome`` on the PATH; None when none is found."""
-    if executable:
-        return executable
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
-# Console messages in Chromium's log (--enable-logging=stderr), e.g.
-# [123:123:1123/191118.817514:INFO:CONSOLE:1] "Uncaught ...", source: file:///x.html (1)
-_CONSOLE = re.compile(r":[A-Z]+:CONSOLE[:(]\d+\)?\] \"(.*)\", source: (.*?)(?: \(\d+\))?$")
-_BROWSER_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-    "--enable-logging=stderr",
-    "--v=0",
-)
-# loads the report in an iframe and records every image's decoded width (0 = not loaded)
-_PROBE = """<!DOCTYPE html><html><body><iframe id="f" src="REPORT"></iframe><script>
-const f = document.getElementById("f");
-f.onload = () => {
-  const d = f.contentDocument;
-  const images = [...d.images].map(i => ({src: i.getAttribute("src"), width: i.naturalWidth}));
-  document.body.setAttribute("data-kofs", JSON.stringify({images: images}));
-};
-</script></body></html>
-"""
-
-
-def _chromium(exe: str, profile: Path, args: Sequence[str], timeout: float):
-    """Run the browser once on a new profile; its home and caches stay in it."""
-    for sub in ("data", "home"):
-        (profile / sub).mkdir(parents=True)
-    # TMPDIR is left alone: the browser's sockets there need a short path (108 bytes)
-    env = {
-        **os.environ,
-        "HOME": str(profile / "home"),
-        "XDG_CACHE_HOME": str(profile / "home" / ".cache"),
-        "XDG_CONFIG_HOME": str(profile / "home" / ".config"),
-    }
-    return subprocess.run(
-        [exe, *_BROWSER_FLAGS, f"--user-data-dir={profile / 'data'}", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env=env,
-    )
-
-
-def _png_stats(path: Path) -> dict[str, Any]:
-    """Size and colour spread of a PNG screenshot (a blank page has one colour)."""
-    from matplotlib.image import imread
-
-    rgb = np.asarray(imread(path)[..., :3], dtype=np.float64)
-    flat = rgb.reshape(-1, 3)
-    background = np.median(flat, axis=0)
-    differs = np.abs(flat - background).max(axis=1) > 0.05
-    return {
-        "width": int(rgb.shape[1]),
-        "height": int(rgb.shape[0]),
-        "non_background": float(differs.mean()),
-        "colours": int(len(np.unique((flat[::7] * 255).astype(np.uint8), axis=0))),
-    }
-
-
-def browser_check(
-    path: str | os.PathLike,
-    *,
-    profile_dir: str | os.PathLike,
-    screenshot: str | os.PathLike | None = None,
-    executable: str | None = None,
-    timeout: float = 60.0,
-    window: tuple[int, int] = (1280, 2000),
-) -> dict[str, Any] | None:
-    """Open a report in headless Chromium: what it rendered, console messages, a screenshot.
-
-    Two browser runs, each on a new empty profile under ``profile_dir``: the report itself with
-    ``--dump-dom`` (the DOM after loading) and ``--screenshot``, the browser's console
-    messages read from its log (``--enable-logging=stderr``); then a probe page that loads the
-    report in an iframe and records the decoded width of every image
-    (``--allow-file-access-from-files``). Needs ``chromium`` (Debian package) or
-    ``executable``. The reports run no script, so any console message is a problem.
-
-    Parameters
-    ----------
-    path : path
-        The report page.
-    profile_dir : path
-        A new or empty folder for the browser profiles and the probe page.
-    screenshot : path, optional
-        Where to write the PNG screenshot (default: ``profile_dir/screenshot.png``).
-    executable : str, optional
-    timeout : float
-        Seconds per browser run.
-    window : (int, int)
-        Window size of the screenshot in pixels.
-
-    Returns
-    -------
-    dict or None
-        ``title``, ``tables`` (count), ``table_ids``, ``dom`` (the dumped DOM),
-        ``images`` (``[{"src", "width"}]``; width 0 = not loaded), ``console`` (``[{"message",
-        "source"}]``), ``screenshot`` (path) and ``screenshot_stats`` (``width``, ``height``,
-        ``non_background`` fraction of pixels, ``colours``); None when no browser is found.
-
-    Raises
-    ------
-    OutputError
-        The browser rendered nothing, or the profile folder is not empty.
-    """
-    exe = find_browser(executable)
-    if exe is None:
-        return None
-    path = Path(path).resolve()
-    root = Path(profile_dir).resolve()
-    root.mkdir(parents=True, exist_ok=True)
-    if any(root.iterdir()):
-        raise OutputError("the browser profile folder must be new and empty", path=root)
-    shot = Path(screenshot).resolve() if screenshot else root / "screenshot.png"
-    uri = path.as_uri()
-    dom = _chromium(
-        exe,
-        root / "profile-report",
-        ["--dump-dom", f"--screenshot={shot}", f"--window-size={window[0]},{window[1]}", uri],
-        timeout,
-    )
-    if "<html" not in dom.stdout.lower():
-        raise OutputError(f"the browser did not render the page (exit {dom.returncode})", path=path)
-    probe = root / "probe.html"
-    probe.write_text(_PROBE.replace("REPORT", uri), encoding="utf-8")
-    seen = _chromium(
-        exe,
-        root / "profile-probe",
-        ["--allow-file-access-from-files", "--virtual-time-budget=10000", "--dump-dom"]
-        + [probe.as_uri()],
-        timeout,
-    )
-    marker = 'data-kofs="'
-    start = seen.stdout.find(marker)
-    images = []
-    if start >= 0:
-        raw = seen.stdout[start + len(marker) : seen.stdout.index('"', start + len(marker))]
-        images = json.loads(html.unescape(raw))["images"]
-    console = []
-    for run in (dom, seen):
-        for line in run.stderr.splitlines():
-            m = _CONSOLE.search(line)
-            if m:
-                console.append({"message": m.group(1), "source": m.group(2)})
-    parsed = _parse(dom.stdout)
-    return {
-        "title": "".join(parsed.title).strip(),
-        "tables": parsed.tables,
-        "table_ids": parsed.ids,
-        "dom": dom.stdout,
-        "images": images,
-        "console": console,
-        "screenshot": str(shot) if shot.is_file() else None,
-        "screenshot_stats": _png_stats(shot) if shot.is_file() else None,
-    }

@@ -3,13 +3,13 @@
 * :func:`heatmap_figure` — the top genes of a list over clustered samples with class colour
   bars (as book Fig. 6.7).
 * :func:`accuracy_figure` — accuracy against the number of genes, one line per list.
-* :func:`weights_figure` — EM source weights pi per aggregation (bar chart).
+* :func:`weights_figure` — the list weights of each aggregation (bar chart).
 * :func:`agreement_figure` — Spearman correlation between the lists (heatmap).
 
 Each ``*_figure`` returns a :class:`~matplotlib.figure.Figure`; :func:`save_figure` writes it
-as ``<stem>.png`` and ``<stem>.svg`` (the evaluation's ``figures/``), :func:`png_data_uri`
-gives it as an inline ``data:image/png;base64`` address (the self-contained run report). The
-``plot_*`` functions draw and save in one call. This module imports matplotlib; import it only
+as ``<stem>.png`` and ``<stem>.svg`` (the evaluation's ``figures/``; the run report draws
+its own figures without matplotlib, :mod:`kofs.report.figures`). The ``plot_*`` functions
+draw and save in one call. This module imports matplotlib; import it only
 when drawing.
 """
 
@@ -33,7 +33,6 @@ __all__ = [
     "plot_agreement",
     "plot_heatmap",
     "plot_weights",
-    "png_data_uri",
     "save_figure",
     "weights_figure",
 ]
@@ -60,17 +59,6 @@ def save_figure(fig: Figure, stem: str | Path) -> list[str]:
         fig.savefig(path, dpi=120 if ext == "png" else None, bbox_inches="tight")
         paths.append(str(path))
     return paths
-
-
-def png_data_uri(fig: Figure, *, dpi: int = 100) -> str:
-    """The figure as a ``data:image/png;base64,...`` address for an inline ``<img>``."""
-    import base64
-    import io
-
-    FigureCanvasAgg(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _cluster_order(M: np.ndarray) -> np.ndarray:
@@ -137,7 +125,16 @@ def heatmap_figure(
         ax_bar.tick_params(axis="x", bottom=False, labelbottom=False)
         ax_bar.set_title(title)
         handles = [Patch(color=cmap_cls(i), label=lv) for i, lv in enumerate(levels)]
-        fig.legend(handles=handles, loc="upper right", title=f"sample {class_name}", fontsize=8)
+        # outside the axes, right of the colour bar: it never covers the heatmap however many
+        # classes (save_figure's tight bounding box keeps it in the image)
+        fig.legend(
+            handles=handles,
+            loc="upper left",
+            bbox_to_anchor=(1.0, 0.98),
+            title=f"sample {class_name}",
+            fontsize=8,
+            ncol=1 + len(levels) // 25,
+        )
     else:
         ax.set_title(title)
     im = ax.imshow(
@@ -222,7 +219,7 @@ def plot_weights(weights: Mapping[str, Mapping[str, float]], stem: str | Path) -
 
 
 def weights_figure(weights: Mapping[str, Mapping[str, float]]) -> Figure:
-    """Grouped bars of the EM source weights pi: one group per list, one bar per aggregation."""
+    """Grouped bars of the list weights: one group per list, one bar per aggregation."""
     aggs = list(weights)
     lists = list(dict.fromkeys(n for w in weights.values() for n in w))
     fig = Figure(figsize=(max(6, 0.8 * len(lists) + 2), 4.5))
@@ -239,9 +236,9 @@ def weights_figure(weights: Mapping[str, Mapping[str, float]]) -> Figure:
             color=_PALETTE[j % len(_PALETTE)],
         )
     ax.set_xticks(x, lists, rotation=35, ha="right")
-    ax.set_ylabel("source weight π")
+    ax.set_ylabel("list weight")
     ax.set_ylim(0, 1)
-    ax.set_title("EM source weights π of each list")
+    ax.set_title("List weights of each aggregation")
     ax.legend()
     ax.grid(axis="y", alpha=0.3)
     return fig

@@ -86,6 +86,10 @@ class KnowledgeSources:
     def get(self, name: str) -> Any:
         return self.data.get(name)
 
+    def __repr__(self) -> str:
+        given = ", ".join(self.data) or "none"
+        return f"<KnowledgeSources: {given}{'; with an id map' if self.id_map else ''}>"
+
     def __contains__(self, name: object) -> bool:
         return name in self.data
 

@@ -3,17 +3,14 @@ check of sample similarities, term relevance, and the starting relevance of prop
 
 from __future__ import annotations
 
-from kofs.context import Context
+from typing import TYPE_CHECKING
+
 from kofs.errors import ParameterError
-from kofs.knowledge.functions import (
-    learn_relevance,
-    learn_relevance_from_data,
-    relevant_genes_functions,
-    with_relevance,
-)
-from kofs.knowledge.similarity import AUTO_DENSE_MAX, sample_similarity
 from kofs.resources import check_memory, estimate_dense_similarity, estimate_mahalanobis
-from kofs.types import FeatureFunctions, SampleSimilarity
+
+if TYPE_CHECKING:  # the builders import scipy and the kernels when a list is built
+    from kofs.context import Context
+    from kofs.types import FeatureFunctions, SampleSimilarity
 
 
 def check_similarity_memory(
@@ -21,6 +18,8 @@ def check_similarity_memory(
 ) -> None:
     """Fail early when a sample similarity (dense up to ``AUTO_DENSE_MAX`` samples; GO-MAH
     when ``n_genes``) would exceed ``ctx.max_memory``."""
+    from kofs.knowledge.similarity import AUTO_DENSE_MAX
+
     n = ctx.expression.n_samples
     if n_genes is not None:
         need = estimate_mahalanobis(n, n_genes, nnz=nnz)
@@ -39,6 +38,8 @@ def check_similarity_memory(
 def data_similarity(ctx: Context) -> SampleSimilarity:
     """The expression's own sample similarity (SPEC, MSFS)."""
 
+    from kofs.knowledge.similarity import sample_similarity
+
     def build() -> SampleSimilarity:
         check_similarity_memory(ctx, "expression")
         return sample_similarity(ctx.expression, "auto")
@@ -55,6 +56,8 @@ def term_relevance_is_gene_level(ctx: Context) -> bool:
 def with_term_relevance(ctx: Context, functions: FeatureFunctions) -> FeatureFunctions:
     """Term relevance: a user table, else learned from relevant genes (M_rel/M_all), else from
     the data (enrichment of high-variance genes; :mod:`kofs.knowledge.functions`)."""
+    from kofs.knowledge.functions import learn_relevance, learn_relevance_from_data, with_relevance
+
     table = ctx.source("term_relevance")
     if table is not None:
         known = set(functions.terms)
@@ -71,6 +74,7 @@ def with_term_relevance(ctx: Context, functions: FeatureFunctions) -> FeatureFun
 def initial_relevance(ctx: Context) -> FeatureFunctions:
     """Where propagation starts: the known relevant genes, else the first source (in
     ``relevance_order``) that gives function votes (GO, then pathways)."""
+    from kofs.knowledge.functions import relevant_genes_functions
     from kofs.sources import SOURCES
 
     if ctx.relevant_genes:

@@ -14,7 +14,8 @@ A knowledge source (GO, pathways, interactions, graph files, auxiliary data, ter
   asking for one says which option it needs); ``provides(data)``: the names those lists'
   ``needs`` refer to;
 - optionally ``msfs`` (its sample similarities for MSFS), ``relevance`` (a starting relevance
-  for propagation), ``evidence`` (text per gene for ranking.tsv) and ``releases`` (release
+  for propagation), ``evidence`` (the terms or gene graph that explain a gene's place,
+  :mod:`kofs.evidence`) and ``releases`` (release
   information for the manifest).
 
 The module is registered by one line in :data:`kofs.sources.SOURCE_MODULES`.
@@ -29,8 +30,9 @@ from typing import Any
 from kofs.context import Context, ListTemplate
 from kofs.types import FeatureFunctions, SampleSimilarity
 
-#: ``evidence(context)`` returns (order, label, per-gene text) triples
-Evidence = Callable[[Context], Sequence[tuple[float, str, Sequence[str]]]]
+#: ``evidence(context)`` returns what the source explains genes with
+#: (:class:`kofs.evidence.EvidenceSource`: a label and a term incidence or a gene graph)
+Evidence = Callable[[Context], Sequence[Any]]
 
 
 def _no_lists(data: Any) -> list[ListTemplate]:

@@ -7,6 +7,7 @@ relevant genes are given.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,8 @@ from kofs.sources._common import (
 )
 from kofs.sources._spec import ReadResources, SourceSpec
 from kofs.types import FeatureFunctions, RankerInputs
+
+log = logging.getLogger(__name__)
 
 #: GO-CAN-MAH: terms enriched in the relevant genes at this BH q-value
 GO_CAN_ALPHA = 0.05
@@ -95,22 +98,30 @@ def _read(o: GoOptions, res: ReadResources | None = None) -> GoData | None:
         if o.go_term_ids:
             raise ParameterError("--go-term-ids needs --go and --go-annotations")
         return None
+    from kofs.errors import InputError
     from kofs.io.annotations import read_go_annotations
     from kofs.io.ontology import read_obo
+    from kofs.io.sniff import wrong_option
 
     res = res or ReadResources()
-    ontology = read_obo(o.go, cache=res.cache, max_memory=res.max_memory, progress=res.progress)
+    try:  # a table given to the wrong option says which one it needs
+        ontology = read_obo(o.go, cache=res.cache, max_memory=res.max_memory, progress=res.progress)
+    except InputError as exc:
+        raise wrong_option(o.go, "obo", exc) from None
     assert o.go_annotations is not None  # checked above
-    annotations = read_go_annotations(
-        o.go_annotations,
-        evidence=",".join(o.go_evidence) if o.go_evidence else None,
-        exclude_evidence=",".join(o.go_exclude_evidence) if o.go_exclude_evidence else None,
-        taxon=o.go_taxon,
-        ontology=ontology,
-        cache=res.cache,
-        max_memory=res.max_memory,
-        progress=res.progress,
-    )
+    try:
+        annotations = read_go_annotations(
+            o.go_annotations,
+            evidence=",".join(o.go_evidence) if o.go_evidence else None,
+            exclude_evidence=",".join(o.go_exclude_evidence) if o.go_exclude_evidence else None,
+            taxon=o.go_taxon,
+            ontology=ontology,
+            cache=res.cache,
+            max_memory=res.max_memory,
+            progress=res.progress,
+        )
+    except InputError as exc:
+        raise wrong_option(o.go_annotations, "go_annotations", exc) from None
     return GoData(
         ontology,
         annotations,
@@ -168,6 +179,7 @@ def go_relation_of(ctx: Context) -> Any:
     from kofs.knowledge.go import go_relation
 
     g = _go(ctx)
+    check_go_species(ctx)
     return ctx.cached(
         "go_relation",
         lambda: ctx.record(
@@ -190,10 +202,25 @@ def go_relation_of(ctx: Context) -> Any:
     )
 
 
+def check_go_species(ctx: Context) -> None:
+    """Warn once per run when the GO annotations seem to be of another species than the matrix
+    (:func:`kofs.io.annotations.species_mismatch`)."""
+    from kofs.io.annotations import species_mismatch
+
+    def check() -> bool:
+        message = species_mismatch(_go(ctx).annotations, ctx.expression)
+        if message:
+            log.warning("%s", message)
+        return True
+
+    ctx.cached("go_species_checked", check, gene_level=True)
+
+
 def go_functions_of(ctx: Context, *, propagate: bool = True) -> FeatureFunctions:
     from kofs.knowledge.go import go_functions
 
     g = _go(ctx)
+    check_go_species(ctx)
     key = "go_functions" if propagate else "go_functions_direct"
     # the coverage report of the GO annotations is recorded once (by the relation or here)
     return ctx.cached(
@@ -342,15 +369,13 @@ def _provides(data: GoData) -> tuple[str, ...]:
 
 
 def _evidence(ctx: Context):
-    from kofs.evidence import top_neighbours, top_terms
+    """GO terms (the annotations with the true-path rule), and the GO similarity graph when a
+    list built it (it is not built for the evidence alone)."""
+    from kofs.evidence import EvidenceSource
 
-    out = []
-    if "go_functions_rel" in ctx.cache:
-        out.append((10.0, "GO", top_terms(ctx.cache["go_functions_rel"])))
+    out = [EvidenceSource(10.0, "GO", go_functions_of(ctx))]
     if "go_relation" in ctx.cache:
-        out.append(
-            (30.0, "GO neighbours", top_neighbours(ctx.cache["go_relation"], symbols=ctx.symbols))
-        )
+        out.append(EvidenceSource(30.0, "GO neighbours", ctx.cache["go_relation"]))
     return out
 
 
@@ -358,7 +383,12 @@ def _releases(data: GoData) -> dict[str, Any]:
     o, a = data.ontology, data.annotations
     return {
         "go_ontology": {"data-version": o.data_version, "date": o.date, "terms": len(o.terms)},
-        "go_annotations": {"format": a.fmt, **dict(a.header), "rows": len(a.terms)},
+        "go_annotations": {
+            "format": a.fmt,
+            **dict(a.header),
+            "rows": len(a.terms),
+            **({"taxa": dict(a.taxa)} if a.taxa else {}),
+        },
     }
 
 

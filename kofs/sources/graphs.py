@@ -231,17 +231,9 @@ def _lists(data: GraphData) -> list[ListTemplate]:
 
 
 def _evidence(ctx: Context):
-    from kofs.evidence import top_neighbours
+    from kofs.evidence import EvidenceSource
 
-    if "graph_relation" in ctx.cache:
-        return [
-            (
-                45.0,
-                "graph neighbours",
-                top_neighbours(ctx.cache["graph_relation"], symbols=ctx.symbols),
-            )
-        ]
-    return []
+    return [EvidenceSource(45.0, "graph neighbours", graph_relation(ctx))]
 
 
 def _releases(data: GraphData) -> dict[str, Any]:

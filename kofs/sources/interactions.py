@@ -72,16 +72,21 @@ class InteractionData:
 def _read(o: InteractionOptions) -> InteractionData | None:
     if o.interactions is None:
         return None
+    from kofs.errors import InputError
     from kofs.io.interactions import read_interactions
+    from kofs.io.sniff import wrong_option
 
-    inter = read_interactions(
-        o.interactions,
-        o.interactions_format,
-        string_min_score=o.string_min_score,
-        string_aliases=o.string_aliases,
-        biogrid_taxon=o.biogrid_taxon,
-        biogrid_system_type=None if o.biogrid_system_type == "all" else o.biogrid_system_type,
-    )
+    try:
+        inter = read_interactions(
+            o.interactions,
+            o.interactions_format,
+            string_min_score=o.string_min_score,
+            string_aliases=o.string_aliases,
+            biogrid_taxon=o.biogrid_taxon,
+            biogrid_system_type=None if o.biogrid_system_type == "all" else o.biogrid_system_type,
+        )
+    except InputError as exc:  # a table given to the wrong option says which one it needs
+        raise wrong_option(o.interactions, "interactions", exc) from None
     return InteractionData(
         inter, {"min_weight": o.interaction_min_weight, "ignore_direction": o.undirected}
     )
@@ -121,13 +126,9 @@ def _lists(data: InteractionData) -> list[ListTemplate]:
 
 
 def _evidence(ctx: Context):
-    from kofs.evidence import top_neighbours
+    from kofs.evidence import EvidenceSource
 
-    if "ppi_relation" in ctx.cache:
-        return [
-            (40.0, "interactors", top_neighbours(ctx.cache["ppi_relation"], symbols=ctx.symbols))
-        ]
-    return []
+    return [EvidenceSource(40.0, "interactors", interaction_relation(ctx))]
 
 
 def _releases(data: InteractionData) -> dict[str, Any]:

@@ -73,9 +73,14 @@ def _read(o: PathwayOptions) -> PathwayData | None:
         if o.pathway_ids:
             raise ParameterError("--pathway-ids needs --pathways")
         return None
+    from kofs.errors import InputError
     from kofs.io.pathways import read_pathways
+    from kofs.io.sniff import wrong_option
 
-    sets = read_pathways(o.pathways, o.pathway_format, names=o.kegg_names)
+    try:
+        sets = read_pathways(o.pathways, o.pathway_format, names=o.kegg_names)
+    except InputError as exc:  # a table given to the wrong option says which one it needs
+        raise wrong_option(o.pathways, "gmt", exc) from None
     return PathwayData(sets, o.pathway_ids, (o.pathway_min_size, o.pathway_max_size))
 
 
@@ -146,11 +151,9 @@ def _lists(data: PathwayData) -> list[ListTemplate]:
 
 
 def _evidence(ctx: Context):
-    from kofs.evidence import top_terms
+    from kofs.evidence import EvidenceSource
 
-    if "pathway_functions_rel" in ctx.cache:
-        return [(20.0, "pathways", top_terms(ctx.cache["pathway_functions_rel"]))]
-    return []
+    return [EvidenceSource(20.0, "pathways", pathway_functions_of(ctx))]
 
 
 def _releases(data: PathwayData) -> dict[str, Any]:

@@ -1,0 +1,145 @@
+"""Observations of a ranked list as intervals of normalised position, and their coding.
+
+A list reports gene i at a normalised position ``u`` in (0, 1] (position / number of genes).
+An observation is an interval of u: a gene alone at position r of M has ``[(r-1)/M, r/M]``; a
+tie block at positions a..b has ``[(a-1)/M, b/M]``; a gene absent from a partial list of n
+genes (NaN rank) has ``[n/M, 1]`` (censored: "below the list"); ``[0, 1]`` is no information.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Coded", "block_intervals", "code_intervals", "observation_intervals"]
+
+
+def block_intervals(
+    ranks: np.ndarray, masked: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Observation intervals ``[lo, hi]`` of u for every gene in every list.
+
+    Parameters
+    ----------
+    ranks : ndarray of shape (M, L)
+        Ranks, 1 = best, ties averaged; NaN = the gene is absent from that (partial) list.
+        Only the order of each column and its tie blocks are used.
+    masked : ndarray of bool (M, L), optional
+        Observations to drop (the genes a list was built from): they get ``[0, 1]`` and the
+        list's other genes are positioned among the unmasked genes only, so that under the
+        null they stay uniform.
+
+    Returns
+    -------
+    lo, hi : ndarrays of shape (M, L)
+        With ``M_j`` = the column's unmasked genes: a tie block at positions a..b has
+        ``[(a-1)/M_j, b/M_j]``; absent genes of a list of n present genes have ``[n/M_j, 1]``.
+    """
+    R = np.asarray(ranks, dtype=np.float64)
+    M, L = R.shape
+    lo = np.zeros_like(R)
+    hi = np.ones_like(R)
+    for j in range(L):
+        col = R[:, j]
+        keep = np.ones(M, dtype=bool) if masked is None else ~np.asarray(masked[:, j], bool)
+        Mj = int(keep.sum())
+        if Mj == 0:
+            continue
+        present = ~np.isnan(col) & keep
+        absent = np.isnan(col) & keep
+        n = int(present.sum())
+        lo[absent, j] = n / Mj
+        if n:
+            _, inverse, counts = np.unique(col[present], return_inverse=True, return_counts=True)
+            end = np.cumsum(counts)
+            lo[present, j] = (end - counts)[inverse.ravel()] / Mj
+            hi[present, j] = end[inverse.ravel()] / Mj
+    return lo, hi
+
+
+def observation_intervals(
+    ranks: np.ndarray,
+    built_from: np.ndarray | None = None,
+    held_out: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Intervals of every (gene, list): :func:`block_intervals` with the genes a list was built
+    from masked (``[0, 1]``, no information), then replaced by their cross-fitted interval
+    where ``held_out`` has one (:func:`kofs.aggregate.cross_fit.held_out_intervals`)."""
+    lo, hi = block_intervals(ranks, built_from)
+    if held_out is not None:
+        hlo, hhi = held_out
+        have = ~np.isnan(hlo)
+        lo = np.where(have, hlo, lo)
+        hi = np.where(have, hhi, hi)
+    return lo, hi
+
+
+def _bin_edges(M: int, n_bins: int, single: int) -> np.ndarray:
+    """u-space bin edges: the first ``single`` positions alone, then geometric up to 1."""
+    top = np.arange(0, min(single, M) + 1, dtype=np.float64)
+    rest = np.geomspace(max(single, 1), M, max(n_bins - single, 2))
+    edges = np.unique(np.concatenate([top, np.round(rest)]))
+    return edges / M
+
+
+@dataclass(frozen=True)
+class Coded:
+    """Each list's observations coded into a small table of intervals (sufficient statistics).
+
+    ``codes[i, j]`` indexes the flat tables ``lo``/``hi`` (list j's entries start at
+    ``offsets[j]``; ``list_of[k]`` is the list of entry k).
+    """
+
+    codes: np.ndarray  # (M, L) int64
+    lo: np.ndarray  # (K,)
+    hi: np.ndarray  # (K,)
+    list_of: np.ndarray  # (K,) int64
+    offsets: np.ndarray  # (L + 1,)
+
+    @property
+    def size(self) -> int:
+        return int(self.lo.size)
+
+
+def code_intervals(
+    lo: np.ndarray, hi: np.ndarray, *, n_bins: int = 512, single: int = 100
+) -> Coded:
+    """Coarsen each gene's interval to its u-bin unless its own interval (a tie block, the
+    absent block, a masked observation) is wider than the bin; identical intervals share a
+    code. Bins: the first ``single`` positions alone, then geometric (``n_bins`` in all)."""
+    M, L = lo.shape
+    edges = _bin_edges(M, n_bins, single)
+    nb = len(edges) - 1
+    codes = np.empty((M, L), dtype=np.int64)
+    los, his, owner = [], [], []
+    offsets = np.zeros(L + 1, dtype=np.int64)
+    total = 0
+    for j in range(L):
+        mid = 0.5 * (lo[:, j] + hi[:, j])
+        k = np.clip(np.searchsorted(edges, mid, side="right") - 1, 0, nb - 1)
+        wide = (hi[:, j] - lo[:, j]) > (edges[k + 1] - edges[k]) * (1 + 1e-9)
+        used = np.unique(k[~wide])  # the bins of narrow observations
+        index = np.full(nb, -1, dtype=np.int64)
+        index[used] = np.arange(used.size)
+        code = index[k]
+        blo, bhi = edges[used], edges[used + 1]
+        if wide.any():  # own intervals, identical ones shared
+            pairs = np.column_stack([lo[wide, j], hi[wide, j]])
+            uniq, inv = np.unique(pairs, axis=0, return_inverse=True)
+            code[wide] = used.size + inv.ravel()
+            blo = np.concatenate([blo, uniq[:, 0]])
+            bhi = np.concatenate([bhi, uniq[:, 1]])
+        codes[:, j] = code + total
+        los.append(blo)
+        his.append(bhi)
+        owner.append(np.full(blo.size, j, dtype=np.int64))
+        total += blo.size
+        offsets[j + 1] = total
+    return Coded(
+        codes,
+        np.concatenate(los) if los else np.zeros(0),
+        np.concatenate(his) if his else np.zeros(0),
+        np.concatenate(owner) if owner else np.zeros(0, dtype=np.int64),
+        offsets,
+    )

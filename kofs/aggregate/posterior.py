@@ -1,0 +1,685 @@
+"""Posterior relevance: data lists are the evidence, knowledge is a prior (array kernels).
+
+Model
+-----
+Every gene i is relevant (``Z_i = 1``) or background. Its prior probability of relevance is
+``pi_i = expit(x_i' beta)``: ``x_i`` holds gene-level covariates (:mod:`kofs.aggregate.prior`:
+each knowledge list's normal score of the gene among the genes its source covers, whether the
+source covers the gene, a study-bias covariate, whether the gene is a known relevant gene).
+The coefficients are learned from the data evidence (FDR regression, Scott et al. 2015;
+covariate-assisted rank aggregation, Li, Yi & Liu 2022): knowledge that does not predict this
+experiment's evidence gets coefficients near 0, and the study-bias term takes what is due to a
+gene being well studied, so that being well studied earns nothing by itself.
+
+Each *data* list l (computed from the expression values, or brought by the user) ranks genes
+by a latent score, ``N(0, 1)`` for background genes and ``N(mu_l, 1)`` for relevant ones
+(:mod:`kofs.aggregate.binormal`: a list's positions are the quantiles of the mixture, so the
+model is consistent with a ranking being a permutation, as BARD's is, Deng, Han, Li & Liu
+2014). ``mu_l >= 0`` is the list's reliability; its AUC ``Phi(mu_l / sqrt 2)`` is the chance
+that it ranks a relevant gene above a background one. Reversed and random lists are fitted at
+``mu_l = 0``. The lists' latent scores are jointly normal with a correlation matrix ``S``
+shared by both classes (a Gaussian copula: lists computed from the same data, or sharing false
+positives, are correlated also among background genes), so the evidence of gene i is the
+linear discriminant ``mu' S^-1 s_i - mu' S^-1 mu / 2``. Ties, partial lists (a gene absent from
+a top-k list lies "below the list") and masked observations are intervals of position: each
+list's own term is its exact interval likelihood ratio ``log LR_l``, and the correlation
+enters as the correction ``g' s_i - g' mu / 2`` with ``g = (S^-1 - I) mu`` on the interval's
+mean score (exact for untied genes; 0 when the lists are independent). Two copies of a list
+count once; a random list correlated with an informative one may cancel part of its noise.
+With sample labels a list's term may be tempered by ``v_l`` in [0, 1]
+(:mod:`kofs.aggregate.supervision`).
+
+The posterior log-odds of relevance is ``x_i' beta + sum_l v_l t_il`` (``t_il``: list l's term
+above); the fused score is that log-odds, the posterior its expit, the local fdr ``1 - p_i``,
+and the q-value the mean local fdr of the genes ranked up to gene i (Efron 2008; Storey 2003).
+
+Fit: EM. E step: the posteriors; M step: ``mu_l`` = the posterior-weighted mean latent score of
+the genes in their observed intervals (truncated-normal means; the MLE of a class mean whatever
+S), S = the pooled within-class correlation of those scores, beta = one Newton step of the
+ridge-penalised logistic regression of the posteriors on the covariates. The positions' latent
+scores follow the current (mu, rho), so each step solves estimating equations whose root is the
+true parameter when the model holds. Iterations are accelerated by SQUAREM (Varadhan & Roland
+2008). Sufficient statistics are binned (:func:`kofs.aggregate.intervals.code_intervals`); the
+final scores use every gene's exact interval.
+
+References
+----------
+Deng K, Han S, Li KJ, Liu JS (2014) Bayesian aggregation of order-based rank data. JASA 109.
+Efron B (2008) Microarrays, empirical Bayes and the two-groups model. Stat Sci 23:1-22.
+Li X, Yi D, Liu JS (2022) Bayesian analysis of rank data with covariates and heterogeneous
+rankers. Stat Sci 37:1-23.
+Scott JG, Kelly RC, Smith MA, Zhou P, Kass RE (2015) False discovery rate regression. JASA 110.
+Varadhan R, Roland C (2008) Simple and globally convergent methods for accelerating the
+convergence of any EM algorithm. Scand J Stat 35:335-353.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import expit, logit, ndtr, ndtri
+
+from kofs.aggregate.binormal import (
+    GRID_Q,
+    grid_scores,
+    interval_terms,
+    mixture_scores,
+    narrow,
+    score_grid,
+)
+from kofs.aggregate.intervals import Coded, code_intervals
+
+__all__ = ["PosteriorFit", "Prior", "fit_posterior", "q_values", "temper"]
+
+#: Starting separation of every data list and starting fraction of relevant genes.
+MU_START = 1.0
+RHO_START = 0.05
+#: Floor of the mean prior probability: the relevant class holds at least 1 % of the genes.
+#: Below it the likelihood has spurious maxima in which a handful of genes that several lists
+#: rank high by chance form the "relevant" class, with large separations for random lists
+#: (seen on planted random lists); a real relevant class is larger.
+MIN_PRIOR = 0.01
+#: Bounds of the extrapolated parameters (separations above 12 and standardised prior
+#: coefficients above 20 in size are beyond anything a ranking can tell apart).
+MU_MAX = 12.0
+BETA_MAX = 20.0
+LOO = False
+#: Rounds of (fit with the list correlation fixed, re-estimate it).
+ROUNDS = 4
+_COARSE = np.linspace(-9.0, 9.0, 129)  # the fit's score grid (the final scores: GRID_Q)
+#: Ridge penalty on the standardised prior coefficients (a N(0, 1) prior on each).
+RIDGE = 1.0
+
+
+@dataclass(frozen=True)
+class Prior:
+    """The prior's design: covariates (M, P) without the intercept, and their names.
+
+    Columns are standardised inside the fit; ``groups`` names the knowledge list (or other
+    source) each column belongs to, so that a list's share of the prior can be reported.
+    """
+
+    X: np.ndarray
+    names: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+
+    @staticmethod
+    def empty(M: int) -> Prior:
+        return Prior(np.zeros((M, 0)))
+
+
+@dataclass(frozen=True)
+class PosteriorFit:
+    """Result of :func:`fit_posterior` (lists: the data lists, in the order given).
+
+    Attributes
+    ----------
+    mu : ndarray (D,)
+        Separation of each data list (0 = uninformative).
+    correlation : ndarray (D, D)
+        S, the lists' within-class correlation.
+    tempering : ndarray (D,)
+        v_l (1 without label supervision).
+    beta : ndarray (P + 1,)
+        Prior coefficients on the standardised covariates, intercept first.
+    center, scale : ndarray (P,)
+        The covariates' standardisation.
+    log_odds : ndarray (M,)
+        Posterior log-odds of relevance (exact intervals).
+    prior_log_odds : ndarray (M,)
+        ``x_i' beta``.
+    list_terms : ndarray (M, D)
+        ``v_l t_il`` of every gene and data list (module docstring).
+    rho : float
+        Mean prior probability (the expected fraction of relevant genes).
+    log_likelihood : float
+        Composite log-likelihood at the fit (0 for the null model, every mu = 0).
+    iterations : int
+    converged : bool
+    """
+
+    mu: np.ndarray
+    correlation: np.ndarray
+    tempering: np.ndarray
+    beta: np.ndarray
+    center: np.ndarray
+    scale: np.ndarray
+    log_odds: np.ndarray
+    prior_log_odds: np.ndarray
+    list_terms: np.ndarray
+    rho: float
+    log_likelihood: float
+    iterations: int
+    converged: bool
+
+    @property
+    def posterior(self) -> np.ndarray:
+        return expit(self.log_odds)
+
+    @property
+    def auc(self) -> np.ndarray:
+        """``Phi(mu / sqrt 2)``: P(a relevant gene is ranked above a background gene)."""
+        return ndtr(self.mu / np.sqrt(2.0))
+
+
+def q_values(lfdr: np.ndarray) -> np.ndarray:
+    """Bayesian FDR of the genes at least as likely relevant: the mean local fdr of the genes
+    up to each one in the order of increasing local fdr (ties share their group's value)."""
+    lfdr = np.asarray(lfdr, dtype=np.float64)
+    n = lfdr.size
+    if n == 0:
+        return lfdr.copy()
+    order = np.argsort(lfdr, kind="stable")
+    sorted_ = lfdr[order]
+    running = np.cumsum(sorted_) / np.arange(1, n + 1)
+    # genes with the same local fdr get the value at the end of their tie group
+    last = np.flatnonzero(np.append(sorted_[1:] != sorted_[:-1], True))
+    group = np.repeat(running[last], np.diff(np.append(-1, last)))
+    out = np.empty_like(lfdr)
+    out[order] = np.minimum(group, 1.0)
+    return out
+
+
+#: Shrinkage of the within-class correlation towards the identity (keeps S invertible when
+#: two lists are copies of each other).
+SHRINK = 0.02
+
+
+def _offdiag(D: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(D, 1)
+
+
+def _threshold(r: np.ndarray, n: float) -> np.ndarray:
+    """Soft-thresholded correlations (Bickel & Levina 2008): each shrunk by the size a
+    correlation of independent lists reaches with family-wise probability 5 % over the pairs
+    (``z_(1 - 0.025/K) / sqrt(n)``). Correlations that noise explains are 0 -- estimated
+    ones fed back into the fit let random lists' noise build a spurious relevant class."""
+    K = max(len(r), 1)
+    t = float(ndtri(1 - 0.025 / K)) / np.sqrt(max(n, 2.0))
+    return np.sign(r) * np.maximum(np.abs(r) - t, 0.0)
+
+
+def _corr_matrix(r: np.ndarray, D: int) -> np.ndarray:
+    """Correlation matrix from its upper off-diagonal entries, made positive definite."""
+    S = np.eye(D)
+    if D > 1:
+        iu = _offdiag(D)
+        S[iu] = r
+        S[(iu[1], iu[0])] = r
+        vals, vecs = np.linalg.eigh(S)
+        if vals.min() < SHRINK:
+            S = (vecs * np.maximum(vals, SHRINK)) @ vecs.T
+            d = np.sqrt(np.diag(S))
+            S = S / np.outer(d, d)
+    return S
+
+
+class _Problem:
+    """Binned data of one fit: the coded intervals, the prior design, gene weights."""
+
+    def __init__(
+        self,
+        coded: Coded,
+        X: np.ndarray,
+        weights: np.ndarray,
+        max_prior: float,
+        *,
+        dependence: bool = True,
+        tempering: np.ndarray | None = None,
+    ) -> None:
+        self.coded = coded
+        self.X = X  # (M, P + 1), intercept first, standardised
+        self.w = weights
+        self.max_prior = max_prior
+        self.M, self.D = coded.codes.shape
+        # genes x coded intervals: one 1 per (gene, list); a list's evidence = A @ values, the
+        # M-step's sums = A.T @ (w p)
+        rows = np.repeat(np.arange(self.M), self.D)
+        self.A = sp.csr_matrix(
+            (np.ones(self.M * self.D), (rows, coded.codes.ravel())), shape=(self.M, coded.size)
+        )
+        self.AT = self.A.T.tocsr()
+        self.wsum = float(weights.sum())
+        self.intercept_only = X.shape[1] == 1
+        self.dependence = dependence and self.D > 1
+        self.v = np.ones(self.D) if tempering is None else np.asarray(tempering, dtype=float)
+        self.P = X.shape[1]
+        self.R = self.D * (self.D - 1) // 2 if self.dependence else 0
+        self.ridge = np.full(X.shape[1], RIDGE)
+        self.ridge[0] = 0.0
+
+    def split(self, theta: np.ndarray):
+        D, P = self.D, self.P
+        return theta[:D], theta[D : D + P], theta[D + P :]
+
+    def terms(self, mu: np.ndarray, rho: float):
+        """Per coded interval: log LR, mean1, mean0, mean at (mu, rho) (latent scores
+        interpolated from a 129-point grid of exact solutions per list)."""
+        c = self.coded
+        ends = np.stack([c.lo, c.hi, 0.5 * (c.lo + c.hi)])
+        s = np.empty_like(ends)
+        shift = score_grid(mu, rho, _COARSE)
+        for j in range(self.D):
+            sl = slice(c.offsets[j], c.offsets[j + 1])
+            s[:, sl] = grid_scores(ends[:, sl], shift[j], _COARSE)
+        return interval_terms(c.lo, c.hi, mu[c.list_of], rho, scores=(s[0], s[1], s[2]))
+
+    def evidence(self, mu: np.ndarray, S: np.ndarray, llr: np.ndarray, mean: np.ndarray):
+        """Each gene's evidence ``sum_l v_l t_il`` from the coded terms (module docstring)."""
+        lam = self.v[self.coded.list_of]
+        ev = self.A @ (llr * lam)
+        if self.dependence:
+            g = np.linalg.solve(S, mu) - mu
+            if np.any(g):
+                gv = self.v * g
+                ev = ev + self.A @ (mean * gv[self.coded.list_of]) - 0.5 * float(gv @ mu)
+        return ev
+
+    def step(self, theta: np.ndarray, fixed: tuple[bool, bool]):
+        """One EM step from theta = (mu, beta, correlations): the new theta, the posterior
+        log-odds and the composite log-likelihood. ``fixed``: keep (mu, correlations)."""
+        mu, beta, r = self.split(theta)
+        S = _corr_matrix(r, self.D) if self.dependence else np.eye(self.D)
+        eta = self.X @ beta
+        rho = self.mean_prior(eta)
+        llr, mean1, mean0, mean = self.terms(mu, rho)
+        lo = eta + self.evidence(mu, S, llr, mean)
+        p = expit(lo)
+        loglik = float(np.sum(self.w * (np.logaddexp(0.0, lo) - np.logaddexp(0.0, eta))))
+        wp = self.w * p
+        if fixed[0]:
+            mu_new = mu
+        elif LOO and self.D > 1:
+            mu_new = self._mu_loo(lo, llr, mean, mu, S)
+        else:
+            W1 = self.AT @ wp
+            num = np.bincount(self.coded.list_of, weights=W1 * mean1, minlength=self.D)
+            den = np.bincount(self.coded.list_of, weights=W1, minlength=self.D)
+            mu_new = np.where(den > 0, np.clip(num / np.maximum(den, 1e-300), 0.0, MU_MAX), 0.0)
+        r_new = r
+        if self.dependence and not fixed[1]:
+            r_new = self._correlation(mu, wp, mean1, mean0)
+        beta_new = self._prior_step(beta, eta, p)
+        return np.concatenate([mu_new, beta_new, r_new]), lo, loglik
+
+    def _mu_loo(self, lo, llr, mean, mu, S) -> np.ndarray:
+        """mu_l from the posteriors without list l's own term: ``sum p(-l) s / sum p(-l)^2``
+        (E[pi(x_-l) s_l] = mu_l E[pi(x_-l)^2] under conditional independence)."""
+        codes = self.coded.codes
+        T = llr[codes] * self.v
+        if self.dependence:
+            g = np.linalg.solve(S, mu) - mu
+            T = T + (mean[codes] * g - 0.5 * g * mu) * self.v
+        P = expit(lo[:, None] - T)
+        Sm = mean[codes]
+        num = (self.w[:, None] * P * Sm).sum(axis=0)
+        den = (self.w[:, None] * P * P).sum(axis=0)
+        return np.where(den > 0, np.maximum(num / np.maximum(den, 1e-300), 0.0), 0.0)
+
+    def _correlation(self, mu, wp, mean1, mean0) -> np.ndarray:
+        """The pooled within-class correlation of the genes' latent scores (class 1 around
+        mu, class 0 around 0), as upper off-diagonal entries."""
+        codes = self.coded.codes
+        Z1 = mean1[codes] - mu
+        Z0 = mean0[codes]
+        w0 = self.w - wp
+        C = (Z1 * wp[:, None]).T @ Z1 + (Z0 * w0[:, None]).T @ Z0
+        d = np.sqrt(np.clip(np.diag(C), 1e-300, None))
+        Rm = C / np.outer(d, d)
+        return _threshold(Rm[_offdiag(self.D)], self.wsum)
+
+    def _prior_step(self, beta: np.ndarray, eta: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """One Newton step of the ridge logistic regression of p on X; the intercept then
+        keeps the mean prior within its bounds."""
+        X, w = self.X, self.w
+        if self.intercept_only:  # the mean posterior, in closed form
+            mean = float(np.clip(np.sum(w * p) / self.wsum, 1e-12, 1 - 1e-12))
+            return self._cap(np.array([logit(mean)]))
+        pi = expit(eta)
+        g = X.T @ (w * (p - pi)) - self.ridge * beta
+        H = (X * (w * pi * (1 - pi))[:, None]).T @ X + np.diag(self.ridge)
+        try:
+            step = np.linalg.solve(H + 1e-9 * np.eye(len(beta)), g)
+        except np.linalg.LinAlgError:
+            step = np.zeros_like(beta)
+        return self._cap(beta + np.clip(step, -2.0, 2.0))
+
+    def mean_prior(self, eta: np.ndarray) -> float:
+        """The gene-weighted mean prior probability."""
+        if self.intercept_only:
+            return float(expit(eta[0]))
+        return float(np.dot(self.w, expit(eta)) / self.wsum)
+
+    def _cap(self, beta: np.ndarray) -> np.ndarray:
+        """The intercept shifted so that the mean prior lies in [MIN_PRIOR, max_prior]."""
+        low, high = MIN_PRIOR, self.max_prior
+        if self.intercept_only:
+            return np.array([logit(np.clip(expit(beta[0]), low, high))])
+        eta = self.X @ beta
+        mean = self.mean_prior(eta)
+        if low <= mean <= high:
+            return beta
+        target = high if mean > high else low
+        # the intercept's shift: Newton steps on the (increasing, concave-convex) mean prior
+        shift = 0.0
+        for _ in range(50):
+            pi = expit(eta + shift)
+            f = float(np.dot(self.w, pi) / self.wsum) - target
+            if abs(f) < 1e-10:
+                break
+            slope = float(np.dot(self.w, pi * (1 - pi)) / self.wsum)
+            shift -= float(np.clip(f / max(slope, 1e-12), -5.0, 5.0))
+        out = beta.copy()
+        out[0] += shift
+        return out
+
+    def project(self, theta: np.ndarray) -> np.ndarray:
+        mu, beta, r = self.split(theta)
+        return np.concatenate(
+            [
+                np.clip(mu, 0.0, MU_MAX),
+                self._cap(np.clip(beta, -BETA_MAX, BETA_MAX)),
+                np.clip(r, -0.99, 0.99),
+            ]
+        )
+
+
+def _squarem(
+    problem: _Problem, theta: np.ndarray, *, tol: float, max_iter: int, fixed=(False, False)
+) -> tuple[np.ndarray, int, bool]:
+    """Fixed point of :meth:`_Problem.step` by SQUAREM (scheme S3, with fallback to the plain
+    step when the extrapolation does not reduce the residual)."""
+
+    def F(t):
+        return problem.step(t, fixed)[0]
+
+    it = 0
+    converged = False
+    while it < max_iter:
+        t1 = F(theta)
+        r = t1 - theta
+        it += 1
+        if np.max(np.abs(r)) < tol:
+            theta = t1
+            converged = True
+            break
+        t2 = F(t1)
+        it += 1
+        v = (t2 - t1) - r
+        nv = np.linalg.norm(v)
+        if nv == 0:
+            theta = t2
+            continue
+        alpha = min(-np.linalg.norm(r) / nv, -1.0)
+        cand = problem.project(theta - 2 * alpha * r + alpha * alpha * v)
+        t3 = F(cand)
+        it += 1
+        if np.all(np.isfinite(t3)) and np.max(np.abs(t3 - cand)) < np.max(np.abs(r)):
+            theta = t3
+        else:
+            theta = t2
+    return theta, it, converged
+
+
+def _solve(
+    problem: _Problem,
+    theta: np.ndarray,
+    *,
+    tol: float,
+    max_iter: int,
+    fixed_mu: bool,
+    rounds: int,
+) -> tuple[np.ndarray, int, bool]:
+    """Inner fits with the correlation fixed, the correlation re-estimated between them (at
+    most ``rounds``; extrapolating over the D(D-1)/2 correlations too sent some fits astray)."""
+    iterations = 0
+    converged = False
+    for k in range(rounds):
+        theta, it, converged = _squarem(
+            problem, theta, tol=tol, max_iter=max_iter, fixed=(fixed_mu, True)
+        )
+        iterations += it
+        if k + 1 < rounds:
+            r_old = problem.split(theta)[2]
+            r_new = problem.step(theta, (True, False))[0][problem.D + problem.P :]
+            theta = np.concatenate([theta[: problem.D + problem.P], r_new])
+            if np.max(np.abs(r_new - r_old), initial=0.0) < 0.01:
+                break
+    return theta, iterations, converged
+
+
+def _binned_log_likelihood(problem: _Problem, theta: np.ndarray) -> float:
+    """:func:`log_likelihood` of theta on the binned observations."""
+    mu, beta, r = problem.split(theta)
+    S = _corr_matrix(r, problem.D) if problem.dependence else np.eye(problem.D)
+    eta = problem.X @ beta
+    rho = problem.mean_prior(eta)
+    llr, _, _, mean = problem.terms(mu, rho)
+    codes = problem.coded.codes
+    terms = gene_terms(llr[codes], mean[codes], mu, S, problem.v)
+    return log_likelihood(eta + terms.sum(axis=1), eta, llr[codes], problem.v, rho, problem.w)
+
+
+def _standardise(
+    X: np.ndarray,
+    w: np.ndarray | None,
+    given: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The design with an intercept column and standardised covariates (weighted by ``w``),
+    or with the ``given`` (center, scale)."""
+    if X.shape[1] == 0:
+        return np.ones((X.shape[0], 1)), np.zeros(0), np.ones(0)
+    if given is not None:
+        center, scale = given
+    else:
+        center = np.average(X, axis=0, weights=w)
+        sd = np.sqrt(np.average((X - center) ** 2, axis=0, weights=w))
+        scale = np.where(sd > 1e-12, sd, 1.0)
+    Z = (X - center) / scale
+    return np.column_stack([np.ones(X.shape[0]), Z]), center, scale
+
+
+def temper(fit: PosteriorFit, v: np.ndarray) -> PosteriorFit:
+    """``fit`` with the label weights ``v_l`` in [0, 1] tempering each data list's evidence
+    (``v_l t_il``). The separations, the list correlation and the prior stay those of the
+    untempered fit, learnt from all the lists' agreement: a likelihood tempered down to one
+    list carries no information on its separation or on the fraction of relevant genes (one
+    list alone is uniform under the model), so a re-fit there drifts to nothing.
+    ``log_likelihood`` stays the untempered fit's."""
+    v = np.clip(np.asarray(v, dtype=np.float64), 0.0, 1.0)
+    base = fit.list_terms / np.where(fit.tempering > 0, fit.tempering, 1.0)
+    terms = base * v
+    return replace(
+        fit,
+        tempering=v,
+        list_terms=terms,
+        log_odds=fit.prior_log_odds + terms.sum(axis=1),
+    )
+
+
+def exact_list_terms(
+    lo: np.ndarray, hi: np.ndarray, mu: np.ndarray, rho: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per gene and data list: ``log LR`` of its exact interval and the interval's mean latent
+    score under the mixture, at (mu, rho)."""
+    M, D = lo.shape
+    llr = np.zeros((M, D))
+    mean = np.zeros((M, D))
+    shift = score_grid(mu, rho, GRID_Q)
+    for j in range(D):
+        m = float(mu[j])
+        s_top, s_bot, s_mid = (
+            grid_scores(x, shift[j], GRID_Q)
+            for x in (lo[:, j], hi[:, j], 0.5 * (lo[:, j] + hi[:, j]))
+        )
+        wide = ~narrow(lo[:, j], hi[:, j])
+        if wide.any():  # ties, censored and masked blocks: exact scores at their ends
+            s_top[wide] = mixture_scores(lo[wide, j], m, rho)
+            s_bot[wide] = mixture_scores(hi[wide, j], m, rho)
+        llr[:, j], _, _, mean[:, j] = interval_terms(
+            lo[:, j], hi[:, j], m, rho, scores=(s_top, s_bot, s_mid)
+        )
+    return llr, mean
+
+
+def _start_correlation(lo: np.ndarray, hi: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Correlation of the lists' normal scores ``Phi^-1(1 - mid u)`` over all genes."""
+    D = lo.shape[1]
+    if D < 2:
+        return np.eye(D)
+    z = -ndtri(np.clip(0.5 * (lo + hi), 1e-9, 1 - 1e-9))
+    zc = z - np.average(z, axis=0, weights=w)
+    C = (zc * w[:, None]).T @ zc
+    d = np.sqrt(np.clip(np.diag(C), 1e-300, None))
+    return _corr_matrix(_threshold((C / np.outer(d, d))[_offdiag(D)], float(w.sum())), D)
+
+
+def log_likelihood(
+    log_odds: np.ndarray,
+    eta: np.ndarray,
+    llr: np.ndarray,
+    v: np.ndarray,
+    rho: float,
+    w: np.ndarray,
+) -> float:
+    """The (composite) log-likelihood of the observations relative to the null model in
+    which no list is informative (every position uniform): ``sum_i [log(pi_i e^(t_i) + 1 -
+    pi_i) - sum_l v_l log(rho LR_il + 1 - rho)]``. The second part is each list's background
+    density of its own positions (``P0 = width / (rho LR + 1 - rho)``): one list alone gains
+    exactly nothing, whatever mu (its positions are uniform under the model)."""
+    mix = np.logaddexp(0.0, log_odds) - np.logaddexp(0.0, eta)
+    per_list = np.logaddexp(np.log(rho) + llr, np.log1p(-rho))
+    return float(np.sum(w * (mix - per_list @ v)))
+
+
+def gene_terms(
+    llr: np.ndarray, mean: np.ndarray, mu: np.ndarray, S: np.ndarray, v: np.ndarray
+) -> np.ndarray:
+    """``v_l t_il`` (M, D): each list's own interval term plus its share of the correlation
+    correction (module docstring)."""
+    t = llr.copy()
+    if S.shape[0] > 1:
+        g = np.linalg.solve(S, mu) - mu
+        t += mean * g - 0.5 * g * mu
+    return t * v
+
+
+def fit_posterior(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    prior: Prior,
+    *,
+    max_prior: float = 0.5,
+    dependence: bool = True,
+    n_bins: int = 512,
+    tol: float = 1e-5,
+    max_iter: int = 1000,
+    weights: np.ndarray | None = None,
+    start: PosteriorFit | None = None,
+    correlation: np.ndarray | None = None,
+    standardise: tuple[np.ndarray, np.ndarray] | None = None,
+    fixed_mu: bool = False,
+    exact: bool = True,
+) -> PosteriorFit:
+    """Fit the model of the module docstring.
+
+    Parameters
+    ----------
+    lo, hi : ndarray (M, D)
+        Observation intervals of u of the data lists (:mod:`kofs.aggregate.intervals`).
+    prior : Prior
+        Gene-level covariates of the prior (may have no column).
+    max_prior : float
+        Cap of the mean prior probability (the relevant class is the minority).
+    dependence : bool
+        Learn the lists' correlation S (else S = I: conditionally independent lists).
+    n_bins : int
+        Bins of the sufficient statistics.
+    weights : ndarray (M,), optional
+        Gene weights.
+    start : PosteriorFit, optional
+        Warm start.
+    correlation : ndarray (D, D), optional
+        A fixed S (not re-estimated).
+    standardise : (center, scale), optional
+        The covariates' standardisation (default: their weighted mean and SD).
+    fixed_mu : bool
+        Keep the separations of ``start`` (only the prior, and S, are fitted).
+    exact : bool
+        Compute the exact final scores (else the binned ones).
+    """
+    lo = np.asarray(lo, dtype=np.float64)
+    hi = np.asarray(hi, dtype=np.float64)
+    M, D = lo.shape
+    w = np.ones(M) if weights is None else np.asarray(weights, dtype=np.float64)
+    v = np.ones(D)
+    X, center, scale = _standardise(np.asarray(prior.X, dtype=np.float64), w, standardise)
+    coded = code_intervals(lo, hi, n_bins=n_bins)
+    problem = _Problem(coded, X, w, max_prior, dependence=dependence, tempering=v)
+    iu = _offdiag(D)
+    starts: list[tuple[float | None, np.ndarray]] = []
+    if start is not None:
+        mu = np.asarray(start.mu, dtype=np.float64).copy()
+        beta = np.asarray(start.beta, dtype=np.float64).copy()
+        starts.append((None, np.asarray(start.correlation, dtype=np.float64)[iu]))
+    else:
+        mu = np.full(D, MU_START)
+        beta = np.zeros(X.shape[1])
+        # two starts, the fit of higher likelihood kept: independent lists, and the lists'
+        # correlation over all genes (most genes are background), which the first misses when
+        # lists share false positives
+        none = np.zeros(len(iu[0]))
+        starts.append((RHO_START, none))
+        if problem.dependence and correlation is None:
+            starts.append((RHO_START, _start_correlation(lo, hi, w)[iu]))
+    if correlation is not None:
+        fixed_r = np.asarray(correlation, dtype=np.float64)[iu]
+        starts = [(rho0, fixed_r) for rho0, _ in starts]
+    best = None
+    for rho0, r0 in starts:
+        b0 = beta.copy()
+        if rho0 is not None:
+            b0[0] = logit(rho0)
+        theta0 = np.concatenate([mu, b0, r0 if problem.dependence else np.zeros(0)])
+        theta, it, converged = _solve(
+            problem,
+            theta0,
+            tol=tol,
+            max_iter=max_iter,
+            fixed_mu=fixed_mu,
+            rounds=(ROUNDS if (problem.dependence and correlation is None) else 1),
+        )
+        value = _binned_log_likelihood(problem, theta) if len(starts) > 1 else 0.0
+        if best is None or value > best[0]:
+            best = (value, theta, it, converged)
+    assert best is not None
+    _, theta, iterations, converged = best
+    mu, beta, r = problem.split(theta)
+    S = _corr_matrix(r, D) if problem.dependence else np.eye(D)
+    eta = X @ beta
+    rho = problem.mean_prior(eta)
+    if exact:
+        llr_g, mean_g = exact_list_terms(lo, hi, mu, rho)
+    else:
+        llr_k, _, _, mean_k = problem.terms(mu, rho)
+        llr_g, mean_g = llr_k[coded.codes], mean_k[coded.codes]
+    terms = gene_terms(llr_g, mean_g, mu, S, v)
+    log_odds = eta + terms.sum(axis=1)
+    loglik = log_likelihood(log_odds, eta, llr_g, v, rho, w)
+    return PosteriorFit(
+        mu=mu,
+        correlation=S,
+        tempering=v,
+        beta=beta,
+        center=center,
+        scale=scale,
+        log_odds=log_odds,
+        prior_log_odds=eta,
+        list_terms=terms,
+        rho=rho,
+        log_likelihood=loglik,
+        iterations=iterations,
+        converged=converged,
+    )

@@ -1,0 +1,365 @@
+"""The ``posterior`` aggregator: posterior probability of relevance (the default fusion).
+
+Data-driven lists (every list except those of a knowledge-only ranker; every list a user
+brings) are the evidence; knowledge lists, known relevant genes and gene-level covariates are
+the prior (:mod:`kofs.aggregate.posterior`, :mod:`kofs.aggregate.prior`). The registry adapter
+below fits the model, attaches per-gene statistics (``posterior``, ``lfdr``, ``q_value``,
+``data_posterior``) and the diagnostics (weights with intervals, each data list's AUC, the
+prior's odds ratios, the agreement test) in plain words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from scipy.special import expit, ndtr, stdtrit
+
+from kofs.aggregate.intervals import observation_intervals
+from kofs.aggregate.posterior import PosteriorFit, Prior, fit_posterior, q_values, temper
+from kofs.aggregate.prior import knowledge_prior
+from kofs.aggregate.uncertainty import (
+    agreement_test,
+    calibrated_q_values,
+    half_sample_fits,
+    wald,
+)
+from kofs.registry import Param, aggregator
+
+__all__ = ["posterior_aggregate"]
+
+#: Level below which the agreement test says the data lists share no signal.
+AGREEMENT_ALPHA = 0.05
+#: Parameter draws of the q-value calibration.
+CALIBRATION_DRAWS = 30
+
+
+def null_probability(p: float) -> float:
+    """P(no shared signal | data) from the agreement test's p-value with prior odds 1 and the
+    Sellke-Bayarri-Berger (2001) bound on the Bayes factor, ``B >= -e p log p`` (p < 1/e; 1
+    above): the probability most favourable to a signal that the p-value allows."""
+    p = float(min(max(p, 1e-300), 1.0))
+    bound = -np.e * p * np.log(p) if p < 1 / np.e else 1.0
+    return bound / (1.0 + bound)
+
+
+def _list_weights(fit: PosteriorFit, prior: Prior, data_cols: np.ndarray, names, rows=None):
+    """Each list's share of the spread of the fused log-odds: the SD over genes of its term
+    (data list: ``v c log LR``; knowledge list: its columns of the prior), normalised."""
+    L = len(names)
+    sd = np.zeros(L)
+    sd[data_cols] = fit.list_terms.std(axis=0)
+    if prior.X.shape[1]:
+        X = np.asarray(prior.X if rows is None else prior.X[rows], dtype=np.float64)
+        Z = (X - fit.center) / fit.scale
+        contrib = Z * fit.beta[1:]
+        index = {n: j for j, n in enumerate(names)}
+        for k, group in enumerate(prior.groups):
+            j = index.get(group)
+            if j is not None:
+                sd[j] = np.sqrt(sd[j] ** 2 + contrib[:, k].var())  # a list's columns together
+    total = sd.sum()
+    return sd / total if total > 0 else sd
+
+
+def _odds_ratio_unit(prior: Prior, k: int, lists: set[str]) -> float:
+    """The covariate change whose odds ratio is reported: for a knowledge list's position, a
+    gene in its top 1 % against its median gene (normal scores 2.33 vs 0); for an indicator,
+    0 -> 1; else one standard deviation."""
+    x = np.asarray(prior.X[:, k], dtype=np.float64)
+    if prior.names[k] in lists:
+        return 2.3263478740408408
+    if np.all(np.isin(x, (0.0, 1.0))):
+        return 1.0
+    return float(x.std()) or 1.0
+
+
+def posterior_aggregate(
+    R: np.ndarray,
+    names: list[str],
+    *,
+    data_lists: np.ndarray | None = None,
+    relevant: np.ndarray | None = None,
+    built_from: np.ndarray | None = None,
+    held_out: tuple[np.ndarray, np.ndarray] | None = None,
+    covered: np.ndarray | None = None,
+    absent_missing: np.ndarray | None = None,
+    covariates: Mapping[str, np.ndarray] | None = None,
+    list_weights: np.ndarray | None = None,
+    max_prior: float = 0.5,
+    dependence: bool = True,
+    n_bins: int = 512,
+    resamples: int = 20,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """Fit the posterior-relevance model on a rank matrix (module docstring).
+
+    Returns the fused scores (posterior log-odds), the list weights and ``info`` (with
+    ``statistics`` and ``diagnostics`` entries for the runner).
+    """
+    R = np.asarray(R, dtype=np.float64)
+    M, L = R.shape
+    data = np.ones(L, bool) if data_lists is None else np.asarray(data_lists, bool)
+    notices: list[str] = []
+    if not data.any():
+        # nothing from the data: the knowledge lists are all there is, fused as evidence
+        data = np.ones(L, bool)
+        notices.append(
+            "No list was computed from the data: the knowledge lists are fused as evidence of "
+            "each other, so the answer says what is known, not what this experiment shows."
+        )
+    data_cols = np.flatnonzero(data)
+    Bd = None if built_from is None else np.asarray(built_from, bool)[:, data_cols]
+    if absent_missing is not None and np.any(np.asarray(absent_missing)[data_cols]):
+        # a table lacks the genes its tool did not test: no information, not "below the list"
+        gone = np.isnan(R[:, data_cols]) & np.asarray(absent_missing, bool)[data_cols]
+        Bd = gone if Bd is None else (Bd | gone)
+    HOd = None if held_out is None else (held_out[0][:, data_cols], held_out[1][:, data_cols])
+    lo, hi = observation_intervals(R[:, data_cols], Bd, HOd)
+    prior = knowledge_prior(
+        R,
+        names,
+        knowledge=~data,
+        covered=covered,
+        built_from=built_from,
+        held_out=held_out,
+        relevant=relevant,
+        covariates=covariates,
+    )
+    v = None
+    if list_weights is not None:
+        lw = np.clip(np.asarray(list_weights, dtype=np.float64)[data_cols], 0.0, None)
+        v = lw / lw.max() if lw.max() > 0 else np.ones(len(data_cols))
+    D = len(data_cols)
+    single = D == 1
+    # untempered: the reliabilities are learned from all the evidence
+    base = fit_posterior(lo, hi, prior, max_prior=max_prior, dependence=dependence, n_bins=n_bins)
+    fit = base
+    if v is not None and not single:
+        fit = temper(base, v)
+    weights = _list_weights(fit, prior, data_cols, names)
+    notes: dict[str, str] = {}
+    statistics: dict[str, np.ndarray] = {}
+    test = agreement_test(lo, hi)
+    resampled = None
+    if single:
+        # one list's positions say nothing about how many genes are relevant: its ranking
+        # (with the prior's tilt) is the answer, without posterior probabilities
+        scores = _normal_scores(lo[:, 0], hi[:, 0])
+        notices.append(
+            f"Only one list ({names[data_cols[0]]}) is evidence from the data: the fused "
+            "ranking is that list's, and no probability of relevance can be learned from a "
+            "single ranking. Add lists computed from the data (or labels) for q-values."
+        )
+    else:
+        scores = fit.log_odds
+        lfdr = 1.0 - fit.posterior
+        q = q_values(lfdr)
+        if resamples > 0:
+            resampled = half_sample_fits(
+                fit,
+                R[:, data_cols],
+                prior,
+                masked=Bd,
+                weights_of=lambda f, rows: _list_weights(f, prior, data_cols, names, rows),
+                n=int(resamples),
+                seed=seed,
+                max_prior=max_prior,
+                n_bins=n_bins,
+            )
+            q = calibrated_q_values(
+                fit,
+                lo,
+                hi,
+                prior,
+                resampled.cov,
+                draws=CALIBRATION_DRAWS,
+                seed=seed,
+                max_prior=max_prior,
+                n_bins=n_bins,
+            )
+        # the chance that the lists share no signal at all (then no gene can be told from the
+        # others): the agreement test's p-value turned into a posterior probability by the
+        # Sellke-Bayarri-Berger bound; the posteriors are averaged over the two models (their
+        # order, the fused ranking, does not change)
+        null = null_probability(test["p_value"])
+        posterior = (1 - null) * fit.posterior + null * fit.rho
+        statistics = {
+            "posterior": posterior,
+            "lfdr": 1.0 - posterior,
+            "q_value": np.minimum((1 - null) * q + null * (1 - fit.rho), 1.0),
+            "data_posterior": expit(np.log(fit.rho / (1 - fit.rho)) + fit.list_terms.sum(axis=1)),
+        }
+        if test["p_value"] > AGREEMENT_ALPHA:
+            notices.append(
+                f"The data lists agree with each other no more than independent random "
+                f"rankings would (p = {test['p_value']:.2g}): there is no shared signal for the "
+                "fusion to learn from, so read the weights and q-values as uninformative. Look "
+                "at the lists one by one, or give labels (--labels) or known genes."
+            )
+    mu = np.full(L, np.nan)
+    mu[data_cols] = fit.mu
+    auc = np.full(L, np.nan)
+    auc[data_cols] = fit.auc
+    temp = np.full(L, np.nan)
+    temp[data_cols] = fit.tempering
+    diag: dict[str, Any] = {
+        "agreement_test": {
+            **{k: test[k] for k in ("statistic", "p_value", "pairs", "tests")},
+            "no_signal_probability": None if single else float(null_probability(test["p_value"])),
+        },
+        "list_correlation": {
+            "lists": [names[j] for j in data_cols],
+            "matrix": fit.correlation.tolist(),
+        },
+        "n_resamples": 0 if resampled is None else int(resamples),
+    }
+    reliability: dict[str, str] = {}
+    for k, j in enumerate(data_cols):
+        reliability[names[j]] = (
+            f"ranks a relevant gene above a background gene with probability "
+            f"{fit.auc[k]:.2f} (0.5 = chance)"
+        )
+        if fit.mu[k] <= 1e-9:
+            notes[names[j]] = (
+                "no say: it ranks the relevant genes no higher than the others (a random or "
+                "reversed list is fitted at chance)"
+            )
+        elif v is not None and v[k] < 0.05:
+            notes[names[j]] = "little say: it predicts the labels much worse than the best list"
+    prior_rows = []
+    if prior.X.shape[1]:
+        for k, name in enumerate(prior.names):
+            unit = _odds_ratio_unit(prior, k, set(names))
+            b = fit.beta[k + 1] / fit.scale[k] * unit
+            prior_rows.append({"covariate": name, "log_odds_ratio": float(b), "unit": unit})
+    if resampled is not None:
+        se_mu = resampled.se_mu
+        mu_ci = np.full((L, 2), np.nan)
+        mu_ci[data_cols] = wald(fit.mu, se_mu, 0.0, np.inf, df=int(resamples) - 1)
+        auc_ci = ndtr(mu_ci / np.sqrt(2.0))
+        diag.update(
+            weight_ci=wald(weights, resampled.se_weights, 0.0, 1.0, df=int(resamples) - 1),
+            weight_sd=resampled.se_weights,
+            mu_ci=mu_ci,
+            auc_ci=auc_ci,
+        )
+        se_b = resampled.se_beta
+        t_crit = float(stdtrit(max(int(resamples) - 1, 1), 0.975))
+        for k, row in enumerate(prior_rows):
+            half = t_crit * se_b[k + 1] / fit.scale[k] * row["unit"]
+            row["ci"] = (row["log_odds_ratio"] - half, row["log_odds_ratio"] + half)
+    for row in prior_rows:
+        j = names.index(row["covariate"]) if row["covariate"] in names else None
+        if j is not None:
+            reliability[names[j]] = (
+                f"a gene in its top 1 % is {np.exp(row['log_odds_ratio']):.2g} times as likely "
+                "to be relevant as its median gene (learned from the data evidence)"
+            )
+    diag.update(
+        list_reliability=reliability,
+        list_notes=notes,
+        notices=notices,
+        prior_effects=prior_rows,
+    )
+    info: dict[str, Any] = {
+        "mu": mu.tolist(),
+        "auc": auc.tolist(),
+        "tempering": temp.tolist(),
+        "prior": float(fit.rho),
+        "expected_relevant": float(fit.posterior.sum()) if not single else None,
+        "log_likelihood": float(fit.log_likelihood),
+        "iterations": int(fit.iterations),
+        "converged": bool(fit.converged),
+        "statistics": statistics,
+        "_diagnostics": diag,
+    }
+    return scores, weights, info
+
+
+def _normal_scores(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    from scipy.special import ndtri
+
+    return -ndtri(np.clip(0.5 * (lo + hi), 1e-15, 1 - 1e-15))
+
+
+@aggregator(
+    "posterior",
+    summary=(
+        "posterior probability of relevance: data lists are the evidence (binormal rank "
+        "model, reliabilities learned from their agreement), knowledge lists a prior whose "
+        "strength is learned; per-gene posterior, local fdr and q-value"
+    ),
+    reference=(
+        "kofs (docs/aggregation.md); Deng et al. 2014 JASA (BARD); Scott et al. 2015 JASA "
+        "(FDR regression); Efron 2008 Stat Sci"
+    ),
+    params={
+        "max_prior": Param(
+            0.5, float, "cap of the fraction of relevant genes", low=0.0, high=1.0, closed="right"
+        ),
+        "dependence": Param(True, bool, "down-weight redundant data lists (c_l)"),
+        "n_bins": Param(512, int, "bins of the fit's sufficient statistics", low=16),
+        "resamples": Param(
+            20, int, "half-sample refits for intervals and calibrated q-values (0 = none)", low=0
+        ),
+    },
+    learns_weights=True,
+    supports_relevant=True,
+    partial_lists=True,
+    context=True,
+)
+def _posterior(
+    R: np.ndarray,
+    *,
+    relevant: np.ndarray | None,
+    names: list[str],
+    built_from: np.ndarray | None = None,
+    held_out: tuple[np.ndarray, np.ndarray] | None = None,
+    data_lists: np.ndarray | None = None,
+    covered: np.ndarray | None = None,
+    absent_missing: np.ndarray | None = None,
+    covariates: Mapping[str, np.ndarray] | None = None,
+    list_weights: np.ndarray | None = None,
+    list_weight_replicates: np.ndarray | None = None,
+    universe: int | None = None,
+    seed: int = 0,
+    **params,
+):
+    """Registry adapter of :func:`posterior_aggregate` (genes of the universe that no list
+    contains are rows of NaN, fitted like the others; the runner drops their scores)."""
+    m = R.shape[0]
+    if universe is not None and universe > m:
+        pad = universe - m
+        R = np.vstack([R, np.full((pad, R.shape[1]), np.nan)])
+        if relevant is not None:
+            relevant = np.concatenate([relevant, np.zeros(pad, dtype=bool)])
+        if built_from is not None:
+            built_from = np.vstack([built_from, np.zeros((pad, R.shape[1]), dtype=bool)])
+        if held_out is not None:
+            nan = np.full((pad, R.shape[1]), np.nan)
+            held_out = (np.vstack([held_out[0], nan]), np.vstack([held_out[1], nan]))
+        if covered is not None:
+            covered = np.vstack([covered, np.zeros((pad, R.shape[1]), dtype=bool)])
+        if covariates:
+            covariates = {
+                k: np.concatenate([np.asarray(v, float), np.full(pad, np.nan)])
+                for k, v in covariates.items()
+            }
+    scores, weights, info = posterior_aggregate(
+        R,
+        names,
+        data_lists=data_lists,
+        relevant=relevant,
+        built_from=built_from,
+        held_out=held_out,
+        covered=covered,
+        absent_missing=absent_missing,
+        covariates=covariates,
+        list_weights=list_weights,
+        seed=seed,
+        **params,
+    )
+    info["statistics"] = {k: np.asarray(v)[:m] for k, v in info["statistics"].items()}
+    return np.asarray(scores)[:m], weights, info

@@ -1,0 +1,285 @@
+"""The default fusion, ``posterior``: its kernels against direct computations, and its model
+on planted lists with a known truth (kofs.datasets.planted)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import norm, spearmanr
+
+from kofs.aggregate import aggregate
+from kofs.aggregate.binormal import interval_terms, log_mass, mixture_scores
+from kofs.aggregate.intervals import block_intervals, code_intervals
+from kofs.aggregate.posterior import q_values
+from kofs.aggregate.supervision import soft_label_weights
+from kofs.aggregate.uncertainty import agreement_test
+from kofs.datasets.planted import DataList, KnowledgeList, planted_lists
+from kofs.errors import ParameterError
+from kofs.registry import DEFAULT_AGGREGATOR
+from kofs.types import Ranking
+
+# --- kernels --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("mu", "rho"), [(0.0, 0.1), (1.5, 0.05), (4.0, 0.3), (2.0, 0.5)])
+def test_mixture_scores_invert_the_mixture(mu, rho):
+    u = np.concatenate([np.geomspace(1e-12, 0.5, 40), 1 - np.geomspace(1e-12, 0.5, 40)])
+    s = mixture_scores(u, mu, rho)
+    upper = rho * norm.sf(s - mu) + (1 - rho) * norm.sf(s)
+    lower = rho * norm.cdf(s - mu) + (1 - rho) * norm.cdf(s)
+    rel = np.where(u <= 0.5, upper / u, lower / (1 - u))
+    np.testing.assert_allclose(rel, 1.0, rtol=1e-9)
+    assert np.all(np.diff(s[:40]) < 0)  # deeper in the list, lower score
+    assert mixture_scores(np.array([0.0]), mu, rho)[0] == np.inf
+
+
+def test_log_mass_matches_scipy_in_both_tails():
+    a = np.array([-40.0, -3.0, 0.5, 9.0, 20.0, -np.inf])
+    b = np.array([-39.0, -2.0, 0.6, 9.5, 20.1, np.inf])
+    far = norm.logcdf(-39.0) + np.log1p(-np.exp(norm.logcdf(-40.0) - norm.logcdf(-39.0)))
+    expected = [far, np.log(norm.cdf(-2) - norm.cdf(-3))]
+    expected += [np.log(norm.cdf(0.6) - norm.cdf(0.5))]
+    expected += [np.log(norm.sf(9.0) - norm.sf(9.5)), np.log(norm.sf(20.0) - norm.sf(20.1)), 0.0]
+    np.testing.assert_allclose(log_mass(a, b), expected, rtol=1e-9)
+
+
+@pytest.mark.parametrize("rho", [0.02, 0.3])
+def test_interval_probabilities_add_up_to_the_width(rho):
+    """rho P(interval | relevant) + (1 - rho) P(interval | background) = its width: the model's
+    positions are uniform whatever mu (a ranking is a permutation)."""
+    lo = np.array([0.0, 0.2, 0.6, 0.3])
+    hi = np.array([0.05, 0.5, 1.0, 0.3 + 2e-4])
+    llr, m1, m0, mean = interval_terms(lo, hi, 1.7, rho)
+    s_top, s_bot = mixture_scores(lo, 1.7, rho), mixture_scores(hi, 1.7, rho)
+    p1 = norm.sf(s_bot - 1.7) - norm.sf(s_top - 1.7)
+    p0 = norm.sf(s_bot) - norm.sf(s_top)
+    np.testing.assert_allclose(rho * p1 + (1 - rho) * p0, hi - lo, rtol=1e-7)
+    np.testing.assert_allclose(llr, np.log(p1 / p0), rtol=1e-5, atol=1e-6)
+    assert np.all(m1 >= m0 - 1e-12) and np.all((mean >= m0 - 1e-12) & (mean <= m1 + 1e-12))
+
+
+def test_q_values_are_the_running_mean_of_the_sorted_local_fdr():
+    rng = np.random.default_rng(0)
+    lfdr = np.round(rng.random(200), 2)  # ties
+    q = q_values(lfdr)
+    for i in range(200):
+        at_least = lfdr <= lfdr[i]
+        assert q[i] == pytest.approx(lfdr[at_least].mean())
+
+
+def test_coded_intervals_keep_wide_blocks_whole():
+    R = np.array([[1.0, np.nan], [2.0, 1.0], [3.0, np.nan], [4.0, 2.0]])
+    lo, hi = block_intervals(R)
+    c = code_intervals(lo, hi, n_bins=16, single=1)
+    np.testing.assert_allclose(c.lo[c.codes[[0, 2], 1]], 0.5)  # "below the list": [2/4, 1]
+    np.testing.assert_allclose(c.hi[c.codes[[0, 2], 1]], 1.0)
+
+
+# --- the model on planted lists -------------------------------------------------------------
+
+
+def _weights(fused):
+    return dict(zip(fused.list_names, fused.weights, strict=True))
+
+
+def _precision(fused, planted, k=None):
+    k = k or len(planted.relevant)
+    return np.mean([g in planted.relevant for g in fused.top(k)])
+
+
+@pytest.fixture(scope="module")
+def graded():
+    pl = planted_lists(seed=3)
+    return pl, aggregate(pl.rankings, seed=0)
+
+
+def test_it_is_the_default_everywhere():
+    assert DEFAULT_AGGREGATOR == "posterior"
+    import kofs
+    from kofs.list_aggregation import AggregateListsConfig
+
+    assert AggregateListsConfig().method == "posterior"
+    assert kofs.rank(np.random.default_rng(0).normal(size=(20, 60)), bootstrap=0).final.method == (
+        "posterior"
+    )
+
+
+def test_graded_lists_weigh_in_order_and_noise_weighs_little(graded):
+    pl, fused = graded
+    w = _weights(fused)
+    assert w["good"] > w["fair"] > w["weak"] > 0.05
+    noise = sum(v for k, v in w.items() if k.startswith("random") or k == "reversed")
+    assert noise <= 0.15
+    mu = dict(zip(fused.list_names, fused.info["mu"], strict=True))
+    assert mu["reversed"] == 0.0 and abs(mu["good"] - 2.0) < 0.6
+    ci = dict(zip(fused.list_names, fused.diagnostics["mu_ci"], strict=True))
+    assert ci["good"][0] < mu["good"] < ci["good"][1]
+
+
+def test_the_fused_list_beats_its_best_input(graded):
+    pl, fused = graded
+    k = len(pl.relevant)
+    best = max(
+        np.mean([g in pl.relevant for g in r.top(k)])
+        for r in pl.rankings
+        if r.name in ("good", "fair", "weak")
+    )
+    assert _precision(fused, pl) > best
+
+
+def test_every_gene_gets_a_posterior_a_local_fdr_and_a_q_value(graded):
+    pl, fused = graded
+    st = fused.statistics
+    np.testing.assert_allclose(st["lfdr"], 1 - st["posterior"])
+    order = fused.order()
+    assert np.all(np.diff(st["q_value"][order]) >= -1e-12)  # q rises down the fused list
+    assert np.all((st["q_value"] >= 0) & (st["q_value"] <= 1))
+    called = st["q_value"] <= 0.1
+    assert 5 <= called.sum() <= 90
+    truth = np.array([g in pl.relevant for g in fused.genes])
+    assert truth[called].mean() >= 0.7
+    # the expected number of relevant genes is close to the planted 90
+    assert 45 <= fused.info["expected_relevant"] <= 180
+
+
+def test_copies_of_a_list_count_once():
+    """Three copies of a weak list must not outvote one good list (their agreement is their
+    correlation, not evidence)."""
+    pl = planted_lists(
+        data=(DataList("good", 2.0), DataList("fair", 1.2), *(DataList("weak", 0.5),)), seed=1
+    )
+    weak = next(r for r in pl.rankings if r.name == "weak")
+    copies = [Ranking(f"weak{k}", weak.genes, weak.scores, True) for k in range(3)]
+    lists = [r for r in pl.rankings if r.name != "weak"] + copies
+    fused = aggregate(lists, params={"resamples": 0})
+    w = _weights(fused)
+    assert w["good"] > sum(w[f"weak{k}"] for k in range(3))
+    one = aggregate([r for r in pl.rankings], params={"resamples": 0})
+    assert _precision(fused, pl) >= _precision(one, pl) - 0.1
+
+
+def test_lists_sharing_false_positives_do_not_define_relevance():
+    data = (
+        DataList("good", 2.0),
+        DataList("fair", 1.4),
+        DataList("weak", 0.8),
+        DataList("shared-a", 0.8, shared=0.6, group="fp"),
+        DataList("shared-b", 0.8, shared=0.6, group="fp"),
+    )
+    pl = planted_lists(data=data, seed=2)
+    fused = aggregate(pl.rankings, params={"resamples": 0})
+    w = _weights(fused)
+    assert w["good"] > w["shared-a"] and w["good"] > w["shared-b"]
+    assert _precision(fused, pl) >= 0.4
+
+
+def test_partial_lists_are_censored_below_the_list():
+    pl = planted_lists(data=(DataList("good", 2.0, top=200), DataList("fair", 1.4)), seed=4)
+    fused = aggregate(pl.rankings, params={"resamples": 0})
+    good = next(r for r in pl.rankings if r.name == "good")
+    listed = set(good.genes)
+    score = dict(zip(fused.genes, fused.scores, strict=True))
+    fair = next(r for r in pl.rankings if r.name == "fair")
+    fair_rank = dict(zip(fair.genes, fair.ranks, strict=True))
+    # at the same position of the full list, a gene in the top-200 list outscores one absent
+    pairs = [(g, h) for g in listed for h in fair.genes if h not in listed]
+    near = [(g, h) for g, h in pairs[:20000] if abs(fair_rank[g] - fair_rank[h]) < 2]
+    assert near and all(score[g] > score[h] for g, h in near)
+
+
+def test_knowledge_is_a_prior_whose_strength_is_learned():
+    data = (DataList("good", 1.6), DataList("fair", 1.2), DataList("weak", 0.8))
+    informative = planted_lists(data=data, knowledge=(KnowledgeList("K", 1.2),), seed=5)
+    null = planted_lists(data=data, knowledge=(KnowledgeList("K", 0.0, bias=1.5),), seed=5)
+    for pl, helps in ((informative, True), (null, False)):
+        cov = {"study bias": dict(zip(pl.genes, pl.study_bias, strict=True))}
+        with_k = aggregate(pl.rankings, covariates=cov, params={"resamples": 0})
+        data_only = aggregate([r for r in pl.rankings if r.name != "K"], params={"resamples": 0})
+        moved = 50 - len(set(with_k.top(50)) & set(data_only.top(50)))
+        odds = {r["covariate"]: r["log_odds_ratio"] for r in with_k.diagnostics["prior_effects"]}
+        if helps:
+            assert odds["K"] > 1.0
+            assert _precision(with_k, pl) > _precision(data_only, pl)
+        else:
+            assert abs(odds["K"]) < 1.0
+            assert moved <= 5
+
+
+def test_one_data_list_is_its_own_answer():
+    pl = planted_lists(data=(DataList("only", 1.5),), knowledge=(KnowledgeList("K", 1.0),), seed=0)
+    fused = aggregate(pl.rankings, params={"resamples": 0})
+    only = pl.rankings[0]
+    assert fused.top(100) == only.top(100)
+    assert "q_value" not in fused.statistics
+    assert any("Only one list" in n for n in fused.diagnostics["notices"])
+
+
+def test_knowledge_alone_is_fused_as_evidence_and_said_so():
+    pl = planted_lists(
+        data=(),
+        knowledge=(KnowledgeList("K", 1.5, bias=0.0), KnowledgeList("J", 1.5, bias=0.0)),
+        seed=0,
+    )
+    fused = aggregate(pl.rankings, params={"resamples": 0})
+    assert any("No list was computed from the data" in n for n in fused.diagnostics["notices"])
+    assert _precision(fused, pl) > 0.2
+
+
+def test_random_lists_are_reported_as_sharing_no_signal():
+    pl = planted_lists(data=tuple(DataList(f"r{k}", 0.0) for k in range(4)), seed=6)
+    fused = aggregate(pl.rankings, params={"resamples": 0})
+    assert fused.diagnostics["agreement_test"]["p_value"] > 0.01
+    assert any(
+        "no more than independent random rankings" in n for n in fused.diagnostics["notices"]
+    )
+
+
+def test_agreement_test_is_calibrated_under_independence():
+    rng = np.random.default_rng(0)
+    p = []
+    for _ in range(200):
+        R = np.column_stack([rng.permutation(300) + 1.0 for _ in range(4)])
+        lo, hi = block_intervals(R)
+        p.append(agreement_test(lo, hi)["p_value"])
+    p = np.array(p)
+    # Sidak over positively dependent, discrete tests: conservative (measured 1 % at 5 %)
+    assert np.mean(p <= 0.05) <= 0.07 and 0.2 < np.median(p) < 0.95
+    lo, hi = block_intervals(np.column_stack([np.arange(300.0) + 1] * 2))
+    assert agreement_test(lo, hi)["p_value"] < 1e-10
+    r = spearmanr(np.arange(300), np.arange(300)).statistic
+    assert r == pytest.approx(1.0)
+
+
+def test_soft_label_weights_share_what_the_samples_cannot_tell_apart():
+    rng = np.random.default_rng(0)
+    reps = np.column_stack(
+        [rng.normal(0.8, 0.05, 500), rng.normal(0.79, 0.05, 500), rng.normal(0.3, 0.05, 500)]
+    )
+    w, p_best = soft_label_weights(np.array([0.8, 0.79, 0.3]), reps)
+    assert w[0] == 1.0 and w[1] > 0.6 and w[2] < 0.01
+    assert p_best.sum() == pytest.approx(1.0)
+    w, _ = soft_label_weights(np.array([0.5, 0.25]), None)
+    np.testing.assert_allclose(w, [1.0, 0.5])
+
+
+def test_label_weights_temper_the_evidence():
+    pl = planted_lists(data=(DataList("a", 1.5), DataList("b", 1.5), DataList("c", 1.5)), seed=7)
+    even = aggregate(pl.rankings, params={"resamples": 0})
+    tilted = aggregate(
+        pl.rankings, list_weights={"a": 1.0, "b": 0.0, "c": 0.0}, params={"resamples": 0}
+    )
+    a = pl.rankings[0]
+    overlap = lambda f: len(set(f.top(50)) & set(a.top(50)))  # noqa: E731
+    assert overlap(tilted) > overlap(even)
+    assert _weights(tilted)["a"] > 0.9
+
+
+def test_covariates_follow_the_genes_by_id():
+    pl = planted_lists(data=(DataList("a", 1.5), DataList("b", 1.0)), seed=8)
+    cov = dict(zip(pl.genes, pl.study_bias, strict=True))
+    shuffled = dict(reversed(list(cov.items())))
+    x = aggregate(pl.rankings, covariates={"bias": cov}, params={"resamples": 0})
+    y = aggregate(pl.rankings, covariates={"bias": shuffled}, params={"resamples": 0})
+    np.testing.assert_allclose(x.scores, y.scores)
+    with pytest.raises(ParameterError, match="gene covariates"):
+        aggregate(pl.rankings, "borda", covariates={"bias": cov})

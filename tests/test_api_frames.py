@@ -1,0 +1,115 @@
+"""The Python API feels like pandas and scanpy: labelled DataFrames, short reprs, a DataFrame in
+either orientation, integer ranks in AnnData."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import kofs
+from kofs.errors import KofsError
+from kofs.types import AggregateRanking, Expression, Ranking, SampleCategories
+
+N, M = 24, 60
+
+
+def _frame():
+    rng = np.random.default_rng(0)
+    y = np.array(["B", "T"] * (N // 2))
+    X = rng.normal(size=(N, M)) + 5
+    X[:, :5] += np.where(y == "B", 2.0, -2.0)[:, None]
+    samples = [f"s{i:02d}" for i in range(N)]
+    genes = [f"G{j:02d}" for j in range(M)]
+    df = pd.DataFrame(X, index=samples, columns=genes)
+    return df, pd.Series(y, index=samples, name="lineage")
+
+
+def test_a_genes_by_samples_frame_is_recognised_by_the_labels():
+    df, y = _frame()
+    a = kofs.rank(df, labels=y, rankers=["fisher", "variance"])
+    b = kofs.rank(df.T, labels=y, rankers=["fisher", "variance"])  # genes x samples
+    assert a.final.top(10) == b.final.top(10)
+    assert b.expression.samples == tuple(df.index) and b.expression.n_genes == M
+    # an index named like a gene column: genes as rows, without labels
+    t = df.T.rename_axis("symbol")
+    c = kofs.rank(t, rankers=["variance"])
+    assert c.expression.n_genes == M
+    assert kofs.rank(df, rankers=["variance"], genes_in="columns").expression.n_genes == M
+    with pytest.raises(KofsError, match="genes_in must be 'rows' or 'columns'"):
+        kofs.rank(df, rankers=["variance"], genes_in="genes")
+    with pytest.raises(KofsError, match=r"set_index\('gene'\)"):
+        kofs.rank(df.T.reset_index(), labels=y, rankers=["variance"])
+
+
+def test_results_as_labelled_frames():
+    df, y = _frame()
+    res = kofs.rank(df, labels=y, rankers=["fisher", "variance"])
+    top = res.top(5)
+    assert list(top.index) == res.final.top(5) and top.index.name == "gene"
+    assert {"rank", "score", "higher_in", "versus", "effect"} <= set(top.columns)
+    assert set(top["higher_in"]) <= {"B", "T"} and (top["effect"].abs() > 0).all()
+    full = res.to_frame()
+    assert len(full) == M and "rank:fisher" in full.columns and full["rank"].is_monotonic_increasing
+    w = res.weights_frame()
+    assert list(w.columns)[:1] == ["weight"] and w.index.name == "list"
+    assert abs(w["weight"].sum() - 1) < 1e-9 and w["weight"].is_monotonic_decreasing
+    if res.final.diagnostics.get("weight_ci") is not None:
+        assert {"ci_low", "ci_high"} <= set(w.columns)
+        assert (w["ci_low"] <= w["weight"] + 1e-12).all()
+
+
+def test_statistics_of_the_fusion_are_columns():
+    genes = tuple(f"g{j}" for j in range(4))
+    R = np.column_stack([np.arange(1.0, 5), np.arange(1.0, 5)])
+    final = AggregateRanking(
+        "x",
+        genes,
+        -np.arange(4.0),
+        ("a", "b"),
+        R,
+        np.array([0.5, 0.5]),
+        diagnostics={"weight_ci": [[0.4, 0.6], [0.4, 0.6]]},
+        statistics={"q_value": np.array([0.01, 0.02, 0.5, 1.0]), "lfdr": np.zeros(4)},
+    )
+    f = final.to_frame({"g0": "ZERO"})
+    assert list(f.columns) == ["symbol", "rank", "score", "q_value", "lfdr", "rank:a", "rank:b"]
+    assert f.loc["g0", "symbol"] == "ZERO" and f.loc["g1", "q_value"] == 0.02
+    w = final.weights_frame()
+    assert w.loc["a", "ci_high"] == 0.6
+    empty = AggregateRanking("borda", genes, -np.arange(4.0), ("a", "b"), R).weights_frame()
+    assert empty.empty and list(empty.columns) == ["weight"]
+
+
+def test_reprs_are_short_at_any_size():
+    m, n = 50_000, 40
+    genes = [f"G{j}" for j in range(m)]
+    samples = [f"s{i}" for i in range(n)]
+    expr = Expression(np.zeros((n, m), dtype=np.float32), genes, samples)
+    r = Ranking("fisher", genes, np.arange(m, dtype=float), True)
+    cats = SampleCategories(["a"] * n, samples)
+    final = AggregateRanking(
+        "borda", genes, np.arange(m, dtype=float), ("fisher",), r.ranks[:, None]
+    )
+    for obj in (expr, r, cats, final):
+        text = repr(obj)
+        assert len(text) < 250, text
+    assert "50,000 genes" in repr(expr) and "G49999" in repr(r)
+
+
+def test_run_result_repr_and_notebook_view():
+    df, y = _frame()
+    res = kofs.rank(df, labels=y, rankers=["fisher", "variance"])
+    assert len(repr(res)) < 300 and "fused by" in repr(res)
+    assert "<table" in res._repr_html_()
+
+
+def test_anndata_ranks_are_integers():
+    ad = pytest.importorskip("anndata")
+    df, y = _frame()
+    a = ad.AnnData(df)
+    a.obs["lineage"] = y.values
+    kofs.rank(a, labels="lineage", rankers=["fisher", "variance"])
+    rank = a.var["kofs_rank"]
+    assert pd.api.types.is_integer_dtype(rank) and sorted(rank) == list(range(1, M + 1))
+    assert pd.api.types.is_integer_dtype(a.var["kofs_rank_fisher"])

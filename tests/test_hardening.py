@@ -1,0 +1,1117 @@
+"""Reliability, round 3 (issue 22): one test per class of problem, over instances written here.
+
+1. nothing outside OUT: links planted at every path kofs creates beside or inside an output are
+   never followed, for every command that writes; names are printed with control characters
+   escaped; a stop signal (SIGTERM, SIGHUP, Ctrl-C) leaves a message and no lock;
+2. a verified cache: a damaged entry is one warning, deleted, recomputed, never a crash or
+   another result (plus a fuzz test of entries);
+3. statistics checked at the door: p-values and FDRs in [0, 1], fold changes finite, tool
+   columns numeric, missing or row-number gene ids refused with the line (plus a fuzz test of
+   user list tables);
+4. single-cell identities: duplicated ids refused alike in every format, plain/gzip twins that
+   differ refused, non-real values refused;
+5. every config and option value validated by its declaration (bounds, kinds, YAML depth and
+   aliases, ``~``, path lengths): one line, exit 2;
+6. nothing ignored without a word: options without effect warn once, ``-q`` is errors only,
+   messages name the real cause, outputs nested in another run are refused, a default output
+   folder is never replaced, and where the files went is always said.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import kofs.cache as cache_module
+from kofs.cache import Cache, file_sha256
+from kofs.cli import main
+from kofs.errors import InputError, KofsError, ParameterError, printable
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "tests" / "data"
+
+
+# ---------------------------------------------------------------------------------- helpers
+def _expr(folder: Path, *, scale: float = 1.0, n_genes: int = 40, n_samples: int = 12) -> Path:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n_genes, n_samples)) * scale
+    lines = ["gene\t" + "\t".join(f"S{j}" for j in range(n_samples))]
+    lines += [f"G{i}\t" + "\t".join(repr(float(v)) for v in X[i]) for i in range(n_genes)]
+    path = folder / f"expr{'' if scale == 1 else f'_{scale:g}'}.tsv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _labels(folder: Path, n_samples: int = 12) -> Path:
+    path = folder / "labels.tsv"
+    path.write_text("sample\tclass\n" + "".join(f"S{j}\t{'ab'[j % 2]}\n" for j in range(n_samples)))
+    return path
+
+
+def _cli(args, **kw):
+    return CliRunner().invoke(main, [str(a) for a in args], **kw)
+
+
+def _one_line_error(result, *needles):
+    assert result.exit_code == 2, (result.exit_code, result.stderr, result.exception)
+    err = result.stderr
+    assert err.count("\n") == 1 and err.startswith("kofs: error: "), err
+    assert "Traceback" not in err
+    for n in needles:
+        assert n in err, err
+    return err
+
+
+@pytest.fixture
+def small(tmp_path):
+    """A small expression matrix and its labels (40 genes x 12 samples)."""
+    return _expr(tmp_path), _labels(tmp_path)
+
+
+# ------------------------------------------------------------- 1. nothing outside OUT, ever
+def _snapshot(victim: Path) -> tuple[bytes, int]:
+    return victim.read_bytes(), victim.stat().st_mtime_ns
+
+
+def _plant(at: Path, target: Path) -> None:
+    at.parent.mkdir(parents=True, exist_ok=True)
+    at.symlink_to(target)
+
+
+def _gmt(tmp_path: Path) -> Path:
+    p = tmp_path / "sets.gmt"
+    p.write_text("S1\tdesc\tG1\tG2\tG3\nS2\tdesc\tG4\tG5\n")
+    return p
+
+
+def _command(name: str, tmp_path: Path) -> tuple[list, Path, list[Path]]:
+    """(arguments, the output kofs writes, the paths it creates beside or inside it)."""
+    expr, labels = _expr(tmp_path), _labels(tmp_path)
+    out = tmp_path / "work" / "out"
+    side = [out.parent / f".out.{s}" for s in ("lock", "tmp-0123abcd", "old-0123abcd")]
+    inside = [out / "ranking.tsv", out / ".kofs-complete", out / "report.html"]
+    cache = tmp_path / "cache"
+    obo, gaf = DATA / "go" / "tiny.obo", DATA / "go" / "tiny.gaf"
+    if name == "rank":
+        return (
+            ["rank", expr, "--labels", labels, "--rankers", "variance", "-o", out],
+            out,
+            [
+                *side,
+                *inside,
+            ],
+        )
+    if name == "aggregate":
+        a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+        a.write_text("G1\nG2\nG3\n")
+        b.write_text("G2\nG3\nG4\n")
+        return ["aggregate", a, b, "-o", out], out, [*side, *inside]
+    if name == "evaluate":
+        run = tmp_path / "run"
+        assert _cli(["-q", "rank", expr, "--rankers", "variance", "-o", run]).exit_code == 0
+        args = ["evaluate", run, expr, "--labels", labels, "--folds", "2", "--repeats", "1"]
+        args += ["--top", "5", "--classifiers", "1nn", "-o", out]
+        return args, out, [*side, out / "evaluation.tsv", out / ".kofs-complete"]
+    if name == "demo":
+        return ["demo", "--top", "0", "-o", out], out, [*side, *inside]
+    if name == "reproduce":
+        cfg = tmp_path / "rep.yaml"
+        cfg.write_text(
+            f"expression: {expr}\nlabels: {labels}\nlists: [Fisher]\n"
+            "aggregations: [{name: B, method: borda}]\n"
+            "evaluation: {folds: 2, repeats: 1, classifiers: [1nn], top: [5], curve_ks: [5]}\n"
+        )
+        return ["reproduce", cfg, "-o", out], out, [*side, out / "report.html"]
+    if name in ("gosim", "sources"):
+        # the cache entries a GO read writes are the paths planted here
+        key = [file_sha256(obo)]
+        entry = Cache(cache).path("obo", key)
+        if name == "gosim":
+            genes = tmp_path / "genes.txt"
+            genes.write_text("G1\nG2\nG3\n")
+            target = tmp_path / "work" / "sim.tsv"
+            target.parent.mkdir(exist_ok=True)
+            args = ["gosim", "--go", obo, "--go-annotations", gaf, "--genes", genes]
+            return [*args, "-o", target, "--cache-dir", cache], target, [entry]
+        args = ["sources", expr, "--go", obo, "--go-annotations", gaf, "--cache-dir", cache]
+        return args, cache, [entry]
+    if name == "fetch":
+        gmt = _gmt(tmp_path)
+        probe = tmp_path / "probe-cache"
+        r = _cli(["-q", "fetch", "gmt", "--url", gmt, "--cache", probe])
+        assert r.exit_code == 0, r.stderr
+        (got,) = [Path(p) for p in r.stdout.split()]
+        dest = cache / got.relative_to(probe)
+        shutil.rmtree(probe)
+        planted = [dest.with_name(f".{dest.name}.lock"), dest.with_name(dest.name + ".part")]
+        planted.append(dest.with_name(dest.name + ".part.json"))
+        return ["fetch", "gmt", "--url", gmt, "--cache", cache], cache, planted
+    raise AssertionError(name)
+
+
+SLOW = pytest.mark.slow
+COMMANDS = [
+    "rank",
+    "aggregate",
+    "gosim",
+    "sources",
+    "fetch",
+    *(pytest.param(c, marks=SLOW) for c in ("evaluate", "reproduce", "demo")),
+]
+
+
+@pytest.mark.parametrize("link", ["to-a-victim", "dangling"])
+@pytest.mark.parametrize("command", COMMANDS)
+def test_planted_links_are_never_followed(tmp_path, command, link):
+    """A link at any path kofs makes beside or inside its output (a lock, a temporary or old
+    folder, a file of a previous run, a cache entry, a partial download) never makes kofs
+    write through it: the victim is unchanged and a dangling link's target is never created.
+    The run either succeeds (the link is replaced or removed, never followed) or refuses in
+    one line naming the link."""
+    args, out, paths = _command(command, tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    before = _snapshot(victim)
+    nowhere = tmp_path / "elsewhere"
+    for i, p in enumerate(paths):
+        _plant(p, victim if link == "to-a-victim" else nowhere / f"made-{i}")
+    result = _cli(args)
+    assert _snapshot(victim) == before
+    assert not nowhere.exists()
+    if result.exit_code:
+        err = _one_line_error(result)
+        assert "symbolic link" in err and "never writes through a link" in err
+    # without the links that refuse (locks), the run succeeds and still follows none
+    for p in paths:
+        if p.is_symlink() and p.name.endswith(".lock"):
+            p.unlink()
+    result = _cli(args)
+    assert result.exit_code == 0, result.stderr
+    assert _snapshot(victim) == before and not nowhere.exists()
+    assert out.exists()
+
+
+def test_staging_folder_is_private_until_published(tmp_path, small, monkeypatch):
+    """Nobody else can plant a file in the folder a run writes into (0o700 until published);
+    the published folder gets the permissions mkdir would give it."""
+    from kofs.io import output_folder
+
+    seen = []
+    real_publish = output_folder.OutputFolder._publish
+
+    def spy(self, tmp):
+        seen.append(os.stat(tmp).st_mode & 0o777)
+        return real_publish(self, tmp)
+
+    monkeypatch.setattr(output_folder.OutputFolder, "_publish", spy)
+    expr, labels = small
+    out = tmp_path / "out"
+    assert _cli(["rank", expr, "--rankers", "variance", "-o", out]).exit_code == 0
+    assert seen == [0o700]
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o777 & ~umask
+
+
+def test_a_stale_lock_never_blocks(tmp_path, small):
+    """A lock file left by a killed run (its process gone) is taken over at once."""
+    expr, _ = small
+    out = tmp_path / "out"
+    (tmp_path / ".out.lock").write_text("999999999\n")
+    result = _cli(["rank", expr, "--rankers", "variance", "-o", out])
+    assert result.exit_code == 0, result.stderr
+    assert not (tmp_path / ".out.lock").exists()
+
+
+ESC = "\x1b]0;pwned\x07\x1b[31m"
+
+
+@pytest.mark.parametrize(
+    "case", ["status-line", "error-path", "warning", "summary", "sources-report"]
+)
+def test_control_characters_are_escaped(tmp_path, case, monkeypatch):
+    """A name holding terminal control sequences (file, list, gene) is printed escaped on every
+    line kofs writes for a person: status lines, errors, warnings, the summary, reports."""
+    bad = tmp_path / f"list{ESC}.txt"
+    bad.write_text("G1\nG2\nG3\n")
+    other = tmp_path / "other.txt"
+    other.write_text("G2\nG3\nG9\n")
+    if case == "status-line":
+        result = _cli(["aggregate", bad, other, "-o", tmp_path / "out"])
+        assert result.exit_code == 0
+        text = result.stderr
+    elif case == "error-path":
+        result = _cli(["aggregate", tmp_path / f"missing{ESC}.txt", other, "-o", tmp_path / "o"])
+        text = _one_line_error(result)
+    elif case == "warning":  # a warning naming a list whose genes match no other list
+        far = tmp_path / f"far{ESC}.txt"
+        far.write_text("X1\nX2\nX3\n")
+        result = _cli(["aggregate", far, other, "-o", tmp_path / "out"])
+        assert result.exit_code == 0
+        text = result.stderr
+        assert "WARNING" in text
+    elif case == "summary":
+        monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+        from kofs.cli import _summary
+        from kofs.list_aggregation import aggregate_lists
+
+        res = aggregate_lists([str(bad), str(other)])
+        import io
+
+        buf = io.StringIO()
+        monkeypatch.setattr("sys.stderr", buf)
+        _summary.print_summary(res, top=3, force=True)
+        text = buf.getvalue()
+    else:  # the report names the gene-set file
+        expr = _expr(tmp_path)
+        gmt = tmp_path / f"sets{ESC}.gmt"
+        gmt.write_text("S1\td\t" + "\t".join(f"G{i}" for i in range(1, 9)) + "\n")
+        result = _cli(["sources", expr, "--pathways", gmt])
+        assert result.exit_code == 0, result.stderr
+        text = result.stdout + result.stderr
+    assert "\x1b" not in text and "\x07" not in text
+    assert "\\x1b" in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("signum", "code", "word"),
+    [
+        (signal.SIGHUP, 129, "hung up"),
+        (signal.SIGTERM, 143, "terminated"),
+        (signal.SIGINT, 130, "interrupted"),
+    ],
+)
+def test_stop_signals_leave_a_message_and_no_lock(tmp_path, signum, code, word):
+    """SIGHUP (a closed terminal or ssh session), SIGTERM (a scheduler) and Ctrl-C stop a run
+    with one line and exit 128 + signal; the lock and the staging folder are removed."""
+    expr = _expr(tmp_path, n_genes=3000, n_samples=60)
+    labels = _labels(tmp_path, 60)
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-c", "from kofs.__main__ import entry; entry()"]
+    cmd += ["rank", str(expr), "--labels", str(labels), "-o", str(out)]
+    # a shell without job control starts background jobs with SIGINT ignored: restore it
+    proc = subprocess.Popen(
+        cmd, env=env, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    lock = tmp_path / ".out.lock"
+    deadline = time.monotonic() + 60
+    while not lock.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before it could be stopped"
+    time.sleep(0.3)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert err.strip().splitlines()[-1] == f"kofs: {word}; nothing was written"
+    assert not lock.exists() and not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
+
+
+# ---------------------------------------------------------------------- 2. a verified cache
+@pytest.fixture(scope="module")
+def go_entries(tmp_path_factory):
+    """A cache holding one entry of each kind, the inputs, and the results without cache."""
+    from kofs.io.annotations import read_go_annotations
+    from kofs.io.expression import read_expression
+    from kofs.io.ontology import read_obo
+    from kofs.knowledge.go import go_relation
+    from kofs.knowledge.go_semantics import go_semantics
+
+    root = tmp_path_factory.mktemp("cache")
+    p = {"go": DATA / "go" / "tiny.obo", "go_annotations": DATA / "go" / "tiny.gaf"}
+    onto = read_obo(p["go"])
+    ann = read_go_annotations(p["go_annotations"], ontology=onto)
+    sem = go_semantics(onto, ann)
+    expr = read_expression(_expr(root))  # G0..G39: the annotated G1..G8 among them
+
+    def build(kind, cache):
+        if kind == "obo":
+            o = read_obo(p["go"], cache=cache)
+            return (o.terms, sorted(o.edges.items()), sorted(o.names.items()), o.date)
+        if kind == "annotations":
+            a = read_go_annotations(p["go_annotations"], ontology=onto, cache=cache)
+            return [a.terms.tolist(), a.evidence.tolist(), a.gene_ids().tolist()]
+        if kind == "go_semantics":
+            s = go_semantics(onto, ann, cache=cache)
+            return [s.ic.tolist(), s.closure.indices.tolist(), s.rows["term"].tolist()]
+        rel, cov = go_relation(expr, onto, ann, semantics=sem, cache=cache)
+        m = rel.matrix.tocsr()
+        return [m.indptr.tolist(), m.indices.tolist(), m.data.tolist(), cov]
+
+    kinds = ["obo", "annotations", "go_semantics", "go_relation"]
+    reference = {k: build(k, None) for k in kinds}
+    cache = Cache(root / "c")
+    for k in kinds:
+        assert build(k, cache) == reference[k]
+    entries = {k: next((root / "c" / k).glob("*.npz")) for k in kinds}
+    pristine = {k: e.read_bytes() for k, e in entries.items()}
+    return {"build": build, "reference": reference, "cache": cache, "entries": entries,
+            "pristine": pristine}  # fmt: skip
+
+
+def _rewrite(path: Path, change, *, resign: bool) -> None:
+    """Edit an entry's arrays and record; ``resign``: record the new content's digest, so that
+    only the reader's invariants can catch the damage."""
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    doc = json.loads(bytes(arrays.pop("__meta__")).decode())
+    change(arrays, doc["meta"])
+    if resign:
+        doc["digest"] = cache_module._content_digest(doc["key"], doc["meta"], arrays)
+    with open(path, "wb") as fh:
+        np.savez(fh, __meta__=np.frombuffer(json.dumps(doc).encode(), np.uint8), **arrays)
+
+
+def _set(name, fn):
+    def change(arrays, meta):
+        arrays[name] = fn(arrays[name])
+
+    return change
+
+
+def _meta(name, value):
+    def change(arrays, meta):
+        meta[name] = value
+
+    return change
+
+
+def _drop(name):
+    def change(arrays, meta):
+        del arrays[name]
+
+    return change
+
+
+def _bump_first(a, by):
+    a = a.copy()
+    a.flat[0] += by
+    return a
+
+
+DAMAGE = {
+    "obo": {
+        "edge out of range": _set("edges:is_a", lambda a: _bump_first(a, 10**6)),
+        "missing array": _drop("names"),
+        "names shortened": _set("names", lambda a: a[:-1]),
+        "unknown aspect": _set("aspects", lambda a: np.where(np.arange(len(a)) == 0, "XX", a)),
+        "date of wrong type": _meta("date", 5),
+        "edges of floats": _set("edges:is_a", lambda a: a.astype(np.float64)),
+    },
+    "annotations": {
+        "unequal arrays": _set("terms", lambda a: a[:-1]),
+        "columns not a list": _meta("columns", "symbol"),
+        "numbers as ids": _set("evidence", lambda a: np.arange(len(a))),
+        "missing column": _meta("columns", ["nope"]),
+    },
+    "go_semantics": {
+        "index out of range": _set("closure_indices", lambda a: _bump_first(a, 10**6)),
+        "short indptr": _set("closure_indptr", lambda a: a[:-1]),
+        "decreasing indptr": _set("closure_indptr", lambda a: a[::-1].copy()),
+        "IC shortened": _set("ic", lambda a: a[:-2]),
+        "IC all NaN": _set("ic", lambda a: np.full_like(a, np.nan)),
+        "negative IC": _set("ic", lambda a: -np.abs(a) - 1),
+        "row term out of range": _set("row_term", lambda a: _bump_first(a, -(10**6))),
+        "scale of wrong type": _meta("scale", "one"),
+        "unknown mode": _meta("mode", "other"),
+    },
+    "go_relation": {
+        "index out of range": _set("indices", lambda a: _bump_first(a, 10**6)),
+        "short indptr": _set("indptr", lambda a: a[:-1]),
+        "all NaN": _set("data", lambda a: np.full_like(a, np.nan)),
+        "negative weights": _set("data", lambda a: -a),
+        "coverage of wrong type": _meta("coverage", [1, 2]),
+        "directed as text": _meta("directed", "yes"),
+    },
+}
+CASES = [(k, d) for k, ds in DAMAGE.items() for d in ds]
+
+
+@pytest.mark.parametrize("resign", [False, True], ids=["digest", "invariants"])
+@pytest.mark.parametrize(("kind", "damage"), CASES, ids=[f"{k}-{d}" for k, d in CASES])
+def test_a_damaged_cache_entry_is_reported_once_removed_and_recomputed(
+    go_entries, caplog, kind, damage, resign
+):
+    """Each damage is caught twice over: by the content digest, and -- when the digest was
+    made to match -- by the invariants of the entry's kind, before compiled code sees it."""
+    entry = go_entries["entries"][kind]
+    entry.write_bytes(go_entries["pristine"][kind])
+    _rewrite(entry, DAMAGE[kind][damage], resign=resign)
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        got = go_entries["build"](kind, go_entries["cache"])
+    assert got == go_entries["reference"][kind]
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1 and "is damaged" in lines[0] and "recomputing" in lines[0], lines
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="kofs"):  # rewritten: read cleanly
+        assert go_entries["build"](kind, go_entries["cache"]) == go_entries["reference"][kind]
+    assert not caplog.records
+    entry.write_bytes(go_entries["pristine"][kind])
+
+
+@pytest.mark.parametrize("kind", ["obo", "go_semantics", "go_relation"])
+@pytest.mark.parametrize("how", ["truncated", "random bytes", "reordered values", "other key"])
+def test_a_damaged_cache_file_is_recomputed(go_entries, caplog, kind, how):
+    entry = go_entries["entries"][kind]
+    data = go_entries["pristine"][kind]
+    if how == "truncated":
+        entry.write_bytes(data[: len(data) // 3])
+    elif how == "random bytes":
+        entry.write_bytes(np.random.default_rng(1).bytes(2000))
+    elif how == "reordered values":  # right shapes, other order: only the digest sees it
+        name = {"obo": "names", "go_semantics": "ic", "go_relation": "indices"}[kind]
+        entry.write_bytes(data)
+        _rewrite(entry, _set(name, lambda a: a[::-1].copy()), resign=False)
+    else:
+        other = Cache(entry.parent.parent.parent / "other")
+        stray = other.put(kind, ["x"], {"a": np.zeros(1)}, {})
+        shutil.copy(stray, entry)
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        assert go_entries["build"](kind, go_entries["cache"]) == go_entries["reference"][kind]
+    assert sum(r.levelno >= logging.WARNING for r in caplog.records) == 1
+    entry.write_bytes(data)
+
+
+_MUTATIONS = ["drop", "truncate", "extend", "reverse", "offset", "nan", "as-float", "as-text"]
+
+
+@settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_fuzz_cache_entries(go_entries, data):
+    """Random damage to random arrays and fields of every kind of entry. Its digest left as
+    written: the result is always the uncached one. Its digest made to match (so only the
+    invariants stand guard): never a crash or an internal error -- an entry that breaks an
+    invariant is recomputed (the uncached result); one that keeps them all is a valid entry."""
+    kind = data.draw(st.sampled_from(sorted(DAMAGE)))
+    resign = data.draw(st.booleans())
+    entry = go_entries["entries"][kind]
+    entry.write_bytes(go_entries["pristine"][kind])
+    with np.load(entry, allow_pickle=False) as z:
+        names = sorted(k for k in z.files if k != "__meta__")
+        meta = json.loads(bytes(z["__meta__"]).decode())["meta"]
+    if data.draw(st.booleans()) or not meta:
+        name = data.draw(st.sampled_from(names))
+        op = data.draw(st.sampled_from(_MUTATIONS))
+        k = data.draw(st.integers(1, 5))
+
+        def change(arrays, meta):
+            a = arrays[name]
+            if op == "drop":
+                del arrays[name]
+                return
+            if op == "truncate":
+                a = a[:-k] if a.shape and a.shape[0] else a
+            elif op == "extend":
+                a = np.concatenate([a, a[:k]]) if a.size else a
+            elif op == "reverse":
+                a = a[::-1].copy()
+            elif op == "offset" and a.dtype.kind in "iuf" and a.size:
+                a = a + np.asarray(k * 10**6).astype(a.dtype)
+            elif op == "nan" and a.dtype.kind == "f" and a.size:
+                a = a.copy()
+                a.flat[:k] = np.nan
+            elif op == "as-float" and a.dtype.kind in "iu":
+                a = a.astype(np.float64) + 0.5
+            elif op == "as-text":
+                a = a.astype(str)
+            arrays[name] = a
+
+    else:
+        field = data.draw(st.sampled_from(sorted(meta)))
+        value = data.draw(st.sampled_from([None, 1, -1.5, "x", [], {}, True, [1, "a"]]))
+        change = _meta(field, value)
+    _rewrite(entry, change, resign=resign)
+    logger = logging.getLogger("kofs.cache")
+    seen: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: seen.append(record.getMessage())  # type: ignore[method-assign]
+    logger.addHandler(handler)
+    try:
+        got = go_entries["build"](kind, go_entries["cache"])
+    finally:
+        logger.removeHandler(handler)
+    if not resign or any("is damaged" in m for m in seen):
+        assert got == go_entries["reference"][kind]
+    entry.write_bytes(go_entries["pristine"][kind])
+
+
+def test_cache_inside_the_output_is_refused_before_any_work(tmp_path, small):
+    expr, labels = small
+    out = tmp_path / "out"
+    obo, gaf = DATA / "go" / "tiny.obo", DATA / "go" / "tiny.gaf"
+    started = time.monotonic()
+    result = _cli(
+        ["rank", expr, "--go", obo, "--go-annotations", gaf, "-o", out, "--cache-dir", out / "c"]
+    )
+    _one_line_error(result, "--cache-dir", "inside the output folder")
+    assert not out.exists() and time.monotonic() - started < 5
+    run = tmp_path / "run"
+    assert _cli(["-q", "rank", expr, "--rankers", "variance", "-o", run]).exit_code == 0
+    result = _cli(["evaluate", run, expr, "--labels", labels, "--go", obo, "--go-annotations",
+                   gaf, "-o", tmp_path / "ev", "--cache-dir", tmp_path / "ev" / "c"])  # fmt: skip
+    _one_line_error(result, "inside the output folder")
+    assert not (tmp_path / "ev").exists()
+
+
+# -------------------------------------------------------- 3. statistics checked at the door
+DESEQ2_HEAD = "gene\tbaseMean\tlog2FoldChange\tlfcSE\tstat\tpvalue\tpadj\n"
+LIMMA_HEAD = "ID\tlogFC\tAveExpr\tt\tP.Value\tadj.P.Val\tB\n"
+EDGER_HEAD = "gene\tlogFC\tlogCPM\tLR\tPValue\tFDR\n"
+
+
+def _deseq(*rows):
+    return DESEQ2_HEAD + "".join("\t".join(map(str, r)) + "\n" for r in rows)
+
+
+def _limma(*rows):
+    return LIMMA_HEAD + "".join("\t".join(map(str, r)) + "\n" for r in rows)
+
+
+GOOD_DESEQ = ("TP53", 100, 2.1, 0.3, 7, 1e-12, 1e-10)
+GOOD_LIMMA = ("EGFR", -1, 4, -6, 0.001, 0.01, 3)
+BAD_TABLES = {
+    "negative p-value": (_deseq(GOOD_DESEQ, ("KRAS", 5, 1, 0.3, 2, -0.01, 0.2)), 3, "pvalue"),
+    "p-value above 1 (t statistics)": (
+        _limma(GOOD_LIMMA, ("TP53", 1, 5, 5, 5.2, 0.05, 2)),
+        3,
+        "P.Value",
+    ),  # fmt: skip
+    "FDR above 1": (_deseq(GOOD_DESEQ, ("KRAS", 5, 1, 0.3, 2, 0.2, 1.5)), 3, "padj"),
+    "negative FDR (edgeR)": (EDGER_HEAD + "KRAS\t2\t5\t30\t1e-8\t-1\n", 2, "FDR"),
+    "infinite fold change": (
+        _deseq(GOOD_DESEQ, ("KRAS", 5, "Inf", 0.3, 2, 0.2, 0.3)),
+        3,
+        "log2FoldChange",
+    ),  # fmt: skip
+    "text in a tool column": (
+        _deseq(GOOD_DESEQ, ("KRAS", "high", 1, 0.3, 2, 0.2, 0.3)),
+        3,
+        "baseMean",
+    ),  # fmt: skip
+    "one field more on every row": (
+        "logFC\tAveExpr\tt\tP.Value\tadj.P.Val\tB\n1\t1\t5\t5\t0.01\t0.05\t2\n2\t-1\t4\t-6\t"
+        "0.001\t0.01\t3\n",
+        None,
+        "row numbers",
+    ),  # fmt: skip
+    "extra field at the end of every row": (
+        LIMMA_HEAD + "TP53\t1\t5\t5\t0.01\t0.05\t2\tx\nEGFR\t-1\t4\t-6\t0.001\t0.01\t3\ty\n",
+        2,
+        "one field more than the header",
+    ),  # fmt: skip
+    "one row with one field more": (
+        _limma(GOOD_LIMMA, (*GOOD_LIMMA[:-1], 3, "extra")),
+        3,
+        "fields but the header",
+    ),  # fmt: skip
+    "empty gene id": (_deseq(GOOD_DESEQ, ("", 5, 1, 0.3, 2, 0.2, 0.3)), 3, "missing gene id"),
+    "NA gene id": (_deseq(GOOD_DESEQ, ("NA", 5, 1, 0.3, 2, 0.2, 0.3)), 3, "missing gene id"),
+    "MAGeCK p-value above 1": (
+        "id\tnum\tneg|score\tneg|p-value\tneg|fdr\tneg|rank\tneg|goodsgrna\tneg|lfc\tpos|score\t"
+        "pos|p-value\tpos|fdr\tpos|rank\tpos|goodsgrna\tpos|lfc\n"
+        "A\t4\t0.1\t2\t0.3\t1\t1\t-1\t0.01\t0.02\t0.03\t1\t3\t1\n",
+        2,
+        "neg|p-value",
+    ),  # fmt: skip
+}
+BAD_LISTS = {token or "empty": token for token in ("NA", "NULL", "nan", "N/A", "None", "")}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_TABLES))
+def test_statistics_are_checked_at_the_door(tmp_path, case):
+    from kofs.io.gene_lists import read_ranked_lists
+
+    text, line, needle = BAD_TABLES[case]
+    path = tmp_path / "de.tsv"
+    path.write_text(text)
+    with pytest.raises(InputError, match=None) as exc:
+        read_ranked_lists(str(path))
+    msg = exc.value.format()
+    assert needle in msg and "\n" not in msg, msg
+    if line is not None:
+        assert exc.value.line == line, msg
+    # the command: one line, exit 2, nothing written
+    other = tmp_path / "other.txt"
+    other.write_text("TP53\nKRAS\n")
+    _one_line_error(_cli(["aggregate", path, other, "-o", tmp_path / "out"]), needle)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("token", list(BAD_LISTS.values()), ids=list(BAD_LISTS))
+def test_a_missing_value_token_in_a_list_is_never_dropped(tmp_path, token):
+    """NA, NULL, nan, N/A, None or an empty field where a gene should be is refused with its
+    line, in a top-k list, a table's gene column, a .rnk file and a Python list."""
+    from kofs.io.gene_lists import list_from_ids, read_ranked_lists
+
+    for name, text, line in (
+        ("top.txt", f"TP53\nEGFR\n{token}\nKRAS\n", 3),
+        ("table.tsv", f"gene\tscore\nTP53\t3\n{token}\t2\nKRAS\t1\n", 3),
+        ("pre.rnk", f"TP53\t3\nEGFR\t1\n{token}\t2\n", 3),
+    ):
+        if name == "top.txt" and token == "":
+            continue  # a blank line in a plain list is no field at all
+        path = tmp_path / name
+        path.write_text(text)
+        spec = f"{path}:score:desc" if name == "table.tsv" else str(path)
+        with pytest.raises(InputError, match="missing") as exc:
+            read_ranked_lists(spec)
+        assert exc.value.line == line
+    with pytest.raises(InputError, match="missing gene id"):
+        list_from_ids(["TP53", token, "KRAS"], "x")
+
+
+def test_statistics_accepted_as_written(tmp_path):
+    """What the checks must keep accepting: NA statistics (genes tied at the bottom), R's
+    table layout with gene row names, p-values 0 and 1, finite fold changes."""
+    from kofs.io.gene_lists import read_ranked_lists
+
+    path = tmp_path / "de.tsv"
+    path.write_text(_deseq(GOOD_DESEQ, ("KRAS", 5, "NA", "NA", "NA", "NA", "NA"),
+                           ("MYC", 1, -3, 0.1, -2, 0, 1)))  # fmt: skip
+    (lst,) = read_ranked_lists(str(path))
+    assert lst.genes == ("TP53", "KRAS", "MYC") and np.isnan(lst.scores[1])
+    r_layout = tmp_path / "limma.tsv"
+    r_layout.write_text(
+        "logFC\tAveExpr\tt\tP.Value\tadj.P.Val\tB\nTP53\t1\t5\t5\t0.01\t0.05\t2\n"
+        "EGFR\t-1\t4\t-6\t0.001\t0.01\t3\n"
+    )
+    assert read_ranked_lists(str(r_layout))[0].genes == ("TP53", "EGFR")
+
+
+_CELLS = st.one_of(
+    st.sampled_from(["NA", "", "nan", "NULL", "Inf", "-Inf", "1e999", "x", "0", "1", "-0.5",
+                     "2", "0.5", "1e-300", "3.5e2", " 7 "]),
+    st.floats(allow_nan=False, allow_infinity=False, width=32).map(repr),
+    st.text(alphabet="ABCGT0123456789._-", min_size=1, max_size=6),
+)  # fmt: skip
+_HEADERS = [
+    DESEQ2_HEAD.split(),
+    LIMMA_HEAD.split(),
+    EDGER_HEAD.split(),
+    ["gene", "score", "fdr"],
+    ["symbol", "pvalue", "log2FoldChange"],
+    ["id", "p", "lfc", "other"],
+]
+
+
+@settings(max_examples=150)
+@given(
+    header=st.sampled_from(_HEADERS),
+    rows=st.lists(st.lists(_CELLS, min_size=3, max_size=8), min_size=1, max_size=8),
+    r_layout=st.booleans(),
+)
+def test_fuzz_user_list_tables(tmp_path_factory, header, rows, r_layout):
+    """Random tables with the usual tools' headers: either a clean one-line error, or a list
+    whose genes are real ids and whose scores respect what their column says."""
+    from kofs.io.gene_lists import _FC_LIKE, _P_LIKE, read_ranked_lists
+
+    width = len(header) + (1 if r_layout else 0)
+    body = ["\t".join((r * width)[:width]) for r in rows]
+    path = tmp_path_factory.mktemp("fuzz") / "t.tsv"
+    path.write_text("\t".join(header) + "\n" + "\n".join(body) + "\n")
+    spec = str(path) if header[1] not in ("score", "pvalue", "p") else f"{path}:{header[1]}"
+    try:
+        (lst,) = read_ranked_lists(spec)
+    except KofsError as exc:
+        assert "\n" not in exc.format()
+        return
+    assert lst.genes and all(g.strip() and g not in ("NA", "nan", "NULL") for g in lst.genes)
+    column = lst.ranked_by.rsplit(" ", 1)[0]
+    if _P_LIKE.match(column):
+        v = lst.scores[~np.isnan(lst.scores)]
+        assert ((v >= 0) & (v <= 1)).all()
+    if _FC_LIKE.match(column):
+        assert not np.isinf(lst.scores).any()
+
+
+# ------------------------------------------------------------- 4. single-cell identities
+ad = pytest.importorskip("anndata")
+h5py = pytest.importorskip("h5py")
+
+
+def _tenx_folder(tmp_path, barcodes, *, gz_twin=None):
+    folder = tmp_path / "tenx"
+    folder.mkdir()
+    n_cells, n_genes = len(barcodes), 3
+    entries = [f"{g + 1} {c + 1} {g + c + 1}" for g in range(n_genes) for c in range(n_cells)]
+    (folder / "matrix.mtx").write_text(
+        "%%MatrixMarket matrix coordinate integer general\n"
+        f"{n_genes} {n_cells} {len(entries)}\n" + "\n".join(entries) + "\n"
+    )
+    (folder / "features.tsv").write_text(
+        "".join(f"ENSG{j:011d}\tG{j}\tGene Expression\n" for j in range(n_genes))
+    )
+    (folder / "barcodes.tsv").write_text("".join(f"{b}\n" for b in barcodes))
+    if gz_twin is not None:
+        with gzip.open(folder / "barcodes.tsv.gz", "wt") as fh:
+            fh.write("".join(f"{b}\n" for b in gz_twin))
+    return folder
+
+
+def _tenx_h5(tmp_path, barcodes, data=None):
+    path = tmp_path / "m.h5"
+    n = len(barcodes)
+    with h5py.File(path, "w") as f:
+        g = f.create_group("matrix")
+        g["data"] = np.arange(1.0, n + 1) if data is None else data
+        g["indices"], g["indptr"] = np.zeros(n, np.int64), np.arange(n + 1)
+        g["shape"] = np.array([2, n])
+        g["barcodes"] = np.array([b.encode() for b in barcodes])
+        ft = g.create_group("features")
+        ft["id"], ft["name"] = np.array([b"ENSG1", b"ENSG2"]), np.array([b"A", b"B"])
+    return path
+
+
+def _h5ad(tmp_path, cells, X=None):
+    import pandas as pd
+
+    path = tmp_path / "x.h5ad"
+    X = np.arange(len(cells) * 3, dtype=np.float64).reshape(len(cells), 3) if X is None else X
+    import warnings
+
+    with warnings.catch_warnings():  # anndata warns about the repeated ids we write on purpose
+        warnings.simplefilter("ignore", UserWarning)
+        a = ad.AnnData(X, obs=pd.DataFrame(index=cells), var=pd.DataFrame(index=["A", "B", "C"]))
+        a.write_h5ad(path)
+    return path
+
+
+SC_CASES = {
+    "10x folder: duplicated barcode": (
+        lambda p: _tenx_folder(p, ["AA-1", "CC-1", "AA-1"]),
+        "'AA-1' appears twice",
+    ),  # fmt: skip
+    "10x folder: empty barcode": (lambda p: _tenx_folder(p, ["AA-1", "nan", "GG-1"]), "empty"),
+    "10x folder: twins differ": (
+        lambda p: _tenx_folder(p, ["AA-1", "CC-1", "GG-1"], gz_twin=["AA-1", "CC-1", "TT-1"]),
+        "which differ",
+    ),  # fmt: skip
+    "10x .h5: duplicated barcode": (
+        lambda p: _tenx_h5(p, ["AA-1", "CC-1", "AA-1"]),
+        "'AA-1' appears twice",
+    ),  # fmt: skip
+    "10x .h5: complex values": (
+        lambda p: _tenx_h5(p, ["AA-1", "CC-1", "GG-1"], data=np.array([1 + 2j, 2, 3])),
+        "complex",
+    ),  # fmt: skip
+    ".h5ad: duplicated cell id": (
+        lambda p: _h5ad(p, ["c1", "c2", "c1", "c4"]),
+        "'c1' appears twice",
+    ),  # fmt: skip
+    ".h5ad: complex X": (
+        lambda p: _h5ad(p, ["c1", "c2", "c3"], X=np.ones((3, 3)) * (1 + 1j)),
+        "complex",
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("case", sorted(SC_CASES))
+def test_single_cell_identities_and_values(tmp_path, case):
+    from kofs.io.single_cell import read_single_cell
+
+    make, needle = SC_CASES[case]
+    path = make(tmp_path)
+    with pytest.raises(InputError) as exc:
+        read_single_cell(path)
+    msg = exc.value.format()
+    assert needle in msg and "\n" not in msg and str(path.name) in msg, msg
+    result = _cli(["rank", path, "--rankers", "variance", "-o", tmp_path / "out"])
+    _one_line_error(result, needle)
+
+
+def test_single_cell_twins_that_agree_are_read(tmp_path):
+    from kofs.io.single_cell import read_single_cell
+
+    folder = _tenx_folder(tmp_path, ["AA-1", "CC-1", "GG-1"], gz_twin=["AA-1", "CC-1", "GG-1"])
+    assert read_single_cell(folder)[0].samples == ("AA-1", "CC-1", "GG-1")
+
+
+# ------------------------------------------------- 5. every value validated by its declaration
+def _yaml(tmp_path, text, name="c.yaml"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+BOMB = "".join(
+    f"{chr(97 + i)}: &{chr(97 + i)} [" + ",".join([f"*{chr(96 + i)}"] * 9 if i else ['"lol"'] * 9) + "]\n"
+    for i in range(8)
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("where", "text", "needle"),
+    [
+        ("run", "expression: e.tsv\nseed: -1\n", "'seed'"),
+        ("run", "expression: e.tsv\nseed: 100000000000000000000000000000\n", "'seed'"),
+        ("run", "expression: e.tsv\nthreads: 100000000000000000000\n", "'threads'"),
+        ("run", "expression: e.tsv\ntop: three\n", "'top'"),
+        ("run", "expression: e.tsv\nbootstrap: 1e12\n", "'bootstrap'"),
+        ("run", "expression: e.tsv\nlabels: [a, b]\n", "'labels'"),
+        ("run", "expression: e.tsv\noutput: " + "x" * 300 + "\n", "file names have at most"),
+        ("run", "x: " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper"),
+        ("run", BOMB, "alias bomb"),
+        ("run", "a: &a [1, *a]\n", "refers to a value that contains it"),
+        ("reproduce", BOMB.replace("a:", "title:", 1), "alias bomb"),
+        ("reproduce", "expression: e.tsv\nlabels: l.tsv\nlists: S\ntitle: [a, b]\n", "'title'"),
+        ("reproduce", "expression: e.tsv\nlabels: l.tsv\nlists: S\nseed: 1e40\n", "'seed'"),
+        (
+            "reproduce",
+            "expression: e.tsv\nlabels: l.tsv\nlists: S\nlabel_column: [a]\n",
+            "'label-column'",
+        ),  # fmt: skip
+        (
+            "reproduce",
+            "expression: e.tsv\nlabels: l.tsv\nlists: S\nevaluation: {top: three}\n",
+            "'evaluation.top'",
+        ),  # fmt: skip
+        (
+            "reproduce",
+            "expression: e.tsv\nlabels: l.tsv\nlists: S\nevaluation: {folds: -1}\n",
+            "'evaluation.folds'",
+        ),  # fmt: skip
+        (
+            "reproduce",
+            "expression: e.tsv\nlabels: l.tsv\nlists: S\naggregations: KOFS\n",
+            "'aggregations'",
+        ),  # fmt: skip
+        (
+            "reproduce",
+            "expression: e.tsv\nlabels: l.tsv\nlists: S\nlistz: [a]\n",
+            "did you mean 'lists'",
+        ),  # fmt: skip
+        ("aggregate", "command: aggregate\nlists: [a.txt]\ntop: -3\n", "'top'"),
+        ("aggregate", BOMB.replace("a:", "command: aggregate\nlists:", 1), "alias bomb"),
+        (
+            "aggregate",
+            "command: aggregate\nlists: [{file: a.txt, name: [x, y]}]\n",
+            "single name",
+        ),  # fmt: skip
+    ],
+)
+def test_config_values_are_validated_by_their_declaration(tmp_path, where, text, needle):
+    """Every YAML the project reads: one line, exit 2, before any work, nothing written."""
+    (tmp_path / "a.txt").write_text("G1\nG2\n")
+    cfg = _yaml(tmp_path, text)
+    command = ["reproduce", cfg] if where == "reproduce" else ["run", cfg]
+    started = time.monotonic()
+    result = _cli([*command, "-o", tmp_path / "out"])
+    _one_line_error(result, needle)
+    assert time.monotonic() - started < 10 and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["rank", "{expr}", "--seed", "-1"], "'--seed'"),
+        (["rank", "{expr}", "--seed", "1" + "0" * 30], "'--seed'"),
+        (["rank", "{expr}", "--threads", "1" + "0" * 20], "'--threads'"),
+        (["rank", "{expr}", "--top", "1" + "0" * 23], "'--top'"),
+        (["rank", "{expr}", "-o", "x" * 300], "file names have at most"),
+        (["rank", "{expr}", "-o", "~nosuchuser12345/x"], "not a known user"),
+        (["demo", "--seed", "-1"], "'--seed'"),
+        (["demo", "--threads", "0"], "'--threads'"),
+        (["evaluate", "{run}", "{expr}", "--labels", "{labels}", "--seed", "-3"], "'--seed'"),
+        (["evaluate", "{run}", "{expr}", "--labels", "{labels}", "--top", "three"], "--top"),
+        (
+            ["evaluate", "{run}", "{expr}", "--labels", "{labels}", "-o", "y" * 300],
+            "file names have at most",
+        ),  # fmt: skip
+        (["reproduce", "{cfg}", "--threads", "99999999999999999999"], "'--threads'"),
+        (["aggregate", "{a}", "b={a}", "--universe", "-5"], "--universe -5"),
+        (["aggregate", "{a}", "b={a}", "--universe", "2.5"], "whole number"),
+        (["aggregate", "{a}", "b={a}", "--top", "-1"], "'--top'"),
+    ],
+)
+def test_option_values_are_validated_by_their_declaration(tmp_path, small, args, needle):
+    expr, labels = small
+    a = tmp_path / "a.txt"
+    a.write_text("G1\nG2\n")
+    cfg = _yaml(tmp_path, "expression: e.tsv\nlabels: l.tsv\nlists: [Fisher]\n")
+    names = {"expr": expr, "labels": labels, "run": tmp_path / "run", "a": a, "cfg": cfg}
+    (tmp_path / "run").mkdir()
+    result = _cli([x.format(**names) for x in args], catch_exceptions=False)
+    _one_line_error(result, needle)
+
+
+def test_tilde_is_expanded_in_every_path(tmp_path, small, monkeypatch):
+    """``output: ~/x`` in a config (no shell expands it) lands in the home folder, never in a
+    folder named ``~``; so does a quoted ``-o '~/y'``."""
+    from kofs.config import RunConfig
+    from kofs.list_aggregation import read_aggregate_config
+    from kofs.reproduce import experiment_output
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    expr, _ = small
+    cfg = _yaml(tmp_path, f"expression: {expr}\nrankers: variance\noutput: ~/runs/x\n")
+    monkeypatch.chdir(tmp_path)
+    result = _cli(["run", cfg])
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "home" / "runs" / "x" / "ranking.tsv").is_file()
+    assert not (tmp_path / "~").exists()
+    assert RunConfig.from_mapping({"output": "~/y"}).output.output == str(tmp_path / "home" / "y")
+    rcfg = _yaml(tmp_path, "expression: e\nlabels: l\nlists: [Fisher]\noutput: ~/r\n", "r.yaml")
+    assert experiment_output(rcfg) == (str(tmp_path / "home" / "r"), True)
+    (tmp_path / "home" / "l.txt").write_text("G1\n")
+    acfg = _yaml(tmp_path, "command: aggregate\nlists: [~/l.txt]\noutput: ~/ag\n", "a.yaml")
+    specs, config = read_aggregate_config(acfg)
+    assert specs[0].path == str(tmp_path / "home" / "l.txt")
+    assert config.output == str(tmp_path / "home" / "ag")
+
+
+def test_a_name_list_is_never_read_letter_by_letter(tmp_path):
+    from kofs.config import RunConfig
+    from kofs.reproduce import read_config
+
+    cfg = _yaml(tmp_path, "expression: e\nlabels: l\nlists: SPEC\nsim_anno: leu\n")
+    parsed = read_config(cfg)
+    assert parsed["lists"] == ("SPEC",) and parsed["sim_anno"] == ("leu",)
+    assert RunConfig.from_mapping({"lists": "SPEC"}).ranking.lists == ("SPEC",)
+
+
+# ----------------------------------------------------------- 6. nothing ignored without a word
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--no-cache", "--cache-dir", "{tmp}/c"], "--no-cache turns the cache off"),
+        (["--cache-dir", "{tmp}/c"], "only GO"),
+    ],
+)
+def test_options_without_effect_warn_once(tmp_path, small, extra, needle):
+    expr, _ = small
+    args = ["rank", expr, "--rankers", "variance", "-o", tmp_path / "out"]
+    result = _cli([*args, *[e.format(tmp=tmp_path) for e in extra]])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count(needle) == 1, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--mageck-side", "pos"], "--mageck-side pos has no effect"),
+        (["--direction", "desc"], "--direction desc has no effect"),
+        (["--gene-column", "symbol"], "--gene-column symbol has no effect"),
+        (["--score-column", "score"], "--score-column score has no effect"),
+    ],
+)
+def test_reading_options_without_effect_warn_once(tmp_path, extra, needle):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("G1\nG2\nG3\n")
+    b.write_text("G3\nG2\nG1\n")
+    result = _cli(["aggregate", a, b, "-o", tmp_path / "out", *extra])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count(needle) == 1, result.stderr
+
+
+@pytest.mark.parametrize(
+    "command", ["rank", "aggregate", pytest.param("evaluate", marks=SLOW), "run"]
+)
+def test_quiet_means_errors_only(tmp_path, small, command):
+    """``-q``: a successful command prints nothing on stderr (no summary, no status line, no
+    "wrote"); without it, one line says where the files went, even in a pipeline."""
+    expr, labels = small
+    a = tmp_path / "a.txt"
+    a.write_text("G1\nG2\n")
+    run = tmp_path / "run"
+    assert _cli(["-q", "rank", expr, "--rankers", "variance", "-o", run]).exit_code == 0
+    out = tmp_path / "out"
+    args = {
+        "rank": ["rank", expr, "--rankers", "variance", "--cache-dir", tmp_path / "c", "-o", out],
+        "aggregate": ["aggregate", a, f"b={a}", "--mageck-side", "pos", "-o", out],
+        "evaluate": ["evaluate", run, expr, "--labels", labels, "--folds", "2", "--repeats",
+                     "1", "--top", "5", "--classifiers", "1nn", "-o", out],
+        "run": ["run", run / "config.resolved.yaml", "-o", out],
+    }[command]  # fmt: skip
+    quiet = _cli(["-q", *args])
+    assert quiet.exit_code == 0 and quiet.stderr == "", quiet.stderr
+    shutil.rmtree(out)
+    loud = _cli(args)
+    assert loud.exit_code == 0
+    assert loud.stderr.splitlines()[-1].startswith(f"kofs: wrote {out}"), loud.stderr
+
+
+def test_messages_name_the_real_cause(tmp_path, small):
+    expr, labels = small
+    _one_line_error(
+        _cli(["rank", expr, "--labels", "obs:cell_type", "-o", tmp_path / "o"]),
+        "obs:COLUMN reads a column of an AnnData .h5ad",
+    )
+    # a matrix scaled by 1e20 (within the documented limit 1e100) ranks as the unscaled one
+    for scale in (1e20, 1e99, 1e-99):
+        big = _expr(tmp_path, scale=scale)
+        out = tmp_path / f"o{scale:g}"
+        result = _cli(["rank", big, "--labels", labels, "--rankers", "laplacian,fisher", "-o", out])
+        assert result.exit_code == 0, result.stderr
+        ranks = [ln.split("\t")[:2] for ln in (out / "ranking.tsv").read_text().splitlines()]
+        if scale == 1e20:
+            first = ranks
+        assert ranks == first
+
+
+def test_outputs_nested_in_another_run_are_refused(tmp_path, small):
+    """``kofs evaluate run1 -o run1/eval`` (or any output inside another kofs output folder)
+    is refused up front: the next run into run1 would delete it."""
+    expr, labels = small
+    run = tmp_path / "run1"
+    assert _cli(["-q", "rank", expr, "--rankers", "variance", "-o", run]).exit_code == 0
+    files = sorted(p.name for p in run.iterdir())
+    for args in (
+        ["evaluate", run, expr, "--labels", labels, "-o", run / "eval"],
+        ["rank", expr, "--rankers", "variance", "-o", run / "sub" / "again"],
+        ["aggregate", run / "ranking.tsv:rank:asc", "-o", run / "agg"],
+    ):
+        _one_line_error(_cli(args), "inside the kofs output folder")
+    assert sorted(p.name for p in run.iterdir()) == files
+    # and the run itself stays replaceable
+    assert _cli(["-q", "rank", expr, "--rankers", "variance", "-o", run]).exit_code == 0
+
+
+@pytest.mark.parametrize("command", ["rank", "aggregate", pytest.param("evaluate", marks=SLOW)])
+def test_a_default_output_folder_is_never_replaced(tmp_path, small, monkeypatch, command):
+    """Without -o the results go to the default folder; when it already exists it is not
+    replaced (one line says how to name a folder), and the line always says where files went."""
+    expr, labels = small
+    a = tmp_path / "a.txt"
+    a.write_text("G1\nG2\n")
+    run = tmp_path / "run"
+    assert _cli(["-q", "rank", expr, "--rankers", "variance", "-o", run]).exit_code == 0
+    monkeypatch.chdir(tmp_path)
+    args, default = {
+        "rank": (["rank", expr, "--rankers", "variance"], "kofs-out"),
+        "aggregate": (["aggregate", a, f"b={a}"], "kofs-out"),
+        "evaluate": (["evaluate", run, expr, "--labels", labels, "--folds", "2", "--repeats",
+                      "1", "--top", "5", "--classifiers", "1nn"], "kofs-eval"),
+    }[command]  # fmt: skip
+    first = _cli(args)
+    assert first.exit_code == 0 and f"kofs: wrote {default} (" in first.stderr
+    before = (tmp_path / default / ".kofs-complete").read_bytes()
+    _one_line_error(_cli(args), default, "no output folder was named", f"-o {default}")
+    assert (tmp_path / default / ".kofs-complete").read_bytes() == before
+    named = _cli([*args, "-o", default])  # named: replaced
+    assert named.exit_code == 0, named.stderr
+
+
+def test_printable_keeps_ordinary_text():
+    assert printable("ränk\tgene\nnext") == "ränk\tgene\nnext"
+    assert printable("a\x1b[2Jb\x9bc\u202ed") == "a\\x1b[2Jb\\x9bc\\u202ed"
+    with pytest.raises(ParameterError):
+        from kofs.options import Option
+
+        Option("seed", "int", low=0, high=10).parse(11)

@@ -1,0 +1,76 @@
+"""Hints for files given in the wrong form or to the wrong option: spreadsheets, knowledge
+tables of another kind; messages in the command line's words."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kofs.cli import main
+from kofs.example import example_paths
+from kofs.io.sniff import looks_like
+
+EX = example_paths()
+
+
+def _error(args: list[str], tmp_path: Path) -> str:
+    r = CliRunner().invoke(main, ["rank", *args, "-o", str(tmp_path / "out")])
+    assert r.exit_code == 2, r.output
+    lines = [ln for ln in r.output.splitlines() if ln.startswith("kofs: error:")]
+    assert len(lines) == 1, r.output
+    return lines[0]
+
+
+def _xlsx(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w") as z:  # the members of a real workbook
+        z.writestr("[Content_Types].xml", "<Types/>")
+        z.writestr("xl/workbook.xml", "<workbook/>")
+        z.writestr("xl/worksheets/sheet1.xml", "<worksheet/>")
+    return path
+
+
+@pytest.mark.parametrize("kind", ["real", "fake", "old"])
+def test_a_spreadsheet_is_told_to_be_exported(tmp_path, kind):
+    if kind == "real":
+        book = _xlsx(tmp_path / "expr.xlsx")
+    elif kind == "fake":
+        book = tmp_path / "expr.xlsx"
+        book.write_bytes(b"\x00\x01binary\x00")
+    else:
+        book = tmp_path / "expr.xls"
+        book.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 64)
+    line = _error([str(book)], tmp_path)
+    assert "spreadsheet" in line and "export the sheet as TSV or CSV" in line
+    line = _error([EX["expression"], "--labels", str(book)], tmp_path)
+    assert "export the sheet as TSV or CSV" in line
+    line = _error([EX["expression"], "--pathways", str(book)], tmp_path)
+    assert "export the sheet as TSV or CSV" in line
+
+
+def test_knowledge_tables_given_to_the_wrong_option(tmp_path):
+    go_tsv = EX["go_annotations"]
+    line = _error([EX["expression"], "--pathways", go_tsv], tmp_path)
+    assert "looks like a GO annotation table" in line and "--go-annotations" in line
+    line = _error([EX["expression"], "--interactions", EX["pathways"]], tmp_path)
+    assert "looks like a gene-set (GMT) file" in line and "give it as --pathways" in line
+    line = _error(
+        [EX["expression"], "--go", EX["go"], "--go-annotations", EX["interactions"]], tmp_path
+    )
+    assert "looks like an interaction table" in line and "give it as --interactions" in line
+    line = _error([EX["expression"], "--go", go_tsv, "--go-annotations", go_tsv], tmp_path)
+    assert "not a Gene Ontology OBO file" in line
+    assert looks_like(EX["go"]) == "obo" and looks_like(EX["expression"]) == "expression"
+
+
+def test_messages_use_the_command_line_words(tmp_path):
+    dup = tmp_path / "dup.tsv"
+    dup.write_text("gene\ta\tb\tc\nG1\t1\t2\t3\nG1\t2\t3\t4\nG2\t1\t1\t2\n")
+    line = _error([str(dup)], tmp_path)
+    assert "--duplicate-genes first, mean or max-variance" in line and "duplicates=" not in line
+    gaps = tmp_path / "gaps.tsv"
+    gaps.write_text("gene\ta\tb\tc\nG1\t1\t\t3\nG2\t1\t1\t2\n")
+    line = _error([str(gaps)], tmp_path)
+    assert "--missing-values drop-gene" in line and "missing=" not in line
