@@ -357,7 +357,6 @@ def list_nuisance(expression: Expression, lists, *, seed: int = 0) -> list[dict]
         a list that ranks a programme *first*), ``found`` (genes of each programme found in
         the data, by id: the module and the genes of the tops that co-vary with it).
     """
-    from kofs._counts import counts_view
     from kofs.errors import InputError
 
     genes = expression.genes
@@ -372,6 +371,8 @@ def list_nuisance(expression: Expression, lists, *, seed: int = 0) -> list[dict]
         and expression.n_samples >= MIN_CELLS
         and (expression.is_sparse or expression.is_chunked)
     ):
+        from kofs._counts import counts_view  # the count kernels: single-cell data only
+
         try:
             counts = counts_view(expression.values, where=expression.source)
         except InputError:

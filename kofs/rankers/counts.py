@@ -10,18 +10,14 @@ counts, or scanpy's ``normalize_total`` + ``log1p`` of them, which are turned ba
 
 from __future__ import annotations
 
-from kofs._counts import counts_view
-from kofs.rankers._count_kernels import (
-    binomial_deviance,
-    pearson_residual_variance,
-    seurat_v3_variance,
-)
 from kofs.registry import Param, ranker
 
 __all__: list[str] = []  # registry adapters only
 
 
 def _counts(X, name: str, expression):
+    from kofs._counts import counts_view  # the count kernels (numba) load when a ranker runs
+
     return counts_view(X, who=f"ranker {name!r}", where=expression.source)
 
 
@@ -59,6 +55,8 @@ def _memory(n: int, m: int, p, given) -> int:
 )
 def _pearson(X, inputs, *, seed, theta, clip, expression):
     counts = _counts(X, "pearson-residuals", expression)
+    from kofs.rankers._count_kernels import pearson_residual_variance
+
     return pearson_residual_variance(counts, theta=theta, clip=clip), _info(counts)
 
 
@@ -75,6 +73,8 @@ def _pearson(X, inputs, *, seed, theta, clip, expression):
 )
 def _deviance(X, inputs, *, seed, expression):
     counts = _counts(X, "deviance", expression)
+    from kofs.rankers._count_kernels import binomial_deviance
+
     return binomial_deviance(counts), _info(counts)
 
 
@@ -101,4 +101,6 @@ def _deviance(X, inputs, *, seed, expression):
 )
 def _seurat_v3(X, inputs, *, seed, span, expression):
     counts = _counts(X, "seurat-v3", expression)
+    from kofs.rankers._count_kernels import seurat_v3_variance
+
     return seurat_v3_variance(counts, span=span), _info(counts)
