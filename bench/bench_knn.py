@@ -1,4 +1,4 @@
-"""Exact vs approximate (pynndescent) sample kNN graph: where does approximate pay off?
+"""Exact vs approximate (faiss inverted file) sample kNN graph: where does approximate pay off?
 
 Measures the time of both searches on synthetic single-cell data (sparse, ~5 % non-zero) for
 growing numbers of cells, and the recall of the approximate graph. The crossover sets

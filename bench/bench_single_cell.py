@@ -24,7 +24,7 @@ Cases (each in a fresh process, ``run_child``: wall time and the child's peak RS
 * ``dask-plan``: the ``plan`` case's data (``KOFS_BENCH_DASK_PLAN_CELLS`` cells, default
   200,000) written to an ``.h5ad`` and ranked by the default unsupervised plan read lazily
   (chunks of 20,000 cells): the kNN graph by the chunked approximate search (randomized PCA
-  over the chunks, NN-descent, exact candidate distances by pairs of chunk groups); time, peak
+  over the chunks, faiss inverted-file search, exact candidate distances by pairs of chunk groups); time, peak
   RSS (target < 12 GB) and planted markers in the fused top 100.
 
 Select cases with ``KOFS_BENCH_SC=equal,skfeature,plan,dask-plan,dask,dask-graph,dask-default`` (default: ``equal``; the others

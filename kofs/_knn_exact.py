@@ -1,8 +1,9 @@
 """Exact kNN search on a sparse (CSR) matrix by a compiled loop (numba; optional).
 
-numba comes with pynndescent (the ``[sc]`` extra). Without it, :data:`AVAILABLE` is False and
-:func:`kofs.knowledge.similarity_kernels.knn_squared_distances` uses its block formulation
-(scipy sparse products and ``argpartition``; same result, slower on many samples).
+numba is in the ``[sc]`` extra (compiled code cached on disk, :mod:`kofs._jit`). Without it,
+:data:`AVAILABLE` is False and :func:`kofs.knowledge.similarity_kernels.knn_squared_distances`
+uses its block formulation (scipy sparse products and ``argpartition``; same result, slower on
+many samples).
 
 For every sample ``i`` the dot products ``x_i . x_j`` with all samples are accumulated in a
 dense buffer of length n by walking the stored entries of ``x_i`` and, for each of its genes,
@@ -23,12 +24,7 @@ import scipy.sparse as sp
 
 __all__ = ["AVAILABLE", "sparse_knn"]
 
-try:
-    import numba
-
-    AVAILABLE = True
-except ImportError:  # pragma: no cover - exercised only without the [sc] extra
-    AVAILABLE = False
+from kofs._jit import AVAILABLE, numba
 
 #: Rows handled by one parallel task (each task owns one dense buffer of length n).
 _ROWS_PER_TASK = 64

@@ -1,8 +1,9 @@
 """Compiled loops over CSR matrices for large single-cell data (numba; optional).
 
-numba comes with pynndescent (the ``[sc]`` extra). Without it, :data:`AVAILABLE` is False and
-the callers use their NumPy/scipy.sparse formulation (same results to rounding, slower and with
-larger temporaries on large data).
+numba is in the ``[sc]`` extra; every kernel is cached on disk (:mod:`kofs._jit` chooses the
+folder), so only the first process ever compiles it. Without numba, :data:`AVAILABLE` is False
+and the callers use their NumPy/scipy.sparse formulation (same results to rounding, slower and
+with larger temporaries on large data).
 
 * :func:`graph_gene_products`: ``sum_i sum_j s_ij x_ig x_jg`` for every gene ``g`` (the
   ``f^T S f`` of every gene at once): one pass over the graph's edges, scattering ``x_i`` into
@@ -26,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from kofs._jit import AVAILABLE, numba
+
 __all__ = [
     "AVAILABLE",
     "ROW_BLOCKS",
@@ -44,20 +47,14 @@ ROW_BLOCKS = 16
 #: Row blocks of ``X^T Q`` (each holds an m x l accumulator).
 _T_BLOCKS = 4
 
-try:
-    import numba
-    from numba import prange
-
-    AVAILABLE = True
-except ImportError:  # pragma: no cover - exercised only without the [sc] extra
-    AVAILABLE = False
-
 if AVAILABLE:
+    prange = numba.prange
 
     @numba.njit(cache=True, nogil=True, parallel=True)
     def _graph_gene_products(
-        x_ptr, x_idx, x_val, s_ptr, s_idx, s_val, m, bounds
+        x_ptr, x_idx, x_val, s_ptr, s_idx, s_val, m, bounds, upper
     ):  # pragma: no cover
+        # upper: S is symmetric, visit the edges j >= i only (an edge j > i counts twice)
         nb = bounds.shape[0] - 1
         acc = np.zeros((nb, m))
         for b in prange(nb):
@@ -68,7 +65,11 @@ if AVAILABLE:
                     buf[x_idx[p]] = x_val[p]
                 for q in range(s_ptr[i], s_ptr[i + 1]):
                     j = s_idx[q]
+                    if upper and j < i:
+                        continue
                     w = s_val[q]
+                    if upper and j > i:
+                        w = 2.0 * w
                     for p in range(x_ptr[j], x_ptr[j + 1]):
                         g = x_idx[p]
                         a[g] += w * x_val[p] * buf[g]
@@ -184,12 +185,16 @@ def _parts(X):
     return X.indptr, X.indices, np.asarray(X.data, dtype=np.float64)
 
 
-def graph_gene_products(X, S) -> np.ndarray:
-    """``diag(X^T S X)``: per gene ``sum_{i,j} s_ij x_ig x_jg`` (X, S canonical CSR)."""
+def graph_gene_products(X, S, *, symmetric: bool = False) -> np.ndarray:
+    """``diag(X^T S X)``: per gene ``sum_{i,j} s_ij x_ig x_jg`` (X, S canonical CSR).
+
+    ``symmetric``: S is symmetric, so each off-diagonal edge is visited once and counted twice
+    (half the work).
+    """
     xp, xi, xv = _parts(X)
     sp_, si, sv = _parts(S)
     return _graph_gene_products(
-        xp, xi, xv, sp_, si, sv, X.shape[1], _bounds(X.shape[0], ROW_BLOCKS)
+        xp, xi, xv, sp_, si, sv, X.shape[1], _bounds(X.shape[0], ROW_BLOCKS), bool(symmetric)
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import kofs.aggregate  # noqa: F401  (registers aggregators)
 import kofs.rankers  # noqa: F401  (registers rankers)
-from kofs.config import DEFAULTS_VERSION, PRESETS, AggregationConfig
+from kofs.config import DEFAULTS_VERSION, PRESETS, AggregationConfig, default_plan
 from kofs.registry import AGGREGATORS, RANKERS
 
 KIND_LABEL = {
@@ -19,6 +19,9 @@ KIND_LABEL = {
 def method_rows(*, with_params: bool = False) -> list[dict[str, str]]:
     """One row per ranker and aggregator; ``default`` follows the newest defaults version."""
     plan = set(PRESETS[DEFAULTS_VERSION]["default_plan"])
+    single_cell = set(default_plan(DEFAULTS_VERSION, sparse=True)) | set(
+        default_plan(DEFAULTS_VERSION, sparse=True, labels=True)
+    )
     default_aggregator = AggregationConfig().aggregate
     rows = []
     for s in RANKERS:
@@ -38,7 +41,9 @@ def method_rows(*, with_params: bool = False) -> list[dict[str, str]]:
                 if s.higher_is_better
                 else "lower score = more relevant",
                 "needs": needs + (f"; can use {uses}" if uses else ""),
-                "default": "yes" if s.name in plan else "no",
+                "default": "yes"
+                if s.name in plan
+                else ("single cell" if s.name in single_cell else "no"),
                 "summary": s.summary,
                 "reference": s.reference,
                 "params": "; ".join(f"{k}={p.default} ({p.help})" for k, p in s.params.items())

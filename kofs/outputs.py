@@ -125,6 +125,8 @@ def manifest(
         "timings_seconds": dict(result.timings),
         "environment": environment_info(),
     }
+    if getattr(result, "markers", None) is not None:
+        out["markers"] = {"file": "markers.tsv", **result.markers.summary()}
     if extra:
         out.update(extra)
     return out
@@ -234,6 +236,11 @@ def write_run(
         if result.final.weights is not None:
             write_weights(tmp / "weights.tsv", result.final)
             names.append("weights.tsv")
+        tables = getattr(result, "markers", None)
+        if tables is not None:
+            frame = tables.to_frame(symbols=getattr(result, "symbols", None))
+            frame.to_csv(tmp / "markers.tsv", sep="\t", index=False, float_format="%.10g")
+            names.append("markers.tsv")
         for name, text in (extra_files or {}).items():
             (tmp / name).write_text(text, encoding="utf-8")
             names.append(name)

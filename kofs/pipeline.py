@@ -30,6 +30,7 @@ from kofs.errors import InputError, KofsError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
 from kofs.progress import Progress, task
 from kofs.rankers import estimate_ranker, run_ranker
+from kofs.rankers._marker_kernels import MARKER_METHODS as MARKER_TESTS
 from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR, RANKERS, resolve_params, unknown_message
 from kofs.resources import check_memory, estimate_knn_graph, resolve_limit
 from kofs.sources import KnowledgeSources
@@ -70,6 +71,8 @@ class RunResult:
     symbols: Mapping[str, str] | None = None
     #: the sample labels the run used (aligned to ``expression.samples``)
     labels: SampleCategories | None = None
+    #: per-group marker tables (:class:`kofs.rankers.markers.MarkerTables`), with labels
+    markers: Any = None
     #: the warnings logged while the run ran (:func:`kofs.workflow.run`), for the report
     warnings: tuple[str, ...] = ()
 
@@ -150,7 +153,7 @@ COUNTS_MIN_MAX = 100
 COUNTS_SAMPLE = 1_000_000
 
 
-def check_magnitude(expression: Expression) -> None:
+def check_magnitude(expression: Expression) -> float | None:
     """Refuse a matrix the rankers cannot rank (InputError naming the file).
 
     * values beyond :data:`MAX_ABS_VALUE` (their squares overflow);
@@ -162,10 +165,16 @@ def check_magnitude(expression: Expression) -> None:
       in-memory matrix is checked when it is read).
 
     A chunked matrix is checked from its per-gene moments (one pass over the chunks, shared
-    with the rankers that need them); the raw-counts warning looks at its first chunk.
+    with the rankers that need them); the raw-counts test looks at its first chunk.
+
+    Returns
+    -------
+    float or None
+        The largest value when the matrix looks like raw counts (non-negative integers, the
+        first :data:`COUNTS_SAMPLE` stored values, reaching :data:`COUNTS_MIN_MAX`), for
+        :func:`warn_raw_counts`; else None.
     """
     X = expression.values
-    where = f"{expression.source}: " if expression.source else ""
     if expression.is_chunked:
         from kofs import _chunked
 
@@ -236,13 +245,28 @@ def check_magnitude(expression: Expression) -> None:
         and sample.min() >= 0
         and np.array_equal(sample, np.round(sample))
     ):
-        log.warning(
-            "%svalues are non-negative integers up to %.0f (raw counts?): they are ranked as "
-            "given; normalise and log-transform them first for the usual analysis (e.g. scanpy's "
-            "normalize_total + log1p, or log2(x + 1) of normalised counts)",
-            where,
-            top,
-        )
+        return top
+    return None
+
+
+def warn_raw_counts(expression: Expression, top: float | None, rankers: Sequence[str]) -> None:
+    """One warning line when a matrix that looks like raw counts (``top``: its largest value,
+    from :func:`check_magnitude`) goes to rankers that rank values as given (the rankers
+    registered with ``counts=True`` model or normalise counts themselves)."""
+    given = [r for r in dict.fromkeys(rankers) if r in RANKERS and not RANKERS.get(r).counts]
+    if top is None or not given:
+        return
+    where = f"{expression.source}: " if expression.source else ""
+    log.warning(
+        "%svalues are non-negative integers up to %.0f (raw counts?): %s rank them as given; "
+        "normalise and log-transform them first for the usual analysis (e.g. scanpy's "
+        "normalize_total + log1p, or log2(x + 1) of normalised counts), or use rankers that "
+        "model counts (%s)",
+        where,
+        top,
+        ", ".join(given),
+        ", ".join(s.name for s in RANKERS if s.counts),
+    )
 
 
 def check_ranker_memory(
@@ -538,6 +562,20 @@ def _supervised_refit(context: Context, lists: Sequence[Ranking], genes: Sequenc
     return refit
 
 
+def _with_nuisance(
+    context: Context, lists: list[Ranking], timings: dict[str, float]
+) -> list[Ranking]:
+    """Every list with ``info["nuisance"]``: how much of its top falls in nuisance programmes
+    (:func:`kofs.knowledge.programmes.list_nuisance`)."""
+    from kofs.knowledge.programmes import list_nuisance
+
+    t0 = time.perf_counter()
+    with threadpool_limits(limits=1, user_api="blas"):  # small matrices: threads only cost
+        found = list_nuisance(context.expression, lists, seed=context.seed)
+    timings["nuisance"] = round(time.perf_counter() - t0, 4)
+    return [replace(r, info={**r.info, "nuisance": f}) for r, f in zip(lists, found, strict=True)]
+
+
 def run_plan(
     context: Context,
     plans: Sequence[ListPlan],
@@ -567,6 +605,7 @@ def run_plan(
 
     timings: dict[str, float] = {}
     lists = build_lists(context, plans, params=params, threads=threads, timings=timings)
+    lists = _with_nuisance(context, lists, timings)
     held_out: dict = {}
     excluded: dict[str, str] = {}
     if built_from and AGGREGATORS.get(aggregate).context:
@@ -634,6 +673,7 @@ def rank(
     supervision: str | None = None,
     bootstrap: int = 200,
     cross_fit: int = 5,
+    markers: str | None = None,
     progress: Progress | None = None,
     genes_in: str | None = None,
 ) -> RunResult:
@@ -719,6 +759,11 @@ def rank(
         Folds K of the cross-fit of the lists seeded by ``relevant_genes`` (``posterior``):
         each is rebuilt from K-1 folds of the known genes and scored on the held-out fold
         (:mod:`kofs.reseeding`); 0 leaves their seed genes out of their scoring instead.
+    markers : {"t-test", "wilcoxon", "none"}, optional
+        Per-group marker tables with labels (every group against the rest, scanpy's
+        ``rank_genes_groups``; :func:`kofs.rankers.markers.marker_tables`) in
+        ``RunResult.markers``. Default: ``"t-test"`` for a sparse or chunked (single-cell)
+        matrix with labels, else none.
     progress : kofs.progress.Progress, optional
         Told about each list and the GO steps (default: nothing reported).
     genes_in : {"rows", "columns"}, optional
@@ -755,6 +800,10 @@ def rank(
         raise ParameterError(
             f"supervision must be one of {', '.join(SUPERVISION)}, got {supervision!r}"
         )
+    if markers is not None and markers not in (*MARKER_TESTS, "none"):
+        raise ParameterError(
+            f"markers must be one of {', '.join((*MARKER_TESTS, 'none'))}, got {markers!r}"
+        )
     expression, adata = as_expression(
         expression,
         layer=layer,
@@ -765,7 +814,7 @@ def rank(
     categories, graph = _anndata_knowledge(adata, expression, labels, use_graph)
     similarity = graph or similarity
     sources = sources or KnowledgeSources()
-    check_magnitude(expression)
+    counts_top = check_magnitude(expression)
     original, original_labels = expression, categories
     canon = canonicalize(expression, categories)  # every kernel sees genes/samples sorted by id
     if expression.is_chunked and list(expression.samples) != sorted(expression.samples):
@@ -809,8 +858,19 @@ def rank(
             plans += expression_plan(context, rankers)
     else:
         sparse = expression.is_sparse or expression.is_chunked
-        plans = expression_plan(context, rankers, default_plan=default_plan(version, sparse=sparse))
+        plan = default_plan(version, sparse=sparse, labels=categories is not None)
+        plans = expression_plan(context, rankers, default_plan=plan)
+    warn_raw_counts(original, counts_top, [p.ranker for p in plans])
+    if (
+        markers is None
+        and categories is not None
+        and (expression.is_sparse or expression.is_chunked)
+    ):
+        markers = "t-test"  # single-cell data with labels: scanpy's rank_genes_groups default
+    if markers not in (None, "none") and categories is None:
+        raise ParameterError("markers need sample labels (--labels)")
     settings = {
+        "markers": None if markers in (None, "none") else markers,
         "method": method,
         "lists": [p.name for p in plans],
         "rankers": [p.ranker for p in plans],
@@ -841,6 +901,14 @@ def rank(
             bootstrap=bootstrap,
             cross_fit=cross_fit,
         )
+    tables = None
+    if settings["markers"] is not None:
+        from kofs.rankers.markers import marker_tables
+
+        assert categories is not None
+        t0 = time.perf_counter()
+        tables = marker_tables(expression, categories, method=settings["markers"])
+        result.timings["markers"] = round(time.perf_counter() - t0, 4)  # type: ignore[index]
     symbols = context.cached(
         "gene_symbols", lambda: source_symbols(expression, sources), gene_level=True
     )
@@ -861,6 +929,7 @@ def rank(
         sources=sources,
         symbols=symbols,
         labels=original_labels,
+        markers=tables,
     )
 
     if adata is not None:
@@ -875,7 +944,11 @@ def _label_sample_ids(labels: Any) -> list[str] | None:
     if isinstance(labels, SampleCategories):
         return list(labels.samples)
     pd = sys.modules.get("pandas")  # a Series can only come from a pandas already loaded
-    if pd is not None and isinstance(labels, pd.Series) and not isinstance(labels.index, pd.RangeIndex):
+    if (
+        pd is not None
+        and isinstance(labels, pd.Series)
+        and not isinstance(labels.index, pd.RangeIndex)
+    ):
         return [str(v) for v in labels.index]
     return None
 

@@ -130,7 +130,11 @@ class RankerSpec:
     """Registry entry of a ranker.
 
     ``memory`` estimates the ranker's peak working set (:data:`MemoryEstimate`); None means
-    about two float64 copies of the matrix (:meth:`estimate_memory`).
+    about two float64 copies of the matrix (:meth:`estimate_memory`). ``expression``: the
+    adapter also receives the :class:`~kofs.types.Expression` it ranks (gene ids, symbols, the
+    file's path) as the keyword ``expression``. ``counts``: the ranker takes raw counts (or
+    log-normalised counts, turned back into counts) for what they are -- it models them or
+    normalises them itself -- and is not warned about (some refuse values that are not counts).
     """
 
     name: str
@@ -148,6 +152,8 @@ class RankerSpec:
     slow: bool = False
     sparse: bool = False
     memory: MemoryEstimate | None = None
+    expression: bool = False
+    counts: bool = False
 
     @property
     def supervised(self) -> bool:
@@ -303,6 +309,8 @@ def ranker(
     slow: bool = False,
     sparse: bool = False,
     memory: MemoryEstimate | None = None,
+    expression: bool = False,
+    counts: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator registering a ranker adapter in :data:`RANKERS` (returns it unchanged).
 
@@ -332,6 +340,8 @@ def ranker(
                 slow=slow,
                 sparse=sparse,
                 memory=memory,
+                expression=expression,
+                counts=counts,
             )
         )
         return func

@@ -224,6 +224,7 @@ def rank_inputs(
         supervision=a.supervision,
         bootstrap=a.bootstrap,
         cross_fit=a.cross_fit,
+        markers=r.markers,
         progress=progress,
     )
     return replace(result, config=config)

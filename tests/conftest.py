@@ -5,7 +5,7 @@ command 2, ``make test``, ``.ci/run``). Tests of the full tier only carry one of
 :data:`FULL_TIER` (registered in pyproject.toml); most get it from a fixture they use
 (:data:`MARKED_BY_FIXTURE`): a test that asks for ``shared_data`` is ``real_data``, one that
 asks for ``python_process`` is ``subprocess``, one that asks for ``browser`` is ``browser``,
-one that asks for ``pynndescent`` is ``slow`` (its first use compiles for ~35 s of CPU).
+one that asks for ``faiss`` (approximate kNN search) is ``slow``.
 
 Data from ../shared is located through ``KOFS_SHARED`` or the folder beside the repository;
 tests that need it skip with a clear reason when it is absent."""
@@ -35,7 +35,7 @@ MARKED_BY_FIXTURE = {
     "shared_data": "real_data",
     "python_process": "subprocess",
     "browser": "browser",
-    "pynndescent": "slow",
+    "faiss": "slow",
 }
 
 # Hypothesis: few examples in the fast tier, many in the full run (``--full``); an explicit
@@ -310,10 +310,9 @@ def browser() -> str:
 
 
 @pytest.fixture(scope="session")
-def pynndescent():
-    """The pynndescent module (approximate kNN search); skips without it. Its first use in a
-    process compiles its numba code (~35 s of CPU): the tests using it are ``slow``."""
-    return pytest.importorskip("pynndescent")
+def faiss():
+    """The faiss module (approximate kNN search, the ``sc`` extra); skips without it."""
+    return pytest.importorskip("faiss")
 
 
 @pytest.fixture(autouse=True)

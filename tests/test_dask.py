@@ -115,11 +115,13 @@ def test_distributed_cluster_equals_in_memory(h5ad, cells, tmp_path):
         e, _ = read_single_cell(h5ad, chunk_size=90)
         labels = SampleCategories(cells.labels(), cells.cells)
         got = kofs.rank(e, labels=labels, dask_scheduler=cluster.scheduler_address)
-        ref = kofs.rank(Expression(cells.X, cells.genes, cells.cells), labels=labels)
+        mem = Expression(cells.X, cells.genes, cells.cells)
+        ref = kofs.rank(mem, labels=labels)
         for a, b in zip(got.lists, ref.lists, strict=True):
             assert a.name == b.name
             np.testing.assert_allclose(a.scores, b.scores, rtol=1e-10, equal_nan=True)
         np.testing.assert_allclose(got.final.scores, ref.final.scores, rtol=1e-8)
+        np.testing.assert_allclose(got.markers.scores, ref.markers.scores, rtol=1e-9)
         out = tmp_path / "out"
         r = CliRunner().invoke(
             main,
@@ -129,7 +131,7 @@ def test_distributed_cluster_equals_in_memory(h5ad, cells, tmp_path):
         )  # fmt: skip
         assert r.exit_code == 0, r.stderr
         ranking = pd.read_csv(out / "ranking.tsv", sep="\t").set_index("gene")
-        lap = {r.name: r for r in ref.lists}["laplacian"]
+        lap = kofs.run_ranker("laplacian", mem)
         np.testing.assert_allclose(
             ranking.loc[list(cells.genes), "score:laplacian"], lap.scores, rtol=1e-9
         )
@@ -156,10 +158,8 @@ def test_chunked_principal_scores_equal_in_memory(cells):
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["numba", "scipy"])
 @pytest.mark.parametrize("memory", [2, 2**30])
-def test_approximate_graph_chunked_equals_in_memory(
-    cells, memory, compiled, monkeypatch, pynndescent
-):
-    """Candidates from NN-descent on the chunked principal scores, their exact distances by
+def test_approximate_graph_chunked_equals_in_memory(cells, memory, compiled, monkeypatch, faiss):
+    """Candidates from the faiss inverted-file search on the chunked principal scores, their exact distances by
     pairs of chunk groups (one chunk per group with a budget of 2 bytes): the same graph as in
     memory, distances bit for bit (to rounding with the scipy products of the pairs when
     numba's kernel is not used)."""
@@ -188,7 +188,7 @@ def test_approximate_graph_chunked_equals_in_memory(
         ("spec-phi3", {"similarity": "knn", "search": "approximate", "k_clusters": 3}),
     ],
 )
-def test_graph_rankers_chunked_with_approximate_search(cells, name, params, pynndescent):
+def test_graph_rankers_chunked_with_approximate_search(cells, name, params, faiss):
     from kofs.registry import RANKERS
 
     known = RANKERS.get(name).params
@@ -200,9 +200,9 @@ def test_graph_rankers_chunked_with_approximate_search(cells, name, params, pynn
     np.testing.assert_allclose(got.scores, ref.scores, rtol=1e-9, equal_nan=True)
 
 
-def test_chunked_search_is_approximate_above_the_threshold(cells, monkeypatch, pynndescent):
+def test_chunked_search_is_approximate_above_the_threshold(cells, monkeypatch, faiss):
     """``search="auto"`` on a dask matrix: exact below ANN_MIN_SAMPLES cells, approximate
-    (chunked PCA + NN-descent) from it on, no O(n^2) chunk-against-chunk search."""
+    (chunked PCA + faiss inverted-file search) from it on, no O(n^2) chunk-against-chunk search."""
     from kofs import _chunked
     from kofs.knowledge import similarity_kernels as K
 

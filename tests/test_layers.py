@@ -31,6 +31,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "kofs._chunked",
             "kofs._numba_kernels",
             "kofs._knn_exact",
+            "kofs._jit",
+            "kofs._counts",
         ),
     ),
     (

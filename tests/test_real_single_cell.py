@@ -66,26 +66,46 @@ def test_reference_is_far_from_random(pbmc, reference):
 
 
 def test_unsupervised_default_plan_finds_cell_type_markers(pbmc, reference):
-    """Defaults version 4 on sparse data: Laplacian, SPEC phi2, phi3 (no labels); 32 of the
-    75 reference markers in the fused top 50 when measured (random: ~5)."""
+    """Defaults version 5 on sparse data: hotspot alone (counts recovered from the
+    log-normalised X); 42 of the 75 reference markers in its top 50 when measured (random:
+    ~5; defaults 4's fused list: 32)."""
     res = kofs.rank(pbmc.copy(), bootstrap=0, threads=2)
-    assert [r.name for r in res.lists] == ["laplacian", "spec-phi2", "spec-phi3"]
+    assert [r.name for r in res.lists] == ["hotspot"]
+    assert res.lists[0].info["counts"] == "log1p"
+    assert len(set(res.final.top(50)) & reference) >= 35
+
+
+@pytest.mark.slow
+def test_the_book_graph_rankers_fused(pbmc, reference):
+    """The graph rankers of the earlier single-cell plan (Laplacian, SPEC phi2, phi3) by name,
+    fused by the default aggregator: each finds markers, and so does their fusion."""
+    res = kofs.rank(
+        pbmc.copy(), rankers=["laplacian", "spec-phi2", "spec-phi3"], bootstrap=0, threads=2
+    )
     assert len(set(res.final.top(50)) & reference) >= 25
     for r in res.lists:
         assert len(set(r.top(50)) & reference) >= 20, r.name
 
 
 @pytest.mark.slow
-def test_labels_from_obs_supervise_the_fusion(pbmc, reference):
-    """With the cell types, Fisher joins the plan and the lists are weighted by their
-    cross-validated predictive value."""
+def test_labels_give_the_fisher_list_and_marker_tables(pbmc, reference):
+    """With the cell types (defaults 5): the Fisher score alone (39 reference markers in its
+    top 50 when measured) and the per-group marker tables; with unsupervised lists added by
+    name, the lists are weighted by their cross-validated predictive value and the fusion
+    keeps the markers."""
     res = kofs.rank(pbmc.copy(), labels="obs:bulk_labels", bootstrap=0, threads=2)
-    names = [r.name for r in res.lists]
-    assert "fisher" in names
-    assert res.final.diagnostics["supervision"] == "labels"
-    fisher = res.lists[names.index("fisher")]
-    assert len(set(fisher.top(50)) & reference) >= 35
-    assert len(set(res.final.top(50)) & reference) >= 30
+    assert [r.name for r in res.lists] == ["fisher"]
+    assert len(set(res.final.top(50)) & reference) >= 35
+    assert res.markers is not None and len(res.markers.groups) == 10
+    both = kofs.rank(
+        pbmc.copy(),
+        labels="obs:bulk_labels",
+        rankers=["fisher", "laplacian", "spec-phi2", "spec-phi3"],
+        bootstrap=0,
+        threads=2,
+    )
+    assert both.final.diagnostics["supervision"] == "labels"
+    assert len(set(both.final.top(50)) & reference) >= 30
 
 
 def test_cli_ranks_the_h5ad_with_its_graph(tmp_path, reference):
@@ -144,8 +164,9 @@ def test_chunked_read_equals_in_memory(tmp_path):
 
 
 def test_raw_counts_get_one_warning_line(pbmc, caplog):
-    """Integer counts are ranked as given, with one warning line advising normalisation; the
-    log-normalised file gets none."""
+    """Integer counts given to a ranker that ranks values as given get one warning line
+    advising normalisation; the log-normalised file gets none, nor do counts given to the
+    rankers that model them (the single-cell default plan)."""
     import logging
 
     import scipy.sparse as sp
@@ -158,4 +179,7 @@ def test_raw_counts_get_one_warning_line(pbmc, caplog):
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="kofs"):
         kofs.rank(pbmc.copy(), rankers=["variance"], bootstrap=0)
+    assert not any("raw counts?" in r.getMessage() for r in caplog.records)
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        kofs.rank(counts, bootstrap=0)
     assert not any("raw counts?" in r.getMessage() for r in caplog.records)

@@ -135,8 +135,9 @@ def test_h5ad_layers_raw_and_labels(tmp_path, cells):
 
 def test_rank_anndata_stores_results(cells):
     a = _adata(cells)
-    res = kofs.rank(a, labels="obs:cell_type")
+    res = kofs.rank(a, labels="obs:cell_type", rankers=["fisher", "laplacian"])
     assert {"kofs_rank", "kofs_score", "kofs_rank_fisher", "kofs_score_laplacian"} <= set(a.var)
+    assert set(a.uns["kofs_markers"]["names"].dtype.names) == set(res.markers.groups)
     assert a.var["kofs_rank"].min() == 1
     top = a.var.sort_values("kofs_rank").index[:20]
     assert list(top) == res.final.top(20)

@@ -29,13 +29,18 @@ CASES = [
 ]  # fmt: skip
 
 
-def _counts(n=90, m=40, seed=1):
+def _raw(n=90, m=40, seed=1):
     rng = np.random.default_rng(seed)
     X = rng.negative_binomial(1, 0.6, size=(n, m)).astype(float)
     X[rng.random((n, m)) < 0.7] = 0.0
     X[: n // 3, :3] += rng.poisson(4, size=(n // 3, 3))  # planted markers of one cluster
     X[:, 5] = 0.0  # a constant gene
     X[:, 6] = 2.0  # a constant gene with no zero
+    return X, rng
+
+
+def _counts(n=90, m=40, seed=1):
+    X, rng = _raw(n, m, seed)
     labels = np.array(["a", "b", "c"])[np.arange(n) * 3 // n]
     # library-size normalised, as single-cell data are: no exact distance ties in the kNN search
     size = X.sum(axis=1, keepdims=True) + rng.uniform(1, 2, size=(n, 1))
@@ -53,6 +58,8 @@ def test_sparse_capable_rankers_are_declared():
 @pytest.mark.parametrize(("name", "params"), CASES)
 def test_dense_equals_sparse(name, params):
     X, labels = _counts()
+    if RANKERS.get(name).counts:  # rankers that model counts get the counts
+        X = _raw()[0]
     genes = [f"g{j}" for j in range(X.shape[1])]
     samples = [f"c{i}" for i in range(X.shape[0])]
     cats = SampleCategories(labels, samples)
@@ -92,7 +99,7 @@ def test_dense_only_ranker_gets_dense_data():
     np.testing.assert_allclose(r.scores, d.scores, rtol=1e-12, equal_nan=True)
 
 
-def test_approximate_knn_graph_is_close_and_seeded(pynndescent):
+def test_approximate_knn_graph_is_close_and_seeded(faiss):
     from kofs.datasets import synthetic_counts
     from kofs.knowledge.similarity_kernels import (
         approximate_knn_squared_distances,

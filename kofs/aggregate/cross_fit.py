@@ -11,7 +11,7 @@ know it (pooled over the folds). The genes outside S keep their position in the 
 all of S (the list used for the ranking), positioned among the genes it was not built from.
 
 :func:`held_out_intervals` turns the K rebuilt lists into the observation intervals the
-reliability model reads (:func:`kofs.aggregate.reliability.observation_intervals`).
+posterior model reads (:func:`kofs.aggregate.intervals.observation_intervals`).
 """
 
 from __future__ import annotations

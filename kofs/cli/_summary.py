@@ -86,5 +86,21 @@ def print_summary(result: RunResult, *, top: int = 10, force: bool = False) -> N
             console.print(txt(cross_fit_line(cross)))
         for notice in fusion.notices:  # in plain words, with what to do
             console.print(txt(notice))
+    for r in result.lists:
+        nuisance = r.info.get("nuisance") or {}
+        shares = {k: v for k, v in (nuisance.get("shares") or {}).items() if v > 0}
+        if shares:
+            parts = ", ".join(f"{k} {100 * v:.0f}%" for k, v in shares.items())
+            console.print(
+                txt(f"nuisance programmes in the top {nuisance['top']} of {r.name}: {parts}")
+            )
+    markers = getattr(result, "markers", None)
+    if markers is not None:
+        console.print(
+            txt(
+                f"marker tables ({markers.method}, {len(markers.groups)} groups of "
+                f"{markers.groupby!r} against the rest): markers.tsv"
+            )
+        )
     for report in result.coverage:
         console.print(txt(f"coverage: {report.line()}"))

@@ -7,7 +7,12 @@ by gene id, so ``adata.var.sort_values("kofs_rank")`` lists the genes best first
 ``kofs_score_<list>`` (native scores of the ranker). Genes not ranked (e.g. ``use_raw`` ranked
 ``raw.var`` genes absent from ``var``) get a missing value (``<NA>`` ranks, NaN scores).
 ``adata.uns["kofs"]`` holds the aggregation method, the lists, the list weights, the
-run's settings and the versions of the software, all writable to ``.h5ad``.
+run's settings and the versions of the software, all writable to ``.h5ad``. With marker tables
+(labels), ``adata.uns["kofs_markers"]`` holds them in the layout of scanpy's
+``rank_genes_groups`` (structured arrays ``names``, ``scores``, ``logfoldchanges``, ``pvals``,
+``pvals_adj`` indexed by group, each group's genes by decreasing score, and ``params``), so
+``scanpy.get.rank_genes_groups_df(adata, group, key="kofs_markers")`` and
+``scanpy.pl.rank_genes_groups(adata, key="kofs_markers")`` read them.
 """
 
 from __future__ import annotations
@@ -31,6 +36,32 @@ def _h5ad_safe(value: Any) -> Any:
     if isinstance(value, (np.floating, np.integer, np.bool_)):
         return value.item()
     return value
+
+
+def _marker_uns(tables: Any) -> dict[str, Any]:
+    """``rank_genes_groups``-style record of :class:`kofs.rankers.markers.MarkerTables`."""
+    orders = [tables.order(g) for g in range(len(tables.groups))]
+    groups = [str(g) for g in tables.groups]
+
+    def records(values, dtype):
+        cols = [np.asarray(values[g, o], dtype=dtype) for g, o in enumerate(orders)]
+        return np.rec.fromarrays(cols, names=groups)
+
+    gene_names = [np.array([tables.genes[i] for i in o], dtype=object) for o in orders]
+    return {
+        "params": {
+            "groupby": str(tables.groupby),
+            "reference": "rest",
+            "method": str(tables.method),
+            "use_raw": False,
+            "corr_method": "benjamini-hochberg",
+        },
+        "names": np.rec.fromarrays(gene_names, names=groups),
+        "scores": records(tables.scores, np.float32),
+        "logfoldchanges": records(tables.logfoldchanges, np.float32),
+        "pvals": records(tables.pvals, np.float64),
+        "pvals_adj": records(tables.pvals_adj, np.float64),
+    }
 
 
 def store_result(adata: Any, result: Any, *, key: str = "kofs") -> None:
@@ -91,3 +122,6 @@ def store_result(adata: Any, result: Any, *, key: str = "kofs") -> None:
             "versions": versions,
         }
     )
+    tables = getattr(result, "markers", None)
+    if tables is not None:
+        adata.uns[f"{key}_markers"] = _marker_uns(tables)

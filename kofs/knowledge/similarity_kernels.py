@@ -14,6 +14,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
+from threadpoolctl import threadpool_limits
 
 from kofs import _chunked
 from kofs._chunked import is_dask
@@ -262,7 +263,7 @@ def knn_squared_distances(X: np.ndarray, *, k: int = 5) -> sp.csr_matrix:
 
 
 #: Below this many samples the kNN search is exact (O(n^2) distances by blocks); from it on,
-#: approximate with pynndescent (NN-descent, as scanpy and UMAP use). Measured in
+#: approximate with an inverted-file index (faiss, :func:`pc_neighbours`). Measured in
 #: bench/bench_single_cell.py (``--knn``): see docs/single-cell.md.
 ANN_MIN_SAMPLES = 10000
 KNN_SEARCHES = ("auto", "exact", "approximate")
@@ -349,7 +350,9 @@ def principal_scores(X, *, n_components: int = 50, seed: int = 0, n_iter: int = 
         Z = _orthonormal(left(Q))
         Y = right(Z)
     Q = _orthonormal(Y)
-    Ub, sv, _ = np.linalg.svd(left(Q).T, full_matrices=False)
+    small = left(Q).T
+    with threadpool_limits(limits=1, user_api="blas"):  # (l x m): threads only cost here
+        Ub, sv, _ = np.linalg.svd(small, full_matrices=False)
     k = min(n_components, sv.size)
     return (Q @ Ub[:, :k]) * sv[:k]
 
@@ -386,26 +389,20 @@ def _exact_candidate_d2(X, cand: np.ndarray) -> np.ndarray:
 
 
 def approximate_knn_squared_distances(X, *, k: int = 5, seed: int = 0) -> sp.csr_matrix:
-    """Directed approximate kNN graph by NN-descent (pynndescent), squared Euclidean distances.
+    """Directed approximate kNN graph, squared Euclidean distances.
 
     Same layout as :func:`knn_squared_distances` (k neighbours per row, self excluded).
-    pynndescent searches ``max(k, ANN_CANDIDATES)`` candidates per sample (on the top
-    ``ANN_PROJECTION`` principal components when there are more features, see
-    :func:`principal_scores`); the k nearest candidates by exact float64 distance are kept
-    (for a dask ``X`` computed by pairs of chunk groups, :func:`kofs._chunked.candidate_sq_distances`).
-    Seeded (``random_state=seed``, one thread): the result is reproducible.
+    ``max(k, ANN_CANDIDATES)`` candidates per sample are searched by :func:`pc_neighbours` (an
+    inverted-file index, faiss) on the top ``ANN_PROJECTION`` principal components when there
+    are more features (see :func:`principal_scores`); the k nearest candidates by exact float64
+    distance in the full space are kept (for a dask ``X`` computed by pairs of chunk groups,
+    :func:`kofs._chunked.candidate_sq_distances`). Seeded: the result is reproducible.
 
     Raises
     ------
     ParameterError
-        pynndescent is not installed (``pip install -e '.[sc]' in the kofs folder``).
+        faiss is not installed (``pip install -e '.[sc]'`` in the kofs folder).
     """
-    try:
-        import pynndescent  # noqa: F401
-    except ImportError:
-        raise ParameterError(
-            "approximate kNN search needs pynndescent: pip install -e '.[sc]' in the kofs folder"
-        ) from None
     n = X.shape[0]
     if not 1 <= k <= n - 1:
         raise ParameterError(f"kNN graph: k must lie in [1, {n - 1}] for {n} samples, got {k}")
@@ -445,33 +442,119 @@ _ANN_CACHE: dict = {}
 
 
 def _ann_candidates(X, c: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    from pynndescent import NNDescent
-
-    n = X.shape[0]
     chunked = is_dask(X)
     if chunked and X.shape[1] <= ANN_PROJECTION:
         X = _chunked.to_memory(X)  # n x (at most 50) genes: small
         chunked = False
     if X.shape[1] > ANN_PROJECTION:
-        data = principal_scores(X, n_components=ANN_PROJECTION, seed=seed).astype(np.float32)
+        data = principal_scores(X, n_components=ANN_PROJECTION, seed=seed)
     else:
-        data = sp.csr_matrix(X, dtype=np.float32) if sp.issparse(X) else np.asarray(X, np.float32)
-    index = NNDescent(
-        data, n_neighbors=c + 1, metric="euclidean", random_state=seed, n_jobs=1,
-        low_memory=True, compressed=True,
-    )  # fmt: skip
-    idx, _ = index.neighbor_graph
-    idx = np.asarray(idx, dtype=np.int64)
-    # drop the sample itself (or the farthest candidate when it is missing, e.g. duplicates)
-    is_self = idx == np.arange(n)[:, None]
-    drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), c)
-    keep = np.ones_like(idx, dtype=bool)
-    keep[np.arange(n), drop] = False
-    cand = idx[keep].reshape(n, c)
+        data = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    cand, _ = pc_neighbours(data, c, seed=seed, exact=False)
     if chunked:  # exact distances by pairs of chunk groups (bounded memory)
         return cand, _chunked.candidate_sq_distances(X, cand)
     d2 = _exact_candidate_d2(X, cand)
     return cand, d2
+
+
+#: Inverted-file search: the index has about ``sqrt(n)`` lists (k-means cells) and each query
+#: scans the ``IVF_PROBES`` lists whose centroids are nearest (measured in
+#: bench/bench_single_cell_scanpy.py: see docs/single-cell.md, "The cell kNN graph").
+IVF_PROBES = 8
+#: Points per centroid the k-means of the inverted file is trained on (a seeded subsample).
+IVF_TRAIN_PER_LIST = 64
+
+
+def _faiss():
+    try:
+        import faiss
+    except ImportError:
+        raise ParameterError(
+            "the approximate kNN search needs faiss (faiss-cpu): pip install -e '.[sc]' in the "
+            "kofs folder"
+        ) from None
+    return faiss
+
+
+def pc_neighbours(
+    P: np.ndarray, c: int, *, seed: int = 0, exact: bool | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``c`` nearest other rows of a low-dimensional ``P`` (e.g. principal components).
+
+    Exact (a flat index) when ``exact`` is True, or None and fewer than
+    :data:`ANN_MIN_SAMPLES` rows; otherwise an inverted file (faiss ``IndexIVFFlat``): k-means
+    with about ``sqrt(n)`` centroids, trained single-threaded on a seeded subsample of
+    :data:`IVF_TRAIN_PER_LIST` points per centroid, then every row scans the
+    :data:`IVF_PROBES` nearest lists (rows with fewer than ``c`` candidates found are searched
+    again over twice as many lists). faiss is prebuilt (no compilation at run time). The
+    candidates' squared distances are then recomputed in float64 and each row is ordered by
+    (distance at float32 rounding, index), the tie rule of the exact search.
+
+    Parameters
+    ----------
+    P : ndarray of shape (n, d)
+    c : int
+        Neighbours per row, 1 <= c <= n - 1.
+    seed : int
+    exact : bool, optional
+
+    Returns
+    -------
+    idx : ndarray of shape (n, c), int64
+    d2 : ndarray of shape (n, c), float64
+    """
+    faiss = _faiss()
+    P = np.ascontiguousarray(P, dtype=np.float64)
+    n, d = P.shape
+    if not 1 <= c <= n - 1:
+        raise ParameterError(f"kNN graph: k must lie in [1, {n - 1}] for {n} samples, got {c}")
+    data = np.ascontiguousarray(P, dtype=np.float32)
+    want = min(n, c + 1)
+    if exact is None:
+        exact = n < ANN_MIN_SAMPLES
+    if exact:
+        index = faiss.IndexFlatL2(d)
+        index.add(data)
+        _, idx = index.search(data, want)
+    else:
+        nlist = max(1, min(int(round(np.sqrt(n))), n // 39))  # faiss wants >= 39 per list
+        quantizer = faiss.IndexFlatL2(d)
+        index = faiss.IndexIVFFlat(quantizer, d, nlist)
+        rng = np.random.default_rng(seed)
+        train = data[np.sort(rng.choice(n, min(n, nlist * IVF_TRAIN_PER_LIST), replace=False))]
+        index.cp.seed = int(seed) % (2**31)
+        index.cp.niter = 10
+        index.cp.max_points_per_centroid = IVF_TRAIN_PER_LIST
+        threads = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(1)  # k-means sums in one fixed order: the same centroids
+        try:
+            index.train(train)
+        finally:
+            faiss.omp_set_num_threads(threads)
+        index.add(data)
+        probes = min(nlist, IVF_PROBES)
+        index.nprobe = probes
+        _, idx = index.search(data, want)
+        short = np.flatnonzero((idx < 0).any(axis=1))
+        while short.size and probes < nlist:
+            probes = min(nlist, 2 * probes)
+            index.nprobe = probes
+            _, again = index.search(data[short], want)
+            idx[short] = again
+            short = short[(again < 0).any(axis=1)]
+    idx = np.asarray(idx, dtype=np.int64)
+    # drop the row itself (or the farthest candidate when it was not returned, e.g. duplicates)
+    is_self = idx == np.arange(n)[:, None]
+    drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), want - 1)
+    keep = np.ones_like(idx, dtype=bool)
+    keep[np.arange(n), drop] = False
+    cand = idx[keep].reshape(n, want - 1)[:, :c]
+    d2 = np.empty(cand.shape)
+    for t in range(c):
+        dt = P - P[cand[:, t]]
+        d2[:, t] = np.einsum("ij,ij->i", dt, dt)
+    order = np.lexsort((cand, order_key(d2)), axis=1)
+    return np.take_along_axis(cand, order, axis=1), np.take_along_axis(d2, order, axis=1)
 
 
 #: A sparse matrix searched by the compiled exact loop (numba, :mod:`kofs._knn_exact`) is
@@ -509,7 +592,7 @@ def uses_exact_search(X, search: str = "auto") -> bool:
 
 
 def knn_graph_distances(X, *, k: int = 5, search: str = "auto", seed: int = 0) -> sp.csr_matrix:
-    """Directed kNN squared distances, exact or approximate (pynndescent) as
+    """Directed kNN squared distances, exact or approximate (:func:`pc_neighbours`) as
     :func:`uses_exact_search` decides."""
     exact = uses_exact_search(X, search)
     if not exact:

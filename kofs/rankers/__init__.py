@@ -111,8 +111,9 @@ def run_ranker(
             "ranker %r needs dense data: densifying the %d x %d sparse matrix", name, *X.shape
         )
         X = X.toarray()
+    extra = {"expression": canon.expression} if spec.expression else {}
     try:
-        out = spec.func(X, inputs, seed=seed, **resolved)
+        out = spec.func(X, inputs, seed=seed, **resolved, **extra)
     except KofsError as exc:
         if exc.path is not None or expression.source is None:
             raise

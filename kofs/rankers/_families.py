@@ -10,3 +10,5 @@ from kofs.rankers import knowledge  # noqa: F401
 from kofs.rankers import supervised  # noqa: F401
 from kofs.rankers import multivariate  # noqa: F401
 from kofs.rankers import sparse  # noqa: F401
+from kofs.rankers import counts  # noqa: F401
+from kofs.rankers import autocorrelation  # noqa: F401

@@ -41,7 +41,7 @@ SEARCH_PARAM = Param(
     "auto",
     str,
     f"kNN search: exact below {ANN_MIN_SAMPLES} samples (sparse data with numba: while the "
-    "exact search is cheap enough, see docs/single-cell.md), approximate (pynndescent) "
+    "exact search is cheap enough, see docs/single-cell.md), approximate (faiss inverted file) "
     "otherwise; or force exact / approximate",
     choices=("auto", "exact", "approximate"),
 )

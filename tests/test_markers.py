@@ -1,0 +1,126 @@
+"""Per-group marker tables (kofs/rankers/markers.py): scanpy's rank_genes_groups numbers
+(golden values of scanpy 1.11.5, tests/data/single_cell/README.md), files, AnnData, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from click.testing import CliRunner
+
+import kofs
+from kofs.cli import main
+from kofs.errors import ParameterError
+from kofs.rankers._marker_kernels import benjamini_hochberg
+from kofs.rankers.markers import marker_tables
+from kofs.types import Expression, SampleCategories
+
+ad = pytest.importorskip("anndata")
+DATA = Path(__file__).parent / "data" / "single_cell"
+PBMC = DATA / "pbmc68k_reduced_raw.h5ad"
+
+
+@pytest.fixture(scope="module")
+def pbmc():
+    return ad.read_h5ad(PBMC)
+
+
+@pytest.fixture(scope="module")
+def golden():
+    return pd.read_csv(DATA / "pbmc68k_reduced_scanpy_markers.tsv.gz", sep="\t")
+
+
+def _expression(a):
+    X = sp.csr_matrix(a.X, dtype=np.float64)
+    return Expression(X, list(a.var_names), list(a.obs_names))
+
+
+@pytest.mark.parametrize("method", ["t-test", "wilcoxon"])
+def test_tables_equal_scanpys_rank_genes_groups(pbmc, golden, method):
+    e = _expression(pbmc)
+    labels = SampleCategories(pbmc.obs["bulk_labels"].astype(str), e.samples, name="bulk_labels")
+    tables = marker_tables(e, labels, method=method)
+    ours = tables.to_frame()
+    ref = golden[golden["method"] == method]
+    for group, want in ref.groupby("group"):
+        got = ours[ours["group"] == group].head(len(want))
+        assert list(got["gene"]) == list(want["names"]), group
+        # scanpy stores scores and fold changes as float32
+        np.testing.assert_allclose(got["score"], want["scores"], rtol=1e-5)
+        np.testing.assert_allclose(got["logfoldchange"], want["logfoldchanges"], rtol=1e-4,
+                                   atol=1e-5)  # fmt: skip
+        np.testing.assert_allclose(got["pval"], want["pvals"], rtol=1e-4)
+        np.testing.assert_allclose(got["pval_adj"], want["pvals_adj"], rtol=1e-4)
+    assert tables.values == "log1p values as given"
+
+
+def test_raw_counts_are_normalised_first(pbmc):
+    """The same tables from the counts (normalize_total to the median + log1p) as from the
+    log-normalised file, up to the normalisation target."""
+    from kofs._counts import counts_view
+
+    e = _expression(pbmc)
+    counts = Expression(counts_view(e.values).X, e.genes, e.samples)
+    labels = SampleCategories(pbmc.obs["bulk_labels"].astype(str), e.samples)
+    a = marker_tables(counts, labels)
+    b = marker_tables(e, labels)
+    assert a.values.startswith("log-normalised counts")
+    for g in range(len(a.groups)):
+        top_a = set(a.order(g)[:20])
+        assert len(top_a & set(b.order(g)[:20])) >= 15
+
+
+def test_benjamini_hochberg_equals_scipys():
+    from scipy.stats import false_discovery_control
+
+    p = np.random.default_rng(0).random(300) ** 3
+    np.testing.assert_allclose(benjamini_hochberg(p), false_discovery_control(p), rtol=1e-12)
+
+
+def test_errors_name_the_problem():
+    e = Expression(np.abs(np.random.default_rng(0).normal(size=(5, 4))), list("abcd"),
+                   [f"c{i}" for i in range(5)])  # fmt: skip
+    with pytest.raises(ParameterError, match="group 'y' .* has one cell"):
+        marker_tables(e, SampleCategories(["x", "x", "x", "x", "y"], e.samples))
+    with pytest.raises(ParameterError, match="at least 2 groups"):
+        marker_tables(e, SampleCategories(["x"] * 5, e.samples))
+    with pytest.raises(ParameterError, match="unknown test"):
+        marker_tables(e, SampleCategories(["x", "x", "y", "y", "y"], e.samples), method="z")
+    with pytest.raises(ParameterError, match="markers need sample labels"):
+        kofs.rank(sp.csr_matrix(e.values), markers="t-test")
+
+
+def test_rank_with_labels_gives_tables_and_scanpy_layout(pbmc):
+    a = pbmc.copy()
+    res = kofs.rank(a, labels="bulk_labels", bootstrap=0)
+    assert [r.name for r in res.lists] == ["fisher"]  # defaults 5: one list with labels
+    assert res.markers is not None and res.markers.method == "t-test"
+    uns = a.uns["kofs_markers"]
+    assert uns["params"]["groupby"] == "bulk_labels" and uns["params"]["reference"] == "rest"
+    group = res.markers.groups[0]
+    assert list(uns["names"][group][:5]) == list(res.markers.to_frame(group)["gene"][:5])
+    # no tables on request
+    none = kofs.rank(pbmc.copy(), labels="bulk_labels", markers="none", bootstrap=0)
+    assert none.markers is None
+
+
+def test_cli_writes_the_tables(tmp_path):
+    out = tmp_path / "out"
+    r = CliRunner().invoke(
+        main, ["rank", str(PBMC), "--labels", "obs:bulk_labels", "--markers", "wilcoxon", "-o",
+               str(out), "--no-report"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    table = pd.read_csv(out / "markers.tsv", sep="\t")
+    assert list(table.columns) == [
+        "group", "rank", "gene", "score", "logfoldchange", "pval", "pval_adj",
+    ]  # fmt: skip
+    assert table.groupby("group").size().eq(765).all()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["markers"]["method"] == "wilcoxon"
+    assert manifest["markers"]["file"] == "markers.tsv"
+    assert manifest["settings"]["markers"] == "wilcoxon"

@@ -1,0 +1,177 @@
+"""The single-cell plan (defaults version 5): hotspot without labels, Fisher with them;
+nuisance programmes seen (named, found in the data, per-list shares) and not rewarded; the
+kNN search and the compiled-kernel cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import kofs
+from kofs.config import default_plan
+from kofs.datasets import splat_counts
+from kofs.knowledge.programmes import independent_programmes, list_nuisance, named_programmes
+from kofs.rankers import run_ranker
+from kofs.types import Expression, Ranking
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return splat_counts(2500, 1200, nuisance_genes=40, nuisance_fold=4.0, de_prob=0.03, seed=7)
+
+
+@pytest.fixture(scope="module")
+def expr(sim):
+    return Expression(sim.X, sim.genes, sim.cells)
+
+
+@pytest.fixture(scope="module")
+def hotspot(expr):
+    return run_ranker("hotspot", expr, seed=0)
+
+
+def _top(r: Ranking, k: int) -> np.ndarray:
+    index = {g: i for i, g in enumerate(r.genes)}
+    return np.array([index[g] for g in r.top(k)])
+
+
+def test_plans_of_version_5():
+    assert default_plan("5", sparse=True) == ("hotspot",)
+    assert default_plan("5", sparse=True, labels=True) == ("fisher",)
+    assert "laplacian" in default_plan("5")  # dense (bulk) matrices keep their plan
+    assert default_plan("1", sparse=True, labels=True) == default_plan("1")  # fallbacks
+
+
+@pytest.mark.slow
+def test_hotspot_ranks_identity_and_leaves_the_nuisance_programme_out(sim, hotspot):
+    top = _top(hotspot, 100)
+    assert sim.de[top].mean() >= 0.7
+    assert sim.nuisance[top].sum() <= 3
+    found = [p for p in hotspot.info["programmes"] if p["independent"]]
+    assert found, "the planted programme is found"
+    planted = {sim.genes[j] for j in np.flatnonzero(sim.nuisance)}
+    assert len(set(found[0]["genes"]) & planted) >= 0.8 * len(found[0]["genes"])
+    assert hotspot.info["excluded_genes"] >= 10
+
+
+@pytest.mark.slow
+def test_keeping_the_programme_rewards_it(sim, expr, hotspot):
+    kept = run_ranker("hotspot", expr, seed=0, params={"programmes": "keep"})
+    assert sim.nuisance[_top(kept, 200)].sum() > sim.nuisance[_top(hotspot, 200)].sum() + 5
+
+
+@pytest.mark.slow
+def test_hotspot_is_deterministic_and_order_free(expr, hotspot):
+    perm = np.random.default_rng(0).permutation(expr.n_genes)
+    shuffled = Expression(expr.values[:, perm], [expr.genes[j] for j in perm], expr.samples)
+    again = run_ranker("hotspot", shuffled, seed=0)
+    ours = dict(zip(hotspot.genes, hotspot.scores, strict=True))
+    theirs = dict(zip(again.genes, again.scores, strict=True))
+    assert all((np.isnan(ours[g]) and np.isnan(theirs[g])) or ours[g] == theirs[g] for g in ours)
+
+
+def test_hotspot_on_values_that_are_not_counts_uses_the_normal_null(caplog):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 40))
+    X[:150, :5] += 2.0
+    e = Expression(X, [f"g{j}" for j in range(40)], [f"c{i}" for i in range(300)])
+    with caplog.at_level("WARNING"):
+        r = run_ranker("hotspot", e, seed=0)
+    assert "not counts" in caplog.text
+    assert r.info["model"].startswith("normal null")
+    assert set(r.top(5)) == {f"g{j}" for j in range(5)}
+
+
+def test_named_programmes_match_symbols_case_insensitively():
+    genes = ["MKI67", "Top2a", "mt-Co1", "RPL13A", "RPS6KA1", "FOS", "CENPU", "CD3E"]
+    e = Expression(np.ones((2, len(genes))), genes, ["a", "b"])
+    found = {k: [g for g, hit in zip(genes, v, strict=True) if hit] for k, v in
+             named_programmes(e).items()}  # fmt: skip
+    assert found == {
+        "cell_cycle_s": ["CENPU"],  # MLF1IP's current symbol
+        "cell_cycle_g2m": ["MKI67", "Top2a"],
+        "stress": ["FOS"],
+        "mitochondrial": ["mt-Co1"],
+        "ribosomal": ["RPL13A"],  # not the kinase RPS6KA1
+    }
+
+
+def _modules(seed=0, n=3000, m=460):
+    """Counts with a group module (genes 0-9, up in group 1), a crossed programme (genes
+    10-19, up in a random 20 % of every group), a rare subpopulation module (genes 20-29, up
+    in 3 % of the cells, all inside group 0), identity genes of other groups (30-59) and 400
+    background genes holding most of the counts (so that no module shifts a cell's total)."""
+    from kofs._counts import counts_view
+
+    rng = np.random.default_rng(seed)
+    groups = rng.integers(0, 4, n)
+    crossed = rng.random(n) < 0.2
+    rare = (groups == 0) & (rng.random(n) < 0.12)
+    mu = np.full((n, m), 2.0)
+    mu[:, 60:] = 20.0
+    mu[groups == 1, :10] *= 4
+    mu[crossed, 10:20] *= 4
+    mu[rare, 20:30] *= 6
+    for g in (2, 3):
+        mu[groups == g, 30 + 10 * (g - 2) : 40 + 10 * (g - 2)] *= 4
+    mu[groups == 0, 50:60] *= 4
+    return counts_view(sp.csr_matrix(rng.poisson(mu).astype(float)))
+
+
+def test_independent_programmes_separate_crossed_from_identity_and_rare():
+    found = independent_programmes(_modules(), np.arange(60), seed=0)
+    by_first = {int(p.genes.min()) // 10: p for p in found}
+    assert by_first[1].independent  # the crossed programme
+    assert not by_first[0].independent  # a group's module
+    assert not by_first[2].independent  # a rare subpopulation inside one group
+    assert by_first[1].identity_fraction < 0.05 < by_first[0].identity_fraction
+
+
+def test_list_nuisance_reports_each_lists_share(sim, expr):
+    planted = np.flatnonzero(sim.nuisance)
+    order = np.r_[planted, np.setdiff1d(np.arange(expr.n_genes), planted)]
+    scores = np.empty(expr.n_genes)
+    scores[order] = np.arange(expr.n_genes, 0, -1)
+    nuisance_first = Ranking("nuisance-first", expr.genes, scores, True)
+    de_first = Ranking("identity", expr.genes, sim.de.astype(float), True)
+    a, b = list_nuisance(expr, [nuisance_first, de_first], seed=0)
+    assert a["top"] == 120 and a["head_share"] > 0.8 and a["share"] > 0.25
+    assert b["head_share"] == 0.0 and b["share"] < 0.05
+
+
+@pytest.mark.slow
+def test_rank_default_plan_on_counts(sim):
+    res = kofs.rank(sim.X, bootstrap=0, threads=2)
+    assert [r.name for r in res.lists] == ["hotspot"]
+    assert res.settings["defaults"] == "5"
+    assert "nuisance" in res.lists[0].info and res.markers is None
+
+
+def test_pc_neighbours_approximate_finds_the_exact_neighbours():
+    from kofs.knowledge.similarity_kernels import pc_neighbours
+
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(30, 10)) * 4
+    P = centres[rng.integers(0, 30, 12000)] + rng.normal(size=(12000, 10))
+    exact, d_exact = pc_neighbours(P, 10, exact=True)
+    approx, d_approx = pc_neighbours(P, 10, exact=False, seed=1)
+    recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(exact, approx, strict=True)])
+    assert recall > 0.95
+    assert (np.diff(d_approx, axis=1) >= 0).all() and (d_approx[:, 0] >= d_exact[:, 0] - 1e-9).all()
+    again, _ = pc_neighbours(P, 10, exact=False, seed=1)
+    np.testing.assert_array_equal(approx, again)
+
+
+def test_numba_cache_goes_where_kofs_can_write(tmp_path, monkeypatch):
+    from kofs import _jit
+
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    assert _jit.cache_folder(tmp_path / "pkg") is None  # a writable package: numba's own
+    monkeypatch.setattr(_jit, "_writable", lambda folder: "pkg" not in str(folder))
+    monkeypatch.setenv("KOFS_CACHE_DIR", str(tmp_path / "kc"))
+    assert _jit.cache_folder(tmp_path / "pkg") == tmp_path / "kc" / "numba"
+    monkeypatch.setattr(_jit, "_writable", lambda folder: False)
+    assert _jit.cache_folder(tmp_path / "pkg").name.startswith("kofs-numba-")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))
+    assert _jit.cache_folder(tmp_path / "pkg") == tmp_path / "mine"
