@@ -200,14 +200,14 @@ def check_magnitude(expression: Expression) -> float | None:
         sample = np.ravel(first.data if sp.issparse(first) else first)[:COUNTS_SAMPLE]
     elif sp.issparse(X):
         if X.shape[0] == 0 or X.shape[1] == 0:
-            return
+            return None
         hi, lo = column_range(X)  # implicit zeros included
         top = float(max(hi.max(), -lo.min()))
         sample = X.data[:COUNTS_SAMPLE]
     else:
         X = np.asarray(X)
         if X.size == 0 or np.isnan(X).all():
-            return
+            return None
         hi, lo = X.max(axis=0), X.min(axis=0)  # NaN in a column: not constant, not tiny
         top = float(max(np.nanmax(X), -np.nanmin(X)))  # over every value, NaN aside
         sample = np.ravel(X)[:COUNTS_SAMPLE]
@@ -484,7 +484,7 @@ def aggregate_supervised(
 
 
 def _knowledge_list(r: Ranking) -> bool:
-    name = r.params.get("ranker")
+    name = str(r.params.get("ranker"))
     return name in RANKERS and RANKERS.get(name).family == "knowledge"
 
 
@@ -907,7 +907,7 @@ def rank(
 
         assert categories is not None
         t0 = time.perf_counter()
-        tables = marker_tables(expression, categories, method=settings["markers"])
+        tables = marker_tables(expression, categories, method=str(settings["markers"]))
         result.timings["markers"] = round(time.perf_counter() - t0, 4)  # type: ignore[index]
     symbols = context.cached(
         "gene_symbols", lambda: source_symbols(expression, sources), gene_level=True

@@ -53,7 +53,7 @@ def _log_pdf(x: np.ndarray) -> np.ndarray:
         return np.where(np.isfinite(x), -0.5 * x * x - _LOG_SQRT_2PI, -np.inf)
 
 
-def mixture_scores(u: np.ndarray, mu: np.ndarray, rho: float) -> np.ndarray:
+def mixture_scores(u: np.ndarray, mu: np.ndarray | float, rho: float) -> np.ndarray:
     """Latent scores ``s(u) = H^-1(1 - u)`` of the mixture ``rho N(mu, 1) + (1-rho) N(0, 1)``.
 
     ``u`` and ``mu`` broadcast together; u = 0 gives +inf, u = 1 gives -inf. Solved by
@@ -157,7 +157,7 @@ def narrow(ulo: np.ndarray, uhi: np.ndarray) -> np.ndarray:
 def interval_terms(
     ulo: np.ndarray,
     uhi: np.ndarray,
-    mu: np.ndarray,
+    mu: np.ndarray | float,
     rho: float,
     *,
     scores: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.linalg import cholesky, solve_triangular
@@ -411,7 +412,7 @@ def em_bootstrap(
     ll_uni = float(np.log(PG.mean(axis=1)).sum())
     gain = ll_fit - ll_uni
     identified, threshold = identification(gain, L)
-    out = {"loglik_gain": gain, "lr_threshold": threshold, "identified": identified}
+    out: dict[str, Any] = {"loglik_gain": gain, "lr_threshold": threshold, "identified": identified}
     if n_boot > 0:
         rng = np.random.default_rng(seed)
         reps = np.empty((n_boot, L))
@@ -420,6 +421,7 @@ def em_bootstrap(
             reps[b] = fit_mixture_weights(
                 rows, solver=solver, tol=tol, max_iter=max_iter, start=weights
             ).weights
-        out.update(weight_ci=percentile_intervals(reps), weight_sd=reps.std(axis=0, ddof=1))
+        out["weight_ci"] = percentile_intervals(reps)
+        out["weight_sd"] = reps.std(axis=0, ddof=1)
     out["n_boot"] = int(n_boot)
     return out

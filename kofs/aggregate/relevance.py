@@ -228,7 +228,7 @@ def posterior_aggregate(
             )
         elif v is not None and v[k] < 0.05:
             notes[names[j]] = "little say: it predicts the labels much worse than the best list"
-    prior_rows = []
+    prior_rows: list[dict[str, Any]] = []
     if prior.X.shape[1]:
         for k, name in enumerate(prior.names):
             unit = _odds_ratio_unit(prior, k, set(names))
@@ -251,10 +251,11 @@ def posterior_aggregate(
             half = t_crit * se_b[k + 1] / fit.scale[k] * row["unit"]
             row["ci"] = (row["log_odds_ratio"] - half, row["log_odds_ratio"] + half)
     for row in prior_rows:
-        j = names.index(row["covariate"]) if row["covariate"] in names else None
-        if j is not None:
-            reliability[names[j]] = (
-                f"a gene in its top 1 % is {np.exp(row['log_odds_ratio']):.2g} times as likely "
+        covariate = str(row["covariate"])
+        if covariate in names:
+            ratio = float(np.exp(float(row["log_odds_ratio"])))
+            reliability[covariate] = (
+                f"a gene in its top 1 % is {ratio:.2g} times as likely "
                 "to be relevant as its median gene (learned from the data evidence)"
             )
     diag.update(
