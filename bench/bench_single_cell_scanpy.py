@@ -26,8 +26,9 @@ process's peak RSS), run twice in a row (first and second run of a new process):
 * scanpy ``highly_variable_genes`` flavours ``seurat``, ``cell_ranger`` (on ``X``),
   ``seurat_v3`` and ``pearson_residuals`` (on the counts layer), each ranking every gene by its
   normalised dispersion / variance;
-* ``kofs rank FILE -o OUT`` (the default plan, report included) under defaults 5 (this issue)
-  and 4 (the previous fused plan), and single kofs rankers (``--rankers NAME``);
+* ``kofs rank FILE -o OUT`` (the default plan, report included; defaults 5), the graph rankers
+  of the previous single-cell plan fused (``--rankers laplacian,spec-phi2,spec-phi3``), and
+  single kofs rankers (``--rankers NAME``);
 * with labels: ``kofs rank FILE --labels obs:group`` (default labelled plan; marker tables
   written) and scanpy ``rank_genes_groups`` t-test and Wilcoxon, each group's ranking combined
   into one list by every gene's best rank across groups (the "top n per group" users read).
@@ -229,9 +230,9 @@ def _kofs(args: list[str], env: dict[str, str] | None = None) -> tuple[float, fl
 
 
 #: (table name, kind, arguments): kind "hvg" (scanpy flavour), "rgg" (rank_genes_groups
-#: method), "kofs" (``kofs rank`` arguments after the file), "kofs-run" (``kofs run`` of a
-#: config with these keys), "kofs-cold" (``kofs rank`` with ``NUMBA_CACHE_DIR`` a new empty
-#: folder: the first run compiles kofs's kernels and caches them, the second loads them).
+#: method), "kofs" (``kofs rank`` arguments after the file), "kofs-cold" (``kofs rank`` with
+#: ``NUMBA_CACHE_DIR`` a new empty folder: the first run compiles kofs's kernels and caches
+#: them, the second loads them).
 METHODS: list[tuple[str, str, object]] = [
     ("scanpy seurat", "hvg", "seurat"),
     ("scanpy cell_ranger", "hvg", "cell_ranger"),
@@ -239,7 +240,11 @@ METHODS: list[tuple[str, str, object]] = [
     ("scanpy pearson_residuals", "hvg", "pearson_residuals"),
     ("kofs default (defaults 5)", "kofs", []),
     ("kofs default, empty kernel cache first", "kofs-cold", []),
-    ("kofs defaults 4 (fused)", "kofs-run", {"defaults": "4"}),
+    (
+        "kofs laplacian + spec-phi2 + spec-phi3 fused",
+        "kofs",
+        ["--rankers", "laplacian,spec-phi2,spec-phi3"],
+    ),
     ("kofs pearson-residuals", "kofs", ["--rankers", "pearson-residuals"]),
     ("kofs deviance", "kofs", ["--rankers", "deviance"]),
     ("kofs seurat-v3", "kofs", ["--rankers", "seurat-v3"]),
@@ -266,16 +271,9 @@ def _run_method(
         return wall, peak
     out = tmp / "kofs-out"
     shutil.rmtree(out, ignore_errors=True)
-    if kind == "kofs-run":
-        config = tmp / "config.yaml"
-        keys = {"expression": str(path), "output": str(out), "threads": 2, **spec}
-        config.write_text(json.dumps(keys))  # JSON is YAML
-        wall, peak = _kofs(["run", str(config)])
-    else:
-        args = ["rank", str(path), "-o", str(out), "--threads", "2", *spec]
-        wall, peak = _kofs(args, env=env)
-    run_child(KOFS_ORDER.format(path=str(path), ranking=str(out / "ranking.tsv"),
-                                out=str(order)))  # fmt: skip
+    args = ["rank", str(path), "-o", str(out), "--threads", "2", *spec]
+    wall, peak = _kofs(args, env=env)
+    run_child(KOFS_ORDER.format(path=str(path), ranking=str(out / "ranking.tsv"), out=str(order)))
     return wall, peak
 
 
