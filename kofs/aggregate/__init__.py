@@ -42,10 +42,16 @@ def _data_lists(rankings: Sequence[Ranking]) -> np.ndarray:
 
 def _covered(rankings: Sequence[Ranking], genes: Sequence[str]) -> np.ndarray:
     """(M, L): the genes each list has knowledge about (present, with a finite score)."""
-    index = {g: i for i, g in enumerate(genes)}
+    index: dict[str, int] | None = None
+    order = list(genes)
     out = np.zeros((len(genes), len(rankings)), dtype=bool)
     for j, r in enumerate(rankings):
-        rows = np.fromiter((index[g] for g in r.genes), dtype=np.int64, count=len(r.genes))
+        if list(r.genes) == order:  # the common case: every list over the same genes, in order
+            rows = np.arange(len(order))
+        else:
+            if index is None:
+                index = {g: i for i, g in enumerate(order)}
+            rows = np.fromiter((index[g] for g in r.genes), dtype=np.int64, count=len(r.genes))
         out[rows, j] = np.isfinite(np.asarray(r.scores, dtype=np.float64))
     return out
 

@@ -55,6 +55,7 @@ convergence of any EM algorithm. Scand J Stat 35:335-353.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -582,6 +583,7 @@ def fit_posterior(
     standardise: tuple[np.ndarray, np.ndarray] | None = None,
     fixed_mu: bool = False,
     exact: bool = True,
+    threads: int = 2,
 ) -> PosteriorFit:
     """Fit the model of the module docstring.
 
@@ -609,6 +611,8 @@ def fit_posterior(
         Keep the separations of ``start`` (only the prior, and S, are fitted).
     exact : bool
         Compute the exact final scores (else the binned ones).
+    threads : int
+        Threads for the fits from the two starts.
     """
     lo = np.asarray(lo, dtype=np.float64)
     hi = np.asarray(hi, dtype=np.float64)
@@ -637,8 +641,9 @@ def fit_posterior(
     if correlation is not None:
         fixed_r = np.asarray(correlation, dtype=np.float64)[iu]
         starts = [(rho0, fixed_r) for rho0, _ in starts]
-    best = None
-    for rho0, r0 in starts:
+
+    def solve(start: tuple[float | None, np.ndarray]) -> tuple[float, np.ndarray, int, bool]:
+        rho0, r0 = start
         b0 = beta.copy()
         if rho0 is not None:
             b0[0] = logit(rho0)
@@ -652,10 +657,15 @@ def fit_posterior(
             rounds=(ROUNDS if (problem.dependence and correlation is None) else 1),
         )
         value = _binned_log_likelihood(problem, theta) if len(starts) > 1 else 0.0
-        if best is None or value > best[0]:
-            best = (value, theta, it, converged)
-    assert best is not None
-    _, theta, iterations, converged = best
+        return value, theta, it, converged
+
+    if len(starts) > 1 and threads > 1:  # independent fits (NumPy releases the GIL)
+        with ThreadPoolExecutor(max_workers=min(threads, len(starts))) as pool:
+            fits = list(pool.map(solve, starts))
+    else:
+        fits = [solve(st) for st in starts]
+    # the first start of highest likelihood: the same choice whatever the threads' timing
+    _, theta, iterations, converged = max(fits, key=lambda f: f[0])
     mu, beta, r = problem.split(theta)
     S = _corr_matrix(r, D) if problem.dependence else np.eye(D)
     eta = X @ beta
