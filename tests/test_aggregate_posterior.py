@@ -212,6 +212,10 @@ def test_one_data_list_is_its_own_answer():
     assert fused.top(100) == only.top(100)
     assert "q_value" not in fused.statistics
     assert any("Only one list" in n for n in fused.diagnostics["notices"])
+    # nothing is learned from one ranking: it carries the weight, no reliability is reported
+    w = dict(zip(fused.list_names, fused.weights, strict=True))
+    assert w == {"only": 1.0, "K": 0.0}
+    assert np.isnan(fused.info["mu"]).all() and fused.info["iterations"] == 0
 
 
 def test_knowledge_alone_is_fused_as_evidence_and_said_so():

@@ -133,19 +133,33 @@ def posterior_aggregate(
         v = lw / lw.max() if lw.max() > 0 else np.ones(len(data_cols))
     D = len(data_cols)
     single = D == 1
-    # untempered: the reliabilities are learned from all the evidence
-    base = fit_posterior(lo, hi, prior, max_prior=max_prior, dependence=dependence, n_bins=n_bins)
+    # untempered: the reliabilities are learned from all the evidence. One ranking alone
+    # carries no information on them (its positions are uniform under the model): no fit, the
+    # parameters stay at their starts and are not reported
+    base = fit_posterior(
+        lo,
+        hi,
+        prior,
+        max_prior=max_prior,
+        dependence=dependence,
+        n_bins=n_bins,
+        max_iter=0 if single else 1000,
+    )
     fit = base
     if v is not None and not single:
         fit = temper(base, v)
-    weights = _list_weights(fit, prior, data_cols, names)
+    if single:
+        weights = np.zeros(L)
+        weights[data_cols[0]] = 1.0
+    else:
+        weights = _list_weights(fit, prior, data_cols, names)
     notes: dict[str, str] = {}
     statistics: dict[str, np.ndarray] = {}
     test = agreement_test(lo, hi)
     resampled = None
     if single:
-        # one list's positions say nothing about how many genes are relevant: its ranking
-        # (with the prior's tilt) is the answer, without posterior probabilities
+        # one list's positions say nothing about how many genes are relevant: its ranking is
+        # the answer, without posterior probabilities
         scores = _normal_scores(lo[:, 0], hi[:, 0])
         notices.append(
             f"Only one list ({names[data_cols[0]]}) is evidence from the data: the fused "
@@ -199,9 +213,10 @@ def posterior_aggregate(
                 "at the lists one by one, or give labels (--labels) or known genes."
             )
     mu = np.full(L, np.nan)
-    mu[data_cols] = fit.mu
     auc = np.full(L, np.nan)
-    auc[data_cols] = fit.auc
+    if not single:
+        mu[data_cols] = fit.mu
+        auc[data_cols] = fit.auc
     temp = np.full(L, np.nan)
     temp[data_cols] = fit.tempering
     diag: dict[str, Any] = {
@@ -217,6 +232,9 @@ def posterior_aggregate(
     }
     reliability: dict[str, str] = {}
     for k, j in enumerate(data_cols):
+        if single:
+            reliability[names[j]] = "not learned: a single ranking cannot show its reliability"
+            continue
         reliability[names[j]] = (
             f"ranks a relevant gene above a background gene with probability "
             f"{fit.auc[k]:.2f} (0.5 = chance)"
@@ -229,7 +247,7 @@ def posterior_aggregate(
         elif v is not None and v[k] < 0.05:
             notes[names[j]] = "little say: it predicts the labels much worse than the best list"
     prior_rows: list[dict[str, Any]] = []
-    if prior.X.shape[1]:
+    if prior.X.shape[1] and not single:
         for k, name in enumerate(prior.names):
             unit = _odds_ratio_unit(prior, k, set(names))
             b = fit.beta[k + 1] / fit.scale[k] * unit
@@ -268,9 +286,9 @@ def posterior_aggregate(
         "mu": mu.tolist(),
         "auc": auc.tolist(),
         "tempering": temp.tolist(),
-        "prior": float(fit.rho),
+        "prior": None if single else float(fit.rho),
         "expected_relevant": float(fit.posterior.sum()) if not single else None,
-        "log_likelihood": float(fit.log_likelihood),
+        "log_likelihood": None if single else float(fit.log_likelihood),
         "iterations": int(fit.iterations),
         "converged": bool(fit.converged),
         "statistics": statistics,
