@@ -56,7 +56,7 @@ convergence of any EM algorithm. Scand J Stat 35:335-353.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -72,7 +72,7 @@ from kofs.aggregate.binormal import (
 )
 from kofs.aggregate.intervals import Coded, code_intervals
 
-__all__ = ["PosteriorFit", "Prior", "fit_posterior", "q_values", "temper"]
+__all__ = ["PosteriorFit", "Prior", "fit_posterior", "q_values"]
 
 #: Starting separation of every data list and starting fraction of relevant genes.
 MU_START = 1.0
@@ -229,8 +229,10 @@ class _Problem:
         *,
         dependence: bool = True,
         tempering: np.ndarray | None = None,
+        mean_prior: float | None = None,
     ) -> None:
         self.coded = coded
+        self.target = mean_prior  # a fixed mean prior probability (None: fitted)
         self.X = X  # (M, P + 1), intercept first, standardised
         self.w = weights
         self.max_prior = max_prior
@@ -356,6 +358,8 @@ class _Problem:
     def _cap(self, beta: np.ndarray) -> np.ndarray:
         """The intercept shifted so that the mean prior lies in [MIN_PRIOR, max_prior]."""
         low, high = MIN_PRIOR, self.max_prior
+        if self.target is not None:
+            low = high = float(np.clip(self.target, MIN_PRIOR, self.max_prior))
         if self.intercept_only:
             return np.array([logit(np.clip(expit(beta[0]), low, high))])
         eta = self.X @ beta
@@ -482,24 +486,6 @@ def _standardise(
     return np.column_stack([np.ones(X.shape[0]), Z]), center, scale
 
 
-def temper(fit: PosteriorFit, v: np.ndarray) -> PosteriorFit:
-    """``fit`` with the label weights ``v_l`` in [0, 1] tempering each data list's evidence
-    (``v_l t_il``). The separations, the list correlation and the prior stay those of the
-    untempered fit, learnt from all the lists' agreement: a likelihood tempered down to one
-    list carries no information on its separation or on the fraction of relevant genes (one
-    list alone is uniform under the model), so a re-fit there drifts to nothing.
-    ``log_likelihood`` stays the untempered fit's."""
-    v = np.clip(np.asarray(v, dtype=np.float64), 0.0, 1.0)
-    base = fit.list_terms / np.where(fit.tempering > 0, fit.tempering, 1.0)
-    terms = base * v
-    return replace(
-        fit,
-        tempering=v,
-        list_terms=terms,
-        log_odds=fit.prior_log_odds + terms.sum(axis=1),
-    )
-
-
 def exact_list_terms(
     lo: np.ndarray, hi: np.ndarray, mu: np.ndarray, rho: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -572,6 +558,8 @@ def fit_posterior(
     hi: np.ndarray,
     prior: Prior,
     *,
+    tempering: np.ndarray | None = None,
+    mean_prior: float | None = None,
     max_prior: float = 0.5,
     dependence: bool = True,
     n_bins: int = 512,
@@ -593,6 +581,13 @@ def fit_posterior(
         Observation intervals of u of the data lists (:mod:`kofs.aggregate.intervals`).
     prior : Prior
         Gene-level covariates of the prior (may have no column).
+    tempering : ndarray (D,), optional
+        v_l in [0, 1] (label supervision); default 1. A tempered fit keeps the separations of
+        ``start`` (``fixed_mu``) and a fixed ``mean_prior``: a likelihood tempered down to one
+        list says nothing about them (one list alone is uniform under the model).
+    mean_prior : float, optional
+        Keep the mean prior probability at this value (only the covariates' effects, which a
+        single tempered list and the covariates do identify, are fitted).
     max_prior : float
         Cap of the mean prior probability (the relevant class is the minority).
     dependence : bool
@@ -618,10 +613,12 @@ def fit_posterior(
     hi = np.asarray(hi, dtype=np.float64)
     M, D = lo.shape
     w = np.ones(M) if weights is None else np.asarray(weights, dtype=np.float64)
-    v = np.ones(D)
+    v = np.ones(D) if tempering is None else np.clip(np.asarray(tempering, float), 0.0, 1.0)
     X, center, scale = _standardise(np.asarray(prior.X, dtype=np.float64), w, standardise)
     coded = code_intervals(lo, hi, n_bins=n_bins)
-    problem = _Problem(coded, X, w, max_prior, dependence=dependence, tempering=v)
+    problem = _Problem(
+        coded, X, w, max_prior, dependence=dependence, tempering=v, mean_prior=mean_prior
+    )
     iu = _offdiag(D)
     starts: list[tuple[float | None, np.ndarray]] = []
     if start is not None:

@@ -17,12 +17,13 @@ import numpy as np
 from scipy.special import expit, ndtr, stdtrit
 
 from kofs.aggregate.intervals import observation_intervals
-from kofs.aggregate.posterior import PosteriorFit, Prior, fit_posterior, q_values, temper
+from kofs.aggregate.posterior import PosteriorFit, Prior, fit_posterior, q_values
 from kofs.aggregate.prior import knowledge_prior
 from kofs.aggregate.uncertainty import (
     agreement_test,
     calibrated_q_values,
     half_sample_fits,
+    tempered_fit,
     wald,
 )
 from kofs.registry import Param, aggregator
@@ -147,7 +148,7 @@ def posterior_aggregate(
     )
     fit = base
     if v is not None and not single:
-        fit = temper(base, v)
+        fit = tempered_fit(base, lo, hi, prior, v, max_prior=max_prior, n_bins=n_bins)
     if single:
         weights = np.zeros(L)
         weights[data_cols[0]] = 1.0

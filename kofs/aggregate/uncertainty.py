@@ -43,10 +43,15 @@ from kofs.aggregate.posterior import (
     _standardise,
     fit_posterior,
     q_values,
-    temper,
 )
 
-__all__ = ["Resamples", "agreement_test", "calibrated_q_values", "half_sample_fits"]
+__all__ = [
+    "Resamples",
+    "agreement_test",
+    "calibrated_q_values",
+    "half_sample_fits",
+    "tempered_fit",
+]
 
 #: Bins of the refits' sufficient statistics (coarser than the fit's: a refit only needs the
 #: parameters, not per-gene scores).
@@ -99,6 +104,45 @@ class Resamples:
         return w.std(axis=0, ddof=1) if w.shape[0] > 1 else np.zeros(w.shape[1])
 
 
+def tempered_fit(
+    base: PosteriorFit,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    prior: Prior,
+    v: np.ndarray,
+    *,
+    max_prior: float,
+    n_bins: int,
+    tol: float = 1e-4,
+    max_iter: int = 300,
+    exact: bool = True,
+    standardise: tuple[np.ndarray, np.ndarray] | None = None,
+) -> PosteriorFit:
+    """The fit with the label weights ``v`` tempering each data list's evidence. The
+    separations, the list correlation and the mean prior probability stay those of the
+    untempered ``base`` (learnt from all the lists' agreement); the covariates' effects are
+    re-fitted against the tempered evidence, so knowledge is judged by what the lists that
+    predict the labels say. Re-fitting the separations or the fraction of relevant genes there
+    is not identified: tempered down to one list, the likelihood is flat in them (one list
+    alone is uniform under the model) and a re-fit drifted to mu = 0, every gene tied."""
+    return fit_posterior(
+        lo,
+        hi,
+        prior,
+        tempering=v,
+        mean_prior=base.rho,
+        correlation=base.correlation,
+        start=base,
+        fixed_mu=True,
+        max_prior=max_prior,
+        n_bins=n_bins,
+        tol=tol,
+        max_iter=max_iter,
+        exact=exact,
+        standardise=(base.center, base.scale) if standardise is None else standardise,
+    )
+
+
 def half_sample_fits(
     fit: PosteriorFit,
     data_ranks: np.ndarray,
@@ -113,9 +157,9 @@ def half_sample_fits(
     threads: int = 2,
 ) -> Resamples:
     """``n`` half-sample refits (module docstring) warm-started from ``fit``, with its list
-    correlation fixed. The refits are untempered (like the fit's parameters, see
-    :func:`~kofs.aggregate.posterior.temper`); ``weights_of(fit, rows)`` gives the list
-    weights of a refit on the genes ``rows``, tempered like ``fit``."""
+    correlation fixed, each as the fit was made: untempered, then (with label weights) the
+    tempered refit of :func:`tempered_fit`. ``weights_of(fit, rows)`` gives the list weights
+    of a refit on the genes ``rows``."""
     R = np.asarray(data_ranks, dtype=np.float64)
     M = R.shape[0]
     rng = np.random.default_rng(seed)
@@ -138,7 +182,21 @@ def half_sample_fits(
             max_iter=REFIT_MAX_ITER,
             exact=False,
         )
-        return f.mu, f.beta, weights_of(temper(f, fit.tempering), rows)
+        if np.any(fit.tempering < 1):
+            f = tempered_fit(
+                f,
+                lo,
+                hi,
+                sub,
+                fit.tempering,
+                max_prior=max_prior,
+                n_bins=min(n_bins, RESAMPLE_BINS),
+                tol=REFIT_TOL,
+                max_iter=REFIT_MAX_ITER,
+                exact=False,
+                standardise=(fit.center, fit.scale),
+            )
+        return f.mu, f.beta, weights_of(f, rows)
 
     # the refits are independent: two threads (NumPy releases the GIL in the heavy steps);
     # every half is drawn before, so the result does not depend on the threads' timing
