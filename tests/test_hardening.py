@@ -37,9 +37,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kofs.cache as cache_module
-from kofs.cache import Cache, file_sha256
+from kofs.cache import Cache
 from kofs.cli import main
 from kofs.errors import InputError, KofsError, ParameterError, printable
+from kofs.io._fsops import file_digest
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
@@ -138,7 +139,7 @@ def _command(name: str, tmp_path: Path) -> tuple[list, Path, list[Path]]:
         return ["reproduce", cfg, "-o", out], out, [*side, out / "report.html"]
     if name in ("gosim", "sources"):
         # the cache entries a GO read writes are the paths planted here
-        key = [file_sha256(obo)]
+        key = [file_digest(obo)[1]]
         entry = Cache(cache).path("obo", key)
         if name == "gosim":
             genes = tmp_path / "genes.txt"

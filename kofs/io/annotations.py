@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kofs.cache import file_sha256
 from kofs.errors import InputError, ParameterError
 from kofs.io._annotation_formats import TAXA_KEY, _read_gaf, _read_gene2go, _read_tsv, _sniff
+from kofs.io._fsops import file_digest
 from kofs.io.ontology import Ontology
 from kofs.progress import Progress, task
 from kofs.resources import check_memory, estimate_go_annotations_file
@@ -246,7 +246,7 @@ def read_go_annotations(
             f"--go-taxon {taxon} cannot filter {p}: a TSV annotation file has no taxon column "
             "(filter the file, or leave --go-taxon out)"
         )
-    sha = file_sha256(p)
+    sha = file_digest(p)[1]
     key = [sha, kind, tax]
     hit = None if cache is None else cache.get("annotations", key, check=_check_arrays)
     if hit is not None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import importlib.metadata
 import io
 import json
@@ -29,7 +28,7 @@ from typing import IO, Any
 import numpy as np
 
 from kofs.errors import InputError, OutputError, ParameterError
-from kofs.io._fsops import create_new_file
+from kofs.io._fsops import create_new_file, file_digest
 from kofs.types import AggregateRanking, Ranking
 
 log = logging.getLogger(__name__)
@@ -467,16 +466,11 @@ def file_fingerprint(path: str | os.PathLike) -> dict[str, Any]:
     InputError
         The file cannot be read.
     """
-    h = hashlib.sha256()
-    size = 0
     try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-                size += len(block)
+        size, sha = file_digest(path)
     except OSError as exc:
         raise InputError(f"cannot be read for its checksum ({exc.strerror})", path=path) from None
-    return {"path": os.fspath(path), "bytes": size, "sha256": h.hexdigest()}
+    return {"path": os.fspath(path), "bytes": size, "sha256": sha}
 
 
 def _jsonable(obj: Any) -> Any:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
 import logging
 import os
@@ -44,6 +43,7 @@ from kofs.io._fsops import (
     current_umask,
     deferred_signals,
     exchange,
+    file_digest,
     fsync_dir,
     make_private_dir,
     open_lock_file,
@@ -349,17 +349,6 @@ class OutputFolder:
         self.committed = True
 
 
-def _file_record(path: Path) -> dict[str, Any]:
-    h = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-            size += len(block)
-        os.fsync(fh.fileno())
-    return {"bytes": size, "sha256": h.hexdigest()}
-
-
 def _write_marker(folder: Path) -> None:
     """Fsync every file of ``folder`` and write :data:`MARKER` (their sizes and checksums)."""
     from kofs import __version__
@@ -369,7 +358,8 @@ def _write_marker(folder: Path) -> None:
         dirs.sort()
         for name in sorted(names):
             p = Path(root) / name
-            files[p.relative_to(folder).as_posix()] = _file_record(p)
+            size, sha = file_digest(p, fsync=True)
+            files[p.relative_to(folder).as_posix()] = {"bytes": size, "sha256": sha}
         fsync_dir(root)
     text = json.dumps(
         {"format": _FORMAT, "kofs_version": __version__, "files": files}, indent=1, sort_keys=True
@@ -574,7 +564,7 @@ def verify_output_file(path: str | os.PathLike) -> None:
     if not isinstance(rec, dict):
         return
     try:
-        now = _hash_only(p)
+        now = file_digest(p)
     except OSError:
         return  # a missing/unreadable file is reported by its reader
     if now != (rec.get("bytes"), rec.get("sha256")):
@@ -584,13 +574,3 @@ def verify_output_file(path: str | os.PathLike) -> None:
             f"{p.parent / MARKER} to use the file as it is",
             path=p,
         )
-
-
-def _hash_only(path: Path) -> tuple[int, str]:
-    h = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-            size += len(block)
-    return size, h.hexdigest()
