@@ -13,7 +13,7 @@ from kofs.errors import InputError, ParameterError
 from kofs.io._open import stream_text
 from kofs.io.ontology import normalise_aspect
 
-log = logging.getLogger("kofs.io.annotations")  # the logger of the module it was split from
+log = logging.getLogger(__name__)
 
 _GO_ID = re.compile(r"^GO:\d{7}$")
 _TSV_ID_NAMES = {"entrez_id": "entrez", "entrezid": "entrez", "gene_id": "entrez", "geneid": "entrez",

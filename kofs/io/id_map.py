@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from kofs.errors import InputError
 from kofs.io._open import open_text as _open_text
 
-log = logging.getLogger("kofs.io.ids")  # the logger of the module it was split from
+log = logging.getLogger(__name__)
 
 __all__ = ["IdMap", "read_id_map"]
 

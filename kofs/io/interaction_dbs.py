@@ -24,7 +24,7 @@ from kofs.io.interaction_table import (
     _strip_taxon,
 )
 
-log = logging.getLogger("kofs.io.interactions")  # the logger of the module it was split from
+log = logging.getLogger(__name__)
 
 __all__ = ["read_biogrid", "read_string_aliases", "read_string_links"]
 

@@ -24,7 +24,7 @@ from kofs.io._open import open_text as _open_text
 from kofs.io._open import table_errors
 from kofs.io.ids import guess_namespace
 
-log = logging.getLogger("kofs.io.interactions")  # the logger of the module it was split from
+log = logging.getLogger(__name__)
 
 __all__ = ["Interactions"]
 

@@ -20,7 +20,7 @@ from kofs.io._open import open_text as _open_text
 from kofs.io.gene_sets import GeneSets, _strip_org
 from kofs.io.interaction_table import _finalise
 
-log = logging.getLogger("kofs.io.pathways")  # the logger of the module it was split from
+log = logging.getLogger(__name__)
 
 __all__ = ["read_kgml"]
 

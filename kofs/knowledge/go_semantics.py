@@ -33,7 +33,7 @@ from kofs.resources import (
 if TYPE_CHECKING:
     from kofs.cache import Cache
 
-log = logging.getLogger("kofs.knowledge.go")  # the logger of the module it was split from
+log = logging.getLogger(__name__)
 
 __all__ = ["MODES", "GOSemantics", "go_semantics"]
 
