@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kofs.errors import InputError, ParameterError
-from kofs.io._annotation_formats import TAXA_KEY, _read_gaf, _read_gene2go, _read_tsv, _sniff
+from kofs.io._annotation_formats import (
+    TAXA_KEY,
+    read_gaf,
+    read_gene2go,
+    read_go_tsv,
+    sniff_annotation_format,
+)
 from kofs.io._fsops import file_digest
 from kofs.io.ontology import Ontology
 from kofs.progress import Progress, task
@@ -239,7 +245,7 @@ def read_go_annotations(
     drop_ev = parse_evidence_codes(exclude_evidence, what="--go-exclude-evidence")
     if not p.is_file():
         raise InputError("GO annotation file not found; check the --go-annotations path", path=p)
-    kind = _sniff(p) if fmt == "auto" else fmt
+    kind = sniff_annotation_format(p) if fmt == "auto" else fmt
     tax = None if taxon is None else str(taxon).strip().removeprefix("taxon:")
     if tax is not None and kind == "tsv":
         raise ParameterError(
@@ -262,11 +268,11 @@ def read_go_annotations(
         try:
             with task(progress, "GO annotations"):
                 if kind == "gaf":
-                    cols, terms, ev, asp, header = _read_gaf(p, tax)
+                    cols, terms, ev, asp, header = read_gaf(p, tax)
                 elif kind == "gene2go":
-                    cols, terms, ev, asp, header = _read_gene2go(p, tax)
+                    cols, terms, ev, asp, header = read_gene2go(p, tax)
                 else:
-                    cols, terms, ev, asp, header = _read_tsv(p)
+                    cols, terms, ev, asp, header = read_go_tsv(p)
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read annotation file ({exc})", path=p) from None
         taxa = header.pop(TAXA_KEY, {})

@@ -42,6 +42,8 @@ __all__ = [
     "environment_info",
     "file_fingerprint",
     "format_float",
+    "is_write_failure",
+    "write_error",
     "write_stdout",
     "write_json",
     "write_ranking",
@@ -53,7 +55,8 @@ RUN_FILES = ("ranking.tsv", "weights.tsv", "manifest.json", "config.resolved.yam
 _FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG)
 
 
-def _space_error(exc: OSError, path: str | os.PathLike) -> OutputError:
+def write_error(exc: OSError, path: str | os.PathLike) -> OutputError:
+    """The :class:`OutputError` for a failed write of ``path`` (disk full, or another cause)."""
     if exc.errno in _FULL:
         return OutputError(
             "cannot write (disk full); free space or choose another output location",
@@ -65,7 +68,7 @@ def _space_error(exc: OSError, path: str | os.PathLike) -> OutputError:
     )
 
 
-def _is_write_failure(exc: BaseException, tmp: Path) -> bool:
+def is_write_failure(exc: BaseException, tmp: Path) -> bool:
     """An OSError caused by writing our temporary output (not, e.g., a missing input)."""
     if not isinstance(exc, OSError):
         return False
@@ -247,7 +250,7 @@ def atomic_file(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         except FileExistsError:
             continue
         except OSError as exc:
-            raise _space_error(exc, target) from None
+            raise write_error(exc, target) from None
     if fd is None:
         raise OutputError("cannot create a temporary file", path=target)
     kwargs = {} if mode == "wb" else {"encoding": "utf-8", "newline": "\n"}
@@ -263,8 +266,8 @@ def atomic_file(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
             fh.close()
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        if _is_write_failure(exc, tmp):
-            raise _space_error(exc, target) from None
+        if is_write_failure(exc, tmp):
+            raise write_error(exc, target) from None
         raise
 
 

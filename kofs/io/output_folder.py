@@ -49,7 +49,7 @@ from kofs.io._fsops import (
     open_lock_file,
     rename_noreplace,
 )
-from kofs.io.output import _is_write_failure, _space_error, atomic_file, check_output_dir
+from kofs.io.output import atomic_file, check_output_dir, is_write_failure, write_error
 
 try:  # advisory locks: POSIX only
     import fcntl
@@ -274,11 +274,11 @@ class OutputFolder:
             if isinstance(exc, OutputError) and exc.path and exc.path.startswith(str(tmp)):
                 final = self.path / Path(exc.path).relative_to(tmp)
                 raise OutputError(exc.message, path=final) from None
-            if _is_write_failure(exc, tmp):
+            if is_write_failure(exc, tmp):
                 name = exc.filename  # type: ignore[attr-defined]
                 inside = name and str(name).startswith(str(tmp) + os.sep)
                 where = self.path / Path(name).relative_to(tmp) if inside else self.path
-                raise _space_error(exc, where) from None  # type: ignore[arg-type]
+                raise write_error(exc, where) from None  # type: ignore[arg-type]
             raise
 
     def _publish(self, tmp: Path) -> None:

@@ -32,7 +32,7 @@ from typing import Any
 from kofs.errors import InputError, ParameterError
 from kofs.io._open import head_lines as _head_lines
 from kofs.io._open import open_text as _open_text
-from kofs.io.gene_sets import GeneSets, _strip_org
+from kofs.io.gene_sets import GeneSets, strip_org
 from kofs.io.ids import guess_namespace
 from kofs.io.kgml import read_kgml
 
@@ -145,7 +145,7 @@ def read_kegg_link(
                     path=path,
                     line=lineno,
                 )
-            sets.setdefault(pw[0][5:], []).append(_strip_org(genes[0]))
+            sets.setdefault(pw[0][5:], []).append(strip_org(genes[0]))
     if not sets:
         raise InputError("KEGG link file holds no gene-pathway pairs", path=path)
     full = {}

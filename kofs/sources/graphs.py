@@ -151,7 +151,7 @@ def _sif_edges(path: str) -> tuple[list[str], list[str]]:
 def read_graph(path: str, fmt: str = "auto", *, weight: str = "weight") -> Any:
     """The edges of a graph file as :class:`~kofs.io.interaction_table.Interactions`."""
     from kofs.io.ids import guess_namespace
-    from kofs.io.interaction_table import _finalise
+    from kofs.io.interaction_table import clean_edges
 
     path = os.fspath(path)
     fmt = graph_format(path, fmt)
@@ -179,7 +179,7 @@ def read_graph(path: str, fmt: str = "auto", *, weight: str = "weight") -> Any:
         raise InputError(f"the {fmt.upper()} graph has no edges", path=path)
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         raise InputError(f"edge weights ({weight!r}) must be finite and non-negative", path=path)
-    inter = _finalise(
+    inter = clean_edges(
         np.asarray(src, dtype=object),
         np.asarray(dst, dtype=object),
         w,
