@@ -1,8 +1,8 @@
 """Reports a person reads: the run report (``kofs rank``), the HTML building blocks and check
 shared with the evaluation report, and the figures.
 
-* :mod:`kofs.report.run` — :func:`~kofs.report.run.run_report_html`,
-  :func:`~kofs.report.run.write_run_report`: ``report.html`` of a run (self-contained).
+* :mod:`kofs.report.run` — :func:`~kofs.report.run.run_report_html`: ``report.html`` of a run
+  (self-contained).
 * :mod:`kofs.report.fusion` — what a fusion's weights and statistics mean, in plain words (the
   one place for a method's wording).
 * :mod:`kofs.report.effects` — direction and size of the top genes' group differences.
