@@ -734,18 +734,6 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
     return out
 
 
-def check_keys(config: Mapping[str, Any], known: Iterable[str], *, path: str | os.PathLike) -> None:
-    """Unknown keys fail with a did-you-mean hint (for configs other than a RunConfig)."""
-    known = list(known)
-    known_dash = [k.replace("_", "-") for k in known]
-    for k in config:
-        if k not in known:
-            key = k.replace("_", "-")
-            close = difflib.get_close_matches(key, known_dash, n=1)
-            hint = f"did you mean {close[0]!r}?" if close else "see the documentation for the keys"
-            raise ParameterError(f"unknown config key {key!r} ({hint})", path=path)
-
-
 def read_run_config(path: str | os.PathLike) -> RunConfig:
     """A :class:`RunConfig` from a YAML file (relative paths relative to its folder)."""
     values = read_yaml(path)
