@@ -156,7 +156,7 @@ def test_files_kofs_did_not_write_are_never_replaced(tmp_path):
     empty.mkdir(mode=0o750)
     publish(empty, {"ranking.tsv": "x"})
     assert (empty.stat().st_mode & 0o777) == 0o750  # the folder keeps its permissions
-    legacy = tmp_path / "legacy"  # written before the marker existed
+    legacy = tmp_path / "legacy"  # kofs's names without a marker (an in-place swap was killed)
     legacy.mkdir()
     (legacy / "ranking.tsv").write_text("old")
     (legacy / "weights.tsv").write_text("old")

@@ -71,8 +71,9 @@ __all__ = [
 #: Completion marker, written last into every output folder.
 MARKER = ".kofs-complete"
 _FORMAT = "kofs-output-folder/1"
-# what output folders held before the marker existed (accepted as replaceable)
-_LEGACY = frozenset(
+# the names kofs commands write into OUT, replaceable without a marker: a replacement in place
+# (OUT is a mount point) killed after it removed the marker leaves some of them behind
+_OWN_NAMES = frozenset(
     {
         "ranking.tsv",
         "weights.tsv",
@@ -222,7 +223,7 @@ class OutputFolder:
         if not self.real.is_dir():
             return
         marker = read_marker(self.real)
-        allowed = set(_LEGACY) | {MARKER, _INNER_LOCK}
+        allowed = set(_OWN_NAMES) | {MARKER, _INNER_LOCK}
         if marker is not None:
             allowed |= {name.split("/")[0] for name in marker.get("files", {})}
         foreign = sorted(
