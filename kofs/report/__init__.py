@@ -7,7 +7,7 @@ shared with the evaluation report, and the figures.
   one place for a method's wording).
 * :mod:`kofs.report.effects` — direction and size of the top genes' group differences.
 * :mod:`kofs.report.figures` — the run report's figures without matplotlib.
-* :mod:`kofs.report.html` — page, tables, links, provenance; :func:`~kofs.report.html.check_report`.
+* :mod:`kofs.report.html` — page, tables, links, provenance.
 * :mod:`kofs.report.plots` — the evaluation's figures (matplotlib, Agg canvas).
 
 Nothing is imported here, so ``import kofs.report`` does not load matplotlib.
