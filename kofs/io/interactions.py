@@ -30,13 +30,12 @@ import logging
 import os
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from kofs.errors import InputError, ParameterError
+from kofs.errors import InputError
 from kofs.io._open import head_lines as _head_lines
 from kofs.io.interaction_dbs import read_biogrid, read_string_links
 from kofs.io.interaction_table import (
@@ -48,6 +47,7 @@ from kofs.io.interaction_table import (
     strip_taxon,
 )
 from kofs.io.kgml import read_kgml
+from kofs.io.sniff import FormatTest, format_reader, is_kgml, sniff_format
 
 log = logging.getLogger(__name__)
 
@@ -310,11 +310,8 @@ def _header_fields(line: str) -> list[str]:
     return [f.strip().lstrip("#").strip() for f in re.split(r"\t|,", line)]
 
 
-_SNIFFERS: tuple[tuple[str, Callable[[Path, list[str]], bool]], ...] = (
-    (
-        "kgml",
-        lambda p, h: p.is_dir() or bool(h) and h[0].lstrip().startswith(("<?xml", "<pathway")),
-    ),
+_SNIFFERS: tuple[tuple[str, FormatTest], ...] = (
+    ("kgml", is_kgml),
     ("biogrid", lambda p, h: bool(h) and "Entrez Gene Interactor A" in h[0]),
     ("string", lambda p, h: bool(h) and h[0].split(" ")[:2] == ["protein1", "protein2"]),
     ("paired", lambda p, h: bool(h) and bool(_column_pairs(_header_fields(h[0])))),
@@ -332,9 +329,7 @@ INTERACTION_FORMATS: dict[str, Callable[..., Interactions]] = {
 
 def sniff_interactions(path: str | os.PathLike) -> str:
     """Name of the interaction format of ``path`` (a key of :data:`INTERACTION_FORMATS`)."""
-    p = Path(path)
-    head = [] if p.is_dir() else _head_lines(p, 2)
-    return next(name for name, test in _SNIFFERS if test(p, head))
+    return sniff_format(path, _SNIFFERS)
 
 
 def read_interactions(
@@ -368,12 +363,7 @@ def read_interactions(
         Override the direction of edge-list / paired-table edges.
     """
     fmt = sniff_interactions(path) if fmt == "auto" else fmt
-    reader = INTERACTION_FORMATS.get(fmt)
-    if reader is None:
-        raise ParameterError(
-            f"interaction format {fmt!r} is unknown; use one of auto, "
-            + ", ".join(INTERACTION_FORMATS)
-        )
+    reader = format_reader(fmt, INTERACTION_FORMATS, "interaction")
     log.debug("reading %s as %s interactions", path, fmt)
     if string_min_score is not None and fmt != "string":
         log.warning(
