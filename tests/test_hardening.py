@@ -206,23 +206,16 @@ def test_planted_links_are_never_followed(tmp_path, command, link):
     assert out.exists()
 
 
-def test_staging_folder_is_private_until_published(tmp_path, small, monkeypatch):
+def test_staging_folder_is_private_until_published(tmp_path, small):
     """Nobody else can plant a file in the folder a run writes into (0o700 until published);
     the published folder gets the permissions mkdir would give it."""
-    from kofs.io import output_folder
+    from kofs.io.output_folder import atomic_dir
 
-    seen = []
-    real_publish = output_folder.OutputFolder._publish
-
-    def spy(self, tmp):
-        seen.append(os.stat(tmp).st_mode & 0o777)
-        return real_publish(self, tmp)
-
-    monkeypatch.setattr(output_folder.OutputFolder, "_publish", spy)
+    with atomic_dir(tmp_path / "staged") as tmp:  # what every command writes through
+        assert os.stat(tmp).st_mode & 0o777 == 0o700
     expr, labels = small
     out = tmp_path / "out"
     assert _cli(["rank", expr, "--rankers", "variance", "-o", out]).exit_code == 0
-    assert seen == [0o700]
     umask = os.umask(0o022)
     os.umask(umask)
     assert out.stat().st_mode & 0o777 == 0o777 & ~umask
