@@ -38,6 +38,7 @@ __all__ = [
     "csr_dense_product",
     "csr_t_dense_product",
     "graph_gene_products",
+    "row_bounds",
     "row_sq_norms",
     "weighted_column_deviations",
 ]
@@ -176,7 +177,8 @@ if AVAILABLE:
         return out
 
 
-def _bounds(n: int, blocks: int) -> np.ndarray:
+def row_bounds(n: int, blocks: int) -> np.ndarray:
+    """Boundaries of at most ``blocks`` near-equal row ranges of ``n`` rows (for prange)."""
     return np.linspace(0, n, min(blocks, max(n, 1)) + 1).astype(np.int64)
 
 
@@ -194,7 +196,7 @@ def graph_gene_products(X, S, *, symmetric: bool = False) -> np.ndarray:
     xp, xi, xv = _parts(X)
     sp_, si, sv = _parts(S)
     return _graph_gene_products(
-        xp, xi, xv, sp_, si, sv, X.shape[1], _bounds(X.shape[0], ROW_BLOCKS), bool(symmetric)
+        xp, xi, xv, sp_, si, sv, X.shape[1], row_bounds(X.shape[0], ROW_BLOCKS), bool(symmetric)
     )
 
 
@@ -214,7 +216,7 @@ def cross_candidate_dots(A, rows: np.ndarray, B, cand: np.ndarray, mask: np.ndar
     cand = np.ascontiguousarray(cand, dtype=np.int64)
     mask = np.ascontiguousarray(mask, dtype=np.bool_)
     return _cross_candidate_dots(
-        ap, ai, av, bp, bi, bv, rows, cand, mask, A.shape[1], _bounds(rows.size, ROW_BLOCKS)
+        ap, ai, av, bp, bi, bv, rows, cand, mask, A.shape[1], row_bounds(rows.size, ROW_BLOCKS)
     )
 
 
@@ -228,7 +230,7 @@ def csr_t_dense_product(X, Q: np.ndarray) -> np.ndarray:
     """``X^T Q`` for a CSR ``X`` (n x m) and a dense ``Q`` (n x l), without transposing X."""
     xp, xi, xv = _parts(X)
     Q = np.ascontiguousarray(Q, dtype=np.float64)
-    return _csr_t_dense(xp, xi, xv, Q, X.shape[1], _bounds(X.shape[0], _T_BLOCKS))
+    return _csr_t_dense(xp, xi, xv, Q, X.shape[1], row_bounds(X.shape[0], _T_BLOCKS))
 
 
 def column_stats(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -53,7 +53,6 @@ __all__ = [
     "EntryError",
     "check_cache_dir",
     "default_cache_dir",
-    "file_sha256",
     "open_cache",
 ]
 
@@ -77,15 +76,6 @@ def default_cache_dir() -> Path:
         base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
         return Path(base) / "kofs" / "Cache"
     return Path.home() / ".cache" / "kofs"
-
-
-def file_sha256(path: str | os.PathLike, *, chunk: int = 1 << 20) -> str:
-    """Hex SHA-256 of a file's bytes (as stored: a gzip file is hashed compressed)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 class EntryError(ValueError):

@@ -19,7 +19,6 @@ what an old config means; the manifest records the version used.
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -505,12 +504,6 @@ class RunConfig:
                 raise
             raise ParameterError(exc.message, path=where_s) from None
 
-    def with_values(
-        self, values: Mapping[str, Any], *, base: str | os.PathLike | None = None
-    ) -> RunConfig:
-        """A copy with some keys replaced (e.g. command-line options over a config file)."""
-        return RunConfig.from_mapping({**self.to_mapping(), **values}, base=base)
-
     # --- reading ----------------------------------------------------------------------------
 
     def to_mapping(self) -> dict[str, Any]:
@@ -741,18 +734,6 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
     return out
 
 
-def check_keys(config: Mapping[str, Any], known: Iterable[str], *, path: str | os.PathLike) -> None:
-    """Unknown keys fail with a did-you-mean hint (for configs other than a RunConfig)."""
-    known = list(known)
-    known_dash = [k.replace("_", "-") for k in known]
-    for k in config:
-        if k not in known:
-            key = k.replace("_", "-")
-            close = difflib.get_close_matches(key, known_dash, n=1)
-            hint = f"did you mean {close[0]!r}?" if close else "see the documentation for the keys"
-            raise ParameterError(f"unknown config key {key!r} ({hint})", path=path)
-
-
 def read_run_config(path: str | os.PathLike) -> RunConfig:
     """A :class:`RunConfig` from a YAML file (relative paths relative to its folder)."""
     values = read_yaml(path)
@@ -764,11 +745,4 @@ def dump_config(config: RunConfig) -> str:
     plain = {k.replace("_", "-"): v for k, v in sorted(config.to_mapping().items())}
     return "# kofs resolved configuration: `kofs run THIS_FILE` repeats the run\n" + yaml.safe_dump(
         plain, sort_keys=True, default_flow_style=False, allow_unicode=True
-    )
-
-
-def replace_section(config: RunConfig, section: str, **values: Any) -> RunConfig:
-    """A copy of ``config`` with fields of one section replaced (Python API helper)."""
-    return dataclasses.replace(
-        config, **{section: dataclasses.replace(getattr(config, section), **values)}
     )

@@ -87,6 +87,43 @@ def diagnostics_json(final) -> dict[str, Any]:
     return out
 
 
+def _provenance(
+    result: Any,
+    *,
+    command: str,
+    inputs: Mapping[str, str | Sequence[str] | None],
+    body: Mapping[str, Any],
+    aggregation: Mapping[str, Any],
+    extra: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The record both manifests share (version, command, settings, input checksums, the
+    fusion, coverage, timings, environment) around each one's own ``body`` and ``aggregation``
+    entries; ``extra`` is added last."""
+    final = result.final
+    out = {
+        "kofs_version": __version__,
+        "command": command,
+        "settings": dict(result.settings),
+        "inputs": _fingerprints(inputs),
+        **body,
+        "aggregation": {
+            "method": final.method,
+            "weights": None
+            if final.weights is None
+            else dict(zip(final.list_names, map(float, final.weights), strict=True)),
+            "info": dict(final.info),
+            "diagnostics": diagnostics_json(final),
+            **aggregation,
+        },
+        "coverage": [c.as_dict() for c in result.coverage],
+        "timings_seconds": dict(result.timings),
+        "environment": environment_info(),
+    }
+    if extra:
+        out.update(extra)
+    return out
+
+
 def manifest(
     result: RunResult,
     *,
@@ -95,13 +132,7 @@ def manifest(
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The provenance record of a run (DESIGN.md, "Provenance")."""
-    files = _fingerprints(inputs)
-    final = result.final
-    out = {
-        "kofs_version": __version__,
-        "command": command,
-        "settings": dict(result.settings),
-        "inputs": files,
+    body = {
         "matrix": {"samples": result.expression.n_samples, "genes": result.expression.n_genes},
         "lists": [
             {
@@ -113,18 +144,8 @@ def manifest(
             }
             for r in result.lists
         ],
-        "aggregation": {
-            "method": final.method,
-            "weights": None
-            if final.weights is None
-            else dict(zip(final.list_names, map(float, final.weights), strict=True)),
-            "info": dict(final.info),
-            "diagnostics": diagnostics_json(final),
-        },
-        "coverage": [c.as_dict() for c in result.coverage],
-        "timings_seconds": dict(result.timings),
-        "environment": environment_info(),
     }
+    out = _provenance(result, command=command, inputs=inputs, body=body, aggregation={}, extra=None)
     if getattr(result, "markers", None) is not None:
         out["markers"] = {"file": "markers.tsv", **result.markers.summary()}
     if extra:
@@ -159,12 +180,7 @@ def aggregate_manifest(
     """The provenance record of ``kofs aggregate`` (a :class:`kofs.list_aggregation.
     ListAggregation`): inputs, how every list was read and ranked, coverage, universe,
     method and weights."""
-    final = result.final
-    out = {
-        "kofs_version": __version__,
-        "command": "aggregate",
-        "settings": dict(result.settings),
-        "inputs": _fingerprints(inputs),
+    body = {
         "universe": int(result.universe),
         "lists": [
             {
@@ -180,22 +196,15 @@ def aggregate_manifest(
             }
             for s in result.sources
         ],
-        "aggregation": {
-            "method": final.method,
-            "weights": None
-            if final.weights is None
-            else dict(zip(final.list_names, map(float, final.weights), strict=True)),
-            "diagnostics": diagnostics_json(final),
-            "statistics": list(final.statistics),
-            "info": dict(final.info),
-        },
-        "coverage": [c.as_dict() for c in result.coverage],
-        "timings_seconds": dict(result.timings),
-        "environment": environment_info(),
     }
-    if extra:
-        out.update(extra)
-    return out
+    return _provenance(
+        result,
+        command="aggregate",
+        inputs=inputs,
+        body=body,
+        aggregation={"statistics": list(result.final.statistics)},
+        extra=extra,
+    )
 
 
 def write_run(

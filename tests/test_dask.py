@@ -62,9 +62,10 @@ def test_moments_equal_in_memory(cells, batch_bytes, monkeypatch):
     # one pass, per-chunk moments merged chunk by chunk (1 byte) or all at once
     from kofs import _chunked, _matrix
 
-    monkeypatch.setattr(_chunked, "_MOMENTS", {})
     monkeypatch.setattr(_chunked, "_MOMENTS_BATCH_BYTES", batch_bytes)
-    lazy = da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False)
+    # a name of its own: moments are shared by arrays of one name (one data), not recomputed
+    name = f"moments-{batch_bytes}"
+    lazy = da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False, name=name)
     codes = np.arange(cells.X.shape[0]) % 3
     mom = _chunked.moments(lazy, codes)
     for c in range(3):
@@ -166,15 +167,15 @@ def test_approximate_graph_chunked_equals_in_memory(cells, memory, compiled, mon
     from kofs import _chunked, _numba_kernels
     from kofs.knowledge import similarity_kernels as K
 
-    monkeypatch.setattr(K, "_ANN_CACHE", {})
     ref = K.approximate_knn_squared_distances(cells.X, k=5, seed=0)
     monkeypatch.setattr(_chunked, "GRAPH_MEMORY", memory)
     monkeypatch.setattr(_numba_kernels, "AVAILABLE", compiled and _numba_kernels.AVAILABLE)
+    # names of their own: the search is shared by arrays of one name (one data), not repeated
+    tag = f"{memory}-{compiled}"
     for X in (
-        da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False),
-        da.from_array(cells.X.toarray(), chunks=(100, cells.X.shape[1])),
+        da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False, name=f"s-{tag}"),
+        da.from_array(cells.X.toarray(), chunks=(100, cells.X.shape[1]), name=f"d-{tag}"),
     ):
-        K._ANN_CACHE.clear()
         got = K.approximate_knn_squared_distances(X, k=5, seed=0)
         np.testing.assert_array_equal(got.indices, ref.indices)
         np.testing.assert_allclose(got.data, ref.data, rtol=1e-12, atol=1e-12)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _lines import one_line
 from click.testing import CliRunner
 
 from kofs.cli import main
@@ -809,6 +810,9 @@ def test_disk_full_mid_write_leaves_nothing(base, monkeypatch):
 
 
 def test_ctrl_c_mid_write_leaves_nothing(base, monkeypatch):
+    # imported before the patch: a first import after it would keep the patched writer for
+    # good (kofs.outputs binds the name), breaking later tests
+    import kofs.outputs as run_output
     from kofs.io import output
 
     real = output.write_ranking
@@ -818,12 +822,10 @@ def test_ctrl_c_mid_write_leaves_nothing(base, monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(output, "write_ranking", interrupted)
-    import kofs.outputs as run_output
-
-    monkeypatch.setattr(run_output, "write_ranking", interrupted, raising=False)
+    monkeypatch.setattr(run_output, "write_ranking", interrupted)
     r = invoke(rank(base))
     assert r.exit_code == 130
-    assert r.stderr.strip() == "kofs: interrupted; nothing was written"
+    one_line(r.stderr, "interrupted", "nothing was written")
     assert not base["out"].exists()
     assert list(base["tmp"].glob(".*")) == []
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from _browser import browser_check
+from _report_check import browser_check, check_report
 from click.testing import CliRunner
 
 from kofs.cli import main
@@ -23,7 +23,6 @@ from kofs.evaluate import (
     read_rank_output,
     write_evaluation,
 )
-from kofs.report.html import check_report
 from kofs.types import Expression, SampleCategories
 
 

@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from _report_check import check_report
 from conftest import needs_shared
 
 from kofs.errors import ParameterError
 from kofs.io.expression import read_expression
 from kofs.io.labels import align_labels, read_labels
 from kofs.rankers import run_ranker
-from kofs.report.html import check_report
 from kofs.reproduce import BOOK_TABLE_6_5, run_experiment
 from kofs.types import RankerInputs
 

@@ -132,11 +132,11 @@ def test_zero_overlap_is_a_coverage_error():
 
 def test_low_overlap_warns(caplog):
     ids = ["TP53"] + [f"G{i}" for i in range(40)]
-    with caplog.at_level(logging.WARNING, logger="kofs.io.ids"):
+    with caplog.at_level(logging.WARNING, logger="kofs"):
         match_gene_ids(ids, toy(), source="s")
     assert any("low gene overlap" in r.message for r in caplog.records)
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="kofs.io.ids"):
+    with caplog.at_level(logging.WARNING, logger="kofs"):
         match_gene_ids(["TP53", "MDM2"], toy(), source="s")
     assert not caplog.records
 
@@ -144,7 +144,7 @@ def test_low_overlap_warns(caplog):
 def test_read_id_map_header_and_ambiguity(tmp_path, caplog):
     p = tmp_path / "map.tsv"
     p.write_text("probe_id\tsymbol\np1\tTP53\np2\tMDM2\np3\tBRCA1\np3\tCHEK2\n\np4\tNA\np2\tMDM2\n")
-    with caplog.at_level(logging.WARNING, logger="kofs.io.ids"):
+    with caplog.at_level(logging.WARNING, logger="kofs"):
         m = read_id_map(p)
     assert dict(m) == {"p1": "TP53", "p2": "MDM2"}
     assert m.ambiguous == 1 and m.path == str(p)

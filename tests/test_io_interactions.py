@@ -72,7 +72,7 @@ def test_real_omnipath_is_directed(shared_data):
 
 
 def test_edge_list_with_header(ia, caplog):
-    with caplog.at_level(logging.WARNING, logger="kofs.io.interactions"):
+    with caplog.at_level(logging.WARNING, logger="kofs"):
         x = read_interactions(ia / "edges_header.tsv")
     assert edges(x) == {
         ("MDM2", "TP53"): 0.9,

@@ -68,7 +68,7 @@ def test_real_formats_are_sniffed(shared_data):
 
 
 def test_gmt_skips_empty_sets_and_dedupes(pw, caplog):
-    with caplog.at_level(logging.WARNING, logger="kofs.io.pathways"):
+    with caplog.at_level(logging.WARNING, logger="kofs"):
         g = read_pathways(pw / "small.gmt")
     assert g.ids == ("SET_A", "SET_B", "SET_C")
     assert g.members[0] == ("TP53", "MDM2", "BRCA1")  # repeated TP53 counted once
@@ -215,7 +215,7 @@ def test_kegg_tables_edge_cases(tmp_path, caplog):
         "pathway_id\tmsigdb_name\tentrez_ids\tsymbols\n"
         "hsa1\tNA\t7157,672\tTP53,BRCA1\nhsa2\tKEGG_X\t\t\n"
     )
-    with caplog.at_level(logging.WARNING, logger="kofs.io.pathways"):
+    with caplog.at_level(logging.WARNING, logger="kofs"):
         g = read_pathways(t)
     assert g.ids == ("hsa1",) and g.names == ("hsa1",) and g.members == (("7157", "672"),)
     assert any("without genes" in r.message for r in caplog.records)

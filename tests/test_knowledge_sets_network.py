@@ -126,7 +126,7 @@ def test_functions_errors(testdata):
 def test_low_overlap_warns(caplog):
     members = (tuple(["TP53"] + [f"NOPE{i}" for i in range(30)]),)
     g = GeneSets(("X",), (), (), members)
-    with caplog.at_level(logging.WARNING, logger="kofs.io.ids"):
+    with caplog.at_level(logging.WARNING, logger="kofs"):
         f, rep = genesets_to_functions(g, toy(), min_size=1)
     assert rep.matched == 1 and any("low gene overlap" in r.message for r in caplog.records)
 

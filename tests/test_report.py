@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _report_check import check_report
 from click.testing import CliRunner
 
 from kofs.cli import main
@@ -19,7 +20,6 @@ from kofs.io.annotations import GOAnnotations
 from kofs.io.interactions import read_interactions
 from kofs.io.output import write_ranking
 from kofs.io.symbols import gene_symbols, symbol_lookup
-from kofs.report.html import check_report
 from kofs.report.run import run_report_html, weight_intervals
 from kofs.types import AggregateRanking, Expression, Ranking
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _browser import browser_check
+from _report_check import browser_check
 
 pytestmark = [
     pytest.mark.slow,

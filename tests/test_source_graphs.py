@@ -15,9 +15,9 @@ from kofs.cli import main
 from kofs.errors import InputError
 from kofs.example import example_paths
 from kofs.io.expression import read_expression
+from kofs.io.graph_files import read_graph
 from kofs.pipeline import rank
 from kofs.sources import read_sources
-from kofs.sources.graphs import read_graph
 
 EDGES = [("CCND1", "CCND2", 0.5), ("ELANE", "GZMA", 0.2), ("ABL1", "CCND1", 0.9)]
 

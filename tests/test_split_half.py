@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from _report_check import check_report
 from click.testing import CliRunner
 from conftest import needs_shared
 from scipy.stats import rankdata
@@ -19,7 +20,6 @@ from kofs.context import Context
 from kofs.errors import ParameterError
 from kofs.evaluate import Aggregation, KofsRanking, SplitHalf, read_known_genes, split_half
 from kofs.evaluate.split import check_split, null_gene_sets, resolve_reference, split_known
-from kofs.report.html import check_report
 from kofs.reproduce import run_experiment
 from kofs.types import Expression
 

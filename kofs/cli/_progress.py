@@ -58,7 +58,8 @@ class RichProgress:
             self._bars.remove_task(tid)
 
 
-def _quiet() -> bool:
+def quiet_requested() -> bool:
+    """Whether the running command was given ``-q`` (its root context says so)."""
     ctx = click.get_current_context(silent=True)
     root = ctx.find_root() if ctx is not None else None
     return bool(root is not None and (root.obj or {}).get("quiet"))
@@ -68,7 +69,7 @@ def _quiet() -> bool:
 def cli_progress(*, quiet: bool | None = None) -> Iterator[RichProgress | None]:
     """A :class:`RichProgress` while the block runs, or None (stderr not a terminal, or
     ``-q``)."""
-    if (_quiet() if quiet is None else quiet) or not sys.stderr.isatty():
+    if (quiet_requested() if quiet is None else quiet) or not sys.stderr.isatty():
         yield None
         return
     from rich.console import Console

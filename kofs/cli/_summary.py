@@ -21,9 +21,9 @@ def summary_title(result: RunResult) -> str:
 def print_summary(result: RunResult, *, top: int = 10, force: bool = False) -> None:
     """Top genes (with their symbols when known) and list weights as rich tables on stderr (if
     stderr is a terminal); where the files went is said by the command, terminal or not."""
-    from kofs.cli._progress import _quiet
+    from kofs.cli._progress import quiet_requested
 
-    if top <= 0 or _quiet() or not (force or sys.stderr.isatty()):
+    if top <= 0 or quiet_requested() or not (force or sys.stderr.isatty()):
         return
     from rich.console import Console
     from rich.table import Table

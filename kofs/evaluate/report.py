@@ -2,9 +2,8 @@
 
 The HTML page is self-contained apart from the figures it references by relative path in the
 same folder (``figures/*.png``); it uses no script and no network resource, so it reads
-offline in any browser. :func:`kofs.report.html.check_report` validates it (well-formed, every
-image present). The report also lists the top genes of the evaluated rankings and the
-provenance of the evaluation.
+offline in any browser (``tests/_report_check.py`` checks it). The report also lists the top
+genes of the evaluated rankings and the provenance of the evaluation.
 """
 
 from __future__ import annotations

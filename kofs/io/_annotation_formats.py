@@ -13,7 +13,7 @@ from kofs.errors import InputError, ParameterError
 from kofs.io._open import stream_text
 from kofs.io.ontology import normalise_aspect
 
-log = logging.getLogger("kofs.io.annotations")  # the logger of the module it was split from
+log = logging.getLogger(__name__)
 
 _GO_ID = re.compile(r"^GO:\d{7}$")
 _TSV_ID_NAMES = {"entrez_id": "entrez", "entrezid": "entrez", "gene_id": "entrez", "geneid": "entrez",
@@ -30,7 +30,7 @@ def _open(path: Path):
     return stream_text(path, what="GO annotation file")
 
 
-def _sniff(path: Path) -> str:
+def sniff_annotation_format(path: Path) -> str:
     with _open(path) as fh:
         for line in fh:
             if line.startswith("!gaf-version") or line.startswith("!gpa"):
@@ -50,7 +50,7 @@ def _sniff(path: Path) -> str:
 TAXA_KEY = "kofs:taxa"
 
 
-def _read_gaf(path: Path, taxon: str | None = None) -> tuple[dict, list, list, list, dict]:
+def read_gaf(path: Path, taxon: str | None = None) -> tuple[dict, list, list, list, dict]:
     """GAF 1/2 rows; ``taxon`` keeps rows whose (first) taxon, column 13, is ``taxon:<taxon>``."""
     ids: list[str] = []
     symbols: list[str] = []
@@ -122,7 +122,7 @@ def _aspect_or_blank(v: str) -> str:
     return code
 
 
-def _read_gene2go(path: Path, taxon: str | None) -> tuple[dict, list, list, list, dict]:
+def read_gene2go(path: Path, taxon: str | None) -> tuple[dict, list, list, list, dict]:
     ids: list[str] = []
     terms: list[str] = []
     evid: list[str] = []
@@ -179,7 +179,7 @@ def _tsv_layout(first: list[str]) -> tuple[bool, dict[str, int], int, int | None
     return True, ids, go_col, ev, asp
 
 
-def _read_tsv(path: Path) -> tuple[dict, list, list, list, dict]:
+def read_go_tsv(path: Path) -> tuple[dict, list, list, list, dict]:
     cols: dict[str, list[str]] = {}
     terms: list[str] = []
     evid: list[str] = []

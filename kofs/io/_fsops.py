@@ -10,6 +10,9 @@ the raw system call on x86-64 and arm64). Filesystems without it (some network a
 filesystems) refuse it with ``EINVAL``; on every other system it is absent. The functions
 then return ``False`` and the caller uses plain renames, a weaker guarantee
 (docs/guarantees.md).
+
+:func:`file_digest` is the one place a file's size and SHA-256 are computed (the output
+folder's marker, the manifests' input records, the cache keys of GO files).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import hashlib
 import os
 import platform
 import signal
@@ -30,6 +34,7 @@ __all__ = [
     "create_new_file",
     "deferred_signals",
     "exchange",
+    "file_digest",
     "fsync_dir",
     "make_private_dir",
     "open_lock_file",
@@ -191,6 +196,26 @@ def current_umask() -> int:
     old = os.umask(0o022)
     os.umask(old)
     return old
+
+
+def file_digest(path: str | os.PathLike, *, fsync: bool = False) -> tuple[int, str]:
+    """Size in bytes and hex SHA-256 of a file's bytes as stored (a gzip file is hashed
+    compressed), read in 1 MiB blocks; with ``fsync`` the file is also made durable.
+
+    Raises
+    ------
+    OSError
+        The file cannot be opened or read.
+    """
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+            size += len(block)
+        if fsync:
+            os.fsync(fh.fileno())
+    return size, h.hexdigest()
 
 
 def fsync_dir(path: str | os.PathLike) -> None:

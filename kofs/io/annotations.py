@@ -22,9 +22,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kofs.cache import file_sha256
 from kofs.errors import InputError, ParameterError
-from kofs.io._annotation_formats import TAXA_KEY, _read_gaf, _read_gene2go, _read_tsv, _sniff
+from kofs.io._annotation_formats import (
+    TAXA_KEY,
+    read_gaf,
+    read_gene2go,
+    read_go_tsv,
+    sniff_annotation_format,
+)
+from kofs.io._fsops import file_digest
 from kofs.io.ontology import Ontology
 from kofs.progress import Progress, task
 from kofs.resources import check_memory, estimate_go_annotations_file
@@ -239,14 +245,14 @@ def read_go_annotations(
     drop_ev = parse_evidence_codes(exclude_evidence, what="--go-exclude-evidence")
     if not p.is_file():
         raise InputError("GO annotation file not found; check the --go-annotations path", path=p)
-    kind = _sniff(p) if fmt == "auto" else fmt
+    kind = sniff_annotation_format(p) if fmt == "auto" else fmt
     tax = None if taxon is None else str(taxon).strip().removeprefix("taxon:")
     if tax is not None and kind == "tsv":
         raise ParameterError(
             f"--go-taxon {taxon} cannot filter {p}: a TSV annotation file has no taxon column "
             "(filter the file, or leave --go-taxon out)"
         )
-    sha = file_sha256(p)
+    sha = file_digest(p)[1]
     key = [sha, kind, tax]
     hit = None if cache is None else cache.get("annotations", key, check=_check_arrays)
     if hit is not None:
@@ -262,11 +268,11 @@ def read_go_annotations(
         try:
             with task(progress, "GO annotations"):
                 if kind == "gaf":
-                    cols, terms, ev, asp, header = _read_gaf(p, tax)
+                    cols, terms, ev, asp, header = read_gaf(p, tax)
                 elif kind == "gene2go":
-                    cols, terms, ev, asp, header = _read_gene2go(p, tax)
+                    cols, terms, ev, asp, header = read_gene2go(p, tax)
                 else:
-                    cols, terms, ev, asp, header = _read_tsv(p)
+                    cols, terms, ev, asp, header = read_go_tsv(p)
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read annotation file ({exc})", path=p) from None
         taxa = header.pop(TAXA_KEY, {})

@@ -12,7 +12,7 @@ import numpy as np
 
 from kofs.io.interaction_table import Interactions
 
-__all__ = ["GeneSets"]
+__all__ = ["GeneSets", "strip_org"]
 
 _ORG_PREFIX = re.compile(r"^[a-z]{2,4}:")
 
@@ -95,5 +95,6 @@ class GeneSets:
         return {"primary": self.members, **self.alt_members}
 
 
-def _strip_org(gene: str) -> str:
+def strip_org(gene: str) -> str:
+    """A KEGG gene id without its organism prefix (``hsa:7157`` -> ``7157``), stripped."""
     return _ORG_PREFIX.sub("", gene.strip())

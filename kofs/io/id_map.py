@@ -13,12 +13,12 @@ from collections.abc import Iterator, Mapping
 from kofs.errors import InputError
 from kofs.io._open import open_text as _open_text
 
-log = logging.getLogger("kofs.io.ids")  # the logger of the module it was split from
+log = logging.getLogger(__name__)
 
-__all__ = ["IdMap", "read_id_map"]
+__all__ = ["MISSING_IDS", "IdMap", "read_id_map"]
 
 #: Id texts that mean "no id" (upper-cased).
-_MISSING = frozenset({"", "NA", "NAN", "NONE", "NULL", "-"})
+MISSING_IDS = frozenset({"", "NA", "NAN", "NONE", "NULL", "-"})
 
 
 class IdMap(Mapping[str, str]):
@@ -96,7 +96,7 @@ def read_id_map(path: str | os.PathLike) -> IdMap:
             ):
                 continue  # header
             src, dst = fields[0], fields[1]
-            if src.upper() in _MISSING or dst.upper() in _MISSING:
+            if src.upper() in MISSING_IDS or dst.upper() in MISSING_IDS:
                 continue
             if src not in targets:
                 targets[src] = set()

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from kofs.errors import CoverageError
-from kofs.io.id_map import _MISSING
+from kofs.io.id_map import MISSING_IDS
 from kofs.types import Expression
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ def guess_namespace(ids: Iterable[str], *, sample: int = 200) -> str | None:
     vals = []
     for g in ids:
         g = normalise_id(g)
-        if g not in _MISSING:
+        if g not in MISSING_IDS:
             vals.append(g)
         if len(vals) >= sample:
             break
@@ -204,7 +204,7 @@ def _column_index(values: Sequence[str]) -> dict[str, list[int]]:
     index: dict[str, list[int]] = {}
     for i, v in enumerate(values):
         key = normalise_id(v)
-        if key not in _MISSING:
+        if key not in MISSING_IDS:
             index.setdefault(key, []).append(i)
     return index
 

@@ -16,15 +16,15 @@ from kofs.io._open import head_lines as _head_lines
 from kofs.io._open import stream_text as _stream_text
 from kofs.io._open import table_errors
 from kofs.io.interaction_table import (
-    _NA,
+    NA_TOKENS,
     Interactions,
-    _finalise,
-    _parse_weights,
-    _read_frame,
-    _strip_taxon,
+    clean_edges,
+    parse_weights,
+    read_edge_frame,
+    strip_taxon,
 )
 
-log = logging.getLogger("kofs.io.interactions")  # the logger of the module it was split from
+log = logging.getLogger(__name__)
 
 __all__ = ["read_biogrid", "read_string_aliases", "read_string_links"]
 
@@ -48,7 +48,7 @@ def read_string_aliases(
         raise InputError("STRING alias file is empty", path=path)
     first = head[0].lstrip("#").strip().lower().split("\t")
     has_header = head[0].startswith("#") or any("protein" in f for f in first)
-    df = _read_frame(
+    df = read_edge_frame(
         path, sep="\t", header=None, skiprows=1 if has_header else 0, on_bad_lines="error"
     )
     if "preferred_name" in first:
@@ -64,7 +64,7 @@ def read_string_aliases(
             path=path,
             line=1,
         )
-    ids = _strip_taxon(ids.str.strip().to_numpy(dtype=object))
+    ids = strip_taxon(ids.str.strip().to_numpy(dtype=object))
     mask = np.ones(len(ids), bool) if proteins is None else np.isin(ids, list(proteins))
     out: dict[str, dict[str, list[str]]] = {}
     kinds = (
@@ -133,7 +133,7 @@ def read_string_links(
             if pd.api.types.is_numeric_dtype(raw) and raw.notna().all():
                 score = raw.to_numpy(dtype=np.float64)
             else:
-                score = _parse_weights(raw.astype(str), lines, path, column="combined_score")
+                score = parse_weights(raw.astype(str), lines, path, column="combined_score")
             if (score > 1000).any() or (score < 0).any():
                 i = int(np.flatnonzero((score > 1000) | (score < 0))[0])
                 raise InputError(
@@ -146,8 +146,8 @@ def read_string_links(
             src_parts.append(chunk["protein1"].to_numpy(dtype=object)[keep])
             dst_parts.append(chunk["protein2"].to_numpy(dtype=object)[keep])
             score_parts.append(score[keep])
-    src = _strip_taxon(np.concatenate(src_parts)) if src_parts else np.zeros(0, object)
-    dst = _strip_taxon(np.concatenate(dst_parts)) if dst_parts else np.zeros(0, object)
+    src = strip_taxon(np.concatenate(src_parts)) if src_parts else np.zeros(0, object)
+    dst = strip_taxon(np.concatenate(dst_parts)) if dst_parts else np.zeros(0, object)
     kept_scores = np.concatenate(score_parts) if score_parts else np.zeros(0)
     alias_tables = {}
     if aliases is not None:
@@ -155,7 +155,7 @@ def read_string_links(
     log.info(
         "%s: %d of %d STRING rows have combined_score >= %g", path, len(src), n_rows, min_score
     )
-    return _finalise(
+    return clean_edges(
         src,
         dst,
         kept_scores / 1000.0,
@@ -270,7 +270,7 @@ def read_biogrid(
         ent = sub[f"Entrez Gene Interactor {side}"].str.strip().to_numpy(dtype=object)
         bg = sub[f"BioGRID ID Interactor {side}"].str.strip().to_numpy(dtype=object)
         ids[side] = np.where(
-            pd.Series(ent).isin(_NA).to_numpy(),
+            pd.Series(ent).isin(NA_TOKENS).to_numpy(),
             np.array(["BIOGRID:" + b for b in bg], dtype=object),
             ent,
         )
@@ -283,10 +283,10 @@ def read_biogrid(
             vals = sub[col.format(side)].str.strip().to_numpy(dtype=object)
             for i, v in zip(ids[side].tolist(), vals.tolist(), strict=True):
                 for a in v.split("|"):
-                    if a not in _NA and a not in table.setdefault(i, []):
+                    if a not in NA_TOKENS and a not in table.setdefault(i, []):
                         table[i].append(a)
         aliases[kind] = {k: tuple(v) for k, v in table.items() if v}
-    return _finalise(
+    return clean_edges(
         ids["A"],
         ids["B"],
         np.ones(len(sub)),

@@ -1,9 +1,9 @@
 """The interaction edge table and the edge cleaning shared by every interaction reader.
 
 :class:`Interactions` holds an edge table as read from a file (ids not yet matched);
-:func:`_finalise` applies the common cleaning (self-loops dropped with a warning, repeated pairs
-merged keeping the largest weight); :func:`_parse_weights` checks weights and
-:func:`_read_frame` reads a whole table with pandas, every failure an
+:func:`clean_edges` applies the common cleaning (self-loops dropped with a warning, repeated pairs
+merged keeping the largest weight); :func:`parse_weights` checks weights and
+:func:`read_edge_frame` reads a whole table with pandas, every failure an
 :class:`~kofs.errors.InputError`. The readers are in :mod:`kofs.io.interactions` and
 :mod:`kofs.io.interaction_dbs`.
 """
@@ -24,12 +24,19 @@ from kofs.io._open import open_text as _open_text
 from kofs.io._open import table_errors
 from kofs.io.ids import guess_namespace
 
-log = logging.getLogger("kofs.io.interactions")  # the logger of the module it was split from
+log = logging.getLogger(__name__)
 
-__all__ = ["Interactions"]
+__all__ = [
+    "NA_TOKENS",
+    "Interactions",
+    "clean_edges",
+    "parse_weights",
+    "read_edge_frame",
+    "strip_taxon",
+]
 
 _TAXON_PREFIX = re.compile(r"^\d+\.(?=[A-Za-z])")
-_NA = frozenset({"", "NA", "NaN", "nan", "-", "None", "NULL", "null"})
+NA_TOKENS = frozenset({"", "NA", "NaN", "nan", "-", "None", "NULL", "null"})
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -119,7 +126,7 @@ class Interactions:
 # --------------------------------------------------------------------------- cleaning
 
 
-def _parse_weights(raw: pd.Series, lines: np.ndarray, path: str, *, column: str) -> np.ndarray:
+def parse_weights(raw: pd.Series, lines: np.ndarray, path: str, *, column: str) -> np.ndarray:
     """Strings -> float64; non-numeric, NaN, infinite or negative -> InputError with the line."""
     try:  # exact (round-trip) parsing: pandas < 3 parses a few digits short in to_numeric
         w = np.asarray(raw, dtype=object).astype(np.float64)
@@ -146,7 +153,7 @@ def _parse_weights(raw: pd.Series, lines: np.ndarray, path: str, *, column: str)
     return w
 
 
-def _finalise(
+def clean_edges(
     src: np.ndarray,
     dst: np.ndarray,
     weight: np.ndarray,
@@ -212,7 +219,7 @@ def _finalise(
     )
 
 
-def _read_frame(path: str, *, sep: str, header: int | None, **kwargs: Any) -> pd.DataFrame:
+def read_edge_frame(path: str, *, sep: str, header: int | None, **kwargs: Any) -> pd.DataFrame:
     """pandas.read_csv with ids as strings; a ragged line becomes an InputError with its line."""
     with _open_text(path, what="interaction file") as fh, table_errors(path, "interaction file"):
         return pd.read_csv(
@@ -226,7 +233,7 @@ def _read_frame(path: str, *, sep: str, header: int | None, **kwargs: Any) -> pd
         )
 
 
-def _strip_taxon(values: np.ndarray) -> np.ndarray:
+def strip_taxon(values: np.ndarray) -> np.ndarray:
     """Remove STRING taxon prefixes (``9606.ENSP...`` -> ``ENSP...``), once per distinct id."""
     codes, uniques = pd.factorize(np.asarray(values, dtype=object))
     stripped = np.array([_TAXON_PREFIX.sub("", str(v)) for v in uniques] + [""], dtype=object)

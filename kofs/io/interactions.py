@@ -30,24 +30,24 @@ import logging
 import os
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from kofs.errors import InputError, ParameterError
+from kofs.errors import InputError
 from kofs.io._open import head_lines as _head_lines
 from kofs.io.interaction_dbs import read_biogrid, read_string_links
 from kofs.io.interaction_table import (
-    _NA,
+    NA_TOKENS,
     Interactions,
-    _finalise,
-    _parse_weights,
-    _read_frame,
-    _strip_taxon,
+    clean_edges,
+    parse_weights,
+    read_edge_frame,
+    strip_taxon,
 )
 from kofs.io.kgml import read_kgml
+from kofs.io.sniff import FormatTest, format_reader, is_kgml, sniff_format
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +131,7 @@ def read_edge_list(
     if not head:
         raise InputError("interaction file has no rows", path=path)
     sep = _delimiter(head[0])
-    df = _read_frame(path, sep=sep, header=None, skip_blank_lines=False)
+    df = read_edge_frame(path, sep=sep, header=None, skip_blank_lines=False)
     if df.shape[1] < 2:
         raise InputError(
             "edge list needs at least two columns (source, target[, weight]) separated by tabs,"
@@ -182,7 +182,7 @@ def read_edge_list(
         i = int(np.flatnonzero(empty)[0])
         raise InputError("edge with an empty gene id", path=path, line=int(lines[i]))
     if "weight" in cols:
-        w = _parse_weights(
+        w = parse_weights(
             df.iloc[:, cols["weight"]].str.strip(), lines, path, column=cols["weight"] + 1
         )
     else:
@@ -208,7 +208,7 @@ def read_edge_list(
         if "type" in cols
         else np.full(len(df), "", dtype=object)
     )
-    return _finalise(src, dst, w, d, t, path=path, info={"rows": int(len(df))})
+    return clean_edges(src, dst, w, d, t, path=path, info={"rows": int(len(df))})
 
 
 # --------------------------------------------------------------------------- paired tables
@@ -229,7 +229,7 @@ def _column_pairs(columns: list[str]) -> list[tuple[str, str, str]]:
 
 def _add_alias(table: dict[str, list[str]], ids: np.ndarray, alts: np.ndarray) -> None:
     for i, a in zip(ids.tolist(), alts.tolist(), strict=True):
-        if a in _NA:
+        if a in NA_TOKENS:
             continue
         cur = table.setdefault(i, [])
         if a not in cur:
@@ -249,7 +249,7 @@ def read_paired_table(
     path = os.fspath(path)
     head = _head_lines(path, 1)
     sep = _delimiter(head[0]) if head else "\t"
-    df = _read_frame(path, sep=sep, header=0)
+    df = read_edge_frame(path, sep=sep, header=0)
     df.columns = [str(c).lstrip("#").strip() for c in df.columns]
     pairs = _column_pairs(list(df.columns))
     if not pairs:
@@ -258,12 +258,12 @@ def read_paired_table(
         )
     lines = np.arange(2, len(df) + 2)
     stem, ca, cb = pairs[0]
-    src = _strip_taxon(df[ca].str.strip().to_numpy(dtype=object))
-    dst = _strip_taxon(df[cb].str.strip().to_numpy(dtype=object))
-    ok = ~(pd.Series(src).isin(_NA).to_numpy() | pd.Series(dst).isin(_NA).to_numpy())
+    src = strip_taxon(df[ca].str.strip().to_numpy(dtype=object))
+    dst = strip_taxon(df[cb].str.strip().to_numpy(dtype=object))
+    ok = ~(pd.Series(src).isin(NA_TOKENS).to_numpy() | pd.Series(dst).isin(NA_TOKENS).to_numpy())
     wcol = next((c for c in df.columns if c.lower() in _W_NAMES), None)
     w = (
-        _parse_weights(df[wcol].str.strip()[ok], lines[ok], path, column=wcol)
+        parse_weights(df[wcol].str.strip()[ok], lines[ok], path, column=wcol)
         if wcol
         else np.ones(int(ok.sum()))
     )
@@ -283,7 +283,7 @@ def read_paired_table(
         "protein": None,
         "ensembl": "ensembl_gene",
     }
-    return _finalise(
+    return clean_edges(
         src[ok],
         dst[ok],
         w,
@@ -310,11 +310,8 @@ def _header_fields(line: str) -> list[str]:
     return [f.strip().lstrip("#").strip() for f in re.split(r"\t|,", line)]
 
 
-_SNIFFERS: tuple[tuple[str, Callable[[Path, list[str]], bool]], ...] = (
-    (
-        "kgml",
-        lambda p, h: p.is_dir() or bool(h) and h[0].lstrip().startswith(("<?xml", "<pathway")),
-    ),
+_SNIFFERS: tuple[tuple[str, FormatTest], ...] = (
+    ("kgml", is_kgml),
     ("biogrid", lambda p, h: bool(h) and "Entrez Gene Interactor A" in h[0]),
     ("string", lambda p, h: bool(h) and h[0].split(" ")[:2] == ["protein1", "protein2"]),
     ("paired", lambda p, h: bool(h) and bool(_column_pairs(_header_fields(h[0])))),
@@ -332,9 +329,7 @@ INTERACTION_FORMATS: dict[str, Callable[..., Interactions]] = {
 
 def sniff_interactions(path: str | os.PathLike) -> str:
     """Name of the interaction format of ``path`` (a key of :data:`INTERACTION_FORMATS`)."""
-    p = Path(path)
-    head = [] if p.is_dir() else _head_lines(p, 2)
-    return next(name for name, test in _SNIFFERS if test(p, head))
+    return sniff_format(path, _SNIFFERS)
 
 
 def read_interactions(
@@ -368,12 +363,7 @@ def read_interactions(
         Override the direction of edge-list / paired-table edges.
     """
     fmt = sniff_interactions(path) if fmt == "auto" else fmt
-    reader = INTERACTION_FORMATS.get(fmt)
-    if reader is None:
-        raise ParameterError(
-            f"interaction format {fmt!r} is unknown; use one of auto, "
-            + ", ".join(INTERACTION_FORMATS)
-        )
+    reader = format_reader(fmt, INTERACTION_FORMATS, "interaction")
     log.debug("reading %s as %s interactions", path, fmt)
     if string_min_score is not None and fmt != "string":
         log.warning(

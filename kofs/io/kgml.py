@@ -17,10 +17,10 @@ import numpy as np
 
 from kofs.errors import InputError
 from kofs.io._open import open_text as _open_text
-from kofs.io.gene_sets import GeneSets, _strip_org
-from kofs.io.interaction_table import _finalise
+from kofs.io.gene_sets import GeneSets, strip_org
+from kofs.io.interaction_table import clean_edges
 
-log = logging.getLogger("kofs.io.pathways")  # the logger of the module it was split from
+log = logging.getLogger(__name__)
 
 __all__ = ["read_kgml"]
 
@@ -61,7 +61,7 @@ def _parse_kgml(path: str) -> tuple[str, str, list[str], list[tuple]]:
     for e in root.iter("entry"):
         eid, etype = e.get("id", ""), e.get("type", "")
         if etype == "gene":
-            ids = [_strip_org(x) for x in e.get("name", "").split() if x and x != "undefined"]
+            ids = [strip_org(x) for x in e.get("name", "").split() if x and x != "undefined"]
             genes_of[eid] = ids
             members.extend(ids)
         elif etype == "group":
@@ -116,7 +116,7 @@ def read_kgml(path: str | os.PathLike, **_: Any) -> GeneSets:
     inter = None
     if edges:
         src, dst, typ = (np.array(x, dtype=object) for x in zip(*edges, strict=True))
-        inter = _finalise(
+        inter = clean_edges(
             src, dst, np.ones(len(src)), True, typ, path=path, namespace=ns, what="KGML relations"
         )
     return GeneSets(ids, titles, titles, members, namespace=ns, path=path, interactions=inter)

@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kofs.cache import Check, EntryError, file_sha256
+from kofs.cache import Check, EntryError
 from kofs.errors import InputError, ParameterError
+from kofs.io._fsops import file_digest
 from kofs.progress import Progress, task
 from kofs.resources import check_memory, estimate_obo_file
 
@@ -265,7 +266,7 @@ def read_obo(
     p = Path(path)
     if not p.is_file():
         raise InputError("GO ontology file not found; check the --go path", path=p)
-    digest = file_sha256(p)
+    digest = file_digest(p)[1]
     if cache is not None:
         hit = cache.get("obo", [digest], check=_check_arrays)
         if hit is not None:

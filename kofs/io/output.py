@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import importlib.metadata
 import io
 import json
@@ -29,7 +28,7 @@ from typing import IO, Any
 import numpy as np
 
 from kofs.errors import InputError, OutputError, ParameterError
-from kofs.io._fsops import create_new_file
+from kofs.io._fsops import create_new_file, file_digest
 from kofs.types import AggregateRanking, Ranking
 
 log = logging.getLogger(__name__)
@@ -43,6 +42,8 @@ __all__ = [
     "environment_info",
     "file_fingerprint",
     "format_float",
+    "is_write_failure",
+    "write_error",
     "write_stdout",
     "write_json",
     "write_ranking",
@@ -54,7 +55,8 @@ RUN_FILES = ("ranking.tsv", "weights.tsv", "manifest.json", "config.resolved.yam
 _FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG)
 
 
-def _space_error(exc: OSError, path: str | os.PathLike) -> OutputError:
+def write_error(exc: OSError, path: str | os.PathLike) -> OutputError:
+    """The :class:`OutputError` for a failed write of ``path`` (disk full, or another cause)."""
     if exc.errno in _FULL:
         return OutputError(
             "cannot write (disk full); free space or choose another output location",
@@ -66,7 +68,7 @@ def _space_error(exc: OSError, path: str | os.PathLike) -> OutputError:
     )
 
 
-def _is_write_failure(exc: BaseException, tmp: Path) -> bool:
+def is_write_failure(exc: BaseException, tmp: Path) -> bool:
     """An OSError caused by writing our temporary output (not, e.g., a missing input)."""
     if not isinstance(exc, OSError):
         return False
@@ -248,7 +250,7 @@ def atomic_file(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         except FileExistsError:
             continue
         except OSError as exc:
-            raise _space_error(exc, target) from None
+            raise write_error(exc, target) from None
     if fd is None:
         raise OutputError("cannot create a temporary file", path=target)
     kwargs = {} if mode == "wb" else {"encoding": "utf-8", "newline": "\n"}
@@ -264,8 +266,8 @@ def atomic_file(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
             fh.close()
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        if _is_write_failure(exc, tmp):
-            raise _space_error(exc, target) from None
+        if is_write_failure(exc, tmp):
+            raise write_error(exc, target) from None
         raise
 
 
@@ -467,16 +469,11 @@ def file_fingerprint(path: str | os.PathLike) -> dict[str, Any]:
     InputError
         The file cannot be read.
     """
-    h = hashlib.sha256()
-    size = 0
     try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-                size += len(block)
+        size, sha = file_digest(path)
     except OSError as exc:
         raise InputError(f"cannot be read for its checksum ({exc.strerror})", path=path) from None
-    return {"path": os.fspath(path), "bytes": size, "sha256": h.hexdigest()}
+    return {"path": os.fspath(path), "bytes": size, "sha256": sha}
 
 
 def _jsonable(obj: Any) -> Any:

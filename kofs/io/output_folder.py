@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
 import logging
 import os
@@ -44,12 +43,13 @@ from kofs.io._fsops import (
     current_umask,
     deferred_signals,
     exchange,
+    file_digest,
     fsync_dir,
     make_private_dir,
     open_lock_file,
     rename_noreplace,
 )
-from kofs.io.output import _is_write_failure, _space_error, atomic_file, check_output_dir
+from kofs.io.output import atomic_file, check_output_dir, is_write_failure, write_error
 
 try:  # advisory locks: POSIX only
     import fcntl
@@ -71,8 +71,9 @@ __all__ = [
 #: Completion marker, written last into every output folder.
 MARKER = ".kofs-complete"
 _FORMAT = "kofs-output-folder/1"
-# what output folders held before the marker existed (accepted as replaceable)
-_LEGACY = frozenset(
+# the names kofs commands write into OUT, replaceable without a marker: a replacement in place
+# (OUT is a mount point) killed after it removed the marker leaves some of them behind
+_OWN_NAMES = frozenset(
     {
         "ranking.tsv",
         "weights.tsv",
@@ -222,7 +223,7 @@ class OutputFolder:
         if not self.real.is_dir():
             return
         marker = read_marker(self.real)
-        allowed = set(_LEGACY) | {MARKER, _INNER_LOCK}
+        allowed = set(_OWN_NAMES) | {MARKER, _INNER_LOCK}
         if marker is not None:
             allowed |= {name.split("/")[0] for name in marker.get("files", {})}
         foreign = sorted(
@@ -274,11 +275,11 @@ class OutputFolder:
             if isinstance(exc, OutputError) and exc.path and exc.path.startswith(str(tmp)):
                 final = self.path / Path(exc.path).relative_to(tmp)
                 raise OutputError(exc.message, path=final) from None
-            if _is_write_failure(exc, tmp):
+            if is_write_failure(exc, tmp):
                 name = exc.filename  # type: ignore[attr-defined]
                 inside = name and str(name).startswith(str(tmp) + os.sep)
                 where = self.path / Path(name).relative_to(tmp) if inside else self.path
-                raise _space_error(exc, where) from None  # type: ignore[arg-type]
+                raise write_error(exc, where) from None  # type: ignore[arg-type]
             raise
 
     def _publish(self, tmp: Path) -> None:
@@ -349,17 +350,6 @@ class OutputFolder:
         self.committed = True
 
 
-def _file_record(path: Path) -> dict[str, Any]:
-    h = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-            size += len(block)
-        os.fsync(fh.fileno())
-    return {"bytes": size, "sha256": h.hexdigest()}
-
-
 def _write_marker(folder: Path) -> None:
     """Fsync every file of ``folder`` and write :data:`MARKER` (their sizes and checksums)."""
     from kofs import __version__
@@ -369,7 +359,8 @@ def _write_marker(folder: Path) -> None:
         dirs.sort()
         for name in sorted(names):
             p = Path(root) / name
-            files[p.relative_to(folder).as_posix()] = _file_record(p)
+            size, sha = file_digest(p, fsync=True)
+            files[p.relative_to(folder).as_posix()] = {"bytes": size, "sha256": sha}
         fsync_dir(root)
     text = json.dumps(
         {"format": _FORMAT, "kofs_version": __version__, "files": files}, indent=1, sort_keys=True
@@ -574,7 +565,7 @@ def verify_output_file(path: str | os.PathLike) -> None:
     if not isinstance(rec, dict):
         return
     try:
-        now = _hash_only(p)
+        now = file_digest(p)
     except OSError:
         return  # a missing/unreadable file is reported by its reader
     if now != (rec.get("bytes"), rec.get("sha256")):
@@ -584,13 +575,3 @@ def verify_output_file(path: str | os.PathLike) -> None:
             f"{p.parent / MARKER} to use the file as it is",
             path=p,
         )
-
-
-def _hash_only(path: Path) -> tuple[int, str]:
-    h = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-            size += len(block)
-    return size, h.hexdigest()

@@ -26,15 +26,14 @@ import logging
 import os
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from kofs.errors import InputError, ParameterError
-from kofs.io._open import head_lines as _head_lines
+from kofs.errors import InputError
 from kofs.io._open import open_text as _open_text
-from kofs.io.gene_sets import GeneSets, _strip_org
+from kofs.io.gene_sets import GeneSets, strip_org
 from kofs.io.ids import guess_namespace
 from kofs.io.kgml import read_kgml
+from kofs.io.sniff import FormatTest, format_reader, is_kgml, sniff_format
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +144,7 @@ def read_kegg_link(
                     path=path,
                     line=lineno,
                 )
-            sets.setdefault(pw[0][5:], []).append(_strip_org(genes[0]))
+            sets.setdefault(pw[0][5:], []).append(strip_org(genes[0]))
     if not sets:
         raise InputError("KEGG link file holds no gene-pathway pairs", path=path)
     full = {}
@@ -256,8 +255,8 @@ def _header(h: list[str]) -> set[str]:
     return {x.strip().lower() for x in h[0].split("\t")} if h else set()
 
 
-_SNIFFERS: tuple[tuple[str, Callable[[Path, list[str]], bool]], ...] = (
-    ("kgml", lambda p, h: p.is_dir() or bool(h) and h[0].lstrip().startswith(("<?xml", "<path"))),
+_SNIFFERS: tuple[tuple[str, FormatTest], ...] = (
+    ("kgml", is_kgml),
     ("kegg_table", lambda p, h: {"pathway_id", "entrez_ids"} <= _header(h)),
     ("kegg_gene2pathway", lambda p, h: {"pathway_id", "entrez_id"} <= _header(h)),
     (
@@ -282,9 +281,7 @@ PATHWAY_FORMATS: dict[str, Callable[..., GeneSets]] = {
 
 def sniff_pathways(path: str | os.PathLike) -> str:
     """Name of the pathway format of ``path`` (a key of :data:`PATHWAY_FORMATS`)."""
-    p = Path(path)
-    head = [] if p.is_dir() else _head_lines(p, 2)
-    return next(name for name, test in _SNIFFERS if test(p, head))
+    return sniff_format(path, _SNIFFERS)
 
 
 def read_pathways(
@@ -301,10 +298,6 @@ def read_pathways(
         KEGG pathway names (``list/pathway`` output) for ``kegg_link``.
     """
     fmt = sniff_pathways(path) if fmt == "auto" else fmt
-    reader = PATHWAY_FORMATS.get(fmt)
-    if reader is None:
-        raise ParameterError(
-            f"pathway format {fmt!r} is unknown; use one of auto, " + ", ".join(PATHWAY_FORMATS)
-        )
+    reader = format_reader(fmt, PATHWAY_FORMATS, "pathway")
     log.debug("reading %s as %s", path, fmt)
     return reader(path, names=names)

@@ -1,19 +1,58 @@
-"""What kind of knowledge table a file looks like, to say so when it was given to the wrong
-option (a GO annotation table as ``--pathways``, a STRING file as ``--go-annotations``, ...).
+"""Recognising files from their first lines.
 
-:func:`looks_like` reads the first lines only; :func:`wrong_option` turns a reader's failure
-into one line naming the option the file belongs to. Used only after a reader has failed, so a
-valid file is never second-guessed.
+Within one option: :func:`sniff_format` picks a reader's format (the first of an ordered list
+of tests that accepts the file's first two lines) and :func:`format_reader` looks a format up,
+for every reader with ``fmt="auto"`` (interactions, pathways).
+
+Across options: what kind of knowledge table a file looks like, to say so when it was given to
+the wrong option (a GO annotation table as ``--pathways``, a STRING file as
+``--go-annotations``, ...). :func:`looks_like` reads the first lines only; :func:`wrong_option`
+turns a reader's failure into one line naming the option the file belongs to. Used only after a
+reader has failed, so a valid file is never second-guessed.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TypeVar
 
-from kofs.errors import InputError
+from kofs.errors import InputError, ParameterError
 
-__all__ = ["KINDS", "looks_like", "wrong_option"]
+__all__ = ["KINDS", "format_reader", "is_kgml", "looks_like", "sniff_format", "wrong_option"]
+
+R = TypeVar("R")
+
+#: A format test: the path and its first two non-blank lines (none for a folder).
+FormatTest = Callable[[Path, list[str]], bool]
+
+
+def sniff_format(path: str | os.PathLike, tests: Sequence[tuple[str, FormatTest]]) -> str:
+    """The name of the first ``(name, test)`` of ``tests`` that accepts ``path`` (the last
+    test should accept anything: the default format)."""
+    from kofs.io._open import head_lines
+
+    p = Path(path)
+    head = [] if p.is_dir() else head_lines(p, 2)
+    return next(name for name, test in tests if test(p, head))
+
+
+def is_kgml(path: Path, head: list[str]) -> bool:
+    """A folder (of KGML files) or an XML file starting like KEGG's KGML."""
+    return path.is_dir() or bool(head) and head[0].lstrip().startswith(("<?xml", "<pathway"))
+
+
+def format_reader(fmt: str, readers: Mapping[str, R], what: str) -> R:
+    """The reader of format ``fmt``; an unknown one fails naming ``what`` and the formats."""
+    reader = readers.get(fmt)
+    if reader is None:
+        raise ParameterError(
+            f"{what} format {fmt!r} is unknown; use one of auto, " + ", ".join(readers)
+        )
+    return reader
+
 
 #: kind -> (what it is, the option it belongs to)
 KINDS: dict[str, tuple[str, str]] = {

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from kofs.io.id_map import MISSING_IDS
 from kofs.io.ids import normalise_id
 from kofs.types import Expression
 
@@ -34,7 +35,6 @@ __all__ = ["SYMBOL_KINDS", "gene_symbols", "symbol_lookup", "symbols_for"]
 SYMBOL_KINDS = frozenset(
     {"symbol", "genesymbol", "gene_symbol", "preferred_name", "Ensembl_HGNC_symbol", "BioMart_HUGO"}
 )
-_MISSING = frozenset({"", "NA", "NAN", "NONE", "NULL", "-"})
 
 
 def symbol_lookup(pairs: Iterable[tuple[Sequence[str], Sequence[str]]]) -> dict[str, str]:
@@ -59,7 +59,7 @@ def symbol_lookup(pairs: Iterable[tuple[Sequence[str], Sequence[str]]]) -> dict[
         for i, s in zip(ids, symbols, strict=True):
             s = str(s).strip()
             key = normalise_id(i)
-            if key in _MISSING or s.upper() in _MISSING:
+            if key in MISSING_IDS or s.upper() in MISSING_IDS:
                 continue
             prev = seen.setdefault(key, s)
             if prev != s:
@@ -144,7 +144,7 @@ def gene_symbols(
     own = expression.annotations.get("symbol")
     if own is not None:
         out = {g: s.strip() for g, s in zip(expression.genes, own, strict=True) if s.strip()}
-        out = {g: s for g, s in out.items() if s.upper() not in _MISSING}
+        out = {g: s for g, s in out.items() if s.upper() not in MISSING_IDS}
     missing = [g for g in expression.genes if g not in out]
     if expression.namespace == "symbol" and own is None:
         missing = []  # the ids are symbols already

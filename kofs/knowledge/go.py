@@ -41,13 +41,13 @@ from kofs.io.ids import CoverageReport, match_id_lists, normalise_id
 from kofs.io.ontology import Ontology
 from kofs.knowledge.go_semantics import (
     GOSemantics,
-    _check,
-    _check_similarity_memory,
-    _id_column,
-    _mode_kwargs,
-    _rows_to_genes,
-    _term_sets,
+    annotation_id_column,
+    check_similarity_memory,
+    check_similarity_options,
+    gene_of_rows,
+    gene_term_matrix,
     go_semantics,
+    similarity_kwargs,
 )
 from kofs.knowledge.go_similarity import gene_similarity_blocks
 from kofs.progress import Progress, task
@@ -111,24 +111,26 @@ def gene_similarity(
     with_terms : list of str
         Genes (of ``genes``, then new ones of ``genes2``) that have terms, in input order.
     """
-    _check(measure, combine, mode)
+    check_similarity_options(measure, combine, mode)
     sem = semantics or go_semantics(ontology, annotations, aspect=aspect, mode=mode)
     g1 = [str(g) for g in genes]
     g2 = g1 if genes2 is None else [str(g) for g in genes2]
     if id_column is None:
-        id_column = _id_column(sem, {normalise_id(g) for g in g1 + g2})
+        id_column = annotation_id_column(sem, {normalise_id(g) for g in g1 + g2})
     elif id_column not in sem.rows:
         annotations.gene_ids(id_column)  # raises the ParameterError
-    sets1 = _term_sets(sem, _rows_to_genes(sem, g1, id_column), len(g1))
+    sets1 = gene_term_matrix(sem, gene_of_rows(sem, g1, id_column), len(g1))
     sets2 = (
-        sets1 if genes2 is None else _term_sets(sem, _rows_to_genes(sem, g2, id_column), len(g2))
+        sets1
+        if genes2 is None
+        else gene_term_matrix(sem, gene_of_rows(sem, g2, id_column), len(g2))
     )
     has1 = np.flatnonzero(np.diff(sets1.indptr) > 0)
     has2 = has1 if genes2 is None else np.flatnonzero(np.diff(sets2.indptr) > 0)
-    kw = _mode_kwargs(sem, measure, combine, max_memory)
+    kw = similarity_kwargs(sem, measure, combine, max_memory)
     out_dtype = np.float64 if kw["decimals"] is not None else np.dtype(dtype).type
     s1, s2 = sets1[has1], None if genes2 is None else sets2[has2]
-    _check_similarity_memory(
+    check_similarity_memory(
         kw, s1, s2, max_memory, extra=np.dtype(out_dtype).itemsize * len(g1) * len(g2),
         what=f"GO similarity of {len(g1)} x {len(g2)} genes",
         suggestion="give fewer genes, or raise --max-memory",
@@ -173,8 +175,8 @@ def genes_with_terms(
     sem = semantics or go_semantics(ontology, annotations, aspect=aspect, mode=mode)
     g = [str(x) for x in genes]
     if id_column is None:
-        id_column = _id_column(sem, {normalise_id(x) for x in g})
-    sets = _term_sets(sem, _rows_to_genes(sem, g, id_column), len(g))
+        id_column = annotation_id_column(sem, {normalise_id(x) for x in g})
+    sets = gene_term_matrix(sem, gene_of_rows(sem, g, id_column), len(g))
     return [g[i] for i in np.flatnonzero(np.diff(sets.indptr) > 0)]
 
 
@@ -245,7 +247,7 @@ def go_relation(
         m x m, symmetric, weights = similarities.
     coverage : CoverageReport
     """
-    _check(measure, combine, mode)
+    check_similarity_options(measure, combine, mode)
     if not isinstance(top_k, (int, np.integer)) or isinstance(top_k, bool) or top_k < 1:
         raise ParameterError(f"top_k {top_k!r} must be a positive integer (e.g. 10)")
     source = f"GO annotations {annotations.source or ''}".strip()
@@ -317,11 +319,11 @@ def _go_relation(expression, ontology, annotations, sem, source, measure, combin
                  min_similarity, id_map, max_memory, progress):  # fmt: skip
     gene, report = _matrix_gene_of_rows(sem, expression, source, id_map)
     m = expression.n_genes
-    sets = _term_sets(sem, gene, m)
+    sets = gene_term_matrix(sem, gene, m)
     has = np.flatnonzero(np.diff(sets.indptr) > 0)
     rows_i, cols_j, vals = [], [], []
-    kw = _mode_kwargs(sem, measure, combine, max_memory)
-    _check_similarity_memory(
+    kw = similarity_kwargs(sem, measure, combine, max_memory)
+    check_similarity_memory(
         kw, sets[has], None, max_memory,
         what=f"GO similarity graph of {len(has)} genes ({sem.aspect})",
         suggestion="use fewer genes (filter the matrix), or raise --max-memory",
@@ -406,7 +408,7 @@ def go_functions(
     source = f"GO annotations {annotations.source or ''}".strip()
     sem = semantics or go_semantics(ontology, annotations, aspect=aspect, mode="kofs")
     gene, report = _matrix_gene_of_rows(sem, expression, source, id_map)
-    inc = _term_sets(sem, gene, expression.n_genes)
+    inc = gene_term_matrix(sem, gene, expression.n_genes)
     if propagate:
         inc = inc @ sem.closure
         inc.data[:] = 1.0

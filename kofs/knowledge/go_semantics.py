@@ -33,9 +33,19 @@ from kofs.resources import (
 if TYPE_CHECKING:
     from kofs.cache import Cache
 
-log = logging.getLogger("kofs.knowledge.go")  # the logger of the module it was split from
+log = logging.getLogger(__name__)
 
-__all__ = ["MODES", "GOSemantics", "go_semantics"]
+__all__ = [
+    "MODES",
+    "GOSemantics",
+    "annotation_id_column",
+    "check_similarity_memory",
+    "check_similarity_options",
+    "gene_of_rows",
+    "gene_term_matrix",
+    "go_semantics",
+    "similarity_kwargs",
+]
 
 MODES = ("kofs", "gosemsim")
 _MODE_RELATIONS = {"kofs": ("is_a", "part_of"), "gosemsim": RELATIONS}
@@ -77,7 +87,8 @@ class GOSemantics:
         return self.index[ROOTS[self.aspect]]
 
 
-def _check(measure: str, combine: str, mode: str) -> None:
+def check_similarity_options(measure: str, combine: str, mode: str) -> None:
+    """Raise :class:`ParameterError` for an unknown ``measure``, ``combine`` or ``mode``."""
     if measure not in MEASURES:
         raise ParameterError(f"--measure {measure!r} is unknown; use one of {', '.join(MEASURES)}")
     if combine not in COMBINES:
@@ -261,7 +272,7 @@ def _from_arrays(arrays: dict, meta: dict) -> GOSemantics:
     )  # fmt: skip
 
 
-def _term_sets(sem: GOSemantics, gene_of_row: np.ndarray, n_genes: int) -> sp.csr_matrix:
+def gene_term_matrix(sem: GOSemantics, gene_of_row: np.ndarray, n_genes: int) -> sp.csr_matrix:
     """Binary genes x terms matrix of direct annotations (root removed; IEA too in gosemsim)."""
     keep = (
         (gene_of_row >= 0) & (sem.rows["term"] != sem.root) & np.isfinite(sem.ic[sem.rows["term"]])
@@ -277,9 +288,11 @@ def _term_sets(sem: GOSemantics, gene_of_row: np.ndarray, n_genes: int) -> sp.cs
     return m
 
 
-def _mode_kwargs(
+def similarity_kwargs(
     sem: GOSemantics, measure: str, combine: str, max_memory: int | None = None
 ) -> dict:
+    """Keyword arguments of :func:`gene_similarity_blocks` for ``sem``'s mode (GOSemSim's
+    rounding, single-term maximum and float64 in ``gosemsim`` mode; float32 otherwise)."""
     gs = sem.mode == "gosemsim"
     return dict(
         measure=measure,
@@ -292,7 +305,7 @@ def _mode_kwargs(
     )
 
 
-def _check_similarity_memory(
+def check_similarity_memory(
     kw: dict, sets1: sp.csr_matrix, sets2: sp.csr_matrix | None, max_memory: int | None,
     *, extra: int = 0, what: str, suggestion: str,
 ) -> None:  # fmt: skip
@@ -311,13 +324,15 @@ def _check_similarity_memory(
     check_memory(need + extra, limit=max_memory, what=what, suggestion=suggestion)
 
 
-def _id_column(sem: GOSemantics, wanted: set[str]) -> str:
+def annotation_id_column(sem: GOSemantics, wanted: set[str]) -> str:
+    """The annotation id column (symbol, Entrez, ...) sharing most ids with ``wanted``."""
     cols = [k for k in sem.rows if k not in ("term", "evidence")]
     hits = {c: len(wanted & {normalise_id(v) for v in set(sem.rows[c])}) for c in cols}
     return max(cols, key=lambda c: hits[c])
 
 
-def _rows_to_genes(sem: GOSemantics, genes: Sequence[str], column: str) -> np.ndarray:
+def gene_of_rows(sem: GOSemantics, genes: Sequence[str], column: str) -> np.ndarray:
+    """Position in ``genes`` of each annotation row's gene (by ``column``; -1 when absent)."""
     pos: dict[str, int] = {}
     for i, g in enumerate(genes):
         pos.setdefault(normalise_id(g), i)

@@ -17,7 +17,7 @@ from importlib import resources
 from kofs.errors import ParameterError
 from kofs.io.ontology import Ontology
 
-log = logging.getLogger("kofs.knowledge.go")
+log = logging.getLogger(__name__)
 
 __all__ = ["TermList", "gosemsim_term_lists", "go_release", "gosemsim_unknown_terms"]
 

@@ -116,11 +116,11 @@ def _pearson_stored(A: sp.csr_matrix, s: np.ndarray, p: np.ndarray, theta: float
     """Per gene: sum over the stored entries of ``r - r0`` and ``r^2 - r0^2`` (``r0``: the
     residual the entry would have as a zero)."""
     if _COMPILED:
-        from kofs._numba_kernels import ROW_BLOCKS, _bounds
+        from kofs._numba_kernels import ROW_BLOCKS, row_bounds
 
         return _stored_sums(
             A.indptr, A.indices, np.asarray(A.data, dtype=np.float64), s, p, float(theta),
-            float(clip), _bounds(A.shape[0], ROW_BLOCKS),
+            float(clip), row_bounds(A.shape[0], ROW_BLOCKS),
         )  # fmt: skip
     m = A.shape[1]
     d1, d2 = np.zeros(m), np.zeros(m)

@@ -1,29 +1,23 @@
-"""HTML building blocks of the reports: page, tables, links, provenance; and their check.
+"""HTML building blocks of the reports: page, tables, links, provenance.
 
 Pages use no script and load nothing from the network, so they read offline in any browser;
-links to gene and term pages (NCBI Gene, AmiGO, KEGG, MSigDB) open only when clicked.
-:func:`check_report` validates a page (well-formed, nothing loaded from the network, every
-referenced file present). The headless-browser check of the layout lives with the tests
-(``tests/_browser.py``).
+links to gene and term pages (NCBI Gene, AmiGO, KEGG, MSigDB) open only when clicked. The
+checks of a page (well-formed, nothing loaded from the network, every referenced file present;
+its layout in a headless browser) live with the tests (``tests/_report_check.py``).
 """
 
 from __future__ import annotations
 
-import base64
 import html
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from html.parser import HTMLParser
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 __all__ = [
     "Raw",
-    "check_report",
     "esc",
     "fmt",
     "gene_link",
@@ -300,88 +294,3 @@ def provenance_html(
             )
         )
     return "\n".join(out)
-
-
-# --------------------------------------------------------------------------- checks
-
-
-class _Checker(HTMLParser):
-    VOID = {"meta", "img", "br", "hr", "link", "input"}
-
-    def __init__(self):
-        super().__init__()
-        self.stack: list[str] = []
-        self.refs: list[str] = []
-        self.errors: list[str] = []
-        self.ids: list[str] = []
-        self.title: list[str] = []
-        self.tables = 0
-        self.images: list[str] = []
-        self.links: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        if tag == "img":
-            self.refs.append(a.get("src", ""))
-            self.images.append(a.get("src", ""))
-        remote = ("http:", "https:", "//", "ftp:")
-        href = a.get("href") or ""
-        if tag == "a" and href.startswith(remote):
-            self.links.append(href)  # opened on a click only: not a load
-        elif tag in ("a", "link") and href:
-            self.refs.append(href)
-        if tag == "table":
-            self.tables += 1
-            if a.get("id"):
-                self.ids.append(a["id"])
-        for k in ("src", "href"):
-            v = a.get(k) or ""
-            if v.startswith(remote) and not (tag == "a" and k == "href"):
-                self.errors.append(f"network reference {v}")
-        if tag not in self.VOID:
-            self.stack.append(tag)
-
-    def handle_endtag(self, tag):
-        if not self.stack or self.stack[-1] != tag:
-            self.errors.append(f"unbalanced </{tag}>")
-        else:
-            self.stack.pop()
-
-    def handle_data(self, data):
-        if self.stack and self.stack[-1] == "title":
-            self.title.append(data)
-
-
-def _parse(text: str) -> _Checker:
-    checker = _Checker()
-    checker.feed(text)
-    checker.close()
-    return checker
-
-
-def check_report(path: str | os.PathLike) -> list[str]:
-    """Problems of a report page: unbalanced tags, resources loaded from the network (links
-    to other sites are fine: they open on a click), missing files.
-
-    Inline ``data:image/png;base64`` images must decode to a PNG; in-page ``#`` links need no
-    file.
-    """
-    path = Path(path)
-    checker = _parse(path.read_text(encoding="utf-8"))
-    problems = list(checker.errors)
-    if checker.stack:
-        problems.append(f"unclosed tags: {checker.stack}")
-    for ref in checker.refs:
-        if ref.startswith("data:image/png;base64,"):
-            try:
-                data = base64.b64decode(ref.split(",", 1)[1], validate=True)
-            except ValueError:
-                data = b""
-            if not data.startswith(b"\x89PNG\r\n\x1a\n"):
-                problems.append(f"inline image is not a PNG: {ref[:40]}...")
-            continue
-        if ref.startswith(("data:", "#", "http:", "https:", "//", "ftp:")) or not ref:
-            continue
-        if not (path.parent / ref).is_file():
-            problems.append(f"missing file {ref}")
-    return problems

@@ -38,7 +38,7 @@ from kofs.report.html import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_HEATMAP_SAMPLES", "run_report_html", "run_title", "write_run_report"]
+__all__ = ["MAX_HEATMAP_SAMPLES", "run_report_html", "run_title"]
 
 #: Largest sample count drawn in the heatmap of the top genes (clustering is quadratic).
 MAX_HEATMAP_SAMPLES = 2000
@@ -643,12 +643,3 @@ def run_report_html(
     text = page(title, body, css=FIGURE_CSS)
     log.info("report built in %.2f s", time.perf_counter() - t0)
     return text
-
-
-def write_run_report(result: Any, path: str | os.PathLike, **kwargs: Any) -> str:
-    """Write :func:`run_report_html` to ``path`` atomically; returns the path."""
-    from kofs.io.output import atomic_file
-
-    with atomic_file(path) as fh:
-        fh.write(run_report_html(result, **kwargs))
-    return os.fspath(path)

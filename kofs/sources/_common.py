@@ -1,16 +1,19 @@
 """Internal knowledge every source may build on: the expression's sample similarity, the memory
-check of sample similarities, term relevance, and the starting relevance of propagation."""
+check of sample similarities, term relevance, the starting relevance of propagation, and the
+gene graph of a network source (interactions, graph files)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from kofs.errors import ParameterError
 from kofs.resources import check_memory, estimate_dense_similarity, estimate_mahalanobis
 
 if TYPE_CHECKING:  # the builders import scipy and the kernels when a list is built
     from kofs.context import Context
-    from kofs.types import FeatureFunctions, SampleSimilarity
+    from kofs.types import FeatureFunctions, FeatureRelation, SampleSimilarity
 
 
 def check_similarity_memory(
@@ -90,4 +93,31 @@ def initial_relevance(ctx: Context) -> FeatureFunctions:
     raise ParameterError(
         "relevance propagation (PPI-PROP, GO-REL-PROP) needs a starting relevance: give "
         "--relevant-genes, --go with --go-annotations, or --pathways"
+    )
+
+
+@dataclass(frozen=True)
+class NetworkData:
+    """What a network source reads: its interactions
+    (:class:`~kofs.io.interaction_table.Interactions`) and the keyword arguments of their
+    conversion to a gene graph (:func:`~kofs.knowledge.network.interactions_to_relation`)."""
+
+    interactions: Any
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def network_relation(ctx: Context, source: str, key: str) -> FeatureRelation:
+    """The gene graph of network source ``source`` (its :class:`NetworkData`) matched to the
+    matrix's genes, coverage recorded; kept per run under ``key`` (gene level)."""
+    from kofs.knowledge.network import interactions_to_relation
+
+    d = ctx.source(source)
+    return ctx.cached(
+        key,
+        lambda: ctx.record(
+            interactions_to_relation(
+                d.interactions, ctx.expression, id_map=ctx.sources.id_map, **d.options
+            )
+        ),
+        gene_level=True,
     )

@@ -5,13 +5,12 @@ List: PPI-PROP (relevance propagation over the interaction network, eq. 6.14).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kofs.context import Context, ListTemplate
 from kofs.options import opt
-from kofs.sources._common import initial_relevance
+from kofs.sources._common import NetworkData, initial_relevance, network_relation
 from kofs.sources._spec import SourceSpec
 from kofs.types import FeatureRelation, RankerInputs
 
@@ -61,15 +60,7 @@ class InteractionOptions:
     )
 
 
-@dataclass(frozen=True)
-class InteractionData:
-    """Interactions and the options of their conversion to a gene graph."""
-
-    interactions: Any
-    options: Mapping[str, Any] = field(default_factory=dict)
-
-
-def _read(o: InteractionOptions) -> InteractionData | None:
+def _read(o: InteractionOptions) -> NetworkData | None:
     if o.interactions is None:
         return None
     from kofs.errors import InputError
@@ -87,30 +78,17 @@ def _read(o: InteractionOptions) -> InteractionData | None:
         )
     except InputError as exc:  # a table given to the wrong option says which one it needs
         raise wrong_option(o.interactions, "interactions", exc) from None
-    return InteractionData(
+    return NetworkData(
         inter, {"min_weight": o.interaction_min_weight, "ignore_direction": o.undirected}
     )
 
 
-def interaction_relation(
-    ctx: Context, source: str = "interactions", key: str = "ppi_relation"
-) -> FeatureRelation:
-    """The gene graph of an interaction source (matched to the matrix, with coverage)."""
-    from kofs.knowledge.network import interactions_to_relation
-
-    d = ctx.source(source)
-    return ctx.cached(
-        key,
-        lambda: ctx.record(
-            interactions_to_relation(
-                d.interactions, ctx.expression, id_map=ctx.sources.id_map, **d.options
-            )
-        ),
-        gene_level=True,
-    )
+def interaction_relation(ctx: Context) -> FeatureRelation:
+    """The gene graph of the interactions (matched to the matrix, with coverage)."""
+    return network_relation(ctx, "interactions", "ppi_relation")
 
 
-def _lists(data: InteractionData) -> list[ListTemplate]:
+def _lists(data: NetworkData) -> list[ListTemplate]:
     return [
         ListTemplate(
             "PPI-PROP",
@@ -131,7 +109,7 @@ def _evidence(ctx: Context):
     return [EvidenceSource(40.0, "interactors", interaction_relation(ctx))]
 
 
-def _releases(data: InteractionData) -> dict[str, Any]:
+def _releases(data: NetworkData) -> dict[str, Any]:
     import numpy as np
 
     i = data.interactions
