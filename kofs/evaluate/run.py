@@ -55,8 +55,8 @@ def _reruns(files: Sequence[RankFile], why: str) -> list[dict[str, Any]]:
     from kofs.config import RunConfig
     from kofs.io.genes import read_gene_list
     from kofs.io.labels import read_labels
+    from kofs.pipeline import open_config_cache
     from kofs.sources import read_sources
-    from kofs.workflow import open_config_cache
 
     runs = []
     for f in files:
