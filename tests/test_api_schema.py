@@ -125,3 +125,19 @@ def test_options_a_matrix_in_memory_cannot_use_are_named(example, caplog):
         kofs.rank(expr, labels=labels, **FAST, output="somewhere", decimal=",")
     (line,) = [ln for ln in caplog.text.splitlines() if "ignored" in ln]
     assert "decimal, output ignored" in line
+
+
+def test_one_default_aggregator_under_one_key_everywhere():
+    from kofs.aggregate import aggregate
+    from kofs.list_aggregation import AggregateListsConfig, aggregate_lists
+    from kofs.options import options_of
+    from kofs.registry import DEFAULT_AGGREGATOR
+
+    rank_option = all_options()["aggregate"][1]
+    list_option = {o.name: o for o in options_of(AggregateListsConfig)}["aggregate"]
+    assert rank_option.default == list_option.default == DEFAULT_AGGREGATOR
+    assert kofs.RunConfig().aggregation.aggregate == AggregateListsConfig().aggregate
+    assert inspect.signature(aggregate).parameters["method"].default == DEFAULT_AGGREGATOR
+    signature = inspect.signature(aggregate_lists).parameters
+    assert signature["aggregate"].default == DEFAULT_AGGREGATOR and "aggregate_param" in signature
+    assert {o.name for o in options_of(AggregateListsConfig)} >= {"aggregate", "aggregate_param"}
