@@ -40,7 +40,8 @@ def _click_type(o: Option) -> Any:
 def _help(o: Option) -> str:
     text = o.help
     if o.default is not None and o.default is not False and o.default not in ({}, ()):
-        text += f"  [default: {o.default}]"
+        shown = ",".join(map(str, o.default)) if isinstance(o.default, tuple) else o.default
+        text += f"  [default: {shown}]"
     return text
 
 

@@ -52,6 +52,7 @@ class GosimConfig:
         required=True,
         short="-o",
         stdin=True,
+        folder=True,  # taken as typed: the writer says a folder needs a file name
         help="Output: genes x genes TSV (gene ids as first column and header), - for stdout, "
         "or binary by extension: .npz (arrays 'similarity' and 'genes'; numpy.load) or "
         ".parquet. Use .npz for thousands of genes.",
