@@ -747,6 +747,17 @@ def rank(
         overrides["relevant_genes"], relevant_genes = os.fspath(relevant_genes), None
     cfg = as_config(config, **overrides)
     i = cfg.inputs
+    unused = list(FILE_OPTIONS)
+    path = i.labels if labels is None and i.labels and not i.labels.startswith("obs:") else None
+    if path is not None:  # the labels file of the options, read as kofs.run reads it
+        from kofs.io.labels import align_labels, read_labels
+
+        labels = file_labels = read_labels(
+            path, sample_column=i.sample_column, label_column=i.label_column
+        )
+    else:
+        labels = i.labels if labels is None else labels
+        unused += ["label_column", "sample_column", "missing_labels"]
     expression, adata = as_expression(
         data,
         layer=i.layer,
@@ -754,17 +765,12 @@ def rank(
         genes_in=i.genes_in,
         sample_ids=_label_sample_ids(labels),
     )
-    unused = [o for o in FILE_OPTIONS if o != "chunk_size" or adata is None]
-    if labels is None and i.labels and not (adata is not None and i.labels.startswith("obs:")):
-        from kofs.io.labels import align_labels, read_labels
-
-        labels = read_labels(i.labels, sample_column=i.sample_column, label_column=i.label_column)
+    if path is not None:
         expression, labels = align_labels(
-            expression, labels, missing=i.missing_labels, labels_path=i.labels
+            expression, file_labels, missing=i.missing_labels, labels_path=path
         )
-    else:
-        labels = i.labels if labels is None else labels
-        unused += ["label_column", "sample_column", "missing_labels"]
+        if adata is not None and i.use_graph and expression.n_samples != adata.n_obs:
+            raise ParameterError("use_graph cannot be combined with dropping unlabelled cells")
     categories, similarity = _anndata_knowledge(adata, expression, labels, i.use_graph)
     if relevant_genes is None and i.relevant_genes:
         from kofs.io.genes import read_gene_list
