@@ -119,10 +119,10 @@ def test_rank_equals_run_of_the_same_config(example, tmp_path):
 def test_options_a_matrix_in_memory_cannot_use_are_named(example, caplog):
     _, expr, labels = example
     with caplog.at_level(logging.WARNING, logger="kofs"):
-        kofs.rank(expr, labels=labels, **FAST)
+        kofs.rank(expr, labels=labels, **FAST, aggregate="borda")
     assert "ignored" not in caplog.text
     with caplog.at_level(logging.WARNING, logger="kofs"):
-        kofs.rank(expr, labels=labels, **FAST, output="somewhere", decimal=",")
+        kofs.rank(expr, labels=labels, **FAST, aggregate="borda", output="x", decimal=",")
     (line,) = [ln for ln in caplog.text.splitlines() if "ignored" in ln]
     assert "decimal, output ignored" in line
 
