@@ -146,8 +146,8 @@ def _rra_stuart_rows() -> list[dict]:
     )
     seconds, _ = timed(
         lambda: (
-            aggregate_lists(tops, method="rra", universe=m),
-            aggregate_lists(tops, method="stuart", universe=m),
+            aggregate_lists(tops, aggregate="rra", universe=m),
+            aggregate_lists(tops, aggregate="stuart", universe=m),
         ),
         repeat=3,
     )

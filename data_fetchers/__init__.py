@@ -14,6 +14,7 @@ md5, checksum verified) beside each; see ``docs/fetch.md``.
 from data_fetchers._archive import safe_extract
 from data_fetchers._cache import default_cache_dir, read_source_json
 from data_fetchers._fetch import FetchResult, fetch, list_sources
+from data_fetchers._options import FetchOptions, fetch_source
 from data_fetchers._registry import SOURCES, Remote, SourceParam, SourceSpec
 
 # each import registers its sources
@@ -22,12 +23,14 @@ from data_fetchers.geo import parse_series_matrix  # noqa: E402
 
 __all__ = [
     "SOURCES",
+    "FetchOptions",
     "FetchResult",
     "Remote",
     "SourceParam",
     "SourceSpec",
     "default_cache_dir",
     "fetch",
+    "fetch_source",
     "list_sources",
     "parse_series_matrix",
     "read_source_json",

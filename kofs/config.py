@@ -286,7 +286,7 @@ class AggregationConfig:
     )
     supervision: str | None = opt(
         "supervision",
-        "str",
+        "choice",
         choices=("none", "genes", "labels"),
         help="What teaches the list weights: none (agreement), genes (--relevant-genes), labels "
         "(each list's cross-validated predictive value). Default: genes with --relevant-genes, "
@@ -738,6 +738,41 @@ def read_run_config(path: str | os.PathLike) -> RunConfig:
     """A :class:`RunConfig` from a YAML file (relative paths relative to its folder)."""
     values = read_yaml(path)
     return RunConfig.from_mapping(values, base=Path(path).resolve().parent, where=path)
+
+
+def as_config(
+    config: RunConfig | Mapping[str, Any] | str | os.PathLike | None = None, /, **overrides: Any
+) -> RunConfig:
+    """A :class:`RunConfig` from itself, a mapping of options, a YAML file path (its relative
+    paths relative to its folder) or nothing (the defaults), with ``overrides`` (options by
+    name, dashes or underscores) on top. Every value is checked by its declaration.
+
+    Raises
+    ------
+    ParameterError
+        An unknown key (with a did-you-mean hint), a value its option refuses, or a
+        ``defaults`` override of a config already resolved under another version.
+    """
+    if config is None or isinstance(config, Mapping):
+        values: dict[str, Any] = {}
+        for k, v in [*(config or {}).items(), *overrides.items()]:
+            name = key_name(k)
+            if name in values and k not in overrides:
+                raise ParameterError(
+                    f"key {k!r} given twice (dash and underscore spellings are the same key)"
+                )
+            values[name] = v
+        return RunConfig.from_mapping(values)
+    cfg = config if isinstance(config, RunConfig) else read_run_config(config)
+    if not overrides:
+        return cfg
+    given = {key_name(k): v for k, v in overrides.items()}
+    if "defaults" in given and str(given["defaults"]) != cfg.defaults:
+        raise ParameterError(
+            f"defaults {given['defaults']!r}: the config's values were resolved under defaults "
+            f"version {cfg.defaults!r}; name the version in the config itself"
+        )
+    return RunConfig.from_mapping({**cfg.to_mapping(), **given})
 
 
 def dump_config(config: RunConfig) -> str:

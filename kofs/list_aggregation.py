@@ -200,8 +200,8 @@ def _display(gene: str, key: str) -> str:
 def aggregate_lists(
     lists: Sequence[Any] | Mapping[str, Any],
     *,
-    method: str = DEFAULT_AGGREGATOR,
-    params: Mapping[str, Any] | None = None,
+    aggregate: str = DEFAULT_AGGREGATOR,
+    aggregate_param: Mapping[str, Any] | None = None,
     universe: int | str | os.PathLike | Iterable[str] | None = None,
     relevant_genes: str | os.PathLike | Iterable[str] | None = None,
     gene_column: str | None = None,
@@ -219,11 +219,14 @@ def aggregate_lists(
         columns; the usual tools' tables are recognised), a :class:`pandas.Series` (index =
         genes, values = scores; give ``direction``), a sequence of gene ids in rank order, a
         :class:`~kofs.types.Ranking` or a :class:`~kofs.io.gene_lists.RankedGeneList`.
-    method : str, default "posterior"
+    aggregate : str, default "posterior"
         A registered aggregator (``kofs methods``): ``posterior`` (the default everywhere:
         per-gene posterior, local fdr and q-value), ``rra``, ``stuart``, ``em``, ``borda``, ...
-    params : mapping, optional
+    aggregate_param : mapping, optional
         Aggregator parameters (e.g. ``{"exact": True}`` for RRA).
+
+    ``aggregate`` and ``aggregate_param`` are named as ``kofs.rank``'s and the ``aggregate``
+    and ``aggregate-param`` keys of both commands.
     universe : int, path or iterable of str, optional
         Gene universe: its size N, or its genes (list genes outside it are dropped). Default:
         the distinct genes of the lists (RobustRankAggreg's default).
@@ -246,7 +249,7 @@ def aggregate_lists(
         lists with the same name, a list with no gene in the universe, a universe smaller than
         the lists' genes.
     """
-    from kofs.aggregate import aggregate
+    from kofs.aggregate import aggregate as fuse
 
     t0 = time.perf_counter()
     if direction is not None and direction not in DIRECTIONS:
@@ -277,17 +280,17 @@ def aggregate_lists(
     relevant = None
     if relevant_genes is not None:
         relevant = _relevant(relevant_genes, rankings, universe_ids)
-    final = aggregate(
+    final = fuse(
         rankings,
-        method,
+        aggregate,
         relevant_genes=relevant,
-        params=params,
+        params=aggregate_param,
         universe=N if universe_ids is None else universe_ids,
     )
     t_end = time.perf_counter()
     settings = {
-        "method": method,
-        "params": dict(params or {}),
+        "aggregate": aggregate,
+        "params": dict(aggregate_param or {}),
         "universe": N,
         "universe_genes": universe_ids is not None,
         **{k: v for k, v in reading.items()},
@@ -436,11 +439,11 @@ class AggregateListsConfig:
         stdin=True,
         help="Output folder, or - to write ranking.tsv to stdout.",
     )
-    method: str = opt(
-        "method",
+    aggregate: str = opt(
+        "aggregate",
         "str",
         DEFAULT_AGGREGATOR,
-        help="Rank aggregation method (see `kofs methods`); RobustRankAggreg's: rra.",
+        help="How the lists are fused (see `kofs methods`); RobustRankAggreg's: rra.",
     )
     aggregate_param: dict[str, Any] = opt(
         "aggregate_param",
@@ -522,8 +525,8 @@ def run_aggregate_config(
     """:func:`aggregate_lists` with the settings of ``config`` (what ``kofs aggregate`` runs)."""
     return aggregate_lists(
         list(lists),
-        method=config.method,
-        params=config.aggregate_param,
+        aggregate=config.aggregate,
+        aggregate_param=config.aggregate_param,
         universe=config.universe,
         relevant_genes=config.relevant_genes,
         gene_column=config.gene_column,

@@ -79,6 +79,9 @@ class Option:
         A ``path`` that may name a folder (KGML folders).
     stdin : bool
         A ``path`` that may be ``-`` (standard input).
+    required : bool
+        The setting has no default: :func:`build` refuses a value set without it (the command
+        line marks the option required).
     """
 
     name: str
@@ -92,6 +95,7 @@ class Option:
     metavar: str | None = None
     folder: bool = False
     stdin: bool = False
+    required: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -211,6 +215,8 @@ def _ints(opt: Option, value: Any) -> tuple[int, ...]:
     items = _items(value)
     if not items:
         raise _Bad("an empty list of whole numbers was given")
+    if any(isinstance(v, str) and not v.strip().lstrip("+-").isdigit() for v in items):
+        raise _Bad(f"expected comma-separated whole numbers, e.g. 10,30,50, got {_short(value)}")
     return tuple(_int(opt, v) for v in items)
 
 
@@ -425,6 +431,9 @@ def build(cls: Any, values: Mapping[str, Any], *, where: str | None = None) -> A
     for o in options_of(cls):
         if o.name in values:
             kwargs[o.name] = o.parse(values[o.name], where=where)
+        if o.required and kwargs.get(o.name) is None:
+            what = f"config key {o.key!r}" if where else o.flag
+            raise ParameterError(f"{what} is required: {o.help}", path=where)
     return cls(**kwargs)
 
 

@@ -30,7 +30,6 @@ from kofs.errors import InputError, KofsError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
 from kofs.progress import Progress, task
 from kofs.rankers import estimate_ranker, run_ranker
-from kofs.rankers._marker_kernels import MARKER_METHODS as MARKER_TESTS
 from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR, RANKERS, resolve_params, unknown_message
 from kofs.resources import check_memory, estimate_knn_graph, resolve_limit
 from kofs.sources import KnowledgeSources
@@ -646,173 +645,252 @@ def run_plan(
     )
 
 
+#: The keywords of :func:`rank` besides the options of :class:`~kofs.config.RunConfig`: the
+#: things a Python caller holds in memory, the configuration itself and a progress callback.
+RANK_KEYWORDS = ("labels", "relevant_genes", "sources", "config", "progress")
+
+#: RunConfig options that read the matrix or a labels file, or write the output folder
+#: (``kofs.run``'s work): :func:`rank`, given the matrix itself, warns when one is set.
+FILE_OPTIONS = (
+    "expression",
+    "gene_column",
+    "duplicate_genes",
+    "missing_values",
+    "decimal",
+    "chunk_size",
+    "output",
+    "top",
+    "no_report",
+    "title",
+)
+
+
 def rank(
-    expression: Any,
+    data: Any,
     *,
     labels: SampleCategories | str | Sequence[Any] | None = None,
+    relevant_genes: Iterable[str] | str | os.PathLike | None = None,
     sources: KnowledgeSources | None = None,
-    method: str = "kofs",
-    lists: Sequence[str] | None = None,
-    rankers: Sequence[str] | None = None,
-    aggregate: str | None = None,
-    relevant_genes: Iterable[str] | None = None,
-    params: Mapping[str, Mapping[str, Any]] | None = None,
-    aggregate_params: Mapping[str, Any] | None = None,
-    msfs_weights: Sequence[float] | None = None,
-    seed: int = 0,
-    threads: int | None = None,
-    max_memory: int | str | None = None,
-    defaults: str | None = None,
-    shared: dict[str, Any] | None = None,
-    layer: str | None = None,
-    use_raw: bool = False,
-    use_graph: str | bool | None = None,
-    similarity: SampleSimilarity | None = None,
-    key_added: str = "kofs",
-    dask_scheduler: str | None = None,
-    supervision: str | None = None,
-    bootstrap: int = 200,
-    cross_fit: int = 5,
-    markers: str | None = None,
+    config: Any = None,
     progress: Progress | None = None,
-    genes_in: str | None = None,
+    **overrides: Any,
 ) -> RunResult:
-    """Rank the genes of ``expression`` with every list the inputs allow and fuse the lists.
+    """Rank the genes of ``data`` with every list the inputs allow and fuse the lists.
 
     The objects-in entry point (``kofs.rank``); :func:`kofs.workflow.run` runs a whole
-    :class:`~kofs.config.RunConfig` (files in) through it.
+    :class:`~kofs.config.RunConfig` from files. Both take the same options, declared once in
+    :class:`~kofs.config.RunConfig`: a keyword here is a YAML key of ``kofs run`` and a long
+    option of ``kofs rank`` (``bootstrap=0`` is ``bootstrap: 0`` and ``--bootstrap 0``; the
+    list of all is docs/cli.md), checked by its declaration; an unknown keyword is a
+    ParameterError with a did-you-mean hint.
 
     Parameters
     ----------
-    expression : Expression, pandas.DataFrame, ndarray, scipy.sparse matrix or AnnData
+    data : Expression, pandas.DataFrame, ndarray, scipy.sparse matrix or AnnData
         The matrix, samples (cells) as rows (see :func:`kofs.io.convert.as_expression`): a
         DataFrame may also have genes as rows -- found from the labels' sample ids (a Series'
         index, a SampleCategories' samples) or an index named like a gene column, or given by
-        ``genes_in``; an array or sparse matrix gets ids ``sample0..``/``gene0..``; a sparse matrix or an AnnData's sparse ``X`` stays
-        sparse. With an AnnData the result is also stored in it, scanpy style:
-        ``adata.var["kofs_rank"]``, ``["kofs_score"]``, ``["kofs_rank_<list>"]``,
-        ``["kofs_score_<list>"]`` and ``adata.uns["kofs"]`` (weights, settings, versions).
+        ``genes_in``; an array or sparse matrix gets ids ``sample0..``/``gene0..``; a sparse
+        matrix or an AnnData's sparse ``X`` stays sparse. With an AnnData the result is also
+        stored in it, scanpy style: ``adata.var["kofs_rank"]``, ``["kofs_score"]``,
+        ``["kofs_rank_<list>"]``, ``["kofs_score_<list>"]`` and ``adata.uns["kofs"]``
+        (weights, settings, versions); :func:`kofs.io.adata_results.store_result` stores it
+        under another key.
     labels : SampleCategories, str or array-like, optional
-        Aligned to ``expression.samples`` (see :func:`kofs.io.labels.align_labels`); enables the
-        supervised rankers and the Fisher list. With an AnnData, a string names an ``obs``
-        column (``"cell_type"`` or ``"obs:cell_type"``). An array-like (list, ndarray, pandas
+        The labels themselves (the in-memory form of the ``labels`` option): aligned to the
+        samples (:func:`kofs.io.labels.align_labels`); an array-like (list, ndarray, pandas
         Series) holds one label per sample in row order, or a Series is aligned by its index
-        (:func:`labels_from_values`); missing values are unlabelled samples.
+        (:func:`labels_from_values`); missing values are unlabelled samples. With an AnnData,
+        a string names an ``obs`` column (``"cell_type"`` or ``"obs:cell_type"``). Default:
+        the ``labels`` file of ``config`` (read with ``label_column``, ``sample_column``,
+        ``missing_labels``), if any. Labels enable the supervised rankers and the Fisher list.
+    relevant_genes : iterable of str, or path, optional
+        Known-relevant genes G (ids, or a file as the ``relevant_genes`` option): supervised
+        list weights, term relevance M_rel/M_all, GO-CAN-MAH and the start of relevance
+        propagation.
     sources : kofs.sources.KnowledgeSources, optional
-        GO, pathways, interactions, graphs, auxiliary data (:func:`kofs.sources.read_sources`).
+        Knowledge already read (:func:`kofs.sources.read_sources`): GO, pathways,
+        interactions, graphs, auxiliary data. Or name the files as options (``go=``,
+        ``go_annotations=``, ``pathways=``, ``interactions=``, ...), read here; not both.
         With any source the plan is the KOFS list catalogue (book Table 6.3: SPEC, Fisher,
         Pathway-FILT, GO-REL-VOTE, GO-MAH, ...); without, the default single-source rankers.
-    method : {"kofs", "msfs"}
-        ``"msfs"``: one list, SPEC on the combined sample similarities (book Alg. 9).
-    lists : sequence of str, optional
-        Catalogue lists to build (default: all the sources allow).
-    rankers : sequence of str, optional
-        Single-source rankers by registry name (added to the knowledge lists).
-    aggregate : str, optional
-        Aggregator name (``"posterior"``, ``"em"`` — the book's —, ``"borda"``, ...); default:
-        that of the defaults version (``"posterior"`` from version 5, ``"em"`` in 1).
-    relevant_genes : iterable of str, optional
-        Known-relevant genes G: supervised list weights, term relevance M_rel/M_all,
-        GO-CAN-MAH and the start of relevance propagation.
-    params : mapping, optional
-        ``{ranker_or_list_name: {param: value}}``.
-    aggregate_params : mapping, optional
-    msfs_weights : sequence of float, optional
-        MSFS similarity weights (default equal).
-    seed : int
-    threads : int, optional
-        Cap on BLAS/OpenMP threads.
-    max_memory : int or str, optional
-        Memory limit (bytes, or a size such as ``"4G"``) for the big steps
-        (:mod:`kofs.resources`); default 80 % of the total RAM. A step estimated above it
-        raises ``ResourceError`` before it starts.
-    defaults : str, optional
-        Defaults version (:data:`kofs.config.PRESETS`) that decides the default plan; the
-        newest by default.
-    shared : dict, optional
-        Gene-level internal knowledge shared between calls on subsets of samples (the folds
-        of the honest protocol); see :class:`kofs.context.Context`.
-    layer : str, optional
-        AnnData only: rank ``adata.layers[layer]`` instead of ``X``.
-    use_raw : bool
-        AnnData only: rank ``adata.raw.X``.
-    use_graph : str or bool, optional
-        AnnData only: reuse the cell graph ``adata.obsp[use_graph]`` (``True`` =
-        ``"connectivities"``, as made by ``scanpy.pp.neighbors``) as the sample similarity of
-        the graph rankers instead of building a kNN graph.
-    similarity : SampleSimilarity, optional
-        A given sample graph aligned to the samples, used by the graph rankers (their
-        ``auto`` graph) instead of one built from the data.
-    key_added : str
-        AnnData only: prefix of the ``var`` columns and key of ``uns`` written.
-    dask_scheduler : str, optional
-        Address of a ``dask.distributed`` scheduler (``tcp://host:8786``) on which the chunked
-        computations of a dask-array matrix run; default: Dask's local scheduler.
-    supervision : {"none", "genes", "labels"}, optional
-        How the list weights are supervised (:data:`SUPERVISION`; default
-        :func:`default_supervision`: ``"genes"`` with relevant genes, else ``"labels"`` with
-        labels, else ``"none"``). ``"none"`` with relevant genes: they only build lists.
-        Aggregators other than ``posterior`` ignore ``"labels"``.
-    bootstrap : int
-        Bootstrap replicates of the weight intervals (0 = none).
-    cross_fit : int
-        Folds K of the cross-fit of the lists seeded by ``relevant_genes`` (``posterior``):
-        each is rebuilt from K-1 folds of the known genes and scored on the held-out fold
-        (:mod:`kofs.reseeding`); 0 leaves their seed genes out of their scoring instead.
-    markers : {"t-test", "wilcoxon", "none"}, optional
-        Per-group marker tables with labels (every group against the rest, scanpy's
-        ``rank_genes_groups``; :func:`kofs.rankers.markers.marker_tables`) in
-        ``RunResult.markers``. Default: ``"t-test"`` for a sparse or chunked (single-cell)
-        matrix with labels, else none.
+    config : RunConfig, mapping of options or path of a YAML config, optional
+        Options under ``overrides``. Options that read the matrix file or write the output
+        folder (:data:`FILE_OPTIONS`) do not apply to a matrix in memory: a warning names
+        those set.
     progress : kofs.progress.Progress, optional
         Told about each list and the GO steps (default: nothing reported).
-    genes_in : {"rows", "columns"}, optional
-        Orientation of a DataFrame (default: found, see ``expression``).
+    **overrides
+        RunConfig options by name, e.g. ``method`` (``"kofs"`` or ``"msfs"``), ``lists``,
+        ``rankers``, ``aggregate`` (default: that of the defaults version, ``"posterior"``),
+        ``param`` (``{ranker_or_list: {key: value}}``), ``aggregate_param``
+        (``{key: value}``), ``msfs_weights``, ``supervision``, ``bootstrap``, ``cross_fit``,
+        ``markers``, ``seed``, ``threads``, ``max_memory`` (``"4G"`` or bytes),
+        ``dask_scheduler``, ``defaults`` (the defaults version), ``genes_in`` (a DataFrame's
+        orientation) and, with an AnnData, ``layer``, ``use_raw`` and ``use_graph`` (an
+        ``obsp`` key; ``True`` = ``"connectivities"``, scanpy's ``pp.neighbors`` graph).
 
     Returns
     -------
     RunResult
     """
-    from kofs.config import (
-        DEFAULTS_VERSION,
-        PRESETS,
-        AggregationConfig,
-        aggregate_defaults,
-        check_version,
-        default_plan,
-    )
-    from kofs.evidence import explain
+    from kofs.config import all_options, as_config, key_name
     from kofs.io.convert import as_expression
-    from kofs.plans import built_from, expression_plan, kofs_plan, msfs_plan
-    from kofs.sources import SOURCES
 
-    if method not in ("kofs", "msfs"):
-        raise ParameterError(f"method must be 'kofs' or 'msfs', got {method!r}")
-    version = defaults or DEFAULTS_VERSION
-    check_version(version)
-    if aggregate is None:
-        aggregate = PRESETS[version].get("aggregate", AggregationConfig().aggregate)
-    aggregate_params = {**aggregate_defaults(version, aggregate), **(aggregate_params or {})}
-    from kofs.reseeding import check_folds
+    known = [*all_options(), "defaults"]
+    for k in overrides:
+        if key_name(k) not in known:
+            raise ParameterError(_unknown_keyword(str(k), [*RANK_KEYWORDS, *known]))
+    if overrides.get("use_graph") is True:
+        overrides["use_graph"] = "connectivities"  # the graph scanpy.pp.neighbors makes
+    if isinstance(relevant_genes, (str, os.PathLike)):  # a file: the option itself
+        overrides["relevant_genes"], relevant_genes = os.fspath(relevant_genes), None
+    cfg = as_config(config, **overrides)
+    i = cfg.inputs
+    unused = list(FILE_OPTIONS)
+    path = i.labels if labels is None and i.labels and not i.labels.startswith("obs:") else None
+    if path is not None:  # the labels file of the options, read as kofs.run reads it
+        from kofs.io.labels import align_labels, read_labels
 
-    cross_fit = check_folds(cross_fit)
-    if supervision is not None and supervision not in SUPERVISION:  # fail before any work
-        raise ParameterError(
-            f"supervision must be one of {', '.join(SUPERVISION)}, got {supervision!r}"
+        labels = file_labels = read_labels(
+            path, sample_column=i.sample_column, label_column=i.label_column
         )
-    if markers is not None and markers not in (*MARKER_TESTS, "none"):
-        raise ParameterError(
-            f"markers must be one of {', '.join((*MARKER_TESTS, 'none'))}, got {markers!r}"
-        )
+    else:
+        labels = i.labels if labels is None else labels
+        unused += ["label_column", "sample_column", "missing_labels"]
     expression, adata = as_expression(
-        expression,
-        layer=layer,
-        use_raw=use_raw,
-        genes_in=genes_in,
+        data,
+        layer=i.layer,
+        use_raw=i.use_raw,
+        genes_in=i.genes_in,
         sample_ids=_label_sample_ids(labels),
     )
-    categories, graph = _anndata_knowledge(adata, expression, labels, use_graph)
-    similarity = graph or similarity
+    if path is not None:
+        expression, labels = align_labels(
+            expression, file_labels, missing=i.missing_labels, labels_path=path
+        )
+        if adata is not None and i.use_graph and expression.n_samples != adata.n_obs:
+            raise ParameterError("use_graph cannot be combined with dropping unlabelled cells")
+    categories, similarity = _anndata_knowledge(adata, expression, labels, i.use_graph)
+    if relevant_genes is None and i.relevant_genes:
+        from kofs.io.genes import read_gene_list
+
+        relevant_genes = read_gene_list(i.relevant_genes)
+    if sources is None:
+        sources = read_config_sources(cfg, progress=progress)
+    elif knowledge_given(cfg):
+        raise ParameterError(
+            "knowledge given twice: as sources= and as files in the options (go=, pathways=, "
+            "...); give one"
+        )
+    _warn_unused(cfg, unused)
+    result = rank_config(
+        expression,
+        cfg,
+        labels=categories,
+        relevant_genes=relevant_genes,
+        sources=sources,
+        similarity=similarity,
+        progress=progress,
+    )
+    if adata is not None:
+        from kofs.io.adata_results import store_result
+
+        store_result(adata, result)
+    return result
+
+
+def _unknown_keyword(name: str, known: Sequence[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=1)
+    hint = (
+        f"did you mean {close[0]!r}?"
+        if close
+        else "the keywords are " + ", ".join(RANK_KEYWORDS) + " and the options of "
+        "kofs.RunConfig, named as in docs/cli.md"
+    )
+    return f"kofs.rank: unknown keyword {name!r} ({hint})"
+
+
+def _warn_unused(config: Any, names: Iterable[str]) -> None:
+    """One warning naming the options set in ``config`` that :func:`rank` does not use."""
+    from kofs.config import all_options
+
+    known = all_options()
+    set_ = [n for n in names if config.get(n) != known[n][1].default]
+    if set_:
+        log.warning(
+            "kofs.rank ranks the matrix and labels it is given and writes nothing: %s "
+            "ignored (kofs.run reads and writes files)",
+            ", ".join(known[n][1].key for n in set_),
+        )
+
+
+def knowledge_given(config: Any) -> bool:
+    """Whether ``config`` names knowledge: any knowledge option set, or an id map."""
+    return config.inputs.id_map is not None or any(
+        k != type(k)() for k in config.knowledge.values()
+    )
+
+
+def open_config_cache(config: Any) -> Any:
+    """The GO cache a config asks for (``cache_dir``, ``no_cache``; :mod:`kofs.cache`)."""
+    from kofs.cache import open_cache
+
+    res = config.resources
+    uses_go = config.knowledge["go"].go is not None
+    return open_cache(
+        res.cache_dir,
+        enabled=not res.no_cache,
+        used=uses_go,
+        outputs=[config.output.output],
+    )
+
+
+def read_config_sources(config: Any, *, progress: Progress | None = None) -> KnowledgeSources:
+    """The knowledge files ``config`` names, read (GO through its cache, under its memory
+    limit); empty :class:`KnowledgeSources` when it names none."""
+    from kofs.sources import read_sources
+
+    return read_sources(
+        config,
+        cache=open_config_cache(config),
+        max_memory=resolve_limit(config.resources.max_memory),
+        progress=progress,
+    )
+
+
+def rank_config(
+    expression: Expression,
+    config: Any,
+    *,
+    labels: SampleCategories | None = None,
+    relevant_genes: Iterable[str] | None = None,
+    sources: KnowledgeSources | None = None,
+    similarity: SampleSimilarity | None = None,
+    shared: dict[str, Any] | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Plan, rank, aggregate and explain ``expression`` as the resolved ``config``
+    (:class:`~kofs.config.RunConfig`) says, from inputs already read: ``labels`` aligned to
+    the samples, ``relevant_genes`` (ids), ``sources``, ``similarity`` (a given sample graph,
+    used by the graph rankers instead of one built from the data) and ``shared`` (gene-level
+    knowledge shared between calls on subsets of the samples: the folds of the honest
+    protocol; :class:`kofs.context.Context`). :func:`rank` and :func:`kofs.workflow.run` both
+    end here."""
+    from kofs.config import aggregate_defaults, default_plan
+    from kofs.evidence import explain
+    from kofs.plans import built_from, expression_plan, kofs_plan, msfs_plan
+    from kofs.reseeding import check_folds
+    from kofs.sources import SOURCES
+
+    r, a, res = config.ranking, config.aggregation, config.resources
+    version, method, aggregate = config.defaults, r.method, a.aggregate
+    aggregate_params = {**aggregate_defaults(version, aggregate), **a.aggregate_param}
+    cross_fit = check_folds(a.cross_fit)
+    markers = r.markers
+    categories = labels
     sources = sources or KnowledgeSources()
     counts_top = check_magnitude(expression)
     original, original_labels = expression, categories
@@ -841,25 +919,25 @@ def rank(
         categories=categories,
         relevant_genes=rel,
         sources=sources,
-        seed=seed,
-        max_memory=resolve_limit(max_memory),
+        seed=res.seed,
+        max_memory=resolve_limit(res.max_memory),
         shared={} if shared is None else shared,
         similarity=similarity,
         progress=progress,
     )
-    if method != "msfs" and msfs_weights is not None:
+    if method != "msfs" and r.msfs_weights is not None:
         log.warning("--msfs-weights is ignored: it weighs the similarities of --method msfs")
     # plans are lazy: knowledge is built inside run_plan, under the thread limit
     if method == "msfs":
-        plans = msfs_plan(context, weights=msfs_weights)
-    elif sources.any() or lists is not None:
-        plans = kofs_plan(context, lists)
-        if rankers is not None:
-            plans += expression_plan(context, rankers)
+        plans = msfs_plan(context, weights=r.msfs_weights)
+    elif sources.any() or r.lists is not None:
+        plans = kofs_plan(context, r.lists)
+        if r.rankers is not None:
+            plans += expression_plan(context, r.rankers)
     else:
         sparse = expression.is_sparse or expression.is_chunked
         plan = default_plan(version, sparse=sparse, labels=categories is not None)
-        plans = expression_plan(context, rankers, default_plan=plan)
+        plans = expression_plan(context, r.rankers, default_plan=plan)
     warn_raw_counts(original, counts_top, [p.ranker for p in plans])
     if (
         markers is None
@@ -875,30 +953,30 @@ def rank(
         "lists": [p.name for p in plans],
         "rankers": [p.ranker for p in plans],
         "aggregate": aggregate,
-        "seed": seed,
-        "params": {k: dict(v) for k, v in (params or {}).items()},
+        "seed": res.seed,
+        "params": {k: dict(v) for k, v in r.param.items()},
         "aggregate_params": dict(aggregate_params or {}),
         "relevant_genes": None if rel is None else len(rel),
         "defaults": version,
-        "supervision": supervision,  # requested; the level used: aggregation.diagnostics
-        "bootstrap": bootstrap,
+        "supervision": a.supervision,  # requested; the level used: aggregation.diagnostics
+        "bootstrap": a.bootstrap,
         "cross_fit": cross_fit,
     }
     seeded = built_from(context, [p.name for p in plans]) if method == "kofs" else {}
     from kofs._chunked import dask_client
 
-    with dask_client(dask_scheduler):
+    with dask_client(res.dask_scheduler):
         result = run_plan(
             context,
             plans,
             aggregate=aggregate,
             aggregate_params=aggregate_params,
-            params=params,
-            threads=threads,
+            params=r.param,
+            threads=res.threads,
             settings=settings,
             built_from=seeded,
-            supervision=supervision,
-            bootstrap=bootstrap,
+            supervision=a.supervision,
+            bootstrap=a.bootstrap,
             cross_fit=cross_fit,
         )
     tables = None
@@ -931,11 +1009,6 @@ def rank(
         labels=original_labels,
         markers=tables,
     )
-
-    if adata is not None:
-        from kofs.io.adata_results import store_result
-
-        store_result(adata, result, key=key_added)
     return result
 
 

@@ -17,9 +17,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kofs.config import RunConfig, read_run_config
-from kofs.pipeline import RunResult, rank, relevant_gene_ids
-from kofs.sources import KnowledgeSources, read_sources
+from kofs.config import RunConfig, as_config
+from kofs.pipeline import RunResult, rank_config, read_config_sources, relevant_gene_ids
+from kofs.sources import KnowledgeSources
 from kofs.types import Expression, SampleCategories, SampleSimilarity
 
 
@@ -45,15 +45,6 @@ class RunInputs:
     relevant_genes: Sequence[str] | None
     sources: KnowledgeSources
     similarity: SampleSimilarity | None = None
-
-
-def as_config(config: RunConfig | Mapping[str, Any] | str | os.PathLike) -> RunConfig:
-    """A RunConfig from itself, a mapping of options, or a YAML file path."""
-    if isinstance(config, RunConfig):
-        return config
-    if isinstance(config, Mapping):
-        return RunConfig.from_mapping(config)
-    return read_run_config(config)
 
 
 def read_single_cell_data(
@@ -154,25 +145,10 @@ def read_data(config: RunConfig) -> tuple[Expression, SampleCategories | None]:
     return expr, categories
 
 
-def open_config_cache(config: RunConfig) -> Any:
-    """The GO cache a config asks for (``cache_dir``, ``no_cache``; :mod:`kofs.cache`)."""
-    from kofs.cache import open_cache
-
-    res = config.resources
-    uses_go = config.knowledge["go"].go is not None
-    return open_cache(
-        res.cache_dir,
-        enabled=not res.no_cache,
-        used=uses_go,
-        outputs=[config.output.output],
-    )
-
-
 def load_inputs(config: RunConfig, *, progress: Any = None) -> RunInputs:
     """Read every file a config names (``progress``: a :class:`kofs.progress.Progress`)."""
     from kofs.io.genes import read_gene_list
     from kofs.io.single_cell import is_single_cell_path
-    from kofs.resources import resolve_limit
 
     graph = None
     if config.inputs.expression is not None and is_single_cell_path(config.inputs.expression):
@@ -181,12 +157,7 @@ def load_inputs(config: RunConfig, *, progress: Any = None) -> RunInputs:
         expr, categories = read_data(config)
     rel_path = config.inputs.relevant_genes
     relevant = read_gene_list(rel_path) if rel_path else None
-    sources = read_sources(
-        config,
-        cache=open_config_cache(config),
-        max_memory=resolve_limit(config.resources.max_memory),
-        progress=progress,
-    )
+    sources = read_config_sources(config, progress=progress)
     return RunInputs(expr, categories, relevant, sources, graph)
 
 
@@ -194,37 +165,20 @@ def rank_inputs(
     inputs: RunInputs,
     config: RunConfig,
     *,
-    aggregate: str | None = None,
-    relevant_genes: Sequence[str] | None = None,
     shared: dict[str, Any] | None = None,
     progress: Any = None,
 ) -> RunResult:
-    """Plan, rank and aggregate read inputs as ``config`` says (``aggregate`` and
-    ``relevant_genes`` override the config's; ``progress``: a :class:`kofs.progress.Progress`)."""
-    r, a, res = config.ranking, config.aggregation, config.resources
-    result = rank(
+    """Plan, rank and aggregate read inputs as ``config`` says (``shared``: gene-level
+    knowledge shared between calls on subsets of the samples; ``progress``: a
+    :class:`kofs.progress.Progress`)."""
+    result = rank_config(
         inputs.expression,
+        config,
         labels=inputs.labels,
+        relevant_genes=inputs.relevant_genes,
         sources=inputs.sources,
-        method=r.method,
-        lists=r.lists,
-        rankers=r.rankers,
-        aggregate=aggregate or a.aggregate,
-        relevant_genes=inputs.relevant_genes if relevant_genes is None else relevant_genes,
-        params=r.param,
-        aggregate_params=a.aggregate_param,
-        msfs_weights=r.msfs_weights,
-        seed=res.seed,
-        threads=res.threads,
-        max_memory=res.max_memory,
-        defaults=config.defaults,
-        shared=shared,
         similarity=inputs.similarity,
-        dask_scheduler=res.dask_scheduler,
-        supervision=a.supervision,
-        bootstrap=a.bootstrap,
-        cross_fit=a.cross_fit,
-        markers=r.markers,
+        shared=shared,
         progress=progress,
     )
     return replace(result, config=config)

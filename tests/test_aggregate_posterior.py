@@ -98,7 +98,7 @@ def test_it_is_the_default_everywhere():
     import kofs
     from kofs.list_aggregation import AggregateListsConfig
 
-    assert AggregateListsConfig().method == "posterior"
+    assert AggregateListsConfig().aggregate == "posterior"
     assert kofs.rank(np.random.default_rng(0).normal(size=(20, 60)), bootstrap=0).final.method == (
         "posterior"
     )

@@ -36,7 +36,7 @@ def test_a_genes_by_samples_frame_is_recognised_by_the_labels():
     c = kofs.rank(t, rankers=["variance"])
     assert c.expression.n_genes == M
     assert kofs.rank(df, rankers=["variance"], genes_in="columns").expression.n_genes == M
-    with pytest.raises(KofsError, match="genes_in must be 'rows' or 'columns'"):
+    with pytest.raises(KofsError, match="genes-in: 'genes' is not one of rows, columns"):
         kofs.rank(df, rankers=["variance"], genes_in="genes")
     with pytest.raises(KofsError, match=r"set_index\('gene'\)"):
         kofs.rank(df.T.reset_index(), labels=y, rankers=["variance"])

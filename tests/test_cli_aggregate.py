@@ -78,7 +78,7 @@ def test_aggregate_writes_the_run_files_and_run_repeats_it(lists):
     ]
     assert len(manifest["inputs"]["lists"]) == 3
     cfg = yaml.safe_load((out / "config.resolved.yaml").read_text())
-    assert cfg["command"] == "aggregate" and cfg["method"] == "posterior"
+    assert cfg["command"] == "aggregate" and cfg["aggregate"] == "posterior"
     again = lists / "again"
     r2 = run(["run", str(out / "config.resolved.yaml"), "-o", str(again)])
     assert r2.exit_code == 0, r2.output
@@ -86,13 +86,13 @@ def test_aggregate_writes_the_run_files_and_run_repeats_it(lists):
 
 
 def test_stdout_stuart_em_weights_and_universe(lists):
-    r = run(["aggregate", *files(lists), "-o", "-", "--method", "stuart"])
+    r = run(["aggregate", *files(lists), "-o", "-", "--aggregate", "stuart"])
     assert r.exit_code == 0
     head = r.stdout.splitlines()[0].split("\t")
     assert head[:4] == ["gene", "rank", "score", "stuart_q"]
     out = lists / "em"
     r = run(
-        ["aggregate", *files(lists), "-o", str(out), "--method", "em"]
+        ["aggregate", *files(lists), "-o", str(out), "--aggregate", "em"]
         + ["--relevant-genes", str(lists / "rel.txt"), "--universe", "20000"]
     )
     assert r.exit_code == 0, r.output
@@ -104,7 +104,7 @@ def test_stdout_stuart_em_weights_and_universe(lists):
     diag = manifest["aggregation"]["diagnostics"]
     assert manifest["universe"] == 20000 and len(diag["weight_ci"]) == 3
     exact = run(
-        ["-q", "aggregate", *files(lists), "-o", "-", "--method", "rra"]
+        ["-q", "aggregate", *files(lists), "-o", "-", "--aggregate", "rra"]
         + ["--aggregate-param", "exact=true"]
     )
     assert exact.exit_code == 0 and exact.stderr == ""
@@ -128,7 +128,7 @@ def _bad_cases(folder):
             [
                 "aggregate",
                 str(folder / "top.txt"),
-                "--method",
+                "--aggregate",
                 "borda",
                 "--relevant-genes",
                 str(folder / "rel.txt"),
@@ -152,9 +152,9 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(lists):
 
 def test_run_rejects_a_bad_aggregate_config(lists):
     cfg = lists / "agg.yaml"
-    cfg.write_text("command: aggregate\nlists: [top.txt]\nmethd: rra\n")
+    cfg.write_text("command: aggregate\nlists: [top.txt]\naggregat: rra\n")
     r = run(["run", str(cfg)])
-    assert r.exit_code == 2 and "did you mean 'method'" in r.stderr
+    assert r.exit_code == 2 and "did you mean 'aggregate'" in r.stderr
     cfg.write_text("command: aggregate\nlists:\n  - top.txt\n  - {file: de.csv, name: x}\n")
     out = lists / "fromcfg"
     r = run(["run", str(cfg), "-o", str(out)])

@@ -171,7 +171,7 @@ def test_harmonised_ids_and_coverage(tmp_path, files):
 
 def test_universe_file_and_number(tmp_path, files):
     uni = write(tmp_path / "universe.txt", "tp53\nEGFR\nMYC\n")
-    res = aggregate_lists([files["top"], files["rnk"]], universe=uni, method="rra")
+    res = aggregate_lists([files["top"], files["rnk"]], universe=uni, aggregate="rra")
     assert res.universe == 3
     assert set(res.final.genes) == {"TP53", "EGFR", "MYC"}  # KRAS dropped, MYC added
     cov = {c.source: c for c in res.coverage}
@@ -205,7 +205,7 @@ def test_python_objects(files):
     res = kofs.aggregate_lists(
         {"de": frame, "t": series, "top": ["MYC", "TP53"], "file": files["rnk"]},
         direction="desc",
-        method="borda",
+        aggregate="borda",
     )
     assert res.final.list_names == ("de", "t", "top", "file")
     src = {s.name: s for s in res.sources}
@@ -229,8 +229,8 @@ def test_list_order_does_not_change_the_fused_ranking(seed):
     }
     perm = list(rng.permutation(4))
     for method in ("rra", "stuart", "borda", "em", "mean-rank"):
-        a = aggregate_lists(lists, method=method)
-        b = aggregate_lists({k: lists[k] for k in np.array(list(lists))[perm]}, method=method)
+        a = aggregate_lists(lists, aggregate=method)
+        b = aggregate_lists({k: lists[k] for k in np.array(list(lists))[perm]}, aggregate=method)
         sa = pd.Series(a.final.scores, index=list(a.final.genes))
         sb = pd.Series(b.final.scores, index=list(b.final.genes))
         # EM: the optimum is reached to the solver's tolerance, not bit for bit
@@ -246,7 +246,7 @@ def test_errors_are_kofs_errors(files):
 
 def test_rankings_with_case_variants_are_merged():
     r = kofs.Ranking("r", ["TP53", "tp53", "MYC"], [1.0, 5.0, 3.0], higher_is_better=True)
-    res = aggregate_lists([r, ["MYC", "TP53"]], method="borda")
+    res = aggregate_lists([r, ["MYC", "TP53"]], aggregate="borda")
     src = res.sources[0]
     assert src.genes == ("tp53", "MYC") and src.n_repeated == 1  # the best-ranked spelling
     assert sorted(res.final.genes) == ["MYC", "tp53"]

@@ -29,7 +29,7 @@ def column(res, name, genes):
 def test_tool_tables_fused_as_robustrankaggreg(golden, universe, suffix):
     paths, expected = golden
     genes = list(expected.index)
-    rra = aggregate_lists(paths, method="rra", universe=universe)
+    rra = aggregate_lists(paths, aggregate="rra", universe=universe)
     kinds = [s.kind for s in rra.sources]
     assert kinds == ["limma topTable", "DESeq2 results", "edgeR topTags"]
     assert [s.ranked_by for s in rra.sources] == [
@@ -40,7 +40,7 @@ def test_tool_tables_fused_as_robustrankaggreg(golden, universe, suffix):
     assert [len(s.genes) for s in rra.sources] == [300, 1500, 1200]
     assert sorted(rra.final.genes) == sorted(genes)
     np.testing.assert_allclose(column(rra, "p_value", genes), expected["rra" + suffix], rtol=1e-12)
-    stuart = aggregate_lists(paths, method="stuart", universe=universe)
+    stuart = aggregate_lists(paths, aggregate="stuart", universe=universe)
     np.testing.assert_allclose(
         column(stuart, "stuart_q", genes), expected["stuart" + suffix], rtol=1e-12
     )
@@ -50,7 +50,7 @@ def test_the_cli_writes_the_same_p_values(golden, tmp_path):
     paths, expected = golden
     out = tmp_path / "fused"
     r = CliRunner().invoke(
-        main, ["aggregate", *paths, "-o", str(out), "--method", "rra"], catch_exceptions=False
+        main, ["aggregate", *paths, "-o", str(out), "--aggregate", "rra"], catch_exceptions=False
     )
     assert r.exit_code == 0, r.output
     table = pd.read_csv(out / "ranking.tsv", sep="\t").set_index("gene")

@@ -125,7 +125,8 @@ def test_task_helper_without_progress_is_silent():
 def test_go_graph_built_once_across_sample_subsets(example, monkeypatch):
     import kofs.knowledge.go as go_module
     import kofs.knowledge.go_semantics as sem_module
-    from kofs.pipeline import rank
+    from kofs.config import as_config
+    from kofs.pipeline import rank_config
     from kofs.sources import KnowledgeSources
 
     _, expr, src = example
@@ -145,7 +146,9 @@ def test_go_graph_built_once_across_sample_subsets(example, monkeypatch):
     monkeypatch.setattr(sem_module, "go_semantics", sem)
     shared: dict = {}  # the gene-level cache of the honest protocol's folds
     for fold in (np.arange(0, 100), np.arange(28, 128)):
-        rank(expr.subset_samples(fold), sources=sources, lists=["GO-MAH"], shared=shared)
+        rank_config(
+            expr.subset_samples(fold), as_config(lists=["GO-MAH"]), sources=sources, shared=shared
+        )
     assert calls == {"relation": 1, "semantics": 1}
 
 

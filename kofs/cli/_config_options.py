@@ -40,7 +40,8 @@ def _click_type(o: Option) -> Any:
 def _help(o: Option) -> str:
     text = o.help
     if o.default is not None and o.default is not False and o.default not in ({}, ()):
-        text += f"  [default: {o.default}]"
+        shown = ",".join(map(str, o.default)) if isinstance(o.default, tuple) else o.default
+        text += f"  [default: {shown}]"
     return text
 
 
@@ -51,6 +52,8 @@ def click_option(o: Option) -> Callable[[Any], Any]:
     if o.kind == "bool":
         return click.option(*decls, o.name, is_flag=True, default=None, **kw)
     kw["type"] = _click_type(o)
+    if o.required:
+        kw["required"] = True
     if o.metavar:
         kw["metavar"] = o.metavar
     if o.kind in ("paths", "params", "flat_params"):
@@ -130,3 +133,43 @@ def given(ctx: click.Context, values: Mapping[str, Any]) -> dict[str, Any]:
 def command_config(ctx: click.Context, values: Mapping[str, Any], **extra: Any) -> RunConfig:
     """A RunConfig from a command's typed options (paths relative to the working folder)."""
     return RunConfig.from_mapping({**extra, **given(ctx, values)}, base=Path.cwd())
+
+
+def declared_options(
+    options: Callable[[], Iterable[Option]], *, exclude: Iterable[str] = ()
+) -> Callable[[Any], Any]:
+    """Decorator adding the click options of a command whose settings are an :func:`opt`
+    dataclass other than the run's (``kofs aggregate``, ``evaluate``, ``gosim``, ``fetch``):
+    ``options`` returns them (called on first use, so that defining the command imports no
+    library module); ``exclude`` names those given as arguments instead."""
+    skip = set(exclude)
+
+    def make() -> list[click.Parameter]:
+        def stub() -> None:
+            pass
+
+        chosen = [o for o in options() if o.name not in skip]
+        for o in reversed(chosen):
+            stub = click_option(o)(stub)
+        return list(reversed(getattr(stub, "__click_params__", [])))
+
+    def deco(func: Any) -> Any:
+        func.__kofs_lazy_params__ = make
+        return func
+
+    return deco
+
+
+def typed(ctx: click.Context, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of ``values`` the user typed (empty repeatable options count as not
+    given; tuples become lists), for the library to apply its own defaults."""
+    out = {}
+    for name, value in values.items():
+        if ctx.get_parameter_source(name) != ParameterSource.COMMANDLINE:
+            continue
+        if isinstance(value, tuple):
+            if not value:
+                continue
+            value = list(value)
+        out[name] = value
+    return out

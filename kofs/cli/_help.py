@@ -62,7 +62,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "demo": ("kofs demo -o kofs-demo",),
     "aggregate": (
         "kofs aggregate deseq2.csv limma.tsv top100.txt -o fused",
-        "kofs aggregate a.tsv b.tsv --method rra --universe 20000 -o -",
+        "kofs aggregate a.tsv b.tsv --aggregate rra --universe 20000 -o -",
     ),
     "sources": (
         "kofs sources expression.tsv --go go-basic.obo --go-annotations goa_human.gaf \\\n"

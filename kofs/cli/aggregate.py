@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from click.core import ParameterSource
 
-from kofs.cli._config_options import click_option
+from kofs.cli._config_options import declared_options, typed
 from kofs.cli._group import LazyParamsCommand
 from kofs.cli._summary import print_summary
 
@@ -90,47 +89,20 @@ def run_config(config_path: str, overrides: dict[str, Any]) -> list[str]:
             + ", ".join("--" + k.replace("_", "-") for k in unknown),
             path=config_path,
         )
-    typed = dict(overrides)
+    values = dict(overrides)
     for key in ("output", "relevant_genes"):
-        if typed.get(key) not in (None, "-"):
-            typed[key] = str(Path(typed[key]).resolve())
-    specs, config = read_aggregate_config(config_path, overrides=typed)
+        if values.get(key) not in (None, "-"):
+            values[key] = str(Path(values[key]).resolve())
+    specs, config = read_aggregate_config(config_path, overrides=values)
     from kofs.config import load_config
 
-    named = "output" in typed or "output" in load_config(config_path)
+    named = "output" in values or "output" in load_config(config_path)
     return execute(specs, config, named=named)
-
-
-def _typed(ctx: click.Context, values: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for name, value in values.items():
-        if ctx.get_parameter_source(name) != ParameterSource.COMMANDLINE:
-            continue
-        if isinstance(value, tuple):
-            if not value:
-                continue
-            value = list(value)
-        out[name] = value
-    return out
-
-
-def _make_params() -> list[click.Parameter]:
-    def stub() -> None:
-        pass
-
-    for o in reversed(options()):
-        stub = click_option(o)(stub)
-    return list(reversed(getattr(stub, "__click_params__", [])))
-
-
-def _options(func):
-    func.__kofs_lazy_params__ = _make_params  # made on first use (LazyParamsCommand)
-    return func
 
 
 @click.command("aggregate", cls=LazyParamsCommand)
 @click.argument("lists", nargs=-1, required=True, metavar="LIST...")
-@_options
+@declared_options(options)
 @click.pass_context
 def aggregate_cmd(ctx: click.Context, lists: tuple[str, ...], **opts) -> None:
     """Fuse ranked gene lists (no expression matrix needed).
@@ -154,9 +126,9 @@ def aggregate_cmd(ctx: click.Context, lists: tuple[str, ...], **opts) -> None:
     from kofs.list_aggregation import AggregateListsConfig
 
     specs = [parse_list_spec(text) for text in lists]
-    typed = _typed(ctx, opts)
-    config = AggregateListsConfig.from_mapping(typed)
-    execute(specs, config, named="output" in typed)
+    given = typed(ctx, opts)
+    config = AggregateListsConfig.from_mapping(given)
+    execute(specs, config, named="output" in given)
 
 
 def register(group: click.Group) -> None:

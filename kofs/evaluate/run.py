@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from kofs.errors import ParameterError
+from kofs.evaluate.config import EvaluateConfig
 from kofs.evaluate.core import evaluate
 from kofs.evaluate.known import KnownGenes
 from kofs.evaluate.rankfiles import RankFile, ranks_on_matrix, read_rank_output
@@ -19,7 +20,7 @@ from kofs.types import Expression, SampleCategories
 
 log = logging.getLogger(__name__)
 
-__all__ = ["evaluate_outputs", "evaluation_provenance", "gene_table"]
+__all__ = ["evaluate_files", "evaluate_outputs", "evaluation_provenance", "gene_table"]
 
 
 def _names(
@@ -55,8 +56,8 @@ def _reruns(files: Sequence[RankFile], why: str) -> list[dict[str, Any]]:
     from kofs.config import RunConfig
     from kofs.io.genes import read_gene_list
     from kofs.io.labels import read_labels
+    from kofs.pipeline import open_config_cache
     from kofs.sources import read_sources
-    from kofs.workflow import open_config_cache
 
     runs = []
     for f in files:
@@ -334,6 +335,77 @@ def evaluation_provenance(
         "environment": environment_info(),
         "releases": releases,
     }
+
+
+def evaluate_files(
+    config: EvaluateConfig | Mapping[str, Any], *, progress: Any = None
+) -> list[str]:
+    """``kofs evaluate`` from files: read the labels, the matrix (aligned), the sample groups,
+    GO (through its cache) and the known gene sets a config names, and evaluate its rankings
+    into its output folder (:func:`evaluate_outputs`). Returns the written paths.
+
+    Parameters
+    ----------
+    config : EvaluateConfig or mapping of its options by name (checked by their declarations)
+    progress : kofs.progress.Progress, optional
+    """
+    from kofs.cache import open_cache
+    from kofs.evaluate.known import parse_known_spec
+    from kofs.io.expression import read_expression
+    from kofs.io.labels import align_labels, read_labels
+
+    c = config if isinstance(config, EvaluateConfig) else EvaluateConfig.from_mapping(config)
+    split = c.split()
+    # an ignored --cache-dir warns, a cache inside the output is refused, before any reading
+    cache = open_cache(
+        c.cache_dir, enabled=not c.no_cache, used=bool(c.go or c.go_annotations),
+        outputs=[c.output],
+    )  # fmt: skip
+    cats = read_labels(c.labels, sample_column=c.sample_column, label_column=c.label_column)
+    expr = read_expression(
+        c.expression,
+        genes_in=c.genes_in,
+        gene_column=c.gene_column,
+        sample_ids=cats.samples,
+        decimal=c.decimal,
+    )
+    expr, cats = align_labels(expr, cats, missing=c.missing_labels, labels_path=c.labels)
+    group_ids = None
+    if c.groups:
+        g = read_labels(c.labels, sample_column=c.sample_column, label_column=c.groups)
+        gmap = dict(zip(g.samples, g.labels, strict=True))
+        group_ids = [gmap[s] for s in expr.samples]
+    go_data = None
+    if c.go or c.go_annotations:
+        from kofs.sources import read_sources
+
+        go_data = read_sources(go=c.go, go_annotations=c.go_annotations, cache=cache).get("go")
+    known_sets = [parse_known_spec(s) for s in c.known_genes or ()]
+    return evaluate_outputs(
+        list(c.rankings),
+        expr,
+        labels=cats,
+        output=c.output,
+        known=known_sets,
+        protocol=c.protocol,
+        groups=group_ids,
+        go=go_data,
+        sim_sets=None if c.sim_anno is None else list(c.sim_anno),
+        top=list(c.top),
+        classifiers=list(c.classifiers),
+        n_splits=c.folds,
+        n_repeats=c.repeats,
+        seed=c.seed,
+        progress=progress,
+        split=split,
+        inputs={
+            "expression": c.expression,
+            "labels": c.labels,
+            "known_genes": [k.source for k in known_sets],
+            "go": c.go,
+            "go_annotations": c.go_annotations,
+        },
+    )
 
 
 def evaluate_outputs(
