@@ -191,13 +191,13 @@ print(json.dumps({{"seconds": time.perf_counter() - t0, "timings": dict(res.timi
 
 DASK_GRAPH = """
 import json, time
-import kofs
+from kofs.config import as_config
 from kofs.io.single_cell import read_single_cell
-from kofs.pipeline import anndata_graph
+from kofs.pipeline import anndata_graph, rank_config
 t0 = time.perf_counter()
 e, adata = read_single_cell({path!r}, chunk_size={chunk})
 S = anndata_graph(adata, "connectivities", e.samples)
-res = kofs.rank(e, similarity=S, rankers=["laplacian"], threads=2)
+res = rank_config(e, as_config(rankers=["laplacian"], threads=2), similarity=S)
 print(json.dumps({{"seconds": time.perf_counter() - t0}}))
 """
 
