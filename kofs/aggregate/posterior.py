@@ -229,10 +229,8 @@ class _Problem:
         *,
         dependence: bool = True,
         tempering: np.ndarray | None = None,
-        mean_prior: float | None = None,
     ) -> None:
         self.coded = coded
-        self.target = mean_prior  # a fixed mean prior probability (None: fitted)
         self.X = X  # (M, P + 1), intercept first, standardised
         self.w = weights
         self.max_prior = max_prior
@@ -358,8 +356,6 @@ class _Problem:
     def _cap(self, beta: np.ndarray) -> np.ndarray:
         """The intercept shifted so that the mean prior lies in [MIN_PRIOR, max_prior]."""
         low, high = MIN_PRIOR, self.max_prior
-        if self.target is not None:
-            low = high = float(np.clip(self.target, MIN_PRIOR, self.max_prior))
         if self.intercept_only:
             return np.array([logit(np.clip(expit(beta[0]), low, high))])
         eta = self.X @ beta
@@ -559,7 +555,6 @@ def fit_posterior(
     prior: Prior,
     *,
     tempering: np.ndarray | None = None,
-    mean_prior: float | None = None,
     max_prior: float = 0.5,
     dependence: bool = True,
     n_bins: int = 512,
@@ -582,12 +577,8 @@ def fit_posterior(
     prior : Prior
         Gene-level covariates of the prior (may have no column).
     tempering : ndarray (D,), optional
-        v_l in [0, 1] (label supervision); default 1. A tempered fit keeps the separations of
-        ``start`` (``fixed_mu``) and a fixed ``mean_prior``: a likelihood tempered down to one
-        list says nothing about them (one list alone is uniform under the model).
-    mean_prior : float, optional
-        Keep the mean prior probability at this value (only the covariates' effects, which a
-        single tempered list and the covariates do identify, are fitted).
+        v_l in [0, 1] (label supervision); default 1
+        (:func:`kofs.aggregate.uncertainty.tempered_fit`).
     max_prior : float
         Cap of the mean prior probability (the relevant class is the minority).
     dependence : bool
@@ -616,9 +607,7 @@ def fit_posterior(
     v = np.ones(D) if tempering is None else np.clip(np.asarray(tempering, float), 0.0, 1.0)
     X, center, scale = _standardise(np.asarray(prior.X, dtype=np.float64), w, standardise)
     coded = code_intervals(lo, hi, n_bins=n_bins)
-    problem = _Problem(
-        coded, X, w, max_prior, dependence=dependence, tempering=v, mean_prior=mean_prior
-    )
+    problem = _Problem(coded, X, w, max_prior, dependence=dependence, tempering=v)
     iu = _offdiag(D)
     starts: list[tuple[float | None, np.ndarray]] = []
     if start is not None:

@@ -20,6 +20,7 @@ from kofs.aggregate.intervals import observation_intervals
 from kofs.aggregate.posterior import PosteriorFit, Prior, fit_posterior, q_values
 from kofs.aggregate.prior import knowledge_prior
 from kofs.aggregate.uncertainty import (
+    LITTLE_SAY,
     agreement_test,
     calibrated_q_values,
     half_sample_fits,
@@ -245,7 +246,7 @@ def posterior_aggregate(
                 "no say: it ranks the relevant genes no higher than the others (a random or "
                 "reversed list is fitted at chance)"
             )
-        elif v is not None and v[k] < 0.05:
+        elif v is not None and v[k] < LITTLE_SAY:
             notes[names[j]] = "little say: it predicts the labels much worse than the best list"
     prior_rows: list[dict[str, Any]] = []
     if prior.X.shape[1] and not single:

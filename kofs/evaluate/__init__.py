@@ -9,13 +9,43 @@
 * :func:`read_rank_output` / :func:`read_known_genes` — inputs.
 """
 
-from kofs.evaluate.core import EvaluationResult, evaluate, order_from_ranks
-from kofs.evaluate.known import KnownGenes, parse_known_spec, read_known_genes
-from kofs.evaluate.protocols import CLASSIFIERS, Fold, accuracy_curves, make_folds
-from kofs.evaluate.rankfiles import RankFile, ranks_on_matrix, read_rank_output
-from kofs.evaluate.report import write_evaluation
-from kofs.evaluate.rerank import Aggregation, KofsRanking
-from kofs.evaluate.split import SplitHalf, SplitHalfResult, split_half
+from importlib import import_module
+from typing import Any
+
+#: Where each public name lives: imported on first use (PEP 562), so that the light modules of
+#: the package (``kofs.evaluate.config``: the options ``kofs evaluate --help`` shows) do not load
+#: the evaluation's libraries (scikit-learn, pandas).
+_HOME = {
+    "EvaluationResult": "core",
+    "evaluate": "core",
+    "order_from_ranks": "core",
+    "KnownGenes": "known",
+    "parse_known_spec": "known",
+    "read_known_genes": "known",
+    "CLASSIFIERS": "protocols",
+    "Fold": "protocols",
+    "accuracy_curves": "protocols",
+    "make_folds": "protocols",
+    "RankFile": "rankfiles",
+    "ranks_on_matrix": "rankfiles",
+    "read_rank_output": "rankfiles",
+    "write_evaluation": "report",
+    "Aggregation": "rerank",
+    "KofsRanking": "rerank",
+    "SplitHalf": "split",
+    "SplitHalfResult": "split",
+    "split_half": "split",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'kofs.evaluate' has no attribute {name!r}")
+    value = getattr(import_module(f"kofs.evaluate.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CLASSIFIERS",

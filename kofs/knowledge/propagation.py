@@ -68,11 +68,15 @@ def transition_matrix(S: Any) -> sp.csr_matrix:
     -------
     scipy.sparse.csr_matrix of shape (m, m)
     """
-    S = sp.csr_matrix(S, dtype=np.float64)
+    S = sp.csr_matrix(S, dtype=np.float64, copy=True)
+    S.sum_duplicates()
     d = np.asarray(S.sum(axis=1)).ravel()
-    inv = np.zeros_like(d)
-    inv[d > 0] = 1.0 / d[d > 0]
-    return (sp.diags(inv) @ S).tocsr()
+    rows = np.repeat(np.arange(S.shape[0]), np.diff(S.indptr))
+    # each entry divided by its row's sum (not multiplied by 1 / d_i, which overflows for a
+    # subnormal degree: 5e-324 * inf is NaN); rows with d_i = 0 stay zero
+    dr = d[rows]
+    S.data = np.divide(S.data, dr, out=np.zeros_like(S.data), where=dr > 0)
+    return S
 
 
 def relevance_propagation(
