@@ -437,6 +437,20 @@ def build(cls: Any, values: Mapping[str, Any], *, where: str | None = None) -> A
     return cls(**kwargs)
 
 
+def build_known(cls: Any, values: Mapping[str, Any], what: str) -> Any:
+    """:func:`build` from ``{name: value}`` (dashes or underscores) after checking every name
+    is an option of ``cls``: an unknown one fails with a did-you-mean hint naming ``what``
+    (e.g. ``"evaluate option"``)."""
+    from kofs.registry import unknown_message
+
+    given = {str(k).replace("-", "_"): v for k, v in values.items()}
+    known = [o.name for o in options_of(cls)]
+    for name in given:
+        if name not in known:
+            raise ParameterError(unknown_message(what, name, known))
+    return build(cls, given)
+
+
 def parse_declared(
     values: Mapping[str, Any],
     options: Iterable[Option],

@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from kofs.errors import ParameterError
-from kofs.options import SEED_MAX, TOP_MAX, build, opt, options_of
+from kofs.options import SEED_MAX, TOP_MAX, build_known, opt
 
 __all__ = ["EvaluateConfig", "SPLIT_OPTIONS"]
 
@@ -185,14 +185,7 @@ class EvaluateConfig:
     def from_mapping(cls, values: Mapping[str, Any]) -> EvaluateConfig:
         """Parse and check ``{name: value}`` (dashes or underscores); unknown names fail with a
         did-you-mean hint."""
-        from kofs.registry import unknown_message
-
-        given = {str(k).replace("-", "_"): v for k, v in values.items()}
-        known = [o.name for o in options_of(cls)]
-        for name in given:
-            if name not in known:
-                raise ParameterError(unknown_message("evaluate option", name, known))
-        return build(cls, given)
+        return build_known(cls, values, "evaluate option")
 
     def known_names(self) -> list[str]:
         """The names of the ``known_genes`` sets."""

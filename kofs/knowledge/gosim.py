@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
-from kofs.errors import CoverageError, InputError, ParameterError
+from kofs.errors import CoverageError, InputError
 from kofs.knowledge.go_semantics import MODES
 from kofs.knowledge.go_similarity import COMBINES, MEASURES
-from kofs.options import build, opt, options_of
+from kofs.options import build_known, opt
 
 log = logging.getLogger(__name__)
 
@@ -135,14 +135,7 @@ class GosimConfig:
     def from_mapping(cls, values: Mapping[str, Any]) -> GosimConfig:
         """Parse and check ``{name: value}`` (dashes or underscores); unknown names fail with a
         did-you-mean hint."""
-        from kofs.registry import unknown_message
-
-        given = {str(k).replace("-", "_"): v for k, v in values.items()}
-        known = [o.name for o in options_of(cls)]
-        for name in given:
-            if name not in known:
-                raise ParameterError(unknown_message("gosim option", name, known))
-        return build(cls, given)
+        return build_known(cls, values, "gosim option")
 
 
 @dataclass(frozen=True)
