@@ -3,9 +3,6 @@ fused rank; the odd tiny GO terms of the ALL run are gone."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -118,7 +115,6 @@ def test_unaligned_knowledge_is_refused():
     assert explain([], GENES, RANKS) is None
 
 
-REAL = Path(os.environ.get("KOFS_SHARED", "/nonexistent")) / "data" / "real"
 ODD = {  # the page-one terms of issue 24: one gene made them "relevant"
     "GATA3": "catecholamine biosynthetic process",
     "CD74": "prostaglandin biosynthetic process",
@@ -129,19 +125,20 @@ ODD = {  # the page-one terms of issue 24: one gene made them "relevant"
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (REAL / "ALL").is_dir(), reason="real data not available (KOFS_SHARED)")
-def test_real_all_page_one_terms_are_specific_and_supported():
+def test_real_all_page_one_terms_are_specific_and_supported(shared_data):
     import kofs
 
     res = kofs.run(
         {
-            "expression": str(REAL / "ALL/ALL_gene_expr.tsv.gz"),
-            "labels": str(REAL / "ALL/ALL_samples.tsv"),
+            "expression": str(shared_data / "ALL/ALL_gene_expr.tsv.gz"),
+            "labels": str(shared_data / "ALL/ALL_samples.tsv"),
             "label_column": "lineage",
-            "go": str(REAL / "GO/go-basic_2022-07-01_from_GO.db.obo.gz"),
-            "go_annotations": str(REAL / "GO/goa_human_entrez_2022-Sep12_from_org.Hs.eg.db.tsv.gz"),
-            "pathways": str(REAL / "KEGG/msigdb_c2_cp_kegg_symbols_qusage.gmt"),
-            "interactions": str(REAL / "PPI/string_example_gene_edges.tsv.gz"),
+            "go": str(shared_data / "GO/go-basic_2022-07-01_from_GO.db.obo.gz"),
+            "go_annotations": str(
+                shared_data / "GO/goa_human_entrez_2022-Sep12_from_org.Hs.eg.db.tsv.gz"
+            ),
+            "pathways": str(shared_data / "KEGG/msigdb_c2_cp_kegg_symbols_qusage.gmt"),
+            "interactions": str(shared_data / "PPI/string_example_gene_edges.tsv.gz"),
         }
     )
     ev, final = res.evidence, res.final

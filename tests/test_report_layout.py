@@ -5,7 +5,6 @@ every image loads, the console stays empty, and the answer comes first."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -22,7 +21,6 @@ pytestmark = [
 ]
 
 WINDOW = (1280, 3000)
-REAL = Path(os.environ.get("KOFS_SHARED", "/nonexistent")) / "data" / "real"
 
 
 def _check(page: Path, tmp_path: Path, *, unit: str) -> dict:
@@ -56,17 +54,18 @@ def test_demo_report_layout(tmp_path):
     _check(page, tmp_path, unit="samples")
 
 
-@pytest.mark.skipif(not (REAL / "ALL").is_dir(), reason="real data not available (KOFS_SHARED)")
-def test_all_every_source_report_layout(tmp_path):
+def test_all_every_source_report_layout(tmp_path, shared_data):
     page = _run(
         {
-            "expression": str(REAL / "ALL/ALL_gene_expr.tsv.gz"),
-            "labels": str(REAL / "ALL/ALL_samples.tsv"),
+            "expression": str(shared_data / "ALL/ALL_gene_expr.tsv.gz"),
+            "labels": str(shared_data / "ALL/ALL_samples.tsv"),
             "label_column": "BT_stage",  # 9 classes: a long legend
-            "go": str(REAL / "GO/go-basic_2022-07-01_from_GO.db.obo.gz"),
-            "go_annotations": str(REAL / "GO/goa_human_entrez_2022-Sep12_from_org.Hs.eg.db.tsv.gz"),
-            "pathways": str(REAL / "KEGG/msigdb_c2_cp_kegg_symbols_qusage.gmt"),
-            "interactions": str(REAL / "PPI/string_example_gene_edges.tsv.gz"),
+            "go": str(shared_data / "GO/go-basic_2022-07-01_from_GO.db.obo.gz"),
+            "go_annotations": str(
+                shared_data / "GO/goa_human_entrez_2022-Sep12_from_org.Hs.eg.db.tsv.gz"
+            ),
+            "pathways": str(shared_data / "KEGG/msigdb_c2_cp_kegg_symbols_qusage.gmt"),
+            "interactions": str(shared_data / "PPI/string_example_gene_edges.tsv.gz"),
         },
         tmp_path / "all",
     )
