@@ -218,6 +218,7 @@ def test_one_data_list_is_its_own_answer():
     assert np.isnan(fused.info["mu"]).all() and fused.info["iterations"] == 0
 
 
+@pytest.mark.slow
 def test_knowledge_alone_is_fused_as_evidence_and_said_so():
     pl = planted_lists(
         data=(),
@@ -229,6 +230,7 @@ def test_knowledge_alone_is_fused_as_evidence_and_said_so():
     assert _precision(fused, pl) > 0.2
 
 
+@pytest.mark.slow
 def test_random_lists_are_reported_as_sharing_no_signal():
     pl = planted_lists(data=tuple(DataList(f"r{k}", 0.0) for k in range(4)), seed=6)
     fused = aggregate(pl.rankings, params={"resamples": 0})
@@ -278,6 +280,7 @@ def test_label_weights_temper_the_evidence():
     assert _weights(tilted)["a"] > 0.9
 
 
+@pytest.mark.slow
 def test_covariates_follow_the_genes_by_id():
     pl = planted_lists(data=(DataList("a", 1.5), DataList("b", 1.0)), seed=8)
     cov = dict(zip(pl.genes, pl.study_bias, strict=True))

@@ -57,6 +57,7 @@ def test_values_are_checked_by_the_declarations(example):
             kofs.rank(expr, labels=labels, **FAST, **bad)
 
 
+@pytest.mark.slow
 def test_config_and_overrides_mean_one_run(example, tmp_path):
     _, expr, labels = example
     ref = kofs.rank(expr, labels=labels, **FAST, aggregate="borda", seed=3)
@@ -89,6 +90,7 @@ def test_defaults_version_decides_the_aggregator(example):
         kofs.rank(expr, labels=labels, config=kofs.RunConfig(), defaults="1")
 
 
+@pytest.mark.slow
 def test_knowledge_files_as_options_equal_sources_read_first(example):
     paths, expr, labels = example
     files = {"go": paths["go"], "go_annotations": paths["go_annotations"]}
@@ -105,6 +107,7 @@ def test_knowledge_files_as_options_equal_sources_read_first(example):
         kofs.rank(expr, labels=labels, sources=sources, pathways=paths["pathways"], **opts)
 
 
+@pytest.mark.slow
 def test_rank_equals_run_of_the_same_config(example, tmp_path):
     paths, expr, labels = example
     cfg = {"expression": paths["expression"], "labels": paths["labels"],

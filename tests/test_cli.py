@@ -125,6 +125,7 @@ def test_genes_as_columns_are_detected_through_labels(tmp_path, rng):
     )
 
 
+@pytest.mark.slow
 def test_seed_and_threads_give_identical_ranking(small, tmp_path):
     expr, lab, _ = small
     outs = []
@@ -241,6 +242,7 @@ def test_gzip_input_and_stdin(small, tmp_path):
     assert a.stdout == b.stdout
 
 
+@pytest.mark.slow
 def test_run_config_reproduces_rank(small, tmp_path):
     expr, lab, _ = small
     out1 = tmp_path / "o1"

@@ -44,6 +44,7 @@ def files(folder):
     return [str(folder / n) for n in ("de.csv", "edger.tsv", "top.txt")]
 
 
+@pytest.mark.slow
 def test_aggregate_writes_the_run_files_and_run_repeats_it(lists):
     out = lists / "out"
     r = run(["aggregate", *files(lists), "-o", str(out)])

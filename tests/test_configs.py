@@ -18,6 +18,7 @@ EXAMPLES = [
 
 
 @pytest.mark.parametrize("config", EXAMPLES, ids=lambda p: Path(p).stem)
+@pytest.mark.slow
 def test_example_config_runs(config, tmp_path):
     out = tmp_path / "out"
     r = CliRunner().invoke(main, ["run", str(config), "-o", str(out)])

@@ -155,6 +155,7 @@ def test_bad_lists_raise_one_line_errors(tmp_path, files, spec, error, match):
     assert "\n" not in exc.value.format()
 
 
+@pytest.mark.slow
 def test_harmonised_ids_and_coverage(tmp_path, files):
     other = write(tmp_path / "ens.txt", "ENSG00000141510.5\nensg00000099999\n")
     res = aggregate_lists([files["deseq2"], other, files["top"], files["rnk"]])

@@ -75,6 +75,7 @@ def test_cli_max_memory_holds_on_the_go_parse(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_progress_events_of_a_run(example):
     from kofs.io.labels import read_labels
     from kofs.pipeline import rank

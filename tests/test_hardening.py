@@ -177,6 +177,7 @@ COMMANDS = [
 
 @pytest.mark.parametrize("link", ["to-a-victim", "dangling"])
 @pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.slow
 def test_planted_links_are_never_followed(tmp_path, command, link):
     """A link at any path kofs makes beside or inside its output (a lock, a temporary or old
     folder, a file of a previous run, a cache entry, a partial download) never makes kofs
@@ -237,6 +238,7 @@ ESC = "\x1b]0;pwned\x07\x1b[31m"
 @pytest.mark.parametrize(
     "case", ["status-line", "error-path", "warning", "summary", "sources-report"]
 )
+@pytest.mark.slow
 def test_control_characters_are_escaped(tmp_path, case, monkeypatch):
     """A name holding terminal control sequences (file, list, gene) is printed escaped on every
     line kofs writes for a person: status lines, errors, warnings, the summary, reports."""

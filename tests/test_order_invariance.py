@@ -223,6 +223,7 @@ def test_fast_ties_equal_ranking_on_printed_values(items):
 @pytest.mark.parametrize("method", AGGREGATORS.names())
 @settings(max_examples=costly_examples(4), derandomize=True)
 @given(seed=st.integers(0, 10**6))
+@pytest.mark.slow
 def test_partial_lists_aggregate_order_invariant(method, seed):
     """Partial lists (each ranks some genes) in shuffled gene order: same scores, statistics."""
     from kofs.aggregate import aggregate

@@ -125,6 +125,7 @@ def test_aux_data_on_shuffled_samples_gives_an_aux_list(example, rng):
     assert not np.allclose(res.lists[0].scores, res.lists[1].scores, equal_nan=True)
 
 
+@pytest.mark.slow
 def test_runs_are_deterministic(example):
     expr, labels, sources = example
     a = rank(

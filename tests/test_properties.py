@@ -399,6 +399,7 @@ def _check_ranker_equivariance(name, seed):
 
 @settings(max_examples=costly_examples(5), derandomize=True)
 @given(seed=st.integers(0, 10**6))
+@pytest.mark.slow
 def test_pipeline_rank_permutation_equivariance(seed):
     X, labels = _data(seed % 89, n=16, m=15)
     n, m = X.shape
@@ -425,6 +426,7 @@ def test_pipeline_rank_permutation_equivariance(seed):
     np.testing.assert_allclose([sa[g] for g in genes], [sb[g] for g in genes], rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_pipeline_with_knowledge_is_gene_permutation_equivariant(tmp_path):
     """GMT gene sets + edge list + relevant genes: permuting the matrix's genes changes nothing."""
     from kofs.sources import read_sources

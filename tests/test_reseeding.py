@@ -61,6 +61,7 @@ def test_seed_folds_partition_and_ignore_gene_order():
 
 
 @pytest.mark.parametrize(("seed", "own"), [(0, 0.0), (1, 0.0), (0, 1.0), (3, 1.0)])
+@pytest.mark.slow
 def test_reseeding_gives_a_seeded_list_its_own_weight(seed, own):
     """Scored on its seeds, a seeded list earns weight from them: the book's EM gives it ~all
     the weight, the posterior fusion a large share whatever its own signal (3.5x what a list of pure noise
@@ -218,6 +219,7 @@ def test_a_list_that_cannot_be_rebuilt_falls_back_to_exclusion():
     assert "no term is enriched" in excluded["SEEDED"]
 
 
+@pytest.mark.slow
 def test_rank_records_the_cross_fit(tmp_path, capsys):
     from kofs.example import example_paths
     from kofs.io.expression import read_expression

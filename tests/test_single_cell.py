@@ -133,6 +133,7 @@ def test_h5ad_layers_raw_and_labels(tmp_path, cells):
         read_single_cell(tmp_path / "a.h5ad", layer="nope")
 
 
+@pytest.mark.slow
 def test_rank_anndata_stores_results(cells):
     a = _adata(cells)
     res = kofs.rank(a, labels="obs:cell_type", rankers=["fisher", "laplacian"])

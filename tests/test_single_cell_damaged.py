@@ -123,6 +123,7 @@ def test_sparse_matrix_with_one_stored_value():
 @pytest.mark.parametrize(
     "seed", [0, 1, *(pytest.param(s, marks=pytest.mark.slow) for s in range(2, 12))]
 )
+@pytest.mark.slow
 def test_random_byte_damage(tmp_path, seed):
     good = _good_h5ad(tmp_path / "good.h5ad")
     path = tmp_path / "d.h5ad"

@@ -283,6 +283,7 @@ def _config(tmp_path: Path, **extra) -> Path:
     return p
 
 
+@pytest.mark.slow
 def test_reproduce_writes_the_split_half_section(tmp_path):
     run_experiment(_config(tmp_path))
     out = tmp_path / "out"
@@ -332,6 +333,7 @@ def _rank_output(tmp_path: Path) -> tuple[dict[str, str], Path]:
     return f, out
 
 
+@pytest.mark.slow
 def test_cli_evaluate_split_known(tmp_path):
     f, run = _rank_output(tmp_path)
     out = tmp_path / "eval"
