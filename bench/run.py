@@ -29,13 +29,28 @@ def load(path: Path):
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("names", nargs="*", help="only modules whose name contains one of these")
+    ap.add_argument(
+        "names",
+        nargs="*",
+        help="only these modules: a name given whole (single_cell or bench_single_cell) selects "
+        "that module, else every module whose name contains it",
+    )
     ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args(argv)
     rows: list[dict] = []
     failed = 0
-    for path in sorted(HERE.glob("bench_*.py")):
-        if args.names and not any(n in path.stem for n in args.names):
+    paths = sorted(HERE.glob("bench_*.py"))
+    short = {p.stem: p.stem.removeprefix("bench_") for p in paths}
+
+    def wanted(path: Path) -> bool:
+        for n in args.names:
+            whole = [q for q in paths if n in (q.stem, short[q.stem])]
+            if (whole and path in whole) or (not whole and n in path.stem):
+                return True
+        return False
+
+    for path in paths:
+        if args.names and not wanted(path):
             continue
         t0 = time.perf_counter()
         print(f"# {path.stem} ...", file=sys.stderr, flush=True)
