@@ -139,6 +139,9 @@ class PosteriorFit:
         Composite log-likelihood at the fit (0 for the null model, every mu = 0).
     iterations : int
     converged : bool
+    refitted : bool
+        With label weights: whether the parameters were re-fitted under them
+        (:func:`kofs.aggregate.uncertainty.tempered_fit`).
     """
 
     mu: np.ndarray
@@ -154,6 +157,7 @@ class PosteriorFit:
     log_likelihood: float
     iterations: int
     converged: bool
+    refitted: bool = False
 
     @property
     def posterior(self) -> np.ndarray:

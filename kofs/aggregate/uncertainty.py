@@ -123,6 +123,7 @@ def tempered_fit(
     max_iter: int = 300,
     exact: bool = True,
     standardise: tuple[np.ndarray, np.ndarray] | None = None,
+    refit: bool | None = None,
 ) -> PosteriorFit:
     """The fit with the label weights ``v`` tempering each data list's evidence, re-fitted
     from the untempered ``base`` (its list correlation kept): the relevant class is what the
@@ -135,8 +136,14 @@ def tempered_fit(
     fit's parameters are then kept and only its evidence is tempered. Keeping them in every
     case was tried and fails the other way: on B-ALL the labelled Fisher list, fitted at
     mu ~ 0 among the unsupervised lists it disagrees with, then carried no evidence and the
-    knowledge prior made the ranking."""
+    knowledge prior made the ranking.
+
+    ``refit``: re-fit (True) or keep the untempered parameters (False) without looking at the
+    gain -- the half-sample refits follow the choice made on all the genes, so that their
+    spread measures the sampling error of one model, not switches between the two."""
     v = np.clip(np.asarray(v, dtype=np.float64), 0.0, 1.0)
+    if refit is False:
+        return _tempered_evidence(base, v)
     fit = fit_posterior(
         lo,
         hi,
@@ -151,8 +158,13 @@ def tempered_fit(
         exact=exact,
         standardise=(base.center, base.scale) if standardise is None else standardise,
     )
-    if fit.log_likelihood > NO_GAIN:
-        return fit
+    if refit or fit.log_likelihood > NO_GAIN:
+        return replace(fit, refitted=True)
+    return _tempered_evidence(base, v)
+
+
+def _tempered_evidence(base: PosteriorFit, v: np.ndarray) -> PosteriorFit:
+    """``base`` (untempered) with its lists' evidence tempered by ``v``."""
     terms = base.list_terms * v
     return replace(
         base, tempering=v, list_terms=terms, log_odds=base.prior_log_odds + terms.sum(axis=1)
@@ -211,6 +223,7 @@ def half_sample_fits(
                 max_iter=REFIT_MAX_ITER,
                 exact=False,
                 standardise=(fit.center, fit.scale),
+                refit=fit.refitted,
             )
         return f.mu, f.beta, weights_of(f, rows)
 
