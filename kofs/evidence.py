@@ -108,19 +108,6 @@ class NeighbourHit:
     in_top: int
 
 
-def _bh(p: np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg q-values."""
-    n = p.size
-    if n == 0:
-        return p
-    order = np.argsort(p, kind="stable")
-    q = p[order] * n / np.arange(1, n + 1)
-    q = np.minimum.accumulate(q[::-1])[::-1]
-    out = np.empty(n)
-    out[order] = np.minimum(q, 1.0)
-    return out
-
-
 def hypergeom_upper(x: np.ndarray, N: int, n: np.ndarray, K: int) -> np.ndarray:
     """P(X >= x) for X hypergeometric (population ``N``, ``n`` successes in it, ``K`` draws),
     vectorised over ``x`` and ``n``: scipy.stats.hypergeom.sf(x - 1, N, n, K). The first term
@@ -191,7 +178,9 @@ def enriched_terms(
     hit = ok & (in_top > 0)  # P(X >= 0) = 1: only terms with a top gene need the test
     p[hit] = hypergeom_upper(in_top[hit], m, size[hit], k)
     q = np.ones(size.size)
-    q[ok] = _bh(p[ok])
+    from scipy.stats import false_discovery_control  # Benjamini-Hochberg
+
+    q[ok] = false_discovery_control(p[ok])
     return {"size": size, "in_top": in_top, "p": p, "q": q, "enriched": ok & (q <= q_max)}
 
 

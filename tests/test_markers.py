@@ -15,7 +15,6 @@ from click.testing import CliRunner
 import kofs
 from kofs.cli import main
 from kofs.errors import ParameterError
-from kofs.rankers._marker_kernels import benjamini_hochberg
 from kofs.rankers.markers import marker_tables
 from kofs.types import Expression, SampleCategories
 
@@ -72,13 +71,6 @@ def test_raw_counts_are_normalised_first(pbmc):
     for g in range(len(a.groups)):
         top_a = set(a.order(g)[:20])
         assert len(top_a & set(b.order(g)[:20])) >= 15
-
-
-def test_benjamini_hochberg_equals_scipys():
-    from scipy.stats import false_discovery_control
-
-    p = np.random.default_rng(0).random(300) ** 3
-    np.testing.assert_allclose(benjamini_hochberg(p), false_discovery_control(p), rtol=1e-12)
 
 
 def test_errors_name_the_problem():

@@ -24,23 +24,9 @@ import scipy.sparse as sp
 from kofs._chunked import chunk_sum, is_dask
 from kofs._matrix import as_csr
 
-__all__ = ["MARKER_METHODS", "benjamini_hochberg", "group_tests"]
+__all__ = ["MARKER_METHODS", "group_tests"]
 
 MARKER_METHODS = ("t-test", "wilcoxon")
-
-
-def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values (step-up, monotone, capped at 1; NaN -> 1)."""
-    p = np.where(np.isnan(p), 1.0, np.asarray(p, dtype=np.float64))
-    n = p.size
-    if n == 0:
-        return p
-    order = np.argsort(p, kind="stable")
-    scaled = p[order] * n / np.arange(1, n + 1)
-    q = np.minimum.accumulate(scaled[::-1])[::-1]
-    out = np.empty(n)
-    out[order] = np.minimum(q, 1.0)
-    return out
 
 
 def _group_sums(A, codes: np.ndarray, n_groups: int):
@@ -160,7 +146,8 @@ def group_tests(
     expm1 = np.expm1 if log_base is None else (lambda v: np.expm1(v * np.log(log_base)))
     with np.errstate(divide="ignore", invalid="ignore"):
         lfc = np.log2((expm1(mean) + 1e-9) / (expm1(mean_r) + 1e-9))
-    adj = np.stack([benjamini_hochberg(p) for p in pvals])
+    # Benjamini-Hochberg per group, untested genes (NaN) at 1
+    adj = np.stack([stats.false_discovery_control(np.nan_to_num(p, nan=1.0)) for p in pvals])
     return {
         "scores": scores,
         "pvals": pvals,
