@@ -939,6 +939,15 @@ def rank_config(
         plan = default_plan(version, sparse=sparse, labels=categories is not None)
         plans = expression_plan(context, r.rankers, default_plan=plan)
     warn_raw_counts(original, counts_top, [p.ranker for p in plans])
+    if similarity is not None and not any(
+        "similarity" in RANKERS.get(p.ranker).uses for p in plans if p.ranker in RANKERS
+    ):
+        log.warning(
+            "the given cell graph (use_graph) is not used: no ranker of the plan (%s) takes one "
+            "(hotspot builds its own cross-fitted graphs); name one that does, e.g. "
+            "--rankers morans-i or laplacian",
+            ", ".join(p.ranker for p in plans),
+        )
     if (
         markers is None
         and categories is not None

@@ -183,3 +183,16 @@ def test_raw_counts_get_one_warning_line(pbmc, caplog):
     with caplog.at_level(logging.WARNING, logger="kofs"):
         kofs.rank(counts, bootstrap=0)
     assert not any("raw counts?" in r.getMessage() for r in caplog.records)
+
+
+def test_a_given_graph_no_ranker_uses_is_said(pbmc, caplog):
+    """The single-cell default (hotspot) builds its own graphs: a graph given with use_graph is
+    then unused, and the run says so; a ranker that takes it (morans-i) uses it silently."""
+    with caplog.at_level("WARNING", logger="kofs"):
+        kofs.rank(pbmc.copy(), use_graph="connectivities", bootstrap=0, threads=2)
+    assert any("cell graph (use_graph) is not used" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="kofs"):
+        res = kofs.rank(pbmc.copy(), use_graph="connectivities", rankers=["morans-i"], bootstrap=0)
+    assert not any("use_graph" in r.getMessage() for r in caplog.records)
+    assert res.lists[0].info["graph"] == "obsp:connectivities"
