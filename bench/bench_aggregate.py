@@ -121,7 +121,7 @@ def _rra_stuart_rows() -> list[dict]:
     """Issue 12's target: RRA + Stuart on 10 lists x 20,000 genes in < 1 s."""
     from kofs.aggregate import aggregate
     from kofs.aggregate.partial import partial_rank_matrix
-    from kofs.list_aggregation import aggregate_lists
+    from kofs.pipeline.user_lists import aggregate_lists
     from kofs.types import Ranking
 
     m, n_lists = 20_000, 10

@@ -1,9 +1,9 @@
 """What order invariance and the input checks cost (issue 15), at gene scale.
 
 Timed on a 300 x 60,000 matrix (samples x genes) and a 60,000-gene ranking: sorting the matrix
-into canonical order (:func:`kofs.canonical.canonicalize`, a copy), ranking scores as printed
-(:func:`kofs._ranks.average_ranks`), the constancy test of every gene
-(:func:`kofs._ranks.constant_genes`), and the memory estimate of a 64 MB (uncompressed) BGZF
+into canonical order (:func:`kofs._compute.canonical.canonicalize`, a copy), ranking scores as printed
+(:func:`kofs._compute.ranks.average_ranks`), the constancy test of every gene
+(:func:`kofs._compute.ranks.constant_genes`), and the memory estimate of a 64 MB (uncompressed) BGZF
 file (block walk) versus a one-member gzip file (sampled decompression).
 """
 
@@ -34,8 +34,8 @@ def _bgzf(data: bytes, block: int = 65_280) -> bytes:
 
 
 def run() -> list[dict]:
-    from kofs._ranks import average_ranks, constant_genes
-    from kofs.canonical import canonicalize
+    from kofs._compute.canonical import canonicalize
+    from kofs._compute.ranks import average_ranks, constant_genes
     from kofs.resources import estimate_expression_file
     from kofs.types import Expression
 

@@ -40,7 +40,7 @@ print(json.dumps({"wall": time.perf_counter() - t0, "cpu": time.process_time() -
 
 _DEMO = """
 import kofs
-from kofs.example import example_config
+from kofs.datasets.example import example_config
 res = kofs.run(example_config())
 """
 

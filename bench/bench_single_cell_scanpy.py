@@ -85,7 +85,7 @@ a.write_h5ad({path!r})
 PBMC_PREP = """
 import numpy as np, scipy.sparse as sp, anndata as ad
 from sklearn.metrics import roc_auc_score
-from kofs._counts import counts_view
+from kofs._compute.counts import counts_view
 a = ad.read_h5ad({src!r})
 a.layers["counts"] = sp.csr_matrix(counts_view(sp.csr_matrix(a.X, dtype=np.float64)).X, dtype=np.float32)
 a.obs["group"] = a.obs["bulk_labels"]

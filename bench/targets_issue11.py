@@ -17,7 +17,7 @@ from kofs.aggregate import aggregate
 from kofs.context import Context
 from kofs.io.expression import read_expression
 from kofs.io.labels import align_labels, read_labels
-from kofs.pipeline import aggregate_supervised, rank
+from kofs.pipeline.rank import aggregate_supervised, rank
 from kofs.registry import RANKERS
 from kofs.sources import read_sources
 from kofs.types import Ranking

@@ -47,7 +47,7 @@ class Context:
     progress : kofs.progress.Progress, optional
         Told about each list and the long knowledge steps; None = silent.
     symbols : mapping of str to str, optional
-        Gene id -> symbol (:func:`kofs.pipeline.source_symbols`), set before the evidence is
+        Gene id -> symbol (:func:`kofs.pipeline.rank.source_symbols`), set before the evidence is
         collected so that neighbours are named by symbol.
     """
 
@@ -125,7 +125,7 @@ class Context:
 
     def reseeded(self, relevant_genes: tuple[str, ...]) -> Context:
         """The same run with other known genes (a fold of the cross-fit,
-        :mod:`kofs.reseeding`): knowledge that does not depend on the known genes is reused,
+        :mod:`kofs.pipeline.reseeding`): knowledge that does not depend on the known genes is reused,
         the rest (:attr:`seeded_keys`) is built again; nothing is reported on progress."""
         return Context(
             expression=self.expression,

@@ -1,7 +1,7 @@
 """Declared options: the name, kind, default and help of every setting of a run.
 
 An :class:`Option` is attached to a field of a frozen dataclass with :func:`opt`; the run
-specification (:mod:`kofs.config`) and every knowledge-source plug-in (:mod:`kofs.sources`)
+specification (:mod:`kofs.pipeline.config`) and every knowledge-source plug-in (:mod:`kofs.sources`)
 declare their settings this way. The command line (``kofs rank`` options), the YAML keys of
 ``kofs run``, ``config.resolved.yaml`` and the manifest are all generated from these
 declarations, so a setting is written down once.

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from kofs._ranks import average_ranks
+from kofs._compute.ranks import average_ranks
 from kofs.errors import InputError
 
 __all__ = [
@@ -38,10 +38,10 @@ def _is_sparse(x: Any) -> bool:
 
 
 def _is_dask(x: Any) -> bool:
-    """:func:`kofs._chunked.is_dask`, imported (with scipy.sparse) only for a non-ndarray."""
+    """:func:`kofs._compute.chunked.is_dask`, imported (with scipy.sparse) only for a non-ndarray."""
     if isinstance(x, np.ndarray):
         return False
-    from kofs._chunked import is_dask
+    from kofs._compute.chunked import is_dask
 
     return is_dask(x)
 
@@ -67,7 +67,7 @@ class Expression:
         Dense, or sparse CSR (cells x genes, e.g. single-cell counts): a sparse matrix is kept
         sparse (canonical CSR) and every ranker that declares ``sparse=True`` in the registry
         works on it without densifying. A dask array (chunked over the cells, chunks dense or
-        CSR) stays lazy: the same rankers reduce it chunk by chunk (:mod:`kofs._chunked`).
+        CSR) stays lazy: the same rankers reduce it chunk by chunk (:mod:`kofs._compute.chunked`).
     genes : tuple of str, length n_genes
     samples : tuple of str, length n_samples
     namespace : str or None
@@ -98,14 +98,14 @@ class Expression:
         if _is_sparse(self.values):
             import scipy.sparse as sp
 
-            from kofs._matrix import as_csr, csr_problem
+            from kofs._compute.matrix import as_csr, csr_problem
 
             problem = csr_problem(sp.csr_matrix(self.values))
             if problem:  # before any kernel indexes with its arrays; the file is named
                 raise InputError(f"malformed sparse matrix ({problem})", path=self.source)
             v = as_csr(self.values)
         elif _is_dask(self.values):
-            v = self.values  # chunked over the cells, stays lazy (kofs._chunked)
+            v = self.values  # chunked over the cells, stays lazy (kofs._compute.chunked)
             if v.ndim != 2:
                 raise ValueError("Expression.values must be 2-D (samples x genes)")
         else:
@@ -526,7 +526,7 @@ class AggregateRanking:
 
     def top(self, k: int) -> list[str]:
         """The ``k`` best gene ids (a labelled table: :meth:`to_frame`, or
-        :meth:`kofs.pipeline.RunResult.top` with symbols and effects)."""
+        :meth:`kofs.pipeline.rank.RunResult.top` with symbols and effects)."""
         return [self.genes[i] for i in self.order()[:k]]
 
     def weight_intervals(self) -> np.ndarray | None:

@@ -214,8 +214,8 @@ class ExampleData(NamedTuple):
 
 @pytest.fixture(scope="session")
 def example_data() -> ExampleData:
-    """The bundled example (kofs.example), read once for the whole run; read-only."""
-    from kofs.example import example_paths
+    """The bundled example (kofs.datasets.example), read once for the whole run; read-only."""
+    from kofs.datasets.example import example_paths
     from kofs.io.expression import read_expression
     from kofs.io.labels import align_labels, read_labels
     from kofs.sources import read_sources

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import kofs
-from kofs.config import all_options
 from kofs.errors import ParameterError
-from kofs.pipeline import RANK_KEYWORDS
+from kofs.pipeline.config import all_options
+from kofs.pipeline.rank import RANK_KEYWORDS
 
 FAST = {"rankers": ["fisher", "variance"], "bootstrap": 0}
 
@@ -132,8 +132,8 @@ def test_options_a_matrix_in_memory_cannot_use_are_named(example, caplog):
 
 def test_one_default_aggregator_under_one_key_everywhere():
     from kofs.aggregate import aggregate
-    from kofs.list_aggregation import AggregateListsConfig, aggregate_lists
     from kofs.options import options_of
+    from kofs.pipeline.user_lists import AggregateListsConfig, aggregate_lists
     from kofs.registry import DEFAULT_AGGREGATOR
 
     rank_option = all_options()["aggregate"][1]

@@ -160,7 +160,7 @@ def test_default_folder_and_switches(tmp_path, monkeypatch):
 
 def test_go_relation_cached_per_gene_list(tmp_path):
     import kofs.knowledge.go as go_module
-    from kofs.example import example_paths
+    from kofs.datasets.example import example_paths
     from kofs.io.expression import read_expression
 
     p = example_paths()

@@ -286,7 +286,7 @@ def test_demo_runs(tmp_path):
 
 
 def test_gosim_output_checked_before_work(tmp_path):
-    from kofs.example import example_paths
+    from kofs.datasets.example import example_paths
 
     p = example_paths()
     r = CliRunner().invoke(

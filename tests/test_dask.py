@@ -45,37 +45,37 @@ def h5ad(cells, tmp_path_factory):
 def test_graph_term_in_groups_of_chunks(cells, monkeypatch):
     # a memory budget of one chunk: every pair of chunks computed group pair by group pair,
     # each product S_ab X_b by slices of a few rows
-    from kofs import _chunked
+    from kofs._compute import chunked
     from kofs.knowledge.similarity_kernels import heat_kernel_graph, knn_squared_distances
 
     S = heat_kernel_graph(knn_squared_distances(cells.X, k=6), t=50.0)
     ref = np.asarray((cells.X.multiply(S @ cells.X)).sum(axis=0)).ravel()
     lazy = da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False)
-    assert len(_chunked._groups(_chunked.moments(lazy).chunk_bytes, 1)) == 4
-    monkeypatch.setattr(_chunked, "GRAPH_MEMORY", 2)
-    monkeypatch.setattr(_chunked, "PRODUCT_ENTRIES", 50)  # S_ab X_b by slices of rows
-    np.testing.assert_allclose(_chunked.graph_term(lazy, S), ref, rtol=1e-12)
+    assert len(chunked._groups(chunked.moments(lazy).chunk_bytes, 1)) == 4
+    monkeypatch.setattr(chunked, "GRAPH_MEMORY", 2)
+    monkeypatch.setattr(chunked, "PRODUCT_ENTRIES", 50)  # S_ab X_b by slices of rows
+    np.testing.assert_allclose(chunked.graph_term(lazy, S), ref, rtol=1e-12)
 
 
 @pytest.mark.parametrize("batch_bytes", [1, 2**30])
 def test_moments_equal_in_memory(cells, batch_bytes, monkeypatch):
     # one pass, per-chunk moments merged chunk by chunk (1 byte) or all at once
-    from kofs import _chunked, _matrix
+    from kofs._compute import chunked, matrix
 
-    monkeypatch.setattr(_chunked, "_MOMENTS_BATCH_BYTES", batch_bytes)
+    monkeypatch.setattr(chunked, "_MOMENTS_BATCH_BYTES", batch_bytes)
     # a name of its own: moments are shared by arrays of one name (one data), not recomputed
     name = f"moments-{batch_bytes}"
     lazy = da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False, name=name)
     codes = np.arange(cells.X.shape[0]) % 3
-    mom = _chunked.moments(lazy, codes)
+    mom = chunked.moments(lazy, codes)
     for c in range(3):
         Xc = cells.X[codes == c]
-        mu = _matrix.column_means(Xc)
+        mu = matrix.column_means(Xc)
         np.testing.assert_allclose(mom.mean[c], mu, rtol=1e-12)
         np.testing.assert_allclose(
-            mom.sq_deviations(c, mu), _matrix.column_sq_deviations(Xc, mu), rtol=1e-12
+            mom.sq_deviations(c, mu), matrix.column_sq_deviations(Xc, mu), rtol=1e-12
         )
-        hi, lo = _matrix.column_range(Xc)
+        hi, lo = matrix.column_range(Xc)
         np.testing.assert_array_equal(mom.hi[c], hi)
         np.testing.assert_array_equal(mom.lo[c], lo)
 
@@ -140,7 +140,7 @@ def test_distributed_cluster_equals_in_memory(h5ad, cells, tmp_path):
 
 def test_bad_scheduler_address(cells, monkeypatch):
     pytest.importorskip("distributed")
-    monkeypatch.setattr("kofs._chunked.CONNECT_TIMEOUT", "1s")
+    monkeypatch.setattr("kofs._compute.chunked.CONNECT_TIMEOUT", "1s")
     with pytest.raises(kofs.KofsError, match="cannot connect to the Dask scheduler"):
         kofs.rank(cells.X, rankers=["variance"], dask_scheduler="tcp://127.0.0.1:1")
 
@@ -164,12 +164,12 @@ def test_approximate_graph_chunked_equals_in_memory(cells, memory, compiled, mon
     pairs of chunk groups (one chunk per group with a budget of 2 bytes): the same graph as in
     memory, distances bit for bit (to rounding with the scipy products of the pairs when
     numba's kernel is not used)."""
-    from kofs import _chunked, _numba_kernels
+    from kofs._compute import chunked, numba_kernels
     from kofs.knowledge import similarity_kernels as K
 
     ref = K.approximate_knn_squared_distances(cells.X, k=5, seed=0)
-    monkeypatch.setattr(_chunked, "GRAPH_MEMORY", memory)
-    monkeypatch.setattr(_numba_kernels, "AVAILABLE", compiled and _numba_kernels.AVAILABLE)
+    monkeypatch.setattr(chunked, "GRAPH_MEMORY", memory)
+    monkeypatch.setattr(numba_kernels, "AVAILABLE", compiled and numba_kernels.AVAILABLE)
     # names of their own: the search is shared by arrays of one name (one data), not repeated
     tag = f"{memory}-{compiled}"
     for X in (
@@ -204,7 +204,7 @@ def test_graph_rankers_chunked_with_approximate_search(cells, name, params, fais
 def test_chunked_search_is_approximate_above_the_threshold(cells, monkeypatch, faiss):
     """``search="auto"`` on a dask matrix: exact below ANN_MIN_SAMPLES cells, approximate
     (chunked PCA + faiss inverted-file search) from it on, no O(n^2) chunk-against-chunk search."""
-    from kofs import _chunked
+    from kofs._compute import chunked
     from kofs.knowledge import similarity_kernels as K
 
     lazy = da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False)
@@ -215,7 +215,7 @@ def test_chunked_search_is_approximate_above_the_threshold(cells, monkeypatch, f
     def boom(*a, **k):
         raise AssertionError("exact chunked search used")
 
-    monkeypatch.setattr(_chunked, "knn_squared_distances", boom)
+    monkeypatch.setattr(chunked, "knn_squared_distances", boom)
     res = run_ranker("laplacian", Expression(lazy, cells.genes, cells.cells))
     assert res.info["search"] == "approximate"
 
@@ -227,7 +227,7 @@ def test_unsorted_cells_stay_in_file_order_when_chunked(cells, tmp_path, monkeyp
     the file's order; order-free statistics equal the in-memory run, which sorts the cells."""
     import logging
 
-    from kofs import canonical
+    from kofs._compute import canonical
 
     rng = np.random.default_rng(0)
     order = rng.permutation(cells.X.shape[0])

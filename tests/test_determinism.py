@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from kofs.cli import main
-from kofs.example import example_paths
+from kofs.datasets.example import example_paths
 
 COMPARED = ("ranking.tsv", "weights.tsv")
 

@@ -811,8 +811,8 @@ def test_disk_full_mid_write_leaves_nothing(base, monkeypatch):
 
 def test_ctrl_c_mid_write_leaves_nothing(base, monkeypatch):
     # imported before the patch: a first import after it would keep the patched writer for
-    # good (kofs.outputs binds the name), breaking later tests
-    import kofs.outputs as run_output
+    # good (kofs.pipeline.write binds the name), breaking later tests
+    import kofs.pipeline.write as run_output
     from kofs.io import output
 
     real = output.write_ranking
@@ -831,12 +831,12 @@ def test_ctrl_c_mid_write_leaves_nothing(base, monkeypatch):
 
 
 def test_internal_error_exit_1_and_debug_traceback(base, monkeypatch):
-    import kofs.pipeline
+    import kofs.pipeline.rank
 
     def boom(*a, **k):
         raise ZeroDivisionError("division by zero in a ranker")
 
-    monkeypatch.setattr(kofs.pipeline, "run_plan", boom)
+    monkeypatch.setattr(kofs.pipeline.rank, "run_plan", boom)
     r = invoke(rank(base))
     assert r.exit_code == 1
     assert len(r.stderr.splitlines()) == 1
@@ -854,9 +854,9 @@ def test_debug_shows_the_traceback_of_a_user_error(base):
 def test_library_warnings_are_one_log_line(base, monkeypatch):
     import warnings
 
-    import kofs.pipeline
+    import kofs.pipeline.rank
 
-    real = kofs.pipeline.run_plan
+    real = kofs.pipeline.rank.run_plan
 
     def noisy(*a, **k):
         with warnings.catch_warnings():  # every call warns (not once per process)
@@ -866,7 +866,7 @@ def test_library_warnings_are_one_log_line(base, monkeypatch):
             )
         return real(*a, **k)
 
-    monkeypatch.setattr(kofs.pipeline, "run_plan", noisy)
+    monkeypatch.setattr(kofs.pipeline.rank, "run_plan", noisy)
     r = invoke(rank(base))
     assert r.exit_code == 0 and r.stderr.startswith("kofs: wrote ") and r.stderr.count("\n") == 1
     r = invoke(["-v", *rank(base)[:-2], "--top", "0", "-o", base["tmp"] / "out2"])

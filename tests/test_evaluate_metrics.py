@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
-from kofs._ranks import rank_correlation
+from kofs._compute.ranks import rank_correlation
 from kofs.evaluate.metrics import (
     hit_count,
     jaccard_score,

@@ -312,7 +312,7 @@ def test_cli_evaluate_rejects_non_ranking_and_bare_file_for_honest(tmp_path):
 
 
 def test_kofs_ranking_reruns_on_folds_and_reuses_gene_level_knowledge(tmp_path):
-    from kofs.example import example_paths
+    from kofs.datasets.example import example_paths
     from kofs.io.expression import read_expression
     from kofs.io.genes import read_gene_list
     from kofs.io.labels import align_labels, read_labels

@@ -12,10 +12,10 @@ from _report_check import check_report
 from conftest import needs_shared
 
 from kofs.errors import ParameterError
+from kofs.evaluate.reproduce import BOOK_TABLE_6_5, run_experiment
 from kofs.io.expression import read_expression
 from kofs.io.labels import align_labels, read_labels
 from kofs.rankers import run_ranker
-from kofs.reproduce import BOOK_TABLE_6_5, run_experiment
 from kofs.types import RankerInputs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -135,7 +135,7 @@ def test_cli_reproduce_reports_config_errors_in_one_line(tmp_path):
 
 
 def test_known_set_exclude(tmp_path):
-    from kofs.reproduce import _known
+    from kofs.evaluate.reproduce import _known
 
     t = tmp_path / "c.tsv"
     t.write_text("symbol\theme\nAAA\tTrue\nBBB\tFalse\nCCC\tTrue\nDDD\tFalse\n")

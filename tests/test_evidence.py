@@ -1,4 +1,4 @@
-"""Per-gene evidence (kofs.evidence): enriched, specific terms with their support; neighbours by
+"""Per-gene evidence (kofs.knowledge.evidence): enriched, specific terms with their support; neighbours by
 fused rank; the odd tiny GO terms of the ALL run are gone."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from kofs.evidence import (
+from kofs.knowledge.evidence import (
     MIN_SUPPORT,
     SIZE_MIN,
     EvidenceSource,
@@ -160,7 +160,7 @@ def test_real_all_page_one_terms_are_specific_and_supported(shared_data):
 def test_hypergeometric_tail_matches_scipy():
     from scipy.stats import hypergeom
 
-    from kofs.evidence import hypergeom_upper
+    from kofs.knowledge.evidence import hypergeom_upper
 
     rng = np.random.default_rng(1)
     N, K = 8562, 200

@@ -13,9 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kofs.config import load_config
+from kofs.datasets.example import example_paths
 from kofs.errors import KofsError
-from kofs.example import example_paths
 from kofs.io.annotations import read_go_annotations
 from kofs.io.expression import read_expression
 from kofs.io.gene_lists import read_ranked_lists
@@ -25,6 +24,7 @@ from kofs.io.interactions import read_interactions
 from kofs.io.labels import read_labels
 from kofs.io.ontology import read_obo
 from kofs.io.pathways import read_pathways
+from kofs.pipeline.config import load_config
 from kofs.sources.term_relevance import read_term_relevance
 
 DATA = Path(__file__).parent / "data"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import kofs
 from kofs.errors import InputError, KofsError, ParameterError
 from kofs.io.gene_lists import ListSpec, parse_list_spec, read_ranked_lists
-from kofs.list_aggregation import aggregate_lists
+from kofs.pipeline.user_lists import aggregate_lists
 
 
 def write(path, text):

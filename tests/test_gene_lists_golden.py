@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from kofs.cli import main
-from kofs.list_aggregation import aggregate_lists
+from kofs.pipeline.user_lists import aggregate_lists
 
 FILES = ("limma_ALL_BvsT_top300.tsv.gz", "deseq2_sim.csv.gz", "edger_sim.tsv.gz")
 

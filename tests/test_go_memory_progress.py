@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from kofs.cli import main
+from kofs.datasets.example import example_paths
 from kofs.errors import ResourceError
-from kofs.example import example_paths
 from kofs.io.annotations import read_go_annotations
 from kofs.io.ontology import read_obo
 from kofs.knowledge.go import gene_similarity, go_relation
@@ -78,7 +78,7 @@ def test_cli_max_memory_holds_on_the_go_parse(tmp_path):
 @pytest.mark.slow
 def test_progress_events_of_a_run(example):
     from kofs.io.labels import read_labels
-    from kofs.pipeline import rank
+    from kofs.pipeline.rank import rank
     from kofs.sources import read_sources
 
     p, expr, _ = example
@@ -126,8 +126,8 @@ def test_task_helper_without_progress_is_silent():
 def test_go_graph_built_once_across_sample_subsets(example, monkeypatch):
     import kofs.knowledge.go as go_module
     import kofs.knowledge.go_semantics as sem_module
-    from kofs.config import as_config
-    from kofs.pipeline import rank_config
+    from kofs.pipeline.config import as_config
+    from kofs.pipeline.rank import rank_config
     from kofs.sources import KnowledgeSources
 
     _, expr, src = example

@@ -263,7 +263,7 @@ def test_control_characters_are_escaped(tmp_path, case, monkeypatch):
     elif case == "summary":
         monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
         from kofs.cli import _summary
-        from kofs.list_aggregation import aggregate_lists
+        from kofs.pipeline.user_lists import aggregate_lists
 
         res = aggregate_lists([str(bad), str(other)])
         import io
@@ -951,9 +951,9 @@ def test_option_values_are_validated_by_their_declaration(tmp_path, small, args,
 def test_tilde_is_expanded_in_every_path(tmp_path, small, monkeypatch):
     """``output: ~/x`` in a config (no shell expands it) lands in the home folder, never in a
     folder named ``~``; so does a quoted ``-o '~/y'``."""
-    from kofs.config import RunConfig
-    from kofs.list_aggregation import read_aggregate_config
-    from kofs.reproduce import experiment_output
+    from kofs.evaluate.reproduce import experiment_output
+    from kofs.pipeline.config import RunConfig
+    from kofs.pipeline.user_lists import read_aggregate_config
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     expr, _ = small
@@ -974,8 +974,8 @@ def test_tilde_is_expanded_in_every_path(tmp_path, small, monkeypatch):
 
 
 def test_a_name_list_is_never_read_letter_by_letter(tmp_path):
-    from kofs.config import RunConfig
-    from kofs.reproduce import read_config
+    from kofs.evaluate.reproduce import read_config
+    from kofs.pipeline.config import RunConfig
 
     cfg = _yaml(tmp_path, "expression: e\nlabels: l\nlists: SPEC\nsim_anno: leu\n")
     parsed = read_config(cfg)

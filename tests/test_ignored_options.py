@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from kofs.cli import _summary, main
+from kofs.datasets.example import example_paths
 from kofs.errors import ParameterError
-from kofs.example import example_paths
 from kofs.io.annotations import read_go_annotations
 from kofs.io.interactions import read_interactions
 
@@ -69,7 +69,7 @@ def test_msfs_warns_about_interactions_and_titles_its_summary(tmp_path, monkeypa
 
     from kofs.io.expression import read_expression
     from kofs.io.labels import align_labels, read_labels
-    from kofs.pipeline import rank
+    from kofs.pipeline.rank import rank
 
     expr = read_expression(p["expression"])
     expr, labels = align_labels(expr, read_labels(p["labels"], label_column="lineage"))

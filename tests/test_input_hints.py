@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from kofs.cli import main
-from kofs.example import example_paths
+from kofs.datasets.example import example_paths
 from kofs.io.sniff import looks_like
 
 EX = example_paths()

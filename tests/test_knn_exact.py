@@ -1,4 +1,4 @@
-"""The compiled exact kNN search (kofs._knn_exact) equals the block search, ties included."""
+"""The compiled exact kNN search (kofs._compute.knn_exact) equals the block search, ties included."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from kofs import _knn_exact
+from kofs._compute import knn_exact
 from kofs.knowledge import similarity_kernels as kern
 
-pytestmark = pytest.mark.skipif(not _knn_exact.AVAILABLE, reason="numba not installed")
+pytestmark = pytest.mark.skipif(not knn_exact.AVAILABLE, reason="numba not installed")
 
 
 def _counts(n: int, m: int, seed: int) -> sp.csr_matrix:

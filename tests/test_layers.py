@@ -1,9 +1,10 @@
-"""The package's layers have no back-edges (STYLE.md habit 11).
+"""The package's layers have no back-edges and its modules no import cycle (STYLE.md habit 11).
 
-io -> knowledge -> rankers / aggregate -> pipeline -> evaluate, reproduce -> cli: a module may
-import its own layer or lower ones, never a higher one; nothing outside ``kofs/cli`` imports
-click or ``kofs.cli``; within the pipeline layer the module graph has no cycle. Every import
-counts, at module level or inside a function.
+base -> io -> knowledge -> rankers / aggregate -> pipeline -> evaluate -> cli: a module may
+import its own layer or lower ones, never a higher one (every import counts, at module level or
+inside a function); nothing outside ``kofs/cli`` imports click or ``kofs.cli``; the module-level
+imports of the whole package form no cycle; the package root keeps only the contract and the
+infrastructure; docs/design-notes.md's layer table names the same folders.
 """
 
 from __future__ import annotations
@@ -15,49 +16,25 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "kofs"
 
-#: lowest first; a module's layer is the first prefix that matches its dotted name
+#: lowest first; a module's layer is the first prefix that matches its dotted name. The same
+#: table is in docs/design-notes.md ("The structure"), checked by test_design_notes_table.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "base",
         (
             "kofs.errors",
+            "kofs.progress",
             "kofs.types",
-            "kofs._ranks",
-            "kofs.canonical",
             "kofs.registry",
             "kofs.options",
-            "kofs.progress",
-            "kofs._matrix",
-            "kofs._chunked",
-            "kofs._numba_kernels",
-            "kofs._knn_exact",
-            "kofs._jit",
-            "kofs._counts",
+            "kofs._compute",
         ),
     ),
-    (
-        "io",
-        ("kofs.io", "kofs.resources", "kofs.example", "kofs.cache", "kofs.datasets", "kofs.report"),
-    ),
-    ("knowledge", ("kofs.knowledge", "kofs.evidence")),
+    ("io", ("kofs.io", "kofs.resources", "kofs.cache", "kofs.datasets", "kofs.report")),
+    ("knowledge", ("kofs.knowledge",)),
     ("methods", ("kofs.rankers", "kofs.aggregate")),
-    (
-        "pipeline",
-        (
-            "kofs.context",
-            "kofs.sources",
-            "kofs.config",
-            "kofs.plans",
-            "kofs.reseeding",
-            "kofs.pipeline",
-            "kofs.workflow",
-            "kofs.outputs",
-            "kofs.list_aggregation",
-            "kofs.selector",
-            "kofs.methods",
-        ),
-    ),
-    ("evaluate", ("kofs.evaluate", "kofs.reproduce")),
+    ("pipeline", ("kofs.context", "kofs.sources", "kofs.pipeline")),
+    ("evaluate", ("kofs.evaluate",)),
     ("cli", ("kofs.cli", "kofs.__main__")),
 ]
 RANK = {name: i for i, (name, _) in enumerate(LAYERS)}
@@ -136,33 +113,140 @@ def test_library_never_imports_click(module):
     assert not any(i.startswith("kofs.cli") for i in imps), module
 
 
-def test_pipeline_layer_has_no_cycle():
-    graph = {}
-    for m in KOFS_MODULES:
-        if layer_of(m) != "pipeline":
-            continue
-        deps = set()
-        for imp in imports_of(m, MODULES[m]):
-            target = imp if imp in MODULES else imp.rpartition(".")[0]
-            if target != m and target in MODULES and layer_of(target) == "pipeline":
-                # a package's own submodules are part of it
-                if not target.startswith(m + ".") and not m.startswith(target + "."):
-                    deps.add(target)
-        graph[m] = deps
-    seen: dict[str, int] = {}
+def module_level_imports(module: str, path: Path) -> set[str]:
+    """The kofs modules ``module`` imports when it is imported: statements at module level
+    (also inside ``if``/``try``), not inside functions, not under ``if TYPE_CHECKING``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
 
-    def visit(node: str, stack: list[str]) -> None:
-        seen[node] = 1
-        for nxt in sorted(graph[node]):
-            if seen.get(nxt) == 1:
-                pytest.fail("import cycle: " + " -> ".join([*stack, node, nxt]))
-            if nxt not in seen:
-                visit(nxt, [*stack, node])
-        seen[node] = 2
+    def walk(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - node.level + 1]
+                    mod = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    mod = node.module or ""
+                found.add(mod)
+                found.update(f"{mod}.{a.name}" for a in node.names)
+            elif isinstance(node, ast.If):
+                test = node.test
+                if not (
+                    (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+                    or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+                ):
+                    walk(node.body)
+                walk(node.orelse)
+            elif isinstance(node, (ast.Try, ast.With)):
+                walk(node.body)
+                for h in getattr(node, "handlers", []):
+                    walk(h.body)
+                walk(getattr(node, "orelse", []))
+                walk(getattr(node, "finalbody", []))
+
+    walk(tree.body)
+    out = set()
+    for imp in found:
+        target = imp if imp in MODULES else imp.rpartition(".")[0]
+        if target in MODULES and target != module:
+            # a package and its own submodules are one unit (the parent is in sys.modules first)
+            if not target.startswith(module + ".") and not module.startswith(target + "."):
+                out.add(target)
+    return out
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+
+    def visit(node: str, stack: list[str]) -> list[str] | None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                path = [*stack, node]
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state:
+                found = visit(nxt, [*stack, node])
+                if found:
+                    return found
+        state[node] = 2
+        return None
 
     for node in sorted(graph):
-        if node not in seen:
-            visit(node, [])
+        if node not in state:
+            found = visit(node, [])
+            if found:
+                return found
+    return None
+
+
+def test_no_import_cycle_in_the_package():
+    graph = {m: module_level_imports(m, MODULES[m]) for m in MODULES}
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_check_bites(tmp_path):
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) is not None
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+    f = tmp_path / "m.py"
+    f.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from kofs.errors import KofsError\n"
+        "if TYPE_CHECKING:\n    from kofs.types import Expression\n"
+        "def f():\n    from kofs.registry import RANKERS\n"
+    )
+    assert module_level_imports("kofs.io.m", f) == {"kofs.errors"}
+
+
+#: the package root: the contract (types, errors, the registry, option declarations, progress)
+#: and the infrastructure every layer shares (cache, per-run context, memory resources)
+ROOT_MODULES = {
+    "kofs.__main__",
+    "kofs.types",
+    "kofs.errors",
+    "kofs.registry",
+    "kofs.options",
+    "kofs.progress",
+    "kofs.cache",
+    "kofs.context",
+    "kofs.resources",
+}
+
+
+def test_the_root_keeps_only_contract_and_infrastructure():
+    root = {m for m, path in MODULES.items() if path.parent == ROOT and path.name != "__init__.py"}
+    assert root == ROOT_MODULES, (
+        f"put {sorted(root - ROOT_MODULES)} into the package of its layer (docs/design-notes.md)"
+    )
+
+
+def test_design_notes_table_names_the_layers():
+    """Each row of the table in docs/design-notes.md ("The structure") names its layer's folders
+    and root modules, and no row names a module of another layer."""
+    text = (ROOT.parent / "docs" / "design-notes.md").read_text(encoding="utf-8")
+    block = text.split("### The structure", 1)[1].split("```", 2)[1]
+    rows: dict[str, str] = {}
+    current = None
+    for line in block.splitlines():
+        first = line.split()[0] if line.strip() else ""
+        if first in RANK:
+            current = first
+            rows[current] = ""
+        if current is not None and not set(line.strip()) <= {"─", " "}:
+            rows[current] += " " + line[13:]
+    assert list(rows) == [name for name, _ in LAYERS]
+    for name, prefixes in LAYERS:
+        for p in prefixes:
+            short = p.removeprefix("kofs.")
+            path = ROOT / short.replace(".", "/")
+            shown = f"{short}/" if path.is_dir() else short
+            assert shown in rows[name].split() or shown in rows[name].replace(",", " ").split(), (
+                f"docs/design-notes.md: the {name} row should name {shown}"
+            )
 
 
 def test_the_check_catches_a_back_edge(tmp_path):

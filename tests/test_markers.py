@@ -60,7 +60,7 @@ def test_tables_equal_scanpys_rank_genes_groups(pbmc, golden, method):
 def test_raw_counts_are_normalised_first(pbmc):
     """The same tables from the counts (normalize_total to the median + log1p) as from the
     log-normalised file, up to the normalisation target."""
-    from kofs._counts import counts_view
+    from kofs._compute.counts import counts_view
 
     e = _expression(pbmc)
     counts = Expression(counts_view(e.values).X, e.genes, e.samples)

@@ -107,9 +107,9 @@ def _strict(text: bytes) -> np.ndarray | None:
 
 
 def _message(path, monkeypatch, compiled: bool) -> str:
-    from kofs import _numba_kernels
+    from kofs._compute import numba_kernels
 
-    monkeypatch.setattr(_numba_kernels, "AVAILABLE", compiled)
+    monkeypatch.setattr(numba_kernels, "AVAILABLE", compiled)
     with pytest.raises(InputError) as refused:
         read_coordinate(path)
     return str(refused.value)
@@ -120,9 +120,9 @@ def test_damaged_files_are_refused_or_read_exactly(tmp_path, monkeypatch, field)
     # byte-level damage (the kinds a bad copy or a bad writer makes) against a strict reference
     # reader: a file the reference refuses is an InputError, one it accepts is read exactly;
     # the compiled check (numba) and its NumPy fallback give the same message
-    from kofs import _numba_kernels
+    from kofs._compute import numba_kernels
 
-    compiled = _numba_kernels.AVAILABLE
+    compiled = numba_kernels.AVAILABLE
     rng = np.random.default_rng(7)
     A = _random(5, shape=(9, 7), density=0.3, integer=field != "real")
     path = tmp_path / "m.mtx"
@@ -156,7 +156,7 @@ def test_damaged_files_are_refused_or_read_exactly(tmp_path, monkeypatch, field)
             outcomes["refused"] += 1
         else:
             for flag in {compiled, False}:
-                monkeypatch.setattr(_numba_kernels, "AVAILABLE", flag)
+                monkeypatch.setattr(numba_kernels, "AVAILABLE", flag)
                 np.testing.assert_array_equal(read_coordinate(path).toarray(), expected)
             outcomes["read"] += 1
     assert outcomes["refused"] > 20 and outcomes["read"] > 5, outcomes

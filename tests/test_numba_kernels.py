@@ -1,4 +1,4 @@
-"""The compiled CSR loops (kofs._numba_kernels) equal their dense NumPy definitions."""
+"""The compiled CSR loops (kofs._compute.numba_kernels) equal their dense NumPy definitions."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-nk = pytest.importorskip("kofs._numba_kernels")
+nk = pytest.importorskip("kofs._compute.numba_kernels")
 if not nk.AVAILABLE:  # pragma: no cover
     pytest.skip("numba not installed", allow_module_level=True)
 
@@ -58,7 +58,7 @@ def test_int64_indices_and_results_independent_of_threads(data):
 
 
 def test_column_statistics_equal_dense(data):
-    from kofs._matrix import column_range, column_sq_deviations, weighted_sq_deviations
+    from kofs._compute.matrix import column_range, column_sq_deviations, weighted_sq_deviations
 
     X, D = data
     hi, lo = column_range(X)

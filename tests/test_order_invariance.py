@@ -1,7 +1,7 @@
 """Gene order and sample order change neither ranks nor printed scores (docs/guarantees.md).
 
 Exact equality, not a tolerance: :func:`kofs.pipeline.rank` computes on the matrix sorted by
-gene and sample id (:mod:`kofs.canonical`) and ranks scores as printed (``%.10g``), so a
+gene and sample id (:mod:`kofs._compute.canonical`) and ranks scores as printed (``%.10g``), so a
 shuffled input must give the very same ``ranking.tsv`` and ``weights.tsv``. Checked for every
 registered ranker the matrix and labels allow, every aggregator, and the bundled example with
 GO, KEGG, interactions and relevant genes.
@@ -17,9 +17,9 @@ from conftest import costly_examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kofs._ranks import average_ranks
+from kofs._compute.ranks import average_ranks
 from kofs.io.output import write_ranking, write_weights
-from kofs.pipeline import rank
+from kofs.pipeline.rank import rank
 from kofs.registry import AGGREGATORS, RANKERS
 from kofs.types import Expression, SampleCategories
 
@@ -209,7 +209,7 @@ def test_fast_ties_equal_ranking_on_printed_values(items):
     """average_ranks (fast path) == ranks of the values formatted with %.10g and parsed back."""
     from scipy.stats import rankdata
 
-    from kofs._ranks import printed
+    from kofs._compute.ranks import printed
 
     v = np.array([b * (1 + k * e) for b, e, k in items])
     s = printed(v)

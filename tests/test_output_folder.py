@@ -327,12 +327,12 @@ def test_second_run_into_the_same_folder_fails_at_once(tmp_path):
     ],
 )
 def test_output_checked_before_any_work(tmp_path, monkeypatch, case, says):
-    import kofs.pipeline
+    import kofs.pipeline.rank
 
     def never(*a, **k):
         raise AssertionError("the run started before the output was checked")
 
-    monkeypatch.setattr(kofs.pipeline, "run_plan", never)
+    monkeypatch.setattr(kofs.pipeline.rank, "run_plan", never)
     expr = _expression(tmp_path / "x.tsv")
     afile = tmp_path / "afile"
     afile.write_text("x")
@@ -377,16 +377,16 @@ def test_symlink_to_a_folder_is_followed(tmp_path):
 
 # ---------------------------------------------------------------- signals through the CLI
 def test_sigterm_mid_run_is_one_line_and_leaves_nothing(tmp_path, monkeypatch):
-    import kofs.pipeline
+    import kofs.pipeline.rank
 
-    real = kofs.pipeline.run_plan
+    real = kofs.pipeline.rank.run_plan
 
     def stopped(*a, **k):
         os.kill(os.getpid(), signal.SIGTERM)  # the handler of `kofs` raises in the main thread
         time.sleep(1)
         return real(*a, **k)
 
-    monkeypatch.setattr(kofs.pipeline, "run_plan", stopped)
+    monkeypatch.setattr(kofs.pipeline.rank, "run_plan", stopped)
     expr = _expression(tmp_path / "x.tsv")
     out = tmp_path / "out"
     r = CliRunner().invoke(main, ["rank", str(expr), "--rankers", "variance", "-o", str(out)])

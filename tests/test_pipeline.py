@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from kofs.cli import main
+from kofs.datasets.example import example_paths
 from kofs.errors import ParameterError
-from kofs.example import example_paths
 from kofs.io.genes import read_gene_list
 from kofs.io.output import write_ranking
-from kofs.pipeline import rank
+from kofs.pipeline.rank import rank
 from kofs.sources import KnowledgeSources
 from kofs.types import Expression
 

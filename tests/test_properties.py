@@ -18,14 +18,14 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kofs.aggregate import aggregate
-from kofs.config import load_config
 from kofs.errors import KofsError
 from kofs.io.expression import read_expression
 from kofs.io.genes import read_gene_list
 from kofs.io.interactions import read_interactions
 from kofs.io.labels import read_labels
 from kofs.io.pathways import read_gmt
-from kofs.pipeline import rank
+from kofs.pipeline.config import load_config
+from kofs.pipeline.rank import rank
 from kofs.rankers import run_ranker
 from kofs.types import Expression, RankerInputs, Ranking, SampleCategories
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.stats import rankdata
 
-from kofs._ranks import average_ranks, tie_averaged_ranks
+from kofs._compute.ranks import average_ranks, tie_averaged_ranks
 
 
 @settings(max_examples=200, deadline=None)

@@ -23,7 +23,7 @@ def _demo_claim() -> tuple[int, list[str]]:
 @pytest.mark.slow
 def test_readme_demo_top_genes_are_the_demos():
     import kofs
-    from kofs.example import example_config
+    from kofs.datasets.example import example_config
 
     n, claimed = _demo_claim()
     assert len(claimed) >= 3

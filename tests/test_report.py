@@ -198,7 +198,7 @@ def test_no_report_and_stdout_write_no_report(tmp_path):
 
 
 def _result(n_samples=6, info=None, weights=(0.7, 0.3)):
-    from kofs.pipeline import RunResult
+    from kofs.pipeline.rank import RunResult
 
     rng = np.random.default_rng(0)
     genes = tuple(f"G{j}" for j in range(8))
@@ -283,10 +283,10 @@ def test_run_report_does_not_use_matplotlib():
 
 
 def test_no_report_key_of_a_config_and_symbols_cached_per_gene_set(tmp_path):
-    from kofs.config import RunConfig
     from kofs.context import Context
-    from kofs.outputs import write_result
-    from kofs.workflow import run
+    from kofs.pipeline.config import RunConfig
+    from kofs.pipeline.run import run
+    from kofs.pipeline.write import write_result
 
     expr, labels, inter, *_ = _data(tmp_path, symbol_column=False)
     base = {
@@ -346,8 +346,8 @@ def test_partial_lists_unranked_genes_tie_last_in_the_agreement():
 
 
 def test_warnings_of_the_run_come_before_the_results(tmp_path):
-    from kofs.outputs import write_result
-    from kofs.workflow import run
+    from kofs.pipeline.run import run
+    from kofs.pipeline.write import write_result
 
     expr, labels, inter, *_ = _data(tmp_path)
     (tmp_path / "known.txt").write_text("101\n102\nNOT_A_GENE\n")

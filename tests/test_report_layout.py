@@ -40,7 +40,7 @@ def _check(page: Path, tmp_path: Path, *, unit: str) -> dict:
 
 def _run(config: dict, out: Path) -> Path:
     import kofs
-    from kofs.outputs import write_result
+    from kofs.pipeline.write import write_result
 
     res = kofs.run({**config, "output": str(out)})
     write_result(res)
@@ -48,7 +48,7 @@ def _run(config: dict, out: Path) -> Path:
 
 
 def test_demo_report_layout(tmp_path):
-    from kofs.example import example_config
+    from kofs.datasets.example import example_config
 
     page = _run(example_config(), tmp_path / "demo")
     _check(page, tmp_path, unit="samples")

@@ -12,8 +12,8 @@ import pytest
 from kofs.aggregate import aggregate
 from kofs.context import Context, ListPlan
 from kofs.errors import ParameterError
-from kofs.pipeline import build_lists
-from kofs.reseeding import check_folds, reseeded_lists, seed_folds
+from kofs.pipeline.rank import build_lists
+from kofs.pipeline.reseeding import check_folds, reseeded_lists, seed_folds
 from kofs.types import Expression, RankerInputs, Ranking
 
 M, K_REL = 2000, 80
@@ -221,11 +221,11 @@ def test_a_list_that_cannot_be_rebuilt_falls_back_to_exclusion():
 
 @pytest.mark.slow
 def test_rank_records_the_cross_fit(tmp_path, capsys):
-    from kofs.example import example_paths
+    from kofs.datasets.example import example_paths
     from kofs.io.expression import read_expression
     from kofs.io.genes import read_gene_list
     from kofs.io.output import cross_fit_line, write_weights
-    from kofs.pipeline import rank
+    from kofs.pipeline.rank import rank
     from kofs.sources import read_sources
 
     p = example_paths()
@@ -255,7 +255,7 @@ def test_cli_cross_fit_one_fold_is_a_one_line_error(tmp_path):
     from click.testing import CliRunner
 
     from kofs.cli import main
-    from kofs.example import example_paths
+    from kofs.datasets.example import example_paths
 
     p = example_paths()
     out = tmp_path / "out"

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from kofs.cli import main
 from kofs.errors import ParameterError, ResourceError
-from kofs.pipeline import rank
+from kofs.pipeline.rank import rank
 from kofs.rankers import RANKERS, estimate_ranker
 from kofs.rankers.multivariate import estimate_mcsf, estimate_mrsf
 from kofs.resources import (

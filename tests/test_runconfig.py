@@ -1,4 +1,4 @@
-"""The run specification (kofs/config.py): one schema for the command line, YAML configs,
+"""The run specification (kofs/pipeline/config.py): one schema for the command line, YAML configs,
 config.resolved.yaml, the manifest and the Python API."""
 
 from __future__ import annotations
@@ -11,12 +11,14 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kofs import config as kconfig
 from kofs.cli import main
 from kofs.cli.rank import rank_cmd
 from kofs.cli.run import run_cmd
 from kofs.cli.sources import sources_cmd
-from kofs.config import (
+from kofs.datasets.example import example_paths
+from kofs.errors import InputError, ParameterError
+from kofs.pipeline import config as kconfig
+from kofs.pipeline.config import (
     DEFAULTS_VERSION,
     PRESETS,
     RunConfig,
@@ -24,8 +26,6 @@ from kofs.config import (
     dump_config,
     read_run_config,
 )
-from kofs.errors import InputError, ParameterError
-from kofs.example import example_paths
 
 
 def test_every_option_is_a_click_option_of_rank_and_run_field_for_field():
@@ -187,7 +187,7 @@ def test_default_plan_of_sparse_matrices_leaves_variance_out():
     import scipy.sparse as sp
 
     import kofs
-    from kofs.config import default_plan
+    from kofs.pipeline.config import default_plan
 
     assert "variance" not in default_plan("5", sparse=True)
     assert "variance" in default_plan("5") and "variance" in default_plan("1", sparse=True)
@@ -205,7 +205,7 @@ def test_retired_defaults_versions_say_why():
     import numpy as np
 
     import kofs
-    from kofs.config import RunConfig
+    from kofs.pipeline.config import RunConfig
 
     for version in ("2", "3", "4"):
         with pytest.raises(ParameterError, match="retired.*posterior"):

@@ -13,7 +13,7 @@ from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import estimator_checks_generator
 
 import kofs
-from kofs.selector import GeneSelector
+from kofs.pipeline.selector import GeneSelector
 
 
 def _name(check) -> str:

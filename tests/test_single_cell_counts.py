@@ -1,4 +1,4 @@
-"""Count rankers and graph autocorrelation (kofs/_counts.py, kofs/rankers/counts.py,
+"""Count rankers and graph autocorrelation (kofs/_compute/counts.py, kofs/rankers/counts.py,
 kofs/rankers/autocorrelation.py): recovery of counts, golden values of scanpy 1.11.5 on the
 bundled PBMC data (tests/data/single_cell/README.md), naive oracles, sparse == dense == Dask."""
 
@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from kofs._counts import counts_view, log_normalised, subset_cells
+from kofs._compute.counts import counts_view, log_normalised, subset_cells
 from kofs.datasets import splat_counts
 from kofs.errors import InputError
 from kofs.rankers import run_ranker
@@ -231,7 +231,7 @@ def test_morans_i_equals_scanpys(pbmc, golden):
 
 
 def test_morans_i_ranker_uses_the_given_graph(pbmc, golden):
-    from kofs.pipeline import anndata_graph
+    from kofs.pipeline.rank import anndata_graph
     from kofs.types import RankerInputs
 
     e = Expression(sp.csr_matrix(pbmc.X, dtype=np.float64), list(pbmc.var_names),

@@ -9,9 +9,9 @@ import pytest
 import scipy.sparse as sp
 
 import kofs
-from kofs.config import default_plan
 from kofs.datasets import splat_counts
 from kofs.knowledge.programmes import independent_programmes, list_nuisance, named_programmes
+from kofs.pipeline.config import default_plan
 from kofs.rankers import run_ranker
 from kofs.types import Expression, Ranking
 
@@ -102,7 +102,7 @@ def _modules(seed=0, n=3000, m=460):
     10-19, up in a random 20 % of every group), a rare subpopulation module (genes 20-29, up
     in 3 % of the cells, all inside group 0), identity genes of other groups (30-59) and 400
     background genes holding most of the counts (so that no module shifts a cell's total)."""
-    from kofs._counts import counts_view
+    from kofs._compute.counts import counts_view
 
     rng = np.random.default_rng(seed)
     groups = rng.integers(0, 4, n)
@@ -164,14 +164,14 @@ def test_pc_neighbours_approximate_finds_the_exact_neighbours():
 
 
 def test_numba_cache_goes_where_kofs_can_write(tmp_path, monkeypatch):
-    from kofs import _jit
+    from kofs._compute import jit
 
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
-    assert _jit.cache_folder(tmp_path / "pkg") is None  # a writable package: numba's own
-    monkeypatch.setattr(_jit, "_writable", lambda folder: "pkg" not in str(folder))
+    assert jit.cache_folder(tmp_path / "pkg") is None  # a writable package: numba's own
+    monkeypatch.setattr(jit, "_writable", lambda folder: "pkg" not in str(folder))
     monkeypatch.setenv("KOFS_CACHE_DIR", str(tmp_path / "kc"))
-    assert _jit.cache_folder(tmp_path / "pkg") == tmp_path / "kc" / "numba"
-    monkeypatch.setattr(_jit, "_writable", lambda folder: False)
-    assert _jit.cache_folder(tmp_path / "pkg").name.startswith("kofs-numba-")
+    assert jit.cache_folder(tmp_path / "pkg") == tmp_path / "kc" / "numba"
+    monkeypatch.setattr(jit, "_writable", lambda folder: False)
+    assert jit.cache_folder(tmp_path / "pkg").name.startswith("kofs-numba-")
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))
-    assert _jit.cache_folder(tmp_path / "pkg") == tmp_path / "mine"
+    assert jit.cache_folder(tmp_path / "pkg") == tmp_path / "mine"

@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from kofs.cli import main
+from kofs.datasets.example import example_paths
 from kofs.errors import InputError
-from kofs.example import example_paths
 from kofs.io.expression import read_expression
 from kofs.io.graph_files import read_graph
-from kofs.pipeline import rank
+from kofs.pipeline.rank import rank
 from kofs.sources import read_sources
 
 EDGES = [("CCND1", "CCND2", 0.5), ("ELANE", "GZMA", 0.2), ("ABL1", "CCND1", 0.9)]

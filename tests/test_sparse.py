@@ -126,7 +126,7 @@ def test_approximate_knn_graph_is_close_and_seeded(faiss):
 
 def test_memory_check_counts_sparse_and_refuses_dense_only_rankers():
     from kofs.errors import ResourceError
-    from kofs.pipeline import rank
+    from kofs.pipeline.rank import rank
 
     X = sp.random(200, 5000, density=0.01, format="csr", random_state=0)
     res = rank(X, rankers=["variance"], max_memory="4M")  # two CSR copies fit

@@ -19,8 +19,8 @@ from kofs.cli import main
 from kofs.context import Context
 from kofs.errors import ParameterError
 from kofs.evaluate import Aggregation, KofsRanking, SplitHalf, read_known_genes, split_half
+from kofs.evaluate.reproduce import run_experiment
 from kofs.evaluate.split import check_split, null_gene_sets, resolve_reference, split_known
-from kofs.reproduce import run_experiment
 from kofs.types import Expression
 
 REPO = Path(__file__).resolve().parents[1]
@@ -404,7 +404,7 @@ def test_split_half_on_all_lineage_reduced(shared_data, tmp_path):
 
 @pytest.mark.parametrize("name", ["all_lineage_split", "all_bcell_molbio_disjoint_split"])
 def test_shipped_split_configs_are_valid_and_use_the_default_aggregator(name):
-    from kofs.reproduce import read_config
+    from kofs.evaluate.reproduce import read_config
 
     cfg = read_config(REPO / "configs" / f"{name}.yaml")
     assert cfg["split_known"]["set"] in cfg["known_genes"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import io
 
 from kofs.cli import _summary
-from kofs.example import example_paths
+from kofs.datasets.example import example_paths
 from kofs.io.expression import read_expression
-from kofs.pipeline import rank
+from kofs.pipeline.rank import rank
 from kofs.sources import read_sources
 
 

@@ -19,7 +19,7 @@ partial sums are added:
 
 The tasks run on Dask's local scheduler, or on a ``dask.distributed`` cluster when a client is
 active (see :func:`dask_client`). Each chunk's computation is the in-memory kernel of
-:mod:`kofs._matrix`, so results equal the in-memory ones to rounding.
+:mod:`kofs._compute.matrix`, so results equal the in-memory ones to rounding.
 """
 
 from __future__ import annotations
@@ -94,14 +94,14 @@ def _chunk_moments(B, codes, n_groups):
     """Per group of rows of the chunk (``codes``: the chunk's rows' groups, None: one group):
     count, column sums, squared deviations about the chunk-group mean (two-pass), column
     maxima and minima; and the chunk's size in bytes."""
-    from kofs import _matrix
+    from kofs._compute import matrix
 
     B = _as_block(B)
     m = B.shape[1]
     out = np.zeros((n_groups, 4, m))
     out[:, 2], out[:, 3] = -np.inf, np.inf
     counts = np.zeros(n_groups)
-    problem = _matrix.csr_problem(B) if sp.issparse(B) else None
+    problem = matrix.csr_problem(B) if sp.issparse(B) else None
     if problem:  # refused by check_magnitude before any kernel sees the chunk
         return counts, out, [0], (0, problem)
     for c in range(n_groups):
@@ -110,8 +110,8 @@ def _chunk_moments(B, codes, n_groups):
             continue
         counts[c] = Bc.shape[0]
         out[c, 0] = np.asarray(Bc.sum(axis=0)).ravel()
-        out[c, 1] = _matrix.column_sq_deviations(Bc, out[c, 0] / counts[c])
-        out[c, 2], out[c, 3] = _matrix.column_range(Bc)
+        out[c, 1] = matrix.column_sq_deviations(Bc, out[c, 0] / counts[c])
+        out[c, 2], out[c, 3] = matrix.column_range(Bc)
     size = B.data.nbytes + B.indices.nbytes + B.indptr.nbytes if sp.issparse(B) else B.nbytes
     stored = B.data if sp.issparse(B) else B
     return counts, out, [size], (int(stored.size - np.count_nonzero(np.isfinite(stored))), "")
@@ -145,7 +145,7 @@ class Moments:
     ``hi``/``lo`` column maxima and minima; ``chunk_bytes`` the size of each row chunk in
     memory; ``nonfinite`` the number of NaN or infinite values and ``malformed`` what is wrong
     with the first structurally malformed CSR chunk ("" if none): the statistics are then
-    meaningless, and :func:`kofs.pipeline.check_magnitude` refuses such a matrix.
+    meaningless, and :func:`kofs.pipeline.rank.check_magnitude` refuses such a matrix.
     """
 
     def __init__(self, merged: tuple[np.ndarray, np.ndarray, list[int], tuple[int, str]]):
@@ -209,7 +209,7 @@ def column_means(X, weights: np.ndarray | None = None) -> np.ndarray:
 
 
 def _wdev(B, start, stop, w, mu):
-    from kofs._matrix import weighted_sq_deviations
+    from kofs._compute.matrix import weighted_sq_deviations
 
     return weighted_sq_deviations(_as_block(B), w[start:stop], mu)
 
@@ -334,7 +334,7 @@ def graph_term(X, S) -> np.ndarray:
 
 
 def _knn_block(Xa, start, stop, blocks_off, k, *others):
-    from kofs._matrix import cross, order_key, row_norms2, snap_zero
+    from kofs._compute.matrix import cross, order_key, row_norms2, snap_zero
 
     Xa = _as_block(Xa)
     na = row_norms2(Xa)
@@ -391,10 +391,10 @@ def _cross_dots(A, rows: np.ndarray, B, cand: np.ndarray, mask: np.ndarray) -> n
     """``a_rows[q] . b_cand[q, t]`` where ``mask`` (0 elsewhere): in-memory blocks A and B (the
     same one for pairs within a group); the compiled kernel of the in-memory search for CSR,
     so the dots are equal bit for bit."""
-    from kofs import _numba_kernels
+    from kofs._compute import numba_kernels
 
-    if sp.issparse(A) and _numba_kernels.AVAILABLE:
-        return _numba_kernels.cross_candidate_dots(A, rows, B, cand, mask)
+    if sp.issparse(A) and numba_kernels.AVAILABLE:
+        return numba_kernels.cross_candidate_dots(A, rows, B, cand, mask)
     out = np.zeros(cand.shape)
     q, t = np.nonzero(mask)
     step = 50000  # pairs gathered at once
@@ -414,7 +414,7 @@ def candidate_sq_distances(X, cand: np.ndarray) -> np.ndarray:
     (:data:`GRAPH_MEMORY` for the two groups, as :func:`graph_term`), each group loaded once
     per partner group and never copied. Equal to the in-memory candidate distances (same
     kernel) bit for bit."""
-    from kofs._matrix import row_norms2
+    from kofs._compute.matrix import row_norms2
 
     n, c = cand.shape
     blocks, off = row_chunks(X)

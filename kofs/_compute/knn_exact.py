@@ -1,6 +1,6 @@
 """Exact kNN search on a sparse (CSR) matrix by a compiled loop (numba; optional).
 
-numba is in the ``[sc]`` extra (compiled code cached on disk, :mod:`kofs._jit`). Without it,
+numba is in the ``[sc]`` extra (compiled code cached on disk, :mod:`kofs._compute.jit`). Without it,
 :data:`AVAILABLE` is False and :func:`kofs.knowledge.similarity_kernels.knn_squared_distances`
 uses its block formulation (scipy sparse products and ``argpartition``; same result, slower on
 many samples).
@@ -10,8 +10,8 @@ dense buffer of length n by walking the stored entries of ``x_i`` and, for each 
 the samples storing that gene (the columns of ``X``, CSC): cost ``sum_g nnz_g^2`` over all
 samples (the sparse ``X X^T`` without forming it), memory O(n) per thread. The squared
 distances ``|x_i|^2 + |x_j|^2 - 2 x_i . x_j`` are then clipped at 0 and snapped to 0 within
-rounding (:func:`kofs._matrix.snap_zero`), ordered by their float32 rounding
-(:func:`kofs._matrix.order_key`) and, among equal keys, by the lower index: exactly the rule
+rounding (:func:`kofs._compute.matrix.snap_zero`), ordered by their float32 rounding
+(:func:`kofs._compute.matrix.order_key`) and, among equal keys, by the lower index: exactly the rule
 of the block search. The k best of a row are kept in a sorted array of length k while the
 samples are scanned in index order (a candidate replaces the worst only with a strictly
 smaller key, so the lower index wins ties).
@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 __all__ = ["AVAILABLE", "sparse_knn"]
 
-from kofs._jit import AVAILABLE, numba
+from kofs._compute.jit import AVAILABLE, numba
 
 #: Rows handled by one parallel task (each task owns one dense buffer of length n).
 _ROWS_PER_TASK = 64

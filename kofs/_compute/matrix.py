@@ -1,5 +1,5 @@
 """Per-gene statistics of an expression matrix held dense (ndarray), sparse (scipy CSR) or
-chunked over the cells (dask.array; delegated to :mod:`kofs._chunked`).
+chunked over the cells (dask.array; delegated to :mod:`kofs._compute.chunked`).
 
 Every function takes ``X`` of shape (n_samples, n_genes) and never densifies a sparse ``X``:
 statistics are sparse reductions over the stored entries, with the implicit zeros added back
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from kofs import _chunked
-from kofs._chunked import is_dask
+from kofs._compute import chunked
+from kofs._compute.chunked import is_dask
 
 __all__ = [
     "as_csr",
@@ -60,7 +60,7 @@ def as_csr(X) -> sp.csr_matrix:
 def column_means(X, weights: np.ndarray | None = None) -> np.ndarray:
     """``sum_i w_i x_ij / sum_i w_i`` per column (``w = 1`` by default)."""
     if is_dask(X):
-        return _chunked.column_means(X, weights)
+        return chunked.column_means(X, weights)
     if weights is None:
         return np.asarray(X.sum(axis=0)).ravel() / X.shape[0]
     w = np.asarray(weights, dtype=np.float64)
@@ -75,15 +75,15 @@ def weighted_sq_deviations(X, weights: np.ndarray, mu: np.ndarray) -> np.ndarray
     """
     w = np.asarray(weights, dtype=np.float64)
     if is_dask(X):
-        return _chunked.weighted_sq_deviations(X, w, mu)
+        return chunked.weighted_sq_deviations(X, w, mu)
     if not is_sparse(X):
         D = X - mu
         return w @ (D * D)
     A = as_csr(X)
-    from kofs import _numba_kernels
+    from kofs._compute import numba_kernels
 
-    if _numba_kernels.AVAILABLE:  # one pass, no O(nnz) temporaries
-        stored, w_stored = _numba_kernels.weighted_column_deviations(A, w, mu)
+    if numba_kernels.AVAILABLE:  # one pass, no O(nnz) temporaries
+        stored, w_stored = numba_kernels.weighted_column_deviations(A, w, mu)
         return stored + mu * mu * (w.sum() - w_stored)
     rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
     dev = A.data - mu[A.indices]
@@ -98,15 +98,15 @@ def column_sq_deviations(X, mu: np.ndarray | None = None) -> np.ndarray:
     if mu is None:
         mu = column_means(X)
     if is_dask(X):
-        return _chunked.column_sq_deviations(X, mu)
+        return chunked.column_sq_deviations(X, mu)
     if not is_sparse(X):
         D = X - mu
         return np.einsum("ij,ij->j", D, D)
     A = as_csr(X)
-    from kofs import _numba_kernels
+    from kofs._compute import numba_kernels
 
-    if _numba_kernels.AVAILABLE:
-        stored, n_stored = _numba_kernels.weighted_column_deviations(A, np.ones(A.shape[0]), mu)
+    if numba_kernels.AVAILABLE:
+        stored, n_stored = numba_kernels.weighted_column_deviations(A, np.ones(A.shape[0]), mu)
         return stored + mu * mu * (A.shape[0] - n_stored)
     dev = A.data - mu[A.indices]
     m = A.shape[1]
@@ -118,15 +118,15 @@ def column_sq_deviations(X, mu: np.ndarray | None = None) -> np.ndarray:
 def column_range(X) -> tuple[np.ndarray, np.ndarray]:
     """Per column ``(max, min)`` (implicit zeros of a sparse ``X`` included)."""
     if is_dask(X):
-        return _chunked.column_range(X)
+        return chunked.column_range(X)
     if not is_sparse(X):
         X = np.asarray(X)
         return X.max(axis=0), X.min(axis=0)
     A = as_csr(X)
-    from kofs import _numba_kernels
+    from kofs._compute import numba_kernels
 
-    if _numba_kernels.AVAILABLE:  # no CSC copy of X (scipy's max(axis=0) makes one)
-        hi, lo, count = _numba_kernels.column_stats(A)
+    if numba_kernels.AVAILABLE:  # no CSC copy of X (scipy's max(axis=0) makes one)
+        hi, lo, count = numba_kernels.column_stats(A)
         implicit = count < A.shape[0]  # the column has implicit zeros
         return np.where(implicit, np.maximum(hi, 0.0), hi), np.where(
             implicit, np.minimum(lo, 0.0), lo
@@ -137,8 +137,8 @@ def column_range(X) -> tuple[np.ndarray, np.ndarray]:
 
 
 def column_constant(X) -> np.ndarray:
-    """Boolean mask of the constant columns (:func:`kofs._ranks.constant_genes`)."""
-    from kofs._ranks import constant_genes
+    """Boolean mask of the constant columns (:func:`kofs._compute.ranks.constant_genes`)."""
+    from kofs._compute.ranks import constant_genes
 
     return constant_genes(X)
 
@@ -147,10 +147,10 @@ def row_norms2(A) -> np.ndarray:
     """Squared L2 norm of every row (dense or sparse)."""
     if sp.issparse(A):
         A = sp.csr_matrix(A)
-        from kofs import _numba_kernels
+        from kofs._compute import numba_kernels
 
-        if _numba_kernels.AVAILABLE:
-            return _numba_kernels.row_sq_norms(A)
+        if numba_kernels.AVAILABLE:
+            return numba_kernels.row_sq_norms(A)
         return np.bincount(
             np.repeat(np.arange(A.shape[0]), np.diff(A.indptr)),
             weights=A.data * A.data,

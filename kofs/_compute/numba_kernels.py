@@ -1,6 +1,6 @@
 """Compiled loops over CSR matrices for large single-cell data (numba; optional).
 
-numba is in the ``[sc]`` extra; every kernel is cached on disk (:mod:`kofs._jit` chooses the
+numba is in the ``[sc]`` extra; every kernel is cached on disk (:mod:`kofs._compute.jit` chooses the
 folder), so only the first process ever compiles it. Without numba, :data:`AVAILABLE` is False
 and the callers use their NumPy/scipy.sparse formulation (same results to rounding, slower and
 with larger temporaries on large data).
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kofs._jit import AVAILABLE, numba
+from kofs._compute.jit import AVAILABLE, numba
 
 __all__ = [
     "AVAILABLE",

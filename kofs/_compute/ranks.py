@@ -23,7 +23,7 @@ def constant_genes(X: np.ndarray, *, rtol: float = CONSTANT_RTOL) -> np.ndarray:
     """
     if X.shape[0] == 0:
         return np.ones(X.shape[1], dtype=bool)
-    from kofs._matrix import column_range  # sparse (CSR) and chunked (dask) X too
+    from kofs._compute.matrix import column_range  # sparse (CSR) and chunked (dask) X too
 
     return constant_range(*column_range(X), rtol=rtol)
 

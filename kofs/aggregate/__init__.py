@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from kofs._compute.canonical import canonical_rows
 from kofs.aggregate.partial import complete_ranks, partial_rank_matrix
-from kofs.canonical import canonical_rows
 from kofs.errors import ParameterError
 from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR, RANKERS, resolve_params
 from kofs.types import AggregateRanking, Ranking

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from kofs._chunked import is_dask
+from kofs._compute.chunked import is_dask
 from kofs.errors import ParameterError
 
 __all__ = ["MAX_SAMPLES", "label_reliabilities", "soft_label_weights", "stratified_subsample"]

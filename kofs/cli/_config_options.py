@@ -1,4 +1,4 @@
-"""Click options generated from the run specification (:mod:`kofs.config`).
+"""Click options generated from the run specification (:mod:`kofs.pipeline.config`).
 
 Every option of ``kofs rank`` (and the subsets used by ``kofs run``, ``kofs sources``) is one
 declared :class:`kofs.options.Option`: its flag, type, help and default come from there. Click
@@ -15,8 +15,8 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from kofs.config import RunConfig, all_options
 from kofs.options import Option
+from kofs.pipeline.config import RunConfig, all_options
 
 
 def _click_type(o: Option) -> Any:

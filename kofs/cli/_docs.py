@@ -213,8 +213,8 @@ def methods_markdown() -> str:
     """docs/methods.md: every ranker and aggregator of the registries with its summary,
     reference, family, needed inputs, parameters (defaults and ranges) and whether the current
     defaults version runs it by default."""
-    from kofs.config import DEFAULTS_VERSION, aggregate_defaults, default_plan
-    from kofs.methods import method_rows
+    from kofs.cli._method_table import method_rows
+    from kofs.pipeline.config import DEFAULTS_VERSION, aggregate_defaults, default_plan
     from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR, RANKERS
 
     version = DEFAULTS_VERSION
@@ -232,7 +232,7 @@ def methods_markdown() -> str:
         _HEADER.format(
             command=COMMAND,
             source="the registries (`kofs/rankers/`, `kofs/aggregate/`) and the defaults "
-            "presets (`kofs/config.py`)",
+            "presets (`kofs/pipeline/config.py`)",
         ),
         "# Methods: rankers and aggregators",
         "",

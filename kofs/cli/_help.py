@@ -4,7 +4,7 @@ command. Kept in one place so that the command modules stay a parse, a call and 
 
 from __future__ import annotations
 
-#: Option group title of each section of the run schema (:func:`kofs.config.all_options`), in
+#: Option group title of each section of the run schema (:func:`kofs.pipeline.config.all_options`), in
 #: the order ``--help`` shows them; a knowledge plug-in's section is ``knowledge.<name>``.
 OPTION_GROUPS: dict[str, str] = {
     "inputs": "Input data",

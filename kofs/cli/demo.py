@@ -37,8 +37,8 @@ def demo_cmd(output: str, seed: int, threads: int | None, top: int) -> None:
 
     from kofs.cli._group import option_given
     from kofs.cli.rank import execute
-    from kofs.config import RunConfig
-    from kofs.example import example_config
+    from kofs.datasets.example import example_config
+    from kofs.pipeline.config import RunConfig
 
     config = RunConfig.from_mapping(
         {**example_config(), "output": output, "seed": seed, "threads": threads, "top": top},

@@ -21,6 +21,6 @@ from kofs.cli._group import main
 )
 def methods_cmd(fmt: str, show_params: bool) -> None:
     """List rankers and aggregators (name, kind, direction, needed inputs, reference)."""
-    from kofs.methods import methods_table
+    from kofs.cli._method_table import methods_table
 
     click.echo(methods_table(fmt=fmt, with_params=show_params), nl=False)

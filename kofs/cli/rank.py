@@ -6,7 +6,7 @@ import click
 
 from kofs.cli._config_options import command_config, config_options
 from kofs.cli._group import main
-from kofs.config import RunConfig
+from kofs.pipeline.config import RunConfig
 
 
 def execute(config: RunConfig, *, command: str = "rank", named: bool = True) -> list[str]:
@@ -15,9 +15,9 @@ def execute(config: RunConfig, *, command: str = "rank", named: bool = True) -> 
     from kofs.cli._group import report_written, show_warnings
     from kofs.cli._progress import cli_progress
     from kofs.cli._summary import print_summary
-    from kofs.outputs import claim_result_output, write_result
+    from kofs.pipeline.run import run
+    from kofs.pipeline.write import claim_result_output, write_result
     from kofs.report.fusion import describe_fusion
-    from kofs.workflow import run
 
     # checked and taken before any work, replaced whole
     with claim_result_output(config, named=named):

@@ -27,11 +27,11 @@ def reproduce_cmd(config: str, output: str | None, quick: bool, threads: int | N
     """Build the KOFS lists and aggregations of CONFIG, evaluate them as book Table 6.5 does
     (and with the honest protocol), and write tables, figures and report.html."""
     from kofs.cli._group import hold_output, report_written
-    from kofs.reproduce import experiment_output
+    from kofs.evaluate.reproduce import experiment_output
 
     out, named = experiment_output(config, output)
     hold_output(out, inputs=[config], named=named)  # checked and taken before any work
-    from kofs.reproduce import run_experiment
+    from kofs.evaluate.reproduce import run_experiment
 
     written = run_experiment(config, output=out, quick=quick, threads=threads)
     report_written(out, written)

@@ -27,7 +27,7 @@ def sources_cmd(ctx: click.Context, expression: str, as_json: bool, **opts) -> N
     Takes the input and knowledge options of `kofs rank`; converts every source but ranks
     nothing. Prints to stdout.
     """
-    from kofs.workflow import describe
+    from kofs.pipeline.run import describe
 
     report = describe(command_config(ctx, opts, expression=expression))
     if as_json:

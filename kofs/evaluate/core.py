@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kofs._ranks import rank_correlation
+from kofs._compute.ranks import rank_correlation
 from kofs.errors import ParameterError
 from kofs.evaluate.known import KnownGenes
 from kofs.evaluate.metrics import (

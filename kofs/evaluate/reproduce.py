@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from kofs.config import load_config
 from kofs.errors import ParameterError
 from kofs.evaluate import (
     Aggregation,
@@ -37,6 +36,7 @@ from kofs.evaluate import (
 )
 from kofs.evaluate.split import check_split, resolve_reference
 from kofs.options import SEED_MAX, TOP_MAX, Option, parse_declared
+from kofs.pipeline.config import load_config
 from kofs.types import SampleCategories
 
 log = logging.getLogger(__name__)
@@ -183,7 +183,7 @@ def read_config(path: str | os.PathLike) -> dict[str, Any]:
 def default_aggregator() -> str:
     """The aggregator an ``aggregations`` entry without ``method`` uses: the default of
     ``kofs rank`` (that of the newest defaults version)."""
-    from kofs.config import DEFAULTS_VERSION, PRESETS, AggregationConfig
+    from kofs.pipeline.config import DEFAULTS_VERSION, PRESETS, AggregationConfig
 
     return PRESETS[DEFAULTS_VERSION].get("aggregate", AggregationConfig().aggregate)
 
@@ -303,7 +303,7 @@ def run_experiment(
     """
     from threadpoolctl import threadpool_limits
 
-    from kofs.reseeding import DEFAULT_FOLDS, check_folds
+    from kofs.pipeline.reseeding import DEFAULT_FOLDS, check_folds
     from kofs.sources import read_sources
 
     path = str(config)
@@ -443,7 +443,7 @@ def run_experiment(
         + ", ".join(f"{k.replace('_', ' ')} {v} s" for k, v in timings.items())
         + "."
     )
-    from kofs.pipeline import source_symbols
+    from kofs.pipeline.rank import source_symbols
 
     written = write_evaluation(
         result,

@@ -1,7 +1,7 @@
 """Re-running a KOFS ranking on a subset of samples (the honest protocol's selector).
 
-:class:`KofsRanking` builds the catalogue lists (:func:`kofs.plans.kofs_plan` and
-:func:`kofs.pipeline.build_lists`, the code every run uses, with its memory checks and thread
+:class:`KofsRanking` builds the catalogue lists (:func:`kofs.pipeline.plans.kofs_plan` and
+:func:`kofs.pipeline.rank.build_lists`, the code every run uses, with its memory checks and thread
 limits) and several aggregations of them (e.g. KOFS_Borda, KOFS_Prob, KOFS_Prob-SUP: the same
 lists fused by Borda, unsupervised EM and supervised EM) for any set of samples. Knowledge
 sources are read once by the caller; internal knowledge that depends on gene ids only (the GO
@@ -21,15 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from kofs.canonical import canonicalize, restore_aggregate, restore_ranking
+from kofs._compute.canonical import canonicalize, restore_aggregate, restore_ranking
 from kofs.context import Context
 from kofs.errors import ParameterError
 from kofs.evaluate.known import KnownGenes
 from kofs.evaluate.split import SplitHalf, SplitHalfResult, split_half
-from kofs.pipeline import aggregate_supervised, build_lists, relevant_gene_ids
+from kofs.pipeline.rank import aggregate_supervised, build_lists, relevant_gene_ids
+from kofs.pipeline.reseeding import reseeded_lists
 from kofs.progress import Progress
 from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR
-from kofs.reseeding import reseeded_lists
 from kofs.types import AggregateRanking, Expression, Ranking, SampleCategories
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ class Aggregation:
     method: str = DEFAULT_AGGREGATOR
     relevant_genes: tuple[str, ...] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
-    supervision: str | None = None  # none | genes | labels (kofs.pipeline.SUPERVISION)
+    supervision: str | None = None  # none | genes | labels (kofs.pipeline.rank.SUPERVISION)
     bootstrap: int = 0
 
 
@@ -76,7 +76,7 @@ class KofsRanking:
     seed : int
     cross_fit : int
         K of the cross-fit of the seeded lists for aggregators with list context
-        (``reliability``; :func:`kofs.reseeding.reseeded_lists`); 0 = exclusion.
+        (``reliability``; :func:`kofs.pipeline.reseeding.reseeded_lists`); 0 = exclusion.
     """
 
     sources: Any
@@ -106,7 +106,7 @@ class KofsRanking:
         (GO-CAN-MAH with no enriched GO term) is left out, with a warning, and the
         aggregations fuse the others (the random seeds of the split-half null).
         """
-        from kofs.plans import built_from, kofs_plan
+        from kofs.pipeline.plans import built_from, kofs_plan
 
         canon = canonicalize(expression, labels)  # order-free results, as in pipeline.rank
         expression, labels = canon.expression, canon.labels
@@ -187,7 +187,7 @@ class KofsRanking:
     def origins(self) -> dict[str, tuple[str, str | None]]:
         """``{name: (kind, ranker)}`` of every list and aggregation (:meth:`names` order): kind
         ``data`` (built from the matrix and labels only), ``knowledge`` or ``aggregation``."""
-        from kofs.plans import list_origin
+        from kofs.pipeline.plans import list_origin
 
         out: dict[str, tuple[str, str | None]] = {}
         for n in self.lists:

@@ -53,10 +53,10 @@ def _reruns(files: Sequence[RankFile], why: str) -> list[dict[str, Any]]:
     """What re-running every input's `kofs rank` configuration needs, read once: the config,
     its knowledge sources, labels and relevant genes, and a gene-level cache (knowledge that
     depends on gene ids only: GO graph, annotations, interaction graph) shared by the re-runs."""
-    from kofs.config import RunConfig
     from kofs.io.genes import read_gene_list
     from kofs.io.labels import read_labels
-    from kofs.pipeline import open_config_cache
+    from kofs.pipeline.config import RunConfig
+    from kofs.pipeline.rank import open_config_cache
     from kofs.sources import read_sources
 
     runs = []
@@ -99,7 +99,7 @@ def _rerun(
     from dataclasses import replace
 
     from kofs.errors import KofsError
-    from kofs.workflow import RunInputs, rank_inputs
+    from kofs.pipeline.run import RunInputs, rank_inputs
 
     cats = None
     if run["labels"] is not None:
@@ -129,11 +129,11 @@ def _rerun(
 def _buildable_lists(run, expression, cats, relevant) -> tuple[str, ...] | None:
     """The run's catalogue lists without the seeded ones that cannot be built from
     ``relevant`` (None when every seeded list can: the failure was elsewhere)."""
-    from kofs.canonical import canonicalize
+    from kofs._compute.canonical import canonicalize
     from kofs.context import Context
     from kofs.errors import KofsError
-    from kofs.pipeline import build_lists, relevant_gene_ids
-    from kofs.plans import SEEDED_LISTS, kofs_plan
+    from kofs.pipeline.plans import SEEDED_LISTS, kofs_plan
+    from kofs.pipeline.rank import build_lists, relevant_gene_ids
 
     cfg = run["config"]
     canon = canonicalize(expression, cats)  # as the run sees it: its gene-level cache is reused
@@ -194,8 +194,8 @@ def _split_half(
     """The split-half evaluation of every input: each `kofs rank` configuration is re-run on
     the whole matrix from its relevant genes without the held-out ones (no relevant genes:
     re-run as it was)."""
-    from kofs.pipeline import relevant_gene_ids
-    from kofs.plans import list_origin
+    from kofs.pipeline.plans import list_origin
+    from kofs.pipeline.rank import relevant_gene_ids
 
     runs = _reruns(files, "--split-known")
     key = [f"relevant genes of {f.label}" + (f" (#{i + 1})" if len(files) > 1 else "")

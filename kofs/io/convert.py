@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from kofs._chunked import is_dask
+from kofs._compute.chunked import is_dask
 from kofs.errors import InputError, ParameterError
 from kofs.io.expression import guess_namespace
 from kofs.types import Expression

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from kofs import _numba_kernels
+from kofs._compute import numba_kernels
 from kofs.errors import InputError, KofsError
 from kofs.io._open import stream_bytes
 
@@ -166,7 +166,7 @@ def _problem_numpy(arr: np.ndarray, width: int, real: bool) -> tuple[int, int, i
     return min(found) if found else None
 
 
-if _numba_kernels.AVAILABLE:
+if numba_kernels.AVAILABLE:
     import numba
 
     @numba.njit(cache=True, nogil=True, inline="always")
@@ -245,7 +245,7 @@ def _block_problem(arr: np.ndarray, field: str) -> tuple[int, str] | None:
     """The first ill-formed line of a block of whole body lines, as (byte offset, what is
     wrong), or None; compiled (numba) when available, else vectorised NumPy (same answer)."""
     width, real = (2 if field == "pattern" else 3), field in ("real", "double")
-    if _numba_kernels.AVAILABLE:
+    if numba_kernels.AVAILABLE:
         line, kind, at, detail = _problem_compiled(arr, _CLASS, width, real)
         if line < 0:
             return None

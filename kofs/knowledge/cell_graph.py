@@ -4,7 +4,7 @@
 over the cells, as scanpy users do (``normalize_total`` + ``log1p``, PCA, ``neighbors``):
 
 1. the chosen columns of ``log(1 + x_ij * target / s_i)`` (``s_i`` the cell's total over all
-   genes, ``target`` their median; :func:`kofs._counts.log_normalised`), kept sparse;
+   genes, ``target`` their median; :func:`kofs._compute.counts.log_normalised`), kept sparse;
 2. the top ``n_pcs`` principal components (randomized SVD with implicit centring,
    :func:`~kofs.knowledge.similarity_kernels.principal_scores`; a dask matrix is read once per
    product);
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from kofs._counts import Counts, log_normalised
+from kofs._compute.counts import Counts, log_normalised
 from kofs.knowledge.similarity_kernels import pc_neighbours, principal_scores
 
 __all__ = ["cell_graph", "graph_values", "kernel_weights"]

@@ -40,7 +40,7 @@ from importlib import resources
 import numpy as np
 import scipy.sparse as sp
 
-from kofs._chunked import is_dask, take_rows
+from kofs._compute.chunked import is_dask, take_rows
 from kofs.types import Expression
 
 __all__ = [
@@ -212,7 +212,7 @@ def independent_programmes(
 
     Parameters
     ----------
-    counts : kofs._counts.Counts
+    counts : kofs._compute.counts.Counts
     candidates : ndarray of int
     seed : int
     min_genes : int
@@ -371,7 +371,7 @@ def list_nuisance(expression: Expression, lists, *, seed: int = 0) -> list[dict]
         and expression.n_samples >= MIN_CELLS
         and (expression.is_sparse or expression.is_chunked)
     ):
-        from kofs._counts import counts_view  # the count kernels: single-cell data only
+        from kofs._compute.counts import counts_view  # the count kernels: single-cell data only
 
         try:
             counts = counts_view(expression.values, where=expression.source)

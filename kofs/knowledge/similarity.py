@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from kofs._chunked import is_dask, to_memory
+from kofs._compute.chunked import is_dask, to_memory
 from kofs.errors import ParameterError
 from kofs.knowledge.similarity_kernels import (
     binary_label_similarity,

@@ -16,11 +16,11 @@ import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 from threadpoolctl import threadpool_limits
 
-from kofs import _chunked
-from kofs._chunked import is_dask
-from kofs._matrix import column_means, order_key, snap_zero
-from kofs._matrix import cross as _cross
-from kofs._matrix import row_norms2 as _row_norms2
+from kofs._compute import chunked as _chunked
+from kofs._compute.chunked import is_dask
+from kofs._compute.matrix import column_means, order_key, snap_zero
+from kofs._compute.matrix import cross as _cross
+from kofs._compute.matrix import row_norms2 as _row_norms2
 from kofs.errors import ParameterError, ResourceError
 
 logger = logging.getLogger(__name__)
@@ -38,11 +38,11 @@ EXACT_COMPILED_MIN = 2000
 
 
 def _compiled_knn_available() -> bool:
-    """Whether :mod:`kofs._knn_exact` (numba) can run; imported only for the large sparse
+    """Whether :mod:`kofs._compute.knn_exact` (numba) can run; imported only for the large sparse
     matrices it serves, so dense runs never load numba."""
-    from kofs import _knn_exact
+    from kofs._compute import knn_exact
 
-    return _knn_exact.AVAILABLE
+    return knn_exact.AVAILABLE
 
 
 def _gram(A: np.ndarray) -> np.ndarray:
@@ -202,7 +202,7 @@ def knn_squared_distances(X: np.ndarray, *, k: int = 5) -> sp.csr_matrix:
     Exact search by blocks of rows (squared-norm trick, ``argpartition``): memory
     O(block x n), never a dense n x n matrix. Ties are broken by the lower sample index. A
     sparse ``X`` of :data:`EXACT_COMPILED_MIN` samples or more goes through the compiled loop
-    of :mod:`kofs._knn_exact` when numba is installed (same result, same tie rule).
+    of :mod:`kofs._compute.knn_exact` when numba is installed (same result, same tie rule).
 
     Parameters
     ----------
@@ -221,9 +221,9 @@ def knn_squared_distances(X: np.ndarray, *, k: int = 5) -> sp.csr_matrix:
         raise ParameterError(f"kNN graph: k must lie in [1, {n - 1}] for {n} samples, got {k}")
     norms = _row_norms2(X)
     if sp.issparse(X) and n >= EXACT_COMPILED_MIN and _compiled_knn_available():
-        from kofs import _knn_exact
+        from kofs._compute import knn_exact
 
-        cols, vals = _knn_exact.sparse_knn(X, k, norms)
+        cols, vals = knn_exact.sparse_knn(X, k, norms)
         indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
         return sp.csr_matrix((vals.ravel(), cols.ravel(), indptr), shape=(n, n))
     block = max(1, min(n, _BLOCK_BYTES // (8 * max(n, 1))))
@@ -306,10 +306,10 @@ def principal_scores(X, *, n_components: int = 50, seed: int = 0, n_iter: int = 
     plus a rank-one correction. ``n_components + 10`` random directions, ``n_iter`` power
     iterations, orthonormalised by :func:`_orthonormal`; seeded. With numba, the products with
     a CSR ``X`` are compiled parallel loops (no CSC copy of ``X`` for ``X^T Q``). A dask ``X``
-    is read once per product (``2 n_iter + 2`` passes over its chunks, :mod:`kofs._chunked`);
+    is read once per product (``2 n_iter + 2`` passes over its chunks, :mod:`kofs._compute.chunked`);
     the result equals the in-memory one to rounding.
     """
-    from kofs import _numba_kernels
+    from kofs._compute import numba_kernels
 
     n, m = X.shape
     ell = min(n_components + 10, n, m)
@@ -325,7 +325,7 @@ def principal_scores(X, *, n_components: int = 50, seed: int = 0, n_iter: int = 
 
     else:
         mu = column_means(X)  # X.mean(axis=0) of scipy.sparse copies X's values
-        fast = sp.issparse(X) and _numba_kernels.AVAILABLE
+        fast = sp.issparse(X) and numba_kernels.AVAILABLE
         if fast:
             X = sp.csr_matrix(X)
             if not X.has_canonical_format:
@@ -333,10 +333,10 @@ def principal_scores(X, *, n_components: int = 50, seed: int = 0, n_iter: int = 
                 X.sum_duplicates()
 
         def x_right(B):
-            return _numba_kernels.csr_dense_product(X, B) if fast else np.asarray(X @ B)
+            return numba_kernels.csr_dense_product(X, B) if fast else np.asarray(X @ B)
 
         def x_left(Q):
-            return _numba_kernels.csr_t_dense_product(X, Q) if fast else np.asarray(X.T @ Q)
+            return numba_kernels.csr_t_dense_product(X, Q) if fast else np.asarray(X.T @ Q)
 
     def right(B):  # (X - 1 mu^T) B
         return x_right(B) - (mu @ B)[None, :]
@@ -359,7 +359,7 @@ def principal_scores(X, *, n_components: int = 50, seed: int = 0, n_iter: int = 
 
 def _exact_candidate_d2(X, cand: np.ndarray) -> np.ndarray:
     """Exact squared distances ``||x_i - x_cand[i, t]||^2`` in float64, shape of ``cand``."""
-    from kofs import _numba_kernels
+    from kofs._compute import numba_kernels
 
     n, c = cand.shape
     norms = _row_norms2(X)
@@ -368,8 +368,8 @@ def _exact_candidate_d2(X, cand: np.ndarray) -> np.ndarray:
         if not A.has_canonical_format:
             A = A.copy()
             A.sum_duplicates()
-        if _numba_kernels.AVAILABLE:
-            dots = _numba_kernels.candidate_dots(A, cand)
+        if numba_kernels.AVAILABLE:
+            dots = numba_kernels.candidate_dots(A, cand)
         else:
             rows, cols = np.repeat(np.arange(n), c), cand.ravel()
             dots = np.concatenate(
@@ -396,7 +396,7 @@ def approximate_knn_squared_distances(X, *, k: int = 5, seed: int = 0) -> sp.csr
     inverted-file index, faiss) on the top ``ANN_PROJECTION`` principal components when there
     are more features (see :func:`principal_scores`); the k nearest candidates by exact float64
     distance in the full space are kept (for a dask ``X`` computed by pairs of chunk groups,
-    :func:`kofs._chunked.candidate_sq_distances`). Seeded: the result is reproducible.
+    :func:`kofs._compute.chunked.candidate_sq_distances`). Seeded: the result is reproducible.
 
     Raises
     ------
@@ -557,7 +557,7 @@ def pc_neighbours(
     return np.take_along_axis(cand, order, axis=1), np.take_along_axis(d2, order, axis=1)
 
 
-#: A sparse matrix searched by the compiled exact loop (numba, :mod:`kofs._knn_exact`) is
+#: A sparse matrix searched by the compiled exact loop (numba, :mod:`kofs._compute.knn_exact`) is
 #: searched exactly while the search costs at most this many multiply-adds
 #: (:func:`exact_search_work`; ~20 s on 2 cores), whatever the number of samples: measured in
 #: bench/bench_single_cell.py, see docs/single-cell.md.

@@ -2,7 +2,7 @@
 
 :func:`rank` takes already-read objects (see :mod:`kofs.io`, :mod:`kofs.sources`) and returns
 a :class:`RunResult`; :func:`run_plan` builds planned lists and aggregates them. A whole run
-from files is :func:`kofs.workflow.run`; writing is :mod:`kofs.outputs`.
+from files is :func:`kofs.pipeline.run.run`; writing is :mod:`kofs.pipeline.write`.
 """
 
 from __future__ import annotations
@@ -19,12 +19,17 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from kofs._chunked import GRAPH_MEMORY
-from kofs._matrix import column_range
-from kofs._ranks import constant_range
+from kofs._compute.canonical import (
+    canonical_inputs,
+    canonicalize,
+    restore_aggregate,
+    restore_ranking,
+)
+from kofs._compute.chunked import GRAPH_MEMORY
+from kofs._compute.matrix import column_range
+from kofs._compute.ranks import constant_range
 from kofs.aggregate import aggregate as aggregate_lists
 from kofs.aggregate.partial import partial_rank_matrix
-from kofs.canonical import canonical_inputs, canonicalize, restore_aggregate, restore_ranking
 from kofs.context import Context, ListPlan
 from kofs.errors import InputError, KofsError, ParameterError
 from kofs.io.ids import CoverageReport, match_gene_ids
@@ -61,18 +66,18 @@ class RunResult:
     coverage: tuple[CoverageReport, ...]
     timings: Mapping[str, float]
     settings: Mapping[str, Any]
-    #: gene id -> evidence text (a :class:`kofs.evidence.GeneEvidence` with the terms and
+    #: gene id -> evidence text (a :class:`kofs.knowledge.evidence.GeneEvidence` with the terms and
     #: neighbours behind it), None without knowledge sources
     evidence: Mapping[str, str] | None = None
     sources: KnowledgeSources | None = None
-    config: Any = None  # the kofs.config.RunConfig of a run started from one
+    config: Any = None  # the kofs.pipeline.config.RunConfig of a run started from one
     #: gene id -> symbol, from the matrix or the knowledge sources (None: ids are the symbols)
     symbols: Mapping[str, str] | None = None
     #: the sample labels the run used (aligned to ``expression.samples``)
     labels: SampleCategories | None = None
     #: per-group marker tables (:class:`kofs.rankers.markers.MarkerTables`), with labels
     markers: Any = None
-    #: the warnings logged while the run ran (:func:`kofs.workflow.run`), for the report
+    #: the warnings logged while the run ran (:func:`kofs.pipeline.run.run`), for the report
     warnings: tuple[str, ...] = ()
 
     def to_frame(self, *, lists: bool = True, evidence: bool = True) -> Any:
@@ -156,7 +161,7 @@ def check_magnitude(expression: Expression) -> float | None:
     """Refuse a matrix the rankers cannot rank (InputError naming the file).
 
     * values beyond :data:`MAX_ABS_VALUE` (their squares overflow);
-    * every gene constant across the samples (:func:`kofs._ranks.constant_range`, a relative
+    * every gene constant across the samples (:func:`kofs._compute.ranks.constant_range`, a relative
       test): all genes would tie;
     * a varying gene whose values all lie below :data:`MIN_ABS_VALUE` in magnitude (e.g. data
       multiplied by 1e-200): variances and distances underflow to 0;
@@ -175,10 +180,10 @@ def check_magnitude(expression: Expression) -> float | None:
     """
     X = expression.values
     if expression.is_chunked:
-        from kofs import _chunked
+        from kofs._compute import chunked
 
         try:  # the first pass over the file: a damaged one fails here
-            mom = _chunked.moments(X)
+            mom = chunked.moments(X)
         except KofsError:
             raise
         except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
@@ -195,7 +200,7 @@ def check_magnitude(expression: Expression) -> float | None:
             )
         hi, lo = mom.hi[0], mom.lo[0]
         top = float(max(hi.max(), -lo.min()))  # max |x|
-        first = _chunked.row_chunks(X)[0][0].compute()
+        first = chunked.row_chunks(X)[0][0].compute()
         sample = np.ravel(first.data if sp.issparse(first) else first)[:COUNTS_SAMPLE]
     elif sp.issparse(X):
         if X.shape[0] == 0 or X.shape[1] == 0:
@@ -286,7 +291,7 @@ def check_ranker_memory(
     nnz = context.expression.values.nnz if context.expression.is_sparse else None
     if context.expression.is_chunked and spec.sparse:
         # X stays on disk: per-gene vectors, and for a graph ranker the graph and the chunks
-        # held at once by the graph term (kofs._chunked.GRAPH_MEMORY)
+        # held at once by the graph term (kofs._compute.chunked.GRAPH_MEMORY)
         need = 4 * 8 * m
         if "graph" in spec.params or "similarity" in spec.params:
             if given == "sparse" and sim is not None:
@@ -398,7 +403,7 @@ def aggregate_supervised(
     bootstrap: int = 200,
 ) -> AggregateRanking:
     """Aggregate ``lists`` at the requested supervision level (see :func:`run_plan`);
-    ``held_out``: the cross-fit of the seeded lists (:func:`kofs.reseeding.reseeded_lists`),
+    ``held_out``: the cross-fit of the seeded lists (:func:`kofs.pipeline.reseeding.reseeded_lists`),
     used by aggregators with list context (``posterior``)."""
     from kofs.aggregate.supervision import label_reliabilities, soft_label_weights
 
@@ -597,10 +602,10 @@ def run_plan(
     None = :func:`default_supervision`. ``built_from`` maps list names to the genes they were
     seeded from (never scored on them). ``cross_fit`` = K >= 2: with an aggregator that takes
     list context (``posterior``), each seeded list is rebuilt from K-1 folds of its seed genes
-    and scored on the held-out fold (:mod:`kofs.reseeding`); 0: its seed genes are left out of
+    and scored on the held-out fold (:mod:`kofs.pipeline.reseeding`); 0: its seed genes are left out of
     its scoring.
     """
-    from kofs.reseeding import reseeded_lists
+    from kofs.pipeline.reseeding import reseeded_lists
 
     timings: dict[str, float] = {}
     lists = build_lists(context, plans, params=params, threads=threads, timings=timings)
@@ -645,7 +650,7 @@ def run_plan(
     )
 
 
-#: The keywords of :func:`rank` besides the options of :class:`~kofs.config.RunConfig`: the
+#: The keywords of :func:`rank` besides the options of :class:`~kofs.pipeline.config.RunConfig`: the
 #: things a Python caller holds in memory, the configuration itself and a progress callback.
 RANK_KEYWORDS = ("labels", "relevant_genes", "sources", "config", "progress")
 
@@ -677,9 +682,9 @@ def rank(
 ) -> RunResult:
     """Rank the genes of ``data`` with every list the inputs allow and fuse the lists.
 
-    The objects-in entry point (``kofs.rank``); :func:`kofs.workflow.run` runs a whole
-    :class:`~kofs.config.RunConfig` from files. Both take the same options, declared once in
-    :class:`~kofs.config.RunConfig`: a keyword here is a YAML key of ``kofs run`` and a long
+    The objects-in entry point (``kofs.rank``); :func:`kofs.pipeline.run.run` runs a whole
+    :class:`~kofs.pipeline.config.RunConfig` from files. Both take the same options, declared once in
+    :class:`~kofs.pipeline.config.RunConfig`: a keyword here is a YAML key of ``kofs run`` and a long
     option of ``kofs rank`` (``bootstrap=0`` is ``bootstrap: 0`` and ``--bootstrap 0``; the
     list of all is docs/cli.md), checked by its declaration; an unknown keyword is a
     ParameterError with a did-you-mean hint.
@@ -734,8 +739,8 @@ def rank(
     -------
     RunResult
     """
-    from kofs.config import all_options, as_config, key_name
     from kofs.io.convert import as_expression
+    from kofs.pipeline.config import all_options, as_config, key_name
 
     known = [*all_options(), "defaults"]
     for k in overrides:
@@ -815,7 +820,7 @@ def _unknown_keyword(name: str, known: Sequence[str]) -> str:
 
 def _warn_unused(config: Any, names: Iterable[str]) -> None:
     """One warning naming the options set in ``config`` that :func:`rank` does not use."""
-    from kofs.config import all_options
+    from kofs.pipeline.config import all_options
 
     known = all_options()
     set_ = [n for n in names if config.get(n) != known[n][1].default]
@@ -873,16 +878,16 @@ def rank_config(
     progress: Progress | None = None,
 ) -> RunResult:
     """Plan, rank, aggregate and explain ``expression`` as the resolved ``config``
-    (:class:`~kofs.config.RunConfig`) says, from inputs already read: ``labels`` aligned to
+    (:class:`~kofs.pipeline.config.RunConfig`) says, from inputs already read: ``labels`` aligned to
     the samples, ``relevant_genes`` (ids), ``sources``, ``similarity`` (a given sample graph,
     used by the graph rankers instead of one built from the data) and ``shared`` (gene-level
     knowledge shared between calls on subsets of the samples: the folds of the honest
-    protocol; :class:`kofs.context.Context`). :func:`rank` and :func:`kofs.workflow.run` both
+    protocol; :class:`kofs.context.Context`). :func:`rank` and :func:`kofs.pipeline.run.run` both
     end here."""
-    from kofs.config import aggregate_defaults, default_plan
-    from kofs.evidence import explain
-    from kofs.plans import built_from, expression_plan, kofs_plan, msfs_plan
-    from kofs.reseeding import check_folds
+    from kofs.knowledge.evidence import explain
+    from kofs.pipeline.config import aggregate_defaults, default_plan
+    from kofs.pipeline.plans import built_from, expression_plan, kofs_plan, msfs_plan
+    from kofs.pipeline.reseeding import check_folds
     from kofs.sources import SOURCES
 
     r, a, res = config.ranking, config.aggregation, config.resources
@@ -972,7 +977,7 @@ def rank_config(
         "cross_fit": cross_fit,
     }
     seeded = built_from(context, [p.name for p in plans]) if method == "kofs" else {}
-    from kofs._chunked import dask_client
+    from kofs._compute.chunked import dask_client
 
     with dask_client(res.dask_scheduler):
         result = run_plan(

@@ -78,14 +78,14 @@ def reseeded_lists(
     plans : sequence of ListPlan
         The run's plans; those named in ``built_from`` are rebuilt.
     built_from : mapping list name -> seed genes
-        :func:`kofs.plans.built_from`.
+        :func:`kofs.pipeline.plans.built_from`.
     build : callable
         ``build(context, plans, params=..., threads=...) -> list of Ranking``: how the run
-        builds its lists (:func:`kofs.pipeline.build_lists`).
+        builds its lists (:func:`kofs.pipeline.rank.build_lists`).
     folds : int
         K (:func:`check_folds`); 0 rebuilds nothing.
     params, threads
-        As :func:`kofs.pipeline.build_lists`.
+        As :func:`kofs.pipeline.rank.build_lists`.
     timings : dict, optional
         Gets ``cross_fit`` (seconds).
 

@@ -1,11 +1,11 @@
-"""One library call runs a :class:`~kofs.config.RunConfig` end to end.
+"""One library call runs a :class:`~kofs.pipeline.config.RunConfig` end to end.
 
 :func:`run` reads the labels, checks memory, reads and aligns the expression matrix, reads the
 known genes and every knowledge source, plans, ranks, aggregates and collects evidence, and
-returns a :class:`~kofs.pipeline.RunResult` that carries its config. :func:`load_inputs` is the
+returns a :class:`~kofs.pipeline.rank.RunResult` that carries its config. :func:`load_inputs` is the
 reading half (``kofs evaluate``'s honest protocol reads once and ranks every fold with
 :func:`rank_inputs`); :func:`describe` backs ``kofs sources``. Writing files is
-:func:`kofs.outputs.write_result`.
+:func:`kofs.pipeline.write.write_result`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kofs.config import RunConfig, as_config
-from kofs.pipeline import RunResult, rank_config, read_config_sources, relevant_gene_ids
+from kofs.pipeline.config import RunConfig, as_config
+from kofs.pipeline.rank import RunResult, rank_config, read_config_sources, relevant_gene_ids
 from kofs.sources import KnowledgeSources
 from kofs.types import Expression, SampleCategories, SampleSimilarity
 
@@ -81,7 +81,7 @@ def read_single_cell_data(
             raise ParameterError("--use-graph needs an .h5ad input")
         if expr.n_samples != adata.n_obs:
             raise ParameterError("--use-graph cannot be combined with dropping unlabelled cells")
-        from kofs.pipeline import anndata_graph
+        from kofs.pipeline.rank import anndata_graph
 
         graph = anndata_graph(adata, i.use_graph, expr.samples, expr.source)
     return expr, categories, graph
@@ -199,7 +199,7 @@ def run(
     Returns
     -------
     RunResult
-        With ``config`` set; write it with :func:`kofs.outputs.write_result`.
+        With ``config`` set; write it with :func:`kofs.pipeline.write.write_result`.
     """
     cfg = as_config(config)
     with captured_warnings() as seen:
@@ -232,7 +232,7 @@ def describe(config: RunConfig | Mapping[str, Any] | str | os.PathLike) -> dict[
     import scipy.sparse as sp
 
     from kofs.context import Context
-    from kofs.plans import kofs_plan, msfs_plan
+    from kofs.pipeline.plans import kofs_plan, msfs_plan
     from kofs.resources import resolve_limit
     from kofs.types import FeatureFunctions, FeatureRelation, SampleSimilarity
 

@@ -425,7 +425,7 @@ def _relevant(
 class AggregateListsConfig:
     """Settings of ``kofs aggregate`` and of a ``kofs run`` config with ``command: aggregate``.
 
-    Declared with :func:`kofs.options.opt` like :class:`kofs.config.RunConfig`: the command's
+    Declared with :func:`kofs.options.opt` like :class:`kofs.pipeline.config.RunConfig`: the command's
     options, the YAML keys and ``config.resolved.yaml`` are generated from these fields. The
     lists themselves are the command's arguments (``lists:`` in YAML).
     """
@@ -570,7 +570,7 @@ def read_aggregate_config(
     InputError, ParameterError
         Unreadable YAML, unknown keys (did-you-mean), a bad value, missing lists.
     """
-    from kofs.config import load_config
+    from kofs.pipeline.config import load_config
 
     where = os.fspath(path)
     values = load_config(path)

@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from kofs import __version__
-from kofs.config import dump_config
 from kofs.io.output import (
     environment_info,
     file_fingerprint,
@@ -28,7 +27,8 @@ from kofs.io.output import (
     write_weights,
 )
 from kofs.io.output_folder import atomic_dir
-from kofs.pipeline import RunResult
+from kofs.pipeline.config import dump_config
+from kofs.pipeline.rank import RunResult
 
 
 def _json_info(
@@ -177,7 +177,7 @@ def aggregate_manifest(
     inputs: Mapping[str, str | Sequence[str] | None],
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The provenance record of ``kofs aggregate`` (a :class:`kofs.list_aggregation.
+    """The provenance record of ``kofs aggregate`` (a :class:`kofs.pipeline.user_lists.
     ListAggregation`): inputs, how every list was read and ranked, coverage, universe,
     method and weights."""
     body = {
@@ -216,8 +216,8 @@ def write_run(
 ) -> list[str]:
     """Write a run's files into ``outdir`` (``"-"``: ranking.tsv to stdout only).
 
-    ``result`` is a :class:`~kofs.pipeline.RunResult` or any result with ``final``, ``lists``
-    and ``evidence`` (e.g. :class:`kofs.list_aggregation.ListAggregation`). ``extra_files``
+    ``result`` is a :class:`~kofs.pipeline.rank.RunResult` or any result with ``final``, ``lists``
+    and ``evidence`` (e.g. :class:`kofs.pipeline.user_lists.ListAggregation`). ``extra_files``
     maps file names to text (e.g. ``config.resolved.yaml``). The folder's previous content is
     replaced whole. Returns the written paths.
     """
@@ -295,7 +295,7 @@ def write_result(result: RunResult, *, command: str = "rank") -> list[str]:
 
     config = result.config
     if config is None:
-        raise ValueError("write_result needs a result of kofs.workflow.run (it has no config)")
+        raise ValueError("write_result needs a result of kofs.pipeline.run.run (it has no config)")
     inputs = {k: (v or None) for k, v in config.input_paths().items()}
     inputs = {"expression": inputs.pop("expression"), **inputs}
     resolved = config.to_mapping()

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from kofs._chunked import is_dask, to_memory
-from kofs._matrix import is_sparse
-from kofs._ranks import constant_genes
-from kofs.canonical import canonical_inputs, canonicalize, restore_ranking
+from kofs._compute.canonical import canonical_inputs, canonicalize, restore_ranking
+from kofs._compute.chunked import is_dask, to_memory
+from kofs._compute.matrix import is_sparse
+from kofs._compute.ranks import constant_genes
 from kofs.errors import KofsError, ParameterError
 from kofs.rankers._inputs import KIND_HINT
 from kofs.registry import RANKERS, RankerSpec, resolve_params

@@ -34,10 +34,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from kofs import _chunked, _numba_kernels
-from kofs._chunked import is_dask
-from kofs._counts import Counts
-from kofs._matrix import as_csr
+from kofs._compute import chunked, numba_kernels
+from kofs._compute.chunked import is_dask
+from kofs._compute.counts import Counts
+from kofs._compute.matrix import as_csr
 
 __all__ = ["hotspot_statistic", "morans_i", "normal_statistic"]
 
@@ -45,9 +45,9 @@ __all__ = ["hotspot_statistic", "morans_i", "normal_statistic"]
 def _graph_term(X, S: sp.csr_matrix, *, symmetric: bool = False) -> np.ndarray:
     """``diag(X^T S X)`` of a CSR or dask ``X`` (compiled loop when available)."""
     if is_dask(X):
-        return _chunked.graph_term(X, S)
-    if _numba_kernels.AVAILABLE:
-        return _numba_kernels.graph_gene_products(X, S, symmetric=symmetric)
+        return chunked.graph_term(X, S)
+    if numba_kernels.AVAILABLE:
+        return numba_kernels.graph_gene_products(X, S, symmetric=symmetric)
     out = np.zeros(X.shape[1])
     step = max(1, 2**26 // max(1, X.shape[1]))
     for a in range(0, X.shape[0], step):
@@ -59,13 +59,13 @@ def _graph_term(X, S: sp.csr_matrix, *, symmetric: bool = False) -> np.ndarray:
 def _t_dot(X, v: np.ndarray) -> np.ndarray:
     """``X^T v``."""
     if is_dask(X):
-        return _chunked.left_product(v[None, :], X).ravel()
+        return chunked.left_product(v[None, :], X).ravel()
     return np.asarray(X.T @ v).ravel()
 
 
 def _square_sums(X) -> np.ndarray:
     if is_dask(X):
-        return _chunked.chunk_sum(X, _square_chunk)
+        return chunked.chunk_sum(X, _square_chunk)
     return np.bincount(X.indices, weights=X.data * X.data, minlength=X.shape[1])
 
 

@@ -1,5 +1,5 @@
 """Array kernels of the count rankers (no ids, no I/O): Pearson-residual variance, binomial
-deviance, seurat_v3 standardised variance (with its loess), all on :class:`~kofs._counts.Counts`.
+deviance, seurat_v3 standardised variance (with its loess), all on :class:`~kofs._compute.counts.Counts`.
 
 Every kernel visits the stored entries only: the implicit zeros of a gene are added back in
 closed form (deviance, seurat_v3) or as one sum over the *distinct* cell totals (Pearson
@@ -23,11 +23,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from kofs._chunked import chunk_sum, is_dask
-from kofs._counts import Counts
-from kofs._jit import AVAILABLE as _COMPILED
-from kofs._jit import numba
-from kofs._matrix import as_csr
+from kofs._compute.chunked import chunk_sum, is_dask
+from kofs._compute.counts import Counts
+from kofs._compute.jit import AVAILABLE as _COMPILED
+from kofs._compute.jit import numba
+from kofs._compute.matrix import as_csr
 
 __all__ = [
     "binomial_deviance",
@@ -116,7 +116,7 @@ def _pearson_stored(A: sp.csr_matrix, s: np.ndarray, p: np.ndarray, theta: float
     """Per gene: sum over the stored entries of ``r - r0`` and ``r^2 - r0^2`` (``r0``: the
     residual the entry would have as a zero)."""
     if _COMPILED:
-        from kofs._numba_kernels import ROW_BLOCKS, row_bounds
+        from kofs._compute.numba_kernels import ROW_BLOCKS, row_bounds
 
         return _stored_sums(
             A.indptr, A.indices, np.asarray(A.data, dtype=np.float64), s, p, float(theta),

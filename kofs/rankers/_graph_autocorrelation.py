@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from kofs._counts import Counts, counts_view, log_normalised, masked_totals
+from kofs._compute.counts import Counts, counts_view, log_normalised, masked_totals
 from kofs.errors import InputError
 from kofs.knowledge.cell_graph import cell_graph, graph_values
 from kofs.knowledge.programmes import independent_programmes, named_programmes

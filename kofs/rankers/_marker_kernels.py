@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from kofs._chunked import chunk_sum, is_dask
-from kofs._matrix import as_csr
+from kofs._compute.chunked import chunk_sum, is_dask
+from kofs._compute.matrix import as_csr
 
 __all__ = ["MARKER_METHODS", "group_tests"]
 
@@ -131,7 +131,7 @@ def group_tests(
         pvals = np.where(np.isnan(pvals), 1.0, pvals)
     elif method == "wilcoxon":
         if is_dask(X):
-            from kofs._chunked import to_memory
+            from kofs._compute.chunked import to_memory
 
             X = to_memory(X)
         R = _ranksums(as_csr(X) if sp.issparse(X) else X, codes, n_groups)

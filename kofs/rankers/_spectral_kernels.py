@@ -27,9 +27,9 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from kofs import _chunked
-from kofs._chunked import is_dask
-from kofs._matrix import (
+from kofs._compute import chunked as _chunked
+from kofs._compute.chunked import is_dask
+from kofs._compute.matrix import (
     as_csr,
     column_constant,
     column_means,
@@ -153,11 +153,11 @@ def graph_quadratic_forms(X: np.ndarray, S, *, power: int = 1):
 
 
 def _compiled_kernels():
-    """:mod:`kofs._numba_kernels` when numba is installed, else None; imported only for the
+    """:mod:`kofs._compute.numba_kernels` when numba is installed, else None; imported only for the
     sparse matrices it serves (dense runs never load numba)."""
-    from kofs import _numba_kernels
+    from kofs._compute import numba_kernels
 
-    return _numba_kernels if _numba_kernels.AVAILABLE else None
+    return numba_kernels if numba_kernels.AVAILABLE else None
 
 
 def _sparse_quadratic_forms(X, S, d: np.ndarray, *, power: int):

@@ -14,13 +14,8 @@ import logging
 
 import numpy as np
 
-from kofs._chunked import is_dask
-from kofs._matrix import (
-    column_constant,
-    column_means,
-    column_sq_deviations,
-    is_sparse,
-)
+from kofs._compute.chunked import is_dask
+from kofs._compute.matrix import column_constant, column_means, column_sq_deviations, is_sparse
 from kofs.knowledge.similarity_kernels import ANN_MIN_SAMPLES
 from kofs.rankers._inputs import (
     graph_ranker_memory,
@@ -105,8 +100,8 @@ def fisher_score(X: np.ndarray, codes: np.ndarray) -> np.ndarray:
 
 def _chunked_fisher(X, codes: np.ndarray) -> np.ndarray:
     """:func:`fisher_score` of a dask ``X`` from one pass over its chunks (class moments)."""
-    from kofs._chunked import moments
-    from kofs._ranks import constant_range
+    from kofs._compute.chunked import moments
+    from kofs._compute.ranks import constant_range
 
     mom = moments(X, codes)
     present = np.flatnonzero(mom.n > 0)

@@ -4,7 +4,7 @@ The variance of a count grows with its mean, so ranking genes by the variance of
 log-counts mostly ranks them by expression level. These rankers measure variability against a
 count model instead, as scanpy's highly-variable-gene flavours and scry do. They need the UMI
 counts, or scanpy's ``normalize_total`` + ``log1p`` of them, which are turned back into counts
-(:mod:`kofs._counts`; anything else is refused with one line). Kernels:
+(:mod:`kofs._compute.counts`; anything else is refused with one line). Kernels:
 :mod:`kofs.rankers._count_kernels`.
 """
 
@@ -16,7 +16,9 @@ __all__: list[str] = []  # registry adapters only
 
 
 def _counts(X, name: str, expression):
-    from kofs._counts import counts_view  # the count kernels (numba) load when a ranker runs
+    from kofs._compute.counts import (
+        counts_view,  # the count kernels (numba) load when a ranker runs
+    )
 
     return counts_view(X, who=f"ranker {name!r}", where=expression.source)
 

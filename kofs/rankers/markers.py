@@ -4,7 +4,7 @@
 :func:`marker_tables` is the single-cell answer with labels that users read next to the ranked
 list: per group, every gene's statistic, log2 fold change, p and BH q. The tests run on
 log-normalised values, as scanpy's do: raw counts are normalised first (``normalize_total`` to
-the median total + ``log1p``, :func:`kofs._counts.log_normalised`); log-normalised counts are
+the median total + ``log1p``, :func:`kofs._compute.counts.log_normalised`); log-normalised counts are
 used as given (their log base recognised); other values are used as given and their fold
 changes are then only scanpy's formula applied to them.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from kofs._counts import counts_view, log_normalised
+from kofs._compute.counts import counts_view, log_normalised
 from kofs.errors import InputError, ParameterError
 from kofs.knowledge.similarity_kernels import label_codes
 from kofs.rankers._marker_kernels import MARKER_METHODS, group_tests
@@ -156,7 +156,7 @@ def marker_tables(
     values, base, what = _log_values(expression)
     keep = codes >= 0
     if not keep.all():
-        from kofs._chunked import is_dask, take_rows
+        from kofs._compute.chunked import is_dask, take_rows
 
         rows = np.flatnonzero(keep)
         values = take_rows(values, rows) if is_dask(values) else values[rows]

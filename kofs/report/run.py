@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from kofs._ranks import rank_correlation
+from kofs._compute.ranks import rank_correlation
 from kofs.report.html import (
     Raw,
     esc,
@@ -553,10 +553,10 @@ def run_report_html(
 
     Parameters
     ----------
-    result : kofs.pipeline.RunResult
+    result : kofs.pipeline.rank.RunResult
     manifest : mapping, optional
         The run's provenance record (``manifest.json``,
-        :func:`kofs.outputs.manifest`); without it the page has no provenance section.
+        :func:`kofs.pipeline.write.manifest`); without it the page has no provenance section.
     labels : SampleCategories, optional
         Sample labels aligned to ``result.expression.samples`` (effects, colour bar); default
         ``result.labels``.

@@ -124,7 +124,7 @@ def read_sources(
 
     Parameters
     ----------
-    config : kofs.config.RunConfig, optional
+    config : kofs.pipeline.config.RunConfig, optional
         Read the sources it names (its knowledge sections and ``id_map``).
     cache : kofs.cache.Cache, optional
         Keep parsed GO (ontology, annotations, closure and IC, GO graph) between runs.

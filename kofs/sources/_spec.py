@@ -4,7 +4,7 @@ A knowledge source (GO, pathways, interactions, graph files, auxiliary data, ter
 ...) is one module of :mod:`kofs.sources` that defines ``SOURCE = SourceSpec(...)``:
 
 - ``options``: a frozen dataclass whose fields are declared with :func:`kofs.options.opt`; they
-  become ``kofs rank`` options, ``kofs run`` keys and a section of :class:`kofs.config.RunConfig`;
+  become ``kofs rank`` options, ``kofs run`` keys and a section of :class:`kofs.pipeline.config.RunConfig`;
 - ``read(options)``: reads the user's files (raising ``InputError`` naming the file) into a
   data object, or returns None when the source is not given; with ``uses_resources=True`` it
   is called ``read(options, resources)`` with the run's :class:`ReadResources` (the cache of
@@ -15,7 +15,7 @@ A knowledge source (GO, pathways, interactions, graph files, auxiliary data, ter
   ``needs`` refer to;
 - optionally ``msfs`` (its sample similarities for MSFS), ``relevance`` (a starting relevance
   for propagation), ``evidence`` (the terms or gene graph that explain a gene's place,
-  :mod:`kofs.evidence`) and ``releases`` (release
+  :mod:`kofs.knowledge.evidence`) and ``releases`` (release
   information for the manifest).
 
 The module is registered by one line in :data:`kofs.sources.SOURCE_MODULES`.
@@ -31,7 +31,7 @@ from kofs.context import Context, ListTemplate
 from kofs.types import FeatureFunctions, SampleSimilarity
 
 #: ``evidence(context)`` returns what the source explains genes with
-#: (:class:`kofs.evidence.EvidenceSource`: a label and a term incidence or a gene graph)
+#: (:class:`kofs.knowledge.evidence.EvidenceSource`: a label and a term incidence or a gene graph)
 Evidence = Callable[[Context], Sequence[Any]]
 
 

@@ -371,7 +371,7 @@ def _provides(data: GoData) -> tuple[str, ...]:
 def _evidence(ctx: Context):
     """GO terms (the annotations with the true-path rule), and the GO similarity graph when a
     list built it (it is not built for the evidence alone)."""
-    from kofs.evidence import EvidenceSource
+    from kofs.knowledge.evidence import EvidenceSource
 
     out = [EvidenceSource(10.0, "GO", go_functions_of(ctx))]
     if "go_relation" in ctx.cache:

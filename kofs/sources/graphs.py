@@ -74,7 +74,7 @@ def _lists(data: NetworkData) -> list[ListTemplate]:
 
 
 def _evidence(ctx: Context):
-    from kofs.evidence import EvidenceSource
+    from kofs.knowledge.evidence import EvidenceSource
 
     return [EvidenceSource(45.0, "graph neighbours", graph_relation(ctx))]
 

@@ -104,7 +104,7 @@ def _lists(data: NetworkData) -> list[ListTemplate]:
 
 
 def _evidence(ctx: Context):
-    from kofs.evidence import EvidenceSource
+    from kofs.knowledge.evidence import EvidenceSource
 
     return [EvidenceSource(40.0, "interactors", interaction_relation(ctx))]
 

@@ -151,7 +151,7 @@ def _lists(data: PathwayData) -> list[ListTemplate]:
 
 
 def _evidence(ctx: Context):
-    from kofs.evidence import EvidenceSource
+    from kofs.knowledge.evidence import EvidenceSource
 
     return [EvidenceSource(20.0, "pathways", pathway_functions_of(ctx))]
 

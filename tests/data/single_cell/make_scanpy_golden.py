@@ -2,7 +2,7 @@
 scanpy 1.11.5 installed: ``PYTHONPATH=. python tests/data/single_cell/make_scanpy_golden.py``).
 
 The counts scanpy's count flavours need are recovered from the file's log-normalised ``X``
-by kofs (``kofs._counts.counts_view``: whole numbers, checked).
+by kofs (``kofs._compute.counts.counts_view``: whole numbers, checked).
 """
 
 import anndata as ad
@@ -11,7 +11,7 @@ import pandas as pd
 import scanpy as sc
 import scipy.sparse as sp
 
-from kofs._counts import counts_view
+from kofs._compute.counts import counts_view
 
 if not hasattr(sp.csr_array, "getnnz"):  # scanpy 1.11.5 with scipy >= 1.17
     sp.csr_array.getnnz = lambda self, axis=None: self._getnnz(axis=axis)
