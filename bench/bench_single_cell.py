@@ -193,7 +193,8 @@ DASK_GRAPH = """
 import json, time
 from kofs.pipeline.config import as_config
 from kofs.io.single_cell import read_single_cell
-from kofs.pipeline.rank import anndata_graph, rank_config
+from kofs.pipeline.anndata import anndata_graph
+from kofs.pipeline.rank import rank_config
 t0 = time.perf_counter()
 e, adata = read_single_cell({path!r}, chunk_size={chunk})
 S = anndata_graph(adata, "connectivities", e.samples)

@@ -17,7 +17,8 @@ from kofs.aggregate import aggregate
 from kofs.context import Context
 from kofs.io.expression import read_expression
 from kofs.io.labels import align_labels, read_labels
-from kofs.pipeline.rank import aggregate_supervised, rank
+from kofs.pipeline.rank import rank
+from kofs.pipeline.supervision import aggregate_supervised
 from kofs.registry import RANKERS
 from kofs.sources import read_sources
 from kofs.types import Ranking

@@ -41,7 +41,7 @@ _EXPORTS = {
     "run_report_html": "kofs.report.run",
     "RunConfig": "kofs.pipeline.config",
     "read_run_config": "kofs.pipeline.config",
-    "RunResult": "kofs.pipeline.rank",
+    "RunResult": "kofs.pipeline.result",
     "KnowledgeSources": "kofs.sources",
     "run_ranker": "kofs.rankers",
     "aggregate_rankings": "kofs.aggregate",

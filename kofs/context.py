@@ -47,7 +47,7 @@ class Context:
     progress : kofs.progress.Progress, optional
         Told about each list and the long knowledge steps; None = silent.
     symbols : mapping of str to str, optional
-        Gene id -> symbol (:func:`kofs.pipeline.rank.source_symbols`), set before the evidence is
+        Gene id -> symbol (:func:`kofs.pipeline.result.source_symbols`), set before the evidence is
         collected so that neighbours are named by symbol.
     """
 

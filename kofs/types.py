@@ -526,7 +526,7 @@ class AggregateRanking:
 
     def top(self, k: int) -> list[str]:
         """The ``k`` best gene ids (a labelled table: :meth:`to_frame`, or
-        :meth:`kofs.pipeline.rank.RunResult.top` with symbols and effects)."""
+        :meth:`kofs.pipeline.result.RunResult.top` with symbols and effects)."""
         return [self.genes[i] for i in self.order()[:k]]
 
     def weight_intervals(self) -> np.ndarray | None:

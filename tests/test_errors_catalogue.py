@@ -856,7 +856,7 @@ def test_library_warnings_are_one_log_line(base, monkeypatch):
 
     import kofs.pipeline.rank
 
-    real = kofs.pipeline.rank.run_plan
+    real = kofs.pipeline.build.run_plan
 
     def noisy(*a, **k):
         with warnings.catch_warnings():  # every call warns (not once per process)

@@ -50,7 +50,7 @@ def test_a_new_method_is_described_from_its_result_alone():
 
 
 def run_report_html_from(final):
-    from kofs.pipeline.rank import RunResult
+    from kofs.pipeline.result import RunResult
     from kofs.types import Expression
 
     rng = np.random.default_rng(0)

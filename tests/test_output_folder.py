@@ -379,7 +379,7 @@ def test_symlink_to_a_folder_is_followed(tmp_path):
 def test_sigterm_mid_run_is_one_line_and_leaves_nothing(tmp_path, monkeypatch):
     import kofs.pipeline.rank
 
-    real = kofs.pipeline.rank.run_plan
+    real = kofs.pipeline.build.run_plan
 
     def stopped(*a, **k):
         os.kill(os.getpid(), signal.SIGTERM)  # the handler of `kofs` raises in the main thread

@@ -198,7 +198,7 @@ def test_no_report_and_stdout_write_no_report(tmp_path):
 
 
 def _result(n_samples=6, info=None, weights=(0.7, 0.3)):
-    from kofs.pipeline.rank import RunResult
+    from kofs.pipeline.result import RunResult
 
     rng = np.random.default_rng(0)
     genes = tuple(f"G{j}" for j in range(8))

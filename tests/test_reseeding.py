@@ -12,7 +12,7 @@ import pytest
 from kofs.aggregate import aggregate
 from kofs.context import Context, ListPlan
 from kofs.errors import ParameterError
-from kofs.pipeline.rank import build_lists
+from kofs.pipeline.build import build_lists
 from kofs.pipeline.reseeding import check_folds, reseeded_lists, seed_folds
 from kofs.types import Expression, RankerInputs, Ranking
 

@@ -231,7 +231,7 @@ def test_morans_i_equals_scanpys(pbmc, golden):
 
 
 def test_morans_i_ranker_uses_the_given_graph(pbmc, golden):
-    from kofs.pipeline.rank import anndata_graph
+    from kofs.pipeline.anndata import anndata_graph
     from kofs.types import RankerInputs
 
     e = Expression(sp.csr_matrix(pbmc.X, dtype=np.float64), list(pbmc.var_names),

@@ -145,7 +145,7 @@ class Moments:
     ``hi``/``lo`` column maxima and minima; ``chunk_bytes`` the size of each row chunk in
     memory; ``nonfinite`` the number of NaN or infinite values and ``malformed`` what is wrong
     with the first structurally malformed CSR chunk ("" if none): the statistics are then
-    meaningless, and :func:`kofs.pipeline.rank.check_magnitude` refuses such a matrix.
+    meaningless, and :func:`kofs.pipeline.checks.check_magnitude` refuses such a matrix.
     """
 
     def __init__(self, merged: tuple[np.ndarray, np.ndarray, list[int], tuple[int, str]]):

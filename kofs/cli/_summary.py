@@ -6,7 +6,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kofs.pipeline.rank import RunResult
+    from kofs.pipeline.result import RunResult
 
 
 def summary_title(result: RunResult) -> str:

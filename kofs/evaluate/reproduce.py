@@ -443,7 +443,7 @@ def run_experiment(
         + ", ".join(f"{k.replace('_', ' ')} {v} s" for k, v in timings.items())
         + "."
     )
-    from kofs.pipeline.rank import source_symbols
+    from kofs.pipeline.result import source_symbols
 
     written = write_evaluation(
         result,

@@ -1,7 +1,7 @@
 """Re-running a KOFS ranking on a subset of samples (the honest protocol's selector).
 
 :class:`KofsRanking` builds the catalogue lists (:func:`kofs.pipeline.plans.kofs_plan` and
-:func:`kofs.pipeline.rank.build_lists`, the code every run uses, with its memory checks and thread
+:func:`kofs.pipeline.build.build_lists`, the code every run uses, with its memory checks and thread
 limits) and several aggregations of them (e.g. KOFS_Borda, KOFS_Prob, KOFS_Prob-SUP: the same
 lists fused by Borda, unsupervised EM and supervised EM) for any set of samples. Knowledge
 sources are read once by the caller; internal knowledge that depends on gene ids only (the GO
@@ -26,8 +26,10 @@ from kofs.context import Context
 from kofs.errors import ParameterError
 from kofs.evaluate.known import KnownGenes
 from kofs.evaluate.split import SplitHalf, SplitHalfResult, split_half
-from kofs.pipeline.rank import aggregate_supervised, build_lists, relevant_gene_ids
+from kofs.pipeline.build import build_lists
+from kofs.pipeline.rank import relevant_gene_ids
 from kofs.pipeline.reseeding import reseeded_lists
+from kofs.pipeline.supervision import aggregate_supervised
 from kofs.progress import Progress
 from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR
 from kofs.types import AggregateRanking, Expression, Ranking, SampleCategories
@@ -51,7 +53,7 @@ class Aggregation:
     method: str = DEFAULT_AGGREGATOR
     relevant_genes: tuple[str, ...] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
-    supervision: str | None = None  # none | genes | labels (kofs.pipeline.rank.SUPERVISION)
+    supervision: str | None = None  # none | genes | labels (kofs.pipeline.supervision.SUPERVISION)
     bootstrap: int = 0
 
 

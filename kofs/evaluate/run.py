@@ -132,8 +132,9 @@ def _buildable_lists(run, expression, cats, relevant) -> tuple[str, ...] | None:
     from kofs._compute.canonical import canonicalize
     from kofs.context import Context
     from kofs.errors import KofsError
+    from kofs.pipeline.build import build_lists
     from kofs.pipeline.plans import SEEDED_LISTS, kofs_plan
-    from kofs.pipeline.rank import build_lists, relevant_gene_ids
+    from kofs.pipeline.rank import relevant_gene_ids
 
     cfg = run["config"]
     canon = canonicalize(expression, cats)  # as the run sees it: its gene-level cache is reused

@@ -65,7 +65,7 @@ def _marker_uns(tables: Any) -> dict[str, Any]:
 
 
 def store_result(adata: Any, result: Any, *, key: str = "kofs") -> None:
-    """Write ``result`` (a :class:`kofs.pipeline.rank.RunResult`) into ``adata`` in place.
+    """Write ``result`` (a :class:`kofs.pipeline.result.RunResult`) into ``adata`` in place.
 
     Parameters
     ----------

@@ -81,11 +81,11 @@ def reseeded_lists(
         :func:`kofs.pipeline.plans.built_from`.
     build : callable
         ``build(context, plans, params=..., threads=...) -> list of Ranking``: how the run
-        builds its lists (:func:`kofs.pipeline.rank.build_lists`).
+        builds its lists (:func:`kofs.pipeline.build.build_lists`).
     folds : int
         K (:func:`check_folds`); 0 rebuilds nothing.
     params, threads
-        As :func:`kofs.pipeline.rank.build_lists`.
+        As :func:`kofs.pipeline.build.build_lists`.
     timings : dict, optional
         Gets ``cross_fit`` (seconds).
 

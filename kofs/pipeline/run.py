@@ -2,7 +2,7 @@
 
 :func:`run` reads the labels, checks memory, reads and aligns the expression matrix, reads the
 known genes and every knowledge source, plans, ranks, aggregates and collects evidence, and
-returns a :class:`~kofs.pipeline.rank.RunResult` that carries its config. :func:`load_inputs` is the
+returns a :class:`~kofs.pipeline.result.RunResult` that carries its config. :func:`load_inputs` is the
 reading half (``kofs evaluate``'s honest protocol reads once and ranks every fold with
 :func:`rank_inputs`); :func:`describe` backs ``kofs sources``. Writing files is
 :func:`kofs.pipeline.write.write_result`.
@@ -18,7 +18,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kofs.pipeline.config import RunConfig, as_config
-from kofs.pipeline.rank import RunResult, rank_config, read_config_sources, relevant_gene_ids
+from kofs.pipeline.rank import rank_config, read_config_sources, relevant_gene_ids
+from kofs.pipeline.result import RunResult
 from kofs.sources import KnowledgeSources
 from kofs.types import Expression, SampleCategories, SampleSimilarity
 
@@ -81,7 +82,7 @@ def read_single_cell_data(
             raise ParameterError("--use-graph needs an .h5ad input")
         if expr.n_samples != adata.n_obs:
             raise ParameterError("--use-graph cannot be combined with dropping unlabelled cells")
-        from kofs.pipeline.rank import anndata_graph
+        from kofs.pipeline.anndata import anndata_graph
 
         graph = anndata_graph(adata, i.use_graph, expr.samples, expr.source)
     return expr, categories, graph

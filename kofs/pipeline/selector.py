@@ -20,8 +20,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kofs.context import Context
 from kofs.errors import KofsError
+from kofs.pipeline.build import build_lists
 from kofs.pipeline.plans import expression_plan
-from kofs.pipeline.rank import build_lists
 from kofs.rankers import RANKERS
 from kofs.resources import resolve_limit
 from kofs.types import Expression, SampleCategories

@@ -28,7 +28,7 @@ from kofs.io.output import (
 )
 from kofs.io.output_folder import atomic_dir
 from kofs.pipeline.config import dump_config
-from kofs.pipeline.rank import RunResult
+from kofs.pipeline.result import RunResult
 
 
 def _json_info(
@@ -216,7 +216,7 @@ def write_run(
 ) -> list[str]:
     """Write a run's files into ``outdir`` (``"-"``: ranking.tsv to stdout only).
 
-    ``result`` is a :class:`~kofs.pipeline.rank.RunResult` or any result with ``final``, ``lists``
+    ``result`` is a :class:`~kofs.pipeline.result.RunResult` or any result with ``final``, ``lists``
     and ``evidence`` (e.g. :class:`kofs.pipeline.user_lists.ListAggregation`). ``extra_files``
     maps file names to text (e.g. ``config.resolved.yaml``). The folder's previous content is
     replaced whole. Returns the written paths.

@@ -553,7 +553,7 @@ def run_report_html(
 
     Parameters
     ----------
-    result : kofs.pipeline.rank.RunResult
+    result : kofs.pipeline.result.RunResult
     manifest : mapping, optional
         The run's provenance record (``manifest.json``,
         :func:`kofs.pipeline.write.manifest`); without it the page has no provenance section.
