@@ -12,7 +12,7 @@ import pytest
 from kofs.aggregate import AGGREGATORS
 from kofs.cli import main
 from kofs.cli._docs import COMMAND, PAGES
-from kofs.pipeline.config import DEFAULTS_VERSION, default_plan
+from kofs.pipeline.presets import DEFAULTS_VERSION, default_plan
 from kofs.rankers import RANKERS
 from kofs.registry import DEFAULT_AGGREGATOR
 

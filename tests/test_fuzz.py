@@ -24,7 +24,7 @@ from kofs.io.interactions import read_interactions
 from kofs.io.labels import read_labels
 from kofs.io.ontology import read_obo
 from kofs.io.pathways import read_pathways
-from kofs.pipeline.config import load_config
+from kofs.pipeline.yaml_files import load_config
 from kofs.sources.term_relevance import read_term_relevance
 
 DATA = Path(__file__).parent / "data"

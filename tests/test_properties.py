@@ -24,8 +24,8 @@ from kofs.io.genes import read_gene_list
 from kofs.io.interactions import read_interactions
 from kofs.io.labels import read_labels
 from kofs.io.pathways import read_gmt
-from kofs.pipeline.config import load_config
 from kofs.pipeline.rank import rank
+from kofs.pipeline.yaml_files import load_config
 from kofs.rankers import run_ranker
 from kofs.types import Expression, RankerInputs, Ranking, SampleCategories
 

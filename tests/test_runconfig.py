@@ -17,15 +17,9 @@ from kofs.cli.run import run_cmd
 from kofs.cli.sources import sources_cmd
 from kofs.datasets.example import example_paths
 from kofs.errors import InputError, ParameterError
-from kofs.pipeline import config as kconfig
-from kofs.pipeline.config import (
-    DEFAULTS_VERSION,
-    PRESETS,
-    RunConfig,
-    all_options,
-    dump_config,
-    read_run_config,
-)
+from kofs.pipeline.config import RunConfig, all_options, read_run_config
+from kofs.pipeline.presets import DEFAULTS_VERSION, PRESETS
+from kofs.pipeline.yaml_files import dump_config
 
 
 def test_every_option_is_a_click_option_of_rank_and_run_field_for_field():
@@ -177,7 +171,7 @@ def test_run_overrides_config_values_from_the_command_line(tmp_path):
 def test_presets_name_a_default_plan():
     for version, preset in PRESETS.items():
         assert preset["default_plan"], version
-    assert kconfig.DEFAULTS_VERSION in PRESETS
+    assert DEFAULTS_VERSION in PRESETS
 
 
 def test_default_plan_of_sparse_matrices_leaves_variance_out():
@@ -187,7 +181,7 @@ def test_default_plan_of_sparse_matrices_leaves_variance_out():
     import scipy.sparse as sp
 
     import kofs
-    from kofs.pipeline.config import default_plan
+    from kofs.pipeline.presets import default_plan
 
     assert "variance" not in default_plan("5", sparse=True)
     assert "variance" in default_plan("5") and "variance" in default_plan("1", sparse=True)

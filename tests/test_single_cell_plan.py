@@ -11,7 +11,7 @@ import scipy.sparse as sp
 import kofs
 from kofs.datasets import splat_counts
 from kofs.knowledge.programmes import independent_programmes, list_nuisance, named_programmes
-from kofs.pipeline.config import default_plan
+from kofs.pipeline.presets import default_plan
 from kofs.rankers import run_ranker
 from kofs.types import Expression, Ranking
 

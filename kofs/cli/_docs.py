@@ -214,7 +214,7 @@ def methods_markdown() -> str:
     reference, family, needed inputs, parameters (defaults and ranges) and whether the current
     defaults version runs it by default."""
     from kofs.cli._method_table import method_rows
-    from kofs.pipeline.config import DEFAULTS_VERSION, aggregate_defaults, default_plan
+    from kofs.pipeline.presets import DEFAULTS_VERSION, aggregate_defaults, default_plan
     from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR, RANKERS
 
     version = DEFAULTS_VERSION

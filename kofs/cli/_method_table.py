@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import kofs.aggregate  # noqa: F401  (registers aggregators)
 import kofs.rankers  # noqa: F401  (registers rankers)
-from kofs.pipeline.config import DEFAULTS_VERSION, PRESETS, AggregationConfig, default_plan
+from kofs.pipeline.config import AggregationConfig
+from kofs.pipeline.presets import DEFAULTS_VERSION, PRESETS, default_plan
 from kofs.registry import AGGREGATORS, RANKERS
 
 KIND_LABEL = {

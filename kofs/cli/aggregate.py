@@ -94,7 +94,7 @@ def run_config(config_path: str, overrides: dict[str, Any]) -> list[str]:
         if values.get(key) not in (None, "-"):
             values[key] = str(Path(values[key]).resolve())
     specs, config = read_aggregate_config(config_path, overrides=values)
-    from kofs.pipeline.config import load_config
+    from kofs.pipeline.yaml_files import load_config
 
     named = "output" in values or "output" in load_config(config_path)
     return execute(specs, config, named=named)

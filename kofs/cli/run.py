@@ -10,7 +10,8 @@ import click
 from kofs.cli._config_options import config_options, given
 from kofs.cli._group import main
 from kofs.errors import InputError, ParameterError
-from kofs.pipeline.config import RunConfig, absolute_paths, key_name, load_config, read_run_config
+from kofs.pipeline.config import RunConfig, absolute_paths, read_run_config
+from kofs.pipeline.yaml_files import key_name, load_config
 
 
 @main.command("run")

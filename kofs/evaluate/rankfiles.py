@@ -186,7 +186,7 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
         weights = dict(zip(w["list"].astype(str), w["weight"].astype(float), strict=False))
     cfile = base / "config.resolved.yaml"
     if cfile.is_file() and (folder or table.name == "ranking.tsv"):
-        from kofs.pipeline.config import load_config
+        from kofs.pipeline.yaml_files import load_config
 
         verify_output_file(cfile)
         config = load_config(cfile)  # keys normalised: label-column -> label_column

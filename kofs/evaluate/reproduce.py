@@ -36,7 +36,7 @@ from kofs.evaluate import (
 )
 from kofs.evaluate.split import check_split, resolve_reference
 from kofs.options import SEED_MAX, TOP_MAX, Option, parse_declared
-from kofs.pipeline.config import load_config
+from kofs.pipeline.yaml_files import load_config
 from kofs.types import SampleCategories
 
 log = logging.getLogger(__name__)
@@ -183,7 +183,8 @@ def read_config(path: str | os.PathLike) -> dict[str, Any]:
 def default_aggregator() -> str:
     """The aggregator an ``aggregations`` entry without ``method`` uses: the default of
     ``kofs rank`` (that of the newest defaults version)."""
-    from kofs.pipeline.config import DEFAULTS_VERSION, PRESETS, AggregationConfig
+    from kofs.pipeline.config import AggregationConfig
+    from kofs.pipeline.presets import DEFAULTS_VERSION, PRESETS
 
     return PRESETS[DEFAULTS_VERSION].get("aggregate", AggregationConfig().aggregate)
 

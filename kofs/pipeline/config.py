@@ -11,10 +11,8 @@ config is one mapping, as on the command line. Only ``yaml.safe_load`` semantics
 (object tags are refused), a key given twice is an error, and relative paths are relative to the
 config file's folder.
 
-Defaults are versioned (as scanpy's presets): a config names the defaults it was written for
-(``defaults: "1"``); :data:`DEFAULTS_VERSION` is the newest, used when the key is absent.
-A later release can improve a default by adding a version to :data:`PRESETS` without changing
-what an old config means; the manifest records the version used.
+Defaults are versioned (:mod:`kofs.pipeline.presets`); YAML is read and written by
+:mod:`kofs.pipeline.yaml_files`.
 """
 
 from __future__ import annotations
@@ -26,103 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from kofs.errors import InputError, ParameterError
+from kofs.errors import ParameterError
 from kofs.options import SEED_MAX, THREADS_MAX, TOP_MAX, Option, as_mapping, build, opt, options_of
+from kofs.pipeline.presets import DEFAULTS_VERSION, PRESETS, check_version
+from kofs.pipeline.yaml_files import key_name, read_yaml
 from kofs.registry import DEFAULT_AGGREGATOR
-
-#: The newest defaults version (used when a config has no ``defaults`` key).
-DEFAULTS_VERSION = "5"
-
-#: The default plan of versions 2 to 4 on dense matrices (SPEC phi1 out; see PRESETS).
-_PLAN_2 = (
-    "variance",
-    "fisher",
-    "laplacian",
-    "spec-phi2",
-    "spec-phi3",
-    "relevance-vote",
-    "relevance-propagation",
-)
-
-#: Versions whose default aggregator, ``reliability``, was replaced in version 5 (pre-1.0: no
-#: shim): a config naming one of them is refused with this reason.
-RETIRED = {
-    v: "its default fusion, 'reliability', was replaced by 'posterior' in defaults version 5 "
-    '(docs/aggregation.md, \'Defaults\'); use defaults: "5", or "1" for the book\'s EM'
-    for v in ("2", "3", "4")
-}
-
-#: Per defaults version: option values that differ from the declared defaults, and the rankers
-#: of the default plan (``default_plan``: tried in this order, each where its inputs allow;
-#: ``default_plan_sparse``: the plan of a sparse or chunked matrix, when it differs;
-#: ``default_plan_sparse_labels``: the same with sample labels, when it differs;
-#: ``aggregate_params``: aggregator parameters by method, under the parameters given).
-PRESETS: dict[str, dict[str, Any]] = {
-    "1": {
-        "aggregate": "em",
-        "default_plan": (
-            "variance",
-            "fisher",
-            "laplacian",
-            "spec-phi1",
-            "spec-phi2",
-            "spec-phi3",
-            "relevance-vote",
-            "relevance-propagation",
-        ),
-    },
-    # Version 5 (issues 20 and 21; evidence in docs/aggregation.md "Defaults",
-    # docs/results-all.md and docs/single-cell.md "The single-cell plan"): the posterior
-    # aggregator -- data lists are the evidence (a permutation-consistent rank model with
-    # learned reliabilities), knowledge lists a prior whose strength is learned, a posterior /
-    # local fdr / q-value per gene. Dense (bulk) matrices keep version 4's plan (SPEC phi1 out:
-    # it ranks flat housekeeping genes first, RPL41/RPL37A/RPS18 in the EM top 20 on ALL).
-    # Single-cell (sparse or chunked) matrices get one list each. Without labels: hotspot, the
-    # cross-fitted count-null graph autocorrelation on cell graphs that leave nuisance
-    # programmes out -- on Splatter-like simulations it beat every scanpy HVG flavour in
-    # precision and Leiden ARI, while the graph lists of version 4 fell below them and their
-    # fusion weighted a nuisance-ranking list most. With labels: the Fisher score alone
-    # (precision at k at least scanpy's rank_genes_groups t-test's; per-group marker tables are
-    # written beside it), so no unsupervised list is computed and then weighted 0.
-    "5": {
-        "default_plan": _PLAN_2,
-        "default_plan_sparse": ("hotspot",),
-        "default_plan_sparse_labels": ("fisher",),
-    },
-}
-
-
-def check_version(version: str, where: str | None = None) -> None:
-    """Refuse an unknown or retired defaults version with the reason."""
-    if version in RETIRED:
-        raise ParameterError(
-            f"defaults version {version!r} is retired: {RETIRED[version]}", path=where
-        )
-    if version not in PRESETS:
-        raise ParameterError(
-            f"defaults version {version!r} is unknown; known: {', '.join(PRESETS)}", path=where
-        )
-
-
-def aggregate_defaults(version: str, method: str) -> dict[str, Any]:
-    """Parameters of aggregator ``method`` that defaults ``version`` sets (given parameters
-    override them)."""
-    return dict(PRESETS[version].get("aggregate_params", {}).get(method, {}))
-
-
-def default_plan(version: str, *, sparse: bool = False, labels: bool = False) -> tuple[str, ...]:
-    """The rankers of the default plan of defaults ``version`` (``sparse``: the matrix is
-    sparse or chunked, as single-cell counts are; ``labels``: sample labels are given).
-    A version without a plan for that case uses the next more general one:
-    ``default_plan_sparse_labels`` -> ``default_plan_sparse`` -> ``default_plan``."""
-    preset = PRESETS[version]
-    keys = ["default_plan"]
-    if sparse:
-        keys = ["default_plan_sparse_labels"] * labels + ["default_plan_sparse", *keys]
-    key = next(k for k in keys if k in preset)
-    return tuple(preset[key])
 
 
 @dataclass(frozen=True)
@@ -546,11 +452,6 @@ class RunConfig:
         return out
 
 
-def key_name(key: Any) -> str:
-    """Config key -> option name (``label-column`` -> ``label_column``)."""
-    return str(key).strip().replace("-", "_")
-
-
 def _unknown_key(name: str, known: Iterable[str]) -> str:
     keys = [k.replace("_", "-") for k in known]
     key = name.replace("_", "-")
@@ -578,160 +479,6 @@ def _absolute(value: Any, base: Path) -> Any:
     if s == "-" or os.path.isabs(s) or s.startswith("obs:"):  # obs:COLUMN names an obs column
         return s
     return str((base / s).resolve())
-
-
-# --- YAML -----------------------------------------------------------------------------------
-
-
-#: deepest nesting of lists and mappings a YAML config may have (the longest real config
-#: nests 3 deep; Python's parser recurses per level)
-YAML_MAX_DEPTH = 50
-#: most values a YAML config may hold once its aliases are expanded (a 550-byte "billion
-#: laughs" config expands to 10^9); real configs hold a few hundred
-YAML_MAX_VALUES = 100_000
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """safe_load that refuses a key given twice in one mapping, nesting deeper than
-    :data:`YAML_MAX_DEPTH` and aliases expanding to more than :data:`YAML_MAX_VALUES` values
-    (both checked on the node graph, before any Python object is built)."""
-
-    _depth = 0
-
-    def compose_node(self, parent, index):
-        self._depth += 1
-        try:
-            if self._depth > YAML_MAX_DEPTH:
-                mark = self.peek_event().start_mark
-                raise yaml.composer.ComposerError(
-                    None, None, f"nested deeper than {YAML_MAX_DEPTH} levels", mark
-                )
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-    def compose_document(self):
-        node = super().compose_document()
-        _check_expansion(node)
-        return node
-
-
-def _check_expansion(root: yaml.Node) -> None:
-    """Refuse a node graph whose aliases expand to more than :data:`YAML_MAX_VALUES` values
-    or refer to themselves (each shared node counted as often as it is referred to)."""
-    sizes: dict[int, int] = {}
-    active: set[int] = set()
-
-    def size(node: yaml.Node) -> int:
-        key = id(node)
-        if key in sizes:
-            return sizes[key]
-        if key in active:
-            raise yaml.composer.ComposerError(
-                None, None, "an alias refers to a value that contains it", node.start_mark
-            )
-        total = 1
-        if isinstance(node, (yaml.SequenceNode, yaml.MappingNode)):
-            active.add(key)
-            children = (
-                node.value
-                if isinstance(node, yaml.SequenceNode)
-                else [n for pair in node.value for n in pair]
-            )
-            for child in children:
-                total += size(child)
-                if total > YAML_MAX_VALUES:
-                    raise yaml.composer.ComposerError(
-                        None,
-                        None,
-                        f"its aliases expand to more than {YAML_MAX_VALUES:,} values (an "
-                        "alias bomb?); write the values out",
-                        node.start_mark,
-                    )
-            active.discard(key)
-        sizes[key] = total
-        return total
-
-    if root is not None:
-        size(root)
-
-
-def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False):
-    loader.flatten_mapping(node)
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None,
-                None,
-                f"key {key!r} given twice (lines {seen[key]} and {key_node.start_mark.line + 1})",
-                key_node.start_mark,
-            )
-        seen[key] = key_node.start_mark.line + 1
-    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
-    """A YAML mapping (safe subset, unique keys) with its keys as written.
-
-    Raises
-    ------
-    InputError
-        Missing/unreadable file, invalid YAML (with line), a tag such as ``!!python/object``,
-        a key given twice, or a top level that is not a mapping.
-    """
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputError("config file not found", path=p) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read config: {exc}", path=p) from None
-    try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.constructor.ConstructorError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        problem = str(exc.problem)
-        if "given twice" not in problem:
-            problem = f"YAML tags are not allowed in a config ({problem})"
-        raise InputError(problem, path=p, line=line) from None
-    except yaml.composer.ComposerError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        raise InputError(f"config refused: {exc.problem}", path=p, line=line) from None
-    except RecursionError:
-        raise InputError(f"config nested deeper than {YAML_MAX_DEPTH} levels", path=p) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(
-            f"invalid YAML: {getattr(exc, 'problem', exc)}",
-            path=p,
-            line=mark.line + 1 if mark else None,
-        ) from None
-    if data is None:
-        raise InputError("config is empty; expected a mapping of option names to values", path=p)
-    if not isinstance(data, Mapping):
-        raise InputError(
-            f"config must be a mapping of option names to values, got {type(data).__name__}",
-            path=p,
-        )
-    return dict(data)
-
-
-def load_config(path: str | os.PathLike) -> dict[str, Any]:
-    """A YAML config as a dict with normalised keys (``label-column`` -> ``label_column``)."""
-    out: dict[str, Any] = {}
-    for k, v in read_yaml(path).items():
-        name = key_name(k)
-        if name in out:
-            raise InputError(
-                f"key {k!r} given twice (dash and underscore spellings are the same key)", path=path
-            )
-        out[name] = v
-    return out
 
 
 def read_run_config(path: str | os.PathLike) -> RunConfig:
@@ -773,11 +520,3 @@ def as_config(
             f"version {cfg.defaults!r}; name the version in the config itself"
         )
     return RunConfig.from_mapping({**cfg.to_mapping(), **given})
-
-
-def dump_config(config: RunConfig) -> str:
-    """YAML text of a resolved config (``kofs run`` repeats the run with it)."""
-    plain = {k.replace("_", "-"): v for k, v in sorted(config.to_mapping().items())}
-    return "# kofs resolved configuration: `kofs run THIS_FILE` repeats the run\n" + yaml.safe_dump(
-        plain, sort_keys=True, default_flow_style=False, allow_unicode=True
-    )

@@ -141,7 +141,8 @@ def rank(
     RunResult
     """
     from kofs.io.convert import as_expression
-    from kofs.pipeline.config import all_options, as_config, key_name
+    from kofs.pipeline.config import all_options, as_config
+    from kofs.pipeline.yaml_files import key_name
 
     known = [*all_options(), "defaults"]
     for k in overrides:
@@ -286,8 +287,8 @@ def rank_config(
     protocol; :class:`kofs.context.Context`). :func:`rank` and :func:`kofs.pipeline.run.run` both
     end here."""
     from kofs.knowledge.evidence import explain
-    from kofs.pipeline.config import aggregate_defaults, default_plan
     from kofs.pipeline.plans import built_from, expression_plan, kofs_plan, msfs_plan
+    from kofs.pipeline.presets import aggregate_defaults, default_plan
     from kofs.pipeline.reseeding import check_folds
     from kofs.sources import SOURCES
 

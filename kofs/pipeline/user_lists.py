@@ -570,7 +570,7 @@ def read_aggregate_config(
     InputError, ParameterError
         Unreadable YAML, unknown keys (did-you-mean), a bad value, missing lists.
     """
-    from kofs.pipeline.config import load_config
+    from kofs.pipeline.yaml_files import load_config
 
     where = os.fspath(path)
     values = load_config(path)

@@ -1,0 +1,183 @@
+"""YAML configs: the one loader (``yaml.safe_load`` semantics, no tags, unique keys, bounded
+nesting and alias expansion), key names (dashes or underscores) and the resolved config
+written beside every run."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from kofs.errors import InputError
+
+if TYPE_CHECKING:
+    from kofs.pipeline.config import RunConfig
+
+
+def key_name(key: Any) -> str:
+    """Config key -> option name (``label-column`` -> ``label_column``)."""
+    return str(key).strip().replace("-", "_")
+
+
+#: deepest nesting of lists and mappings a YAML config may have (the longest real config
+#: nests 3 deep; Python's parser recurses per level)
+YAML_MAX_DEPTH = 50
+
+
+#: most values a YAML config may hold once its aliases are expanded (a 550-byte "billion
+#: laughs" config expands to 10^9); real configs hold a few hundred
+YAML_MAX_VALUES = 100_000
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """safe_load that refuses a key given twice in one mapping, nesting deeper than
+    :data:`YAML_MAX_DEPTH` and aliases expanding to more than :data:`YAML_MAX_VALUES` values
+    (both checked on the node graph, before any Python object is built)."""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        self._depth += 1
+        try:
+            if self._depth > YAML_MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested deeper than {YAML_MAX_DEPTH} levels", mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def compose_document(self):
+        node = super().compose_document()
+        _check_expansion(node)
+        return node
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Refuse a node graph whose aliases expand to more than :data:`YAML_MAX_VALUES` values
+    or refer to themselves (each shared node counted as often as it is referred to)."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in active:
+            raise yaml.composer.ComposerError(
+                None, None, "an alias refers to a value that contains it", node.start_mark
+            )
+        total = 1
+        if isinstance(node, (yaml.SequenceNode, yaml.MappingNode)):
+            active.add(key)
+            children = (
+                node.value
+                if isinstance(node, yaml.SequenceNode)
+                else [n for pair in node.value for n in pair]
+            )
+            for child in children:
+                total += size(child)
+                if total > YAML_MAX_VALUES:
+                    raise yaml.composer.ComposerError(
+                        None,
+                        None,
+                        f"its aliases expand to more than {YAML_MAX_VALUES:,} values (an "
+                        "alias bomb?); write the values out",
+                        node.start_mark,
+                    )
+            active.discard(key)
+        sizes[key] = total
+        return total
+
+    if root is not None:
+        size(root)
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False):
+    loader.flatten_mapping(node)
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"key {key!r} given twice (lines {seen[key]} and {key_node.start_mark.line + 1})",
+                key_node.start_mark,
+            )
+        seen[key] = key_node.start_mark.line + 1
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
+    """A YAML mapping (safe subset, unique keys) with its keys as written.
+
+    Raises
+    ------
+    InputError
+        Missing/unreadable file, invalid YAML (with line), a tag such as ``!!python/object``,
+        a key given twice, or a top level that is not a mapping.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InputError("config file not found", path=p) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read config: {exc}", path=p) from None
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.constructor.ConstructorError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        problem = str(exc.problem)
+        if "given twice" not in problem:
+            problem = f"YAML tags are not allowed in a config ({problem})"
+        raise InputError(problem, path=p, line=line) from None
+    except yaml.composer.ComposerError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        raise InputError(f"config refused: {exc.problem}", path=p, line=line) from None
+    except RecursionError:
+        raise InputError(f"config nested deeper than {YAML_MAX_DEPTH} levels", path=p) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InputError(
+            f"invalid YAML: {getattr(exc, 'problem', exc)}",
+            path=p,
+            line=mark.line + 1 if mark else None,
+        ) from None
+    if data is None:
+        raise InputError("config is empty; expected a mapping of option names to values", path=p)
+    if not isinstance(data, Mapping):
+        raise InputError(
+            f"config must be a mapping of option names to values, got {type(data).__name__}",
+            path=p,
+        )
+    return dict(data)
+
+
+def load_config(path: str | os.PathLike) -> dict[str, Any]:
+    """A YAML config as a dict with normalised keys (``label-column`` -> ``label_column``)."""
+    out: dict[str, Any] = {}
+    for k, v in read_yaml(path).items():
+        name = key_name(k)
+        if name in out:
+            raise InputError(
+                f"key {k!r} given twice (dash and underscore spellings are the same key)", path=path
+            )
+        out[name] = v
+    return out
+
+
+def dump_config(config: RunConfig) -> str:
+    """YAML text of a resolved config (``kofs run`` repeats the run with it)."""
+    plain = {k.replace("_", "-"): v for k, v in sorted(config.to_mapping().items())}
+    return "# kofs resolved configuration: `kofs run THIS_FILE` repeats the run\n" + yaml.safe_dump(
+        plain, sort_keys=True, default_flow_style=False, allow_unicode=True
+    )
