@@ -47,7 +47,7 @@ _EXPORTS = {
     "aggregate_rankings": "kofs.aggregate",
     "aggregate_lists": "kofs.pipeline.user_lists",
     "ListAggregation": "kofs.pipeline.user_lists",
-    "AggregateListsConfig": "kofs.pipeline.user_lists",
+    "AggregateListsConfig": "kofs.pipeline.user_lists_config",
     "read_ranked_lists": "kofs.io.gene_lists",
     "sample_similarity": "kofs.knowledge.similarity",
     "gene_similarity": "kofs.knowledge.go",

@@ -96,7 +96,7 @@ def graded():
 def test_it_is_the_default_everywhere():
     assert DEFAULT_AGGREGATOR == "posterior"
     import kofs
-    from kofs.pipeline.user_lists import AggregateListsConfig
+    from kofs.pipeline.user_lists_config import AggregateListsConfig
 
     assert AggregateListsConfig().aggregate == "posterior"
     assert kofs.rank(np.random.default_rng(0).normal(size=(20, 60)), bootstrap=0).final.method == (

@@ -133,7 +133,8 @@ def test_options_a_matrix_in_memory_cannot_use_are_named(example, caplog):
 def test_one_default_aggregator_under_one_key_everywhere():
     from kofs.aggregate import aggregate
     from kofs.options import options_of
-    from kofs.pipeline.user_lists import AggregateListsConfig, aggregate_lists
+    from kofs.pipeline.user_lists import aggregate_lists
+    from kofs.pipeline.user_lists_config import AggregateListsConfig
     from kofs.registry import DEFAULT_AGGREGATOR
 
     rank_option = all_options()["aggregate"][1]

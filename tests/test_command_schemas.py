@@ -18,7 +18,7 @@ def _declared():
     from data_fetchers import FetchOptions
     from kofs.evaluate.config import EvaluateConfig
     from kofs.knowledge.gosim import GosimConfig
-    from kofs.pipeline.user_lists import AggregateListsConfig
+    from kofs.pipeline.user_lists_config import AggregateListsConfig
 
     return {
         "aggregate": (AggregateListsConfig, ()),

@@ -953,7 +953,7 @@ def test_tilde_is_expanded_in_every_path(tmp_path, small, monkeypatch):
     folder named ``~``; so does a quoted ``-o '~/y'``."""
     from kofs.evaluate.reproduce import experiment_output
     from kofs.pipeline.config import RunConfig
-    from kofs.pipeline.user_lists import read_aggregate_config
+    from kofs.pipeline.user_lists_config import read_aggregate_config
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     expr, _ = small

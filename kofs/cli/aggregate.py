@@ -1,6 +1,6 @@
 """``kofs aggregate LIST...``: fuse ranked gene lists that users bring (no expression matrix).
 
-The options are generated from :class:`kofs.pipeline.user_lists.AggregateListsConfig`; the
+The options are generated from :class:`kofs.pipeline.user_lists_config.AggregateListsConfig`; the
 command parses, makes one library call, writes the run files and summarises.
 """
 
@@ -17,14 +17,14 @@ from kofs.cli._summary import print_summary
 
 if TYPE_CHECKING:
     from kofs.io.gene_lists import ListSpec
-    from kofs.pipeline.user_lists import AggregateListsConfig
+    from kofs.pipeline.user_lists_config import AggregateListsConfig
 
 
 def options() -> list:
     """The declared options of ``kofs aggregate`` (imported on use: ``kofs --version`` needs
     no numpy)."""
     from kofs.options import options_of
-    from kofs.pipeline.user_lists import AggregateListsConfig
+    from kofs.pipeline.user_lists_config import AggregateListsConfig
 
     return options_of(AggregateListsConfig)
 
@@ -43,7 +43,7 @@ def execute(specs: list[ListSpec], config: AggregateListsConfig, *, named: bool 
     """Fuse the lists (one library call), write the run files, summarise; returns the paths.
     ``named``: the user named the output folder (else an existing default one is refused)."""
     from kofs.cli._group import echo, hold_output, report_written
-    from kofs.pipeline.user_lists import resolved_aggregate_config, run_aggregate_config
+    from kofs.pipeline.user_lists_config import resolved_aggregate_config, run_aggregate_config
     from kofs.pipeline.write import aggregate_manifest, write_run
 
     out = config.output
@@ -79,7 +79,7 @@ def run_config(config_path: str, overrides: dict[str, Any]) -> list[str]:
     command line that ``kofs aggregate`` has (``--output``, ``--top``, ...) override the file;
     any other is an error."""
     from kofs.errors import ParameterError
-    from kofs.pipeline.user_lists import read_aggregate_config
+    from kofs.pipeline.user_lists_config import read_aggregate_config
 
     known = {o.name for o in options()}
     unknown = sorted(k for k in overrides if k not in known)
@@ -123,7 +123,7 @@ def aggregate_cmd(ctx: click.Context, lists: tuple[str, ...], **opts) -> None:
     OUTDIR/config.resolved.yaml (`kofs run` repeats the run with it).
     """
     from kofs.io.gene_lists import parse_list_spec
-    from kofs.pipeline.user_lists import AggregateListsConfig
+    from kofs.pipeline.user_lists_config import AggregateListsConfig
 
     specs = [parse_list_spec(text) for text in lists]
     given = typed(ctx, opts)

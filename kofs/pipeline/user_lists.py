@@ -1,62 +1,46 @@
 """Fuse ranked gene lists that users bring (``kofs aggregate``, :func:`aggregate_lists`).
 
 The lists come from files (:mod:`kofs.io.gene_lists`), DataFrames, Series or plain Python
-lists; they may differ in length and in gene universe. Their ids are harmonised once, here:
-ids equal up to case, an Ensembl version or a database prefix (:func:`kofs.io.ids.normalise_id`)
-are one gene, written as the first list that names it writes it (Ensembl versions dropped).
-A universe (a number N, or a gene list) sets the N of RRA and Stuart and of the
+lists; they may differ in length and in gene universe. Their ids are harmonised once
+(:mod:`kofs.pipeline.harmonise`). A universe (a number N, or a gene list) sets the N of RRA and Stuart and of the
 random-completion model; list genes outside a universe list are dropped and counted. Each
 list's coverage (genes read, kept, dropped, shared with the other lists) is reported.
 """
 
 from __future__ import annotations
 
-import difflib
 import logging
 import os
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from kofs.errors import InputError, ParameterError, short_repr
+from kofs.errors import ParameterError
 from kofs.io.gene_lists import (
     DIRECTIONS,
-    MAGECK_SIDES,
     ListSpec,
     RankedGeneList,
     list_from_frame,
     list_from_ids,
     list_from_scores,
-    parse_list_spec,
     read_ranked_lists,
 )
-from kofs.io.ids import CoverageReport, guess_namespace, normalise_id
-from kofs.options import TOP_MAX, as_mapping, build, opt, options_of
+from kofs.io.ids import CoverageReport
+from kofs.pipeline.harmonise import harmonise, relevant_in_lists
 from kofs.registry import DEFAULT_AGGREGATOR
 from kofs.types import AggregateRanking, Ranking
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "AggregateListsConfig",
-    "ListAggregation",
-    "aggregate_lists",
-    "read_aggregate_config",
-    "read_universe",
-    "resolved_aggregate_config",
-    "run_aggregate_config",
-]
+__all__ = ["ListAggregation", "aggregate_lists", "read_universe"]
 
-_ENSEMBL = re.compile(r"^ENS[A-Z]*[GTPE]\d+$")
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 #: largest universe size (more genes than any genome has, far below integer overflow)
 UNIVERSE_MAX = 10**9
-LOW_SHARED = 0.05
 
 
 @dataclass(frozen=True, eq=False)
@@ -193,10 +177,6 @@ def read_universe(universe: Any) -> int | list[str] | None:
     raise ParameterError(f"universe must be a number, a file or gene ids, got {universe!r}")
 
 
-def _display(gene: str, key: str) -> str:
-    return key if _ENSEMBL.match(key) else gene.strip()
-
-
 def aggregate_lists(
     lists: Sequence[Any] | Mapping[str, Any],
     *,
@@ -276,10 +256,10 @@ def aggregate_lists(
             )
         seen[s.name] = s.path
     t_read = time.perf_counter()
-    rankings, coverage, N, universe_ids = _harmonise(sources, read_universe(universe))
+    rankings, coverage, N, universe_ids = harmonise(sources, read_universe(universe))
     relevant = None
     if relevant_genes is not None:
-        relevant = _relevant(relevant_genes, rankings, universe_ids)
+        relevant = relevant_in_lists(relevant_genes, rankings, universe_ids)
     final = fuse(
         rankings,
         aggregate,
@@ -303,331 +283,4 @@ def aggregate_lists(
         universe=N,
         settings=settings,
         timings={"read": t_read - t0, "aggregate": t_end - t_read},
-    )
-
-
-def _harmonise(
-    sources: Sequence[RankedGeneList], universe: int | list[str] | None
-) -> tuple[list[Ranking], list[CoverageReport], int, list[str] | None]:
-    memo: dict[str, str] = {}
-
-    def keys_of(genes: Iterable[str]) -> list[str]:
-        out = []
-        for g in genes:
-            k = memo.get(g)
-            if k is None:
-                k = memo[g] = normalise_id(g)
-            out.append(k)
-        return out
-
-    list_keys = [keys_of(s.genes) for s in sources]
-    display: dict[str, str] = {}
-    counts: dict[str, int] = {}
-    for s, keys in zip(sources, list_keys, strict=True):
-        for g, k in zip(s.genes, keys, strict=True):
-            if k not in display:
-                display[k] = _display(g, k)
-        for k in set(keys):
-            counts[k] = counts.get(k, 0) + 1
-    allowed: dict[str, str] | None = None
-    if isinstance(universe, list):
-        allowed = {}
-        for g, key in zip(universe, keys_of(universe), strict=True):
-            allowed.setdefault(key, display.get(key, _display(g, key)))
-        if not allowed:
-            raise InputError("the universe gene list is empty")
-    rankings, reports = [], []
-    kept_keys: set[str] = set()
-    for s, keys in zip(sources, list_keys, strict=True):
-        keep = np.array([allowed is None or k in allowed for k in keys], dtype=bool)
-        if not keep.any():
-            raise InputError(
-                f"list {s.name!r}: none of its {len(keys)} genes (e.g. "
-                f"{', '.join(s.genes[:3])}) is in the universe; use the same identifier type",
-                path=s.path,
-            )
-        genes = tuple(display[k] for k, ok in zip(keys, keep, strict=True) if ok)
-        kept_keys.update(k for k, ok in zip(keys, keep, strict=True) if ok)
-        rankings.append(
-            Ranking(
-                s.name,
-                genes,
-                np.asarray(s.scores)[keep],
-                s.higher_is_better,
-                params=dict(s.ranking().params),
-            )
-        )
-        shared = sum(counts[k] > 1 for k, ok in zip(keys, keep, strict=True) if ok)
-        if len(sources) > 1 and shared < LOW_SHARED * len(genes):
-            log.warning(
-                "list %s shares only %d of its %d genes with the other lists; do the lists use "
-                "the same identifier type?",
-                s.name,
-                shared,
-                len(genes),
-            )
-        reports.append(
-            CoverageReport(
-                source=s.name,
-                input_genes=len(keys),
-                matched=int(keep.sum()),
-                dropped=int((~keep).sum()),
-                ambiguous=0,
-                matrix_genes=0,  # set below, once N is known
-                matrix_genes_covered=int(keep.sum()),
-                id_column=s.gene_column,
-                source_namespace=guess_namespace(s.genes),
-                examples_dropped=tuple(g for g, ok in zip(s.genes, keep, strict=True) if not ok)[
-                    :5
-                ],
-                target="universe",
-                shared=int(shared),
-            )
-        )
-    if allowed is not None:
-        N = len(allowed)
-        universe_ids = list(allowed.values())
-    else:
-        N = len(kept_keys) if universe is None else int(universe)
-        universe_ids = None
-    reports = [replace(r, matrix_genes=N) for r in reports]
-    for r in reports:
-        log.info("%s", r.line())
-    return rankings, reports, N, universe_ids
-
-
-def _relevant(
-    relevant_genes: Any, rankings: Sequence[Ranking], universe_ids: list[str] | None
-) -> list[str]:
-    if isinstance(relevant_genes, (str, os.PathLike)):
-        from kofs.io.genes import read_gene_list
-
-        ids = list(read_gene_list(relevant_genes))
-    else:
-        ids = [str(g) for g in relevant_genes]
-    known = {normalise_id(g): g for r in rankings for g in r.genes}
-    for g in universe_ids or ():
-        known.setdefault(normalise_id(g), g)
-    out = [known[k] for k in dict.fromkeys(normalise_id(g) for g in ids) if k in known]
-    if len(out) < len(ids):
-        log.warning(
-            "%d of the %d relevant genes are in no list (ignored)", len(ids) - len(out), len(ids)
-        )
-    if not out:
-        raise ParameterError("none of the relevant genes is among the ranked genes")
-    return out
-
-
-# --- the settings of `kofs aggregate` (one declaration: CLI options, YAML keys, resolved config)
-
-
-@dataclass(frozen=True)
-class AggregateListsConfig:
-    """Settings of ``kofs aggregate`` and of a ``kofs run`` config with ``command: aggregate``.
-
-    Declared with :func:`kofs.options.opt` like :class:`kofs.pipeline.config.RunConfig`: the command's
-    options, the YAML keys and ``config.resolved.yaml`` are generated from these fields. The
-    lists themselves are the command's arguments (``lists:`` in YAML).
-    """
-
-    output: str = opt(
-        "output",
-        "path",
-        "kofs-out",
-        short="-o",
-        folder=True,
-        stdin=True,
-        help="Output folder, or - to write ranking.tsv to stdout.",
-    )
-    aggregate: str = opt(
-        "aggregate",
-        "str",
-        DEFAULT_AGGREGATOR,
-        help="How the lists are fused (see `kofs methods`); RobustRankAggreg's: rra.",
-    )
-    aggregate_param: dict[str, Any] = opt(
-        "aggregate_param",
-        "flat_params",
-        {},
-        metavar="KEY=VALUE",
-        help="Aggregator parameter, e.g. exact=true for RRA (repeatable).",
-    )
-    relevant_genes: str | None = opt(
-        "relevant_genes",
-        "path",
-        None,
-        help="Known relevant genes: they supervise the list weights.",
-    )
-    universe: str | None = opt(
-        "universe",
-        "str",
-        None,
-        metavar="N|FILE",
-        help="Gene universe: its size N, or a file of its genes (default: the lists' genes).",
-    )
-    gene_column: str | None = opt(
-        "gene_column", "str", None, help="Gene column of tables (default: symbol/id, else first)."
-    )
-    score_column: str | None = opt(
-        "score_column", "str", None, help="Score column of tables whose LIST names none."
-    )
-    direction: str | None = opt(
-        "direction",
-        "choice",
-        None,
-        choices=DIRECTIONS,
-        help="Direction of --score-column: asc (smallest first), desc, abs (largest |value|).",
-    )
-    mageck_side: str | None = opt(
-        "mageck_side",
-        "choice",
-        None,
-        choices=MAGECK_SIDES,
-        help="MAGeCK gene summaries: negative (depletion) or positive selection ranks "
-        "(default: neg).",
-    )
-    top: int = opt(
-        "top", "int", 10, low=0, high=TOP_MAX, help="Genes shown in the terminal summary."
-    )
-
-    @classmethod
-    def from_mapping(
-        cls, values: Mapping[str, Any], *, where: str | None = None
-    ) -> AggregateListsConfig:
-        """Parse and check ``{name: value}`` (text, YAML values or Python objects)."""
-        known = {o.name for o in options_of(cls)}
-        for name in values:
-            if name not in known:
-                keys = [k.replace("_", "-") for k in sorted(known)]
-                close = difflib.get_close_matches(name.replace("_", "-"), keys, n=1)
-                hint = f"did you mean {close[0]!r}?" if close else "see `kofs aggregate --help`"
-                raise ParameterError(
-                    f"unknown aggregate setting {name.replace('_', '-')!r} ({hint})", path=where
-                )
-        return build(cls, values, where=where)
-
-
-def _absolute(path: str | None, base: Path) -> str | None:
-    if path is None or path == "-" or os.path.isabs(path):
-        return path
-    return str((base / path).resolve())
-
-
-def _universe_abs(universe: str | None, base: Path) -> str | None:
-    if universe is None or (universe.strip().isdigit() and not (base / universe).exists()):
-        return universe
-    return _absolute(universe, base)
-
-
-def run_aggregate_config(
-    lists: Sequence[ListSpec | str], config: AggregateListsConfig
-) -> ListAggregation:
-    """:func:`aggregate_lists` with the settings of ``config`` (what ``kofs aggregate`` runs)."""
-    return aggregate_lists(
-        list(lists),
-        aggregate=config.aggregate,
-        aggregate_param=config.aggregate_param,
-        universe=config.universe,
-        relevant_genes=config.relevant_genes,
-        gene_column=config.gene_column,
-        column=config.score_column,
-        direction=config.direction,
-        mageck_side=config.mageck_side,
-    )
-
-
-def resolved_aggregate_config(
-    lists: Sequence[ListSpec], config: AggregateListsConfig, *, base: str | os.PathLike = "."
-) -> dict[str, Any]:
-    """The plain mapping written as ``config.resolved.yaml`` (paths absolute, ``command:
-    aggregate``): ``kofs run`` repeats the run with it."""
-    root = Path(base)
-    entries = []
-    for spec in lists:
-        entry: dict[str, Any] = {"file": _absolute(spec.path, root)}
-        entry.update(
-            {k: getattr(spec, k) for k in ("name", "column", "direction") if getattr(spec, k)}
-        )
-        entries.append(entry)
-    values = as_mapping(config)
-    values["output"] = _absolute(config.output, root)
-    values["relevant_genes"] = _absolute(config.relevant_genes, root)
-    values["universe"] = _universe_abs(config.universe, root)
-    return {"command": "aggregate", "lists": entries, **values}
-
-
-def read_aggregate_config(
-    path: str | os.PathLike, *, overrides: Mapping[str, Any] | None = None
-) -> tuple[list[ListSpec], AggregateListsConfig]:
-    """The lists and settings of a YAML config with ``command: aggregate``.
-
-    ``lists`` is a list of ``[NAME=]FILE[:COLUMN[:DIRECTION]]`` texts or mappings with
-    ``file``, ``name``, ``column``, ``direction``; relative paths are relative to the config's
-    folder. ``overrides`` (e.g. options typed on the command line) replace keys of the file.
-
-    Raises
-    ------
-    InputError, ParameterError
-        Unreadable YAML, unknown keys (did-you-mean), a bad value, missing lists.
-    """
-    from kofs.pipeline.yaml_files import load_config
-
-    where = os.fspath(path)
-    values = load_config(path)
-    if values.pop("command", None) != "aggregate":
-        raise ParameterError("not an aggregate config (needs 'command: aggregate')", path=where)
-    base = Path(path).resolve().parent
-    items = values.pop("lists", None)
-    if isinstance(items, str):  # one list spec: a list of one, never read letter by letter
-        items = [items]
-    if not isinstance(items, list) or not items:
-        raise ParameterError("config key 'lists' must be a list of files", path=where)
-    specs = [_config_spec(item, base, where) for item in items]
-    config = AggregateListsConfig.from_mapping(values, where=where)
-    config = replace(
-        config,
-        output=_absolute(config.output, base),
-        relevant_genes=_absolute(config.relevant_genes, base),
-        universe=_universe_abs(config.universe, base),
-    )
-    if overrides:
-        merged = {**as_mapping(config), **dict(overrides)}
-        config = AggregateListsConfig.from_mapping(merged)
-    return specs, config
-
-
-def _config_spec(item: Any, base: Path, where: str) -> ListSpec:
-    if isinstance(item, str):
-        spec = parse_list_spec(item, base=base)
-        return replace(spec, path=_absolute(spec.path, Path.cwd()))
-    if isinstance(item, Mapping) and isinstance(item.get("file"), str):
-        extra = set(item) - {"file", "name", "column", "direction"}
-        if extra:
-            raise ParameterError(
-                f"config list entry has unknown keys {sorted(extra)}; use file, name, column, "
-                "direction",
-                path=where,
-            )
-        for key in ("name", "column"):
-            if item.get(key) is not None and not isinstance(item[key], (str, int, float)):
-                raise ParameterError(
-                    f"config list entry {key} must be a single name, got {short_repr(item[key])}",
-                    path=where,
-                )
-        direction = item.get("direction")
-        if direction is not None and direction not in DIRECTIONS:
-            raise ParameterError(
-                f"config list entry direction must be asc, desc or abs, got {direction!r}",
-                path=where,
-            )
-        name, column = item.get("name"), item.get("column")
-        return ListSpec(
-            _absolute(os.path.expanduser(item["file"]), base),
-            None if name is None else str(name),
-            None if column is None else str(column),
-            direction,
-        )
-    raise ParameterError(
-        f"config list entry {item!r}: expected FILE[:COLUMN[:DIRECTION]] or a mapping with 'file'",
-        path=where,
     )

@@ -1,0 +1,144 @@
+"""Gene ids of the lists users bring, harmonised once: ids equal up to case, an Ensembl version
+or a database prefix (:func:`kofs.io.ids.normalise_id`) are one gene, written as the first list
+that names it writes it (Ensembl versions dropped); a universe list drops the genes outside it;
+each list gets its coverage report."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from kofs.errors import InputError, ParameterError
+from kofs.io.gene_lists import RankedGeneList
+from kofs.io.ids import CoverageReport, guess_namespace, normalise_id
+from kofs.types import Ranking
+
+log = logging.getLogger(__name__)
+
+
+_ENSEMBL = re.compile(r"^ENS[A-Z]*[GTPE]\d+$")
+
+
+LOW_SHARED = 0.05
+
+
+def _display(gene: str, key: str) -> str:
+    return key if _ENSEMBL.match(key) else gene.strip()
+
+
+def harmonise(
+    sources: Sequence[RankedGeneList], universe: int | list[str] | None
+) -> tuple[list[Ranking], list[CoverageReport], int, list[str] | None]:
+    memo: dict[str, str] = {}
+
+    def keys_of(genes: Iterable[str]) -> list[str]:
+        out = []
+        for g in genes:
+            k = memo.get(g)
+            if k is None:
+                k = memo[g] = normalise_id(g)
+            out.append(k)
+        return out
+
+    list_keys = [keys_of(s.genes) for s in sources]
+    display: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for s, keys in zip(sources, list_keys, strict=True):
+        for g, k in zip(s.genes, keys, strict=True):
+            if k not in display:
+                display[k] = _display(g, k)
+        for k in set(keys):
+            counts[k] = counts.get(k, 0) + 1
+    allowed: dict[str, str] | None = None
+    if isinstance(universe, list):
+        allowed = {}
+        for g, key in zip(universe, keys_of(universe), strict=True):
+            allowed.setdefault(key, display.get(key, _display(g, key)))
+        if not allowed:
+            raise InputError("the universe gene list is empty")
+    rankings, reports = [], []
+    kept_keys: set[str] = set()
+    for s, keys in zip(sources, list_keys, strict=True):
+        keep = np.array([allowed is None or k in allowed for k in keys], dtype=bool)
+        if not keep.any():
+            raise InputError(
+                f"list {s.name!r}: none of its {len(keys)} genes (e.g. "
+                f"{', '.join(s.genes[:3])}) is in the universe; use the same identifier type",
+                path=s.path,
+            )
+        genes = tuple(display[k] for k, ok in zip(keys, keep, strict=True) if ok)
+        kept_keys.update(k for k, ok in zip(keys, keep, strict=True) if ok)
+        rankings.append(
+            Ranking(
+                s.name,
+                genes,
+                np.asarray(s.scores)[keep],
+                s.higher_is_better,
+                params=dict(s.ranking().params),
+            )
+        )
+        shared = sum(counts[k] > 1 for k, ok in zip(keys, keep, strict=True) if ok)
+        if len(sources) > 1 and shared < LOW_SHARED * len(genes):
+            log.warning(
+                "list %s shares only %d of its %d genes with the other lists; do the lists use "
+                "the same identifier type?",
+                s.name,
+                shared,
+                len(genes),
+            )
+        reports.append(
+            CoverageReport(
+                source=s.name,
+                input_genes=len(keys),
+                matched=int(keep.sum()),
+                dropped=int((~keep).sum()),
+                ambiguous=0,
+                matrix_genes=0,  # set below, once N is known
+                matrix_genes_covered=int(keep.sum()),
+                id_column=s.gene_column,
+                source_namespace=guess_namespace(s.genes),
+                examples_dropped=tuple(g for g, ok in zip(s.genes, keep, strict=True) if not ok)[
+                    :5
+                ],
+                target="universe",
+                shared=int(shared),
+            )
+        )
+    if allowed is not None:
+        N = len(allowed)
+        universe_ids = list(allowed.values())
+    else:
+        N = len(kept_keys) if universe is None else int(universe)
+        universe_ids = None
+    reports = [replace(r, matrix_genes=N) for r in reports]
+    for r in reports:
+        log.info("%s", r.line())
+    return rankings, reports, N, universe_ids
+
+
+def relevant_in_lists(
+    relevant_genes: Any, rankings: Sequence[Ranking], universe_ids: list[str] | None
+) -> list[str]:
+    if isinstance(relevant_genes, (str, os.PathLike)):
+        from kofs.io.genes import read_gene_list
+
+        ids = list(read_gene_list(relevant_genes))
+    else:
+        ids = [str(g) for g in relevant_genes]
+    known = {normalise_id(g): g for r in rankings for g in r.genes}
+    for g in universe_ids or ():
+        known.setdefault(normalise_id(g), g)
+    out = [known[k] for k in dict.fromkeys(normalise_id(g) for g in ids) if k in known]
+    if len(out) < len(ids):
+        log.warning(
+            "%d of the %d relevant genes are in no list (ignored)", len(ids) - len(out), len(ids)
+        )
+    if not out:
+        raise ParameterError("none of the relevant genes is among the ranked genes")
+    return out
