@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kofs._compute.run_cache import run_store
 from kofs.io.ids import CoverageReport
 from kofs.types import Expression, RankerInputs, SampleCategories, SampleSimilarity
 
@@ -35,6 +36,10 @@ class Context:
     seed : int
     cache : dict
         Internal knowledge built in this run.
+    kernels : dict
+        The compute kernels' cache of this run (chunked moments, approximate kNN candidates;
+        :mod:`kofs._compute.run_cache`): the store active when the Context is made, else a new
+        one; :func:`kofs.pipeline.build.build_lists` makes it active while the lists are built.
     shared : dict
         Internal knowledge that depends on gene ids only, shared between runs on subsets of
         the same samples' genes (the folds of the honest protocol); see :meth:`cached`.
@@ -57,6 +62,7 @@ class Context:
     sources: Any = None
     seed: int = 0
     cache: dict[str, Any] = field(default_factory=dict)
+    kernels: dict[str, Any] = field(default_factory=run_store, repr=False)
     shared: dict[Any, Any] = field(default_factory=dict)
     coverage: list[CoverageReport] = field(default_factory=list)
     max_memory: int | None = None

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from kofs._compute.run_cache import cache_of
 from kofs.errors import ParameterError
 
 #: How long to try to reach a dask.distributed scheduler before giving up.
@@ -162,10 +163,10 @@ class Moments:
         return self.m2[group] + self.n[group] * dev * dev
 
 
-#: Recent :class:`Moments`, keyed by the dask array's name (its deterministic token: the same
-#: name means the same values) and the grouping: the rankers and checks of one run share one
-#: pass over the data instead of one pass per statistic.
-_MOMENTS: dict = {}
+#: Recent :class:`Moments` kept in the run's kernel cache (:mod:`kofs._compute.run_cache`),
+#: keyed by the dask array's name (its deterministic token: the same name means the same values)
+#: and the grouping: the rankers and checks of one run share one pass over the data instead of
+#: one pass per statistic.
 _MOMENTS_KEEP = 4
 #: Bytes of per-chunk moments held before they are merged (many classes x many genes).
 _MOMENTS_BATCH_BYTES = 256 * 2**20
@@ -178,7 +179,8 @@ def moments(X, codes: np.ndarray | None = None) -> Moments:
     if codes is not None:
         codes = np.ascontiguousarray(codes, dtype=np.int64)
     key = (X.name, X.shape, None if codes is None else hashlib.sha1(codes.tobytes()).hexdigest())
-    hit = _MOMENTS.get(key)
+    cache = cache_of("moments")
+    hit = None if cache is None else cache.get(key)
     if hit is not None:
         return hit
     n_groups = 1 if codes is None else int(codes.max()) + 1
@@ -195,9 +197,10 @@ def moments(X, codes: np.ndarray | None = None) -> Moments:
         parts = _compute(tasks[s : s + batch])
         merged = _merge_moments(parts if merged is None else [merged, *parts])
     found = Moments(merged)
-    while len(_MOMENTS) >= _MOMENTS_KEEP:
-        _MOMENTS.pop(next(iter(_MOMENTS)))
-    _MOMENTS[key] = found
+    if cache is not None:
+        while len(cache) >= _MOMENTS_KEEP:
+            cache.pop(next(iter(cache)))
+        cache[key] = found
     return found
 
 

@@ -21,6 +21,7 @@ from kofs._compute.chunked import is_dask
 from kofs._compute.matrix import column_means, order_key, snap_zero
 from kofs._compute.matrix import cross as _cross
 from kofs._compute.matrix import row_norms2 as _row_norms2
+from kofs._compute.run_cache import cache_of
 from kofs.errors import ParameterError, ResourceError
 
 logger = logging.getLogger(__name__)
@@ -407,26 +408,29 @@ def approximate_knn_squared_distances(X, *, k: int = 5, seed: int = 0) -> sp.csr
     if not 1 <= k <= n - 1:
         raise ParameterError(f"kNN graph: k must lie in [1, {n - 1}] for {n} samples, got {k}")
     c = min(max(k, ANN_CANDIDATES), n - 1)
+    cache = cache_of("ann")  # the run's: Laplacian Score (k = 5) and SPEC (k = 10) share it
+    if cache is None:
+        cache = {}
     if is_dask(X):  # a dask array's name is a token of its graph: the same data, the same name
         key: tuple = ("dask", X.name, X.shape, seed, c)
-        hit = _ANN_CACHE.get(key)
+        hit = cache.get(key)
         if hit is None:
             hit = (None, *_ann_candidates(X, c, seed))
-            _ANN_CACHE.clear()
-            _ANN_CACHE[key] = hit
+            cache.clear()
+            cache[key] = hit
         cand, d2 = hit[1], hit[2]
     else:
         buffer = X.data if sp.issparse(X) else X  # wrappers of the same data share the buffer
         base = buffer.base if isinstance(buffer, np.ndarray) and buffer.base is not None else buffer
         key = (id(base), X.shape, X.nnz if sp.issparse(X) else X.size, seed, c)
-        hit = _ANN_CACHE.get(key)
+        hit = cache.get(key)
         if hit is not None and hit[0]() is base:
             cand, d2 = hit[1], hit[2]
         else:
             cand, d2 = _ann_candidates(X, c, seed)
-            _ANN_CACHE.clear()
+            cache.clear()
             try:
-                _ANN_CACHE[key] = (weakref.ref(base), cand, d2)
+                cache[key] = (weakref.ref(base), cand, d2)
             except TypeError:  # not weak-referenceable: no cache
                 pass
     order = np.lexsort((cand, order_key(d2)), axis=1)[:, :k]
@@ -434,11 +438,6 @@ def approximate_knn_squared_distances(X, *, k: int = 5, seed: int = 0) -> sp.csr
     vals = np.take_along_axis(d2, order, axis=1)
     indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
     return sp.csr_matrix((vals.ravel(), cols.ravel(), indptr), shape=(n, n))
-
-
-#: The last approximate search (candidates and their exact distances), keyed by the matrix's
-#: identity: the rankers of one run (Laplacian Score k = 5, SPEC k = 10) share it.
-_ANN_CACHE: dict = {}
 
 
 def _ann_candidates(X, c: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

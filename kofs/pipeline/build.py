@@ -12,6 +12,7 @@ from typing import Any
 
 from threadpoolctl import threadpool_limits
 
+from kofs._compute.run_cache import kernel_cache
 from kofs.context import Context, ListPlan
 from kofs.errors import ParameterError
 from kofs.pipeline.checks import check_ranker_memory
@@ -56,7 +57,7 @@ def build_lists(
         per_list[plan.name] = p
     timings = {} if timings is None else timings
     lists: list[Ranking] = []
-    with threadpool_limits(limits=threads):
+    with threadpool_limits(limits=threads), kernel_cache(context.kernels):
         for plan in task(context.progress, "lists", total=len(plans)).each(plans):
             t0 = time.perf_counter()
             inputs = plan.build_inputs(context)

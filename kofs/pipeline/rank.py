@@ -20,6 +20,7 @@ from kofs._compute.canonical import (
     restore_aggregate,
     restore_ranking,
 )
+from kofs._compute.run_cache import kernel_cache
 from kofs.context import Context
 from kofs.errors import ParameterError
 from kofs.io.ids import match_gene_ids
@@ -268,6 +269,7 @@ def read_config_sources(config: Any, *, progress: Progress | None = None) -> Kno
     )
 
 
+@kernel_cache()  # one store for the checks, the lists and the markers of this run
 def rank_config(
     expression: Expression,
     config: Any,

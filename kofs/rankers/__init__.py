@@ -17,6 +17,7 @@ from kofs._compute.canonical import canonical_inputs, canonicalize, restore_rank
 from kofs._compute.chunked import is_dask, to_memory
 from kofs._compute.matrix import is_sparse
 from kofs._compute.ranks import constant_genes
+from kofs._compute.run_cache import kernel_cache
 from kofs.errors import KofsError, ParameterError
 from kofs.rankers._inputs import KIND_HINT
 from kofs.registry import RANKERS, RankerSpec, resolve_params
@@ -53,6 +54,7 @@ def _check_alignment(expression: Expression, inputs: RankerInputs) -> None:
             )
 
 
+@kernel_cache()  # a ranker called alone computes each chunked statistic once too
 def run_ranker(
     name: str,
     expression: Expression,
