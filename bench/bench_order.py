@@ -3,7 +3,7 @@
 Timed on a 300 x 60,000 matrix (samples x genes) and a 60,000-gene ranking: sorting the matrix
 into canonical order (:func:`kofs._compute.canonical.canonicalize`, a copy), ranking scores as printed
 (:func:`kofs._compute.ranks.average_ranks`), the constancy test of every gene
-(:func:`kofs._compute.ranks.constant_genes`), and the memory estimate of a 64 MB (uncompressed) BGZF
+(:func:`kofs._compute.matrix.constant_genes`), and the memory estimate of a 64 MB (uncompressed) BGZF
 file (block walk) versus a one-member gzip file (sampled decompression).
 """
 
@@ -35,7 +35,8 @@ def _bgzf(data: bytes, block: int = 65_280) -> bytes:
 
 def run() -> list[dict]:
     from kofs._compute.canonical import canonicalize
-    from kofs._compute.ranks import average_ranks, constant_genes
+    from kofs._compute.matrix import constant_genes
+    from kofs._compute.ranks import average_ranks
     from kofs.resources import estimate_expression_file
     from kofs.types import Expression
 

@@ -17,9 +17,8 @@ from kofs.cli.run import run_cmd
 from kofs.cli.sources import sources_cmd
 from kofs.datasets.example import example_paths
 from kofs.errors import InputError, ParameterError
-from kofs.pipeline.config import RunConfig, all_options, read_run_config
+from kofs.pipeline.config import RunConfig, all_options, dump_config, read_run_config
 from kofs.pipeline.presets import DEFAULTS_VERSION, PRESETS
-from kofs.pipeline.yaml_files import dump_config
 
 
 def test_every_option_is_a_click_option_of_rank_and_run_field_for_field():

@@ -14,11 +14,12 @@ import scipy.sparse as sp
 
 from kofs._compute import chunked
 from kofs._compute.chunked import is_dask
+from kofs._compute.ranks import CONSTANT_RTOL, constant_range
 
 __all__ = [
     "as_csr",
     "csr_problem",
-    "column_constant",
+    "constant_genes",
     "column_range",
     "column_means",
     "column_sq_deviations",
@@ -136,11 +137,22 @@ def column_range(X) -> tuple[np.ndarray, np.ndarray]:
     return hi, lo
 
 
-def column_constant(X) -> np.ndarray:
-    """Boolean mask of the constant columns (:func:`kofs._compute.ranks.constant_genes`)."""
-    from kofs._compute.ranks import constant_genes
+def constant_genes(X, *, rtol: float = CONSTANT_RTOL) -> np.ndarray:
+    """Genes (columns of ``X``, samples x genes; dense, sparse or chunked) that do not vary
+    across the samples.
 
-    return constant_genes(X)
+    A column is constant when its range ``max - min`` is at most ``rtol`` times its largest
+    magnitude (:func:`kofs._compute.ranks.constant_range`): the test is scale-free, so a matrix
+    multiplied by 1e-200 has the same constant genes as the original, and an all-zero column is
+    constant.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_genes,)
+    """
+    if X.shape[0] == 0:
+        return np.ones(X.shape[1], dtype=bool)
+    return constant_range(*column_range(X), rtol=rtol)
 
 
 def row_norms2(A) -> np.ndarray:

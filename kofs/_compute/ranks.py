@@ -5,31 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Relative tolerance of :func:`constant_genes`: a gene whose range is at most this fraction of
-#: its largest magnitude is constant (float noise such as 1.0 vs 1.0000000000000002).
+#: Relative tolerance of :func:`kofs._compute.matrix.constant_genes`: a gene whose range is at
+#: most this fraction of its largest magnitude is constant (float noise such as 1.0 vs
+#: 1.0000000000000002).
 CONSTANT_RTOL = 1e-12
 
 
-def constant_genes(X: np.ndarray, *, rtol: float = CONSTANT_RTOL) -> np.ndarray:
-    """Genes (columns of ``X``, samples x genes) that do not vary across the samples.
-
-    A column is constant when its range ``max - min`` is at most ``rtol`` times its largest
-    magnitude: the test is scale-free, so a matrix multiplied by 1e-200 has the same constant
-    genes as the original, and an all-zero column is constant.
-
-    Returns
-    -------
-    ndarray of bool, shape (n_genes,)
-    """
-    if X.shape[0] == 0:
-        return np.ones(X.shape[1], dtype=bool)
-    from kofs._compute.matrix import column_range  # sparse (CSR) and chunked (dask) X too
-
-    return constant_range(*column_range(X), rtol=rtol)
-
-
 def constant_range(hi: np.ndarray, lo: np.ndarray, *, rtol: float = CONSTANT_RTOL) -> np.ndarray:
-    """:func:`constant_genes` from the column maxima ``hi`` and minima ``lo``."""
+    """Constant columns from their maxima ``hi`` and minima ``lo``: the range ``hi - lo`` is
+    at most ``rtol`` times the largest magnitude (:func:`kofs._compute.matrix.constant_genes`)."""
     return (hi - lo) <= rtol * np.maximum(np.abs(hi), np.abs(lo))
 
 

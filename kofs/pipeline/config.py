@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from kofs.errors import ParameterError
 from kofs.options import SEED_MAX, THREADS_MAX, TOP_MAX, Option, as_mapping, build, opt, options_of
 from kofs.pipeline.presets import DEFAULTS_VERSION, PRESETS, check_version
@@ -520,3 +522,11 @@ def as_config(
             f"version {cfg.defaults!r}; name the version in the config itself"
         )
     return RunConfig.from_mapping({**cfg.to_mapping(), **given})
+
+
+def dump_config(config: RunConfig) -> str:
+    """YAML text of a resolved config (``kofs run`` repeats the run with it)."""
+    plain = {k.replace("_", "-"): v for k, v in sorted(config.to_mapping().items())}
+    return "# kofs resolved configuration: `kofs run THIS_FILE` repeats the run\n" + yaml.safe_dump(
+        plain, sort_keys=True, default_flow_style=False, allow_unicode=True
+    )

@@ -27,8 +27,8 @@ from kofs.io.output import (
     write_weights,
 )
 from kofs.io.output_folder import atomic_dir
+from kofs.pipeline.config import dump_config
 from kofs.pipeline.result import RunResult
-from kofs.pipeline.yaml_files import dump_config
 
 
 def _json_info(

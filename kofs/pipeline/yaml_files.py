@@ -1,20 +1,17 @@
 """YAML configs: the one loader (``yaml.safe_load`` semantics, no tags, unique keys, bounded
-nesting and alias expansion), key names (dashes or underscores) and the resolved config
-written beside every run."""
+nesting and alias expansion) and key names (dashes or underscores). The resolved config
+written beside every run is :func:`kofs.pipeline.config.dump_config`."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
 from kofs.errors import InputError
-
-if TYPE_CHECKING:
-    from kofs.pipeline.config import RunConfig
 
 
 def key_name(key: Any) -> str:
@@ -173,11 +170,3 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
             )
         out[name] = v
     return out
-
-
-def dump_config(config: RunConfig) -> str:
-    """YAML text of a resolved config (``kofs run`` repeats the run with it)."""
-    plain = {k.replace("_", "-"): v for k, v in sorted(config.to_mapping().items())}
-    return "# kofs resolved configuration: `kofs run THIS_FILE` repeats the run\n" + yaml.safe_dump(
-        plain, sort_keys=True, default_flow_style=False, allow_unicode=True
-    )

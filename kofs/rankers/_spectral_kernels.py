@@ -31,8 +31,8 @@ from kofs._compute import chunked as _chunked
 from kofs._compute.chunked import is_dask
 from kofs._compute.matrix import (
     as_csr,
-    column_constant,
     column_means,
+    constant_genes,
     is_sparse,
     weighted_sq_deviations,
 )
@@ -204,7 +204,7 @@ def _sparse_quadratic_forms(X, S, d: np.ndarray, *, power: int):
             W = V if power % 2 == 0 else _normalized_product(S, dm, V)
             num[cols] = np.maximum(np.einsum("ij,ij->j", V, W), 0.0)
     den = den_c + vol * mu * mu
-    constant = column_constant(X)
+    constant = constant_genes(X)
     for arr in (num, den_c, den):
         arr[constant] = np.nan
     return num, den_c, den
@@ -370,7 +370,7 @@ def spec_phi3(
         A = _chunked.left_product(Ut, X) if is_dask(X) else np.asarray((X.T @ Ut.T).T)
         with np.errstate(divide="ignore", invalid="ignore"):
             scores = (weights @ (A * A)) / norm2
-        scores[column_constant(X)] = np.nan
+        scores[constant_genes(X)] = np.nan
         return scores, lam
     scores = np.empty(m)
     for cols in _col_blocks(n, m):

@@ -15,7 +15,7 @@ import logging
 import numpy as np
 
 from kofs._compute.chunked import is_dask
-from kofs._compute.matrix import column_constant, column_means, column_sq_deviations, is_sparse
+from kofs._compute.matrix import column_means, column_sq_deviations, constant_genes, is_sparse
 from kofs.knowledge.similarity_kernels import ANN_MIN_SAMPLES
 from kofs.rankers._inputs import (
     graph_ranker_memory,
@@ -88,9 +88,9 @@ def fisher_score(X: np.ndarray, codes: np.ndarray) -> np.ndarray:
         mu_c = column_means(Xc)
         between += Xc.shape[0] * (mu_c - mu) ** 2
         scatter = column_sq_deviations(Xc, mu_c)
-        scatter[column_constant(Xc)] = 0.0  # exact zero for class-constant genes
+        scatter[constant_genes(Xc)] = 0.0  # exact zero for class-constant genes
         within += scatter
-    between[column_constant(X)] = 0.0
+    between[constant_genes(X)] = 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
         out = between / within
     out[(within == 0) & (between > 0)] = np.inf
