@@ -15,6 +15,7 @@ from kofs.evaluate.core import evaluate
 from kofs.evaluate.known import KnownGenes
 from kofs.evaluate.rankfiles import RankFile, ranks_on_matrix, read_rank_output
 from kofs.evaluate.report import write_evaluation
+from kofs.evaluate.reruns import honest_selector, read_reruns, rerun
 from kofs.evaluate.split import SplitHalf, SplitHalfResult, split_half
 from kofs.types import Expression, SampleCategories
 
@@ -49,141 +50,6 @@ def _names(
     return out
 
 
-def _reruns(files: Sequence[RankFile], why: str) -> list[dict[str, Any]]:
-    """What re-running every input's `kofs rank` configuration needs, read once: the config,
-    its knowledge sources, labels and relevant genes, and a gene-level cache (knowledge that
-    depends on gene ids only: GO graph, annotations, interaction graph) shared by the re-runs."""
-    from kofs.io.genes import read_gene_list
-    from kofs.io.labels import read_labels
-    from kofs.pipeline.config import RunConfig
-    from kofs.pipeline.rank import open_config_cache
-    from kofs.sources import read_sources
-
-    runs = []
-    for f in files:
-        if f.config is None:
-            raise ParameterError(
-                f"{why} needs the output folder of `kofs rank` (with config.resolved.yaml), "
-                f"not a bare ranking file: {f.path}"
-            )
-        cfg = RunConfig.from_mapping(f.config, where=f.path)
-        run_labels = None
-        if cfg.inputs.labels:
-            lab = read_labels(
-                cfg.inputs.labels,
-                sample_column=cfg.inputs.sample_column,
-                label_column=cfg.inputs.label_column,
-            )
-            run_labels = dict(zip(lab.samples, lab.labels, strict=True))
-        rel = cfg.inputs.relevant_genes
-        runs.append(
-            dict(
-                config=cfg,
-                sources=read_sources(cfg, cache=open_config_cache(cfg)),
-                labels=run_labels,
-                label_name=cfg.inputs.label_column or "label",
-                relevant=read_gene_list(rel) if rel else None,
-                shared={},
-            )
-        )
-    return runs
-
-
-def _rerun(
-    run: Mapping[str, Any], expression: Expression, relevant: Any, *, drop_unbuildable: bool = False
-) -> dict[str, Any]:
-    """One input's configuration re-run on ``expression`` (its labels restricted to the
-    matrix's samples) from ``relevant`` genes: ``{"final" and every list: Ranking}``.
-    ``drop_unbuildable``: a list seeded by the relevant genes that cannot be built from them
-    is left out (with a warning) and the run repeated without it."""
-    from dataclasses import replace
-
-    from kofs.errors import KofsError
-    from kofs.pipeline.run import RunInputs, rank_inputs
-
-    cats = None
-    if run["labels"] is not None:
-        missing = [s for s in expression.samples if s not in run["labels"]]
-        if missing:
-            raise ParameterError(f"the run's labels lack sample {missing[0]!r}; cannot re-rank it")
-        cats = SampleCategories(
-            [run["labels"][s] for s in expression.samples],
-            expression.samples,
-            name=run["label_name"],
-        )
-    inputs = RunInputs(expression, cats, relevant, run["sources"])
-    cfg = run["config"]
-    try:
-        res = rank_inputs(inputs, cfg, shared=run["shared"])
-    except KofsError:
-        if not drop_unbuildable or relevant is None or cfg.ranking.method != "kofs":
-            raise
-        keep = _buildable_lists(run, expression, cats, relevant)
-        if keep is None:
-            raise
-        cfg = replace(cfg, ranking=replace(cfg.ranking, lists=keep))
-        res = rank_inputs(inputs, cfg, shared=run["shared"])
-    return {"final": res.final, **{r.name: r for r in res.lists}}
-
-
-def _buildable_lists(run, expression, cats, relevant) -> tuple[str, ...] | None:
-    """The run's catalogue lists without the seeded ones that cannot be built from
-    ``relevant`` (None when every seeded list can: the failure was elsewhere)."""
-    from kofs._compute.canonical import canonicalize
-    from kofs.context import Context
-    from kofs.errors import KofsError
-    from kofs.pipeline.build import build_lists
-    from kofs.pipeline.plans import SEEDED_LISTS, kofs_plan
-    from kofs.pipeline.rank import relevant_gene_ids
-
-    cfg = run["config"]
-    canon = canonicalize(expression, cats)  # as the run sees it: its gene-level cache is reused
-    ctx = Context(
-        expression=canon.expression,
-        categories=canon.labels,
-        relevant_genes=relevant_gene_ids(canon.expression, relevant),
-        sources=run["sources"],
-        seed=cfg.resources.seed,
-        shared=run["shared"],
-    )
-    plans = kofs_plan(ctx, cfg.ranking.lists)
-    bad = []
-    for p in plans:
-        if p.name not in SEEDED_LISTS:
-            continue
-        own = {n: v for n, v in (cfg.ranking.param or {}).items() if n in (p.name, p.ranker)}
-        try:
-            build_lists(ctx, [p], params=own)
-        except KofsError as exc:
-            log.warning(
-                "%s left out: it cannot be built from these relevant genes (%s)", p.name, exc
-            )
-            bad.append(p.name)
-    if not bad:
-        return None
-    return tuple(p.name for p in plans if p.name not in bad)
-
-
-def _honest_selector(files: Sequence[RankFile], names: dict, expression: Expression):
-    """Re-run every input's `kofs rank` configuration on the training samples of a fold.
-
-    Each input's files are read once; knowledge that depends on gene ids only (GO graph,
-    annotations, interaction graph) is built once and shared by the folds."""
-    runs = _reruns(files, "--protocol honest")
-
-    def select(train: Expression, _y: np.ndarray) -> dict[str, np.ndarray]:
-        per_input = [
-            {k: v.order() for k, v in _rerun(run, train, run["relevant"]).items()} for run in runs
-        ]
-        return {
-            name: per_input[i][lname]
-            for name, (i, lname, _) in names.items()
-            if lname in per_input[i]
-        }
-
-    return select
-
-
 def _split_half(
     files: Sequence[RankFile],
     names: dict,
@@ -198,7 +64,7 @@ def _split_half(
     from kofs.pipeline.plans import list_origin
     from kofs.pipeline.rank import relevant_gene_ids
 
-    runs = _reruns(files, "--split-known")
+    runs = read_reruns(files, "--split-known")
     key = [f"relevant genes of {f.label}" + (f" (#{i + 1})" if len(files) > 1 else "")
            for i, f in enumerate(files)]  # fmt: skip
     sets = {
@@ -211,9 +77,7 @@ def _split_half(
     def build(used: Mapping[str, tuple[str, ...]], null: bool) -> dict[str, np.ndarray]:
         per_input = []
         for i, run in enumerate(runs):
-            built = _rerun(
-                run, expression, used.get(key[i], run["relevant"]), drop_unbuildable=null
-            )
+            built = rerun(run, expression, used.get(key[i], run["relevant"]), drop_unbuildable=null)
             per_input.append({k: _ranks_on(v, index, expression.n_genes) for k, v in built.items()})
         return {
             name: per_input[i][lname]
@@ -478,7 +342,7 @@ def evaluate_outputs(
         split_result = _split_half(
             files, names, expression, split_set, split, progress=options.get("progress")
         )
-    honest = _honest_selector(files, names, expression) if protocol != "book" else None
+    honest = honest_selector(files, names, expression) if protocol != "book" else None
     weights = {}
     for f in files:
         if f.weights:
