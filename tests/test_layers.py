@@ -3,8 +3,9 @@
 base -> io -> knowledge -> rankers / aggregate -> pipeline -> evaluate -> cli: a module may
 import its own layer or lower ones, never a higher one (every import counts, at module level or
 inside a function); nothing outside ``kofs/cli`` imports click or ``kofs.cli``; the module-level
-imports of the whole package form no cycle, and all imports no circle but the known one; the package root keeps only the contract and the
-infrastructure; docs/design-notes.md's layer table names the same folders.
+imports of the whole package form no cycle, and all imports no circle but the known one; the
+package root keeps only the contract and the infrastructure; docs/design-notes.md's layer table
+names the same folders.
 """
 
 from __future__ import annotations
