@@ -232,7 +232,7 @@ def methods_markdown() -> str:
         _HEADER.format(
             command=COMMAND,
             source="the registries (`kofs/rankers/`, `kofs/aggregate/`) and the defaults "
-            "presets (`kofs/pipeline/config.py`)",
+            "presets (`kofs/pipeline/presets.py`)",
         ),
         "# Methods: rankers and aggregators",
         "",
