@@ -1,8 +1,8 @@
 """Whole-process time of bulk runs: kofs now, the first release, and the floor, in one table.
 
 Run ``python bench/bench_bulk.py`` (options: ``--sizes small,medium,large``, ``--repeat N``,
-``--no-first-release``, ``--data DIR``); ``python bench/run.py bulk`` gives the headline rows
-with their targets.
+``--no-first-release``, ``--data DIR``, ``--baseline DIR``); ``python bench/run.py bulk`` gives
+the headline rows with their targets.
 
 For each size a seeded synthetic gzip TSV of log expression (genes in rows, Ensembl-like ids,
 70 % zeros as in single-cell data, other values ``log2(1 + gamma)`` written with 6 significant
@@ -22,6 +22,9 @@ that a change of machine load hits them alike); the table gives the median over 
 * ``first release``: the same command on the code of the first commit that could run
   ``kofs rank`` (:data:`FIRST_RELEASE`), extracted with ``git archive`` into a scratch
   directory outside the repository;
+* ``baseline`` (with ``--baseline DIR``): the same command as ``kofs second`` on the kofs
+  sources in ``DIR`` (e.g. a worktree of ``main``), in the same rounds: the change measured
+  side by side with the code it replaces;
 * ``rank --help``: ``kofs rank --help``.
 
 Ratios: ``now/release`` = kofs second / first release; ``now/pandas`` = kofs second / pandas;
@@ -137,7 +140,9 @@ _NOW = "from kofs.__main__ import entry\nentry()"
 _OLD = "from kofs.cli import main\nsys.exit(main())"
 
 
-def measure(path: Path, *, rounds: int, release: Path | None, work: Path) -> dict[str, list]:
+def measure(
+    path: Path, *, rounds: int, release: Path | None, work: Path, baseline: Path | None = None
+) -> dict[str, list]:
     """Alternating rounds of every variant on ``path``; each value a list over the rounds
     (``KEY cpu``: the CPU seconds of the same runs)."""
     now = _env(ROOT)
@@ -176,6 +181,11 @@ def measure(path: Path, *, rounds: int, release: Path | None, work: Path) -> dic
             shutil.rmtree(out, ignore_errors=True)
             wall, _, cpu = _child(_rank_code(path, out, _NOW), env=_env(ROOT, caches), cwd=work)
             add(key, wall, cpu)
+        if baseline is not None:
+            out = work / "out-baseline"
+            shutil.rmtree(out, ignore_errors=True)
+            wall, _, cpu = _child(_rank_code(path, out, _NOW), env=_env(baseline, caches), cwd=work)
+            add("baseline", wall, cpu)
         if release is not None:
             out = work / "out-release"
             shutil.rmtree(out, ignore_errors=True)
@@ -192,29 +202,36 @@ def help_times(rounds: int, work: Path) -> list[tuple[float, float]]:
 
 
 COLUMNS = ("pandas", "pyarrow", "arrow read", "kofs read", "kofs read call", "kofs first",
-           "kofs second", "first release")  # fmt: skip
+           "kofs second", "baseline", "first release")  # fmt: skip
 
 
-CPU_COLUMNS = ("pandas", "pyarrow", "kofs read", "kofs first", "kofs second", "first release")
+CPU_COLUMNS = ("pandas", "pyarrow", "kofs read", "kofs first", "kofs second", "baseline",
+               "first release")  # fmt: skip
 
 
 def cpu_table(results: dict[str, dict[str, list]]) -> str:
     """Median CPU seconds (user + sys) of the same runs."""
-    head = f"{'CPU s':<8}" + "".join(f"{c:>15}" for c in CPU_COLUMNS) + f"{'now/release':>13}"
+    head = (f"{'CPU s':<8}" + "".join(f"{c:>15}" for c in CPU_COLUMNS) + f"{'now/release':>13}"
+            + f"{'now/pandas':>12}{'now/base':>10}")  # fmt: skip
     lines = [head, "-" * len(head)]
     for size, t in results.items():
         med = {k: statistics.median(v) for k, v in t.items()}
         cells = "".join(
             f"{med[c + ' cpu']:>14.2f}s" if c + " cpu" in med else f"{'-':>15}" for c in CPU_COLUMNS
         )
-        rel = med.get("kofs second cpu", math.nan) / med.get("first release cpu", math.nan)
-        lines.append(f"{size:<8}{cells}{rel:>13.2f}")
+        now = med.get("kofs second cpu", math.nan)
+        rel = now / med.get("first release cpu", math.nan)
+        lines.append(
+            f"{size:<8}{cells}{rel:>13.2f}{now / med['pandas cpu']:>12.2f}"
+            f"{now / med.get('baseline cpu', math.nan):>10.2f}"
+        )
     return "\n".join(lines)
 
 
 def table(results: dict[str, dict[str, list]], shapes: dict[str, tuple[int, int]]) -> str:
     head = (f"{'size':<8}{'shape':>15}" + "".join(f"{c:>15}" for c in COLUMNS)
-            + f"{'now/release':>13}{'now/pandas':>12}{'read/arrow':>12}{'1st/2nd':>9}")  # fmt: skip
+            + f"{'now/release':>13}{'now/pandas':>12}{'now/base':>10}{'read/arrow':>12}"
+            + f"{'1st/2nd':>9}")  # fmt: skip
     lines = [head, "-" * len(head)]
     for size, t in results.items():
         med = {k: statistics.median(v) for k, v in t.items()}
@@ -223,13 +240,16 @@ def table(results: dict[str, dict[str, list]], shapes: dict[str, tuple[int, int]
         lines.append(
             f"{size:<8}{'{} x {}'.format(*shapes[size]):>15}{cells}{rel:>13.2f}"
             f"{med['kofs second'] / med['pandas']:>12.2f}"
+            f"{med['kofs second'] / med.get('baseline', math.nan):>10.2f}"
             f"{med['kofs read call'] / med['arrow read']:>12.2f}"
             f"{med['kofs first'] / med['kofs second']:>9.2f}"
         )
     return "\n".join(lines)
 
 
-def run_all(sizes, *, rounds, data: Path, with_release: bool, log=print):
+def run_all(
+    sizes, *, rounds, data: Path, with_release: bool, log=print, baseline: Path | None = None
+):
     work = Path(tempfile.mkdtemp(prefix="kofs-bench-bulk-"))
     try:
         release = first_release_tree(data) if with_release else None
@@ -241,7 +261,9 @@ def run_all(sizes, *, rounds, data: Path, with_release: bool, log=print):
             path = make_matrix(data / f"bulk_{n}x{m}.tsv.gz", n, m)
             log(f"# {size}: {n} samples x {m} genes ({path.stat().st_size / 1e6:.1f} MB gzip), "
                 f"{rounds} rounds")  # fmt: skip
-            results[size] = measure(path, rounds=rounds, release=release, work=work)
+            results[size] = measure(
+                path, rounds=rounds, release=release, work=work, baseline=baseline
+            )
             shapes[size] = (n, m)
         helps = help_times(max(rounds, 5), work)
         return results, shapes, helps
@@ -292,7 +314,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="alternating rounds (default 3)")
     ap.add_argument("--no-first-release", action="store_true")
     ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "kofs-bench-bulk")
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="another kofs source tree (its folder holding kofs/) run side by side")  # fmt: skip
     args = ap.parse_args(argv)
+    if args.baseline is not None and not (args.baseline / "kofs" / "__init__.py").is_file():
+        ap.error(f"--baseline {args.baseline}: no kofs/__init__.py in this folder")
     sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
     unknown = [s for s in sizes if s not in SIZES]
     if unknown:
@@ -301,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# {_load()} at the start", flush=True)
     results, shapes, helps = run_all(
         sizes, rounds=args.repeat, data=args.data, with_release=not args.no_first_release,
-        log=lambda s: print(s, flush=True),
+        log=lambda s: print(s, flush=True), baseline=args.baseline,
     )  # fmt: skip
     print(table(results, shapes))
     print()
