@@ -10,6 +10,8 @@ digits) is made once in ``--data`` (default ``$TMPDIR/kofs-bench-bulk``); the la
 shape of issue 25's public single-cell set, 271 samples x 47,192 genes. Every figure is the wall
 time of a fresh process, and the variants run one after another in each round (alternating, so
 that a change of machine load hits them alike); the table gives the median over the rounds.
+The kofs trees are byte-compiled first and the children may write bytecode (as an installed
+copy has it), whatever ``PYTHONDONTWRITEBYTECODE`` says.
 
 * ``pandas``: ``pandas.read_csv(FILE, sep="\\t", index_col=0)``;
 * ``pyarrow``: ``pyarrow.csv.read_csv(FILE)`` (tab-delimited); ``arrow read`` is the import of
@@ -126,6 +128,9 @@ def _child(
 
 def _env(pythonpath: Path, caches: Path | None = None) -> dict:
     env = dict(os.environ, PYTHONPATH=str(pythonpath))
+    # as installed: with bytecode (PYTHONDONTWRITEBYTECODE made every child compile the ~150
+    # kofs modules from source, 0.25-0.4 s of CPU that no installed copy pays)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if caches is not None:
         env.update(NUMBA_CACHE_DIR=str(caches / "numba"), KOFS_CACHE_DIR=str(caches / "kofs"))
     return env
@@ -255,6 +260,10 @@ def run_all(
         release = first_release_tree(data) if with_release else None
         if with_release and release is None:
             log("# git archive failed: the first-release column is left out")
+        for tree in (ROOT, baseline, release):
+            if tree is not None:  # bytecode written once, before the timed runs
+                subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "kofs")],
+                               env=_env(tree), check=False, capture_output=True)  # fmt: skip
         results, shapes = {}, {}
         for size in sizes:
             n, m = SIZES[size]
