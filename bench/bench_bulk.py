@@ -29,6 +29,11 @@ copy has it), whatever ``PYTHONDONTWRITEBYTECODE`` says.
   side by side with the code it replaces;
 * ``rank --help``: ``kofs rank --help``.
 
+``--stages`` prints instead where the time of one ``kofs rank`` of the large size goes: the run
+(:func:`kofs.workflow.run`, then :func:`kofs.outputs.write_result`) under cProfile in a fresh
+process, the cumulative seconds of its stages (reading, each ranker, the fusion, the report, the
+ranking table) and of the imports, read off the profile by function name.
+
 Ratios: ``now/release`` = kofs second / first release; ``now/pandas`` = kofs second / pandas;
 ``read/arrow`` = kofs read call / pyarrow read call; ``1st/2nd`` = kofs first / kofs second.
 """
@@ -317,12 +322,63 @@ def run() -> list[dict]:
     return rows
 
 
+_STAGES = """
+import cProfile, pstats, sys, time
+t0 = time.perf_counter()
+from kofs.config import as_config
+from kofs.outputs import write_result
+from kofs.workflow import run
+imports = time.perf_counter() - t0
+cfg = as_config({{"expression": {path!r}, "rankers": {rankers!r}, "output": {out!r}}})
+prof = cProfile.Profile()
+t1 = time.perf_counter()
+prof.enable()
+write_result(run(cfg))
+prof.disable()
+total = time.perf_counter() - t1
+stats = pstats.Stats(prof).stats
+def cum(name):
+    hits = [v[3] for (f, _, fn), v in stats.items() if fn == name and "kofs" in f]
+    return (max(hits) if hits else float("nan")), len(hits)
+print("STAGE imports (kofs.workflow, kofs.outputs and what they load)", imports)
+for name, label in {stages!r}:
+    print("STAGE", label, cum(name)[0])
+print("STAGE whole run (profiled)", total)
+"""
+#: (function, label) of the stages ``--stages`` reports.
+STAGES = (
+    ("read_expression", "reading the matrix (read_expression)"),
+    ("run_ranker", "the rankers (run_ranker, all calls: the Gram matrix, graphs, scores)"),
+    ("build_lists", "the lists (build_lists: the rankers and their checks)"),
+    ("aggregate", "fusion (kofs.aggregate.aggregate)"),
+    ("run_report_html", "report.html"),
+    ("write_ranking", "ranking.tsv"),
+    ("write_result", "all output files (write_result, report included)"),
+)
+
+
+def stages(path: Path, work: Path) -> list[tuple[str, float]]:
+    """(stage, seconds) of one profiled run on ``path`` in a fresh process (see ``--stages``)."""
+    code = _STAGES.format(path=str(path), rankers=RANKERS.split(","), out=str(work / "out"),
+                          stages=list(STAGES))  # fmt: skip
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=_env(ROOT), cwd=work)  # fmt: skip
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark child failed: {proc.stderr.strip()[-1500:]}")
+    rows = [
+        line[6:].rsplit(" ", 1) for line in proc.stdout.splitlines() if line.startswith("STAGE ")
+    ]
+    return [(label, float(value)) for label, value in rows]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="small,medium,large")
     ap.add_argument("--repeat", type=int, default=3, help="alternating rounds (default 3)")
     ap.add_argument("--no-first-release", action="store_true")
     ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "kofs-bench-bulk")
+    ap.add_argument("--stages", action="store_true",
+                    help="where one run of the largest size goes (profiled), instead of the table")  # fmt: skip
     ap.add_argument("--baseline", type=Path, default=None,
                     help="another kofs source tree (its folder holding kofs/) run side by side")  # fmt: skip
     args = ap.parse_args(argv)
@@ -334,6 +390,21 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown size {unknown[0]!r}; sizes are {', '.join(SIZES)}")
     args.data.mkdir(parents=True, exist_ok=True)
     print(f"# {_load()} at the start", flush=True)
+    if args.stages:
+        n, m = SIZES[sizes[-1]]
+        path = make_matrix(args.data / f"bulk_{n}x{m}.tsv.gz", n, m)
+        work = Path(tempfile.mkdtemp(prefix="kofs-bench-bulk-"))
+        try:
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "kofs")],
+                           env=_env(ROOT), check=False, capture_output=True)  # fmt: skip
+            for _ in range(args.repeat):
+                rows = stages(path, work)
+                print(f"# {sizes[-1]} ({n} x {m}), {_load()}")
+                for label, value in rows:
+                    print(f"{value:8.2f} s  {label}")
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return 0
     results, shapes, helps = run_all(
         sizes, rounds=args.repeat, data=args.data, with_release=not args.no_first_release,
         log=lambda s: print(s, flush=True), baseline=args.baseline,
