@@ -380,8 +380,9 @@ _ID_ORDER: list[tuple[tuple[str, ...], np.ndarray]] = []
 
 
 def _id_positions(genes: tuple[str, ...]) -> np.ndarray:
-    if _ID_ORDER and (_ID_ORDER[0][0] is genes or _ID_ORDER[0][0] == genes):
-        return _ID_ORDER[0][1]
+    hit = _ID_ORDER[0] if _ID_ORDER else None  # one read: another thread may replace it
+    if hit is not None and (hit[0] is genes or hit[0] == genes):
+        return hit[1]
     by_id = np.empty(len(genes), dtype=np.int64)
     by_id[sorted(range(len(genes)), key=genes.__getitem__)] = np.arange(len(genes))
     by_id.setflags(write=False)
