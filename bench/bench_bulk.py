@@ -1,8 +1,8 @@
 """Whole-process time of bulk runs: kofs now, the first release, and the floor, in one table.
 
 Run ``python bench/bench_bulk.py`` (options: ``--sizes small,medium,large``, ``--repeat N``,
-``--no-first-release``, ``--data DIR``); ``python bench/run.py bulk`` gives the headline rows
-with their targets.
+``--no-first-release``, ``--data DIR``, ``--baseline DIR``); ``python bench/run.py bulk`` gives
+the headline rows with their targets.
 
 For each size a seeded synthetic gzip TSV of log expression (genes in rows, Ensembl-like ids,
 70 % zeros as in single-cell data, other values ``log2(1 + gamma)`` written with 6 significant
@@ -10,6 +10,8 @@ digits) is made once in ``--data`` (default ``$TMPDIR/kofs-bench-bulk``); the la
 shape of issue 25's public single-cell set, 271 samples x 47,192 genes. Every figure is the wall
 time of a fresh process, and the variants run one after another in each round (alternating, so
 that a change of machine load hits them alike); the table gives the median over the rounds.
+The kofs trees are byte-compiled first and the children may write bytecode (as an installed
+copy has it), whatever ``PYTHONDONTWRITEBYTECODE`` says.
 
 * ``pandas``: ``pandas.read_csv(FILE, sep="\\t", index_col=0)``;
 * ``pyarrow``: ``pyarrow.csv.read_csv(FILE)`` (tab-delimited); ``arrow read`` is the import of
@@ -22,7 +24,15 @@ that a change of machine load hits them alike); the table gives the median over 
 * ``first release``: the same command on the code of the first commit that could run
   ``kofs rank`` (:data:`FIRST_RELEASE`), extracted with ``git archive`` into a scratch
   directory outside the repository;
+* ``baseline`` (with ``--baseline DIR``): the same command as ``kofs second`` on the kofs
+  sources in ``DIR`` (e.g. a worktree of ``main``), in the same rounds: the change measured
+  side by side with the code it replaces;
 * ``rank --help``: ``kofs rank --help``.
+
+``--stages`` prints instead where the time of one ``kofs rank`` of the large size goes: the run
+(:func:`kofs.workflow.run`, then :func:`kofs.outputs.write_result`) under cProfile in a fresh
+process, the cumulative seconds of its stages (reading, each ranker, the fusion, the report, the
+ranking table) and of the imports, read off the profile by function name.
 
 Ratios: ``now/release`` = kofs second / first release; ``now/pandas`` = kofs second / pandas;
 ``read/arrow`` = kofs read call / pyarrow read call; ``1st/2nd`` = kofs first / kofs second.
@@ -123,6 +133,9 @@ def _child(
 
 def _env(pythonpath: Path, caches: Path | None = None) -> dict:
     env = dict(os.environ, PYTHONPATH=str(pythonpath))
+    # as installed: with bytecode (PYTHONDONTWRITEBYTECODE made every child compile the ~150
+    # kofs modules from source, 0.25-0.4 s of CPU that no installed copy pays)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if caches is not None:
         env.update(NUMBA_CACHE_DIR=str(caches / "numba"), KOFS_CACHE_DIR=str(caches / "kofs"))
     return env
@@ -137,7 +150,9 @@ _NOW = "from kofs.__main__ import entry\nentry()"
 _OLD = "from kofs.cli import main\nsys.exit(main())"
 
 
-def measure(path: Path, *, rounds: int, release: Path | None, work: Path) -> dict[str, list]:
+def measure(
+    path: Path, *, rounds: int, release: Path | None, work: Path, baseline: Path | None = None
+) -> dict[str, list]:
     """Alternating rounds of every variant on ``path``; each value a list over the rounds
     (``KEY cpu``: the CPU seconds of the same runs)."""
     now = _env(ROOT)
@@ -176,6 +191,11 @@ def measure(path: Path, *, rounds: int, release: Path | None, work: Path) -> dic
             shutil.rmtree(out, ignore_errors=True)
             wall, _, cpu = _child(_rank_code(path, out, _NOW), env=_env(ROOT, caches), cwd=work)
             add(key, wall, cpu)
+        if baseline is not None:
+            out = work / "out-baseline"
+            shutil.rmtree(out, ignore_errors=True)
+            wall, _, cpu = _child(_rank_code(path, out, _NOW), env=_env(baseline, caches), cwd=work)
+            add("baseline", wall, cpu)
         if release is not None:
             out = work / "out-release"
             shutil.rmtree(out, ignore_errors=True)
@@ -192,29 +212,36 @@ def help_times(rounds: int, work: Path) -> list[tuple[float, float]]:
 
 
 COLUMNS = ("pandas", "pyarrow", "arrow read", "kofs read", "kofs read call", "kofs first",
-           "kofs second", "first release")  # fmt: skip
+           "kofs second", "baseline", "first release")  # fmt: skip
 
 
-CPU_COLUMNS = ("pandas", "pyarrow", "kofs read", "kofs first", "kofs second", "first release")
+CPU_COLUMNS = ("pandas", "pyarrow", "kofs read", "kofs first", "kofs second", "baseline",
+               "first release")  # fmt: skip
 
 
 def cpu_table(results: dict[str, dict[str, list]]) -> str:
     """Median CPU seconds (user + sys) of the same runs."""
-    head = f"{'CPU s':<8}" + "".join(f"{c:>15}" for c in CPU_COLUMNS) + f"{'now/release':>13}"
+    head = (f"{'CPU s':<8}" + "".join(f"{c:>15}" for c in CPU_COLUMNS) + f"{'now/release':>13}"
+            + f"{'now/pandas':>12}{'now/base':>10}")  # fmt: skip
     lines = [head, "-" * len(head)]
     for size, t in results.items():
         med = {k: statistics.median(v) for k, v in t.items()}
         cells = "".join(
             f"{med[c + ' cpu']:>14.2f}s" if c + " cpu" in med else f"{'-':>15}" for c in CPU_COLUMNS
         )
-        rel = med.get("kofs second cpu", math.nan) / med.get("first release cpu", math.nan)
-        lines.append(f"{size:<8}{cells}{rel:>13.2f}")
+        now = med.get("kofs second cpu", math.nan)
+        rel = now / med.get("first release cpu", math.nan)
+        lines.append(
+            f"{size:<8}{cells}{rel:>13.2f}{now / med['pandas cpu']:>12.2f}"
+            f"{now / med.get('baseline cpu', math.nan):>10.2f}"
+        )
     return "\n".join(lines)
 
 
 def table(results: dict[str, dict[str, list]], shapes: dict[str, tuple[int, int]]) -> str:
     head = (f"{'size':<8}{'shape':>15}" + "".join(f"{c:>15}" for c in COLUMNS)
-            + f"{'now/release':>13}{'now/pandas':>12}{'read/arrow':>12}{'1st/2nd':>9}")  # fmt: skip
+            + f"{'now/release':>13}{'now/pandas':>12}{'now/base':>10}{'read/arrow':>12}"
+            + f"{'1st/2nd':>9}")  # fmt: skip
     lines = [head, "-" * len(head)]
     for size, t in results.items():
         med = {k: statistics.median(v) for k, v in t.items()}
@@ -223,25 +250,34 @@ def table(results: dict[str, dict[str, list]], shapes: dict[str, tuple[int, int]
         lines.append(
             f"{size:<8}{'{} x {}'.format(*shapes[size]):>15}{cells}{rel:>13.2f}"
             f"{med['kofs second'] / med['pandas']:>12.2f}"
+            f"{med['kofs second'] / med.get('baseline', math.nan):>10.2f}"
             f"{med['kofs read call'] / med['arrow read']:>12.2f}"
             f"{med['kofs first'] / med['kofs second']:>9.2f}"
         )
     return "\n".join(lines)
 
 
-def run_all(sizes, *, rounds, data: Path, with_release: bool, log=print):
+def run_all(
+    sizes, *, rounds, data: Path, with_release: bool, log=print, baseline: Path | None = None
+):
     work = Path(tempfile.mkdtemp(prefix="kofs-bench-bulk-"))
     try:
         release = first_release_tree(data) if with_release else None
         if with_release and release is None:
             log("# git archive failed: the first-release column is left out")
+        for tree in (ROOT, baseline, release):
+            if tree is not None:  # bytecode written once, before the timed runs
+                subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "kofs")],
+                               env=_env(tree), check=False, capture_output=True)  # fmt: skip
         results, shapes = {}, {}
         for size in sizes:
             n, m = SIZES[size]
             path = make_matrix(data / f"bulk_{n}x{m}.tsv.gz", n, m)
             log(f"# {size}: {n} samples x {m} genes ({path.stat().st_size / 1e6:.1f} MB gzip), "
                 f"{rounds} rounds")  # fmt: skip
-            results[size] = measure(path, rounds=rounds, release=release, work=work)
+            results[size] = measure(
+                path, rounds=rounds, release=release, work=work, baseline=baseline
+            )
             shapes[size] = (n, m)
         helps = help_times(max(rounds, 5), work)
         return results, shapes, helps
@@ -286,22 +322,92 @@ def run() -> list[dict]:
     return rows
 
 
+_STAGES = """
+import cProfile, pstats, sys, time
+t0 = time.perf_counter()
+from kofs.config import as_config
+from kofs.outputs import write_result
+from kofs.workflow import run
+imports = time.perf_counter() - t0
+cfg = as_config({{"expression": {path!r}, "rankers": {rankers!r}, "output": {out!r}}})
+prof = cProfile.Profile()
+t1 = time.perf_counter()
+prof.enable()
+write_result(run(cfg))
+prof.disable()
+total = time.perf_counter() - t1
+stats = pstats.Stats(prof).stats
+def cum(name):
+    hits = [v[3] for (f, _, fn), v in stats.items() if fn == name and "kofs" in f]
+    return (max(hits) if hits else float("nan")), len(hits)
+print("STAGE imports (kofs.workflow, kofs.outputs and what they load)", imports)
+for name, label in {stages!r}:
+    print("STAGE", label, cum(name)[0])
+print("STAGE whole run (profiled)", total)
+"""
+#: (function, label) of the stages ``--stages`` reports.
+STAGES = (
+    ("read_expression", "reading the matrix (read_expression)"),
+    ("run_ranker", "the rankers (run_ranker, all calls: the Gram matrix, graphs, scores)"),
+    ("build_lists", "the lists (build_lists: the rankers and their checks)"),
+    ("aggregate", "fusion (kofs.aggregate.aggregate)"),
+    ("run_report_html", "report.html"),
+    ("write_ranking", "ranking.tsv"),
+    ("write_result", "all output files (write_result, report included)"),
+)
+
+
+def stages(path: Path, work: Path) -> list[tuple[str, float]]:
+    """(stage, seconds) of one profiled run on ``path`` in a fresh process (see ``--stages``)."""
+    code = _STAGES.format(path=str(path), rankers=RANKERS.split(","), out=str(work / "out"),
+                          stages=list(STAGES))  # fmt: skip
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=_env(ROOT), cwd=work)  # fmt: skip
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark child failed: {proc.stderr.strip()[-1500:]}")
+    rows = [
+        line[6:].rsplit(" ", 1) for line in proc.stdout.splitlines() if line.startswith("STAGE ")
+    ]
+    return [(label, float(value)) for label, value in rows]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="small,medium,large")
     ap.add_argument("--repeat", type=int, default=3, help="alternating rounds (default 3)")
     ap.add_argument("--no-first-release", action="store_true")
     ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "kofs-bench-bulk")
+    ap.add_argument("--stages", action="store_true",
+                    help="where one run of the largest size goes (profiled), instead of the table")  # fmt: skip
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="another kofs source tree (its folder holding kofs/) run side by side")  # fmt: skip
     args = ap.parse_args(argv)
+    if args.baseline is not None and not (args.baseline / "kofs" / "__init__.py").is_file():
+        ap.error(f"--baseline {args.baseline}: no kofs/__init__.py in this folder")
     sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
     unknown = [s for s in sizes if s not in SIZES]
     if unknown:
         ap.error(f"unknown size {unknown[0]!r}; sizes are {', '.join(SIZES)}")
     args.data.mkdir(parents=True, exist_ok=True)
     print(f"# {_load()} at the start", flush=True)
+    if args.stages:
+        n, m = SIZES[sizes[-1]]
+        path = make_matrix(args.data / f"bulk_{n}x{m}.tsv.gz", n, m)
+        work = Path(tempfile.mkdtemp(prefix="kofs-bench-bulk-"))
+        try:
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "kofs")],
+                           env=_env(ROOT), check=False, capture_output=True)  # fmt: skip
+            for _ in range(args.repeat):
+                rows = stages(path, work)
+                print(f"# {sizes[-1]} ({n} x {m}), {_load()}")
+                for label, value in rows:
+                    print(f"{value:8.2f} s  {label}")
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return 0
     results, shapes, helps = run_all(
         sizes, rounds=args.repeat, data=args.data, with_release=not args.no_first_release,
-        log=lambda s: print(s, flush=True),
+        log=lambda s: print(s, flush=True), baseline=args.baseline,
     )  # fmt: skip
     print(table(results, shapes))
     print()

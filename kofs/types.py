@@ -374,11 +374,25 @@ class RankerInputs:
         )
 
 
-def _order_by_rank(ranks: np.ndarray, genes: tuple[str, ...]) -> np.ndarray:
-    """Indices sorting by rank, ties by gene id (then position, for repeated ids)."""
+#: The last genes' positions in gene-id order: the lists and the fusion of a run share their
+#: genes, and each of them is ordered several times (table, report, summary).
+_ID_ORDER: list[tuple[tuple[str, ...], np.ndarray]] = []
+
+
+def _id_positions(genes: tuple[str, ...]) -> np.ndarray:
+    hit = _ID_ORDER[0] if _ID_ORDER else None  # one read: another thread may replace it
+    if hit is not None and (hit[0] is genes or hit[0] == genes):
+        return hit[1]
     by_id = np.empty(len(genes), dtype=np.int64)
     by_id[sorted(range(len(genes)), key=genes.__getitem__)] = np.arange(len(genes))
-    return np.lexsort((by_id, ranks))
+    by_id.setflags(write=False)
+    _ID_ORDER[:] = [(tuple(genes), by_id)]
+    return by_id
+
+
+def _order_by_rank(ranks: np.ndarray, genes: tuple[str, ...]) -> np.ndarray:
+    """Indices sorting by rank, ties by gene id (then position, for repeated ids)."""
+    return np.lexsort((_id_positions(genes), ranks))
 
 
 @dataclass(frozen=True, eq=False)

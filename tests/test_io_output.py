@@ -6,10 +6,13 @@ import errno
 import hashlib
 import io
 import json
+import math
 import os
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kofs.errors import InputError, OutputError, ParameterError
 from kofs.io import output
@@ -19,6 +22,8 @@ from kofs.io.output import (
     environment_info,
     file_fingerprint,
     format_float,
+    format_floats,
+    format_ranks,
     write_json,
     write_ranking,
     write_weights,
@@ -104,6 +109,58 @@ def test_write_weights(tmp_path):
 )
 def test_format_float(x, text):
     assert format_float(x) == text
+
+
+#: Numbers whose text is easy to get wrong: signed zeros, the ends of the float range,
+#: subnormals, non-finite values, integers around 1e10 (where %.10g switches to exponents) and
+#: beyond 2**53 and 2**63, halves and values next to a rounding boundary of 10 digits.
+EDGE_NUMBERS = [
+    0.0, -0.0, 1e-300, -1e-300, 5e-324, -5e-324, 2.2250738585072014e-308, 1.7976931348623157e308,
+    -1.7976931348623157e308, np.nan, -np.nan, np.inf, -np.inf, 1.0, -1.0, 0.5, 1.5, 2.5, -2.5,
+    9999999999.0, 10000000000.0, 99999999995.0, 1e10, 1e16, 2.0**53, 2.0**53 + 2, 2.0**63,
+    -(2.0**63), 2.0**64, 1e300, 0.1 + 0.2, 1 / 3, 2 / 3, 1e-5, 1e-4, 0.00012345678905,
+    123456789012.0, 1.23456789055, 3.0, 47192.0, 47191.5, 1e-10, 0.99999999995, 0.999999999949,
+]  # fmt: skip
+
+
+def _old_rank(x):
+    """The rank cell as the writer formatted it one number at a time before
+    :func:`format_ranks`."""
+    if math.isfinite(x) and x == int(x):
+        return str(int(x))
+    return format_float(x)
+
+
+def test_format_floats_same_text_as_format_float_on_edge_cases():
+    assert format_floats(EDGE_NUMBERS) == [format_float(x) for x in EDGE_NUMBERS]
+    assert format_ranks(EDGE_NUMBERS) == [_old_rank(x) for x in EDGE_NUMBERS]
+    assert format_floats([]) == [] and format_ranks([]) == []
+    ints = np.arange(-3, 100_003)
+    assert format_ranks(ints) == [str(int(x)) for x in ints.tolist()]
+    assert format_ranks(np.array([1.0, 2.0, np.nan])) == ["1", "2", "NA"]
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(allow_nan=True, allow_infinity=True),
+            st.floats(min_value=-1e12, max_value=1e12).map(round).map(float),
+            st.integers(-(10**6), 10**6).map(lambda i: i / 2),
+        ),
+        max_size=50,
+    )
+)
+def test_format_floats_and_ranks_match_the_scalar_formatters(values):
+    assert format_floats(values) == [format_float(x) for x in values]
+    assert format_ranks(values) == [_old_rank(x) for x in values]
+
+
+def test_format_floats_random_bits_match_format_float():
+    """Every finite and non-finite float64 class, from random bit patterns."""
+    bits = np.random.default_rng(25).integers(0, 2**64, size=200_000, dtype=np.uint64)
+    values = bits.view(np.float64)
+    assert format_floats(values) == [format_float(x) for x in values.tolist()]
+    assert format_ranks(values) == [_old_rank(x) for x in values.tolist()]
 
 
 # ---------------------------------------------------------------- check_output_dir

@@ -26,3 +26,18 @@ def test_tie_averaged_ranks_equal_scipy_rankdata(x):
 def test_average_ranks_direction_ties_and_nan_last():
     r = average_ranks(np.array([3.0, np.nan, 1.0, 3.0, 2.0]), higher_is_better=True)
     np.testing.assert_array_equal(r, [1.5, 5.0, 4.0, 1.5, 3.0])
+
+
+def test_order_ties_by_gene_id_across_gene_sets():
+    """The gene-id order is computed once per gene set and reused: rankings of other gene
+    sets in between, and new tuples of the same ids, are still ordered by their own ids."""
+    from kofs.types import Ranking
+
+    genes = ("g2", "g1", "g3", "g10")
+    a = Ranking("a", genes, [1.0, 1.0, 0.5, 1.0], higher_is_better=True)
+    assert a.top(4) == ["g1", "g10", "g2", "g3"]
+    b = Ranking("b", ("z", "y", "x"), [1.0, 1.0, 2.0], higher_is_better=True)
+    assert b.top(3) == ["x", "y", "z"]
+    c = Ranking("c", list(genes), [0.5, 0.5, 1.0, 0.5], higher_is_better=True)
+    assert c.top(4) == ["g3", "g1", "g10", "g2"]
+    assert a.top(4) == ["g1", "g10", "g2", "g3"]

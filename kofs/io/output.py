@@ -42,6 +42,8 @@ __all__ = [
     "environment_info",
     "file_fingerprint",
     "format_float",
+    "format_floats",
+    "format_ranks",
     "is_write_failure",
     "write_error",
     "write_stdout",
@@ -293,10 +295,43 @@ def format_float(x: float) -> str:
     return "%.10g" % (x + 0.0)  # noqa: UP031 - %g is the documented format
 
 
-def _format_rank(x: float) -> str:
-    if math.isfinite(x) and x == int(x):
-        return str(int(x))
-    return format_float(x)
+_PERCENT_G = "%.10g".__mod__  # noqa: UP031 - %g is the documented format
+_PERCENT_D = "%d".__mod__
+
+
+def _fix_non_finite(values: np.ndarray, text: list[str]) -> list[str]:
+    """Replace the cells of the non-finite ``values`` by ``NA``, ``Inf``, ``-Inf``."""
+    bad = ~np.isfinite(values)
+    if bad.any():
+        for i in np.flatnonzero(bad).tolist():
+            x = values[i]
+            text[i] = "NA" if np.isnan(x) else ("Inf" if x > 0 else "-Inf")
+    return text
+
+
+def format_floats(values) -> list[str]:
+    """:func:`format_float` of every number of ``values`` (the same text, character for
+    character), with the formatting loop in C: ``"%.10g" %`` mapped over the numbers with
+    ``-0.0`` turned into ``0.0`` by adding ``0.0`` as :func:`format_float` does, then the
+    non-finite cells replaced."""
+    with np.errstate(invalid="ignore"):  # signalling NaNs
+        a = np.asarray(values, dtype=np.float64).ravel() + 0.0
+    return _fix_non_finite(a, list(map(_PERCENT_G, a.tolist())))
+
+
+def format_ranks(values) -> list[str]:
+    """The rank cells of ``values``: integral finite numbers as integers
+    (``"%d" %`` of a float is ``str(int(x))``), the others as :func:`format_floats`."""
+    a = np.asarray(values, dtype=np.float64).ravel()
+    with np.errstate(invalid="ignore"):
+        integral = np.isfinite(a) & (a == np.floor(a))
+    if integral.all():
+        return list(map(_PERCENT_D, a.tolist()))
+    text = format_floats(a)
+    idx = np.flatnonzero(integral)
+    for i, t in zip(idx.tolist(), map(_PERCENT_D, a[idx].tolist()), strict=True):
+        text[i] = t
+    return text
 
 
 def _clean(text: str) -> str:
@@ -343,10 +378,11 @@ def write_ranking(
     """
     genes = final.genes
     index = {g: i for i, g in enumerate(genes)}
+    order = final.order()
     cols_rank, cols_score, names = [], [], []
     for r in lists:
         if r.genes == genes:
-            ranks, scores = r.ranks.tolist(), r.scores.tolist()
+            rank_col, score_col = r.ranks, r.scores
         else:
             missing = [g for g in r.genes if g not in index]
             if missing:
@@ -359,33 +395,30 @@ def write_ranking(
             pos = np.fromiter((index[g] for g in r.genes), dtype=np.int64, count=len(r.genes))
             rank_col[pos] = r.ranks
             score_col[pos] = r.scores
-            ranks, scores = rank_col.tolist(), score_col.tolist()
-        cols_rank.append([_format_rank(v) for v in ranks])
-        cols_score.append([format_float(v) for v in scores])
+        cols_rank.append(format_ranks(np.asarray(rank_col, dtype=np.float64)[order]))
+        cols_score.append(format_floats(np.asarray(score_col, dtype=np.float64)[order]))
         names.append(_clean(r.name))
     stats = dict(getattr(final, "statistics", None) or {})
     head = ["gene", *(["symbol"] if symbols is not None else []), "rank", "score"]
     head += [_clean(k) for k in stats]
-    stat_cols = [[format_float(v) for v in np.asarray(v).tolist()] for v in stats.values()]
     for n in names:
         head += [f"rank:{n}", f"score:{n}"]
     if evidence is not None:
         head.append("evidence")
-    order = final.order().tolist()
-    ranks = final.ranks.tolist()
-    scores = final.scores.tolist()
-    out = ["\t".join(head)]
-    for i in order:
-        row = [genes[i]]
-        if symbols is not None:
-            row.append(_clean(symbols.get(genes[i], "")))
-        row += [_format_rank(ranks[i]), format_float(scores[i])]
-        row += [c[i] for c in stat_cols]
-        for cr, cs in zip(cols_rank, cols_score, strict=True):
-            row += [cr[i], cs[i]]
-        if evidence is not None:
-            row.append(_clean(evidence.get(genes[i], "")))
-        out.append("\t".join(row))
+    ordered = [genes[i] for i in order.tolist()]
+    columns: list[list[str]] = [ordered]
+    if symbols is not None:
+        columns.append([_clean(symbols.get(g, "")) for g in ordered])
+    columns.append(format_ranks(np.asarray(final.ranks, dtype=np.float64)[order]))
+    columns.append(format_floats(np.asarray(final.scores, dtype=np.float64)[order]))
+    columns += [
+        format_floats(np.asarray(v, dtype=np.float64).ravel()[order]) for v in stats.values()
+    ]
+    for cr, cs in zip(cols_rank, cols_score, strict=True):
+        columns += [cr, cs]
+    if evidence is not None:
+        columns.append([_clean(evidence.get(g, "")) for g in ordered])
+    out = ["\t".join(head), *map("\t".join, zip(*columns, strict=True))]
     text = "\n".join(out) + "\n"
     with _sink(stream_or_path) as fh:
         fh.write(text)

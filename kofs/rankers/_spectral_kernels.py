@@ -101,8 +101,12 @@ def prepare_graph(S, X: np.ndarray):
 
 
 def _normalized_product(S, dm: np.ndarray, V: np.ndarray) -> np.ndarray:
-    """``Lcal V = V - D^{-1/2} S D^{-1/2} V``."""
-    return V - dm[:, None] * np.asarray(S @ (dm[:, None] * V))
+    """``Lcal V = V - D^{-1/2} S D^{-1/2} V`` (one new array: the product's, updated in place)."""
+    P = np.asarray(S @ (dm[:, None] * V))
+    if not P.flags.writeable or np.shares_memory(P, V):
+        P = P.copy()
+    np.multiply(dm[:, None], P, out=P)
+    return np.subtract(V, P, out=P)
 
 
 def graph_quadratic_forms(X: np.ndarray, S, *, power: int = 1):
@@ -123,6 +127,16 @@ def graph_quadratic_forms(X: np.ndarray, S, *, power: int = 1):
     S, X, d = prepare_graph(S, X)
     if is_sparse(X) or is_dask(X):
         return _sparse_quadratic_forms(X, S, d, power=power)
+    return _dense_quadratic_forms(X, S, d, power=power)
+
+
+def _dense_quadratic_forms(X: np.ndarray, S, d: np.ndarray, *, power: int):
+    """:func:`graph_quadratic_forms` of a dense ``X`` by column blocks, the temporaries of a
+    block written into buffers reused from block to block (blocks of 32 MB are above the
+    allocator's reuse threshold: fresh arrays cost page faults and zeroing every time). The
+    blocks stay those of :func:`_col_blocks`: OpenBLAS's matrix-vector products (``d @ F``)
+    give other last bits for other block widths (their threads and unrolled loops split the
+    columns by the width)."""
     n, m = X.shape
     vol = d.sum()
     sd = np.sqrt(d)
@@ -130,23 +144,47 @@ def graph_quadratic_forms(X: np.ndarray, S, *, power: int = 1):
     num = np.empty(m)
     den_c = np.empty(m)
     den = np.empty(m)
+    constant = np.empty(m, dtype=bool)
+    dense_S = isinstance(S, np.ndarray)
+    pool: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}
+
+    def buffer(slot: int, shape: tuple[int, ...]) -> np.ndarray:
+        out = pool.get((slot, shape))
+        if out is None:
+            out = pool[(slot, shape)] = np.empty(shape)
+        return out
+
+    def product(V: np.ndarray, slot: int) -> np.ndarray:
+        """``Lcal V`` into buffer ``slot`` (V's own buffer is another)."""
+        tmp = np.multiply(dm[:, None], V, out=buffer(1, V.shape))
+        P = np.matmul(S, tmp, out=buffer(slot, V.shape)) if dense_S else np.array(S @ tmp)
+        np.multiply(dm[:, None], P, out=P)
+        return np.subtract(V, P, out=P)
+
     for cols in _col_blocks(n, m):
         F = X[:, cols]
+        shape = F.shape
         mu = (d @ F) / vol
-        Fc = F - mu
-        dc = d @ (Fc * Fc)
+        Fc = np.subtract(F, mu, out=buffer(0, shape))
+        dc = d @ np.multiply(Fc, Fc, out=buffer(1, shape))
         if power == 1:
-            q = dc - np.einsum("ij,ij->j", Fc, np.asarray(S @ Fc))
+            SF = np.matmul(S, Fc, out=buffer(2, shape)) if dense_S else np.asarray(S @ Fc)
+            q = dc - np.einsum("ij,ij->j", Fc, SF)
         else:
-            V = sd[:, None] * Fc
+            V = np.multiply(Fc, sd[:, None], out=Fc)
+            slots = [0, 2, 3]  # V's buffer first
             for _ in range(power // 2):
-                V = _normalized_product(S, dm, V)
-            W = V if power % 2 == 0 else _normalized_product(S, dm, V)
+                slots = [*slots[1:], slots[0]]
+                V = product(V, slots[0])
+            if power % 2 == 0:
+                W = V
+            else:
+                W = product(V, slots[1])
             q = np.einsum("ij,ij->j", V, W)
         num[cols] = np.maximum(q, 0.0)
         den_c[cols] = dc
         den[cols] = dc + vol * mu * mu
-    constant = np.ptp(X, axis=0) == 0
+        constant[cols] = np.ptp(F, axis=0) == 0
     for arr in (num, den_c, den):
         arr[constant] = np.nan
     return num, den_c, den
