@@ -30,7 +30,7 @@ copy has it), whatever ``PYTHONDONTWRITEBYTECODE`` says.
 * ``rank --help``: ``kofs rank --help``.
 
 ``--stages`` prints instead where the time of one ``kofs rank`` of the large size goes: the run
-(:func:`kofs.workflow.run`, then :func:`kofs.outputs.write_result`) under cProfile in a fresh
+(:func:`kofs.pipeline.run.run`, then :func:`kofs.pipeline.write.write_result`) under cProfile in a fresh
 process, the cumulative seconds of its stages (reading, each ranker, the fusion, the report, the
 ranking table) and of the imports, read off the profile by function name.
 
@@ -325,9 +325,9 @@ def run() -> list[dict]:
 _STAGES = """
 import cProfile, pstats, sys, time
 t0 = time.perf_counter()
-from kofs.config import as_config
-from kofs.outputs import write_result
-from kofs.workflow import run
+from kofs.pipeline.config import as_config
+from kofs.pipeline.write import write_result
+from kofs.pipeline.run import run
 imports = time.perf_counter() - t0
 cfg = as_config({{"expression": {path!r}, "rankers": {rankers!r}, "output": {out!r}}})
 prof = cProfile.Profile()
@@ -340,7 +340,7 @@ stats = pstats.Stats(prof).stats
 def cum(name):
     hits = [v[3] for (f, _, fn), v in stats.items() if fn == name and "kofs" in f]
     return (max(hits) if hits else float("nan")), len(hits)
-print("STAGE imports (kofs.workflow, kofs.outputs and what they load)", imports)
+print("STAGE imports (kofs.pipeline.run, kofs.pipeline.write and what they load)", imports)
 for name, label in {stages!r}:
     print("STAGE", label, cum(name)[0])
 print("STAGE whole run (profiled)", total)
