@@ -19,7 +19,15 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import log_ndtr, ndtri
 
-__all__ = ["grid_scores", "interval_terms", "log_mass", "mixture_scores", "score_grid"]
+__all__ = [
+    "grid_scores",
+    "grid_scores_q",
+    "interval_terms",
+    "log_mass",
+    "mixture_scores",
+    "normal_quantiles",
+    "score_grid",
+]
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 
@@ -34,17 +42,18 @@ def _log1mexp(x: np.ndarray) -> np.ndarray:
 def log_mass(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``log(Phi(b) - Phi(a))`` for ``a <= b`` (either may be infinite), accurate in both
     tails: the upper tail is computed from ``Phi(-x)``."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
     upper = a > 0
+    out = np.empty(a.shape)
     with np.errstate(invalid="ignore"):
         # upper tail: Q(a) - Q(b) = Q(a) (1 - Q(b)/Q(a)), Q(x) = Phi(-x)
-        la, lb = log_ndtr(-a), log_ndtr(-b)
-        up = la + _log1mexp(lb - la)
+        au, bu = a[upper], b[upper]
+        la, lb = log_ndtr(-au), log_ndtr(-bu)
+        out[upper] = la + _log1mexp(lb - la)
         # otherwise: Phi(b) (1 - Phi(a)/Phi(b))
-        pa, pb = log_ndtr(a), log_ndtr(b)
-        down = pb + _log1mexp(pa - pb)
-    out = np.where(upper, up, down)
+        down = ~upper
+        pa, pb = log_ndtr(a[down]), log_ndtr(b[down])
+        out[down] = pb + _log1mexp(pa - pb)
     return np.where(b > a, out, -np.inf)
 
 
@@ -126,11 +135,49 @@ def grid_scores(u: np.ndarray, shift: np.ndarray, grid: np.ndarray = GRID_Q) -> 
     ``shift`` (``s - q`` is smooth in ``q = Q^-1(u)``, between 0 and mu, so the result is
     increasing in q like the exact one; error ~1e-6 with the 2049-point grid). u = 0 and 1
     give +-inf."""
+    return grid_scores_q(normal_quantiles(u), shift, grid)
+
+
+def normal_quantiles(u: np.ndarray) -> np.ndarray:
+    """``q = Q^-1(u)`` (+inf at u = 0, -inf at 1): the argument of :func:`grid_scores_q`, which
+    does not depend on the list's parameters (computed once per set of intervals)."""
     with np.errstate(divide="ignore"):
-        q = -ndtri(np.clip(np.asarray(u, dtype=np.float64), 0.0, 1.0))
+        return -ndtri(np.clip(np.asarray(u, dtype=np.float64), 0.0, 1.0))
+
+
+def grid_scores_q(q: np.ndarray, shift: np.ndarray, grid: np.ndarray = GRID_Q) -> np.ndarray:
+    """:func:`grid_scores` from the normal quantiles ``q`` of the positions."""
     finite = np.isfinite(q)
     out = q.copy()
-    out[finite] = q[finite] + np.interp(q[finite], grid, shift)
+    qf = q[finite]
+    out[finite] = qf + _interp(qf, grid, shift)
+    return out
+
+
+#: From this many points on, :func:`_interp` indexes the uniform grid directly (faster than
+#: the binary searches of ``np.interp``, which it equals bit for bit).
+_DIRECT = 2048
+
+
+def _interp(x: np.ndarray, grid: np.ndarray, fp: np.ndarray) -> np.ndarray:
+    """``np.interp(x, grid, fp)`` for an evenly spaced ``grid`` and finite ``fp``: the same
+    interval and the same arithmetic (``slope (x - x_j) + y_j``), so the same result."""
+    n = grid.size
+    if x.size < _DIRECT or n < 2 or not np.all(np.isfinite(fp)):
+        return np.interp(x, grid, fp)
+    h = (grid[-1] - grid[0]) / (n - 1)
+    j = np.floor((x - grid[0]) / h)
+    np.clip(j, 0, n - 2, out=j)
+    k = j.astype(np.intp)
+    # the division's rounding may miss the interval by one: grid[k] <= x < grid[k + 1]
+    k -= x < grid[k]
+    np.clip(k, 0, n - 2, out=k)
+    k += x >= grid[k + 1]
+    np.clip(k, 0, n - 2, out=k)
+    slope = (fp[1:] - fp[:-1]) / (grid[1:] - grid[:-1])
+    out = slope[k] * (x - grid[k]) + fp[k]
+    out[x < grid[0]] = fp[0]
+    out[x >= grid[-1]] = fp[-1]
     return out
 
 

@@ -12,7 +12,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Coded", "block_intervals", "code_intervals", "observation_intervals"]
+__all__ = [
+    "Coded",
+    "TieBlocks",
+    "block_intervals",
+    "code_intervals",
+    "observation_intervals",
+]
 
 
 def block_intervals(
@@ -37,25 +43,81 @@ def block_intervals(
         ``[(a-1)/M_j, b/M_j]``; absent genes of a list of n present genes have ``[n/M_j, 1]``.
     """
     R = np.asarray(ranks, dtype=np.float64)
-    M, L = R.shape
-    lo = np.zeros_like(R)
-    hi = np.ones_like(R)
-    for j in range(L):
-        col = R[:, j]
-        keep = np.ones(M, dtype=bool) if masked is None else ~np.asarray(masked[:, j], bool)
-        Mj = int(keep.sum())
-        if Mj == 0:
-            continue
-        present = ~np.isnan(col) & keep
-        absent = np.isnan(col) & keep
-        n = int(present.sum())
-        lo[absent, j] = n / Mj
-        if n:
-            _, inverse, counts = np.unique(col[present], return_inverse=True, return_counts=True)
-            end = np.cumsum(counts)
-            lo[present, j] = (end - counts)[inverse.ravel()] / Mj
-            hi[present, j] = end[inverse.ravel()] / Mj
-    return lo, hi
+    lo, hi = TieBlocks.of(R, masked).intervals(np.arange(R.shape[0]))
+    # in R's memory layout (products downstream round by layout: the same bits as before)
+    out_lo, out_hi = np.empty_like(R), np.empty_like(R)
+    out_lo[...] = lo
+    out_hi[...] = hi
+    return out_lo, out_hi
+
+
+@dataclass(frozen=True)
+class TieBlocks:
+    """Each list's ordered genes and tie blocks, from which :func:`block_intervals` of any
+    subset of the genes (re-ranked within it: a half-sample) follows without sorting again.
+
+    ``order[j]``: list j's present unmasked genes, best first; ``start[j]`` / ``end[j]``: for
+    each of those positions, where its tie block starts / ends (end exclusive); ``keep``,
+    ``present``: (M, L) unmasked, and present and unmasked.
+    """
+
+    order: tuple[np.ndarray, ...]
+    start: tuple[np.ndarray, ...]
+    end: tuple[np.ndarray, ...]
+    keep: np.ndarray
+    present: np.ndarray
+
+    @staticmethod
+    def of(ranks: np.ndarray, masked: np.ndarray | None = None) -> TieBlocks:
+        R = np.asarray(ranks, dtype=np.float64)
+        M, L = R.shape
+        keep = np.ones((M, L), dtype=bool) if masked is None else ~np.asarray(masked, bool)
+        present = keep & ~np.isnan(R)
+        order, start, end = [], [], []
+        for j in range(L):
+            genes = np.flatnonzero(present[:, j])
+            col = R[genes, j]
+            o = np.argsort(col, kind="stable")
+            v = col[o]
+            n = v.size
+            new = np.flatnonzero(v[1:] != v[:-1]) + 1  # positions that start a tie block
+            firsts = np.concatenate([[0], new]).astype(np.intp)
+            lasts = np.concatenate([new, [n]]).astype(np.intp)
+            size = lasts - firsts
+            order.append(genes[o])
+            start.append(np.repeat(firsts, size))
+            end.append(np.repeat(lasts, size))
+        return TieBlocks(tuple(order), tuple(start), tuple(end), keep, present)
+
+    def intervals(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`block_intervals` of the genes ``rows`` (increasing) alone."""
+        M, L = self.keep.shape
+        rows = np.asarray(rows, dtype=np.intp)
+        chosen = np.zeros(M, dtype=bool)
+        chosen[rows] = True
+        lo = np.zeros((rows.size, L))
+        hi = np.ones((rows.size, L))
+        col_lo = np.empty(M)
+        col_hi = np.empty(M)
+        for j in range(L):
+            keep = self.keep[rows, j]
+            Mj = int(keep.sum())
+            if Mj == 0:
+                continue
+            order = self.order[j]
+            taken = chosen[order]
+            # the chosen genes before each position: a block's chosen genes sit between the
+            # counts at its start and its end
+            before = np.concatenate([[0], np.cumsum(taken)])
+            n = int(before[-1])
+            g = order[taken]
+            col_lo[g] = before[self.start[j][taken]] / Mj
+            col_hi[g] = before[self.end[j][taken]] / Mj
+            present = self.present[rows, j]
+            lo[present, j] = col_lo[rows[present]]
+            hi[present, j] = col_hi[rows[present]]
+            lo[keep & ~present, j] = n / Mj
+        return lo, hi
 
 
 def observation_intervals(
@@ -119,7 +181,7 @@ def code_intervals(
         mid = 0.5 * (lo[:, j] + hi[:, j])
         k = np.clip(np.searchsorted(edges, mid, side="right") - 1, 0, nb - 1)
         wide = (hi[:, j] - lo[:, j]) > (edges[k + 1] - edges[k]) * (1 + 1e-9)
-        used = np.unique(k[~wide])  # the bins of narrow observations
+        used = np.flatnonzero(np.bincount(k[~wide], minlength=nb))  # bins of narrow ones
         index = np.full(nb, -1, dtype=np.int64)
         index[used] = np.arange(used.size)
         code = index[k]
