@@ -20,6 +20,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri
 
 __all__ = [
+    "GridPoints",
     "grid_scores",
     "grid_scores_q",
     "interval_terms",
@@ -147,38 +148,55 @@ def normal_quantiles(u: np.ndarray) -> np.ndarray:
 
 def grid_scores_q(q: np.ndarray, shift: np.ndarray, grid: np.ndarray = GRID_Q) -> np.ndarray:
     """:func:`grid_scores` from the normal quantiles ``q`` of the positions."""
-    finite = np.isfinite(q)
-    out = q.copy()
-    qf = q[finite]
-    out[finite] = qf + _interp(qf, grid, shift)
-    return out
+    return GridPoints(q, None, grid).scores(np.atleast_2d(shift))
 
 
-#: From this many points on, :func:`_interp` indexes the uniform grid directly (faster than
-#: the binary searches of ``np.interp``, which it equals bit for bit).
-_DIRECT = 2048
+class GridPoints:
+    """Points ``q`` (any shape; each of row ``rows`` of a table, default 0) located once on an
+    evenly spaced grid, so that the scores ``q + np.interp(q, grid, table[row])`` of any
+    :func:`score_grid` table follow from a few array operations (the same interval and the
+    same arithmetic as ``np.interp``, ``slope (x - x_j) + y_j``: the same result bit for bit).
+    Non-finite q (u = 0 or 1) keep their value."""
 
+    def __init__(self, q: np.ndarray, rows: np.ndarray | None, grid: np.ndarray) -> None:
+        self.q = np.asarray(q, dtype=np.float64)
+        self.grid = grid
+        self.finite = np.isfinite(self.q)
+        x = self.q[self.finite]
+        rows = np.zeros(self.q.shape, dtype=np.intp) if rows is None else rows
+        self.rows = np.broadcast_to(rows, self.q.shape)[self.finite]
+        n = grid.size
+        h = (grid[-1] - grid[0]) / (n - 1)
+        j = np.floor((x - grid[0]) / h)
+        np.clip(j, 0, n - 2, out=j)
+        k = j.astype(np.intp)
+        # the division's rounding may miss the interval by one: grid[k] <= x < grid[k + 1]
+        k -= x < grid[k]
+        np.clip(k, 0, n - 2, out=k)
+        k += x >= grid[k + 1]
+        np.clip(k, 0, n - 2, out=k)
+        self.k = k
+        self.dx = x - grid[k]
+        self.below = np.flatnonzero(x < grid[0])
+        self.above = np.flatnonzero(x >= grid[-1])
+        self.x = x
 
-def _interp(x: np.ndarray, grid: np.ndarray, fp: np.ndarray) -> np.ndarray:
-    """``np.interp(x, grid, fp)`` for an evenly spaced ``grid`` and finite ``fp``: the same
-    interval and the same arithmetic (``slope (x - x_j) + y_j``), so the same result."""
-    n = grid.size
-    if x.size < _DIRECT or n < 2 or not np.all(np.isfinite(fp)):
-        return np.interp(x, grid, fp)
-    h = (grid[-1] - grid[0]) / (n - 1)
-    j = np.floor((x - grid[0]) / h)
-    np.clip(j, 0, n - 2, out=j)
-    k = j.astype(np.intp)
-    # the division's rounding may miss the interval by one: grid[k] <= x < grid[k + 1]
-    k -= x < grid[k]
-    np.clip(k, 0, n - 2, out=k)
-    k += x >= grid[k + 1]
-    np.clip(k, 0, n - 2, out=k)
-    slope = (fp[1:] - fp[:-1]) / (grid[1:] - grid[:-1])
-    out = slope[k] * (x - grid[k]) + fp[k]
-    out[x < grid[0]] = fp[0]
-    out[x >= grid[-1]] = fp[-1]
-    return out
+    def scores(self, table: np.ndarray) -> np.ndarray:
+        """``q + np.interp(q, grid, table[row])``; ``table``: (rows, grid size)."""
+        grid, r, k = self.grid, self.rows, self.k
+        if np.all(np.isfinite(table)):
+            slope = (table[:, 1:] - table[:, :-1]) / (grid[1:] - grid[:-1])
+            v = slope[r, k] * self.dx + table[r, k]
+            v[self.below] = table[r[self.below], 0]
+            v[self.above] = table[r[self.above], -1]
+        else:  # np.interp's own handling of non-finite values
+            v = np.empty_like(self.x)
+            for row in np.unique(r):
+                at = r == row
+                v[at] = np.interp(self.x[at], grid, table[row])
+        out = self.q.copy()
+        out[self.finite] = self.x + v
+        return out
 
 
 def ndtr_upper(q: np.ndarray) -> np.ndarray:

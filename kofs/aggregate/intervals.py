@@ -58,24 +58,26 @@ class TieBlocks:
 
     ``order[j]``: list j's present unmasked genes, best first; ``start[j]`` / ``end[j]``: for
     each of those positions, where its tie block starts / ends (end exclusive); ``keep``,
-    ``present``: (M, L) unmasked, and present and unmasked.
+    ``present``: (L, M) unmasked, and present and unmasked.
     """
 
     order: tuple[np.ndarray, ...]
     start: tuple[np.ndarray, ...]
     end: tuple[np.ndarray, ...]
-    keep: np.ndarray
-    present: np.ndarray
+    keep: np.ndarray  # (L, M)
+    present: np.ndarray  # (L, M)
 
     @staticmethod
     def of(ranks: np.ndarray, masked: np.ndarray | None = None) -> TieBlocks:
         R = np.asarray(ranks, dtype=np.float64)
         M, L = R.shape
-        keep = np.ones((M, L), dtype=bool) if masked is None else ~np.asarray(masked, bool)
-        present = keep & ~np.isnan(R)
+        keep = np.ones((L, M), dtype=bool)
+        if masked is not None:
+            keep = np.ascontiguousarray(~np.asarray(masked, bool).T)
+        present = keep & ~np.isnan(R.T)
         order, start, end = [], [], []
         for j in range(L):
-            genes = np.flatnonzero(present[:, j])
+            genes = np.flatnonzero(present[j])
             col = R[genes, j]
             o = np.argsort(col, kind="stable")
             v = col[o]
@@ -91,33 +93,29 @@ class TieBlocks:
 
     def intervals(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:func:`block_intervals` of the genes ``rows`` (increasing) alone."""
-        M, L = self.keep.shape
+        L, M = self.keep.shape
         rows = np.asarray(rows, dtype=np.intp)
-        chosen = np.zeros(M, dtype=bool)
-        chosen[rows] = True
-        lo = np.zeros((rows.size, L))
-        hi = np.ones((rows.size, L))
-        col_lo = np.empty(M)
-        col_hi = np.empty(M)
+        where = np.full(M, -1, dtype=np.intp)  # a gene's row in the subset
+        where[rows] = np.arange(rows.size)
+        lo = np.zeros((L, rows.size))
+        hi = np.ones((L, rows.size))
         for j in range(L):
-            keep = self.keep[rows, j]
-            Mj = int(keep.sum())
+            keep = self.keep[j, rows]
+            Mj = int(np.count_nonzero(keep))
             if Mj == 0:
                 continue
-            order = self.order[j]
-            taken = chosen[order]
+            at = where[self.order[j]]
+            taken = at >= 0
             # the chosen genes before each position: a block's chosen genes sit between the
             # counts at its start and its end
-            before = np.concatenate([[0], np.cumsum(taken)])
+            before = np.zeros(taken.size + 1, dtype=np.intp)
+            np.cumsum(taken, out=before[1:])
             n = int(before[-1])
-            g = order[taken]
-            col_lo[g] = before[self.start[j][taken]] / Mj
-            col_hi[g] = before[self.end[j][taken]] / Mj
-            present = self.present[rows, j]
-            lo[present, j] = col_lo[rows[present]]
-            hi[present, j] = col_hi[rows[present]]
-            lo[keep & ~present, j] = n / Mj
-        return lo, hi
+            lo[j, keep] = n / Mj  # absent: below the list (present genes overwritten)
+            at = at[taken]
+            lo[j, at] = before[self.start[j][taken]] / Mj
+            hi[j, at] = before[self.end[j][taken]] / Mj
+        return np.ascontiguousarray(lo.T), np.ascontiguousarray(hi.T)
 
 
 def observation_intervals(

@@ -64,6 +64,7 @@ from scipy.special import expit, logit, ndtr, ndtri
 
 from kofs.aggregate.binormal import (
     GRID_Q,
+    GridPoints,
     grid_scores_q,
     interval_terms,
     mixture_scores,
@@ -251,8 +252,13 @@ class _Problem:
             shape=(self.M, coded.size),
         )
         self.AT = self.A.T.tocsr()
-        # the coded intervals' ends and midpoints as normal quantiles (they do not change)
-        self._q = normal_quantiles(np.stack([coded.lo, coded.hi, 0.5 * (coded.lo + coded.hi)]))
+        # the coded intervals' ends and midpoints as normal quantiles on the fit's score grid
+        # (they do not change)
+        self._points = GridPoints(
+            normal_quantiles(np.stack([coded.lo, coded.hi, 0.5 * (coded.lo + coded.hi)])),
+            coded.list_of,
+            _COARSE,
+        )
         self.wsum = float(weights.sum())
         self.intercept_only = X.shape[1] == 1
         self.dependence = dependence and self.D > 1
@@ -270,11 +276,7 @@ class _Problem:
         """Per coded interval: log LR, mean1, mean0, mean at (mu, rho) (latent scores
         interpolated from a 129-point grid of exact solutions per list)."""
         c = self.coded
-        s = np.empty_like(self._q)
-        shift = score_grid(mu, rho, _COARSE)
-        for j in range(self.D):
-            sl = slice(c.offsets[j], c.offsets[j + 1])
-            s[:, sl] = grid_scores_q(self._q[:, sl], shift[j], _COARSE)
+        s = self._points.scores(score_grid(mu, rho, _COARSE))
         return interval_terms(c.lo, c.hi, mu[c.list_of], rho, scores=(s[0], s[1], s[2]))
 
     def evidence(self, mu: np.ndarray, S: np.ndarray, llr: np.ndarray, mean: np.ndarray):
