@@ -182,18 +182,22 @@ class GridPoints:
         self.x = x
 
     def scores(self, table: np.ndarray) -> np.ndarray:
-        """``q + np.interp(q, grid, table[row])``; ``table``: (rows, grid size)."""
-        grid, r, k = self.grid, self.rows, self.k
-        if np.all(np.isfinite(table)):
-            slope = (table[:, 1:] - table[:, :-1]) / (grid[1:] - grid[:-1])
-            v = slope[r, k] * self.dx + table[r, k]
-            v[self.below] = table[r[self.below], 0]
-            v[self.above] = table[r[self.above], -1]
-        else:  # np.interp's own handling of non-finite values
-            v = np.empty_like(self.x)
-            for row in np.unique(r):
-                at = r == row
-                v[at] = np.interp(self.x[at], grid, table[row])
+        """``q + np.interp(q, grid, table[row])``; ``table``: (rows, grid size), whose
+        non-finite values (the grid's last point, u = 1) are handled as ``np.interp`` does."""
+        grid, r, k, dx = self.grid, self.rows, self.k, self.dx
+        y0, y1 = table[r, k], table[r, k + 1]
+        with np.errstate(invalid="ignore", over="ignore"):
+            slope = (y1 - y0) / (grid[k + 1] - grid[k])
+            v = slope * dx + y0
+            bad = np.flatnonzero(np.isnan(v))
+            if bad.size:  # np.interp: from the other end, else the common value
+                v[bad] = slope[bad] * (self.x[bad] - grid[k[bad] + 1]) + y1[bad]
+                same = bad[np.isnan(v[bad]) & (y0[bad] == y1[bad])]
+                v[same] = y0[same]
+        at_point = dx == 0
+        v[at_point] = y0[at_point]
+        v[self.below] = table[r[self.below], 0]
+        v[self.above] = table[r[self.above], -1]
         out = self.q.copy()
         out[self.finite] = self.x + v
         return out

@@ -95,27 +95,27 @@ class TieBlocks:
         """:func:`block_intervals` of the genes ``rows`` (increasing) alone."""
         L, M = self.keep.shape
         rows = np.asarray(rows, dtype=np.intp)
-        where = np.full(M, -1, dtype=np.intp)  # a gene's row in the subset
-        where[rows] = np.arange(rows.size)
-        lo = np.zeros((L, rows.size))
-        hi = np.ones((L, rows.size))
+        m = rows.size
+        where = np.full(M, m, dtype=np.intp)  # a gene's row in the subset; m: not chosen
+        where[rows] = np.arange(m)
+        # row m collects what the genes outside the subset would get
+        lo = np.zeros((m + 1, L))
+        hi = np.ones((m + 1, L))
         for j in range(L):
             keep = self.keep[j, rows]
             Mj = int(np.count_nonzero(keep))
             if Mj == 0:
                 continue
             at = where[self.order[j]]
-            taken = at >= 0
             # the chosen genes before each position: a block's chosen genes sit between the
             # counts at its start and its end
-            before = np.zeros(taken.size + 1, dtype=np.intp)
-            np.cumsum(taken, out=before[1:])
+            before = np.zeros(at.size + 1, dtype=np.intp)
+            np.cumsum(at < m, out=before[1:])
             n = int(before[-1])
-            lo[j, keep] = n / Mj  # absent: below the list (present genes overwritten)
-            at = at[taken]
-            lo[j, at] = before[self.start[j][taken]] / Mj
-            hi[j, at] = before[self.end[j][taken]] / Mj
-        return np.ascontiguousarray(lo.T), np.ascontiguousarray(hi.T)
+            lo[:m, j][keep] = n / Mj  # absent: below the list (present genes overwritten)
+            lo[at, j] = before[self.start[j]] / Mj
+            hi[at, j] = before[self.end[j]] / Mj
+        return lo[:m], hi[:m]
 
 
 def observation_intervals(
@@ -141,6 +141,26 @@ def _bin_edges(M: int, n_bins: int, single: int) -> np.ndarray:
     rest = np.geomspace(max(single, 1), M, max(n_bins - single, 2))
     edges = np.unique(np.concatenate([top, np.round(rest)]))
     return edges / M
+
+
+class _BinLocator:
+    """``np.searchsorted(edges, x, side="right")`` for edges that are multiples of 1/M
+    (:func:`_bin_edges`), by table: no edge lies strictly inside a cell ``[i/M, (i+1)/M)``, so
+    the count of edges up to the cell's start is the answer, up to the one-cell rounding of
+    ``floor(x M)``, which one comparison each way corrects."""
+
+    def __init__(self, edges: np.ndarray, M: int) -> None:
+        self.M = M
+        self.count = np.searchsorted(edges, np.arange(M + 1) / M, side="right")
+        self.ext = np.concatenate([[-np.inf], edges, [np.inf]])  # ext[c + 1] = edges[c]
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        cell = np.floor(x * self.M)
+        np.clip(cell, 0, self.M, out=cell)
+        t = self.count[cell.astype(np.intp)]
+        t += self.ext[t + 1] <= x
+        t -= self.ext[t] > x
+        return t
 
 
 @dataclass(frozen=True)
@@ -171,13 +191,14 @@ def code_intervals(
     M, L = lo.shape
     edges = _bin_edges(M, n_bins, single)
     nb = len(edges) - 1
+    locate = _BinLocator(edges, M)
     codes = np.empty((M, L), dtype=np.int64)
     los, his, owner = [], [], []
     offsets = np.zeros(L + 1, dtype=np.int64)
     total = 0
     for j in range(L):
         mid = 0.5 * (lo[:, j] + hi[:, j])
-        k = np.clip(np.searchsorted(edges, mid, side="right") - 1, 0, nb - 1)
+        k = np.clip(locate(mid) - 1, 0, nb - 1)
         wide = (hi[:, j] - lo[:, j]) > (edges[k + 1] - edges[k]) * (1 + 1e-9)
         used = np.flatnonzero(np.bincount(k[~wide], minlength=nb))  # bins of narrow ones
         index = np.full(nb, -1, dtype=np.int64)

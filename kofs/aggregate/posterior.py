@@ -251,7 +251,7 @@ class _Problem:
             ),
             shape=(self.M, coded.size),
         )
-        self.AT = self.A.T.tocsr()
+        self.AT = self.A.T  # CSC: its product adds each code's genes in the same order as CSR
         # the coded intervals' ends and midpoints as normal quantiles on the fit's score grid
         # (they do not change)
         self._points = GridPoints(
@@ -562,6 +562,7 @@ def fit_posterior(
     fixed_mu: bool = False,
     exact: bool = True,
     threads: int = 2,
+    likelihood: bool = True,
 ) -> PosteriorFit:
     """Fit the model of the module docstring.
 
@@ -594,6 +595,8 @@ def fit_posterior(
         Compute the exact final scores (else the binned ones).
     threads : int
         Threads for the fits from the two starts.
+    likelihood : bool
+        Compute the fit's log-likelihood (else NaN: a refit that only needs the parameters).
     """
     lo = np.asarray(lo, dtype=np.float64)
     hi = np.asarray(hi, dtype=np.float64)
@@ -658,7 +661,7 @@ def fit_posterior(
         llr_g, mean_g = llr_k[coded.codes], mean_k[coded.codes]
     terms = gene_terms(llr_g, mean_g, mu, S, v)
     log_odds = eta + terms.sum(axis=1)
-    loglik = log_likelihood(log_odds, eta, llr_g, v, rho, w)
+    loglik = log_likelihood(log_odds, eta, llr_g, v, rho, w) if likelihood else np.nan
     return PosteriorFit(
         mu=mu,
         correlation=S,

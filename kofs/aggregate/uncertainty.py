@@ -157,6 +157,7 @@ def tempered_fit(
         max_iter=max_iter,
         exact=exact,
         standardise=(base.center, base.scale) if standardise is None else standardise,
+        likelihood=refit is None,
     )
     if refit or fit.log_likelihood > NO_GAIN:
         return replace(fit, refitted=True)
@@ -210,6 +211,7 @@ def half_sample_fits(
             tol=REFIT_TOL,
             max_iter=REFIT_MAX_ITER,
             exact=False,
+            likelihood=False,
         )
         if np.any(fit.tempering < 1):
             f = tempered_fit(
