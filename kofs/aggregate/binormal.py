@@ -63,6 +63,11 @@ def _log_pdf(x: np.ndarray) -> np.ndarray:
         return np.where(np.isfinite(x), -0.5 * x * x - _LOG_SQRT_2PI, -np.inf)
 
 
+def _log_pdf_finite(x: np.ndarray) -> np.ndarray:
+    """:func:`_log_pdf` of finite x."""
+    return -0.5 * x * x - _LOG_SQRT_2PI
+
+
 def mixture_scores(u: np.ndarray, mu: np.ndarray | float, rho: float) -> np.ndarray:
     """Latent scores ``s(u) = H^-1(1 - u)`` of the mixture ``rho N(mu, 1) + (1-rho) N(0, 1)``.
 
@@ -92,28 +97,29 @@ def mixture_scores(u: np.ndarray, mu: np.ndarray | float, rho: float) -> np.ndar
     log_r, log_b = np.log(rho), np.log1p(-rho)
     s = lo + rho * mm  # a start inside the bracket
     result = np.empty_like(s)
+    # the unfinished elements' state, compacted as they finish; with finite brackets every
+    # iterate is finite and the normal log-density needs no guard
+    log_pdf = _log_pdf_finite if np.all(np.isfinite(hi)) else _log_pdf
     active = np.arange(s.size)
     for _ in range(100):
-        sa, ma, sg = s, mm[active], sign[active]
-        log_t = np.logaddexp(log_r + log_ndtr(-sg * (sa - ma)), log_b + log_ndtr(-sg * sa))
-        f = sg * (log_t - target[active])  # > 0: the root lies above s (S(s) > u)
-        la = np.where(f > 0, sa, lo[active])
-        ha = np.where(f > 0, hi[active], sa)
-        log_num = np.logaddexp(log_r + _log_pdf(sa - ma), log_b + _log_pdf(sa))
-        new = sa + f / np.exp(log_num - log_t)
+        d = s - mm
+        log_t = np.logaddexp(log_r + log_ndtr(-sign * d), log_b + log_ndtr(-sign * s))
+        f = sign * (log_t - target)  # > 0: the root lies above s (S(s) > u)
+        above = f > 0
+        la = np.where(above, s, lo)
+        ha = np.where(above, hi, s)
+        log_num = np.logaddexp(log_r + log_pdf(d), log_b + log_pdf(s))
+        new = s + f / np.exp(log_num - log_t)
         bad = ~((new >= la) & (new <= ha)) | ~np.isfinite(new)
         new = np.where(bad, 0.5 * (la + ha), new)
-        done = (np.abs(new - sa) <= 1e-12 * (1.0 + np.abs(sa))) | (
-            ha - la <= 1e-13 * (1.0 + np.abs(sa))
-        )
+        scale = 1.0 + np.abs(s)
+        done = (np.abs(new - s) <= 1e-12 * scale) | (ha - la <= 1e-13 * scale)
         result[active[done]] = new[done]
         keep = ~done
         active = active[keep]
         if active.size == 0:
             break
-        s = new[keep]
-        lo[active] = la[keep]
-        hi[active] = ha[keep]
+        s, lo, hi, mm, sign, target = (x[keep] for x in (new, la, ha, mm, sign, target))
     else:
         result[active] = s
     flat = out.ravel()

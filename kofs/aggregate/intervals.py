@@ -56,16 +56,16 @@ class TieBlocks:
     """Each list's ordered genes and tie blocks, from which :func:`block_intervals` of any
     subset of the genes (re-ranked within it: a half-sample) follows without sorting again.
 
-    ``order[j]``: list j's present unmasked genes, best first; ``start[j]`` / ``end[j]``: for
-    each of those positions, where its tie block starts / ends (end exclusive); ``keep``,
-    ``present``: (L, M) unmasked, and present and unmasked.
+    ``order[j]``: list j's present unmasked genes, best first; ``first`` / ``last`` (L, M): where
+    each gene's tie block starts / ends (exclusive) in its list's order (0 for a gene that is
+    not there); ``keep``, ``present`` (L, M): unmasked, and present and unmasked.
     """
 
     order: tuple[np.ndarray, ...]
-    start: tuple[np.ndarray, ...]
-    end: tuple[np.ndarray, ...]
-    keep: np.ndarray  # (L, M)
-    present: np.ndarray  # (L, M)
+    first: np.ndarray
+    last: np.ndarray
+    keep: np.ndarray
+    present: np.ndarray
 
     @staticmethod
     def of(ranks: np.ndarray, masked: np.ndarray | None = None) -> TieBlocks:
@@ -75,47 +75,51 @@ class TieBlocks:
         if masked is not None:
             keep = np.ascontiguousarray(~np.asarray(masked, bool).T)
         present = keep & ~np.isnan(R.T)
-        order, start, end = [], [], []
+        first = np.zeros((L, M), dtype=np.intp)
+        last = np.zeros((L, M), dtype=np.intp)
+        order = []
         for j in range(L):
             genes = np.flatnonzero(present[j])
             col = R[genes, j]
             o = np.argsort(col, kind="stable")
             v = col[o]
-            n = v.size
             new = np.flatnonzero(v[1:] != v[:-1]) + 1  # positions that start a tie block
-            firsts = np.concatenate([[0], new]).astype(np.intp)
-            lasts = np.concatenate([new, [n]]).astype(np.intp)
-            size = lasts - firsts
-            order.append(genes[o])
-            start.append(np.repeat(firsts, size))
-            end.append(np.repeat(lasts, size))
-        return TieBlocks(tuple(order), tuple(start), tuple(end), keep, present)
+            starts = np.concatenate([[0], new]).astype(np.intp)
+            ends = np.concatenate([new, [v.size]]).astype(np.intp)
+            genes = genes[o]
+            first[j, genes] = np.repeat(starts, ends - starts)
+            last[j, genes] = np.repeat(ends, ends - starts)
+            order.append(genes)
+        return TieBlocks(tuple(order), first, last, keep, present)
 
     def intervals(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:func:`block_intervals` of the genes ``rows`` (increasing) alone."""
         L, M = self.keep.shape
         rows = np.asarray(rows, dtype=np.intp)
-        m = rows.size
-        where = np.full(M, m, dtype=np.intp)  # a gene's row in the subset; m: not chosen
-        where[rows] = np.arange(m)
-        # row m collects what the genes outside the subset would get
-        lo = np.zeros((m + 1, L))
-        hi = np.ones((m + 1, L))
+        chosen = np.zeros(M, dtype=bool)
+        chosen[rows] = True
+        lo = np.zeros((L, rows.size))
+        hi = np.ones((L, rows.size))
         for j in range(L):
             keep = self.keep[j, rows]
             Mj = int(np.count_nonzero(keep))
             if Mj == 0:
                 continue
-            at = where[self.order[j]]
-            # the chosen genes before each position: a block's chosen genes sit between the
-            # counts at its start and its end
-            before = np.zeros(at.size + 1, dtype=np.intp)
-            np.cumsum(at < m, out=before[1:])
-            n = int(before[-1])
-            lo[:m, j][keep] = n / Mj  # absent: below the list (present genes overwritten)
-            lo[at, j] = before[self.start[j]] / Mj
-            hi[at, j] = before[self.end[j]] / Mj
-        return lo[:m], hi[:m]
+            # the chosen genes before each position of the list: a block's chosen genes sit
+            # between the counts at its start and at its end
+            order = self.order[j]
+            before = np.zeros(order.size + 1, dtype=np.intp)
+            np.cumsum(chosen[order], out=before[1:])
+            a = before[self.first[j, rows]] / Mj
+            b = before[self.last[j, rows]] / Mj
+            present = self.present[j, rows]
+            if present.all():
+                lo[j], hi[j] = a, b
+            else:  # absent: below the list; masked: [0, 1]
+                n = int(before[-1])
+                lo[j] = np.where(present, a, np.where(keep, n / Mj, 0.0))
+                hi[j] = np.where(present, b, 1.0)
+        return np.ascontiguousarray(lo.T), np.ascontiguousarray(hi.T)
 
 
 def observation_intervals(
