@@ -22,7 +22,7 @@ __all__ = [
 
 
 def block_intervals(
-    ranks: np.ndarray, masked: np.ndarray | None = None
+    ranks: np.ndarray, masked: np.ndarray | None = None, *, blocks: TieBlocks | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Observation intervals ``[lo, hi]`` of u for every gene in every list.
 
@@ -35,6 +35,8 @@ def block_intervals(
         Observations to drop (the genes a list was built from): they get ``[0, 1]`` and the
         list's other genes are positioned among the unmasked genes only, so that under the
         null they stay uniform.
+    blocks : TieBlocks, optional
+        ``TieBlocks.of(ranks, masked)`` when already made (each list is then not sorted again).
 
     Returns
     -------
@@ -43,7 +45,8 @@ def block_intervals(
         ``[(a-1)/M_j, b/M_j]``; absent genes of a list of n present genes have ``[n/M_j, 1]``.
     """
     R = np.asarray(ranks, dtype=np.float64)
-    lo, hi = TieBlocks.of(R, masked).intervals(np.arange(R.shape[0]))
+    blocks = TieBlocks.of(R, masked) if blocks is None else blocks
+    lo, hi = blocks.intervals(np.arange(R.shape[0]))
     # in R's memory layout (products downstream round by layout: the same bits as before)
     out_lo, out_hi = np.empty_like(R), np.empty_like(R)
     out_lo[...] = lo
@@ -126,11 +129,14 @@ def observation_intervals(
     ranks: np.ndarray,
     built_from: np.ndarray | None = None,
     held_out: tuple[np.ndarray, np.ndarray] | None = None,
+    *,
+    blocks: TieBlocks | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Intervals of every (gene, list): :func:`block_intervals` with the genes a list was built
     from masked (``[0, 1]``, no information), then replaced by their cross-fitted interval
-    where ``held_out`` has one (:func:`kofs.aggregate.cross_fit.held_out_intervals`)."""
-    lo, hi = block_intervals(ranks, built_from)
+    where ``held_out`` has one (:func:`kofs.aggregate.cross_fit.held_out_intervals`).
+    ``blocks``: ``TieBlocks.of(ranks, built_from)`` when already made."""
+    lo, hi = block_intervals(ranks, built_from, blocks=blocks)
     if held_out is not None:
         hlo, hhi = held_out
         have = ~np.isnan(hlo)

@@ -184,17 +184,20 @@ def half_sample_fits(
     max_prior: float,
     n_bins: int,
     threads: int = 2,
+    blocks: TieBlocks | None = None,
 ) -> Resamples:
     """``n`` half-sample refits (module docstring) warm-started from ``fit``, with its list
     correlation fixed, each as the fit was made: untempered, then (with label weights) the
     tempered refit of :func:`tempered_fit`. ``weights_of(fit, rows)`` gives the list weights
-    of a refit on the genes ``rows``."""
+    of a refit on the genes ``rows``; ``blocks``: ``TieBlocks.of(data_ranks, masked)`` when
+    already made."""
     R = np.asarray(data_ranks, dtype=np.float64)
     M = R.shape[0]
     rng = np.random.default_rng(seed)
     X = np.asarray(prior.X, dtype=np.float64)
     halves = [np.sort(rng.choice(M, M // 2, replace=False)) for _ in range(n)]  # drawn first
-    blocks = TieBlocks.of(R, masked)  # each list sorted once: a half's positions follow
+    if blocks is None:  # each list sorted once: a half's positions follow
+        blocks = TieBlocks.of(R, masked)
 
     def refit(rows: np.ndarray):
         lo, hi = blocks.intervals(rows)
