@@ -202,6 +202,7 @@ def code_intervals(
     edges = _bin_edges(M, n_bins, single)
     nb = len(edges) - 1
     locate = _BinLocator(edges, M)
+    width = (edges[1:] - edges[:-1]) * (1 + 1e-9)  # a narrow observation fits in its bin
     codes = np.empty((M, L), dtype=np.int64)
     los, his, owner = [], [], []
     offsets = np.zeros(L + 1, dtype=np.int64)
@@ -209,7 +210,7 @@ def code_intervals(
     for j in range(L):
         mid = 0.5 * (lo[:, j] + hi[:, j])
         k = np.clip(locate(mid) - 1, 0, nb - 1)
-        wide = (hi[:, j] - lo[:, j]) > (edges[k + 1] - edges[k]) * (1 + 1e-9)
+        wide = (hi[:, j] - lo[:, j]) > width[k]
         used = np.flatnonzero(np.bincount(k[~wide], minlength=nb))  # bins of narrow ones
         index = np.full(nb, -1, dtype=np.int64)
         index[used] = np.arange(used.size)
