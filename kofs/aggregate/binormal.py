@@ -35,9 +35,14 @@ _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 
 def _log1mexp(x: np.ndarray) -> np.ndarray:
     """``log(1 - exp(x))`` for x <= 0 (Maechler 2012), -inf at 0."""
-    x = np.minimum(x, 0.0)
+    x = np.asarray(np.minimum(x, 0.0))
+    near = x > -0.6931471805599453
+    far = ~near
+    out = np.empty_like(x)
     with np.errstate(divide="ignore"):
-        return np.where(x > -0.6931471805599453, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+        out[near] = np.log(-np.expm1(x[near]))
+        out[far] = np.log1p(-np.exp(x[far]))
+    return out
 
 
 def log_mass(a: np.ndarray, b: np.ndarray) -> np.ndarray:

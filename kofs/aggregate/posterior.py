@@ -455,7 +455,9 @@ def _binned_log_likelihood(problem: _Problem, theta: np.ndarray) -> float:
     llr, _, _, mean = problem.terms(mu, rho)
     codes = problem.coded.codes
     terms = gene_terms(llr[codes], mean[codes], mu, S, problem.v)
-    return log_likelihood(eta + terms.sum(axis=1), eta, llr[codes], problem.v, rho, problem.w)
+    log_odds = eta + terms.sum(axis=1)
+    per_list = _list_log_density(llr, rho)[codes]  # per coded interval, then per gene
+    return log_likelihood(log_odds, eta, llr, problem.v, rho, problem.w, per_list=per_list)
 
 
 def _standardise(
@@ -521,15 +523,24 @@ def log_likelihood(
     v: np.ndarray,
     rho: float,
     w: np.ndarray,
+    *,
+    per_list: np.ndarray | None = None,
 ) -> float:
     """The (composite) log-likelihood of the observations relative to the null model in
     which no list is informative (every position uniform): ``sum_i [log(pi_i e^(t_i) + 1 -
     pi_i) - sum_l v_l log(rho LR_il + 1 - rho)]``. The second part is each list's background
     density of its own positions (``P0 = width / (rho LR + 1 - rho)``): one list alone gains
-    exactly nothing, whatever mu (its positions are uniform under the model)."""
+    exactly nothing, whatever mu (its positions are uniform under the model). ``per_list``:
+    :func:`_list_log_density` of ``llr`` when already known."""
     mix = np.logaddexp(0.0, log_odds) - np.logaddexp(0.0, eta)
-    per_list = np.logaddexp(np.log(rho) + llr, np.log1p(-rho))
+    if per_list is None:
+        per_list = _list_log_density(llr, rho)
     return float(np.sum(w * (mix - per_list @ v)))
+
+
+def _list_log_density(llr: np.ndarray, rho: float) -> np.ndarray:
+    """``log(rho LR + 1 - rho)``: a list's density of its own positions (log_likelihood)."""
+    return np.logaddexp(np.log(rho) + llr, np.log1p(-rho))
 
 
 def gene_terms(
