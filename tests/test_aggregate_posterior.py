@@ -8,11 +8,25 @@ import pytest
 from scipy.stats import norm, spearmanr
 
 from kofs.aggregate import aggregate
-from kofs.aggregate.binormal import interval_terms, log_mass, mixture_scores
-from kofs.aggregate.intervals import block_intervals, code_intervals
+from kofs.aggregate.binormal import (
+    GRID_Q,
+    GridPoints,
+    interval_terms,
+    log_mass,
+    mixture_scores,
+    normal_quantiles,
+    score_grid,
+)
+from kofs.aggregate.intervals import (
+    TieBlocks,
+    _bin_edges,
+    _BinLocator,
+    block_intervals,
+    code_intervals,
+)
 from kofs.aggregate.posterior import q_values
 from kofs.aggregate.supervision import soft_label_weights
-from kofs.aggregate.uncertainty import agreement_test
+from kofs.aggregate.uncertainty import _leading_order, agreement_test
 from kofs.datasets.planted import DataList, KnowledgeList, planted_lists
 from kofs.errors import ParameterError
 from kofs.registry import DEFAULT_AGGREGATOR
@@ -73,6 +87,75 @@ def test_coded_intervals_keep_wide_blocks_whole():
     c = code_intervals(lo, hi, n_bins=16, single=1)
     np.testing.assert_allclose(c.lo[c.codes[[0, 2], 1]], 0.5)  # "below the list": [2/4, 1]
     np.testing.assert_allclose(c.hi[c.codes[[0, 2], 1]], 1.0)
+
+
+def _ranks_with_ties_and_gaps(rng, M, L):
+    R = np.empty((M, L))
+    for j in range(L):
+        R[:, j] = rng.integers(1, max(2, M // (1 + j)), M)  # ties, more in later lists
+        R[rng.random(M) < 0.2 * (j % 2), j] = np.nan  # partial lists
+    return R
+
+
+def test_half_sample_positions_are_the_half_re_ranked():
+    # the refits' positions follow from each list sorted once: the same as ranking the half
+    rng = np.random.default_rng(1)
+    for trial in range(6):
+        M, L = 300 + 37 * trial, 4
+        R = _ranks_with_ties_and_gaps(rng, M, L)
+        masked = rng.random((M, L)) < 0.1 if trial % 2 else None
+        blocks = TieBlocks.of(R, masked)
+        for _ in range(3):
+            rows = np.sort(rng.choice(M, M // 2, replace=False))
+            want = block_intervals(R[rows], None if masked is None else masked[rows])
+            got = blocks.intervals(rows)
+            for w, g in zip(want, got, strict=True):
+                np.testing.assert_array_equal(g, w)
+            assert np.all(got[0] <= got[1])
+
+
+def test_bins_are_located_as_by_binary_search():
+    rng = np.random.default_rng(2)
+    for M in (3, 99, 100, 101, 2500, 8562):
+        for n_bins in (16, 160, 512):
+            edges = _bin_edges(M, n_bins, 100)
+            x = np.concatenate(
+                [rng.random(5000), edges, np.nextafter(edges, 2), np.nextafter(edges, -1)]
+            )
+            x = np.clip(np.concatenate([x, (np.arange(2 * M + 1)) / (2 * M)]), 0, 1)
+            want = np.searchsorted(edges, x, side="right")
+            np.testing.assert_array_equal(_BinLocator(edges, M)(x), want)
+
+
+def test_grid_points_interpolate_as_np_interp():
+    # the scores of fixed positions on the score grid, also where the grid's table is infinite
+    rng = np.random.default_rng(3)
+    mu = np.array([0.0, 0.4, 1.3, 3.0, 11.0])
+    table = score_grid(mu, 0.05, GRID_Q[::16])
+    assert not np.all(np.isfinite(table))
+    grid = GRID_Q[::16]
+    q = normal_quantiles(np.concatenate([rng.random(2000), [0.0, 1.0, 1e-300]]))
+    q = np.concatenate([q, grid, np.nextafter(grid, 10), [-40.0, 40.0]])
+    rows = rng.integers(0, len(mu), q.size)
+    got = GridPoints(q, rows, grid).scores(table)
+    want = q.copy()
+    for i in np.flatnonzero(np.isfinite(q)):
+        want[i] = q[i] + np.interp(q[i : i + 1], grid, table[rows[i]])[0]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_leading_order_is_the_start_of_the_stable_sort():
+    rng = np.random.default_rng(4)
+    for M in (50, 3000, 20000):
+        # mostly near 1, with ties; then 6,000 genes whose q stays below 0.5 past 1,024 genes
+        many = np.concatenate([rng.uniform(0, 0.8, min(M, 6000)), np.ones(M)])[:M]
+        for lfdr in (np.round(rng.beta(5, 0.3, M), 3), rng.permutation(many)):
+            full = np.argsort(lfdr, kind="stable")
+            lead = _leading_order(lfdr, 0.5)
+            np.testing.assert_array_equal(lead, full[: lead.size])
+            assert lead.size == M or np.cumsum(lfdr[lead])[-1] / lead.size > 0.5
+        if M == 20000:  # the second case needed more than the first 1,024 genes
+            assert lead.size > 1024
 
 
 # --- the model on planted lists -------------------------------------------------------------

@@ -19,38 +19,58 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import log_ndtr, ndtri
 
-__all__ = ["grid_scores", "interval_terms", "log_mass", "mixture_scores", "score_grid"]
+__all__ = [
+    "GridPoints",
+    "grid_scores",
+    "grid_scores_q",
+    "interval_terms",
+    "log_mass",
+    "mixture_scores",
+    "normal_quantiles",
+    "score_grid",
+]
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 
 
 def _log1mexp(x: np.ndarray) -> np.ndarray:
     """``log(1 - exp(x))`` for x <= 0 (Maechler 2012), -inf at 0."""
-    x = np.minimum(x, 0.0)
+    x = np.asarray(np.minimum(x, 0.0))
+    near = x > -0.6931471805599453
+    far = ~near
+    out = np.empty_like(x)
     with np.errstate(divide="ignore"):
-        return np.where(x > -0.6931471805599453, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+        out[near] = np.log(-np.expm1(x[near]))
+        out[far] = np.log1p(-np.exp(x[far]))
+    return out
 
 
 def log_mass(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``log(Phi(b) - Phi(a))`` for ``a <= b`` (either may be infinite), accurate in both
     tails: the upper tail is computed from ``Phi(-x)``."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
     upper = a > 0
+    out = np.empty(a.shape)
     with np.errstate(invalid="ignore"):
         # upper tail: Q(a) - Q(b) = Q(a) (1 - Q(b)/Q(a)), Q(x) = Phi(-x)
-        la, lb = log_ndtr(-a), log_ndtr(-b)
-        up = la + _log1mexp(lb - la)
+        au, bu = a[upper], b[upper]
+        la, lb = log_ndtr(-au), log_ndtr(-bu)
+        out[upper] = la + _log1mexp(lb - la)
         # otherwise: Phi(b) (1 - Phi(a)/Phi(b))
-        pa, pb = log_ndtr(a), log_ndtr(b)
-        down = pb + _log1mexp(pa - pb)
-    out = np.where(upper, up, down)
+        down = ~upper
+        pa, pb = log_ndtr(a[down]), log_ndtr(b[down])
+        out[down] = pb + _log1mexp(pa - pb)
     return np.where(b > a, out, -np.inf)
 
 
 def _log_pdf(x: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         return np.where(np.isfinite(x), -0.5 * x * x - _LOG_SQRT_2PI, -np.inf)
+
+
+def _log_pdf_finite(x: np.ndarray) -> np.ndarray:
+    """:func:`_log_pdf` of finite x."""
+    return -0.5 * x * x - _LOG_SQRT_2PI
 
 
 def mixture_scores(u: np.ndarray, mu: np.ndarray | float, rho: float) -> np.ndarray:
@@ -82,28 +102,29 @@ def mixture_scores(u: np.ndarray, mu: np.ndarray | float, rho: float) -> np.ndar
     log_r, log_b = np.log(rho), np.log1p(-rho)
     s = lo + rho * mm  # a start inside the bracket
     result = np.empty_like(s)
+    # the unfinished elements' state, compacted as they finish; with finite brackets every
+    # iterate is finite and the normal log-density needs no guard
+    log_pdf = _log_pdf_finite if np.all(np.isfinite(hi)) else _log_pdf
     active = np.arange(s.size)
     for _ in range(100):
-        sa, ma, sg = s, mm[active], sign[active]
-        log_t = np.logaddexp(log_r + log_ndtr(-sg * (sa - ma)), log_b + log_ndtr(-sg * sa))
-        f = sg * (log_t - target[active])  # > 0: the root lies above s (S(s) > u)
-        la = np.where(f > 0, sa, lo[active])
-        ha = np.where(f > 0, hi[active], sa)
-        log_num = np.logaddexp(log_r + _log_pdf(sa - ma), log_b + _log_pdf(sa))
-        new = sa + f / np.exp(log_num - log_t)
+        d = s - mm
+        log_t = np.logaddexp(log_r + log_ndtr(-sign * d), log_b + log_ndtr(-sign * s))
+        f = sign * (log_t - target)  # > 0: the root lies above s (S(s) > u)
+        above = f > 0
+        la = np.where(above, s, lo)
+        ha = np.where(above, hi, s)
+        log_num = np.logaddexp(log_r + log_pdf(d), log_b + log_pdf(s))
+        new = s + f / np.exp(log_num - log_t)
         bad = ~((new >= la) & (new <= ha)) | ~np.isfinite(new)
         new = np.where(bad, 0.5 * (la + ha), new)
-        done = (np.abs(new - sa) <= 1e-12 * (1.0 + np.abs(sa))) | (
-            ha - la <= 1e-13 * (1.0 + np.abs(sa))
-        )
+        scale = 1.0 + np.abs(s)
+        done = (np.abs(new - s) <= 1e-12 * scale) | (ha - la <= 1e-13 * scale)
         result[active[done]] = new[done]
         keep = ~done
         active = active[keep]
         if active.size == 0:
             break
-        s = new[keep]
-        lo[active] = la[keep]
-        hi[active] = ha[keep]
+        s, lo, hi, mm, sign, target = (x[keep] for x in (new, la, ha, mm, sign, target))
     else:
         result[active] = s
     flat = out.ravel()
@@ -126,12 +147,71 @@ def grid_scores(u: np.ndarray, shift: np.ndarray, grid: np.ndarray = GRID_Q) -> 
     ``shift`` (``s - q`` is smooth in ``q = Q^-1(u)``, between 0 and mu, so the result is
     increasing in q like the exact one; error ~1e-6 with the 2049-point grid). u = 0 and 1
     give +-inf."""
+    return grid_scores_q(normal_quantiles(u), shift, grid)
+
+
+def normal_quantiles(u: np.ndarray) -> np.ndarray:
+    """``q = Q^-1(u)`` (+inf at u = 0, -inf at 1): the argument of :func:`grid_scores_q`, which
+    does not depend on the list's parameters (computed once per set of intervals)."""
     with np.errstate(divide="ignore"):
-        q = -ndtri(np.clip(np.asarray(u, dtype=np.float64), 0.0, 1.0))
-    finite = np.isfinite(q)
-    out = q.copy()
-    out[finite] = q[finite] + np.interp(q[finite], grid, shift)
-    return out
+        return -ndtri(np.clip(np.asarray(u, dtype=np.float64), 0.0, 1.0))
+
+
+def grid_scores_q(q: np.ndarray, shift: np.ndarray, grid: np.ndarray = GRID_Q) -> np.ndarray:
+    """:func:`grid_scores` from the normal quantiles ``q`` of the positions."""
+    return GridPoints(q, None, grid).scores(np.atleast_2d(shift))
+
+
+class GridPoints:
+    """Points ``q`` (any shape; each of row ``rows`` of a table, default 0) located once on an
+    evenly spaced grid, so that the scores ``q + np.interp(q, grid, table[row])`` of any
+    :func:`score_grid` table follow from a few array operations (the same interval and the
+    same arithmetic as ``np.interp``, ``slope (x - x_j) + y_j``: the same result bit for bit).
+    Non-finite q (u = 0 or 1) keep their value."""
+
+    def __init__(self, q: np.ndarray, rows: np.ndarray | None, grid: np.ndarray) -> None:
+        self.q = np.asarray(q, dtype=np.float64)
+        self.grid = grid
+        self.finite = np.isfinite(self.q)
+        x = self.q[self.finite]
+        rows = np.zeros(self.q.shape, dtype=np.intp) if rows is None else rows
+        self.rows = np.broadcast_to(rows, self.q.shape)[self.finite]
+        n = grid.size
+        h = (grid[-1] - grid[0]) / (n - 1)
+        j = np.floor((x - grid[0]) / h)
+        np.clip(j, 0, n - 2, out=j)
+        k = j.astype(np.intp)
+        # the division's rounding may miss the interval by one: grid[k] <= x < grid[k + 1]
+        k -= x < grid[k]
+        np.clip(k, 0, n - 2, out=k)
+        k += x >= grid[k + 1]
+        np.clip(k, 0, n - 2, out=k)
+        self.k = k
+        self.dx = x - grid[k]
+        self.below = np.flatnonzero(x < grid[0])
+        self.above = np.flatnonzero(x >= grid[-1])
+        self.x = x
+
+    def scores(self, table: np.ndarray) -> np.ndarray:
+        """``q + np.interp(q, grid, table[row])``; ``table``: (rows, grid size), whose
+        non-finite values (the grid's last point, u = 1) are handled as ``np.interp`` does."""
+        grid, r, k, dx = self.grid, self.rows, self.k, self.dx
+        y0, y1 = table[r, k], table[r, k + 1]
+        with np.errstate(invalid="ignore", over="ignore"):
+            slope = (y1 - y0) / (grid[k + 1] - grid[k])
+            v = slope * dx + y0
+            bad = np.flatnonzero(np.isnan(v))
+            if bad.size:  # np.interp: from the other end, else the common value
+                v[bad] = slope[bad] * (self.x[bad] - grid[k[bad] + 1]) + y1[bad]
+                same = bad[np.isnan(v[bad]) & (y0[bad] == y1[bad])]
+                v[same] = y0[same]
+        at_point = dx == 0
+        v[at_point] = y0[at_point]
+        v[self.below] = table[r[self.below], 0]
+        v[self.above] = table[r[self.above], -1]
+        out = self.q.copy()
+        out[self.finite] = self.x + v
+        return out
 
 
 def ndtr_upper(q: np.ndarray) -> np.ndarray:

@@ -12,11 +12,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Coded", "block_intervals", "code_intervals", "observation_intervals"]
+__all__ = [
+    "Coded",
+    "TieBlocks",
+    "block_intervals",
+    "code_intervals",
+    "observation_intervals",
+]
 
 
 def block_intervals(
-    ranks: np.ndarray, masked: np.ndarray | None = None
+    ranks: np.ndarray, masked: np.ndarray | None = None, *, blocks: TieBlocks | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Observation intervals ``[lo, hi]`` of u for every gene in every list.
 
@@ -29,6 +35,8 @@ def block_intervals(
         Observations to drop (the genes a list was built from): they get ``[0, 1]`` and the
         list's other genes are positioned among the unmasked genes only, so that under the
         null they stay uniform.
+    blocks : TieBlocks, optional
+        ``TieBlocks.of(ranks, masked)`` when already made (each list is then not sorted again).
 
     Returns
     -------
@@ -37,36 +45,98 @@ def block_intervals(
         ``[(a-1)/M_j, b/M_j]``; absent genes of a list of n present genes have ``[n/M_j, 1]``.
     """
     R = np.asarray(ranks, dtype=np.float64)
-    M, L = R.shape
-    lo = np.zeros_like(R)
-    hi = np.ones_like(R)
-    for j in range(L):
-        col = R[:, j]
-        keep = np.ones(M, dtype=bool) if masked is None else ~np.asarray(masked[:, j], bool)
-        Mj = int(keep.sum())
-        if Mj == 0:
-            continue
-        present = ~np.isnan(col) & keep
-        absent = np.isnan(col) & keep
-        n = int(present.sum())
-        lo[absent, j] = n / Mj
-        if n:
-            _, inverse, counts = np.unique(col[present], return_inverse=True, return_counts=True)
-            end = np.cumsum(counts)
-            lo[present, j] = (end - counts)[inverse.ravel()] / Mj
-            hi[present, j] = end[inverse.ravel()] / Mj
-    return lo, hi
+    blocks = TieBlocks.of(R, masked) if blocks is None else blocks
+    lo, hi = blocks.intervals(np.arange(R.shape[0]))
+    # in R's memory layout (products downstream round by layout: the same bits as before)
+    out_lo, out_hi = np.empty_like(R), np.empty_like(R)
+    out_lo[...] = lo
+    out_hi[...] = hi
+    return out_lo, out_hi
+
+
+@dataclass(frozen=True)
+class TieBlocks:
+    """Each list's ordered genes and tie blocks, from which :func:`block_intervals` of any
+    subset of the genes (re-ranked within it: a half-sample) follows without sorting again.
+
+    ``order[j]``: list j's present unmasked genes, best first; ``first`` / ``last`` (L, M): where
+    each gene's tie block starts / ends (exclusive) in its list's order (0 for a gene that is
+    not there); ``keep``, ``present`` (L, M): unmasked, and present and unmasked.
+    """
+
+    order: tuple[np.ndarray, ...]
+    first: np.ndarray
+    last: np.ndarray
+    keep: np.ndarray
+    present: np.ndarray
+
+    @staticmethod
+    def of(ranks: np.ndarray, masked: np.ndarray | None = None) -> TieBlocks:
+        R = np.asarray(ranks, dtype=np.float64)
+        M, L = R.shape
+        keep = np.ones((L, M), dtype=bool)
+        if masked is not None:
+            keep = np.ascontiguousarray(~np.asarray(masked, bool).T)
+        present = keep & ~np.isnan(R.T)
+        first = np.zeros((L, M), dtype=np.intp)
+        last = np.zeros((L, M), dtype=np.intp)
+        order = []
+        for j in range(L):
+            genes = np.flatnonzero(present[j])
+            col = R[genes, j]
+            o = np.argsort(col, kind="stable")
+            v = col[o]
+            new = np.flatnonzero(v[1:] != v[:-1]) + 1  # positions that start a tie block
+            starts = np.concatenate([[0], new]).astype(np.intp)
+            ends = np.concatenate([new, [v.size]]).astype(np.intp)
+            genes = genes[o]
+            first[j, genes] = np.repeat(starts, ends - starts)
+            last[j, genes] = np.repeat(ends, ends - starts)
+            order.append(genes)
+        return TieBlocks(tuple(order), first, last, keep, present)
+
+    def intervals(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`block_intervals` of the genes ``rows`` (increasing) alone."""
+        L, M = self.keep.shape
+        rows = np.asarray(rows, dtype=np.intp)
+        chosen = np.zeros(M, dtype=bool)
+        chosen[rows] = True
+        lo = np.zeros((L, rows.size))
+        hi = np.ones((L, rows.size))
+        for j in range(L):
+            keep = self.keep[j, rows]
+            Mj = int(np.count_nonzero(keep))
+            if Mj == 0:
+                continue
+            # the chosen genes before each position of the list: a block's chosen genes sit
+            # between the counts at its start and at its end
+            order = self.order[j]
+            before = np.zeros(order.size + 1, dtype=np.intp)
+            np.cumsum(chosen[order], out=before[1:])
+            a = before[self.first[j, rows]] / Mj
+            b = before[self.last[j, rows]] / Mj
+            present = self.present[j, rows]
+            if present.all():
+                lo[j], hi[j] = a, b
+            else:  # absent: below the list; masked: [0, 1]
+                n = int(before[-1])
+                lo[j] = np.where(present, a, np.where(keep, n / Mj, 0.0))
+                hi[j] = np.where(present, b, 1.0)
+        return np.ascontiguousarray(lo.T), np.ascontiguousarray(hi.T)
 
 
 def observation_intervals(
     ranks: np.ndarray,
     built_from: np.ndarray | None = None,
     held_out: tuple[np.ndarray, np.ndarray] | None = None,
+    *,
+    blocks: TieBlocks | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Intervals of every (gene, list): :func:`block_intervals` with the genes a list was built
     from masked (``[0, 1]``, no information), then replaced by their cross-fitted interval
-    where ``held_out`` has one (:func:`kofs.aggregate.cross_fit.held_out_intervals`)."""
-    lo, hi = block_intervals(ranks, built_from)
+    where ``held_out`` has one (:func:`kofs.aggregate.cross_fit.held_out_intervals`).
+    ``blocks``: ``TieBlocks.of(ranks, built_from)`` when already made."""
+    lo, hi = block_intervals(ranks, built_from, blocks=blocks)
     if held_out is not None:
         hlo, hhi = held_out
         have = ~np.isnan(hlo)
@@ -81,6 +151,26 @@ def _bin_edges(M: int, n_bins: int, single: int) -> np.ndarray:
     rest = np.geomspace(max(single, 1), M, max(n_bins - single, 2))
     edges = np.unique(np.concatenate([top, np.round(rest)]))
     return edges / M
+
+
+class _BinLocator:
+    """``np.searchsorted(edges, x, side="right")`` for edges that are multiples of 1/M
+    (:func:`_bin_edges`), by table: no edge lies strictly inside a cell ``[i/M, (i+1)/M)``, so
+    the count of edges up to the cell's start is the answer, up to the one-cell rounding of
+    ``floor(x M)``, which one comparison each way corrects."""
+
+    def __init__(self, edges: np.ndarray, M: int) -> None:
+        self.M = M
+        self.count = np.searchsorted(edges, np.arange(M + 1) / M, side="right")
+        self.ext = np.concatenate([[-np.inf], edges, [np.inf]])  # ext[c + 1] = edges[c]
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        cell = np.floor(x * self.M)
+        np.clip(cell, 0, self.M, out=cell)
+        t = self.count[cell.astype(np.intp)]
+        t += self.ext[t + 1] <= x
+        t -= self.ext[t] > x
+        return t
 
 
 @dataclass(frozen=True)
@@ -111,15 +201,17 @@ def code_intervals(
     M, L = lo.shape
     edges = _bin_edges(M, n_bins, single)
     nb = len(edges) - 1
+    locate = _BinLocator(edges, M)
+    width = (edges[1:] - edges[:-1]) * (1 + 1e-9)  # a narrow observation fits in its bin
     codes = np.empty((M, L), dtype=np.int64)
     los, his, owner = [], [], []
     offsets = np.zeros(L + 1, dtype=np.int64)
     total = 0
     for j in range(L):
         mid = 0.5 * (lo[:, j] + hi[:, j])
-        k = np.clip(np.searchsorted(edges, mid, side="right") - 1, 0, nb - 1)
-        wide = (hi[:, j] - lo[:, j]) > (edges[k + 1] - edges[k]) * (1 + 1e-9)
-        used = np.unique(k[~wide])  # the bins of narrow observations
+        k = np.clip(locate(mid) - 1, 0, nb - 1)
+        wide = (hi[:, j] - lo[:, j]) > width[k]
+        used = np.flatnonzero(np.bincount(k[~wide], minlength=nb))  # bins of narrow ones
         index = np.full(nb, -1, dtype=np.int64)
         index[used] = np.arange(used.size)
         code = index[k]

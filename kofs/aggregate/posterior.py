@@ -64,10 +64,12 @@ from scipy.special import expit, logit, ndtr, ndtri
 
 from kofs.aggregate.binormal import (
     GRID_Q,
-    grid_scores,
+    GridPoints,
+    grid_scores_q,
     interval_terms,
     mixture_scores,
     narrow,
+    normal_quantiles,
     score_grid,
 )
 from kofs.aggregate.intervals import Coded, code_intervals
@@ -86,7 +88,6 @@ MIN_PRIOR = 0.01
 #: coefficients above 20 in size are beyond anything a ranking can tell apart).
 MU_MAX = 12.0
 BETA_MAX = 20.0
-LOO = False
 #: Rounds of (fit with the list correlation fixed, re-estimate it).
 ROUNDS = 4
 _COARSE = np.linspace(-9.0, 9.0, 129)  # the fit's score grid (the final scores: GRID_Q)
@@ -240,12 +241,24 @@ class _Problem:
         self.max_prior = max_prior
         self.M, self.D = coded.codes.shape
         # genes x coded intervals: one 1 per (gene, list); a list's evidence = A @ values, the
-        # M-step's sums = A.T @ (w p)
-        rows = np.repeat(np.arange(self.M), self.D)
+        # M-step's sums = A.T @ (w p). Row i holds its D codes, increasing with the list (each
+        # list's codes follow the previous list's), so the CSR arrays are the codes themselves
         self.A = sp.csr_matrix(
-            (np.ones(self.M * self.D), (rows, coded.codes.ravel())), shape=(self.M, coded.size)
+            (
+                np.ones(self.M * self.D),
+                coded.codes.ravel(),
+                np.arange(0, self.M * self.D + 1, self.D),
+            ),
+            shape=(self.M, coded.size),
         )
-        self.AT = self.A.T.tocsr()
+        self.AT = self.A.T  # CSC: its product adds each code's genes in the same order as CSR
+        # the coded intervals' ends and midpoints as normal quantiles on the fit's score grid
+        # (they do not change)
+        self._points = GridPoints(
+            normal_quantiles(np.stack([coded.lo, coded.hi, 0.5 * (coded.lo + coded.hi)])),
+            coded.list_of,
+            _COARSE,
+        )
         self.wsum = float(weights.sum())
         self.intercept_only = X.shape[1] == 1
         self.dependence = dependence and self.D > 1
@@ -263,12 +276,7 @@ class _Problem:
         """Per coded interval: log LR, mean1, mean0, mean at (mu, rho) (latent scores
         interpolated from a 129-point grid of exact solutions per list)."""
         c = self.coded
-        ends = np.stack([c.lo, c.hi, 0.5 * (c.lo + c.hi)])
-        s = np.empty_like(ends)
-        shift = score_grid(mu, rho, _COARSE)
-        for j in range(self.D):
-            sl = slice(c.offsets[j], c.offsets[j + 1])
-            s[:, sl] = grid_scores(ends[:, sl], shift[j], _COARSE)
+        s = self._points.scores(score_grid(mu, rho, _COARSE))
         return interval_terms(c.lo, c.hi, mu[c.list_of], rho, scores=(s[0], s[1], s[2]))
 
     def evidence(self, mu: np.ndarray, S: np.ndarray, llr: np.ndarray, mean: np.ndarray):
@@ -283,8 +291,8 @@ class _Problem:
         return ev
 
     def step(self, theta: np.ndarray, fixed: tuple[bool, bool]):
-        """One EM step from theta = (mu, beta, correlations): the new theta, the posterior
-        log-odds and the composite log-likelihood. ``fixed``: keep (mu, correlations)."""
+        """One EM step from theta = (mu, beta, correlations): the new theta. ``fixed``: keep
+        (mu, correlations)."""
         mu, beta, r = self.split(theta)
         S = _corr_matrix(r, self.D) if self.dependence else np.eye(self.D)
         eta = self.X @ beta
@@ -292,12 +300,9 @@ class _Problem:
         llr, mean1, mean0, mean = self.terms(mu, rho)
         lo = eta + self.evidence(mu, S, llr, mean)
         p = expit(lo)
-        loglik = float(np.sum(self.w * (np.logaddexp(0.0, lo) - np.logaddexp(0.0, eta))))
         wp = self.w * p
         if fixed[0]:
             mu_new = mu
-        elif LOO and self.D > 1:
-            mu_new = self._mu_loo(lo, llr, mean, mu, S)
         else:
             W1 = self.AT @ wp
             num = np.bincount(self.coded.list_of, weights=W1 * mean1, minlength=self.D)
@@ -307,21 +312,7 @@ class _Problem:
         if self.dependence and not fixed[1]:
             r_new = self._correlation(mu, wp, mean1, mean0)
         beta_new = self._prior_step(beta, eta, p)
-        return np.concatenate([mu_new, beta_new, r_new]), lo, loglik
-
-    def _mu_loo(self, lo, llr, mean, mu, S) -> np.ndarray:
-        """mu_l from the posteriors without list l's own term: ``sum p(-l) s / sum p(-l)^2``
-        (E[pi(x_-l) s_l] = mu_l E[pi(x_-l)^2] under conditional independence)."""
-        codes = self.coded.codes
-        T = llr[codes] * self.v
-        if self.dependence:
-            g = np.linalg.solve(S, mu) - mu
-            T = T + (mean[codes] * g - 0.5 * g * mu) * self.v
-        P = expit(lo[:, None] - T)
-        Sm = mean[codes]
-        num = (self.w[:, None] * P * Sm).sum(axis=0)
-        den = (self.w[:, None] * P * P).sum(axis=0)
-        return np.where(den > 0, np.maximum(num / np.maximum(den, 1e-300), 0.0), 0.0)
+        return np.concatenate([mu_new, beta_new, r_new])
 
     def _correlation(self, mu, wp, mean1, mean0) -> np.ndarray:
         """The pooled within-class correlation of the genes' latent scores (class 1 around
@@ -398,7 +389,7 @@ def _squarem(
     step when the extrapolation does not reduce the residual)."""
 
     def F(t):
-        return problem.step(t, fixed)[0]
+        return problem.step(t, fixed)
 
     it = 0
     converged = False
@@ -448,7 +439,7 @@ def _solve(
         iterations += it
         if k + 1 < rounds:
             r_old = problem.split(theta)[2]
-            r_new = problem.step(theta, (True, False))[0][problem.D + problem.P :]
+            r_new = problem.step(theta, (True, False))[problem.D + problem.P :]
             theta = np.concatenate([theta[: problem.D + problem.P], r_new])
             if np.max(np.abs(r_new - r_old), initial=0.0) < 0.01:
                 break
@@ -464,7 +455,9 @@ def _binned_log_likelihood(problem: _Problem, theta: np.ndarray) -> float:
     llr, _, _, mean = problem.terms(mu, rho)
     codes = problem.coded.codes
     terms = gene_terms(llr[codes], mean[codes], mu, S, problem.v)
-    return log_likelihood(eta + terms.sum(axis=1), eta, llr[codes], problem.v, rho, problem.w)
+    log_odds = eta + terms.sum(axis=1)
+    per_list = _list_log_density(llr, rho)[codes]  # per coded interval, then per gene
+    return log_likelihood(log_odds, eta, llr, problem.v, rho, problem.w, per_list=per_list)
 
 
 def _standardise(
@@ -497,12 +490,12 @@ def exact_list_terms(
     shift = score_grid(mu, rho, GRID_Q)
     for j in range(D):
         m = float(mu[j])
-        s_top, s_bot, s_mid = (
-            grid_scores(x, shift[j], GRID_Q)
-            for x in (lo[:, j], hi[:, j], 0.5 * (lo[:, j] + hi[:, j]))
-        )
+        s_mid = grid_scores_q(normal_quantiles(0.5 * (lo[:, j] + hi[:, j])), shift[j], GRID_Q)
+        # the ends' scores enter only for the intervals that are not narrow (ties, censored
+        # and masked blocks): solved exactly there
+        s_top, s_bot = s_mid.copy(), s_mid.copy()
         wide = ~narrow(lo[:, j], hi[:, j])
-        if wide.any():  # ties, censored and masked blocks: exact scores at their ends
+        if wide.any():
             s_top[wide] = mixture_scores(lo[wide, j], m, rho)
             s_bot[wide] = mixture_scores(hi[wide, j], m, rho)
         llr[:, j], _, _, mean[:, j] = interval_terms(
@@ -530,15 +523,24 @@ def log_likelihood(
     v: np.ndarray,
     rho: float,
     w: np.ndarray,
+    *,
+    per_list: np.ndarray | None = None,
 ) -> float:
     """The (composite) log-likelihood of the observations relative to the null model in
     which no list is informative (every position uniform): ``sum_i [log(pi_i e^(t_i) + 1 -
     pi_i) - sum_l v_l log(rho LR_il + 1 - rho)]``. The second part is each list's background
     density of its own positions (``P0 = width / (rho LR + 1 - rho)``): one list alone gains
-    exactly nothing, whatever mu (its positions are uniform under the model)."""
+    exactly nothing, whatever mu (its positions are uniform under the model). ``per_list``:
+    :func:`_list_log_density` of ``llr`` when already known."""
     mix = np.logaddexp(0.0, log_odds) - np.logaddexp(0.0, eta)
-    per_list = np.logaddexp(np.log(rho) + llr, np.log1p(-rho))
+    if per_list is None:
+        per_list = _list_log_density(llr, rho)
     return float(np.sum(w * (mix - per_list @ v)))
+
+
+def _list_log_density(llr: np.ndarray, rho: float) -> np.ndarray:
+    """``log(rho LR + 1 - rho)``: a list's density of its own positions (log_likelihood)."""
+    return np.logaddexp(np.log(rho) + llr, np.log1p(-rho))
 
 
 def gene_terms(
@@ -571,6 +573,7 @@ def fit_posterior(
     fixed_mu: bool = False,
     exact: bool = True,
     threads: int = 2,
+    likelihood: bool = True,
 ) -> PosteriorFit:
     """Fit the model of the module docstring.
 
@@ -603,6 +606,8 @@ def fit_posterior(
         Compute the exact final scores (else the binned ones).
     threads : int
         Threads for the fits from the two starts.
+    likelihood : bool
+        Compute the fit's log-likelihood (else NaN: a refit that only needs the parameters).
     """
     lo = np.asarray(lo, dtype=np.float64)
     hi = np.asarray(hi, dtype=np.float64)
@@ -667,7 +672,7 @@ def fit_posterior(
         llr_g, mean_g = llr_k[coded.codes], mean_k[coded.codes]
     terms = gene_terms(llr_g, mean_g, mu, S, v)
     log_odds = eta + terms.sum(axis=1)
-    loglik = log_likelihood(log_odds, eta, llr_g, v, rho, w)
+    loglik = log_likelihood(log_odds, eta, llr_g, v, rho, w) if likelihood else np.nan
     return PosteriorFit(
         mu=mu,
         correlation=S,

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, ndtr, stdtrit
 
-from kofs.aggregate.intervals import observation_intervals
+from kofs.aggregate.intervals import TieBlocks, observation_intervals
 from kofs.aggregate.posterior import PosteriorFit, Prior, fit_posterior, q_values
 from kofs.aggregate.prior import knowledge_prior
 from kofs.aggregate.uncertainty import (
@@ -118,7 +118,8 @@ def posterior_aggregate(
         gone = np.isnan(R[:, data_cols]) & np.asarray(absent_missing, bool)[data_cols]
         Bd = gone if Bd is None else (Bd | gone)
     HOd = None if held_out is None else (held_out[0][:, data_cols], held_out[1][:, data_cols])
-    lo, hi = observation_intervals(R[:, data_cols], Bd, HOd)
+    blocks = TieBlocks.of(R[:, data_cols], Bd)  # each list sorted once (also for the refits)
+    lo, hi = observation_intervals(R[:, data_cols], Bd, HOd, blocks=blocks)
     prior = knowledge_prior(
         R,
         names,
@@ -183,6 +184,7 @@ def posterior_aggregate(
                 seed=seed,
                 max_prior=max_prior,
                 n_bins=n_bins,
+                blocks=blocks,
             )
             q = calibrated_q_values(
                 fit,

@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.special import expit, gammaln, log_ndtr, logsumexp, ndtri, stdtrit
 
-from kofs.aggregate.intervals import block_intervals, code_intervals
+from kofs.aggregate.intervals import TieBlocks, code_intervals
 from kofs.aggregate.posterior import (
     PosteriorFit,
     Prior,
@@ -157,6 +157,7 @@ def tempered_fit(
         max_iter=max_iter,
         exact=exact,
         standardise=(base.center, base.scale) if standardise is None else standardise,
+        likelihood=refit is None,
     )
     if refit or fit.log_likelihood > NO_GAIN:
         return replace(fit, refitted=True)
@@ -183,19 +184,23 @@ def half_sample_fits(
     max_prior: float,
     n_bins: int,
     threads: int = 2,
+    blocks: TieBlocks | None = None,
 ) -> Resamples:
     """``n`` half-sample refits (module docstring) warm-started from ``fit``, with its list
     correlation fixed, each as the fit was made: untempered, then (with label weights) the
     tempered refit of :func:`tempered_fit`. ``weights_of(fit, rows)`` gives the list weights
-    of a refit on the genes ``rows``."""
+    of a refit on the genes ``rows``; ``blocks``: ``TieBlocks.of(data_ranks, masked)`` when
+    already made."""
     R = np.asarray(data_ranks, dtype=np.float64)
     M = R.shape[0]
     rng = np.random.default_rng(seed)
     X = np.asarray(prior.X, dtype=np.float64)
     halves = [np.sort(rng.choice(M, M // 2, replace=False)) for _ in range(n)]  # drawn first
+    if blocks is None:  # each list sorted once: a half's positions follow
+        blocks = TieBlocks.of(R, masked)
 
     def refit(rows: np.ndarray):
-        lo, hi = block_intervals(R[rows], None if masked is None else masked[rows])
+        lo, hi = blocks.intervals(rows)
         sub = Prior(X[rows], prior.names, prior.groups)
         f = fit_posterior(
             lo,
@@ -209,6 +214,7 @@ def half_sample_fits(
             tol=REFIT_TOL,
             max_iter=REFIT_MAX_ITER,
             exact=False,
+            likelihood=False,
         )
         if np.any(fit.tempering < 1):
             f = tempered_fit(
@@ -266,8 +272,11 @@ def calibrated_q_values(
     seed: int = 0,
     max_prior: float = 0.5,
     n_bins: int = 512,
+    threads: int = 2,
 ) -> np.ndarray:
-    """q-values that account for the error of the fitted parameters (module docstring)."""
+    """q-values that account for the error of the fitted parameters (module docstring).
+    The draws are evaluated on ``threads`` threads (all drawn first, summed in their order:
+    the result does not depend on the threads)."""
     lfdr = 1.0 - fit.posterior
     q = q_values(lfdr)
     D = len(fit.mu)
@@ -284,27 +293,51 @@ def calibrated_q_values(
         tempering=fit.tempering,
     )
     grid = np.linspace(0.0, 0.5, 201)[1:]
-    expected = np.zeros_like(grid)
     rng = np.random.default_rng(seed)
     # draws of the parameters, with the covariance's null directions (fixed parts) kept fixed
     vals, vecs = np.linalg.eigh((cov + cov.T) / 2)
     root = vecs * np.sqrt(np.clip(vals, 0.0, None))
-    for _ in range(draws):
-        t = theta + root @ rng.standard_normal(len(theta))
+    thetas = [theta + root @ rng.standard_normal(len(theta)) for _ in range(draws)]
+
+    def expected_fdr(t: np.ndarray) -> np.ndarray:
+        """The mean fitted local fdr of the genes the draw ``t`` calls at each q of grid."""
         mu = np.maximum(t[:D], 0.0)
         beta = problem._cap(t[D:])
         eta = X @ beta
         rho = problem.mean_prior(eta)
         llr, _, _, mean = problem.terms(mu, rho)
         lfdr_d = 1.0 - expit(eta + problem.evidence(mu, fit.correlation, llr, mean))
-        order = np.argsort(lfdr_d, kind="stable")  # the draw's q-values rise in this order
+        order = _leading_order(lfdr_d, float(grid[-1]))  # the draw's q-values rise in it
         n = np.arange(1, len(order) + 1)
         q_sorted = np.cumsum(lfdr_d[order]) / n
         running = np.cumsum(lfdr[order]) / n
         n_sel = np.searchsorted(q_sorted, grid, side="right")
-        expected += np.where(n_sel > 0, running[np.maximum(n_sel - 1, 0)], 0.0)
+        return np.where(n_sel > 0, running[np.maximum(n_sel - 1, 0)], 0.0)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(threads, draws))) as pool:
+        per_draw = list(pool.map(expected_fdr, thetas))
+    expected = np.zeros_like(grid)
+    for e in per_draw:
+        expected += e
     expected = np.maximum.accumulate(expected / draws)
     return np.minimum(np.maximum(q, np.interp(q, grid, expected, right=1.0)), 1.0)
+
+
+def _leading_order(lfdr: np.ndarray, q_max: float) -> np.ndarray:
+    """The start of ``np.argsort(lfdr, kind="stable")`` that holds every gene whose q-value
+    (the mean lfdr up to it) is at most ``q_max``, and one more: the genes with the smallest
+    lfdr found by partitioning, sorted among themselves (the same order, without sorting the
+    rest)."""
+    M = lfdr.size
+    k = min(M, 1024)
+    while k < M and np.all(np.isfinite(lfdr)):
+        cut = np.partition(lfdr, k - 1)[k - 1]
+        lead = np.flatnonzero(lfdr <= cut)  # increasing: the stable order of ties
+        order = lead[np.argsort(lfdr[lead], kind="stable")]
+        if np.cumsum(lfdr[order])[-1] / order.size > q_max:
+            return order
+        k *= 4
+    return np.argsort(lfdr, kind="stable")
 
 
 def _log_hypergeom_sf(x: np.ndarray, a: np.ndarray, b: np.ndarray, M: int) -> np.ndarray:
