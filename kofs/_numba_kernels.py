@@ -202,9 +202,9 @@ def row_bounds(n: int, blocks: int) -> np.ndarray:
 
 
 def threads() -> int:
-    """Threads of the compiled loops: numba's thread count (``NUMBA_NUM_THREADS``, default
-    the cores)."""
-    return max(1, int(numba.config.NUMBA_NUM_THREADS)) if AVAILABLE else 1
+    """Threads of the compiled loops: numba's thread count (``numba.set_num_threads``,
+    ``NUMBA_NUM_THREADS``; default the cores)."""
+    return max(1, int(numba.get_num_threads())) if AVAILABLE else 1
 
 
 def run_blocks(task: Callable[[int, int], Any], bounds: np.ndarray) -> list:
