@@ -12,6 +12,9 @@ scikit-misc). Every round runs, one after the other:
    cached);
 3. the same command again with those folders: the **second run** (kernels loaded).
 
+Each row: wall seconds, user + system CPU seconds of the process (``getrusage`` of the
+children; steadier than wall time on a loaded machine), peak RSS, load average before the run.
+
 ``KOFS_BENCH_SC_ROUNDS`` rounds (default 2); the ratio is kofs's time over ``seurat_v3``'s of
 the same round. ``KOFS_BENCH_SC_BASE``: the path of another kofs source tree (e.g. an older
 commit from ``git archive``) timed in the same rounds as "kofs base" (first and second run,
@@ -24,6 +27,7 @@ row: on a shared machine only ratios within a round mean anything.
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -53,6 +57,19 @@ def _load() -> float:
     return os.getloadavg()[0]
 
 
+def _cpu() -> float:
+    """User + system CPU seconds of the finished child processes so far."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _timed(fn, *args) -> tuple[float, float, float]:
+    """(wall, peak MB, CPU seconds) of one child process run by ``fn``."""
+    before = _cpu()
+    wall, peak = fn(*args)
+    return wall, peak, _cpu() - before
+
+
 def _seurat_v3(path: Path, tmp: Path) -> tuple[float, float]:
     import bench_single_cell_scanpy as scb
 
@@ -63,13 +80,14 @@ def _seurat_v3(path: Path, tmp: Path) -> tuple[float, float]:
 
 
 def _kofs(tree: Path, path: Path, out: Path, cache: Path) -> tuple[float, float]:
-    code = (
-        "import sys\nsys.argv = ['kofs', 'rank', "
+    code = (  # the tree first on the path: ``python -c`` would put the current folder first
+        f"import sys\nsys.path.insert(0, {str(tree)!r})\nsys.argv = ['kofs', 'rank', "
         + repr(str(path))
         + ", '-o', "
         + repr(str(out))
         + ", '--threads', '2']\n"
         "from kofs.__main__ import entry\n"
+        f"assert __import__('kofs').__file__.startswith({str(tree)!r})\n"
         "try:\n    entry()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
     )
     saved = dict(os.environ)
@@ -98,27 +116,33 @@ def measure() -> list[dict]:
         tmp = Path(tmp_s)
         for r in range(1, rounds + 1):
             load = _load()
-            wall, peak = _seurat_v3(path, tmp)
-            rows.append({"round": r, "method": "scanpy seurat_v3", "seconds": wall,
+            wall, peak, cpu = _timed(_seurat_v3, path, tmp)
+            rows.append({"round": r, "method": "scanpy seurat_v3", "seconds": wall, "cpu": cpu,
                          "peak_mb": peak, "load": load})  # fmt: skip
-            ref = wall
+            ref, ref_cpu = wall, cpu
             for name, tree in trees:
                 cache = tmp / f"cache-{name.replace(' ', '-')}-{r}"
                 for run in ("first run", "second run"):
                     load = _load()
-                    wall, peak = _kofs(tree, path, tmp / "out", cache)
+                    wall, peak, cpu = _timed(_kofs, tree, path, tmp / "out", cache)
                     rows.append({"round": r, "method": f"{name}, {run}", "seconds": wall,
-                                 "peak_mb": peak, "load": load, "ratio": wall / ref})  # fmt: skip
+                                 "cpu": cpu, "peak_mb": peak, "load": load, "ratio": wall / ref,
+                                 "cpu_ratio": cpu / ref_cpu})  # fmt: skip
                     print(f"# round {r}: {name} {run} {wall:.1f} s (seurat_v3 {ref:.1f} s, "
                           f"load {load:.1f})", file=sys.stderr, flush=True)  # fmt: skip
     return rows
 
 
 def table(rows: list[dict]) -> str:
-    head = "| round | method | seconds | x seurat_v3 | peak MB | load average |\n|---|---|---|---|---|---|\n"
+    head = (
+        "| round | method | wall s | x seurat_v3 | CPU s | CPU x seurat_v3 | peak MB | load |\n"
+        "|---|---|---|---|---|---|---|---|\n"
+    )
     return head + "".join(
         f"| {r['round']} | {r['method']} | {r['seconds']:.1f} | "
         + (f"{r['ratio']:.2f}" if "ratio" in r else "")
+        + f" | {r['cpu']:.1f} | "
+        + (f"{r['cpu_ratio']:.2f}" if "cpu_ratio" in r else "")
         + f" | {r['peak_mb']:.0f} | {r['load']:.1f} |\n"
         for r in rows
     )

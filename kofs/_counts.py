@@ -157,16 +157,19 @@ if _COMPILED:
                 continue
             found = False
             for u in range(1, 4):
+                # whole numbers written as they are checked; on the first that is not, the
+                # values written so far are restored for the next u
                 good = True
                 for q in range(a, b):
                     r = out[q] / unit * u
                     c = np.floor(r + 0.5)
                     if abs(r - c) > tol * max(c, 1.0):
                         good = False
+                        for t in range(a, q):
+                            out[t] = (2.0 ** data[t] - 1.0) if base2 else np.expm1(data[t])
                         break
+                    out[q] = c
                 if good:
-                    for q in range(a, b):
-                        out[q] = np.floor(out[q] / unit * u + 0.5)
                     found = True
                     break
             ok[i] = found
