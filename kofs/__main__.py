@@ -113,8 +113,27 @@ def _stop(signum, frame) -> None:
     raise Terminated(signum)
 
 
+def _keep_freed_memory() -> None:
+    """glibc: reuse freed large blocks instead of returning them to the system at once (mmap
+    threshold 1 GB, trim threshold 2 GB, top pad 256 MB). Every large temporary of a run
+    otherwise costs fresh page faults: on 20,000 cells x 15,000 genes (bench/
+    bench_single_cell_speed.py) system time 2.7 s instead of 3.7-5.2 s, peak RSS +150 MB
+    (1.92 GB instead of 1.77). The command only (a library call leaves the host's allocator
+    alone); nothing on other C libraries."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 1 << 30)  # M_MMAP_THRESHOLD
+        libc.mallopt(-1, 2**31 - 1)  # M_TRIM_THRESHOLD
+        libc.mallopt(-2, 256 << 20)  # M_TOP_PAD
+    except (OSError, AttributeError):
+        pass
+
+
 def entry() -> None:
     """Run the ``kofs`` command line (exit status as documented in docs/guarantees.md)."""
+    _keep_freed_memory()
     _reopen_closed_std_fds()  # Python set sys.stdout/sys.stderr to None if they were closed
     sys.stdout = _ClosedStdout() if sys.stdout is None else _CheckedStdout(sys.stdout)
     if sys.stderr is None:

@@ -82,3 +82,44 @@ def test_principal_scores_sparse_equals_dense(data):
     # leading singular values of the centred matrix (randomized, power iterations: close)
     sv = np.linalg.svd(D - D.mean(axis=0), compute_uv=False)[:3]
     np.testing.assert_allclose(np.linalg.norm(P, axis=0)[:3], sv, rtol=0.05)
+
+
+def test_take_columns_equals_scipy(data):
+    X, D = data
+    cols = np.flatnonzero(np.random.default_rng(2).random(80) < 0.4)
+    A = nk.take_columns(X, cols)
+    B = X[:, cols]
+    assert A.has_canonical_format
+    np.testing.assert_array_equal(A.indptr, B.indptr)
+    np.testing.assert_array_equal(A.indices, B.indices)
+    np.testing.assert_array_equal(A.data, B.data)
+    np.testing.assert_array_equal(A.toarray(), D[:, cols])
+    assert nk.take_columns(X, np.zeros(0, dtype=np.int64)).shape == (300, 0)
+
+
+def test_count_kernels_independent_of_threads(data):
+    import numba
+
+    from kofs._compute.counts import _recover, counts_view
+    from kofs.rankers._count_kernels import pearson_residual_variance
+
+    X, _ = data
+    X = X.copy()
+    X.data = np.random.default_rng(3).integers(1, 30, size=X.nnz).astype(np.float64)
+    filled = np.diff(X.indptr) > 0
+    X.data[X.indptr[:-1][filled]] = 1.0  # every cell's smallest count is 1
+    L = X.copy()
+    L.data = np.log1p(L.data * np.repeat(np.linspace(0.5, 3.0, 300), np.diff(X.indptr)))
+    before = numba.get_num_threads()
+    out = []
+    try:
+        for t in (before, 1):
+            numba.set_num_threads(t)
+            out.append(
+                (pearson_residual_variance(counts_view(X.copy())), _recover(L, "log1p").data)
+            )
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+    np.testing.assert_array_equal(out[0][1], X.data)  # the counts, recovered exactly

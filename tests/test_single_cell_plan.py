@@ -175,3 +175,19 @@ def test_numba_cache_goes_where_kofs_can_write(tmp_path, monkeypatch):
     assert jit.cache_folder(tmp_path / "pkg").name.startswith("kofs-numba-")
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))
     assert jit.cache_folder(tmp_path / "pkg") == tmp_path / "mine"
+
+
+def test_correlation_distances_equal_scipy():
+    from scipy.spatial.distance import pdist
+
+    from kofs.knowledge import programmes
+
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((200, 700))
+    Z[:, :40] += rng.standard_normal((200, 1))
+    Z[:, 5] = 0.0  # a constant column: scipy's distance is NaN, here 1 (no correlation)
+    ours = programmes._correlation_distances(Z)
+    ref = pdist(Z.T, "correlation")
+    finite = np.isfinite(ref)
+    assert ours.shape == ref.shape and np.isfinite(ours).all()
+    np.testing.assert_allclose(ours[finite], ref[finite], atol=1e-12)

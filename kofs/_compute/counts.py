@@ -37,7 +37,14 @@ from kofs._compute.jit import numba
 from kofs._compute.matrix import as_csr
 from kofs.errors import InputError
 
-__all__ = ["Counts", "counts_view", "log_normalised", "masked_totals", "subset_cells"]
+__all__ = [
+    "Counts",
+    "counts_view",
+    "log_normalised",
+    "masked_totals",
+    "subset_cells",
+    "take_columns",
+]
 
 #: Largest relative distance of a recovered count to a whole number.
 RECOVERY_TOLERANCE = 0.01
@@ -100,6 +107,19 @@ def subset_cells(counts: Counts, rows: np.ndarray) -> Counts:
     return Counts(A, cells, genes, counts.source)
 
 
+def take_columns(A: sp.csr_matrix, cols: np.ndarray) -> sp.csr_matrix:
+    """``A[:, cols]`` of a canonical CSR ``A`` (a compiled pass over the rows when numba is
+    there and ``cols`` increase: scipy's column indexing is several times slower on large
+    data)."""
+    cols = np.asarray(cols, dtype=np.int64)
+    increasing = cols.size < 2 or bool(np.all(np.diff(cols) > 0))
+    if _COMPILED and sp.isspmatrix_csr(A) and A.has_canonical_format and increasing:
+        from kofs._compute.numba_kernels import take_columns as take
+
+        return take(A, cols)
+    return A[:, np.asarray(cols)]
+
+
 def _square_chunk(B, start, stop):
     return _square_sums(as_csr(B))
 
@@ -111,30 +131,20 @@ def _weighted_chunk(B, start, stop, w):
 if _COMPILED:
 
     @numba.njit(cache=True, nogil=True)
-    def _whole(values):  # pragma: no cover
-        for v in values:
-            if not (v >= 0 and v == np.floor(v)):
-                return False
-        return True
-
-    @numba.njit(cache=True, nogil=True)
     def _column_square_sums(idx, val, m):  # pragma: no cover
         out = np.zeros(m)
         for p in range(idx.shape[0]):
             out[idx[p]] += val[p] * val[p]
         return out
 
-    @numba.njit(cache=True, nogil=True, parallel=True)
-    def _recover_rows(ptr, data, base2, tol):  # pragma: no cover
-        n = ptr.shape[0] - 1
-        out = np.empty(data.shape[0])
-        ok = np.ones(n, dtype=np.bool_)
-        for i in numba.prange(n):
-            lo, hi = ptr[i], ptr[i + 1]
-            if hi == lo:
+    @numba.njit(cache=True, nogil=True)
+    def _recover_rows(ptr, data, base2, tol, lo, hi, out, ok):  # pragma: no cover
+        for i in range(lo, hi):
+            a, b = ptr[i], ptr[i + 1]
+            if b == a:
                 continue
             unit = np.inf
-            for q in range(lo, hi):
+            for q in range(a, b):
                 e = (2.0 ** data[q] - 1.0) if base2 else np.expm1(data[q])
                 if not e > 0:
                     unit = -1.0
@@ -147,29 +157,40 @@ if _COMPILED:
                 continue
             found = False
             for u in range(1, 4):
+                # whole numbers written as they are checked; on the first that is not, the
+                # values written so far are restored for the next u
                 good = True
-                for q in range(lo, hi):
+                for q in range(a, b):
                     r = out[q] / unit * u
                     c = np.floor(r + 0.5)
                     if abs(r - c) > tol * max(c, 1.0):
                         good = False
+                        for t in range(a, q):
+                            out[t] = (2.0 ** data[t] - 1.0) if base2 else np.expm1(data[t])
                         break
+                    out[q] = c
                 if good:
-                    for q in range(lo, hi):
-                        out[q] = np.floor(out[q] / unit * u + 0.5)
                     found = True
                     break
             ok[i] = found
-        return out, ok
+
+
+#: Values checked per step of :func:`_is_counts` (the first step is small: log-normalised
+#: values fail at once).
+_CHECK_STEPS = (4096, 4_000_000)
 
 
 def _is_counts(values: np.ndarray) -> bool:
-    """Non-negative whole numbers only (stops at the first other value when compiled)."""
-    if values.size == 0:
-        return True
-    if _COMPILED:
-        return bool(_whole(np.ascontiguousarray(values, dtype=np.float64)))
-    return bool(values.min() >= 0 and np.array_equal(values, np.rint(values)))
+    """Non-negative whole numbers only (a first small step, then by steps: stops at the first
+    step holding another value)."""
+    a = 0
+    while a < values.size:
+        b = min(values.size, a + _CHECK_STEPS[a > 0])
+        v = values[a:b]
+        if not (v.min() >= 0 and np.array_equal(v, np.floor(v))):
+            return False
+        a = b
+    return True
 
 
 def _square_sums(A: sp.csr_matrix) -> np.ndarray:
@@ -181,8 +202,18 @@ def _square_sums(A: sp.csr_matrix) -> np.ndarray:
 def _recover(A: sp.csr_matrix, base: str) -> sp.csr_matrix | None:
     """The integer counts behind ``A`` (CSR of log-normalised values), or None."""
     if _COMPILED:
+        from kofs._compute.numba_kernels import ROW_BLOCKS, row_bounds, run_blocks
+
         data = np.asarray(A.data, dtype=np.float64)
-        counts, ok = _recover_rows(A.indptr, data, base == "log2p", RECOVERY_TOLERANCE)
+        counts = np.empty(data.shape[0])
+        ok = np.ones(A.shape[0], dtype=np.bool_)
+        base2 = base == "log2p"
+        run_blocks(
+            lambda lo, hi: _recover_rows(
+                A.indptr, data, base2, RECOVERY_TOLERANCE, lo, hi, counts, ok
+            ),
+            row_bounds(A.shape[0], ROW_BLOCKS),
+        )
         if not ok.all():
             return None
         return sp.csr_matrix((counts, A.indices.copy(), A.indptr.copy()), shape=A.shape)
@@ -350,7 +381,7 @@ def log_normalised(
             return _scale_log(as_csr(B), factor[lo : lo + B.shape[0]])
 
         return X.map_blocks(block, dtype=np.float64, meta=sp.csr_matrix((0, 0)))
-    A = counts.X if cols is None else counts.X[:, np.asarray(cols)]
+    A = counts.X if cols is None else take_columns(counts.X, np.asarray(cols))
     return _scale_log(as_csr(A), factor)
 
 

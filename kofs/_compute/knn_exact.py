@@ -26,7 +26,7 @@ __all__ = ["AVAILABLE", "sparse_knn"]
 
 from kofs._compute.jit import AVAILABLE, numba
 
-#: Rows handled by one parallel task (each task owns one dense buffer of length n).
+#: Rows handled by one task on a thread (each task owns one dense buffer of length n).
 _ROWS_PER_TASK = 64
 
 if AVAILABLE:
@@ -77,18 +77,6 @@ if AVAILABLE:
                 cols[i, t] = best_idx[t]
                 vals[i, t] = best_d2[t]
 
-    @numba.njit(cache=True, parallel=True)
-    def _knn_all(x_ptr, x_idx, x_val, c_ptr, c_idx, c_val, norms, k, step):  # pragma: no cover
-        n = norms.shape[0]
-        cols = np.empty((n, k), dtype=np.int64)
-        vals = np.empty((n, k))
-        n_tasks = (n + step - 1) // step
-        for t in numba.prange(n_tasks):
-            lo = t * step
-            hi = min(n, lo + step)
-            _knn_rows(lo, hi, x_ptr, x_idx, x_val, c_ptr, c_idx, c_val, norms, k, cols, vals)
-        return cols, vals
-
 
 def sparse_knn(X, k: int, norms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Exact k nearest other rows of a CSR ``X``: (indices, squared distances), both (n, k),
@@ -97,9 +85,19 @@ def sparse_knn(X, k: int, norms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if not A.has_canonical_format:
         A = A.copy()
         A.sum_duplicates()
+    from kofs._compute.numba_kernels import run_blocks
+
     C = A.tocsc()
-    return _knn_all(
-        A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data,
-        C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data,
-        np.asarray(norms, dtype=np.float64), int(k), _ROWS_PER_TASK,
-    )  # fmt: skip
+    n = A.shape[0]
+    x_ptr, x_idx = A.indptr.astype(np.int64), A.indices.astype(np.int64)
+    c_ptr, c_idx = C.indptr.astype(np.int64), C.indices.astype(np.int64)
+    norms = np.asarray(norms, dtype=np.float64)
+    cols = np.empty((n, k), dtype=np.int64)
+    vals = np.empty((n, k))
+    run_blocks(
+        lambda lo, hi: _knn_rows(
+            lo, hi, x_ptr, x_idx, A.data, c_ptr, c_idx, C.data, norms, int(k), cols, vals
+        ),
+        np.append(np.arange(0, n, _ROWS_PER_TASK), n),
+    )
+    return cols, vals

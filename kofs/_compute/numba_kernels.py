@@ -14,16 +14,25 @@ with larger temporaries on large data).
   or between two row blocks.
 * :func:`csr_dense_product`, :func:`csr_t_dense_product`: ``X B`` and ``X^T Q`` for a CSR
   ``X`` and thin dense ``B``, ``Q`` (the randomized SVD's products), without a CSC copy of X.
+* :func:`take_columns`: ``X[:, cols]`` (one threaded pass to count, one to copy).
 * :func:`column_stats`, :func:`weighted_column_deviations`, :func:`row_sq_norms`: per-gene
   range and stored count, weighted squared deviations, per-cell squared norms, in one pass over
   the stored entries without O(nnz) temporaries.
 
 Parallel loops run over a *fixed* number of row blocks (:data:`ROW_BLOCKS`), each with its own
-accumulator, summed in block order: the results do not depend on the number of threads.
+accumulator, summed in block order: the results do not depend on the number of threads. The
+kernels themselves are serial and release the GIL; :func:`run_blocks` runs the blocks on a pool
+of Python threads. (numba's ``parallel=True`` would do the same, but compiling its parallel
+loops takes seconds per kernel on a new cache -- the first run of a new installation -- where a
+serial kernel takes a fraction of a second.)
 All inputs are used as given (int32 or int64 indices, float64 values): no copy of X is made.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -38,8 +47,12 @@ __all__ = [
     "csr_dense_product",
     "csr_t_dense_product",
     "graph_gene_products",
+    "ordered_sum",
     "row_bounds",
+    "run_blocks",
+    "take_columns",
     "row_sq_norms",
+    "threads",
     "weighted_column_deviations",
 ]
 
@@ -49,93 +62,99 @@ ROW_BLOCKS = 16
 _T_BLOCKS = 4
 
 if AVAILABLE:
-    prange = numba.prange
 
-    @numba.njit(cache=True, nogil=True, parallel=True)
-    def _graph_gene_products(
-        x_ptr, x_idx, x_val, s_ptr, s_idx, s_val, m, bounds, upper
+    @numba.njit(cache=True, nogil=True)
+    def _graph_rows(x_ptr, x_idx, x_val, s_ptr, s_idx, s_val, m, lo, hi, upper):  # pragma: no cover
+        # rows lo..hi of sum_ij s_ij x_ig x_jg; upper: S is symmetric, visit the edges j >= i
+        # only (an edge j > i counts twice)
+        buf = np.zeros(m)
+        a = np.zeros(m)
+        for i in range(lo, hi):
+            for p in range(x_ptr[i], x_ptr[i + 1]):
+                buf[x_idx[p]] = x_val[p]
+            for q in range(s_ptr[i], s_ptr[i + 1]):
+                j = s_idx[q]
+                if upper and j < i:
+                    continue
+                w = s_val[q]
+                if upper and j > i:
+                    w = 2.0 * w
+                for p in range(x_ptr[j], x_ptr[j + 1]):
+                    g = x_idx[p]
+                    a[g] += w * x_val[p] * buf[g]
+            for p in range(x_ptr[i], x_ptr[i + 1]):
+                buf[x_idx[p]] = 0.0
+        return a
+
+    @numba.njit(cache=True, nogil=True)
+    def _take_rows_columns(
+        ptr, idx, val, new, lo, hi, out_ptr, out_idx, out_val, fill
     ):  # pragma: no cover
-        # upper: S is symmetric, visit the edges j >= i only (an edge j > i counts twice)
-        nb = bounds.shape[0] - 1
-        acc = np.zeros((nb, m))
-        for b in prange(nb):
-            buf = np.zeros(m)
-            a = acc[b]
-            for i in range(bounds[b], bounds[b + 1]):
-                for p in range(x_ptr[i], x_ptr[i + 1]):
-                    buf[x_idx[p]] = x_val[p]
-                for q in range(s_ptr[i], s_ptr[i + 1]):
-                    j = s_idx[q]
-                    if upper and j < i:
-                        continue
-                    w = s_val[q]
-                    if upper and j > i:
-                        w = 2.0 * w
-                    for p in range(x_ptr[j], x_ptr[j + 1]):
-                        g = x_idx[p]
-                        a[g] += w * x_val[p] * buf[g]
-                for p in range(x_ptr[i], x_ptr[i + 1]):
-                    buf[x_idx[p]] = 0.0
-        out = np.zeros(m)
-        for b in range(nb):
-            out += acc[b]
-        return out
+        # rows lo..hi of X[:, cols] (new[g]: the new index of column g, -1 if not taken);
+        # fill False: out_ptr[i + 1] = the entries kept in row i; True: write them
+        # branch-free: every entry is written at the next free place and kept by moving on
+        # (the columns taken are in no order a branch predictor could learn)
+        for i in range(lo, hi):
+            if not fill:
+                w = 0
+                for p in range(ptr[i], ptr[i + 1]):
+                    w += new[idx[p]] >= 0
+                out_ptr[i + 1] = w
+                continue
+            w = out_ptr[i]
+            end = out_ptr[i + 1]
+            for p in range(ptr[i], ptr[i + 1]):
+                if w == end:
+                    break
+                c = new[idx[p]]
+                out_idx[w] = c
+                out_val[w] = val[p]
+                w += c >= 0
 
-    @numba.njit(cache=True, nogil=True, parallel=True)
-    def _cross_candidate_dots(
-        a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, rows, cand, mask, m, bounds
+    @numba.njit(cache=True, nogil=True)
+    def _cross_dots_rows(
+        a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, rows, cand, mask, m, lo, hi, out
     ):  # pragma: no cover
-        # a_rows[q] . b_cand[q, t] where mask[q, t]: row i scattered into a dense buffer, the
-        # candidate's stored entries gathered in order (A = B, rows = all: candidate_dots)
-        r, c = cand.shape
-        out = np.zeros((r, c))
-        for blk in prange(bounds.shape[0] - 1):
-            buf = np.zeros(m)
-            for q in range(bounds[blk], bounds[blk + 1]):
-                i = rows[q]
-                for p in range(a_ptr[i], a_ptr[i + 1]):
-                    buf[a_idx[p]] = a_val[p]
-                for t in range(c):
-                    if mask[q, t]:
-                        j = cand[q, t]
-                        s = 0.0
-                        for p in range(b_ptr[j], b_ptr[j + 1]):
-                            s += b_val[p] * buf[b_idx[p]]
-                        out[q, t] = s
-                for p in range(a_ptr[i], a_ptr[i + 1]):
-                    buf[a_idx[p]] = 0.0
-        return out
+        # a_rows[q] . b_cand[q, t] where mask[q, t], for q in lo..hi: row i scattered into a
+        # dense buffer, the candidate's stored entries gathered in order (A = B, rows = all:
+        # candidate_dots)
+        c = cand.shape[1]
+        buf = np.zeros(m)
+        for q in range(lo, hi):
+            i = rows[q]
+            for p in range(a_ptr[i], a_ptr[i + 1]):
+                buf[a_idx[p]] = a_val[p]
+            for t in range(c):
+                if mask[q, t]:
+                    j = cand[q, t]
+                    s = 0.0
+                    for p in range(b_ptr[j], b_ptr[j + 1]):
+                        s += b_val[p] * buf[b_idx[p]]
+                    out[q, t] = s
+            for p in range(a_ptr[i], a_ptr[i + 1]):
+                buf[a_idx[p]] = 0.0
 
-    @numba.njit(cache=True, nogil=True, parallel=True)
-    def _csr_dense(x_ptr, x_idx, x_val, B):  # pragma: no cover
-        n = x_ptr.shape[0] - 1
+    @numba.njit(cache=True, nogil=True)
+    def _csr_dense_rows(x_ptr, x_idx, x_val, B, lo, hi, out):  # pragma: no cover
         ell = B.shape[1]
-        out = np.zeros((n, ell))
-        for i in prange(n):
+        for i in range(lo, hi):
             for p in range(x_ptr[i], x_ptr[i + 1]):
                 v = x_val[p]
                 g = x_idx[p]
                 for k in range(ell):
                     out[i, k] += v * B[g, k]
-        return out
 
-    @numba.njit(cache=True, nogil=True, parallel=True)
-    def _csr_t_dense(x_ptr, x_idx, x_val, Q, m, bounds):  # pragma: no cover
-        nb = bounds.shape[0] - 1
+    @numba.njit(cache=True, nogil=True)
+    def _csr_t_dense_rows(x_ptr, x_idx, x_val, Q, m, lo, hi):  # pragma: no cover
         ell = Q.shape[1]
-        acc = np.zeros((nb, m, ell))
-        for b in prange(nb):
-            a = acc[b]
-            for i in range(bounds[b], bounds[b + 1]):
-                for p in range(x_ptr[i], x_ptr[i + 1]):
-                    v = x_val[p]
-                    g = x_idx[p]
-                    for k in range(ell):
-                        a[g, k] += v * Q[i, k]
-        out = np.zeros((m, ell))
-        for b in range(nb):
-            out += acc[b]
-        return out
+        a = np.zeros((m, ell))
+        for i in range(lo, hi):
+            for p in range(x_ptr[i], x_ptr[i + 1]):
+                v = x_val[p]
+                g = x_idx[p]
+                for k in range(ell):
+                    a[g, k] += v * Q[i, k]
+        return a
 
     @numba.njit(cache=True, nogil=True)
     def _column_stats(x_idx, x_val, m):  # pragma: no cover
@@ -178,8 +197,34 @@ if AVAILABLE:
 
 
 def row_bounds(n: int, blocks: int) -> np.ndarray:
-    """Boundaries of at most ``blocks`` near-equal row ranges of ``n`` rows (for prange)."""
+    """Boundaries of at most ``blocks`` near-equal row ranges of ``n`` rows."""
     return np.linspace(0, n, min(blocks, max(n, 1)) + 1).astype(np.int64)
+
+
+def threads() -> int:
+    """Threads of the compiled loops: numba's thread count (``numba.set_num_threads``,
+    ``NUMBA_NUM_THREADS``; default the cores)."""
+    return max(1, int(numba.get_num_threads())) if AVAILABLE else 1
+
+
+def run_blocks(task: Callable[[int, int], Any], bounds: np.ndarray) -> list:
+    """``task(lo, hi)`` for every range of ``bounds``, on :func:`threads` threads (the kernels
+    release the GIL), results in range order. The ranges are fixed by the caller, so sums over
+    them in this order do not depend on the number of threads."""
+    ranges = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    workers = min(threads(), len(ranges))
+    if workers <= 1:
+        return [task(a, b) for a, b in ranges]
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(lambda r: task(*r), ranges))
+
+
+def ordered_sum(parts: list, shape) -> np.ndarray:
+    """``0 + parts[0] + parts[1] + ...`` in this order (fixed rounding)."""
+    out = np.zeros(shape)
+    for part in parts:
+        out += part
+    return out
 
 
 def _parts(X):
@@ -195,9 +240,45 @@ def graph_gene_products(X, S, *, symmetric: bool = False) -> np.ndarray:
     """
     xp, xi, xv = _parts(X)
     sp_, si, sv = _parts(S)
-    return _graph_gene_products(
-        xp, xi, xv, sp_, si, sv, X.shape[1], row_bounds(X.shape[0], ROW_BLOCKS), bool(symmetric)
+    m = X.shape[1]
+    upper = bool(symmetric)
+    parts = run_blocks(
+        lambda lo, hi: _graph_rows(xp, xi, xv, sp_, si, sv, m, lo, hi, upper),
+        row_bounds(X.shape[0], ROW_BLOCKS),
     )
+    return ordered_sum(parts, m)
+
+
+def take_columns(X, cols: np.ndarray):
+    """``X[:, cols]`` of a canonical CSR ``X`` for increasing ``cols`` (canonical CSR, float64
+    values): the matrix scipy's column indexing gives, in one threaded pass per step."""
+    import scipy.sparse as sp
+
+    xp, xi, xv = _parts(X)
+    n, m = X.shape
+    cols = np.asarray(cols, dtype=np.int64)
+    new = np.full(m, -1, dtype=np.int64)
+    new[cols] = np.arange(cols.size)
+    bounds = row_bounds(n, ROW_BLOCKS)
+    out_ptr = np.zeros(n + 1, dtype=np.int64)
+    dummy_i, dummy_v = np.zeros(0, dtype=np.int64), np.zeros(0)
+    run_blocks(
+        lambda lo, hi: _take_rows_columns(
+            xp, xi, xv, new, lo, hi, out_ptr, dummy_i, dummy_v, False
+        ),
+        bounds,
+    )
+    np.cumsum(out_ptr, out=out_ptr)
+    index_type = np.int32 if max(cols.size, out_ptr[-1]) < 2**31 else np.int64
+    out_idx = np.empty(out_ptr[-1], dtype=index_type)
+    out_val = np.empty(out_ptr[-1])
+    run_blocks(
+        lambda lo, hi: _take_rows_columns(xp, xi, xv, new, lo, hi, out_ptr, out_idx, out_val, True),
+        bounds,
+    )
+    A = sp.csr_matrix((out_val, out_idx, out_ptr.astype(index_type)), shape=(n, cols.size))
+    A.has_canonical_format = True  # X's rows were, and the columns keep their order
+    return A
 
 
 def candidate_dots(X, cand: np.ndarray) -> np.ndarray:
@@ -215,22 +296,37 @@ def cross_candidate_dots(A, rows: np.ndarray, B, cand: np.ndarray, mask: np.ndar
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     cand = np.ascontiguousarray(cand, dtype=np.int64)
     mask = np.ascontiguousarray(mask, dtype=np.bool_)
-    return _cross_candidate_dots(
-        ap, ai, av, bp, bi, bv, rows, cand, mask, A.shape[1], row_bounds(rows.size, ROW_BLOCKS)
+    out = np.zeros(cand.shape)
+    m = A.shape[1]
+    run_blocks(
+        lambda lo, hi: _cross_dots_rows(ap, ai, av, bp, bi, bv, rows, cand, mask, m, lo, hi, out),
+        row_bounds(rows.size, ROW_BLOCKS),
     )
+    return out
 
 
 def csr_dense_product(X, B: np.ndarray) -> np.ndarray:
     """``X B`` for a CSR ``X`` (n x m) and a dense ``B`` (m x l)."""
     xp, xi, xv = _parts(X)
-    return _csr_dense(xp, xi, xv, np.ascontiguousarray(B, dtype=np.float64))
+    B = np.ascontiguousarray(B, dtype=np.float64)
+    out = np.zeros((X.shape[0], B.shape[1]))
+    run_blocks(
+        lambda lo, hi: _csr_dense_rows(xp, xi, xv, B, lo, hi, out),
+        row_bounds(X.shape[0], ROW_BLOCKS),
+    )
+    return out
 
 
 def csr_t_dense_product(X, Q: np.ndarray) -> np.ndarray:
     """``X^T Q`` for a CSR ``X`` (n x m) and a dense ``Q`` (n x l), without transposing X."""
     xp, xi, xv = _parts(X)
     Q = np.ascontiguousarray(Q, dtype=np.float64)
-    return _csr_t_dense(xp, xi, xv, Q, X.shape[1], row_bounds(X.shape[0], _T_BLOCKS))
+    m = X.shape[1]
+    parts = run_blocks(
+        lambda lo, hi: _csr_t_dense_rows(xp, xi, xv, Q, m, lo, hi),
+        row_bounds(X.shape[0], _T_BLOCKS),
+    )
+    return ordered_sum(parts, (m, Q.shape[1]))
 
 
 def column_stats(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

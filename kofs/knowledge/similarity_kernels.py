@@ -306,8 +306,8 @@ def principal_scores(X, *, n_components: int = 50, seed: int = 0, n_iter: int = 
     matrix ``X - 1 mu^T`` without forming it: every product with it is a product with ``X``
     plus a rank-one correction. ``n_components + 10`` random directions, ``n_iter`` power
     iterations, orthonormalised by :func:`_orthonormal`; seeded. With numba, the products with
-    a CSR ``X`` are compiled parallel loops (no CSC copy of ``X`` for ``X^T Q``). A dask ``X``
-    is read once per product (``2 n_iter + 2`` passes over its chunks, :mod:`kofs._compute.chunked`);
+    a CSR ``X`` are compiled loops run on threads (no CSC copy of ``X`` for ``X^T Q``). A dask
+    ``X`` is read once per product (``2 n_iter + 2`` passes over its chunks, :mod:`kofs._compute.chunked`);
     the result equals the in-memory one to rounding.
     """
     from kofs._compute import numba_kernels

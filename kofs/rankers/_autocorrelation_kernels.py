@@ -36,14 +36,19 @@ import scipy.sparse as sp
 
 from kofs._compute import chunked, numba_kernels
 from kofs._compute.chunked import is_dask
-from kofs._compute.counts import Counts
+from kofs._compute.counts import Counts, take_columns
 from kofs._compute.matrix import as_csr
 
 __all__ = ["hotspot_statistic", "morans_i", "normal_statistic"]
 
 
-def _graph_term(X, S: sp.csr_matrix, *, symmetric: bool = False) -> np.ndarray:
-    """``diag(X^T S X)`` of a CSR or dask ``X`` (compiled loop when available)."""
+def _graph_term(
+    X, S: sp.csr_matrix, *, symmetric: bool = False, cols: np.ndarray | None = None
+) -> np.ndarray:
+    """``diag(X^T S X)`` of a CSR or dask ``X`` (compiled loop when available), of the columns
+    ``cols`` (increasing) only when given."""
+    if cols is not None:
+        X = X[:, cols] if is_dask(X) else take_columns(X, cols)
     if is_dask(X):
         return chunked.graph_term(X, S)
     if numba_kernels.AVAILABLE:
@@ -74,23 +79,28 @@ def _square_chunk(B, start, stop):
     return np.bincount(A.indices, weights=A.data * A.data, minlength=A.shape[1])
 
 
-def hotspot_statistic(counts: Counts, W: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+def hotspot_statistic(
+    counts: Counts, W: sp.csr_matrix, cols: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Hotspot's local autocorrelation ``H`` and its z-score under the count null (module
-    docstring), every gene at once.
+    docstring), every gene (or every gene of ``cols``) at once.
 
     Parameters
     ----------
     counts : Counts
     W : csr_matrix of shape (n_cells, n_cells)
         Symmetric, non-negative, no self-loops (cells without counts are left out).
+    cols : ndarray of int, optional
+        The genes (columns) to score; default all.
 
     Returns
     -------
-    z, h : ndarray of shape (n_genes,)
+    z, h : ndarray of shape (n_genes,) or (len(cols),)
         NaN for genes without counts.
     """
+    sel = slice(None) if cols is None else np.asarray(cols, dtype=np.int64)
     s = counts.cell_totals
-    p = counts.gene_fractions
+    p = counts.gene_fractions[sel]
     live = (s > 0).astype(np.float64)
     W = sp.csr_matrix(sp.diags(live) @ W @ sp.diags(live))
     W.sort_indices()
@@ -99,17 +109,17 @@ def hotspot_statistic(counts: Counts, W: sp.csr_matrix) -> tuple[np.ndarray, np.
     W_scaled = sp.csr_matrix(sp.diags(inv_root) @ W @ sp.diags(inv_root))
     W_scaled.sort_indices()
     X = counts.X
-    t1 = _graph_term(X, W_scaled, symmetric=True)
+    t1 = _graph_term(X, W_scaled, symmetric=True, cols=None if cols is None else sel)
     u = inv_root * (W @ root)
-    cross = _t_dot(X, u)
+    cross = _t_dot(X, u)[sel]
     c = float(root @ (W @ root))
     with np.errstate(divide="ignore", invalid="ignore"):
         h = t1 / p - 2.0 * cross + p * c
     # null variance: negative binomial with the gene's moment dispersion
     s2 = float(s @ s)
-    xs = counts.depth_sums
-    x2 = counts.square_sums
-    t = counts.gene_totals
+    xs = counts.depth_sums[sel]
+    x2 = counts.square_sums[sel]
+    t = counts.gene_totals[sel]
     with np.errstate(divide="ignore", invalid="ignore"):
         excess = x2 - 2.0 * p * xs + p * p * s2 - t
         q = np.maximum(excess, 0.0) / (p * s2)

@@ -51,12 +51,9 @@ def _residual(x: np.ndarray, mu: np.ndarray, theta: float, clip: float) -> np.nd
 
 if _COMPILED:
 
-    @numba.njit(cache=True, nogil=True, parallel=True)
-    def _zero_sums(u, cnt, p, theta, clip):  # pragma: no cover
-        m = p.shape[0]
-        z1 = np.zeros(m)
-        z2 = np.zeros(m)
-        for j in numba.prange(m):
+    @numba.njit(cache=True, nogil=True)
+    def _zero_sums(u, cnt, p, theta, clip, lo, hi, z1, z2):  # pragma: no cover
+        for j in range(lo, hi):
             a = 0.0
             b = 0.0
             for t in range(u.shape[0]):
@@ -69,14 +66,21 @@ if _COMPILED:
                     b += cnt[t] * r * r
             z1[j] = a
             z2[j] = b
-        return z1, z2
 
 
 def _pearson_zeros(u, cnt, p, theta, clip):
     """Per gene: ``sum_t cnt_t r0(u_t p_j)`` and ``sum_t cnt_t r0^2`` (cells with total u_t)."""
-    if _COMPILED:
-        return _zero_sums(u, cnt.astype(np.float64), p, float(theta), float(clip))
     m = p.size
+    if _COMPILED:
+        from kofs._compute.numba_kernels import ROW_BLOCKS, row_bounds, run_blocks
+
+        z1, z2 = np.empty(m), np.empty(m)
+        c = cnt.astype(np.float64)
+        th, cl = float(theta), float(clip)
+        run_blocks(
+            lambda lo, hi: _zero_sums(u, c, p, th, cl, lo, hi, z1, z2), row_bounds(m, ROW_BLOCKS)
+        )
+        return z1, z2
     z1, z2 = np.zeros(m), np.zeros(m)
     step = max(1, _BLOCK_BYTES // (8 * max(m, 1)))
     for a in range(0, u.size, step):
@@ -89,39 +93,37 @@ def _pearson_zeros(u, cnt, p, theta, clip):
 
 if _COMPILED:
 
-    @numba.njit(cache=True, nogil=True, parallel=True)
-    def _stored_sums(ptr, idx, val, s, p, theta, clip, bounds):  # pragma: no cover
+    @numba.njit(cache=True, nogil=True)
+    def _stored_sums(ptr, idx, val, s, p, theta, clip, lo, hi):  # pragma: no cover
         m = p.shape[0]
-        nb = bounds.shape[0] - 1
-        acc = np.zeros((nb, 2, m))
-        for b in numba.prange(nb):
-            for i in range(bounds[b], bounds[b + 1]):
-                for q in range(ptr[i], ptr[i + 1]):
-                    j = idx[q]
-                    mu = s[i] * p[j]
-                    if mu <= 0:
-                        continue
-                    sd = np.sqrt(mu + mu * mu / theta)
-                    r = min(max((val[q] - mu) / sd, -clip), clip)
-                    r0 = max(-mu / sd, -clip)
-                    acc[b, 0, j] += r - r0
-                    acc[b, 1, j] += r * r - r0 * r0
-        out = np.zeros((2, m))
-        for b in range(nb):
-            out += acc[b]
-        return out
+        acc = np.zeros((2, m))
+        for i in range(lo, hi):
+            for q in range(ptr[i], ptr[i + 1]):
+                j = idx[q]
+                mu = s[i] * p[j]
+                if mu <= 0:
+                    continue
+                sd = np.sqrt(mu + mu * mu / theta)
+                r = min(max((val[q] - mu) / sd, -clip), clip)
+                r0 = max(-mu / sd, -clip)
+                acc[0, j] += r - r0
+                acc[1, j] += r * r - r0 * r0
+        return acc
 
 
 def _pearson_stored(A: sp.csr_matrix, s: np.ndarray, p: np.ndarray, theta: float, clip: float):
     """Per gene: sum over the stored entries of ``r - r0`` and ``r^2 - r0^2`` (``r0``: the
     residual the entry would have as a zero)."""
     if _COMPILED:
-        from kofs._compute.numba_kernels import ROW_BLOCKS, row_bounds
+        from kofs._compute.numba_kernels import ROW_BLOCKS, ordered_sum, row_bounds, run_blocks
 
-        return _stored_sums(
-            A.indptr, A.indices, np.asarray(A.data, dtype=np.float64), s, p, float(theta),
-            float(clip), row_bounds(A.shape[0], ROW_BLOCKS),
-        )  # fmt: skip
+        val = np.asarray(A.data, dtype=np.float64)
+        th, cl = float(theta), float(clip)
+        parts = run_blocks(
+            lambda lo, hi: _stored_sums(A.indptr, A.indices, val, s, p, th, cl, lo, hi),
+            row_bounds(A.shape[0], ROW_BLOCKS),
+        )
+        return ordered_sum(parts, (2, A.shape[1]))
     m = A.shape[1]
     d1, d2 = np.zeros(m), np.zeros(m)
     rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))

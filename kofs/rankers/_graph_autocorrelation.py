@@ -54,9 +54,7 @@ class _Data:
     def statistic(self, W, cols: np.ndarray) -> np.ndarray:
         """The z-scores of the genes ``cols`` on the graph ``W``."""
         if self.counts is not None:
-            c = self.counts
-            part = Counts(c.X[:, cols], c.cell_totals, c.gene_totals[cols], c.source)
-            return hotspot_statistic(part, W)[0]
+            return hotspot_statistic(self.counts, W, cols)[0]
         return normal_statistic(self.values[:, cols], W)
 
     def graph(self, genes, p, seed):
