@@ -98,7 +98,7 @@ class Expression:
         if _is_sparse(self.values):
             import scipy.sparse as sp
 
-            from kofs._compute.matrix import as_csr, csr_problem
+            from kofs._compute.blocks import as_csr, csr_problem
 
             problem = csr_problem(sp.csr_matrix(self.values))
             if problem:  # before any kernel indexes with its arrays; the file is named

@@ -95,14 +95,14 @@ def _chunk_moments(B, codes, n_groups):
     """Per group of rows of the chunk (``codes``: the chunk's rows' groups, None: one group):
     count, column sums, squared deviations about the chunk-group mean (two-pass), column
     maxima and minima; and the chunk's size in bytes."""
-    from kofs._compute import matrix
+    from kofs._compute import blocks
 
     B = _as_block(B)
     m = B.shape[1]
     out = np.zeros((n_groups, 4, m))
     out[:, 2], out[:, 3] = -np.inf, np.inf
     counts = np.zeros(n_groups)
-    problem = matrix.csr_problem(B) if sp.issparse(B) else None
+    problem = blocks.csr_problem(B) if sp.issparse(B) else None
     if problem:  # refused by check_magnitude before any kernel sees the chunk
         return counts, out, [0], (0, problem)
     for c in range(n_groups):
@@ -111,8 +111,8 @@ def _chunk_moments(B, codes, n_groups):
             continue
         counts[c] = Bc.shape[0]
         out[c, 0] = np.asarray(Bc.sum(axis=0)).ravel()
-        out[c, 1] = matrix.column_sq_deviations(Bc, out[c, 0] / counts[c])
-        out[c, 2], out[c, 3] = matrix.column_range(Bc)
+        out[c, 1] = blocks.column_sq_deviations(Bc, out[c, 0] / counts[c])
+        out[c, 2], out[c, 3] = blocks.column_range(Bc)
     size = B.data.nbytes + B.indices.nbytes + B.indptr.nbytes if sp.issparse(B) else B.nbytes
     stored = B.data if sp.issparse(B) else B
     return counts, out, [size], (int(stored.size - np.count_nonzero(np.isfinite(stored))), "")
@@ -212,7 +212,7 @@ def column_means(X, weights: np.ndarray | None = None) -> np.ndarray:
 
 
 def _wdev(B, start, stop, w, mu):
-    from kofs._compute.matrix import weighted_sq_deviations
+    from kofs._compute.blocks import weighted_sq_deviations
 
     return weighted_sq_deviations(_as_block(B), w[start:stop], mu)
 
@@ -337,7 +337,7 @@ def graph_term(X, S) -> np.ndarray:
 
 
 def _knn_block(Xa, start, stop, blocks_off, k, *others):
-    from kofs._compute.matrix import cross, order_key, row_norms2, snap_zero
+    from kofs._compute.blocks import cross, order_key, row_norms2, snap_zero
 
     Xa = _as_block(Xa)
     na = row_norms2(Xa)
@@ -417,7 +417,7 @@ def candidate_sq_distances(X, cand: np.ndarray) -> np.ndarray:
     (:data:`GRAPH_MEMORY` for the two groups, as :func:`graph_term`), each group loaded once
     per partner group and never copied. Equal to the in-memory candidate distances (same
     kernel) bit for bit."""
-    from kofs._compute.matrix import row_norms2
+    from kofs._compute.blocks import row_norms2
 
     n, c = cand.shape
     blocks, off = row_chunks(X)

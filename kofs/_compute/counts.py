@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from kofs._compute.blocks import as_csr
 from kofs._compute.chunked import chunk_sum, is_dask, row_chunks, take_rows
 from kofs._compute.jit import AVAILABLE as _COMPILED
 from kofs._compute.jit import numba
-from kofs._compute.matrix import as_csr
 from kofs.errors import InputError
 
 __all__ = [

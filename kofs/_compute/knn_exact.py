@@ -10,8 +10,8 @@ dense buffer of length n by walking the stored entries of ``x_i`` and, for each 
 the samples storing that gene (the columns of ``X``, CSC): cost ``sum_g nnz_g^2`` over all
 samples (the sparse ``X X^T`` without forming it), memory O(n) per thread. The squared
 distances ``|x_i|^2 + |x_j|^2 - 2 x_i . x_j`` are then clipped at 0 and snapped to 0 within
-rounding (:func:`kofs._compute.matrix.snap_zero`), ordered by their float32 rounding
-(:func:`kofs._compute.matrix.order_key`) and, among equal keys, by the lower index: exactly the rule
+rounding (:func:`kofs._compute.blocks.snap_zero`), ordered by their float32 rounding
+(:func:`kofs._compute.blocks.order_key`) and, among equal keys, by the lower index: exactly the rule
 of the block search. The k best of a row are kept in a sorted array of length k while the
 samples are scanned in index order (a candidate replaces the worst only with a strictly
 smaller key, so the lower index wins ties).

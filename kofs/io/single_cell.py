@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from kofs._compute.matrix import csr_problem
+from kofs._compute.blocks import csr_problem
 from kofs.errors import InputError, ParameterError
 from kofs.io._open import table_errors
 from kofs.io.expression import guess_namespace

@@ -17,10 +17,11 @@ from scipy.linalg.blas import dsyrk
 from threadpoolctl import threadpool_limits
 
 from kofs._compute import chunked as _chunked
+from kofs._compute.blocks import cross as _cross
+from kofs._compute.blocks import order_key, snap_zero
+from kofs._compute.blocks import row_norms2 as _row_norms2
 from kofs._compute.chunked import is_dask
-from kofs._compute.matrix import column_means, order_key, snap_zero
-from kofs._compute.matrix import cross as _cross
-from kofs._compute.matrix import row_norms2 as _row_norms2
+from kofs._compute.matrix import column_means
 from kofs._compute.run_cache import cache_of
 from kofs.errors import ParameterError, ResourceError
 

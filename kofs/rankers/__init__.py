@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from kofs._compute.blocks import is_sparse
 from kofs._compute.canonical import canonical_inputs, canonicalize, restore_ranking
 from kofs._compute.chunked import is_dask, to_memory
-from kofs._compute.matrix import constant_genes, is_sparse
+from kofs._compute.matrix import constant_genes
 from kofs._compute.run_cache import kernel_cache
 from kofs.errors import KofsError, ParameterError
 from kofs.rankers._inputs import KIND_HINT

@@ -35,9 +35,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from kofs._compute import chunked, numba_kernels
+from kofs._compute.blocks import as_csr
 from kofs._compute.chunked import is_dask
 from kofs._compute.counts import Counts, take_columns
-from kofs._compute.matrix import as_csr
 
 __all__ = ["hotspot_statistic", "morans_i", "normal_statistic"]
 

@@ -23,11 +23,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from kofs._compute.blocks import as_csr
 from kofs._compute.chunked import chunk_sum, is_dask
 from kofs._compute.counts import Counts
 from kofs._compute.jit import AVAILABLE as _COMPILED
 from kofs._compute.jit import numba
-from kofs._compute.matrix import as_csr
 
 __all__ = [
     "binomial_deviance",

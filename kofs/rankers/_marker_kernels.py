@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from kofs._compute.blocks import as_csr
 from kofs._compute.chunked import chunk_sum, is_dask
-from kofs._compute.matrix import as_csr
 
 __all__ = ["MARKER_METHODS", "group_tests"]
 

@@ -28,14 +28,9 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from kofs._compute import chunked as _chunked
+from kofs._compute.blocks import as_csr, is_sparse
 from kofs._compute.chunked import is_dask
-from kofs._compute.matrix import (
-    as_csr,
-    column_means,
-    constant_genes,
-    is_sparse,
-    weighted_sq_deviations,
-)
+from kofs._compute.matrix import column_means, constant_genes, weighted_sq_deviations
 from kofs.errors import ParameterError
 
 logger = logging.getLogger(__name__)
