@@ -2,7 +2,7 @@
 
 Measures the time of both searches on synthetic single-cell data (sparse, ~5 % non-zero) for
 growing numbers of cells, and the recall of the approximate graph. The crossover sets
-``kofs.knowledge.similarity_kernels.ANN_MIN_SAMPLES``.
+``kofs.knowledge.neighbours.ANN_MIN_SAMPLES``.
 
 Run: ``python bench/bench_knn.py [--genes 5000] [--cells 2000,5000,10000,20000]``, or through
 ``python bench/run.py knn`` (cells from ``KOFS_BENCH_KNN_CELLS``, default 2000,5000,10000).
@@ -18,10 +18,7 @@ import time
 import numpy as np
 
 from kofs.datasets import synthetic_counts
-from kofs.knowledge.similarity_kernels import (
-    approximate_knn_squared_distances,
-    knn_squared_distances,
-)
+from kofs.knowledge.neighbours import approximate_knn_squared_distances, knn_squared_distances
 
 
 def _same_cluster(G, clusters) -> float:

@@ -46,7 +46,8 @@ def test_graph_term_in_groups_of_chunks(cells, monkeypatch):
     # a memory budget of one chunk: every pair of chunks computed group pair by group pair,
     # each product S_ab X_b by slices of a few rows
     from kofs._compute import chunked
-    from kofs.knowledge.similarity_kernels import heat_kernel_graph, knn_squared_distances
+    from kofs.knowledge.neighbours import knn_squared_distances
+    from kofs.knowledge.similarity_kernels import heat_kernel_graph
 
     S = heat_kernel_graph(knn_squared_distances(cells.X, k=6), t=50.0)
     ref = np.asarray((cells.X.multiply(S @ cells.X)).sum(axis=0)).ravel()
@@ -148,7 +149,7 @@ def test_bad_scheduler_address(cells, monkeypatch):
 def test_chunked_principal_scores_equal_in_memory(cells):
     """The randomized PCA of the approximate kNN search reads a dask matrix once per product;
     same seed, same scores (to rounding)."""
-    from kofs.knowledge.similarity_kernels import principal_scores
+    from kofs.knowledge.neighbours import principal_scores
 
     ref = principal_scores(cells.X, n_components=20, seed=3)
     lazy = da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False)
@@ -165,7 +166,7 @@ def test_approximate_graph_chunked_equals_in_memory(cells, memory, compiled, mon
     memory, distances bit for bit (to rounding with the scipy products of the pairs when
     numba's kernel is not used)."""
     from kofs._compute import chunked, numba_kernels
-    from kofs.knowledge import similarity_kernels as K
+    from kofs.knowledge import neighbours as K
 
     ref = K.approximate_knn_squared_distances(cells.X, k=5, seed=0)
     monkeypatch.setattr(chunked, "GRAPH_MEMORY", memory)
@@ -205,7 +206,7 @@ def test_chunked_search_is_approximate_above_the_threshold(cells, monkeypatch, f
     """``search="auto"`` on a dask matrix: exact below ANN_MIN_SAMPLES cells, approximate
     (chunked PCA + faiss inverted-file search) from it on, no O(n^2) chunk-against-chunk search."""
     from kofs._compute import chunked
-    from kofs.knowledge import similarity_kernels as K
+    from kofs.knowledge import neighbours as K
 
     lazy = da.from_array(cells.X, chunks=(70, cells.X.shape[1]), asarray=False)
     assert K.uses_exact_search(lazy)

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from kofs._compute import knn_exact
-from kofs.knowledge import similarity_kernels as kern
+from kofs.knowledge import neighbours as kern
 
 pytestmark = pytest.mark.skipif(not knn_exact.AVAILABLE, reason="numba not installed")
 

@@ -73,7 +73,7 @@ def test_column_statistics_equal_dense(data):
 
 
 def test_principal_scores_sparse_equals_dense(data):
-    from kofs.knowledge.similarity_kernels import principal_scores
+    from kofs.knowledge.neighbours import principal_scores
 
     X, D = data
     P = principal_scores(X, n_components=5, seed=3)

@@ -49,7 +49,7 @@ def test_context_holds_the_store_of_its_run(lazy):
 
 
 def test_rankers_of_a_run_share_the_approximate_search(faiss):
-    from kofs.knowledge.similarity_kernels import approximate_knn_squared_distances
+    from kofs.knowledge.neighbours import approximate_knn_squared_distances
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 20))

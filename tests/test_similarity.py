@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from sklearn.metrics.pairwise import cosine_similarity as sk_cosine
 from sklearn.neighbors import NearestNeighbors
 
+import kofs.knowledge.neighbours as neighbours
 import kofs.knowledge.similarity as sim
 import kofs.knowledge.similarity_kernels as kernels
 from kofs.errors import ParameterError, ResourceError
@@ -80,7 +81,7 @@ def test_knn_graph_symmetric_no_self_loops_at_least_k(rng):
     X = rng.normal(size=(40, 6))
     S, used = sim.similarity_from_array(X, "knn", k=4)
     _check_knn_graph(S, X, 4)
-    d2 = kernels.knn_squared_distances(X, k=4)
+    d2 = neighbours.knn_squared_distances(X, k=4)
     assert used["t"] == pytest.approx(d2.data.mean())
     # heat kernel weights on edges
     rows, cols = S.nonzero()
@@ -90,9 +91,9 @@ def test_knn_graph_symmetric_no_self_loops_at_least_k(rng):
 
 def test_knn_blockwise_equals_single_block(rng, monkeypatch):
     X = rng.normal(size=(30, 5))
-    whole = kernels.knn_squared_distances(X, k=3)
-    monkeypatch.setattr(kernels, "_BLOCK_BYTES", 8 * 30 * 4)  # 4 rows per block
-    blocked = kernels.knn_squared_distances(X, k=3)
+    whole = neighbours.knn_squared_distances(X, k=3)
+    monkeypatch.setattr(neighbours, "BLOCK_BYTES", 8 * 30 * 4)  # 4 rows per block
+    blocked = neighbours.knn_squared_distances(X, k=3)
     np.testing.assert_array_equal(whole.indices, blocked.indices)
     np.testing.assert_allclose(whole.data, blocked.data, rtol=1e-10)
 

@@ -149,7 +149,7 @@ def test_rank_default_plan_on_counts(sim):
 
 
 def test_pc_neighbours_approximate_finds_the_exact_neighbours():
-    from kofs.knowledge.similarity_kernels import pc_neighbours
+    from kofs.knowledge.neighbours import pc_neighbours
 
     rng = np.random.default_rng(0)
     centres = rng.normal(size=(30, 10)) * 4

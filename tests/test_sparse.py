@@ -101,7 +101,7 @@ def test_dense_only_ranker_gets_dense_data():
 
 def test_approximate_knn_graph_is_close_and_seeded(faiss):
     from kofs.datasets import synthetic_counts
-    from kofs.knowledge.similarity_kernels import (
+    from kofs.knowledge.neighbours import (
         approximate_knn_squared_distances,
         knn_graph_distances,
         knn_squared_distances,

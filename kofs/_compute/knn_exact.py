@@ -1,7 +1,7 @@
 """Exact kNN search on a sparse (CSR) matrix by a compiled loop (numba; optional).
 
 numba is in the ``[sc]`` extra (compiled code cached on disk, :mod:`kofs._compute.jit`). Without it,
-:data:`AVAILABLE` is False and :func:`kofs.knowledge.similarity_kernels.knn_squared_distances`
+:data:`AVAILABLE` is False and :func:`kofs.knowledge.neighbours.knn_squared_distances`
 uses its block formulation (scipy sparse products and ``argpartition``; same result, slower on
 many samples).
 

@@ -6,9 +6,9 @@ over the cells, as scanpy users do (``normalize_total`` + ``log1p``, PCA, ``neig
 1. the chosen columns of ``log(1 + x_ij * target / s_i)`` (``s_i`` the cell's total over all
    genes, ``target`` their median; :func:`kofs._compute.counts.log_normalised`), kept sparse;
 2. the top ``n_pcs`` principal components (randomized SVD with implicit centring,
-   :func:`~kofs.knowledge.similarity_kernels.principal_scores`; a dask matrix is read once per
+   :func:`~kofs.knowledge.neighbours.principal_scores`; a dask matrix is read once per
    product);
-3. the ``k`` nearest cells in that space (:func:`~kofs.knowledge.similarity_kernels.pc_neighbours`:
+3. the ``k`` nearest cells in that space (:func:`~kofs.knowledge.neighbours.pc_neighbours`:
    exact below ``ANN_MIN_SAMPLES`` cells, an inverted-file index above, no compilation);
 4. Hotspot's weights (DeTomaso & Yosef 2021): a Gaussian kernel ``exp(-d^2 / sigma_i^2)`` with
    ``sigma_i`` the distance to the ``ceil(k / 3)``-th neighbour of cell i, each row
@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from kofs._compute.counts import Counts, log_normalised
-from kofs.knowledge.similarity_kernels import pc_neighbours, principal_scores
+from kofs.knowledge.neighbours import pc_neighbours, principal_scores
 
 __all__ = ["cell_graph", "graph_values", "kernel_weights"]
 

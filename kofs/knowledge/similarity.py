@@ -28,20 +28,19 @@ import scipy.sparse as sp
 
 from kofs._compute.chunked import is_dask, to_memory
 from kofs.errors import ParameterError
+from kofs.knowledge.neighbours import knn_graph_distances, uses_exact_search
 from kofs.knowledge.similarity_kernels import (
     binary_label_similarity,
     cosine_similarity,
     default_heat_t,
     fisher_label_similarity,
     heat_kernel_graph,
-    knn_graph_distances,
     label_codes,
     linear_similarity,
     median_bandwidth,
     polynomial_similarity,
     rbf_with_bandwidth,
     unit_rows,
-    uses_exact_search,
 )
 from kofs.types import Expression, SampleCategories, SampleSimilarity
 

@@ -17,7 +17,7 @@ import numpy as np
 from kofs._compute.blocks import is_sparse
 from kofs._compute.chunked import is_dask
 from kofs._compute.matrix import column_means, column_sq_deviations, constant_genes
-from kofs.knowledge.similarity_kernels import ANN_MIN_SAMPLES
+from kofs.knowledge.neighbours import ANN_MIN_SAMPLES
 from kofs.rankers._inputs import (
     graph_ranker_memory,
     graph_storage,
