@@ -119,6 +119,7 @@ def _modules(seed=0, n=3000, m=460):
     return counts_view(sp.csr_matrix(rng.poisson(mu).astype(float)))
 
 
+@pytest.mark.slow
 def test_independent_programmes_separate_crossed_from_identity_and_rare():
     found = independent_programmes(_modules(), np.arange(60), seed=0)
     by_first = {int(p.genes.min()) // 10: p for p in found}
