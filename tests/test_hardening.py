@@ -295,7 +295,7 @@ def test_control_characters_are_escaped(tmp_path, case, monkeypatch):
 def test_stop_signals_leave_a_message_and_no_lock(tmp_path, signum, code, word):
     """SIGHUP (a closed terminal or ssh session), SIGTERM (a scheduler) and Ctrl-C stop a run
     with one line and exit 128 + signal; the lock and the staging folder are removed."""
-    expr = _expr(tmp_path, n_genes=3000, n_samples=60)
+    expr = _expr(tmp_path, n_genes=20000, n_samples=60)
     labels = _labels(tmp_path, 60)
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -311,7 +311,7 @@ def test_stop_signals_leave_a_message_and_no_lock(tmp_path, signum, code, word):
     while not lock.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert proc.poll() is None, "the run ended before it could be stopped"
-    time.sleep(0.3)
+    time.sleep(0.1)
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code, err
