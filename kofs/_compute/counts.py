@@ -23,6 +23,7 @@ is a ``map_blocks`` of the same per-chunk conversion (chunks hold whole cells).
 
 from __future__ import annotations
 
+import math
 import weakref
 from dataclasses import dataclass
 from functools import cached_property
@@ -131,11 +132,10 @@ def _weighted_chunk(B, start, stop, w):
 if _COMPILED:
 
     @numba.njit(cache=True, nogil=True)
-    def _column_square_sums(idx, val, m):  # pragma: no cover
-        out = np.zeros(m)
+    def _column_square_sums(idx, val, out):  # pragma: no cover
+        # out: zeros on entry
         for p in range(idx.shape[0]):
             out[idx[p]] += val[p] * val[p]
-        return out
 
     @numba.njit(cache=True, nogil=True)
     def _recover_rows(ptr, data, base2, tol, lo, hi, out, ok):  # pragma: no cover
@@ -143,9 +143,9 @@ if _COMPILED:
             a, b = ptr[i], ptr[i + 1]
             if b == a:
                 continue
-            unit = np.inf
+            unit = math.inf
             for q in range(a, b):
-                e = (2.0 ** data[q] - 1.0) if base2 else np.expm1(data[q])
+                e = (2.0 ** data[q] - 1.0) if base2 else math.expm1(data[q])
                 if not e > 0:
                     unit = -1.0
                     break
@@ -163,10 +163,10 @@ if _COMPILED:
                 for q in range(a, b):
                     r = out[q] / unit * u
                     c = np.floor(r + 0.5)
-                    if abs(r - c) > tol * max(c, 1.0):
+                    if abs(r - c) > tol * (1.0 if 1.0 > c else c):  # max(c, 1.0)
                         good = False
                         for t in range(a, q):
-                            out[t] = (2.0 ** data[t] - 1.0) if base2 else np.expm1(data[t])
+                            out[t] = (2.0 ** data[t] - 1.0) if base2 else math.expm1(data[t])
                         break
                     out[q] = c
                 if good:
@@ -195,7 +195,9 @@ def _is_counts(values: np.ndarray) -> bool:
 
 def _square_sums(A: sp.csr_matrix) -> np.ndarray:
     if _COMPILED:
-        return _column_square_sums(A.indices, np.asarray(A.data, dtype=np.float64), A.shape[1])
+        out = np.zeros(A.shape[1])
+        _column_square_sums(A.indices, np.asarray(A.data, dtype=np.float64), out)
+        return out
     return np.bincount(A.indices, weights=A.data * A.data, minlength=A.shape[1])
 
 

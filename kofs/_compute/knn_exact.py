@@ -33,13 +33,25 @@ if AVAILABLE:
 
     @numba.njit(cache=True, nogil=True)
     def _knn_rows(
-        lo, hi, x_ptr, x_idx, x_val, c_ptr, c_idx, c_val, norms, k, cols, vals
+        lo,
+        hi,
+        x_ptr,
+        x_idx,
+        x_val,
+        c_ptr,
+        c_idx,
+        c_val,
+        norms,
+        cols,
+        vals,
+        acc,
+        best_key,
+        best_idx,
+        best_d2,
     ):  # pragma: no cover
+        # acc: zeros of length n; best_*: buffers of length k (float32, int64, float64)
         n = norms.shape[0]
-        acc = np.zeros(n)
-        best_key = np.empty(k, dtype=np.float32)
-        best_idx = np.empty(k, dtype=np.int64)
-        best_d2 = np.empty(k)
+        k = best_key.shape[0]
         for i in range(lo, hi):
             for p in range(x_ptr[i], x_ptr[i + 1]):
                 g = x_idx[p]
@@ -96,8 +108,9 @@ def sparse_knn(X, k: int, norms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     vals = np.empty((n, k))
     run_blocks(
         lambda lo, hi: _knn_rows(
-            lo, hi, x_ptr, x_idx, A.data, c_ptr, c_idx, C.data, norms, int(k), cols, vals
+            lo, hi, x_ptr, x_idx, A.data, c_ptr, c_idx, C.data, norms, cols, vals,
+            np.zeros(n), np.empty(k, dtype=np.float32), np.empty(k, dtype=np.int64), np.empty(k)
         ),
         np.append(np.arange(0, n, _ROWS_PER_TASK), n),
-    )
+    )  # fmt: skip
     return cols, vals

@@ -64,11 +64,11 @@ _T_BLOCKS = 4
 if AVAILABLE:
 
     @numba.njit(cache=True, nogil=True)
-    def _graph_rows(x_ptr, x_idx, x_val, s_ptr, s_idx, s_val, m, lo, hi, upper):  # pragma: no cover
-        # rows lo..hi of sum_ij s_ij x_ig x_jg; upper: S is symmetric, visit the edges j >= i
-        # only (an edge j > i counts twice)
-        buf = np.zeros(m)
-        a = np.zeros(m)
+    def _graph_rows(
+        x_ptr, x_idx, x_val, s_ptr, s_idx, s_val, lo, hi, upper, buf, a
+    ):  # pragma: no cover
+        # rows lo..hi of sum_ij s_ij x_ig x_jg added to a (zeros); upper: S is symmetric,
+        # visit the edges j >= i only (an edge j > i counts twice); buf: zeros of length m
         for i in range(lo, hi):
             for p in range(x_ptr[i], x_ptr[i + 1]):
                 buf[x_idx[p]] = x_val[p]
@@ -84,7 +84,6 @@ if AVAILABLE:
                     a[g] += w * x_val[p] * buf[g]
             for p in range(x_ptr[i], x_ptr[i + 1]):
                 buf[x_idx[p]] = 0.0
-        return a
 
     @numba.njit(cache=True, nogil=True)
     def _take_rows_columns(
@@ -113,13 +112,12 @@ if AVAILABLE:
 
     @numba.njit(cache=True, nogil=True)
     def _cross_dots_rows(
-        a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, rows, cand, mask, m, lo, hi, out
+        a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, rows, cand, mask, lo, hi, out, buf
     ):  # pragma: no cover
         # a_rows[q] . b_cand[q, t] where mask[q, t], for q in lo..hi: row i scattered into a
-        # dense buffer, the candidate's stored entries gathered in order (A = B, rows = all:
-        # candidate_dots)
+        # dense buffer (buf: zeros of length m), the candidate's stored entries gathered in
+        # order (A = B, rows = all: candidate_dots)
         c = cand.shape[1]
-        buf = np.zeros(m)
         for q in range(lo, hi):
             i = rows[q]
             for p in range(a_ptr[i], a_ptr[i + 1]):
@@ -145,22 +143,19 @@ if AVAILABLE:
                     out[i, k] += v * B[g, k]
 
     @numba.njit(cache=True, nogil=True)
-    def _csr_t_dense_rows(x_ptr, x_idx, x_val, Q, m, lo, hi):  # pragma: no cover
+    def _csr_t_dense_rows(x_ptr, x_idx, x_val, Q, lo, hi, a):  # pragma: no cover
+        # rows lo..hi of X^T Q added to a (m x l zeros)
         ell = Q.shape[1]
-        a = np.zeros((m, ell))
         for i in range(lo, hi):
             for p in range(x_ptr[i], x_ptr[i + 1]):
                 v = x_val[p]
                 g = x_idx[p]
                 for k in range(ell):
                     a[g, k] += v * Q[i, k]
-        return a
 
     @numba.njit(cache=True, nogil=True)
-    def _column_stats(x_idx, x_val, m):  # pragma: no cover
-        hi = np.full(m, -np.inf)
-        lo = np.full(m, np.inf)
-        count = np.zeros(m, dtype=np.int64)
+    def _column_stats(x_idx, x_val, hi, lo, count):  # pragma: no cover
+        # hi: -inf, lo: inf, count: zeros on entry
         for p in range(x_idx.shape[0]):
             g = x_idx[p]
             v = x_val[p]
@@ -169,12 +164,10 @@ if AVAILABLE:
             if v < lo[g]:
                 lo[g] = v
             count[g] += 1
-        return hi, lo, count
 
     @numba.njit(cache=True, nogil=True)
-    def _weighted_deviations(x_ptr, x_idx, x_val, w, mu, m):  # pragma: no cover
-        stored = np.zeros(m)
-        w_stored = np.zeros(m)
+    def _weighted_deviations(x_ptr, x_idx, x_val, w, mu, stored, w_stored):  # pragma: no cover
+        # stored, w_stored: zeros on entry
         for i in range(x_ptr.shape[0] - 1):
             wi = w[i]
             for p in range(x_ptr[i], x_ptr[i + 1]):
@@ -182,18 +175,14 @@ if AVAILABLE:
                 dev = x_val[p] - mu[g]
                 stored[g] += wi * dev * dev
                 w_stored[g] += wi
-        return stored, w_stored
 
     @numba.njit(cache=True, nogil=True)
-    def _row_sq_norms(x_ptr, x_val):  # pragma: no cover
-        n = x_ptr.shape[0] - 1
-        out = np.zeros(n)
-        for i in range(n):
+    def _row_sq_norms(x_ptr, x_val, out):  # pragma: no cover
+        for i in range(out.shape[0]):
             s = 0.0
             for p in range(x_ptr[i], x_ptr[i + 1]):
                 s += x_val[p] * x_val[p]
             out[i] = s
-        return out
 
 
 def row_bounds(n: int, blocks: int) -> np.ndarray:
@@ -242,11 +231,13 @@ def graph_gene_products(X, S, *, symmetric: bool = False) -> np.ndarray:
     sp_, si, sv = _parts(S)
     m = X.shape[1]
     upper = bool(symmetric)
-    parts = run_blocks(
-        lambda lo, hi: _graph_rows(xp, xi, xv, sp_, si, sv, m, lo, hi, upper),
-        row_bounds(X.shape[0], ROW_BLOCKS),
-    )
-    return ordered_sum(parts, m)
+
+    def rows(lo: int, hi: int) -> np.ndarray:
+        a = np.zeros(m)
+        _graph_rows(xp, xi, xv, sp_, si, sv, lo, hi, upper, np.zeros(m), a)
+        return a
+
+    return ordered_sum(run_blocks(rows, row_bounds(X.shape[0], ROW_BLOCKS)), m)
 
 
 def take_columns(X, cols: np.ndarray):
@@ -261,7 +252,8 @@ def take_columns(X, cols: np.ndarray):
     new[cols] = np.arange(cols.size)
     bounds = row_bounds(n, ROW_BLOCKS)
     out_ptr = np.zeros(n + 1, dtype=np.int64)
-    dummy_i, dummy_v = np.zeros(0, dtype=np.int64), np.zeros(0)
+    # the counting pass's unused outputs: int32 like the usual out_idx (one compiled signature)
+    dummy_i, dummy_v = np.zeros(0, dtype=np.int32), np.zeros(0)
     run_blocks(
         lambda lo, hi: _take_rows_columns(
             xp, xi, xv, new, lo, hi, out_ptr, dummy_i, dummy_v, False
@@ -299,7 +291,9 @@ def cross_candidate_dots(A, rows: np.ndarray, B, cand: np.ndarray, mask: np.ndar
     out = np.zeros(cand.shape)
     m = A.shape[1]
     run_blocks(
-        lambda lo, hi: _cross_dots_rows(ap, ai, av, bp, bi, bv, rows, cand, mask, m, lo, hi, out),
+        lambda lo, hi: _cross_dots_rows(
+            ap, ai, av, bp, bi, bv, rows, cand, mask, lo, hi, out, np.zeros(m)
+        ),
         row_bounds(rows.size, ROW_BLOCKS),
     )
     return out
@@ -321,19 +315,24 @@ def csr_t_dense_product(X, Q: np.ndarray) -> np.ndarray:
     """``X^T Q`` for a CSR ``X`` (n x m) and a dense ``Q`` (n x l), without transposing X."""
     xp, xi, xv = _parts(X)
     Q = np.ascontiguousarray(Q, dtype=np.float64)
-    m = X.shape[1]
-    parts = run_blocks(
-        lambda lo, hi: _csr_t_dense_rows(xp, xi, xv, Q, m, lo, hi),
-        row_bounds(X.shape[0], _T_BLOCKS),
-    )
-    return ordered_sum(parts, (m, Q.shape[1]))
+    shape = (X.shape[1], Q.shape[1])
+
+    def rows(lo: int, hi: int) -> np.ndarray:
+        a = np.zeros(shape)
+        _csr_t_dense_rows(xp, xi, xv, Q, lo, hi, a)
+        return a
+
+    return ordered_sum(run_blocks(rows, row_bounds(X.shape[0], _T_BLOCKS)), shape)
 
 
 def column_stats(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per column of a CSR ``X``: max and min of the stored entries (-inf / inf when none) and
     their number."""
     _, xi, xv = _parts(X)
-    return _column_stats(xi, xv, X.shape[1])
+    m = X.shape[1]
+    hi, lo, count = np.full(m, -np.inf), np.full(m, np.inf), np.zeros(m, dtype=np.int64)
+    _column_stats(xi, xv, hi, lo, count)
+    return hi, lo, count
 
 
 def weighted_column_deviations(X, w: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -341,10 +340,14 @@ def weighted_column_deviations(X, w: np.ndarray, mu: np.ndarray) -> tuple[np.nda
     xp, xi, xv = _parts(X)
     w = np.ascontiguousarray(w, dtype=np.float64)
     mu = np.ascontiguousarray(mu, dtype=np.float64)
-    return _weighted_deviations(xp, xi, xv, w, mu, X.shape[1])
+    stored, w_stored = np.zeros(X.shape[1]), np.zeros(X.shape[1])
+    _weighted_deviations(xp, xi, xv, w, mu, stored, w_stored)
+    return stored, w_stored
 
 
 def row_sq_norms(X) -> np.ndarray:
     """Squared L2 norm of every row of a CSR ``X``."""
     xp, _, xv = _parts(X)
-    return _row_sq_norms(xp, xv)
+    out = np.zeros(X.shape[0])
+    _row_sq_norms(xp, xv, out)
+    return out

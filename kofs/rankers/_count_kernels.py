@@ -20,6 +20,8 @@ Cleveland & Devlin, "Locally weighted regression", JASA 83:596 (1988) (loess).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -59,7 +61,7 @@ if _COMPILED:
             for t in range(u.shape[0]):
                 mu = u[t] * p[j]
                 if mu > 0:
-                    r = -mu / np.sqrt(mu + mu * mu / theta)
+                    r = -mu / math.sqrt(mu + mu * mu / theta)
                     if r < -clip:
                         r = -clip
                     a += cnt[t] * r
@@ -94,21 +96,23 @@ def _pearson_zeros(u, cnt, p, theta, clip):
 if _COMPILED:
 
     @numba.njit(cache=True, nogil=True)
-    def _stored_sums(ptr, idx, val, s, p, theta, clip, lo, hi):  # pragma: no cover
-        m = p.shape[0]
-        acc = np.zeros((2, m))
+    def _stored_sums(ptr, idx, val, s, p, theta, clip, lo, hi, acc):  # pragma: no cover
+        # rows lo..hi added to acc (2 x m zeros); min/max written out as numba's builtins
+        # compute them (max(a, b) = b if b > a else a)
         for i in range(lo, hi):
             for q in range(ptr[i], ptr[i + 1]):
                 j = idx[q]
                 mu = s[i] * p[j]
                 if mu <= 0:
                     continue
-                sd = np.sqrt(mu + mu * mu / theta)
-                r = min(max((val[q] - mu) / sd, -clip), clip)
-                r0 = max(-mu / sd, -clip)
+                sd = math.sqrt(mu + mu * mu / theta)
+                r = (val[q] - mu) / sd
+                r = -clip if -clip > r else r
+                r = clip if clip < r else r
+                r0 = -mu / sd
+                r0 = -clip if -clip > r0 else r0
                 acc[0, j] += r - r0
                 acc[1, j] += r * r - r0 * r0
-        return acc
 
 
 def _pearson_stored(A: sp.csr_matrix, s: np.ndarray, p: np.ndarray, theta: float, clip: float):
@@ -119,11 +123,13 @@ def _pearson_stored(A: sp.csr_matrix, s: np.ndarray, p: np.ndarray, theta: float
 
         val = np.asarray(A.data, dtype=np.float64)
         th, cl = float(theta), float(clip)
-        parts = run_blocks(
-            lambda lo, hi: _stored_sums(A.indptr, A.indices, val, s, p, th, cl, lo, hi),
-            row_bounds(A.shape[0], ROW_BLOCKS),
-        )
-        return ordered_sum(parts, (2, A.shape[1]))
+
+        def rows(lo: int, hi: int) -> np.ndarray:
+            acc = np.zeros((2, A.shape[1]))
+            _stored_sums(A.indptr, A.indices, val, s, p, th, cl, lo, hi, acc)
+            return acc
+
+        return ordered_sum(run_blocks(rows, row_bounds(A.shape[0], ROW_BLOCKS)), (2, A.shape[1]))
     m = A.shape[1]
     d1, d2 = np.zeros(m), np.zeros(m)
     rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
