@@ -23,8 +23,9 @@ def timed(fn, *args, repeat: int = 1, **kwargs):
     return best, out
 
 
-def run_child(code: str) -> tuple[float, float, str]:
-    """Run ``code`` in a fresh Python; (wall seconds, the child's own peak RSS in MB, stdout).
+def run_child(code: str, env: dict[str, str] | None = None) -> tuple[float, float, str]:
+    """Run ``code`` in a fresh Python (``env``: variables set for it on top of this process's
+    environment); (wall seconds, the child's own peak RSS in MB, stdout).
 
     The child reports its peak RSS itself on the last stdout line: ``VmHWM`` of its own
     address space. (``getrusage().ru_maxrss`` would not do: Linux carries it across fork and
@@ -36,7 +37,12 @@ def run_child(code: str) -> tuple[float, float, str]:
         "print(_re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
     )
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", code + probe], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", code + probe],
+        capture_output=True,
+        text=True,
+        env=None if env is None else {**os.environ, **env},
+    )
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark child failed: {proc.stderr.strip()[-2000:]}")

@@ -229,13 +229,7 @@ def _kofs(args: list[str], env: dict[str, str] | None = None) -> tuple[float, fl
         "from kofs.__main__ import entry\n"
         "try:\n    entry()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
     )
-    saved = dict(os.environ)
-    os.environ.update({"PYTHONPATH": str(ROOT), **(env or {})})
-    try:
-        wall, peak, _ = run_child(code)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    wall, peak, _ = run_child(code, env={"PYTHONPATH": str(ROOT), **(env or {})})
     return wall, peak
 
 

@@ -90,16 +90,9 @@ def _kofs(tree: Path, path: Path, out: Path, cache: Path) -> tuple[float, float]
         f"assert __import__('kofs').__file__.startswith({str(tree)!r})\n"
         "try:\n    entry()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
     )
-    saved = dict(os.environ)
-    os.environ.update(
-        {"PYTHONPATH": str(tree), "NUMBA_CACHE_DIR": str(cache), "KOFS_CACHE_DIR": str(cache)}
-    )
     shutil.rmtree(out, ignore_errors=True)
-    try:
-        wall, peak, _ = run_child(code)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    env = {"PYTHONPATH": str(tree), "NUMBA_CACHE_DIR": str(cache), "KOFS_CACHE_DIR": str(cache)}
+    wall, peak, _ = run_child(code, env=env)
     return wall, peak
 
 

@@ -63,22 +63,29 @@ def modules() -> dict[str, Path]:
     return out
 
 
+def _imported(node: ast.stmt, package: str) -> set[str]:
+    """What an import statement names: the modules, and ``module.name`` for each name of a
+    ``from`` import (relative imports resolved against ``package``); empty for other nodes."""
+    if isinstance(node, ast.Import):
+        return {a.name for a in node.names}
+    if not isinstance(node, ast.ImportFrom):
+        return set()
+    if node.level:
+        base = package.split(".")
+        base = base[: len(base) - node.level + 1]
+        mod = ".".join(base + ([node.module] if node.module else []))
+    else:
+        mod = node.module or ""
+    return {mod} | {f"{mod}.{a.name}" for a in node.names}
+
+
 def imports_of(module: str, path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found = set()
+    found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
-            found.add(mod)
-            found.update(f"{mod}.{a.name}" for a in node.names)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found |= _imported(node, package)
     return found
 
 
@@ -123,17 +130,8 @@ def module_level_imports(module: str, path: Path) -> set[str]:
 
     def walk(body: list[ast.stmt]) -> None:
         for node in body:
-            if isinstance(node, ast.Import):
-                found.update(a.name for a in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")
-                    base = base[: len(base) - node.level + 1]
-                    mod = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    mod = node.module or ""
-                found.add(mod)
-                found.update(f"{mod}.{a.name}" for a in node.names)
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.update(_imported(node, package))
             elif isinstance(node, ast.If):
                 test = node.test
                 if not (
