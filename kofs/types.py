@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from kofs._compute.ranks import average_ranks
+from kofs._compute.run_cache import cache_of
 from kofs.errors import InputError
 
 __all__ = [
@@ -374,19 +375,19 @@ class RankerInputs:
         )
 
 
-#: The last genes' positions in gene-id order: the lists and the fusion of a run share their
-#: genes, and each of them is ordered several times (table, report, summary).
-_ID_ORDER: list[tuple[tuple[str, ...], np.ndarray]] = []
-
-
 def _id_positions(genes: tuple[str, ...]) -> np.ndarray:
-    hit = _ID_ORDER[0] if _ID_ORDER else None  # one read: another thread may replace it
-    if hit is not None and (hit[0] is genes or hit[0] == genes):
-        return hit[1]
+    """Each gene's position in gene-id order. Within a run the lists and the fusion share their
+    genes and each is ordered several times: the run's kernel cache keeps one per gene set."""
+    cache = cache_of("id_order")
+    key = tuple(genes)  # the same object when genes is a tuple
+    hit = None if cache is None else cache.get(key)
+    if hit is not None:
+        return hit
     by_id = np.empty(len(genes), dtype=np.int64)
     by_id[sorted(range(len(genes)), key=genes.__getitem__)] = np.arange(len(genes))
     by_id.setflags(write=False)
-    _ID_ORDER[:] = [(tuple(genes), by_id)]
+    if cache is not None:
+        cache[key] = by_id
     return by_id
 
 

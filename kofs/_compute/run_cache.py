@@ -1,6 +1,7 @@
 """The compute kernels' per-run cache: results that one run computes once and several of its
 steps use (a chunked matrix's per-gene moments: one pass over the file for the magnitude check
-and every ranker; the approximate kNN candidates that Laplacian Score and SPEC share).
+and every ranker; the approximate kNN candidates that Laplacian Score and SPEC share; the
+genes' gene-id order that every list and the fusion are ordered by).
 
 The store belongs to the run (:attr:`kofs.context.Context.kernels`) and is made active for the
 kernels while the run works (:func:`kernel_cache`, a context manager and decorator); nothing is
