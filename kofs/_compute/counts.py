@@ -36,6 +36,7 @@ from kofs._compute.blocks import as_csr
 from kofs._compute.chunked import chunk_sum, is_dask, row_chunks, take_rows
 from kofs._compute.jit import AVAILABLE as _COMPILED
 from kofs._compute.jit import numba
+from kofs._compute.run_cache import cache_of
 from kofs.errors import InputError
 
 __all__ = [
@@ -287,8 +288,8 @@ def _refusal(who: str, where: str | None) -> InputError:
     )
 
 
-#: The last views, keyed by the matrix's identity (weakly referenced buffer) or dask name.
-_VIEWS: dict = {}
+#: Views kept per run (the run's kernel cache), keyed by the matrix's identity (weakly
+#: referenced buffer) or dask name.
 _KEEP = 2
 
 
@@ -331,8 +332,9 @@ def counts_view(X, *, who: str = "this ranker", where: str | None = None) -> Cou
     InputError
         The values are neither counts nor log-normalised counts.
     """
+    views = cache_of("counts")  # the run's: every count ranker and the marker tables share it
     key, base = _key(X)
-    hit = _VIEWS.get(key)
+    hit = None if views is None else views.get(key)
     if hit is not None and (hit[0] is None or hit[0]() is base):
         return hit[1]
     if is_dask(X):
@@ -350,12 +352,13 @@ def counts_view(X, *, who: str = "this ranker", where: str | None = None) -> Cou
         cells = np.asarray(C.sum(axis=1)).ravel()
         genes = np.asarray(C.sum(axis=0)).ravel()
     view = Counts(C, np.asarray(cells, float), np.asarray(genes, float), source)
-    while len(_VIEWS) >= _KEEP:
-        _VIEWS.pop(next(iter(_VIEWS)))
-    try:
-        _VIEWS[key] = (None if base is None else weakref.ref(base), view)
-    except TypeError:  # not weak-referenceable: no cache
-        pass
+    if views is not None:
+        while len(views) >= _KEEP:
+            views.pop(next(iter(views)))
+        try:
+            views[key] = (None if base is None else weakref.ref(base), view)
+        except TypeError:  # not weak-referenceable: no cache
+            pass
     return view
 
 

@@ -19,6 +19,7 @@ from kofs._compute.blocks import cross as _cross
 from kofs._compute.blocks import row_norms2 as _row_norms2
 from kofs._compute.blocks import snap_zero
 from kofs._compute.chunked import is_dask
+from kofs._compute.run_cache import cache_of
 from kofs.errors import ParameterError, ResourceError
 
 logger = logging.getLogger(__name__)
@@ -41,26 +42,32 @@ def _gram(A: np.ndarray) -> np.ndarray:
     return np.triu(upper) + np.triu(upper, 1).T
 
 
-#: The last Gram matrix ``A A^T`` of a read-only matrix (an Expression's values), keyed by its
-#: memory: the rankers of one run (Laplacian Score's kNN graph, SPEC's RBF similarity) need the
-#: distances of the same canonical matrix; computing them once saved 1.5 s of a 271 x 47,192
-#: run (load 7). Kept up to 32 MB (2,048 samples).
-_GRAM_CACHE: dict = {}
+#: Gram matrices ``A A^T`` of read-only matrices (an Expression's values) are kept in the run's
+#: kernel cache, the last one only: the rankers of one run (Laplacian Score's kNN graph, SPEC's
+#: RBF similarity) need the distances of the same canonical matrix; computing them once saved
+#: 1.5 s of a 271 x 47,192 run (load 7). Kept up to 32 MB (2,048 samples).
 _GRAM_CACHE_BYTES = 32 * 2**20
 
 
 def _shared_gram(A: np.ndarray) -> np.ndarray:
-    """:func:`_gram`, reused for the same read-only array object (an Expression's values: the
-    same object for every ranker of a run; a new Expression is a new object, so data changed
-    in place in between is never served stale). Not to be modified by the caller."""
-    if not isinstance(A, np.ndarray) or A.flags.writeable or 8 * len(A) ** 2 > _GRAM_CACHE_BYTES:
+    """:func:`_gram`, reused within a run for the same read-only array object (an Expression's
+    values: the same object for every ranker of a run; a new Expression is a new object, so
+    data changed in place in between is never served stale). Not to be modified by the
+    caller."""
+    cache = cache_of("gram")
+    if (
+        cache is None
+        or not isinstance(A, np.ndarray)
+        or A.flags.writeable
+        or 8 * len(A) ** 2 > _GRAM_CACHE_BYTES
+    ):
         return _gram(A)
-    hit = _GRAM_CACHE.get(id(A))
+    hit = cache.get(id(A))
     if hit is not None and hit[0]() is A:
         return hit[1]
     G = _gram(A)
-    _GRAM_CACHE.clear()
-    _GRAM_CACHE[id(A)] = (weakref.ref(A), G)
+    cache.clear()
+    cache[id(A)] = (weakref.ref(A), G)
     return G
 
 
