@@ -23,8 +23,9 @@ from kofs.aggregate.intervals import (
     _BinLocator,
     block_intervals,
     code_intervals,
+    observation_intervals,
 )
-from kofs.aggregate.posterior import q_values
+from kofs.aggregate.posterior import Prior, fit_posterior, q_values
 from kofs.aggregate.supervision import soft_label_weights
 from kofs.aggregate.uncertainty import _leading_order, agreement_test
 from kofs.datasets.planted import DataList, KnowledgeList, planted_lists
@@ -239,6 +240,25 @@ def test_copies_of_a_list_count_once():
     assert w["good"] > sum(w[f"weak{k}"] for k in range(3))
     one = aggregate([r for r in pl.rankings], params={"resamples": 0})
     assert _precision(fused, pl) >= _precision(one, pl) - 0.1
+
+
+def test_the_fit_stops_where_the_likelihood_is_flat():
+    """Two lists sharing noise and no relevant class: the full likelihood (with the lists'
+    background copula) is flat along a ridge, and the fit stops there instead of crawling
+    along it (thousands of steps before the stopping rule followed the likelihood); on clear
+    signal the fit still settles its parameters."""
+    rng = np.random.default_rng(0)
+    M = 12_000
+    z = rng.multivariate_normal([0.0, 0.0], [[1.0, 0.45], [0.45, 1.0]], size=M)
+    R = np.argsort(np.argsort(-z, axis=0), axis=0) + 1.0
+    lo, hi = observation_intervals(R, None, None)
+    fit = fit_posterior(lo, hi, Prior.empty(M))
+    assert fit.converged and fit.iterations < 300
+    pl = planted_lists(data=(DataList("good", 2.5), DataList("fair", 1.8)), seed=3)
+    R = np.column_stack([np.argsort(np.argsort(-r.scores)) + 1.0 for r in pl.rankings])
+    lo, hi = observation_intervals(R, None, None)
+    fit = fit_posterior(lo, hi, Prior.empty(len(R)))
+    assert fit.converged and fit.mu[0] > fit.mu[1] > 1.0
 
 
 def test_lists_sharing_false_positives_do_not_define_relevance():
