@@ -47,22 +47,30 @@ def null_probability(p: float) -> float:
 
 
 def _list_weights(fit: PosteriorFit, prior: Prior, data_cols: np.ndarray, names, rows=None):
-    """Each list's share of the spread of the fused log-odds: the SD over genes of its term
-    (data list: ``v c log LR``; knowledge list: its columns of the prior), normalised."""
+    """Each list's share of the separation between relevant and background genes in the fused
+    log-odds: the mean of its term over the relevant genes minus the mean over the background
+    genes (posterior-weighted; data list: its evidence ``v t``, knowledge list: its columns of
+    the prior), 0 when negative, normalised. For a full binormal list the separation is
+    ``mu^2`` (the J-divergence of its evidence), so weights follow reliability; a list that
+    ranks only its top genes separates less than its full version, but by what it tells about
+    them, not by how many genes it leaves tied below."""
     L = len(names)
-    sd = np.zeros(L)
-    sd[data_cols] = fit.list_terms.std(axis=0)
+    p = fit.posterior
+    p1 = p / max(float(p.sum()), 1e-300)
+    p0 = (1.0 - p) / max(float((1.0 - p).sum()), 1e-300)
+    sep = np.zeros(L)
+    sep[data_cols] = p1 @ fit.list_terms - p0 @ fit.list_terms
     if prior.X.shape[1]:
         X = np.asarray(prior.X if rows is None else prior.X[rows], dtype=np.float64)
-        Z = (X - fit.center) / fit.scale
-        contrib = Z * fit.beta[1:]
+        contrib = (X - fit.center) / fit.scale * fit.beta[1:]
         index = {n: j for j, n in enumerate(names)}
         for k, group in enumerate(prior.groups):
             j = index.get(group)
-            if j is not None:
-                sd[j] = np.sqrt(sd[j] ** 2 + contrib[:, k].var())  # a list's columns together
-    total = sd.sum()
-    return sd / total if total > 0 else sd
+            if j is not None:  # a list's columns together
+                sep[j] += float(p1 @ contrib[:, k] - p0 @ contrib[:, k])
+    sep = np.maximum(sep, 0.0)
+    total = sep.sum()
+    return sep / total if total > 0 else sep
 
 
 def _odds_ratio_unit(prior: Prior, k: int, lists: set[str]) -> float:

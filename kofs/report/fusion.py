@@ -112,10 +112,10 @@ def _reliability_text(final: Any, text: FusionText) -> None:
 
 def _posterior(final: Any, text: FusionText) -> None:
     text.weight_meaning = (
-        "A list's weight is its share of the spread of the fused score (the log-odds that a "
-        "gene is relevant): data lists give evidence with the reliability learned from their "
-        "agreement, knowledge lists tilt the prior as much as the data show they predict it; "
-        "the weights sum to 1."
+        "A list's weight is its share of how far the fused score (the log-odds that a gene is "
+        "relevant) sets the relevant genes apart from the others: data lists give evidence "
+        "with the reliability learned from their agreement, knowledge lists tilt the prior as "
+        "much as the data show they predict it; the weights sum to 1."
     )
     _reliability_text(final, text)
 
