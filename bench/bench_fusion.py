@@ -3,8 +3,9 @@ precision against the best single list, knowledge that does and does not predict
 
 Every scenario is simulated by :func:`kofs.datasets.planted.planted_lists` (independent of the
 aggregator: lists of graded quality, random and reversed lists, lists that share part of their
-noise, heavy-tailed noise, partial top-k lists, knowledge lists with and without signal and
-with annotation bias) over several seeds, and fused by the default path
+noise (with and without relevant genes: data lists computed from one matrix share noise),
+heavy-tailed noise, partial top-k lists, knowledge lists with and without signal and with
+annotation bias) over several seeds, and fused by the default path
 (:func:`kofs.aggregate.aggregate` with the default aggregator, the study-bias covariate given
 as ``kofs rank`` gives it). Printed per scenario (means over seeds):
 
@@ -69,6 +70,17 @@ SCENARIOS = (
         (KnowledgeList("GO-vote", 1.0, bias=1.0), KnowledgeList("PPI-prop", 0.0, bias=1.0)),
         bias_relevance=0.3,
         compare_without_knowledge=True,
+    ),
+    Scenario(
+        "informative lists sharing noise",
+        tuple(
+            DataList(name, mu, shared=0.3, group="noise")
+            for name, mu in (("good", 2.0), ("fair", 1.4), ("weak", 0.8))
+        ),
+    ),
+    Scenario(
+        "lists sharing noise, no signal",
+        tuple(DataList(f"shared{k + 1}", 0.0, shared=0.3, group="noise") for k in range(4)),
     ),
     Scenario(
         "knowledge that does not predict relevance",
@@ -145,7 +157,7 @@ def _run(s: Scenario, seed: int, n_genes: int, n_relevant: int) -> dict:
         "fdp": float((~truth[sel]).mean()) if sel.any() else 0.0,
         "power": float(truth[sel].sum() / max(k, 1)),
         "noise_w": noise,
-        "order": float(order_ok),
+        "order": float(order_ok) if len(informative) > 1 else np.nan,
         "cover": float(np.mean(cover)) if cover else np.nan,
         "moved": moved,
         "rra_prec": _prec(rra.order(), rt, k),

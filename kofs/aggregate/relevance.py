@@ -17,7 +17,13 @@ import numpy as np
 from scipy.special import expit, ndtr, stdtrit
 
 from kofs.aggregate.intervals import TieBlocks, observation_intervals
-from kofs.aggregate.posterior import PosteriorFit, Prior, fit_posterior, q_values
+from kofs.aggregate.posterior import (
+    PosteriorFit,
+    Prior,
+    fit_posterior,
+    q_values,
+    relevant_class_test,
+)
 from kofs.aggregate.prior import knowledge_prior
 from kofs.aggregate.uncertainty import (
     LITTLE_SAY,
@@ -167,6 +173,7 @@ def posterior_aggregate(
     notes: dict[str, str] = {}
     statistics: dict[str, np.ndarray] = {}
     test = agreement_test(lo, hi)
+    beyond: dict[str, float] | None = None
     resampled = None
     if single:
         # one list's positions say nothing about how many genes are relevant: its ranking is
@@ -206,10 +213,13 @@ def posterior_aggregate(
                 n_bins=n_bins,
             )
         # the chance that the lists share no signal at all (then no gene can be told from the
-        # others): the agreement test's p-value turned into a posterior probability by the
-        # Sellke-Bayarri-Berger bound; the posteriors are averaged over the two models (their
-        # order, the fused ranking, does not change)
-        null = null_probability(test["p_value"])
+        # others), or that their agreement is only their correlation (shared noise: lists
+        # computed from one data set agree also where no gene is relevant): each test's p-value
+        # turned into a posterior probability by the Sellke-Bayarri-Berger bound, the larger
+        # kept; the posteriors are averaged over the two models (their order, the fused
+        # ranking, does not change)
+        beyond = relevant_class_test(base, lo, hi, dependence=dependence)
+        null = max(null_probability(test["p_value"]), null_probability(beyond["p_value"]))
         posterior = (1 - null) * fit.posterior + null * fit.rho
         statistics = {
             "posterior": posterior,
@@ -217,6 +227,14 @@ def posterior_aggregate(
             "q_value": np.minimum((1 - null) * q + null * (1 - fit.rho), 1.0),
             "data_posterior": expit(np.log(fit.rho / (1 - fit.rho)) + fit.list_terms.sum(axis=1)),
         }
+        if test["p_value"] <= AGREEMENT_ALPHA and beyond["p_value"] > AGREEMENT_ALPHA:
+            notices.append(
+                f"The data lists agree with each other, but no more than lists sharing noise "
+                f"would (a relevant class does not explain them better than their correlation "
+                f"alone, p = {beyond['p_value']:.2g}): no gene reaches q <= 0.10, and the "
+                "ranking may follow noise the lists share (lists computed from one data set "
+                "do). Give labels (--labels) or known genes, or a list from other data."
+            )
         if test["p_value"] > AGREEMENT_ALPHA:
             notices.append(
                 f"The data lists agree with each other no more than independent random "
@@ -235,6 +253,12 @@ def posterior_aggregate(
         "agreement_test": {
             **{k: test[k] for k in ("statistic", "p_value", "pairs", "tests")},
             "no_signal_probability": None if single else float(null_probability(test["p_value"])),
+        },
+        "relevant_class_test": None
+        if beyond is None
+        else {
+            **beyond,
+            "no_signal_probability": float(null_probability(beyond["p_value"])),
         },
         "list_correlation": {
             "lists": [names[j] for j in data_cols],
