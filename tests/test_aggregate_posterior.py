@@ -25,7 +25,13 @@ from kofs.aggregate.intervals import (
     code_intervals,
     observation_intervals,
 )
-from kofs.aggregate.posterior import Prior, fit_posterior, q_values
+from kofs.aggregate.posterior import (
+    Prior,
+    _seen_copula,
+    copula_log_density,
+    fit_posterior,
+    q_values,
+)
 from kofs.aggregate.supervision import soft_label_weights
 from kofs.aggregate.uncertainty import _leading_order, agreement_test
 from kofs.datasets.planted import DataList, KnowledgeList, planted_lists
@@ -71,6 +77,32 @@ def test_interval_probabilities_add_up_to_the_width(rho):
     np.testing.assert_allclose(rho * p1 + (1 - rho) * p0, hi - lo, rtol=1e-7)
     np.testing.assert_allclose(llr, np.log(p1 / p0), rtol=1e-5, atol=1e-6)
     assert np.all(m1 >= m0 - 1e-12) and np.all((mean >= m0 - 1e-12) & (mean <= m1 + 1e-12))
+
+
+def test_copula_density_is_the_joint_normal_over_its_margins():
+    """The background copula term: log N(s; 0, S) - sum log phi(s_l), whole and on the lists
+    each gene is seen in (a sub-matrix of S: a Gaussian copula's margin)."""
+    from scipy.stats import multivariate_normal
+
+    rng = np.random.default_rng(3)
+    M, D = 400, 5
+    s = rng.standard_normal((M, D))
+    A = rng.standard_normal((D, 3 * D))
+    C = A @ A.T
+    S = C / np.sqrt(np.outer(np.diag(C), np.diag(C)))
+    want = multivariate_normal(np.zeros(D), S).logpdf(s) - norm.logpdf(s).sum(axis=1)
+    np.testing.assert_allclose(copula_log_density(s, S), want, rtol=1e-10, atol=1e-10)
+    seen = rng.random((M, D)) < 0.7
+    got = _seen_copula(s, seen, S)
+    for i in range(M):
+        cols = np.flatnonzero(seen[i])
+        ref = (
+            0.0
+            if len(cols) < 2
+            else multivariate_normal(np.zeros(len(cols)), S[np.ix_(cols, cols)]).logpdf(s[i, cols])
+            - norm.logpdf(s[i, cols]).sum()
+        )
+        assert got[i] == pytest.approx(ref, abs=1e-9)
 
 
 def test_q_values_are_the_running_mean_of_the_sorted_local_fdr():

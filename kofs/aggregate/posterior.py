@@ -142,6 +142,9 @@ class PosteriorFit:
         ``x_i' beta``.
     list_terms : ndarray (M, D)
         ``v_l t_il`` of every gene and data list (module docstring).
+    list_llr, list_scores : ndarray (M, D)
+        Each gene's interval log LR and mean latent score in each list at (mu, rho), before
+        the correlation correction and tempering (exact or binned, as ``log_odds``).
     rho : float
         Mean prior probability (the expected fraction of relevant genes).
     log_likelihood : float
@@ -163,6 +166,8 @@ class PosteriorFit:
     log_odds: np.ndarray
     prior_log_odds: np.ndarray
     list_terms: np.ndarray
+    list_llr: np.ndarray
+    list_scores: np.ndarray
     rho: float
     log_likelihood: float
     iterations: int
@@ -740,6 +745,8 @@ def fit_posterior(
         log_odds=log_odds,
         prior_log_odds=eta,
         list_terms=terms,
+        list_llr=llr_g,
+        list_scores=mean_g,
         rho=rho,
         log_likelihood=loglik,
         iterations=iterations,
@@ -758,6 +765,11 @@ def _pairwise_correlation(
     """The correlation matrix of the pooled weighted second moments ``w1 z1 z1' + w0 z0 z0'``
     about 0 (the model's class centres), each pair over the genes where both lists are seen
     (``seen`` (M, D)); not thresholded: the maximum-likelihood estimate given the scores."""
+    D = Z1.shape[1]
+    if seen.all():
+        C = (Z1 * w1[:, None]).T @ Z1 + (Z0 * w0[:, None]).T @ Z0
+        d = np.sqrt(np.clip(np.diag(C), 1e-300, None))
+        return _corr_matrix(np.clip((C / np.outer(d, d))[_offdiag(D)], -0.999, 0.999), D)
     N = seen.astype(np.float64)
     A1 = np.where(seen, Z1, 0.0)
     A0 = np.where(seen, Z0, 0.0)
@@ -766,7 +778,6 @@ def _pairwise_correlation(
     V = (A1**2 * w1[:, None]).T @ N + (A0**2 * w0[:, None]).T @ N
     with np.errstate(invalid="ignore", divide="ignore"):
         R = C / np.sqrt(V * V.T)
-    D = C.shape[0]
     r = np.nan_to_num(R[_offdiag(D)], nan=0.0)
     return _corr_matrix(np.clip(r, -0.999, 0.999), D)
 
@@ -774,8 +785,16 @@ def _pairwise_correlation(
 def _seen_copula(scores: np.ndarray, seen: np.ndarray, S: np.ndarray) -> np.ndarray:
     """Per gene: :func:`copula_log_density` of the lists it is seen in (the Gaussian copula
     of S's sub-matrix; a margin of a Gaussian copula is one), 0 with fewer than two."""
-    out = np.zeros(scores.shape[0])
-    patterns, inverse = np.unique(seen, axis=0, return_inverse=True)
+    M, D = scores.shape
+    if seen.all():  # the common case: every list a full ranking without wide ties
+        return copula_log_density(scores, S)
+    out = np.zeros(M)
+    if D <= 62:  # each row's pattern as one integer (a row-wise np.unique sorts far slower)
+        code = seen.astype(np.int64) @ (np.int64(1) << np.arange(D, dtype=np.int64))
+        values, inverse = np.unique(code, return_inverse=True)
+        patterns = ((values[:, None] >> np.arange(D)) & 1).astype(bool)
+    else:
+        patterns, inverse = np.unique(seen, axis=0, return_inverse=True)
     inverse = inverse.ravel()
     for k, pattern in enumerate(patterns):
         cols = np.flatnonzero(pattern)
@@ -813,12 +832,14 @@ def relevant_class_test(
     chi-square (the null lies on the boundary and the prior is not identified there), so the
     p-value is approximate (conservative in the planted checks of docs/aggregation.md).
 
-    Returns ``statistic``, ``df``, ``p_value`` and ``gain`` (``l_fit - l_null``, nats)."""
+    ``fit`` is a fit on ``lo``, ``hi`` with exact final terms (:func:`fit_posterior`'s
+    default). Returns ``statistic``, ``df``, ``p_value`` and ``gain`` (``l_fit - l_null``,
+    nats)."""
     lo = np.asarray(lo, dtype=np.float64)
     hi = np.asarray(hi, dtype=np.float64)
     M, D = lo.shape
     w = np.ones(M) if weights is None else np.asarray(weights, dtype=np.float64)
-    llr, mean = exact_list_terms(lo, hi, fit.mu, fit.rho)
+    llr, mean = fit.list_llr, fit.list_scores
     eta = fit.prior_log_odds
     v = fit.tempering
     if dependence and D > 1:
