@@ -65,7 +65,13 @@ def test_aggregate_writes_the_run_files_and_run_repeats_it(lists):
     assert len(table) == 60  # the union of the lists
     assert (table.loc[table.gene == "G55", "rank:de"] == "NA").all()  # not in the DE table
     assert set(table.gene[:3]) == {"G3", "G4", "G5"}  # high in all three lists
-    assert (table.loc[table.gene.isin(["G0", "G1", "G2"]), "q_value"] <= 0.05).all()
+    # 60 genes: the lists' agreement is no more than their correlation alone explains (the fit
+    # puts half of the genes in its relevant class), so no gene is called; before the
+    # relevant-class test 33 were, 27 of them without signal
+    q = table["q_value"].astype(float)
+    assert ((q > 0.10) & (q <= 1.0)).all()
+    notices = json.loads((out / "manifest.json").read_text())["aggregation"]["diagnostics"]
+    assert any("no more than lists sharing noise" in n for n in notices["notices"])
     # the summary says how every list was read and ranked
     assert "de: DESeq2 results" in r.stderr and "ranked by pvalue ascending" in r.stderr
     assert "edger: edgeR topTags" in r.stderr and "PValue ascending" in r.stderr
