@@ -5,7 +5,7 @@ brings) are the evidence; knowledge lists, known relevant genes and gene-level c
 the prior (:mod:`kofs.aggregate.posterior`, :mod:`kofs.aggregate.prior`). The registry adapter
 below fits the model, attaches per-gene statistics (``posterior``, ``lfdr``, ``q_value``,
 ``data_posterior``) and the diagnostics (weights with intervals, each data list's AUC, the
-prior's odds ratios, the agreement test) in plain words.
+prior's odds ratios, the agreement test and the relevant-class test) in plain words.
 """
 
 from __future__ import annotations
