@@ -249,3 +249,22 @@ def test_go_closure_and_ic_are_computed_once_per_run(example, monkeypatch):
         lists=["GO-REL-VOTE", "GO-CAN-MAH", "GO-REL-PROP"],
     )
     assert len(calls) == 1
+
+
+@pytest.mark.slow
+def test_unsupervised_all_is_ranked_by_the_lists_when_no_class_is_found(shared_data):
+    """ALL without labels or knowledge: the default plan's four data lists agree through their
+    correlation and the fit puts every separation at 0. The fused ranking is then the lists'
+    average normal score (it used to tie every gene, the file's order: AADAC, AAK1, ...), with
+    the lineage markers on top, and the run says why."""
+    from kofs.io.expression import read_expression
+
+    e = read_expression(shared_data / "ALL" / "ALL_gene_expr.tsv.gz", gene_column="symbol")
+    result = rank(e)
+    fused = result.final
+    assert np.allclose(fused.info["mu"], 0.0)
+    assert len(np.unique(fused.ranks)) > 0.99 * len(fused.genes)  # no tied ranking
+    top = set(fused.top(50))
+    assert {"CD3D", "LCK", "CD19", "CD79B"} <= top
+    assert any("finds no relevant class" in n for n in fused.diagnostics["notices"])
+    assert np.allclose(fused.weights[np.isfinite(fused.weights)].sum(), 1.0)

@@ -165,9 +165,16 @@ def posterior_aggregate(
     fit = base
     if v is not None and not single:
         fit = tempered_fit(base, lo, hi, prior, v, max_prior=max_prior, n_bins=n_bins)
+    # every separation 0: the fit finds no relevant class in the data lists (their agreement
+    # is their correlation), every gene's evidence is 0 and the log-odds would tie the genes
+    # (or order them by knowledge alone)
+    no_class = not single and bool(np.all(fit.mu <= 1e-9))
     if single:
         weights = np.zeros(L)
         weights[data_cols[0]] = 1.0
+    elif no_class:
+        weights = np.zeros(L)
+        weights[data_cols] = 1.0 / D
     else:
         weights = _list_weights(fit, prior, data_cols, names)
     notes: dict[str, str] = {}
@@ -186,9 +193,20 @@ def posterior_aggregate(
         )
     else:
         scores = fit.log_odds
+        if no_class:
+            # the limit of the model's ranking as the separations go to 0 together: the data
+            # lists' average normal score, each list counting equally (not the knowledge prior,
+            # which would rank by knowledge alone)
+            scores = _normal_scores(lo, hi).mean(axis=1)
+            notices.append(
+                "The fit finds no relevant class in the data lists (every separation 0: their "
+                "agreement is what their correlation gives): the fused ranking is their average "
+                "normal score, each list counting equally, and no gene's posterior is above its "
+                "prior. Give labels (--labels) or known genes to learn which list to trust."
+            )
         lfdr = 1.0 - fit.posterior
         q = q_values(lfdr)
-        if resamples > 0:
+        if resamples > 0 and not no_class:
             resampled = half_sample_fits(
                 fit,
                 R[:, data_cols],
@@ -275,7 +293,7 @@ def posterior_aggregate(
             f"ranks a relevant gene above a background gene with probability "
             f"{fit.auc[k]:.2f} (0.5 = chance)"
         )
-        if fit.mu[k] <= 1e-9:
+        if fit.mu[k] <= 1e-9 and not no_class:
             notes[names[j]] = (
                 "no say: it ranks the relevant genes no higher than the others (a random or "
                 "reversed list is fitted at chance)"
