@@ -246,12 +246,18 @@ def posterior_aggregate(
             "data_posterior": expit(np.log(fit.rho / (1 - fit.rho)) + fit.list_terms.sum(axis=1)),
         }
         if test["p_value"] <= AGREEMENT_ALPHA and beyond["p_value"] > AGREEMENT_ALPHA:
+            called = int(np.sum(statistics["q_value"] <= 0.10))
+            effect = (
+                "no gene reaches q <= 0.10"
+                if called == 0
+                else f"the q-values are raised ({called} genes still at q <= 0.10)"
+            )
             notices.append(
                 f"The data lists agree with each other, but no more than lists sharing noise "
                 f"would (a relevant class does not explain them better than their correlation "
-                f"alone, p = {beyond['p_value']:.2g}): no gene reaches q <= 0.10, and the "
-                "ranking may follow noise the lists share (lists computed from one data set "
-                "do). Give labels (--labels) or known genes, or a list from other data."
+                f"alone, p = {beyond['p_value']:.2g}): {effect}, and the ranking may follow "
+                "noise the lists share (lists computed from one data set do). Give labels "
+                "(--labels) or known genes, or a list from other data."
             )
         if test["p_value"] > AGREEMENT_ALPHA:
             notices.append(
