@@ -221,6 +221,17 @@ def _threshold(r: np.ndarray, n: float) -> np.ndarray:
     return np.sign(r) * np.maximum(np.abs(r) - t, 0.0)
 
 
+def _pooled_scatter(Z1: np.ndarray, w1: np.ndarray, Z0: np.ndarray, w0: np.ndarray) -> np.ndarray:
+    """``sum w1 z1 z1' + sum w0 z0 z0'`` over the genes (rows)."""
+    return (Z1 * w1[:, None]).T @ Z1 + (Z0 * w0[:, None]).T @ Z0
+
+
+def _scatter_correlations(C: np.ndarray) -> np.ndarray:
+    """The correlations of a scatter matrix, as upper off-diagonal entries."""
+    d = np.sqrt(np.clip(np.diag(C), 1e-300, None))
+    return (C / np.outer(d, d))[_offdiag(C.shape[0])]
+
+
 def _corr_matrix(r: np.ndarray, D: int) -> np.ndarray:
     """Correlation matrix from its upper off-diagonal entries, made positive definite."""
     S = np.eye(D)
@@ -348,13 +359,8 @@ class _Problem:
         """The pooled within-class correlation of the genes' latent scores (class 1 around
         mu, class 0 around 0), as upper off-diagonal entries."""
         codes = self.coded.codes
-        Z1 = mean1[codes] - mu
-        Z0 = mean0[codes]
-        w0 = self.w - wp
-        C = (Z1 * wp[:, None]).T @ Z1 + (Z0 * w0[:, None]).T @ Z0
-        d = np.sqrt(np.clip(np.diag(C), 1e-300, None))
-        Rm = C / np.outer(d, d)
-        return _threshold(Rm[_offdiag(self.D)], self.wsum)
+        C = _pooled_scatter(mean1[codes] - mu, wp, mean0[codes], self.w - wp)
+        return _threshold(_scatter_correlations(C), self.wsum)
 
     def _prior_step(self, beta: np.ndarray, eta: np.ndarray, p: np.ndarray) -> np.ndarray:
         """One Newton step of the ridge logistic regression of p on X; the intercept then
@@ -552,8 +558,7 @@ def _start_correlation(lo: np.ndarray, hi: np.ndarray, w: np.ndarray) -> np.ndar
     z = -ndtri(np.clip(0.5 * (lo + hi), 1e-9, 1 - 1e-9))
     zc = z - np.average(z, axis=0, weights=w)
     C = (zc * w[:, None]).T @ zc
-    d = np.sqrt(np.clip(np.diag(C), 1e-300, None))
-    return _corr_matrix(_threshold((C / np.outer(d, d))[_offdiag(D)], float(w.sum())), D)
+    return _corr_matrix(_threshold(_scatter_correlations(C), float(w.sum())), D)
 
 
 def log_likelihood(
@@ -767,13 +772,12 @@ def _pairwise_correlation(
     (``seen`` (M, D)); not thresholded: the maximum-likelihood estimate given the scores."""
     D = Z1.shape[1]
     if seen.all():
-        C = (Z1 * w1[:, None]).T @ Z1 + (Z0 * w0[:, None]).T @ Z0
-        d = np.sqrt(np.clip(np.diag(C), 1e-300, None))
-        return _corr_matrix(np.clip((C / np.outer(d, d))[_offdiag(D)], -0.999, 0.999), D)
+        r = _scatter_correlations(_pooled_scatter(Z1, w1, Z0, w0))
+        return _corr_matrix(np.clip(r, -0.999, 0.999), D)
     N = seen.astype(np.float64)
     A1 = np.where(seen, Z1, 0.0)
     A0 = np.where(seen, Z0, 0.0)
-    C = (A1 * w1[:, None]).T @ A1 + (A0 * w0[:, None]).T @ A0
+    C = _pooled_scatter(A1, w1, A0, w0)
     # the pair's own second moments: list j's over the genes where k is seen too
     V = (A1**2 * w1[:, None]).T @ N + (A0**2 * w0[:, None]).T @ N
     with np.errstate(invalid="ignore", divide="ignore"):
