@@ -30,6 +30,7 @@ from kofs.aggregate.posterior import (
     _seen_copula,
     copula_log_density,
     fit_posterior,
+    gene_terms,
     q_values,
 )
 from kofs.aggregate.supervision import soft_label_weights
@@ -436,6 +437,39 @@ def test_label_weights_temper_the_evidence():
     overlap = lambda f: len(set(f.top(50)) & set(a.top(50)))  # noqa: E731
     assert overlap(tilted) > overlap(even)
     assert _weights(tilted)["a"] > 0.9
+
+
+def test_tempering_is_the_discriminant_of_noisier_lists():
+    """A list tempered by v is read as seen through added noise (score sqrt(v) s + noise):
+    the gene terms sum to that model's linear discriminant; independent lists give the
+    tempered own terms, v = 1 the untempered discriminant, v = 0 drops a list whatever its
+    correlations."""
+    rng = np.random.default_rng(3)
+    D = 4
+    A = rng.normal(size=(D, D))
+    C = A @ A.T + 0.3 * np.eye(D)
+    S = C / np.sqrt(np.outer(np.diag(C), np.diag(C)))
+    mu = np.array([2.0, 1.0, 1.5, 0.5])
+    s = rng.normal(size=(50, D)) + 0.5
+    llr = mu * s - 0.5 * mu**2  # untied positions: the binormal log LR
+
+    def discriminant(v):
+        sv = np.sqrt(v)
+        m = sv * mu
+        Sv = S * np.outer(sv, sv) + np.diag(1 - v)
+        a = np.linalg.solve(Sv, m)
+        return (s * sv) @ a - 0.5 * a @ m
+
+    for v in (np.ones(D), np.array([1.0, 0.03, 0.6, 1.0]), np.array([0.2, 1.0, 0.0, 0.9])):
+        terms = gene_terms(llr, s, mu, S, v)
+        np.testing.assert_allclose(terms.sum(axis=1), discriminant(v), rtol=1e-10, atol=1e-10)
+    v = np.array([0.5, 0.3, 1.0, 0.8])
+    np.testing.assert_allclose(gene_terms(llr, s, mu, np.eye(D), v), llr * v)
+    v = np.array([1.0, 1.0, 0.0, 1.0])
+    moved = s.copy()
+    moved[:, 2] += 3.0  # the dropped list's scores change nothing
+    np.testing.assert_allclose(gene_terms(llr, s, mu, S, v), gene_terms(llr, moved, mu, S, v))
+    assert not gene_terms(llr, s, mu, S, v)[:, 2].any()
 
 
 @pytest.mark.slow

@@ -26,8 +26,8 @@ list's own term is its exact interval likelihood ratio ``log LR_l``, and the cor
 enters as the correction ``g' s_i - g' mu / 2`` with ``g = (S^-1 - I) mu`` on the interval's
 mean score (exact for untied genes; 0 when the lists are independent). Two copies of a list
 count once; a random list correlated with an informative one may cancel part of its noise.
-With sample labels a list's term may be tempered by ``v_l`` in [0, 1]
-(:mod:`kofs.aggregate.supervision`).
+With sample labels a list may be tempered by ``v_l`` in [0, 1] (:mod:`kofs.aggregate.supervision`):
+read as seen through added noise, its own term weighs ``v_l`` (:func:`correlation_correction`).
 
 The posterior log-odds of relevance is ``x_i' beta + sum_l v_l t_il`` (``t_il``: list l's term
 above); the fused score is that log-odds, the posterior its expit, the local fdr ``1 - p_i``,
@@ -309,10 +309,9 @@ class _Problem:
         lam = self.v[self.coded.list_of]
         ev = self.A @ (llr * lam)
         if self.dependence:
-            g = np.linalg.solve(S, mu) - mu
-            if np.any(g):
-                gv = self.v * g
-                ev = ev + self.A @ (mean * gv[self.coded.list_of]) - 0.5 * float(gv @ mu)
+            coef, const = correlation_correction(mu, S, self.v)
+            if np.any(coef):
+                ev = ev + self.A @ (mean * coef[self.coded.list_of]) - float(const.sum())
         return ev
 
     def step(self, theta: np.ndarray, fixed: tuple[bool, bool], trace: list | None = None):
@@ -614,12 +613,37 @@ def gene_terms(
     llr: np.ndarray, mean: np.ndarray, mu: np.ndarray, S: np.ndarray, v: np.ndarray
 ) -> np.ndarray:
     """``v_l t_il`` (M, D): each list's own interval term plus its share of the correlation
-    correction (module docstring)."""
-    t = llr.copy()
+    correction (module docstring; :func:`correlation_correction`)."""
+    t = llr * v
     if S.shape[0] > 1:
-        g = np.linalg.solve(S, mu) - mu
-        t += mean * g - 0.5 * g * mu
-    return t * v
+        coef, const = correlation_correction(mu, S, v)
+        t += mean * coef - const
+    return t
+
+
+def correlation_correction(
+    mu: np.ndarray, S: np.ndarray, v: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per list, the coefficient on its latent score and the constant of the correlation
+    correction, tempered by ``v``.
+
+    A list tempered by ``v_l`` is read as seen through added independent noise: its score
+    ``sqrt(v_l) s_l + sqrt(1 - v_l) e_l``, of separation ``sqrt(v_l) mu_l`` and correlation
+    ``sqrt(v_l v_k) S_lk`` with list k. The linear discriminant of those scores, at their
+    expectation, is ``sum_l v_l (mu_l s_l - mu_l^2 / 2)`` (each list's own term tempered)
+    plus ``sum_l sqrt(v_l) g_l s_l - g_l m_l / 2`` with ``m = sqrt(v) mu`` and
+    ``g = (S_v^-1 - I) m``: with independent lists exactly the tempered terms, with v = 1 the
+    untempered discriminant, and a list of weight 0 drops out, its correlations too. (Scaling
+    each list's share of the untempered correction by ``v_l`` instead breaks the cancellation
+    between lists that share noise: two near copies, one tempered, then give a gene's evidence
+    a large multiple of their difference, and the tempered fit ran to a degenerate class of
+    half the genes on the ALL lineage labels.)"""
+    sv = np.sqrt(np.clip(np.asarray(v, dtype=np.float64), 0.0, 1.0))
+    m = sv * mu
+    Sv = S * np.outer(sv, sv)
+    np.fill_diagonal(Sv, 1.0)
+    g = np.linalg.solve(Sv, m) - m
+    return sv * g, 0.5 * g * m
 
 
 def fit_posterior(

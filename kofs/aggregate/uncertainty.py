@@ -42,6 +42,7 @@ from kofs.aggregate.posterior import (
     _Problem,
     _standardise,
     fit_posterior,
+    gene_terms,
     q_values,
 )
 
@@ -166,7 +167,7 @@ def tempered_fit(
 
 def _tempered_evidence(base: PosteriorFit, v: np.ndarray) -> PosteriorFit:
     """``base`` (untempered) with its lists' evidence tempered by ``v``."""
-    terms = base.list_terms * v
+    terms = gene_terms(base.list_llr, base.list_scores, base.mu, base.correlation, v)
     return replace(
         base, tempering=v, list_terms=terms, log_odds=base.prior_log_odds + terms.sum(axis=1)
     )
