@@ -309,9 +309,9 @@ class _Problem:
         lam = self.v[self.coded.list_of]
         ev = self.A @ (llr * lam)
         if self.dependence:
-            coef, const = correlation_correction(mu, S, self.v)
-            if np.any(coef):
-                ev = ev + self.A @ (mean * coef[self.coded.list_of]) - float(const.sum())
+            sv, g, m = _tempered_correction(mu, S, self.v)
+            if np.any(g):
+                ev = ev + self.A @ (mean * (sv * g)[self.coded.list_of]) - 0.5 * float(g @ m)
         return ev
 
     def step(self, theta: np.ndarray, fixed: tuple[bool, bool], trace: list | None = None):
@@ -638,12 +638,19 @@ def correlation_correction(
     between lists that share noise: two near copies, one tempered, then give a gene's evidence
     a large multiple of their difference, and the tempered fit ran to a degenerate class of
     half the genes on the ALL lineage labels.)"""
+    sv, g, m = _tempered_correction(mu, S, v)
+    return sv * g, 0.5 * g * m
+
+
+def _tempered_correction(
+    mu: np.ndarray, S: np.ndarray, v: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(sqrt(v), g, m)`` of :func:`correlation_correction`."""
     sv = np.sqrt(np.clip(np.asarray(v, dtype=np.float64), 0.0, 1.0))
     m = sv * mu
     Sv = S * np.outer(sv, sv)
     np.fill_diagonal(Sv, 1.0)
-    g = np.linalg.solve(Sv, m) - m
-    return sv * g, 0.5 * g * m
+    return sv, np.linalg.solve(Sv, m) - m, m
 
 
 def fit_posterior(
