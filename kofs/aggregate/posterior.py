@@ -309,7 +309,7 @@ class _Problem:
         lam = self.v[self.coded.list_of]
         ev = self.A @ (llr * lam)
         if self.dependence:
-            sv, g, m = _tempered_correction(mu, S, self.v)
+            sv, g, m = correlation_correction(mu, S, self.v)
             if np.any(g):
                 ev = ev + self.A @ (mean * (sv * g)[self.coded.list_of]) - 0.5 * float(g @ m)
         return ev
@@ -616,36 +616,28 @@ def gene_terms(
     correction (module docstring; :func:`correlation_correction`)."""
     t = llr * v
     if S.shape[0] > 1:
-        coef, const = correlation_correction(mu, S, v)
-        t += mean * coef - const
+        sv, g, m = correlation_correction(mu, S, v)
+        t += mean * (sv * g) - 0.5 * g * m
     return t
 
 
 def correlation_correction(
     mu: np.ndarray, S: np.ndarray, v: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per list, the coefficient on its latent score and the constant of the correlation
-    correction, tempered by ``v``.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(sqrt(v), g, m)`` of the correlation correction tempered by ``v``: list l's share is
+    ``sqrt(v_l) g_l s_l - g_l m_l / 2``.
 
     A list tempered by ``v_l`` is read as seen through added independent noise: its score
-    ``sqrt(v_l) s_l + sqrt(1 - v_l) e_l``, of separation ``sqrt(v_l) mu_l`` and correlation
-    ``sqrt(v_l v_k) S_lk`` with list k. The linear discriminant of those scores, at their
-    expectation, is ``sum_l v_l (mu_l s_l - mu_l^2 / 2)`` (each list's own term tempered)
-    plus ``sum_l sqrt(v_l) g_l s_l - g_l m_l / 2`` with ``m = sqrt(v) mu`` and
-    ``g = (S_v^-1 - I) m``: with independent lists exactly the tempered terms, with v = 1 the
-    untempered discriminant, and a list of weight 0 drops out, its correlations too. (Scaling
-    each list's share of the untempered correction by ``v_l`` instead breaks the cancellation
-    between lists that share noise: two near copies, one tempered, then give a gene's evidence
-    a large multiple of their difference, and the tempered fit ran to a degenerate class of
-    half the genes on the ALL lineage labels.)"""
-    sv, g, m = _tempered_correction(mu, S, v)
-    return sv * g, 0.5 * g * m
-
-
-def _tempered_correction(
-    mu: np.ndarray, S: np.ndarray, v: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(sqrt(v), g, m)`` of :func:`correlation_correction`."""
+    ``sqrt(v_l) s_l + sqrt(1 - v_l) e_l``, of separation ``m_l = sqrt(v_l) mu_l`` and
+    correlation ``sqrt(v_l v_k) S_lk`` with list k (the matrix ``S_v``). The linear
+    discriminant of those scores, at their expectation, is ``sum_l v_l (mu_l s_l - mu_l^2 /
+    2)`` (each list's own term tempered) plus the shares above, with ``g = (S_v^-1 - I) m``:
+    with independent lists exactly the tempered terms, with v = 1 the untempered
+    discriminant, and a list of weight 0 drops out, its correlations too. (Scaling each list's
+    share of the untempered correction by ``v_l`` instead breaks the cancellation between
+    lists that share noise: two near copies, one tempered, then give a gene's evidence a large
+    multiple of their difference, and the tempered fit ran to a degenerate class of half the
+    genes on the ALL lineage labels.)"""
     sv = np.sqrt(np.clip(np.asarray(v, dtype=np.float64), 0.0, 1.0))
     m = sv * mu
     Sv = S * np.outer(sv, sv)
@@ -861,11 +853,12 @@ def relevant_class_test(
     are points (intervals at most :data:`POINT_WIDTH` wide) of the lists that are points for
     at least half of the genes: a gene below a top-k list, or masked, enters through its
     lists' interval terms only, a top-k list as a whole too (the moments of its top alone are
-    range-restricted), and each correlation is estimated over the genes seen in both lists. The statistic ``2 (l_fit - l_null)`` is referred to
-    chi-square with as many degrees of freedom as the relevant class has parameters (the
-    separations and the prior's coefficients); a mixture's likelihood ratio is not exactly
-    chi-square (the null lies on the boundary and the prior is not identified there), so the
-    p-value is approximate (conservative in the planted checks of docs/aggregation.md).
+    range-restricted), and each correlation is estimated over the genes seen in both lists.
+    The statistic ``2 (l_fit - l_null)`` is referred to chi-square with as many degrees of
+    freedom as the relevant class has parameters (the separations and the prior's
+    coefficients); a mixture's likelihood ratio is not exactly chi-square (the null lies on
+    the boundary and the prior is not identified there), so the p-value is approximate
+    (conservative in the planted checks of docs/aggregation.md).
 
     ``fit`` is a fit on ``lo``, ``hi`` with exact final terms (:func:`fit_posterior`'s
     default). Returns ``statistic``, ``df``, ``p_value`` and ``gain`` (``l_fit - l_null``,
