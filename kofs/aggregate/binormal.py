@@ -73,10 +73,10 @@ def _log_pdf_finite(x: np.ndarray) -> np.ndarray:
     return -0.5 * x * x - _LOG_SQRT_2PI
 
 
-def mixture_scores(u: np.ndarray, mu: np.ndarray | float, rho: float) -> np.ndarray:
+def mixture_scores(u: np.ndarray, mu: np.ndarray | float, rho: np.ndarray | float) -> np.ndarray:
     """Latent scores ``s(u) = H^-1(1 - u)`` of the mixture ``rho N(mu, 1) + (1-rho) N(0, 1)``.
 
-    ``u`` and ``mu`` broadcast together; u = 0 gives +inf, u = 1 gives -inf. Solved by
+    ``u``, ``mu`` and ``rho`` broadcast together; u = 0 gives +inf, u = 1 gives -inf. Solved by
     safeguarded Newton steps inside the bracket ``[Q^-1(u), Q^-1(u) + mu]`` (``Q = 1 - Phi``)
     on ``log(rho Q(s - mu) + (1 - rho) Q(s)) = log u`` for u <= 1/2 and on the same equation
     for the lower tail, ``log(rho Phi(s - mu) + (1 - rho) Phi(s)) = log(1 - u)``, above: both
@@ -84,13 +84,20 @@ def mixture_scores(u: np.ndarray, mu: np.ndarray | float, rho: float) -> np.ndar
     """
     u = np.asarray(u, dtype=np.float64)
     mu = np.asarray(mu, dtype=np.float64)
-    u, mu = np.broadcast_arrays(u, mu)
+    per_element = np.ndim(rho) > 0  # a fraction per element (several fits at once)
+    if per_element:
+        u, mu, rho_all = np.broadcast_arrays(u, mu, np.asarray(rho, dtype=np.float64))
+    else:
+        u, mu = np.broadcast_arrays(u, mu)
     with np.errstate(divide="ignore"):
         q0 = -ndtri(np.clip(u, 0.0, 1.0))
     out = q0.copy()
-    if rho <= 0:
+    inside = (u > 0) & (u < 1) & (mu > 0)
+    if per_element:
+        inside &= rho_all > 0
+    elif rho <= 0:
         return out
-    inner = np.flatnonzero(((u > 0) & (u < 1) & (mu > 0)).ravel())
+    inner = np.flatnonzero(inside.ravel())
     if inner.size == 0:
         return out
     uu, mm = u.ravel()[inner], mu.ravel()[inner]
@@ -99,8 +106,9 @@ def mixture_scores(u: np.ndarray, mu: np.ndarray | float, rho: float) -> np.ndar
     upper = uu <= 0.5
     target = np.where(upper, np.log(uu), np.log1p(-uu))
     sign = np.where(upper, 1.0, -1.0)  # lower tail: Phi(x) = Q(-x)
-    log_r, log_b = np.log(rho), np.log1p(-rho)
-    s = lo + rho * mm  # a start inside the bracket
+    r = rho_all.ravel()[inner] if per_element else float(rho)
+    log_r, log_b = np.log(r), np.log1p(-r)
+    s = lo + r * mm  # a start inside the bracket
     result = np.empty_like(s)
     # the unfinished elements' state, compacted as they finish; with finite brackets every
     # iterate is finite and the normal log-density needs no guard
@@ -125,6 +133,8 @@ def mixture_scores(u: np.ndarray, mu: np.ndarray | float, rho: float) -> np.ndar
         if active.size == 0:
             break
         s, lo, hi, mm, sign, target = (x[keep] for x in (new, la, ha, mm, sign, target))
+        if per_element:
+            log_r, log_b = log_r[keep], log_b[keep]
     else:
         result[active] = s
     flat = out.ravel()
@@ -136,9 +146,12 @@ def mixture_scores(u: np.ndarray, mu: np.ndarray | float, rho: float) -> np.ndar
 GRID_Q = np.linspace(-9.0, 9.0, 2049)
 
 
-def score_grid(mu: np.ndarray, rho: float, grid: np.ndarray = GRID_Q) -> np.ndarray:
-    """``s - q`` on the grid ``q`` for every list (rows: ``mu``), for :func:`grid_scores`."""
+def score_grid(mu: np.ndarray, rho: np.ndarray | float, grid: np.ndarray = GRID_Q) -> np.ndarray:
+    """``s - q`` on the grid ``q`` for every list (rows: ``mu``; ``rho``: one fraction, or
+    one per row), for :func:`grid_scores`."""
     mu = np.atleast_1d(np.asarray(mu, dtype=np.float64))
+    if np.ndim(rho) > 0:
+        rho = np.asarray(rho, dtype=np.float64)[:, None]
     return mixture_scores(ndtr_upper(grid)[None, :], mu[:, None], rho) - grid[None, :]
 
 
@@ -238,11 +251,12 @@ def interval_terms(
     ulo: np.ndarray,
     uhi: np.ndarray,
     mu: np.ndarray | float,
-    rho: float,
+    rho: np.ndarray | float,
     *,
     scores: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Class terms of position intervals ``[ulo, uhi]`` (broadcast with ``mu``).
+    """Class terms of position intervals ``[ulo, uhi]`` (broadcast with ``mu``, and with
+    ``rho`` when it is an array).
 
     ``scores``: the latent scores ``(s(ulo), s(uhi), s(mid))`` when already known (else
     computed by :func:`mixture_scores`).
@@ -290,7 +304,8 @@ def interval_terms(
         mean0[wide] = m0
         # rho P1 + (1 - rho) P0 = the interval's width: the class shares of the mixture mean
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            share = np.clip(rho * np.exp(log_p1) / np.maximum(uhi[wide] - ulo[wide], 1e-300), 0, 1)
+            r = np.broadcast_to(rho, s_top.shape)[wide] if np.ndim(rho) > 0 else rho
+            share = np.clip(r * np.exp(log_p1) / np.maximum(uhi[wide] - ulo[wide], 1e-300), 0, 1)
         mean[wide] = np.where(np.isfinite(share), share * m1 + (1 - share) * m0, s_mid[wide])
     # an empty or uninformative interval carries nothing
     log_lr = np.where(np.isfinite(log_lr), log_lr, 0.0)

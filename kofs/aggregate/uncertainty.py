@@ -41,10 +41,12 @@ from kofs.aggregate.posterior import (
     Prior,
     _Problem,
     _standardise,
+    finish_fit,
     fit_posterior,
     gene_terms,
     q_values,
 )
+from kofs.aggregate.stacked import solve_stacked, tempered
 
 __all__ = [
     "Resamples",
@@ -184,69 +186,61 @@ def half_sample_fits(
     seed: int,
     max_prior: float,
     n_bins: int,
-    threads: int = 2,
     blocks: TieBlocks | None = None,
 ) -> Resamples:
     """``n`` half-sample refits (module docstring) warm-started from ``fit``, with its list
     correlation fixed, each as the fit was made: untempered, then (with label weights) the
-    tempered refit of :func:`tempered_fit`. ``weights_of(fit, rows)`` gives the list weights
+    tempered refit of :func:`tempered_fit`; the ``n`` refits are solved together
+    (:func:`kofs.aggregate.stacked.solve_stacked`). ``weights_of(fit, rows)`` gives the list weights
     of a refit on the genes ``rows``; ``blocks``: ``TieBlocks.of(data_ranks, masked)`` when
     already made."""
     R = np.asarray(data_ranks, dtype=np.float64)
-    M = R.shape[0]
+    M, D = R.shape
     rng = np.random.default_rng(seed)
     X = np.asarray(prior.X, dtype=np.float64)
     halves = [np.sort(rng.choice(M, M // 2, replace=False)) for _ in range(n)]  # drawn first
     if blocks is None:  # each list sorted once: a half's positions follow
         blocks = TieBlocks.of(R, masked)
-
-    def refit(rows: np.ndarray):
+    standardisation = (fit.center, fit.scale)
+    bins = min(n_bins, RESAMPLE_BINS)
+    data, parts = [], []
+    for rows in halves:
         lo, hi = blocks.intervals(rows)
-        sub = Prior(X[rows], prior.names, prior.groups)
-        f = fit_posterior(
-            lo,
-            hi,
-            sub,
-            correlation=fit.correlation,
-            start=fit,
-            standardise=(fit.center, fit.scale),
-            max_prior=max_prior,
-            n_bins=min(n_bins, RESAMPLE_BINS),
-            tol=REFIT_TOL,
-            max_iter=REFIT_MAX_ITER,
-            exact=False,
-            likelihood=False,
-        )
-        if np.any(fit.tempering < 1):
-            f = tempered_fit(
-                f,
-                lo,
-                hi,
-                sub,
-                fit.tempering,
-                max_prior=max_prior,
-                n_bins=min(n_bins, RESAMPLE_BINS),
-                tol=REFIT_TOL,
-                max_iter=REFIT_MAX_ITER,
-                exact=False,
-                standardise=(fit.center, fit.scale),
-                refit=fit.refitted,
-            )
-        return f.mu, f.beta, weights_of(f, rows)
+        Xs, _, _ = _standardise(X[rows], None, standardisation)
+        data.append((rows, lo, hi, Xs))
+        coded = code_intervals(lo, hi, n_bins=bins)
+        parts.append(_Problem(coded, Xs, np.ones(len(rows)), max_prior, collapse=True))
+    start = np.tile(np.concatenate([fit.mu, fit.beta]), (n, 1))
 
-    # the refits are independent: two threads (NumPy releases the GIL in the heavy steps);
-    # every half is drawn before, so the result does not depend on the threads' timing
-    with ThreadPoolExecutor(max_workers=max(1, min(threads, n))) as pool:
-        done = list(pool.map(refit, halves))
-    mus = [d[0] for d in done]
-    betas = [d[1] for d in done]
-    ws = [d[2] for d in done]
-    D = R.shape[1]
-    P = len(fit.beta)
+    def solve(problems: list[_Problem], theta: np.ndarray, **extra) -> list[PosteriorFit]:
+        theta, steps, converged = solve_stacked(
+            problems, fit.correlation, theta, tol=REFIT_TOL, max_iter=REFIT_MAX_ITER
+        )
+        return [
+            replace(
+                finish_fit(
+                    problem, lo, hi, Xs, (t[:D], t[D:], fit.correlation), standardisation,
+                    exact=False, likelihood=False, iterations=int(k), converged=bool(c),
+                ),
+                **extra,
+            )
+            for problem, (_, lo, hi, Xs), t, k, c in zip(
+                problems, data, theta, steps, converged, strict=True
+            )
+        ]  # fmt: skip
+
+    fits = solve(parts, start)
+    if np.any(fit.tempering < 1):  # as tempered_fit, with the choice made on all the genes
+        if fit.refitted:
+            theta = np.array([np.concatenate([f.mu, f.beta]) for f in fits])
+            fits = solve([tempered(p, fit.tempering) for p in parts], theta, refitted=True)
+        else:
+            fits = [_tempered_evidence(f, fit.tempering) for f in fits]
+    weights = [weights_of(f, rows) for f, (rows, *_) in zip(fits, data, strict=True)]
     return Resamples(
-        np.array(mus).reshape(n, D),
-        np.array(betas).reshape(n, P),
-        np.array(ws).reshape(n, -1),
+        np.array([f.mu for f in fits]).reshape(n, D),
+        np.array([f.beta for f in fits]).reshape(n, len(fit.beta)),
+        np.array(weights).reshape(n, -1),
     )
 
 

@@ -1,0 +1,123 @@
+"""Fits solved together (the half-sample refits) and genes collapsed into rows: the same
+numbers as the fits made one by one on the genes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kofs.aggregate.binormal import mixture_scores
+from kofs.aggregate.intervals import TieBlocks, block_intervals, code_intervals
+from kofs.aggregate.posterior import (
+    Prior,
+    _binned_log_likelihood,
+    _Problem,
+    _standardise,
+    fit_posterior,
+)
+from kofs.aggregate.uncertainty import (
+    REFIT_MAX_ITER,
+    REFIT_TOL,
+    RESAMPLE_BINS,
+    half_sample_fits,
+    tempered_fit,
+)
+from kofs.datasets.planted import DataList, planted_lists
+
+
+def test_mixture_scores_take_a_fraction_per_element():
+    rng = np.random.default_rng(0)
+    u = np.concatenate([rng.random(300), [0.0, 1.0, 1e-300, 0.5]])
+    mu = rng.uniform(0, 4, u.size)
+    mu[::7] = 0.0
+    rho = rng.uniform(0.01, 0.5, u.size)
+    rho[::5] = 0.0  # no relevant class: the background quantile
+    got = mixture_scores(u, mu, rho)
+    want = np.array(
+        [mixture_scores(np.array([a]), m, r)[0] for a, m, r in zip(u, mu, rho, strict=True)]
+    )
+    np.testing.assert_array_equal(got, want)
+
+
+def _ranks(M: int, seed: int, data=None) -> tuple[np.ndarray, np.ndarray]:
+    data = data or (DataList("good", 2.0), DataList("fair", 1.2), DataList("noise", 0.0))
+    pl = planted_lists(M, M // 30, data=data, seed=seed)
+    genes = list(pl.rankings[0].genes)
+    R = np.column_stack(
+        [np.asarray(r.ranks)[[r.genes.index(g) for g in genes]] for r in pl.rankings]
+    )
+    return R, np.flatnonzero(np.isin(genes, sorted(pl.relevant)))
+
+
+@pytest.mark.parametrize("covariate", [False, True])
+def test_genes_collapsed_into_rows_give_the_same_step(covariate):
+    # two lists on coarse bins: many genes share their (codes, covariates) row
+    R, relevant = _ranks(3000, 1, (DataList("a", 1.8), DataList("b", 1.0)))
+    lo, hi = block_intervals(R)
+    coded = code_intervals(lo, hi, n_bins=40)
+    raw = np.isin(np.arange(3000), relevant[::2]).astype(float)[:, None]  # a known-gene flag
+    X, _, _ = _standardise(raw if covariate else np.zeros((3000, 0)), None)
+    w = np.random.default_rng(2).uniform(0.5, 1.5, 3000)
+    genes = _Problem(coded, X, w, 0.5)
+    rows = _Problem(coded, X, w, 0.5, collapse=True)
+    assert rows.M < genes.M / 2
+    assert rows.w.sum() == pytest.approx(w.sum())
+    theta = np.concatenate([[1.3, 0.7], [-2.5] + ([0.4] if covariate else []), [0.2]])
+    for fixed in [(False, False), (False, True)]:
+        np.testing.assert_allclose(rows.step(theta, fixed), genes.step(theta, fixed), atol=1e-12)
+    assert _binned_log_likelihood(rows, theta) == pytest.approx(
+        _binned_log_likelihood(genes, theta), abs=1e-8
+    )
+
+
+def _one_by_one(fit, R, prior, n, seed, bins, weights_of):
+    """The refits of half_sample_fits made one by one with fit_posterior (the same halves)."""
+    rng = np.random.default_rng(seed)
+    M = R.shape[0]
+    halves = [np.sort(rng.choice(M, M // 2, replace=False)) for _ in range(n)]
+    blocks = TieBlocks.of(R, None)
+    out = []
+    for rows in halves:
+        lo, hi = blocks.intervals(rows)
+        sub = Prior(np.asarray(prior.X)[rows], prior.names, prior.groups)
+        kw = dict(max_prior=0.5, n_bins=min(bins, RESAMPLE_BINS), exact=False)
+        f = fit_posterior(
+            lo, hi, sub, correlation=fit.correlation, start=fit,
+            standardise=(fit.center, fit.scale), tol=REFIT_TOL, max_iter=REFIT_MAX_ITER,
+            likelihood=False, **kw,
+        )  # fmt: skip
+        if np.any(fit.tempering < 1):
+            f = tempered_fit(
+                f, lo, hi, sub, fit.tempering, tol=REFIT_TOL, max_iter=REFIT_MAX_ITER,
+                standardise=(fit.center, fit.scale), refit=fit.refitted, **kw,
+            )  # fmt: skip
+        out.append((f.mu, f.beta, weights_of(f, rows)))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("tempering", "covariate"), [(None, False), (None, True), ((1.0, 0.4, 0.0), False)]
+)
+def test_stacked_refits_are_the_refits_made_one_by_one(tempering, covariate):
+    R, relevant = _ranks(2400, 3)
+    M = R.shape[0]
+    raw = np.isin(np.arange(M), relevant[::3]).astype(float)[:, None]
+    prior = Prior(raw, ("known",), ("known",)) if covariate else Prior.empty(M)
+    lo, hi = block_intervals(R)
+    fit = fit_posterior(lo, hi, prior, n_bins=256)
+    if tempering is not None:
+        fit = tempered_fit(fit, lo, hi, prior, np.array(tempering), max_prior=0.5, n_bins=256)
+        assert fit.refitted
+
+    def weights_of(f, rows):  # something of every gene of the refit
+        return np.array([f.posterior.mean(), f.list_terms[:, 0].std(), len(rows)])
+
+    got = half_sample_fits(
+        fit, R, prior, masked=None, weights_of=weights_of, n=6, seed=11, max_prior=0.5,
+        n_bins=256,
+    )  # fmt: skip
+    want = _one_by_one(fit, R, prior, 6, 11, 256, weights_of)
+    np.testing.assert_allclose(got.mu, [w[0] for w in want], atol=1e-9)
+    np.testing.assert_allclose(got.beta, [w[1] for w in want], atol=1e-9)
+    np.testing.assert_allclose(got.weights, [w[2] for w in want], atol=1e-9)
+    assert np.ptp(got.mu, axis=0).max() > 0.01  # the halves differ: the refits did move
