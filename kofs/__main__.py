@@ -3,7 +3,8 @@
 :func:`entry` prepares the process before the heavy imports (click, numpy, pandas, ... take a
 second or more): Ctrl-C, SIGTERM or SIGHUP while importing is one line, not a traceback; a closed
 standard stream is reopened on ``/dev/null`` (so the first file opened cannot take its place);
-a closed or full stderr never turns a success into a failure.
+a closed or full stderr never turns a success into a failure. When the command has finished, the
+process ends without the interpreter's teardown (:func:`_leave`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import errno
 import os
 import signal
 import sys
+from typing import NoReturn
 
 from kofs.errors import OutputError, Terminated
 
@@ -132,7 +134,14 @@ def _keep_freed_memory() -> None:
 
 
 def entry() -> None:
-    """Run the ``kofs`` command line (exit status as documented in docs/guarantees.md)."""
+    """Run the ``kofs`` command line (exit status as documented in docs/guarantees.md) and
+    end the process."""
+    _leave(run())
+
+
+def run() -> object:
+    """Run the ``kofs`` command line in this process: the code of its ``SystemExit`` (the
+    exit status, or a message), for :func:`entry` to end the process with."""
     _keep_freed_memory()
     _reopen_closed_std_fds()  # Python set sys.stdout/sys.stderr to None if they were closed
     sys.stdout = _ClosedStdout() if sys.stdout is None else _CheckedStdout(sys.stdout)
@@ -149,7 +158,31 @@ def entry() -> None:
         sys.stderr.write(f"kofs: {exc.word if stopped else 'interrupted'}; nothing was written\n")
         sys.stderr.flush()
         raise SystemExit(128 + exc.signum if stopped else 130) from None
-    main(prog_name="kofs")
+    try:
+        main(prog_name="kofs")
+    except SystemExit as exc:
+        return exc.code
+    return 0
+
+
+def _leave(code: object) -> NoReturn:
+    """End the process with ``SystemExit(code)``'s status, without the interpreter's teardown:
+    freeing every object of a run (a 271 x 47,192 run: 0.10-0.15 s of its 2.7) is work the
+    system does anyway. The command has finished: its files are complete (written atomically,
+    flushed and renamed), the thread pools it used are joined; the standard streams are flushed
+    and logging shut down here. Should a stream fail to flush, the interpreter's own exit takes
+    over (it reports that as before)."""
+    status = 0 if code is None else code if isinstance(code, int) else 1
+    try:
+        if not isinstance(code, int | None):
+            sys.stderr.write(f"{code}\n")  # as the interpreter prints SystemExit("text")
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001 - the interpreter's exit reports it
+        raise SystemExit(code) from None
+    if "logging" in sys.modules:
+        sys.modules["logging"].shutdown()
+    os._exit(status)
 
 
 if __name__ == "__main__":

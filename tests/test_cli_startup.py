@@ -40,9 +40,9 @@ def _probe(args: list[str], modules: tuple[str, ...]) -> list[str]:
     """A fresh interpreter's command line that runs ``kofs ARGS`` and prints which of
     ``modules`` it has loaded."""
     code = (
-        "import sys\nfrom kofs.__main__ import entry\n"
+        "import sys\nfrom kofs.__main__ import run\n"
         f"sys.argv = ['kofs', *{args!r}]\n"
-        "try:\n    entry()\nexcept SystemExit:\n    pass\n"
+        "try:\n    run()\nexcept SystemExit:\n    pass\n"
         f"print('LOADED', *sorted(m for m in {modules!r} if m in sys.modules))\n"
     )
     return [sys.executable, "-c", code]

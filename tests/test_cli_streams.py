@@ -54,6 +54,22 @@ def _close_fd(fd):
     return lambda: os.close(fd)
 
 
+def test_the_process_ends_with_everything_written(kofs, data, tmp_path):
+    # the process leaves without the interpreter's teardown: the ranking piped to stdout, the
+    # log file and the exit status are complete all the same
+    log = tmp_path / "log.txt"
+    r = kofs("-v", "--log-file", log, *rank(data, "-o", "-"))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("gene\trank") and len(lines) == 31  # header + 30 genes
+    assert r.stdout.endswith("\n")
+    said = [line.split("INFO: ", 1)[1] for line in r.stderr.splitlines() if "INFO: " in line]
+    logged = log.read_text().splitlines()
+    assert said and len(logged) == len(said) and logged[-1].endswith(said[-1])
+    r = kofs(*rank(data, "--rankers", "no-such-ranker", "-o", "-"))
+    assert r.returncode == 2 and r.stdout == ""
+
+
 def test_full_stdout(kofs, data):
     with open("/dev/full", "w") as full:
         r = kofs(*rank(data, "-o", "-"), stdout=full)
