@@ -116,7 +116,7 @@ def _stop(signum, frame) -> None:
 
 
 def _keep_freed_memory() -> None:
-    """glibc: reuse freed large blocks instead of returning them to the system at once (mmap
+    """The allocators' settings of the command (before numpy is imported). glibc: reuse freed large blocks instead of returning them to the system at once (mmap
     threshold 1 GB, trim threshold 2 GB, top pad 256 MB). Every large temporary of a run
     otherwise costs fresh page faults: on 20,000 cells x 15,000 genes (bench/
     bench_single_cell_speed.py) system time 2.7 s instead of 3.7-5.2 s, peak RSS +150 MB
@@ -131,6 +131,13 @@ def _keep_freed_memory() -> None:
         libc.mallopt(-2, 256 << 20)  # M_TOP_PAD
     except (OSError, AttributeError):
         pass
+    # no transparent huge pages for NumPy's arrays (read when numpy is imported; an explicit
+    # setting is kept): with the kernel's THP in "madvise" mode a fresh 100 MB array cost
+    # 0.01-0.3 s (compaction) instead of a steady 0.05 s. Measured side by side, alternating:
+    # read_expression of 271 x 47,192 genes 0.52-0.58 s (median 0.55) instead of 0.46-0.79 s
+    # (0.63); the whole 20,000-cell run 9.3-9.7 s instead of 10.6-14.2 s; the bulk run of
+    # bench_bulk.py 2.34-2.85 s (median 2.58) instead of 2.58-2.90 s (2.68).
+    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 
 def entry() -> None:
