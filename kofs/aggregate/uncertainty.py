@@ -197,9 +197,10 @@ def half_sample_fits(
     """``n`` half-sample refits (module docstring) warm-started from ``fit``, with its list
     correlation fixed, each as the fit was made: untempered, then (with label weights) the
     tempered refit of :func:`tempered_fit`; the ``n`` refits are solved together
-    (:func:`kofs.aggregate.posterior.solve_stacked`). ``weights_of(fit, rows)`` gives the list weights
-    of a refit on the genes ``rows``; ``blocks``: ``TieBlocks.of(data_ranks, masked)`` when
-    already made; ``threads``: at most two stacks of refits on two threads (large problems)."""
+    (:func:`kofs.aggregate.posterior.solve_stacked`). ``weights_of(fit, rows)`` gives the list
+    weights of a refit on the genes ``rows``; ``blocks``: ``TieBlocks.of(data_ranks, masked)``
+    when already made; ``threads``: at most two stacks of refits on two threads (large
+    problems)."""
     R = np.asarray(data_ranks, dtype=np.float64)
     M, D = R.shape
     rng = np.random.default_rng(seed)
@@ -223,9 +224,9 @@ def half_sample_fits(
         # large arrays without the GIL; small stacks are bound by it): the refits are
         # independent, so the result does not depend on the split or the threads' timing
         size = sum(p.M for p in problems) * D
-        k = 2 if threads > 1 and size >= SPLIT_SIZE and len(problems) > 1 else 1
-        chunks = np.array_split(np.arange(len(problems)), k)
-        with ThreadPoolExecutor(max_workers=k) as pool:
+        stacks = 2 if threads > 1 and size >= SPLIT_SIZE and len(problems) > 1 else 1
+        chunks = np.array_split(np.arange(len(problems)), stacks)
+        with ThreadPoolExecutor(max_workers=stacks) as pool:
             done = list(
                 pool.map(
                     lambda c: solve_stacked(
