@@ -23,9 +23,12 @@ def timed(fn, *args, repeat: int = 1, **kwargs):
     return best, out
 
 
-def run_child(code: str, env: dict[str, str] | None = None) -> tuple[float, float, str]:
+def run_child(
+    code: str, env: dict[str, str] | None = None, finish: str = ""
+) -> tuple[float, float, str]:
     """Run ``code`` in a fresh Python (``env``: variables set for it on top of this process's
-    environment); (wall seconds, the child's own peak RSS in MB, stdout).
+    environment; ``finish``: code run after the peak RSS is printed, e.g. the ``kofs``
+    command's own exit); (wall seconds, the child's own peak RSS in MB, stdout).
 
     The child reports its peak RSS itself on the last stdout line: ``VmHWM`` of its own
     address space. (``getrusage().ru_maxrss`` would not do: Linux carries it across fork and
@@ -38,7 +41,7 @@ def run_child(code: str, env: dict[str, str] | None = None) -> tuple[float, floa
     )
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-c", code + probe],
+        [sys.executable, "-c", code + probe + finish],
         capture_output=True,
         text=True,
         env=None if env is None else {**os.environ, **env},

@@ -226,10 +226,19 @@ def _kofs(args: list[str], env: dict[str, str] | None = None) -> tuple[float, fl
     """Wall seconds and peak RSS (MB) of one ``kofs`` process."""
     code = (
         "import sys\nsys.argv = ['kofs'] + " + repr(args) + "\n"
-        "from kofs.__main__ import entry\n"
-        "try:\n    entry()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "try:\n    from kofs.__main__ import _leave, run\n"
+        "except ImportError:  # a tree from before run() and _leave()\n"
+        "    from kofs.__main__ import entry\n"
+        "    _leave = None\n"
+        "    def run():\n"
+        "        try:\n            entry()\n        except SystemExit as e:\n            return e.code\n"
+        "        return 0\n"
+        "status = run()\nassert not status, status\n"
     )
-    wall, peak, _ = run_child(code, env={"PYTHONPATH": str(ROOT), **(env or {})})
+    wall, peak, _ = run_child(
+        code, env={"PYTHONPATH": str(ROOT), **(env or {})},
+        finish="\nif _leave is not None:\n    _leave(status)\n",
+    )  # fmt: skip
     return wall, peak
 
 
