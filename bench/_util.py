@@ -53,6 +53,39 @@ def run_child(
     return wall, int(peak) / 1024.0, "\n".join(lines)
 
 
+#: Runs the ``kofs`` command in a benchmark child (``argv`` set before): through
+#: ``kofs.__main__.run``, so that the child's peak RSS can be printed after it, then
+#: :data:`_KOFS_END` ends the process as the command does; a kofs tree from before ``run`` and
+#: ``_leave`` falls back to ``entry``.
+_KOFS_RUN = (
+    "try:\n    from kofs.__main__ import _leave, run\n"
+    "except ImportError:  # a tree from before run() and _leave()\n"
+    "    from kofs.__main__ import entry\n"
+    "    _leave = None\n"
+    "    def run():\n"
+    "        try:\n            entry()\n        except SystemExit as e:\n            return e.code\n"
+    "        return 0\n"
+)
+_KOFS_END = "\nif _leave is not None:\n    _leave(status)\n"
+
+
+def run_kofs(
+    args: list[str], env: dict[str, str] | None = None, prelude: str = ""
+) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one ``kofs ARGS`` process (``prelude``: code run
+    before kofs is imported, e.g. putting a kofs tree first on the path)."""
+    code = (
+        "import sys\nsys.argv = ['kofs'] + "
+        + repr([str(a) for a in args])
+        + "\n"
+        + prelude
+        + _KOFS_RUN
+        + "status = run()\nassert not status, status\n"
+    )
+    wall, peak, _ = run_child(code, env=env, finish=_KOFS_END)
+    return wall, peak
+
+
 def all_expression():
     """The ALL gene-level matrix (128 samples x 8,562 genes, symbols) as a kofs Expression."""
     import pandas as pd

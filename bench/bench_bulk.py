@@ -17,7 +17,7 @@ copy has it), whatever ``PYTHONDONTWRITEBYTECODE`` says.
 * ``pyarrow``: ``pyarrow.csv.read_csv(FILE)`` (tab-delimited); ``arrow read`` is the import of
   ``pyarrow.csv`` and the read call, without the interpreter's start;
 * ``kofs read``: ``kofs.io.expression.read_expression(FILE)`` in a process set up as the
-  ``kofs`` command sets it up (its allocator settings, :func:`kofs.__main__._keep_freed_memory`);
+  ``kofs`` command sets it up (its allocator settings, :func:`kofs.__main__._command_allocators`);
   ``kofs read call`` is the call alone (it imports pyarrow itself);
 * ``kofs first`` / ``kofs second``: ``kofs rank FILE --rankers spec-phi2,laplacian -o OUT``
   (report included) with empty on-disk caches (numba's ``NUMBA_CACHE_DIR``, kofs's
@@ -177,7 +177,7 @@ def measure(
         add("pyarrow", wall, cpu)
         times.setdefault("arrow read", []).append(call)
         wall, call, cpu = _child(
-            "import time\nfrom kofs.__main__ import _keep_freed_memory\n_keep_freed_memory()\n"
+            "import time\nfrom kofs.__main__ import _command_allocators\n_command_allocators()\n"
             "from kofs.io.expression import read_expression\n"
             f"t1 = time.perf_counter()\nread_expression({str(path)!r})\n"
             "print('CALL', time.perf_counter() - t1)",

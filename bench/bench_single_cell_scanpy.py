@@ -54,7 +54,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _util import run_child  # noqa: E402
+from _util import run_child, run_kofs  # noqa: E402
 
 ROOT = HERE.parent
 PBMC = ROOT / "tests" / "data" / "single_cell" / "pbmc68k_reduced_raw.h5ad"
@@ -224,22 +224,7 @@ def _datasets() -> list[tuple[str, Path, dict]]:
 
 def _kofs(args: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one ``kofs`` process."""
-    code = (
-        "import sys\nsys.argv = ['kofs'] + " + repr(args) + "\n"
-        "try:\n    from kofs.__main__ import _leave, run\n"
-        "except ImportError:  # a tree from before run() and _leave()\n"
-        "    from kofs.__main__ import entry\n"
-        "    _leave = None\n"
-        "    def run():\n"
-        "        try:\n            entry()\n        except SystemExit as e:\n            return e.code\n"
-        "        return 0\n"
-        "status = run()\nassert not status, status\n"
-    )
-    wall, peak, _ = run_child(
-        code, env={"PYTHONPATH": str(ROOT), **(env or {})},
-        finish="\nif _leave is not None:\n    _leave(status)\n",
-    )  # fmt: skip
-    return wall, peak
+    return run_kofs(args, env={"PYTHONPATH": str(ROOT), **(env or {})})
 
 
 #: (table name, kind, arguments): kind "hvg" (scanpy flavour), "rgg" (rank_genes_groups

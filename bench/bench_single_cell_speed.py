@@ -36,7 +36,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _util import run_child  # noqa: E402
+from _util import run_child, run_kofs  # noqa: E402
 
 ROOT = HERE.parent
 
@@ -79,31 +79,15 @@ def _seurat_v3(path: Path, tmp: Path) -> tuple[float, float]:
     return wall, peak
 
 
-#: After the peak RSS is printed: the command's own end (no interpreter teardown).
-_EXIT = "\nif _leave is not None:\n    _leave(status)\n"
-
-
 def _kofs(tree: Path, path: Path, out: Path, cache: Path) -> tuple[float, float]:
-    code = (  # the tree first on the path: ``python -c`` would put the current folder first
-        f"import sys\nsys.path.insert(0, {str(tree)!r})\nsys.argv = ['kofs', 'rank', "
-        + repr(str(path))
-        + ", '-o', "
-        + repr(str(out))
-        + ", '--threads', '2']\n"
-        "try:\n    from kofs.__main__ import _leave, run\n"
-        "except ImportError:  # a tree from before run() and _leave()\n"
-        "    from kofs.__main__ import entry\n"
-        "    _leave = None\n"
-        "    def run():\n"
-        "        try:\n            entry()\n        except SystemExit as e:\n            return e.code\n"
-        "        return 0\n"
-        f"assert __import__('kofs').__file__.startswith({str(tree)!r})\n"
-        "status = run()\nassert not status, status\n"
-    )
     shutil.rmtree(out, ignore_errors=True)
     env = {"PYTHONPATH": str(tree), "NUMBA_CACHE_DIR": str(cache), "KOFS_CACHE_DIR": str(cache)}
-    wall, peak, _ = run_child(code, env=env, finish=_EXIT)
-    return wall, peak
+    # the tree first on the path (``python -c`` would put the current folder first), checked
+    prelude = (
+        f"sys.path.insert(0, {str(tree)!r})\n"
+        f"assert __import__('kofs').__file__.startswith({str(tree)!r})\n"
+    )
+    return run_kofs(["rank", str(path), "-o", str(out), "--threads", "2"], env, prelude)
 
 
 def measure() -> list[dict]:

@@ -115,9 +115,10 @@ def _stop(signum, frame) -> None:
     raise Terminated(signum)
 
 
-def _keep_freed_memory() -> None:
-    """The allocators' settings of the command (before numpy is imported). glibc: reuse freed large blocks instead of returning them to the system at once (mmap
-    threshold 1 GB, trim threshold 2 GB, top pad 256 MB). Every large temporary of a run
+def _command_allocators() -> None:
+    """The allocators' settings of the command, made before numpy is imported. glibc: reuse
+    freed large blocks instead of returning them to the system at once (mmap threshold 1 GB,
+    trim threshold 2 GB, top pad 256 MB). Every large temporary of a run
     otherwise costs fresh page faults: on 20,000 cells x 15,000 genes (bench/
     bench_single_cell_speed.py) system time 2.7 s instead of 3.7-5.2 s, peak RSS +150 MB
     (1.92 GB instead of 1.77). The command only (a library call leaves the host's allocator
@@ -149,7 +150,7 @@ def entry() -> None:
 def run() -> object:
     """Run the ``kofs`` command line in this process: the code of its ``SystemExit`` (the
     exit status, or a message), for :func:`entry` to end the process with."""
-    _keep_freed_memory()
+    _command_allocators()
     _reopen_closed_std_fds()  # Python set sys.stdout/sys.stderr to None if they were closed
     sys.stdout = _ClosedStdout() if sys.stdout is None else _CheckedStdout(sys.stdout)
     if sys.stderr is None:
