@@ -12,7 +12,9 @@ from kofs.aggregate.intervals import TieBlocks, block_intervals, code_intervals
 from kofs.aggregate.posterior import (
     Prior,
     _binned_log_likelihood,
+    _corr_matrix,
     _Problem,
+    _Stack,
     _standardise,
     fit_posterior,
 )
@@ -66,8 +68,15 @@ def test_genes_collapsed_into_rows_give_the_same_step(covariate, weak_hash, monk
     assert rows.M < genes.M / 2
     assert rows.w.sum() == pytest.approx(w.sum())
     theta = np.concatenate([[1.3, 0.7], [-2.5] + ([0.4] if covariate else []), [0.2]])
-    for fixed in [(False, False), (False, True)]:
-        np.testing.assert_allclose(rows.step(theta, fixed), genes.step(theta, fixed), atol=1e-12)
+    S = _corr_matrix(theta[-1:], 2)
+    (step_rows, ll_rows), (step_genes, ll_genes) = (
+        _Stack([p], S).step(theta[None, :-1], likelihood=True) for p in (rows, genes)
+    )
+    np.testing.assert_allclose(step_rows, step_genes, atol=1e-12)  # one EM step of (mu, beta)
+    np.testing.assert_allclose(ll_rows, ll_genes, atol=1e-8)
+    np.testing.assert_allclose(
+        rows.correlation_step(theta), genes.correlation_step(theta), atol=1e-12
+    )
     assert _binned_log_likelihood(rows, theta) == pytest.approx(
         _binned_log_likelihood(genes, theta), abs=1e-8
     )

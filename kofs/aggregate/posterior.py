@@ -362,29 +362,18 @@ class _Problem:
                 ev = ev + self.A @ (mean * (sv * g)[self.coded.list_of]) - 0.5 * float(g @ m)
         return ev
 
-    def step(self, theta: np.ndarray, fixed: tuple[bool, bool]):
-        """One EM step from theta = (mu, beta, correlations): the new theta. ``fixed``: keep
-        (mu, correlations)."""
+    def correlation_step(self, theta: np.ndarray) -> np.ndarray:
+        """The lists' within-class correlation re-estimated at theta = (mu, beta,
+        correlations): the posteriors of theta, then the pooled within-class correlation of
+        the latent scores (upper off-diagonal entries). The other parameters' EM steps are
+        :meth:`_Stack.step`'s."""
         mu, beta, r = self.split(theta)
-        S = _corr_matrix(r, self.D) if self.dependence else np.eye(self.D)
+        S = _corr_matrix(r, self.D)
         eta = self.X @ beta
         rho = self.mean_prior(eta)
         llr, mean1, mean0, mean = self.terms(mu, rho)
-        lo = eta + self.evidence(mu, S, llr, mean)
-        p = expit(lo)
-        wp = self.w * p
-        if fixed[0]:
-            mu_new = mu
-        else:
-            W1 = self.AT @ wp
-            num = np.bincount(self.coded.list_of, weights=W1 * mean1, minlength=self.D)
-            den = np.bincount(self.coded.list_of, weights=W1, minlength=self.D)
-            mu_new = np.where(den > 0, np.clip(num / np.maximum(den, 1e-300), 0.0, MU_MAX), 0.0)
-        r_new = r
-        if self.dependence and not fixed[1]:
-            r_new = self._correlation(mu, wp, mean1, mean0)
-        beta_new = self._prior_step(beta, eta, p)
-        return np.concatenate([mu_new, beta_new, r_new])
+        wp = self.w * expit(eta + self.evidence(mu, S, llr, mean))
+        return self._correlation(mu, wp, mean1, mean0)
 
     def _correlation(self, mu, wp, mean1, mean0) -> np.ndarray:
         """The pooled within-class correlation of the genes' latent scores (class 1 around
@@ -397,9 +386,6 @@ class _Problem:
         """One Newton step of the ridge logistic regression of p on X; the intercept then
         keeps the mean prior within its bounds."""
         X, w = self.X, self.w
-        if self.intercept_only:  # the mean posterior, in closed form
-            mean = float(np.clip(np.sum(w * p) / self.wsum, 1e-12, 1 - 1e-12))
-            return self._cap(np.array([logit(mean)]))
         pi = expit(eta)
         g = X.T @ (w * (p - pi)) - self.ridge * beta
         H = (X * (w * pi * (1 - pi))[:, None]).T @ X + np.diag(self.ridge)
@@ -491,7 +477,7 @@ def _solve_starts(
         going = []
         for b in active.tolist():
             r_old = theta[b, D + P :]
-            r_new = problem.step(theta[b], (True, False))[D + P :]
+            r_new = problem.correlation_step(theta[b])
             theta[b, D + P :] = r_new
             if np.max(np.abs(r_new - r_old), initial=0.0) >= 0.01:
                 going.append(b)
