@@ -275,6 +275,42 @@ def test_copies_of_a_list_count_once():
     assert _precision(fused, pl) >= _precision(one, pl) - 0.1
 
 
+def test_identical_lists_are_one_ranking_to_the_fusion():
+    """A ranking given twice carries the information of one: the fit is the fit without the
+    copy (the same fused scores and q-values, to the bit), the copies share the weight their
+    ranking earns, and the copy is said to be one."""
+    pl = planted_lists(data=(DataList("good", 2.0), DataList("fair", 1.2)), seed=2)
+    good = next(r for r in pl.rankings if r.name == "good")
+    once = aggregate(pl.rankings, params={"resamples": 4})
+    twice = aggregate(
+        [*pl.rankings, Ranking("good again", good.genes, good.scores, True)],
+        params={"resamples": 4},
+    )
+    np.testing.assert_array_equal(twice.scores, once.scores)
+    np.testing.assert_array_equal(twice.statistics["q_value"], once.statistics["q_value"])
+    w1, w2 = _weights(once), _weights(twice)
+    assert w2["good"] == w2["good again"] == pytest.approx(w1["good"] / 2)
+    assert w2["fair"] == pytest.approx(w1["fair"])
+    assert "the same ranking as good" in twice.diagnostics["list_notes"]["good again"]
+    assert any("rank the genes identically" in n for n in twice.diagnostics["notices"])
+    ci = twice.diagnostics["weight_ci"]
+    names = list(twice.list_names)
+    np.testing.assert_allclose(ci[names.index("good again")], ci[names.index("good")])
+
+
+def test_copies_of_one_ranking_are_a_single_list():
+    """Three copies of one ranking (of pure noise) are one ranking: no probability of
+    relevance is learned from it (274 genes were called at q <= 0.10 when the copies' agreement
+    was read as evidence)."""
+    rng = np.random.default_rng(0)
+    genes = [f"g{i}" for i in range(500)]
+    s = rng.normal(size=500)
+    fused = aggregate([Ranking(f"c{k}", genes, s, True) for k in range(3)])
+    assert "q_value" not in fused.statistics
+    np.testing.assert_allclose(fused.weights, 1 / 3)
+    assert np.array_equal(fused.order(), np.argsort(-s, kind="stable"))
+
+
 def test_the_fit_stops_where_the_likelihood_is_flat():
     """Two lists sharing noise and no relevant class: the full likelihood (with the lists'
     background copula) is flat along a ridge, and the fit stops there instead of crawling

@@ -24,8 +24,9 @@ linear discriminant ``mu' S^-1 s_i - mu' S^-1 mu / 2``. Ties, partial lists (a g
 a top-k list lies "below the list") and masked observations are intervals of position: each
 list's own term is its exact interval likelihood ratio ``log LR_l``, and the correlation
 enters as the correction ``g' s_i - g' mu / 2`` with ``g = (S^-1 - I) mu`` on the interval's
-mean score (exact for untied genes; 0 when the lists are independent). Two copies of a list
-count once; a random list correlated with an informative one may cancel part of its noise.
+mean score (exact for untied genes; 0 when the lists are independent). Identical lists are
+one list to the fit (:mod:`kofs.aggregate.relevance` merges them); a random list correlated
+with an informative one may cancel part of its noise.
 With sample labels a list may be tempered by ``v_l`` in [0, 1] (:mod:`kofs.aggregate.supervision`):
 read as seen through added noise, its own term weighs ``v_l`` (:func:`correlation_correction`).
 

@@ -125,15 +125,32 @@ def posterior_aggregate(
             "No list was computed from the data: the knowledge lists are fused as evidence of "
             "each other, so the answer says what is known, not what this experiment shows."
         )
-    data_cols = np.flatnonzero(data)
-    Bd = None if built_from is None else np.asarray(built_from, bool)[:, data_cols]
-    if absent_missing is not None and np.any(np.asarray(absent_missing)[data_cols]):
-        # a table lacks the genes its tool did not test: no information, not "below the list"
-        gone = np.isnan(R[:, data_cols]) & np.asarray(absent_missing, bool)[data_cols]
-        Bd = gone if Bd is None else (Bd | gone)
-    HOd = None if held_out is None else (held_out[0][:, data_cols], held_out[1][:, data_cols])
-    blocks = TieBlocks.of(R[:, data_cols], Bd)  # each list sorted once (also for the refits)
-    lo, hi = observation_intervals(R[:, data_cols], Bd, HOd, blocks=blocks)
+    every_data_col = np.flatnonzero(data)
+
+    def intervals(cols: np.ndarray):
+        Bd = None if built_from is None else np.asarray(built_from, bool)[:, cols]
+        if absent_missing is not None and np.any(np.asarray(absent_missing)[cols]):
+            # a table lacks the genes its tool did not test: no information, not "below the list"
+            gone = np.isnan(R[:, cols]) & np.asarray(absent_missing, bool)[cols]
+            Bd = gone if Bd is None else (Bd | gone)
+        HOd = None if held_out is None else (held_out[0][:, cols], held_out[1][:, cols])
+        blocks = TieBlocks.of(R[:, cols], Bd)  # each list sorted once (also for the refits)
+        return Bd, blocks, observation_intervals(R[:, cols], Bd, HOd, blocks=blocks)
+
+    Bd, blocks, (lo, hi) = intervals(every_data_col)
+    # lists that place every gene in the same interval are one ranking to the model (their
+    # agreement is not evidence): fitted once, their weight shared
+    copy_of = _copy_groups(lo, hi)
+    data_cols = every_data_col[np.unique(copy_of)]
+    if data_cols.size < every_data_col.size:
+        Bd, blocks, (lo, hi) = intervals(data_cols)
+        for rep in np.unique(copy_of):
+            same = every_data_col[copy_of == rep]
+            if same.size > 1:
+                notices.append(
+                    f"{_name_list([names[j] for j in same])} rank the genes identically: they "
+                    "are one ranking to the fusion, counted once, and share its weight."
+                )
     prior = knowledge_prior(
         R,
         names,
@@ -336,6 +353,25 @@ def posterior_aggregate(
                 f"a gene in its top 1 % is {ratio:.2g} times as likely "
                 "to be relevant as its median gene (learned from the data evidence)"
             )
+    for rep in np.unique(copy_of):
+        same = every_data_col[copy_of == rep]
+        if same.size == 1:
+            continue
+        r = same[0]
+        for arr in (mu, auc, temp):
+            arr[same] = arr[r]
+        weights[same] = weights[r] / same.size
+        if resampled is not None:
+            for key in ("mu_ci", "auc_ci"):
+                diag[key][same] = diag[key][r]
+            for key in ("weight_ci", "weight_sd"):
+                diag[key][same] = diag[key][r] / same.size
+        for j in same[1:]:
+            if names[r] in reliability:
+                reliability[names[j]] = reliability[names[r]]
+            notes[names[j]] = (
+                f"the same ranking as {names[r]}: counted once with it, its weight shared"
+            )
     diag.update(
         list_reliability=reliability,
         list_notes=notes,
@@ -355,6 +391,26 @@ def posterior_aggregate(
         "_diagnostics": diag,
     }
     return scores, weights, info
+
+
+def _copy_groups(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """For each list (column), the first list that gives every gene the same interval."""
+    D = lo.shape[1]
+    first = np.arange(D)
+    for j in range(1, D):
+        for k in range(j):
+            if (
+                first[k] == k
+                and np.array_equal(lo[:, j], lo[:, k])
+                and np.array_equal(hi[:, j], hi[:, k])
+            ):
+                first[j] = k
+                break
+    return first
+
+
+def _name_list(items: list[str]) -> str:
+    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _normal_scores(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
