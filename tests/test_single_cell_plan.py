@@ -192,3 +192,62 @@ def test_correlation_distances_equal_scipy():
     finite = np.isfinite(ref)
     assert ours.shape == ref.shape and np.isfinite(ours).all()
     np.testing.assert_allclose(ours[finite], ref[finite], atol=1e-12)
+
+
+_KERNELS_CALLED = """
+import json, sys
+import scipy.sparse as sp
+from numba.core.registry import CPUDispatcher
+import kofs
+import kofs._compute.counts, kofs._compute.numba_kernels, kofs.rankers._count_kernels
+from kofs._compute import warm
+from kofs.datasets import splat_counts
+from kofs.types import Expression
+sim = splat_counts(2500, 1200, nuisance_genes=40, nuisance_fold=4.0, de_prob=0.03, seed=7)
+X = sp.csr_matrix(sim.X)
+X.data = X.data.astype(float)
+kofs.rank(Expression(X, sim.genes, sim.cells))  # the default plan, no warm-up
+table = {k.py_func.__qualname__: tuple(s) for k, s in warm._signatures()}
+called = {}
+for module in (kofs._compute.counts, kofs._compute.numba_kernels, kofs.rankers._count_kernels):
+    for name, kernel in vars(module).items():
+        if isinstance(kernel, CPUDispatcher) and kernel.signatures:
+            called[name] = name in table and table[name] in kernel.signatures
+print(json.dumps(called))
+"""
+
+
+def test_the_kernels_compiled_ahead_are_those_the_default_plan_calls():
+    """:mod:`kofs._compute.warm` compiles the default single-cell plan's kernels while the input
+    is read; a kernel it does not know, or knows by another signature, would compile on its
+    first call again (a new installation's first run slower, silently). A fresh process runs
+    the plan without the warm-up and reports every kernel called and whether the table has
+    its signature."""
+    pytest.importorskip("numba")
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _KERNELS_CALLED], capture_output=True, text=True, check=True
+    )
+    called = json.loads(out.stdout.strip().splitlines()[-1])
+    assert len(called) >= 4, called
+    assert all(called.values()), called
+
+
+def test_warm_start_compiles_the_kernels_once_per_process(monkeypatch):
+    pytest.importorskip("numba")
+    from kofs._compute import numba_kernels, warm
+
+    monkeypatch.setattr(warm, "_started", False)
+    monkeypatch.setattr(numba_kernels, "threads", lambda: 2)
+    thread = warm.start()
+    assert thread is not None and warm.start() is None  # once
+    thread.join()
+    for kernel, signature in warm._signatures():
+        assert tuple(signature) in kernel.signatures
+    monkeypatch.setattr(warm, "_started", False)
+    assert warm.start(threads=1) is None  # --threads 1: no core of its own
+    monkeypatch.setattr(numba_kernels, "threads", lambda: 1)
+    assert warm.start() is None  # NUMBA_NUM_THREADS=1 likewise

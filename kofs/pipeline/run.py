@@ -53,6 +53,7 @@ def read_single_cell_data(
 ) -> tuple[Expression, SampleCategories | None, SampleSimilarity | None]:
     """An .h5ad / 10x input: the matrix (sparse, or chunked with Dask), labels from a file or
     an ``obs`` column, and the reused ``obsp`` graph (``use_graph``)."""
+    from kofs._compute import warm
     from kofs.errors import ParameterError
     from kofs.io.labels import align_labels, read_labels
     from kofs.io.single_cell import labels_from_obs, read_single_cell
@@ -61,6 +62,8 @@ def read_single_cell_data(
     if i.expression is None:
         raise ParameterError("no expression matrix given (the EXPRESSION argument or key)")
     chunk = i.chunk_size or (10000 if config.resources.dask_scheduler else None)
+    # the kernels compile on another core while the matrix is read (a new installation's run)
+    warm.start(threads=config.resources.threads)
     expr, adata = read_single_cell(
         i.expression, layer=i.layer, use_raw=bool(i.use_raw), chunk_size=chunk
     )
