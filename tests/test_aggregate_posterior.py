@@ -311,6 +311,71 @@ def test_copies_of_one_ranking_are_a_single_list():
     assert np.array_equal(fused.order(), np.argsort(-s, kind="stable"))
 
 
+@pytest.mark.parametrize("noise", [0.001, 0.05, 0.15])
+def test_near_copies_of_a_list_are_one_ranking(noise):
+    """A random list, a copy of it with a little noise (normal-score correlation 0.99-1.0) and
+    another random list: nothing is relevant. Fitted as three lists, the near copies were more
+    alike than the model's list correlation can be (its eigenvalues are floored), and a
+    spurious relevant class made up the rest: 1,300-1,600 of 3,000 genes called in two seeds of
+    three. They are one ranking now (their mean normal score), with a notice."""
+    M = 3000
+    genes = [f"g{i}" for i in range(M)]
+    for seed in (0, 2):
+        rng = np.random.default_rng(seed)
+        s = rng.normal(size=M)
+        lists = [
+            Ranking("a", genes, s, True),
+            Ranking("b", genes, s + noise * rng.normal(size=M), True),
+            Ranking("random", genes, rng.normal(size=M), True),
+        ]
+        fused = aggregate(lists, params={"resamples": 0})
+        assert np.sum(fused.statistics["q_value"] <= 0.10) == 0
+        w = _weights(fused)
+        assert w["a"] == w["b"]
+        assert any("almost identically" in n for n in fused.diagnostics["notices"])
+        assert "the same ranking as a" in fused.diagnostics["list_notes"]["b"]
+
+
+def test_near_copies_of_an_informative_list_keep_its_evidence():
+    """A good list given with a near copy of it: the fused ranking is about that of the good
+    and fair lists alone, the pair shares the good list's weight; lists that are only
+    correlated (r ~ 0.9) are not merged."""
+    pl = planted_lists(data=(DataList("good", 2.0), DataList("fair", 1.2)), seed=4)
+    good = next(r for r in pl.rankings if r.name == "good")
+    rng = np.random.default_rng(0)
+    twin = Ranking(
+        "good twin", good.genes, good.scores + 0.05 * rng.normal(size=len(good.genes)), True
+    )
+    apart = Ranking(
+        "good apart", good.genes, good.scores + 0.5 * rng.normal(size=len(good.genes)), True
+    )
+    once = aggregate(pl.rankings, params={"resamples": 0})
+    twice = aggregate([*pl.rankings, twin], params={"resamples": 0})
+    assert abs(_precision(twice, pl) - _precision(once, pl)) <= 0.05
+    w1, w2 = _weights(once), _weights(twice)
+    assert w2["good"] == w2["good twin"]
+    assert w2["good"] + w2["good twin"] == pytest.approx(w1["good"], abs=0.1)
+    kept = aggregate([*pl.rankings, apart], params={"resamples": 0})
+    assert not any("identically" in n for n in kept.diagnostics["notices"])
+
+
+def test_partial_lists_are_not_merged_by_their_correlation():
+    """Only full lists are compared: two top-300 lists that nearly agree are two lists (the
+    correlation of their tops is range-restricted; they enter through their intervals)."""
+    pl = planted_lists(data=(DataList("good", 2.0), DataList("fair", 1.2)), seed=4)
+    good = next(r for r in pl.rankings if r.name == "good")
+    keep = np.argsort(-good.scores)[:300]
+    genes = tuple(good.genes[i] for i in keep)
+    rng = np.random.default_rng(1)
+    top = [
+        Ranking("top a", genes, good.scores[keep], True),
+        Ranking("top b", genes, good.scores[keep] + 0.02 * rng.normal(size=300), True),
+    ]
+    fused = aggregate([pl.rankings[1], *top], params={"resamples": 0})
+    assert not any("identically" in n for n in fused.diagnostics["notices"])
+    assert fused.weights[1] != fused.weights[2]
+
+
 def test_the_fit_stops_where_the_likelihood_is_flat():
     """Two lists sharing noise and no relevant class: the full likelihood (with the lists'
     background copula) is flat along a ridge, and the fit stops there instead of crawling

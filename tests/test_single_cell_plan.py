@@ -200,7 +200,7 @@ import scipy.sparse as sp
 from numba.core.registry import CPUDispatcher
 import kofs
 import kofs._compute.counts, kofs._compute.numba_kernels, kofs.rankers._count_kernels
-from kofs._compute import warm
+from kofs.pipeline import warm_kernels as warm
 from kofs.datasets import splat_counts
 from kofs.types import Expression
 sim = splat_counts(2500, 1200, nuisance_genes=40, nuisance_fold=4.0, de_prob=0.03, seed=7)
@@ -218,7 +218,7 @@ print(json.dumps(called))
 
 
 def test_the_kernels_compiled_ahead_are_those_the_default_plan_calls():
-    """:mod:`kofs._compute.warm` compiles the default single-cell plan's kernels while the input
+    """:mod:`kofs.pipeline.warm_kernels` compiles the default single-cell plan's kernels while the input
     is read; a kernel it does not know, or knows by another signature, would compile on its
     first call again (a new installation's first run slower, silently). A fresh process runs
     the plan without the warm-up and reports every kernel called and whether the table has
@@ -238,7 +238,8 @@ def test_the_kernels_compiled_ahead_are_those_the_default_plan_calls():
 
 def test_warm_start_compiles_the_kernels_once_per_process(monkeypatch):
     pytest.importorskip("numba")
-    from kofs._compute import numba_kernels, warm
+    from kofs._compute import numba_kernels
+    from kofs.pipeline import warm_kernels as warm
 
     monkeypatch.setattr(warm, "_started", False)
     monkeypatch.setattr(numba_kernels, "threads", lambda: 2)

@@ -7,6 +7,7 @@ import io
 from kofs.cli import _summary
 from kofs.datasets.example import example_paths
 from kofs.io.expression import read_expression
+from kofs.io.labels import read_labels
 from kofs.pipeline.rank import rank
 from kofs.sources import read_sources
 
@@ -16,7 +17,10 @@ def test_summary_on_terminal_only(monkeypatch, capsys):
     expr = read_expression(p["expression"])
     src = read_sources(pathways=p["pathways"])
     res = rank(
-        expr, sources=src.only("pathways"), lists=["SPEC", "Pathway-FILT", "Pathway-REL-VOTE"]
+        expr,
+        labels=read_labels(p["labels"], label_column="lineage"),
+        sources=src.only("pathways"),
+        lists=["SPEC", "Fisher", "Pathway-REL-VOTE"],
     )
     _summary.print_summary(res, top=3)  # stderr is not a terminal under pytest: nothing
     assert capsys.readouterr().err == ""

@@ -24,9 +24,9 @@ linear discriminant ``mu' S^-1 s_i - mu' S^-1 mu / 2``. Ties, partial lists (a g
 a top-k list lies "below the list") and masked observations are intervals of position: each
 list's own term is its exact interval likelihood ratio ``log LR_l``, and the correlation
 enters as the correction ``g' s_i - g' mu / 2`` with ``g = (S^-1 - I) mu`` on the interval's
-mean score (exact for untied genes; 0 when the lists are independent). Identical lists are
-one list to the fit (:mod:`kofs.aggregate.relevance` merges them); a random list correlated
-with an informative one may cancel part of its noise.
+mean score (exact for untied genes; 0 when the lists are independent). Identical lists and
+full lists more alike than S can be are one list to the fit (:mod:`kofs.aggregate.relevance`
+merges them); a random list correlated with an informative one may cancel part of its noise.
 With sample labels a list may be tempered by ``v_l`` in [0, 1] (:mod:`kofs.aggregate.supervision`):
 read as seen through added noise, its own term weighs ``v_l`` (:func:`correlation_correction`).
 
@@ -203,8 +203,9 @@ def q_values(lfdr: np.ndarray) -> np.ndarray:
     return out
 
 
-#: Shrinkage of the within-class correlation towards the identity (keeps S invertible when
-#: two lists are copies of each other).
+#: Floor of the eigenvalues of the lists' correlation S (keeps it invertible, and the
+#: discriminant from reading tiny differences between near copies of a list as evidence).
+#: Lists more alike than S can then be are merged before the fit (:mod:`kofs.aggregate.relevance`).
 SHRINK = 0.02
 
 

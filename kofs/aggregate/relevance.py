@@ -5,7 +5,9 @@ brings) are the evidence; knowledge lists, known relevant genes and gene-level c
 the prior (:mod:`kofs.aggregate.posterior`, :mod:`kofs.aggregate.prior`). The registry adapter
 below fits the model, attaches per-gene statistics (``posterior``, ``lfdr``, ``q_value``,
 ``data_posterior``) and the diagnostics (weights with intervals, each data list's AUC, the
-prior's odds ratios, the agreement test and the relevant-class test) in plain words.
+prior's odds ratios, the agreement test and the relevant-class test) in plain words. Data
+lists that are copies of each other (identical, or full lists more alike than the model's list
+correlation can be) are fitted as one ranking and share its weight.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy.special import expit, ndtr, stdtrit
+from scipy.special import expit, ndtr, ndtri, stdtrit
 
 from kofs.aggregate.intervals import TieBlocks, observation_intervals
 from kofs.aggregate.posterior import (
+    POINT_WIDTH,
+    SHRINK,
     PosteriorFit,
     Prior,
     fit_posterior,
@@ -127,30 +131,48 @@ def posterior_aggregate(
         )
     every_data_col = np.flatnonzero(data)
 
+    def HOd_of(cols: np.ndarray):
+        return None if held_out is None else (held_out[0][:, cols], held_out[1][:, cols])
+
     def intervals(cols: np.ndarray):
         Bd = None if built_from is None else np.asarray(built_from, bool)[:, cols]
         if absent_missing is not None and np.any(np.asarray(absent_missing)[cols]):
             # a table lacks the genes its tool did not test: no information, not "below the list"
             gone = np.isnan(R[:, cols]) & np.asarray(absent_missing, bool)[cols]
             Bd = gone if Bd is None else (Bd | gone)
-        HOd = None if held_out is None else (held_out[0][:, cols], held_out[1][:, cols])
+        HOd = HOd_of(cols)
         blocks = TieBlocks.of(R[:, cols], Bd)  # each list sorted once (also for the refits)
         return Bd, blocks, observation_intervals(R[:, cols], Bd, HOd, blocks=blocks)
 
     Bd, blocks, (lo, hi) = intervals(every_data_col)
     # lists that place every gene in the same interval are one ranking to the model (their
-    # agreement is not evidence): fitted once, their weight shared
+    # agreement is not evidence): fitted once, their weight shared; so are full lists more
+    # alike than the model's correlation can be (near copies): fitted as one ranking, their
+    # mean normal score
     copy_of = _copy_groups(lo, hi)
+    near = _near_copies(R[:, every_data_col], lo, hi, Bd, HOd_of(every_data_col), copy_of)
+    copy_of = np.where(near >= 0, near, copy_of)
     data_cols = every_data_col[np.unique(copy_of)]
     if data_cols.size < every_data_col.size:
-        Bd, blocks, (lo, hi) = intervals(data_cols)
+        R = R.copy()
         for rep in np.unique(copy_of):
             same = every_data_col[copy_of == rep]
-            if same.size > 1:
+            if same.size == 1:
+                continue
+            if np.any(near[copy_of == rep] >= 0):
+                R[:, same[0]] = _mean_score_ranks(lo[:, copy_of == rep], hi[:, copy_of == rep])
+                notices.append(
+                    f"{_name_list([names[j] for j in same])} rank the genes almost identically "
+                    f"(correlation of their normal scores >= {NEAR_COPY:.2f}, more alike than "
+                    "the fusion's model of correlated lists can tell apart): they are fitted as "
+                    "one ranking (their mean normal score) and share its weight."
+                )
+            else:
                 notices.append(
                     f"{_name_list([names[j] for j in same])} rank the genes identically: they "
                     "are one ranking to the fusion, counted once, and share its weight."
                 )
+        Bd, blocks, (lo, hi) = intervals(data_cols)
     prior = knowledge_prior(
         R,
         names,
@@ -409,13 +431,58 @@ def _copy_groups(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return first
 
 
+#: Correlation of two full lists' normal scores from which they are one ranking to the fit: the
+#: largest the fit's list correlation can be (its eigenvalues are floored at ``SHRINK``). Two
+#: lists more alike than that were fitted with a correlation below theirs, and a spurious
+#: relevant class spread along their diagonal made up the rest (a random list and a copy of it
+#: plus a little noise called half their genes).
+NEAR_COPY = 1.0 - SHRINK
+
+
+def _near_copies(R, lo, hi, masked, held_out, copy_of) -> np.ndarray:
+    """For each list, the first list of its group of near copies (-1: none): full lists
+    (every gene ranked, none masked or cross-fitted, at most a few ties) whose normal scores
+    correlate at :data:`NEAR_COPY` or more with another's, grouped by single linkage; lists
+    already merged as identical stay with their group."""
+    D = lo.shape[1]
+    out = np.full(D, -1)
+    full = ~np.isnan(R).any(axis=0) & ((hi - lo) <= POINT_WIDTH).all(axis=0)
+    if masked is not None:
+        full &= ~np.asarray(masked, bool).any(axis=0)
+    if held_out is not None:
+        full &= np.isnan(held_out[0]).all(axis=0)
+    cols = np.flatnonzero(full & (copy_of == np.arange(D)))
+    if cols.size < 2:
+        return out
+    z = -ndtri(np.clip(0.5 * (lo[:, cols] + hi[:, cols]), 1e-12, 1 - 1e-12))
+    r = np.corrcoef(z, rowvar=False)
+    group = np.arange(cols.size)
+    for a in range(cols.size):  # single linkage, each group named by its first list
+        for b in range(a + 1, cols.size):
+            if r[a, b] >= NEAR_COPY:
+                group[group == group[b]] = group[a]
+    for a in range(cols.size):
+        if np.sum(group == group[a]) > 1:
+            out[cols[a]] = cols[np.flatnonzero(group == group[a])[0]]
+    for j in range(D):  # identical copies follow their representative
+        if copy_of[j] != j and out[copy_of[j]] >= 0:
+            out[j] = out[copy_of[j]]
+    return out
+
+
+def _mean_score_ranks(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Ranks (1 = best, ties averaged) of the mean normal score of full lists."""
+    from scipy.stats import rankdata
+
+    z = -ndtri(np.clip(0.5 * (lo + hi), 1e-12, 1 - 1e-12)).mean(axis=1)
+    return rankdata(-z, method="average")
+
+
 def _name_list(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _normal_scores(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    from scipy.special import ndtri
-
     return -ndtri(np.clip(0.5 * (lo + hi), 1e-15, 1 - 1e-15))
 
 

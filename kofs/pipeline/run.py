@@ -53,10 +53,10 @@ def read_single_cell_data(
 ) -> tuple[Expression, SampleCategories | None, SampleSimilarity | None]:
     """An .h5ad / 10x input: the matrix (sparse, or chunked with Dask), labels from a file or
     an ``obs`` column, and the reused ``obsp`` graph (``use_graph``)."""
-    from kofs._compute import warm
     from kofs.errors import ParameterError
     from kofs.io.labels import align_labels, read_labels
     from kofs.io.single_cell import labels_from_obs, read_single_cell
+    from kofs.pipeline import warm_kernels as warm
 
     i = config.inputs
     if i.expression is None:
