@@ -333,7 +333,7 @@ def test_near_copies_of_a_list_are_one_ranking(noise):
         w = _weights(fused)
         assert w["a"] == w["b"]
         assert any("almost identically" in n for n in fused.diagnostics["notices"])
-        assert "the same ranking as a" in fused.diagnostics["list_notes"]["b"]
+        assert "nearly the same ranking as a" in fused.diagnostics["list_notes"]["b"]
 
 
 def test_near_copies_of_an_informative_list_keep_its_evidence():

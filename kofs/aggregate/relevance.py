@@ -388,11 +388,15 @@ def posterior_aggregate(
                 diag[key][same] = diag[key][r]
             for key in ("weight_ci", "weight_sd"):
                 diag[key][same] = diag[key][r] / same.size
+        near_group = bool(np.any(near[copy_of == rep] >= 0))
         for j in same[1:]:
             if names[r] in reliability:
                 reliability[names[j]] = reliability[names[r]]
             notes[names[j]] = (
-                f"the same ranking as {names[r]}: counted once with it, its weight shared"
+                f"nearly the same ranking as {names[r]} (normal scores correlated >= "
+                f"{NEAR_COPY:.2f}): fitted as one ranking with it, its weight shared"
+                if near_group
+                else f"the same ranking as {names[r]}: counted once with it, its weight shared"
             )
     diag.update(
         list_reliability=reliability,
