@@ -108,11 +108,16 @@ def test_yaml_lists_mappings_and_text_mean_the_same(tmp_path):
         ("expression: x.tsv\naggregate: emm\n", "did you mean 'em'"),
         ("expression: x.tsv\ngo-aspect: XX\n", "not one of BP, MF, CC"),
         ("expression: !!python/object:os.system x\n", "tags are not allowed"),
+        # complex keys were an internal error (unhashable list)
+        ("expression: x.tsv\n? [a, b]\n: 2\n", "c.yaml:2: a key is a list; keys are names"),
+        ("expression: x.tsv\nparam:\n  {a: 1}: 2\n", "c.yaml:3: a key is a mapping"),
+        ("expression: x.tsv\ntitle: caf\xe9\n", r"c.yaml:2: is not UTF-8 text \(byte 0xe9\)"),
+        ("expression: x.tsv\ntitle: caf\u20ac\n", r"c.yaml:2: is not UTF-8 text \(byte 0x80\)"),
     ],
 )
 def test_bad_configs_are_one_clear_error(tmp_path, text, needle):
     path = tmp_path / "c.yaml"
-    path.write_text(text)
+    path.write_bytes(text.encode("cp1252" if "caf" in text else "utf-8"))
     with pytest.raises((InputError, ParameterError), match=needle) as exc:
         read_run_config(path)
     assert str(path) in str(exc.value) and "\n" not in str(exc.value)
