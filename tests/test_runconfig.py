@@ -123,6 +123,21 @@ def test_bad_configs_are_one_clear_error(tmp_path, text, needle):
     assert str(path) in str(exc.value) and "\n" not in str(exc.value)
 
 
+def test_a_key_without_a_value_is_a_key_not_given(tmp_path):
+    # `top:` or `seed: null` set the option to None over its default: internal errors
+    # ('<=' between None and int, int(None), None.items()) or "decimal=None is not one of"
+    keys = ("top", "seed", "aggregate", "decimal", "missing-values", "param", "output", "rankers")
+    path = tmp_path / "c.yaml"
+    path.write_text("expression: x.tsv\n" + "".join(f"{k}:\n" for k in keys))
+    cfg = read_run_config(path)
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("expression: x.tsv\n")
+    assert cfg == read_run_config(plain)
+    # the defaults version's value, not the declared default: version 1 fuses with em
+    old = RunConfig.from_mapping({"defaults": "1", "aggregate": None})
+    assert old.aggregation.aggregate == PRESETS["1"]["aggregate"] == "em"
+
+
 def test_relative_paths_are_relative_to_the_config(tmp_path):
     (tmp_path / "sub").mkdir()
     path = tmp_path / "sub" / "c.yaml"
@@ -211,3 +226,17 @@ def test_retired_defaults_versions_say_why():
     X = np.random.default_rng(0).normal(size=(30, 80))
     assert kofs.rank(X, bootstrap=0).final.method == "posterior"
     assert kofs.rank(X, bootstrap=0, defaults="1").final.method == "em"
+
+
+def test_run_a_config_whose_output_key_has_no_value(tmp_path, monkeypatch):
+    # `output:` was an internal error (Path(None)); it is the default folder, never replaced
+    monkeypatch.chdir(tmp_path)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        f"expression: {example_paths()['expression']}\nrankers: variance\noutput:\ntop:\n"
+    )
+    r = CliRunner().invoke(main, ["run", str(cfg)])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "kofs-out" / "ranking.tsv").is_file()
+    r = CliRunner().invoke(main, ["run", str(cfg)])
+    assert r.exit_code == 2 and "kofs-out" in r.stderr and "\n" not in r.stderr.strip()
