@@ -248,6 +248,16 @@ class KofsGroup(cloup.Group):
             return super().make_context(*args, **kwargs)
         except KeyboardInterrupt as exc:
             sys.exit(_report_interrupt(exc))
+        except click.exceptions.NoArgsIsHelpError:
+            raise  # `kofs` alone: click shows the help
+        except click.UsageError as exc:
+            # a bad option of kofs itself (`kofs --log-file DIR rank ...`): one line, as a
+            # subcommand's usage errors (click would print the usage, a hint and the error)
+            where = exc.ctx.command_path if exc.ctx is not None else "kofs"
+            click.echo(
+                f"kofs: error: {one_line(exc.format_message())} (see '{where} --help')", err=True
+            )
+            sys.exit(2)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         if threading.current_thread() is not threading.main_thread():
