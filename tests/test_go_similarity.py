@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import math
 
 import numpy as np
@@ -325,6 +326,14 @@ def test_cli_gosim(testdata, tmp_path):
     unknown.write_text("E\n")
     res = CliRunner().invoke(main, args + ["--unknown-terms", str(unknown), "-o", "-"])
     assert res.exit_code == 2 and "not a GO id" in res.output
+    # a Latin-1 or gzip term list was an internal error (UnicodeDecodeError)
+    unknown.write_bytes(b"GO:0000005 # terme \xe9\n")
+    res = CliRunner().invoke(main, args + ["--unknown-terms", str(unknown), "-o", "-"])
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1
+    assert f"{unknown}:1: is not UTF-8 text (byte 0xe9)" in res.stderr
+    unknown.write_bytes(gzip.compress(b"GO:0000005\n"))
+    res = CliRunner().invoke(main, args + ["--unknown-terms", str(unknown), "-o", "-"])
+    assert res.exit_code == 0 and res.stdout.splitlines()[0] == "gene\t1\t2"
 
 
 def _errors(output: str) -> list[str]:
