@@ -729,9 +729,9 @@ def test_evaluate_never_writes_into_a_ranking_folder_it_reads(base):
         invoke(rank(base)[:1] + [base["expr"], "--rankers", "variance", "-o", run]).exit_code == 0
     )
     before = sorted(p.name for p in run.iterdir())
-    for out in (run, run / "evaluation"):
+    for out, says in ((run, "inside the input folder"), (run / "e", "inside the kofs output")):
         r = invoke(["evaluate", run, base["expr"], "--labels", base["labels"], "-o", out])
-        assert_clean_error(r, out, says=("inside the input folder",))
+        assert_clean_error(r, out, says=(says,))
     assert sorted(p.name for p in run.iterdir()) == before and "ranking.tsv" in before
 
 
