@@ -426,10 +426,11 @@ def options_of(cls: Any) -> list[Option]:
 
 
 def build(cls: Any, values: Mapping[str, Any], *, where: str | None = None) -> Any:
-    """An instance of ``cls`` from normalised-or-raw ``values`` (missing keys take defaults)."""
+    """An instance of ``cls`` from normalised-or-raw ``values`` (missing keys take defaults;
+    a key whose value is None, YAML's ``key:`` or ``key: null``, is missing)."""
     kwargs = {}
     for o in options_of(cls):
-        if o.name in values:
+        if values.get(o.name) is not None:
             kwargs[o.name] = o.parse(values[o.name], where=where)
         if o.required and kwargs.get(o.name) is None:
             what = f"config key {o.key!r}" if where else o.flag
@@ -461,7 +462,7 @@ def parse_declared(
     """Check a config mapping against declared options (for configs that are not a dataclass:
     ``kofs reproduce``): unknown keys fail with a did-you-mean hint, every given value is
     parsed by its option; keys not given are absent from the result (dash or underscore
-    spellings are one key).
+    spellings are one key; a None value, YAML's ``key:`` or ``key: null``, is a key not given).
 
     Raises
     ------
@@ -473,6 +474,7 @@ def parse_declared(
     declared = {o.name: o for o in options}
     prefix = f"{section}." if section else ""
     out: dict[str, Any] = {}
+    nulls: set[str] = set()
     for key, value in values.items():
         name = str(key).strip().replace("-", "_")
         o = declared.get(name)
@@ -483,8 +485,11 @@ def parse_declared(
             raise ParameterError(
                 f"unknown config key {prefix}{name.replace('_', '-')!r} ({hint})", path=where
             )
-        if name in out:
+        if name in out or name in nulls:
             raise ParameterError(f"config key {prefix}{o.key!r} given twice", path=where)
+        if value is None:
+            nulls.add(name)
+            continue
         try:
             out[name] = o.parse(value, where=where)
         except ParameterError as exc:

@@ -184,6 +184,26 @@ def test_bad_options_exit_2_with_one_line(small, tmp_path, args, needle):
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--frobnicate", "rank", "x"], "No such option '--frobnicate'"),
+        (["--log-file"], "'--log-file' requires an argument"),
+        (["--log-file", "{tmp}", "rank", "x"], "is a directory"),
+        (["-q"], "Missing command"),
+    ],
+)
+def test_bad_options_of_kofs_itself_exit_2_with_one_line(tmp_path, args, needle):
+    # they printed click's usage line, a hint and the error (three lines and a blank)
+    r = CliRunner().invoke(main, [a.format(tmp=tmp_path) for a in args], prog_name="kofs")
+    assert r.exit_code == 2, r.output
+    err = r.stderr.strip()
+    assert err.count("\n") == 0 and err.startswith("kofs: error: ") and needle in err, err
+    assert err.endswith("(see 'kofs --help')")
+    r = CliRunner().invoke(main, [], prog_name="kofs")  # `kofs` alone still shows the help
+    assert "Usage: kofs [OPTIONS] COMMAND" in r.output
+
+
 def test_fisher_without_labels_is_a_clear_error(small, tmp_path):
     expr, _, _ = small
     r = CliRunner().invoke(

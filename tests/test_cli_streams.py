@@ -116,6 +116,21 @@ def test_log_file_unwritable_or_full(kofs, data, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
 
 
+def test_log_file_never_appends_to_another_file(kofs, data, tmp_path):
+    # `--log-file x.tsv` (the input, by mistake) appended the run's log to the expression file
+    before = (data / "x.tsv").read_bytes()
+    r = kofs("--log-file", data / "x.tsv", *rank(data, "-o", tmp_path / "out"))
+    assert r.returncode == 2
+    one_error_line(r.stderr, "x.tsv: exists and is not a kofs log (an input file?)")
+    assert (data / "x.tsv").read_bytes() == before and not (tmp_path / "out").exists()
+    log = tmp_path / "run.log"  # a kofs log is appended to, run after run
+    for k in (1, 2):
+        r = kofs("--log-file", log, *rank(data, "-o", tmp_path / f"out{k}"))
+        assert r.returncode == 0, r.stderr
+    text = log.read_text()
+    assert text.count("list variance built") == 2
+
+
 @pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"),
                                              (signal.SIGTERM, 143, "terminated")])  # fmt: skip
 def test_signal_while_importing_is_one_line(sig, code, word, python_process):

@@ -721,6 +721,20 @@ def test_error_catalogue(base, case, monkeypatch):
     assert leftovers == [], leftovers
 
 
+def test_evaluate_never_writes_into_a_ranking_folder_it_reads(base):
+    # `kofs evaluate RUN EXPR -o RUN` replaced the kofs rank output folder with the evaluation
+    # (ranking.tsv, manifest.json, ... gone): the folder was left out of the inputs checked
+    run = base["tmp"] / "run1"
+    assert (
+        invoke(rank(base)[:1] + [base["expr"], "--rankers", "variance", "-o", run]).exit_code == 0
+    )
+    before = sorted(p.name for p in run.iterdir())
+    for out, says in ((run, "inside the input folder"), (run / "e", "inside the kofs output")):
+        r = invoke(["evaluate", run, base["expr"], "--labels", base["labels"], "-o", out])
+        assert_clean_error(r, out, says=(says,))
+    assert sorted(p.name for p in run.iterdir()) == before and "ranking.tsv" in before
+
+
 # --- accepted oddities --------------------------------------------------------------------------
 
 

@@ -65,6 +65,8 @@ def test_fold_errors_are_one_line_parameter_errors():
     with pytest.raises(ParameterError, match="smallest class") as exc:
         make_folds(y, n_splits=3)
     assert "\n" not in str(exc.value)
+    # the class as the user wrote it, not numpy's repr (np.str_('a'))
+    assert "('a': 2); use --folds 2" in str(exc.value)
     with pytest.raises(ParameterError, match="two sample classes"):
         make_folds(np.array(["a"] * 6))
     with pytest.raises(ParameterError, match="groups"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import math
 
 import numpy as np
@@ -14,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kofs.cli import main
-from kofs.errors import ParameterError
+from kofs.errors import InputError, ParameterError
 from kofs.io.annotations import read_go_annotations
 from kofs.io.ontology import read_obo
 from kofs.knowledge.go import gene_similarity, go_functions, go_relation
@@ -325,6 +326,27 @@ def test_cli_gosim(testdata, tmp_path):
     unknown.write_text("E\n")
     res = CliRunner().invoke(main, args + ["--unknown-terms", str(unknown), "-o", "-"])
     assert res.exit_code == 2 and "not a GO id" in res.output
+    # a Latin-1 or gzip term list was an internal error (UnicodeDecodeError)
+    unknown.write_bytes(b"GO:0000005 # terme \xe9\n")
+    res = CliRunner().invoke(main, args + ["--unknown-terms", str(unknown), "-o", "-"])
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1
+    assert f"{unknown}:1: is not UTF-8 text (byte 0xe9)" in res.stderr
+    unknown.write_bytes(gzip.compress(b"GO:0000005\n"))
+    res = CliRunner().invoke(main, args + ["--unknown-terms", str(unknown), "-o", "-"])
+    assert res.exit_code == 0 and res.stdout.splitlines()[0] == "gene\t1\t2"
+
+
+def test_an_ontology_without_the_aspect_root_names_its_file(testdata, tmp_path):
+    # the error named no file ("the ontology has no BP root term GO:0008150")
+    text = (testdata / "go" / "tiny.obo").read_text()
+    root = "id: GO:0008150\nname: biological_process\n"
+    assert root in text
+    cut = tmp_path / "no_root.obo"  # the root made obsolete: no live BP root term
+    cut.write_text(text.replace(root, root + "is_obsolete: true\n"))
+    onto = read_obo(cut)
+    ann = read_go_annotations(testdata / "go" / "tiny_annotations.tsv")
+    with pytest.raises(InputError, match=r"no_root.obo: the ontology has no BP root term"):
+        go_semantics(onto, ann, aspect="BP")
 
 
 def _errors(output: str) -> list[str]:

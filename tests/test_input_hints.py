@@ -65,6 +65,20 @@ def test_knowledge_tables_given_to_the_wrong_option(tmp_path):
     assert looks_like(EX["go"]) == "obo" and looks_like(EX["expression"]) == "expression"
 
 
+def test_a_gene_set_listing_id1_and_id2_keeps_its_own_error(tmp_path):
+    # ID1 and ID2 (two human genes) on a GMT line were read as the id1/id2 header of an edge
+    # table, and the reader's own message became "give it as --interactions"
+    genes = ["ID1", "ID2", "ID3", "SMAD4", "BMP4", "TGFB1"]
+    gmt = tmp_path / "sets.gmt"
+    gmt.write_text("".join(f"TGFB_SIGNALLING\tna\t{chr(9).join(genes)}\n" for _ in range(2)))
+    line = _error([EX["expression"], "--pathways", str(gmt)], tmp_path)
+    assert "sets.gmt:2: set id 'TGFB_SIGNALLING' repeats the set of line 1" in line
+    assert looks_like(gmt) is None
+    edges = tmp_path / "edges.tsv"
+    edges.write_text("id1\tid2\tweight\nTP53\tMDM2\t0.9\n")
+    assert looks_like(edges) == "interactions"
+
+
 def test_messages_use_the_command_line_words(tmp_path):
     dup = tmp_path / "dup.tsv"
     dup.write_text("gene\ta\tb\tc\nG1\t1\t2\t3\nG1\t2\t3\t4\nG2\t1\t1\t2\n")

@@ -89,6 +89,56 @@ def test_read_obo_gzip_and_errors(testdata, tmp_path):
         read_obo(badgz)
 
 
+_CYCLE = """format-version: 1.2
+
+[Term]
+id: GO:0008150
+name: biological_process
+namespace: biological_process
+
+[Term]
+id: GO:0000001
+name: a
+namespace: biological_process
+is_a: GO:0008150
+{first}
+
+[Term]
+id: GO:0000002
+name: b
+namespace: biological_process
+is_a: GO:0000003 ! c
+
+[Term]
+id: GO:0000003
+name: c
+namespace: biological_process
+{second}
+
+[Typedef]
+id: part_of
+name: part of
+"""
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "relations"),
+    [
+        # goatools recursed without end on an is_a cycle (an internal RecursionError)
+        ("is_a: GO:0000002", "is_a: GO:0000001", "the is_a relations"),
+        # a part_of cycle was read, and every term of it became an ancestor of the others
+        ("relationship: part_of GO:0000002", "is_a: GO:0000001", "the is_a and part_of relations"),
+    ],
+    ids=["is_a", "part_of"],
+)
+def test_read_obo_refuses_a_cycle(tmp_path, first, second, relations):
+    path = tmp_path / "cycle.obo"
+    path.write_text(_CYCLE.format(first=first, second=second))
+    with pytest.raises(InputError, match=f"cycle.obo: {relations} form a cycle") as exc:
+        read_obo(path)
+    assert "GO:0000001 -> GO:0000002 -> GO:0000003 -> GO:0000001; 3 terms" in str(exc.value)
+
+
 def test_normalise_aspect():
     assert [normalise_aspect(a) for a in ("P", "bp", "Process", "biological_process")] == ["BP"] * 4
     assert normalise_aspect("F") == "MF" and normalise_aspect("Component") == "CC"

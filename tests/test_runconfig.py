@@ -108,14 +108,34 @@ def test_yaml_lists_mappings_and_text_mean_the_same(tmp_path):
         ("expression: x.tsv\naggregate: emm\n", "did you mean 'em'"),
         ("expression: x.tsv\ngo-aspect: XX\n", "not one of BP, MF, CC"),
         ("expression: !!python/object:os.system x\n", "tags are not allowed"),
+        # complex keys were an internal error (unhashable list)
+        ("expression: x.tsv\n? [a, b]\n: 2\n", "c.yaml:2: a key is a list; keys are names"),
+        ("expression: x.tsv\nparam:\n  {a: 1}: 2\n", "c.yaml:3: a key is a mapping"),
+        ("expression: x.tsv\ntitle: caf\xe9\n", r"c.yaml:2: is not UTF-8 text \(byte 0xe9\)"),
+        ("expression: x.tsv\ntitle: caf\u20ac\n", r"c.yaml:2: is not UTF-8 text \(byte 0x80\)"),
     ],
 )
 def test_bad_configs_are_one_clear_error(tmp_path, text, needle):
     path = tmp_path / "c.yaml"
-    path.write_text(text)
+    path.write_bytes(text.encode("cp1252" if "caf" in text else "utf-8"))
     with pytest.raises((InputError, ParameterError), match=needle) as exc:
         read_run_config(path)
     assert str(path) in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_a_key_without_a_value_is_a_key_not_given(tmp_path):
+    # `top:` or `seed: null` set the option to None over its default: internal errors
+    # ('<=' between None and int, int(None), None.items()) or "decimal=None is not one of"
+    keys = ("top", "seed", "aggregate", "decimal", "missing-values", "param", "output", "rankers")
+    path = tmp_path / "c.yaml"
+    path.write_text("expression: x.tsv\n" + "".join(f"{k}:\n" for k in keys))
+    cfg = read_run_config(path)
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("expression: x.tsv\n")
+    assert cfg == read_run_config(plain)
+    # the defaults version's value, not the declared default: version 1 fuses with em
+    old = RunConfig.from_mapping({"defaults": "1", "aggregate": None})
+    assert old.aggregation.aggregate == PRESETS["1"]["aggregate"] == "em"
 
 
 def test_relative_paths_are_relative_to_the_config(tmp_path):
@@ -206,3 +226,17 @@ def test_retired_defaults_versions_say_why():
     X = np.random.default_rng(0).normal(size=(30, 80))
     assert kofs.rank(X, bootstrap=0).final.method == "posterior"
     assert kofs.rank(X, bootstrap=0, defaults="1").final.method == "em"
+
+
+def test_run_a_config_whose_output_key_has_no_value(tmp_path, monkeypatch):
+    # `output:` was an internal error (Path(None)); it is the default folder, never replaced
+    monkeypatch.chdir(tmp_path)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        f"expression: {example_paths()['expression']}\nrankers: variance\noutput:\ntop:\n"
+    )
+    r = CliRunner().invoke(main, ["run", str(cfg)])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "kofs-out" / "ranking.tsv").is_file()
+    r = CliRunner().invoke(main, ["run", str(cfg)])
+    assert r.exit_code == 2 and "kofs-out" in r.stderr and "\n" not in r.stderr.strip()

@@ -219,3 +219,33 @@ def test_mtx_damaged_gzip_and_dense_array(tmp_path):
     )
     with pytest.raises(InputError, match="dense MatrixMarket 'array' file"):
         read_single_cell(folder)
+
+
+def test_chunked_reading_of_dense_csc_and_foreign_matrices(tmp_path):
+    d = synthetic_counts(40, 20, n_clusters=2, n_markers=3, seed=3)
+    obs = pd.DataFrame(index=list(d.cells))
+    var = pd.DataFrame(index=list(d.genes))
+    dense = tmp_path / "dense.h5ad"
+    ad.AnnData(d.X.toarray(), obs=obs, var=var).write_h5ad(dense)
+    e, _ = read_single_cell(dense, chunk_size=10)  # a dense X is cut into cells like a CSR one
+    assert e.values.shape == (40, 20) and e.values.chunks[0][0] == 10
+    csc = tmp_path / "csc.h5ad"
+    ad.AnnData(sp.csc_matrix(d.X), obs=obs, var=var).write_h5ad(csc)
+    with pytest.raises(InputError, match=r"X is stored column by column \(CSC\)"):
+        read_single_cell(csc, chunk_size=10)
+    cube = tmp_path / "cube.h5ad"
+    shutil.copy(dense, cube)
+    with h5py.File(cube, "a") as f:
+        attrs = dict(f["X"].attrs)
+        del f["X"]
+        f["X"] = np.ones((40, 20, 2))
+        f["X"].attrs.update(attrs)
+    with pytest.raises(InputError, match="X is 3-dimensional"):
+        read_single_cell(cube, chunk_size=10)
+    foreign = _good_h5ad(tmp_path / "foreign.h5ad")
+    with h5py.File(foreign, "a") as f:
+        f["X"].attrs["encoding-type"] = "future_matrix"  # written by a newer anndata
+    out = tmp_path / "out"
+    _refused(_cli([foreign, "-o", out]), foreign, out, "encoding anndata")
+    _refused(_cli([foreign, "--chunk-size", "20", "-o", out]), foreign, out, "'future_matrix'")
+    _refused(_cli([csc, "--chunk-size", "20", "-o", out]), csc, out, "drop --chunk-size")

@@ -12,7 +12,9 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import re
 import signal
+import stat
 import sys
 import threading
 import warnings
@@ -248,6 +250,16 @@ class KofsGroup(cloup.Group):
             return super().make_context(*args, **kwargs)
         except KeyboardInterrupt as exc:
             sys.exit(_report_interrupt(exc))
+        except click.exceptions.NoArgsIsHelpError:
+            raise  # `kofs` alone: click shows the help
+        except click.UsageError as exc:
+            # a bad option of kofs itself (`kofs --log-file DIR rank ...`): one line, as a
+            # subcommand's usage errors (click would print the usage, a hint and the error)
+            where = exc.ctx.command_path if exc.ctx is not None else "kofs"
+            click.echo(
+                f"kofs: error: {one_line(exc.format_message())} (see '{where} --help')", err=True
+            )
+            sys.exit(2)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         if threading.current_thread() is not threading.main_thread():
@@ -411,6 +423,33 @@ class _LogFile(logging.FileHandler):
         ) from None
 
 
+#: the first line of a log kofs wrote (``_LOG_FORMAT``): the time, then a kofs logger
+_LOG_START = re.compile(rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} kofs[\w.]* [A-Z]+: ")
+_LOG_FORMAT = "%(asctime)s %(name)s %(levelname)s: %(message)s"
+
+
+def _check_log_target(path: str) -> None:
+    """Refuse a --log-file that is an existing file other than a kofs log: the log is appended
+    to, so an input given there by mistake (``--log-file expr.tsv``) would gain log lines."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return  # a new file (or one that cannot be opened: said when opening it)
+    if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+        return  # /dev/stderr, a pipe, an empty file
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(200)
+    except OSError:
+        return
+    if not _LOG_START.match(head):
+        raise OutputError(
+            "exists and is not a kofs log (an input file?); the log is appended to the file: "
+            "choose another --log-file",
+            path=path,
+        )
+
+
 def setup_logging(verbosity: int, log_file: str | None = None) -> None:
     """Library logs go to stderr (warnings by default; -v info, -vv debug; -q errors only).
 
@@ -434,6 +473,7 @@ def setup_logging(verbosity: int, log_file: str | None = None) -> None:
     h.setFormatter(_PrintableFormatter("kofs: %(levelname)s: %(message)s"))
     root.addHandler(h)
     if log_file:
+        _check_log_target(log_file)
         try:
             fh = _LogFile(log_file)
         except OSError as exc:
@@ -442,7 +482,7 @@ def setup_logging(verbosity: int, log_file: str | None = None) -> None:
                 path=log_file,
             ) from None
         fh.setLevel(logging.DEBUG)
-        fh.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
+        fh.setFormatter(logging.Formatter(_LOG_FORMAT))
         root.addHandler(fh)
     root.propagate = True  # library records still reach any root handler (e.g. pytest caplog)
     warnings.showwarning = _log_warning

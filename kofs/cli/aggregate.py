@@ -96,7 +96,7 @@ def run_config(config_path: str, overrides: dict[str, Any]) -> list[str]:
     specs, config = read_aggregate_config(config_path, overrides=values)
     from kofs.pipeline.yaml_files import load_config
 
-    named = "output" in values or "output" in load_config(config_path)
+    named = "output" in values or load_config(config_path).get("output") is not None
     return execute(specs, config, named=named)
 
 

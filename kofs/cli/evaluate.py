@@ -45,7 +45,7 @@ def evaluate_cmd(ctx: click.Context, rankings, expression, **opts) -> None:
     inputs = [*config.rankings, config.expression, config.labels, config.go, config.go_annotations]
     hold_output(  # checked and taken before any work
         config.output,
-        inputs=[p for p in inputs if p and os.path.isfile(p)],
+        inputs=[p for p in inputs if p and os.path.exists(p)],  # ranking folders too
         named=option_given("output"),
     )
     with cli_progress() as progress:

@@ -51,4 +51,4 @@ def run_cmd(ctx: click.Context, config: str, **opts) -> None:
         raise ParameterError(
             "config has no 'expression' key (the expression matrix to rank)", path=config
         )
-    execute(cfg, named="output" in values or "output" in typed)
+    execute(cfg, named=values.get("output") is not None or "output" in typed)

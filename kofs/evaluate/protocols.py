@@ -119,7 +119,7 @@ def make_folds(
     if groups is None and n_splits > counts.min():
         raise ParameterError(
             f"--folds {n_splits} is more than the smallest class has samples "
-            f"({classes[counts.argmin()]!r}: {counts.min()}); use --folds {max(2, counts.min())}"
+            f"('{classes[counts.argmin()]}': {counts.min()}); use --folds {max(2, counts.min())}"
         )
     X = np.zeros((len(y), 1))
     folds = []

@@ -167,6 +167,13 @@ def _parse(path: Path, shown: str) -> Ontology:
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             dag = GODag(str(path), optional_attrs={"relationship"}, load_obsolete=True, prt=None)
+    except RecursionError:  # goatools computes term depths recursively: an is_a cycle
+        _refuse_cycle(_find_cycle(_is_a_edges(path)), "is_a", shown)
+        raise InputError(
+            "is_a chains are too deep to read (more than ~1,000 levels); give a Gene Ontology "
+            ".obo file",
+            path=shown,
+        ) from None
     except KeyError as exc:
         raise InputError(
             f"OBO file refers to term {exc.args[0]} which it does not define (truncated or "
@@ -212,6 +219,11 @@ def _parse(path: Path, shown: str) -> Ontology:
             "no Gene Ontology terms found (no [Term] stanza with a GO namespace); give a GO .obo file",
             path=shown,
         )
+    cycle = _find_cycle([e for r in RELATIONS for e in edges[r]])
+    if cycle is not None:
+        steps = set(zip(cycle[:-1], cycle[1:], strict=True))
+        used = [r for r in RELATIONS if steps.intersection(edges[r])]
+        _refuse_cycle(cycle, " and ".join(used), shown)
     hdr = _header(path)
     onto = Ontology(
         terms=tuple(sorted(namespaces)),
@@ -230,6 +242,73 @@ def _parse(path: Path, shown: str) -> Ontology:
         onto.data_version or onto.date or "unknown",
     )  # fmt: skip
     return onto
+
+
+def _is_a_edges(path: Path) -> list[tuple[str, str]]:
+    """``(child, parent)`` is_a pairs of the [Term] stanzas of a plain OBO file (a plain scan,
+    for the message when goatools cannot read the file)."""
+    out: list[tuple[str, str]] = []
+    term: str | None = None
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if line.startswith("["):
+                term = None if line.strip() != "[Term]" else ""
+            elif term is not None and line.startswith("id:"):
+                term = line[3:].split("!")[0].strip()
+            elif term and line.startswith("is_a:"):
+                parent = line[5:].split("!")[0].split()
+                if parent:
+                    out.append((term, parent[0]))
+    return out
+
+
+def _find_cycle(edges: Iterable[tuple[str, str]]) -> list[str] | None:
+    """A cycle of the directed graph ``child -> parent`` as its terms in order (the first
+    repeated at the end), or None when the graph is acyclic. Iterative (Kahn's algorithm, then
+    a walk backwards among the terms it could not order), so any depth is fine."""
+    preds: dict[str, list[str]] = {}
+    outdeg: dict[str, int] = {}
+    for child, parent in edges:
+        preds.setdefault(parent, []).append(child)
+        preds.setdefault(child, [])
+        outdeg[child] = outdeg.get(child, 0) + 1
+        outdeg.setdefault(parent, 0)
+    # remove terms without parents left, from the roots down; what remains lies on or below
+    # a cycle, and each remaining term keeps a remaining parent
+    queue = [t for t, d in outdeg.items() if d == 0]
+    while queue:
+        t = queue.pop()
+        for c in preds[t]:
+            outdeg[c] -= 1
+            if outdeg[c] == 0:
+                queue.append(c)
+    left = {t for t, d in outdeg.items() if d > 0}
+    if not left:
+        return None
+    parents: dict[str, str] = {}
+    for child, parent in edges:
+        if child in left and parent in left:
+            parents.setdefault(child, parent)
+    start = min(left)
+    seen: dict[str, int] = {}
+    path: list[str] = []
+    t = start
+    while t not in seen:
+        seen[t] = len(path)
+        path.append(t)
+        t = parents[t]
+    return [*path[seen[t] :], t]
+
+
+def _refuse_cycle(cycle: list[str] | None, relations: str, shown: str) -> None:
+    if cycle is None:
+        return
+    shown_cycle = " -> ".join(cycle if len(cycle) <= 8 else [*cycle[:4], "...", *cycle[-3:]])
+    raise InputError(
+        f"the {relations} relations form a cycle ({shown_cycle}; {len(cycle) - 1} terms): "
+        "an ontology must be acyclic; give an unmodified Gene Ontology .obo file",
+        path=shown,
+    )
 
 
 def read_obo(

@@ -419,6 +419,9 @@ def claim_output(
         finally:
             held._depth -= 1
         return
+    # first the most specific reason: inside another run's folder (which may also be an
+    # input, e.g. `kofs evaluate RUN ... -o RUN/eval`)
+    _check_not_nested(out, real)
     check_output_dir(out, inputs=inputs)
     if not named and os.path.lexists(out):
         raise OutputError(
@@ -426,7 +429,6 @@ def claim_output(
             f"give -o {os.fspath(out)} to replace it, or -o NEW_FOLDER to keep it",
             path=out,
         )
-    _check_not_nested(out, real)
     try:
         cwd = Path(os.path.realpath(os.getcwd()))
     except OSError:

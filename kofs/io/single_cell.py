@@ -154,7 +154,8 @@ def read_h5ad_chunked(path: str | os.PathLike, *, chunk_size: int = 10000) -> An
         obs, var = read_elem(f["obs"]), read_elem(f["var"])
 
         def lazy(elem):
-            return read_elem_lazy(elem, chunks=(int(chunk_size), elem.attrs["shape"][1]))
+            n_genes = _lazy_width(elem, h5py, source)
+            return read_elem_lazy(elem, chunks=(int(chunk_size), n_genes))
 
         kwargs: dict[str, Any] = {"obs": obs, "var": var}
         if "X" in f:
@@ -167,9 +168,64 @@ def read_h5ad_chunked(path: str | os.PathLike, *, chunk_size: int = 10000) -> An
         if "raw" in f and "X" in f["raw"]:
             raw_var = read_elem(f["raw"]["var"])
             adata.raw = anndata.AnnData(X=lazy(f["raw"]["X"]), obs=obs, var=raw_var)
-    except (OSError, KeyError, ValueError, TypeError, RuntimeError) as exc:
-        raise InputError(f"cannot read as AnnData .h5ad ({exc})", path=source) from None
+    except InputError:
+        raise
+    except _h5ad_errors() as exc:
+        raise InputError(_h5ad_problem(exc), path=source) from None
     return adata
+
+
+def _lazy_width(elem: Any, h5py: Any, source: str) -> int:
+    """The number of genes (columns) of a matrix element of an .h5ad read in chunks of cells:
+    a dense 2-D dataset or a CSR group; a CSC group (which cannot be cut into cells without
+    reading it whole) and anything else are refused."""
+    name = elem.name.lstrip("/") or "X"
+    if isinstance(elem, h5py.Dataset):
+        if elem.ndim != 2:
+            raise InputError(
+                f"{name} is {elem.ndim}-dimensional; an expression matrix is 2-D (cells x genes)",
+                path=source,
+            )
+        return int(elem.shape[1])
+    encoding = elem.attrs.get("encoding-type", "")
+    encoding = encoding.decode() if isinstance(encoding, bytes) else str(encoding)
+    if encoding == "csc_matrix":
+        raise InputError(
+            f"{name} is stored column by column (CSC); --chunk-size reads cells in chunks and "
+            "needs it by rows (CSR or dense): convert it with .tocsr() and write the file "
+            "again, or drop --chunk-size",
+            path=source,
+        )
+    shape = elem.attrs.get("shape")
+    if encoding != "csr_matrix" or shape is None or len(shape) != 2:
+        raise InputError(
+            f"{name} is not a dense or CSR matrix (encoding {encoding or 'none'!r}); cannot read "
+            "it in chunks of cells",
+            path=source,
+        )
+    return int(shape[1])
+
+
+def _h5ad_errors() -> tuple[type[BaseException], ...]:
+    """What anndata and h5py raise on a damaged or foreign .h5ad: the usual Python errors and
+    anndata's ``IORegistryError`` (an element in an encoding this anndata cannot read)."""
+    from anndata._io.specs.registry import IORegistryError
+
+    return (OSError, KeyError, ValueError, TypeError, RuntimeError, IORegistryError)
+
+
+def _h5ad_problem(exc: BaseException) -> str:
+    """The message of a failed .h5ad read, without anndata's multi-line context."""
+    text = str(exc).split("\n")[0].strip()
+    if type(exc).__name__ == "IORegistryError":
+        import anndata
+
+        return (
+            f"cannot read as AnnData .h5ad: an element is stored in an encoding anndata "
+            f"{anndata.__version__} cannot read ({text.split(' from <')[0]}); write the file "
+            "again with anndata, or update anndata"
+        )
+    return f"cannot read as AnnData .h5ad ({text})"
 
 
 def read_single_cell(
@@ -204,8 +260,8 @@ def read_h5ad(path: str | os.PathLike, *, backed: bool = False) -> Any:
     anndata = require("anndata", "reading an .h5ad file")
     try:
         return anndata.read_h5ad(path, backed="r" if backed else None)
-    except (OSError, KeyError, ValueError, TypeError, RuntimeError) as exc:
-        raise InputError(f"cannot read as AnnData .h5ad ({exc})", path=os.fspath(path)) from None
+    except _h5ad_errors() as exc:
+        raise InputError(_h5ad_problem(exc), path=os.fspath(path)) from None
 
 
 def _string_columns(frame: pd.DataFrame) -> dict[str, list[str]]:

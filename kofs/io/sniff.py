@@ -83,12 +83,16 @@ def _lines(path: str | os.PathLike, n: int = 30) -> list[str]:
 
 def _paired_header(head: list[str]) -> bool:
     """A header naming the two ends of an edge: protein1/protein2, entrez_a/entrez_b,
-    source/target, interactor a/b, ..."""
+    source/target, interactor a/b, ...
+
+    A stem pair counts only from the first two columns on, where an edge table names its ends:
+    further along, a data row of gene ids is no header (a GMT line listing ID1 and ID2, two
+    human genes, is a gene set, not an ``id1``/``id2`` edge table)."""
     words = [h.strip().strip('"').lower() for h in head]
     if {"source", "target"} <= set(words) or any("interactor" in w for w in words):
         return True
     ends = (("1", "2"), ("_a", "_b"), (" a", " b"), ("a", "b"), ("_1", "_2"))
-    for a in words:
+    for a in words[:2]:
         for x, y in ends:
             stem = a[: -len(x)]
             if a.endswith(x) and stem.rstrip("_ ") in _EDGE_WORDS and stem + y in words:

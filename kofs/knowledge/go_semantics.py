@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
-from kofs.errors import ParameterError
+from kofs.errors import InputError, ParameterError
 from kofs.io.annotations import GOAnnotations
 from kofs.io.ids import normalise_id
 from kofs.io.ontology import RELATIONS, ROOTS, Ontology, normalise_aspect
@@ -181,7 +181,11 @@ def _compute(ontology, annotations, aspect, mode, unknown_terms, max_memory) -> 
     )
     index = {t: i for i, t in enumerate(terms)}
     if ROOTS[aspect] not in index:
-        raise ParameterError(f"the ontology has no {aspect} root term {ROOTS[aspect]}")
+        raise InputError(
+            f"the ontology has no {aspect} root term {ROOTS[aspect]}: not a complete Gene "
+            "Ontology; give go-basic.obo or go.obo, or choose another aspect",
+            path=ontology.source,
+        )
     edges = [
         (index[c], index[p])
         for c, p in ontology.parent_edges(_MODE_RELATIONS[mode])

@@ -149,11 +149,11 @@ class GeneSimilarityTable:
 
 
 def _read_go_ids(path: str) -> list[str]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            ids = [ln.split("#", 1)[0].strip() for ln in fh]
-    except OSError as exc:
-        raise InputError(f"cannot read the term list ({exc.strerror})", path=path) from None
+    from kofs.io._open import open_text
+
+    # the validated reader: not UTF-8, binary, damaged gzip, a folder: one line naming the file
+    with open_text(path, what="the term list") as fh:
+        ids = [ln.split("#", 1)[0].strip() for ln in fh]
     ids = [i for i in ids if i]
     bad = [i for i in ids if not i.startswith("GO:")]
     if bad:

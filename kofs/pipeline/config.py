@@ -393,7 +393,9 @@ class RunConfig:
             if name not in known:
                 raise ParameterError(_unknown_key(name, known), path=where_s)
         preset = {k: v for k, v in PRESETS[version].items() if k in known}
-        merged = {**preset, **flat}
+        # a key without a value (YAML's `key:` or `key: null`) is a key not given: the
+        # version's default applies
+        merged = {**preset, **{k: v for k, v in flat.items() if v is not None}}
         if base is not None:
             merged = absolute_paths(merged, base, where=where_s)
         sections: dict[str, Any] = {}

@@ -94,13 +94,26 @@ def _check_expansion(root: yaml.Node) -> None:
         size(root)
 
 
+class _Refused(yaml.constructor.ConstructorError):
+    """A mapping key kofs refuses (given twice, or not a single value); its problem is the
+    message as it is."""
+
+
 def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False):
     loader.flatten_mapping(node)
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):  # `? [a, b]`: a list or mapping as key
+            kind = "list" if isinstance(key_node, yaml.SequenceNode) else "mapping"
+            raise _Refused(
+                None,
+                None,
+                f"a key is a {kind}; keys are names (write `name: value`)",
+                key_node.start_mark,
+            )
         key = loader.construct_object(key_node, deep=True)
         if key in seen:
-            raise yaml.constructor.ConstructorError(
+            raise _Refused(
                 None,
                 None,
                 f"key {key!r} given twice (lines {seen[key]} and {key_node.start_mark.line + 1})",
@@ -124,18 +137,27 @@ def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8-sig")
+        raw = p.read_bytes()
     except FileNotFoundError:
         raise InputError("config file not found", path=p) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read config: {exc}", path=p) from None
+    except OSError as exc:
+        raise InputError(f"cannot read config: {exc.strerror or exc}", path=p) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"is not UTF-8 text (byte 0x{raw[exc.start]:02x}); save it as UTF-8",
+            path=p,
+            line=raw.count(b"\n", 0, exc.start) + 1,
+        ) from None
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except _Refused as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        raise InputError(str(exc.problem), path=p, line=line) from None
     except yaml.constructor.ConstructorError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        problem = str(exc.problem)
-        if "given twice" not in problem:
-            problem = f"YAML tags are not allowed in a config ({problem})"
+        problem = f"YAML tags are not allowed in a config ({exc.problem})"
         raise InputError(problem, path=p, line=line) from None
     except yaml.composer.ComposerError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
