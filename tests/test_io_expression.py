@@ -396,3 +396,18 @@ def test_real_all_gene_matrix(shared_data):
     np.testing.assert_array_equal(e.values, oracle.iloc[:, 3:].to_numpy().T)
     by_entrez = read_expression(path)
     assert by_entrez.namespace == "entrez" and by_entrez.annotations["symbol"] == e.genes
+
+
+def test_a_header_of_numbers_is_said_to_look_like_data(tmp_path, caplog):
+    """A file without a header line: its first row of values becomes the ids; a warning says
+    so (names such as doses, "0.5", are possible, so it is not an error), and ids that are
+    whole numbers (sample ids such as 01005) are not warned about."""
+    rows = "".join(
+        f"G{i}\t{i + 0.5:.3f}\t{2 * i + 1.25:.3f}\t{i % 3 + 0.1:.3f}\n" for i in range(8)
+    )
+    read_expression(write(tmp_path, "nohead.tsv", rows))
+    assert "every column name of the header is a number" in caplog.text
+    caplog.clear()
+    body = "".join(f"G{i}\t{i}\t{i + 1}\t{i % 2}\n" for i in range(8))
+    read_expression(write(tmp_path, "ids.tsv", "gene\t01005\t01010\t02020\n" + body))
+    assert "header is a number" not in caplog.text

@@ -498,6 +498,27 @@ def _annotations(ids: list[list[str]], header, gene_idx: int, n_id: int) -> dict
     return ann
 
 
+def _warn_numeric_header(names: list[str], shown: str) -> None:
+    """Warn when every column name of the header is a number written with a decimal point or
+    an exponent (``7.868``): a file without a header line, whose first row of values was taken
+    for the ids (names like ``0.5`` or ``1e-3``, doses or times, are possible, so not an error)."""
+    if not names or not all(("." in n or "e" in n.lower()) and _is_number(n) for n in names):
+        return
+    log.warning(
+        "%s: every column name of the header is a number (%s): if the file has no header line, "
+        "its first row of values was read as the ids; add a header line",
+        shown,
+        ", ".join(names[:3]) + (", ..." if len(names) > 3 else ""),
+    )
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return np.isfinite(float(text))
+    except ValueError:
+        return False
+
+
 def read_expression(
     path: str | os.PathLike,
     *,
@@ -571,6 +592,8 @@ def read_expression(
     row_col = 0 if gene_idx is None else gene_idx
     row_ids = [v.strip() for v in ids[row_col]]
     col_ids = list(header[n_id:])
+    if fmt is None:
+        _warn_numeric_header(col_ids, name)
     genes_in = _orientation(
         genes_in, gene_column, sample_ids, row_ids, col_ids, name, header[:n_id]
     )
