@@ -158,3 +158,17 @@ def test_evaluate_edge_cases_unranked_and_constant_genes():
         evaluate({"partial": ranks}, expr, labels=y, top=[10])
     with pytest.raises(ParameterError, match="2 ranks for 6 genes"):
         evaluate({"short": np.array([1.0, 2.0])}, expr, labels=y, top=[2])
+
+
+def test_default_top_sizes_fit_a_small_matrix():
+    """``kofs evaluate`` with its default --top (10, 30, 50) on a matrix of 40 genes: the sizes
+    beyond the matrix are left out (it was an error the user had not caused); sizes the user
+    chose are passed on as given (and checked against the matrix)."""
+    from types import SimpleNamespace
+
+    from kofs.evaluate.run import _top_sizes
+
+    assert _top_sizes(SimpleNamespace(top=(10, 30, 50)), 40) == [10, 30]
+    assert _top_sizes(SimpleNamespace(top=(10, 30, 50)), 5) == [5]
+    assert _top_sizes(SimpleNamespace(top=(10, 30, 50)), 8000) == [10, 30, 50]
+    assert _top_sizes(SimpleNamespace(top=(20, 60)), 40) == [20, 60]

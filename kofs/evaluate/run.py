@@ -202,6 +202,21 @@ def evaluation_provenance(
     }
 
 
+def _top_sizes(c: EvaluateConfig, n_genes: int) -> list[int]:
+    """The top-k sizes: as given, except that the default sizes larger than the matrix are left
+    out (a small matrix evaluated with the defaults is not an error of the user's; sizes the
+    user chose are checked against the matrix as given)."""
+    import dataclasses
+
+    default = next(f.default for f in dataclasses.fields(EvaluateConfig) if f.name == "top")
+    top = list(c.top)
+    if tuple(top) != tuple(default) or max(top) <= n_genes:
+        return top
+    kept = [k for k in top if k <= n_genes] or [n_genes]
+    log.info("--top: the matrix has %d genes; top sizes %s", n_genes, kept)
+    return kept
+
+
 def evaluate_files(
     config: EvaluateConfig | Mapping[str, Any], *, progress: Any = None
 ) -> list[str]:
@@ -256,7 +271,7 @@ def evaluate_files(
         groups=group_ids,
         go=go_data,
         sim_sets=None if c.sim_anno is None else list(c.sim_anno),
-        top=list(c.top),
+        top=_top_sizes(c, expr.n_genes),
         classifiers=list(c.classifiers),
         n_splits=c.folds,
         n_repeats=c.repeats,
