@@ -136,3 +136,17 @@ def test_graph_prop_needs_the_graph(tmp_path):
         main, ["rank", p["expression"], "--lists", "GRAPH-PROP", "-o", str(tmp_path / "o")]
     )
     assert r.exit_code == 2 and "--graph" in r.stderr and not (tmp_path / "o").exists()
+
+
+def test_a_graph_of_self_loops_only_is_one_plain_line(tmp_path):
+    """Every edge a self-loop: nothing is left, and the message says what was read and dropped
+    in words (it showed a Python dict)."""
+    from kofs.io.graph_files import read_graph
+
+    p = tmp_path / "loops.sif"
+    p.write_text("A pp A\nB pp B\n")
+    with pytest.raises(InputError) as err:
+        read_graph(p)
+    text = str(err.value)
+    assert "no graph left" in text and "self loops dropped 2" in text
+    assert "{" not in text and "\n" not in text

@@ -201,7 +201,8 @@ def clean_edges(
         {"self_loops_dropped": n_loops, "duplicates_merged": int(n_dup), "edges": int(len(out))}
     )
     if len(out) == 0:
-        raise InputError(f"no {what} left after filtering ({info})", path=path)
+        found = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in info.items())
+        raise InputError(f"no {what} left after filtering ({found})", path=path)
     a_ids = out["a"].to_numpy(dtype=object)
     b_ids = out["b"].to_numpy(dtype=object)
     if namespace is None:
