@@ -198,3 +198,22 @@ def test_gene_list_stdin(monkeypatch):
         sys, "stdin", io.TextIOWrapper(io.BytesIO(b"symbol\tscore\nTP53\t1\nMYC\t2\n"))
     )
     assert read_gene_list("-") == ["TP53", "MYC"]
+
+
+def test_a_labels_file_without_a_header_line_is_said_to_be(tmp_path):
+    """Without a header line the first row becomes the header: its sample lacks a label and
+    the label column is named after a class; the error says the file may have no header."""
+    from kofs.types import Expression
+
+    p = tmp_path / "labels.tsv"
+    p.write_text("".join(f"S{j}\t{'a' if j < 3 else 'b'}\n" for j in range(6)))
+    expr = Expression(np.arange(12.0).reshape(6, 2), ("g1", "g2"), tuple(f"S{j}" for j in range(6)))
+    with pytest.raises(InputError) as err:
+        align_labels(expr, read_labels(p), labels_path=p)
+    assert "1 of 6 samples have no label (S0)" in str(err.value)
+    assert "may have no header line" in str(err.value)
+    with_header = tmp_path / "ok.tsv"
+    with_header.write_text("sample\tclass\n" + "".join(f"S{j}\tx\n" for j in range(1, 6)))
+    with pytest.raises(InputError) as err:
+        align_labels(expr, read_labels(with_header), labels_path=with_header)
+    assert "header" not in str(err.value)

@@ -212,13 +212,22 @@ def align_labels(
     lacking = [s for s in expression.samples if s not in lookup]
     if lacking:
         shown = ", ".join(lacking[:5]) + (", ..." if len(lacking) > 5 else "")
+        # a file without a header line: its first row became the header, so its first sample
+        # lacks a label and the label column is named after one of the classes
+        headerless = (
+            f" (the labels file may have no header line: its label column is named "
+            f"{categories.name!r}, which is also one of its labels)"
+            if categories.name in set(categories.labels)
+            else ""
+        )
         if missing == "error":
             raise InputError(
-                f"{len(lacking)} of {expression.n_samples} samples have no label ({shown}); add "
-                "them to the labels file or drop them with --missing-labels drop",
+                f"{len(lacking)} of {expression.n_samples} samples have no label ({shown})"
+                f"{headerless}; add them to the labels file or drop them with "
+                "--missing-labels drop",
                 path=lab,
             )
-        log.warning("dropping %d samples without a label: %s", len(lacking), shown)
+        log.warning("dropping %d samples without a label: %s%s", len(lacking), shown, headerless)
         expression = expression.subset_samples(have)
     extra = len(set(categories.samples) - set(expression.samples))
     if extra:
