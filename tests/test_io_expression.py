@@ -411,3 +411,24 @@ def test_a_header_of_numbers_is_said_to_look_like_data(tmp_path, caplog):
     body = "".join(f"G{i}\t{i}\t{i + 1}\t{i % 2}\n" for i in range(8))
     read_expression(write(tmp_path, "ids.tsv", "gene\t01005\t01010\t02020\n" + body))
     assert "header is a number" not in caplog.text
+
+
+@pytest.mark.parametrize("kind", ["bzip2", "xz", "zip"])
+def test_a_file_compressed_otherwise_than_gzip_is_named_by_its_compression(tmp_path, kind):
+    import bz2
+    import lzma
+    import zipfile
+
+    text = b"gene\tS1\tS2\nA\t1\t2\nB\t3\t4\n"
+    p = tmp_path / f"m.{kind}"
+    if kind == "bzip2":
+        p.write_bytes(bz2.compress(text))
+    elif kind == "xz":
+        p.write_bytes(lzma.compress(text))
+    else:
+        with zipfile.ZipFile(p, "w") as z:
+            z.writestr("m.tsv", text)
+    with pytest.raises(InputError) as err:
+        read_expression(p)
+    assert ("zip archive" if kind == "zip" else f"{kind}-compressed") in str(err.value)
+    assert "gzip" in str(err.value)

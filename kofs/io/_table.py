@@ -130,6 +130,26 @@ def spreadsheet_hint(name: str, head: bytes = b"") -> str | None:
     return None
 
 
+#: Magic bytes of the compressions kofs does not read (it reads plain and gzip text).
+_OTHER_COMPRESSIONS = (
+    (b"BZh", "bzip2"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"PK\x03\x04", "zip"),
+)
+
+
+def compression_hint(name: str, head: bytes) -> str | None:
+    """The message for a file compressed in a way kofs does not read (by its magic bytes; a
+    zip named as a spreadsheet is left to :func:`spreadsheet_hint`), else None."""
+    for magic, kind in _OTHER_COMPRESSIONS:
+        if head.startswith(magic) and not (kind == "zip" and spreadsheet_hint(name)):
+            what = "a zip archive" if kind == "zip" else f"{kind}-compressed"
+            undo = "extract the file from it" if kind == "zip" else "decompress it"
+            return f"is {what}; kofs reads plain or gzip-compressed text: {undo} (or gzip it)"
+    return None
+
+
 def _gunzip(raw: bytes) -> bytes:
     """gzip data decompressed by ISA-L (2-3x zlib's speed: 0.17 s instead of 0.40 s for the
     49 MB of a 271 x 47,192 matrix), every member of a multi-member or BGZF file; a failure is
@@ -179,6 +199,9 @@ def read_bytes(path: str | os.PathLike) -> bytes:
         raw = raw[len(_BOM) :]
     if not raw.strip():
         raise InputError("file is empty", path=name)
+    compressed = compression_hint(name, raw[:8])
+    if compressed:
+        raise InputError(compressed, path=name)
     if b"\x00" in raw:
         hint = spreadsheet_hint(name, raw[:8])
         raise InputError(
