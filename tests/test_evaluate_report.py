@@ -406,3 +406,11 @@ def test_cli_evaluate_several_runs_names_finals_by_folder(tmp_path):
     ev = pd.read_csv(out / "evaluation.tsv", sep="\t")
     # the per-source lists are the same in both runs and appear once
     assert list(ev["list"]) == ["run_em", "variance", "fisher", "run_borda"]
+
+
+def test_a_ranking_that_lists_a_gene_twice_is_refused(tmp_path):
+    p = tmp_path / "mine.tsv"
+    p.write_text("gene\trank\nA\t1\nB\t2\nA\t3\n")
+    with pytest.raises(InputError) as err:
+        read_rank_output(p)
+    assert "'A' is listed twice (lines 2 and 4)" in str(err.value)

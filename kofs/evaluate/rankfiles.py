@@ -196,6 +196,15 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
         else (table.parent.name if table.name == "ranking.tsv" else table.stem)
     ) or "ranking"
     genes = tuple(df["gene"].astype(str))
+    seen: dict[str, int] = {}
+    for i, g in enumerate(genes):
+        if g in seen:  # which of its ranks would count is not for kofs to guess
+            raise InputError(
+                f"gene {g!r} is listed twice (lines {seen[g] + 2} and {i + 2}); a ranking "
+                "lists each gene once",
+                path=str(table),
+            )
+        seen[g] = i
 
     def column(name: str) -> dict[str, str] | None:
         if name not in df.columns:
