@@ -336,6 +336,27 @@ def test_near_copies_of_a_list_are_one_ranking(noise):
         assert "nearly the same ranking as a" in fused.diagnostics["list_notes"]["b"]
 
 
+def test_near_copies_are_merged_also_in_a_larger_universe():
+    """With a universe of genes no list contains (``kofs aggregate --universe``), the lists are
+    still full over the genes they rank: their near copies are one ranking, and an identical
+    copy counts once in the near copies' mean."""
+    M = 2000
+    genes = [f"g{i}" for i in range(M)]
+    rng = np.random.default_rng(0)
+    s = rng.normal(size=M)
+    lists = [
+        Ranking("a", genes, s, True),
+        Ranking("a copy", genes, s, True),
+        Ranking("b", genes, s + 0.05 * rng.normal(size=M), True),
+        Ranking("random", genes, rng.normal(size=M), True),
+    ]
+    fused = aggregate(lists, params={"resamples": 0}, universe=M + 500)
+    assert np.sum(fused.statistics["q_value"] <= 0.10) == 0
+    w = _weights(fused)
+    assert w["a"] == w["a copy"] == w["b"]
+    assert any("almost identically" in n for n in fused.diagnostics["notices"])
+
+
 def test_near_copies_of_an_informative_list_keep_its_evidence():
     """A good list given with a near copy of it: the fused ranking is about that of the good
     and fair lists alone, the pair shares the good list's weight; lists that are only

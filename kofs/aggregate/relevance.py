@@ -149,9 +149,9 @@ def posterior_aggregate(
     # agreement is not evidence): fitted once, their weight shared; so are full lists more
     # alike than the model's correlation can be (near copies): fitted as one ranking, their
     # mean normal score
-    copy_of = _copy_groups(lo, hi)
-    near = _near_copies(R[:, every_data_col], lo, hi, Bd, HOd_of(every_data_col), copy_of)
-    copy_of = np.where(near >= 0, near, copy_of)
+    identical = _copy_groups(lo, hi)
+    near = _near_copies(R[:, every_data_col], lo, hi, Bd, HOd_of(every_data_col), identical)
+    copy_of = np.where(near >= 0, near, identical)
     data_cols = every_data_col[np.unique(copy_of)]
     if data_cols.size < every_data_col.size:
         R = R.copy()
@@ -160,7 +160,9 @@ def posterior_aggregate(
             if same.size == 1:
                 continue
             if np.any(near[copy_of == rep] >= 0):
-                R[:, same[0]] = _mean_score_ranks(lo[:, copy_of == rep], hi[:, copy_of == rep])
+                # the mean over the distinct rankings (an identical copy counts once)
+                one = (copy_of == rep) & (identical == np.arange(identical.size))
+                R[:, same[0]] = _mean_score_ranks(R[:, every_data_col[one]], lo[:, one], hi[:, one])
                 notices.append(
                     f"{_name_list([names[j] for j in same])} rank the genes almost identically "
                     f"(correlation of their normal scores >= {NEAR_COPY:.2f}, more alike than "
@@ -450,7 +452,8 @@ def _near_copies(R, lo, hi, masked, held_out, copy_of) -> np.ndarray:
     already merged as identical stay with their group."""
     D = lo.shape[1]
     out = np.full(D, -1)
-    full = ~np.isnan(R).any(axis=0) & ((hi - lo) <= POINT_WIDTH).all(axis=0)
+    listed = ~np.isnan(R).all(axis=1)  # genes of the universe that no list has are no evidence
+    full = ~np.isnan(R[listed]).any(axis=0) & ((hi - lo)[listed] <= POINT_WIDTH).all(axis=0)
     if masked is not None:
         full &= ~np.asarray(masked, bool).any(axis=0)
     if held_out is not None:
@@ -458,7 +461,7 @@ def _near_copies(R, lo, hi, masked, held_out, copy_of) -> np.ndarray:
     cols = np.flatnonzero(full & (copy_of == np.arange(D)))
     if cols.size < 2:
         return out
-    z = -ndtri(np.clip(0.5 * (lo[:, cols] + hi[:, cols]), 1e-12, 1 - 1e-12))
+    z = -ndtri(np.clip(0.5 * (lo[listed][:, cols] + hi[listed][:, cols]), 1e-12, 1 - 1e-12))
     r = np.corrcoef(z, rowvar=False)
     group = np.arange(cols.size)
     for a in range(cols.size):  # single linkage, each group named by its first list
@@ -474,12 +477,16 @@ def _near_copies(R, lo, hi, masked, held_out, copy_of) -> np.ndarray:
     return out
 
 
-def _mean_score_ranks(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Ranks (1 = best, ties averaged) of the mean normal score of full lists."""
+def _mean_score_ranks(R: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Ranks (1 = best, ties averaged) of the mean normal score of full lists (``R``: their
+    ranks; genes of the universe that they do not list stay NaN)."""
     from scipy.stats import rankdata
 
-    z = -ndtri(np.clip(0.5 * (lo + hi), 1e-12, 1 - 1e-12)).mean(axis=1)
-    return rankdata(-z, method="average")
+    listed = ~np.isnan(R).all(axis=1)
+    z = -ndtri(np.clip(0.5 * (lo[listed] + hi[listed]), 1e-12, 1 - 1e-12)).mean(axis=1)
+    out = np.full(R.shape[0], np.nan)
+    out[listed] = rankdata(-z, method="average")
+    return out
 
 
 def _name_list(items: list[str]) -> str:
