@@ -4,7 +4,7 @@ precision against the best single list, knowledge that does and does not predict
 Every scenario is simulated by :func:`kofs.datasets.planted.planted_lists` (independent of the
 aggregator: lists of graded quality, random and reversed lists, lists that share part of their
 noise (with and without relevant genes: data lists computed from one matrix share noise),
-heavy-tailed noise, partial top-k lists, knowledge lists with and without signal and with
+near copies of a random list (99.5 % of their noise shared), heavy-tailed noise, partial top-k lists, knowledge lists with and without signal and with
 annotation bias) over several seeds, and fused by the default path
 (:func:`kofs.aggregate.aggregate` with the default aggregator, the study-bias covariate given
 as ``kofs rank`` gives it). Printed per scenario (means over seeds):
@@ -83,6 +83,14 @@ SCENARIOS = (
     Scenario(
         "lists sharing noise, no signal",
         tuple(DataList(f"shared{k + 1}", 0.0, shared=0.3, group="noise") for k in range(4)),
+    ),
+    Scenario(
+        "near copies of a random list, no signal",
+        (
+            DataList("copy-a", 0.0, shared=0.995, group="copy"),
+            DataList("copy-b", 0.0, shared=0.995, group="copy"),
+            DataList("random1", 0.0),
+        ),
     ),
     Scenario(
         "knowledge that does not predict relevance",
