@@ -137,6 +137,20 @@ def test_kegg_link_with_names(pw):
     assert g.namespace == "entrez"
 
 
+def test_kegg_names_beside_a_file_that_is_not_a_kegg_link_file_is_said_to_be_unused(
+    tmp_path, caplog
+):
+    """--kegg-names applies to KEGG link files: given with a GMT it is not read (a binary file
+    there was ignored without a word)."""
+    gmt = tmp_path / "sets.gmt"
+    gmt.write_text("SET1\tdesc\tA\tB\n")
+    names = tmp_path / "names.bin"
+    names.write_bytes(b"\x00\x01binary")
+    g = read_pathways(gmt, names=names)
+    assert g.ids == ("SET1",)
+    assert "--kegg-names" in caplog.text and "is not read" in caplog.text
+
+
 def test_kegg_link_reversed_columns_and_no_names(tmp_path):
     p = tmp_path / "link.txt"
     p.write_text("path:hsa00010\thsa:10327\npath:hsa00010\thsa:124\n")

@@ -300,4 +300,13 @@ def read_pathways(
     fmt = sniff_pathways(path) if fmt == "auto" else fmt
     reader = format_reader(fmt, PATHWAY_FORMATS, "pathway")
     log.debug("reading %s as %s", path, fmt)
+    if names is not None and fmt != "kegg_link":
+        log.warning(
+            "%s: --kegg-names names the pathways of a KEGG link file; this file is %s (its "
+            "pathways carry their own names): %s is not read",
+            path,
+            fmt,
+            names,
+        )
+        names = None
     return reader(path, names=names)
