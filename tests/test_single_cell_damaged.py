@@ -249,3 +249,12 @@ def test_chunked_reading_of_dense_csc_and_foreign_matrices(tmp_path):
     _refused(_cli([foreign, "-o", out]), foreign, out, "encoding anndata")
     _refused(_cli([foreign, "--chunk-size", "20", "-o", out]), foreign, out, "'future_matrix'")
     _refused(_cli([csc, "--chunk-size", "20", "-o", out]), csc, out, "drop --chunk-size")
+    plain = tmp_path / "plain.h5ad"  # a dense X without anndata's attributes (another writer)
+    shutil.copy(dense, plain)
+    with h5py.File(plain, "a") as f:
+        for key in list(f["X"].attrs):
+            del f["X"].attrs[key]
+    e, _ = read_single_cell(plain)  # read whole: fine
+    assert e.values.shape == (40, 20)
+    with pytest.raises(InputError, match="plain array without anndata's encoding attributes"):
+        read_single_cell(plain, chunk_size=10)

@@ -186,6 +186,14 @@ def _lazy_width(elem: Any, h5py: Any, source: str) -> int:
                 f"{name} is {elem.ndim}-dimensional; an expression matrix is 2-D (cells x genes)",
                 path=source,
             )
+        if not elem.attrs.get("encoding-type"):
+            # anndata reads such a plain array whole, but not in chunks
+            raise InputError(
+                f"{name} is a plain array without anndata's encoding attributes (written by "
+                "another tool?), which cannot be read in chunks of cells: drop --chunk-size, "
+                "or write the file again with anndata",
+                path=source,
+            )
         return int(elem.shape[1])
     encoding = elem.attrs.get("encoding-type", "")
     encoding = encoding.decode() if isinstance(encoding, bytes) else str(encoding)
