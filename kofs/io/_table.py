@@ -162,6 +162,15 @@ def _gunzip(raw: bytes) -> bytes:
         return gzip.decompress(raw)
 
 
+def not_utf8(raw: bytes, exc: UnicodeDecodeError, name: str | os.PathLike) -> InputError:
+    """The one-line error for bytes that are not UTF-8: the first bad byte and its line."""
+    return InputError(
+        f"is not UTF-8 text (byte 0x{raw[exc.start]:02x}); save it as UTF-8",
+        path=name,
+        line=raw.count(b"\n", 0, exc.start) + 1,
+    )
+
+
 def read_bytes(path: str | os.PathLike) -> bytes:
     """The decompressed, validated UTF-8 content of ``path`` as bytes.
 
@@ -211,12 +220,7 @@ def read_bytes(path: str | os.PathLike) -> bytes:
         if not raw.isascii():
             raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise InputError(
-            f"is not UTF-8 text (byte 0x{raw[exc.start]:02x}); save it as UTF-8",
-            path=name,
-            line=line,
-        ) from None
+        raise not_utf8(raw, exc, name) from None
     if b"\r" in raw:
         raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     return raw

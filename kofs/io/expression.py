@@ -502,7 +502,9 @@ def _warn_numeric_header(names: list[str], shown: str) -> None:
     """Warn when every column name of the header is a number written with a decimal point or
     an exponent (``7.868``): a file without a header line, whose first row of values was taken
     for the ids (names like ``0.5`` or ``1e-3``, doses or times, are possible, so not an error)."""
-    if not names or not all(("." in n or "e" in n.lower()) and _is_number(n) for n in names):
+    if not names or not all(
+        ("." in n or "e" in n.lower()) and _NUMBER_LIKE.fullmatch(n) for n in names
+    ):
         return
     log.warning(
         "%s: every column name of the header is a number (%s): if the file has no header line, "
@@ -510,13 +512,6 @@ def _warn_numeric_header(names: list[str], shown: str) -> None:
         shown,
         ", ".join(names[:3]) + (", ..." if len(names) > 3 else ""),
     )
-
-
-def _is_number(text: str) -> bool:
-    try:
-        return np.isfinite(float(text))
-    except ValueError:
-        return False
 
 
 def read_expression(

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from kofs.errors import InputError
+from kofs.io._table import not_utf8
 
 
 def key_name(key: Any) -> str:
@@ -145,11 +146,7 @@ def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(
-            f"is not UTF-8 text (byte 0x{raw[exc.start]:02x}); save it as UTF-8",
-            path=p,
-            line=raw.count(b"\n", 0, exc.start) + 1,
-        ) from None
+        raise not_utf8(raw, exc, p) from None
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except _Refused as exc:
