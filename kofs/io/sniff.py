@@ -85,8 +85,8 @@ def _paired_header(head: list[str]) -> bool:
     """A header naming the two ends of an edge: protein1/protein2, entrez_a/entrez_b,
     source/target, interactor a/b, ...
 
-    A stem pair counts only from the first two columns on, where an edge table names its ends:
-    further along, a data row of gene ids is no header (a GMT line listing ID1 and ID2, two
+    A stem pair counts only when it starts in the first two columns, where an edge table names
+    its ends: further along, a row of gene ids is no header (a GMT line listing ID1 and ID2, two
     human genes, is a gene set, not an ``id1``/``id2`` edge table)."""
     words = [h.strip().strip('"').lower() for h in head]
     if {"source", "target"} <= set(words) or any("interactor" in w for w in words):
