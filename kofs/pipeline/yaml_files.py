@@ -12,7 +12,6 @@ from typing import Any
 import yaml
 
 from kofs.errors import InputError
-from kofs.io._table import not_utf8
 
 
 def key_name(key: Any) -> str:
@@ -146,6 +145,8 @@ def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        from kofs.io._table import not_utf8  # here: the table reader imports NumPy (kofs --help)
+
         raise not_utf8(raw, exc, p) from None
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
