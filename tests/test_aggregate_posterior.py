@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.special import expit
 from scipy.stats import norm, spearmanr
 
 from kofs.aggregate import aggregate
@@ -27,6 +28,7 @@ from kofs.aggregate.intervals import (
 )
 from kofs.aggregate.posterior import (
     Prior,
+    _Problem,
     _seen_copula,
     copula_log_density,
     fit_posterior,
@@ -34,7 +36,7 @@ from kofs.aggregate.posterior import (
     q_values,
 )
 from kofs.aggregate.supervision import soft_label_weights
-from kofs.aggregate.uncertainty import _leading_order, agreement_test
+from kofs.aggregate.uncertainty import agreement_test, integrated_log_odds
 from kofs.datasets.planted import DataList, KnowledgeList, planted_lists
 from kofs.errors import ParameterError
 from kofs.registry import DEFAULT_AGGREGATOR
@@ -178,18 +180,39 @@ def test_grid_points_interpolate_as_np_interp():
     np.testing.assert_array_equal(got, want)
 
 
-def test_leading_order_is_the_start_of_the_stable_sort():
-    rng = np.random.default_rng(4)
-    for M in (50, 3000, 20000):
-        # mostly near 1, with ties; then 6,000 genes whose q stays below 0.5 past 1,024 genes
-        many = np.concatenate([rng.uniform(0, 0.8, min(M, 6000)), np.ones(M)])[:M]
-        for lfdr in (np.round(rng.beta(5, 0.3, M), 3), rng.permutation(many)):
-            full = np.argsort(lfdr, kind="stable")
-            lead = _leading_order(lfdr, 0.5)
-            np.testing.assert_array_equal(lead, full[: lead.size])
-            assert lead.size == M or np.cumsum(lfdr[lead])[-1] / lead.size > 0.5
-        if M == 20000:  # the second case needed more than the first 1,024 genes
-            assert lead.size > 1024
+def test_integrated_posterior_is_the_mean_posterior_over_the_draws():
+    """The integrated log-odds are those of the posteriors averaged over draws of the
+    parameters (the same draws, made here by hand), summed on the log scale: a posterior
+    near 1 keeps its resolution; without parameter error it is the plug-in posterior."""
+    pl = planted_lists(2000, 60, data=(DataList("a", 7.0), DataList("b", 5.0)), seed=5)
+    genes = list(pl.rankings[0].genes)
+    R = np.column_stack(
+        [np.asarray(r.ranks)[[r.genes.index(g) for g in genes]] for r in pl.rankings]
+    )
+    lo, hi = block_intervals(R)
+    prior = Prior.empty(R.shape[0])
+    fit = fit_posterior(lo, hi, prior, n_bins=256)
+    assert np.array_equal(
+        integrated_log_odds(fit, lo, hi, prior, np.zeros((3, 3)), n_bins=256), fit.log_odds
+    )
+    cov = np.diag([0.09, 0.04, 0.01])
+    got = integrated_log_odds(fit, lo, hi, prior, cov, draws=8, seed=3, n_bins=256)
+    problem = _Problem(code_intervals(lo, hi, n_bins=256), np.ones((R.shape[0], 1)),
+                       np.ones(R.shape[0]), 0.5, tempering=fit.tempering)  # fmt: skip
+    rng = np.random.default_rng(3)
+    theta = np.concatenate([fit.mu, fit.beta])
+    vals, vecs = np.linalg.eigh(cov)
+    draws = [theta + (vecs * np.sqrt(vals)) @ rng.standard_normal(3) for _ in range(8)]
+    mean = np.zeros(R.shape[0])
+    for t in draws:
+        mu, beta = np.maximum(t[:2], 0.0), problem._cap(t[2:])
+        llr, _, _, m = problem.terms(mu, problem.mean_prior(problem.X @ beta))
+        mean += expit(problem.X @ beta + problem.evidence(mu, fit.correlation, llr, m)) / 8
+    middle = (mean > 1e-6) & (mean < 1 - 1e-6)
+    np.testing.assert_allclose(expit(got[middle]), mean[middle], rtol=1e-9)
+    assert np.all(np.isfinite(got))
+    top = np.sort(got)[-5:]
+    assert np.all(np.diff(top) > 0) and expit(top[-1]) == 1.0  # resolved where expit is 1
 
 
 # --- the model on planted lists -------------------------------------------------------------

@@ -32,8 +32,8 @@ from kofs.aggregate.prior import knowledge_prior
 from kofs.aggregate.uncertainty import (
     LITTLE_SAY,
     agreement_test,
-    calibrated_q_values,
     half_sample_fits,
+    integrated_log_odds,
     tempered_fit,
     wald,
 )
@@ -43,8 +43,8 @@ __all__ = ["posterior_aggregate"]
 
 #: Level below which the agreement test says the data lists share no signal.
 AGREEMENT_ALPHA = 0.05
-#: Parameter draws of the q-value calibration.
-CALIBRATION_DRAWS = 30
+#: Parameter draws of the posteriors integrated over the parameters' error.
+INTEGRATION_DRAWS = 30
 
 
 def null_probability(p: float) -> float:
@@ -260,17 +260,20 @@ def posterior_aggregate(
                 n_bins=n_bins,
                 blocks=blocks,
             )
-            q = calibrated_q_values(
+            log_odds = integrated_log_odds(
                 fit,
                 lo,
                 hi,
                 prior,
                 resampled.cov,
-                draws=CALIBRATION_DRAWS,
+                draws=INTEGRATION_DRAWS,
                 seed=seed,
                 max_prior=max_prior,
                 n_bins=n_bins,
             )
+            scores = log_odds
+            lfdr = expit(-log_odds)
+            q = q_values(lfdr)
         # the chance that the lists share no signal at all (then no gene can be told from the
         # others), or that their agreement is only their correlation (shared noise: lists
         # computed from one data set agree also where no gene is relevant): each test's p-value
@@ -279,7 +282,7 @@ def posterior_aggregate(
         # ranking, does not change)
         beyond = relevant_class_test(base, lo, hi, dependence=dependence)
         null = max(null_probability(test["p_value"]), null_probability(beyond["p_value"]))
-        posterior = (1 - null) * fit.posterior + null * fit.rho
+        posterior = (1 - null) * (1.0 - lfdr) + null * fit.rho
         statistics = {
             "posterior": posterior,
             "lfdr": 1.0 - posterior,
@@ -515,7 +518,10 @@ def _normal_scores(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         "dependence": Param(True, bool, "down-weight redundant data lists (c_l)"),
         "n_bins": Param(512, int, "bins of the fit's sufficient statistics", low=16),
         "resamples": Param(
-            20, int, "half-sample refits for intervals and calibrated q-values (0 = none)", low=0
+            20,
+            int,
+            "half-sample refits for intervals and posteriors integrated over the parameters' error (0 = none)",
+            low=0,
         ),
     },
     learns_weights=True,

@@ -1,4 +1,4 @@
-"""Uncertainty of a posterior-relevance fit: half-sample refits, intervals, calibrated q-values
+"""Uncertainty of a posterior-relevance fit: half-sample refits, intervals, integrated posteriors
 and the test of agreement between the data lists.
 
 * **Half-sample refits** (a delete-d jackknife with d = M/2; Shao & Wu 1989): B random halves
@@ -10,13 +10,15 @@ and the test of agreement between the data lists.
   each quantity (t: Student's 97.5 % quantile with B - 1 degrees of freedom, as the SE is
   estimated from B refits), kept inside its range (mu >= 0, weights in [0, 1]). On planted lists the
   intervals of the separations cover 95 % (bench/bench_fusion.py).
-* **Calibrated q-values.** Plug-in posteriors treat the fitted reliabilities as exact; when
-  they are learned from few relevant genes, an over-estimated reliability makes the posterior
-  over-confident. The calibration draws the parameters from their estimated sampling
-  distribution ``N(theta, V)``, selects the genes each draw would call at a q-value t, and
-  averages the fitted local fdr over those sets: the false discovery rate the fit expects of
-  its own selections once its parameter error is taken into account. The reported q-value is
-  the larger of that and the plug-in one.
+* **Posteriors integrated over the parameters' error.** Plug-in posteriors treat the fitted
+  reliabilities as exact; when they are learned from few relevant genes (a top-k list, a weak
+  list), an over-estimated reliability makes them over-confident. Each gene's posterior is
+  averaged over draws of the parameters from their estimated sampling distribution
+  ``N(theta, V)`` (V: the half-sample refits' covariance), an approximation of the posterior
+  probability of relevance given the data alone, not given the fitted parameters
+  (``P(Z_i = 1 | data) = E[P(Z_i = 1 | data, theta) | data]``). The fused score, local fdr and
+  q-values are read from it. A posterior that falls steeply with a separation (a gene one
+  good list calls) is pulled towards its prior more than one every list supports.
 * **Agreement test** (what the fusion can learn from): do the data lists agree with each other
   more than independent random rankings would? For each pair of lists: the correlation of their
   normal scores (``z = r sqrt(M - 1)``) and the overlap of their top 1 %, 5 % and 20 % (its
@@ -33,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.special import expit, gammaln, log_ndtr, logsumexp, ndtri, stdtrit
+from scipy.special import gammaln, log_expit, log_ndtr, logsumexp, ndtri, stdtrit
 
 from kofs.aggregate.intervals import TieBlocks, code_intervals
 from kofs.aggregate.posterior import (
@@ -44,14 +46,13 @@ from kofs.aggregate.posterior import (
     finish_fit,
     fit_posterior,
     gene_terms,
-    q_values,
     solve_stacked,
 )
 
 __all__ = [
     "Resamples",
     "agreement_test",
-    "calibrated_q_values",
+    "integrated_log_odds",
     "half_sample_fits",
     "tempered_fit",
 ]
@@ -279,7 +280,7 @@ def wald(
     return np.column_stack([np.clip(est - z * se, low, high), np.clip(est + z * se, low, high)])
 
 
-def calibrated_q_values(
+def integrated_log_odds(
     fit: PosteriorFit,
     lo: np.ndarray,
     hi: np.ndarray,
@@ -292,15 +293,15 @@ def calibrated_q_values(
     n_bins: int = 512,
     threads: int = 2,
 ) -> np.ndarray:
-    """q-values that account for the error of the fitted parameters (module docstring).
-    The draws are evaluated on ``threads`` threads (all drawn first, summed in their order:
-    the result does not depend on the threads)."""
-    lfdr = 1.0 - fit.posterior
-    q = q_values(lfdr)
+    """The log-odds of each gene's posterior probability of relevance averaged over the
+    parameters' estimated sampling distribution ``N(theta, V)`` (module docstring), summed on
+    the log scale (a posterior near 1 keeps its resolution). The draws are evaluated on
+    ``threads`` threads (all drawn first, summed in their order: the result does not depend
+    on the threads)."""
     D = len(fit.mu)
     theta = np.concatenate([fit.mu, fit.beta])
     if draws <= 0 or not np.any(cov) or lo.shape[0] == 0:
-        return q
+        return fit.log_odds
     X, _, _ = _standardise(np.asarray(prior.X, dtype=np.float64), None, (fit.center, fit.scale))
     problem = _Problem(
         code_intervals(lo, hi, n_bins=n_bins),
@@ -310,52 +311,26 @@ def calibrated_q_values(
         dependence=fit.correlation.shape[0] > 1,
         tempering=fit.tempering,
     )
-    grid = np.linspace(0.0, 0.5, 201)[1:]
     rng = np.random.default_rng(seed)
     # draws of the parameters, with the covariance's null directions (fixed parts) kept fixed
     vals, vecs = np.linalg.eigh((cov + cov.T) / 2)
     root = vecs * np.sqrt(np.clip(vals, 0.0, None))
     thetas = [theta + root @ rng.standard_normal(len(theta)) for _ in range(draws)]
 
-    def expected_fdr(t: np.ndarray) -> np.ndarray:
-        """The mean fitted local fdr of the genes the draw ``t`` calls at each q of grid."""
+    def log_odds(t: np.ndarray) -> np.ndarray:
         mu = np.maximum(t[:D], 0.0)
         beta = problem._cap(t[D:])
         eta = X @ beta
-        rho = problem.mean_prior(eta)
-        llr, _, _, mean = problem.terms(mu, rho)
-        lfdr_d = 1.0 - expit(eta + problem.evidence(mu, fit.correlation, llr, mean))
-        order = _leading_order(lfdr_d, float(grid[-1]))  # the draw's q-values rise in it
-        n = np.arange(1, len(order) + 1)
-        q_sorted = np.cumsum(lfdr_d[order]) / n
-        running = np.cumsum(lfdr[order]) / n
-        n_sel = np.searchsorted(q_sorted, grid, side="right")
-        return np.where(n_sel > 0, running[np.maximum(n_sel - 1, 0)], 0.0)
+        llr, _, _, mean = problem.terms(mu, problem.mean_prior(eta))
+        return eta + problem.evidence(mu, fit.correlation, llr, mean)
 
+    log_p = np.full(lo.shape[0], -np.inf)  # log of the summed posteriors
+    log_q = np.full(lo.shape[0], -np.inf)  # log of the summed 1 - posteriors
     with ThreadPoolExecutor(max_workers=max(1, min(threads, draws))) as pool:
-        per_draw = list(pool.map(expected_fdr, thetas))
-    expected = np.zeros_like(grid)
-    for e in per_draw:
-        expected += e
-    expected = np.maximum.accumulate(expected / draws)
-    return np.minimum(np.maximum(q, np.interp(q, grid, expected, right=1.0)), 1.0)
-
-
-def _leading_order(lfdr: np.ndarray, q_max: float) -> np.ndarray:
-    """The start of ``np.argsort(lfdr, kind="stable")`` that holds every gene whose q-value
-    (the mean lfdr up to it) is at most ``q_max``, and one more: the genes with the smallest
-    lfdr found by partitioning, sorted among themselves (the same order, without sorting the
-    rest)."""
-    M = lfdr.size
-    k = min(M, 1024)
-    while k < M and np.all(np.isfinite(lfdr)):
-        cut = np.partition(lfdr, k - 1)[k - 1]
-        lead = np.flatnonzero(lfdr <= cut)  # increasing: the stable order of ties
-        order = lead[np.argsort(lfdr[lead], kind="stable")]
-        if np.cumsum(lfdr[order])[-1] / order.size > q_max:
-            return order
-        k *= 4
-    return np.argsort(lfdr, kind="stable")
+        for x in pool.map(log_odds, thetas):
+            np.logaddexp(log_p, log_expit(x), out=log_p)
+            np.logaddexp(log_q, log_expit(-x), out=log_q)
+    return log_p - log_q
 
 
 def _log_hypergeom_sf(x: np.ndarray, a: np.ndarray, b: np.ndarray, M: int) -> np.ndarray:
