@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.special import gammaln, log_expit, log_ndtr, logsumexp, ndtri, stdtrit
+from scipy.special import expit, gammaln, log_ndtr, logsumexp, ndtri, stdtrit
 
 from kofs.aggregate.intervals import TieBlocks, code_intervals
 from kofs.aggregate.posterior import (
@@ -294,8 +294,9 @@ def integrated_log_odds(
     threads: int = 2,
 ) -> np.ndarray:
     """The log-odds of each gene's posterior probability of relevance averaged over the
-    parameters' estimated sampling distribution ``N(theta, V)`` (module docstring), summed on
-    the log scale (a posterior near 1 keeps its resolution). The draws are evaluated on
+    parameters' estimated sampling distribution ``N(theta, V)`` (module docstring): the log of
+    the summed posteriors minus the log of the summed ``1 - p`` (each ``expit`` exact to its
+    last digits, so a posterior near 1 keeps its resolution). The draws are evaluated on
     ``threads`` threads (all drawn first, summed in their order: the result does not depend
     on the threads)."""
     D = len(fit.mu)
@@ -324,13 +325,20 @@ def integrated_log_odds(
         llr, _, _, mean = problem.terms(mu, problem.mean_prior(eta))
         return eta + problem.evidence(mu, fit.correlation, llr, mean)
 
-    log_p = np.full(lo.shape[0], -np.inf)  # log of the summed posteriors
-    log_q = np.full(lo.shape[0], -np.inf)  # log of the summed 1 - posteriors
+    p = np.zeros(lo.shape[0])  # the summed posteriors
+    q = np.zeros(lo.shape[0])  # the summed 1 - posteriors (each exact to its last digits)
+    x_sum = np.zeros(lo.shape[0])
     with ThreadPoolExecutor(max_workers=max(1, min(threads, draws))) as pool:
         for x in pool.map(log_odds, thetas):
-            np.logaddexp(log_p, log_expit(x), out=log_p)
-            np.logaddexp(log_q, log_expit(-x), out=log_q)
-    return log_p - log_q
+            p += expit(x)
+            q += expit(-x)
+            x_sum += x
+    with np.errstate(divide="ignore"):
+        out = np.log(p) - np.log(q)
+    # beyond |log-odds| ~745 in every draw a sum underflows: the draws' mean log-odds
+    lost = (p == 0.0) | (q == 0.0)
+    out[lost] = x_sum[lost] / draws
+    return out
 
 
 def _log_hypergeom_sf(x: np.ndarray, a: np.ndarray, b: np.ndarray, M: int) -> np.ndarray:
