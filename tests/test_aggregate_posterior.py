@@ -117,6 +117,19 @@ def test_q_values_are_the_running_mean_of_the_sorted_local_fdr():
         assert q[i] == pytest.approx(lfdr[at_least].mean())
 
 
+def test_q_values_down_a_ranking_are_the_smallest_mean_at_or_below():
+    """Down a ranking the local fdr does not follow exactly, the q-value of a gene is the
+    smallest mean local fdr of a cut at or below it (ties of the ranking share their cut)."""
+    rng = np.random.default_rng(1)
+    score = np.round(rng.normal(size=300), 1)  # ties
+    lfdr = np.clip(0.5 - 0.3 * score + rng.normal(0, 0.2, 300), 0, 1)
+    q = q_values(lfdr, score)
+    cuts = {t: lfdr[score >= t].mean() for t in np.unique(score)}
+    for i in range(300):
+        assert q[i] == pytest.approx(min(v for t, v in cuts.items() if t <= score[i]))
+    assert np.array_equal(q_values(lfdr, -lfdr), q_values(lfdr))  # the lfdr's own order
+
+
 def test_coded_intervals_keep_wide_blocks_whole():
     R = np.array([[1.0, np.nan], [2.0, 1.0], [3.0, np.nan], [4.0, 2.0]])
     lo, hi = block_intervals(R)

@@ -185,19 +185,24 @@ class PosteriorFit:
         return ndtr(self.mu / np.sqrt(2.0))
 
 
-def q_values(lfdr: np.ndarray) -> np.ndarray:
-    """Bayesian FDR of the genes at least as likely relevant: the mean local fdr of the genes
-    up to each one in the order of increasing local fdr (ties share their group's value)."""
+def q_values(lfdr: np.ndarray, score: np.ndarray | None = None) -> np.ndarray:
+    """Bayesian FDR of a list cut at each gene: the mean local fdr of the genes up to it, in
+    the order of increasing local fdr, or of decreasing ``score`` (a ranking the local fdr
+    need not follow exactly; then the smallest such mean at or below the gene, so that
+    q-values rise down the ranking). Genes tied in the order share their group's value."""
     lfdr = np.asarray(lfdr, dtype=np.float64)
     n = lfdr.size
     if n == 0:
         return lfdr.copy()
-    order = np.argsort(lfdr, kind="stable")
-    sorted_ = lfdr[order]
-    running = np.cumsum(sorted_) / np.arange(1, n + 1)
-    # genes with the same local fdr get the value at the end of their tie group
-    last = np.flatnonzero(np.append(sorted_[1:] != sorted_[:-1], True))
+    key = lfdr if score is None else -np.asarray(score, dtype=np.float64)
+    order = np.argsort(key, kind="stable")
+    running = np.cumsum(lfdr[order]) / np.arange(1, n + 1)
+    # genes tied in the order get the value at the end of their tie group
+    k = key[order]
+    last = np.flatnonzero(np.append(k[1:] != k[:-1], True))
     group = np.repeat(running[last], np.diff(np.append(-1, last)))
+    if score is not None:
+        group = np.minimum.accumulate(group[::-1])[::-1]
     out = np.empty_like(lfdr)
     out[order] = np.minimum(group, 1.0)
     return out

@@ -246,7 +246,7 @@ def posterior_aggregate(
                 "prior. Give labels (--labels) or known genes to learn which list to trust."
             )
         lfdr = 1.0 - fit.posterior
-        q = q_values(lfdr)
+        q = q_values(lfdr, scores)
         if resamples > 0 and not no_class:
             resampled = half_sample_fits(
                 fit,
@@ -271,9 +271,8 @@ def posterior_aggregate(
                 max_prior=max_prior,
                 n_bins=n_bins,
             )
-            scores = log_odds
             lfdr = expit(-log_odds)
-            q = q_values(lfdr)
+            q = q_values(lfdr, scores)
         # the chance that the lists share no signal at all (then no gene can be told from the
         # others), or that their agreement is only their correlation (shared noise: lists
         # computed from one data set agree also where no gene is relevant): each test's p-value
