@@ -36,7 +36,7 @@ from kofs.aggregate.posterior import (
     q_values,
 )
 from kofs.aggregate.supervision import soft_label_weights
-from kofs.aggregate.uncertainty import agreement_test, integrated_log_odds
+from kofs.aggregate.uncertainty import agreement_test, integrated_lfdr
 from kofs.datasets.planted import DataList, KnowledgeList, planted_lists
 from kofs.errors import ParameterError
 from kofs.registry import DEFAULT_AGGREGATOR
@@ -193,10 +193,10 @@ def test_grid_points_interpolate_as_np_interp():
     np.testing.assert_array_equal(got, want)
 
 
-def test_integrated_posterior_is_the_mean_posterior_over_the_draws():
-    """The integrated log-odds are those of the posteriors averaged over draws of the
-    parameters (the same draws, made here by hand), summed on the log scale: a posterior
-    near 1 keeps its resolution; without parameter error it is the plug-in posterior."""
+def test_integrated_lfdr_is_the_mean_lfdr_over_the_draws():
+    """The integrated local fdr is the local fdr averaged over draws of the parameters (the
+    same draws, made here by hand), exact where it is tiny; without parameter error it is the
+    plug-in one."""
     pl = planted_lists(2000, 60, data=(DataList("a", 7.0), DataList("b", 5.0)), seed=5)
     genes = list(pl.rankings[0].genes)
     R = np.column_stack(
@@ -205,27 +205,23 @@ def test_integrated_posterior_is_the_mean_posterior_over_the_draws():
     lo, hi = block_intervals(R)
     prior = Prior.empty(R.shape[0])
     fit = fit_posterior(lo, hi, prior, n_bins=256)
-    assert np.array_equal(
-        integrated_log_odds(fit, lo, hi, prior, np.zeros((3, 3)), n_bins=256), fit.log_odds
-    )
+    plug_in = integrated_lfdr(fit, lo, hi, prior, np.zeros((3, 3)), n_bins=256)
+    assert np.array_equal(plug_in, 1.0 - fit.posterior)
     cov = np.diag([0.09, 0.04, 0.01])
-    got = integrated_log_odds(fit, lo, hi, prior, cov, draws=8, seed=3, n_bins=256)
+    got = integrated_lfdr(fit, lo, hi, prior, cov, draws=8, seed=3, n_bins=256)
     problem = _Problem(code_intervals(lo, hi, n_bins=256), np.ones((R.shape[0], 1)),
                        np.ones(R.shape[0]), 0.5, tempering=fit.tempering)  # fmt: skip
     rng = np.random.default_rng(3)
     theta = np.concatenate([fit.mu, fit.beta])
     vals, vecs = np.linalg.eigh(cov)
     draws = [theta + (vecs * np.sqrt(vals)) @ rng.standard_normal(3) for _ in range(8)]
-    mean = np.zeros(R.shape[0])
+    want = np.zeros(R.shape[0])
     for t in draws:
         mu, beta = np.maximum(t[:2], 0.0), problem._cap(t[2:])
         llr, _, _, m = problem.terms(mu, problem.mean_prior(problem.X @ beta))
-        mean += expit(problem.X @ beta + problem.evidence(mu, fit.correlation, llr, m)) / 8
-    middle = (mean > 1e-6) & (mean < 1 - 1e-6)
-    np.testing.assert_allclose(expit(got[middle]), mean[middle], rtol=1e-9)
-    assert np.all(np.isfinite(got))
-    top = np.sort(got)[-5:]
-    assert np.all(np.diff(top) > 0) and expit(top[-1]) == 1.0  # resolved where expit is 1
+        want += expit(-(problem.X @ beta + problem.evidence(mu, fit.correlation, llr, m))) / 8
+    np.testing.assert_allclose(got, want, rtol=1e-9)
+    assert np.all(got > 0) and got.min() < 1e-16  # a local fdr below 1 - posterior's reach
 
 
 # --- the model on planted lists -------------------------------------------------------------

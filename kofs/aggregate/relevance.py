@@ -33,7 +33,7 @@ from kofs.aggregate.uncertainty import (
     LITTLE_SAY,
     agreement_test,
     half_sample_fits,
-    integrated_log_odds,
+    integrated_lfdr,
     tempered_fit,
     wald,
 )
@@ -260,7 +260,7 @@ def posterior_aggregate(
                 n_bins=n_bins,
                 blocks=blocks,
             )
-            log_odds = integrated_log_odds(
+            lfdr = integrated_lfdr(
                 fit,
                 lo,
                 hi,
@@ -271,7 +271,6 @@ def posterior_aggregate(
                 max_prior=max_prior,
                 n_bins=n_bins,
             )
-            lfdr = expit(-log_odds)
             q = q_values(lfdr, scores)
         # the chance that the lists share no signal at all (then no gene can be told from the
         # others), or that their agreement is only their correlation (shared noise: lists
@@ -284,7 +283,7 @@ def posterior_aggregate(
         posterior = (1 - null) * (1.0 - lfdr) + null * fit.rho
         statistics = {
             "posterior": posterior,
-            "lfdr": 1.0 - posterior,
+            "lfdr": (1 - null) * lfdr + null * (1 - fit.rho),
             "q_value": np.minimum((1 - null) * q + null * (1 - fit.rho), 1.0),
             "data_posterior": expit(np.log(fit.rho / (1 - fit.rho)) + fit.list_terms.sum(axis=1)),
         }

@@ -53,7 +53,7 @@ from kofs.aggregate.posterior import (
 __all__ = [
     "Resamples",
     "agreement_test",
-    "integrated_log_odds",
+    "integrated_lfdr",
     "half_sample_fits",
     "tempered_fit",
 ]
@@ -281,7 +281,7 @@ def wald(
     return np.column_stack([np.clip(est - z * se, low, high), np.clip(est + z * se, low, high)])
 
 
-def integrated_log_odds(
+def integrated_lfdr(
     fit: PosteriorFit,
     lo: np.ndarray,
     hi: np.ndarray,
@@ -294,16 +294,14 @@ def integrated_log_odds(
     n_bins: int = 512,
     threads: int = 2,
 ) -> np.ndarray:
-    """The log-odds of each gene's posterior probability of relevance averaged over the
-    parameters' estimated sampling distribution ``N(theta, V)`` (module docstring): the log of
-    the summed posteriors minus the log of the summed ``1 - p`` (each ``expit`` exact to its
-    last digits, so a posterior near 1 keeps its resolution). The draws are evaluated on
-    ``threads`` threads (all drawn first, summed in their order: the result does not depend
-    on the threads)."""
+    """Each gene's local fdr (1 - its posterior probability of relevance) averaged over the
+    parameters' estimated sampling distribution ``N(theta, V)`` (module docstring). The draws
+    are evaluated on ``threads`` threads (all drawn first, summed in their order: the result
+    does not depend on the threads)."""
     D = len(fit.mu)
     theta = np.concatenate([fit.mu, fit.beta])
     if draws <= 0 or not np.any(cov) or lo.shape[0] == 0:
-        return fit.log_odds
+        return 1.0 - fit.posterior
     X, _, _ = _standardise(np.asarray(prior.X, dtype=np.float64), None, (fit.center, fit.scale))
     problem = _Problem(
         code_intervals(lo, hi, n_bins=n_bins),
@@ -326,20 +324,11 @@ def integrated_log_odds(
         llr, _, _, mean = problem.terms(mu, problem.mean_prior(eta))
         return eta + problem.evidence(mu, fit.correlation, llr, mean)
 
-    p = np.zeros(lo.shape[0])  # the summed posteriors
-    q = np.zeros(lo.shape[0])  # the summed 1 - posteriors (each exact to its last digits)
-    x_sum = np.zeros(lo.shape[0])
+    lfdr = np.zeros(lo.shape[0])
     with ThreadPoolExecutor(max_workers=max(1, min(threads, draws))) as pool:
         for x in pool.map(log_odds, thetas):
-            p += expit(x)
-            q += expit(-x)
-            x_sum += x
-    with np.errstate(divide="ignore"):
-        out = np.log(p) - np.log(q)
-    # beyond |log-odds| ~745 in every draw a sum underflows: the draws' mean log-odds
-    lost = (p == 0.0) | (q == 0.0)
-    out[lost] = x_sum[lost] / draws
-    return out
+            lfdr += expit(-x)  # exact to its last digits when small
+    return lfdr / draws
 
 
 def _log_hypergeom_sf(x: np.ndarray, a: np.ndarray, b: np.ndarray, M: int) -> np.ndarray:
