@@ -17,9 +17,7 @@ and the test of agreement between the data lists.
   ``N(theta, V)`` (V: the half-sample refits' covariance), an approximation of the posterior
   probability of relevance given the data alone, not given the fitted parameters
   (``P(Z_i = 1 | data) = E[P(Z_i = 1 | data, theta) | data]``). The reported posterior, local
-  fdr and q-values (down the fitted ranking) are read from it. A posterior that falls steeply
-  with a separation (a gene one good list calls) is pulled towards its prior more than one
-  every list supports.
+  fdr and q-values (down the fitted ranking) are read from it.
 * **Agreement test** (what the fusion can learn from): do the data lists agree with each other
   more than independent random rankings would? For each pair of lists: the correlation of their
   normal scores (``z = r sqrt(M - 1)``) and the overlap of their top 1 %, 5 % and 20 % (its
@@ -53,8 +51,8 @@ from kofs.aggregate.posterior import (
 __all__ = [
     "Resamples",
     "agreement_test",
-    "integrated_lfdr",
     "half_sample_fits",
+    "integrated_lfdr",
     "tempered_fit",
 ]
 
