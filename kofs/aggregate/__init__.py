@@ -101,6 +101,7 @@ def aggregate(
     list_weights: Mapping[str, float] | None = None,
     list_weight_replicates: Mapping[str, Any] | None = None,
     covariates: Mapping[str, Mapping[str, float]] | None = None,
+    signal_test: Mapping[str, Any] | None = None,
     bootstrap: int = 200,
     seed: int = 0,
 ) -> AggregateRanking:
@@ -143,6 +144,12 @@ def aggregate(
         Gene-level covariates of the prior of ``posterior`` (e.g. ``{"study bias": {gene:
         log number of annotations}}``; a pandas Series works); genes without a value get the
         mean.
+    signal_test : mapping, optional
+        An outside test that the data lists have anything to find: its ``p_value`` (and what
+        else it reports, kept in ``diagnostics["signal_test"]``; ``summary``: one sentence
+        saying what it found, for the notice). Its no-signal probability joins those of the
+        fusion's own tests (only ``posterior``). ``kofs rank`` gives the sample-structure
+        test of a run whose data lists are all unsupervised (:mod:`kofs.pipeline.structure`).
     bootstrap : int
         Bootstrap replicates of the weight intervals (0 = none).
     seed : int
@@ -169,6 +176,7 @@ def aggregate(
             list_weights=list_weights,
             list_weight_replicates=list_weight_replicates,
             covariates=covariates,
+            signal_test=signal_test,
             bootstrap=bootstrap,
             seed=seed,
         )
@@ -186,6 +194,7 @@ def _aggregate(
     list_weights: Mapping[str, float] | None = None,
     list_weight_replicates: Mapping[str, Any] | None = None,
     covariates: Mapping[str, Mapping[str, float]] | None = None,
+    signal_test: Mapping[str, Any] | None = None,
     bootstrap: int = 200,
     seed: int = 0,
 ) -> AggregateRanking:
@@ -217,6 +226,15 @@ def _aggregate(
         )
     if covariates and not spec.context:
         raise ParameterError(f"aggregator {method!r} does not use gene covariates; use 'posterior'")
+    if signal_test is not None and not spec.context:
+        raise ParameterError(f"aggregator {method!r} does not use a signal test; use 'posterior'")
+    if signal_test is not None:
+        try:
+            p_signal = float(signal_test["p_value"])
+        except (KeyError, TypeError, ValueError):
+            p_signal = np.nan
+        if not 0.0 <= p_signal <= 1.0:
+            raise ParameterError("signal_test needs a 'p_value' in [0, 1]")
     B = None if not built_from else _built_from_mask(genes, names, built_from)
     if held_out and not spec.context:
         raise ParameterError(
@@ -262,6 +280,8 @@ def _aggregate(
             "list_weight_replicates": reps,
             "seed": int(seed),
         }
+        if signal_test is not None:
+            extra["signal_test"] = dict(signal_test)
         if HO is not None:
             extra["held_out"] = (HO[0][np.ix_(rows, cols)], HO[1][np.ix_(rows, cols)])
     partial = bool(np.isnan(R).any()) or N > m

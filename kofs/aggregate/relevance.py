@@ -107,6 +107,7 @@ def posterior_aggregate(
     absent_missing: np.ndarray | None = None,
     covariates: Mapping[str, np.ndarray] | None = None,
     list_weights: np.ndarray | None = None,
+    signal_test: Mapping[str, Any] | None = None,
     max_prior: float = 0.5,
     dependence: bool = True,
     n_bins: int = 512,
@@ -114,6 +115,11 @@ def posterior_aggregate(
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """Fit the posterior-relevance model on a rank matrix (module docstring).
+
+    ``signal_test``: an outside test that the data lists have anything to find (its
+    ``p_value``, and what it measured; ``kofs rank`` gives the sample-structure test of a run
+    whose data lists are all unsupervised, :mod:`kofs.pipeline.structure`): its no-signal
+    probability joins those of the agreement and relevant-class tests.
 
     Returns the fused scores (posterior log-odds), the list weights and ``info`` (with
     ``statistics`` and ``diagnostics`` entries for the runner).
@@ -280,6 +286,8 @@ def posterior_aggregate(
         # ranking, does not change)
         beyond = relevant_class_test(base, lo, hi, dependence=dependence)
         null = max(null_probability(test["p_value"]), null_probability(beyond["p_value"]))
+        if signal_test is not None:
+            null = max(null, null_probability(float(signal_test["p_value"])))
         posterior = (1 - null) * (1.0 - lfdr) + null * fit.rho
         statistics = {
             "posterior": posterior,
@@ -300,6 +308,18 @@ def posterior_aggregate(
                 f"alone, p = {beyond['p_value']:.2g}): {effect}, and the ranking may follow "
                 "noise the lists share (lists computed from one data set do). Give labels "
                 "(--labels) or known genes, or a list from other data."
+            )
+        if signal_test is not None and float(signal_test["p_value"]) > AGREEMENT_ALPHA:
+            called = int(np.sum(statistics["q_value"] <= 0.10))
+            effect = (
+                "no gene reaches q <= 0.10"
+                if called == 0
+                else f"the q-values are raised ({called} genes still at q <= 0.10)"
+            )
+            notices.append(
+                f"{signal_test.get('summary', 'An outside test finds no signal for the lists')} "
+                f"(p = {float(signal_test['p_value']):.2g}): {effect}. Give labels (--labels) "
+                "or known genes, or a list from other data."
             )
         if test["p_value"] > AGREEMENT_ALPHA:
             notices.append(
@@ -325,6 +345,12 @@ def posterior_aggregate(
         else {
             **beyond,
             "no_signal_probability": float(null_probability(beyond["p_value"])),
+        },
+        "signal_test": None
+        if signal_test is None
+        else {
+            **dict(signal_test),
+            "no_signal_probability": float(null_probability(float(signal_test["p_value"]))),
         },
         "list_correlation": {
             "lists": [names[j] for j in data_cols],
@@ -540,6 +566,7 @@ def _posterior(
     covariates: Mapping[str, np.ndarray] | None = None,
     list_weights: np.ndarray | None = None,
     list_weight_replicates: np.ndarray | None = None,
+    signal_test: Mapping[str, Any] | None = None,
     universe: int | None = None,
     seed: int = 0,
     **params,
@@ -575,6 +602,7 @@ def _posterior(
         absent_missing=absent_missing,
         covariates=covariates,
         list_weights=list_weights,
+        signal_test=signal_test,
         seed=seed,
         **params,
     )

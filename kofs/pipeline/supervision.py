@@ -123,12 +123,37 @@ def aggregate_supervised(
         list_weights=list_weights,
         list_weight_replicates=replicates,
         covariates=_study_bias(context) if AGGREGATORS.get(method).context else None,
+        signal_test=_structure_test(context, lists, method),
         bootstrap=bootstrap,
         seed=context.seed,
     )
     if label_rule is not None:
         fused = replace(fused, diagnostics={**fused.diagnostics, "label_reliability": label_rule})
     return fused
+
+
+def _structure_test(context: Context, lists: Sequence[Ranking], method: str) -> dict | None:
+    """The sample-structure test (:mod:`kofs.pipeline.structure`) when every data list is an
+    unsupervised function of the matrix (no labels; every list not a knowledge list comes from
+    a ranker), there are at least two of them and the aggregator takes it; else None."""
+    from kofs.pipeline.structure import sample_structure_test
+
+    if context.categories is not None or not AGGREGATORS.get(method).context:
+        return None
+    data = [r for r in lists if not _knowledge_list(r)]
+    if len(data) < 2 or any(r.params.get("ranker") not in RANKERS for r in data):
+        return None
+    test = sample_structure_test(context.expression, seed=context.seed)
+    if test is None:
+        return None
+    test["summary"] = (
+        f"The samples show no structure beyond noise: the largest eigenvalue of their "
+        f"correlation over {test['genes']} genes, {test['statistic']:.3g}, is what matrices "
+        f"with each gene's values permuted across the samples give ({test['null_mean']:.3g} "
+        f"+- {test['null_sd']:.2g}); every data list is computed from the matrix alone, so "
+        "their agreement is the noise they share"
+    )
+    return test
 
 
 def _knowledge_list(r: Ranking) -> bool:

@@ -1,0 +1,102 @@
+"""Does the matrix have sample structure for unsupervised rankers to find?
+
+Without labels, every data list of a run (variance, Laplacian score, SPEC, ...) is a function of
+the expression matrix alone, and the graph rankers rank genes by their alignment with the
+leading directions of the samples' similarity. On a matrix without structure (every gene's
+values independent noise) those directions are noise too, yet the lists agree with each other,
+because they read the same noise: the fusion's agreement and relevant-class tests, which ask
+whether the *lists* agree beyond chance and beyond their correlation, then pass, and genes are
+called (`kofs rank` on 60 x 3,000 i.i.d. normal values: 24-112 genes at q <= 0.10).
+
+The question is about the matrix, so it is asked of the matrix: parallel analysis (Horn 1965;
+Buja & Eyuboglu 1992). The statistic is the largest eigenvalue of the samples' correlation over
+the genes (each gene centred and scaled, ``Z Z' / m``); its null distribution comes from
+matrices whose genes' values are permuted across the samples independently (every gene keeps
+its values, the samples lose any shared pattern). Below the detection threshold of the leading
+eigenvalue (Baik, Ben Arous & Peche 2005) the leading eigenvector carries no information about
+the structure, so spectral rankers cannot find genes that a flat spectrum does not show. The
+p-value is Student's t of the observed eigenvalue's log against the permutations' (B - 1
+degrees of freedom, with the prediction factor ``sqrt(1 + 1/B)``; the log tames the right skew
+of the largest eigenvalue's distribution): a permutation p-value of B draws could not go below
+1/(B + 1), which real structure far exceeds (ALL: eigenvalue 22.3 against a null of 1.56 +-
+0.01, p ~ 1e-25). Its calibration on i.i.d. matrices (150-200 each): P(p < 0.05) = 0.03-0.07
+and P(p < 0.01) = 0.00-0.013 for 60-500 samples x 2,000 genes; up to 0.10 and 0.05 when the
+2,000 genes are drawn from 5,000 of 200 samples or the genes are log-normal (mildly
+anti-conservative in the tail).
+
+The test reads at most :data:`MAX_GENES` genes (a seeded random subset) and runs only on dense
+matrices of at most :data:`MAX_SAMPLES` samples (it costs B + 1 Gram matrices of n x n); it
+returns None where it does not run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.sparse.linalg import eigsh
+from scipy.special import stdtr
+
+from kofs.types import Expression
+
+__all__ = ["sample_structure_test"]
+
+#: Permuted matrices of the null distribution.
+PERMUTATIONS = 10
+#: Genes read (a random subset of larger matrices).
+MAX_GENES = 2000
+#: Largest number of samples tested (dense n x n Gram matrices).
+MAX_SAMPLES = 1000
+
+
+def _largest_eigenvalue(W: np.ndarray) -> float:
+    """The largest eigenvalue of ``W' W / m`` for W (genes m, samples n), C-contiguous."""
+    G = W.T @ W / W.shape[0]
+    n = G.shape[0]
+    if n <= 300:
+        return float(np.linalg.eigvalsh(G)[-1])
+    # Lanczos from a fixed start: the same value on every run
+    return float(eigsh(G, k=1, which="LA", v0=np.ones(n), return_eigenvectors=False)[0])
+
+
+def sample_structure_test(expression: Expression, *, seed: int = 0) -> dict[str, Any] | None:
+    """Parallel analysis of ``expression`` (module docstring): ``statistic`` (the largest
+    eigenvalue), ``null_mean`` and ``null_sd`` (over :data:`PERMUTATIONS` permuted matrices),
+    ``p_value``, ``genes`` read and ``permutations``; None for sparse, chunked or too large
+    matrices, fewer than 4 samples or non-finite values."""
+    if expression.is_sparse or expression.is_chunked:
+        return None
+    X = np.asarray(expression.values, dtype=np.float64)
+    n, m = X.shape
+    if n < 4 or n > MAX_SAMPLES:
+        return None
+    rng = np.random.default_rng(seed)
+    cols = np.sort(rng.choice(m, MAX_GENES, replace=False)) if m > MAX_GENES else np.arange(m)
+    Z = X[:, cols]
+    if not np.all(np.isfinite(Z)):
+        return None
+    sd = Z.std(axis=0)
+    keep = sd > 1e-12 * (1.0 + np.abs(Z).max(axis=0))
+    if keep.sum() < 2:
+        return None
+    # genes as rows: permuting each gene's values across the samples keeps rows contiguous
+    W = np.ascontiguousarray(((Z[:, keep] - Z[:, keep].mean(axis=0)) / sd[keep]).T)
+    observed = _largest_eigenvalue(W)
+    null = np.array([_largest_eigenvalue(rng.permuted(W, axis=1)) for _ in range(PERMUTATIONS)])
+    mean, spread = float(null.mean()), float(null.std(ddof=1))
+    B = PERMUTATIONS
+    log_null = np.log(null)
+    log_spread = float(log_null.std(ddof=1))
+    if log_spread > 0:
+        t = (np.log(observed) - log_null.mean()) / (log_spread * np.sqrt(1.0 + 1.0 / B))
+        p = float(stdtr(B - 1, -t))
+    else:
+        p = 0.0 if observed > mean else 1.0
+    return {
+        "statistic": observed,
+        "null_mean": mean,
+        "null_sd": spread,
+        "p_value": p,
+        "genes": int(keep.sum()),
+        "permutations": B,
+    }

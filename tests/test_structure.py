@@ -1,0 +1,115 @@
+"""The sample-structure test (parallel analysis) and what the fusion does with it: a matrix
+without structure gives its unsupervised lists nothing to find."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from click.testing import CliRunner
+
+from kofs.aggregate import aggregate
+from kofs.cli import main
+from kofs.datasets.planted import planted_lists
+from kofs.errors import ParameterError
+from kofs.pipeline.rank import rank
+from kofs.pipeline.structure import sample_structure_test
+from kofs.types import Expression, SampleCategories
+
+
+def _expression(X) -> Expression:
+    n, m = X.shape
+    return Expression(
+        values=X, genes=tuple(f"g{i}" for i in range(m)), samples=tuple(f"s{j}" for j in range(n))
+    )
+
+
+def _noise(seed: int, n: int = 40, m: int = 1500) -> np.ndarray:
+    return np.random.default_rng(seed).normal(size=(n, m))
+
+
+def _two_groups(seed: int, n: int = 40, m: int = 1500) -> np.ndarray:
+    X = _noise(seed, n, m)
+    X[: n // 2, :150] += 1.5  # 150 genes separate two groups of samples
+    return X
+
+
+def test_noise_has_no_structure_and_groups_have():
+    p_noise = [sample_structure_test(_expression(_noise(s)))["p_value"] for s in range(8)]
+    assert min(p_noise) > 0.01 and np.median(p_noise) > 0.2
+    for s in range(3):
+        test = sample_structure_test(_expression(_two_groups(s)), seed=s)
+        assert test["p_value"] < 1e-6
+        assert test["statistic"] > test["null_mean"] + 20 * test["null_sd"]
+    # seeded: the same value twice; the genes are a seeded subset beyond MAX_GENES
+    big = _expression(_noise(0, 30, 2600))
+    a, b = sample_structure_test(big, seed=4), sample_structure_test(big, seed=4)
+    assert a == b and a["genes"] == 2000
+
+
+@pytest.mark.parametrize(
+    "X",
+    [
+        sp.csr_matrix(_noise(0)),  # sparse: not tested
+        _noise(0, 3, 100),  # too few samples
+        np.where(np.eye(40, 1500, dtype=bool), np.nan, _noise(0)),  # missing values
+        np.ones((40, 1500)),  # no gene varies
+    ],
+)
+def test_the_test_steps_aside_where_it_cannot_run(X):
+    assert sample_structure_test(_expression(X)) is None
+
+
+def test_rank_calls_nothing_on_a_matrix_without_structure():
+    """Without labels the default plan's lists (variance, Laplacian, SPEC) agree on pure noise
+    because they read the same noise; the sample-structure test says so and no gene is called
+    (before it: 24-112 genes at q <= 0.10 on 60 x 3,000 matrices)."""
+    for seed in (0, 2):
+        result = rank(_expression(_noise(seed, 60, 3000)))
+        test = result.final.diagnostics["signal_test"]
+        assert test["p_value"] > 0.05 and 0 < test["no_signal_probability"] <= 1
+        assert not np.any(result.final.statistics["q_value"] <= 0.10)
+        assert any("no structure beyond noise" in n for n in result.final.diagnostics["notices"])
+    # with structure the test is far beyond noise and leaves the fusion as it was
+    structured = rank(_expression(_two_groups(1, 60, 3000)))
+    assert structured.final.diagnostics["signal_test"]["p_value"] < 1e-6
+    assert structured.final.diagnostics["signal_test"]["no_signal_probability"] < 1e-4
+
+
+def test_labels_or_user_lists_skip_the_structure_test():
+    X = _two_groups(0, 40, 600)
+    labels = SampleCategories(
+        samples=tuple(f"s{j}" for j in range(40)), labels=tuple("ab"[j >= 20] for j in range(40))
+    )
+    result = rank(_expression(X), labels=labels)
+    assert result.final.diagnostics.get("signal_test") is None
+
+
+def test_aggregate_takes_an_outside_signal_test():
+    pl = planted_lists(seed=3)
+    called = aggregate(pl.rankings, seed=0)
+    assert np.sum(called.statistics["q_value"] <= 0.10) > 5
+    null = aggregate(pl.rankings, seed=0, signal_test={"p_value": 0.6, "summary": "Nothing"})
+    assert not np.any(null.statistics["q_value"] <= 0.10)
+    assert np.array_equal(null.order(), called.order())  # the ranking does not change
+    assert null.diagnostics["signal_test"]["p_value"] == 0.6
+    assert any(n.startswith("Nothing (p = 0.6)") for n in null.diagnostics["notices"])
+    strong = aggregate(pl.rankings, seed=0, signal_test={"p_value": 1e-30})
+    np.testing.assert_array_equal(strong.statistics["q_value"], called.statistics["q_value"])
+    with pytest.raises(ParameterError, match="p_value"):
+        aggregate(pl.rankings, signal_test={"p_value": "high"})
+    with pytest.raises(ParameterError, match="signal test"):
+        aggregate(pl.rankings, "borda", signal_test={"p_value": 0.5})
+
+
+def test_cli_rank_reports_the_structure_test(tmp_path):
+    X = _noise(1, 30, 400)
+    path = tmp_path / "noise.tsv"
+    rows = ["gene\t" + "\t".join(f"s{j}" for j in range(30))]
+    rows += [f"g{i}\t" + "\t".join(f"{v:.6f}" for v in X[:, i]) for i in range(400)]
+    path.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["rank", str(path), "-o", str(out), "--no-report"])
+    assert res.exit_code == 0, res.output
+    manifest = (out / "manifest.json").read_text()
+    assert '"signal_test"' in manifest and "no structure beyond noise" in manifest
