@@ -36,15 +36,15 @@ def _two_groups(seed: int, n: int = 40, m: int = 1500) -> np.ndarray:
 
 def test_noise_has_no_structure_and_groups_have():
     p_noise = [sample_structure_test(_expression(_noise(s)))["p_value"] for s in range(8)]
-    assert min(p_noise) > 0.01 and np.median(p_noise) > 0.2
+    assert np.mean(np.array(p_noise) < 0.05) <= 0.25 and np.median(p_noise) > 0.2
     for s in range(3):
         test = sample_structure_test(_expression(_two_groups(s)), seed=s)
         assert test["p_value"] < 1e-6
         assert test["statistic"] > test["null_mean"] + 20 * test["null_sd"]
     # seeded: the same value twice; the genes are a seeded subset beyond MAX_GENES
-    big = _expression(_noise(0, 30, 2600))
+    big = _expression(_noise(0, 30, 1600))
     a, b = sample_structure_test(big, seed=4), sample_structure_test(big, seed=4)
-    assert a == b and a["genes"] == 2000
+    assert a == b and a["genes"] == 1000
 
 
 @pytest.mark.parametrize(
