@@ -1,4 +1,5 @@
-"""Does the matrix have sample structure for unsupervised rankers to find?
+"""Does the matrix have anything for the data lists to find: sample structure (no labels), or
+an association with the labels?
 
 Without labels, every data list of a run (variance, Laplacian score, SPEC, ...) is a function of
 the expression matrix alone, and the graph rankers rank genes by their alignment with the
@@ -23,7 +24,14 @@ of the largest eigenvalue's distribution): a permutation p-value of B draws coul
 log-normal genes, 20-500 samples x 500-5,000 genes): P(p < 0.05) = 0.047-0.093 and
 P(p < 0.008) = 0.007-0.033 (mildly anti-conservative in the tail).
 
-The test reads at most :data:`MAX_GENES` genes (a seeded random subset) and runs only on dense
+With labels the lists (Fisher score, and the graph rankers on the labels' similarity) are
+functions of the matrix and the labels, and with labels unrelated to the values they agree on
+noise in the same way (60 x 3,000 i.i.d. normal values, random halves as labels: 29 and 72 genes
+at q <= 0.10 in two of four matrices). :func:`label_association_test` is the global test of the
+labels (a permutation test of the mean over the genes of the share of each gene's variance the
+classes explain, the ANOVA R^2; the same Student's t on logs against B label permutations).
+
+The tests read at most :data:`MAX_GENES` genes (a seeded random subset) and runs only on dense
 matrices of at most :data:`MAX_SAMPLES` samples (it costs B + 1 Gram matrices of n x n); it
 returns None where it does not run.
 """
@@ -36,9 +44,9 @@ import numpy as np
 from scipy.sparse.linalg import eigsh
 from scipy.special import stdtr
 
-from kofs.types import Expression
+from kofs.types import Expression, SampleCategories
 
-__all__ = ["sample_structure_test"]
+__all__ = ["label_association_test", "sample_structure_test"]
 
 #: Permuted matrices of the null distribution.
 PERMUTATIONS = 10
@@ -63,13 +71,33 @@ def sample_structure_test(expression: Expression, *, seed: int = 0) -> dict[str,
     eigenvalue), ``null_mean`` and ``null_sd`` (over :data:`PERMUTATIONS` permuted matrices),
     ``p_value``, ``genes`` read and ``permutations``; None for sparse, chunked or too large
     matrices, fewer than 4 samples or non-finite values."""
+    rng = np.random.default_rng(seed)
+    Z = _standardised_genes(expression, rng)
+    if Z is None:
+        return None
+    # genes as rows: permuting each gene's values across the samples keeps rows contiguous
+    W = np.ascontiguousarray(Z.T)
+    observed = _largest_eigenvalue(W)
+    null = np.array([_largest_eigenvalue(rng.permuted(W, axis=1)) for _ in range(PERMUTATIONS)])
+    return {
+        "statistic": observed,
+        "null_mean": float(null.mean()),
+        "null_sd": float(null.std(ddof=1)),
+        "p_value": _log_t_p_value(observed, null),
+        "genes": int(Z.shape[1]),
+        "permutations": PERMUTATIONS,
+    }
+
+
+def _standardised_genes(expression: Expression, rng: np.random.Generator) -> np.ndarray | None:
+    """Up to :data:`MAX_GENES` genes (a seeded subset), centred and scaled: (samples, genes);
+    None where the tests do not run."""
     if expression.is_sparse or expression.is_chunked:
         return None
     X = np.asarray(expression.values, dtype=np.float64)
     n, m = X.shape
     if n < 4 or n > MAX_SAMPLES:
         return None
-    rng = np.random.default_rng(seed)
     cols = np.sort(rng.choice(m, MAX_GENES, replace=False)) if m > MAX_GENES else np.arange(m)
     Z = X[:, cols]
     if not np.all(np.isfinite(Z)):
@@ -78,24 +106,49 @@ def sample_structure_test(expression: Expression, *, seed: int = 0) -> dict[str,
     keep = sd > 1e-12 * (1.0 + np.abs(Z).max(axis=0))
     if keep.sum() < 2:
         return None
-    # genes as rows: permuting each gene's values across the samples keeps rows contiguous
-    W = np.ascontiguousarray(((Z[:, keep] - Z[:, keep].mean(axis=0)) / sd[keep]).T)
-    observed = _largest_eigenvalue(W)
-    null = np.array([_largest_eigenvalue(rng.permuted(W, axis=1)) for _ in range(PERMUTATIONS)])
-    mean, spread = float(null.mean()), float(null.std(ddof=1))
-    B = PERMUTATIONS
+    return (Z[:, keep] - Z[:, keep].mean(axis=0)) / sd[keep]
+
+
+def _log_t_p_value(observed: float, null: np.ndarray) -> float:
+    """Student's t (B - 1 df, prediction factor) of log(observed) against log(null)."""
+    B = null.size
     log_null = np.log(null)
-    log_spread = float(log_null.std(ddof=1))
-    if log_spread > 0:
-        t = (np.log(observed) - log_null.mean()) / (log_spread * np.sqrt(1.0 + 1.0 / B))
-        p = float(stdtr(B - 1, -t))
-    else:
-        p = 0.0 if observed > mean else 1.0
+    spread = float(log_null.std(ddof=1))
+    if spread <= 0:
+        return 0.0 if observed > float(null.mean()) else 1.0
+    t = (np.log(observed) - log_null.mean()) / (spread * np.sqrt(1.0 + 1.0 / B))
+    return float(stdtr(B - 1, -t))
+
+
+def label_association_test(
+    expression: Expression, labels: SampleCategories, *, seed: int = 0
+) -> dict[str, Any] | None:
+    """The global test of ``labels`` (aligned to the samples) on ``expression`` (module
+    docstring): ``statistic`` (the mean R^2 of the genes), ``null_mean`` and ``null_sd`` over
+    :data:`PERMUTATIONS` label permutations, ``p_value``, ``genes``, ``permutations``; None
+    where it does not run (as :func:`sample_structure_test`) or with fewer than two classes."""
+    rng = np.random.default_rng(seed)
+    Z = _standardised_genes(expression, rng)
+    codes = np.asarray(labels.codes)
+    k = int(codes.max()) + 1 if codes.size else 0
+    if Z is None or k < 2 or codes.size != Z.shape[0]:
+        return None
+    n = Z.shape[0]
+
+    def mean_r2(c: np.ndarray) -> float:
+        H = np.zeros((n, k))
+        H[np.arange(n), c] = 1.0
+        counts = H.sum(axis=0)
+        means = (H.T @ Z) / np.maximum(counts, 1.0)[:, None]
+        return float((counts @ means**2).mean() / n)
+
+    observed = mean_r2(codes)
+    null = np.array([mean_r2(rng.permutation(codes)) for _ in range(PERMUTATIONS)])
     return {
         "statistic": observed,
-        "null_mean": mean,
-        "null_sd": spread,
-        "p_value": p,
-        "genes": int(keep.sum()),
-        "permutations": B,
+        "null_mean": float(null.mean()),
+        "null_sd": float(null.std(ddof=1)),
+        "p_value": _log_t_p_value(observed, null),
+        "genes": int(Z.shape[1]),
+        "permutations": PERMUTATIONS,
     }

@@ -123,7 +123,7 @@ def aggregate_supervised(
         list_weights=list_weights,
         list_weight_replicates=replicates,
         covariates=_study_bias(context) if AGGREGATORS.get(method).context else None,
-        signal_test=_structure_test(context, lists, method),
+        signal_test=_signal_test(context, lists, method),
         bootstrap=bootstrap,
         seed=context.seed,
     )
@@ -132,27 +132,41 @@ def aggregate_supervised(
     return fused
 
 
-def _structure_test(context: Context, lists: Sequence[Ranking], method: str) -> dict | None:
-    """The sample-structure test (:mod:`kofs.pipeline.structure`) when every data list is an
-    unsupervised function of the matrix (no labels; every list not a knowledge list comes from
-    a ranker), there are at least two of them and the aggregator takes it; else None."""
-    from kofs.pipeline.structure import sample_structure_test
+def _signal_test(context: Context, lists: Sequence[Ranking], method: str) -> dict | None:
+    """Whether the matrix has anything for the data lists to find (:mod:`kofs.pipeline.structure`):
+    sample structure without labels, an association with the labels with them. Only when every
+    data list (every list not a knowledge list) comes from a ranker -- a function of the matrix
+    and the labels --, there are at least two and the aggregator takes the test; else None."""
+    from kofs.pipeline.structure import label_association_test, sample_structure_test
 
-    if context.categories is not None or not AGGREGATORS.get(method).context:
+    if not AGGREGATORS.get(method).context:
         return None
     data = [r for r in lists if not _knowledge_list(r)]
     if len(data) < 2 or any(r.params.get("ranker") not in RANKERS for r in data):
         return None
-    test = sample_structure_test(context.expression, seed=context.seed)
-    if test is None:
-        return None
-    test["summary"] = (
-        f"The samples show no structure beyond noise: the largest eigenvalue of their "
-        f"correlation over {test['genes']} genes, {test['statistic']:.3g}, is what matrices "
-        f"with each gene's values permuted across the samples give ({test['null_mean']:.3g} "
-        f"+- {test['null_sd']:.2g}); every data list is computed from the matrix alone, so "
-        "their agreement is the noise they share"
+    shared = (
+        "every data list is computed from the matrix{}, so their agreement is the noise they share"
     )
+    if context.categories is None:
+        test = sample_structure_test(context.expression, seed=context.seed)
+        if test is not None:
+            test["name"] = "sample structure (parallel analysis)"
+            test["summary"] = (
+                f"The samples show no structure beyond noise: the largest eigenvalue of their "
+                f"correlation over {test['genes']} genes, {test['statistic']:.3g}, is what "
+                f"matrices with each gene's values permuted across the samples give "
+                f"({test['null_mean']:.3g} +- {test['null_sd']:.2g}); " + shared.format(" alone")
+            )
+        return test
+    test = label_association_test(context.expression, context.categories, seed=context.seed)
+    if test is not None:
+        test["name"] = "label association (permutation global test)"
+        test["summary"] = (
+            f"The labels explain no more of the genes' variance than permuted labels do (mean "
+            f"R^2 over {test['genes']} genes {test['statistic']:.3g}, permuted "
+            f"{test['null_mean']:.3g} +- {test['null_sd']:.2g}); "
+            + shared.format(" and the labels")
+        )
     return test
 
 
