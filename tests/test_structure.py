@@ -140,3 +140,31 @@ def test_cli_rank_reports_the_structure_test(tmp_path):
     assert res.exit_code == 0, res.output
     manifest = (out / "manifest.json").read_text()
     assert '"signal_test"' in manifest and "no structure beyond noise" in manifest
+
+
+def test_kofs_aggregate_takes_a_given_signal_p(tmp_path):
+    """`kofs aggregate --signal-p P` and `kofs.aggregate_lists(..., signal_p=P)`: an outside
+    test of the experiment the lists come from; a p-value outside [0, 1] is a usage error."""
+    from kofs.pipeline.user_lists import aggregate_lists
+
+    pl = planted_lists(seed=3)
+    specs = []
+    for r in pl.rankings:
+        path = tmp_path / f"{r.name}.tsv"
+        rows = ["gene\tscore", *(f"{g}\t{s}" for g, s in zip(r.genes, r.scores, strict=True))]
+        path.write_text("\n".join(rows) + "\n")
+        specs.append(f"{path}:score:desc")
+    free = aggregate_lists(specs)
+    given = aggregate_lists(specs, signal_p=0.6)
+    assert np.sum(free.final.statistics["q_value"] <= 0.10) > 5
+    assert not np.any(given.final.statistics["q_value"] <= 0.10)
+    assert given.final.diagnostics["signal_test"]["p_value"] == 0.6
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["aggregate", *specs, "-o", str(out), "--signal-p", "0.6"])
+    assert res.exit_code == 0, res.output
+    assert '"signal_test"' in (out / "manifest.json").read_text()
+    bad = CliRunner().invoke(
+        main, ["aggregate", *specs, "-o", str(tmp_path / "b"), "--signal-p", "2"]
+    )
+    assert bad.exit_code == 2 and "--signal-p" in bad.output
+    assert not (tmp_path / "b").exists()

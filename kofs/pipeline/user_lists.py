@@ -184,6 +184,7 @@ def aggregate_lists(
     aggregate_param: Mapping[str, Any] | None = None,
     universe: int | str | os.PathLike | Iterable[str] | None = None,
     relevant_genes: str | os.PathLike | Iterable[str] | None = None,
+    signal_p: float | None = None,
     gene_column: str | None = None,
     column: str | None = None,
     direction: str | None = None,
@@ -212,6 +213,10 @@ def aggregate_lists(
         the distinct genes of the lists (RobustRankAggreg's default).
     relevant_genes : path or iterable of str, optional
         Known relevant genes (a prior covariate of ``posterior``; supervised EM for ``em``).
+    signal_p : float, optional
+        The p-value of an outside test that the lists have anything to find (e.g. a global
+        test of the experiment they come from); its no-signal probability joins the fusion's
+        own tests (``posterior`` only; :func:`kofs.aggregate.aggregate`'s ``signal_test``).
     gene_column, column, direction, mageck_side
         Reading options for tables whose spec does not say (see
         :func:`kofs.io.gene_lists.read_ranked_lists`; ``mageck_side`` None means ``"neg"``).
@@ -266,6 +271,13 @@ def aggregate_lists(
         relevant_genes=relevant,
         params=aggregate_param,
         universe=N if universe_ids is None else universe_ids,
+        signal_test=None
+        if signal_p is None
+        else {
+            "name": "given (--signal-p)",
+            "p_value": signal_p,
+            "summary": "The given test finds nothing for the lists to find",
+        },
     )
     t_end = time.perf_counter()
     settings = {

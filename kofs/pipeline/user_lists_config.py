@@ -55,6 +55,15 @@ class AggregateListsConfig:
         None,
         help="Known relevant genes: they supervise the list weights.",
     )
+    signal_p: float | None = opt(
+        "signal_p",
+        "float",
+        None,
+        metavar="P",
+        low=0.0,
+        high=1.0,
+        help="p-value of an outside test that the lists have anything to find (posterior).",
+    )
     universe: str | None = opt(
         "universe",
         "str",
@@ -126,6 +135,7 @@ def run_aggregate_config(
         aggregate_param=config.aggregate_param,
         universe=config.universe,
         relevant_genes=config.relevant_genes,
+        signal_p=config.signal_p,
         gene_column=config.gene_column,
         column=config.score_column,
         direction=config.direction,
