@@ -295,13 +295,13 @@ def posterior_aggregate(
             "q_value": np.minimum((1 - null) * q + null * (1 - fit.rho), 1.0),
             "data_posterior": expit(np.log(fit.rho / (1 - fit.rho)) + fit.list_terms.sum(axis=1)),
         }
+        called = int(np.sum(statistics["q_value"] <= 0.10))
+        effect = (
+            "no gene reaches q <= 0.10"
+            if called == 0
+            else f"the q-values are raised ({called} genes still at q <= 0.10)"
+        )
         if test["p_value"] <= AGREEMENT_ALPHA and beyond["p_value"] > AGREEMENT_ALPHA:
-            called = int(np.sum(statistics["q_value"] <= 0.10))
-            effect = (
-                "no gene reaches q <= 0.10"
-                if called == 0
-                else f"the q-values are raised ({called} genes still at q <= 0.10)"
-            )
             notices.append(
                 f"The data lists agree with each other, but no more than lists sharing noise "
                 f"would (a relevant class does not explain them better than their correlation "
@@ -310,12 +310,6 @@ def posterior_aggregate(
                 "(--labels) or known genes, or a list from other data."
             )
         if signal_test is not None and float(signal_test["p_value"]) > AGREEMENT_ALPHA:
-            called = int(np.sum(statistics["q_value"] <= 0.10))
-            effect = (
-                "no gene reaches q <= 0.10"
-                if called == 0
-                else f"the q-values are raised ({called} genes still at q <= 0.10)"
-            )
             notices.append(
                 f"{signal_test.get('summary', 'An outside test finds no signal for the lists')} "
                 f"(p = {float(signal_test['p_value']):.2g}): {effect}. Give labels (--labels) "

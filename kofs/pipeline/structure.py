@@ -79,14 +79,7 @@ def sample_structure_test(expression: Expression, *, seed: int = 0) -> dict[str,
     W = np.ascontiguousarray(Z.T)
     observed = _largest_eigenvalue(W)
     null = np.array([_largest_eigenvalue(rng.permuted(W, axis=1)) for _ in range(PERMUTATIONS)])
-    return {
-        "statistic": observed,
-        "null_mean": float(null.mean()),
-        "null_sd": float(null.std(ddof=1)),
-        "p_value": _log_t_p_value(observed, null),
-        "genes": int(Z.shape[1]),
-        "permutations": PERMUTATIONS,
-    }
+    return _result(observed, null, Z.shape[1])
 
 
 def _standardised_genes(expression: Expression, rng: np.random.Generator) -> np.ndarray | None:
@@ -107,6 +100,17 @@ def _standardised_genes(expression: Expression, rng: np.random.Generator) -> np.
     if keep.sum() < 2:
         return None
     return (Z[:, keep] - Z[:, keep].mean(axis=0)) / sd[keep]
+
+
+def _result(observed: float, null: np.ndarray, genes: int) -> dict[str, Any]:
+    return {
+        "statistic": observed,
+        "null_mean": float(null.mean()),
+        "null_sd": float(null.std(ddof=1)),
+        "p_value": _log_t_p_value(observed, null),
+        "genes": int(genes),
+        "permutations": PERMUTATIONS,
+    }
 
 
 def _log_t_p_value(observed: float, null: np.ndarray) -> float:
@@ -144,11 +148,4 @@ def label_association_test(
 
     observed = mean_r2(codes)
     null = np.array([mean_r2(rng.permutation(codes)) for _ in range(PERMUTATIONS)])
-    return {
-        "statistic": observed,
-        "null_mean": float(null.mean()),
-        "null_sd": float(null.std(ddof=1)),
-        "p_value": _log_t_p_value(observed, null),
-        "genes": int(Z.shape[1]),
-        "permutations": PERMUTATIONS,
-    }
+    return _result(observed, null, Z.shape[1])

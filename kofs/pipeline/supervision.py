@@ -144,29 +144,26 @@ def _signal_test(context: Context, lists: Sequence[Ranking], method: str) -> dic
     data = [r for r in lists if not _knowledge_list(r)]
     if len(data) < 2 or any(r.params.get("ranker") not in RANKERS for r in data):
         return None
-    shared = (
-        "every data list is computed from the matrix{}, so their agreement is the noise they share"
-    )
     if context.categories is None:
         test = sample_structure_test(context.expression, seed=context.seed)
-        if test is not None:
-            test["name"] = "sample structure (parallel analysis)"
-            test["summary"] = (
-                f"The samples show no structure beyond noise: the largest eigenvalue of their "
-                f"correlation over {test['genes']} genes, {test['statistic']:.3g}, is what "
-                f"matrices with each gene's values permuted across the samples give "
-                f"({test['null_mean']:.3g} +- {test['null_sd']:.2g}); " + shared.format(" alone")
-            )
-        return test
-    test = label_association_test(context.expression, context.categories, seed=context.seed)
-    if test is not None:
-        test["name"] = "label association (permutation global test)"
-        test["summary"] = (
-            f"The labels explain no more of the genes' variance than permuted labels do (mean "
-            f"R^2 over {test['genes']} genes {test['statistic']:.3g}, permuted "
-            f"{test['null_mean']:.3g} +- {test['null_sd']:.2g}); "
-            + shared.format(" and the labels")
+        name = "sample structure (parallel analysis)"
+        found = (
+            "The samples show no structure beyond noise: the largest eigenvalue of their "
+            "correlation over {genes} genes, {statistic:.3g}, is what matrices with each gene's "
+            "values permuted across the samples give ({null_mean:.3g} +- {null_sd:.2g}); every "
+            "data list is computed from the matrix alone"
         )
+    else:
+        test = label_association_test(context.expression, context.categories, seed=context.seed)
+        name = "label association (permutation global test)"
+        found = (
+            "The labels explain no more of the genes' variance than permuted labels do (mean "
+            "R^2 over {genes} genes {statistic:.3g}, permuted {null_mean:.3g} +- {null_sd:.2g}); "
+            "every data list is computed from the matrix and the labels"
+        )
+    if test is not None:
+        test["name"] = name
+        test["summary"] = found.format(**test) + ", so their agreement is the noise they share"
     return test
 
 
