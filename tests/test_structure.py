@@ -168,3 +168,17 @@ def test_kofs_aggregate_takes_a_given_signal_p(tmp_path):
     )
     assert bad.exit_code == 2 and "--signal-p" in bad.output
     assert not (tmp_path / "b").exists()
+
+
+def test_a_small_design_is_not_tested_by_label_permutations():
+    """3 vs 3 samples have 10 distinct relabellings: no permutation p-value can be small, so
+    the label test steps aside and the fusion's calls stay (a common bulk design)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 800))
+    X[:3, :60] += 4.0
+    e, labels = _expression(X), _halves(6)
+    assert label_association_test(e, labels) is None
+    result = rank(e, labels=labels)
+    assert result.final.diagnostics.get("signal_test") is None
+    assert np.sum(result.final.statistics["q_value"] <= 0.10) > 0
+    assert label_association_test(_expression(rng.normal(size=(14, 800))), _halves(14))

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 from scipy.sparse.linalg import eigsh
-from scipy.special import stdtr
+from scipy.special import gammaln, stdtr
 
 from kofs.types import Expression, SampleCategories
 
@@ -54,6 +54,10 @@ PERMUTATIONS = 10
 MAX_GENES = 1000
 #: Largest number of samples tested (dense n x n Gram matrices).
 MAX_SAMPLES = 1000
+#: Fewest distinct relabellings of the samples for the label test (3 vs 3 samples have 10, 6 vs
+#: 6 have 462, 7 vs 7 1,716): below, no permutation p-value can be small, and a small design
+#: must not lose its calls to a test that cannot resolve it.
+MIN_RELABELLINGS = 1000
 
 
 def _largest_eigenvalue(W: np.ndarray) -> float:
@@ -130,12 +134,22 @@ def label_association_test(
     """The global test of ``labels`` (aligned to the samples) on ``expression`` (module
     docstring): ``statistic`` (the mean R^2 of the genes), ``null_mean`` and ``null_sd`` over
     :data:`PERMUTATIONS` label permutations, ``p_value``, ``genes``, ``permutations``; None
-    where it does not run (as :func:`sample_structure_test`) or with fewer than two classes."""
-    rng = np.random.default_rng(seed)
-    Z = _standardised_genes(expression, rng)
+    where it does not run (as :func:`sample_structure_test`), with fewer than two classes or
+    fewer than :data:`MIN_RELABELLINGS` distinct relabellings."""
     codes = np.asarray(labels.codes)
     k = int(codes.max()) + 1 if codes.size else 0
-    if Z is None or k < 2 or codes.size != Z.shape[0]:
+    if k < 2 or codes.size != expression.n_samples:
+        return None
+    # distinct relabellings (at least the multinomial over k!): with few (3 vs 3: 10) a
+    # permutation repeats the observed partition often and no p-value below 1/that exists
+    sizes = np.bincount(codes, minlength=k)
+    if gammaln(codes.size + 1) - gammaln(sizes + 1).sum() - gammaln(k + 1) < np.log(
+        MIN_RELABELLINGS
+    ):
+        return None
+    rng = np.random.default_rng(seed)
+    Z = _standardised_genes(expression, rng)
+    if Z is None:
         return None
     n = Z.shape[0]
 
