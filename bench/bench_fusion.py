@@ -343,11 +343,8 @@ def matrix_table(seeds: int) -> list[str]:
             elif k == "signal_p":
                 cells.append(f"{np.nanmedian(v):.2g}")
             else:
-                cells.append(
-                    f"{np.nanmean(v):.2f}"
-                    if k != "calls" and k != "t_calls"
-                    else f"{np.nanmean(v):.1f}"
-                )
+                digits = 1 if k in ("calls", "t_calls") else 2
+                cells.append(f"{np.nanmean(v):.{digits}f}")
         lines.append(f"| {s.name} | " + " | ".join(cells) + " |")
         print(lines[-1], flush=True)
     return lines
@@ -355,7 +352,7 @@ def matrix_table(seeds: int) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--seeds", type=int, help="seeds per scenario (10; --matrices: 5)")
     ap.add_argument("--genes", type=int, default=3000)
     ap.add_argument("--relevant", type=int, default=90)
     ap.add_argument("--quick", action="store_true", help="3 seeds")
@@ -368,9 +365,9 @@ def main() -> None:
         timing()
         return
     if a.matrices:
-        print("\n".join(matrix_table(5 if a.seeds == 10 else a.seeds)))
+        print("\n".join(matrix_table(a.seeds or 5)))
         return
-    lines = table(3 if a.quick else a.seeds, a.genes, a.relevant)
+    lines = table(3 if a.quick else a.seeds or 10, a.genes, a.relevant)
     print("\n".join(lines))
 
 

@@ -149,7 +149,8 @@ def aggregate(
         else it reports, kept in ``diagnostics["signal_test"]``; ``summary``: one sentence
         saying what it found, for the notice). Its no-signal probability joins those of the
         fusion's own tests (only ``posterior``). ``kofs rank`` gives the sample-structure
-        test of a run whose data lists are all unsupervised (:mod:`kofs.pipeline.structure`).
+        test (no labels) or the label-association test (labels) when every data list comes
+        from a ranker (:mod:`kofs.pipeline.structure`).
     bootstrap : int
         Bootstrap replicates of the weight intervals (0 = none).
     seed : int

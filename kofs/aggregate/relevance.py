@@ -117,9 +117,10 @@ def posterior_aggregate(
     """Fit the posterior-relevance model on a rank matrix (module docstring).
 
     ``signal_test``: an outside test that the data lists have anything to find (its
-    ``p_value``, and what it measured; ``kofs rank`` gives the sample-structure test of a run
-    whose data lists are all unsupervised, :mod:`kofs.pipeline.structure`): its no-signal
-    probability joins those of the agreement and relevant-class tests.
+    ``p_value``, and what it measured; ``kofs rank`` gives the sample-structure or the
+    label-association test when every data list comes from a ranker,
+    :mod:`kofs.pipeline.structure`): its no-signal probability joins those of the agreement and
+    relevant-class tests.
 
     Returns the fused scores (posterior log-odds), the list weights and ``info`` (with
     ``statistics`` and ``diagnostics`` entries for the runner).
@@ -251,8 +252,7 @@ def posterior_aggregate(
                 "normal score, each list counting equally, and no gene's posterior is above its "
                 "prior. Give labels (--labels) or known genes to learn which list to trust."
             )
-        lfdr = 1.0 - fit.posterior
-        q = q_values(lfdr, scores)
+        lfdr = 1.0 - fit.posterior  # the plug-in one, without refits
         if resamples > 0 and not no_class:
             resampled = half_sample_fits(
                 fit,
@@ -277,7 +277,7 @@ def posterior_aggregate(
                 max_prior=max_prior,
                 n_bins=n_bins,
             )
-            q = q_values(lfdr, scores)
+        q = q_values(lfdr, scores)
         # the chance that the lists share no signal at all (then no gene can be told from the
         # others), or that their agreement is only their correlation (shared noise: lists
         # computed from one data set agree also where no gene is relevant): each test's p-value

@@ -79,9 +79,14 @@ def sample_structure_test(expression: Expression, *, seed: int = 0) -> dict[str,
     eigenvalue), ``null_mean`` and ``null_sd`` (over :data:`PERMUTATIONS` permuted matrices),
     ``p_value``, ``genes`` read and ``permutations``; None for sparse, chunked or too large
     matrices, fewer than 4 samples or non-finite values."""
+    X = _dense_values(expression)
+    if X is None:
+        return None
     rng = np.random.default_rng(seed)
-    Z = _standardised_genes(expression, rng)
-    if Z is None:
+    m = X.shape[1]
+    cols = np.sort(rng.choice(m, MAX_GENES, replace=False)) if m > MAX_GENES else np.arange(m)
+    Z = _standardised(X[:, cols])
+    if Z is None or Z.shape[1] < 2:
         return None
     # genes as rows: permuting each gene's values across the samples keeps rows contiguous
     W = np.ascontiguousarray(Z.T)
@@ -90,32 +95,32 @@ def sample_structure_test(expression: Expression, *, seed: int = 0) -> dict[str,
     return _result(observed, null, Z.shape[1])
 
 
-def _standardised_genes(expression: Expression, rng: np.random.Generator) -> np.ndarray | None:
-    """Up to :data:`MAX_GENES` genes (a seeded subset), centred and scaled: (samples, genes);
-    None where the tests do not run."""
+def _dense_values(expression: Expression) -> np.ndarray | None:
+    """The matrix as float64 where the tests run (dense, 4 to :data:`MAX_SAMPLES` samples)."""
     if expression.is_sparse or expression.is_chunked:
         return None
-    X = np.asarray(expression.values, dtype=np.float64)
-    n, m = X.shape
-    if n < 4 or n > MAX_SAMPLES:
+    if not 4 <= expression.n_samples <= MAX_SAMPLES:
         return None
-    cols = np.sort(rng.choice(m, MAX_GENES, replace=False)) if m > MAX_GENES else np.arange(m)
-    Z = X[:, cols]
+    return np.asarray(expression.values, dtype=np.float64)
+
+
+def _standardised(Z: np.ndarray) -> np.ndarray | None:
+    """The genes (columns) of ``Z`` that vary, centred and scaled; None if a value is not
+    finite."""
     if not np.all(np.isfinite(Z)):
         return None
     sd = Z.std(axis=0)
     keep = sd > 1e-12 * (1.0 + np.abs(Z).max(axis=0))
-    if keep.sum() < 2:
-        return None
     return (Z[:, keep] - Z[:, keep].mean(axis=0)) / sd[keep]
 
 
-def _result(observed: float, null: np.ndarray, genes: int) -> dict[str, Any]:
+def _result(observed: float, null: np.ndarray, genes: int, p: float | None = None) -> dict:
+    """A test's record; ``p``: its p-value when not the log-t one of ``observed``."""
     return {
         "statistic": observed,
         "null_mean": float(null.mean()),
         "null_sd": float(null.std(ddof=1)),
-        "p_value": _log_t_p_value(observed, null),
+        "p_value": _log_t_p_value(observed, null) if p is None else p,
         "genes": int(genes),
         "permutations": PERMUTATIONS,
     }
@@ -147,17 +152,15 @@ def label_association_test(
     codes = np.asarray(labels.codes)
     k = int(codes.max()) + 1 if codes.size else 0
     n = codes.size
-    if k < 2 or n != expression.n_samples or n < 4 or n > MAX_SAMPLES:
-        return None
-    if expression.is_sparse or expression.is_chunked:
+    if k < 2 or n != expression.n_samples:
         return None
     # distinct relabellings (at least the multinomial over k!): with few (3 vs 3: 10) a
     # permutation repeats the observed partition often and no p-value below 1/that exists
     sizes = np.bincount(codes, minlength=k)
     if gammaln(n + 1) - gammaln(sizes + 1).sum() - gammaln(k + 1) < np.log(MIN_RELABELLINGS):
         return None
-    X = np.asarray(expression.values, dtype=np.float64)
-    if not np.all(np.isfinite(X)):
+    X = _dense_values(expression)
+    if X is None:
         return None
     rng = np.random.default_rng(seed)
     labellings = [codes] + [rng.permutation(codes) for _ in range(PERMUTATIONS)]
@@ -169,29 +172,25 @@ def label_association_test(
     top = np.zeros(len(labellings))
     genes = 0
     for start in range(0, X.shape[1], GENE_BLOCK):
-        Z = X[:, start : start + GENE_BLOCK]
-        sd = Z.std(axis=0)
-        keep = sd > 1e-12 * (1.0 + np.abs(Z).max(axis=0))
-        if not keep.any():
-            continue
-        Z = (Z[:, keep] - Z[:, keep].mean(axis=0)) / sd[keep]
+        Z = _standardised(X[:, start : start + GENE_BLOCK])
+        if Z is None:
+            return None
         genes += Z.shape[1]
         # R^2 of each gene and labelling: sum over classes of n_k mean_k^2, over n
         r2 = np.einsum("bkg->bg", np.einsum("bkn,ng->bkg", H, Z) ** 2) / n
         total += r2.sum(axis=1)
-        top = np.maximum(top, r2.max(axis=1))
+        top = np.maximum(top, r2.max(axis=1, initial=0.0))
     if genes < 2:
         return None
     mean_r2 = total / genes
     p_mean = _log_t_p_value(float(mean_r2[0]), mean_r2[1:])
     p_max = _log_t_p_value(float(top[0]), top[1:])
-    out = _result(float(mean_r2[0]), mean_r2[1:], genes)
+    out = _result(float(mean_r2[0]), mean_r2[1:], genes, p=min(1.0, 2.0 * min(p_mean, p_max)))
     out.update(
         max_statistic=float(top[0]),
         max_null_mean=float(top[1:].mean()),
         max_null_sd=float(top[1:].std(ddof=1)),
         p_mean=p_mean,
         p_max=p_max,
-        p_value=min(1.0, 2.0 * min(p_mean, p_max)),
     )
     return out
