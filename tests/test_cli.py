@@ -74,8 +74,10 @@ def test_rank_writes_outputs(small, tmp_path):
     ranking = pd.read_csv(out / "ranking.tsv", sep="\t")
     assert list(ranking.columns[:3]) == ["gene", "rank", "score"]
     lists = [c.split(":", 1)[1] for c in ranking.columns if c.startswith("rank:")]
-    # spec-phi1 is out of the default plan (docs/aggregation.md, "Defaults")
-    assert set(lists) == {"variance", "fisher", "laplacian", "spec-phi2", "spec-phi3"}
+    # with labels a dense matrix's default plan is the calibrated Fisher list alone
+    # (defaults version 6: docs/aggregation.md, "Labels: the F test's null")
+    assert set(lists) == {"fisher"}
+    assert {"posterior", "lfdr", "q_value"} <= set(ranking.columns)
     assert sorted(ranking["gene"]) == sorted(genes)
     assert ranking["rank"].iloc[0] == 1
     # the planted genes lead the fused list (default: posterior with label supervision; on
@@ -169,9 +171,9 @@ def test_supervised_em_with_relevant_genes(small, tmp_path):
     ("args", "needle"),
     [
         (["--rankers", "fishr"], "did you mean 'fisher'"),
-        (["--param", "laplacian.kk=3"], "kk"),
+        (["--rankers", "fisher,laplacian", "--param", "laplacian.kk=3"], "kk"),
         (["--param", "nonsense"], "NAME.KEY=VALUE"),
-        (["--param", "laplacian.k=abc"], "must be an int"),
+        (["--rankers", "fisher,laplacian", "--param", "laplacian.k=abc"], "must be an int"),
     ],
 )
 def test_bad_options_exit_2_with_one_line(small, tmp_path, args, needle):

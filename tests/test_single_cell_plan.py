@@ -11,7 +11,7 @@ import scipy.sparse as sp
 import kofs
 from kofs.datasets import splat_counts
 from kofs.knowledge.programmes import independent_programmes, list_nuisance, named_programmes
-from kofs.pipeline.presets import default_plan
+from kofs.pipeline.presets import DEFAULTS_VERSION, default_plan
 from kofs.rankers import run_ranker
 from kofs.types import Expression, Ranking
 
@@ -41,6 +41,13 @@ def test_plans_of_version_5():
     assert default_plan("5", sparse=True, labels=True) == ("fisher",)
     assert "laplacian" in default_plan("5")  # dense (bulk) matrices keep their plan
     assert default_plan("1", sparse=True, labels=True) == default_plan("1")  # fallbacks
+
+
+def test_version_6_gives_labelled_dense_data_fisher_alone():
+    assert default_plan("6", labels=True)[0] == "fisher"
+    assert "laplacian" not in default_plan("6", labels=True)
+    assert "laplacian" in default_plan("6") and default_plan("6", sparse=True) == ("hotspot",)
+    assert default_plan("6", sparse=True, labels=True) == ("fisher",)
 
 
 @pytest.mark.slow
@@ -145,7 +152,7 @@ def test_list_nuisance_reports_each_lists_share(sim, expr):
 def test_rank_default_plan_on_counts(sim):
     res = kofs.rank(sim.X, bootstrap=0, threads=2)
     assert [r.name for r in res.lists] == ["hotspot"]
-    assert res.settings["defaults"] == "5"
+    assert res.settings["defaults"] == DEFAULTS_VERSION
     assert "nuisance" in res.lists[0].info and res.markers is None
 
 

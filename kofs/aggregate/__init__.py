@@ -16,6 +16,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from kofs._compute.canonical import canonical_rows
+from kofs.aggregate.nulls import null_p_matrix
 from kofs.aggregate.partial import complete_ranks, partial_rank_matrix
 from kofs.errors import ParameterError
 from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR, RANKERS, resolve_params
@@ -283,6 +284,9 @@ def _aggregate(
         }
         if signal_test is not None:
             extra["signal_test"] = dict(signal_test)
+        P = null_p_matrix(rankings, genes)
+        if P is not None:
+            extra["null_p"] = P[np.ix_(rows, cols)]
         if HO is not None:
             extra["held_out"] = (HO[0][np.ix_(rows, cols)], HO[1][np.ix_(rows, cols)])
     partial = bool(np.isnan(R).any()) or N > m

@@ -12,6 +12,13 @@ background genes are pushed down exactly as far as the relevant genes above them
 An observation is an interval ``[ulo, uhi]`` of u (a rank, a tie block, or "below the list"
 for a partial list), i.e. the interval ``[s(uhi), s(ulo)]`` of latent score; its probability
 under each class and the class's mean score inside it are what the aggregator needs.
+
+A *calibrated* list reports each gene's p-value under a known null distribution of its
+statistic (an F test of the labels) in place of its position: ``u = p`` is uniform for
+background genes whatever the others do, so its latent score is ``Q^-1(p)`` (``rho = 0`` in
+the map above): the two-groups model with the theoretical null (Efron 2008), in which the
+distribution of the p-values shows how many genes are relevant, where a ranking's positions
+cannot.
 """
 
 from __future__ import annotations
@@ -254,12 +261,16 @@ def interval_terms(
     rho: np.ndarray | float,
     *,
     scores: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    calibrated: np.ndarray | bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Class terms of position intervals ``[ulo, uhi]`` (broadcast with ``mu``, and with
     ``rho`` when it is an array).
 
     ``scores``: the latent scores ``(s(ulo), s(uhi), s(mid))`` when already known (else
-    computed by :func:`mixture_scores`).
+    computed by :func:`mixture_scores`). ``calibrated`` (per element, or one for all): the
+    interval is one of null p-values, not of positions (module docstring): its scores are
+    ``Q^-1(u)`` whatever mu and rho, and its width is its background probability, not its
+    mixture probability.
 
     Returns
     -------
@@ -276,9 +287,10 @@ def interval_terms(
     ulo = np.asarray(ulo, dtype=np.float64)
     uhi = np.asarray(uhi, dtype=np.float64)
     if scores is None:
-        s_top = mixture_scores(ulo, mu, rho)  # higher score = nearer the top
-        s_bot = mixture_scores(uhi, mu, rho)
-        s_mid = mixture_scores(0.5 * (ulo + uhi), mu, rho)
+        rho_map = np.where(calibrated, 0.0, rho) if np.any(calibrated) else rho
+        s_top = mixture_scores(ulo, mu, rho_map)  # higher score = nearer the top
+        s_bot = mixture_scores(uhi, mu, rho_map)
+        s_mid = mixture_scores(0.5 * (ulo + uhi), mu, rho_map)
     else:
         s_top, s_bot, s_mid = scores
     mu = np.broadcast_to(np.asarray(mu, dtype=np.float64), s_top.shape)
@@ -302,10 +314,15 @@ def interval_terms(
         m0 = np.where(np.isfinite(m0), m0, s_mid[wide])
         mean1[wide] = m1
         mean0[wide] = m0
-        # rho P1 + (1 - rho) P0 = the interval's width: the class shares of the mixture mean
+        # rho P1 + (1 - rho) P0 = the interval's width for positions (for null p-values, P0):
+        # the class shares of the mixture mean
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             r = np.broadcast_to(rho, s_top.shape)[wide] if np.ndim(rho) > 0 else rho
-            share = np.clip(r * np.exp(log_p1) / np.maximum(uhi[wide] - ulo[wide], 1e-300), 0, 1)
+            width = np.maximum(uhi[wide] - ulo[wide], 1e-300)
+            if np.any(calibrated):
+                cal = np.broadcast_to(calibrated, s_top.shape)[wide]
+                width = np.where(cal, r * np.exp(log_p1) + (1 - r) * np.exp(log_p0), width)
+            share = np.clip(r * np.exp(log_p1) / np.maximum(width, 1e-300), 0, 1)
         mean[wide] = np.where(np.isfinite(share), share * m1 + (1 - share) * m0, s_mid[wide])
     # an empty or uninformative interval carries nothing
     log_lr = np.where(np.isfinite(log_lr), log_lr, 0.0)

@@ -9,8 +9,11 @@ genes (NaN rank) has ``[n/M, 1]`` (censored: "below the list"); ``[0, 1]`` is no
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 import numpy as np
+from scipy.special import log_ndtr
 
 __all__ = [
     "Coded",
@@ -192,22 +195,50 @@ class Coded:
         return int(self.lo.size)
 
 
+#: Normal scores ``Q^-1(p)`` spanned by the bins of a calibrated list's p-values (p from
+#: 1e-300 to 1 - 1e-19).
+_Z_SPAN = (-9.0, 37.0)
+
+
+def _p_edges(n_bins: int) -> np.ndarray:
+    """Bin edges of null p-values (:func:`code_intervals`): evenly spaced in normal score."""
+    z = np.linspace(_Z_SPAN[1], _Z_SPAN[0], max(n_bins - 1, 2))
+    with np.errstate(under="ignore"):
+        inner = np.exp(log_ndtr(-z))
+    return np.unique(np.concatenate([[0.0], inner, [1.0]]))
+
+
 def code_intervals(
-    lo: np.ndarray, hi: np.ndarray, *, n_bins: int = 512, single: int = 100
+    lo: np.ndarray,
+    hi: np.ndarray,
+    *,
+    n_bins: int = 512,
+    single: int = 100,
+    calibrated: np.ndarray | None = None,
 ) -> Coded:
     """Coarsen each gene's interval to its u-bin unless its own interval (a tie block, the
     absent block, a masked observation) is wider than the bin; identical intervals share a
-    code. Bins: the first ``single`` positions alone, then geometric (``n_bins`` in all)."""
+    code. Bins: the first ``single`` positions alone, then geometric (``n_bins`` in all);
+    for a ``calibrated`` list (its u are null p-values, which reach far below 1 / M), evenly
+    spaced in normal score."""
     M, L = lo.shape
-    edges = _bin_edges(M, n_bins, single)
-    nb = len(edges) - 1
-    locate = _BinLocator(edges, M)
-    width = (edges[1:] - edges[:-1]) * (1 + 1e-9)  # a narrow observation fits in its bin
+    cal = np.zeros(L, dtype=bool) if calibrated is None else np.asarray(calibrated, dtype=bool)
     codes = np.empty((M, L), dtype=np.int64)
     los, his, owner = [], [], []
     offsets = np.zeros(L + 1, dtype=np.int64)
     total = 0
+    bins: dict[bool, tuple[np.ndarray, Any]] = {}
     for j in range(L):
+        if bool(cal[j]) not in bins:
+            if cal[j]:
+                e = _p_edges(n_bins)
+                bins[True] = (e, partial(np.searchsorted, e, side="right"))
+            else:
+                e = _bin_edges(M, n_bins, single)
+                bins[False] = (e, _BinLocator(e, M))
+        edges, locate = bins[bool(cal[j])]
+        nb = len(edges) - 1
+        width = (edges[1:] - edges[:-1]) * (1 + 1e-9)  # a narrow observation fits in its bin
         mid = 0.5 * (lo[:, j] + hi[:, j])
         k = np.clip(locate(mid) - 1, 0, nb - 1)
         wide = (hi[:, j] - lo[:, j]) > width[k]

@@ -156,6 +156,8 @@ class PosteriorFit:
     refitted : bool
         With label weights: whether the parameters were re-fitted under them
         (:func:`kofs.aggregate.uncertainty.tempered_fit`).
+    calibrated : ndarray of bool (D,), optional
+        The data lists whose observations are null p-values (module docstring).
     """
 
     mu: np.ndarray
@@ -174,6 +176,14 @@ class PosteriorFit:
     iterations: int
     converged: bool
     refitted: bool = False
+    calibrated: np.ndarray | None = None
+
+    @property
+    def null_calibrated(self) -> np.ndarray:
+        """Which data lists are calibrated (their u are null p-values; module docstring)."""
+        if self.calibrated is None:
+            return np.zeros(len(self.mu), dtype=bool)
+        return np.asarray(self.calibrated, dtype=bool)
 
     @property
     def posterior(self) -> np.ndarray:
@@ -303,6 +313,7 @@ class _Problem:
         dependence: bool = True,
         tempering: np.ndarray | None = None,
         collapse: bool = False,
+        calibrated: np.ndarray | None = None,
     ) -> None:
         codes = coded.codes
         self.gene_weights = weights  # of the genes, before any collapse
@@ -314,6 +325,10 @@ class _Problem:
         self.w = weights
         self.max_prior = max_prior
         self.M, self.D = codes.shape
+        self.cal = (
+            np.zeros(self.D, dtype=bool) if calibrated is None else np.asarray(calibrated, bool)
+        )
+        self.cal_code = self.cal[coded.list_of]  # of each coded interval
         # genes x coded intervals: one 1 per (gene, list); a list's evidence = A @ values, the
         # M-step's sums = A.T @ (w p). Row i holds its D codes, increasing with the list (each
         # list's codes follow the previous list's), so the CSR arrays are the codes themselves
@@ -356,6 +371,11 @@ class _Problem:
         """Per coded interval: log LR, mean1, mean0, mean at (mu, rho) (latent scores
         interpolated from a 129-point grid of exact solutions per list)."""
         c = self.coded
+        if self.cal.any():  # a calibrated list's scores are its p-values' normal scores
+            s = self._points.scores(score_grid(mu, np.where(self.cal, 0.0, rho), _COARSE))
+            return interval_terms(
+                c.lo, c.hi, mu[c.list_of], rho, scores=(s[0], s[1], s[2]), calibrated=self.cal_code
+            )
         s = self._points.scores(score_grid(mu, rho, _COARSE))
         return interval_terms(c.lo, c.hi, mu[c.list_of], rho, scores=(s[0], s[1], s[2]))
 
@@ -519,6 +539,7 @@ class _Stack:
         self.parts = parts
         self.B, self.D, self.P = len(parts), first.D, first.P
         self.v = first.v
+        self.cal = first.cal
         S = np.asarray(S, dtype=np.float64)
         self.S = np.broadcast_to(S, (self.B, self.D, self.D)) if S.ndim == 2 else S
         self.fixed_mu = fixed_mu
@@ -533,6 +554,7 @@ class _Stack:
         self.code_block = np.repeat(np.arange(self.B), sizes)
         self.code_list = np.concatenate([p.coded.list_of for p in parts])
         self.cell = self.code_block * self.D + self.code_list  # (fit, list) of each interval
+        self.cal_code = self.cal[self.code_list]
         codes = np.vstack([p.codes + o for p, o in zip(parts, offsets.tolist(), strict=True)])
         M, D = codes.shape
         # as in _Problem: one 1 per (row, list), the codes increasing along a row
@@ -580,10 +602,13 @@ class _Stack:
         mu, beta = theta[:, :D], theta[:, D:]
         eta = self._eta(beta)
         rho = self._rho(beta, eta)
-        s = self._points.scores(score_grid(mu.ravel(), np.repeat(rho, D), _COARSE))
+        rows = np.repeat(rho, D)
+        if self.cal.any():  # calibrated lists: rho = 0 in their map (module docstring)
+            rows = np.where(np.tile(self.cal, B), 0.0, rows)
+        s = self._points.scores(score_grid(mu.ravel(), rows, _COARSE))
         llr, mean1, _, mean = interval_terms(
             self.lo, self.hi, mu.ravel()[self.cell], rho[self.code_block],
-            scores=(s[0], s[1], s[2]),
+            scores=(s[0], s[1], s[2]), calibrated=self.cal_code if self.cal.any() else False,
         )  # fmt: skip
         ev = self.A @ (llr * self.v[self.code_list])
         if self.dependence:
@@ -615,7 +640,7 @@ class _Stack:
 
     def _log_likelihood(self, log_odds, eta, llr, mean, rho) -> np.ndarray:
         """Each fit's :func:`kofs.aggregate.posterior.log_likelihood` with its copula terms."""
-        per_list = _list_log_density(llr, rho[self.code_block])
+        per_list = np.where(self.cal_code, 0.0, _list_log_density(llr, rho[self.code_block]))
         total = np.logaddexp(0.0, log_odds) - np.logaddexp(0.0, eta)
         total -= self.A @ (per_list * self.v[self.code_list])
         if self.D > 1:
@@ -715,7 +740,8 @@ def _binned_log_likelihood(problem: _Problem, theta: np.ndarray) -> float:
     codes = problem.codes
     terms = gene_terms(llr[codes], mean[codes], mu, S, problem.v)
     log_odds = eta + terms.sum(axis=1)
-    per_list = _list_log_density(llr, rho)[codes]  # per coded interval, then per gene
+    # per coded interval, then per gene
+    per_list = np.where(problem.cal_code, 0.0, _list_log_density(llr, rho))[codes]
     return log_likelihood(log_odds, eta, llr, problem.v, rho, problem.w, per_list=per_list)
 
 
@@ -739,26 +765,32 @@ def _standardise(
 
 
 def exact_list_terms(
-    lo: np.ndarray, hi: np.ndarray, mu: np.ndarray, rho: float
+    lo: np.ndarray,
+    hi: np.ndarray,
+    mu: np.ndarray,
+    rho: float,
+    calibrated: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per gene and data list: ``log LR`` of its exact interval and the interval's mean latent
-    score under the mixture, at (mu, rho)."""
+    score under the mixture, at (mu, rho); ``calibrated`` lists' u are null p-values."""
     M, D = lo.shape
     llr = np.zeros((M, D))
     mean = np.zeros((M, D))
-    shift = score_grid(mu, rho, GRID_Q)
+    cal = np.zeros(D, dtype=bool) if calibrated is None else np.asarray(calibrated, bool)
+    shift = score_grid(mu, np.where(cal, 0.0, rho) if cal.any() else rho, GRID_Q)
     for j in range(D):
         m = float(mu[j])
+        rj = 0.0 if cal[j] else rho
         s_mid = grid_scores_q(normal_quantiles(0.5 * (lo[:, j] + hi[:, j])), shift[j], GRID_Q)
         # the ends' scores enter only for the intervals that are not narrow (ties, censored
         # and masked blocks): solved exactly there
         s_top, s_bot = s_mid.copy(), s_mid.copy()
         wide = ~narrow(lo[:, j], hi[:, j])
         if wide.any():
-            s_top[wide] = mixture_scores(lo[wide, j], m, rho)
-            s_bot[wide] = mixture_scores(hi[wide, j], m, rho)
+            s_top[wide] = mixture_scores(lo[wide, j], m, rj)
+            s_bot[wide] = mixture_scores(hi[wide, j], m, rj)
         llr[:, j], _, _, mean[:, j] = interval_terms(
-            lo[:, j], hi[:, j], m, rho, scores=(s_top, s_bot, s_mid)
+            lo[:, j], hi[:, j], m, rho, scores=(s_top, s_bot, s_mid), calibrated=bool(cal[j])
         )
     return llr, mean
 
@@ -785,6 +817,7 @@ def log_likelihood(
     per_list: np.ndarray | None = None,
     scores: np.ndarray | None = None,
     correlation: np.ndarray | None = None,
+    calibrated: np.ndarray | None = None,
 ) -> float:
     """The (composite) log-likelihood of the observations relative to the null model in
     which no list is informative (every position uniform, the lists independent): ``sum_i
@@ -792,6 +825,8 @@ def log_likelihood(
     each list's background density of its own positions (``P0 = width / (rho LR + 1 -
     rho)``): one list alone gains exactly nothing, whatever mu (its positions are uniform
     under the model). ``per_list``: :func:`_list_log_density` of ``llr`` when already known.
+    A ``calibrated`` list (its u are null p-values) has no such part: the null model's
+    density of its p-values is 1, and how they gather near 0 is evidence of the relevant class.
 
     With ``scores`` (M, D, the lists' latent scores; the interval's mean score for tied and
     censored positions) and ``correlation`` S, the lists' background Gaussian copula
@@ -803,6 +838,8 @@ def log_likelihood(
     mix = np.logaddexp(0.0, log_odds) - np.logaddexp(0.0, eta)
     if per_list is None:
         per_list = _list_log_density(llr, rho)
+        if calibrated is not None and np.any(calibrated):
+            per_list = np.where(np.asarray(calibrated, bool), 0.0, per_list)
     total = mix - per_list @ v
     if correlation is not None and scores is not None and correlation.shape[0] > 1:
         total = total + copula_log_density(scores, correlation)
@@ -878,6 +915,7 @@ def fit_posterior(
     fixed_mu: bool = False,
     exact: bool = True,
     likelihood: bool = True,
+    calibrated: np.ndarray | None = None,
 ) -> PosteriorFit:
     """Fit the model of the module docstring.
 
@@ -910,6 +948,9 @@ def fit_posterior(
         Compute the exact final scores (else the binned ones).
     likelihood : bool
         Compute the fit's log-likelihood (else NaN: a refit that only needs the parameters).
+    calibrated : ndarray of bool (D,), optional
+        The data lists whose ``lo``, ``hi`` are null p-values (``lo = hi = p``), not
+        positions (:mod:`kofs.aggregate.binormal`).
     """
     lo = np.asarray(lo, dtype=np.float64)
     hi = np.asarray(hi, dtype=np.float64)
@@ -917,34 +958,49 @@ def fit_posterior(
     w = np.ones(M) if weights is None else np.asarray(weights, dtype=np.float64)
     v = np.ones(D) if tempering is None else np.clip(np.asarray(tempering, float), 0.0, 1.0)
     X, center, scale = _standardise(np.asarray(prior.X, dtype=np.float64), w, standardise)
-    coded = code_intervals(lo, hi, n_bins=n_bins)
-    problem = _Problem(coded, X, w, max_prior, dependence=dependence, tempering=v, collapse=True)
+    coded = code_intervals(lo, hi, n_bins=n_bins, calibrated=calibrated)
+    problem = _Problem(
+        coded,
+        X,
+        w,
+        max_prior,
+        dependence=dependence,
+        tempering=v,
+        collapse=True,
+        calibrated=calibrated,
+    )
     iu = _offdiag(D)
-    starts: list[tuple[float | None, np.ndarray]] = []
+    # starts (mu, beta, correlations); the fit of highest likelihood is kept
+    starts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     if start is not None:
-        mu = np.asarray(start.mu, dtype=np.float64).copy()
-        beta = np.asarray(start.beta, dtype=np.float64).copy()
-        starts.append((None, np.asarray(start.correlation, dtype=np.float64)[iu]))
+        starts.append(
+            (
+                np.asarray(start.mu, dtype=np.float64).copy(),
+                np.asarray(start.beta, dtype=np.float64).copy(),
+                np.asarray(start.correlation, dtype=np.float64)[iu],
+            )
+        )
     else:
-        mu = np.full(D, MU_START)
-        beta = np.zeros(X.shape[1])
-        # two starts, the fit of higher likelihood kept: independent lists, and the lists'
-        # correlation over all genes (most genes are background), which the first misses when
-        # lists share false positives
+        mu0 = np.full(D, MU_START)
+        beta0 = np.zeros(X.shape[1])
+        beta0[0] = logit(RHO_START)
+        # independent lists, and the lists' correlation over all genes (most genes are
+        # background), which the first misses when lists share false positives
         none = np.zeros(len(iu[0]))
-        starts.append((RHO_START, none))
+        starts.append((mu0, beta0, none))
         if problem.dependence and correlation is None:
-            starts.append((RHO_START, _start_correlation(lo, hi, w)[iu]))
+            starts.append((mu0, beta0, _start_correlation(lo, hi, w)[iu]))
+        if problem.cal.any() and not problem.cal.all():
+            # the calibrated lists' own fit: their p-values alone show a relevant class, which
+            # the other lists then join (lists that share noise can make a class of their own)
+            starts.append((*_calibrated_start(lo, hi, prior, problem.cal, w, max_prior), none))
     if correlation is not None:
         fixed_r = np.asarray(correlation, dtype=np.float64)[iu]
-        starts = [(rho0, fixed_r) for rho0, _ in starts]
+        starts = [(m0, b0, fixed_r) for m0, b0, _ in starts]
 
-    thetas = []
-    for rho0, r0 in starts:
-        b0 = beta.copy()
-        if rho0 is not None:
-            b0[0] = logit(rho0)
-        thetas.append(np.concatenate([mu, b0, r0 if problem.dependence else np.zeros(0)]))
+    thetas = [
+        np.concatenate([m0, b0, r0 if problem.dependence else np.zeros(0)]) for m0, b0, r0 in starts
+    ]
     theta, steps, done = _solve_starts(
         problem,
         np.array(thetas),
@@ -954,7 +1010,8 @@ def fit_posterior(
         rounds=(ROUNDS if (problem.dependence and correlation is None) else 1),
     )
     # the first start of highest likelihood
-    k = int(np.argmax([_binned_log_likelihood(problem, t) for t in theta])) if len(theta) > 1 else 0
+    lls = [_binned_log_likelihood(problem, t) for t in theta]
+    k = int(np.argmax(lls)) if len(theta) > 1 else 0
     theta, iterations, converged = theta[k], int(steps[k]), bool(done[k])
     mu, beta, r = problem.split(theta)
     S = _corr_matrix(r, D) if problem.dependence else np.eye(D)
@@ -970,6 +1027,35 @@ def fit_posterior(
         iterations=iterations,
         converged=converged,
     )
+
+
+def _calibrated_start(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    prior: Prior,
+    cal: np.ndarray,
+    w: np.ndarray,
+    max_prior: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(mu, beta) of the fit of the calibrated lists alone (independent; the prior included),
+    with each other list's separation the posterior-weighted mean normal score of its genes."""
+    own = fit_posterior(
+        lo[:, cal],
+        hi[:, cal],
+        prior,
+        max_prior=max_prior,
+        dependence=False,
+        weights=w,
+        exact=False,
+        likelihood=False,
+        calibrated=np.ones(int(cal.sum()), dtype=bool),
+    )
+    p = own.posterior
+    mu = np.empty(lo.shape[1])
+    mu[cal] = own.mu
+    z = -ndtri(np.clip(0.5 * (lo[:, ~cal] + hi[:, ~cal]), 1e-9, 1 - 1e-9))
+    mu[~cal] = np.clip((w * p) @ z / max(float(w @ p), 1e-300), 0.0, MU_MAX)
+    return mu, np.asarray(own.beta, dtype=np.float64)
 
 
 def finish_fit(
@@ -992,15 +1078,18 @@ def finish_fit(
     v = problem.v
     eta = X @ beta
     rho = problem.mean_prior(problem.X @ beta)
+    cal = problem.cal
     if exact:
-        llr_g, mean_g = exact_list_terms(lo, hi, mu, rho)
+        llr_g, mean_g = exact_list_terms(lo, hi, mu, rho, cal)
     else:
         llr_k, _, _, mean_k = problem.terms(mu, rho)
         llr_g, mean_g = llr_k[problem.coded.codes], mean_k[problem.coded.codes]
     terms = gene_terms(llr_g, mean_g, mu, S, v)
     log_odds = eta + terms.sum(axis=1)
     w = problem.gene_weights
-    loglik = log_likelihood(log_odds, eta, llr_g, v, rho, w) if likelihood else np.nan
+    loglik = (
+        log_likelihood(log_odds, eta, llr_g, v, rho, w, calibrated=cal) if likelihood else np.nan
+    )
     return PosteriorFit(
         mu=mu,
         correlation=S,
@@ -1017,6 +1106,7 @@ def finish_fit(
         log_likelihood=loglik,
         iterations=iterations,
         converged=converged,
+        calibrated=cal if cal.any() else None,
     )
 
 
@@ -1109,7 +1199,8 @@ def relevant_class_test(
     eta = fit.prior_log_odds
     v = fit.tempering
     if dependence and D > 1:
-        _, z = exact_list_terms(lo, hi, np.zeros(D), fit.rho)  # N(0, 1) interval means
+        # N(0, 1) interval means
+        _, z = exact_list_terms(lo, hi, np.zeros(D), fit.rho, fit.null_calibrated)
         seen = (hi - lo) <= POINT_WIDTH
         # a list seen for fewer than half of the genes (a top-k list) enters through its
         # interval terms only: its pairs' moments would be those of its top, range-restricted
@@ -1124,7 +1215,8 @@ def relevant_class_test(
         copula = np.zeros(M)
         l_null = 0.0
     log_odds = eta + gene_terms(llr, mean, fit.mu, S, v).sum(axis=1)
-    l_fit = log_likelihood(log_odds, eta, llr, v, fit.rho, w) + float(np.sum(w * copula))
+    l_fit = log_likelihood(log_odds, eta, llr, v, fit.rho, w, calibrated=fit.null_calibrated)
+    l_fit += float(np.sum(w * copula))
     gain = l_fit - l_null
     df = D + len(fit.beta)
     statistic = max(2.0 * gain, 0.0)

@@ -45,6 +45,8 @@ __all__ = ["posterior_aggregate"]
 AGREEMENT_ALPHA = 0.05
 #: Parameter draws of the posteriors integrated over the parameters' error.
 INTEGRATION_DRAWS = 30
+#: A calibrated list's p-values are read inside this range (0 and 1 are infinite scores).
+P_RANGE = (1e-300, 1.0 - 1e-12)
 
 
 def null_probability(p: float) -> float:
@@ -108,6 +110,7 @@ def posterior_aggregate(
     covariates: Mapping[str, np.ndarray] | None = None,
     list_weights: np.ndarray | None = None,
     signal_test: Mapping[str, Any] | None = None,
+    null_p: np.ndarray | None = None,
     max_prior: float = 0.5,
     dependence: bool = True,
     n_bins: int = 512,
@@ -121,6 +124,12 @@ def posterior_aggregate(
     label-association test when every data list comes from a ranker,
     :mod:`kofs.pipeline.structure`): its no-signal probability joins those of the agreement and
     relevant-class tests.
+
+    ``null_p`` (M, L): each gene's p-value under its list's known null (NaN: the list has
+    none, or the gene no p-value). A data list with p-values is *calibrated*: the model reads
+    its p-values, not its positions (:mod:`kofs.aggregate.binormal`), so that how many genes
+    it finds beyond chance is learned from it, alone too (the two-groups model with the
+    theoretical null).
 
     Returns the fused scores (posterior log-odds), the list weights and ``info`` (with
     ``statistics`` and ``diagnostics`` entries for the runner).
@@ -137,6 +146,10 @@ def posterior_aggregate(
             "each other, so the answer says what is known, not what this experiment shows."
         )
     every_data_col = np.flatnonzero(data)
+    has_null = np.zeros(L, dtype=bool)
+    if null_p is not None:
+        null_p = np.asarray(null_p, dtype=np.float64)
+        has_null = data & ~np.isnan(null_p).all(axis=0)
 
     def HOd_of(cols: np.ndarray):
         return None if held_out is None else (held_out[0][:, cols], held_out[1][:, cols])
@@ -149,7 +162,15 @@ def posterior_aggregate(
             Bd = gone if Bd is None else (Bd | gone)
         HOd = HOd_of(cols)
         blocks = TieBlocks.of(R[:, cols], Bd)  # each list sorted once (also for the refits)
-        return Bd, blocks, observation_intervals(R[:, cols], Bd, HOd, blocks=blocks)
+        lo, hi = observation_intervals(R[:, cols], Bd, HOd, blocks=blocks)
+        for k, j in enumerate(cols.tolist()):
+            if has_null[j]:  # its p-values: a point each; none (NaN): no information
+                assert null_p is not None
+                p = np.clip(null_p[:, j], *P_RANGE)
+                known = ~np.isnan(p)
+                lo[:, k] = np.where(known, p, 0.0)
+                hi[:, k] = np.where(known, p, 1.0)
+        return Bd, blocks, (lo, hi)
 
     Bd, blocks, (lo, hi) = intervals(every_data_col)
     # lists that place every gene in the same interval are one ranking to the model (their
@@ -157,7 +178,15 @@ def posterior_aggregate(
     # alike than the model's correlation can be (near copies): fitted as one ranking, their
     # mean normal score
     identical = _copy_groups(lo, hi)
-    near = _near_copies(R[:, every_data_col], lo, hi, Bd, HOd_of(every_data_col), identical)
+    near = _near_copies(
+        R[:, every_data_col],
+        lo,
+        hi,
+        Bd,
+        HOd_of(every_data_col),
+        identical,
+        has_null[every_data_col],
+    )
     copy_of = np.where(near >= 0, near, identical)
     data_cols = every_data_col[np.unique(copy_of)]
     if data_cols.size < every_data_col.size:
@@ -196,11 +225,16 @@ def posterior_aggregate(
     if list_weights is not None:
         lw = np.clip(np.asarray(list_weights, dtype=np.float64)[data_cols], 0.0, None)
         v = lw / lw.max() if lw.max() > 0 else np.ones(len(data_cols))
+        # a calibrated list's evidence is already measured against its null (the labels' F
+        # test): it is not tempered by how well its genes predict the labels
+        v = np.where(has_null[data_cols], 1.0, v)
     D = len(data_cols)
-    single = D == 1
+    cal = has_null[data_cols]
     # untempered: the reliabilities are learned from all the evidence. One ranking alone
     # carries no information on them (its positions are uniform under the model): no fit, the
-    # parameters stay at their starts and are not reported
+    # parameters stay at their starts and are not reported. A calibrated list does: its
+    # p-values show how many genes are relevant, and how far from the others
+    single = D == 1 and not cal[0]
     base = fit_posterior(
         lo,
         hi,
@@ -209,6 +243,7 @@ def posterior_aggregate(
         dependence=dependence,
         n_bins=n_bins,
         max_iter=0 if single else 1000,
+        calibrated=cal if cal.any() else None,
     )
     fit = base
     if v is not None and not single:
@@ -265,6 +300,7 @@ def posterior_aggregate(
                 max_prior=max_prior,
                 n_bins=n_bins,
                 blocks=blocks,
+                intervals=(lo, hi),
             )
             lfdr = integrated_lfdr(
                 fit,
@@ -285,7 +321,11 @@ def posterior_aggregate(
         # kept; the posteriors are averaged over the two models (their order, the fused
         # ranking, does not change)
         beyond = relevant_class_test(base, lo, hi, dependence=dependence)
-        null = max(null_probability(test["p_value"]), null_probability(beyond["p_value"]))
+        null = null_probability(beyond["p_value"])
+        if not cal.any():
+            # with a calibrated list the relevant-class test is the likelihood ratio of its
+            # p-values too (a class of genes beyond chance), which agreement need not show
+            null = max(null, null_probability(test["p_value"]))
         if signal_test is not None:
             null = max(null, null_probability(float(signal_test["p_value"])))
         posterior = (1 - null) * (1.0 - lfdr) + null * fit.rho
@@ -315,7 +355,7 @@ def posterior_aggregate(
                 f"(p = {float(signal_test['p_value']):.2g}): {effect}. Give labels (--labels) "
                 "or known genes, or a list from other data."
             )
-        if test["p_value"] > AGREEMENT_ALPHA:
+        if test["p_value"] > AGREEMENT_ALPHA and not cal.any():
             notices.append(
                 f"The data lists agree with each other no more than independent random "
                 f"rankings would (p = {test['p_value']:.2g}): there is no shared signal for the "
@@ -466,15 +506,17 @@ def _copy_groups(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 NEAR_COPY = 1.0 - SHRINK
 
 
-def _near_copies(R, lo, hi, masked, held_out, copy_of) -> np.ndarray:
+def _near_copies(R, lo, hi, masked, held_out, copy_of, calibrated) -> np.ndarray:
     """For each list, the first list of its group of near copies (-1: none): full lists
-    (every gene ranked, none masked or cross-fitted, at most a few ties) whose normal scores
-    correlate at :data:`NEAR_COPY` or more with another's, grouped by single linkage; lists
-    already merged as identical stay with their group."""
+    (every gene ranked, none masked or cross-fitted, at most a few ties, not calibrated: a
+    mean of normal scores would lose their null) whose normal scores correlate at
+    :data:`NEAR_COPY` or more with another's, grouped by single linkage; lists already merged
+    as identical stay with their group."""
     D = lo.shape[1]
     out = np.full(D, -1)
     listed = ~np.isnan(R).all(axis=1)  # genes of the universe that no list has are no evidence
     full = ~np.isnan(R[listed]).any(axis=0) & ((hi - lo)[listed] <= POINT_WIDTH).all(axis=0)
+    full &= ~np.asarray(calibrated, bool)
     if masked is not None:
         full &= ~np.asarray(masked, bool).any(axis=0)
     if held_out is not None:
@@ -561,6 +603,7 @@ def _posterior(
     list_weights: np.ndarray | None = None,
     list_weight_replicates: np.ndarray | None = None,
     signal_test: Mapping[str, Any] | None = None,
+    null_p: np.ndarray | None = None,
     universe: int | None = None,
     seed: int = 0,
     **params,
@@ -580,6 +623,8 @@ def _posterior(
             held_out = (np.vstack([held_out[0], nan]), np.vstack([held_out[1], nan]))
         if covered is not None:
             covered = np.vstack([covered, np.zeros((pad, R.shape[1]), dtype=bool)])
+        if null_p is not None:
+            null_p = np.vstack([null_p, np.full((pad, R.shape[1]), np.nan)])
         if covariates:
             covariates = {
                 k: np.concatenate([np.asarray(v, float), np.full(pad, np.nan)])
@@ -597,6 +642,7 @@ def _posterior(
         covariates=covariates,
         list_weights=list_weights,
         signal_test=signal_test,
+        null_p=null_p,
         seed=seed,
         **params,
     )

@@ -166,6 +166,7 @@ def tempered_fit(
         exact=exact,
         standardise=(base.center, base.scale) if standardise is None else standardise,
         likelihood=refit is None,
+        calibrated=base.calibrated,
     )
     if refit or fit.log_likelihood > NO_GAIN:
         return replace(fit, refitted=True)
@@ -193,6 +194,7 @@ def half_sample_fits(
     n_bins: int,
     blocks: TieBlocks | None = None,
     threads: int = 2,
+    intervals: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Resamples:
     """``n`` half-sample refits (module docstring) warm-started from ``fit``, with its list
     correlation fixed, each as the fit was made: untempered, then (with label weights) the
@@ -200,7 +202,8 @@ def half_sample_fits(
     (:func:`kofs.aggregate.posterior.solve_stacked`). ``weights_of(fit, rows)`` gives the list
     weights of a refit on the genes ``rows``; ``blocks``: ``TieBlocks.of(data_ranks, masked)``
     when already made; ``threads``: at most two stacks of refits on two threads (large
-    problems)."""
+    problems). A calibrated list (``fit.calibrated``) keeps its genes' p-values in a half
+    (``intervals``: the fit's ``lo``, ``hi``), where a ranking's positions are re-ranked."""
     R = np.asarray(data_ranks, dtype=np.float64)
     M, D = R.shape
     rng = np.random.default_rng(seed)
@@ -211,12 +214,19 @@ def half_sample_fits(
     standardisation = (fit.center, fit.scale)
     bins = min(n_bins, RESAMPLE_BINS)
     data, parts = [], []
+    cal = fit.null_calibrated
+    if cal.any() and intervals is None:
+        raise ValueError("half_sample_fits of a calibrated fit needs its intervals")
     for rows in halves:
         lo, hi = blocks.intervals(rows)
+        if intervals is not None and cal.any():
+            lo[:, cal], hi[:, cal] = intervals[0][rows][:, cal], intervals[1][rows][:, cal]
         Xs, _, _ = _standardise(X[rows], None, standardisation)
         data.append((rows, lo, hi, Xs))
-        coded = code_intervals(lo, hi, n_bins=bins)
-        parts.append(_Problem(coded, Xs, np.ones(len(rows)), max_prior, collapse=True))
+        coded = code_intervals(lo, hi, n_bins=bins, calibrated=cal)
+        parts.append(
+            _Problem(coded, Xs, np.ones(len(rows)), max_prior, collapse=True, calibrated=cal)
+        )
     start = np.tile(np.concatenate([fit.mu, fit.beta]), (n, 1))
 
     def solve(problems: list[_Problem], theta: np.ndarray, **extra) -> list[PosteriorFit]:
@@ -302,12 +312,13 @@ def integrated_lfdr(
         return 1.0 - fit.posterior
     X, _, _ = _standardise(np.asarray(prior.X, dtype=np.float64), None, (fit.center, fit.scale))
     problem = _Problem(
-        code_intervals(lo, hi, n_bins=n_bins),
+        code_intervals(lo, hi, n_bins=n_bins, calibrated=fit.calibrated),
         X,
         np.ones(lo.shape[0]),
         max_prior,
         dependence=fit.correlation.shape[0] > 1,
         tempering=fit.tempering,
+        calibrated=fit.calibrated,
     )
     rng = np.random.default_rng(seed)
     # draws of the parameters, with the covariance's null directions (fixed parts) kept fixed

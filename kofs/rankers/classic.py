@@ -11,6 +11,7 @@ Zhao & Liu, *Spectral Feature Selection for Data Mining*, 2012, eqs. 4.2, 4.3.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from kofs.rankers._inputs import (
 from kofs.rankers._spectral_kernels import laplacian_score
 from kofs.registry import Param, ranker
 
-__all__ = ["variance_score", "fisher_score"]
+__all__ = ["f_test_null", "fisher_score", "variance_score"]
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +135,15 @@ def _variance(X, inputs, *, seed):
     return variance_score(X)
 
 
+def f_test_null(n: int, k: int) -> dict[str, Any] | None:
+    """The null of the Fisher score of ``k`` classes over ``n`` samples: ``(n - k) / (k - 1)``
+    times the score is the one-way ANOVA F(k - 1, n - k) statistic (read by
+    :mod:`kofs.aggregate.nulls`); None when the F test has no degrees of freedom."""
+    if k < 2 or n - k < 1:
+        return None
+    return {"distribution": "f", "df1": k - 1, "df2": n - k, "scale": (n - k) / (k - 1)}
+
+
 @ranker(
     "fisher",
     higher_is_better=True,
@@ -145,7 +155,9 @@ def _variance(X, inputs, *, seed):
 )
 def _fisher(X, inputs, *, seed):
     Xl, codes = labelled(X, inputs, "ranker 'fisher'")
-    return fisher_score(Xl, codes)
+    # its null: the one-way ANOVA F test (the fusion reads the list's p-values)
+    null = f_test_null(int(Xl.shape[0]), int(np.unique(codes).size))
+    return fisher_score(Xl, codes), ({} if null is None else {"null": null})
 
 
 def _laplacian_memory(n: int, m: int, p, given: str | None) -> int:

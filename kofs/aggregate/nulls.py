@@ -1,0 +1,62 @@
+"""Known null distributions of ranked lists' scores: a list's p-values.
+
+A ranker whose score has a known distribution when no gene is relevant records it in its
+ranking's ``info["null"]``; the ``posterior`` aggregator then reads the list's p-values in
+place of its positions (a *calibrated* list, :mod:`kofs.aggregate.binormal`), so that the
+fraction of relevant genes is learned from the list itself (the two-groups model with the
+theoretical null, Efron 2008), not only from the lists' agreement.
+
+Nulls:
+
+``{"distribution": "f", "df1": a, "df2": b, "scale": c}``
+    ``c * score`` is an F(a, b) statistic under the null (the Fisher score of K classes of n
+    samples: ``c = (n - K) / (K - 1)``, the one-way ANOVA F test).
+``{"distribution": "p"}``
+    The scores are p-values themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from scipy.special import fdtrc
+
+from kofs.types import Ranking
+
+__all__ = ["null_p_matrix", "null_p_values"]
+
+
+def null_p_values(ranking: Ranking) -> np.ndarray | None:
+    """Each gene's p-value under the ranking's null (NaN where its score is NaN), or None
+    when it has no known null."""
+    null = ranking.info.get("null")
+    if not isinstance(null, Mapping):
+        return None
+    s = np.asarray(ranking.scores, dtype=np.float64)
+    kind = null.get("distribution")
+    if kind == "f":
+        a, b, c = float(null["df1"]), float(null["df2"]), float(null["scale"])
+        with np.errstate(invalid="ignore"):
+            p = np.where(np.isnan(s), np.nan, fdtrc(a, b, np.maximum(c * s, 0.0)))
+        p[np.isposinf(s)] = 0.0
+        return p
+    if kind == "p":
+        return np.where((s >= 0) & (s <= 1), s, np.nan)
+    raise ValueError(f"ranking {ranking.name!r}: unknown null distribution {kind!r}")
+
+
+def null_p_matrix(rankings: Sequence[Ranking], genes: Sequence[str]) -> np.ndarray | None:
+    """(M, L) p-values of the rankings with a known null over ``genes`` (NaN elsewhere), or
+    None when no ranking has one."""
+    cols = [null_p_values(r) for r in rankings]
+    if all(c is None for c in cols):
+        return None
+    index = {g: i for i, g in enumerate(genes)}
+    out = np.full((len(genes), len(rankings)), np.nan)
+    for j, (r, p) in enumerate(zip(rankings, cols, strict=True)):
+        if p is None:
+            continue
+        rows = np.fromiter((index[g] for g in r.genes), dtype=np.int64, count=len(r.genes))
+        out[rows, j] = p
+    return out
