@@ -118,3 +118,73 @@ def test_labelled_default_controls_the_fdr_where_the_joint_fit_did_not():
         calls.append(called.sum())
         fdp.append(np.mean(~truth[called]) if called.any() else 0.0)
     assert 5 <= np.mean(calls) <= 40 and np.mean(fdp) <= 0.2
+
+
+def _deseq_table(path, seed: int, names=("baseMean", "log2FoldChange", "pvalue", "padj")):
+    rng = np.random.default_rng(seed)
+    m, rel = 3000, 150
+    z = rng.normal(size=m)
+    z[:rel] += 3.0
+    p = 2 * norm.sf(np.abs(z))
+    cols = dict(zip(names, (np.full(m, 100.0), z / 3, p, np.minimum(p * m, 1.0)), strict=True))
+    import pandas as pd
+
+    pd.DataFrame({"gene": [f"G{i}" for i in range(m)], **cols}).to_csv(path, sep="\t", index=False)
+    return np.arange(m) < rel
+
+
+def test_tables_ranked_by_raw_p_values_are_calibrated(tmp_path):
+    from kofs.io.gene_lists import read_ranked_lists
+    from kofs.pipeline.user_lists import aggregate_lists
+
+    _deseq_table(tmp_path / "de.tsv", 0)
+    (deseq,) = read_ranked_lists(str(tmp_path / "de.tsv"))
+    assert deseq.p_values and deseq.ranking().info["null"] == {"distribution": "p"}
+    (adjusted,) = read_ranked_lists(f"{tmp_path / 'de.tsv'}:padj")
+    assert not adjusted.p_values  # adjusted p-values are not uniform under the null
+    (fold,) = read_ranked_lists(f"{tmp_path / 'de.tsv'}:log2FoldChange:abs")
+    assert not fold.p_values
+    res = aggregate_lists([str(tmp_path / "de.tsv")])
+    assert res.settings["p_value_lists"] == ["de"]
+    assert "null" in res.lists[0].info
+    plain = aggregate_lists([str(tmp_path / "de.tsv")], ranks_only=True)
+    assert plain.settings["p_value_lists"] == [] and "null" not in plain.lists[0].info
+
+
+def test_one_p_value_table_gets_q_values_as_benjamini_hochberg_would(tmp_path):
+    """One ranking gives no q-values (its positions cannot show how many genes are relevant);
+    one table of p-values does, near Benjamini-Hochberg's."""
+    from kofs.pipeline.user_lists import aggregate_lists
+
+    truth = _deseq_table(tmp_path / "de.tsv", 1)
+    final = aggregate_lists([str(tmp_path / "de.tsv")]).final
+    genes = np.array([int(g[1:]) for g in final.genes])
+    called = final.statistics["q_value"] <= 0.10
+    p = 2 * norm.sf(np.abs(np.random.default_rng(1).normal(size=3000) + 3.0 * truth))
+    ps = np.sort(p)
+    bh = int(np.max(np.flatnonzero(ps <= 0.10 * np.arange(1, 3001) / 3000))) + 1
+    assert 0.7 * bh <= called.sum() <= 1.3 * bh
+    assert np.mean(~truth[genes[called]]) < 0.2
+    without = aggregate_lists([str(tmp_path / "de.tsv")], ranks_only=True).final
+    assert "q_value" not in without.statistics or not np.any(without.statistics["q_value"] <= 0.1)
+
+
+def test_cli_ranks_only_flag(tmp_path):
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+
+    _deseq_table(tmp_path / "a.tsv", 2)
+    _deseq_table(tmp_path / "b.tsv", 3, ("baseMean", "logFC", "P.Value", "adj.P.Val"))
+    for extra in ([], ["--ranks-only"]):
+        out = tmp_path / f"out{len(extra)}"
+        r = CliRunner().invoke(
+            main,
+            ["aggregate", str(tmp_path / "a.tsv"), str(tmp_path / "b.tsv"), "-o", str(out), *extra],
+        )
+        assert r.exit_code == 0, r.output
+        import json
+
+        manifest = json.loads((out / "manifest.json").read_text())
+        text = json.dumps(manifest)
+        assert ('"ranks_only": true' in text) == bool(extra)

@@ -173,6 +173,11 @@ class RankedGeneList:
     options_used : frozenset of str
         The reading options (``gene_column``, ``column``, ``direction``, ``mageck_side``) that
         decided how this list was read; an option no list used had no effect (a warning).
+    p_values : bool
+        The list is ranked by raw p-values (``pvalue``, ``P.Value``, ``PValue``, ``neg|p-value``,
+        a column named like a p-value, ascending; not adjusted ones: FDR, padj and q-values
+        are not uniform under the null): its ranking records them as its scores' null
+        (:mod:`kofs.aggregate.nulls`), which the ``posterior`` fusion reads.
     """
 
     name: str
@@ -186,6 +191,7 @@ class RankedGeneList:
     n_rows: int = 0
     n_repeated: int = 0
     options_used: frozenset[str] = frozenset()
+    p_values: bool = False
 
     def describe(self) -> str:
         """One line for summaries: ``name: kind (path), N genes, ranked by ...``."""
@@ -208,6 +214,7 @@ class RankedGeneList:
                 "path": self.path,
                 "absent": ABSENT_BELOW if self.kind in SHORT_LISTS else ABSENT_MISSING,
             },
+            info={"null": {"distribution": "p"}} if self.p_values else {},
         )
 
 
@@ -251,6 +258,8 @@ _P_LIKE = re.compile(
     r"qvalue|q[._ -]?value)$",
     re.IGNORECASE,
 )
+#: Raw p-value columns (uniform under the null), not adjusted ones.
+_RAW_P = re.compile(r"^(.*[|._ ])?(p|pval|pvalue|p[._ -]?value)$", re.IGNORECASE)
 _FC_LIKE = re.compile(
     r"^(.*[|._ ])?(log2?fc|log2?[._ ]?fold[._ ]?change|lfc|fold[._ ]?change|fc)$", re.IGNORECASE
 )
@@ -563,6 +572,7 @@ def _from_columns(
     return RankedGeneList(
         name, kept, kept_scores, hib, kind, f"{column} {_words(direction)}", path,
         gene_col, len(genes), repeated, frozenset(used),
+        p_values=direction == "asc" and bool(_RAW_P.match(column)),
     )  # fmt: skip
 
 

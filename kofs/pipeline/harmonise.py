@@ -81,6 +81,7 @@ def harmonise(
                 np.asarray(s.scores)[keep],
                 s.higher_is_better,
                 params=dict(s.ranking().params),
+                info=dict(s.ranking().info),
             )
         )
         shared = sum(counts[k] > 1 for k, ok in zip(keys, keep, strict=True) if ok)

@@ -185,6 +185,7 @@ def aggregate_lists(
     universe: int | str | os.PathLike | Iterable[str] | None = None,
     relevant_genes: str | os.PathLike | Iterable[str] | None = None,
     signal_p: float | None = None,
+    ranks_only: bool = False,
     gene_column: str | None = None,
     column: str | None = None,
     direction: str | None = None,
@@ -217,6 +218,12 @@ def aggregate_lists(
         The p-value of an outside test that the lists have anything to find (e.g. a global
         test of the experiment they come from); its no-signal probability joins the fusion's
         own tests (``posterior`` only; :func:`kofs.aggregate.aggregate`'s ``signal_test``).
+    ranks_only : bool
+        Read lists ranked by raw p-values (DESeq2's ``pvalue``, limma's ``P.Value``, edgeR's
+        ``PValue``, a column named like a p-value) by their ranks only. By default
+        ``posterior`` reads their p-values, whose null is known: how many genes are beyond
+        chance is then learned from each such list too (docs/aggregation.md, "Labels: the F
+        test's null").
     gene_column, column, direction, mageck_side
         Reading options for tables whose spec does not say (see
         :func:`kofs.io.gene_lists.read_ranked_lists`; ``mageck_side`` None means ``"neg"``).
@@ -262,6 +269,10 @@ def aggregate_lists(
         seen[s.name] = s.path
     t_read = time.perf_counter()
     rankings, coverage, N, universe_ids = harmonise(sources, read_universe(universe))
+    if ranks_only:
+        rankings = [
+            replace(r, info={k: v for k, v in r.info.items() if k != "null"}) for r in rankings
+        ]
     relevant = None
     if relevant_genes is not None:
         relevant = relevant_in_lists(relevant_genes, rankings, universe_ids)
@@ -285,6 +296,8 @@ def aggregate_lists(
         "params": dict(aggregate_param or {}),
         "universe": N,
         "universe_genes": universe_ids is not None,
+        "ranks_only": bool(ranks_only),
+        "p_value_lists": [r.name for r in rankings if "null" in r.info],
         **{k: v for k, v in reading.items()},
     }
     return ListAggregation(

@@ -64,6 +64,13 @@ class AggregateListsConfig:
         high=1.0,
         help="p-value of an outside test that the lists have anything to find (posterior).",
     )
+    ranks_only: bool = opt(
+        "ranks_only",
+        "bool",
+        False,
+        help="Read lists ranked by raw p-values by their ranks only (default: posterior reads "
+        "the p-values, calibrated by their null).",
+    )
     universe: str | None = opt(
         "universe",
         "str",
@@ -136,6 +143,7 @@ def run_aggregate_config(
         universe=config.universe,
         relevant_genes=config.relevant_genes,
         signal_p=config.signal_p,
+        ranks_only=config.ranks_only,
         gene_column=config.gene_column,
         column=config.score_column,
         direction=config.direction,
