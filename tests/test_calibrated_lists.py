@@ -188,3 +188,15 @@ def test_cli_ranks_only_flag(tmp_path):
         manifest = json.loads((out / "manifest.json").read_text())
         text = json.dumps(manifest)
         assert ('"ranks_only": true' in text) == bool(extra)
+
+
+@pytest.mark.parametrize("m", [1, 2, 5])
+def test_tiny_p_value_tables_are_fused_without_error(m):
+    """Half-sample refits need genes in each half: a tiny fusion gets no intervals (before: an
+    internal error on a one-gene DESeq2 table)."""
+    genes = tuple(f"g{i}" for i in range(m))
+    p = np.linspace(1e-7, 0.5, m)
+    r = Ranking("t", genes, p, False, info={"null": {"distribution": "p"}})
+    out = aggregate([r])
+    assert np.all(np.isfinite(out.statistics["q_value"]))
+    assert out.diagnostics["n_resamples"] == 0

@@ -45,6 +45,9 @@ __all__ = ["posterior_aggregate"]
 AGREEMENT_ALPHA = 0.05
 #: Parameter draws of the posteriors integrated over the parameters' error.
 INTEGRATION_DRAWS = 30
+#: Fewest genes with which half-sample refits run (a half of fewer than ten genes has no
+#: sampling distribution to speak of; smaller fusions get no intervals).
+RESAMPLE_MIN_GENES = 20
 #: A calibrated list's p-values are read inside this range (0 and 1 are infinite scores).
 P_RANGE = (1e-300, 1.0 - 1e-12)
 
@@ -288,7 +291,7 @@ def posterior_aggregate(
                 "prior. Give labels (--labels) or known genes to learn which list to trust."
             )
         lfdr = 1.0 - fit.posterior  # the plug-in one, without refits
-        if resamples > 0 and not no_class:
+        if resamples > 0 and not no_class and M >= RESAMPLE_MIN_GENES:
             resampled = half_sample_fits(
                 fit,
                 R[:, data_cols],
