@@ -200,3 +200,33 @@ def test_tiny_p_value_tables_are_fused_without_error(m):
     out = aggregate([r])
     assert np.all(np.isfinite(out.statistics["q_value"]))
     assert out.diagnostics["n_resamples"] == 0
+
+
+def test_normal_null_is_the_upper_tail():
+    z = np.array([-1.0, 0.0, 2.0, np.nan])
+    r = Ranking("z", tuple("abcd"), z, True, info={"null": {"distribution": "normal"}})
+    np.testing.assert_allclose(null_p_values(r)[:3], norm.sf(z[:3]))
+    assert np.isnan(null_p_values(r)[3])
+
+
+@pytest.mark.parametrize(("groups", "most_calls"), [(8, None), (1, 2)])
+def test_single_cell_default_gets_q_values_from_hotspots_null(groups, most_calls):
+    """Hotspot's z is N(0, 1) under its count null: the single-cell default (one list) gets
+    q-values; cells of one kind get (almost) no call."""
+    from kofs.datasets.splat import splat_counts
+
+    s = splat_counts(
+        1500, 1500, n_groups=groups, de_prob=0.03 if groups > 1 else 0.0,
+        nuisance_genes=50 if groups > 1 else 0, seed=3,
+    )  # fmt: skip
+    e = Expression(values=s.X, genes=s.genes, samples=s.cells)
+    res = rank(e)
+    assert [r.name for r in res.lists] == ["hotspot"]
+    assert res.lists[0].info["null"] == {"distribution": "normal"}
+    called = res.final.statistics["q_value"] <= 0.10
+    index = {g: i for i, g in enumerate(s.genes)}
+    truth = (s.de | s.nuisance)[[index[g] for g in res.final.genes]]
+    if most_calls is None:
+        assert called.sum() >= 10 and np.mean(~truth[called]) <= 0.2
+    else:
+        assert called.sum() <= most_calls

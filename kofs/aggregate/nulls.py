@@ -11,6 +11,9 @@ Nulls:
 ``{"distribution": "f", "df1": a, "df2": b, "scale": c}``
     ``c * score`` is an F(a, b) statistic under the null (the Fisher score of K classes of n
     samples: ``c = (n - K) / (K - 1)``, the one-way ANOVA F test).
+``{"distribution": "normal"}``
+    The scores are z-scores, N(0, 1) under the null, higher = more evidence (one-sided upper
+    p-values: Hotspot's autocorrelation z against its count null).
 ``{"distribution": "p"}``
     The scores are p-values themselves.
 """
@@ -20,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from scipy.special import fdtrc
+from scipy.special import fdtrc, ndtr
 
 from kofs.types import Ranking
 
@@ -41,6 +44,8 @@ def null_p_values(ranking: Ranking) -> np.ndarray | None:
             p = np.where(np.isnan(s), np.nan, fdtrc(a, b, np.maximum(c * s, 0.0)))
         p[np.isposinf(s)] = 0.0
         return p
+    if kind == "normal":
+        return np.where(np.isnan(s), np.nan, ndtr(-s))
     if kind == "p":
         return np.where((s >= 0) & (s <= 1), s, np.nan)
     raise ValueError(f"ranking {ranking.name!r}: unknown null distribution {kind!r}")

@@ -77,7 +77,10 @@ def _hotspot_memory(n: int, m: int, p, given) -> int:
 def _hotspot(X, inputs, *, seed, expression, **p):
     from kofs.rankers._graph_autocorrelation import hotspot_scores
 
-    return hotspot_scores(X, seed=seed, expression=expression, **p)
+    z, info = hotspot_scores(X, seed=seed, expression=expression, **p)
+    # Hotspot's z is N(0, 1) under its null (cross-fitted: each gene scored on a graph built
+    # without it); the fusion reads its one-sided p-values (kofs.aggregate.nulls)
+    return z, {**info, "null": {"distribution": "normal"}}
 
 
 @ranker(
