@@ -65,12 +65,19 @@ def test_aggregate_writes_the_run_files_and_run_repeats_it(lists):
     assert len(table) == 60  # the union of the lists
     assert (table.loc[table.gene == "G55", "rank:de"] == "NA").all()  # not in the DE table
     assert set(table.gene[:3]) == {"G3", "G4", "G5"}  # high in all three lists
-    # 60 genes: the lists' agreement is no more than their correlation alone explains (the fit
-    # puts half of the genes in its relevant class), so no gene is called; before the
-    # relevant-class test 33 were, 27 of them without signal
+    # the two tables are ranked by raw p-values, read as such (calibrated lists): the genes
+    # called are the six with signal (p ~ 1e-6 against p >= 0.1 for the others)
     q = table["q_value"].astype(float)
+    assert set(table.gene[q <= 0.10]) <= {f"G{i}" for i in range(6)}
+    assert (q <= 0.10).sum() >= 4 and (q <= 1.0).all()
+    # read as rankings: 60 genes, the lists' agreement is no more than their correlation
+    # alone explains, so no gene is called; before the relevant-class test 33 were, 27 of them
+    # without signal
+    ranks = lists / "ranks"
+    assert run(["aggregate", *files(lists), "--ranks-only", "-o", str(ranks)]).exit_code == 0
+    q = pd.read_csv(ranks / "ranking.tsv", sep="\t")["q_value"]
     assert ((q > 0.10) & (q <= 1.0)).all()
-    notices = json.loads((out / "manifest.json").read_text())["aggregation"]["diagnostics"]
+    notices = json.loads((ranks / "manifest.json").read_text())["aggregation"]["diagnostics"]
     assert any("no more than lists sharing noise" in n for n in notices["notices"])
     # the summary says how every list was read and ranked
     assert "de: DESeq2 results" in r.stderr and "ranked by pvalue ascending" in r.stderr
