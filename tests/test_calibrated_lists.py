@@ -42,6 +42,9 @@ def test_fisher_p_values_are_the_one_way_anova_f_test():
     groups = [np.array(labels) == k for k in "abc"]
     expected = f_oneway(*(X[g] for g in groups)).pvalue
     np.testing.assert_allclose(null_p_values(r), expected, rtol=1e-9)
+    X[:, 7] = 3.0  # a constant gene: at the bottom, as in the ranks
+    r = run_ranker("fisher", _expression(X), RankerInputs(categories=_labels(labels)))
+    assert np.isnan(r.scores[7]) and null_p_values(r)[7] == 1.0
 
 
 def test_scores_that_are_p_values_and_lists_without_a_null():
@@ -206,7 +209,7 @@ def test_normal_null_is_the_upper_tail():
     z = np.array([-1.0, 0.0, 2.0, np.nan])
     r = Ranking("z", tuple("abcd"), z, True, info={"null": {"distribution": "normal"}})
     np.testing.assert_allclose(null_p_values(r)[:3], norm.sf(z[:3]))
-    assert np.isnan(null_p_values(r)[3])
+    assert null_p_values(r)[3] == 1.0  # a gene the ranker found constant: nothing to test
 
 
 @pytest.mark.parametrize(("groups", "most_calls"), [(8, None), (1, 2)])

@@ -31,8 +31,10 @@ __all__ = ["null_p_matrix", "null_p_values"]
 
 
 def null_p_values(ranking: Ranking) -> np.ndarray | None:
-    """Each gene's p-value under the ranking's null (NaN where its score is NaN), or None
-    when it has no known null."""
+    """Each gene's p-value under the ranking's null, or None when it has no known null. A NaN
+    score of a ranker's statistic (``f``, ``normal``: a constant gene, nothing to test) has
+    p = 1, the bottom of the list as in its ranks; a NaN of a table of p-values (a gene its
+    tool did not test) stays NaN: no information."""
     null = ranking.info.get("null")
     if not isinstance(null, Mapping):
         return None
@@ -41,11 +43,11 @@ def null_p_values(ranking: Ranking) -> np.ndarray | None:
     if kind == "f":
         a, b, c = float(null["df1"]), float(null["df2"]), float(null["scale"])
         with np.errstate(invalid="ignore"):
-            p = np.where(np.isnan(s), np.nan, fdtrc(a, b, np.maximum(c * s, 0.0)))
+            p = np.where(np.isnan(s), 1.0, fdtrc(a, b, np.maximum(c * s, 0.0)))
         p[np.isposinf(s)] = 0.0
         return p
     if kind == "normal":
-        return np.where(np.isnan(s), np.nan, ndtr(-s))
+        return np.where(np.isnan(s), 1.0, ndtr(-s))
     if kind == "p":
         return np.where((s >= 0) & (s <= 1), s, np.nan)
     raise ValueError(f"ranking {ranking.name!r}: unknown null distribution {kind!r}")
