@@ -96,6 +96,7 @@ def test_one_calibrated_list_learns_the_fraction_and_controls_the_fdr(seed):
     called = out.statistics["q_value"] <= 0.10
     assert called.sum() > 100
     assert np.mean(~truth[called]) < 0.16
+    assert "calibrated" in out.diagnostics["list_notes"]["test"]
 
 
 def test_uniform_p_values_call_nothing():

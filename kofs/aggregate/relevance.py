@@ -411,6 +411,12 @@ def posterior_aggregate(
             )
         elif v is not None and v[k] < LITTLE_SAY:
             notes[names[j]] = "little say: it predicts the labels much worse than the best list"
+        if cal[k]:
+            read = (
+                "read through its p-values under its statistic's null (calibrated: how many "
+                "genes it finds beyond chance is learned from it)"
+            )
+            notes[names[j]] = f"{notes[names[j]]}; {read}" if names[j] in notes else read
     prior_rows: list[dict[str, Any]] = []
     if prior.X.shape[1] and not single:
         for k, name in enumerate(prior.names):
