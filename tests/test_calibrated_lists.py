@@ -234,3 +234,12 @@ def test_single_cell_default_gets_q_values_from_hotspots_null(groups, most_calls
         assert called.sum() >= 10 and np.mean(~truth[called]) <= 0.2
     else:
         assert called.sum() <= most_calls
+
+
+def test_masked_genes_of_a_calibrated_list_carry_no_information():
+    r, truth = _two_groups(4, 3000, 150, 3.0)
+    masked = [r.genes[i] for i in range(5)]  # relevant genes with small p-values
+    out = aggregate([r], built_from={"test": masked})
+    index = {g: i for i, g in enumerate(out.genes)}
+    post = out.statistics["posterior"][[index[g] for g in masked]]
+    assert np.allclose(post, post[0]) and post[0] < 0.5  # the prior, not their p-values

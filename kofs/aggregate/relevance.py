@@ -167,10 +167,12 @@ def posterior_aggregate(
         blocks = TieBlocks.of(R[:, cols], Bd)  # each list sorted once (also for the refits)
         lo, hi = observation_intervals(R[:, cols], Bd, HOd, blocks=blocks)
         for k, j in enumerate(cols.tolist()):
-            if has_null[j]:  # its p-values: a point each; none (NaN): no information
+            if has_null[j]:  # its p-values: a point each; none (NaN), or masked: no information
                 assert null_p is not None
                 p = np.clip(null_p[:, j], *P_RANGE)
                 known = ~np.isnan(p)
+                if Bd is not None:
+                    known &= ~Bd[:, k]
                 lo[:, k] = np.where(known, p, 0.0)
                 hi[:, k] = np.where(known, p, 1.0)
         return Bd, blocks, (lo, hi)
