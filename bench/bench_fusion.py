@@ -325,31 +325,39 @@ def _matrix_run(s: MatrixScenario, seed: int) -> dict:
     return row
 
 
-def matrix_table(seeds: int) -> list[str]:
-    """Calls at q <= 0.10 of ``kofs rank`` on simulated matrices (its whole default path: the
-    plan's lists, the signal tests, the fusion), with the t-test + BH a user would run."""
-    keys = ("calls", "fdp", "power", "signal_p", "t_calls", "t_fdp", "t_power")
-    lines = [
-        f"kofs rank on simulated matrices, {seeds} seeds (means; signal p: median p-value of the "
-        "sample-structure / label test; t-test: Benjamini-Hochberg q <= 0.10)",
-        "| scenario | calls | FDP | power | signal p | t-test calls | t-test FDP | t-test power |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for s in MATRIX_SCENARIOS:
-        rows = [_matrix_run(s, seed) for seed in range(seeds)]
-        cells = []
-        for k in keys:
-            v = np.array([r[k] for r in rows], dtype=float)
-            if np.all(np.isnan(v)):
-                cells.append("-")
-            elif k == "signal_p":
-                cells.append(f"{np.nanmedian(v):.2g}")
-            else:
-                digits = 1 if k in ("calls", "t_calls") else 2
-                cells.append(f"{np.nanmean(v):.{digits}f}")
+def _scenario_table(title, columns, scenarios, run, keys, seeds, cell) -> list[str]:
+    """A markdown table of the mean of ``run(scenario, seed)[key]`` over the seeds, one row
+    per scenario (each printed as it is done), formatted by ``cell(key, values)``."""
+    lines = [title, "| scenario | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    for s in scenarios:
+        rows = [run(s, seed) for seed in range(seeds)]
+        cells = [cell(k, np.array([r[k] for r in rows], dtype=float)) for k in keys]
         lines.append(f"| {s.name} | " + " | ".join(cells) + " |")
         print(lines[-1], flush=True)
     return lines
+
+
+def matrix_table(seeds: int) -> list[str]:
+    """Calls at q <= 0.10 of ``kofs rank`` on simulated matrices (its whole default path: the
+    plan's lists, the signal tests, the fusion), with the t-test + BH a user would run."""
+
+    def cell(k: str, v: np.ndarray) -> str:
+        if np.all(np.isnan(v)):
+            return "-"
+        if k == "signal_p":
+            return f"{np.nanmedian(v):.2g}"
+        return f"{np.nanmean(v):.{1 if k in ('calls', 't_calls') else 2}f}"
+
+    return _scenario_table(
+        f"kofs rank on simulated matrices, {seeds} seeds (means; signal p: median p-value of the "
+        "sample-structure / label test; t-test: Benjamini-Hochberg q <= 0.10)",
+        ["calls", "FDP", "power", "signal p", "t-test calls", "t-test FDP", "t-test power"],
+        MATRIX_SCENARIOS,
+        _matrix_run,
+        ("calls", "fdp", "power", "signal_p", "t_calls", "t_fdp", "t_power"),
+        seeds,
+        cell,
+    )
 
 
 @dataclass(frozen=True)
@@ -420,22 +428,16 @@ def tables_table(seeds: int) -> list[str]:
     """Calls at q <= 0.10 of ``kofs aggregate`` on simulated p-value tables: read through
     their p-values (the default) and as rankings (``--ranks-only``), with Benjamini-Hochberg
     on the first table."""
-    keys = ("p_calls", "p_fdp", "r_calls", "r_fdp", "bh_calls", "bh_fdp")
-    lines = [
+    return _scenario_table(
         f"kofs aggregate on simulated p-value tables (4,000 genes, 200 shifted by 3 SD), {seeds} "
         "seeds (means; BH: Benjamini-Hochberg q <= 0.10 on the first table)",
-        "| scenario | calls | FDP | ranks-only calls | ranks-only FDP | BH calls | BH FDP |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for s in TABLE_SCENARIOS:
-        rows = [_table_run(s, seed) for seed in range(seeds)]
-        cells = []
-        for k in keys:
-            v = np.array([r[k] for r in rows], dtype=float)
-            cells.append(f"{v.mean():.1f}" if k.endswith("calls") else f"{v.mean():.3f}")
-        lines.append(f"| {s.name} | " + " | ".join(cells) + " |")
-        print(lines[-1], flush=True)
-    return lines
+        ["calls", "FDP", "ranks-only calls", "ranks-only FDP", "BH calls", "BH FDP"],
+        TABLE_SCENARIOS,
+        _table_run,
+        ("p_calls", "p_fdp", "r_calls", "r_fdp", "bh_calls", "bh_fdp"),
+        seeds,
+        lambda k, v: f"{v.mean():.1f}" if k.endswith("calls") else f"{v.mean():.3f}",
+    )
 
 
 def main() -> None:
