@@ -8,9 +8,8 @@ genes (NaN rank) has ``[n/M, 1]`` (censored: "below the list"); ``[0, 1]`` is no
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
-from typing import Any
 
 import numpy as np
 from scipy.special import log_ndtr
@@ -227,15 +226,16 @@ def code_intervals(
     los, his, owner = [], [], []
     offsets = np.zeros(L + 1, dtype=np.int64)
     total = 0
-    bins: dict[bool, tuple[np.ndarray, Any]] = {}
+
+    def binning(calibrated: bool) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+        if calibrated:
+            e = _p_edges(n_bins)
+            return e, lambda x: np.asarray(np.searchsorted(e, x, side="right"))
+        e = _bin_edges(M, n_bins, single)
+        return e, _BinLocator(e, M)
+
+    bins = {c: binning(c) for c in set(cal.tolist())}  # each kind of list's edges, made once
     for j in range(L):
-        if bool(cal[j]) not in bins:
-            if cal[j]:
-                e = _p_edges(n_bins)
-                bins[True] = (e, partial(np.searchsorted, e, side="right"))
-            else:
-                e = _bin_edges(M, n_bins, single)
-                bins[False] = (e, _BinLocator(e, M))
         edges, locate = bins[bool(cal[j])]
         nb = len(edges) - 1
         width = (edges[1:] - edges[:-1]) * (1 + 1e-9)  # a narrow observation fits in its bin

@@ -153,11 +153,11 @@ class PosteriorFit:
         lists' background copula (:func:`log_likelihood`).
     iterations : int
     converged : bool
+    calibrated : ndarray of bool (D,)
+        The data lists whose observations are null p-values (:mod:`kofs.aggregate.binormal`).
     refitted : bool
         With label weights: whether the parameters were re-fitted under them
         (:func:`kofs.aggregate.uncertainty.tempered_fit`).
-    calibrated : ndarray of bool (D,), optional
-        The data lists whose observations are null p-values (module docstring).
     """
 
     mu: np.ndarray
@@ -175,15 +175,8 @@ class PosteriorFit:
     log_likelihood: float
     iterations: int
     converged: bool
+    calibrated: np.ndarray
     refitted: bool = False
-    calibrated: np.ndarray | None = None
-
-    @property
-    def null_calibrated(self) -> np.ndarray:
-        """Which data lists are calibrated (their u are null p-values; module docstring)."""
-        if self.calibrated is None:
-            return np.zeros(len(self.mu), dtype=bool)
-        return np.asarray(self.calibrated, dtype=bool)
 
     @property
     def posterior(self) -> np.ndarray:
@@ -1106,7 +1099,7 @@ def finish_fit(
         log_likelihood=loglik,
         iterations=iterations,
         converged=converged,
-        calibrated=cal if cal.any() else None,
+        calibrated=cal,
     )
 
 
@@ -1200,7 +1193,7 @@ def relevant_class_test(
     v = fit.tempering
     if dependence and D > 1:
         # N(0, 1) interval means
-        _, z = exact_list_terms(lo, hi, np.zeros(D), fit.rho, fit.null_calibrated)
+        _, z = exact_list_terms(lo, hi, np.zeros(D), fit.rho, fit.calibrated)
         seen = (hi - lo) <= POINT_WIDTH
         # a list seen for fewer than half of the genes (a top-k list) enters through its
         # interval terms only: its pairs' moments would be those of its top, range-restricted
@@ -1215,7 +1208,7 @@ def relevant_class_test(
         copula = np.zeros(M)
         l_null = 0.0
     log_odds = eta + gene_terms(llr, mean, fit.mu, S, v).sum(axis=1)
-    l_fit = log_likelihood(log_odds, eta, llr, v, fit.rho, w, calibrated=fit.null_calibrated)
+    l_fit = log_likelihood(log_odds, eta, llr, v, fit.rho, w, calibrated=fit.calibrated)
     l_fit += float(np.sum(w * copula))
     gain = l_fit - l_null
     df = D + len(fit.beta)

@@ -248,7 +248,7 @@ def posterior_aggregate(
         dependence=dependence,
         n_bins=n_bins,
         max_iter=0 if single else 1000,
-        calibrated=cal if cal.any() else None,
+        calibrated=cal,
     )
     fit = base
     if v is not None and not single:

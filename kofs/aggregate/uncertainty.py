@@ -214,12 +214,13 @@ def half_sample_fits(
     standardisation = (fit.center, fit.scale)
     bins = min(n_bins, RESAMPLE_BINS)
     data, parts = [], []
-    cal = fit.null_calibrated
+    cal = fit.calibrated
     if cal.any() and intervals is None:
         raise ValueError("half_sample_fits of a calibrated fit needs its intervals")
     for rows in halves:
         lo, hi = blocks.intervals(rows)
-        if intervals is not None and cal.any():
+        if cal.any():
+            assert intervals is not None
             lo[:, cal], hi[:, cal] = intervals[0][rows][:, cal], intervals[1][rows][:, cal]
         Xs, _, _ = _standardise(X[rows], None, standardisation)
         data.append((rows, lo, hi, Xs))

@@ -75,10 +75,12 @@ PRESETS: dict[str, dict[str, Any]] = {
     # Version 6 (issue 20; evidence in docs/aggregation.md "Labels: the F test's null"): the
     # Fisher list is calibrated (the fusion reads its F-test p-values, the two-groups model
     # with the theoretical null), and with labels a dense matrix gets Fisher alone among the
-    # data lists (knowledge lists as before): on simulated 10 vs 10 designs the other
-    # lists' shared noise made a relevant class of its own in the joint fit (FDP 0.29 and 0.28
-    # at q <= 0.10 where Fisher alone gives 0.09 and 0.07, as a t-test with Benjamini-Hochberg
-    # does), and on ALL they added nothing to Fisher (docs/results-all.md).
+    # data lists (knowledge lists as before): on simulated 10 vs 10 designs the other lists
+    # (label-association statistics without a known null, sharing Fisher's noise) made a
+    # relevant class of their own in the joint fit (sparse design: FDP 0.29 at q <= 0.10; dense:
+    # 289 calls in one seed of eight, none in the others), where Fisher alone gives FDP 0.09 and
+    # 0.07 as a t-test with Benjamini-Hochberg does; on ALL they added nothing to Fisher
+    # (docs/results-all.md).
     "6": {
         "default_plan": _PLAN_2,
         "default_plan_labels": ("fisher", "relevance-vote", "relevance-propagation"),
