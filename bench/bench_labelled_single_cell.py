@@ -21,8 +21,8 @@ Rankings (every gene, best first):
 * ``fisher``: the default labelled list (:mod:`kofs.rankers.classic`);
 * ``best rank over groups``: each group's t-test marker list
   (:func:`kofs.rankers.markers.marker_tables`, scanpy's ``rank_genes_groups``), every gene
-  at its best rank across the groups -- the "top n per group" users read, and how ``bench_single_cell_scanpy.py`` turns scanpy's tables
-  into one list;
+  at its best rank across the groups -- the "top n per group" users read, and how
+  ``bench_single_cell_scanpy.py`` turns scanpy's tables into one list;
 * ``max t`` / ``min p`` over the groups (the same tables);
 * ``balanced F``: the between-group variance of the *unweighted* group means over the pooled
   within-group variance (every group counts alike, whatever its size);
