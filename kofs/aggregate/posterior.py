@@ -364,13 +364,12 @@ class _Problem:
         """Per coded interval: log LR, mean1, mean0, mean at (mu, rho) (latent scores
         interpolated from a 129-point grid of exact solutions per list)."""
         c = self.coded
-        if self.cal.any():  # a calibrated list's scores are its p-values' normal scores
-            s = self._points.scores(score_grid(mu, np.where(self.cal, 0.0, rho), _COARSE))
-            return interval_terms(
-                c.lo, c.hi, mu[c.list_of], rho, scores=(s[0], s[1], s[2]), calibrated=self.cal_code
-            )
-        s = self._points.scores(score_grid(mu, rho, _COARSE))
-        return interval_terms(c.lo, c.hi, mu[c.list_of], rho, scores=(s[0], s[1], s[2]))
+        # a calibrated list's scores are its p-values' normal scores (rho = 0 in its map)
+        rho_map = np.where(self.cal, 0.0, rho) if self.cal.any() else rho
+        s = self._points.scores(score_grid(mu, rho_map, _COARSE))
+        return interval_terms(
+            c.lo, c.hi, mu[c.list_of], rho, scores=(s[0], s[1], s[2]), calibrated=self.cal_code
+        )
 
     def evidence(self, mu: np.ndarray, S: np.ndarray, llr: np.ndarray, mean: np.ndarray):
         """Each gene's evidence ``sum_l v_l t_il`` from the coded terms (module docstring)."""
