@@ -632,7 +632,7 @@ class _Stack:
 
     def _log_likelihood(self, log_odds, eta, llr, mean, rho) -> np.ndarray:
         """Each fit's :func:`kofs.aggregate.posterior.log_likelihood` with its copula terms."""
-        per_list = np.where(self.cal_code, 0.0, _list_log_density(llr, rho[self.code_block]))
+        per_list = _list_log_density(llr, rho[self.code_block], self.cal_code)
         total = np.logaddexp(0.0, log_odds) - np.logaddexp(0.0, eta)
         total -= self.A @ (per_list * self.v[self.code_list])
         if self.D > 1:
@@ -733,7 +733,7 @@ def _binned_log_likelihood(problem: _Problem, theta: np.ndarray) -> float:
     terms = gene_terms(llr[codes], mean[codes], mu, S, problem.v)
     log_odds = eta + terms.sum(axis=1)
     # per coded interval, then per gene
-    per_list = np.where(problem.cal_code, 0.0, _list_log_density(llr, rho))[codes]
+    per_list = _list_log_density(llr, rho, problem.cal_code)[codes]
     return log_likelihood(log_odds, eta, llr, problem.v, rho, problem.w, per_list=per_list)
 
 
@@ -829,9 +829,7 @@ def log_likelihood(
     scores."""
     mix = np.logaddexp(0.0, log_odds) - np.logaddexp(0.0, eta)
     if per_list is None:
-        per_list = _list_log_density(llr, rho)
-        if calibrated is not None and np.any(calibrated):
-            per_list = np.where(np.asarray(calibrated, bool), 0.0, per_list)
+        per_list = _list_log_density(llr, rho, calibrated)
     total = mix - per_list @ v
     if correlation is not None and scores is not None and correlation.shape[0] > 1:
         total = total + copula_log_density(scores, correlation)
@@ -847,9 +845,15 @@ def copula_log_density(scores: np.ndarray, S: np.ndarray) -> np.ndarray:
     return -0.5 * logdet - 0.5 * np.einsum("ij,ij->i", scores @ Q, scores)
 
 
-def _list_log_density(llr: np.ndarray, rho: float) -> np.ndarray:
-    """``log(rho LR + 1 - rho)``: a list's density of its own positions (log_likelihood)."""
-    return np.logaddexp(np.log(rho) + llr, np.log1p(-rho))
+def _list_log_density(
+    llr: np.ndarray, rho: np.ndarray | float, calibrated: np.ndarray | None = None
+) -> np.ndarray:
+    """``log(rho LR + 1 - rho)``: a list's density of its own positions (log_likelihood); 0
+    for a ``calibrated`` list (broadcast with ``llr``), whose null p-values have density 1."""
+    d = np.logaddexp(np.log(rho) + llr, np.log1p(-rho))
+    if calibrated is not None and np.any(calibrated):
+        d = np.where(np.asarray(calibrated, bool), 0.0, d)
+    return d
 
 
 def gene_terms(
