@@ -215,13 +215,14 @@ def half_sample_fits(
     bins = min(n_bins, RESAMPLE_BINS)
     data, parts = [], []
     cal = fit.calibrated
-    if cal.any() and intervals is None:
-        raise ValueError("half_sample_fits of a calibrated fit needs its intervals")
+    if cal.any():
+        if intervals is None:
+            raise ValueError("half_sample_fits of a calibrated fit needs its intervals")
+        p_lo, p_hi = intervals[0][:, cal], intervals[1][:, cal]
     for rows in halves:
         lo, hi = blocks.intervals(rows)
         if cal.any():
-            assert intervals is not None
-            lo[:, cal], hi[:, cal] = intervals[0][rows][:, cal], intervals[1][rows][:, cal]
+            lo[:, cal], hi[:, cal] = p_lo[rows], p_hi[rows]
         Xs, _, _ = _standardise(X[rows], None, standardisation)
         data.append((rows, lo, hi, Xs))
         coded = code_intervals(lo, hi, n_bins=bins, calibrated=cal)
