@@ -20,7 +20,7 @@ from kofs.aggregate.binormal import (
 )
 from kofs.aggregate.intervals import (
     TieBlocks,
-    _bin_edges,
+    bin_edges,
     _BinLocator,
     block_intervals,
     code_intervals,
@@ -167,7 +167,7 @@ def test_bins_are_located_as_by_binary_search():
     rng = np.random.default_rng(2)
     for M in (3, 99, 100, 101, 2500, 8562):
         for n_bins in (16, 160, 512):
-            edges = _bin_edges(M, n_bins, 100)
+            edges = bin_edges(M, n_bins, 100)
             x = np.concatenate(
                 [rng.random(5000), edges, np.nextafter(edges, 2), np.nextafter(edges, -1)]
             )

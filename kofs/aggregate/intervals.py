@@ -147,7 +147,7 @@ def observation_intervals(
     return lo, hi
 
 
-def _bin_edges(M: int, n_bins: int, single: int) -> np.ndarray:
+def bin_edges(M: int, n_bins: int, single: int) -> np.ndarray:
     """u-space bin edges: the first ``single`` positions alone, then geometric up to 1."""
     top = np.arange(0, min(single, M) + 1, dtype=np.float64)
     rest = np.geomspace(max(single, 1), M, max(n_bins - single, 2))
@@ -157,7 +157,7 @@ def _bin_edges(M: int, n_bins: int, single: int) -> np.ndarray:
 
 class _BinLocator:
     """``np.searchsorted(edges, x, side="right")`` for edges that are multiples of 1/M
-    (:func:`_bin_edges`), by table: no edge lies strictly inside a cell ``[i/M, (i+1)/M)``, so
+    (:func:`bin_edges`), by table: no edge lies strictly inside a cell ``[i/M, (i+1)/M)``, so
     the count of edges up to the cell's start is the answer, up to the one-cell rounding of
     ``floor(x M)``, which one comparison each way corrects."""
 
@@ -231,7 +231,7 @@ def code_intervals(
         if calibrated:
             e = _p_edges(n_bins)
             return e, lambda x: np.asarray(np.searchsorted(e, x, side="right"))
-        e = _bin_edges(M, n_bins, single)
+        e = bin_edges(M, n_bins, single)
         return e, _BinLocator(e, M)
 
     bins = {c: binning(c) for c in set(cal.tolist())}  # each kind of list's edges, made once

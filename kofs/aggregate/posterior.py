@@ -63,6 +63,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import chdtrc, expit, logit, ndtr, ndtri
 
+from kofs._compute.ranks import tie_keys
 from kofs.aggregate.binormal import (
     GRID_Q,
     GridPoints,
@@ -73,6 +74,7 @@ from kofs.aggregate.binormal import (
     normal_quantiles,
     score_grid,
 )
+from kofs.aggregate.histogram import Envelope
 from kofs.aggregate.intervals import Coded, code_intervals
 
 __all__ = ["PosteriorFit", "Prior", "fit_posterior", "q_values", "relevant_class_test"]
@@ -158,6 +160,10 @@ class PosteriorFit:
     refitted : bool
         With label weights: whether the parameters were re-fitted under them
         (:func:`kofs.aggregate.uncertainty.tempered_fit`).
+    envelope : Envelope or None
+        The rank lists' histogram classes when their evidence is bounded by them
+        (:mod:`kofs.aggregate.envelope`); ``log_odds`` and ``list_terms`` are then the
+        envelope's, ``list_llr`` the binormal's.
     """
 
     mu: np.ndarray
@@ -177,6 +183,7 @@ class PosteriorFit:
     converged: bool
     calibrated: np.ndarray
     refitted: bool = False
+    envelope: Envelope | None = None
 
     @property
     def posterior(self) -> np.ndarray:
@@ -197,7 +204,8 @@ def q_values(lfdr: np.ndarray, score: np.ndarray | None = None) -> np.ndarray:
     n = lfdr.size
     if n == 0:
         return lfdr.copy()
-    key = lfdr if score is None else -np.asarray(score, dtype=np.float64)
+    # scores tie as the ranking ties them (as printed: kofs._compute.ranks.tie_keys)
+    key = lfdr if score is None else -tie_keys(score)
     order = np.argsort(key, kind="stable")
     running = np.cumsum(lfdr[order]) / np.arange(1, n + 1)
     # genes tied in the order get the value at the end of their tie group
@@ -371,9 +379,25 @@ class _Problem:
             c.lo, c.hi, mu[c.list_of], rho, scores=(s[0], s[1], s[2]), calibrated=self.cal_code
         )
 
-    def evidence(self, mu: np.ndarray, S: np.ndarray, llr: np.ndarray, mean: np.ndarray):
-        """Each gene's evidence ``sum_l v_l t_il`` from the coded terms (module docstring)."""
+    def evidence(
+        self,
+        mu: np.ndarray,
+        S: np.ndarray,
+        llr: np.ndarray,
+        mean: np.ndarray,
+        cap: np.ndarray | None = None,
+    ):
+        """Each gene's evidence ``sum_l v_l t_il`` from the coded terms (module docstring);
+        ``cap``: each coded interval's bound on its list's whole term ``v_l t_il`` before the
+        tempering (the envelope, :mod:`kofs.aggregate.envelope`; +inf: none)."""
         lam = self.v[self.coded.list_of]
+        if cap is not None:
+            t = llr * lam
+            if self.dependence:
+                sv, g, m = correlation_correction(mu, S, self.v)
+                at = self.coded.list_of
+                t = t + mean * (sv * g)[at] - 0.5 * (g * m)[at]
+            return self.A @ np.minimum(t, lam * cap)
         ev = self.A @ (llr * lam)
         if self.dependence:
             sv, g, m = correlation_correction(mu, S, self.v)

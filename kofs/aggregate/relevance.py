@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, ndtr, ndtri, stdtrit
 
+from kofs.aggregate.envelope import fit_envelope
 from kofs.aggregate.intervals import TieBlocks, observation_intervals
 from kofs.aggregate.posterior import (
     POINT_WIDTH,
@@ -265,6 +266,9 @@ def posterior_aggregate(
         weights[data_cols] = 1.0 / D
     else:
         weights = _list_weights(fit, prior, data_cols, names)
+    # the weights are the lists' shares under the fitted reliabilities; each gene's evidence
+    # from a rank list is bounded by the list's nonparametric relevant class (envelope)
+    robust = fit if single or no_class else fit_envelope(fit, lo, hi)
     notes: dict[str, str] = {}
     statistics: dict[str, np.ndarray] = {}
     test = agreement_test(lo, hi)
@@ -280,7 +284,7 @@ def posterior_aggregate(
             "single ranking. Add lists computed from the data (or labels) for q-values."
         )
     else:
-        scores = fit.log_odds
+        scores = robust.log_odds
         if no_class:
             # the limit of the model's ranking as the separations go to 0 together: the data
             # lists' average normal score, each list counting equally (not the knowledge prior,
@@ -292,7 +296,7 @@ def posterior_aggregate(
                 "normal score, each list counting equally, and no gene's posterior is above its "
                 "prior. Give labels (--labels) or known genes to learn which list to trust."
             )
-        lfdr = 1.0 - fit.posterior  # the plug-in one, without refits
+        lfdr = 1.0 - robust.posterior  # the plug-in one, without refits
         if resamples > 0 and not no_class and M >= RESAMPLE_MIN_GENES:
             resampled = half_sample_fits(
                 fit,
@@ -308,7 +312,7 @@ def posterior_aggregate(
                 intervals=(lo, hi),
             )
             lfdr = integrated_lfdr(
-                fit,
+                robust,
                 lo,
                 hi,
                 prior,
@@ -338,7 +342,9 @@ def posterior_aggregate(
             "posterior": posterior,
             "lfdr": (1 - null) * lfdr + null * (1 - fit.rho),
             "q_value": np.minimum((1 - null) * q + null * (1 - fit.rho), 1.0),
-            "data_posterior": expit(np.log(fit.rho / (1 - fit.rho)) + fit.list_terms.sum(axis=1)),
+            "data_posterior": expit(
+                np.log(fit.rho / (1 - fit.rho)) + robust.list_terms.sum(axis=1)
+            ),
         }
         called = int(np.sum(statistics["q_value"] <= 0.10))
         effect = (
@@ -483,7 +489,7 @@ def posterior_aggregate(
         "auc": auc.tolist(),
         "tempering": temp.tolist(),
         "prior": None if single else float(fit.rho),
-        "expected_relevant": float(fit.posterior.sum()) if not single else None,
+        "expected_relevant": float(robust.posterior.sum()) if not single else None,
         "log_likelihood": None if single else float(fit.log_likelihood),
         "iterations": int(fit.iterations),
         "converged": bool(fit.converged),

@@ -328,12 +328,18 @@ def integrated_lfdr(
     root = vecs * np.sqrt(np.clip(vals, 0.0, None))
     thetas = [theta + root @ rng.standard_normal(len(theta)) for _ in range(draws)]
 
+    # a rank list's evidence stays bounded by its histogram class (kofs.aggregate.envelope),
+    # held at its fit
+    env = fit.envelope
+    coded = problem.coded
+    cap = None if env is None else env.log_ratio(coded.lo, coded.hi, coded.list_of)
+
     def log_odds(t: np.ndarray) -> np.ndarray:
         mu = np.maximum(t[:D], 0.0)
         beta = problem._cap(t[D:])
         eta = X @ beta
         llr, _, _, mean = problem.terms(mu, problem.mean_prior(eta))
-        return eta + problem.evidence(mu, fit.correlation, llr, mean)
+        return eta + problem.evidence(mu, fit.correlation, llr, mean, cap)
 
     lfdr = np.zeros(lo.shape[0])
     with ThreadPoolExecutor(max_workers=max(1, min(threads, draws))) as pool:
