@@ -76,34 +76,46 @@ class _ListBins:
         nb = len(edges) - 1
         b_lo = np.clip(np.searchsorted(edges, lo, side="right") - 1, 0, nb - 1)
         b_hi = np.clip(np.searchsorted(edges, hi, side="left") - 1, 0, nb - 1)
-        self.narrow = b_lo == b_hi
-        self.bin = b_lo[self.narrow]
-        self.wide = np.flatnonzero(~self.narrow)
-        wl, wh = lo[self.wide], hi[self.wide]
+        narrow = b_lo == b_hi
+        self.wide = np.flatnonzero(~narrow)
+        # the genes inside one bin (None: every gene) and their bins
+        self.narrow = None if not self.wide.size else np.flatnonzero(narrow)
+        self.bin = b_lo if self.narrow is None else b_lo[self.narrow]
+        # the distinct wide intervals (a censored or masked block is one interval)
+        keys, inv = np.unique(
+            np.column_stack([lo[self.wide], hi[self.wide]]), axis=0, return_inverse=True
+        )
+        self.key_of = inv.ravel()
+        wl, wh = keys[:, 0], keys[:, 1]
         self.overlap = np.clip(
             np.minimum(wh[:, None], edges[None, 1:]) - np.maximum(wl[:, None], edges[None, :-1]),
             0.0,
             None,
         )
-        self.lo, self.hi = lo, hi
+        self.keys = keys
+        self.M = lo.shape[0]
         self.nb = nb
 
     def counts(self, p: np.ndarray, density: np.ndarray | None) -> np.ndarray:
         """Expected relevant genes per bin given the posteriors ``p``."""
-        h = np.bincount(self.bin, weights=p[self.narrow], minlength=self.nb)
+        h = np.bincount(
+            self.bin, weights=p if self.narrow is None else p[self.narrow], minlength=self.nb
+        )
         if self.wide.size:
             share = self.overlap if density is None else self.overlap * density[None, :]
             total = share.sum(axis=1, keepdims=True)
             share = np.divide(share, total, out=np.zeros_like(share), where=total > 0)
-            h = h + p[self.wide] @ share
+            h = h + np.bincount(self.key_of, weights=p[self.wide], minlength=len(share)) @ share
         return h
 
     def llr(self, edges, rel: np.ndarray, bg: np.ndarray) -> np.ndarray:
-        out = np.empty(self.lo.shape[0])
         ratio = np.log(np.maximum(rel, 1e-300)) - np.log(np.maximum(bg, 1e-300))
+        if self.narrow is None:
+            return ratio[self.bin]
+        out = np.empty(self.M)
         out[self.narrow] = ratio[self.bin]
-        if self.wide.size:
-            out[self.wide] = interval_llr(edges, rel, bg, self.lo[self.wide], self.hi[self.wide])
+        k = self.keys
+        out[self.wide] = interval_llr(edges, rel, bg, k[:, 0], k[:, 1])[self.key_of]
         return out
 
 

@@ -118,6 +118,7 @@ def posterior_aggregate(
     max_prior: float = 0.5,
     dependence: bool = True,
     n_bins: int = 512,
+    envelope: bool = True,
     resamples: int = 20,
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
@@ -128,6 +129,10 @@ def posterior_aggregate(
     label-association test when every data list comes from a ranker,
     :mod:`kofs.pipeline.structure`): its no-signal probability joins those of the agreement and
     relevant-class tests.
+
+    ``envelope``: each rank list's evidence is the smaller of its binormal term and its
+    decreasing-histogram relevant class's (:mod:`kofs.aggregate.envelope`); the weights stay
+    the lists' shares under the binormal reliabilities.
 
     ``null_p`` (M, L): each gene's p-value under its list's known null (NaN: the list has
     none, or the gene no p-value). A data list with p-values is *calibrated*: the model reads
@@ -268,7 +273,7 @@ def posterior_aggregate(
         weights = _list_weights(fit, prior, data_cols, names)
     # the weights are the lists' shares under the fitted reliabilities; each gene's evidence
     # from a rank list is bounded by the list's nonparametric relevant class (envelope)
-    robust = fit if single or no_class else fit_envelope(fit, lo, hi)
+    robust = fit if single or no_class or not envelope else fit_envelope(fit, lo, hi)
     notes: dict[str, str] = {}
     statistics: dict[str, np.ndarray] = {}
     test = agreement_test(lo, hi)
@@ -581,8 +586,9 @@ def _normal_scores(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     "posterior",
     summary=(
         "posterior probability of relevance: data lists are the evidence (binormal rank "
-        "model, reliabilities learned from their agreement), knowledge lists a prior whose "
-        "strength is learned; per-gene posterior, local fdr and q-value"
+        "model, reliabilities learned from their agreement, each list's evidence bounded by "
+        "a decreasing-histogram relevant class), knowledge lists a prior whose strength is "
+        "learned; per-gene posterior, local fdr and q-value"
     ),
     reference=(
         "kofs (docs/aggregation.md); Deng et al. 2014 JASA (BARD); Scott et al. 2015 JASA "
@@ -594,6 +600,12 @@ def _normal_scores(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         ),
         "dependence": Param(True, bool, "down-weight redundant data lists (c_l)"),
         "n_bins": Param(512, int, "bins of the fit's sufficient statistics", low=16),
+        "envelope": Param(
+            True,
+            bool,
+            "bound each rank list's evidence by a decreasing-histogram relevant class "
+            "(robust to heavy-tailed noise; False: the binormal model alone)",
+        ),
         "resamples": Param(
             20,
             int,
