@@ -20,8 +20,8 @@ from kofs.aggregate.binormal import (
 )
 from kofs.aggregate.intervals import (
     TieBlocks,
-    bin_edges,
     _BinLocator,
+    bin_edges,
     block_intervals,
     code_intervals,
     observation_intervals,
