@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import numpy as np
@@ -176,3 +177,17 @@ def test_run_rejects_a_bad_aggregate_config(lists):
     assert "rank:x" in (out / "ranking.tsv").read_text().splitlines()[0]
     r = run(["run", str(cfg), "--seed", "3"])
     assert r.exit_code == 2 and "cannot be overridden with --seed" in r.stderr
+
+
+def test_the_envelope_can_be_turned_off_from_the_command_line(lists):
+    # read as rankings, every list's evidence is bounded by its histogram class by default;
+    # envelope=false gives the binormal model alone
+    base = ["-q", "aggregate", *files(lists), "-o", "-", "--ranks-only"]
+    on = run(base)
+    off = run([*base, "--aggregate-param", "envelope=false"])
+    assert on.exit_code == 0 and off.exit_code == 0, on.output + off.output
+    score_on = pd.read_csv(io.StringIO(on.stdout), sep="\t")["score"]
+    score_off = pd.read_csv(io.StringIO(off.stdout), sep="\t")["score"]
+    assert not np.allclose(score_on, score_off)
+    bad = CliRunner().invoke(main, [*base, "--aggregate-param", "envelope=maybe"])
+    assert bad.exit_code == 2 and "envelope" in bad.output
