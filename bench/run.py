@@ -23,6 +23,7 @@ def load(path: Path):
     spec = importlib.util.spec_from_file_location(path.stem, path)
     mod = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(HERE))
+    sys.modules[path.stem] = mod  # dataclasses look their module up while it is executed
     spec.loader.exec_module(mod)
     return mod
 
