@@ -127,3 +127,20 @@ def test_bin_edges_hold_the_first_positions_alone():
     e = bin_edges(3000, 25, 10)
     np.testing.assert_allclose(e[:11] * 3000, np.arange(11))
     assert e[-1] == 1.0 and len(e) <= 26
+
+
+def test_the_diagnostics_say_how_much_each_lists_top_was_bounded():
+    lowered = {}
+    for noise in ("normal", "t3"):
+        pl = planted_lists(
+            3000, 90, data=tuple(DataList(n, m, noise=noise) for n, m in GRADED), seed=0
+        )
+        f = aggregate(pl.rankings, seed=0, params={"resamples": 0})
+        rows = f.diagnostics["envelope"]["lists"]
+        assert sorted(r["list"] for r in rows) == ["fair", "good", "weak"]
+        assert all(0 <= r["top_share_lowered"] <= 1 for r in rows)
+        lowered[noise] = np.mean([r["top_median_lowered"] for r in rows])
+    # heavy tails: the lists' top positions are read as much weaker evidence
+    assert lowered["t3"] > 2 * lowered["normal"]
+    off = aggregate(pl.rankings, seed=0, params={"resamples": 0, "envelope": False})
+    assert off.diagnostics["envelope"] is None
