@@ -24,8 +24,14 @@ relevant density from the posterior-weighted positions (wide intervals -- ties, 
 masked blocks -- spread over the bins they cover in proportion to the current density).
 Lists read through their p-values (calibrated) keep the binormal term: their null is exact.
 
-Measured on the planted benchmark (``python bench/bench_fusion.py``) and the real-data checks
-in docs/aggregation.md.
+The lists' weights and separations stay the binormal fit's (their reliabilities); the
+integrated posterior's parameter draws (:func:`kofs.aggregate.uncertainty.integrated_lfdr`)
+bound each draw's terms by the fitted histograms.
+
+Measured on the planted benchmark (``python bench/bench_fusion.py --seeds 40``): FDP at
+q <= 0.10 with t3 noise 0.305 -> 0.131, in the normal-noise scenarios 0.09-0.12 -> 0.06-0.08
+(19-32 % fewer calls), partial lists 0.137 -> 0.110; the real-data checks are in
+docs/aggregation.md ("Robust evidence").
 """
 
 from __future__ import annotations
