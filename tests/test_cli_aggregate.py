@@ -191,3 +191,15 @@ def test_the_envelope_can_be_turned_off_from_the_command_line(lists):
     assert not np.allclose(score_on, score_off)
     bad = CliRunner().invoke(main, [*base, "--aggregate-param", "envelope=maybe"])
     assert bad.exit_code == 2 and "envelope" in bad.output
+
+
+def test_top_k_lists_alone_ask_for_a_universe(tmp_path):
+    # in the union of two top-k lists, genes in one list are below the other: the lists look
+    # complementary (docs/aggregation.md); a universe says how many genes could have been listed
+    (tmp_path / "a.txt").write_text("\n".join(f"G{i}" for i in range(0, 40)) + "\n")
+    (tmp_path / "b.txt").write_text("\n".join(f"G{i}" for i in range(30, 70)) + "\n")
+    files = [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    r = CliRunner().invoke(main, ["aggregate", *files, "-o", "-"])
+    assert r.exit_code == 0 and "give --universe" in r.stderr
+    r = CliRunner().invoke(main, ["aggregate", *files, "-o", "-", "--universe", "20000"])
+    assert r.exit_code == 0 and "give --universe" not in r.stderr

@@ -22,6 +22,7 @@ import numpy as np
 from kofs.errors import ParameterError
 from kofs.io.gene_lists import (
     DIRECTIONS,
+    SHORT_LISTS,
     ListSpec,
     RankedGeneList,
     list_from_frame,
@@ -268,6 +269,12 @@ def aggregate_lists(
             )
         seen[s.name] = s.path
     t_read = time.perf_counter()
+    if universe is None and len(sources) > 1 and all(s.kind in SHORT_LISTS for s in sources):
+        log.warning(
+            "every list is a top-k list or gene set and no universe was given: the universe is "
+            "the genes of their union, in which the lists look more complementary than they "
+            "are; give --universe (the number of genes measured, or their list)"
+        )
     rankings, coverage, N, universe_ids = harmonise(sources, read_universe(universe))
     if ranks_only:
         rankings = [
