@@ -237,18 +237,24 @@ def table(seeds: int, n_genes: int, n_relevant: int) -> list[str]:
     return lines
 
 
+def _best_time(pl: PlantedLists, params: dict, repeat: int) -> tuple[float, float]:
+    """The best wall and CPU seconds of ``repeat`` fusions of ``pl``'s lists."""
+    best = cpu = np.inf
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        aggregate(pl.rankings, params=params)
+        best = min(best, time.perf_counter() - t0)
+        cpu = min(cpu, time.process_time() - c0)
+    return best, cpu
+
+
 def timing(repeat: int = 3) -> list[str]:
     """Wall time (best of ``repeat``) and the process's CPU time over all its threads (best
     of ``repeat``: on a shared machine the CPU time varies less with the other load)."""
     pl = planted_lists(50_000, 1_500, seed=0)
     out = []
     for params, label in (({}, "with intervals (default)"), ({"resamples": 0}, "fit only")):
-        best = cpu = np.inf
-        for _ in range(repeat):
-            t0, c0 = time.perf_counter(), time.process_time()
-            aggregate(pl.rankings, params=params)
-            best = min(best, time.perf_counter() - t0)
-            cpu = min(cpu, time.process_time() - c0)
+        best, cpu = _best_time(pl, params, repeat)
         out.append(
             f"10 lists x 50,000 genes, posterior {label}: {best:.2f} s wall, {cpu:.2f} s CPU "
             f"(best of {repeat})"
@@ -493,12 +499,7 @@ def run() -> list[dict]:
     """Rows of ``bench/run.py``: the 10-lists x 50,000-genes timing (target < 2 s) and, per
     planted scenario (10 seeds), the mean FDP at q <= 0.10 (target 0.10) and the fused top-k
     precision against the best single list's."""
-    pl = planted_lists(50_000, 1_500, seed=0)
-    best = np.inf
-    for _ in range(3):
-        t0 = time.perf_counter()
-        aggregate(pl.rankings)
-        best = min(best, time.perf_counter() - t0)
+    best, _ = _best_time(planted_lists(50_000, 1_500, seed=0), {}, 3)
     rows = [
         {
             "benchmark": "posterior fusion, 10 lists x 50,000 genes, with intervals (best of 3)",

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from kofs.aggregate import aggregate
-from kofs.aggregate.envelope import _decreasing, _EnvelopeEM, fit_envelope
+from kofs.aggregate.envelope import _EnvelopeEM, fit_envelope
 from kofs.aggregate.histogram import interval_llr
 from kofs.aggregate.intervals import bin_edges, observation_intervals
 from kofs.aggregate.posterior import Prior, fit_posterior
@@ -28,18 +28,6 @@ def _fits(noise: str = "normal", seed: int = 0, dependence: bool = True):
     fit = fit_posterior(lo, hi, Prior.empty(len(genes)), dependence=dependence)
     truth = np.fromiter((g in pl.relevant for g in genes), bool, len(genes))
     return fit, fit_envelope(fit, lo, hi), lo, hi, truth
-
-
-def test_pava_gives_the_weighted_least_squares_decreasing_fit():
-    y = np.array([1.0, 3.0, 2.0, 2.0, 0.5, 0.7])
-    w = np.array([1.0, 1.0, 2.0, 1.0, 1.0, 3.0])
-    f = _decreasing(y, w)
-    assert np.all(np.diff(f) <= 1e-12)
-    # pooled blocks are weighted means: (1, 3, 2, 2) -> 2 (weights 1+1+2+1), then (0.5, 0.7)
-    np.testing.assert_allclose(f, [2.0, 2.0, 2.0, 2.0, 0.65, 0.65])
-    np.testing.assert_allclose(
-        _decreasing(y[::-1].copy(), w), np.sort(_decreasing(y[::-1].copy(), w))[::-1]
-    )
 
 
 def test_histogram_classes_are_decreasing_densities_and_keep_the_positions_a_permutation():

@@ -39,6 +39,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from scipy.optimize import isotonic_regression
 from scipy.special import expit
 
 from kofs.aggregate.histogram import Envelope, interval_llr
@@ -54,24 +55,6 @@ SINGLE = 10
 MAX_ITER = 500
 #: The EM stops when no gene's posterior moves by more than TOL.
 TOL = 1e-6
-
-
-def _decreasing(y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Weighted least-squares decreasing fit of ``y`` (pool-adjacent-violators)."""
-    vals: list[float] = []
-    wts: list[float] = []
-    size: list[int] = []
-    for yi, wi in zip(y.tolist(), w.tolist(), strict=True):
-        vals.append(yi)
-        wts.append(wi)
-        size.append(1)
-        while len(vals) > 1 and vals[-2] < vals[-1]:
-            wt = wts[-2] + wts[-1]
-            v = (vals[-2] * wts[-2] + vals[-1] * wts[-1]) / wt
-            n = size[-2] + size[-1]
-            del vals[-1], wts[-1], size[-1]
-            vals[-1], wts[-1], size[-1] = v, wt, n
-    return np.repeat(vals, size)
 
 
 class _ListBins:
@@ -164,7 +147,12 @@ class _EnvelopeEM:
         out = np.empty((len(self.cols), len(self.width)))
         for k, lb in enumerate(self.bins):
             h = lb.counts(p, None if rel is None else rel[k] / self.width) + 1e-9
-            f = _decreasing(h / self.width / h.sum(), self.width) * self.width
+            f = (
+                self.width
+                * isotonic_regression(
+                    h / self.width / h.sum(), weights=self.width, increasing=False
+                ).x
+            )
             out[k] = f / f.sum()
         pi = float(np.clip(p.mean(), 1e-6, 1 - 1e-6))
         return np.append(out.ravel(), pi)

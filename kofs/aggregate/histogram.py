@@ -41,6 +41,7 @@ def _cumulative(mass: np.ndarray, edges: np.ndarray, u: np.ndarray) -> np.ndarra
 
 
 def interval_llr(edges, rel, bg, lo, hi) -> np.ndarray:
+    """log(relevant mass / background mass) of each interval ``[lo, hi]`` of positions."""
     a = _cumulative(rel, edges, hi) - _cumulative(rel, edges, lo)
     b = _cumulative(bg, edges, hi) - _cumulative(bg, edges, lo)
     return np.log(np.maximum(a, 1e-300)) - np.log(np.maximum(b, 1e-300))
