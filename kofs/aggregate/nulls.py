@@ -27,7 +27,7 @@ from scipy.special import fdtrc, ndtr
 
 from kofs.types import Ranking
 
-__all__ = ["null_p_matrix", "null_p_values"]
+__all__ = ["effect_sign_matrix", "null_p_matrix", "null_p_values"]
 
 
 def null_p_values(ranking: Ranking) -> np.ndarray | None:
@@ -66,4 +66,21 @@ def null_p_matrix(rankings: Sequence[Ranking], genes: Sequence[str]) -> np.ndarr
             continue
         rows = np.fromiter((index[g] for g in r.genes), dtype=np.int64, count=len(r.genes))
         out[rows, j] = p
+    return out
+
+
+def effect_sign_matrix(rankings: Sequence[Ranking], genes: Sequence[str]) -> np.ndarray | None:
+    """(M, L) effect signs of the rankings of two-sided p-values that carry them
+    (``info["effect_signs"]``, :mod:`kofs.aggregate.signed`) over ``genes`` (NaN elsewhere),
+    or None when no ranking has them."""
+    if not any("effect_signs" in r.info for r in rankings):
+        return None
+    index = {g: i for i, g in enumerate(genes)}
+    out = np.full((len(genes), len(rankings)), np.nan)
+    for j, r in enumerate(rankings):
+        signs = r.info.get("effect_signs")
+        if signs is None:
+            continue
+        rows = np.fromiter((index[g] for g in r.genes), dtype=np.int64, count=len(r.genes))
+        out[rows, j] = np.asarray(signs, dtype=np.float64)
     return out

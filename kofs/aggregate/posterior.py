@@ -301,7 +301,66 @@ def _collapse_rows(
     return codes[first], X[first], weights
 
 
-class _Problem:
+class PriorDesign:
+    """The prior's logistic regression ``P(Z_i = 1) = expit(x_i' beta)`` on a standardised
+    design ``X`` (rows, P + 1; intercept first) with row weights ``w``: its ridge-penalised
+    Newton step and the cap of the mean prior (shared by the rank model's fit and
+    :mod:`kofs.aggregate.signed`)."""
+
+    def __init__(self, X: np.ndarray, weights: np.ndarray, max_prior: float) -> None:
+        self.X = X
+        self.w = weights
+        self.max_prior = max_prior
+        self.wsum = float(weights.sum())
+        self.intercept_only = X.shape[1] == 1
+        self.P = X.shape[1]
+        self.ridge = np.full(X.shape[1], RIDGE)
+        self.ridge[0] = 0.0
+
+    def _prior_step(self, beta: np.ndarray, eta: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """One Newton step of the ridge logistic regression of p on X; the intercept then
+        keeps the mean prior within its bounds."""
+        X, w = self.X, self.w
+        pi = expit(eta)
+        g = X.T @ (w * (p - pi)) - self.ridge * beta
+        H = (X * (w * pi * (1 - pi))[:, None]).T @ X + np.diag(self.ridge)
+        try:
+            step = np.linalg.solve(H + 1e-9 * np.eye(len(beta)), g)
+        except np.linalg.LinAlgError:
+            step = np.zeros_like(beta)
+        return self._cap(beta + np.clip(step, -2.0, 2.0))
+
+    def mean_prior(self, eta: np.ndarray) -> float:
+        """The gene-weighted mean prior probability."""
+        if self.intercept_only:
+            return float(expit(eta[0]))
+        return float(np.dot(self.w, expit(eta)) / self.wsum)
+
+    def _cap(self, beta: np.ndarray) -> np.ndarray:
+        """The intercept shifted so that the mean prior lies in [MIN_PRIOR, max_prior]."""
+        low, high = MIN_PRIOR, self.max_prior
+        if self.intercept_only:
+            return np.array([logit(np.clip(expit(beta[0]), low, high))])
+        eta = self.X @ beta
+        mean = self.mean_prior(eta)
+        if low <= mean <= high:
+            return beta
+        target = high if mean > high else low
+        # the intercept's shift: Newton steps on the (increasing, concave-convex) mean prior
+        shift = 0.0
+        for _ in range(50):
+            pi = expit(eta + shift)
+            f = float(np.dot(self.w, pi) / self.wsum) - target
+            if abs(f) < 1e-10:
+                break
+            slope = float(np.dot(self.w, pi * (1 - pi)) / self.wsum)
+            shift -= float(np.clip(f / max(slope, 1e-12), -5.0, 5.0))
+        out = beta.copy()
+        out[0] += shift
+        return out
+
+
+class _Problem(PriorDesign):
     """Binned data of one fit: the coded intervals, the prior design, gene weights."""
 
     def __init__(
@@ -320,11 +379,9 @@ class _Problem:
         self.gene_weights = weights  # of the genes, before any collapse
         if collapse:  # genes of one (codes, covariates) row are one row of summed weight
             codes, X, weights = _collapse_rows(codes, X, weights)
+        super().__init__(X, weights, max_prior)
         self.coded = coded
         self.codes = codes  # (rows, D): the coded interval of each row in each list
-        self.X = X  # (rows, P + 1), intercept first, standardised
-        self.w = weights
-        self.max_prior = max_prior
         self.M, self.D = codes.shape
         self.cal = (
             np.zeros(self.D, dtype=bool) if calibrated is None else np.asarray(calibrated, bool)
@@ -349,14 +406,9 @@ class _Problem:
             coded.list_of,
             _COARSE,
         )
-        self.wsum = float(weights.sum())
-        self.intercept_only = X.shape[1] == 1
         self.dependence = dependence and self.D > 1
         self.v = np.ones(self.D) if tempering is None else np.asarray(tempering, dtype=float)
-        self.P = X.shape[1]
         self.R = self.D * (self.D - 1) // 2 if self.dependence else 0
-        self.ridge = np.full(X.shape[1], RIDGE)
-        self.ridge[0] = 0.0
 
     def tempered(self, v: np.ndarray) -> _Problem:
         """This problem with the label weights ``v`` (its binned data shared, not copied)."""
@@ -424,48 +476,6 @@ class _Problem:
         codes = self.codes
         C = _pooled_scatter(mean1[codes] - mu, wp, mean0[codes], self.w - wp)
         return _threshold(_scatter_correlations(C), self.wsum)
-
-    def _prior_step(self, beta: np.ndarray, eta: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """One Newton step of the ridge logistic regression of p on X; the intercept then
-        keeps the mean prior within its bounds."""
-        X, w = self.X, self.w
-        pi = expit(eta)
-        g = X.T @ (w * (p - pi)) - self.ridge * beta
-        H = (X * (w * pi * (1 - pi))[:, None]).T @ X + np.diag(self.ridge)
-        try:
-            step = np.linalg.solve(H + 1e-9 * np.eye(len(beta)), g)
-        except np.linalg.LinAlgError:
-            step = np.zeros_like(beta)
-        return self._cap(beta + np.clip(step, -2.0, 2.0))
-
-    def mean_prior(self, eta: np.ndarray) -> float:
-        """The gene-weighted mean prior probability."""
-        if self.intercept_only:
-            return float(expit(eta[0]))
-        return float(np.dot(self.w, expit(eta)) / self.wsum)
-
-    def _cap(self, beta: np.ndarray) -> np.ndarray:
-        """The intercept shifted so that the mean prior lies in [MIN_PRIOR, max_prior]."""
-        low, high = MIN_PRIOR, self.max_prior
-        if self.intercept_only:
-            return np.array([logit(np.clip(expit(beta[0]), low, high))])
-        eta = self.X @ beta
-        mean = self.mean_prior(eta)
-        if low <= mean <= high:
-            return beta
-        target = high if mean > high else low
-        # the intercept's shift: Newton steps on the (increasing, concave-convex) mean prior
-        shift = 0.0
-        for _ in range(50):
-            pi = expit(eta + shift)
-            f = float(np.dot(self.w, pi) / self.wsum) - target
-            if abs(f) < 1e-10:
-                break
-            slope = float(np.dot(self.w, pi * (1 - pi)) / self.wsum)
-            shift -= float(np.clip(f / max(slope, 1e-12), -5.0, 5.0))
-        out = beta.copy()
-        out[0] += shift
-        return out
 
 
 def _flat(trace: list[float]) -> bool:

@@ -25,13 +25,24 @@ from kofs.aggregate.posterior import (
     SHRINK,
     PosteriorFit,
     Prior,
+    _standardise,
     fit_posterior,
     q_values,
     relevant_class_test,
 )
 from kofs.aggregate.prior import knowledge_prior
+from kofs.aggregate.signed import (
+    SignedFit,
+    fit_signed,
+    half_sample_refits,
+    integrated_posterior,
+    signed_test,
+    signed_weights,
+    signed_z,
+)
 from kofs.aggregate.uncertainty import (
     LITTLE_SAY,
+    Resamples,
     agreement_test,
     half_sample_fits,
     integrated_lfdr,
@@ -115,6 +126,7 @@ def posterior_aggregate(
     list_weights: np.ndarray | None = None,
     signal_test: Mapping[str, Any] | None = None,
     null_p: np.ndarray | None = None,
+    effect_signs: np.ndarray | None = None,
     max_prior: float = 0.5,
     dependence: bool = True,
     n_bins: int = 512,
@@ -241,143 +253,175 @@ def posterior_aggregate(
         v = np.where(has_null[data_cols], 1.0, v)
     D = len(data_cols)
     cal = has_null[data_cols]
-    # untempered: the reliabilities are learned from all the evidence. One ranking alone
-    # carries no information on them (its positions are uniform under the model): no fit, the
-    # parameters stay at their starts and are not reported. A calibrated list does: its
-    # p-values show how many genes are relevant, and how far from the others
-    single = D == 1 and not cal[0]
-    base = fit_posterior(
-        lo,
-        hi,
-        prior,
-        max_prior=max_prior,
-        dependence=dependence,
-        n_bins=n_bins,
-        max_iter=0 if single else 1000,
-        calibrated=cal,
+    signed = (
+        effect_signs is not None
+        and v is None
+        and bool(cal.all())
+        and not np.isnan(np.asarray(effect_signs)[:, data_cols]).all(axis=0).any()
     )
-    fit = base
-    if v is not None and not single:
-        fit = tempered_fit(base, lo, hi, prior, v, max_prior=max_prior, n_bins=n_bins)
-    # every separation 0: the fit finds no relevant class in the data lists (their agreement
-    # is their correlation), every gene's evidence is 0 and the log-odds would tie the genes
-    # (or order them by knowledge alone)
-    no_class = not single and bool(np.all(fit.mu <= 1e-9))
-    if single:
-        weights = np.zeros(L)
-        weights[data_cols[0]] = 1.0
-    elif no_class:
-        weights = np.zeros(L)
-        weights[data_cols] = 1.0 / D
-    else:
-        weights = _list_weights(fit, prior, data_cols, names)
-    # the weights are the lists' shares under the fitted reliabilities; each gene's evidence
-    # from a rank list is bounded by the list's nonparametric relevant class (envelope)
-    robust = fit if single or no_class or not envelope else fit_envelope(fit, lo, hi)
-    notes: dict[str, str] = {}
-    statistics: dict[str, np.ndarray] = {}
-    test = agreement_test(lo, hi)
-    beyond: dict[str, float] | None = None
-    resampled = None
-    if single:
-        # one list's positions say nothing about how many genes are relevant: its ranking is
-        # the answer, without posterior probabilities
-        scores = _normal_scores(lo[:, 0], hi[:, 0])
+    if effect_signs is not None and not signed:
         notices.append(
-            f"Only one list ({names[data_cols[0]]}) is evidence from the data: the fused "
-            "ranking is that list's, and no probability of relevance can be learned from a "
-            "single ranking. Add lists computed from the data (or labels) for q-values."
+            "Some lists are tables with effect directions, but not every data list is: the "
+            "tables are read through their two-sided p-values alone (their directions are used "
+            "only when every data list is such a table)."
         )
+    notes: dict[str, str] = {}
+    statistics: dict[str, np.ndarray]
+    beyond: dict[str, float] | None = None
+    resampled: Resamples | None = None
+    fit: PosteriorFit | SignedFit
+    robust: PosteriorFit | SignedFit
+    if signed:
+        assert null_p is not None and effect_signs is not None
+        single = no_class = False
+        test = agreement_test(lo, hi)
+        fit, scores, weights, statistics, resampled, beyond = _signed_answer(
+            null_p[:, data_cols],
+            np.asarray(effect_signs)[:, data_cols],
+            prior,
+            data_cols,
+            L,
+            signal_test=signal_test,
+            max_prior=max_prior,
+            resamples=resamples,
+            seed=seed,
+        )
+        robust = fit
     else:
-        scores = robust.log_odds
-        if no_class:
-            # the limit of the model's ranking as the separations go to 0 together: the data
-            # lists' average normal score, each list counting equally (not the knowledge prior,
-            # which would rank by knowledge alone)
-            scores = _normal_scores(lo, hi).mean(axis=1)
-            notices.append(
-                "The fit finds no relevant class in the data lists (every separation 0: their "
-                "agreement is what their correlation gives): the fused ranking is their average "
-                "normal score, each list counting equally, and no gene's posterior is above its "
-                "prior. Give labels (--labels) or known genes to learn which list to trust."
-            )
-        lfdr = 1.0 - robust.posterior  # the plug-in one, without refits
-        if resamples > 0 and not no_class and M >= RESAMPLE_MIN_GENES:
-            resampled = half_sample_fits(
-                fit,
-                R[:, data_cols],
-                prior,
-                masked=Bd,
-                weights_of=lambda f, rows: _list_weights(f, prior, data_cols, names, rows),
-                n=int(resamples),
-                seed=seed,
-                max_prior=max_prior,
-                n_bins=n_bins,
-                blocks=blocks,
-                intervals=(lo, hi),
-            )
-            lfdr = integrated_lfdr(
-                robust,
-                lo,
-                hi,
-                prior,
-                resampled.cov,
-                draws=INTEGRATION_DRAWS,
-                seed=seed,
-                max_prior=max_prior,
-                n_bins=n_bins,
-            )
-        q = q_values(lfdr, scores)
-        # the chance that the lists share no signal at all (then no gene can be told from the
-        # others), or that their agreement is only their correlation (shared noise: lists
-        # computed from one data set agree also where no gene is relevant): each test's p-value
-        # turned into a posterior probability by the Sellke-Bayarri-Berger bound, the larger
-        # kept; the posteriors are averaged over the two models (their order, the fused
-        # ranking, does not change)
-        beyond = relevant_class_test(base, lo, hi, dependence=dependence)
-        null = null_probability(beyond["p_value"])
-        if not cal.any():
-            # with a calibrated list the relevant-class test is the likelihood ratio of its
-            # p-values too (a class of genes beyond chance), which agreement need not show
-            null = max(null, null_probability(test["p_value"]))
-        if signal_test is not None:
-            null = max(null, null_probability(float(signal_test["p_value"])))
-        posterior = (1 - null) * (1.0 - lfdr) + null * fit.rho
-        statistics = {
-            "posterior": posterior,
-            "lfdr": (1 - null) * lfdr + null * (1 - fit.rho),
-            "q_value": np.minimum((1 - null) * q + null * (1 - fit.rho), 1.0),
-            "data_posterior": expit(
-                np.log(fit.rho / (1 - fit.rho)) + robust.list_terms.sum(axis=1)
-            ),
-        }
-        called = int(np.sum(statistics["q_value"] <= 0.10))
-        effect = (
-            "no gene reaches q <= 0.10"
-            if called == 0
-            else f"the q-values are raised ({called} genes still at q <= 0.10)"
+        # untempered: the reliabilities are learned from all the evidence. One ranking alone
+        # carries no information on them (its positions are uniform under the model): no fit, the
+        # parameters stay at their starts and are not reported. A calibrated list does: its
+        # p-values show how many genes are relevant, and how far from the others
+        single = D == 1 and not cal[0]
+        base = fit_posterior(
+            lo,
+            hi,
+            prior,
+            max_prior=max_prior,
+            dependence=dependence,
+            n_bins=n_bins,
+            max_iter=0 if single else 1000,
+            calibrated=cal,
         )
-        if test["p_value"] <= AGREEMENT_ALPHA and beyond["p_value"] > AGREEMENT_ALPHA:
+        fit = base
+        if v is not None and not single:
+            fit = tempered_fit(base, lo, hi, prior, v, max_prior=max_prior, n_bins=n_bins)
+        # every separation 0: the fit finds no relevant class in the data lists (their agreement
+        # is their correlation), every gene's evidence is 0 and the log-odds would tie the genes
+        # (or order them by knowledge alone)
+        no_class = not single and bool(np.all(fit.mu <= 1e-9))
+        if single:
+            weights = np.zeros(L)
+            weights[data_cols[0]] = 1.0
+        elif no_class:
+            weights = np.zeros(L)
+            weights[data_cols] = 1.0 / D
+        else:
+            weights = _list_weights(fit, prior, data_cols, names)
+        # the weights are the lists' shares under the fitted reliabilities; each gene's evidence
+        # from a rank list is bounded by the list's nonparametric relevant class (envelope)
+        robust = fit if single or no_class or not envelope else fit_envelope(fit, lo, hi)
+        statistics = {}
+        test = agreement_test(lo, hi)
+        if single:
+            # one list's positions say nothing about how many genes are relevant: its ranking is
+            # the answer, without posterior probabilities
+            scores = _normal_scores(lo[:, 0], hi[:, 0])
             notices.append(
-                f"The data lists agree with each other, but no more than lists sharing noise "
-                f"would (a relevant class does not explain them better than their correlation "
-                f"alone, p = {beyond['p_value']:.2g}): {effect}, and the ranking may follow "
-                "noise the lists share (lists computed from one data set do). Give labels "
-                "(--labels) or known genes, or a list from other data."
+                f"Only one list ({names[data_cols[0]]}) is evidence from the data: the fused "
+                "ranking is that list's, and no probability of relevance can be learned from a "
+                "single ranking. Add lists computed from the data (or labels) for q-values."
             )
-        if signal_test is not None and float(signal_test["p_value"]) > AGREEMENT_ALPHA:
-            notices.append(
-                f"{signal_test.get('summary', 'An outside test finds no signal for the lists')} "
-                f"(p = {float(signal_test['p_value']):.2g}): {effect}. Give labels (--labels) "
-                "or known genes, or a list from other data."
+        else:
+            scores = robust.log_odds
+            if no_class:
+                # the limit of the model's ranking as the separations go to 0 together: the data
+                # lists' average normal score, each list counting equally (not the knowledge prior,
+                # which would rank by knowledge alone)
+                scores = _normal_scores(lo, hi).mean(axis=1)
+                notices.append(
+                    "The fit finds no relevant class in the data lists (every separation 0: their "
+                    "agreement is what their correlation gives): the fused ranking is their average "
+                    "normal score, each list counting equally, and no gene's posterior is above its "
+                    "prior. Give labels (--labels) or known genes to learn which list to trust."
+                )
+            lfdr = 1.0 - robust.posterior  # the plug-in one, without refits
+            if resamples > 0 and not no_class and M >= RESAMPLE_MIN_GENES:
+                resampled = half_sample_fits(
+                    fit,
+                    R[:, data_cols],
+                    prior,
+                    masked=Bd,
+                    weights_of=lambda f, rows: _list_weights(f, prior, data_cols, names, rows),
+                    n=int(resamples),
+                    seed=seed,
+                    max_prior=max_prior,
+                    n_bins=n_bins,
+                    blocks=blocks,
+                    intervals=(lo, hi),
+                )
+                lfdr = integrated_lfdr(
+                    robust,
+                    lo,
+                    hi,
+                    prior,
+                    resampled.cov,
+                    draws=INTEGRATION_DRAWS,
+                    seed=seed,
+                    max_prior=max_prior,
+                    n_bins=n_bins,
+                )
+            q = q_values(lfdr, scores)
+            # the chance that the lists share no signal at all (then no gene can be told from the
+            # others), or that their agreement is only their correlation (shared noise: lists
+            # computed from one data set agree also where no gene is relevant): each test's p-value
+            # turned into a posterior probability by the Sellke-Bayarri-Berger bound, the larger
+            # kept; the posteriors are averaged over the two models (their order, the fused
+            # ranking, does not change)
+            beyond = relevant_class_test(base, lo, hi, dependence=dependence)
+            null = null_probability(beyond["p_value"])
+            if not cal.any():
+                # with a calibrated list the relevant-class test is the likelihood ratio of its
+                # p-values too (a class of genes beyond chance), which agreement need not show
+                null = max(null, null_probability(test["p_value"]))
+            if signal_test is not None:
+                null = max(null, null_probability(float(signal_test["p_value"])))
+            posterior = (1 - null) * (1.0 - lfdr) + null * fit.rho
+            statistics = {
+                "posterior": posterior,
+                "lfdr": (1 - null) * lfdr + null * (1 - fit.rho),
+                "q_value": np.minimum((1 - null) * q + null * (1 - fit.rho), 1.0),
+                "data_posterior": expit(
+                    np.log(fit.rho / (1 - fit.rho)) + robust.list_terms.sum(axis=1)
+                ),
+            }
+            called = int(np.sum(statistics["q_value"] <= 0.10))
+            effect = (
+                "no gene reaches q <= 0.10"
+                if called == 0
+                else f"the q-values are raised ({called} genes still at q <= 0.10)"
             )
-        if test["p_value"] > AGREEMENT_ALPHA and not cal.any():
-            notices.append(
-                f"The data lists agree with each other no more than independent random "
-                f"rankings would (p = {test['p_value']:.2g}): there is no shared signal for the "
-                "fusion to learn from, so read the weights and q-values as uninformative. Look "
-                "at the lists one by one, or give labels (--labels) or known genes."
-            )
+            if test["p_value"] <= AGREEMENT_ALPHA and beyond["p_value"] > AGREEMENT_ALPHA:
+                notices.append(
+                    f"The data lists agree with each other, but no more than lists sharing noise "
+                    f"would (a relevant class does not explain them better than their correlation "
+                    f"alone, p = {beyond['p_value']:.2g}): {effect}, and the ranking may follow "
+                    "noise the lists share (lists computed from one data set do). Give labels "
+                    "(--labels) or known genes, or a list from other data."
+                )
+            if signal_test is not None and float(signal_test["p_value"]) > AGREEMENT_ALPHA:
+                notices.append(
+                    f"{signal_test.get('summary', 'An outside test finds no signal for the lists')} "
+                    f"(p = {float(signal_test['p_value']):.2g}): {effect}. Give labels (--labels) "
+                    "or known genes, or a list from other data."
+                )
+            if test["p_value"] > AGREEMENT_ALPHA and not cal.any():
+                notices.append(
+                    f"The data lists agree with each other no more than independent random "
+                    f"rankings would (p = {test['p_value']:.2g}): there is no shared signal for the "
+                    "fusion to learn from, so read the weights and q-values as uninformative. Look "
+                    "at the lists one by one, or give labels (--labels) or known genes."
+                )
     mu = np.full(L, np.nan)
     auc = np.full(L, np.nan)
     if not single:
@@ -407,9 +451,11 @@ def posterior_aggregate(
             "matrix": fit.correlation.tolist(),
         },
         "n_resamples": 0 if resampled is None else int(resamples),
-        "envelope": None
-        if robust.envelope is None
-        else _envelope_diagnostic(fit, robust, hi, [names[j] for j in data_cols]),
+        "envelope": _envelope_diagnostic(fit, robust, hi, [names[j] for j in data_cols])
+        if isinstance(fit, PosteriorFit)
+        and isinstance(robust, PosteriorFit)
+        and robust.envelope is not None
+        else None,
     }
     reliability: dict[str, str] = {}
     for k, j in enumerate(data_cols):
@@ -432,6 +478,12 @@ def posterior_aggregate(
                 "read through its p-values under its statistic's null (calibrated: how many "
                 "genes it finds beyond chance is learned from it)"
             )
+            if signed:
+                read = (
+                    "read through its signed z-scores (two-sided p-values and effect "
+                    "directions: the tables' shared noise and each gene's direction are "
+                    "modelled)"
+                )
             notes[names[j]] = f"{notes[names[j]]}; {read}" if names[j] in notes else read
     prior_rows: list[dict[str, Any]] = []
     if prior.X.shape[1] and not single:
@@ -505,6 +557,53 @@ def posterior_aggregate(
         "_diagnostics": diag,
     }
     return scores, weights, info
+
+
+def _signed_answer(
+    null_p: np.ndarray,
+    signs: np.ndarray,
+    prior: Prior,
+    data_cols: np.ndarray,
+    L: int,
+    *,
+    signal_test: Mapping[str, Any] | None,
+    max_prior: float,
+    resamples: int,
+    seed: int,
+):
+    """The fusion of signed tables (every data list a table of two-sided p-values with its
+    effects' directions; :mod:`kofs.aggregate.signed`): the fit, fused scores, list weights,
+    per-gene statistics, half-sample refits and relevant-class test, as the rank model's."""
+    Z = signed_z(np.where(np.isnan(signs), np.nan, null_p), signs)
+    M, D = Z.shape
+    X, center, scale = _standardise(np.asarray(prior.X, dtype=np.float64), None)
+    fit = fit_signed(Z, X, center, scale, max_prior=max_prior)
+    weights = np.zeros(L)
+    weights[data_cols] = signed_weights(fit.m, fit.correlation)
+    post = fit.posterior
+    resampled = None
+    if resamples > 0 and M >= RESAMPLE_MIN_GENES:
+        theta, w = half_sample_refits(fit, Z, X, n=int(resamples), seed=seed, max_prior=max_prior)
+        full = np.zeros((len(w), L))
+        full[:, data_cols] = w
+        resampled = Resamples(mu=theta[:, :D], beta=theta[:, D:], weights=full)
+        post = integrated_posterior(
+            fit, Z, X, resampled.cov, draws=INTEGRATION_DRAWS, seed=seed, max_prior=max_prior
+        )
+    lfdr = 1.0 - post
+    q = q_values(lfdr, fit.log_odds)
+    beyond = signed_test(fit, Z)
+    null = null_probability(beyond["p_value"])
+    if signal_test is not None:
+        null = max(null, null_probability(float(signal_test["p_value"])))
+    rho = fit.rho
+    statistics = {
+        "posterior": (1 - null) * post + null * rho,
+        "lfdr": (1 - null) * lfdr + null * (1 - rho),
+        "q_value": np.minimum((1 - null) * q + null * (1 - rho), 1.0),
+        "data_posterior": expit(np.log(rho / (1 - rho)) + fit.log_lr),
+    }
+    return fit, fit.log_odds, weights, statistics, resampled, beyond
 
 
 def _envelope_diagnostic(fit: PosteriorFit, robust: PosteriorFit, hi: np.ndarray, names):
@@ -662,6 +761,7 @@ def _posterior(
     list_weight_replicates: np.ndarray | None = None,
     signal_test: Mapping[str, Any] | None = None,
     null_p: np.ndarray | None = None,
+    effect_signs: np.ndarray | None = None,
     universe: int | None = None,
     seed: int = 0,
     **params,
@@ -683,6 +783,8 @@ def _posterior(
             covered = np.vstack([covered, np.zeros((pad, R.shape[1]), dtype=bool)])
         if null_p is not None:
             null_p = np.vstack([null_p, np.full((pad, R.shape[1]), np.nan)])
+        if effect_signs is not None:
+            effect_signs = np.vstack([effect_signs, np.full((pad, R.shape[1]), np.nan)])
         if covariates:
             covariates = {
                 k: np.concatenate([np.asarray(v, float), np.full(pad, np.nan)])
@@ -701,6 +803,7 @@ def _posterior(
         list_weights=list_weights,
         signal_test=signal_test,
         null_p=null_p,
+        effect_signs=effect_signs,
         seed=seed,
         **params,
     )

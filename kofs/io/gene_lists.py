@@ -178,6 +178,12 @@ class RankedGeneList:
         a column named like a p-value, ascending; not adjusted ones: FDR, padj and q-values
         are not uniform under the null): its ranking records them as its scores' null
         (:mod:`kofs.aggregate.nulls`), which the ``posterior`` fusion reads.
+    signs : ndarray or None
+        For a list of two-sided p-values: each gene's direction of change (+1, -1, 0; NaN
+        unknown), the sign of ``sign_column`` (the tool's fold change, or a signed statistic).
+        The ``posterior`` fusion then reads the table's signed z-scores
+        (:mod:`kofs.aggregate.signed`).
+    sign_column : str or None
     """
 
     name: str
@@ -192,10 +198,14 @@ class RankedGeneList:
     n_repeated: int = 0
     options_used: frozenset[str] = frozenset()
     p_values: bool = False
+    signs: np.ndarray | None = None
+    sign_column: str | None = None
 
     def describe(self) -> str:
         """One line for summaries: ``name: kind (path), N genes, ranked by ...``."""
         extra = f", {self.n_repeated} repeated ids merged" if self.n_repeated else ""
+        if self.sign_column is not None:
+            extra += f", directions from {self.sign_column}"
         return (
             f"{self.name}: {self.kind} ({self.path}), {len(self.genes)} genes, "
             f"ranked by {self.ranked_by}{extra}"
@@ -214,7 +224,13 @@ class RankedGeneList:
                 "path": self.path,
                 "absent": ABSENT_BELOW if self.kind in SHORT_LISTS else ABSENT_MISSING,
             },
-            info={"null": {"distribution": "p"}} if self.p_values else {},
+            info=(
+                {}
+                if not self.p_values
+                else {"null": {"distribution": "p"}}
+                if self.signs is None
+                else {"null": {"distribution": "p"}, "effect_signs": self.signs}
+            ),
         )
 
 
@@ -236,8 +252,10 @@ def _stem(path: str) -> str:
     return name
 
 
-def _best_rows(genes: list[str], scores: np.ndarray, higher_is_better: bool, path: str):
-    """Distinct genes (canonical id) keeping each one's best-ranked row, in file order."""
+def _best_row_index(
+    genes: list[str], scores: np.ndarray, higher_is_better: bool, path: str
+) -> list[int]:
+    """The rows of :func:`_best_rows`: each distinct gene's best-ranked row, in file order."""
     key = -scores if higher_is_better else scores
     order = np.lexsort((np.arange(len(genes)), np.where(np.isnan(key), 0, key), np.isnan(key)))
     keep: dict[str, int] = {}
@@ -246,6 +264,12 @@ def _best_rows(genes: list[str], scores: np.ndarray, higher_is_better: bool, pat
     rows = sorted(keep.values())
     if not rows:
         raise InputError("the list holds no gene ids", path=path)
+    return rows
+
+
+def _best_rows(genes: list[str], scores: np.ndarray, higher_is_better: bool, path: str):
+    """Distinct genes (canonical id) keeping each one's best-ranked row, in file order."""
+    rows = _best_row_index(genes, scores, higher_is_better, path)
     return (
         tuple(genes[i] for i in rows),
         np.asarray(scores, dtype=np.float64)[rows],
@@ -568,12 +592,47 @@ def _from_columns(
     scores, hib = _scored(values, direction)
     if np.isnan(scores).all():
         raise InputError(f"column {column!r} has no numbers", path=path)
-    kept, kept_scores, repeated = _best_rows(genes, scores, hib, path)
+    rows = _best_row_index(genes, scores, hib, path)
+    p_values = direction == "asc" and bool(_RAW_P.match(column))
+    signs = None
+    if p_values:  # the effects' signs, for the signed reading of two-sided p-values
+        si = _effect_column(header, kind, exclude=(gi, ci))
+        if si is not None:
+            effect = _numbers([str(v).strip() for v in columns[si]], header[si], path, lines, hint)
+            signs = np.sign(effect)[rows]
+            column_used = header[si]
     return RankedGeneList(
-        name, kept, kept_scores, hib, kind, f"{column} {_words(direction)}", path,
-        gene_col, len(genes), repeated, frozenset(used),
-        p_values=direction == "asc" and bool(_RAW_P.match(column)),
+        name, tuple(genes[i] for i in rows), scores[rows], hib, kind,
+        f"{column} {_words(direction)}", path, gene_col, len(genes), len(genes) - len(rows),
+        frozenset(used), p_values=p_values, signs=signs,
+        sign_column=column_used if signs is not None else None,
     )  # fmt: skip
+
+
+#: The effect column that signs a tool's two-sided p-values.
+_TOOL_EFFECT = {
+    "DESeq2 results": "log2FoldChange",
+    "edgeR topTags": "logFC",
+    "limma topTable": "logFC",
+}
+#: Signed statistics a table may carry instead of a fold change.
+_SIGNED_STAT = re.compile(r"^(.*[|._ ])?(t|stat|statistic|z|z[._ -]?score|wald)$", re.IGNORECASE)
+
+
+def _effect_column(header: list[str], kind: str, exclude: tuple[int, ...]) -> int | None:
+    """The column whose sign is each gene's direction of change: the tool's fold change,
+    else the first fold-change-like column, else the first signed statistic (t, stat, z);
+    None when the table has none (MAGeCK's p-values are one-sided already)."""
+    if kind.startswith("MAGeCK"):
+        return None
+    named = _TOOL_EFFECT.get(kind)
+    if named is not None and named in header:
+        return header.index(named)
+    for pattern in (_FC_LIKE, _SIGNED_STAT):
+        for k, h in enumerate(header):
+            if k not in exclude and pattern.match(h.strip()):
+                return k
+    return None
 
 
 def list_from_scores(

@@ -74,14 +74,18 @@ def harmonise(
             )
         genes = tuple(display[k] for k, ok in zip(keys, keep, strict=True) if ok)
         kept_keys.update(k for k, ok in zip(keys, keep, strict=True) if ok)
+        whole = s.ranking()
+        info = dict(whole.info)
+        if "effect_signs" in info:  # per gene: kept with its genes
+            info["effect_signs"] = np.asarray(info["effect_signs"])[keep]
         rankings.append(
             Ranking(
                 s.name,
                 genes,
                 np.asarray(s.scores)[keep],
                 s.higher_is_better,
-                params=dict(s.ranking().params),
-                info=dict(s.ranking().info),
+                params=dict(whole.params),
+                info=info,
             )
         )
         shared = sum(counts[k] > 1 for k, ok in zip(keys, keep, strict=True) if ok)

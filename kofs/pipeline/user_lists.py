@@ -278,7 +278,8 @@ def aggregate_lists(
     rankings, coverage, N, universe_ids = harmonise(sources, read_universe(universe))
     if ranks_only:
         rankings = [
-            replace(r, info={k: v for k, v in r.info.items() if k != "null"}) for r in rankings
+            replace(r, info={k: v for k, v in r.info.items() if k not in ("null", "effect_signs")})
+            for r in rankings
         ]
     relevant = None
     if relevant_genes is not None:
@@ -305,6 +306,7 @@ def aggregate_lists(
         "universe_genes": universe_ids is not None,
         "ranks_only": bool(ranks_only),
         "p_value_lists": [r.name for r in rankings if "null" in r.info],
+        "signed_lists": [r.name for r in rankings if "effect_signs" in r.info],
         **{k: v for k, v in reading.items()},
     }
     return ListAggregation(

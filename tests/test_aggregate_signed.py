@@ -1,0 +1,199 @@
+"""Signed tables: DE tables read through their two-sided p-values and effect directions
+(kofs.aggregate.signed; docs/lists.md, "Tables with effect directions")."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import norm
+
+from kofs.aggregate import aggregate
+from kofs.aggregate.signed import fit_signed, signed_test, signed_weights, signed_z
+from kofs.io.gene_lists import read_ranked_lists
+from kofs.pipeline.user_lists import aggregate_lists
+from kofs.types import Ranking
+
+
+def _z(seed: int, shared: float, tables: int = 2, genes: int = 3000, relevant: int = 150):
+    """Signed z-scores of ``tables`` tests sharing ``shared`` of their noise; the first
+    ``relevant`` genes shifted by 3 SD, up or down at random (the same way in every table)."""
+    rng = np.random.default_rng(seed)
+    truth = np.arange(genes) < relevant
+    direction = np.where(rng.random(genes) < 0.5, -1.0, 1.0)
+    common = rng.normal(size=genes)
+    z = np.column_stack(
+        [
+            3.0 * truth * direction
+            + np.sqrt(shared) * common
+            + np.sqrt(1 - shared) * rng.normal(size=genes)
+            for _ in range(tables)
+        ]
+    )
+    return z, truth
+
+
+def _tables(z: np.ndarray) -> dict[str, pd.DataFrame]:
+    ids = [f"G{i}" for i in range(z.shape[0])]
+    return {
+        f"t{k}": pd.DataFrame(
+            {
+                "baseMean": 100.0,
+                "log2FoldChange": z[:, k] / 3,
+                "pvalue": 2 * norm.sf(np.abs(z[:, k])),
+                "padj": 1.0,
+            },
+            index=ids,
+        )
+        for k in range(z.shape[1])
+    }
+
+
+def _called(final, truth) -> tuple[int, float]:
+    q = final.statistics["q_value"]
+    rows = np.array([int(g[1:]) for g in np.asarray(final.genes)[q <= 0.10]], dtype=int)
+    return rows.size, float(np.mean(~truth[rows])) if rows.size else 0.0
+
+
+def test_signed_z_is_the_two_sided_quantile_with_the_effects_sign():
+    p = np.array([0.05, 0.05, 1.0, np.nan, 1e-320])
+    z = signed_z(p, np.array([1.0, -1.0, 1.0, 1.0, -1.0]))
+    assert z[0] == pytest.approx(norm.isf(0.025)) and z[1] == pytest.approx(-norm.isf(0.025))
+    assert z[2] == 0.0 and np.isnan(z[3]) and np.isfinite(z[4]) and z[4] < -30
+    assert np.isnan(signed_z(np.array([0.01]), np.array([np.nan])))[0]
+
+
+def test_the_fit_recovers_separation_correlation_and_fraction():
+    z, truth = _z(0, 0.6)
+    X = np.ones((z.shape[0], 1))
+    fit = fit_signed(z, X, np.zeros(0), np.ones(0))
+    assert fit.converged
+    assert np.all(np.abs(fit.mu - 3.0) < 0.35)
+    assert fit.correlation[0, 1] == pytest.approx(0.6, abs=0.05)
+    assert fit.rho == pytest.approx(truth.mean(), abs=0.015)
+    assert signed_weights(fit.m, fit.correlation) == pytest.approx([0.5, 0.5], abs=0.1)
+    assert signed_test(fit, z)["p_value"] < 1e-10
+
+
+def test_a_table_with_the_contrast_reversed_is_as_good_as_the_same_table():
+    z, _ = _z(1, 0.3)
+    X = np.ones((z.shape[0], 1))
+    same = fit_signed(z, X, np.zeros(0), np.ones(0))
+    flipped = fit_signed(z * np.array([1.0, -1.0]), X, np.zeros(0), np.ones(0))
+    assert np.sign(flipped.m[0]) == -np.sign(flipped.m[1])
+    assert flipped.mu == pytest.approx(same.mu, rel=1e-6)
+    assert flipped.posterior == pytest.approx(same.posterior, abs=1e-8)
+
+
+def test_a_gene_a_table_lacks_is_missing_there():
+    z, truth = _z(2, 0.6)
+    gone = np.arange(z.shape[0]) % 3 == 0
+    z[gone, 1] = np.nan  # table 2 did not test a third of the genes
+    fit = fit_signed(z, np.ones((z.shape[0], 1)), np.zeros(0), np.ones(0))
+    assert np.all(np.abs(fit.mu - 3.0) < 0.5)
+    one = fit.posterior[gone]  # seen by table 1 only: its own evidence, not "below"
+    assert one[truth[gone]].mean() > 0.3 > 0.05 > one[~truth[gone]].mean()
+    both = fit.posterior[~gone]  # two tables tell more than one
+    assert both[truth[~gone]].mean() > one[truth[gone]].mean()
+
+
+@pytest.mark.parametrize("shared", [0.0, 0.6, 0.97])
+def test_tables_sharing_noise_keep_the_fdr(shared):
+    """Read through their p-values alone, tables sharing 60 % of their noise called at FDP
+    0.20-0.23 (docs/lists.md); signed, at the nominal 0.10."""
+    fdp, calls = [], []
+    for seed in range(3):
+        z, truth = _z(seed, shared)
+        final = aggregate_lists(_tables(z)).final
+        n, f = _called(final, truth)
+        calls.append(n)
+        fdp.append(f)
+    assert np.mean(fdp) < 0.15
+    assert np.mean(calls) > 60
+
+
+def test_no_relevant_gene_no_call():
+    for seed in range(2):
+        z, truth = _z(seed, 0.6, genes=2000, relevant=0)
+        final = aggregate_lists(_tables(z)).final
+        assert _called(final, truth)[0] == 0
+
+
+def test_the_default_path_reads_the_directions(tmp_path, caplog):
+    z, truth = _z(3, 0.6)
+    tables = _tables(z)
+    paths = []
+    for name, df in tables.items():
+        df.to_csv(tmp_path / f"{name}.csv", index_label="gene")
+        paths.append(str(tmp_path / f"{name}.csv"))
+    (listed,) = read_ranked_lists(paths[0])
+    assert listed.sign_column == "log2FoldChange" and "directions from" in listed.describe()
+    assert listed.ranking().info["effect_signs"].shape == (z.shape[0],)
+    res = aggregate_lists(paths)
+    assert res.settings["signed_lists"] == ["t0", "t1"]
+    notes = res.final.diagnostics["list_notes"]
+    assert all("signed z-scores" in notes[n] for n in ("t0", "t1"))
+    ci = res.final.diagnostics["weight_ci"]
+    assert np.all(ci[:, 0] <= res.final.weights) and np.all(res.final.weights <= ci[:, 1])
+    plain = aggregate_lists(paths, ranks_only=True)
+    assert plain.settings["signed_lists"] == []
+    # a table beside a ranking: the directions are not used, and the run says so
+    mixed = aggregate_lists(
+        {"t0": tables["t0"], "r": pd.Series(z[:, 1], index=tables["t0"].index)}, direction="desc"
+    )
+    assert any("effect directions" in n for n in mixed.final.diagnostics["notices"])
+    del truth, caplog
+
+
+def test_signs_follow_their_genes_through_a_universe(tmp_path):
+    """A universe file drops genes: the signs kept must be those of the genes kept."""
+    z, truth = _z(4, 0.3)
+    tables = _tables(z)
+    keep = [f"G{i}" for i in range(0, z.shape[0], 2)]
+    (tmp_path / "universe.txt").write_text("\n".join(keep) + "\n")
+    sub = aggregate_lists(tables, universe=str(tmp_path / "universe.txt")).final
+    direct = aggregate_lists({k: df.loc[keep] for k, df in tables.items()}).final
+    a = dict(zip(sub.genes, sub.statistics["posterior"], strict=True))
+    b = dict(zip(direct.genes, direct.statistics["posterior"], strict=True))
+    assert [a[g] for g in keep] == pytest.approx([b[g] for g in keep], abs=1e-9)
+    del truth
+
+
+@pytest.mark.parametrize("m", [1, 2, 5])
+def test_tiny_signed_tables_are_fused_without_error(m):
+    genes = tuple(f"g{i}" for i in range(m))
+    p = np.linspace(1e-7, 0.5, m)
+    lists = [
+        Ranking(
+            name,
+            genes,
+            p,
+            False,
+            info={"null": {"distribution": "p"}, "effect_signs": np.ones(m)},
+        )
+        for name in ("a", "b")
+    ]
+    out = aggregate(lists)
+    assert np.all(np.isfinite(out.statistics["q_value"]))
+
+
+def test_cli_writes_the_signed_lists(tmp_path):
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+
+    z, _ = _z(5, 0.6, genes=800, relevant=40)
+    paths = []
+    for name, df in _tables(z).items():
+        df.to_csv(tmp_path / f"{name}.tsv", sep="\t", index_label="gene")
+        paths.append(str(tmp_path / f"{name}.tsv"))
+    logging.getLogger("kofs").setLevel(logging.WARNING)
+    r = CliRunner().invoke(main, ["aggregate", *paths, "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["settings"]["signed_lists"] == ["t0", "t1"]
+    ranking = pd.read_csv(tmp_path / "out" / "ranking.tsv", sep="\t")
+    assert (ranking["q_value"] <= 0.10).sum() > 10
