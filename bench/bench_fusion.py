@@ -376,6 +376,12 @@ class TableScenario:
     shared: float
     informative: int = 0
     random: int = 0
+    #: the relevant genes go up (``"up"``) or up and down at random (``"both"``)
+    directions: str = "up"
+    #: their shift: 3 SD (``"fixed"``) or Gamma(2, 1.5) SD, mean 3 (``"varying"``)
+    effect: str = "fixed"
+    #: the last table's contrast is the other way round (its fold changes negated)
+    reversed: bool = False
 
 
 TABLE_SCENARIOS = (
@@ -384,12 +390,28 @@ TABLE_SCENARIOS = (
     TableScenario("two tables sharing 60 % of their noise", 2, 0.6),
     TableScenario("two near copies (97 %)", 2, 0.97),
     TableScenario("one table, an informative ranking, four random ones", 1, 0.0, 1, 4),
+    TableScenario("two tables sharing 60 %, genes up and down", 2, 0.6, directions="both"),
+    TableScenario(
+        "two tables sharing 60 %, effects of varying size, up and down",
+        2,
+        0.6,
+        directions="both",
+        effect="varying",
+    ),
+    TableScenario(
+        "three tools on one data set (80 %), one contrast reversed",
+        3,
+        0.8,
+        directions="both",
+        reversed=True,
+    ),
 )
 
 
 def _table_run(s: TableScenario, seed: int, genes: int = 4000, relevant: int = 200) -> dict:
     """``kofs.aggregate_lists`` of simulated DE tables (z shifted by 3 SD for the relevant
-    genes, two-sided p-values), read through their p-values and as rankings."""
+    genes, or as the scenario says; two-sided p-values and fold changes), read through their
+    p-values and directions (signed z-scores) and as rankings."""
     import pandas as pd
     from scipy.stats import false_discovery_control, norm
 
@@ -399,18 +421,22 @@ def _table_run(s: TableScenario, seed: int, genes: int = 4000, relevant: int = 2
     truth = np.arange(genes) < relevant
     ids = [f"G{i}" for i in range(genes)]
     common = rng.normal(size=genes)
+    shift = np.full(genes, 3.0) if s.effect == "fixed" else rng.gamma(2.0, 1.5, size=genes)
+    if s.directions == "both":
+        shift *= np.where(rng.random(genes) < 0.5, -1.0, 1.0)
     lists: dict[str, object] = {}
     first_p = None
     for k in range(s.tables):
         z = (
-            3.0 * truth
+            shift * truth
             + np.sqrt(s.shared) * common
             + np.sqrt(1 - s.shared) * rng.normal(size=genes)
         )
         p = 2 * norm.sf(np.abs(z))
         first_p = p if first_p is None else first_p
+        fold = -z / 3 if (s.reversed and k == s.tables - 1) else z / 3
         lists[f"table{k}"] = pd.DataFrame(
-            {"baseMean": 100.0, "log2FoldChange": z / 3, "pvalue": p, "padj": p}, index=ids
+            {"baseMean": 100.0, "log2FoldChange": fold, "pvalue": p, "padj": p}, index=ids
         )
     for k in range(s.informative):
         lists[f"ranking{k}"] = pd.Series(rng.normal(size=genes) + 1.5 * truth, index=ids)
@@ -418,7 +444,8 @@ def _table_run(s: TableScenario, seed: int, genes: int = 4000, relevant: int = 2
         lists[f"random{k}"] = pd.Series(rng.normal(size=genes), index=ids)
     row = {}
     for key, ranks_only in (("p", False), ("r", True)):
-        final = aggregate_lists(lists, direction="desc", ranks_only=ranks_only).final
+        direction = "desc" if (s.informative or s.random) else None  # the rankings beside
+        final = aggregate_lists(lists, direction=direction, ranks_only=ranks_only).final
         q = final.statistics.get("q_value")
         sel = np.zeros(genes, bool)
         if q is not None:

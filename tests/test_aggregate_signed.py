@@ -78,6 +78,21 @@ def test_the_fit_recovers_separation_correlation_and_fraction():
     assert signed_test(fit, z)["p_value"] < 1e-10
 
 
+def test_effects_of_varying_size_widen_the_relevant_class():
+    """Effect sizes that differ between genes (Gamma, mean 3 SD): with tau2 fitted the fraction
+    of relevant genes is learned (a fixed shift fitted less than half of it)."""
+    rng = np.random.default_rng(6)
+    truth = np.arange(4000) < 200
+    effect = rng.gamma(2.0, 1.5, 4000) * np.where(rng.random(4000) < 0.5, -1.0, 1.0) * truth
+    z = np.column_stack([effect + rng.normal(size=4000) for _ in range(2)])
+    X = np.ones((4000, 1))
+    wide = fit_signed(z, X, np.zeros(0), np.ones(0))
+    narrow = fit_signed(z, X, np.zeros(0), np.ones(0), spread=False)
+    assert narrow.spread == 0.0 < 0.2 < wide.spread
+    assert narrow.rho < 0.035 < wide.rho < 0.065
+    assert wide.log_likelihood > narrow.log_likelihood
+
+
 def test_a_table_with_the_contrast_reversed_is_as_good_as_the_same_table():
     z, _ = _z(1, 0.3)
     X = np.ones((z.shape[0], 1))
