@@ -50,8 +50,10 @@ M_START = 2.0
 #: Largest separation (beyond it two classes are told apart perfectly anyway).
 M_MAX = 12.0
 #: The grid over which the relevant genes' effect-size variance tau2 (relative to m) is
-#: profiled (0: every relevant gene shifted by exactly m; 3.2: effects spread as an exponential's).
-TAU2_GRID = (0.0, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
+#: profiled (0: every relevant gene shifted by exactly m; large: effects spread around 0).
+TAU2_GRID = (0.0, 0.05, 0.2, 0.8, 3.2, 12.8, 51.2)
+#: Stopping tolerance of the half-sample refits (they only measure the parameters' spread).
+REFIT_TOL = 1e-5
 #: z-scores are kept within +- Z_MAX (p-values down to 1e-300).
 Z_MAX = 37.0
 
@@ -64,24 +66,33 @@ def signed_z(p: np.ndarray, signs: np.ndarray) -> np.ndarray:
     return np.clip(np.sign(np.asarray(signs, dtype=np.float64)) * z, -Z_MAX, Z_MAX)
 
 
-def _logcosh(a: np.ndarray) -> np.ndarray:
-    x = np.abs(a)
-    return x + np.log1p(np.exp(-2.0 * x)) - np.log(2.0)
-
-
 class _Patterns:
     """The genes grouped by which tables they have (each group's marginal model)."""
 
     def __init__(self, Z: np.ndarray) -> None:
         seen = ~np.isnan(Z)
         self.Z0 = np.where(seen, Z, 0.0)
-        self.seen = seen
+        self.seen = seen.astype(np.float64)
+        self.complete = bool(seen.all())
+        self.tanh = np.zeros(Z.shape[0])  # E[s | relevant] of the last terms()
         keys = seen @ (1 << np.arange(Z.shape[1], dtype=np.int64))
-        self.groups = [
-            (np.flatnonzero(seen[np.flatnonzero(keys == k)[0]]), np.flatnonzero(keys == k))
-            for k in np.unique(keys)
-            if k != 0
-        ]
+        groups = []
+        for k in np.unique(keys):
+            if k == 0:
+                continue
+            where = np.flatnonzero(keys == k)
+            cols = np.flatnonzero(seen[where[0]])
+            # every gene has every table: a slice, no copies
+            rows: np.ndarray | slice = slice(None) if where.size == Z.shape[0] else where
+            z = np.ascontiguousarray(self.Z0[rows][:, cols])
+            # each gene's products z_j z_k: its quadratic forms are one matrix product
+            outer = (z[:, :, None] * z[:, None, :]).reshape(z.shape[0], -1)
+            groups.append((cols, rows, z, outer))
+        self.groups = groups
+        # the scatter sums that do not change: sum z_i z_j and sum z_i^2 over the genes that
+        # both tables have (Z0 is 0 where a table lacks the gene)
+        self.zz = self.Z0.T @ self.Z0
+        self.z2 = (self.Z0 * self.Z0).T @ self.seen
 
     def terms(
         self, m: np.ndarray, S: np.ndarray, tau2: float
@@ -90,30 +101,37 @@ class _Patterns:
         the background log density ``log N(z; 0, S)`` (all 0 for a gene no table has)."""
         M = self.Z0.shape[0]
         a, c, ld0 = np.zeros(M), np.zeros(M), np.zeros(M)
-        for cols, rows in self.groups:
+        for cols, rows, z, outer in self.groups:
             Sc = S[np.ix_(cols, cols)]
             inv = np.linalg.inv(Sc)
-            z = self.Z0[np.ix_(rows, cols)]
             g = inv @ m[cols]
             a[rows] = z @ g
             c[rows] = float(m[cols] @ g)
             _, logdet = np.linalg.slogdet(Sc)
-            q = np.einsum("ij,ij->i", z @ inv, z)
-            ld0[rows] = -0.5 * (q + logdet + len(cols) * np.log(2 * np.pi))
+            ld0[rows] = -0.5 * (outer @ inv.ravel() + logdet + len(cols) * np.log(2 * np.pi))
         h = 1.0 + tau2 * c
-        llr = -0.5 * np.log(h) + _logcosh(a / h) + (tau2 * a * a - c) / (2.0 * h)
+        x = a / h
+        e = np.exp(-2.0 * np.abs(x))  # log cosh x and tanh x from one exponential
+        llr = (tau2 * a * a - c) / (2.0 * h) + np.abs(x) + np.log1p(e) - np.log(2.0)
+        llr -= 0.5 * np.log(h) if tau2 > 0 else 0.0
+        self.tanh = np.sign(x) * (1.0 - e) / (1.0 + e)
         return a, c, llr, ld0
 
 
-def _moments(a: np.ndarray, c: np.ndarray, tau2: float):
-    """Given relevance: ``E[s]``, ``E[s lambda]``, ``E[lambda]``, ``E[lambda^2]`` of the gene's
-    direction s and effect size lambda ~ N(1, tau2) (module docstring)."""
+def _moments(a: np.ndarray, c: np.ndarray, tau2: float, es: np.ndarray):
+    """Given relevance: ``E[s lambda]``, ``E[lambda]``, ``E[lambda^2]`` of the gene's direction
+    s and effect size lambda ~ N(1, tau2) (module docstring); ``es = E[s] = tanh(a / h)``."""
     h = 1.0 + tau2 * c
-    es = np.tanh(a / h)
     esl = (es + tau2 * a) / h
     el = (1.0 + tau2 * a * es) / h
     el2 = tau2 / h + (1.0 + 2.0 * tau2 * a * es + (tau2 * a) ** 2) / h**2
-    return es, esl, el, el2
+    return esl, el, el2
+
+
+def _softplus_expit(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``log(1 + e^x)`` and ``expit(x)`` from one exponential."""
+    u = np.exp(-np.abs(x))
+    return np.maximum(x, 0.0) + np.log1p(u), np.where(x >= 0, 1.0, u) / (1.0 + u)
 
 
 @dataclass(frozen=True)
@@ -169,39 +187,33 @@ class SignedFit:
         return expit(self.log_odds)
 
 
-def _scatter(x, y, mx: float, my: float, pt: np.ndarray, p2: np.ndarray) -> float:
-    """``sum_i [(1 - p_i) x_i y_i + p_i E((x_i - s l mx)(y_i - s l my))]`` (``pt = p E[s
-    l]``, ``p2 = p E[l^2]``)."""
-    return float(np.sum(x * y) - np.sum(pt * (x * my + mx * y)) + np.sum(p2) * mx * my)
-
-
 def _correlation_step(pat: _Patterns, m: np.ndarray, pt: np.ndarray, p2: np.ndarray) -> np.ndarray:
-    """The pooled within-class correlation (pairwise over the genes both tables have):
-    background genes around 0, relevant ones around ``s l m`` (``pt = p E[s l]``, ``p2 = p
-    E[l^2]``)."""
+    """The pooled within-class correlation, pairwise over the genes both tables have:
+    ``sum_i [(1 - p_i) z_i z_i' + p_i E((z_i - s l m)(z_i - s l m)')]`` with background genes
+    around 0 and relevant ones around ``s l m`` (``pt = p E[s l]``, ``p2 = p E[l^2]``), each
+    pair's variances over the same genes."""
     Z, seen = pat.Z0, pat.seen
     D = Z.shape[1]
-    r = []
-    for i, j in zip(*_offdiag(D), strict=True):
-        both = seen[:, i] & seen[:, j]
-        c = _scatter(Z[both, i], Z[both, j], m[i], m[j], pt[both], p2[both])
-        vi = _scatter(Z[both, i], Z[both, i], m[i], m[i], pt[both], p2[both])
-        vj = _scatter(Z[both, j], Z[both, j], m[j], m[j], pt[both], p2[both])
-        r.append(c / np.sqrt(max(vi, 1e-300) * max(vj, 1e-300)))
-    return _corr_matrix(np.clip(np.array(r), -1.0, 1.0), D)
+    if D < 2:
+        return np.eye(D)
+    if pat.complete:
+        zt = np.repeat((Z.T @ pt)[:, None], D, axis=1)
+        tt = np.full((D, D), float(p2.sum()))
+    else:
+        zt = Z.T @ (pt[:, None] * seen)  # [i, j]: sum of pt z_i over the genes j has too
+        tt = seen.T @ (p2[:, None] * seen)
+    cross = pat.zz - zt * m[None, :] - zt.T * m[:, None] + tt * np.outer(m, m)
+    # table i's scatter over the genes j has too
+    own = pat.z2 - 2.0 * zt * m[:, None] + tt * (m * m)[:, None]
+    iu = _offdiag(D)
+    r = cross[iu] / np.sqrt(np.maximum(own[iu], 1e-300) * np.maximum(own.T[iu], 1e-300))
+    return _corr_matrix(np.clip(r, -1.0, 1.0), D)
 
 
 def _start(pat: _Patterns) -> np.ndarray:
     """Start separations: M_START, each table's sign that of its z-scores' agreement with the
     first table's over the genes both have (a table with the contrast reversed: negative)."""
-    Z, seen = pat.Z0, pat.seen
-    D = Z.shape[1]
-    m = np.full(D, M_START)
-    for j in range(1, D):
-        both = seen[:, 0] & seen[:, j]
-        if np.sum(Z[both, 0] * Z[both, j]) < 0:
-            m[j] = -M_START
-    return m
+    return np.where(pat.zz[0] < 0, -M_START, M_START)
 
 
 def fit_signed(
@@ -257,6 +269,13 @@ def fit_signed(
     return _finish(Zf, Xf, m, S, beta, tau2, center, scale, max_prior, total, converged)
 
 
+def _prior_norm(eta: np.ndarray, design: PriorDesign) -> float:
+    """``sum_i log(1 + e^eta_i)`` (one value times the genes for an intercept alone)."""
+    if design.intercept_only:
+        return float(np.logaddexp(0.0, eta[0])) * eta.shape[0]
+    return float(np.sum(np.logaddexp(0.0, eta)))
+
+
 def _em(
     pat: _Patterns,
     design: PriorDesign,
@@ -267,42 +286,62 @@ def _em(
     tol: float,
     max_iter: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int, bool]:
-    """EM for (m, S, beta) at a fixed spread tau2: the parameters, the log-likelihood at
-    them, the iterations and whether it converged."""
-    Xr = design.X
+    """EM for (m, S, beta) at a fixed spread tau2, accelerated by SQUAREM (Varadhan & Roland
+    2008; an extrapolation that lowers the likelihood is replaced by the plain EM steps): the
+    parameters, the log-likelihood at them, the EM steps and whether it converged."""
+    D = len(m)
+    iu = _offdiag(D)
+
+    def pack(m, S, beta):
+        return np.concatenate([m, beta, S[iu]])
+
+    def unpack(theta):
+        S = _corr_matrix(np.clip(theta[D + design.P :], -1.0, 1.0), D)
+        return np.clip(theta[:D], -M_MAX, M_MAX), S, design._cap(theta[D : D + design.P])
+
+    def step(theta):
+        """One EM update of theta and the log-likelihood at theta."""
+        m, S, beta = unpack(theta)
+        a, c, llr, ld0 = pat.terms(m, S, tau2)
+        eta = design.X @ beta
+        soft, p = _softplus_expit(eta + llr)
+        ll = float(np.sum(ld0) + np.sum(soft) - _prior_norm(eta, design))
+        esl, _, el2 = _moments(a, c, tau2, pat.tanh)
+        m_new = np.clip(
+            (pat.Z0.T @ (p * esl)) / np.maximum(pat.seen.T @ (p * el2), 1e-300), -M_MAX, M_MAX
+        )
+        S_new = _correlation_step(pat, m_new, p * esl, p * el2)
+        return pack(m_new, S_new, design._prior_step(beta, eta, p)), ll
+
+    theta = pack(m, S, beta)
     ll_old = -np.inf
     converged = False
-    iterations = 0
-    while iterations < max_iter:
-        iterations += 1
-        a, c, llr, ld0 = pat.terms(m, S, tau2)
-        eta = Xr @ beta
-        log_odds = eta + llr
-        ll = float(np.sum(ld0 + np.logaddexp(0.0, log_odds) - np.logaddexp(0.0, eta)))
-        p = expit(log_odds)
-        _, esl, _, el2 = _moments(a, c, tau2)
-        # M step: the separations (per table, over the genes it has), the correlation, beta
-        w = p[:, None] * pat.seen
-        m_new = np.sum(w * (esl[:, None] * pat.Z0), axis=0) / np.maximum(
-            np.sum(w * el2[:, None], axis=0), 1e-300
-        )
-        m_new = np.clip(m_new, -M_MAX, M_MAX)
-        S_new = _correlation_step(pat, m_new, p * esl, p * el2)
-        beta_new = design._prior_step(beta, eta, p)
-        change = max(
-            float(np.max(np.abs(m_new - m))),
-            float(np.max(np.abs(S_new - S))),
-            float(np.max(np.abs(beta_new - beta))),
-        )
-        m, S, beta = m_new, S_new, beta_new
-        if change < tol or abs(ll - ll_old) < tol * max(1.0, abs(ll)):
+    steps = 0
+    while steps < max_iter:
+        t1, ll = step(theta)
+        t2, ll1 = step(t1)
+        steps += 2
+        r = t1 - theta
+        v = t2 - t1 - r
+        nv = float(np.linalg.norm(v))
+        nxt, ll_next = t2, ll1
+        if nv > 0:
+            alpha = min(-float(np.linalg.norm(r)) / nv, -1.0)
+            t3, ll3 = step(theta - 2.0 * alpha * r + alpha * alpha * v)
+            steps += 1
+            if ll3 >= ll1:
+                nxt, ll_next = t3, ll3
+        change = float(np.max(np.abs(nxt - theta)))
+        theta = nxt
+        if change < tol or abs(ll_next - ll_old) < tol * max(1.0, abs(ll_next)):
             converged = True
             break
-        ll_old = ll
+        ll_old = ll_next
+    m, S, beta = unpack(theta)
     a, c, llr, ld0 = pat.terms(m, S, tau2)
-    eta = Xr @ beta
+    eta = design.X @ beta
     ll = float(np.sum(ld0 + np.logaddexp(0.0, eta + llr) - np.logaddexp(0.0, eta)))
-    return m, S, beta, ll, iterations, converged
+    return m, S, beta, ll, steps, converged
 
 
 def _finish(Z, X, m, S, beta, tau2, center, scale, max_prior, iterations, converged) -> SignedFit:
@@ -368,7 +407,9 @@ def half_sample_refits(
     thetas, weights = [], []
     for _ in range(n):
         rows = np.sort(rng.choice(M, M // 2, replace=False))
-        f = fit_signed(Z, X, fit.center, fit.scale, max_prior=max_prior, start=fit, rows=rows)
+        f = fit_signed(
+            Z, X, fit.center, fit.scale, max_prior=max_prior, start=fit, rows=rows, tol=REFIT_TOL
+        )
         thetas.append(np.concatenate([f.mu, f.beta]))
         weights.append(signed_weights(f.m, f.correlation))
     return np.array(thetas), np.array(weights)
