@@ -59,14 +59,29 @@ def null_p_matrix(rankings: Sequence[Ranking], genes: Sequence[str]) -> np.ndarr
     cols = [null_p_values(r) for r in rankings]
     if all(c is None for c in cols):
         return None
-    index = {g: i for i, g in enumerate(genes)}
+    rows_of = _Rows(genes)
     out = np.full((len(genes), len(rankings)), np.nan)
     for j, (r, p) in enumerate(zip(rankings, cols, strict=True)):
         if p is None:
             continue
-        rows = np.fromiter((index[g] for g in r.genes), dtype=np.int64, count=len(r.genes))
-        out[rows, j] = p
+        out[rows_of(r), j] = p
     return out
+
+
+class _Rows:
+    """The rows of a ranking's genes among ``genes`` (all of them, in order: a slice)."""
+
+    def __init__(self, genes: Sequence[str]) -> None:
+        self.genes = tuple(genes)
+        self.index: dict[str, int] | None = None
+
+    def __call__(self, r: Ranking) -> np.ndarray | slice:
+        if r.genes == self.genes:
+            return slice(None)
+        if self.index is None:
+            self.index = {g: i for i, g in enumerate(self.genes)}
+        index = self.index
+        return np.fromiter((index[g] for g in r.genes), dtype=np.int64, count=len(r.genes))
 
 
 def effect_sign_matrix(rankings: Sequence[Ranking], genes: Sequence[str]) -> np.ndarray | None:
@@ -75,12 +90,10 @@ def effect_sign_matrix(rankings: Sequence[Ranking], genes: Sequence[str]) -> np.
     or None when no ranking has them."""
     if not any("effect_signs" in r.info for r in rankings):
         return None
-    index = {g: i for i, g in enumerate(genes)}
+    rows_of = _Rows(genes)
     out = np.full((len(genes), len(rankings)), np.nan)
     for j, r in enumerate(rankings):
         signs = r.info.get("effect_signs")
-        if signs is None:
-            continue
-        rows = np.fromiter((index[g] for g in r.genes), dtype=np.int64, count=len(r.genes))
-        out[rows, j] = np.asarray(signs, dtype=np.float64)
+        if signs is not None:
+            out[rows_of(r), j] = np.asarray(signs, dtype=np.float64)
     return out

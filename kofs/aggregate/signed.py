@@ -85,9 +85,8 @@ class _Patterns:
             # every gene has every table: a slice, no copies
             rows: np.ndarray | slice = slice(None) if where.size == Z.shape[0] else where
             z = np.ascontiguousarray(self.Z0[rows][:, cols])
-            # each gene's products z_j z_k: its quadratic forms are one matrix product
-            outer = (z[:, :, None] * z[:, None, :]).reshape(z.shape[0], -1)
-            groups.append((cols, rows, z, outer))
+            # the group's scatter: the sum of its quadratic forms is a trace
+            groups.append((cols, rows, z, z.T @ z))
         self.groups = groups
         # the scatter sums that do not change: sum z_i z_j and sum z_i^2 over the genes that
         # both tables have (Z0 is 0 where a table lacks the gene)
@@ -96,19 +95,24 @@ class _Patterns:
 
     def terms(
         self, m: np.ndarray, S: np.ndarray, tau2: float
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per gene, over its tables: ``a = m' S^-1 z``, ``c = m' S^-1 m``, ``log LR`` and
-        the background log density ``log N(z; 0, S)`` (all 0 for a gene no table has)."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """Per gene, over its tables: ``a = m' S^-1 z``, ``c = m' S^-1 m`` and ``log LR`` (0
+        for a gene no table has); and the background log density ``sum_i log N(z_i; 0, S)``
+        summed over the genes."""
         M = self.Z0.shape[0]
-        a, c, ld0 = np.zeros(M), np.zeros(M), np.zeros(M)
-        for cols, rows, z, outer in self.groups:
+        a, c = np.zeros(M), np.zeros(M)
+        ld0 = 0.0
+        for cols, rows, z, scatter in self.groups:
             Sc = S[np.ix_(cols, cols)]
             inv = np.linalg.inv(Sc)
             g = inv @ m[cols]
             a[rows] = z @ g
             c[rows] = float(m[cols] @ g)
             _, logdet = np.linalg.slogdet(Sc)
-            ld0[rows] = -0.5 * (outer @ inv.ravel() + logdet + len(cols) * np.log(2 * np.pi))
+            n = z.shape[0]
+            ld0 -= 0.5 * (
+                float(np.sum(inv * scatter)) + n * (logdet + len(cols) * np.log(2 * np.pi))
+            )
         h = 1.0 + tau2 * c
         x = a / h
         e = np.exp(-2.0 * np.abs(x))  # log cosh x and tanh x from one exponential
@@ -305,7 +309,7 @@ def _em(
         a, c, llr, ld0 = pat.terms(m, S, tau2)
         eta = design.X @ beta
         soft, p = _softplus_expit(eta + llr)
-        ll = float(np.sum(ld0) + np.sum(soft) - _prior_norm(eta, design))
+        ll = ld0 + float(np.sum(soft)) - _prior_norm(eta, design)
         esl, _, el2 = _moments(a, c, tau2, pat.tanh)
         m_new = np.clip(
             (pat.Z0.T @ (p * esl)) / np.maximum(pat.seen.T @ (p * el2), 1e-300), -M_MAX, M_MAX
@@ -340,7 +344,7 @@ def _em(
     m, S, beta = unpack(theta)
     a, c, llr, ld0 = pat.terms(m, S, tau2)
     eta = design.X @ beta
-    ll = float(np.sum(ld0 + np.logaddexp(0.0, eta + llr) - np.logaddexp(0.0, eta)))
+    ll = ld0 + float(np.sum(np.logaddexp(0.0, eta + llr) - np.logaddexp(0.0, eta)))
     return m, S, beta, ll, steps, converged
 
 
@@ -349,7 +353,7 @@ def _finish(Z, X, m, S, beta, tau2, center, scale, max_prior, iterations, conver
     _, _, llr, ld0 = pat.terms(m, S, tau2)
     eta = X @ beta
     design = PriorDesign(X, np.ones(Z.shape[0]), max_prior)
-    ll = float(np.sum(ld0 + np.logaddexp(0.0, eta + llr) - np.logaddexp(0.0, eta)))
+    ll = ld0 + float(np.sum(np.logaddexp(0.0, eta + llr) - np.logaddexp(0.0, eta)))
     return SignedFit(
         m=m,
         correlation=S,
@@ -385,7 +389,7 @@ def signed_test(fit: SignedFit, Z: np.ndarray) -> dict[str, float]:
     D = Z.shape[1]
     S0 = _correlation_step(pat, np.zeros(D), np.zeros(Z.shape[0]), np.zeros(Z.shape[0]))
     _, _, _, ld0 = pat.terms(np.zeros(D), S0, 0.0)
-    gain = fit.log_likelihood - float(np.sum(ld0))
+    gain = fit.log_likelihood - ld0
     df = D + len(fit.beta) + int(fit.spread > 0)
     statistic = max(2.0 * gain, 0.0)
     return {
