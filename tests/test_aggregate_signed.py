@@ -135,6 +135,8 @@ def test_no_relevant_gene_no_call():
         z, truth = _z(seed, 0.6, genes=2000, relevant=0)
         final = aggregate_lists(_tables(z)).final
         assert _called(final, truth)[0] == 0
+        assert final.diagnostics["relevant_class_test"]["p_value"] > 0.05
+        assert any("no relevant genes beyond" in n for n in final.diagnostics["notices"])
 
 
 def test_the_default_path_reads_the_directions(tmp_path, caplog):
@@ -212,3 +214,25 @@ def test_cli_writes_the_signed_lists(tmp_path):
     assert manifest["settings"]["signed_lists"] == ["t0", "t1"]
     ranking = pd.read_csv(tmp_path / "out" / "ranking.tsv", sep="\t")
     assert (ranking["q_value"] <= 0.10).sum() > 10
+
+
+def test_na_p_values_and_zero_fold_changes(tmp_path):
+    """DESeq2 writes NA p-values for outliers and filtered genes: no information in that table
+    (not "below"), the gene keeps the other table's evidence; a fold change of exactly 0 is a
+    z-score of 0."""
+    z, truth = _z(7, 0.3, genes=1000, relevant=50)
+    tables = _tables(z)
+    paths = []
+    for k, (name, df) in enumerate(tables.items()):
+        df = df.copy()
+        df["pvalue"] = df["pvalue"].astype(object)
+        if k == 0:
+            df.iloc[:10, df.columns.get_loc("pvalue")] = "NA"  # ten relevant genes untested
+            df.iloc[20, df.columns.get_loc("log2FoldChange")] = 0.0
+        df.to_csv(tmp_path / f"{name}.csv", index_label="gene")
+        paths.append(str(tmp_path / f"{name}.csv"))
+    final = aggregate_lists(paths).final
+    post = dict(zip(final.genes, final.statistics["posterior"], strict=True))
+    assert all(np.isfinite(post[f"G{i}"]) for i in range(30))
+    assert np.mean([post[f"G{i}"] for i in range(10)]) > 0.3  # table 2 still sees them
+    assert _called(final, truth)[0] > 20

@@ -287,6 +287,23 @@ def posterior_aggregate(
             seed=seed,
         )
         robust = fit
+        called = int(np.sum(statistics["q_value"] <= 0.10))
+        effect = (
+            "no gene reaches q <= 0.10"
+            if called == 0
+            else f"the q-values are raised ({called} genes still at q <= 0.10)"
+        )
+        if beyond["p_value"] > AGREEMENT_ALPHA:
+            notices.append(
+                f"The tables show no relevant genes beyond chance and their shared noise (a "
+                f"class of changed genes does not explain their z-scores better than their "
+                f"correlation alone, p = {beyond['p_value']:.2g}): {effect}."
+            )
+        if signal_test is not None and float(signal_test["p_value"]) > AGREEMENT_ALPHA:
+            notices.append(
+                f"{signal_test.get('summary', 'An outside test finds no signal for the lists')} "
+                f"(p = {float(signal_test['p_value']):.2g}): {effect}."
+            )
     else:
         # untempered: the reliabilities are learned from all the evidence. One ranking alone
         # carries no information on them (its positions are uniform under the model): no fit, the
@@ -715,8 +732,9 @@ def _normal_scores(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     summary=(
         "posterior probability of relevance: data lists are the evidence (binormal rank "
         "model, reliabilities learned from their agreement, each list's evidence bounded by "
-        "a decreasing-histogram relevant class), knowledge lists a prior whose strength is "
-        "learned; per-gene posterior, local fdr and q-value"
+        "a decreasing-histogram relevant class; DE tables with fold changes: their signed "
+        "z-scores), knowledge lists a prior whose strength is learned; per-gene posterior, "
+        "local fdr and q-value"
     ),
     reference=(
         "kofs (docs/aggregation.md); Deng et al. 2014 JASA (BARD); Scott et al. 2015 JASA "
