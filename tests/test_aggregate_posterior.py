@@ -553,30 +553,6 @@ def test_lists_sharing_noise_are_not_read_as_a_relevant_class(seed):
     assert called.sum() >= 10 and truth[called].mean() >= 0.7
 
 
-@pytest.mark.parametrize("seed", [0, 3])
-def test_a_fit_below_the_model_without_a_class_is_not_kept(seed):
-    """Informative lists that share 30 % of their noise: the start of highest likelihood
-    without the copula explained the shared noise by a class of 42 % of the genes whose full
-    likelihood was 24 nats below that of no class at all -- not a maximum of the model, since
-    that model is nested in it. The start of highest full likelihood is kept instead."""
-    from kofs.aggregate.intervals import observation_intervals
-    from kofs.aggregate.partial import partial_rank_matrix
-    from kofs.aggregate.posterior import relevant_class_test
-
-    data = tuple(
-        DataList(name, mu, shared=0.3, group="noise")
-        for name, mu in (("good", 2.0), ("fair", 1.4), ("weak", 0.8))
-    )
-    pl = planted_lists(3000, 90, data=data, seed=seed)
-    _, R = partial_rank_matrix(pl.rankings)
-    lo, hi = observation_intervals(R)
-    fit = fit_posterior(lo, hi, Prior.empty(R.shape[0]))
-    assert relevant_class_test(fit, lo, hi)["gain"] > 0
-    assert 0.02 < fit.rho < 0.08  # 90 of 3,000 relevant: 0.03
-    fused = aggregate(pl.rankings, params={"resamples": 0})
-    assert fused.info["prior"] < 0.08
-
-
 def test_agreement_test_is_calibrated_under_independence():
     rng = np.random.default_rng(0)
     p = []
