@@ -553,15 +553,40 @@ def test_lists_sharing_noise_are_not_read_as_a_relevant_class(seed):
     assert called.sum() >= 10 and truth[called].mean() >= 0.7
 
 
+@pytest.mark.parametrize("seed", [0, 3])
+def test_a_fit_below_the_model_without_a_class_is_not_kept(seed):
+    """Informative lists that share 30 % of their noise: the start of highest likelihood
+    without the copula explained the shared noise by a class of 42 % of the genes whose full
+    likelihood was 24 nats below that of no class at all -- not a maximum of the model, since
+    that model is nested in it. Every observation being a point, the start of highest full
+    likelihood is kept instead."""
+    from kofs.aggregate.intervals import observation_intervals
+    from kofs.aggregate.partial import partial_rank_matrix
+    from kofs.aggregate.posterior import relevant_class_test
+
+    data = tuple(
+        DataList(name, mu, shared=0.3, group="noise")
+        for name, mu in (("good", 2.0), ("fair", 1.4), ("weak", 0.8))
+    )
+    pl = planted_lists(3000, 90, data=data, seed=seed)
+    _, R = partial_rank_matrix(pl.rankings)
+    lo, hi = observation_intervals(R)
+    fit = fit_posterior(lo, hi, Prior.empty(R.shape[0]))
+    assert relevant_class_test(fit, lo, hi)["gain"] > 0
+    assert 0.02 < fit.rho < 0.08  # 90 of 3,000 relevant: 0.03
+    fused = aggregate(pl.rankings, params={"resamples": 0})
+    assert fused.info["prior"] < 0.08
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_pure_noise_with_a_near_copy_in_a_larger_universe_calls_nothing(seed):
     """Two random rankings of 2,000 genes, one also given with a copy plus noise (correlation
     0.94, below the near-copy merge), in a universe of 2,500: the genes in no list are below
     every list at once, which the relevant-class test's null (correlation of the listed
     positions only) cannot explain. Keeping the start of highest full likelihood whenever the
-    composite likelihood's choice scored below that null (tried twice, tenth and eleventh
-    sessions) then kept a class of half the genes and called 1,000-1,150 genes of pure noise
-    here; the fit must keep choosing its start by the composite likelihood."""
+    composite likelihood's choice scored below that null kept a class of half the genes here
+    and called 990-1,150 genes of pure noise; the rule now holds only where every observation
+    is a point."""
     rng = np.random.default_rng(seed)
     genes = tuple(f"g{i}" for i in range(2000))
     a = rng.normal(size=2000)
