@@ -236,3 +236,33 @@ def test_na_p_values_and_zero_fold_changes(tmp_path):
     assert all(np.isfinite(post[f"G{i}"]) for i in range(30))
     assert np.mean([post[f"G{i}"] for i in range(10)]) > 0.3  # table 2 still sees them
     assert _called(final, truth)[0] > 20
+
+
+def test_which_column_gives_the_directions(tmp_path, caplog):
+    """The tool's fold change (limma: logFC, not t), else a fold-change-like or signed-statistic
+    column; a text column named like a statistic is not read (a warning), the table is still
+    read through its p-values."""
+    genes = [f"G{i}" for i in range(6)]
+    p = [0.001, 0.01, 0.02, 0.3, 0.5, 0.9]
+    limma = pd.DataFrame(
+        {
+            "logFC": [1, -1, 1, -1, 1, -1],
+            "AveExpr": 5.0,
+            "t": [-9, 9, -9, 9, -9, 9],
+            "P.Value": p,
+            "adj.P.Val": p,
+        },
+        index=genes,
+    )
+    limma.to_csv(tmp_path / "limma.tsv", sep="\t", index_label="gene")
+    (lst,) = read_ranked_lists(str(tmp_path / "limma.tsv"))
+    assert lst.sign_column == "logFC"
+    assert list(lst.signs) == [1, -1, 1, -1, 1, -1]
+    generic = pd.DataFrame(
+        {"pval": p, "stat": ["up", "down", "up", "up", "down", "up"]}, index=genes
+    )
+    generic.to_csv(tmp_path / "generic.tsv", sep="\t", index_label="gene")
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        (g,) = read_ranked_lists(f"{tmp_path / 'generic.tsv'}:pval")
+    assert g.p_values and g.signs is None
+    assert "not numeric" in caplog.text

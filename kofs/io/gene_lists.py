@@ -598,9 +598,18 @@ def _from_columns(
     if p_values:  # the effects' signs, for the signed reading of two-sided p-values
         si = _effect_column(header, kind, exclude=(gi, ci))
         if si is not None:
-            effect = _numbers([str(v).strip() for v in columns[si]], header[si], path, lines, hint)
-            signs = np.sign(effect)[rows]
-            column_used = header[si]
+            try:
+                cells = [str(v).strip() for v in columns[si]]
+                effect = _numbers(cells, header[si], path, lines, hint)
+            except InputError:  # a text column named like a statistic: no directions
+                log.warning(
+                    "%s: column %r is not numeric, so the table's directions are not used",
+                    path,
+                    header[si],
+                )
+            else:
+                signs = np.sign(effect)[rows]
+                column_used = header[si]
     return RankedGeneList(
         name, tuple(genes[i] for i in rows), scores[rows], hib, kind,
         f"{column} {_words(direction)}", path, gene_col, len(genes), len(genes) - len(rows),
