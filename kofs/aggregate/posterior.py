@@ -1271,8 +1271,12 @@ def relevant_class_test(
     log_odds = eta + gene_terms(llr, mean, fit.mu, S, v).sum(axis=1)
     l_fit = log_likelihood(log_odds, eta, llr, v, fit.rho, w, calibrated=fit.calibrated)
     l_fit += float(np.sum(w * copula))
-    gain = l_fit - l_null
-    df = D + len(fit.beta)
+    return likelihood_ratio_test(l_fit - l_null, D + len(fit.beta))
+
+
+def likelihood_ratio_test(gain: float, df: int) -> dict[str, float]:
+    """``statistic = 2 gain`` (at least 0) referred to chi-square with ``df`` degrees of
+    freedom: the keys of :func:`relevant_class_test` (``gain`` in nats)."""
     statistic = max(2.0 * gain, 0.0)
     return {
         "statistic": statistic,

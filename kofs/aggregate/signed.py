@@ -38,9 +38,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import chdtrc, expit, logit, ndtr, ndtri
+from scipy.special import expit, logit, ndtr, ndtri
 
-from kofs.aggregate.posterior import PriorDesign, _corr_matrix, _offdiag
+from kofs.aggregate.posterior import PriorDesign, _corr_matrix, _offdiag, likelihood_ratio_test
 
 __all__ = ["SignedFit", "fit_signed", "signed_z", "signed_test", "signed_weights"]
 
@@ -389,15 +389,7 @@ def signed_test(fit: SignedFit, Z: np.ndarray) -> dict[str, float]:
     D = Z.shape[1]
     S0 = _correlation_step(pat, np.zeros(D), np.zeros(Z.shape[0]), np.zeros(Z.shape[0]))
     _, _, _, ld0 = pat.terms(np.zeros(D), S0, 0.0)
-    gain = fit.log_likelihood - ld0
-    df = D + len(fit.beta) + int(fit.spread > 0)
-    statistic = max(2.0 * gain, 0.0)
-    return {
-        "statistic": statistic,
-        "df": float(df),
-        "p_value": float(chdtrc(df, statistic)),
-        "gain": float(gain),
-    }
+    return likelihood_ratio_test(fit.log_likelihood - ld0, D + len(fit.beta) + int(fit.spread > 0))
 
 
 def half_sample_refits(
