@@ -28,7 +28,9 @@ Run: ``python bench/bench_fusion.py [--seeds N] [--quick]``; the timing row
 simulated matrices -- pure noise with and without labels, a sparse and a dense labelled
 association, two groups without labels -- against a t-test with Benjamini-Hochberg;
 ``python bench/bench_fusion.py --tables`` fuses simulated tables of p-values (``kofs aggregate``'s
-calibrated reading, and ``--ranks-only``'s) against Benjamini-Hochberg on one table.
+calibrated reading, and ``--ranks-only``'s) against Benjamini-Hochberg on one table;
+``python bench/bench_fusion.py --real-tables`` runs two DE tools on the same real ALL samples
+(random halves of one group, and a real contrast) against Benjamini-Hochberg.
 """
 
 from __future__ import annotations
@@ -551,6 +553,74 @@ def null_table(seeds: int) -> list[str]:
     return lines
 
 
+def real_tables_table(splits: int) -> list[str]:
+    """Two DE tools (Welch's t-test and the Mann-Whitney test, each a limma-like table with
+    its fold change) on the same real samples: random halves of the 42 NEG B-ALL samples of
+    the ALL data (nothing differs but chance and the genes' correlation), and BCR/ABL (37)
+    against NEG (42). Calls at q <= 0.10 of the default fusion (signed tables), of the same
+    tables read through their p-values alone (``kofs aggregate t.tsv:P.Value`` without the
+    fold change), and of Benjamini-Hochberg on each table -- what a user would run instead."""
+    import pandas as pd
+    from _util import REAL, all_expression
+    from scipy.stats import false_discovery_control, mannwhitneyu, ttest_ind
+
+    from kofs.pipeline.user_lists import aggregate_lists
+
+    if not (REAL / "ALL").is_dir():
+        return [f"real tables: skipped, {REAL / 'ALL'} is absent (set KOFS_SHARED)"]
+    expr = all_expression()
+    genes = list(dict.fromkeys(expr.genes))
+    keep = [expr.genes.index(g) for g in genes]
+    X = np.asarray(expr.values)[:, keep]
+    lab = pd.read_csv(REAL / "ALL" / "ALL_samples.tsv", sep="\t", dtype=str)
+    group = dict(zip(lab["sample_id"], lab["lineage"] + ":" + lab["mol_biol"], strict=True))
+    of = np.array([group[s] for s in expr.samples])
+    neg, bcr = np.flatnonzero(of == "B:NEG"), np.flatnonzero(of == "B:BCR/ABL")
+
+    def calls(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int]:
+        A, B = X[a].T, X[b].T
+        fold = A.mean(axis=1) - B.mean(axis=1)
+        p = {
+            "welch": ttest_ind(A, B, axis=1, equal_var=False).pvalue,
+            "mwu": mannwhitneyu(A, B, axis=1).pvalue,
+        }
+        tables = {
+            k: pd.DataFrame(
+                {"logFC": fold, "AveExpr": 1.0, "P.Value": v, "adj.P.Val": 1.0}, index=genes
+            )
+            for k, v in p.items()
+        }
+
+        def n(final) -> int:
+            return int(np.sum(final.statistics["q_value"] <= 0.10))
+
+        signed = n(aggregate_lists(tables).final)
+        plain = n(
+            aggregate_lists({k: t[["P.Value"]] for k, t in tables.items()}, column="P.Value").final
+        )
+        bh = [int(np.sum(false_discovery_control(v) <= 0.10)) for v in p.values()]
+        return signed, plain, bh[0], bh[1]
+
+    rng = np.random.default_rng(0)
+    null = np.array(
+        [calls(*np.split(rng.permutation(neg), [neg.size // 2])) for _ in range(splits)]
+    )
+    signal = calls(bcr, neg)
+    head = ("signed (default)", "p-values alone", "BH Welch", "BH Mann-Whitney")
+    out = [
+        f"two DE tools on the same ALL samples: {splits} random halves of NEG (no difference) and "
+        "BCR/ABL vs NEG; calls at q <= 0.10",
+        "| reading | null: halves with calls | null: mean calls | null: most | BCR/ABL vs NEG |",
+        "|---|---|---|---|---|",
+    ]
+    for k, name in enumerate(head):
+        out.append(
+            f"| {name} | {int(np.sum(null[:, k] > 0))} of {splits} | {null[:, k].mean():.1f} | "
+            f"{null[:, k].max()} | {signal[k]} |"
+        )
+    return out
+
+
 def run() -> list[dict]:
     """Rows of ``bench/run.py``: the 10-lists x 50,000-genes timing (target < 2 s) and, per
     planted scenario (10 seeds), the mean FDP at q <= 0.10 (target 0.10) and the fused top-k
@@ -606,7 +676,15 @@ def main() -> None:
         action="store_true",
         help="only the tests' size where no gene is relevant (40 seeds)",
     )
+    ap.add_argument(
+        "--real-tables",
+        action="store_true",
+        help="only two DE tools on the same real ALL samples (20 random halves; ../shared)",
+    )
     a = ap.parse_args()
+    if a.real_tables:
+        print("\n".join(real_tables_table(a.seeds or 20)))
+        return
     if a.null:
         print("\n".join(null_table(a.seeds or 40)))
         return

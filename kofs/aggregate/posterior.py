@@ -250,16 +250,17 @@ def _scatter_correlations(C: np.ndarray) -> np.ndarray:
     return (C / np.outer(d, d))[_offdiag(C.shape[0])]
 
 
-def _corr_matrix(r: np.ndarray, D: int) -> np.ndarray:
-    """Correlation matrix from its upper off-diagonal entries, made positive definite."""
+def _corr_matrix(r: np.ndarray, D: int, floor: float = SHRINK) -> np.ndarray:
+    """Correlation matrix from its upper off-diagonal entries, made positive definite (its
+    eigenvalues at least ``floor``)."""
     S = np.eye(D)
     if D > 1:
         iu = _offdiag(D)
         S[iu] = r
         S[(iu[1], iu[0])] = r
         vals, vecs = np.linalg.eigh(S)
-        if vals.min() < SHRINK:
-            S = (vecs * np.maximum(vals, SHRINK)) @ vecs.T
+        if vals.min() < floor:
+            S = (vecs * np.maximum(vals, floor)) @ vecs.T
             d = np.sqrt(np.diag(S))
             S = S / np.outer(d, d)
     return S

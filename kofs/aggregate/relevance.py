@@ -33,6 +33,7 @@ from kofs.aggregate.posterior import (
 from kofs.aggregate.prior import knowledge_prior
 from kofs.aggregate.signed import (
     SignedFit,
+    empirical_null,
     fit_signed,
     half_sample_refits,
     integrated_posterior,
@@ -269,13 +270,14 @@ def posterior_aggregate(
     statistics: dict[str, np.ndarray]
     beyond: dict[str, float] | None = None
     resampled: Resamples | None = None
+    empirical: dict[str, list] | None = None
     fit: PosteriorFit | SignedFit
     robust: PosteriorFit | SignedFit
     if signed:
         assert null_p is not None and effect_signs is not None
         single = no_class = False
         test = agreement_test(lo, hi)
-        fit, scores, weights, statistics, resampled, beyond = _signed_answer(
+        fit, scores, weights, statistics, resampled, beyond, (delta, sigma) = _signed_answer(
             null_p[:, data_cols],
             np.asarray(effect_signs)[:, data_cols],
             prior,
@@ -287,6 +289,11 @@ def posterior_aggregate(
             seed=seed,
         )
         robust = fit
+        empirical = {
+            "lists": [names[j] for j in data_cols],
+            "center": delta.tolist(),
+            "spread": sigma.tolist(),
+        }
         called = int(np.sum(statistics["q_value"] <= 0.10))
         effect = (
             "no gene reaches q <= 0.10"
@@ -474,6 +481,8 @@ def posterior_aggregate(
         and robust.envelope is not None
         else None,
     }
+    if empirical is not None:
+        diag["empirical_null"] = empirical
     reliability: dict[str, str] = {}
     for k, j in enumerate(data_cols):
         if single:
@@ -499,7 +508,7 @@ def posterior_aggregate(
                 read = (
                     "read through its signed z-scores (two-sided p-values and effect "
                     "directions: the tables' shared noise and each gene's direction are "
-                    "modelled)"
+                    "modelled), against its empirical null"
                 )
             notes[names[j]] = f"{notes[names[j]]}; {read}" if names[j] in notes else read
     prior_rows: list[dict[str, Any]] = []
@@ -594,6 +603,9 @@ def _signed_answer(
     Z = signed_z(np.where(np.isnan(signs), np.nan, null_p), signs)
     M, D = Z.shape
     X, center, scale = _standardise(np.asarray(prior.X, dtype=np.float64), None)
+    # each table read against its empirical null (the refits and draws below read these too)
+    delta, sigma = empirical_null(Z)
+    Z = (Z - delta) / sigma
     fit = fit_signed(Z, X, center, scale, max_prior=max_prior)
     weights = np.zeros(L)
     weights[data_cols] = signed_weights(fit.m, fit.correlation)
@@ -620,7 +632,7 @@ def _signed_answer(
         "q_value": np.minimum((1 - null) * q + null * (1 - rho), 1.0),
         "data_posterior": expit(np.log(rho / (1 - rho)) + fit.log_lr),
     }
-    return fit, fit.log_odds, weights, statistics, resampled, beyond
+    return fit, fit.log_odds, weights, statistics, resampled, beyond, (delta, sigma)
 
 
 def _envelope_diagnostic(fit: PosteriorFit, robust: PosteriorFit, hi: np.ndarray, names):
