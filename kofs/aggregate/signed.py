@@ -51,6 +51,8 @@ __all__ = [
     "SignedFit",
     "empirical_null",
     "fit_signed",
+    "half_sample_refits",
+    "integrated_posterior",
     "signed_test",
     "signed_weights",
     "signed_z",
