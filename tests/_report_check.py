@@ -25,11 +25,12 @@ import numpy as np
 
 
 def find_browser(executable: str | None = None) -> str | None:
-    """Path of a Chromium-like browser: ``executable``, else ``chromium``, ``chromium-browser``
-    or ``google-chrome`` on the PATH; None when none is found."""
+    """Path of a Chromium-like browser: ``executable``, else ``chromium``, Debian's
+    ``chromium-headless-shell`` (what ``.ci/run`` installs), ``chromium-browser`` or
+    ``google-chrome`` on the PATH; None when none is found."""
     if executable:
         return executable
-    for name in ("chromium", "chromium-browser", "google-chrome"):
+    for name in ("chromium", "chromium-headless-shell", "chromium-browser", "google-chrome"):
         found = shutil.which(name)
         if found:
             return found

@@ -5,18 +5,18 @@ every image loads, the console stays empty, and the answer comes first."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
-from _report_check import browser_check
+from _report_check import browser_check, find_browser
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
-        shutil.which("chromium") is None,
-        reason="the layout check needs Debian's chromium (apt-get install -y chromium)",
+        find_browser() is None,
+        reason="the layout check needs a headless Chromium (Debian: apt-get install -y "
+        "chromium-headless-shell, as .ci/run does)",
     ),
 ]
 
