@@ -569,8 +569,11 @@ def real_tables_table(splits: int) -> list[str]:
     if not (REAL / "ALL").is_dir():
         return [f"real tables: skipped, {REAL / 'ALL'} is absent (set KOFS_SHARED)"]
     expr = all_expression()
-    genes = list(dict.fromkeys(expr.genes))
-    keep = [expr.genes.index(g) for g in genes]
+    first: dict[str, int] = {}
+    for i, g in enumerate(expr.genes):
+        first.setdefault(g, i)  # a symbol's first row
+    genes = list(first)
+    keep = list(first.values())
     X = np.asarray(expr.values)[:, keep]
     lab = pd.read_csv(REAL / "ALL" / "ALL_samples.tsv", sep="\t", dtype=str)
     group = dict(zip(lab["sample_id"], lab["lineage"] + ":" + lab["mol_biol"], strict=True))

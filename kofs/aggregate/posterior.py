@@ -57,7 +57,7 @@ convergence of any EM algorithm. Scand J Stat 35:335-353.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -164,6 +164,9 @@ class PosteriorFit:
         The rank lists' histogram classes when their evidence is bounded by them
         (:mod:`kofs.aggregate.envelope`); ``log_odds`` and ``list_terms`` are then the
         envelope's, ``list_llr`` the binormal's.
+    relevant_class : dict or None
+        :func:`relevant_class_test` of this fit when :func:`fit_posterior` already computed it
+        (choosing among its starts), so that the caller need not compute it again.
     """
 
     mu: np.ndarray
@@ -184,6 +187,7 @@ class PosteriorFit:
     calibrated: np.ndarray
     refitted: bool = False
     envelope: Envelope | None = None
+    relevant_class: dict[str, float] | None = None
 
     @property
     def posterior(self) -> np.ndarray:
@@ -1073,14 +1077,15 @@ def fit_posterior(
         # once (a universe larger than the lists) are a dependence no model without a class
         # can explain, and a class of half the genes then wins by hundreds of nats on pure
         # noise (tests/test_aggregate_posterior.py).
-        gains = {k: relevant_class_test(fit, lo, hi, weights=w)["gain"]}
-        if gains[k] < 0:
-            fits = {k: fit}
+        fits = {k: fit}
+        tests = {k: relevant_class_test(fit, lo, hi, weights=w)}
+        if tests[k]["gain"] < 0:
             for j in range(len(theta)):
                 if j != k:
                     fits[j] = finish(j)
-                    gains[j] = relevant_class_test(fits[j], lo, hi, weights=w)["gain"]
-            fit = fits[max(gains, key=lambda j: (gains[j], -j))]
+                    tests[j] = relevant_class_test(fits[j], lo, hi, weights=w)
+            k = max(tests, key=lambda j: (tests[j]["gain"], -j))
+        fit = replace(fits[k], relevant_class=tests[k])
     return fit
 
 

@@ -294,12 +294,7 @@ def posterior_aggregate(
             "center": delta.tolist(),
             "spread": sigma.tolist(),
         }
-        called = int(np.sum(statistics["q_value"] <= 0.10))
-        effect = (
-            "no gene reaches q <= 0.10"
-            if called == 0
-            else f"the q-values are raised ({called} genes still at q <= 0.10)"
-        )
+        effect = _effect_on_calls(statistics["q_value"])
         if beyond["p_value"] > AGREEMENT_ALPHA:
             notices.append(
                 f"The tables show no relevant genes beyond chance and their shared noise (a "
@@ -307,10 +302,7 @@ def posterior_aggregate(
                 f"correlation alone, p = {beyond['p_value']:.2g}): {effect}."
             )
         if signal_test is not None and float(signal_test["p_value"]) > AGREEMENT_ALPHA:
-            notices.append(
-                f"{signal_test.get('summary', 'An outside test finds no signal for the lists')} "
-                f"(p = {float(signal_test['p_value']):.2g}): {effect}."
-            )
+            notices.append(_signal_notice(signal_test, effect))
     else:
         # untempered: the reliabilities are learned from all the evidence. One ranking alone
         # carries no information on them (its positions are uniform under the model): no fit, the
@@ -402,7 +394,7 @@ def posterior_aggregate(
             # turned into a posterior probability by the Sellke-Bayarri-Berger bound, the larger
             # kept; the posteriors are averaged over the two models (their order, the fused
             # ranking, does not change)
-            beyond = relevant_class_test(base, lo, hi, dependence=dependence)
+            beyond = base.relevant_class or relevant_class_test(base, lo, hi, dependence=dependence)
             null = null_probability(beyond["p_value"])
             if not cal.any():
                 # with a calibrated list the relevant-class test is the likelihood ratio of its
@@ -410,21 +402,8 @@ def posterior_aggregate(
                 null = max(null, null_probability(test["p_value"]))
             if signal_test is not None:
                 null = max(null, null_probability(float(signal_test["p_value"])))
-            posterior = (1 - null) * (1.0 - lfdr) + null * fit.rho
-            statistics = {
-                "posterior": posterior,
-                "lfdr": (1 - null) * lfdr + null * (1 - fit.rho),
-                "q_value": np.minimum((1 - null) * q + null * (1 - fit.rho), 1.0),
-                "data_posterior": expit(
-                    np.log(fit.rho / (1 - fit.rho)) + robust.list_terms.sum(axis=1)
-                ),
-            }
-            called = int(np.sum(statistics["q_value"] <= 0.10))
-            effect = (
-                "no gene reaches q <= 0.10"
-                if called == 0
-                else f"the q-values are raised ({called} genes still at q <= 0.10)"
-            )
+            statistics = _with_no_signal(lfdr, q, null, fit.rho, robust.list_terms.sum(axis=1))
+            effect = _effect_on_calls(statistics["q_value"])
             if test["p_value"] <= AGREEMENT_ALPHA and beyond["p_value"] > AGREEMENT_ALPHA:
                 notices.append(
                     f"The data lists agree with each other, but no more than lists sharing noise "
@@ -435,9 +414,8 @@ def posterior_aggregate(
                 )
             if signal_test is not None and float(signal_test["p_value"]) > AGREEMENT_ALPHA:
                 notices.append(
-                    f"{signal_test.get('summary', 'An outside test finds no signal for the lists')} "
-                    f"(p = {float(signal_test['p_value']):.2g}): {effect}. Give labels (--labels) "
-                    "or known genes, or a list from other data."
+                    f"{_signal_notice(signal_test, effect)} Give labels (--labels) or known "
+                    "genes, or a list from other data."
                 )
             if test["p_value"] > AGREEMENT_ALPHA and not cal.any():
                 notices.append(
@@ -600,7 +578,7 @@ def _signed_answer(
     """The fusion of signed tables (every data list a table of two-sided p-values with its
     effects' directions; :mod:`kofs.aggregate.signed`): the fit, fused scores, list weights,
     per-gene statistics, half-sample refits and relevant-class test, as the rank model's."""
-    Z = signed_z(np.where(np.isnan(signs), np.nan, null_p), signs)
+    Z = signed_z(null_p, signs)  # NaN where a table has no p-value or no direction
     M, D = Z.shape
     X, center, scale = _standardise(np.asarray(prior.X, dtype=np.float64), None)
     # each table read against its empirical null (the refits and draws below read these too)
@@ -625,14 +603,36 @@ def _signed_answer(
     null = null_probability(beyond["p_value"])
     if signal_test is not None:
         null = max(null, null_probability(float(signal_test["p_value"])))
-    rho = fit.rho
-    statistics = {
-        "posterior": (1 - null) * post + null * rho,
+    statistics = _with_no_signal(lfdr, q, null, fit.rho, fit.log_lr)
+    return fit, fit.log_odds, weights, statistics, resampled, beyond, (delta, sigma)
+
+
+def _with_no_signal(
+    lfdr: np.ndarray, q: np.ndarray, null: float, rho: float, evidence: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The per-gene statistics averaged over the fitted model and the model without signal,
+    of probability ``null`` (every gene at the prior ``rho``); ``data_posterior`` from the
+    data ``evidence`` (log likelihood ratios) at the prior's intercept alone."""
+    return {
+        "posterior": (1 - null) * (1.0 - lfdr) + null * rho,
         "lfdr": (1 - null) * lfdr + null * (1 - rho),
         "q_value": np.minimum((1 - null) * q + null * (1 - rho), 1.0),
-        "data_posterior": expit(np.log(rho / (1 - rho)) + fit.log_lr),
+        "data_posterior": expit(np.log(rho / (1 - rho)) + evidence),
     }
-    return fit, fit.log_odds, weights, statistics, resampled, beyond, (delta, sigma)
+
+
+def _effect_on_calls(q_value: np.ndarray) -> str:
+    """What a no-signal probability did to the calls, for a notice."""
+    called = int(np.sum(q_value <= 0.10))
+    if called == 0:
+        return "no gene reaches q <= 0.10"
+    return f"the q-values are raised ({called} genes still at q <= 0.10)"
+
+
+def _signal_notice(signal_test: Mapping[str, Any], effect: str) -> str:
+    """The notice of an outside test that finds no signal."""
+    summary = signal_test.get("summary", "An outside test finds no signal for the lists")
+    return f"{summary} (p = {float(signal_test['p_value']):.2g}): {effect}."
 
 
 def _envelope_diagnostic(fit: PosteriorFit, robust: PosteriorFit, hi: np.ndarray, names):

@@ -41,6 +41,7 @@ is an ordinary likelihood ratio.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import expit, logit, ndtr, ndtri
@@ -88,6 +89,16 @@ def signed_z(p: np.ndarray, signs: np.ndarray) -> np.ndarray:
     return np.clip(np.sign(np.asarray(signs, dtype=np.float64)) * z, -Z_MAX, Z_MAX)
 
 
+class _Terms(NamedTuple):
+    """:meth:`_Patterns.terms`."""
+
+    a: np.ndarray
+    c: np.ndarray
+    llr: np.ndarray
+    ld0: float
+    es: np.ndarray  # E[s | relevant] = tanh(a / h)
+
+
 class _Patterns:
     """The genes grouped by which tables they have (each group's marginal model)."""
 
@@ -96,7 +107,6 @@ class _Patterns:
         self.Z0 = np.where(seen, Z, 0.0)
         self.seen = seen.astype(np.float64)
         self.complete = bool(seen.all())
-        self.tanh = np.zeros(Z.shape[0])  # E[s | relevant] of the last terms()
         keys = seen @ (1 << np.arange(Z.shape[1], dtype=np.int64))
         groups = []
         for k in np.unique(keys):
@@ -115,12 +125,10 @@ class _Patterns:
         self.zz = self.Z0.T @ self.Z0
         self.z2 = (self.Z0 * self.Z0).T @ self.seen
 
-    def terms(
-        self, m: np.ndarray, S: np.ndarray, tau2: float
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-        """Per gene, over its tables: ``a = m' S^-1 z``, ``c = m' S^-1 m`` and ``log LR`` (0
-        for a gene no table has); and the background log density ``sum_i log N(z_i; 0, S)``
-        summed over the genes."""
+    def terms(self, m: np.ndarray, S: np.ndarray, tau2: float) -> _Terms:
+        """Per gene, over its tables: ``a = m' S^-1 z``, ``c = m' S^-1 m``, ``log LR`` and
+        ``E[s]`` given relevance (0 for a gene no table has); and the background log density
+        ``sum_i log N(z_i; 0, S)`` summed over the genes."""
         M = self.Z0.shape[0]
         a, c = np.zeros(M), np.zeros(M)
         ld0 = 0.0
@@ -140,18 +148,17 @@ class _Patterns:
         e = np.exp(-2.0 * np.abs(x))  # log cosh x and tanh x from one exponential
         llr = (tau2 * a * a - c) / (2.0 * h) + np.abs(x) + np.log1p(e) - np.log(2.0)
         llr -= 0.5 * np.log(h) if tau2 > 0 else 0.0
-        self.tanh = np.sign(x) * (1.0 - e) / (1.0 + e)
-        return a, c, llr, ld0
+        return _Terms(a, c, llr, ld0, np.sign(x) * (1.0 - e) / (1.0 + e))
 
 
-def _moments(a: np.ndarray, c: np.ndarray, tau2: float, es: np.ndarray):
-    """Given relevance: ``E[s lambda]``, ``E[lambda]``, ``E[lambda^2]`` of the gene's direction
-    s and effect size lambda ~ N(1, tau2) (module docstring); ``es = E[s] = tanh(a / h)``."""
-    h = 1.0 + tau2 * c
+def _moments(t: _Terms, tau2: float) -> tuple[np.ndarray, np.ndarray]:
+    """Given relevance: ``E[s lambda]`` and ``E[lambda^2]`` of the gene's direction s and
+    effect size lambda ~ N(1, tau2) (module docstring)."""
+    a, es = t.a, t.es
+    h = 1.0 + tau2 * t.c
     esl = (es + tau2 * a) / h
-    el = (1.0 + tau2 * a * es) / h
     el2 = tau2 / h + (1.0 + 2.0 * tau2 * a * es + (tau2 * a) ** 2) / h**2
-    return esl, el, el2
+    return esl, el2
 
 
 def _softplus_expit(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -265,13 +272,18 @@ def fit_signed(
     Zr, Xr = (Zf, Xf) if rows is None else (Zf[rows], Xf[rows])
     pat = _Patterns(Zr)
     design = PriorDesign(Xr, np.ones(Zr.shape[0]), max_prior)
+
+    def every() -> tuple[_Patterns, PriorDesign]:
+        """The patterns and design of every gene (the per-gene outputs are every gene's)."""
+        if rows is None:
+            return pat, design
+        return _Patterns(Zf), PriorDesign(Xf, np.ones(Zf.shape[0]), max_prior)
+
     if start is not None:  # a refit: the spread held at the start's
         m, S, beta, ll, iterations, converged = _em(
             pat, design, start.m, start.correlation, start.beta, start.spread, tol, max_iter
         )
-        return _finish(
-            Zf, Xf, m, S, beta, start.spread, center, scale, max_prior, iterations, converged
-        )
+        return _finish(*every(), m, S, beta, start.spread, center, scale, iterations, converged)
     beta0 = np.zeros(Xr.shape[1])
     beta0[0] = logit(RHO_START)
     state = (_start(pat), np.eye(Zr.shape[1]), design._cap(beta0))
@@ -292,7 +304,7 @@ def fit_signed(
                 break
     assert best is not None
     _, m, S, beta, tau2, converged = best
-    return _finish(Zf, Xf, m, S, beta, tau2, center, scale, max_prior, total, converged)
+    return _finish(*every(), m, S, beta, tau2, center, scale, total, converged)
 
 
 def empirical_null(Z: np.ndarray, half_width: float = NULL_WINDOW) -> tuple[np.ndarray, np.ndarray]:
@@ -364,11 +376,11 @@ def _em(
     def step(theta):
         """One EM update of theta and the log-likelihood at theta."""
         m, S, beta = unpack(theta)
-        a, c, llr, ld0 = pat.terms(m, S, tau2)
+        t = pat.terms(m, S, tau2)
         eta = design.X @ beta
-        soft, p = _softplus_expit(eta + llr)
-        ll = ld0 + float(np.sum(soft)) - _prior_norm(eta, design)
-        esl, _, el2 = _moments(a, c, tau2, pat.tanh)
+        soft, p = _softplus_expit(eta + t.llr)
+        ll = t.ld0 + float(np.sum(soft)) - _prior_norm(eta, design)
+        esl, el2 = _moments(t, tau2)
         m_new = np.clip(
             (pat.Z0.T @ (p * esl)) / np.maximum(pat.seen.T @ (p * el2), 1e-300), -M_MAX, M_MAX
         )
@@ -400,18 +412,21 @@ def _em(
             break
         ll_old = ll_next
     m, S, beta = unpack(theta)
-    a, c, llr, ld0 = pat.terms(m, S, tau2)
+    return m, S, beta, _evaluate(pat, design, m, S, beta, tau2)[2], steps, converged
+
+
+def _evaluate(pat: _Patterns, design: PriorDesign, m, S, beta, tau2: float):
+    """The terms, prior log-odds and log-likelihood of the parameters."""
+    t = pat.terms(m, S, tau2)
     eta = design.X @ beta
-    ll = ld0 + float(np.sum(np.logaddexp(0.0, eta + llr) - np.logaddexp(0.0, eta)))
-    return m, S, beta, ll, steps, converged
+    ll = t.ld0 + float(np.sum(np.logaddexp(0.0, eta + t.llr))) - _prior_norm(eta, design)
+    return t, eta, ll
 
 
-def _finish(Z, X, m, S, beta, tau2, center, scale, max_prior, iterations, converged) -> SignedFit:
-    pat = _Patterns(Z)
-    _, _, llr, ld0 = pat.terms(m, S, tau2)
-    eta = X @ beta
-    design = PriorDesign(X, np.ones(Z.shape[0]), max_prior)
-    ll = ld0 + float(np.sum(np.logaddexp(0.0, eta + llr) - np.logaddexp(0.0, eta)))
+def _finish(
+    pat: _Patterns, design: PriorDesign, m, S, beta, tau2, center, scale, iterations, converged
+) -> SignedFit:
+    t, eta, ll = _evaluate(pat, design, m, S, beta, tau2)
     return SignedFit(
         m=m,
         correlation=S,
@@ -419,7 +434,7 @@ def _finish(Z, X, m, S, beta, tau2, center, scale, max_prior, iterations, conver
         beta=beta,
         center=center,
         scale=scale,
-        log_lr=llr,
+        log_lr=t.llr,
         prior_log_odds=eta,
         rho=design.mean_prior(eta),
         log_likelihood=ll,
@@ -446,7 +461,7 @@ def signed_test(fit: SignedFit, Z: np.ndarray) -> dict[str, float]:
     pat = _Patterns(np.asarray(Z, dtype=np.float64))
     D = Z.shape[1]
     S0 = _correlation_step(pat, np.zeros(D), np.zeros(Z.shape[0]), np.zeros(Z.shape[0]))
-    _, _, _, ld0 = pat.terms(np.zeros(D), S0, 0.0)
+    ld0 = pat.terms(np.zeros(D), S0, 0.0).ld0
     return likelihood_ratio_test(fit.log_likelihood - ld0, D + len(fit.beta) + int(fit.spread > 0))
 
 
@@ -491,6 +506,5 @@ def integrated_posterior(
         t = theta + root @ rng.standard_normal(len(theta))
         m = sign * np.maximum(t[:D], 0.0)
         beta = design._cap(t[D:])
-        _, _, llr, _ = pat.terms(m, fit.correlation, fit.spread)
-        total += expit(design.X @ beta + llr)
+        total += expit(design.X @ beta + pat.terms(m, fit.correlation, fit.spread).llr)
     return total / draws

@@ -51,6 +51,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -224,14 +225,16 @@ class RankedGeneList:
                 "path": self.path,
                 "absent": ABSENT_BELOW if self.kind in SHORT_LISTS else ABSENT_MISSING,
             },
-            info=(
-                {}
-                if not self.p_values
-                else {"null": {"distribution": "p"}}
-                if self.signs is None
-                else {"null": {"distribution": "p"}, "effect_signs": self.signs}
-            ),
+            info=self._info(),
         )
+
+    def _info(self) -> dict[str, Any]:
+        """The ranking's known null (raw p-values) and, with it, the effects' signs."""
+        if not self.p_values:
+            return {}
+        if self.signs is None:
+            return {"null": {"distribution": "p"}}
+        return {"null": {"distribution": "p"}, "effect_signs": self.signs}
 
 
 #: What a gene a list lacks means, by the kind of list: a top-k list or a gene set names only
@@ -594,27 +597,23 @@ def _from_columns(
         raise InputError(f"column {column!r} has no numbers", path=path)
     rows = _best_row_index(genes, scores, hib, path)
     p_values = direction == "asc" and bool(_RAW_P.match(column))
-    signs = None
-    if p_values:  # the effects' signs, for the signed reading of two-sided p-values
-        si = _effect_column(header, kind, exclude=(gi, ci))
-        if si is not None:
-            try:
-                cells = [str(v).strip() for v in columns[si]]
-                effect = _numbers(cells, header[si], path, lines, hint)
-            except InputError:  # a text column named like a statistic: no directions
-                log.warning(
-                    "%s: column %r is not numeric, so the table's directions are not used",
-                    path,
-                    header[si],
-                )
-            else:
-                signs = np.sign(effect)[rows]
-                column_used = header[si]
+    signs, sign_column = None, None
+    si = _effect_column(header, kind, exclude=(gi, ci)) if p_values else None
+    if si is not None:  # the effects' signs, for the signed reading of two-sided p-values
+        try:
+            effect = _numbers([str(v).strip() for v in columns[si]], header[si], path, lines, hint)
+        except InputError:  # a text column named like a statistic: no directions
+            log.warning(
+                "%s: column %r is not numeric, so the table's directions are not used",
+                path,
+                header[si],
+            )
+        else:
+            signs, sign_column = np.sign(effect)[rows], header[si]
     return RankedGeneList(
         name, tuple(genes[i] for i in rows), scores[rows], hib, kind,
         f"{column} {_words(direction)}", path, gene_col, len(genes), len(genes) - len(rows),
-        frozenset(used), p_values=p_values, signs=signs,
-        sign_column=column_used if signs is not None else None,
+        frozenset(used), p_values=p_values, signs=signs, sign_column=sign_column,
     )  # fmt: skip
 
 
