@@ -473,10 +473,18 @@ def _table_run(s: TableScenario, seed: int, genes: int = 4000, relevant: int = 2
         lists[f"ranking{k}"] = pd.Series(rng.normal(size=genes) + 1.5 * truth, index=ids)
     for k in range(s.random):
         lists[f"random{k}"] = pd.Series(rng.normal(size=genes), index=ids)
+    unsigned = {  # the tables without their fold changes: read through their p-values alone
+        k: v[["pvalue"]] if isinstance(v, pd.DataFrame) else list(v.sort_values().index[::-1])
+        for k, v in lists.items()
+    }
     row = {}
-    for key, ranks_only in (("p", False), ("r", True)):
-        direction = "desc" if (s.informative or s.random) else None  # the rankings beside
-        final = aggregate_lists(lists, direction=direction, ranks_only=ranks_only).final
+    for key, given, ranks_only in (("p", lists, False), ("u", unsigned, False), ("r", lists, True)):
+        # the rankings beside (as gene ids in rank order without the tables' fold changes)
+        direction = "desc" if (s.informative or s.random) and key != "u" else None
+        column = "pvalue" if key == "u" else None
+        final = aggregate_lists(
+            given, direction=direction, ranks_only=ranks_only, column=column
+        ).final
         q = final.statistics.get("q_value")
         sel = np.zeros(genes, bool)
         if q is not None:
@@ -489,16 +497,26 @@ def _table_run(s: TableScenario, seed: int, genes: int = 4000, relevant: int = 2
 
 
 def tables_table(seeds: int) -> list[str]:
-    """Calls at q <= 0.10 of ``kofs aggregate`` on simulated p-value tables: read through
-    their p-values (the default) and as rankings (``--ranks-only``), with Benjamini-Hochberg
-    on the first table."""
+    """Calls at q <= 0.10 of ``kofs aggregate`` on simulated p-value tables: the default
+    (with fold changes: signed z-scores), through their p-values alone (the tables without
+    their fold changes) and as rankings (``--ranks-only``), with Benjamini-Hochberg on the
+    first table."""
     return _scenario_table(
         f"kofs aggregate on simulated p-value tables (4,000 genes, 200 shifted by 3 SD), {seeds} "
         "seeds (means; BH: Benjamini-Hochberg q <= 0.10 on the first table)",
-        ["calls", "FDP", "ranks-only calls", "ranks-only FDP", "BH calls", "BH FDP"],
+        [
+            "calls",
+            "FDP",
+            "p-values alone calls",
+            "p-values alone FDP",
+            "ranks-only calls",
+            "ranks-only FDP",
+            "BH calls",
+            "BH FDP",
+        ],
         TABLE_SCENARIOS,
         _table_run,
-        ("p_calls", "p_fdp", "r_calls", "r_fdp", "bh_calls", "bh_fdp"),
+        ("p_calls", "p_fdp", "u_calls", "u_fdp", "r_calls", "r_fdp", "bh_calls", "bh_fdp"),
         seeds,
         lambda k, v: f"{v.mean():.1f}" if k.endswith("calls") else f"{v.mean():.3f}",
     )
@@ -559,7 +577,9 @@ def real_tables_table(splits: int) -> list[str]:
     the ALL data (nothing differs but chance and the genes' correlation), and BCR/ABL (37)
     against NEG (42). Calls at q <= 0.10 of the default fusion (signed tables), of the same
     tables read through their p-values alone (``kofs aggregate t.tsv:P.Value`` without the
-    fold change), and of Benjamini-Hochberg on each table -- what a user would run instead."""
+    fold change), both also against the theoretical null (``--aggregate-param
+    null=theoretical``; the default reads each table against its empirical null), and of
+    Benjamini-Hochberg on each table -- what a user would run instead."""
     import pandas as pd
     from _util import REAL, all_expression
     from scipy.stats import false_discovery_control, mannwhitneyu, ttest_ind
@@ -580,7 +600,7 @@ def real_tables_table(splits: int) -> list[str]:
     of = np.array([group[s] for s in expr.samples])
     neg, bcr = np.flatnonzero(of == "B:NEG"), np.flatnonzero(of == "B:BCR/ABL")
 
-    def calls(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int]:
+    def calls(a: np.ndarray, b: np.ndarray) -> tuple[int, ...]:
         A, B = X[a].T, X[b].T
         fold = A.mean(axis=1) - B.mean(axis=1)
         p = {
@@ -597,19 +617,30 @@ def real_tables_table(splits: int) -> list[str]:
         def n(final) -> int:
             return int(np.sum(final.statistics["q_value"] <= 0.10))
 
-        signed = n(aggregate_lists(tables).final)
-        plain = n(
-            aggregate_lists({k: t[["P.Value"]] for k, t in tables.items()}, column="P.Value").final
-        )
+        plain = {k: t[["P.Value"]] for k, t in tables.items()}
+        theory = {"null": "theoretical"}
+        fused = [
+            n(aggregate_lists(tables).final),
+            n(aggregate_lists(plain, column="P.Value").final),
+            n(aggregate_lists(tables, aggregate_param=theory).final),
+            n(aggregate_lists(plain, column="P.Value", aggregate_param=theory).final),
+        ]
         bh = [int(np.sum(false_discovery_control(v) <= 0.10)) for v in p.values()]
-        return signed, plain, bh[0], bh[1]
+        return (*fused, *bh)
 
     rng = np.random.default_rng(0)
     null = np.array(
         [calls(*np.split(rng.permutation(neg), [neg.size // 2])) for _ in range(splits)]
     )
     signal = calls(bcr, neg)
-    head = ("signed (default)", "p-values alone", "BH Welch", "BH Mann-Whitney")
+    head = (
+        "signed (default)",
+        "p-values alone (default)",
+        "signed, theoretical null",
+        "p-values alone, theoretical null",
+        "BH Welch",
+        "BH Mann-Whitney",
+    )
     out = [
         f"two DE tools on the same ALL samples: {splits} random halves of NEG (no difference) and "
         "BCR/ABL vs NEG; calls at q <= 0.10",

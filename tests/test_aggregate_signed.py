@@ -266,35 +266,3 @@ def test_which_column_gives_the_directions(tmp_path, caplog):
         (g,) = read_ranked_lists(f"{tmp_path / 'generic.tsv'}:pval")
     assert g.p_values and g.signs is None
     assert "not numeric" in caplog.text
-
-
-def test_the_empirical_null_absorbs_a_shifted_and_wider_spread():
-    """Correlated genes make one experiment's z-scores spread around a shifted centre and wider
-    than N(0, 1) where nothing changed (ALL: 0.81-1.41 between random halves of one group): the
-    theoretical null read that as changed genes; each table is now read against the normal
-    fitted to the middle of its z-scores, never narrower than N(0, 1)."""
-    from kofs.aggregate.signed import empirical_null
-
-    rng = np.random.default_rng(8)
-    wide = 0.3 + 1.4 * rng.normal(size=(5000, 1))
-    delta, sigma = empirical_null(wide)
-    assert delta[0] == pytest.approx(0.3, abs=0.1) and sigma[0] == pytest.approx(1.4, abs=0.1)
-    narrow = 0.8 * rng.normal(size=(5000, 1))
-    assert empirical_null(narrow)[1][0] == 1.0  # the theoretical null: the conservative one
-    z, truth = _z(9, 0.6)  # 5 % shifted by 3 SD: the middle is the null's
-    delta, sigma = empirical_null(z)
-    assert np.all(np.abs(delta) < 0.06) and np.all(sigma < 1.06)
-    ids = [f"G{i}" for i in range(5000)]
-    common = rng.normal(size=5000)
-    tables = {}
-    for k in range(2):  # nothing changed; an overdispersed, shifted experiment
-        zz = 0.3 + 1.4 * (np.sqrt(0.6) * common + np.sqrt(0.4) * rng.normal(size=5000))
-        tables[f"t{k}"] = pd.DataFrame(
-            {"baseMean": 1.0, "log2FoldChange": zz, "pvalue": 2 * norm.sf(np.abs(zz)), "padj": 1.0},
-            index=ids,
-        )
-    final = aggregate_lists(tables).final
-    assert int((final.statistics["q_value"] <= 0.10).sum()) == 0
-    emp = final.diagnostics["empirical_null"]
-    assert emp["lists"] == ["t0", "t1"] and min(emp["spread"]) > 1.3
-    del truth

@@ -16,7 +16,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from kofs._compute.canonical import canonical_rows
-from kofs.aggregate.nulls import effect_sign_matrix, null_p_matrix
+from kofs.aggregate.nulls import effect_sign_matrix, null_kinds, null_p_matrix
 from kofs.aggregate.partial import complete_ranks, partial_rank_matrix
 from kofs.errors import ParameterError
 from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR, RANKERS, resolve_params
@@ -287,6 +287,7 @@ def _aggregate(
         P = null_p_matrix(rankings, genes)
         if P is not None:
             extra["null_p"] = P[np.ix_(rows, cols)]
+            extra["null_kinds"] = null_kinds(rankings)[cols]
             signs = effect_sign_matrix(rankings, genes)
             if signs is not None:
                 extra["effect_signs"] = signs[np.ix_(rows, cols)]

@@ -3,8 +3,10 @@
 A ranker whose score has a known distribution when no gene is relevant records it in its
 ranking's ``info["null"]``; the ``posterior`` aggregator then reads the list's p-values in
 place of its positions (a *calibrated* list, :mod:`kofs.aggregate.binormal`), so that the
-fraction of relevant genes is learned from the list itself (the two-groups model with the
-theoretical null, Efron 2008), not only from the lists' agreement.
+fraction of relevant genes is learned from the list itself (the two-groups model, Efron
+2008), not only from the lists' agreement. Against which null -- the theoretical one below or
+the list's empirical null -- depends on its kind (:func:`null_kinds`; p-values brought in
+tables: empirical by default, :mod:`kofs.aggregate.empirical_null`).
 
 Nulls:
 
@@ -27,7 +29,7 @@ from scipy.special import fdtrc, ndtr
 
 from kofs.types import Ranking
 
-__all__ = ["effect_sign_matrix", "null_p_matrix", "null_p_values"]
+__all__ = ["effect_sign_matrix", "null_p_matrix", "null_kinds", "null_p_values"]
 
 
 def null_p_values(ranking: Ranking) -> np.ndarray | None:
@@ -66,6 +68,20 @@ def null_p_matrix(rankings: Sequence[Ranking], genes: Sequence[str]) -> np.ndarr
             continue
         out[rows_of(r), j] = p
     return out
+
+
+def null_kinds(rankings: Sequence[Ranking]) -> np.ndarray:
+    """Each ranking's kind of null (``"f"``, ``"normal"``, ``"p"``; ``""``: none): how the
+    fusion reads its p-values against an empirical null (:mod:`kofs.aggregate.empirical_null`)."""
+    return np.array(
+        [
+            str(r.info["null"].get("distribution", ""))
+            if isinstance(r.info.get("null"), Mapping)
+            else ""
+            for r in rankings
+        ],
+        dtype=object,
+    )
 
 
 class _Rows:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, ndtr, ndtri, stdtrit
 
+from kofs.aggregate.empirical_null import list_nulls, recalibrated, signed_null
 from kofs.aggregate.envelope import fit_envelope
 from kofs.aggregate.intervals import TieBlocks, observation_intervals
 from kofs.aggregate.posterior import (
@@ -33,7 +34,6 @@ from kofs.aggregate.posterior import (
 from kofs.aggregate.prior import knowledge_prior
 from kofs.aggregate.signed import (
     SignedFit,
-    empirical_null,
     fit_signed,
     half_sample_refits,
     integrated_posterior,
@@ -61,6 +61,8 @@ INTEGRATION_DRAWS = 30
 #: Fewest genes with which half-sample refits run (a half of fewer than ten genes has no
 #: sampling distribution to speak of; smaller fusions get no intervals).
 RESAMPLE_MIN_GENES = 20
+#: How the p-values of calibrated lists are read (the ``null`` parameter).
+NULL_READINGS = ("auto", "empirical", "theoretical")
 #: A calibrated list's p-values are read inside this range (0 and 1 are infinite scores).
 P_RANGE = (1e-300, 1.0 - 1e-12)
 
@@ -127,12 +129,14 @@ def posterior_aggregate(
     list_weights: np.ndarray | None = None,
     signal_test: Mapping[str, Any] | None = None,
     null_p: np.ndarray | None = None,
+    null_kinds: np.ndarray | None = None,
     effect_signs: np.ndarray | None = None,
     max_prior: float = 0.5,
     dependence: bool = True,
     n_bins: int = 512,
     envelope: bool = True,
     resamples: int = 20,
+    null: str = "auto",
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """Fit the posterior-relevance model on a rank matrix (module docstring).
@@ -150,8 +154,14 @@ def posterior_aggregate(
     ``null_p`` (M, L): each gene's p-value under its list's known null (NaN: the list has
     none, or the gene no p-value). A data list with p-values is *calibrated*: the model reads
     its p-values, not its positions (:mod:`kofs.aggregate.binormal`), so that how many genes
-    it finds beyond chance is learned from it, alone too (the two-groups model with the
-    theoretical null).
+    it finds beyond chance is learned from it, alone too (the two-groups model), each read
+    against its null. ``null_kinds`` (L,): each list's kind of null (``"f"``, ``"normal"``,
+    ``"p"``, :func:`kofs.aggregate.nulls.null_kinds`; None: every list ``"p"``). ``null``:
+    ``"empirical"`` reads every calibrated list against its empirical null
+    (:mod:`kofs.aggregate.empirical_null`), ``"theoretical"`` reads the p-values as they are,
+    ``"auto"`` (the default) reads p-values brought in tables (``"p"``) against their empirical
+    null and kofs's own statistics (the F test of the labels, Hotspot's z) against their
+    theoretical one (docs/aggregation.md, "The empirical null").
 
     Returns the fused scores (posterior log-odds), the list weights and ``info`` (with
     ``statistics`` and ``diagnostics`` entries for the runner).
@@ -169,9 +179,19 @@ def posterior_aggregate(
         )
     every_data_col = np.flatnonzero(data)
     has_null = np.zeros(L, dtype=bool)
+    # each calibrated list's empirical null (kofs.aggregate.empirical_null)
+    center, spread = np.zeros(L), np.ones(L)
+    kinds = np.full(L, "p", dtype=object) if null_kinds is None else np.asarray(null_kinds)
+    up = kinds == "normal"
+    emp = np.zeros(L, dtype=bool)  # the lists read against their empirical null
     if null_p is not None:
         null_p = np.asarray(null_p, dtype=np.float64)
         has_null = data & ~np.isnan(null_p).all(axis=0)
+        # p-values brought in tables: their tools, samples and correlation are unseen; kofs's
+        # own statistics: exact under their model, and checked on the samples they came from
+        emp = has_null & (null == "empirical" or (null == "auto" and kinds == "p"))
+        if emp.any():
+            center[emp], spread[emp] = list_nulls(null_p[:, emp], up[emp])
 
     def HOd_of(cols: np.ndarray):
         return None if held_out is None else (held_out[0][:, cols], held_out[1][:, cols])
@@ -188,7 +208,7 @@ def posterior_aggregate(
         for k, j in enumerate(cols.tolist()):
             if has_null[j]:  # its p-values: a point each; none (NaN), or masked: no information
                 assert null_p is not None
-                p = np.clip(null_p[:, j], *P_RANGE)
+                p = np.clip(recalibrated(null_p[:, j], center[j], spread[j], up[j]), *P_RANGE)
                 known = ~np.isnan(p)
                 if Bd is not None:
                     known &= ~Bd[:, k]
@@ -270,7 +290,7 @@ def posterior_aggregate(
     statistics: dict[str, np.ndarray]
     beyond: dict[str, float] | None = None
     resampled: Resamples | None = None
-    empirical: dict[str, list] | None = None
+    empirical: dict[str, Any] | None = None
     fit: PosteriorFit | SignedFit
     robust: PosteriorFit | SignedFit
     if signed:
@@ -286,14 +306,20 @@ def posterior_aggregate(
             signal_test=signal_test,
             max_prior=max_prior,
             resamples=resamples,
+            empirical_null=bool(emp[data_cols].all()),
             seed=seed,
         )
         robust = fit
-        empirical = {
-            "lists": [names[j] for j in data_cols],
-            "center": delta.tolist(),
-            "spread": sigma.tolist(),
-        }
+        empirical = (
+            None
+            if not emp[data_cols].all()
+            else {
+                "lists": [names[j] for j in data_cols],
+                "center": delta.tolist(),
+                "spread": sigma.tolist(),
+                "reading": "signed z-scores: a normal fitted to the middle of each table's z-scores",
+            }
+        )
         effect = _effect_on_calls(statistics["q_value"])
         if beyond["p_value"] > AGREEMENT_ALPHA:
             notices.append(
@@ -304,6 +330,16 @@ def posterior_aggregate(
         if signal_test is not None and float(signal_test["p_value"]) > AGREEMENT_ALPHA:
             notices.append(_signal_notice(signal_test, effect))
     else:
+        if emp[data_cols].any():
+            read = data_cols[emp[data_cols]]
+            empirical = {
+                "lists": [names[j] for j in read],
+                "center": center[read].tolist(),
+                "spread": spread[read].tolist(),
+                "reading": "p-values: a half-normal fitted to the middle of each list's folded "
+                "z-scores Q^-1(p / 2) (a normal to its z-scores Q^-1(p) for a z-score read "
+                "one-sided)",
+            }
         # untempered: the reliabilities are learned from all the evidence. One ranking alone
         # carries no information on them (its positions are uniform under the model): no fit, the
         # parameters stay at their starts and are not reported. A calibrated list does: its
@@ -395,14 +431,14 @@ def posterior_aggregate(
             # kept; the posteriors are averaged over the two models (their order, the fused
             # ranking, does not change)
             beyond = base.relevant_class or relevant_class_test(base, lo, hi, dependence=dependence)
-            null = null_probability(beyond["p_value"])
+            no_signal = null_probability(beyond["p_value"])
             if not cal.any():
                 # with a calibrated list the relevant-class test is the likelihood ratio of its
                 # p-values too (a class of genes beyond chance), which agreement need not show
-                null = max(null, null_probability(test["p_value"]))
+                no_signal = max(no_signal, null_probability(test["p_value"]))
             if signal_test is not None:
-                null = max(null, null_probability(float(signal_test["p_value"])))
-            statistics = _with_no_signal(lfdr, q, null, fit.rho, robust.list_terms.sum(axis=1))
+                no_signal = max(no_signal, null_probability(float(signal_test["p_value"])))
+            statistics = _with_no_signal(lfdr, q, no_signal, fit.rho, robust.list_terms.sum(axis=1))
             effect = _effect_on_calls(statistics["q_value"])
             if test["p_value"] <= AGREEMENT_ALPHA and beyond["p_value"] > AGREEMENT_ALPHA:
                 notices.append(
@@ -478,15 +514,16 @@ def posterior_aggregate(
         elif v is not None and v[k] < LITTLE_SAY:
             notes[names[j]] = "little say: it predicts the labels much worse than the best list"
         if cal[k]:
+            against = "empirical" if emp[j] else "theoretical"
             read = (
-                "read through its p-values under its statistic's null (calibrated: how many "
-                "genes it finds beyond chance is learned from it)"
+                f"read through its p-values, against their {against} null (calibrated: how "
+                "many genes it finds beyond chance is learned from it)"
             )
             if signed:
                 read = (
                     "read through its signed z-scores (two-sided p-values and effect "
                     "directions: the tables' shared noise and each gene's direction are "
-                    "modelled), against its empirical null"
+                    f"modelled), against its {against} null"
                 )
             notes[names[j]] = f"{notes[names[j]]}; {read}" if names[j] in notes else read
     prior_rows: list[dict[str, Any]] = []
@@ -573,6 +610,7 @@ def _signed_answer(
     signal_test: Mapping[str, Any] | None,
     max_prior: float,
     resamples: int,
+    empirical_null: bool,
     seed: int,
 ):
     """The fusion of signed tables (every data list a table of two-sided p-values with its
@@ -582,7 +620,7 @@ def _signed_answer(
     M, D = Z.shape
     X, center, scale = _standardise(np.asarray(prior.X, dtype=np.float64), None)
     # each table read against its empirical null (the refits and draws below read these too)
-    delta, sigma = empirical_null(Z)
+    delta, sigma = signed_null(Z) if empirical_null else (np.zeros(D), np.ones(D))
     Z = (Z - delta) / sigma
     fit = fit_signed(Z, X, center, scale, max_prior=max_prior)
     weights = np.zeros(L)
@@ -770,6 +808,14 @@ def _normal_scores(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
             "half-sample refits for intervals and posteriors integrated over the parameters' error (0 = none)",
             low=0,
         ),
+        "null": Param(
+            "auto",
+            str,
+            "null of the lists with p-values: empirical (fitted to the middle of each list's "
+            "histogram), theoretical, or auto (empirical for p-values brought in tables, "
+            "theoretical for kofs's own statistics: the F test of the labels, Hotspot's z)",
+            choices=NULL_READINGS,
+        ),
     },
     learns_weights=True,
     supports_relevant=True,
@@ -791,6 +837,7 @@ def _posterior(
     list_weight_replicates: np.ndarray | None = None,
     signal_test: Mapping[str, Any] | None = None,
     null_p: np.ndarray | None = None,
+    null_kinds: np.ndarray | None = None,
     effect_signs: np.ndarray | None = None,
     universe: int | None = None,
     seed: int = 0,
@@ -833,6 +880,7 @@ def _posterior(
         list_weights=list_weights,
         signal_test=signal_test,
         null_p=null_p,
+        null_kinds=null_kinds,
         effect_signs=effect_signs,
         seed=seed,
         **params,

@@ -15,8 +15,8 @@ effect sign the model is exact again:
   by the tables (effect sizes differ between genes); its likelihood ratio, integrated over
   ``s`` and ``lambda``, is ``h^-1/2 exp((tau2 a^2 - c) / 2h) cosh(a / h)`` with ``a = m'
   S^-1 z_i``, ``c = m' S^-1 m``, ``h = 1 + tau2 c`` (``tau2 = 0``: ``exp(-c/2) cosh(a)``);
-* each table is read against its *empirical null* (Efron 2004, 2007; :func:`empirical_null`):
-  the genes of one experiment are correlated, so its z-scores spread around a shifted centre
+* each table is read against its *empirical null* (Efron 2004, 2007;
+  :func:`kofs.aggregate.empirical_null.signed_null`): the genes of one experiment are correlated, so its z-scores spread around a shifted centre
   and wider than N(0, 1) even where nothing changed; ``z`` above is the table's z-score
   centred and scaled by the normal fitted to the middle of its histogram (never narrower
   than N(0, 1));
@@ -50,7 +50,6 @@ from kofs.aggregate.posterior import PriorDesign, _corr_matrix, _offdiag, likeli
 
 __all__ = [
     "SignedFit",
-    "empirical_null",
     "fit_signed",
     "half_sample_refits",
     "integrated_posterior",
@@ -72,9 +71,6 @@ TAU2_GRID = (0.0, 0.05, 0.2, 0.8, 3.2, 12.8, 51.2)
 #: likelihood is exact, so S may come that close to singular (the rank model's floor, 0.02,
 #: misread such tables: a class of 45 % of the genes with p-values near 1 on real data).
 EIGEN_FLOOR = 1e-6
-#: Half-width of the window around each table's median z-score in which its empirical null
-#: is fitted (Efron's central matching reads the middle of the histogram).
-NULL_WINDOW = 1.5
 #: Stopping tolerance of the half-sample refits (they only measure the parameters' spread).
 REFIT_TOL = 1e-5
 #: z-scores are kept within +- Z_MAX (p-values down to 1e-300).
@@ -305,42 +301,6 @@ def fit_signed(
     assert best is not None
     _, m, S, beta, tau2, converged = best
     return _finish(*every(), m, S, beta, tau2, center, scale, total, converged)
-
-
-def empirical_null(Z: np.ndarray, half_width: float = NULL_WINDOW) -> tuple[np.ndarray, np.ndarray]:
-    """Each table's null centre and spread (Efron 2004, 2007: the empirical null): a normal
-    ``N(delta, sigma^2)`` fitted by maximum likelihood to the z-scores within ``half_width``
-    of their median (truncated to that window, where changed genes are few), the spread kept
-    at 1 or more (narrower than the theoretical null, the theoretical null is the
-    conservative reading). Genes of one experiment are correlated, so its z-scores spread
-    around a shifted centre and wider than N(0, 1) even where nothing changed, and the
-    theoretical null reads that spread as changed genes."""
-    from scipy.optimize import minimize
-
-    D = Z.shape[1]
-    delta, sigma = np.zeros(D), np.ones(D)
-    for j in range(D):
-        z = Z[~np.isnan(Z[:, j]), j]
-        if z.size < 50:
-            continue
-        med = float(np.median(z))
-        lo, hi = med - half_width, med + half_width
-        w = z[(z >= lo) & (z <= hi)]
-
-        def nll(t, w=w, lo=lo, hi=hi):
-            d, ls = t
-            sd = np.exp(ls)
-            mass = ndtr((hi - d) / sd) - ndtr((lo - d) / sd)
-            return float(
-                np.sum(0.5 * ((w - d) / sd) ** 2) + w.size * (ls + np.log(max(mass, 1e-300)))
-            )
-
-        res = minimize(
-            nll, np.array([med, 0.0]), method="Nelder-Mead", options={"xatol": 1e-5, "fatol": 1e-8}
-        )
-        delta[j] = float(res.x[0])
-        sigma[j] = max(1.0, float(np.exp(res.x[1])))
-    return delta, sigma
 
 
 def _prior_norm(eta: np.ndarray, design: PriorDesign) -> float:
