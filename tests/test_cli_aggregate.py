@@ -203,3 +203,34 @@ def test_top_k_lists_alone_ask_for_a_universe(tmp_path):
     assert r.exit_code == 0 and "give --universe" in r.stderr
     r = CliRunner().invoke(main, ["aggregate", *files, "-o", "-", "--universe", "20000"])
     assert r.exit_code == 0 and "give --universe" not in r.stderr
+
+
+@pytest.mark.slow
+def test_the_null_of_brought_p_values_is_chosen_from_the_command_line(tmp_path):
+    """Two tools' p-value tables (no fold change) where nothing changed but correlated genes
+    widen the null: by default each is read against its empirical null (no call);
+    ``null=theoretical`` reads the p-values as they are (calls); a bad value exits 2."""
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(5)
+    genes = [f"G{i}" for i in range(3000)]
+    common = rng.normal(size=3000)
+    paths = []
+    for k in range(2):
+        z = 1.4 * (np.sqrt(0.3) * common + np.sqrt(0.7) * rng.normal(size=3000))
+        path = tmp_path / f"t{k}.tsv"
+        pd.DataFrame({"gene": genes, "PValue": 2 * norm.sf(np.abs(z))}).to_csv(
+            path, sep="\t", index=False
+        )
+        paths.append(f"{path}:PValue")
+    base = ["-q", "aggregate", *paths, "-o", "-"]
+
+    def calls(*extra):
+        out = run([*base, *extra])
+        assert out.exit_code == 0, out.output
+        return int((pd.read_csv(io.StringIO(out.stdout), sep="\t")["q_value"] <= 0.10).sum())
+
+    assert calls() == 0
+    assert calls("--aggregate-param", "null=theoretical") > 50
+    bad = CliRunner().invoke(main, [*base, "--aggregate-param", "null=maybe"])
+    assert bad.exit_code == 2 and "null" in bad.output
