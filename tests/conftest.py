@@ -124,20 +124,38 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+_CPU_START = pytest.StashKey[float]()
+
+
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
-    """Measure the CPU time of every test (its threads and child processes included: load on
-    a shared machine does not inflate it) to name the fast-tier tests that are not fast."""
-    start = _cpu_seconds()
+def pytest_runtest_setup(item):
+    item.stash[_CPU_START] = _cpu_seconds()
     yield
-    used = _cpu_seconds() - start
-    if used > FAST_TIER_CPU and _fast_tier(item.config):
-        if not any(item.get_closest_marker(m) for m in FULL_TIER):
-            _CPU_HEAVY.append((used, item.nodeid))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Measure the CPU time of every test, setup to teardown (its threads and child processes
+    included: load on a shared machine does not inflate it), on its teardown report: the
+    reports reach the process that prints the summary also when pytest-xdist's workers ran
+    the tests."""
+    outcome = yield
+    if call.when == "teardown" and _CPU_START in item.stash:
+        used = _cpu_seconds() - item.stash[_CPU_START]
+        outcome.get_result().user_properties.append(("cpu_seconds", used))
+
+
+def pytest_runtest_logreport(report):
+    """Name the fast-tier tests that are not fast (see :func:`pytest_terminal_summary`)."""
+    if report.when != "teardown" or any(m in report.keywords for m in FULL_TIER):
+        return
+    used = dict(report.user_properties).get("cpu_seconds", 0.0)
+    if used > FAST_TIER_CPU:
+        _CPU_HEAVY.append((used, report.nodeid))
 
 
 def pytest_terminal_summary(terminalreporter):
-    if _CPU_HEAVY:
+    if _CPU_HEAVY and _fast_tier(terminalreporter.config):
         terminalreporter.section("fast-tier tests that are not fast")
         terminalreporter.write_line(
             f"these used more than {FAST_TIER_CPU:g} s of CPU: mark them @pytest.mark.slow, "

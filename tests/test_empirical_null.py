@@ -193,3 +193,25 @@ def test_the_null_parameter_chooses_the_reading():
     assert empirical == 0 and min(diag["empirical_null"]["spread"]) > 1.3
     assert "empirical null" in diag["list_notes"]["t0"]
     assert calls()[0] == 0  # auto: the empirical null for brought tables
+
+
+@pytest.mark.parametrize("kept", [0.5, 0.3, 0.05])
+def test_a_table_filtered_to_its_significant_genes_keeps_a_sane_null(kept):
+    """Tables exported with only p <= t lack the middle of their histogram. Read from 0, the
+    window took the missing middle for a null 20 times wider (every p-value read as nothing)
+    and the signed fit a centre of 1.5; the window now starts where the table's z-scores do,
+    the centre of a table without its middle is not read, and a range too narrow to read
+    leaves the theoretical null."""
+    rng = np.random.default_rng(6)
+    for spread in (1.0, 1.3):
+        z = spread * rng.normal(size=20_000)
+        z[:1000] += np.where(rng.random(1000) < 0.5, -4.0, 4.0)
+        p = 2 * norm.sf(np.abs(z))
+        keep = p <= kept
+        sigma = folded_null(p[keep][:, None])[0]
+        delta, sigma_signed = signed_null(z[keep][:, None])
+        assert delta[0] == 0.0 and sigma_signed[0] == pytest.approx(sigma)
+        if kept == 0.5:  # the range 0.67-1.5 is enough to read the spread from
+            assert sigma == pytest.approx(spread, abs=0.08)
+        else:
+            assert sigma == 1.0

@@ -176,7 +176,9 @@ def test_numba_cache_goes_where_kofs_can_write(tmp_path, monkeypatch):
 
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     assert jit.cache_folder(tmp_path / "pkg") is None  # a writable package: numba's own
-    monkeypatch.setattr(jit, "_writable", lambda folder: "pkg" not in str(folder))
+    # only the package is read-only (matched by path: a temp folder's random name may hold "pkg")
+    package = tmp_path / "pkg"
+    monkeypatch.setattr(jit, "_writable", lambda folder: package not in (folder, *folder.parents))
     monkeypatch.setenv("KOFS_CACHE_DIR", str(tmp_path / "kc"))
     assert jit.cache_folder(tmp_path / "pkg") == tmp_path / "kc" / "numba"
     monkeypatch.setattr(jit, "_writable", lambda folder: False)
