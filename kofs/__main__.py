@@ -161,7 +161,13 @@ def run() -> object:
             signal.signal(s, _stop)
     try:
         from kofs.cli import main
-    except KeyboardInterrupt as exc:
+    except (KeyboardInterrupt, ImportError) as error:
+        # a stop that lands while a compiled module initialises surfaces as its ImportError
+        exc: BaseException | None = error
+        while exc is not None and not isinstance(exc, KeyboardInterrupt):
+            exc = exc.__cause__ or exc.__context__
+        if exc is None:
+            raise
         stopped = isinstance(exc, Terminated)
         sys.stderr.write(f"kofs: {exc.word if stopped else 'interrupted'}; nothing was written\n")
         sys.stderr.flush()

@@ -844,6 +844,26 @@ def test_ctrl_c_mid_write_leaves_nothing(base, monkeypatch):
     assert list(base["tmp"].glob(".*")) == []
 
 
+def test_ctrl_c_while_an_extension_loads_is_an_interrupt(base, monkeypatch):
+    """Ctrl-C landing while a compiled module initialises surfaces as that module's
+    ImportError raised from the KeyboardInterrupt (pybind11's "initialization failed"; seen
+    when the crash test stopped `kofs rank` at a random point): exit 130 with the interrupt's
+    line, not an internal error."""
+    import kofs.pipeline.rank
+
+    def loading(*a, **k):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise ImportError("initialization failed") from exc
+
+    monkeypatch.setattr(kofs.pipeline.rank, "run_plan", loading)
+    r = invoke(rank(base))
+    assert r.exit_code == 130
+    one_line(r.stderr, "interrupted", "nothing was written")
+    assert not base["out"].exists()
+
+
 def test_internal_error_exit_1_and_debug_traceback(base, monkeypatch):
     import kofs.pipeline.rank
 
