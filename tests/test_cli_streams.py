@@ -152,3 +152,24 @@ def test_signal_while_importing_is_one_line(sig, code, word, python_process):
     assert proc.returncode == code, (proc.returncode, err)
     one_line(err, word, "nothing was written")
     assert "kofs, version" not in out  # it did stop during the imports
+
+
+def test_ctrl_c_inside_a_compiled_module_while_importing_is_one_line(python_process):
+    # Ctrl-C landing while a compiled extension initialises surfaces as its ImportError
+    # ("initialization failed") raised from the KeyboardInterrupt (pybind11): the interrupt's
+    # one line and 130, not a traceback
+    starter = (
+        "import sys\nimport kofs.__main__ as m\n"
+        "class Hook:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'kofs.cli':\n"
+        "            try:\n"
+        "                raise KeyboardInterrupt\n"
+        "            except KeyboardInterrupt as exc:\n"
+        "                raise ImportError('initialization failed') from exc\n"
+        "sys.meta_path.insert(0, Hook())\n"
+        "sys.argv = ['kofs', '--version']\nm.entry()"
+    )
+    r = python_process.run("-c", starter)
+    assert r.returncode == 130, r.stderr
+    one_line(r.stderr, "interrupted", "nothing was written")
