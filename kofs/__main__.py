@@ -15,7 +15,7 @@ import signal
 import sys
 from typing import NoReturn
 
-from kofs.errors import OutputError, Terminated
+from kofs.errors import OutputError, Terminated, stop_behind
 
 
 class _TolerantStream:
@@ -163,9 +163,7 @@ def run() -> object:
         from kofs.cli import main
     except (KeyboardInterrupt, ImportError) as error:
         # a stop that lands while a compiled module initialises surfaces as its ImportError
-        exc: BaseException | None = error
-        while exc is not None and not isinstance(exc, KeyboardInterrupt):
-            exc = exc.__cause__ or exc.__context__
+        exc = stop_behind(error)
         if exc is None:
             raise
         stopped = isinstance(exc, Terminated)

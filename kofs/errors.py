@@ -168,3 +168,17 @@ class Terminated(KeyboardInterrupt):
     def word(self) -> str:
         """How the stop is named on the one stderr line."""
         return "hung up" if self.signum == 1 else "terminated"
+
+
+def stop_behind(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C (or stop signal) an error was raised from, if any: a signal that lands while
+    a compiled extension initialises surfaces as its ``ImportError("initialization failed")``
+    raised from the KeyboardInterrupt (pybind11 modules of scipy), not as the interrupt."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, KeyboardInterrupt):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None

@@ -29,7 +29,7 @@ from scipy.special import fdtrc, ndtr
 
 from kofs.types import Ranking
 
-__all__ = ["effect_sign_matrix", "null_p_matrix", "null_kinds", "null_p_values"]
+__all__ = ["effect_sign_matrix", "null_kinds", "null_p_matrix", "null_p_values"]
 
 
 def null_p_values(ranking: Ranking) -> np.ndarray | None:

@@ -16,10 +16,10 @@ effect sign the model is exact again:
   ``s`` and ``lambda``, is ``h^-1/2 exp((tau2 a^2 - c) / 2h) cosh(a / h)`` with ``a = m'
   S^-1 z_i``, ``c = m' S^-1 m``, ``h = 1 + tau2 c`` (``tau2 = 0``: ``exp(-c/2) cosh(a)``);
 * each table is read against its *empirical null* (Efron 2004, 2007;
-  :func:`kofs.aggregate.empirical_null.signed_null`): the genes of one experiment are correlated, so its z-scores spread around a shifted centre
-  and wider than N(0, 1) even where nothing changed; ``z`` above is the table's z-score
-  centred and scaled by the normal fitted to the middle of its histogram (never narrower
-  than N(0, 1));
+  :func:`kofs.aggregate.empirical_null.signed_null`): the genes of one experiment are
+  correlated, so its z-scores spread around a shifted centre and wider than N(0, 1) even where
+  nothing changed; ``z`` above is the table's z-score centred and scaled by the normal fitted
+  to the middle of its histogram (never narrower than N(0, 1));
 * a gene a table lacks is missing there (its marginal over the tables that have it);
 * the prior ``P(Z_i = 1) = expit(x_i' beta)`` is :mod:`kofs.aggregate.posterior`'s.
 

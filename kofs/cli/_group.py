@@ -24,7 +24,7 @@ import click
 import cloup
 
 from kofs import __version__
-from kofs.errors import KofsError, OutputError, Terminated, one_line, printable
+from kofs.errors import KofsError, OutputError, Terminated, one_line, printable, stop_behind
 
 log = logging.getLogger("kofs")
 
@@ -170,20 +170,6 @@ def _report_interrupt(exc: KeyboardInterrupt, ctx: click.Context | None = None) 
     word = exc.word if isinstance(exc, Terminated) else "interrupted"
     click.echo(printable(f"kofs: {word}; {tail}"), err=True)
     return 128 + exc.signum if isinstance(exc, Terminated) else 130
-
-
-def _stop_behind(exc: BaseException) -> KeyboardInterrupt | None:
-    """The Ctrl-C (or stop signal) an error was raised from, if any: a signal that lands while
-    a compiled extension initialises surfaces as its ``ImportError("initialization failed")``
-    raised from the KeyboardInterrupt (pybind11 modules of scipy), not as the interrupt."""
-    seen: set[int] = set()
-    cur: BaseException | None = exc
-    while cur is not None and id(cur) not in seen:
-        if isinstance(cur, KeyboardInterrupt):
-            return cur
-        seen.add(id(cur))
-        cur = cur.__cause__ or cur.__context__
-    return None
 
 
 class LazyParamsCommand(cloup.OptionGroupMixin, click.Command):
@@ -341,7 +327,7 @@ class KofsGroup(cloup.Group):
             raise
         except Exception as exc:  # noqa: BLE001 - last line of defence
             _finish_warnings(False)
-            stopped = _stop_behind(exc)
+            stopped = stop_behind(exc)
             if stopped is not None:  # Ctrl-C while an extension module was loading
                 ctx.exit(_report_interrupt(stopped, ctx))
             if debug:
