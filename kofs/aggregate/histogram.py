@@ -14,13 +14,15 @@ __all__ = ["Envelope", "interval_llr"]
 @dataclass(frozen=True)
 class Envelope:
     """The fitted histogram classes: bin ``edges`` (u), each list's relevant and background
-    bin masses ``rel``, ``bg`` (D, B); ``capped`` marks the lists whose terms are bounded."""
+    bin masses ``rel``, ``bg`` (D, B) and the fraction ``rho`` of relevant genes of their fit;
+    ``capped`` marks the lists whose terms are bounded."""
 
     edges: np.ndarray
     rel: np.ndarray
     bg: np.ndarray
     capped: np.ndarray
     iterations: int
+    rho: float
 
     def log_ratio(self, lo: np.ndarray, hi: np.ndarray, lists: np.ndarray) -> np.ndarray:
         """The histogram class's log likelihood ratio of each interval ``[lo, hi]`` of list
