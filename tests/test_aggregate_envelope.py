@@ -156,6 +156,10 @@ def test_the_histogram_em_scales_a_list_by_its_redundancy():
     np.testing.assert_allclose(_redundancy(replace(f, correlation=np.eye(D))), 1.0)
     # a list of separation 0 keeps its correction's share as it is
     assert _redundancy(replace(f, mu=np.array([1.2, 1.2, 0.0])))[2] == 1.0
+    # a weak list correlated with strong ones suppresses their noise ((S^-1 m) / m would be
+    # -198 here): its histogram is never read as a large multiple
+    c = _redundancy(replace(f, mu=np.array([2.0, 2.0, 0.01])))
+    assert c[2] == 0.0 and np.all((c >= 0) & (c <= 1))
 
 
 def test_lists_sharing_most_of_their_noise_keep_their_relevant_class():

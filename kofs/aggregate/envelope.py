@@ -116,13 +116,17 @@ class _ListBins:
 def _redundancy(fit: PosteriorFit) -> np.ndarray:
     """Each data list's factor c (D,): with its correlation correction, a list's whole term
     is c times its own (exactly so for a gene at a single position), ``c = (S_v^-1 m) / m``
-    (:func:`kofs.aggregate.posterior.correlation_correction`); 1 for independent lists and
-    for a list of separation 0."""
+    (:func:`kofs.aggregate.posterior.correlation_correction`): 1 for independent lists and
+    for a list of separation 0, 1 / 2 for two copies of one list. Outside [0, 1] a list
+    suppresses the others' noise rather than repeating their evidence (a weak list correlated
+    with a strong one: c -> -inf as its separation -> 0), and c is held to [0, 1]: the E step
+    then reads such a list through its binormal term, never a large multiple of its
+    histogram's."""
     c = np.ones(len(fit.mu))
     if fit.correlation.shape[0] > 1:
         _, g, m = correlation_correction(fit.mu, fit.correlation, fit.tempering)
         on = m > 1e-9
-        c[on] = 1.0 + g[on] / m[on]
+        c[on] = np.clip(1.0 + g[on] / m[on], 0.0, 1.0)
     return c
 
 
