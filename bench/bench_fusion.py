@@ -13,7 +13,10 @@ as ``kofs rank`` gives it). Printed per scenario (means over seeds):
 * ``FDP`` and ``power`` of the genes with q <= 0.10, and how many there are (the FDP with its
   Monte-Carlo standard error over the seeds);
 * ``noise w``: the weight of the random and reversed lists together;
-* ``order``: share of seeds where the informative lists' weights follow their true quality;
+* ``order``: share of seeds where the informative lists' weights (each list's share of the
+  fused evidence) follow their true quality; ``order μ``: the same of their fitted separations
+  (the reliability a reader is shown; a partial list's weight is smaller than its separation's
+  share, since it tells about its top genes only);
 * ``cover``: share of informative lists whose 95 % interval of mu covers the true mu (normal
   noise only: the binormal model's parameter), with its binomial standard error over the
   intervals (10 seeds give 30 intervals per scenario: SE ~0.04 at 0.95);
@@ -147,12 +150,16 @@ def _run(s: Scenario, seed: int, n_genes: int, n_relevant: int) -> dict:
     informative = [d for d in s.data if d.mu > 0 and d.detect == 1.0]
     ws = [w[d.name] for d in informative]
     mus = [d.mu for d in informative]
-    order_ok = all(
-        (ws[i] > ws[j]) == (mus[i] > mus[j])
-        for i in range(len(ws))
-        for j in range(len(ws))
-        if mus[i] != mus[j]
-    )
+    fitted = [fused.info["mu"][names.index(d.name)] for d in informative]
+
+    def in_order(v: list[float]) -> bool:
+        return all(
+            (v[i] > v[j]) == (mus[i] > mus[j])
+            for i in range(len(v))
+            for j in range(len(v))
+            if mus[i] != mus[j]
+        )
+
     cover = []
     ci = fused.diagnostics.get("mu_ci")
     if ci is not None:
@@ -175,7 +182,8 @@ def _run(s: Scenario, seed: int, n_genes: int, n_relevant: int) -> dict:
         "fdp": float((~truth[sel]).mean()) if sel.any() else 0.0,
         "power": float(truth[sel].sum() / max(k, 1)),
         "noise_w": noise,
-        "order": float(order_ok) if len(informative) > 1 else np.nan,
+        "order": float(in_order(ws)) if len(informative) > 1 else np.nan,
+        "order_mu": float(in_order(fitted)) if len(informative) > 1 else np.nan,
         "cover": float(np.mean(cover)) if cover else np.nan,
         "n_cover": len(cover),
         "moved": moved,
@@ -193,6 +201,7 @@ COLUMNS = (
     ("power", "power", "{:.2f}"),
     ("noise_w", "noise w", "{:.3f}"),
     ("order", "order", "{:.2f}"),
+    ("order_mu", "order μ", "{:.2f}"),
     ("cover", "cover", "{:.2f}"),
     ("moved", "moved", "{:.1f}"),
     ("rra_prec", "RRA prec", "{:.2f}"),
