@@ -102,14 +102,16 @@ class _ListBins:
             h = h + np.bincount(self.key_of, weights=p[self.wide], minlength=len(share)) @ share
         return h
 
-    def llr(self, edges, rel: np.ndarray, bg: np.ndarray) -> np.ndarray:
-        ratio = np.log(np.maximum(rel, 1e-300)) - np.log(np.maximum(bg, 1e-300))
+    def llr(self, edges, rel: np.ndarray, bg: np.ndarray, scale: float = 1.0) -> np.ndarray:
+        """``scale`` times every gene's log likelihood ratio (scaled per bin, before the
+        genes are looked up)."""
+        ratio = scale * (np.log(np.maximum(rel, 1e-300)) - np.log(np.maximum(bg, 1e-300)))
         if self.narrow is None:
             return ratio[self.bin]
         out = np.empty(self.M)
         out[self.narrow] = ratio[self.bin]
         k = self.keys
-        out[self.wide] = interval_llr(edges, rel, bg, k[:, 0], k[:, 1])[self.key_of]
+        out[self.wide] = scale * interval_llr(edges, rel, bg, k[:, 0], k[:, 1])[self.key_of]
         return out
 
 
@@ -160,9 +162,9 @@ class _EnvelopeEM:
         b = np.maximum(self.width - pi * rel, 1e-12 * self.width)
         return b / b.sum(axis=1, keepdims=True)
 
-    def _hist(self, k: int, rel: np.ndarray, bg: np.ndarray) -> np.ndarray:
-        """Capped list k's histogram term of every gene (tempered)."""
-        return self.v[self.cols[k]] * self.bins[k].llr(self.edges, rel[k], bg[k])
+    def _hist(self, k: int, rel: np.ndarray, bg: np.ndarray, scale: float = 1.0) -> np.ndarray:
+        """``scale`` times capped list k's histogram term of every gene (tempered)."""
+        return self.bins[k].llr(self.edges, rel[k], bg[k], scale * self.v[self.cols[k]])
 
     def posterior(self, state: np.ndarray) -> np.ndarray:
         """E step: every gene's posterior under the histogram classes: each capped list's own
@@ -172,7 +174,7 @@ class _EnvelopeEM:
         bg = self.background(rel, pi)
         log_odds = self.free.copy()
         for k in range(len(self.cols)):
-            log_odds += self.c[k] * self._hist(k, rel, bg)
+            log_odds += self._hist(k, rel, bg, self.c[k])
         return expit(log_odds)
 
     def envelope_terms(self, state: np.ndarray) -> np.ndarray:
