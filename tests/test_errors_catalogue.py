@@ -911,6 +911,24 @@ def test_library_warnings_are_one_log_line(base, monkeypatch):
     assert "second line" not in r.stderr
 
 
+def test_warnings_of_worker_processes_come_home():
+    # fssi and sparsity-score run in joblib worker processes; a warning raised there (e.g.
+    # scikit-learn's ConvergenceWarning on a matrix with a constant gene) was printed by the
+    # worker as two raw lines on stderr, past the handling above
+    import warnings
+
+    from kofs._compute.workers import parallel_map
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = parallel_map(warnings.warn, ["one", "two"], 2, category=RuntimeWarning)
+    assert out == [None, None]
+    assert [(str(w.message), w.category) for w in caught] == [
+        ("one", RuntimeWarning),
+        ("two", RuntimeWarning),
+    ]
+
+
 # --- message shape ------------------------------------------------------------------------------
 
 
