@@ -228,6 +228,18 @@ def c_relevant_no_overlap(b):
     return rank(b, "--relevant-genes", p), p, ()
 
 
+def c_aggregate_relevant_no_overlap(b):
+    a, c = b["tmp"] / "a.txt", b["tmp"] / "c.txt"
+    a.write_text("G1\nG2\nG3\n")
+    c.write_text("G3\nG1\nG2\n")
+    p = _put(b, "genes", "NOPE1\nNOPE2\n")
+    return (
+        ["aggregate", a, c, "--relevant-genes", p, "-o", b["out"]],
+        p,
+        ("relevant genes", "NOPE1", "in any of the lists"),
+    )
+
+
 def c_relevant_empty(b):
     p = _put(b, "genes", "")
     return rank(b, "--relevant-genes", p), p, ("empty",)
