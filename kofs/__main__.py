@@ -9,6 +9,7 @@ process ends without the interpreter's teardown (:func:`_leave`).
 
 from __future__ import annotations
 
+import atexit
 import errno
 import os
 import signal
@@ -192,9 +193,28 @@ def _leave(code: object) -> NoReturn:
         sys.stderr.flush()
     except BaseException:  # noqa: BLE001 - the interpreter's exit reports it
         raise SystemExit(code) from None
+    _end_worker_processes()
     if "logging" in sys.modules:
         sys.modules["logging"].shutdown()
+    # the exit handlers libraries registered (joblib's removal of its memory-mapping folders,
+    # multiprocessing's, ...) run as at the interpreter's exit; only the freeing is skipped
+    atexit._run_exitfuncs()
     os._exit(status)
+
+
+def _end_worker_processes() -> None:
+    """End the worker processes joblib's loky backend keeps for reuse (the rankers
+    sparsity-score and fssi start them). The interpreter's exit would shut them down; skipped
+    by ``os._exit``, they lived on for loky's idle timeout (300 s) holding the command's
+    stdout and stderr, so a pipe or a caller reading them waited five minutes after kofs had
+    finished, and loky's resource tracker then printed warnings about leaked semaphores."""
+    loky = sys.modules.get("joblib.externals.loky.reusable_executor")
+    executor = getattr(loky, "_executor", None)
+    if executor is not None:
+        try:
+            executor.shutdown(wait=True, kill_workers=True)
+        except Exception:  # noqa: BLE001 - the command has finished; its status stands
+            pass
 
 
 if __name__ == "__main__":

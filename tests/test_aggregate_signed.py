@@ -197,6 +197,29 @@ def test_tiny_signed_tables_are_fused_without_error(m):
     assert np.all(np.isfinite(out.statistics["q_value"]))
 
 
+@pytest.mark.parametrize("nonzero", [0, 1])
+def test_tables_with_no_or_one_nonzero_effect(nonzero):
+    """Fold changes all 0 but one (or all 0): a half-sample refit whose tables are all 0 had
+    0 / 0 in its correlation step (two floored scatters multiplied underflowed); the NaN
+    refits ended in 'LinAlgError: Eigenvalues did not converge', exit 1 after 35 s."""
+    m = 50
+    genes = tuple(f"g{i}" for i in range(m))
+    lists = []
+    for name, (p, hit) in {
+        "a": (np.arange(1, m + 1) / 60, 0),
+        "b": (np.arange(m, 0, -1) / 60, 3),
+    }.items():
+        signs = np.zeros(m)
+        signs[hit] = 1.0 if nonzero else 0.0
+        info = {"null": {"distribution": "p"}, "effect_signs": signs}
+        lists.append(Ranking(name, genes, p, False, info=info))
+    out = aggregate(lists)
+    assert np.all(np.isfinite(out.statistics["posterior"]))
+    Z = np.zeros((25, 2))
+    fit = fit_signed(Z, np.ones((25, 1)), np.zeros(1), np.ones(1))
+    assert np.isfinite(fit.correlation).all() and np.isfinite(fit.m).all()
+
+
 def test_cli_writes_the_signed_lists(tmp_path):
     from click.testing import CliRunner
 

@@ -228,6 +228,18 @@ def c_relevant_no_overlap(b):
     return rank(b, "--relevant-genes", p), p, ()
 
 
+def c_aggregate_relevant_no_overlap(b):
+    a, c = b["tmp"] / "a.txt", b["tmp"] / "c.txt"
+    a.write_text("G1\nG2\nG3\n")
+    c.write_text("G3\nG1\nG2\n")
+    p = _put(b, "genes", "NOPE1\nNOPE2\n")
+    return (
+        ["aggregate", a, c, "--relevant-genes", p, "-o", b["out"]],
+        p,
+        ("relevant genes", "NOPE1", "in any of the lists"),
+    )
+
+
 def c_relevant_empty(b):
     p = _put(b, "genes", "")
     return rank(b, "--relevant-genes", p), p, ("empty",)
@@ -909,6 +921,24 @@ def test_library_warnings_are_one_log_line(base, monkeypatch):
     assert lines == [lines[0]] and lines[0].startswith("kofs: INFO: RuntimeWarning from ")
     assert lines[0].endswith(": Regressors in active set degenerate.")
     assert "second line" not in r.stderr
+
+
+def test_warnings_of_worker_processes_come_home():
+    # fssi and sparsity-score run in joblib worker processes; a warning raised there (e.g.
+    # scikit-learn's ConvergenceWarning on a matrix with a constant gene) was printed by the
+    # worker as two raw lines on stderr, past the handling above
+    import warnings
+
+    from kofs._compute.workers import parallel_map
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = parallel_map(warnings.warn, ["one", "two"], 2, category=RuntimeWarning)
+    assert out == [None, None]
+    assert [(str(w.message), w.category) for w in caught] == [
+        ("one", RuntimeWarning),
+        ("two", RuntimeWarning),
+    ]
 
 
 # --- message shape ------------------------------------------------------------------------------

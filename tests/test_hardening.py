@@ -663,6 +663,23 @@ def test_statistics_are_checked_at_the_door(tmp_path, case):
     assert not (tmp_path / "out").exists()
 
 
+def test_row_names_hint_only_for_a_short_header(tmp_path):
+    """R's write.csv (and DESeq2 exports) name the row-name column "" in the header; such a
+    file's rows are not one field longer, and its errors must not say so (they did)."""
+    from kofs.io.gene_lists import read_ranked_lists
+
+    rows = '"TP53",100,2.1,0.3,7,2,0.5\n"KRAS",5,1,0.3,2,0.2,0.3\n'
+    names = '"baseMean","log2FoldChange","lfcSE","stat","pvalue","padj"\n'
+    for header, hinted in (('"",' + names, False), (names, True)):
+        path = tmp_path / "de.csv"
+        path.write_text(header + rows)
+        with pytest.raises(InputError) as exc:
+            read_ranked_lists(str(path))
+        msg = exc.value.format()
+        assert "column 'pvalue' holds '2'" in msg, msg
+        assert ("one field more than the header" in msg) is hinted, msg
+
+
 @pytest.mark.parametrize("token", list(BAD_LISTS.values()), ids=list(BAD_LISTS))
 def test_a_missing_value_token_in_a_list_is_never_dropped(tmp_path, token):
     """NA, NULL, nan, N/A, None or an empty field where a gene should be is refused with its

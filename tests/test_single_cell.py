@@ -168,6 +168,30 @@ def test_rank_anndata_reuses_obsp_graph(cells):
         kofs.rank(a, use_graph="distances")
 
 
+@pytest.mark.parametrize(
+    ("graph", "says"),
+    [
+        (lambda n: sp.csr_matrix((n, n)), "has no edge"),  # Moran's I divided by 0 (exit 1)
+        (lambda n: sp.csr_matrix(-np.ones((n, n))), "holds negative, NaN or infinite"),
+        (lambda n: sp.csr_matrix(np.full((n, n), np.nan)), "holds negative, NaN or infinite"),
+    ],
+)
+def test_cli_obsp_graph_is_checked_for_every_ranker(tmp_path, cells, graph, says):
+    """A damaged --use-graph graph is one error line naming the file, for morans-i too (it
+    took any graph: an empty one was an internal ZeroDivisionError, a NaN one was ranked)."""
+    a = _adata(cells)
+    a.obsp["g"] = graph(a.n_obs)
+    a.write_h5ad(tmp_path / "a.h5ad")
+    out = tmp_path / "out"
+    args = ["rank", str(tmp_path / "a.h5ad"), "--use-graph", "g", "-o", str(out)]
+    for ranker in ("morans-i", "laplacian"):
+        r = CliRunner().invoke(main, [*args, "--rankers", ranker])
+        assert r.exit_code == 2, (ranker, r.stderr)
+        assert r.stderr.count("\n") == 1 and r.stderr.startswith("kofs: error:"), r.stderr
+        assert f"a.h5ad: use_graph: adata.obsp['g'] {says}" in r.stderr, r.stderr
+        assert not out.exists()
+
+
 def test_rank_accepts_dataframe_array_and_sparse(cells):
     dense = cells.X.toarray()
     df = pd.DataFrame(dense, index=list(cells.cells), columns=list(cells.genes))

@@ -137,6 +137,26 @@ def test_loess_fits_a_quadratic_exactly():
     np.testing.assert_allclose(loess(x, y, span=0.3), y, atol=1e-9)
 
 
+def test_loess_and_seurat_v3_with_fewer_points_than_the_degree(tmp_path):
+    """One or two genes with a variance (fewer than degree + 1 = 3 points) were an IndexError
+    (exit 1 from the CLI); each point is now its own fit."""
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+
+    for n in (1, 2):
+        x, y = np.arange(1.0, n + 1), np.array([2.0, -1.0][:n])
+        np.testing.assert_allclose(loess(x, y, span=0.3, degree=2), y)
+    tsv = tmp_path / "two.tsv"
+    tsv.write_text("gene\tc1\tc2\tc3\tc4\tc5\nG1\t1\t2\t0\t5\t3\nG2\t0\t0\t0\t0\t0\n"
+                   "G3\t4\t0\t1\t2\t2\n")  # fmt: skip
+    out = tmp_path / "out"
+    args = ["rank", str(tsv), "--genes-in", "rows", "--rankers", "seurat-v3", "-o", str(out)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.stderr
+    assert (out / "ranking.tsv").read_text().splitlines()[-1].startswith("G2\t")
+
+
 def test_deviance_equals_the_naive_formula(sim):
     X = sim.X.toarray()
     s = X.sum(1, keepdims=True)

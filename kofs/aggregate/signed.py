@@ -235,7 +235,9 @@ def _correlation_step(pat: _Patterns, m: np.ndarray, pt: np.ndarray, p2: np.ndar
     # table i's scatter over the genes j has too
     own = pat.z2 - 2.0 * zt * m[:, None] + tt * (m * m)[:, None]
     iu = _offdiag(D)
-    r = cross[iu] / np.sqrt(np.maximum(own[iu], 1e-300) * np.maximum(own.T[iu], 1e-300))
+    # each root taken apart: the product of two floored scatters (1e-300 each) underflows to
+    # 0 and 0 / 0 was NaN when two tables' z-scores are all 0 over the genes they share
+    r = cross[iu] / (np.sqrt(np.maximum(own[iu], 1e-300)) * np.sqrt(np.maximum(own.T[iu], 1e-300)))
     return _corr_matrix(np.clip(r, -1.0, 1.0), D, EIGEN_FLOOR)
 
 

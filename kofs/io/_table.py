@@ -277,6 +277,9 @@ class TextTable:
     checked : bool
         Whether every row was checked (:func:`scan_table`); a :func:`quick_scan` checks the
         header and the first data row only.
+    row_names : bool
+        Whether the header was one field shorter than the rows (R's ``write.table`` layout):
+        its first name, empty, was added by the reader (not an empty name in the file).
     """
 
     path: str
@@ -287,6 +290,7 @@ class TextTable:
     line_numbers: np.ndarray
     longest_line: int = 0
     checked: bool = True
+    row_names: bool = False
 
     @property
     def n_rows(self) -> int:
@@ -476,7 +480,8 @@ def scan_table(
             lines, rows, counts, head, sep, quoted, name
         )
         cleaned = cleaned or stripped
-    if header and counts and len(set(counts)) == 1 and counts[0] == n + 1:
+    row_names = bool(header and counts and len(set(counts)) == 1 and counts[0] == n + 1)
+    if row_names:
         head = ["", *head]  # R write.table layout: row names without a header field
         n += 1
         log.debug("%s: header has no name for the first column", name)
@@ -512,6 +517,7 @@ def scan_table(
         header_line=first + 1 if header else first,
         line_numbers=np.asarray([i + 1 for i in rows], dtype=np.int64),
         longest_line=max(map(len, lines)),
+        row_names=row_names,
     )
 
 
@@ -540,7 +546,8 @@ def quick_scan(path: str | os.PathLike, data: bytes) -> TextTable | None:
     if not first.rsplit(bsep, 1)[-1].replace(b'"', b"").strip():
         return None  # an empty last field: a trailing delimiter is undone by scan_table
     n_fields = len(_split_fields(first, sep, b'"' in first))
-    if n_fields == len(head) + 1:
+    row_names = n_fields == len(head) + 1
+    if row_names:
         head = ["", *head]  # R write.table layout: row names without a header field
     elif n_fields != len(head):
         return None
@@ -553,6 +560,7 @@ def quick_scan(path: str | os.PathLike, data: bytes) -> TextTable | None:
         header_line=1,
         line_numbers=np.arange(2, 2 + n_rows, dtype=np.int64),
         checked=False,
+        row_names=row_names,
     )
 
 
@@ -567,7 +575,8 @@ def read_table(
     """Read a CSV/TSV (gzip ok, ``"-"`` for stdin) into a DataFrame of stripped strings.
 
     Missing cells are empty strings (nothing is turned into NaN). ``df.attrs`` holds
-    ``"path"`` (name for messages) and ``"lines"`` (tuple: 1-based file line of each row).
+    ``"path"`` (name for messages), ``"lines"`` (tuple: 1-based file line of each row) and
+    ``"row_names"`` (:attr:`TextTable.row_names`).
 
     Parameters
     ----------
@@ -591,4 +600,5 @@ def read_table(
         df[col] = df[col].str.strip()
     df.attrs["path"] = table.path
     df.attrs["lines"] = tuple(table.line_numbers.tolist())
+    df.attrs["row_names"] = table.row_names
     return df

@@ -512,7 +512,14 @@ def _read_table(
         raise InputError("the table has a header but no rows", path=path)
     columns = [df.iloc[:, i].tolist() for i in range(df.shape[1])]
     return _from_columns(
-        header, columns, df.attrs.get("lines", ()), name, display_name(path), spec, **reading
+        header,
+        columns,
+        df.attrs.get("lines", ()),
+        name,
+        display_name(path),
+        spec,
+        row_names=df.attrs.get("row_names", False),
+        **reading,
     )
 
 
@@ -528,8 +535,10 @@ def _from_columns(
     column: str | None,
     direction: str | None,
     mageck_side: str,
+    row_names: bool = False,
 ) -> RankedGeneList:
-    """A list from a table's columns of strings (file or DataFrame)."""
+    """A list from a table's columns of strings (file or DataFrame); ``row_names``: the file's
+    header was one field shorter than its rows (R's layout), so its first column is unnamed."""
     gi = _gene_column(header, gene_column, path)
     # the direction option goes with a column the user names; a recognised tool's default
     # column comes with its own direction (unless the spec gives one)
@@ -564,9 +573,10 @@ def _from_columns(
         direction = _guess_direction(column, path)
     gene_col = header[gi] or "(row names)"
     # R writes a table with row names one field longer than its header: the first field of
-    # every row was read as row names
+    # every row was read as row names (not so an empty first name written in the header, as
+    # R's write.csv and DESeq2 exports have)
     hint = ""
-    if header and header[0] == "":
+    if row_names:
         hint = (
             "; every row has one field more than the header, so its first field was read as "
             "row names: check that no row has an extra field"

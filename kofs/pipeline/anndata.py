@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from kofs.errors import ParameterError
+from kofs.errors import InputError, ParameterError
 from kofs.types import Expression, SampleCategories, SampleSimilarity
 
 
@@ -105,8 +105,22 @@ def anndata_graph(
         raise ParameterError(
             f"use_graph: adata.obsp has no {key!r}; obsp keys: {known}", path=source
         )
+    graph = sp.csr_matrix(adata.obsp[key], dtype=np.float64)
+    where = f"use_graph: adata.obsp[{key!r}]"
+    if graph.nnz and (not np.isfinite(graph.data).all() or graph.data.min() < 0):
+        raise InputError(
+            f"{where} holds negative, NaN or infinite weights; a cell graph needs finite "
+            "weights >= 0 (e.g. scanpy's connectivities)",
+            path=source,
+        )
+    if not graph.count_nonzero():
+        raise InputError(
+            f"{where} has no edge (every weight is 0); recompute it (scanpy.pp.neighbors) "
+            "or drop --use-graph",
+            path=source,
+        )
     return SampleSimilarity(
-        sp.csr_matrix(adata.obsp[key], dtype=np.float64),
+        graph,
         tuple(samples),
         name=f"obsp:{key}",
         provenance={"builder": "anndata", "obsp": key},

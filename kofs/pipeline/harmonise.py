@@ -145,5 +145,12 @@ def relevant_in_lists(
             "%d of the %d relevant genes are in no list (ignored)", len(ids) - len(out), len(ids)
         )
     if not out:
+        if isinstance(relevant_genes, (str, os.PathLike)):
+            examples = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
+            raise InputError(
+                f"relevant genes: none of its {len(ids)} gene ids (e.g. {examples}) is in any of "
+                "the lists; give the genes with the identifiers the lists use",
+                path=relevant_genes,
+            )
         raise ParameterError("none of the relevant genes is among the ranked genes")
     return out

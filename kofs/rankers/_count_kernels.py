@@ -255,7 +255,9 @@ def loess(x: np.ndarray, y: np.ndarray, *, span: float = 0.3, degree: int = 2) -
     n = x.size
     if n == 0:
         return np.zeros(0)
-    q = max(degree + 1, min(n, int(np.floor(span * n))))
+    # a window of at least degree + 1 points, but never more than there are (fewer than
+    # degree + 1 points: the degenerate windows below are solved by least squares)
+    q = min(n, max(degree + 1, int(np.floor(span * n))))
     order = np.argsort(x, kind="stable")
     xs, ys = x[order], y[order]
     # the q nearest of every point form a window [lo, lo + q) of the sorted x

@@ -9,8 +9,11 @@ References
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
+from kofs._compute.workers import parallel_map
 from kofs.rankers._lasso_kernel import lasso_active_set, lasso_gram
 
 __all__ = ["fssi_errors"]
@@ -126,15 +129,13 @@ def fssi_errors(
     n_fallback : int
         Number of (z, p) problems solved explicitly (the others by the certified fast route).
     """
-    from joblib import Parallel, delayed
-
     G_all = X @ X.T
-    kw = {"lambda_ratio": lambda_ratio, "include_self": include_self}
-    if n_jobs == 1:
-        out = [_fssi_sample_errors(X, G_all, p, **kw) for p in range(X.shape[0])]
-    else:
-        out = Parallel(n_jobs=n_jobs)(
-            delayed(_fssi_sample_errors)(X, G_all, p, **kw) for p in range(X.shape[0])
-        )
+    out = parallel_map(
+        partial(_fssi_sample_errors, X, G_all),
+        range(X.shape[0]),
+        n_jobs,
+        lambda_ratio=lambda_ratio,
+        include_self=include_self,
+    )
     E = np.vstack([o[0] for o in out]) if out else np.zeros_like(X)
     return E, int(sum(o[1] for o in out))

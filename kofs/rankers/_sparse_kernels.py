@@ -17,8 +17,11 @@ References
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
+from kofs._compute.workers import parallel_map
 from kofs.rankers._lasso_kernel import reconstruction_residual_score
 
 __all__ = [
@@ -209,14 +212,10 @@ def l1_graph(
     infeasible : list of int
         Samples for which eq. (7) has no solution (always empty for eq. 8).
     """
-    from joblib import Parallel, delayed
-
     n = X.shape[0]
-    kw = {"formulation": formulation, "epsilon": epsilon}
-    if n_jobs == 1:
-        rows = [l1_graph_row(X, i, **kw) for i in range(n)]
-    else:
-        rows = Parallel(n_jobs=n_jobs)(delayed(l1_graph_row)(X, i, **kw) for i in range(n))
+    rows = parallel_map(
+        partial(l1_graph_row, X), range(n), n_jobs, formulation=formulation, epsilon=epsilon
+    )
     infeasible = [i for i, r in enumerate(rows) if r is None]
     S = np.vstack([np.full(n, np.nan) if r is None else r for r in rows])
     return S, infeasible
