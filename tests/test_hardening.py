@@ -1031,6 +1031,27 @@ def test_options_without_effect_warn_once(tmp_path, small, extra, needle):
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
+        (["--go-taxon", "9606"], "--go-taxon 9606 has no effect: no go file is given"),
+        (
+            ["--go-evidence", "EXP,IDA", "--go-aspect", "MF"],
+            "--go-evidence EXP,IDA, --go-aspect MF have no effect",
+        ),
+        (["--pathway-min-size", "3"], "--pathway-min-size 3 has no effect"),
+    ],
+)
+def test_knowledge_settings_without_their_files_warn_once(tmp_path, small, extra, needle):
+    expr, _ = small
+    result = _cli(["rank", expr, "--rankers", "variance", "-o", tmp_path / "out", *extra])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count(needle) == 1, result.stderr
+    # the defaults say nothing
+    quiet = _cli(["rank", expr, "--rankers", "variance", "-o", tmp_path / "plain"])
+    assert "no effect" not in quiet.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
         (["--mageck-side", "pos"], "--mageck-side pos has no effect"),
         (["--direction", "desc"], "--direction desc has no effect"),
         (["--gene-column", "symbol"], "--gene-column symbol has no effect"),

@@ -10,11 +10,14 @@ run names into a :class:`KnowledgeSources`; :func:`describe_sources` backs ``kof
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kofs.sources._spec import SourceSpec
+
+log = logging.getLogger(__name__)
 
 #: One line per knowledge source (catalogue and MSFS order come from the specs).
 SOURCE_MODULES = (
@@ -163,12 +166,39 @@ def read_sources(
             value = spec.read(knowledge[spec.name])
         if value is not None:
             data[spec.name] = value
+        else:
+            _warn_settings_without_source(spec, knowledge[spec.name])
     idmap = None
     if id_map is not None:
         from kofs.io.id_map import read_id_map
 
         idmap = read_id_map(id_map)
     return KnowledgeSources(data, idmap)
+
+
+def _warn_settings_without_source(spec: SourceSpec, options: Any) -> None:
+    """One warning when a source that is not given (none of its files) has settings other
+    than their defaults: they changed nothing (``--go-taxon 9606`` without ``--go``)."""
+    from kofs.options import options_of
+
+    opts = options_of(spec.options)
+    files = [o.flag for o in opts if o.kind == "path"]
+    if not files:
+        return
+    set_ = []
+    for o in opts:
+        value = getattr(options, o.name)
+        if o.kind != "path" and value is not None and value != o.default:
+            shown = ",".join(map(str, value)) if isinstance(value, (tuple, list)) else value
+            set_.append(f"{o.flag} {shown}")
+    if set_:
+        log.warning(
+            "%s %s no effect: no %s file is given (%s)",
+            ", ".join(set_),
+            "has" if len(set_) == 1 else "have",
+            spec.name,
+            ", ".join(files),
+        )
 
 
 def source_releases(sources: KnowledgeSources) -> dict[str, Any]:
