@@ -19,8 +19,10 @@ where the binormal fits, the two agree and the smaller changes little.
 
 The histograms are fitted by EM with the fusion's other parts fixed at their fit: the prior
 log-odds (knowledge), the calibrated lists' terms, the lists' correlation correction and label
-tempering. E step: the posterior of the histogram model -- each capped list's own term the
-histogram's likelihood ratio (tempered), its share of the correlation correction kept; M step:
+tempering. E step: the posterior of the histogram model -- in each capped list's binormal
+term, c times its own term is replaced by c times the histogram's likelihood ratio (tempered),
+c the list's redundancy factor (:func:`_redundancy`: with the correlation correction, the whole
+term is c times the own term); M step:
 each list's decreasing relevant density from the posterior-weighted positions (wide intervals
 -- ties, censored and masked blocks -- spread over the bins they cover in proportion to the
 current density). The envelope is taken once the histograms are fitted. (Until the thirteenth

@@ -182,9 +182,10 @@ def _warn_settings_without_source(spec: SourceSpec, options: Any) -> None:
     from kofs.options import options_of
 
     opts = options_of(spec.options)
-    files = [o.flag for o in opts if o.kind == "path"]
-    if not files:
-        return
+    paths = [o for o in opts if o.kind == "path"]
+    if not paths or any(getattr(options, o.name) is not None for o in paths):
+        return  # a source that gives no file option, or read None from its files itself
+    files = [o.flag for o in paths]
     set_ = []
     for o in opts:
         value = getattr(options, o.name)
