@@ -13,6 +13,7 @@ correlation can be) are fitted as one ranking and share its weight.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -372,9 +373,33 @@ def posterior_aggregate(
             weights = _list_weights(fit, prior, data_cols, names)
         # the weights are the lists' shares under the fitted reliabilities; each gene's evidence
         # from a rank list is bounded by the list's nonparametric relevant class (envelope)
-        robust = fit if single or no_class or not envelope else fit_envelope(fit, lo, hi)
         statistics = {}
-        test = agreement_test(lo, hi)
+        resample = resamples > 0 and not single and not no_class and M >= RESAMPLE_MIN_GENES
+        # the envelope's fit and the half-sample refits both start from ``fit`` and share
+        # nothing: the envelope is fitted on a second thread meanwhile (NumPy's large array
+        # operations run without the GIL; each result depends on its own inputs alone)
+        with ThreadPoolExecutor(max_workers=1) as side:
+            bounded = (
+                None
+                if single or no_class or not envelope
+                else side.submit(fit_envelope, fit, lo, hi)
+            )
+            test = agreement_test(lo, hi)
+            if resample:
+                resampled = half_sample_fits(
+                    fit,
+                    R[:, data_cols],
+                    prior,
+                    masked=Bd,
+                    weights_of=lambda f, rows: _list_weights(f, prior, data_cols, names, rows),
+                    n=int(resamples),
+                    seed=seed,
+                    max_prior=max_prior,
+                    n_bins=n_bins,
+                    blocks=blocks,
+                    intervals=(lo, hi),
+                )
+            robust = fit if bounded is None else bounded.result()
         if single:
             # one list's positions say nothing about how many genes are relevant: its ranking is
             # the answer, without posterior probabilities
@@ -398,20 +423,7 @@ def posterior_aggregate(
                     "prior. Give labels (--labels) or known genes to learn which list to trust."
                 )
             lfdr = 1.0 - robust.posterior  # the plug-in one, without refits
-            if resamples > 0 and not no_class and M >= RESAMPLE_MIN_GENES:
-                resampled = half_sample_fits(
-                    fit,
-                    R[:, data_cols],
-                    prior,
-                    masked=Bd,
-                    weights_of=lambda f, rows: _list_weights(f, prior, data_cols, names, rows),
-                    n=int(resamples),
-                    seed=seed,
-                    max_prior=max_prior,
-                    n_bins=n_bins,
-                    blocks=blocks,
-                    intervals=(lo, hi),
-                )
+            if resampled is not None:
                 lfdr = integrated_lfdr(
                     robust,
                     lo,

@@ -40,6 +40,7 @@ is an ordinary likelihood ratio.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -47,6 +48,7 @@ import numpy as np
 from scipy.special import expit, logit, ndtr, ndtri
 
 from kofs.aggregate.posterior import PriorDesign, _corr_matrix, _offdiag, likelihood_ratio_test
+from kofs.aggregate.uncertainty import SPLIT_SIZE
 
 __all__ = [
     "SignedFit",
@@ -435,15 +437,20 @@ def half_sample_refits(
     spread estimates the full fit's; :mod:`kofs.aggregate.uncertainty`)."""
     rng = np.random.default_rng(seed)
     M = Z.shape[0]
-    thetas, weights = [], []
-    for _ in range(n):
-        rows = np.sort(rng.choice(M, M // 2, replace=False))
+    halves = [np.sort(rng.choice(M, M // 2, replace=False)) for _ in range(n)]  # drawn first
+
+    def refit(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         f = fit_signed(
             Z, X, fit.center, fit.scale, max_prior=max_prior, start=fit, rows=rows, tol=REFIT_TOL
         )
-        thetas.append(np.concatenate([f.mu, f.beta]))
-        weights.append(signed_weights(f.m, f.correlation))
-    return np.array(thetas), np.array(weights)
+        return np.concatenate([f.mu, f.beta]), signed_weights(f.m, f.correlation)
+
+    # each refit depends on its half alone (pool.map keeps their order): large ones on two
+    # threads, whose NumPy work runs without the GIL
+    workers = 2 if (M // 2) * Z.shape[1] * n >= SPLIT_SIZE else 1
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        done = list(pool.map(refit, halves))
+    return np.array([d[0] for d in done]), np.array([d[1] for d in done])
 
 
 def integrated_posterior(

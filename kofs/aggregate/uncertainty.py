@@ -213,22 +213,29 @@ def half_sample_fits(
         blocks = TieBlocks.of(R, masked)
     standardisation = (fit.center, fit.scale)
     bins = min(n_bins, RESAMPLE_BINS)
-    data, parts = [], []
     cal = fit.calibrated
     if cal.any():
         if intervals is None:
             raise ValueError("half_sample_fits of a calibrated fit needs its intervals")
         p_lo, p_hi = intervals[0][:, cal], intervals[1][:, cal]
-    for rows in halves:
+    # the halves' data are made (and their refits finished) on ``threads`` threads when the
+    # refits are large: sorting, binning and indexing run in NumPy without the GIL, and each
+    # half's result depends on that half alone (pool.map keeps their order)
+    pool_size = threads if threads > 1 and (M // 2) * D * n >= SPLIT_SIZE else 1
+
+    def prepare(rows: np.ndarray):
         lo, hi = blocks.intervals(rows)
         if cal.any():
             lo[:, cal], hi[:, cal] = p_lo[rows], p_hi[rows]
         Xs, _, _ = _standardise(X[rows], None, standardisation)
-        data.append((rows, lo, hi, Xs))
         coded = code_intervals(lo, hi, n_bins=bins, calibrated=cal)
-        parts.append(
-            _Problem(coded, Xs, np.ones(len(rows)), max_prior, collapse=True, calibrated=cal)
-        )
+        problem = _Problem(coded, Xs, np.ones(len(rows)), max_prior, collapse=True, calibrated=cal)
+        return (rows, lo, hi, Xs), problem
+
+    with ThreadPoolExecutor(max_workers=pool_size) as pool:
+        made = list(pool.map(prepare, halves))
+    data = [m[0] for m in made]
+    parts = [m[1] for m in made]
     start = np.tile(np.concatenate([fit.mu, fit.beta]), (n, 1))
 
     def solve(problems: list[_Problem], theta: np.ndarray, **extra) -> list[PosteriorFit]:
@@ -251,18 +258,21 @@ def half_sample_fits(
         theta = np.vstack([d[0] for d in done])
         steps = np.concatenate([d[1] for d in done])
         converged = np.concatenate([d[2] for d in done])
-        return [
-            replace(
+
+        def finish(k: int) -> PosteriorFit:
+            _, lo, hi, Xs = data[k]
+            t = theta[k]
+            return replace(
                 finish_fit(
-                    problem, lo, hi, Xs, (t[:D], t[D:], fit.correlation), standardisation,
-                    exact=False, likelihood=False, iterations=int(k), converged=bool(c),
+                    problems[k], lo, hi, Xs, (t[:D], t[D:], fit.correlation), standardisation,
+                    exact=False, likelihood=False, iterations=int(steps[k]),
+                    converged=bool(converged[k]),
                 ),
                 **extra,
-            )
-            for problem, (_, lo, hi, Xs), t, k, c in zip(
-                problems, data, theta, steps, converged, strict=True
-            )
-        ]  # fmt: skip
+            )  # fmt: skip
+
+        with ThreadPoolExecutor(max_workers=pool_size) as pool:
+            return list(pool.map(finish, range(len(problems))))
 
     fits = solve(parts, start)
     if np.any(fit.tempering < 1):  # as tempered_fit, with the choice made on all the genes
@@ -271,7 +281,8 @@ def half_sample_fits(
             fits = solve([p.tempered(fit.tempering) for p in parts], theta, refitted=True)
         else:
             fits = [_tempered_evidence(f, fit.tempering) for f in fits]
-    weights = [weights_of(f, rows) for f, (rows, *_) in zip(fits, data, strict=True)]
+    with ThreadPoolExecutor(max_workers=pool_size) as pool:
+        weights = list(pool.map(lambda k: weights_of(fits[k], data[k][0]), range(n)))
     return Resamples(
         np.array([f.mu for f in fits]).reshape(n, D),
         np.array([f.beta for f in fits]).reshape(n, len(fit.beta)),
