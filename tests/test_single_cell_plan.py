@@ -136,6 +136,36 @@ def test_independent_programmes_separate_crossed_from_identity_and_rare():
     assert by_first[1].identity_fraction < 0.05 < by_first[0].identity_fraction
 
 
+def _composition(seed=0, n=3000, m=400):
+    """Counts of fixed depth (2,000 per cell) with four group modules (genes 0-39, up 4x in
+    their group) and a crossed programme (genes 40-59, up 5x in a random 20 % of the cells)
+    that holds a large share of the counts, so that where it is active every other gene is
+    lower (composition)."""
+    from kofs._compute.counts import counts_view
+
+    rng = np.random.default_rng(seed)
+    groups = rng.integers(0, 4, n)
+    crossed = rng.random(n) < 0.2
+    mu = np.full((n, m), 2.0)
+    for g in range(4):
+        mu[groups == g, 10 * g : 10 * g + 10] *= 4
+    mu[:, 40:60] = 20.0
+    mu[crossed, 40:60] *= 5
+    mu *= (2000.0 / mu.sum(axis=1))[:, None]
+    return counts_view(sp.csr_matrix(rng.poisson(mu).astype(float)))
+
+
+def test_a_programme_that_shifts_its_cells_composition_is_still_crossed():
+    # the test's residuals leave the module's genes out of the cells' totals: with them in,
+    # every other gene co-varies with the programme, the identity context's components follow
+    # it and its signal reads as identity (identity fraction 1.0 before the fix)
+    found = independent_programmes(_composition(), np.arange(400), seed=0)
+    by_first = {int(p.genes.min()): p for p in found}
+    assert by_first[40].independent and by_first[40].genes.size == 20
+    assert by_first[40].identity_fraction < 0.05
+    assert not by_first[0].independent and not by_first[10].independent
+
+
 def test_list_nuisance_reports_each_lists_share(sim, expr):
     planted = np.flatnonzero(sim.nuisance)
     order = np.r_[planted, np.setdiff1d(np.arange(expr.n_genes), planted)]

@@ -17,8 +17,10 @@ residuals of the candidate genes (Lause et al. 2021):
 
 1. modules: average-linkage clustering of the genes by correlation distance, cut at
    :data:`MODULE_CUT` (mean correlation 0.1), modules of at least ``min_genes`` genes;
-2. for each module, its score (mean standardised residual of its genes) and its *identity
-   context*: the principal components of the other candidate genes that do not co-vary with it
+2. for each module, on residuals whose cell totals leave the module's genes out (a programme
+   that takes a share of its cells' counts lowers every other gene there; on a few thousand
+   genes the identity context's components would follow that shift), its score (mean
+   standardised residual of its genes) and its *identity context*: the principal components of the other candidate genes that do not co-vary with it
    (``|corr(gene, score)| <`` :data:`LINK_CORRELATION`), clustered into cell groups by k-means;
 3. the module's signal variance (its score's variance times the split-half reliability of the
    score) is split into the part between those groups (identity) and within them; the within
@@ -158,17 +160,41 @@ class Programme:
         }
 
 
-def _residual_block(counts, genes: np.ndarray, cells: np.ndarray, theta: float = 100.0):
-    """Clipped Pearson residuals (cells x genes, dense) of a subsample."""
+def _residual_block(
+    counts,
+    genes: np.ndarray,
+    cells: np.ndarray,
+    theta: float = 100.0,
+    *,
+    without: np.ndarray | None = None,
+):
+    """Clipped Pearson residuals (cells x genes, dense) of a subsample; ``without``: gene
+    columns left out of the cells' totals (and of the genes' expected fractions), so that a
+    programme active in some cells does not shift every other gene of those cells."""
     X = counts.X
     sub = take_rows(X, cells) if is_dask(X) else X[cells]
-    sub = sp.csr_matrix(sub)[:, genes].toarray() if sp.issparse(sub) else np.asarray(sub)[:, genes]
-    mu = counts.cell_totals[cells, None] * counts.gene_fractions[None, genes]
+    sub = sp.csr_matrix(sub) if sp.issparse(sub) else np.asarray(sub)
+    totals = counts.cell_totals[cells]
+    fractions = counts.gene_fractions[genes]
+    if without is not None and len(without):
+        left = sub[:, without]
+        totals = totals - np.asarray(left.sum(axis=1), dtype=np.float64).ravel()
+        rest = counts.total - float(counts.gene_totals[without].sum())
+        fractions = counts.gene_totals[genes] / max(rest, 1e-300)
+    sub = sub[:, genes].toarray() if sp.issparse(sub) else sub[:, genes]
+    mu = np.maximum(totals, 0.0)[:, None] * fractions[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
         r = (sub - mu) / np.sqrt(mu + mu * mu / theta)
     r = np.where(mu > 0, r, 0.0)
     clip = np.sqrt(X.shape[0])
     return np.clip(r, -clip, clip)
+
+
+def _standardised(R: np.ndarray) -> np.ndarray:
+    """Columns of ``R`` centred and scaled to unit SD (0 where constant)."""
+    sd = R.std(axis=0)
+    ok = sd > 0
+    return np.where(ok, (R - R.mean(axis=0)) / np.where(ok, sd, 1.0), 0.0)
 
 
 def _kmeans(P: np.ndarray, k: int, seed: int, iters: int = 25) -> np.ndarray:
@@ -253,7 +279,11 @@ def independent_programmes(
         members[cand_cols[labels == lab]] = True
         if members.sum() < min_genes:
             continue
-        identity, spread, reliability, independent, link = _test_module(Z, members, seed)
+        # the module's test on residuals whose cell totals leave its genes out: a programme
+        # that takes a share of its cells' counts lowers every other gene there (composition),
+        # and on few genes the identity context's components would follow it
+        Zm = _standardised(_residual_block(counts, pool, cells, without=pool[members]))
+        identity, spread, reliability, independent, link = _test_module(Zm, members, seed)
         associated = pool[members | (independent & (link >= LINK_CORRELATION))]
         found.append(
             Programme(pool[members], identity, spread, reliability, independent, associated)
