@@ -16,7 +16,11 @@ as ``kofs rank`` gives it). Printed per scenario (means over seeds):
 * ``order``: share of seeds where the informative lists' weights (each list's share of the
   fused evidence) follow their true quality; ``order μ``: the same of their fitted separations
   (the reliability a reader is shown; a partial list's weight is smaller than its separation's
-  share, since it tells about its top genes only);
+  share, since it tells about its top genes only); ``order mean w``: whether the weights
+  averaged over the seeds follow the true quality (1 / 0: a bias check, which the sampling
+  error of single seeds does not fail); ``misorder in CI``: share of the seeds with misordered
+  weights in which every misordered pair's 95 % weight intervals overlap (the run reports the
+  order as uncertain);
 * ``cover``: share of informative lists whose 95 % interval of mu covers the true mu (normal
   noise only: the binormal model's parameter), with its binomial standard error over the
   intervals (10 seeds give 30 intervals per scenario: SE ~0.04 at 0.95);
@@ -160,6 +164,16 @@ def _run(s: Scenario, seed: int, n_genes: int, n_relevant: int) -> dict:
             if mus[i] != mus[j]
         )
 
+    # a misordered pair of weights whose 95 % intervals overlap: the order the run reports as
+    # uncertain (sampling error the interval owns), not a bias of the fit
+    wci = fused.diagnostics.get("weight_ci")
+    misordered = [
+        (i, j) for i in range(len(ws)) for j in range(len(ws)) if mus[i] > mus[j] and ws[i] <= ws[j]
+    ]
+    within = np.nan
+    if misordered and wci is not None:
+        at = [names.index(d.name) for d in informative]
+        within = float(all(wci[at[i]][0] <= wci[at[j]][1] for i, j in misordered))
     cover = []
     ci = fused.diagnostics.get("mu_ci")
     if ci is not None:
@@ -184,6 +198,9 @@ def _run(s: Scenario, seed: int, n_genes: int, n_relevant: int) -> dict:
         "noise_w": noise,
         "order": float(in_order(ws)) if len(informative) > 1 else np.nan,
         "order_mu": float(in_order(fitted)) if len(informative) > 1 else np.nan,
+        "misorder_ci": within,
+        "weights": ws,
+        "true_mu": mus,
         "cover": float(np.mean(cover)) if cover else np.nan,
         "n_cover": len(cover),
         "moved": moved,
@@ -202,6 +219,8 @@ COLUMNS = (
     ("noise_w", "noise w", "{:.3f}"),
     ("order", "order", "{:.2f}"),
     ("order_mu", "order μ", "{:.2f}"),
+    ("order_mean", "order mean w", "{:.0f}"),
+    ("misorder_ci", "misorder in CI", "{:.2f}"),
     ("cover", "cover", "{:.2f}"),
     ("moved", "moved", "{:.1f}"),
     ("rra_prec", "RRA prec", "{:.2f}"),
@@ -223,6 +242,26 @@ def _monte_carlo_se(key: str, rows: list[dict]) -> float:
     return np.nan
 
 
+def _order_of_means(rows: list[dict]) -> None:
+    """Whether the informative lists' weights averaged over the seeds follow their true
+    quality (1 / 0, set on every row; NaN with fewer than two informative lists): a fit biased
+    towards the wrong list fails it, sampling error of single seeds does not."""
+    mus = rows[0]["true_mu"]
+    value = np.nan
+    if len(mus) > 1:
+        mean = np.mean([r["weights"] for r in rows], axis=0)
+        value = float(
+            all(
+                (mean[i] > mean[j]) == (mus[i] > mus[j])
+                for i in range(len(mus))
+                for j in range(len(mus))
+                if mus[i] != mus[j]
+            )
+        )
+    for r in rows:
+        r["order_mean"] = value
+
+
 def table(seeds: int, n_genes: int, n_relevant: int) -> list[str]:
     lines = [
         f"planted lists: {n_genes} genes, {n_relevant} relevant, {seeds} seeds per scenario "
@@ -233,6 +272,7 @@ def table(seeds: int, n_genes: int, n_relevant: int) -> list[str]:
     pooled_fdp = []
     for s in SCENARIOS:
         rows = [_run(s, seed, n_genes, n_relevant) for seed in range(seeds)]
+        _order_of_means(rows)
         pooled_fdp += [r["fdp"] for r in rows if r["n_sel"] > 0]
         cells = []
         for key, _, fmt in COLUMNS:
