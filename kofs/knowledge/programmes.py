@@ -160,33 +160,37 @@ class Programme:
         }
 
 
-def _residual_block(
+def _count_block(counts, genes: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """The counts of a subsample (cells x genes, dense)."""
+    X = counts.X
+    sub = take_rows(X, cells) if is_dask(X) else X[cells]
+    return sp.csr_matrix(sub)[:, genes].toarray() if sp.issparse(sub) else np.asarray(sub)[:, genes]
+
+
+def _residuals(
     counts,
+    block: np.ndarray,
     genes: np.ndarray,
     cells: np.ndarray,
     theta: float = 100.0,
     *,
     without: np.ndarray | None = None,
-):
-    """Clipped Pearson residuals (cells x genes, dense) of a subsample; ``without``: gene
-    columns left out of the cells' totals (and of the genes' expected fractions), so that a
-    programme active in some cells does not shift every other gene of those cells."""
-    X = counts.X
-    sub = take_rows(X, cells) if is_dask(X) else X[cells]
-    sub = sp.csr_matrix(sub) if sp.issparse(sub) else np.asarray(sub)
+) -> np.ndarray:
+    """Clipped Pearson residuals of ``block`` (:func:`_count_block` of ``genes``, ``cells``);
+    ``without``: boolean mask over ``genes`` of those left out of the cells' totals (and of
+    the genes' expected fractions), so that a programme active in some cells does not shift
+    every other gene of those cells."""
     totals = counts.cell_totals[cells]
     fractions = counts.gene_fractions[genes]
-    if without is not None and len(without):
-        left = sub[:, without]
-        totals = totals - np.asarray(left.sum(axis=1), dtype=np.float64).ravel()
-        rest = counts.total - float(counts.gene_totals[without].sum())
+    if without is not None and without.any():
+        totals = totals - block[:, without].sum(axis=1)
+        rest = counts.total - float(counts.gene_totals[genes[without]].sum())
         fractions = counts.gene_totals[genes] / max(rest, 1e-300)
-    sub = sub[:, genes].toarray() if sp.issparse(sub) else sub[:, genes]
     mu = np.maximum(totals, 0.0)[:, None] * fractions[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = (sub - mu) / np.sqrt(mu + mu * mu / theta)
+        r = (block - mu) / np.sqrt(mu + mu * mu / theta)
     r = np.where(mu > 0, r, 0.0)
-    clip = np.sqrt(X.shape[0])
+    clip = np.sqrt(counts.X.shape[0])
     return np.clip(r, -clip, clip)
 
 
@@ -263,10 +267,11 @@ def independent_programmes(
     pool = candidates if extend is None else np.union1d(candidates, extend)
     rng = np.random.default_rng(seed)
     cells = np.sort(rng.choice(n, min(n, n_cells), replace=False))
-    R = _residual_block(counts, pool, cells)
+    block = _count_block(counts, pool, cells)
+    R = _residuals(counts, block, pool, cells)
     sd = R.std(axis=0)
     keep = sd > 0
-    Z, pool = (R[:, keep] - R[:, keep].mean(axis=0)) / sd[keep], pool[keep]
+    Z, pool, block = (R[:, keep] - R[:, keep].mean(axis=0)) / sd[keep], pool[keep], block[:, keep]
     is_candidate = np.isin(pool, candidates)
     if is_candidate.sum() < 2 * min_genes:
         return []
@@ -282,7 +287,7 @@ def independent_programmes(
         # the module's test on residuals whose cell totals leave its genes out: a programme
         # that takes a share of its cells' counts lowers every other gene there (composition),
         # and on few genes the identity context's components would follow it
-        Zm = _standardised(_residual_block(counts, pool, cells, without=pool[members]))
+        Zm = _standardised(_residuals(counts, block, pool, cells, without=members))
         identity, spread, reliability, independent, link = _test_module(Zm, members, seed)
         associated = pool[members | (independent & (link >= LINK_CORRELATION))]
         found.append(
