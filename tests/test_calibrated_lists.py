@@ -243,3 +243,40 @@ def test_masked_genes_of_a_calibrated_list_carry_no_information():
     index = {g: i for i, g in enumerate(out.genes)}
     post = out.statistics["posterior"][[index[g] for g in masked]]
     assert np.allclose(post, post[0]) and post[0] < 0.5  # the prior, not their p-values
+
+
+def test_log_f_tail_is_scipys_log_survival_where_that_does_not_underflow():
+    from scipy.stats import f
+
+    from kofs.aggregate.nulls import log_f_tail
+
+    for d1, d2 in ((7, 19992), (2, 100), (9, 80), (1, 5), (50, 2_000_000)):
+        x = np.array([5.0, 20.0, 60.0, 150.0])
+        ref = f.logsf(x, d1, d2)
+        seen = np.isfinite(ref)
+        assert seen.sum() >= 2
+        assert np.allclose(log_f_tail(x, d1, d2)[seen], ref[seen], rtol=1e-9)
+    # far past the smallest double (scipy: -inf), still finite and decreasing
+    far = log_f_tail(np.array([250.0, 1000.0, 3000.0]), 7, 19992)
+    assert np.all(np.isfinite(far)) and np.all(np.diff(far) < 0) and far[0] < -745
+
+
+@pytest.mark.parametrize("kind", ["f", "normal"])
+def test_p_values_below_the_floor_keep_their_lists_order(kind):
+    # an F of 20,000 cells, a Hotspot z above 38: p-values below 1e-300 (or 0 in doubles); the
+    # fused ranking of the one calibrated list is its own order, not ties broken by gene id
+    rng = np.random.default_rng(0)
+    m = 3000
+    if kind == "f":
+        s = rng.f(7, 19992, m)
+        s[:200] = np.geomspace(100, 3000, 200)
+        null = {"distribution": "f", "df1": 7, "df2": 19992, "scale": 1.0}
+    else:
+        s = rng.normal(size=m)
+        s[:200] = np.geomspace(5, 90, 200)
+        null = {"distribution": "normal"}
+    genes = tuple(f"g{i:04d}" for i in range(m))
+    ranked = Ranking("list", genes, s, True, info={"null": null})
+    fused = aggregate([ranked])
+    assert np.unique(fused.scores[:200]).size == 200
+    assert np.array_equal(fused.order()[:200], np.argsort(-s, kind="stable")[:200])

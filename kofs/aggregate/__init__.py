@@ -287,6 +287,9 @@ def _aggregate(
         P = null_p_matrix(rankings, genes)
         if P is not None:
             extra["null_p"] = P[np.ix_(rows, cols)]
+            log_p = null_p_matrix(rankings, genes, log=True)
+            assert log_p is not None
+            extra["null_log_p"] = log_p[np.ix_(rows, cols)]
             extra["null_kinds"] = null_kinds(rankings)[cols]
             signs = effect_sign_matrix(rankings, genes)
             if signs is not None:

@@ -25,11 +25,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from scipy.special import fdtrc, ndtr
+from scipy.special import betaln, fdtrc, log_ndtr, ndtr
+from scipy.stats import f as f_distribution
 
 from kofs.types import Ranking
 
-__all__ = ["effect_sign_matrix", "null_kinds", "null_p_matrix", "null_p_values"]
+__all__ = [
+    "effect_sign_matrix",
+    "null_kinds",
+    "null_log_p_values",
+    "null_p_matrix",
+    "null_p_values",
+]
 
 
 def null_p_values(ranking: Ranking) -> np.ndarray | None:
@@ -55,10 +62,80 @@ def null_p_values(ranking: Ranking) -> np.ndarray | None:
     raise ValueError(f"ranking {ranking.name!r}: unknown null distribution {kind!r}")
 
 
-def null_p_matrix(rankings: Sequence[Ranking], genes: Sequence[str]) -> np.ndarray | None:
+def null_log_p_values(ranking: Ranking) -> np.ndarray | None:
+    """:func:`null_p_values` as natural logarithms, computed in log space for the statistics
+    whose null kofs knows (``f``, ``normal``): p-values below the smallest double (an F of
+    thousands of cells, a Hotspot z above 38) keep their order (-inf: an infinite statistic);
+    a table's p-values (``p``) are only as fine as it gives them."""
+    null = ranking.info.get("null")
+    if not isinstance(null, Mapping):
+        return None
+    s = np.asarray(ranking.scores, dtype=np.float64)
+    kind = null.get("distribution")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "f":
+            a, b, c = float(null["df1"]), float(null["df2"]), float(null["scale"])
+            x = np.maximum(c * np.where(np.isnan(s), 0.0, s), 0.0)
+            out = np.where(np.isnan(s), 0.0, f_distribution.logsf(x, a, b))
+            lost = np.flatnonzero(np.isneginf(out) & np.isfinite(x))  # scipy's underflow
+            if lost.size:
+                out[lost] = log_f_tail(x[lost], a, b)
+            out[np.isposinf(s)] = -np.inf
+            return out
+        if kind == "normal":
+            return np.where(np.isnan(s), 0.0, log_ndtr(-s))
+    p = null_p_values(ranking)
+    with np.errstate(divide="ignore"):
+        return None if p is None else np.log(p)
+
+
+def log_f_tail(x: np.ndarray, d1: float, d2: float, *, max_terms: int = 100_000) -> np.ndarray:
+    """``log P(F > x)`` of F(d1, d2) far in its upper tail, where the probability is below the
+    smallest double: ``I_y(d2 / 2, d1 / 2)`` at ``y = d2 / (d2 + d1 x)``, the regularized
+    incomplete beta function evaluated as its continued fraction (modified Lentz's method;
+    Press et al., Numerical Recipes, 3rd ed., 6.4) with the prefactor ``y^a (1 - y)^b / (a
+    B(a, b))`` taken in logs. The fraction converges fast for ``y < (a + 1) / (a + b + 2)``,
+    which holds wherever the probability underflows (NaN where it does not hold)."""
+    x = np.asarray(x, dtype=np.float64)
+    a, b = 0.5 * d2, 0.5 * d1
+    y = d2 / (d2 + d1 * x)
+    ok = (x > 0) & (y < (a + 1.0) / (a + b + 2.0))
+    out = np.full(x.shape, np.nan)
+    if not ok.any():
+        return out
+    y = y[ok]
+    tiny = 1e-300
+
+    def guard(v: np.ndarray) -> np.ndarray:
+        return np.where(np.abs(v) < tiny, tiny, v)
+
+    c = np.ones_like(y)
+    d = 1.0 / guard(1.0 - (a + b) * y / (a + 1.0))
+    h = d.copy()
+    going = np.ones(y.shape, dtype=bool)
+    for m in range(1, max_terms + 1):
+        m2 = 2 * m
+        for aa in (
+            m * (b - m) * y / ((a - 1 + m2) * (a + m2)),
+            -(a + m) * (a + b + m) * y / ((a + m2) * (a + 1 + m2)),
+        ):
+            d = 1.0 / guard(1.0 + aa * d)
+            c = guard(1.0 + aa / c)
+            step = d * c
+            h = np.where(going, h * step, h)
+        going &= np.abs(step - 1.0) > 1e-15
+        if not going.any():
+            break
+    out[ok] = a * np.log(y) + b * np.log1p(-y) - np.log(a) - betaln(a, b) + np.log(h)
+    return out
+
+
+def null_p_matrix(
+    rankings: Sequence[Ranking], genes: Sequence[str], *, log: bool = False
+) -> np.ndarray | None:
     """(M, L) p-values of the rankings with a known null over ``genes`` (NaN elsewhere), or
-    None when no ranking has one."""
-    cols = [null_p_values(r) for r in rankings]
+    None when no ranking has one; ``log``: their logarithms (:func:`null_log_p_values`)."""
+    cols = [(null_log_p_values if log else null_p_values)(r) for r in rankings]
     if all(c is None for c in cols):
         return None
     rows_of = _Rows(genes)

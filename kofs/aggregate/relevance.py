@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from scipy.special import expit, ndtr, ndtri, stdtrit
+from scipy.special import expit, ndtr, ndtri, ndtri_exp, stdtrit
 
 from kofs.aggregate.empirical_null import list_nulls, recalibrated, signed_null
 from kofs.aggregate.envelope import fit_envelope
@@ -28,6 +28,7 @@ from kofs.aggregate.posterior import (
     PosteriorFit,
     Prior,
     _standardise,
+    correlation_correction,
     fit_posterior,
     q_values,
     relevant_class_test,
@@ -116,6 +117,38 @@ def _odds_ratio_unit(prior: Prior, k: int, lists: set[str]) -> float:
     return float(x.std()) or 1.0
 
 
+#: The normal score of the floor of the p-values the model reads (``P_RANGE[0]``).
+Z_FLOOR = float(-ndtri(P_RANGE[0]))
+
+
+def _past_floor(log_p: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """Each gene's upper normal score ``Q^-1(p)`` past :data:`Z_FLOOR`, from its log p-value
+    (0 for p-values above the floor, unknown ones, and p = 0 exactly: an infinite statistic
+    has no finite score)."""
+    out = np.zeros(log_p.shape)
+    below = known & np.isfinite(log_p) & (log_p < np.log(P_RANGE[0]))
+    if below.any():
+        out[below] = np.maximum(-ndtri_exp(log_p[below]) - Z_FLOOR, 0.0)
+    return out
+
+
+def _past_floor_terms(fit: PosteriorFit, past: np.ndarray) -> np.ndarray:
+    """The fused log-odds that normal scores past the floor (``past``, M x D: in each
+    calibrated data list) add to the floor's: a point's terms are linear in its normal score
+    ``s`` (its own term ``v mu s - v mu^2 / 2``, its share of the correlation correction
+    ``sqrt(v) g s``; :func:`kofs.aggregate.posterior.gene_terms`), so the gene's log-odds
+    rise with list l's score at the slope ``v_l mu_l + sqrt(v_l) g_l``."""
+    if not past.any():
+        return np.zeros(past.shape[0])
+    mu = np.asarray(fit.mu, dtype=np.float64)
+    v = np.asarray(fit.tempering, dtype=np.float64)
+    slope = v * mu
+    if len(mu) > 1:
+        sv, g, _ = correlation_correction(mu, fit.correlation, v)
+        slope = slope + sv * g
+    return past @ slope
+
+
 def posterior_aggregate(
     R: np.ndarray,
     names: list[str],
@@ -130,6 +163,7 @@ def posterior_aggregate(
     list_weights: np.ndarray | None = None,
     signal_test: Mapping[str, Any] | None = None,
     null_p: np.ndarray | None = None,
+    null_log_p: np.ndarray | None = None,
     null_kinds: np.ndarray | None = None,
     effect_signs: np.ndarray | None = None,
     max_prior: float = 0.5,
@@ -156,7 +190,11 @@ def posterior_aggregate(
     none, or the gene no p-value). A data list with p-values is *calibrated*: the model reads
     its p-values, not its positions (:mod:`kofs.aggregate.binormal`), so that how many genes
     it finds beyond chance is learned from it, alone too (the two-groups model), each read
-    against its null. ``null_kinds`` (L,): each list's kind of null (``"f"``, ``"normal"``,
+    against its null. ``null_log_p`` (M, L): their logarithms, computed in log space
+    (:func:`kofs.aggregate.nulls.null_log_p_values`): genes whose p-values are below the
+    model's floor (``P_RANGE``, 1e-300) keep their order through them (a point's terms are
+    linear in its normal score, so the fused log-odds go on rising with it past the floor, as
+    they do above it). ``null_kinds`` (L,): each list's kind of null (``"f"``, ``"normal"``,
     ``"p"``, :func:`kofs.aggregate.nulls.null_kinds`; None: every list ``"p"``). ``null``:
     ``"empirical"`` reads every calibrated list against its empirical null
     (:mod:`kofs.aggregate.empirical_null`), ``"theoretical"`` reads the p-values as they are,
@@ -197,6 +235,9 @@ def posterior_aggregate(
     def HOd_of(cols: np.ndarray):
         return None if held_out is None else (held_out[0][:, cols], held_out[1][:, cols])
 
+    # each gene's normal score past the floor of its p-value in each calibrated list
+    past_floor = np.zeros((M, L))
+
     def intervals(cols: np.ndarray):
         Bd = None if built_from is None else np.asarray(built_from, bool)[:, cols]
         if absent_missing is not None and np.any(np.asarray(absent_missing)[cols]):
@@ -215,6 +256,8 @@ def posterior_aggregate(
                     known &= ~Bd[:, k]
                 lo[:, k] = np.where(known, p, 0.0)
                 hi[:, k] = np.where(known, p, 1.0)
+                if null_log_p is not None and not emp[j]:
+                    past_floor[:, j] = _past_floor(null_log_p[:, j], known)
         return Bd, blocks, (lo, hi)
 
     Bd, blocks, (lo, hi) = intervals(every_data_col)
@@ -410,7 +453,7 @@ def posterior_aggregate(
                 "single ranking. Add lists computed from the data (or labels) for q-values."
             )
         else:
-            scores = robust.log_odds
+            scores = robust.log_odds + _past_floor_terms(fit, past_floor[:, data_cols])
             if no_class:
                 # the limit of the model's ranking as the separations go to 0 together: the data
                 # lists' average normal score, each list counting equally (not the knowledge prior,
@@ -849,6 +892,7 @@ def _posterior(
     list_weight_replicates: np.ndarray | None = None,
     signal_test: Mapping[str, Any] | None = None,
     null_p: np.ndarray | None = None,
+    null_log_p: np.ndarray | None = None,
     null_kinds: np.ndarray | None = None,
     effect_signs: np.ndarray | None = None,
     universe: int | None = None,
@@ -872,6 +916,8 @@ def _posterior(
             covered = np.vstack([covered, np.zeros((pad, R.shape[1]), dtype=bool)])
         if null_p is not None:
             null_p = np.vstack([null_p, np.full((pad, R.shape[1]), np.nan)])
+        if null_log_p is not None:
+            null_log_p = np.vstack([null_log_p, np.full((pad, R.shape[1]), np.nan)])
         if effect_signs is not None:
             effect_signs = np.vstack([effect_signs, np.full((pad, R.shape[1]), np.nan)])
         if covariates:
@@ -892,6 +938,7 @@ def _posterior(
         list_weights=list_weights,
         signal_test=signal_test,
         null_p=null_p,
+        null_log_p=null_log_p,
         null_kinds=null_kinds,
         effect_signs=effect_signs,
         seed=seed,
