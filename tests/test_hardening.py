@@ -1052,6 +1052,28 @@ def test_knowledge_settings_without_their_files_warn_once(tmp_path, small, extra
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
+        (["--label-column", "class"], "--label-column class has no effect: no --labels file"),
+        (
+            ["--sample-column", "sample", "--missing-labels", "drop"],
+            "--sample-column sample, --missing-labels drop have no effect",
+        ),
+    ],
+)
+def test_label_options_without_labels_warn_once(tmp_path, small, extra, needle):
+    expr, labels = small
+    result = _cli(["rank", expr, "--rankers", "variance", "-o", tmp_path / "out", *extra])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count(needle) == 1, result.stderr
+    # with the labels file they are used: nothing to say
+    used = _cli(["rank", expr, "--labels", labels, "--rankers", "variance", "-o",
+                 tmp_path / "used", *extra])  # fmt: skip
+    assert used.exit_code == 0, used.stderr
+    assert "no effect" not in used.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
         (["--mageck-side", "pos"], "--mageck-side pos has no effect"),
         (["--direction", "desc"], "--direction desc has no effect"),
         (["--gene-column", "symbol"], "--gene-column symbol has no effect"),

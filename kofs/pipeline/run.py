@@ -68,6 +68,7 @@ def read_single_cell_data(
         i.expression, layer=i.layer, use_raw=bool(i.use_raw), chunk_size=chunk
     )
     categories = None
+    _warn_label_options(i, obs=bool(i.labels and i.labels.startswith("obs:")))
     if i.labels and i.labels.startswith("obs:"):
         if adata is None:
             raise ParameterError("--labels obs:COLUMN needs an .h5ad input")
@@ -89,6 +90,25 @@ def read_single_cell_data(
 
         graph = anndata_graph(adata, i.use_graph, expr.samples, expr.source)
     return expr, categories, graph
+
+
+def _warn_label_options(inputs: Any, *, obs: bool = False) -> None:
+    """One warning for the options that read a labels file given without one (or with
+    ``--labels obs:COLUMN``, which names its column and keeps cells without a value)."""
+    from kofs.options import changed, warn_no_effect
+
+    if not inputs.labels:
+        why = "no --labels file is given"
+        warn_no_effect(changed(inputs, ["label_column", "sample_column", "missing_labels"]), why)
+    elif obs:
+        warn_no_effect(
+            changed(inputs, ["label_column", "sample_column"]),
+            f"--labels {inputs.labels} names the obs column itself",
+        )
+        warn_no_effect(
+            changed(inputs, ["missing_labels"]),
+            "the cells of an obs column without a value stay in the run, unlabelled",
+        )
 
 
 def read_data(config: RunConfig) -> tuple[Expression, SampleCategories | None]:
@@ -121,6 +141,7 @@ def read_data(config: RunConfig) -> tuple[Expression, SampleCategories | None]:
             f"--labels {i.labels}: obs:COLUMN reads a column of an AnnData .h5ad's obs, and "
             f"{i.expression} is not an .h5ad; give a labels file (sample id, label) instead"
         )
+    _warn_label_options(i)
     categories = None
     if i.labels:
         categories = read_labels(
