@@ -129,13 +129,15 @@ class Option:
             raise ParameterError(f"{what}: {exc}", path=where) from None
 
     def shown(self, value: Any) -> str:
-        """The option as a user types it, for messages: ``--go-evidence EXP,IDA``, or
-        ``--no-report`` for a flag."""
+        """The option as a user types it in a shell, for messages: ``--go-evidence EXP,IDA``,
+        ``--title 'My run'``, or ``--no-report`` for a flag."""
         if self.kind == "bool":
             return self.flag
         if isinstance(value, (tuple, list)):
             value = ",".join(map(str, value))
-        return f"{self.flag} {value}"
+        import shlex
+
+        return f"{self.flag} {shlex.quote(str(value))}"
 
     def dump(self, value: Any) -> Any:
         """The plain YAML form of a normalised value."""

@@ -1074,6 +1074,29 @@ def test_label_options_without_labels_warn_once(tmp_path, small, extra, needle):
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
+        (
+            ["--no-report", "--title", "My run", "-o", "{tmp}/out"],
+            "--title 'My run' has no effect: --no-report writes no report.html",
+        ),
+        (
+            ["--no-report", "--title", "T", "-o", "-"],
+            "--no-report, --title T have no effect: -o - writes ranking.tsv only",
+        ),
+    ],
+)
+def test_report_options_without_a_report_warn_once(tmp_path, small, extra, needle):
+    expr, _ = small
+    args = ["rank", expr, "--rankers", "variance", *[e.format(tmp=tmp_path) for e in extra]]
+    result = _cli(args)
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count(needle) == 1, result.stderr
+    titled = _cli(["rank", expr, "--rankers", "variance", "--title", "T", "-o", tmp_path / "r"])
+    assert titled.exit_code == 0 and "no effect" not in titled.stderr, titled.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
         (["--mageck-side", "pos"], "--mageck-side pos has no effect"),
         (["--direction", "desc"], "--direction desc has no effect"),
         (["--gene-column", "symbol"], "--gene-column symbol has no effect"),
