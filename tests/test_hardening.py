@@ -1097,6 +1097,40 @@ def test_report_options_without_a_report_warn_once(tmp_path, small, extra, needl
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
+        (["--cross-fit", "3"], "--cross-fit 3 has no effect: it cross-fits the lists seeded"),
+        (
+            ["--cross-fit", "3", "--relevant-genes", "{tmp}/known.txt"],
+            "--cross-fit 3 has no effect: no list of the run is seeded by --relevant-genes",
+        ),
+        (["--bootstrap", "50"], "--bootstrap 50 has no effect: it sets the replicates of em's"),
+        (
+            ["--bootstrap", "0", "--aggregate", "borda"],
+            "--bootstrap 0 has no effect: it sets the replicates of em's weight intervals; "
+            "--aggregate borda learns no weights",
+        ),
+    ],
+)
+def test_fusion_options_that_apply_to_nothing_warn_once(tmp_path, small, extra, needle):
+    """--cross-fit without a list seeded by known genes, --bootstrap for a fusion without a
+    bootstrap (everything but em): one line says so."""
+    expr, _ = small
+    (tmp_path / "known.txt").write_text("G1\nG2\nG3\n")
+    args = ["rank", expr, "--rankers", "variance,laplacian", "-o", tmp_path / "out"]
+    result = _cli([*args, *[e.format(tmp=tmp_path) for e in extra]])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count(needle) == 1, result.stderr
+    em = _cli([*args, "--aggregate", "em", "--bootstrap", "50"])  # em draws the bootstrap
+    assert em.exit_code == 0 and "no effect" not in em.stderr, em.stderr
+    edges = tmp_path / "edges.tsv"  # PPI-PROP starts from the known genes: cross-fitted
+    edges.write_text("".join(f"G{i}\tG{i + 1}\t1\n" for i in range(30)))
+    seeded = _cli([*args, "--relevant-genes", tmp_path / "known.txt", "--interactions", edges,
+                   "--cross-fit", "3"])  # fmt: skip
+    assert seeded.exit_code == 0 and "no effect" not in seeded.stderr, seeded.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
         (["--mageck-side", "pos"], "--mageck-side pos has no effect"),
         (["--direction", "desc"], "--direction desc has no effect"),
         (["--gene-column", "symbol"], "--gene-column symbol has no effect"),
