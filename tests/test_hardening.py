@@ -964,6 +964,10 @@ def test_config_values_are_validated_by_their_declaration(tmp_path, where, text,
         (["aggregate", "{a}", "b={a}", "--universe", "-5"], "--universe -5"),
         (["aggregate", "{a}", "b={a}", "--universe", "2.5"], "whole number"),
         (["aggregate", "{a}", "b={a}", "--top", "-1"], "'--top'"),
+        (
+            ["aggregate", "{a}", "b={a}", "--aggregate", "rra", "--signal-p", "0.5"],
+            "--signal-p 0.5: --aggregate rra does not use an outside test's p-value",
+        ),
     ],
 )
 def test_option_values_are_validated_by_their_declaration(tmp_path, small, args, needle):
@@ -1135,6 +1139,11 @@ def test_fusion_options_that_apply_to_nothing_warn_once(tmp_path, small, extra, 
         (["--direction", "desc"], "--direction desc has no effect"),
         (["--gene-column", "symbol"], "--gene-column symbol has no effect"),
         (["--score-column", "score"], "--score-column score has no effect"),
+        (["--ranks-only"], "--ranks-only has no effect: no list is ranked by raw p-values"),
+        (
+            ["--ranks-only", "--aggregate", "rra"],
+            "--ranks-only has no effect: --aggregate rra reads every list by its ranks",
+        ),
     ],
 )
 def test_reading_options_without_effect_warn_once(tmp_path, extra, needle):
