@@ -1053,6 +1053,21 @@ def test_knowledge_settings_without_their_files_warn_once(tmp_path, small, extra
     assert "no effect" not in quiet.stderr
 
 
+def test_an_id_map_without_files_to_map_warns_once(tmp_path, small):
+    expr, _ = small
+    ids = tmp_path / "ids.tsv"
+    ids.write_text("P1\tG1\nP2\tG2\n")
+    result = _cli(["rank", expr, "--rankers", "variance", "--id-map", ids, "-o", tmp_path / "o"])
+    assert result.exit_code == 0, result.stderr
+    needle = f"--id-map {ids} has no effect: it maps the gene ids of --go-annotations, "
+    assert result.stderr.count(needle) == 1, result.stderr
+    gmt = tmp_path / "sets.gmt"  # a pathway file: its ids are mapped
+    gmt.write_text("S1\td\t" + "\t".join(f"P{i}" for i in range(1, 3)) + "\tG3\tG4\tG5\tG6\n")
+    used = _cli(["rank", expr, "--rankers", "variance", "--id-map", ids, "--pathways", gmt,
+                 "--pathway-min-size", "2", "-o", tmp_path / "p"])  # fmt: skip
+    assert used.exit_code == 0 and "no effect" not in used.stderr, used.stderr
+
+
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [

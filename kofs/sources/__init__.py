@@ -170,6 +170,12 @@ def read_sources(
         from kofs.io.id_map import read_id_map
 
         idmap = read_id_map(id_map)
+        if not any(SOURCES.get(name).id_file for name in data):
+            from kofs.options import warn_no_effect
+
+            files = ", ".join("--" + s.id_file.replace("_", "-") for s in SOURCES if s.id_file)
+            why = f"it maps the gene ids of {files}, and none is given"
+            warn_no_effect([f"--id-map {id_map}"], why)
     return KnowledgeSources(data, idmap)
 
 

@@ -406,4 +406,5 @@ SOURCE = SourceSpec(
     relevance_order=10,
     evidence=_evidence,
     releases=_releases,
+    id_file="go_annotations",
 )

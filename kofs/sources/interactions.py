@@ -131,4 +131,5 @@ SOURCE = SourceSpec(
     provides=lambda data: ("interactions",),
     evidence=_evidence,
     releases=_releases,
+    id_file="interactions",
 )

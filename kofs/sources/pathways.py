@@ -173,4 +173,5 @@ SOURCE = SourceSpec(
     relevance_order=20,
     evidence=_evidence,
     releases=_releases,
+    id_file="pathways",
 )
