@@ -247,9 +247,10 @@ def test_cli_h5ad_and_10x(tmp_path, cells):
     assert r.exit_code == 2 and "--layer applies to an .h5ad input only" in r.stderr
 
 
-def test_label_file_options_with_an_obs_column_warn_once(tmp_path, cells):
+def test_file_options_on_single_cell_data_warn_once(tmp_path, cells):
     """--labels obs:COLUMN names its column and keeps the cells without a value: the options
-    that read a labels file change nothing, and say so."""
+    that read a labels file change nothing, and say so; so do those that read a CSV/TSV
+    matrix."""
     _adata(cells).write_h5ad(tmp_path / "a.h5ad")
     args = ["rank", str(tmp_path / "a.h5ad"), "--labels", "obs:cell_type", "--rankers",
             "variance", "--no-report", "-o", str(tmp_path / "o")]  # fmt: skip
@@ -257,6 +258,11 @@ def test_label_file_options_with_an_obs_column_warn_once(tmp_path, cells):
     assert r.exit_code == 0, r.stderr
     assert r.stderr.count("--label-column x has no effect: --labels obs:cell_type names") == 1
     assert r.stderr.count("--missing-labels drop has no effect") == 1, r.stderr
+    # so do the options that read a CSV/TSV matrix
+    r = CliRunner().invoke(main, [*args, "--decimal", ",", "--duplicate-genes", "first"])
+    assert r.exit_code == 0, r.stderr
+    needle = "--duplicate-genes first, --decimal , have no effect: "
+    assert r.stderr.count(needle + f"{tmp_path / 'a.h5ad'} is single-cell data") == 1, r.stderr
     plain = CliRunner().invoke(main, args)
     assert plain.exit_code == 0 and "no effect" not in plain.stderr, plain.stderr
 

@@ -56,11 +56,14 @@ def read_single_cell_data(
     from kofs.errors import ParameterError
     from kofs.io.labels import align_labels, read_labels
     from kofs.io.single_cell import labels_from_obs, read_single_cell
+    from kofs.options import changed, warn_no_effect
     from kofs.pipeline import warm_kernels as warm
 
     i = config.inputs
     if i.expression is None:
         raise ParameterError("no expression matrix given (the EXPRESSION argument or key)")
+    table = changed(i, ["genes_in", "gene_column", "duplicate_genes", "missing_values", "decimal"])
+    warn_no_effect(table, f"{i.expression} is single-cell data, not a CSV/TSV matrix")
     chunk = i.chunk_size or (10000 if config.resources.dask_scheduler else None)
     # the kernels compile on another core while the matrix is read (a new installation's run)
     warm.start(threads=config.resources.threads)
