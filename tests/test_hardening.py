@@ -1197,6 +1197,38 @@ def test_quiet_means_errors_only(tmp_path, small, command):
     assert loud.stderr.splitlines()[-1].startswith(f"kofs: wrote {out}"), loud.stderr
 
 
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (
+            ["--pathway-min-size", "10", "--pathway-max-size", "5"],
+            "--pathway-max-size 5 is below --pathway-min-size 10",
+        ),
+        (
+            ["--pathway-min-size", "30"],
+            "change --pathway-min-size or --pathway-max-size",
+        ),
+        (["--interaction-min-weight", "inf"], "--interaction-min-weight inf: expected a finite"),
+        (
+            ["--interaction-min-weight", "5"],
+            "lower --interaction-min-weight (the heaviest of them weighs 1)",
+        ),
+    ],
+)
+def test_bounds_are_named_by_their_options(tmp_path, small, extra, needle):
+    """A size or weight bound the knowledge does not meet names the option a user typed, not
+    the parameter of the library function behind it (max_size, min_weight)."""
+    expr, _ = small
+    edges = tmp_path / "edges.tsv"
+    edges.write_text("".join(f"G{i}\tG{i + 1}\t1\n" for i in range(30)))
+    known = tmp_path / "known.txt"
+    known.write_text("G1\nG2\n")
+    args = ["rank", expr, "--pathways", _gmt(tmp_path), "--interactions", edges,
+            "--relevant-genes", known, "--pathway-min-size", "2", "-o", tmp_path / "o"]  # fmt: skip
+    err = _one_line_error(_cli([*args, *extra]), needle)
+    assert "max_size" not in err and "min_size" not in err and "min_weight" not in err
+
+
 def test_messages_name_the_real_cause(tmp_path, small):
     expr, labels = small
     _one_line_error(

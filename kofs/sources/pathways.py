@@ -69,6 +69,11 @@ class PathwayData:
 
 
 def _read(o: PathwayOptions) -> PathwayData | None:
+    if o.pathway_max_size < o.pathway_min_size:
+        raise ParameterError(
+            f"--pathway-max-size {o.pathway_max_size} is below --pathway-min-size "
+            f"{o.pathway_min_size}: no gene set could be kept"
+        )
     if o.pathways is None:
         if o.pathway_ids:
             raise ParameterError("--pathway-ids needs --pathways")
