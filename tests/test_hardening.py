@@ -1229,6 +1229,50 @@ def test_bounds_are_named_by_their_options(tmp_path, small, extra, needle):
     assert "max_size" not in err and "min_size" not in err and "min_weight" not in err
 
 
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (
+            ["--go-term-ids", "GO:9999999"],
+            "--go-term-ids GO:9999999: not among the 4 GO BP terms that annotate genes of the "
+            "matrix in tiny_annotations.tsv (--go-aspect BP)",
+        ),
+        (
+            ["--term-relevance", "{tmp}/rel.tsv"],
+            "--term-relevance names none of the 4 GO BP terms that annotate genes of the matrix",
+        ),
+        (
+            [
+                "--term-relevance",
+                "{tmp}/rel.tsv",
+                "--lists",
+                "Pathway-REL-VOTE",
+                "--pathways",
+                "{tmp}/sets.gmt",
+                "--pathway-min-size",
+                "2",
+            ],
+            "--term-relevance names none of the 2 gene sets of sets.gmt kept by their size",
+        ),  # fmt: skip
+    ],
+)
+def test_terms_are_named_by_their_files(tmp_path, small, extra, needle):
+    """A term the GO or pathway files do not have is named with the option and the file, not
+    with the library's name of the terms ("functions 'GO-BP'")."""
+    expr, _ = small
+    _gmt(tmp_path)
+    (tmp_path / "rel.tsv").write_text("XX:1\t1\n")
+    go = [
+        "--go",
+        DATA / "go" / "tiny.obo",
+        "--go-annotations",
+        DATA / "go" / "tiny_annotations.tsv",
+    ]
+    args = ["rank", expr, *go, "-o", tmp_path / "o", *[str(e).format(tmp=tmp_path) for e in extra]]
+    err = _one_line_error(_cli(args), needle)
+    assert "functions" not in err and "GO-BP" not in err
+
+
 def test_messages_name_the_real_cause(tmp_path, small):
     expr, labels = small
     _one_line_error(

@@ -7,6 +7,7 @@ are given.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,11 +110,21 @@ def pathway_functions_of(ctx: Context) -> FeatureFunctions:
     )
 
 
+def _sets(ctx: Context) -> str:
+    """What the gene sets of the run are, for messages."""
+    p = _data(ctx)
+    file = os.path.basename(p.gene_sets.path or "") or "the pathways"
+    return (
+        f"the {len(pathway_functions_of(ctx).terms)} gene sets of {file} kept by their size "
+        "(--pathway-min-size, --pathway-max-size)"
+    )
+
+
 def pathway_relevance(ctx: Context) -> FeatureFunctions:
     """Pathways with their relevance (voting, and the start of propagation)."""
     return ctx.cached(
         "pathway_functions_rel",
-        lambda: with_term_relevance(ctx, pathway_functions_of(ctx)),
+        lambda: with_term_relevance(ctx, pathway_functions_of(ctx), _sets(ctx)),
         gene_level=term_relevance_is_gene_level(ctx),
     )
 
