@@ -24,6 +24,7 @@ import gzip
 import io
 import logging
 import os
+import re
 import sys
 import zlib
 from dataclasses import dataclass
@@ -99,8 +100,14 @@ def _utf16_kind(raw: bytes) -> str | None:
     return None
 
 
+#: Control characters that no text table holds (tab, line feed and carriage return aside).
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
 def _from_utf16(raw: bytes, name: str) -> bytes:
-    """UTF-16 text (Excel "Unicode text", PowerShell output) re-encoded as UTF-8."""
+    """UTF-16 text (Excel "Unicode text", PowerShell output) re-encoded as UTF-8. Without a
+    byte-order mark only text is taken for UTF-16: bytes whose every other one is NUL but that
+    decode to control characters are left as they are (a binary file, refused as such)."""
     kind = _utf16_kind(raw)
     if kind is None:
         return raw
@@ -111,6 +118,8 @@ def _from_utf16(raw: bytes, name: str) -> bytes:
             f"looks like UTF-16 text but cannot be decoded ({exc.reason}); save it as UTF-8",
             path=name,
         ) from None
+    if kind != "utf-16" and _CONTROL.search(text):
+        return raw
     log.info("%s: decoded from %s", name, kind.upper())
     return text.encode("utf-8")
 
