@@ -26,9 +26,10 @@ import logging
 import os
 import re
 import sys
+import weakref
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -66,10 +67,23 @@ def display_name(path: str | os.PathLike) -> str:
     return "<stdin>" if p == "-" else p
 
 
+#: The standard-input streams already read (a second input given as ``-`` would find them
+#: empty: it is refused with the reason instead).
+_STDIN_READ: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
 def _raw(path: str | os.PathLike) -> bytes:
     p = os.fspath(path)
     if p == "-":
         stream = getattr(sys.stdin, "buffer", sys.stdin)
+        if stream is not None:
+            if stream in _STDIN_READ:
+                raise InputError(
+                    "standard input can be read only once, and another input given as - has "
+                    "read it; save this one to a file and give its path",
+                    path=display_name(p),
+                )
+            _STDIN_READ.add(stream)
         data = stream.read()
         return data.encode("utf-8") if isinstance(data, str) else data
     try:
