@@ -13,11 +13,14 @@ objects; :meth:`Option.parse` turns each into the one normalised form the librar
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+import logging
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kofs.errors import ParameterError, short_repr
+
+log = logging.getLogger(__name__)
 
 #: kinds of value (how text/YAML is parsed and how the command line shows the option)
 KINDS = (
@@ -124,6 +127,17 @@ class Option:
         except _Bad as exc:
             what = f"config key {self.key!r}" if where else self.flag
             raise ParameterError(f"{what}: {exc}", path=where) from None
+
+    def shown(self, value: Any) -> str:
+        """The option as a user types it in a shell, for messages: ``--go-evidence EXP,IDA``,
+        ``--title 'My run'``, or ``--no-report`` for a flag."""
+        if self.kind == "bool":
+            return self.flag
+        if isinstance(value, (tuple, list)):
+            value = ",".join(map(str, value))
+        import shlex
+
+        return f"{self.flag} {shlex.quote(str(value))}"
 
     def dump(self, value: Any) -> Any:
         """The plain YAML form of a normalised value."""
@@ -423,6 +437,28 @@ def opt(name: str, kind: str = "str", default: Any = None, help: str = "", **kw:
 def options_of(cls: Any) -> list[Option]:
     """The options of a dataclass declared with :func:`opt`, in field order."""
     return [f.metadata["option"] for f in dataclasses.fields(cls) if "option" in f.metadata]
+
+
+def changed(settings: Any, names: Iterable[str] | None = None) -> list[str]:
+    """The declared options of the dataclass instance ``settings`` (those of ``names``, in
+    that order; default: all) set to other than their default, as typed
+    (:meth:`Option.shown`)."""
+    declared = {o.name: o for o in options_of(type(settings))}
+    out = []
+    for name in declared if names is None else names:
+        o, value = declared[name], getattr(settings, name)
+        if value is not None and value != o.default:
+            out.append(o.shown(value))
+    return out
+
+
+def warn_no_effect(settings: Sequence[str], why: str) -> None:
+    """One warning line saying that ``settings`` (options as typed, :func:`changed`) changed
+    nothing, and ``why`` (``--label-column lineage has no effect: no --labels file is
+    given``); nothing when ``settings`` is empty."""
+    if settings:
+        verb = "has" if len(settings) == 1 else "have"
+        log.warning("%s %s no effect: %s", ", ".join(settings), verb, why)
 
 
 def build(cls: Any, values: Mapping[str, Any], *, where: str | None = None) -> Any:

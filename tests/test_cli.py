@@ -264,6 +264,28 @@ def test_gzip_input_and_stdin(small, tmp_path):
     assert a.stdout == b.stdout
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["aggregate", "-", "-"],
+        ["aggregate", "a=-", "b=-"],
+        ["aggregate", "-", "--relevant-genes", "-"],
+        ["rank", "-", "--labels", "-", "--rankers", "variance"],
+    ],
+)
+def test_stdin_given_twice_says_it_can_be_read_once(tmp_path, small, args):
+    """The second input given as - found standard input empty ('<stdin>: file is empty')."""
+    expr, _, _ = small
+    text = expr.read_bytes() if args[0] == "rank" else b"G1\nG2\nG3\n"
+    r = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "o")], input=text)
+    assert r.exit_code == 2, r.stderr
+    assert r.stderr == (
+        "kofs: error: <stdin>: standard input can be read only once, and another input given "
+        "as - has read it; save this one to a file and give its path\n"
+    )
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.slow
 def test_run_config_reproduces_rank(small, tmp_path):
     expr, lab, _ = small

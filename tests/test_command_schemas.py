@@ -107,3 +107,22 @@ def test_evaluate_settings_are_checked_when_made():
         EvaluateConfig.from_mapping({k: v for k, v in base.items() if k != "labels"})
     with pytest.raises(ParameterError, match="did you mean 'folds'"):
         EvaluateConfig.from_mapping({**base, "fold": 3})
+    with pytest.raises(ParameterError, match="--sim-anno 'y' is not a --known-genes set; sets: k"):
+        EvaluateConfig.from_mapping({**base, "sim_anno": "k,y", "known_genes": ["k=k.txt"]})
+    assert EvaluateConfig.from_mapping(
+        {**base, "sim_anno": "k", "known_genes": ["k=k.txt"]}
+    ).sim_anno == ("k",)
+
+
+def test_sim_anno_without_go_warns_before_any_reading(tmp_path, caplog):
+    import logging
+
+    from kofs.errors import InputError
+    from kofs.evaluate.run import evaluate_files
+
+    config = {"rankings": ["r.tsv"], "expression": "e.tsv", "labels": str(tmp_path / "none"),
+              "known_genes": ["k=k.txt"], "sim_anno": "k", "output": str(tmp_path / "o")}  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="kofs"), pytest.raises(InputError):
+        evaluate_files(config)  # the labels file is missing: the first file read
+    (line,) = [ln for ln in caplog.text.splitlines() if "no effect" in ln]
+    assert "--sim-anno k has no effect: Sim_anno needs GO (--go with --go-annotations)" in line

@@ -964,6 +964,10 @@ def test_config_values_are_validated_by_their_declaration(tmp_path, where, text,
         (["aggregate", "{a}", "b={a}", "--universe", "-5"], "--universe -5"),
         (["aggregate", "{a}", "b={a}", "--universe", "2.5"], "whole number"),
         (["aggregate", "{a}", "b={a}", "--top", "-1"], "'--top'"),
+        (
+            ["aggregate", "{a}", "b={a}", "--aggregate", "rra", "--signal-p", "0.5"],
+            "--signal-p 0.5: --aggregate rra does not use an outside test's p-value",
+        ),
     ],
 )
 def test_option_values_are_validated_by_their_declaration(tmp_path, small, args, needle):
@@ -1049,6 +1053,100 @@ def test_knowledge_settings_without_their_files_warn_once(tmp_path, small, extra
     assert "no effect" not in quiet.stderr
 
 
+def test_an_id_map_without_files_to_map_warns_once(tmp_path, small):
+    expr, _ = small
+    ids = tmp_path / "ids.tsv"
+    ids.write_text("P1\tG1\nP2\tG2\n")
+    result = _cli(["rank", expr, "--rankers", "variance", "--id-map", ids, "-o", tmp_path / "o"])
+    assert result.exit_code == 0, result.stderr
+    needle = f"--id-map {ids} has no effect: it maps the gene ids of --go-annotations, "
+    assert result.stderr.count(needle) == 1, result.stderr
+    gmt = tmp_path / "sets.gmt"  # a pathway file: its ids are mapped
+    gmt.write_text("S1\td\t" + "\t".join(f"P{i}" for i in range(1, 3)) + "\tG3\tG4\tG5\tG6\n")
+    used = _cli(["rank", expr, "--rankers", "variance", "--id-map", ids, "--pathways", gmt,
+                 "--pathway-min-size", "2", "-o", tmp_path / "p"])  # fmt: skip
+    assert used.exit_code == 0 and "no effect" not in used.stderr, used.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--label-column", "class"], "--label-column class has no effect: no --labels file"),
+        (
+            ["--sample-column", "sample", "--missing-labels", "drop"],
+            "--sample-column sample, --missing-labels drop have no effect",
+        ),
+    ],
+)
+def test_label_options_without_labels_warn_once(tmp_path, small, extra, needle):
+    expr, labels = small
+    result = _cli(["rank", expr, "--rankers", "variance", "-o", tmp_path / "out", *extra])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count(needle) == 1, result.stderr
+    # with the labels file they are used: nothing to say
+    used = _cli(["rank", expr, "--labels", labels, "--rankers", "variance", "-o",
+                 tmp_path / "used", *extra])  # fmt: skip
+    assert used.exit_code == 0, used.stderr
+    assert "no effect" not in used.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (
+            ["--no-report", "--title", "My run", "-o", "{tmp}/out"],
+            "--title 'My run' has no effect: --no-report writes no report.html",
+        ),
+        (
+            ["--no-report", "--title", "T", "-o", "-"],
+            "--no-report, --title T have no effect: -o - writes ranking.tsv only",
+        ),
+    ],
+)
+def test_report_options_without_a_report_warn_once(tmp_path, small, extra, needle):
+    expr, _ = small
+    args = ["rank", expr, "--rankers", "variance", *[e.format(tmp=tmp_path) for e in extra]]
+    result = _cli(args)
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count(needle) == 1, result.stderr
+    titled = _cli(["rank", expr, "--rankers", "variance", "--title", "T", "-o", tmp_path / "r"])
+    assert titled.exit_code == 0 and "no effect" not in titled.stderr, titled.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--cross-fit", "3"], "--cross-fit 3 has no effect: it cross-fits the lists seeded"),
+        (
+            ["--cross-fit", "3", "--relevant-genes", "{tmp}/known.txt"],
+            "--cross-fit 3 has no effect: no list of the run is seeded by --relevant-genes",
+        ),
+        (["--bootstrap", "50"], "--bootstrap 50 has no effect: it sets the replicates of em's"),
+        (
+            ["--bootstrap", "0", "--aggregate", "borda"],
+            "--bootstrap 0 has no effect: it sets the replicates of em's weight intervals; "
+            "--aggregate borda learns no weights",
+        ),
+    ],
+)
+def test_fusion_options_that_apply_to_nothing_warn_once(tmp_path, small, extra, needle):
+    """--cross-fit without a list seeded by known genes, --bootstrap for a fusion without a
+    bootstrap (everything but em): one line says so."""
+    expr, _ = small
+    (tmp_path / "known.txt").write_text("G1\nG2\nG3\n")
+    args = ["rank", expr, "--rankers", "variance,laplacian", "-o", tmp_path / "out"]
+    result = _cli([*args, *[e.format(tmp=tmp_path) for e in extra]])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count(needle) == 1, result.stderr
+    em = _cli([*args, "--aggregate", "em", "--bootstrap", "50"])  # em draws the bootstrap
+    assert em.exit_code == 0 and "no effect" not in em.stderr, em.stderr
+    edges = tmp_path / "edges.tsv"  # PPI-PROP starts from the known genes: cross-fitted
+    edges.write_text("".join(f"G{i}\tG{i + 1}\t1\n" for i in range(30)))
+    seeded = _cli([*args, "--relevant-genes", tmp_path / "known.txt", "--interactions", edges,
+                   "--cross-fit", "3"])  # fmt: skip
+    assert seeded.exit_code == 0 and "no effect" not in seeded.stderr, seeded.stderr
+
+
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
@@ -1056,6 +1154,11 @@ def test_knowledge_settings_without_their_files_warn_once(tmp_path, small, extra
         (["--direction", "desc"], "--direction desc has no effect"),
         (["--gene-column", "symbol"], "--gene-column symbol has no effect"),
         (["--score-column", "score"], "--score-column score has no effect"),
+        (["--ranks-only"], "--ranks-only has no effect: no list is ranked by raw p-values"),
+        (
+            ["--ranks-only", "--aggregate", "rra"],
+            "--ranks-only has no effect: --aggregate rra reads every list by its ranks",
+        ),
     ],
 )
 def test_reading_options_without_effect_warn_once(tmp_path, extra, needle):
@@ -1092,6 +1195,82 @@ def test_quiet_means_errors_only(tmp_path, small, command):
     loud = _cli(args)
     assert loud.exit_code == 0
     assert loud.stderr.splitlines()[-1].startswith(f"kofs: wrote {out}"), loud.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (
+            ["--pathway-min-size", "10", "--pathway-max-size", "5"],
+            "--pathway-max-size 5 is below --pathway-min-size 10",
+        ),
+        (
+            ["--pathway-min-size", "30"],
+            "change --pathway-min-size or --pathway-max-size",
+        ),
+        (["--interaction-min-weight", "inf"], "--interaction-min-weight inf: expected a finite"),
+        (
+            ["--interaction-min-weight", "5"],
+            "lower --interaction-min-weight (the heaviest of them weighs 1)",
+        ),
+    ],
+)
+def test_bounds_are_named_by_their_options(tmp_path, small, extra, needle):
+    """A size or weight bound the knowledge does not meet names the option a user typed, not
+    the parameter of the library function behind it (max_size, min_weight)."""
+    expr, _ = small
+    edges = tmp_path / "edges.tsv"
+    edges.write_text("".join(f"G{i}\tG{i + 1}\t1\n" for i in range(30)))
+    known = tmp_path / "known.txt"
+    known.write_text("G1\nG2\n")
+    args = ["rank", expr, "--pathways", _gmt(tmp_path), "--interactions", edges,
+            "--relevant-genes", known, "--pathway-min-size", "2", "-o", tmp_path / "o"]  # fmt: skip
+    err = _one_line_error(_cli([*args, *extra]), needle)
+    assert "max_size" not in err and "min_size" not in err and "min_weight" not in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (
+            ["--go-term-ids", "GO:9999999"],
+            "--go-term-ids GO:9999999: not among the 4 GO BP terms that annotate genes of the "
+            "matrix in tiny_annotations.tsv (--go-aspect BP)",
+        ),
+        (
+            ["--term-relevance", "{tmp}/rel.tsv"],
+            "--term-relevance names none of the 4 GO BP terms that annotate genes of the matrix",
+        ),
+        (
+            [
+                "--term-relevance",
+                "{tmp}/rel.tsv",
+                "--lists",
+                "Pathway-REL-VOTE",
+                "--pathways",
+                "{tmp}/sets.gmt",
+                "--pathway-min-size",
+                "2",
+            ],
+            "--term-relevance names none of the 2 gene sets of sets.gmt kept by their size",
+        ),  # fmt: skip
+    ],
+)
+def test_terms_are_named_by_their_files(tmp_path, small, extra, needle):
+    """A term the GO or pathway files do not have is named with the option and the file, not
+    with the library's name of the terms ("functions 'GO-BP'")."""
+    expr, _ = small
+    _gmt(tmp_path)
+    (tmp_path / "rel.tsv").write_text("XX:1\t1\n")
+    go = [
+        "--go",
+        DATA / "go" / "tiny.obo",
+        "--go-annotations",
+        DATA / "go" / "tiny_annotations.tsv",
+    ]
+    args = ["rank", expr, *go, "-o", tmp_path / "o", *[str(e).format(tmp=tmp_path) for e in extra]]
+    err = _one_line_error(_cli(args), needle)
+    assert "functions" not in err and "GO-BP" not in err
 
 
 def test_messages_name_the_real_cause(tmp_path, small):

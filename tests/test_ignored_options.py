@@ -1,5 +1,6 @@
-"""Options are never silently ignored: --go-taxon on GAF, --string-min-score off STRING links,
---interactions and the summary title under --method msfs."""
+"""Options are never silently ignored: --go-taxon on GAF, --string-min-score, --string-aliases
+and the BioGRID filters off their formats, --interactions and the summary title under
+--method msfs."""
 
 from __future__ import annotations
 
@@ -53,6 +54,24 @@ def test_string_min_score_off_string_links_warns_once(caplog):
     with caplog.at_level(logging.WARNING, logger="kofs"):  # a STRING links file uses it
         read_interactions(DATA / "interactions" / "string_links.txt", string_min_score=900)
     assert "ignored" not in caplog.text
+
+
+def test_string_and_biogrid_options_off_their_format_warn_once(caplog):
+    edges = DATA / "interactions" / "edges_header.tsv"
+    aliases = DATA / "interactions" / "string_aliases.txt"
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        read_interactions(
+            edges, string_aliases=aliases, biogrid_taxon="9606", biogrid_system_type=None
+        )
+    lines = [ln for ln in caplog.text.splitlines() if "no effect" in ln]
+    assert len(lines) == 2, caplog.text
+    assert f"--string-aliases {aliases} has no effect: {edges} is read as" in lines[0]
+    assert "--biogrid-taxon 9606, --biogrid-system-type all have no effect" in lines[1]
+    assert "not as a BioGRID TAB2/TAB3 file" in lines[1]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="kofs"):  # a STRING links file uses them
+        read_interactions(DATA / "interactions" / "string_links.txt", string_aliases=aliases)
+    assert "no effect" not in caplog.text
 
 
 def test_msfs_warns_about_interactions_and_titles_its_summary(tmp_path, monkeypatch):

@@ -385,6 +385,20 @@ def test_utf16_is_decoded(tmp_path, encoding):
     _same(read_expression(p), ref)
 
 
+@pytest.mark.parametrize("order", ["le", "be"])
+def test_binary_with_every_other_byte_nul_is_not_utf16_text(tmp_path, order):
+    """Without a byte-order mark, bytes whose every other one is NUL are UTF-16 only when they
+    decode to text: a binary file (here 16-bit integers below 256) is refused as binary."""
+    rng = np.random.default_rng(0)
+    data = rng.integers(1, 256, size=3000).astype("<u2" if order == "le" else ">u2").tobytes()
+    p = tmp_path / "b.tsv"
+    p.write_bytes(data)
+    one_error(invoke("rank", p, "-o", tmp_path / "o"), p, "is a binary file, not a text table")
+    text = tmp_path / "t.tsv"  # the same layout holding text is UTF-16, as before
+    text.write_bytes(_table().encode(f"utf-16-{order}"))
+    rank_ok(text, tmp_path / "t")
+
+
 def _comma(v):
     return repr(float(v)).replace(".", ",")
 

@@ -133,8 +133,10 @@ def test_gene_selection_helpers():
     np.testing.assert_array_equal(genes_of_terms(f, ["AML"]), [1, 0, 1, 0, 0])
     np.testing.assert_array_equal(genes_of_terms(f, ["hsa04110"]), [0, 1, 1, 0, 0])
     np.testing.assert_array_equal(genes_of_terms(f), [1, 1, 1, 0, 0])
-    with pytest.raises(ParameterError, match="not in functions"):
+    with pytest.raises(ParameterError, match="terms hsa00000: not among the 2 terms of 'f"):
         genes_of_terms(f, ["hsa00000"])
+    with pytest.raises(ParameterError, match=r"^--pathway-ids hsa00000: not in sets\.gmt; give"):
+        genes_of_terms(f, ["hsa00000"], option="--pathway-ids", among="in sets.gmt")
     W = np.zeros((5, 5))
     W[0, 3] = 1.0
     W[4, 4] = 1.0  # self-loop only: no interaction

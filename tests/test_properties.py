@@ -184,6 +184,19 @@ def test_term_relevance_round_trip(values):
     assert read_term_relevance(_tmpfile(text, ".tsv")) == values
 
 
+def test_a_term_with_two_relevance_values_is_refused():
+    from kofs.sources.term_relevance import read_term_relevance
+
+    same = _tmpfile("GO:1\t0.5\nGO:2\t1\nGO:1\t0.50\n", ".tsv")  # one value, twice: kept
+    assert read_term_relevance(same) == {"GO:1": 0.5, "GO:2": 1.0}
+    two = _tmpfile("term\trelevance\nGO:1\t0.5\nGO:2\t1\nGO:1\t0.7\n", ".tsv")
+    with pytest.raises(KofsError) as err:
+        read_term_relevance(two)
+    assert str(err.value) == (
+        f"{two}:4: term 'GO:1' has two relevance values: 0.5 (line 2) and 0.7; keep one"
+    )
+
+
 @FAST
 @given(st.dictionaries(IDS, IDS, min_size=1, max_size=10))
 def test_id_map_round_trip(mapping):

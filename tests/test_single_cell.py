@@ -247,6 +247,48 @@ def test_cli_h5ad_and_10x(tmp_path, cells):
     assert r.exit_code == 2 and "--layer applies to an .h5ad input only" in r.stderr
 
 
+def test_obs_labels_are_read_as_a_labels_file_is(tmp_path):
+    """Spaces around an obs value are not part of its class (as in a labels file), and two
+    classes that differ only in case or spaces are refused, naming the cells."""
+    from kofs.io.single_cell import labels_from_obs
+
+    X = np.arange(24, dtype=float).reshape(6, 4)
+    obs = pd.DataFrame({"cell_type": ["a", "a ", " b", "b", None, "a"]},
+                       index=[f"c{i}" for i in range(6)])  # fmt: skip
+    got = labels_from_obs(ad.AnnData(X, obs=obs), "cell_type")
+    assert got.labels == ("a", "a", "b", "b", "", "a")
+    obs["cell_type"] = ["a", "A ", "b", "b", "a", "b"]
+    path = tmp_path / "a.h5ad"
+    ad.AnnData(X, obs=obs).write_h5ad(path)
+    r = CliRunner().invoke(main, ["rank", str(path), "--labels", "obs:cell_type", "--rankers",
+                                  "variance", "-o", str(tmp_path / "o")])  # fmt: skip
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert (
+        f"{path}: labels 'a' (cell c0) and 'A' (cell c1) of obs column 'cell_type' differ only "
+        "in case or spaces" in r.stderr
+    )
+
+
+def test_file_options_on_single_cell_data_warn_once(tmp_path, cells):
+    """--labels obs:COLUMN names its column and keeps the cells without a value: the options
+    that read a labels file change nothing, and say so; so do those that read a CSV/TSV
+    matrix."""
+    _adata(cells).write_h5ad(tmp_path / "a.h5ad")
+    args = ["rank", str(tmp_path / "a.h5ad"), "--labels", "obs:cell_type", "--rankers",
+            "variance", "--no-report", "-o", str(tmp_path / "o")]  # fmt: skip
+    r = CliRunner().invoke(main, [*args, "--label-column", "x", "--missing-labels", "drop"])
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr.count("--label-column x has no effect: --labels obs:cell_type names") == 1
+    assert r.stderr.count("--missing-labels drop has no effect") == 1, r.stderr
+    # so do the options that read a CSV/TSV matrix
+    r = CliRunner().invoke(main, [*args, "--decimal", ",", "--duplicate-genes", "first"])
+    assert r.exit_code == 0, r.stderr
+    needle = "--duplicate-genes first, --decimal , have no effect: "
+    assert r.stderr.count(needle + f"{tmp_path / 'a.h5ad'} is single-cell data") == 1, r.stderr
+    plain = CliRunner().invoke(main, args)
+    assert plain.exit_code == 0 and "no effect" not in plain.stderr, plain.stderr
+
+
 @pytest.mark.slow
 def test_run_config_keys_for_single_cell(tmp_path, cells):
     pytest.importorskip("dask")

@@ -97,6 +97,29 @@ def test_negative_weights_are_refused(tmp_path):
         read_graph(str(path))
 
 
+@pytest.mark.parametrize(
+    ("fmt", "needle"),
+    [
+        ("graphml", "no edge of {path} has an attribute 'score' (its edge attributes: weight)"),
+        ("adjlist", "no edge of {path} has an attribute 'score' (its edges have none)"),
+        ("sif", "{path} is a SIF file, whose edges carry no attributes"),
+    ],
+)
+def test_a_weight_attribute_no_edge_has_warns_once(graph_files, fmt, needle, caplog):
+    import logging
+
+    path = graph_files[fmt]
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        inter = read_graph(str(path), weight="score")
+    assert np.all(inter.weight == 1.0)
+    (line,) = [ln for ln in caplog.text.splitlines() if "no effect" in ln]
+    assert "--graph-weight score has no effect: " + needle.format(path=path) in line
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        read_graph(str(path))  # the default attribute, absent: every edge weighs 1, as documented
+    assert "no effect" not in caplog.text
+
+
 def test_graph_prop_list_from_python(graph_files):
     p = example_paths()
     expr = read_expression(p["expression"])

@@ -180,6 +180,13 @@ class EvaluateConfig:
 
     def __post_init__(self) -> None:
         self.split()  # the split-half settings are checked when the config is made
+        names = self.known_names()
+        for name in self.sim_anno or ():
+            if name not in names:
+                raise ParameterError(
+                    f"--sim-anno {name!r} is not a --known-genes set"
+                    + (f"; sets: {', '.join(names)}" if names else "; add --known-genes NAME=FILE")
+                )
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> EvaluateConfig:

@@ -241,6 +241,11 @@ def evaluate_files(
         c.cache_dir, enabled=not c.no_cache, used=bool(c.go or c.go_annotations),
         outputs=[c.output],
     )  # fmt: skip
+    if not (c.go and c.go_annotations):
+        from kofs.options import changed, warn_no_effect
+
+        why = "Sim_anno needs GO (--go with --go-annotations)"
+        warn_no_effect(changed(c, ["sim_anno"]), why)
     cats = read_labels(c.labels, sample_column=c.sample_column, label_column=c.label_column)
     expr = read_expression(
         c.expression,

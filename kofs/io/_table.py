@@ -24,10 +24,12 @@ import gzip
 import io
 import logging
 import os
+import re
 import sys
+import weakref
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -65,10 +67,23 @@ def display_name(path: str | os.PathLike) -> str:
     return "<stdin>" if p == "-" else p
 
 
+#: The standard-input streams already read (a second input given as ``-`` would find them
+#: empty: it is refused with the reason instead).
+_STDIN_READ: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
 def _raw(path: str | os.PathLike) -> bytes:
     p = os.fspath(path)
     if p == "-":
         stream = getattr(sys.stdin, "buffer", sys.stdin)
+        if stream is not None:
+            if stream in _STDIN_READ:
+                raise InputError(
+                    "standard input can be read only once, and another input given as - has "
+                    "read it; save this one to a file and give its path",
+                    path=display_name(p),
+                )
+            _STDIN_READ.add(stream)
         data = stream.read()
         return data.encode("utf-8") if isinstance(data, str) else data
     try:
@@ -99,8 +114,14 @@ def _utf16_kind(raw: bytes) -> str | None:
     return None
 
 
+#: Control characters that no text table holds (tab, line feed and carriage return aside).
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
 def _from_utf16(raw: bytes, name: str) -> bytes:
-    """UTF-16 text (Excel "Unicode text", PowerShell output) re-encoded as UTF-8."""
+    """UTF-16 text (Excel "Unicode text", PowerShell output) re-encoded as UTF-8. Without a
+    byte-order mark only text is taken for UTF-16: bytes whose every other one is NUL but that
+    decode to control characters are left as they are (a binary file, refused as such)."""
     kind = _utf16_kind(raw)
     if kind is None:
         return raw
@@ -111,6 +132,8 @@ def _from_utf16(raw: bytes, name: str) -> bytes:
             f"looks like UTF-16 text but cannot be decoded ({exc.reason}); save it as UTF-8",
             path=name,
         ) from None
+    if kind != "utf-16" and _CONTROL.search(text):
+        return raw
     log.info("%s: decoded from %s", name, kind.upper())
     return text.encode("utf-8")
 

@@ -127,6 +127,7 @@ def read_graph(
 
     from kofs.io.ids import guess_namespace
     from kofs.io.interaction_table import clean_edges
+    from kofs.options import warn_no_effect
 
     path = os.fspath(path)
     fmt = graph_format(path, fmt)
@@ -135,10 +136,22 @@ def read_graph(
         src, dst = _sif_edges(path)
         w = np.ones(len(src))
         directed = False
+        if weight != "weight":
+            why = f"{path} is a SIF file, whose edges carry no attributes: every edge weighs 1"
+            warn_no_effect([f"--graph-weight {weight}"], why)
     else:
         g = _networkx_graph(path, fmt)
         directed = bool(g.is_directed())
         edges = list(g.edges(data=True))
+        attributes = sorted({str(k) for _, _, d in edges for k in d})
+        if weight != "weight" and edges and weight not in attributes:
+            have = (
+                f"(its edge attributes: {', '.join(attributes)})"
+                if attributes
+                else "(its edges have none)"
+            )
+            why = f"no edge of {path} has an attribute {weight!r} {have}: every edge weighs 1"
+            warn_no_effect([f"--graph-weight {weight}"], why)
         src = [str(a) for a, _, _ in edges]
         dst = [str(b) for _, b, _ in edges]
         try:

@@ -332,6 +332,26 @@ def sniff_interactions(path: str | os.PathLike) -> str:
     return sniff_format(path, _SNIFFERS)
 
 
+def _warn_other_format(
+    path: str | os.PathLike, fmt: str, aliases: Any, taxon: Any, system_type: str | None
+) -> None:
+    """The options of one interaction format given for a file of another: one warning each
+    (they changed nothing)."""
+    from kofs.options import warn_no_effect
+
+    if aliases is not None and fmt != "string":
+        warn_no_effect(
+            [f"--string-aliases {aliases}"],
+            f"{path} is read as {fmt}, not as a STRING protein.links file (whose protein ids "
+            "the aliases map to genes)",
+        )
+    biogrid = [f"--biogrid-taxon {taxon}"] if taxon is not None else []
+    if system_type != "physical":
+        biogrid.append(f"--biogrid-system-type {system_type or 'all'}")
+    if fmt != "biogrid":
+        warn_no_effect(biogrid, f"{path} is read as {fmt}, not as a BioGRID TAB2/TAB3 file")
+
+
 def read_interactions(
     path: str | os.PathLike,
     fmt: str = "auto",
@@ -372,6 +392,7 @@ def read_interactions(
             "(e.g. %g for a 0-1 score)",
             string_min_score, path, fmt, string_min_score / 1000,
         )  # fmt: skip
+    _warn_other_format(path, fmt, string_aliases, biogrid_taxon, biogrid_system_type)
     return reader(
         path,
         min_score=400 if string_min_score is None else string_min_score,

@@ -7,6 +7,7 @@ import logging
 import os
 import re
 from collections import Counter
+from collections.abc import Callable, Sequence
 
 from kofs.errors import InputError, ParameterError
 from kofs.io._table import MISSING_TOKENS, read_table
@@ -14,7 +15,7 @@ from kofs.types import Expression, SampleCategories
 
 log = logging.getLogger(__name__)
 
-__all__ = ["read_labels", "align_labels"]
+__all__ = ["read_labels", "align_labels", "check_label_spelling"]
 
 _SAMPLE_NAMES = ("sample", "sample_id", "sampleid", "sample id", "samples", "id")
 
@@ -44,19 +45,29 @@ def _fold(label: str) -> str:
     return re.sub(r"\s+", "", label).casefold()
 
 
-def _check_label_spelling(labels: list[str], lines, path: str) -> None:
-    """Refuse two labels that differ only in case or whitespace ("Tumor" / "tumor")."""
+def check_label_spelling(
+    labels: Sequence[str], place: Callable[[int], str], path: str | None, *, of: str = ""
+) -> None:
+    """Refuse two labels that differ only in case or whitespace ("Tumor" / "tumor"): an
+    InputError naming both with their places (``place(i)`` of the i-th label: ``"line 3"``,
+    ``"cell AAAC-1"``) and what they are labels ``of`` (``" of obs column 'cell_type'"``).
+    Empty labels (unlabelled) are skipped."""
     first: dict[str, tuple[str, int]] = {}
-    for v, line in zip(labels, lines, strict=True):
+    seen: set[str] = set()
+    for i, v in enumerate(labels):
+        if v in seen or not v:
+            continue
+        seen.add(v)
         key = _fold(v)
-        if key in first and first[key][0] != v:
+        if key in first:
+            a, j = first[key]
             raise InputError(
-                f"labels {first[key][0]!r} (line {first[key][1]}) and {v!r} (line {line}) differ "
-                "only in case or spaces and would be two classes; spell them identically (or "
-                "rename one to a clearly different class)",
+                f"labels {a!r} ({place(j)}) and {v!r} ({place(i)}){of} differ only in case or "
+                "spaces and would be two classes; spell them identically (or rename one to a "
+                "clearly different class)",
                 path=path,
             )
-        first.setdefault(key, (v, line))
+        first[key] = (v, i)
 
 
 def read_labels(
@@ -140,7 +151,7 @@ def read_labels(
         keep.append(i)
     if len(keep) < len(samples):
         log.info("%s: %d repeated rows merged", name, len(samples) - len(keep))
-    _check_label_spelling([labels[i] for i in keep], [lines[i] for i in keep], name)
+    check_label_spelling([labels[i] for i in keep], lambda i: f"line {lines[keep[i]]}", name)
     counts = Counter(labels[i] for i in keep)
     log.info(
         "%s: %d samples, classes %s",

@@ -407,7 +407,9 @@ def _check_finite(X: Any, where: str, path: str | None) -> None:
 def labels_from_obs(
     adata: Any, column: str, *, samples: tuple[str, ...] | None = None, source: str | None = None
 ) -> SampleCategories:
-    """Cell labels from an ``adata.obs`` column (missing values become unlabelled cells)."""
+    """Cell labels from an ``adata.obs`` column (missing values become unlabelled cells).
+    Values are stripped of surrounding spaces, as a labels file's are; two that differ only in
+    case or spaces are refused (:func:`kofs.io.labels.check_label_spelling`)."""
     if column not in adata.obs.columns:
         import difflib
 
@@ -419,9 +421,14 @@ def labels_from_obs(
         )
     import pandas as pd
 
+    from kofs.io.labels import check_label_spelling
+
     values = adata.obs[column]
-    labels = ["" if pd.isna(v) else str(v) for v in values]
-    return SampleCategories(labels, samples or [str(c) for c in adata.obs_names], name=column)
+    labels = ["" if pd.isna(v) else str(v).strip() for v in values]
+    cells = [str(c) for c in adata.obs_names]
+    of = f" of obs column {column!r}"
+    check_label_spelling(labels, lambda i: f"cell {cells[i]}", source, of=of)
+    return SampleCategories(labels, samples or cells, name=column)
 
 
 def _read_tsv(path: Path, what: str) -> pd.DataFrame:

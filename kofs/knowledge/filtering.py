@@ -30,10 +30,18 @@ __all__ = ["filtered_similarity", "genes_of_terms", "genes_of_relation", "restri
 log = logging.getLogger(__name__)
 
 
-def genes_of_terms(functions: FeatureFunctions, terms: Iterable[str] | None = None) -> np.ndarray:
+def genes_of_terms(
+    functions: FeatureFunctions,
+    terms: Iterable[str] | None = None,
+    *,
+    option: str = "terms",
+    among: str | None = None,
+) -> np.ndarray:
     """Boolean mask (m,) of the genes annotated to any of ``terms`` (ids or names; None = all).
 
-    Raises ParameterError when a term is unknown.
+    Raises ParameterError when a term is unknown, naming it as ``option`` (how the terms were
+    given, e.g. ``--go-term-ids``) and saying which terms there are as ``among`` (default: the
+    number of terms of ``functions``).
     """
     V = functions.incidence
     if terms is None:
@@ -45,10 +53,8 @@ def genes_of_terms(functions: FeatureFunctions, terms: Iterable[str] | None = No
         for t in terms:
             idx = by_id.get(str(t), by_name.get(str(t)))
             if idx is None:
-                raise ParameterError(
-                    f"filtering: term {t!r} is not in functions {functions.name!r}; "
-                    "list the terms with their ids or names"
-                )
+                where = among or f"among the {len(functions.terms)} terms of {functions.name!r}"
+                raise ParameterError(f"{option} {t}: not {where}; give term ids or names")
             cols.append(idx)
         cols = np.asarray(cols, dtype=int)
     sub = V[:, cols]

@@ -129,7 +129,8 @@ def genesets_to_functions(
     if not keep.any():
         raise ParameterError(
             f"{_source_name(gene_sets)}: no gene set has between {min_size} and {max_size} "
-            f"matrix genes (sizes {sizes.min()}..{sizes.max()}); change min_size/max_size"
+            f"matrix genes (sizes {sizes.min()}..{sizes.max()}); change --pathway-min-size or "
+            "--pathway-max-size"
         )
     kept = np.flatnonzero(keep)
     n_small = int((sizes < min_size).sum())

@@ -112,10 +112,16 @@ def interactions_to_relation(
     loops = mapped & (i == j)
     keep = mapped & strong & ~loops
     if not keep.any():
+        joining = mapped & ~loops & (w > 0)
+        hint = (
+            f"lower --interaction-min-weight (the heaviest of them weighs {w[joining].max():g})"
+            if joining.any()
+            else "check the id types"
+        )
         raise CoverageError(
-            f"{source}: no interaction with weight >= {min_weight:g} joins two matrix genes "
-            f"({int(mapped.sum())} of {interactions.n_edges} edges have both ends in the "
-            "matrix); check the id types or lower min_weight",
+            f"{'' if interactions.path else f'{source}: '}no interaction with weight >= "
+            f"{min_weight:g} joins two matrix genes ({int(mapped.sum())} of "
+            f"{interactions.n_edges} edges have both ends in the matrix); {hint}",
             path=interactions.path,
         )
     i, j, w = i[keep].astype(np.int64), j[keep].astype(np.int64), w[keep]

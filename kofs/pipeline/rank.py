@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -235,6 +235,50 @@ def _warn_unused(config: Any, names: Iterable[str]) -> None:
         )
 
 
+def _warn_cross_fit(
+    aggregation: Any, aggregate: str, seeded: Mapping[str, Any], *, relevant: bool
+) -> None:
+    """``--cross-fit`` set when no list is cross-fitted: one warning saying why."""
+    from kofs.options import changed, warn_no_effect
+    from kofs.registry import AGGREGATORS
+
+    given = changed(aggregation, ["cross_fit"])
+    if not relevant:
+        warn_no_effect(
+            given, "it cross-fits the lists seeded by --relevant-genes, and none is given"
+        )
+    elif not seeded:
+        warn_no_effect(given, "no list of the run is seeded by --relevant-genes")
+    elif not AGGREGATORS.get(aggregate).context:
+        warn_no_effect(
+            given, f"--aggregate {aggregate} does not cross-fit the seeded lists (posterior does)"
+        )
+
+
+def _warn_bootstrap(aggregation: Any, aggregate: str, supervision: str | None) -> None:
+    """``--bootstrap`` set for a fusion that draws no bootstrap: one warning saying why. It
+    sets the replicates of em's weight intervals; under supervision by labels, a number above
+    :data:`~kofs.pipeline.supervision.RULE_REPLICATES` also adds replicates to the label
+    weights (an effect with any fusion)."""
+    from kofs.options import changed, warn_no_effect
+    from kofs.pipeline.supervision import RULE_REPLICATES
+    from kofs.registry import AGGREGATORS
+
+    spec = AGGREGATORS.get(aggregate)
+    if spec.diagnose is not None or (
+        supervision == "labels" and aggregation.bootstrap > RULE_REPLICATES
+    ):
+        return
+    if "resamples" in spec.params:
+        why = (
+            f"it sets the replicates of em's weight intervals; --aggregate {aggregate} has "
+            "its intervals from its resamples (--aggregate-param resamples=N)"
+        )
+    else:
+        why = f"it sets the replicates of em's weight intervals; --aggregate {aggregate} learns no weights"
+    warn_no_effect(changed(aggregation, ["bootstrap"]), why)
+
+
 def knowledge_given(config: Any) -> bool:
     """Whether ``config`` names knowledge: any knowledge option set, or an id map."""
     return config.inputs.id_map is not None or any(
@@ -381,6 +425,7 @@ def rank_config(
         "cross_fit": cross_fit,
     }
     seeded = built_from(context, [p.name for p in plans]) if method == "kofs" else {}
+    _warn_cross_fit(a, aggregate, seeded, relevant=bool(rel))
     from kofs._compute.chunked import dask_client
 
     with dask_client(res.dask_scheduler):
@@ -397,6 +442,7 @@ def rank_config(
             bootstrap=a.bootstrap,
             cross_fit=cross_fit,
         )
+    _warn_bootstrap(a, aggregate, (result.final.diagnostics or {}).get("supervision"))
     tables = None
     if settings["markers"] is not None:
         from kofs.rankers.markers import marker_tables

@@ -56,11 +56,14 @@ def read_single_cell_data(
     from kofs.errors import ParameterError
     from kofs.io.labels import align_labels, read_labels
     from kofs.io.single_cell import labels_from_obs, read_single_cell
+    from kofs.options import changed, warn_no_effect
     from kofs.pipeline import warm_kernels as warm
 
     i = config.inputs
     if i.expression is None:
         raise ParameterError("no expression matrix given (the EXPRESSION argument or key)")
+    table = changed(i, ["genes_in", "gene_column", "duplicate_genes", "missing_values", "decimal"])
+    warn_no_effect(table, f"{i.expression} is single-cell data, not a CSV/TSV matrix")
     chunk = i.chunk_size or (10000 if config.resources.dask_scheduler else None)
     # the kernels compile on another core while the matrix is read (a new installation's run)
     warm.start(threads=config.resources.threads)
@@ -68,6 +71,7 @@ def read_single_cell_data(
         i.expression, layer=i.layer, use_raw=bool(i.use_raw), chunk_size=chunk
     )
     categories = None
+    _warn_label_options(i, obs=bool(i.labels and i.labels.startswith("obs:")))
     if i.labels and i.labels.startswith("obs:"):
         if adata is None:
             raise ParameterError("--labels obs:COLUMN needs an .h5ad input")
@@ -89,6 +93,25 @@ def read_single_cell_data(
 
         graph = anndata_graph(adata, i.use_graph, expr.samples, expr.source)
     return expr, categories, graph
+
+
+def _warn_label_options(inputs: Any, *, obs: bool = False) -> None:
+    """One warning for the options that read a labels file given without one (or with
+    ``--labels obs:COLUMN``, which names its column and keeps cells without a value)."""
+    from kofs.options import changed, warn_no_effect
+
+    if not inputs.labels:
+        why = "no --labels file is given"
+        warn_no_effect(changed(inputs, ["label_column", "sample_column", "missing_labels"]), why)
+    elif obs:
+        warn_no_effect(
+            changed(inputs, ["label_column", "sample_column"]),
+            f"--labels {inputs.labels} names the obs column itself",
+        )
+        warn_no_effect(
+            changed(inputs, ["missing_labels"]),
+            "the cells of an obs column without a value stay in the run, unlabelled",
+        )
 
 
 def read_data(config: RunConfig) -> tuple[Expression, SampleCategories | None]:
@@ -121,6 +144,7 @@ def read_data(config: RunConfig) -> tuple[Expression, SampleCategories | None]:
             f"--labels {i.labels}: obs:COLUMN reads a column of an AnnData .h5ad's obs, and "
             f"{i.expression} is not an .h5ad; give a labels file (sample id, label) instead"
         )
+    _warn_label_options(i)
     categories = None
     if i.labels:
         categories = read_labels(

@@ -32,7 +32,7 @@ from kofs.io.gene_lists import (
 )
 from kofs.io.ids import CoverageReport
 from kofs.pipeline.harmonise import harmonise, relevant_in_lists
-from kofs.registry import DEFAULT_AGGREGATOR
+from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR
 from kofs.types import AggregateRanking, Ranking
 
 log = logging.getLogger(__name__)
@@ -148,6 +148,16 @@ def _warn_unused(reading: Mapping[str, Any], sources: Sequence[RankedGeneList]) 
         log.warning("%s %s has no effect: %s", flag, value, why)
 
 
+def _warn_ranks_only(aggregate: str, reads_p_values: bool, rankings: Sequence[Ranking]) -> None:
+    """``--ranks-only`` where no p-value would have been read: one warning saying why."""
+    from kofs.options import warn_no_effect
+
+    if not reads_p_values:
+        warn_no_effect(["--ranks-only"], f"--aggregate {aggregate} reads every list by its ranks")
+    elif not any("null" in r.info for r in rankings):
+        warn_no_effect(["--ranks-only"], "no list is ranked by raw p-values")
+
+
 def read_universe(universe: Any) -> int | list[str] | None:
     """``None``, a number of genes, or gene ids (a file with one id per line / a column, or an
     iterable). A string of digits that is not a file is a number."""
@@ -247,6 +257,12 @@ def aggregate_lists(
     t0 = time.perf_counter()
     if direction is not None and direction not in DIRECTIONS:
         raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+    spec = AGGREGATORS.get(aggregate)
+    if signal_p is not None and not spec.context:
+        raise ParameterError(
+            f"--signal-p {signal_p:g}: --aggregate {aggregate} does not use an outside test's "
+            "p-value; --aggregate posterior does"
+        )
     reading = {
         "gene_column": gene_column,
         "column": column,
@@ -277,6 +293,7 @@ def aggregate_lists(
         )
     rankings, coverage, N, universe_ids = harmonise(sources, read_universe(universe))
     if ranks_only:
+        _warn_ranks_only(aggregate, spec.context, rankings)
         rankings = [
             replace(r, info={k: v for k, v in r.info.items() if k not in ("null", "effect_signs")})
             for r in rankings

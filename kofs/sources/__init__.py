@@ -10,14 +10,11 @@ run names into a :class:`KnowledgeSources`; :func:`describe_sources` backs ``kof
 from __future__ import annotations
 
 import importlib
-import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kofs.sources._spec import SourceSpec
-
-log = logging.getLogger(__name__)
 
 #: One line per knowledge source (catalogue and MSFS order come from the specs).
 SOURCE_MODULES = (
@@ -173,33 +170,27 @@ def read_sources(
         from kofs.io.id_map import read_id_map
 
         idmap = read_id_map(id_map)
+        if not any(SOURCES.get(name).id_file for name in data):
+            from kofs.options import warn_no_effect
+
+            files = ", ".join("--" + s.id_file.replace("_", "-") for s in SOURCES if s.id_file)
+            why = f"it maps the gene ids of {files}, and none is given"
+            warn_no_effect([f"--id-map {id_map}"], why)
     return KnowledgeSources(data, idmap)
 
 
 def _warn_settings_without_source(spec: SourceSpec, options: Any) -> None:
     """One warning when a source that is not given (none of its files) has settings other
     than their defaults: they changed nothing (``--go-taxon 9606`` without ``--go``)."""
-    from kofs.options import options_of
+    from kofs.options import changed, options_of, warn_no_effect
 
     opts = options_of(spec.options)
     paths = [o for o in opts if o.kind == "path"]
     if not paths or any(getattr(options, o.name) is not None for o in paths):
         return  # a source that gives no file option, or read None from its files itself
-    files = [o.flag for o in paths]
-    set_ = []
-    for o in opts:
-        value = getattr(options, o.name)
-        if o.kind != "path" and value is not None and value != o.default:
-            shown = ",".join(map(str, value)) if isinstance(value, (tuple, list)) else value
-            set_.append(f"{o.flag} {shown}")
-    if set_:
-        log.warning(
-            "%s %s no effect: no %s file is given (%s)",
-            ", ".join(set_),
-            "has" if len(set_) == 1 else "have",
-            spec.name,
-            ", ".join(files),
-        )
+    files = ", ".join(o.flag for o in paths)
+    settings = changed(options, [o.name for o in opts if o.kind != "path"])
+    warn_no_effect(settings, f"no {spec.name} file is given ({files})")
 
 
 def source_releases(sources: KnowledgeSources) -> dict[str, Any]:

@@ -56,9 +56,11 @@ def term_relevance_is_gene_level(ctx: Context) -> bool:
     return ctx.source("term_relevance") is not None or bool(ctx.relevant_genes)
 
 
-def with_term_relevance(ctx: Context, functions: FeatureFunctions) -> FeatureFunctions:
+def with_term_relevance(ctx: Context, functions: FeatureFunctions, terms: str) -> FeatureFunctions:
     """Term relevance: a user table, else learned from relevant genes (M_rel/M_all), else from
-    the data (enrichment of high-variance genes; :mod:`kofs.knowledge.functions`)."""
+    the data (enrichment of high-variance genes; :mod:`kofs.knowledge.functions`). ``terms``
+    says what the terms of ``functions`` are, for the user (a table naming none of them is an
+    error)."""
     from kofs.knowledge.functions import learn_relevance, learn_relevance_from_data, with_relevance
 
     table = ctx.source("term_relevance")
@@ -66,7 +68,10 @@ def with_term_relevance(ctx: Context, functions: FeatureFunctions) -> FeatureFun
         known = set(functions.terms)
         values = {t: v for t, v in table.items() if t in known}
         if not values:
-            raise ParameterError(f"--term-relevance names none of the terms of {functions.name}")
+            raise ParameterError(
+                f"--term-relevance names none of {terms}; add rows for them, or leave out the "
+                "lists that vote with them (--lists)"
+            )
         return with_relevance(functions, values)
     if ctx.relevant_genes:
         ctx.note_relevant_use()

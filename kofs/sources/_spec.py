@@ -15,8 +15,8 @@ A knowledge source (GO, pathways, interactions, graph files, auxiliary data, ter
   ``needs`` refer to;
 - optionally ``msfs`` (its sample similarities for MSFS), ``relevance`` (a starting relevance
   for propagation), ``evidence`` (the terms or gene graph that explain a gene's place,
-  :mod:`kofs.knowledge.evidence`) and ``releases`` (release
-  information for the manifest).
+  :mod:`kofs.knowledge.evidence`), ``releases`` (release information for the manifest) and
+  ``id_file`` (the option of its file whose gene ids ``--id-map`` maps to the matrix's).
 
 The module is registered by one line in :data:`kofs.sources.SOURCE_MODULES`.
 """
@@ -71,3 +71,4 @@ class SourceSpec:
     evidence: Evidence | None = None
     releases: Callable[[Any], dict[str, Any]] | None = None
     uses_resources: bool = False
+    id_file: str | None = None

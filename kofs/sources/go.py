@@ -8,6 +8,7 @@ relevant genes are given.
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -239,11 +240,21 @@ def go_functions_of(ctx: Context, *, propagate: bool = True) -> FeatureFunctions
     )
 
 
+def _terms(ctx: Context) -> str:
+    """What the GO terms of the run are, for messages."""
+    g = _go(ctx)
+    file = os.path.basename(g.annotations.source or "") or "the GO annotations"
+    return (
+        f"the {len(go_functions_of(ctx).terms)} GO {g.aspect} terms that annotate genes of the "
+        f"matrix in {file} (--go-aspect {g.aspect})"
+    )
+
+
 def go_relevance(ctx: Context) -> FeatureFunctions:
     """GO terms with their relevance (voting, and the start of propagation)."""
     return ctx.cached(
         "go_functions_rel",
-        lambda: with_term_relevance(ctx, go_functions_of(ctx)),
+        lambda: with_term_relevance(ctx, go_functions_of(ctx), _terms(ctx)),
         gene_level=term_relevance_is_gene_level(ctx),
     )
 
@@ -307,7 +318,10 @@ def go_filt_similarity(ctx: Context) -> Any:
     from kofs.knowledge.filtering import filtered_similarity, genes_of_terms
 
     def build():
-        genes = genes_of_terms(go_functions_of(ctx), _go(ctx).term_ids)
+        among = f"among {_terms(ctx)}"
+        genes = genes_of_terms(
+            go_functions_of(ctx), _go(ctx).term_ids, option="--go-term-ids", among=among
+        )
         check_similarity_memory(ctx, "GO-FILT")
         return filtered_similarity(ctx.expression, genes, name="GO-FILT")
 
@@ -406,4 +420,5 @@ SOURCE = SourceSpec(
     relevance_order=10,
     evidence=_evidence,
     releases=_releases,
+    id_file="go_annotations",
 )

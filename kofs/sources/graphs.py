@@ -93,4 +93,5 @@ SOURCE = SourceSpec(
     provides=lambda data: ("graph",),
     evidence=_evidence,
     releases=_releases,
+    id_file="graph",
 )

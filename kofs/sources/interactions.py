@@ -50,7 +50,7 @@ class InteractionOptions:
         help="BioGRID experimental system type kept.",
     )
     interaction_min_weight: float = opt(
-        "interaction_min_weight", "float", 0.0, help="Drop interactions lighter than this."
+        "interaction_min_weight", "float", 0.0, low=0, help="Drop interactions lighter than this."
     )
     undirected: bool = opt(
         "undirected",
@@ -61,9 +61,16 @@ class InteractionOptions:
 
 
 def _read(o: InteractionOptions) -> NetworkData | None:
+    import math
+
+    from kofs.errors import InputError, ParameterError
+
+    if not math.isfinite(o.interaction_min_weight):
+        raise ParameterError(
+            f"--interaction-min-weight {o.interaction_min_weight}: expected a finite number >= 0"
+        )
     if o.interactions is None:
         return None
-    from kofs.errors import InputError
     from kofs.io.interactions import read_interactions
     from kofs.io.sniff import wrong_option
 
@@ -131,4 +138,5 @@ SOURCE = SourceSpec(
     provides=lambda data: ("interactions",),
     evidence=_evidence,
     releases=_releases,
+    id_file="interactions",
 )

@@ -7,6 +7,7 @@ are given.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +70,11 @@ class PathwayData:
 
 
 def _read(o: PathwayOptions) -> PathwayData | None:
+    if o.pathway_max_size < o.pathway_min_size:
+        raise ParameterError(
+            f"--pathway-max-size {o.pathway_max_size} is below --pathway-min-size "
+            f"{o.pathway_min_size}: no gene set could be kept"
+        )
     if o.pathways is None:
         if o.pathway_ids:
             raise ParameterError("--pathway-ids needs --pathways")
@@ -104,11 +110,21 @@ def pathway_functions_of(ctx: Context) -> FeatureFunctions:
     )
 
 
+def _sets(ctx: Context) -> str:
+    """What the gene sets of the run are, for messages."""
+    p = _data(ctx)
+    file = os.path.basename(p.gene_sets.path or "") or "the pathways"
+    return (
+        f"the {len(pathway_functions_of(ctx).terms)} gene sets of {file} kept by their size "
+        "(--pathway-min-size, --pathway-max-size)"
+    )
+
+
 def pathway_relevance(ctx: Context) -> FeatureFunctions:
     """Pathways with their relevance (voting, and the start of propagation)."""
     return ctx.cached(
         "pathway_functions_rel",
-        lambda: with_term_relevance(ctx, pathway_functions_of(ctx)),
+        lambda: with_term_relevance(ctx, pathway_functions_of(ctx), _sets(ctx)),
         gene_level=term_relevance_is_gene_level(ctx),
     )
 
@@ -173,4 +189,5 @@ SOURCE = SourceSpec(
     relevance_order=20,
     evidence=_evidence,
     releases=_releases,
+    id_file="pathways",
 )

@@ -21,7 +21,8 @@ class TermRelevanceOptions:
 
 
 def read_term_relevance(path: str | os.PathLike) -> dict[str, float]:
-    """A two-column table ``term``, ``relevance`` (header optional; GO ids or pathway ids)."""
+    """A two-column table ``term``, ``relevance`` (header optional; GO ids or pathway ids). A
+    term listed twice must have one value (InputError naming both lines otherwise)."""
     from kofs.io._table import read_table
 
     df = read_table(path, comment="#", header=False)
@@ -29,6 +30,7 @@ def read_term_relevance(path: str | os.PathLike) -> dict[str, float]:
         raise InputError("term relevance needs two columns: term id and relevance", path=path)
     lines = df.attrs["lines"]
     out: dict[str, float] = {}
+    first: dict[str, int] = {}
     for k, (term, value) in enumerate(zip(df.iloc[:, 0], df.iloc[:, 1], strict=True)):
         try:
             v = float(value)
@@ -42,6 +44,14 @@ def read_term_relevance(path: str | os.PathLike) -> dict[str, float]:
             raise InputError(
                 f"relevance {value!r} is not finite", path=path, line=int(lines[k]), column=2
             )
+        if term in out and out[term] != v:
+            raise InputError(
+                f"term {term!r} has two relevance values: {df.iloc[first[term], 1]} (line "
+                f"{int(lines[first[term]])}) and {value}; keep one",
+                path=path,
+                line=int(lines[k]),
+            )
+        first.setdefault(term, k)
         out[term] = v
     if not out:
         raise InputError("no term relevance values found", path=path)
