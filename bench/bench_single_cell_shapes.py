@@ -107,14 +107,12 @@ def _kofs_order(path: Path, out: Path, genes: list[str]) -> np.ndarray:
     return np.array([index[g] for g in t["gene"]])
 
 
-def table(names: list[str]) -> list[str]:
-    lines = [
-        "| shape | DE genes | method | precision top k | precision top k/5 | programme genes in top k |",
-        "|---|---|---|---|---|---|",
-    ]
-    print("\n".join(lines), flush=True)
+def measure(names: list[str] | None = None) -> list[dict]:
+    """One row per shape and method: ``shape``, ``method``, ``de`` (DE genes), ``k``,
+    ``p@k``, ``p@k/5``, ``programme@k``; printed as they come."""
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name in names:
+        for name in names or list(SHAPES):
             a = _anndata(SHAPES[name])
             path = Path(tmp) / "shape.h5ad"
             a.write_h5ad(path)
@@ -124,12 +122,45 @@ def table(names: list[str]) -> list[str]:
             orders = {"kofs default": _kofs_order(path, Path(tmp) / "out", list(a.var_names))}
             orders.update(_hvg_orders(a))
             for method, o in orders.items():
-                lines.append(
-                    f"| {name} | {int(de.sum())} | {method} (k = {k}) | {de[o[:k]].mean():.2f} | "
-                    f"{de[o[: k // 5]].mean():.2f} | {int(nu[o[:k]].sum())} |"
+                rows.append(
+                    {
+                        "shape": name,
+                        "method": method,
+                        "de": int(de.sum()),
+                        "k": k,
+                        "p@k": float(de[o[:k]].mean()),
+                        "p@k/5": float(de[o[: k // 5]].mean()),
+                        "programme@k": int(nu[o[:k]].sum()),
+                    }
                 )
-                print(lines[-1], flush=True)
-    return lines
+                print(_line(rows[-1]), flush=True)
+    return rows
+
+
+HEADER = (
+    "| shape | DE genes | method | precision top k | precision top k/5 | programme genes in top k |\n"
+    "|---|---|---|---|---|---|"
+)
+
+
+def _line(r: dict) -> str:
+    return (
+        f"| {r['shape']} | {r['de']} | {r['method']} (k = {r['k']}) | {r['p@k']:.2f} | "
+        f"{r['p@k/5']:.2f} | {r['programme@k']} |"
+    )
+
+
+def run() -> list[dict]:
+    """Rows for bench/run.py: precision in the top k per shape and method."""
+    return [
+        {
+            "benchmark": f"shape '{r['shape']}': {r['method']} precision in the top {r['k']}",
+            "value": round(r["p@k"], 3),
+            "unit": "frac",
+            "note": f"top k/5 {r['p@k/5']:.2f}, programme genes in the top k {r['programme@k']}",
+        }
+        for r in measure()
+    ]
 
 
 def main() -> None:
@@ -137,7 +168,8 @@ def main() -> None:
     names = list(SHAPES)
     if chosen:  # by number (1-5) in the table's order
         names = [names[int(k) - 1] for k in chosen.split(",")]
-    table(names)
+    print(HEADER, flush=True)
+    measure(names)
 
 
 if __name__ == "__main__":
