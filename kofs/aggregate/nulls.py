@@ -26,7 +26,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from scipy.special import betaln, fdtrc, log_ndtr, ndtr
-from scipy.stats import f as f_distribution
 
 from kofs.types import Ranking
 
@@ -65,7 +64,8 @@ def null_p_values(ranking: Ranking) -> np.ndarray | None:
 def null_log_p_values(ranking: Ranking) -> np.ndarray | None:
     """:func:`null_p_values` as natural logarithms, computed in log space for the statistics
     whose null kofs knows (``f``, ``normal``): p-values below the smallest double (an F of
-    thousands of cells, a Hotspot z above 38) keep their order (-inf: an infinite statistic);
+    thousands of cells, a Hotspot z above 38) keep their order (-inf: an infinite statistic;
+    the F test's below :data:`TAIL_P` by :func:`log_f_tail`);
     a table's p-values (``p``) are only as fine as it gives them."""
     null = ranking.info.get("null")
     if not isinstance(null, Mapping):
@@ -76,10 +76,13 @@ def null_log_p_values(ranking: Ranking) -> np.ndarray | None:
         if kind == "f":
             a, b, c = float(null["df1"]), float(null["df2"]), float(null["scale"])
             x = np.maximum(c * np.where(np.isnan(s), 0.0, s), 0.0)
-            out = np.where(np.isnan(s), 0.0, f_distribution.logsf(x, a, b))
-            lost = np.flatnonzero(np.isneginf(out) & np.isfinite(x))  # scipy's underflow
+            p = fdtrc(a, b, x)
+            out = np.where(np.isnan(s), 0.0, np.log(p))
+            # below ~1e-290 the doubles lose digits, then underflow to 0: the tail in logs
+            lost = np.flatnonzero((p < TAIL_P) & np.isfinite(x))
             if lost.size:
-                out[lost] = log_f_tail(x[lost], a, b)
+                tail = log_f_tail(x[lost], a, b)
+                out[lost] = np.where(np.isnan(tail), out[lost], tail)
             out[np.isposinf(s)] = -np.inf
             return out
         if kind == "normal":
@@ -87,6 +90,11 @@ def null_log_p_values(ranking: Ranking) -> np.ndarray | None:
     p = null_p_values(ranking)
     with np.errstate(divide="ignore"):
         return None if p is None else np.log(p)
+
+
+#: p-values of the F test below which :func:`null_log_p_values` computes their logarithm in
+#: the tail (:func:`log_f_tail`): near the smallest normal double they lose digits.
+TAIL_P = 1e-290
 
 
 def log_f_tail(x: np.ndarray, d1: float, d2: float, *, max_terms: int = 100_000) -> np.ndarray:
