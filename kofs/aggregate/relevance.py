@@ -418,16 +418,21 @@ def posterior_aggregate(
         # from a rank list is bounded by the list's nonparametric relevant class (envelope)
         statistics = {}
         resample = resamples > 0 and not single and not no_class and M >= RESAMPLE_MIN_GENES
-        # the envelope's fit and the half-sample refits both start from ``fit`` and share
-        # nothing: the envelope is fitted on a second thread meanwhile (NumPy's large array
-        # operations run without the GIL; each result depends on its own inputs alone)
+        # the envelope's fit, the agreement and relevant-class tests and the half-sample refits
+        # share nothing: the first three run on a second thread meanwhile (NumPy's large
+        # array operations run without the GIL; each result depends on its own inputs alone)
         with ThreadPoolExecutor(max_workers=1) as side:
             bounded = (
                 None
                 if single or no_class or not envelope
                 else side.submit(fit_envelope, fit, lo, hi)
             )
-            test = agreement_test(lo, hi)
+            agreement = side.submit(agreement_test, lo, hi)
+            class_test = (
+                None
+                if single or base.relevant_class
+                else side.submit(relevant_class_test, base, lo, hi, dependence=dependence)
+            )
             if resample:
                 resampled = half_sample_fits(
                     fit,
@@ -443,6 +448,8 @@ def posterior_aggregate(
                     intervals=(lo, hi),
                 )
             robust = fit if bounded is None else bounded.result()
+            test = agreement.result()
+            beyond = base.relevant_class if class_test is None else class_test.result()
         if single:
             # one list's positions say nothing about how many genes are relevant: its ranking is
             # the answer, without posterior probabilities
@@ -485,7 +492,7 @@ def posterior_aggregate(
             # turned into a posterior probability by the Sellke-Bayarri-Berger bound, the larger
             # kept; the posteriors are averaged over the two models (their order, the fused
             # ranking, does not change)
-            beyond = base.relevant_class or relevant_class_test(base, lo, hi, dependence=dependence)
+            assert beyond is not None  # the relevant-class test of every fit of several lists
             no_signal = null_probability(beyond["p_value"])
             if not cal.any():
                 # with a calibrated list the relevant-class test is the likelihood ratio of its
