@@ -450,7 +450,8 @@ def claim_output(
     try:
         for d in reversed(claim._created):
             os.mkdir(d)
-        claim._lock()
+        with deferred_signals():  # a lock file made is a lock file held (released below)
+            claim._lock()
         claim._clean_stale()
         claim._check_replaceable()
     except OSError as exc:
