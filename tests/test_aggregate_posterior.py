@@ -471,10 +471,14 @@ def test_partial_lists_are_censored_below_the_list():
     score = dict(zip(fused.genes, fused.scores, strict=True))
     fair = next(r for r in pl.rankings if r.name == "fair")
     fair_rank = dict(zip(fair.genes, fair.ranks, strict=True))
-    # at the same position of the full list, a gene in the top-200 list outscores one absent
-    pairs = [(g, h) for g in listed for h in fair.genes if h not in listed]
-    near = [(g, h) for g, h in pairs[:20000] if abs(fair_rank[g] - fair_rank[h]) < 2]
-    assert near and all(score[g] > score[h] for g, h in near)
+    # at the same position of the full list (or a better one, by less than 2), a gene in the
+    # top-200 list outscores one absent. (Every pair, in a fixed order: the test took the
+    # first 20,000 pairs of a set's hash order, a different sample in every process; where
+    # the full list favours the absent gene by one position, the bottom of the partial list
+    # and the block below it are evidence of about the same weight, either may win.)
+    absent = [h for h in fair.genes if h not in listed]
+    near = [(g, h) for g in sorted(listed) for h in absent if 0 <= fair_rank[h] - fair_rank[g] < 2]
+    assert len(near) > 100 and all(score[g] > score[h] for g, h in near)
 
 
 def test_knowledge_is_a_prior_whose_strength_is_learned():
