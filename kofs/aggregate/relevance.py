@@ -121,14 +121,23 @@ def _odds_ratio_unit(prior: Prior, k: int, lists: set[str]) -> float:
 Z_FLOOR = float(-ndtri(P_RANGE[0]))
 
 
+#: How far past the list's largest finite normal score an infinite statistic (log p = -inf:
+#: an F of zero within-group variance, an infinite z) is placed: ahead of every finite one.
+INFINITE_PAST = 1.0
+
+
 def _past_floor(log_p: np.ndarray, known: np.ndarray) -> np.ndarray:
     """Each gene's upper normal score ``Q^-1(p)`` past :data:`Z_FLOOR`, from its log p-value
-    (0 for p-values above the floor, unknown ones, and p = 0 exactly: an infinite statistic
-    has no finite score)."""
+    (0 for p-values above the floor and unknown ones); an infinite statistic, which has no
+    finite score, :data:`INFINITE_PAST` beyond the largest finite one, so that the list's
+    order is kept."""
     out = np.zeros(log_p.shape)
     below = known & np.isfinite(log_p) & (log_p < np.log(P_RANGE[0]))
     if below.any():
         out[below] = np.maximum(-ndtri_exp(log_p[below]) - Z_FLOOR, 0.0)
+    infinite = known & np.isneginf(log_p)
+    if infinite.any():
+        out[infinite] = out.max() + INFINITE_PAST
     return out
 
 
