@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -135,8 +136,6 @@ class Option:
             return self.flag
         if isinstance(value, (tuple, list)):
             value = ",".join(map(str, value))
-        import shlex
-
         return f"{self.flag} {shlex.quote(str(value))}"
 
     def dump(self, value: Any) -> Any:

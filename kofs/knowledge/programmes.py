@@ -20,8 +20,9 @@ residuals of the candidate genes (Lause et al. 2021):
 2. for each module, on residuals whose cell totals leave the module's genes out (a programme
    that takes a share of its cells' counts lowers every other gene there; on a few thousand
    genes the identity context's components would follow that shift), its score (mean
-   standardised residual of its genes) and its *identity context*: the principal components of the other candidate genes that do not co-vary with it
-   (``|corr(gene, score)| <`` :data:`LINK_CORRELATION`), clustered into cell groups by k-means;
+   standardised residual of its genes) and its *identity context*: the principal components
+   of the other candidate genes that do not co-vary with it (``|corr(gene, score)| <``
+   :data:`LINK_CORRELATION`), clustered into cell groups by k-means;
 3. the module's signal variance (its score's variance times the split-half reliability of the
    score) is split into the part between those groups (identity) and within them; the within
    part is spread over groups with an effective number ``(sum_c v_c)^2 / sum_c v_c^2`` of
@@ -269,9 +270,8 @@ def independent_programmes(
     cells = np.sort(rng.choice(n, min(n, n_cells), replace=False))
     block = _count_block(counts, pool, cells)
     R = _residuals(counts, block, pool, cells)
-    sd = R.std(axis=0)
-    keep = sd > 0
-    Z, pool, block = (R[:, keep] - R[:, keep].mean(axis=0)) / sd[keep], pool[keep], block[:, keep]
+    keep = R.std(axis=0) > 0
+    Z, pool, block = _standardised(R[:, keep]), pool[keep], block[:, keep]
     is_candidate = np.isin(pool, candidates)
     if is_candidate.sum() < 2 * min_genes:
         return []
