@@ -163,6 +163,35 @@ def test_half_sample_positions_are_the_half_re_ranked():
             assert np.all(got[0] <= got[1])
 
 
+def test_half_sample_coding_equals_coding_its_intervals():
+    # TieBlocks.coded codes full rankings from integer positions by a table: the same codes
+    # and tables as code_intervals of the half's intervals, for full rankings, tie blocks,
+    # partial and masked lists and calibrated lists (their p-value intervals) alike
+    rng = np.random.default_rng(3)
+    for trial in range(12):
+        M, L = int(rng.integers(20, 4000)), 5
+        R = _ranks_with_ties_and_gaps(rng, M, L)
+        R[:, 0] = rng.permutation(M) + 1.0  # full rankings without ties
+        R[:, 3] = rng.permutation(M) + 1.0
+        masked = rng.random((M, L)) < 0.05 if trial % 3 == 1 else None
+        cal = np.array([False, False, trial % 2 == 1, False, trial % 4 == 3])
+        p_lo = rng.random((M, L)) ** 4
+        p_hi = np.minimum(1.0, p_lo * (1.0 + rng.random((M, L))))
+        blocks = TieBlocks.of(R, masked)
+        rows = np.sort(rng.choice(M, M // 2, replace=False))
+        n_bins = int(rng.choice([16, 160, 512]))
+        lo, hi = blocks.intervals(rows)
+        lo[:, cal], hi[:, cal] = p_lo[rows][:, cal], p_hi[rows][:, cal]
+        want = code_intervals(lo, hi, n_bins=n_bins, calibrated=cal)
+        got = blocks.coded(
+            rows, n_bins=n_bins, calibrated=cal, p_intervals=(p_lo[rows], p_hi[rows])
+        )
+        for field in ("codes", "lo", "hi", "list_of", "offsets"):
+            w, g = getattr(want, field), getattr(got, field)
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
+
+
 def test_bins_are_located_as_by_binary_search():
     rng = np.random.default_rng(2)
     for M in (3, 99, 100, 101, 2500, 8562):

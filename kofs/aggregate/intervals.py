@@ -97,6 +97,32 @@ class TieBlocks:
             order.append(genes)
         return TieBlocks(tuple(order), first, last, keep, present)
 
+    def _counts(self, j: int, rows: np.ndarray, chosen: np.ndarray) -> tuple[np.ndarray, ...]:
+        """List j's chosen genes before each of ``rows``' tie blocks' start and end, and the
+        number of its chosen present genes."""
+        # the chosen genes before each position of the list: a block's chosen genes sit
+        # between the counts at its start and at its end
+        order = self.order[j]
+        before = np.zeros(order.size + 1, dtype=np.intp)
+        np.cumsum(chosen[order], out=before[1:])
+        return before[self.first[j, rows]], before[self.last[j, rows]], before[-1]
+
+    def _column(
+        self, j: int, rows: np.ndarray, chosen: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """List j's intervals of the genes ``rows`` alone; None when it keeps none of them."""
+        keep = self.keep[j, rows]
+        Mj = int(np.count_nonzero(keep))
+        if Mj == 0:
+            return None
+        a, b, n = self._counts(j, rows, chosen)
+        present = self.present[j, rows]
+        if present.all():
+            return a / Mj, b / Mj
+        # absent: below the list; masked: [0, 1]
+        lo = np.where(present, a / Mj, np.where(keep, int(n) / Mj, 0.0))
+        return lo, np.where(present, b / Mj, 1.0)
+
     def intervals(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:func:`block_intervals` of the genes ``rows`` (increasing) alone."""
         L, M = self.keep.shape
@@ -106,25 +132,48 @@ class TieBlocks:
         lo = np.zeros((L, rows.size))
         hi = np.ones((L, rows.size))
         for j in range(L):
-            keep = self.keep[j, rows]
-            Mj = int(np.count_nonzero(keep))
-            if Mj == 0:
-                continue
-            # the chosen genes before each position of the list: a block's chosen genes sit
-            # between the counts at its start and at its end
-            order = self.order[j]
-            before = np.zeros(order.size + 1, dtype=np.intp)
-            np.cumsum(chosen[order], out=before[1:])
-            a = before[self.first[j, rows]] / Mj
-            b = before[self.last[j, rows]] / Mj
-            present = self.present[j, rows]
-            if present.all():
-                lo[j], hi[j] = a, b
-            else:  # absent: below the list; masked: [0, 1]
-                n = int(before[-1])
-                lo[j] = np.where(present, a, np.where(keep, n / Mj, 0.0))
-                hi[j] = np.where(present, b, 1.0)
+            column = self._column(j, rows, chosen)
+            if column is not None:
+                lo[j], hi[j] = column
         return np.ascontiguousarray(lo.T), np.ascontiguousarray(hi.T)
+
+    def coded(
+        self,
+        rows: np.ndarray,
+        *,
+        n_bins: int = 512,
+        single: int = 100,
+        calibrated: np.ndarray | None = None,
+        p_intervals: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> Coded:
+        """``code_intervals(*self.intervals(rows), ...)`` without the intervals: a list
+        that keeps and holds every one of ``rows``, each alone in its tie block (a full
+        ranking without ties), is coded from the genes' integer positions by one table.
+        ``calibrated`` lists are coded from ``p_intervals`` (their genes' p-values, (rows,
+        L) arrays), whose columns of the other lists are not read."""
+        L, M = self.keep.shape
+        rows = np.asarray(rows, dtype=np.intp)
+        cal = np.zeros(L, dtype=bool) if calibrated is None else np.asarray(calibrated, bool)
+        chosen = np.zeros(M, dtype=bool)
+        chosen[rows] = True
+        coder = _Coder(rows.size, n_bins, single)
+        columns = []
+        for j in range(L):
+            if cal[j]:
+                assert p_intervals is not None
+                columns.append(coder.column(p_intervals[0][:, j], p_intervals[1][:, j], True))
+                continue
+            if self.present[j, rows].all():  # kept and present: Mj = len(rows)
+                a, b, _ = self._counts(j, rows, chosen)
+                if np.array_equal(b - a, np.ones_like(a)):
+                    columns.append(coder.positions(a))
+                else:
+                    columns.append(coder.column(a / rows.size, b / rows.size, False))
+                continue
+            column = self._column(j, rows, chosen)
+            lo, hi = (np.zeros(rows.size), np.ones(rows.size)) if column is None else column
+            columns.append(coder.column(lo, hi, False))
+        return _assemble(columns, rows.size)
 
 
 def observation_intervals(
@@ -222,47 +271,84 @@ def code_intervals(
     spaced in normal score."""
     M, L = lo.shape
     cal = np.zeros(L, dtype=bool) if calibrated is None else np.asarray(calibrated, dtype=bool)
-    codes = np.empty((M, L), dtype=np.int64)
-    los, his, owner = [], [], []
-    offsets = np.zeros(L + 1, dtype=np.int64)
-    total = 0
+    coder = _Coder(M, n_bins, single)
+    return _assemble([coder.column(lo[:, j], hi[:, j], bool(cal[j])) for j in range(L)], M)
 
-    def binning(calibrated: bool) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
-        if calibrated:
-            e = _p_edges(n_bins)
-            return e, lambda x: np.asarray(np.searchsorted(e, x, side="right"))
-        e = bin_edges(M, n_bins, single)
-        return e, _BinLocator(e, M)
 
-    bins = {c: binning(c) for c in set(cal.tolist())}  # each kind of list's edges, made once
-    for j in range(L):
-        edges, locate = bins[bool(cal[j])]
+class _Coder:
+    """The coding of :func:`code_intervals` of one list at a time, for lists of M genes: each
+    kind of list's bin edges made once."""
+
+    def __init__(self, M: int, n_bins: int, single: int) -> None:
+        self.M, self.n_bins, self.single = M, n_bins, single
+        self._bins: dict[bool, tuple] = {}
+        self._table: np.ndarray | None = None
+
+    def _binning(self, calibrated: bool) -> tuple:
+        if calibrated not in self._bins:
+            if calibrated:
+                e = _p_edges(self.n_bins)
+                locate: Callable[[np.ndarray], np.ndarray] = lambda x: np.asarray(  # noqa: E731
+                    np.searchsorted(e, x, side="right")
+                )
+            else:
+                e = bin_edges(self.M, self.n_bins, self.single)
+                locate = _BinLocator(e, self.M)
+            width = (e[1:] - e[:-1]) * (1 + 1e-9)  # a narrow observation fits in its bin
+            self._bins[calibrated] = (e, locate, width)
+        return self._bins[calibrated]
+
+    def column(
+        self, lo: np.ndarray, hi: np.ndarray, calibrated: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One list's codes (from 0) and its table of intervals ``(code, lo, hi)``."""
+        edges, locate, width = self._binning(calibrated)
         nb = len(edges) - 1
-        width = (edges[1:] - edges[:-1]) * (1 + 1e-9)  # a narrow observation fits in its bin
-        mid = 0.5 * (lo[:, j] + hi[:, j])
+        mid = 0.5 * (lo + hi)
         k = np.clip(locate(mid) - 1, 0, nb - 1)
-        wide = (hi[:, j] - lo[:, j]) > width[k]
-        used = np.flatnonzero(np.bincount(k[~wide], minlength=nb))  # bins of narrow ones
-        index = np.full(nb, -1, dtype=np.int64)
-        index[used] = np.arange(used.size)
-        code = index[k]
-        blo, bhi = edges[used], edges[used + 1]
+        wide = (hi - lo) > width[k]
+        code, blo, bhi = self._used(k[~wide], k, edges)
         if wide.any():  # own intervals, identical ones shared
-            pairs = np.column_stack([lo[wide, j], hi[wide, j]])
+            pairs = np.column_stack([lo[wide], hi[wide]])
             uniq, inv = np.unique(pairs, axis=0, return_inverse=True)
-            code[wide] = used.size + inv.ravel()
+            code[wide] = blo.size + inv.ravel()
             blo = np.concatenate([blo, uniq[:, 0]])
             bhi = np.concatenate([bhi, uniq[:, 1]])
-        codes[:, j] = code + total
-        los.append(blo)
-        his.append(bhi)
-        owner.append(np.full(blo.size, j, dtype=np.int64))
-        total += blo.size
-        offsets[j + 1] = total
+        return code, blo, bhi
+
+    def positions(self, a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`column` of a list of M genes each alone at its integer position ``a + 1``
+        (interval ``[a/M, (a+1)/M]``): its bin is the one holding position a's cell, which
+        ``_BinLocator`` finds for the interval's midpoint (no edge lies inside a cell), and
+        no bin is narrower than one position."""
+        edges, locate, _ = self._binning(False)
+        if self._table is None:
+            nb = len(edges) - 1
+            self._table = np.clip(locate.count[: self.M] - 1, 0, nb - 1)
+        k = self._table[a]
+        return self._used(k, k, edges)
+
+    @staticmethod
+    def _used(narrow: np.ndarray, k: np.ndarray, edges: np.ndarray) -> tuple:
+        nb = len(edges) - 1
+        used = np.flatnonzero(np.bincount(narrow, minlength=nb))  # bins of narrow ones
+        index = np.full(nb, -1, dtype=np.int64)
+        index[used] = np.arange(used.size)
+        return index[k], edges[used], edges[used + 1]
+
+
+def _assemble(columns: list[tuple[np.ndarray, np.ndarray, np.ndarray]], M: int) -> Coded:
+    """The :class:`Coded` of each list's ``(code, lo, hi)`` (:meth:`_Coder.column`)."""
+    L = len(columns)
+    codes = np.empty((M, L), dtype=np.int64)
+    offsets = np.zeros(L + 1, dtype=np.int64)
+    for j, (code, blo, _) in enumerate(columns):
+        codes[:, j] = code + offsets[j]
+        offsets[j + 1] = offsets[j] + blo.size
     return Coded(
         codes,
-        np.concatenate(los) if los else np.zeros(0),
-        np.concatenate(his) if his else np.zeros(0),
-        np.concatenate(owner) if owner else np.zeros(0, dtype=np.int64),
+        np.concatenate([c[1] for c in columns]) if columns else np.zeros(0),
+        np.concatenate([c[2] for c in columns]) if columns else np.zeros(0),
+        np.repeat(np.arange(L, dtype=np.int64), np.diff(offsets)),
         offsets,
     )

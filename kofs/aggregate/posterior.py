@@ -1120,8 +1120,8 @@ def _calibrated_start(
 
 def finish_fit(
     problem: _Problem,
-    lo: np.ndarray,
-    hi: np.ndarray,
+    lo: np.ndarray | None,
+    hi: np.ndarray | None,
     X: np.ndarray,
     params: tuple[np.ndarray, np.ndarray, np.ndarray],
     standardisation: tuple[np.ndarray, np.ndarray],
@@ -1133,13 +1133,14 @@ def finish_fit(
 ) -> PosteriorFit:
     """The :class:`PosteriorFit` of the parameters ``(mu, beta, S)`` fitted on ``problem``
     (the genes' intervals ``lo``, ``hi`` and standardised design ``X``): every gene's terms,
-    exact or binned."""
+    exact (from ``lo``, ``hi``) or binned (without them: None)."""
     mu, beta, S = params
     v = problem.v
     eta = X @ beta
     rho = problem.mean_prior(problem.X @ beta)
     cal = problem.cal
     if exact:
+        assert lo is not None and hi is not None
         llr_g, mean_g = exact_list_terms(lo, hi, mu, rho, cal)
     else:
         llr_k, _, _, mean_k = problem.terms(mu, rho)

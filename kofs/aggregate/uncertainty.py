@@ -217,20 +217,22 @@ def half_sample_fits(
     if cal.any():
         if intervals is None:
             raise ValueError("half_sample_fits of a calibrated fit needs its intervals")
-        p_lo, p_hi = intervals[0][:, cal], intervals[1][:, cal]
+        p_lo, p_hi = intervals  # (M, L): the calibrated lists' columns are read
     # the halves' data are made (and their refits finished) on ``threads`` threads when the
     # refits are large: sorting, binning and indexing run in NumPy without the GIL, and each
     # half's result depends on that half alone (pool.map keeps their order)
     pool_size = threads if threads > 1 and (M // 2) * D * n >= SPLIT_SIZE else 1
 
     def prepare(rows: np.ndarray):
-        lo, hi = blocks.intervals(rows)
-        if cal.any():
-            lo[:, cal], hi[:, cal] = p_lo[rows], p_hi[rows]
         Xs, _, _ = _standardise(X[rows], None, standardisation)
-        coded = code_intervals(lo, hi, n_bins=bins, calibrated=cal)
+        coded = blocks.coded(
+            rows,
+            n_bins=bins,
+            calibrated=cal,
+            p_intervals=(p_lo[rows], p_hi[rows]) if cal.any() else None,
+        )
         problem = _Problem(coded, Xs, np.ones(len(rows)), max_prior, collapse=True, calibrated=cal)
-        return (rows, lo, hi, Xs), problem
+        return (rows, Xs), problem
 
     with ThreadPoolExecutor(max_workers=pool_size) as pool:
         made = list(pool.map(prepare, halves))
@@ -260,11 +262,11 @@ def half_sample_fits(
         converged = np.concatenate([d[2] for d in done])
 
         def finish(k: int) -> PosteriorFit:
-            _, lo, hi, Xs = data[k]
+            Xs = data[k][1]
             t = theta[k]
             return replace(
                 finish_fit(
-                    problems[k], lo, hi, Xs, (t[:D], t[D:], fit.correlation), standardisation,
+                    problems[k], None, None, Xs, (t[:D], t[D:], fit.correlation), standardisation,
                     exact=False, likelihood=False, iterations=int(steps[k]),
                     converged=bool(converged[k]),
                 ),
