@@ -23,6 +23,7 @@ from kofs.aggregate.uncertainty import (
     REFIT_TOL,
     RESAMPLE_BINS,
     half_sample_fits,
+    prepare_halves,
     tempered_fit,
 )
 from kofs.datasets.planted import DataList, planted_lists
@@ -132,10 +133,11 @@ def test_stacked_refits_are_the_refits_made_one_by_one(tempering, covariate, spl
     def weights_of(f, rows):  # something of every gene of the refit
         return np.array([f.posterior.mean(), f.list_terms[:, 0].std(), len(rows)])
 
-    got = half_sample_fits(
-        fit, R, prior, masked=None, weights_of=weights_of, n=6, seed=11, max_prior=0.5,
-        n_bins=256,
+    halves = prepare_halves(
+        R, prior, masked=None, n=6, seed=11, max_prior=0.5, n_bins=256,
+        standardisation=(fit.center, fit.scale),
     )  # fmt: skip
+    got = half_sample_fits(fit, halves, weights_of=weights_of)
     want = _one_by_one(fit, R, prior, 6, 11, 256, weights_of)
     np.testing.assert_allclose(got.mu, [w[0] for w in want], atol=1e-9)
     np.testing.assert_allclose(got.beta, [w[1] for w in want], atol=1e-9)

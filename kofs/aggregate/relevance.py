@@ -49,6 +49,7 @@ from kofs.aggregate.uncertainty import (
     agreement_test,
     half_sample_fits,
     integrated_lfdr,
+    prepare_halves,
     tempered_fit,
     wald,
 )
@@ -398,67 +399,84 @@ def posterior_aggregate(
         # parameters stay at their starts and are not reported. A calibrated list does: its
         # p-values show how many genes are relevant, and how far from the others
         single = D == 1 and not cal[0]
-        base = fit_posterior(
-            lo,
-            hi,
-            prior,
-            max_prior=max_prior,
-            dependence=dependence,
-            n_bins=n_bins,
-            max_iter=0 if single else 1000,
-            calibrated=cal,
-        )
-        fit = base
-        if v is not None and not single:
-            fit = tempered_fit(base, lo, hi, prior, v, max_prior=max_prior, n_bins=n_bins)
-        # every separation 0: the fit finds no relevant class in the data lists (their agreement
-        # is their correlation), every gene's evidence is 0 and the log-odds would tie the genes
-        # (or order them by knowledge alone)
-        no_class = not single and bool(np.all(fit.mu <= 1e-9))
-        if single:
-            weights = np.zeros(L)
-            weights[data_cols[0]] = 1.0
-        elif no_class:
-            weights = np.zeros(L)
-            weights[data_cols] = 1.0 / D
-        else:
-            weights = _list_weights(fit, prior, data_cols, names)
-        # the weights are the lists' shares under the fitted reliabilities; each gene's evidence
-        # from a rank list is bounded by the list's nonparametric relevant class (envelope)
-        statistics = {}
-        resample = resamples > 0 and not single and not no_class and M >= RESAMPLE_MIN_GENES
-        # the envelope's fit, the agreement and relevant-class tests and the half-sample refits
-        # share nothing: the first three run on a second thread meanwhile (NumPy's large
-        # array operations run without the GIL; each result depends on its own inputs alone)
-        with ThreadPoolExecutor(max_workers=1) as side:
+        # the half-sample refits' data and the agreement test depend on the ranks alone (not on
+        # the fit): they are made on a second thread while the fit is solved; then the
+        # envelope's fit and the relevant-class test run there while the refits are solved.
+        # The tasks share
+        # nothing (NumPy's large array operations run without the GIL; each result depends on
+        # its own inputs alone)
+        side = ThreadPoolExecutor(max_workers=1)
+        try:
+            halves = None
+            if resamples > 0 and not single and M >= RESAMPLE_MIN_GENES:
+                halves = side.submit(
+                    prepare_halves,
+                    R[:, data_cols],
+                    prior,
+                    masked=Bd,
+                    n=int(resamples),
+                    seed=seed,
+                    max_prior=max_prior,
+                    n_bins=n_bins,
+                    standardisation=_standardise(np.asarray(prior.X, np.float64), np.ones(M))[1:],
+                    calibrated=cal,
+                    blocks=blocks,
+                    intervals=(lo, hi),
+                    threads=1,  # beside the fit: one thread each
+                )
+            agreement = side.submit(agreement_test, lo, hi)
+            base = fit_posterior(
+                lo,
+                hi,
+                prior,
+                max_prior=max_prior,
+                dependence=dependence,
+                n_bins=n_bins,
+                max_iter=0 if single else 1000,
+                calibrated=cal,
+            )
+            fit = base
+            if v is not None and not single:
+                fit = tempered_fit(base, lo, hi, prior, v, max_prior=max_prior, n_bins=n_bins)
+            # every separation 0: the fit finds no relevant class in the data lists (their
+            # agreement is their correlation), every gene's evidence is 0 and the log-odds
+            # would tie the genes (or order them by knowledge alone)
+            no_class = not single and bool(np.all(fit.mu <= 1e-9))
+            if single:
+                weights = np.zeros(L)
+                weights[data_cols[0]] = 1.0
+            elif no_class:
+                weights = np.zeros(L)
+                weights[data_cols] = 1.0 / D
+            else:
+                weights = _list_weights(fit, prior, data_cols, names)
+            # the weights are the lists' shares under the fitted reliabilities; each gene's
+            # evidence from a rank list is bounded by the list's nonparametric relevant class
+            # (envelope)
+            statistics = {}
             bounded = (
                 None
                 if single or no_class or not envelope
                 else side.submit(fit_envelope, fit, lo, hi)
             )
-            agreement = side.submit(agreement_test, lo, hi)
             class_test = (
                 None
                 if single or base.relevant_class
                 else side.submit(relevant_class_test, base, lo, hi, dependence=dependence)
             )
-            if resample:
+            if halves is not None and not no_class:
                 resampled = half_sample_fits(
                     fit,
-                    R[:, data_cols],
-                    prior,
-                    masked=Bd,
+                    halves.result(),
                     weights_of=lambda f, rows: _list_weights(f, prior, data_cols, names, rows),
-                    n=int(resamples),
-                    seed=seed,
-                    max_prior=max_prior,
-                    n_bins=n_bins,
-                    blocks=blocks,
-                    intervals=(lo, hi),
                 )
             robust = fit if bounded is None else bounded.result()
             test = agreement.result()
             beyond = base.relevant_class if class_test is None else class_test.result()
+        finally:
+            # a task no longer needed (the halves of a fit without a relevant class) is not
+            # waited for
+            side.shutdown(wait=True, cancel_futures=True)
         if single:
             # one list's positions say nothing about how many genes are relevant: its ranking is
             # the answer, without posterior probabilities

@@ -51,7 +51,9 @@ from kofs.aggregate.posterior import (
 __all__ = [
     "Resamples",
     "agreement_test",
+    "Halves",
     "half_sample_fits",
+    "prepare_halves",
     "integrated_lfdr",
     "tempered_fit",
 ]
@@ -181,29 +183,39 @@ def _tempered_evidence(base: PosteriorFit, v: np.ndarray) -> PosteriorFit:
     )
 
 
-def half_sample_fits(
-    fit: PosteriorFit,
+@dataclass(frozen=True)
+class Halves:
+    """The data of the half-sample refits (:func:`prepare_halves`): each half's genes
+    ``rows`` (increasing), standardised prior design ``X`` and binned problem."""
+
+    rows: list[np.ndarray]
+    X: list[np.ndarray]
+    problems: list[_Problem]
+    standardisation: tuple[np.ndarray, np.ndarray]
+    calibrated: np.ndarray
+
+
+def prepare_halves(
     data_ranks: np.ndarray,
     prior: Prior,
     *,
     masked: np.ndarray | None,
-    weights_of,
     n: int,
     seed: int,
     max_prior: float,
     n_bins: int,
+    standardisation: tuple[np.ndarray, np.ndarray],
+    calibrated: np.ndarray | None = None,
     blocks: TieBlocks | None = None,
-    threads: int = 2,
     intervals: tuple[np.ndarray, np.ndarray] | None = None,
-) -> Resamples:
-    """``n`` half-sample refits (module docstring) warm-started from ``fit``, with its list
-    correlation fixed, each as the fit was made: untempered, then (with label weights) the
-    tempered refit of :func:`tempered_fit`; the ``n`` refits are solved together
-    (:func:`kofs.aggregate.posterior.solve_stacked`). ``weights_of(fit, rows)`` gives the list
-    weights of a refit on the genes ``rows``; ``blocks``: ``TieBlocks.of(data_ranks, masked)``
-    when already made; ``threads``: at most two stacks of refits on two threads (large
-    problems). A calibrated list (``fit.calibrated``) keeps its genes' p-values in a half
-    (``intervals``: the fit's ``lo``, ``hi``), where a ranking's positions are re-ranked."""
+    threads: int = 2,
+) -> Halves:
+    """The ``n`` halves of the genes (drawn with ``seed``) and their binned data: each half
+    re-ranked (its positions among its own genes; a ``calibrated`` list keeps its genes'
+    p-values, ``intervals``: the fit's ``lo``, ``hi``), its prior design on the fit's
+    ``standardisation``. Nothing here depends on the fit's parameters, so it can be made while
+    the fit is solved. ``blocks``: ``TieBlocks.of(data_ranks, masked)`` when already made;
+    ``threads``: the halves made on that many threads when they are large."""
     R = np.asarray(data_ranks, dtype=np.float64)
     M, D = R.shape
     rng = np.random.default_rng(seed)
@@ -211,33 +223,56 @@ def half_sample_fits(
     halves = [np.sort(rng.choice(M, M // 2, replace=False)) for _ in range(n)]  # drawn first
     if blocks is None:  # each list sorted once: a half's positions follow
         blocks = TieBlocks.of(R, masked)
-    standardisation = (fit.center, fit.scale)
     bins = min(n_bins, RESAMPLE_BINS)
-    cal = fit.calibrated
-    if cal.any():
-        if intervals is None:
-            raise ValueError("half_sample_fits of a calibrated fit needs its intervals")
-        p_lo, p_hi = intervals  # (M, L): the calibrated lists' columns are read
-    # the halves' data are made (and their refits finished) on ``threads`` threads when the
-    # refits are large: sorting, binning and indexing run in NumPy without the GIL, and each
-    # half's result depends on that half alone (pool.map keeps their order)
+    cal = np.zeros(D, dtype=bool) if calibrated is None else np.asarray(calibrated, bool)
+    if cal.any() and intervals is None:
+        raise ValueError("the halves of a calibrated fit need its intervals")
+    # sorting, binning and indexing run in NumPy without the GIL, and each half depends on
+    # itself alone (pool.map keeps their order)
     pool_size = threads if threads > 1 and (M // 2) * D * n >= SPLIT_SIZE else 1
 
-    def prepare(rows: np.ndarray):
+    def prepare(rows: np.ndarray) -> tuple[np.ndarray, _Problem]:
         Xs, _, _ = _standardise(X[rows], None, standardisation)
         coded = blocks.coded(
             rows,
             n_bins=bins,
             calibrated=cal,
-            p_intervals=(p_lo[rows], p_hi[rows]) if cal.any() else None,
+            p_intervals=(intervals[0][rows], intervals[1][rows])
+            if intervals and cal.any()
+            else None,
         )
-        problem = _Problem(coded, Xs, np.ones(len(rows)), max_prior, collapse=True, calibrated=cal)
-        return (rows, Xs), problem
+        return Xs, _Problem(coded, Xs, np.ones(len(rows)), max_prior, collapse=True, calibrated=cal)
 
     with ThreadPoolExecutor(max_workers=pool_size) as pool:
         made = list(pool.map(prepare, halves))
-    data = [m[0] for m in made]
-    parts = [m[1] for m in made]
+    return Halves(halves, [m[0] for m in made], [m[1] for m in made], standardisation, cal)
+
+
+def half_sample_fits(
+    fit: PosteriorFit,
+    halves: Halves,
+    *,
+    weights_of,
+    threads: int = 2,
+) -> Resamples:
+    """The half-sample refits (module docstring) of ``halves`` (:func:`prepare_halves`, on
+    ``fit``'s standardisation), warm-started from ``fit``, with its list correlation fixed,
+    each as the fit was made: untempered, then (with label weights) the tempered refit of
+    :func:`tempered_fit`; the refits are solved together
+    (:func:`kofs.aggregate.posterior.solve_stacked`). ``weights_of(fit, rows)`` gives the list
+    weights of a refit on the genes ``rows``; ``threads``: at most two stacks of refits on two
+    threads (large problems)."""
+    n = len(halves.rows)
+    parts = halves.problems
+    D = parts[0].D if parts else len(fit.mu)
+    if not np.array_equal(halves.calibrated, fit.calibrated) or any(
+        not np.array_equal(a, b)
+        for a, b in zip(halves.standardisation, (fit.center, fit.scale), strict=True)
+    ):
+        raise ValueError("the halves were not prepared as the fit was made")
+    standardisation = halves.standardisation
+    M_half = parts[0].gene_weights.size if parts else 0
+    pool_size = threads if threads > 1 and M_half * D * n >= SPLIT_SIZE else 1
     start = np.tile(np.concatenate([fit.mu, fit.beta]), (n, 1))
 
     def solve(problems: list[_Problem], theta: np.ndarray, **extra) -> list[PosteriorFit]:
@@ -262,7 +297,7 @@ def half_sample_fits(
         converged = np.concatenate([d[2] for d in done])
 
         def finish(k: int) -> PosteriorFit:
-            Xs = data[k][1]
+            Xs = halves.X[k]
             t = theta[k]
             return replace(
                 finish_fit(
@@ -284,7 +319,7 @@ def half_sample_fits(
         else:
             fits = [_tempered_evidence(f, fit.tempering) for f in fits]
     with ThreadPoolExecutor(max_workers=pool_size) as pool:
-        weights = list(pool.map(lambda k: weights_of(fits[k], data[k][0]), range(n)))
+        weights = list(pool.map(lambda k: weights_of(fits[k], halves.rows[k]), range(n)))
     return Resamples(
         np.array([f.mu for f in fits]).reshape(n, D),
         np.array([f.beta for f in fits]).reshape(n, len(fit.beta)),
