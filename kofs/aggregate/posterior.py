@@ -93,6 +93,10 @@ MU_MAX = 12.0
 BETA_MAX = 20.0
 #: Rounds of (fit with the list correlation fixed, re-estimate it).
 ROUNDS = 4
+#: A follower start (:func:`solve_stacked`) within this of another start's (mu, beta) in
+#: every coordinate is on that start's path (the separations are ~1, the stopping tolerance
+#: of a fit 1e-5): it stops there.
+MERGE_TOL = 1e-2
 _COARSE = np.linspace(-9.0, 9.0, 129)  # the fit's score grid (the final scores: GRID_Q)
 #: A fit stops when its log-likelihood changed by less than LL_TOL nats in each of the last
 #: FLAT_CYCLES SQUAREM cycles (parameters that change the likelihood by 0.01 nats are 0.14
@@ -500,17 +504,21 @@ def _solve_starts(
     max_iter: int,
     fixed_mu: bool,
     rounds: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    follower: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The fits of ``problem`` from the starts ``thetas`` (rows: mu, beta, correlations),
     solved together (:func:`solve_stacked`): inner fits with each
     start's correlation fixed, the correlation re-estimated between them (at most ``rounds``;
     a start whose correlation changed by less than 0.01 stops; extrapolating over the
-    D(D-1)/2 correlations too sent some fits astray). Returns (theta, steps, converged) per
-    start."""
+    D(D-1)/2 correlations too sent some fits astray). A ``follower`` start stops for good
+    when it comes within :data:`MERGE_TOL` of another start (the same mode). Returns (theta,
+    steps, converged, merged) per start."""
     D, P = problem.D, problem.P
     theta = np.array(thetas, dtype=np.float64)
     steps = np.zeros(len(theta), dtype=np.int64)
     done = np.zeros(len(theta), dtype=bool)
+    merged = np.zeros(len(theta), dtype=bool)
+    follows = np.zeros(len(theta), dtype=bool) if follower is None else np.asarray(follower)
     active = np.arange(len(theta))
     for k in range(rounds):
         S = np.array(
@@ -519,21 +527,26 @@ def _solve_starts(
                 for b in active.tolist()
             ]
         )
-        inner, it, ok = solve_stacked(
+        inner, it, ok, met = solve_stacked(
             [problem] * active.size,
             S,
             theta[active, : D + P],
             tol=tol,
             max_iter=max_iter,
             fixed_mu=fixed_mu,
+            follower=follows[active],
+            others=_others(theta, active, follows, D + P),
         )
         theta[active, : D + P] = inner
         steps[active] += it
         done[active] = ok
+        merged[active] = met
         if k + 1 == rounds:
             break
         going = []
         for b in active.tolist():
+            if merged[b]:
+                continue
             r_old = theta[b, D + P :]
             r_new = problem.correlation_step(theta[b])
             theta[b, D + P :] = r_new
@@ -542,7 +555,14 @@ def _solve_starts(
         active = np.array(going, dtype=np.int64)
         if active.size == 0:
             break
-    return theta, steps, done
+    return theta, steps, done, merged
+
+
+def _others(theta: np.ndarray, active: np.ndarray, follows: np.ndarray, width: int) -> np.ndarray:
+    """The (mu, beta) of the starts that are not followers and are not solved in this round
+    (finished ones), which a follower may reach too."""
+    rest = np.setdiff1d(np.flatnonzero(~follows), active)
+    return theta[rest, :width]
 
 
 # --- fits solved together ----------------------------------------------------------------
@@ -699,7 +719,9 @@ def solve_stacked(
     tol: float,
     max_iter: int,
     fixed_mu: bool = False,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    follower: np.ndarray | None = None,
+    others: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each problem's fixed point of :meth:`_Stack.step` by SQUAREM (scheme S3, the plain step
     kept when the extrapolation does not reduce the residual), from the rows of ``theta``
     ((mu, beta) of each), stopping when its parameters settle (``tol``) or its likelihood is
@@ -707,10 +729,17 @@ def solve_stacked(
     :data:`FLAT_AFTER` steps). A fit that has stopped keeps its parameters
     while the others go on, and the stack is rebuilt from the unfinished ones when they are at
     most half of it (most refits stop after a few steps, a few crawl along a flat ridge).
-    ``S``: each problem's fixed list correlation (:class:`_Stack`). Returns (theta, steps,
-    converged) per problem."""
+    ``S``: each problem's fixed list correlation (:class:`_Stack`). A ``follower`` problem
+    (bool per problem; the problems are then one problem's starts) stops, *merged*, when its
+    parameters come within :data:`MERGE_TOL` of another non-follower's (in the stack, or a
+    row of ``others``): from there it follows that start's path to the same mode. Returns
+    (theta, steps, converged, merged) per problem."""
     theta = np.array(theta, dtype=np.float64)
     B = len(parts)
+    follows = np.zeros(B, dtype=bool) if follower is None else np.asarray(follower, bool)
+    merged = np.zeros(B, dtype=bool)
+    leaders = np.flatnonzero(~follows)
+    fixed = np.zeros((0, theta.shape[1])) if others is None else np.asarray(others, np.float64)
     S = np.asarray(S, dtype=np.float64)
     if S.ndim == 2:
         S = np.broadcast_to(S, (B, *S.shape))
@@ -757,8 +786,13 @@ def solve_stacked(
         nxt = np.where(ok[:, None], t3, t2)
         going = ~done[members]
         theta[members[going]] = nxt[going]
+        for b in np.flatnonzero(follows & ~done).tolist():
+            near = np.vstack([theta[leaders], fixed])
+            if near.size and np.min(np.max(np.abs(near - theta[b]), axis=1)) < MERGE_TOL:
+                done[b] = merged[b] = True
+                steps[b] = it
     steps[~done] = it
-    return theta, steps, done
+    return theta, steps, done & ~merged, merged
 
 
 def _binned_log_likelihood(problem: _Problem, theta: np.ndarray) -> float:
@@ -824,6 +858,30 @@ def exact_list_terms(
             lo[:, j], hi[:, j], m, rho, scores=(s_top, s_bot, s_mid), calibrated=bool(cal[j])
         )
     return llr, mean
+
+
+def _pair_start(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Separations to start from (D,): of the pair of lists whose top ``RHO_START`` fractions
+    overlap most beyond chance (the overlap's z under independent rankings), each list's
+    separation its mean normal score ``Phi^-1(1 - mid u)`` on the genes the pair puts first
+    (the top ``RHO_START`` of their summed scores); the pair's own two on each other's top
+    genes (a list's mean on its own top genes is high whatever the list)."""
+    M, D = lo.shape
+    mid = 0.5 * (lo + hi)
+    z = -ndtri(np.clip(mid, 0.5 / M, 1 - 0.5 / M))
+    top = (mid <= RHO_START).astype(np.float64)
+    n = top.sum(axis=0)
+    expected = np.outer(n, n) / M
+    sd = np.sqrt(np.maximum(expected * np.outer(1 - n / M, 1 - n / M), 1e-12))
+    agree = (top.T @ top - expected) / sd
+    agree[np.diag_indices(D)] = -np.inf
+    j, k = np.unravel_index(int(np.argmax(agree)), agree.shape)
+    size = max(int(round(RHO_START * M)), 1)
+    both = np.argsort(-(z[:, j] + z[:, k]), kind="stable")[:size]
+    mu = z[both].mean(axis=0)
+    mu[j] = z[top[:, k] > 0, j].mean() if n[k] else 0.0
+    mu[k] = z[top[:, j] > 0, k].mean() if n[j] else 0.0
+    return np.clip(mu, 0.0, MU_MAX)
 
 
 def _start_correlation(lo: np.ndarray, hi: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -1007,6 +1065,7 @@ def fit_posterior(
     iu = _offdiag(D)
     # starts (mu, beta, correlations); the fit of highest likelihood is kept
     starts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    pair = -1  # the start that stops on reaching another (none: -1)
     if start is not None:
         starts.append(
             (
@@ -1025,6 +1084,13 @@ def fit_posterior(
         starts.append((mu0, beta0, none))
         if problem.dependence and correlation is None:
             starts.append((mu0, beta0, _start_correlation(lo, hi, w)[iu]))
+        if D >= 3:
+            # from the two lists that agree most: with many lists, most of them noise, the
+            # starts above (every list alike) can climb to a mode of the noise lists' chance
+            # agreement, far below the likelihood of the class the informative lists share.
+            # It stops when it comes close to another start (the same mode, found already)
+            starts.append((_pair_start(lo, hi), beta0, none))
+            pair = len(starts) - 1
         if problem.cal.any() and not problem.cal.all():
             # the calibrated lists' own fit: their p-values alone show a relevant class, which
             # the other lists then join (lists that share noise can make a class of their own)
@@ -1036,17 +1102,19 @@ def fit_posterior(
     thetas = [
         np.concatenate([m0, b0, r0 if problem.dependence else np.zeros(0)]) for m0, b0, r0 in starts
     ]
-    theta, steps, done = _solve_starts(
+    theta, steps, done, merged = _solve_starts(
         problem,
         np.array(thetas),
         tol=tol,
         max_iter=max_iter,
         fixed_mu=fixed_mu,
         rounds=(ROUNDS if (problem.dependence and correlation is None) else 1),
+        follower=np.arange(len(thetas)) == pair,
     )
-    # the first start of highest likelihood
-    lls = [_binned_log_likelihood(problem, t) for t in theta]
-    k = int(np.argmax(lls)) if len(theta) > 1 else 0
+    # the first start of highest likelihood (a start stopped on reaching another: not one)
+    candidates = np.flatnonzero(~merged)
+    lls = [_binned_log_likelihood(problem, theta[j]) for j in candidates]
+    k = int(candidates[int(np.argmax(lls))]) if len(candidates) > 1 else int(candidates[0])
 
     def finish(j: int) -> PosteriorFit:
         mu, beta, r = problem.split(theta[j])
@@ -1066,7 +1134,7 @@ def fit_posterior(
 
     fit = finish(k)
     points = bool(np.all(hi - lo <= POINT_WIDTH))
-    if len(theta) > 1 and exact and problem.dependence and correlation is None and points:
+    if len(candidates) > 1 and exact and problem.dependence and correlation is None and points:
         # The likelihood above leaves the lists' copula out (it compares starts along ridges
         # where the copula term is unstable). A fit whose full likelihood is below that of
         # the nested model without a relevant class (every mu 0: the lists' correlation
@@ -1080,7 +1148,7 @@ def fit_posterior(
         fits = {k: fit}
         tests = {k: relevant_class_test(fit, lo, hi, weights=w)}
         if tests[k]["gain"] < 0:
-            for j in range(len(theta)):
+            for j in candidates.tolist():
                 if j != k:
                     fits[j] = finish(j)
                     tests[j] = relevant_class_test(fits[j], lo, hi, weights=w)
