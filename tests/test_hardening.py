@@ -923,6 +923,17 @@ BOMB = "".join(
             "expression: e.tsv\nlabels: l.tsv\nlists: S\nlistz: [a]\n",
             "did you mean 'lists'",
         ),  # fmt: skip
+        *(
+            ("reproduce", f"expression: e.tsv\nlabels: l.tsv\nlists: S\naggregations: [{a}]\n", n)
+            for a, n in (
+                # a misspelt key fused unsupervised, silently
+                ("{name: A, relevant_gene: leu}", "'relevant-gene' (did you mean"),
+                ("{name: [A, B]}", "'aggregations[1].name': expected a single value"),
+                ("{name: A, params: 3}", "'aggregations[1].params'"),  # internal errors before
+                ("{name: A, method: nope}", "'aggregations[1]' (A): unknown aggregator 'nope'"),
+                ("{name: A, method: borda, params: {x: 1}}", "unknown parameter 'x'"),
+            )
+        ),
         ("aggregate", "command: aggregate\nlists: [a.txt]\ntop: -3\n", "'top'"),
         ("aggregate", BOMB.replace("a:", "command: aggregate\nlists:", 1), "alias bomb"),
         (

@@ -36,12 +36,15 @@ from kofs.evaluate import (
 )
 from kofs.evaluate.split import check_split, resolve_reference
 from kofs.options import SEED_MAX, TOP_MAX, Option, parse_declared
+from kofs.pipeline.supervision import SUPERVISION
 from kofs.pipeline.yaml_files import load_config
+from kofs.registry import AGGREGATORS, resolve_params, unknown_message
 from kofs.types import SampleCategories
 
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "AGG_OPTIONS",
     "BOOK_TABLE_6_5",
     "EVAL_OPTIONS",
     "KEYS",
@@ -118,6 +121,14 @@ EVAL_OPTIONS = (
     Option("heatmaps", "names"),
     Option("curve_ks", "ints", low=1, high=TOP_MAX),
 )
+#: the keys of an entry of its ``aggregations`` list (:class:`kofs.evaluate.Aggregation`)
+AGG_OPTIONS = (
+    Option("name", "str"),
+    Option("method", "str"),
+    Option("relevant_genes", "str"),
+    Option("params", "flat_params"),
+    Option("supervision", "choice", choices=SUPERVISION),
+)
 #: the keys of its ``split_known`` section (:class:`kofs.evaluate.SplitHalf`)
 SPLIT_OPTIONS = (
     Option("set", "str"),
@@ -177,7 +188,36 @@ def read_config(path: str | os.PathLike) -> dict[str, Any]:
             raise ParameterError(
                 f"config key 'known_genes.{n}': expected a mapping with 'file'", path=where
             )
+    if cfg.get("aggregations") is not None:
+        cfg["aggregations"] = tuple(
+            _aggregation(a, i, where) for i, a in enumerate(cfg["aggregations"], 1)
+        )
     return cfg
+
+
+def _aggregation(entry: Mapping[str, Any], number: int, where: str) -> dict[str, Any]:
+    """One ``aggregations`` entry checked by :data:`AGG_OPTIONS`: every key known (a misspelt
+    ``relevant_genes`` would fuse unsupervised), a name, a registered method."""
+    agg = parse_declared(entry, AGG_OPTIONS, where=where, section=f"aggregations[{number}]")
+    if not agg.get("name"):
+        raise ParameterError(
+            f"config key 'aggregations': entry {number} needs a 'name' (optionally 'method', "
+            "default the default aggregator, 'relevant_genes': a known_genes set, 'params', "
+            "'supervision')",
+            path=where,
+        )
+    method = agg.get("method") or default_aggregator()
+    key = f"config key 'aggregations[{number}]' ({agg['name']})"
+    if method not in AGGREGATORS:
+        message = unknown_message("aggregator", method, AGGREGATORS.names())
+        raise ParameterError(f"{key}: {message}", path=where)
+    try:
+        resolve_params(
+            f"aggregator {method!r}", AGGREGATORS.get(method).params, agg.get("params") or {}
+        )
+    except ParameterError as exc:
+        raise ParameterError(f"{key}: {exc.message}", path=where) from None
+    return agg
 
 
 def default_aggregator() -> str:
@@ -339,12 +379,6 @@ def run_experiment(
             known[n] = _known(spec, n, resolve, path, known)
         aggs = []
         for a in cfg.get("aggregations") or ():
-            if not isinstance(a, Mapping) or "name" not in a:
-                raise ParameterError(
-                    "each entry of 'aggregations' needs a 'name' (optionally 'method', default "
-                    "the default aggregator, and 'relevant_genes': a known_genes set)",
-                    path=path,
-                )
             rel = a.get("relevant_genes")
             if rel is not None and rel not in known:
                 raise ParameterError(
