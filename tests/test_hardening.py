@@ -934,6 +934,21 @@ BOMB = "".join(
                 ("{name: A, method: borda, params: {x: 1}}", "unknown parameter 'x'"),
             )
         ),
+        *(
+            ("reproduce", f"expression: e.tsv\nlabels: l.tsv\nlists: S\n{extra}\n", n)
+            for extra, n in (
+                # a misspelt key read the default column silently
+                ("known_genes: {h: {file: a.txt, gene_col: x}}", "'gene-col' (did you mean"),
+                ("known_genes: {h: {file: a.txt, where: [a]}}", "'known_genes.h.where'"),  # was 1
+                ("known_genes: {h: {file: [a]}}", "'known_genes.h.file': expected a file path"),
+                ("known_genes: {h: {file: a.txt, exclude: g}}", "'g' is not a set defined before"),
+                ("list_relevant_genes: nope", "'nope' is not a known_genes set"),  # needs a 'file'
+                (
+                    "aggregations: [{name: A, relevant_genes: nope}]",
+                    "'aggregations[1].relevant_genes' (A): 'nope' is not a known_genes set",
+                ),
+            )
+        ),
         ("aggregate", "command: aggregate\nlists: [a.txt]\ntop: -3\n", "'top'"),
         ("aggregate", BOMB.replace("a:", "command: aggregate\nlists:", 1), "alias bomb"),
         (

@@ -48,6 +48,7 @@ __all__ = [
     "BOOK_TABLE_6_5",
     "EVAL_OPTIONS",
     "KEYS",
+    "KNOWN_OPTIONS",
     "OPTIONS",
     "SPLIT_OPTIONS",
     "default_aggregator",
@@ -129,6 +130,13 @@ AGG_OPTIONS = (
     Option("params", "flat_params"),
     Option("supervision", "choice", choices=SUPERVISION),
 )
+#: the keys of a ``known_genes`` set (and of a ``list_relevant_genes`` mapping)
+KNOWN_OPTIONS = (
+    Option("file", "path"),
+    Option("where", "str"),
+    Option("gene_column", "str"),
+    Option("exclude", "str"),
+)
 #: the keys of its ``split_known`` section (:class:`kofs.evaluate.SplitHalf`)
 SPLIT_OPTIONS = (
     Option("set", "str"),
@@ -183,16 +191,52 @@ def read_config(path: str | os.PathLike) -> dict[str, Any]:
                 )
         cfg[key] = {k: [v] if isinstance(v, (str, int, float)) else list(v)
                     for k, v in values.items()}  # fmt: skip
-    for n, spec in (cfg.get("known_genes") or {}).items():
-        if not isinstance(spec, Mapping):
+    known = cfg.get("known_genes") or {}
+    for n, spec in known.items():
+        known[n] = _known_spec(spec, f"known_genes.{n}", where)
+        before = list(known)[: list(known).index(n)]
+        if known[n].get("exclude") is not None and known[n]["exclude"] not in before:
             raise ParameterError(
-                f"config key 'known_genes.{n}': expected a mapping with 'file'", path=where
+                f"config key 'known_genes.{n}.exclude': {known[n]['exclude']!r} is not a set "
+                "defined before it" + (f" ({', '.join(before)})" if before else ""),
+                path=where,
             )
+    sets = f" (sets: {', '.join(known)})" if known else " (the config defines no known_genes)"
+    lrel = cfg.get("list_relevant_genes")
+    if isinstance(lrel, Mapping):
+        cfg["list_relevant_genes"] = _known_spec(lrel, "list_relevant_genes", where)
+    elif lrel is not None and lrel not in known:
+        raise ParameterError(
+            f"config key 'list_relevant_genes': {lrel!r} is not a known_genes set{sets}; name "
+            "one, or give a mapping with 'file'",
+            path=where,
+        )
     if cfg.get("aggregations") is not None:
         cfg["aggregations"] = tuple(
             _aggregation(a, i, where) for i, a in enumerate(cfg["aggregations"], 1)
         )
+        for i, a in enumerate(cfg["aggregations"], 1):
+            if a.get("relevant_genes") is not None and a["relevant_genes"] not in known:
+                raise ParameterError(
+                    f"config key 'aggregations[{i}].relevant_genes' ({a['name']}): "
+                    f"{a['relevant_genes']!r} is not a known_genes set{sets}",
+                    path=where,
+                )
     return cfg
+
+
+def _known_spec(spec: Any, key: str, where: str) -> dict[str, Any]:
+    """A known gene set's mapping checked by :data:`KNOWN_OPTIONS` (a misspelt
+    ``gene_column`` read the wrong column silently), with its ``file``."""
+    if not isinstance(spec, Mapping):
+        raise ParameterError(f"config key {key!r}: expected a mapping with 'file'", path=where)
+    out = parse_declared(spec, KNOWN_OPTIONS, where=where, section=key)
+    if not out.get("file"):
+        raise ParameterError(
+            f"config key {key!r} needs a 'file' (and optionally 'where', 'gene_column', 'exclude')",
+            path=where,
+        )
+    return out
 
 
 def _aggregation(entry: Mapping[str, Any], number: int, where: str) -> dict[str, Any]:
@@ -379,12 +423,7 @@ def run_experiment(
             known[n] = _known(spec, n, resolve, path, known)
         aggs = []
         for a in cfg.get("aggregations") or ():
-            rel = a.get("relevant_genes")
-            if rel is not None and rel not in known:
-                raise ParameterError(
-                    f"aggregation {a.get('name')!r}: relevant_genes {rel!r} is not a known_genes set",
-                    path=path,
-                )
+            rel = a.get("relevant_genes")  # a known_genes set (read_config checked it)
             aggs.append(
                 Aggregation(
                     a["name"],
