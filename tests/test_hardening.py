@@ -949,6 +949,29 @@ BOMB = "".join(
                 ),
             )
         ),
+        *(
+            (
+                "reproduce",
+                "expression: e.tsv\nlabels: l.tsv\nlists: [SPEC, Fisher]\n"
+                f"known_genes: {{h: {{file: a.txt}}}}\naggregations: [{{name: P}}]\n{extra}\n",
+                n,
+            )
+            for extra, n in (
+                # each was ignored silently, or one list's results replaced another's
+                ("rename: {Nope: X}", "'rename': 'Nope' is not one of the config's lists"),
+                ("rename: {SPEC: P}", "the name 'P' is given twice (rename.SPEC and aggreg"),
+                ("rename: {SPEC: Fisher}", "the name 'Fisher' is given twice (rename.SPEC and lists"),
+                ("circular: {Nope: [h]}", "'circular': 'Nope' is not a list or aggregation"),
+                ("circular: {P: [x]}", "'circular.P': 'x' is not a known_genes set"),
+                ("sim_anno: x", "'sim_anno': 'x' is not a known_genes set"),
+                ("evaluation: {protocols: [honset]}", "'honset' is not a protocol"),
+                # these three failed after every list was built, naming options kofs
+                # reproduce does not have (--classifiers, --folds) or not naming the config
+                ("evaluation: {classifiers: [knn]}", "'evaluation.classifiers': 'knn'"),
+                ("evaluation: {folds: 1}", "'evaluation.folds': 1 fold trains on nothing"),
+                ("evaluation: {heatmaps: [X]}", "'evaluation.heatmaps': 'X' is not a list"),
+            )
+        ),
         ("aggregate", "command: aggregate\nlists: [a.txt]\ntop: -3\n", "'top'"),
         ("aggregate", BOMB.replace("a:", "command: aggregate\nlists:", 1), "alias bomb"),
         (
@@ -1007,6 +1030,26 @@ def test_option_values_are_validated_by_their_declaration(tmp_path, small, args,
     _one_line_error(result, needle)
 
 
+def test_reproduce_checks_top_against_the_matrix_before_ranking(tmp_path, small):
+    """``evaluation.top`` beyond the matrix failed after every list was built, as '--top asks
+    for ...' (an option kofs reproduce does not have); ``sim_anno`` without GO did nothing
+    silently."""
+    expr, labels = small
+    head = (
+        f"expression: {expr}\nlabels: {labels}\nlists: [Fisher]\nknown_genes: {{h: {{file: a}}}}\n"
+    )
+    cfg = _yaml(tmp_path, head + "evaluation: {top: [41], curve_ks: [10]}\n")
+    (tmp_path / "a").write_text("G1\nG2\n")
+    err = _one_line_error(_cli(["reproduce", cfg, "-o", tmp_path / "out"]))
+    assert "c.yaml: config key 'evaluation.top' asks for 41 genes but the matrix has 40" in err
+    assert not (tmp_path / "out").exists()
+    cfg = _yaml(tmp_path, head + "sim_anno: h\nevaluation: {top: [5], curve_ks: [5], folds: 2,"
+                " repeats: 1, classifiers: [1nn]}\n")  # fmt: skip
+    result = _cli(["reproduce", cfg, "-o", tmp_path / "out"])
+    assert result.exit_code == 0, result.stderr
+    assert "WARNING: sim_anno: h has no effect: Sim_anno needs GO" in result.stderr
+
+
 def test_tilde_is_expanded_in_every_path(tmp_path, small, monkeypatch):
     """``output: ~/x`` in a config (no shell expands it) lands in the home folder, never in a
     folder named ``~``; so does a quoted ``-o '~/y'``."""
@@ -1036,7 +1079,10 @@ def test_a_name_list_is_never_read_letter_by_letter(tmp_path):
     from kofs.evaluate.reproduce import read_config
     from kofs.pipeline.config import RunConfig
 
-    cfg = _yaml(tmp_path, "expression: e\nlabels: l\nlists: SPEC\nsim_anno: leu\n")
+    cfg = _yaml(
+        tmp_path,
+        "expression: e\nlabels: l\nlists: SPEC\nknown_genes: {leu: {file: f}}\nsim_anno: leu\n",
+    )
     parsed = read_config(cfg)
     assert parsed["lists"] == ("SPEC",) and parsed["sim_anno"] == ("leu",)
     assert RunConfig.from_mapping({"lists": "SPEC"}).ranking.lists == ("SPEC",)

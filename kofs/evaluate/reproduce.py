@@ -35,7 +35,7 @@ from kofs.evaluate import (
     write_evaluation,
 )
 from kofs.evaluate.split import check_split, resolve_reference
-from kofs.options import SEED_MAX, TOP_MAX, Option, parse_declared
+from kofs.options import SEED_MAX, TOP_MAX, Option, parse_declared, warn_no_effect
 from kofs.pipeline.supervision import SUPERVISION
 from kofs.pipeline.yaml_files import load_config
 from kofs.registry import AGGREGATORS, resolve_params, unknown_message
@@ -222,7 +222,68 @@ def read_config(path: str | os.PathLike) -> dict[str, Any]:
                     f"{a['relevant_genes']!r} is not a known_genes set{sets}",
                     path=where,
                 )
+    _check_names(cfg, known, where)
     return cfg
+
+
+def _check_names(cfg: Mapping[str, Any], known: Mapping[str, Any], where: str) -> None:
+    """Every name the config refers to exists: ``rename`` renames a list, the lists (renamed)
+    and aggregations have distinct names (one would replace the other's results), ``circular``
+    names lists and known sets, ``sim_anno`` known sets, ``evaluation`` known protocols,
+    classifiers and lists. Checked before any work."""
+    from kofs.evaluate.protocols import CLASSIFIERS
+
+    def refuse(key: str, value: Any, what: str, names: Any) -> None:
+        raise ParameterError(
+            f"config key {key!r}: {value!r} is not {what}"
+            + (f"; choose from {', '.join(map(str, names))}" if names else ""),
+            path=where,
+        )
+
+    lists = list(cfg.get("lists") or ())
+    rename = {k: str(v) for k, v in (cfg.get("rename") or {}).items()}
+    for name in rename:
+        if name not in lists:
+            refuse("rename", name, "one of the config's lists", lists)
+    owner: dict[str, str] = {}
+    entries = [(f"lists ({n})" if n not in rename else f"rename.{n}", rename.get(n, n))
+               for n in lists]  # fmt: skip
+    entries += [
+        (f"aggregations[{i}]", a["name"]) for i, a in enumerate(cfg.get("aggregations") or (), 1)
+    ]
+    for key, name in entries:
+        if name in owner:
+            raise ParameterError(
+                f"config: the name {name!r} is given twice ({owner[name]} and {key}); each list "
+                "and aggregation needs its own name (rename one)",
+                path=where,
+            )
+        owner[name] = key
+    for name, sets in (cfg.get("circular") or {}).items():
+        if name not in owner:
+            refuse("circular", name, "a list or aggregation of the config", list(owner))
+        for s in sets:
+            if str(s) not in known:
+                refuse(f"circular.{name}", s, "a known_genes set", list(known))
+    for s in cfg.get("sim_anno") or ():
+        if s not in known:
+            refuse("sim_anno", s, "a known_genes set", list(known))
+    ev = cfg.get("evaluation") or {}
+    for p in ev.get("protocols") or ():
+        if p not in ("book", "honest"):
+            refuse("evaluation.protocols", p, "a protocol", ("book", "honest"))
+    for c in ev.get("classifiers") or ():
+        if c not in CLASSIFIERS:
+            refuse("evaluation.classifiers", c, "a classifier", CLASSIFIERS)
+    if ev.get("folds") == 1:
+        raise ParameterError(
+            "config key 'evaluation.folds': 1 fold trains on nothing; give 0 (leave-one-out) "
+            "or at least 2",
+            path=where,
+        )
+    for h in ev.get("heatmaps") or ():
+        if h not in owner:
+            refuse("evaluation.heatmaps", h, "a list or aggregation of the config", list(owner))
 
 
 def _known_spec(spec: Any, key: str, where: str) -> dict[str, Any]:
@@ -405,8 +466,21 @@ def run_experiment(
     out = output or resolve(cfg.get("output", "results"))
     t0 = time.perf_counter()
     timings = {}
+    if cfg.get("sim_anno") and not (cfg.get("go") and cfg.get("go_annotations")):
+        warn_no_effect(
+            [f"sim_anno: {', '.join(cfg['sim_anno'])}"],
+            "Sim_anno needs GO (go with go_annotations)",
+        )
     with threadpool_limits(limits=threads):
         expr, lab, groups = _read_data(cfg, resolve, path)
+        for key in ("top", "curve_ks"):
+            if max(ev.get(key) or (0,)) > expr.n_genes:
+                raise ParameterError(
+                    f"config key 'evaluation.{key}' asks for {max(ev[key])} genes but the matrix "
+                    f"has {expr.n_genes}"
+                    + (f" (max_genes: {cfg['max_genes']})" if cfg.get("max_genes") else ""),
+                    path=path,
+                )
         go_settings = {f"go_{k}": v for k, v in (cfg.get("go_settings") or {}).items()}
         sources = read_sources(
             go=resolve(cfg.get("go")),
