@@ -960,7 +960,10 @@ BOMB = "".join(
                 # each was ignored silently, or one list's results replaced another's
                 ("rename: {Nope: X}", "'rename': 'Nope' is not one of the config's lists"),
                 ("rename: {SPEC: P}", "the name 'P' is given twice (rename.SPEC and aggreg"),
-                ("rename: {SPEC: Fisher}", "the name 'Fisher' is given twice (rename.SPEC and lists"),
+                (
+                    "rename: {SPEC: Fisher}",
+                    "the name 'Fisher' is given twice (rename.SPEC and lists",
+                ),
                 ("circular: {Nope: [h]}", "'circular': 'Nope' is not a list or aggregation"),
                 ("circular: {P: [x]}", "'circular.P': 'x' is not a known_genes set"),
                 ("sim_anno: x", "'sim_anno': 'x' is not a known_genes set"),
@@ -1048,6 +1051,37 @@ def test_reproduce_checks_top_against_the_matrix_before_ranking(tmp_path, small)
     result = _cli(["reproduce", cfg, "-o", tmp_path / "out"])
     assert result.exit_code == 0, result.stderr
     assert "WARNING: sim_anno: h has no effect: Sim_anno needs GO" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        # an internal KeyError (exit 1)
+        ("groups_column: patient", "config key 'groups_column': {labels} has no column 'patient'"),
+        ("keep_samples: {klass: [a]}", "config key 'keep_samples.klass': {labels} has no column"),
+        # 'no sample of the expression matrix has a label (labels name , ...)'
+        (
+            "keep_samples: {class: [c]}",
+            "'keep_samples.class': no sample of {labels} is left by class in ['c'] (with the "
+            "filters before it); values of 'class' there: 'a', 'b'",
+        ),
+    ],
+)
+def test_reproduce_reads_the_labels_table_as_its_labels(tmp_path, small, extra, needle):
+    """keep_samples and groups_column read the labels file with kofs's reader and the sample
+    column read_labels chose (they read column 1 with pandas: a file whose sample ids come
+    second matched no sample)."""
+    expr, _ = small
+    labels = tmp_path / "swapped.tsv"
+    labels.write_text("class\tsample_id\n" + "".join(f"{'ab'[j % 2]}\tS{j}\n" for j in range(12)))
+    head = f"expression: {expr}\nlabels: {labels}\nlists: [Fisher]\n"
+    cfg = _yaml(tmp_path, head + extra + "\n")
+    _one_line_error(_cli(["reproduce", cfg, "-o", tmp_path / "out"]), needle.format(labels=labels))
+    assert not (tmp_path / "out").exists()
+    cfg = _yaml(tmp_path, head + "keep_samples: {class: [a, b]}\nevaluation: {top: [5], "
+                "curve_ks: [5], folds: 2, repeats: 1, classifiers: [1nn]}\n")  # fmt: skip
+    result = _cli(["reproduce", cfg, "-o", tmp_path / "out"])
+    assert result.exit_code == 0, result.stderr
 
 
 def test_tilde_is_expanded_in_every_path(tmp_path, small, monkeypatch):

@@ -390,35 +390,62 @@ def _known(
 
 
 def _read_data(cfg, resolve, path):
-    import pandas as pd
-
+    from kofs.io._table import read_table
     from kofs.io.expression import read_expression
-    from kofs.io.labels import align_labels, read_labels
+    from kofs.io.labels import align_labels, label_columns, read_labels
 
     lab = read_labels(
         resolve(cfg["labels"]),
         label_column=cfg.get("label_column"),
         sample_column=cfg.get("sample_column"),
     )
-    keep = cfg.get("keep_samples") or {}
-    table = pd.read_csv(resolve(cfg["labels"]), sep=None, engine="python", dtype=str)
-    sid = cfg.get("sample_column") or table.columns[0]
-    mask = np.ones(len(table), dtype=bool)
-    for col, values in keep.items():
+    # the labels table as read_labels reads it (its reader, its sample column)
+    table = read_table(resolve(cfg["labels"]))
+    name = table.attrs["path"]
+    s_idx, _ = label_columns(
+        list(table.columns),
+        sample_column=cfg.get("sample_column"),
+        label_column=cfg.get("label_column"),
+        path=name,
+    )
+    sid = table.columns[s_idx]
+
+    def column(key: str, col: str) -> Any:
         if col not in table.columns:
-            raise ParameterError(f"keep_samples: the labels have no column {col!r}", path=path)
-        mask &= table[col].isin([str(v) for v in values]).to_numpy()
-    kept = set(table.loc[mask, sid].astype(str))
+            shown = ", ".join(map(repr, list(table.columns)[:10]))
+            raise ParameterError(
+                f"config key {key!r}: {name} has no column {col!r}; its columns are {shown}",
+                path=path,
+            )
+        return table[col]
+
+    mask = np.ones(len(table), dtype=bool)
+    for col, values in (cfg.get("keep_samples") or {}).items():
+        wanted = [str(v) for v in values]
+        mask &= column(f"keep_samples.{col}", col).isin(wanted).to_numpy()
+        if not mask.any():
+            there = sorted(set(table[col]))
+            raise ParameterError(
+                f"config key 'keep_samples.{col}': no sample of {name} is left by "
+                f"{col} in {wanted} (with the filters before it); values of {col!r} there: "
+                + ", ".join(map(repr, there[:10]))
+                + (", ..." if len(there) > 10 else ""),
+                path=path,
+            )
+    kept = set(table.loc[mask, sid])
     idx = [i for i, s in enumerate(lab.samples) if s in kept]
     lab = SampleCategories(
         [lab.labels[i] for i in idx], [lab.samples[i] for i in idx], name=lab.name
     )
+    groups_of = None
+    if cfg.get("groups_column"):
+        groups_of = dict(zip(table[sid], column("groups_column", cfg["groups_column"]),
+                             strict=True))  # fmt: skip
     expr = read_expression(resolve(cfg["expression"]), gene_column=cfg.get("gene_column"))
     expr, lab = align_labels(expr, lab, missing="drop")
     groups = None
-    if cfg.get("groups_column"):
-        g = dict(zip(table[sid].astype(str), table[cfg["groups_column"]].astype(str), strict=True))
-        groups = [g[s] for s in expr.samples]
+    if groups_of is not None:
+        groups = [groups_of[s] for s in expr.samples]
     if cfg.get("max_genes"):
         # reduced run (CI): the genes of largest variance over all samples (label-free filter)
         top = np.sort(np.argsort(-expr.values.var(axis=0), kind="stable")[: int(cfg["max_genes"])])
