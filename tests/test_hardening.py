@@ -943,6 +943,9 @@ BOMB = "".join(
                 ("known_genes: {h: {file: [a]}}", "'known_genes.h.file': expected a file path"),
                 ("known_genes: {h: {file: a.txt, exclude: g}}", "'g' is not a set defined before"),
                 ("list_relevant_genes: nope", "'nope' is not a known_genes set"),  # needs a 'file'
+                # "unknown knowledge option 'go_aspec'", naming neither the file nor the key
+                ("go_settings: {aspec: BP}", "go_settings.'aspec' (did you mean go_settings."),
+                ("go_settings: {top_k: 0}", "c.yaml: config key 'go_settings.top-k': 0 is not"),
                 (
                     "aggregations: [{name: A, relevant_genes: nope}]",
                     "'aggregations[1].relevant_genes' (A): 'nope' is not a known_genes set",

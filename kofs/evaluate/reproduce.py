@@ -35,10 +35,18 @@ from kofs.evaluate import (
     write_evaluation,
 )
 from kofs.evaluate.split import check_split, resolve_reference
-from kofs.options import SEED_MAX, TOP_MAX, Option, parse_declared, warn_no_effect
+from kofs.options import (
+    SEED_MAX,
+    TOP_MAX,
+    Option,
+    options_of,
+    parse_declared,
+    warn_no_effect,
+)
 from kofs.pipeline.supervision import SUPERVISION
 from kofs.pipeline.yaml_files import load_config
 from kofs.registry import AGGREGATORS, resolve_params, unknown_message
+from kofs.sources.go import GoOptions
 from kofs.types import SampleCategories
 
 log = logging.getLogger(__name__)
@@ -47,6 +55,7 @@ __all__ = [
     "AGG_OPTIONS",
     "BOOK_TABLE_6_5",
     "EVAL_OPTIONS",
+    "GO_SETTINGS",
     "KEYS",
     "KNOWN_OPTIONS",
     "OPTIONS",
@@ -122,6 +131,13 @@ EVAL_OPTIONS = (
     Option("heatmaps", "names"),
     Option("curve_ks", "ints", low=1, high=TOP_MAX),
 )
+#: the keys of its ``go_settings`` section: the GO options of ``kofs rank`` without ``go_``
+#: (``aspect``, ``measure``, ``combine``, ``top_k``, ``evidence``, ...)
+GO_SETTINGS = tuple(
+    replace(o, name=o.name.removeprefix("go_"))
+    for o in options_of(GoOptions)
+    if o.name not in ("go", "go_annotations", "go_term_ids")  # keys of the config itself
+)
 #: the keys of an entry of its ``aggregations`` list (:class:`kofs.evaluate.Aggregation`)
 AGG_OPTIONS = (
     Option("name", "str"),
@@ -162,6 +178,10 @@ def read_config(path: str | os.PathLike) -> dict[str, Any]:
     cfg["evaluation"] = parse_declared(
         cfg.get("evaluation") or {}, EVAL_OPTIONS, where=where, section="evaluation"
     )
+    if cfg.get("go_settings") is not None:
+        cfg["go_settings"] = parse_declared(
+            cfg["go_settings"], GO_SETTINGS, where=where, section="go_settings"
+        )
     if cfg.get("split_known") is not None:
         split = parse_declared(
             cfg["split_known"], SPLIT_OPTIONS, where=where, section="split_known"
