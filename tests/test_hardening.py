@@ -979,6 +979,10 @@ BOMB = "".join(
             )
         ),
         ("aggregate", "command: aggregate\nlists: [a.txt]\ntop: -3\n", "'top'"),
+        # a config's universe that is a number but not whole digits was read as a file name
+        # ('CONFIG_FOLDER/-3: file not found'), as --universe is not
+        ("aggregate", "command: aggregate\nlists: [a.txt]\nuniverse: -3\n", "--universe -3: a"),
+        ("aggregate", "command: aggregate\nlists: [a.txt]\nuniverse: 2.5\n", "whole number"),
         ("aggregate", BOMB.replace("a:", "command: aggregate\nlists:", 1), "alias bomb"),
         (
             "aggregate",
