@@ -1015,6 +1015,10 @@ def test_config_values_are_validated_by_their_declaration(tmp_path, where, text,
         (["demo", "--threads", "0"], "'--threads'"),
         (["evaluate", "{run}", "{expr}", "--labels", "{labels}", "--seed", "-3"], "'--seed'"),
         (["evaluate", "{run}", "{expr}", "--labels", "{labels}", "--top", "three"], "--top"),
+        (  # was "label column 'patient' is not a column"
+            ["evaluate", "{run}", "{expr}", "--labels", "{labels}", "--groups", "patient"],
+            "labels.tsv: --groups 'patient' is not a column; columns are 'sample', 'class'",
+        ),
         (
             ["evaluate", "{run}", "{expr}", "--labels", "{labels}", "-o", "y" * 300],
             "file names have at most",

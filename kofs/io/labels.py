@@ -76,6 +76,7 @@ def label_columns(
     sample_column: str | None = None,
     label_column: str | None = None,
     path: str | None = None,
+    label_option: str = "label column",
 ) -> tuple[int, int]:
     """The positions of the sample-id and label columns of a labels table's ``header``, as
     :func:`read_labels` chooses them (other readers of the same table use this, so that they
@@ -96,7 +97,7 @@ def label_columns(
             path=path,
         )
     s_idx = _column(header, sample_column, path=path, option="sample column")
-    l_idx = _column(header, label_column, path=path, option="label column")
+    l_idx = _column(header, label_column, path=path, option=label_option)
     if s_idx is None:
         named = [i for i, h in enumerate(header) if h.lower() in _SAMPLE_NAMES and i != l_idx]
         s_idx = named[0] if named else (0 if l_idx != 0 else 1)
@@ -115,6 +116,7 @@ def read_labels(
     *,
     sample_column: str | None = None,
     label_column: str | None = None,
+    label_option: str = "label column",
 ) -> SampleCategories:
     """Read sample labels from a CSV/TSV with a header (gzip ok, ``"-"`` for stdin).
 
@@ -127,6 +129,8 @@ def read_labels(
     label_column : str, optional
         Column of labels. Default: the first column after the sample column (the second
         column when the sample ids come first).
+    label_option : str, default "label column"
+        How messages name ``label_column`` (``"--groups"`` when the labels are sample groups).
 
     Returns
     -------
@@ -146,7 +150,11 @@ def read_labels(
     name, lines = df.attrs["path"], df.attrs["lines"]
     header = list(df.columns)
     s_idx, l_idx = label_columns(
-        header, sample_column=sample_column, label_column=label_column, path=name
+        header,
+        sample_column=sample_column,
+        label_column=label_column,
+        path=name,
+        label_option=label_option,
     )
     samples = df.iloc[:, s_idx].tolist()
     labels = df.iloc[:, l_idx].tolist()
