@@ -923,7 +923,66 @@ BOMB = "".join(
             "expression: e.tsv\nlabels: l.tsv\nlists: S\nlistz: [a]\n",
             "did you mean 'lists'",
         ),  # fmt: skip
+        *(
+            ("reproduce", f"expression: e.tsv\nlabels: l.tsv\nlists: S\naggregations: [{a}]\n", n)
+            for a, n in (
+                # a misspelt key fused unsupervised, silently
+                ("{name: A, relevant_gene: leu}", "'relevant-gene' (did you mean"),
+                ("{name: [A, B]}", "'aggregations[1].name': expected a single value"),
+                ("{name: A, params: 3}", "'aggregations[1].params'"),  # internal errors before
+                ("{name: A, method: nope}", "'aggregations[1]' (A): unknown aggregator 'nope'"),
+                ("{name: A, method: borda, params: {x: 1}}", "unknown parameter 'x'"),
+            )
+        ),
+        *(
+            ("reproduce", f"expression: e.tsv\nlabels: l.tsv\nlists: S\n{extra}\n", n)
+            for extra, n in (
+                # a misspelt key read the default column silently
+                ("known_genes: {h: {file: a.txt, gene_col: x}}", "'gene-col' (did you mean"),
+                ("known_genes: {h: {file: a.txt, where: [a]}}", "'known_genes.h.where'"),  # was 1
+                ("known_genes: {h: {file: [a]}}", "'known_genes.h.file': expected a file path"),
+                ("known_genes: {h: {file: a.txt, exclude: g}}", "'g' is not a set defined before"),
+                ("list_relevant_genes: nope", "'nope' is not a known_genes set"),  # needs a 'file'
+                # "unknown knowledge option 'go_aspec'", naming neither the file nor the key
+                ("go_settings: {aspec: BP}", "go_settings.'aspec' (did you mean go_settings."),
+                ("go_settings: {top_k: 0}", "c.yaml: config key 'go_settings.top-k': 0 is not"),
+                (
+                    "aggregations: [{name: A, relevant_genes: nope}]",
+                    "'aggregations[1].relevant_genes' (A): 'nope' is not a known_genes set",
+                ),
+            )
+        ),
+        *(
+            (
+                "reproduce",
+                "expression: e.tsv\nlabels: l.tsv\nlists: [SPEC, Fisher]\n"
+                f"known_genes: {{h: {{file: a.txt}}}}\naggregations: [{{name: P}}]\n{extra}\n",
+                n,
+            )
+            for extra, n in (
+                # each was ignored silently, or one list's results replaced another's
+                ("rename: {Nope: X}", "'rename': 'Nope' is not one of the config's lists"),
+                ("rename: {SPEC: P}", "the name 'P' is given twice (rename.SPEC and aggreg"),
+                (
+                    "rename: {SPEC: Fisher}",
+                    "the name 'Fisher' is given twice (rename.SPEC and lists",
+                ),
+                ("circular: {Nope: [h]}", "'circular': 'Nope' is not a list or aggregation"),
+                ("circular: {P: [x]}", "'circular.P': 'x' is not a known_genes set"),
+                ("sim_anno: x", "'sim_anno': 'x' is not a known_genes set"),
+                ("evaluation: {protocols: [honset]}", "'honset' is not a protocol"),
+                # these three failed after every list was built, naming options kofs
+                # reproduce does not have (--classifiers, --folds) or not naming the config
+                ("evaluation: {classifiers: [knn]}", "'evaluation.classifiers': 'knn'"),
+                ("evaluation: {folds: 1}", "'evaluation.folds': 1 fold trains on nothing"),
+                ("evaluation: {heatmaps: [X]}", "'evaluation.heatmaps': 'X' is not a list"),
+            )
+        ),
         ("aggregate", "command: aggregate\nlists: [a.txt]\ntop: -3\n", "'top'"),
+        # a config's universe that is a number but not whole digits was read as a file name
+        # ('CONFIG_FOLDER/-3: file not found'), as --universe is not
+        ("aggregate", "command: aggregate\nlists: [a.txt]\nuniverse: -3\n", "--universe -3: a"),
+        ("aggregate", "command: aggregate\nlists: [a.txt]\nuniverse: 2.5\n", "whole number"),
         ("aggregate", BOMB.replace("a:", "command: aggregate\nlists:", 1), "alias bomb"),
         (
             "aggregate",
@@ -956,6 +1015,10 @@ def test_config_values_are_validated_by_their_declaration(tmp_path, where, text,
         (["demo", "--threads", "0"], "'--threads'"),
         (["evaluate", "{run}", "{expr}", "--labels", "{labels}", "--seed", "-3"], "'--seed'"),
         (["evaluate", "{run}", "{expr}", "--labels", "{labels}", "--top", "three"], "--top"),
+        (  # was "label column 'patient' is not a column"
+            ["evaluate", "{run}", "{expr}", "--labels", "{labels}", "--groups", "patient"],
+            "labels.tsv: --groups 'patient' is not a column; columns are 'sample', 'class'",
+        ),
         (
             ["evaluate", "{run}", "{expr}", "--labels", "{labels}", "-o", "y" * 300],
             "file names have at most",
@@ -979,6 +1042,57 @@ def test_option_values_are_validated_by_their_declaration(tmp_path, small, args,
     (tmp_path / "run").mkdir()
     result = _cli([x.format(**names) for x in args], catch_exceptions=False)
     _one_line_error(result, needle)
+
+
+def test_reproduce_checks_top_against_the_matrix_before_ranking(tmp_path, small):
+    """``evaluation.top`` beyond the matrix failed after every list was built, as '--top asks
+    for ...' (an option kofs reproduce does not have); ``sim_anno`` without GO did nothing
+    silently."""
+    expr, labels = small
+    head = (
+        f"expression: {expr}\nlabels: {labels}\nlists: [Fisher]\nknown_genes: {{h: {{file: a}}}}\n"
+    )
+    cfg = _yaml(tmp_path, head + "evaluation: {top: [41], curve_ks: [10]}\n")
+    (tmp_path / "a").write_text("G1\nG2\n")
+    err = _one_line_error(_cli(["reproduce", cfg, "-o", tmp_path / "out"]))
+    assert "c.yaml: config key 'evaluation.top' asks for 41 genes but the matrix has 40" in err
+    assert not (tmp_path / "out").exists()
+    cfg = _yaml(tmp_path, head + "sim_anno: h\nevaluation: {top: [5], curve_ks: [5], folds: 2,"
+                " repeats: 1, classifiers: [1nn]}\n")  # fmt: skip
+    result = _cli(["reproduce", cfg, "-o", tmp_path / "out"])
+    assert result.exit_code == 0, result.stderr
+    assert "WARNING: sim_anno: h has no effect: Sim_anno needs GO" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        # an internal KeyError (exit 1)
+        ("groups_column: patient", "config key 'groups_column': {labels} has no column 'patient'"),
+        ("keep_samples: {klass: [a]}", "config key 'keep_samples.klass': {labels} has no column"),
+        # 'no sample of the expression matrix has a label (labels name , ...)'
+        (
+            "keep_samples: {class: [c]}",
+            "'keep_samples.class': no sample of {labels} is left by class in ['c'] (with the "
+            "filters before it); values of 'class' there: 'a', 'b'",
+        ),
+    ],
+)
+def test_reproduce_reads_the_labels_table_as_its_labels(tmp_path, small, extra, needle):
+    """keep_samples and groups_column read the labels file with kofs's reader and the sample
+    column read_labels chose (they read column 1 with pandas: a file whose sample ids come
+    second matched no sample)."""
+    expr, _ = small
+    labels = tmp_path / "swapped.tsv"
+    labels.write_text("class\tsample_id\n" + "".join(f"{'ab'[j % 2]}\tS{j}\n" for j in range(12)))
+    head = f"expression: {expr}\nlabels: {labels}\nlists: [Fisher]\n"
+    cfg = _yaml(tmp_path, head + extra + "\n")
+    _one_line_error(_cli(["reproduce", cfg, "-o", tmp_path / "out"]), needle.format(labels=labels))
+    assert not (tmp_path / "out").exists()
+    cfg = _yaml(tmp_path, head + "keep_samples: {class: [a, b]}\nevaluation: {top: [5], "
+                "curve_ks: [5], folds: 2, repeats: 1, classifiers: [1nn]}\n")  # fmt: skip
+    result = _cli(["reproduce", cfg, "-o", tmp_path / "out"])
+    assert result.exit_code == 0, result.stderr
 
 
 def test_tilde_is_expanded_in_every_path(tmp_path, small, monkeypatch):
@@ -1010,7 +1124,10 @@ def test_a_name_list_is_never_read_letter_by_letter(tmp_path):
     from kofs.evaluate.reproduce import read_config
     from kofs.pipeline.config import RunConfig
 
-    cfg = _yaml(tmp_path, "expression: e\nlabels: l\nlists: SPEC\nsim_anno: leu\n")
+    cfg = _yaml(
+        tmp_path,
+        "expression: e\nlabels: l\nlists: SPEC\nknown_genes: {leu: {file: f}}\nsim_anno: leu\n",
+    )
     parsed = read_config(cfg)
     assert parsed["lists"] == ("SPEC",) and parsed["sim_anno"] == ("leu",)
     assert RunConfig.from_mapping({"lists": "SPEC"}).ranking.lists == ("SPEC",)

@@ -35,16 +35,29 @@ from kofs.evaluate import (
     write_evaluation,
 )
 from kofs.evaluate.split import check_split, resolve_reference
-from kofs.options import SEED_MAX, TOP_MAX, Option, parse_declared
+from kofs.options import (
+    SEED_MAX,
+    TOP_MAX,
+    Option,
+    options_of,
+    parse_declared,
+    warn_no_effect,
+)
+from kofs.pipeline.supervision import SUPERVISION
 from kofs.pipeline.yaml_files import load_config
+from kofs.registry import AGGREGATORS, resolve_params, unknown_message
+from kofs.sources.go import GoOptions
 from kofs.types import SampleCategories
 
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "AGG_OPTIONS",
     "BOOK_TABLE_6_5",
     "EVAL_OPTIONS",
+    "GO_SETTINGS",
     "KEYS",
+    "KNOWN_OPTIONS",
     "OPTIONS",
     "SPLIT_OPTIONS",
     "default_aggregator",
@@ -118,6 +131,28 @@ EVAL_OPTIONS = (
     Option("heatmaps", "names"),
     Option("curve_ks", "ints", low=1, high=TOP_MAX),
 )
+#: the keys of its ``go_settings`` section: the GO options of ``kofs rank`` without ``go_``
+#: (``aspect``, ``measure``, ``combine``, ``top_k``, ``evidence``, ...)
+GO_SETTINGS = tuple(
+    replace(o, name=o.name.removeprefix("go_"))
+    for o in options_of(GoOptions)
+    if o.name not in ("go", "go_annotations", "go_term_ids")  # keys of the config itself
+)
+#: the keys of an entry of its ``aggregations`` list (:class:`kofs.evaluate.Aggregation`)
+AGG_OPTIONS = (
+    Option("name", "str"),
+    Option("method", "str"),
+    Option("relevant_genes", "str"),
+    Option("params", "flat_params"),
+    Option("supervision", "choice", choices=SUPERVISION),
+)
+#: the keys of a ``known_genes`` set (and of a ``list_relevant_genes`` mapping)
+KNOWN_OPTIONS = (
+    Option("file", "path"),
+    Option("where", "str"),
+    Option("gene_column", "str"),
+    Option("exclude", "str"),
+)
 #: the keys of its ``split_known`` section (:class:`kofs.evaluate.SplitHalf`)
 SPLIT_OPTIONS = (
     Option("set", "str"),
@@ -143,6 +178,10 @@ def read_config(path: str | os.PathLike) -> dict[str, Any]:
     cfg["evaluation"] = parse_declared(
         cfg.get("evaluation") or {}, EVAL_OPTIONS, where=where, section="evaluation"
     )
+    if cfg.get("go_settings") is not None:
+        cfg["go_settings"] = parse_declared(
+            cfg["go_settings"], GO_SETTINGS, where=where, section="go_settings"
+        )
     if cfg.get("split_known") is not None:
         split = parse_declared(
             cfg["split_known"], SPLIT_OPTIONS, where=where, section="split_known"
@@ -172,12 +211,138 @@ def read_config(path: str | os.PathLike) -> dict[str, Any]:
                 )
         cfg[key] = {k: [v] if isinstance(v, (str, int, float)) else list(v)
                     for k, v in values.items()}  # fmt: skip
-    for n, spec in (cfg.get("known_genes") or {}).items():
-        if not isinstance(spec, Mapping):
+    known = cfg.get("known_genes") or {}
+    for n, spec in known.items():
+        known[n] = _known_spec(spec, f"known_genes.{n}", where)
+        before = list(known)[: list(known).index(n)]
+        if known[n].get("exclude") is not None and known[n]["exclude"] not in before:
             raise ParameterError(
-                f"config key 'known_genes.{n}': expected a mapping with 'file'", path=where
+                f"config key 'known_genes.{n}.exclude': {known[n]['exclude']!r} is not a set "
+                "defined before it" + (f" ({', '.join(before)})" if before else ""),
+                path=where,
             )
+    sets = f" (sets: {', '.join(known)})" if known else " (the config defines no known_genes)"
+    lrel = cfg.get("list_relevant_genes")
+    if isinstance(lrel, Mapping):
+        cfg["list_relevant_genes"] = _known_spec(lrel, "list_relevant_genes", where)
+    elif lrel is not None and lrel not in known:
+        raise ParameterError(
+            f"config key 'list_relevant_genes': {lrel!r} is not a known_genes set{sets}; name "
+            "one, or give a mapping with 'file'",
+            path=where,
+        )
+    if cfg.get("aggregations") is not None:
+        cfg["aggregations"] = tuple(
+            _aggregation(a, i, where) for i, a in enumerate(cfg["aggregations"], 1)
+        )
+        for i, a in enumerate(cfg["aggregations"], 1):
+            if a.get("relevant_genes") is not None and a["relevant_genes"] not in known:
+                raise ParameterError(
+                    f"config key 'aggregations[{i}].relevant_genes' ({a['name']}): "
+                    f"{a['relevant_genes']!r} is not a known_genes set{sets}",
+                    path=where,
+                )
+    _check_names(cfg, known, where)
     return cfg
+
+
+def _check_names(cfg: Mapping[str, Any], known: Mapping[str, Any], where: str) -> None:
+    """Every name the config refers to exists: ``rename`` renames a list, the lists (renamed)
+    and aggregations have distinct names (one would replace the other's results), ``circular``
+    names lists and known sets, ``sim_anno`` known sets, ``evaluation`` known protocols,
+    classifiers and lists. Checked before any work."""
+    from kofs.evaluate.protocols import CLASSIFIERS
+
+    def refuse(key: str, value: Any, what: str, names: Any) -> None:
+        raise ParameterError(
+            f"config key {key!r}: {value!r} is not {what}"
+            + (f"; choose from {', '.join(map(str, names))}" if names else ""),
+            path=where,
+        )
+
+    lists = list(cfg.get("lists") or ())
+    rename = {k: str(v) for k, v in (cfg.get("rename") or {}).items()}
+    for name in rename:
+        if name not in lists:
+            refuse("rename", name, "one of the config's lists", lists)
+    owner: dict[str, str] = {}
+    entries = [(f"lists ({n})" if n not in rename else f"rename.{n}", rename.get(n, n))
+               for n in lists]  # fmt: skip
+    entries += [
+        (f"aggregations[{i}]", a["name"]) for i, a in enumerate(cfg.get("aggregations") or (), 1)
+    ]
+    for key, name in entries:
+        if name in owner:
+            raise ParameterError(
+                f"config: the name {name!r} is given twice ({owner[name]} and {key}); each list "
+                "and aggregation needs its own name (rename one)",
+                path=where,
+            )
+        owner[name] = key
+    for name, sets in (cfg.get("circular") or {}).items():
+        if name not in owner:
+            refuse("circular", name, "a list or aggregation of the config", list(owner))
+        for s in sets:
+            if str(s) not in known:
+                refuse(f"circular.{name}", s, "a known_genes set", list(known))
+    for s in cfg.get("sim_anno") or ():
+        if s not in known:
+            refuse("sim_anno", s, "a known_genes set", list(known))
+    ev = cfg.get("evaluation") or {}
+    for p in ev.get("protocols") or ():
+        if p not in ("book", "honest"):
+            refuse("evaluation.protocols", p, "a protocol", ("book", "honest"))
+    for c in ev.get("classifiers") or ():
+        if c not in CLASSIFIERS:
+            refuse("evaluation.classifiers", c, "a classifier", CLASSIFIERS)
+    if ev.get("folds") == 1:
+        raise ParameterError(
+            "config key 'evaluation.folds': 1 fold trains on nothing; give 0 (leave-one-out) "
+            "or at least 2",
+            path=where,
+        )
+    for h in ev.get("heatmaps") or ():
+        if h not in owner:
+            refuse("evaluation.heatmaps", h, "a list or aggregation of the config", list(owner))
+
+
+def _known_spec(spec: Any, key: str, where: str) -> dict[str, Any]:
+    """A known gene set's mapping checked by :data:`KNOWN_OPTIONS` (a misspelt
+    ``gene_column`` read the wrong column silently), with its ``file``."""
+    if not isinstance(spec, Mapping):
+        raise ParameterError(f"config key {key!r}: expected a mapping with 'file'", path=where)
+    out = parse_declared(spec, KNOWN_OPTIONS, where=where, section=key)
+    if not out.get("file"):
+        raise ParameterError(
+            f"config key {key!r} needs a 'file' (and optionally 'where', 'gene_column', 'exclude')",
+            path=where,
+        )
+    return out
+
+
+def _aggregation(entry: Mapping[str, Any], number: int, where: str) -> dict[str, Any]:
+    """One ``aggregations`` entry checked by :data:`AGG_OPTIONS`: every key known (a misspelt
+    ``relevant_genes`` would fuse unsupervised), a name, a registered method."""
+    agg = parse_declared(entry, AGG_OPTIONS, where=where, section=f"aggregations[{number}]")
+    if not agg.get("name"):
+        raise ParameterError(
+            f"config key 'aggregations': entry {number} needs a 'name' (optionally 'method', "
+            "default the default aggregator, 'relevant_genes': a known_genes set, 'params', "
+            "'supervision')",
+            path=where,
+        )
+    method = agg.get("method") or default_aggregator()
+    key = f"config key 'aggregations[{number}]' ({agg['name']})"
+    if method not in AGGREGATORS:
+        message = unknown_message("aggregator", method, AGGREGATORS.names())
+        raise ParameterError(f"{key}: {message}", path=where)
+    try:
+        resolve_params(
+            f"aggregator {method!r}", AGGREGATORS.get(method).params, agg.get("params") or {}
+        )
+    except ParameterError as exc:
+        raise ParameterError(f"{key}: {exc.message}", path=where) from None
+    return agg
 
 
 def default_aggregator() -> str:
@@ -245,35 +410,62 @@ def _known(
 
 
 def _read_data(cfg, resolve, path):
-    import pandas as pd
-
+    from kofs.io._table import read_table
     from kofs.io.expression import read_expression
-    from kofs.io.labels import align_labels, read_labels
+    from kofs.io.labels import align_labels, label_columns, read_labels
 
     lab = read_labels(
         resolve(cfg["labels"]),
         label_column=cfg.get("label_column"),
         sample_column=cfg.get("sample_column"),
     )
-    keep = cfg.get("keep_samples") or {}
-    table = pd.read_csv(resolve(cfg["labels"]), sep=None, engine="python", dtype=str)
-    sid = cfg.get("sample_column") or table.columns[0]
-    mask = np.ones(len(table), dtype=bool)
-    for col, values in keep.items():
+    # the labels table as read_labels reads it (its reader, its sample column)
+    table = read_table(resolve(cfg["labels"]))
+    name = table.attrs["path"]
+    s_idx, _ = label_columns(
+        list(table.columns),
+        sample_column=cfg.get("sample_column"),
+        label_column=cfg.get("label_column"),
+        path=name,
+    )
+    sid = table.columns[s_idx]
+
+    def column(key: str, col: str) -> Any:
         if col not in table.columns:
-            raise ParameterError(f"keep_samples: the labels have no column {col!r}", path=path)
-        mask &= table[col].isin([str(v) for v in values]).to_numpy()
-    kept = set(table.loc[mask, sid].astype(str))
+            shown = ", ".join(map(repr, list(table.columns)[:10]))
+            raise ParameterError(
+                f"config key {key!r}: {name} has no column {col!r}; its columns are {shown}",
+                path=path,
+            )
+        return table[col]
+
+    mask = np.ones(len(table), dtype=bool)
+    for col, values in (cfg.get("keep_samples") or {}).items():
+        wanted = [str(v) for v in values]
+        mask &= column(f"keep_samples.{col}", col).isin(wanted).to_numpy()
+        if not mask.any():
+            there = sorted(set(table[col]))
+            raise ParameterError(
+                f"config key 'keep_samples.{col}': no sample of {name} is left by "
+                f"{col} in {wanted} (with the filters before it); values of {col!r} there: "
+                + ", ".join(map(repr, there[:10]))
+                + (", ..." if len(there) > 10 else ""),
+                path=path,
+            )
+    kept = set(table.loc[mask, sid])
     idx = [i for i, s in enumerate(lab.samples) if s in kept]
     lab = SampleCategories(
         [lab.labels[i] for i in idx], [lab.samples[i] for i in idx], name=lab.name
     )
+    groups_of = None
+    if cfg.get("groups_column"):
+        groups_of = dict(zip(table[sid], column("groups_column", cfg["groups_column"]),
+                             strict=True))  # fmt: skip
     expr = read_expression(resolve(cfg["expression"]), gene_column=cfg.get("gene_column"))
     expr, lab = align_labels(expr, lab, missing="drop")
     groups = None
-    if cfg.get("groups_column"):
-        g = dict(zip(table[sid].astype(str), table[cfg["groups_column"]].astype(str), strict=True))
-        groups = [g[s] for s in expr.samples]
+    if groups_of is not None:
+        groups = [groups_of[s] for s in expr.samples]
     if cfg.get("max_genes"):
         # reduced run (CI): the genes of largest variance over all samples (label-free filter)
         top = np.sort(np.argsort(-expr.values.var(axis=0), kind="stable")[: int(cfg["max_genes"])])
@@ -321,8 +513,21 @@ def run_experiment(
     out = output or resolve(cfg.get("output", "results"))
     t0 = time.perf_counter()
     timings = {}
+    if cfg.get("sim_anno") and not (cfg.get("go") and cfg.get("go_annotations")):
+        warn_no_effect(
+            [f"sim_anno: {', '.join(cfg['sim_anno'])}"],
+            "Sim_anno needs GO (go with go_annotations)",
+        )
     with threadpool_limits(limits=threads):
         expr, lab, groups = _read_data(cfg, resolve, path)
+        for key in ("top", "curve_ks"):
+            if max(ev.get(key) or (0,)) > expr.n_genes:
+                raise ParameterError(
+                    f"config key 'evaluation.{key}' asks for {max(ev[key])} genes but the matrix "
+                    f"has {expr.n_genes}"
+                    + (f" (max_genes: {cfg['max_genes']})" if cfg.get("max_genes") else ""),
+                    path=path,
+                )
         go_settings = {f"go_{k}": v for k, v in (cfg.get("go_settings") or {}).items()}
         sources = read_sources(
             go=resolve(cfg.get("go")),
@@ -339,18 +544,7 @@ def run_experiment(
             known[n] = _known(spec, n, resolve, path, known)
         aggs = []
         for a in cfg.get("aggregations") or ():
-            if not isinstance(a, Mapping) or "name" not in a:
-                raise ParameterError(
-                    "each entry of 'aggregations' needs a 'name' (optionally 'method', default "
-                    "the default aggregator, and 'relevant_genes': a known_genes set)",
-                    path=path,
-                )
-            rel = a.get("relevant_genes")
-            if rel is not None and rel not in known:
-                raise ParameterError(
-                    f"aggregation {a.get('name')!r}: relevant_genes {rel!r} is not a known_genes set",
-                    path=path,
-                )
+            rel = a.get("relevant_genes")  # a known_genes set (read_config checked it)
             aggs.append(
                 Aggregation(
                     a["name"],

@@ -257,7 +257,9 @@ def evaluate_files(
     expr, cats = align_labels(expr, cats, missing=c.missing_labels, labels_path=c.labels)
     group_ids = None
     if c.groups:
-        g = read_labels(c.labels, sample_column=c.sample_column, label_column=c.groups)
+        g = read_labels(
+            c.labels, sample_column=c.sample_column, label_column=c.groups, label_option="--groups"
+        )
         gmap = dict(zip(g.samples, g.labels, strict=True))
         group_ids = [gmap[s] for s in expr.samples]
     go_data = None

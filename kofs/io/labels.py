@@ -15,7 +15,7 @@ from kofs.types import Expression, SampleCategories
 
 log = logging.getLogger(__name__)
 
-__all__ = ["read_labels", "align_labels", "check_label_spelling"]
+__all__ = ["read_labels", "align_labels", "check_label_spelling", "label_columns"]
 
 _SAMPLE_NAMES = ("sample", "sample_id", "sampleid", "sample id", "samples", "id")
 
@@ -25,7 +25,7 @@ def _lines(lines, idx) -> str:
     return shown + (f" and {len(idx) - 5} more" if len(idx) > 5 else "")
 
 
-def _column(header: list[str], wanted: str | None, *, path: str, option: str) -> int | None:
+def _column(header: list[str], wanted: str | None, *, path: str | None, option: str) -> int | None:
     if wanted is None:
         return None
     if wanted in header:
@@ -70,11 +70,53 @@ def check_label_spelling(
         first[key] = (v, i)
 
 
+def label_columns(
+    header: Sequence[str],
+    *,
+    sample_column: str | None = None,
+    label_column: str | None = None,
+    path: str | None = None,
+    label_option: str = "label column",
+) -> tuple[int, int]:
+    """The positions of the sample-id and label columns of a labels table's ``header``, as
+    :func:`read_labels` chooses them (other readers of the same table use this, so that they
+    read the same samples).
+
+    Raises
+    ------
+    InputError
+        Fewer than two columns.
+    ParameterError
+        Unknown column name (with a did-you-mean hint), or the same column for both.
+    """
+    header = list(header)
+    if len(header) < 2:
+        raise InputError(
+            "needs at least two columns (sample id, label) with a header line; found one column "
+            "(is the delimiter a tab or a comma?)",
+            path=path,
+        )
+    s_idx = _column(header, sample_column, path=path, option="sample column")
+    l_idx = _column(header, label_column, path=path, option=label_option)
+    if s_idx is None:
+        named = [i for i, h in enumerate(header) if h.lower() in _SAMPLE_NAMES and i != l_idx]
+        s_idx = named[0] if named else (0 if l_idx != 0 else 1)
+    if l_idx is None:
+        l_idx = next(i for i in range(len(header)) if i != s_idx)
+    if s_idx == l_idx:
+        raise ParameterError(
+            f"sample and label column are both {header[s_idx]!r}; choose two different columns",
+            path=path,
+        )
+    return s_idx, l_idx
+
+
 def read_labels(
     path: str | os.PathLike,
     *,
     sample_column: str | None = None,
     label_column: str | None = None,
+    label_option: str = "label column",
 ) -> SampleCategories:
     """Read sample labels from a CSV/TSV with a header (gzip ok, ``"-"`` for stdin).
 
@@ -87,6 +129,8 @@ def read_labels(
     label_column : str, optional
         Column of labels. Default: the first column after the sample column (the second
         column when the sample ids come first).
+    label_option : str, default "label column"
+        How messages name ``label_column`` (``"--groups"`` when the labels are sample groups).
 
     Returns
     -------
@@ -105,24 +149,13 @@ def read_labels(
     df = read_table(path)
     name, lines = df.attrs["path"], df.attrs["lines"]
     header = list(df.columns)
-    if len(header) < 2:
-        raise InputError(
-            "needs at least two columns (sample id, label) with a header line; found one column "
-            "(is the delimiter a tab or a comma?)",
-            path=name,
-        )
-    s_idx = _column(header, sample_column, path=name, option="sample column")
-    l_idx = _column(header, label_column, path=name, option="label column")
-    if s_idx is None:
-        named = [i for i, h in enumerate(header) if h.lower() in _SAMPLE_NAMES and i != l_idx]
-        s_idx = named[0] if named else (0 if l_idx != 0 else 1)
-    if l_idx is None:
-        l_idx = next(i for i in range(len(header)) if i != s_idx)
-    if s_idx == l_idx:
-        raise ParameterError(
-            f"sample and label column are both {header[s_idx]!r}; choose two different columns",
-            path=name,
-        )
+    s_idx, l_idx = label_columns(
+        header,
+        sample_column=sample_column,
+        label_column=label_column,
+        path=name,
+        label_option=label_option,
+    )
     samples = df.iloc[:, s_idx].tolist()
     labels = df.iloc[:, l_idx].tolist()
     no_id = [i for i, s in enumerate(samples) if s == ""]

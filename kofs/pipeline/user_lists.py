@@ -158,6 +158,14 @@ def _warn_ranks_only(aggregate: str, reads_p_values: bool, rankings: Sequence[Ra
         warn_no_effect(["--ranks-only"], "no list is ranked by raw p-values")
 
 
+def universe_is_size(text: str, folder: str | os.PathLike | None = None) -> bool:
+    """Whether a ``--universe`` text is a number of genes (a number that names no file, in
+    ``folder`` when given) rather than a file; a number out of range is still a size, which
+    :func:`read_universe` refuses as one."""
+    path = text if folder is None else os.path.join(folder, text)
+    return bool(_NUMBER.match(text.strip())) and not os.path.exists(path)
+
+
 def read_universe(universe: Any) -> int | list[str] | None:
     """``None``, a number of genes, or gene ids (a file with one id per line / a column, or an
     iterable). A string of digits that is not a file is a number."""
@@ -172,7 +180,7 @@ def read_universe(universe: Any) -> int | list[str] | None:
         return int(universe)
     if isinstance(universe, (str, os.PathLike)):
         text = os.fspath(universe)
-        if _NUMBER.match(text.strip()) and not os.path.exists(text):
+        if universe_is_size(text):
             number = float(text)
             if not number.is_integer() or not 1 <= number <= UNIVERSE_MAX:
                 raise ParameterError(

@@ -14,7 +14,7 @@ from typing import Any
 from kofs.errors import ParameterError, short_repr
 from kofs.io.gene_lists import DIRECTIONS, MAGECK_SIDES, ListSpec, parse_list_spec
 from kofs.options import TOP_MAX, as_mapping, build, opt, options_of
-from kofs.pipeline.user_lists import ListAggregation, aggregate_lists
+from kofs.pipeline.user_lists import ListAggregation, aggregate_lists, universe_is_size
 from kofs.registry import DEFAULT_AGGREGATOR
 
 
@@ -127,7 +127,7 @@ def _absolute(path: str | None, base: Path) -> str | None:
 
 
 def _universe_abs(universe: str | None, base: Path) -> str | None:
-    if universe is None or (universe.strip().isdigit() and not (base / universe).exists()):
+    if universe is None or universe_is_size(universe, base):  # -3 or 1e3 is no file name
         return universe
     return _absolute(universe, base)
 
