@@ -58,25 +58,6 @@ def test_the_envelope_only_lowers_a_rank_lists_evidence_and_keeps_it_monotone():
     np.testing.assert_array_equal(env.mu, fit.mu)  # reliabilities are the binormal fit's
 
 
-def test_a_list_of_separation_0_is_not_bounded_and_moves_nothing():
-    # a list the fit finds uninformative (separation 0, weight 0) has no evidence to bound:
-    # its histogram's negative ratios, summed over random lists sharing their noise, ranked
-    # the genes by that noise (fused top-90 precision 0.12-0.18 with ten such lists beside
-    # three informative ones, 0.44 for the best list)
-    data = tuple(DataList(n, m) for n, m in GRADED)
-    data += tuple(DataList(f"random{k}", 0.0, shared=0.5, group="n") for k in range(10))
-    pl = planted_lists(3000, 90, data=data, seed=0)
-    R = np.column_stack([np.asarray(r.ranks, float) for r in pl.rankings])
-    lo, hi = observation_intervals(R)
-    fit = fit_posterior(lo, hi, Prior.empty(R.shape[0]))
-    zero = np.flatnonzero(fit.mu <= 1e-9)
-    assert zero.size >= 5 and np.all(zero >= 3)
-    env = fit_envelope(fit, lo, hi)
-    assert not env.envelope.capped[zero].any() and env.envelope.capped[:3].all()
-    # its term is the binormal fit's (only the correlation correction's share of the others)
-    np.testing.assert_array_equal(env.list_terms[:, zero], fit.list_terms[:, zero])
-
-
 def test_the_envelope_is_the_fixed_point_of_its_em():
     fit, env, lo, hi, _ = _fits(seed=2)
     em = _EnvelopeEM(fit, lo, hi, env.envelope.capped)
