@@ -36,6 +36,9 @@ simulated matrices -- pure noise with and without labels, a sparse and a dense l
 association, two groups without labels -- against a t-test with Benjamini-Hochberg;
 ``python bench/bench_fusion.py --tables`` fuses simulated tables of p-values (``kofs aggregate``'s
 calibrated reading, and ``--ranks-only``'s) against Benjamini-Hochberg on one table;
+``python bench/bench_fusion.py --stress`` runs scenarios outside the benchmark (20 and 40
+random lists, reversed lists, random lists sharing noise, 30 % and 10 relevant genes, weak
+lists: where the model holds and where it breaks);
 ``python bench/bench_fusion.py --real-tables`` runs two DE tools on the same real ALL samples
 (random halves of one group, and a real contrast) against Benjamini-Hochberg.
 """
@@ -704,6 +707,101 @@ def real_tables_table(splits: int) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class StressScenario:
+    name: str
+    data: tuple[DataList, ...]
+    relevant: int = 90
+
+
+def _randoms(n: int, **kw) -> tuple[DataList, ...]:
+    return tuple(DataList(f"random{k + 1}", 0.0, **kw) for k in range(n))
+
+
+#: Scenarios outside the planted benchmark (docs/aggregation.md, "Scenarios outside the
+#: benchmark"): where the model holds, and where it breaks.
+STRESS = (
+    StressScenario("three graded lists + 20 random", (*GRADED, *_randoms(20))),
+    StressScenario("three graded lists + 40 random", (*GRADED, *_randoms(40))),
+    StressScenario("two informative + 20 random", (*GRADED[:2], *_randoms(20))),
+    StressScenario(
+        "five equal lists (1.5) + five reversed",
+        tuple(DataList(f"equal{k + 1}", 1.5) for k in range(5))
+        + tuple(DataList(f"reversed{k + 1}", -1.5) for k in range(5)),
+    ),
+    StressScenario("graded + 10 partial random top-300 lists", (*GRADED, *_randoms(10, top=300))),
+    StressScenario(
+        "graded + 10 random lists sharing half their noise",
+        (*GRADED, *_randoms(10, shared=0.5, group="noise")),
+    ),
+    StressScenario(
+        "graded + 6 random + reversed, 900 relevant (30 %)",
+        (*GRADED, *RANDOM, DataList("reversed", -1.5)),
+        900,
+    ),
+    StressScenario(
+        "graded + 6 random + reversed, 10 relevant",
+        (*GRADED, *RANDOM, DataList("reversed", -1.5)),
+        10,
+    ),
+    StressScenario(
+        "graded lists sharing half their noise + 10 random",
+        (*(DataList(d.name, d.mu, shared=0.5, group="signal") for d in GRADED), *_randoms(10)),
+    ),
+    StressScenario(
+        "three weak lists (0.6) + 10 random",
+        (*(DataList(f"weak{k + 1}", 0.6) for k in range(3)), *_randoms(10)),
+    ),
+)
+
+
+def stress_table(seeds: int) -> list[str]:
+    """Per :data:`STRESS` scenario (3,000 genes; means over ``seeds``): the fused top-k
+    precision and the best informative list's (k = relevant genes), the weight of the random
+    and reversed lists, the calls at q <= 0.10 and their FDP, and the seeds where the fused
+    list is more than 0.03 below the best list."""
+    out = [
+        f"stress scenarios: 3000 genes, {seeds} seeds each (means)",
+        "| scenario | fused prec@k | best list | random/reversed weight | q<=.1 | FDP | "
+        "seeds below the best list |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for sc in STRESS:
+        informative = [j for j, d in enumerate(sc.data) if d.mu > 0]
+        rows = []
+        for seed in range(seeds):
+            pl = planted_lists(3000, sc.relevant, data=sc.data, seed=seed)
+            fused = aggregate(list(pl.rankings))
+            truth = np.isin(np.array(fused.genes), list(pl.relevant))
+            k = sc.relevant
+            prec = float(truth[np.argsort(-fused.scores, kind="stable")[:k]].mean())
+            best = max(
+                float(
+                    np.isin(
+                        np.array(pl.rankings[j].genes)[
+                            np.argsort(-np.asarray(pl.rankings[j].scores), kind="stable")[:k]
+                        ],
+                        list(pl.relevant),
+                    ).mean()
+                )
+                for j in informative
+            )
+            names = [d.name for j, d in enumerate(sc.data) if j not in informative]
+            weights = dict(zip(fused.list_names, np.asarray(fused.weights), strict=True))
+            calls = np.asarray(fused.statistics["q_value"]) <= 0.10
+            fdp = float((calls & ~truth).sum() / max(int(calls.sum()), 1))
+            rows.append(
+                (prec, best, sum(weights[n] for n in names), calls.sum(), fdp, prec < best - 0.03)
+            )
+        m = np.mean(np.array(rows, dtype=float), axis=0)
+        out.append(
+            f"| {sc.name} | {m[0]:.2f} | {m[1]:.2f} | {m[2]:.3f} | {m[3]:.1f} | {m[4]:.3f} | "
+            f"{int(m[5] * seeds)} of {seeds} |"
+        )
+        print(out[-1], flush=True)
+    return out
+
+
 def run() -> list[dict]:
     """Rows of ``bench/run.py``: the 10-lists x 50,000-genes timing (target < 2 s) and, per
     planted scenario (10 seeds), the mean FDP at q <= 0.10 (target 0.10) and the fused top-k
@@ -760,6 +858,11 @@ def main() -> None:
         help="only the tests' size where no gene is relevant (40 seeds)",
     )
     ap.add_argument(
+        "--stress",
+        action="store_true",
+        help="only the scenarios outside the planted benchmark (4 seeds)",
+    )
+    ap.add_argument(
         "--real-tables",
         action="store_true",
         help="only two DE tools on the same real ALL samples (20 random halves; ../shared)",
@@ -770,6 +873,9 @@ def main() -> None:
         return
     if a.null:
         print("\n".join(null_table(a.seeds or 40)))
+        return
+    if a.stress:
+        stress_table(a.seeds or 4)
         return
     if a.tables:
         print("\n".join(tables_table(a.seeds or 5)))
