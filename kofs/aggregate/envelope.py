@@ -118,19 +118,31 @@ class _ListBins:
 
 
 def _redundancy(fit: PosteriorFit) -> np.ndarray:
-    """Each data list's factor c (D,): with its correlation correction, a list's whole term
-    is c times its own (exactly so for a gene at a single position), ``c = (S_v^-1 m) / m``
-    (:func:`kofs.aggregate.posterior.correlation_correction`): 1 for independent lists and
-    for a list of separation 0, 1 / 2 for two copies of one list. Outside [0, 1] a list
-    suppresses the others' noise rather than repeating their evidence (a weak list correlated
-    with a strong one: c -> -inf as its separation -> 0), and c is held to [0, 1]: the E step
-    then reads such a list through its binormal term, never a large multiple of its
-    histogram's."""
+    """Each data list's factor c (D,): the smaller of its signal's and its noise's redundancy.
+    Signal: with its correlation correction, a list's whole term is c times its own (exactly
+    so for a gene at a single position), ``c = (S_v^-1 m) / m``
+    (:func:`kofs.aggregate.posterior.correlation_correction`): 1 for independent lists, 1 / 2
+    for two copies of one list. Outside [0, 1] a list suppresses the others' noise rather than
+    repeating their evidence (a weak list correlated with a strong one: c -> -inf as its
+    separation -> 0), and c is held to [0, 1]: the E step then reads such a list through its
+    binormal term, never a large multiple of its histogram's. Noise: ``1 / (1 + sum of its
+    positive correlations with the other lists)`` (tempered, as ``S_v``), the weight of one of n lists that share
+    their noise (the design effect of their mean: n lists of correlation r count as
+    n / (1 + (n - 1) r)); it equals the signal's for lists of equal separation, and is what is
+    left for a list of separation ~0, whose signal factor says nothing (1). Without it ten
+    random lists sharing half their noise made a histogram class of that noise (each list's
+    top-bin log likelihood ratio 28.9), the informative lists' histograms flattened and bounded
+    their evidence to ~0: fused top-90 precision 0.14 against 0.44 for the best list (0.59
+    with it)."""
     c = np.ones(len(fit.mu))
     if fit.correlation.shape[0] > 1:
-        _, g, m = correlation_correction(fit.mu, fit.correlation, fit.tempering)
+        sv, g, m = correlation_correction(fit.mu, fit.correlation, fit.tempering)
         on = m > 1e-9
         c[on] = np.clip(1.0 + g[on] / m[on], 0.0, 1.0)
+        # the tempered correlations (S_v), as the correction reads them
+        Sv = np.clip(np.asarray(fit.correlation, np.float64) * np.outer(sv, sv), 0.0, None)
+        np.fill_diagonal(Sv, 0.0)
+        c = np.minimum(c, 1.0 / (1.0 + Sv.sum(axis=1)))
     return c
 
 
