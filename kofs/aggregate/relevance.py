@@ -474,8 +474,8 @@ def posterior_aggregate(
             test = agreement.result()
             beyond = base.relevant_class if class_test is None else class_test.result()
         finally:
-            # a task no longer needed (the halves of a fit without a relevant class) is not
-            # waited for
+            # a task not started and no longer needed (the halves of a fit without a relevant
+            # class, the tasks after an error) is cancelled; a running one is waited for
             side.shutdown(wait=True, cancel_futures=True)
         if single:
             # one list's positions say nothing about how many genes are relevant: its ranking is

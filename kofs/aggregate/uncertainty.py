@@ -238,7 +238,7 @@ def prepare_halves(
             n_bins=bins,
             calibrated=cal,
             p_intervals=(intervals[0][rows], intervals[1][rows])
-            if intervals and cal.any()
+            if intervals is not None and cal.any()
             else None,
         )
         return Xs, _Problem(coded, Xs, np.ones(len(rows)), max_prior, collapse=True, calibrated=cal)
