@@ -1324,29 +1324,90 @@ def relevant_class_test(
     hi = np.asarray(hi, dtype=np.float64)
     M, D = lo.shape
     w = np.ones(M) if weights is None else np.asarray(weights, dtype=np.float64)
-    llr, mean = fit.list_llr, fit.list_scores
-    eta = fit.prior_log_odds
-    v = fit.tempering
-    if dependence and D > 1:
-        # N(0, 1) interval means
-        _, z = exact_list_terms(lo, hi, np.zeros(D), fit.rho, fit.calibrated)
+    cal = np.zeros(D, bool) if fit.calibrated is None else np.asarray(fit.calibrated, bool)
+    # N(0, 1) interval means
+    _, z = exact_list_terms(lo, hi, np.zeros(D), fit.rho, fit.calibrated)
+    dependent = dependence and D > 1
+    seen = np.zeros((M, D), dtype=bool)
+    l_null = 0.0
+    if dependent:
         seen = (hi - lo) <= POINT_WIDTH
         # a list seen for fewer than half of the genes (a top-k list) enters through its
         # interval terms only: its pairs' moments would be those of its top, range-restricted
         seen &= seen.mean(axis=0) >= 0.5
-        wp = w * fit.posterior
-        S = _pairwise_correlation(mean - fit.mu, wp, mean, w - wp, seen)
         S0 = _pairwise_correlation(z, w, z, np.zeros(M), seen)
-        copula = _seen_copula(mean, seen, S)
         l_null = float(np.sum(w * _seen_copula(z, seen, S0)))
-    else:
-        S = np.eye(D)
-        copula = np.zeros(M)
-        l_null = 0.0
-    log_odds = eta + gene_terms(llr, mean, fit.mu, S, v).sum(axis=1)
-    l_fit = log_likelihood(log_odds, eta, llr, v, fit.rho, w, calibrated=fit.calibrated)
-    l_fit += float(np.sum(w * copula))
+
+    def l_class(mu: np.ndarray, llr: np.ndarray, mean: np.ndarray, post: np.ndarray) -> float:
+        """The full log-likelihood at (mu, the fit's prior, S profiled given ``post``)."""
+        S, copula = np.eye(D), np.zeros(M)
+        if dependent:
+            wp = w * post
+            S = _pairwise_correlation(mean - mu, wp, mean, w - wp, seen)
+            copula = _seen_copula(mean, seen, S)
+        log_odds = eta + gene_terms(llr, mean, mu, S, v).sum(axis=1)
+        out = log_likelihood(log_odds, eta, llr, v, fit.rho, w, calibrated=fit.calibrated)
+        return out + float(np.sum(w * copula))
+
+    eta = fit.prior_log_odds
+    v = fit.tempering
+    l_fit = l_class(fit.mu, fit.list_llr, fit.list_scores, fit.posterior)
+    # The fit keeps every separation >= 0 (a list that ranks the relevant genes last is not
+    # evidence for the ranking), but a reversed list is evidence of the class: its
+    # anti-agreement with the others is what the no-class model's correlation explains and a
+    # class with mu >= 0 cannot. The test's relevant-class model has signed separations (a
+    # reversed list is the binormal model of its reversed positions, its latent scores
+    # negated); its likelihood is at least that of the point where the lists at 0 whose
+    # relevant genes sit below their mean take their separation on the reversed positions
+    flipped = _reversed_point(fit, lo, hi, z, w, cal)
+    if flipped is not None:
+        l_fit = max(l_fit, l_class(*flipped))
     return likelihood_ratio_test(l_fit - l_null, D + len(fit.beta))
+
+
+def _reversed_point(
+    fit: PosteriorFit,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    z: np.ndarray,
+    w: np.ndarray,
+    cal: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """A point of the signed-separation model for :func:`relevant_class_test`: each
+    uncalibrated list at separation 0 whose relevant genes' mean normal score ``z`` is below
+    0 is read on its reversed positions ``1 - u``, its separation the fixed point of its EM
+    update given the fit's posteriors. Returns (mu, llr, scores, posteriors) with those lists'
+    terms (their scores negated back: the copula reads the lists' own latent scores), or None
+    when no list is such."""
+    wp = w * fit.posterior
+    total = float(wp.sum())
+    if total <= 0:
+        return None
+    down = (fit.mu <= 1e-9) & ~cal & ((wp @ z) / total < 0)
+    if not down.any():
+        return None
+    cols = np.flatnonzero(down)
+    rlo, rhi = 1.0 - hi[:, cols], 1.0 - lo[:, cols]
+    m = np.clip(-(wp @ z[:, cols]) / total, 1e-3, MU_MAX)
+    for _ in range(50):  # the separation's EM update with the posteriors fixed
+        _, s = exact_list_terms(rlo, rhi, m, fit.rho)
+        m_new = np.clip((wp @ s) / total, 0.0, MU_MAX)
+        done = np.max(np.abs(m_new - m)) < 1e-4
+        m = m_new
+        if done:
+            break
+    llr_r, s = exact_list_terms(rlo, rhi, m, fit.rho)
+    mu = np.asarray(fit.mu, dtype=np.float64).copy()
+    llr = np.asarray(fit.list_llr, dtype=np.float64).copy()
+    mean = np.asarray(fit.list_scores, dtype=np.float64).copy()
+    mu[cols] = -m
+    llr[:, cols] = llr_r
+    mean[:, cols] = -s
+    # the posteriors of that point (its evidence), from which the correlation is profiled
+    post = expit(
+        fit.prior_log_odds + gene_terms(llr, mean, mu, np.eye(len(mu)), fit.tempering).sum(axis=1)
+    )
+    return mu, llr, mean, post
 
 
 def likelihood_ratio_test(gain: float, df: int) -> dict[str, float]:
