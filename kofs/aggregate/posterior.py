@@ -1145,15 +1145,19 @@ def fit_posterior(
         # once (a universe larger than the lists) are a dependence no model without a class
         # can explain, and a class of half the genes then wins by hundreds of nats on pure
         # noise (tests/test_aggregate_posterior.py).
-        fits = {k: fit}
-        tests = {k: relevant_class_test(fit, lo, hi, weights=w)}
-        if tests[k]["gain"] < 0:
-            for j in candidates.tolist():
-                if j != k:
-                    fits[j] = finish(j)
-                    tests[j] = relevant_class_test(fits[j], lo, hi, weights=w)
-            k = max(tests, key=lambda j: (tests[j]["gain"], -j))
-        fit = replace(fits[k], relevant_class=tests[k])
+        # The test's class model has signed separations, whose likelihood is at least that
+        # of the fit's own (mu >= 0): where the latter is above no class, so is the former,
+        # and the signed test (the reported one) is left to the caller (on a second thread)
+        if relevant_class_test(fit, lo, hi, weights=w, signed=False)["gain"] < 0:
+            fits = {k: fit}
+            tests = {k: relevant_class_test(fit, lo, hi, weights=w)}
+            if tests[k]["gain"] < 0:
+                for j in candidates.tolist():
+                    if j != k:
+                        fits[j] = finish(j)
+                        tests[j] = relevant_class_test(fits[j], lo, hi, weights=w)
+                k = max(tests, key=lambda j: (tests[j]["gain"], -j))
+            fit = replace(fits[k], relevant_class=tests[k])
     return fit
 
 
@@ -1296,6 +1300,7 @@ def relevant_class_test(
     *,
     weights: np.ndarray | None = None,
     dependence: bool = True,
+    signed: bool = True,
 ) -> dict[str, float]:
     """Does the fit's relevant class explain the lists more than their correlation alone?
 
@@ -1315,7 +1320,8 @@ def relevant_class_test(
     freedom as the relevant class has parameters (the separations and the prior's
     coefficients); a mixture's likelihood ratio is not exactly chi-square (the null lies on
     the boundary and the prior is not identified there), so the p-value is approximate
-    (conservative in the planted checks of docs/aggregation.md).
+    (conservative in the planted checks of docs/aggregation.md). The class's separations are
+    signed (``signed``; else those of the fit, >= 0: a lower bound of the gain), below.
 
     ``fit`` is a fit on ``lo``, ``hi`` with exact final terms (:func:`fit_posterior`'s
     default). Returns ``statistic``, ``df``, ``p_value`` and ``gain`` (``l_fit - l_null``,
@@ -1359,7 +1365,7 @@ def relevant_class_test(
     # reversed list is the binormal model of its reversed positions, its latent scores
     # negated); its likelihood is at least that of the point where the lists at 0 whose
     # relevant genes sit below their mean take their separation on the reversed positions
-    flipped = _reversed_point(fit, lo, hi, z, w, cal)
+    flipped = _reversed_point(fit, lo, hi, z, w, cal) if signed else None
     if flipped is not None:
         l_fit = max(l_fit, l_class(*flipped))
     return likelihood_ratio_test(l_fit - l_null, D + len(fit.beta))
