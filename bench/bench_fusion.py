@@ -780,7 +780,7 @@ def stress_table(seeds: int) -> list[str]:
         rows = []
         for seed in range(seeds):
             pl = planted_lists(3000, sc.relevant, data=sc.data, seed=seed)
-            fused = aggregate(list(pl.rankings))
+            fused = aggregate(list(pl.rankings), universe=pl.genes)
             truth = _truth(pl, fused.genes)
             k = sc.relevant
             prec = _prec(fused.order(), truth, k)
@@ -791,7 +791,7 @@ def stress_table(seeds: int) -> list[str]:
                 ),
                 default=np.nan,  # no informative list: precision is chance's
             )
-            rra = aggregate(list(pl.rankings), "rra")
+            rra = aggregate(list(pl.rankings), "rra", universe=pl.genes)
             rra_prec = _prec(rra.order(), _truth(pl, rra.genes), k)
             names = [d.name for j, d in enumerate(sc.data) if j not in informative]
             weights = dict(zip(fused.list_names, np.asarray(fused.weights), strict=True))

@@ -43,6 +43,7 @@ from kofs.aggregate.signed import (
     signed_weights,
     signed_z,
 )
+from kofs.aggregate.top_k_null import simulated_class_test, top_k_lists
 from kofs.aggregate.uncertainty import (
     LITTLE_SAY,
     Resamples,
@@ -66,6 +67,8 @@ INTEGRATION_DRAWS = 30
 RESAMPLE_MIN_GENES = 20
 #: How the p-values of calibrated lists are read (the ``null`` parameter).
 NULL_READINGS = ("auto", "empirical", "theoretical")
+#: How the relevant-class test reads top-k data lists (kofs.aggregate.top_k_null).
+TOP_K_NULLS = ("simulated", "independent")
 #: A calibrated list's p-values are read inside this range (0 and 1 are infinite scores).
 P_RANGE = (1e-300, 1.0 - 1e-12)
 
@@ -182,6 +185,7 @@ def posterior_aggregate(
     envelope: bool = True,
     resamples: int = 20,
     null: str = "auto",
+    top_k_null: str = "simulated",
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """Fit the posterior-relevance model on a rank matrix (module docstring).
@@ -191,6 +195,13 @@ def posterior_aggregate(
     label-association test when every data list comes from a ranker,
     :mod:`kofs.pipeline.structure`): its no-signal probability joins those of the agreement and
     relevant-class tests.
+
+    ``top_k_null``: with top-k data lists (positions for fewer than half of the genes),
+    ``"simulated"`` refers the relevant-class test to its distribution under the lists'
+    latent correlation (:mod:`kofs.aggregate.top_k_null`: the noise top-k lists from one data
+    set share is otherwise read as relevance), ``"independent"`` keeps the model's own
+    reference (the lists independent given relevance). Not where the genes are the top-k
+    lists' union (no universe), nor with calibrated, masked or cross-fitted lists.
 
     ``envelope``: each rank list's evidence is the smaller of its binormal term and its
     decreasing-histogram relevant class's (:mod:`kofs.aggregate.envelope`); the weights stay
@@ -459,11 +470,28 @@ def posterior_aggregate(
                 if single or no_class or not envelope
                 else side.submit(fit_envelope, fit, lo, hi)
             )
-            class_test = (
-                None
-                if single or base.relevant_class
-                else side.submit(relevant_class_test, base, lo, hi, dependence=dependence)
+            # top-k lists: the test's null by simulation (kofs.aggregate.top_k_null); not
+            # when the genes are the top-k lists' union (no universe given: every gene in some
+            # top, which the simulation's tops cut from one universe would not reproduce)
+            partial = top_k_lists(lo, hi)
+            union = partial.all() and bool(((hi - lo) <= POINT_WIDTH).any(axis=1).all())
+            simulate = (
+                top_k_null == "simulated"
+                and bool(partial.any())
+                and not union
+                and not cal.any()
+                and Bd is None
+                and held_out is None
             )
+
+            def class_test_of(fit0: PosteriorFit) -> dict[str, float]:
+                t = relevant_class_test(fit0, lo, hi, dependence=dependence)
+                if simulate:
+                    options = {"max_prior": max_prior, "dependence": dependence, "n_bins": n_bins}
+                    t = simulated_class_test(t, lo, hi, prior, fit_options=options, seed=seed)
+                return t
+
+            class_test = None if single or base.relevant_class else side.submit(class_test_of, base)
             if halves is not None and not no_class:
                 resampled = half_sample_fits(
                     fit,
@@ -537,7 +565,9 @@ def posterior_aggregate(
                     "noise the lists share (lists computed from one data set do). Give labels "
                     "(--labels) or known genes, or a list from other data."
                 )
-            topk = _top_k_notice(lo, hi, weights[data_cols], [names[j] for j in data_cols])
+            topk = _top_k_notice(
+                lo, hi, weights[data_cols], [names[j] for j in data_cols], simulate
+            )
             if topk:
                 notices.append(topk)
             if signal_test is not None and float(signal_test["p_value"]) > AGREEMENT_ALPHA:
@@ -759,25 +789,37 @@ def _effect_on_calls(q_value: np.ndarray) -> str:
     return f"the q-values are raised ({called} genes still at q <= 0.10)"
 
 
-def _top_k_notice(lo: np.ndarray, hi: np.ndarray, weights: np.ndarray, names: list[str]) -> str:
+def _top_k_notice(
+    lo: np.ndarray, hi: np.ndarray, weights: np.ndarray, names: list[str], simulated: bool
+) -> str:
     """The notice of a fusion whose weight is mostly on top-k lists (data lists whose
     positions are points for fewer than half of the genes), when there are two or more: the
-    noise they share is not modelled (their overlap can only be read as a relevant class, and
-    the relevant-class test reads their genes below the list through the interval terms
-    alone), so agreement from one data set looks like signal (docs/aggregation.md, "Scenarios
-    outside the benchmark"). Empty when it does not apply."""
+    noise they share is not in the model, so their overlap is read as relevance
+    (docs/aggregation.md, "Scenarios outside the benchmark"). ``simulated``: the
+    relevant-class test was referred to simulations of their correlation. Empty when it does
+    not apply."""
     partial = ((hi - lo) <= POINT_WIDTH).mean(axis=0) < 0.5
     share = float(np.sum(weights[partial]))
     if partial.sum() < 2 or share < 0.5:
         return ""
     listed = ", ".join(n for n, p in zip(names, partial.tolist(), strict=True) if p)
-    return (
+    head = (
         f"Top-k lists ({listed}) carry {share:.0%} of the weight. The noise top-k lists share "
-        "is not modelled (their overlap is read as relevance, and the relevant-class test does "
-        "not see it), so if they come from one data set -- several tools on the same samples "
-        "-- the weights and q-values may follow that noise (six random top-300 lists of 2,000 "
-        "genes sharing 41 % of their noise: 35-50 genes called, 97-100 % of them false). Give "
-        "full rankings, or the tools' p-value tables, or a list from other data."
+        "is not in the model (their overlap is read as relevance), so if they come from one "
+        "data set -- several tools on the same samples -- the weights and the ranking may "
+        "follow that noise"
+    )
+    if simulated:
+        return (
+            f"{head}; the q-values are guarded against it (the relevant-class test is referred "
+            "to data sets simulated with the lists' correlation, which also costs calls where "
+            "lists from independent data agree: --aggregate-param top_k_null=independent for "
+            "those). Give full rankings, or the tools' p-value tables, where you can."
+        )
+    return (
+        f"{head}, and so may the q-values (top_k_null=independent: six random top-300 lists "
+        "of 2,000 genes sharing 41 % of their noise call 255-308 genes, 97-98 % of them "
+        "false). Give full rankings, or the tools' p-value tables, or a list from other data."
     )
 
 
@@ -929,6 +971,15 @@ def _normal_scores(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
             "histogram), theoretical, or auto (empirical for p-values brought in tables, "
             "theoretical for kofs's own statistics: the F test of the labels, Hotspot's z)",
             choices=NULL_READINGS,
+        ),
+        "top_k_null": Param(
+            "simulated",
+            str,
+            "null of the relevant-class test with top-k data lists: simulated (their latent "
+            "correlation, the noise lists from one data set share, simulated and each data set "
+            "fitted and tested as the data) or independent (the lists independent given "
+            "relevance: lists from independent data sets)",
+            choices=TOP_K_NULLS,
         ),
     },
     learns_weights=True,
