@@ -137,7 +137,9 @@ def simulated_class_test(
             R[R[:, j] > sizes[j], j] = np.nan
         blo, bhi = observation_intervals(R)
         fit: PosteriorFit = fit_posterior(blo, bhi, prior, **fit_options)
-        test = fit.relevant_class or relevant_class_test(fit, blo, bhi)
+        test = fit.relevant_class or relevant_class_test(
+            fit, blo, bhi, dependence=fit_options.get("dependence", True)
+        )
         stats[b] = 2.0 * test["gain"]
     mean, sd = float(stats.mean()), float(stats.std(ddof=1))
     t = 2.0 * float(observed["gain"])
