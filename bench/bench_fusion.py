@@ -760,6 +760,10 @@ STRESS = (
         "6 random top-300 lists sharing 41 % of their noise (no signal)",
         _randoms(6, shared=0.41, group="noise", top=300),
     ),
+    StressScenario(
+        "four tools' top-200 lists of one data set (1.5, 40 % of the noise shared)",
+        tuple(DataList(f"tool{k + 1}", 1.5, shared=0.4, group="data", top=200) for k in range(4)),
+    ),
 )
 
 
