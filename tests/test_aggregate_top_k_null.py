@@ -40,3 +40,26 @@ def test_the_latent_correlation_of_full_and_top_k_lists_is_recovered():
     lo, hi = observation_intervals(R)
     assert top_k_lists(lo, hi).tolist() == [False, False, True, True]
     assert np.max(np.abs(latent_correlation(lo, hi) - S)) < 0.03
+
+
+def test_gene_sets_are_simulated_as_sets():
+    """Two unranked gene sets of 100 (one tie block each, no point) and a ranked top-2,000
+    list, all random, in a universe of 5,000: the simulated data sets take each list's own
+    observations (its tie block, its block below), so the null is the lists' shape. Cut by the
+    count of points instead, the sets were empty in every simulation, the null had no spread
+    and the test read p = 1/21 on noise."""
+    from kofs.aggregate import aggregate
+    from kofs.types import Ranking
+
+    rng = np.random.default_rng(0)
+    pool = [f"g{i}" for i in range(5000)]
+    sets = [tuple(rng.choice(pool, 100, replace=False)) for _ in range(2)]
+    lists = [
+        Ranking("set a", sets[0], np.ones(100), True),
+        Ranking("set b", sets[1], np.ones(100), True),
+        Ranking("ranked", tuple(pool[:2000]), rng.normal(size=2000), True),
+    ]
+    test = aggregate(lists, universe=5000, params={"resamples": 0}).diagnostics[
+        "relevant_class_test"
+    ]
+    assert test["simulations"] == 20 and test["null_sd"] > 0 and test["p_value"] > 0.2

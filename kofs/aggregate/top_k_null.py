@@ -16,8 +16,8 @@ normal scores' correlation, a top-k list against a full ranking by the mean norm
 the other list's genes in its top (``E[z | Z_j > c] = r phi(c) / P(Z_j > c)``), two top-k
 lists by their overlap (the tetrachoric correlation: ``P(Z_j > c_j, Z_l > c_l; r)`` equal to
 the share of genes in both tops); then :data:`SIMULATIONS` data sets of latent scores with that
-correlation are ranked and cut to the same top-k sizes, each fitted and tested as the data
-were, and the observed statistic is referred to the scaled chi-square with the simulated
+correlation take each list's observations in the order of their latent scores (the same
+top-k size, tie blocks and gene sets), each fitted and tested as the data were, and the observed statistic is referred to the scaled chi-square with the simulated
 statistics' mean and variance (Satterthwaite 1946: the approximation used for composite
 likelihood ratio statistics). The correlation includes whatever the relevant genes add, so the
 null is conservative where lists agree for real: the reference tells a relevant class from
@@ -32,7 +32,6 @@ from scipy.integrate import quad
 from scipy.optimize import brentq
 from scipy.special import chdtrc, ndtr, ndtri
 
-from kofs.aggregate.intervals import observation_intervals
 from kofs.aggregate.posterior import (
     POINT_WIDTH,
     PosteriorFit,
@@ -84,27 +83,30 @@ def _tetrachoric(both: float, h: float, k: float) -> float:
 
 
 def latent_correlation(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """The lists' latent correlation (D, D) over all genes (module docstring)."""
+    """The lists' latent correlation (D, D) over all genes (module docstring). A top-k list's
+    genes are those listed (their interval above its block at the bottom: a tie block or gene
+    set counts as listed as points do)."""
     lo = np.asarray(lo, dtype=np.float64)
     hi = np.asarray(hi, dtype=np.float64)
     M, D = lo.shape
     z = -ndtri(np.clip(0.5 * (lo + hi), 0.5 / M, 1 - 0.5 / M))
-    top = (hi - lo) <= POINT_WIDTH
+    listed = hi < 1.0
     partial = top_k_lists(lo, hi)
-    share = np.clip(top.mean(axis=0), 1.0 / M, 1.0 - 1.0 / M)
-    cut = -ndtri(share)  # Z > cut: in the top
+    share = np.clip(listed.mean(axis=0), 1.0 / M, 1.0 - 1.0 / M)
+    cut = -ndtri(share)  # Z > cut: listed
     dens = np.exp(-0.5 * cut * cut) / np.sqrt(2.0 * np.pi)
     iu = _offdiag(D)
     r = np.zeros(len(iu[0]))
     for n, (j, k) in enumerate(zip(iu[0].tolist(), iu[1].tolist(), strict=True)):
         if partial[j] and partial[k]:
-            r[n] = _tetrachoric(float(np.mean(top[:, j] & top[:, k])), cut[j], cut[k])
+            r[n] = _tetrachoric(float(np.mean(listed[:, j] & listed[:, k])), cut[j], cut[k])
         elif partial[j] or partial[k]:
             p, f = (j, k) if partial[j] else (k, j)
-            r[n] = float(np.mean(z[top[:, p], f])) * share[p] / dens[p]
+            if listed[:, p].any():
+                r[n] = float(np.mean(z[listed[:, p], f])) * share[p] / dens[p]
         else:
             r[n] = float(np.corrcoef(z[:, j], z[:, k])[0, 1])
-    return _corr_matrix(np.clip(r, -R_MAX, R_MAX), D)
+    return _corr_matrix(np.clip(np.nan_to_num(r), -R_MAX, R_MAX), D)
 
 
 def simulated_class_test(
@@ -124,18 +126,20 @@ def simulated_class_test(
     lo = np.asarray(lo, dtype=np.float64)
     hi = np.asarray(hi, dtype=np.float64)
     M, D = lo.shape
-    partial = top_k_lists(lo, hi)
-    sizes = ((hi - lo) <= POINT_WIDTH).sum(axis=0)
+    # each list's observations in their order (ties, the block below a top-k list): the
+    # simulated genes take them in the order of their latent scores
+    order = np.argsort(lo, axis=0, kind="stable")
+    cols = np.arange(D)
+    slo, shi = lo[order, cols], hi[order, cols]
     root = np.linalg.cholesky(latent_correlation(lo, hi))
     rng = np.random.default_rng(seed)
     stats = np.empty(n)
     for b in range(n):
         Z = rng.standard_normal((M, D)) @ root.T
-        R = np.empty((M, D))
-        R[np.argsort(-Z, axis=0), np.arange(D)] = np.arange(1.0, M + 1.0)[:, None]
-        for j in np.flatnonzero(partial).tolist():
-            R[R[:, j] > sizes[j], j] = np.nan
-        blo, bhi = observation_intervals(R)
+        at = np.argsort(-Z, axis=0)
+        blo, bhi = np.empty((M, D)), np.empty((M, D))
+        blo[at, cols] = slo
+        bhi[at, cols] = shi
         fit: PosteriorFit = fit_posterior(blo, bhi, prior, **fit_options)
         test = fit.relevant_class or relevant_class_test(
             fit, blo, bhi, dependence=fit_options.get("dependence", True)
