@@ -43,8 +43,8 @@ def test_the_latent_correlation_of_full_and_top_k_lists_is_recovered():
 
 
 def test_gene_sets_are_simulated_as_sets():
-    """Two unranked gene sets of 100 (one tie block each, no point) and a ranked top-2,000
-    list, all random, in a universe of 5,000: the simulated data sets take each list's own
+    """Two unranked gene sets of 60 (one tie block each, no point) and a ranked top-1,200
+    list, all random, in a universe of 3,000: the simulated data sets take each list's own
     observations (its tie block, its block below), so the null is the lists' shape. Cut by the
     count of points instead, the sets were empty in every simulation, the null had no spread
     and the test read p = 1/21 on noise."""
@@ -52,14 +52,18 @@ def test_gene_sets_are_simulated_as_sets():
     from kofs.types import Ranking
 
     rng = np.random.default_rng(0)
-    pool = [f"g{i}" for i in range(5000)]
-    sets = [tuple(rng.choice(pool, 100, replace=False)) for _ in range(2)]
+    pool = [f"g{i}" for i in range(3000)]
+    sets = [tuple(rng.choice(pool, 60, replace=False)) for _ in range(2)]
     lists = [
-        Ranking("set a", sets[0], np.ones(100), True),
-        Ranking("set b", sets[1], np.ones(100), True),
-        Ranking("ranked", tuple(pool[:2000]), rng.normal(size=2000), True),
+        Ranking("set a", sets[0], np.ones(60), True),
+        Ranking("set b", sets[1], np.ones(60), True),
+        Ranking("ranked", tuple(pool[:1200]), rng.normal(size=1200), True),
     ]
-    test = aggregate(lists, universe=5000, params={"resamples": 0}).diagnostics[
+    test = aggregate(lists, universe=3000, params={"resamples": 0}).diagnostics[
         "relevant_class_test"
     ]
     assert test["simulations"] == 20 and test["null_sd"] > 0 and test["p_value"] > 0.2
+    # without a universe the genes are the lists' union (every gene listed somewhere), which
+    # simulated lists cut from one universe would not reproduce: no simulation
+    union = aggregate(lists, params={"resamples": 0}).diagnostics["relevant_class_test"]
+    assert "simulations" not in union

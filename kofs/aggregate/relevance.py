@@ -200,8 +200,9 @@ def posterior_aggregate(
     ``"simulated"`` refers the relevant-class test to its distribution under the lists'
     latent correlation (:mod:`kofs.aggregate.top_k_null`: the noise top-k lists from one data
     set share is otherwise read as relevance), ``"independent"`` keeps the model's own
-    reference (the lists independent given relevance). Not where the genes are the top-k
-    lists' union (no universe), nor with calibrated, masked or cross-fitted lists.
+    reference (the lists independent given relevance). Not where the genes are the lists'
+    union (no universe, and no list of every gene), nor with calibrated, masked or
+    cross-fitted lists.
 
     ``envelope``: each rank list's evidence is the smaller of its binormal term and its
     decreasing-histogram relevant class's (:mod:`kofs.aggregate.envelope`); the weights stay
@@ -471,10 +472,12 @@ def posterior_aggregate(
                 else side.submit(fit_envelope, fit, lo, hi)
             )
             # top-k lists: the test's null by simulation (kofs.aggregate.top_k_null); not
-            # when the genes are the top-k lists' union (no universe given: every gene in some
-            # top, which the simulation's tops cut from one universe would not reproduce)
+            # when the genes are the lists' union (no universe given and no list of every
+            # gene: each gene in some list, which lists cut from one universe would not
+            # reproduce)
             partial = top_k_lists(lo, hi)
-            union = partial.all() and bool(((hi - lo) <= POINT_WIDTH).any(axis=1).all())
+            present = ~np.isnan(R[:, data_cols])
+            union = not present.all(axis=0).any() and bool(present.any(axis=1).all())
             simulate = (
                 top_k_null == "simulated"
                 and bool(partial.any())
