@@ -42,24 +42,30 @@ def test_the_latent_correlation_of_full_and_top_k_lists_is_recovered():
     assert np.max(np.abs(latent_correlation(lo, hi) - S)) < 0.03
 
 
+def _sets_and_a_top_list() -> list:
+    """Two unranked random gene sets of 30 and a ranked random top-600 list of 1,500 genes."""
+    from kofs.types import Ranking
+
+    rng = np.random.default_rng(0)
+    pool = [f"g{i}" for i in range(1500)]
+    sets = [tuple(rng.choice(pool, 30, replace=False)) for _ in range(2)]
+    return [
+        Ranking("set a", sets[0], np.ones(30), True),
+        Ranking("set b", sets[1], np.ones(30), True),
+        Ranking("ranked", tuple(pool[:600]), rng.normal(size=600), True),
+    ]
+
+
 def test_gene_sets_are_simulated_as_sets():
-    """Two unranked gene sets of 60 (one tie block each, no point) and a ranked top-1,200
-    list, all random, in a universe of 3,000: the simulated data sets take each list's own
+    """Two unranked gene sets of 30 (one tie block each, no point) and a ranked top-600
+    list, all random, in a universe of 1,500: the simulated data sets take each list's own
     observations (its tie block, its block below), so the null is the lists' shape. Cut by the
     count of points instead, the sets were empty in every simulation, the null had no spread
     and the test read p = 1/21 on noise."""
     from kofs.aggregate import aggregate
-    from kofs.types import Ranking
 
-    rng = np.random.default_rng(0)
-    pool = [f"g{i}" for i in range(3000)]
-    sets = [tuple(rng.choice(pool, 60, replace=False)) for _ in range(2)]
-    lists = [
-        Ranking("set a", sets[0], np.ones(60), True),
-        Ranking("set b", sets[1], np.ones(60), True),
-        Ranking("ranked", tuple(pool[:1200]), rng.normal(size=1200), True),
-    ]
-    test = aggregate(lists, universe=3000, params={"resamples": 0}).diagnostics[
+    lists = _sets_and_a_top_list()
+    test = aggregate(lists, universe=1500, params={"resamples": 0}).diagnostics[
         "relevant_class_test"
     ]
     assert test["simulations"] == 20 and test["null_sd"] > 0 and test["p_value"] > 0.2
@@ -67,3 +73,17 @@ def test_gene_sets_are_simulated_as_sets():
     # simulated lists cut from one universe would not reproduce: no simulation
     union = aggregate(lists, params={"resamples": 0}).diagnostics["relevant_class_test"]
     assert "simulations" not in union
+
+
+@pytest.mark.slow
+def test_the_simulated_null_does_not_depend_on_the_lists_order():
+    """The simulated data sets are drawn for the lists in a canonical order: the test's
+    result is the same whatever order the lists are given in."""
+    from kofs.aggregate import aggregate
+
+    lists = _sets_and_a_top_list()
+    tests = [
+        aggregate(ls, universe=1500, params={"resamples": 0}).diagnostics["relevant_class_test"]
+        for ls in (lists, lists[::-1], [lists[2], lists[0], lists[1]])
+    ]
+    assert "simulations" in tests[0] and tests[0] == tests[1] == tests[2]
