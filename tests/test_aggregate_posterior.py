@@ -680,7 +680,7 @@ def test_a_fit_below_the_model_without_a_class_is_not_kept(seed):
     assert fused.info["prior"] < 0.08
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_a_reversed_list_is_evidence_of_the_class_in_its_test(seed):
     """Graded lists, six random ones and one that ranks the relevant genes last, with 30 %
     of the genes relevant: the fit from independent lists finds the class (separations near
