@@ -1331,18 +1331,26 @@ def relevant_class_test(
     M, D = lo.shape
     w = np.ones(M) if weights is None else np.asarray(weights, dtype=np.float64)
     cal = np.zeros(D, bool) if fit.calibrated is None else np.asarray(fit.calibrated, bool)
-    # N(0, 1) interval means
-    _, z = exact_list_terms(lo, hi, np.zeros(D), fit.rho, fit.calibrated)
     dependent = dependence and D > 1
+    # N(0, 1) interval means (the null's scores; which lists sit below their mean)
+    z = (
+        exact_list_terms(lo, hi, np.zeros(D), fit.rho, fit.calibrated)[1]
+        if dependent or signed
+        else None
+    )
     seen = np.zeros((M, D), dtype=bool)
     l_null = 0.0
     if dependent:
+        assert z is not None
         seen = (hi - lo) <= POINT_WIDTH
         # a list seen for fewer than half of the genes (a top-k list) enters through its
         # interval terms only: its pairs' moments would be those of its top, range-restricted
         seen &= seen.mean(axis=0) >= 0.5
         S0 = _pairwise_correlation(z, w, z, np.zeros(M), seen)
         l_null = float(np.sum(w * _seen_copula(z, seen, S0)))
+
+    eta = fit.prior_log_odds
+    v = fit.tempering
 
     def l_class(mu: np.ndarray, llr: np.ndarray, mean: np.ndarray, post: np.ndarray) -> float:
         """The full log-likelihood at (mu, the fit's prior, S profiled given ``post``)."""
@@ -1355,8 +1363,6 @@ def relevant_class_test(
         out = log_likelihood(log_odds, eta, llr, v, fit.rho, w, calibrated=fit.calibrated)
         return out + float(np.sum(w * copula))
 
-    eta = fit.prior_log_odds
-    v = fit.tempering
     l_fit = l_class(fit.mu, fit.list_llr, fit.list_scores, fit.posterior)
     # The fit keeps every separation >= 0 (a list that ranks the relevant genes last is not
     # evidence for the ranking), but a reversed list is evidence of the class: its
@@ -1365,7 +1371,7 @@ def relevant_class_test(
     # reversed list is the binormal model of its reversed positions, its latent scores
     # negated); its likelihood is at least that of the point where the lists at 0 whose
     # relevant genes sit below their mean take their separation on the reversed positions
-    flipped = _reversed_point(fit, lo, hi, z, w, cal) if signed else None
+    flipped = _reversed_point(fit, lo, hi, z, w, cal) if z is not None and signed else None
     if flipped is not None:
         l_fit = max(l_fit, l_class(*flipped))
     return likelihood_ratio_test(l_fit - l_null, D + len(fit.beta))

@@ -569,7 +569,7 @@ def posterior_aggregate(
                     "(--labels) or known genes, or a list from other data."
                 )
             topk = _top_k_notice(
-                lo, hi, weights[data_cols], [names[j] for j in data_cols], simulate
+                partial, weights[data_cols], [names[j] for j in data_cols], simulate
             )
             if topk:
                 notices.append(topk)
@@ -793,15 +793,14 @@ def _effect_on_calls(q_value: np.ndarray) -> str:
 
 
 def _top_k_notice(
-    lo: np.ndarray, hi: np.ndarray, weights: np.ndarray, names: list[str], simulated: bool
+    partial: np.ndarray, weights: np.ndarray, names: list[str], simulated: bool
 ) -> str:
-    """The notice of a fusion whose weight is mostly on top-k lists (data lists whose
-    positions are points for fewer than half of the genes), when there are two or more: the
+    """The notice of a fusion whose weight is mostly on top-k lists (``partial``:
+    :func:`kofs.aggregate.top_k_null.top_k_lists`), when there are two or more: the
     noise they share is not in the model, so their overlap is read as relevance
     (docs/aggregation.md, "Scenarios outside the benchmark"). ``simulated``: the
     relevant-class test was referred to simulations of their correlation. Empty when it does
     not apply."""
-    partial = ((hi - lo) <= POINT_WIDTH).mean(axis=0) < 0.5
     share = float(np.sum(weights[partial]))
     if partial.sum() < 2 or share < 0.5:
         return ""

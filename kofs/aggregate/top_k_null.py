@@ -15,11 +15,12 @@ correlation with the others is estimated from what the lists show -- full rankin
 normal scores' correlation, a top-k list against a full ranking by the mean normal score of
 the other list's genes in its top (``E[z | Z_j > c] = r phi(c) / P(Z_j > c)``), two top-k
 lists by their overlap (the tetrachoric correlation: ``P(Z_j > c_j, Z_l > c_l; r)`` equal to
-the share of genes in both tops); then :data:`SIMULATIONS` data sets of latent scores with that
-correlation take each list's observations in the order of their latent scores (the same
-top-k size, tie blocks and gene sets), each fitted and tested as the data were, and the observed statistic is referred to the scaled chi-square with the simulated
-statistics' mean and variance (Satterthwaite 1946: the approximation used for composite
-likelihood ratio statistics). The correlation includes whatever the relevant genes add, so the
+the share of genes in both tops); then :data:`SIMULATIONS` data sets of latent scores with
+that correlation take each list's observations in the order of their latent scores (the same
+top-k size, tie blocks and gene sets), each fitted and tested as the data were, and the
+observed statistic is referred to the scaled chi-square with the simulated statistics' mean
+and variance (Satterthwaite 1946: the approximation used for composite likelihood ratio
+statistics). The correlation includes whatever the relevant genes add, so the
 null is conservative where lists agree for real: the reference tells a relevant class from
 noise by the shape of the lists' agreement (genes in several tops at once beyond what their
 pairwise overlaps give), not by its amount.
