@@ -545,10 +545,14 @@ def test_partial_lists_are_censored_below_the_list():
     # top-200 list outscores one absent. (Every pair, in a fixed order: the test took the
     # first 20,000 pairs of a set's hash order, a different sample in every process; where
     # the full list favours the absent gene by one position, the bottom of the partial list
-    # and the block below it are evidence of about the same weight, either may win.)
+    # and the block below it are evidence of about the same weight, either may win.) Far
+    # below the relevant genes the envelope's decreasing histogram may pool the partial
+    # list's last bin with the block below it: those pairs tie (scores equal to ~1e-9, in an
+    # order the rounding of the fit decides), so a listed gene is never *below* an absent one.
     absent = [h for h in fair.genes if h not in listed]
     near = [(g, h) for g in sorted(listed) for h in absent if 0 <= fair_rank[h] - fair_rank[g] < 2]
-    assert len(near) > 100 and all(score[g] > score[h] for g, h in near)
+    assert len(near) > 100 and all(score[g] > score[h] - 1e-6 for g, h in near)
+    assert sum(score[g] > score[h] + 1e-6 for g, h in near) > len(near) // 2
 
 
 def test_knowledge_is_a_prior_whose_strength_is_learned():

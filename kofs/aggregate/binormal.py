@@ -208,27 +208,33 @@ class GridPoints:
         np.clip(k, 0, n - 2, out=k)
         self.k = k
         self.dx = x - grid[k]
+        self.step = grid[k + 1] - grid[k]
+        # each point's grid cell as a flat index into a (rows, grid size) table, and its
+        # row's first and last entries (a fit's EM step reads a new table every time)
+        self.flat = self.rows * n + k
+        self.first = self.rows * n
         self.below = np.flatnonzero(x < grid[0])
         self.above = np.flatnonzero(x >= grid[-1])
+        self.at_point = np.flatnonzero(self.dx == 0)
         self.x = x
 
     def scores(self, table: np.ndarray) -> np.ndarray:
         """``q + np.interp(q, grid, table[row])``; ``table``: (rows, grid size), whose
         non-finite values (the grid's last point, u = 1) are handled as ``np.interp`` does."""
-        grid, r, k, dx = self.grid, self.rows, self.k, self.dx
-        y0, y1 = table[r, k], table[r, k + 1]
+        grid, k, dx = self.grid, self.k, self.dx
+        flat = np.ascontiguousarray(table, dtype=np.float64).ravel()
+        y0, y1 = flat.take(self.flat), flat.take(self.flat + 1)
         with np.errstate(invalid="ignore", over="ignore"):
-            slope = (y1 - y0) / (grid[k + 1] - grid[k])
+            slope = (y1 - y0) / self.step
             v = slope * dx + y0
             bad = np.flatnonzero(np.isnan(v))
             if bad.size:  # np.interp: from the other end, else the common value
                 v[bad] = slope[bad] * (self.x[bad] - grid[k[bad] + 1]) + y1[bad]
                 same = bad[np.isnan(v[bad]) & (y0[bad] == y1[bad])]
                 v[same] = y0[same]
-        at_point = dx == 0
-        v[at_point] = y0[at_point]
-        v[self.below] = table[r[self.below], 0]
-        v[self.above] = table[r[self.above], -1]
+        v[self.at_point] = y0[self.at_point]
+        v[self.below] = flat.take(self.first[self.below])
+        v[self.above] = flat.take(self.first[self.above] + grid.size - 1)
         out = self.q.copy()
         out[self.finite] = self.x + v
         return out

@@ -459,12 +459,13 @@ class _Problem(PriorDesign):
                 at = self.coded.list_of
                 t = t + mean * (sv * g)[at] - 0.5 * (g * m)[at]
             return self.A @ np.minimum(t, lam * cap)
-        ev = self.A @ (llr * lam)
+        x = llr * lam
         if self.dependence:
             sv, g, m = correlation_correction(mu, S, self.v)
             if np.any(g):
-                ev = ev + self.A @ (mean * (sv * g)[self.coded.list_of]) - 0.5 * float(g @ m)
-        return ev
+                x = x + mean * (sv * g)[self.coded.list_of]
+                return self.A @ x - 0.5 * float(g @ m)
+        return self.A @ x
 
     def correlation_step(self, theta: np.ndarray) -> np.ndarray:
         """The lists' within-class correlation re-estimated at theta = (mu, beta,
@@ -661,11 +662,15 @@ class _Stack:
             self.lo, self.hi, mu.ravel()[self.cell], rho[self.code_block],
             scores=(s[0], s[1], s[2]), calibrated=self.cal_code if self.cal.any() else False,
         )  # fmt: skip
-        ev = self.A @ (llr * self.v[self.code_list])
+        x = llr * self.v[self.code_list]
         if self.dependence:
+            # both terms of a coded interval summed before the one product with A
             sv, g, m = correlation_correction(mu, self.S, self.v)
             shift = 0.5 * np.sum(g * m, axis=1)
-            ev = ev + self.A @ (mean * (sv * g).ravel()[self.cell]) - shift[self.row_block]
+            x = x + mean * (sv * g).ravel()[self.cell]
+            ev = self.A @ x - shift[self.row_block]
+        else:
+            ev = self.A @ x
         log_odds = eta + ev
         ll = self._log_likelihood(log_odds, eta, llr, mean, rho) if likelihood else None
         p = expit(log_odds)
