@@ -262,6 +262,29 @@ def test_kofs_ranking_split_half_on_planted_pathways(tmp_path):
     assert t.loc["Fisher", "null"] == t.loc["Fisher", "recovered"]  # no seeds, no change
 
 
+def test_an_aggregation_row_is_the_fusion_kofs_rank_makes(tmp_path):
+    """The default fusion of a catalogue row has the prior of ``kofs rank``'s: the study-bias
+    covariate of the run's sources (reproduce's rows had none)."""
+    from kofs.io.expression import read_expression
+    from kofs.io.labels import align_labels, read_labels
+    from kofs.pipeline.supervision import _study_bias
+    from kofs.sources import read_sources
+
+    f = _files(tmp_path)
+    expr, lab = align_labels(read_expression(f["expression"]), read_labels(f["labels"]))
+    sources = read_sources(pathways=f["pathways"])
+    known = read_known_genes("known", f["known"])
+    kofs = KofsRanking(
+        sources, ["SPEC", "Fisher", "Pathway-REL-VOTE"], [Aggregation("Post", "posterior")],
+        known.genes, cross_fit=0,
+    )  # fmt: skip
+    fused = kofs.run(expr, lab)["Post"]
+    effects = {r["covariate"] for r in fused.diagnostics["prior_effects"]}
+    assert "study bias" in effects
+    bias = _study_bias(Context(expression=expr, sources=sources))
+    assert bias is not None and len(set(bias["study bias"].values())) > 1
+
+
 def _config(tmp_path: Path, **extra) -> Path:
     f = _files(tmp_path)
     cfg = {

@@ -152,12 +152,10 @@ class KofsRanking:
                 if not G:
                     raise ParameterError(f"{agg.name}: none of its known genes is in the matrix")
             level = agg.supervision or ("genes" if G is not None else "none")
-            actx = Context(
-                expression=expression,
-                categories=labels,
-                relevant_genes=G if level == "genes" else None,
-                seed=self.seed,
-            )
+            # the lists' context (sources, caches), as ``kofs rank`` fuses: the default
+            # fusion's prior has the study-bias covariate (annotations and interactions per
+            # gene), so that an aggregation row of ``reproduce`` is the fusion a user runs
+            actx = replace(ctx, relevant_genes=G if level == "genes" else None)
             out[agg.name] = aggregate_supervised(
                 actx,
                 lists,
