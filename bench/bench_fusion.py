@@ -749,6 +749,13 @@ STRESS = (
         (*(DataList(d.name, d.mu, shared=0.5, group="signal") for d in GRADED), *_randoms(10)),
     ),
     StressScenario(
+        "graded + 10 random, every list sharing half its noise (one factor)",
+        (
+            *(DataList(d.name, d.mu, shared=0.5, group="all") for d in GRADED),
+            *_randoms(10, shared=0.5, group="all"),
+        ),
+    ),
+    StressScenario(
         "three weak lists (0.6) + 10 random",
         (*(DataList(f"weak{k + 1}", 0.6) for k in range(3)), *_randoms(10)),
     ),

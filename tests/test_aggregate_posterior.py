@@ -257,6 +257,9 @@ def test_integrated_lfdr_is_the_mean_lfdr_over_the_draws():
 # --- the model on planted lists -------------------------------------------------------------
 
 
+GRADED_MU = (("good", 2.0), ("fair", 1.4), ("weak", 0.8))
+
+
 def _weights(fused):
     return dict(zip(fused.list_names, fused.weights, strict=True))
 
@@ -682,6 +685,25 @@ def test_a_fit_below_the_model_without_a_class_is_not_kept(seed):
     assert 0.02 < fit.rho < 0.08  # 90 of 3,000 relevant: 0.03
     fused = aggregate(pl.rankings, params={"resamples": 0})
     assert fused.info["prior"] < 0.08
+
+
+def test_lists_sharing_one_noise_factor_are_read_beyond_it():
+    """Three graded lists and ten random ones, every list sharing half its noise (one
+    factor): the starts read the factor as the class (every separation ~0.68, 39 % of the
+    genes "relevant", fused top-90 precision 0.03, the random lists 0.75 of the weight). From
+    the agreeing pair with the lists' hard-thresholded overall correlation the fit finds the
+    class beyond the factor (1,245 nats higher), and the correlation correction cancels the
+    factor: the fused list beats the best single list."""
+    data = tuple(DataList(d, mu, shared=0.5, group="all") for d, mu in GRADED_MU) + tuple(
+        DataList(f"random{k}", 0.0, shared=0.5, group="all") for k in range(10)
+    )
+    pl = planted_lists(3000, 90, data=data, seed=0)
+    fused = aggregate(pl.rankings, params={"resamples": 0})
+    w = _weights(fused)
+    best = max(np.mean([g in pl.relevant for g in r.top(90)]) for r in pl.rankings[:3])
+    assert _precision(fused, pl) > best + 0.1
+    assert sum(v for n, v in w.items() if n.startswith("random")) < 0.1
+    assert w["good"] > w["fair"] > w["weak"]
 
 
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])

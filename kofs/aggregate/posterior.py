@@ -889,15 +889,24 @@ def _pair_start(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.clip(mu, 0.0, MU_MAX)
 
 
-def _start_correlation(lo: np.ndarray, hi: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Correlation of the lists' normal scores ``Phi^-1(1 - mid u)`` over all genes."""
+def _start_correlation(
+    lo: np.ndarray, hi: np.ndarray, w: np.ndarray, *, hard: bool = False
+) -> np.ndarray:
+    """Correlation of the lists' normal scores ``Phi^-1(1 - mid u)`` over all genes,
+    soft-thresholded (:func:`_threshold`), or with ``hard`` the correlations below the
+    threshold set to 0 and the others kept as they are (Bickel & Levina 2008's estimator)."""
     D = lo.shape[1]
     if D < 2:
         return np.eye(D)
     z = -ndtri(np.clip(0.5 * (lo + hi), 1e-9, 1 - 1e-9))
     zc = z - np.average(z, axis=0, weights=w)
     C = (zc * w[:, None]).T @ zc
-    return _corr_matrix(_threshold(_scatter_correlations(C), float(w.sum())), D)
+    r = _scatter_correlations(C)
+    if hard:
+        r = np.where(_threshold(r, float(w.sum())) != 0, r, 0.0)
+    else:
+        r = _threshold(r, float(w.sum()))
+    return _corr_matrix(r, D)
 
 
 def log_likelihood(
@@ -1161,6 +1170,31 @@ def fit_posterior(
                     if j != k:
                         fits[j] = finish(j)
                         tests[j] = relevant_class_test(fits[j], lo, hi, weights=w)
+                if D >= 3 and pair >= 0 and max(t["gain"] for t in tests.values()) < 0:
+                    # Every start reads the lists' shared noise as the class. Where every
+                    # list shares one noise factor they all end in one mode: every separation
+                    # alike, a third of the genes "relevant" (three graded lists and ten
+                    # random ones sharing half their noise: fused top-90 precision 0.03). The
+                    # agreeing pair's separations with the lists' overall correlation
+                    # hard-thresholded (the large correlations unshrunk: the soft threshold
+                    # leaves part of the factor, 0.06 at 3,000 genes and 13 lists, for the
+                    # class to take) reach the class beyond the factor (1,245 nats higher
+                    # there; precision 0.68 against 0.48 for the best list)
+                    hard = _start_correlation(lo, hi, w, hard=True)[iu]
+                    j = len(theta)
+                    extra, s_j, d_j, _ = _solve_starts(
+                        problem,
+                        np.concatenate([starts[pair][0], starts[pair][1], hard])[None, :],
+                        tol=tol,
+                        max_iter=max_iter,
+                        fixed_mu=fixed_mu,
+                        rounds=ROUNDS,
+                    )
+                    theta = np.vstack([theta, extra])
+                    steps = np.append(steps, s_j)
+                    done = np.append(done, d_j)
+                    fits[j] = finish(j)
+                    tests[j] = relevant_class_test(fits[j], lo, hi, weights=w)
                 k = max(tests, key=lambda j: (tests[j]["gain"], -j))
             fit = replace(fits[k], relevant_class=tests[k])
     return fit
