@@ -256,6 +256,7 @@ print(json.dumps(called))
 """
 
 
+@pytest.mark.slow  # a fresh process running the default plan (7 s): the full tier
 def test_the_kernels_compiled_ahead_are_those_the_default_plan_calls():
     """:mod:`kofs.pipeline.warm_kernels` compiles the default single-cell plan's kernels while the input
     is read; a kernel it does not know, or knows by another signature, would compile on its
