@@ -1130,8 +1130,8 @@ def fit_posterior(
     lls = [_binned_log_likelihood(problem, theta[j]) for j in candidates]
     k = int(candidates[int(np.argmax(lls))]) if len(candidates) > 1 else int(candidates[0])
 
-    def finish(j: int) -> PosteriorFit:
-        mu, beta, r = problem.split(theta[j])
+    def finish_at(th: np.ndarray, iterations: int, converged: bool) -> PosteriorFit:
+        mu, beta, r = problem.split(th)
         S = _corr_matrix(r, D) if problem.dependence else np.eye(D)
         return finish_fit(
             problem,
@@ -1142,9 +1142,12 @@ def fit_posterior(
             (center, scale),
             exact=exact,
             likelihood=likelihood,
-            iterations=int(steps[j]),
-            converged=bool(done[j]),
+            iterations=iterations,
+            converged=converged,
         )
+
+    def finish(j: int) -> PosteriorFit:
+        return finish_at(theta[j], int(steps[j]), bool(done[j]))
 
     fit = finish(k)
     points = bool(np.all(hi - lo <= POINT_WIDTH))
@@ -1181,8 +1184,7 @@ def fit_posterior(
                     # class to take) reach the class beyond the factor (1,245 nats higher
                     # there; precision 0.68 against 0.48 for the best list)
                     hard = _start_correlation(lo, hi, w, hard=True)[iu]
-                    j = len(theta)
-                    extra, s_j, d_j, _ = _solve_starts(
+                    extra, s_x, d_x, _ = _solve_starts(
                         problem,
                         np.concatenate([starts[pair][0], starts[pair][1], hard])[None, :],
                         tol=tol,
@@ -1190,10 +1192,8 @@ def fit_posterior(
                         fixed_mu=fixed_mu,
                         rounds=ROUNDS,
                     )
-                    theta = np.vstack([theta, extra])
-                    steps = np.append(steps, s_j)
-                    done = np.append(done, d_j)
-                    fits[j] = finish(j)
+                    j = len(theta)  # after the usual starts (ties go to them)
+                    fits[j] = finish_at(extra[0], int(s_x[0]), bool(d_x[0]))
                     tests[j] = relevant_class_test(fits[j], lo, hi, weights=w)
                 k = max(tests, key=lambda j: (tests[j]["gain"], -j))
             fit = replace(fits[k], relevant_class=tests[k])
