@@ -125,14 +125,17 @@ def test_label_association_test_is_calibrated_on_random_labels():
 
 def test_aggregate_takes_an_outside_signal_test():
     pl = planted_lists(seed=3)
-    called = aggregate(pl.rankings, seed=0)
+    fit_only = {"resamples": 0}  # the intervals do not enter the q-values
+    called = aggregate(pl.rankings, seed=0, params=fit_only)
     assert np.sum(called.statistics["q_value"] <= 0.10) > 5
-    null = aggregate(pl.rankings, seed=0, signal_test={"p_value": 0.6, "summary": "Nothing"})
+    null = aggregate(
+        pl.rankings, seed=0, params=fit_only, signal_test={"p_value": 0.6, "summary": "Nothing"}
+    )
     assert not np.any(null.statistics["q_value"] <= 0.10)
     assert np.array_equal(null.order(), called.order())  # the ranking does not change
     assert null.diagnostics["signal_test"]["p_value"] == 0.6
     assert any(n.startswith("Nothing (p = 0.6)") for n in null.diagnostics["notices"])
-    strong = aggregate(pl.rankings, seed=0, signal_test={"p_value": 1e-30})
+    strong = aggregate(pl.rankings, seed=0, params=fit_only, signal_test={"p_value": 1e-30})
     np.testing.assert_array_equal(strong.statistics["q_value"], called.statistics["q_value"])
     with pytest.raises(ParameterError, match="p_value"):
         aggregate(pl.rankings, signal_test={"p_value": "high"})
@@ -165,13 +168,26 @@ def test_kofs_aggregate_takes_a_given_signal_p(tmp_path):
         rows = ["gene\tscore", *(f"{g}\t{s}" for g, s in zip(r.genes, r.scores, strict=True))]
         path.write_text("\n".join(rows) + "\n")
         specs.append(f"{path}:score:desc")
-    free = aggregate_lists(specs)
-    given = aggregate_lists(specs, signal_p=0.6)
+    fit_only = {"resamples": 0}  # the intervals do not enter the q-values
+    free = aggregate_lists(specs, aggregate_param=fit_only)
+    given = aggregate_lists(specs, aggregate_param=fit_only, signal_p=0.6)
     assert np.sum(free.final.statistics["q_value"] <= 0.10) > 5
     assert not np.any(given.final.statistics["q_value"] <= 0.10)
     assert given.final.diagnostics["signal_test"]["p_value"] == 0.6
     out = tmp_path / "out"
-    res = CliRunner().invoke(main, ["aggregate", *specs, "-o", str(out), "--signal-p", "0.6"])
+    res = CliRunner().invoke(
+        main,
+        [
+            "aggregate",
+            *specs,
+            "-o",
+            str(out),
+            "--signal-p",
+            "0.6",
+            "--aggregate-param",
+            "resamples=0",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert '"signal_test"' in (out / "manifest.json").read_text()
     bad = CliRunner().invoke(
