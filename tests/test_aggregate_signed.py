@@ -289,3 +289,24 @@ def test_which_column_gives_the_directions(tmp_path, caplog):
         (g,) = read_ranked_lists(f"{tmp_path / 'generic.tsv'}:pval")
     assert g.p_values and g.signs is None
     assert "not numeric" in caplog.text
+
+
+def test_tables_without_a_class_are_ranked_by_their_mean_z():
+    # three tables of a weak signal (150 of 3,000 genes up or down by 0.5 x Gamma(1) SD): the
+    # fit finds no class (every separation 0), where the evidence is equal for every gene up to
+    # rounding -- the order was the genes' ids (a sweep's small studies, n = 3 per group: at
+    # chance). The fused order is now the tables' mean signed z in absolute value
+    from scipy.stats import spearmanr
+
+    rng = np.random.default_rng(0)
+    truth = np.arange(3000) < 150
+    direction = np.where(rng.random(3000) < 0.5, -1.0, 1.0)
+    z = np.column_stack(
+        [0.5 * truth * direction * rng.gamma(1.0, 1.0, 3000) + rng.normal(size=3000) for _ in "abc"]
+    )
+    final = aggregate_lists(_tables(z), aggregate_param={"resamples": 0}).final
+    assert np.all(np.asarray(final.info["mu"]) <= 1e-6)
+    np.testing.assert_allclose(final.weights, 1 / 3)
+    rows = np.array([int(g[1:]) for g in final.genes])
+    assert spearmanr(final.scores, np.abs(z.mean(axis=1))[rows])[0] > 0.99
+    assert any("mean signed z-score" in n for n in final.diagnostics["notices"])

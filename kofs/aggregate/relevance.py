@@ -361,7 +361,7 @@ def posterior_aggregate(
     robust: PosteriorFit | SignedFit
     if signed:
         assert null_p is not None and effect_signs is not None
-        single = no_class = False
+        single = False
         test = agreement_test(lo, hi)
         fit, scores, weights, statistics, resampled, beyond, (delta, sigma) = _signed_answer(
             null_p[:, data_cols],
@@ -376,6 +376,14 @@ def posterior_aggregate(
             seed=seed,
         )
         robust = fit
+        no_class = bool(np.all(fit.mu <= NO_SEPARATION))
+        if no_class:
+            notices.append(
+                "The fit finds no class of changed genes in the tables (every separation 0): the "
+                "fused ranking is their mean signed z-score in absolute value, each table counting "
+                "equally, and no gene's posterior is above its prior. Give labels or known genes "
+                "to learn which table to trust."
+            )
         empirical = (
             None
             if not emp[data_cols].all()
@@ -453,7 +461,7 @@ def posterior_aggregate(
             # every separation 0: the fit finds no relevant class in the data lists (their
             # agreement is their correlation), every gene's evidence is 0 and the log-odds
             # would tie the genes (or order them by knowledge alone)
-            no_class = not single and bool(np.all(fit.mu <= 1e-9))
+            no_class = not single and bool(np.all(fit.mu <= NO_SEPARATION))
             if single:
                 weights = np.zeros(L)
                 weights[data_cols[0]] = 1.0
@@ -631,7 +639,7 @@ def posterior_aggregate(
             f"ranks a relevant gene above a background gene with probability "
             f"{fit.auc[k]:.2f} (0.5 = chance)"
         )
-        if fit.mu[k] <= 1e-9 and not no_class:
+        if fit.mu[k] <= NO_SEPARATION and not no_class:
             notes[names[j]] = (
                 "no say: it ranks the relevant genes no higher than the others (a random or "
                 "reversed list is fitted at chance)"
@@ -725,6 +733,12 @@ def posterior_aggregate(
     return scores, weights, info
 
 
+#: Separations at or below this are no separation (the fit found no relevant class): the
+#: evidence it would give differs between genes by rounding only, so the fused order falls back
+#: to the lists' average (a signed fit's EM leaves them at ~1e-8, not at 0).
+NO_SEPARATION = 1e-6
+
+
 def _signed_answer(
     null_p: np.ndarray,
     signs: np.ndarray,
@@ -749,7 +763,16 @@ def _signed_answer(
     Z = (Z - delta) / sigma
     fit = fit_signed(Z, X, center, scale, max_prior=max_prior)
     weights = np.zeros(L)
-    weights[data_cols] = signed_weights(fit.m, fit.correlation)
+    scores = fit.log_odds
+    if np.all(fit.mu <= NO_SEPARATION):
+        # no class: the limit of the model's ranking as the separations go to 0 together,
+        # each table counting equally (log cosh(a) ~ a^2 / 2, a the tables' combined z-score)
+        weights[data_cols] = 1.0 / D
+        with np.errstate(invalid="ignore"):
+            scores = np.abs(np.nanmean(Z, axis=1))
+        scores = np.where(np.isnan(scores), 0.0, scores)
+    else:
+        weights[data_cols] = signed_weights(fit.m, fit.correlation)
     post = fit.posterior
     resampled = None
     if resamples > 0 and M >= RESAMPLE_MIN_GENES:
@@ -767,7 +790,7 @@ def _signed_answer(
     if signal_test is not None:
         null = max(null, null_probability(float(signal_test["p_value"])))
     statistics = _with_no_signal(lfdr, q, null, fit.rho, fit.log_lr)
-    return fit, fit.log_odds, weights, statistics, resampled, beyond, (delta, sigma)
+    return fit, scores, weights, statistics, resampled, beyond, (delta, sigma)
 
 
 def _with_no_signal(
