@@ -251,6 +251,9 @@ def ndtr_upper(q: np.ndarray) -> np.ndarray:
 #: density varies on the scale of that distance: an interval touching an end (the top gene's
 #: [0, 1/n]) is always evaluated exactly, where a midpoint would overstate a large separation.
 NARROW = 1e-2
+#: Separations below which a wide interval's point of equal evidence is its background mean
+#: (its limit; ``log_lr / mu`` loses digits as mu -> 0).
+EQUAL_EVIDENCE_MU = 1e-6
 
 
 def narrow(ulo: np.ndarray, uhi: np.ndarray) -> np.ndarray:
@@ -287,8 +290,17 @@ def interval_terms(
         Mean latent score inside the interval for a relevant / a background gene (the
         truncated-normal means): the E-step statistics of mu and of the list correlations.
     mean : ndarray
-        Mean latent score inside the interval under the mixture (the interval's point score;
-        the score itself for a narrow interval).
+        The interval's point score, at which the lists' correlation correction reads it: the
+        score itself for a narrow interval; for a wide one the point of equal evidence, where
+        a single position's log likelihood ratio ``mu s - mu^2 / 2`` equals the interval's
+        (``log_lr / mu + mu / 2``, inside the interval; the background mean ``mean0`` as mu ->
+        0). The correction is linear in the point score with the point's quadratic term, so
+        read at the interval's mean it overshoots the interval's weaker own evidence: a gene
+        below three correlated top-200 lists of 5,000 genes (separations 3-4.4) came out as
+        evidence *for* the gene (+0.05 to +0.8 per list), half the genes relevant, and the
+        fused order near chance. At the point of equal evidence a gene's whole term is its
+        list's own log likelihood ratio times ``(S^-1 mu)_l / mu_l``, for points and intervals
+        alike.
     """
     ulo = np.asarray(ulo, dtype=np.float64)
     uhi = np.asarray(uhi, dtype=np.float64)
@@ -320,16 +332,10 @@ def interval_terms(
         m0 = np.where(np.isfinite(m0), m0, s_mid[wide])
         mean1[wide] = m1
         mean0[wide] = m0
-        # rho P1 + (1 - rho) P0 = the interval's width for positions (for null p-values, P0):
-        # the class shares of the mixture mean
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            r = np.broadcast_to(rho, s_top.shape)[wide] if np.ndim(rho) > 0 else rho
-            width = np.maximum(uhi[wide] - ulo[wide], 1e-300)
-            if np.any(calibrated):
-                cal = np.broadcast_to(calibrated, s_top.shape)[wide]
-                width = np.where(cal, r * np.exp(log_p1) + (1 - r) * np.exp(log_p0), width)
-            share = np.clip(r * np.exp(log_p1) / np.maximum(width, 1e-300), 0, 1)
-        mean[wide] = np.where(np.isfinite(share), share * m1 + (1 - share) * m0, s_mid[wide])
+        # the point of equal evidence (docstring); its limit as mu -> 0 is the background mean
+        with np.errstate(divide="ignore", invalid="ignore"):
+            point = log_lr[wide] / m + 0.5 * m
+        mean[wide] = np.where((m > EQUAL_EVIDENCE_MU) & np.isfinite(point), point, m0)
     # an empty or uninformative interval carries nothing
     log_lr = np.where(np.isfinite(log_lr), log_lr, 0.0)
     return log_lr, mean1, mean0, mean

@@ -23,8 +23,9 @@ positives, are correlated also among background genes), so the evidence of gene 
 linear discriminant ``mu' S^-1 s_i - mu' S^-1 mu / 2``. Ties, partial lists (a gene absent from
 a top-k list lies "below the list") and masked observations are intervals of position: each
 list's own term is its exact interval likelihood ratio ``log LR_l``, and the correlation
-enters as the correction ``g' s_i - g' mu / 2`` with ``g = (S^-1 - I) mu`` on the interval's
-mean score (exact for untied genes; 0 when the lists are independent). Identical lists and
+enters as the correction ``g' s_i - g' mu / 2`` with ``g = (S^-1 - I) mu`` at the interval's
+point of equal evidence (:func:`kofs.aggregate.binormal.interval_terms`: exact for untied
+genes; 0 when the lists are independent). Identical lists and
 full lists more alike than S can be are one list to the fit (:mod:`kofs.aggregate.relevance`
 merges them); a random list correlated with an informative one may cancel part of its noise.
 With sample labels a list may be tempered by ``v_l`` in [0, 1] (:mod:`kofs.aggregate.supervision`):
@@ -150,8 +151,9 @@ class PosteriorFit:
     list_terms : ndarray (M, D)
         ``v_l t_il`` of every gene and data list (module docstring).
     list_llr, list_scores : ndarray (M, D)
-        Each gene's interval log LR and mean latent score in each list at (mu, rho), before
-        the correlation correction and tempering (exact or binned, as ``log_odds``).
+        Each gene's interval log LR and point score in each list at (mu, rho)
+        (:func:`kofs.aggregate.binormal.interval_terms`), before the correlation correction
+        and tempering (exact or binned, as ``log_odds``).
     rho : float
         Mean prior probability (the expected fraction of relevant genes).
     log_likelihood : float
