@@ -581,6 +581,13 @@ def posterior_aggregate(
             )
             if topk:
                 notices.append(topk)
+            if signal_test is None:
+                called = int(np.sum(statistics["q_value"] <= 0.10))
+                shared = _shared_noise_notice(
+                    fit.correlation, [names[j] for j in data_cols], called
+                )
+                if shared:
+                    notices.append(shared)
             if signal_test is not None and float(signal_test["p_value"]) > AGREEMENT_ALPHA:
                 notices.append(
                     f"{_signal_notice(signal_test, effect)} Give labels (--labels) or known "
@@ -813,6 +820,42 @@ def _effect_on_calls(q_value: np.ndarray) -> str:
     if called == 0:
         return "no gene reaches q <= 0.10"
     return f"the q-values are raised ({called} genes still at q <= 0.10)"
+
+
+#: Background correlation of two data lists from which a notice says they look computed from
+#: one data set (independent studies: 0-0.1 in the planted benchmark and the expression-data
+#: sweep; several tools on one data set: 0.6-0.94).
+SHARED_NOISE = 0.5
+
+
+def _shared_noise_notice(S: np.ndarray, names: list[str], calls: int) -> str:
+    """The notice of a fusion with calls whose data lists share most of their noise (fitted
+    correlation at least :data:`SHARED_NOISE`): the relevant-class test reads their agreement
+    through a Gaussian copula, which rankings by two-sided statistics of one data set break
+    (their tails agree more than it says), so the calls may be false (docs/aggregation.md,
+    "Lists computed from expression data"). Empty when it does not apply. Informational: it
+    changes no number."""
+    D = len(names)
+    if calls == 0 or D < 2:
+        return ""
+    pairs = [
+        (float(S[a, b]), names[a], names[b])
+        for a in range(D)
+        for b in range(a + 1, D)
+        if S[a, b] >= SHARED_NOISE
+    ]
+    if not pairs:
+        return ""
+    r, a, b = max(pairs)
+    more = f" (and {len(pairs) - 1} more pairs)" if len(pairs) > 1 else ""
+    return (
+        f"{a} and {b}{more} share most of their noise (correlation {r:.2f} beyond the relevant "
+        "genes): they look computed from one data set. Their agreement is weak evidence, and "
+        f"the {calls} genes at q <= 0.10 may be mostly false -- several tools' rankings of one "
+        "null data set were called by the hundreds. Fuse lists from independent data, give the "
+        "tools' tables with p-values and fold changes (read as signed tables), or run kofs rank "
+        "with labels on the data."
+    )
 
 
 def _top_k_notice(
