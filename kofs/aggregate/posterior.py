@@ -67,6 +67,7 @@ from scipy.special import chdtrc, expit, logit, ndtr, ndtri
 from kofs._compute.ranks import tie_keys
 from kofs.aggregate.binormal import (
     GRID_Q,
+    POINT_WIDTH,
     GridPoints,
     grid_scores_q,
     interval_terms,
@@ -1282,11 +1283,6 @@ def finish_fit(
         converged=converged,
         calibrated=cal,
     )
-
-
-#: Widest observation interval the relevant-class test reads as a point (a tie block of at
-#: most 1 % of the genes); wider ones (censored, masked) are left out of its copula terms.
-POINT_WIDTH = 0.01
 
 
 def _pairwise_correlation(

@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, ndtr, ndtri, ndtri_exp, stdtrit
 
+from kofs.aggregate.binormal import POINT_WIDTH
 from kofs.aggregate.empirical_null import list_nulls, recalibrated, signed_null
 from kofs.aggregate.envelope import fit_envelope
 from kofs.aggregate.intervals import TieBlocks, observation_intervals
 from kofs.aggregate.posterior import (
-    POINT_WIDTH,
     SHRINK,
     PosteriorFit,
     Prior,

@@ -33,8 +33,8 @@ from scipy.integrate import quad
 from scipy.optimize import brentq
 from scipy.special import chdtrc, ndtr, ndtri
 
+from kofs.aggregate.binormal import POINT_WIDTH
 from kofs.aggregate.posterior import (
-    POINT_WIDTH,
     PosteriorFit,
     Prior,
     _corr_matrix,
