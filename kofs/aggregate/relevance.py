@@ -775,9 +775,9 @@ def _signed_answer(
         # no class: the limit of the model's ranking as the separations go to 0 together,
         # each table counting equally (log cosh(a) ~ a^2 / 2, a the tables' combined z-score)
         weights[data_cols] = 1.0 / D
-        with np.errstate(invalid="ignore"):
-            scores = np.abs(np.nanmean(Z, axis=1))
-        scores = np.where(np.isnan(scores), 0.0, scores)
+        seen = ~np.isnan(Z)  # a gene no table has (a universe given) scores 0
+        total = np.where(seen, Z, 0.0).sum(axis=1)
+        scores = np.abs(total / np.maximum(seen.sum(axis=1), 1))
     else:
         weights[data_cols] = signed_weights(fit.m, fit.correlation)
     post = fit.posterior
