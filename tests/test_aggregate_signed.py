@@ -310,3 +310,28 @@ def test_tables_without_a_class_are_ranked_by_their_mean_z():
     rows = np.array([int(g[1:]) for g in final.genes])
     assert spearmanr(final.scores, np.abs(z.mean(axis=1))[rows])[0] > 0.99
     assert any("mean signed z-score" in n for n in final.diagnostics["notices"])
+
+
+def test_the_no_class_order_reads_genes_a_table_lacks():
+    # tables that lack different genes, and genes of the universe that no table has: the mean z
+    # is over the tables that have the gene (0 for none), without numpy's empty-slice warning
+    import warnings
+
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(3000, 3))
+    tables = {k: v.iloc[100 * i : 2800 + 100 * i] for i, (k, v) in enumerate(_tables(z).items())}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        final = aggregate_lists(
+            tables, universe=[f"G{i}" for i in range(3100)], aggregate_param={"resamples": 0}
+        ).final
+    assert np.all(np.asarray(final.info["mu"]) <= 1e-6) and np.isfinite(final.scores).all()
+    from scipy.stats import spearmanr
+
+    scores = dict(zip(final.genes, final.scores, strict=True))
+    assert scores["G3050"] == 0.0
+    seen = np.zeros((3000, 3), bool)
+    for i in range(3):
+        seen[100 * i : 2800 + 100 * i, i] = True
+    mean = np.abs(np.where(seen, z, 0.0).sum(axis=1) / seen.sum(axis=1))
+    assert spearmanr([scores[f"G{i}"] for i in range(3000)], mean)[0] > 0.99
