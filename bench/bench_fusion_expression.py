@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -55,18 +55,15 @@ class Scenario:
     studies: tuple[Study, ...]
     changed: float = 0.04
     batch: float = 1.5  # SD of the batch shift of a lab's modules
-    notes: dict = field(default_factory=dict)
 
 
 def _studies(sizes, fmt="table"):
     return tuple(Study(n, (("t", fmt),)) for n in sizes)
 
 
-TOOLS3 = (("t", "{}"), ("mw", "{}"), ("fc", "{}"))
-
-
-def _tools(fmt: str, n: int = 10, null: bool = False) -> Study:
-    return Study(n, tuple((t, f.format(fmt)) for t, f in TOOLS3), null=null)
+def _tools(fmt: str) -> Study:
+    """The t-test, Mann-Whitney and |fold change| lists of one data set of 10 + 10 samples."""
+    return Study(10, tuple((tool, fmt) for tool in ("t", "mw", "fc")))
 
 
 SCENARIOS = (
@@ -199,15 +196,12 @@ def scenario_row(s: Scenario, seeds: int) -> dict:
     for seed in range(seeds):
         genes, lists, truth = _lists(s, seed)
         k = max(len(truth), 200)
-        direction = {n: "desc" for n, v in lists.items() if isinstance(v, pd.Series)}
+        # rankings (Series) are read best first by their scores
+        direction = "desc" if any(isinstance(v, pd.Series) for v in lists.values()) else None
         t0 = time.perf_counter()
-        fused = aggregate_lists(
-            lists, universe=list(genes), direction="desc" if direction else None
-        )
+        fused = aggregate_lists(lists, universe=list(genes), direction=direction)
         seconds = time.perf_counter() - t0
-        rra = aggregate_lists(
-            lists, aggregate="rra", universe=list(genes), direction="desc" if direction else None
-        )
+        rra = aggregate_lists(lists, aggregate="rra", universe=list(genes), direction=direction)
         each = [_list_precision(v, truth, k) for v in lists.values()]
         calls, fdp = _calls(fused.final, truth)
         rra_calls, rra_fdp = _calls(rra.final, truth)
