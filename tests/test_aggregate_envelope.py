@@ -96,6 +96,7 @@ def test_the_envelope_is_the_fixed_point_of_its_em():
     assert np.max(np.abs(p_next - p)) < 1e-3
 
 
+@pytest.mark.slow
 def test_heavy_tailed_noise_no_longer_calls_one_lists_extreme_background_genes():
     # Student-t (3 df) noise: the binormal model alone reads a background gene at the very top
     # of the best list as strong evidence (seeds 0-5, plug-in: 16, 22 and 20 false calls of

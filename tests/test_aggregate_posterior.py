@@ -634,6 +634,7 @@ def test_lists_sharing_noise_are_not_read_as_a_relevant_class(seed):
     assert called.sum() >= 10 and truth[called].mean() >= 0.7
 
 
+@pytest.mark.slow
 def test_top_k_lists_that_share_noise_call_no_gene():
     """Four random top-150 lists of 1,000 genes (the universe given) sharing 41 % of their
     noise -- several tools' top genes from one data set, nothing relevant: the model reads

@@ -56,6 +56,7 @@ def _sets_and_a_top_list() -> list:
     ]
 
 
+@pytest.mark.slow
 def test_gene_sets_are_simulated_as_sets():
     """Two unranked gene sets of 30 (one tie block each, no point) and a ranked top-600
     list, all random, in a universe of 1,500: the simulated data sets take each list's own

@@ -60,6 +60,7 @@ def test_the_test_steps_aside_where_it_cannot_run(X):
     assert sample_structure_test(_expression(X)) is None
 
 
+@pytest.mark.slow
 def test_rank_calls_nothing_on_a_matrix_without_structure():
     """Without labels the default plan's lists (variance, Laplacian, SPEC) agree on pure noise
     because they read the same noise; the sample-structure test says so and no gene is called
