@@ -892,6 +892,26 @@ def test_internal_error_exit_1_and_debug_traceback(base, monkeypatch):
     assert isinstance(r.exception, ZeroDivisionError)  # --debug re-raises: traceback shown
 
 
+def test_a_file_closed_to_the_user_is_a_user_error(base, monkeypatch):
+    """A permission denial met anywhere (an input behind a folder the user may not enter:
+    Path.is_dir raises PermissionError before any reader runs) is the user's environment:
+    exit 2, one line naming the file and the closed folder, nothing written."""
+    import kofs.pipeline.rank
+
+    closed = base["tmp"] / "closed"
+    target = closed / "expression.tsv"
+
+    def denied(*a, **k):
+        raise PermissionError(13, "Permission denied", str(target))
+
+    monkeypatch.setattr(kofs.pipeline.rank, "run_plan", denied)
+    monkeypatch.setattr("kofs.io.output.os.access", lambda p, mode: os.fspath(p) != str(closed))
+    r = invoke(rank(base))
+    assert r.exit_code == 2
+    one_line(r.stderr, f"{target}: permission denied ({closed} may not be entered)")
+    assert not base["out"].exists()
+
+
 def test_debug_shows_the_traceback_of_a_user_error(base):
     r = invoke(["--debug", *rank(base, expr=base["tmp"] / "nope.tsv")])
     assert r.exit_code != 0 and type(r.exception).__name__ == "InputError"

@@ -184,6 +184,26 @@ def test_check_output_dir(tmp_path, monkeypatch):
         check_output_dir(out)
 
 
+def test_an_output_folder_behind_a_closed_folder_is_named(tmp_path, monkeypatch):
+    # /root/x for a user who may not enter /root: lstat of /root/x raises PermissionError
+    closed = tmp_path / "closed"
+    closed.mkdir()
+    real_lstat = output.Path.lstat
+
+    def lstat(self):
+        if closed in self.parents:
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return real_lstat(self)
+
+    monkeypatch.setattr(output.Path, "lstat", lstat)
+    monkeypatch.setattr(output.os, "access", lambda p, mode: os.fspath(p) != str(closed))
+    with pytest.raises(OutputError, match="cannot be reached") as err:
+        check_output_dir(closed / "x" / "y")
+    assert f"{closed} may not be entered" in str(err.value)
+    assert output.closed_folder(closed / "x" / "y") == str(closed)
+    assert output.closed_folder(tmp_path / "open") == str(tmp_path / "open")
+
+
 # ---------------------------------------------------------------- atomic_dir
 def test_atomic_dir_creates_and_replaces_whole(tmp_path):
     out = tmp_path / "a" / "out"

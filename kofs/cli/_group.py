@@ -309,6 +309,19 @@ class KofsGroup(cloup.Group):
                 err=True,
             )
             ctx.exit(2)
+        except PermissionError as exc:
+            # the user's file, or a folder on its way, is closed to this user: their
+            # environment, not a fault of kofs
+            from kofs.io.output import closed_folder
+
+            _finish_warnings(False)
+            if debug:
+                raise
+            what = exc.filename if exc.filename is not None else one_line(str(exc))
+            blocked = closed_folder(what) if exc.filename is not None else what
+            because = "" if blocked == what else f" ({blocked} may not be entered)"
+            click.echo(f"kofs: error: {what}: permission denied{because}", err=True)
+            ctx.exit(2)
         except click.ClickException as exc:
             # usage errors (bad option value, missing argument, unknown command) in one line
             _finish_warnings(False)

@@ -131,6 +131,30 @@ def check_output_dir(
     if os.fspath(outdir) == "-":
         return
     out = Path(outdir)
+    try:
+        _check_output_dir(out, inputs, outputs)
+    except PermissionError:  # a folder on the way that the user may not enter
+        raise OutputError(
+            f"cannot be reached: {closed_folder(out)} may not be entered (permission denied); "
+            "choose another output folder",
+            path=out,
+        ) from None
+
+
+def closed_folder(path: str | os.PathLike) -> str:
+    """The first folder on the way to ``path`` that may not be entered (no search
+    permission), or ``path`` itself when every folder above it may."""
+    p = Path(os.path.abspath(path))
+    for folder in reversed(p.parents):
+        if not os.access(folder, os.X_OK):
+            return os.fspath(folder)
+    return os.fspath(path)
+
+
+def _check_output_dir(
+    out: Path, inputs: Iterable[str | os.PathLike], outputs: Sequence[str]
+) -> None:
+    """:func:`check_output_dir` of a folder path (not ``"-"``)."""
     _check_link(out, out)
     if out.exists() and not out.is_dir():
         raise OutputError(
