@@ -905,7 +905,7 @@ def test_a_file_closed_to_the_user_is_a_user_error(base, monkeypatch):
         raise PermissionError(13, "Permission denied", str(target))
 
     monkeypatch.setattr(kofs.pipeline.rank, "run_plan", denied)
-    monkeypatch.setattr("kofs.io.output.os.access", lambda p, mode: os.fspath(p) != str(closed))
+    monkeypatch.setattr("kofs.io._fsops.os.access", lambda p, mode: os.fspath(p) != str(closed))
     r = invoke(rank(base))
     assert r.exit_code == 2
     one_line(r.stderr, f"{target}: permission denied ({closed} may not be entered)")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -123,6 +125,16 @@ def test_spec_parsing(tmp_path, files):
     odd = write(tmp_path / "a:b.txt", "TP53\n")  # an existing name always wins
     assert parse_list_spec(odd) == ListSpec(odd)
     assert parse_list_spec("top.txt", base=tmp_path).path == str(tmp_path / "top.txt")
+
+
+def test_a_list_behind_a_closed_folder_is_not_called_missing(tmp_path, monkeypatch):
+    # os.path.exists says False behind a folder the user may not enter: say why
+    closed = tmp_path / "closed"
+    monkeypatch.setattr("kofs.io._fsops.os.access", lambda p, mode: os.fspath(p) != str(closed))
+    with pytest.raises(InputError, match=f"{closed} may not be entered"):
+        parse_list_spec(str(closed / "a.tsv"))
+    with pytest.raises(InputError, match="file not found"):
+        parse_list_spec(str(tmp_path / "a.tsv"))
 
 
 @pytest.mark.parametrize(

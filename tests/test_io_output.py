@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from kofs.errors import InputError, OutputError, ParameterError
 from kofs.io import output
+from kofs.io._fsops import closed_folder
 from kofs.io.output import (
     atomic_file,
     check_output_dir,
@@ -196,12 +197,12 @@ def test_an_output_folder_behind_a_closed_folder_is_named(tmp_path, monkeypatch)
         return real_lstat(self)
 
     monkeypatch.setattr(output.Path, "lstat", lstat)
-    monkeypatch.setattr(output.os, "access", lambda p, mode: os.fspath(p) != str(closed))
+    monkeypatch.setattr("kofs.io._fsops.os.access", lambda p, mode: os.fspath(p) != str(closed))
     with pytest.raises(OutputError, match="cannot be reached") as err:
         check_output_dir(closed / "x" / "y")
     assert f"{closed} may not be entered" in str(err.value)
-    assert output.closed_folder(closed / "x" / "y") == str(closed)
-    assert output.closed_folder(tmp_path / "open") == str(tmp_path / "open")
+    assert closed_folder(closed / "x" / "y") == str(closed)
+    assert closed_folder(tmp_path / "open") == str(tmp_path / "open")
 
 
 # ---------------------------------------------------------------- atomic_dir

@@ -312,7 +312,7 @@ class KofsGroup(cloup.Group):
         except PermissionError as exc:
             # the user's file, or a folder on its way, is closed to this user: their
             # environment, not a fault of kofs
-            from kofs.io.output import closed_folder
+            from kofs.io._fsops import closed_folder
 
             _finish_warnings(False)
             if debug:

@@ -13,6 +13,7 @@ then return ``False`` and the caller uses plain renames, a weaker guarantee
 
 :func:`file_digest` is the one place a file's size and SHA-256 are computed (the output
 folder's marker, the manifests' input records, the cache keys of GO files).
+:func:`closed_folder` names the folder that keeps a user from a path (errors' messages).
 """
 
 from __future__ import annotations
@@ -262,3 +263,17 @@ def deferred_signals(signums: tuple[int, ...] | None = None) -> Iterator[None]:
             signal.signal(s, old)
         for s in dict.fromkeys(pending):
             signal.raise_signal(s)
+
+
+def closed_folder(path: str | os.PathLike) -> str:
+    """The first folder on the way to ``path`` that may not be entered (no search
+    permission), or ``path`` itself when every folder above it may."""
+    here = os.path.abspath(path)
+    above = []
+    while os.path.dirname(here) != here:
+        here = os.path.dirname(here)
+        above.append(here)
+    for folder in reversed(above):
+        if not os.access(folder, os.X_OK):
+            return folder
+    return os.fspath(path)

@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from kofs.errors import InputError, ParameterError
+from kofs.io._fsops import closed_folder
 from kofs.io._table import MISSING_TOKENS, display_name, read_bytes, read_table
 from kofs.io.ids import normalise_id
 from kofs.types import Ranking
@@ -144,6 +145,11 @@ def parse_list_spec(text: str, *, base: str | os.PathLike | None = None) -> List
         if parts2[1].lower() in DIRECTIONS:
             return ListSpec(where(parts2[0]), name, None, parts2[1].lower())
         return ListSpec(where(parts2[0]), name, parts2[1] or None)
+    closed = closed_folder(where(text))
+    if closed != where(text):  # os.path.exists cannot look behind a folder closed to the user
+        raise InputError(
+            f"cannot be read: {closed} may not be entered (permission denied)", path=where(text)
+        )
     raise InputError(
         "file not found; give FILE, FILE:COLUMN or FILE:COLUMN:asc|desc|abs", path=where(text)
     )

@@ -28,7 +28,7 @@ from typing import IO, Any
 import numpy as np
 
 from kofs.errors import InputError, OutputError, ParameterError
-from kofs.io._fsops import create_new_file, file_digest
+from kofs.io._fsops import closed_folder, create_new_file, file_digest
 from kofs.types import AggregateRanking, Ranking
 
 log = logging.getLogger(__name__)
@@ -139,16 +139,6 @@ def check_output_dir(
             "choose another output folder",
             path=out,
         ) from None
-
-
-def closed_folder(path: str | os.PathLike) -> str:
-    """The first folder on the way to ``path`` that may not be entered (no search
-    permission), or ``path`` itself when every folder above it may."""
-    p = Path(os.path.abspath(path))
-    for folder in reversed(p.parents):
-        if not os.access(folder, os.X_OK):
-            return os.fspath(folder)
-    return os.fspath(path)
 
 
 def _check_output_dir(
