@@ -8,6 +8,8 @@ import io
 import json
 import math
 import os
+import stat
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +22,7 @@ from kofs.io._fsops import closed_folder
 from kofs.io.output import (
     atomic_file,
     check_output_dir,
+    check_output_file,
     environment_info,
     file_fingerprint,
     format_float,
@@ -203,6 +206,20 @@ def test_an_output_folder_behind_a_closed_folder_is_named(tmp_path, monkeypatch)
     assert f"{closed} may not be entered" in str(err.value)
     assert closed_folder(closed / "x" / "y") == str(closed)
     assert closed_folder(tmp_path / "open") == str(tmp_path / "open")
+
+
+def test_a_device_or_pipe_is_never_replaced_by_an_output_file(tmp_path):
+    # the all-or-nothing rename would put a regular file in place of /dev/null or a FIFO
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for target in (fifo, Path("/dev/null")):
+        with pytest.raises(OutputError, match="device, pipe or socket"):
+            check_output_file(target)
+        with pytest.raises(OutputError, match="device, pipe or socket"):
+            with atomic_file(target) as fh:
+                fh.write("x")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and Path("/dev/null").is_char_device()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
 
 
 # ---------------------------------------------------------------- atomic_dir

@@ -78,6 +78,17 @@ def is_write_failure(exc: BaseException, tmp: Path) -> bool:
     return exc.errno in _FULL or name is None or str(name).startswith(str(tmp))
 
 
+def _refuse_special(p: Path) -> None:
+    """An existing output that is not a regular file (a device such as /dev/null, a named
+    pipe, a socket) would be replaced by the all-or-nothing rename: refused."""
+    if p.exists() and not p.is_file():
+        raise OutputError(
+            "is a device, pipe or socket, not a regular file; give a file name (or - for "
+            "standard output)",
+            path=p,
+        )
+
+
 def check_output_file(path: str | os.PathLike, *, inputs: Iterable[str | os.PathLike] = ()) -> None:
     """Fail early if one output file cannot be written (``"-"`` is always accepted; missing
     folders are created by :func:`atomic_file`).
@@ -93,6 +104,7 @@ def check_output_file(path: str | os.PathLike, *, inputs: Iterable[str | os.Path
     _check_link(p, p)
     if p.is_dir():
         raise OutputError("is a folder; give a file name for the output", path=p)
+    _refuse_special(p)
     probe = p.parent
     while not probe.exists() and probe.parent != probe:
         probe = probe.parent
@@ -253,6 +265,7 @@ def atomic_file(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     parent = target.parent
     if target.is_dir():
         raise OutputError("is a folder; give a file name", path=target)
+    _refuse_special(target)
     if parent.exists() and not parent.is_dir():
         raise OutputError(f"cannot be created: {parent} is a file, not a folder", path=target)
     if not parent.is_dir():
