@@ -15,6 +15,7 @@ from pathlib import Path
 
 from kofs.errors import InputError
 
+from ._cache import source_json_path
 from ._registry import FetchContext, Remote, SourceParam, SourceSpec, derive, register
 
 GO_RELEASES = "http://release.geneontology.org"
@@ -25,6 +26,49 @@ _GO_RELEASE = SourceParam(
     pattern=r"current|\d{4}-\d{2}-\d{2}",
     example="2024-01-17",
 )
+
+
+def _check_obo(path: Path) -> None:
+    """A downloaded ontology is OBO (a ``format-version:`` header, at least one ``[Term]``)
+    and whole (its last line ends): an error page, random bytes or a download cut off
+    mid-line is refused."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+            fh.seek(0, 2)
+            size = fh.tell()
+            fh.seek(max(size - 1, 0))
+            last = fh.read(1)
+            fh.seek(0)
+            terms = any(b"[Term]" in chunk for chunk in iter(lambda: fh.read(1 << 20), b""))
+    except OSError as exc:
+        raise InputError(f"cannot read the download ({exc}); check the source", path=path) from None
+    if not size:
+        raise InputError("the download is empty; the download was deleted", path=path)
+    first = next((ln for ln in head.splitlines() if ln.strip()), b"").strip()
+    if not first.startswith(b"format-version:") or not terms:
+        raise InputError(
+            "is not an OBO file (no 'format-version:' header line, or no [Term] stanza); the "
+            "download was deleted; check --source-url or try again later",
+            path=path,
+        )
+    if last not in (b"\n", b"\r"):
+        raise InputError(
+            "the download ends in the middle of a line (cut off); the download was deleted; "
+            "try again",
+            path=path,
+        )
+
+
+def _obo_post(ctx: FetchContext) -> list[Path]:
+    path = next(iter(ctx.files.values()))
+    try:
+        _check_obo(path)
+    except InputError:
+        path.unlink(missing_ok=True)
+        source_json_path(path).unlink(missing_ok=True)
+        raise
+    return [path]
 
 
 def _go_base(path_current: str) -> object:
@@ -58,6 +102,7 @@ for _name, _file, _current, _what in (
             files=lambda v, f=_file: [Remote(f, f)],
             release="{release}",
             params=(_GO_RELEASE,),
+            post=_obo_post,
         )
     )
 

@@ -497,6 +497,22 @@ def test_gmt_from_url_and_html_is_rejected(server, cache, testdata):
     assert not any(p.name == "login.gmt" for p in cache.rglob("*"))
 
 
+@pytest.mark.parametrize(
+    ("body", "match"),
+    [
+        (b"<html><body>Service Unavailable</body></html>\n", "is not an OBO file"),
+        (bytes(range(256)) * 4, "is not an OBO file"),
+        (OBO[:-7], "ends in the middle of a line"),
+        (b"format-version: 1.2\n\n[Typedef]\nid: part_of\n", "no \\[Term\\] stanza"),
+    ],
+)
+def test_an_ontology_download_that_is_not_obo_is_refused_and_not_cached(server, cache, body, match):
+    url = server.add("/go-basic.obo", body)
+    with pytest.raises(InputError, match=match):
+        fetch("go-basic", cache=cache, source_url=url, timeout=T)
+    assert not any(p.name.startswith("go-basic.obo") for p in cache.rglob("*"))
+
+
 def test_kgml_all_missing_is_an_error(server, cache, testdata):
     d = testdata / "fetch"
     server.add("/k/list/pathway/hsa", (d / "list_pathway_hsa.tsv").read_bytes())
