@@ -127,6 +127,15 @@ def test_spec_parsing(tmp_path, files):
     assert parse_list_spec("top.txt", base=tmp_path).path == str(tmp_path / "top.txt")
 
 
+def test_a_semicolon_table_is_a_table_not_a_list_of_ids(tmp_path):
+    # European spreadsheets' CSV: its header has semicolons only (read as one id a line
+    # before, with the "genes" 'gene;pvalue' and 'A;0.01')
+    semi = write(tmp_path / "semi.csv", "gene;pvalue\nA;0.2\nB;0.01\nC;0.5\n")
+    with pytest.raises(ParameterError, match="which column ranks the genes"):
+        one(semi)
+    assert order(one(semi + ":pvalue:asc")) == ["B", "A", "C"]
+
+
 def test_a_list_behind_a_closed_folder_is_not_called_missing(tmp_path, monkeypatch):
     # os.path.exists says False behind a folder the user may not enter: say why
     closed = tmp_path / "closed"

@@ -173,6 +173,12 @@ def test_gene_list_table_columns(tmp_path):
     assert "did you mean 'symbol'" in str(err)
 
 
+def test_gene_list_semicolon_table(tmp_path):
+    # a European spreadsheet's CSV (no tab, no comma): its ids, not 'symbol;score' lines
+    p = write(tmp_path, "g.csv", "symbol;score\nTP53;0,5\nMYC;1,5\n")
+    assert read_gene_list(p) == ["TP53", "MYC"]
+
+
 def test_gene_list_column_on_plain_list(tmp_path):
     p = write(tmp_path, "g.txt", "TP53\nMYC\n")
     error(ParameterError, read_gene_list, p, column="symbol")

@@ -796,7 +796,7 @@ def read_ranked_lists(
         raise InputError("the list is empty (only blank or comment lines)", path=path)
     if lower.endswith(".rnk"):
         return [_read_rnk(spec.path, name, raw, spec)]
-    if "\t" not in lines[0][1] and "," not in lines[0][1]:
+    if not any(sep in lines[0][1] for sep in ("\t", ",", ";")):  # no delimiter: one id a line
         if spec.column or spec.direction:
             raise ParameterError(
                 "a one-gene-per-line list has no columns; its order is the ranking", path=path

@@ -74,7 +74,7 @@ def read_gene_list(path: str | os.PathLike, *, column: str | None = None) -> lis
     lines = [(i, ln) for i, ln in lines if ln and not ln.startswith("#")]
     if not lines:
         raise InputError("contains no gene ids (only blank or comment lines)", path=name)
-    if "\t" in lines[0][1] or "," in lines[0][1]:
+    if any(sep in lines[0][1] for sep in ("\t", ",", ";")):  # a delimited table
         df = read_table(path, comment="#", data=raw)
         header = list(df.columns)
         idx = 0
