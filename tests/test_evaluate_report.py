@@ -286,12 +286,36 @@ def test_cli_evaluate_user_errors(tmp_path, args, message):
     assert message in r.output and len(r.output.strip().splitlines()) == 1
 
 
+def test_cli_evaluate_known_sets_named_twice_or_outside_the_matrix(tmp_path):
+    # a name given twice: one HIT column, the last file silently won; no gene in the matrix:
+    # every HIT 0 after a warning
+    _, _, expr_path, lab_path, known = _toy(tmp_path)
+    ranking = tmp_path / "ranking.tsv"
+    ranking.write_text("gene\trank\nG0\t1\nG1\t2\n")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("ENSG00000000001\nENSG00000000002\n")
+    base = ["evaluate", str(ranking), str(expr_path), "--labels", str(lab_path)]
+    for extra, message in (
+        (["--known-genes", f"k={known}", "--known-genes", f"k={outside}"], "'k' is given twice"),
+        (["--known-genes", f"x={outside}"], "none of its 2 gene ids"),
+    ):
+        r = CliRunner().invoke(main, [*base, *extra, "-o", str(tmp_path / "o")])
+        assert r.exit_code == 2 and message in r.output, r.output
+        assert len(r.output.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
 def test_cli_evaluate_rejects_non_ranking_and_bare_file_for_honest(tmp_path):
     _, _, expr_path, lab_path, _ = _toy(tmp_path)
     bad = tmp_path / "x.tsv"
     bad.write_text("a\tb\n1\t2\n")
     r = CliRunner().invoke(main, ["evaluate", str(bad), str(expr_path), "--labels", str(lab_path)])
     assert r.exit_code == 2 and "needs the columns 'gene' and 'rank'" in r.output
+    unranked = tmp_path / "unranked.tsv"  # read in file order before: an accuracy of nothing
+    unranked.write_text("gene\trank\nG0\tNA\nG1\tNA\n")
+    r = CliRunner().invoke(
+        main, ["evaluate", str(unranked), str(expr_path), "--labels", str(lab_path)]
+    )
+    assert r.exit_code == 2 and "no gene has a rank" in r.output
     ok = tmp_path / "ranking2.tsv"
     ok.write_text("gene\trank\nG0\t1\nG1\t2\n")
     r = CliRunner().invoke(

@@ -181,6 +181,12 @@ class EvaluateConfig:
     def __post_init__(self) -> None:
         self.split()  # the split-half settings are checked when the config is made
         names = self.known_names()
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:  # one HIT_<name> column each: the last set would silently win
+            raise ParameterError(
+                f"--known-genes: the set name {twice[0]!r} is given twice; give each set its "
+                "own NAME"
+            )
         for name in self.sim_anno or ():
             if name not in names:
                 raise ParameterError(

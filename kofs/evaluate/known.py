@@ -12,7 +12,7 @@ import logging
 import os
 from dataclasses import dataclass
 
-from kofs.errors import InputError, ParameterError
+from kofs.errors import CoverageError, InputError, ParameterError
 from kofs.io.genes import read_gene_list
 from kofs.io.ids import match_gene_ids
 from kofs.types import Expression
@@ -42,6 +42,13 @@ class KnownGenes:
             path=self.source,
             require=False,
         )
+        if not mapping:  # every HIT would be 0 (docs/formats.md: zero overlap is an error)
+            raise CoverageError(
+                f"known genes {self.name}: none of its {len(self.genes)} gene ids (e.g. "
+                f"{', '.join(self.genes[:3])}) is a gene of the expression matrix (e.g. "
+                f"{', '.join(expression.genes[:3])}); write the set with the matrix's ids",
+                path=self.source,
+            )
         if report.dropped or report.ambiguous:
             log.info(
                 "known genes %s: %d of %d in the matrix", self.name, report.matched, len(self.genes)

@@ -171,6 +171,12 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
     for col in df.columns:
         if col.startswith("rank:"):
             ranks[col[5:]] = num(col)
+    if len(df) and np.isnan(ranks["final"]).all():  # the genes would be read in file order
+        raise InputError(
+            "no gene has a rank (column 'rank' holds only NA or non-numbers); nothing to "
+            "evaluate",
+            path=str(table),
+        )
     _check_not_cut(ranks, df["rank"], table, folder or table.parent)
     # the specific diagnoses of a cut table above; anything else the folder's marker sees
     # (an edited file, a file of the folder missing) here
