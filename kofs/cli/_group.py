@@ -17,6 +17,7 @@ import signal
 import stat
 import sys
 import threading
+import traceback
 import warnings
 from typing import Any
 
@@ -282,8 +283,8 @@ class KofsGroup(cloup.Group):
             return rv
         except KofsError as exc:
             _finish_warnings(False)
-            if debug:
-                raise
+            if debug:  # the traceback asked for, and the exit status of the user's error
+                traceback.print_exc()
             click.echo(f"kofs: error: {exc.format()}", err=True)
             if sys.stdout is not None:
                 try:
