@@ -116,6 +116,9 @@ class Param:
                 return False
         if isinstance(value, float) and value != value:  # NaN
             return False
+        if isinstance(value, float) and value in (float("inf"), float("-inf")):
+            # an unbounded end is open, "(0, inf)": infinity itself is outside
+            return not ((value > 0 and self.high is None) or (value < 0 and self.low is None))
         return True
 
 
@@ -274,7 +277,7 @@ def resolve_params(
         if value is not None:
             try:
                 v = (_coerce_bool if p.type is bool else p.type)(value)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # int(inf)
                 v = _INVALID
         if v is _INVALID or not p.accepts(v):
             raise ParameterError(f"{owner}: parameter {key!r} must be {p.allowed()}, got {value!r}")

@@ -60,6 +60,8 @@ def test_valid_values_are_coerced(given, expect):
         ({"k": "abc"}, "ranker 'x': parameter 'k' must be an int in [1, inf), got 'abc'"),
         ({"t": 0.0}, "ranker 'x': parameter 't' must be a float in (0, inf) or None, got 0.0"),
         ({"t": math.nan}, "ranker 'x': parameter 't' must be a float in (0, inf) or None, got nan"),
+        ({"t": math.inf}, "ranker 'x': parameter 't' must be a float in (0, inf) or None, got inf"),
+        ({"k": -math.inf}, "ranker 'x': parameter 'k' must be an int in [1, inf), got -inf"),
         ({"lam": 1.0}, "ranker 'x': parameter 'lam' must be a float in [0, 1), got 1.0"),
         ({"lam": -0.1}, "ranker 'x': parameter 'lam' must be a float in [0, 1), got -0.1"),
         ({"w": 0}, "ranker 'x': parameter 'w' must be a float in (0, 1), got 0"),

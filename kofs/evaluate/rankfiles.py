@@ -173,8 +173,7 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
             ranks[col[5:]] = num(col)
     if len(df) and np.isnan(ranks["final"]).all():  # the genes would be read in file order
         raise InputError(
-            "no gene has a rank (column 'rank' holds only NA or non-numbers); nothing to "
-            "evaluate",
+            "no gene has a rank (column 'rank' holds only NA or non-numbers); nothing to evaluate",
             path=str(table),
         )
     _check_not_cut(ranks, df["rank"], table, folder or table.parent)
