@@ -1264,6 +1264,22 @@ def test_fusion_options_that_apply_to_nothing_warn_once(tmp_path, small, extra, 
     assert seeded.exit_code == 0 and "no effect" not in seeded.stderr, seeded.stderr
 
 
+def test_options_of_a_list_or_method_not_used_warn_once(tmp_path, small):
+    """--pathway-ids chooses Pathway-FILT's genes (an unknown id is an error when it is
+    built), --rankers and --lists are not MSFS's: given while unused, one line says so."""
+    expr, _ = small
+    base = ["rank", expr, "--pathways", _gmt(tmp_path), "--pathway-min-size", "2"]
+    unused = _cli([*base, "--pathway-ids", "S1", "--lists", "SPEC", "-o", tmp_path / "a"])
+    assert unused.exit_code == 0, unused.stderr
+    needle = "--pathway-ids S1 has no effect: it chooses the genes of Pathway-FILT"
+    assert unused.stderr.count(needle) == 1, unused.stderr
+    used = _cli([*base, "--pathway-ids", "S1", "-o", tmp_path / "b"])
+    assert used.exit_code == 0 and "no effect" not in used.stderr, used.stderr
+    msfs = _cli(["rank", expr, "--method", "msfs", "--rankers", "fisher", "-o", tmp_path / "c"])
+    assert msfs.exit_code == 0, msfs.stderr
+    assert msfs.stderr.count("--rankers fisher has no effect: --method msfs builds one") == 1
+
+
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [

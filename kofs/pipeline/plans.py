@@ -101,10 +101,29 @@ def kofs_plan(ctx: Context, lists: Sequence[str] | None = None) -> list[ListPlan
                     f"(give --{missing[0].replace('_', '-')})"
                 )
             chosen.append(t)
+    _warn_unbuilt_narrowing(sources, {t.name for t in chosen})
     return [
         ListPlan(name=t.name, ranker=t.ranker, build_inputs=t.build, sources=t.needs)
         for t in chosen
     ]
+
+
+def _warn_unbuilt_narrowing(sources: KnowledgeSources, built: set[str]) -> None:
+    """An option that chooses the genes of one list (``--go-term-ids`` for GO-FILT), given
+    while that list is not built: one warning saying so."""
+    from kofs.options import warn_no_effect
+
+    for spec in SOURCES:
+        if spec.narrows is None or spec.name not in sources:
+            continue
+        for name, (flag, value) in spec.narrows(sources.data[spec.name]).items():
+            if value and name not in built:
+                shown = ",".join(value) if isinstance(value, (list, tuple)) else str(value)
+                warn_no_effect(
+                    [f"{flag} {shown}"],
+                    f"it chooses the genes of {name}, which this run does not build "
+                    f"(add {name} to --lists)",
+                )
 
 
 def msfs_plan(ctx: Context, *, weights: Sequence[float] | None = None) -> list[ListPlan]:

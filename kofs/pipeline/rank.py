@@ -382,6 +382,12 @@ def rank_config(
         log.warning("--msfs-weights is ignored: it weighs the similarities of --method msfs")
     # plans are lazy: knowledge is built inside run_plan, under the thread limit
     if method == "msfs":
+        from kofs.options import changed, warn_no_effect
+
+        warn_no_effect(
+            changed(r, ["rankers", "lists"]),
+            "--method msfs builds one list, SPEC on the combined sample similarities",
+        )
         plans = msfs_plan(context, weights=r.msfs_weights)
     elif sources.any() or r.lists is not None:
         plans = kofs_plan(context, r.lists)

@@ -421,4 +421,5 @@ SOURCE = SourceSpec(
     evidence=_evidence,
     releases=_releases,
     id_file="go_annotations",
+    narrows=lambda data: {"GO-FILT": ("--go-term-ids", data.term_ids)},
 )

@@ -190,4 +190,5 @@ SOURCE = SourceSpec(
     evidence=_evidence,
     releases=_releases,
     id_file="pathways",
+    narrows=lambda data: {"Pathway-FILT": ("--pathway-ids", data.pathway_ids)},
 )
