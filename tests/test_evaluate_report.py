@@ -261,6 +261,7 @@ def test_cli_evaluate_end_to_end_with_honest_protocol(tmp_path):
         (["--known-genes", "k=/no/such/file.txt"], "not found"),
         (["--folds", "20", "--top", "2"], "--folds"),
         (["--top", "100"], "matrix has 40"),
+        (["-o", "-"], "kofs evaluate writes a folder"),  # it made a folder named '-'
     ],
 )
 def test_cli_evaluate_user_errors(tmp_path, args, message):
