@@ -74,6 +74,15 @@ def test_read_obo_gzip_and_errors(testdata, tmp_path):
     with pytest.raises(InputError, match="GO:0000077") as exc:
         read_obo(dangling)
     assert "\n" not in str(exc.value)
+    colon = tmp_path / "colon.obo"  # the term vanished, with a misleading warning later
+    colon.write_text(
+        text.replace(
+            "name: term B\nnamespace: biological_process",
+            "name: term B\nnamespace biological_process",
+        )
+    )
+    with pytest.raises(InputError, match="colon.obo: term GO:0000002 has no 'namespace:' line"):
+        read_obo(colon)
     junk = tmp_path / "junk.obo"
     junk.write_text("hello\nworld\n")
     with pytest.raises(InputError, match="no Gene Ontology terms"):

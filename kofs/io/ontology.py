@@ -196,6 +196,14 @@ def _parse(path: Path, shown: str) -> Ontology:
             obsolete.add(go_id)
             continue
         aspect = ASPECTS.get(rec.namespace)
+        if aspect is None and go_id.startswith("GO:") and rec.namespace == "default":
+            # goatools's namespace of a stanza without a 'namespace:' line: the term would
+            # vanish silently (e.g. 'namespace biological_process', without the colon)
+            raise InputError(
+                f"term {go_id} has no 'namespace:' line (is a line of its stanza missing "
+                "its colon? every line reads 'tag: value'); give a Gene Ontology .obo file",
+                path=shown,
+            )
         if aspect is None:
             continue  # not a GO term (another ontology merged into the file)
         names[go_id] = rec.name
