@@ -270,7 +270,11 @@ def describe(config: RunConfig | Mapping[str, Any] | str | os.PathLike) -> dict[
     rel = (
         None
         if inputs.relevant_genes is None
-        else relevant_gene_ids(expression, inputs.relevant_genes)
+        else relevant_gene_ids(
+            expression,
+            inputs.relevant_genes,
+            path=getattr(inputs.relevant_genes, "source", None),
+        )
     )
     ctx = Context(
         expression=expression,
