@@ -12,7 +12,7 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -79,6 +79,20 @@ def ensure_dir(path: Path) -> Path:
 def source_json_path(path: Path) -> Path:
     """``<file>.source.json`` beside ``path``."""
     return path.with_name(path.name + ".source.json")
+
+
+def kept_if_valid(path: Path, check: Callable[[Path], None]) -> list[Path]:
+    """``[path]`` when ``check(path)`` passes; else the download and its provenance record are
+    deleted (nothing invalid stays in the cache) and the check's error is raised."""
+    from kofs.errors import InputError
+
+    try:
+        check(path)
+    except InputError:
+        path.unlink(missing_ok=True)
+        source_json_path(path).unlink(missing_ok=True)
+        raise
+    return [path]
 
 
 def read_source_json(path: Path) -> dict | None:

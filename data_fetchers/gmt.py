@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kofs.errors import InputError
 
-from ._cache import source_json_path
+from ._cache import kept_if_valid
 from ._registry import FetchContext, Remote, SourceParam, SourceSpec, register
 
 
@@ -53,14 +53,7 @@ def _check_gmt(path: Path) -> None:
 
 
 def _post(ctx: FetchContext) -> list[Path]:
-    path = next(iter(ctx.files.values()))
-    try:
-        _check_gmt(path)
-    except InputError:
-        path.unlink(missing_ok=True)
-        source_json_path(path).unlink(missing_ok=True)
-        raise
-    return [path]
+    return kept_if_valid(next(iter(ctx.files.values())), _check_gmt)
 
 
 register(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kofs.errors import InputError
 
-from ._cache import source_json_path
+from ._cache import kept_if_valid
 from ._registry import FetchContext, Remote, SourceParam, SourceSpec, derive, register
 
 GO_RELEASES = "http://release.geneontology.org"
@@ -61,14 +61,7 @@ def _check_obo(path: Path) -> None:
 
 
 def _obo_post(ctx: FetchContext) -> list[Path]:
-    path = next(iter(ctx.files.values()))
-    try:
-        _check_obo(path)
-    except InputError:
-        path.unlink(missing_ok=True)
-        source_json_path(path).unlink(missing_ok=True)
-        raise
-    return [path]
+    return kept_if_valid(next(iter(ctx.files.values())), _check_obo)
 
 
 def _go_base(path_current: str) -> object:
