@@ -287,6 +287,24 @@ def test_cli_evaluate_user_errors(tmp_path, args, message):
     assert message in r.output and len(r.output.strip().splitlines()) == 1
 
 
+def test_cli_evaluate_honest_refuses_an_aggregate_folder_in_words(tmp_path):
+    # its config was read as a kofs rank config: "unknown config key 'command'"
+    _, _, expr_path, lab_path, _ = _toy(tmp_path)
+    for name, genes in (("a", range(40)), ("b", reversed(range(40)))):
+        (tmp_path / f"{name}.txt").write_text("".join(f"G{i}\n" for i in genes))
+    fused = tmp_path / "fused"
+    made = CliRunner().invoke(
+        main, ["aggregate", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(fused)]
+    )
+    assert made.exit_code == 0, made.output
+    r = CliRunner().invoke(
+        main,
+        ["evaluate", str(fused), str(expr_path), "--labels", str(lab_path), "--protocol", "honest",
+         "-o", str(tmp_path / "o")],
+    )  # fmt: skip
+    assert r.exit_code == 2 and "was written by `kofs aggregate`" in r.output, r.output
+
+
 def test_cli_evaluate_known_sets_named_twice_or_outside_the_matrix(tmp_path):
     # a name given twice: one HIT column, the last file silently won; no gene in the matrix:
     # every HIT 0 after a warning

@@ -34,6 +34,12 @@ def read_reruns(files: Sequence[RankFile], why: str) -> list[dict[str, Any]]:
                 f"{why} needs the output folder of `kofs rank` (with config.resolved.yaml), "
                 f"not a bare ranking file: {f.path}"
             )
+        if f.config.get("command") == "aggregate":  # ranked lists fused, no matrix to re-run
+            raise ParameterError(
+                f"{why} re-runs `kofs rank` on each training fold, and {f.path} was written "
+                "by `kofs aggregate` (lists ranked elsewhere, which kofs cannot re-run); use "
+                "--protocol book for it"
+            )
         cfg = RunConfig.from_mapping(f.config, where=f.path)
         run_labels = None
         if cfg.inputs.labels:
