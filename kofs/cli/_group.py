@@ -35,23 +35,44 @@ STOP_SIGNALS = tuple(
 )
 
 
+#: the stop this invocation received (Ctrl-C, SIGTERM, SIGHUP), if any: a compiled extension
+#: that is loading when it lands may raise an ImportError of its own without the interrupt as
+#: its cause (pandas' "PyCapsule_Import could not import module"), which is then reported as
+#: the stop it is, not as an internal error
+_RECEIVED: list[KeyboardInterrupt] = []
+
+
 def _terminate(signum, frame) -> None:
     """SIGTERM or SIGHUP -> :class:`Terminated` in the main thread (once; a second stop signal
     while cleaning up is ignored)."""
     for s in STOP_SIGNALS:
         signal.signal(s, signal.SIG_IGN)
-    raise Terminated(signum)
+    exc = Terminated(signum)
+    _RECEIVED.append(exc)
+    raise exc
+
+
+def _interrupt(signum, frame) -> None:
+    """Ctrl-C -> KeyboardInterrupt, as Python's own handler does, remembered (:data:`_RECEIVED`)."""
+    exc = KeyboardInterrupt()
+    _RECEIVED.append(exc)
+    raise exc
 
 
 def install_stop_handlers(handler=_terminate) -> dict[int, Any]:
-    """Make SIGTERM and SIGHUP raise :class:`Terminated`; a signal the parent set to be ignored
-    (``nohup`` ignores SIGHUP) stays ignored. Returns the previous handlers."""
+    """Make SIGTERM and SIGHUP raise :class:`Terminated`, and Ctrl-C a remembered
+    KeyboardInterrupt; a signal the parent set to be ignored (``nohup`` ignores SIGHUP) or
+    handled otherwise stays so. Returns the previous handlers."""
+    _RECEIVED.clear()
     old = {}
     for s in STOP_SIGNALS:
         prev = signal.getsignal(s)
         old[s] = prev
         if prev is not signal.SIG_IGN:
             signal.signal(s, handler)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        old[signal.SIGINT] = signal.default_int_handler
+        signal.signal(signal.SIGINT, _interrupt)
     return old
 
 
@@ -341,7 +362,7 @@ class KofsGroup(cloup.Group):
             raise
         except Exception as exc:  # noqa: BLE001 - last line of defence
             _finish_warnings(False)
-            stopped = stop_behind(exc)
+            stopped = stop_behind(exc) or (_RECEIVED[-1] if _RECEIVED else None)
             if stopped is not None:  # Ctrl-C while an extension module was loading
                 ctx.exit(_report_interrupt(stopped, ctx))
             if debug:
