@@ -324,7 +324,12 @@ def test_borda_of_identical_lists_is_that_list(data, copies):
 def test_aggregators_are_gene_order_equivariant(data, method, seed):
     genes, S = data
     perm = np.random.default_rng(seed).permutation(len(genes))
-    a, b = aggregate(_rankings(genes, S), method), aggregate(_rankings(genes, S, perm), method)
+    # posterior: tied scores of a few dozen genes make blocks wider than 1 % (lists read as
+    # partial), whose simulated null (twenty fits, ~6 s) has its gene-order invariance tested
+    # by tests/test_order_invariance.py::test_partial_lists_aggregate_order_invariant
+    params = {"top_k_null": "independent"} if method == "posterior" else None
+    a = aggregate(_rankings(genes, S), method, params=params)
+    b = aggregate(_rankings(genes, S, perm), method, params=params)
     sa, sb = _by_gene(a), _by_gene(b)
     np.testing.assert_allclose(
         [sa[g] for g in genes], [sb[g] for g in genes], rtol=1e-10, atol=1e-12
