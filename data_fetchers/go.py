@@ -29,35 +29,24 @@ _GO_RELEASE = SourceParam(
 
 
 def _check_obo(path: Path) -> None:
-    """A downloaded ontology is OBO (a ``format-version:`` header, at least one ``[Term]``)
-    and whole (its last line ends): an error page, random bytes or a download cut off
-    mid-line is refused."""
+    """A downloaded ontology is OBO (a ``format-version:`` header and a ``[Term]`` stanza in
+    its first 64 KiB) and whole (:func:`kofs.io.ontology.check_obo_complete`): an error page,
+    random bytes or a download cut off mid-line is refused."""
+    from kofs.io.ontology import check_obo_complete
+
     try:
         with open(path, "rb") as fh:
             head = fh.read(1 << 16)
-            fh.seek(0, 2)
-            size = fh.tell()
-            fh.seek(max(size - 1, 0))
-            last = fh.read(1)
-            fh.seek(0)
-            terms = any(b"[Term]" in chunk for chunk in iter(lambda: fh.read(1 << 20), b""))
     except OSError as exc:
         raise InputError(f"cannot read the download ({exc}); check the source", path=path) from None
-    if not size:
-        raise InputError("the download is empty; the download was deleted", path=path)
     first = next((ln for ln in head.splitlines() if ln.strip()), b"").strip()
-    if not first.startswith(b"format-version:") or not terms:
+    if not first.startswith(b"format-version:") or b"[Term]" not in head:
         raise InputError(
             "is not an OBO file (no 'format-version:' header line, or no [Term] stanza); the "
             "download was deleted; check --source-url or try again later",
             path=path,
         )
-    if last not in (b"\n", b"\r"):
-        raise InputError(
-            "the download ends in the middle of a line (cut off); the download was deleted; "
-            "try again",
-            path=path,
-        )
+    check_obo_complete(path, str(path))  # empty, or cut off mid-line
 
 
 def _obo_post(ctx: FetchContext) -> list[Path]:

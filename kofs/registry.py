@@ -21,6 +21,7 @@ better. By default ``ranks`` is complete (partial lists completed by
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -114,12 +115,9 @@ class Param:
         if self.high is not None:
             if not (value <= self.high if self.closed in ("both", "right") else value < self.high):
                 return False
-        if isinstance(value, float) and value != value:  # NaN
-            return False
-        if isinstance(value, float) and value in (float("inf"), float("-inf")):
-            # an unbounded end is open, "(0, inf)": infinity itself is outside
-            return not ((value > 0 and self.high is None) or (value < 0 and self.low is None))
-        return True
+        # NaN never; infinity passes the bounds above only at an unbounded end, which is open
+        # ("(0, inf)")
+        return not (isinstance(value, float) and not math.isfinite(value))
 
 
 #: ``memory(n_samples, n_genes, params, given_similarity) -> bytes``: a ranker's working set on

@@ -151,3 +151,17 @@ def test_known_set_exclude(tmp_path):
     assert leu.genes == ("AAA", "CCC") and solid.genes == ("BBB", "DDD")
     with pytest.raises(ParameterError, match="exclude 'x'"):
         _known({"file": str(t), "exclude": "x"}, "s", resolve, "cfg", {})
+
+
+def test_cli_reproduce_refuses_standard_output_before_any_work(tmp_path, monkeypatch):
+    # it computed the whole experiment, then wrote a folder named '-'
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+
+    p = tmp_path / "c.yaml"
+    p.write_text("labels: y\nlists: [SPEC]\n")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["reproduce", str(p), "-o", "-"])
+    assert r.exit_code == 2 and "kofs reproduce writes a folder" in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1 and not (tmp_path / "-").exists()

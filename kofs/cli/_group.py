@@ -142,10 +142,17 @@ def _flush_stdout() -> None:
 def hold_output(out: str, inputs: Any = (), *, named: bool = True) -> None:
     """Check and claim the output folder ``out`` for the running command, before its work
     (:func:`kofs.io.output_folder.claim_output`; ``named=False``: a default folder, never
-    replaced); released when the command ends."""
+    replaced); released when the command ends. ``-`` (standard output) is refused: a command
+    that claims a folder writes several files (a command that can stream, ``kofs rank -o -``,
+    does not claim one)."""
     from kofs.io.output_folder import claim_output
 
     ctx = click.get_current_context()
+    if os.fspath(out) == "-":
+        raise OutputError(
+            f"-o -: kofs {ctx.command.name} writes a folder of several files, not one stream; "
+            "give a folder"
+        )
     claim = ctx.with_resource(claim_output(out, inputs=inputs, named=named))
     ctx.find_root().meta.setdefault("kofs_claims", []).append(claim)
 
@@ -339,10 +346,14 @@ class KofsGroup(cloup.Group):
             _finish_warnings(False)
             if debug:
                 raise
-            what = exc.filename if exc.filename is not None else one_line(str(exc))
-            blocked = closed_folder(what) if exc.filename is not None else what
-            because = "" if blocked == what else f" ({blocked} may not be entered)"
-            click.echo(f"kofs: error: {what}: permission denied{because}", err=True)
+            if exc.filename is None:
+                line = f"permission denied ({one_line(str(exc))})"
+            else:
+                name = os.fspath(exc.filename)
+                blocked = closed_folder(name)
+                because = "" if blocked == name else f" ({blocked} may not be entered)"
+                line = f"{name}: permission denied{because}"
+            click.echo(f"kofs: error: {line}", err=True)
             ctx.exit(2)
         except click.ClickException as exc:
             # usage errors (bad option value, missing argument, unknown command) in one line

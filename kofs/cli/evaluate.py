@@ -14,7 +14,6 @@ import click
 from kofs.cli._config_options import declared_options, typed
 from kofs.cli._group import main
 from kofs.cli._options import UserPath
-from kofs.errors import ParameterError
 
 
 def _options() -> list:
@@ -43,11 +42,6 @@ def evaluate_cmd(ctx: click.Context, rankings, expression, **opts) -> None:
     config = EvaluateConfig.from_mapping(
         {**typed(ctx, opts), "rankings": list(rankings), "expression": expression}
     )  # checked before any work
-    if config.output == "-":  # a folder of tables, figures and a report: no stream holds it
-        raise ParameterError(
-            "-o -: kofs evaluate writes a folder (evaluation.tsv, accuracy.tsv, figures, "
-            "report.html), not one stream; give a folder"
-        )
     inputs = [*config.rankings, config.expression, config.labels, config.go, config.go_annotations]
     hold_output(  # checked and taken before any work
         config.output,

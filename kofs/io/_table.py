@@ -45,6 +45,7 @@ __all__ = [
     "RowsNotChecked",
     "TextTable",
     "display_name",
+    "is_delimited",
     "open_text",
     "quick_scan",
     "read_bytes",
@@ -256,6 +257,12 @@ def open_text(path: str | os.PathLike) -> io.StringIO:
     so iteration never fails half-way. Use as a context manager or iterate its lines.
     """
     return io.StringIO(read_bytes(path).decode("utf-8"))
+
+
+def is_delimited(line: str) -> bool:
+    """Whether ``line`` holds a delimiter :func:`sniff_delimiter` reads (tab, comma,
+    semicolon): a table's header, not a line of one gene id."""
+    return any(sep in line for sep in _SEP_NAMES)
 
 
 def sniff_delimiter(header: str, path: str | os.PathLike | None = None) -> str:

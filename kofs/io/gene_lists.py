@@ -57,7 +57,7 @@ import numpy as np
 
 from kofs.errors import InputError, ParameterError
 from kofs.io._fsops import closed_folder
-from kofs.io._table import MISSING_TOKENS, display_name, read_bytes, read_table
+from kofs.io._table import MISSING_TOKENS, display_name, is_delimited, read_bytes, read_table
 from kofs.io.ids import normalise_id
 from kofs.types import Ranking
 
@@ -796,7 +796,7 @@ def read_ranked_lists(
         raise InputError("the list is empty (only blank or comment lines)", path=path)
     if lower.endswith(".rnk"):
         return [_read_rnk(spec.path, name, raw, spec)]
-    if not any(sep in lines[0][1] for sep in ("\t", ",", ";")):  # no delimiter: one id a line
+    if not is_delimited(lines[0][1]):
         if spec.column or spec.direction:
             raise ParameterError(
                 "a one-gene-per-line list has no columns; its order is the ranking", path=path

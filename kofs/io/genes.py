@@ -7,7 +7,7 @@ import logging
 import os
 
 from kofs.errors import InputError, ParameterError
-from kofs.io._table import MISSING_TOKENS, display_name, read_bytes, read_table
+from kofs.io._table import MISSING_TOKENS, display_name, is_delimited, read_bytes, read_table
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ def read_gene_list(path: str | os.PathLike, *, column: str | None = None) -> lis
     lines = [(i, ln) for i, ln in lines if ln and not ln.startswith("#")]
     if not lines:
         raise InputError("contains no gene ids (only blank or comment lines)", path=name)
-    if any(sep in lines[0][1] for sep in ("\t", ",", ";")):  # a delimited table
+    if is_delimited(lines[0][1]):
         df = read_table(path, comment="#", data=raw)
         header = list(df.columns)
         idx = 0

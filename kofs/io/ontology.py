@@ -35,7 +35,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Ontology", "read_obo", "RELATIONS", "ASPECTS", "ROOTS", "normalise_aspect"]
+__all__ = [
+    "Ontology",
+    "read_obo",
+    "check_obo_complete",
+    "RELATIONS",
+    "ASPECTS",
+    "ROOTS",
+    "normalise_aspect",
+]
 
 #: Relations kept from the OBO file (parent edges); everything else is ignored.
 RELATIONS = ("is_a", "part_of", "regulates", "negatively_regulates", "positively_regulates")
@@ -144,8 +152,9 @@ def _header(path: Path) -> dict[str, str]:
     return out
 
 
-def _check_complete(path: Path, shown: str) -> None:
-    """Reject an OBO file whose last stanza is cut off (no final newline, or a dangling line)."""
+def check_obo_complete(path: Path, shown: str) -> None:
+    """Reject an empty OBO file, or one whose last stanza is cut off (no final newline, or a
+    dangling line); also what ``kofs fetch`` checks of a downloaded ontology."""
     with open(path, "rb") as fh:
         fh.seek(0, os.SEEK_END)
         size = fh.tell()
@@ -162,7 +171,7 @@ def _check_complete(path: Path, shown: str) -> None:
 def _parse(path: Path, shown: str) -> Ontology:
     from goatools.obo_parser import GODag
 
-    _check_complete(path, shown)
+    check_obo_complete(path, shown)
     sink = io.StringIO()
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):

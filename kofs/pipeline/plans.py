@@ -118,9 +118,8 @@ def _warn_unbuilt_narrowing(sources: KnowledgeSources, built: set[str]) -> None:
             continue
         for name, (flag, value) in spec.narrows(sources.data[spec.name]).items():
             if value and name not in built:
-                shown = ",".join(value) if isinstance(value, (list, tuple)) else str(value)
                 warn_no_effect(
-                    [f"{flag} {shown}"],
+                    [f"{flag} {','.join(value)}"],
                     f"it chooses the genes of {name}, which this run does not build "
                     f"(add {name} to --lists)",
                 )

@@ -17,7 +17,7 @@ A knowledge source (GO, pathways, interactions, graph files, auxiliary data, ter
   for propagation), ``evidence`` (the terms or gene graph that explain a gene's place,
   :mod:`kofs.knowledge.evidence`), ``releases`` (release information for the manifest) and
   ``id_file`` (the option of its file whose gene ids ``--id-map`` maps to the matrix's), and
-  ``narrows(data)``: ``{list: (flag, value)}`` for options that choose the genes of one of its
+  ``narrows(data)``: ``{list: (flag, ids given or None)}`` for options that choose the genes of one of its
   lists only (``--go-term-ids`` for GO-FILT): given while that list is not built, they are
   said to have no effect.
 
@@ -75,4 +75,4 @@ class SourceSpec:
     releases: Callable[[Any], dict[str, Any]] | None = None
     uses_resources: bool = False
     id_file: str | None = None
-    narrows: Callable[[Any], dict[str, tuple[str, Any]]] | None = None
+    narrows: Callable[[Any], dict[str, tuple[str, tuple[str, ...] | None]]] | None = None
