@@ -253,6 +253,7 @@ def test_full_lists_are_unchanged_by_the_partial_machinery(rng):
         assert not np.isnan(out.list_ranks).any()
 
 
+@pytest.mark.slow  # every aggregator twice per example (~4 s of the fast tier for 2 examples)
 @settings(max_examples=costly_examples(25))
 @given(st.integers(0, 2**32 - 1))
 def test_list_order_does_not_matter(seed):
