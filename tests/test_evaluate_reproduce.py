@@ -165,3 +165,51 @@ def test_cli_reproduce_refuses_standard_output_before_any_work(tmp_path, monkeyp
     r = CliRunner().invoke(main, ["reproduce", str(p), "-o", "-"])
     assert r.exit_code == 2 and "kofs reproduce writes a folder" in r.output, r.output
     assert len(r.output.strip().splitlines()) == 1 and not (tmp_path / "-").exists()
+
+
+def test_reproduce_says_once_that_ids_of_an_unbuilt_list_change_nothing(tmp_path):
+    """pathway_ids in a config whose lists leave Pathway-FILT out: one warning naming the config
+    keys (each fold's rerun of the plan said it again, with the CLI's option names)."""
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+
+    rng = np.random.default_rng(0)
+    genes = [f"G{i:02d}" for i in range(60)]
+    samples = [f"s{j:02d}" for j in range(16)]
+    y = np.repeat(["a", "b"], 8)
+    X = rng.normal(size=(60, 16)) + np.outer(np.arange(60) < 6, y == "b")
+    pd.DataFrame(X, index=pd.Index(genes, name="gene"), columns=samples).to_csv(
+        tmp_path / "expr.tsv", sep="\t"
+    )
+    pd.DataFrame({"sample": samples, "class": y}).to_csv(
+        tmp_path / "lab.tsv", sep="\t", index=False
+    )
+    (tmp_path / "p.gmt").write_text("P1\tna\t" + "\t".join(genes[:8]) + "\n")
+    (tmp_path / "known.txt").write_text("\n".join(genes[:5]) + "\n")
+    cfg = {
+        "expression": str(tmp_path / "expr.tsv"),
+        "labels": str(tmp_path / "lab.tsv"),
+        "pathways": str(tmp_path / "p.gmt"),
+        "pathway_ids": ["P1"],
+        "lists": ["Fisher", "SPEC"],
+        "known_genes": {"known": {"file": str(tmp_path / "known.txt")}},
+        "aggregations": [{"name": "B", "method": "borda"}],
+        "evaluation": {
+            "top": [5],
+            "classifiers": ["1nn"],
+            "folds": 2,
+            "repeats": 1,
+            "protocols": ["book", "honest"],
+        },  # fmt: skip
+        "output": str(tmp_path / "out"),
+    }
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    r = CliRunner().invoke(main, ["reproduce", str(p)])
+    assert r.exit_code == 0, r.output
+    assert r.stderr.count("no effect") == 1, r.stderr
+    assert (
+        "pathway_ids: P1 has no effect: it chooses the genes of Pathway-FILT, which this run does "
+        "not build (add Pathway-FILT to lists)" in r.stderr
+    )

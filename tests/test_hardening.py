@@ -1406,6 +1406,25 @@ def test_terms_are_named_by_their_files(tmp_path, small, extra, needle):
     assert "functions" not in err and "GO-BP" not in err
 
 
+def test_a_go_release_that_relates_no_genes_names_its_files(tmp_path, small):
+    """An ontology of the root alone: the GO relation has no edge, and the error said
+    "mahalanobis: relation 'GO-BP-lin-bma' has no edge", naming neither file."""
+    expr, _ = small
+    obo = tmp_path / "root.obo"
+    obo.write_text(
+        "format-version: 1.2\n\n[Term]\nid: GO:0008150\nname: biological_process\n"
+        "namespace: biological_process\n"
+    )
+    ann = tmp_path / "ann.tsv"
+    ann.write_text("gene\tgo_id\n" + "".join(f"G{i}\tGO:0008150\n" for i in range(10)))
+    out = tmp_path / "o"
+    err = _one_line_error(
+        _cli(["rank", expr, "--go", obo, "--go-annotations", ann, "-o", out]),
+        f"no two genes of the matrix share an informative GO BP term in {ann} and {obo}",
+    )
+    assert "mahalanobis" not in err and not out.exists()
+
+
 def test_messages_name_the_real_cause(tmp_path, small):
     expr, labels = small
     _one_line_error(

