@@ -87,3 +87,42 @@ def test_rank_accepts_labels_as_an_array_like():
         kofs.rank(df, labels=pd.Series(y, index=[f"x{i}" for i in range(12)]), **opts)
     with pytest.raises(ParameterError, match="repeats sample ids"):
         kofs.rank(df, labels=pd.Series(y + ["a"], index=[*df.index, "s0"]), **opts)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "needle"),
+    [
+        # complex values lost their imaginary part, booleans were counts
+        (lambda X: kofs.rank(X.astype(complex)), "InputError", "real numbers, got dtype complex"),
+        (lambda X: kofs.rank(X > 0), "InputError", "real numbers, got dtype bool"),
+        (
+            lambda X: kofs.rank(__import__("pandas").DataFrame(X.astype(complex))),
+            "InputError",
+            "hold complex128 values, not real numbers",
+        ),
+        # each was a TypeError or an AttributeError from inside kofs
+        (lambda X: kofs.run_ranker("variance", X), "ParameterError", "ranks a kofs.Expression"),
+        (lambda X: kofs.rank(X, relevant_genes=5), "ParameterError", "relevant_genes: give"),
+        (lambda X: kofs.rank(X, config=[1, 2]), "ParameterError", "config: give a RunConfig"),
+        (lambda X: kofs.aggregate_lists(None), "ParameterError", "not a NoneType"),
+        (lambda X: kofs.aggregate_rankings(["a", "b"]), "ParameterError", "got a str"),
+        (lambda X: kofs.read_labels(None), "ParameterError", "expected a file's path"),
+    ],
+)
+def test_wrong_types_are_kofs_errors_that_say_what_to_give(call, error, needle):
+    X = np.random.default_rng(0).normal(size=(8, 5))
+    with pytest.raises(kofs.KofsError, match=needle) as info:
+        call(X)
+    assert type(info.value).__name__ == error
+
+
+def test_aggregate_lists_takes_one_file_or_one_table(tmp_path):
+    import pandas as pd
+
+    gmt = tmp_path / "sets.gmt"  # one file, two gene sets: two lists
+    gmt.write_text("S1\tna\tA\tB\tC\nS2\tna\tB\tA\tD\n")
+    fused = kofs.aggregate_lists(str(gmt), aggregate="borda")
+    assert [r.name for r in fused.lists] == ["S1", "S2"]
+    table = pd.DataFrame({"gene": list("ABCD"), "pvalue": [0.01, 0.2, 0.5, 0.9]})
+    one = kofs.aggregate_lists(table, column="pvalue", direction="asc", aggregate="borda")
+    assert one.final.genes[:1] == ("A",)

@@ -202,7 +202,7 @@ def test_rank_accepts_dataframe_array_and_sparse(cells):
     c = kofs.rank(cells.X, rankers=["variance"])
     assert c.expression.is_sparse
     np.testing.assert_allclose(a.lists[0].scores, c.lists[0].scores, rtol=1e-12)
-    with pytest.raises(InputError, match="not numeric"):
+    with pytest.raises(InputError, match="hold object values, not real numbers"):
         kofs.rank(df.assign(name="x"))
     with pytest.raises(ParameterError, match="cannot rank a list"):
         kofs.rank([[1, 2], [3, 4]])

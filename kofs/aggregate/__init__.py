@@ -204,6 +204,13 @@ def _aggregate(
     from kofs.aggregate.diagnostics import agreement_matrix, warning_line
 
     spec = AGGREGATORS.get(method)
+    rankings = list(rankings)
+    wrong = next((r for r in rankings if not isinstance(r, Ranking)), None)
+    if wrong is not None:
+        raise ParameterError(
+            f"aggregate fuses kofs.Ranking objects, got a {type(wrong).__name__}: "
+            "kofs.aggregate_lists reads gene lists, tables and files"
+        )
     names = [r.name for r in rankings]
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})

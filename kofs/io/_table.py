@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kofs.errors import InputError
+from kofs.errors import InputError, ParameterError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,7 +63,10 @@ _SEP_NAMES = {"\t": "tab", ",": "comma", ";": "semicolon"}
 
 
 def display_name(path: str | os.PathLike) -> str:
-    """How a path is named in messages (``"<stdin>"`` for ``"-"``)."""
+    """How a path is named in messages (``"<stdin>"`` for ``"-"``); a
+    :class:`~kofs.errors.ParameterError` for what is not a path (``None``, a DataFrame)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ParameterError(f"expected a file's path, got a {type(path).__name__}")
     p = os.fspath(path)
     return "<stdin>" if p == "-" else p
 

@@ -58,6 +58,13 @@ def dataframe_genes_in(df: Any, sample_ids: Sequence[str] | None = None) -> str:
     return "rows" if name in GENE_INDEX_NAMES else "columns"
 
 
+def _real(dtype: Any) -> bool:
+    """Whether values of ``dtype`` are real numbers (integers or floats, NumPy's or pandas'
+    nullable ones): not text, booleans or complex numbers, whose imaginary part a conversion
+    to float would drop."""
+    return getattr(dtype, "kind", None) in ("i", "u", "f")
+
+
 def is_anndata(obj: Any) -> bool:
     """True for an ``anndata.AnnData`` (checked without importing anndata)."""
     return any(c.__name__ == "AnnData" for c in type(obj).__mro__) and hasattr(obj, "obs")
@@ -117,12 +124,12 @@ def as_expression(
         raise ParameterError(f"genes_in must be 'rows' or 'columns', got {genes_in!r}")
     pandas = sys.modules.get("pandas")  # a DataFrame exists only once pandas was imported
     if pandas is not None and isinstance(data, pandas.DataFrame):
-        pd = pandas
-        bad = [str(c) for c in data.columns if not pd.api.types.is_numeric_dtype(data[c])]
+        bad = [(c, d) for c, d in zip(data.columns, data.dtypes, strict=True) if not _real(d)]
         if bad:
             raise InputError(
-                f"DataFrame column(s) {', '.join(bad[:3])} are not numeric: put the ids in the "
-                "index (e.g. df.set_index('gene')) and drop the other text columns"
+                f"DataFrame column(s) {', '.join(str(c) for c, _ in bad[:3])} hold {bad[0][1]} "
+                "values, not real numbers: put the ids in the index (e.g. "
+                "df.set_index('gene')) and drop the other columns"
             )
         if genes_in is None:
             genes_in = dataframe_genes_in(data, sample_ids)
@@ -148,8 +155,8 @@ def as_expression(
         values = data if sp.issparse(data) else np.asarray(data)
         if values.ndim != 2:
             raise InputError(f"expected a 2-D samples x genes matrix, got {values.ndim}-D")
-        if not sp.issparse(values) and not np.issubdtype(values.dtype, np.number):
-            raise InputError(f"expected a numeric matrix, got dtype {values.dtype}")
+        if not _real(values.dtype):
+            raise InputError(f"expected a matrix of real numbers, got dtype {values.dtype}")
         g = _ids(genes, values.shape[1], "gene", "gene")
         s = _ids(samples, values.shape[0], "sample", "sample")
     else:

@@ -514,6 +514,11 @@ def as_config(
                 )
             values[name] = v
         return RunConfig.from_mapping(values)
+    if not isinstance(config, (RunConfig, str, os.PathLike)):
+        raise ParameterError(
+            f"config: give a RunConfig, a mapping of options or a YAML file's path, not a "
+            f"{type(config).__name__}"
+        )
     cfg = config if isinstance(config, RunConfig) else read_run_config(config)
     if not overrides:
         return cfg

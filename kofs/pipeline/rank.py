@@ -153,6 +153,11 @@ def rank(
         overrides["use_graph"] = "connectivities"  # the graph scanpy.pp.neighbors makes
     if isinstance(relevant_genes, (str, os.PathLike)):  # a file: the option itself
         overrides["relevant_genes"], relevant_genes = os.fspath(relevant_genes), None
+    elif relevant_genes is not None and not isinstance(relevant_genes, Iterable):
+        raise ParameterError(
+            "relevant_genes: give gene ids (a list, set or Series) or a file's path, not a "
+            f"{type(relevant_genes).__name__}"
+        )
     cfg = as_config(config, **overrides)
     i = cfg.inputs
     unused = list(FILE_OPTIONS)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -277,7 +278,19 @@ def aggregate_lists(
         "direction": direction,
         "mageck_side": mageck_side,
     }
-    items = list(lists.items()) if isinstance(lists, Mapping) else [(None, x) for x in lists]
+    pandas = sys.modules.get("pandas")  # a DataFrame exists only once pandas was imported
+    one_table = pandas is not None and isinstance(lists, (pandas.DataFrame, pandas.Series))
+    if _is_path(lists) or one_table:  # one file (a GMT file holds a list per gene set)
+        items = [(None, lists)]
+    elif isinstance(lists, Mapping):
+        items = list(lists.items())
+    elif isinstance(lists, Iterable) and not isinstance(lists, bytes):
+        items = [(None, x) for x in lists]
+    else:
+        raise ParameterError(
+            "give the ranked lists as a sequence, or a mapping of name to list, not a "
+            f"{type(lists).__name__}"
+        )
     if not items:
         raise ParameterError("give at least one ranked list")
     sources: list[RankedGeneList] = []

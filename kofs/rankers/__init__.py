@@ -86,6 +86,12 @@ def run_ranker(
         Native scores and direction; genes with zero variance get NaN (ranked last).
     """
     spec = RANKERS.get(name)
+    if not isinstance(expression, Expression):
+        raise ParameterError(
+            f"run_ranker ranks a kofs.Expression, got a {type(expression).__name__}: read a file "
+            "with kofs.read_expression, or rank an array, DataFrame or AnnData with "
+            f"kofs.rank(X, rankers={name!r})"
+        )
     inputs = inputs or RankerInputs()
     missing = spec.requires - inputs.available()
     if missing:
