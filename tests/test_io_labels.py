@@ -75,8 +75,45 @@ def test_empty_labels_name_lines(tmp_path):
     p = write(tmp_path, "l.tsv", "s\tl\na\tX\nb\t\nc\tNA\nd\tY\n")
     err = error(InputError, read_labels, p)
     assert "line(s) 3, 4" in str(err)
+    assert "--missing-labels drop" in str(err)
     p = write(tmp_path, "e.tsv", "s\tl\n\tX\nb\tY\n")
     assert "empty sample id" in str(error(InputError, read_labels, p))
+
+
+def test_empty_labels_are_unlabelled_samples_under_drop(tmp_path):
+    """A sample sheet's column that some samples lack (ALL's sex: 3 NA of 128) was an error
+    that told the user to edit the file, even with --missing-labels drop."""
+    p = write(tmp_path, "l.tsv", "s\tl\na\tX\nb\t\nc\tNA\nd\tY\n")
+    c = read_labels(p, missing="drop")
+    assert c.samples == ("a", "d") and c.labels == ("X", "Y")
+    e = Expression(np.arange(8.0).reshape(4, 2), ["g1", "g2"], ["a", "b", "c", "d"])
+    aligned, lab = align_labels(e, c, missing="drop")
+    assert aligned.samples == ("a", "d") and lab.labels == ("X", "Y")
+    none = write(tmp_path, "n.tsv", "s\tl\na\tNA\nb\t\n")
+    assert "every label in column 'l' is empty" in str(
+        error(InputError, read_labels, none, missing="drop")
+    )
+    with pytest.raises(ParameterError, match="missing='keep'"):
+        read_labels(p, missing="keep")
+
+
+def test_cli_missing_labels_drop_leaves_na_rows_out(tmp_path):
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+
+    rng = np.random.default_rng(0)
+    rows = ["gene\t" + "\t".join(f"s{j}" for j in range(8))]
+    rows += [f"G{i}\t" + "\t".join(f"{v:.4f}" for v in rng.normal(size=8)) for i in range(30)]
+    expr = write(tmp_path, "e.tsv", "\n".join(rows) + "\n")
+    lab = write(tmp_path, "l.tsv", "sample\tsex\n" + "".join(
+        f"s{j}\t{'NA' if j == 3 else 'FM'[j % 2]}\n" for j in range(8)))  # fmt: skip
+    args = ["rank", str(expr), "--labels", str(lab), "--rankers", "fisher", "-o"]
+    refused = CliRunner().invoke(main, [*args, str(tmp_path / "a")])
+    assert refused.exit_code == 2 and "--missing-labels drop" in refused.stderr
+    ok = CliRunner().invoke(main, [*args, str(tmp_path / "b"), "--missing-labels", "drop"])
+    assert ok.exit_code == 0, ok.stderr
+    assert "dropping 1 samples without a label: s3" in ok.stderr
 
 
 @pytest.mark.parametrize(

@@ -42,7 +42,7 @@ class EvaluateConfig:
         "choice",
         "error",
         choices=("error", "drop"),
-        help="Samples of EXPRESSION without a label: fail, or drop them.",
+        help="Samples of EXPRESSION without a label (or with an empty or NA one): fail, or drop them.",
     )
     genes_in: str | None = opt(
         "genes_in",

@@ -415,10 +415,11 @@ def _read_data(cfg, resolve, path):
     from kofs.io.expression import read_expression
     from kofs.io.labels import align_labels, label_columns, read_labels
 
-    lab = read_labels(
+    lab = read_labels(  # an experiment runs on its labelled samples (align_labels below)
         resolve(cfg["labels"]),
         label_column=cfg.get("label_column"),
         sample_column=cfg.get("sample_column"),
+        missing="drop",
     )
     # the labels table as read_labels reads it (its reader, its sample column)
     table = read_table(resolve(cfg["labels"]))

@@ -47,6 +47,7 @@ def read_reruns(files: Sequence[RankFile], why: str) -> list[dict[str, Any]]:
                 cfg.inputs.labels,
                 sample_column=cfg.inputs.sample_column,
                 label_column=cfg.inputs.label_column,
+                missing=cfg.inputs.missing_labels,
             )
             run_labels = dict(zip(lab.samples, lab.labels, strict=True))
         rel = cfg.inputs.relevant_genes

@@ -246,7 +246,12 @@ def evaluate_files(
 
         why = "Sim_anno needs GO (--go with --go-annotations)"
         warn_no_effect(changed(c, ["sim_anno"]), why)
-    cats = read_labels(c.labels, sample_column=c.sample_column, label_column=c.label_column)
+    cats = read_labels(
+        c.labels,
+        sample_column=c.sample_column,
+        label_column=c.label_column,
+        missing=c.missing_labels,
+    )
     expr = read_expression(
         c.expression,
         genes_in=c.genes_in,

@@ -117,6 +117,7 @@ def read_labels(
     sample_column: str | None = None,
     label_column: str | None = None,
     label_option: str = "label column",
+    missing: str = "error",
 ) -> SampleCategories:
     """Read sample labels from a CSV/TSV with a header (gzip ok, ``"-"`` for stdin).
 
@@ -131,6 +132,10 @@ def read_labels(
         column when the sample ids come first).
     label_option : str, default "label column"
         How messages name ``label_column`` (``"--groups"`` when the labels are sample groups).
+    missing : {"error", "drop"}, default "error"
+        Rows whose label is empty or ``NA`` (a sample sheet's column that some samples lack):
+        an error naming their lines, or left out (their samples are then unlabelled, which
+        :func:`align_labels` handles by its own ``missing``).
 
     Returns
     -------
@@ -146,6 +151,8 @@ def read_labels(
     ParameterError
         Unknown column name (with a did-you-mean hint), or the same column for both.
     """
+    if missing not in ("error", "drop"):
+        raise ParameterError(f"missing={missing!r} is not one of 'error', 'drop'")
     df = read_table(path)
     name, lines = df.attrs["path"], df.attrs["lines"]
     header = list(df.columns)
@@ -162,12 +169,26 @@ def read_labels(
     if no_id:
         raise InputError(f"empty sample id on line(s) {_lines(lines, no_id)}", path=name)
     empty = [i for i, v in enumerate(labels) if v in MISSING_TOKENS]
-    if empty:
+    if empty and missing == "error":
         raise InputError(
             f"empty/NA label in column {header[l_idx]!r} on line(s) {_lines(lines, empty)}; "
-            "remove those rows (their samples can then be dropped with --missing-labels drop)",
+            "leave those samples out with --missing-labels drop, or remove the rows",
             path=name,
         )
+    if empty:
+        log.info(
+            "%s: %d samples without a label in column %r (line(s) %s) left unlabelled",
+            name, len(empty), header[l_idx], _lines(lines, empty),
+        )  # fmt: skip
+        gone = set(empty)
+        samples = [x for i, x in enumerate(samples) if i not in gone]
+        labels = [x for i, x in enumerate(labels) if i not in gone]
+        lines = [x for i, x in enumerate(lines) if i not in gone]
+        if not labels:
+            raise InputError(
+                f"every label in column {header[l_idx]!r} is empty or NA; choose another column",
+                path=name,
+            )
     first: dict[str, int] = {}
     keep = []
     for i, (s, v) in enumerate(zip(samples, labels, strict=True)):

@@ -92,7 +92,7 @@ class InputsConfig:
         "choice",
         "error",
         choices=("error", "drop"),
-        help="Samples of the matrix without a label: fail, or drop them.",
+        help="Samples of the matrix without a label (or with an empty or NA one): fail, or drop them.",
     )
     relevant_genes: str | None = opt(
         "relevant_genes",

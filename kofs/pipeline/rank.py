@@ -166,7 +166,10 @@ def rank(
         from kofs.io.labels import align_labels, read_labels
 
         labels = file_labels = read_labels(
-            path, sample_column=i.sample_column, label_column=i.label_column
+            path,
+            sample_column=i.sample_column,
+            label_column=i.label_column,
+            missing=i.missing_labels,
         )
     else:
         labels = i.labels if labels is None else labels

@@ -78,7 +78,10 @@ def read_single_cell_data(
         categories = labels_from_obs(adata, i.labels[4:], samples=expr.samples, source=i.expression)
     elif i.labels:
         categories = read_labels(
-            i.labels, sample_column=i.sample_column, label_column=i.label_column
+            i.labels,
+            sample_column=i.sample_column,
+            label_column=i.label_column,
+            missing=i.missing_labels,
         )
         expr, categories = align_labels(
             expr, categories, missing=i.missing_labels, labels_path=i.labels
@@ -148,7 +151,10 @@ def read_data(config: RunConfig) -> tuple[Expression, SampleCategories | None]:
     categories = None
     if i.labels:
         categories = read_labels(
-            i.labels, sample_column=i.sample_column, label_column=i.label_column
+            i.labels,
+            sample_column=i.sample_column,
+            label_column=i.label_column,
+            missing=i.missing_labels,
         )
     check_memory(
         estimate_expression_file(i.expression) or 0,
