@@ -306,3 +306,38 @@ def test_lineage_labels_lead_the_fusion_of_all(shared_data):
     bh = int(np.max(np.flatnonzero(p <= 0.10 * np.arange(1, p.size + 1) / p.size))) + 1
     calls = int(np.sum(default.statistics["q_value"] <= 0.10))
     assert 0.7 * bh <= calls <= 1.05 * bh
+
+
+#: Y-chromosome genes of the ALL matrix (HG-U95Av2; NLGN4Y is barely expressed on it): the
+#: genes a sex contrast must find, whatever the knowledge sources favour.
+Y_GENES = {"RPS4Y1", "DDX3Y", "KDM5D", "USP9Y", "UTY", "EIF1AY", "TTTY15", "ZFY", "PRKY"}
+
+
+def test_a_label_no_default_was_chosen_on_is_answered_by_the_data(shared_data, tmp_path):
+    """ALL by sex (never used to choose a default; 3 of 128 samples without one) with GO, KEGG
+    and STRING: the knowledge hubs stay out, the fused top 10 is Welch's t-test's (nine
+    Y-chromosome genes and an X gene), and every call at q <= 0.10 is a Y gene."""
+    R = shared_data
+    out = tmp_path / "out"
+    r = CliRunner().invoke(
+        main,
+        [
+            "rank", str(R / "ALL" / "ALL_gene_expr.tsv.gz"), "--gene-column", "symbol",
+            "--labels", str(R / "ALL" / "ALL_samples.tsv"), "--label-column", "sex",
+            "--missing-labels", "drop",
+            "--go", str(R / "GO" / "go-basic_2022-07-01_from_GO.db.obo.gz"),
+            "--go-annotations", str(R / "GO" / "goa_human_entrez_2022-Sep12_from_org.Hs.eg.db.tsv.gz"),
+            "--pathways", str(R / "KEGG" / "kegg_hsa_pathways_2011-Mar15.tsv"),
+            "--interactions", str(R / "PPI" / "string_example_gene_edges.tsv.gz"),
+            "-o", str(out),
+        ],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "dropping 3 samples without a label" in r.stderr
+    ranking = pd.read_csv(out / "ranking.tsv", sep="\t")
+    top10 = set(ranking["gene"][:10])
+    assert len(top10 & Y_GENES) == 9
+    called = set(ranking.loc[ranking["q_value"] <= 0.10, "gene"])
+    assert called and called <= Y_GENES
+    weights = pd.read_csv(out / "weights.tsv", sep="\t").set_index("list")["weight"]
+    assert weights.idxmax() == "Fisher" and weights["Fisher"] > 0.9
