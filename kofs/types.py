@@ -101,10 +101,10 @@ class Expression:
 
             from kofs._compute.blocks import as_csr, csr_problem
 
-            problem = csr_problem(sp.csr_matrix(self.values))
+            problem = csr_problem(self.values)  # in its own format: before any conversion
             if problem:  # before any kernel indexes with its arrays; the file is named
                 raise InputError(f"malformed sparse matrix ({problem})", path=self.source)
-            v = as_csr(self.values)
+            v = as_csr(sp.csr_matrix(self.values))
         elif _is_dask(self.values):
             v = self.values  # chunked over the cells, stays lazy (kofs._compute.chunked)
             if v.ndim != 2:

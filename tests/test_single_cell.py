@@ -303,3 +303,40 @@ def test_run_config_keys_for_single_cell(tmp_path, cells):
     assert r.exit_code == 0, r.stderr
     resolved = (tmp_path / "out" / "config.resolved.yaml").read_text()
     assert "chunk-size: 100" in resolved and "layer: double" in resolved
+
+
+def _malformed(kind: str):
+    """A 6 x 4 sparse matrix whose index arrays a file could hold but scipy's light check
+    lets through."""
+    data, indices, indptr = np.ones(4), np.array([0, 1, 2, 3]), np.array([0, 1, 2, 3, 4, 4, 4])
+    if kind == "csc index out of range":
+        return sp.csc_matrix((np.ones(4), np.array([0, 1, 2, 9]), np.array([0, 1, 2, 3, 4])),
+                             shape=(6, 4))  # fmt: skip
+    if kind == "csr indptr decreasing":
+        return sp.csr_matrix((data, indices, np.array([0, 2, 1, 3, 4, 4, 4])), shape=(6, 4))
+    if kind == "csr float indices":
+        m = sp.csr_matrix((data, indices, indptr), shape=(6, 4))
+        m.indices = m.indices.astype(np.float64)
+        return m
+    raise ValueError(kind)
+
+
+@pytest.mark.parametrize(
+    ("kind", "needle"),
+    [
+        ("csc index out of range", "indices must be < 6"),
+        ("csr indptr decreasing", "X is a malformed sparse matrix"),
+        ("csr float indices", "its indices are float64, not integers"),
+    ],
+)
+def test_malformed_sparse_matrices_are_refused_before_any_conversion(kind, needle):
+    """A CSC matrix with an index out of range crashed the process in its conversion to CSR
+    (segmentation fault); a decreasing index pointer or float indices were internal errors."""
+    from kofs.io.single_cell import _as_matrix
+
+    X = _malformed(kind)
+
+    with pytest.raises(InputError, match=needle):
+        _as_matrix(X, "X", "x.h5ad")
+    with pytest.raises(InputError, match="malformed sparse matrix"):
+        kofs.Expression(X, [f"g{j}" for j in range(4)], [f"c{i}" for i in range(6)])

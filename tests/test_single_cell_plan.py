@@ -201,6 +201,35 @@ def test_pc_neighbours_approximate_finds_the_exact_neighbours():
     np.testing.assert_array_equal(approx, again)
 
 
+@pytest.mark.parametrize("exact", [True, False])
+def test_pc_neighbours_of_very_large_or_small_components(exact):
+    """Components beyond ~1e18 overflowed faiss's float32 squared distances: every cell got
+    the neighbour -1, and the graph built from it crashed the process (double free). Scaled by
+    a power of two, the search finds the same neighbours whatever the scale."""
+    from kofs.knowledge.neighbours import pc_neighbours
+
+    rng = np.random.default_rng(2)
+    n = 12000 if not exact else 300
+    P = rng.normal(size=(n, 8))
+    idx, d2 = pc_neighbours(P, 5, exact=exact, seed=1)
+    for factor in (2.0**80, 2.0**-80):
+        idx_s, d2_s = pc_neighbours(P * factor, 5, exact=exact, seed=1)
+        np.testing.assert_array_equal(idx_s, idx)
+        np.testing.assert_array_equal(d2_s, d2 * factor * factor)
+
+
+def test_a_cell_graph_of_huge_values_ranks_as_the_unscaled_one():
+    """Non-count values of 1e24 ran the default plan into a crash of the process; a power of
+    two times the values ranks the genes exactly as the values."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 40))
+    X[:30, :5] += 3.0
+    base = kofs.rank(X, rankers=["hotspot"]).final
+    big = kofs.rank(X * 2.0**80, rankers=["hotspot"]).final
+    assert big.genes == base.genes
+    np.testing.assert_array_equal(big.ranks, base.ranks)
+
+
 def test_numba_cache_goes_where_kofs_can_write(tmp_path, monkeypatch):
     from kofs._compute import jit
 

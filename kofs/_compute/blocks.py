@@ -27,13 +27,31 @@ def is_sparse(X) -> bool:
     return sp.issparse(X)
 
 
-def csr_problem(A: sp.csr_matrix) -> str | None:
-    """What is structurally wrong with the CSR matrix ``A`` (indptr not of length n + 1 or not
-    non-decreasing, column indices out of range, arrays of different lengths), or None. The
-    compiled kernels index with these arrays unchecked: a malformed matrix read from a file
-    must be refused before it reaches them. O(nnz), vectorised."""
+def csr_problem(A) -> str | None:
+    """What is structurally wrong with the sparse matrix ``A``, in its own format (CSR, CSC,
+    BSR: indptr not of length n + 1, not starting at 0 or not non-decreasing, indices out of
+    range or not integers, arrays of different lengths; COO: coordinates out of range), or
+    None. The compiled kernels -- scipy's format conversions among them -- index with these
+    arrays unchecked: a malformed matrix read from a file must be refused before any of them
+    reads it (a CSC matrix with an index out of range crashed the process in its conversion
+    to CSR). O(nnz), vectorised."""
+    fmt = getattr(A, "format", None)
+    names = ("row", "col") if fmt == "coo" else ("indices", "indptr")
+    for name in names:
+        a = np.asarray(getattr(A, name, np.zeros(0, np.int64)))
+        if a.dtype.kind not in "iu":
+            return f"its {name} are {a.dtype.name}, not integers"
     try:
-        A.check_format(full_check=True)
+        if fmt == "coo":
+            n_rows, n_cols = A.shape
+            for name, bound in (("row", n_rows), ("col", n_cols)):
+                a = np.asarray(getattr(A, name))
+                if a.size and (a.min() < 0 or a.max() >= bound):
+                    return f"a {name} index is out of range [0, {bound})"
+            if np.asarray(A.data).size != np.asarray(A.row).size:
+                return "its data and coordinates differ in length"
+        elif fmt in ("csr", "csc", "bsr"):
+            A.check_format(full_check=True)
     except (ValueError, TypeError, IndexError) as exc:
         return str(exc)
     return None

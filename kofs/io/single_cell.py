@@ -326,7 +326,10 @@ def _check_ids(ids: list[str], what: str, path: str | None, fix: str) -> None:
 def _as_matrix(X: Any, where: str, path: str | None) -> Any:
     _check_real(getattr(X, "dtype", None), where, path)
     if sp.issparse(X):
-        return sp.csr_matrix(X, dtype=np.float64)  # its structure: checked by Expression
+        problem = csr_problem(X)  # before the conversion reads its index arrays
+        if problem:
+            raise InputError(f"{where} is a malformed sparse matrix ({problem})", path=path)
+        return sp.csr_matrix(X, dtype=np.float64)
     if hasattr(X, "chunks") and hasattr(X, "compute"):  # a dask array: kept lazy
         return X
     try:

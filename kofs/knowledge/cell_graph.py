@@ -40,6 +40,8 @@ def kernel_weights(idx: np.ndarray, d2: np.ndarray) -> sp.csr_matrix:
     symmetrisation.
     """
     n, k = idx.shape
+    if idx.size and (idx.min() < 0 or idx.max() >= n):  # scipy would write out of bounds
+        raise ValueError(f"kernel_weights: neighbour indices outside [0, {n})")
     ref = int(np.ceil(k / 3)) - 1
     sigma2 = d2[:, ref].copy()
     sigma2[sigma2 <= 0] = 1.0

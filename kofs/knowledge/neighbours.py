@@ -20,7 +20,7 @@ from kofs._compute.blocks import row_norms2 as _row_norms2
 from kofs._compute.chunked import is_dask
 from kofs._compute.matrix import column_means
 from kofs._compute.run_cache import cache_of
-from kofs.errors import ParameterError
+from kofs.errors import InputError, ParameterError
 from kofs.knowledge.similarity_kernels import BLOCK_BYTES, squared_distances
 
 logger = logging.getLogger(__name__)
@@ -322,6 +322,16 @@ def _faiss():
     return faiss
 
 
+def _power_of_two_scale(P: np.ndarray) -> float:
+    """1.0, or the power of two that brings the largest ``|P|`` to [1, 2) when it lies outside
+    [2**-40, 2**40] (float32 squared distances then overflow or lose every digit). Scaling by
+    a power of two is exact: the float32 values, their order and their ties do not change."""
+    top = float(np.max(np.abs(P), initial=0.0))
+    if top == 0.0 or 2.0**-40 <= top <= 2.0**40:
+        return 1.0
+    return float(np.ldexp(1.0, -int(np.floor(np.log2(top)))))
+
+
 def pc_neighbours(
     P: np.ndarray, c: int, *, seed: int = 0, exact: bool | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -354,7 +364,16 @@ def pc_neighbours(
     n, d = P.shape
     if not 1 <= c <= n - 1:
         raise ParameterError(f"kNN graph: k must lie in [1, {n - 1}] for {n} samples, got {c}")
-    data = np.ascontiguousarray(P, dtype=np.float32)
+    if not np.isfinite(P).all():
+        raise InputError(
+            "kNN graph: the principal components are not finite (values too large for "
+            "floating-point sums); log-transform or rescale the data"
+        )
+    # searched in float32 (faiss): components beyond ~1e18 overflow its squared distances
+    # (every cell then had no neighbour, index -1), so the search sees them scaled by a power
+    # of two -- exact, the same order and ties -- when they are that large or small
+    scale = _power_of_two_scale(P)
+    data = np.ascontiguousarray(P * scale, dtype=np.float32)
     want = min(n, c + 1)
     if exact is None:
         exact = n < ANN_MIN_SAMPLES
@@ -395,11 +414,18 @@ def pc_neighbours(
     keep = np.ones_like(idx, dtype=bool)
     keep[np.arange(n), drop] = False
     cand = idx[keep].reshape(n, want - 1)[:, :c]
+    if cand.size and (cand.min() < 0 or cand.max() >= n):  # never an index out of the graph
+        raise RuntimeError(f"kNN graph: the search found fewer than {c} neighbours of a cell")
     d2 = np.empty(cand.shape)
     for t in range(c):
         dt = P - P[cand[:, t]]
         d2[:, t] = np.einsum("ij,ij->i", dt, dt)
-    order = np.lexsort((cand, order_key(d2)), axis=1)
+    if not np.isfinite(d2).all():
+        raise InputError(
+            "kNN graph: the squared distances between cells overflow (values too large); "
+            "log-transform or rescale the data"
+        )
+    order = np.lexsort((cand, order_key(d2 * (scale * scale))), axis=1)
     return np.take_along_axis(cand, order, axis=1), np.take_along_axis(d2, order, axis=1)
 
 

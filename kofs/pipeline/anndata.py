@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from kofs._compute.blocks import csr_problem
 from kofs.errors import InputError, ParameterError
 from kofs.types import Expression, SampleCategories, SampleSimilarity
 
@@ -105,8 +106,20 @@ def anndata_graph(
         raise ParameterError(
             f"use_graph: adata.obsp has no {key!r}; obsp keys: {known}", path=source
         )
-    graph = sp.csr_matrix(adata.obsp[key], dtype=np.float64)
     where = f"use_graph: adata.obsp[{key!r}]"
+    given = adata.obsp[key]
+    problem = csr_problem(given) if sp.issparse(given) else None
+    if problem:  # before the conversion reads its index arrays
+        raise InputError(f"{where} is a malformed sparse matrix ({problem})", path=source)
+    try:
+        graph = sp.csr_matrix(given, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{where} is not a numeric matrix ({exc})", path=source) from None
+    if graph.shape != (len(samples), len(samples)):
+        raise InputError(
+            f"{where} has shape {graph.shape}, not cells x cells ({len(samples)} x {len(samples)})",
+            path=source,
+        )
     if graph.nnz and (not np.isfinite(graph.data).all() or graph.data.min() < 0):
         raise InputError(
             f"{where} holds negative, NaN or infinite weights; a cell graph needs finite "
