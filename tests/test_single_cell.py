@@ -314,6 +314,8 @@ def _malformed(kind: str):
                              shape=(6, 4))  # fmt: skip
     if kind == "csr indptr decreasing":
         return sp.csr_matrix((data, indices, np.array([0, 2, 1, 3, 4, 4, 4])), shape=(6, 4))
+    if kind == "csr indptr ends short":  # scipy's check trimmed the last stored values
+        return sp.csr_matrix((data, indices, np.array([0, 1, 2, 3, 3, 3, 3])), shape=(6, 4))
     if kind == "csr float indices":
         m = sp.csr_matrix((data, indices, indptr), shape=(6, 4))
         m.indices = m.indices.astype(np.float64)
@@ -327,6 +329,7 @@ def _malformed(kind: str):
         ("csc index out of range", "indices must be < 6"),
         ("csr indptr decreasing", "X is a malformed sparse matrix"),
         ("csr float indices", "its indices are float64, not integers"),
+        ("csr indptr ends short", "index pointer ends at 3 but it holds 4 indices"),
     ],
 )
 def test_malformed_sparse_matrices_are_refused_before_any_conversion(kind, needle):
@@ -340,3 +343,51 @@ def test_malformed_sparse_matrices_are_refused_before_any_conversion(kind, needl
         _as_matrix(X, "X", "x.h5ad")
     with pytest.raises(InputError, match="malformed sparse matrix"):
         kofs.Expression(X, [f"g{j}" for j in range(4)], [f"c{i}" for i in range(6)])
+
+
+def _damage_10x_h5(path, **arrays):
+    with h5py.File(path, "a") as f:
+        for name, value in arrays.items():
+            del f[name]
+            f[name] = value
+
+
+@pytest.mark.parametrize(
+    ("damage", "needle"),
+    [
+        # each was read in silence: the last values dropped, NaN ranked, indices truncated,
+        # three genes lost behind a "kept the Gene Expression features" warning
+        (lambda g: {"matrix/indptr": g["indptr"][:-1].tolist() + [g["indptr"][-1] - 3]},
+         "index pointer ends at"),
+        (lambda g: {"matrix/data": np.where(np.arange(g["data"].size) == 4, np.nan, 1.0)},
+         "matrix/data holds NaN"),
+        (lambda g: {"matrix/indices": g["indices"] + 0.5}, "matrix/indices holds float64"),
+        (lambda g: {"matrix/features/feature_type": np.array([b"Gene Expression"] * 28)},
+         "features/feature_type has 28 entries"),
+    ],
+)  # fmt: skip
+def test_damaged_10x_h5_arrays_are_refused(tmp_path, damage, needle):
+    _write_10x_h5(tmp_path / "m.h5", _raw_counts())
+    with h5py.File(tmp_path / "m.h5", "r") as f:
+        g = {k: f["matrix"][k][()] for k in ("data", "indices", "indptr")}
+    _damage_10x_h5(tmp_path / "m.h5", **damage(g))
+    with pytest.raises(InputError, match=needle):
+        read_10x_h5(tmp_path / "m.h5")
+
+
+def test_10x_folder_size_line_is_checked_before_the_entries(tmp_path):
+    """A damaged size line (3e9 x 3e9) made the reader allocate 24 GB before the mismatch with
+    the features and barcodes was seen; a feature id "NA" was an internal error."""
+    counts = _raw_counts()
+    _write_10x_folder(tmp_path / "f", counts, gz=False)
+    mtx = tmp_path / "f" / "matrix.mtx"
+    lines = mtx.read_text().splitlines()
+    size = next(i for i, x in enumerate(lines) if not x.startswith("%"))
+    lines[size] = "3000000000 3000000000 " + lines[size].split()[2]
+    mtx.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match="matrix is 3000000000 x 3000000000 but the 30 features"):
+        read_10x_mtx(tmp_path / "f")
+    _write_10x_folder(tmp_path / "g", counts, gz=False)
+    feats = tmp_path / "g" / "features.tsv"
+    feats.write_text("NA" + feats.read_text()[feats.read_text().index("\t") :])
+    assert read_10x_mtx(tmp_path / "g").genes[0] == "NA"

@@ -51,6 +51,14 @@ def csr_problem(A) -> str | None:
             if np.asarray(A.data).size != np.asarray(A.row).size:
                 return "its data and coordinates differ in length"
         elif fmt in ("csr", "csc", "bsr"):
+            ends = int(np.asarray(A.indptr)[-1]) if np.asarray(A.indptr).size else 0
+            if not ends == np.asarray(A.indices).size == np.asarray(A.data).size:
+                # scipy's check would trim the arrays to the index pointer's end: stored values
+                # lost in silence
+                return (
+                    f"its index pointer ends at {ends} but it holds {np.asarray(A.indices).size} "
+                    f"indices and {np.asarray(A.data).size} values"
+                )
             A.check_format(full_check=True)
     except (ValueError, TypeError, IndexError) as exc:
         return str(exc)

@@ -311,8 +311,14 @@ def _check(path: str) -> tuple[str, str, int, int, int, bool]:
     return field, symmetry, n_rows, n_cols, entries, ends_with_newline
 
 
-def read_coordinate(path: str | os.PathLike) -> sp.coo_matrix:
+def read_coordinate(
+    path: str | os.PathLike, *, shape: tuple[int, int] | None = None, names: str = ""
+) -> sp.coo_matrix:
     """The matrix of a MatrixMarket coordinate file (plain, gzip, bzip2 or zip), float64.
+
+    ``shape``: the size the file must declare (``names`` says where it comes from, for the
+    message), checked on its size line before any entry is read: a damaged size line can
+    declare billions of rows, for which the reader would allocate.
 
     Duplicated entries are kept (a CSR conversion sums them, as MatrixMarket readers do); a
     ``symmetric`` file is mirrored; a ``pattern`` file has 1 for every entry.
@@ -330,6 +336,12 @@ def read_coordinate(path: str | os.PathLike) -> sp.coo_matrix:
     if not Path(source).is_file():
         raise InputError("MatrixMarket file not found", path=source)
     field, symmetry, n_rows, n_cols, entries, ends_with_newline = _check(source)
+    if shape is not None and (n_rows, n_cols) != tuple(shape):
+        raise InputError(
+            f"matrix is {n_rows} x {n_cols} but {names or 'the size given'} "
+            f"make{'s' if not names else ''} it {shape[0]} x {shape[1]}",
+            path=source,
+        )
     with open(source, "rb") as fh:
         plain = fh.read(2) not in (b"\x1f\x8b", b"BZ", b"PK")
     try:

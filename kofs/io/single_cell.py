@@ -438,7 +438,10 @@ def _read_tsv(path: Path, what: str) -> pd.DataFrame:
     import pandas as pd
 
     with table_errors(path, what):
-        return pd.read_csv(path, sep="\t", header=None, dtype=str, compression="infer")
+        # every cell is text: "NA" is a gene id, not a missing value
+        return pd.read_csv(
+            path, sep="\t", header=None, dtype=str, compression="infer", keep_default_na=False
+        )
 
 
 def _tenx_expression(
@@ -490,16 +493,16 @@ def read_10x_mtx(folder: str | os.PathLike) -> Expression:
     _check_twins(folder, files)
     from kofs.io.matrix_market import read_coordinate  # compiled check (numba)
 
-    M = read_coordinate(files["matrix"])  # genes x cells
     features = _read_tsv(files["features"], "10x features file")
     barcodes = [str(b) for b in _read_tsv(files["barcodes"], "10x barcodes file")[0].tolist()]
+    # the size line is checked against the two files before any entry is read
+    M = read_coordinate(
+        files["matrix"],
+        shape=(len(features), len(barcodes)),
+        names=f"the {len(features)} features and {len(barcodes)} barcodes (genes x cells)",
+    )
     counts = sp.csr_matrix(M.T, dtype=np.float64)
-    if counts.shape != (len(barcodes), len(features)):
-        raise InputError(
-            f"matrix is {M.shape[0]} x {M.shape[1]} (genes x cells) but there are "
-            f"{len(features)} features and {len(barcodes)} barcodes",
-            path=str(files["matrix"]),
-        )
+    _check_finite(counts, "matrix", str(files["matrix"]))
     ids = features[0].tolist()
     names = features[1].tolist() if features.shape[1] > 1 else ids
     types = features[2].tolist() if features.shape[1] > 2 else None
@@ -528,13 +531,24 @@ def read_10x_h5(path: str | os.PathLike) -> Expression:
             n_genes, n_cells = (int(v) for v in group["shape"][()])
             # 10x stores genes x cells in CSC: the same arrays are cells x genes in CSR
             _check_real(group["data"].dtype, "matrix/data", source)
-            counts = sp.csr_matrix(
-                (group["data"][()].astype(np.float64), group["indices"][()], group["indptr"][()]),
-                shape=(n_cells, n_genes),
+            arrays = {k: group[k][()] for k in ("data", "indices", "indptr")}
+            for k in ("indices", "indptr"):  # scipy would truncate fractional indices
+                if np.asarray(arrays[k]).dtype.kind not in "iu":
+                    raise InputError(
+                        f"matrix/{k} holds {np.asarray(arrays[k]).dtype.name} values, not "
+                        "integers: the file is damaged",
+                        path=source,
+                    )
+            raw = sp.csr_matrix((n_cells, n_genes))  # the arrays as stored, before any check
+            raw.data, raw.indices, raw.indptr = (
+                np.asarray(arrays["data"], dtype=np.float64),
+                np.asarray(arrays["indices"]),
+                np.asarray(arrays["indptr"]),
             )
-            problem = csr_problem(counts)  # before sum_duplicates and slicing read it
+            problem = csr_problem(raw)  # before scipy's constructor, sum_duplicates or slicing
             if problem:
                 raise InputError(f"matrix is a malformed sparse matrix ({problem})", path=source)
+            counts = sp.csr_matrix((raw.data, raw.indices, raw.indptr), shape=(n_cells, n_genes))
             barcodes = _strings(group["barcodes"][()])
             if "features" in group:
                 feat = group["features"]
@@ -556,5 +570,12 @@ def read_10x_h5(path: str | os.PathLike) -> Expression:
             f"feature ids, {len(names)} names and {len(barcodes)} barcodes",
             path=source,
         )
+    if types is not None and len(types) != n_genes:
+        raise InputError(
+            f"matrix shape says {n_genes} genes but features/feature_type has {len(types)} "
+            "entries: the file is damaged",
+            path=source,
+        )
     counts.sum_duplicates()
+    _check_finite(counts, "matrix/data", source)
     return _tenx_expression(counts, ids, names, types, barcodes, source)
