@@ -315,7 +315,9 @@ def _malformed(kind: str):
     if kind == "csr indptr decreasing":
         return sp.csr_matrix((data, indices, np.array([0, 2, 1, 3, 4, 4, 4])), shape=(6, 4))
     if kind == "csr indptr ends short":  # scipy's check trimmed the last stored values
-        return sp.csr_matrix((data, indices, np.array([0, 1, 2, 3, 3, 3, 3])), shape=(6, 4))
+        m = sp.csr_matrix((6, 4))  # the arrays as a reader sets them, unchecked
+        m.data, m.indices, m.indptr = data, indices, np.array([0, 1, 2, 3, 3, 3, 3])
+        return m
     if kind == "csr float indices":
         m = sp.csr_matrix((data, indices, indptr), shape=(6, 4))
         m.indices = m.indices.astype(np.float64)
