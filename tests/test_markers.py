@@ -76,7 +76,7 @@ def test_raw_counts_are_normalised_first(pbmc):
 def test_errors_name_the_problem():
     e = Expression(np.abs(np.random.default_rng(0).normal(size=(5, 4))), list("abcd"),
                    [f"c{i}" for i in range(5)])  # fmt: skip
-    with pytest.raises(ParameterError, match="group 'y' .* has one cell"):
+    with pytest.raises(ParameterError, match="at least 2 groups of 2 cells or more .* got 1"):
         marker_tables(e, SampleCategories(["x", "x", "x", "x", "y"], e.samples))
     with pytest.raises(ParameterError, match="at least 2 groups"):
         marker_tables(e, SampleCategories(["x"] * 5, e.samples))
@@ -84,6 +84,22 @@ def test_errors_name_the_problem():
         marker_tables(e, SampleCategories(["x", "x", "y", "y", "y"], e.samples), method="z")
     with pytest.raises(ParameterError, match="markers need sample labels"):
         kofs.rank(sp.csr_matrix(e.values), markers="t-test")
+
+
+def test_a_group_of_one_cell_gets_no_table_and_the_run_goes_on(caplog):
+    """A class of one sample is accepted with a warning (docs/guarantees.md); a single-cell
+    run with one stopped at the marker tables."""
+    import logging
+
+    rng = np.random.default_rng(1)
+    e = Expression(np.abs(rng.normal(size=(9, 4))), list("abcd"), [f"c{i}" for i in range(9)])
+    labels = SampleCategories(["x"] * 4 + ["y"] * 4 + ["z"], e.samples)
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        t = marker_tables(e, labels)
+    assert t.groups == ("x", "y") and t.scores.shape == (2, 4)
+    assert "1 group(s) of labels" in caplog.text and "(z)" in caplog.text
+    full = marker_tables(e, SampleCategories(["x"] * 4 + ["y"] * 5, e.samples))
+    np.testing.assert_allclose(full.scores[0], t.scores[0], rtol=1e-12)  # z in x's rest
 
 
 def test_rank_with_labels_gives_tables_and_scanpy_layout(pbmc):

@@ -393,3 +393,17 @@ def test_10x_folder_size_line_is_checked_before_the_entries(tmp_path):
     feats = tmp_path / "g" / "features.tsv"
     feats.write_text("NA" + feats.read_text()[feats.read_text().index("\t") :])
     assert read_10x_mtx(tmp_path / "g").genes[0] == "NA"
+
+
+def test_a_continuous_obs_column_is_not_labels(tmp_path, cells):
+    """Every cell its own class: the Fisher score was infinite for every gene and the genes
+    tied (with --markers none), or the error named a group of one cell and no file."""
+    a = _adata(cells)
+    a.obs["x"] = np.random.default_rng(0).random(a.n_obs)
+    a.write_h5ad(tmp_path / "a.h5ad")
+    r = CliRunner().invoke(
+        main, ["rank", str(tmp_path / "a.h5ad"), "--labels", "obs:x", "--markers", "none",
+               "-o", str(tmp_path / "o")],
+    )  # fmt: skip
+    assert r.exit_code == 2 and not (tmp_path / "o").exists()
+    assert f"{tmp_path / 'a.h5ad'}: every one of the {a.n_obs} labelled cells" in r.stderr

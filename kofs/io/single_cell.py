@@ -431,6 +431,14 @@ def labels_from_obs(
     cells = [str(c) for c in adata.obs_names]
     of = f" of obs column {column!r}"
     check_label_spelling(labels, lambda i: f"cell {cells[i]}", source, of=of)
+    given = [x for x in labels if x]
+    if len(given) > 2 and len(set(given)) == len(given):
+        raise InputError(
+            f"every one of the {len(given)} labelled cells has its own value in obs column "
+            f"{column!r} (a continuous or id column?): labels are classes; choose a "
+            "categorical column (e.g. cell types or clusters)",
+            path=source,
+        )
     return SampleCategories(labels, samples or cells, name=column)
 
 

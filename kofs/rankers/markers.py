@@ -11,6 +11,7 @@ changes are then only scanpy's formula applied to them.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,8 @@ from kofs.types import Expression, SampleCategories
 __all__ = ["MARKER_METHODS", "MarkerTables", "marker_tables"]
 
 _FIELDS = ("scores", "logfoldchanges", "pvals", "pvals_adj")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,10 +135,13 @@ def marker_tables(
     """Marker tables of the labelled cells of ``expression`` (labels aligned to its samples;
     unlabelled cells left out).
 
+    A group of one cell has no variance to test with: it gets no table (one warning names
+    such groups), and its cell stays in the other groups' "rest".
+
     Raises
     ------
     ParameterError
-        An unknown method, fewer than 2 groups, or a group of one cell (no variance).
+        An unknown method, or fewer than 2 groups of 2 cells or more.
     """
     if method not in MARKER_METHODS:
         raise ParameterError(
@@ -147,12 +153,20 @@ def marker_tables(
             f"marker tables need at least 2 groups in labels {labels.name!r}, got {len(classes)}"
         )
     sizes = np.bincount(codes[codes >= 0], minlength=len(classes))
-    if sizes.min() < 2:
-        small = classes[int(np.argmin(sizes))]
+    tested = np.flatnonzero(sizes >= 2)
+    if tested.size < 2:
         raise ParameterError(
-            f"marker tables: group {small!r} of labels {labels.name!r} has one cell; a test "
-            "against the rest needs at least 2 (use --markers none, or merge the group)"
+            f"marker tables need at least 2 groups of 2 cells or more in labels "
+            f"{labels.name!r}, got {tested.size} (use --markers none, or merge groups)"
         )
+    if tested.size < len(classes):
+        single = [classes[i] for i in np.flatnonzero(sizes < 2)]
+        log.warning(
+            "marker tables: %d group(s) of labels %r have one cell and get no table (%s%s): a "
+            "test against the rest needs at least 2",
+            len(single), labels.name, ", ".join(map(str, single[:5])),
+            ", ..." if len(single) > 5 else "",
+        )  # fmt: skip
     values, base, what = _log_values(expression)
     keep = codes >= 0
     if not keep.all():
@@ -165,12 +179,12 @@ def marker_tables(
     return MarkerTables(
         method=method,
         groupby=labels.name,
-        groups=tuple(classes),
+        groups=tuple(classes[i] for i in tested),
         genes=tuple(expression.genes),
-        scores=out["scores"],
-        logfoldchanges=out["logfoldchanges"],
-        pvals=out["pvals"],
-        pvals_adj=out["pvals_adj"],
-        sizes=out["sizes"],
+        scores=out["scores"][tested],
+        logfoldchanges=out["logfoldchanges"][tested],
+        pvals=out["pvals"][tested],
+        pvals_adj=out["pvals_adj"][tested],
+        sizes=out["sizes"][tested],
         values=what,
     )
