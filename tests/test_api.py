@@ -126,3 +126,14 @@ def test_aggregate_lists_takes_one_file_or_one_table(tmp_path):
     table = pd.DataFrame({"gene": list("ABCD"), "pvalue": [0.01, 0.2, 0.5, 0.9]})
     one = kofs.aggregate_lists(table, column="pvalue", direction="asc", aggregate="borda")
     assert one.final.genes[:1] == ("A",)
+
+
+def test_ids_with_tabs_or_line_breaks_are_refused():
+    """A gene id "A<TAB>B" from an .h5ad or a 10x file broke ranking.tsv into rows of 1 and
+    10 fields."""
+    X = np.random.default_rng(0).normal(size=(4, 3))
+    for bad in ("A\tB", "C\nD", "E\rF"):
+        with pytest.raises(kofs.KofsError, match="holds a tab or a line break"):
+            kofs.Expression(X, ["g1", bad, "g3"], ["s1", "s2", "s3", "s4"])
+    with pytest.raises(kofs.KofsError, match="sample id 's\\\\t2' holds a tab"):
+        kofs.Expression(X, ["g1", "g2", "g3"], ["s1", "s\t2", "s3", "s4"])

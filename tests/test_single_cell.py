@@ -407,3 +407,18 @@ def test_a_continuous_obs_column_is_not_labels(tmp_path, cells):
     )  # fmt: skip
     assert r.exit_code == 2 and not (tmp_path / "o").exists()
     assert f"{tmp_path / 'a.h5ad'}: every one of the {a.n_obs} labelled cells" in r.stderr
+
+
+def test_an_h5ad_without_var_or_a_looping_link_is_named(tmp_path, cells, monkeypatch):
+    """Without its var group the genes were ranked as 0, 1, ...; a path that is a link to
+    itself was an internal error (RuntimeError: Symlink loop)."""
+    _adata(cells).write_h5ad(tmp_path / "a.h5ad")
+    with h5py.File(tmp_path / "a.h5ad", "a") as f:
+        del f["var"]
+    r = CliRunner().invoke(main, ["rank", str(tmp_path / "a.h5ad"), "-o", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "has no gene ids (var)" in r.stderr, r.stderr
+    loop = tmp_path / "loop.h5ad"
+    loop.symlink_to(loop)
+    monkeypatch.chdir(tmp_path)  # a relative path: resolved against the folder
+    r = CliRunner().invoke(main, ["rank", "loop.h5ad", "-o", "o"])
+    assert r.exit_code == 2 and "a link to nothing (or a loop of links)" in r.stderr, r.stderr

@@ -249,7 +249,10 @@ def read_single_cell(
     chunk (out-of-core; see :func:`read_h5ad_chunked`)."""
     p = Path(path)
     if not p.exists():
-        raise InputError("no such file or folder", path=os.fspath(path))
+        what = (
+            "a link to nothing (or a loop of links)" if p.is_symlink() else "no such file or folder"
+        )
+        raise InputError(what, path=os.fspath(path))
     name = p.name.lower()
     if (layer is not None or use_raw) and not name.endswith(".h5ad"):
         raise ParameterError("--layer and --use-raw apply to an .h5ad file only", path=str(path))
@@ -266,10 +269,29 @@ def read_single_cell(
 def read_h5ad(path: str | os.PathLike, *, backed: bool = False) -> Any:
     """An AnnData from an ``.h5ad`` file (``backed=True``: X stays on disk, read lazily)."""
     anndata = require("anndata", "reading an .h5ad file")
+    _check_h5ad_groups(path)
     try:
         return anndata.read_h5ad(path, backed="r" if backed else None)
     except _h5ad_errors() as exc:
         raise InputError(_h5ad_problem(exc), path=os.fspath(path)) from None
+
+
+def _check_h5ad_groups(path: str | os.PathLike) -> None:
+    """An .h5ad without its ``var`` or ``obs`` group: anndata makes up ids 0, 1, ... and the
+    genes (or cells) would be ranked under numbers."""
+    h5py = require("h5py", "reading an .h5ad file")
+    try:
+        with h5py.File(path, "r") as f:
+            missing = [k for k in ("obs", "var") if k not in f]
+    except (OSError, ValueError, RuntimeError):
+        return  # not HDF5 at all: anndata's own message says so
+    if missing:
+        what = {"var": "gene ids (var)", "obs": "cell ids (obs)"}
+        raise InputError(
+            f"has no {' and no '.join(what[k] for k in missing)}: the file is damaged or was "
+            "not written by anndata",
+            path=os.fspath(path),
+        )
 
 
 def _string_columns(frame: pd.DataFrame) -> dict[str, list[str]]:

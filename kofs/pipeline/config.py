@@ -482,7 +482,10 @@ def _absolute(value: Any, base: Path) -> Any:
     s = str(value)
     if s == "-" or os.path.isabs(s) or s.startswith("obs:"):  # obs:COLUMN names an obs column
         return s
-    return str((base / s).resolve())
+    try:
+        return str((base / s).resolve())
+    except (RuntimeError, OSError):  # a symlink loop: its reader names the path and the loop
+        return os.path.abspath(base / s)
 
 
 def read_run_config(path: str | os.PathLike) -> RunConfig:
