@@ -457,3 +457,41 @@ def test_a_ranking_that_lists_a_gene_twice_is_refused(tmp_path):
     with pytest.raises(InputError) as err:
         read_rank_output(p)
     assert "'A' is listed twice (lines 2 and 4)" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        # a rank of 0 or below read the list upside down (ACC 0.38 for a list of 1.0)
+        ({"ranking.tsv": "gene\trank\nG0\t-1\nG1\t-2\n"}, "holds the rank -1 (gene 'G0')"),
+        # a list column of text was evaluated in file order
+        ({"ranking.tsv": "gene\trank\trank:x\nG0\t1\tfoo\nG1\t2\tfoo\n"},
+         "column 'rank:x' holds only NA or non-numbers"),
+        # a list named final replaced the fused ranking's row
+        ({"ranking.tsv": "gene\trank\trank:final\nG0\t1\t2\nG1\t2\t1\n"},
+         "a list is named 'final'"),
+        # an internal error (KeyError: 'list')
+        ({"ranking.tsv": "gene\trank\nG0\t1\nG1\t2\n", "weights.tsv": "a\tb\n1\t2\n"},
+         "weights.tsv: not a kofs weights table"),
+    ],
+)  # fmt: skip
+def test_cli_evaluate_refuses_tables_it_would_misread(tmp_path, files, message):
+    _, _, expr_path, lab_path, _ = _toy(tmp_path)
+    folder = tmp_path / "given"
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    r = CliRunner().invoke(
+        main, ["evaluate", str(folder / "ranking.tsv"), str(expr_path), "--labels",
+               str(lab_path), "-o", str(tmp_path / "o")],
+    )  # fmt: skip
+    assert r.exit_code == 2 and message in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+def test_aggregate_refuses_a_list_named_final(tmp_path):
+    (tmp_path / "a.txt").write_text("G1\nG2\n")
+    (tmp_path / "b.txt").write_text("G2\nG1\n")
+    r = CliRunner().invoke(main, ["aggregate", f"final={tmp_path / 'a.txt'}",
+                                  str(tmp_path / "b.txt"), "-o", str(tmp_path / "o")])  # fmt: skip
+    assert r.exit_code == 2 and "a list is named 'final'" in r.output

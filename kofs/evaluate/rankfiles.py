@@ -170,12 +170,27 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
     ranks = {"final": num("rank")}
     for col in df.columns:
         if col.startswith("rank:"):
+            if col == "rank:final":  # it would replace the fused ranking, which is "final"
+                raise InputError(
+                    "a list is named 'final', the name of the fused ranking; rename the list",
+                    path=str(table),
+                )
             ranks[col[5:]] = num(col)
-    if len(df) and np.isnan(ranks["final"]).all():  # the genes would be read in file order
-        raise InputError(
-            "no gene has a rank (column 'rank' holds only NA or non-numbers); nothing to evaluate",
-            path=str(table),
-        )
+    for name, r in ranks.items():
+        col = "rank" if name == "final" else f"rank:{name}"
+        if len(df) and np.isnan(r).all():  # the genes would be read in file order
+            raise InputError(
+                f"no gene has a rank (column {col!r} holds only NA or non-numbers); nothing "
+                "to evaluate",
+                path=str(table),
+            )
+        low = np.flatnonzero(r < 1)
+        if low.size:  # a rank of 0 or below would read the list upside down
+            raise InputError(
+                f"column {col!r} holds the rank {r[low[0]]:g} (gene {df['gene'].iloc[low[0]]!r}); "
+                "ranks start at 1",
+                path=str(table),
+            )
     _check_not_cut(ranks, df["rank"], table, folder or table.parent)
     # the specific diagnoses of a cut table above; anything else the folder's marker sees
     # (an edited file, a file of the folder missing) here
@@ -187,8 +202,15 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
     wfile = base / "weights.tsv"
     if wfile.is_file() and (folder or table.name == "ranking.tsv"):
         verify_output_file(wfile)
-        w = pd.read_csv(wfile, sep="\t", dtype={"list": str})
-        weights = dict(zip(w["list"].astype(str), w["weight"].astype(float), strict=False))
+        try:
+            w = pd.read_csv(wfile, sep="\t", dtype={"list": str})
+            weights = dict(zip(w["list"].astype(str), w["weight"].astype(float), strict=False))
+        except (KeyError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+            raise InputError(
+                f"not a kofs weights table (columns 'list' and 'weight' as `kofs rank` writes "
+                f"them): {type(exc).__name__} {exc}".rstrip(),
+                path=str(wfile),
+            ) from None
     cfile = base / "config.resolved.yaml"
     if cfile.is_file() and (folder or table.name == "ranking.tsv"):
         from kofs.pipeline.yaml_files import load_config

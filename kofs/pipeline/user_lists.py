@@ -304,6 +304,11 @@ def aggregate_lists(
                 f"two lists are named {s.name!r} ({seen[s.name]} and {s.path}); name them "
                 "with NAME=FILE"
             )
+        if s.name == "final":  # ranking.tsv's fused columns are read back under this name
+            raise ParameterError(
+                f"a list is named 'final' ({s.path}), the name of the fused ranking; name it "
+                "otherwise with NAME=FILE"
+            )
         seen[s.name] = s.path
     t_read = time.perf_counter()
     if universe is None and len(sources) > 1 and all(s.kind in SHORT_LISTS for s in sources):
