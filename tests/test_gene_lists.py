@@ -272,3 +272,39 @@ def test_rankings_with_case_variants_are_merged():
     src = res.sources[0]
     assert src.genes == ("tp53", "MYC") and src.n_repeated == 1  # the best-ranked spelling
     assert sorted(res.final.genes) == ["MYC", "tp53"]
+
+
+def test_scanpy_marker_tables_are_read_one_group_at_a_time(tmp_path, caplog):
+    """scanpy's rank_genes_groups_df of every group: its 'group' column was taken for the gene
+    ids (two "genes", a and b); one group's table is read by its p-values."""
+    rows = ["group\tnames\tscores\tlogfoldchanges\tpvals\tpvals_adj"]
+    rows += [f"{g}\tGENE{i}\t{3 - i * 0.1:.2f}\t1.0\t{0.001 * (i + 1):.4f}\t0.01"
+             for g in "ab" for i in range(5)]  # fmt: skip
+    both = write(tmp_path / "both.tsv", "\n".join(rows) + "\n")
+    with pytest.raises(InputError, match="holds the tables of 2 groups \\(column 'group'"):
+        read_ranked_lists(str(both))
+    one = write(tmp_path / "a.tsv", "\n".join(rows[:6]) + "\n")
+    (lst,) = read_ranked_lists(str(one))
+    assert lst.kind == "scanpy rank_genes_groups" and lst.genes[:2] == ("GENE0", "GENE1")
+
+
+def test_a_rnk_column_spec_and_a_descending_p_value_are_not_silent(tmp_path, caplog):
+    import logging
+
+    rnk = write(tmp_path / "r.rnk", "G1\t2.0\nG2\t1.0\n")
+    with pytest.raises(ParameterError, match="a .rnk file has one score column"):
+        read_ranked_lists(f"{rnk}:nosuchcolumn:desc")
+    de = write(tmp_path / "d.tsv", "gene\tbaseMean\tlog2FoldChange\tpvalue\n"
+               "G1\t10\t1.0\t0.01\nG2\t10\t0.1\t0.5\n")  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        (lst,) = read_ranked_lists(f"{de}::desc")
+    assert lst.higher_is_better and "the least significant genes first" in caplog.text
+
+
+def test_mageck_ranks_must_be_whole_numbers_from_1(tmp_path):
+    head = "id\tnum\tneg|score\tneg|p-value\tneg|fdr\tneg|rank\tpos|score\tpos|p-value\tpos|fdr\tpos|rank"
+    for bad in ("NA", "-1", "1.5"):
+        f = write(tmp_path / "m.tsv", f"{head}\nG1\t4\t0.1\t0.1\t0.2\t{bad}\t0.9\t0.9\t1\t2\n"
+                  "G2\t4\t0.2\t0.2\t0.3\t2\t0.8\t0.8\t1\t1\n")  # fmt: skip
+        with pytest.raises(InputError, match="column 'neg\\|rank' holds .* not a rank"):
+            read_ranked_lists(str(f))

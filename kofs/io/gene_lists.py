@@ -84,7 +84,8 @@ _SYMBOL_COLUMNS = (
 )  # fmt: skip
 _ID_COLUMNS = (
     "gene", "genes", "gene_id", "geneid", "gene.id", "id", "ensembl", "ensembl_id",
-    "ensembl_gene_id", "entrez", "entrez_id", "entrezid", "name", "feature", "feature_id",
+    "ensembl_gene_id", "entrez", "entrez_id", "entrezid", "name", "names", "feature",
+    "feature_id",
 )  # fmt: skip
 _HEADER_WORDS = set(_SYMBOL_COLUMNS) | set(_ID_COLUMNS)
 _ASCENDING_NAMES = re.compile(
@@ -330,12 +331,36 @@ def _row_numbers(genes: Sequence[str]) -> bool:
     return len(genes) > 1 and all(g == str(k + 1) for k, g in enumerate(genes))
 
 
+def _refuse_several_groups(
+    header: list[str], columns: list[list[str]], used: tuple[int, ...], path: str
+) -> None:
+    """A long table of several groups' markers (scanpy's ``rank_genes_groups_df`` of every
+    group, a ``group`` or ``cluster`` column): its genes repeat once per group, and merging
+    them would rank the genes of all groups as one list."""
+    for k, h in enumerate(header):
+        if k in used or h.strip().lower() not in ("group", "cluster", "groups", "contrast"):
+            continue
+        values = sorted({str(v).strip() for v in columns[k]})
+        if len(values) > 1:
+            shown = ", ".join(map(repr, values[:4])) + (", ..." if len(values) > 4 else "")
+            raise InputError(
+                f"holds the tables of {len(values)} groups (column {h!r}: {shown}); give one "
+                "group's rows as a list (e.g. scanpy.get.rank_genes_groups_df(adata, "
+                "group=...))",
+                path=path,
+            )
+
+
 def _check_statistic(
     values: np.ndarray, column: str, path: str, lines: Sequence[int], texts: Sequence[str],
     hint: str = "",
 ) -> None:  # fmt: skip
-    """p-value/FDR columns in [0, 1], fold changes finite (NaN = missing is accepted)."""
-    if _P_LIKE.match(column.strip()):
+    """p-value/FDR columns in [0, 1], fold changes finite (NaN = missing is accepted), rank
+    columns of MAGeCK (``neg|rank``, ``pos|rank``) whole numbers from 1, none missing."""
+    if re.fullmatch(r"(neg|pos)\|rank", column.strip()):
+        bad = np.flatnonzero(~(values >= 1) | (values != np.floor(values)))
+        what = "a rank (a whole number from 1)"
+    elif _P_LIKE.match(column.strip()):
         bad = np.flatnonzero(~np.isnan(values) & ((values < 0) | (values > 1)))
         what = "a p-value, q-value or FDR in [0, 1]"
     elif _FC_LIKE.match(column.strip()):
@@ -412,6 +437,8 @@ def _recognise(cols: set[str], mageck_side: str) -> tuple[str, str, str] | None:
         return "limma topTable", "P.Value", "asc"
     if {"neg|rank", "pos|rank"} <= cols:
         return "MAGeCK gene summary", f"{mageck_side}|rank", "asc"
+    if {"names", "scores", "logfoldchanges", "pvals"} <= cols:
+        return "scanpy rank_genes_groups", "pvals", "asc"
     return None
 
 
@@ -484,6 +511,12 @@ def _read_gmt(path: str) -> list[RankedGeneList]:
 
 
 def _read_rnk(path: str, name: str, raw: bytes, spec: ListSpec) -> RankedGeneList:
+    if spec.column:  # it was ignored: the list was ranked by the score column regardless
+        raise ParameterError(
+            f"a .rnk file has one score column (its second), not {spec.column!r}: give the file "
+            "alone, or FILE:asc|desc|abs",
+            path=path,
+        )
     df = read_table(path, comment="#", header=False, data=raw)
     if df.shape[1] < 2:
         raise InputError("a .rnk file needs two columns: gene and score", path=path)
@@ -575,8 +608,15 @@ def _from_columns(
         kind = f"MAGeCK gene summary, {side} selection"
     if ci == gi:
         raise ParameterError(f"column {column!r} holds the gene ids, not scores", path=path)
+    _refuse_several_groups(header, columns, (gi, ci), path)
     if direction is None:
         direction = _guess_direction(column, path)
+    elif direction == "desc" and _ASCENDING_NAMES.match(column.strip()):
+        log.warning(
+            "%s: column %r is ranked descending, as asked: the largest p-values (the least "
+            "significant genes) first",
+            path, column,
+        )  # fmt: skip
     gene_col = header[gi] or "(row names)"
     # R writes a table with row names one field longer than its header: the first field of
     # every row was read as row names (not so an empty first name written in the header, as
