@@ -298,7 +298,7 @@ def test_a_rnk_column_spec_and_a_descending_p_value_are_not_silent(tmp_path, cap
                "G1\t10\t1.0\t0.01\nG2\t10\t0.1\t0.5\n")  # fmt: skip
     with caplog.at_level(logging.WARNING, logger="kofs"):
         (lst,) = read_ranked_lists(f"{de}::desc")
-    assert lst.higher_is_better and "the least significant genes first" in caplog.text
+    assert lst.higher_is_better and "(the least significant genes) first" in caplog.text
 
 
 def test_mageck_ranks_must_be_whole_numbers_from_1(tmp_path):
