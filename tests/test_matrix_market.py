@@ -160,3 +160,14 @@ def test_damaged_files_are_refused_or_read_exactly(tmp_path, monkeypatch, field)
                 np.testing.assert_array_equal(read_coordinate(path).toarray(), expected)
             outcomes["read"] += 1
     assert outcomes["refused"] > 20 and outcomes["read"] > 5, outcomes
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_size_line_declaring_more_entries_than_the_file_holds(tmp_path, gz):
+    """30 x 40 with 999,999,999,999 entries and none written: the reader allocated for them
+    and the run ended in "out of memory; use a sparser graph", naming no file."""
+    text = b"%%MatrixMarket matrix coordinate integer general\n30 40 999999999999\n"
+    path = tmp_path / ("m.mtx.gz" if gz else "m.mtx")
+    path.write_bytes(gzip.compress(text) if gz else text)
+    with pytest.raises(InputError, match="declares 999999999999 entries, more than its"):
+        read_coordinate(path)

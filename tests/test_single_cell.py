@@ -422,3 +422,15 @@ def test_an_h5ad_without_var_or_a_looping_link_is_named(tmp_path, cells, monkeyp
     monkeypatch.chdir(tmp_path)  # a relative path: resolved against the folder
     r = CliRunner().invoke(main, ["rank", "loop.h5ad", "-o", "o"])
     assert r.exit_code == 2 and "a link to nothing (or a loop of links)" in r.stderr, r.stderr
+
+
+def test_a_features_file_with_a_header_line_is_refused(tmp_path):
+    """Its header became a feature (of type 'feature_type', dropped with a warning), and every
+    gene was paired with the matrix row of the gene before it."""
+    counts = _raw_counts()
+    _write_10x_folder(tmp_path / "f", counts, gz=False)
+    feats = tmp_path / "f" / "features.tsv"
+    body = feats.read_text().splitlines()[:-1]  # as many lines as the matrix has rows
+    feats.write_text("gene_id\tgene_name\tfeature_type\n" + "\n".join(body) + "\n")
+    with pytest.raises(InputError, match="features.tsv: its first line .* is a header"):
+        read_10x_mtx(tmp_path / "f")

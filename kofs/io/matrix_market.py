@@ -343,7 +343,20 @@ def read_coordinate(
             path=source,
         )
     with open(source, "rb") as fh:
-        plain = fh.read(2) not in (b"\x1f\x8b", b"BZ", b"PK")
+        magic = fh.read(2)
+    plain = magic not in (b"\x1f\x8b", b"BZ", b"PK")
+    # an entry takes at least 4 bytes ("1 1" and its line end; 6 with a value); deflate (gzip,
+    # zip) packs at most 1032 bytes into one: a size line declaring more entries than the file
+    # can hold is damage, which the reader would first allocate for (bzip2 packs too well)
+    packing = 1 if plain else (1032 if magic != b"BZ" else None)
+    least = 4 if field == "pattern" else 6
+    size = os.path.getsize(source)
+    if packing is not None and entries * least > size * packing:
+        raise InputError(
+            f"its size line declares {entries} entries, more than its {size} bytes can hold: "
+            "the file is damaged or cut",
+            path=source,
+        )
     try:
         if plain and ends_with_newline:
             M = scipy.io.mmread(source)  # the parallel reader of the file itself

@@ -510,6 +510,12 @@ def _tenx_expression(
     )
 
 
+#: First fields of a features file's first line that make it a header (Cell Ranger writes none).
+_FEATURE_HEADER_IDS = frozenset(
+    {"gene_id", "gene_ids", "gene", "genes", "id", "feature_id", "feature", "ensembl_id"}
+)
+
+
 def read_10x_mtx(folder: str | os.PathLike) -> Expression:
     """A Cell Ranger MatrixMarket folder (``matrix.mtx``, ``features.tsv``, ``barcodes.tsv``)."""
     folder = Path(folder)
@@ -525,6 +531,13 @@ def read_10x_mtx(folder: str | os.PathLike) -> Expression:
 
     features = _read_tsv(files["features"], "10x features file")
     barcodes = [str(b) for b in _read_tsv(files["barcodes"], "10x barcodes file")[0].tolist()]
+    first = [str(v).strip().lower() for v in features.iloc[0].tolist()] if len(features) else []
+    if first and (first[0] in _FEATURE_HEADER_IDS or first[2:3] == ["feature_type"]):
+        raise InputError(
+            f"its first line ({chr(9).join(map(str, features.iloc[0].tolist()))!r}) is a header; "
+            "Cell Ranger writes none, and the matrix's rows are the file's lines: remove it",
+            path=str(files["features"]),
+        )
     # the size line is checked against the two files before any entry is read
     M = read_coordinate(
         files["matrix"],
