@@ -894,6 +894,8 @@ BOMB = "".join(
         ("run", "expression: e.tsv\noutput: " + "x" * 300 + "\n", "file names have at most"),
         ("run", "x: " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper"),
         ("run", BOMB, "alias bomb"),
+        # no alias at all: it was called an alias bomb
+        ("run", "rankers: [" + ", ".join(["x"] * 100_001) + "]\n", "holds more than 100,000"),
         ("run", "a: &a [1, *a]\n", "refers to a value that contains it"),
         ("reproduce", BOMB.replace("a:", "title:", 1), "alias bomb"),
         ("reproduce", "expression: e.tsv\nlabels: l.tsv\nlists: S\ntitle: [a, b]\n", "'title'"),

@@ -59,10 +59,12 @@ def _check_expansion(root: yaml.Node) -> None:
     or refer to themselves (each shared node counted as often as it is referred to)."""
     sizes: dict[int, int] = {}
     active: set[int] = set()
+    shared = [False]  # a node met twice: an alias
 
     def size(node: yaml.Node) -> int:
         key = id(node)
         if key in sizes:
+            shared[0] = True
             return sizes[key]
         if key in active:
             raise yaml.composer.ComposerError(
@@ -79,13 +81,14 @@ def _check_expansion(root: yaml.Node) -> None:
             for child in children:
                 total += size(child)
                 if total > YAML_MAX_VALUES:
-                    raise yaml.composer.ComposerError(
-                        None,
-                        None,
+                    why = (
                         f"its aliases expand to more than {YAML_MAX_VALUES:,} values (an "
-                        "alias bomb?); write the values out",
-                        node.start_mark,
+                        "alias bomb?); write the values out"
+                        if shared[0]
+                        else f"it holds more than {YAML_MAX_VALUES:,} values, where a run's "
+                        "settings are a few dozen; give long gene lists as files"
                     )
+                    raise yaml.composer.ComposerError(None, None, why, node.start_mark)
             active.discard(key)
         sizes[key] = total
         return total
