@@ -434,3 +434,26 @@ def test_a_features_file_with_a_header_line_is_refused(tmp_path):
     feats.write_text("gene_id\tgene_name\tfeature_type\n" + "\n".join(body) + "\n")
     with pytest.raises(InputError, match="features.tsv: its first line .* is a header"):
         read_10x_mtx(tmp_path / "f")
+
+
+def test_an_anndata_named_h5_and_chunks_of_a_10x_folder_are_named(tmp_path, cells):
+    """An AnnData saved as .h5 said 'The truth value of an array ... is ambiguous' or "object
+    'shape' doesn't exist"; --chunk-size on a 10x folder was ignored in silence."""
+    _adata(cells).write_h5ad(tmp_path / "a.h5")
+    with pytest.raises(InputError, match="is an AnnData file .* name it .h5ad"):
+        read_10x_h5(tmp_path / "a.h5")
+    _write_10x_folder(tmp_path / "f", _raw_counts())
+    with pytest.raises(ParameterError, match="chunked .* applies to an .h5ad file only"):
+        read_single_cell(tmp_path / "f", chunk_size=10)
+
+
+def test_run_reads_a_config_that_names_its_command(tmp_path):
+    rows = ["gene\t" + "\t".join(f"s{j}" for j in range(6))]
+    rows += [f"G{i}\t" + "\t".join(str((i * 7 + j) % 5) for j in range(6)) for i in range(12)]
+    (tmp_path / "e.tsv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "c.yaml").write_text("command: rank\nexpression: e.tsv\nrankers: [variance]\n")
+    r = CliRunner().invoke(main, ["run", str(tmp_path / "c.yaml"), "-o", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.stderr
+    (tmp_path / "d.yaml").write_text("command: evaluate\nexpression: e.tsv\n")
+    r = CliRunner().invoke(main, ["run", str(tmp_path / "d.yaml"), "-o", str(tmp_path / "p")])
+    assert r.exit_code == 2 and "config key 'command': 'evaluate'" in r.stderr

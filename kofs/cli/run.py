@@ -23,7 +23,8 @@ def run_cmd(ctx: click.Context, config: str, **opts) -> None:
 
     Options given on the command line override the file. The output folder receives
     config.resolved.yaml, with which `kofs run` repeats the run exactly. A config with
-    `command: aggregate` (written by `kofs aggregate`) repeats `kofs aggregate`.
+    `command: aggregate` (written by `kofs aggregate`) repeats `kofs aggregate`; `command: rank`
+    (or none) `kofs rank`.
     """
     from kofs.cli.rank import execute
     from kofs.io.output_folder import MARKER, verify_output_file
@@ -42,7 +43,17 @@ def run_cmd(ctx: click.Context, config: str, **opts) -> None:
 
         run_config(config, given(ctx, opts))
         return
-    cfg = read_run_config(config)
+    if "command" in values and values["command"] != "rank":
+        raise ParameterError(
+            f"config key 'command': {values['command']!r}; `kofs run` repeats `kofs rank` "
+            "(command: rank, or no command key) or `kofs aggregate` (command: aggregate)",
+            path=config,
+        )
+    if "command" in values:  # `kofs rank`'s own: the keys are its options
+        values.pop("command")
+        cfg = RunConfig.from_mapping(values, base=Path(config).resolve().parent, where=config)
+    else:
+        cfg = read_run_config(config)
     typed = given(ctx, opts)
     if typed:
         typed = absolute_paths({key_name(k): v for k, v in typed.items()}, Path.cwd())

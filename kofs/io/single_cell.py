@@ -256,10 +256,10 @@ def read_single_cell(
     name = p.name.lower()
     if (layer is not None or use_raw) and not name.endswith(".h5ad"):
         raise ParameterError("--layer and --use-raw apply to an .h5ad file only", path=str(path))
+    if chunk_size is not None and not name.endswith(".h5ad"):  # a 10x folder's too
+        raise ParameterError("chunked (Dask) reading applies to an .h5ad file only", path=str(path))
     if p.is_dir() or name.endswith((".mtx", ".mtx.gz")):
         return read_10x_mtx(p.parent if p.is_file() else p), None
-    if chunk_size is not None and not name.endswith(".h5ad"):
-        raise ParameterError("chunked (Dask) reading applies to an .h5ad file only", path=str(path))
     if name.endswith(".h5ad"):
         adata = read_h5ad(p) if chunk_size is None else read_h5ad_chunked(p, chunk_size=chunk_size)
         return adata_expression(adata, layer=layer, use_raw=use_raw, source=str(path)), adata
@@ -564,8 +564,13 @@ def read_10x_h5(path: str | os.PathLike) -> Expression:
     source = os.fspath(path)
     try:
         with h5py.File(path, "r") as f:
+            if "X" in f and ("obs" in f or "var" in f):
+                raise InputError(
+                    "is an AnnData file (X, obs, var), not a 10x .h5 matrix: name it .h5ad",
+                    path=source,
+                )
             group = f["matrix"] if "matrix" in f else next(iter(f.values()), None)
-            if group is None or "indptr" not in group:
+            if not isinstance(group, h5py.Group) or "indptr" not in group:
                 raise InputError(
                     "is not a 10x .h5 matrix (no 'matrix' group with data/indices/indptr); an "
                     "AnnData file must end in .h5ad",
