@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import numbers
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -274,7 +275,7 @@ def resolve_params(
         v = value
         if value is not None:
             try:
-                v = (_coerce_bool if p.type is bool else p.type)(value)
+                v = {bool: _coerce_bool, int: _coerce_int}.get(p.type, p.type)(value)
             except (TypeError, ValueError, OverflowError):  # int(inf)
                 v = _INVALID
         if v is _INVALID or not p.accepts(v):
@@ -284,6 +285,26 @@ def resolve_params(
 
 
 _INVALID = object()
+
+
+def _coerce_int(value: Any) -> int:
+    """An integer parameter's value: an int, an integer-valued float (``2.0``, ``1e3``) or its
+    text; not a fraction (``int(0.5)`` was 0) and not a boolean (``True`` was 1)."""
+    if isinstance(value, bool) or type(value).__name__ in ("bool_", "bool"):  # NumPy's too
+        raise TypeError("a boolean is not an integer")
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(text)
+        except ValueError:
+            value = float(text)  # "1e3"
+    if isinstance(value, numbers.Real):
+        if not float(value).is_integer():
+            raise ValueError("not a whole number")
+        return int(value)
+    return int(value)
 
 
 RANKERS: Registry[RankerSpec] = Registry("ranker")

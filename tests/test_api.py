@@ -137,3 +137,40 @@ def test_ids_with_tabs_or_line_breaks_are_refused():
             kofs.Expression(X, ["g1", bad, "g3"], ["s1", "s2", "s3", "s4"])
     with pytest.raises(kofs.KofsError, match="sample id 's\\\\t2' holds a tab"):
         kofs.Expression(X, ["g1", "g2", "g3"], ["s1", "s\t2", "s3", "s4"])
+
+
+def test_classes_of_one_sample_each_are_refused():
+    """Every Fisher score was infinite and every gene tied at rank 25.5, as a normal result."""
+    X = np.random.default_rng(1).normal(size=(20, 50))
+    with pytest.raises(kofs.KofsError, match="every class of labels .* has a single sample"):
+        kofs.rank(X[:2], labels=["a", "b"])
+    with pytest.raises(ValueError, match="has a single sample"):
+        kofs.GeneSelector("fisher", n_features=3).fit(X, np.arange(20))
+
+
+@pytest.mark.parametrize(
+    "weights",
+    [{"zzz": 1.0}, {"a": float("nan"), "b": 1.0}, {"a": 0, "b": 0}, {"a": -1.0, "b": 1.0}],
+)
+def test_list_weights_that_would_be_ignored_are_refused(weights):
+    g = tuple(f"G{i}" for i in range(30))
+    rng = np.random.default_rng(2)
+    a = kofs.Ranking("a", g, rng.normal(size=30), True)
+    b = kofs.Ranking("b", g, rng.normal(size=30), True)
+    with pytest.raises(kofs.KofsError, match="list_weights"):
+        kofs.aggregate_rankings([a, b], list_weights=weights)
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"), [(2.0, True), ("1e1", True), (0.5, False), (True, False), (10**9, False)]
+)
+def test_integer_parameters_take_whole_numbers_only(value, ok):
+    """resamples=0.5 ran as 0, k=True as 1; resamples=1e9 had no bound (years of refits)."""
+    from kofs.registry import resolve_params
+
+    spec = kofs.AGGREGATORS.get("posterior").params
+    if ok:
+        assert resolve_params("p", spec, {"resamples": value})["resamples"] == int(float(value))
+    else:
+        with pytest.raises(kofs.KofsError, match="parameter 'resamples' must be an int"):
+            resolve_params("p", spec, {"resamples": value})

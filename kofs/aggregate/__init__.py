@@ -29,6 +29,29 @@ __all__ = ["aggregate", "AGGREGATORS"]
 log = logging.getLogger(__name__)
 
 
+def _check_list_weights(list_weights: Mapping[str, float], names: Sequence[str]) -> None:
+    """Weights of lists that are aggregated, finite and >= 0, some above 0 (an unknown name,
+    NaN or all zeros were ignored in silence, a negative weight read as 0)."""
+    if not isinstance(list_weights, Mapping):
+        raise ParameterError(
+            f"list_weights: give a mapping of list name to weight, not a "
+            f"{type(list_weights).__name__}"
+        )
+    unknown = sorted(set(map(str, list_weights)) - set(names))
+    if unknown:
+        raise ParameterError(
+            f"list_weights names lists that are not aggregated: {', '.join(unknown[:5])}"
+        )
+    try:
+        values = np.array([float(v) for v in list_weights.values()], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError("list_weights: every weight must be a number") from None
+    if not np.all(np.isfinite(values)) or np.any(values < 0) or not np.any(values > 0):
+        raise ParameterError(
+            "list_weights: weights must be finite numbers >= 0, at least one of them above 0"
+        )
+
+
 def _data_lists(rankings: Sequence[Ranking]) -> np.ndarray:
     """True for lists computed from expression values: every list except those of a
     knowledge-only ranker (registry family ``"knowledge"``)."""
@@ -233,6 +256,8 @@ def _aggregate(
         raise ParameterError(
             f"aggregator {method!r} cannot use list weights from sample labels; use 'posterior'"
         )
+    if list_weights is not None:
+        _check_list_weights(list_weights, names)
     if covariates and not spec.context:
         raise ParameterError(f"aggregator {method!r} does not use gene covariates; use 'posterior'")
     if signal_test is not None and not spec.context:

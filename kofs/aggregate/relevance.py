@@ -1031,6 +1031,7 @@ def _normal_scores(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
             int,
             "half-sample refits for intervals and posteriors integrated over the parameters' error (0 = none)",
             low=0,
+            high=10_000,
         ),
         "null": Param(
             "auto",

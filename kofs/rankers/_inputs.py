@@ -81,6 +81,11 @@ def labelled(X: np.ndarray, inputs: RankerInputs, who: str) -> tuple[np.ndarray,
             f"{who} needs at least 2 classes in labels {cats.name!r}, got {len(classes)}"
         )
     keep = codes >= 0
+    if np.bincount(codes[keep]).max() < 2:  # every score would be infinite (or undefined)
+        raise ParameterError(
+            f"{who}: every class of labels {cats.name!r} has a single sample, so the variation "
+            "within a class cannot be measured; give classes of 2 samples or more"
+        )
     if keep.all():
         return X, codes
     return X[keep], codes[keep]
