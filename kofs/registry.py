@@ -275,7 +275,10 @@ def resolve_params(
         v = value
         if value is not None:
             try:
-                v = {bool: _coerce_bool, int: _coerce_int}.get(p.type, p.type)(value)
+                coerce: Callable[[Any], Any] = (
+                    _coerce_bool if p.type is bool else _coerce_int if p.type is int else p.type
+                )
+                v = coerce(value)
             except (TypeError, ValueError, OverflowError):  # int(inf)
                 v = _INVALID
         if v is _INVALID or not p.accepts(v):
@@ -301,9 +304,10 @@ def _coerce_int(value: Any) -> int:
         except ValueError:
             value = float(text)  # "1e3"
     if isinstance(value, numbers.Real):
-        if not float(value).is_integer():
+        number = float(value)
+        if not number.is_integer():
             raise ValueError("not a whole number")
-        return int(value)
+        return int(number)
     return int(value)
 
 
