@@ -147,3 +147,13 @@ def test_sparse_input_equals_dense():
         b = GeneSelector(ranker, n_features=8).fit(d.X.toarray(), target)
         np.testing.assert_allclose(a.scores_, b.scores_, rtol=1e-10, equal_nan=True)
         assert sp.issparse(a.transform(d.X)) and a.transform(d.X).shape == (120, 8)
+
+
+def test_ties_go_by_column_position_and_constant_data_is_refused():
+    """Tied columns were ordered by the names x0, x1, x10, x11, x2, ...: n_features=3 chose
+    columns 0, 1 and 10. An all-constant matrix was fitted without a word."""
+    X = np.tile(np.random.default_rng(0).normal(size=(20, 1)), (1, 12))
+    s = GeneSelector("variance", n_features=3).fit(X)
+    assert np.flatnonzero(s.get_support()).tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match="every one of the 12 columns of X is constant"):
+        GeneSelector("variance", n_features=3).fit(np.ones((20, 12)))

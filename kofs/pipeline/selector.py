@@ -154,8 +154,15 @@ class GeneSelector(SelectorMixin, BaseEstimator):
                 msg += "; the y given is not class labels"
             raise ValueError(msg) from exc
         self.scores_ = np.array(ranking.scores)
+        if X.shape[1] and np.isnan(self.scores_).all():  # kofs.rank refuses such a matrix too
+            raise ValueError(
+                f"every one of the {X.shape[1]} columns of X is constant (or the ranker found "
+                "nothing to score): there is nothing to select"
+            )
         self.ranks_ = np.array(ranking.ranks)
-        self.ranking_ = ranking.order()
+        # ties by column position (the ranking's own order breaks them by gene id, which for
+        # the names x0, x1, ..., x10 put x10 before x2)
+        self.ranking_ = np.argsort(self.ranks_, kind="stable")
         return self
 
     def _get_support_mask(self) -> np.ndarray:
