@@ -371,3 +371,9 @@ def test_cli_gosim_errors(testdata, tmp_path):
     res = CliRunner().invoke(main, base + ["--measure", "jiang"])
     assert res.exit_code == 2
     assert not (tmp_path / "x.tsv").exists()
+
+
+def test_one_string_is_not_a_list_of_genes(tiny):
+    onto, ann = tiny
+    with pytest.raises(ParameterError, match="give a list of gene ids, not one string"):
+        gene_similarity(onto, ann, "G1")

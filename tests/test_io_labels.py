@@ -260,3 +260,13 @@ def test_a_labels_file_without_a_header_line_is_said_to_be(tmp_path):
     with pytest.raises(InputError) as err:
         align_labels(expr, read_labels(with_header), labels_path=with_header)
     assert "header" not in str(err.value)
+
+
+def test_a_gene_list_table_without_header_keeps_its_first_gene(tmp_path):
+    """A gene and score per line (a .rnk saved as .tsv): its first gene was taken for the
+    header and lost."""
+    p = write(tmp_path, "two.tsv", "TP53\t1\nMDM2\t2\nEGFR\t3\n")
+    assert list(read_gene_list(p)) == ["TP53", "MDM2", "EGFR"]
+    assert list(read_gene_list(write(tmp_path, "h.tsv", "gene\tscore\nTP53\t1\n"))) == ["TP53"]
+    with pytest.raises(ParameterError, match="the file has no header line"):
+        read_gene_list(p, column="gene")

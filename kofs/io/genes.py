@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import logging
 import os
+import re
 
 from kofs.errors import InputError, ParameterError
 from kofs.io._table import MISSING_TOKENS, display_name, is_delimited, read_bytes, read_table
@@ -37,6 +38,14 @@ def _dedup(ids: list[str], name: str) -> GeneList:
     if not out:
         raise InputError("contains no gene ids (only blank/comment lines or NA)", path=name)
     return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.strip().strip('"'))
+    except ValueError:
+        return False
+    return True
 
 
 def read_gene_list(path: str | os.PathLike, *, column: str | None = None) -> list[str]:
@@ -75,8 +84,18 @@ def read_gene_list(path: str | os.PathLike, *, column: str | None = None) -> lis
     if not lines:
         raise InputError("contains no gene ids (only blank or comment lines)", path=name)
     if is_delimited(lines[0][1]):
-        df = read_table(path, comment="#", data=raw)
-        header = list(df.columns)
+        cells = re.split(r"[\t,;]", lines[0][1].strip())
+        # a first row whose other cells are all numbers is data (a ranked list's gene and
+        # score, as in a .rnk), not a header: its gene was lost as a column name
+        headerless = len(cells) > 1 and all(_is_number(c) for c in cells[1:])
+        if headerless and column is not None:
+            raise ParameterError(
+                f"column {column!r}: the file has no header line (its first row is "
+                f"{lines[0][1].strip()!r}); its gene ids are read from the first column",
+                path=name,
+            )
+        df = read_table(path, comment="#", data=raw, header=not headerless)
+        header = [str(h) for h in df.columns]
         idx = 0
         if column is not None:
             lower = [h.lower() for h in header]

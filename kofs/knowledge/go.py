@@ -112,6 +112,9 @@ def gene_similarity(
         Genes (of ``genes``, then new ones of ``genes2``) that have terms, in input order.
     """
     check_similarity_options(measure, combine, mode)
+    for name, given in (("genes", genes), ("genes2", genes2)):
+        if isinstance(given, (str, bytes)):  # a string is read letter by letter
+            raise ParameterError(f"{name}: give a list of gene ids, not one string ({given!r})")
     sem = semantics or go_semantics(ontology, annotations, aspect=aspect, mode=mode)
     g1 = [str(g) for g in genes]
     g2 = g1 if genes2 is None else [str(g) for g in genes2]
