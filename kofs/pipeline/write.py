@@ -70,6 +70,8 @@ def diagnostics_json(final) -> dict[str, Any]:
             if v is not None:
                 out["knowledge_only_genes"] = int((~np.asarray(v)).sum())
         elif k == "agreement":
+            if v is None:  # more lists than the pairwise table is computed for
+                continue
             out[k] = {
                 a: {b: round(float(v[i][j]), 4) for j, b in enumerate(names)}
                 for i, a in enumerate(names)
