@@ -174,3 +174,26 @@ def test_integer_parameters_take_whole_numbers_only(value, ok):
     else:
         with pytest.raises(kofs.KofsError, match="parameter 'resamples' must be an int"):
             resolve_params("p", spec, {"resamples": value})
+
+
+@pytest.mark.parametrize(
+    "reader",
+    ["read_obo", "read_go_annotations", "read_pathways", "read_interactions",
+     "read_ranked_lists", "read_run_config"],
+)  # fmt: skip
+def test_readers_given_no_path_say_so(reader):
+    """Each was a TypeError from inside pathlib ("expected str, bytes or os.PathLike object,
+    not NoneType")."""
+    with pytest.raises(kofs.KofsError, match=f"{reader}: expected a file's path"):
+        getattr(kofs, reader)(None)
+
+
+@pytest.mark.parametrize("kw", [{"seed": -1}, {"bootstrap": "x"}, {"bootstrap": -1}])
+def test_aggregate_rankings_checks_its_seed_and_bootstrap(kw):
+    """seed=-1 was numpy's "expected non-negative integer"; bootstrap="x" and -1 were taken."""
+    g = tuple(f"G{i}" for i in range(30))
+    rng = np.random.default_rng(2)
+    a = kofs.Ranking("a", g, rng.normal(size=30), True)
+    b = kofs.Ranking("b", g, rng.normal(size=30), True)
+    with pytest.raises(kofs.KofsError, match="must be an integer in"):
+        kofs.aggregate_rankings([a, b], "em", **kw)

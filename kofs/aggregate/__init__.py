@@ -231,6 +231,13 @@ def _aggregate(
     from kofs.aggregate.diagnostics import agreement_matrix, warning_line
 
     spec = AGGREGATORS.get(method)
+    for name, value, high in (("seed", seed, 2**32 - 1), ("bootstrap", bootstrap, 100_000)):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, np.integer))
+            or not (0 <= value <= high)
+        ):
+            raise ParameterError(f"{name} must be an integer in [0, {high}], got {value!r}")
     rankings = list(rankings)
     wrong = next((r for r in rankings if not isinstance(r, Ranking)), None)
     if wrong is not None:

@@ -30,8 +30,11 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 
+from kofs.errors import ParameterError
+
 __all__ = [
     "UnsafePath",
+    "check_path_argument",
     "create_new_file",
     "deferred_signals",
     "exchange",
@@ -277,3 +280,14 @@ def closed_folder(path: str | os.PathLike) -> str:
         if not os.access(folder, os.X_OK):
             return folder
     return os.fspath(path)
+
+
+def check_path_argument(value: object, who: str) -> None:
+    """A reader's path argument is a path (str, ``os.PathLike``, or a list spec with a
+    ``path``): anything else is a :class:`~kofs.errors.ParameterError` saying so, not a
+    TypeError from inside ``pathlib``."""
+    if isinstance(value, (str, os.PathLike)) or hasattr(value, "path"):
+        return
+    import reprlib
+
+    raise ParameterError(f"{who}: expected a file's path (str or Path), got {reprlib.repr(value)}")

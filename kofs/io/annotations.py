@@ -31,7 +31,7 @@ from kofs.io._annotation_formats import (
     read_go_tsv,
     sniff_annotation_format,
 )
-from kofs.io._fsops import file_digest
+from kofs.io._fsops import check_path_argument, file_digest
 from kofs.io.ontology import Ontology
 from kofs.progress import Progress, task
 from kofs.resources import check_memory, estimate_go_annotations_file
@@ -257,6 +257,7 @@ def read_go_annotations(
     ParameterError
         Unknown ``fmt`` or a malformed evidence list.
     """
+    check_path_argument(path, "read_go_annotations")
     p = Path(path)
     if fmt not in _FORMATS:
         raise ParameterError(

@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from kofs.errors import InputError, ParameterError
-from kofs.io._fsops import closed_folder
+from kofs.io._fsops import check_path_argument, closed_folder
 from kofs.io._table import MISSING_TOKENS, display_name, is_delimited, read_bytes, read_table
 from kofs.io.ids import normalise_id
 from kofs.types import Ranking
@@ -811,6 +811,7 @@ def read_ranked_lists(
     ParameterError
         Unknown column, a direction that cannot be guessed, a bad direction or side.
     """
+    check_path_argument(spec, "read_ranked_lists")
     if not isinstance(spec, ListSpec):
         spec = parse_list_spec(os.fspath(spec))
     path = display_name(spec.path)

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from kofs.errors import InputError
+from kofs.io._fsops import check_path_argument
 from kofs.io._open import head_lines as _head_lines
 from kofs.io.interaction_dbs import read_biogrid, read_string_links
 from kofs.io.interaction_table import (
@@ -382,6 +383,7 @@ def read_interactions(
     directed : bool, optional
         Override the direction of edge-list / paired-table edges.
     """
+    check_path_argument(path, "read_interactions")
     fmt = sniff_interactions(path) if fmt == "auto" else fmt
     reader = format_reader(fmt, INTERACTION_FORMATS, "interaction")
     log.debug("reading %s as %s interactions", path, fmt)

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kofs.errors import InputError
+from kofs.io._fsops import check_path_argument
 from kofs.io._open import open_text as _open_text
 from kofs.io.gene_sets import GeneSets, strip_org
 from kofs.io.ids import guess_namespace
@@ -297,6 +298,7 @@ def read_pathways(
     names : path-like, optional
         KEGG pathway names (``list/pathway`` output) for ``kegg_link``.
     """
+    check_path_argument(path, "read_pathways")
     fmt = sniff_pathways(path) if fmt == "auto" else fmt
     reader = format_reader(fmt, PATHWAY_FORMATS, "pathway")
     log.debug("reading %s as %s", path, fmt)

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from kofs.errors import ParameterError
+from kofs.io._fsops import check_path_argument
 from kofs.options import SEED_MAX, THREADS_MAX, TOP_MAX, Option, as_mapping, build, opt, options_of
 from kofs.pipeline.presets import DEFAULTS_VERSION, PRESETS, check_version
 from kofs.pipeline.yaml_files import key_name, read_yaml
@@ -490,6 +491,7 @@ def _absolute(value: Any, base: Path) -> Any:
 
 def read_run_config(path: str | os.PathLike) -> RunConfig:
     """A :class:`RunConfig` from a YAML file (relative paths relative to its folder)."""
+    check_path_argument(path, "read_run_config")
     values = read_yaml(path)
     return RunConfig.from_mapping(values, base=Path(path).resolve().parent, where=path)
 
