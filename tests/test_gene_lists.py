@@ -308,3 +308,14 @@ def test_mageck_ranks_must_be_whole_numbers_from_1(tmp_path):
                   "G2\t4\t0.2\t0.2\t0.3\t2\t0.8\t0.8\t1\t1\n")  # fmt: skip
         with pytest.raises(InputError, match="column 'neg\\|rank' holds .* not a rank"):
             read_ranked_lists(str(f))
+
+
+def test_a_column_name_with_colons_and_a_wrong_direction(tmp_path):
+    """kofs's own ranking.tsv columns (rank:Fisher) could not be named, and FILE:COLUMN:sideways
+    said "file not found" of a file that exists."""
+    t = write(tmp_path / "r.tsv", "gene\trank\trank:Fisher\nA\t1\t2\nB\t2\t1\n")
+    (lst,) = read_ranked_lists(f"{t}:rank:Fisher:asc")
+    assert lst.higher_is_better is False and dict(zip(lst.genes, lst.scores, strict=True)) == {
+        "A": 2.0, "B": 1.0}  # fmt: skip
+    with pytest.raises(ParameterError, match="column 'rank:sideways' not found; did you mean"):
+        read_ranked_lists(f"{t}:rank:sideways")

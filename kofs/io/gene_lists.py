@@ -146,6 +146,15 @@ def parse_list_spec(text: str, *, base: str | os.PathLike | None = None) -> List
         if parts2[1].lower() in DIRECTIONS:
             return ListSpec(where(parts2[0]), name, None, parts2[1].lower())
         return ListSpec(where(parts2[0]), name, parts2[1] or None)
+    # a column whose name holds colons (ranking.tsv's rank:Fisher): the file is the longest
+    # existing head, the rest its column (and direction)
+    cut = [i for i, c in enumerate(text) if c == ":"]
+    for i in reversed(cut):
+        if exists(text[:i]):
+            column, _, last = text[i + 1 :].rpartition(":")
+            if column and last.lower() in DIRECTIONS:
+                return ListSpec(where(text[:i]), name, column, last.lower())
+            return ListSpec(where(text[:i]), name, text[i + 1 :] or None)
     closed = closed_folder(where(text))
     if closed != where(text):  # os.path.exists cannot look behind a folder closed to the user
         raise InputError(
