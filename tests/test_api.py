@@ -197,3 +197,11 @@ def test_aggregate_rankings_checks_its_seed_and_bootstrap(kw):
     b = kofs.Ranking("b", g, rng.normal(size=30), True)
     with pytest.raises(kofs.KofsError, match="must be an integer in"):
         kofs.aggregate_rankings([a, b], "em", **kw)
+
+
+def test_integers_beyond_float_precision_are_named():
+    """int64 values near their maximum became one float each: "all 50 genes are constant"."""
+    rng = np.random.default_rng(0)
+    X = np.iinfo(np.int64).max - rng.integers(0, 1000, (20, 50))
+    with pytest.raises(kofs.KofsError, match="lose their differences as floating-point"):
+        kofs.rank(X)

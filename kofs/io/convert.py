@@ -167,6 +167,14 @@ def as_expression(
     if len(s) < 2:
         raise InputError(f"has {len(s)} sample(s); at least 2 are needed")
     data_values = values.data if sp.issparse(values) else values
+    kind = getattr(getattr(data_values, "dtype", None), "kind", "")
+    if kind in ("i", "u") and np.size(data_values):
+        big = max(abs(int(np.max(data_values))), abs(int(np.min(data_values))))
+        if big > 2**53:  # float64 holds every integer up to 2^53 only
+            raise InputError(
+                f"integers as large as {big} lose their differences as floating-point numbers "
+                "(every one above 2^53 is rounded): subtract a baseline or rescale the values"
+            )
     if not np.isfinite(np.asarray(data_values, dtype=np.float64)).all():
         raise InputError("the matrix holds NaN or infinite values; impute or drop them first")
     return Expression(values, g, s, namespace=guess_namespace(g)), None
