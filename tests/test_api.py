@@ -148,17 +148,19 @@ def test_classes_of_one_sample_each_are_refused():
         kofs.GeneSelector("fisher", n_features=3).fit(X, np.arange(20))
 
 
+def _two_rankings() -> list:
+    g = tuple(f"G{i}" for i in range(30))
+    rng = np.random.default_rng(2)
+    return [kofs.Ranking(n, g, rng.normal(size=30), True) for n in "ab"]
+
+
 @pytest.mark.parametrize(
     "weights",
     [{"zzz": 1.0}, {"a": float("nan"), "b": 1.0}, {"a": 0, "b": 0}, {"a": -1.0, "b": 1.0}],
 )
 def test_list_weights_that_would_be_ignored_are_refused(weights):
-    g = tuple(f"G{i}" for i in range(30))
-    rng = np.random.default_rng(2)
-    a = kofs.Ranking("a", g, rng.normal(size=30), True)
-    b = kofs.Ranking("b", g, rng.normal(size=30), True)
     with pytest.raises(kofs.KofsError, match="list_weights"):
-        kofs.aggregate_rankings([a, b], list_weights=weights)
+        kofs.aggregate_rankings(_two_rankings(), list_weights=weights)
 
 
 @pytest.mark.parametrize(
@@ -191,12 +193,8 @@ def test_readers_given_no_path_say_so(reader):
 @pytest.mark.parametrize("kw", [{"seed": -1}, {"bootstrap": "x"}, {"bootstrap": -1}])
 def test_aggregate_rankings_checks_its_seed_and_bootstrap(kw):
     """seed=-1 was numpy's "expected non-negative integer"; bootstrap="x" and -1 were taken."""
-    g = tuple(f"G{i}" for i in range(30))
-    rng = np.random.default_rng(2)
-    a = kofs.Ranking("a", g, rng.normal(size=30), True)
-    b = kofs.Ranking("b", g, rng.normal(size=30), True)
     with pytest.raises(kofs.KofsError, match="must be an integer in"):
-        kofs.aggregate_rankings([a, b], "em", **kw)
+        kofs.aggregate_rankings(_two_rankings(), "em", **kw)
 
 
 def test_integers_beyond_float_precision_are_named():
