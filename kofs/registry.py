@@ -268,6 +268,11 @@ def resolve_params(
         (``ranker 'laplacian': parameter 'k' must be an int in [1, inf), got 0``).
     """
     out = {k: p.default for k, p in params.items()}
+    if not isinstance(given, Mapping):
+        raise ParameterError(
+            f"{owner}: give its parameters as a mapping of name to value, not a "
+            f"{type(given).__name__}"
+        )
     for key, value in given.items():
         if key not in params:
             raise ParameterError(f"{owner}: " + unknown_message("parameter", key, params))

@@ -203,3 +203,29 @@ def test_integers_beyond_float_precision_are_named():
     X = np.iinfo(np.int64).max - rng.integers(0, 1000, (20, 50))
     with pytest.raises(kofs.KofsError, match="lose their differences as floating-point"):
         kofs.rank(X)
+
+
+@pytest.mark.parametrize(
+    ("call", "needle"),
+    [
+        # each was an AttributeError, TypeError or numpy's ValueError from inside kofs
+        (lambda: kofs.aggregate_rankings(_two_rankings(), covariates=[1, 2]),
+         "covariates: give a mapping"),
+        (lambda: kofs.aggregate_rankings(_two_rankings(), covariates={"c": {"G0": "x"}}),
+         "'c' holds a value that is not a number"),
+        (lambda: kofs.aggregate_rankings(_two_rankings(), built_from={"a": ["G0"]},
+                                         held_out={"a": [1, 2]}),
+         "held_out\\['a'\\]: give a sequence of"),
+        (lambda: kofs.aggregate_rankings(_two_rankings(), list_weights={"a": 1, "b": 1},
+                                         list_weight_replicates={"a": [1, 2], "b": [1]}),
+         "the same number of replicates"),
+        (lambda: kofs.aggregate_lists([["A", "B"], ["B", "A"]], aggregate_param=[1]),
+         "give its parameters as a mapping"),
+        (lambda: kofs.RunConfig.from_mapping([("expression", "x")]),
+         "a run config is a mapping"),
+        (lambda: kofs.write_result(None), "write_result writes the result of kofs.run"),
+    ],
+)  # fmt: skip
+def test_low_level_keywords_of_the_wrong_shape_are_parameter_errors(call, needle):
+    with pytest.raises(kofs.KofsError, match=needle):
+        call()

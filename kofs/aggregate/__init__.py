@@ -90,12 +90,26 @@ def _covariates(
     rows: np.ndarray,
 ) -> dict[str, np.ndarray] | None:
     """Gene-level covariates as arrays over the (canonically ordered) genes; NaN = unknown."""
-    if not covariates:
+    if covariates is None or (isinstance(covariates, Mapping) and not covariates):
         return None
+    if not isinstance(covariates, Mapping):
+        raise ParameterError(
+            "covariates: give a mapping of covariate name to {gene: value} (or a pandas "
+            f"Series), not a {type(covariates).__name__}"
+        )
     out = {}
     for name, values in covariates.items():
-        get = values.get if hasattr(values, "get") else dict(values).get
-        col = np.array([float(get(g, np.nan)) for g in genes], dtype=np.float64)
+        if not hasattr(values, "get"):
+            raise ParameterError(
+                f"covariates: {name!r} must map gene ids to numbers (a mapping or a pandas "
+                f"Series), not a {type(values).__name__}"
+            )
+        try:
+            col = np.array([float(values.get(g, np.nan)) for g in genes], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ParameterError(
+                f"covariates: {name!r} holds a value that is not a number"
+            ) from None
         out[str(name)] = col[rows]
     return out
 
@@ -309,6 +323,13 @@ def _aggregate(
             v = np.array([float(list_weights.get(n, 0.0)) for n in names])[cols]
         reps = None
         if list_weights is not None and list_weight_replicates:
+            lengths = {len(np.atleast_1d(list_weight_replicates.get(n, ()))) for n in names}
+            if len(lengths) > 1:
+                raise ParameterError(
+                    "list_weight_replicates: every list needs the same number of replicates "
+                    "(each list fused has some), "
+                    f"got lengths {sorted(lengths)}"
+                )
             reps = np.column_stack(
                 [np.asarray(list_weight_replicates.get(n, ()), dtype=np.float64) for n in names]
             )[:, cols]

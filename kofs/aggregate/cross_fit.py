@@ -69,6 +69,13 @@ def held_out_intervals(
         j = col[name]
         seeds = built_from[:, j]
         done = np.zeros(M, dtype=bool)
+        if isinstance(folds, (str, bytes)) or not all(
+            isinstance(f, (tuple, list)) and len(f) == 2 and isinstance(f[1], Ranking)
+            for f in folds
+        ):
+            raise ParameterError(
+                f"held_out[{name!r}]: give a sequence of (held-out genes, rebuilt Ranking) pairs"
+            )
         for fold_genes, ranking in folds:
             rows = np.fromiter(
                 (index[g] for g in fold_genes if g in index), dtype=np.int64

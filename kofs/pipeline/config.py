@@ -377,6 +377,11 @@ class RunConfig:
     ) -> RunConfig:
         """A config from flat keys (dashes or underscores). Paths are made absolute relative
         to ``base`` (default: left as given). Unknown keys fail with a did-you-mean hint."""
+        if not isinstance(values, Mapping):
+            raise ParameterError(
+                f"a run config is a mapping of option to value, not a {type(values).__name__}",
+                path=where,
+            )
         where_s = None if where is None else os.fspath(where)
         flat: dict[str, Any] = {}
         for k, v in values.items():

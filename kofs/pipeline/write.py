@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from kofs import __version__
+from kofs.errors import ParameterError
 from kofs.io.output import (
     environment_info,
     file_fingerprint,
@@ -305,9 +306,16 @@ def write_result(result: RunResult, *, command: str = "rank") -> list[str]:
     (:func:`kofs.report.run.run_report_html`). Returns the written paths."""
     from kofs.sources import source_releases
 
+    if not isinstance(result, RunResult):
+        raise ParameterError(
+            f"write_result writes the result of kofs.run(config), not a {type(result).__name__}"
+        )
     config = result.config
     if config is None:
-        raise ValueError("write_result needs a result of kofs.pipeline.run.run (it has no config)")
+        raise ParameterError(
+            "write_result writes the result of kofs.run(config) (it knows the output folder); "
+            "this result of kofs.rank has no config: give kofs.run a RunConfig with 'output'"
+        )
     inputs = {k: (v or None) for k, v in config.input_paths().items()}
     inputs = {"expression": inputs.pop("expression"), **inputs}
     resolved = config.to_mapping()
