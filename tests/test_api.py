@@ -229,3 +229,16 @@ def test_integers_beyond_float_precision_are_named():
 def test_low_level_keywords_of_the_wrong_shape_are_parameter_errors(call, needle):
     with pytest.raises(kofs.KofsError, match=needle):
         call()
+
+
+@pytest.mark.parametrize(
+    ("reader", "kw"),
+    [("read_expression", {"gene_column": 0}), ("read_labels", {"label_column": 1}),
+     ("read_gene_list", {"column": 5})],
+)  # fmt: skip
+def test_column_options_name_columns(reader, kw):
+    """A column by number was AttributeError: 'int' object has no attribute 'lower'."""
+    paths = kofs.example_paths()
+    path = {"read_expression": "expression", "read_labels": "labels"}.get(reader, "relevant_genes")
+    with pytest.raises(kofs.KofsError, match="name the column by its header text"):
+        getattr(kofs, reader)(paths[path], **kw)

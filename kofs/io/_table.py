@@ -635,3 +635,14 @@ def read_table(
     df.attrs["lines"] = tuple(table.line_numbers.tolist())
     df.attrs["row_names"] = table.row_names
     return df
+
+
+def check_column_names(**columns: object) -> None:
+    """Column options name a column by its header text: a number (``gene_column=0``) or
+    anything else is a :class:`~kofs.errors.ParameterError`, not an AttributeError on it."""
+    for option, value in columns.items():
+        if value is not None and not isinstance(value, str):
+            raise ParameterError(
+                f"{option}: name the column by its header text, not a {type(value).__name__} "
+                f"({value!r})"
+            )

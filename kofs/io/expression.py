@@ -25,6 +25,7 @@ from kofs.io._table import (
     MISSING_TOKENS,
     RowsNotChecked,
     TextTable,
+    check_column_names,
     display_name,
     quick_scan,
     read_bytes,
@@ -569,6 +570,7 @@ def read_expression(
     ParameterError
         Unknown policy or orientation, unknown ``gene_column``.
     """
+    check_column_names(gene_column=gene_column)
     if genes_in is not None:
         _choice(genes_in, GENES_IN, "genes_in")
     _choice(duplicates, DUPLICATE_POLICIES, "duplicates")

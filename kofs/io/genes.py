@@ -8,7 +8,14 @@ import os
 import re
 
 from kofs.errors import InputError, ParameterError
-from kofs.io._table import MISSING_TOKENS, display_name, is_delimited, read_bytes, read_table
+from kofs.io._table import (
+    MISSING_TOKENS,
+    check_column_names,
+    display_name,
+    is_delimited,
+    read_bytes,
+    read_table,
+)
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +83,7 @@ def read_gene_list(path: str | os.PathLike, *, column: str | None = None) -> lis
     ParameterError
         Unknown ``column``.
     """
+    check_column_names(column=column)
     name = display_name(path)
     raw = read_bytes(path)
     text = raw.decode("utf-8")

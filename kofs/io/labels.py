@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from kofs.errors import InputError, ParameterError
-from kofs.io._table import MISSING_TOKENS, read_table
+from kofs.io._table import MISSING_TOKENS, check_column_names, read_table
 from kofs.types import Expression, SampleCategories
 
 log = logging.getLogger(__name__)
@@ -151,6 +151,7 @@ def read_labels(
     ParameterError
         Unknown column name (with a did-you-mean hint), or the same column for both.
     """
+    check_column_names(sample_column=sample_column, label_column=label_column)
     if missing not in ("error", "drop"):
         raise ParameterError(f"missing={missing!r} is not one of 'error', 'drop'")
     df = read_table(path)
