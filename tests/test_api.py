@@ -224,6 +224,9 @@ def test_integers_beyond_float_precision_are_named():
         (lambda: kofs.RunConfig.from_mapping([("expression", "x")]),
          "a run config is a mapping"),
         (lambda: kofs.write_result(None), "write_result writes the result of kofs.run"),
+        (lambda: kofs.read_sources(123), "read_sources takes a RunConfig, a mapping"),
+        (lambda: kofs.sample_similarity(np.zeros((3, 3))),
+         "sample_similarity takes a kofs.Expression"),
     ],
 )  # fmt: skip
 def test_low_level_keywords_of_the_wrong_shape_are_parameter_errors(call, needle):
@@ -242,3 +245,10 @@ def test_column_options_name_columns(reader, kw):
     path = {"read_expression": "expression", "read_labels": "labels"}.get(reader, "relevant_genes")
     with pytest.raises(kofs.KofsError, match="name the column by its header text"):
         getattr(kofs, reader)(paths[path], **kw)
+
+
+def test_read_sources_takes_its_options_as_one_mapping():
+    """A mapping was an AttributeError (... has no attribute 'knowledge'); kofs.rank's config=
+    takes one."""
+    paths = kofs.example_paths()
+    assert kofs.read_sources({"pathways": paths["pathways"]}).provided() == {"pathways"}

@@ -276,6 +276,15 @@ def sample_similarity(
     SampleSimilarity
         Its provenance records the builder and the parameters used.
     """
+    if not isinstance(expression, Expression):
+        raise ParameterError(
+            f"sample_similarity takes a kofs.Expression, not a {type(expression).__name__} "
+            "(kofs.read_expression reads a file)"
+        )
+    if categories is not None and not isinstance(categories, SampleCategories):
+        raise ParameterError(
+            f"categories: give kofs.SampleCategories, not a {type(categories).__name__}"
+        )
     codes = None
     if categories is not None:
         if tuple(categories.samples) != expression.samples:

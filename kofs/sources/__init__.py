@@ -142,7 +142,16 @@ def read_sources(
 
     if config is not None:
         if options:
-            raise TypeError("read_sources takes a RunConfig or options, not both")
+            raise ParameterError("read_sources takes a RunConfig or options, not both")
+        if isinstance(config, Mapping):  # the options as one mapping, as kofs.rank's config=
+            return read_sources(cache=cache, max_memory=max_memory, progress=progress, **config)
+        from kofs.pipeline.config import RunConfig
+
+        if not isinstance(config, RunConfig):
+            raise ParameterError(
+                "read_sources takes a RunConfig, a mapping of options or the options by name "
+                f"(go=..., pathways=...), not a {type(config).__name__}"
+            )
         knowledge, id_map = config.knowledge, config.inputs.id_map
     else:
         given = {k.replace("-", "_"): v for k, v in options.items()}
