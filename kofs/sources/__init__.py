@@ -145,9 +145,7 @@ def read_sources(
             raise ParameterError("read_sources takes a RunConfig or options, not both")
         if isinstance(config, Mapping):  # the options as one mapping, as kofs.rank's config=
             return read_sources(cache=cache, max_memory=max_memory, progress=progress, **config)
-        from kofs.pipeline.config import RunConfig
-
-        if not isinstance(config, RunConfig):
+        if not (hasattr(config, "knowledge") and hasattr(config, "inputs")):  # a RunConfig
             raise ParameterError(
                 "read_sources takes a RunConfig, a mapping of options or the options by name "
                 f"(go=..., pathways=...), not a {type(config).__name__}"
