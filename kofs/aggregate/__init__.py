@@ -19,6 +19,7 @@ from kofs._compute.canonical import canonical_rows
 from kofs.aggregate.nulls import effect_sign_matrix, null_kinds, null_p_matrix
 from kofs.aggregate.partial import complete_ranks, partial_rank_matrix
 from kofs.errors import ParameterError
+from kofs.options import BOOTSTRAP_MAX, SEED_MAX
 from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR, RANKERS, resolve_params
 from kofs.types import AggregateRanking, Ranking
 
@@ -245,7 +246,7 @@ def _aggregate(
     from kofs.aggregate.diagnostics import agreement_matrix, warning_line
 
     spec = AGGREGATORS.get(method)
-    for name, value, high in (("seed", seed, 2**32 - 1), ("bootstrap", bootstrap, 100_000)):
+    for name, value, high in (("seed", seed, SEED_MAX), ("bootstrap", bootstrap, BOOTSTRAP_MAX)):
         if (
             isinstance(value, bool)
             or not isinstance(value, (int, np.integer))

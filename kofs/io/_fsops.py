@@ -283,10 +283,9 @@ def closed_folder(path: str | os.PathLike) -> str:
 
 
 def check_path_argument(value: object, who: str) -> None:
-    """A reader's path argument is a path (str, ``os.PathLike``, or a list spec with a
-    ``path``): anything else is a :class:`~kofs.errors.ParameterError` saying so, not a
-    TypeError from inside ``pathlib``."""
-    if isinstance(value, (str, os.PathLike)) or hasattr(value, "path"):
+    """A reader's path argument is a path (str or ``os.PathLike``): anything else is a
+    :class:`~kofs.errors.ParameterError` saying so, not a TypeError from inside ``pathlib``."""
+    if isinstance(value, (str, os.PathLike)):
         return
     import reprlib
 

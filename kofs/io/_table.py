@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kofs.errors import InputError, ParameterError
+from kofs.io._fsops import check_path_argument
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,6 +47,7 @@ __all__ = [
     "TextTable",
     "display_name",
     "is_delimited",
+    "is_number",
     "open_text",
     "quick_scan",
     "read_bytes",
@@ -65,8 +67,7 @@ _SEP_NAMES = {"\t": "tab", ",": "comma", ";": "semicolon"}
 def display_name(path: str | os.PathLike) -> str:
     """How a path is named in messages (``"<stdin>"`` for ``"-"``); a
     :class:`~kofs.errors.ParameterError` for what is not a path (``None``, a DataFrame)."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise ParameterError(f"expected a file's path, got a {type(path).__name__}")
+    check_path_argument(path, "path")
     p = os.fspath(path)
     return "<stdin>" if p == "-" else p
 
@@ -260,6 +261,15 @@ def open_text(path: str | os.PathLike) -> io.StringIO:
     so iteration never fails half-way. Use as a context manager or iterate its lines.
     """
     return io.StringIO(read_bytes(path).decode("utf-8"))
+
+
+def is_number(text: str) -> bool:
+    """Whether ``text`` (a table cell) reads as a number."""
+    try:
+        float(text.strip().strip('"'))
+    except ValueError:
+        return False
+    return True
 
 
 def is_delimited(line: str) -> bool:

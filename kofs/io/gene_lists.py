@@ -820,8 +820,8 @@ def read_ranked_lists(
     ParameterError
         Unknown column, a direction that cannot be guessed, a bad direction or side.
     """
-    check_path_argument(spec, "read_ranked_lists")
     if not isinstance(spec, ListSpec):
+        check_path_argument(spec, "read_ranked_lists")
         spec = parse_list_spec(os.fspath(spec))
     path = display_name(spec.path)
     if direction is not None and direction not in DIRECTIONS:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import logging
 import os
-import re
 
 from kofs.errors import InputError, ParameterError
 from kofs.io._table import (
@@ -13,8 +12,10 @@ from kofs.io._table import (
     check_column_names,
     display_name,
     is_delimited,
+    is_number,
     read_bytes,
     read_table,
+    sniff_delimiter,
 )
 
 log = logging.getLogger(__name__)
@@ -45,14 +46,6 @@ def _dedup(ids: list[str], name: str) -> GeneList:
     if not out:
         raise InputError("contains no gene ids (only blank/comment lines or NA)", path=name)
     return out
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text.strip().strip('"'))
-    except ValueError:
-        return False
-    return True
 
 
 def read_gene_list(path: str | os.PathLike, *, column: str | None = None) -> list[str]:
@@ -92,10 +85,10 @@ def read_gene_list(path: str | os.PathLike, *, column: str | None = None) -> lis
     if not lines:
         raise InputError("contains no gene ids (only blank or comment lines)", path=name)
     if is_delimited(lines[0][1]):
-        cells = re.split(r"[\t,;]", lines[0][1].strip())
+        cells = lines[0][1].strip().split(sniff_delimiter(lines[0][1], path))
         # a first row whose other cells are all numbers is data (a ranked list's gene and
         # score, as in a .rnk), not a header: its gene was lost as a column name
-        headerless = len(cells) > 1 and all(_is_number(c) for c in cells[1:])
+        headerless = len(cells) > 1 and all(is_number(c) for c in cells[1:])
         if headerless and column is not None:
             raise ParameterError(
                 f"column {column!r}: the file has no header line (its first row is "

@@ -38,6 +38,7 @@ import pandas as pd
 from kofs.errors import InputError
 from kofs.io._fsops import check_path_argument
 from kofs.io._open import head_lines as _head_lines
+from kofs.io._table import is_number
 from kofs.io.interaction_dbs import read_biogrid, read_string_links
 from kofs.io.interaction_table import (
     NA_TOKENS,
@@ -104,14 +105,6 @@ def _delimiter(first: str) -> str:
     return r"\s+"
 
 
-def _is_number(s: str) -> bool:
-    try:
-        float(s)
-    except ValueError:
-        return False
-    return True
-
-
 def read_edge_list(
     path: str | os.PathLike, *, directed: bool | None = None, header: bool | None = None, **_: Any
 ) -> Interactions:
@@ -148,7 +141,7 @@ def read_edge_list(
     if header is None:
         header = (
             first[0].startswith("#")
-            or (len(first) >= 3 and not _is_number(first[2]))
+            or (len(first) >= 3 and not is_number(first[2]))
             or (names[0] in _SRC_NAMES and names[1] in _DST_NAMES)
         )
     cols = {"source": 0, "target": 1}

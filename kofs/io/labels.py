@@ -111,6 +111,11 @@ def label_columns(
     return s_idx, l_idx
 
 
+def _check_missing(missing: str) -> None:
+    if missing not in ("error", "drop"):
+        raise ParameterError(f"missing={missing!r} is not one of 'error', 'drop'")
+
+
 def read_labels(
     path: str | os.PathLike,
     *,
@@ -152,8 +157,7 @@ def read_labels(
         Unknown column name (with a did-you-mean hint), or the same column for both.
     """
     check_column_names(sample_column=sample_column, label_column=label_column)
-    if missing not in ("error", "drop"):
-        raise ParameterError(f"missing={missing!r} is not one of 'error', 'drop'")
+    _check_missing(missing)
     df = read_table(path)
     name, lines = df.attrs["path"], df.attrs["lines"]
     header = list(df.columns)
@@ -254,8 +258,7 @@ def align_labels(
     ParameterError
         Unknown ``missing`` policy.
     """
-    if missing not in ("error", "drop"):
-        raise ParameterError(f"missing={missing!r} is not one of 'error', 'drop'")
+    _check_missing(missing)
     lookup = dict(zip(categories.samples, categories.labels, strict=True))
     src = expression.source or "expression matrix"
     lab = src if labels_path is None else os.fspath(labels_path)

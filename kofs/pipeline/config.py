@@ -28,7 +28,17 @@ import yaml
 
 from kofs.errors import ParameterError
 from kofs.io._fsops import check_path_argument
-from kofs.options import SEED_MAX, THREADS_MAX, TOP_MAX, Option, as_mapping, build, opt, options_of
+from kofs.options import (
+    BOOTSTRAP_MAX,
+    SEED_MAX,
+    THREADS_MAX,
+    TOP_MAX,
+    Option,
+    as_mapping,
+    build,
+    opt,
+    options_of,
+)
 from kofs.pipeline.presets import DEFAULTS_VERSION, PRESETS, check_version
 from kofs.pipeline.yaml_files import key_name, read_yaml
 from kofs.registry import DEFAULT_AGGREGATOR
@@ -206,7 +216,7 @@ class AggregationConfig:
         "int",
         200,
         low=0,
-        high=100_000,
+        high=BOOTSTRAP_MAX,
         help="Bootstrap replicates of the 95% list-weight intervals of em (0 = none; the "
         "posterior fusion's intervals come from its resamples parameter, "
         "--aggregate-param resamples=N).",
