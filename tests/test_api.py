@@ -190,6 +190,31 @@ def test_readers_given_no_path_say_so(reader):
         getattr(kofs, reader)(None)
 
 
+def test_secondary_keywords_of_the_public_functions_are_checked():
+    """Each was an AttributeError or a TypeError from inside kofs: a cache or progress that is
+    not one, threads given as text, evidence codes given as a number, GO objects swapped."""
+    ex = kofs.example_paths()
+    ontology, annotations = kofs.read_obo(ex["go"]), kofs.read_go_annotations(ex["go_annotations"])
+    X = np.random.default_rng(0).normal(size=(8, 5))
+    calls = [
+        (lambda: kofs.read_obo(ex["go"], cache="x"), "read_obo: cache must be"),
+        (lambda: kofs.read_obo(ex["go"], progress=1), "read_obo: progress must be"),
+        (lambda: kofs.read_go_annotations(ex["go_annotations"], cache="x"), "cache must be"),
+        (lambda: kofs.read_go_annotations(ex["go_annotations"], evidence=1), "evidence codes"),
+        (lambda: kofs.read_expression(ex["expression"], threads="4"), "threads must be"),
+        (lambda: kofs.rank(X, progress=1), "rank: progress must be"),
+        (lambda: kofs.gene_similarity(annotations, ontology, ["A"]), "ontology must be"),
+        (lambda: kofs.gene_similarity(ontology, None, ["A"]), "annotations must be"),
+        (lambda: kofs.gene_similarity(ontology, annotations, None), "give a list of gene ids"),
+        (lambda: kofs.gene_similarity(ontology, annotations, ["A"], semantics="x"), "GOSemantics"),
+        (lambda: kofs.gene_similarity(ontology, annotations, ["A"], dtype="x"), "numpy dtype"),
+        (lambda: kofs.gene_similarity(ontology, annotations, ["A"], max_memory="x"), "a size"),
+    ]
+    for call, needle in calls:
+        with pytest.raises(kofs.KofsError, match=needle):
+            call()
+
+
 @pytest.mark.parametrize("kw", [{"seed": -1}, {"bootstrap": "x"}, {"bootstrap": -1}])
 def test_aggregate_rankings_checks_its_seed_and_bootstrap(kw):
     """seed=-1 was numpy's "expected non-negative integer"; bootstrap="x" and -1 were taken."""

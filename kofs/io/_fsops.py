@@ -290,3 +290,34 @@ def check_path_argument(value: object, who: str) -> None:
     import reprlib
 
     raise ParameterError(f"{who}: expected a file's path (str or Path), got {reprlib.repr(value)}")
+
+
+def check_api_options(
+    who: str,
+    *,
+    cache: object = None,
+    progress: object = None,
+    threads: object = None,
+) -> None:
+    """A public function's secondary keywords have the types its documentation gives (each may be None):
+    anything else is a :class:`~kofs.errors.ParameterError` naming the keyword, not an
+    AttributeError or TypeError from deep inside the reader."""
+    import reprlib
+
+    import numpy as np
+
+    from kofs.cache import Cache
+
+    def refuse(name: str, expected: str, value: object) -> None:
+        raise ParameterError(f"{who}: {name} must be {expected}, got {reprlib.repr(value)}")
+
+    if cache is not None and not isinstance(cache, Cache):
+        refuse("cache", "a kofs.cache.Cache or None", cache)
+    if progress is not None and not all(
+        callable(getattr(progress, m, None)) for m in ("start", "advance", "finish")
+    ):
+        refuse("progress", "a kofs.progress.Progress (start, advance, finish) or None", progress)
+    if threads is not None and (
+        isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
+    ):
+        refuse("threads", "a whole number or None", threads)

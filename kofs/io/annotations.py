@@ -31,7 +31,7 @@ from kofs.io._annotation_formats import (
     read_go_tsv,
     sniff_annotation_format,
 )
-from kofs.io._fsops import check_path_argument, file_digest
+from kofs.io._fsops import check_api_options, check_path_argument, file_digest
 from kofs.io.ontology import Ontology
 from kofs.progress import Progress, task
 from kofs.resources import check_memory, estimate_go_annotations_file
@@ -194,7 +194,14 @@ def parse_evidence_codes(codes: str | Iterable[str] | None, *, what: str) -> fro
     """``"EXP,IDA"`` or an iterable of codes -> frozenset of upper-case codes (None stays None)."""
     if codes is None:
         return None
-    items = codes.split(",") if isinstance(codes, str) else list(codes)
+    if isinstance(codes, str):
+        items = codes.split(",")
+    elif isinstance(codes, Iterable) and not isinstance(codes, (bytes, Mapping)):
+        items = list(codes)
+    else:
+        raise ParameterError(
+            f"{what} {codes!r} is not a comma-separated list of evidence codes (e.g. IEA,ND)"
+        )
     out = frozenset(str(c).strip().upper() for c in items if str(c).strip())
     if not out or any(not re.fullmatch(r"[A-Z]{2,4}", c) for c in out):
         raise ParameterError(
@@ -258,6 +265,7 @@ def read_go_annotations(
         Unknown ``fmt`` or a malformed evidence list.
     """
     check_path_argument(path, "read_go_annotations")
+    check_api_options("read_go_annotations", cache=cache, progress=progress)
     p = Path(path)
     if fmt not in _FORMATS:
         raise ParameterError(

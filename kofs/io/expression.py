@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from kofs.errors import InputError, KofsError, ParameterError
+from kofs.io._fsops import check_api_options
 from kofs.io._matrix_formats import plain_table
 from kofs.io._numeric_table import NUMBER, BadCell, read_columns
 from kofs.io._table import (
@@ -571,6 +572,7 @@ def read_expression(
         Unknown policy or orientation, unknown ``gene_column``.
     """
     check_column_names(gene_column=gene_column)
+    check_api_options("read_expression", threads=threads)
     if genes_in is not None:
         _choice(genes_in, GENES_IN, "genes_in")
     _choice(duplicates, DUPLICATE_POLICIES, "duplicates")

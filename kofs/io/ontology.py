@@ -26,7 +26,7 @@ import numpy as np
 
 from kofs.cache import Check, EntryError
 from kofs.errors import InputError, ParameterError
-from kofs.io._fsops import check_path_argument, file_digest
+from kofs.io._fsops import check_api_options, check_path_argument, file_digest
 from kofs.progress import Progress, task
 from kofs.resources import check_memory, estimate_obo_file
 
@@ -360,6 +360,7 @@ def read_obo(
         The file is missing, empty, truncated, malformed or holds no GO term.
     """
     check_path_argument(path, "read_obo")
+    check_api_options("read_obo", cache=cache, progress=progress)
     p = Path(path)
     if not p.is_file():
         raise InputError("GO ontology file not found; check the --go path", path=p)

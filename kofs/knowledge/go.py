@@ -29,13 +29,14 @@ import dataclasses
 import hashlib
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 
 from kofs.errors import ParameterError
+from kofs.io._fsops import check_api_options
 from kofs.io.annotations import GOAnnotations
 from kofs.io.ids import CoverageReport, match_id_lists, normalise_id
 from kofs.io.ontology import Ontology
@@ -51,6 +52,7 @@ from kofs.knowledge.go_semantics import (
 )
 from kofs.knowledge.go_similarity import gene_similarity_blocks
 from kofs.progress import Progress, task
+from kofs.resources import resolve_limit
 
 if TYPE_CHECKING:
     from kofs.cache import Cache
@@ -112,9 +114,9 @@ def gene_similarity(
         Genes (of ``genes``, then new ones of ``genes2``) that have terms, in input order.
     """
     check_similarity_options(measure, combine, mode)
-    for name, given in (("genes", genes), ("genes2", genes2)):
-        if isinstance(given, (str, bytes)):  # a string is read letter by letter
-            raise ParameterError(f"{name}: give a list of gene ids, not one string ({given!r})")
+    _check_similarity_arguments(ontology, annotations, genes, genes2, semantics, dtype)
+    check_api_options("gene_similarity", progress=progress)
+    max_memory = resolve_limit(max_memory)
     sem = semantics or go_semantics(ontology, annotations, aspect=aspect, mode=mode)
     g1 = [str(g) for g in genes]
     g2 = g1 if genes2 is None else [str(g) for g in genes2]
@@ -161,6 +163,37 @@ def gene_similarity(
     if missing:
         log.info("%d of %d genes have no %s term (%s mode)", missing, len(g1), sem.aspect, mode)
     return out, with_terms
+
+
+def _check_similarity_arguments(ontology, annotations, genes, genes2, semantics, dtype) -> None:
+    """:func:`gene_similarity`'s arguments have the documented types (a ParameterError saying
+    what to give, not an AttributeError from inside the kernel)."""
+    import reprlib
+
+    for name, given, cls, what in (
+        ("ontology", ontology, Ontology, "kofs.read_obo(...)"),
+        ("annotations", annotations, GOAnnotations, "kofs.read_go_annotations(...)"),
+    ):
+        if not isinstance(given, cls):
+            raise ParameterError(
+                f"gene_similarity: {name} must be what {what} returns, got {reprlib.repr(given)}"
+            )
+    if semantics is not None and not isinstance(semantics, GOSemantics):
+        raise ParameterError(
+            f"gene_similarity: semantics must be a GOSemantics (kofs.knowledge.go_semantics."
+            f"go_semantics) or None, got {reprlib.repr(semantics)}"
+        )
+    for name, given in (("genes", genes), ("genes2", genes2)):
+        if given is None and name == "genes2":
+            continue
+        if isinstance(given, (str, bytes)):  # a string is read letter by letter
+            raise ParameterError(f"{name}: give a list of gene ids, not one string ({given!r})")
+        if not isinstance(given, Iterable) or isinstance(given, Mapping):
+            raise ParameterError(f"{name}: give a list of gene ids, got {reprlib.repr(given)}")
+    try:
+        np.dtype(dtype)
+    except TypeError:
+        raise ParameterError(f"gene_similarity: dtype {dtype!r} is not a numpy dtype") from None
 
 
 def genes_with_terms(

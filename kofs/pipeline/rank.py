@@ -23,6 +23,7 @@ from kofs._compute.canonical import (
 from kofs._compute.run_cache import kernel_cache
 from kofs.context import Context
 from kofs.errors import ParameterError
+from kofs.io._fsops import check_api_options
 from kofs.io.ids import match_gene_ids
 from kofs.pipeline.anndata import anndata_knowledge, label_sample_ids
 from kofs.pipeline.build import run_plan
@@ -145,6 +146,7 @@ def rank(
     from kofs.pipeline.config import all_options, as_config
     from kofs.pipeline.yaml_files import key_name
 
+    check_api_options("rank", progress=progress)
     known = [*all_options(), "defaults"]
     for k in overrides:
         if key_name(k) not in known:
