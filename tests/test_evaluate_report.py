@@ -451,6 +451,20 @@ def test_cli_evaluate_several_runs_names_finals_by_folder(tmp_path):
     assert list(ev["list"]) == ["run_em", "variance", "fisher", "run_borda"]
 
 
+@pytest.mark.parametrize("encode", ["utf-16", "gzip"])
+def test_a_ranking_saved_as_utf16_or_gzip_is_read_as_written(tmp_path, encode):
+    """A ranking.tsv re-saved by a spreadsheet as UTF-16 was "'utf-8' codec can't decode byte
+    0xff"; every other kofs reader takes UTF-16 and gzip."""
+    import gzip
+
+    text = "gene\trank\trank:x\nG1\t1\t2\nG0\t2\t1\n"
+    p = tmp_path / ("ranking.tsv" if encode == "utf-16" else "ranking.tsv.gz")
+    p.write_bytes(text.encode("utf-16") if encode == "utf-16" else gzip.compress(text.encode()))
+    rf = read_rank_output(p)
+    assert list(rf.genes) == ["G1", "G0"]
+    assert list(rf.ranks["final"]) == [1, 2] and list(rf.ranks["x"]) == [2, 1]
+
+
 def test_a_ranking_that_lists_a_gene_twice_is_refused(tmp_path):
     p = tmp_path / "mine.tsv"
     p.write_text("gene\trank\nA\t1\nB\t2\nA\t3\n")

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from kofs.errors import InputError
+from kofs.errors import InputError, KofsError
+from kofs.io._table import open_text
 from kofs.io.ids import match_gene_ids
 from kofs.types import Expression
 
@@ -151,7 +152,9 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
         )
     _check_complete(table)
     try:
-        df = pd.read_csv(table, sep="\t", dtype=str, keep_default_na=False, quoting=3)
+        df = pd.read_csv(open_text(table), sep="\t", dtype=str, keep_default_na=False, quoting=3)
+    except KofsError:
+        raise
     except Exception as exc:  # pandas raises many kinds on malformed text
         raise InputError(
             f"cannot read the ranking table: {exc}".splitlines()[0], path=str(table)
@@ -203,7 +206,7 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
     if wfile.is_file() and (folder or table.name == "ranking.tsv"):
         verify_output_file(wfile)
         try:
-            w = pd.read_csv(wfile, sep="\t", dtype={"list": str})
+            w = pd.read_csv(open_text(wfile), sep="\t", dtype={"list": str})
             weights = dict(zip(w["list"].astype(str), w["weight"].astype(float), strict=False))
         except (KeyError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
             raise InputError(
