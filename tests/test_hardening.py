@@ -897,6 +897,8 @@ BOMB = "".join(
         # no alias at all: it was called an alias bomb
         ("run", "rankers: [" + ", ".join(["x"] * 100_001) + "]\n", "holds more than 100,000"),
         ("run", "a: &a [1, *a]\n", "refers to a value that contains it"),
+        # was "config refused: but found another document"
+        ("run", "expression: e.tsv\n---\nexpression: f.tsv\n", "more than one YAML document"),
         ("reproduce", BOMB.replace("a:", "title:", 1), "alias bomb"),
         ("reproduce", "expression: e.tsv\nlabels: l.tsv\nlists: S\ntitle: [a, b]\n", "'title'"),
         ("reproduce", "expression: e.tsv\nlabels: l.tsv\nlists: S\nseed: 1e40\n", "'seed'"),
@@ -1001,7 +1003,9 @@ def test_config_values_are_validated_by_their_declaration(tmp_path, where, text,
     started = time.monotonic()
     result = _cli([*command, "-o", tmp_path / "out"])
     _one_line_error(result, needle)
-    assert time.monotonic() - started < 10 and not (tmp_path / "out").exists()
+    # a hang guard (an alias bomb expands for hours), not a speed target: the 100,001-value
+    # config took 11 s under load when it was parsed whole
+    assert time.monotonic() - started < 60 and not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize(

@@ -29,16 +29,28 @@ YAML_MAX_DEPTH = 50
 YAML_MAX_VALUES = 100_000
 
 
+_TOO_MANY = (
+    f"it holds more than {YAML_MAX_VALUES:,} values, where a run's settings are a few dozen; "
+    "give long gene lists as files"
+)
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """safe_load that refuses a key given twice in one mapping, nesting deeper than
     :data:`YAML_MAX_DEPTH` and aliases expanding to more than :data:`YAML_MAX_VALUES` values
     (both checked on the node graph, before any Python object is built)."""
 
     _depth = 0
+    _nodes = 0
 
     def compose_node(self, parent, index):
         self._depth += 1
+        self._nodes += 1
         try:
+            if self._nodes > YAML_MAX_VALUES:  # written out (aliases: _check_expansion)
+                raise yaml.composer.ComposerError(
+                    None, None, _TOO_MANY, self.peek_event().start_mark
+                )
             if self._depth > YAML_MAX_DEPTH:
                 mark = self.peek_event().start_mark
                 raise yaml.composer.ComposerError(
@@ -85,8 +97,7 @@ def _check_expansion(root: yaml.Node) -> None:
                         f"its aliases expand to more than {YAML_MAX_VALUES:,} values (an "
                         "alias bomb?); write the values out"
                         if shared[0]
-                        else f"it holds more than {YAML_MAX_VALUES:,} values, where a run's "
-                        "settings are a few dozen; give long gene lists as files"
+                        else _TOO_MANY
                     )
                     raise yaml.composer.ComposerError(None, None, why, node.start_mark)
             active.discard(key)
@@ -162,6 +173,13 @@ def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
         raise InputError(problem, path=p, line=line) from None
     except yaml.composer.ComposerError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        if exc.context == "expected a single document in the stream":
+            raise InputError(
+                "holds more than one YAML document (a '---' line starts a second one); "
+                "a config is one mapping of option names to values",
+                path=p,
+                line=line,
+            ) from None
         raise InputError(f"config refused: {exc.problem}", path=p, line=line) from None
     except RecursionError:
         raise InputError(f"config nested deeper than {YAML_MAX_DEPTH} levels", path=p) from None
