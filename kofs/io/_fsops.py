@@ -306,12 +306,13 @@ def check_api_options(
 
     import numpy as np
 
-    from kofs.cache import Cache
-
     def refuse(name: str, expected: str, value: object) -> None:
         raise ParameterError(f"{who}: {name} must be {expected}, got {reprlib.repr(value)}")
 
-    if cache is not None and not isinstance(cache, Cache):
+    # kofs.cache imports this module: a Cache is known by what the readers call on it
+    if cache is not None and not all(
+        callable(getattr(cache, m, None)) for m in ("get", "put", "path")
+    ):
         refuse("cache", "a kofs.cache.Cache or None", cache)
     if progress is not None and not all(
         callable(getattr(progress, m, None)) for m in ("start", "advance", "finish")
