@@ -166,6 +166,58 @@ def test_a_programme_that_shifts_its_cells_composition_is_still_crossed():
     assert not by_first[0].independent and not by_first[10].independent
 
 
+def _batch(seed=0, n=3000, m=460):
+    """Counts with four group modules (genes 0-39, up 4x in their group) and a batch that
+    crosses the groups: half the cells have genes 40-59 up 4x and genes 60-79 down 4x; 380
+    background genes hold most of the counts."""
+    from kofs._compute.counts import counts_view
+
+    rng = np.random.default_rng(seed)
+    groups = rng.integers(0, 4, n)
+    batch = rng.random(n) < 0.5
+    mu = np.full((n, m), 2.0)
+    mu[:, 80:] = 20.0
+    for g in range(4):
+        mu[groups == g, 10 * g : 10 * g + 10] *= 4
+    mu[batch, 40:60] *= 4
+    mu[:, 60:80] = 8.0
+    mu[batch, 60:80] /= 4
+    return counts_view(sp.csr_matrix(rng.poisson(mu).astype(float)))
+
+
+def test_a_batch_that_moves_genes_both_ways_is_crossed_and_owns_both_halves():
+    """The identity context left out only genes correlated *positively* with a module: the
+    batch's down genes stayed in it, its k-means found the batch, and the batch read as
+    identity (identity fraction 0.14 and 88 batch genes in the top 500 of a simulation)."""
+    found = independent_programmes(_batch(), np.arange(80), seed=0, extend=np.arange(80, 460))
+    batch = [p for p in found if p.genes.min() >= 40]
+    assert batch and all(p.independent for p in batch)
+    owned = set(np.concatenate([p.associated for p in batch]).tolist())
+    assert set(range(40, 80)) <= owned  # the up and the down half
+    assert not any(p.independent for p in found if p.genes.max() < 40)
+
+
+def test_two_cell_types_crossed_with_two_batches_are_not_all_set_aside():
+    """Three crossed two-way splits (two cell types, two batches), each moving 20 genes up
+    and 20 down: every module is crossed with the others once its own down genes are left
+    out, so leaving the crossed ones out of the graph would leave no structure at all (every
+    module was set aside without the check); none is, as before the batch fix."""
+    from kofs._compute.counts import counts_view
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    mu = np.full((n, 500), 2.0)
+    mu[:, 120:] = 20.0
+    for axis in range(3):
+        on, lo = rng.random(n) < 0.5, 40 * axis
+        mu[on, lo : lo + 20] *= 4
+        mu[:, lo + 20 : lo + 40] = 8.0
+        mu[on, lo + 20 : lo + 40] /= 4
+    counts = counts_view(sp.csr_matrix(rng.poisson(mu).astype(float)))
+    found = independent_programmes(counts, np.arange(120), seed=0, extend=np.arange(120, 500))
+    assert len(found) == 6 and not any(p.independent for p in found)
+
+
 def test_list_nuisance_reports_each_lists_share(sim, expr):
     planted = np.flatnonzero(sim.nuisance)
     order = np.r_[planted, np.setdiff1d(np.arange(expr.n_genes), planted)]

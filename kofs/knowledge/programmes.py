@@ -21,7 +21,7 @@ residuals of the candidate genes (Lause et al. 2021):
    that takes a share of its cells' counts lowers every other gene there; on a few thousand
    genes the identity context's components would follow that shift), its score (mean
    standardised residual of its genes) and its *identity context*: the principal components
-   of the other candidate genes that do not co-vary with it (``|corr(gene, score)| <``
+   of the other candidate genes that do not go up with it (``corr(gene, score) <``
    :data:`LINK_CORRELATION`), clustered into cell groups by k-means;
 3. the module's signal variance (its score's variance times the split-half reliability of the
    score) is split into the part between those groups (identity) and within them; the within
@@ -30,7 +30,14 @@ residuals of the candidate genes (Lause et al. 2021):
 4. the module is an identity-independent programme when less than
    :data:`IDENTITY_FRACTION` of its signal lies between the groups **and** its within-group
    signal is spread over at least :data:`MIN_SPREAD` groups. A rare subpopulation inside one
-   group (its markers vary within that group only) is therefore not a nuisance programme.
+   group (its markers vary within that group only) is therefore not a nuisance programme;
+5. genes that go *down* with the module (``corr <= -LINK_CORRELATION``) may be its own other
+   half (a batch moves genes both ways) or other cell types' genes: when the module is identity
+   by step 4 and has such genes, it is tested again on a context where their part predicted
+   by its score is left out, and is crossed when that test says so and the context still has
+   cell structure (:func:`_has_structure`); crossings found this way stand only when the
+   candidate genes outside every crossed programme keep cell structure (:func:`_mutual_crossings`).
+   A crossed programme owns every gene with ``|corr| >=`` :data:`LINK_CORRELATION`.
 """
 
 from __future__ import annotations
@@ -140,7 +147,8 @@ class Programme:
         An identity-independent (nuisance-like) programme.
     associated : ndarray of int
         Columns among the ``extend`` genes of :func:`independent_programmes` whose residuals
-        correlate with its score by :data:`LINK_CORRELATION` or more (its own genes included).
+        correlate with its score by :data:`LINK_CORRELATION` or more in absolute value (its own
+        genes included: a programme moves some genes up and others down).
     """
 
     genes: np.ndarray
@@ -278,7 +286,7 @@ def independent_programmes(
     cand_cols = np.flatnonzero(is_candidate)
     tree = linkage(_correlation_distances(Z[:, cand_cols]), method="average")
     labels = fcluster(tree, t=MODULE_CUT, criterion="distance")
-    found = []
+    tested = []
     for lab in np.unique(labels):
         members = np.zeros(pool.size, dtype=bool)
         members[cand_cols[labels == lab]] = True
@@ -288,13 +296,37 @@ def independent_programmes(
         # that takes a share of its cells' counts lowers every other gene there (composition),
         # and on few genes the identity context's components would follow it
         Zm = _standardised(_residuals(counts, block, pool, cells, without=members))
-        identity, spread, reliability, independent, link = _test_module(Zm, members, seed)
-        associated = pool[members | (independent & (link >= LINK_CORRELATION))]
-        found.append(
-            Programme(pool[members], identity, spread, reliability, independent, associated)
-        )
+        identity, spread, reliability, independent, link, crossed = _test_module(Zm, members, seed)
+        tested.append((members, identity, spread, reliability, independent, link, crossed))
+    found = [
+        Programme(pool[members], *(crossed or (identity, spread)), reliability,
+                  independent or crossed is not None,
+                  # a programme's genes go up *or* down with it (a batch shifts some each way)
+                  pool[members | (np.abs(link) >= LINK_CORRELATION)]
+                  if independent or crossed is not None else pool[members])
+        for members, identity, spread, reliability, independent, link, crossed
+        in _mutual_crossings(tested, Z, is_candidate, seed)
+    ]  # fmt: skip
     found.sort(key=lambda p: -p.genes.size)
     return found
+
+
+def _mutual_crossings(tested: list, Z: np.ndarray, is_candidate: np.ndarray, seed: int) -> list:
+    """The modules' tests, with the ones crossed only once their mirror genes are left out
+    (:func:`_test_module`) kept as crossed only when the candidate genes outside every crossed
+    programme still have cell structure. Crossings are mutual -- two cell types in two batches:
+    each type's module is crossed with the batch, and the batch with the types -- and with
+    both set aside no structure would be left to build a cell graph on; then none of them is
+    (the signed tests decide, as when a module has no mirror)."""
+    if not any(t[-1] is not None for t in tested):
+        return tested
+    owned = np.zeros(Z.shape[1], dtype=bool)
+    for members, *_, independent, link, crossed in tested:
+        if independent or crossed is not None:
+            owned |= members | (np.abs(link) >= LINK_CORRELATION)
+    if _has_structure(Z[:, is_candidate & ~owned], seed):
+        return tested
+    return [(*t[:-1], None) for t in tested]
 
 
 #: Columns per block of :func:`_correlation_distances` (bounds its temporary).
@@ -335,28 +367,51 @@ def _top_components(C: np.ndarray, k: int, seed: int) -> np.ndarray:
 
 
 def _test_module(Z: np.ndarray, members: np.ndarray, seed: int):
-    """(identity fraction, spread, reliability, independent, link) of one module (module
-    docstring); ``link``: every column's correlation with the module's score."""
+    """(identity fraction, spread, reliability, independent, link, crossed) of one module
+    (module docstring); ``link``: every column's correlation with the module's score;
+    ``crossed``: (identity fraction, spread) of its test on the context without its mirror
+    genes when that test finds it independent and the signed one does not, else None."""
     score = Z[:, members].mean(axis=1)
     sd = score.std()
     link = np.zeros(Z.shape[1])
     if sd <= 0:
-        return 0.0, 0.0, 0.0, False, link
+        return 0.0, 0.0, 0.0, False, link, None
     zs = (score - score.mean()) / sd
     link = (Z * zs[:, None]).mean(axis=0)
-    context = ~members & (link < LINK_CORRELATION)
     rng = np.random.default_rng(seed)
     idx = rng.permutation(np.flatnonzero(members))
     half = idx.size // 2
     rho = np.corrcoef(Z[:, idx[:half]].mean(axis=1), Z[:, idx[half:]].mean(axis=1))[0, 1]
     reliability = float(max(0.0, 2 * rho / (1 + rho))) if rho > -1 else 0.0
+    context = ~members & (link < LINK_CORRELATION)
     if context.sum() < 2 or reliability <= 0:
-        return 0.0, 0.0, reliability, False, link
-    C = Z[:, context]
+        return 0.0, 0.0, reliability, False, link, None
+    identity, spread = _split_by_context(Z[:, context], zs, reliability, seed)
+    independent = identity < IDENTITY_FRACTION and spread >= MIN_SPREAD
+    mirror = ~members & (link <= -LINK_CORRELATION)
+    if not independent and mirror.any():
+        # Genes that go *down* with the module are in its context, and may be its own other
+        # half (a batch moves genes both ways: the context's groups then follow the batch and
+        # it reads as identity) or other cell types' genes (a group's module is low where
+        # they are high). Their part that the module's score predicts is left out: a batch's
+        # down genes are then noise, other types' genes still tell the types apart (a group's
+        # cells sit apart from every other type's). The module is crossed with the rest only
+        # when that context still has cell groups: with no structure left (two cell types,
+        # nothing else) there is nothing to be crossed with.
+        C = np.hstack([Z[:, ~members & ~mirror & (link < LINK_CORRELATION)],
+                       Z[:, mirror] - np.outer(zs, link[mirror])])  # fmt: skip
+        alt = _split_by_context(C, zs, reliability, seed)
+        if alt[0] < IDENTITY_FRACTION and alt[1] >= MIN_SPREAD and _has_structure(C, seed):
+            return identity, spread, reliability, False, link, alt
+    return identity, spread, reliability, independent, link, None
+
+
+def _split_by_context(C: np.ndarray, zs: np.ndarray, signal: float, seed: int):
+    """(identity fraction, spread) of a module's standardised score ``zs`` (signal variance
+    ``signal``) over the k-means groups of the identity context ``C`` (cells x genes)."""
     P = _top_components(C - C.mean(axis=0), CONTEXT_PCS, seed)
     groups = _kmeans(P, CONTEXT_GROUPS, seed)
-    signal = reliability  # zs has variance 1
-    noise = 1.0 - signal
+    noise = 1.0 - signal  # zs has variance 1
     between = 0.0
     v = []
     for g in np.unique(groups):
@@ -367,8 +422,30 @@ def _test_module(Z: np.ndarray, members: np.ndarray, seed: int):
     within = np.asarray(v)
     identity = float(min(1.0, between / signal))
     spread = float(within.sum() ** 2 / (within * within).sum()) if within.sum() > 0 else 0.0
-    independent = identity < IDENTITY_FRACTION and spread >= MIN_SPREAD
-    return identity, spread, reliability, independent, link
+    return identity, spread
+
+
+#: Leading components of two random halves of a context's genes compared by
+#: :func:`_has_structure`, and the canonical correlation that counts as shared structure
+#: (noise gives ~0.1 on a few thousand cells, cell types more than 0.9; one shared axis
+#: appears in residuals without any cell type -- 0.84-0.97 in simulated Poisson counts of one
+#: type -- so two are needed: cell types, at least three of them).
+STRUCTURE_PCS = 5
+STRUCTURE_CORRELATION = 0.5
+
+
+def _has_structure(C: np.ndarray, seed: int) -> bool:
+    """Whether the genes of ``C`` share cell structure beyond noise: the second canonical
+    correlation between the leading components of two random halves of its genes."""
+    rng = np.random.default_rng(seed)
+    cols = rng.permutation(C.shape[1])
+    a, b = C[:, cols[: cols.size // 2]], C[:, cols[cols.size // 2 :]]
+    if min(a.shape[1], b.shape[1]) < 2:
+        return False
+    Qa = np.linalg.qr(_top_components(a - a.mean(axis=0), STRUCTURE_PCS, seed))[0]
+    Qb = np.linalg.qr(_top_components(b - b.mean(axis=0), STRUCTURE_PCS, seed))[0]
+    shared = np.linalg.svd(Qa.T @ Qb, compute_uv=False)
+    return bool(shared.size > 1 and shared[1] >= STRUCTURE_CORRELATION)
 
 
 def nuisance_shares(order: np.ndarray, masks: dict[str, np.ndarray], *, top: int) -> dict:
