@@ -3,6 +3,8 @@ on planted lists with a known truth (kofs.datasets.planted)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy.special import expit
@@ -574,6 +576,40 @@ def test_knowledge_is_a_prior_whose_strength_is_learned():
         else:
             assert abs(odds["K"]) < 1.0
             assert moved <= 5
+
+
+def test_a_list_a_user_names_as_knowledge_is_a_prior_as_kofs_knowledge_lists_are():
+    """``knowledge=[name]`` (``kofs aggregate --knowledge``): a list a user brings that ranks
+    genes by what is known enters as kofs's own knowledge lists do -- the same fit, bit for
+    bit -- and not as evidence; genes it lacks are unknown to it, not below it."""
+    data = (DataList("good", 1.6), DataList("fair", 1.2))
+    pl = planted_lists(data=data, knowledge=(KnowledgeList("K", 1.2),), seed=5)
+    own = aggregate(pl.rankings, params={"resamples": 0})
+    brought = [replace(r, params={}) if r.name == "K" else r for r in pl.rankings]
+    as_prior = aggregate(brought, knowledge=["K"], params={"resamples": 0})
+    as_data = aggregate(brought, params={"resamples": 0})
+    assert as_prior.genes == own.genes
+    assert np.array_equal(as_prior.statistics["posterior"], own.statistics["posterior"])
+    assert any(r["covariate"] == "K" for r in as_prior.diagnostics["prior_effects"])
+    assert not any(r["covariate"] == "K" for r in as_data.diagnostics.get("prior_effects", []))
+    # a top-300 knowledge list: the genes it lacks get the "covers" covariate, not a position
+    k = next(r for r in brought if r.name == "K")
+    top = Ranking("K", tuple(k.top(300)), np.arange(300, 0, -1.0), True)
+    short = aggregate(
+        [r for r in brought if r.name != "K"] + [top],
+        knowledge=["K"],
+        universe=list(pl.genes),
+        params={"resamples": 0},
+    )
+    assert {r["covariate"] for r in short.diagnostics["prior_effects"]} >= {"K", "K covers"}
+    for bad, needle in (
+        ({"knowledge": ["nope"]}, "no list is named 'nope'"),
+        ({"knowledge": "K"}, "as a list"),
+        ({"knowledge": ["K", "good", "fair"]}, "every list is named as knowledge"),
+        ({"knowledge": ["K"], "method": "borda"}, "does not use knowledge"),
+    ):
+        with pytest.raises(ParameterError, match=needle):
+            aggregate(brought, **bad)
 
 
 def test_one_data_list_is_its_own_answer():

@@ -258,3 +258,22 @@ def test_many_short_lists_do_not_build_the_pairwise_table(tmp_path):
     assert r.exit_code == 0, r.stderr
     manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
     assert "agreement" not in manifest["aggregation"]["diagnostics"]  # 3 lists: it is there
+
+
+def test_a_list_named_with_knowledge_is_a_prior_and_run_repeats_it(lists):
+    """--knowledge NAME: the list ranks genes by what is known; it enters the prior (an odds
+    ratio in the manifest), not the evidence (no weight of its own), and the resolved config
+    keeps it."""
+    out = lists / "out"
+    r = run(["aggregate", *files(lists), "--knowledge", "top", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    effects = manifest["aggregation"]["diagnostics"]["prior_effects"]
+    assert "top" in {e["covariate"] for e in effects}
+    assert yaml.safe_load((out / "config.resolved.yaml").read_text())["knowledge"] == ["top"]
+    again = lists / "again"
+    assert run(["run", str(out / "config.resolved.yaml"), "-o", str(again)]).exit_code == 0
+    assert (again / "ranking.tsv").read_text() == (out / "ranking.tsv").read_text()
+    bad = CliRunner().invoke(main, ["aggregate", *files(lists), "--knowledge", "nope", "-o", "x"])
+    assert bad.exit_code == 2 and "no list is named 'nope'" in bad.output
+    assert not (lists / "x").exists()

@@ -69,6 +69,36 @@ def _data_lists(rankings: Sequence[Ranking]) -> np.ndarray:
     return np.array(out, dtype=bool)
 
 
+def _knowledge_names(
+    knowledge: Iterable[str] | None, names: Sequence[str], method: str, context: bool
+) -> list[str]:
+    """The lists named as knowledge (``aggregate(knowledge=...)``), checked."""
+    if knowledge is None:
+        return []
+    if isinstance(knowledge, str) or not isinstance(knowledge, Iterable):
+        raise ParameterError(
+            f"knowledge: give the names of the knowledge lists as a list, got {knowledge!r}"
+        )
+    chosen = [str(k) for k in knowledge]
+    if not chosen:
+        return []
+    if not context:
+        raise ParameterError(
+            f"aggregator {method!r} does not use knowledge lists as a prior; use 'posterior'"
+        )
+    unknown = [k for k in chosen if k not in names]
+    if unknown:
+        raise ParameterError(
+            f"knowledge: no list is named {unknown[0]!r} (the lists: {', '.join(names)})"
+        )
+    if set(names) <= set(chosen):
+        raise ParameterError(
+            "knowledge: every list is named as knowledge; at least one list must be evidence "
+            "from data (the knowledge is a prior of what the data lists show)"
+        )
+    return chosen
+
+
 def _covered(rankings: Sequence[Ranking], genes: Sequence[str]) -> np.ndarray:
     """(M, L): the genes each list has knowledge about (present, with a finite score)."""
     index: dict[str, int] | None = None
@@ -144,6 +174,7 @@ def aggregate(
     list_weights: Mapping[str, float] | None = None,
     list_weight_replicates: Mapping[str, Any] | None = None,
     covariates: Mapping[str, Mapping[str, float]] | None = None,
+    knowledge: Iterable[str] | None = None,
     signal_test: Mapping[str, Any] | None = None,
     bootstrap: int = 200,
     seed: int = 0,
@@ -187,6 +218,12 @@ def aggregate(
         Gene-level covariates of the prior of ``posterior`` (e.g. ``{"study bias": {gene:
         log number of annotations}}``; a pandas Series works); genes without a value get the
         mean.
+    knowledge : iterable of str, optional
+        Names of lists that rank genes by what is known (a GO-, pathway- or literature-based
+        prioritisation a user brings), not by this experiment's data: ``posterior`` uses them
+        as covariates of the prior, whose strength it learns from the other lists, and a gene
+        such a list lacks is unknown to it, not below it -- as the lists of kofs's knowledge
+        rankers. At least one list must stay data.
     signal_test : mapping, optional
         An outside test that the data lists have anything to find: its ``p_value`` (and what
         else it reports, kept in ``diagnostics["signal_test"]``; ``summary``: one sentence
@@ -220,6 +257,7 @@ def aggregate(
             list_weights=list_weights,
             list_weight_replicates=list_weight_replicates,
             covariates=covariates,
+            knowledge=knowledge,
             signal_test=signal_test,
             bootstrap=bootstrap,
             seed=seed,
@@ -238,6 +276,7 @@ def _aggregate(
     list_weights: Mapping[str, float] | None = None,
     list_weight_replicates: Mapping[str, Any] | None = None,
     covariates: Mapping[str, Mapping[str, float]] | None = None,
+    knowledge: Iterable[str] | None = None,
     signal_test: Mapping[str, Any] | None = None,
     bootstrap: int = 200,
     seed: int = 0,
@@ -286,6 +325,7 @@ def _aggregate(
         _check_list_weights(list_weights, names)
     if covariates and not spec.context:
         raise ParameterError(f"aggregator {method!r} does not use gene covariates; use 'posterior'")
+    known_lists = _knowledge_names(knowledge, names, method, spec.context)
     if signal_test is not None and not spec.context:
         raise ParameterError(f"aggregator {method!r} does not use a signal test; use 'posterior'")
     if signal_test is not None:
@@ -337,10 +377,14 @@ def _aggregate(
         extra = {
             "names": [names[j] for j in cols],
             "built_from": Bc,
-            "data_lists": _data_lists(rankings)[cols],
+            "data_lists": (_data_lists(rankings) & ~np.isin(names, known_lists))[cols],
             "covered": _covered(rankings, genes)[np.ix_(rows, cols)],
             "absent_missing": np.array(
-                [rankings[j].params.get("absent") == "missing" for j in cols], dtype=bool
+                [
+                    rankings[j].params.get("absent") == "missing" or names[j] in known_lists
+                    for j in cols
+                ],
+                dtype=bool,
             ),
             "covariates": _covariates(covariates, genes, rows),
             "list_weights": v,

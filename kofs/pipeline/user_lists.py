@@ -204,6 +204,7 @@ def aggregate_lists(
     aggregate_param: Mapping[str, Any] | None = None,
     universe: int | str | os.PathLike | Iterable[str] | None = None,
     relevant_genes: str | os.PathLike | Iterable[str] | None = None,
+    knowledge: Iterable[str] | None = None,
     signal_p: float | None = None,
     ranks_only: bool = False,
     gene_column: str | None = None,
@@ -234,6 +235,11 @@ def aggregate_lists(
         the distinct genes of the lists (RobustRankAggreg's default).
     relevant_genes : path or iterable of str, optional
         Known relevant genes (a prior covariate of ``posterior``; supervised EM for ``em``).
+    knowledge : iterable of str, optional
+        Names of lists that rank genes by what is known (a GO-, pathway- or literature-based
+        prioritisation), not by data: ``posterior`` uses them as a prior whose strength the
+        other lists decide, and a gene such a list lacks is unknown to it, not below it
+        (:func:`kofs.aggregate.aggregate`'s ``knowledge``).
     signal_p : float, optional
         The p-value of an outside test that the lists have anything to find (e.g. a global
         test of the experiment they come from); its no-signal probability joins the fusion's
@@ -331,6 +337,7 @@ def aggregate_lists(
         rankings,
         aggregate,
         relevant_genes=relevant,
+        knowledge=knowledge,
         params=aggregate_param,
         universe=N if universe_ids is None else universe_ids,
         signal_test=None
@@ -348,6 +355,7 @@ def aggregate_lists(
         "universe": N,
         "universe_genes": universe_ids is not None,
         "ranks_only": bool(ranks_only),
+        "knowledge": [str(k) for k in knowledge or ()],
         "p_value_lists": [r.name for r in rankings if "null" in r.info],
         "signed_lists": [r.name for r in rankings if "effect_signs" in r.info],
         **{k: v for k, v in reading.items()},

@@ -55,6 +55,14 @@ class AggregateListsConfig:
         None,
         help="Known relevant genes: they supervise the list weights.",
     )
+    knowledge: tuple[str, ...] = opt(
+        "knowledge",
+        "names",
+        (),
+        metavar="NAME,...",
+        help="Lists that rank genes by what is known (e.g. a GO or pathway prioritisation), "
+        "not by data: posterior uses them as a prior whose strength the other lists decide.",
+    )
     signal_p: float | None = opt(
         "signal_p",
         "float",
@@ -142,6 +150,7 @@ def run_aggregate_config(
         aggregate_param=config.aggregate_param,
         universe=config.universe,
         relevant_genes=config.relevant_genes,
+        knowledge=config.knowledge,
         signal_p=config.signal_p,
         ranks_only=config.ranks_only,
         gene_column=config.gene_column,
