@@ -131,9 +131,27 @@ def test_a_semicolon_table_is_a_table_not_a_list_of_ids(tmp_path):
     # European spreadsheets' CSV: its header has semicolons only (read as one id a line
     # before, with the "genes" 'gene;pvalue' and 'A;0.01')
     semi = write(tmp_path / "semi.csv", "gene;pvalue\nA;0.2\nB;0.01\nC;0.5\n")
-    with pytest.raises(ParameterError, match="which column ranks the genes"):
-        one(semi)
+    assert order(one(semi)) == ["B", "A", "C"]  # its one p-value column (below)
     assert order(one(semi + ":pvalue:asc")) == ["B", "A", "C"]
+
+
+def test_a_table_with_one_raw_p_value_column_is_ranked_by_it(tmp_path):
+    """gene + pvalue (+ a fold change, an adjusted p) asked "which column ranks the genes?";
+    one raw p-value column can only mean that one, ascending. Two, or none, still ask."""
+    for header, rows in (
+        ("gene\tpvalue", ["A\t0.2", "B\t0.01", "C\t0.5"]),
+        ("gene\tlog2FC\tP.Value\tpadj", ["A\t1\t0.2\t0.4", "B\t-2\t0.01\t0.03", "C\t0\t0.5\t0.6"]),
+    ):
+        path = write(tmp_path / "t.tsv", "\n".join([header, *rows]) + "\n")
+        got = one(path)
+        assert order(got) == ["B", "A", "C"] and "ascending" in got.describe()
+    for header in ("gene\tp_a\tp_b", "gene\tscore"):
+        path = write(
+            tmp_path / "u.tsv",
+            f"{header}\nA\t0.2\t0.3\n".replace("\t0.3", "\t0.3" * (header.count("\t") - 1)),
+        )
+        with pytest.raises(ParameterError, match="which column ranks the genes"):
+            one(path)
 
 
 def test_a_list_behind_a_closed_folder_is_not_called_missing(tmp_path, monkeypatch):

@@ -604,6 +604,9 @@ def _from_columns(
         column, direction = known[1], spec.direction or known[2]
         if kind == "MAGeCK gene summary":
             used.add("mageck_side")
+    elif len(raw := [h for i, h in enumerate(header) if i != gi and _RAW_P.match(h.strip())]) == 1:
+        # one raw p-value column (gene, pvalue[, log2FC, padj, ...]): what else would rank them
+        column, direction = raw[0], spec.direction or "asc"
     else:
         raise ParameterError(
             "which column ranks the genes? give FILE:COLUMN:asc|desc|abs (columns: "

@@ -55,10 +55,10 @@ class AggregateListsConfig:
         None,
         help="Known relevant genes: they supervise the list weights.",
     )
-    knowledge: tuple[str, ...] = opt(
+    knowledge: tuple[str, ...] | None = opt(
         "knowledge",
         "names",
-        (),
+        None,
         metavar="NAME,...",
         help="Lists that rank genes by what is known (e.g. a GO or pathway prioritisation), "
         "not by data: posterior uses them as a prior whose strength the other lists decide.",
@@ -177,6 +177,7 @@ def resolved_aggregate_config(
     values["output"] = _absolute(config.output, root)
     values["relevant_genes"] = _absolute(config.relevant_genes, root)
     values["universe"] = _universe_abs(config.universe, root)
+    values["knowledge"] = list(config.knowledge) if config.knowledge else None
     return {"command": "aggregate", "lists": entries, **values}
 
 
