@@ -519,6 +519,14 @@ def _diagnostics(
         diag["warning"] = warning_line(method, diag, names)
         if diag["warning"]:
             log.warning("%s", diag["warning"])
+    if weights is not None:
+        seen = (~np.isnan(R)).astype(np.float64)
+        against = _against_agreeing_lists(
+            names, np.asarray(weights, float), agreement, seen.T @ seen
+        )
+        if against:
+            diag["notices"] = [*(diag.get("notices") or []), against]
+            log.warning("%s", against)
     if relevant is not None and B is not None and not spec.context:
         overlap = [n for j, n in enumerate(names) if (B[:, j] & relevant).any()]
         if overlap:
@@ -529,6 +537,53 @@ def _diagnostics(
             )
             log.warning("%s", diag["circular"])
     return diag
+
+
+#: A list carrying at least this share of the weight ...
+DOMINANT_WEIGHT = 0.5
+#: ... whose ranking correlates negatively with each of two other lists that agree with each
+#: other (Spearman over their shared genes), each correlation at least AGAINST_Z standard
+#: errors from 0 (r sqrt(n - 1) under independence) and AGAINST in size, gets a notice.
+AGAINST = 0.1
+AGAINST_Z = 5.0
+
+
+def _against_agreeing_lists(
+    names: Sequence[str], weights: np.ndarray, agreement: np.ndarray | None, shared: np.ndarray
+) -> str | None:
+    """A notice when the list that carries most of the weight runs against two lists that
+    agree with each other: the fused answer is then that one list's, and a list ranked the
+    wrong way round (a p-value taken descending, a score of the opposite sign) wins this way
+    (an independent check: a reversed list beside top-k lists took all the weight in 8 of 30
+    seeds, ~3,500 calls at FDP 0.99, and said nothing)."""
+    if agreement is None or len(names) < 3 or not np.isfinite(weights).all():
+        return None
+    total = weights.sum()
+    j = int(np.argmax(weights))
+    if total <= 0 or weights[j] / total < DOMINANT_WEIGHT:
+        return None
+    A = np.nan_to_num(np.asarray(agreement, dtype=np.float64))
+    z = A * np.sqrt(np.maximum(shared - 1.0, 0.0))
+    against = [
+        a for a in range(len(names)) if a != j and A[j, a] <= -AGAINST and z[j, a] <= -AGAINST_Z
+    ]
+    pairs = [
+        (a, b)
+        for i, a in enumerate(against)
+        for b in against[i + 1 :]
+        if A[a, b] >= AGAINST and z[a, b] >= AGAINST_Z
+    ]
+    if not pairs:
+        return None
+    a, b = max(pairs, key=lambda p: A[p[0], p[1]])
+    return (
+        f"'{names[j]}' carries {weights[j] / total:.0%} of the weight, and its ranking runs "
+        f"against '{names[a]}' and '{names[b]}' (Spearman {A[j, a]:+.2f}, {A[j, b]:+.2f}), "
+        f"which agree with each other ({A[a, b]:+.2f}): the fused ranking is mostly "
+        f"'{names[j]}'s. If '{names[j]}' is ranked the wrong way round (a p-value taken "
+        "descending, a score of the opposite sign), give its direction (FILE:COLUMN:asc|desc); "
+        "if it is right, the other lists disagree with it."
+    )
 
 
 #: Per-list entries of an aggregator's ``info`` (put back into the caller's list order).
