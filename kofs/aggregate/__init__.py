@@ -9,6 +9,7 @@ that a list does not contain is treated.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -520,10 +521,7 @@ def _diagnostics(
         if diag["warning"]:
             log.warning("%s", diag["warning"])
     if weights is not None:
-        seen = (~np.isnan(R)).astype(np.float64)
-        against = _against_agreeing_lists(
-            names, np.asarray(weights, float), agreement, seen.T @ seen
-        )
+        against = _against_agreeing_lists(names, np.asarray(weights, float), agreement, R)
         if against:
             diag["notices"] = [*(diag.get("notices") or []), against]
             log.warning("%s", against)
@@ -549,7 +547,7 @@ AGAINST_Z = 5.0
 
 
 def _against_agreeing_lists(
-    names: Sequence[str], weights: np.ndarray, agreement: np.ndarray | None, shared: np.ndarray
+    names: Sequence[str], weights: np.ndarray, agreement: np.ndarray | None, R: np.ndarray
 ) -> str | None:
     """A notice when the list that carries most of the weight runs against two lists that
     agree with each other: the fused answer is then that one list's, and a list ranked the
@@ -563,15 +561,19 @@ def _against_agreeing_lists(
     if total <= 0 or weights[j] / total < DOMINANT_WEIGHT:
         return None
     A = np.nan_to_num(np.asarray(agreement, dtype=np.float64))
-    z = A * np.sqrt(np.maximum(shared - 1.0, 0.0))
+    seen = ~np.isnan(R)  # (genes, lists): the pairs' shared genes, counted only when needed
+
+    def z(a: int, b: int) -> float:  # r sqrt(n - 1): standard errors from 0 under independence
+        return A[a, b] * math.sqrt(max(int((seen[:, a] & seen[:, b]).sum()) - 1, 0))
+
     against = [
-        a for a in range(len(names)) if a != j and A[j, a] <= -AGAINST and z[j, a] <= -AGAINST_Z
+        a for a in range(len(names)) if a != j and A[j, a] <= -AGAINST and z(j, a) <= -AGAINST_Z
     ]
     pairs = [
         (a, b)
         for i, a in enumerate(against)
         for b in against[i + 1 :]
-        if A[a, b] >= AGAINST and z[a, b] >= AGAINST_Z
+        if A[a, b] >= AGAINST and z(a, b) >= AGAINST_Z
     ]
     if not pairs:
         return None
