@@ -37,7 +37,7 @@ residuals of the candidate genes (Lause et al. 2021):
    by its score is left out, and is crossed when that test says so and the context still has
    cell structure (:func:`_has_structure`); crossings found this way stand only when the
    candidate genes outside every crossed programme keep cell structure (:func:`_mutual_crossings`).
-   A crossed programme owns every gene with ``|corr| >=`` :data:`LINK_CORRELATION`.
+   Every programme set aside owns the genes with ``|corr| >=`` :data:`LINK_CORRELATION`.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -296,37 +297,60 @@ def independent_programmes(
         # that takes a share of its cells' counts lowers every other gene there (composition),
         # and on few genes the identity context's components would follow it
         Zm = _standardised(_residuals(counts, block, pool, cells, without=members))
-        identity, spread, reliability, independent, link, crossed = _test_module(Zm, members, seed)
-        tested.append((members, identity, spread, reliability, independent, link, crossed))
+        tested.append(_test_module(Zm, members, seed))
     found = [
-        Programme(pool[members], *(crossed or (identity, spread)), reliability,
-                  independent or crossed is not None,
-                  # a programme's genes go up *or* down with it (a batch shifts some each way)
-                  pool[members | (np.abs(link) >= LINK_CORRELATION)]
-                  if independent or crossed is not None else pool[members])
-        for members, identity, spread, reliability, independent, link, crossed
-        in _mutual_crossings(tested, Z, is_candidate, seed)
-    ]  # fmt: skip
+        Programme(
+            pool[t.members],
+            *(t.crossed or (t.identity, t.spread)),
+            t.reliability,
+            t.set_aside,
+            pool[t.owned] if t.set_aside else pool[t.members],
+        )
+        for t in _mutual_crossings(tested, Z, is_candidate, seed)
+    ]
     found.sort(key=lambda p: -p.genes.size)
     return found
 
 
-def _mutual_crossings(tested: list, Z: np.ndarray, is_candidate: np.ndarray, seed: int) -> list:
+class _ModuleTest(NamedTuple):
+    """One module's test (:func:`_test_module`)."""
+
+    members: np.ndarray  # bool over the pool's columns
+    identity: float
+    spread: float
+    reliability: float
+    independent: bool  # by the signed context
+    link: np.ndarray  # every column's correlation with the module's score
+    crossed: tuple[float, float] | None  # (identity, spread) without its mirror genes
+
+    @property
+    def set_aside(self) -> bool:
+        return self.independent or self.crossed is not None
+
+    @property
+    def owned(self) -> np.ndarray:
+        """Its genes and those that go up *or* down with it (a batch shifts some each way)."""
+        return self.members | (np.abs(self.link) >= LINK_CORRELATION)
+
+
+def _mutual_crossings(
+    tested: list[_ModuleTest], Z: np.ndarray, is_candidate: np.ndarray, seed: int
+) -> list[_ModuleTest]:
     """The modules' tests, with the ones crossed only once their mirror genes are left out
     (:func:`_test_module`) kept as crossed only when the candidate genes outside every crossed
     programme still have cell structure. Crossings are mutual -- two cell types in two batches:
     each type's module is crossed with the batch, and the batch with the types -- and with
     both set aside no structure would be left to build a cell graph on; then none of them is
     (the signed tests decide, as when a module has no mirror)."""
-    if not any(t[-1] is not None for t in tested):
+    if all(t.crossed is None for t in tested):
         return tested
     owned = np.zeros(Z.shape[1], dtype=bool)
-    for members, *_, independent, link, crossed in tested:
-        if independent or crossed is not None:
-            owned |= members | (np.abs(link) >= LINK_CORRELATION)
+    for t in tested:
+        if t.set_aside:
+            owned |= t.owned
     if _has_structure(Z[:, is_candidate & ~owned], seed):
         return tested
-    return [(*t[:-1], None) for t in tested]
+    return [t._replace(crossed=None) for t in tested]
 
 
 #: Columns per block of :func:`_correlation_distances` (bounds its temporary).
@@ -366,16 +390,15 @@ def _top_components(C: np.ndarray, k: int, seed: int) -> np.ndarray:
     return (Q @ U[:, :k]) * S[:k]
 
 
-def _test_module(Z: np.ndarray, members: np.ndarray, seed: int):
-    """(identity fraction, spread, reliability, independent, link, crossed) of one module
-    (module docstring); ``link``: every column's correlation with the module's score;
-    ``crossed``: (identity fraction, spread) of its test on the context without its mirror
-    genes when that test finds it independent and the signed one does not, else None."""
+def _test_module(Z: np.ndarray, members: np.ndarray, seed: int) -> _ModuleTest:
+    """One module's test (module docstring); ``crossed``: (identity fraction, spread) of its
+    test on the context without its mirror genes when that test finds it independent and the
+    signed one does not, else None."""
     score = Z[:, members].mean(axis=1)
     sd = score.std()
     link = np.zeros(Z.shape[1])
     if sd <= 0:
-        return 0.0, 0.0, 0.0, False, link, None
+        return _ModuleTest(members, 0.0, 0.0, 0.0, False, link, None)
     zs = (score - score.mean()) / sd
     link = (Z * zs[:, None]).mean(axis=0)
     rng = np.random.default_rng(seed)
@@ -385,7 +408,7 @@ def _test_module(Z: np.ndarray, members: np.ndarray, seed: int):
     reliability = float(max(0.0, 2 * rho / (1 + rho))) if rho > -1 else 0.0
     context = ~members & (link < LINK_CORRELATION)
     if context.sum() < 2 or reliability <= 0:
-        return 0.0, 0.0, reliability, False, link, None
+        return _ModuleTest(members, 0.0, 0.0, reliability, False, link, None)
     identity, spread = _split_by_context(Z[:, context], zs, reliability, seed)
     independent = identity < IDENTITY_FRACTION and spread >= MIN_SPREAD
     mirror = ~members & (link <= -LINK_CORRELATION)
@@ -402,8 +425,8 @@ def _test_module(Z: np.ndarray, members: np.ndarray, seed: int):
                        Z[:, mirror] - np.outer(zs, link[mirror])])  # fmt: skip
         alt = _split_by_context(C, zs, reliability, seed)
         if alt[0] < IDENTITY_FRACTION and alt[1] >= MIN_SPREAD and _has_structure(C, seed):
-            return identity, spread, reliability, False, link, alt
-    return identity, spread, reliability, independent, link, None
+            return _ModuleTest(members, identity, spread, reliability, False, link, alt)
+    return _ModuleTest(members, identity, spread, reliability, independent, link, None)
 
 
 def _split_by_context(C: np.ndarray, zs: np.ndarray, signal: float, seed: int):
