@@ -299,9 +299,9 @@ def check_api_options(
     progress: object = None,
     threads: object = None,
 ) -> None:
-    """A public function's secondary keywords have the types its documentation gives (each may be None):
-    anything else is a :class:`~kofs.errors.ParameterError` naming the keyword, not an
-    AttributeError or TypeError from deep inside the reader."""
+    """A public function's secondary keywords have the types its documentation gives (each
+    may be None): anything else is a :class:`~kofs.errors.ParameterError` naming the keyword,
+    not an AttributeError or TypeError from deep inside the function."""
     import reprlib
 
     import numpy as np
