@@ -17,6 +17,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from kofs._compute.canonical import canonical_rows
+from kofs.aggregate.diagnostics import AGAINST, AGAINST_Z, DOMINANT_WEIGHT
 from kofs.aggregate.nulls import effect_sign_matrix, null_kinds, null_p_matrix
 from kofs.aggregate.partial import complete_ranks, partial_rank_matrix
 from kofs.errors import ParameterError
@@ -535,15 +536,6 @@ def _diagnostics(
             )
             log.warning("%s", diag["circular"])
     return diag
-
-
-#: A list carrying at least this share of the weight ...
-DOMINANT_WEIGHT = 0.5
-#: ... whose ranking correlates negatively with each of two other lists that agree with each
-#: other (Spearman over their shared genes), each correlation at least AGAINST_Z standard
-#: errors from 0 (r sqrt(n - 1) under independence) and AGAINST in size, gets a notice.
-AGAINST = 0.1
-AGAINST_Z = 5.0
 
 
 def _against_agreeing_lists(

@@ -24,6 +24,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
+#: A list carrying at least this share of the weight ...
+DOMINANT_WEIGHT = 0.5
+#: ... whose ranking correlates negatively with each of two other lists that agree with each
+#: other (over their shared genes), each correlation at least AGAINST_Z standard errors from 0
+#: (r sqrt(n - 1) under independence) and AGAINST in size, runs against agreeing lists: the
+#: posterior fusion tests whether it is ranked the wrong way round
+#: (:func:`kofs.aggregate.relevance.reversed_list`), and the fused answer gets a notice.
+AGAINST = 0.1
+AGAINST_Z = 5.0
+
 __all__ = [
     "agreement_matrix",
     "identification",

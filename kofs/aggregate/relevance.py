@@ -14,16 +14,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from scipy.special import expit, ndtr, ndtri, ndtri_exp, stdtrit
 
 from kofs.aggregate.binormal import POINT_WIDTH
+from kofs.aggregate.diagnostics import DOMINANT_WEIGHT
 from kofs.aggregate.empirical_null import list_nulls, recalibrated, signed_null
 from kofs.aggregate.envelope import fit_envelope
 from kofs.aggregate.intervals import TieBlocks, observation_intervals
 from kofs.aggregate.posterior import (
+    MU_START,
     SHRINK,
     PosteriorFit,
     Prior,
@@ -321,6 +324,9 @@ def posterior_aggregate(
                     "are one ranking to the fusion, counted once, and share its weight."
                 )
         Bd, blocks, (lo, hi) = intervals(data_cols)
+    # a list given also the wrong way round: the model (separations >= 0) cannot read both
+    # lists given also the wrong way round (the same ranking in both directions)
+    anti_pairs = [(int(data_cols[a]), int(data_cols[b])) for a, b in _reversed_copies(lo, hi)]
     prior = knowledge_prior(
         R,
         names,
@@ -331,6 +337,104 @@ def posterior_aggregate(
         relevant=relevant,
         covariates=covariates,
     )
+    # reversed_of: each list left out as given the wrong way round -> the list it is the
+    # reverse of (-1: none, its own reverse fits the lists better)
+    reversed_of: dict[int, int] = {}
+    fit_options: dict[str, Any] = {
+        "max_prior": max_prior,
+        "dependence": dependence,
+        "n_bins": n_bins,
+    }
+    for a, b in anti_pairs:
+        # the earlier list, with the later one out, read as given and reversed
+        cols = np.setdiff1d(data_cols, [b])
+        _, _, (lo_a, hi_a) = intervals(cols)
+        right, _, _ = _oriented(
+            lo_a, hi_a, prior, has_null[cols], int(np.searchsorted(cols, a)), **fit_options
+        )
+        out, keep = (b, a) if right else (a, b)
+        reversed_of[out] = keep
+        notices.append(
+            f"{names[out]} ranks the genes it shares with {names[keep]} in the opposite order "
+            f"(positions correlated <= -{NEAR_COPY:.2f}): one of the two is ranked the wrong "
+            f"way round. {names[keep]}'s direction fits the other lists better, and "
+            f"{names[out]} is left out of the fusion (weight 0); give its direction if it is "
+            "right."
+        )
+        data_cols = np.setdiff1d(data_cols, [out])
+    if reversed_of:
+        Bd, blocks, (lo, hi) = intervals(data_cols)
+
+    def side_tasks(pool: ThreadPoolExecutor, cols: np.ndarray, single: bool) -> tuple[Any, Any]:
+        """The half-sample refits' data (None: no refits) and the agreement test, on the
+        pool's thread: they depend on the ranks alone (not on the fit)."""
+        halves = None
+        if resamples > 0 and not single and M >= RESAMPLE_MIN_GENES:
+            halves = pool.submit(
+                prepare_halves,
+                R[:, cols],
+                prior,
+                masked=Bd,
+                n=int(resamples),
+                seed=seed,
+                max_prior=max_prior,
+                n_bins=n_bins,
+                standardisation=_standardise(np.asarray(prior.X, np.float64), np.ones(M))[1:],
+                calibrated=has_null[cols],
+                blocks=blocks,
+                intervals=(lo, hi),
+                threads=1,  # beside the fit: one thread each
+            )
+        return halves, pool.submit(agreement_test, lo, hi)
+
+    prefit: PosteriorFit | None = None  # the untempered fit, when already made ...
+    known_test: dict[str, float] | None = None  # ... and its relevant-class test
+    side: ThreadPoolExecutor | None = None
+    early: tuple[np.ndarray, Any, Any] | None = None  # side tasks started for these lists
+    if effect_signs is None and data_cols.size >= 3:
+        # a list that leads the fit and whose reverse the lists explain better: given the
+        # wrong way round. The side tasks start first, beside the fit this test makes
+        side = ThreadPoolExecutor(max_workers=1)
+        try:
+            early = (data_cols, *side_tasks(side, data_cols, False))
+            flip, prefit, known_test = reversed_list(
+                lo, hi, prior, has_null[data_cols], **fit_options
+            )
+        except BaseException:
+            side.shutdown(wait=True, cancel_futures=True)
+            raise
+        if flip is not None:
+            assert prefit is not None
+            k, gains = flip
+            j = int(data_cols[k])
+            reversed_of[j] = -1
+            notices.append(
+                f"{names[j]}, read the other way round, fits the lists better (the relevant "
+                f"class's full log-likelihood {gains[1]:.0f} nats above no class, against "
+                f"{gains[0]:.0f} as given): it is ranked the wrong way round (a p-value of the "
+                "opposite one-sided test, a score of the opposite sign) and is left out of the "
+                "fusion (weight 0). If it is right, the other lists run the other way."
+            )
+            data_cols = np.setdiff1d(data_cols, [j])
+            Bd, blocks, (lo, hi) = intervals(data_cols)
+            known_test = None
+            if prefit.mu[k] <= NO_SEPARATION:
+                # it had no say: the fit without it, from the fit with it
+                rest = np.delete(np.arange(prefit.mu.size), k)
+                prefit = fit_posterior(
+                    lo,
+                    hi,
+                    prior,
+                    calibrated=has_null[data_cols],
+                    start=replace(
+                        prefit,
+                        mu=prefit.mu[rest],
+                        correlation=prefit.correlation[np.ix_(rest, rest)],
+                    ),
+                    **fit_options,
+                )
+            else:  # it led the fit: the fit of the others from the usual starts
+                prefit = None
     v = None
     if list_weights is not None:
         lw = np.clip(np.asarray(list_weights, dtype=np.float64)[data_cols], 0.0, None)
@@ -352,7 +456,15 @@ def posterior_aggregate(
             "tables are read through their two-sided p-values alone (their directions are used "
             "only when every data list is such a table)."
         )
-    notes: dict[str, str] = {}
+    notes: dict[str, str] = {
+        names[j]: (
+            f"no say: the reverse of {names[keep]}, left out of the fusion"
+            if keep >= 0
+            else "no say: ranked the wrong way round (its reverse fits the other lists "
+            "better), left out of the fusion"
+        )
+        for j, keep in reversed_of.items()
+    }
     statistics: dict[str, np.ndarray]
     beyond: dict[str, float] | None = None
     resampled: Resamples | None = None
@@ -425,27 +537,13 @@ def posterior_aggregate(
         # The tasks share
         # nothing (NumPy's large array operations run without the GIL; each result depends on
         # its own inputs alone)
-        side = ThreadPoolExecutor(max_workers=1)
+        side = side or ThreadPoolExecutor(max_workers=1)
         try:
-            halves = None
-            if resamples > 0 and not single and M >= RESAMPLE_MIN_GENES:
-                halves = side.submit(
-                    prepare_halves,
-                    R[:, data_cols],
-                    prior,
-                    masked=Bd,
-                    n=int(resamples),
-                    seed=seed,
-                    max_prior=max_prior,
-                    n_bins=n_bins,
-                    standardisation=_standardise(np.asarray(prior.X, np.float64), np.ones(M))[1:],
-                    calibrated=cal,
-                    blocks=blocks,
-                    intervals=(lo, hi),
-                    threads=1,  # beside the fit: one thread each
-                )
-            agreement = side.submit(agreement_test, lo, hi)
-            base = fit_posterior(
+            if early is not None and np.array_equal(early[0], data_cols):
+                halves, agreement = early[1], early[2]
+            else:  # (a list left out since: those tasks' lists were others)
+                halves, agreement = side_tasks(side, data_cols, single)
+            base = prefit or fit_posterior(
                 lo,
                 hi,
                 prior,
@@ -496,7 +594,11 @@ def posterior_aggregate(
             )
 
             def class_test_of(fit0: PosteriorFit) -> dict[str, float]:
-                t = relevant_class_test(fit0, lo, hi, dependence=dependence)
+                t = (
+                    known_test
+                    if known_test is not None and fit0 is prefit
+                    else relevant_class_test(fit0, lo, hi, dependence=dependence)
+                )
                 if simulate:
                     options = {"max_prior": max_prior, "dependence": dependence, "n_bins": n_bins}
                     t = simulated_class_test(t, lo, hi, prior, fit_options=options, seed=seed)
@@ -605,6 +707,8 @@ def posterior_aggregate(
     if not single:
         mu[data_cols] = fit.mu
         auc[data_cols] = fit.auc
+    left_out = np.array(sorted(reversed_of), dtype=np.int64)
+    mu[left_out], auc[left_out] = 0.0, 0.5
     temp = np.full(L, np.nan)
     temp[data_cols] = fit.tempering
     diag: dict[str, Any] = {
@@ -979,6 +1083,181 @@ def _near_copies(R, lo, hi, masked, held_out, copy_of, calibrated) -> np.ndarray
         if copy_of[j] != j and out[copy_of[j]] >= 0:
             out[j] = out[copy_of[j]]
     return out
+
+
+#: Two lists whose positions, over at least this many genes that both place at points,
+#: correlate at ``-NEAR_COPY`` or below are one ranking given in both directions.
+REVERSED_MIN = 20
+
+
+def _reversed_copies(lo: np.ndarray, hi: np.ndarray) -> list[tuple[int, int]]:
+    """Pairs of lists ``(a, b)``, ``a < b``, each list in one pair at most, of which one ranks
+    the genes it shares with the other in the opposite order (positions correlated at
+    ``-NEAR_COPY`` or below over at least :data:`REVERSED_MIN` genes both place at points):
+    one ranking given in both directions. The model's separations are >= 0, so it cannot
+    read a ranking and its reverse at once: the one given the wrong way round became the
+    relevant class's leader (bench/bench_fusion_check.py S1-S3: ~2,400 calls at FDP 1.00
+    beside top-k lists), or cancelled the other through their correlation of -1 (fused
+    top-100 precision 0.01 against 0.42 for the best list); :func:`_oriented` keeps one."""
+    D = lo.shape[1]
+    if D < 2:
+        return []
+    r, _ = _score_correlations(lo, hi)
+    out: list[tuple[int, int]] = []
+    used: set[int] = set()
+    for a in range(D):
+        for b in range(a + 1, D):
+            if a not in used and b not in used and r[a, b] <= -NEAR_COPY:
+                out.append((a, b))
+                used.update((a, b))
+    return out
+
+
+#: A list without a say whose positions depend on another list's this many standard errors
+#: beyond independence (:func:`_dependence`) is tested for being reversed
+#: (:func:`reversed_list`).
+DEPENDENT_Z = 10.0
+#: Steps of the fit of a list's reversed reading (:func:`_oriented`).
+FLIP_STEPS = 15
+
+
+def _oriented(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    prior: Prior,
+    calibrated: np.ndarray,
+    col: int,
+    fitted: PosteriorFit | None = None,
+    tested: dict[str, float] | None = None,
+    **fit_options: Any,
+) -> tuple[bool, tuple[float, float], dict[str, float]]:
+    """Whether list ``col`` fits the lists at least as well as given as reversed (``u -> 1 -
+    u``; a p-value ``1 - p``): the relevant-class test's full-likelihood gains over no class
+    of the two fits (the same data, the list read either way: two modes of the model with
+    signed separations), the gains, and the test of the fit as given (``fitted`` and
+    ``tested``, when already made)."""
+    cal = np.asarray(calibrated, bool)
+    base = fitted or fit_posterior(lo, hi, prior, calibrated=cal, **fit_options)
+    flo, fhi = lo.copy(), hi.copy()
+    flo[:, col], fhi[:, col] = 1.0 - hi[:, col], 1.0 - lo[:, col]
+    if cal[col]:  # p-values: the opposite one-sided test's (1 - p), within the model's range
+        flo[:, col] = fhi[:, col] = np.clip(flo[:, col], *P_RANGE)
+    # from the fit as given, the list at the start's separation of every list (1), at most
+    # FLIP_STEPS steps: a lower bound of the reversed reading's likelihood, so a list is
+    # reversed only where even that is higher (the reversed fit of a list that leads a good
+    # fit wanders for hundreds of steps from the fit's own starts: 7 s at 10 lists x 50,000
+    # genes)
+    mu0 = np.asarray(base.mu, dtype=np.float64).copy()
+    mu0[col] = MU_START
+    # the lists' correlation as fitted, the reversed list's of opposite sign (one round: the
+    # correlation is not re-estimated)
+    sign = np.ones(len(mu0))
+    sign[col] = -1.0
+    S = np.asarray(base.correlation, dtype=np.float64) * np.outer(sign, sign)
+    other = fit_posterior(
+        flo,
+        fhi,
+        prior,
+        calibrated=cal,
+        start=replace(base, mu=mu0, correlation=S),
+        correlation=S if fit_options.get("dependence", True) else None,
+        max_iter=FLIP_STEPS,
+        **fit_options,
+    )
+    dependence = bool(fit_options.get("dependence", True))
+    t0 = tested or base.relevant_class or relevant_class_test(base, lo, hi, dependence=dependence)
+    g0 = float(t0["gain"])
+    g1 = relevant_class_test(other, flo, fhi, dependence=dependence)["gain"]
+    return g0 >= g1, (g0, g1), t0
+
+
+def _score_correlations(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(r, n)`` (D, D): the correlation of every two lists' positions over the genes both
+    place at points (Spearman's, for full lists), and their number (NaN where fewer than
+    :data:`REVERSED_MIN`). Positions, not normal scores: a one-sided test's normal scores
+    against a two-sided test's of the same samples are V-shaped, their correlation ~0
+    whichever way the one-sided test runs, dominated by the tails."""
+    seen = ((hi - lo) <= POINT_WIDTH).astype(np.float64)
+    z = np.where(seen > 0, 0.5 - 0.5 * (lo + hi), 0.0)
+    n = seen.T @ seen
+    sx = z.T @ seen  # sx[a, b]: the sum of a's scores over the genes both see
+    sxx = (z * z).T @ seen
+    sxy = z.T @ z
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = (n * sxy - sx * sx.T) / np.sqrt((n * sxx - sx**2) * (n * sxx.T - sx.T**2))
+    return np.where((n >= REVERSED_MIN) & np.isfinite(r), r, np.nan), n
+
+
+def reversed_list(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    prior: Prior,
+    calibrated: np.ndarray,
+    **fit_options: Any,
+) -> tuple[tuple[int, tuple[float, float]] | None, PosteriorFit, dict[str, float] | None]:
+    """The data list given the wrong way round, if any -- ``(its column, (the relevant-class
+    test's gain as given, with it reversed))``, else None --, the fit of the lists as given and
+    its relevant-class test when one was made (None: none).
+
+    A list ranked the wrong way round that shares noise with the others (the opposite
+    one-sided test of the same samples as two-sided tests: its top genes are theirs where
+    the statistic is low) makes with them a class of those genes, and leads it; the model's
+    separations are >= 0, so it cannot read the list as reversed evidence (an independent
+    check, bench/bench_fusion_check.py S4 and S6: FDP 0.97-1.00 with ~300 calls, the
+    reversed list 56-84 % of the weight, in every seed). Their dependence is V-shaped (the
+    two-sided lists' top holds both ends of the one-sided list), so no correlation between
+    the lists shows it (~-0.01 at 1 % relevant genes). The list that carries at least
+    :data:`DOMINANT_WEIGHT` of the fit's weight is therefore tested, and so is every list
+    without a say that depends on another (:func:`_dependence`, :data:`DEPENDENT_Z`): it is
+    reversed when the fit with its positions reversed (``u -> 1 - u``, a p-value ``1 - p``: the same data, the
+    list read the other way) has the higher full likelihood
+    (:func:`kofs.aggregate.posterior.relevant_class_test`'s gain over no class: the two are
+    the same model, the signed one, at two of its modes)."""
+    D = lo.shape[1]
+    cal = np.asarray(calibrated, bool)
+    base = fit_posterior(lo, hi, prior, calibrated=cal, **fit_options)
+    if bool(np.all(base.mu <= NO_SEPARATION)):
+        return None, base, None
+    weights = _list_weights(
+        base, Prior.empty(lo.shape[0]), np.arange(D), [str(k) for k in range(D)]
+    )
+    suspects = {int(np.argmax(weights))} if weights.max() >= DOMINANT_WEIGHT else set()
+    # and the lists without a say that depend on another list, linearly or not (a random
+    # list depends on none; the opposite one-sided test beside two-sided ones of the same
+    # samples does, V-shaped, and may bend the fit without leading it)
+    suspects |= set(
+        np.flatnonzero((base.mu <= NO_SEPARATION) & (_dependence(lo, hi) >= DEPENDENT_Z)).tolist()
+    )
+    best: tuple[int, tuple[float, float]] | None = None
+    test: dict[str, float] | None = None
+    for j in sorted(suspects):
+        right, gains, test = _oriented(lo, hi, prior, cal, j, base, test, **fit_options)
+        if not right and (best is None or gains[1] > best[1][1]):
+            best = (j, gains)
+    return best, base, test
+
+
+def _dependence(lo: np.ndarray, hi: np.ndarray, bins: int = 10) -> np.ndarray:
+    """Each list's largest dependence on another list (D,): the chi-square statistic of
+    independence of their positions cut into ``bins`` x ``bins`` equal cells (the midpoint of
+    a wide interval), as a z-score ``(X2 - df) / sqrt(2 df)`` (~N(0, 1) for independent
+    lists); it sees dependence that no correlation shows (V-shaped, U-shaped)."""
+    M, D = lo.shape
+    if D < 2:
+        return np.full(D, -np.inf)
+    cell = np.minimum((0.5 * (lo + hi) * bins).astype(np.int64), bins - 1)
+    onehot = np.zeros((M, D * bins), dtype=np.float32)
+    onehot[np.arange(M)[:, None], cell + bins * np.arange(D)[None, :]] = 1.0
+    counts = (onehot.T @ onehot).astype(np.float64).reshape(D, bins, D, bins)
+    margins = counts[np.arange(D), :, np.arange(D), :].diagonal(axis1=1, axis2=2)  # (D, bins)
+    expected = margins[:, :, None, None] * margins[None, None, :, :]
+    expected = expected.transpose(0, 1, 2, 3) / M  # (D, bins, D, bins)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x2 = np.where(expected > 0, (counts - expected) ** 2 / expected, 0.0).sum(axis=(1, 3))
+    df = (bins - 1) ** 2
+    z = (x2 - df) / np.sqrt(2.0 * df)
+    np.fill_diagonal(z, -np.inf)
+    return z.max(axis=1)
 
 
 def _mean_score_ranks(R: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
