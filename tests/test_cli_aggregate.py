@@ -277,3 +277,36 @@ def test_a_list_named_with_knowledge_is_a_prior_and_run_repeats_it(lists):
     bad = CliRunner().invoke(main, ["aggregate", *files(lists), "--knowledge", "nope", "-o", "x"])
     assert bad.exit_code == 2 and "no list is named 'nope'" in bad.output
     assert not (lists / "x").exists()
+
+
+def test_a_list_given_also_the_wrong_way_round_is_left_out_with_a_notice(tmp_path):
+    """Three score tables of 2,000 genes (two informative, one random) and the weaker
+    informative table again with its scores negated, named as a user names files: the reversed
+    copy gets weight 0, a notice on stderr and in the manifest, and the fused ranking is that
+    of the three lists alone."""
+    rng = np.random.default_rng(11)
+    M = 2000
+    genes = [f"G{i}" for i in range(M)]
+    effect = np.where(np.arange(M) < 60, rng.exponential(1.0, M) + 0.5, 0.0)
+    scores = {
+        "good": 3.0 * effect + rng.normal(size=M),
+        "fair": 1.5 * effect + rng.normal(size=M),
+        "random": rng.normal(size=M),
+    }
+    scores["fair_again"] = -scores["fair"]
+    paths = []
+    for name, s in scores.items():
+        pd.DataFrame({"gene": genes, "score": s}).to_csv(tmp_path / f"{name}.tsv", sep="\t")
+        paths.append(f"{tmp_path / name}.tsv:score:desc")
+    quick = ["--aggregate-param", "resamples=0"]
+    out, alone = tmp_path / "out", tmp_path / "alone"
+    r = run(["aggregate", *paths, "-o", str(out), *quick])
+    assert r.exit_code == 0 and "fair_again ranks the genes it shares with fair" in r.stderr
+    assert run(["aggregate", *paths[:3], "-o", str(alone), *quick]).exit_code == 0
+    weights = pd.read_csv(out / "weights.tsv", sep="\t").set_index("list")["weight"]
+    assert weights["fair_again"] == 0.0
+    manifest = json.loads((out / "manifest.json").read_text())
+    notices = manifest["aggregation"]["diagnostics"]["notices"]
+    assert any("left out of the fusion" in n for n in notices)
+    both = pd.read_csv(out / "ranking.tsv", sep="\t").gene.tolist()
+    assert both == pd.read_csv(alone / "ranking.tsv", sep="\t").gene.tolist()

@@ -12,6 +12,7 @@ correlation can be) are fitted as one ranking and share its weight.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -60,6 +61,8 @@ from kofs.aggregate.uncertainty import (
 from kofs.registry import Param, aggregator
 
 __all__ = ["posterior_aggregate"]
+
+log = logging.getLogger(__name__)
 
 #: Level below which the agreement test says the data lists share no signal.
 AGREEMENT_ALPHA = 0.05
@@ -361,6 +364,7 @@ def posterior_aggregate(
             f"{names[out]} is left out of the fusion (weight 0); give its direction if it is "
             "right."
         )
+        log.warning("%s", notices[-1])  # a list left out: said on stderr too
         data_cols = np.setdiff1d(data_cols, [out])
     if reversed_of:
         Bd, blocks, (lo, hi) = intervals(data_cols)
@@ -415,6 +419,7 @@ def posterior_aggregate(
                 "opposite one-sided test, a score of the opposite sign) and is left out of the "
                 "fusion (weight 0). If it is right, the other lists run the other way."
             )
+            log.warning("%s", notices[-1])
             data_cols = np.setdiff1d(data_cols, [j])
             Bd, blocks, (lo, hi) = intervals(data_cols)
             known_test = None
@@ -1149,18 +1154,12 @@ def _oriented(
     # genes)
     mu0 = np.asarray(base.mu, dtype=np.float64).copy()
     mu0[col] = MU_START
-    # the lists' correlation as fitted, the reversed list's of opposite sign (one round: the
-    # correlation is not re-estimated)
-    sign = np.ones(len(mu0))
-    sign[col] = -1.0
-    S = np.asarray(base.correlation, dtype=np.float64) * np.outer(sign, sign)
     other = fit_posterior(
         flo,
         fhi,
         prior,
         calibrated=cal,
-        start=replace(base, mu=mu0, correlation=S),
-        correlation=S if fit_options.get("dependence", True) else None,
+        start=replace(base, mu=mu0),
         max_iter=FLIP_STEPS,
         **fit_options,
     )
