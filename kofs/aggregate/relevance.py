@@ -327,8 +327,8 @@ def posterior_aggregate(
                     "are one ranking to the fusion, counted once, and share its weight."
                 )
         Bd, blocks, (lo, hi) = intervals(data_cols)
-    # a list given also the wrong way round: the model (separations >= 0) cannot read both
-    # lists given also the wrong way round (the same ranking in both directions)
+    # lists given also the wrong way round (the same ranking in both directions): the model
+    # (separations >= 0) cannot read both
     anti_pairs = [(int(data_cols[a]), int(data_cols[b])) for a, b in _reversed_copies(lo, hi)]
     prior = knowledge_prior(
         R,
@@ -352,11 +352,8 @@ def posterior_aggregate(
         # the earlier list, with the later one out, read as given and reversed (or the later
         # one, with the earlier out: only a list placing nearly every gene at a point can be
         # read reversed, reversed_list)
-        full = [
-            bool(np.mean((hi - lo)[:, np.searchsorted(data_cols, c)] <= POINT_WIDTH) >= FULL)
-            for c in (a, b)
-        ]
-        if not any(full):
+        full = _readable_reversed(lo, hi)[np.searchsorted(data_cols, [a, b])]
+        if not full.any():
             continue
         tried, other = (a, b) if full[0] else (b, a)
         cols = np.setdiff1d(data_cols, [other])
@@ -413,42 +410,45 @@ def posterior_aggregate(
             flip, prefit, known_test = reversed_list(
                 lo, hi, prior, has_null[data_cols], **fit_options
             )
+            if flip is not None:
+                assert prefit is not None
+                k, gains = flip
+                j = int(data_cols[k])
+                reversed_of[j] = -1
+                notices.append(
+                    f"{names[j]}, read the other way round, fits the lists better (the relevant "
+                    f"class's full log-likelihood {gains[1]:.0f} nats above no class, against "
+                    f"{gains[0]:.0f} as given): it is ranked the wrong way round (a p-value of the "
+                    "opposite one-sided test, a score of the opposite sign) and is left out of the "
+                    "fusion (weight 0). If it is right, the other lists run the other way."
+                )
+                log.warning("%s", notices[-1])
+                data_cols = np.setdiff1d(data_cols, [j])
+                Bd, blocks, (lo, hi) = intervals(data_cols)
+                known_test = None
+                for task in early[1:]:  # (those tasks' lists were others)
+                    if task is not None:
+                        task.cancel()
+                if prefit.mu[k] <= NO_SEPARATION:
+                    # it had no say: the fit without it, from the fit with it
+                    rest = np.delete(np.arange(prefit.mu.size), k)
+                    prefit = fit_posterior(
+                        lo,
+                        hi,
+                        prior,
+                        calibrated=has_null[data_cols],
+                        start=replace(
+                            prefit,
+                            mu=prefit.mu[rest],
+                            correlation=prefit.correlation[np.ix_(rest, rest)],
+                        ),
+                        **fit_options,
+                    )
+                else:  # it led the fit: the fit of the others from the usual starts
+                    prefit = None
         except BaseException:
             side.shutdown(wait=True, cancel_futures=True)
             raise
-        if flip is not None:
-            assert prefit is not None
-            k, gains = flip
-            j = int(data_cols[k])
-            reversed_of[j] = -1
-            notices.append(
-                f"{names[j]}, read the other way round, fits the lists better (the relevant "
-                f"class's full log-likelihood {gains[1]:.0f} nats above no class, against "
-                f"{gains[0]:.0f} as given): it is ranked the wrong way round (a p-value of the "
-                "opposite one-sided test, a score of the opposite sign) and is left out of the "
-                "fusion (weight 0). If it is right, the other lists run the other way."
-            )
-            log.warning("%s", notices[-1])
-            data_cols = np.setdiff1d(data_cols, [j])
-            Bd, blocks, (lo, hi) = intervals(data_cols)
-            known_test = None
-            if prefit.mu[k] <= NO_SEPARATION:
-                # it had no say: the fit without it, from the fit with it
-                rest = np.delete(np.arange(prefit.mu.size), k)
-                prefit = fit_posterior(
-                    lo,
-                    hi,
-                    prior,
-                    calibrated=has_null[data_cols],
-                    start=replace(
-                        prefit,
-                        mu=prefit.mu[rest],
-                        correlation=prefit.correlation[np.ix_(rest, rest)],
-                    ),
-                    **fit_options,
-                )
-            else:  # it led the fit: the fit of the others from the usual starts
-                prefit = None
     v = None
     if list_weights is not None:
         lw = np.clip(np.asarray(list_weights, dtype=np.float64)[data_cols], 0.0, None)
@@ -1112,11 +1112,12 @@ def _reversed_copies(lo: np.ndarray, hi: np.ndarray) -> list[tuple[int, int]]:
     read a ranking and its reverse at once: the one given the wrong way round became the
     relevant class's leader (bench/bench_fusion_check.py S1-S3: ~2,400 calls at FDP 1.00
     beside top-k lists), or cancelled the other through their correlation of -1 (fused
-    top-100 precision 0.01 against 0.42 for the best list); :func:`_oriented` keeps one."""
+    top-100 precision 0.01 against 0.42 for the best list); :func:`_oriented` keeps one
+    (both stay where neither can be read reversed, :func:`_readable_reversed`)."""
     D = lo.shape[1]
     if D < 2:
         return []
-    r, _ = _score_correlations(lo, hi)
+    r = _score_correlations(lo, hi)
     out: list[tuple[int, int]] = []
     used: set[int] = set()
     for a in range(D):
@@ -1135,6 +1136,14 @@ DEPENDENT_Z = 10.0
 FLIP_STEPS = 15
 #: ... which is made only for a list that places at least this share of the genes at points.
 FULL = 0.95
+
+
+def _readable_reversed(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The lists that can be read reversed (D,): those placing at least :data:`FULL` of the
+    genes at points. A top-k list's reverse would put its unranked genes first, and where the
+    genes are the lists' union they are the other lists' genes: a list of 600 of 650 genes
+    beside two random gene sets of 30, read reversed, gained 21 nats on pure noise."""
+    return np.asarray(np.mean((hi - lo) <= POINT_WIDTH, axis=0) >= FULL)
 
 
 def _oriented(
@@ -1181,10 +1190,9 @@ def _oriented(
     return g0 >= g1, (g0, g1), t0
 
 
-def _score_correlations(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(r, n)`` (D, D): the correlation of every two lists' positions over the genes both
-    place at points (Spearman's, for full lists), and their number (NaN where fewer than
-    :data:`REVERSED_MIN`). Positions, not normal scores: a one-sided test's normal scores
+def _score_correlations(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The correlation (D, D) of every two lists' positions over the genes both place at
+    points (Spearman's, for full lists; NaN over fewer than :data:`REVERSED_MIN` genes). Positions, not normal scores: a one-sided test's normal scores
     against a two-sided test's of the same samples are V-shaped, their correlation ~0
     whichever way the one-sided test runs, dominated by the tails."""
     seen = ((hi - lo) <= POINT_WIDTH).astype(np.float64)
@@ -1195,7 +1203,7 @@ def _score_correlations(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.
     sxy = z.T @ z
     with np.errstate(divide="ignore", invalid="ignore"):
         r = (n * sxy - sx * sx.T) / np.sqrt((n * sxx - sx**2) * (n * sxx.T - sx.T**2))
-    return np.where((n >= REVERSED_MIN) & np.isfinite(r), r, np.nan), n
+    return np.where((n >= REVERSED_MIN) & np.isfinite(r), r, np.nan)
 
 
 def reversed_list(
@@ -1218,9 +1226,10 @@ def reversed_list(
     two-sided lists' top holds both ends of the one-sided list), so no correlation between
     the lists shows it (~-0.01 at 1 % relevant genes). The list that carries at least
     :data:`DOMINANT_WEIGHT` of the fit's weight is therefore tested, and so is every list
-    without a say that depends on another (:func:`_dependence`, :data:`DEPENDENT_Z`): it is
-    reversed when the fit with its positions reversed (``u -> 1 - u``, a p-value ``1 - p``: the same data, the
-    list read the other way) has the higher full likelihood
+    without a say that depends on another (:func:`_dependence`, :data:`DEPENDENT_Z`), of
+    those that can be read reversed (:func:`_readable_reversed`): it is reversed when the fit
+    with its positions reversed (``u -> 1 - u``, a p-value ``1 - p``: the same data, the list
+    read the other way) has the higher full likelihood
     (:func:`kofs.aggregate.posterior.relevant_class_test`'s gain over no class: the two are
     the same model, the signed one, at two of its modes)."""
     D = lo.shape[1]
@@ -1231,11 +1240,7 @@ def reversed_list(
     weights = _list_weights(
         base, Prior.empty(lo.shape[0]), np.arange(D), [str(k) for k in range(D)]
     )
-    # (only a list placing (nearly) every gene at a point can be read reversed: a top-k
-    # list's reverse would put its unranked genes first, and where the genes are the lists'
-    # union they are the other lists' genes: a list of 600 of 650 genes beside two random
-    # gene sets of 30, read reversed, gained 21 nats on pure noise)
-    full = np.mean((hi - lo) <= POINT_WIDTH, axis=0) >= FULL
+    full = _readable_reversed(lo, hi)
     suspects = {int(np.argmax(weights))} if weights.max() >= DOMINANT_WEIGHT else set()
     # and the lists without a say that depend on another list, linearly or not (a random
     # list depends on none; the opposite one-sided test beside two-sided ones of the same
@@ -1265,8 +1270,7 @@ def _dependence(lo: np.ndarray, hi: np.ndarray, bins: int = 10) -> np.ndarray:
     onehot[np.arange(M)[:, None], cell + bins * np.arange(D)[None, :]] = 1.0
     counts = (onehot.T @ onehot).astype(np.float64).reshape(D, bins, D, bins)
     margins = counts[np.arange(D), :, np.arange(D), :].diagonal(axis1=1, axis2=2)  # (D, bins)
-    expected = margins[:, :, None, None] * margins[None, None, :, :]
-    expected = expected.transpose(0, 1, 2, 3) / M  # (D, bins, D, bins)
+    expected = margins[:, :, None, None] * margins[None, None, :, :] / M  # (D, bins, D, bins)
     with np.errstate(divide="ignore", invalid="ignore"):
         x2 = np.where(expected > 0, (counts - expected) ** 2 / expected, 0.0).sum(axis=(1, 3))
     df = (bins - 1) ** 2
