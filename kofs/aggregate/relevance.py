@@ -358,7 +358,7 @@ def posterior_aggregate(
         tried, other = (a, b) if full[0] else (b, a)
         cols = np.setdiff1d(data_cols, [other])
         _, _, (lo_t, hi_t) = intervals(cols)
-        right, _, _ = _oriented(
+        right = _oriented(
             lo_t, hi_t, prior, has_null[cols], int(np.searchsorted(cols, tried)), **fit_options
         )
         out, keep = (other, tried) if right else (tried, other)
@@ -429,6 +429,8 @@ def posterior_aggregate(
                 for task in early[1:]:  # (those tasks' lists were others)
                     if task is not None:
                         task.cancel()
+                # the side tasks of the lists without it, beside the refit below
+                early = (data_cols, *side_tasks(side, data_cols, False))
                 if prefit.mu[k] <= NO_SEPARATION:
                     # it had no say: the fit without it, from the fit with it
                     rest = np.delete(np.arange(prefit.mu.size), k)
@@ -1132,7 +1134,7 @@ def _reversed_copies(lo: np.ndarray, hi: np.ndarray) -> list[tuple[int, int]]:
 #: beyond independence (:func:`_dependence`) is tested for being reversed
 #: (:func:`reversed_list`).
 DEPENDENT_Z = 10.0
-#: Steps of the fit of a list's reversed reading (:func:`_oriented`) ...
+#: Steps of the fit of a list's reversed reading (:func:`_reversed_gain`) ...
 FLIP_STEPS = 15
 #: ... which is made only for a list that places at least this share of the genes at points.
 FULL = 0.95
@@ -1152,26 +1154,38 @@ def _oriented(
     prior: Prior,
     calibrated: np.ndarray,
     col: int,
-    fitted: PosteriorFit | None = None,
-    tested: dict[str, float] | None = None,
     **fit_options: Any,
-) -> tuple[bool, tuple[float, float], dict[str, float]]:
+) -> bool:
     """Whether list ``col`` fits the lists at least as well as given as reversed (``u -> 1 -
     u``; a p-value ``1 - p``): the relevant-class test's full-likelihood gains over no class
     of the two fits (the same data, the list read either way: two modes of the model with
-    signed separations), the gains, and the test of the fit as given (``fitted`` and
-    ``tested``, when already made)."""
+    signed separations)."""
     cal = np.asarray(calibrated, bool)
-    base = fitted or fit_posterior(lo, hi, prior, calibrated=cal, **fit_options)
+    base = fit_posterior(lo, hi, prior, calibrated=cal, **fit_options)
+    dependence = bool(fit_options.get("dependence", True))
+    g0 = base.relevant_class or relevant_class_test(base, lo, hi, dependence=dependence)
+    return float(g0["gain"]) >= _reversed_gain(lo, hi, prior, cal, col, base, **fit_options)
+
+
+def _reversed_gain(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    prior: Prior,
+    cal: np.ndarray,
+    col: int,
+    base: PosteriorFit,
+    **fit_options: Any,
+) -> float:
+    """The relevant-class test's gain (nats over no class) of the lists with list ``col``
+    read reversed, fitted from ``base`` (the fit as given) with the list at the start's
+    separation of every list, at most :data:`FLIP_STEPS` steps: a lower bound of the reversed
+    reading's gain, so a list is reversed only where even that is higher than the gain as
+    given (the reversed fit of a list that leads a good fit wanders for hundreds of steps from
+    the fit's own starts: 7 s at 10 lists x 50,000 genes)."""
     flo, fhi = lo.copy(), hi.copy()
     flo[:, col], fhi[:, col] = 1.0 - hi[:, col], 1.0 - lo[:, col]
     if cal[col]:  # p-values: the opposite one-sided test's (1 - p), within the model's range
         flo[:, col] = fhi[:, col] = np.clip(flo[:, col], *P_RANGE)
-    # from the fit as given, the list at the start's separation of every list (1), at most
-    # FLIP_STEPS steps: a lower bound of the reversed reading's likelihood, so a list is
-    # reversed only where even that is higher (the reversed fit of a list that leads a good
-    # fit wanders for hundreds of steps from the fit's own starts: 7 s at 10 lists x 50,000
-    # genes)
     mu0 = np.asarray(base.mu, dtype=np.float64).copy()
     mu0[col] = MU_START
     other = fit_posterior(
@@ -1184,10 +1198,7 @@ def _oriented(
         **fit_options,
     )
     dependence = bool(fit_options.get("dependence", True))
-    t0 = tested or base.relevant_class or relevant_class_test(base, lo, hi, dependence=dependence)
-    g0 = float(t0["gain"])
-    g1 = relevant_class_test(other, flo, fhi, dependence=dependence)["gain"]
-    return g0 >= g1, (g0, g1), t0
+    return float(relevant_class_test(other, flo, fhi, dependence=dependence)["gain"])
 
 
 def _score_correlations(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -1248,12 +1259,23 @@ def reversed_list(
     suspects |= set(
         np.flatnonzero((base.mu <= NO_SEPARATION) & (_dependence(lo, hi) >= DEPENDENT_Z)).tolist()
     )
+    cols = sorted(suspects & set(np.flatnonzero(full).tolist()))
+    if not cols:
+        return None, base, None
+    dependence = bool(fit_options.get("dependence", True))
+    # the reversed readings and the test of the fit as given are independent of each other:
+    # two threads (NumPy's large array operations run without the GIL)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        reversed_gains = [
+            pool.submit(_reversed_gain, lo, hi, prior, cal, j, base, **fit_options) for j in cols
+        ]
+        test = base.relevant_class or relevant_class_test(base, lo, hi, dependence=dependence)
+        gains = [g.result() for g in reversed_gains]
+    g0 = float(test["gain"])
     best: tuple[int, tuple[float, float]] | None = None
-    test: dict[str, float] | None = None
-    for j in sorted(suspects & set(np.flatnonzero(full).tolist())):
-        right, gains, test = _oriented(lo, hi, prior, cal, j, base, test, **fit_options)
-        if not right and (best is None or gains[1] > best[1][1]):
-            best = (j, gains)
+    for j, g1 in zip(cols, gains, strict=True):
+        if g1 > g0 and (best is None or g1 > best[1][1]):
+            best = (j, (g0, g1))
     return best, base, test
 
 
