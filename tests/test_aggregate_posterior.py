@@ -1087,3 +1087,29 @@ def test_the_opposite_one_sided_test_of_the_same_samples_is_left_out(seed):
     truth = np.isin(np.asarray(fused.genes), genes[relevant])
     assert called.sum() <= 150 and (not called.any() or truth[called].mean() >= 0.85)
     assert truth[fused.order()[:100]].mean() >= 0.45
+
+
+def test_a_ranking_with_tie_blocks_is_fused_as_a_full_ranking():
+    """A Mann-Whitney ranking of 20 + 20 samples (tie blocks of up to 3 % of the genes) beside
+    t-test rankings and random ones is a full ranking: no top-k notice, and the relevant-class
+    test reads it in its copula instead of referring the statistic to 20 simulated data sets
+    (13 s of 14 at 2,000 genes when the ties made it a "top-k list")."""
+    from scipy import stats
+
+    rng = np.random.default_rng([7, 1])
+    M = 2000
+    genes = tuple(f"g{i}" for i in range(M))
+    effect = np.zeros(M)
+    effect[rng.choice(M, 100, replace=False)] = rng.exponential(1.0, 100)
+    g1, g2 = rng.normal(size=(M, 20)), rng.normal(size=(M, 20)) + effect[:, None]
+    other = rng.normal(size=(M, 20)) + effect[:, None], rng.normal(size=(M, 20))
+    lists = [
+        Ranking("t_test", genes, stats.ttest_ind(g2, g1, axis=1).pvalue, False),
+        Ranking("mann_whitney", genes, stats.mannwhitneyu(g2, g1, axis=1).pvalue, False),
+        Ranking("t_test_2", genes, stats.ttest_ind(*other, axis=1).pvalue, False),
+        *(Ranking(f"random{j}", genes, rng.normal(size=M), True) for j in range(3)),
+    ]
+    fused = aggregate(lists, params={"resamples": 0})
+    assert "simulations" not in fused.diagnostics["relevant_class_test"]
+    assert not any("Top-k lists" in n for n in fused.diagnostics["notices"])
+    assert _weights(fused)["mann_whitney"] > 0

@@ -42,6 +42,43 @@ def test_the_latent_correlation_of_full_and_top_k_lists_is_recovered():
     assert np.max(np.abs(latent_correlation(lo, hi) - S)) < 0.03
 
 
+def test_the_latent_spread_of_an_interval_is_the_truncated_normal_one():
+    """latent_sd is the standard deviation of N(0, 1) truncated to the interval's scores
+    (scipy.stats.truncnorm), in both tails and in the middle; the widest point at an end
+    spreads 0.31."""
+    from scipy.special import ndtri
+    from scipy.stats import truncnorm
+
+    from kofs.aggregate.binormal import POINT_SD, latent_sd
+
+    lo = np.array([0.0, 0.49, 0.2, 0.9, 0.999999, 0.0, 1e-9, 0.5])
+    hi = np.array([0.01, 0.51, 0.6, 1.0, 1.0, 1e-12, 2e-9, 1.0])
+    want = truncnorm.std(-ndtri(hi), -ndtri(lo))
+    assert latent_sd(lo, hi) == pytest.approx(want, rel=1e-7)
+    assert latent_sd(0.3, 0.3) == 0.0
+    assert POINT_SD == pytest.approx(0.3112, abs=1e-4)
+
+
+def test_a_full_ranking_with_tie_blocks_is_not_a_top_k_list():
+    """A Mann-Whitney ranking of 20 + 20 samples ties its genes in blocks of up to 3 % of the
+    genes: fewer than half of them are narrower than a point, but each block's latent score
+    spreads less than a point's at an end, so the copula reads them (at their mean) and the
+    list is a full ranking; the block below a top-800 list of 2,000 genes is no point."""
+    from scipy import stats
+
+    from kofs.aggregate.binormal import POINT_WIDTH, copula_points
+
+    rng = np.random.default_rng(1)
+    p = stats.mannwhitneyu(rng.normal(size=(2000, 20)), rng.normal(size=(2000, 20)), axis=1).pvalue
+    R = np.column_stack([stats.rankdata(p), stats.rankdata(rng.normal(size=2000))])
+    R[R[:, 1] > 800, 1] = np.nan
+    lo, hi = observation_intervals(R)
+    assert ((hi - lo)[:, 0] <= POINT_WIDTH).mean() < 0.5  # mostly in tie blocks
+    assert copula_points(lo, hi)[:, 0].all()
+    assert copula_points(lo, hi)[:, 1].tolist() == (R[:, 1] <= 800).tolist()
+    assert top_k_lists(lo, hi).tolist() == [False, True]
+
+
 def _sets_and_a_top_list() -> list:
     """Two unranked random gene sets of 30 and a ranked random top-600 list of 1,500 genes."""
     from kofs.types import Ranking

@@ -69,6 +69,7 @@ from kofs.aggregate.binormal import (
     GRID_Q,
     POINT_WIDTH,
     GridPoints,
+    copula_points,
     grid_scores_q,
     interval_terms,
     mixture_scores,
@@ -1349,8 +1350,10 @@ def relevant_class_test(
     the pooled within-class correlation of the latent scores given the posteriors), and no
     relevant class with the lists' correlation S0 (every mu = 0: the normal scores of the
     positions). Neither correlation is thresholded. The copula terms read the positions that
-    are points (intervals at most :data:`POINT_WIDTH` wide) of the lists that are points for
-    at least half of the genes: a gene below a top-k list, or masked, enters through its
+    are points (:func:`kofs.aggregate.binormal.copula_points`: intervals at most
+    :data:`POINT_WIDTH` wide, and tie blocks inside which the latent score spreads no more)
+    of the lists that are points for at least half of the genes, each at its interval's mean
+    latent score: a gene below a top-k list, or masked, enters through its
     lists' interval terms only, a top-k list as a whole too (the moments of its top alone are
     range-restricted), and each correlation is estimated over the genes seen in both lists.
     The statistic ``2 (l_fit - l_null)`` is referred to chi-square with as many degrees of
@@ -1379,7 +1382,7 @@ def relevant_class_test(
     l_null = 0.0
     if dependent:
         assert z is not None
-        seen = (hi - lo) <= POINT_WIDTH
+        seen = copula_points(lo, hi)
         # a list seen for fewer than half of the genes (a top-k list) enters through its
         # interval terms only: its pairs' moments would be those of its top, range-restricted
         seen &= seen.mean(axis=0) >= 0.5

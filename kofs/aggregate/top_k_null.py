@@ -33,7 +33,7 @@ from scipy.integrate import quad
 from scipy.optimize import brentq
 from scipy.special import chdtrc, ndtr, ndtri
 
-from kofs.aggregate.binormal import POINT_WIDTH
+from kofs.aggregate.binormal import copula_points
 from kofs.aggregate.posterior import (
     PosteriorFit,
     Prior,
@@ -52,9 +52,12 @@ R_MAX = 0.99
 
 
 def top_k_lists(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Bool (D,): the lists whose positions are points for fewer than half of the genes (the
-    relevant-class test leaves them out of its copula)."""
-    return ((np.asarray(hi) - np.asarray(lo)) <= POINT_WIDTH).mean(axis=0) < 0.5
+    """Bool (D,): the lists whose observations are points to the copula
+    (:func:`kofs.aggregate.binormal.copula_points`) for fewer than half of the genes (the
+    relevant-class test leaves them out of its copula). A full ranking with tie blocks is not
+    one: its blocks are points to the copula unless the latent score spreads inside them more
+    than in a point at an end of a list."""
+    return copula_points(lo, hi).mean(axis=0) < 0.5
 
 
 def _upper_orthant(h: float, k: float, r: float) -> float:
