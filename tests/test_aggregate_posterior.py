@@ -1048,7 +1048,6 @@ def test_a_list_given_also_the_wrong_way_round_is_left_out(seed):
     assert truth[fused.order()[:100]].mean() > 0.3
 
 
-@pytest.mark.slow  # ~11 s a fusion, as before: two lists of one matrix share noise
 @pytest.mark.parametrize("seed", [0, 1])
 def test_the_opposite_one_sided_test_of_the_same_samples_is_left_out(seed):
     """Two-sided t-test and Mann-Whitney rankings of one matrix (2,000 genes, 5 % up), a t-test
