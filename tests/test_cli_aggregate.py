@@ -310,3 +310,19 @@ def test_a_list_given_also_the_wrong_way_round_is_left_out_with_a_notice(tmp_pat
     assert any("left out of the fusion" in n for n in notices)
     both = pd.read_csv(out / "ranking.tsv", sep="\t").gene.tolist()
     assert both == pd.read_csv(alone / "ranking.tsv", sep="\t").gene.tolist()
+
+
+@pytest.mark.parametrize("method", ["posterior", "rra"])
+def test_a_universe_too_large_for_the_memory_fails_before_fusing(lists, method):
+    """The genes no list holds are modelled too: --universe 1e9 (accepted as a size) took ~24
+    GB and was killed. Now the fusion's memory is estimated first and the run stops with a
+    one-line error, exit 2, and nothing written."""
+    out = lists / "huge"
+    r = CliRunner().invoke(
+        main,
+        ["aggregate", *files(lists), "--aggregate", method, "--universe", "1e9", "-o", str(out)],
+    )
+    assert r.exit_code == 2, r.output
+    line = r.output.strip()
+    assert "--universe 1e9" in line and "needs ~" in line and "\n" not in line
+    assert not out.exists()

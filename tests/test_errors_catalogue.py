@@ -540,7 +540,7 @@ def c_sources_expression_missing(b):
 
 def c_gosim_genes_none_annotated(b):
     _put(b, "genes", "X1\nX2\n")
-    return _gosim(b), b["gaf"], ("none of the 2 genes",)
+    return _gosim(b), b["genes"], ("none of its 2 genes",)
 
 
 def c_sources_bad_gmt(b):

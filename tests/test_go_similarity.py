@@ -361,7 +361,7 @@ def test_cli_gosim_errors(testdata, tmp_path):
             "--genes", str(genes), "-o", str(tmp_path / "x.tsv")]  # fmt: skip
     res = CliRunner().invoke(main, base)
     assert res.exit_code == 2
-    assert len(_errors(res.output)) == 1 and "none of the 1 genes" in res.output
+    assert len(_errors(res.output)) == 1 and "none of its 1 genes" in res.output
     bad = base.copy()
     bad[2] = str(tmp_path / "missing.obo")
     res = CliRunner().invoke(main, bad)

@@ -1499,3 +1499,57 @@ def test_printable_keeps_ordinary_text():
         from kofs.options import Option
 
         Option("seed", "int", low=0, high=10).parse(11)
+
+
+@pytest.mark.parametrize("kind", ["one class", "own classes"])
+def test_reproduce_names_the_labels_file_for_unusable_classes(tmp_path, kind):
+    """reproduce named the expression file when the labels file's classes could not be used
+    (one class for every sample, or a class per sample); rank names the labels file."""
+    expr = _expr(tmp_path)
+    labels = tmp_path / "labels.tsv"
+    labels.write_text(
+        "sample\tclass\n"
+        + "".join(f"S{j}\t{'a' if kind == 'one class' else f'c{j}'}\n" for j in range(12))
+    )
+    cfg = tmp_path / "rep.yaml"
+    cfg.write_text(
+        f"expression: {expr}\nlabels: {labels}\nlists: [Fisher]\n"
+        "aggregations: [{name: B, method: borda}]\n"
+        "evaluation: {folds: 2, repeats: 1, classifiers: [1nn], top: [5], curve_ks: [5]}\n"
+    )
+    out = tmp_path / "out"
+    _one_line_error(_cli(["reproduce", cfg, "-o", out]), f"{labels}: ")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("option", ["--go", "--interactions"])
+def test_random_bytes_as_a_knowledge_file_are_said_to_be_no_text(tmp_path, option):
+    """4,000 random bytes (two of them newlines, no NUL) given as an OBO file were diagnosed as
+    "looks like a gene-set (GMT) file, give it as --pathways" (the sniffer read the replaced
+    characters as a table's cells), or, read by the OBO reader, as a truncated download."""
+    rng = np.random.default_rng(3)
+    raw = bytearray(rng.integers(128, 256, 4000, dtype=np.uint8).tobytes())
+    raw[1000] = raw[3000] = 0x0A
+    junk = tmp_path / "junk.txt"
+    junk.write_bytes(bytes(raw))
+    args = ["rank", _expr(tmp_path), "--labels", _labels(tmp_path), "--rankers", "variance"]
+    if option == "--go":
+        args += ["--go", junk, "--go-annotations", DATA / "go" / "tiny.gaf"]
+    else:
+        rel = tmp_path / "rel.txt"
+        rel.write_text("G1\nG2\n")
+        args += ["--relevant-genes", rel, "--interactions", junk]
+    out = tmp_path / "out"
+    _one_line_error(_cli([*args, "-o", out]), f"{junk}", "is not UTF-8 text")
+    assert not out.exists()
+
+
+def test_gosim_names_the_genes_file_when_none_of_its_genes_has_a_term(tmp_path):
+    """The error named the annotation file and echoed a 3,000-character id whole."""
+    genes = tmp_path / "genes.txt"
+    genes.write_text('"' * 3000 + "\n")
+    out = tmp_path / "sim.tsv"
+    args = ["gosim", "--go", DATA / "go" / "tiny.obo", "--go-annotations", DATA / "go" / "tiny.gaf"]
+    r = _cli([*args, "--no-cache", "--genes", genes, "-o", out])
+    _one_line_error(r, f"{genes}: none of its 1 genes", "tiny.gaf")
+    assert len(r.stderr) < 400 and not out.exists()

@@ -310,3 +310,15 @@ def test_tiny_inputs():
     with pytest.raises(ParameterError, match="at least 3"):
         run_ranker("spec-phi3", _expr(X[:2]))
     assert np.all(np.isfinite(run_ranker("spec-phi2", _expr(X[:2, :2])).scores))
+
+
+@pytest.mark.parametrize("name", ["spec-phi1", "spec-phi2", "spec-phi3"])
+@pytest.mark.parametrize("delta", [1e300, 1e-170])
+def test_an_rbf_width_whose_square_is_not_a_number_is_refused(name, delta):
+    """delta is squared in the kernel: 1e300 overflowed (an internal OverflowError, exit 1)
+    and 1e-170 underflowed to 0 (an error naming delta2); both are outside the parameter's
+    range now, said in the user's terms."""
+    X, _ = _gaussian_mixture()
+    with pytest.raises(ParameterError, match=r"'delta' must be a float in \[1e-150, 1e\+150\]"):
+        run_ranker(name, _expr(X), params={"delta": delta})
+    assert run_ranker(name, _expr(X), params={"delta": 1e150}).scores.size == X.shape[1]

@@ -99,7 +99,7 @@ def test_every_registered_default_is_allowed():
     ("ranker", "params", "allowed"),
     [
         ("laplacian", {"t": 0}, "a float in (0, inf) or None"),
-        ("spec-phi1", {"delta": 0.0}, "a float in (0, inf) or None"),
+        ("spec-phi1", {"delta": 0.0}, "a float in [1e-150, 1e+150] or None"),
         ("spec-phi1", {"alpha": 1.5}, "a float in [0, 1] or None"),
     ],
 )

@@ -464,7 +464,7 @@ def _read_data(cfg, resolve, path):
         groups_of = dict(zip(table[sid], column("groups_column", cfg["groups_column"]),
                              strict=True))  # fmt: skip
     expr = read_expression(resolve(cfg["expression"]), gene_column=cfg.get("gene_column"))
-    expr, lab = align_labels(expr, lab, missing="drop")
+    expr, lab = align_labels(expr, lab, missing="drop", labels_path=name)
     groups = None
     if groups_of is not None:
         groups = [groups_of[s] for s in expr.samples]

@@ -367,8 +367,8 @@ def _report(
         example = ", ".join(ids[:3])
         raise CoverageError(
             f"{source}: none of its {len(ids)} gene ids (e.g. {example}) matches the expression "
-            f"matrix's genes (e.g. {', '.join(expression.genes[:3])}); give an id table with "
-            "--id-map or use the same identifier type",
+            f"matrix's genes (e.g. {', '.join(expression.genes[:3])}); use the same identifier "
+            "type in both (kofs rank and run map a knowledge file's ids with --id-map)",
             path=path,
         )
     if ids and report.fraction < LOW_COVERAGE:

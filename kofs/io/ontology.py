@@ -11,6 +11,7 @@ Annotation files (GAF, gene2go, TSV) are read by :mod:`kofs.io.annotations`.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import gzip
 import io
@@ -160,6 +161,16 @@ def check_obo_complete(path: Path, shown: str) -> None:
         size = fh.tell()
         if size == 0:
             raise InputError("empty OBO file; give a Gene Ontology .obo file", path=shown)
+        fh.seek(0)
+        head = fh.read(1 << 16)
+        try:  # the start is UTF-8 text (a chunk may end inside a character)
+            codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"is not UTF-8 text (byte 0x{head[exc.start]:02x}); give a Gene Ontology "
+                ".obo file, saved as UTF-8",
+                path=shown,
+            ) from None
         fh.seek(max(0, size - 1))
         if fh.read(1) != b"\n":
             raise InputError(

@@ -103,8 +103,8 @@ def _paired_header(head: list[str]) -> bool:
 def looks_like(path: str | os.PathLike) -> str | None:
     """The kind (a key of :data:`KINDS`) the first lines of ``path`` look like, or None."""
     lines = _lines(path)
-    if not lines:
-        return None
+    if not lines or any("\ufffd" in ln for ln in lines):
+        return None  # nothing, or not UTF-8 text: the reader's own error says so
     text = "\n".join(lines)
     if lines[0].startswith("format-version:") or "[Term]" in text:
         return "obo"

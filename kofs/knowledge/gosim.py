@@ -215,11 +215,12 @@ def gosim_matrix(
     )  # fmt: skip
     with_terms = genes_with_terms(ontology, annotations, genes, semantics=sem)
     if not with_terms:
+        shown = ", ".join(g if len(g) <= 40 else g[:37] + "..." for g in genes[:3])
         raise CoverageError(
-            f"none of the {len(genes)} genes (e.g. {', '.join(genes[:3])}) has a "
-            f"{c.aspect.upper()} term in the annotations; check the gene id type and the "
-            "evidence filters",
-            path=c.go_annotations,
+            f"none of its {len(genes)} genes (e.g. {shown}) has a {c.aspect.upper()} term in "
+            f"the annotations {c.go_annotations}; check the gene id type and the evidence "
+            "filters",
+            path=c.genes,
         )
     have = set(with_terms)
     missing = [g for g in genes if g not in have]

@@ -51,9 +51,10 @@ COMMON_PARAMS: dict[str, Param] = {
     "delta": Param(
         None,
         float,
-        "RBF width delta (default sqrt(median squared distance / 2))",
-        low=0,
-        closed="right",
+        "RBF width delta (default sqrt(median squared distance / 2)); squared in the kernel, "
+        "so within [1e-150, 1e150]",
+        low=1e-150,
+        high=1e150,
     ),
     "neighbors": Param(
         None,
