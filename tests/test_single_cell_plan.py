@@ -373,3 +373,16 @@ def test_warm_start_compiles_the_kernels_once_per_process(monkeypatch):
     assert warm.start(threads=1) is None  # --threads 1: no core of its own
     monkeypatch.setattr(numba_kernels, "threads", lambda: 1)
     assert warm.start() is None  # NUMBA_NUM_THREADS=1 likewise
+
+
+def test_an_inverted_file_of_one_list_is_the_exhaustive_search(capfd):
+    """Fewer than 78 rows give faiss's inverted file one list: it printed "WARNING clustering
+    20 points to 1 centroids" on stderr (outside kofs's logging) for the same neighbours as
+    the flat index. Such a search is the flat one now."""
+    from kofs.knowledge.neighbours import pc_neighbours
+
+    P = np.random.default_rng(0).normal(size=(20, 5))
+    approx = pc_neighbours(P, 5, exact=False)
+    exact = pc_neighbours(P, 5, exact=True)
+    assert np.array_equal(approx[0], exact[0])
+    assert "WARNING" not in capfd.readouterr().err

@@ -338,7 +338,7 @@ def pc_neighbours(
     """The ``c`` nearest other rows of a low-dimensional ``P`` (e.g. principal components).
 
     Exact (a flat index) when ``exact`` is True, or None and fewer than
-    :data:`ANN_MIN_SAMPLES` rows; otherwise an inverted file (faiss ``IndexIVFFlat``): k-means
+    :data:`ANN_MIN_SAMPLES` rows or too few for two lists; otherwise an inverted file (faiss ``IndexIVFFlat``): k-means
     with about ``sqrt(n)`` centroids, trained single-threaded on a seeded subsample of
     :data:`IVF_TRAIN_PER_LIST` points per centroid, then every row scans the
     :data:`IVF_PROBES` nearest lists (rows with fewer than ``c`` candidates found are searched
@@ -377,12 +377,14 @@ def pc_neighbours(
     want = min(n, c + 1)
     if exact is None:
         exact = n < ANN_MIN_SAMPLES
-    if exact:
+    nlist = max(1, min(int(round(np.sqrt(n))), n // 39))  # faiss wants >= 39 per list
+    # an inverted file of one list is the exhaustive search (and faiss would print its warning
+    # about too few training points on stderr)
+    if exact or nlist == 1:
         index = faiss.IndexFlatL2(d)
         index.add(data)
         _, idx = index.search(data, want)
     else:
-        nlist = max(1, min(int(round(np.sqrt(n))), n // 39))  # faiss wants >= 39 per list
         quantizer = faiss.IndexFlatL2(d)
         index = faiss.IndexIVFFlat(quantizer, d, nlist)
         rng = np.random.default_rng(seed)
