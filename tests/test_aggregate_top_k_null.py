@@ -125,3 +125,41 @@ def test_the_simulated_null_does_not_depend_on_the_lists_order():
         for ls in (lists, lists[::-1], [lists[2], lists[0], lists[1]])
     ]
     assert "simulations" in tests[0] and tests[0] == tests[1] == tests[2]
+
+
+def test_an_interrupt_does_not_wait_for_the_simulated_null(monkeypatch):
+    """The simulated null runs on the side thread for minutes on large universes: after
+    SIGTERM kofs said "terminated" and went on for 70-180 s waiting for it. An interrupt in
+    the main thread now leaves without waiting for the running side task."""
+    import threading
+    import time
+
+    import kofs.aggregate.relevance as relevance
+    from kofs.aggregate import aggregate
+    from kofs.types import Ranking
+
+    release = threading.Event()
+    started = threading.Event()
+
+    def slow_null(observed, *args, **kwargs):
+        started.set()
+        release.wait(60)
+        return observed
+
+    def interrupted(*args, **kwargs):
+        started.wait(10)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(relevance, "simulated_class_test", slow_null)
+    monkeypatch.setattr(relevance, "half_sample_fits", interrupted)
+    rng = np.random.default_rng(0)
+    pool = [f"g{i}" for i in range(2000)]
+    lists = [Ranking(f"top{j}", tuple(rng.permutation(pool)[:300]), np.arange(300.0), False)
+             for j in range(3)]  # fmt: skip
+    t0 = time.perf_counter()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            aggregate(lists, universe=2000)
+        assert time.perf_counter() - t0 < 30 and not release.is_set()
+    finally:
+        release.set()

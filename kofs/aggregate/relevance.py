@@ -448,8 +448,8 @@ def posterior_aggregate(
                     )
                 else:  # it led the fit: the fit of the others from the usual starts
                     prefit = None
-        except BaseException:
-            side.shutdown(wait=True, cancel_futures=True)
+        except BaseException as exc:
+            _stop_side(side, exc)
             raise
     v = None
     if list_weights is not None:
@@ -630,9 +630,12 @@ def posterior_aggregate(
             robust = fit if bounded is None else bounded.result()
             test = agreement.result()
             beyond = base.relevant_class if class_test is None else class_test.result()
-        finally:
+        except BaseException as exc:
+            _stop_side(side, exc)
+            raise
+        else:
             # a task not started and no longer needed (the halves of a fit without a relevant
-            # class, the tasks after an error) is cancelled; a running one is waited for
+            # class) is cancelled; a running one is waited for
             side.shutdown(wait=True, cancel_futures=True)
         if single:
             # one list's positions say nothing about how many genes are relevant: its ranking is
@@ -976,6 +979,14 @@ def _shared_noise_notice(S: np.ndarray, names: list[str], calls: int) -> str:
         "tools' tables with p-values and fold changes (read as signed tables), or run kofs rank "
         "with labels on the data."
     )
+
+
+def _stop_side(side: ThreadPoolExecutor, exc: BaseException) -> None:
+    """The side pool after an error: its tasks not started are cancelled and a running one is
+    waited for, but not after an interrupt (Ctrl-C, SIGTERM): the side tasks compute only (no
+    file), and the simulated null of top-k lists runs for minutes at 100,000 genes -- kofs
+    said "terminated" and went on for 70-180 s. The process ends with the task running."""
+    side.shutdown(wait=not isinstance(exc, KeyboardInterrupt), cancel_futures=True)
 
 
 def _top_k_notice(
