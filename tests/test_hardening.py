@@ -1522,7 +1522,7 @@ def test_reproduce_names_the_labels_file_for_unusable_classes(tmp_path, kind):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("option", ["--go", "--interactions"])
+@pytest.mark.parametrize("option", ["--go", "--go-annotations", "--interactions"])
 def test_random_bytes_as_a_knowledge_file_are_said_to_be_no_text(tmp_path, option):
     """4,000 random bytes (two of them newlines, no NUL) given as an OBO file were diagnosed as
     "looks like a gene-set (GMT) file, give it as --pathways" (the sniffer read the replaced
@@ -1535,6 +1535,8 @@ def test_random_bytes_as_a_knowledge_file_are_said_to_be_no_text(tmp_path, optio
     args = ["rank", _expr(tmp_path), "--labels", _labels(tmp_path), "--rankers", "variance"]
     if option == "--go":
         args += ["--go", junk, "--go-annotations", DATA / "go" / "tiny.gaf"]
+    elif option == "--go-annotations":
+        args += ["--go", DATA / "go" / "tiny.obo", "--go-annotations", junk]
     else:
         rel = tmp_path / "rel.txt"
         rel.write_text("G1\nG2\n")

@@ -203,6 +203,12 @@ def read_go_tsv(path: Path) -> tuple[dict, list, list, list, dict]:
                 try:
                     layout = _tsv_layout(f)
                 except ValueError:
+                    if "\ufffd" in line:  # bytes that are no UTF-8 text (read replaced)
+                        raise InputError(
+                            "is not UTF-8 text; give a GO annotation table (GAF or TSV) saved "
+                            "as UTF-8",
+                            path=path, line=lineno,
+                        ) from None  # fmt: skip
                     raise InputError(
                         "annotation TSV needs a gene column and a GO id column (GO:NNNNNNN) as "
                         "the first two columns, or a header naming go_id",
