@@ -324,5 +324,5 @@ def test_a_universe_too_large_for_the_memory_fails_before_fusing(lists, method):
     )
     assert r.exit_code == 2, r.output
     line = r.output.strip()
-    assert "--universe 1e9" in line and "needs ~" in line and "\n" not in line
+    assert "1,000,000,000 genes (--universe)" in line and "needs ~" in line and "\n" not in line
     assert not out.exists()

@@ -1173,9 +1173,15 @@ def _oriented(
     signed separations)."""
     cal = np.asarray(calibrated, bool)
     base = fit_posterior(lo, hi, prior, calibrated=cal, **fit_options)
-    dependence = bool(fit_options.get("dependence", True))
-    g0 = base.relevant_class or relevant_class_test(base, lo, hi, dependence=dependence)
-    return float(g0["gain"]) >= _reversed_gain(lo, hi, prior, cal, col, base, **fit_options)
+    g0 = _class_test(base, lo, hi, **fit_options)["gain"]
+    return float(g0) >= _reversed_gain(lo, hi, prior, cal, col, base, **fit_options)
+
+
+def _class_test(fit: PosteriorFit, lo: np.ndarray, hi: np.ndarray, **fit_options: Any) -> dict:
+    """The relevant-class test of ``fit`` (made with ``fit_options``) on ``lo``, ``hi``."""
+    if fit.relevant_class:
+        return fit.relevant_class
+    return relevant_class_test(fit, lo, hi, dependence=bool(fit_options.get("dependence", True)))
 
 
 def _reversed_gain(
@@ -1208,8 +1214,7 @@ def _reversed_gain(
         max_iter=FLIP_STEPS,
         **fit_options,
     )
-    dependence = bool(fit_options.get("dependence", True))
-    return float(relevant_class_test(other, flo, fhi, dependence=dependence)["gain"])
+    return float(_class_test(other, flo, fhi, **fit_options)["gain"])
 
 
 def _score_correlations(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -1273,14 +1278,13 @@ def reversed_list(
     cols = sorted(suspects & set(np.flatnonzero(full).tolist()))
     if not cols:
         return None, base, None
-    dependence = bool(fit_options.get("dependence", True))
     # the reversed readings and the test of the fit as given are independent of each other:
     # two threads (NumPy's large array operations run without the GIL)
     with ThreadPoolExecutor(max_workers=2) as pool:
         reversed_gains = [
             pool.submit(_reversed_gain, lo, hi, prior, cal, j, base, **fit_options) for j in cols
         ]
-        test = base.relevant_class or relevant_class_test(base, lo, hi, dependence=dependence)
+        test = _class_test(base, lo, hi, **fit_options)
         gains = [g.result() for g in reversed_gains]
     g0 = float(test["gain"])
     best: tuple[int, tuple[float, float]] | None = None

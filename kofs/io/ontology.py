@@ -166,11 +166,9 @@ def check_obo_complete(path: Path, shown: str) -> None:
         try:  # the start is UTF-8 text (a chunk may end inside a character)
             codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
         except UnicodeDecodeError as exc:
-            raise InputError(
-                f"is not UTF-8 text (byte 0x{head[exc.start]:02x}); give a Gene Ontology "
-                ".obo file, saved as UTF-8",
-                path=shown,
-            ) from None
+            from kofs.io._table import not_utf8
+
+            raise not_utf8(head, exc, shown) from None
         fh.seek(max(0, size - 1))
         if fh.read(1) != b"\n":
             raise InputError(

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
-from kofs.errors import CoverageError, InputError
+from kofs.errors import CoverageError, InputError, short_repr
 from kofs.knowledge.go_semantics import MODES
 from kofs.knowledge.go_similarity import COMBINES, MEASURES
 from kofs.options import build_known, opt
@@ -215,7 +215,7 @@ def gosim_matrix(
     )  # fmt: skip
     with_terms = genes_with_terms(ontology, annotations, genes, semantics=sem)
     if not with_terms:
-        shown = ", ".join(g if len(g) <= 40 else g[:37] + "..." for g in genes[:3])
+        shown = ", ".join(short_repr(g, 40) for g in genes[:3])
         raise CoverageError(
             f"none of its {len(genes)} genes (e.g. {shown}) has a {c.aspect.upper()} term in "
             f"the annotations {c.go_annotations}; check the gene id type and the evidence "

@@ -167,34 +167,6 @@ def universe_is_size(text: str, folder: str | os.PathLike | None = None) -> bool
     return bool(_NUMBER.match(text.strip())) and not os.path.exists(path)
 
 
-#: Bytes a fusion holds per gene of the universe and per list (measured peak RSS, two top-40
-#: lists with --universe 200,000 and 400,000: 581 and 1,010 MB with ``posterior``, whose model
-#: has a row for every gene; ``rra`` and ``borda`` at 10,000,000: 565 and 479 MB, ~40 bytes per
-#: gene), with a margin.
-POSTERIOR_BYTES = 1_200
-RANK_BYTES = 64
-
-
-def _check_universe_memory(N: int, lists: int, aggregate: str, universe: Any) -> None:
-    """Fail before fusing when a universe of ``N`` genes would take more memory than this
-    machine allows (:func:`kofs.resources.default_memory_limit`): the genes no list holds are
-    modelled too, so the cost grows with N, not with the lists' lengths."""
-    from kofs.errors import ResourceError
-    from kofs.resources import default_memory_limit, format_size
-
-    limit = default_memory_limit()
-    per_gene = POSTERIOR_BYTES * max(lists, 1) if aggregate == "posterior" else RANK_BYTES
-    need = 200 * 2**20 + N * per_gene
-    if limit is None or need <= limit:
-        return
-    given = f"--universe {universe}" if isinstance(universe, (int, str)) else "the universe"
-    raise ResourceError(
-        f"{given}: fusing {lists} lists over {N:,} genes with {aggregate} needs ~"
-        f"{format_size(need)}, more than the {format_size(limit)} this machine allows (80 % of "
-        "its memory); give the number of genes measured (a genome has fewer than 100,000)"
-    )
-
-
 def read_universe(universe: Any) -> int | list[str] | None:
     """``None``, a number of genes, or gene ids (a file with one id per line / a column, or an
     iterable). A string of digits that is not a file is a number."""
@@ -352,7 +324,6 @@ def aggregate_lists(
             "are; give --universe (the number of genes measured, or their list)"
         )
     rankings, coverage, N, universe_ids = harmonise(sources, read_universe(universe))
-    _check_universe_memory(N, len(rankings), aggregate, universe)
     if ranks_only:
         _warn_ranks_only(aggregate, spec.context, rankings)
         rankings = [
