@@ -39,6 +39,7 @@ from kofs.aggregate.posterior import (
     q_values,
 )
 from kofs.aggregate.supervision import soft_label_weights
+from kofs.aggregate.relevance import SHARED_NOISE, noise_sources
 from kofs.aggregate.uncertainty import agreement_test, integrated_lfdr
 from kofs.datasets.planted import DataList, KnowledgeList, planted_lists
 from kofs.errors import ParameterError
@@ -936,29 +937,77 @@ def test_covariates_follow_the_genes_by_id():
         aggregate(pl.rankings, "borda", covariates={"bias": cov})
 
 
-def test_rankings_of_one_data_set_with_calls_get_a_notice():
-    """Two tools' rankings (Welch t, Mann-Whitney; -log p) of one data set where nothing
-    changed: their tails agree more than the Gaussian copula says, and the relevant-class test
-    passes hundreds of genes (an independent sweep: 798-986 false calls at n = 25). The numbers
-    stay (the model cannot tell this shared noise from signal); a notice names the pair.
-    Independent rankings get none."""
+def _one_data_sets_rankings(seed, changed=0, n=20, genes=1500, second=False, randoms=0):
+    """Welch t and Mann-Whitney rankings (-log p) of one data set of ``n`` + ``n`` samples whose
+    first ``changed`` genes go up by 1 SD; ``second``: the t ranking of an independent data set
+    of the same genes; ``randoms`` random rankings."""
     from scipy.stats import mannwhitneyu, ttest_ind
 
-    rng = np.random.default_rng(0)
-    genes = tuple(f"g{i:04d}" for i in range(2000))
-    A, B = rng.normal(size=(25, 2000)), rng.normal(size=(25, 2000))
-    tools = [
-        Ranking("t", genes, -np.log(ttest_ind(B, A, axis=0, equal_var=False).pvalue), True),
-        Ranking("mann-whitney", genes, -np.log(mannwhitneyu(B, A, axis=0).pvalue), True),
+    rng = np.random.default_rng(seed)
+    ids = tuple(f"g{i:04d}" for i in range(genes))
+
+    def data():
+        A, B = rng.normal(size=(n, genes)), rng.normal(size=(n, genes))
+        B[:, :changed] += 1.0
+        return A, B
+
+    A, B = data()
+    out = [
+        Ranking("t", ids, -np.log(ttest_ind(B, A, axis=0, equal_var=False).pvalue), True),
+        Ranking("mann-whitney", ids, -np.log(mannwhitneyu(B, A, axis=0).pvalue), True),
     ]
-    # (the Mann-Whitney list's ties make it partial, so the default simulates the class test's
-    # null: 4 s, and the calls stay -- 315 of 2,000 genes; the notice does not depend on it)
-    fused = aggregate(tools, params={"resamples": 0, "top_k_null": "independent"})
-    assert int(np.sum(fused.statistics["q_value"] <= 0.10)) > 0
-    notes = [n for n in fused.diagnostics["notices"] if "share most of their noise" in n]
-    assert len(notes) == 1 and "mann-whitney and t" in notes[0]
+    if second:
+        A, B = data()
+        out.append(Ranking("t-2", ids, -np.log(ttest_ind(B, A, axis=0).pvalue), True))
+    out += [Ranking(f"random{k}", ids, rng.normal(size=genes), True) for k in range(randoms)]
+    return out
+
+
+def test_rankings_of_one_data_set_are_one_source():
+    """Two tools' rankings of one data set share most of their noise, and their tails agree
+    more than the Gaussian copula of their correlation says: the relevant-class test read that
+    as a class (an independent sweep: 798-986 false calls at n = 25; here 300-500 of 2,000 genes
+    beside three random lists, and with 100 changed genes 300-410 calls at FDP 0.69-0.77). They
+    are now one source, and the class must explain the agreement between sources: none here."""
+    for lists in (_one_data_sets_rankings(0), _one_data_sets_rankings(1, randoms=3)):
+        fused = aggregate(lists, params={"resamples": 0})
+        assert int(np.sum(fused.statistics["q_value"] <= 0.10)) == 0
+        src = fused.diagnostics["source_test"]
+        assert src["groups"] == [["mann-whitney", "t"]] and src["no_signal_probability"] >= 0.4
+        (note,) = [n for n in fused.diagnostics["notices"] if "counted as one source" in n]
+        assert "(mann-whitney and t)" in note
+    # with changed genes but no independent list: the ranking, without calls
+    changed = aggregate(_one_data_sets_rankings(2, changed=60), params={"resamples": 0})
+    assert int(np.sum(changed.statistics["q_value"] <= 0.10)) == 0
+    top = np.array([int(g[1:]) for g in np.asarray(changed.genes)[changed.order()[:60]]])
+    assert np.mean(top < 60) > 0.5
+    assert "no list from independent data" in " ".join(changed.diagnostics["notices"])
+
+
+def test_rankings_of_one_data_set_keep_calls_an_independent_data_set_confirms():
+    """The same two rankings beside an independent data set's ranking and random lists, with
+    60 changed genes: the class explains the agreement between sources, and the calls stay."""
+    fused = aggregate(
+        _one_data_sets_rankings(3, changed=60, second=True, randoms=3), params={"resamples": 0}
+    )
+    assert fused.diagnostics["source_test"]["p_value"] < 1e-6
+    called = np.array(
+        [int(g[1:]) for g in np.asarray(fused.genes)[fused.statistics["q_value"] <= 0.10]]
+    )
+    assert called.size >= 30 and np.mean(called >= 60) <= 0.2
+    assert not any("counted as one source" in n for n in fused.diagnostics["notices"])
+    # lists that share no noise are sources of their own: no test between sources
     independent = aggregate(planted_lists(seed=0).rankings, params={"resamples": 0})
+    assert independent.diagnostics["source_test"] is None
     assert not any("share most of their noise" in n for n in independent.diagnostics["notices"])
+
+
+def test_lists_sharing_noise_are_grouped_into_sources_by_single_linkage():
+    S = np.eye(5)
+    S[0, 2] = S[2, 0] = 0.9
+    S[2, 4] = S[4, 2] = SHARED_NOISE
+    S[1, 3] = S[3, 1] = SHARED_NOISE - 0.01
+    assert noise_sources(S) == [[0, 2, 4], [1], [3]]
 
 
 def test_a_dominant_list_that_runs_against_two_agreeing_lists_gets_a_notice():

@@ -483,6 +483,7 @@ def posterior_aggregate(
     }
     statistics: dict[str, np.ndarray]
     beyond: dict[str, float] | None = None
+    sources: dict[str, Any] | None = None  # the relevant-class test between sources
     resampled: Resamples | None = None
     empirical: dict[str, Any] | None = None
     fit: PosteriorFit | SignedFit
@@ -687,6 +688,12 @@ def posterior_aggregate(
                 no_signal = max(no_signal, null_probability(test["p_value"]))
             if signal_test is not None:
                 no_signal = max(no_signal, null_probability(float(signal_test["p_value"])))
+            elif not cal.any() and not simulate:
+                # rankings that share most of their noise are one source: the relevant class
+                # must explain the agreement between sources (source_test)
+                sources = source_test(base, lo, hi, prior, **fit_options)
+                if sources is not None:
+                    no_signal = max(no_signal, null_probability(sources["p_value"]))
             statistics = _with_no_signal(lfdr, q, no_signal, fit.rho, robust.list_terms.sum(axis=1))
             effect = _effect_on_calls(statistics["q_value"])
             if test["p_value"] <= AGREEMENT_ALPHA and beyond["p_value"] > AGREEMENT_ALPHA:
@@ -702,6 +709,8 @@ def posterior_aggregate(
             )
             if topk:
                 notices.append(topk)
+            if sources is not None and sources["p_value"] > AGREEMENT_ALPHA:
+                notices.append(_source_notice(sources, [names[j] for j in data_cols], effect))
             if signal_test is None:
                 called = int(np.sum(statistics["q_value"] <= 0.10))
                 shared = _shared_noise_notice(
@@ -740,6 +749,14 @@ def posterior_aggregate(
         else {
             **beyond,
             "no_signal_probability": float(null_probability(beyond["p_value"])),
+        },
+        "source_test": None
+        if sources is None
+        else {
+            **sources,
+            "lists": [names[data_cols[j]] for j in sources["lists"]],
+            "groups": [[names[data_cols[j]] for j in g] for g in sources["groups"]],
+            "no_signal_probability": float(null_probability(sources["p_value"])),
         },
         "signal_test": None
         if signal_test is None
@@ -949,6 +966,75 @@ def _effect_on_calls(q_value: np.ndarray) -> str:
 #: one data set (independent studies: 0-0.1 in the planted benchmark and the expression-data
 #: sweep; several tools on one data set: 0.6-0.94).
 SHARED_NOISE = 0.5
+
+
+def noise_sources(S: np.ndarray) -> list[list[int]]:
+    """The data lists grouped into sources (lists, best first as given): lists whose fitted
+    correlation beyond the relevant genes is at least :data:`SHARED_NOISE` are one source
+    (single linkage), every other list a source of its own."""
+    D = S.shape[0]
+    group = np.arange(D)
+    for a in range(D):
+        for b in range(a + 1, D):
+            if S[a, b] >= SHARED_NOISE and group[a] != group[b]:
+                group[group == group[b]] = group[a]
+    return [np.flatnonzero(group == g).tolist() for g in np.unique(group)]
+
+
+def source_test(
+    fit: PosteriorFit, lo: np.ndarray, hi: np.ndarray, prior: Prior, **fit_options: Any
+) -> dict[str, Any] | None:
+    """The relevant-class test between sources, when some rank lists share most of their noise
+    (:func:`noise_sources`): the lists of one data set -- several tools' rankings of it -- agree
+    in their tails more than the Gaussian copula of their correlation says, so their agreement
+    is read as a relevant class (hundreds of calls where nothing changed). The class must then
+    explain the agreement *between* sources: each source is represented by its list of largest
+    separation, the fit is refitted on those lists (from ``fit``) and
+    :func:`kofs.aggregate.posterior.relevant_class_test` is made on it. One source alone: no
+    agreement between sources to test, ``p_value`` 1 (a ranking's positions alone do not say how
+    many genes are relevant). None when no two lists share most of their noise. Returns the test's
+    keys and ``lists`` (the representatives' columns), ``groups`` (the sources of several
+    lists)."""
+    groups = noise_sources(np.asarray(fit.correlation, np.float64))
+    if all(len(g) == 1 for g in groups):
+        return None
+    keep = sorted(max(g, key=lambda j: float(fit.mu[j])) for g in groups)
+    shared = [g for g in groups if len(g) > 1]
+    if len(keep) == 1:
+        out: dict[str, Any] = {"statistic": 0.0, "df": 0.0, "p_value": 1.0, "gain": 0.0}
+    else:
+        cols = np.asarray(keep)
+        sub = fit_posterior(
+            lo[:, cols],
+            hi[:, cols],
+            prior,
+            calibrated=None if fit.calibrated is None else np.asarray(fit.calibrated)[cols],
+            start=replace(
+                fit, mu=fit.mu[cols], correlation=fit.correlation[np.ix_(cols, cols)]
+            ),
+            **fit_options,
+        )
+        dependence = bool(fit_options.get("dependence", True))
+        out = dict(relevant_class_test(sub, lo[:, cols], hi[:, cols], dependence=dependence))
+    return {**out, "lists": keep, "groups": shared}
+
+
+def _source_notice(sources: Mapping[str, Any], names: list[str], effect: str) -> str:
+    """The notice of a source test that found no class between sources."""
+    groups = "; ".join(_name_list([names[j] for j in g]) for g in sources["groups"])
+    if len(sources["lists"]) == 1:
+        between = "there is no list from independent data to confirm them"
+    else:
+        between = (
+            "a relevant class does not explain the agreement between sources better than their "
+            f"correlation alone (p = {sources['p_value']:.2g})"
+        )
+    return (
+        f"Some data lists share most of their noise, as several tools' rankings of one data set "
+        f"do ({groups}): each such group is counted as one source, and {between}: {effect}. "
+        "Fuse lists from independent data, give the tools' tables with p-values and fold changes "
+        "(read as signed tables), or run kofs rank with labels on the data."
+    )
 
 
 def _shared_noise_notice(S: np.ndarray, names: list[str], calls: int) -> str:
