@@ -326,3 +326,33 @@ def test_a_universe_too_large_for_the_memory_fails_before_fusing(lists, method):
     line = r.output.strip()
     assert "1,000,000,000 genes (--universe)" in line and "needs ~" in line and "\n" not in line
     assert not out.exists()
+
+
+def test_two_tools_rankings_of_one_null_data_set_make_no_calls(tmp_path):
+    """`kofs aggregate` of a t-test's and a Mann-Whitney test's rankings of one data set where
+    nothing changed, beside two random rankings: the two are one source (their noise is
+    shared), so nothing is called -- before, 300-500 of 1,500 genes were -- and the manifest
+    says why."""
+    from scipy.stats import mannwhitneyu, ttest_ind
+
+    rng = np.random.default_rng(5)
+    genes = [f"G{i}" for i in range(1500)]
+    A, B = rng.normal(size=(20, 1500)), rng.normal(size=(20, 1500))
+    scores = {
+        "t": -np.log(ttest_ind(B, A, axis=0).pvalue),
+        "mw": -np.log(mannwhitneyu(B, A, axis=0).pvalue),
+        "r1": rng.normal(size=1500),
+        "r2": rng.normal(size=1500),
+    }
+    paths = []
+    for name, s in scores.items():
+        pd.DataFrame({"gene": genes, "score": s}).to_csv(tmp_path / f"{name}.tsv", sep="\t")
+        paths.append(f"{tmp_path / name}.tsv:score:desc")
+    out = tmp_path / "out"
+    r = run(["aggregate", *paths, "-o", str(out), "--aggregate-param", "resamples=0"])
+    assert r.exit_code == 0, r.output
+    q = pd.read_csv(out / "ranking.tsv", sep="\t")["q_value"]
+    assert (q > 0.10).all()
+    diagnostics = json.loads((out / "manifest.json").read_text())["aggregation"]["diagnostics"]
+    assert diagnostics["source_test"]["groups"] == [["mw", "t"]]
+    assert any("counted as one source" in n for n in diagnostics["notices"])

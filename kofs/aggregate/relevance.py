@@ -1009,9 +1009,7 @@ def source_test(
             hi[:, cols],
             prior,
             calibrated=None if fit.calibrated is None else np.asarray(fit.calibrated)[cols],
-            start=replace(
-                fit, mu=fit.mu[cols], correlation=fit.correlation[np.ix_(cols, cols)]
-            ),
+            start=replace(fit, mu=fit.mu[cols], correlation=fit.correlation[np.ix_(cols, cols)]),
             **fit_options,
         )
         dependence = bool(fit_options.get("dependence", True))
