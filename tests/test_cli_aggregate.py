@@ -331,8 +331,8 @@ def test_a_universe_too_large_for_the_memory_fails_before_fusing(lists, method):
 def test_two_tools_rankings_of_one_null_data_set_make_no_calls(tmp_path):
     """`kofs aggregate` of a t-test's and a Mann-Whitney test's rankings of one data set where
     nothing changed, beside two random rankings: the two are one source (their noise is
-    shared), so nothing is called -- before, 300-500 of 1,500 genes were -- and the manifest
-    says why."""
+    shared), one stands for both, and nothing is called -- before, 300-500 of 1,500 genes
+    were --; stderr and the manifest say why."""
     from scipy.stats import mannwhitneyu, ttest_ind
 
     rng = np.random.default_rng(5)
@@ -354,5 +354,7 @@ def test_two_tools_rankings_of_one_null_data_set_make_no_calls(tmp_path):
     q = pd.read_csv(out / "ranking.tsv", sep="\t")["q_value"]
     assert (q > 0.10).all()
     diagnostics = json.loads((out / "manifest.json").read_text())["aggregation"]["diagnostics"]
-    assert diagnostics["source_test"]["groups"] == [["mw", "t"]]
-    assert any("counted as one source" in n for n in diagnostics["notices"])
+    (group,) = diagnostics["sources"]
+    assert sorted(group) == ["mw", "t"]
+    assert any("are one source" in n for n in diagnostics["notices"])
+    assert "are one source" in r.stderr

@@ -451,6 +451,51 @@ def posterior_aggregate(
         except BaseException as exc:
             _stop_side(side, exc)
             raise
+    # source_of: each list left out as sharing most of its noise with another -> that list
+    source_of: dict[int, int] = {}
+    every_signed = (
+        effect_signs is not None
+        and bool(has_null[data_cols].all())
+        and not np.isnan(np.asarray(effect_signs)[:, data_cols]).all(axis=0).any()
+    )
+    if signal_test is None and list_weights is None and data_cols.size >= 2 and not every_signed:
+        # lists that share most of their noise (several tools' analyses of one data set) are
+        # one source: its list of largest separation stands for it (one_source)
+        try:
+            base0 = prefit or fit_posterior(
+                lo, hi, prior, calibrated=has_null[data_cols], **fit_options
+            )
+            kept, stands_for = one_source(base0)
+            if kept.size < data_cols.size:
+                for k, rep in stands_for.items():
+                    source_of[int(data_cols[k])] = int(data_cols[rep])
+                groups = [
+                    [rep, *[k for k, r in stands_for.items() if r == rep]]
+                    for rep in sorted(set(stands_for.values()))
+                ]
+                notices.append(
+                    _source_notice(
+                        [[names[int(data_cols[k])] for k in g] for g in groups],
+                        [float(base0.correlation[g[0], g[1:]].max()) for g in groups],
+                    )
+                )
+                log.warning("%s", notices[-1])
+                data_cols = data_cols[kept]
+                Bd, blocks, (lo, hi) = intervals(data_cols)
+                if early is not None:
+                    for task in early[1:]:
+                        if task is not None:
+                            task.cancel()
+                    early = None
+                # the fit of the lists kept from the usual starts: as if given alone (a start
+                # from the fit with the others can stay in the mode their shared noise made)
+                known_test, prefit = None, None
+            else:
+                prefit = base0
+        except BaseException as exc:
+            if side is not None:
+                _stop_side(side, exc)
+            raise
     v = None
     if list_weights is not None:
         lw = np.clip(np.asarray(list_weights, dtype=np.float64)[data_cols], 0.0, None)
@@ -481,9 +526,15 @@ def posterior_aggregate(
         )
         for j, keep in reversed_of.items()
     }
+    notes.update(
+        {
+            names[j]: f"no say: shares most of its noise with {names[rep]} (one source), "
+            f"which stands for both; left out of the fusion"
+            for j, rep in source_of.items()
+        }
+    )
     statistics: dict[str, np.ndarray]
     beyond: dict[str, float] | None = None
-    sources: dict[str, Any] | None = None  # the relevant-class test between sources
     resampled: Resamples | None = None
     empirical: dict[str, Any] | None = None
     fit: PosteriorFit | SignedFit
@@ -688,12 +739,6 @@ def posterior_aggregate(
                 no_signal = max(no_signal, null_probability(test["p_value"]))
             if signal_test is not None:
                 no_signal = max(no_signal, null_probability(float(signal_test["p_value"])))
-            elif not cal.any() and not simulate:
-                # rankings that share most of their noise are one source: the relevant class
-                # must explain the agreement between sources (source_test)
-                sources = source_test(base, lo, hi, prior, **fit_options)
-                if sources is not None:
-                    no_signal = max(no_signal, null_probability(sources["p_value"]))
             statistics = _with_no_signal(lfdr, q, no_signal, fit.rho, robust.list_terms.sum(axis=1))
             effect = _effect_on_calls(statistics["q_value"])
             if test["p_value"] <= AGREEMENT_ALPHA and beyond["p_value"] > AGREEMENT_ALPHA:
@@ -709,8 +754,6 @@ def posterior_aggregate(
             )
             if topk:
                 notices.append(topk)
-            if sources is not None and sources["p_value"] > AGREEMENT_ALPHA:
-                notices.append(_source_notice(sources, [names[j] for j in data_cols], effect))
             if signal_test is None:
                 called = int(np.sum(statistics["q_value"] <= 0.10))
                 shared = _shared_noise_notice(
@@ -735,7 +778,7 @@ def posterior_aggregate(
     if not single:
         mu[data_cols] = fit.mu
         auc[data_cols] = fit.auc
-    left_out = np.array(sorted(reversed_of), dtype=np.int64)
+    left_out = np.array(sorted({**reversed_of, **source_of}), dtype=np.int64)
     mu[left_out], auc[left_out] = 0.0, 0.5
     temp = np.full(L, np.nan)
     temp[data_cols] = fit.tempering
@@ -750,14 +793,11 @@ def posterior_aggregate(
             **beyond,
             "no_signal_probability": float(null_probability(beyond["p_value"])),
         },
-        "source_test": None
-        if sources is None
-        else {
-            **sources,
-            "lists": [names[data_cols[j]] for j in sources["lists"]],
-            "groups": [[names[data_cols[j]] for j in g] for g in sources["groups"]],
-            "no_signal_probability": float(null_probability(sources["p_value"])),
-        },
+        "sources": [
+            [names[rep], *[names[j] for j, r in source_of.items() if r == rep]]
+            for rep in sorted(set(source_of.values()))
+        ]
+        or None,
         "signal_test": None
         if signal_test is None
         else {
@@ -981,57 +1021,40 @@ def noise_sources(S: np.ndarray) -> list[list[int]]:
     return [np.flatnonzero(group == g).tolist() for g in np.unique(group)]
 
 
-def source_test(
-    fit: PosteriorFit, lo: np.ndarray, hi: np.ndarray, prior: Prior, **fit_options: Any
-) -> dict[str, Any] | None:
-    """The relevant-class test between sources, when some rank lists share most of their noise
-    (:func:`noise_sources`): the lists of one data set -- several tools' rankings of it -- agree
-    in their tails more than the Gaussian copula of their correlation says, so their agreement
-    is read as a relevant class (hundreds of calls where nothing changed). The class must then
-    explain the agreement *between* sources: each source is represented by its list of largest
-    separation, the fit is refitted on those lists (from ``fit``) and
-    :func:`kofs.aggregate.posterior.relevant_class_test` is made on it. One source alone: no
-    agreement between sources to test, ``p_value`` 1 (a ranking's positions alone do not say how
-    many genes are relevant). None when no two lists share most of their noise. Returns the test's
-    keys and ``lists`` (the representatives' columns), ``groups`` (the sources of several
-    lists)."""
-    groups = noise_sources(np.asarray(fit.correlation, np.float64))
-    if all(len(g) == 1 for g in groups):
-        return None
-    keep = sorted(max(g, key=lambda j: float(fit.mu[j])) for g in groups)
-    shared = [g for g in groups if len(g) > 1]
-    if len(keep) == 1:
-        out: dict[str, Any] = {"statistic": 0.0, "df": 0.0, "p_value": 1.0, "gain": 0.0}
-    else:
-        cols = np.asarray(keep)
-        sub = fit_posterior(
-            lo[:, cols],
-            hi[:, cols],
-            prior,
-            calibrated=None if fit.calibrated is None else np.asarray(fit.calibrated)[cols],
-            start=replace(fit, mu=fit.mu[cols], correlation=fit.correlation[np.ix_(cols, cols)]),
-            **fit_options,
-        )
-        dependence = bool(fit_options.get("dependence", True))
-        out = dict(relevant_class_test(sub, lo[:, cols], hi[:, cols], dependence=dependence))
-    return {**out, "lists": keep, "groups": shared}
+def one_source(fit: PosteriorFit) -> tuple[np.ndarray, dict[int, int]]:
+    """The data lists of ``fit`` that stand for their source (:func:`noise_sources`): of each
+    source its list of largest separation, a list read through its p-values before one that is
+    not (its p-values say how many genes are beyond chance; one ranking alone cannot). Several
+    tools' analyses of one data set share most
+    of their noise, and their tails agree more than the Gaussian copula of their correlation
+    says, so fused as independent evidence their agreement reads as a relevant class (hundreds
+    of calls where nothing changed) and their correlated noise as a contrast (the fused ranking
+    below every list). One list of the source carries what it knows. Returns the columns kept
+    (sorted) and each left-out column's representative."""
+    keep: list[int] = []
+    stands_for: dict[int, int] = {}
+    cal = np.zeros(len(fit.mu), bool) if fit.calibrated is None else np.asarray(fit.calibrated)
+    for g in noise_sources(np.asarray(fit.correlation, np.float64)):
+        rep = max(g, key=lambda j: (bool(cal[j]), float(fit.mu[j]), -j))
+        keep.append(rep)
+        stands_for.update({j: rep for j in g if j != rep})
+    return np.array(sorted(keep), dtype=np.int64), stands_for
 
 
-def _source_notice(sources: Mapping[str, Any], names: list[str], effect: str) -> str:
-    """The notice of a source test that found no class between sources."""
-    groups = "; ".join(_name_list([names[j] for j in g]) for g in sources["groups"])
-    if len(sources["lists"]) == 1:
-        between = "there is no list from independent data to confirm them"
-    else:
-        between = (
-            "a relevant class does not explain the agreement between sources better than their "
-            f"correlation alone (p = {sources['p_value']:.2g})"
-        )
+def _source_notice(groups: list[list[str]], correlations: list[float]) -> str:
+    """The notice of lists left out as one source with another (first of each group: the
+    list kept)."""
+    said = "; ".join(
+        f"{_name_list(g)} (correlation {r:.2f}): {g[0]} stands for "
+        f"{'them' if len(g) > 2 else 'both'}"
+        for g, r in zip(groups, correlations, strict=True)
+    )
     return (
-        f"Some data lists share most of their noise, as several tools' rankings of one data set "
-        f"do ({groups}): each such group is counted as one source, and {between}: {effect}. "
-        "Fuse lists from independent data, give the tools' tables with p-values and fold changes "
-        "(read as signed tables), or run kofs rank with labels on the data."
+        "Some data lists share most of their noise beyond the relevant genes, as several tools' "
+        f"analyses of one data set do, and are one source: {said}; the others are left out of "
+        "the fusion (weight 0). Their agreement is not evidence: lists from independent data "
+        "are, and the tools' tables with p-values and fold changes (read as signed tables) model "
+        "the noise they share."
     )
 
 
