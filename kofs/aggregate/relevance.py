@@ -462,6 +462,10 @@ def posterior_aggregate(
         # lists that share most of their noise (several tools' analyses of one data set) are
         # one source: its list of largest separation stands for it (one_source)
         try:
+            if prefit is None and early is None:
+                # the side tasks of these lists start first, beside the fit (as above)
+                side = side or ThreadPoolExecutor(max_workers=1)
+                early = (data_cols, *side_tasks(side, data_cols, False))
             base0 = prefit or fit_posterior(
                 lo, hi, prior, calibrated=has_null[data_cols], **fit_options
             )
