@@ -1020,6 +1020,23 @@ def test_rankings_of_one_data_set_keep_calls_an_independent_data_set_confirms():
     assert not any("share most of their noise" in n for n in independent.diagnostics["notices"])
 
 
+def test_lists_kofs_computed_from_one_matrix_are_not_reduced_to_one_source():
+    """kofs rank's data lists all come from its matrix, and its signal test (sample structure
+    or label association) is the outside evidence: they stay separate lists."""
+    lists = _one_data_sets_rankings(4, changed=60, randoms=2)
+    test = {"name": "sample structure", "p_value": 1e-6, "from_one_matrix": True}
+    own = aggregate(lists, params={"resamples": 0}, signal_test=test)
+    assert own.diagnostics["sources"] is None
+    assert (
+        min(dict(zip(own.list_names, own.weights, strict=True))[n] for n in ("t", "mann-whitney"))
+        > 0
+    )
+    given = aggregate(
+        lists, params={"resamples": 0}, signal_test={**test, "from_one_matrix": False}
+    )
+    assert given.diagnostics["sources"] is not None
+
+
 def test_lists_sharing_noise_are_grouped_into_sources_by_single_linkage():
     S = np.eye(5)
     S[0, 2] = S[2, 0] = 0.9

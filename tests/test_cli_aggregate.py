@@ -358,3 +358,11 @@ def test_two_tools_rankings_of_one_null_data_set_make_no_calls(tmp_path):
     assert sorted(group) == ["mw", "t"]
     assert any("are one source" in n for n in diagnostics["notices"])
     assert "are one source" in r.stderr
+    # an outside test given with --signal-p does not make them separate sources
+    given = tmp_path / "given"
+    r = run(["aggregate", *paths, "-o", str(given), "--aggregate-param", "resamples=0",
+             "--signal-p", "0.001"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert (pd.read_csv(given / "ranking.tsv", sep="\t")["q_value"] > 0.10).all()
+    manifest = json.loads((given / "manifest.json").read_text())
+    assert manifest["aggregation"]["diagnostics"]["sources"] is not None

@@ -200,7 +200,9 @@ def posterior_aggregate(
     ``p_value``, and what it measured; ``kofs rank`` gives the sample-structure or the
     label-association test when every data list comes from a ranker,
     :mod:`kofs.pipeline.structure`): its no-signal probability joins those of the agreement and
-    relevant-class tests.
+    relevant-class tests. With ``from_one_matrix`` true (``kofs rank``'s test: every data list
+    computed from its matrix) the lists are read as one data set's by design, and lists that
+    share most of their noise are not reduced to one source (:func:`one_source`).
 
     ``top_k_null``: with top-k data lists (positions for fewer than half of the genes),
     ``"simulated"`` refers the relevant-class test to its distribution under the lists'
@@ -458,7 +460,8 @@ def posterior_aggregate(
         and bool(has_null[data_cols].all())
         and not np.isnan(np.asarray(effect_signs)[:, data_cols]).all(axis=0).any()
     )
-    if signal_test is None and list_weights is None and data_cols.size >= 2 and not every_signed:
+    own_lists = signal_test is not None and bool(signal_test.get("from_one_matrix"))
+    if not own_lists and list_weights is None and data_cols.size >= 2 and not every_signed:
         # lists that share most of their noise (several tools' analyses of one data set) are
         # one source: its list of largest separation stands for it (one_source)
         try:
