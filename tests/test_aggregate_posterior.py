@@ -1021,20 +1021,18 @@ def test_rankings_of_one_data_set_keep_calls_an_independent_data_set_confirms():
 
 
 def test_lists_kofs_computed_from_one_matrix_are_not_reduced_to_one_source():
-    """kofs rank's data lists all come from its matrix, and its signal test (sample structure
-    or label association) is the outside evidence: they stay separate lists."""
+    """kofs rank's data lists all come from its matrix (their signal test, sample structure or
+    label association, is the outside evidence): they stay separate lists, also where the test
+    does not run (sparse or large matrices). The same lists from elsewhere are one source."""
     lists = _one_data_sets_rankings(4, changed=60, randoms=2)
-    test = {"name": "sample structure", "p_value": 1e-6, "from_one_matrix": True}
-    own = aggregate(lists, params={"resamples": 0}, signal_test=test)
+    own = aggregate(
+        [replace(r, params={**r.params, "ranker": "fisher"}) for r in lists],
+        params={"resamples": 0},
+    )
     assert own.diagnostics["sources"] is None
-    assert (
-        min(dict(zip(own.list_names, own.weights, strict=True))[n] for n in ("t", "mann-whitney"))
-        > 0
-    )
-    given = aggregate(
-        lists, params={"resamples": 0}, signal_test={**test, "from_one_matrix": False}
-    )
-    assert given.diagnostics["sources"] is not None
+    weights = dict(zip(own.list_names, own.weights, strict=True))
+    assert min(weights["t"], weights["mann-whitney"]) > 0
+    assert aggregate(lists, params={"resamples": 0}).diagnostics["sources"] is not None
 
 
 def test_lists_sharing_noise_are_grouped_into_sources_by_single_linkage():

@@ -71,6 +71,14 @@ def _data_lists(rankings: Sequence[Ranking]) -> np.ndarray:
     return np.array(out, dtype=bool)
 
 
+def _from_one_matrix(rankings: Sequence[Ranking]) -> bool:
+    """Whether every data list is a kofs ranker's (computed from one matrix by ``kofs rank``):
+    the fusion then reads them as one data set's by design
+    (:func:`kofs.aggregate.relevance.one_source` does not apply)."""
+    data = [r for r, d in zip(rankings, _data_lists(rankings), strict=True) if d]
+    return bool(data) and all(str(r.params.get("ranker")) in RANKERS for r in data)
+
+
 def _knowledge_names(
     knowledge: Iterable[str] | None, names: Sequence[str], method: str, context: bool
 ) -> list[str]:
@@ -381,6 +389,7 @@ def _aggregate(
             "names": [names[j] for j in cols],
             "built_from": Bc,
             "data_lists": (_data_lists(rankings) & ~np.isin(names, known_lists))[cols],
+            "from_one_matrix": _from_one_matrix(rankings),
             "covered": _covered(rankings, genes)[np.ix_(rows, cols)],
             "absent_missing": np.array(
                 [

@@ -173,6 +173,7 @@ def posterior_aggregate(
     names: list[str],
     *,
     data_lists: np.ndarray | None = None,
+    from_one_matrix: bool = False,
     relevant: np.ndarray | None = None,
     built_from: np.ndarray | None = None,
     held_out: tuple[np.ndarray, np.ndarray] | None = None,
@@ -200,9 +201,11 @@ def posterior_aggregate(
     ``p_value``, and what it measured; ``kofs rank`` gives the sample-structure or the
     label-association test when every data list comes from a ranker,
     :mod:`kofs.pipeline.structure`): its no-signal probability joins those of the agreement and
-    relevant-class tests. With ``from_one_matrix`` true (``kofs rank``'s test: every data list
-    computed from its matrix) the lists are read as one data set's by design, and lists that
-    share most of their noise are not reduced to one source (:func:`one_source`).
+    relevant-class tests.
+
+    ``from_one_matrix``: every data list is a kofs ranker's, computed from one matrix (``kofs
+    rank``): the lists are one data set's by design, and lists that share most of their noise
+    are not reduced to one source (:func:`one_source`; else they are).
 
     ``top_k_null``: with top-k data lists (positions for fewer than half of the genes),
     ``"simulated"`` refers the relevant-class test to its distribution under the lists'
@@ -460,8 +463,7 @@ def posterior_aggregate(
         and bool(has_null[data_cols].all())
         and not np.isnan(np.asarray(effect_signs)[:, data_cols]).all(axis=0).any()
     )
-    own_lists = signal_test is not None and bool(signal_test.get("from_one_matrix"))
-    if not own_lists and list_weights is None and data_cols.size >= 2 and not every_signed:
+    if not from_one_matrix and list_weights is None and data_cols.size >= 2 and not every_signed:
         # lists that share most of their noise (several tools' analyses of one data set) are
         # one source: its list of largest separation stands for it (one_source)
         try:
@@ -1513,6 +1515,7 @@ def _posterior(
     built_from: np.ndarray | None = None,
     held_out: tuple[np.ndarray, np.ndarray] | None = None,
     data_lists: np.ndarray | None = None,
+    from_one_matrix: bool = False,
     covered: np.ndarray | None = None,
     absent_missing: np.ndarray | None = None,
     covariates: Mapping[str, np.ndarray] | None = None,
@@ -1557,6 +1560,7 @@ def _posterior(
         R,
         names,
         data_lists=data_lists,
+        from_one_matrix=from_one_matrix,
         relevant=relevant,
         built_from=built_from,
         held_out=held_out,

@@ -164,9 +164,6 @@ def _signal_test(context: Context, lists: Sequence[Ranking], method: str) -> dic
     if test is not None:
         test["name"] = name
         test["summary"] = found.format(**test) + ", so their agreement is the noise they share"
-        # the data lists are all computed from this matrix: the fusion reads them as one data
-        # set's (kofs.aggregate.relevance.one_source does not apply)
-        test["from_one_matrix"] = True
     return test
 
 
