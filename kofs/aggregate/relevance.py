@@ -465,7 +465,7 @@ def posterior_aggregate(
     )
     if not from_one_matrix and list_weights is None and data_cols.size >= 2 and not every_signed:
         # lists that share most of their noise (several tools' analyses of one data set) are
-        # one source: its list of largest separation stands for it (one_source)
+        # one source, for which one of them stands (one_source)
         try:
             if prefit is None and early is None:
                 # the side tasks of these lists start first, beside the fit (as above)
@@ -537,8 +537,8 @@ def posterior_aggregate(
     }
     notes.update(
         {
-            names[j]: f"no say: shares most of its noise with {names[rep]} (one source), "
-            f"which stands for both; left out of the fusion"
+            names[j]: f"no say: shares most of its noise with {names[rep]}, which stands for "
+            "their source; left out of the fusion"
             for j, rep in source_of.items()
         }
     )
@@ -1018,9 +1018,9 @@ SHARED_NOISE = 0.5
 
 
 def noise_sources(S: np.ndarray) -> list[list[int]]:
-    """The data lists grouped into sources (lists, best first as given): lists whose fitted
-    correlation beyond the relevant genes is at least :data:`SHARED_NOISE` are one source
-    (single linkage), every other list a source of its own."""
+    """The data lists grouped into sources (each source its columns, ascending): lists whose
+    fitted correlation ``S`` beyond the relevant genes is at least :data:`SHARED_NOISE` are one
+    source (single linkage), every other list a source of its own."""
     D = S.shape[0]
     group = np.arange(D)
     for a in range(D):
@@ -1033,13 +1033,14 @@ def noise_sources(S: np.ndarray) -> list[list[int]]:
 def one_source(fit: PosteriorFit) -> tuple[np.ndarray, dict[int, int]]:
     """The data lists of ``fit`` that stand for their source (:func:`noise_sources`): of each
     source its list of largest separation, a list read through its p-values before one that is
-    not (its p-values say how many genes are beyond chance; one ranking alone cannot). Several
-    tools' analyses of one data set share most
-    of their noise, and their tails agree more than the Gaussian copula of their correlation
-    says, so fused as independent evidence their agreement reads as a relevant class (hundreds
-    of calls where nothing changed) and their correlated noise as a contrast (the fused ranking
-    below every list). One list of the source carries what it knows. Returns the columns kept
-    (sorted) and each left-out column's representative."""
+    not (its p-values say how many genes are beyond chance; one ranking alone cannot).
+
+    Several tools' analyses of one data set share most of their noise, and their tails agree
+    more than the Gaussian copula of their correlation says, so fused as independent evidence
+    their agreement reads as a relevant class (hundreds of calls where nothing changed) and
+    their correlated noise as a contrast (the fused ranking below every list). One list of the
+    source carries what it knows. Returns the columns kept (sorted) and each left-out column's
+    representative."""
     keep: list[int] = []
     stands_for: dict[int, int] = {}
     cal = np.zeros(len(fit.mu), bool) if fit.calibrated is None else np.asarray(fit.calibrated)
