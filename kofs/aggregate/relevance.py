@@ -431,9 +431,7 @@ def posterior_aggregate(
                 data_cols = np.setdiff1d(data_cols, [j])
                 Bd, blocks, (lo, hi) = intervals(data_cols)
                 known_test = None
-                for task in early[1:]:  # (those tasks' lists were others)
-                    if task is not None:
-                        task.cancel()
+                _cancel(early)  # (those tasks' lists were others)
                 # the side tasks of the lists without it, beside the refit below
                 early = (data_cols, *side_tasks(side, data_cols, False))
                 if prefit.mu[k] <= NO_SEPARATION:
@@ -456,14 +454,25 @@ def posterior_aggregate(
         except BaseException as exc:
             _stop_side(side, exc)
             raise
-    # source_of: each list left out as sharing most of its noise with another -> that list
+
+    def all_signed(cols: np.ndarray) -> bool:
+        """Whether every list of ``cols`` is a table of p-values with effect directions."""
+        return (
+            effect_signs is not None
+            and bool(has_null[cols].all())
+            and not np.isnan(np.asarray(effect_signs)[:, cols]).all(axis=0).any()
+        )
+
+    # source_of: each list left out as sharing most of its noise with another -> that list;
+    # named: those sources by name, the list kept first
     source_of: dict[int, int] = {}
-    every_signed = (
-        effect_signs is not None
-        and bool(has_null[data_cols].all())
-        and not np.isnan(np.asarray(effect_signs)[:, data_cols]).all(axis=0).any()
-    )
-    if not from_one_matrix and list_weights is None and data_cols.size >= 2 and not every_signed:
+    named: list[list[str]] = []
+    if (
+        not from_one_matrix
+        and list_weights is None
+        and data_cols.size >= 2
+        and not all_signed(data_cols)
+    ):
         # lists that share most of their noise (several tools' analyses of one data set) are
         # one source, for which one of them stands (one_source)
         try:
@@ -474,28 +483,20 @@ def posterior_aggregate(
             base0 = prefit or fit_posterior(
                 lo, hi, prior, calibrated=has_null[data_cols], **fit_options
             )
-            kept, stands_for = one_source(base0)
-            if kept.size < data_cols.size:
-                for k, rep in stands_for.items():
-                    source_of[int(data_cols[k])] = int(data_cols[rep])
-                groups = [
-                    [rep, *[k for k, r in stands_for.items() if r == rep]]
-                    for rep in sorted(set(stands_for.values()))
-                ]
-                notices.append(
-                    _source_notice(
-                        [[names[int(data_cols[k])] for k in g] for g in groups],
-                        [float(base0.correlation[g[0], g[1:]].max()) for g in groups],
-                    )
-                )
+            sources = one_source(base0)
+            if len(sources) < data_cols.size:
+                several = [g for g in sources if len(g) > 1]
+                source_of = {
+                    int(data_cols[j]): int(data_cols[g[0]]) for g in several for j in g[1:]
+                }
+                named = [[names[int(data_cols[j])] for j in g] for g in several]
+                correlations = [float(base0.correlation[g[0], g[1:]].max()) for g in several]
+                notices.append(_source_notice(named, correlations))
                 log.warning("%s", notices[-1])
-                data_cols = data_cols[kept]
+                data_cols = data_cols[sorted(g[0] for g in sources)]
                 Bd, blocks, (lo, hi) = intervals(data_cols)
-                if early is not None:
-                    for task in early[1:]:
-                        if task is not None:
-                            task.cancel()
-                    early = None
+                _cancel(early)
+                early = None
                 # the fit of the lists kept from the usual starts: as if given alone (a start
                 # from the fit with the others can stay in the mode their shared noise made)
                 known_test, prefit = None, None
@@ -514,12 +515,7 @@ def posterior_aggregate(
         v = np.where(has_null[data_cols], 1.0, v)
     D = len(data_cols)
     cal = has_null[data_cols]
-    signed = (
-        effect_signs is not None
-        and v is None
-        and bool(cal.all())
-        and not np.isnan(np.asarray(effect_signs)[:, data_cols]).all(axis=0).any()
-    )
+    signed = v is None and all_signed(data_cols)
     if effect_signs is not None and not signed:
         notices.append(
             "Some lists are tables with effect directions, but not every data list is: the "
@@ -802,11 +798,7 @@ def posterior_aggregate(
             **beyond,
             "no_signal_probability": float(null_probability(beyond["p_value"])),
         },
-        "sources": [
-            [names[rep], *[names[j] for j, r in source_of.items() if r == rep]]
-            for rep in sorted(set(source_of.values()))
-        ]
-        or None,
+        "sources": named or None,
         "signal_test": None
         if signal_test is None
         else {
@@ -1030,25 +1022,31 @@ def noise_sources(S: np.ndarray) -> list[list[int]]:
     return [np.flatnonzero(group == g).tolist() for g in np.unique(group)]
 
 
-def one_source(fit: PosteriorFit) -> tuple[np.ndarray, dict[int, int]]:
-    """The data lists of ``fit`` that stand for their source (:func:`noise_sources`): of each
-    source its list of largest separation, a list read through its p-values before one that is
-    not (its p-values say how many genes are beyond chance; one ranking alone cannot).
+def one_source(fit: PosteriorFit) -> list[list[int]]:
+    """The sources of the data lists of ``fit`` (:func:`noise_sources`), each with the list
+    that stands for it first: its list of largest separation, a list read through its p-values
+    before one that is not (its p-values say how many genes are beyond chance; one ranking
+    alone cannot).
 
     Several tools' analyses of one data set share most of their noise, and their tails agree
     more than the Gaussian copula of their correlation says, so fused as independent evidence
     their agreement reads as a relevant class (hundreds of calls where nothing changed) and
     their correlated noise as a contrast (the fused ranking below every list). One list of the
-    source carries what it knows. Returns the columns kept (sorted) and each left-out column's
-    representative."""
-    keep: list[int] = []
-    stands_for: dict[int, int] = {}
+    source carries what it knows."""
     cal = np.zeros(len(fit.mu), bool) if fit.calibrated is None else np.asarray(fit.calibrated)
+    out = []
     for g in noise_sources(np.asarray(fit.correlation, np.float64)):
         rep = max(g, key=lambda j: (bool(cal[j]), float(fit.mu[j]), -j))
-        keep.append(rep)
-        stands_for.update({j: rep for j in g if j != rep})
-    return np.array(sorted(keep), dtype=np.int64), stands_for
+        out.append([rep, *[j for j in g if j != rep]])
+    return out
+
+
+def _cancel(early: tuple | None) -> None:
+    """Cancel the side tasks started early for lists since changed (``(lists, task, ...)``;
+    a task may be None); one already running finishes unread."""
+    for task in () if early is None else early[1:]:
+        if task is not None:
+            task.cancel()
 
 
 def _source_notice(groups: list[list[str]], correlations: list[float]) -> str:

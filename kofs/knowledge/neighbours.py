@@ -338,7 +338,8 @@ def pc_neighbours(
     """The ``c`` nearest other rows of a low-dimensional ``P`` (e.g. principal components).
 
     Exact (a flat index) when ``exact`` is True, or None and fewer than
-    :data:`ANN_MIN_SAMPLES` rows or too few for two lists; otherwise an inverted file (faiss ``IndexIVFFlat``): k-means
+    :data:`ANN_MIN_SAMPLES` rows, or when the rows are too few for two lists; otherwise an
+    inverted file (faiss ``IndexIVFFlat``): k-means
     with about ``sqrt(n)`` centroids, trained single-threaded on a seeded subsample of
     :data:`IVF_TRAIN_PER_LIST` points per centroid, then every row scans the
     :data:`IVF_PROBES` nearest lists (rows with fewer than ``c`` candidates found are searched
