@@ -143,3 +143,52 @@ def test_stacked_refits_are_the_refits_made_one_by_one(tempering, covariate, spl
     np.testing.assert_allclose(got.beta, [w[1] for w in want], atol=1e-9)
     np.testing.assert_allclose(got.weights, [w[2] for w in want], atol=1e-9)
     assert np.ptp(got.mu, axis=0).max() > 0.01  # the halves differ: the refits did move
+
+
+@pytest.mark.parametrize("covariate", [False, True])
+def test_fits_of_several_data_sets_solved_together_are_the_fits_made_alone(covariate):
+    """fit_posteriors (the simulated null's twenty fits, solved as one stack): every data set
+    gets the fit it gets alone -- its own starts, its own follower merging only with its own
+    starts (a follower of one data set reaching another data set's mode must not stop), and
+    its own choice of start."""
+    from kofs.aggregate.posterior import fit_posteriors
+
+    data = [
+        (DataList("good", 2.0), DataList("fair", 1.2), DataList("noise", 0.0)),
+        (DataList("a", 0.0), DataList("b", 0.0), DataList("c", 0.0)),  # nothing to find
+        (DataList("good", 1.0), DataList("fair", 1.0), DataList("weak", 0.5)),
+    ]
+    sets = [block_intervals(_ranks(1500, seed, d)[0]) for seed, d in enumerate(data)]
+    rng = np.random.default_rng(1)
+    raw = rng.random((1500, 1))
+    prior = Prior(raw, ("known",), ("known",)) if covariate else Prior.empty(1500)
+    together = fit_posteriors(sets, prior, n_bins=256)
+    for (lo, hi), got in zip(sets, together, strict=True):
+        want = fit_posterior(lo, hi, prior, n_bins=256)
+        np.testing.assert_allclose(got.mu, want.mu, atol=1e-9)
+        np.testing.assert_allclose(got.beta, want.beta, atol=1e-9)
+        np.testing.assert_allclose(got.log_odds, want.log_odds, atol=1e-8)
+        assert got.iterations == want.iterations
+    assert together[0].mu[0] > 1.0 and together[1].mu.max() < together[0].mu[0]
+
+
+def test_a_follower_stops_only_on_a_mode_of_its_own_fit():
+    """A follower start stops (merged) on reaching another start of its own fit; a start of
+    another data set's fit at the same point is not the same mode."""
+    from kofs.aggregate.posterior import solve_stacked
+
+    lo, hi = block_intervals(_ranks(1200, 5)[0])
+    prior = Prior.empty(lo.shape[0])
+    X, _, _ = _standardise(prior.X, np.ones(lo.shape[0]))
+    problem = _Problem(code_intervals(lo, hi, n_bins=256), X, np.ones(lo.shape[0]), 0.5)
+    start = np.array([[1.0, 1.0, 1.0, -2.0]])
+    there = solve_stacked([problem], np.eye(3), start, tol=1e-5, max_iter=50)[0]
+
+    def merged(group: int) -> bool:
+        out = solve_stacked(
+            [problem], np.eye(3), start, tol=1e-5, max_iter=50,
+            follower=np.array([True]), groups=np.array([group]), others=(there, np.array([0])),
+        )  # fmt: skip
+        return bool(out[3][0])
+
+    assert merged(0) and not merged(1)

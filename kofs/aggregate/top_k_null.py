@@ -28,6 +28,8 @@ pairwise overlaps give), not by its amount.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from scipy.integrate import quad
 from scipy.optimize import brentq
@@ -39,7 +41,7 @@ from kofs.aggregate.posterior import (
     Prior,
     _corr_matrix,
     _offdiag,
-    fit_posterior,
+    fit_posteriors,
     relevant_class_test,
 )
 
@@ -49,6 +51,9 @@ __all__ = ["SIMULATIONS", "top_k_lists", "latent_correlation", "simulated_class_
 SIMULATIONS = 20
 #: Latent correlations are kept inside this (a correlation of 1 has no density).
 R_MAX = 0.99
+#: Simulated data sets fitted together (:func:`kofs.aggregate.posterior.fit_posteriors`) hold
+#: at most this many observations (genes x lists) in all: ~100 MB of stacked arrays.
+STACK_CELLS = 1_000_000
 
 
 def top_k_lists(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -136,19 +141,36 @@ def simulated_class_test(
     cols = np.arange(D)
     slo, shi = lo[order, cols], hi[order, cols]
     root = np.linalg.cholesky(latent_correlation(lo, hi))
-    rng = np.random.default_rng(seed)
-    stats = np.empty(n)
-    for b in range(n):
-        Z = rng.standard_normal((M, D)) @ root.T
-        at = np.argsort(-Z, axis=0)
-        blo, bhi = np.empty((M, D)), np.empty((M, D))
-        blo[at, cols] = slo
-        bhi[at, cols] = shi
-        fit: PosteriorFit = fit_posterior(blo, bhi, prior, **fit_options)
-        test = fit.relevant_class or relevant_class_test(
-            fit, blo, bhi, dependence=fit_options.get("dependence", True)
-        )
-        stats[b] = 2.0 * test["gain"]
+
+    def statistics(sims: range) -> list[float]:
+        """``2 gain`` of the simulated data sets ``sims`` (each its own random stream), their
+        fits solved together (each is what it is alone)."""
+        data = []
+        for b in sims:
+            Z = np.random.default_rng([seed, b]).standard_normal((M, D)) @ root.T
+            at = np.argsort(-Z, axis=0)
+            blo, bhi = np.empty((M, D)), np.empty((M, D))
+            blo[at, cols] = slo
+            bhi[at, cols] = shi
+            data.append((blo, bhi))
+        fits: list[PosteriorFit] = fit_posteriors(data, prior, **fit_options)
+        return [
+            2.0
+            * (
+                fit.relevant_class
+                or relevant_class_test(
+                    fit, blo, bhi, dependence=fit_options.get("dependence", True)
+                )
+            )["gain"]
+            for fit, (blo, bhi) in zip(fits, data, strict=True)
+        ]
+
+    # two threads, each fitting its stacks of simulations (NumPy's large array operations
+    # run without the GIL): 17 s -> 10 s for twenty fits of 10,000 genes x 5 top-k lists
+    chunk = max(1, min(-(-n // 2), STACK_CELLS // (M * D)))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        parts = pool.map(statistics, [range(a, min(n, a + chunk)) for a in range(0, n, chunk)])
+        stats = np.array([g for part in parts for g in part])
     mean, sd = float(stats.mean()), float(stats.std(ddof=1))
     t = 2.0 * float(observed["gain"])
     if mean > 0 and sd > 0:
