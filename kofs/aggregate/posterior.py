@@ -1096,9 +1096,10 @@ def fit_posteriors(
 ) -> list[PosteriorFit]:
     """:func:`fit_posterior` (``options``: its keywords) of each data set ``(lo, hi)`` of
     ``data`` (the same number of lists; the same prior), their starts solved together
-    (:func:`_solve_starts`): a fit's EM step costs mostly the fixed cost of its NumPy calls,
-    which the stacked fits share (the simulated null of :mod:`kofs.aggregate.top_k_null`:
-    twenty fits of 10,000 genes). Each fit reaches what it reaches alone."""
+    (:func:`_solve_starts`), sharing the fixed cost of every NumPy call of an EM step. Each
+    fit reaches what it reaches alone. The simulated null of :mod:`kofs.aggregate.top_k_null`
+    (twenty fits of 10,000 genes x 5 top-k lists): 17 s one by one, 13 s as one stack, 10 s
+    as two stacks on two threads."""
     fits = [_Fit(lo, hi, prior, **options) for lo, hi in data]
     n = [len(f.thetas) for f in fits]
     first = fits[0]
