@@ -58,6 +58,7 @@ convergence of any EM algorithm. Scand J Stat 35:335-353.
 from __future__ import annotations
 
 import copy
+import inspect
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -1071,8 +1072,9 @@ def fit_posterior(
         The data lists whose ``lo``, ``hi`` are null p-values (``lo = hi = p``), not
         positions (:mod:`kofs.aggregate.binormal`).
     """
-    return fit_posteriors(
-        [(lo, hi)],
+    one = _Fit(
+        lo,
+        hi,
         prior,
         tempering=tempering,
         max_prior=max_prior,
@@ -1088,7 +1090,8 @@ def fit_posterior(
         exact=exact,
         likelihood=likelihood,
         calibrated=calibrated,
-    )[0]
+    )
+    return _solve_fits([one])[0]
 
 
 def fit_posteriors(
@@ -1100,7 +1103,18 @@ def fit_posteriors(
     fit reaches what it reaches alone. The simulated null of :mod:`kofs.aggregate.top_k_null`
     (twenty fits of 10,000 genes x 5 top-k lists): 17 s one by one, 13 s as one stack, 10 s
     as two stacks on two threads."""
-    fits = [_Fit(lo, hi, prior, **options) for lo, hi in data]
+    given = {**_fit_defaults(), **options}
+    return _solve_fits([_Fit(lo, hi, prior, **given) for lo, hi in data])
+
+
+def _fit_defaults() -> dict[str, Any]:
+    """:func:`fit_posterior`'s keywords and their defaults (defined there alone)."""
+    parameters = inspect.signature(fit_posterior).parameters.values()
+    return {p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY}
+
+
+def _solve_fits(fits: list[_Fit]) -> list[PosteriorFit]:
+    """The fits of :func:`fit_posteriors`: their starts solved together, then each fit's."""
     n = [len(f.thetas) for f in fits]
     first = fits[0]
     solved = _solve_starts(
@@ -1128,20 +1142,20 @@ class _Fit:
         hi: np.ndarray,
         prior: Prior,
         *,
-        tempering: np.ndarray | None = None,
-        max_prior: float = 0.5,
-        dependence: bool = True,
-        n_bins: int = 512,
-        tol: float = 1e-5,
-        max_iter: int = 1000,
-        weights: np.ndarray | None = None,
-        start: PosteriorFit | None = None,
-        correlation: np.ndarray | None = None,
-        standardise: tuple[np.ndarray, np.ndarray] | None = None,
-        fixed_mu: bool = False,
-        exact: bool = True,
-        likelihood: bool = True,
-        calibrated: np.ndarray | None = None,
+        tempering: np.ndarray | None,
+        max_prior: float,
+        dependence: bool,
+        n_bins: int,
+        tol: float,
+        max_iter: int,
+        weights: np.ndarray | None,
+        start: PosteriorFit | None,
+        correlation: np.ndarray | None,
+        standardise: tuple[np.ndarray, np.ndarray] | None,
+        fixed_mu: bool,
+        exact: bool,
+        likelihood: bool,
+        calibrated: np.ndarray | None,
     ) -> None:
         lo = np.asarray(lo, dtype=np.float64)
         hi = np.asarray(hi, dtype=np.float64)
