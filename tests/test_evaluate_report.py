@@ -179,6 +179,29 @@ def test_known_gene_sets(tmp_path):
         parse_known_spec("just-a-file.txt")
 
 
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "file is empty"),
+        ("gene\tflag\nG0\ttrue\n".encode("utf-16"), None),  # read as UTF-8 would be: fine
+        (b"gene\tflag\nG0\ttrue\nG1\tfalse\textra\textra2\nG2\ttrue\n", ":3: has 4 fields"),
+        (b"gene\tflag\n\x00\x01\x02\n", "binary"),
+        (b"G0\nG1\n", "no column 'flag'; the header \\(first line\\) names 'G0'"),
+    ],
+)
+def test_known_gene_tables_with_a_column_are_read_as_every_table(tmp_path, content, message):
+    """NAME=FILE:COLUMN tables were read by a bare pandas call: an empty, UTF-16, binary or
+    truncated file was an internal error (exit 1), and a ragged row shifted the first column
+    into the index, losing the genes flagged true."""
+    t = tmp_path / "k.tsv"
+    t.write_bytes(content)
+    if message is None:
+        assert read_known_genes("k", t, where="flag").genes == ("G0",)
+        return
+    with pytest.raises((InputError, ParameterError), match=message):
+        read_known_genes("k", t, where="flag")
+
+
 @pytest.mark.slow
 def test_cli_evaluate_end_to_end_with_honest_protocol(tmp_path):
     _, _, expr_path, lab_path, known = _toy(tmp_path)

@@ -86,27 +86,33 @@ def read_known_genes(
     if where is None and gene_column is None:
         genes = read_gene_list(path)
     else:
-        import pandas as pd
+        from kofs.io._table import read_table
 
-        df = pd.read_csv(path, sep=None, engine="python", dtype=str, comment=None)
+        # the project's table reader: encodings, gzip, ragged rows and empty files are
+        # refused with the file and line named, as every other table of kofs
+        df = read_table(path)
         lower = {c.lower(): c for c in df.columns}
+
+        def missing(column: str) -> ParameterError:
+            return ParameterError(
+                f"known genes {name!r}: no column {column!r}; the header (first line) names "
+                f"{', '.join(repr(c) for c in df.columns)}",
+                path=path,
+            )
+
         if where is not None:
             if where.lower() not in lower:
-                raise ParameterError(
-                    f"known genes {name!r}: no column {where!r}; columns are "
-                    f"{', '.join(df.columns)}",
-                    path=path,
-                )
-            df = df[df[lower[where.lower()]].fillna("").str.strip().str.lower().isin(_TRUE)]
+                raise missing(where)
+            df = df[df[lower[where.lower()]].str.lower().isin(_TRUE)]
         col = (
             gene_column.lower()
             if gene_column
             else next((c for c in _GENE_COLUMNS if c in lower), None)
         )
         if gene_column and col not in lower:
-            raise ParameterError(f"known genes {name!r}: no column {gene_column!r}", path=path)
+            raise missing(gene_column)
         series = df[lower[col]] if col else df.iloc[:, 0]
-        genes = list(dict.fromkeys(g.strip() for g in series.dropna() if g.strip()))
+        genes = list(dict.fromkeys(g for g in series if g))
     if not genes:
         raise InputError(
             f"known gene set {name!r} is empty" + (f" (no row with {where} true)" if where else ""),
