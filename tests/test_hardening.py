@@ -1368,6 +1368,17 @@ def test_bounds_are_named_by_their_options(tmp_path, small, extra, needle):
     assert "max_size" not in err and "min_size" not in err and "min_weight" not in err
 
 
+def test_interactions_all_of_weight_zero_say_so(tmp_path, small):
+    """Every edge of weight 0 between matrix genes: the message said "check the id types"
+    though every id matched."""
+    expr, _ = small
+    edges = tmp_path / "edges.tsv"
+    edges.write_text("".join(f"G{i}\tG{i + 1}\t0\n" for i in range(30)))
+    args = ["rank", expr, "--interactions", edges, "-o", tmp_path / "o"]
+    err = _one_line_error(_cli(args), "all 30 edges between two matrix genes have weight 0")
+    assert "id types" not in err and "edges.tsv" in err
+
+
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [

@@ -112,12 +112,19 @@ def interactions_to_relation(
     loops = mapped & (i == j)
     keep = mapped & strong & ~loops
     if not keep.any():
-        joining = mapped & ~loops & (w > 0)
-        hint = (
-            f"lower --interaction-min-weight (the heaviest of them weighs {w[joining].max():g})"
-            if joining.any()
-            else "check the id types"
-        )
+        joining = mapped & ~loops
+        if joining.any() and not (w[joining] > 0).any():
+            # every edge between two matrix genes weighs 0 (an edge of weight 0 is no edge)
+            hint = (
+                f"all {int(joining.sum())} edges between two matrix genes have weight 0 (an "
+                "edge of weight 0 is no interaction); check the weight column"
+            )
+        elif joining.any():
+            hint = (
+                f"lower --interaction-min-weight (the heaviest of them weighs {w[joining].max():g})"
+            )
+        else:
+            hint = "check the id types"
         raise CoverageError(
             f"{'' if interactions.path else f'{source}: '}no interaction with weight >= "
             f"{min_weight:g} joins two matrix genes ({int(mapped.sum())} of "
