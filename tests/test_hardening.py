@@ -1368,6 +1368,15 @@ def test_bounds_are_named_by_their_options(tmp_path, small, extra, needle):
     assert "max_size" not in err and "min_size" not in err and "min_weight" not in err
 
 
+def test_gene_sets_with_one_matrix_gene_name_their_file(tmp_path, small):
+    """A GMT whose sets hold one matrix gene in all: the filtered similarity's message named
+    neither the file nor the option."""
+    expr, _ = small
+    gmt = tmp_path / "one.gmt"
+    gmt.write_text("S1\tdesc\tG1\tNOT_A_GENE\n")
+    _one_line_error(_cli(["sources", expr, "--pathways", gmt]), "one.gmt", "1 gene of the matrix")
+
+
 def test_interactions_all_of_weight_zero_say_so(tmp_path, small):
     """Every edge of weight 0 between matrix genes: the message said "check the id types"
     though every id matched."""

@@ -102,6 +102,7 @@ def filtered_similarity(
     *,
     kind: str = "rbf",
     name: str | None = None,
+    what: str = "filtered similarity",
     **params: Any,
 ) -> SampleSimilarity:
     """Sample similarity built on the expression restricted to some genes (eq. 6.10).
@@ -117,6 +118,8 @@ def filtered_similarity(
         bandwidth delta^2 = median squared distance / 2 on the filtered data).
     name : str, optional
         Name of the result (default ``"filtered-<kind>"``).
+    what : str
+        What the genes are, for messages (the source they come from).
     **params
         Passed to the similarity builder (``delta2``, ``k``, ...).
 
@@ -130,17 +133,17 @@ def filtered_similarity(
     ParameterError
         Fewer than 2 genes selected, or a bad similarity kind/parameter.
     """
-    mask = gene_mask(expression, gene_index, what="filtered similarity")
+    mask = gene_mask(expression, gene_index, what=what)
     idx = np.flatnonzero(mask)
     if idx.size < 2:
         raise ParameterError(
-            f"filtered similarity: {idx.size} gene of the matrix selected, at least 2 needed; "
+            f"{what}: {idx.size} gene of the matrix selected, at least 2 needed; "
             "choose more functions/pathways or check the gene identifiers"
         )
     sub = expression.subset_genes(idx)
     if not np.any(np.ptp(sub.values, axis=0) > 0):
         raise ParameterError(
-            f"filtered similarity: all {idx.size} selected genes are constant; choose other genes"
+            f"{what}: all {idx.size} selected genes are constant; choose other genes"
         )
     base = sample_similarity(sub, kind, **params)
     log.info("filtered %s similarity on %d of %d genes", kind, idx.size, expression.n_genes)

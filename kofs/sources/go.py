@@ -343,7 +343,9 @@ def go_filt_similarity(ctx: Context) -> Any:
             go_functions_of(ctx), _go(ctx).term_ids, option="--go-term-ids", among=among
         )
         check_similarity_memory(ctx, "GO-FILT")
-        return filtered_similarity(ctx.expression, genes, name="GO-FILT")
+        return filtered_similarity(
+            ctx.expression, genes, name="GO-FILT", what=f"GO-FILT, the genes {among}"
+        )
 
     return ctx.cached("go_filt", build)
 

@@ -140,7 +140,10 @@ def pathway_filt_similarity(ctx: Context) -> Any:
             p.gene_sets, ctx.expression, set_ids=p.pathway_ids, id_map=ctx.sources.id_map
         )
         check_similarity_memory(ctx, "Pathway-FILT")
-        return filtered_similarity(ctx.expression, idx, name="Pathway-FILT")
+        file = os.path.basename(p.gene_sets.path or "") or "the pathways"
+        return filtered_similarity(
+            ctx.expression, idx, name="Pathway-FILT", what=f"Pathway-FILT, the genes of {file}"
+        )
 
     return ctx.cached("pathway_filt", build)
 
