@@ -61,6 +61,17 @@ def test_unknown_gene_column_did_you_mean(testdata):
     assert "did you mean 'symbol'" in str(err)
 
 
+def test_a_gene_column_of_measurements_is_refused(tmp_path):
+    """--gene-column naming a sample column made its values the gene ids and dropped the
+    sample columns before it, silently. Integer ids (Entrez's) are gene ids."""
+    path = tmp_path / "e.tsv"
+    path.write_text("gene\tS0\tS1\tS2\nG1\t1.5\t2\t3.25\nG2\t3\t4\t5.5\n")
+    err = error(ParameterError, read_expression, path, gene_column="S2")
+    assert "'S2' holds numbers such as 3.25" in str(err) and "e.tsv" in str(err)
+    path.write_text("gene\tentrez\tS1\tS2\nG1\t7157\t2\t3.25\nG2\t672\t4\t5.5\n")
+    assert read_expression(path, gene_column="entrez").genes == ("7157", "672")
+
+
 def test_not_gzip_and_truncated_gzip(testdata):
     err = error(InputError, read_expression, testdata / "io" / "not_gzip.tsv.gz")
     assert "not gzip" in str(err) and "not_gzip.tsv.gz" in str(err)

@@ -181,9 +181,28 @@ def _number_hint(text: str, decimal: str) -> str:
     )
 
 
+def _measurements(values: Sequence[str]) -> str | None:
+    """The first value of a column of numbers that are not all integers (a sample's
+    measurements, not gene ids such as Entrez's), else None."""
+    v = [t for t in (x.strip() for x in values) if t not in MISSING_TOKENS]
+    if not v or _mostly_text(v):
+        return None
+    try:
+        numbers = [float(t) for t in v]
+    except ValueError:
+        return None
+    return v[0] if any(not x.is_integer() for x in numbers) else None
+
+
 def _id_column_count(table: TextTable, gene_idx: int | None) -> int:
     n_cols = len(table.header)
-    head = table.head(_SNIFF_ROWS, min(n_cols, 64))
+    head = table.head(_SNIFF_ROWS, min(n_cols, max(64, (gene_idx or 0) + 1)))
+    if gene_idx is not None and (first := _measurements(head[gene_idx])) is not None:
+        raise ParameterError(
+            f"gene_column {table.header[gene_idx]!r} holds numbers such as {first} (a "
+            "sample's values?), not gene ids; name the column of gene ids",
+            path=table.path,
+        )
     k = 1
     while k < n_cols:
         if k == len(head):
