@@ -174,6 +174,8 @@ def _str(opt: Option, value: Any) -> str:
     value = _scalar(opt, value)
     if isinstance(value, bool):
         raise _Bad(f"expected text, got {str(value).lower()}")
+    if not str(value).strip():  # (a column, a taxon, a name: never empty)
+        raise _Bad("an empty value was given")
     return str(value)
 
 

@@ -688,6 +688,20 @@ def c_evaluate_incomplete_output_folder(b):
     )
 
 
+def c_evaluate_damaged_completion_marker(b):
+    folder = b["tmp"] / "run1"
+    folder.mkdir()
+    (folder / "ranking.tsv").write_text(
+        "gene\trank\tscore\n" + "".join(f"{g}\t{i + 1}\t{-i}\n" for i, g in enumerate(GENES))
+    )
+    (folder / ".kofs-complete").write_text("{")
+    return (
+        ["evaluate", folder, b["expr"], "--labels", b["labels"], "-o", b["out"]],
+        folder,
+        (".kofs-complete is damaged",),
+    )
+
+
 def _gosim(b):
     return [
         "gosim",

@@ -1368,6 +1368,15 @@ def test_bounds_are_named_by_their_options(tmp_path, small, extra, needle):
     assert "max_size" not in err and "min_size" not in err and "min_weight" not in err
 
 
+@pytest.mark.parametrize("option", ["--label-column", "--gene-column", "--go-taxon"])
+def test_an_empty_text_option_is_refused(tmp_path, small, option):
+    """--go-taxon '' was read as a taxon (then "no usable GO annotation left"); every free-text
+    option (a column, a taxon, a name) refuses an empty value, as list options do."""
+    expr, labels = small
+    args = ["rank", expr, "--labels", labels, option, " ", "-o", tmp_path / "o"]
+    _one_line_error(_cli(args), f"{option}: an empty value was given")
+
+
 def test_gene_sets_with_one_matrix_gene_name_their_file(tmp_path, small):
     """A GMT whose sets hold one matrix gene in all: the filtered similarity's message named
     neither the file nor the option."""

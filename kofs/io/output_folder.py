@@ -530,6 +530,12 @@ def check_complete(folder: str | os.PathLike) -> None:
     """
     p = Path(folder)
     marker = read_marker(p)
+    if marker is None and (p / MARKER).is_file():
+        raise InputError(
+            f"its {MARKER} is damaged (not the record kofs writes); run kofs again, or give a "
+            "file inside it (e.g. ranking.tsv) to read that file anyway",
+            path=p,
+        )
     if marker is None:
         raise InputError(
             f"has no {MARKER}: the kofs run writing it did not finish (was it stopped?), or "
