@@ -337,7 +337,8 @@ def test_cli_gosim(testdata, tmp_path):
 
 
 def test_an_ontology_without_the_aspect_root_names_its_file(testdata, tmp_path):
-    # the error named no file ("the ontology has no BP root term GO:0008150")
+    # the error named no file ("the ontology has no BP root term GO:0008150"), and said the
+    # root was missing where it is there, obsolete
     text = (testdata / "go" / "tiny.obo").read_text()
     root = "id: GO:0008150\nname: biological_process\n"
     assert root in text
@@ -345,7 +346,7 @@ def test_an_ontology_without_the_aspect_root_names_its_file(testdata, tmp_path):
     cut.write_text(text.replace(root, root + "is_obsolete: true\n"))
     onto = read_obo(cut)
     ann = read_go_annotations(testdata / "go" / "tiny_annotations.tsv")
-    with pytest.raises(InputError, match=r"no_root.obo: the ontology has no BP root term"):
+    with pytest.raises(InputError, match=r"no_root.obo: the ontology marks its BP root term"):
         go_semantics(onto, ann, aspect="BP")
 
 

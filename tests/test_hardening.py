@@ -1368,6 +1368,14 @@ def test_bounds_are_named_by_their_options(tmp_path, small, extra, needle):
     assert "max_size" not in err and "min_size" not in err and "min_weight" not in err
 
 
+def test_the_sample_column_named_as_the_labels_says_they_look_swapped(tmp_path, small):
+    """--label-column sample: the class column became the sample ids, and the error read
+    "sample 'a' has two labels: 'S0' and 'S1'" with no word on why."""
+    expr, labels = small
+    args = ["rank", expr, "--labels", labels, "--label-column", "sample", "-o", tmp_path / "o"]
+    _one_line_error(_cli(args), "has two labels", "are they swapped?")
+
+
 @pytest.mark.parametrize("option", ["--label-column", "--gene-column", "--go-taxon"])
 def test_an_empty_text_option_is_refused(tmp_path, small, option):
     """--go-taxon '' was read as a taxon (then "no usable GO annotation left"); every free-text

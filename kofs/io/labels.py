@@ -200,9 +200,18 @@ def read_labels(
         if s in first:
             j = first[s]
             if labels[j] != v:
+                swapped = len(set(labels)) == len(labels)  # a label per row: the sample ids?
                 raise InputError(
                     f"sample {s!r} has two labels: {labels[j]!r} (line {lines[j]}) and {v!r} "
-                    f"(line {lines[i]}); keep one",
+                    f"(line {lines[i]}); "
+                    + (
+                        f"column {header[l_idx]!r}, read as the labels, holds a different "
+                        f"value on every row and {header[s_idx]!r}, read as the sample ids, "
+                        "repeats: are they swapped? (the label column option names the column "
+                        "of the classes)"
+                        if swapped
+                        else "keep one"
+                    ),
                     path=name,
                 )
             continue

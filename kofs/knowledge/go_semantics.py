@@ -180,10 +180,16 @@ def _compute(ontology, annotations, aspect, mode, unknown_terms, max_memory) -> 
         suggestion="raise --max-memory",
     )
     index = {t: i for i, t in enumerate(terms)}
-    if ROOTS[aspect] not in index:
+    root = ROOTS[aspect]
+    if root not in index:
+        what = (
+            f"marks its {aspect} root term {root} obsolete"
+            if root in ontology.obsolete
+            else f"has no {aspect} root term {root}"
+        )
         raise InputError(
-            f"the ontology has no {aspect} root term {ROOTS[aspect]}: not a complete Gene "
-            "Ontology; give go-basic.obo or go.obo, or choose another aspect",
+            f"the ontology {what}: not a complete Gene Ontology; give go-basic.obo or go.obo, "
+            "or choose another aspect",
             path=ontology.source,
         )
     edges = [
