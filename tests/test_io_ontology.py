@@ -83,6 +83,12 @@ def test_read_obo_gzip_and_errors(testdata, tmp_path):
     )
     with pytest.raises(InputError, match="colon.obo: term GO:0000002 has no 'namespace:' line"):
         read_obo(colon)
+    twice = tmp_path / "twice.obo"  # goatools kept the last stanza, silently
+    twice.write_text(
+        text + "\n[Term]\nid: GO:0000002\nname: other\nnamespace: molecular_function\n"
+    )
+    with pytest.raises(InputError, match=r"twice.obo: term GO:0000002 is defined twice \(lines"):
+        read_obo(twice)
     junk = tmp_path / "junk.obo"
     junk.write_text("hello\nworld\n")
     with pytest.raises(InputError, match="no Gene Ontology terms"):

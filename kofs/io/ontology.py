@@ -177,6 +177,31 @@ def check_obo_complete(path: Path, shown: str) -> None:
             )
 
 
+def _refuse_repeated_terms(path: Path, n_terms: int, shown: str) -> None:
+    """Refuse an OBO file defining a term twice (goatools keeps the last stanza silently):
+    the stanzas are counted first (one pass of ``bytes.count``), the lines named only when
+    they outnumber the terms read."""
+    data = path.read_bytes()
+    if data.startswith(b"[Term]") + data.count(b"\n[Term]") <= n_terms:
+        return
+    seen: dict[str, int] = {}
+    in_term = False
+    for number, raw in enumerate(data.splitlines(), start=1):
+        line = raw.strip()
+        if line.startswith(b"["):
+            in_term = line == b"[Term]"
+        elif in_term and line.startswith(b"id:"):
+            go_id = line[3:].strip().decode("utf-8", "replace")
+            if go_id in seen:
+                raise InputError(
+                    f"term {go_id} is defined twice (lines {seen[go_id]:,} and {number:,}); "
+                    "give a Gene Ontology .obo file with each term once",
+                    path=shown,
+                )
+            seen[go_id] = number
+            in_term = False
+
+
 def _parse(path: Path, shown: str) -> Ontology:
     from goatools.obo_parser import GODag
 
@@ -209,6 +234,7 @@ def _parse(path: Path, shown: str) -> Ontology:
     alt_ids: dict[str, str] = {}
     edges: dict[str, list[tuple[str, str]]] = {r: [] for r in RELATIONS}
     records = {rec.item_id: rec for key, rec in dag.items() if key == rec.item_id}
+    _refuse_repeated_terms(path, len(records), shown)
     for go_id, rec in records.items():
         if rec.is_obsolete:
             obsolete.add(go_id)
