@@ -17,7 +17,7 @@ import numpy as np
 
 from kofs._compute.ranks import average_ranks
 from kofs._compute.run_cache import cache_of
-from kofs.errors import InputError
+from kofs.errors import InputError, ParameterError
 
 __all__ = [
     "Expression",
@@ -55,6 +55,8 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 
 
 def _ids(values: Sequence[str]) -> tuple[str, ...]:
+    if values is None or isinstance(values, (str, bytes)):
+        raise ParameterError(f"gene or sample ids must be a sequence of names, got {values!r:.40}")
     return tuple(str(v) for v in values)
 
 
@@ -108,11 +110,11 @@ class Expression:
         elif _is_dask(self.values):
             v = self.values  # chunked over the cells, stays lazy (kofs._compute.chunked)
             if v.ndim != 2:
-                raise ValueError("Expression.values must be 2-D (samples x genes)")
+                raise ParameterError("Expression.values must be 2-D (samples x genes)")
         else:
             v = np.asarray(self.values, dtype=np.float64)
             if v.ndim != 2:
-                raise ValueError("Expression.values must be 2-D (samples x genes)")
+                raise ParameterError("Expression.values must be 2-D (samples x genes)")
             v = _frozen(v)
         object.__setattr__(self, "values", v)
         object.__setattr__(self, "genes", _ids(self.genes))
@@ -129,14 +131,14 @@ class Expression:
                     path=self.source,
                 )
         if v.shape != (len(self.samples), len(self.genes)):
-            raise ValueError(
+            raise ParameterError(
                 f"Expression.values has shape {v.shape}, ids give "
                 f"({len(self.samples)}, {len(self.genes)})"
             )
         ann = {k: _ids(col) for k, col in dict(self.annotations).items()}
         for k, col in ann.items():
             if len(col) != len(self.genes):
-                raise ValueError(f"annotation column {k!r} has the wrong length")
+                raise ParameterError(f"annotation column {k!r} has the wrong length")
         object.__setattr__(self, "annotations", ann)
 
     @property
@@ -217,7 +219,7 @@ class SampleCategories:
         object.__setattr__(self, "labels", _ids(self.labels))
         object.__setattr__(self, "samples", _ids(self.samples))
         if len(self.labels) != len(self.samples):
-            raise ValueError("SampleCategories: labels and samples differ in length")
+            raise ParameterError("SampleCategories: labels and samples differ in length")
 
     @property
     def classes(self) -> tuple[str, ...]:
@@ -268,7 +270,7 @@ class SampleSimilarity:
         object.__setattr__(self, "matrix", m)
         object.__setattr__(self, "samples", _ids(self.samples))
         if m.shape != (len(self.samples), len(self.samples)):
-            raise ValueError("SampleSimilarity: matrix shape does not match samples")
+            raise ParameterError("SampleSimilarity: matrix shape does not match samples")
         object.__setattr__(self, "provenance", dict(self.provenance))
 
     @property
@@ -311,7 +313,7 @@ class FeatureRelation:
         object.__setattr__(self, "matrix", sp.csr_matrix(self.matrix, dtype=np.float64))
         object.__setattr__(self, "genes", _ids(self.genes))
         if self.matrix.shape != (len(self.genes), len(self.genes)):
-            raise ValueError("FeatureRelation: matrix shape does not match genes")
+            raise ParameterError("FeatureRelation: matrix shape does not match genes")
         object.__setattr__(self, "provenance", dict(self.provenance))
 
 
@@ -354,13 +356,13 @@ class FeatureFunctions:
         names = _ids(self.term_names) if self.term_names else self.terms
         object.__setattr__(self, "term_names", names)
         if self.incidence.shape != (len(self.genes), len(self.terms)):
-            raise ValueError("FeatureFunctions: incidence shape does not match genes x terms")
+            raise ParameterError("FeatureFunctions: incidence shape does not match genes x terms")
         if len(names) != len(self.terms):
-            raise ValueError("FeatureFunctions: term_names and terms differ in length")
+            raise ParameterError("FeatureFunctions: term_names and terms differ in length")
         if self.relevance is not None:
             r = np.asarray(self.relevance, dtype=np.float64)
             if r.shape != (len(self.terms),):
-                raise ValueError("FeatureFunctions: relevance must have one value per term")
+                raise ParameterError("FeatureFunctions: relevance must have one value per term")
             object.__setattr__(self, "relevance", _frozen(r))
         object.__setattr__(self, "provenance", dict(self.provenance))
 
@@ -437,12 +439,21 @@ class Ranking:
     ranks: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        s = np.asarray(self.scores, dtype=np.float64)
+        try:
+            s = np.asarray(self.scores, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ParameterError(f"Ranking {self.name!r}: scores must be numbers") from None
         object.__setattr__(self, "genes", _ids(self.genes))
         if s.shape != (len(self.genes),):
-            raise ValueError(
-                f"Ranking {self.name!r}: {s.shape[0]} scores for {len(self.genes)} genes"
+            raise ParameterError(
+                f"Ranking {self.name!r}: {s.size if s.ndim else 'a single number as'} scores "
+                f"for {len(self.genes)} genes (one score per gene)"
             )
+        if len(set(self.genes)) != len(self.genes):
+            from collections import Counter
+
+            twice = next(g for g, n in Counter(self.genes).items() if n > 1)
+            raise ParameterError(f"Ranking {self.name!r}: gene {twice!r} is listed twice")
         object.__setattr__(self, "scores", _frozen(s))
         object.__setattr__(
             self, "ranks", _frozen(average_ranks(s, higher_is_better=self.higher_is_better))
@@ -527,11 +538,11 @@ class AggregateRanking:
         object.__setattr__(self, "list_names", _ids(self.list_names))
         s = np.asarray(self.scores, dtype=np.float64)
         if s.shape != (len(self.genes),):
-            raise ValueError("AggregateRanking: scores do not match genes")
+            raise ParameterError("AggregateRanking: scores do not match genes")
         object.__setattr__(self, "scores", _frozen(s))
         lr = np.asarray(self.list_ranks, dtype=np.float64)
         if lr.shape != (len(self.genes), len(self.list_names)):
-            raise ValueError("AggregateRanking: list_ranks must be genes x lists")
+            raise ParameterError("AggregateRanking: list_ranks must be genes x lists")
         object.__setattr__(self, "list_ranks", _frozen(lr))
         if self.weights is not None:
             object.__setattr__(self, "weights", _frozen(np.asarray(self.weights, dtype=np.float64)))
@@ -542,7 +553,7 @@ class AggregateRanking:
         for name, values in self.statistics.items():
             v = np.asarray(values, dtype=np.float64)
             if v.shape != s.shape:
-                raise ValueError(f"AggregateRanking: statistic {name!r} does not match genes")
+                raise ParameterError(f"AggregateRanking: statistic {name!r} does not match genes")
             stats[str(name)] = _frozen(v)
         object.__setattr__(self, "statistics", stats)
 

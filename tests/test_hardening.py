@@ -41,6 +41,7 @@ from kofs.cache import Cache
 from kofs.cli import main
 from kofs.errors import InputError, KofsError, ParameterError, printable
 from kofs.io._fsops import file_digest
+from kofs.types import Ranking
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
@@ -1592,3 +1593,32 @@ def test_gosim_names_the_genes_file_when_none_of_its_genes_has_a_term(tmp_path):
     r = _cli([*args, "--no-cache", "--genes", genes, "-o", out])
     _one_line_error(r, f"{genes}: none of its 1 genes", "tiny.gaf")
     assert len(r.stderr) < 400 and not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("make", "needle"),
+    [
+        (lambda: Ranking("x", ["a", "a", "b"], [10, -10, 5], True), "gene 'a' is listed twice"),
+        (lambda: Ranking("x", ["a", "b"], 1.0, True), "a single number as scores"),
+        (lambda: Ranking("x", ["a", "b"], ["1", "x"], True), "scores must be numbers"),
+        (lambda: Ranking("x", None, [1, 2], True), "must be a sequence of names"),
+        (lambda: Ranking("x", ["a", "b"], [1, 2, 3], True), "3 scores for 2 genes"),
+    ],
+)
+def test_a_malformed_ranking_is_a_parameter_error(make, needle):
+    """Found by a fuzz of the API: a repeated gene was kept once (its last score: the best
+    gene fused last), a scalar score was an IndexError, None a TypeError, text a NumPy
+    ValueError."""
+    with pytest.raises(ParameterError, match=needle):
+        make()
+
+
+def test_nothing_to_rank_or_fuse_is_a_parameter_error():
+    """A matrix of 0 genes, and lists that are all empty, failed inside NumPy ("Geometric
+    sequence cannot include zero")."""
+    import kofs
+
+    with pytest.raises(ParameterError, match="20 samples x 0 genes"):
+        kofs.rank(np.zeros((20, 0)), bootstrap=0)
+    with pytest.raises(ParameterError, match="every ranked list is empty"):
+        kofs.aggregate_rankings([Ranking("x", [], [], True), Ranking("y", [], [], True)])

@@ -314,6 +314,8 @@ def _aggregate(
         dup = sorted({n for n in names if names.count(n) > 1})
         raise ParameterError(f"ranked lists must have distinct names; repeated: {', '.join(dup)}")
     resolved = resolve_params(f"aggregator {method!r}", spec.params, params or {})
+    if rankings and not any(r.genes for r in rankings):
+        raise ParameterError("every ranked list is empty: there is no gene to fuse")
     genes, R = partial_rank_matrix(rankings)
     genes, R, N = _apply_universe(genes, R, universe)
     _check_universe_memory(N, len(rankings), method)

@@ -183,6 +183,11 @@ def rank(
         genes_in=i.genes_in,
         sample_ids=label_sample_ids(labels),
     )
+    if expression.n_genes == 0 or expression.n_samples == 0:
+        raise ParameterError(
+            f"the matrix has {expression.n_samples} samples x {expression.n_genes} genes: "
+            "nothing to rank"
+        )
     if path is not None:
         expression, labels = align_labels(
             expression, file_labels, missing=i.missing_labels, labels_path=path
