@@ -1622,3 +1622,20 @@ def test_nothing_to_rank_or_fuse_is_a_parameter_error():
         kofs.rank(np.zeros((20, 0)), bootstrap=0)
     with pytest.raises(ParameterError, match="every ranked list is empty"):
         kofs.aggregate_rankings([Ranking("x", [], [], True), Ranking("y", [], [], True)])
+
+
+def test_run_ranker_and_rank_check_their_secondary_arguments():
+    """run_ranker took any seed (None: a different result every call; -5: a NumPy error) and
+    any inputs (an AttributeError); kofs.rank(sources={...}) was an AttributeError."""
+    import kofs
+    from kofs.types import Expression
+
+    E = Expression(np.random.default_rng(0).normal(size=(6, 4)), ["a", "b", "c", "d"],
+                   [f"s{i}" for i in range(6)])  # fmt: skip
+    for seed in (None, -5, "x", True):
+        with pytest.raises(ParameterError, match="seed must be an integer"):
+            kofs.run_ranker("variance", E, seed=seed)
+    with pytest.raises(ParameterError, match="inputs must be a kofs RankerInputs"):
+        kofs.run_ranker("variance", E, inputs={"labels": None})
+    with pytest.raises(ParameterError, match="sources must be a kofs.sources.KnowledgeSources"):
+        kofs.rank(E.values, sources={"go": "go.obo"}, bootstrap=0)

@@ -199,6 +199,11 @@ def rank(
         from kofs.io.genes import read_gene_list
 
         relevant_genes = read_gene_list(i.relevant_genes)
+    if sources is not None and not isinstance(sources, KnowledgeSources):
+        raise ParameterError(
+            f"sources must be a kofs.sources.KnowledgeSources (kofs.sources.read_sources), got "
+            f"a {type(sources).__name__}; knowledge files are options: go=..., pathways=..."
+        )
     if sources is None:
         sources = read_config_sources(cfg, progress=progress)
     elif knowledge_given(cfg):

@@ -19,6 +19,7 @@ from kofs._compute.chunked import is_dask, to_memory
 from kofs._compute.matrix import constant_genes
 from kofs._compute.run_cache import kernel_cache
 from kofs.errors import KofsError, ParameterError
+from kofs.options import SEED_MAX
 from kofs.rankers._inputs import KIND_HINT
 from kofs.registry import RANKERS, RankerSpec, resolve_params
 from kofs.types import Expression, RankerInputs, Ranking
@@ -91,6 +92,17 @@ def run_ranker(
             f"run_ranker ranks a kofs.Expression, got a {type(expression).__name__}: read a file "
             "with kofs.read_expression, or rank an array, DataFrame or AnnData with "
             f"kofs.rank(X, rankers={name!r})"
+        )
+    if (
+        isinstance(seed, bool)
+        or not isinstance(seed, (int, np.integer))
+        or not 0 <= seed <= SEED_MAX
+    ):
+        raise ParameterError(f"seed must be an integer in [0, {SEED_MAX}], got {seed!r:.40}")
+    if inputs is not None and not isinstance(inputs, RankerInputs):
+        raise ParameterError(
+            f"run_ranker's inputs must be a kofs RankerInputs (labels, similarity, gene graph, "
+            f"functions), got a {type(inputs).__name__}"
         )
     inputs = inputs or RankerInputs()
     missing = spec.requires - inputs.available()
