@@ -1639,3 +1639,23 @@ def test_run_ranker_and_rank_check_their_secondary_arguments():
         kofs.run_ranker("variance", E, inputs={"labels": None})
     with pytest.raises(ParameterError, match="sources must be a kofs.sources.KnowledgeSources"):
         kofs.rank(E.values, sources={"go": "go.obo"}, bootstrap=0)
+
+
+def test_aggregate_lists_refuses_what_has_no_order_or_no_ids():
+    """A set was read in its hash order (a different ranking in every Python process); an
+    item that is a list became the gene id "['a', 'b']"; relevant_genes=5 was a TypeError and
+    a MultiIndex DataFrame an IndexError."""
+    import pandas as pd
+
+    import kofs
+
+    G = [f"G{i}" for i in range(20)]
+    with pytest.raises(ParameterError, match="a set has no order"):
+        kofs.aggregate_lists([set(G[:5]), G])
+    with pytest.raises(ParameterError, match="got an item \\['a', 'b'\\] of type list"):
+        kofs.aggregate_lists([[["a", "b"]], ["a"]])
+    with pytest.raises(ParameterError, match="relevant_genes must be a file or gene ids"):
+        kofs.aggregate_lists([G, G[::-1]], relevant_genes=5)
+    df = pd.DataFrame({"gene": G, "padj": np.linspace(0.01, 1, 20)})
+    with pytest.raises(ParameterError, match="MultiIndex"):
+        kofs.aggregate_lists({"d": df.set_index(["gene", "padj"]), "e": df})

@@ -134,8 +134,12 @@ def relevant_in_lists(
         from kofs.io.genes import read_gene_list
 
         ids = list(read_gene_list(relevant_genes))
-    else:
+    elif isinstance(relevant_genes, Iterable) and not isinstance(relevant_genes, bytes):
         ids = [str(g) for g in relevant_genes]
+    else:
+        raise ParameterError(
+            f"relevant_genes must be a file or gene ids, got {type(relevant_genes).__name__}"
+        )
     known = {normalise_id(g): g for r in rankings for g in r.genes}
     for g in universe_ids or ():
         known.setdefault(normalise_id(g), g)

@@ -115,6 +115,11 @@ def _read_one(
         return lists
     label = name or f"list{index + 1}"
     if isinstance(obj, pd.DataFrame):
+        if isinstance(obj.index, pd.MultiIndex) or isinstance(obj.columns, pd.MultiIndex):
+            raise ParameterError(
+                f"list {label}: a DataFrame with a MultiIndex (rows or columns); give one level "
+                "(e.g. df.reset_index()) with a column of gene ids"
+            )
         return [list_from_frame(obj, label, **reading)]
     if isinstance(obj, pd.Series):
         col = str(obj.name) if obj.name is not None else "score"
@@ -124,8 +129,21 @@ def _read_one(
         if isinstance(frame.index, pd.RangeIndex):
             raise ParameterError(f"list {label}: a Series needs the gene ids as its index")
         return [list_from_frame(frame, label, **{**reading, "column": col})]
+    if isinstance(obj, (set, frozenset)):
+        # a set's order is its hash order, which changes from one Python process to the next
+        raise ParameterError(
+            f"list {label}: a set has no order; give the genes best first as a list (or "
+            "sorted(...) for an unranked set: then its order is read as the ranking)"
+        )
     if isinstance(obj, Iterable) and not isinstance(obj, (bytes, Mapping)):
-        return [list_from_ids(list(obj), label)]
+        items = list(obj)
+        odd = next((x for x in items if not isinstance(x, (str, int, np.integer))), None)
+        if odd is not None:
+            raise ParameterError(
+                f"list {label}: gene ids are names (or integer ids), got an item {odd!r:.40} "
+                f"of type {type(odd).__name__}"
+            )
+        return [list_from_ids(items, label)]
     raise ParameterError(
         f"list {label}: expected a file path, a DataFrame, a Series or a list of gene ids, "
         f"got {type(obj).__name__}"
