@@ -1659,3 +1659,15 @@ def test_aggregate_lists_refuses_what_has_no_order_or_no_ids():
     df = pd.DataFrame({"gene": G, "padj": np.linspace(0.01, 1, 20)})
     with pytest.raises(ParameterError, match="MultiIndex"):
         kofs.aggregate_lists({"d": df.set_index(["gene", "padj"]), "e": df})
+
+
+def test_an_expression_with_repeated_ids_is_refused_by_rank():
+    """kofs.rank on an Expression built by hand with repeated gene ids folded 30 genes into 2
+    in the fused list (a DataFrame with repeated ids was refused already)."""
+    import kofs
+    from kofs.types import Expression
+
+    X = np.random.default_rng(0).normal(size=(10, 6))
+    E = Expression(X, ["a", "b"] * 3, [f"s{i}" for i in range(10)])
+    with pytest.raises(ParameterError, match="gene ids are not unique \\('a' is there twice\\)"):
+        kofs.rank(E, bootstrap=0)

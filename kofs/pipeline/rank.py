@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -188,6 +189,10 @@ def rank(
             f"the matrix has {expression.n_samples} samples x {expression.n_genes} genes: "
             "nothing to rank"
         )
+    for what, ids in (("gene", expression.genes), ("sample", expression.samples)):
+        if len(set(ids)) != len(ids):  # an Expression built by hand (a DataFrame's are checked)
+            twice = next(g for g, n in Counter(ids).items() if n > 1)
+            raise ParameterError(f"{what} ids are not unique ({twice!r} is there twice)")
     if path is not None:
         expression, labels = align_labels(
             expression, file_labels, missing=i.missing_labels, labels_path=path
