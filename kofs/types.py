@@ -449,6 +449,11 @@ class Ranking:
                 f"Ranking {self.name!r}: {s.size if s.ndim else 'a single number as'} scores "
                 f"for {len(self.genes)} genes (one score per gene)"
             )
+        if not isinstance(self.higher_is_better, (bool, np.bool_)):
+            raise ParameterError(
+                f"Ranking {self.name!r}: higher_is_better must be True or False, got "
+                f"{self.higher_is_better!r:.40}"
+            )
         if len(set(self.genes)) != len(self.genes):
             from collections import Counter
 

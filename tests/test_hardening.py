@@ -1603,6 +1603,7 @@ def test_gosim_names_the_genes_file_when_none_of_its_genes_has_a_term(tmp_path):
         (lambda: Ranking("x", ["a", "b"], ["1", "x"], True), "scores must be numbers"),
         (lambda: Ranking("x", None, [1, 2], True), "must be a sequence of names"),
         (lambda: Ranking("x", ["a", "b"], [1, 2, 3], True), "3 scores for 2 genes"),
+        (lambda: Ranking("x", ["a", "b"], [1, 2], "no"), "higher_is_better must be True or"),
     ],
 )
 def test_a_malformed_ranking_is_a_parameter_error(make, needle):
@@ -1622,6 +1623,9 @@ def test_nothing_to_rank_or_fuse_is_a_parameter_error():
         kofs.rank(np.zeros((20, 0)), bootstrap=0)
     with pytest.raises(ParameterError, match="every ranked list is empty"):
         kofs.aggregate_rankings([Ranking("x", [], [], True), Ranking("y", [], [], True)])
+    for wrong in (None, Ranking("x", ["a"], [1.0], True)):  # (not wrapped in a list)
+        with pytest.raises(ParameterError, match="fuses a list of kofs.Ranking objects"):
+            kofs.aggregate_rankings(wrong)
 
 
 def test_run_ranker_and_rank_check_their_secondary_arguments():

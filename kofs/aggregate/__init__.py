@@ -302,6 +302,10 @@ def _aggregate(
             or not (0 <= value <= high)
         ):
             raise ParameterError(f"{name} must be an integer in [0, {high}], got {value!r}")
+    if isinstance(rankings, Ranking) or not isinstance(rankings, Iterable):
+        raise ParameterError(
+            f"aggregate fuses a list of kofs.Ranking objects, got a {type(rankings).__name__}"
+        )
     rankings = list(rankings)
     wrong = next((r for r in rankings if not isinstance(r, Ranking)), None)
     if wrong is not None:
