@@ -9,6 +9,7 @@ All are frozen dataclasses; their arrays are made read-only on construction. Kno
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -455,8 +456,6 @@ class Ranking:
                 f"{self.higher_is_better!r:.40}"
             )
         if len(set(self.genes)) != len(self.genes):
-            from collections import Counter
-
             twice = next(g for g, n in Counter(self.genes).items() if n > 1)
             raise ParameterError(f"Ranking {self.name!r}: gene {twice!r} is listed twice")
         object.__setattr__(self, "scores", _frozen(s))

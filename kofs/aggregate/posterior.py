@@ -1217,7 +1217,7 @@ class _Fit:
         ]
         self.lo, self.hi, self.w, self.X = lo, hi, w, X
         self.center, self.scale = center, scale
-        self.problem, self.starts, self.pair = problem, starts, pair
+        self.problem, self.pair = problem, pair
         self.thetas = np.array(thetas)
         self.rounds = ROUNDS if (problem.dependence and correlation is None) else 1
         self.follower = np.arange(len(thetas)) == pair
@@ -1229,10 +1229,10 @@ class _Fit:
     ) -> PosteriorFit:
         """The fit kept from the solved starts (:func:`_solve_starts`' results)."""
         lo, hi, w, X, problem = self.lo, self.hi, self.w, self.X, self.problem
-        center, scale, starts, pair = self.center, self.scale, self.starts, self.pair
+        center, scale, pair = self.center, self.scale, self.pair
         tol, max_iter, fixed_mu = self.tol, self.max_iter, self.fixed_mu
         exact, likelihood, correlation = self.exact, self.likelihood, self.correlation
-        D = lo.shape[1]
+        D, P = problem.D, problem.P
         iu = _offdiag(D)
         # the first start of highest likelihood (a start stopped on reaching another: not one)
         candidates = np.flatnonzero(~merged)
@@ -1295,7 +1295,7 @@ class _Fit:
                         hard = _start_correlation(lo, hi, w, hard=True)[iu]
                         extra, s_x, d_x, _ = _solve_starts(
                             [problem],
-                            np.concatenate([starts[pair][0], starts[pair][1], hard])[None, :],
+                            np.concatenate([self.thetas[pair, : D + P], hard])[None, :],
                             tol=tol,
                             max_iter=max_iter,
                             fixed_mu=fixed_mu,

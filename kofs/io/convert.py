@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -77,9 +78,21 @@ def _ids(given: Sequence[str] | None, n: int, prefix: str, what: str) -> list[st
     ids = [str(v) for v in given]
     if len(ids) != n:
         raise ParameterError(f"{len(ids)} {what} ids for a matrix with {n} {what}s")
-    if len(set(ids)) != n:
-        raise InputError(f"{what} ids are not unique")
+    if (twice := _repeated(ids)) is not None:
+        raise InputError(f"{what} ids are not unique ({twice!r} is there twice)")
     return ids
+
+
+def _repeated(ids: Sequence[str]) -> str | None:
+    """The first id given more than once, or None."""
+    if len(set(ids)) == len(ids):
+        return None
+    return next(i for i, k in Counter(ids).items() if k > 1)
+
+
+def _some_genes(samples: int, genes: int) -> None:
+    if genes == 0 or samples == 0:
+        raise ParameterError(f"the matrix has {samples} samples x {genes} genes: nothing to rank")
 
 
 def as_expression(
@@ -119,6 +132,11 @@ def as_expression(
     if layer is not None or use_raw:
         raise ParameterError("layer and use_raw apply to an AnnData only")
     if isinstance(data, Expression):
+        # built by hand (its ids are arguments, as genes= and samples= are)
+        for what, ids in (("gene", data.genes), ("sample", data.samples)):
+            if (twice := _repeated(ids)) is not None:
+                raise ParameterError(f"{what} ids are not unique ({twice!r} is there twice)")
+        _some_genes(data.n_samples, data.n_genes)
         return data, None
     if genes_in not in (None, "rows", "columns"):
         raise ParameterError(f"genes_in must be 'rows' or 'columns', got {genes_in!r}")
@@ -166,6 +184,7 @@ def as_expression(
         )
     if len(s) < 2:
         raise InputError(f"has {len(s)} sample(s); at least 2 are needed")
+    _some_genes(len(s), len(g))
     data_values = values.data if sp.issparse(values) else values
     kind = getattr(getattr(data_values, "dtype", None), "kind", "")
     if kind in ("i", "u") and np.size(data_values):

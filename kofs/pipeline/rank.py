@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -184,15 +183,6 @@ def rank(
         genes_in=i.genes_in,
         sample_ids=label_sample_ids(labels),
     )
-    if expression.n_genes == 0 or expression.n_samples == 0:
-        raise ParameterError(
-            f"the matrix has {expression.n_samples} samples x {expression.n_genes} genes: "
-            "nothing to rank"
-        )
-    for what, ids in (("gene", expression.genes), ("sample", expression.samples)):
-        if len(set(ids)) != len(ids):  # an Expression built by hand (a DataFrame's are checked)
-            twice = next(g for g, n in Counter(ids).items() if n > 1)
-            raise ParameterError(f"{what} ids are not unique ({twice!r} is there twice)")
     if path is not None:
         expression, labels = align_labels(
             expression, file_labels, missing=i.missing_labels, labels_path=path
