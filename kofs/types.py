@@ -410,6 +410,21 @@ def _order_by_rank(ranks: np.ndarray, genes: tuple[str, ...]) -> np.ndarray:
     return np.lexsort((_id_positions(genes), ranks))
 
 
+def _floats(values: Any) -> np.ndarray:
+    """``values`` as float64, pandas' missing value ``<NA>`` read as NaN (as NumPy reads a
+    nullable column, but not a list or an object column holding it)."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        pandas = sys.modules.get("pandas")  # <NA> exists only once pandas was imported
+        if pandas is None:
+            raise
+        items = np.asarray(values, dtype=object)
+        if items.ndim != 1:
+            raise
+        return np.asarray([np.nan if v is pandas.NA else v for v in items], dtype=np.float64)
+
+
 @dataclass(frozen=True, eq=False)
 class Ranking:
     """One ranked list over all genes of a matrix.
@@ -441,7 +456,7 @@ class Ranking:
 
     def __post_init__(self) -> None:
         try:
-            s = np.asarray(self.scores, dtype=np.float64)
+            s = _floats(self.scores)
         except (TypeError, ValueError):
             raise ParameterError(f"Ranking {self.name!r}: scores must be numbers") from None
         object.__setattr__(self, "genes", _ids(self.genes))

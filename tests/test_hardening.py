@@ -1675,3 +1675,49 @@ def test_an_expression_with_repeated_ids_is_refused_by_rank():
     E = Expression(X, ["a", "b"] * 3, [f"s{i}" for i in range(10)])
     with pytest.raises(ParameterError, match="gene ids are not unique \\('a' is there twice\\)"):
         kofs.rank(E, bootstrap=0)
+
+
+def test_aggregate_lists_refuses_numbers_as_gene_ids():
+    """A DataFrame with a 0..n-1 index and only numeric columns was ranked with its first
+    column (a score: baseMean, log2FC, ...) as the gene ids, silently."""
+    import pandas as pd
+
+    import kofs
+
+    p = np.linspace(0.01, 1, 20)
+    G = [f"G{i}" for i in range(20)]
+    for first in (np.arange(20) * 3.5 + 100, np.arange(20) + 100):
+        df = pd.DataFrame({"baseMean": first, "log2FoldChange": p - 0.5, "pvalue": p})
+        with pytest.raises(ParameterError, match="first column 'baseMean' holds numbers.*index"):
+            kofs.aggregate_lists({"d": df, "e": df})
+    # ids as the index, as a named column, or named by gene_column: read as before
+    df = pd.DataFrame({"entrez": np.arange(20) + 100, "pvalue": p})
+    assert kofs.aggregate_lists({"d": df, "e": df}).lists[0].genes[0] == "100"
+    named = df.rename(columns={"entrez": "x"})
+    assert (
+        kofs.aggregate_lists({"d": named, "e": named}, gene_column="x").lists[0].genes[0] == "100"
+    )
+    indexed = pd.DataFrame({"pvalue": p}, index=G)
+    assert kofs.aggregate_lists({"d": indexed, "e": indexed}).lists[0].genes[0] == "G0"
+
+
+def test_a_nullable_missing_score_is_read_as_nan():
+    """pandas' <NA> (a nullable Float64/Int64 column, or an object list holding it) was
+    refused ("holds '<NA>', not a number") where NaN was read as a missing score."""
+    import pandas as pd
+
+    import kofs
+
+    G = [f"G{i}" for i in range(20)]
+    v = np.linspace(0.01, 1, 20)
+    v[3] = np.nan
+    na = pd.array(v, dtype="Float64")
+    na[3] = pd.NA
+    for make in (lambda x: pd.Series(x, index=G), lambda x: pd.DataFrame({"gene": G, "pvalue": x})):
+        want = kofs.aggregate_lists({"a": make(v), "b": make(v[::-1].copy())}, direction="asc")
+        got = kofs.aggregate_lists({"a": make(na), "b": make(na[::-1])}, direction="asc")
+        assert got.lists[0].genes == want.lists[0].genes
+        np.testing.assert_allclose(got.final.scores, want.final.scores)
+    for scores in ([1.0, pd.NA, 2.0], pd.Series([1.0, pd.NA, 2.0]), pd.array([1, pd.NA, 2])):
+        ranks = Ranking("x", ["a", "b", "c"], scores, True).ranks
+        np.testing.assert_array_equal(ranks, [2.0, 3.0, 1.0])

@@ -751,6 +751,23 @@ def list_from_ids(ids: Sequence[object], name: str) -> RankedGeneList:
     )
 
 
+def _refuse_numbers_as_ids(df: Any, first: str, path: str) -> None:
+    """A DataFrame whose gene ids would be its first column by default (a 0..n-1 index, no
+    column named like gene ids): that column must hold text, not numbers (a score column read
+    as the ids would rank scores, silently)."""
+    from pandas.api.types import is_datetime64_any_dtype, is_numeric_dtype
+
+    dtype = df.dtypes.iloc[0]
+    if is_numeric_dtype(dtype) or is_datetime64_any_dtype(dtype):
+        raise ParameterError(
+            f"no gene ids: the DataFrame's index is a plain 0..n-1 range and its first column "
+            f"{first!r} holds numbers ({dtype}), not ids; give the ids as the index "
+            "(df.set_index('gene')) or as a text column named like gene ids ('gene', "
+            "'symbol', 'gene_id', ...), or name their column with gene_column",
+            path=path,
+        )
+
+
 def list_from_frame(
     frame,
     name: str,
@@ -764,8 +781,9 @@ def list_from_frame(
 
     The genes are ``gene_column``, else a column named like genes, else the index when it is
     not a plain 0..n-1 range (as in DESeq2/limma results read into Python), else the first
-    column. A frame with the gene column only is a top-k list in row order; otherwise the
-    score column and direction follow the rules of :func:`read_ranked_lists`.
+    column, which must then hold text (numbers there are refused: they are scores, not ids).
+    A frame with the gene column only is a top-k list in row order; otherwise the score column
+    and direction follow the rules of :func:`read_ranked_lists`.
     """
     import pandas as pd
 
@@ -780,10 +798,14 @@ def list_from_frame(
     if len(df) == 0:
         raise InputError(f"list {name!r} is empty")
     path = f"<list {name}>"
+    if gene_column is None and header and not any(h.lower() in _HEADER_WORDS for h in header):
+        _refuse_numbers_as_ids(df, header[0], path)
     if len(header) == 1:
         return list_from_ids(df.iloc[:, 0].tolist(), name)
-    columns = [[("" if v is None else repr(v) if isinstance(v, float) else str(v))
-                for v in df.iloc[:, i].tolist()] for i in range(df.shape[1])]  # fmt: skip
+    # pandas' missing values (NaN, None, a nullable column's <NA>) are all the missing token
+    columns = [[("" if v is None else "NA" if v is pd.NA else repr(v)
+                 if isinstance(v, float) else str(v)) for v in df.iloc[:, i].tolist()]
+               for i in range(df.shape[1])]  # fmt: skip
     columns = [[("NA" if c == "nan" else c) for c in col] for col in columns]
     return _from_columns(
         header, columns, (), name, path, ListSpec(path), gene_column=gene_column,
