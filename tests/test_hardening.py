@@ -1721,3 +1721,52 @@ def test_a_nullable_missing_score_is_read_as_nan():
     for scores in ([1.0, pd.NA, 2.0], pd.Series([1.0, pd.NA, 2.0]), pd.array([1, pd.NA, 2])):
         ranks = Ranking("x", ["a", "b", "c"], scores, True).ranks
         np.testing.assert_array_equal(ranks, [2.0, 3.0, 1.0])
+
+
+def test_rank_honours_genes_in_for_an_array():
+    """kofs.rank(ndarray, genes_in="rows") ignored genes_in: a genes x samples array was
+    ranked as samples x genes (the samples ranked as genes), silently."""
+    import scipy.sparse as sp
+
+    import kofs
+    from kofs.types import Expression
+
+    X = np.random.default_rng(0).normal(size=(12, 30))  # samples x genes
+    want = kofs.rank(X, rankers=["variance"], bootstrap=0)
+    for genes_by_samples in (X.T, sp.csr_matrix(X.T)):
+        got = kofs.rank(genes_by_samples, genes_in="rows", rankers=["variance"], bootstrap=0)
+        assert (got.expression.n_samples, got.expression.n_genes) == (12, 30)
+        assert got.final.top(5) == want.final.top(5)
+    E = Expression(X, [f"g{i}" for i in range(30)], [f"s{i}" for i in range(12)])
+    with pytest.raises(ParameterError, match="genes_in='rows' does not apply to an Expression"):
+        kofs.rank(E, genes_in="rows", bootstrap=0)
+
+
+@pytest.mark.parametrize("name", [None, np.nan, "", " "])
+def test_a_dataframe_name_that_is_no_id_is_refused(name):
+    """A DataFrame column named None, NaN or "" became the gene id "None", "nan" or ""."""
+    import pandas as pd
+
+    import kofs
+
+    X = np.random.default_rng(0).normal(size=(12, 3))
+    df = pd.DataFrame(X, columns=["a", name, "c"])
+    with pytest.raises(InputError, match="column 2 \\(a gene\\) is named .*give every gene a"):
+        kofs.rank(df, rankers=["variance"], bootstrap=0)
+    rows = pd.DataFrame(X.T, index=pd.Index(["a", name, "c"], name="gene"))
+    with pytest.raises(InputError, match="row 2 \\(a gene\\) is named"):
+        kofs.rank(rows, rankers=["variance"], bootstrap=0)
+
+
+def test_nested_labels_are_said_to_be_nested():
+    """labels=[["a"]] * 10 + [["b"]] * 10 said "labels have 20 values but the matrix has 20
+    samples", contradicting itself."""
+    import kofs
+
+    X = np.random.default_rng(0).normal(size=(20, 6))
+    for labels, got in (
+        ([["a"]] * 10 + [["b"]] * 10, "got an array of shape \\(20, 1\\)"),
+        ([["a"], ["b", "c"]] + ["a"] * 18, "got an item \\['a'\\] of type list"),
+    ):
+        with pytest.raises(ParameterError, match=f"labels must be a flat sequence.*{got}"):
+            kofs.rank(X, labels=labels, rankers=["variance"], bootstrap=0)

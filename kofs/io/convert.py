@@ -9,7 +9,8 @@ Contract of :func:`as_expression` (what ``kofs.rank`` accepts as its matrix):
   column names rather than its index, or when its index is named like a gene id column
   (``gene``, ``symbol``, ``entrez_id``, ...); ``genes_in`` says it outright. Ids come from the
   index and the column names; every value column must be numeric;
-* a NumPy array, a scipy.sparse matrix or a dask array of shape (n_samples, n_genes): ids from
+* a NumPy array, a scipy.sparse matrix or a dask array of shape (n_samples, n_genes) (a NumPy or
+  sparse one of shape (n_genes, n_samples) with ``genes_in="rows"``): ids from
   ``genes`` / ``samples`` when given, else ``gene0..`` / ``sample0..`` (zero-padded); a sparse matrix stays
   sparse (CSR), a dask array lazy (chunked over the cells);
 * an :class:`anndata.AnnData` (cells x genes): ``X``, a layer or ``raw.X``, see
@@ -83,6 +84,22 @@ def _ids(given: Sequence[str] | None, n: int, prefix: str, what: str) -> list[st
     return ids
 
 
+def _frame_ids(labels: Any, what: str, axis: str) -> list[str]:
+    """A DataFrame's row or column names (a pandas Index; ``axis``) as ``what`` ids: a missing
+    name (None, NaN, ``<NA>``) or an empty one would become the id "None", "nan" or ""
+    (refused, naming its position)."""
+    ids = list(map(str, labels))
+    missing = np.asarray(labels.isna())
+    bad = next((k for k, t in enumerate(ids) if missing[k] or not t.strip()), None)
+    if bad is not None:
+        one, attr = ("column", "columns") if axis == "columns" else ("row", "index")
+        raise InputError(
+            f"DataFrame: {one} {bad + 1} (a {what}) is named {labels[bad]!r}, which is no "
+            f"{what} id; give every {what} a name (df.{attr} = [...])"
+        )
+    return ids
+
+
 def _repeated(ids: Sequence[str]) -> str | None:
     """The first id given more than once, or None."""
     if len(set(ids)) == len(ids):
@@ -107,7 +124,8 @@ def as_expression(
 ) -> tuple[Expression, Any]:
     """Convert ``data`` (see the module docstring) to an Expression.
 
-    ``genes_in`` (``"rows"`` or ``"columns"``) gives a DataFrame's orientation; by default it is
+    ``genes_in`` (``"rows"`` or ``"columns"``) gives a DataFrame's, array's or sparse matrix's
+    orientation (an Expression's and an AnnData's genes are columns); a DataFrame's is by default
     found from ``sample_ids`` (the labels' sample ids) and the index name
     (:func:`dataframe_genes_in`).
 
@@ -125,6 +143,20 @@ def as_expression(
         ``layer``/``use_raw`` for something that is not an AnnData, ids of the wrong length,
         an unsupported type.
     """
+    if genes_in not in (None, "rows", "columns"):
+        raise ParameterError(f"genes_in must be 'rows' or 'columns', got {genes_in!r:.40}")
+    fixed = (
+        "an AnnData"
+        if is_anndata(data)
+        else "an Expression"
+        if isinstance(data, Expression)
+        else None
+    )
+    if genes_in == "rows" and fixed is not None:
+        raise ParameterError(
+            f"genes_in='rows' does not apply to {fixed}: its genes are the columns (var) by "
+            "definition; leave genes_in out"
+        )
     if is_anndata(data):
         from kofs.io.single_cell import adata_expression
 
@@ -138,8 +170,6 @@ def as_expression(
                 raise ParameterError(f"{what} ids are not unique ({twice!r} is there twice)")
         _some_genes(data.n_samples, data.n_genes)
         return data, None
-    if genes_in not in (None, "rows", "columns"):
-        raise ParameterError(f"genes_in must be 'rows' or 'columns', got {genes_in!r}")
     pandas = sys.modules.get("pandas")  # a DataFrame exists only once pandas was imported
     if pandas is not None and isinstance(data, pandas.DataFrame):
         bad = [(c, d) for c, d in zip(data.columns, data.dtypes, strict=True) if not _real(d)]
@@ -156,13 +186,19 @@ def as_expression(
         if genes_in == "rows":
             data = data.T
         values = data.to_numpy(dtype=np.float64)
-        g = _ids(list(map(str, data.columns)) if genes is None else genes, values.shape[1],
-                 "gene", "gene")  # fmt: skip
-        s = _ids(list(map(str, data.index)) if samples is None else samples, values.shape[0],
-                 "sample", "sample")  # fmt: skip
+        axes = ("rows", "columns") if genes_in == "rows" else ("columns", "rows")
+        g = _ids(_frame_ids(data.columns, "gene", axes[0]) if genes is None else genes,
+                 values.shape[1], "gene", "gene")  # fmt: skip
+        s = _ids(_frame_ids(data.index, "sample", axes[1]) if samples is None else samples,
+                 values.shape[0], "sample", "sample")  # fmt: skip
     elif is_dask(data):
         if data.ndim != 2:
             raise InputError(f"expected a 2-D samples x genes matrix, got {data.ndim}-D")
+        if genes_in == "rows":
+            raise ParameterError(
+                "genes_in='rows': a dask array is read as cells x genes, chunked over the cells; "
+                "give it transposed (x.T, rechunked over the cells) and leave genes_in out"
+            )
         values = data  # chunked over the cells, reduced lazily
         g = _ids(genes, values.shape[1], "gene", "gene")
         s = _ids(samples, values.shape[0], "sample", "sample")
@@ -173,6 +209,8 @@ def as_expression(
         values = data if sp.issparse(data) else np.asarray(data)
         if values.ndim != 2:
             raise InputError(f"expected a 2-D samples x genes matrix, got {values.ndim}-D")
+        if genes_in == "rows":  # a genes x samples matrix, as most expression tables are
+            values = sp.csr_matrix(values.T) if sp.issparse(values) else values.T
         if not _real(values.dtype):
             raise InputError(f"expected a matrix of real numbers, got dtype {values.dtype}")
         g = _ids(genes, values.shape[1], "gene", "gene")

@@ -54,6 +54,10 @@ def anndata_knowledge(
     return labels, similarity
 
 
+#: Items that are no label (a nested sequence: labels must be flat).
+_CONTAINERS = (list, tuple, set, frozenset, dict, np.ndarray)
+
+
 def labels_from_values(values: Any, samples: Sequence[str]) -> SampleCategories:
     """Sample labels from an array-like (list, ndarray, pandas Series or Categorical).
 
@@ -83,7 +87,19 @@ def labels_from_values(values: Any, samples: Sequence[str]) -> SampleCategories:
             f"labels must be SampleCategories, an obs column name or an array-like, got "
             f"{type(values).__name__}"
         ) from None
-    if arr.ndim != 1 or len(arr) != len(samples):
+    nested = next((v for v in arr.flat if isinstance(v, _CONTAINERS)), None)
+    if arr.ndim != 1 or nested is not None:
+        got = (
+            f"a {type(values).__name__}"
+            if arr.ndim == 0
+            else f"an array of shape {arr.shape}"
+            if arr.ndim > 1
+            else f"an item {nested!r:.40} of type {type(nested).__name__}"
+        )
+        raise ParameterError(
+            f"labels must be a flat sequence of one label per sample (in row order), got {got}"
+        )
+    if len(arr) != len(samples):
         raise ParameterError(
             f"labels have {arr.size} values but the matrix has {len(samples)} samples "
             "(one label per sample, in row order)"

@@ -98,9 +98,9 @@ def rank(
         The matrix, samples (cells) as rows (see :func:`kofs.io.convert.as_expression`): a
         DataFrame may also have genes as rows -- found from the labels' sample ids (a Series'
         index, a SampleCategories' samples) or an index named like a gene column, or given by
-        ``genes_in``; an array or sparse matrix gets ids ``sample0..``/``gene0..``; a sparse
-        matrix or an AnnData's sparse ``X`` stays sparse. With an AnnData the result is also
-        stored in it, scanpy style: ``adata.var["kofs_rank"]``, ``["kofs_score"]``,
+        ``genes_in``; an array or sparse matrix (genes as rows with ``genes_in="rows"``) gets
+        ids ``sample0..``/``gene0..``; a sparse matrix or an AnnData's sparse ``X`` stays
+        sparse. With an AnnData the result is also stored in it, scanpy style: ``adata.var["kofs_rank"]``, ``["kofs_score"]``,
         ``["kofs_rank_<list>"]``, ``["kofs_score_<list>"]`` and ``adata.uns["kofs"]``
         (weights, settings, versions); :func:`kofs.io.adata_results.store_result` stores it
         under another key.
@@ -134,8 +134,8 @@ def rank(
         ``param`` (``{ranker_or_list: {key: value}}``), ``aggregate_param``
         (``{key: value}``), ``msfs_weights``, ``supervision``, ``bootstrap``, ``cross_fit``,
         ``markers``, ``seed``, ``threads``, ``max_memory`` (``"4G"`` or bytes),
-        ``dask_scheduler``, ``defaults`` (the defaults version), ``genes_in`` (a DataFrame's
-        orientation) and, with an AnnData, ``layer``, ``use_raw`` and ``use_graph`` (an
+        ``dask_scheduler``, ``defaults`` (the defaults version), ``genes_in`` (a DataFrame's,
+        array's or sparse matrix's orientation) and, with an AnnData, ``layer``, ``use_raw`` and ``use_graph`` (an
         ``obsp`` key; ``True`` = ``"connectivities"``, scanpy's ``pp.neighbors`` graph).
 
     Returns
