@@ -1770,3 +1770,24 @@ def test_nested_labels_are_said_to_be_nested():
     ):
         with pytest.raises(ParameterError, match=f"labels must be a flat sequence.*{got}"):
             kofs.rank(X, labels=labels, rankers=["variance"], bootstrap=0)
+
+
+def test_align_labels_checks_its_arguments_and_a_sample_labelled_twice():
+    """align_labels kept the last label of a sample labelled twice, silently; swapped or
+    None arguments were AttributeErrors."""
+    import kofs
+    from kofs.types import Expression, SampleCategories
+
+    samples = [f"s{i}" for i in range(6)]
+    E = Expression(np.random.default_rng(0).normal(size=(6, 4)), list("abcd"), samples)
+    twice = SampleCategories(["x", "y"] * 3 + ["y"], [*samples, "s0"])
+    with pytest.raises(InputError, match="sample 's0' has two labels, 'x' and 'y'"):
+        kofs.align_labels(E, twice)
+    same = SampleCategories(["x", "y"] * 3 + ["x"], [*samples, "s0"])  # one label, twice
+    assert kofs.align_labels(E, same)[1].labels == ("x", "y") * 3
+    with pytest.raises(ParameterError, match="the matrix first and the labels second"):
+        kofs.align_labels(same, E)
+    with pytest.raises(ParameterError, match="categories must be a kofs.SampleCategories.*None"):
+        kofs.align_labels(E, None)
+    with pytest.raises(ParameterError, match="expression must be a kofs.Expression.*got a list"):
+        kofs.align_labels([[1.0]], same)

@@ -232,6 +232,27 @@ def read_labels(
     )
 
 
+def _check_align_arguments(expression: object, categories: object) -> None:
+    """:func:`align_labels`' two arguments are a matrix and labels, in that order (a
+    ParameterError saying so, not an AttributeError from inside)."""
+    if isinstance(expression, Expression) and isinstance(categories, SampleCategories):
+        return
+    if isinstance(expression, SampleCategories) and isinstance(categories, Expression):
+        raise ParameterError(
+            "align_labels takes the matrix first and the labels second: "
+            "align_labels(expression, labels), not (labels, expression)"
+        )
+    for name, given, cls, reader in (
+        ("expression", expression, Expression, "kofs.read_expression"),
+        ("categories", categories, SampleCategories, "kofs.read_labels"),
+    ):
+        if not isinstance(given, cls):
+            raise ParameterError(
+                f"align_labels: {name} must be a kofs.{cls.__name__} (as {reader} returns), "
+                f"got {'None' if given is None else 'a ' + type(given).__name__}"
+            )
+
+
 def align_labels(
     expression: Expression,
     categories: SampleCategories,
@@ -263,14 +284,21 @@ def align_labels(
     ------
     InputError
         No sample matches; unlabelled samples under ``"error"``; fewer than two samples or a
-        single class after alignment.
+        single class after alignment; a sample given two different labels.
     ParameterError
-        Unknown ``missing`` policy.
+        Unknown ``missing`` policy; arguments that are not a matrix and labels (or swapped).
     """
+    _check_align_arguments(expression, categories)
     _check_missing(missing)
-    lookup = dict(zip(categories.samples, categories.labels, strict=True))
     src = expression.source or "expression matrix"
     lab = src if labels_path is None else os.fspath(labels_path)
+    lookup: dict[str, str] = {}
+    for s, v in zip(categories.samples, categories.labels, strict=True):
+        if lookup.setdefault(s, v) != v:  # the same label twice is one label, as in a file
+            raise InputError(
+                f"sample {s!r} has two labels, {lookup[s]!r} and {v!r}; give one label per sample",
+                path=None if labels_path is None else lab,
+            )
     against = "" if labels_path is None else f" {src}"
     have = [i for i, s in enumerate(expression.samples) if s in lookup]
     if not have:
