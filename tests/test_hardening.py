@@ -1791,3 +1791,19 @@ def test_align_labels_checks_its_arguments_and_a_sample_labelled_twice():
         kofs.align_labels(E, None)
     with pytest.raises(ParameterError, match="expression must be a kofs.Expression.*got a list"):
         kofs.align_labels([[1.0]], same)
+
+
+def test_gene_similarity_refuses_a_gene_given_twice():
+    """A repeated gene had an all-NaN row (its second place), as if it had no GO term."""
+    import kofs
+
+    obo, gaf = (
+        kofs.read_obo(DATA / "go" / "tiny.obo"),
+        kofs.read_go_annotations(DATA / "go" / "tiny.gaf"),
+    )
+    with pytest.raises(ParameterError, match="in genes, gene 'G1' is given twice"):
+        kofs.gene_similarity(obo, gaf, ["G1", "G2", "G1"])
+    with pytest.raises(ParameterError, match="in genes2, 'G2' and 'g2' are one gene"):
+        kofs.gene_similarity(obo, gaf, ["G1"], ["G2", "g2"])
+    S, _ = kofs.gene_similarity(obo, gaf, ["G1", "G2"], ["G2", "G1"])  # overlapping: fine
+    assert np.isfinite(S).all()

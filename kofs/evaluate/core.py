@@ -79,6 +79,22 @@ def _ks(values: Iterable[int], m: int, what: str) -> tuple[int, ...]:
     return ks
 
 
+def _one_id_per_gene(genes: Iterable[str]) -> list[str]:
+    """The first of matrix ids that GO matching reads as one gene (ids that differ in case or
+    an Ensembl version only): the others would have no similarity, as genes without terms
+    (which Sim_anno leaves out), and gene_similarity refuses them."""
+    from kofs.io.ids import normalise_id
+
+    seen: set[str] = set()
+    out = []
+    for g in genes:
+        key = normalise_id(g)
+        if key not in seen:
+            seen.add(key)
+            out.append(g)
+    return out
+
+
 def _go_support(
     lists_top: Mapping[str, list[str]], known: Sequence[KnownGenes], expression, go
 ) -> dict:
@@ -89,12 +105,12 @@ def _go_support(
     sem = go_semantics(go.ontology, go.annotations, aspect=go.aspect, mode=go.mode)
     out = {}
     for kg in known:
-        kgenes = list(kg.in_matrix(expression))
+        kgenes = _one_id_per_gene(kg.in_matrix(expression))
         for name, top in lists_top.items():
             S, _ = gene_similarity(
                 go.ontology,
                 go.annotations,
-                top,
+                _one_id_per_gene(top),
                 kgenes,
                 measure=go.measure,
                 combine=go.combine,

@@ -120,6 +120,9 @@ def gene_similarity(
     sem = semantics or go_semantics(ontology, annotations, aspect=aspect, mode=mode)
     g1 = [str(g) for g in genes]
     g2 = g1 if genes2 is None else [str(g) for g in genes2]
+    _refuse_repeated("genes", g1)
+    if genes2 is not None:
+        _refuse_repeated("genes2", g2)
     if id_column is None:
         id_column = annotation_id_column(sem, {normalise_id(g) for g in g1 + g2})
     elif id_column not in sem.rows:
@@ -163,6 +166,23 @@ def gene_similarity(
     if missing:
         log.info("%d of %d genes have no %s term (%s mode)", missing, len(g1), sem.aspect, mode)
     return out, with_terms
+
+
+def _refuse_repeated(name: str, genes: Sequence[str]) -> None:
+    """A gene given twice (or two ids of one gene, as the annotations are matched) in one of
+    :func:`gene_similarity`'s gene lists: the second one's row would be all NaN."""
+    first: dict[str, str] = {}
+    for g in genes:
+        key = normalise_id(g)
+        if key in first:
+            same = (
+                f"gene {g!r} is given twice"
+                if first[key] == g
+                else f"{first[key]!r} and {g!r} are one gene (ids are matched ignoring case, "
+                "database prefixes and versions)"
+            )
+            raise ParameterError(f"gene_similarity: in {name}, {same}; give each gene once")
+        first[key] = g
 
 
 def _check_similarity_arguments(ontology, annotations, genes, genes2, semantics, dtype) -> None:
