@@ -1807,3 +1807,23 @@ def test_gene_similarity_refuses_a_gene_given_twice():
         kofs.gene_similarity(obo, gaf, ["G1"], ["G2", "g2"])
     S, _ = kofs.gene_similarity(obo, gaf, ["G1", "G2"], ["G2", "G1"])  # overlapping: fine
     assert np.isfinite(S).all()
+
+
+def test_gene_selector_refuses_overflowing_data_and_missing_labels():
+    """GeneSelector("variance") on X * 1e300 kept arbitrary columns (every score inf, tied);
+    a None or pandas <NA> label in y was sklearn's "Unknown label type" or a TypeError."""
+    import pandas as pd
+
+    import kofs
+
+    X = np.random.default_rng(0).normal(size=(12, 30))
+    with pytest.raises(ParameterError, match="X holds values as large as 3.77e\\+300"):
+        kofs.GeneSelector("variance", n_features=3).fit(X * 1e300)
+    best = np.argsort(-X.var(axis=0), kind="stable")[:3]
+    got = kofs.GeneSelector("variance", n_features=3).fit(X * 1e90).ranking_[:3]
+    np.testing.assert_array_equal(got, best)
+    for y in ([None, "a", "b"] * 4, pd.array(["a", pd.NA, "b"] * 4, dtype="string")):
+        with pytest.raises(ParameterError, match="y holds a missing label .*fisher needs a class"):
+            kofs.GeneSelector("fisher", n_features=3).fit(X, y)
+    # an unsupervised ranker ignores y that is no class labels, as before
+    kofs.GeneSelector("variance", n_features=3).fit(X, [None, "a", "b"] * 4)

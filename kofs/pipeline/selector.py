@@ -7,6 +7,7 @@ and be cross-validated (the ranking is then learnt on each training fold only).
 
 from __future__ import annotations
 
+import sys
 from numbers import Integral
 from typing import Any
 
@@ -19,14 +20,30 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kofs.context import Context
-from kofs.errors import KofsError
+from kofs.errors import KofsError, ParameterError
 from kofs.pipeline.build import build_lists
+from kofs.pipeline.checks import MAX_ABS_VALUE
 from kofs.pipeline.plans import expression_plan
 from kofs.rankers import RANKERS
 from kofs.resources import resolve_limit
 from kofs.types import Expression, SampleCategories
 
 __all__ = ["GeneSelector"]
+
+
+def _first_missing(y: Any) -> tuple[int, Any] | None:
+    """(position, value) of the first missing label of ``y`` (None, NaN, pandas' ``<NA>``),
+    or None: sklearn's checks fail on them with "Unknown label type" or a TypeError."""
+    values = np.asarray(y, dtype=object).ravel()
+    pandas = sys.modules.get("pandas")  # <NA> exists only once pandas was imported
+    if pandas is not None:
+        missing = np.asarray(pandas.isna(values), dtype=bool)
+    else:
+        missing = np.fromiter((v is None or v != v for v in values), dtype=bool, count=len(values))
+    if not missing.any():
+        return None
+    k = int(np.argmax(missing))
+    return k, values[k]
 
 
 def _needs_labels(name: str) -> bool:
@@ -119,7 +136,20 @@ class GeneSelector(SelectorMixin, BaseEstimator):
         """
         needs_y = _needs_labels(self.ranker)
         given_y = y is not None
-        if y is None or not needs_y and type_of_target(y) not in ("binary", "multiclass"):
+        unlabelled = None if y is None else _first_missing(y)
+        if unlabelled is not None and needs_y:
+            raise ParameterError(
+                f"y holds a missing label ({unlabelled[1]!r}, sample {unlabelled[0] + 1}); "
+                f"{self.ranker} needs a class label for every sample: drop the unlabelled "
+                "samples from X and y"
+            )
+        if (
+            y is None
+            or unlabelled
+            is not None  # not class labels: ignored by a ranker that only can use them
+            or not needs_y
+            and type_of_target(y) not in ("binary", "multiclass")
+        ):
             y = None  # no labels, or not class labels for a ranker that only can use them
             X = validate_data(self, X, ensure_min_samples=2, dtype=np.float64, accept_sparse="csr")
         else:
@@ -133,6 +163,12 @@ class GeneSelector(SelectorMixin, BaseEstimator):
         samples = [f"s{i}" for i in range(X.shape[0])]
         # Expression freezes the array it is given: hand it a copy, never the caller's X.
         values = X.copy() if sp.issparse(X) else np.array(X, dtype=np.float64, copy=True)
+        top = float(np.abs(values.data if sp.issparse(values) else values).max(initial=0.0))
+        if top > MAX_ABS_VALUE:  # the scores would overflow to inf and tie (kofs.rank's check)
+            raise ParameterError(
+                f"X holds values as large as {top:.3g}: beyond {MAX_ABS_VALUE:g} their squares "
+                "overflow the rankers' statistics; log-transform or rescale X"
+            )
         expression = Expression(values, genes, samples)
         categories = None
         spec = RANKERS.get(self.ranker)
@@ -154,6 +190,11 @@ class GeneSelector(SelectorMixin, BaseEstimator):
                 msg += "; the y given is not class labels"
             raise ValueError(msg) from exc
         self.scores_ = np.array(ranking.scores)
+        if np.isinf(self.scores_).any():  # infinite scores tie: the choice would be arbitrary
+            raise ParameterError(
+                f"the {self.ranker} scores of {int(np.isinf(self.scores_).sum())} columns of X "
+                "overflow to infinity, so their order is arbitrary; rescale X"
+            )
         if X.shape[1] and np.isnan(self.scores_).all():  # kofs.rank refuses such a matrix too
             raise ValueError(
                 f"every one of the {X.shape[1]} columns of X is constant (or the ranker found "
