@@ -455,6 +455,11 @@ class Ranking:
     ranks: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise ParameterError(
+                f"Ranking: name must be a str (the list's name), got {self.name!r:.40} of type "
+                f"{type(self.name).__name__}"
+            )
         try:
             s = _floats(self.scores)
         except (TypeError, ValueError):

@@ -1827,3 +1827,24 @@ def test_gene_selector_refuses_overflowing_data_and_missing_labels():
             kofs.GeneSelector("fisher", n_features=3).fit(X, y)
     # an unsupervised ranker ignores y that is no class labels, as before
     kofs.GeneSelector("variance", n_features=3).fit(X, [None, "a", "b"] * 4)
+
+
+def test_fusion_arguments_of_the_wrong_kind_are_refused():
+    """ranks_only="no" was read as True; a Ranking could be named 5; relevant_genes="g1" was
+    read letter by letter ({'g', '1'}); built_from=["a"] was an AttributeError."""
+    import kofs
+
+    G = ["g", "1", "g1", "g2", "g3"]
+    a, b = Ranking("a", G, [5, 4, 3, 2, 1], True), Ranking("b", G, [5, 3, 4, 2, 1], True)
+    with pytest.raises(ParameterError, match="ranks_only must be True or False, got 'no'"):
+        kofs.aggregate_lists([G, G[::-1]], ranks_only="no")
+    with pytest.raises(ParameterError, match="name must be a str .*got 5 of type int"):
+        Ranking(5, ["a"], [1.0], True)
+    with pytest.raises(ParameterError, match="relevant_genes: give a list .* not one string"):
+        kofs.aggregate_rankings([a, b], relevant_genes="g1")
+    with pytest.raises(ParameterError, match="built_from: give a mapping of list name"):
+        kofs.aggregate_rankings([a, b], built_from=["a"])
+    with pytest.raises(ParameterError, match="built_from\\['a'\\]: give a list .* not one string"):
+        kofs.aggregate_rankings([a, b], built_from={"a": "g1"})
+    fused = kofs.aggregate_rankings([a, b], relevant_genes=["g1"], built_from={"a": ["g1"]})
+    assert fused.diagnostics["built_from"] == {"a": 1}

@@ -155,9 +155,27 @@ def _covariates(
     return out
 
 
+def _check_ids(what: str, ids: object) -> None:
+    """``ids`` is a collection of gene ids: a bare string would be read letter by letter."""
+    if isinstance(ids, (str, bytes)):
+        raise ParameterError(
+            f"{what}: give a list (or set) of gene ids, not one string ({ids!r:.40}); one gene "
+            f"is [{ids!r:.40}]"
+        )
+    if not isinstance(ids, Iterable) or isinstance(ids, Mapping):
+        raise ParameterError(f"{what}: give a list (or set) of gene ids, got {ids!r:.40}")
+
+
 def _built_from_mask(
     genes: Sequence[str], names: Sequence[str], built_from: Mapping[str, Iterable[str]]
 ) -> np.ndarray:
+    if not isinstance(built_from, Mapping):
+        raise ParameterError(
+            "built_from: give a mapping of list name to the genes the list was built from "
+            f"({{'GO-MAH': ['TP53', ...]}}), got a {type(built_from).__name__}"
+        )
+    for name, seeds in built_from.items():
+        _check_ids(f"built_from[{name!r}]", seeds)
     unknown = set(built_from) - set(names)
     if unknown:
         raise ParameterError(
@@ -326,6 +344,7 @@ def _aggregate(
     m = len(genes)
     relevant = None
     if relevant_genes is not None:
+        _check_ids("relevant_genes", relevant_genes)
         if not spec.supports_relevant:
             raise ParameterError(
                 f"aggregator {method!r} does not use relevant genes; use 'posterior' or 'em'"

@@ -288,6 +288,8 @@ def aggregate_lists(
     from kofs.aggregate import aggregate as fuse
 
     t0 = time.perf_counter()
+    if not isinstance(ranks_only, (bool, np.bool_)):
+        raise ParameterError(f"ranks_only must be True or False, got {ranks_only!r:.40}")
     if direction is not None and direction not in DIRECTIONS:
         raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
     spec = AGGREGATORS.get(aggregate)
