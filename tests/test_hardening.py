@@ -1848,3 +1848,29 @@ def test_fusion_arguments_of_the_wrong_kind_are_refused():
         kofs.aggregate_rankings([a, b], built_from={"a": "g1"})
     fused = kofs.aggregate_rankings([a, b], relevant_genes=["g1"], built_from={"a": ["g1"]})
     assert fused.diagnostics["built_from"] == {"a": 1}
+
+
+def test_sample_similarity_checks_its_parameters():
+    """polynomial with degree=-1 gave negative (and could give infinite) similarities; k="x"
+    was int()'s bare ValueError and k=2.5 was cut to 2, silently."""
+    import kofs
+    from kofs.types import Expression
+
+    E = Expression(np.random.default_rng(0).normal(size=(12, 5)), list("abcde"),
+                   [f"s{i}" for i in range(12)])  # fmt: skip
+    for kind, params, needle in (
+        ("polynomial", {"degree": -1}, "degree must be a whole number >= 1, got -1"),
+        ("polynomial", {"degree": 2.5}, "degree must be a whole number >= 1, got 2.5"),
+        ("polynomial", {"a": "x"}, "a must be a finite number, got 'x'"),
+        ("knn", {"k": "x"}, "k must be a whole number >= 1, got 'x'"),
+        ("knn", {"k": 2.5}, "k must be a whole number >= 1, got 2.5"),
+        ("knn", {"t": "x"}, "t must be a finite number"),
+        ("knn", {"seed": -1}, "seed must be a whole number >= 0"),
+        ("rbf", {"delta2": float("inf")}, "delta2 must be a finite number"),
+        ("linear", {"c": "x"}, "c must be a finite number"),
+    ):
+        with pytest.raises(ParameterError, match=needle):
+            kofs.sample_similarity(E, kind, **params)
+    S = kofs.sample_similarity(E, "polynomial", degree=3, c=1.0)
+    assert S.provenance["degree"] == 3
+    assert kofs.sample_similarity(E, "knn", k=np.int64(3)).provenance["k"] == 3

@@ -63,19 +63,44 @@ class _Builder:
     summary: str = ""
 
 
+def _whole(name: str, value: Any, low: int) -> int:
+    """``value`` checked as a whole number >= ``low`` (not a bool, a text or 2.5, which int()
+    would cut to 2)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ParameterError(
+            f"similarity: {name} must be a whole number >= {low}, got {value!r:.40}"
+        )
+    return int(value)
+
+
+def _real(name: str, value: Any) -> float:
+    """``value`` checked as a finite real number."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not np.isfinite(value)
+    ):
+        raise ParameterError(f"similarity: {name} must be a finite number, got {value!r:.40}")
+    return float(value)
+
+
 def _clamp_k(k: int, n: int) -> int:
-    k = int(k)
-    if k < 1:
-        raise ParameterError(f"similarity: k must be >= 1, got {k}")
+    k = _whole("k", k, 1)
     if k > n - 1:
         logger.warning("kNN graph: k=%d reduced to %d (only %d samples)", k, n - 1, n)
     return min(k, n - 1)
 
 
 def _positive(name: str, value: float | None) -> float | None:
-    if value is not None and not float(value) > 0:
+    if value is not None and not _real(name, value) > 0:
         raise ParameterError(f"similarity: {name} must be > 0, got {value!r}")
     return None if value is None else float(value)
+
+
+def _polynomial(X, codes, *, a=1.0, c=1.0, degree=2):
+    # a degree below 1 is no polynomial kernel: (.)^-1 gives negative and infinite values
+    a, c, degree = _real("a", a), _real("c", c), _whole("degree", degree, 1)
+    return polynomial_similarity(X, a=a, c=c, degree=degree), {"a": a, "c": c, "degree": degree}
 
 
 def _build_rbf(X, codes, *, delta2=None):
@@ -113,6 +138,7 @@ _KNN_SCALE_RANGE = (2.0**-40, 2.0**40)
 
 def _knn_distances(X, *, k: int, search: str, seed: int) -> sp.csr_matrix:
     """:func:`knn_graph_distances` of ``X``, scale-safe (see :data:`_KNN_SCALE_RANGE`)."""
+    seed = _whole("seed", seed, 0)
     top = 0.0
     if sp.issparse(X):
         top = float(np.abs(X.data).max()) if X.nnz else 0.0
@@ -168,15 +194,12 @@ BUILDERS: dict[str, _Builder] = {
         summary="symmetric kNN graph with RBF weights (sparse 2.25)",
     ),
     "linear": _Builder(
-        lambda X, codes, *, c=0.0: (linear_similarity(X, c=c), {"c": c}),
+        lambda X, codes, *, c=0.0: (linear_similarity(X, c=_real("c", c)), {"c": c}),
         {"c": 0.0},
         summary="x_i'x_j + c (2.23)",
     ),
     "polynomial": _Builder(
-        lambda X, codes, *, a=1.0, c=1.0, degree=2: (
-            polynomial_similarity(X, a=a, c=c, degree=int(degree)),
-            {"a": a, "c": c, "degree": degree},
-        ),
+        _polynomial,
         {"a": 1.0, "c": 1.0, "degree": 2},
         summary="(a x_i'x_j + c)^d (2.24)",
     ),
