@@ -410,6 +410,25 @@ def _order_by_rank(ranks: np.ndarray, genes: tuple[str, ...]) -> np.ndarray:
     return np.lexsort((_id_positions(genes), ranks))
 
 
+def count_argument(value: Any, what: str) -> int:
+    """A number of genes (``top(n)``, a report's ``top``, ...) checked: a whole number >= 0,
+    not a bool, text, float or None (a ParameterError naming ``what``, the same rule for every
+    result's ``top``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ParameterError(f"{what} must be a whole number of genes >= 0, got {value!r:.40}")
+    return int(value)
+
+
+def _symbols_argument(symbols: Any) -> Mapping[str, str] | None:
+    """``to_frame``'s ``symbols``: a mapping of gene id to symbol, or None."""
+    if symbols is not None and not isinstance(symbols, Mapping):
+        raise ParameterError(
+            f"to_frame: symbols must be a mapping of gene id to symbol (a dict) or None, got "
+            f"{symbols!r:.40}"
+        )
+    return symbols
+
+
 def _floats(values: Any) -> np.ndarray:
     """``values`` as float64, pandas' missing value ``<NA>`` read as NaN (as NumPy reads a
     nullable column, but not a list or an object column holding it)."""
@@ -491,14 +510,15 @@ class Ranking:
         return _order_by_rank(self.ranks, self.genes)
 
     def top(self, k: int) -> list[str]:
-        """The ``k`` best gene ids (a labelled table: :meth:`to_frame`)."""
-        return [self.genes[i] for i in self.order()[:k]]
+        """The ``k`` best gene ids (a whole number >= 0; a labelled table: :meth:`to_frame`)."""
+        return [self.genes[i] for i in self.order()[: count_argument(k, "top(k): k")]]
 
     def to_frame(self, symbols: Mapping[str, str] | None = None) -> Any:
         """The ranking as a pandas DataFrame indexed by gene id, best first: ``symbol`` (when
         ``symbols`` is given), ``rank`` and ``score`` (the ranker's native score)."""
         import pandas as pd
 
+        symbols = _symbols_argument(symbols)
         order = self.order()
         genes = [self.genes[i] for i in order]
         df = pd.DataFrame(
@@ -587,8 +607,9 @@ class AggregateRanking:
 
     def top(self, k: int) -> list[str]:
         """The ``k`` best gene ids (a labelled table: :meth:`to_frame`, or
-        :meth:`kofs.pipeline.result.RunResult.top` with symbols and effects)."""
-        return [self.genes[i] for i in self.order()[:k]]
+        :meth:`kofs.pipeline.result.RunResult.top` with symbols and effects); ``k`` a whole
+        number >= 0."""
+        return [self.genes[i] for i in self.order()[: count_argument(k, "top(k): k")]]
 
     def weight_intervals(self) -> np.ndarray | None:
         """The (L, 2) weight intervals of the diagnostics (``weight_ci``), None without."""
@@ -607,6 +628,7 @@ class AggregateRanking:
         """
         import pandas as pd
 
+        symbols = _symbols_argument(symbols)
         order = self.order()
         genes = [self.genes[i] for i in order]
         cols: dict[str, Any] = {"rank": self.ranks[order], "score": self.scores[order]}

@@ -1874,3 +1874,27 @@ def test_sample_similarity_checks_its_parameters():
     S = kofs.sample_similarity(E, "polynomial", degree=3, c=1.0)
     assert S.provenance["degree"] == 3
     assert kofs.sample_similarity(E, "knn", k=np.int64(3)).provenance["k"] == 3
+
+
+def test_result_tables_take_a_whole_number_of_genes_alike():
+    """res.top(-1) was empty while final.top(-1) was every gene but the last; top(None),
+    top("3") and top(2.5) were TypeErrors or silently int()-ed; to_frame(symbols=5) and
+    run_report_html(5) were AttributeErrors."""
+    import kofs
+
+    X = np.random.default_rng(0).normal(size=(12, 30))
+    res = kofs.rank(X, rankers=["variance"], bootstrap=0)
+    calls = (res.top, res.final.top, res.lists[0].top)
+    for bad in (-1, None, "3", 2.5, True):
+        for top in calls:
+            with pytest.raises(ParameterError, match="must be a whole number of genes >= 0"):
+                top(bad)
+    assert len(res.top(0)) == len(res.final.top(0)) == 0
+    assert list(res.top(np.int64(3)).index) == res.final.top(3) == res.final.top(3)
+    for to_frame in (res.final.to_frame, res.lists[0].to_frame):
+        with pytest.raises(ParameterError, match="symbols must be a mapping of gene id"):
+            to_frame(symbols=5)
+    with pytest.raises(ParameterError, match="result must be a kofs RunResult.*got 5 of type"):
+        kofs.run_report_html(5)
+    with pytest.raises(ParameterError, match="run_report_html: top must be a whole number"):
+        kofs.run_report_html(res, top="50")

@@ -11,7 +11,7 @@ import numpy as np
 
 from kofs.io.ids import CoverageReport
 from kofs.sources import KnowledgeSources
-from kofs.types import AggregateRanking, Expression, Ranking, SampleCategories
+from kofs.types import AggregateRanking, Expression, Ranking, SampleCategories, count_argument
 
 
 def _html_escape(text: str) -> str:
@@ -56,12 +56,13 @@ class RunResult:
         return df
 
     def top(self, n: int = 20) -> Any:
-        """The ``n`` best genes as a pandas DataFrame indexed by gene id: ``symbol`` (when
+        """The ``n`` best genes (a whole number >= 0) as a pandas DataFrame indexed by gene id: ``symbol`` (when
         known), ``rank``, ``score``, the fusion's per-gene statistics (``q_value``, ...) and,
         with sample labels, ``higher_in`` (the group of highest mean), ``versus`` and
         ``effect`` (difference of group means on log-scale data, else their ratio;
         :mod:`kofs.report.effects`)."""
-        df = self.final.to_frame(self.symbols, lists=False).iloc[: max(0, int(n))].copy()
+        n = count_argument(n, "top(n): n")
+        df = self.final.to_frame(self.symbols, lists=False).iloc[:n].copy()
         labels = self.labels
         if labels is not None and len(set(labels.labels) - {""}) >= 2 and len(df):
             from kofs.report.effects import columns, gene_effects

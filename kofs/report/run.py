@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from kofs._compute.ranks import rank_correlation
+from kofs.errors import ParameterError
 from kofs.report.html import (
     Raw,
     esc,
@@ -530,6 +531,27 @@ def _heatmap(result: Any, labels: Any, k: int, max_samples: int) -> str:
     return f"<figure id='heatmap'>{body}<figcaption>{esc(caption)}</figcaption></figure>"
 
 
+def _check_report_arguments(result, labels, *counts) -> None:
+    """:func:`run_report_html`'s arguments have the documented types (a ParameterError naming
+    the argument, not an AttributeError from inside the page)."""
+    from kofs.pipeline.result import RunResult
+    from kofs.types import SampleCategories, count_argument
+
+    if not isinstance(result, RunResult):
+        raise ParameterError(
+            "run_report_html: result must be a kofs RunResult (what kofs.rank and kofs.run "
+            f"return), got {result!r:.40} of type {type(result).__name__}"
+        )
+    if labels is not None and not isinstance(labels, SampleCategories):
+        raise ParameterError(
+            f"run_report_html: labels must be kofs.SampleCategories or None, got a "
+            f"{type(labels).__name__}"
+        )
+    names = ("top", "evidence_genes", "heatmap_genes", "max_heatmap_samples")
+    for name, value in zip(names, counts, strict=True):
+        count_argument(value, f"run_report_html: {name}")
+
+
 def run_report_html(
     result: Any,
     *,
@@ -580,6 +602,7 @@ def run_report_html(
     from kofs.report.figures import CSS as FIGURE_CSS
     from kofs.report.fusion import describe_fusion
 
+    _check_report_arguments(result, labels, top, evidence_genes, heatmap_genes, max_heatmap_samples)
     t0 = time.perf_counter()
     final = result.final
     if labels is None:
