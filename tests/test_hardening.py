@@ -1898,3 +1898,41 @@ def test_result_tables_take_a_whole_number_of_genes_alike():
         kofs.run_report_html(5)
     with pytest.raises(ParameterError, match="run_report_html: top must be a whole number"):
         kofs.run_report_html(res, top="50")
+
+
+def test_evaluate_and_make_folds_check_their_arguments():
+    """evaluate took a list for lists (an AttributeError), top=10 (a TypeError), top=(10.5,)
+    and classifiers=() (accepted), NaN in X (sklearn's error from a fold), an honest selector
+    returning None (an AttributeError); make_folds(n_splits="5") was a TypeError."""
+    from kofs.evaluate import evaluate
+    from kofs.evaluate.protocols import make_folds
+    from kofs.types import Expression
+
+    X = np.random.default_rng(0).normal(size=(12, 30))
+    E = Expression(X, [f"g{i}" for i in range(30)], [f"s{i}" for i in range(12)])
+    y = ["a", "b"] * 6
+    ranks = {"v": np.arange(1.0, 31.0)}
+    kw = {"labels": y, "top": (5,), "classifiers": ("1nn",), "n_splits": 2, "n_repeats": 1,
+          "unsupervised": False}  # fmt: skip
+    XN = X.copy()
+    XN[0, 0] = np.nan
+    for args, extra, needle in (
+        (([ranks["v"]], E), {}, "lists must be a mapping of list name"),
+        ((ranks, E), {"top": 10}, "must be a sequence of numbers of genes, e.g. \\(10,\\)"),
+        ((ranks, E), {"top": (10.5,)}, "must be whole numbers of genes, got 10.5"),
+        ((ranks, E), {"classifiers": ()}, "classifiers is empty"),
+        ((ranks, E), {"classifiers": "1nn"}, "classifiers must be a sequence of names"),
+        ((ranks, E), {"n_splits": "5"}, "n_splits must be a whole number >= 0, got '5'"),
+        ((ranks, Expression(XN, E.genes, E.samples)), {}, "holds NaN or infinite values"),
+        ((ranks, E), {"honest": lambda e, labels: None}, "the selector returned None"),
+    ):
+        with pytest.raises(ParameterError, match=needle):
+            evaluate(*args, **{**kw, **extra})
+    for extra, needle in (
+        ({"n_splits": "5"}, "n_splits must be a whole number"),
+        ({"n_repeats": 1.5}, "n_repeats must be a whole number >= 1, got 1.5"),
+        ({"seed": -1}, "seed must be a whole number in"),
+    ):
+        with pytest.raises(ParameterError, match=needle):
+            make_folds(y, **extra)
+    assert len(make_folds(y, n_splits=np.int64(3), n_repeats=1)) == 3

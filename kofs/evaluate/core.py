@@ -71,6 +71,17 @@ def order_from_ranks(ranks: np.ndarray) -> np.ndarray:
 
 
 def _ks(values: Iterable[int], m: int, what: str) -> tuple[int, ...]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise ParameterError(
+            f"{what} must be a sequence of numbers of genes, e.g. ({values!r:.20},), got "
+            f"{values!r:.40}"
+        )
+    values = list(values)
+    odd = next(
+        (k for k in values if isinstance(k, bool) or not isinstance(k, (int, np.integer))), None
+    )
+    if odd is not None:
+        raise ParameterError(f"{what} must be whole numbers of genes, got {odd!r:.40}")
     ks = tuple(sorted({int(k) for k in values}))
     if not ks or ks[0] < 1:
         raise ParameterError(f"{what} must be positive numbers of genes, got {list(values)}")
@@ -93,6 +104,43 @@ def _one_id_per_gene(genes: Iterable[str]) -> list[str]:
             seen.add(key)
             out.append(g)
     return out
+
+
+def _check_evaluate_arguments(lists: Any, expression: Any, classifiers: Any, honest: Any) -> None:
+    """:func:`evaluate`'s arguments have the documented types (a ParameterError naming the
+    argument, not an AttributeError or a NumPy error from a fold)."""
+    import scipy.sparse as sp
+
+    if not isinstance(lists, Mapping):
+        raise ParameterError(
+            "evaluate: lists must be a mapping of list name to the ranks of the matrix's genes "
+            f"({{'fisher': ranks, ...}}), got a {type(lists).__name__}"
+        )
+    if not isinstance(expression, Expression):
+        raise ParameterError(
+            f"evaluate: expression must be a kofs.Expression, got a {type(expression).__name__}"
+        )
+    if isinstance(classifiers, (str, bytes)) or not isinstance(classifiers, Iterable):
+        raise ParameterError(
+            f"evaluate: classifiers must be a sequence of names, e.g. ('1nn',), got "
+            f"{classifiers!r:.40}"
+        )
+    if not tuple(classifiers):
+        raise ParameterError(
+            "evaluate: classifiers is empty; give at least one (1nn, svm-rbf, svm-linear)"
+        )
+    if honest is not None and not callable(honest):
+        raise ParameterError(
+            f"evaluate: honest must be a callable (train expression, train labels) -> "
+            f"{{list: gene order}}, got {honest!r:.40}"
+        )
+    X = expression.values
+    values = X.data if sp.issparse(X) else X if isinstance(X, np.ndarray) else None
+    if values is not None and not np.isfinite(values).all():
+        raise ParameterError(
+            "evaluate: the expression holds NaN or infinite values, which the classifiers "
+            "cannot use; impute or drop them first"
+        )
 
 
 def _go_support(
@@ -190,6 +238,8 @@ def evaluate(
 
     from kofs.knowledge.similarity import similarity_from_array
 
+    _check_evaluate_arguments(lists, expression, classifiers, honest)
+    classifiers = tuple(classifiers)
     y = np.asarray([str(v) for v in labels])
     if len(y) != expression.n_samples:
         raise ParameterError(f"{len(y)} labels for {expression.n_samples} samples")

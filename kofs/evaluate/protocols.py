@@ -101,6 +101,19 @@ def make_folds(
     ParameterError
         Fewer than 2 folds, or more folds than the smallest class (or group count) allows.
     """
+    for name, value, low, high in (
+        ("n_splits", n_splits, 0, None),
+        ("n_repeats", n_repeats, 1, None),
+        ("seed", seed, 0, 2**32 - 1 - 10**6),  # seed + repeat seeds a NumPy generator
+    ):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, np.integer))
+            or value < low
+            or (high is not None and value > high)
+        ):
+            limits = f">= {low}" if high is None else f"in [{low}, {high}]"
+            raise ParameterError(f"{name} must be a whole number {limits}, got {value!r:.40}")
     y = np.asarray(y)
     classes, counts = np.unique(y, return_counts=True)
     if len(classes) < 2:
@@ -204,6 +217,11 @@ def accuracy_curves(
     for fold in task(progress, f"evaluation folds ({protocol})", total=len(folds)).each(folds):
         if select is not None:
             fold_orders = select(expression.subset_samples(fold.train), y[fold.train].copy())
+            if not isinstance(fold_orders, Mapping):
+                raise ParameterError(
+                    f"honest: the selector returned {fold_orders!r:.40}, not a mapping of list "
+                    "name to gene order (column indices, best first)"
+                )
         else:
             fold_orders = orders
         for lname, order in fold_orders.items():
