@@ -1936,3 +1936,15 @@ def test_evaluate_and_make_folds_check_their_arguments():
         with pytest.raises(ParameterError, match=needle):
             make_folds(y, **extra)
     assert len(make_folds(y, n_splits=np.int64(3), n_repeats=1)) == 3
+
+
+def test_read_expression_checks_sample_ids(tmp_path):
+    """read_expression(sample_ids=5) was a TypeError; sample_ids="S1" was read letter by
+    letter."""
+    import kofs
+
+    path = _expr(tmp_path)
+    for wrong in (5, "S1"):
+        with pytest.raises(ParameterError, match="sample_ids must be a sequence of sample ids"):
+            kofs.read_expression(path, sample_ids=wrong)
+    assert kofs.read_expression(path, sample_ids=("S1", "S2")).n_samples == 12

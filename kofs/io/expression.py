@@ -592,6 +592,13 @@ def read_expression(
     """
     check_column_names(gene_column=gene_column)
     check_api_options("read_expression", threads=threads)
+    if sample_ids is not None and (
+        isinstance(sample_ids, (str, bytes)) or not isinstance(sample_ids, Iterable)
+    ):
+        raise ParameterError(
+            "read_expression: sample_ids must be a sequence of sample ids (e.g. "
+            f"kofs.read_labels(...).samples) or None, got {sample_ids!r:.40}"
+        )
     if genes_in is not None:
         _choice(genes_in, GENES_IN, "genes_in")
     _choice(duplicates, DUPLICATE_POLICIES, "duplicates")
