@@ -1948,3 +1948,17 @@ def test_read_expression_checks_sample_ids(tmp_path):
         with pytest.raises(ParameterError, match="sample_ids must be a sequence of sample ids"):
             kofs.read_expression(path, sample_ids=wrong)
     assert kofs.read_expression(path, sample_ids=("S1", "S2")).n_samples == 12
+
+
+def test_a_two_sample_matrix_runs_the_default_rankers_it_can(caplog):
+    """kofs.rank on a 2-sample matrix failed on spec-phi3, a default ranker the user never
+    named ("needs at least 3 connected samples"); named, it still says so."""
+    import kofs
+
+    X = np.random.default_rng(0).normal(size=(2, 30))
+    with caplog.at_level(logging.WARNING):
+        res = kofs.rank(X, bootstrap=0)
+    assert "spec-phi3" not in res.settings["rankers"] and "variance" in res.settings["rankers"]
+    assert "spec-phi3 left out of the default rankers: it needs at least 3 samples" in caplog.text
+    with pytest.raises(ParameterError, match="spec-phi3 needs at least 3 connected samples"):
+        kofs.rank(X, rankers=["spec-phi3"], bootstrap=0)

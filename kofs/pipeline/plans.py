@@ -170,21 +170,35 @@ def msfs_plan(ctx: Context, *, weights: Sequence[float] | None = None) -> list[L
     ]
 
 
+#: Rankers of a default plan that cannot rank fewer samples (their eigenvectors need them): left
+#: out of the default with a warning; named by the user, they say so (an error).
+DEFAULT_PLAN_MIN_SAMPLES = {"spec-phi3": 3}
+
+
 def expression_plan(
     ctx: Context, rankers: Sequence[str] | None = None, *, default_plan: Sequence[str] = ()
 ) -> list[ListPlan]:
     """Lists from single-source rankers on the expression data (and labels if given).
 
     With ``rankers=None`` the rankers of ``default_plan`` whose required knowledge is
-    available run (supervised ones only with labels); a ranker asked for by name always runs
-    (the runner explains what it lacks).
+    available run (supervised ones only with labels; those that need more samples than the
+    matrix has, :data:`DEFAULT_PLAN_MIN_SAMPLES`, are left out with a warning); a ranker asked
+    for by name always runs (the runner explains what it lacks).
     """
     base = RankerInputs(categories=ctx.categories, similarity=ctx.similarity)
     names = list(default_plan) if rankers is None else list(rankers)
     plans = []
+    n = ctx.expression.n_samples
     for name in names:
         spec = RANKERS.get(name)
         if rankers is None and not applicable(spec, base):
+            continue
+        if rankers is None and n < DEFAULT_PLAN_MIN_SAMPLES.get(name, 0):
+            log.warning(
+                "%s left out of the default rankers: it needs at least %d samples, the matrix "
+                "has %d",
+                name, DEFAULT_PLAN_MIN_SAMPLES[name], n,
+            )  # fmt: skip
             continue
         plans.append(
             ListPlan(
