@@ -534,10 +534,12 @@ def _heatmap(result: Any, labels: Any, k: int, max_samples: int) -> str:
 def _check_report_arguments(result, labels, *counts) -> None:
     """:func:`run_report_html`'s arguments have the documented types (a ParameterError naming
     the argument, not an AttributeError from inside the page)."""
-    from kofs.pipeline.result import RunResult
-    from kofs.types import SampleCategories, count_argument
+    from kofs.types import AggregateRanking, Expression, SampleCategories, count_argument
 
-    if not isinstance(result, RunResult):
+    # a RunResult, known by what the page reads (kofs.pipeline is a layer above this one)
+    if not isinstance(getattr(result, "final", None), AggregateRanking) or not isinstance(
+        getattr(result, "expression", None), Expression
+    ):
         raise ParameterError(
             "run_report_html: result must be a kofs RunResult (what kofs.rank and kofs.run "
             f"return), got {result!r:.40} of type {type(result).__name__}"
