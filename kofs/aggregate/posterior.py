@@ -87,11 +87,13 @@ __all__ = ["PosteriorFit", "Prior", "fit_posterior", "q_values", "relevant_class
 #: Starting separation of every data list and starting fraction of relevant genes.
 MU_START = 1.0
 RHO_START = 0.05
-#: Floor of the mean prior probability: the relevant class holds at least 1 % of the genes.
-#: Below it the likelihood has spurious maxima in which a handful of genes that several lists
-#: rank high by chance form the "relevant" class, with large separations for random lists
-#: (seen on planted random lists); a real relevant class is larger.
-MIN_PRIOR = 0.01
+#: Floor of the mean prior probability, for the numbers only (about one gene in 10,000). A
+#: floor of 1 % (until 2026-11-28) forced a class of at least 1 % of the genes: where fewer
+#: relevant genes could be told apart, the likeliest background genes filled the class and were
+#: called (an independent check, ``bench/bench_fusion_check.py`` S3: FDP 0.245 at q <= 0.10,
+#: 0.039 without it). Classes of a few genes that lists rank high by chance are the
+#: relevant-class and agreement tests' to reject (docs/aggregation.md, "The prior's floor").
+MIN_PRIOR = 1e-4
 #: Bounds of the extrapolated parameters (separations above 12 and standardised prior
 #: coefficients above 20 in size are beyond anything a ranking can tell apart).
 MU_MAX = 12.0
