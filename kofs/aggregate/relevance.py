@@ -1329,6 +1329,11 @@ def _reversed_gain(
         max_iter=FLIP_STEPS,
         **fit_options,
     )
+    if other.mu[col] <= NO_SEPARATION:
+        # read reversed, the list has no say: that reading is the fit as given with the list at
+        # separation 0 (a point of the model as given), so it shows nothing against the list's
+        # direction (a gain above the fit's then only says that fit stopped short of its mode)
+        return -np.inf
     return float(_class_test(other, flo, fhi, **fit_options)["gain"])
 
 
