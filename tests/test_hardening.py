@@ -1701,6 +1701,29 @@ def test_aggregate_lists_refuses_numbers_as_gene_ids():
     assert kofs.aggregate_lists({"d": indexed, "e": indexed}).lists[0].genes[0] == "G0"
 
 
+def test_aggregate_lists_refuses_a_filtered_frames_row_numbers_as_gene_ids():
+    """A filtered table (``df[df.pvalue < 0.5]``) keeps its row numbers as an unnamed integer
+    index; without an id column they became the gene ids ("3", "7", ...), silently."""
+    import pandas as pd
+
+    import kofs
+
+    p = np.linspace(0.01, 1, 40)
+    df = pd.DataFrame({"baseMean": np.arange(40) + 100.0, "pvalue": p})
+    kept = df[df.pvalue < 0.5]
+    with pytest.raises(ParameterError, match="index holds integers and has no name"):
+        kofs.aggregate_lists({"d": kept, "e": kept})
+    # integer ids read from a named index, an id column, or gene_column: as before
+    entrez = kept.set_axis(pd.Index(kept.index + 1000, name="entrez"))
+    assert kofs.aggregate_lists({"d": entrez, "e": entrez}).lists[0].genes[0] == "1000"
+    with_ids = kept.assign(gene=[f"G{i}" for i in kept.index])
+    assert kofs.aggregate_lists({"d": with_ids, "e": with_ids}).lists[0].genes[0] == "G0"
+    named = kept.assign(x=kept.index + 1000)
+    assert kofs.aggregate_lists({"d": named, "e": named}, gene_column="x").lists[0].genes[0] == (
+        "1000"
+    )
+
+
 def test_a_nullable_missing_score_is_read_as_nan():
     """pandas' <NA> (a nullable Float64/Int64 column, or an object list holding it) was
     refused ("holds '<NA>', not a number") where NaN was read as a missing score."""

@@ -768,6 +768,27 @@ def _refuse_numbers_as_ids(df: Any, first: str, path: str) -> None:
         )
 
 
+def _refuse_row_numbers_as_ids(df: Any, gene_column: str | None, path: str) -> None:
+    """A DataFrame whose index holds integers and has no name, with no column to take the ids
+    from: the row numbers a filter keeps (``df[df.padj < 0.05]``), which would become the gene
+    ids silently. Integer ids (Entrez) are read from a named index or column."""
+    from pandas.api.types import is_integer_dtype
+
+    if gene_column is not None or df.index.name is not None or df.index.nlevels > 1:
+        return
+    if not is_integer_dtype(df.index.dtype):
+        return
+    if any(str(c).lower() in _SYMBOL_COLUMNS + _ID_COLUMNS for c in df.columns):
+        return
+    raise ParameterError(
+        "no gene ids: the DataFrame's index holds integers and has no name (the row numbers "
+        "of a filtered table?), and no column is named like gene ids; give the ids as the "
+        "index (df.set_index('gene')), name an index of integer ids (df.index.name = "
+        "'entrez'), or name their column with gene_column",
+        path=path,
+    )
+
+
 def list_from_frame(
     frame,
     name: str,
@@ -780,8 +801,9 @@ def list_from_frame(
     """A list from a :class:`pandas.DataFrame` (Python API).
 
     The genes are ``gene_column``, else a column named like genes, else the index when it is
-    not a plain 0..n-1 range (as in DESeq2/limma results read into Python), else the first
-    column, which must then hold text (numbers there are refused: they are scores, not ids).
+    not a plain 0..n-1 range (as in DESeq2/limma results read into Python; an unnamed index of
+    integers is refused: the row numbers a filter keeps), else the first column, which must
+    then hold text (numbers there are refused: they are scores, not ids).
     A frame with the gene column only is a top-k list in row order; otherwise the score column
     and direction follow the rules of :func:`read_ranked_lists`.
     """
@@ -789,6 +811,7 @@ def list_from_frame(
 
     df = frame
     if not isinstance(df.index, pd.RangeIndex):
+        _refuse_row_numbers_as_ids(df, gene_column, f"<list {name}>")
         df = df.reset_index(names=str(df.index.name) if df.index.name is not None else "")
         if gene_column is None and not any(
             str(c).lower() in _SYMBOL_COLUMNS + _ID_COLUMNS for c in df.columns[1:]
