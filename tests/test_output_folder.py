@@ -365,6 +365,31 @@ def test_output_checked_before_any_work(tmp_path, monkeypatch, case, says):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+@pytest.mark.parametrize("command", ["rank", "run", "aggregate-run"])
+@pytest.mark.parametrize("where", ["link", "link/sub"])
+def test_relative_output_through_a_dangling_link_is_refused(tmp_path, monkeypatch, command, where):
+    """A relative -o (or a config's relative output) through a link to nowhere is refused as an
+    absolute one is: made absolute with its links resolved, the link vanished into its target's
+    name and the run created the target, writing outside the folder named (was exit 0)."""
+    monkeypatch.chdir(tmp_path)
+    _expression(tmp_path / "x.tsv")
+    (tmp_path / "top.txt").write_text("A\nB\nC\n")
+    (tmp_path / "link").symlink_to(tmp_path / "target")
+    if command == "rank":
+        args = ["rank", "x.tsv", "--rankers", "variance", "--no-report", "-o", where]
+    elif command == "run":
+        (tmp_path / "c.yaml").write_text(f"expression: x.tsv\nrankers: variance\noutput: {where}\n")
+        args = ["run", "c.yaml", "--no-report"]
+    else:
+        (tmp_path / "c.yaml").write_text(f"command: aggregate\nlists: [top.txt]\noutput: {where}\n")
+        args = ["run", "c.yaml"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2, (r.stderr, r.exception)
+    assert one_line(r.stderr) and "is a symbolic link to" in r.stderr, r.stderr
+    assert f"{tmp_path / 'link'}" in r.stderr and "target" in r.stderr
+    assert not (tmp_path / "target").exists()
+
+
 def test_symlink_to_a_folder_is_followed(tmp_path):
     real = tmp_path / "scratch" / "results"
     publish(real, {"ranking.tsv": "1"})

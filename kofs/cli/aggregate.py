@@ -89,10 +89,12 @@ def run_config(config_path: str, overrides: dict[str, Any]) -> list[str]:
             + ", ".join("--" + k.replace("_", "-") for k in unknown),
             path=config_path,
         )
+    from kofs.io._fsops import absolute_path
+
     values = dict(overrides)
     for key in ("output", "relevant_genes"):
         if values.get(key) not in (None, "-"):
-            values[key] = str(Path(values[key]).resolve())
+            values[key] = absolute_path(values[key], Path.cwd())
     specs, config = read_aggregate_config(config_path, overrides=values)
     from kofs.pipeline.yaml_files import load_config
 

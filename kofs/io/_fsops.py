@@ -29,11 +29,13 @@ import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from kofs.errors import ParameterError
 
 __all__ = [
     "UnsafePath",
+    "absolute_path",
     "check_path_argument",
     "create_new_file",
     "deferred_signals",
@@ -280,6 +282,22 @@ def closed_folder(path: str | os.PathLike) -> str:
         if not os.access(folder, os.X_OK):
             return folder
     return os.fspath(path)
+
+
+def absolute_path(path: str | os.PathLike, base: str | os.PathLike) -> str:
+    """``path`` made absolute relative to ``base``, symbolic links resolved -- except when a
+    link on the way leads nowhere: then the path is kept as given (joined to ``base``), so that
+    the reader or the output check meets the link and names it (resolved, a dangling link would
+    vanish into its target's name, and an output folder would be created at the target)."""
+    joined = Path(base) / path
+    probe = joined
+    while True:
+        if probe.is_symlink() and not probe.exists():
+            return str(joined)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    return str(joined.resolve())
 
 
 def check_path_argument(value: object, who: str) -> None:

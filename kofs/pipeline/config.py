@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from kofs.errors import ParameterError
-from kofs.io._fsops import check_path_argument
+from kofs.io._fsops import absolute_path, check_path_argument
 from kofs.options import (
     BOOTSTRAP_MAX,
     SEED_MAX,
@@ -499,7 +499,7 @@ def _absolute(value: Any, base: Path) -> Any:
     if s == "-" or os.path.isabs(s) or s.startswith("obs:"):  # obs:COLUMN names an obs column
         return s
     try:
-        return str((base / s).resolve())
+        return absolute_path(s, base)
     except (RuntimeError, OSError):  # a symlink loop: its reader names the path and the loop
         return os.path.abspath(base / s)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kofs.errors import ParameterError, short_repr
+from kofs.io._fsops import absolute_path
 from kofs.io.gene_lists import DIRECTIONS, MAGECK_SIDES, ListSpec, parse_list_spec
 from kofs.options import TOP_MAX, as_mapping, build, opt, options_of
 from kofs.pipeline.user_lists import ListAggregation, aggregate_lists, universe_is_size
@@ -131,7 +132,7 @@ class AggregateListsConfig:
 def _absolute(path: str | None, base: Path) -> str | None:
     if path is None or path == "-" or os.path.isabs(path):
         return path
-    return str((base / path).resolve())
+    return absolute_path(path, base)
 
 
 def _universe_abs(universe: str | None, base: Path) -> str | None:
