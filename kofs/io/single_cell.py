@@ -146,6 +146,7 @@ def read_h5ad_chunked(path: str | os.PathLike, *, chunk_size: int = 10000) -> An
     from anndata.io import read_elem
 
     source = os.fspath(path)
+    _check_h5ad_groups(path)
     try:
         f = h5py.File(path, "r")
     except OSError as exc:
@@ -277,12 +278,13 @@ def read_h5ad(path: str | os.PathLike, *, backed: bool = False) -> Any:
 
 
 def _check_h5ad_groups(path: str | os.PathLike) -> None:
-    """An .h5ad without its ``var`` or ``obs`` group: anndata makes up ids 0, 1, ... and the
-    genes (or cells) would be ranked under numbers."""
+    """An .h5ad without its ``var`` or ``obs`` group, or with one that holds no index (no
+    ``_index`` attribute naming a dataset of ids, as a group written by another tool): anndata
+    makes up ids 0, 1, ... and the genes (or cells) would be ranked under numbers."""
     h5py = require("h5py", "reading an .h5ad file")
     try:
         with h5py.File(path, "r") as f:
-            missing = [k for k in ("obs", "var") if k not in f]
+            missing = [k for k in ("obs", "var") if k not in f or not _has_index(f[k], h5py)]
     except (OSError, ValueError, RuntimeError):
         return  # not HDF5 at all: anndata's own message says so
     if missing:
@@ -292,6 +294,18 @@ def _check_h5ad_groups(path: str | os.PathLike) -> None:
             "not written by anndata",
             path=os.fspath(path),
         )
+
+
+def _has_index(elem: Any, h5py: Any) -> bool:
+    """Whether an .h5ad's ``obs``/``var`` element holds its ids: a dataframe group names the
+    dataset of its index in its ``_index`` attribute (a compound dataset, anndata's format
+    before 0.7, is left to anndata)."""
+    if not isinstance(elem, h5py.Group):
+        return True
+    key = elem.attrs.get("_index")
+    if isinstance(key, bytes):
+        key = key.decode(errors="replace")
+    return isinstance(key, str) and key in elem
 
 
 def _string_columns(frame: pd.DataFrame) -> dict[str, list[str]]:
