@@ -101,6 +101,24 @@ def test_10x_keeps_gene_expression_features(tmp_path):
     assert read_10x_mtx(tmp_path / "f").n_genes == 28
 
 
+@pytest.mark.parametrize("which", ["features", "barcodes"])
+def test_10x_comma_separated_or_falsely_gzipped_tsv_is_named(tmp_path, which):
+    """A comma-separated features file was read whole, one id per line ('ENSG...,G0,Gene
+    Expression' ranked as a gene id, exit 0); a plain file named .gz was "cannot be parsed (Not
+    a gzipped file); check its header line and delimiter"."""
+    _write_10x_folder(tmp_path / "f", _raw_counts(), gz=False)
+    path = tmp_path / "f" / f"{which}.tsv"
+    path.write_text(path.read_text().replace("\t", ",") if which == "features" else
+                    "".join(line + ",x\n" for line in path.read_text().splitlines()))  # fmt: skip
+    with pytest.raises(InputError, match="is not tab-separated: its first line") as e:
+        read_10x_mtx(tmp_path / "f")
+    assert e.value.path == str(path)
+    _write_10x_folder(tmp_path / "g", _raw_counts(), gz=False)
+    (tmp_path / "g" / f"{which}.tsv").rename(tmp_path / "g" / f"{which}.tsv.gz")
+    with pytest.raises(InputError, match="is named .gz but is not gzip-compressed"):
+        read_10x_mtx(tmp_path / "g")
+
+
 def test_read_10x_h5(tmp_path):
     counts = _raw_counts()
     _write_10x_h5(tmp_path / "m.h5", counts)

@@ -479,13 +479,32 @@ def labels_from_obs(
 
 
 def _read_tsv(path: Path, what: str) -> pd.DataFrame:
+    """A 10x features or barcodes file, read as every text table is (:func:`kofs.io._table.
+    read_bytes`: gzip recognised by its first bytes, a byte-order mark dropped, UTF-8 checked;
+    pandas read a file with a byte-order mark or a Latin-1 byte as one of "no rows", and a
+    plain file named .gz as "not a gzipped file ... check its delimiter"). Its fields are
+    tab-separated: a one-column file whose lines hold commas is refused (its lines were read
+    whole as ids)."""
+    import io
+
     import pandas as pd
 
+    from kofs.io._table import read_bytes
+
+    raw = read_bytes(path)
     with table_errors(path, what):
         # every cell is text: "NA" is a gene id, not a missing value
-        return pd.read_csv(
-            path, sep="\t", header=None, dtype=str, compression="infer", keep_default_na=False
+        table = pd.read_csv(
+            io.BytesIO(raw), sep="\t", header=None, dtype=str, keep_default_na=False
         )
+    if table.shape[1] == 1 and len(table) and "," in str(table.iloc[0, 0]):
+        raise InputError(
+            f"{what} is not tab-separated: its first line {str(table.iloc[0, 0])!r} holds "
+            "commas, and would be read whole as one id; Cell Ranger writes tab-separated "
+            "fields: convert it (e.g. tr ',' '\\t')",
+            path=str(path),
+        )
+    return table
 
 
 def _tenx_expression(
