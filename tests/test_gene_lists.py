@@ -319,6 +319,24 @@ def test_a_rnk_column_spec_and_a_descending_p_value_are_not_silent(tmp_path, cap
     assert lst.higher_is_better and "(the least significant genes) first" in caplog.text
 
 
+def test_a_table_written_without_its_gene_ids_is_refused(tmp_path):
+    """DESeq2 results written with row.names = FALSE: the first column, baseMean, was taken for
+    the gene ids and its values ranked as genes (exit 0); a first column of fractional numbers
+    alike. Whole numbers (Entrez ids as row names) and a named gene column are still read."""
+    rows = ["baseMean,log2FoldChange,pvalue,padj", "10.5,1.0,0.01,0.1", "20.25,-0.5,0.5,0.9"]
+    de = write(tmp_path / "de.csv", "\n".join(rows) + "\n")
+    with pytest.raises(InputError, match="has no gene ids: .* first column 'baseMean' holds a st"):
+        read_ranked_lists(str(de))
+    sc = write(tmp_path / "s.tsv", "score\tpvalue\n0.5\t0.01\n0.7\t0.2\n0.1\t0.3\n")
+    with pytest.raises(InputError, match="first column 'score' holds numbers \\(e.g. '0.5'\\)"):
+        read_ranked_lists(str(sc))
+    entrez = write(tmp_path / "e.csv", '"","pvalue"\n"7157",0.01\n"672",0.2\n"1956",0.3\n')
+    (lst,) = read_ranked_lists(str(entrez))
+    assert lst.genes == ("7157", "672", "1956")
+    (lst,) = read_ranked_lists(str(de), gene_column="baseMean")
+    assert lst.genes[0] == "10.5"
+
+
 def test_mageck_ranks_must_be_whole_numbers_from_1(tmp_path):
     head = "id\tnum\tneg|score\tneg|p-value\tneg|fdr\tneg|rank\tpos|score\tpos|p-value\tpos|fdr\tpos|rank"
     for bad in ("NA", "-1", "1.5"):

@@ -57,7 +57,14 @@ import numpy as np
 
 from kofs.errors import InputError, ParameterError
 from kofs.io._fsops import check_path_argument, closed_folder
-from kofs.io._table import MISSING_TOKENS, display_name, is_delimited, read_bytes, read_table
+from kofs.io._table import (
+    MISSING_TOKENS,
+    display_name,
+    is_delimited,
+    is_number,
+    read_bytes,
+    read_table,
+)
 from kofs.io.ids import normalise_id
 from kofs.types import Ranking
 
@@ -338,6 +345,28 @@ def _refuse_missing_ids(genes: Sequence[str], lines: Sequence[int], path: str, w
 def _row_numbers(genes: Sequence[str]) -> bool:
     """Whether the ids are just 1, 2, 3, ..., n (the row names R gives unnamed rows)."""
     return len(genes) > 1 and all(g == str(k + 1) for k, g in enumerate(genes))
+
+
+def _refuse_scores_as_ids(genes: Sequence[str], name: str, path: str, hint: str) -> None:
+    """The gene column taken by default (the first: no column is named like gene ids) must
+    not be a statistic: a table written without its gene ids (R's ``write.csv(...,
+    row.names = FALSE)`` of DESeq2 results) had its baseMean values ranked as gene ids. A
+    column named like a statistic, or of numbers not all whole (Entrez ids are), is refused."""
+    statistic = bool(_P_LIKE.match(name.strip()) or _FC_LIKE.match(name.strip())) or any(
+        name.strip() in columns for columns in _TOOL_NUMBERS.values()
+    )
+    fractional = all(is_number(g) for g in genes) and any(
+        not re.fullmatch(r"[+-]?\d+", g.strip()) for g in genes
+    )
+    if statistic or fractional:
+        shown = name.strip() or "(row names)"
+        raise InputError(
+            f"has no gene ids: no column is named like them, and the first column {shown!r} "
+            f"holds {'a statistic' if statistic else 'numbers'} (e.g. {genes[0]!r}){hint}; "
+            "write the table with its gene ids (R: row.names = TRUE, or the ids as a column "
+            "named 'gene'), or name the gene column (--gene-column)",
+            path=path,
+        )
 
 
 def _refuse_several_groups(
@@ -641,6 +670,8 @@ def _from_columns(
         )
     genes = [str(g).strip() for g in columns[gi]]
     _refuse_missing_ids(genes, lines, path, f"the gene id (column {gene_col!r})")
+    if gene_column is None and header[gi].strip().lower() not in _HEADER_WORDS:
+        _refuse_scores_as_ids(genes, header[gi], path, hint)
     if gene_column is None and _row_numbers(genes):
         raise InputError(
             f"the gene column {gene_col!r} holds only row numbers (1, 2, 3, ...), not gene ids"
