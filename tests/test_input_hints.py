@@ -50,6 +50,44 @@ def test_a_spreadsheet_is_told_to_be_exported(tmp_path, kind):
     assert "export the sheet as TSV or CSV" in line
 
 
+@pytest.mark.parametrize(
+    "name, content, says",
+    [
+        ("m.npz", b"PK\x03\x04" + b"\x00" * 40, "is a NumPy array file (.npy/.npz)"),
+        ("m.npy", b"\x93NUMPY\x01\x00" + b"\x00" * 40, "is a NumPy array file (.npy/.npz)"),
+        ("m.parquet", b"PAR1\x15\x00\x15\x00" + b"\x00" * 40 + b"PAR1", "is a Parquet file"),
+        ("m.loom", b"\x89HDF\r\n\x1a\n" + b"\x00" * 40, "is a loom file"),
+        ("m.tsv", b"\x89HDF\r\n\x1a\n" + b"\x00" * 40, "is an HDF5 file, not a text table"),
+        ("m.h5ad.gz", "gz", "is a gzip-compressed HDF5 file"),
+        ("m.zarr", "dir", "is a zarr store"),
+    ],
+)
+def test_a_binary_data_format_is_named(tmp_path, name, content, says):
+    """Data in a format kofs does not read was 'a zip archive ...: extract the file from it'
+    (.npz), 'a binary file, not a text table' (Parquet, loom, a gzipped .h5ad) or 'not a 10x
+    folder' (a zarr store)."""
+    import gzip
+
+    path = tmp_path / name
+    if content == "dir":
+        path.mkdir()
+        (path / ".zgroup").write_text("{}")
+    elif content == "gz":
+        path.write_bytes(gzip.compress(b"\x89HDF\r\n\x1a\n" + b"\x00" * 40))
+    else:
+        path.write_bytes(content)
+    line = _error([str(path)], tmp_path)
+    assert line.startswith(f"kofs: error: {path}: {says}"), line
+
+
+def test_a_gene_list_starting_with_par1_is_text(tmp_path):
+    """PAR1 is a gene: a list beginning with it is not a Parquet file."""
+    (tmp_path / "g.txt").write_text("PAR1\nTP53\n")
+    from kofs.io._table import read_bytes
+
+    assert read_bytes(tmp_path / "g.txt") == b"PAR1\nTP53\n"
+
+
 def test_knowledge_tables_given_to_the_wrong_option(tmp_path):
     go_tsv = EX["go_annotations"]
     line = _error([EX["expression"], "--pathways", go_tsv], tmp_path)

@@ -178,6 +178,44 @@ def compression_hint(name: str, head: bytes) -> str | None:
     return None
 
 
+#: First bytes of the binary formats a user may give for a text table.
+_HDF5 = b"\x89HDF\r\n\x1a\n"
+
+
+def binary_format_hint(name: str, raw: bytes, *, gzipped: bool = False) -> str | None:
+    """The message for a binary data format given where a text table is read (by the content
+    ``raw``, decompressed when it was ``gzipped``, or an .npz's name), else None: an HDF5 file
+    (an AnnData or 10x file misnamed or gzipped, a loom file), Parquet, NumPy's .npy/.npz."""
+    lower = name.lower()
+    head = raw[:8]
+    if head.startswith(_HDF5) and gzipped:
+        return (
+            "is a gzip-compressed HDF5 file (an AnnData .h5ad or a 10x .h5?): decompress it "
+            "(gunzip) and give it named .h5ad or .h5"
+        )
+    if head.startswith(_HDF5):
+        if lower.endswith((".loom", ".loom.gz")):
+            return (
+                "is a loom file, which kofs does not read: convert it to an AnnData .h5ad "
+                "(anndata.io.read_loom(path).write_h5ad(...)) and give that"
+            )
+        return (
+            "is an HDF5 file, not a text table: give an AnnData file named .h5ad or a 10x "
+            "matrix named .h5"
+        )
+    if head.startswith(b"PAR1") and raw.endswith(b"PAR1") and b"\x00" in raw:  # not a gene
+        return (
+            "is a Parquet file, which kofs does not read: write the table as TSV or CSV "
+            "(pandas: df.to_csv(path, sep='\\t'))"
+        )
+    if head.startswith(b"\x93NUMPY") or (lower.endswith(".npz") and head.startswith(b"PK")):
+        return (
+            "is a NumPy array file (.npy/.npz), which has no gene or sample ids: write the "
+            "matrix as an AnnData .h5ad (with var_names and obs_names) or as a TSV with ids"
+        )
+    return None
+
+
 def _gunzip(raw: bytes) -> bytes:
     """gzip data decompressed by ISA-L (2-3x zlib's speed: 0.17 s instead of 0.40 s for the
     49 MB of a 271 x 47,192 matrix), every member of a multi-member or BGZF file; a failure is
@@ -214,7 +252,8 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     """
     name = display_name(path)
     raw = _raw(path)
-    if raw.startswith(_GZIP_MAGIC):
+    gzipped = raw.startswith(_GZIP_MAGIC)
+    if gzipped:
         try:
             raw = _gunzip(raw)
         except EOFError:
@@ -231,6 +270,9 @@ def read_bytes(path: str | os.PathLike) -> bytes:
             "compress it with gzip or drop the .gz suffix",
             path=name,
         )
+    binary = binary_format_hint(name, raw, gzipped=gzipped)
+    if binary:
+        raise InputError(binary, path=name)
     raw = _from_utf16(raw, name)
     if raw.startswith(_BOM):
         raw = raw[len(_BOM) :]

@@ -259,6 +259,12 @@ def read_single_cell(
         raise ParameterError("--layer and --use-raw apply to an .h5ad file only", path=str(path))
     if chunk_size is not None and not name.endswith(".h5ad"):  # a 10x folder's too
         raise ParameterError("chunked (Dask) reading applies to an .h5ad file only", path=str(path))
+    if p.is_dir() and name.endswith(".zarr"):
+        raise InputError(
+            "is a zarr store, which kofs does not read: write the AnnData as .h5ad "
+            "(anndata.read_zarr(path).write_h5ad(...)) and give that",
+            path=str(path),
+        )
     if p.is_dir() or name.endswith((".mtx", ".mtx.gz")):
         return read_10x_mtx(p.parent if p.is_file() else p), None
     if name.endswith(".h5ad"):
