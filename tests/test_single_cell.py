@@ -4,6 +4,7 @@ DataFrame / arrays, results stored scanpy style, the CLI on single-cell files.""
 from __future__ import annotations
 
 import gzip
+import re
 
 import numpy as np
 import pandas as pd
@@ -441,6 +442,32 @@ def test_an_h5ad_whose_var_or_obs_holds_no_index_is_refused(tmp_path, cells, gro
     what = "gene ids (var)" if group == "var" else "cell ids (obs)"
     assert r.exit_code == 2 and f"a.h5ad: has no {what}" in r.stderr, r.stderr
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    "name, content, says",
+    [
+        ("a.h5ad", b"gene,s1,s2\nG1,1,2\n", "is not an AnnData .h5ad file: it is text (a CSV/TSV"),
+        ("a.h5ad", b"", "is empty (0 bytes)"),
+        ("a.h5ad", gzip.compress(b"\x89HDF\r\n\x1a\n" + b"\x00" * 64), "it is gzip-compressed"),
+        ("m.h5", b"gene\ts1\nG1\t1\n", "is not an HDF5 (10x .h5) file: it is text"),
+    ],
+)
+def test_an_h5ad_or_h5_that_is_not_hdf5_says_what_it_is(tmp_path, name, content, says):
+    """A CSV, an empty file or a gzipped file named .h5ad: 'cannot read as AnnData .h5ad
+    (Unable to synchronously open file (file signature not found))'."""
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(InputError, match=re.escape(says)) as e:
+        read_single_cell(tmp_path / name)
+    assert e.value.path == str(tmp_path / name)
+
+
+def test_an_hdf5_user_block_is_still_hdf5(tmp_path):
+    """HDF5 may start after a user block (its signature at byte 512, 1024, ...)."""
+    with h5py.File(tmp_path / "u.h5", "w", userblock_size=1024) as f:
+        f["a"] = np.arange(3)
+    with pytest.raises(InputError, match="is not a 10x .h5 matrix"):
+        read_single_cell(tmp_path / "u.h5")
 
 
 def test_an_h5ad_without_var_or_a_looping_link_is_named(tmp_path, cells, monkeypatch):

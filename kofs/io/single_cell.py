@@ -267,10 +267,44 @@ def read_single_cell(
         )
     if p.is_dir() or name.endswith((".mtx", ".mtx.gz")):
         return read_10x_mtx(p.parent if p.is_file() else p), None
+    if p.is_file():
+        _check_hdf5_signature(p)
     if name.endswith(".h5ad"):
         adata = read_h5ad(p) if chunk_size is None else read_h5ad_chunked(p, chunk_size=chunk_size)
         return adata_expression(adata, layer=layer, use_raw=use_raw, source=str(path)), adata
     return read_10x_h5(p), None
+
+
+def _check_hdf5_signature(path: Path) -> None:
+    """An .h5ad or .h5 must be HDF5: an empty file, a text table or a gzipped file named so
+    are said to be what they are (HDF5's own message was "Unable to synchronously open file
+    (file signature not found)"). HDF5 may place its signature at byte 0, 512, 1024, ..."""
+    from kofs.io._table import _HDF5, binary_format_hint
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+            size = os.fstat(fh.fileno()).st_size
+            offset = 512
+            while head and not head.startswith(_HDF5) and offset < size:
+                fh.seek(offset)
+                if fh.read(8) == _HDF5:
+                    return
+                offset *= 2
+    except OSError:
+        return  # the reader's own message names the problem
+    if head.startswith(_HDF5):
+        return
+    if not head:
+        raise InputError("is empty (0 bytes): the file was not written completely", path=str(path))
+    kind = "AnnData .h5ad" if path.name.lower().endswith(".h5ad") else "HDF5 (10x .h5)"
+    if head.startswith(b"\x1f\x8b"):
+        what = "gzip-compressed: decompress it (gunzip) and give the file it holds"
+    elif b"\x00" not in head:
+        what = "text (a CSV/TSV table?): give a table under a .csv or .tsv name"
+    else:
+        what = binary_format_hint(path.name, head) or "in another binary format"
+    raise InputError(f"is not an {kind} file: it is {what}", path=str(path))
 
 
 def read_h5ad(path: str | os.PathLike, *, backed: bool = False) -> Any:
