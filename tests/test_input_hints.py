@@ -80,6 +80,13 @@ def test_a_binary_data_format_is_named(tmp_path, name, content, says):
     assert line.startswith(f"kofs: error: {path}: {says}"), line
 
 
+def test_an_h5ad_given_for_a_table_is_not_told_to_be_named_h5ad(tmp_path):
+    """--aux cells.h5ad: the message must not ask for the name it has."""
+    (tmp_path / "a.h5ad").write_bytes(b"\x89HDF\r\n\x1a\n" + b"\x00" * 40)
+    line = _error([EX["expression"], "--aux", str(tmp_path / "a.h5ad")], tmp_path)
+    assert "where a text table (CSV/TSV) is read" in line and "named .h5ad" not in line, line
+
+
 def test_a_gene_list_starting_with_par1_is_text(tmp_path):
     """PAR1 is a gene: a list beginning with it is not a Parquet file."""
     (tmp_path / "g.txt").write_text("PAR1\nTP53\n")

@@ -194,6 +194,11 @@ def binary_format_hint(name: str, raw: bytes, *, gzipped: bool = False) -> str |
             "(gunzip) and give it named .h5ad or .h5"
         )
     if head.startswith(_HDF5):
+        if lower.endswith((".h5ad", ".h5", ".hdf5")):  # single-cell data where a table is read
+            return (
+                "is an HDF5 file (an AnnData or 10x matrix), where a text table (CSV/TSV) is "
+                "read: only the expression matrix may be single-cell data; give a table here"
+            )
         if lower.endswith((".loom", ".loom.gz")):
             return (
                 "is a loom file, which kofs does not read: convert it to an AnnData .h5ad "
