@@ -462,6 +462,16 @@ def test_an_h5ad_or_h5_that_is_not_hdf5_says_what_it_is(tmp_path, name, content,
     assert e.value.path == str(tmp_path / name)
 
 
+def test_an_h5ad_without_x_names_its_layers(tmp_path, cells):
+    """An AnnData whose X is None (only layers): 'X is empty', with no word of the layers."""
+    a = _adata(cells)
+    ad.AnnData(obs=a.obs, var=a.var, layers={"counts": a.X}).write_h5ad(tmp_path / "a.h5ad")
+    with pytest.raises(InputError, match="X is empty .*--layer NAME \\(layers: counts\\)"):
+        read_single_cell(tmp_path / "a.h5ad")
+    e, _ = read_single_cell(tmp_path / "a.h5ad", layer="counts")
+    assert e.n_genes == len(cells.genes)
+
+
 def test_an_hdf5_user_block_is_still_hdf5(tmp_path):
     """HDF5 may start after a user block (its signature at byte 512, 1024, ...)."""
     with h5py.File(tmp_path / "u.h5", "w", userblock_size=1024) as f:

@@ -449,7 +449,15 @@ def adata_expression(
     else:
         X, where = adata.X, "X"
     if X is None:
-        raise InputError(f"{where} is empty", path=source)
+        layers = ", ".join(map(str, adata.layers.keys()))
+        hint = (
+            f"; rank a layer with --layer NAME (layers: {layers})"
+            if layers and where == "X"
+            else ""
+        )
+        raise InputError(
+            f"{where} is empty (None: the file stores no matrix there){hint}", path=source
+        )
     if hasattr(X, "to_memory"):  # a backed sparse dataset
         X = X.to_memory()
     X = _as_matrix(X, where, source)
