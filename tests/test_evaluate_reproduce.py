@@ -134,6 +134,20 @@ def test_cli_reproduce_reports_config_errors_in_one_line(tmp_path):
     )
 
 
+def test_an_unknown_list_names_the_config_key(tmp_path):
+    """An unknown list of a reproduction config was '--lists: unknown list', an option that
+    config has not, naming no file, and only after the data were read."""
+    from kofs.evaluate.reproduce import read_config
+
+    p = tmp_path / "c.yaml"
+    p.write_text("expression: x\nlabels: y\nlists: [Fisher, Fisher-score]\n")
+    with pytest.raises(
+        ParameterError, match="config key 'lists': 'Fisher-score' is not a KOFS"
+    ) as e:
+        read_config(p)
+    assert e.value.path == str(p)
+
+
 def test_known_set_exclude(tmp_path):
     from kofs.evaluate.reproduce import _known
 

@@ -43,10 +43,11 @@ from kofs.options import (
     parse_declared,
     warn_no_effect,
 )
-from kofs.pipeline.plans import warn_unbuilt_narrowing
+from kofs.pipeline.plans import catalogue, warn_unbuilt_narrowing
 from kofs.pipeline.supervision import SUPERVISION
 from kofs.pipeline.yaml_files import load_config
 from kofs.registry import AGGREGATORS, resolve_params, unknown_message
+from kofs.sources import KnowledgeSources
 from kofs.sources.go import GoOptions
 from kofs.types import SampleCategories
 
@@ -262,6 +263,10 @@ def _check_names(cfg: Mapping[str, Any], known: Mapping[str, Any], where: str) -
         )
 
     lists = list(cfg.get("lists") or ())
+    table = catalogue(KnowledgeSources())
+    for name in lists:
+        if name not in table:  # was "--lists: unknown list", naming neither key nor file
+            refuse("lists", name, "a KOFS list", list(table))
     rename = {k: str(v) for k, v in (cfg.get("rename") or {}).items()}
     for name in rename:
         if name not in lists:
