@@ -429,17 +429,23 @@ def test_a_continuous_obs_column_is_not_labels(tmp_path, cells):
 
 
 @pytest.mark.parametrize("chunk", [None, "3"])
-@pytest.mark.parametrize("group", ["var", "obs"])
+@pytest.mark.parametrize("group", ["var", "obs", "raw/var"])
 def test_an_h5ad_whose_var_or_obs_holds_no_index_is_refused(tmp_path, cells, group, chunk):
-    """A var (or obs) group without its index (no ``_index`` attribute, as a group written by
-    another tool): anndata made up ids 0, 1, ... and the genes were ranked under numbers, exit 0."""
-    _adata(cells).write_h5ad(tmp_path / "a.h5ad")
+    """A var (or obs, or raw/var with --use-raw) group without its index (no ``_index``
+    attribute, as a group written by another tool): anndata made up ids 0, 1, ... and the genes
+    were ranked under numbers, exit 0."""
+    a = _adata(cells)
+    a.raw = a.copy()
+    a.write_h5ad(tmp_path / "a.h5ad")
     with h5py.File(tmp_path / "a.h5ad", "a") as f:
         del f[group]
         f.create_group(group)
     args = ["rank", str(tmp_path / "a.h5ad"), "--no-report", "-o", str(tmp_path / "o")]
+    args += ["--use-raw"] if group == "raw/var" else []
     r = CliRunner().invoke(main, args + (["--chunk-size", chunk] if chunk else []))
-    what = "gene ids (var)" if group == "var" else "cell ids (obs)"
+    what = {"var": "gene ids (var)", "obs": "cell ids (obs)", "raw/var": "raw gene ids (raw/var)"}[
+        group
+    ]
     assert r.exit_code == 2 and f"a.h5ad: has no {what}" in r.stderr, r.stderr
     assert not (tmp_path / "o").exists()
 

@@ -270,6 +270,8 @@ def read_single_cell(
     if p.is_file():
         _check_hdf5_signature(p)
     if name.endswith(".h5ad"):
+        if use_raw:
+            _check_h5ad_groups(p, use_raw=True)
         adata = read_h5ad(p) if chunk_size is None else read_h5ad_chunked(p, chunk_size=chunk_size)
         return adata_expression(adata, layer=layer, use_raw=use_raw, source=str(path)), adata
     return read_10x_h5(p), None
@@ -317,18 +319,27 @@ def read_h5ad(path: str | os.PathLike, *, backed: bool = False) -> Any:
         raise InputError(_h5ad_problem(exc), path=os.fspath(path)) from None
 
 
-def _check_h5ad_groups(path: str | os.PathLike) -> None:
+def _check_h5ad_groups(path: str | os.PathLike, *, use_raw: bool = False) -> None:
     """An .h5ad without its ``var`` or ``obs`` group, or with one that holds no index (no
     ``_index`` attribute naming a dataset of ids, as a group written by another tool): anndata
-    makes up ids 0, 1, ... and the genes (or cells) would be ranked under numbers."""
+    makes up ids 0, 1, ... and the genes (or cells) would be ranked under numbers. With
+    ``use_raw`` the ``raw/var`` group is checked too."""
     h5py = require("h5py", "reading an .h5ad file")
     try:
         with h5py.File(path, "r") as f:
             missing = [k for k in ("obs", "var") if k not in f or not _has_index(f[k], h5py)]
+            raw = f.get("raw") if use_raw else None
+            if isinstance(raw, h5py.Group) and "X" in raw:
+                if "var" not in raw or not _has_index(raw["var"], h5py):
+                    missing.append("raw/var")
     except (OSError, ValueError, RuntimeError):
         return  # not HDF5 at all: anndata's own message says so
     if missing:
-        what = {"var": "gene ids (var)", "obs": "cell ids (obs)"}
+        what = {
+            "var": "gene ids (var)",
+            "obs": "cell ids (obs)",
+            "raw/var": "raw gene ids (raw/var)",
+        }
         raise InputError(
             f"has no {' and no '.join(what[k] for k in missing)}: the file is damaged or was "
             "not written by anndata",
