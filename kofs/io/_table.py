@@ -197,7 +197,8 @@ def binary_format_hint(name: str, raw: bytes, *, gzipped: bool = False) -> str |
         if lower.endswith((".h5ad", ".h5", ".hdf5")):  # single-cell data where a table is read
             return (
                 "is an HDF5 file (an AnnData or 10x matrix), where a text table (CSV/TSV) is "
-                "read: only the expression matrix may be single-cell data; give a table here"
+                "read: give a table here (single-cell data is read as the EXPRESSION of kofs "
+                "rank and run only)"
             )
         if lower.endswith((".loom", ".loom.gz")):
             return (
