@@ -120,6 +120,22 @@ def test_10x_comma_separated_or_falsely_gzipped_tsv_is_named(tmp_path, which):
         read_10x_mtx(tmp_path / "g")
 
 
+@pytest.mark.parametrize("which, line", [("features", 4), ("barcodes", 1)])
+def test_10x_blank_line_inside_a_tsv_is_refused(tmp_path, which, line):
+    """A blank line inside barcodes.tsv (or features.tsv) was skipped by pandas: the ids after
+    it were read one place off their matrix columns (rows) or, inserted, silently dropped;
+    blank lines at the end stay harmless."""
+    _write_10x_folder(tmp_path / "f", _raw_counts(), gz=False)
+    path = tmp_path / "f" / f"{which}.tsv"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[: line - 1] + [""] + lines[line - 1 :]) + "\n")
+    with pytest.raises(InputError, match=f"blank line in the 10x {which} file") as e:
+        read_10x_mtx(tmp_path / "f")
+    assert e.value.path == str(path) and e.value.line == line
+    path.write_text("\n".join(lines) + "\n\n\n")
+    assert read_10x_mtx(tmp_path / "f").n_samples == 60
+
+
 def test_read_10x_h5(tmp_path):
     counts = _raw_counts()
     _write_10x_h5(tmp_path / "m.h5", counts)

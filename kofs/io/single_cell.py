@@ -551,6 +551,18 @@ def _read_tsv(path: Path, what: str) -> pd.DataFrame:
     from kofs.io._table import read_bytes
 
     raw = read_bytes(path)
+    body = raw.rstrip(b"\n")  # blank lines at the end are harmless
+    blank = body.find(b"\n\n")
+    if blank >= 0 or body.startswith(b"\n"):
+        line = body.count(b"\n", 0, blank) + 2 if blank >= 0 else 1
+        raise InputError(
+            f"blank line in the {what}, whose lines are the matrix's "
+            f"{'rows' if 'features' in what else 'columns'} in order: every id after it would "
+            "be read one place off, or the blank taken as an id; remove the line if it is "
+            "extra, or restore the id it lost",
+            path=str(path),
+            line=line,
+        )
     with table_errors(path, what):
         # every cell is text: "NA" is a gene id, not a missing value
         table = pd.read_csv(
