@@ -144,6 +144,25 @@ def test_read_10x_h5(tmp_path):
     assert e.samples[0] == "AAAC000000-1" and e.annotations["symbol"][3] == "G3"
 
 
+def test_a_10x_v2_h5_of_several_genomes_is_refused(tmp_path):
+    """A Cell Ranger v2 .h5 of two genomes (a barnyard run): the first genome's matrix was read
+    and the other's genes dropped without a word."""
+    csc = sp.csc_matrix(_raw_counts().T)
+    with h5py.File(tmp_path / "m.h5", "w") as f:
+        for genome in ("hg19", "mm10"):
+            g = f.create_group(genome)
+            g["data"], g["indices"], g["indptr"] = csc.data, csc.indices, csc.indptr
+            g["shape"] = np.array(csc.shape)
+            g["barcodes"] = np.array([f"B{i}".encode() for i in range(csc.shape[1])])
+            g["genes"] = np.array([f"{genome}_{j}".encode() for j in range(csc.shape[0])])
+            g["gene_names"] = g["genes"][()]
+    with pytest.raises(InputError, match="holds the matrices of 2 genomes \\(hg19, mm10;"):
+        read_10x_h5(tmp_path / "m.h5")
+    with h5py.File(tmp_path / "m.h5", "a") as f:
+        del f["mm10"]
+    assert read_10x_h5(tmp_path / "m.h5").genes[0] == "hg19_0"
+
+
 def test_bad_10x_inputs(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="is not a 10x folder"):

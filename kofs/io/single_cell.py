@@ -673,6 +673,15 @@ def read_10x_h5(path: str | os.PathLike) -> Expression:
                     "is an AnnData file (X, obs, var), not a 10x .h5 matrix: name it .h5ad",
                     path=source,
                 )
+            genomes = [k for k, v in f.items() if isinstance(v, h5py.Group) and "indptr" in v]
+            if "matrix" not in f and len(genomes) > 1:  # Cell Ranger v2, several genomes
+                raise InputError(
+                    f"holds the matrices of {len(genomes)} genomes ({', '.join(genomes)}; a "
+                    "Cell Ranger v2 multi-genome file), and kofs reads one matrix: write the "
+                    "genome to rank as an .h5ad (scanpy.read_10x_h5(path, genome="
+                    f"{genomes[0]!r}).write_h5ad(...)) and give that",
+                    path=source,
+                )
             group = f["matrix"] if "matrix" in f else next(iter(f.values()), None)
             if not isinstance(group, h5py.Group) or "indptr" not in group:
                 raise InputError(
