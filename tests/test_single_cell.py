@@ -301,6 +301,20 @@ def test_cli_h5ad_and_10x(tmp_path, cells):
     assert r.exit_code == 2 and "--layer applies to an .h5ad input only" in r.stderr
 
 
+def test_an_obs_class_of_one_cell_is_warned_of_as_in_a_labels_file(caplog):
+    """A labels file's class of one sample gets a warning; an obs column's class of one cell
+    got none."""
+    import logging
+
+    from kofs.io.single_cell import labels_from_obs
+
+    X = np.arange(24, dtype=float).reshape(6, 4)
+    obs = pd.DataFrame({"t": ["a", "a", "b", "b", "c", None]}, index=[f"c{i}" for i in range(6)])
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        labels_from_obs(ad.AnnData(X, obs=obs), "t")
+    assert "class(es) with a single cell in obs column 't': c;" in caplog.text
+
+
 def test_obs_labels_are_read_as_a_labels_file_is(tmp_path):
     """Spaces around an obs value are not part of its class (as in a labels file), and two
     classes that differ only in case or spaces are refused, naming the cells."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -533,6 +534,14 @@ def labels_from_obs(
             f"{column!r} (a continuous or id column?): labels are classes; choose a "
             "categorical column (e.g. cell types or clusters)",
             path=source,
+        )
+    single = sorted(c for c, n in Counter(given).items() if n == 1)
+    if single:  # as align_labels says of a labels file's classes
+        log.warning(
+            "class(es) with a single cell in obs column %r: %s; per-class statistics are "
+            "unreliable",
+            column,
+            ", ".join(single),
         )
     return SampleCategories(labels, samples or cells, name=column)
 
