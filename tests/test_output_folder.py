@@ -365,7 +365,7 @@ def test_output_checked_before_any_work(tmp_path, monkeypatch, case, says):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
-@pytest.mark.parametrize("command", ["rank", "run", "aggregate-run"])
+@pytest.mark.parametrize("command", ["rank", "run", "aggregate-run", "reproduce"])
 @pytest.mark.parametrize("where", ["link", "link/sub"])
 def test_relative_output_through_a_dangling_link_is_refused(tmp_path, monkeypatch, command, where):
     """A relative -o (or a config's relative output) through a link to nowhere is refused as an
@@ -380,9 +380,14 @@ def test_relative_output_through_a_dangling_link_is_refused(tmp_path, monkeypatc
     elif command == "run":
         (tmp_path / "c.yaml").write_text(f"expression: x.tsv\nrankers: variance\noutput: {where}\n")
         args = ["run", "c.yaml", "--no-report"]
-    else:
+    elif command == "aggregate-run":
         (tmp_path / "c.yaml").write_text(f"command: aggregate\nlists: [top.txt]\noutput: {where}\n")
         args = ["run", "c.yaml"]
+    else:
+        (tmp_path / "c.yaml").write_text(
+            f"expression: x.tsv\nlabels: x.tsv\nlists: [SPEC]\noutput: {where}\n"
+        )
+        args = ["reproduce", "c.yaml"]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 2, (r.stderr, r.exception)
     assert one_line(r.stderr) and "is a symbolic link to" in r.stderr, r.stderr

@@ -35,6 +35,7 @@ from kofs.evaluate import (
     write_evaluation,
 )
 from kofs.evaluate.split import check_split, resolve_reference
+from kofs.io._fsops import absolute_path
 from kofs.options import (
     SEED_MAX,
     TOP_MAX,
@@ -383,7 +384,7 @@ def _paths(cfg: Mapping[str, Any], base: Path):
         if value is None:
             return None
         value = str(value).replace("{shared}", shared)
-        return str((base / value).resolve()) if not os.path.isabs(value) else value
+        return absolute_path(value, base) if not os.path.isabs(value) else value
 
     return resolve
 
