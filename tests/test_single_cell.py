@@ -136,6 +136,18 @@ def test_10x_blank_line_inside_a_tsv_is_refused(tmp_path, which, line):
     assert read_10x_mtx(tmp_path / "f").n_samples == 60
 
 
+def test_a_mtx_file_not_named_matrix_mtx_is_refused(tmp_path):
+    """rank FOLDER/filtered.mtx read FOLDER/matrix.mtx in its place, without a word."""
+    counts = _raw_counts()
+    _write_10x_folder(tmp_path / "f", counts, gz=False)
+    scipy.io.mmwrite(tmp_path / "f" / "filtered.mtx", sp.coo_matrix(counts.T * 2))
+    with pytest.raises(InputError, match="named matrix.mtx\\(.gz\\) beside") as e:
+        read_single_cell(tmp_path / "f" / "filtered.mtx")
+    assert e.value.path == str(tmp_path / "f" / "filtered.mtx")
+    e, _ = read_single_cell(tmp_path / "f" / "matrix.mtx")
+    np.testing.assert_array_equal(e.values.toarray(), counts.toarray())
+
+
 def test_read_10x_h5(tmp_path):
     counts = _raw_counts()
     _write_10x_h5(tmp_path / "m.h5", counts)

@@ -266,6 +266,14 @@ def read_single_cell(
             "(anndata.read_zarr(path).write_h5ad(...)) and give that",
             path=str(path),
         )
+    if p.is_file() and name.endswith((".mtx", ".mtx.gz")) and p.name not in _TENX_FILES[0][1]:
+        # the folder's matrix.mtx would be read in its place, silently
+        raise InputError(
+            "a MatrixMarket file is read as part of a 10x folder, whose matrix is named "
+            "matrix.mtx(.gz) beside features.tsv and barcodes.tsv: name it so in a folder with "
+            "those two files, and give the folder",
+            path=str(path),
+        )
     if p.is_dir() or name.endswith((".mtx", ".mtx.gz")):
         return read_10x_mtx(p.parent if p.is_file() else p), None
     if p.is_file():
