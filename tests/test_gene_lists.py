@@ -337,6 +337,15 @@ def test_a_table_written_without_its_gene_ids_is_refused(tmp_path):
     assert lst.genes[0] == "10.5"
 
 
+def test_a_tsv_whose_header_starts_with_a_tab_is_a_table(tmp_path):
+    """R's write.table(..., col.names = NA, quote = FALSE) heads its row names with an empty
+    name: the header '\\tpvalue', stripped, looked like one gene id, and the table was refused
+    as a one-gene-per-line list ("'TP53\\t0.01' has several words")."""
+    f = write(tmp_path / "t.tsv", "\tpvalue\nTP53\t0.01\nEGFR\t0.2\nKRAS\t0.3\n")
+    (lst,) = read_ranked_lists(str(f))
+    assert lst.genes == ("TP53", "EGFR", "KRAS")
+
+
 def test_mageck_ranks_must_be_whole_numbers_from_1(tmp_path):
     head = "id\tnum\tneg|score\tneg|p-value\tneg|fdr\tneg|rank\tpos|score\tpos|p-value\tpos|fdr\tpos|rank"
     for bad in ("NA", "-1", "1.5"):

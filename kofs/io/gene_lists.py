@@ -925,7 +925,10 @@ def read_ranked_lists(
         raise InputError("the list is empty (only blank or comment lines)", path=path)
     if lower.endswith(".rnk"):
         return [_read_rnk(spec.path, name, raw, spec)]
-    if not is_delimited(lines[0][1]):
+    # a header whose first name is empty (R's write.table(..., col.names = NA, quote = FALSE):
+    # "\tpvalue") starts with its delimiter, which strip() took away
+    first = text.split("\n")[lines[0][0] - 1].lstrip(" ")
+    if not is_delimited(lines[0][1]) and not (first[:1] in ("\t", ",", ";") and first.strip()):
         if spec.column or spec.direction:
             raise ParameterError(
                 "a one-gene-per-line list has no columns; its order is the ranking", path=path
