@@ -137,6 +137,16 @@ class ParameterError(KofsError, ValueError):
     """
 
 
+def require_instance(where: str, name: str, given: object, cls: type, made_by: str) -> None:
+    """A ParameterError unless ``given`` is a ``cls``: ``where``'s argument ``name`` must be
+    what ``made_by`` returns (not an AttributeError from deep inside the call)."""
+    if not isinstance(given, cls):
+        got = "None" if given is None else f"a {type(given).__name__}"
+        raise ParameterError(
+            f"{where}: {name} must be a kofs.{cls.__name__} (as {made_by} returns), got {got}"
+        )
+
+
 class CoverageError(InputError):
     """A knowledge source shares no (or too few) genes with the expression matrix."""
 

@@ -9,7 +9,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from kofs.errors import InputError, ParameterError
+from kofs.errors import InputError, ParameterError, require_instance
 from kofs.io._table import MISSING_TOKENS, check_column_names, read_table
 from kofs.types import Expression, SampleCategories
 
@@ -242,15 +242,8 @@ def _check_align_arguments(expression: object, categories: object) -> None:
             "align_labels takes the matrix first and the labels second: "
             "align_labels(expression, labels), not (labels, expression)"
         )
-    for name, given, cls, reader in (
-        ("expression", expression, Expression, "kofs.read_expression"),
-        ("categories", categories, SampleCategories, "kofs.read_labels"),
-    ):
-        if not isinstance(given, cls):
-            raise ParameterError(
-                f"align_labels: {name} must be a kofs.{cls.__name__} (as {reader} returns), "
-                f"got {'None' if given is None else 'a ' + type(given).__name__}"
-            )
+    require_instance("align_labels", "expression", expression, Expression, "kofs.read_expression")
+    require_instance("align_labels", "categories", categories, SampleCategories, "kofs.read_labels")
 
 
 def align_labels(

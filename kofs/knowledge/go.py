@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
-from kofs.errors import ParameterError
+from kofs.errors import ParameterError, require_instance
 from kofs.io._fsops import check_api_options
 from kofs.io.annotations import GOAnnotations
 from kofs.io.ids import CoverageReport, match_id_lists, normalise_id
@@ -190,14 +190,10 @@ def _check_similarity_arguments(ontology, annotations, genes, genes2, semantics,
     what to give, not an AttributeError from inside the kernel)."""
     import reprlib
 
-    for name, given, cls, what in (
-        ("ontology", ontology, Ontology, "kofs.read_obo(...)"),
-        ("annotations", annotations, GOAnnotations, "kofs.read_go_annotations(...)"),
-    ):
-        if not isinstance(given, cls):
-            raise ParameterError(
-                f"gene_similarity: {name} must be what {what} returns, got {reprlib.repr(given)}"
-            )
+    require_instance("gene_similarity", "ontology", ontology, Ontology, "kofs.read_obo")
+    require_instance(
+        "gene_similarity", "annotations", annotations, GOAnnotations, "kofs.read_go_annotations"
+    )
     if semantics is not None and not isinstance(semantics, GOSemantics):
         raise ParameterError(
             f"gene_similarity: semantics must be a GOSemantics (kofs.knowledge.go_semantics."
