@@ -143,7 +143,7 @@ def require_instance(where: str, name: str, given: object, cls: type, made_by: s
     if not isinstance(given, cls):
         got = "None" if given is None else f"a {type(given).__name__}"
         raise ParameterError(
-            f"{where}: {name} must be a kofs.{cls.__name__} (as {made_by} returns), got {got}"
+            f"{where}: {name} must be what {made_by}(...) returns (a {cls.__name__}), got {got}"
         )
 
 

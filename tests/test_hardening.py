@@ -1810,9 +1810,13 @@ def test_align_labels_checks_its_arguments_and_a_sample_labelled_twice():
     assert kofs.align_labels(E, same)[1].labels == ("x", "y") * 3
     with pytest.raises(ParameterError, match="the matrix first and the labels second"):
         kofs.align_labels(same, E)
-    with pytest.raises(ParameterError, match="categories must be a kofs.SampleCategories.*None"):
+    with pytest.raises(
+        ParameterError, match="categories must be what kofs.read_labels.*SampleCategories.*None"
+    ):
         kofs.align_labels(E, None)
-    with pytest.raises(ParameterError, match="expression must be a kofs.Expression.*got a list"):
+    with pytest.raises(
+        ParameterError, match="expression must be what kofs.read_expression.*Expression.*got a list"
+    ):
         kofs.align_labels([[1.0]], same)
 
 
