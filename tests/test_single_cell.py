@@ -136,12 +136,31 @@ def test_10x_blank_line_inside_a_tsv_is_refused(tmp_path, which, line):
     assert read_10x_mtx(tmp_path / "f").n_samples == 60
 
 
+def test_prefixed_10x_files_are_read_by_their_matrix(tmp_path):
+    """GEO's files of one sample (GSM1_matrix.mtx.gz beside GSM1_features.tsv.gz and
+    GSM1_barcodes.tsv.gz; scanpy's read_10x_mtx(prefix=...)): given the matrix, the files of
+    its prefix are read, not another sample's in the same folder."""
+    counts = _raw_counts()
+    _write_10x_folder(tmp_path / "f", counts, gz=True)
+    for name in ("matrix.mtx.gz", "features.tsv.gz", "barcodes.tsv.gz"):
+        (tmp_path / "f" / name).rename(tmp_path / "f" / f"GSM1_{name}")
+    _write_10x_folder(tmp_path / "g", counts[:10], gz=True)
+    for name in ("matrix.mtx.gz", "features.tsv.gz", "barcodes.tsv.gz"):
+        (tmp_path / "g" / name).rename(tmp_path / "f" / f"GSM2_{name}")
+    e, _ = read_single_cell(tmp_path / "f" / "GSM1_matrix.mtx.gz")
+    np.testing.assert_array_equal(e.values.toarray(), counts.toarray())
+    assert read_10x_mtx(tmp_path / "f", prefix="GSM2_").n_samples == 10
+    (tmp_path / "f" / "GSM2_barcodes.tsv.gz").unlink()
+    with pytest.raises(InputError, match="the same prefix"):
+        read_single_cell(tmp_path / "f" / "GSM2_matrix.mtx.gz")
+
+
 def test_a_mtx_file_not_named_matrix_mtx_is_refused(tmp_path):
     """rank FOLDER/filtered.mtx read FOLDER/matrix.mtx in its place, without a word."""
     counts = _raw_counts()
     _write_10x_folder(tmp_path / "f", counts, gz=False)
     scipy.io.mmwrite(tmp_path / "f" / "filtered.mtx", sp.coo_matrix(counts.T * 2))
-    with pytest.raises(InputError, match="named matrix.mtx\\(.gz\\) beside") as e:
+    with pytest.raises(InputError, match="its name ends with matrix.mtx\\(.gz\\)") as e:
         read_single_cell(tmp_path / "f" / "filtered.mtx")
     assert e.value.path == str(tmp_path / "f" / "filtered.mtx")
     e, _ = read_single_cell(tmp_path / "f" / "matrix.mtx")

@@ -83,10 +83,15 @@ _TENX_FILES = (
 )
 
 
-def _mtx_folder_files(folder: Path) -> dict[str, Path] | None:
+def _mtx_folder_files(folder: Path, prefix: str = "") -> dict[str, Path] | None:
+    """The matrix, features and barcodes files of a 10x folder, each name after ``prefix``
+    (GEO's ``GSM123_matrix.mtx.gz`` beside ``GSM123_features.tsv.gz``, as scanpy's
+    ``read_10x_mtx(prefix=...)``); None when one is missing."""
     found = {}
     for key, names in _TENX_FILES:
-        hit = next((folder / n for n in names if (folder / n).is_file()), None)
+        hit = next(
+            (folder / (prefix + n) for n in names if (folder / (prefix + n)).is_file()), None
+        )
         if hit is None:
             return None
         found[key] = hit
@@ -266,16 +271,22 @@ def read_single_cell(
             "(anndata.read_zarr(path).write_h5ad(...)) and give that",
             path=str(path),
         )
-    if p.is_file() and name.endswith((".mtx", ".mtx.gz")) and p.name not in _TENX_FILES[0][1]:
-        # the folder's matrix.mtx would be read in its place, silently
-        raise InputError(
-            "a MatrixMarket file is read as part of a 10x folder, whose matrix is named "
-            "matrix.mtx(.gz) beside features.tsv and barcodes.tsv: name it so in a folder with "
-            "those two files, and give the folder",
-            path=str(path),
-        )
-    if p.is_dir() or name.endswith((".mtx", ".mtx.gz")):
-        return read_10x_mtx(p.parent if p.is_file() else p), None
+    if p.is_file() and name.endswith((".mtx", ".mtx.gz")):
+        # PREFIXmatrix.mtx(.gz) beside PREFIXfeatures.tsv and PREFIXbarcodes.tsv (GEO's files
+        # of one sample); another name would have the folder's matrix.mtx read in its place
+        stem = next((m for m in _TENX_FILES[0][1] if p.name.endswith(m)), None)
+        prefix = p.name[: -len(stem)] if stem else ""
+        if stem is None or _mtx_folder_files(p.parent, prefix) is None:
+            raise InputError(
+                "a MatrixMarket file is read as part of a 10x folder: its name ends with "
+                "matrix.mtx(.gz), and the features.tsv(.gz) (or genes.tsv) and barcodes.tsv(.gz) "
+                "beside it have the same prefix (GSM1_matrix.mtx.gz, GSM1_features.tsv.gz, "
+                "GSM1_barcodes.tsv.gz); name them so, or give the folder",
+                path=str(path),
+            )
+        return read_10x_mtx(p.parent, prefix=prefix), None
+    if p.is_dir():
+        return read_10x_mtx(p), None
     if p.is_file():
         _check_hdf5_signature(p)
     if name.endswith(".h5ad"):
@@ -637,14 +648,15 @@ _FEATURE_HEADER_IDS = frozenset(
 )
 
 
-def read_10x_mtx(folder: str | os.PathLike) -> Expression:
-    """A Cell Ranger MatrixMarket folder (``matrix.mtx``, ``features.tsv``, ``barcodes.tsv``)."""
+def read_10x_mtx(folder: str | os.PathLike, prefix: str = "") -> Expression:
+    """A Cell Ranger MatrixMarket folder (``matrix.mtx``, ``features.tsv``, ``barcodes.tsv``),
+    each file's name after ``prefix`` when given (GEO's ``GSM1_matrix.mtx.gz``, ...)."""
     folder = Path(folder)
-    files = _mtx_folder_files(folder)
+    files = _mtx_folder_files(folder, prefix)
     if files is None:
         raise InputError(
-            "is not a 10x folder: it needs matrix.mtx(.gz), features.tsv(.gz) (or genes.tsv) "
-            "and barcodes.tsv(.gz)",
+            f"is not a 10x folder: it needs {prefix}matrix.mtx(.gz), {prefix}features.tsv(.gz) "
+            f"(or {prefix}genes.tsv) and {prefix}barcodes.tsv(.gz)",
             path=str(folder),
         )
     _check_twins(folder, files)
