@@ -7,6 +7,7 @@ that escapes is an internal error (exit status 1).
 
 from __future__ import annotations
 
+import numbers
 import os
 import re
 import reprlib
@@ -135,6 +136,12 @@ class ParameterError(KofsError, ValueError):
 
     Also a :class:`ValueError` (as :class:`InputError`).
     """
+
+
+def whole_number(value: object) -> bool:
+    """Whether ``value`` is a whole number (a Python or NumPy integer), not a bool (which
+    Python counts as one), a float such as 2.5 (which int() would cut) or a text."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def require_instance(where: str, name: str, given: object, cls: type, made_by: str) -> None:

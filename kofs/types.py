@@ -18,7 +18,7 @@ import numpy as np
 
 from kofs._compute.ranks import average_ranks
 from kofs._compute.run_cache import cache_of
-from kofs.errors import InputError, ParameterError
+from kofs.errors import InputError, ParameterError, whole_number
 
 __all__ = [
     "Expression",
@@ -414,7 +414,7 @@ def count_argument(value: Any, what: str) -> int:
     """A number of genes (``top(n)``, a report's ``top``, ...) checked: a whole number >= 0,
     not a bool, text, float or None (a ParameterError naming ``what``, the same rule for every
     result's ``top``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+    if not whole_number(value) or value < 0:
         raise ParameterError(f"{what} must be a whole number of genes >= 0, got {value!r:.40}")
     return int(value)
 

@@ -20,7 +20,7 @@ from kofs._compute.canonical import canonical_rows
 from kofs.aggregate.diagnostics import AGAINST, AGAINST_Z, DOMINANT_WEIGHT
 from kofs.aggregate.nulls import effect_sign_matrix, null_kinds, null_p_matrix
 from kofs.aggregate.partial import complete_ranks, partial_rank_matrix
-from kofs.errors import ParameterError
+from kofs.errors import ParameterError, whole_number
 from kofs.options import BOOTSTRAP_MAX, SEED_MAX
 from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR, RANKERS, resolve_params
 from kofs.types import AggregateRanking, Ranking
@@ -314,11 +314,7 @@ def _aggregate(
 
     spec = AGGREGATORS.get(method)
     for name, value, high in (("seed", seed, SEED_MAX), ("bootstrap", bootstrap, BOOTSTRAP_MAX)):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, np.integer))
-            or not (0 <= value <= high)
-        ):
+        if not whole_number(value) or not (0 <= value <= high):
             raise ParameterError(f"{name} must be an integer in [0, {high}], got {value!r}")
     if isinstance(rankings, Ranking) or not isinstance(rankings, Iterable):
         raise ParameterError(

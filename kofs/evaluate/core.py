@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from kofs._compute.ranks import rank_correlation
-from kofs.errors import ParameterError
+from kofs.errors import ParameterError, whole_number
 from kofs.evaluate.known import KnownGenes
 from kofs.evaluate.metrics import (
     hit_count,
@@ -77,9 +77,7 @@ def _ks(values: Iterable[int], m: int, what: str) -> tuple[int, ...]:
             f"{values!r:.40}"
         )
     values = list(values)
-    odd = next(
-        (k for k in values if isinstance(k, bool) or not isinstance(k, (int, np.integer))), None
-    )
+    odd = next((k for k in values if not whole_number(k)), None)
     if odd is not None:
         raise ParameterError(f"{what} must be whole numbers of genes, got {odd!r:.40}")
     ks = tuple(sorted({int(k) for k in values}))

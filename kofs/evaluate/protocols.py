@@ -35,7 +35,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
-from kofs.errors import ParameterError
+from kofs.errors import ParameterError, whole_number
 from kofs.progress import Progress, task
 from kofs.types import Expression
 
@@ -106,12 +106,7 @@ def make_folds(
         ("n_repeats", n_repeats, 1, None),
         ("seed", seed, 0, 2**32 - 1 - 10**6),  # seed + repeat seeds a NumPy generator
     ):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, np.integer))
-            or value < low
-            or (high is not None and value > high)
-        ):
+        if not whole_number(value) or value < low or (high is not None and value > high):
             limits = f">= {low}" if high is None else f"in [{low}, {high}]"
             raise ParameterError(f"{name} must be a whole number {limits}, got {value!r:.40}")
     y = np.asarray(y)

@@ -31,7 +31,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from kofs.errors import ParameterError
+from kofs.errors import ParameterError, whole_number
 
 __all__ = [
     "UnsafePath",
@@ -322,8 +322,6 @@ def check_api_options(
     not an AttributeError or TypeError from deep inside the function."""
     import reprlib
 
-    import numpy as np
-
     def refuse(name: str, expected: str, value: object) -> None:
         raise ParameterError(f"{who}: {name} must be {expected}, got {reprlib.repr(value)}")
 
@@ -336,7 +334,5 @@ def check_api_options(
         callable(getattr(progress, m, None)) for m in ("start", "advance", "finish")
     ):
         refuse("progress", "a kofs.progress.Progress (start, advance, finish) or None", progress)
-    if threads is not None and (
-        isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
-    ):
+    if threads is not None and not whole_number(threads):
         refuse("threads", "a whole number or None", threads)

@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from kofs._compute.chunked import is_dask, to_memory
-from kofs.errors import ParameterError
+from kofs.errors import ParameterError, whole_number
 from kofs.knowledge.neighbours import knn_graph_distances, uses_exact_search
 from kofs.knowledge.similarity_kernels import (
     binary_label_similarity,
@@ -66,7 +66,7 @@ class _Builder:
 def _whole(name: str, value: Any, low: int) -> int:
     """``value`` checked as a whole number >= ``low`` (not a bool, a text or 2.5, which int()
     would cut to 2)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+    if not whole_number(value) or value < low:
         raise ParameterError(
             f"similarity: {name} must be a whole number >= {low}, got {value!r:.40}"
         )
