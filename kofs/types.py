@@ -55,6 +55,13 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return view
 
 
+def first_repeated(ids: Sequence[str]) -> str | None:
+    """The first id given more than once, or None."""
+    if len(set(ids)) == len(ids):
+        return None
+    return next(i for i, k in Counter(ids).items() if k > 1)
+
+
 def _ids(values: Sequence[str]) -> tuple[str, ...]:
     if values is None or isinstance(values, (str, bytes)):
         raise ParameterError(f"gene or sample ids must be a sequence of names, got {values!r:.40}")
@@ -494,8 +501,7 @@ class Ranking:
                 f"Ranking {self.name!r}: higher_is_better must be True or False, got "
                 f"{self.higher_is_better!r:.40}"
             )
-        if len(set(self.genes)) != len(self.genes):
-            twice = next(g for g, n in Counter(self.genes).items() if n > 1)
+        if (twice := first_repeated(self.genes)) is not None:
             raise ParameterError(f"Ranking {self.name!r}: gene {twice!r} is listed twice")
         object.__setattr__(self, "scores", _frozen(s))
         object.__setattr__(

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,7 +30,7 @@ import scipy.sparse as sp
 from kofs._compute.chunked import is_dask
 from kofs.errors import InputError, ParameterError
 from kofs.io.expression import guess_namespace
-from kofs.types import Expression
+from kofs.types import Expression, first_repeated
 
 __all__ = ["as_expression", "dataframe_genes_in", "is_anndata"]
 
@@ -79,7 +78,7 @@ def _ids(given: Sequence[str] | None, n: int, prefix: str, what: str) -> list[st
     ids = [str(v) for v in given]
     if len(ids) != n:
         raise ParameterError(f"{len(ids)} {what} ids for a matrix with {n} {what}s")
-    if (twice := _repeated(ids)) is not None:
+    if (twice := first_repeated(ids)) is not None:
         raise InputError(f"{what} ids are not unique ({twice!r} is there twice)")
     return ids
 
@@ -98,13 +97,6 @@ def _frame_ids(labels: Any, what: str, axis: str) -> list[str]:
             f"{what} id; give every {what} a name (df.{attr} = [...])"
         )
     return ids
-
-
-def _repeated(ids: Sequence[str]) -> str | None:
-    """The first id given more than once, or None."""
-    if len(set(ids)) == len(ids):
-        return None
-    return next(i for i, k in Counter(ids).items() if k > 1)
 
 
 def _some_genes(samples: int, genes: int) -> None:
@@ -166,7 +158,7 @@ def as_expression(
     if isinstance(data, Expression):
         # built by hand (its ids are arguments, as genes= and samples= are)
         for what, ids in (("gene", data.genes), ("sample", data.samples)):
-            if (twice := _repeated(ids)) is not None:
+            if (twice := first_repeated(ids)) is not None:
                 raise ParameterError(f"{what} ids are not unique ({twice!r} is there twice)")
         _some_genes(data.n_samples, data.n_genes)
         return data, None
