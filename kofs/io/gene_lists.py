@@ -782,42 +782,40 @@ def list_from_ids(ids: Sequence[object], name: str) -> RankedGeneList:
     )
 
 
+def _row_numbers_index(index: Any) -> bool:
+    """Whether a DataFrame's index is row numbers, not gene ids: pandas' default 0..n-1 range,
+    or integers without a name (the row numbers a filter keeps, ``df[df.padj < 0.05]``).
+    Integer ids (Entrez) are read from a named index or a column."""
+    import pandas as pd
+    from pandas.api.types import is_integer_dtype
+
+    if isinstance(index, pd.RangeIndex):
+        return True
+    return index.name is None and index.nlevels == 1 and is_integer_dtype(index.dtype)
+
+
 def _refuse_numbers_as_ids(df: Any, first: str, path: str) -> None:
-    """A DataFrame whose gene ids would be its first column by default (a 0..n-1 index, no
-    column named like gene ids): that column must hold text, not numbers (a score column read
-    as the ids would rank scores, silently)."""
+    """A DataFrame whose gene ids would be its first column by default (its index row
+    numbers, no column named like gene ids): that column must hold text, not numbers (a score
+    column read as the ids would rank scores, silently)."""
+    import pandas as pd
     from pandas.api.types import is_datetime64_any_dtype, is_numeric_dtype
 
     dtype = df.dtypes.iloc[0]
     if is_numeric_dtype(dtype) or is_datetime64_any_dtype(dtype):
+        index = (
+            "is a plain 0..n-1 range"
+            if isinstance(df.index, pd.RangeIndex)
+            else "holds integers and has no name (the row numbers of a filtered table?)"
+        )
         raise ParameterError(
-            f"no gene ids: the DataFrame's index is a plain 0..n-1 range and its first column "
-            f"{first!r} holds numbers ({dtype}), not ids; give the ids as the index "
-            "(df.set_index('gene')) or as a text column named like gene ids ('gene', "
-            "'symbol', 'gene_id', ...), or name their column with gene_column",
+            f"no gene ids: the DataFrame's index {index} and its first column {first!r} holds "
+            f"numbers ({dtype}), not ids; give the ids as the index (df.set_index('gene')) or "
+            "as a text column named like gene ids ('gene', 'symbol', 'gene_id', ...), name an "
+            "index of integer ids (df.index.name = 'entrez'), or name their column with "
+            "gene_column",
             path=path,
         )
-
-
-def _refuse_row_numbers_as_ids(df: Any, gene_column: str | None, path: str) -> None:
-    """A DataFrame whose index holds integers and has no name, with no column to take the ids
-    from: the row numbers a filter keeps (``df[df.padj < 0.05]``), which would become the gene
-    ids silently. Integer ids (Entrez) are read from a named index or column."""
-    from pandas.api.types import is_integer_dtype
-
-    if gene_column is not None or df.index.name is not None or df.index.nlevels > 1:
-        return
-    if not is_integer_dtype(df.index.dtype):
-        return
-    if any(str(c).lower() in _SYMBOL_COLUMNS + _ID_COLUMNS for c in df.columns):
-        return
-    raise ParameterError(
-        "no gene ids: the DataFrame's index holds integers and has no name (the row numbers "
-        "of a filtered table?), and no column is named like gene ids; give the ids as the "
-        "index (df.set_index('gene')), name an index of integer ids (df.index.name = "
-        "'entrez'), or name their column with gene_column",
-        path=path,
-    )
 
 
 def list_from_frame(
@@ -832,17 +830,16 @@ def list_from_frame(
     """A list from a :class:`pandas.DataFrame` (Python API).
 
     The genes are ``gene_column``, else a column named like genes, else the index when it is
-    not a plain 0..n-1 range (as in DESeq2/limma results read into Python; an unnamed index of
-    integers is refused: the row numbers a filter keeps), else the first column, which must
-    then hold text (numbers there are refused: they are scores, not ids).
+    not row numbers (a 0..n-1 range, or integers without a name: the row numbers a filter
+    keeps) as in DESeq2/limma results read into Python, else the first column, which must then
+    hold text (numbers there are refused: they are scores, not ids).
     A frame with the gene column only is a top-k list in row order; otherwise the score column
     and direction follow the rules of :func:`read_ranked_lists`.
     """
     import pandas as pd
 
     df = frame
-    if not isinstance(df.index, pd.RangeIndex):
-        _refuse_row_numbers_as_ids(df, gene_column, f"<list {name}>")
+    if not _row_numbers_index(df.index):
         df = df.reset_index(names=str(df.index.name) if df.index.name is not None else "")
         if gene_column is None and not any(
             str(c).lower() in _SYMBOL_COLUMNS + _ID_COLUMNS for c in df.columns[1:]
