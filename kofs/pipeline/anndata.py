@@ -87,7 +87,12 @@ def labels_from_values(values: Any, samples: Sequence[str]) -> SampleCategories:
             f"labels must be SampleCategories, an obs column name or an array-like, got "
             f"{type(values).__name__}"
         ) from None
-    nested = next((v for v in arr.flat if isinstance(v, _CONTAINERS)), None)
+    # only an object array can hold a nested item (one pass over it: 10^6 cells' labels)
+    nested = (
+        next((v for v in arr.flat if isinstance(v, _CONTAINERS)), None)
+        if arr.dtype == object
+        else None
+    )
     if arr.ndim != 1 or nested is not None:
         got = (
             f"a {type(values).__name__}"

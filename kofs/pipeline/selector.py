@@ -143,12 +143,11 @@ class GeneSelector(SelectorMixin, BaseEstimator):
                 f"{self.ranker} needs a class label for every sample: drop the unlabelled "
                 "samples from X and y"
             )
+        # (a missing label with needs_y was refused above: here y is then ignored)
         if (
             y is None
-            or unlabelled
-            is not None  # not class labels: ignored by a ranker that only can use them
             or not needs_y
-            and type_of_target(y) not in ("binary", "multiclass")
+            and (unlabelled is not None or type_of_target(y) not in ("binary", "multiclass"))
         ):
             y = None  # no labels, or not class labels for a ranker that only can use them
             X = validate_data(self, X, ensure_min_samples=2, dtype=np.float64, accept_sparse="csr")
