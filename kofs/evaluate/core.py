@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from kofs._compute.ranks import rank_correlation
-from kofs.errors import ParameterError, whole_number
+from kofs.errors import ParameterError, require_instance, whole_number
 from kofs.evaluate.known import KnownGenes
 from kofs.evaluate.metrics import (
     hit_count,
@@ -114,10 +114,7 @@ def _check_evaluate_arguments(lists: Any, expression: Any, classifiers: Any, hon
             "evaluate: lists must be a mapping of list name to the ranks of the matrix's genes "
             f"({{'fisher': ranks, ...}}), got a {type(lists).__name__}"
         )
-    if not isinstance(expression, Expression):
-        raise ParameterError(
-            f"evaluate: expression must be a kofs.Expression, got a {type(expression).__name__}"
-        )
+    require_instance("evaluate", "expression", expression, Expression, "kofs.read_expression")
     if isinstance(classifiers, (str, bytes)) or not isinstance(classifiers, Iterable):
         raise ParameterError(
             f"evaluate: classifiers must be a sequence of names, e.g. ('1nn',), got "
