@@ -22,6 +22,7 @@ import numpy as np
 from scipy.special import expit, ndtr, ndtri, ndtri_exp, stdtrit
 
 from kofs.aggregate.binormal import POINT_WIDTH
+from kofs.aggregate.censored import interval_share, pair_correlation
 from kofs.aggregate.diagnostics import DOMINANT_WEIGHT
 from kofs.aggregate.empirical_null import list_nulls, recalibrated, signed_null
 from kofs.aggregate.envelope import fit_envelope
@@ -483,14 +484,14 @@ def posterior_aggregate(
             base0 = prefit or fit_posterior(
                 lo, hi, prior, calibrated=has_null[data_cols], **fit_options
             )
-            sources = one_source(base0)
+            sources, noise = one_source(base0, lo, hi)
             if len(sources) < data_cols.size:
                 several = [g for g in sources if len(g) > 1]
                 source_of = {
                     int(data_cols[j]): int(data_cols[g[0]]) for g in several for j in g[1:]
                 }
                 named = [[names[int(data_cols[j])] for j in g] for g in several]
-                correlations = [float(base0.correlation[g[0], g[1:]].max()) for g in several]
+                correlations = [float(noise[g[0], g[1:]].max()) for g in several]
                 notices.append(_source_notice(named, correlations))
                 log.warning("%s", notices[-1])
                 data_cols = data_cols[sorted(g[0] for g in sources)]
@@ -1007,6 +1008,9 @@ def _effect_on_calls(q_value: np.ndarray) -> str:
 #: one data set (independent studies: 0-0.1 in the planted benchmark and the expression-data
 #: sweep; several tools on one data set: 0.6-0.94).
 SHARED_NOISE = 0.5
+#: A list that shows at least this share of the genes as intervals has its correlations with
+#: the others estimated as censored (:func:`one_source`).
+INTERVAL_SHARE = 0.01
 
 
 def noise_sources(S: np.ndarray) -> list[list[int]]:
@@ -1022,23 +1026,47 @@ def noise_sources(S: np.ndarray) -> list[list[int]]:
     return [np.flatnonzero(group == g).tolist() for g in np.unique(group)]
 
 
-def one_source(fit: PosteriorFit) -> list[list[int]]:
-    """The sources of the data lists of ``fit`` (:func:`noise_sources`), each with the list
-    that stands for it first: its list of largest separation, a list read through its p-values
-    before one that is not (its p-values say how many genes are beyond chance; one ranking
-    alone cannot).
+def one_source(
+    fit: PosteriorFit, lo: np.ndarray, hi: np.ndarray
+) -> tuple[list[list[int]], np.ndarray]:
+    """The sources of the data lists of ``fit`` (made on ``lo``, ``hi``; :func:`noise_sources`),
+    each with the list that stands for it first: its list of largest separation, a list read
+    through its p-values before one that is not (its p-values say how many genes are beyond
+    chance; one ranking alone cannot); and the correlation beyond the relevant genes they were
+    found from (D, D).
 
     Several tools' analyses of one data set share most of their noise, and their tails agree
     more than the Gaussian copula of their correlation says, so fused as independent evidence
     their agreement reads as a relevant class (hundreds of calls where nothing changed) and
     their correlated noise as a contrast (the fused ranking below every list). One list of the
-    source carries what it knows."""
+    source carries what it knows.
+
+    The correlation is the fit's, but for a pair of which a list shows at least
+    :data:`INTERVAL_SHARE` of the genes as intervals (a top-k list, a list lacking genes): the
+    fit's interval means shrink its correlation with the share of the list's variance they
+    keep, so there it is the censored estimate of :func:`kofs.aggregate.censored.pair_correlation`,
+    soft-thresholded as the fit's correlations are (by the size noise reaches with family-wise
+    probability 5 % over the pairs, in units of the estimate's standard error under no
+    correlation)."""
     cal = np.zeros(len(fit.mu), bool) if fit.calibrated is None else np.asarray(fit.calibrated)
+    S = np.array(fit.correlation, dtype=np.float64)
+    D = S.shape[0]
+    wide = interval_share(lo, hi) >= INTERVAL_SHARE
+    pairs = [(a, b) for a in range(D) for b in range(a + 1, D) if wide[a] or wide[b]]
+    if pairs:
+        t = float(ndtri(1.0 - 0.025 / max(D * (D - 1) // 2, 1)))
+        rho = np.where(cal, 0.0, fit.rho)
+        for a, b in pairs:
+            cols = [a, b]
+            r, se = pair_correlation(
+                lo[:, cols], hi[:, cols], fit.mu[cols], rho[cols], fit.posterior
+            )
+            S[a, b] = S[b, a] = np.sign(r) * max(abs(r) - t * se, 0.0)
     out = []
-    for g in noise_sources(np.asarray(fit.correlation, np.float64)):
+    for g in noise_sources(S):
         rep = max(g, key=lambda j: (bool(cal[j]), float(fit.mu[j]), -j))
         out.append([rep, *[j for j in g if j != rep]])
-    return out
+    return out, S
 
 
 def _cancel(early: tuple | None) -> None:
