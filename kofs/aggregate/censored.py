@@ -28,7 +28,7 @@ from scipy.special import ndtr
 
 from kofs.aggregate.binormal import copula_points, log_mass, mixture_scores
 
-__all__ = ["R_MAX", "interval_share", "pair_correlation"]
+__all__ = ["R_MAX", "bounds_correlation", "interval_share", "latent_bounds", "pair_correlation"]
 
 #: Correlations are estimated inside ``[-R_MAX, R_MAX]`` (a correlation of 1 has no density).
 R_MAX = 0.99
@@ -77,8 +77,10 @@ class _Observations:
 
     def __init__(self, bounds: np.ndarray, weight: np.ndarray) -> None:
         keep = weight > 0
-        rows, back = np.unique(np.round(bounds[keep], 3), axis=0, return_inverse=True)
-        w = np.bincount(back.ravel(), weights=weight[keep], minlength=len(rows))
+        b = np.round(bounds[keep], 3)
+        first, back = _distinct_rows(b)
+        rows = b[first]
+        w = np.bincount(back, weights=weight[keep], minlength=len(rows))
         la, ua, lb, ub = rows.T
         pa, pb = la == ua, lb == ub
         self.pp = (la[pa & pb], lb[pa & pb], w[pa & pb])
@@ -103,15 +105,31 @@ class _Observations:
         return total
 
 
-def _bounds(lo: np.ndarray, hi: np.ndarray, mu: float, rho: float) -> np.ndarray:
-    """Each gene's latent bounds (M, 2) in one list under the mixture of the fit (``rho`` 0
-    for a list of null p-values: their normal scores): a point's both at the score of its
-    midpoint, an interval's at the scores of its ends."""
+def latent_bounds(lo: np.ndarray, hi: np.ndarray, mu: float, rho: float) -> np.ndarray:
+    """Each gene's latent bounds (M, 2) in one list (observation intervals of positions
+    ``lo``, ``hi`` (M,)) under the mixture of separation ``mu`` and fraction ``rho`` (0 for a
+    list of null p-values: their normal scores): a point's both at the score of its midpoint,
+    an interval's at the scores of its ends."""
     point = copula_points(lo, hi)
-    mid = mixture_scores(0.5 * (lo + hi), mu, rho)
-    lower = np.where(point, mid, mixture_scores(hi, mu, rho))
-    upper = np.where(point, mid, mixture_scores(lo, mu, rho))
-    return np.column_stack([lower, upper])
+    out = np.empty((len(lo), 2))
+    out[point] = mixture_scores(0.5 * (lo[point] + hi[point]), mu, rho)[:, None]
+    wide = ~point
+    if wide.any():  # the distinct wide intervals (a few blocks) once each
+        ends = np.column_stack([hi[wide], lo[wide]])
+        first, back = _distinct_rows(ends)
+        out[wide] = mixture_scores(ends[first], mu, rho)[back]
+    return out
+
+
+def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first row of each distinct row of ``x`` and each row's distinct row, by one
+    integer key per row from each column's codes (a row-wise np.unique sorts far slower)."""
+    key = np.zeros(x.shape[0], dtype=np.int64)
+    for j in range(x.shape[1]):
+        _, code = np.unique(x[:, j], return_inverse=True)
+        key = key * (int(code.max(initial=0)) + 1) + code.ravel()
+    _, first, back = np.unique(key, return_index=True, return_inverse=True)
+    return first, back.ravel()
 
 
 def pair_correlation(
@@ -126,22 +144,39 @@ def pair_correlation(
     their observation intervals of positions, ``mu`` (2,) their separations, ``rho`` (2,)
     the fraction of relevant genes of each list's map from positions to scores (the fit's;
     0 for a list of null p-values), ``posterior`` (M,) each gene's probability of relevance,
-    ``weights`` (M,) the genes' weights. Returns the estimate and its standard error under no
-    correlation (from the curvature of the log-likelihood at 0: the scale of what noise
-    gives, as ``1 / sqrt(n)`` is for two lists of points)."""
+    ``weights`` (M,) the genes' weights: :func:`bounds_correlation` of their
+    :func:`latent_bounds`."""
     lo = np.asarray(lo, np.float64)
     hi = np.asarray(hi, np.float64)
     mu = np.asarray(mu, np.float64)
-    w = np.ones(lo.shape[0]) if weights is None else np.asarray(weights, np.float64)
-    p = np.clip(np.asarray(posterior, np.float64), 0.0, 1.0)
     rho = np.broadcast_to(np.asarray(rho, np.float64), (2,))
-    b = np.hstack([_bounds(lo[:, j], hi[:, j], float(mu[j]), float(rho[j])) for j in range(2)])
-    classes = [_Observations(b, w * (1.0 - p))]
+    bounds = [latent_bounds(lo[:, j], hi[:, j], float(mu[j]), float(rho[j])) for j in range(2)]
+    return bounds_correlation(bounds[0], bounds[1], mu, posterior, weights)
+
+
+def bounds_correlation(
+    a: np.ndarray,
+    b: np.ndarray,
+    mu: np.ndarray,
+    posterior: np.ndarray,
+    weights: np.ndarray | None = None,
+) -> tuple[float, float]:
+    """The within-class correlation of two lists from their genes' :func:`latent_bounds`
+    ``a``, ``b`` (M, 2), separations ``mu`` (2,), the genes' probabilities of relevance and
+    weights. Returns the estimate and its standard error under no correlation (from the
+    curvature of the log-likelihood at 0: the scale of what noise gives, as ``1 / sqrt(n)``
+    is for two lists of points)."""
+    mu = np.asarray(mu, np.float64)
+    w = np.ones(a.shape[0]) if weights is None else np.asarray(weights, np.float64)
+    p = np.clip(np.asarray(posterior, np.float64), 0.0, 1.0)
+    both = np.hstack([a, b])
     if mu.any():
-        shift = np.repeat(mu, 2)
-        classes.append(_Observations(b - shift, w * p))
+        classes = [
+            _Observations(both, w * (1.0 - p)),
+            _Observations(both - np.repeat(mu, 2), w * p),
+        ]
     else:
-        classes[0] = _Observations(b, w)
+        classes = [_Observations(both, w)]
 
     def nll(r: float) -> float:
         return -sum(c.log_likelihood(r) for c in classes)

@@ -22,7 +22,7 @@ import numpy as np
 from scipy.special import expit, ndtr, ndtri, ndtri_exp, stdtrit
 
 from kofs.aggregate.binormal import POINT_WIDTH
-from kofs.aggregate.censored import interval_share, pair_correlation
+from kofs.aggregate.censored import bounds_correlation, interval_share, latent_bounds
 from kofs.aggregate.diagnostics import DOMINANT_WEIGHT
 from kofs.aggregate.empirical_null import list_nulls, recalibrated, signed_null
 from kofs.aggregate.envelope import fit_envelope
@@ -1105,11 +1105,12 @@ def one_source(
     if pairs:
         t = float(ndtri(1.0 - 0.025 / max(D * (D - 1) // 2, 1)))
         rho = np.where(cal, 0.0, fit.rho)
+        bounds = {
+            j: latent_bounds(lo[:, j], hi[:, j], float(fit.mu[j]), float(rho[j]))
+            for j in sorted({j for pair in pairs for j in pair})
+        }
         for a, b in pairs:
-            cols = [a, b]
-            r, se = pair_correlation(
-                lo[:, cols], hi[:, cols], fit.mu[cols], rho[cols], fit.posterior
-            )
+            r, se = bounds_correlation(bounds[a], bounds[b], fit.mu[[a, b]], fit.posterior)
             S[a, b] = S[b, a] = np.sign(r) * max(abs(r) - t * se, 0.0)
     out = []
     for g in noise_sources(S):
