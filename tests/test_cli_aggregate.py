@@ -279,6 +279,26 @@ def test_a_list_named_with_knowledge_is_a_prior_and_run_repeats_it(lists):
     assert not (lists / "x").exists()
 
 
+def test_a_table_named_with_top_k_is_read_as_the_top_of_a_ranking(lists):
+    """--top-k NAME: a gene that scored table lacks lies below it (it is the top of a longer
+    ranking), not untested; the resolved config keeps it; a name no list has, or one also
+    named as knowledge, is refused (exit 2, nothing written)."""
+    out = lists / "out"
+    r = run(["aggregate", *files(lists), "--top-k", "edger", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert yaml.safe_load((out / "config.resolved.yaml").read_text())["top-k"] == ["edger"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["settings"]["top_k"] == ["edger"]
+    again = lists / "again"
+    assert run(["run", str(out / "config.resolved.yaml"), "-o", str(again)]).exit_code == 0
+    assert (again / "ranking.tsv").read_text() == (out / "ranking.tsv").read_text()
+    for extra in (["--top-k", "nope"], ["--top-k", "top", "--knowledge", "top"]):
+        bad = CliRunner().invoke(main, ["aggregate", *files(lists), *extra, "-o", str(lists / "x")])
+        assert bad.exit_code == 2, bad.output
+        assert "nope" in bad.output or "named as knowledge and as a top-k list" in bad.output
+        assert not (lists / "x").exists()
+
+
 def test_a_list_given_also_the_wrong_way_round_is_left_out_with_a_notice(tmp_path):
     """Three score tables of 2,000 genes (two informative, one random) and the weaker
     informative table again with its scores negated, named as a user names files: the reversed

@@ -277,7 +277,8 @@ def posterior_aggregate(
         if absent_missing is not None and np.any(np.asarray(absent_missing)[cols]):
             # a table lacks the genes its tool did not test: no information, not "below the list"
             gone = np.isnan(R[:, cols]) & np.asarray(absent_missing, bool)[cols]
-            Bd = gone if Bd is None else (Bd | gone)
+            if gone.any():  # (a table of every gene masks nothing: no mask, as without it)
+                Bd = gone if Bd is None else (Bd | gone)
         HOd = HOd_of(cols)
         blocks = TieBlocks.of(R[:, cols], Bd)  # each list sorted once (also for the refits)
         lo, hi = observation_intervals(R[:, cols], Bd, HOd, blocks=blocks)

@@ -115,9 +115,10 @@ def aggregate_cmd(ctx: click.Context, lists: tuple[str, ...], **opts) -> None:
     DESeq2 results or edgeR topTags table (ranked by p-value, ascending) or a MAGeCK gene
     summary (neg|rank; --mageck-side pos for positive selection), recognised by their
     headers; a GSEA .rnk file; or a .gmt file (each gene set an unranked list). Lists may
-    differ in length and genes: posterior observes a gene a list lacks as below the list;
-    RRA and Stuart give it the normalised rank 1, as R RobustRankAggreg; the other methods
-    place it in the list's bottom block.
+    differ in length and genes: posterior observes a gene a top-k list or gene set lacks as
+    below it, and a gene a scored table lacks as not tested (no information; --top-k names
+    tables cut to their top); RRA and Stuart give it the normalised rank 1, as R
+    RobustRankAggreg; the other methods place it in the list's bottom block.
 
     Writes OUTDIR/ranking.tsv (gene, rank, score, the method's statistics -- posterior, lfdr,
     q_value, data_posterior for posterior; p_value, q_value for RRA; stuart_q for Stuart --

@@ -22,6 +22,7 @@ import numpy as np
 
 from kofs.errors import ParameterError
 from kofs.io.gene_lists import (
+    ABSENT_BELOW,
     DIRECTIONS,
     SHORT_LISTS,
     ListSpec,
@@ -223,6 +224,7 @@ def aggregate_lists(
     universe: int | str | os.PathLike | Iterable[str] | None = None,
     relevant_genes: str | os.PathLike | Iterable[str] | None = None,
     knowledge: Iterable[str] | None = None,
+    top_k: Iterable[str] | None = None,
     signal_p: float | None = None,
     ranks_only: bool = False,
     gene_column: str | None = None,
@@ -258,6 +260,14 @@ def aggregate_lists(
         prioritisation), not by data: ``posterior`` uses them as a prior whose strength the
         other lists decide, and a gene such a list lacks is unknown to it, not below it
         (:func:`kofs.aggregate.aggregate`'s ``knowledge``).
+    top_k : iterable of str, optional
+        Names of scored lists that are the top of a longer ranking (a table exported with only
+        its best or significant genes, a tool's top 100 with scores): ``posterior`` observes a
+        gene such a list lacks as below it. By default a gene a table lacks was not tested
+        (missing: no information), and one a list of ids (a top-k list) or a gene set lacks is
+        below it; a table cut to its top read as a table of tested genes ranks those genes
+        among themselves only, so the other lists' agreement with its top reads as a class
+        (docs/aggregation.md, "Partial lists").
     signal_p : float, optional
         The p-value of an outside test that the lists have anything to find (e.g. a global
         test of the experiment they come from); its no-signal probability joins the fusion's
@@ -344,6 +354,7 @@ def aggregate_lists(
             "are; give --universe (the number of genes measured, or their list)"
         )
     rankings, coverage, N, universe_ids = harmonise(sources, read_universe(universe))
+    rankings = _top_k_lists(rankings, top_k, knowledge)
     if ranks_only:
         _warn_ranks_only(aggregate, spec.context, rankings)
         rankings = [
@@ -376,6 +387,7 @@ def aggregate_lists(
         "universe_genes": universe_ids is not None,
         "ranks_only": bool(ranks_only),
         "knowledge": [str(k) for k in knowledge or ()],
+        "top_k": [str(k) for k in top_k or ()],
         "p_value_lists": [r.name for r in rankings if "null" in r.info],
         "signed_lists": [r.name for r in rankings if "effect_signs" in r.info],
         **{k: v for k, v in reading.items()},
@@ -389,3 +401,31 @@ def aggregate_lists(
         settings=settings,
         timings={"read": t_read - t0, "aggregate": t_end - t_read},
     )
+
+
+def _top_k_lists(
+    rankings: list[Ranking], top_k: Iterable[str] | None, knowledge: Iterable[str] | None
+) -> list[Ranking]:
+    """The lists with those named in ``top_k`` read as the top of a longer ranking (a gene
+    they lack lies below them), checked: each name one list's, none a knowledge list."""
+    if top_k is None:
+        return rankings
+    if isinstance(top_k, str) or not isinstance(top_k, Iterable):
+        raise ParameterError(f"top_k: give the names of the lists as a list, got {top_k!r:.60}")
+    chosen = {str(k) for k in top_k}
+    names = [r.name for r in rankings]
+    unknown = sorted(chosen - set(names))
+    if unknown:
+        raise ParameterError(
+            f"top-k: no list is named {unknown[0]!r} (the lists: {', '.join(names)})"
+        )
+    both = sorted(chosen & {str(k) for k in knowledge or ()})
+    if both:
+        raise ParameterError(
+            f"{both[0]!r} is named as knowledge and as a top-k list: a gene a knowledge list "
+            "lacks is unknown to it, so it cannot also lie below it"
+        )
+    return [
+        replace(r, params={**r.params, "absent": ABSENT_BELOW}) if r.name in chosen else r
+        for r in rankings
+    ]

@@ -64,6 +64,15 @@ class AggregateListsConfig:
         help="Lists that rank genes by what is known (e.g. a GO or pathway prioritisation), "
         "not by data: posterior uses them as a prior whose strength the other lists decide.",
     )
+    top_k: tuple[str, ...] | None = opt(
+        "top_k",
+        "names",
+        None,
+        metavar="NAME,...",
+        help="Scored lists that are the top of a longer ranking (a table exported with only its "
+        "best or significant genes): posterior observes a gene they lack as below them, not as "
+        "untested.",
+    )
     signal_p: float | None = opt(
         "signal_p",
         "float",
@@ -152,6 +161,7 @@ def run_aggregate_config(
         universe=config.universe,
         relevant_genes=config.relevant_genes,
         knowledge=config.knowledge,
+        top_k=config.top_k,
         signal_p=config.signal_p,
         ranks_only=config.ranks_only,
         gene_column=config.gene_column,
@@ -179,6 +189,7 @@ def resolved_aggregate_config(
     values["relevant_genes"] = _absolute(config.relevant_genes, root)
     values["universe"] = _universe_abs(config.universe, root)
     values["knowledge"] = list(config.knowledge) if config.knowledge else None
+    values["top_k"] = list(config.top_k) if config.top_k else None
     return {"command": "aggregate", "lists": entries, **values}
 
 
