@@ -104,6 +104,35 @@ def test_read_obo_gzip_and_errors(testdata, tmp_path):
         read_obo(badgz)
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # goatools reads 'id: ' with one space: the term vanished without a word
+        ("id: GO:0000002\n", "id:\tGO:0000002\n"),
+        (
+            "namespace: biological_process\nis_a: GO:0000001",
+            "namespace:biological_process\nis_a :  GO:0000001",
+        ),
+        # the comment became part of the id (a term 'GO:0000004 ! term D')
+        ("id: GO:0000004\n", "id: GO:0000004 ! term D\n"),
+        ("alt_id: GO:0000099\n", "alt_id: GO:0000099 ! was C\n"),
+        # a stanza header right after the previous stanza: goatools' AssertionError
+        ("part_of GO:0000002 ! term B\n\n[Term]", "part_of GO:0000002 ! term B\n[Term]"),
+    ],
+    ids=["tab-after-id", "spaces-around-colon", "id-comment", "alt-id-comment", "no-blank-line"],
+)
+def test_obo_lines_goatools_misreads_are_read_as_obo_means_them(testdata, tiny, tmp_path, old, new):
+    text = (testdata / "go" / "tiny.obo").read_text()
+    assert old in text
+    path = tmp_path / "odd.obo"
+    path.write_text(text.replace(old, new, 1))
+    onto = read_obo(path)
+    assert onto.terms == tiny.terms
+    assert onto.edges == tiny.edges
+    assert onto.alt_ids == tiny.alt_ids and onto.obsolete == tiny.obsolete
+    assert onto.namespaces == tiny.namespaces
+
+
 _CYCLE = """format-version: 1.2
 
 [Term]

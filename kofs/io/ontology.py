@@ -17,6 +17,7 @@ import gzip
 import io
 import logging
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -489,14 +490,34 @@ def _read_obo(p: Path) -> Ontology:
         return _parse(plain, str(p))
 
 
+_RELATIONS_KEPT = b"|".join(r.encode() for r in RELATIONS)
+#: OBO lines goatools cannot read, rewritten as it reads them (each pattern starts at a line's
+#: ``\n``: ``^`` in MULTILINE mode is tried at every character, 4 times slower): white space
+#: around a tag's colon other than one space after it (goatools reads ``tag: value``: a tab
+#: after ``id:`` lost the term silently); a ``! comment`` after an id (it became part of the
+#: id); a stanza header right after the last line of the previous stanza (goatools stopped on
+#: an assertion; a blank line is put before every header); and ``relationship:`` lines of
+#: relations not in :data:`RELATIONS` (dropped)
+_OBO_REWRITES = (
+    (re.compile(rb"\n([A-Za-z][\w-]*)(?:[ \t]+:|:(?! [^ \t]))[ \t]*"), rb"\n\1: "),
+    (
+        re.compile(
+            rb"\n(id|alt_id|namespace|is_obsolete|replaced_by|consider): (\S+)[ \t]+![^\n]*"
+        ),
+        rb"\n\1: \2",
+    ),
+    (re.compile(rb"\n\["), b"\n\n["),
+    (re.compile(rb"\nrelationship: (?!(?:" + _RELATIONS_KEPT + rb") )[^\n]*"), b""),
+)
+
+
 def _copy_kept_relations(src, dst) -> None:
-    """Copy an OBO file, dropping ``relationship:`` lines of relations not in :data:`RELATIONS`.
+    """Copy an OBO file as goatools reads it (:data:`_OBO_REWRITES`; 0.2 s for go-basic).
 
     The full go.obo has ``has_part``, ``occurs_in``, ... lines; goatools would resolve their
-    targets (which may lie outside GO) although kofs never follows them.
+    targets (which may lie outside GO) although kofs never follows them: they are dropped.
     """
-    keep = tuple(f"relationship: {r} ".encode() for r in RELATIONS)
-    for line in src:
-        if line.startswith(b"relationship:") and not line.startswith(keep):
-            continue
-        dst.write(line)
+    data = b"\n" + src.read()
+    for pattern, replacement in _OBO_REWRITES:
+        data = pattern.sub(replacement, data)
+    dst.write(data[1:])
