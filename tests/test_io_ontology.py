@@ -83,6 +83,17 @@ def test_read_obo_gzip_and_errors(testdata, tmp_path):
     )
     with pytest.raises(InputError, match="colon.obo: term GO:0000002 has no 'namespace:' line"):
         read_obo(colon)
+    # GO's own files declare 'default-namespace: gene_ontology', which goatools gave the
+    # stanza without a namespace line: the term vanished without a word
+    default = tmp_path / "default.obo"
+    default.write_text(
+        "default-namespace: gene_ontology\n"
+        + text.replace("name: term B\nnamespace: biological_process\n", "name: term B\n")
+    )
+    with pytest.raises(
+        InputError, match="default.obo: term GO:0000002 has namespace 'gene_ontology' .the header"
+    ):
+        read_obo(default)
     twice = tmp_path / "twice.obo"  # goatools kept the last stanza, silently
     twice.write_text(
         text + "\n[Term]\nid: GO:0000002\nname: other\nnamespace: molecular_function\n"

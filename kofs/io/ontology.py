@@ -241,14 +241,19 @@ def _parse(path: Path, shown: str) -> Ontology:
             obsolete.add(go_id)
             continue
         aspect = ASPECTS.get(rec.namespace)
-        if aspect is None and go_id.startswith("GO:") and rec.namespace == "default":
-            # goatools's namespace of a stanza without a 'namespace:' line: the term would
-            # vanish silently (e.g. 'namespace biological_process', without the colon)
-            raise InputError(
-                f"term {go_id} has no 'namespace:' line (is a line of its stanza missing "
-                "its colon? every line reads 'tag: value'); give a Gene Ontology .obo file",
-                path=shown,
+        if aspect is None and go_id.startswith("GO:"):
+            # the term would vanish silently: goatools gives a stanza without a 'namespace:'
+            # line the header's default-namespace ('gene_ontology' in GO's own files), or
+            # 'default' without one (e.g. 'namespace biological_process', without the colon)
+            got = (
+                "no 'namespace:' line (is a line of its stanza missing its colon? every line "
+                "reads 'tag: value')"
+                if rec.namespace == "default"
+                else f"namespace {rec.namespace!r} (the header's default-namespace when its "
+                "stanza has no 'namespace:' line), not biological_process, molecular_function "
+                "or cellular_component"
             )
+            raise InputError(f"term {go_id} has {got}; give a Gene Ontology .obo file", path=shown)
         if aspect is None:
             continue  # not a GO term (another ontology merged into the file)
         names[go_id] = rec.name
