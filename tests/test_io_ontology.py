@@ -292,6 +292,26 @@ def test_annotation_errors(tmp_path, testdata):
         read_go_annotations(tsv, fmt="xml")
 
 
+def test_an_ensembl_biomart_go_export_is_read(tiny, tmp_path, caplog):
+    """BioMart's export names its columns in words and lists genes without a GO term with
+    blank GO cells: 'needs ... a header naming go_id', then 'column 3 holds '', not a GO
+    id'."""
+    path = tmp_path / "mart_export.txt"
+    path.write_text(
+        "Gene stable ID\tGene name\tGO term accession\tGO term name\tGO term evidence code\t"
+        "GO domain\n"
+        "ENSG01\tG1\tGO:0000003\tterm C\tIDA\tbiological_process\n"
+        "ENSG02\tG2\t\t\t\t\n"
+        "ENSG03\tG3\tGO:0000004\tterm D\tIEA\tbiological_process\n"
+    )
+    with caplog.at_level(logging.INFO, logger="kofs"):
+        ann = read_go_annotations(path, ontology=tiny, exclude_evidence="IEA")
+    assert ann.id_column_names == ("ensembl", "symbol")  # not the term's name
+    assert ann.gene_ids("symbol").tolist() == ["G1"] and ann.terms.tolist() == ["GO:0000003"]
+    assert ann.aspect.tolist() == ["BP"]
+    assert "1 rows without a GO id (genes without a term) skipped" in caplog.text
+
+
 def test_real_subsets(testdata):
     gaf = read_go_annotations(testdata / "go" / "real_goa_human_2019_subset.gaf")
     assert gaf.header["gaf-version"] == "2.1" and gaf.header["Generated"] == "2019-01-14 09:47"

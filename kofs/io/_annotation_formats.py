@@ -19,10 +19,11 @@ _GO_ID = re.compile(r"^GO:\d{7}$")
 _TSV_ID_NAMES = {"entrez_id": "entrez", "entrezid": "entrez", "gene_id": "entrez", "geneid": "entrez",
                  "entrez": "entrez", "symbol": "symbol", "gene_symbol": "symbol",
                  "uniprot": "uniprot", "uniprot_id": "uniprot", "ensembl": "ensembl",
-                 "ensembl_id": "ensembl", "gene": "gene"}  # fmt: skip
-_TSV_GO_NAMES = ("go_id", "go", "goid", "go_term", "term")
-_TSV_EVIDENCE_NAMES = ("evidence", "evidence_code", "code")
-_TSV_ASPECT_NAMES = ("aspect", "ontology", "category", "namespace", "ont")
+                 "ensembl_id": "ensembl", "gene": "gene",
+                 "gene_stable_id": "ensembl", "gene_name": "symbol"}  # fmt: skip
+_TSV_GO_NAMES = ("go_id", "go", "goid", "go_term", "term", "go_term_accession", "go_accession")
+_TSV_EVIDENCE_NAMES = ("evidence", "evidence_code", "code", "go_term_evidence_code")
+_TSV_ASPECT_NAMES = ("aspect", "ontology", "category", "namespace", "ont", "go_domain")
 
 
 def _open(path: Path):
@@ -172,7 +173,8 @@ def _tsv_layout(first: list[str]) -> tuple[bool, dict[str, int], int, int | None
     if len(first) >= 2 and _GO_ID.match(first[1].strip()):
         ids = {"gene": 0}
         return False, ids, 1, (2 if len(first) > 2 else None), (3 if len(first) > 3 else None)
-    names = [c.strip().lower().lstrip("#") for c in first]
+    # Ensembl BioMart names its columns 'Gene stable ID', 'GO term accession', ...
+    names = [re.sub(r"[\s.]+", "_", c.strip().lower().lstrip("#").strip()) for c in first]
     go_col = next((i for i, c in enumerate(names) if c in _TSV_GO_NAMES), None)
     if go_col is None:
         raise ValueError("no GO id column")
@@ -180,7 +182,8 @@ def _tsv_layout(first: list[str]) -> tuple[bool, dict[str, int], int, int | None
     asp = next((i for i, c in enumerate(names) if c in _TSV_ASPECT_NAMES), None)
     ids = {}
     for i, c in enumerate(names):
-        if i not in (go_col, ev, asp):
+        # BioMart's 'GO term name' and 'GO term definition' describe the term, not the gene
+        if i not in (go_col, ev, asp) and not c.startswith("go_term_"):
             ids[_TSV_ID_NAMES.get(c, c)] = i
     if not ids:
         raise ValueError("no gene column")
@@ -194,6 +197,7 @@ def read_go_tsv(path: Path) -> tuple[dict, list, list, list, dict]:
     aspect: list[str] = []
     bad: dict[str, int] = {}
     layout = None
+    n_blank = 0
     with _open(path) as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip() or (line.startswith("!")):
@@ -225,6 +229,9 @@ def read_go_tsv(path: Path) -> tuple[dict, list, list, list, dict]:
                     path=path, line=lineno,
                 )  # fmt: skip
             go = f[go_i].strip()
+            if not go:  # a gene without a GO term (BioMart lists every gene, these blank)
+                n_blank += 1
+                continue
             if not _GO_ID.match(go):
                 raise InputError(
                     f"column {go_i + 1} holds {go!r}, not a GO id (GO:NNNNNNN)",
@@ -237,4 +244,6 @@ def read_go_tsv(path: Path) -> tuple[dict, list, list, list, dict]:
             aspect.append(_aspect_or_blank(f[asp_i], bad) if asp_i is not None else "")
     if layout is None:
         raise InputError("empty annotation file; give a GAF, gene2go or TSV file", path=path)
+    if n_blank:
+        log.info("%s: %d rows without a GO id (genes without a term) skipped", path, n_blank)
     return cols, terms, evid, aspect, {BAD_ASPECT_KEY: bad}
