@@ -237,6 +237,15 @@ def test_evidence_filters(testdata):
         read_go_annotations(p, evidence="EXP")
 
 
+def test_an_evidence_code_both_kept_and_dropped_is_refused(testdata):
+    # the code's rows were dropped in silence (or 'no usable GO annotation left' when it was
+    # the only one kept)
+    with pytest.raises(ParameterError, match="both name IDA, IEA: a code cannot be kept"):
+        read_go_annotations(
+            testdata / "go" / "tiny.gaf", evidence="IDA,IEA,IMP", exclude_evidence="iea,IDA"
+        )
+
+
 def test_read_tsv_without_header(testdata):
     ann = read_go_annotations(testdata / "go" / "tiny_noheader.tsv")
     assert ann.id_column_names == ("gene",)

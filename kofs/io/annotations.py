@@ -273,6 +273,12 @@ def read_go_annotations(
         )
     keep_ev = parse_evidence_codes(evidence, what="--go-evidence")
     drop_ev = parse_evidence_codes(exclude_evidence, what="--go-exclude-evidence")
+    both = sorted((keep_ev or set()) & (drop_ev or set()))
+    if both:  # the rows of such a code were dropped, and the filter said nothing
+        raise ParameterError(
+            f"--go-evidence and --go-exclude-evidence both name {', '.join(both)}: a code "
+            "cannot be kept and dropped; give it to one of them"
+        )
     if not p.is_file():
         raise InputError("GO annotation file not found; check the --go-annotations path", path=p)
     kind = sniff_annotation_format(p) if fmt == "auto" else fmt
