@@ -88,6 +88,19 @@ def test_gmt_errors_name_file_and_line(pw, name, line, text):
     assert msg.startswith(f"{pw / name}:{line}: ") and "\n" not in msg
 
 
+def test_gmt_of_enrichr_reads_genes_without_their_weights(tmp_path, caplog):
+    # 'CD74,1.0' was read as a gene id that matches no gene
+    path = tmp_path / "enrichr.gmt"
+    path.write_text("S1\t\tCD74,1.0\tHLA-DRA,1.0\nS2\t\tCD3D, 0.5\tLCK,1e-1\tZAP70,2\n")
+    with caplog.at_level(logging.INFO, logger="kofs"):
+        sets = read_gmt(path)
+    assert sets.members == (("CD74", "HLA-DRA"), ("CD3D", "LCK", "ZAP70"))
+    assert "5 genes written GENE,weight (Enrichr's format): weights ignored" in caplog.text
+    mixed = tmp_path / "mixed.gmt"  # a comma in one id of a line is no weight format
+    mixed.write_text("S1\tdesc\tA,1\tB\n")
+    assert read_gmt(mixed).members == (("A,1", "B"),)
+
+
 def test_gmt_gzip_and_missing(tmp_path):
     p = tmp_path / "s.gmt.gz"
     with gzip.open(p, "wt") as fh:

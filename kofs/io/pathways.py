@@ -50,6 +50,9 @@ __all__ = [
 
 # --------------------------------------------------------------------------- GMT
 
+#: a gene with its weight, as Enrichr's libraries write them (``CD74,1.0``)
+_WEIGHTED = re.compile(r"^(.*?\S)\s*,\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+
 
 def read_gmt(path: str | os.PathLike, **_: Any) -> GeneSets:
     """Read an MSigDB GMT file (one set per line, tab separated).
@@ -62,7 +65,7 @@ def read_gmt(path: str | os.PathLike, **_: Any) -> GeneSets:
     path = os.fspath(path)
     ids, descr, members = [], [], []
     seen: dict[str, int] = {}
-    empty = 0
+    empty = n_weighted = 0
     with _open_text(path, what="gene-set file") as fh:
         for lineno, line in enumerate(fh, start=1):
             text = line.rstrip("\r\n")
@@ -86,6 +89,10 @@ def read_gmt(path: str | os.PathLike, **_: Any) -> GeneSets:
                 )
             seen[sid] = lineno
             genes = [g.strip() for g in fields[2:] if g.strip()]
+            weighted = [_WEIGHTED.match(g) for g in genes]
+            if all(weighted):  # Enrichr's 'GENE,1.0': the weight is no part of the id
+                genes = [m[1] for m in weighted if m]
+                n_weighted += len(genes)
             if not genes:
                 empty += 1
                 continue
@@ -94,6 +101,10 @@ def read_gmt(path: str | os.PathLike, **_: Any) -> GeneSets:
             members.append(genes)
     if empty:
         log.warning("%s: skipped %d gene set(s) without genes", path, empty)
+    if n_weighted:
+        log.info(
+            "%s: %d genes written GENE,weight (Enrichr's format): weights ignored", path, n_weighted
+        )
     if not ids:
         raise InputError("GMT file holds no gene set with genes", path=path)
     ns = guess_namespace(g for m in members for g in m)
