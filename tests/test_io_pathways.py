@@ -101,6 +101,17 @@ def test_gmt_of_enrichr_reads_genes_without_their_weights(tmp_path, caplog):
     assert read_gmt(mixed).members == (("A,1", "B"),)
 
 
+def test_gmt_genes_separated_by_spaces_are_refused(tmp_path):
+    # one 'gene' 'CD74 HLA-DRA CD3D' per set, which matched no gene of the matrix
+    path = tmp_path / "spaces.gmt"
+    path.write_text("S1\tdesc\tA\tB\nS2\tdesc\tCD74 HLA-DRA CD3D\n")
+    with pytest.raises(InputError, match=r"spaces.gmt:2: the genes of set 'S2' are separated by"):
+        read_gmt(path)
+    affy = tmp_path / "affy.gmt"  # an array annotation's 'A /// B' among tab-separated genes
+    affy.write_text("S1\tdesc\tA\tB\tHLA-DRB1 /// HLA-DRB4\n")
+    assert read_gmt(affy).members == (("A", "B", "HLA-DRB1 /// HLA-DRB4"),)
+
+
 def test_gmt_gzip_and_missing(tmp_path):
     p = tmp_path / "s.gmt.gz"
     with gzip.open(p, "wt") as fh:

@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kofs.errors import InputError
+from kofs.errors import InputError, short_repr
 from kofs.io._fsops import check_path_argument
 from kofs.io._open import open_text as _open_text
 from kofs.io.gene_sets import GeneSets, strip_org
@@ -89,6 +89,14 @@ def read_gmt(path: str | os.PathLike, **_: Any) -> GeneSets:
                 )
             seen[sid] = lineno
             genes = [g.strip() for g in fields[2:] if g.strip()]
+            spaced = [g for g in genes if len(g.split()) > 1]
+            if spaced and 2 * len(spaced) > len(genes):  # each entry would be one 'gene'
+                raise InputError(
+                    f"the genes of set {sid!r} are separated by spaces ({short_repr(spaced[0])}); "
+                    "a GMT line is set id<TAB>description<TAB>gene<TAB>gene...",
+                    path=path,
+                    line=lineno,
+                )
             weighted = [_WEIGHTED.match(g) for g in genes]
             if all(weighted):  # Enrichr's 'GENE,1.0': the weight is no part of the id
                 genes = [m[1] for m in weighted if m]
