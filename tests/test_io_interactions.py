@@ -185,6 +185,22 @@ def test_string_links_min_score_and_aliases(ia):
     assert strict.n_edges == 3 and strict.aliases == {}
 
 
+@pytest.mark.parametrize("sep", ["\t", ","])
+def test_string_links_saved_with_tabs_or_commas_are_read_as_string(ia, tmp_path, sep):
+    # read as an edge list: every row kept (no 400 cut), weights 0-1000, the taxon prefix
+    # kept and --string-aliases ignored
+    path = tmp_path / "links.txt"
+    path.write_text((ia / "string_links.txt").read_text().replace(" ", sep))
+    assert sniff_interactions(path) == "string"
+    x = read_interactions(path, string_aliases=ia / "string_aliases.txt")
+    plain = read_interactions(ia / "string_links.txt", string_aliases=ia / "string_aliases.txt")
+    assert edges(x) == edges(plain) and x.aliases == plain.aliases
+    scaled = tmp_path / "scaled.tsv"  # a 0-1 score under STRING's header: an edge list
+    scaled.write_text("protein1\tprotein2\tcombined_score\nTP53\tMDM2\t0.9\n")
+    assert sniff_interactions(scaled) == "edgelist"
+    assert edges(read_interactions(scaled)) == {("MDM2", "TP53"): 0.9}
+
+
 def test_string_detailed_and_info_file(ia):
     x = read_interactions(ia / "string_links_detailed.txt", string_aliases=ia / "string_info.txt")
     assert x.n_edges == 2

@@ -26,7 +26,7 @@ from kofs.io.interaction_table import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["read_biogrid", "read_string_aliases", "read_string_links"]
+__all__ = ["read_biogrid", "read_string_aliases", "read_string_links", "string_separator"]
 
 
 # --------------------------------------------------------------------------- STRING
@@ -85,6 +85,12 @@ def read_string_aliases(
     return {k: {i: tuple(v) for i, v in t.items()} for k, t in out.items()}
 
 
+def string_separator(header: str) -> str:
+    """The separator of a STRING links file: a space as STRING writes it, or a tab or a comma
+    when it was saved again by a spreadsheet or R."""
+    return "\t" if "\t" in header else "," if "," in header else " "
+
+
 def read_string_links(
     path: str | os.PathLike,
     *,
@@ -92,7 +98,8 @@ def read_string_links(
     aliases: str | os.PathLike | None = None,
     **_: Any,
 ) -> Interactions:
-    """Read STRING ``protein.links`` / ``.detailed`` / ``.full`` (space separated).
+    """Read STRING ``protein.links`` / ``.detailed`` / ``.full`` (space separated as STRING
+    writes them; tab or comma separated also).
 
     Parameters
     ----------
@@ -109,7 +116,9 @@ def read_string_links(
     if not 0 <= float(min_score) <= 1000:
         raise ParameterError(f"--string-min-score {min_score} is outside 0..1000")
     head = _head_lines(path, 1)
-    missing = {"protein1", "protein2", "combined_score"} - set(head[0].split(" ") if head else ())
+    sep = string_separator(head[0]) if head else " "
+    names = {f.strip() for f in head[0].split(sep)} if head else set()
+    missing = {"protein1", "protein2", "combined_score"} - names
     if missing:
         raise InputError(f"STRING links file lacks column(s) {sorted(missing)}", path=path, line=1)
     src_parts, dst_parts, score_parts = [], [], []
@@ -120,7 +129,7 @@ def read_string_links(
     ):
         chunks = pd.read_csv(
             fh,
-            sep=" ",
+            sep=sep,
             header=0,
             usecols=["protein1", "protein2", "combined_score"],
             dtype={"protein1": str, "protein2": str},

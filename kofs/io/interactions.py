@@ -39,7 +39,7 @@ from kofs.errors import InputError
 from kofs.io._fsops import check_path_argument
 from kofs.io._open import head_lines as _head_lines
 from kofs.io._table import is_number
-from kofs.io.interaction_dbs import read_biogrid, read_string_links
+from kofs.io.interaction_dbs import read_biogrid, read_string_links, string_separator
 from kofs.io.interaction_table import (
     NA_TOKENS,
     Interactions,
@@ -304,10 +304,27 @@ def _header_fields(line: str) -> list[str]:
     return [f.strip().lstrip("#").strip() for f in re.split(r"\t|,", line)]
 
 
+def _is_string_links(head: list[str]) -> bool:
+    """STRING's ``protein.links`` header: space separated as STRING writes it, or tab or comma
+    separated (re-saved by a spreadsheet or R) with STRING's whole-number combined_score >= 2
+    on the first row (a 0-1 score of that header is an edge list's weight)."""
+    if not head:
+        return False
+    if head[0].split(" ")[:2] == ["protein1", "protein2"]:
+        return True
+    sep = string_separator(head[0])
+    names = [f.strip() for f in head[0].split(sep)]
+    if names[:2] != ["protein1", "protein2"] or "combined_score" not in names or len(head) < 2:
+        return False
+    row = head[1].split(sep)
+    score = row[names.index("combined_score")].strip() if len(row) == len(names) else ""
+    return score.isdigit() and int(score) >= 2
+
+
 _SNIFFERS: tuple[tuple[str, FormatTest], ...] = (
     ("kgml", is_kgml),
     ("biogrid", lambda p, h: bool(h) and "Entrez Gene Interactor A" in h[0]),
-    ("string", lambda p, h: bool(h) and h[0].split(" ")[:2] == ["protein1", "protein2"]),
+    ("string", lambda p, h: _is_string_links(h)),
     ("paired", lambda p, h: bool(h) and bool(_column_pairs(_header_fields(h[0])))),
     ("edgelist", lambda p, h: True),
 )
