@@ -91,6 +91,18 @@ def test_edge_list_without_header_and_blank_lines(ia):
     assert x.info["rows"] == 3
 
 
+def test_edge_list_of_string_ids_drops_their_taxon_prefix(tmp_path):
+    # '9606.ENSP...' matched neither a matrix of ENSP ids nor an --id-map from ENSP ids
+    path = tmp_path / "ensp.tsv"
+    path.write_text("9606.ENSP00000269305\t9606.ENSP00000258149\t0.9\n")
+    x = read_interactions(path)
+    assert edges(x) == {("ENSP00000258149", "ENSP00000269305"): 0.9}
+    assert x.namespace == "ensembl_protein"
+    mixed = tmp_path / "mixed.tsv"  # a prefix on some ids only is no STRING id
+    mixed.write_text("9606.ENSP00000269305\tTP53\t0.9\n")
+    assert edges(read_interactions(mixed)) == {("9606.ENSP00000269305", "TP53"): 0.9}
+
+
 def test_edge_list_directed_column(ia):
     x = read_edge_list(ia / "edges_directed.txt")
     got = {

@@ -175,6 +175,9 @@ def read_edge_list(
     if empty.any():
         i = int(np.flatnonzero(empty)[0])
         raise InputError("edge with an empty gene id", path=path, line=int(lines[i]))
+    prefixed = pd.Series(np.concatenate([src, dst])).str.match(r"\d+\.[A-Za-z]")
+    if prefixed.all():  # STRING's ids (9606.ENSP...), as the STRING and paired readers read them
+        src, dst = strip_taxon(src), strip_taxon(dst)
     if "weight" in cols:
         w = parse_weights(
             df.iloc[:, cols["weight"]].str.strip(), lines, path, column=cols["weight"] + 1
