@@ -129,6 +129,16 @@ def test_label_file_errors(tmp_path, text, fragment):
     assert fragment in str(error(InputError, read_labels, write(tmp_path, "l.tsv", text)))
 
 
+@pytest.mark.parametrize("other", ["1.0", "01", "1e0", " +1 "])
+def test_labels_that_are_the_same_number_are_refused(tmp_path, other):
+    # '1' and '1.0' (a class column written by two programs) were two classes
+    path = write(tmp_path, "l.tsv", f"sample\tgroup\nA\t1\nB\t{other}\nC\t2\nD\t2\n")
+    err = error(InputError, read_labels, path)
+    assert f"labels '1' (line 2) and {other.strip()!r} (line 3) are the same number" in str(err)
+    ok = write(tmp_path, "ok.tsv", "sample\tgroup\nA\t1\nB\t1\nC\t10\nD\t1.5\n")
+    assert sorted(set(read_labels(ok).labels)) == ["1", "1.5", "10"]
+
+
 # ---------------------------------------------------------------- align_labels
 def test_align_orders_and_ignores_extra(testdata, caplog):
     caplog.set_level(logging.INFO)

@@ -41,14 +41,23 @@ def _column(header: list[str], wanted: str | None, *, path: str | None, option: 
     )
 
 
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
 def _fold(label: str) -> str:
-    return re.sub(r"\s+", "", label).casefold()
+    """What makes two labels one class: their letters without case or white space, or their
+    value when they are numbers ('1', '1.0' and '01' are class 1)."""
+    folded = re.sub(r"\s+", "", label).casefold()
+    if _NUMBER.fullmatch(folded):
+        return f"number {float(folded)!r}"
+    return folded
 
 
 def check_label_spelling(
     labels: Sequence[str], place: Callable[[int], str], path: str | None, *, of: str = ""
 ) -> None:
-    """Refuse two labels that differ only in case or whitespace ("Tumor" / "tumor"): an
+    """Refuse two labels that differ only in case or whitespace ("Tumor" / "tumor") or are
+    the same number ("1" / "1.0", a column of numbers written by two programs): an
     InputError naming both with their places (``place(i)`` of the i-th label: ``"line 3"``,
     ``"cell AAAC-1"``) and what they are labels ``of`` (``" of obs column 'cell_type'"``).
     Empty labels (unlabelled) are skipped."""
@@ -61,10 +70,14 @@ def check_label_spelling(
         key = _fold(v)
         if key in first:
             a, j = first[key]
+            how = (
+                "are the same number"
+                if key.startswith("number ")
+                else "differ only in case or spaces"
+            )
             raise InputError(
-                f"labels {a!r} ({place(j)}) and {v!r} ({place(i)}){of} differ only in case or "
-                "spaces and would be two classes; spell them identically (or rename one to a "
-                "clearly different class)",
+                f"labels {a!r} ({place(j)}) and {v!r} ({place(i)}){of} {how} and would be two "
+                "classes; spell them identically (or rename one to a clearly different class)",
                 path=path,
             )
         first[key] = (v, i)
