@@ -213,6 +213,13 @@ def test_string_links_saved_with_tabs_or_commas_are_read_as_string(ia, tmp_path,
     assert edges(read_interactions(scaled)) == {("MDM2", "TP53"): 0.9}
 
 
+def test_string_links_with_a_line_of_spaces(ia, tmp_path):
+    # "weight 'nan' is not a finite number" for a line that holds no field
+    path = tmp_path / "links.txt"
+    path.write_text((ia / "string_links.txt").read_text() + "   \n")
+    assert edges(read_interactions(path)) == edges(read_interactions(ia / "string_links.txt"))
+
+
 def test_string_detailed_and_info_file(ia):
     x = read_interactions(ia / "string_links_detailed.txt", string_aliases=ia / "string_info.txt")
     assert x.n_edges == 2

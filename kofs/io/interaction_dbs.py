@@ -137,6 +137,9 @@ def read_string_links(
         )
         for chunk in chunks:  # streamed: memory follows the kept edges, not the file
             lines = np.arange(n_rows + 2, n_rows + 2 + len(chunk))
+            blank = chunk.isna().all(axis=1).to_numpy()  # a line of spaces: no field at all
+            if blank.any():
+                chunk, lines = chunk[~blank], lines[~blank]
             n_rows += len(chunk)
             raw = chunk["combined_score"]
             if pd.api.types.is_numeric_dtype(raw) and raw.notna().all():
