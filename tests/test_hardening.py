@@ -1156,6 +1156,27 @@ def test_options_without_effect_warn_once(tmp_path, small, extra, needle):
     assert result.stderr.count(needle) == 1, result.stderr
 
 
+def test_a_list_option_given_twice_adds_to_itself(tmp_path, small):
+    """'--rankers variance --rankers fisher' ranked by fisher alone: the last of a list
+    option's uses was kept and the others dropped without a word."""
+    expr, labels = small
+    out = tmp_path / "out"
+    args = ["rank", expr, "--labels", labels, "--rankers", "variance", "--rankers", "fisher"]
+    result = _cli([*args, "--top", "0", "-o", out])
+    assert result.exit_code == 0, result.stderr
+    lists = [ln.split("\t")[0] for ln in (out / "weights.tsv").read_text().splitlines()[1:]]
+    assert sorted(lists) == ["fisher", "variance"]
+    resolved = (out / "config.resolved.yaml").read_text()
+    assert "rankers:\n- variance\n- fisher\n" in resolved
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("G1\nG2\nG3\n")
+    b.write_text("G3\nG2\nG1\n")
+    result = _cli(["aggregate", a, b, "--knowledge", "a", "--knowledge", "b", "-o", "-"])
+    assert result.exit_code == 2 and "every list is named as knowledge" in result.stderr, (
+        result.stderr
+    )
+
+
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [

@@ -56,7 +56,9 @@ def click_option(o: Option) -> Callable[[Any], Any]:
         kw["required"] = True
     if o.metavar:
         kw["metavar"] = o.metavar
-    if o.kind in ("paths", "params", "flat_params"):
+    # repeatable; a list option given twice adds to it ('--rankers fisher --rankers spec' =
+    # '--rankers fisher,spec': the last one alone was kept, the others dropped without a word)
+    if o.kind in ("paths", "params", "flat_params", "names", "ints", "floats"):
         kw["multiple"] = True
     return click.option(*decls, o.name, default=None, **kw)
 
