@@ -1146,6 +1146,11 @@ def test_a_name_list_is_never_read_letter_by_letter(tmp_path):
     [
         (["--no-cache", "--cache-dir", "{tmp}/c"], "--no-cache turns the cache off"),
         (["--cache-dir", "{tmp}/c"], "only GO"),
+        # a single-valued option given twice: the last won without a word
+        (
+            ["--seed", "1", "--seed", "2"],
+            "--seed 1 has no effect: --seed takes one value and is given again: --seed 2 is used",
+        ),
     ],
 )
 def test_options_without_effect_warn_once(tmp_path, small, extra, needle):

@@ -60,7 +60,29 @@ def click_option(o: Option) -> Callable[[Any], Any]:
     # '--rankers fisher,spec': the last one alone was kept, the others dropped without a word)
     if o.kind in ("paths", "params", "flat_params", "names", "ints", "floats"):
         kw["multiple"] = True
+    else:  # one value: the last one typed wins, and the others are said to have no effect
+        kw["multiple"] = True
+        kw["callback"] = lambda ctx, param, values: _last_value(o, values)
     return click.option(*decls, o.name, default=None, **kw)
+
+
+def _last_value(o: Option, values: tuple[Any, ...]) -> Any:
+    """The value of a single-valued option (None when not given): the last one typed, as
+    shells' conventions have it (a script's option overridden by a later one), with one
+    warning naming the values it overrode (``--pathways a.gmt --pathways b.gmt`` read b.gmt
+    alone, without a word)."""
+    if not values:
+        return None
+    last = values[-1]
+    earlier = [v for v in dict.fromkeys(values[:-1]) if v != last]
+    if earlier:
+        from kofs.options import warn_no_effect
+
+        warn_no_effect(
+            [o.shown(v) for v in earlier],
+            f"{o.flag} takes one value and is given again: {o.shown(last)} is used",
+        )
+    return last
 
 
 def options_for(
