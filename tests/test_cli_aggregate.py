@@ -386,3 +386,32 @@ def test_two_tools_rankings_of_one_null_data_set_make_no_calls(tmp_path):
     assert (pd.read_csv(given / "ranking.tsv", sep="\t")["q_value"] > 0.10).all()
     manifest = json.loads((given / "manifest.json").read_text())
     assert manifest["aggregation"]["diagnostics"]["sources"] is not None
+
+
+def test_a_table_that_looks_cut_to_its_top_gets_a_warning(tmp_path):
+    """A scored table of 100 of 2,000 genes whose genes head a table of every gene (a t-test's
+    top 100 beside the Mann-Whitney table of the same samples) is read as a table of tested
+    genes; a warning names it and --top-k. None once it is given, and none for a table of
+    100 genes spread through the other (tested genes, not a top)."""
+    from scipy.stats import mannwhitneyu, ttest_ind
+
+    rng = np.random.default_rng(3)
+    genes = [f"G{i}" for i in range(2000)]
+    A, B = rng.normal(size=(15, 2000)), rng.normal(size=(15, 2000))
+    t = pd.Series(-np.log(ttest_ind(B, A, axis=0).pvalue), index=genes, name="score")
+    mw = pd.Series(-np.log(mannwhitneyu(B, A, axis=0).pvalue), index=genes, name="score")
+    t.nlargest(100).rename_axis("gene").to_csv(tmp_path / "t.csv")
+    t.sample(100, random_state=0).rename_axis("gene").to_csv(tmp_path / "some.csv")
+    mw.rename_axis("gene").to_csv(tmp_path / "mw.csv")
+    base = ["aggregate", str(tmp_path / "mw.csv:score:desc"), "-o", "-", "--top", "0"]
+    params = ["--aggregate-param", "resamples=0"]
+    r = CliRunner().invoke(main, [*base, str(tmp_path / "t.csv:score:desc"), *params])
+    assert r.exit_code == 0, r.output
+    assert "'t' lists 100 genes, and they sit at the top of 'mw'" in r.stderr
+    assert "--top-k t" in r.stderr
+    told = CliRunner().invoke(
+        main, [*base, str(tmp_path / "t.csv:score:desc"), "--top-k", "t", *params]
+    )
+    assert told.exit_code == 0 and "looks like the top" not in told.stderr
+    spread = CliRunner().invoke(main, [*base, str(tmp_path / "some.csv:score:desc"), *params])
+    assert spread.exit_code == 0 and "looks like the top" not in spread.stderr

@@ -23,6 +23,7 @@ import numpy as np
 from kofs.errors import ParameterError
 from kofs.io.gene_lists import (
     ABSENT_BELOW,
+    ABSENT_MISSING,
     DIRECTIONS,
     SHORT_LISTS,
     ListSpec,
@@ -355,6 +356,9 @@ def aggregate_lists(
         )
     rankings, coverage, N, universe_ids = harmonise(sources, read_universe(universe))
     rankings = _top_k_lists(rankings, top_k, knowledge)
+    if spec.partial_lists and spec.context:  # the methods that tell missing from below
+        for warning in _cut_tables(rankings):
+            log.warning("%s", warning)
     if ranks_only:
         _warn_ranks_only(aggregate, spec.context, rankings)
         rankings = [
@@ -429,3 +433,45 @@ def _top_k_lists(
         replace(r, params={**r.params, "absent": ABSENT_BELOW}) if r.name in chosen else r
         for r in rankings
     ]
+
+
+#: A table listing at most this share of the universe is checked for being a ranking's top.
+CUT_SHARE = 0.5
+#: ... and its genes' mean position (0 = top, 1 = bottom) in a list of nearly every gene at
+#: most this: the top of a longer ranking, not a set of tested genes (those spread around 0.5).
+CUT_POSITION = 0.1
+
+
+def _cut_tables(rankings: list[Ranking]) -> list[str]:
+    """Warnings for the scored tables read as tables of tested genes (a gene they lack is
+    missing) whose genes look like the top of a longer ranking: a table listing at most
+    :data:`CUT_SHARE` of the universe whose genes sit, on average, in the top
+    :data:`CUT_POSITION` of a list of at least 90 % of the genes. Advice only: the reading
+    is the user's to give (``top_k``)."""
+    if not rankings:
+        return []
+    M = max(len(r.genes) for r in rankings)
+    full = [r for r in rankings if len(r.genes) >= 0.9 * M]
+    out = []
+    for r in rankings:
+        if r.params.get("absent") != ABSENT_MISSING or len(r.genes) > CUT_SHARE * M:
+            continue
+        for f in full:
+            if f is r:
+                continue
+            where = {g: k for k, g in enumerate(np.asarray(f.genes)[f.order()].tolist())}
+            at = np.array([where[g] for g in r.genes if g in where], dtype=np.float64)
+            if at.size < 10:
+                continue
+            mean = float(at.mean()) / max(len(f.genes) - 1, 1)
+            if mean <= CUT_POSITION:
+                out.append(
+                    f"{r.name!r} lists {len(r.genes)} genes, and they sit at the top of "
+                    f"{f.name!r} (their mean position {mean:.2f}, 0 = top): it looks like the "
+                    "top of a longer ranking (a table exported with its best genes only), which "
+                    "is read as a table of the genes its tool tested (a gene it lacks: no "
+                    f"information). If it is cut, give --top-k {r.name} (Python: top_k=) so that "
+                    "a gene it lacks lies below it"
+                )
+                break
+    return out
