@@ -292,6 +292,14 @@ def test_a_table_named_with_top_k_is_read_as_the_top_of_a_ranking(lists):
     again = lists / "again"
     assert run(["run", str(out / "config.resolved.yaml"), "-o", str(again)]).exit_code == 0
     assert (again / "ranking.tsv").read_text() == (out / "ranking.tsv").read_text()
+    for method, said in (("rra", "normalised rank 1"), ("borda", "bottom block")):
+        other = CliRunner().invoke(
+            main, ["aggregate", *files(lists), "--top-k", "edger", "--aggregate", method, "-o", "-"]
+        )
+        assert other.exit_code == 0, other.output
+        assert (
+            f"--top-k is ignored by --aggregate {method}" in other.stderr and said in other.stderr
+        )
     for extra in (["--top-k", "nope"], ["--top-k", "top", "--knowledge", "top"]):
         bad = CliRunner().invoke(main, ["aggregate", *files(lists), *extra, "-o", str(lists / "x")])
         assert bad.exit_code == 2, bad.output

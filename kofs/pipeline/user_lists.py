@@ -356,6 +356,18 @@ def aggregate_lists(
         )
     rankings, coverage, N, universe_ids = harmonise(sources, read_universe(universe))
     rankings = _top_k_lists(rankings, top_k, knowledge)
+    if top_k and not (spec.partial_lists and spec.context):
+        lacking = (
+            "gives every gene a list lacks the normalised rank 1"
+            if spec.partial_lists
+            else "places every gene a list lacks in the list's bottom block"
+        )
+        log.warning(
+            "--top-k is ignored by --aggregate %s: it %s (posterior alone tells a gene a table "
+            "did not test from one below its top)",
+            aggregate,
+            lacking,
+        )
     if spec.partial_lists and spec.context:  # the methods that tell missing from below
         for warning in _cut_tables(rankings):
             log.warning("%s", warning)
