@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import mannwhitneyu, multivariate_normal, ttest_ind
 
 from kofs.aggregate import aggregate
-from kofs.aggregate.censored import _bvn_cdf, interval_share, pair_correlation
+from kofs.aggregate.censored import _bvn_cdf, _distinct_rows, interval_share, pair_correlation
 from kofs.aggregate.relevance import SHARED_NOISE
 from kofs.types import Ranking
 
@@ -162,3 +162,17 @@ def test_a_table_cut_to_its_top_beside_tables_of_every_gene_makes_no_call_from_n
         [int(g[1:]) for g in np.asarray(fused.genes)[fused.statistics["q_value"] <= 0.10]]
     )
     assert called.size >= 50 and np.mean(called >= 100) <= 0.15
+
+
+def test_distinct_rows_whose_codes_pass_2_to_the_64_are_told_apart():
+    """One integer key per row made of its columns' codes, without renumbering, wraps at
+    2^64: five columns of 10,000 values, row 0 all 0 and row 1 the base-10,000 digits of 2^64,
+    got the same key (9,999 distinct rows of 10,000)."""
+    n = 10_000
+    x = np.tile(np.arange(n, dtype=np.float64), (5, 1)).T  # row i = (i, i, i, i, i)
+    for j, d in enumerate([1844, 6744, 737, 955, 1616]):  # 2^64 in base 10,000
+        x[d, j], x[1, j] = 1.0, float(d)  # each column keeps the values 0..9,999
+    x[0] = 0.0
+    first, back = _distinct_rows(x)
+    assert len(first) == len(np.unique(x, axis=0)) == n
+    assert np.array_equal(x[first][back], x)

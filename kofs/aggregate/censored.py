@@ -127,7 +127,9 @@ def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     key = np.zeros(x.shape[0], dtype=np.int64)
     for j in range(x.shape[1]):
         _, code = np.unique(x[:, j], return_inverse=True)
-        key = key * (int(code.max(initial=0)) + 1) + code.ravel()
+        # renumbered after each column, the key stays below the number of rows (no overflow)
+        _, key = np.unique(key * (int(code.max(initial=0)) + 1) + code.ravel(), return_inverse=True)
+        key = key.ravel()
     _, first, back = np.unique(key, return_index=True, return_inverse=True)
     return first, back.ravel()
 
