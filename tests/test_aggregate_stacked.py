@@ -192,3 +192,55 @@ def test_a_follower_stops_only_on_a_mode_of_its_own_fit():
         return bool(out[3][0])
 
     assert merged(0) and not merged(1)
+
+
+def _exact_terms_list_by_list(lo, hi, mu, rho, cal):
+    """exact_list_terms as it was written list by list (each list's midpoints located on
+    the grid, every interval through interval_terms)."""
+    from kofs.aggregate.binormal import (
+        GRID_Q,
+        grid_scores_q,
+        interval_terms,
+        narrow,
+        normal_quantiles,
+        score_grid,
+    )
+
+    M, D = lo.shape
+    llr, mean = np.zeros((M, D)), np.zeros((M, D))
+    shift = score_grid(mu, np.where(cal, 0.0, rho) if cal.any() else rho, GRID_Q)
+    for j in range(D):
+        rj = 0.0 if cal[j] else rho
+        s_mid = grid_scores_q(normal_quantiles(0.5 * (lo[:, j] + hi[:, j])), shift[j], GRID_Q)
+        s_top, s_bot = s_mid.copy(), s_mid.copy()
+        wide = ~narrow(lo[:, j], hi[:, j])
+        s_top[wide] = mixture_scores(lo[wide, j], mu[j], rj)
+        s_bot[wide] = mixture_scores(hi[wide, j], mu[j], rj)
+        llr[:, j], _, _, mean[:, j] = interval_terms(
+            lo[:, j], hi[:, j], mu[j], rho, scores=(s_top, s_bot, s_mid), calibrated=bool(cal[j])
+        )
+    return llr, mean
+
+
+def test_exact_terms_reused_give_the_numbers_of_each_list_alone():
+    """ExactTerms (the parameter-free parts made once, every list's midpoints in one pass):
+    bit for bit the list-by-list terms, at every (mu, rho) it is asked for -- with ties, a
+    top-k list, masked genes and a calibrated list."""
+    R = _ranks(900, 7)[0].copy()
+    R[:, 0] = np.ceil(R[:, 0] / 40)  # tie blocks
+    R[R[:, 1] > 200, 1] = np.nan  # a top-200 list
+    masked = np.zeros(R.shape, dtype=bool)
+    masked[::17, 2] = True
+    lo, hi = block_intervals(R, masked)
+    rng = np.random.default_rng(3)
+    p = rng.random(lo.shape[0]) ** 2
+    lo = np.column_stack([lo, p])
+    hi = np.column_stack([hi, p])
+    cal = np.array([False, False, False, True])
+    terms = posterior.ExactTerms(lo, hi, cal)
+    for mu, rho in (([1.5, 2.0, 0.0, 1.0], 0.05), ([0.0, 0.3, 3.0, 2.5], 0.2), ([0.0] * 4, 0.1)):
+        mu = np.asarray(mu)
+        want = _exact_terms_list_by_list(lo, hi, mu, rho, cal)
+        for got in (terms.terms(mu, rho), posterior.exact_list_terms(lo, hi, mu, rho, cal)):
+            np.testing.assert_array_equal(got[0], want[0])
+            np.testing.assert_array_equal(got[1], want[1])

@@ -72,7 +72,6 @@ from kofs.aggregate.binormal import (
     POINT_WIDTH,
     GridPoints,
     copula_points,
-    grid_scores_q,
     interval_terms,
     mixture_scores,
     narrow,
@@ -858,26 +857,53 @@ def exact_list_terms(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per gene and data list: ``log LR`` of its exact interval and the interval's mean latent
     score under the mixture, at (mu, rho); ``calibrated`` lists' u are null p-values."""
-    M, D = lo.shape
-    llr = np.zeros((M, D))
-    mean = np.zeros((M, D))
-    cal = np.zeros(D, dtype=bool) if calibrated is None else np.asarray(calibrated, bool)
-    shift = score_grid(mu, np.where(cal, 0.0, rho) if cal.any() else rho, GRID_Q)
-    for j in range(D):
-        m = float(mu[j])
-        rj = 0.0 if cal[j] else rho
-        s_mid = grid_scores_q(normal_quantiles(0.5 * (lo[:, j] + hi[:, j])), shift[j], GRID_Q)
+    return ExactTerms(lo, hi, calibrated).terms(mu, rho)
+
+
+class ExactTerms:
+    """:func:`exact_list_terms` of fixed intervals at any (mu, rho): what does not depend on
+    the parameters (the midpoints' normal quantiles and their place on the score grid, which
+    intervals are narrow) is made once, so that a fixed-point iteration over the separations
+    (:func:`_reversed_point`) pays for it once. Every list's midpoint scores are interpolated
+    in one pass (elementwise: the same result as list by list)."""
+
+    def __init__(
+        self, lo: np.ndarray, hi: np.ndarray, calibrated: np.ndarray | None = None
+    ) -> None:
+        self.lo = np.asarray(lo, dtype=np.float64)
+        self.hi = np.asarray(hi, dtype=np.float64)
+        M, D = self.lo.shape
+        self.cal = np.zeros(D, dtype=bool) if calibrated is None else np.asarray(calibrated, bool)
+        self._points = GridPoints(
+            normal_quantiles(0.5 * (self.lo + self.hi)), np.arange(D)[None, :], GRID_Q
+        )
         # the ends' scores enter only for the intervals that are not narrow (ties, censored
         # and masked blocks): solved exactly there
-        s_top, s_bot = s_mid.copy(), s_mid.copy()
-        wide = ~narrow(lo[:, j], hi[:, j])
-        if wide.any():
-            s_top[wide] = mixture_scores(lo[wide, j], m, rj)
-            s_bot[wide] = mixture_scores(hi[wide, j], m, rj)
-        llr[:, j], _, _, mean[:, j] = interval_terms(
-            lo[:, j], hi[:, j], m, rho, scores=(s_top, s_bot, s_mid), calibrated=bool(cal[j])
-        )
-    return llr, mean
+        wide = ~narrow(self.lo, self.hi)
+        self._wide = [np.flatnonzero(wide[:, j]) for j in range(D)]
+
+    def terms(self, mu: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray]:
+        """(log LR, mean latent score), each (M, D), at (mu, rho)."""
+        lo, hi, cal = self.lo, self.hi, self.cal
+        mu = np.asarray(mu, dtype=np.float64)
+        shift = score_grid(mu, np.where(cal, 0.0, rho) if cal.any() else rho, GRID_Q)
+        mean = self._points.scores(shift)  # the midpoints' scores: a narrow interval's mean
+        # a narrow interval's terms (:func:`interval_terms`, elementwise: the same numbers)
+        with np.errstate(invalid="ignore"):
+            llr = mu * mean - 0.5 * mu * mu
+        for j, wide in enumerate(self._wide):
+            if wide.size:  # the others: interval_terms of their exact ends' scores
+                m, rj = float(mu[j]), (0.0 if cal[j] else rho)
+                a, b = lo[wide, j], hi[wide, j]
+                llr[wide, j], _, _, mean[wide, j] = interval_terms(
+                    a,
+                    b,
+                    m,
+                    rho,
+                    scores=(mixture_scores(a, m, rj), mixture_scores(b, m, rj), mean[wide, j]),
+                    calibrated=bool(cal[j]),
+                )
+        return np.where(np.isfinite(llr), llr, 0.0), mean
 
 
 def _pair_start(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -1238,8 +1264,10 @@ class _Fit:
         iu = _offdiag(D)
         # the first start of highest likelihood (a start stopped on reaching another: not one)
         candidates = np.flatnonzero(~merged)
-        lls = [_binned_log_likelihood(problem, theta[j]) for j in candidates]
-        k = int(candidates[int(np.argmax(lls))]) if len(candidates) > 1 else int(candidates[0])
+        k = int(candidates[0])
+        if len(candidates) > 1:
+            lls = [_binned_log_likelihood(problem, theta[j]) for j in candidates]
+            k = int(candidates[int(np.argmax(lls))])
 
         def finish_at(th: np.ndarray, iterations: int, converged: bool) -> PosteriorFit:
             mu, beta, r = problem.split(th)
@@ -1548,14 +1576,15 @@ def _reversed_point(
     cols = np.flatnonzero(down)
     rlo, rhi = 1.0 - hi[:, cols], 1.0 - lo[:, cols]
     m = np.clip(-(wp @ z[:, cols]) / total, 1e-3, MU_MAX)
+    reversed_terms = ExactTerms(rlo, rhi)
     for _ in range(50):  # the separation's EM update with the posteriors fixed
-        _, s = exact_list_terms(rlo, rhi, m, fit.rho)
+        _, s = reversed_terms.terms(m, fit.rho)
         m_new = np.clip((wp @ s) / total, 0.0, MU_MAX)
         done = np.max(np.abs(m_new - m)) < 1e-4
         m = m_new
         if done:
             break
-    llr_r, s = exact_list_terms(rlo, rhi, m, fit.rho)
+    llr_r, s = reversed_terms.terms(m, fit.rho)
     mu = np.asarray(fit.mu, dtype=np.float64).copy()
     llr = np.asarray(fit.list_llr, dtype=np.float64).copy()
     mean = np.asarray(fit.list_scores, dtype=np.float64).copy()
