@@ -1262,3 +1262,49 @@ def test_a_ranking_with_tie_blocks_is_fused_as_a_full_ranking():
     assert "simulations" not in fused.diagnostics["relevant_class_test"]
     assert not any("Top-k lists" in n for n in fused.diagnostics["notices"])
     assert _weights(fused)["mann_whitney"] > 0
+
+
+def test_a_shared_no_class_part_gives_the_test_made_anew():
+    """The relevant-class test's no-class part depends on the intervals alone: made once
+    (kept with the fit that chose among its starts) it gives every test on those intervals
+    the numbers made anew; one made on other intervals is not used; and read with a list
+    reversed it is the no-class part of the reversed intervals (the same model)."""
+    from kofs.aggregate.posterior import class_null_of, relevant_class_test
+
+    rng = np.random.default_rng(4)
+    M = 2000
+    effect = np.where(np.arange(M) < 80, 1.0, 0.0)
+    scores = np.column_stack(
+        [q * effect + rng.normal(size=M) for q in (2.5, 1.5)]
+        + [rng.normal(size=M), -1.5 * effect + rng.normal(size=M)]
+    )
+    R = np.argsort(np.argsort(-scores, axis=0), axis=0) + 1.0
+    R[::50, 1] = np.ceil(R[::50, 1] / 10) * 10  # a few ties
+    lo, hi = observation_intervals(R, None, None)
+    cal = np.zeros(4, dtype=bool)
+    fit = fit_posterior(lo, hi, Prior.empty(M), calibrated=cal)
+    assert fit.class_null is not None  # made choosing among the starts
+    null = class_null_of(lo, hi, np.ones(M), cal, dependent=True)
+    fresh = relevant_class_test(fit, lo, hi)
+    for signed in (True, False):
+        want = relevant_class_test(fit, lo, hi, signed=signed)
+        assert relevant_class_test(fit, lo, hi, signed=signed, null=null) == want
+        assert relevant_class_test(fit, lo, hi, signed=signed, null=fit.class_null) == want
+    # made on other intervals (a copy is not the same intervals): not used
+    other = class_null_of(lo[::-1].copy(), hi[::-1].copy(), np.ones(M), cal, dependent=True)
+    assert not other.matches(lo, hi, np.ones(M), cal, True)
+    assert relevant_class_test(fit, lo, hi, null=other) == fresh
+    # list 3 read reversed
+    flo, fhi = lo.copy(), hi.copy()
+    flo[:, 3], fhi[:, 3] = 1.0 - hi[:, 3], 1.0 - lo[:, 3]
+    flipped = fit_posterior(flo, fhi, Prior.empty(M), calibrated=cal)
+    shared = null.reversed(3, flo, fhi)
+    anew = class_null_of(flo, fhi, np.ones(M), cal, dependent=True)
+    np.testing.assert_array_equal(shared.seen, anew.seen)
+    # (up to the midpoint rule of an interval at the edge of narrow, 1 - u being rounded:
+    # the exact interval mean and its midpoint's score differ by ~1e-6 there)
+    np.testing.assert_allclose(shared.z, anew.z, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(shared.l_null, anew.l_null, rtol=1e-8)
+    got = relevant_class_test(flipped, flo, fhi, null=shared)
+    want = relevant_class_test(flipped, flo, fhi)
+    np.testing.assert_allclose(got["gain"], want["gain"], rtol=1e-6)

@@ -59,7 +59,8 @@ from __future__ import annotations
 
 import copy
 import inspect
-from dataclasses import dataclass, replace
+import weakref
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -178,6 +179,10 @@ class PosteriorFit:
     relevant_class : dict or None
         :func:`relevant_class_test` of this fit when :func:`fit_posterior` already computed it
         (choosing among its starts), so that the caller need not compute it again.
+    class_null : ClassNull or None
+        The relevant-class test's no-class part on the fit's intervals when
+        :func:`fit_posterior` made it (choosing among its starts): a later test of a fit on
+        the same intervals (:func:`relevant_class_test`'s ``null``) reuses it.
     """
 
     mu: np.ndarray
@@ -199,6 +204,7 @@ class PosteriorFit:
     refitted: bool = False
     envelope: Envelope | None = None
     relevant_class: dict[str, float] | None = None
+    class_null: ClassNull | None = field(default=None, repr=False, compare=False)
 
     @property
     def posterior(self) -> np.ndarray:
@@ -1304,14 +1310,18 @@ class _Fit:
             # The test's class model has signed separations, whose likelihood is at least that
             # of the fit's own (mu >= 0): where the latter is above no class, so is the former,
             # and the signed test (the reported one) is left to the caller (on a second thread)
-            if relevant_class_test(fit, lo, hi, weights=w, signed=False)["gain"] < 0:
+            # The no-class part depends on the intervals alone: made once for every test here,
+            # and kept with the fit for the caller's tests on the same intervals
+            null = class_null_of(lo, hi, w, problem.cal, dependent=True)
+            fit = replace(fit, class_null=null)
+            if relevant_class_test(fit, lo, hi, weights=w, signed=False, null=null)["gain"] < 0:
                 fits = {k: fit}
-                tests = {k: relevant_class_test(fit, lo, hi, weights=w)}
+                tests = {k: relevant_class_test(fit, lo, hi, weights=w, null=null)}
                 if tests[k]["gain"] < 0:
                     for j in candidates.tolist():
                         if j != k:
-                            fits[j] = finish(j)
-                            tests[j] = relevant_class_test(fits[j], lo, hi, weights=w)
+                            fits[j] = replace(finish(j), class_null=null)
+                            tests[j] = relevant_class_test(fits[j], lo, hi, weights=w, null=null)
                     if D >= 3 and pair >= 0 and max(t["gain"] for t in tests.values()) < 0:
                         # Every start reads the lists' shared noise as the class. Where every
                         # list shares one noise factor they all end in one mode: every separation
@@ -1332,8 +1342,10 @@ class _Fit:
                             rounds=ROUNDS,
                         )
                         j = len(theta)  # after the usual starts (ties go to them)
-                        fits[j] = finish_at(extra[0], int(s_x[0]), bool(d_x[0]))
-                        tests[j] = relevant_class_test(fits[j], lo, hi, weights=w)
+                        fits[j] = replace(
+                            finish_at(extra[0], int(s_x[0]), bool(d_x[0])), class_null=null
+                        )
+                        tests[j] = relevant_class_test(fits[j], lo, hi, weights=w, null=null)
                     k = max(tests, key=lambda j: (tests[j]["gain"], -j))
                 fit = replace(fits[k], relevant_class=tests[k])
         return fit
@@ -1466,6 +1478,89 @@ def _seen_copula(scores: np.ndarray, seen: np.ndarray, S: np.ndarray) -> np.ndar
     return out
 
 
+@dataclass(frozen=True)
+class ClassNull:
+    """The no-class model of :func:`relevant_class_test` on intervals ``lo``, ``hi`` with gene
+    weights ``w``: it depends on them alone (not on the fit), so every test on those intervals
+    can share it (:func:`class_null_of`).
+
+    ``z`` (M, D): the intervals' ``N(0, 1)`` means (the null's latent scores; None when the
+    test needs none); ``seen`` (M, D): the observations the copula terms read as points;
+    ``S0``: the no-class correlation (None without dependence); ``l_null``: its full
+    log-likelihood. ``key`` holds what it was made from (weak references to ``lo`` and ``hi``,
+    the weights, calibrated lists and dependence), so that :meth:`matches` tells whether a
+    test may use it."""
+
+    z: np.ndarray | None
+    seen: np.ndarray
+    S0: np.ndarray | None
+    l_null: float
+    key: tuple[Any, ...]
+
+    def matches(
+        self, lo: np.ndarray, hi: np.ndarray, w: np.ndarray, cal: np.ndarray, dependent: bool
+    ) -> bool:
+        lo_ref, hi_ref, w0, cal0, dep0 = self.key
+        return (
+            lo_ref() is lo
+            and hi_ref() is hi
+            and dep0 == dependent
+            and np.array_equal(cal0, cal)
+            and np.array_equal(w0, w)
+        )
+
+    def reversed(self, col: int, lo: np.ndarray, hi: np.ndarray) -> ClassNull:
+        """The null part of the same lists with list ``col`` read reversed (``lo``, ``hi``:
+        those intervals, ``u -> 1 - u``): its latent scores negated, its correlations with
+        the others too, the likelihood unchanged (the Gaussian copula density of ``D z`` under
+        ``D S0 D``, D the sign flip, is that of z under S0). Numerically equivalent to
+        :func:`class_null_of` of the reversed intervals, not bit for bit (``Q^-1(1 - u)`` is
+        computed, there, from a rounded ``1 - u``)."""
+        _, _, w0, cal0, dep0 = self.key
+        z = None
+        if self.z is not None:
+            z = self.z.copy()
+            z[:, col] = -z[:, col]
+        S0 = None
+        if self.S0 is not None:
+            S0 = self.S0.copy()
+            S0[col, :] = -S0[col, :]
+            S0[:, col] = -S0[:, col]
+        key = (weakref.ref(lo), weakref.ref(hi), w0, cal0, dep0)
+        return ClassNull(z, self.seen, S0, self.l_null, key)
+
+
+def class_null_of(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    w: np.ndarray,
+    calibrated: np.ndarray,
+    *,
+    dependent: bool,
+    scores: bool = True,
+) -> ClassNull:
+    """The :class:`ClassNull` of :func:`relevant_class_test` on ``lo``, ``hi`` (the null's
+    latent scores when ``scores`` or ``dependent``)."""
+    M, D = lo.shape
+    cal = np.asarray(calibrated, bool)
+    # N(0, 1) interval means (the null's scores; which lists sit below their mean). The
+    # mixture is N(0, 1) whatever rho at mu = 0: rho = 0, so that fits of any rho share them
+    z = ExactTerms(lo, hi, cal).terms(np.zeros(D), 0.0)[1] if dependent or scores else None
+    seen = np.zeros((M, D), dtype=bool)
+    S0 = None
+    l_null = 0.0
+    if dependent:
+        assert z is not None
+        seen = copula_points(lo, hi)
+        # a list seen for fewer than half of the genes (a top-k list) enters through its
+        # interval terms only: its pairs' moments would be those of its top, range-restricted
+        seen &= seen.mean(axis=0) >= 0.5
+        S0 = _pairwise_correlation(z, w, z, np.zeros(M), seen)
+        l_null = float(np.sum(w * _seen_copula(z, seen, S0)))
+    key = (weakref.ref(lo), weakref.ref(hi), w, cal, dependent)
+    return ClassNull(z, seen, S0, l_null, key)
+
+
 def relevant_class_test(
     fit: PosteriorFit,
     lo: np.ndarray,
@@ -1474,6 +1569,7 @@ def relevant_class_test(
     weights: np.ndarray | None = None,
     dependence: bool = True,
     signed: bool = True,
+    null: ClassNull | None = None,
 ) -> dict[str, float]:
     """Does the fit's relevant class explain the lists more than their correlation alone?
 
@@ -1499,30 +1595,18 @@ def relevant_class_test(
     signed (``signed``; else those of the fit, >= 0: a lower bound of the gain), below.
 
     ``fit`` is a fit on ``lo``, ``hi`` with exact final terms (:func:`fit_posterior`'s
-    default). Returns ``statistic``, ``df``, ``p_value`` and ``gain`` (``l_fit - l_null``,
-    nats)."""
+    default). ``null``: the no-class part (:func:`class_null_of`) when already made on these
+    intervals (used when it :meth:`~ClassNull.matches` them; else made here). Returns
+    ``statistic``, ``df``, ``p_value`` and ``gain`` (``l_fit - l_null``, nats)."""
     lo = np.asarray(lo, dtype=np.float64)
     hi = np.asarray(hi, dtype=np.float64)
     M, D = lo.shape
     w = np.ones(M) if weights is None else np.asarray(weights, dtype=np.float64)
     cal = np.zeros(D, bool) if fit.calibrated is None else np.asarray(fit.calibrated, bool)
     dependent = dependence and D > 1
-    # N(0, 1) interval means (the null's scores; which lists sit below their mean)
-    z = (
-        exact_list_terms(lo, hi, np.zeros(D), fit.rho, fit.calibrated)[1]
-        if dependent or signed
-        else None
-    )
-    seen = np.zeros((M, D), dtype=bool)
-    l_null = 0.0
-    if dependent:
-        assert z is not None
-        seen = copula_points(lo, hi)
-        # a list seen for fewer than half of the genes (a top-k list) enters through its
-        # interval terms only: its pairs' moments would be those of its top, range-restricted
-        seen &= seen.mean(axis=0) >= 0.5
-        S0 = _pairwise_correlation(z, w, z, np.zeros(M), seen)
-        l_null = float(np.sum(w * _seen_copula(z, seen, S0)))
+    if null is None or not null.matches(lo, hi, w, cal, dependent) or (null.z is None and signed):
+        null = class_null_of(lo, hi, w, cal, dependent=dependent, scores=signed)
+    z, seen, l_null = null.z, null.seen, null.l_null
 
     eta = fit.prior_log_odds
     v = fit.tempering

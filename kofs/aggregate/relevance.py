@@ -30,9 +30,11 @@ from kofs.aggregate.intervals import TieBlocks, observation_intervals
 from kofs.aggregate.posterior import (
     MU_START,
     SHRINK,
+    ClassNull,
     PosteriorFit,
     Prior,
     _standardise,
+    class_null_of,
     correlation_correction,
     fit_posterior,
     q_values,
@@ -1371,11 +1373,38 @@ def _oriented(
     return float(g0) >= _reversed_gain(lo, hi, prior, cal, col, base, **fit_options)
 
 
-def _class_test(fit: PosteriorFit, lo: np.ndarray, hi: np.ndarray, **fit_options: Any) -> dict:
-    """The relevant-class test of ``fit`` (made with ``fit_options``) on ``lo``, ``hi``."""
+def _class_test(
+    fit: PosteriorFit,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    null: ClassNull | None = None,
+    **fit_options: Any,
+) -> dict:
+    """The relevant-class test of ``fit`` (made with ``fit_options``) on ``lo``, ``hi``
+    (``null``: its no-class part when already made; else the fit's own, when it has one)."""
     if fit.relevant_class:
         return fit.relevant_class
-    return relevant_class_test(fit, lo, hi, dependence=bool(fit_options.get("dependence", True)))
+    return relevant_class_test(
+        fit,
+        lo,
+        hi,
+        dependence=bool(fit_options.get("dependence", True)),
+        null=fit.class_null if null is None else null,
+    )
+
+
+def _class_null(
+    fit: PosteriorFit, lo: np.ndarray, hi: np.ndarray, cal: np.ndarray, **fit_options: Any
+) -> ClassNull:
+    """The no-class part of the relevant-class tests on ``lo``, ``hi`` (the fit's own when it
+    has one: :func:`kofs.aggregate.posterior.fit_posterior` made it choosing among its
+    starts)."""
+    M, D = lo.shape
+    dependent = bool(fit_options.get("dependence", True)) and D > 1
+    w = np.ones(M)
+    if fit.class_null is not None and fit.class_null.matches(lo, hi, w, cal, dependent):
+        return fit.class_null
+    return class_null_of(lo, hi, w, cal, dependent=dependent)
 
 
 def _reversed_gain(
@@ -1385,6 +1414,7 @@ def _reversed_gain(
     cal: np.ndarray,
     col: int,
     base: PosteriorFit,
+    null: ClassNull | None = None,
     **fit_options: Any,
 ) -> float:
     """The relevant-class test's gain (nats over no class) of the lists with list ``col``
@@ -1392,7 +1422,9 @@ def _reversed_gain(
     separation of every list, at most :data:`FLIP_STEPS` steps: a lower bound of the reversed
     reading's gain, so a list is reversed only where even that is higher than the gain as
     given (the reversed fit of a list that leads a good fit wanders for hundreds of steps from
-    the fit's own starts: 7 s at 10 lists x 50,000 genes)."""
+    the fit's own starts: 7 s at 10 lists x 50,000 genes). ``null``: the test's no-class part
+    of the lists as given (:func:`_class_null`), whose reading with a rank list reversed is
+    the same model (:meth:`kofs.aggregate.posterior.ClassNull.reversed`)."""
     flo, fhi = lo.copy(), hi.copy()
     flo[:, col], fhi[:, col] = 1.0 - hi[:, col], 1.0 - lo[:, col]
     if cal[col]:  # p-values: the opposite one-sided test's (1 - p), within the model's range
@@ -1413,7 +1445,9 @@ def _reversed_gain(
         # separation 0 (a point of the model as given), so it shows nothing against the list's
         # direction (a gain above the fit's then only says that fit stopped short of its mode)
         return -np.inf
-    return float(_class_test(other, flo, fhi, **fit_options)["gain"])
+    if null is not None and not cal[col]:  # (a p-value's reverse is clipped: made anew)
+        null = null.reversed(col, flo, fhi)
+    return float(_class_test(other, flo, fhi, null, **fit_options)["gain"])
 
 
 def _score_correlations(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -1478,12 +1512,15 @@ def reversed_list(
     if not cols:
         return None, base, None
     # the reversed readings and the test of the fit as given are independent of each other:
-    # two threads (NumPy's large array operations run without the GIL)
+    # two threads (NumPy's large array operations run without the GIL). The tests share
+    # their no-class part
+    null = _class_null(base, lo, hi, cal, **fit_options)
     with ThreadPoolExecutor(max_workers=2) as pool:
         reversed_gains = [
-            pool.submit(_reversed_gain, lo, hi, prior, cal, j, base, **fit_options) for j in cols
+            pool.submit(_reversed_gain, lo, hi, prior, cal, j, base, null, **fit_options)
+            for j in cols
         ]
-        test = _class_test(base, lo, hi, **fit_options)
+        test = _class_test(base, lo, hi, null, **fit_options)
         gains = [g.result() for g in reversed_gains]
     g0 = float(test["gain"])
     best: tuple[int, tuple[float, float]] | None = None
