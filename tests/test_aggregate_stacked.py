@@ -244,3 +244,16 @@ def test_exact_terms_reused_give_the_numbers_of_each_list_alone():
         for got in (terms.terms(mu, rho), posterior.exact_list_terms(lo, hi, mu, rho, cal)):
             np.testing.assert_array_equal(got[0], want[0])
             np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_exact_terms_added_to_a_binned_fit_are_the_exact_fit():
+    """with_exact_terms of a fit made with binned terms: the exact fit's terms, bit for bit."""
+    lo, hi = block_intervals(_ranks(1500, 11)[0])
+    prior = Prior.empty(lo.shape[0])
+    start = fit_posterior(lo, hi, prior, exact=False)
+    binned = fit_posterior(lo, hi, prior, start=start, exact=False, likelihood=False)
+    exact = fit_posterior(lo, hi, prior, start=start)
+    got = posterior.with_exact_terms(binned, lo, hi)
+    for name in ("mu", "beta", "log_odds", "list_terms", "list_llr", "list_scores"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(exact, name))
+    assert not np.array_equal(binned.log_odds, exact.log_odds)

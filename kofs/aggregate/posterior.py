@@ -1433,6 +1433,21 @@ def finish_fit(
     )
 
 
+def with_exact_terms(fit: PosteriorFit, lo: np.ndarray, hi: np.ndarray) -> PosteriorFit:
+    """``fit`` (made with ``exact=False``: binned terms) with every gene's exact terms on its
+    intervals ``lo``, ``hi``: what :func:`finish_fit` gives with ``exact`` (the same numbers),
+    for a caller that needs them only for some fits (its log-likelihood is left as it is)."""
+    llr, mean = exact_list_terms(lo, hi, fit.mu, fit.rho, fit.calibrated)
+    terms = gene_terms(llr, mean, fit.mu, fit.correlation, fit.tempering)
+    return replace(
+        fit,
+        log_odds=fit.prior_log_odds + terms.sum(axis=1),
+        list_terms=terms,
+        list_llr=llr,
+        list_scores=mean,
+    )
+
+
 def _pairwise_correlation(
     Z1: np.ndarray, w1: np.ndarray, Z0: np.ndarray, w0: np.ndarray, seen: np.ndarray
 ) -> np.ndarray:

@@ -39,6 +39,7 @@ from kofs.aggregate.posterior import (
     fit_posterior,
     q_values,
     relevant_class_test,
+    with_exact_terms,
 )
 from kofs.aggregate.prior import knowledge_prior
 from kofs.aggregate.signed import (
@@ -1438,6 +1439,8 @@ def _reversed_gain(
         calibrated=cal,
         start=replace(base, mu=mu0),
         max_iter=FLIP_STEPS,
+        exact=False,  # the exact terms only when the test needs them, below
+        likelihood=False,  # (the test computes its own)
         **fit_options,
     )
     if other.mu[col] <= NO_SEPARATION:
@@ -1445,6 +1448,7 @@ def _reversed_gain(
         # separation 0 (a point of the model as given), so it shows nothing against the list's
         # direction (a gain above the fit's then only says that fit stopped short of its mode)
         return -np.inf
+    other = with_exact_terms(other, flo, fhi)
     if null is not None and not cal[col]:  # (a p-value's reverse is clipped: made anew)
         null = null.reversed(col, flo, fhi)
     return float(_class_test(other, flo, fhi, null, **fit_options)["gain"])
