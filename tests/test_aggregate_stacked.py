@@ -257,3 +257,22 @@ def test_exact_terms_added_to_a_binned_fit_are_the_exact_fit():
     for name in ("mu", "beta", "log_odds", "list_terms", "list_llr", "list_scores"):
         np.testing.assert_array_equal(getattr(got, name), getattr(exact, name))
     assert not np.array_equal(binned.log_odds, exact.log_odds)
+
+
+def test_a_stack_rebuilt_as_its_fits_stop_gives_each_fit_its_own_steps():
+    """Fits that stop at different steps (the stack rebuilt without them as they do): each
+    ends where it ends alone, bit for bit, after as many steps."""
+    from kofs.aggregate.posterior import solve_stacked
+
+    problems = []
+    for seed, M in ((1, 900), (2, 1500), (3, 1200), (4, 600)):
+        lo, hi = block_intervals(_ranks(M, seed)[0])
+        X, _, _ = _standardise(np.zeros((M, 0)), np.ones(M))
+        problems.append(_Problem(code_intervals(lo, hi, n_bins=256), X, np.ones(M), 0.5))
+    start = np.array([[1.0, 1.0, 1.0, -2.0]] * len(problems))
+    theta, steps, done, _ = solve_stacked(problems, np.eye(3), start, tol=1e-6, max_iter=200)
+    assert len(set(steps.tolist())) > 2  # they stop at different steps
+    for k, problem in enumerate(problems):
+        alone = solve_stacked([problem], np.eye(3), start[k : k + 1], tol=1e-6, max_iter=200)
+        np.testing.assert_array_equal(theta[k], alone[0][0])
+        assert steps[k] == alone[1][0] and done[k] == alone[2][0]
