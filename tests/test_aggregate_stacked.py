@@ -276,3 +276,36 @@ def test_a_stack_rebuilt_as_its_fits_stop_gives_each_fit_its_own_steps():
         alone = solve_stacked([problem], np.eye(3), start[k : k + 1], tol=1e-6, max_iter=200)
         np.testing.assert_array_equal(theta[k], alone[0][0])
         assert steps[k] == alone[1][0] and done[k] == alone[2][0]
+
+
+def test_halves_reusing_the_coding_of_more_lists_are_the_halves_made_anew(monkeypatch):
+    """prepare_halves' reuse: the halves of some of the lists, taking those lists' coding from
+    halves made of all of them (as the fusion does when it leaves a list out), are the halves
+    made anew; halves of other genes (another seed) are not used."""
+    from kofs.aggregate import intervals
+
+    coded = []
+    made = intervals._Coder.column
+    monkeypatch.setattr(
+        intervals._Coder, "column", lambda self, *a: coded.append(1) or made(self, *a)
+    )
+    R = _ranks(1800, 9, (DataList("a", 2.0), DataList("b", 1.0), DataList("c", 0.0)))[0].copy()
+    R[:, 1] = np.ceil(R[:, 1] / 7)  # tie blocks
+    R[R[:, 2] > 700, 2] = np.nan  # a top-700 list
+    prior = Prior.empty(R.shape[0])
+    std = _standardise(prior.X, np.ones(R.shape[0]))[1:]
+    kw = dict(masked=None, n=5, max_prior=0.5, n_bins=256, standardisation=std)
+    every = prepare_halves(R, prior, seed=2, **kw)
+    cols = np.array([0, 2])
+    want = prepare_halves(R[:, cols], prior, seed=2, **kw)
+    for seed, reused in ((2, True), (3, False)):
+        coded.clear()
+        got = prepare_halves(R[:, cols], prior, seed=seed, reuse=(every, cols), **kw)
+        assert len(coded) == (0 if reused else 5)  # (list 0: by its positions, apart)
+        if not reused:
+            want = prepare_halves(R[:, cols], prior, seed=seed, **kw)
+        for a, b in zip(got.problems, want.problems, strict=True):
+            for name in ("codes", "lo", "hi", "list_of", "offsets"):
+                np.testing.assert_array_equal(getattr(a.coded, name), getattr(b.coded, name))
+            np.testing.assert_array_equal(a.codes, b.codes)
+            np.testing.assert_array_equal(a.w, b.w)

@@ -22,6 +22,9 @@ __all__ = [
     "observation_intervals",
 ]
 
+#: One list's coding: each gene's code (from 0) and the list's table of intervals (lo, hi).
+Column = tuple[np.ndarray, np.ndarray, np.ndarray]
+
 
 def block_intervals(
     ranks: np.ndarray, masked: np.ndarray | None = None, *, blocks: TieBlocks | None = None
@@ -145,20 +148,27 @@ class TieBlocks:
         single: int = 100,
         calibrated: np.ndarray | None = None,
         p_intervals: tuple[np.ndarray, np.ndarray] | None = None,
+        known: list[Column | None] | None = None,
     ) -> Coded:
         """``code_intervals(*self.intervals(rows), ...)`` without the intervals: a list
         that keeps and holds every one of ``rows``, each alone in its tie block (a full
         ranking without ties), is coded from the genes' integer positions by one table.
         ``calibrated`` lists are coded from ``p_intervals`` (their genes' p-values, (rows,
-        L) arrays), whose columns of the other lists are not read."""
+        L) arrays), whose columns of the other lists are not read. ``known``: each list's
+        coding when already made (:meth:`Coded.column` of a coding of the same ``rows`` and
+        bins; None: made here) -- a list's coding depends on its own positions alone."""
         L, M = self.keep.shape
         rows = np.asarray(rows, dtype=np.intp)
         cal = np.zeros(L, dtype=bool) if calibrated is None else np.asarray(calibrated, bool)
         chosen = np.zeros(M, dtype=bool)
         chosen[rows] = True
         coder = _Coder(rows.size, n_bins, single)
-        columns = []
+        columns: list[Column] = []
         for j in range(L):
+            made = None if known is None else known[j]
+            if made is not None:
+                columns.append(made)
+                continue
             if cal[j]:
                 assert p_intervals is not None
                 columns.append(coder.column(p_intervals[0][:, j], p_intervals[1][:, j], True))
@@ -241,6 +251,12 @@ class Coded:
     @property
     def size(self) -> int:
         return int(self.lo.size)
+
+    def column(self, j: int) -> Column:
+        """List j's coding as :meth:`_Coder.column` makes it: its codes (from 0) and its
+        table of intervals."""
+        a, b = int(self.offsets[j]), int(self.offsets[j + 1])
+        return self.codes[:, j] - a, self.lo[a:b], self.hi[a:b]
 
 
 #: Normal scores ``Q^-1(p)`` spanned by the bins of a calibrated list's p-values (p from

@@ -54,6 +54,7 @@ from kofs.aggregate.signed import (
 from kofs.aggregate.top_k_null import simulated_class_test, top_k_lists
 from kofs.aggregate.uncertainty import (
     LITTLE_SAY,
+    Halves,
     Resamples,
     agreement_test,
     half_sample_fits,
@@ -385,15 +386,19 @@ def posterior_aggregate(
     if reversed_of:
         Bd, blocks, (lo, hi) = intervals(data_cols)
 
-    def side_tasks(pool: ThreadPoolExecutor, cols: np.ndarray, single: bool) -> tuple[Any, Any]:
+    def side_tasks(
+        pool: ThreadPoolExecutor, cols: np.ndarray, single: bool, before: tuple | None = None
+    ) -> tuple[Any, Any]:
         """The half-sample refits' data (None: no refits) and the agreement test, on the
-        pool's thread: they depend on the ranks alone (not on the fit)."""
+        pool's thread: they depend on the ranks alone (not on the fit). ``before``: the side
+        tasks started for other lists (``(lists, halves, agreement)``), whose halves, when
+        they were made, give the lists both have their coding (:func:`_made_halves`)."""
         halves = None
         if resamples > 0 and not single and M >= RESAMPLE_MIN_GENES:
             halves = pool.submit(
-                prepare_halves,
-                R[:, cols],
-                prior,
+                lambda **kw: prepare_halves(reuse=_made_halves(before, cols), **kw),
+                data_ranks=R[:, cols],
+                prior=prior,
                 masked=Bd,
                 n=int(resamples),
                 seed=seed,
@@ -408,6 +413,7 @@ def posterior_aggregate(
         return halves, pool.submit(agreement_test, lo, hi)
 
     prefit: PosteriorFit | None = None  # the untempered fit, when already made ...
+    before: tuple | None = None  # side tasks of lists since left out
     known_test: dict[str, float] | None = None  # ... and its relevant-class test
     side: ThreadPoolExecutor | None = None
     early: tuple[np.ndarray, Any, Any] | None = None  # side tasks started for these lists
@@ -438,7 +444,7 @@ def posterior_aggregate(
                 known_test = None
                 _cancel(early)  # (those tasks' lists were others)
                 # the side tasks of the lists without it, beside the refit below
-                early = (data_cols, *side_tasks(side, data_cols, False))
+                early = (data_cols, *side_tasks(side, data_cols, False, early))
                 if prefit.mu[k] <= NO_SEPARATION:
                     # it had no say: the fit without it, from the fit with it
                     rest = np.delete(np.arange(prefit.mu.size), k)
@@ -501,7 +507,7 @@ def posterior_aggregate(
                 data_cols = data_cols[sorted(g[0] for g in sources)]
                 Bd, blocks, (lo, hi) = intervals(data_cols)
                 _cancel(early)
-                early = None
+                before, early = early, None
                 # the fit of the lists kept from the usual starts: as if given alone (a start
                 # from the fit with the others can stay in the mode their shared noise made)
                 known_test, prefit = None, None
@@ -620,7 +626,7 @@ def posterior_aggregate(
             if early is not None and np.array_equal(early[0], data_cols):
                 halves, agreement = early[1], early[2]
             else:  # (a list left out since: those tasks' lists were others)
-                halves, agreement = side_tasks(side, data_cols, single)
+                halves, agreement = side_tasks(side, data_cols, single, early or before)
             base = prefit or fit_posterior(
                 lo,
                 hi,
@@ -1129,6 +1135,19 @@ def _cancel(early: tuple | None) -> None:
     for task in () if early is None else early[1:]:
         if task is not None:
             task.cancel()
+
+
+def _made_halves(before: tuple | None, cols: np.ndarray) -> tuple[Halves, np.ndarray] | None:
+    """The halves made by the side tasks ``before`` (``(lists, halves, agreement)``, started
+    for other lists) when they were made (not cancelled, no error), with the index there of
+    each list of ``cols`` (-1: not there): :func:`prepare_halves`' ``reuse``. Called on the
+    side thread, after those tasks (one worker: they have run or been cancelled); the halves
+    are the same with or without them."""
+    task = None if before is None else before[1]
+    if task is None or not task.done() or task.cancelled() or task.exception() is not None:
+        return None
+    at = {int(c): i for i, c in enumerate(np.asarray(before[0]).tolist())}
+    return task.result(), np.array([at.get(int(c), -1) for c in cols], dtype=np.int64)
 
 
 def _source_notice(groups: list[list[str]], correlations: list[float]) -> str:

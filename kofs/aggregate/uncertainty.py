@@ -193,6 +193,7 @@ class Halves:
     problems: list[_Problem]
     standardisation: tuple[np.ndarray, np.ndarray]
     calibrated: np.ndarray
+    bins: int = RESAMPLE_BINS
 
 
 def prepare_halves(
@@ -209,13 +210,18 @@ def prepare_halves(
     blocks: TieBlocks | None = None,
     intervals: tuple[np.ndarray, np.ndarray] | None = None,
     threads: int = 2,
+    reuse: tuple[Halves, np.ndarray] | None = None,
 ) -> Halves:
     """The ``n`` halves of the genes (drawn with ``seed``) and their binned data: each half
     re-ranked (its positions among its own genes; a ``calibrated`` list keeps its genes'
     p-values, ``intervals``: the fit's ``lo``, ``hi``), its prior design on the fit's
     ``standardisation``. Nothing here depends on the fit's parameters, so it can be made while
     the fit is solved. ``blocks``: ``TieBlocks.of(data_ranks, masked)`` when already made;
-    ``threads``: the halves made on that many threads when they are large."""
+    ``threads``: the halves made on that many threads when they are large. ``reuse``: halves
+    made as these are (the same genes, ``n``, ``seed`` and bins) of lists of which these are
+    some, with the index there of each of these lists (-1: not there) -- a list's coding of a
+    half depends on its own positions alone, so those lists' are taken from them (the fusion
+    that leaves a list out after making the halves of all)."""
     R = np.asarray(data_ranks, dtype=np.float64)
     M, D = R.shape
     rng = np.random.default_rng(seed)
@@ -231,8 +237,21 @@ def prepare_halves(
     # itself alone (pool.map keeps their order)
     pool_size = threads if threads > 1 and (M // 2) * D * n >= SPLIT_SIZE else 1
 
-    def prepare(rows: np.ndarray) -> tuple[np.ndarray, _Problem]:
+    old, where = (None, None) if reuse is None else reuse
+    if old is not None and (
+        old.bins != bins
+        or len(old.rows) != n
+        or any(not np.array_equal(a, b) for a, b in zip(old.rows, halves, strict=True))
+    ):
+        old = None
+
+    def prepare(k: int) -> tuple[np.ndarray, _Problem]:
+        rows = halves[k]
         Xs, _, _ = _standardise(X[rows], None, standardisation)
+        known = None
+        if old is not None and where is not None:
+            done = old.problems[k].coded
+            known = [done.column(int(i)) if i >= 0 else None for i in where]
         coded = blocks.coded(
             rows,
             n_bins=bins,
@@ -240,12 +259,13 @@ def prepare_halves(
             p_intervals=(intervals[0][rows], intervals[1][rows])
             if intervals is not None and cal.any()
             else None,
+            known=known,
         )
         return Xs, _Problem(coded, Xs, np.ones(len(rows)), max_prior, collapse=True, calibrated=cal)
 
     with ThreadPoolExecutor(max_workers=pool_size) as pool:
-        made = list(pool.map(prepare, halves))
-    return Halves(halves, [m[0] for m in made], [m[1] for m in made], standardisation, cal)
+        made = list(pool.map(prepare, range(n)))
+    return Halves(halves, [m[0] for m in made], [m[1] for m in made], standardisation, cal, bins)
 
 
 def half_sample_fits(
