@@ -552,6 +552,7 @@ def posterior_aggregate(
     statistics: dict[str, np.ndarray]
     beyond: dict[str, float] | None = None
     resampled: Resamples | None = None
+    integrated: np.ndarray | None = None  # the local fdr integrated over the refits' error
     empirical: dict[str, Any] | None = None
     fit: PosteriorFit | SignedFit
     robust: PosteriorFit | SignedFit
@@ -711,6 +712,22 @@ def posterior_aggregate(
                     weights_of=lambda f, rows: _list_weights(f, prior, data_cols, names, rows),
                 )
             robust = fit if bounded is None else bounded.result()
+            # the integrated posteriors while the side thread finishes the class test
+            integrated = (
+                None
+                if resampled is None
+                else integrated_lfdr(
+                    robust,
+                    lo,
+                    hi,
+                    prior,
+                    resampled.cov,
+                    draws=INTEGRATION_DRAWS,
+                    seed=seed,
+                    max_prior=max_prior,
+                    n_bins=n_bins,
+                )
+            )
             test = agreement.result()
             beyond = base.relevant_class if class_test is None else class_test.result()
         except BaseException as exc:
@@ -750,19 +767,8 @@ def posterior_aggregate(
                     "posterior is above its prior. Give labels (--labels) or known genes to learn "
                     "which list to trust."
                 )
-            lfdr = 1.0 - robust.posterior  # the plug-in one, without refits
-            if resampled is not None:
-                lfdr = integrated_lfdr(
-                    robust,
-                    lo,
-                    hi,
-                    prior,
-                    resampled.cov,
-                    draws=INTEGRATION_DRAWS,
-                    seed=seed,
-                    max_prior=max_prior,
-                    n_bins=n_bins,
-                )
+            # integrated over the parameters' error (the plug-in one without refits)
+            lfdr = 1.0 - robust.posterior if integrated is None else integrated
             q = q_values(lfdr, scores)
             # the chance that the lists share no signal at all (then no gene can be told from the
             # others), or that their agreement is only their correlation (shared noise: lists
