@@ -1280,6 +1280,10 @@ class _Fit:
             lls = [_binned_log_likelihood(problem, theta[j]) for j in candidates]
             k = int(candidates[int(np.argmax(lls))])
 
+        # the exact terms' parameter-free parts: made once for every start finished here and
+        # the relevant-class tests' null scores
+        exact_terms = ExactTerms(lo, hi, problem.cal) if exact else None
+
         def finish_at(th: np.ndarray, iterations: int, converged: bool) -> PosteriorFit:
             mu, beta, r = problem.split(th)
             S = _corr_matrix(r, D) if problem.dependence else np.eye(D)
@@ -1294,6 +1298,7 @@ class _Fit:
                 likelihood=likelihood,
                 iterations=iterations,
                 converged=converged,
+                exact_terms=exact_terms,
             )
 
         def finish(j: int) -> PosteriorFit:
@@ -1317,7 +1322,7 @@ class _Fit:
             # and the signed test (the reported one) is left to the caller (on a second thread)
             # The no-class part depends on the intervals alone: made once for every test here,
             # and kept with the fit for the caller's tests on the same intervals
-            null = class_null_of(lo, hi, w, problem.cal, dependent=True)
+            null = class_null_of(lo, hi, w, problem.cal, dependent=True, exact_terms=exact_terms)
             fit = replace(fit, class_null=null)
             if relevant_class_test(fit, lo, hi, weights=w, signed=False, null=null)["gain"] < 0:
                 fits = {k: fit}
@@ -1397,10 +1402,12 @@ def finish_fit(
     likelihood: bool,
     iterations: int,
     converged: bool,
+    exact_terms: ExactTerms | None = None,
 ) -> PosteriorFit:
     """The :class:`PosteriorFit` of the parameters ``(mu, beta, S)`` fitted on ``problem``
     (the genes' intervals ``lo``, ``hi`` and standardised design ``X``): every gene's terms,
-    exact (from ``lo``, ``hi``) or binned (without them: None)."""
+    exact (from ``lo``, ``hi``; ``exact_terms``: their :class:`ExactTerms` when already made)
+    or binned (without them: None)."""
     mu, beta, S = params
     v = problem.v
     eta = X @ beta
@@ -1408,7 +1415,9 @@ def finish_fit(
     cal = problem.cal
     if exact:
         assert lo is not None and hi is not None
-        llr_g, mean_g = exact_list_terms(lo, hi, mu, rho, cal)
+        if exact_terms is None:
+            exact_terms = ExactTerms(lo, hi, cal)
+        llr_g, mean_g = exact_terms.terms(mu, rho)
     else:
         llr_k, _, _, mean_k = problem.terms(mu, rho)
         llr_g, mean_g = llr_k[problem.coded.codes], mean_k[problem.coded.codes]
@@ -1558,14 +1567,20 @@ def class_null_of(
     *,
     dependent: bool,
     scores: bool = True,
+    exact_terms: ExactTerms | None = None,
 ) -> ClassNull:
     """The :class:`ClassNull` of :func:`relevant_class_test` on ``lo``, ``hi`` (the null's
-    latent scores when ``scores`` or ``dependent``)."""
+    latent scores when ``scores`` or ``dependent``; ``exact_terms``: the intervals'
+    :class:`ExactTerms` when already made)."""
     M, D = lo.shape
     cal = np.asarray(calibrated, bool)
     # N(0, 1) interval means (the null's scores; which lists sit below their mean). The
     # mixture is N(0, 1) whatever rho at mu = 0: rho = 0, so that fits of any rho share them
-    z = ExactTerms(lo, hi, cal).terms(np.zeros(D), 0.0)[1] if dependent or scores else None
+    z = None
+    if dependent or scores:
+        if exact_terms is None or not np.array_equal(exact_terms.cal, cal):
+            exact_terms = ExactTerms(lo, hi, cal)
+        z = exact_terms.terms(np.zeros(D), 0.0)[1]
     seen = np.zeros((M, D), dtype=bool)
     S0 = None
     l_null = 0.0
