@@ -309,3 +309,16 @@ def test_halves_reusing_the_coding_of_more_lists_are_the_halves_made_anew(monkey
                 np.testing.assert_array_equal(getattr(a.coded, name), getattr(b.coded, name))
             np.testing.assert_array_equal(a.codes, b.codes)
             np.testing.assert_array_equal(a.w, b.w)
+
+
+def test_a_full_ranking_is_ordered_as_by_a_stable_sort():
+    """TieBlocks' order of a list's genes: one scatter for the ranks 1..n each once, the
+    stable sort otherwise (ties, gaps, a repeated rank, ranks not from 1)."""
+    from kofs.aggregate.intervals import _stable_order
+
+    rng = np.random.default_rng(5)
+    full = rng.permutation(400) + 1.0
+    cases = [full, np.ceil(full / 3), full + 0.5, full + 1, np.append(full, 7.0)]
+    cases += [np.array([1.0]), np.zeros(0), np.where(full == 5, 6.0, full)]
+    for col in cases:
+        np.testing.assert_array_equal(_stable_order(col), np.argsort(col, kind="stable"))
