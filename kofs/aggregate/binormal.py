@@ -195,26 +195,34 @@ class GridPoints:
         self.q = np.asarray(q, dtype=np.float64)
         self.grid = grid
         self.finite = np.isfinite(self.q)
-        x = self.q[self.finite]
+        # (every point finite, the common case: the points themselves, not a copy)
+        self.all_finite = bool(self.finite.all())
+        x = self.q.ravel() if self.all_finite else self.q[self.finite]
         rows = np.zeros(self.q.shape, dtype=np.intp) if rows is None else rows
-        self.rows = np.broadcast_to(rows, self.q.shape)[self.finite]
+        self.rows = (
+            np.broadcast_to(rows, self.q.shape).ravel()
+            if self.all_finite
+            else np.broadcast_to(rows, self.q.shape)[self.finite]
+        )
         n = grid.size
         h = (grid[-1] - grid[0]) / (n - 1)
         j = np.floor((x - grid[0]) / h)
         np.clip(j, 0, n - 2, out=j)
         k = j.astype(np.intp)
         # the division's rounding may miss the interval by one: grid[k] <= x < grid[k + 1]
-        k -= x < grid[k]
+        k -= x < grid.take(k)
         np.clip(k, 0, n - 2, out=k)
-        k += x >= grid[k + 1]
+        k += x >= grid.take(k + 1)
         np.clip(k, 0, n - 2, out=k)
         self.k = k
-        self.dx = x - grid[k]
-        self.step = grid[k + 1] - grid[k]
-        # each point's grid cell as a flat index into a (rows, grid size) table, and its
-        # row's first and last entries (a fit's EM step reads a new table every time)
-        self.flat = self.rows * n + k
+        self.dx = x - grid.take(k)
+        self.step = np.diff(grid).take(k)  # grid[k + 1] - grid[k]
+        # each point's grid cell as a flat index into a (rows, grid size) table (and the
+        # next entry's), and its row's first and last entries (a fit's EM step reads a new
+        # table every time)
         self.first = self.rows * n
+        self.flat = self.first + k
+        self.flat_next = self.flat + 1
         self.below = np.flatnonzero(x < grid[0])
         self.above = np.flatnonzero(x >= grid[-1])
         self.at_point = np.flatnonzero(self.dx == 0)
@@ -225,7 +233,7 @@ class GridPoints:
         non-finite values (the grid's last point, u = 1) are handled as ``np.interp`` does."""
         grid, k, dx = self.grid, self.k, self.dx
         flat = np.ascontiguousarray(table, dtype=np.float64).ravel()
-        y0, y1 = flat.take(self.flat), flat.take(self.flat + 1)
+        y0, y1 = flat.take(self.flat), flat.take(self.flat_next)
         with np.errstate(invalid="ignore", over="ignore"):
             slope = (y1 - y0) / self.step
             v = slope * dx + y0
@@ -237,6 +245,8 @@ class GridPoints:
         v[self.at_point] = y0[self.at_point]
         v[self.below] = flat.take(self.first[self.below])
         v[self.above] = flat.take(self.first[self.above] + grid.size - 1)
+        if self.all_finite:
+            return (self.x + v).reshape(self.q.shape)
         out = self.q.copy()
         out[self.finite] = self.x + v
         return out
