@@ -322,3 +322,21 @@ def test_a_full_ranking_is_ordered_as_by_a_stable_sort():
     cases += [np.array([1.0]), np.zeros(0), np.where(full == 5, 6.0, full)]
     for col in cases:
         np.testing.assert_array_equal(_stable_order(col), np.argsort(col, kind="stable"))
+
+
+def test_agreement_tests_sharing_their_tails_are_the_tests_made_alone():
+    """The overlap tails kept by an agreement test of all the lists give the test of some of
+    them (the fusion's, after leaving one out) its numbers, read from there."""
+    lo, hi = block_intervals(_ranks(3000, 13)[0])
+    tails: dict = {}
+    first = uncertainty.agreement_test(lo, hi, tails)
+    assert first["p_value"] == uncertainty.agreement_test(lo, hi)["p_value"]
+    assert len(tails) > 0
+    known = dict(tails)
+    got = uncertainty.agreement_test(lo[:, [0, 2]], hi[:, [0, 2]], tails)
+    assert tails == known  # every tail read, none computed
+    want = uncertainty.agreement_test(lo[:, [0, 2]], hi[:, [0, 2]])
+    assert {k: v for k, v in got.items() if k != "correlation"} == {
+        k: v for k, v in want.items() if k != "correlation"
+    }
+    np.testing.assert_array_equal(got["correlation"], want["correlation"])

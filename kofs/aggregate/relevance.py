@@ -410,8 +410,11 @@ def posterior_aggregate(
                 intervals=(lo, hi),
                 threads=1,  # beside the fit: one thread each
             )
-        return halves, pool.submit(agreement_test, lo, hi)
+        return halves, pool.submit(agreement_test, lo, hi, tails)
 
+    # the agreement tests' overlap tails (a test of the lists left after one is left out reads
+    # its pairs' from the test of all; on the side thread, one test at a time)
+    tails: dict[tuple[int, int, int, int], float] = {}
     prefit: PosteriorFit | None = None  # the untempered fit, when already made ...
     before: tuple | None = None  # side tasks of lists since left out
     known_test: dict[str, float] | None = None  # ... and its relevant-class test

@@ -416,17 +416,30 @@ def integrated_lfdr(
     return lfdr / draws
 
 
-def _log_hypergeom_sf(x: np.ndarray, a: np.ndarray, b: np.ndarray, M: int) -> np.ndarray:
+def _log_hypergeom_sf(
+    x: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    M: int,
+    known: dict[tuple[int, int, int, int], float] | None = None,
+) -> np.ndarray:
     """``log P(X >= x)`` for X the overlap of a random a-set and b-set among M (hypergeometric),
-    summed exactly over the support (log-gamma terms; no scipy.stats)."""
+    summed exactly over the support (log-gamma terms; no scipy.stats). ``known``: tails
+    computed before, by ``(x, a, b, M)`` (read and filled)."""
     out = np.zeros(len(x))
     for i, (xi, ai, bi) in enumerate(zip(x.astype(int), a.astype(int), b.astype(int), strict=True)):
         hi = min(ai, bi)
         if xi <= max(0, ai + bi - M):
             continue  # P = 1
+        key = (xi, ai, bi, M)
+        if known is not None and key in known:
+            out[i] = known[key]
+            continue
         j = np.arange(xi, hi + 1)
         terms = _log_comb(ai, j) + _log_comb(M - ai, bi - j) - _log_comb(M, np.array(bi))
         out[i] = float(logsumexp(terms)) if j.size else -np.inf
+        if known is not None:
+            known[key] = float(out[i])
     return np.minimum(out, 0.0)
 
 
@@ -440,10 +453,16 @@ def _log_comb(n, k) -> np.ndarray:
 AGREEMENT_CUTS = (0.01, 0.05, 0.2)
 
 
-def agreement_test(lo: np.ndarray, hi: np.ndarray) -> dict:
+def agreement_test(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    tails: dict[tuple[int, int, int, int], float] | None = None,
+) -> dict:
     """Do the data lists agree more than independent random rankings would? (module
     docstring). Returns ``statistic`` (the largest z), ``p_value``, ``pairs``, ``tests`` and
-    the correlation matrix."""
+    the correlation matrix. ``tails``: the overlaps' tail probabilities computed by earlier
+    tests (of some of these lists, in one fusion), read and filled (each is a function of the
+    pair's overlap and top sizes alone)."""
     M, D = lo.shape
     K = D * (D - 1) // 2
     if D < 2 or M < 3:
@@ -459,7 +478,7 @@ def agreement_test(lo: np.ndarray, hi: np.ndarray) -> dict:
         k = top.sum(axis=0)
         overlap = (top.T @ top)[iu]
         # the exact hypergeometric tail P(overlap >= observed), as a z
-        log_p = _log_hypergeom_sf(overlap, k[iu[0]], k[iu[1]], M)
+        log_p = _log_hypergeom_sf(overlap, k[iu[0]], k[iu[1]], M, tails)
         stats.append(-ndtri(np.clip(np.exp(log_p), 1e-300, 1.0)))
     zs = np.concatenate(stats)
     T = float(zs.max())
