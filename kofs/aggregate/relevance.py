@@ -1152,10 +1152,12 @@ def _made_halves(before: tuple | None, cols: np.ndarray) -> tuple[Halves, np.nda
     each list of ``cols`` (-1: not there): :func:`prepare_halves`' ``reuse``. Called on the
     side thread, after those tasks (one worker: they have run or been cancelled); the halves
     are the same with or without them."""
-    task = None if before is None else before[1]
+    if before is None:
+        return None
+    lists, task = before[0], before[1]
     if task is None or not task.done() or task.cancelled() or task.exception() is not None:
         return None
-    at = {int(c): i for i, c in enumerate(np.asarray(before[0]).tolist())}
+    at = {int(c): i for i, c in enumerate(np.asarray(lists).tolist())}
     return task.result(), np.array([at.get(int(c), -1) for c in cols], dtype=np.int64)
 
 
