@@ -1308,3 +1308,31 @@ def test_a_shared_no_class_part_gives_the_test_made_anew():
     got = relevant_class_test(flipped, flo, fhi, null=shared)
     want = relevant_class_test(flipped, flo, fhi)
     np.testing.assert_allclose(got["gain"], want["gain"], rtol=1e-6)
+
+
+def test_the_no_class_part_of_some_lists_is_theirs_in_the_part_of_all():
+    """ClassNull.subset: the no-class part of some of the lists, from that of all of them (the
+    fusion's test after leaving a list out), is the part made on their intervals, bit for bit;
+    on other intervals it is not made."""
+    from kofs.aggregate.posterior import class_null_of
+
+    rng = np.random.default_rng(6)
+    M = 1500
+    effect = np.where(np.arange(M) < 60, 1.0, 0.0)
+    scores = np.column_stack([q * effect + rng.normal(size=M) for q in (2.0, 1.0, 0.0, 1.5)])
+    R = np.argsort(np.argsort(-scores, axis=0), axis=0) + 1.0
+    R[::40, 2] = np.ceil(R[::40, 2] / 8) * 8  # a few ties
+    lo, hi = observation_intervals(R, None, None)
+    cal = np.zeros(4, dtype=bool)
+    every = class_null_of(lo, hi, np.ones(M), cal, dependent=True)
+    for cols in ([0, 1, 3], [1, 2], [2]):
+        slo, shi = observation_intervals(R[:, cols], None, None)
+        got = every.subset(np.array(cols), slo, shi)
+        want = class_null_of(slo, shi, np.ones(M), cal[cols], dependent=len(cols) > 1)
+        assert got is not None and got.matches(slo, shi, np.ones(M), cal[cols], len(cols) > 1)
+        np.testing.assert_array_equal(got.z, want.z)
+        np.testing.assert_array_equal(got.seen, want.seen)
+        if len(cols) > 1:
+            np.testing.assert_array_equal(got.S0, want.S0)
+        assert got.l_null == want.l_null
+    assert every.subset(np.array([1, 0]), lo[:, [0, 1]], hi[:, [0, 1]]) is None

@@ -1558,6 +1558,37 @@ class ClassNull:
         key = (weakref.ref(lo), weakref.ref(hi), w0, cal0, dep0)
         return ClassNull(z, self.seen, S0, self.l_null, key)
 
+    def subset(self, cols: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> ClassNull | None:
+        """The null part of lists ``cols`` of these (their intervals ``lo``, ``hi``): their
+        scores and points taken from here (a list's depend on its own intervals alone), S0
+        and the likelihood made anew -- :func:`class_null_of` of ``lo``, ``hi``, bit for bit.
+        None when these intervals are gone or are not those lists' (or no scores were made)."""
+        lo_ref, hi_ref, w0, cal0, dep0 = self.key
+        lo0, hi0 = lo_ref(), hi_ref()
+        cols = np.asarray(cols, dtype=np.intp)
+        if (
+            self.z is None
+            or lo0 is None
+            or hi0 is None
+            or not np.array_equal(lo0[:, cols], lo)
+            or not np.array_equal(hi0[:, cols], hi)
+        ):
+            return None
+        M, D = lo.shape
+        # C order, as made anew (a product's rounding follows the layout)
+        z = np.ascontiguousarray(self.z[:, cols])
+        dependent = bool(dep0) and D > 1
+        seen = (
+            np.ascontiguousarray(self.seen[:, cols]) if dependent else np.zeros((M, D), dtype=bool)
+        )
+        S0 = None
+        l_null = 0.0
+        if dependent:
+            S0 = _pairwise_correlation(z, w0, z, np.zeros(M), seen)
+            l_null = float(np.sum(w0 * _seen_copula(z, seen, S0)))
+        key = (weakref.ref(lo), weakref.ref(hi), w0, np.asarray(cal0)[cols], dependent)
+        return ClassNull(z, seen, S0, l_null, key)
+
 
 def class_null_of(
     lo: np.ndarray,

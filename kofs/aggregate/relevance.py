@@ -417,6 +417,8 @@ def posterior_aggregate(
     tails: dict[tuple[int, int, int, int], float] = {}
     prefit: PosteriorFit | None = None  # the untempered fit, when already made ...
     before: tuple | None = None  # side tasks of lists since left out
+    # the relevant-class tests' null part of lists since left out: (part, lists, lo, hi)
+    given: tuple[ClassNull, np.ndarray, np.ndarray, np.ndarray] | None = None
     known_test: dict[str, float] | None = None  # ... and its relevant-class test
     side: ThreadPoolExecutor | None = None
     early: tuple[np.ndarray, Any, Any] | None = None  # side tasks started for these lists
@@ -442,6 +444,10 @@ def posterior_aggregate(
                     "fusion (weight 0). If it is right, the other lists run the other way."
                 )
                 log.warning("%s", notices[-1])
+                # the class tests' null part of the lists as given: the kept lists' part of it
+                # is theirs (ClassNull.subset; the intervals it was made on kept for its check)
+                if prefit.class_null is not None:
+                    given = (prefit.class_null, data_cols, lo, hi)
                 data_cols = np.setdiff1d(data_cols, [j])
                 Bd, blocks, (lo, hi) = intervals(data_cols)
                 known_test = None
@@ -697,11 +703,13 @@ def posterior_aggregate(
             )
 
             def class_test_of(fit0: PosteriorFit) -> dict[str, float]:
-                t = (
-                    known_test
-                    if known_test is not None and fit0 is prefit
-                    else relevant_class_test(fit0, lo, hi, dependence=dependence)
-                )
+                t = known_test if known_test is not None and fit0 is prefit else None
+                if t is None:
+                    null = None
+                    if given is not None and np.isin(data_cols, given[1]).all():
+                        part, cols_before = given[0], given[1]
+                        null = part.subset(np.searchsorted(cols_before, data_cols), lo, hi)
+                    t = relevant_class_test(fit0, lo, hi, dependence=dependence, null=null)
                 if simulate:
                     options = {"max_prior": max_prior, "dependence": dependence, "n_bins": n_bins}
                     t = simulated_class_test(t, lo, hi, prior, fit_options=options, seed=seed)
@@ -1561,7 +1569,7 @@ def reversed_list(
     for j, g1 in zip(cols, gains, strict=True):
         if g1 > g0 and (best is None or g1 > best[1][1]):
             best = (j, (g0, g1))
-    return best, base, test
+    return best, replace(base, class_null=null), test
 
 
 def _dependence(lo: np.ndarray, hi: np.ndarray, bins: int = 10) -> np.ndarray:
