@@ -295,6 +295,12 @@ def posterior_aggregate(
                     known &= ~Bd[:, k]
                 lo[:, k] = np.where(known, p, 0.0)
                 hi[:, k] = np.where(known, p, 1.0)
+                below = np.isnan(R[:, j]) & (Bd is None or ~Bd[:, k])
+                if below.any() and known.any():
+                    # a gene the list lacks lies below it (a table cut to its best genes,
+                    # named with top_k; a top-k Ranking): its p-value is above the largest one
+                    # the list gives
+                    lo[below, k] = float(np.max(p[known]))
                 if null_log_p is not None and not emp[j]:
                     past_floor[:, j] = _past_floor(null_log_p[:, j], known)
         return Bd, blocks, (lo, hi)

@@ -447,6 +447,8 @@ def _top_k_lists(
     ]
 
 
+#: A p-value table of at least CUT_P_GENES genes whose p-values stop at CUT_P or below is cut.
+CUT_P, CUT_P_GENES = 0.5, 20
 #: A table listing at most this share of the universe is checked for being a ranking's top.
 CUT_SHARE = 0.5
 #: ... and its genes' mean position (0 = top, 1 = bottom) in a list of nearly every gene at
@@ -468,6 +470,19 @@ def _cut_tables(rankings: list[Ranking]) -> list[str]:
     for r in rankings:
         if r.params.get("absent") != ABSENT_MISSING or len(r.genes) > CUT_SHARE * M:
             continue
+        if "null" in r.info and not r.higher_is_better and len(r.genes) >= CUT_P_GENES:
+            top = float(np.nanmax(np.asarray(r.scores, dtype=np.float64)))
+            if top <= CUT_P:
+                # the p-values of a test's every gene reach ~1; of n null genes, all below
+                # 1/2 with probability 2^-n
+                out.append(
+                    f"{r.name!r} lists {len(r.genes)} genes whose p-values stop at {top:.2g}: "
+                    "it looks like a table cut to its significant genes, which is read as a "
+                    "table of the genes its tool tested (a gene it lacks: no information). If "
+                    f"it is cut, give --top-k {r.name} (Python: top_k=) so that a gene it lacks "
+                    f"has a p-value above {top:.2g}"
+                )
+                continue
         for f in full:
             if f is r:
                 continue
