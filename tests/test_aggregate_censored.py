@@ -218,3 +218,30 @@ def test_a_p_value_table_cut_to_its_significant_genes_is_read_below_its_cut(capl
     assert "--top-k study0" in caplog.text and "study1" not in caplog.text
     n_below, fdp_below = fdp(["study0"])
     assert n_below >= 20 and fdp_below <= 0.15 < fdp_missing
+
+
+def test_many_top_k_lists_are_fused_without_a_censored_estimate_of_every_pair():
+    """1,000 top-k lists of 3 genes (kofs.aggregate_lists, the default fusion) ran for hours:
+    one_source estimated the censored correlation of all 499,500 pairs, 10 ms each (100 lists:
+    65 s, 200: 250 s). Beyond MAX_CENSORED_PAIRS pairs the fit's correlations are read, with a
+    notice (1,000 lists: ~110 s, as docs/aggregation.md says)."""
+    import time
+
+    import kofs
+    from kofs.aggregate.relevance import MAX_CENSORED_PAIRS
+
+    rng = np.random.default_rng(0)
+    genes = [f"G{i}" for i in range(40)]
+    lists = [list(rng.choice(genes, 3, replace=False)) for _ in range(40)]  # 780 pairs
+    assert 40 * 39 // 2 > MAX_CENSORED_PAIRS
+    start = time.perf_counter()
+    fused = kofs.aggregate_lists(lists, aggregate_param={"resamples": 0}).final
+    assert time.perf_counter() - start < 6.0  # 780 censored pairs alone took ~8 s
+    assert not np.isnan(fused.ranks).any()
+    (note,) = [n for n in fused.diagnostics["notices"] if "censored correlation" in n]
+    assert note.startswith("780 pairs of lists include a top-k list")
+    # within the budget nothing changes: one data set's top-k list is still found
+    ids, three = _one_data_set(0)
+    small = aggregate(three, universe=ids, params={"resamples": 0, "top_k_null": "independent"})
+    assert not any("censored correlation" in n for n in small.diagnostics["notices"])
+    assert small.diagnostics["sources"]

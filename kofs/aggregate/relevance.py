@@ -509,7 +509,16 @@ def posterior_aggregate(
             base0 = prefit or fit_posterior(
                 lo, hi, prior, calibrated=has_null[data_cols], **fit_options
             )
-            sources, noise = one_source(base0, lo, hi)
+            sources, noise, skipped = one_source(base0, lo, hi)
+            if skipped:
+                notices.append(
+                    f"{skipped:,} pairs of lists include a top-k list or one lacking genes: "
+                    f"beyond {MAX_CENSORED_PAIRS} their censored correlation is not estimated "
+                    "(minutes to hours), so top-k lists that share most of their noise (one "
+                    "data set's) are not found as one source and their overlap reads as "
+                    "agreement"
+                )
+                log.warning("%s", notices[-1])
             if len(sources) < data_cols.size:
                 several = [g for g in sources if len(g) > 1]
                 source_of = {
@@ -1067,6 +1076,10 @@ SHARED_NOISE = 0.5
 #: A list that shows at least this share of the genes as intervals has its correlations with
 #: the others estimated as censored (:func:`one_source`).
 INTERVAL_SHARE = 0.01
+#: Most pairs of lists given the censored estimate (:func:`one_source`): each costs 10-130 ms
+#: (40 to 50,000 genes), so 1,000 top-k lists (500,000 pairs) ran for hours; beyond it the
+#: fit's correlations alone are read (a notice says so).
+MAX_CENSORED_PAIRS = 500
 
 
 def noise_sources(S: np.ndarray) -> list[list[int]]:
@@ -1110,7 +1123,7 @@ def _lone_class(fit: PosteriorFit, prior: Prior) -> int | None:
 
 def one_source(
     fit: PosteriorFit, lo: np.ndarray, hi: np.ndarray
-) -> tuple[list[list[int]], np.ndarray]:
+) -> tuple[list[list[int]], np.ndarray, int]:
     """The sources of the data lists of ``fit`` (made on ``lo``, ``hi``; :func:`noise_sources`),
     each with the list that stands for it first: its list of largest separation, a list read
     through its p-values before one that is not (its p-values say how many genes are beyond
@@ -1129,13 +1142,15 @@ def one_source(
     keep, so there it is the censored estimate of :func:`kofs.aggregate.censored.pair_correlation`,
     soft-thresholded as the fit's correlations are (by the size noise reaches with family-wise
     probability 5 % over the pairs, in units of the estimate's standard error under no
-    correlation)."""
+    correlation). Beyond :data:`MAX_CENSORED_PAIRS` such pairs none gets it (the fit's
+    correlations are read); the third value returned is then their number, else 0."""
     cal = np.zeros(len(fit.mu), bool) if fit.calibrated is None else np.asarray(fit.calibrated)
     S = np.array(fit.correlation, dtype=np.float64)
     D = S.shape[0]
     wide = interval_share(lo, hi) >= INTERVAL_SHARE
     pairs = [(a, b) for a in range(D) for b in range(a + 1, D) if wide[a] or wide[b]]
-    if pairs:
+    skipped = len(pairs) if len(pairs) > MAX_CENSORED_PAIRS else 0
+    if pairs and not skipped:
         t = float(ndtri(1.0 - 0.025 / max(D * (D - 1) // 2, 1)))
         rho = np.where(cal, 0.0, fit.rho)
         bounds = {
@@ -1149,7 +1164,7 @@ def one_source(
     for g in noise_sources(S):
         rep = max(g, key=lambda j: (bool(cal[j]), float(fit.mu[j]), -j))
         out.append([rep, *[j for j in g if j != rep]])
-    return out, S
+    return out, S, skipped
 
 
 def _cancel(early: tuple | None) -> None:
