@@ -2015,3 +2015,28 @@ def test_a_two_sample_matrix_runs_the_default_rankers_it_can(caplog):
     assert "spec-phi3 left out of the default rankers: it needs at least 3 samples" in caplog.text
     with pytest.raises(ParameterError, match="spec-phi3 needs at least 3 connected samples"):
         kofs.rank(X, rankers=["spec-phi3"], bootstrap=0)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+@pytest.mark.parametrize(
+    "ranker", ["variance", "fisher", "laplacian", "mrsf", "sparsity-score", "sps", "fssi"]
+)
+def test_run_ranker_refuses_values_whose_squares_overflow_or_underflow(ranker, scale):
+    """kofs.rank refuses such a matrix at the door; kofs.run_ranker ranked it: at 1e300 mrsf,
+    sps, fssi and sparsity-score ended in tracebacks (scipy's "array must not contain infs",
+    sklearn's alpha_min, HiGHS' model error), variance gave every gene +inf and fisher NaN, tied;
+    at 1e-300 the statistics underflowed to 0 and every gene tied (GeneSelector("variance")
+    kept the first columns)."""
+    import kofs
+    from kofs.types import Expression, RankerInputs, SampleCategories
+
+    X = np.random.default_rng(0).random((12, 6)) * scale
+    genes, samples = tuple(f"g{j}" for j in range(6)), tuple(f"s{i}" for i in range(12))
+    labels = SampleCategories(("a",) * 6 + ("b",) * 6, samples)
+    inputs = RankerInputs(categories=labels) if ranker == "fisher" else None
+    needle = "their squares overflow" if scale > 1 else "their squares underflow"
+    with pytest.raises(InputError, match=f"ranker '{ranker}': .*{needle}"):
+        kofs.run_ranker(ranker, Expression(X, genes, samples), inputs)
+    if scale < 1:
+        with pytest.raises(ValueError, match=needle):
+            kofs.GeneSelector(ranker, n_features=2).fit(X, labels.labels)

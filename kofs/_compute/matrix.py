@@ -16,12 +16,50 @@ from kofs._compute.chunked import is_dask
 from kofs._compute.ranks import CONSTANT_RTOL, constant_range
 
 __all__ = [
+    "magnitude_problem",
     "constant_genes",
     "column_range",
     "column_means",
     "column_sq_deviations",
     "weighted_sq_deviations",
 ]
+
+
+#: Largest |value| ranked: squares and Gram products of larger values overflow float64.
+MAX_ABS_VALUE = 1e100
+
+
+#: Smallest largest-|value| of a varying gene: squares of smaller values underflow float64.
+MIN_ABS_VALUE = 1e-100
+
+
+def magnitude_problem(
+    hi: np.ndarray, lo: np.ndarray, genes, *, top: float | None = None
+) -> str | None:
+    """What makes a matrix unrankable by its magnitude, from its per-gene maxima ``hi`` and
+    minima ``lo`` (:func:`column_range`), or None: values beyond :data:`MAX_ABS_VALUE` (their
+    squares overflow), or a varying gene whose values all lie below :data:`MIN_ABS_VALUE` in
+    magnitude (its variance and distances underflow to 0). ``top``: the largest |value| when
+    known over every value (default: from ``hi`` and ``lo``, NaN columns aside)."""
+    hi = np.asarray(hi, dtype=np.float64)
+    lo = np.asarray(lo, dtype=np.float64)
+    if top is None:
+        top = float(max(np.fmax.reduce(hi, initial=-np.inf), -np.fmin.reduce(lo, initial=np.inf)))
+    if top > MAX_ABS_VALUE:
+        return (
+            f"values as large as {top:.3g}: beyond {MAX_ABS_VALUE:g} their squares "
+            "overflow the statistics; log-transform or rescale the data"
+        )
+    scale = np.maximum(np.abs(hi), np.abs(lo))
+    tiny = np.flatnonzero(~constant_range(hi, lo) & (scale < MIN_ABS_VALUE))
+    if tiny.size:
+        g = int(tiny[0])
+        return (
+            f"{tiny.size} varying gene(s) have values no larger than {scale[g]:.3g} in "
+            f"magnitude (e.g. {genes[g]!r}): below {MIN_ABS_VALUE:g} their squares underflow "
+            "to 0 and every statistic ties; rescale the data (multiply it by a constant)"
+        )
+    return None
 
 
 def column_means(X, weights: np.ndarray | None = None) -> np.ndarray:

@@ -11,7 +11,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from kofs._compute.chunked import GRAPH_MEMORY
-from kofs._compute.matrix import column_range
+from kofs._compute.matrix import (
+    MAX_ABS_VALUE,
+    MIN_ABS_VALUE,  # noqa: F401  (re-exported: the bounds' old home)
+    column_range,
+    magnitude_problem,
+)
 from kofs._compute.ranks import constant_range
 from kofs.context import Context, ListPlan
 from kofs.errors import InputError, KofsError
@@ -21,14 +26,6 @@ from kofs.resources import check_memory, estimate_knn_graph
 from kofs.types import Expression, RankerInputs
 
 log = logging.getLogger(__name__)
-
-
-#: Largest |value| ranked: squares and Gram products of larger values overflow float64.
-MAX_ABS_VALUE = 1e100
-
-
-#: Smallest largest-|value| of a varying gene: squares of smaller values underflow float64.
-MIN_ABS_VALUE = 1e-100
 
 
 #: A matrix whose values (the first COUNTS_SAMPLE stored ones) are non-negative integers with a
@@ -98,12 +95,9 @@ def check_magnitude(expression: Expression) -> float | None:
         hi, lo = X.max(axis=0), X.min(axis=0)  # NaN in a column: not constant, not tiny
         top = float(max(np.nanmax(X), -np.nanmin(X)))  # over every value, NaN aside
         sample = np.ravel(X)[:COUNTS_SAMPLE]
-    if top > MAX_ABS_VALUE:
-        raise InputError(
-            f"values as large as {top:.3g}: beyond {MAX_ABS_VALUE:g} their squares "
-            "overflow the statistics; log-transform or rescale the data",
-            path=expression.source,
-        )
+    problem = magnitude_problem(hi, lo, expression.genes, top=top)
+    if problem and top > MAX_ABS_VALUE:  # before the constant genes: a matrix of 1e200 is
+        raise InputError(problem, path=expression.source)  # said so
     constant = constant_range(hi, lo)
     if constant.all():
         n, m = expression.values.shape
@@ -113,16 +107,8 @@ def check_magnitude(expression: Expression) -> float | None:
             "(wrong column? all-zero export?)",
             path=expression.source,
         )
-    scale = np.maximum(np.abs(hi), np.abs(lo))
-    tiny = np.flatnonzero(~constant & (scale < MIN_ABS_VALUE))
-    if tiny.size:
-        g = int(tiny[0])
-        raise InputError(
-            f"{tiny.size} varying gene(s) have values no larger than {scale[g]:.3g} in magnitude "
-            f"(e.g. {expression.genes[g]!r}): below {MIN_ABS_VALUE:g} their squares underflow "
-            "to 0 and every statistic ties; rescale the data (multiply it by a constant)",
-            path=expression.source,
-        )
+    if problem:  # a varying gene too small to rank
+        raise InputError(problem, path=expression.source)
     n_const = int(constant.sum())
     if n_const:
         log.info("%d constant genes are ranked last", n_const)

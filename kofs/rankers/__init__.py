@@ -16,9 +16,10 @@ import numpy as np
 from kofs._compute.blocks import is_sparse
 from kofs._compute.canonical import canonical_inputs, canonicalize, restore_ranking
 from kofs._compute.chunked import is_dask, to_memory
-from kofs._compute.matrix import constant_genes
+from kofs._compute.matrix import column_range, magnitude_problem
+from kofs._compute.ranks import constant_range
 from kofs._compute.run_cache import kernel_cache
-from kofs.errors import KofsError, ParameterError
+from kofs.errors import InputError, KofsError, ParameterError
 from kofs.options import SEED_MAX
 from kofs.rankers._inputs import KIND_HINT
 from kofs.registry import RANKERS, RankerSpec, resolve_params
@@ -122,7 +123,13 @@ def run_ranker(
     canon = canonicalize(expression)
     inputs = canonical_inputs(inputs, canon)
     X = canon.expression.values
-    constant = constant_genes(X)
+    hi, lo = column_range(X)
+    constant = constant_range(hi, lo)
+    # values whose squares overflow or underflow: every method would crash, tie or return
+    # inf/NaN (kofs.rank refuses them at the door, kofs.pipeline.checks.check_magnitude)
+    problem = magnitude_problem(hi, lo, canon.expression.genes)
+    if problem:
+        raise InputError(f"ranker {name!r}: {problem}", path=expression.source)
     if is_dask(X) and not spec.sparse:
         logger.warning("ranker %r needs in-memory data: loading the %d x %d matrix", name, *X.shape)
         X = to_memory(X)
