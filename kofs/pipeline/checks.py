@@ -13,7 +13,6 @@ import scipy.sparse as sp
 from kofs._compute.chunked import GRAPH_MEMORY
 from kofs._compute.matrix import (
     MAX_ABS_VALUE,
-    MIN_ABS_VALUE,  # noqa: F401  (re-exported: the bounds' old home)
     column_range,
     magnitude_problem,
 )
@@ -40,10 +39,10 @@ COUNTS_SAMPLE = 1_000_000
 def check_magnitude(expression: Expression) -> float | None:
     """Refuse a matrix the rankers cannot rank (InputError naming the file).
 
-    * values beyond :data:`MAX_ABS_VALUE` (their squares overflow);
+    * values beyond :data:`kofs._compute.matrix.MAX_ABS_VALUE` (their squares overflow);
     * every gene constant across the samples (:func:`kofs._compute.ranks.constant_range`, a relative
       test): all genes would tie;
-    * a varying gene whose values all lie below :data:`MIN_ABS_VALUE` in magnitude (e.g. data
+    * a varying gene whose values all lie below :data:`kofs._compute.matrix.MIN_ABS_VALUE` in magnitude (e.g. data
       multiplied by 1e-200): variances and distances underflow to 0;
     * a chunked (Dask) matrix holding NaN or infinite values, or a malformed sparse chunk (an
       in-memory matrix is checked when it is read).

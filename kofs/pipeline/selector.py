@@ -19,10 +19,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from kofs._compute.matrix import MAX_ABS_VALUE
 from kofs.context import Context
 from kofs.errors import KofsError, ParameterError
 from kofs.pipeline.build import build_lists
-from kofs.pipeline.checks import MAX_ABS_VALUE
 from kofs.pipeline.plans import expression_plan
 from kofs.rankers import RANKERS
 from kofs.resources import resolve_limit
