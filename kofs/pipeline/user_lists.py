@@ -466,6 +466,7 @@ def _cut_tables(rankings: list[Ranking]) -> list[str]:
         return []
     M = max(len(r.genes) for r in rankings)
     full = [r for r in rankings if len(r.genes) >= 0.9 * M]
+    positions: dict[str, dict[str, int]] = {}
     out = []
     for r in rankings:
         if r.params.get("absent") != ABSENT_MISSING or len(r.genes) > CUT_SHARE * M:
@@ -486,7 +487,11 @@ def _cut_tables(rankings: list[Ranking]) -> list[str]:
         for f in full:
             if f is r:
                 continue
-            where = {g: k for k, g in enumerate(np.asarray(f.genes)[f.order()].tolist())}
+            where = positions.get(f.name)
+            if where is None:  # each full list's positions once, for every table checked
+                where = positions[f.name] = {
+                    g: k for k, g in enumerate(np.asarray(f.genes)[f.order()].tolist())
+                }
             at = np.array([where[g] for g in r.genes if g in where], dtype=np.float64)
             if at.size < 10:
                 continue
