@@ -491,14 +491,46 @@ class _Problem(PriorDesign):
         rho = self.mean_prior(eta)
         llr, mean1, mean0, mean = self.terms(mu, rho)
         wp = self.w * expit(eta + self.evidence(mu, S, llr, mean))
-        return self._correlation(mu, wp, mean1, mean0)
+        return self._correlation(mu, rho, wp, mean1, mean0)
 
-    def _correlation(self, mu, wp, mean1, mean0) -> np.ndarray:
+    def _correlation(self, mu, rho, wp, mean1, mean0) -> np.ndarray:
         """The pooled within-class correlation of the genes' latent scores (class 1 around
-        mu, class 0 around 0), as upper off-diagonal entries."""
+        mu, class 0 around 0), as upper off-diagonal entries: the cross moments of the
+        scores' conditional means, each list's variance its conditional second moment (a
+        gene observed as an interval keeps the spread of its score inside it; read as its
+        mean alone, a list of a few points among wide intervals -- a table cut to its
+        significant genes -- has almost no spread but that of its points, and their
+        agreement with another list reads as a correlation near 1)."""
         codes = self.codes
         C = _pooled_scatter(mean1[codes] - mu, wp, mean0[codes], self.w - wp)
+        c = self.coded
+        wide = (c.hi - c.lo) > POINT_WIDTH
+        if wide.any():
+            rho_map = np.where(self.cal, 0.0, rho) if self.cal.any() else rho
+            z = self._points.scores(score_grid(mu, rho_map, _COARSE))
+            a, b = np.minimum(z[0], z[1]), np.maximum(z[0], z[1])
+            m = mu[c.list_of]
+            var1 = np.where(wide, _truncated_variance(a - m, b - m), 0.0)
+            var0 = np.where(wide, _truncated_variance(a, b), 0.0)
+            # each coded interval's genes' summed weights in either class
+            s1 = self.AT @ wp
+            s0 = self.AT @ (self.w - wp)
+            extra = np.bincount(c.list_of, weights=var1 * s1 + var0 * s0, minlength=self.D)
+            C[np.diag_indices(self.D)] += extra
         return _threshold(_scatter_correlations(C), self.wsum)
+
+
+def _truncated_variance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The variance of N(0, 1) truncated to [a, b] (elementwise; a <= b, infinite ends
+    allowed)."""
+    fa, fb = np.isfinite(a), np.isfinite(b)
+    a0, b0 = np.where(fa, a, 0.0), np.where(fb, b, 0.0)
+    pa = np.where(fa, np.exp(-0.5 * a0 * a0), 0.0) / np.sqrt(2.0 * np.pi)
+    pb = np.where(fb, np.exp(-0.5 * b0 * b0), 0.0) / np.sqrt(2.0 * np.pi)
+    # P(a < Z < b) from the nearer tail, for accuracy far out
+    Z = np.maximum(np.where(a > 0, ndtr(-a) - ndtr(-b), ndtr(b) - ndtr(a)), 1e-300)
+    mean = (pa - pb) / Z
+    return np.clip(1.0 + (a0 * pa - b0 * pb) / Z - mean * mean, 0.0, 1.0)
 
 
 def _flat(trace: list[float]) -> bool:

@@ -117,7 +117,8 @@ def aggregate_cmd(ctx: click.Context, lists: tuple[str, ...], **opts) -> None:
     headers; a GSEA .rnk file; or a .gmt file (each gene set an unranked list). Lists may
     differ in length and genes: posterior observes a gene a top-k list or gene set lacks as
     below it, and a gene a scored table lacks as not tested (no information; --top-k names
-    tables cut to their top); RRA and Stuart give it the normalised rank 1, as R
+    tables cut to their top, and a table of p-values that all stop at 0.5 or below is read
+    as cut unless named with --tested); RRA and Stuart give it the normalised rank 1, as R
     RobustRankAggreg; the other methods place it in the list's bottom block.
 
     Writes OUTDIR/ranking.tsv (gene, rank, score, the method's statistics -- posterior, lfdr,

@@ -226,6 +226,7 @@ def aggregate_lists(
     relevant_genes: str | os.PathLike | Iterable[str] | None = None,
     knowledge: Iterable[str] | None = None,
     top_k: Iterable[str] | None = None,
+    tested: Iterable[str] | None = None,
     signal_p: float | None = None,
     ranks_only: bool = False,
     gene_column: str | None = None,
@@ -264,11 +265,19 @@ def aggregate_lists(
     top_k : iterable of str, optional
         Names of scored lists that are the top of a longer ranking (a table exported with only
         its best or significant genes, a tool's top 100 with scores): ``posterior`` observes a
-        gene such a list lacks as below it. By default a gene a table lacks was not tested
-        (missing: no information), and one a list of ids (a top-k list) or a gene set lacks is
-        below it; a table cut to its top read as a table of tested genes ranks those genes
-        among themselves only, so the other lists' agreement with its top reads as a class
-        (docs/aggregation.md, "Partial lists").
+        gene such a list lacks as below it (for a table of p-values: a p-value above the
+        largest it lists). By default a gene a table lacks was not tested (missing: no
+        information), and one a list of ids (a top-k list) or a gene set lacks is below it; a
+        table cut to its top read as a table of tested genes ranks those genes among themselves
+        only, so the other lists' agreement with its top reads as a class (docs/lists.md, "What
+        a gene a list lacks means"). A table of p-values that shows its cut (p-values that
+        stop at 0.5 or below where a test's every gene reaches ~1:
+        :func:`cut_p_value_table`) is read so without being named, with a warning. A table
+        with effect directions read so is read through its p-values (a gene below its cut
+        has no known direction).
+    tested : iterable of str, optional
+        Names of tables of p-values that list every gene their tool tested although their
+        p-values look cut (a panel of strongly changed genes): a gene they lack is missing.
     signal_p : float, optional
         The p-value of an outside test that the lists have anything to find (e.g. a global
         test of the experiment they come from); its no-signal probability joins the fusion's
@@ -355,21 +364,25 @@ def aggregate_lists(
             "are; give --universe (the number of genes measured, or their list)"
         )
     rankings, coverage, N, universe_ids = harmonise(sources, read_universe(universe))
-    rankings = _top_k_lists(rankings, top_k, knowledge)
-    if top_k and not (spec.partial_lists and spec.context):
+    reads_partial = bool(spec.partial_lists and spec.context)
+    rankings, cut = _top_k_lists(rankings, top_k, tested, knowledge, detect=reads_partial)
+    if (top_k or tested) and not reads_partial:
         lacking = (
             "gives every gene a list lacks the normalised rank 1"
             if spec.partial_lists
             else "places every gene a list lacks in the list's bottom block"
         )
         log.warning(
-            "--top-k is ignored by --aggregate %s: it %s (posterior alone tells a gene a table "
+            "--%s is ignored by --aggregate %s: it %s (posterior alone tells a gene a table "
             "did not test from one below its top)",
+            "top-k" if top_k else "tested",
             aggregate,
             lacking,
         )
-    if spec.partial_lists and spec.context:  # the methods that tell missing from below
-        for warning in _cut_tables(rankings):
+    for warning in cut:
+        log.warning("%s", warning)
+    if reads_partial:  # the methods that tell missing from below
+        for warning in _cut_tables([r for r in rankings if r.name not in set(tested or ())]):
             log.warning("%s", warning)
     if ranks_only:
         _warn_ranks_only(aggregate, spec.context, rankings)
@@ -404,6 +417,8 @@ def aggregate_lists(
         "ranks_only": bool(ranks_only),
         "knowledge": [str(k) for k in knowledge or ()],
         "top_k": [str(k) for k in top_k or ()],
+        "tested": [str(k) for k in tested or ()],
+        "read_as_cut": [r.name for r in rankings if r.params.get("cut_from") == "p-values"],
         "p_value_lists": [r.name for r in rankings if "null" in r.info],
         "signed_lists": [r.name for r in rankings if "effect_signs" in r.info],
         **{k: v for k, v in reading.items()},
@@ -419,36 +434,108 @@ def aggregate_lists(
     )
 
 
-def _top_k_lists(
-    rankings: list[Ranking], top_k: Iterable[str] | None, knowledge: Iterable[str] | None
-) -> list[Ranking]:
-    """The lists with those named in ``top_k`` read as the top of a longer ranking (a gene
-    they lack lies below them), checked: each name one list's, none a knowledge list."""
-    if top_k is None:
-        return rankings
-    if isinstance(top_k, str) or not isinstance(top_k, Iterable):
-        raise ParameterError(f"top_k: give the names of the lists as a list, got {top_k!r:.60}")
-    chosen = {str(k) for k in top_k}
-    names = [r.name for r in rankings]
+def _names(option: str, value: Iterable[str] | None, names: list[str]) -> set[str]:
+    """The list names of a ``top_k`` / ``tested`` argument, each checked to name a list."""
+    if value is None:
+        return set()
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise ParameterError(f"{option}: give the names of the lists as a list, got {value!r:.60}")
+    chosen = {str(k) for k in value}
     unknown = sorted(chosen - set(names))
     if unknown:
         raise ParameterError(
-            f"top-k: no list is named {unknown[0]!r} (the lists: {', '.join(names)})"
+            f"{option.replace('_', '-')}: no list is named {unknown[0]!r} (the lists: "
+            f"{', '.join(names)})"
         )
-    both = sorted(chosen & {str(k) for k in knowledge or ()})
-    if both:
-        raise ParameterError(
-            f"{both[0]!r} is named as knowledge and as a top-k list: a gene a knowledge list "
-            "lacks is unknown to it, so it cannot also lie below it"
-        )
-    return [
-        replace(r, params={**r.params, "absent": ABSENT_BELOW}) if r.name in chosen else r
-        for r in rankings
-    ]
+    return chosen
 
 
-#: A p-value table of at least CUT_P_GENES genes whose p-values stop at CUT_P or below is cut.
-CUT_P, CUT_P_GENES = 0.5, 20
+def _top_k_lists(
+    rankings: list[Ranking],
+    top_k: Iterable[str] | None,
+    tested: Iterable[str] | None,
+    knowledge: Iterable[str] | None,
+    *,
+    detect: bool,
+) -> tuple[list[Ranking], list[str]]:
+    """The lists with those named in ``top_k`` read as the top of a longer ranking (a gene
+    they lack lies below them), checked: each name one list's, none a knowledge list, none
+    also ``tested``. With ``detect``, so are the tables of p-values that show their cut
+    (:func:`cut_p_value_table`) and are not named ``tested``; returned with a warning per
+    such table. A table with effect directions read so loses them (a gene below its cut has
+    no known direction): it is read through its p-values."""
+    names = [r.name for r in rankings]
+    chosen = _names("top_k", top_k, names)
+    kept = _names("tested", tested, names)
+    known = {str(k) for k in knowledge or ()}
+    for other, what in ((known, "knowledge"), (kept, "tested")):
+        both = sorted(chosen & other)
+        if both:
+            why = (
+                "a gene a knowledge list lacks is unknown to it, so it cannot also lie below it"
+                if what == "knowledge"
+                else "a gene a table of tested genes lacks was not tested, so it cannot also lie "
+                "below it"
+            )
+            raise ParameterError(f"{both[0]!r} is named as {what} and as a top-k list: {why}")
+    for name in sorted(kept):
+        r = rankings[names.index(name)]
+        if "null" not in r.info or r.params.get("absent") != ABSENT_MISSING:
+            raise ParameterError(
+                f"tested: {name!r} is not a table of p-values (--tested names tables of p-values "
+                "whose p-values look cut but that list every gene their tool tested)"
+            )
+    warnings = []
+    out = []
+    for r in rankings:
+        cut_at = None
+        if detect and r.name not in chosen | kept | known:
+            cut_at = cut_p_value_table(r)
+        if r.name in chosen or cut_at is not None:
+            info = {k: v for k, v in r.info.items() if k != "effect_signs"}
+            params = {**r.params, "absent": ABSENT_BELOW}
+            if cut_at is not None:
+                params["cut_from"] = "p-values"
+                warnings.append(
+                    f"{r.name!r} lists {len(r.genes)} genes whose p-values stop at {cut_at:.2g}: "
+                    "a table cut to its significant genes (the p-values of a test's every gene "
+                    "reach ~1), so a gene it lacks is read as having a p-value above "
+                    f"{cut_at:.2g}. If it lists every gene its tool tested, give --tested "
+                    f"{r.name} (Python: tested=)"
+                    + (
+                        "; its effect directions are not used (a gene below its cut has none)"
+                        if "effect_signs" in r.info
+                        else ""
+                    )
+                )
+            r = replace(r, params=params, info=info)
+        out.append(r)
+    return out, warnings
+
+
+#: A table of at least CUT_P_GENES p-values that all stop at CUT_P or below is cut, when
+#: n tested null genes would all be that small with probability at most CUT_P_LEVEL.
+CUT_P, CUT_P_GENES, CUT_P_LEVEL = 0.5, 5, 1e-6
+
+
+def cut_p_value_table(r: Ranking) -> float | None:
+    """The largest p-value of a table of p-values (read as tested genes) that shows it was cut
+    to its significant genes, else None. The p-values of a test's every gene reach ~1; ``n``
+    null genes all stay at or below ``p_max`` with probability ``p_max^n``: a table of
+    :data:`CUT_P_GENES` genes or more whose ``p_max`` is at most :data:`CUT_P` and whose
+    ``p_max^n`` is at most :data:`CUT_P_LEVEL` (20 genes at 0.5, 5 at 0.05, 3 at 0.01)."""
+    if "null" not in r.info or r.higher_is_better or r.params.get("absent") != ABSENT_MISSING:
+        return None
+    p = np.asarray(r.scores, dtype=np.float64)
+    p = p[np.isfinite(p)]
+    if p.size < CUT_P_GENES:
+        return None
+    top = float(p.max())
+    if top > CUT_P or p.size * np.log(max(top, 1e-300)) > np.log(CUT_P_LEVEL):
+        return None
+    return top
+
+
 #: A table listing at most this share of the universe is checked for being a ranking's top.
 CUT_SHARE = 0.5
 #: ... and its genes' mean position (0 = top, 1 = bottom) in a list of nearly every gene at
@@ -471,19 +558,6 @@ def _cut_tables(rankings: list[Ranking]) -> list[str]:
     for r in rankings:
         if r.params.get("absent") != ABSENT_MISSING or len(r.genes) > CUT_SHARE * M:
             continue
-        if "null" in r.info and not r.higher_is_better and len(r.genes) >= CUT_P_GENES:
-            top = float(np.nanmax(np.asarray(r.scores, dtype=np.float64)))
-            if top <= CUT_P:
-                # the p-values of a test's every gene reach ~1; of n null genes, all below
-                # 1/2 with probability 2^-n
-                out.append(
-                    f"{r.name!r} lists {len(r.genes)} genes whose p-values stop at {top:.2g}: "
-                    "it looks like a table cut to its significant genes, which is read as a "
-                    "table of the genes its tool tested (a gene it lacks: no information). If "
-                    f"it is cut, give --top-k {r.name} (Python: top_k=) so that a gene it lacks "
-                    f"has a p-value above {top:.2g}"
-                )
-                continue
         for f in full:
             if f is r:
                 continue

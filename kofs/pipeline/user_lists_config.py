@@ -71,7 +71,15 @@ class AggregateListsConfig:
         metavar="NAME,...",
         help="Scored lists that are the top of a longer ranking (a table exported with only its "
         "best or significant genes): posterior observes a gene they lack as below them, not as "
-        "untested.",
+        "untested. A table of p-values that stop at 0.5 or below is read so unnamed.",
+    )
+    tested: tuple[str, ...] | None = opt(
+        "tested",
+        "names",
+        None,
+        metavar="NAME,...",
+        help="Tables of p-values that list every gene their tool tested although their p-values "
+        "look cut (all small): a gene they lack is untested, not below them.",
     )
     signal_p: float | None = opt(
         "signal_p",
@@ -162,6 +170,7 @@ def run_aggregate_config(
         relevant_genes=config.relevant_genes,
         knowledge=config.knowledge,
         top_k=config.top_k,
+        tested=config.tested,
         signal_p=config.signal_p,
         ranks_only=config.ranks_only,
         gene_column=config.gene_column,
@@ -190,6 +199,7 @@ def resolved_aggregate_config(
     values["universe"] = _universe_abs(config.universe, root)
     values["knowledge"] = list(config.knowledge) if config.knowledge else None
     values["top_k"] = list(config.top_k) if config.top_k else None
+    values["tested"] = list(config.tested) if config.tested else None
     return {"command": "aggregate", "lists": entries, **values}
 
 
