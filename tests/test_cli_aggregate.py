@@ -307,6 +307,36 @@ def test_a_table_named_with_top_k_is_read_as_the_top_of_a_ranking(lists):
         assert not (lists / "x").exists()
 
 
+def test_a_table_of_p_values_that_shows_its_cut_is_read_as_cut_unless_named_tested(lists):
+    """A DESeq2 table cut to its genes with p <= 0.01 (6 genes, p-values that stop at ~1e-6):
+    read as the top of the study's ranking without being named, with a warning naming
+    --tested; --tested keeps it a table of tested genes, which the resolved config repeats; a
+    --tested name that is no table of p-values is refused (exit 2, nothing written)."""
+    de = pd.read_csv(lists / "de.csv", index_col=0)
+    de[de.pvalue <= 0.01].to_csv(lists / "cut.csv")
+    specs = [str(lists / "cut.csv"), str(lists / "edger.tsv"), str(lists / "top.txt")]
+    out = lists / "out"
+    r = run(["aggregate", *specs, "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "'cut' lists 6 genes whose p-values stop at" in r.stderr
+    assert "--tested cut" in r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["settings"]["read_as_cut"] == ["cut"]
+    kept = lists / "kept"
+    r = run(["aggregate", *specs, "--tested", "cut", "-o", str(kept)])
+    assert r.exit_code == 0, r.output
+    assert "p-values stop at" not in r.stderr
+    manifest = json.loads((kept / "manifest.json").read_text())
+    assert manifest["settings"]["tested"] == ["cut"] and manifest["settings"]["read_as_cut"] == []
+    assert yaml.safe_load((kept / "config.resolved.yaml").read_text())["tested"] == ["cut"]
+    again = lists / "again"
+    assert run(["run", str(kept / "config.resolved.yaml"), "-o", str(again)]).exit_code == 0
+    assert (again / "ranking.tsv").read_text() == (kept / "ranking.tsv").read_text()
+    bad = CliRunner().invoke(main, ["aggregate", *specs, "--tested", "top", "-o", str(lists / "x")])
+    assert bad.exit_code == 2 and "'top' is not a table of p-values" in bad.output
+    assert not (lists / "x").exists()
+
+
 def test_a_list_given_also_the_wrong_way_round_is_left_out_with_a_notice(tmp_path):
     """Three score tables of 2,000 genes (two informative, one random) and the weaker
     informative table again with its scores negated, named as a user names files: the reversed
