@@ -499,8 +499,8 @@ def _top_k_lists(
                 warnings.append(
                     f"{r.name!r} lists {len(r.genes)} genes whose p-values stop at {cut_at:.2g}: "
                     "a table cut to its significant genes (the p-values of a test's every gene "
-                    "reach ~1), so a gene it lacks is read as having a p-value above "
-                    f"{cut_at:.2g}. If it lists every gene its tool tested, give --tested "
+                    "reach ~1), so a gene it lacks is read as below its cut (a p-value above "
+                    f"{cut_at:.2g}). If it lists every gene its tool tested, give --tested "
                     f"{r.name} (Python: tested=)"
                     + (
                         "; its effect directions are not used (a gene below its cut has none)"
