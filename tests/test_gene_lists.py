@@ -306,6 +306,32 @@ def test_scanpy_marker_tables_are_read_one_group_at_a_time(tmp_path, caplog):
     assert lst.kind == "scanpy rank_genes_groups" and lst.genes[:2] == ("GENE0", "GENE1")
 
 
+def test_seurat_marker_tables_are_read_by_their_p_values_and_signed(tmp_path):
+    """Seurat's FindMarkers written by R's write.csv (genes as row names, an empty first
+    header field): no column was recognised ("which column ranks the genes?"). Read by
+    ``p_val`` ascending, as p-values, signed by ``avg_log2FC`` (``avg_logFC`` before Seurat
+    4); FindAllMarkers' table of several clusters is refused, naming the clusters."""
+    rows = ['"","p_val","avg_log2FC","pct.1","pct.2","p_val_adj"',
+            '"CD3E",1e-30,2.5,0.9,0.1,1e-26', '"MS4A1",0.002,-1.2,0.2,0.6,1',
+            '"LYZ",0.4,0.3,0.5,0.4,1']  # fmt: skip
+    one = write(tmp_path / "m.csv", "\n".join(rows) + "\n")
+    (lst,) = read_ranked_lists(str(one))
+    assert lst.kind == "Seurat FindMarkers" and lst.genes == ("CD3E", "MS4A1", "LYZ")
+    assert lst.p_values and lst.sign_column == "avg_log2FC"
+    assert list(lst.signs) == [1.0, -1.0, 1.0]
+    old = write(tmp_path / "v3.csv", "\n".join(rows).replace("avg_log2FC", "avg_logFC") + "\n")
+    (lst,) = read_ranked_lists(str(old))
+    assert lst.kind == "Seurat FindMarkers" and lst.sign_column == "avg_logFC"
+    bad = write(tmp_path / "bad.csv", "\n".join(rows).replace("1e-30", "3.5") + "\n")
+    with pytest.raises(InputError, match="p_val"):
+        read_ranked_lists(str(bad))
+    every = ["p_val,avg_log2FC,pct.1,pct.2,p_val_adj,cluster,gene",
+             "1e-30,2.5,0.9,0.1,1e-26,0,CD3E", "1e-20,2.0,0.9,0.1,1e-16,1,MS4A1"]  # fmt: skip
+    both = write(tmp_path / "all.csv", "\n".join(every) + "\n")
+    with pytest.raises(InputError, match="holds the tables of 2 groups \\(column 'cluster'"):
+        read_ranked_lists(str(both))
+
+
 def test_a_rnk_column_spec_and_a_descending_p_value_are_not_silent(tmp_path, caplog):
     import logging
 

@@ -11,6 +11,9 @@ one gene per line           file order (a top-k list); a header word such as ``g
 limma ``topTable``          ``P.Value`` ascending (columns logFC, AveExpr, t, P.Value, adj.P.Val)
 DESeq2 ``results``          ``pvalue`` ascending (baseMean, log2FoldChange, pvalue, padj)
 edgeR ``topTags``           ``PValue`` ascending (logFC, logCPM, PValue, FDR)
+Seurat ``FindMarkers``      ``p_val`` ascending (p_val, avg_log2FC or avg_logFC, pct.1, pct.2,
+                            p_val_adj; ``FindAllMarkers``' table of several clusters: one
+                            cluster's rows)
 MAGeCK gene summary         ``neg|rank`` ascending (negative selection, depletion) by default;
                             ``pos|rank`` with ``mageck_side="pos"`` or ``FILE:pos|rank``
 GSEA ``.rnk``               second column descending (GSEA's convention)
@@ -304,12 +307,12 @@ def _best_rows(genes: list[str], scores: np.ndarray, higher_is_better: bool, pat
 
 
 _P_LIKE = re.compile(
-    r"^(.*[|._ ])?(p|pval|pvalue|p[._ -]?value|padj|p[._]adj|adj[._]p[._]val|fdr|q|qval|"
-    r"qvalue|q[._ -]?value)$",
+    r"^(.*[|._ ])?(p|pval|p[._]val|pvalue|p[._ -]?value|padj|p[._]adj|adj[._]p[._]val|"
+    r"p[._]val[._]adj|fdr|q|qval|qvalue|q[._ -]?value)$",
     re.IGNORECASE,
 )
 #: Raw p-value columns (uniform under the null), not adjusted ones.
-_RAW_P = re.compile(r"^(.*[|._ ])?(p|pval|pvalue|p[._ -]?value)$", re.IGNORECASE)
+_RAW_P = re.compile(r"^(.*[|._ ])?(p|pval|p[._]val|pvalue|p[._ -]?value)$", re.IGNORECASE)
 _FC_LIKE = re.compile(
     r"^(.*[|._ ])?(log2?fc|log2?[._ ]?fold[._ ]?change|lfc|fold[._ ]?change|fc)$", re.IGNORECASE
 )
@@ -318,6 +321,7 @@ _TOOL_NUMBERS = {
     "DESeq2 results": ("baseMean", "lfcSE", "stat"),
     "edgeR topTags": ("logCPM", "LR", "F"),
     "limma topTable": ("AveExpr", "t", "B"),
+    "Seurat FindMarkers": ("pct.1", "pct.2"),
     "MAGeCK gene summary": ("num", "neg|score", "pos|score", "neg|rank", "pos|rank"),
 }
 
@@ -384,7 +388,8 @@ def _refuse_several_groups(
             raise InputError(
                 f"holds the tables of {len(values)} groups (column {h!r}: {shown}); give one "
                 "group's rows as a list (e.g. scanpy.get.rank_genes_groups_df(adata, "
-                "group=...))",
+                "group=...), or in R subset(markers, cluster == ...) of Seurat's "
+                "FindAllMarkers)",
                 path=path,
             )
 
@@ -475,6 +480,8 @@ def _recognise(cols: set[str], mageck_side: str) -> tuple[str, str, str] | None:
         return "limma topTable", "P.Value", "asc"
     if {"neg|rank", "pos|rank"} <= cols:
         return "MAGeCK gene summary", f"{mageck_side}|rank", "asc"
+    if {"p_val", "p_val_adj"} <= cols and cols & {"avg_log2FC", "avg_logFC"}:
+        return "Seurat FindMarkers", "p_val", "asc"
     if {"names", "scores", "logfoldchanges", "pvals"} <= cols:
         return "scanpy rank_genes_groups", "pvals", "asc"
     return None
@@ -721,6 +728,7 @@ _TOOL_EFFECT = {
     "DESeq2 results": "log2FoldChange",
     "edgeR topTags": "logFC",
     "limma topTable": "logFC",
+    "Seurat FindMarkers": "avg_log2FC",  # Seurat < 4: avg_logFC, found as a fold change
 }
 #: Signed statistics a table may carry instead of a fold change.
 _SIGNED_STAT = re.compile(r"^(.*[|._ ])?(t|stat|statistic|z|z[._ -]?score|wald)$", re.IGNORECASE)
