@@ -112,7 +112,8 @@ def aggregate_cmd(ctx: click.Context, lists: tuple[str, ...], **opts) -> None:
     Each LIST is [NAME=]FILE[:COLUMN[:asc|desc|abs]]: one gene per line in rank order (a
     top-k list); a table with a gene column and the named score column (a table with one raw
     p-value column is ranked by it, ascending, unnamed); a limma topTable,
-    DESeq2 results or edgeR topTags table (ranked by p-value, ascending) or a MAGeCK gene
+    DESeq2 results, edgeR topTags or Seurat FindMarkers table (ranked by p-value, ascending;
+    signed by its fold change) or a MAGeCK gene
     summary (neg|rank; --mageck-side pos for positive selection), recognised by their
     headers; a GSEA .rnk file; or a .gmt file (each gene set an unranked list). Lists may
     differ in length and genes: posterior observes a gene a top-k list or gene set lacks as
