@@ -403,3 +403,47 @@ def test_aspect_other_than_the_ontology_s_warns_once(testdata, tiny, tmp_path, c
     plain = read_go_annotations(testdata / "go" / "tiny_annotations.tsv")
     _, warned = _warnings_of(caplog, lambda: plain.resolved(tiny))
     assert not [w for w in warned if "namespace" in w]
+
+
+def _gaf_rows(testdata, width: int) -> list[str]:
+    rows = (testdata / "go" / "tiny.gaf").read_text().splitlines()
+    return [r if r.startswith("!") else "\t".join(r.split("\t")[:width]) for r in rows]
+
+
+@pytest.mark.parametrize(
+    ("version", "width"),
+    [("1.0", 15), (None, 15), ("2.0", 16), ("2.1", 15), ("1.0", 17), (None, 16)],
+)
+def test_read_gaf_15_to_17_columns(tmp_path, testdata, version, width):
+    """GAF 1.0 has 15 columns, GAF 2.x 17 (16 when a writer drops the empty last one): every
+    width is read, whatever the header says, to the same rows as the 17-column file."""
+    rows = [r for r in _gaf_rows(testdata, width) if not r.startswith("!gaf-version")]
+    if version is not None:
+        rows.insert(0, f"!gaf-version: {version}")
+    path = tmp_path / "v.gaf"
+    path.write_text("\n".join(rows) + "\n")
+    ann = read_go_annotations(path)
+    full = read_go_annotations(testdata / "go" / "tiny.gaf")
+    assert ann.fmt == "gaf"
+    for column in ("db_object_id", "symbol"):
+        assert ann.gene_ids(column).tolist() == full.gene_ids(column).tolist()
+    assert ann.terms.tolist() == full.terms.tolist()
+    assert ann.evidence.tolist() == full.evidence.tolist()
+    assert ann.aspect.tolist() == full.aspect.tolist()
+    assert ann.taxa == full.taxa
+
+
+_GPAD_ROW = (
+    "UniProtKB\tP00001\tinvolved_in\tGO:0000003\tPMID:1\tECO:0000314\t\t\t20990101\tkofs\t\t"
+)
+
+
+@pytest.mark.parametrize("head", ["!gpa-version: 1.2", "!gpad-version: 2.0", None])
+@pytest.mark.parametrize("fmt", ["auto", "gaf"])
+def test_gpad_is_refused_by_name(tmp_path, head, fmt):
+    path = tmp_path / "go.gpad"
+    path.write_text((f"{head}\n" if head else "") + _GPAD_ROW + "\n")
+    with pytest.raises(InputError, match=r"go.gpad:1: is a GPAD .*give the GAF") as exc:
+        read_go_annotations(path, fmt=fmt)
+    if head:
+        assert head.split(": ")[1] in str(exc.value)

@@ -1,4 +1,4 @@
-"""Line parsers of the GO annotation formats (GAF 1/2, NCBI gene2go, simple TSV), used by
+"""Line parsers of the GO annotation formats (GAF 1.0/2.x, NCBI gene2go, simple TSV), used by
 :func:`kofs.io.annotations.read_go_annotations`. Files are streamed (plain, gzip, bzip2 or
 zip); a truncated or corrupt compressed file is an :class:`~kofs.errors.InputError`.
 """
@@ -34,17 +34,37 @@ def _open(path: Path):
 def sniff_annotation_format(path: Path) -> str:
     with _open(path) as fh:
         for line in fh:
-            if line.startswith("!gaf-version") or line.startswith("!gpa"):
-                return "gaf"
+            if line.startswith(("!gaf-version", "!gpa-version", "!gpad-version")):
+                return "gaf"  # (read_gaf refuses a GPAD file, naming it)
             if line.startswith("#tax_id") or line.startswith("#Format: tax_id"):
                 return "gene2go"
             if line.startswith("!") or not line.strip():
                 continue
-            n = len(line.rstrip("\n").split("\t"))
-            if n in (15, 17):
+            f = line.rstrip("\n").rstrip("\r").split("\t")
+            if len(f) in GAF_COLUMNS or _is_gpad_row(f):
                 return "gaf"
             return "tsv"
     raise InputError("empty annotation file; give a GAF, gene2go or TSV file", path=path)
+
+
+#: Columns of a GAF line: 15 (GAF 1.0), 17 (GAF 2.x); 16 when a writer dropped the empty
+#: last one. Columns 16-17 (annotation extension, gene product form) are not read.
+GAF_COLUMNS = (15, 16, 17)
+
+
+def _is_gpad_row(f: list[str]) -> bool:
+    """A GPAD 1.2/2.0 line: 12 columns, the GO id in column 4, an ECO evidence id in column 6."""
+    return len(f) == 12 and bool(_GO_ID.match(f[3].strip())) and f[5].startswith("ECO:")
+
+
+def _gpad_error(path: Path, lineno: int, version: str | None) -> InputError:
+    what = f"a GPAD {version} file" if version else "a GPAD file"
+    return InputError(
+        f"is {what} (GO's annotation format with ECO evidence ids and no gene symbols, aspect "
+        "or taxon), which kofs does not read; give the GAF of the same source and release "
+        "(e.g. goa_human.gaf.gz)",
+        path=path, line=lineno,
+    )  # fmt: skip
 
 
 #: Key of the rows-per-taxon count in a reader's header (moved to ``GOAnnotations.taxa``).
@@ -54,14 +74,18 @@ BAD_ASPECT_KEY = "kofs:bad-aspects"
 
 
 def read_gaf(path: Path, taxon: str | None = None) -> tuple[dict, list, list, list, dict]:
-    """GAF 1/2 rows; ``taxon`` keeps rows whose (first) taxon, column 13, is ``taxon:<taxon>``."""
+    """GAF 1.0/2.x rows; ``taxon`` keeps rows whose (first) taxon, column 13, is
+    ``taxon:<taxon>``.
+
+    A line has 15 (GAF 1.0), 16 or 17 (GAF 2.x) columns, whatever the ``!gaf-version``: the
+    columns read (2 id, 3 symbol, 4 qualifier, 5 GO id, 7 evidence, 9 aspect, 13 taxon) are
+    the same in every version. A GPAD file is refused, naming its format."""
     ids: list[str] = []
     symbols: list[str] = []
     terms: list[str] = []
     evid: list[str] = []
     aspect: list[str] = []
     header: dict[str, str] = {}
-    expected = 17
     n_not = n_other_taxon = 0
     taxa: dict[str, int] = {}  # rows per (first) taxon, before the --go-taxon filter
     bad: dict[str, int] = {}
@@ -74,16 +98,18 @@ def read_gaf(path: Path, taxon: str | None = None) -> tuple[dict, list, list, li
                 if sep and re.fullmatch(r"[A-Za-z][\w-]*", key) and key not in header \
                         and key.lower() not in ("ftp", "http", "https"):  # fmt: skip
                     header[key] = value.strip()  # gaf-version, date-generated, Generated, ...
-                    if key == "gaf-version" and value.strip().startswith("1"):
-                        expected = 15
+                if key in ("gpa-version", "gpad-version"):
+                    raise _gpad_error(path, lineno, value.strip() or None)
                 continue
             if not line.strip():
                 continue
             f = line.rstrip("\n").rstrip("\r").split("\t")
-            if len(f) != expected:
+            if len(f) not in GAF_COLUMNS:
+                if _is_gpad_row(f):
+                    raise _gpad_error(path, lineno, None)
                 raise InputError(
-                    f"GAF line has {len(f)} tab-separated columns, expected {expected}; "
-                    "the file is not GAF 2.x or is damaged",
+                    f"GAF line has {len(f)} tab-separated columns, expected 17 (GAF 2.x) or 15 "
+                    "(GAF 1.0); the file is not a GAF or is damaged",
                     path=path, line=lineno,
                 )  # fmt: skip
             first = f[12].split("|", 1)[0].strip()

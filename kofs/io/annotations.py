@@ -1,4 +1,4 @@
-"""Gene Ontology annotation readers: GAF 2.x, NCBI gene2go and a simple TSV.
+"""Gene Ontology annotation readers: GAF (1.0 and 2.x), NCBI gene2go and a simple TSV.
 
 :func:`read_go_annotations` returns a frozen :class:`GOAnnotations`, one entry per annotation row
 (gene, GO id, evidence, aspect) plus every gene id column the file carries (GAF: ``db_object_id``
@@ -228,7 +228,7 @@ def read_go_annotations(
     ----------
     path : path-like
     fmt : {"auto", "gaf", "gene2go", "tsv"}, default "auto"
-        ``auto`` recognises GAF by ``!gaf-version`` or 17 columns and gene2go by its
+        ``auto`` recognises GAF by ``!gaf-version`` or 15-17 columns and gene2go by its
         ``#tax_id`` header; anything else is read as TSV: gene, GO id[, evidence[, aspect]]
         without header, or any columns with a header naming the GO column ``go_id``
         (evidence/aspect columns recognised by name, all others are gene id columns; ``entrez_id``

@@ -38,7 +38,7 @@ class GosimConfig:
         "go_annotations",
         "path",
         required=True,
-        help="GO annotations: GAF 2.x, NCBI gene2go or TSV (gene, GO id[, evidence[, aspect]]).",
+        help="GO annotations: GAF 1.0/2.x, NCBI gene2go or TSV (gene, GO id[, evidence[, aspect]]).",
     )
     genes: str = opt(
         "genes",

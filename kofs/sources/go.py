@@ -40,7 +40,7 @@ class GoOptions:
     go_annotations: str | None = opt(
         "go_annotations",
         "path",
-        help="GO annotations: GAF 2.x, NCBI gene2go, or TSV (gene, GO id[, evidence[, aspect]]).",
+        help="GO annotations: GAF 1.0/2.x, NCBI gene2go, or TSV (gene, GO id[, evidence[, aspect]]).",
     )
     go_evidence: tuple[str, ...] | None = opt(
         "go_evidence",
