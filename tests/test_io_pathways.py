@@ -266,3 +266,19 @@ def test_kegg_tables_edge_cases(tmp_path, caplog):
     with pytest.raises(InputError) as err:
         read_pathways(ragged)
     assert err.value.line == 2
+
+
+def test_gmt_fields_in_double_quotes_lose_one_layer(tmp_path):
+    """R's write.table quotes every field: the set id, description and genes are read without
+    the quotes (one layer; a quote inside an id is kept)."""
+    path = tmp_path / "quoted.gmt"
+    path.write_text(
+        '"HALLMARK_X"\t"http://x.org/a"\t"TP53"\t"MDM2"\n'
+        '"S2"\t""\t"A"\t"""B"""\t"C"\n'
+        'S3\tna\t"D\tE"\n'
+    )
+    g = read_gmt(path)
+    assert g.ids == ("HALLMARK_X", "S2", "S3")
+    assert g.descriptions == ("http://x.org/a", "", "na")
+    assert g.members == (("TP53", "MDM2"), ("A", '""B""', "C"), ('"D', 'E"'))
+    assert read_pathways(path).ids == g.ids

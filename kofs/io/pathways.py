@@ -5,7 +5,8 @@ Formats (``read_pathways(path, fmt="auto")`` sniffs them):
 
 ``gmt``
     MSigDB GMT: ``set_id<TAB>description<TAB>gene<TAB>gene...``. Lines without genes are skipped
-    with a warning; a repeated set id is an error.
+    with a warning; a repeated set id is an error; a field in double quotes (R's
+    ``write.table``) loses one layer of them.
 ``kegg_link``
     KEGG REST ``link`` output, ``hsa:5230<TAB>path:hsa00010`` (either column order); set names
     from an optional ``list/pathway`` file (``path:hsa00010<TAB>Glycolysis / ...``).
@@ -54,6 +55,15 @@ __all__ = [
 _WEIGHTED = re.compile(r"^(.*?\S)\s*,\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 
 
+def _unquote(field: str) -> str:
+    """``field`` stripped, without one layer of enclosing double quotes (``"TP53"`` -> ``TP53``,
+    as R's ``write.table`` quotes every field); a lone or unmatched quote is kept."""
+    field = field.strip()
+    if len(field) >= 2 and field[0] == field[-1] == '"':
+        return field[1:-1].strip()
+    return field
+
+
 def read_gmt(path: str | os.PathLike, **_: Any) -> GeneSets:
     """Read an MSigDB GMT file (one set per line, tab separated).
 
@@ -71,7 +81,7 @@ def read_gmt(path: str | os.PathLike, **_: Any) -> GeneSets:
             text = line.rstrip("\r\n")
             if not text.strip() or text.startswith("#"):
                 continue
-            fields = text.split("\t")
+            fields = [_unquote(f) for f in text.split("\t")]
             if len(fields) < 2:
                 raise InputError(
                     "GMT line needs set id<TAB>description<TAB>genes...; found no tab",
