@@ -88,3 +88,21 @@ def test_gosemsim_exact_out_of_the_box(shared_data, testdata, tmp_path):
     ref.index = ref.index.astype(str)
     assert list(ours.index) == list(ref.index)
     np.testing.assert_array_equal(ours.to_numpy(), ref.to_numpy())
+
+
+def test_taxon_messages_name_the_option_of_gosim(testdata, tmp_path):
+    """`kofs gosim` takes --taxon (not `kofs rank`'s --go-taxon): its messages name it."""
+    go = testdata / "go"
+    genes = tmp_path / "genes.txt"
+    genes.write_text("P00001\nP00002\n")
+    base = ["gosim", "--go", str(go / "tiny.obo"), "--genes", str(genes), "-o", "-"]
+    r = CliRunner().invoke(
+        main, [*base, "--go-annotations", str(go / "tiny_annotations.tsv"), "--taxon", "9606"]
+    )
+    assert r.exit_code == 2
+    assert "--taxon 9606 cannot filter" in r.stderr and "leave --taxon out" in r.stderr
+    assert "--go-taxon" not in r.stderr
+    r = CliRunner().invoke(main, [*base, "--go-annotations", str(go / "tiny.gaf"), "--taxon", "1"])
+    assert r.exit_code == 2
+    assert "no usable GO annotation left" in r.stderr and "--taxon)" in r.stderr
+    assert "--go-taxon" not in r.stderr

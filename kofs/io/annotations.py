@@ -217,6 +217,7 @@ def read_go_annotations(
     evidence: str | Iterable[str] | None = None,
     exclude_evidence: str | Iterable[str] | None = None,
     taxon: str | int | None = None,
+    taxon_option: str = "--go-taxon",
     ontology: Ontology | None = None,
     cache: Cache | None = None,
     max_memory: int | None = None,
@@ -241,6 +242,8 @@ def read_go_annotations(
         Keep this NCBI taxon (e.g. 9606): gene2go's ``tax_id`` column, GAF's taxon column
         (``taxon:9606``; a row of an interaction with a second taxon, ``taxon:9606|taxon:10090``,
         is kept when its first taxon matches). TSV files have no taxon column: an error.
+    taxon_option : str, default "--go-taxon"
+        How messages name ``taxon`` (``"--taxon"`` for ``kofs gosim``).
     ontology : Ontology, optional
         When given, the result is :meth:`GOAnnotations.resolved` against it.
     cache : kofs.cache.Cache, optional
@@ -285,8 +288,8 @@ def read_go_annotations(
     tax = None if taxon is None else str(taxon).strip().removeprefix("taxon:")
     if tax is not None and kind == "tsv":
         raise ParameterError(
-            f"--go-taxon {taxon} cannot filter {p}: a TSV annotation file has no taxon column "
-            "(filter the file, or leave --go-taxon out)"
+            f"{taxon_option} {taxon} cannot filter {p}: a TSV annotation file has no taxon "
+            f"column (filter the file, or leave {taxon_option} out)"
         )
     sha = file_digest(p)[1]
     key = [sha, kind, tax, "aspects-counted"]
@@ -336,8 +339,8 @@ def read_go_annotations(
         held = f"; the file holds {taxa_text(ann.taxa)}" if ann.taxa else ""
         raise InputError(
             f"no usable GO annotation left ({n_read} rows read{held}); check the "
-            "evidence/taxon filters (--go-evidence, --go-exclude-evidence, --go-taxon) and that "
-            "the file matches the ontology",
+            f"evidence/taxon filters (--go-evidence, --go-exclude-evidence, {taxon_option}) and "
+            "that the file matches the ontology",
             path=p,
         )
     log.info("%s: %d GO annotation rows (%s)", p, len(ann), kind)

@@ -203,6 +203,7 @@ def gosim_matrix(
         evidence=",".join(c.go_evidence) if c.go_evidence else None,
         exclude_evidence=",".join(c.go_exclude_evidence) if c.go_exclude_evidence else None,
         taxon=c.taxon,
+        taxon_option="--taxon",
         ontology=ontology,
         cache=cache,
         max_memory=limit,
