@@ -185,3 +185,41 @@ def test_go_relation_cached_per_gene_list(tmp_path):
     assert computed(expr.subset_genes(np.arange(150)))  # other genes: another key
     assert computed(expr, top_k=5)  # other settings: another key
     assert not computed(expr)
+
+
+def test_another_reader_version_misses_every_go_cache(go_files, tmp_path, monkeypatch):
+    """The kofs version of a development checkout stays the same while its readers change: the
+    reader versions are part of the keys, so the parsed OBO, the parsed annotations and the GO
+    semantics keyed on their digests are computed afresh under another reader version."""
+    import kofs.io._annotation_formats as annotation_formats
+    import kofs.io.annotations as annotations_module
+
+    obo, gaf = go_files
+    c = Cache(tmp_path / "c")
+
+    def read_all(progress):
+        onto = ontology_module.read_obo(obo, cache=c, progress=progress)
+        ann = read_go_annotations(gaf, ontology=onto, cache=c, progress=progress)
+        go_semantics(onto, ann, aspect="BP", cache=c)
+        return onto, ann
+
+    first, again = Recorder(), Recorder()
+    onto, ann = read_all(first)
+    onto2, ann2 = read_all(again)
+    assert first.tasks() == ["GO parsing", "GO annotations"] and again.tasks() == []
+    assert (onto.digest, ann.digest) == (onto2.digest, ann2.digest)
+    monkeypatch.setattr(
+        ontology_module, "OBO_READER_VERSION", ontology_module.OBO_READER_VERSION + 1
+    )
+    newer = Recorder()
+    onto3, ann3 = read_all(newer)
+    assert newer.tasks() == ["GO parsing"]  # the annotation file's parse is still good
+    assert onto3.digest != onto.digest and ann3.digest != ann.digest
+    _same = ["obo", "annotations", "go_semantics"]
+    assert [len(list((tmp_path / "c" / k).glob("*.npz"))) for k in _same] == [2, 1, 2]
+    reader = annotation_formats.READER_VERSION + 1
+    monkeypatch.setattr(annotations_module, "READER_VERSION", reader)
+    newest = Recorder()
+    _, ann4 = read_all(newest)
+    assert newest.tasks() == ["GO annotations"] and ann4.digest != ann3.digest
+    assert [len(list((tmp_path / "c" / k).glob("*.npz"))) for k in _same] == [2, 2, 3]

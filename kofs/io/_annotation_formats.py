@@ -67,6 +67,11 @@ def _gpad_error(path: Path, lineno: int, version: str | None) -> InputError:
     )  # fmt: skip
 
 
+#: Version of what the readers of this module make of a file: part of the parsed-annotations
+#: cache key and of :attr:`GOAnnotations.digest` (which keys GO semantics), so those caches miss
+#: after a reader changes, also on a development checkout whose kofs version stays the same.
+#: Bump it with every change to a reader's output (2: GAF 1.0 and 16-column lines).
+READER_VERSION = 2
 #: Key of the rows-per-taxon count in a reader's header (moved to ``GOAnnotations.taxa``).
 TAXA_KEY = "kofs:taxa"
 #: Key of the count of aspect cells that are not a GO aspect, per value, in a reader's header.

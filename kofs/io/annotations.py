@@ -25,6 +25,7 @@ import numpy as np
 from kofs.errors import InputError, ParameterError
 from kofs.io._annotation_formats import (
     BAD_ASPECT_KEY,
+    READER_VERSION,
     TAXA_KEY,
     read_gaf,
     read_gene2go,
@@ -247,8 +248,9 @@ def read_go_annotations(
     ontology : Ontology, optional
         When given, the result is :meth:`GOAnnotations.resolved` against it.
     cache : kofs.cache.Cache, optional
-        Keep the parsed file there (keyed by its SHA-256, the format, the taxon and the kofs
-        version); filters and resolution are applied after loading.
+        Keep the parsed file there (keyed by its SHA-256, the format, the taxon, the reader
+        version ``kofs.io._annotation_formats.READER_VERSION`` and the kofs version); filters
+        and resolution are applied after loading.
     max_memory : int, optional
         Bytes; reading a file estimated to need more
         (:func:`kofs.resources.estimate_go_annotations_file`) raises
@@ -292,7 +294,7 @@ def read_go_annotations(
             f"column (filter the file, or leave {taxon_option} out)"
         )
     sha = file_digest(p)[1]
-    key = [sha, kind, tax, "aspects-counted"]
+    key = [sha, kind, tax, READER_VERSION]
     hit = None if cache is None else cache.get("annotations", key, check=_check_arrays)
     if hit is not None:
         ann = _annotations_from_arrays(*hit, source=str(p))

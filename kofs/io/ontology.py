@@ -14,7 +14,9 @@ from __future__ import annotations
 import codecs
 import contextlib
 import gzip
+import hashlib
 import io
+import json
 import logging
 import os
 import re
@@ -36,6 +38,13 @@ if TYPE_CHECKING:
     from kofs.cache import Cache
 
 log = logging.getLogger(__name__)
+
+#: Version of what :func:`read_obo` makes of a file: part of the parsed-OBO cache key and of
+#: :attr:`Ontology.digest`, so the parsed ontology and every cache keyed on its digest
+#: (annotations resolved against it, GO semantics, gene graphs) miss after the reader changes,
+#: also on a development checkout whose kofs version stays the same. Bump it with every change
+#: to the reader's output.
+OBO_READER_VERSION = 1
 
 __all__ = [
     "Ontology",
@@ -98,7 +107,8 @@ class Ontology:
     source : str or None
         Path the ontology was read from.
     digest : str or None
-        SHA-256 of the file read (set by :func:`read_obo`; keys the cache of derived data).
+        Identity of the parsed file: the SHA-256 of the file's SHA-256 and
+        :data:`OBO_READER_VERSION` (set by :func:`read_obo`; keys the cache of derived data).
     """
 
     terms: tuple[str, ...]
@@ -383,7 +393,8 @@ def read_obo(
     path : path-like
         go-basic.obo or the full go.obo; gzip is recognised by its magic bytes.
     cache : kofs.cache.Cache, optional
-        Keep the parsed ontology there, keyed by the file's SHA-256 and the kofs version; a
+        Keep the parsed ontology there, keyed by the file's SHA-256,
+        :data:`OBO_READER_VERSION` and the kofs version; a
         later read of the same file loads it instead of parsing (~0.5 s instead of ~4 s).
     max_memory : int, optional
         Bytes; parsing a file estimated to need more (:func:`kofs.resources.estimate_obo_file`)
@@ -405,7 +416,7 @@ def read_obo(
     p = Path(path)
     if not p.is_file():
         raise InputError("GO ontology file not found; check the --go path", path=p)
-    digest = file_digest(p)[1]
+    digest = obo_digest(file_digest(p)[1])
     if cache is not None:
         hit = cache.get("obo", [digest], check=_check_arrays)
         if hit is not None:
@@ -421,6 +432,12 @@ def read_obo(
     if cache is not None:
         cache.put("obo", [digest], *_to_arrays(onto))
     return onto
+
+
+def obo_digest(sha256: str) -> str:
+    """:attr:`Ontology.digest` of a file of SHA-256 ``sha256`` read by this reader version."""
+    text = json.dumps([sha256, OBO_READER_VERSION])
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _to_arrays(onto: Ontology) -> tuple[dict[str, np.ndarray], dict]:
