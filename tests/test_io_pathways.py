@@ -15,6 +15,7 @@ from kofs.io.kgml import read_kgml
 from kofs.io.pathways import (
     GeneSets,
     read_gmt,
+    read_gmx,
     read_pathways,
     sniff_pathways,
 )
@@ -237,7 +238,7 @@ def test_kgml_refuses_entities_and_reports_malformed_line(pw, tmp_path):
 
 def test_unknown_format_is_parameter_error(pw):
     with pytest.raises(ParameterError, match="kegg_link"):
-        read_pathways(pw / "small.gmt", fmt="gmx")
+        read_pathways(pw / "small.gmt", fmt="gsea")
 
 
 def test_genesets_validation():
@@ -282,3 +283,74 @@ def test_gmt_fields_in_double_quotes_lose_one_layer(tmp_path):
     assert g.descriptions == ("http://x.org/a", "", "na")
     assert g.members == (("TP53", "MDM2"), ("A", '""B""', "C"), ('"D', 'E"'))
     assert read_pathways(path).ids == g.ids
+
+
+# ---------------------------------------------------------------- GSEA GMX (sets as columns)
+
+_GMX = (
+    'SET_A\tSET_B\t"SET_C"\tEMPTY\n'
+    'na\thttp://b\t"desc c"\tnone\n'
+    "TP53\tEGFR\tA1\t\n"
+    "MDM2\t\tA2\n"
+    "\t\tA3\t\n"
+    "CDKN1A\n"
+)
+
+
+def test_gmx_reads_one_set_per_column(tmp_path, caplog):
+    path = tmp_path / "sets.gmx"
+    path.write_text(_GMX)
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        g = read_gmx(path)
+    assert g.ids == ("SET_A", "SET_B", "SET_C")
+    assert g.descriptions == ("na", "http://b", "desc c")
+    assert g.members == (("TP53", "MDM2", "CDKN1A"), ("EGFR",), ("A1", "A2", "A3"))
+    assert "skipped 1 gene set(s) without genes" in caplog.text
+
+
+@pytest.mark.parametrize("name", ["sets.gmx", "sets.GMX", "sets.gmx.gz"])
+def test_gmx_is_recognised_by_its_extension(tmp_path, name):
+    path = tmp_path / name
+    data = _GMX.encode()
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    assert sniff_pathways(path) == "gmx"
+    assert read_pathways(path).ids == ("SET_A", "SET_B", "SET_C")
+    assert read_pathways(path, "gmx").ids == ("SET_A", "SET_B", "SET_C")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("S1\tS1\nd\td\nA\tB\n", r"x.gmx:1 \(column 2\): set id 'S1' names columns 1 and 2"),
+        ("S1\t\nd\t\nA\tB\n", r"x.gmx:1 \(column 2\): column 2 has genes but no set id"),
+        ("S1\tS2\n", r"x.gmx: a GMX file needs a row of set ids"),
+        ("S1\tS2\nd\td\n", r"x.gmx: GMX file holds no gene set with genes"),
+    ],
+)
+def test_gmx_errors_name_file_and_place(tmp_path, text, message):
+    path = tmp_path / "x.gmx"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message) as exc:
+        read_pathways(path)
+    assert "\n" not in str(exc.value)
+
+
+def test_gmx_as_pathways_on_the_command_line(tmp_path):
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+
+    samples = [f"S{i}" for i in range(6)]
+    rows = ["gene\t" + "\t".join(samples)]
+    rows += [f"G{g}\t" + "\t".join(str((g * 7 + i * 3) % 11) for i in range(6)) for g in range(8)]
+    expr = tmp_path / "expr.tsv"
+    expr.write_text("\n".join(rows) + "\n")
+    gmx = tmp_path / "sets.gmx"
+    gmx.write_text("SET1\tSET2\nna\tna\nG1\tG5\nG2\tG6\nG3\tG7\nG4\t\n")
+    args = ["sources", str(expr), "--pathways", str(gmx), "--pathway-min-size", "1", "--json"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.stderr
+    import json
+
+    (cov,) = json.loads(r.stdout)["coverage"]
+    assert cov["source"] == "pathways sets.gmx" and cov["input_genes"] == 7

@@ -7,6 +7,9 @@ Formats (``read_pathways(path, fmt="auto")`` sniffs them):
     MSigDB GMT: ``set_id<TAB>description<TAB>gene<TAB>gene...``. Lines without genes are skipped
     with a warning; a repeated set id is an error; a field in double quotes (R's
     ``write.table``) loses one layer of them.
+``gmx``
+    GSEA GMX (``*.gmx``): one gene set per column, row 1 the set ids, row 2 the descriptions,
+    then the genes; blank cells pad the shorter columns. Read like a GMT.
 ``kegg_link``
     KEGG REST ``link`` output, ``hsa:5230<TAB>path:hsa00010`` (either column order); set names
     from an optional ``list/pathway`` file (``path:hsa00010<TAB>Glycolysis / ...``).
@@ -35,7 +38,7 @@ from kofs.io._open import open_text as _open_text
 from kofs.io.gene_sets import GeneSets, strip_org
 from kofs.io.ids import guess_namespace
 from kofs.io.kgml import read_kgml
-from kofs.io.sniff import FormatTest, format_reader, is_kgml, sniff_format
+from kofs.io.sniff import FormatTest, format_reader, is_kgml, name_suffix, sniff_format
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +47,7 @@ __all__ = [
     "PATHWAY_FORMATS",
     "read_pathways",
     "read_gmt",
+    "read_gmx",
     "read_kegg_link",
     "read_kegg_table",
     "read_kegg_gene2pathway",
@@ -127,6 +131,71 @@ def read_gmt(path: str | os.PathLike, **_: Any) -> GeneSets:
         raise InputError("GMT file holds no gene set with genes", path=path)
     ns = guess_namespace(g for m in members for g in m)
     return GeneSets(ids, ids, descr, members, namespace=ns, path=path)
+
+
+def read_gmx(path: str | os.PathLike, **_: Any) -> GeneSets:
+    """Read a GSEA GMX file: one gene set per column (tab separated), row 1 the set ids, row 2
+    the descriptions, then the member genes; blank cells pad the shorter columns.
+
+    Fields in double quotes lose one layer of them, as in :func:`read_gmt`; a set without genes
+    is skipped with a warning.
+
+    Raises
+    ------
+    InputError
+        Fewer than two rows, a column with genes but no set id, or a set id used by two
+        columns.
+    """
+    path = os.fspath(path)
+    rows: list[tuple[int, list[str]]] = []
+    with _open_text(path, what="gene-set file") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            text = line.rstrip("\r\n")
+            if text.strip():
+                rows.append((lineno, [_unquote(f) for f in text.split("\t")]))
+    if len(rows) < 2:
+        raise InputError(
+            "a GMX file needs a row of set ids, a row of descriptions, then the genes, one set "
+            "per column; found fewer than two rows",
+            path=path,
+        )
+    (id_line, ids), (_, descr) = rows[0], rows[1]
+    width = max(len(r) for _, r in rows)
+    columns: list[list[str]] = [[] for _ in range(width)]
+    for _, r in rows[2:]:
+        for j, g in enumerate(r):
+            if g:
+                columns[j].append(g)
+    seen: dict[str, int] = {}
+    out_ids, out_descr, members = [], [], []
+    empty = 0
+    for j in range(width):
+        sid = ids[j] if j < len(ids) else ""
+        if not sid:
+            if columns[j] or (j < len(descr) and descr[j]):
+                raise InputError(
+                    f"column {j + 1} has genes but no set id in row 1",
+                    path=path, line=id_line, column=j + 1,
+                )  # fmt: skip
+            continue
+        if sid in seen:
+            raise InputError(
+                f"set id {sid!r} names columns {seen[sid]} and {j + 1}; set ids must be unique",
+                path=path, line=id_line, column=j + 1,
+            )  # fmt: skip
+        seen[sid] = j + 1
+        if not columns[j]:
+            empty += 1
+            continue
+        out_ids.append(sid)
+        out_descr.append(descr[j] if j < len(descr) else "")
+        members.append(columns[j])
+    if empty:
+        log.warning("%s: skipped %d gene set(s) without genes", path, empty)
+    if not out_ids:
+        raise InputError("GMX file holds no gene set with genes", path=path)
+    ns = guess_namespace(g for m in members for g in m)
+    return GeneSets(out_ids, out_ids, out_descr, members, namespace=ns, path=path)
 
 
 # --------------------------------------------------------------------------- KEGG link / tables
@@ -297,11 +366,13 @@ _SNIFFERS: tuple[tuple[str, FormatTest], ...] = (
             and any(f.startswith("path:") for f in h[0].split("\t"))
         ),
     ),
+    ("gmx", lambda p, h: name_suffix(p) == ".gmx"),
     ("gmt", lambda p, h: True),
 )
 
 PATHWAY_FORMATS: dict[str, Callable[..., GeneSets]] = {
     "gmt": read_gmt,
+    "gmx": read_gmx,
     "kegg_link": read_kegg_link,
     "kegg_table": read_kegg_table,
     "kegg_gene2pathway": read_kegg_gene2pathway,
@@ -323,7 +394,8 @@ def read_pathways(
     ----------
     path : path-like
         A file, or a directory of KGML files.
-    fmt : {"auto", "gmt", "kegg_link", "kegg_table", "kegg_gene2pathway", "kgml"}
+    fmt : {"auto", "gmt", "gmx", "kegg_link", "kegg_table", "kegg_gene2pathway", "kgml"}
+        ``"auto"``: GMX by the ``.gmx`` extension (``.gz`` etc. skipped), the others by content.
     names : path-like, optional
         KEGG pathway names (``list/pathway`` output) for ``kegg_link``.
     """

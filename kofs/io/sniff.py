@@ -21,7 +21,15 @@ from typing import TypeVar
 
 from kofs.errors import InputError, ParameterError
 
-__all__ = ["KINDS", "format_reader", "is_kgml", "looks_like", "sniff_format", "wrong_option"]
+__all__ = [
+    "KINDS",
+    "format_reader",
+    "is_kgml",
+    "looks_like",
+    "name_suffix",
+    "sniff_format",
+    "wrong_option",
+]
 
 R = TypeVar("R")
 
@@ -42,6 +50,15 @@ def sniff_format(path: str | os.PathLike, tests: Sequence[tuple[str, FormatTest]
 def is_kgml(path: Path, head: list[str]) -> bool:
     """A folder (of KGML files) or an XML file starting like KEGG's KGML."""
     return path.is_dir() or bool(head) and head[0].lstrip().startswith(("<?xml", "<pathway"))
+
+
+def name_suffix(path: str | os.PathLike) -> str:
+    """The lower-case extension of a file's name, a compression suffix (``.gz``, ``.bz2``,
+    ``.zip``) skipped: ``sets.gmx.gz`` -> ``.gmx``."""
+    p = Path(path)
+    if p.suffix.lower() in (".gz", ".bz2", ".zip"):
+        p = p.with_suffix("")
+    return p.suffix.lower()
 
 
 def format_reader(fmt: str, readers: Mapping[str, R], what: str) -> R:

@@ -29,14 +29,14 @@ class PathwayOptions:
         "pathways",
         "path",
         folder=True,
-        help="Pathways/gene sets: GMT, KEGG link/TSV, or KGML file/folder.",
+        help="Pathways/gene sets: GMT, GSEA GMX, KEGG link/TSV, or KGML file/folder.",
     )
     pathway_format: str = opt(
         "pathway_format",
         "choice",
         "auto",
-        choices=("auto", "gmt", "kegg_link", "kegg_table", "kegg_gene2pathway", "kgml"),
-        help="Format of --pathways (default: recognised from the content).",
+        choices=("auto", "gmt", "gmx", "kegg_link", "kegg_table", "kegg_gene2pathway", "kgml"),
+        help="Format of --pathways (default: .gmx by extension, others from the content).",
     )
     pathway_ids: tuple[str, ...] | None = opt(
         "pathway_ids",
