@@ -277,7 +277,7 @@ def test_biogrid_tab2_and_bad_system_type(ia):
 
 def test_unknown_format(ia):
     with pytest.raises(ParameterError, match="edgelist"):
-        read_interactions(ia / "edges_header.tsv", fmt="sif")
+        read_interactions(ia / "edges_header.tsv", fmt="xgmml")
 
 
 def test_interactions_are_read_only(ia):
@@ -320,3 +320,52 @@ def test_bz2_and_zip_archives(ia, tmp_path):
         zf.writestr("b.txt", data)
     with pytest.raises(InputError, match="holds 2 files"):
         read_interactions(tmp_path / "two.zip")
+
+
+# ---------------------------------------------------------------- Cytoscape SIF
+
+
+@pytest.mark.parametrize("name", ["net.sif", "net.SIF", "net.sif.gz"])
+def test_sif_as_interactions_by_its_extension(tmp_path, name):
+    """`node relType node [node ...]`: one line may list several targets; tabs, else spaces;
+    undirected, unweighted, the relation type kept."""
+    import gzip
+
+    text = "TP53\tpp\tMDM2\tCDKN1A\nEGFR pd GRB2\nLONELY\n\n# comment\nBRCA1\tpp\tBARD1\n"
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
+    assert sniff_interactions(path) == "sif"
+    for x in (read_interactions(path), read_interactions(path, "sif")):
+        got = {(s, t, ty) for s, t, ty in zip(x.source, x.target, x.type, strict=True)}
+        assert got == {("MDM2", "TP53", "pp"), ("CDKN1A", "TP53", "pp"),
+                       ("EGFR", "GRB2", "pd"), ("BARD1", "BRCA1", "pp")}  # fmt: skip
+        assert not x.is_directed and set(x.weight) == {1.0}
+
+
+def test_sif_line_without_a_target_is_named(tmp_path):
+    path = tmp_path / "bad.sif"
+    path.write_text("A\tpp\tB\nC\tpp\n")
+    with pytest.raises(InputError, match=r"bad.sif:2: a SIF line needs a source, an interaction"):
+        read_interactions(path)
+
+
+def test_sif_as_interactions_on_the_command_line(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+
+    rows = ["gene\t" + "\t".join(f"S{i}" for i in range(6))]
+    rows += [f"G{g}\t" + "\t".join(str((g * 7 + i * 3) % 11) for i in range(6)) for g in range(6)]
+    expr = tmp_path / "expr.tsv"
+    expr.write_text("\n".join(rows) + "\n")
+    sif = tmp_path / "net.sif"
+    sif.write_text("G1 pp G2 G3\nG4 pp G5\n")
+    genes = tmp_path / "genes.txt"
+    genes.write_text("G1\n")
+    args = ["sources", str(expr), "--interactions", str(sif), "--relevant-genes", str(genes)]
+    r = CliRunner().invoke(main, [*args, "--json"])
+    assert r.exit_code == 0, r.stderr
+    (cov,) = json.loads(r.stdout)["coverage"]
+    assert cov["source"].endswith("net.sif") and cov["input_genes"] == cov["matched"] == 5

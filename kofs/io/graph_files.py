@@ -86,8 +86,9 @@ def _networkx_graph(path: str, fmt: str) -> Any:
         raise InputError(f"not a valid {fmt.upper()} graph: {text[:120]}", path=path) from None
 
 
-def _sif_edges(path: str) -> tuple[list[str], list[str]]:
-    """Cytoscape SIF: ``source <type> target [target ...]`` per line (tabs, else spaces)."""
+def _sif_edges(path: str) -> tuple[list[str], list[str], list[str]]:
+    """Cytoscape SIF: ``source <type> target [target ...]`` per line (tabs, else spaces):
+    (sources, targets, types)."""
     text = _read_bytes(path)
     try:
         lines = text.decode("utf-8-sig").splitlines()
@@ -95,6 +96,7 @@ def _sif_edges(path: str) -> tuple[list[str], list[str]]:
         raise InputError("not UTF-8 text", path=path) from None
     src: list[str] = []
     dst: list[str] = []
+    types: list[str] = []
     for k, line in enumerate(lines, start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -109,7 +111,8 @@ def _sif_edges(path: str) -> tuple[list[str], list[str]]:
         for t in fields[2:]:
             src.append(fields[0])
             dst.append(t)
-    return src, dst
+            types.append(fields[1])
+    return src, dst, types
 
 
 def read_graph(
@@ -132,8 +135,9 @@ def read_graph(
     path = os.fspath(path)
     fmt = graph_format(path, fmt)
     aliases: dict[str, dict[str, tuple[str, ...]]] = {}
+    types: list[str] | None = None
     if fmt == "sif":
-        src, dst = _sif_edges(path)
+        src, dst, types = _sif_edges(path)
         w = np.ones(len(src))
         directed = False
         if weight != "weight":
@@ -172,7 +176,7 @@ def read_graph(
         np.asarray(dst, dtype=object),
         w,
         np.full(len(src), directed),
-        np.full(len(src), "", dtype=object),
+        np.asarray(types, dtype=object) if types else np.full(len(src), "", dtype=object),
         path=path,
         namespace=guess_namespace(src + dst),
         aliases=aliases,

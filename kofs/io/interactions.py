@@ -16,6 +16,10 @@ Formats (``read_interactions(path, fmt="auto")`` sniffs them from the first line
     with the ENSP -> gene mapping of a ``protein.aliases`` or ``protein.info`` file.
 ``biogrid``
     BioGRID TAB2 / TAB3, filtered by taxon and ``Experimental System Type``.
+``sif``
+    Cytoscape simple interaction format (``*.sif``, recognised by the extension):
+    ``node relType node [node ...]`` per line, tab separated (else spaces); one line may list
+    several targets. Undirected, weight 1, type = the relation type.
 ``kgml``
     KEGG KGML relations (see :mod:`kofs.io.pathways`).
 
@@ -49,7 +53,7 @@ from kofs.io.interaction_table import (
     strip_taxon,
 )
 from kofs.io.kgml import read_kgml
-from kofs.io.sniff import FormatTest, format_reader, is_kgml, sniff_format
+from kofs.io.sniff import FormatTest, format_reader, is_kgml, name_suffix, sniff_format
 
 log = logging.getLogger(__name__)
 
@@ -303,6 +307,12 @@ def _read_kgml_relations(path: str | os.PathLike, **_: Any) -> Interactions:
     return sets.interactions
 
 
+def _read_sif(path: str | os.PathLike, **_: Any) -> Interactions:
+    from kofs.io.graph_files import read_graph
+
+    return read_graph(path, "sif")
+
+
 def _header_fields(line: str) -> list[str]:
     return [f.strip().lstrip("#").strip() for f in re.split(r"\t|,", line)]
 
@@ -326,6 +336,7 @@ def _is_string_links(head: list[str]) -> bool:
 
 _SNIFFERS: tuple[tuple[str, FormatTest], ...] = (
     ("kgml", is_kgml),
+    ("sif", lambda p, h: name_suffix(p) == ".sif"),
     ("biogrid", lambda p, h: bool(h) and "Entrez Gene Interactor A" in h[0]),
     ("string", lambda p, h: _is_string_links(h)),
     ("paired", lambda p, h: bool(h) and bool(_column_pairs(_header_fields(h[0])))),
@@ -338,6 +349,7 @@ INTERACTION_FORMATS: dict[str, Callable[..., Interactions]] = {
     "string": read_string_links,
     "biogrid": read_biogrid,
     "kgml": _read_kgml_relations,
+    "sif": _read_sif,
 }
 
 
@@ -381,7 +393,8 @@ def read_interactions(
     Parameters
     ----------
     path : path-like
-    fmt : {"auto", "edgelist", "paired", "string", "biogrid", "kgml"}
+    fmt : {"auto", "edgelist", "paired", "string", "biogrid", "kgml", "sif"}
+        ``"auto"``: SIF by the ``.sif`` extension (``.gz`` etc. skipped), the others by content.
     string_min_score : float, optional
         STRING ``combined_score`` threshold (0-1000; default 400, STRING's "medium
         confidence"). It applies to STRING ``protein.links`` files only: given for another

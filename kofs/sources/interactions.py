@@ -1,4 +1,5 @@
-"""Gene interactions: an edge list, STRING links (with aliases) or BioGRID TAB2/TAB3.
+"""Gene interactions: an edge list, a Cytoscape SIF, STRING links (with aliases) or BioGRID
+TAB2/TAB3.
 
 List: PPI-PROP (relevance propagation over the interaction network, eq. 6.14).
 """
@@ -20,14 +21,14 @@ class InteractionOptions:
     interactions: str | None = opt(
         "interactions",
         "path",
-        help="Gene interactions: edge list, STRING links, or BioGRID TAB2/TAB3.",
+        help="Gene interactions: edge list, Cytoscape SIF, STRING links, or BioGRID TAB2/TAB3.",
     )
     interactions_format: str = opt(
         "interactions_format",
         "choice",
         "auto",
-        choices=("auto", "edgelist", "paired", "string", "biogrid"),
-        help="Format of --interactions (default: recognised from the content).",
+        choices=("auto", "edgelist", "paired", "string", "biogrid", "sif"),
+        help="Format of --interactions (default: .sif by extension, others from the content).",
     )
     string_min_score: float | None = opt(
         "string_min_score",
