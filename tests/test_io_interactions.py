@@ -369,3 +369,44 @@ def test_sif_as_interactions_on_the_command_line(tmp_path):
     assert r.exit_code == 0, r.stderr
     (cov,) = json.loads(r.stdout)["coverage"]
     assert cov["source"].endswith("net.sif") and cov["input_genes"] == cov["matched"] == 5
+
+
+# ---------------------------------------------------------------- tabs and spaces mixed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "TP53\tMDM2\t0.9\nBRCA1 BARD1 0.8\nEGFR\tGRB2 0.7\n",  # first line tabs
+        "TP53 MDM2 0.9\nBRCA1\tBARD1\t0.8\nEGFR GRB2\t0.7\n",  # first line spaces
+        "# a comment line\nTP53\tMDM2\t0.9\n\nBRCA1  BARD1\t0.8\nEGFR\tGRB2\t0.7\n",
+    ],
+)
+def test_edge_list_mixing_tabs_and_spaces_reads_by_white_space(tmp_path, text):
+    """Lines separated by tabs and lines by spaces: read whitespace-separated when every line
+    then has as many columns (before: 'edge with an empty gene id' on the first spaced line)."""
+    path = tmp_path / "mixed.txt"
+    path.write_text(text)
+    x = read_interactions(path)
+    assert edges(x) == {("MDM2", "TP53"): 0.9, ("BARD1", "BRCA1"): 0.8, ("EGFR", "GRB2"): 0.7}
+
+
+def test_edge_list_mixing_tabs_and_spaces_ambiguously_names_the_line(tmp_path):
+    path = tmp_path / "mixed.txt"
+    path.write_text("gene a\tgene b\tscore\nA\tB\t1\nC D\t0.5\n")
+    with pytest.raises(InputError, match=r"mixed.txt:3: this line separates columns with spaces"):
+        read_interactions(path)
+    spaced_ids = tmp_path / "ids.txt"  # a tab file whose ids hold spaces stays tab-separated
+    spaced_ids.write_text("A /// B\tC\t0.5\nD\tE\t1\n")
+    assert edges(read_interactions(spaced_ids)) == {("A /// B", "C"): 0.5, ("D", "E"): 1.0}
+
+
+@pytest.mark.parametrize("sep", ["\t", " ", ","])
+def test_edge_list_opening_with_a_comment_line(tmp_path, sep):
+    """A comment line of another width above the edges (before: the delimiter and width were
+    taken from it: 'directed flag '' is not one of true/false...'); a '#' header is kept."""
+    path = tmp_path / "c.txt"
+    path.write_text(f"# edges of a test\n\nA{sep}B{sep}0.5\nC{sep}D{sep}0.2\n")
+    assert edges(read_interactions(path)) == {("A", "B"): 0.5, ("C", "D"): 0.2}
+    path.write_text(f"# edges of a test\n#weight{sep}target{sep}source\n0.5{sep}B{sep}A\n")
+    assert edges(read_interactions(path)) == {("A", "B"): 0.5}

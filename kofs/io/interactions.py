@@ -109,6 +109,60 @@ def _delimiter(first: str) -> str:
     return r"\s+"
 
 
+def _fields(text: str, sep: str) -> int:
+    return len(text.split()) if sep == r"\s+" else len(text.split(sep))
+
+
+def _leading_comments(path: str, sep: str) -> int:
+    """How many lines open the file before its header or first edge: blank lines and ``#``
+    lines that do not split into as many fields as the first edge line (a ``#source<TAB>target``
+    header does, and is kept); pandas takes its width from the first line it reads."""
+    from kofs.io._open import stream_text
+
+    comments: list[tuple[int, int]] = []  # (0-based line, fields) of '#' lines before the data
+    with stream_text(path, what="interaction file") as fh:
+        for i, line in enumerate(fh):
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith("#"):
+                comments.append((i, _fields(text, sep)))
+                continue
+            width = _fields(text, sep)
+            return next((j for j, w in reversed(comments) if w == width), i)
+    return 0
+
+
+def _spaced_short_rows(df: pd.DataFrame) -> int | None:
+    """The 0-based row of a tab-separated frame whose line used spaces between columns (a cell
+    holding white space beside an empty cell; comment lines aside), or None."""
+    cells = df.astype(str).apply(lambda c: c.str.strip())
+    short = (cells == "").any(axis=1).to_numpy()
+    if not short.any():
+        return None
+    rows = cells[short]
+    spaced = rows.apply(lambda c: c.str.contains(r"\s", regex=True)).any(axis=1).to_numpy()
+    spaced &= ~rows.iloc[:, 0].str.startswith("#").to_numpy()
+    hit = np.flatnonzero(short)[spaced]
+    return int(hit[0]) if hit.size else None
+
+
+def _whitespace_is_consistent(path: str) -> bool:
+    """Every non-blank, non-comment line splits into the same number (>= 2) of fields at white
+    space: reading the file as whitespace-separated is unambiguous."""
+    from kofs.io._open import stream_text
+
+    widths: set[int] = set()
+    with stream_text(path, what="interaction file") as fh:
+        for line in fh:
+            fields = line.split()
+            if fields and not fields[0].startswith("#"):
+                widths.add(len(fields))
+                if len(widths) > 1:
+                    return False
+    return len(widths) == 1 and min(widths) >= 2
+
+
 def read_edge_list(
     path: str | os.PathLike, *, directed: bool | None = None, header: bool | None = None, **_: Any
 ) -> Interactions:
@@ -117,7 +171,10 @@ def read_edge_list(
     Parameters
     ----------
     path : path-like
-        Tab, comma or whitespace separated text (optionally gzip/bz2/zip compressed).
+        Tab, comma or whitespace separated text (optionally gzip/bz2/zip compressed). A
+        tab-separated file some of whose lines separate columns with spaces is read as
+        whitespace-separated when every line then splits into as many columns; otherwise the
+        first such line is an error.
     directed : bool, optional
         Direction of every edge; default: the ``directed`` column if present, else undirected.
     header : bool, optional
@@ -125,11 +182,31 @@ def read_edge_list(
         non-numeric weight field, or recognised column names).
     """
     path = os.fspath(path)
-    head = _head_lines(path, 1)
+    head = _head_lines(path, 50)
     if not head:
         raise InputError("interaction file has no rows", path=path)
-    sep = _delimiter(head[0])
-    df = read_edge_frame(path, sep=sep, header=None, skip_blank_lines=False)
+    # the delimiter of the data, not of a comment line above it
+    sep = _delimiter(next((h for h in head if not h.lstrip().startswith("#")), head[0]))
+    skip = _leading_comments(path, sep)
+    df = read_edge_frame(path, sep=sep, header=None, skip_blank_lines=False, skiprows=skip)
+    if sep == "\t" and df.shape[1] >= 2:
+        mixed = _spaced_short_rows(df)
+        if mixed is not None:
+            if not _whitespace_is_consistent(path):
+                raise InputError(
+                    "this line separates columns with spaces where other lines use tabs, and "
+                    "the lines do not split into the same number of columns at white space; "
+                    "separate every line's columns with tabs",
+                    path=path,
+                    line=skip + mixed + 1,
+                )
+            log.info(
+                "%s: some lines separate columns with tabs, others with spaces (line %d): read "
+                "as whitespace-separated",
+                path, skip + mixed + 1,
+            )  # fmt: skip
+            sep = r"\s+"
+            df = read_edge_frame(path, sep=sep, header=None, skip_blank_lines=False, skiprows=skip)
     if df.shape[1] < 2:
         raise InputError(
             "edge list needs at least two columns (source, target[, weight]) separated by tabs,"
@@ -137,7 +214,7 @@ def read_edge_list(
             path=path,
             line=1,
         )
-    lines = np.arange(1, len(df) + 1)
+    lines = np.arange(skip + 1, skip + len(df) + 1)
     filled = (df.astype(str).apply(lambda c: c.str.strip()) != "").any(axis=1).to_numpy()
     df, lines = df[filled], lines[filled]
     first = [str(x).strip() for x in df.iloc[0]]
