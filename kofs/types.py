@@ -208,12 +208,17 @@ class SampleCategories:
         Name of the label column.
     parents : mapping of str to str
         Optional hierarchy: label -> parent label.
+    by_position : bool
+        The labels follow the matrix's samples in order and carry no sample ids (a GSEA
+        ``.cls``): ``samples`` are placeholders (``#1``, ``#2``, ...) until
+        :func:`kofs.io.labels.align_labels` pairs the labels with the matrix's samples.
     """
 
     labels: tuple[str, ...]
     samples: tuple[str, ...]
     name: str = "label"
     parents: Mapping[str, str] = field(default_factory=dict)
+    by_position: bool = False
 
     def __repr__(self) -> str:
         classes = self.classes

@@ -280,3 +280,81 @@ def test_a_gene_list_table_without_header_keeps_its_first_gene(tmp_path):
     assert list(read_gene_list(write(tmp_path, "h.tsv", "gene\tscore\nTP53\t1\n"))) == ["TP53"]
     with pytest.raises(ParameterError, match="the file has no header line"):
         read_gene_list(p, column="gene")
+
+
+# ---------------------------------------------------------------- GSEA .cls (labels by position)
+
+
+def test_read_cls_by_names_and_by_numbers(tmp_path):
+    named = write(
+        tmp_path, "p.cls", "6 2 1\n# Tumor Normal\nTumor Tumor Normal Tumor Normal Normal\n"
+    )
+    c = read_labels(named)
+    assert c.by_position and c.samples == tuple(f"#{i}" for i in range(1, 7))
+    assert c.labels == ("Tumor", "Tumor", "Normal", "Tumor", "Normal", "Normal")
+    # labels that are not the class names are named by order of first appearance (GSEA's rule)
+    numbered = write(tmp_path, "n.CLS", "5 2 1\n#ALL\tAML\n1\t1\t0\t0\t1\n")
+    assert read_labels(numbered).labels == ("ALL", "ALL", "AML", "AML", "ALL")
+
+
+def test_cls_labels_follow_the_matrix_columns():
+    e = expr(["a", "b", "c", "d"])
+    c = SampleCategories(["X", "Y", "X", "Y"], ["#1", "#2", "#3", "#4"], by_position=True)
+    e2, c2 = align_labels(e, c, labels_path="p.cls")
+    assert e2 is e and c2.samples == e.samples and c2.labels == ("X", "Y", "X", "Y")
+    assert not c2.by_position
+    short = SampleCategories(["X", "Y", "X"], ["#1", "#2", "#3"], by_position=True)
+    err = error(InputError, align_labels, e, short, labels_path="p.cls")
+    assert str(err).startswith("p.cls: has 3 labels, one per sample in the matrix's order")
+    assert "has 4 samples" in str(err)
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("4 2 1\n# A B\nA B A\n", "p.cls:3: line 3 has 3 labels, line 1 says 4 samples"),
+        (
+            "4 3 1\n# A B C\nA B A B\n",
+            "p.cls:1: line 1 says 3 classes, line 2 names 3 and line 3 uses 2",
+        ),
+        ("4 2\n# A B\nA B A B\n", "p.cls:1: line 1 is '4 2'"),
+        ("4 2 1\nA B\nA B A B\n", "p.cls:2: line 2 does not start with '#'"),
+        ("4 2 1\n# A B\n", "p.cls: has 2 non-blank lines"),
+        ("#numeric\n#age\n1 2 3\n", "p.cls: is a continuous (#numeric) GSEA .cls"),
+        ("4 2 1\n# A a\nA a A a\n", "differ only in case"),
+    ],
+)
+def test_cls_errors(tmp_path, text, fragment):
+    assert fragment in str(error(InputError, read_labels, write(tmp_path, "p.cls", text)))
+
+
+def test_cls_refuses_column_options(tmp_path):
+    path = write(tmp_path, "p.cls", "2 2 1\n# A B\nA B\n")
+    err = error(ParameterError, read_labels, path, label_column="group")
+    assert "label column 'group' given for a GSEA .cls" in str(err)
+
+
+def test_cls_as_labels_on_the_command_line(tmp_path):
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+
+    rng = np.random.default_rng(0)
+    rows = ["gene\t" + "\t".join(f"s{j}" for j in range(8))]
+    rows += [f"G{i}\t" + "\t".join(f"{v:.4f}" for v in rng.normal(size=8)) for i in range(30)]
+    expr_path = write(tmp_path, "e.tsv", "\n".join(rows) + "\n")
+    cls = write(tmp_path, "p.cls", "8 2 1\n# F M\nF M F M F M F M\n")
+    table = write(tmp_path, "l.tsv", "sample\tsex\n" + "".join(
+        f"s{j}\t{'FM'[j % 2]}\n" for j in range(8)))  # fmt: skip
+    out = {}
+    for name, labels in (("cls", cls), ("table", table)):
+        args = ["rank", str(expr_path), "--labels", str(labels), "--rankers", "fisher"]
+        r = CliRunner().invoke(main, [*args, "-o", str(tmp_path / name)])
+        assert r.exit_code == 0, r.stderr
+        out[name] = [ln.split("\t")[:2] for ln in (tmp_path / name / "ranking.tsv").open()]
+    assert out["cls"] == out["table"]
+    short = write(tmp_path, "short.cls", "7 2 1\n# F M\nF M F M F M F\n")
+    args = ["rank", str(expr_path), "--labels", str(short), "--rankers", "fisher"]
+    r = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "short")])
+    assert r.exit_code == 2 and "short.cls: has 7 labels" in r.stderr and "8 samples" in r.stderr
+    assert not (tmp_path / "short").exists()

@@ -31,7 +31,10 @@ class EvaluateConfig:
         "expression", "path", required=True, help="The labelled expression matrix (CSV/TSV)."
     )
     labels: str = opt(
-        "labels", "path", required=True, help="Sample classes (CSV/TSV: sample id, label)."
+        "labels",
+        "path",
+        required=True,
+        help="Sample classes (CSV/TSV: sample id, label; or a GSEA .cls).",
     )
     label_column: str | None = opt(
         "label_column", help="Class column of --labels (default: second column)."

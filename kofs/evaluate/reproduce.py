@@ -427,6 +427,13 @@ def _read_data(cfg, resolve, path):
         sample_column=cfg.get("sample_column"),
         missing="drop",
     )
+    if lab.by_position:
+        raise ParameterError(
+            f"config key 'labels': {cfg['labels']} is a GSEA .cls (labels in the matrix's sample "
+            "order, no sample ids); an experiment filters samples by the labels table's "
+            "columns: give a labels table (sample id, label, ...)",
+            path=path,
+        )
     # the labels table as read_labels reads it (its reader, its sample column)
     table = read_table(resolve(cfg["labels"]))
     name = table.attrs["path"]

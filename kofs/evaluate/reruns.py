@@ -49,6 +49,13 @@ def read_reruns(files: Sequence[RankFile], why: str) -> list[dict[str, Any]]:
                 label_column=cfg.inputs.label_column,
                 missing=cfg.inputs.missing_labels,
             )
+            if lab.by_position:
+                raise ParameterError(
+                    f"{why} re-runs {f.path}, whose labels {cfg.inputs.labels} are a GSEA .cls "
+                    "(labels in the matrix's sample order, no sample ids), which cannot be "
+                    "matched to the samples of each fold; give that run a labels table "
+                    "(sample id, label)"
+                )
             run_labels = dict(zip(lab.samples, lab.labels, strict=True))
         rel = cfg.inputs.relevant_genes
         runs.append(

@@ -1,4 +1,5 @@
-"""Sample labels: read a CSV/TSV of (sample id, label) and align it to an expression matrix."""
+"""Sample labels: read a CSV/TSV of (sample id, label), or a GSEA categorical ``.cls`` (labels
+in the matrix's sample order), and align them to an expression matrix."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ from collections.abc import Callable, Sequence
 
 from kofs.errors import InputError, ParameterError, require_instance
 from kofs.io._table import MISSING_TOKENS, check_column_names, read_table
+from kofs.io.sniff import name_suffix
 from kofs.types import Expression, SampleCategories
 
 log = logging.getLogger(__name__)
 
-__all__ = ["read_labels", "align_labels", "check_label_spelling", "label_columns"]
+__all__ = ["read_labels", "read_cls", "align_labels", "check_label_spelling", "label_columns"]
 
 _SAMPLE_NAMES = ("sample", "sample_id", "sampleid", "sample id", "samples", "id")
 
@@ -124,6 +126,72 @@ def label_columns(
     return s_idx, l_idx
 
 
+def read_cls(path: str | os.PathLike) -> SampleCategories:
+    """Read a GSEA categorical ``.cls``: line 1 ``<samples> <classes> 1``, line 2 ``# <class
+    name> ...``, line 3 one label per sample, in the expression matrix's sample order (tabs or
+    spaces).
+
+    Labels that are class names are kept; others (``0 0 1``) are named, by order of first
+    appearance, after the classes of line 2 (GSEA's rule).
+
+    Returns
+    -------
+    SampleCategories
+        ``by_position=True``: the samples are placeholders ``#1 ... #n``, paired with the
+        matrix's samples by :func:`align_labels`; ``name`` is ``"class"``.
+
+    Raises
+    ------
+    InputError
+        A continuous (``#numeric``) ``.cls``, a header that is not three whole numbers, counts
+        of samples or classes that differ from line 3's, or a line 2 not starting with ``#``.
+    """
+    from kofs.io._open import open_text
+
+    name = os.fspath(path)
+    with open_text(name, what="labels file") as fh:
+        rows = [(k, ln.strip()) for k, ln in enumerate(fh, start=1) if ln.strip()]
+    if rows and rows[0][1].lower().startswith("#numeric"):
+        raise InputError(
+            "is a continuous (#numeric) GSEA .cls, phenotype values rather than classes; give "
+            "categorical labels (a categorical .cls, or a table of sample id and label)",
+            path=name,
+        )
+    form = "a GSEA .cls is '<samples> <classes> 1', '# <class names>', then a label per sample"
+    if len(rows) < 3:
+        raise InputError(f"has {len(rows)} non-blank lines; {form}", path=name)
+    (l1, head), (l2, names_line), (l3, labels_line) = rows[:3]
+    if len(rows) > 3:
+        raise InputError(f"has more than three lines; {form}", path=name, line=rows[3][0])
+    counts = head.split()
+    if len(counts) != 3 or not all(c.isdigit() for c in counts):
+        raise InputError(f"line 1 is {head[:40]!r}; {form}", path=name, line=l1)
+    n_samples, n_classes = int(counts[0]), int(counts[1])
+    if not names_line.startswith("#"):
+        raise InputError(f"line 2 does not start with '#'; {form}", path=name, line=l2)
+    names = names_line[1:].split()
+    labels = labels_line.split()
+    if len(labels) != n_samples:
+        raise InputError(
+            f"line 3 has {len(labels)} labels, line 1 says {n_samples} samples", path=name, line=l3
+        )
+    first = list(dict.fromkeys(labels))
+    if len(first) != n_classes or (names and len(names) != n_classes):
+        raise InputError(
+            f"line 1 says {n_classes} classes, line 2 names {len(names)} and line 3 uses "
+            f"{len(first)}",
+            path=name,
+            line=l1,
+        )
+    if names and not set(first) <= set(names):
+        rename = dict(zip(first, names, strict=True))
+        labels = [rename[v] for v in labels]
+    check_label_spelling(labels, lambda i: f"sample {i + 1}", name)
+    log.info("%s: %d labels by sample position, classes %s", name, len(labels), ", ".join(names))
+    samples = [f"#{i + 1}" for i in range(len(labels))]
+    return SampleCategories(labels, samples, name="class", by_position=True)
+
+
 def _check_missing(missing: str) -> None:
     if missing not in ("error", "drop"):
         raise ParameterError(f"missing={missing!r} is not one of 'error', 'drop'")
@@ -137,7 +205,8 @@ def read_labels(
     label_option: str = "label column",
     missing: str = "error",
 ) -> SampleCategories:
-    """Read sample labels from a CSV/TSV with a header (gzip ok, ``"-"`` for stdin).
+    """Read sample labels from a CSV/TSV with a header (gzip ok, ``"-"`` for stdin), or from a
+    GSEA categorical ``.cls`` (recognised by its extension; :func:`read_cls`).
 
     Parameters
     ----------
@@ -171,6 +240,15 @@ def read_labels(
     """
     check_column_names(sample_column=sample_column, label_column=label_column)
     _check_missing(missing)
+    if isinstance(path, (str, os.PathLike)) and name_suffix(path) == ".cls":
+        for option, value in (("sample column", sample_column), (label_option, label_column)):
+            if value is not None:
+                raise ParameterError(
+                    f"{option} {value!r} given for a GSEA .cls, which has no columns (one "
+                    "label per sample, in the matrix's order); leave it out",
+                    path=os.fspath(path),
+                )
+        return read_cls(path)
     df = read_table(path)
     name, lines = df.attrs["path"], df.attrs["lines"]
     header = list(df.columns)
@@ -273,7 +351,8 @@ def align_labels(
     expression : Expression
     categories : SampleCategories
         As read by :func:`read_labels` (any order; may hold extra samples, which are ignored
-        with an info log).
+        with an info log). Labels ``by_position`` (a GSEA ``.cls``) are paired with the
+        matrix's samples in order, and must be as many.
     missing : {"error", "drop"}, default "error"
         Matrix samples without a label: fail listing a few, or drop them from the matrix with a
         warning.
@@ -298,6 +377,19 @@ def align_labels(
     _check_missing(missing)
     src = expression.source or "expression matrix"
     lab = src if labels_path is None else os.fspath(labels_path)
+    against = "" if labels_path is None else f" {src}"
+    if categories.by_position:  # a GSEA .cls: the i-th label is the i-th sample's
+        if len(categories.labels) != expression.n_samples:
+            raise InputError(
+                f"has {len(categories.labels)} labels, one per sample in the matrix's order (a "
+                f"GSEA .cls has no sample ids), but the expression matrix{against} has "
+                f"{expression.n_samples} samples; give one label per sample of the matrix",
+                path=lab,
+            )
+        categories = SampleCategories(
+            categories.labels, expression.samples, name=categories.name,
+            parents=categories.parents,
+        )  # fmt: skip
     lookup: dict[str, str] = {}
     for s, v in zip(categories.samples, categories.labels, strict=True):
         if lookup.setdefault(s, v) != v:  # the same label twice is one label, as in a file
@@ -305,7 +397,6 @@ def align_labels(
                 f"sample {s!r} has two labels, {lookup[s]!r} and {v!r}; give one label per sample",
                 path=None if labels_path is None else lab,
             )
-    against = "" if labels_path is None else f" {src}"
     have = [i for i, s in enumerate(expression.samples) if s in lookup]
     if not have:
         folded = {s.strip().lower().lstrip("0") for s in categories.samples}

@@ -18,7 +18,7 @@ from kofs.types import Expression, SampleCategories, SampleSimilarity
 def label_sample_ids(labels: Any) -> list[str] | None:
     """The sample ids labels carry (a SampleCategories' samples, a Series' index), if any."""
     if isinstance(labels, SampleCategories):
-        return list(labels.samples)
+        return None if labels.by_position else list(labels.samples)
     pd = sys.modules.get("pandas")  # a Series can only come from a pandas already loaded
     if (
         pd is not None

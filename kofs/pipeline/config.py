@@ -89,8 +89,8 @@ class InputsConfig:
     labels: str | None = opt(
         "labels",
         "path",
-        help="Sample labels (CSV/TSV: sample id, label), or obs:COLUMN for a column of an "
-        ".h5ad's obs.",
+        help="Sample labels (CSV/TSV: sample id, label; or a GSEA .cls, labels in the matrix's "
+        "sample order), or obs:COLUMN for a column of an .h5ad's obs.",
     )
     label_column: str | None = opt(
         "label_column", help="Label column of --labels (default: second column)."

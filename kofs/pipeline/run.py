@@ -166,7 +166,7 @@ def read_data(config: RunConfig) -> tuple[Expression, SampleCategories | None]:
         i.expression,
         genes_in=i.genes_in,
         gene_column=i.gene_column,
-        sample_ids=None if categories is None else categories.samples,
+        sample_ids=None if categories is None or categories.by_position else categories.samples,
         duplicates=i.duplicate_genes,
         missing=i.missing_values,
         decimal=i.decimal,
