@@ -358,3 +358,38 @@ def test_cls_as_labels_on_the_command_line(tmp_path):
     r = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "short")])
     assert r.exit_code == 2 and "short.cls: has 7 labels" in r.stderr and "8 samples" in r.stderr
     assert not (tmp_path / "short").exists()
+
+
+# ---------------------------------------------------------------- ids mangled by R
+
+
+@pytest.mark.parametrize(
+    ("name", "mangled"),
+    [("1005-01", "X1005.01"), ("GSM1", "GSM1"), ("a b/c", "a.b.c"), (".5x", "X.5x"),
+     (".x", ".x"), ("_a", "X_a"), ("T-ALL", "T.ALL")],
+)  # fmt: skip
+def test_r_make_names(name, mangled):
+    from kofs.io.labels import r_make_names
+
+    assert r_make_names(name) == mangled
+
+
+def test_ids_mangled_by_r_are_hinted_not_matched():
+    """A matrix read in R with check.names=TRUE names sample 1005-01 X1005.01: the error says
+    so in its one line (either file mangled), and nothing is matched silently."""
+    ids = ["1005-01", "1010-02", "2001-03", "2004-04"]
+    c = SampleCategories(["B", "T", "B", "T"], ids)
+    err = error(InputError, align_labels, expr(["X" + i.replace("-", ".") for i in ids]), c)
+    assert "4 would match after R's make.names" in str(err)
+    assert "'1005-01' as 'X1005.01' in the matrix" in str(err)
+    back = SampleCategories(["B", "T", "B", "T"], ["X" + i.replace("-", ".") for i in ids])
+    err = error(InputError, align_labels, expr(ids), back)
+    assert "wrote matrix sample '1005-01' as 'X1005.01' in the labels" in str(err)
+    # some samples match, the rest only once mangled: the missing-label error says it too
+    part = expr(["1005-01", "1010-02", "X2001.03", "X2004.04"])
+    err = error(InputError, align_labels, part, c)
+    assert "2 of 4 samples have no label" in str(err) and "2 would match after R's" in str(err)
+    plain = error(
+        InputError, align_labels, expr(["a1", "a2"]), SampleCategories(["x", "y"], ["b1", "b2"])
+    )
+    assert "make.names" not in str(plain)

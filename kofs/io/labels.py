@@ -323,6 +323,45 @@ def read_labels(
     )
 
 
+_R_INVALID = re.compile(r"[^A-Za-z0-9._]")
+
+
+def r_make_names(name: str) -> str:
+    """``name`` as R's ``make.names`` writes it (``read.table``/``data.frame`` column names with
+    ``check.names=TRUE``): every character other than a letter, digit, ``.`` or ``_`` becomes
+    ``.``, and an ``X`` is put before a name that does not start with a letter or with a ``.``
+    not followed by a digit (``1005-01`` -> ``X1005.01``)."""
+    out = _R_INVALID.sub(".", name)
+    if not re.match(r"[A-Za-z]|\.(?!\d)", out):
+        out = "X" + out
+    return out
+
+
+def _r_mangling_hint(matrix_samples: Sequence[str], label_samples: Sequence[str]) -> str:
+    """A hint when sample ids of one file match the other's only after R's ``make.names``
+    (one file went through R with ``check.names=TRUE``), else ``""``."""
+    matrix_set, label_set = set(matrix_samples), set(label_samples)
+    pairs = [(s, r_make_names(s)) for s in label_samples if s not in matrix_set]
+    hits = [(s, m) for s, m in pairs if m != s and m in matrix_set]
+    if not hits:  # the other way: the labels file was written by R
+        pairs = [(r_make_names(s), s) for s in matrix_samples if s not in label_set]
+        hits = [(m, s) for m, s in pairs if m != s and m in label_set]
+        if not hits:
+            return ""
+        (mangled, orig), n = hits[0], len(hits)
+        return (
+            f"; {n} would match after R's make.names, which wrote matrix sample {orig!r} as "
+            f"{mangled!r} in the labels (write the file from R with check.names=FALSE, or "
+            "rename the ids)"
+        )
+    (orig, mangled), n = hits[0], len(hits)
+    return (
+        f"; {n} would match after R's make.names, which wrote labelled sample {orig!r} as "
+        f"{mangled!r} in the matrix (read the matrix in R with check.names=FALSE, or rename "
+        "the ids)"
+    )
+
+
 def _check_align_arguments(expression: object, categories: object) -> None:
     """:func:`align_labels`' two arguments are a matrix and labels, in that order (a
     ParameterError saying so, not an AttributeError from inside)."""
@@ -406,10 +445,11 @@ def align_labels(
             if near
             else ""
         )
+        mangled = _r_mangling_hint(expression.samples, categories.samples)
         raise InputError(
             f"no sample of the expression matrix{against} ({', '.join(expression.samples[:3])}, "
-            f"...) has a label (labels name {', '.join(categories.samples[:3])}, ...){hint}; use "
-            "the same sample ids in both files",
+            f"...) has a label (labels name {', '.join(categories.samples[:3])}, ...){hint}"
+            f"{mangled}; use the same sample ids in both files",
             path=lab,
         )
     lacking = [s for s in expression.samples if s not in lookup]
@@ -423,14 +463,17 @@ def align_labels(
             if categories.name in set(categories.labels)
             else ""
         )
+        mangled = _r_mangling_hint(lacking, categories.samples)
         if missing == "error":
             raise InputError(
                 f"{len(lacking)} of {expression.n_samples} samples have no label ({shown})"
-                f"{headerless}; add them to the labels file or drop them with "
+                f"{headerless}{mangled}; add them to the labels file or drop them with "
                 "--missing-labels drop",
                 path=lab,
             )
-        log.warning("dropping %d samples without a label: %s%s", len(lacking), shown, headerless)
+        log.warning(
+            "dropping %d samples without a label: %s%s%s", len(lacking), shown, headerless, mangled
+        )
         expression = expression.subset_samples(have)
     extra = len(set(categories.samples) - set(expression.samples))
     if extra:
