@@ -393,3 +393,29 @@ def test_ids_mangled_by_r_are_hinted_not_matched():
         InputError, align_labels, expr(["a1", "a2"]), SampleCategories(["x", "y"], ["b1", "b2"])
     )
     assert "make.names" not in str(plain)
+
+
+def test_cls_is_refused_where_labels_are_matched_by_sample_id(tmp_path):
+    """`kofs evaluate` re-runs of a `kofs rank` output, and reproduce experiments, match labels
+    to sample subsets by id: a .cls (no ids) is refused by name, not mis-paired."""
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+    from kofs.evaluate.rankfiles import read_rank_output
+    from kofs.evaluate.reproduce import _read_data
+    from kofs.evaluate.reruns import read_reruns
+
+    rng = np.random.default_rng(0)
+    rows = ["gene\t" + "\t".join(f"s{j}" for j in range(8))]
+    rows += [f"G{i}\t" + "\t".join(f"{v:.4f}" for v in rng.normal(size=8)) for i in range(30)]
+    expr_path = write(tmp_path, "e.tsv", "\n".join(rows) + "\n")
+    cls = write(tmp_path, "p.cls", "8 2 1\n# F M\nF M F M F M F M\n")
+    out = tmp_path / "out"
+    args = ["rank", str(expr_path), "--labels", str(cls), "--rankers", "fisher", "-o", str(out)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.stderr
+    err = error(ParameterError, read_reruns, [read_rank_output(out)], "--protocol honest")
+    assert "p.cls are a GSEA .cls" in str(err) and "labels table" in str(err)
+    cfg = {"labels": str(cls), "expression": str(expr_path)}
+    err = error(ParameterError, _read_data, cfg, lambda p: p, "exp.yaml")
+    assert "p.cls is a GSEA .cls" in str(err)
