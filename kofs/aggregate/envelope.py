@@ -46,6 +46,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import isotonic_regression
 from scipy.special import expit
 
@@ -92,10 +93,17 @@ class _ListBins:
         self.M = lo.shape[0]
         self.nb = nb
 
-    def counts(self, p: np.ndarray, density: np.ndarray | None) -> np.ndarray:
-        """Expected relevant genes per bin given the posteriors ``p``."""
-        h = np.bincount(
-            self.bin, weights=p if self.narrow is None else p[self.narrow], minlength=self.nb
+    def counts(
+        self, p: np.ndarray, density: np.ndarray | None, narrow: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Expected relevant genes per bin given the posteriors ``p`` (``narrow``: the sums of
+        the genes inside one bin, when already made: :attr:`_EnvelopeEM.sums`)."""
+        h = (
+            np.bincount(
+                self.bin, weights=p if self.narrow is None else p[self.narrow], minlength=self.nb
+            )
+            if narrow is None
+            else narrow
         )
         if self.wide.size:
             share = self.overlap if density is None else self.overlap * density[None, :]
@@ -171,6 +179,45 @@ class _EnvelopeEM:
             + fit.list_terms[:, ~capped].sum(axis=1)
             + (self.binormal - self.c[:, None] * own).sum(axis=0)
         )
+        self._sparse(M)
+
+    def _sparse(self, M: int) -> None:
+        """The E and M steps' sums over the genes as two sparse products, each sum in the
+        order of the per-list loops they replace (the same numbers; one call each, not one per
+        list). ``sums`` (K * bins, M): row (list, bin) holds the genes inside that bin, in
+        increasing order -- ``np.bincount``'s sums. ``gather`` (M, 1 + ...): row i holds its
+        ``free`` term (against a 1), then each list's entry of a table of the list's bin
+        ratios and its wide intervals' ratios -- ``free + h_1 + h_2 + ...``, added in that
+        order."""
+        nb = len(self.width)
+        rows, sizes, columns = [], [], []
+        offset = 1  # the table's entry 0 is the 1 of the free term
+        self.table_at = []
+        for lb in self.bins:
+            genes = np.arange(M) if lb.narrow is None else lb.narrow
+            rows.append(genes[np.argsort(lb.bin, kind="stable")])
+            sizes.append(np.bincount(lb.bin, minlength=nb))
+            col = np.empty(M, dtype=np.int64)
+            if lb.narrow is None:
+                col[:] = offset + lb.bin
+            else:
+                col[lb.narrow] = offset + lb.bin
+                col[lb.wide] = offset + nb + lb.key_of
+            columns.append(col)
+            self.table_at.append(offset)
+            offset += nb + len(lb.keys)
+        K = len(self.bins)
+        indptr = np.concatenate([[0], np.cumsum(np.concatenate(sizes))])
+        self.sums = sp.csr_matrix(
+            (np.ones(int(indptr[-1])), np.concatenate(rows), indptr), shape=(K * nb, M)
+        )
+        cols = np.column_stack([np.zeros(M, dtype=np.int64), *columns])
+        data = np.column_stack([self.free, np.ones((M, K))])
+        self.gather = sp.csr_matrix(
+            (data.ravel(), cols.ravel(), np.arange(0, M * (K + 1) + 1, K + 1)),
+            shape=(M, offset),
+        )
+        self.table_size = offset
 
     def background(self, rel: np.ndarray, pi: float) -> np.ndarray:
         b = np.maximum(self.width - pi * rel, 1e-12 * self.width)
@@ -186,10 +233,23 @@ class _EnvelopeEM:
         correction scales its binormal term (:func:`_redundancy`)."""
         rel, pi = self.unpack(state)
         bg = self.background(rel, pi)
-        log_odds = self.free.copy()
-        for k in range(len(self.cols)):
-            log_odds += self._hist(k, rel, bg, self.c[k])
-        return expit(log_odds)
+        # each list's histogram term of its bins and wide intervals (_ListBins.llr's
+        # numbers), looked up and added to the free term in one product (_sparse)
+        table = np.empty(self.table_size)
+        table[0] = 1.0
+        nb = len(self.width)
+        for k, lb in enumerate(self.bins):
+            scale = self.c[k] * self.v[self.cols[k]]
+            at = self.table_at[k]
+            table[at : at + nb] = scale * (
+                np.log(np.maximum(rel[k], 1e-300)) - np.log(np.maximum(bg[k], 1e-300))
+            )
+            if lb.wide.size:
+                keys = lb.keys
+                table[at + nb : at + nb + len(keys)] = scale * interval_llr(
+                    self.edges, rel[k], bg[k], keys[:, 0], keys[:, 1]
+                )
+        return expit(self.gather @ table)
 
     def envelope_terms(self, state: np.ndarray) -> np.ndarray:
         """The envelope's terms (K, M): each capped list's smaller of its binormal and
@@ -204,8 +264,9 @@ class _EnvelopeEM:
         """Each list's decreasing relevant density from the posteriors (wide intervals split
         by ``rel``, uniformly when None), and their mean."""
         out = np.empty((len(self.cols), len(self.width)))
+        narrow = (self.sums @ p).reshape(len(self.cols), -1)  # every list's bins at once
         for k, lb in enumerate(self.bins):
-            h = lb.counts(p, None if rel is None else rel[k] / self.width) + 1e-9
+            h = lb.counts(p, None if rel is None else rel[k] / self.width, narrow[k]) + 1e-9
             f = (
                 self.width
                 * isotonic_regression(
