@@ -339,68 +339,6 @@ def test_the_pair_start_is_the_pair_that_agrees_most():
     assert mu[2] > 1.0 and mu[6] > 1.0 and others.max() < 0.5
 
 
-def _search_data(M: int = 4000, D: int = 5, seed: int = 3):
-    rng = np.random.default_rng(seed)
-    relevant = rng.random(M) < 0.05
-    scores = rng.standard_normal((M, D))
-    scores[:, :3] += np.array([2.0, 1.4, 0.8]) * relevant[:, None]
-    R = np.argsort(np.argsort(-scores, axis=0), axis=0) + 1.0
-    return block_intervals(R)
-
-
-def test_many_genes_search_the_starts_on_a_seeded_part_of_them(monkeypatch):
-    import kofs.aggregate.posterior as posterior
-
-    lo, hi = _search_data()
-    prior = Prior.empty(lo.shape[0])
-    whole = fit_posterior(lo, hi, prior)
-    monkeypatch.setattr(posterior, "SEARCH_MIN", 3000)
-    monkeypatch.setattr(posterior, "SEARCH_GENES", 1500)
-    drawn = []
-    rows_of = posterior.search_rows
-
-    def record(M, seed):
-        drawn.append(rows_of(M, seed))
-        return drawn[-1]
-
-    monkeypatch.setattr(posterior, "search_rows", record)
-    a = fit_posterior(lo, hi, prior, seed=7)
-    b = fit_posterior(lo, hi, prior, seed=7)
-    c = fit_posterior(lo, hi, prior, seed=8)
-    # searched on 1,500 genes drawn with the seed: the same seed, the same genes and fit
-    assert len(drawn) == 3 and all(d.size == 1500 for d in drawn)
-    assert np.array_equal(drawn[0], drawn[1]) and not np.array_equal(drawn[0], drawn[2])
-    for x, y in ((a.mu, b.mu), (a.beta, b.beta), (a.log_odds, b.log_odds)):
-        assert np.array_equal(x, y)
-    # the kept start is solved on every gene: the fit of every gene's starts, up to the
-    # stopping tolerance
-    for f in (a, c):
-        assert np.allclose(f.mu, whole.mu, atol=1e-3)
-        assert abs(f.rho - whole.rho) < 1e-4
-        assert f.log_likelihood == pytest.approx(whole.log_likelihood, abs=0.01)
-
-
-def test_the_fusion_gives_its_seed_to_the_search(monkeypatch):
-    import kofs.aggregate.posterior as posterior
-
-    monkeypatch.setattr(posterior, "SEARCH_MIN", 1000)
-    monkeypatch.setattr(posterior, "SEARCH_GENES", 800)
-    seeds = []
-    init = posterior._Fit.__init__
-
-    def record(self, *args, **kwargs):
-        seeds.append(kwargs["seed"])
-        init(self, *args, **kwargs)
-
-    monkeypatch.setattr(posterior._Fit, "__init__", record)
-    pl = planted_lists(1500, 60, data=(DataList("a", 2.0), DataList("b", 1.4), DataList("c", 0.0)))
-    one = aggregate(pl.rankings, seed=11, params={"resamples": 0})
-    assert seeds and set(seeds) == {11}
-    two = aggregate(pl.rankings, seed=11, params={"resamples": 0})
-    assert np.array_equal(one.scores, two.scores)
-    assert np.array_equal(one.statistics["q_value"], two.statistics["q_value"])
-
-
 def test_the_fused_list_beats_its_best_input(graded):
     pl, fused = graded
     k = len(pl.relevant)

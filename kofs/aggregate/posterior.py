@@ -115,18 +115,6 @@ FLAT_CYCLES = 3
 FLAT_AFTER = 30
 #: Ridge penalty on the standardised prior coefficients (a N(0, 1) prior on each).
 RIDGE = 1.0
-#: A fit of at least SEARCH_MIN genes searches its starts on a random SEARCH_GENES of them
-#: (:func:`search_rows`, drawn with the fit's ``seed``), coded in SEARCH_BINS bins (the search
-#: needs the modes, not the final scores), and solves only the start it keeps on every gene,
-#: from where the search left it (:meth:`_Fit.complete`): the starts find the likelihood's
-#: modes, which 20,000 random genes show as all of them do, and the fit is the full data's
-#: fixed point (where it stops: its parameters settled, or its likelihood flat). 10 lists x
-#: 50,000 genes: the fit 0.69 s -> 0.46 s.
-SEARCH_MIN = 40_000
-SEARCH_GENES = 20_000
-SEARCH_BINS = 160
-#: The search subsample's own random stream (beside the fit's ``seed``).
-_SEARCH_STREAM = 0x5EA4C4
 
 
 @dataclass(frozen=True)
@@ -1122,7 +1110,6 @@ def fit_posterior(
     exact: bool = True,
     likelihood: bool = True,
     calibrated: np.ndarray | None = None,
-    seed: int = 0,
 ) -> PosteriorFit:
     """Fit the model of the module docstring.
 
@@ -1158,9 +1145,6 @@ def fit_posterior(
     calibrated : ndarray of bool (D,), optional
         The data lists whose ``lo``, ``hi`` are null p-values (``lo = hi = p``), not
         positions (:mod:`kofs.aggregate.binormal`).
-    seed : int
-        Seed of the random genes on which a fit of many genes searches its starts
-        (:data:`SEARCH_MIN`).
     """
     one = _Fit(
         lo,
@@ -1180,7 +1164,6 @@ def fit_posterior(
         exact=exact,
         likelihood=likelihood,
         calibrated=calibrated,
-        seed=seed,
     )
     return _solve_fits([one])[0]
 
@@ -1209,7 +1192,7 @@ def _solve_fits(fits: list[_Fit]) -> list[PosteriorFit]:
     n = [len(f.thetas) for f in fits]
     first = fits[0]
     solved = _solve_starts(
-        [f.search or f.problem for f in fits for _ in range(len(f.thetas))],
+        [f.problem for f in fits for _ in range(len(f.thetas))],
         np.vstack([f.thetas for f in fits]),
         tol=first.tol,
         max_iter=first.max_iter,
@@ -1247,7 +1230,6 @@ class _Fit:
         exact: bool,
         likelihood: bool,
         calibrated: np.ndarray | None,
-        seed: int,
     ) -> None:
         lo = np.asarray(lo, dtype=np.float64)
         hi = np.asarray(hi, dtype=np.float64)
@@ -1298,9 +1280,7 @@ class _Fit:
             if problem.cal.any() and not problem.cal.all():
                 # the calibrated lists' own fit: their p-values alone show a relevant class, which
                 # the other lists then join (lists that share noise can make a class of their own)
-                starts.append(
-                    (*_calibrated_start(lo, hi, prior, problem.cal, w, max_prior, seed), none)
-                )
+                starts.append((*_calibrated_start(lo, hi, prior, problem.cal, w, max_prior), none))
         if correlation is not None:
             fixed_r = np.asarray(correlation, dtype=np.float64)[iu]
             starts = [(m0, b0, fixed_r) for m0, b0, _ in starts]
@@ -1312,22 +1292,6 @@ class _Fit:
         self.lo, self.hi, self.w, self.X = lo, hi, w, X
         self.center, self.scale = center, scale
         self.problem, self.pair = problem, pair
-        # several starts on many genes: searched on a random part of them (SEARCH_MIN)
-        self.search: _Problem | None = None
-        if len(thetas) > 1 and M >= SEARCH_MIN and max_iter > 0:
-            rows = search_rows(M, seed)
-            self.search = _Problem(
-                code_intervals(
-                    lo[rows], hi[rows], n_bins=min(n_bins, SEARCH_BINS), calibrated=calibrated
-                ),
-                X[rows],
-                w[rows],
-                max_prior,
-                dependence=dependence,
-                tempering=v,
-                collapse=True,
-                calibrated=calibrated,
-            )
         self.thetas = np.array(thetas)
         self.rounds = ROUNDS if (problem.dependence and correlation is None) else 1
         self.follower = np.arange(len(thetas)) == pair
@@ -1347,29 +1311,9 @@ class _Fit:
         # the first start of highest likelihood (a start stopped on reaching another: not one)
         candidates = np.flatnonzero(~merged)
         k = int(candidates[0])
-        search = self.search
         if len(candidates) > 1:
-            lls = [_binned_log_likelihood(search or problem, theta[j]) for j in candidates]
+            lls = [_binned_log_likelihood(problem, theta[j]) for j in candidates]
             k = int(candidates[int(np.argmax(lls))])
-        if search is not None:
-            # the starts were solved on a part of the genes: a start kept is solved on every
-            # gene from where the search left it (its steps added to the search's)
-            theta, steps, done = theta.copy(), steps.copy(), done.copy()
-            whole: set[int] = set()
-
-            def on_every_gene(j: int) -> None:
-                if j in whole:
-                    return
-                t, s, ok, _ = _solve_starts(
-                    [problem],
-                    theta[j][None, :],
-                    tol=tol,
-                    max_iter=max_iter,
-                    fixed_mu=fixed_mu,
-                    rounds=self.rounds,
-                )
-                theta[j], steps[j], done[j] = t[0], steps[j] + s[0], ok[0]
-                whole.add(j)
 
         # the exact terms' parameter-free parts: made once for every start finished here and
         # the relevant-class tests' null scores
@@ -1393,8 +1337,6 @@ class _Fit:
             )
 
         def finish(j: int) -> PosteriorFit:
-            if search is not None:
-                on_every_gene(j)
             return finish_at(theta[j], int(steps[j]), bool(done[j]))
 
         fit = finish(k)
@@ -1454,13 +1396,6 @@ class _Fit:
         return fit
 
 
-def search_rows(M: int, seed: int) -> np.ndarray:
-    """The :data:`SEARCH_GENES` genes of M (increasing) on which a fit searches its starts,
-    drawn with ``seed`` (:data:`SEARCH_MIN`)."""
-    rng = np.random.default_rng([seed, _SEARCH_STREAM])
-    return np.sort(rng.choice(M, min(SEARCH_GENES, M), replace=False))
-
-
 def _calibrated_start(
     lo: np.ndarray,
     hi: np.ndarray,
@@ -1468,7 +1403,6 @@ def _calibrated_start(
     cal: np.ndarray,
     w: np.ndarray,
     max_prior: float,
-    seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(mu, beta) of the fit of the calibrated lists alone (independent; the prior included),
     with each other list's separation the posterior-weighted mean normal score of its genes."""
@@ -1482,7 +1416,6 @@ def _calibrated_start(
         exact=False,
         likelihood=False,
         calibrated=np.ones(int(cal.sum()), dtype=bool),
-        seed=seed,
     )
     p = own.posterior
     mu = np.empty(lo.shape[1])

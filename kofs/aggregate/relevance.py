@@ -364,7 +364,6 @@ def posterior_aggregate(
         "max_prior": max_prior,
         "dependence": dependence,
         "n_bins": n_bins,
-        "seed": seed,
     }
     for a, b in anti_pairs:
         # the earlier list, with the later one out, read as given and reversed (or the later
@@ -662,7 +661,6 @@ def posterior_aggregate(
                 n_bins=n_bins,
                 max_iter=0 if single else 1000,
                 calibrated=cal,
-                seed=seed,
             )
             lone = None if single or v is not None else _lone_class(base, prior)
             if lone is not None:
@@ -728,7 +726,8 @@ def posterior_aggregate(
                         null = part.subset(np.searchsorted(cols_before, data_cols), lo, hi)
                     t = relevant_class_test(fit0, lo, hi, dependence=dependence, null=null)
                 if simulate:
-                    t = simulated_class_test(t, lo, hi, prior, fit_options=fit_options, seed=seed)
+                    options = {"max_prior": max_prior, "dependence": dependence, "n_bins": n_bins}
+                    t = simulated_class_test(t, lo, hi, prior, fit_options=options, seed=seed)
                 return t
 
             class_test = None if single or base.relevant_class else side.submit(class_test_of, base)
