@@ -670,19 +670,23 @@ class _Stack:
         self.X = np.vstack([p.X for p in parts])
         self.w = np.concatenate([p.w for p in parts])
         self.wsum = np.array([p.wsum for p in parts])
+        self.rows = rows
+        # (genes of weight 1, the common case: w p is p)
+        self.unit = bool(np.all(self.w == 1.0))
+        # each fit's sum over its rows, in their order (np.bincount's by row_block: the same
+        # numbers, without its passes over the block of every row)
+        self.by_fit = sp.csr_matrix((np.ones(M), np.arange(M), self.row_start), shape=(self.B, M))
 
     def _eta(self, beta: np.ndarray) -> np.ndarray:
         if self.intercept_only:
-            return beta[self.row_block, 0]
+            return np.repeat(beta[:, 0], self.rows)
         return np.einsum("ij,ij->i", self.X, beta[self.row_block])
 
     def _rho(self, beta: np.ndarray, eta: np.ndarray) -> np.ndarray:
         """Each fit's mean prior probability (:meth:`_Problem.mean_prior`)."""
         if self.intercept_only:
             return expit(beta[:, 0])
-        return (
-            np.bincount(self.row_block, weights=self.w * expit(eta), minlength=self.B) / self.wsum
-        )
+        return (self.by_fit @ (self.w * expit(eta))) / self.wsum
 
     def _cap(self, beta: np.ndarray) -> np.ndarray:
         """:meth:`_Problem._cap` of each fit's coefficients."""
@@ -714,13 +718,15 @@ class _Stack:
             sv, g, m = correlation_correction(mu, self.S, self.v)
             shift = 0.5 * np.sum(g * m, axis=1)
             x = x + mean * (sv * g).ravel()[self.cell]
-            ev = self.A @ x - shift[self.row_block]
+            ev = self.A @ x
+            ev -= np.repeat(shift, self.rows)
         else:
             ev = self.A @ x
-        log_odds = eta + ev
+        # eta + ev, in place (the same sum): no new arrays of every row
+        log_odds = np.add(ev, eta, out=ev)
         ll = self._log_likelihood(log_odds, eta, llr, mean, rho) if likelihood else None
-        p = expit(log_odds)
-        wp = self.w * p
+        p = expit(log_odds, out=log_odds)
+        wp = p if self.unit else self.w * p
         W1 = self.AT @ wp
         num = np.bincount(self.cell, weights=W1 * mean1, minlength=B * D)
         den = np.bincount(self.cell, weights=W1, minlength=B * D)
@@ -728,7 +734,7 @@ class _Stack:
         if self.fixed_mu:
             mu_new = mu
         if self.intercept_only:  # the mean posterior, in closed form
-            mean_p = np.bincount(self.row_block, weights=wp, minlength=B) / self.wsum
+            mean_p = (self.by_fit @ wp) / self.wsum
             beta_new = self._cap(logit(np.clip(mean_p, 1e-12, 1 - 1e-12))[:, None])
         else:
             r = self.row_start
