@@ -249,7 +249,8 @@ class _EnvelopeEM:
                 table[at + nb : at + nb + len(keys)] = scale * interval_llr(
                     self.edges, rel[k], bg[k], keys[:, 0], keys[:, 1]
                 )
-        return expit(self.gather @ table)
+        log_odds = self.gather @ table
+        return expit(log_odds, out=log_odds)
 
     def envelope_terms(self, state: np.ndarray) -> np.ndarray:
         """The envelope's terms (K, M): each capped list's smaller of its binormal and

@@ -942,7 +942,8 @@ class ExactTerms:
         mean = self._points.scores(shift)  # the midpoints' scores: a narrow interval's mean
         # a narrow interval's terms (:func:`interval_terms`, elementwise: the same numbers)
         with np.errstate(invalid="ignore"):
-            llr = mu * mean - 0.5 * mu * mu
+            llr = mu * mean
+            llr -= 0.5 * mu * mu
         for j, wide in enumerate(self._wide):
             if wide.size:  # the others: interval_terms of their exact ends' scores
                 m, rj = float(mu[j]), (0.0 if cal[j] else rho)
@@ -955,7 +956,8 @@ class ExactTerms:
                     scores=(mixture_scores(a, m, rj), mixture_scores(b, m, rj), mean[wide, j]),
                     calibrated=bool(cal[j]),
                 )
-        return np.where(np.isfinite(llr), llr, 0.0), mean
+        llr[~np.isfinite(llr)] = 0.0
+        return llr, mean
 
 
 def _pair_start(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -1054,7 +1056,8 @@ def _list_log_density(
 ) -> np.ndarray:
     """``log(rho LR + 1 - rho)``: a list's density of its own positions (log_likelihood); 0
     for a ``calibrated`` list (broadcast with ``llr``), whose null p-values have density 1."""
-    d = np.logaddexp(np.log(rho) + llr, np.log1p(-rho))
+    d = np.log(rho) + llr
+    np.logaddexp(d, np.log1p(-rho), out=d)
     if calibrated is not None and np.any(calibrated):
         d = np.where(np.asarray(calibrated, bool), 0.0, d)
     return d
@@ -1068,7 +1071,9 @@ def gene_terms(
     t = llr * v
     if S.shape[0] > 1:
         sv, g, m = correlation_correction(mu, S, v)
-        t += mean * (sv * g) - 0.5 * g * m
+        c = mean * (sv * g)  # (in place: no more arrays of every gene than needed)
+        c -= 0.5 * g * m
+        t += c
     return t
 
 
