@@ -653,8 +653,10 @@ class _Stack:
         self.code_list = np.concatenate([p.coded.list_of for p in parts])
         self.cell = self.code_block * self.D + self.code_list  # (fit, list) of each interval
         self.cal_code = self.cal[self.code_list]
-        codes = np.vstack([p.codes + o for p, o in zip(parts, offsets.tolist(), strict=True)])
-        M, D = codes.shape
+        M, D = int(rows.sum()), self.D
+        codes = np.empty((M, D), dtype=np.int64)  # each fit's codes after the previous fit's
+        for p, o, a in zip(parts, offsets.tolist(), self.row_start.tolist(), strict=False):
+            np.add(p.codes, o, out=codes[a : a + p.M])
         # as in _Problem: one 1 per (row, list), the codes increasing along a row
         self.A = sp.csr_matrix(
             (np.ones(M * D), codes.ravel(), np.arange(0, M * D + 1, D)), shape=(M, int(sizes.sum()))
