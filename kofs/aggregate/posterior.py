@@ -58,6 +58,7 @@ convergence of any EM algorithm. Scand J Stat 35:335-353.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import weakref
 from dataclasses import dataclass, field, replace
@@ -412,18 +413,6 @@ class _Problem(PriorDesign):
             np.zeros(self.D, dtype=bool) if calibrated is None else np.asarray(calibrated, bool)
         )
         self.cal_code = self.cal[coded.list_of]  # of each coded interval
-        # genes x coded intervals: one 1 per (gene, list); a list's evidence = A @ values, the
-        # M-step's sums = A.T @ (w p). Row i holds its D codes, increasing with the list (each
-        # list's codes follow the previous list's), so the CSR arrays are the codes themselves
-        self.A = sp.csr_matrix(
-            (
-                np.ones(self.M * self.D),
-                codes.ravel(),
-                np.arange(0, self.M * self.D + 1, self.D),
-            ),
-            shape=(self.M, coded.size),
-        )
-        self.AT = self.A.T  # CSC: its product adds each code's genes in the same order as CSR
         # the coded intervals' ends and midpoints as normal quantiles on the fit's score grid
         # (they do not change)
         self._points = GridPoints(
@@ -434,6 +423,21 @@ class _Problem(PriorDesign):
         self.dependence = dependence and self.D > 1
         self.v = np.ones(self.D) if tempering is None else np.asarray(tempering, dtype=float)
         self.R = self.D * (self.D - 1) // 2 if self.dependence else 0
+
+    @functools.cached_property
+    def A(self) -> sp.csr_matrix:
+        """Genes x coded intervals: one 1 per (gene, list); a list's evidence = A @ values. Row
+        i holds its D codes, increasing with the list (each list's codes follow the previous
+        list's), so the CSR arrays are the codes themselves. Made when first needed (a problem
+        solved in a stack, :class:`_Stack`, never needs its own: the half-sample refits)."""
+        return sp.csr_matrix(
+            (
+                np.ones(self.M * self.D),
+                self.codes.ravel(),
+                np.arange(0, self.M * self.D + 1, self.D),
+            ),
+            shape=(self.M, self.coded.size),
+        )
 
     def tempered(self, v: np.ndarray) -> _Problem:
         """This problem with the label weights ``v`` (its binned data shared, not copied)."""
