@@ -519,9 +519,11 @@ class _Problem(PriorDesign):
             m = mu[c.list_of]
             var1 = np.where(wide, _truncated_variance(a - m, b - m), 0.0)
             var0 = np.where(wide, _truncated_variance(a, b), 0.0)
-            # each coded interval's genes' summed weights in either class
-            s1 = self.AT @ wp
-            s0 = self.AT @ (self.w - wp)
+            # each coded interval's genes' summed weights in either class (codes of every list
+            # are distinct: one count per coded interval)
+            flat = codes.ravel()
+            s1 = np.bincount(flat, weights=np.repeat(wp, self.D), minlength=c.size)
+            s0 = np.bincount(flat, weights=np.repeat(self.w - wp, self.D), minlength=c.size)
             extra = np.bincount(c.list_of, weights=var1 * s1 + var0 * s0, minlength=self.D)
             C[np.diag_indices(self.D)] += extra
         return _threshold(_scatter_correlations(C), self.wsum)
