@@ -293,6 +293,7 @@ def test_kgml_relations_through_read_interactions(testdata):
     x = read_interactions(kgml)
     assert x.n_edges == 7 and x.directed.all()
     assert ("5290", "596") in edges(x)
+    assert edges(read_interactions(kgml, fmt="kgml")) == edges(x)
 
 
 def test_biogrid_missing_columns(tmp_path):
@@ -369,6 +370,29 @@ def test_sif_as_interactions_on_the_command_line(tmp_path):
     assert r.exit_code == 0, r.stderr
     (cov,) = json.loads(r.stdout)["coverage"]
     assert cov["source"].endswith("net.sif") and cov["input_genes"] == cov["matched"] == 5
+
+
+def test_kgml_as_interactions_format_on_the_command_line(tmp_path, testdata):
+    """``--interactions-format kgml`` was no choice although KGML relations are read (found
+    by their content): a user naming the format got "'kgml' is not one of ..."."""
+    import json
+
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+
+    kgml = testdata / "pathways" / "kgml" / "hsa04998.xml"
+    ids = sorted({g for e in edges(read_interactions(kgml)) for g in e})
+    rows = ["gene\tS0\tS1\tS2\tS3"] + [f"{g}\t1\t{k % 3}\t2\t{k % 5}" for k, g in enumerate(ids)]
+    expr = tmp_path / "expr.tsv"
+    expr.write_text("\n".join(rows) + "\n")
+    genes = tmp_path / "genes.txt"
+    genes.write_text(ids[0] + "\n")
+    args = ["sources", str(expr), "--interactions", str(kgml), "--interactions-format", "kgml"]
+    r = CliRunner().invoke(main, [*args, "--relevant-genes", str(genes), "--json"])
+    assert r.exit_code == 0, r.stderr
+    (cov,) = json.loads(r.stdout)["coverage"]
+    assert cov["matched"] == len(ids)
 
 
 # ---------------------------------------------------------------- tabs and spaces mixed

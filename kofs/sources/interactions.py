@@ -21,13 +21,14 @@ class InteractionOptions:
     interactions: str | None = opt(
         "interactions",
         "path",
-        help="Gene interactions: edge list, Cytoscape SIF, STRING links, or BioGRID TAB2/TAB3.",
+        help="Gene interactions: edge list, Cytoscape SIF, STRING links, BioGRID TAB2/TAB3, or "
+        "KEGG KGML relations (.xml).",
     )
     interactions_format: str = opt(
         "interactions_format",
         "choice",
         "auto",
-        choices=("auto", "edgelist", "paired", "string", "biogrid", "sif"),
+        choices=("auto", "edgelist", "paired", "string", "biogrid", "sif", "kgml"),
         help="Format of --interactions (default: .sif by extension, others from the content).",
     )
     string_min_score: float | None = opt(
