@@ -449,13 +449,18 @@ class _Problem(PriorDesign):
         D, P = self.D, self.P
         return theta[:D], theta[D : D + P], theta[D + P :]
 
-    def terms(self, mu: np.ndarray, rho: float):
-        """Per coded interval: log LR, mean1, mean0, mean at (mu, rho) (latent scores
-        interpolated from a 129-point grid of exact solutions per list)."""
-        c = self.coded
+    def scores(self, mu: np.ndarray, rho: float) -> np.ndarray:
+        """(3, coded intervals): the latent scores of each coded interval's ends and midpoint at
+        (mu, rho), interpolated from a 129-point grid of exact solutions per list."""
         # a calibrated list's scores are its p-values' normal scores (rho = 0 in its map)
         rho_map = np.where(self.cal, 0.0, rho) if self.cal.any() else rho
-        s = self._points.scores(score_grid(mu, rho_map, _COARSE))
+        return self._points.scores(score_grid(mu, rho_map, _COARSE))
+
+    def terms(self, mu: np.ndarray, rho: float, scores: np.ndarray | None = None):
+        """Per coded interval: log LR, mean1, mean0, mean at (mu, rho) (``scores``: their
+        :meth:`scores`, when already made)."""
+        c = self.coded
+        s = self.scores(mu, rho) if scores is None else scores
         return interval_terms(
             c.lo, c.hi, mu[c.list_of], rho, scores=(s[0], s[1], s[2]), calibrated=self.cal_code
         )
@@ -496,11 +501,12 @@ class _Problem(PriorDesign):
         S = _corr_matrix(r, self.D)
         eta = self.X @ beta
         rho = self.mean_prior(eta)
-        llr, mean1, mean0, mean = self.terms(mu, rho)
+        z = self.scores(mu, rho)
+        llr, mean1, mean0, mean = self.terms(mu, rho, z)
         wp = self.w * expit(eta + self.evidence(mu, S, llr, mean))
-        return self._correlation(mu, rho, wp, mean1, mean0)
+        return self._correlation(mu, z, wp, mean1, mean0)
 
-    def _correlation(self, mu, rho, wp, mean1, mean0) -> np.ndarray:
+    def _correlation(self, mu, z, wp, mean1, mean0) -> np.ndarray:
         """The pooled within-class correlation of the genes' latent scores (class 1 around
         mu, class 0 around 0), as upper off-diagonal entries: the cross moments of the
         scores' conditional means, each list's variance its conditional second moment (a
@@ -512,9 +518,7 @@ class _Problem(PriorDesign):
         C = _pooled_scatter(mean1[codes] - mu, wp, mean0[codes], self.w - wp)
         c = self.coded
         wide = (c.hi - c.lo) > POINT_WIDTH
-        if wide.any():
-            rho_map = np.where(self.cal, 0.0, rho) if self.cal.any() else rho
-            z = self._points.scores(score_grid(mu, rho_map, _COARSE))
+        if wide.any():  # z: the coded intervals' latent scores (:meth:`scores`)
             a, b = np.minimum(z[0], z[1]), np.maximum(z[0], z[1])
             m = mu[c.list_of]
             var1 = np.where(wide, _truncated_variance(a - m, b - m), 0.0)

@@ -382,7 +382,8 @@ def aggregate_lists(
     for warning in cut:
         log.warning("%s", warning)
     if reads_partial:  # the methods that tell missing from below
-        for warning in _cut_tables([r for r in rankings if r.name not in set(tested or ())]):
+        named_tested = {str(k) for k in tested or ()}  # (checked above)
+        for warning in _cut_tables([r for r in rankings if r.name not in named_tested]):
             log.warning("%s", warning)
     if ranks_only:
         _warn_ranks_only(aggregate, spec.context, rankings)
