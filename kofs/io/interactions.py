@@ -133,10 +133,15 @@ def _leading_comments(path: str, sep: str) -> int:
     return 0
 
 
-def _spaced_short_rows(df: pd.DataFrame) -> int | None:
-    """The 0-based row of a tab-separated frame whose line used spaces between columns (a cell
-    holding white space beside an empty cell; comment lines aside), or None."""
-    cells = df.astype(str).apply(lambda c: c.str.strip())
+def _stripped(df: pd.DataFrame) -> pd.DataFrame:
+    """The frame's cells as stripped text."""
+    return df.astype(str).apply(lambda c: c.str.strip())
+
+
+def _spaced_short_rows(cells: pd.DataFrame) -> int | None:
+    """The 0-based row of a tab-separated frame (its :func:`_stripped` cells) whose line used
+    spaces between columns (a cell holding white space beside an empty cell; comment lines
+    aside), or None."""
     short = (cells == "").any(axis=1).to_numpy()
     if not short.any():
         return None
@@ -189,8 +194,9 @@ def read_edge_list(
     sep = _delimiter(next((h for h in head if not h.lstrip().startswith("#")), head[0]))
     skip = _leading_comments(path, sep)
     df = read_edge_frame(path, sep=sep, header=None, skip_blank_lines=False, skiprows=skip)
+    cells = _stripped(df)
     if sep == "\t" and df.shape[1] >= 2:
-        mixed = _spaced_short_rows(df)
+        mixed = _spaced_short_rows(cells)
         if mixed is not None:
             if not _whitespace_is_consistent(path):
                 raise InputError(
@@ -207,6 +213,7 @@ def read_edge_list(
             )  # fmt: skip
             sep = r"\s+"
             df = read_edge_frame(path, sep=sep, header=None, skip_blank_lines=False, skiprows=skip)
+            cells = _stripped(df)
     if df.shape[1] < 2:
         raise InputError(
             "edge list needs at least two columns (source, target[, weight]) separated by tabs,"
@@ -215,7 +222,7 @@ def read_edge_list(
             line=1,
         )
     lines = np.arange(skip + 1, skip + len(df) + 1)
-    filled = (df.astype(str).apply(lambda c: c.str.strip()) != "").any(axis=1).to_numpy()
+    filled = (cells != "").any(axis=1).to_numpy()
     df, lines = df[filled], lines[filled]
     first = [str(x).strip() for x in df.iloc[0]]
     names = [re.sub(r"[\s.\-]+", "_", f.lstrip("#").strip().lower()) for f in first]
