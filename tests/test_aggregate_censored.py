@@ -226,9 +226,9 @@ def test_a_table_of_the_top_p_values_where_nothing_changed_gives_no_call():
     """limma's ``topTable(fit, number = 20)`` where nothing changed, beside two whole tables of
     other studies: read as 20 tested genes their tiny p-values were evidence, and every one of
     them was called (FDP 1); read as the top of the study's ranking (the default now), none.
-    A table with effect directions (DESeq2's columns) is read through its p-values then: a
-    gene below its cut has no known direction (before, ``top_k`` was ignored for it: 20 calls
-    either way)."""
+    A table with effect directions (DESeq2's columns) keeps them: the signed model reads a
+    gene below its cut as censored (it was read through its p-values before; earlier still,
+    ``top_k`` was ignored for it: 20 calls either way)."""
     import pandas as pd
 
     from kofs import aggregate_lists
@@ -248,7 +248,7 @@ def test_a_table_of_the_top_p_values_where_nothing_changed_gives_no_call():
         for reading in ({}, {"top_k": ["study0"]}):
             fused = aggregate_lists(given, universe=ids, **reading)
             assert int(np.sum(fused.final.statistics["q_value"] <= 0.10)) == 0
-            assert "study0" not in fused.settings["signed_lists"]  # read through its p-values
+            assert ("study0" in fused.settings["signed_lists"]) == signed
         tested = aggregate_lists(given, universe=ids, tested=["study0"]).final
         assert int(np.sum(tested.statistics["q_value"] <= 0.10)) >= 10
 

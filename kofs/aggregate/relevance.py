@@ -43,6 +43,7 @@ from kofs.aggregate.posterior import (
 )
 from kofs.aggregate.prior import knowledge_prior
 from kofs.aggregate.signed import (
+    Censored,
     SignedFit,
     fit_signed,
     half_sample_refits,
@@ -584,12 +585,19 @@ def posterior_aggregate(
         assert null_p is not None and effect_signs is not None
         single = False
         test = agreement_test(lo, hi)
+        # a gene a cut table lacks (absent below it, not missing) lies below its cut
+        below = np.zeros((M, D), dtype=bool)
+        if absent_missing is not None:
+            below = np.isnan(R[:, data_cols]) & ~np.asarray(absent_missing, bool)[data_cols]
+            if Bd is not None:
+                below &= ~Bd
         fit, scores, weights, statistics, resampled, beyond, (delta, sigma) = _signed_answer(
             null_p[:, data_cols],
             np.asarray(effect_signs)[:, data_cols],
             prior,
             data_cols,
             L,
+            below=below,
             signal_test=signal_test,
             max_prior=max_prior,
             resamples=resamples,
@@ -1000,6 +1008,7 @@ def _signed_answer(
     data_cols: np.ndarray,
     L: int,
     *,
+    below: np.ndarray,
     signal_test: Mapping[str, Any] | None,
     max_prior: float,
     resamples: int,
@@ -1008,14 +1017,28 @@ def _signed_answer(
 ):
     """The fusion of signed tables (every data list a table of two-sided p-values with its
     effects' directions; :mod:`kofs.aggregate.signed`): the fit, fused scores, list weights,
-    per-gene statistics, half-sample refits and relevant-class test, as the rank model's."""
+    per-gene statistics, half-sample refits and relevant-class test, as the rank model's.
+    ``below`` (M, D): the genes below a cut table's cut (it lacks them and lists only its
+    significant genes), censored at the z of its largest p-value: ``|z| <= Q^-1(p_max / 2)``,
+    centred and scaled as the table's z-scores are."""
     Z = signed_z(null_p, signs)  # NaN where a table has no p-value or no direction
     M, D = Z.shape
     X, center, scale = _standardise(np.asarray(prior.X, dtype=np.float64), None)
-    # each table read against its empirical null (the refits and draws below read these too)
+    # each table read against its empirical null (the refits and draws below read these too).
+    # A cut table's z-scores lack their middle: signed_null reads no centre there (0) and its
+    # spread over the range it lists when that is wide enough, else (fewer than MIN_GENES
+    # genes: a cut table's usual few) the theoretical null N(0, 1)
     delta, sigma = signed_null(Z) if empirical_null else (np.zeros(D), np.ones(D))
     Z = (Z - delta) / sigma
-    fit = fit_signed(Z, X, center, scale, max_prior=max_prior)
+    censored = None
+    if below.any():
+        # the cut's z on the table's scale: |z| <= Q^-1(p_max / 2) before centring and scaling
+        cut_tables = below.any(axis=0)
+        p_max = np.ones(D)
+        p_max[cut_tables] = np.nanmax(null_p[:, cut_tables], axis=0)
+        cut = -ndtri(np.clip(p_max, 1e-300, 1.0) / 2.0)
+        censored = Censored(below, (-cut - delta) / sigma, (cut - delta) / sigma)
+    fit = fit_signed(Z, X, center, scale, max_prior=max_prior, censored=censored)
     weights = np.zeros(L)
     scores = fit.log_odds
     if np.all(fit.mu <= NO_SEPARATION):
@@ -1030,16 +1053,25 @@ def _signed_answer(
     post = fit.posterior
     resampled = None
     if resamples > 0 and M >= RESAMPLE_MIN_GENES:
-        theta, w = half_sample_refits(fit, Z, X, n=int(resamples), seed=seed, max_prior=max_prior)
+        theta, w = half_sample_refits(
+            fit, Z, X, n=int(resamples), seed=seed, max_prior=max_prior, censored=censored
+        )
         full = np.zeros((len(w), L))
         full[:, data_cols] = w
         resampled = Resamples(mu=theta[:, :D], beta=theta[:, D:], weights=full)
         post = integrated_posterior(
-            fit, Z, X, resampled.cov, draws=INTEGRATION_DRAWS, seed=seed, max_prior=max_prior
+            fit,
+            Z,
+            X,
+            resampled.cov,
+            draws=INTEGRATION_DRAWS,
+            seed=seed,
+            max_prior=max_prior,
+            censored=censored,
         )
     lfdr = 1.0 - post
     q = q_values(lfdr, fit.log_odds)
-    beyond = signed_test(fit, Z)
+    beyond = signed_test(fit, Z, censored)
     null = null_probability(beyond["p_value"])
     if signal_test is not None:
         null = max(null, null_probability(float(signal_test["p_value"])))

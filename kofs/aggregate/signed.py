@@ -20,7 +20,11 @@ effect sign the model is exact again:
   correlated, so its z-scores spread around a shifted centre and wider than N(0, 1) even where
   nothing changed; ``z`` above is the table's z-score centred and scaled by the normal fitted
   to the middle of its histogram (never narrower than N(0, 1));
-* a gene a table lacks is missing there (its marginal over the tables that have it);
+* a gene a table lacks is missing there (its marginal over the tables that have it), unless
+  the table is *cut* to its significant genes (:class:`Censored`): a gene below its cut has
+  ``lo_l <= z_il <= hi_l`` there (``|z| <=`` the z of the table's largest listed p-value, on
+  the scale its z-scores are read on), a censored observation whose probability enters the
+  likelihood exactly (below: "Censored tables");
 * the prior ``P(Z_i = 1) = expit(x_i' beta)`` is :mod:`kofs.aggregate.posterior`'s.
 
 Fitted by EM on the exact z (no binning), ``s`` and ``lambda`` the missing data: ``m`` the
@@ -36,6 +40,26 @@ reliabilities; a table's weight is its share ``m_l (S^-1 m)_l`` of the Mahalanob
 ``m' S^-1 m`` (``m_l^2`` for independent tables, as the rank model's). The likelihood is exact
 (not a pseudo-likelihood), so the test of a relevant class against the tables' correlation alone
 is an ordinary likelihood ratio.
+
+Censored tables. Given a gene's observed z-scores ``z_O``, a censored table's ``z_l`` is
+normal: background ``N(b, V)`` with ``b = S_lO S_OO^-1 z_O`` and ``V = S_ll - S_lO S_OO^-1
+S_Ol``; relevant, given the direction s, ``N(b + u d, V)`` with ``d = m_l - S_lO S_OO^-1 m_O``
+and ``u = s lambda``, whose posterior given ``z_O`` is ``N((s + tau2 a) / h, tau2 / h)`` -- so
+its expectation over lambda is ``N(b + E[u] d, V + d^2 tau2 / h)``, and the censored factor a
+difference of two normal CDFs (closed form; an exact likelihood for one censored table per
+gene). A gene censored in several tables (below the cuts of several cut tables) has them taken
+as independent given its observed tables and its direction s: the factors are multiplied within
+each s (the tables' residual correlation and their sharing of lambda given s are dropped:
+exact for tau2 = 0 and tables uncorrelated given the observed ones; a bivariate normal
+probability per gene and EM step was not worth its cost). A gene observed in no table but below
+a cut table's cut is read through its censored factors alone (it is below every cut); a gene in
+no table at all is excluded (log LR 0), as before. EM reads the censored z as missing data: the
+m-step takes its truncated-normal moments (``E[z]``, ``E[z^2]``, ``E[u z]``, ``E[u^2]``: the
+pair (u, z) is bivariate normal given s, truncated in z), pairs of censored tables of one gene
+their means' product; the observed tables' regressors ``E[u]``, ``E[u^2]`` are given the observed
+tables and the posterior of s (the censored tables' information on lambda's size beyond the sign
+is not fed back to them: exact for tau2 = 0). The relevant-class test's null is fitted by the
+same EM without a class.
 """
 
 from __future__ import annotations
@@ -45,12 +69,13 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import expit, logit, ndtr, ndtri
+from scipy.special import expit, log_ndtr, logit, ndtr, ndtri
 
 from kofs.aggregate.posterior import PriorDesign, _corr_matrix, _offdiag, likelihood_ratio_test
 from kofs.aggregate.uncertainty import SPLIT_SIZE
 
 __all__ = [
+    "Censored",
     "SignedFit",
     "fit_signed",
     "half_sample_refits",
@@ -77,6 +102,9 @@ EIGEN_FLOOR = 1e-6
 REFIT_TOL = 1e-5
 #: z-scores are kept within +- Z_MAX (p-values down to 1e-300).
 Z_MAX = 37.0
+#: The no-class null's EM with censored entries (:func:`signed_test`): at most NULL_STEPS
+#: steps, stopped once no correlation moves by NULL_TOL.
+NULL_STEPS, NULL_TOL = 200, 1e-9
 
 
 def signed_z(p: np.ndarray, signs: np.ndarray) -> np.ndarray:
@@ -87,6 +115,61 @@ def signed_z(p: np.ndarray, signs: np.ndarray) -> np.ndarray:
     return np.clip(np.sign(np.asarray(signs, dtype=np.float64)) * z, -Z_MAX, Z_MAX)
 
 
+class Censored(NamedTuple):
+    """The genes below cut tables' cuts: ``mask`` (M, D) the entries observed only as ``lo_l <=
+    z <= hi_l`` (``lo``, ``hi``: (D,) each table's interval, on the scale its z-scores are read
+    on; module docstring, "Censored tables")."""
+
+    mask: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+    def of(self, rows: np.ndarray | None) -> Censored:
+        """The censoring of these genes (all: itself)."""
+        return self if rows is None else self._replace(mask=self.mask[rows])
+
+
+def _log_mass(al: np.ndarray, be: np.ndarray) -> np.ndarray:
+    """``log(Phi(be) - Phi(al))`` (al < be), from the nearer tail where both are on one side of
+    0 (a relevant gene's interval far below its mean: the difference of two CDFs near 1 is 0)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        upper = log_ndtr(-al) + np.log1p(-np.exp(log_ndtr(-be) - log_ndtr(-al)))
+        lower = log_ndtr(be) + np.log1p(-np.exp(log_ndtr(al) - log_ndtr(be)))
+        middle = np.log(np.maximum(ndtr(be) - ndtr(al), 1e-300))
+    return np.where(al > 0, upper, np.where(be < 0, lower, middle))
+
+
+def _truncated(
+    mean: np.ndarray, var: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``log P(lo <= x <= hi)``, ``E[x]`` and ``E[x^2]`` given it, of ``x ~ N(mean, var)``
+    (the truncated normal's moments, its density ratios taken in log space)."""
+    sd = np.sqrt(var)
+    al, be = (lo - mean) / sd, (hi - mean) / sd
+    log_p = _log_mass(al, be)
+    ra = np.exp(-0.5 * al * al - _LOG_ROOT_2PI - log_p)  # phi(al) / mass
+    rb = np.exp(-0.5 * be * be - _LOG_ROOT_2PI - log_p)
+    first = np.clip(mean + sd * (ra - rb), lo, hi)
+    spread = np.maximum(var * (1.0 + al * ra - be * rb - (ra - rb) ** 2), 0.0)
+    return log_p, first, spread + first * first
+
+
+_LOG_ROOT_2PI = 0.5 * np.log(2.0 * np.pi)
+
+
+class _CutTerms(NamedTuple):
+    """Per censored entry (:attr:`_Patterns.cut` order): the background's truncated moments
+    ``E[z]``, ``E[z^2]``, and the relevant class's given s = +1 (row 0) and s = -1 (row 1):
+    ``E[z]``, ``E[z^2]``, ``E[u z]``, ``E[u^2]`` (module docstring, "Censored tables")."""
+
+    z0: np.ndarray
+    zz0: np.ndarray
+    z1: np.ndarray
+    zz1: np.ndarray
+    uz1: np.ndarray
+    uu1: np.ndarray
+
+
 class _Terms(NamedTuple):
     """:meth:`_Patterns.terms`."""
 
@@ -94,13 +177,28 @@ class _Terms(NamedTuple):
     c: np.ndarray
     llr: np.ndarray
     ld0: float
-    es: np.ndarray  # E[s | relevant] = tanh(a / h)
+    es: np.ndarray  # E[s | relevant] = tanh(a / h) (times the censored factors' odds)
+    cut: _CutTerms | None = None
+
+
+class _Cut(NamedTuple):
+    """The censored entries grouped by the tables a gene has and those it is censored in:
+    ``groups`` (observed tables, censored tables, genes, their observed z); the entries
+    (gene ``gi``, table ``li``) in group order, each group's censored tables in turn; ``lo``,
+    ``hi`` per entry; ``genes`` the genes with a censored entry."""
+
+    groups: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+    gi: np.ndarray
+    li: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    genes: np.ndarray
 
 
 class _Patterns:
     """The genes grouped by which tables they have (each group's marginal model)."""
 
-    def __init__(self, Z: np.ndarray) -> None:
+    def __init__(self, Z: np.ndarray, censored: Censored | None = None) -> None:
         seen = ~np.isnan(Z)
         self.Z0 = np.where(seen, Z, 0.0)
         self.seen = seen.astype(np.float64)
@@ -122,6 +220,7 @@ class _Patterns:
         # both tables have (Z0 is 0 where a table lacks the gene)
         self.zz = self.Z0.T @ self.Z0
         self.z2 = (self.Z0 * self.Z0).T @ self.seen
+        self.cut = None if censored is None else _cut_groups(self.Z0, seen, censored)
 
     def terms(self, m: np.ndarray, S: np.ndarray, tau2: float) -> _Terms:
         """Per gene, over its tables: ``a = m' S^-1 z``, ``c = m' S^-1 m``, ``log LR`` and
@@ -146,7 +245,102 @@ class _Patterns:
         e = np.exp(-2.0 * np.abs(x))  # log cosh x and tanh x from one exponential
         llr = (tau2 * a * a - c) / (2.0 * h) + np.abs(x) + np.log1p(e) - np.log(2.0)
         llr -= 0.5 * np.log(h) if tau2 > 0 else 0.0
-        return _Terms(a, c, llr, ld0, np.sign(x) * (1.0 - e) / (1.0 + e))
+        es = np.sign(x) * (1.0 - e) / (1.0 + e)
+        if self.cut is None:
+            return _Terms(a, c, llr, ld0, es)
+        return self._censored(m, S, tau2, a, c, llr, ld0, es)
+
+    def _censored(self, m, S, tau2, a, c, llr, ld0, es) -> _Terms:
+        """The terms with each censored table's factor (module docstring, "Censored
+        tables"): the log LR and E[s] of the genes with a censored entry, the background's
+        censored log probabilities added to ``ld0``, and the entries' moments."""
+        cut = self.cut
+        assert cut is not None
+        b, V, d = np.empty(cut.gi.size), np.empty(cut.gi.size), np.empty(cut.gi.size)
+        k = 0
+        for obs, cens, rows, z in cut.groups:
+            S_co = S[np.ix_(cens, obs)]
+            # S_CO S_OO^-1 (no observed table: the censored tables' marginals)
+            B = np.linalg.solve(S[np.ix_(obs, obs)], S_co.T).T if obs.size else S_co
+            bb = z @ B.T  # (genes, censored tables)
+            vv = np.diag(S)[cens] - np.sum(B * S_co, axis=1)
+            dd = m[cens] - B @ m[obs]
+            n = rows.size
+            for j in range(cens.size):
+                b[k : k + n], V[k : k + n], d[k : k + n] = bb[:, j], vv[j], dd[j]
+                k += n
+        h = (1.0 + tau2 * c)[cut.gi]
+        v = tau2 / h  # lambda's posterior variance given the observed tables
+        log0, z0, zz0 = _truncated(b, V, cut.lo, cut.hi)
+        var1 = V + v * d * d
+        kappa = v * d / var1  # the slope of u on z (given s)
+        log1, z1, zz1, uz1, uu1 = (np.empty((2, b.size)) for _ in range(5))
+        for r, sign in enumerate((1.0, -1.0)):
+            mu = (sign + tau2 * a[cut.gi]) / h  # E[u | s, z_O]
+            mz = b + mu * d
+            log1[r], z1[r], zz1[r] = _truncated(mz, var1, cut.lo, cut.hi)
+            uz1[r] = (mu - kappa * mz) * z1[r] + kappa * zz1[r]
+            uu1[r] = (
+                v
+                - kappa * kappa * var1
+                + mu * mu
+                + 2.0 * mu * kappa * (z1[r] - mz)
+                + kappa * kappa * (zz1[r] - 2.0 * mz * z1[r] + mz * mz)
+            )
+        M = a.size
+        up, down = (np.bincount(cut.gi, log1[r], minlength=M)[cut.genes] for r in (0, 1))
+        bg = np.bincount(cut.gi, log0, minlength=M)[cut.genes]
+        g = cut.genes
+        hg = 1.0 + tau2 * c[g]
+        x = a[g] / hg
+        llr, es = llr.copy(), es.copy()
+        llr[g] = (
+            (tau2 * a[g] ** 2 - c[g]) / (2.0 * hg)
+            - (0.5 * np.log(hg) if tau2 > 0 else 0.0)
+            + np.logaddexp(x + up, -x + down)
+            - np.log(2.0)
+            - bg
+        )
+        es[g] = np.tanh(x + 0.5 * (up - down))
+        return _Terms(a, c, llr, ld0 + float(log0.sum()), es, _CutTerms(z0, zz0, z1, zz1, uz1, uu1))
+
+
+def _cut_groups(Z0: np.ndarray, seen: np.ndarray, censored: Censored) -> _Cut | None:
+    """:class:`_Cut` of the censored entries (None: none)."""
+    mask = np.asarray(censored.mask, bool) & ~seen
+    if not mask.any():
+        return None
+    bits = 1 << np.arange(Z0.shape[1], dtype=np.int64)
+    keys = (seen @ bits) + ((mask @ bits) << Z0.shape[1])
+    groups, gi, li = [], [], []
+    for k in np.unique(keys[mask.any(axis=1)]):
+        rows = np.flatnonzero(keys == k)
+        obs, cens = np.flatnonzero(seen[rows[0]]), np.flatnonzero(mask[rows[0]])
+        groups.append((obs, cens, rows, np.ascontiguousarray(Z0[rows][:, obs])))
+        for j in cens:
+            gi.append(rows)
+            li.append(np.full(rows.size, j))
+    g, ll = np.concatenate(gi), np.concatenate(li)
+    lo, hi = np.asarray(censored.lo, np.float64), np.asarray(censored.hi, np.float64)
+    return _Cut(groups, g, ll, lo[ll], hi[ll], np.flatnonzero(mask.any(axis=1)))
+
+
+def _cut_moments(
+    cut: _Cut, t: _CutTerms, p: np.ndarray, es: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The censored entries' expected ``z``, ``z^2``, ``p u z`` and ``p u^2`` over the two
+    classes (posterior relevance ``p``) and the gene's direction (``E[s] = es``)."""
+    pg, w = p[cut.gi], 0.5 * (1.0 + es[cut.gi])
+
+    def mix(x: np.ndarray) -> np.ndarray:
+        return w * x[0] + (1.0 - w) * x[1]
+
+    return (
+        (1.0 - pg) * t.z0 + pg * mix(t.z1),
+        (1.0 - pg) * t.zz0 + pg * mix(t.zz1),
+        pg * mix(t.uz1),
+        pg * mix(t.uu1),
+    )
 
 
 def _moments(t: _Terms, tau2: float) -> tuple[np.ndarray, np.ndarray]:
@@ -218,15 +412,32 @@ class SignedFit:
         return expit(self.log_odds)
 
 
-def _correlation_step(pat: _Patterns, m: np.ndarray, pt: np.ndarray, p2: np.ndarray) -> np.ndarray:
+def _correlation_step(
+    pat: _Patterns,
+    m: np.ndarray,
+    pt: np.ndarray,
+    p2: np.ndarray,
+    cut: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
     """The pooled within-class correlation, pairwise over the genes both tables have:
     ``sum_i [(1 - p_i) z_i z_i' + p_i E((z_i - s l m)(z_i - s l m)')]`` with background genes
     around 0 and relevant ones around ``s l m`` (``pt = p E[s l]``, ``p2 = p E[l^2]``), each
-    pair's variances over the same genes."""
+    pair's variances over the same genes. ``cut``: the censored entries' expected ``z``,
+    ``z^2``, ``p u z`` and ``p u^2`` (:func:`_cut_moments`), which a table then has too."""
     Z, seen = pat.Z0, pat.seen
     D = Z.shape[1]
     if D < 2:
         return np.eye(D)
+    if cut is not None:
+        assert pat.cut is not None
+        at = (pat.cut.gi, pat.cut.li)
+        E, E2, U, T, W = Z.copy(), Z * Z, Z * pt[:, None], p2[:, None] * seen, seen.copy()
+        E[at], E2[at], U[at], T[at], W[at] = *cut, 1.0
+        zt = U.T @ W
+        tt = W.T @ (p2[:, None] * W)
+        cross = E.T @ E - zt * m[None, :] - zt.T * m[:, None] + tt * np.outer(m, m)
+        own = E2.T @ W - 2.0 * zt * m[:, None] + (T.T @ W) * (m * m)[:, None]
+        return _pairwise_correlation(cross, own, D)
     if pat.complete:
         zt = np.repeat((Z.T @ pt)[:, None], D, axis=1)
         tt = np.full((D, D), float(p2.sum()))
@@ -236,6 +447,12 @@ def _correlation_step(pat: _Patterns, m: np.ndarray, pt: np.ndarray, p2: np.ndar
     cross = pat.zz - zt * m[None, :] - zt.T * m[:, None] + tt * np.outer(m, m)
     # table i's scatter over the genes j has too
     own = pat.z2 - 2.0 * zt * m[:, None] + tt * (m * m)[:, None]
+    return _pairwise_correlation(cross, own, D)
+
+
+def _pairwise_correlation(cross: np.ndarray, own: np.ndarray, D: int) -> np.ndarray:
+    """The correlation matrix of the pairs' scatter ``cross`` and each table's ``own``
+    scatter over the genes the other table has too."""
     iu = _offdiag(D)
     # each root taken apart: the product of two floored scatters (1e-300 each) underflows to
     # 0 and 0 / 0 was NaN when two tables' z-scores are all 0 over the genes they share
@@ -261,23 +478,25 @@ def fit_signed(
     spread: bool = True,
     tol: float = 1e-7,
     max_iter: int = 2000,
+    censored: Censored | None = None,
 ) -> SignedFit:
     """Fit the model of the module docstring to the signed z-scores ``Z`` (M, D; NaN: the
     gene is not in the table) with the standardised prior design ``X`` (M, P + 1, intercept
     first; its standardisation ``center``, ``scale``). ``start``: a warm start; ``rows``: fit
     on these genes only (the per-gene outputs are still every gene's); ``spread``: fit the
-    effect sizes' variance tau2 (else 0: every relevant gene shifted by exactly m)."""
+    effect sizes' variance tau2 (else 0: every relevant gene shifted by exactly m);
+    ``censored``: the genes below cut tables' cuts (:class:`Censored`; NaN in ``Z``)."""
     Zf = np.asarray(Z, dtype=np.float64)
     Xf = np.asarray(X, dtype=np.float64)
     Zr, Xr = (Zf, Xf) if rows is None else (Zf[rows], Xf[rows])
-    pat = _Patterns(Zr)
+    pat = _Patterns(Zr, None if censored is None else censored.of(rows))
     design = PriorDesign(Xr, np.ones(Zr.shape[0]), max_prior)
 
     def every() -> tuple[_Patterns, PriorDesign]:
         """The patterns and design of every gene (the per-gene outputs are every gene's)."""
         if rows is None:
             return pat, design
-        return _Patterns(Zf), PriorDesign(Xf, np.ones(Zf.shape[0]), max_prior)
+        return _Patterns(Zf, censored), PriorDesign(Xf, np.ones(Zf.shape[0]), max_prior)
 
     if start is not None:  # a refit: the spread held at the start's
         m, S, beta, ll, iterations, converged = _em(
@@ -345,10 +564,15 @@ def _em(
         soft, p = _softplus_expit(eta + t.llr)
         ll = t.ld0 + float(np.sum(soft)) - _prior_norm(eta, design)
         esl, el2 = _moments(t, tau2)
-        m_new = np.clip(
-            (pat.Z0.T @ (p * esl)) / np.maximum(pat.seen.T @ (p * el2), 1e-300), -M_MAX, M_MAX
-        )
-        S_new = _correlation_step(pat, m_new, p * esl, p * el2)
+        num, den = pat.Z0.T @ (p * esl), pat.seen.T @ (p * el2)
+        cut = None
+        if t.cut is not None:  # the censored entries' regressions of z on u
+            assert pat.cut is not None
+            cut = _cut_moments(pat.cut, t.cut, p, t.es)
+            num = num + np.bincount(pat.cut.li, cut[2], minlength=D)
+            den = den + np.bincount(pat.cut.li, cut[3], minlength=D)
+        m_new = np.clip(num / np.maximum(den, 1e-300), -M_MAX, M_MAX)
+        S_new = _correlation_step(pat, m_new, p * esl, p * el2, cut)
         return pack(m_new, S_new, design._prior_step(beta, eta, p)), ll
 
     theta = pack(m, S, beta)
@@ -415,22 +639,43 @@ def signed_weights(m: np.ndarray, S: np.ndarray) -> np.ndarray:
     return share / total if total > 0 else share
 
 
-def signed_test(fit: SignedFit, Z: np.ndarray) -> dict[str, float]:
+def signed_test(
+    fit: SignedFit, Z: np.ndarray, censored: Censored | None = None
+) -> dict[str, float]:
     """Does a relevant class explain the tables more than their correlation alone? The
     likelihood ratio of the fit against ``N(0, S0)`` (S0: the tables' correlation over all
     genes, which is the maximum-likelihood null: every z is N(0, 1) under it), referred to
     chi-square with as many degrees of freedom as the class has parameters (the separations
     and the prior's coefficients; approximate: the null lies on the boundary). The same keys
-    as :func:`kofs.aggregate.posterior.relevant_class_test`."""
-    pat = _Patterns(np.asarray(Z, dtype=np.float64))
-    D = Z.shape[1]
-    S0 = _correlation_step(pat, np.zeros(D), np.zeros(Z.shape[0]), np.zeros(Z.shape[0]))
-    ld0 = pat.terms(np.zeros(D), S0, 0.0).ld0
+    as :func:`kofs.aggregate.posterior.relevant_class_test`. With censored entries S0 is
+    fitted by EM (their truncated moments under N(0, S0), :data:`NULL_TOL`)."""
+    pat = _Patterns(np.asarray(Z, dtype=np.float64), censored)
+    D, M = Z.shape[1], Z.shape[0]
+    none = np.zeros(D)
+    S0 = _correlation_step(pat, none, np.zeros(M), np.zeros(M))
+    if pat.cut is not None:
+        for _ in range(NULL_STEPS):
+            t = pat.terms(none, S0, 0.0)
+            assert t.cut is not None
+            cut = _cut_moments(pat.cut, t.cut, np.zeros(M), t.es)
+            S1 = _correlation_step(pat, none, np.zeros(M), np.zeros(M), cut)
+            change = float(np.max(np.abs(S1 - S0)))
+            S0 = S1
+            if change < NULL_TOL:
+                break
+    ld0 = pat.terms(none, S0, 0.0).ld0
     return likelihood_ratio_test(fit.log_likelihood - ld0, D + len(fit.beta) + int(fit.spread > 0))
 
 
 def half_sample_refits(
-    fit: SignedFit, Z: np.ndarray, X: np.ndarray, *, n: int, seed: int, max_prior: float
+    fit: SignedFit,
+    Z: np.ndarray,
+    X: np.ndarray,
+    *,
+    n: int,
+    seed: int,
+    max_prior: float,
+    censored: Censored | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(B, D + P + 1) parameters ``(|m|, beta)`` and (B, D) weights of ``n`` refits on random
     halves of the genes, warm-started from ``fit`` (a delete-d jackknife with d = M / 2: their
@@ -441,7 +686,15 @@ def half_sample_refits(
 
     def refit(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         f = fit_signed(
-            Z, X, fit.center, fit.scale, max_prior=max_prior, start=fit, rows=rows, tol=REFIT_TOL
+            Z,
+            X,
+            fit.center,
+            fit.scale,
+            max_prior=max_prior,
+            start=fit,
+            rows=rows,
+            tol=REFIT_TOL,
+            censored=censored,
         )
         return np.concatenate([f.mu, f.beta]), signed_weights(f.m, f.correlation)
 
@@ -455,7 +708,7 @@ def half_sample_refits(
 
 def integrated_posterior(
     fit: SignedFit, Z: np.ndarray, X: np.ndarray, cov: np.ndarray, *, draws: int, seed: int,
-    max_prior: float,
+    max_prior: float, censored: Censored | None = None,
 ) -> np.ndarray:  # fmt: skip
     """Each gene's posterior averaged over draws of ``(m, beta)`` from ``N(theta, cov)`` (the
     refits' covariance; the signs of m and S held at the fit), as the rank model's
@@ -464,7 +717,7 @@ def integrated_posterior(
     theta = np.concatenate([fit.mu, fit.beta])
     if draws <= 0 or not np.any(cov):
         return fit.posterior
-    pat = _Patterns(np.asarray(Z, dtype=np.float64))
+    pat = _Patterns(np.asarray(Z, dtype=np.float64), censored)
     design = PriorDesign(np.asarray(X, dtype=np.float64), np.ones(Z.shape[0]), max_prior)
     rng = np.random.default_rng(seed)
     vals, vecs = np.linalg.eigh((cov + cov.T) / 2)

@@ -273,8 +273,9 @@ def aggregate_lists(
         a gene a list lacks means"). A table of p-values that shows its cut (p-values that
         stop at 0.5 or below where a test's every gene reaches ~1:
         :func:`cut_p_value_table`) is read so without being named, with a warning. A table
-        with effect directions read so is read through its p-values (a gene below its cut
-        has no known direction).
+        with effect directions read so keeps them: beside other such tables, the signed model
+        reads a gene below its cut as a z-score within the cut's (a censored observation,
+        :mod:`kofs.aggregate.signed`).
     tested : iterable of str, optional
         Names of tables of p-values that list every gene their tool tested although their
         p-values look cut (a panel of strongly changed genes): a gene they lack is missing.
@@ -463,8 +464,8 @@ def _top_k_lists(
     they lack lies below them), checked: each name one list's, none a knowledge list, none
     also ``tested``. With ``detect``, so are the tables of p-values that show their cut
     (:func:`cut_p_value_table`) and are not named ``tested``; returned with a warning per
-    such table. A table with effect directions read so loses them (a gene below its cut has
-    no known direction): it is read through its p-values."""
+    such table. A table with effect directions read so keeps them (the signed model reads a
+    gene below its cut as censored: :mod:`kofs.aggregate.signed`)."""
     names = [r.name for r in rankings]
     chosen = _names("top_k", top_k, names)
     kept = _names("tested", tested, names)
@@ -493,7 +494,6 @@ def _top_k_lists(
         if detect and r.name not in chosen | kept | known:
             cut_at = cut_p_value_table(r)
         if r.name in chosen or cut_at is not None:
-            info = {k: v for k, v in r.info.items() if k != "effect_signs"}
             params = {**r.params, "absent": ABSENT_BELOW}
             if cut_at is not None:
                 params["cut_from"] = "p-values"
@@ -503,13 +503,8 @@ def _top_k_lists(
                     "reach ~1), so a gene it lacks is read as below its cut (a p-value above "
                     f"{cut_at:.2g}). If it lists every gene its tool tested, give --tested "
                     f"{r.name} (Python: tested=)"
-                    + (
-                        "; its effect directions are not used (a gene below its cut has none)"
-                        if "effect_signs" in r.info
-                        else ""
-                    )
                 )
-            r = replace(r, params=params, info=info)
+            r = replace(r, params=params)
         out.append(r)
     return out, warnings
 
