@@ -102,6 +102,8 @@ EIGEN_FLOOR = 1e-6
 REFIT_TOL = 1e-5
 #: z-scores are kept within +- Z_MAX (p-values down to 1e-300).
 Z_MAX = 37.0
+#: Below -DEEP_TAIL the normal CDF is taken in logs (:func:`_log_mass`; Phi(-20) ~ 3e-89).
+DEEP_TAIL = 20.0
 #: The no-class null's EM with censored entries (:func:`signed_test`): at most NULL_STEPS
 #: steps, stopped once no correlation moves by NULL_TOL.
 NULL_STEPS, NULL_TOL = 200, 1e-9
@@ -130,13 +132,18 @@ class Censored(NamedTuple):
 
 
 def _log_mass(al: np.ndarray, be: np.ndarray) -> np.ndarray:
-    """``log(Phi(be) - Phi(al))`` (al < be), from the nearer tail where both are on one side of
-    0 (a relevant gene's interval far below its mean: the difference of two CDFs near 1 is 0)."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        upper = log_ndtr(-al) + np.log1p(-np.exp(log_ndtr(-be) - log_ndtr(-al)))
-        lower = log_ndtr(be) + np.log1p(-np.exp(log_ndtr(al) - log_ndtr(be)))
-        middle = np.log(np.maximum(ndtr(be) - ndtr(al), 1e-300))
-    return np.where(al > 0, upper, np.where(be < 0, lower, middle))
+    """``log(Phi(be) - Phi(al))`` (al < be). An interval above 0 is mirrored below it (the
+    difference of two CDFs near 1 is lost, of two near 0 is not); one deeper than
+    :data:`DEEP_TAIL` is taken in log CDFs (the CDFs underflow there)."""
+    above = al > 0
+    lo, hi = np.where(above, -be, al), np.where(above, -al, be)
+    with np.errstate(divide="ignore"):
+        out = np.log(ndtr(hi) - ndtr(lo))
+    deep = hi < -DEEP_TAIL
+    if deep.any():
+        top = log_ndtr(hi[deep])
+        out[deep] = top + np.log1p(-np.exp(log_ndtr(lo[deep]) - top))
+    return out
 
 
 def _truncated(
@@ -184,12 +191,17 @@ class _Terms(NamedTuple):
 class _Cut(NamedTuple):
     """The censored entries grouped by the tables a gene has and those it is censored in:
     ``groups`` (observed tables, censored tables, genes, their observed z); the entries
-    (gene ``gi``, table ``li``) in group order, each group's censored tables in turn; ``lo``,
-    ``hi`` per entry; ``genes`` the genes with a censored entry."""
+    (gene ``gi``, table ``li``) in group order, each group's censored tables in turn; ``genes``
+    the genes with a censored entry. The terms are computed per *unit* (gene ``ugi``, bounds
+    ``lo``, ``hi``; ``unit``: each entry's): a group with no observed table has one unit per
+    table, its genes' terms being the same (the genes below every cut: most of them where
+    every table is cut)."""
 
     groups: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
     gi: np.ndarray
     li: np.ndarray
+    unit: np.ndarray
+    ugi: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
     genes: np.ndarray
@@ -256,7 +268,7 @@ class _Patterns:
         censored log probabilities added to ``ld0``, and the entries' moments."""
         cut = self.cut
         assert cut is not None
-        b, V, d = np.empty(cut.gi.size), np.empty(cut.gi.size), np.empty(cut.gi.size)
+        b, V, d = np.empty(cut.ugi.size), np.empty(cut.ugi.size), np.empty(cut.ugi.size)
         k = 0
         for obs, cens, rows, z in cut.groups:
             S_co = S[np.ix_(cens, obs)]
@@ -269,14 +281,14 @@ class _Patterns:
             for j in range(cens.size):
                 b[k : k + n], V[k : k + n], d[k : k + n] = bb[:, j], vv[j], dd[j]
                 k += n
-        h = (1.0 + tau2 * c)[cut.gi]
+        h = (1.0 + tau2 * c)[cut.ugi]
         v = tau2 / h  # lambda's posterior variance given the observed tables
         log0, z0, zz0 = _truncated(b, V, cut.lo, cut.hi)
         var1 = V + v * d * d
         kappa = v * d / var1  # the slope of u on z (given s)
         log1, z1, zz1, uz1, uu1 = (np.empty((2, b.size)) for _ in range(5))
         for r, sign in enumerate((1.0, -1.0)):
-            mu = (sign + tau2 * a[cut.gi]) / h  # E[u | s, z_O]
+            mu = (sign + tau2 * a[cut.ugi]) / h  # E[u | s, z_O]
             mz = b + mu * d
             log1[r], z1[r], zz1[r] = _truncated(mz, var1, cut.lo, cut.hi)
             uz1[r] = (mu - kappa * mz) * z1[r] + kappa * zz1[r]
@@ -287,9 +299,9 @@ class _Patterns:
                 + 2.0 * mu * kappa * (z1[r] - mz)
                 + kappa * kappa * (zz1[r] - 2.0 * mz * z1[r] + mz * mz)
             )
-        M = a.size
-        up, down = (np.bincount(cut.gi, log1[r], minlength=M)[cut.genes] for r in (0, 1))
-        bg = np.bincount(cut.gi, log0, minlength=M)[cut.genes]
+        M, at = a.size, cut.unit  # each entry's unit
+        up, down = (np.bincount(cut.gi, log1[r, at], minlength=M)[cut.genes] for r in (0, 1))
+        bg = np.bincount(cut.gi, log0[at], minlength=M)[cut.genes]
         g = cut.genes
         hg = 1.0 + tau2 * c[g]
         x = a[g] / hg
@@ -302,7 +314,8 @@ class _Patterns:
             - bg
         )
         es[g] = np.tanh(x + 0.5 * (up - down))
-        return _Terms(a, c, llr, ld0 + float(log0.sum()), es, _CutTerms(z0, zz0, z1, zz1, uz1, uu1))
+        moments = _CutTerms(z0[at], zz0[at], z1[:, at], zz1[:, at], uz1[:, at], uu1[:, at])
+        return _Terms(a, c, llr, ld0 + float(log0[at].sum()), es, moments)
 
 
 def _cut_groups(Z0: np.ndarray, seen: np.ndarray, censored: Censored) -> _Cut | None:
@@ -312,17 +325,33 @@ def _cut_groups(Z0: np.ndarray, seen: np.ndarray, censored: Censored) -> _Cut | 
         return None
     bits = 1 << np.arange(Z0.shape[1], dtype=np.int64)
     keys = (seen @ bits) + ((mask @ bits) << Z0.shape[1])
-    groups, gi, li = [], [], []
+    groups, gi, li, unit, ugi, uli = [], [], [], [], [], []
+    units = 0
     for k in np.unique(keys[mask.any(axis=1)]):
         rows = np.flatnonzero(keys == k)
         obs, cens = np.flatnonzero(seen[rows[0]]), np.flatnonzero(mask[rows[0]])
-        groups.append((obs, cens, rows, np.ascontiguousarray(Z0[rows][:, obs])))
+        alike = obs.size == 0  # no observed table: one unit stands for the group's genes
+        first = rows[:1] if alike else rows
+        groups.append((obs, cens, first, np.ascontiguousarray(Z0[first][:, obs])))
         for j in cens:
             gi.append(rows)
             li.append(np.full(rows.size, j))
-    g, ll = np.concatenate(gi), np.concatenate(li)
+            unit.append(units + (np.zeros(rows.size, np.int64) if alike else np.arange(rows.size)))
+            ugi.append(first)
+            uli.append(np.full(first.size, j))
+            units += first.size
+    ll = np.concatenate(uli)
     lo, hi = np.asarray(censored.lo, np.float64), np.asarray(censored.hi, np.float64)
-    return _Cut(groups, g, ll, lo[ll], hi[ll], np.flatnonzero(mask.any(axis=1)))
+    return _Cut(
+        groups,
+        np.concatenate(gi),
+        np.concatenate(li),
+        np.concatenate(unit),
+        np.concatenate(ugi),
+        lo[ll],
+        hi[ll],
+        np.flatnonzero(mask.any(axis=1)),
+    )
 
 
 def _cut_moments(
