@@ -46,20 +46,32 @@ normal: background ``N(b, V)`` with ``b = S_lO S_OO^-1 z_O`` and ``V = S_ll - S_
 S_Ol``; relevant, given the direction s, ``N(b + u d, V)`` with ``d = m_l - S_lO S_OO^-1 m_O``
 and ``u = s lambda``, whose posterior given ``z_O`` is ``N((s + tau2 a) / h, tau2 / h)`` -- so
 its expectation over lambda is ``N(b + E[u] d, V + d^2 tau2 / h)``, and the censored factor a
-difference of two normal CDFs (closed form; an exact likelihood for one censored table per
-gene). A gene censored in several tables (below the cuts of several cut tables) has them taken
-as independent given its observed tables and its direction s: the factors are multiplied within
+difference of two normal CDFs (closed form; the likelihood is exact for one censored table per
+gene, ``tests/test_aggregate_signed.py`` checks it against a numerical integral). The bounds
+are the cut's z read as the table's z-scores are: ``(+-Q^-1(p_max / 2) - delta) / sigma``
+with the table's empirical null (a cut table lacks its middle, so ``delta = 0``, and with
+fewer than ``MIN_GENES`` listed, its usual few, ``sigma = 1``: the theoretical null;
+:func:`kofs.aggregate.empirical_null.signed_null`).
+
+A gene censored in several tables (below several cut tables' cuts) has them taken as
+independent given its observed tables and its direction s: the factors are multiplied within
 each s (the tables' residual correlation and their sharing of lambda given s are dropped:
 exact for tau2 = 0 and tables uncorrelated given the observed ones; a bivariate normal
-probability per gene and EM step was not worth its cost). A gene observed in no table but below
-a cut table's cut is read through its censored factors alone (it is below every cut); a gene in
-no table at all is excluded (log LR 0), as before. EM reads the censored z as missing data: the
-m-step takes its truncated-normal moments (``E[z]``, ``E[z^2]``, ``E[u z]``, ``E[u^2]``: the
-pair (u, z) is bivariate normal given s, truncated in z), pairs of censored tables of one gene
-their means' product; the observed tables' regressors ``E[u]``, ``E[u^2]`` are given the observed
-tables and the posterior of s (the censored tables' information on lambda's size beyond the sign
-is not fed back to them: exact for tau2 = 0). The relevant-class test's null is fitted by the
-same EM without a class.
+probability per gene and EM step was not worth its cost). A gene observed in no table but
+below a cut table's cut is read through its censored factors alone (it is below every cut); a
+gene in no table at all is excluded (log LR 0), as before.
+
+EM reads the censored z as missing data: the m-step takes its truncated-normal moments
+(``E[z]``, ``E[z^2]``, ``E[u z]``, ``E[u^2]``: the pair (u, z) is bivariate normal given s,
+truncated in z); the observed tables' regressors ``E[u]``, ``E[u^2]`` are given the observed
+tables and the posterior of s (the censored tables' information on lambda's size beyond the
+sign is not fed back to them: exact for tau2 = 0). With one cut table the steps raised the
+likelihood at every step (ALL data, one study cut at padj <= 0.10). A pair of censored tables
+of one gene adds the product of their expected z-scores to the correlation step, as the
+independence above reads them; where most genes are censored in several tables (every table
+cut) the correlation step is then not an exact M-step and the likelihood can fall at a step:
+the tau2 grid keeps the best fit. The relevant-class test's null is fitted by the same EM
+without a class.
 """
 
 from __future__ import annotations
