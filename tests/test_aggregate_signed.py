@@ -464,3 +464,20 @@ def test_a_cut_signed_table_keeps_its_directions_beside_whole_ones():
     n, fdp = _called(fused.final, truth)
     # before: 76 calls, precision 0.64 (the p-value model)
     assert precision > 0.67 and n > 82 and fdp < 0.12
+
+
+def test_signed_tables_all_cut_are_read_through_their_p_values():
+    """Every table cut to its significant genes: the signed model would rest on a few listed
+    genes per table and genes censored in all of them; the tables are read through their
+    p-values, as without their fold changes, and a notice says so."""
+    z, _ = _z(5, 0.0, tables=3)
+    tables = {k: t[t.pvalue <= 0.01] for k, t in _tables(z).items()}
+    ids = [f"G{i}" for i in range(z.shape[0])]
+    signed = aggregate_lists(tables, universe=ids).final
+    plain = aggregate_lists(
+        {k: t.drop(columns="log2FoldChange") for k, t in tables.items()}, universe=ids
+    ).final
+    assert any(
+        "Every table with effect directions is cut" in n for n in signed.diagnostics["notices"]
+    )
+    assert np.array_equal(signed.statistics["q_value"], plain.statistics["q_value"])

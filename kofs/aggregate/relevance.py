@@ -256,6 +256,20 @@ def posterior_aggregate(
             "each other, so the answer says what is known, not what this experiment shows."
         )
     every_data_col = np.flatnonzero(data)
+    if effect_signs is not None and absent_missing is not None:
+        signed_cols = data & ~np.isnan(np.asarray(effect_signs, np.float64)).all(axis=0)
+        cut = ~np.asarray(absent_missing, bool) & np.isnan(R).any(axis=0)
+        if signed_cols.any() and cut[signed_cols].all():
+            # every signed table cut to its significant genes: the signed model would fit its
+            # separations and correlations from a few listed genes each and genes censored in
+            # every table (most), whose EM is slow and not exact (kofs.aggregate.signed); its
+            # top-200 precision was the p-values' (ALL data, bench_cut_tables.py --signed)
+            effect_signs = None
+            notices.append(
+                "Every table with effect directions is cut to its significant genes: they are "
+                "read through their p-values (the directions are read where a whole table is "
+                "fused beside the cut ones)."
+            )
     has_null = np.zeros(L, dtype=bool)
     # each calibrated list's empirical null (kofs.aggregate.empirical_null)
     center, spread = np.zeros(L), np.ones(L)

@@ -68,10 +68,12 @@ tables and the posterior of s (the censored tables' information on lambda's size
 sign is not fed back to them: exact for tau2 = 0). With one cut table the steps raised the
 likelihood at every step (ALL data, one study cut at padj <= 0.10). A pair of censored tables
 of one gene adds the product of their expected z-scores to the correlation step, as the
-independence above reads them; where most genes are censored in several tables (every table
-cut) the correlation step is then not an exact M-step and the likelihood can fall at a step:
-the tau2 grid keeps the best fit. The relevant-class test's null is fitted by the same EM
-without a class.
+independence above reads them; the correlation step is then not an exact M-step, and where
+most genes are censored in several tables (every table cut) the likelihood fell at steps and
+the fit took thousands of them (20-35 s for 8,562 genes, against 1-4 s with a whole table
+beside the cut ones): the fusion reads signed tables that are all cut through their p-values
+(:func:`kofs.aggregate.relevance.posterior_aggregate`; their top-200 precision was the same,
+0.13). The relevant-class test's null is fitted by the same EM without a class.
 """
 
 from __future__ import annotations
