@@ -63,10 +63,11 @@ gene in no table at all is excluded (log LR 0), as before.
 
 EM reads the censored z as missing data: the m-step takes its truncated-normal moments
 (``E[z]``, ``E[z^2]``, ``E[u z]``, ``E[u^2]``: the pair (u, z) is bivariate normal given s,
-truncated in z); the observed tables' regressors ``E[u]``, ``E[u^2]`` are given the observed
-tables and the posterior of s (the censored tables' information on lambda's size beyond the
-sign is not fed back to them: exact for tau2 = 0). With one cut table the steps raised the
-likelihood at every step (ALL data, one study cut at padj <= 0.10). A pair of censored tables
+truncated in z), and the observed tables' regressors ``E[u]``, ``E[u^2]`` are given the
+censored table too -- exact for a gene censored in one table; one censored in several has them
+given its observed tables and the posterior of s (the censored tables' information on
+lambda's size beyond the sign is not fed back: exact for tau2 = 0). With one cut table the
+likelihood rose at every step (ALL data, one study cut at padj <= 0.10). A pair of censored tables
 of one gene adds the product of their expected z-scores to the correlation step, as the
 independence above reads them; the correlation step is then not an exact M-step, and where
 most genes are censored in several tables (every table cut) the likelihood fell at steps and
@@ -181,13 +182,15 @@ _LOG_ROOT_2PI = 0.5 * np.log(2.0 * np.pi)
 class _CutTerms(NamedTuple):
     """Per censored entry (:attr:`_Patterns.cut` order): the background's truncated moments
     ``E[z]``, ``E[z^2]``, and the relevant class's given s = +1 (row 0) and s = -1 (row 1):
-    ``E[z]``, ``E[z^2]``, ``E[u z]``, ``E[u^2]`` (module docstring, "Censored tables")."""
+    ``E[z]``, ``E[z^2]``, ``E[u z]``, ``E[u]``, ``E[u^2]`` (module docstring, "Censored
+    tables")."""
 
     z0: np.ndarray
     zz0: np.ndarray
     z1: np.ndarray
     zz1: np.ndarray
     uz1: np.ndarray
+    u1: np.ndarray
     uu1: np.ndarray
 
 
@@ -209,7 +212,7 @@ class _Cut(NamedTuple):
     the genes with a censored entry. The terms are computed per *unit* (gene ``ugi``, bounds
     ``lo``, ``hi``; ``unit``: each entry's): a group with no observed table has one unit per
     table, its genes' terms being the same (the genes below every cut: most of them where
-    every table is cut)."""
+    every table is cut). ``single``: the entries of the genes censored in one table only."""
 
     groups: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
     gi: np.ndarray
@@ -219,6 +222,7 @@ class _Cut(NamedTuple):
     lo: np.ndarray
     hi: np.ndarray
     genes: np.ndarray
+    single: np.ndarray
 
 
 class _Patterns:
@@ -300,12 +304,13 @@ class _Patterns:
         log0, z0, zz0 = _truncated(b, V, cut.lo, cut.hi)
         var1 = V + v * d * d
         kappa = v * d / var1  # the slope of u on z (given s)
-        log1, z1, zz1, uz1, uu1 = (np.empty((2, b.size)) for _ in range(5))
+        log1, z1, zz1, uz1, u1, uu1 = (np.empty((2, b.size)) for _ in range(6))
         for r, sign in enumerate((1.0, -1.0)):
             mu = (sign + tau2 * a[cut.ugi]) / h  # E[u | s, z_O]
             mz = b + mu * d
             log1[r], z1[r], zz1[r] = _truncated(mz, var1, cut.lo, cut.hi)
             uz1[r] = (mu - kappa * mz) * z1[r] + kappa * zz1[r]
+            u1[r] = mu + kappa * (z1[r] - mz)
             uu1[r] = (
                 v
                 - kappa * kappa * var1
@@ -328,7 +333,9 @@ class _Patterns:
             - bg
         )
         es[g] = np.tanh(x + 0.5 * (up - down))
-        moments = _CutTerms(z0[at], zz0[at], z1[:, at], zz1[:, at], uz1[:, at], uu1[:, at])
+        moments = _CutTerms(
+            z0[at], zz0[at], z1[:, at], zz1[:, at], uz1[:, at], u1[:, at], uu1[:, at]
+        )
         return _Terms(a, c, llr, ld0 + float(log0[at].sum()), es, moments)
 
 
@@ -354,18 +361,36 @@ def _cut_groups(Z0: np.ndarray, seen: np.ndarray, censored: Censored) -> _Cut | 
             ugi.append(first)
             uli.append(np.full(first.size, j))
             units += first.size
-    ll = np.concatenate(uli)
+    ll, g = np.concatenate(uli), np.concatenate(gi)
     lo, hi = np.asarray(censored.lo, np.float64), np.asarray(censored.hi, np.float64)
     return _Cut(
         groups,
-        np.concatenate(gi),
+        g,
         np.concatenate(li),
         np.concatenate(unit),
         np.concatenate(ugi),
         lo[ll],
         hi[ll],
         np.flatnonzero(mask.any(axis=1)),
+        mask.sum(axis=1)[g] == 1,
     )
+
+
+def _one_cut_moments(
+    cut: _Cut, t: _CutTerms, es: np.ndarray, esl: np.ndarray, el2: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_moments` with ``E[s lambda]`` and ``E[lambda^2]`` of the genes censored in one
+    table given that table too (exact; the genes censored in several keep those given their
+    observed tables: module docstring)."""
+    one = cut.single
+    if not one.any():
+        return esl, el2
+    g = cut.gi[one]
+    w = 0.5 * (1.0 + es[g])
+    esl, el2 = esl.copy(), el2.copy()
+    esl[g] = w * t.u1[0, one] + (1.0 - w) * t.u1[1, one]
+    el2[g] = w * t.uu1[0, one] + (1.0 - w) * t.uu1[1, one]
+    return esl, el2
 
 
 def _cut_moments(
@@ -607,11 +632,14 @@ def _em(
         soft, p = _softplus_expit(eta + t.llr)
         ll = t.ld0 + float(np.sum(soft)) - _prior_norm(eta, design)
         esl, el2 = _moments(t, tau2)
-        num, den = pat.Z0.T @ (p * esl), pat.seen.T @ (p * el2)
         cut = None
         if t.cut is not None:  # the censored entries' regressions of z on u
             assert pat.cut is not None
+            esl, el2 = _one_cut_moments(pat.cut, t.cut, t.es, esl, el2)
             cut = _cut_moments(pat.cut, t.cut, p, t.es)
+        num, den = pat.Z0.T @ (p * esl), pat.seen.T @ (p * el2)
+        if cut is not None:
+            assert pat.cut is not None
             num = num + np.bincount(pat.cut.li, cut[2], minlength=D)
             den = den + np.bincount(pat.cut.li, cut[3], minlength=D)
         m_new = np.clip(num / np.maximum(den, 1e-300), -M_MAX, M_MAX)
