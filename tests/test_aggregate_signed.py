@@ -484,3 +484,18 @@ def test_signed_tables_all_cut_are_read_through_their_p_values():
         "Every table with effect directions is cut" in n for n in signed.diagnostics["notices"]
     )
     assert np.array_equal(signed.statistics["q_value"], plain.statistics["q_value"])
+
+
+def test_a_signed_top_k_table_whose_p_values_reach_1():
+    """A whole table named as cut (``top_k``) whose largest p-value is 1: the genes it lacks
+    are censored at z ~ 0 (an interval of width 0 made 0 / 0, and the fit failed with
+    "Eigenvalues did not converge")."""
+    z, truth = _z(1, 0.0)
+    tables = _tables(z)
+    tables["t0"] = tables["t0"].iloc[:-50].copy()
+    tables["t0"].loc[tables["t0"].index[-1], "pvalue"] = 1.0
+    fused = aggregate_lists(tables, top_k=["t0"], universe=[f"G{i}" for i in range(z.shape[0])])
+    assert fused.settings["signed_lists"] == ["t0", "t1"]
+    assert np.isfinite(fused.final.statistics["q_value"]).all()
+    n, fdp = _called(fused.final, truth)
+    assert n > 100 and fdp < 0.15

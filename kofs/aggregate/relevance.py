@@ -1009,6 +1009,8 @@ def posterior_aggregate(
     return scores, weights, info
 
 
+#: Narrowest half-width of a cut table's censored interval (its z-scores' scale).
+MIN_CUT = 1e-3
 #: Separations at or below this are no separation (the fit found no relevant class): the
 #: evidence it would give differs between genes by rounding only, so the fused order falls back
 #: to the lists' average (a signed fit's EM leaves them at ~1e-8, not at 0).
@@ -1050,7 +1052,9 @@ def _signed_answer(
         cut_tables = below.any(axis=0)
         p_max = np.ones(D)
         p_max[cut_tables] = np.nanmax(null_p[:, cut_tables], axis=0)
-        cut = -ndtri(np.clip(p_max, 1e-300, 1.0) / 2.0)
+        # (a table whose p-values reach 1 has its genes below it at z ~ 0: a width of
+        # 2 * MIN_CUT keeps their censored probability a number, not 0 / 0)
+        cut = np.maximum(-ndtri(np.clip(p_max, 1e-300, 1.0) / 2.0), MIN_CUT)
         censored = Censored(below, (-cut - delta) / sigma, (cut - delta) / sigma)
     fit = fit_signed(Z, X, center, scale, max_prior=max_prior, censored=censored)
     weights = np.zeros(L)
