@@ -441,6 +441,12 @@ def test_a_table_cut_from_a_whole_one_gives_the_whole_fit():
     )
     test = signed_test(fit, cut, censored)
     assert test["p_value"] < 1e-10
+    # the null's likelihood is its maximum: at least the background's at the fit's correlation
+    # (its EM fell below it, which inflated the statistic)
+    from kofs.aggregate.signed import _Patterns
+
+    null = _Patterns(cut, censored).terms(np.zeros(3), fit.correlation, 0.0).ld0
+    assert test["gain"] <= fit.log_likelihood - null + 1e-6
 
 
 def test_a_cut_signed_table_keeps_its_directions_beside_whole_ones():
@@ -499,3 +505,18 @@ def test_a_signed_top_k_table_whose_p_values_reach_1():
     assert np.isfinite(fused.final.statistics["q_value"]).all()
     n, fdp = _called(fused.final, truth)
     assert n > 100 and fdp < 0.15
+
+
+def test_the_class_test_with_a_cut_table_where_nothing_changed():
+    """Where nothing changed, a table cut at |z| <= 2.5 beside two whole ones: the
+    relevant-class test (its null with censored entries) finds no class."""
+    from kofs.aggregate.signed import Censored
+
+    for seed in range(3):
+        z, _ = _z(seed, 0.3, tables=3, genes=3000, relevant=0)
+        below = np.zeros(z.shape, dtype=bool)
+        below[:, 1] = np.abs(z[:, 1]) <= 2.5
+        cut = np.where(below, np.nan, z)
+        censored = Censored(below, np.full(3, -2.5), np.full(3, 2.5))
+        fit = fit_signed(cut, np.ones((3000, 1)), np.zeros(0), np.ones(0), censored=censored)
+        assert signed_test(fit, cut, censored)["p_value"] > 0.2
