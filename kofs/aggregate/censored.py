@@ -23,13 +23,25 @@ their weights summed, so the cost follows the distinct observations, not the gen
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 from scipy.special import ndtr
 
 from kofs.aggregate.binormal import copula_points, log_mass, mixture_scores
 
-__all__ = ["R_MAX", "bounds_correlation", "interval_share", "latent_bounds", "pair_correlation"]
+__all__ = [
+    "INTERVAL_SHARE",
+    "R_MAX",
+    "bounds_correlation",
+    "class_correlations",
+    "interval_share",
+    "latent_bounds",
+    "pair_composites",
+    "pair_correlation",
+]
 
+#: A list that shows at least this share of the genes as intervals has its correlations with
+#: the others estimated as censored (:func:`kofs.aggregate.relevance.one_source`, the fit's
+#: correlation step) and the fits of its lists compared by their composite likelihood.
+INTERVAL_SHARE = 0.01
 #: Correlations are estimated inside ``[-R_MAX, R_MAX]`` (a correlation of 1 has no density).
 R_MAX = 0.99
 #: Latent scores are rounded to this before equal observations are counted once.
@@ -44,19 +56,22 @@ def interval_share(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return 1.0 - copula_points(lo, hi).mean(axis=0)
 
 
-def _bvn_cdf(h: np.ndarray, k: np.ndarray, r: float) -> np.ndarray:
+def _bvn_cdf(h: np.ndarray, k: np.ndarray, r: np.ndarray | float) -> np.ndarray:
     """``P(X <= h, Y <= k)`` for standard bivariate normal ``(X, Y)`` of correlation ``r``
-    (``|r| <= R_MAX``): ``Phi(h) Phi(k) + 1/(2 pi) int_0^asin(r) exp(-(h^2 + k^2 - 2 h k
-    sin t) / (2 cos^2 t)) dt`` (Sheppard's formula, as Genz 2004 evaluates it), by a 48-point
-    Gauss-Legendre rule; infinite limits give the margins."""
-    h, k = np.broadcast_arrays(np.asarray(h, np.float64), np.asarray(k, np.float64))
+    (``|r| <= R_MAX``; one for all or one per element): ``Phi(h) Phi(k) + 1/(2 pi)
+    int_0^asin(r) exp(-(h^2 + k^2 - 2 h k sin t) / (2 cos^2 t)) dt`` (Sheppard's formula, as
+    Genz 2004 evaluates it), by a 48-point Gauss-Legendre rule; infinite limits give the
+    margins."""
+    h, k, r = np.broadcast_arrays(
+        np.asarray(h, np.float64), np.asarray(k, np.float64), np.asarray(r, np.float64)
+    )
     base = ndtr(h) * ndtr(k)
-    finite = np.isfinite(h) & np.isfinite(k)
-    if r == 0.0 or not finite.any():
+    finite = np.isfinite(h) & np.isfinite(k) & (r != 0.0)
+    if not finite.any():
         return base
     hf, kf = h[finite][:, None], k[finite][:, None]
-    a = np.arcsin(r)
-    t = 0.5 * a * (_NODES + 1.0)
+    a = np.arcsin(r[finite])
+    t = 0.5 * a[:, None] * (_NODES + 1.0)
     sin, cos2 = np.sin(t), np.cos(t) ** 2
     f = np.exp(-(hf * hf + kf * kf - 2.0 * hf * kf * sin) / (2.0 * cos2))
     out = base.copy()
@@ -64,8 +79,9 @@ def _bvn_cdf(h: np.ndarray, k: np.ndarray, r: float) -> np.ndarray:
     return np.clip(out, 0.0, 1.0)
 
 
-def _rectangle_log_p(la, ua, lb, ub, r: float) -> np.ndarray:
-    """``log P(la < X < ua, lb < Y < ub)`` under correlation ``r``."""
+def _rectangle_log_p(la, ua, lb, ub, r) -> np.ndarray:
+    """``log P(la < X < ua, lb < Y < ub)`` under correlation ``r`` (one, or one per
+    rectangle)."""
     p = _bvn_cdf(ua, ub, r) - _bvn_cdf(la, ub, r) - _bvn_cdf(ua, lb, r) + _bvn_cdf(la, lb, r)
     with np.errstate(divide="ignore"):
         return np.log(np.maximum(p, 1e-300))
@@ -73,36 +89,56 @@ def _rectangle_log_p(la, ua, lb, ub, r: float) -> np.ndarray:
 
 class _Observations:
     """One class's distinct pairs of observations (residual latent bounds of each list; a
-    point has equal bounds) and their summed weights, split by kind."""
+    point has equal bounds) of several pairs of lists (``pair``: each row's, of
+    ``n_pairs``) and their summed weights, split by kind."""
 
-    def __init__(self, bounds: np.ndarray, weight: np.ndarray) -> None:
+    def __init__(
+        self,
+        bounds: np.ndarray,
+        weight: np.ndarray,
+        pair: np.ndarray,
+        n_pairs: int,
+        *,
+        distinct: bool = False,
+    ) -> None:
         keep = weight > 0
-        b = np.round(bounds[keep], 3)
-        first, back = _distinct_rows(b)
-        rows = b[first]
-        w = np.bincount(back, weights=weight[keep], minlength=len(rows))
+        if distinct:  # the rows are distinct already (cells of coded observations)
+            rows, w, at = bounds[keep], weight[keep], pair[keep]
+        else:
+            b = np.column_stack([np.round(bounds[keep], 3), pair[keep]])
+            first, back = _distinct_rows(b)
+            rows, at = b[first, :4], pair[keep][first]
+            w = np.bincount(back, weights=weight[keep], minlength=len(rows))
+        self.n = n_pairs
         la, ua, lb, ub = rows.T
         pa, pb = la == ua, lb == ub
-        self.pp = (la[pa & pb], lb[pa & pb], w[pa & pb])
-        self.ip = (la[~pa & pb], ua[~pa & pb], lb[~pa & pb], w[~pa & pb])
-        self.pi = (lb[pa & ~pb], ub[pa & ~pb], la[pa & ~pb], w[pa & ~pb])
-        self.ii = (la[~pa & ~pb], ua[~pa & ~pb], lb[~pa & ~pb], ub[~pa & ~pb], w[~pa & ~pb])
+        pp, ip, pi, ii = pa & pb, ~pa & pb, pa & ~pb, ~pa & ~pb
+        self.pp = (la[pp], lb[pp], w[pp], at[pp])
+        self.ip = (la[ip], ua[ip], lb[ip], w[ip], at[ip])
+        self.pi = (lb[pi], ub[pi], la[pi], w[pi], at[pi])
+        self.ii = (la[ii], ua[ii], lb[ii], ub[ii], w[ii], at[ii])
 
-    def log_likelihood(self, r: float) -> float:
-        """The weighted log-likelihood of ``r`` (terms that do not depend on it left out)."""
-        s2 = 1.0 - r * r
-        s = np.sqrt(s2)
-        x, y, w = self.pp
-        total = float(
-            w @ (-0.5 * np.log(s2) - (r * r * (x * x + y * y) - 2 * r * x * y) / (2 * s2))
-        )
-        for lo, hi, y, w in (self.ip, self.pi):
-            if w.size:
-                total += float(w @ log_mass((lo - r * y) / s, (hi - r * y) / s))
-        la, ua, lb, ub, w = self.ii
+    def log_likelihood(self, r: np.ndarray) -> np.ndarray:
+        """The weighted log-likelihood of each pair's correlation ``r`` (n_pairs,) (terms that
+        do not depend on it left out)."""
+        out = np.zeros(self.n)
+        x, y, w, at = self.pp
         if w.size:
-            total += float(w @ _rectangle_log_p(la, ua, lb, ub, r))
-        return total
+            q = r[at]
+            s2 = 1.0 - q * q
+            t = -0.5 * np.log(s2) - (q * q * (x * x + y * y) - 2 * q * x * y) / (2 * s2)
+            out += np.bincount(at, weights=w * t, minlength=self.n)
+        for lo, hi, y, w, at in (self.ip, self.pi):
+            if w.size:
+                q = r[at]
+                s = np.sqrt(1.0 - q * q)
+                t = log_mass((lo - q * y) / s, (hi - q * y) / s)
+                out += np.bincount(at, weights=w * t, minlength=self.n)
+        la, ua, lb, ub, w, at = self.ii
+        if w.size:
+            t = _rectangle_log_p(la, ua, lb, ub, r[at])
+            out += np.bincount(at, weights=w * t, minlength=self.n)
+        return out
 
 
 def latent_bounds(lo: np.ndarray, hi: np.ndarray, mu: float, rho: float) -> np.ndarray:
@@ -168,23 +204,134 @@ def bounds_correlation(
     weights. Returns the estimate and its standard error under no correlation (from the
     curvature of the log-likelihood at 0: the scale of what noise gives, as ``1 / sqrt(n)``
     is for two lists of points)."""
-    mu = np.asarray(mu, np.float64)
     w = np.ones(a.shape[0]) if weights is None else np.asarray(weights, np.float64)
     p = np.clip(np.asarray(posterior, np.float64), 0.0, 1.0)
-    both = np.hstack([a, b])
-    if mu.any():
-        classes = [
-            _Observations(both, w * (1.0 - p)),
-            _Observations(both - np.repeat(mu, 2), w * p),
-        ]
-    else:
-        classes = [_Observations(both, w)]
+    r, se = class_correlations(
+        np.hstack([a, b]), np.zeros(len(w), np.int64), mu, w * p, w * (1 - p)
+    )
+    return float(r[0]), float(se[0])
 
-    def nll(r: float) -> float:
+
+def class_correlations(
+    bounds: np.ndarray,
+    pair: np.ndarray,
+    mu: np.ndarray,
+    w1: np.ndarray,
+    w0: np.ndarray,
+    *,
+    distinct: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`bounds_correlation` of several pairs of lists at once: observations ``bounds``
+    (n, 4: either list's lower and upper latent bounds, equal for a point) of pairs ``pair``
+    (n,) (0, 1, ...), with weights ``w1`` in the relevant class (around ``mu`` (pairs, 2))
+    and ``w0`` in the background (``distinct``: the rows are distinct already). Each pair's
+    log-likelihood is maximised over ``[-R_MAX, R_MAX]`` by golden-section search, all pairs
+    together, to within ``1e-3`` (one evaluation of every pair per step)."""
+    pair = np.asarray(pair, np.int64)
+    mu = np.asarray(mu, np.float64).reshape(-1, 2)
+    n = len(mu)
+    classes = [_Observations(bounds, w0, pair, n, distinct=distinct)]
+    if mu.any():
+        shifted = bounds - np.repeat(mu, 2, axis=1)[pair]
+        classes.append(_Observations(shifted, w1, pair, n, distinct=distinct))
+    else:
+        classes = [_Observations(bounds, w0 + w1, pair, n, distinct=distinct)]
+
+    def nll(r: np.ndarray) -> np.ndarray:
         return -sum(c.log_likelihood(r) for c in classes)
 
-    best = minimize_scalar(nll, bounds=(-R_MAX, R_MAX), method="bounded", options={"xatol": 1e-3})
+    est = _golden(nll, n)
     eps = 1e-3
-    curvature = (nll(eps) - 2.0 * nll(0.0) + nll(-eps)) / (eps * eps)
-    se = 1.0 / np.sqrt(curvature) if curvature > 0 else np.inf
-    return float(best.x), float(se)
+    curvature = (nll(np.full(n, eps)) - 2.0 * nll(np.zeros(n)) + nll(np.full(n, -eps))) / eps**2
+    with np.errstate(divide="ignore"):
+        se = np.where(curvature > 0, 1.0 / np.sqrt(np.maximum(curvature, 1e-300)), np.inf)
+    return est, se
+
+
+def _golden(f, n: int, tol: float = 1e-3) -> np.ndarray:
+    """The minimiser in ``[-R_MAX, R_MAX]`` of each of ``n`` functions evaluated together
+    (``f``: (n,) points -> (n,) values), by golden-section search to within ``tol``."""
+    a, b = np.full(n, -R_MAX), np.full(n, R_MAX)
+    g = 0.5 * (np.sqrt(5.0) - 1.0)
+    c, d = b - g * (b - a), a + g * (b - a)
+    fc, fd = f(c), f(d)
+    while n and np.max(b - a) > tol:
+        left = fc < fd  # the minimum is in [a, d]
+        b = np.where(left, d, b)
+        a = np.where(left, a, c)
+        c2, d2 = b - g * (b - a), a + g * (b - a)
+        x = np.where(left, c2, d2)  # the one new point of each
+        fx = f(x)
+        c, d = np.where(left, c2, d), np.where(left, c, d2)
+        fc, fd = np.where(left, fx, fd), np.where(left, fc, fx)
+    return 0.5 * (a + b)
+
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def pair_log_density(la, ua, lb, ub, r: np.ndarray) -> np.ndarray:
+    """Per observation pair, the log density of two latent scores of correlation ``r`` (one
+    per pair; unit variances, means 0): a point (``la == ua``) by its density, an interval by
+    its mass, so a pair of points by the bivariate density, a point beside an interval by the
+    point's density times the interval's conditional mass, two intervals by their rectangle's
+    mass."""
+    s2 = 1.0 - r * r
+    s = np.sqrt(s2)
+    pa, pb = la == ua, lb == ub
+    out = np.empty(la.shape)
+    both = pa & pb
+    x, y, q = la[both], lb[both], r[both]
+    out[both] = (
+        -_LOG_2PI - 0.5 * np.log(s2[both]) - (x * x + y * y - 2 * q * x * y) / (2 * s2[both])
+    )
+    for sel, p, lo, hi in ((pa & ~pb, la, lb, ub), (~pa & pb, lb, la, ua)):
+        if sel.any():
+            x, q, sd = p[sel], r[sel], s[sel]
+            out[sel] = (
+                -0.5 * x * x
+                - 0.5 * _LOG_2PI
+                + log_mass((lo[sel] - q * x) / sd, (hi[sel] - q * x) / sd)
+            )
+    wide = ~pa & ~pb
+    if wide.any():
+        out[wide] = _rectangle_log_p(la[wide], ua[wide], lb[wide], ub[wide], r[wide])
+    return out
+
+
+def pair_composites(
+    bounds: np.ndarray,
+    pair: np.ndarray,
+    mu: np.ndarray,
+    prior: np.ndarray | float,
+    weights: np.ndarray,
+    r: np.ndarray,
+) -> np.ndarray:
+    """Each pair's term of the lists' pairwise composite log-likelihood (Lindsay 1988; Varin,
+    Reid & Firth 2011): the weighted log of each observation pair's density under the
+    two-class mixture, ``(1 - pi) f(obs; 0, r) + pi f(obs - mu; r)`` (:func:`pair_log_density`;
+    ``bounds`` (n, 4): the lower and upper latent bounds of either list, ``pair`` (n,) each
+    row's pair, ``mu`` (pairs, 2) the relevant class's means, ``prior`` the probability of
+    relevance of each row or one for all). A pair whose ``r`` is NaN has its correlation
+    profiled out (its maximum over ``[-R_MAX, R_MAX]``). The lists' maps from positions to
+    scores (their marginal densities) are the caller's to take off."""
+    pair = np.asarray(pair, np.int64)
+    mu = np.asarray(mu, np.float64).reshape(-1, 2)
+    n = len(mu)
+    la, ua, lb, ub = bounds.T
+    m1, m2 = mu[pair, 0], mu[pair, 1]
+    pi = np.clip(np.asarray(prior, np.float64), 1e-300, 1.0 - 1e-16)
+    lp, lq = np.log(pi), np.log1p(-pi)
+
+    def value(x: np.ndarray) -> np.ndarray:
+        q = x[pair]
+        t0 = pair_log_density(la, ua, lb, ub, q)
+        t1 = pair_log_density(la - m1, ua - m1, lb - m2, ub - m2, q)
+        return np.bincount(pair, weights=weights * np.logaddexp(lq + t0, lp + t1), minlength=n)
+
+    r = np.asarray(r, np.float64).copy()
+    free = np.isnan(r)
+    if free.any():
+        best = _golden(lambda x: -value(np.where(free, x, r)), n)
+        r = np.where(free, best, r)
+    return value(r)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.special import expit, gammaln, log_ndtr, logsumexp, ndtri, stdtrit
 
+from kofs.aggregate.censored import INTERVAL_SHARE, interval_share
 from kofs.aggregate.intervals import TieBlocks, code_intervals
 from kofs.aggregate.posterior import (
     PosteriorFit,
@@ -237,6 +238,9 @@ def prepare_halves(
     # itself alone (pool.map keeps their order)
     pool_size = threads if threads > 1 and (M // 2) * D * n >= SPLIT_SIZE else 1
 
+    # the lists showing genes as intervals (top-k lists) are the fit's (its censored
+    # correlations: kofs.aggregate.posterior._Problem.intervals)
+    interval_lists = None if intervals is None else interval_share(*intervals) >= INTERVAL_SHARE
     old, where = (None, None) if reuse is None else reuse
     if old is not None and (
         old.bins != bins
@@ -261,7 +265,15 @@ def prepare_halves(
             else None,
             known=known,
         )
-        return Xs, _Problem(coded, Xs, np.ones(len(rows)), max_prior, collapse=True, calibrated=cal)
+        return Xs, _Problem(
+            coded,
+            Xs,
+            np.ones(len(rows)),
+            max_prior,
+            collapse=True,
+            calibrated=cal,
+            interval_lists=interval_lists,
+        )
 
     with ThreadPoolExecutor(max_workers=pool_size) as pool:
         made = list(pool.map(prepare, range(n)))
