@@ -563,7 +563,7 @@ class _Problem(PriorDesign):
             extra = np.bincount(c.list_of, weights=var1 * s1 + var0 * s0, minlength=self.D)
             C[np.diag_indices(self.D)] += extra
         r = _threshold(_scatter_correlations(C), self.wsum)
-        if self.intervals[1].any():
+        if self.intervals[1].sum() >= 2:
             r = self._censored_correlations(r, mu, z, wp)
         return r
 
@@ -584,7 +584,7 @@ class _Problem(PriorDesign):
         which = [
             (n, a, b)
             for n, (a, b) in enumerate(zip(*_offdiag(D), strict=True))
-            if lists[a] or lists[b]
+            if lists[a] and lists[b]
         ]
         parts, w1, w0, pair = [], [], [], []
         for k, (_, a, b) in enumerate(which):  # each pair's distinct cells of coded intervals
@@ -1517,7 +1517,7 @@ class _Fit:
                 starts.append((_pair_start(lo, hi), beta0, none))
                 pair = len(starts) - 1
                 full = ~problem.intervals[1] & ~problem.cal
-                if problem.dependence and 2 <= full.sum() and problem.intervals[1].any():
+                if problem.dependence and 2 <= full.sum() and problem.intervals[1].sum() >= 2:
                     # the full rankings' own fit: top-k lists that share noise overlap beyond
                     # chance, a class the starts above climb to (the pair above is then two of
                     # them); the composite likelihood (:meth:`complete`) chooses
@@ -1568,7 +1568,7 @@ class _Fit:
         k = int(candidates[0])
         points = bool(np.all(hi - lo <= POINT_WIDTH))
         if len(candidates) > 1:
-            composite = problem.dependence and bool(problem.intervals[1].any())
+            composite = problem.dependence and problem.intervals[1].sum() >= 2
             if composite and correlation is None and np.all(problem.v == 1):
                 # Lists showing genes as intervals (top-k lists, genes a list lacks): the binned
                 # likelihood leaves the lists' copula out, and their interval means hide how

@@ -1642,7 +1642,7 @@ def reversed_list(
     # likelihood (the fit's own reads an interval through its list alone, and top-k lists
     # that share noise then make a class of their overlap that outscores a real one)
     composite = bool(fit_options.get("dependence", True)) and bool(
-        np.any(interval_share(lo, hi) >= INTERVAL_SHARE)
+        np.sum(interval_share(lo, hi) >= INTERVAL_SHARE) >= 2
     )
     with ThreadPoolExecutor(max_workers=2) as pool:
         reversed_gains = [
