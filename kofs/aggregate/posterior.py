@@ -42,17 +42,23 @@ ridge-penalised logistic regression of the posteriors on the covariates. The pos
 scores follow the current (mu, rho), so each step solves estimating equations whose root is the
 true parameter when the model holds. Iterations are accelerated by SQUAREM (Varadhan & Roland
 2008). Sufficient statistics are binned (:func:`kofs.aggregate.intervals.code_intervals`); the
-final scores use every gene's exact interval.
+final scores use every gene's exact interval. Where two or more lists show genes as intervals
+(top-k lists), the correlation of two such lists is their censored estimate
+(:mod:`kofs.aggregate.censored`), the full rankings' own fit is one more start, and the starts'
+fits are compared by the lists' pairwise composite likelihood
+(:func:`composite_log_likelihood`).
 
 References
 ----------
 Deng K, Han S, Li KJ, Liu JS (2014) Bayesian aggregation of order-based rank data. JASA 109.
 Efron B (2008) Microarrays, empirical Bayes and the two-groups model. Stat Sci 23:1-22.
+Lindsay BG (1988) Composite likelihood methods. Contemp Math 80:221-239.
 Li X, Yi D, Liu JS (2022) Bayesian analysis of rank data with covariates and heterogeneous
 rankers. Stat Sci 37:1-23.
 Scott JG, Kelly RC, Smith MA, Zhou P, Kass RE (2015) False discovery rate regression. JASA 110.
 Varadhan R, Roland C (2008) Simple and globally convergent methods for accelerating the
 convergence of any EM algorithm. Scand J Stat 35:335-353.
+Varin C, Reid N, Firth D (2011) An overview of composite likelihood methods. Stat Sin 21:5-42.
 """
 
 from __future__ import annotations
@@ -973,7 +979,7 @@ def _binned_log_likelihood(problem: _Problem, theta: np.ndarray) -> float:
 
 def _composite_log_likelihood(problem: _Problem, theta: np.ndarray) -> float:
     """:func:`composite_log_likelihood` of theta on the binned observations."""
-    mu, beta, r = problem.split(theta)
+    mu, beta, _ = problem.split(theta)
     c = problem.coded
     eta = problem.X @ beta
     rho = problem.mean_prior(eta)
@@ -981,7 +987,6 @@ def _composite_log_likelihood(problem: _Problem, theta: np.ndarray) -> float:
     wide = problem.intervals[0]
     lower = np.where(wide, np.minimum(z[0], z[1]), z[2])
     upper = np.where(wide, np.maximum(z[0], z[1]), z[2])
-    S = _corr_matrix(r, problem.D)
     return _pairwise_composite(
         problem.codes,
         lower,
@@ -990,7 +995,6 @@ def _composite_log_likelihood(problem: _Problem, theta: np.ndarray) -> float:
         problem.w,
         mu,
         rho if problem.intercept_only else expit(eta),
-        np.full(len(r), np.nan),
     )
 
 
@@ -999,7 +1003,9 @@ def composite_log_likelihood(
 ) -> float:
     """The lists' pairwise composite log-likelihood (Lindsay 1988; Varin, Reid & Firth 2011)
     at ``fit`` (made on ``lo``, ``hi``; ``weights``: the genes'), or with ``fit`` None at no
-    relevant class (every pair's correlation profiled out). Over the pairs of lists: the log
+    relevant class; every pair's correlation is profiled out (a fit's correlations are made for
+    its EM: soft-thresholded, and one step behind; compared at them, a fit stopped short of its
+    mode can look better than its mode). Over the pairs of lists: the log
     of each gene's pair of observations under the two-class mixture
     (:func:`kofs.aggregate.censored.pair_composites`: a point by its latent score's density,
     an interval by its mass, so a gene below two top-k lists counts by the probability of
@@ -1011,22 +1017,20 @@ def composite_log_likelihood(
     noise overlap beyond what it allows, and a class of their shared top genes wins it (three
     graded full rankings beside six random top-300 lists sharing 41 % of their noise: the
     random lists took 0.998 of the weight, fused top-90 precision 0.02 against 0.44 for the
-    best list). Where lists show intervals, fits are compared by this (the fit's correlations
-    of such lists are censored estimates: :meth:`_Problem._censored_correlations`)."""
+    best list). Where two or more lists show intervals, fits are compared by this (the fit's
+    correlations of such lists are censored estimates: :meth:`_Problem._censored_correlations`)."""
     lo = np.asarray(lo, np.float64)
     hi = np.asarray(hi, np.float64)
     M, D = lo.shape
     w = np.ones(M) if weights is None else np.asarray(weights, np.float64)
     if fit is None:
         mu, rho, cal, prior = np.zeros(D), 0.0, np.zeros(D, bool), 0.0
-        r = np.full(D * (D - 1) // 2, np.nan)
     else:
         cal = np.zeros(D, bool) if fit.calibrated is None else np.asarray(fit.calibrated, bool)
         mu, rho = np.asarray(fit.mu, np.float64), fit.rho
         prior = expit(np.asarray(fit.prior_log_odds, np.float64))
         if M and np.all(prior == prior[0]):  # one prior for all: equal observations once
             prior = prior[0]
-        r = np.full(D * (D - 1) // 2, np.nan)
     rho_map = np.where(cal, 0.0, rho)
     wide = ~copula_points(lo, hi)
     codes = np.empty((M, D), np.int64)
@@ -1048,7 +1052,6 @@ def composite_log_likelihood(
         w,
         mu,
         prior,
-        r,
     )
 
 
@@ -1071,13 +1074,12 @@ def _pairwise_composite(
     w: np.ndarray,
     mu: np.ndarray,
     prior: np.ndarray | float,
-    r: np.ndarray,
 ) -> float:
-    """The pairwise composite log-likelihood (:func:`composite_log_likelihood`) of rows of
-    coded observations (``codes`` (M, D) into ``lower``, ``upper``: latent bounds, equal for a
-    point; ``log_map``: each one's log density under its list's map), row weights ``w``, the
-    relevant class's means ``mu``, each row's prior (or one for all) and the pairs'
-    correlations ``r`` (upper off-diagonal order; NaN: profiled out)."""
+    """The pairwise composite log-likelihood (:func:`composite_log_likelihood`; every pair's
+    correlation profiled out) of rows of coded observations (``codes`` (M, D) into ``lower``,
+    ``upper``: latent bounds, equal for a point; ``log_map``: each one's log density under its
+    list's map), row weights ``w``, the relevant class's means ``mu`` and each row's prior (or
+    one for all)."""
     D = codes.shape[1]
     size = len(lower)
     total = -(D - 1) * float(w @ log_map[codes].sum(axis=1))
@@ -1099,7 +1101,7 @@ def _pairwise_composite(
         np.column_stack([mu[iu[0]], mu[iu[1]]]),
         prior if one else np.tile(prior, len(parts)),
         np.concatenate(weights),
-        r,
+        np.full(len(parts), np.nan),
     )
     return total + float(terms.sum())
 

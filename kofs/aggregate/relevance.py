@@ -1531,15 +1531,18 @@ def _reversed_gain(
     composite: bool = False,
     **fit_options: Any,
 ) -> float:
-    """The relevant-class test's gain (nats over no class; with ``composite``, the pairwise
-    composite likelihood's, :func:`kofs.aggregate.posterior.composite_log_likelihood`) of the lists with list ``col``
+    """The relevant-class test's gain (nats over no class) of the lists with list ``col``
     read reversed, fitted from ``base`` (the fit as given) with the list at the start's
     separation of every list, at most :data:`FLIP_STEPS` steps: a lower bound of the reversed
     reading's gain, so a list is reversed only where even that is higher than the gain as
     given (the reversed fit of a list that leads a good fit wanders for hundreds of steps from
     the fit's own starts: 7 s at 10 lists x 50,000 genes). ``null``: the test's no-class part
     of the lists as given (:func:`_class_null`), whose reading with a rank list reversed is
-    the same model (:meth:`kofs.aggregate.posterior.ClassNull.reversed`)."""
+    the same model (:meth:`kofs.aggregate.posterior.ClassNull.reversed`). With
+    ``composite`` (two or more lists showing intervals): the reversed reading fitted from its
+    own starts, and its pairwise composite log-likelihood
+    (:func:`kofs.aggregate.posterior.composite_log_likelihood`; the no-class part, the same for
+    both readings, is the caller's)."""
     flo, fhi = lo.copy(), hi.copy()
     flo[:, col], fhi[:, col] = 1.0 - hi[:, col], 1.0 - lo[:, col]
     if cal[col]:  # p-values: the opposite one-sided test's (1 - p), within the model's range
