@@ -1527,7 +1527,10 @@ class _Fit:
                     sub = _subset_start(
                         lo, hi, prior, full, w, max_prior, calibrated=False, max_iter=SUBSET_STEPS
                     )
-                    starts.append((*sub, none))
+                    # with the lists' correlation at its posteriors (from none, its first
+                    # inner fit drifts to the top-k lists' shared noise before it is estimated)
+                    r0 = problem.correlation_step(np.concatenate([*sub, none]))
+                    starts.append((*sub, r0))
                     followers.append(len(starts) - 1)
             if problem.cal.any() and not problem.cal.all():
                 # the calibrated lists' own fit: their p-values alone show a relevant class, which
