@@ -445,8 +445,16 @@ class _Problem(PriorDesign):
         self.dependence = dependence and self.D > 1
         self.v = np.ones(self.D) if tempering is None else np.asarray(tempering, dtype=float)
         self.R = self.D * (self.D - 1) // 2 if self.dependence else 0
+        # rank lists only: a calibrated list's p-values show its class themselves (its
+        # marginal is in the binned likelihood), and read by the composite likelihood, with
+        # each list's marginal counted once per pair, two cut tables of independent studies
+        # beside a whole one chose a class of half the genes (top-200 precision 0.41 -> 0.16,
+        # bench/bench_cut_tables.py); a rank list's positions are uniform whatever its class,
+        # which only the lists' dependence shows
         self.interval_lists = (
-            np.zeros(self.D, bool) if interval_lists is None else np.asarray(interval_lists, bool)
+            np.zeros(self.D, bool)
+            if interval_lists is None
+            else np.asarray(interval_lists, bool) & ~self.cal
         )
 
     @functools.cached_property
@@ -468,10 +476,11 @@ class _Problem(PriorDesign):
     def intervals(self) -> tuple[np.ndarray, np.ndarray]:
         """Which coded intervals the lists' copula reads as intervals, not points
         (:func:`kofs.aggregate.binormal.copula_points`: the block below a top-k list, not a tie
-        block inside a full ranking), of the lists that show at least :data:`INTERVAL_SHARE`
-        of their genes so (``interval_lists``, found on the genes' own intervals: the bins of a
-        full ranking are not its observations), and those lists: their correlations are
-        censored estimates, their fits compared by the composite likelihood."""
+        block inside a full ranking), of the rank lists that show at least
+        :data:`INTERVAL_SHARE` of their genes so (``interval_lists``, found on the genes' own
+        intervals: the bins of a full ranking are not its observations; calibrated lists are
+        not among them), and those lists: where they are two or more, their correlations are
+        censored estimates and the fits are compared by the composite likelihood."""
         c, lists = self.coded, self.interval_lists
         if not lists.any():
             return np.zeros(c.size, bool), lists

@@ -1663,7 +1663,7 @@ def reversed_list(
     # likelihood (the fit's own reads an interval through its list alone, and top-k lists
     # that share noise then make a class of their overlap that outscores a real one)
     composite = bool(fit_options.get("dependence", True)) and bool(
-        np.sum(interval_share(lo, hi) >= INTERVAL_SHARE) >= 2
+        np.sum((interval_share(lo, hi) >= INTERVAL_SHARE) & ~cal) >= 2
     )
     base_cl = composite_log_likelihood(base, lo, hi) if composite else 0.0
     with ThreadPoolExecutor(max_workers=2) as pool:
