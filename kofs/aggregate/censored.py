@@ -20,9 +20,9 @@ top-k list beside a full ranking's scores, rounded to :data:`ROUND`) are counted
 their weights summed, so the cost follows the distinct observations, not the genes.
 
 The fit uses it too (:meth:`kofs.aggregate.posterior._Problem._censored_correlations`): where
-two or more lists show genes as intervals, the correlations between such lists are these
-estimates, all pairs maximised together (:func:`class_correlations`), and the fits of its
-starts are compared by the lists' pairwise composite likelihood (:func:`pair_composites`,
+two or more rank lists (not p-values) show genes as intervals, the correlations between such
+lists are these estimates, all pairs maximised together (:func:`class_correlations`), and the
+fits of its starts are compared by the lists' pairwise composite likelihood (:func:`pair_composites`,
 Lindsay 1988; Varin, Reid & Firth 2011), which reads a gene below two top-k lists by the
 probability of their rectangle. Both lists of such a pair keep one mean for most genes, so
 their interval means show almost none of the noise they share (six random top-300 lists of
