@@ -29,7 +29,7 @@ their interval means show almost none of the noise they share (six random top-30
 3,000 genes sharing 41 % of it: 0.02-0.05 for 0.41), and the fit's own likelihood, which reads
 an interval through its list alone, then scored their overlap as a relevant class above the
 class of three full rankings (fused top-90 precision 0.02 against 0.44 for the best list;
-0.62 now, ``bench/bench_fusion.py --stress``). A list with intervals beside full rankings
+0.61 now, ``bench/bench_fusion.py --stress``). A list with intervals beside full rankings
 only keeps the full rankings' spread, and its interval-mean correlation stands (read as
 censored, a table cut to its 20 smallest p-values beside two whole tables made a class of
 half the genes with correlations 0.3-0.45: top-200 precision 0.66 -> 0.38 on the real data of
