@@ -42,8 +42,8 @@ ridge-penalised logistic regression of the posteriors on the covariates. The pos
 scores follow the current (mu, rho), so each step solves estimating equations whose root is the
 true parameter when the model holds. Iterations are accelerated by SQUAREM (Varadhan & Roland
 2008). Sufficient statistics are binned (:func:`kofs.aggregate.intervals.code_intervals`); the
-final scores use every gene's exact interval. Where two or more lists show genes as intervals
-(top-k lists), the correlation of two such lists is their censored estimate
+final scores use every gene's exact interval. Where two or more rank lists show genes as
+intervals (top-k lists), the correlation of two such lists is their censored estimate
 (:mod:`kofs.aggregate.censored`), the full rankings' own fit is one more start, and the starts'
 fits are compared by the lists' pairwise composite likelihood
 (:func:`composite_log_likelihood`).
@@ -583,9 +583,9 @@ class _Problem(PriorDesign):
         return r
 
     def _censored_correlations(self, r, mu, z, wp) -> np.ndarray:
-        """``r`` with the pairs of which a list shows at least :data:`INTERVAL_SHARE` of the
-        genes as intervals re-estimated as censored (:func:`kofs.aggregate.censored.class_correlation`:
-        each interval read as the event that the score lies in it), soft-thresholded by the
+        """``r`` with the pairs of two rank lists that show genes as intervals (:attr:`intervals`)
+        re-estimated as censored (:func:`kofs.aggregate.censored.class_correlations`: each
+        interval read as the event that the score lies in it), soft-thresholded by the
         size noise reaches with family-wise probability 5 % over the pairs in units of the
         estimate's standard error under no correlation. Interval means shrink a correlation
         with the share of the list's variance they keep: six random top-300 lists of 3,000
@@ -1026,7 +1026,7 @@ def composite_log_likelihood(
     noise overlap beyond what it allows, and a class of their shared top genes wins it (three
     graded full rankings beside six random top-300 lists sharing 41 % of their noise: the
     random lists took 0.998 of the weight, fused top-90 precision 0.02 against 0.44 for the
-    best list). Where two or more lists show intervals, fits are compared by this (the fit's
+    best list). Where two or more rank lists show intervals, fits are compared by this (the fit's
     correlations of such lists are censored estimates: :meth:`_Problem._censored_correlations`)."""
     lo = np.asarray(lo, np.float64)
     hi = np.asarray(hi, np.float64)
