@@ -288,33 +288,46 @@ def _golden(f, n: int, tol: float = 1e-3) -> np.ndarray:
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
 
-def pair_log_density(la, ua, lb, ub, r: np.ndarray) -> np.ndarray:
-    """Per observation pair, the log density of two latent scores of correlation ``r`` (one
-    per pair; unit variances, means 0): a point (``la == ua``) by its density, an interval by
-    its mass, so a pair of points by the bivariate density, a point beside an interval by the
-    point's density times the interval's conditional mass, two intervals by their rectangle's
-    mass."""
-    s2 = 1.0 - r * r
-    s = np.sqrt(s2)
-    pa, pb = la == ua, lb == ub
-    out = np.empty(la.shape)
-    both = pa & pb
-    x, y, q = la[both], lb[both], r[both]
-    out[both] = (
-        -_LOG_2PI - 0.5 * np.log(s2[both]) - (x * x + y * y - 2 * q * x * y) / (2 * s2[both])
-    )
-    for sel, p, lo, hi in ((pa & ~pb, la, lb, ub), (~pa & pb, lb, la, ua)):
-        if sel.any():
-            x, q, sd = p[sel], r[sel], s[sel]
-            out[sel] = (
-                -0.5 * x * x
-                - 0.5 * _LOG_2PI
-                + log_mass((lo[sel] - q * x) / sd, (hi[sel] - q * x) / sd)
-            )
-    wide = ~pa & ~pb
-    if wide.any():
-        out[wide] = _rectangle_log_p(la[wide], ua[wide], lb[wide], ub[wide], r[wide])
-    return out
+class _PairDensity:
+    """Per observation pair (rows ``la``, ``ua``, ``lb``, ``ub``), the log density of two latent
+    scores of correlation ``r`` (unit variances, means 0): a point (``la == ua``) by its
+    density, an interval by its mass, so a pair of points by the bivariate density, a point
+    beside an interval by the point's density times the interval's conditional mass, two
+    intervals by their rectangle's mass. The rows are split by kind, and what does not depend
+    on ``r`` computed, once: :func:`pair_composites` evaluates them at every step of its
+    golden-section search."""
+
+    def __init__(self, la, ua, lb, ub, pair: np.ndarray) -> None:
+        self.n = la.shape[0]
+        pa, pb = la == ua, lb == ub
+        both = np.flatnonzero(pa & pb)
+        x, y = la[both], lb[both]
+        self.pp = (both, pair[both], x, y, x * x + y * y)
+        self.pi = []  # a point beside an interval, either way round
+        for sel, p, lo, hi in ((pa & ~pb, la, lb, ub), (~pa & pb, lb, la, ua)):
+            at = np.flatnonzero(sel)
+            if at.size:
+                x = p[at]
+                self.pi.append((at, pair[at], x, -0.5 * x * x - 0.5 * _LOG_2PI, lo[at], hi[at]))
+        wide = np.flatnonzero(~pa & ~pb)
+        self.ii = (wide, pair[wide], la[wide], ua[wide], lb[wide], ub[wide])
+
+    def at(self, r: np.ndarray) -> np.ndarray:
+        """The rows' log densities under each pair's correlation ``r``."""
+        out = np.empty(self.n)
+        rows, pair, x, y, xy = self.pp
+        q = r[pair]
+        s2 = 1.0 - q * q
+        out[rows] = -_LOG_2PI - 0.5 * np.log(s2) - (xy - 2 * q * x * y) / (2 * s2)
+        for rows, pair, x, base, lo, hi in self.pi:
+            q = r[pair]
+            sd = np.sqrt(1.0 - q * q)
+            qx = q * x
+            out[rows] = base + log_mass((lo - qx) / sd, (hi - qx) / sd)
+        rows, pair, la, ua, lb, ub = self.ii
+        if rows.size:
+            out[rows] = _rectangle_log_p(la, ua, lb, ub, r[pair])
+        return out
 
 
 def pair_composites(
@@ -327,7 +340,7 @@ def pair_composites(
 ) -> np.ndarray:
     """Each pair's term of the lists' pairwise composite log-likelihood (Lindsay 1988; Varin,
     Reid & Firth 2011): the weighted log of each observation pair's density under the
-    two-class mixture, ``(1 - pi) f(obs; 0, r) + pi f(obs - mu; r)`` (:func:`pair_log_density`;
+    two-class mixture, ``(1 - pi) f(obs; 0, r) + pi f(obs - mu; r)`` (:class:`_PairDensity`;
     ``bounds`` (n, 4): the lower and upper latent bounds of either list, ``pair`` (n,) each
     row's pair, ``mu`` (pairs, 2) the relevant class's means, ``prior`` the probability of
     relevance of each row or one for all). A pair whose ``r`` is NaN has its correlation
@@ -340,11 +353,11 @@ def pair_composites(
     m1, m2 = mu[pair, 0], mu[pair, 1]
     pi = np.clip(np.asarray(prior, np.float64), 1e-300, 1.0 - 1e-16)
     lp, lq = np.log(pi), np.log1p(-pi)
+    background = _PairDensity(la, ua, lb, ub, pair)
+    relevant = _PairDensity(la - m1, ua - m1, lb - m2, ub - m2, pair)
 
     def value(x: np.ndarray) -> np.ndarray:
-        q = x[pair]
-        t0 = pair_log_density(la, ua, lb, ub, q)
-        t1 = pair_log_density(la - m1, ua - m1, lb - m2, ub - m2, q)
+        t0, t1 = background.at(x), relevant.at(x)
         return np.bincount(pair, weights=weights * np.logaddexp(lq + t0, lp + t1), minlength=n)
 
     r = np.asarray(r, np.float64).copy()
