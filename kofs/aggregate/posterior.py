@@ -1436,7 +1436,20 @@ def _fit_defaults() -> dict[str, Any]:
 
 
 def _solve_fits(fits: list[_Fit]) -> list[PosteriorFit]:
-    """The fits of :func:`fit_posteriors`: their starts solved together, then each fit's."""
+    """The fits of :func:`fit_posteriors`: their starts solved together, then each fit's.
+    The fits of lists alone that start them (:meth:`_Fit.subset_fits`) are solved first, those
+    that fit one stack (the same lists, options and steps) together."""
+    pending = [(f, s) for f in fits if f.subsets for s in f.subset_fits()]
+    stacks: dict[tuple, list[int]] = {}
+    for i, (_, s) in enumerate(pending):
+        key = (s.problem.D, s.problem.P, s.max_iter, s.problem.cal.tobytes())
+        stacks.setdefault(key, []).append(i)
+    owns: dict[int, PosteriorFit] = {}
+    for members in stacks.values():
+        owns.update(zip(members, _solve_fits([pending[i][1] for i in members]), strict=True))
+    for f in fits:
+        if f.subsets:
+            f.start_from([owns[i] for i, (g, _) in enumerate(pending) if g is f])
     n = [len(f.thetas) for f in fits]
     first = fits[0]
     solved = _solve_starts(
@@ -1499,7 +1512,10 @@ class _Fit:
         )
         iu = _offdiag(D)
         # starts (mu, beta, correlations); the fit of highest likelihood is kept
-        starts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        starts: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = []
+        # starts from the fits of some lists alone (:meth:`subset_fits`), None until solved:
+        # (start, lists, calibrated, steps)
+        subsets: list[tuple[int, np.ndarray, bool, int]] = []
         pair = -1  # the start that stops on reaching another (none: -1)
         followers: list[int] = []  # other such starts
         if start is not None:
@@ -1510,13 +1526,13 @@ class _Fit:
                     np.asarray(start.correlation, dtype=np.float64)[iu],
                 )
             )
-        else:
+        none = np.zeros(len(iu[0]))
+        if start is None:
             mu0 = np.full(D, MU_START)
             beta0 = np.zeros(X.shape[1])
             beta0[0] = logit(RHO_START)
             # independent lists, and the lists' correlation over all genes (most genes are
             # background), which the first misses when lists share false positives
-            none = np.zeros(len(iu[0]))
             starts.append((mu0, beta0, none))
             if problem.dependence and correlation is None:
                 starts.append((mu0, beta0, _start_correlation(lo, hi, w)[iu]))
@@ -1533,39 +1549,59 @@ class _Fit:
                     # chance, a class the starts above climb to (the pair above is then two of
                     # them); the composite likelihood (:meth:`complete`) chooses
                     # (a start: its steps are few; where nothing is relevant its fit crawls)
-                    sub = _subset_start(
-                        lo, hi, prior, full, w, max_prior, calibrated=False, max_iter=SUBSET_STEPS
-                    )
-                    # with the lists' correlation at its posteriors (from none, its first
-                    # inner fit drifts to the top-k lists' shared noise before it is estimated)
-                    r0 = problem.correlation_step(np.concatenate([*sub, none]))
-                    starts.append((*sub, r0))
+                    subsets.append((len(starts), full, False, SUBSET_STEPS))
+                    starts.append(None)
                     followers.append(len(starts) - 1)
             if problem.cal.any() and not problem.cal.all():
                 # the calibrated lists' own fit: their p-values alone show a relevant class, which
                 # the other lists then join (lists that share noise can make a class of their own)
-                starts.append(
-                    (
-                        *_subset_start(lo, hi, prior, problem.cal, w, max_prior, calibrated=True),
-                        none,
-                    )
-                )
-        if correlation is not None:
-            fixed_r = np.asarray(correlation, dtype=np.float64)[iu]
-            starts = [(m0, b0, fixed_r) for m0, b0, _ in starts]
-
-        thetas = [
-            np.concatenate([m0, b0, r0 if problem.dependence else np.zeros(0)])
-            for m0, b0, r0 in starts
-        ]
+                subsets.append((len(starts), problem.cal, True, 1000))
+                starts.append(None)
         self.lo, self.hi, self.w, self.X = lo, hi, w, X
+        self.prior, self.max_prior, self.none = prior, max_prior, none
         self.center, self.scale = center, scale
         self.problem, self.pair = problem, pair
-        self.thetas = np.array(thetas)
+        self.starts, self.subsets = starts, subsets
         self.rounds = ROUNDS if (problem.dependence and correlation is None) else 1
-        self.follower = np.isin(np.arange(len(thetas)), [pair, *followers])
+        self.follower = np.isin(np.arange(len(starts)), [pair, *followers])
         self.tol, self.max_iter, self.fixed_mu = tol, max_iter, fixed_mu
         self.exact, self.likelihood, self.correlation = exact, likelihood, correlation
+        if not subsets:
+            self.start_from([])
+
+    def subset_fits(self) -> list[_Fit]:
+        """The fits of some lists alone (:func:`_subset_fit`) whose parameters start this fit,
+        for :meth:`start_from` once solved: by :func:`_solve_fits` with the other fits' (the
+        simulated null of :mod:`kofs.aggregate.top_k_null` stacks twenty fits, whose own
+        starts then share one stack too)."""
+        return [
+            _subset_fit(
+                self.lo, self.hi, self.prior, cols, self.w, self.max_prior, calibrated=cal, steps=n
+            )
+            for _, cols, cal, n in self.subsets
+        ]
+
+    def start_from(self, owns: list[PosteriorFit]) -> None:
+        """The starts (rows of ``thetas``), those of :meth:`subset_fits` from their solved
+        fits ``owns``."""
+        problem, none = self.problem, self.none
+        made = {}
+        for (k, cols, cal, _), own in zip(self.subsets, owns, strict=True):
+            sub = _subset_start(own, self.lo, self.hi, cols, self.w)
+            # the full rankings' fit: with the lists' correlation at its posteriors (from none,
+            # its first inner fit drifts to the top-k lists' shared noise before it is estimated)
+            r0 = none if cal else problem.correlation_step(np.concatenate([*sub, none]))
+            made[k] = (*sub, r0)
+        starts = [made[k] if s is None else s for k, s in enumerate(self.starts)]
+        if self.correlation is not None:
+            fixed_r = np.asarray(self.correlation, dtype=np.float64)[_offdiag(problem.D)]
+            starts = [(m0, b0, fixed_r) for m0, b0, _ in starts]
+        self.thetas = np.array(
+            [
+                np.concatenate([m0, b0, r0 if problem.dependence else np.zeros(0)])
+                for m0, b0, r0 in starts
+            ]
+        )
 
     def complete(
         self, theta: np.ndarray, steps: np.ndarray, done: np.ndarray, merged: np.ndarray
@@ -1676,7 +1712,7 @@ class _Fit:
         return fit
 
 
-def _subset_start(
+def _subset_fit(
     lo: np.ndarray,
     hi: np.ndarray,
     prior: Prior,
@@ -1685,23 +1721,29 @@ def _subset_start(
     max_prior: float,
     *,
     calibrated: bool,
-    max_iter: int = 1000,
+    steps: int,
+) -> _Fit:
+    """The fit (to solve) of the lists ``cols`` (bool (D,)) alone, as independent (the prior
+    included; ``calibrated``: they are the calibrated lists), in at most ``steps`` steps."""
+    options = {
+        **_fit_defaults(),
+        "max_prior": max_prior,
+        "dependence": False,
+        "weights": w,
+        "max_iter": steps,
+        "exact": False,
+        "likelihood": False,
+        "calibrated": np.full(int(cols.sum()), calibrated),
+    }
+    return _Fit(lo[:, cols], hi[:, cols], prior, **options)
+
+
+def _subset_start(
+    own: PosteriorFit, lo: np.ndarray, hi: np.ndarray, cols: np.ndarray, w: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(mu, beta) of the fit of the lists ``cols`` (bool (D,)) alone, as independent (the
-    prior included; ``calibrated``: they are the calibrated lists), with each other list's
-    separation the posterior-weighted mean normal score of its genes."""
-    own = fit_posterior(
-        lo[:, cols],
-        hi[:, cols],
-        prior,
-        max_prior=max_prior,
-        dependence=False,
-        weights=w,
-        max_iter=max_iter,
-        exact=False,
-        likelihood=False,
-        calibrated=np.full(int(cols.sum()), calibrated),
-    )
+    """(mu, beta) from the fit ``own`` of the lists ``cols`` alone (:func:`_subset_fit`),
+    with each other list's separation the posterior-weighted mean normal score of its
+    genes."""
     p = own.posterior
     mu = np.empty(lo.shape[1])
     mu[cols] = own.mu
