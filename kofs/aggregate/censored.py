@@ -39,7 +39,7 @@ half the genes with correlations 0.3-0.45: top-200 precision 0.66 -> 0.38 on the
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtr
+from scipy.special import log_ndtr, ndtr
 
 from kofs.aggregate.binormal import copula_points, log_mass, mixture_scores
 
@@ -130,8 +130,8 @@ class _Observations:
         pa, pb = la == ua, lb == ub
         pp, ip, pi, ii = pa & pb, ~pa & pb, pa & ~pb, ~pa & ~pb
         self.pp = (la[pp], lb[pp], w[pp], at[pp])
-        self.ip = (la[ip], ua[ip], lb[ip], w[ip], at[ip])
-        self.pi = (lb[pi], ub[pi], la[pi], w[pi], at[pi])
+        self.ip = (_Slices(la[ip], ua[ip], lb[ip]), w[ip], at[ip])
+        self.pi = (_Slices(lb[pi], ub[pi], la[pi]), w[pi], at[pi])
         self.ii = (la[ii], ua[ii], lb[ii], ub[ii], w[ii], at[ii])
 
     def log_likelihood(self, r: np.ndarray) -> np.ndarray:
@@ -144,11 +144,10 @@ class _Observations:
             s2 = 1.0 - q * q
             t = -0.5 * np.log(s2) - (q * q * (x * x + y * y) - 2 * q * x * y) / (2 * s2)
             out += np.bincount(at, weights=w * t, minlength=self.n)
-        for lo, hi, y, w, at in (self.ip, self.pi):
+        for sliced, w, at in (self.ip, self.pi):
             if w.size:
                 q = r[at]
-                s = np.sqrt(1.0 - q * q)
-                t = log_mass((lo - q * y) / s, (hi - q * y) / s)
+                t = sliced.log_mass(q, np.sqrt(1.0 - q * q))
                 out += np.bincount(at, weights=w * t, minlength=self.n)
         la, ua, lb, ub, w, at = self.ii
         if w.size:
@@ -288,6 +287,30 @@ def _golden(f, n: int, tol: float = 1e-3) -> np.ndarray:
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
 
+class _Slices:
+    """Intervals ``lo``, ``hi`` of one score beside points ``y`` of the other: the log of
+    each interval's conditional mass given its point, ``log_mass((lo - q y) / s, (hi - q y) /
+    s)`` under correlation ``q`` (``s = sqrt(1 - q^2)``). An interval open below (the block
+    below a top-k list, most of them) has ``Phi`` 0 at its lower end: its value is ``log
+    Phi`` of the upper one alone, as :func:`kofs.aggregate.binormal.log_mass` finds it (its
+    lower end's term adds -0.0), without that term's work."""
+
+    def __init__(self, lo: np.ndarray, hi: np.ndarray, y: np.ndarray) -> None:
+        below = (lo == -np.inf) & np.isfinite(y)
+        self.below, self.rest = np.flatnonzero(below), np.flatnonzero(~below)
+        self.lo, self.hi, self.y = lo[self.rest], hi, y
+
+    def log_mass(self, q: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """Each interval's log conditional mass (``q``, ``s``: each row's)."""
+        qy = q * self.y
+        b = (self.hi - qy) / s
+        out = np.empty(b.shape)
+        out[self.below] = log_ndtr(b[self.below])
+        rest = self.rest
+        out[rest] = log_mass((self.lo - qy[rest]) / s[rest], b[rest])
+        return out
+
+
 class _PairDensity:
     """Per observation pair (rows ``la``, ``ua``, ``lb``, ``ub``), the log density of two latent
     scores of correlation ``r`` (unit variances, means 0): a point (``la == ua``) by its
@@ -308,7 +331,8 @@ class _PairDensity:
             at = np.flatnonzero(sel)
             if at.size:
                 x = p[at]
-                self.pi.append((at, pair[at], x, -0.5 * x * x - 0.5 * _LOG_2PI, lo[at], hi[at]))
+                base = -0.5 * x * x - 0.5 * _LOG_2PI
+                self.pi.append((at, pair[at], base, _Slices(lo[at], hi[at], x)))
         wide = np.flatnonzero(~pa & ~pb)
         self.ii = (wide, pair[wide], la[wide], ua[wide], lb[wide], ub[wide])
 
@@ -319,11 +343,9 @@ class _PairDensity:
         q = r[pair]
         s2 = 1.0 - q * q
         out[rows] = -_LOG_2PI - 0.5 * np.log(s2) - (xy - 2 * q * x * y) / (2 * s2)
-        for rows, pair, x, base, lo, hi in self.pi:
+        for rows, pair, base, sliced in self.pi:
             q = r[pair]
-            sd = np.sqrt(1.0 - q * q)
-            qx = q * x
-            out[rows] = base + log_mass((lo - qx) / sd, (hi - qx) / sd)
+            out[rows] = base + sliced.log_mass(q, np.sqrt(1.0 - q * q))
         rows, pair, la, ua, lb, ub = self.ii
         if rows.size:
             out[rows] = _rectangle_log_p(la, ua, lb, ub, r[pair])
