@@ -81,26 +81,51 @@ def _bvn_cdf(h: np.ndarray, k: np.ndarray, r: np.ndarray | float) -> np.ndarray:
     h, k, r = np.broadcast_arrays(
         np.asarray(h, np.float64), np.asarray(k, np.float64), np.asarray(r, np.float64)
     )
-    base = ndtr(h) * ndtr(k)
-    finite = np.isfinite(h) & np.isfinite(k) & (r != 0.0)
-    if not finite.any():
-        return base
-    hf, kf = h[finite][:, None], k[finite][:, None]
-    a = np.arcsin(r[finite])
-    t = 0.5 * a[:, None] * (_NODES + 1.0)
-    sin, cos2 = np.sin(t), np.cos(t) ** 2
-    f = np.exp(-(hf * hf + kf * kf - 2.0 * hf * kf * sin) / (2.0 * cos2))
-    out = base.copy()
-    out[finite] += (0.5 * a) * (f @ _WEIGHTS) / (2.0 * np.pi)
-    return np.clip(out, 0.0, 1.0)
+    return _Corners(h, k).cdf(r)
 
 
-def _rectangle_log_p(la, ua, lb, ub, r) -> np.ndarray:
-    """``log P(la < X < ua, lb < Y < ub)`` under correlation ``r`` (one, or one per
-    rectangle)."""
-    p = _bvn_cdf(ua, ub, r) - _bvn_cdf(la, ub, r) - _bvn_cdf(ua, lb, r) + _bvn_cdf(la, lb, r)
-    with np.errstate(divide="ignore"):
-        return np.log(np.maximum(p, 1e-300))
+class _Corners:
+    """Points ``(h, k)`` whose :func:`_bvn_cdf` is wanted under many correlations (the
+    golden-section searches): its parts free of the correlation -- the margins' product,
+    ``h^2 + k^2``, ``2 h k`` -- made once."""
+
+    def __init__(self, h: np.ndarray, k: np.ndarray) -> None:
+        self.base = ndtr(h) * ndtr(k)
+        self.finite = np.isfinite(h) & np.isfinite(k)
+        hf, kf = h[self.finite][:, None], k[self.finite][:, None]
+        self.square, self.cross = hf * hf + kf * kf, 2.0 * hf * kf
+
+    def cdf(self, r: np.ndarray) -> np.ndarray:
+        """:func:`_bvn_cdf` of the points under correlation ``r`` (one per point)."""
+        nonzero = r != 0.0
+        finite = self.finite & nonzero
+        if not finite.any():
+            return self.base
+        square, cross = self.square, self.cross
+        if not nonzero.all():
+            keep = nonzero[self.finite]
+            square, cross = square[keep], cross[keep]
+        a = np.arcsin(r[finite])
+        t = 0.5 * a[:, None] * (_NODES + 1.0)
+        sin, cos2 = np.sin(t), np.cos(t) ** 2
+        f = np.exp(-(square - cross * sin) / (2.0 * cos2))
+        out = self.base.copy()
+        out[finite] += (0.5 * a) * (f @ _WEIGHTS) / (2.0 * np.pi)
+        return np.clip(out, 0.0, 1.0)
+
+
+class _Rectangles:
+    """Rectangles ``(la, ua) x (lb, ub)``: ``log P(la < X < ua, lb < Y < ub)`` under
+    correlations ``r`` (one per rectangle), their corners made once (:class:`_Corners`)."""
+
+    def __init__(self, la, ua, lb, ub) -> None:
+        self.corners = [_Corners(h, k) for h, k in ((ua, ub), (la, ub), (ua, lb), (la, lb))]
+
+    def log_p(self, r: np.ndarray) -> np.ndarray:
+        c = [corner.cdf(r) for corner in self.corners]
+        p = c[0] - c[1] - c[2] + c[3]
+        with np.errstate(divide="ignore"):
+            return np.log(np.maximum(p, 1e-300))
 
 
 class _Observations:
@@ -132,7 +157,7 @@ class _Observations:
         self.pp = (la[pp], lb[pp], w[pp], at[pp])
         self.ip = (_Slices(la[ip], ua[ip], lb[ip]), w[ip], at[ip])
         self.pi = (_Slices(lb[pi], ub[pi], la[pi]), w[pi], at[pi])
-        self.ii = (la[ii], ua[ii], lb[ii], ub[ii], w[ii], at[ii])
+        self.ii = (_Rectangles(la[ii], ua[ii], lb[ii], ub[ii]), w[ii], at[ii])
 
     def log_likelihood(self, r: np.ndarray) -> np.ndarray:
         """The weighted log-likelihood of each pair's correlation ``r`` (n_pairs,) (terms that
@@ -149,9 +174,9 @@ class _Observations:
                 q = r[at]
                 t = sliced.log_mass(q, np.sqrt(1.0 - q * q))
                 out += np.bincount(at, weights=w * t, minlength=self.n)
-        la, ua, lb, ub, w, at = self.ii
+        rectangles, w, at = self.ii
         if w.size:
-            t = _rectangle_log_p(la, ua, lb, ub, r[at])
+            t = rectangles.log_p(r[at])
             out += np.bincount(at, weights=w * t, minlength=self.n)
         return out
 
@@ -334,7 +359,7 @@ class _PairDensity:
                 base = -0.5 * x * x - 0.5 * _LOG_2PI
                 self.pi.append((at, pair[at], base, _Slices(lo[at], hi[at], x)))
         wide = np.flatnonzero(~pa & ~pb)
-        self.ii = (wide, pair[wide], la[wide], ua[wide], lb[wide], ub[wide])
+        self.ii = (wide, pair[wide], _Rectangles(la[wide], ua[wide], lb[wide], ub[wide]))
 
     def at(self, r: np.ndarray) -> np.ndarray:
         """The rows' log densities under each pair's correlation ``r``."""
@@ -346,9 +371,9 @@ class _PairDensity:
         for rows, pair, base, sliced in self.pi:
             q = r[pair]
             out[rows] = base + sliced.log_mass(q, np.sqrt(1.0 - q * q))
-        rows, pair, la, ua, lb, ub = self.ii
+        rows, pair, rectangles = self.ii
         if rows.size:
-            out[rows] = _rectangle_log_p(la, ua, lb, ub, r[pair])
+            out[rows] = rectangles.log_p(r[pair])
         return out
 
 
