@@ -91,6 +91,7 @@ from kofs.aggregate.censored import (
     INTERVAL_SHARE,
     class_correlations,
     interval_share,
+    latent_bounds,
     pair_composites,
 )
 from kofs.aggregate.histogram import Envelope
@@ -1059,14 +1060,11 @@ def composite_log_likelihood(
         if M and np.all(prior == prior[0]):  # one prior for all: equal observations once
             prior = prior[0]
     rho_map = np.where(cal, 0.0, rho)
-    wide = ~copula_points(lo, hi)
     codes = np.empty((M, D), np.int64)
     parts: list[np.ndarray] = []
     for j in range(D):  # each list's distinct latent bounds, coded
-        ends = np.stack([hi[:, j], lo[:, j], 0.5 * (lo[:, j] + hi[:, j])])
-        s = mixture_scores(ends, mu[j], rho_map[j])
-        b = np.where(wide[:, j][None, :], s[:2], s[2][None, :])
-        cells, back = np.unique(b.T, axis=0, return_inverse=True)
+        b = latent_bounds(lo[:, j], hi[:, j], float(mu[j]), float(rho_map[j]))
+        cells, back = np.unique(b, axis=0, return_inverse=True)
         codes[:, j] = back.ravel() + sum(len(x) for x in parts)
         parts.append(cells)
     bounds = np.vstack(parts)
