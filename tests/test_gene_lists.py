@@ -292,6 +292,21 @@ def test_rankings_with_case_variants_are_merged():
     assert sorted(res.final.genes) == ["MYC", "tp53"]
 
 
+def test_entrez_ids_written_as_floats_are_the_same_genes(tmp_path):
+    # one table's Entrez column read as floating point (pandas, with a missing value): 7157.0
+    ids = [7157, 4193, 672, 11200, 5594]
+    ints = write(
+        tmp_path / "ints.tsv",
+        "entrez\tpvalue\n"
+        + "".join(f"{g}\t{p}\n" for g, p in zip(ids, (0.001, 0.02, 0.3, 0.5, 0.9), strict=True)),
+    )
+    floats = pd.Series([0.002, 0.01, 0.4, 0.6, 0.8], index=[float(g) for g in ids], name="pvalue")
+    top = write(tmp_path / "top.txt", "672.0\n7157.0\n")
+    res = aggregate_lists({"a": ints, "b": floats, "c": top}, aggregate="rra")
+    assert res.universe == 5
+    assert {c.source: c.shared for c in res.coverage} == {"a": 5, "b": 5, "c": 2}
+
+
 def test_scanpy_marker_tables_are_read_one_group_at_a_time(tmp_path, caplog):
     """scanpy's rank_genes_groups_df of every group: its 'group' column was taken for the gene
     ids (two "genes", a and b); one group's table is read by its p-values."""

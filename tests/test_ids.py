@@ -42,6 +42,9 @@ def toy(genes=SYMBOLS, **annotations) -> Expression:
         ("A0A024R161-1", "A0A024R161"),
         ("UniProtKB:P04637", "P04637"),
         ("NCBIGene:7157", "7157"),
+        ("7157.0", "7157"),  # an Entrez id column read as floating point
+        ("NCBIGene:7157.00", "7157"),
+        ("7157.5", "7157.5"),  # not a whole number: left as written
         ("UniProtKB:UniProtKB:P04637-3", "P04637"),
         (" tp53 ", "TP53"),
         ("NKX2-1", "NKX2-1"),  # a symbol with a hyphen-number stays intact

@@ -10,7 +10,8 @@ matrix genes is *ambiguous*: counted, never guessed.
 Canonical form used for matching (:func:`normalise_id`): stripped, upper-case (symbols match
 case-insensitively), Ensembl versions removed (``ENSG00000141510.17`` -> ``ENSG00000141510``),
 UniProt isoform suffixes removed (``P04637-2`` -> ``P04637``), database prefixes removed
-(``UniProtKB:P04637``, ``NCBIGene:7157``).
+(``UniProtKB:P04637``, ``NCBIGene:7157``), whole numbers written as floats read as integers
+(``7157.0`` -> ``7157``: an Entrez id column that pandas or R read as floating point).
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ _ENSEMBL_VERSION = re.compile(r"^(ENS[A-Z]*[GTPE]\d+)\.\d+$")
 _UNIPROT = r"(?:[OPQ][0-9][A-Z0-9]{3}[0-9]|[A-NR-Z][0-9](?:[A-Z][A-Z0-9]{2}[0-9]){1,2})"
 _UNIPROT_ISOFORM = re.compile(rf"^({_UNIPROT})-\d+$")
 _UNIPROT_ID = re.compile(rf"^{_UNIPROT}$")
+# a whole number written as a float: an integer id column that pandas, R or a spreadsheet read
+# as floating point (a column with a missing value) writes 7157 as 7157.0
+_WHOLE_FLOAT = re.compile(r"^(\d+)\.0+$")
 _DB_PREFIX = re.compile(r"^(?:(?:UNIPROTKB|UNIPROT|NCBIGENE|ENTREZ|GENEID|ENSEMBL):)+")
 LOW_COVERAGE = 0.05
 
@@ -49,11 +53,13 @@ def normalise_id(gene_id: str) -> str:
     """Canonical form used for matching.
 
     Stripped and upper-cased; ``UniProtKB:``/``NCBIGene:``/``Entrez:``/``Ensembl:`` prefixes,
-    Ensembl versions (``.12``) and UniProt isoform suffixes (``-2``) removed. HGNC ids
-    (``HGNC:5``) keep their prefix, since the bare number would collide with Entrez ids.
+    Ensembl versions (``.12``) and UniProt isoform suffixes (``-2``) removed; a whole number
+    written as a float (``7157.0``: an Entrez id column read as floating point) is the
+    integer. HGNC ids (``HGNC:5``) keep their prefix, since the bare number would collide with
+    Entrez ids.
     """
     g = _DB_PREFIX.sub("", str(gene_id).strip().upper())
-    m = _ENSEMBL_VERSION.match(g) or _UNIPROT_ISOFORM.match(g)
+    m = _ENSEMBL_VERSION.match(g) or _UNIPROT_ISOFORM.match(g) or _WHOLE_FLOAT.match(g)
     return m.group(1) if m else g
 
 
