@@ -378,6 +378,18 @@ def test_a_table_written_without_its_gene_ids_is_refused(tmp_path):
     assert lst.genes[0] == "10.5"
 
 
+def test_a_table_without_its_header_line_is_refused(tmp_path):
+    """A gene<TAB>score file without a header (RobustRankAggreg users' lists): its first row
+    was read as the header, so naming the 'column' ('0.25') ranked the list without G1."""
+    rows = "".join(f"G{k}\t{0.25 * k}\n" for k in range(1, 5))
+    plain = write(tmp_path / "scores.tsv", rows)
+    for spec in (plain, plain + ":0.25:asc"):
+        with pytest.raises(InputError, match="first line \\('G1', '0.25'\\) is data, not col"):
+            read_ranked_lists(spec)
+    (lst,) = read_ranked_lists(write(tmp_path / "h.tsv", "gene\tscore\n" + rows) + ":score:asc")
+    assert lst.genes == ("G1", "G2", "G3", "G4")
+
+
 def test_a_tsv_whose_header_starts_with_a_tab_is_a_table(tmp_path):
     """R's write.table(..., col.names = NA, quote = FALSE) heads its row names with an empty
     name: the header '\\tpvalue', stripped, looked like one gene id, and the table was refused

@@ -583,6 +583,24 @@ def _words(direction: str) -> str:
     ]
 
 
+def _refuse_data_as_header(header: list[str], gene_column: str | None, path: str) -> None:
+    """A table's first line names its columns: one whose every field but the gene id is a
+    number is a row of data (a table written without its header, e.g. R's ``col.names =
+    FALSE``, or a RobustRankAggreg user's ``gene<TAB>score`` file); read as a header, its gene
+    would be lost and a number would name the score column."""
+    gi = _gene_column(header, gene_column, path)
+    rest = [h for k, h in enumerate(header) if k != gi]
+    if rest and all(is_number(h) for h in rest):
+        shown = ", ".join(map(repr, header[:4])) + (", ..." if len(header) > 4 else "")
+        raise InputError(
+            f"its first line ({shown}) is data, not column names (its fields after the gene "
+            "id are numbers): a table without a header line? add one (e.g. gene<TAB>score) "
+            "and name the score column and its direction (FILE:score:asc|desc|abs), or name "
+            "a gene<TAB>score file .rnk (ranked by score, descending)",
+            path=path,
+        )
+
+
 def _read_table(
     path: str,
     name: str,
@@ -594,6 +612,7 @@ def _read_table(
     header = [str(h) for h in df.columns]
     if len(df) == 0:
         raise InputError("the table has a header but no rows", path=path)
+    _refuse_data_as_header(header, reading.get("gene_column"), path)
     columns = [df.iloc[:, i].tolist() for i in range(df.shape[1])]
     return _from_columns(
         header,
