@@ -390,6 +390,18 @@ def test_a_table_without_its_header_line_is_refused(tmp_path):
     assert lst.genes == ("G1", "G2", "G3", "G4")
 
 
+def test_a_rnk_file_with_a_header_line_is_read_past_it(tmp_path):
+    """R's write.table of a ranking writes a header (gene<TAB>score), which GSEA reads past;
+    it was refused ('Score', not a number). A first score that is a damaged number still is."""
+    body = "G1\t2.5\nG2\t-1\nG3\t4\n"
+    (lst,) = read_ranked_lists(write(tmp_path / "h.rnk", "# made in R\nName\tScore\n" + body))
+    assert lst.genes == ("G1", "G2", "G3") and lst.ranking().top(1) == ["G3"]
+    with pytest.raises(InputError, match=":1: column 'score' holds '2.5x', not a number"):
+        read_ranked_lists(write(tmp_path / "d.rnk", "G0\t2.5x\n" + body))
+    with pytest.raises(InputError, match="has a header line but no genes"):
+        read_ranked_lists(write(tmp_path / "e.rnk", "gene\tscore\n"))
+
+
 def test_a_tsv_whose_header_starts_with_a_tab_is_a_table(tmp_path):
     """R's write.table(..., col.names = NA, quote = FALSE) heads its row names with an empty
     name: the header '\\tpvalue', stripped, looked like one gene id, and the table was refused

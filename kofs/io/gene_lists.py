@@ -16,7 +16,8 @@ Seurat ``FindMarkers``      ``p_val`` ascending (p_val, avg_log2FC or avg_logFC,
                             cluster's rows)
 MAGeCK gene summary         ``neg|rank`` ascending (negative selection, depletion) by default;
                             ``pos|rank`` with ``mageck_side="pos"`` or ``FILE:pos|rank``
-GSEA ``.rnk``               second column descending (GSEA's convention)
+GSEA ``.rnk``               second column descending (GSEA's convention); a header line
+                            (its score a word) is skipped
 ``.gmt`` gene sets          unranked: every gene of a set tied (one list per set)
 other table                 the given ``COLUMN`` and direction; a column named like a p-value,
                             FDR or rank is taken ascending when no direction is given
@@ -565,9 +566,17 @@ def _read_rnk(path: str, name: str, raw: bytes, spec: ListSpec) -> RankedGeneLis
     df = read_table(path, comment="#", header=False, data=raw)
     if df.shape[1] < 2:
         raise InputError("a .rnk file needs two columns: gene and score", path=path)
+    lines = df.attrs.get("lines", ())
+    first = str(df.iloc[0, 1]).strip()
+    if re.match(r"[A-Za-z_]", first) and not is_number(first) and not _missing_id(first):
+        # a header line (``gene<TAB>score``, as R's write.table writes one), which GSEA reads
+        # past: its score is a word, not a number
+        df, lines = df.iloc[1:], lines[1:]
+        if len(df) == 0:
+            raise InputError("has a header line but no genes", path=path)
     genes = [str(g).strip() for g in df.iloc[:, 0].tolist()]
-    _refuse_missing_ids(genes, df.attrs.get("lines", ()), path, "the gene id (column 1)")
-    values = _numbers(df.iloc[:, 1].tolist(), "score", path, df.attrs.get("lines", ()))
+    _refuse_missing_ids(genes, lines, path, "the gene id (column 1)")
+    values = _numbers(df.iloc[:, 1].tolist(), "score", path, lines)
     direction = spec.direction or "desc"
     scores, hib = _scored(values, direction)
     kept, kept_scores, repeated = _best_rows(genes, scores, hib, path)
