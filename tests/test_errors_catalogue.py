@@ -945,6 +945,7 @@ def test_a_file_closed_to_the_user_is_a_user_error(base, monkeypatch):
     import kofs.pipeline.rank
 
     closed = base["tmp"] / "closed"
+    closed.mkdir()
     target = closed / "expression.tsv"
 
     def denied(*a, **k):

@@ -157,11 +157,21 @@ def test_a_table_with_one_raw_p_value_column_is_ranked_by_it(tmp_path):
 def test_a_list_behind_a_closed_folder_is_not_called_missing(tmp_path, monkeypatch):
     # os.path.exists says False behind a folder the user may not enter: say why
     closed = tmp_path / "closed"
+    closed.mkdir()
     monkeypatch.setattr("kofs.io._fsops.os.access", lambda p, mode: os.fspath(p) != str(closed))
     with pytest.raises(InputError, match=f"{closed} may not be entered"):
         parse_list_spec(str(closed / "a.tsv"))
     with pytest.raises(InputError, match="file not found"):
         parse_list_spec(str(tmp_path / "a.tsv"))
+
+
+def test_a_list_in_a_missing_folder_is_not_found_not_denied(tmp_path):
+    # os.access is False for a folder that does not exist: a mistyped folder was reported as
+    # "may not be entered (permission denied)"
+    for missing in (tmp_path / "typo" / "a.tsv", tmp_path / "typo" / "deeper" / "a.tsv"):
+        with pytest.raises(InputError, match="file not found") as err:
+            parse_list_spec(str(missing))
+        assert "permission" not in str(err.value)
 
 
 @pytest.mark.parametrize(

@@ -272,13 +272,17 @@ def deferred_signals(signums: tuple[int, ...] | None = None) -> Iterator[None]:
 
 def closed_folder(path: str | os.PathLike) -> str:
     """The first folder on the way to ``path`` that may not be entered (no search
-    permission), or ``path`` itself when every folder above it may."""
+    permission), or ``path`` itself when every folder above it may -- or when one is missing
+    (``os.access`` is False for a folder that does not exist: a mistyped folder is not a
+    closed one)."""
     here = os.path.abspath(path)
     above = []
     while os.path.dirname(here) != here:
         here = os.path.dirname(here)
         above.append(here)
     for folder in reversed(above):
+        if not os.path.isdir(folder):
+            break
         if not os.access(folder, os.X_OK):
             return folder
     return os.fspath(path)
