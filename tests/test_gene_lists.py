@@ -412,6 +412,18 @@ def test_a_rnk_file_with_a_header_line_is_read_past_it(tmp_path):
         read_ranked_lists(write(tmp_path / "e.rnk", "gene\tscore\n"))
 
 
+def test_a_gene_id_holding_a_tab_or_line_break_is_refused(tmp_path):
+    """A quoted CSV id holding a tab was written as it was into the tab-separated
+    ranking.tsv, whose row then had a column too many (exit 0)."""
+    csv = write(tmp_path / "q.csv", 'gene,pvalue\n"G1\tX",0.01\nG2,0.5\nG3,0.2\n')
+    with pytest.raises(InputError, match="gene id 'G1\\\\tX' \\(entry 1\\) holds a tab"):
+        read_ranked_lists(csv)
+    series = pd.Series([0.1, 0.2], index=["G1", "G2\nX"], name="pvalue")
+    for bad in (["G1", "G2\rX"], series):
+        with pytest.raises(InputError, match="holds a tab or a line break"):
+            aggregate_lists({"a": bad, "b": ["G1", "G2"]}, aggregate="rra")
+
+
 def test_a_tsv_whose_header_starts_with_a_tab_is_a_table(tmp_path):
     """R's write.table(..., col.names = NA, quote = FALSE) heads its row names with an empty
     name: the header '\\tpvalue', stripped, looked like one gene id, and the table was refused

@@ -282,10 +282,20 @@ def _stem(path: str) -> str:
     return name
 
 
+_BREAKS_ROWS = re.compile(r"[\t\n\r]")
+
+
 def _best_row_index(
     genes: list[str], scores: np.ndarray, higher_is_better: bool, path: str
 ) -> list[int]:
     """The rows of :func:`_best_rows`: each distinct gene's best-ranked row, in file order."""
+    broken = next((k for k, g in enumerate(genes) if _BREAKS_ROWS.search(g)), None)
+    if broken is not None:  # ranking.tsv is tab-separated: the id would shift its columns
+        raise InputError(
+            f"gene id {genes[broken]!r} (entry {broken + 1}) holds a tab or a line break, which "
+            "no gene id has; check the table's quoting, or fix the id",
+            path=path,
+        )
     key = -scores if higher_is_better else scores
     order = np.lexsort((np.arange(len(genes)), np.where(np.isnan(key), 0, key), np.isnan(key)))
     keep: dict[str, int] = {}
