@@ -424,6 +424,27 @@ def test_a_gene_id_holding_a_tab_or_line_break_is_refused(tmp_path):
             aggregate_lists({"a": bad, "b": ["G1", "G2"]}, aggregate="rra")
 
 
+@pytest.mark.parametrize(
+    ("sep", "cell", "why"),
+    [
+        (
+            ";",
+            "0,0123",
+            "not a number \\(a decimal comma\\?\\); write numbers with a decimal point",
+        ),
+        (";", "1,234", "a decimal comma or a thousands separator\\?"),
+        (",", '"1,234.5"', "'1,234.5', not a number \\(thousands separators\\?\\)"),
+        ("\t", "<1e-300", "not a number but a bound; write the number itself"),
+    ],
+)
+def test_a_spreadsheet_number_format_is_named(tmp_path, sep, cell, why):
+    """A European spreadsheet's CSV (';' and decimal commas: the delimiter is sniffed as
+    such), Excel's thousands separators or a p-value bound: the refusal says which."""
+    rows = f"gene{sep}pvalue\nG1{sep}{cell}\nG2{sep}0.5\n"
+    with pytest.raises(InputError, match=why):
+        read_ranked_lists(write(tmp_path / "t.csv", rows))
+
+
 def test_a_tsv_whose_header_starts_with_a_tab_is_a_table(tmp_path):
     """R's write.table(..., col.names = NA, quote = FALSE) heads its row names with an empty
     name: the header '\\tpvalue', stripped, looked like one gene id, and the table was refused

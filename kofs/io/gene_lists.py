@@ -451,9 +451,30 @@ def _numbers(
         except ValueError:
             line = lines[i] if i < len(lines) else None
             raise InputError(
-                f"column {column!r} holds {v!r}, not a number{hint}", path=path, line=line
+                f"column {column!r} holds {v!r}, not a number{_format_hint(v)}{hint}",
+                path=path,
+                line=line,
             ) from None
     return out
+
+
+def _format_hint(text: str) -> str:
+    """Why a cell that reads as a number to a person is not one to kofs: a spreadsheet's
+    decimal comma or thousands separators, a p-value written as a bound (``<1e-300``)."""
+    t = text.strip()
+    if re.fullmatch(r"[<>]=?\s*\S+", t) and is_number(t.lstrip("<>=").strip()):
+        return " but a bound; write the number itself (e.g. 1e-300 for <1e-300)"
+    if re.fullmatch(r"[+-]?\d+,\d+", t):
+        ambiguous = re.fullmatch(r"[+-]?[1-9]\d{0,2},\d{3}", t)
+        what = "a decimal comma or a thousands separator" if ambiguous else "a decimal comma"
+    elif re.fullmatch(r"[+-]?\d{1,3}([,.'\s]\d{3})+([.,]\d+)?", t):
+        what = "thousands separators"
+    else:
+        return ""
+    return (
+        f" ({what}?); write numbers with a decimal point and no thousands separators "
+        "(0.05, 1234.5), e.g. save the spreadsheet as CSV with '.' as decimal mark"
+    )
 
 
 def _find_column(header: list[str], column: str, path: str) -> int:
