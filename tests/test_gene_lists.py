@@ -445,6 +445,19 @@ def test_a_spreadsheet_number_format_is_named(tmp_path, sep, cell, why):
         read_ranked_lists(write(tmp_path / "t.csv", rows))
 
 
+def test_a_fold_change_column_all_missing_gives_no_directions(tmp_path, caplog):
+    """DESeq2 results whose log2FoldChange is NA throughout: the table was reported (stderr,
+    manifest's signed_lists) as read with directions from it, which the fusion then dropped."""
+    rows = "".join(f"G{k}\t10\tNA\t{k / 10}\tNA\n" for k in range(1, 6))
+    de = write(tmp_path / "de.tsv", "\tbaseMean\tlog2FoldChange\tpvalue\tpadj\n" + rows)
+    with caplog.at_level("WARNING"):
+        (lst,) = read_ranked_lists(de)
+    assert lst.kind == "DESeq2 results" and lst.p_values
+    assert lst.signs is None and lst.sign_column is None
+    assert "directions" not in lst.describe()
+    assert "'log2FoldChange' holds no numbers (all missing)" in caplog.text
+
+
 def test_a_tsv_whose_header_starts_with_a_tab_is_a_table(tmp_path):
     """R's write.table(..., col.names = NA, quote = FALSE) heads its row names with an empty
     name: the header '\\tpvalue', stripped, looked like one gene id, and the table was refused

@@ -774,7 +774,15 @@ def _from_columns(
                 header[si],
             )
         else:
-            signs, sign_column = np.sign(effect)[rows], header[si]
+            if np.isnan(effect[rows]).all():  # every fold change NA: no directions to read
+                log.warning(
+                    "%s: column %r holds no numbers (all missing), so the table's directions "
+                    "are not used",
+                    path,
+                    header[si],
+                )
+            else:
+                signs, sign_column = np.sign(effect)[rows], header[si]
     return RankedGeneList(
         name, tuple(genes[i] for i in rows), scores[rows], hib, kind,
         f"{column} {_words(direction)}", path, gene_col, len(genes), len(genes) - len(rows),
