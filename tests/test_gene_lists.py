@@ -458,6 +458,20 @@ def test_a_fold_change_column_all_missing_gives_no_directions(tmp_path, caplog):
     assert "'log2FoldChange' holds no numbers (all missing)" in caplog.text
 
 
+def test_a_symbol_column_with_gaps_names_the_id_column_beside_it(tmp_path):
+    """DESeq2 results annotated with symbols (NA where a gene has none) beside their Ensembl
+    ids: the refusal names the id column that would read every row."""
+    rows = "symbol\tgene_id\tpvalue\nTP53\tENSG1\t0.01\nNA\tENSG2\t0.2\nMYC\tENSG3\t0.3\n"
+    de = write(tmp_path / "de.tsv", rows)
+    with pytest.raises(InputError, match=":3: the gene id .* or read the ids of column 'gene_id'"):
+        read_ranked_lists(de)
+    (lst,) = read_ranked_lists(de, gene_column="gene_id")
+    assert lst.genes == ("ENSG1", "ENSG2", "ENSG3")
+    gaps = write(tmp_path / "g.tsv", rows.replace("ENSG3", "NA"))
+    with pytest.raises(InputError, match="remove the row \\(kofs does not drop"):
+        read_ranked_lists(gaps)  # no column without gaps to name
+
+
 def test_a_tsv_whose_header_starts_with_a_tab_is_a_table(tmp_path):
     """R's write.table(..., col.names = NA, quote = FALSE) heads its row names with an empty
     name: the header '\\tpvalue', stripped, looked like one gene id, and the table was refused

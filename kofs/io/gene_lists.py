@@ -341,17 +341,26 @@ def _missing_id(value: str) -> bool:
     return value in MISSING_TOKENS
 
 
-def _refuse_missing_ids(genes: Sequence[str], lines: Sequence[int], path: str, what: str) -> None:
-    """A gene id that is empty or a missing-value token: an error naming its line."""
+def _refuse_missing_ids(
+    genes: Sequence[str], lines: Sequence[int], path: str, what: str, other: str | None = None
+) -> None:
+    """A gene id that is empty or a missing-value token: an error naming its line (and
+    ``other``, a column of ids without gaps, when there is one)."""
     bad = [i for i, g in enumerate(genes) if _missing_id(g)]
     if not bad:
         return
     i = bad[0]
     token = "empty" if not genes[i] else repr(genes[i])
     more = f" ({len(bad)} such rows)" if len(bad) > 1 else ""
+    instead = (
+        f", or read the ids of column {other!r} (--gene-column {other}, the gene column of "
+        "every table)"
+        if other
+        else ""
+    )
     raise InputError(
-        f"{what} is {token}: a missing gene id{more}; write the real id or remove the row "
-        "(kofs does not drop it silently: the genes after it would move up)",
+        f"{what} is {token}: a missing gene id{more}; write the real id or remove the row"
+        f"{instead} (kofs does not drop it silently: the genes after it would move up)",
         path=path,
         line=lines[i] if i < len(lines) else None,
     )
@@ -735,7 +744,18 @@ def _from_columns(
             "row names: check that no row has an extra field"
         )
     genes = [str(g).strip() for g in columns[gi]]
-    _refuse_missing_ids(genes, lines, path, f"the gene id (column {gene_col!r})")
+    # another column of ids without gaps (a symbol column with NA beside the Ensembl ids)
+    other = next(
+        (
+            h
+            for k, h in enumerate(header)
+            if k not in (gi, ci)
+            and h.strip().lower() in _HEADER_WORDS
+            and not any(_missing_id(str(v).strip()) for v in columns[k])
+        ),
+        None,
+    )
+    _refuse_missing_ids(genes, lines, path, f"the gene id (column {gene_col!r})", other)
     if gene_column is None and header[gi].strip().lower() not in _HEADER_WORDS:
         _refuse_scores_as_ids(genes, header[gi], path, hint)
     if gene_column is None and _row_numbers(genes):
