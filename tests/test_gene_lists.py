@@ -455,7 +455,22 @@ def test_a_fold_change_column_all_missing_gives_no_directions(tmp_path, caplog):
     assert lst.kind == "DESeq2 results" and lst.p_values
     assert lst.signs is None and lst.sign_column is None
     assert "directions" not in lst.describe()
-    assert "'log2FoldChange' holds no numbers (all missing)" in caplog.text
+    assert "'log2FoldChange' holds no number other than 0 (or missing)" in caplog.text
+
+
+def test_a_fold_change_column_all_zero_gives_no_directions(tmp_path):
+    """A fold-change column of zeros (a placeholder): each gene's signed z-score was
+    sign(0) * z = 0, so two such tables fused into one tie of every gene (score 0, no call)
+    however small their p-values."""
+    rng = np.random.default_rng(0)
+    tables = []
+    for k in range(2):
+        p = np.r_[10.0 ** -rng.uniform(5, 8, 10), rng.uniform(size=190)]
+        rows = "".join(f"G{i}\t0\t{v:.4g}\n" for i, v in enumerate(p))
+        tables.append(write(tmp_path / f"t{k}.tsv", "gene\tlog2FoldChange\tpvalue\n" + rows))
+    assert read_ranked_lists(tables[0])[0].signs is None
+    res = aggregate_lists(tables)
+    assert sorted(res.final.top(10)) == sorted(f"G{i}" for i in range(10))
 
 
 def test_a_symbol_column_with_gaps_names_the_id_column_beside_it(tmp_path):

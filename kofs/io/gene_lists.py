@@ -794,10 +794,11 @@ def _from_columns(
                 header[si],
             )
         else:
-            if np.isnan(effect[rows]).all():  # every fold change NA: no directions to read
+            if not (np.abs(effect[rows]) > 0).any():  # all 0 or NA: no direction to read
+                # (a sign of 0 reads the gene as unchanged, z = 0, whatever its p-value)
                 log.warning(
-                    "%s: column %r holds no numbers (all missing), so the table's directions "
-                    "are not used",
+                    "%s: column %r holds no number other than 0 (or missing), so the table's "
+                    "directions are not used",
                     path,
                     header[si],
                 )
