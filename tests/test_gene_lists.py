@@ -234,6 +234,16 @@ def test_universe_file_and_number(tmp_path, files):
         aggregate_lists([files["top"]], universe=write(tmp_path / "u2.txt", "BRCA2\n"))
 
 
+def test_a_universe_that_drops_most_of_a_list_is_warned_about(tmp_path, files, caplog):
+    """A universe file of another id type or of a few genes dropped 4 of a list's 6 genes with
+    only the coverage line (info) to say so."""
+    top = write(tmp_path / "t.txt", "TP53\nEGFR\nKRAS\nMYC\nBRCA1\nBRCA2\n")
+    with caplog.at_level("WARNING"):
+        aggregate_lists([top, files["rnk"]], universe=write(tmp_path / "u.txt", "tp53\nKRAS\n"))
+    assert "list t: 4 of its 6 genes (e.g. EGFR, MYC, BRCA1) are not in the universe" in caplog.text
+    assert "list pre:" not in caplog.text  # 1 of 3 dropped: no warning
+
+
 def test_same_name_twice_is_an_error(tmp_path, files):
     sub = tmp_path / "sub"
     sub.mkdir()

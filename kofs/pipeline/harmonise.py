@@ -72,6 +72,16 @@ def harmonise(
                 f"{', '.join(s.genes[:3])}) is in the universe; use the same identifier type",
                 path=s.path,
             )
+        if keep.sum() < 0.5 * keep.size:  # most of the list gone: another id type or universe?
+            outside = [g for g, ok in zip(s.genes, keep, strict=True) if not ok]
+            log.warning(
+                "list %s: %d of its %d genes (e.g. %s) are not in the universe and are dropped; "
+                "does the universe use the same identifier type and cover the genes measured?",
+                s.name,
+                len(outside),
+                keep.size,
+                ", ".join(outside[:3]),
+            )
         genes = tuple(display[k] for k, ok in zip(keys, keep, strict=True) if ok)
         kept_keys.update(k for k, ok in zip(keys, keep, strict=True) if ok)
         whole = s.ranking()
