@@ -228,6 +228,10 @@ def test_universe_file_and_number(tmp_path, files):
     assert cov["top"].dropped == 1 and cov["top"].examples_dropped == ("KRAS",)
     assert res.final.statistics["p_value"][list(res.final.genes).index("MYC")] == 1.0
     assert aggregate_lists([files["top"]], universe="500").universe == 500
+    # a size computed in floats; it was refused as "not a number, a file or gene ids"
+    assert aggregate_lists([files["top"]], universe=np.float64(500.0)).universe == 500
+    with pytest.raises(ParameterError, match="universe 500.5: a universe size must be a whole"):
+        aggregate_lists([files["top"]], universe=500.5)
     with pytest.raises(ParameterError, match="smaller than"):
         aggregate_lists([files["top"], files["rnk"]], universe=2)
     with pytest.raises(InputError, match="none of its 3 genes"):

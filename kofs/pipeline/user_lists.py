@@ -192,6 +192,13 @@ def read_universe(universe: Any) -> int | list[str] | None:
     iterable). A string of digits that is not a file is a number."""
     if universe is None:
         return None
+    if isinstance(universe, (float, np.floating)):  # 20000.0 (a count computed in floats)
+        if not float(universe).is_integer():
+            raise ParameterError(
+                f"universe {universe!r}: a universe size must be a whole number of genes in "
+                f"[1, {UNIVERSE_MAX}]"
+            )
+        universe = int(universe)
     if isinstance(universe, (int, np.integer)) and not isinstance(universe, bool):
         if not 1 <= universe <= UNIVERSE_MAX:
             raise ParameterError(
