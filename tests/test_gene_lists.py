@@ -329,6 +329,8 @@ def test_entrez_ids_written_as_floats_are_the_same_genes(tmp_path):
     res = aggregate_lists({"a": ints, "b": floats, "c": top}, aggregate="rra")
     assert res.universe == 5
     assert {c.source: c.shared for c in res.coverage} == {"a": 5, "b": 5, "c": 2}
+    res = aggregate_lists({"c": top, "a": ints}, aggregate="rra")
+    assert sorted(res.final.genes) == sorted(map(str, ids))  # written as integers
 
 
 def test_scanpy_marker_tables_are_read_one_group_at_a_time(tmp_path, caplog):

@@ -1,6 +1,6 @@
 """Gene ids of the lists users bring, harmonised once: ids equal up to case, an Ensembl version
 or a database prefix (:func:`kofs.io.ids.normalise_id`) are one gene, written as the first list
-that names it writes it (Ensembl versions dropped); a universe list drops the genes outside it;
+that names it writes it (Ensembl versions and a float's ``.0`` dropped); a universe list drops the genes outside it;
 each list gets its coverage report."""
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ LOW_SHARED = 0.05
 
 
 def _display(gene: str, key: str) -> str:
-    return key if _ENSEMBL.match(key) else gene.strip()
+    """The id written for a gene: as its first list writes it, but an Ensembl id without its
+    version and an integer id without the float's ``.0`` (``7157.0`` -> ``7157``)."""
+    return key if _ENSEMBL.match(key) or (key.isdigit() and "." in gene) else gene.strip()
 
 
 def harmonise(
