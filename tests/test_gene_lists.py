@@ -248,6 +248,20 @@ def test_a_universe_that_drops_most_of_a_list_is_warned_about(tmp_path, files, c
     assert "list pre:" not in caplog.text  # 1 of 3 dropped: no warning
 
 
+def test_gene_symbols_a_spreadsheet_made_dates_are_warned_about(tmp_path, files, caplog):
+    """SEPT2 -> 2-Sep, MARCH1 -> 1-Mar: such ids match no gene and were fused silently."""
+    rows = "gene,pvalue\n2-Sep,0.01\nTP53,0.02\n1-Mar,0.3\nDec-01,0.5\nMARCH1,0.6\n"
+    table = write(tmp_path / "excel.csv", rows)
+    with caplog.at_level("WARNING"):
+        aggregate_lists([table, files["rnk"]], aggregate="rra")
+    assert "list excel: 3 gene id(s) look like dates a spreadsheet made" in caplog.text
+    assert "(e.g. 2-Sep, 1-Mar, Dec-01:" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        aggregate_lists([files["top"], files["rnk"]], aggregate="rra")
+    assert "dates" not in caplog.text
+
+
 def test_same_name_twice_is_an_error(tmp_path, files):
     sub = tmp_path / "sub"
     sub.mkdir()

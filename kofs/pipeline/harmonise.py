@@ -26,6 +26,25 @@ _ENSEMBL = re.compile(r"^ENS[A-Z]*[GTPE]\d+$")
 
 
 LOW_SHARED = 0.05
+#: Ids that a spreadsheet made dates of gene symbols (SEPT2 -> 2-Sep, MARCH1 -> 1-Mar, DEC1 ->
+#: 1-Dec; Ziemann et al. 2016, Genome Biology 17:177).
+_EXCEL_DATE = re.compile(
+    r"^(\d{1,2}-(JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC)|"
+    r"(JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC)-\d{1,2})$"
+)
+
+
+def _warn_dates(source: RankedGeneList, keys: Sequence[str]) -> None:
+    dates = [g for g, k in zip(source.genes, keys, strict=True) if _EXCEL_DATE.match(k)]
+    if dates:
+        log.warning(
+            "list %s: %d gene id(s) look like dates a spreadsheet made of gene symbols (e.g. "
+            "%s: SEPT2 becomes 2-Sep, MARCH1 1-Mar); restore the symbols (a spreadsheet "
+            "keeps them when the column is imported as text)",
+            source.name,
+            len(dates),
+            ", ".join(dates[:3]),
+        )
 
 
 def _display(gene: str, key: str) -> str:
@@ -49,6 +68,8 @@ def harmonise(
         return out
 
     list_keys = [keys_of(s.genes) for s in sources]
+    for s, keys in zip(sources, list_keys, strict=True):
+        _warn_dates(s, keys)
     display: dict[str, str] = {}
     counts: dict[str, int] = {}
     for s, keys in zip(sources, list_keys, strict=True):
