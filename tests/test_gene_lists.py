@@ -517,6 +517,18 @@ def test_a_symbol_column_with_gaps_names_the_id_column_beside_it(tmp_path):
         read_ranked_lists(gaps)  # no column without gaps to name
 
 
+def test_quoted_ids_one_per_line_are_read_without_their_quotes(tmp_path):
+    """R's write.csv of one column quotes every id ('"gene"', '"TP53"'): the quotes stayed in
+    the ids (no gene matched another list's, and the header was read as a gene '"gene"'), in
+    a list as in a universe or relevant-genes file."""
+    from kofs.io.genes import read_gene_list
+
+    quoted = write(tmp_path / "q.csv", '"gene"\n"TP53"\n"MYC"\n"KRAS"\n')
+    (lst,) = read_ranked_lists(quoted)
+    assert lst.genes == ("TP53", "MYC", "KRAS") and lst.kind == "top-k list"
+    assert read_gene_list(quoted) == ["TP53", "MYC", "KRAS"]
+
+
 def test_a_tsv_whose_header_starts_with_a_tab_is_a_table(tmp_path):
     """R's write.table(..., col.names = NA, quote = FALSE) heads its row names with an empty
     name: the header '\\tpvalue', stripped, looked like one gene id, and the table was refused

@@ -320,6 +320,16 @@ def is_number(text: str) -> bool:
     return True
 
 
+def unquote(text: str) -> str:
+    """A field without the double quotes around it (``"TP53"`` -> ``TP53``; ``""`` inside is
+    one quote), as a CSV reader reads it: the one-id-per-line files that R's ``write.csv`` of
+    one column and spreadsheets write quote every id."""
+    t = text.strip()
+    if len(t) >= 2 and t[0] == t[-1] == '"':
+        return t[1:-1].replace('""', '"').strip()
+    return t
+
+
 def is_delimited(line: str) -> bool:
     """Whether ``line`` holds a delimiter :func:`sniff_delimiter` reads (tab, comma,
     semicolon): a table's header, not a line of one gene id."""

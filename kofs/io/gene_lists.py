@@ -68,6 +68,7 @@ from kofs.io._table import (
     is_number,
     read_bytes,
     read_table,
+    unquote,
 )
 from kofs.io.ids import normalise_id
 from kofs.types import Ranking
@@ -547,7 +548,7 @@ def _scored(values: np.ndarray, direction: str) -> tuple[np.ndarray, bool]:
 def _read_plain(path: str, name: str, lines: list[tuple[int, str]]) -> RankedGeneList:
     genes: list[str] = []
     for k, (lineno, ln) in enumerate(lines):
-        ln = ln.split(" #")[0].split("\t#")[0].strip()
+        ln = unquote(ln.split(" #")[0].split("\t#")[0])
         if len(ln.split()) > 1:
             raise InputError(
                 f"{ln!r} has several words; write one gene id per line", path=path, line=lineno

@@ -16,6 +16,7 @@ from kofs.io._table import (
     read_bytes,
     read_table,
     sniff_delimiter,
+    unquote,
 )
 
 log = logging.getLogger(__name__)
@@ -113,7 +114,7 @@ def read_gene_list(path: str | os.PathLike, *, column: str | None = None) -> lis
         return _dedup(values, name)
     ids = []
     for k, (lineno, ln) in enumerate(lines):
-        ln = ln.split(" #")[0].split("\t#")[0].strip()
+        ln = unquote(ln.split(" #")[0].split("\t#")[0])
         if len(ln.split()) > 1:
             raise InputError(
                 f"{ln!r} has several words; write one gene id per line", path=name, line=lineno
