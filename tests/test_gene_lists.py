@@ -529,6 +529,18 @@ def test_quoted_ids_one_per_line_are_read_without_their_quotes(tmp_path):
     assert read_gene_list(quoted) == ["TP53", "MYC", "KRAS"]
 
 
+def test_one_column_with_trailing_delimiters_is_a_list_of_ids(tmp_path):
+    """'gene,' / 'TP53,' ...: a column of ids whose rows end with a delimiter was refused as a
+    table without a score column ('which column ranks the genes?')."""
+    for text, genes in (
+        ("gene,\nTP53,\nMYC,\n", ("TP53", "MYC")),
+        ("TP53\t\nMYC\t\nKRAS\t\n", ("TP53", "MYC", "KRAS")),
+        ("TP53,\nMYC,\nKRAS,\n", ("TP53", "MYC", "KRAS")),
+    ):
+        (lst,) = read_ranked_lists(write(tmp_path / "ids.csv", text))
+        assert lst.genes == genes and lst.kind == "top-k list"
+
+
 def test_a_tsv_whose_header_starts_with_a_tab_is_a_table(tmp_path):
     """R's write.table(..., col.names = NA, quote = FALSE) heads its row names with an empty
     name: the header '\\tpvalue', stripped, looked like one gene id, and the table was refused

@@ -662,12 +662,19 @@ def _read_table(
     header = [str(h) for h in df.columns]
     if len(df) == 0:
         raise InputError("the table has a header but no rows", path=path)
+    lines = df.attrs.get("lines", ())
+    if len(header) == 1 and not (spec.column or spec.direction):
+        # one column (its rows' delimiters were trailing, e.g. "TP53,"): one gene per line,
+        # its first line a gene unless it is a header word
+        first = lines[0] - 1 if lines else 1
+        column = [(first, header[0]), *zip(lines, map(str, df.iloc[:, 0].tolist()), strict=True)]
+        return _read_plain(display_name(path), name, column)
     _refuse_data_as_header(header, reading.get("gene_column"), path)
     columns = [df.iloc[:, i].tolist() for i in range(df.shape[1])]
     return _from_columns(
         header,
         columns,
-        df.attrs.get("lines", ()),
+        lines,
         name,
         display_name(path),
         spec,
