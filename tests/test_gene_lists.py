@@ -541,6 +541,18 @@ def test_one_column_with_trailing_delimiters_is_a_list_of_ids(tmp_path):
         assert lst.genes == genes and lst.kind == "top-k list"
 
 
+def test_a_gmt_file_named_otherwise_is_named_as_one(tmp_path):
+    """Gene sets in a .txt: the rows of different lengths were refused as a damaged table,
+    without a word of GMT; a table with one cut row among many is not taken for one."""
+    sets = "S1\tdesc\tTP53\tMYC\nS2\tdesc\tKRAS\tEGFR\tBRCA1\nS3\tdesc\tTP53\tMYC\tA\tB\n"
+    with pytest.raises(InputError, match="fields but the header .* is it a GMT file"):
+        read_ranked_lists(write(tmp_path / "sets.txt", sets))
+    rows = "".join(f"G{k}\t0.{k}\t1\n" for k in range(1, 20)) + "G20\t0.5\n"
+    with pytest.raises(InputError, match="has 2 fields but the header has 3") as err:
+        read_ranked_lists(write(tmp_path / "t.tsv", "gene\tpvalue\tx\n" + rows))
+    assert "GMT" not in str(err.value)
+
+
 def test_a_tsv_whose_header_starts_with_a_tab_is_a_table(tmp_path):
     """R's write.table(..., col.names = NA, quote = FALSE) heads its row names with an empty
     name: the header '\\tpvalue', stripped, looked like one gene id, and the table was refused

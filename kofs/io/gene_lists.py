@@ -651,6 +651,17 @@ def _refuse_data_as_header(header: list[str], gene_column: str | None, path: str
         )
 
 
+def _gmt_like(raw: bytes) -> bool:
+    """Whether tab-separated lines of 3 fields or more and of different lengths (gene sets:
+    name, description, genes) make up the content, as in a GMT file named otherwise -- not a
+    table with a few damaged rows (most of its rows as long as one another)."""
+    counts = [ln.count(b"\t") for ln in raw.split(b"\n") if ln.strip()]
+    if len(set(counts)) < 2 or min(counts) < 2:
+        return False
+    common = max(counts.count(c) for c in set(counts))
+    return len(counts) < 10 or common < 0.9 * len(counts)
+
+
 def _read_table(
     path: str,
     name: str,
@@ -658,7 +669,17 @@ def _read_table(
     spec: ListSpec,
     **reading,
 ) -> RankedGeneList:
-    df = read_table(path, comment=None, data=raw)
+    try:
+        df = read_table(path, comment=None, data=raw)
+    except InputError as exc:
+        if not _gmt_like(raw):
+            raise
+        raise InputError(
+            f"{exc.message}; is it a GMT file of gene sets (set name, description, genes on "
+            "each line)? name it .gmt",
+            path=exc.path,
+            line=exc.line,
+        ) from None
     header = [str(h) for h in df.columns]
     if len(df) == 0:
         raise InputError("the table has a header but no rows", path=path)
