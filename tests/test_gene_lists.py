@@ -262,6 +262,16 @@ def test_gene_symbols_a_spreadsheet_made_dates_are_warned_about(tmp_path, files,
     assert "dates" not in caplog.text
 
 
+def test_two_gmt_files_with_sets_of_one_name_are_named_apart(tmp_path, files):
+    """Two GMT files holding a set S1: the error asked for NAME=FILE, which a file of several
+    sets ignored (its sets kept their names): the clash could not be mended."""
+    other = write(tmp_path / "other.gmt", "S1\tdesc\tTP53\tKRAS\nS2\tdesc\tEGFR\n")
+    with pytest.raises(ParameterError, match="two lists are named 'S1'.* NAME.SET"):
+        aggregate_lists([files["gmt"], other, files["rnk"]], aggregate="rra")
+    res = aggregate_lists([files["gmt"], "o=" + other, files["rnk"]], aggregate="rra")
+    assert res.final.list_names == ("S1", "S2", "o.S1", "o.S2", "pre")
+
+
 def test_same_name_twice_is_an_error(tmp_path, files):
     sub = tmp_path / "sub"
     sub.mkdir()

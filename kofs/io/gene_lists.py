@@ -18,7 +18,8 @@ MAGeCK gene summary         ``neg|rank`` ascending (negative selection, depletio
                             ``pos|rank`` with ``mageck_side="pos"`` or ``FILE:pos|rank``
 GSEA ``.rnk``               second column descending (GSEA's convention); a header line
                             (its score a word) is skipped
-``.gmt`` gene sets          unranked: every gene of a set tied (one list per set)
+``.gmt`` gene sets          unranked: every gene of a set tied (one list per set; named
+                            ``NAME.SET`` when the spec gives a NAME)
 other table                 the given ``COLUMN`` and direction; a column named like a p-value,
                             FDR or rank is taken ascending when no direction is given
 =========================  ========================================================================
@@ -1038,6 +1039,8 @@ def read_ranked_lists(
         lists = _read_gmt(spec.path)
         if spec.name and len(lists) == 1:
             lists = [_renamed(lists[0], spec.name)]
+        elif spec.name:  # several sets: NAME.SET (two files may hold sets of one name)
+            lists = [_renamed(lst, f"{spec.name}.{lst.name}") for lst in lists]
         return lists
     raw = read_bytes(spec.path)
     text = raw.decode("utf-8")

@@ -356,7 +356,7 @@ def aggregate_lists(
         if s.name in seen:
             raise ParameterError(
                 f"two lists are named {s.name!r} ({seen[s.name]} and {s.path}); name them "
-                "with NAME=FILE"
+                "with NAME=FILE (a GMT file's sets are then named NAME.SET)"
             )
         if s.name == "final":  # ranking.tsv's fused columns are read back under this name
             raise ParameterError(
