@@ -563,6 +563,18 @@ def test_a_gmt_file_named_otherwise_is_named_as_one(tmp_path):
     assert "GMT" not in str(err.value)
 
 
+def test_robust_rank_aggreg_output_is_named_in_the_refusal(tmp_path):
+    """aggregateRanks' Name/Score table: refused without a direction (another tool's
+    Name/Score may rank the other way), now saying how RobustRankAggreg's reads."""
+    rra = write(tmp_path / "rra.txt", "Name\tScore\nTP53\t0.001\nMYC\t0.2\n")
+    with pytest.raises(
+        ParameterError, match="RobustRankAggreg's aggregateRanks output: .*:Score:asc"
+    ):
+        read_ranked_lists(rra)
+    (lst,) = read_ranked_lists(rra + ":Score:asc")
+    assert lst.genes == ("TP53", "MYC") and not lst.higher_is_better
+
+
 def test_a_tsv_whose_header_starts_with_a_tab_is_a_table(tmp_path):
     """R's write.table(..., col.names = NA, quote = FALSE) heads its row names with an empty
     name: the header '\\tpvalue', stripped, looked like one gene id, and the table was refused

@@ -742,9 +742,14 @@ def _from_columns(
         # one raw p-value column (gene, pvalue[, log2FC, padj, ...]): what else would rank them
         column, direction = raw[0], spec.direction or "asc"
     else:
+        # RobustRankAggreg's aggregateRanks table (Name, Score: its corrected rho, smallest
+        # first) is not taken so unasked: a Name/Score table of another tool may rank the
+        # other way
+        rra = [h.strip() for h in header] == ["Name", "Score"]
         raise ParameterError(
             "which column ranks the genes? give FILE:COLUMN:asc|desc|abs (columns: "
-            f"{', '.join(map(repr, header))})",
+            f"{', '.join(map(repr, header))})"
+            + (f"; RobustRankAggreg's aggregateRanks output: {path}:Score:asc" if rra else ""),
             path=path,
         )
     ci = _find_column(header, column, path)
