@@ -270,6 +270,10 @@ def test_two_gmt_files_with_sets_of_one_name_are_named_apart(tmp_path, files):
         aggregate_lists([files["gmt"], other, files["rnk"]], aggregate="rra")
     res = aggregate_lists([files["gmt"], "o=" + other, files["rnk"]], aggregate="rra")
     assert res.final.list_names == ("S1", "S2", "o.S1", "o.S2", "pre")
+    # a mapping's key is the NAME (it was refused: "a name can only be given to a file with
+    # one list")
+    res = aggregate_lists({"g": files["gmt"], "o": other, "r": files["rnk"]}, aggregate="rra")
+    assert res.final.list_names == ("g.S1", "g.S2", "o.S1", "o.S2", "r")
 
 
 def test_same_name_twice_is_an_error(tmp_path, files):

@@ -107,13 +107,10 @@ def _read_one(
     if _is_path(obj):
         spec = obj if isinstance(obj, ListSpec) else os.fspath(obj)
         lists = read_ranked_lists(spec, **reading)
-        if name is not None:
-            if len(lists) != 1:
-                raise ParameterError(
-                    f"{os.fspath(getattr(spec, 'path', spec))} holds {len(lists)} gene sets; "
-                    "a name can only be given to a file with one list"
-                )
-            lists = [replace(lists[0], name=name)]
+        if name is not None:  # as NAME=FILE: a GMT file's several sets are NAME.SET
+            if len(lists) == 1:
+                return [replace(lists[0], name=name)]
+            lists = [replace(lst, name=f"{name}.{lst.name}") for lst in lists]
         return lists
     label = name or f"list{index + 1}"
     if isinstance(obj, pd.DataFrame):
@@ -247,7 +244,7 @@ def aggregate_lists(
     ----------
     lists : sequence or mapping (name -> list)
         Each a file spec ``[NAME=]FILE[:COLUMN[:asc|desc|abs]]`` or path (a GMT file gives one
-        list per gene set), a :class:`pandas.DataFrame` (a gene column or index plus score
+        list per gene set, named ``NAME.SET`` under a mapping's key or a NAME), a :class:`pandas.DataFrame` (a gene column or index plus score
         columns; the usual tools' tables are recognised), a :class:`pandas.Series` (index =
         genes, values = scores; give ``direction``), a sequence of gene ids in rank order, a
         :class:`~kofs.types.Ranking` or a :class:`~kofs.io.gene_lists.RankedGeneList`.
