@@ -579,6 +579,19 @@ def test_robust_rank_aggreg_output_is_named_in_the_refusal(tmp_path):
     assert lst.genes == ("TP53", "MYC") and not lst.higher_is_better
 
 
+def test_a_quote_left_open_is_refused_not_read_as_other_rows(tmp_path):
+    """An unclosed quote in a one-column file with trailing delimiters: its lines were
+    counted as 2 rows of one field each, pandas read them as 1 row ('0.5'), and that row was
+    taken for the list (one gene '0.5')."""
+    from kofs.io._table import read_table
+
+    bad = write(tmp_path / "q.csv", 'gene,\n"G1"",0.01\n"G2,0.5')
+    with pytest.raises(InputError, match="2 lines of data read as 1 rows; check for an unclosed"):
+        read_table(bad)
+    with pytest.raises(InputError, match="unclosed quote"):
+        read_ranked_lists(bad)
+
+
 def test_a_tsv_whose_header_starts_with_a_tab_is_a_table(tmp_path):
     """R's write.table(..., col.names = NA, quote = FALSE) heads its row names with an empty
     name: the header '\\tpvalue', stripped, looked like one gene id, and the table was refused

@@ -696,6 +696,12 @@ def read_table(
         else scan_table(path, sep=sep, comment=comment, header=header, data=data)
     )
     df = table.frame()
+    if len(df) != table.n_rows:  # the lines were counted field by field, pandas read them
+        raise InputError(
+            f"malformed table: its {table.n_rows} lines of data read as {len(df)} rows; check "
+            'for an unclosed quote (") or a quoted field that spans lines',
+            path=table.path,
+        )
     df.columns = list(table.header)
     for col in df.columns:
         df[col] = df[col].str.strip()

@@ -689,7 +689,8 @@ def _read_table(
         # one column (its rows' delimiters were trailing, e.g. "TP53,"): one gene per line,
         # its first line a gene unless it is a header word
         first = lines[0] - 1 if lines else 1
-        column = [(first, header[0]), *zip(lines, map(str, df.iloc[:, 0].tolist()), strict=True)]
+        # (a quoted field over several lines makes fewer rows than lines: numbers then approximate)
+        column = [(first, header[0]), *zip(lines, map(str, df.iloc[:, 0].tolist()), strict=False)]
         return _read_plain(display_name(path), name, column)
     _refuse_data_as_header(header, reading.get("gene_column"), path)
     columns = [df.iloc[:, i].tolist() for i in range(df.shape[1])]
