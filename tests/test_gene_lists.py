@@ -442,6 +442,11 @@ def test_a_table_without_its_header_line_is_refused(tmp_path):
             read_ranked_lists(spec)
     (lst,) = read_ranked_lists(write(tmp_path / "h.tsv", "gene\tscore\n" + rows) + ":score:asc")
     assert lst.genes == ("G1", "G2", "G3", "G4")
+    # columns named by numbers (time points) under a gene column named as one: a header
+    (lst,) = read_ranked_lists(
+        write(tmp_path / "t.tsv", "gene\t6\t24\n" + rows.replace("\n", "\t1\n")) + ":24:asc"
+    )
+    assert lst.genes == ("G1", "G2", "G3", "G4")
 
 
 def test_a_rnk_file_with_a_header_line_is_read_past_it(tmp_path):

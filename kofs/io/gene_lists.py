@@ -638,8 +638,13 @@ def _refuse_data_as_header(header: list[str], gene_column: str | None, path: str
     """A table's first line names its columns: one whose every field but the gene id is a
     number is a row of data (a table written without its header, e.g. R's ``col.names =
     FALSE``, or a RobustRankAggreg user's ``gene<TAB>score`` file); read as a header, its gene
-    would be lost and a number would name the score column."""
+    would be lost and a number would name the score column. A gene column named as one
+    (``gene``, ``symbol``, ..., ``gene_column``, or R's empty row-names name) makes the line a
+    header, whose other columns may be numbers (time points, doses)."""
     gi = _gene_column(header, gene_column, path)
+    first = header[gi].strip()
+    if gene_column is not None or not first or first.lower() in _HEADER_WORDS:
+        return
     rest = [h for k, h in enumerate(header) if k != gi]
     if rest and all(is_number(h) for h in rest):
         shown = ", ".join(map(repr, header[:4])) + (", ..." if len(header) > 4 else "")
