@@ -597,6 +597,14 @@ def test_a_quote_left_open_is_refused_not_read_as_other_rows(tmp_path):
         read_ranked_lists(bad)
 
 
+def test_excels_sep_line_before_the_header_names_the_delimiter(tmp_path):
+    """Excel writes 'sep=;' (or 'sep=,') before a CSV's header; it was read as the header
+    ('has 3 fields but the header has 2')."""
+    rows = "sep=;\ngene;log2FoldChange;pvalue\nG1;1.5;0.01\nG2;-0.5;0.2\nG3;0.1;0.9\n"
+    (lst,) = read_ranked_lists(write(tmp_path / "x.csv", rows))
+    assert lst.genes == ("G1", "G2", "G3") and lst.p_values and lst.sign_column == "log2FoldChange"
+
+
 def test_a_tsv_whose_header_starts_with_a_tab_is_a_table(tmp_path):
     """R's write.table(..., col.names = NA, quote = FALSE) heads its row names with an empty
     name: the header '\\tpvalue', stripped, looked like one gene id, and the table was refused

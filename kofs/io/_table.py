@@ -560,6 +560,11 @@ def scan_table(
         keep.append(i)
     if not keep:
         raise InputError("contains no table rows (only blank or comment lines)", path=name)
+    directive = re.fullmatch(rb"\s*sep=([\t,;|])\s*", lines[keep[0]])
+    if directive and len(keep) > 1:  # Excel's "sep=," line before the header: the delimiter
+        sep = sep or directive[1].decode("ascii")
+        lines[keep.pop(0)] = b""
+        cleaned = True
     first = keep[0]
     head_text = lines[first].decode("utf-8")
     if sep is None:
