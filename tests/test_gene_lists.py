@@ -605,6 +605,16 @@ def test_excels_sep_line_before_the_header_names_the_delimiter(tmp_path):
     assert lst.genes == ("G1", "G2", "G3") and lst.p_values and lst.sign_column == "log2FoldChange"
 
 
+def test_a_spreadsheets_empty_rows_are_blank_lines(tmp_path):
+    """Rows of delimiters only (',,,': a spreadsheet's empty rows, before the header or after
+    the data) were read as rows with an empty gene id and refused; a tab-only row was blank."""
+    rows = ',,,\ngene,log2FoldChange,pvalue\nG1,1.5,0.01\nG2,-0.5,0.2\n,,\n"","",""\n'
+    (lst,) = read_ranked_lists(write(tmp_path / "x.csv", rows))
+    assert lst.genes == ("G1", "G2")
+    with pytest.raises(InputError, match=":4: the gene id .* is empty"):
+        read_ranked_lists(write(tmp_path / "y.csv", rows.replace("G2,", ",")))
+
+
 def test_a_tsv_whose_header_starts_with_a_tab_is_a_table(tmp_path):
     """R's write.table(..., col.names = NA, quote = FALSE) heads its row names with an empty
     name: the header '\\tpvalue', stripped, looked like one gene id, and the table was refused

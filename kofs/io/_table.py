@@ -510,6 +510,10 @@ def _trailing_delimiters(lines, rows, counts, head, sep, quoted, name):
     return head[:w], w, new_counts, True
 
 
+#: The bytes of a row that holds nothing: whitespace, delimiters, quotes of empty fields.
+_EMPTY_ROW = b' \t\r\n,;"'
+
+
 def scan_table(
     path: str | os.PathLike,
     *,
@@ -552,7 +556,8 @@ def scan_table(
     keep = []
     cleaned = False
     for i, line in enumerate(lines):
-        if not line.strip() or (cbyte is not None and line.lstrip().startswith(cbyte)):
+        # a row of delimiters only (",,,,": the empty rows a spreadsheet exports) is blank
+        if not line.strip(_EMPTY_ROW) or (cbyte is not None and line.lstrip().startswith(cbyte)):
             if line:
                 lines[i] = b""
                 cleaned = True
