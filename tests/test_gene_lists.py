@@ -615,6 +615,16 @@ def test_a_spreadsheets_empty_rows_are_blank_lines(tmp_path):
         read_ranked_lists(write(tmp_path / "y.csv", rows.replace("G2,", ",")))
 
 
+def test_a_p_value_a_rounding_error_above_1_is_1(tmp_path):
+    """R's fisher.test returns 1 + 2.2e-16 for some tables; written with every digit
+    (1.0000000000000002) it refused the whole table. A p-value clearly above 1 still does."""
+    rows = "gene\tpvalue\nG1\t0.01\nG2\t1.0000000000000002\nG3\t0.5\n"
+    (lst,) = read_ranked_lists(write(tmp_path / "f.tsv", rows))
+    assert lst.genes == ("G1", "G2", "G3") and lst.scores.max() == 1.0
+    with pytest.raises(InputError, match="holds '1.001', not a p-value"):
+        read_ranked_lists(write(tmp_path / "g.tsv", rows.replace("1.0000000000000002", "1.001")))
+
+
 def test_a_tsv_whose_header_starts_with_a_tab_is_a_table(tmp_path):
     """R's write.table(..., col.names = NA, quote = FALSE) heads its row names with an empty
     name: the header '\\tpvalue', stripped, looked like one gene id, and the table was refused

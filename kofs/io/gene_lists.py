@@ -416,6 +416,10 @@ def _refuse_several_groups(
             )
 
 
+#: How far above 1 a p-value may lie from the rounding of its computation (and is read as 1).
+P_ROUNDING = 1e-9
+
+
 def _check_statistic(
     values: np.ndarray, column: str, path: str, lines: Sequence[int], texts: Sequence[str],
     hint: str = "",
@@ -426,7 +430,8 @@ def _check_statistic(
         bad = np.flatnonzero(~(values >= 1) | (values != np.floor(values)))
         what = "a rank (a whole number from 1)"
     elif _P_LIKE.match(column.strip()):
-        bad = np.flatnonzero(~np.isnan(values) & ((values < 0) | (values > 1)))
+        # 1 + 2.2e-16 is 1 (R's fisher.test, a two-sided 2 * P computed in floats): P_ROUNDING
+        bad = np.flatnonzero(~np.isnan(values) & ((values < 0) | (values > 1 + P_ROUNDING)))
         what = "a p-value, q-value or FDR in [0, 1]"
     elif _FC_LIKE.match(column.strip()):
         bad = np.flatnonzero(np.isinf(values))
@@ -809,6 +814,8 @@ def _from_columns(
     texts = [str(v).strip() for v in columns[ci]]
     values = _numbers(texts, column, path, lines, hint)
     _check_statistic(values, column, path, lines, texts, hint)
+    if _P_LIKE.match(column.strip()):
+        values = np.minimum(values, 1.0)  # a p-value a rounding error above 1 (NaN stays)
     if known is not None:  # the tool's other columns: numbers, p-values in [0, 1], ...
         for k, h in enumerate(header):
             if k in (gi, ci) or not (
