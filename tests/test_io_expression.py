@@ -141,6 +141,28 @@ def test_r_style_header_without_rowname_field(tmp_path):
     assert e.samples == ("S1", "S2") and e.genes == ("A", "B", "C")
 
 
+def test_header_short_of_one_name_is_not_read_as_row_names(tmp_path):
+    """A header that lost one sample name (``gene  entrez_id  S1 S2`` over rows of three
+    values) looked like R's row-names layout: every name moved one column right, the
+    ``entrez_id`` column took S1's values and each sample another's, silently."""
+    p = write(
+        tmp_path,
+        "cut.tsv",
+        "gene\tentrez_id\tS1\tS2\nTP53\t7157\t1.5\t2.25\t3.5\n"
+        "MDM2\t4193\t4.5\t5.25\t6.5\nCDK2\t1017\t7.5\t8.25\t9.5\n",
+    )
+    err = error(InputError, read_expression, p)
+    assert "cut.tsv:1" in str(err) and "'entrez_id'" in str(err) and "1.5" in str(err)
+    assert "one name fewer" in str(err)
+    # a column named like ids holding measurements is refused without the R layout too
+    p = write(tmp_path, "m.tsv", "symbol\tgene\tS1\tS2\nA\t0.5\t1\t2\nB\t1.5\t3\t4\n")
+    assert "'gene' is named like gene identifiers" in str(error(InputError, read_expression, p))
+    # R's layout itself, and integer ids in an id column, still read
+    p = write(tmp_path, "r.tsv", "entrez_id\tS1\tS2\nTP53\t7157\t1.5\t2\nMDM2\t4193\t3\t4\n")
+    e = read_expression(p)
+    assert e.samples == ("S1", "S2") and e.genes == ("TP53", "MDM2")
+
+
 def test_non_numeric_cell_names_line_column_text(tmp_path):
     p = write(tmp_path, "n.tsv", "gene\tS1\tS2\nA\t1\t2\nB\t1\t2\nC\t3,5\t2\nD\t1\tfoo\n")
     err = error(InputError, read_expression, p)

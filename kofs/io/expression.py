@@ -80,6 +80,8 @@ _ID_NAMES = set(_CANONICAL) | {
     "chromosome", "start", "end", "stop", "strand", "length", "genelength", "biotype",
 }  # fmt: skip
 _GENE_WORDS = {"gene", "genes", "geneid"}
+# names of columns of gene identifiers, which never hold fractional numbers (measurements)
+_GENE_ID_NAMES = set(_CANONICAL) | _GENE_WORDS | {"id", "name"}
 _SAMPLE_WORDS = {"sample", "sampleid", "samples", "samplename", "cell", "cellid", "barcode"}
 _ANNOTATION_KEYS = ("entrez", "symbol", "ensembl")
 # ids that name genes (Ensembl, Affymetrix/Illumina/Agilent probes, RefSeq, HGNC-like symbols of
@@ -208,6 +210,20 @@ def _id_column_count(table: TextTable, gene_idx: int | None) -> int:
         if k == len(head):
             head = table.head(_SNIFF_ROWS, n_cols)
         name = table.header[k]
+        if _norm(name) in _GENE_ID_NAMES and (first := _measurements(head[k])) is not None:
+            raise InputError(
+                f"column {name!r} is named like gene identifiers but holds numbers such as "
+                f"{first} (a sample's values?)"
+                + (
+                    ": the header has one name fewer than the rows, so each name stands one "
+                    "column to the right of its values (R's write.table layout, row names "
+                    "first); add the missing name to the header"
+                    if table.row_names
+                    else "; check the header"
+                ),
+                path=table.path,
+                line=table.header_line,
+            )
         if (gene_idx is not None and k <= gene_idx) or _norm(name) in _ID_NAMES:
             k += 1
         elif _mostly_text(head[k]):
