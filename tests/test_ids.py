@@ -50,6 +50,8 @@ def toy(genes=SYMBOLS, **annotations) -> Expression:
         ("NKX2-1", "NKX2-1"),  # a symbol with a hyphen-number stays intact
         ("HLA-A", "HLA-A"),
         ("HGNC:11998", "HGNC:11998"),  # HGNC ids keep the prefix (would collide with Entrez)
+        ("7157.0", "7157"),  # an Entrez id read as a float by pandas or a spreadsheet
+        ("7157.5", "7157.5"),
     ],
 )
 def test_normalise_id(raw, expected):
@@ -82,6 +84,16 @@ def test_symbols_case_insensitive_and_versions_ignored():
     assert rep.id_column == "gene" and mapping == {"ENSG00000135679.2": 1}
     mapping, _ = match_gene_ids(["tp53", "Mdm2"], e, source="s")
     assert mapping == {"tp53": 0, "Mdm2": 1}
+
+
+def test_entrez_ids_written_as_floats_match_integers():
+    """A matrix whose Entrez ids went through pandas as floats (``7157.0``) matched no
+    annotation written ``7157``: every GO/pathway source failed with zero overlap."""
+    e = toy([g + ".0" for g in ENTREZ], symbol=SYMBOLS)
+    mapping, rep = match_gene_ids(["7157", "672", "999999"], e, source="s")
+    assert mapping == {"7157": 0, "672": 2} and rep.id_column == "gene"
+    mapping, _ = match_gene_ids(["4193.0"], toy(), source="s")  # and the other way round
+    assert mapping == {"4193.0": 1}
 
 
 def test_ambiguous_ids_are_counted_not_guessed():
