@@ -172,6 +172,18 @@ def test_align_no_match_hints_leading_zeros():
     assert "no sample" in str(err) and "leading zeros" in str(err)
 
 
+def test_align_some_unmatched_hints_leading_zeros(caplog):
+    """A spreadsheet drops the leading zeros of some ids only (01005 -> 1005, 12006 stays):
+    some samples matched, and the hint was given only when none did."""
+    e = expr(["01005", "01010", "12006", "12007"])
+    c = SampleCategories(["B", "T", "B", "T"], ["1005", "1010", "12006", "12007"])
+    err = error(InputError, align_labels, e, c)
+    assert "2 of 4 samples have no label" in str(err)
+    assert "2 would match ignoring case/leading zeros" in str(err)
+    align_labels(e, c, missing="drop")
+    assert "2 would match ignoring case/leading zeros" in caplog.text
+
+
 def test_align_single_class_and_class_of_one(caplog):
     e = expr(["a", "b", "c"])
     err = error(

@@ -8,7 +8,7 @@ import logging
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from kofs.errors import InputError, ParameterError, require_instance
 from kofs.io._table import MISSING_TOKENS, check_column_names, read_table
@@ -337,6 +337,16 @@ def r_make_names(name: str) -> str:
     return out
 
 
+def _near_hint(matrix_samples: Iterable[str], label_samples: Iterable[str]) -> str:
+    """A hint when matrix samples would match labelled ones ignoring case and leading zeros (a
+    spreadsheet turned ``01005`` into ``1005``), else ``""``."""
+    folded = {s.strip().lower().lstrip("0") for s in label_samples}
+    near = sum(s.strip().lower().lstrip("0") in folded for s in matrix_samples)
+    if not near:
+        return ""
+    return f" ({near} would match ignoring case/leading zeros: check how the files were saved)"
+
+
 def _r_mangling_hint(matrix_samples: Sequence[str], label_samples: Sequence[str]) -> str:
     """A hint when sample ids of one file match the other's only after R's ``make.names``
     (one file went through R with ``check.names=TRUE``), else ``""``."""
@@ -438,13 +448,7 @@ def align_labels(
             )
     have = [i for i, s in enumerate(expression.samples) if s in lookup]
     if not have:
-        folded = {s.strip().lower().lstrip("0") for s in categories.samples}
-        near = sum(s.strip().lower().lstrip("0") in folded for s in expression.samples)
-        hint = (
-            f" ({near} would match ignoring case/leading zeros: check how the files were saved)"
-            if near
-            else ""
-        )
+        hint = _near_hint(expression.samples, categories.samples)
         mangled = _r_mangling_hint(expression.samples, categories.samples)
         raise InputError(
             f"no sample of the expression matrix{against} ({', '.join(expression.samples[:3])}, "
@@ -463,7 +467,8 @@ def align_labels(
             if categories.name in set(categories.labels)
             else ""
         )
-        mangled = _r_mangling_hint(lacking, categories.samples)
+        unused = set(categories.samples) - set(expression.samples)
+        mangled = _near_hint(lacking, unused) + _r_mangling_hint(lacking, categories.samples)
         if missing == "error":
             raise InputError(
                 f"{len(lacking)} of {expression.n_samples} samples have no label ({shown})"
