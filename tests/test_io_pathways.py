@@ -113,6 +113,25 @@ def test_gmt_genes_separated_by_spaces_are_refused(tmp_path):
     assert read_gmt(affy).members == (("A", "B", "HLA-DRB1 /// HLA-DRB4"),)
 
 
+def test_gmt_without_description_column_warns(tmp_path, caplog):
+    """``set<TAB>gene<TAB>gene`` (no description) lost every set's first gene, silently."""
+    path = tmp_path / "nodesc.gmt"
+    path.write_text("S1\tCD3D\tLCK\tZAP70\nS2\tLCK\tCD3D\tCD74\nS3\tCD74\tHLA-DRA\tCD3D\n")
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        sets = read_gmt(path)
+    assert sets.members[0] == ("LCK", "ZAP70")
+    assert "the second field of 3 of 3 lines is a gene of the file's sets" in caplog.text
+    assert "'CD3D' on line 1" in caplog.text
+    caplog.clear()  # sets named after a gene of theirs (a factor's targets) are no such file
+    path.write_text(
+        "MYC_TARGETS\tMYC\tCCND2\tTP53\nTP53_TARGETS\tTP53\tMYC\tMDM2\n"
+        "E2F1_TARGETS\tE2F1\tMYC\tCCNE1\n"
+    )
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        read_gmt(path)
+    assert "second field" not in caplog.text
+
+
 def test_gmt_gzip_and_missing(tmp_path):
     p = tmp_path / "s.gmt.gz"
     with gzip.open(p, "wt") as fh:

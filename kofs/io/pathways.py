@@ -68,6 +68,28 @@ def _unquote(field: str) -> str:
     return field
 
 
+def _warn_genes_as_descriptions(
+    path: str, second: list[tuple[int, str, str]], members: list[list[str]]
+) -> None:
+    """One warning when the second field of most lines is a gene of the file's sets (not a
+    part of its own set id, as a transcription factor's targets named after it): a GMT written
+    without its description column, whose first gene of every set is then read as the
+    description and lost."""
+    genes = {g.upper() for m in members for g in m}
+    hits = [
+        (line, d) for line, sid, d in second if d.upper() in genes and d.upper() not in sid.upper()
+    ]
+    if len(second) >= 3 and 2 * len(hits) >= len(second):
+        line, d = hits[0]
+        log.warning(
+            "%s: the second field of %d of %d lines is a gene of the file's sets (e.g. %s on "
+            "line %d), read as the set's description, not as a member; a GMT line is set "
+            "id<TAB>description<TAB>gene<TAB>gene...: if the file has no description column, "
+            "add one (e.g. na) after every set id",
+            path, len(hits), len(second), short_repr(d), line,
+        )  # fmt: skip
+
+
 def read_gmt(path: str | os.PathLike, **_: Any) -> GeneSets:
     """Read an MSigDB GMT file (one set per line, tab separated).
 
@@ -80,6 +102,7 @@ def read_gmt(path: str | os.PathLike, **_: Any) -> GeneSets:
     ids, descr, members = [], [], []
     seen: dict[str, int] = {}
     empty = n_weighted = 0
+    second: list[tuple[int, str, str]] = []  # (line, set id, description) of every set line
     with _open_text(path, what="gene-set file") as fh:
         for lineno, line in enumerate(fh, start=1):
             text = line.rstrip("\r\n")
@@ -115,6 +138,7 @@ def read_gmt(path: str | os.PathLike, **_: Any) -> GeneSets:
             if all(weighted):  # Enrichr's 'GENE,1.0': the weight is no part of the id
                 genes = [m[1] for m in weighted if m]
                 n_weighted += len(genes)
+            second.append((lineno, sid, fields[1].strip()))
             if not genes:
                 empty += 1
                 continue
@@ -123,6 +147,7 @@ def read_gmt(path: str | os.PathLike, **_: Any) -> GeneSets:
             members.append(genes)
     if empty:
         log.warning("%s: skipped %d gene set(s) without genes", path, empty)
+    _warn_genes_as_descriptions(path, second, members)
     if n_weighted:
         log.info(
             "%s: %d genes written GENE,weight (Enrichr's format): weights ignored", path, n_weighted
