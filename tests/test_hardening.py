@@ -1807,6 +1807,22 @@ def test_a_dataframe_name_that_is_no_id_is_refused(name):
         kofs.rank(rows, rankers=["variance"], bootstrap=0)
 
 
+def test_a_dataframe_with_multiindex_ids_is_refused():
+    """A DataFrame with MultiIndex columns (or index) ended in pandas' NotImplementedError
+    ("isna is not defined for MultiIndex"), a traceback."""
+    import pandas as pd
+
+    import kofs
+
+    X = np.random.default_rng(0).normal(size=(12, 3))
+    cols = pd.MultiIndex.from_arrays([["a", "b", "c"], ["1", "2", "3"]])
+    with pytest.raises(InputError, match="its columns \\(the genes\\) is a MultiIndex of 2"):
+        kofs.rank(pd.DataFrame(X, columns=cols), rankers=["variance"], bootstrap=0)
+    rows = pd.DataFrame(X, index=pd.MultiIndex.from_arrays([list("abcdefghijkl")] * 2))
+    with pytest.raises(InputError, match="its index \\(the samples\\) is a MultiIndex"):
+        kofs.rank(rows, rankers=["variance"], bootstrap=0)
+
+
 def test_nested_labels_are_said_to_be_nested():
     """labels=[["a"]] * 10 + [["b"]] * 10 said "labels have 20 values but the matrix has 20
     samples", contradicting itself."""

@@ -86,7 +86,14 @@ def _ids(given: Sequence[str] | None, n: int, prefix: str, what: str) -> list[st
 def _frame_ids(labels: Any, what: str, axis: str) -> list[str]:
     """A DataFrame's row or column names (a pandas Index; ``axis``) as ``what`` ids: a missing
     name (None, NaN, ``<NA>``) or an empty one would become the id "None", "nan" or ""
-    (refused, naming its position)."""
+    (refused, naming its position); so is a MultiIndex, whose tuples are no ids."""
+    if labels.nlevels > 1:
+        attr = "columns" if axis == "columns" else "index"
+        raise InputError(
+            f"DataFrame: its {attr} (the {what}s) is a MultiIndex of {labels.nlevels} levels; "
+            f"give one id per {what}: keep one level (df.{attr} = "
+            f"df.{attr}.get_level_values(0)) or join them into one"
+        )
     ids = list(map(str, labels))
     missing = np.asarray(labels.isna())
     bad = next((k for k, t in enumerate(ids) if missing[k] or not t.strip()), None)
