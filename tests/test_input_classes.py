@@ -377,6 +377,31 @@ def test_geo_series_matrix(tmp_path):
     one_error(invoke("rank", cut, "-o", tmp_path / "o2"), cut, "series_matrix_table_end")
 
 
+def test_featurecounts_comment_line_above_the_header(tmp_path):
+    """featureCounts writes '# Program:featureCounts ...; Command:...' above its header: the
+    comment was read as a one-field header ("has 1 fields but the header has 2; check the
+    delimiter (semicolon)"). A '#' header as wide as the table stays the header."""
+    ref = _reference(tmp_path)
+    X = _values()
+    p = tmp_path / "counts.txt"
+    p.write_text(
+        '# Program:featureCounts v2.0.3; Command:"featureCounts" "-o" "counts.txt"\n'
+        + "Geneid\tChr\tStart\tEnd\tStrand\tLength\t"
+        + "\t".join(SAMPLES)
+        + "\n"
+        + "".join(
+            "\t".join([g, "chr1;chr1", "10;20", "15;30", "+;+", "17", *map(repr, map(float, r))])
+            + "\n"
+            for g, r in zip(GENES, X, strict=True)
+        )
+    )
+    _same(read_expression(p), ref)
+    rank_ok(p, tmp_path / "o")
+    hashed = tmp_path / "hashed.tsv"
+    hashed.write_text("#" + _table())
+    assert read_expression(hashed).samples == ref.samples
+
+
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
 def test_utf16_is_decoded(tmp_path, encoding):
     ref = _reference(tmp_path)

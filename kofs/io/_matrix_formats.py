@@ -8,6 +8,10 @@
   metadata lines, then the table between ``!series_matrix_table_begin`` and
   ``!series_matrix_table_end`` (header ``"ID_REF" "GSM..."``).
 
+* **A preamble of ``#`` comment lines** above the header (featureCounts' ``# Program:...``
+  line): leading ``#`` lines with another number of fields than the first other line are
+  skipped; a ``#`` line as wide as it (``#gene<TAB>S1<TAB>S2``) is the header.
+
 Both put genes in rows. A file cut before its declared end (fewer GCT rows than declared, no
 ``!series_matrix_table_end``) is an :class:`~kofs.errors.InputError`.
 """
@@ -106,6 +110,27 @@ def _series_matrix(data: bytes, name: str) -> bytes:
     return b"\n" * (begin + 1) + b"\n".join(lines[begin + 1 : end]) + b"\n"
 
 
+def _comment_preamble(data: bytes, name: str) -> bytes:
+    """``data`` with its leading ``#`` lines blanked when they are narrower or wider than the
+    first other line (comments above the header, as featureCounts writes), else unchanged."""
+    lines = _lines(data[: 1 << 20])
+    k = 0
+    while k < len(lines) and (lines[k].lstrip().startswith(b"#") or not lines[k].strip()):
+        k += 1
+    if k == len(lines) or k == 0:
+        return data
+    head = lines[k]
+    sep = b"\t" if head.count(b"\t") >= head.count(b",") else b","
+    width = head.count(sep)
+    comments = [i for i in range(k) if lines[i].strip()]
+    if any(lines[i].count(sep) == width for i in comments):
+        return data  # a '#' line as wide as the table is its header ('#gene<TAB>S1 ...')
+    log.info("%s: skipped %d comment line(s) above the header", name, len(comments))
+    # comment lines become blank, so messages keep the file's line numbers
+    end = sum(len(ln) + 1 for ln in lines[:k])
+    return b"\n" * k + data[end:]
+
+
 def plain_table(data: bytes, name: str) -> tuple[bytes, str | None, int | None]:
     """The data table of a GCT or GEO series-matrix file, else ``data`` unchanged.
 
@@ -125,4 +150,6 @@ def plain_table(data: bytes, name: str) -> tuple[bytes, str | None, int | None]:
         or head.lower().startswith((b"!series_", b"!sample_"))
     ):
         return _series_matrix(data, name), "geo-series-matrix", 1
+    if head.startswith(b"#"):
+        return _comment_preamble(data, name), None, None
     return data, None, None
