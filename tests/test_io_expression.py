@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import logging
 import sys
 
 import numpy as np
@@ -161,6 +162,17 @@ def test_header_short_of_one_name_is_not_read_as_row_names(tmp_path):
     p = write(tmp_path, "r.tsv", "entrez_id\tS1\tS2\nTP53\t7157\t1.5\t2\nMDM2\t4193\t3\t4\n")
     e = read_expression(p)
     assert e.samples == ("S1", "S2") and e.genes == ("TP53", "MDM2")
+
+
+def test_gene_ids_made_dates_by_a_spreadsheet_warn(tmp_path, caplog):
+    """SEPT1 and MARCH1 exported through a spreadsheet read as '1-Sep' and '1-Mar': ids that
+    match no knowledge source, silently."""
+    p = write(tmp_path, "x.tsv", "gene\tS1\tS2\nTP53\t1\t2\n1-Sep\t3\t4\nMar-02\t5\t7\n")
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        e = read_expression(p)
+    assert e.genes == ("TP53", "1-Sep", "Mar-02")
+    assert "2 gene id(s) look like dates a spreadsheet made" in caplog.text
+    assert "'1-Sep' at line 3" in caplog.text
 
 
 def test_non_numeric_cell_names_line_column_text(tmp_path):

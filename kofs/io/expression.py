@@ -100,6 +100,9 @@ _SAMPLE_ID = re.compile(
 _SURE_LONG, _SURE_RATIO = 200, 4
 _CONTENT_GUESSED = {"id", "gene", "geneid", "genes", "name"}
 _DIGITS = re.compile(r"\d+")
+# a gene symbol turned into a date by a spreadsheet: SEPT1 -> 1-Sep, MARCH1 -> 1-Mar, DEC1 -> Dec-01
+_MONTH = "(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+_SPREADSHEET_DATE = re.compile(rf"(?i)\d{{1,2}}-{_MONTH}|{_MONTH}-\d{{1,2}}")
 _ENSEMBL_GENE = re.compile(r"ENS[A-Z]*G\d+(\.\d+)?")
 
 
@@ -682,6 +685,14 @@ def read_expression(
         positions = np.flatnonzero(~no_id)
         G, genes = G[positions], [genes[i] for i in positions]
         ann = {k: [v[i] for i in positions] for k, v in ann.items()}
+    dates = [i for i, g in enumerate(genes) if _SPREADSHEET_DATE.fullmatch(g.strip())]
+    if dates:
+        log.warning(
+            "%s: %d gene id(s) look like dates a spreadsheet made of gene symbols (%r at %s: "
+            "SEPTIN1/SEPT1, MARCHF1/MARCH1, DELEC1/DEC1 ...); they match no knowledge source: "
+            "fix them where the file was exported, importing the column as text",
+            name, len(dates), genes[dates[0]], layout.gene_where(int(positions[dates[0]])),
+        )  # fmt: skip
     G, genes, ann, positions = _apply_missing(
         G, genes, ann, positions, samples, layout, missing, name
     )
