@@ -40,6 +40,18 @@ def test_go_taxon_on_a_tsv_is_an_error():
         read_go_annotations(DATA / "go" / "tiny_annotations.tsv", taxon=9606)
 
 
+def test_go_evidence_filters_on_a_file_without_evidence_are_an_error(tmp_path):
+    """--go-exclude-evidence IEA on a TSV without an evidence column dropped nothing, silently
+    (and --go-evidence said only that no annotation was left)."""
+    tsv = tmp_path / "noev.tsv"
+    tsv.write_text("gene\tgo_id\nG1\tGO:0000001\nG2\tGO:0000002\n")
+    with pytest.raises(ParameterError, match="--go-exclude-evidence IEA cannot filter .*no evid"):
+        read_go_annotations(tsv, exclude_evidence="IEA")
+    with pytest.raises(ParameterError, match="--go-evidence IDA,IMP cannot filter"):
+        read_go_annotations(tsv, evidence="IDA,IMP")
+    assert len(read_go_annotations(tsv)) == 2
+
+
 def test_string_min_score_off_string_links_warns_once(caplog):
     edges = DATA / "interactions" / "edges_header.tsv"
     with caplog.at_level(logging.WARNING, logger="kofs"):

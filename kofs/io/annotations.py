@@ -327,6 +327,13 @@ def read_go_annotations(
     n_read = len(ann)
     if keep_ev is not None or drop_ev is not None:
         e = ann.evidence
+        if len(e) and not np.any(e != ""):
+            option = "--go-evidence" if keep_ev is not None else "--go-exclude-evidence"
+            codes = ",".join(sorted(keep_ev if keep_ev is not None else drop_ev or ()))
+            raise ParameterError(
+                f"{option} {codes} cannot filter {p}: the file gives no evidence codes (a TSV "
+                f"without an evidence column); filter the file, or leave {option} out"
+            )
         mask = np.ones(len(e), dtype=bool)
         if keep_ev is not None:
             mask &= np.isin(e, list(keep_ev))
