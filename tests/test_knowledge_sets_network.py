@@ -139,8 +139,9 @@ def test_filter_genes(testdata):
     assert rep.input_genes == 5 and rep.matched == 4
     all_idx, _ = filter_genes(g, e)
     assert len(all_idx) == 10 and np.all(np.diff(all_idx) > 0)
-    with pytest.raises(ParameterError, match="did you mean SET_A"):
+    with pytest.raises(ParameterError, match="did you mean SET_A") as info:
         filter_genes(g, e, set_ids=["SET_AA"])
+    assert str(info.value).count("SET_A,") + str(info.value).count("SET_A?") == 1  # once
     with pytest.raises(ParameterError, match="empty"):
         filter_genes(g, e, set_ids=[])
 

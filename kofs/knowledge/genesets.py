@@ -177,8 +177,8 @@ def _resolve_sets(gene_sets: GeneSets, set_ids: Sequence[str]) -> list[int]:
         t = by_id.get(s, by_id_lower.get(str(s).lower(), by_name.get(str(s).lower())))
         if t is None:
             close = difflib.get_close_matches(
-                str(s), list(gene_sets.ids) + list(gene_sets.names), n=3, cutoff=0.6
-            )
+                str(s), list(dict.fromkeys([*gene_sets.ids, *gene_sets.names])), n=3, cutoff=0.6
+            )  # a GMT's names are its ids: each suggested once
             hint = (
                 f"; did you mean {', '.join(close)}?"
                 if close
