@@ -341,3 +341,20 @@ def test_a_label_no_default_was_chosen_on_is_answered_by_the_data(shared_data, t
     assert called and called <= Y_GENES
     weights = pd.read_csv(out / "weights.tsv", sep="\t").set_index("list")["weight"]
     assert weights.idxmax() == "Fisher" and weights["Fisher"] > 0.9
+
+
+def test_relevant_genes_that_are_most_genes_warn(caplog):
+    """A 'relevant genes' file listing every gene of the matrix ran exactly as without it,
+    silently: such known genes cannot tell relevant from other genes."""
+    import logging
+
+    from kofs.pipeline.rank import relevant_gene_ids
+    from kofs.types import Expression
+
+    e = Expression(np.arange(12.0).reshape(3, 4), ["A", "B", "C", "D"], ["s1", "s2", "s3"])
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        assert relevant_gene_ids(e, ["A", "B"]) == ("A", "B")
+    assert "given as relevant" not in caplog.text
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        assert relevant_gene_ids(e, ["D", "C", "B", "A"]) == ("A", "B", "C", "D")
+    assert "4 of the matrix's 4 genes are given as relevant (all of them)" in caplog.text

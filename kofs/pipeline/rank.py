@@ -50,7 +50,16 @@ def relevant_gene_ids(
             report.dropped + report.ambiguous,
             len(genes),
         )
-    return tuple(expression.genes[i] for i in sorted(set(mapping.values())))
+    found = sorted(set(mapping.values()))
+    if 2 * len(found) > expression.n_genes:
+        log.warning(
+            "relevant genes: %d of the matrix's %d genes are given as relevant (%s): known "
+            "genes that are most of the genes cannot tell relevant from other genes; give the "
+            "genes known to matter (not a list of every gene)",
+            len(found), expression.n_genes,
+            "all of them" if len(found) == expression.n_genes else "more than half",
+        )  # fmt: skip
+    return tuple(expression.genes[i] for i in found)
 
 
 #: The keywords of :func:`rank` besides the options of :class:`~kofs.pipeline.config.RunConfig`: the
