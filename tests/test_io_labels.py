@@ -184,6 +184,20 @@ def test_align_some_unmatched_hints_leading_zeros(caplog):
     assert "2 would match ignoring case/leading zeros" in caplog.text
 
 
+def test_numeric_labels_with_mostly_single_classes_hint_a_measurement(caplog):
+    """A sample sheet whose first column after the ids is the age: 'age' became the classes
+    (ten classes of one sample of 15) with only the generic single-sample warning."""
+    e = expr([f"s{i}" for i in range(8)])
+    ages = ["15", "19", "30", "30", "38", "48", "52", "52"]
+    align_labels(e, SampleCategories(ages, e.samples, name="age"))
+    assert "class(es) with a single sample: 15, 19, 38, 48" in caplog.text
+    assert "label column 'age' holds numbers and 4 of its 6 classes have one sample" in caplog.text
+    caplog.clear()  # numbered classes of several samples each, and text labels: no such hint
+    align_labels(e, SampleCategories(["1", "1", "1", "2", "2", "2", "3", "4"], e.samples))
+    align_labels(e, SampleCategories(["a", "b", "c", "c", "d", "e", "f", "f"], e.samples))
+    assert "single sample" in caplog.text and "holds numbers" not in caplog.text
+
+
 def test_align_single_class_and_class_of_one(caplog):
     e = expr(["a", "b", "c"])
     err = error(

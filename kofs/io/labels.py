@@ -509,7 +509,25 @@ def align_labels(
     single = sorted(c for c, n in counts.items() if n == 1)
     if single:
         log.warning(
-            "class(es) with a single sample: %s; per-class statistics are unreliable",
-            ", ".join(single),
+            "class(es) with a single sample: %s; per-class statistics are unreliable%s",
+            ", ".join(single[:10]) + (f", ... ({len(single)} classes)" if len(single) > 10 else ""),
+            _measurement_hint(counts, single, categories.name),
         )
     return expression, aligned
+
+
+def _measurement_hint(counts: Counter, single: list[str], column: str | None) -> str:
+    """A hint when the labels are numbers most of whose classes hold one sample: a measurement
+    column (age, dose) taken for the classes, e.g. the first column after the sample ids."""
+    if len(counts) <= 2 or 2 * len(single) <= len(counts):
+        return ""
+    try:
+        [float(c) for c in counts]
+    except ValueError:
+        return ""
+    name = f" {column!r}" if column else ""
+    return (
+        f"; label column{name} holds numbers and {len(single)} of its {len(counts)} classes "
+        "have one sample: a measurement (age, dose?) rather than classes? choose the class "
+        "column (--label-column)"
+    )
