@@ -434,3 +434,19 @@ def test_edge_list_opening_with_a_comment_line(tmp_path, sep):
     assert edges(read_interactions(path)) == {("A", "B"): 0.5, ("C", "D"): 0.2}
     path.write_text(f"# edges of a test\n#weight{sep}target{sep}source\n0.5{sep}B{sep}A\n")
     assert edges(read_interactions(path)) == {("A", "B"): 0.5}
+
+
+def test_paired_table_reads_its_directed_column(tmp_path):
+    """A paired table's ``is_directed``/``directed`` column (OmniPath's) was ignored: every
+    source_/target_ edge was directed and every _a/_b edge undirected, whatever it said."""
+    omni = tmp_path / "omni.tsv"
+    omni.write_text(
+        "source_uniprot\ttarget_uniprot\tsource_genesymbol\ttarget_genesymbol\tis_directed\n"
+        "P1\tP2\tCD3D\tLCK\t1\nP3\tP4\tCD74\tCD3D\t0\n"
+    )
+    net = read_interactions(omni)
+    assert net.directed.tolist() == [True, False]
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("symbol_a\tsymbol_b\tscore\tdirected\nA\tB\t0.5\ttrue\nC\tD\t0.4\tmaybe\n")
+    with pytest.raises(InputError, match=r"pairs.tsv:3 \(column 4\): directed flag 'maybe'"):
+        read_interactions(pairs)

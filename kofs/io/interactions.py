@@ -275,17 +275,7 @@ def read_edge_list(
     if directed is not None:
         d = np.full(len(df), bool(directed))
     elif "directed" in cols:
-        flags = df.iloc[:, cols["directed"]].astype(str).str.strip().str.lower()
-        ok = flags.isin(_TRUE | _FALSE).to_numpy()
-        if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            raise InputError(
-                f"directed flag {flags.iloc[i]!r} is not one of true/false/1/0/yes/no",
-                path=path,
-                line=int(lines[i]),
-                column=cols["directed"] + 1,
-            )
-        d = flags.isin(_TRUE).to_numpy()
+        d = _direction_flags(df.iloc[:, cols["directed"]], lines, path, cols["directed"] + 1)
     else:
         d = np.zeros(len(df), bool)
     t = (
@@ -294,6 +284,22 @@ def read_edge_list(
         else np.full(len(df), "", dtype=object)
     )
     return clean_edges(src, dst, w, d, t, path=path, info={"rows": int(len(df))})
+
+
+def _direction_flags(column: pd.Series, lines: np.ndarray, path: str, number: int) -> np.ndarray:
+    """A ``directed`` column's flags as booleans; a flag that is not true/false/1/0/yes/no is an
+    InputError naming its line and column (``number``, 1-based)."""
+    flags = column.astype(str).str.strip().str.lower()
+    ok = flags.isin(_TRUE | _FALSE).to_numpy()
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        raise InputError(
+            f"directed flag {flags.iloc[i]!r} is not one of true/false/1/0/yes/no",
+            path=path,
+            line=int(lines[i]),
+            column=number,
+        )
+    return flags.isin(_TRUE).to_numpy()
 
 
 # --------------------------------------------------------------------------- paired tables
@@ -329,7 +335,8 @@ def read_paired_table(
     The first pair holds the primary ids; further pairs become ``aliases`` (e.g. the symbols
     beside Entrez ids). Weight: column ``score``/``weight``/``combined_score`` if any, else 1.
     Rows whose primary id is missing (``NA``) are dropped and counted. ``source_``/``target_``
-    pairs are directed unless ``directed`` says otherwise; ``_a``/``_b`` pairs are undirected.
+    pairs are directed unless ``directed`` says otherwise; ``_a``/``_b`` pairs are undirected;
+    a ``directed``/``is_directed`` column (OmniPath's) gives each edge's direction instead.
     """
     path = os.fspath(path)
     head = _head_lines(path, 1)
@@ -358,8 +365,13 @@ def read_paired_table(
         _add_alias(table, src[ok], df[xa].str.strip().to_numpy(dtype=object)[ok])
         _add_alias(table, dst[ok], df[xb].str.strip().to_numpy(dtype=object)[ok])
         aliases[alt_stem] = {k: tuple(v) for k, v in table.items()}
-    if directed is None:
-        directed = ca.lower().startswith("source_")
+    dcol = next((c for c in df.columns if c.lower() in _DIR_NAMES), None)
+    if directed is not None:
+        flags = np.full(int(ok.sum()), bool(directed))
+    elif dcol is not None:  # OmniPath's is_directed: 0 for its undirected edges
+        flags = _direction_flags(df[dcol][ok], lines[ok], path, list(df.columns).index(dcol) + 1)
+    else:
+        flags = np.full(int(ok.sum()), ca.lower().startswith("source_"))
     ns_names = {
         "entrez": "entrez",
         "symbol": "symbol",
@@ -372,7 +384,7 @@ def read_paired_table(
         src[ok],
         dst[ok],
         w,
-        np.full(int(ok.sum()), bool(directed)),
+        flags,
         "",
         path=path,
         namespace=ns_names.get(stem),
