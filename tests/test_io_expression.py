@@ -175,6 +175,14 @@ def test_gene_ids_made_dates_by_a_spreadsheet_warn(tmp_path, caplog):
     assert "'1-Sep' at line 3" in caplog.text
 
 
+def test_identifier_column_named_twice_is_refused(tmp_path):
+    """``symbol  symbol  S1 ...`` over symbols and Entrez ids: the Entrez ids became the
+    symbols of the output and matched knowledge as symbols, silently."""
+    p = write(tmp_path, "d.tsv", "symbol\tSymbol\tS1\tS2\nTP53\t7157\t1\t2\nMDM2\t4193\t3\t5\n")
+    err = error(InputError, read_expression, p)
+    assert "d.tsv:1" in str(err) and "'Symbol' appears twice (columns 1 and 2" in str(err)
+
+
 def test_non_numeric_cell_names_line_column_text(tmp_path):
     p = write(tmp_path, "n.tsv", "gene\tS1\tS2\nA\t1\t2\nB\t1\t2\nC\t3,5\t2\nD\t1\tfoo\n")
     err = error(InputError, read_expression, p)

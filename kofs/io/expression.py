@@ -516,6 +516,22 @@ def _apply_duplicates(G, genes, ann, positions, layout, duplicates, path):
     return out, [genes[i] for i in rep], {k: [v[i] for i in rep] for k, v in ann.items()}
 
 
+def _check_id_names(names: Sequence[str], path: str, line: int) -> None:
+    """Identifier columns have distinct names: a name given twice (``symbol`` over both the
+    symbols and the Entrez ids) would make one column stand for the other."""
+    seen: dict[str, int] = {}
+    for k, n in enumerate(names):
+        if n and _norm(n) in seen:
+            raise InputError(
+                f"identifier column name {n!r} appears twice (columns {seen[_norm(n)] + 1} and "
+                f"{k + 1} of the header); name each column after what it holds "
+                "(e.g. symbol, entrez_id)",
+                path=path,
+                line=line,
+            )
+        seen.setdefault(_norm(n), k)
+
+
 def _annotations(ids: list[list[str]], header, gene_idx: int, n_id: int) -> dict[str, list[str]]:
     ann: dict[str, list[str]] = {}
     canon: dict[str, list[str]] = {}
@@ -631,7 +647,7 @@ def read_expression(
         path, data, fmt, fixed_ids, gene_column, decimal, threads
     )
     del data
-    header, line_numbers = table.header, table.line_numbers
+    header, line_numbers, header_line = table.header, table.line_numbers, table.header_line
     del table  # the raw text is no longer needed
     row_col = 0 if gene_idx is None else gene_idx
     row_ids = [v.strip() for v in ids[row_col]]
@@ -643,6 +659,7 @@ def read_expression(
     )
     layout = _Layout(line_numbers, genes_in, n_id)
     if genes_in == "rows":
+        _check_id_names(header[:n_id], name, header_line)
         G, genes, samples = values, row_ids, col_ids
         ann = _annotations(ids, header, row_col, n_id)
         id_name = header[row_col]
