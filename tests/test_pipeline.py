@@ -125,6 +125,20 @@ def test_aux_data_on_shuffled_samples_gives_an_aux_list(example, rng):
     assert not np.allclose(res.lists[0].scores, res.lists[1].scores, equal_nan=True)
 
 
+def test_aux_data_with_samples_in_columns_is_aligned(example, rng):
+    """An auxiliary file of fewer features than samples was read as samples x features by its
+    longer axis, then refused: 'N samples of the expression matrix are missing'."""
+    expr, labels, _ = example
+    X = expr.values[:, :50] + rng.normal(size=(expr.n_samples, 50))
+    rows = Expression(X, [f"mir{i}" for i in range(50)], expr.samples)
+    cols = Expression(X.T.copy(), expr.samples, [f"mir{i}" for i in range(50)])  # transposed
+    got = [
+        rank(expr, labels=labels, sources=KnowledgeSources({"aux": (a,)}), lists=["AUX-SPEC"])
+        for a in (rows, cols)
+    ]
+    np.testing.assert_array_equal(got[0].lists[0].scores, got[1].lists[0].scores)
+
+
 @pytest.mark.slow
 def test_runs_are_deterministic(example):
     expr, labels, sources = example

@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from kofs.context import Context, ListTemplate
 from kofs.errors import ParameterError
@@ -12,6 +16,8 @@ from kofs.options import opt
 from kofs.sources._common import check_similarity_memory
 from kofs.sources._spec import SourceSpec
 from kofs.types import RankerInputs
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -31,11 +37,25 @@ def _read(o: AuxOptions) -> tuple[Any, ...] | None:
     return tuple(read_expression(p) for p in o.aux)
 
 
+def _same_orientation(aux: Any, samples: Sequence[str]) -> Any:
+    """``aux`` with the matrix's samples as its samples: transposed when they are its genes
+    (read without knowing the samples, a file of fewer features than samples was taken for
+    samples x features by its longer axis)."""
+    wanted = set(samples)
+    if wanted <= set(aux.samples) or not wanted <= set(aux.genes) or aux.is_chunked:
+        return aux
+    log.info("auxiliary data %s: its columns are the features (read transposed)", aux.source)
+    from kofs.types import Expression
+
+    values = aux.values.T if aux.is_sparse else np.ascontiguousarray(aux.values.T)
+    return Expression(values, aux.samples, aux.genes, source=aux.source)
+
+
 def aux_similarity(ctx: Context, i: int) -> Any:
     from kofs.knowledge.similarity import sample_similarity
 
     def build():
-        aux = ctx.source("aux")[i]
+        aux = _same_orientation(ctx.source("aux")[i], ctx.expression.samples)
         pos = {s: j for j, s in enumerate(aux.samples)}
         missing = [s for s in ctx.expression.samples if s not in pos]
         if missing:
