@@ -1823,6 +1823,18 @@ def test_a_dataframe_with_multiindex_ids_is_refused():
         kofs.rank(rows, rankers=["variance"], bootstrap=0)
 
 
+def test_labels_given_as_a_path_without_anndata_say_what_a_string_is():
+    """kofs.rank(df, labels="samples.tsv") said "labels given as an obs column needs an AnnData
+    input", which does not tell that a file must be read with kofs.read_labels."""
+    import kofs
+
+    X = np.random.default_rng(0).normal(size=(12, 6))
+    with pytest.raises(ParameterError, match="labels='samples.tsv': a string names an obs col"):
+        kofs.rank(X, labels="samples.tsv", rankers=["variance"], bootstrap=0)
+    with pytest.raises(ParameterError, match="kofs.read_labels"):
+        kofs.rank(X, labels="lineage", rankers=["variance"], bootstrap=0)
+
+
 def test_nested_labels_are_said_to_be_nested():
     """labels=[["a"]] * 10 + [["b"]] * 10 said "labels have 20 values but the matrix has 20
     samples", contradicting itself."""

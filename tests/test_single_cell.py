@@ -291,7 +291,7 @@ def test_rank_accepts_dataframe_array_and_sparse(cells):
         kofs.rank(df.assign(name="x"))
     with pytest.raises(ParameterError, match="cannot rank a list"):
         kofs.rank([[1, 2], [3, 4]])
-    with pytest.raises(ParameterError, match="needs an AnnData"):
+    with pytest.raises(ParameterError, match="names an obs column of an AnnData"):
         kofs.rank(df, labels="cell_type")
 
 

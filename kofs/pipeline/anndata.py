@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from kofs._compute.blocks import csr_problem
-from kofs.errors import InputError, ParameterError
+from kofs.errors import InputError, ParameterError, short_repr
 from kofs.types import Expression, SampleCategories, SampleSimilarity
 
 
@@ -37,9 +37,14 @@ def anndata_knowledge(
     if labels is not None and not isinstance(labels, (str, SampleCategories)):
         labels = labels_from_values(labels, expression.samples)
     if adata is None:
-        if isinstance(labels, str) or use_graph:
-            what = "labels given as an obs column" if isinstance(labels, str) else "use_graph"
-            raise ParameterError(f"{what} needs an AnnData input")
+        if isinstance(labels, str):
+            raise ParameterError(
+                f"labels={short_repr(labels)}: a string names an obs column of an AnnData "
+                "input, and the data is no AnnData; for a labels file pass "
+                "kofs.read_labels(path, label_column=...), or give one label per sample"
+            )
+        if use_graph:
+            raise ParameterError("use_graph needs an AnnData input")
         return labels, None
     from kofs.io.single_cell import labels_from_obs
 
