@@ -198,6 +198,21 @@ def test_numeric_labels_with_mostly_single_classes_hint_a_measurement(caplog):
     assert "single sample" in caplog.text and "holds numbers" not in caplog.text
 
 
+def test_align_hints_sample_ids_that_are_file_names():
+    """featureCounts names its columns after the BAM files (/data/01005.bam): no sample
+    matched the labels' 01005, and the message did not say why."""
+    e = expr(["/data/01005.bam", "/data/01010.bam", "/data/12006.bam"])
+    c = SampleCategories(["B", "T", "B"], ["01005", "01010", "12006"])
+    err = error(InputError, align_labels, e, c)
+    assert "3 would match without folders and file extensions" in str(err)
+    assert "'/data/01005.bam'" in str(err)
+    c2 = SampleCategories(["B", "T"], ["S1.CEL", "S2.CEL"])  # the other way round
+    err = error(InputError, align_labels, expr(["S1", "S2"]), c2)
+    assert "2 would match without folders and file extensions, such as those of 'S1.CEL'" in (
+        str(err)
+    )
+
+
 def test_align_single_class_and_class_of_one(caplog):
     e = expr(["a", "b", "c"])
     err = error(

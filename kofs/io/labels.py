@@ -337,14 +337,34 @@ def r_make_names(name: str) -> str:
     return out
 
 
+# file extensions of per-sample files whose names become sample ids (featureCounts' columns
+# are the BAM paths, an Affymetrix matrix's the CEL file names)
+_SAMPLE_FILE = re.compile(
+    r"\.(?:bam|sam|cram|cel|txt|tsv|csv|counts?|fastq|fq|sf|tab)(?:\.gz)?$", re.IGNORECASE
+)
+
+
+def _fold_sample(s: str) -> str:
+    """A sample id without case, folders, a per-sample file's extension and leading zeros."""
+    return _SAMPLE_FILE.sub("", s.strip().rsplit("/", 1)[-1]).lower().lstrip("0")
+
+
 def _near_hint(matrix_samples: Iterable[str], label_samples: Iterable[str]) -> str:
     """A hint when matrix samples would match labelled ones ignoring case and leading zeros (a
-    spreadsheet turned ``01005`` into ``1005``), else ``""``."""
-    folded = {s.strip().lower().lstrip("0") for s in label_samples}
-    near = sum(s.strip().lower().lstrip("0") in folded for s in matrix_samples)
+    spreadsheet turned ``01005`` into ``1005``), or a file's folder and extension
+    (featureCounts' ``/data/01005.bam``), else ``""``."""
+    label_samples = list(label_samples)
+    folded = {_fold_sample(s) for s in label_samples}
+    near = [s for s in matrix_samples if _fold_sample(s) in folded]
     if not near:
         return ""
-    return f" ({near} would match ignoring case/leading zeros: check how the files were saved)"
+    files = [s for s in [*near, *label_samples] if _SAMPLE_FILE.search(s) or "/" in s]
+    if files:
+        return (
+            f" ({len(near)} would match without folders and file extensions, such as those "
+            f"of {files[0]!r})"
+        )
+    return f" ({len(near)} would match ignoring case/leading zeros: check how the files were saved)"
 
 
 def _r_mangling_hint(matrix_samples: Sequence[str], label_samples: Sequence[str]) -> str:
