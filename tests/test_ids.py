@@ -50,8 +50,6 @@ def toy(genes=SYMBOLS, **annotations) -> Expression:
         ("NKX2-1", "NKX2-1"),  # a symbol with a hyphen-number stays intact
         ("HLA-A", "HLA-A"),
         ("HGNC:11998", "HGNC:11998"),  # HGNC ids keep the prefix (would collide with Entrez)
-        ("7157.0", "7157"),  # an Entrez id read as a float by pandas or a spreadsheet
-        ("7157.5", "7157.5"),
     ],
 )
 def test_normalise_id(raw, expected):
