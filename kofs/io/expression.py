@@ -32,6 +32,7 @@ from kofs.io._table import (
     read_bytes,
     scan_table,
 )
+from kofs.io.ids import spreadsheet_date
 from kofs.types import Expression
 
 log = logging.getLogger(__name__)
@@ -100,9 +101,6 @@ _SAMPLE_ID = re.compile(
 _SURE_LONG, _SURE_RATIO = 200, 4
 _CONTENT_GUESSED = {"id", "gene", "geneid", "genes", "name"}
 _DIGITS = re.compile(r"\d+")
-# a gene symbol turned into a date by a spreadsheet: SEPT1 -> 1-Sep, MARCH1 -> 1-Mar, DEC1 -> Dec-01
-_MONTH = "(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
-_SPREADSHEET_DATE = re.compile(rf"(?i)\d{{1,2}}-{_MONTH}|{_MONTH}-\d{{1,2}}")
 _ENSEMBL_GENE = re.compile(r"ENS[A-Z]*G\d+(\.\d+)?")
 
 
@@ -702,7 +700,7 @@ def read_expression(
         positions = np.flatnonzero(~no_id)
         G, genes = G[positions], [genes[i] for i in positions]
         ann = {k: [v[i] for i in positions] for k, v in ann.items()}
-    dates = [i for i, g in enumerate(genes) if _SPREADSHEET_DATE.fullmatch(g.strip())]
+    dates = [i for i, g in enumerate(genes) if spreadsheet_date(g)]
     if dates:
         log.warning(
             "%s: %d gene id(s) look like dates a spreadsheet made of gene symbols (%r at %s: "

@@ -36,6 +36,7 @@ __all__ = [
     "match_gene_ids",
     "match_id_lists",
     "normalise_id",
+    "spreadsheet_date",
 ]
 
 _ENSEMBL_VERSION = re.compile(r"^(ENS[A-Z]*[GTPE]\d+)\.\d+$")
@@ -47,6 +48,15 @@ _UNIPROT_ID = re.compile(rf"^{_UNIPROT}$")
 _WHOLE_FLOAT = re.compile(r"^(\d+)\.0+$")
 _DB_PREFIX = re.compile(r"^(?:(?:UNIPROTKB|UNIPROT|NCBIGENE|ENTREZ|GENEID|ENSEMBL):)+")
 LOW_COVERAGE = 0.05
+# a gene symbol a spreadsheet made a date of: SEPT2 -> 2-Sep, MARCH1 -> 1-Mar, DEC1 -> Dec-01
+# (Ziemann, Eren & El-Osta 2016, Genome Biology 17:177)
+_MONTH = "(?:JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC)"
+_SPREADSHEET_DATE = re.compile(rf"(?i)\d{{1,2}}-{_MONTH}|{_MONTH}-\d{{1,2}}")
+
+
+def spreadsheet_date(gene_id: str) -> bool:
+    """Whether an id is a date a spreadsheet made of a gene symbol (``2-Sep``, ``Dec-01``)."""
+    return _SPREADSHEET_DATE.fullmatch(str(gene_id).strip()) is not None
 
 
 def normalise_id(gene_id: str) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 
 from kofs.errors import InputError, ParameterError
 from kofs.io.gene_lists import RankedGeneList
-from kofs.io.ids import CoverageReport, guess_namespace, normalise_id
+from kofs.io.ids import CoverageReport, guess_namespace, normalise_id, spreadsheet_date
 from kofs.types import Ranking
 
 log = logging.getLogger(__name__)
@@ -26,16 +26,10 @@ _ENSEMBL = re.compile(r"^ENS[A-Z]*[GTPE]\d+$")
 
 
 LOW_SHARED = 0.05
-#: Ids that a spreadsheet made dates of gene symbols (SEPT2 -> 2-Sep, MARCH1 -> 1-Mar, DEC1 ->
-#: 1-Dec; Ziemann et al. 2016, Genome Biology 17:177).
-_EXCEL_DATE = re.compile(
-    r"^(\d{1,2}-(JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC)|"
-    r"(JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC)-\d{1,2})$"
-)
 
 
 def _warn_dates(source: RankedGeneList, keys: Sequence[str]) -> None:
-    dates = [g for g, k in zip(source.genes, keys, strict=True) if _EXCEL_DATE.match(k)]
+    dates = [g for g, k in zip(source.genes, keys, strict=True) if spreadsheet_date(k)]
     if dates:
         log.warning(
             "list %s: %d gene id(s) look like dates a spreadsheet made of gene symbols (e.g. "
