@@ -654,18 +654,33 @@ class AggregateRanking:
         return df
 
     def weights_frame(self) -> Any:
-        """The list weights as a pandas DataFrame indexed by list name, heaviest first:
-        ``weight`` and, when the method gives them, ``ci_low``/``ci_high`` (95 % interval).
-        Empty (no rows) for a method without weights."""
+        """The list weights as a pandas DataFrame indexed by list name, heaviest first: the
+        columns of ``weights.tsv`` (:func:`kofs.io.output.write_weights`) -- ``weight`` and, when
+        the method gives them, ``ci_low``/``ci_high`` (95 % interval) and ``sd``;
+        ``built_from`` (known genes a list was seeded from) when any list was, and
+        ``seed_scoring`` when the aggregator records it. Empty (no rows) for a method without
+        weights."""
         import pandas as pd
+
+        from kofs.io.output import seed_scoring
 
         index = pd.Index(list(self.list_names), name="list")
         if self.weights is None:
             return pd.DataFrame({"weight": []}, index=pd.Index([], name="list"))
         df = pd.DataFrame({"weight": self.weights}, index=index)
+        diag = self.diagnostics
         ci = self.weight_intervals()
         if ci is not None:
             df["ci_low"], df["ci_high"] = ci[:, 0], ci[:, 1]
+            sd = diag.get("weight_sd")
+            if sd is not None and len(sd) == len(index):
+                df["sd"] = np.asarray(sd, dtype=np.float64)
+        seeded = diag.get("built_from") or {}
+        if seeded:
+            df["built_from"] = [int(seeded.get(n, 0)) for n in index]
+        cross = diag.get("cross_fit") or {}
+        if cross:
+            df["seed_scoring"] = [seed_scoring(cross.get(n)) for n in index]
         return df.sort_values("weight", ascending=False, kind="stable")
 
     def __repr__(self) -> str:

@@ -113,3 +113,34 @@ def test_anndata_ranks_are_integers():
     rank = a.var["kofs_rank"]
     assert pd.api.types.is_integer_dtype(rank) and sorted(rank) == list(range(1, M + 1))
     assert pd.api.types.is_integer_dtype(a.var["kofs_rank_fisher"])
+
+
+def test_weights_frame_holds_the_columns_of_weights_tsv(tmp_path):
+    """``result.weights_frame()`` is the table of ``weights.tsv`` (heaviest first): the
+    interval, ``sd``, and for lists seeded by the known genes ``built_from`` and
+    ``seed_scoring``."""
+    from kofs.io.output import write_weights
+
+    p = kofs.example_paths()
+    labels = kofs.read_labels(p["labels"], label_column="lineage")
+    expr = kofs.read_expression(p["expression"], sample_ids=labels.samples)
+    expr, labels = kofs.align_labels(expr, labels)
+    res = kofs.rank(
+        expr,
+        labels=labels,
+        relevant_genes=p["relevant_genes"],
+        pathways=p["pathways"],
+        rankers=["fisher"],
+        aggregate_param={"resamples": 20},
+    )
+    write_weights(tmp_path / "weights.tsv", res.final)
+    tsv = pd.read_csv(tmp_path / "weights.tsv", sep="\t", index_col="list")
+    frame = res.weights_frame()
+    assert list(frame.columns) == list(tsv.columns)
+    assert {"sd", "built_from", "seed_scoring"} <= set(frame.columns)
+    tsv = tsv.loc[frame.index]
+    num = ["weight", "ci_low", "ci_high", "sd"]
+    np.testing.assert_allclose(frame[num].to_numpy(), tsv[num].to_numpy(), rtol=1e-8, atol=1e-12)
+    assert list(frame["built_from"]) == list(tsv["built_from"])
+    assert list(frame["seed_scoring"]) == list(tsv["seed_scoring"])
+    assert (frame["built_from"] > 0).any()
