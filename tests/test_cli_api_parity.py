@@ -1,0 +1,87 @@
+"""The command line and the Python API are one: ``kofs rank`` and ``kofs.rank``, ``kofs aggregate``
+and ``kofs.aggregate_lists`` given the same options write the same table (ranking.tsv against
+``to_frame()``, weights.tsv against ``weights_frame()``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from click.testing import CliRunner
+
+import kofs
+from kofs.cli import main
+
+
+def _same_table(cli: pd.DataFrame, py: pd.DataFrame) -> None:
+    """Every column of the Python table equals the written one (numbers to their 10 digits)."""
+    assert list(cli.index) == list(py.index)
+    assert [c for c in py.columns if c not in cli.columns] == []
+    for c in py.columns:
+        if py[c].dtype == object:
+            assert list(cli[c].fillna("")) == list(py[c].fillna("")), c
+        else:
+            np.testing.assert_allclose(
+                cli[c].to_numpy(float), py[c].to_numpy(float), rtol=1e-8, atol=1e-12, err_msg=c
+            )
+
+
+def test_rank_on_the_command_line_equals_kofs_rank(tmp_path):
+    p = kofs.example_paths()
+    out = tmp_path / "out"
+    args = ["rank", p["expression"], "--labels", p["labels"], "--label-column", "lineage",
+            "--pathways", p["pathways"], "--rankers", "fisher,laplacian",
+            "--param", "laplacian.k=7", "--aggregate-param", "resamples=20", "--seed", "3",
+            "--threads", "1", "--markers", "t-test", "--no-report", "-o", str(out)]  # fmt: skip
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    labels = kofs.read_labels(p["labels"], label_column="lineage")
+    expr = kofs.read_expression(p["expression"], sample_ids=labels.samples)
+    expr, labels = kofs.align_labels(expr, labels)
+    res = kofs.rank(expr, labels=labels, pathways=p["pathways"], rankers=["fisher", "laplacian"],
+                    param={"laplacian": {"k": 7}}, aggregate_param={"resamples": 20}, seed=3,
+                    threads=1, markers="t-test")  # fmt: skip
+    _same_table(pd.read_csv(out / "ranking.tsv", sep="\t", index_col="gene"), res.to_frame())
+    weights = pd.read_csv(out / "weights.tsv", sep="\t", index_col="list")
+    frame = res.weights_frame()
+    _same_table(weights.loc[frame.index], frame)
+    markers = pd.read_csv(out / "markers.tsv", sep="\t")
+    table = res.markers.to_frame()
+    assert len(markers) == len(table) and list(markers["gene"]) == list(table["gene"])
+
+
+def test_aggregate_on_the_command_line_equals_aggregate_lists(tmp_path):
+    rng = np.random.default_rng(0)
+    genes = [f"G{j}" for j in range(150)]
+    z = rng.normal(size=150)
+    z[:20] += 4
+    p = 2 * np.minimum(1 - pd.Series(z).rank(pct=True) + 1e-6, 1)
+    pd.DataFrame({"gene": genes, "P.Value": np.clip(p, 1e-12, 1), "logFC": z}).to_csv(
+        tmp_path / "a.tsv", sep="\t", index=False
+    )
+    w = z + rng.normal(size=150)
+    pd.DataFrame({"symbol": genes, "stat": w}).to_csv(tmp_path / "b.csv", index=False)
+    (tmp_path / "top.txt").write_text("\n".join(np.array(genes)[np.argsort(-w)][:25]) + "\n")
+    (tmp_path / "go.txt").write_text("\n".join(genes[:30:2]) + "\n")
+    a, b, top, go = (str(tmp_path / f) for f in ("a.tsv", "b.csv", "top.txt", "go.txt"))
+    cases = [
+        (["--signal-p", "0.01"], {"signal_p": 0.01}),
+        (["--knowledge", "go", "--top-k", "top", "--universe", "200", "--ranks-only"],
+         {"knowledge": ["go"], "top_k": ["top"], "universe": 200, "ranks_only": True}),
+        (["--score-column", "stat", "--direction", "desc", "--aggregate", "rra"],
+         {"column": "stat", "direction": "desc", "aggregate": "rra"}),
+    ]  # fmt: skip
+    for i, (opts, kw) in enumerate(cases):
+        named = "column" not in kw  # else --score-column names b's column, a names its own
+        lists = {"a": a if named else f"{a}:logFC:desc", "b": f"{b}:stat:desc" if named else b,
+                 "top": top, "go": go}  # fmt: skip
+        out = tmp_path / f"o{i}"
+        specs = [f"{n}={f}" for n, f in lists.items()]
+        r = CliRunner().invoke(main, ["aggregate", *specs, *opts, "-o", str(out)])
+        assert r.exit_code == 0, (opts, r.output)
+        res = kofs.aggregate_lists(lists, **kw)
+        cli = pd.read_csv(out / "ranking.tsv", sep="\t", index_col="gene")
+        _same_table(cli, res.final.to_frame())
+        if res.final.weights is not None:
+            weights = pd.read_csv(out / "weights.tsv", sep="\t", index_col="list")
+            frame = res.final.weights_frame()
+            _same_table(weights.loc[frame.index], frame)
