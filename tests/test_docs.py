@@ -145,3 +145,29 @@ def test_relative_links_lead_somewhere(page):
         elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest.read_text("utf-8")):
             bad.append(target)
     assert not bad, f"{page}: links that lead nowhere: {bad}"
+
+
+@pytest.mark.parametrize(
+    "page", ["README.md", *sorted(f"docs/{p.name}" for p in DOCS.glob("*.md"))]
+)
+def test_python_examples_import_the_modules_they_use(page):
+    """``import kofs`` loads no submodule, so a Python example calling ``kofs.progress.X()``
+    fails as written unless it imports ``kofs.progress`` (or from it)."""
+    import pkgutil
+
+    import kofs
+
+    subs = {m.name for m in pkgutil.iter_modules(kofs.__path__)}
+    bad = []
+    for block in re.findall(r"^```python\n(.*?)```", _page_text(page), flags=re.S | re.M):
+        lines = [line.split("#")[0] for line in block.splitlines()]
+        imports = [x for x in lines if x.lstrip().startswith(("from ", "import "))]
+        code = "\n".join(x for x in lines if x not in imports)
+        for used in sorted(set(re.findall(r"\bkofs\.([a-z_]+)\.", code)) & subs):
+            if not any(re.search(rf"(import|from) kofs\.{used}\b", x) for x in imports):
+                bad.append(f"kofs.{used}")
+    assert not bad, f"{page}: Python examples use modules they do not import: {bad}"
+
+
+def _page_text(page: str) -> str:
+    return (REPO / page).read_text(encoding="utf-8")
