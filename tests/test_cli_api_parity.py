@@ -1,6 +1,7 @@
 """The command line and the Python API are one: ``kofs rank`` and ``kofs.rank``, ``kofs aggregate``
-and ``kofs.aggregate_lists`` given the same options write the same table (ranking.tsv against
-``to_frame()``, weights.tsv against ``weights_frame()``)."""
+and ``kofs.aggregate_lists``, ``kofs evaluate`` and ``evaluate_files`` given the same options
+write the same tables (ranking.tsv against ``to_frame()``, weights.tsv against
+``weights_frame()``)."""
 
 from __future__ import annotations
 
@@ -85,3 +86,29 @@ def test_aggregate_on_the_command_line_equals_aggregate_lists(tmp_path):
             weights = pd.read_csv(out / "weights.tsv", sep="\t", index_col="list")
             frame = res.final.weights_frame()
             _same_table(weights.loc[frame.index], frame)
+
+
+def test_evaluate_on_the_command_line_equals_evaluate_files(tmp_path):
+    from kofs.evaluate.run import evaluate_files
+
+    p = kofs.example_paths()
+    run = tmp_path / "run"
+    kofs.write_result(
+        kofs.run({"expression": p["expression"], "rankers": ["variance"], "output": str(run)})
+    )
+    common = {"--labels": p["labels"], "--known-genes": f"rel={p['relevant_genes']}",
+              "--seed": "2", "--folds": "3", "--repeats": "1", "--classifiers": "1nn",
+              "--top": "10,20"}  # fmt: skip
+    args = [x for kv in common.items() for x in kv]
+    r = CliRunner().invoke(
+        main, ["evaluate", str(run), p["expression"], *args, "-o", str(tmp_path / "cli")]
+    )
+    assert r.exit_code == 0, r.output
+    evaluate_files({"rankings": [str(run)], "expression": p["expression"],
+                    "labels": p["labels"], "known_genes": [f"rel={p['relevant_genes']}"],
+                    "seed": 2, "folds": 3, "repeats": 1, "classifiers": ["1nn"], "top": [10, 20],
+                    "output": str(tmp_path / "py")})  # fmt: skip
+    for name in ("evaluation.tsv", "accuracy.tsv"):
+        cli = (tmp_path / "cli" / name).read_text()
+        assert cli == (tmp_path / "py" / name).read_text(), name
+        assert len(cli.splitlines()) > 1
