@@ -112,3 +112,22 @@ def test_evaluate_on_the_command_line_equals_evaluate_files(tmp_path):
         cli = (tmp_path / "cli" / name).read_text()
         assert cli == (tmp_path / "py" / name).read_text(), name
         assert len(cli.splitlines()) > 1
+
+
+def test_sources_json_is_describe_and_methods_are_the_registries():
+    import json
+
+    from kofs.pipeline.run import describe
+
+    p = kofs.example_paths()
+    opts = {"labels": p["labels"], "label_column": "lineage", "pathways": p["pathways"]}
+    args = [x for k, v in opts.items() for x in (f"--{k.replace('_', '-')}", v)]
+    r = CliRunner().invoke(main, ["sources", p["expression"], *args, "--json"])
+    assert r.exit_code == 0, r.output
+    report = describe({"expression": p["expression"], **opts})
+    assert json.loads(r.output) == json.loads(json.dumps(report, sort_keys=True, default=str))
+    assert report["lists"]
+    r = CliRunner().invoke(main, ["methods", "--format", "tsv"])
+    assert r.exit_code == 0, r.output
+    rows = [line.split("\t")[0] for line in r.output.splitlines()[1:] if line]
+    assert set(rows) == set(kofs.RANKERS.names()) | set(kofs.AGGREGATORS.names())
