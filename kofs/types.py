@@ -55,6 +55,15 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return view
 
 
+def seed_scoring(record: Mapping[str, Any] | None) -> str:
+    """How a seeded list was scored on its seed genes (``diagnostics["cross_fit"][list]``)."""
+    if not record:
+        return "-"
+    if record.get("rule") == "re-seeded":
+        return f"re-seeded {record['folds']}-fold"
+    return "excluded"
+
+
 def first_repeated(ids: Sequence[str]) -> str | None:
     """The first id given more than once, or None."""
     if len(set(ids)) == len(ids):
@@ -661,8 +670,6 @@ class AggregateRanking:
         ``seed_scoring`` when the aggregator records it. Empty (no rows) for a method without
         weights."""
         import pandas as pd
-
-        from kofs.io.output import seed_scoring
 
         index = pd.Index(list(self.list_names), name="list")
         if self.weights is None:

@@ -30,8 +30,9 @@ def print_summary(result: RunResult, *, top: int = 10, force: bool = False) -> N
     from rich.text import Text
 
     from kofs.errors import printable
-    from kofs.io.output import cross_fit_line, seed_scoring
+    from kofs.io.output import cross_fit_line
     from kofs.report.fusion import describe_fusion
+    from kofs.types import seed_scoring
 
     def txt(value: object) -> Text:
         # names from the user's files: no rich markup, no terminal control characters

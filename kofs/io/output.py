@@ -29,7 +29,7 @@ import numpy as np
 
 from kofs.errors import InputError, OutputError, ParameterError
 from kofs.io._fsops import closed_folder, create_new_file, file_digest
-from kofs.types import AggregateRanking, Ranking
+from kofs.types import AggregateRanking, Ranking, seed_scoring
 
 log = logging.getLogger(__name__)
 
@@ -490,15 +490,6 @@ def write_weights(stream_or_path, aggregate: AggregateRanking) -> None:
         rows.append("\t".join(row))
     with _sink(stream_or_path) as fh:
         fh.write("\n".join(rows) + "\n")
-
-
-def seed_scoring(record: dict | None) -> str:
-    """How a seeded list was scored on its seed genes (``diagnostics["cross_fit"][list]``)."""
-    if not record:
-        return "-"
-    if record.get("rule") == "re-seeded":
-        return f"re-seeded {record['folds']}-fold"
-    return "excluded"
 
 
 def cross_fit_line(cross: dict) -> str:
