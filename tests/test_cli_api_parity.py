@@ -41,7 +41,9 @@ def test_rank_on_the_command_line_equals_kofs_rank(tmp_path):
     res = kofs.rank(expr, labels=labels, pathways=p["pathways"], rankers=["fisher", "laplacian"],
                     param={"laplacian": {"k": 7}}, aggregate_param={"resamples": 20}, seed=3,
                     threads=1, markers="t-test")  # fmt: skip
-    _same_table(pd.read_csv(out / "ranking.tsv", sep="\t", index_col="gene"), res.to_frame())
+    ranking = pd.read_csv(out / "ranking.tsv", sep="\t", index_col="gene")
+    assert list(res.to_frame().columns) == list(ranking.columns)  # score:<list> too
+    _same_table(ranking, res.to_frame())
     weights = pd.read_csv(out / "weights.tsv", sep="\t", index_col="list")
     frame = res.weights_frame()
     _same_table(weights.loc[frame.index], frame)

@@ -47,9 +47,23 @@ class RunResult:
     def to_frame(self, *, lists: bool = True, evidence: bool = True) -> Any:
         """Every gene as a pandas DataFrame indexed by gene id, best first: ``symbol`` (when
         known), ``rank``, ``score``, the fusion's per-gene statistics (e.g. ``q_value``),
-        ``rank:<list>`` per list (``lists``) and ``evidence`` (``evidence``, when known) --
+        ``rank:<list>`` and ``score:<list>`` (the list's native score; NaN where the list
+        lacks the gene) per list (``lists``) and ``evidence`` (``evidence``, when known) --
         the table of ranking.tsv."""
+        import pandas as pd
+
         df = self.final.to_frame(self.symbols, lists=lists)
+        if lists and self.lists:
+            by_name = {r.name: r for r in self.lists}
+            columns = []
+            for c in df.columns:
+                columns.append(c)
+                r = by_name.get(c[5:]) if c.startswith("rank:") else None
+                if r is not None:
+                    scores = pd.Series(np.asarray(r.scores, dtype=np.float64), index=list(r.genes))
+                    df[f"score:{r.name}"] = scores.reindex(df.index).to_numpy()
+                    columns.append(f"score:{r.name}")
+            df = df[columns]
         if evidence and self.evidence is not None:
             ev = self.evidence
             df["evidence"] = [ev.get(g, "") for g in df.index]
