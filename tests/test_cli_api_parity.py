@@ -133,3 +133,36 @@ def test_sources_json_is_describe_and_methods_are_the_registries():
     assert r.exit_code == 0, r.output
     rows = [line.split("\t")[0] for line in r.output.splitlines()[1:] if line]
     assert set(rows) == set(kofs.RANKERS.names()) | set(kofs.AGGREGATORS.names())
+
+
+def test_configs_kofs_run_repeats_are_read_by_python(tmp_path):
+    """``kofs run`` takes a config with ``command: rank`` or ``command: aggregate``; so do
+    ``kofs.run`` / ``kofs.read_run_config`` (rank) and ``read_aggregate_config`` (aggregate)."""
+    import pytest
+
+    from kofs.errors import ParameterError
+    from kofs.pipeline.user_lists_config import read_aggregate_config, run_aggregate_config
+
+    p = kofs.example_paths()
+    cfg = tmp_path / "rank.yaml"
+    cfg.write_text(f"command: rank\nexpression: {p['expression']}\nrankers: variance\n")
+    assert kofs.read_run_config(cfg).ranking.rankers == ("variance",)
+    assert [r.name for r in kofs.run(cfg).lists] == ["variance"]
+    cfg.write_text(f"command: evaluate\nexpression: {p['expression']}\n")
+    with pytest.raises(ParameterError, match="command"):
+        kofs.read_run_config(cfg)
+    (tmp_path / "top.txt").write_text("A\nB\nC\n")
+    (tmp_path / "other.txt").write_text("B\nA\nD\n")
+    out = tmp_path / "fused"
+    r = CliRunner().invoke(
+        main, ["aggregate", str(tmp_path / "top.txt"), str(tmp_path / "other.txt"),
+               "--aggregate", "borda", "-o", str(out)]
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    resolved = out / "config.resolved.yaml"
+    with pytest.raises(ParameterError, match="read_aggregate_config"):
+        kofs.run(resolved)
+    specs, settings = read_aggregate_config(resolved)
+    again = run_aggregate_config(specs, settings)
+    written = pd.read_csv(out / "ranking.tsv", sep="\t", index_col="gene")
+    assert list(again.final.to_frame().index) == list(written.index)

@@ -43,17 +43,7 @@ def run_cmd(ctx: click.Context, config: str, **opts) -> None:
 
         run_config(config, given(ctx, opts))
         return
-    if "command" in values and values["command"] != "rank":
-        raise ParameterError(
-            f"config key 'command': {values['command']!r}; `kofs run` repeats `kofs rank` "
-            "(command: rank, or no command key) or `kofs aggregate` (command: aggregate)",
-            path=config,
-        )
-    if "command" in values:  # `kofs rank`'s own: the keys are its options
-        values.pop("command")
-        cfg = RunConfig.from_mapping(values, base=Path(config).resolve().parent, where=config)
-    else:
-        cfg = read_run_config(config)
+    cfg = read_run_config(config)  # `command: rank` allowed, any other command refused
     typed = given(ctx, opts)
     if typed:
         typed = absolute_paths({key_name(k): v for k, v in typed.items()}, Path.cwd())

@@ -505,9 +505,26 @@ def _absolute(value: Any, base: Path) -> Any:
 
 
 def read_run_config(path: str | os.PathLike) -> RunConfig:
-    """A :class:`RunConfig` from a YAML file (relative paths relative to its folder)."""
+    """A :class:`RunConfig` from a YAML file (relative paths relative to its folder), as
+    ``kofs run`` reads it: a ``command: rank`` key is allowed; a ``command: aggregate`` config
+    (written by ``kofs aggregate``) is read by
+    :func:`kofs.pipeline.user_lists_config.read_aggregate_config`."""
     check_path_argument(path, "read_run_config")
     values = read_yaml(path)
+    command = values.pop("command", "rank")
+    if command == "aggregate":
+        raise ParameterError(
+            "a `kofs aggregate` config (command: aggregate): in Python, "
+            "kofs.pipeline.user_lists_config.read_aggregate_config(PATH) gives its lists and "
+            "settings, and run_aggregate_config(lists, settings) runs it",
+            path=path,
+        )
+    if command != "rank":
+        raise ParameterError(
+            f"config key 'command': {command!r}; `kofs run` repeats `kofs rank` "
+            "(command: rank, or no command key) or `kofs aggregate` (command: aggregate)",
+            path=path,
+        )
     return RunConfig.from_mapping(values, base=Path(path).resolve().parent, where=path)
 
 
