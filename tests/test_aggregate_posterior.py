@@ -1336,3 +1336,34 @@ def test_the_no_class_part_of_some_lists_is_theirs_in_the_part_of_all():
             np.testing.assert_array_equal(got.S0, want.S0)
         assert got.l_null == want.l_null
     assert every.subset(np.array([1, 0]), lo[:, [0, 1]], hi[:, [0, 1]]) is None
+
+
+def test_a_p_value_table_and_its_own_top_are_not_one_ranking_reversed(tmp_path, caplog):
+    """A table cut to its most significant genes (p-values all below 1e-9, positions all ~0)
+    beside the full table it was cut from: the one-pass correlation of their positions lost
+    the cut's variance to rounding (negative) and read -1, so the cut was left out as
+    reversed. Its positions are now too narrow to correlate: no list is reversed (the two are
+    one source, as lists of one data set are)."""
+    import logging
+
+    import pandas as pd
+
+    from kofs.aggregate.relevance import _score_correlations
+    from kofs.pipeline.user_lists import aggregate_lists
+
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=1500)
+    z[:200] = np.linspace(7, 13, 200)
+    p = 2 * norm.sf(np.abs(z))
+    full = pd.DataFrame({"gene": [f"G{j}" for j in range(1500)], "pvalue": p})
+    full.to_csv(tmp_path / "full.tsv", sep="\t", index=False)
+    top = full.sort_values("pvalue").iloc[:200]
+    assert top["pvalue"].max() < 1e-9
+    top.to_csv(tmp_path / "top.tsv", sep="\t", index=False)
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        res = aggregate_lists([str(tmp_path / "full.tsv"), str(tmp_path / "top.tsv")])
+    assert not any("opposite order" in r.getMessage() for r in caplog.records)
+    assert not any("opposite order" in n for n in res.final.diagnostics.get("notices", []))
+    lo = np.column_stack([np.linspace(0, 1e-12, 300), np.linspace(0, 1, 300)])
+    r = _score_correlations(lo, lo.copy())
+    assert np.isnan(r[0, 0]) and r[1, 1] == pytest.approx(1.0)

@@ -1605,9 +1605,19 @@ def _score_correlations(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     sx = z.T @ seen  # sx[a, b]: the sum of a's scores over the genes both see
     sxx = (z * z).T @ seen
     sxy = z.T @ z
+    var_a, var_b = n * sxx - sx**2, n * sxx.T - sx.T**2
+    # positions that barely vary over the shared genes (a table cut to p-values < 1e-9: all
+    # at ~0) leave their variance below the rounding of these one-pass sums, even negative:
+    # their correlation is not measured (it read as -1, a list and its own top as reversed)
+    spread = (var_a > _RELATIVE_SPREAD * n * sxx) & (var_b > _RELATIVE_SPREAD * n * sxx.T)
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = (n * sxy - sx * sx.T) / np.sqrt((n * sxx - sx**2) * (n * sxx.T - sx.T**2))
-    return np.where((n >= REVERSED_MIN) & np.isfinite(r), r, np.nan)
+        r = (n * sxy - sx * sx.T) / np.sqrt(var_a * var_b)
+    return np.where((n >= REVERSED_MIN) & spread & np.isfinite(r), r, np.nan)
+
+
+#: The least variance of positions, relative to their sum of squares, whose correlation
+#: :func:`_score_correlations` measures (float64 one-pass sums lose ~1e-16 of it).
+_RELATIVE_SPREAD = 1e-10
 
 
 def reversed_list(
