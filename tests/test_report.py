@@ -369,3 +369,31 @@ def test_warnings_of_the_run_come_before_the_results(tmp_path):
     notices = page.index("id='notices'")
     assert page.index("id='answer'") < notices < page.index("id='top-genes'")
     assert "not in the matrix" in page[notices : page.index("id='top-genes'")]
+
+
+@pytest.mark.parametrize(
+    ("gene", "term"),
+    [
+        ('5"UTR', "5%22UTR"),
+        ("a&b", "a%26b"),
+        ("it's", "it%27s"),
+        ("=X(1)", "%3DX%281%29"),
+        ("β 1", "%CE%B2%201"),
+    ],
+)
+def test_gene_links_are_url_encoded_once(gene, term):
+    # A symbol holding '"', '&', a quote or a space was HTML-escaped into the URL and then
+    # HTML-escaped again by the link: the browser's href read 'term=5&quot;UTR' (a second
+    # query parameter), not the gene.
+    from html.parser import HTMLParser
+
+    from kofs.report.html import gene_link
+
+    hrefs: list[str] = []
+
+    class P(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            hrefs.extend(v for k, v in attrs if k == "href")
+
+    P().feed(str(gene_link("ENSG_NOT", gene)))
+    assert hrefs == [f"https://www.ncbi.nlm.nih.gov/gene/?term={term}"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -101,7 +102,8 @@ def gene_url(gene_id: str, symbol: str | None = None) -> str | None:
     if _ENTREZ.match(gene_id):
         return f"https://www.ncbi.nlm.nih.gov/gene/{gene_id}"
     term = gene_id if _ENSEMBL.match(gene_id) else (symbol or gene_id)
-    return f"https://www.ncbi.nlm.nih.gov/gene/?term={html.escape(term)}"
+    # percent-encoded here; :func:`link` HTML-escapes the whole URL once
+    return f"https://www.ncbi.nlm.nih.gov/gene/?term={urllib.parse.quote(term, safe='')}"
 
 
 def gene_link(gene_id: str, symbol: str | None = None) -> Raw:
