@@ -244,6 +244,7 @@ class _Checker(HTMLParser):
         self.refs: list[str] = []
         self.errors: list[str] = []
         self.ids: list[str] = []
+        self.all_ids: list[str] = []
         self.title: list[str] = []
         self.tables = 0
         self.images: list[str] = []
@@ -251,6 +252,8 @@ class _Checker(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
+        if a.get("id"):
+            self.all_ids.append(a["id"])
         if tag == "img":
             self.refs.append(a.get("src", ""))
             self.images.append(a.get("src", ""))
@@ -293,14 +296,21 @@ def check_report(path: str | os.PathLike) -> list[str]:
     """Problems of a report page: unbalanced tags, resources loaded from the network (links
     to other sites are fine: they open on a click), missing files.
 
-    Inline ``data:image/png;base64`` images must decode to a PNG; in-page ``#`` links need no
-    file.
+    Inline ``data:image/png;base64`` images must decode to a PNG; an in-page ``#`` link needs an
+    element of that id, and no id may be given twice.
     """
     path = Path(path)
     checker = _parse(path.read_text(encoding="utf-8"))
     problems = list(checker.errors)
     if checker.stack:
         problems.append(f"unclosed tags: {checker.stack}")
+    ids = set(checker.all_ids)
+    problems += [f"id given twice: {i}" for i in sorted(ids) if checker.all_ids.count(i) > 1]
+    problems += [
+        f"in-page link to no element: {ref}"
+        for ref in checker.refs
+        if ref.startswith("#") and ref[1:] not in ids
+    ]
     for ref in checker.refs:
         if ref.startswith("data:image/png;base64,"):
             try:

@@ -260,9 +260,21 @@ def test_one_list_has_no_agreement_figure_and_sources_without_coverage_are_named
 def test_heatmap_skipped_above_the_size_limit_and_said_so():
     res = _result(n_samples=12)
     page = run_report_html(res, max_heatmap_samples=10)
-    assert "id='heatmap-skipped'" in page and "12 samples (more than 10)" in page
+    assert (
+        "id='heatmap'>Heatmap of the top genes skipped" in page
+        and "12 samples (more than 10)" in page
+    )
     assert page.count("data:image/png") == 0  # the agreement is a table
     assert "ZERO" in page and "No knowledge source" in page
+
+
+def test_report_links_reach_their_sections_when_sections_are_empty(tmp_path):
+    # Without a knowledge source and with the heatmap skipped, the page's menu linked
+    # '#coverage' and '#heatmap', which no element had (the ids sat on the tables and figures).
+    res = _result(n_samples=12)
+    page = tmp_path / "report.html"
+    page.write_text(run_report_html(res, max_heatmap_samples=10), encoding="utf-8")
+    assert check_report(page) == []
 
 
 @pytest.mark.slow

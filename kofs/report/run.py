@@ -420,11 +420,11 @@ def _coverage(coverage: Sequence[Any], sources: Any = None) -> str:
         given = sorted(getattr(sources, "data", None) or {})
         if given:
             return (
-                "<p class='note'>No gene-level coverage was recorded for the knowledge sources "
+                "<p class='note' id='coverage'>No gene-level coverage was recorded for the knowledge sources "
                 f"of this run ({esc(', '.join(given))}).</p>"
             )
         return (
-            "<p class='note'>No knowledge source: every list was computed from the expression "
+            "<p class='note' id='coverage'>No knowledge source: every list was computed from the expression "
             "matrix (and the labels).</p>"
         )
     rows = [
@@ -506,7 +506,7 @@ def _heatmap(result: Any, labels: Any, k: int, max_samples: int) -> str:
     unit = _unit(expr)
     if expr.n_samples > max_samples:
         return (
-            f"<p class='note' id='heatmap-skipped'>Heatmap of the top genes skipped: "
+            f"<p class='note' id='heatmap'>Heatmap of the top genes skipped: "
             f"{expr.n_samples:,} {unit} (more than {max_samples:,}).</p>"
         )
     from kofs.report.effects import columns
