@@ -532,3 +532,31 @@ def test_aggregate_refuses_a_list_named_final(tmp_path):
     r = CliRunner().invoke(main, ["aggregate", f"final={tmp_path / 'a.txt'}",
                                   str(tmp_path / "b.txt"), "-o", str(tmp_path / "o")])  # fmt: skip
     assert r.exit_code == 2 and "a list is named 'final'" in r.output
+
+
+def test_evaluation_json_is_strict_json_with_sorted_keys(tmp_path):
+    # evaluation.json was json.dumps(record, indent=2, default=str): a NaN weight was written
+    # as the bare token NaN (not JSON: jq, R's jsonlite and JSON.parse refuse the file), a NumPy
+    # integer as the string "3", keys unsorted and no final newline, unlike manifest.json.
+    expr, y, *_ = _toy(tmp_path)
+    res = evaluate(
+        {"a": np.arange(1.0, expr.n_genes + 1)},
+        expr,
+        labels=y,
+        top=[2, 5],
+        classifiers=["1nn"],
+        n_splits=3,
+        n_repeats=1,
+        weights={"em": {"a": float("nan")}},
+    )
+    res.settings["extra_count"] = np.int64(3)
+    write_evaluation(res, tmp_path / "ev", expression=expr, labels=y, provenance={"z": 1, "a": 2})
+    text = (tmp_path / "ev" / "evaluation.json").read_text(encoding="utf-8")
+
+    def refuse(token):
+        raise ValueError(token)
+
+    rec = json.loads(text, parse_constant=refuse)
+    assert rec["weights"] == {"em": {"a": None}}
+    assert rec["settings"]["extra_count"] == 3
+    assert text == json.dumps(rec, sort_keys=True, indent=2, ensure_ascii=False) + "\n"

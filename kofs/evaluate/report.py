@@ -8,7 +8,6 @@ genes of the evaluated rankings and the provenance of the evaluation.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,7 +18,7 @@ import numpy as np
 from kofs.errors import OutputError, ParameterError
 from kofs.evaluate.core import EvaluationResult, agreement
 from kofs.evaluate.split import SplitHalfResult
-from kofs.io.output import format_float
+from kofs.io.output import format_float, write_json
 from kofs.io.output_folder import atomic_dir
 from kofs.report.html import esc, html_table, page, provenance_html
 from kofs.types import Expression
@@ -135,7 +134,7 @@ def write_evaluation(
             record["split_half"] = split_half.settings
         if provenance:
             record["provenance"] = dict(provenance)
-        (tmp / "evaluation.json").write_text(json.dumps(record, indent=2, default=str))
+        write_json(tmp / "evaluation.json", record)  # strict JSON (NaN as null), sorted keys
         for i, name in enumerate(heatmap_lists):
             top = result.orders[name][:K]
             stem = tmp / "figures" / f"heatmap_{i + 1}"
