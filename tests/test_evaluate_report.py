@@ -560,3 +560,20 @@ def test_evaluation_json_is_strict_json_with_sorted_keys(tmp_path):
     assert rec["weights"] == {"em": {"a": None}}
     assert rec["settings"]["extra_count"] == 3
     assert text == json.dumps(rec, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_figures_are_well_formed_svg_for_names_with_control_characters(tmp_path):
+    # A gene or list name holding a C0 control character (form feed, vertical tab, record
+    # separator) went into the SVG as it was: XML 1.0 forbids these characters anywhere, so
+    # the evaluation's heatmap_1.svg did not open. Labels are shown escaped, as in messages.
+    import xml.dom.minidom
+
+    from kofs.report.plots import heatmap_figure, save_figure
+
+    X = np.random.default_rng(0).normal(size=(6, 3))
+    fig = heatmap_figure(
+        X, genes=["A\x0cB", "C\x0bD", "E\x1eF"], classes=["x\x1c", "y"] * 3, title="t\x07"
+    )
+    svg = next(p for p in save_figure(fig, tmp_path / "h") if p.endswith(".svg"))
+    doc = xml.dom.minidom.parse(svg)  # not well-formed before
+    assert "A\\x0cB" in doc.toxml()

@@ -50,8 +50,14 @@ def _colour(i: int, n: int):
 
 
 def save_figure(fig: Figure, stem: str | Path) -> list[str]:
-    """Write ``<stem>.png`` (120 dpi) and ``<stem>.svg``; returns both paths."""
+    """Write ``<stem>.png`` (120 dpi) and ``<stem>.svg``; returns both paths.
+
+    Control characters in any text of the figure (a gene, class or list name) are drawn
+    escaped (``\\x0c``, :func:`kofs.errors.printable`): XML 1.0 forbids them, so the SVG would
+    not be well-formed.
+    """
     FigureCanvasAgg(fig)
+    _printable_texts(fig)
     stem = Path(stem)
     paths = []
     for ext in ("png", "svg"):
@@ -59,6 +65,25 @@ def save_figure(fig: Figure, stem: str | Path) -> list[str]:
         fig.savefig(path, dpi=120 if ext == "png" else None, bbox_inches="tight")
         paths.append(str(path))
     return paths
+
+
+def _printable_texts(fig: Figure) -> None:
+    """Escape control characters in every text of ``fig``: titles, legends, labels and the
+    tick labels (kept by the axes' fixed formatters and drawn anew at each save)."""
+    from matplotlib.text import Text
+    from matplotlib.ticker import FuncFormatter
+
+    from kofs.errors import printable
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if any(printable(t.get_text()) != t.get_text() for t in axis.get_ticklabels()):
+                fmt = axis.get_major_formatter()
+                axis.set_major_formatter(FuncFormatter(lambda x, pos, f=fmt: printable(f(x, pos))))
+    for text in fig.findobj(Text):
+        shown = text.get_text()
+        if printable(shown) != shown:
+            text.set_text(printable(shown))
 
 
 def _cluster_order(M: np.ndarray) -> np.ndarray:
