@@ -577,3 +577,31 @@ def test_figures_are_well_formed_svg_for_names_with_control_characters(tmp_path)
     svg = next(p for p in save_figure(fig, tmp_path / "h") if p.endswith(".svg"))
     doc = xml.dom.minidom.parse(svg)  # not well-formed before
     assert "A\\x0cB" in doc.toxml()
+
+
+def test_evaluation_tables_are_utf8_whatever_the_locale(tmp_path, python_process):
+    # evaluation.tsv, accuracy.tsv and the split-half files were written in the locale's
+    # encoding: under LC_ALL=C (ASCII) a list named 'rés_β' (a name given in Python)
+    # was an internal error, UnicodeEncodeError, and nothing was written.
+    import os
+
+    script = """
+import sys
+import numpy as np
+from kofs.evaluate import evaluate, write_evaluation
+from kofs.types import Expression
+rng = np.random.default_rng(0)
+y = np.array(["B", "T"] * 12)
+X = rng.normal(size=(24, 30)) + 5
+X[:, :3] += np.where(y == "B", 2.0, -2.0)[:, None]
+expr = Expression(X, [f"G{j}" for j in range(30)], [f"s{i}" for i in range(24)])
+res = evaluate({"r\\u00e9s_\\u03b2": np.arange(1.0, 31)}, expr, labels=y, top=[2, 5],
+               classifiers=["1nn"], n_splits=3, n_repeats=1)
+write_evaluation(res, sys.argv[1], expression=expr, labels=y)
+"""
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0"}
+    out = tmp_path / "ev"
+    r = python_process.run("-c", script, out, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    for name in ("evaluation.tsv", "accuracy.tsv"):
+        assert "rés_β" in (out / name).read_text(encoding="utf-8")

@@ -124,13 +124,15 @@ def write_evaluation(
     figures: list[tuple[str, str]] = []
     with atomic_dir(out) as tmp:
         (tmp / "figures").mkdir()
-        (tmp / "evaluation.tsv").write_text(_tsv(result.table))
-        (tmp / "accuracy.tsv").write_text(_tsv(pd.DataFrame(result.accuracy)))
+        (tmp / "evaluation.tsv").write_text(_tsv(result.table), encoding="utf-8")
+        (tmp / "accuracy.tsv").write_text(_tsv(pd.DataFrame(result.accuracy)), encoding="utf-8")
         record = {"settings": result.settings, "notes": result.notes, "weights": result.weights}
         if split_half is not None:
-            (tmp / "split_half.tsv").write_text(_tsv(split_half.table))
-            (tmp / "split_half_draws.tsv").write_text(_tsv(split_half.draws))
-            (tmp / "split_half.md").write_text(_markdown(split_half_glance(split_half)))
+            (tmp / "split_half.tsv").write_text(_tsv(split_half.table), encoding="utf-8")
+            (tmp / "split_half_draws.tsv").write_text(_tsv(split_half.draws), encoding="utf-8")
+            (tmp / "split_half.md").write_text(
+                _markdown(split_half_glance(split_half)), encoding="utf-8"
+            )
             record["split_half"] = split_half.settings
         if provenance:
             record["provenance"] = dict(provenance)
