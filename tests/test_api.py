@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import logging
 
 import numpy as np
 import pytest
@@ -32,6 +33,23 @@ def test_rank_from_python_on_the_example():
     assert res.final.ranks.min() == 1 and np.isfinite(res.final.scores).all()
     single = kofs.run_ranker("fisher", expr, kofs.RankerInputs(categories=labels))
     assert single.top(1) == [res.lists[0].top(1)[0]]
+
+
+def test_a_ranker_the_catalogue_runs_on_the_same_data_runs_once(caplog):
+    """``--rankers fisher`` beside knowledge sources: the catalogue's Fisher list is that ranker
+    on the same labels; a second copy would count its evidence twice in ``borda``."""
+    paths = kofs.example_paths()
+    labels = kofs.read_labels(paths["labels"], label_column="lineage")
+    expr = kofs.read_expression(paths["expression"], sample_ids=labels.samples)
+    expr, labels = kofs.align_labels(expr, labels)
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        res = kofs.rank(
+            expr, labels=labels, pathways=paths["pathways"], rankers=["fisher", "variance"],
+            aggregate="borda",
+        )  # fmt: skip
+    names = [r.name for r in res.lists]
+    assert "Fisher" in names and "fisher" not in names and "variance" in names
+    assert "catalogue list Fisher is that ranker" in caplog.text
 
 
 def test_aggregation_function_survives_the_subpackage_import():

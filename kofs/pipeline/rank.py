@@ -21,7 +21,7 @@ from kofs._compute.canonical import (
     restore_ranking,
 )
 from kofs._compute.run_cache import kernel_cache
-from kofs.context import Context
+from kofs.context import Context, ListPlan
 from kofs.errors import ParameterError
 from kofs.io._fsops import check_api_options
 from kofs.io.ids import match_gene_ids
@@ -416,7 +416,7 @@ def rank_config(
     elif sources.any() or r.lists is not None:
         plans = kofs_plan(context, r.lists)
         if r.rankers is not None:
-            plans += expression_plan(context, r.rankers)
+            plans += _beside_catalogue(plans, expression_plan(context, r.rankers))
     else:
         sparse = expression.is_sparse or expression.is_chunked
         plan = default_plan(version, sparse=sparse, labels=categories is not None)
@@ -504,3 +504,29 @@ def rank_config(
         markers=tables,
     )
     return result
+
+
+def _beside_catalogue(catalogue: list[ListPlan], extra: list[ListPlan]) -> list[ListPlan]:
+    """The ``--rankers`` lists that are not a catalogue list of the plan again: a ranker that
+    takes no sample similarity, run by a catalogue list on the expression and labels alone
+    (``--rankers fisher`` beside the catalogue's Fisher), has the same inputs and scores, and a
+    second copy would count that evidence twice in an aggregator that does not merge copies
+    (``rra``, ``em``, ``borda``); it runs once, with a warning."""
+    from kofs.pipeline.plans import DATA_INPUTS
+
+    built = {
+        p.ranker: p.name
+        for p in catalogue
+        if set(p.sources) <= DATA_INPUTS and "similarity" not in RANKERS.get(p.ranker).uses
+    }
+    out = []
+    for p in extra:
+        if p.ranker in built:
+            log.warning(
+                "--rankers %s: the catalogue list %s is that ranker on the same data; it runs "
+                "once (as %s)",
+                p.ranker, built[p.ranker], built[p.ranker],
+            )  # fmt: skip
+            continue
+        out.append(p)
+    return out
