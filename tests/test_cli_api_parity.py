@@ -83,10 +83,11 @@ def test_aggregate_on_the_command_line_equals_aggregate_lists(tmp_path):
         assert r.exit_code == 0, (opts, r.output)
         res = kofs.aggregate_lists(lists, **kw)
         cli = pd.read_csv(out / "ranking.tsv", sep="\t", index_col="gene")
-        _same_table(cli, res.final.to_frame())
+        assert list(res.to_frame().columns) == list(cli.columns)  # score:<list> too
+        _same_table(cli, res.to_frame())
         if res.final.weights is not None:
             weights = pd.read_csv(out / "weights.tsv", sep="\t", index_col="list")
-            frame = res.final.weights_frame()
+            frame = res.weights_frame()
             _same_table(weights.loc[frame.index], frame)
 
 

@@ -3,7 +3,7 @@ symbols) and the gene symbols it shows."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,20 +50,7 @@ class RunResult:
         ``rank:<list>`` and ``score:<list>`` (the list's native score; NaN where the list
         lacks the gene) per list (``lists``) and ``evidence`` (``evidence``, when known) --
         the table of ranking.tsv."""
-        import pandas as pd
-
-        df = self.final.to_frame(self.symbols, lists=lists)
-        if lists and self.lists:
-            by_name = {r.name: r for r in self.lists}
-            columns = []
-            for c in df.columns:
-                columns.append(c)
-                r = by_name.get(c[5:]) if c.startswith("rank:") else None
-                if r is not None:
-                    scores = pd.Series(np.asarray(r.scores, dtype=np.float64), index=list(r.genes))
-                    df[f"score:{r.name}"] = scores.reindex(df.index).to_numpy()
-                    columns.append(f"score:{r.name}")
-            df = df[columns]
+        df = ranking_frame(self.final, self.lists, self.symbols, lists_too=lists)
         if evidence and self.evidence is not None:
             ev = self.evidence
             df["evidence"] = [ev.get(g, "") for g in df.index]
@@ -122,3 +109,31 @@ def source_symbols(expression: Expression, sources: Any) -> dict[str, str] | Non
         go_annotations=getattr(go, "annotations", None),
         interactions=getattr(inter, "interactions", None),
     )
+
+
+def ranking_frame(
+    final: AggregateRanking,
+    lists: Sequence[Ranking],
+    symbols: Mapping[str, str] | None = None,
+    *,
+    lists_too: bool = True,
+) -> Any:
+    """The fused ranking as ranking.tsv holds it (a pandas DataFrame indexed by gene id, best
+    first): :meth:`kofs.types.AggregateRanking.to_frame`, with ``score:<list>`` (the list's
+    native score; NaN where the list lacks the gene) after each ``rank:<list>`` of ``lists``
+    (with ``lists_too``)."""
+    import pandas as pd
+
+    df = final.to_frame(symbols, lists=lists_too)
+    if not (lists_too and lists):
+        return df
+    by_name = {r.name: r for r in lists}
+    columns = []
+    for c in df.columns:
+        columns.append(c)
+        r = by_name.get(c[5:]) if c.startswith("rank:") else None
+        if r is not None:
+            scores = pd.Series(np.asarray(r.scores, dtype=np.float64), index=list(r.genes))
+            df[f"score:{r.name}"] = scores.reindex(df.index).to_numpy()
+            columns.append(f"score:{r.name}")
+    return df[columns]

@@ -35,6 +35,7 @@ from kofs.io.gene_lists import (
 )
 from kofs.io.ids import CoverageReport
 from kofs.pipeline.harmonise import harmonise, relevant_in_lists
+from kofs.pipeline.result import ranking_frame
 from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR
 from kofs.types import AggregateRanking, Ranking
 
@@ -79,6 +80,17 @@ class ListAggregation:
     settings: Mapping[str, Any] = field(default_factory=dict)
     timings: Mapping[str, float] = field(default_factory=dict)
     evidence: Mapping[str, str] | None = None
+
+    def to_frame(self, *, lists: bool = True) -> Any:
+        """The fused ranking as ``kofs aggregate`` writes ranking.tsv (a pandas DataFrame
+        indexed by gene id, best first): ``rank``, ``score``, the method's per-gene statistics,
+        then ``rank:<list>`` and ``score:<list>`` per list (``lists``)."""
+        return ranking_frame(self.final, self.lists, lists_too=lists)
+
+    def weights_frame(self) -> Any:
+        """The list weights as weights.tsv holds them
+        (:meth:`kofs.types.AggregateRanking.weights_frame`)."""
+        return self.final.weights_frame()
 
 
 def _is_path(obj: Any) -> bool:
