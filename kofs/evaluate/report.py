@@ -336,7 +336,9 @@ def _split_half_section(result: SplitHalfResult) -> str:
     return (
         "<h2 id='split-half'>Split-half known genes</h2>"
         + _html_table(
-            split_half_glance(result), caption="split_half.tsv (at a glance)", table_id="split-half"
+            split_half_glance(result),
+            caption="split_half.tsv (at a glance)",
+            table_id="split-half-table",
         )  # fmt: skip
         + text
     )
