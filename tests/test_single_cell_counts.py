@@ -81,8 +81,11 @@ def test_a_cell_whose_smallest_count_is_two_is_recovered():
 
 def test_scaled_values_are_refused_with_one_line(sim):
     scaled = sim.X.toarray() - sim.X.toarray().mean(axis=0)
-    with pytest.raises(InputError, match="neither counts nor log1p-normalised counts"):
+    with pytest.raises(InputError, match="holds negative values .as low as -"):
         counts_view(scaled, who="ranker 'x'")
+    # values >= 0 that are not counts: no word of negative values
+    with pytest.raises(InputError, match="neither counts nor log1p-normalised counts .scaled"):
+        counts_view(np.abs(scaled) + 0.37, who="ranker 'x'")
     with pytest.raises(InputError, match="layer counts"):
         run_ranker("pearson-residuals", Expression(scaled, sim.genes, sim.cells))
 

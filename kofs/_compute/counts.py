@@ -279,11 +279,21 @@ def _detect(sample) -> tuple[str | None, sp.csr_matrix | None]:
     return None, None
 
 
-def _refusal(who: str, where: str | None) -> InputError:
+def _refusal(who: str, where: str | None, sample) -> InputError:
+    """The error of values that are not counts; negative values are named (no layer of counts
+    holds them: a layer given as the counts that has them is not one)."""
+    values = as_csr(sample).data
+    low = float(values.min()) if values.size else 0.0
+    what = (
+        f"negative values (as low as {low:.3g}), which neither counts nor log1p-normalised "
+        "counts have (scaled or centred?)"
+        if low < 0
+        else "values that are neither counts nor log1p-normalised counts (scaled, centred or "
+        "otherwise transformed?)"
+    )
     return InputError(
-        f"{who} models raw counts, but the matrix holds values that are neither counts nor "
-        "log1p-normalised counts (scaled, centred or otherwise transformed?); give the counts, "
-        "e.g. --layer counts or --use-raw for an .h5ad (layer=/use_raw= in Python)",
+        f"{who} models raw counts, but the matrix holds {what}; give the counts, e.g. --layer "
+        "counts or --use-raw for an .h5ad (layer=/use_raw= in Python), where the file has them",
         path=where,
     )
 
@@ -341,14 +351,14 @@ def counts_view(X, *, who: str = "this ranker", where: str | None = None) -> Cou
         first = row_chunks(X)[0][0].compute()
         source, _ = _detect(first)
         if source is None:
-            raise _refusal(who, where)
+            raise _refusal(who, where, first)
         C = X.map_blocks(_block_counts, source, dtype=np.float64, meta=sp.csr_matrix((0, 0)))
         cells = _row_totals(C)
         genes = chunk_sum(C, _chunk_gene_totals)
     else:
         source, C = _detect(as_csr(X))
         if source is None:
-            raise _refusal(who, where)
+            raise _refusal(who, where, X)
         cells = np.asarray(C.sum(axis=1)).ravel()
         genes = np.asarray(C.sum(axis=0)).ravel()
     view = Counts(C, np.asarray(cells, float), np.asarray(genes, float), source)
