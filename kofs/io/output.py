@@ -29,7 +29,7 @@ import numpy as np
 
 from kofs.errors import InputError, OutputError, ParameterError
 from kofs.io._fsops import closed_folder, create_new_file, file_digest
-from kofs.types import AggregateRanking, Ranking, seed_scoring
+from kofs.types import AggregateRanking, Ranking
 
 log = logging.getLogger(__name__)
 
@@ -465,28 +465,18 @@ def write_weights(stream_or_path, aggregate: AggregateRanking) -> None:
     """
     if aggregate.weights is None:
         raise ParameterError(f"aggregation {aggregate.method!r} has no source weights to write")
-    diag = aggregate.diagnostics
-    ci = diag.get("weight_ci")
-    sd = diag.get("weight_sd")
-    seeded = diag.get("built_from") or {}
-    head = ["list", "weight"]
-    if ci is not None:
-        head += ["ci_low", "ci_high", "sd"]
-    cross = diag.get("cross_fit") or {}
-    if seeded:
-        head.append("built_from")
-    if cross:
-        head.append("seed_scoring")
-    rows = ["\t".join(head)]
-    for j, (n, w) in enumerate(zip(aggregate.list_names, aggregate.weights.tolist(), strict=True)):
-        row = [_clean(n), format_float(w)]
-        if ci is not None:
-            row += [format_float(float(ci[j][0])), format_float(float(ci[j][1]))]
-            row.append(format_float(float(sd[j])))
-        if seeded:
-            row.append(str(seeded.get(n, 0)))
-        if cross:
-            row.append(seed_scoring(cross.get(n)))
+    # the columns of AggregateRanking.weights_frame, one row per list in the lists' order
+    df = aggregate.weights_frame().loc[list(aggregate.list_names)]
+    rows = ["\t".join(["list", *df.columns])]
+    for n, values in zip(df.index, df.itertuples(index=False), strict=True):
+        row = [_clean(n)]
+        for column, v in zip(df.columns, values, strict=True):
+            if column == "built_from":
+                row.append(str(int(v)))
+            elif column == "seed_scoring":
+                row.append(str(v))
+            else:
+                row.append(format_float(float(v)))
         rows.append("\t".join(row))
     with _sink(stream_or_path) as fh:
         fh.write("\n".join(rows) + "\n")
