@@ -83,6 +83,7 @@ __all__ = [
     "list_from_frame",
     "list_from_ids",
     "list_from_scores",
+    "named_lists",
     "parse_list_spec",
     "read_ranked_lists",
 ]
@@ -1055,11 +1056,7 @@ def read_ranked_lists(
         if spec.column or spec.direction:
             raise ParameterError("a GMT file has no score columns; give just the file", path=path)
         lists = _read_gmt(spec.path)
-        if spec.name and len(lists) == 1:
-            lists = [_renamed(lists[0], spec.name)]
-        elif spec.name:  # several sets: NAME.SET (two files may hold sets of one name)
-            lists = [_renamed(lst, f"{spec.name}.{lst.name}") for lst in lists]
-        return lists
+        return named_lists(lists, spec.name) if spec.name else lists
     raw = read_bytes(spec.path)
     text = raw.decode("utf-8")
     lines = [(i + 1, ln.strip()) for i, ln in enumerate(text.split("\n"))]
@@ -1091,7 +1088,11 @@ def read_ranked_lists(
     ]
 
 
-def _renamed(lst: RankedGeneList, name: str) -> RankedGeneList:
+def named_lists(lists: list[RankedGeneList], name: str) -> list[RankedGeneList]:
+    """A file's lists given as ``NAME=FILE``: its one list named NAME, or each of its several
+    gene sets ``NAME.SET`` (two GMT files may hold sets of one name)."""
     from dataclasses import replace
 
-    return replace(lst, name=name)
+    if len(lists) == 1:
+        return [replace(lists[0], name=name)]
+    return [replace(lst, name=f"{name}.{lst.name}") for lst in lists]

@@ -31,6 +31,7 @@ from kofs.io.gene_lists import (
     list_from_frame,
     list_from_ids,
     list_from_scores,
+    named_lists,
     read_ranked_lists,
 )
 from kofs.io.ids import CoverageReport
@@ -119,11 +120,7 @@ def _read_one(
     if _is_path(obj):
         spec = obj if isinstance(obj, ListSpec) else os.fspath(obj)
         lists = read_ranked_lists(spec, **reading)
-        if name is not None:  # as NAME=FILE: a GMT file's several sets are NAME.SET
-            if len(lists) == 1:
-                return [replace(lists[0], name=name)]
-            lists = [replace(lst, name=f"{name}.{lst.name}") for lst in lists]
-        return lists
+        return lists if name is None else named_lists(lists, name)
     label = name or f"list{index + 1}"
     if isinstance(obj, pd.DataFrame):
         if isinstance(obj.index, pd.MultiIndex) or isinstance(obj.columns, pd.MultiIndex):
