@@ -1594,6 +1594,11 @@ def _reversed_gain(
     return float(_class_test(other, flo, fhi, null, **fit_options)["gain"])
 
 
+#: The least variance of positions, relative to their sum of squares, whose correlation
+#: :func:`_score_correlations` measures (float64 one-pass sums lose ~1e-16 of it).
+_RELATIVE_SPREAD = 1e-10
+
+
 def _score_correlations(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """The correlation (D, D) of every two lists' positions over the genes both place at
     points (Spearman's, for full lists; NaN over fewer than :data:`REVERSED_MIN` genes). Positions, not normal scores: a one-sided test's normal scores
@@ -1613,11 +1618,6 @@ def _score_correlations(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         r = (n * sxy - sx * sx.T) / np.sqrt(var_a * var_b)
     return np.where((n >= REVERSED_MIN) & spread & np.isfinite(r), r, np.nan)
-
-
-#: The least variance of positions, relative to their sum of squares, whose correlation
-#: :func:`_score_correlations` measures (float64 one-pass sums lose ~1e-16 of it).
-_RELATIVE_SPREAD = 1e-10
 
 
 def reversed_list(

@@ -15,7 +15,7 @@ from kofs.errors import ParameterError
 from kofs.options import opt
 from kofs.sources._common import check_similarity_memory
 from kofs.sources._spec import SourceSpec
-from kofs.types import RankerInputs
+from kofs.types import Expression, RankerInputs
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +45,6 @@ def _same_orientation(aux: Any, samples: Sequence[str]) -> Any:
     if wanted <= set(aux.samples) or not wanted <= set(aux.genes) or aux.is_chunked:
         return aux
     log.info("auxiliary data %s: its columns are the features (read transposed)", aux.source)
-    from kofs.types import Expression
-
     values = aux.values.T if aux.is_sparse else np.ascontiguousarray(aux.values.T)
     return Expression(values, aux.samples, aux.genes, source=aux.source)
 
