@@ -662,32 +662,41 @@ class AggregateRanking:
             df.insert(0, "symbol", [symbols.get(g, "") for g in genes])
         return df
 
-    def weights_frame(self) -> Any:
-        """The list weights as a pandas DataFrame indexed by list name, heaviest first: the
-        columns of ``weights.tsv`` (:func:`kofs.io.output.write_weights`) -- ``weight`` and, when
-        the method gives them, ``ci_low``/``ci_high`` (95 % interval) and ``sd``;
-        ``built_from`` (known genes a list was seeded from) when any list was, and
-        ``seed_scoring`` when the aggregator records it. Empty (no rows) for a method without
-        weights."""
-        import pandas as pd
-
-        index = pd.Index(list(self.list_names), name="list")
+    def weights_columns(self) -> dict[str, list]:
+        """The columns of ``weights.tsv`` (:func:`kofs.io.output.write_weights`), one value per
+        list in :attr:`list_names` order, without pandas: ``weight`` and, when the method gives
+        them, ``ci_low``/``ci_high`` (95 % interval) and ``sd``; ``built_from`` (known genes a
+        list was seeded from) when any list was, and ``seed_scoring`` when the aggregator records
+        it. Empty for a method without weights."""
         if self.weights is None:
-            return pd.DataFrame({"weight": []}, index=pd.Index([], name="list"))
-        df = pd.DataFrame({"weight": self.weights}, index=index)
+            return {}
+        cols: dict[str, list] = {"weight": [float(w) for w in self.weights]}
         diag = self.diagnostics
         ci = self.weight_intervals()
         if ci is not None:
-            df["ci_low"], df["ci_high"] = ci[:, 0], ci[:, 1]
+            cols["ci_low"] = [float(v) for v in ci[:, 0]]
+            cols["ci_high"] = [float(v) for v in ci[:, 1]]
             sd = diag.get("weight_sd")
-            if sd is not None and len(sd) == len(index):
-                df["sd"] = np.asarray(sd, dtype=np.float64)
+            if sd is not None and len(sd) == len(self.list_names):
+                cols["sd"] = [float(v) for v in np.asarray(sd, dtype=np.float64)]
         seeded = diag.get("built_from") or {}
         if seeded:
-            df["built_from"] = [int(seeded.get(n, 0)) for n in index]
+            cols["built_from"] = [int(seeded.get(n, 0)) for n in self.list_names]
         cross = diag.get("cross_fit") or {}
         if cross:
-            df["seed_scoring"] = [seed_scoring(cross.get(n)) for n in index]
+            cols["seed_scoring"] = [seed_scoring(cross.get(n)) for n in self.list_names]
+        return cols
+
+    def weights_frame(self) -> Any:
+        """The list weights as a pandas DataFrame indexed by list name, heaviest first, with the
+        columns of :meth:`weights_columns` (those of ``weights.tsv``). Empty (no rows) for a
+        method without weights."""
+        import pandas as pd
+
+        if self.weights is None:
+            return pd.DataFrame({"weight": []}, index=pd.Index([], name="list"))
+        index = pd.Index(list(self.list_names), name="list")
+        df = pd.DataFrame(self.weights_columns(), index=index)
         return df.sort_values("weight", ascending=False, kind="stable")
 
     def __repr__(self) -> str:

@@ -465,18 +465,14 @@ def write_weights(stream_or_path, aggregate: AggregateRanking) -> None:
     """
     if aggregate.weights is None:
         raise ParameterError(f"aggregation {aggregate.method!r} has no source weights to write")
-    # the columns of AggregateRanking.weights_frame, one row per list in the lists' order
-    df = aggregate.weights_frame().loc[list(aggregate.list_names)]
-    rows = ["\t".join(["list", *df.columns])]
-    for n, values in zip(df.index, df.itertuples(index=False), strict=True):
+    # AggregateRanking.weights_columns (pandas-free: a bulk run does not load pandas to write)
+    cols = aggregate.weights_columns()
+    rows = ["\t".join(["list", *cols])]
+    for j, n in enumerate(aggregate.list_names):
         row = [_clean(n)]
-        for column, v in zip(df.columns, values, strict=True):
-            if column == "built_from":
-                row.append(str(int(v)))
-            elif column == "seed_scoring":
-                row.append(str(v))
-            else:
-                row.append(format_float(float(v)))
+        for column, values in cols.items():
+            v = values[j]
+            row.append(str(v) if column in ("built_from", "seed_scoring") else format_float(v))
         rows.append("\t".join(row))
     with _sink(stream_or_path) as fh:
         fh.write("\n".join(rows) + "\n")
