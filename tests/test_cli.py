@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -358,3 +359,47 @@ def test_parameter_of_a_ranker_without_parameters(small):
         main, ["rank", str(expr), "--rankers", "variance", "--param", "variance.x=1", "-o", "-"]
     )
     assert r.exit_code == 2 and "there is none to set" in r.stderr
+
+
+def test_a_file_name_that_is_not_utf8_is_written_and_read_back(small, tmp_path):
+    """A Latin-1 file name (or any non-ASCII name under LC_ALL=C without UTF-8 mode) reaches
+    Python as lone surrogates, which UTF-8 cannot encode: the run writes its folder (the
+    manifest and the resolved config keep the exact path as escapes, the tables show "?"),
+    and `kofs run` of that config finds the file again."""
+    expr, _, _ = small
+    try:
+        odd = tmp_path / os.fsdecode(b"lat\xe9")
+        odd.mkdir()
+    except (OSError, UnicodeError):
+        pytest.skip("this file system refuses names that are not UTF-8")
+    data = odd / "expr.tsv"
+    data.write_bytes(expr.read_bytes())
+    lists = odd / os.fsdecode(b"l\xe9.tsv")  # a list named after its file
+    lists.write_text("gene\tscore\nG0\t3\nG1\t2\nG2\t1\n")
+    other = odd / "other.tsv"
+    other.write_text("gene\tscore\nG0\t3\nG2\t2\nG1\t1\n")
+    out = tmp_path / "out"
+    assert run(["rank", str(data), "--rankers", "variance", "-o", str(out)]).exit_code == 0
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["inputs"]["expression"]["path"] == str(data)
+    assert (
+        run(["run", str(out / "config.resolved.yaml"), "-o", str(tmp_path / "again")]).exit_code
+        == 0
+    )
+    assert (tmp_path / "again" / "ranking.tsv").read_bytes() == (out / "ranking.tsv").read_bytes()
+    (out / "report.html").read_text(encoding="utf-8")  # valid UTF-8
+    agg = tmp_path / "agg"
+    r = run(
+        [
+            "aggregate",
+            f"{lists}:score:desc",
+            f"{other}:score:desc",
+            "--aggregate",
+            "borda",
+            "-o",
+            str(agg),
+        ]
+    )
+    assert r.exit_code == 0, r.output
+    header = (agg / "ranking.tsv").read_text(encoding="utf-8").splitlines()[0]
+    assert header.endswith("rank:l?\tscore:l?\trank:other\tscore:other")

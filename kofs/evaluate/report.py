@@ -18,7 +18,7 @@ import numpy as np
 from kofs.errors import OutputError, ParameterError
 from kofs.evaluate.core import EvaluationResult, agreement
 from kofs.evaluate.split import SplitHalfResult
-from kofs.io.output import format_float, write_json
+from kofs.io.output import format_float, write_json, write_text
 from kofs.io.output_folder import atomic_dir
 from kofs.report.html import esc, html_table, page, provenance_html
 from kofs.types import Expression
@@ -124,15 +124,13 @@ def write_evaluation(
     figures: list[tuple[str, str]] = []
     with atomic_dir(out) as tmp:
         (tmp / "figures").mkdir()
-        (tmp / "evaluation.tsv").write_text(_tsv(result.table), encoding="utf-8")
-        (tmp / "accuracy.tsv").write_text(_tsv(pd.DataFrame(result.accuracy)), encoding="utf-8")
+        write_text(tmp / "evaluation.tsv", _tsv(result.table))
+        write_text(tmp / "accuracy.tsv", _tsv(pd.DataFrame(result.accuracy)))
         record = {"settings": result.settings, "notes": result.notes, "weights": result.weights}
         if split_half is not None:
-            (tmp / "split_half.tsv").write_text(_tsv(split_half.table), encoding="utf-8")
-            (tmp / "split_half_draws.tsv").write_text(_tsv(split_half.draws), encoding="utf-8")
-            (tmp / "split_half.md").write_text(
-                _markdown(split_half_glance(split_half)), encoding="utf-8"
-            )
+            write_text(tmp / "split_half.tsv", _tsv(split_half.table))
+            write_text(tmp / "split_half_draws.tsv", _tsv(split_half.draws))
+            write_text(tmp / "split_half.md", _markdown(split_half_glance(split_half)))
             record["split_half"] = split_half.settings
         if provenance:
             record["provenance"] = dict(provenance)
@@ -186,9 +184,9 @@ def write_evaluation(
             provenance=provenance,
             split_half=split_half,
         )
-        (tmp / "report.html").write_text(html, encoding="utf-8")
+        write_text(tmp / "report.html", html)
         for name, text in (extra_files or {}).items():
-            (tmp / name).write_text(text, encoding="utf-8")
+            write_text(tmp / name, text)
         written = sorted(str(out / p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
     log.info("evaluation written to %s", out)
     return written

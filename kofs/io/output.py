@@ -18,6 +18,7 @@ import logging
 import math
 import os
 import platform
+import re
 import secrets
 import sys
 import zipfile
@@ -32,6 +33,10 @@ from kofs.io._fsops import closed_folder, create_new_file, file_digest
 from kofs.types import AggregateRanking, Ranking
 
 log = logging.getLogger(__name__)
+
+#: A lone surrogate: how Python holds a byte of a file name that is not UTF-8 (a Latin-1 name;
+#: any non-ASCII name under LC_ALL=C without UTF-8 mode). UTF-8 cannot encode it.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 __all__ = [
     "write_similarity_npz",
@@ -48,6 +53,7 @@ __all__ = [
     "write_error",
     "write_stdout",
     "write_json",
+    "write_text",
     "write_ranking",
     "write_weights",
 ]
@@ -237,7 +243,7 @@ def write_stdout(text: str) -> None:
             path=None,
         )
     try:
-        stream.write(text)
+        stream.write(_LONE_SURROGATE.sub("?", text))  # as atomic_file writes them
         stream.flush()
     except BrokenPipeError:
         raise
@@ -282,7 +288,9 @@ def atomic_file(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
             raise write_error(exc, target) from None
     if fd is None:
         raise OutputError("cannot create a temporary file", path=target)
-    kwargs = {} if mode == "wb" else {"encoding": "utf-8", "newline": "\n"}
+    # errors="replace": UTF-8 encodes every character but a lone surrogate, which is how Python
+    # holds a byte of a file name that is not UTF-8 (a list named after such a file): "?"
+    kwargs = {} if mode == "wb" else {"encoding": "utf-8", "newline": "\n", "errors": "replace"}
     fh = os.fdopen(fd, mode, **kwargs)
     try:
         yield fh
@@ -533,6 +541,13 @@ def _jsonable(obj: Any) -> Any:
     return str(obj)
 
 
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to the file ``path`` in UTF-8 (not atomically: for files inside a folder
+    :func:`kofs.io.output_folder.atomic_dir` replaces whole), a lone surrogate (a byte of a file
+    name that is not UTF-8) as ``?``, as :func:`atomic_file` writes it."""
+    Path(path).write_text(text, encoding="utf-8", errors="replace")
+
+
 def write_json(path: str | os.PathLike, obj: Any) -> None:
     """Write ``obj`` as JSON (sorted keys, indent 2, UTF-8, final newline), atomically.
 
@@ -540,6 +555,8 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
     so the file is strict JSON. ``"-"`` writes to stdout.
     """
     text = json.dumps(_jsonable(obj), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
+    # a path holding lone surrogates: JSON's \uXXXX escape keeps them (read back: the same path)
+    text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     with _sink(path) as fh:
         fh.write(text + "\n")
 

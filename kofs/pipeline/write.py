@@ -25,6 +25,7 @@ from kofs.io.output import (
     write_json,
     write_ranking,
     write_stdout,
+    write_text,
     write_weights,
 )
 from kofs.io.output_folder import atomic_dir
@@ -254,7 +255,7 @@ def write_run(
             frame.to_csv(tmp / "markers.tsv", sep="\t", index=False, float_format="%.10g")
             names.append("markers.tsv")
         for name, text in (extra_files or {}).items():
-            (tmp / name).write_text(text, encoding="utf-8")
+            write_text(tmp / name, text)
             names.append(name)
         write_json(tmp / "manifest.json", dict(manifest_data))
         names.append("manifest.json")
