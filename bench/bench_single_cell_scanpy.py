@@ -15,6 +15,10 @@ cells takes ~1-2 minutes):
   seeds ``KOFS_BENCH_SC_SEEDS`` (default 1,2,3), written as scanpy users hold them: ``X``
   log-normalised (``normalize_total`` + ``log1p``), the counts in ``layers["counts"]``, the
   groups in ``obs["group"]``; truth: the DE genes (identity) and the nuisance genes;
+* ``indep`` (not run by default): ``bench/_sim_independent.py``, a generator written apart from
+  kofs's (two lineages with sub-types, Laplace fold changes up and down, type-specific depth,
+  cycle, stress and mitochondrial programmes), 5,000 cells x 8,000 genes, seeds
+  ``KOFS_BENCH_SC_SEEDS``; truth: genes whose mean differs between two types by >= 0.5 log2;
 * ``pbmc``: the bundled ``pbmc68k_reduced`` (700 PBMCs x 765 genes, log-normalised, FACS
   types in ``obs["bulk_labels"]``); its counts layer recovered from ``X`` (kofs's recovery,
   exact) for scanpy's count flavours; truth: the 10 genes per cell type with the highest
@@ -85,6 +89,21 @@ a = ad.AnnData(sp.csr_matrix(L, dtype=np.float32),
                obs=pd.DataFrame({{"group": pd.Categorical(d.labels())}}, index=list(d.cells)),
                var=pd.DataFrame({{"de": d.de, "nuisance": d.nuisance}}, index=list(d.genes)))
 a.layers["counts"] = sp.csr_matrix(X, dtype=np.float32)
+a.write_h5ad({path!r})
+"""
+
+GENERATE_INDEPENDENT = """
+import sys; sys.path.insert(0, {here!r})
+import numpy as np, pandas as pd, scipy.sparse as sp, anndata as ad
+from _sim_independent import simulate
+X, groups, names, identity, nuisance = simulate({n}, {m}, seed={seed})
+s = np.asarray(X.sum(axis=1)).ravel()
+L = sp.csr_matrix(sp.diags(np.median(s) / s) @ X, dtype=np.float64); L.data = np.log1p(L.data)
+a = ad.AnnData(sp.csr_matrix(L, dtype=np.float32),
+               obs=pd.DataFrame({{"group": pd.Categorical(groups)}},
+                                index=[f"cell{{i}}" for i in range(X.shape[0])]),
+               var=pd.DataFrame({{"de": identity, "nuisance": nuisance}}, index=list(names)))
+a.layers["counts"] = X
 a.write_h5ad({path!r})
 """
 
@@ -213,6 +232,21 @@ def _datasets() -> list[tuple[str, Path, dict]]:
                         {"k": (200, 500, 1000, 2000), "cluster": 500},
                     )
                 )
+    if "indep" in cases:
+        # bench/_sim_independent.py: a generator written apart from kofs's (cell-type
+        # hierarchy, Laplace fold changes, type-specific depth, cycle/stress/mitochondrial)
+        for seed in map(int, _env_list("KOFS_BENCH_SC_SEEDS", "1,2,3")):
+            path = _scratch() / f"independent_5000x8000_seed{seed}.h5ad"
+            if not path.exists():
+                run_child(GENERATE_INDEPENDENT.format(here=str(HERE), n=5000, m=8000, seed=seed,
+                                                      path=str(path)))  # fmt: skip
+            out.append(
+                (
+                    f"independent 5k seed {seed}",
+                    path,
+                    {"k": (100, 200, 500), "cluster": 500},
+                )
+            )
     if "pbmc" in cases:
         path = _scratch() / "pbmc68k_reduced_counts.h5ad"
         if not path.exists():
