@@ -102,6 +102,25 @@ def test_10x_keeps_gene_expression_features(tmp_path):
     assert read_10x_mtx(tmp_path / "f").n_genes == 28
 
 
+@pytest.mark.parametrize(
+    "types", [["Antibody Capture"] * 30, ["Antibody Capture"] * 28 + ["CRISPR Guide Capture"] * 2]
+)
+def test_10x_features_none_of_them_genes_are_refused(tmp_path, types):
+    """A 10x folder (or .h5) whose features are all antibodies (a CITE-seq ADT library alone),
+    or antibodies and guides, was ranked as if its rows were genes (exit 0, no word): the
+    'Gene Expression' filter applied only when that type was among several."""
+    _write_10x_folder(tmp_path / "f", _raw_counts(), types=types)
+    with pytest.raises(InputError, match="holds no 'Gene Expression' feature \\(its 30") as e:
+        read_10x_mtx(tmp_path / "f")
+    assert e.value.path == str(tmp_path / "f" / "features.tsv.gz")
+    _write_10x_h5(tmp_path / "m.h5", _raw_counts())
+    with h5py.File(tmp_path / "m.h5", "a") as f:
+        del f["matrix/features/feature_type"]
+        f["matrix/features/feature_type"] = np.array([t.encode() for t in types])
+    with pytest.raises(InputError, match="holds no 'Gene Expression' feature"):
+        read_10x_h5(tmp_path / "m.h5")
+
+
 @pytest.mark.parametrize("which", ["features", "barcodes"])
 def test_10x_comma_separated_or_falsely_gzipped_tsv_is_named(tmp_path, which):
     """A comma-separated features file was read whole, one id per line ('ENSG...,G0,Gene

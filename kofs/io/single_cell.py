@@ -14,7 +14,8 @@ scipy.io; nothing here parses HDF5 by hand.
 * 10x ``.h5`` (Cell Ranger v3 ``matrix`` group, or the v2 per-genome group): read with h5py.
 
 10x genes are named by their Ensembl id (unique), with the symbol as an annotation; only
-features of type "Gene Expression" are kept when several types are present.
+features of type "Gene Expression" are kept when several types are present, and a matrix
+without any (antibody capture alone, ...) is refused.
 
 Identities are checked the same way in every format: duplicated cell ids (``obs_names``, 10x
 barcodes) or gene ids are refused, naming the file and an example (two cells with one id would
@@ -606,9 +607,14 @@ def _read_tsv(path: Path, what: str) -> pd.DataFrame:
     return table
 
 
+#: A feature type that is a gene (Cell Ranger writes "Gene Expression"; compared in lower case).
+_GENE_TYPE = "gene expression"
+
+
 def _tenx_expression(
     counts: sp.csr_matrix, ids: list[str], names: list[str], types: list[str] | None,
     barcodes: list[str], source: str, barcodes_file: str | None = None,
+    features_file: str | None = None,
 ) -> Expression:  # fmt: skip
     _check_ids(
         barcodes,
@@ -616,16 +622,24 @@ def _tenx_expression(
         barcodes_file or source,
         "each cell needs its own barcode (a damaged or concatenated barcodes file?)",
     )
-    if types is not None and len(set(types)) > 1:
-        keep = np.array([t == "Gene Expression" for t in types])
-        if keep.any():
-            log.warning(
-                "%s: kept the %d 'Gene Expression' features of %d (types: %s)",
-                source, int(keep.sum()), len(types), ", ".join(sorted(set(types))),
-            )  # fmt: skip
-            idx = np.flatnonzero(keep)
-            counts = counts[:, idx]
-            ids, names = [ids[i] for i in idx], [names[i] for i in idx]
+    keep = None if types is None else np.array([_GENE_TYPE == t.lower() for t in types])
+    if keep is not None and not keep.any():
+        # an antibody (ADT), CRISPR guide or peak matrix alone: its rows are no genes
+        kinds = ", ".join(sorted(set(types or ())))
+        raise InputError(
+            f"holds no 'Gene Expression' feature (its {len(keep)} features are {kinds}); kofs "
+            "ranks genes: give the matrix of the gene expression library (or, to rank these "
+            "features as they are, write Gene Expression in their type column)",
+            path=features_file or source,
+        )
+    if keep is not None and not keep.all():
+        log.warning(
+            "%s: kept the %d 'Gene Expression' features of %d (types: %s)",
+            source, int(keep.sum()), len(keep), ", ".join(sorted(set(types or ()))),
+        )  # fmt: skip
+        idx = np.flatnonzero(keep)
+        counts = counts[:, idx]
+        ids, names = [ids[i] for i in idx], [names[i] for i in idx]
     _check_ids(ids, "feature id", source, "each feature needs its own id")
     if counts.shape[0] < 2:
         raise InputError(f"has {counts.shape[0]} cell(s); at least 2 are needed", path=source)
@@ -683,8 +697,9 @@ def read_10x_mtx(folder: str | os.PathLike, prefix: str = "") -> Expression:
     names = features[1].tolist() if features.shape[1] > 1 else ids
     types = features[2].tolist() if features.shape[1] > 2 else None
     return _tenx_expression(
-        counts, ids, names, types, barcodes, str(folder), str(files["barcodes"])
-    )
+        counts, ids, names, types, barcodes, str(folder), str(files["barcodes"]),
+        str(files["features"]),
+    )  # fmt: skip
 
 
 def _strings(values: np.ndarray) -> list[str]:
