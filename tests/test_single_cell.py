@@ -549,6 +549,29 @@ def test_an_h5ad_whose_var_or_obs_holds_no_index_is_refused(tmp_path, cells, gro
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("chunk", [None, "3"])
+@pytest.mark.parametrize("group, noun", [("var", "genes"), ("obs", "cells"), ("raw/var", "genes")])
+def test_an_h5ad_whose_var_or_obs_has_no_encoding_type_is_refused(
+    tmp_path, cells, group, noun, chunk
+):
+    """A var (or obs, or raw/var with --use-raw) group holding its ``_index`` but no
+    ``encoding-type`` attribute (written by another tool than anndata): anndata reads it as a
+    mapping, its ids a column, and the genes were ranked as 0, 1, ... (exit 0)."""
+    a = _adata(cells)
+    a.raw = a.copy()
+    a.write_h5ad(tmp_path / "a.h5ad")
+    with h5py.File(tmp_path / "a.h5ad", "a") as f:
+        for attr in ("encoding-type", "encoding-version"):
+            del f[group].attrs[attr]
+    args = ["rank", str(tmp_path / "a.h5ad"), "--no-report", "-o", str(tmp_path / "o")]
+    args += ["--use-raw"] if group == "raw/var" else []
+    r = CliRunner().invoke(main, args + (["--chunk-size", chunk] if chunk else []))
+    says = f"a.h5ad: {group} holds its ids without anndata's encoding-type attribute"
+    assert r.exit_code == 2 and says in r.stderr, r.stderr
+    assert f"numbers the {noun} 0, 1, ...: write the file again with anndata" in r.stderr
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize(
     "name, content, says",
     [

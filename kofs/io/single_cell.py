@@ -342,42 +342,56 @@ def read_h5ad(path: str | os.PathLike, *, backed: bool = False) -> Any:
 
 def _check_h5ad_groups(path: str | os.PathLike, *, use_raw: bool = False) -> None:
     """An .h5ad without its ``var`` or ``obs`` group, or with one that holds no index (no
-    ``_index`` attribute naming a dataset of ids, as a group written by another tool): anndata
-    makes up ids 0, 1, ... and the genes (or cells) would be ranked under numbers. With
-    ``use_raw`` the ``raw/var`` group is checked too."""
+    ``_index`` attribute naming a dataset of ids, as a group written by another tool), or one
+    that holds it without anndata's ``encoding-type`` (which anndata then reads as a mapping,
+    its ids a column): anndata makes up ids 0, 1, ... and the genes (or cells) would be ranked
+    under numbers. With ``use_raw`` the ``raw/var`` group is checked too."""
     h5py = require("h5py", "reading an .h5ad file")
     try:
         with h5py.File(path, "r") as f:
-            missing = [k for k in ("obs", "var") if k not in f or not _has_index(f[k], h5py)]
+            groups = [(k, f.get(k)) for k in ("obs", "var")]
             raw = f.get("raw") if use_raw else None
             if isinstance(raw, h5py.Group) and "X" in raw:
-                if "var" not in raw or not _has_index(raw["var"], h5py):
-                    missing.append("raw/var")
+                groups.append(("raw/var", raw.get("var")))
+            problems = {k: _index_problem(elem, h5py) for k, elem in groups}
     except (OSError, ValueError, RuntimeError):
         return  # not HDF5 at all: anndata's own message says so
+    what = {"var": "gene ids (var)", "obs": "cell ids (obs)", "raw/var": "raw gene ids (raw/var)"}
+    missing = [k for k, problem in problems.items() if problem == "missing"]
     if missing:
-        what = {
-            "var": "gene ids (var)",
-            "obs": "cell ids (obs)",
-            "raw/var": "raw gene ids (raw/var)",
-        }
         raise InputError(
             f"has no {' and no '.join(what[k] for k in missing)}: the file is damaged or was "
             "not written by anndata",
             path=os.fspath(path),
         )
+    bare = [k for k, problem in problems.items() if problem == "unencoded"]
+    if bare:
+        raise InputError(
+            f"{' and '.join(bare)} {'holds its ids' if len(bare) == 1 else 'hold their ids'} "
+            "without anndata's encoding-type attribute (written by another tool?), so anndata "
+            "reads them as a column and numbers the "
+            f"{' and '.join(dict.fromkeys('cells' if k == 'obs' else 'genes' for k in bare))} "
+            "0, 1, ...: write the file again with anndata",
+            path=os.fspath(path),
+        )
 
 
-def _has_index(elem: Any, h5py: Any) -> bool:
-    """Whether an .h5ad's ``obs``/``var`` element holds its ids: a dataframe group names the
-    dataset of its index in its ``_index`` attribute (a compound dataset, anndata's format
-    before 0.7, is left to anndata)."""
+def _index_problem(elem: Any, h5py: Any) -> str | None:
+    """What keeps anndata from reading the ids of an .h5ad's ``obs``/``var`` element:
+    ``"missing"`` (no element, or a group whose ``_index`` attribute names no dataset of it),
+    ``"unencoded"`` (a group with its index but without ``encoding-type``: anndata reads it as
+    a mapping), or None. A compound dataset, anndata's format before 0.7, is left to
+    anndata."""
+    if elem is None:
+        return "missing"
     if not isinstance(elem, h5py.Group):
-        return True
+        return None
     key = elem.attrs.get("_index")
     if isinstance(key, bytes):
         key = key.decode(errors="replace")
-    return isinstance(key, str) and key in elem
+    if not (isinstance(key, str) and key in elem):
+        return "missing"
+    return None if elem.attrs.get("encoding-type") is not None else "unencoded"
 
 
 def _string_columns(frame: pd.DataFrame) -> dict[str, list[str]]:
