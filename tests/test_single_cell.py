@@ -254,6 +254,27 @@ def test_rank_anndata_stores_results(cells):
         kofs.rank(a, labels="celltype")
 
 
+def test_a_second_run_on_an_anndata_leaves_nothing_of_the_first(tmp_path, cells):
+    """kofs.rank on an AnnData that holds an earlier run (also read back from .h5ad) kept the
+    earlier run's list columns (kofs_rank_fisher, ...) and its marker tables
+    (uns['kofs_markers']) beside the new run's, as if they belonged to it; columns of the
+    user's and of another key stay."""
+    from kofs.io.adata_results import store_result
+
+    a = _adata(cells)
+    a.var["kofs_note"] = "mine"
+    first = kofs.rank(a, labels="cell_type", rankers=["fisher", "variance"])
+    store_result(a, first, key="other")
+    a.write_h5ad(tmp_path / "a.h5ad")
+    b = ad.read_h5ad(tmp_path / "a.h5ad")
+    kofs.rank(b, rankers=["variance"], markers="none")
+    assert "kofs_rank_fisher" not in b.var and "kofs_rank_variance" in b.var
+    assert "kofs_markers" not in b.uns and "other_markers" in b.uns
+    assert "other_rank_fisher" in b.var
+    kept = {"gene_symbols", "kofs_note", *(c for c in b.var if c.startswith("other_"))}
+    assert set(b.var) == kept | set(b.uns["kofs"]["var_columns"])
+
+
 def test_rank_anndata_reuses_obsp_graph(cells):
     from kofs.knowledge.similarity import similarity_from_array
 

@@ -7,7 +7,9 @@ by gene id, so ``adata.var.sort_values("kofs_rank")`` lists the genes best first
 ``kofs_score_<list>`` (native scores of the ranker). Genes not ranked (e.g. ``use_raw`` ranked
 ``raw.var`` genes absent from ``var``) get a missing value (``<NA>`` ranks, NaN scores).
 ``adata.uns["kofs"]`` holds the aggregation method, the lists, the list weights, the
-run's settings and the versions of the software, all writable to ``.h5ad``. With marker tables
+run's settings, the versions of the software and the ``var`` columns written
+(``var_columns``), all writable to ``.h5ad``. A later run stored under the same key first
+removes those columns and the marker tables of the earlier one. With marker tables
 (labels), ``adata.uns["kofs_markers"]`` holds them in the layout of scanpy's
 ``rank_genes_groups`` (structured arrays ``names``, ``scores``, ``logfoldchanges``, ``pvals``,
 ``pvals_adj`` indexed by group, each group's genes by decreasing score, and ``params``), so
@@ -93,13 +95,18 @@ def store_result(adata: Any, result: Any, *, key: str = "kofs") -> None:
         col = pd.Series(pos, index=list(ranking.genes)).reindex(index)
         return col.to_numpy(np.int64) if not col.isna().any() else col.astype("Int64").array
 
-    adata.var[f"{key}_rank"] = positions(final)
-    adata.var[f"{key}_score"] = column(final.scores, final.genes)
+    columns: dict[str, Any] = {
+        f"{key}_rank": positions(final),
+        f"{key}_score": column(final.scores, final.genes),
+    }
     for name, values in dict(getattr(final, "statistics", None) or {}).items():
-        adata.var[f"{key}_{name}"] = column(values, final.genes)
+        columns[f"{key}_{name}"] = column(values, final.genes)
     for ranking in result.lists:
-        adata.var[f"{key}_rank_{ranking.name}"] = positions(ranking)
-        adata.var[f"{key}_score_{ranking.name}"] = column(ranking.scores, ranking.genes)
+        columns[f"{key}_rank_{ranking.name}"] = positions(ranking)
+        columns[f"{key}_score_{ranking.name}"] = column(ranking.scores, ranking.genes)
+    _drop_previous(adata, key)
+    for name, values in columns.items():
+        adata.var[name] = values
     weights = (
         {}
         if final.weights is None
@@ -120,8 +127,23 @@ def store_result(adata: Any, result: Any, *, key: str = "kofs") -> None:
             "higher_is_better": {r.name: bool(r.higher_is_better) for r in result.lists},
             "params": dict(result.settings),
             "versions": versions,
+            "var_columns": list(columns),
         }
     )
     tables = getattr(result, "markers", None)
     if tables is not None:
         adata.uns[f"{key}_markers"] = _marker_uns(tables)
+
+
+def _drop_previous(adata: Any, key: str) -> None:
+    """Remove what an earlier :func:`store_result` under ``key`` wrote: the ``var`` columns
+    its ``uns[key]["var_columns"]`` names and ``uns[key + "_markers"]``, so that no list,
+    statistic or marker table of an earlier run stays beside this run's."""
+    previous = adata.uns.get(key)
+    named = previous.get("var_columns") if isinstance(previous, Mapping) else None
+    if named is not None:
+        stale = [c for c in np.asarray(named, dtype=object).ravel().tolist() if c in adata.var]
+        if stale:
+            adata.var = adata.var.drop(columns=stale)
+    if f"{key}_markers" in adata.uns:
+        del adata.uns[f"{key}_markers"]
