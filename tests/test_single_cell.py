@@ -223,6 +223,32 @@ def test_bad_10x_inputs(tmp_path):
         read_10x_h5(tmp_path / "x.h5")
 
 
+def test_an_anndata_of_genes_x_cells_is_refused(tmp_path):
+    """An AnnData built genes x cells (sc.read_csv of a genes x cells table without .T): its
+    cells were ranked as genes, exit 0. Barcode-like gene ids beside gene-like cell ids say
+    so; the right way round, or with ids that tell nothing, it is read."""
+    rng = np.random.default_rng(0)
+    barcodes = ["".join(rng.choice(list("ACGT"), 16)) + "-1" for _ in range(40)]
+    genes = [f"ENSG{j:011d}" for j in range(30)]
+    X = sp.random(30, 40, density=0.3, format="csr", random_state=0) * 10
+    a = ad.AnnData(X, obs=pd.DataFrame(index=genes), var=pd.DataFrame(index=barcodes))
+    with pytest.raises(InputError, match="X looks transposed \\(genes x cells\\): its genes"):
+        kofs.rank(a)
+    a.write_h5ad(tmp_path / "t.h5ad")
+    r = CliRunner().invoke(main, ["rank", str(tmp_path / "t.h5ad"), "-o", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "t.h5ad: X looks transposed" in r.stderr, r.stderr
+    assert "transpose it (adata = adata.T)" in r.stderr and not (tmp_path / "o").exists()
+    e, _ = read_single_cell(_write(tmp_path / "u.h5ad", a.T.copy()))
+    assert e.genes[0] == genes[0]
+    numbered = ad.AnnData(X.T.tocsr())  # ids 0, 1, ...: nothing to tell
+    assert read_single_cell(_write(tmp_path / "n.h5ad", numbered))[0].n_genes == 30
+
+
+def _write(path, adata):
+    adata.write_h5ad(path)
+    return path
+
+
 def test_h5ad_layers_raw_and_labels(tmp_path, cells):
     a = _adata(cells)
     a.raw = a.copy()

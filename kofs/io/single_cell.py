@@ -517,6 +517,7 @@ def adata_expression(
         raise InputError(f"has {len(cells)} cell(s); at least 2 are needed", path=source)
     if not genes:
         raise InputError(f"{where} has no genes (var is empty)", path=source)
+    _check_orientation(genes, cells, where, source)
     _check_finite(X, where, source)
     log.info("%s: %d cells x %d genes (%s)", source or "AnnData", len(cells), len(genes), where)
     return Expression(
@@ -527,6 +528,26 @@ def adata_expression(
         annotations=_gene_annotations(var),
         source=source,
     )
+
+
+#: How sure the ids must be (:func:`kofs.io.expression._id_vote`: +1 every id gene-like, -1
+#: every id sample-like) before an AnnData is called transposed; it has no option to override.
+_TRANSPOSED_VOTE = 0.9
+
+
+def _check_orientation(genes: list[str], cells: list[str], where: str, path: str | None) -> None:
+    """An AnnData built genes x cells (``sc.read_csv`` of a genes x cells table without ``.T``,
+    ``AnnData(df)`` of such a frame): its var_names look like cell ids (10x barcodes, GSM, ...)
+    and its obs_names like gene ids. Its cells would be ranked as genes; refused."""
+    from kofs.io.expression import _id_vote
+
+    if _id_vote(genes) <= -_TRANSPOSED_VOTE and _id_vote(cells) >= _TRANSPOSED_VOTE:
+        raise InputError(
+            f"{where} looks transposed (genes x cells): its genes (var_names {genes[0]!r}, ...) "
+            f"look like cell ids and its cells (obs_names {cells[0]!r}, ...) like gene ids; "
+            "an AnnData holds cells x genes: transpose it (adata = adata.T) and write it again",
+            path=path,
+        )
 
 
 def _check_finite(X: Any, where: str, path: str | None) -> None:
