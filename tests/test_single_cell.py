@@ -434,6 +434,34 @@ def test_obs_labels_are_read_as_a_labels_file_is(tmp_path):
     )
 
 
+@pytest.mark.parametrize("bad", ["T\tcell", "T\ncell"])
+def test_a_label_holding_a_tab_or_a_line_break_is_refused(tmp_path, bad):
+    """A class holding a tab or a line break (an obs category, a quoted field of a CSV labels
+    file, a Python list) became markers.tsv's group field and split its rows (9 fields, or a
+    row across two lines), exit 0; it is refused as an id holding one is."""
+    X = np.arange(24, dtype=float).reshape(6, 4)
+    cells = [f"c{i}" for i in range(6)]
+    obs = pd.DataFrame({"cell_type": [bad, bad, "b", "b", "a", "a"]}, index=cells)
+    path = tmp_path / "a.h5ad"
+    ad.AnnData(X, obs=obs).write_h5ad(path)
+    csv = tmp_path / "labels.csv"
+    csv.write_text(
+        "cell,type\n" + "".join(f'{c},"{v}"\n' for c, v in zip(cells, obs.cell_type, strict=True))
+    )
+    shown = repr(bad)
+    cases = [(["obs:cell_type"], f"{path}: label {shown} (cell c0) of obs column")]
+    if "\t" in bad:  # the labels reader refuses a line break inside a field itself
+        cases.append(([str(csv)], f"{csv}: label {shown} (line 2) holds"))
+    for labels, says in cases:
+        r = CliRunner().invoke(main, ["rank", str(path), "--labels", *labels, "--rankers",
+                                      "fisher", "-o", str(tmp_path / "o")])  # fmt: skip
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert says in r.stderr and "holds a tab or a line break" in r.stderr, r.stderr
+        assert not (tmp_path / "o").exists()
+    with pytest.raises(InputError, match=f"label {re.escape(shown)} \\(sample c0\\) holds a tab"):
+        kofs.rank(pd.DataFrame(X, index=cells), labels=list(obs.cell_type), rankers=["fisher"])
+
+
 def test_file_options_on_single_cell_data_warn_once(tmp_path, cells):
     """--labels obs:COLUMN names its column and keeps the cells without a value: the options
     that read a labels file change nothing, and say so; so do those that read a CSV/TSV

@@ -17,7 +17,14 @@ from kofs.types import Expression, SampleCategories
 
 log = logging.getLogger(__name__)
 
-__all__ = ["read_labels", "read_cls", "align_labels", "check_label_spelling", "label_columns"]
+__all__ = [
+    "read_labels",
+    "read_cls",
+    "align_labels",
+    "check_label_spelling",
+    "check_label_text",
+    "label_columns",
+]
 
 _SAMPLE_NAMES = ("sample", "sample_id", "sampleid", "sample id", "samples", "id")
 
@@ -62,13 +69,15 @@ def check_label_spelling(
     the same number ("1" / "1.0", a column of numbers written by two programs): an
     InputError naming both with their places (``place(i)`` of the i-th label: ``"line 3"``,
     ``"cell AAAC-1"``) and what they are labels ``of`` (``" of obs column 'cell_type'"``).
-    Empty labels (unlabelled) are skipped."""
+    A label holding a tab or a line break is refused too (:func:`check_label_text`). Empty
+    labels (unlabelled) are skipped."""
     first: dict[str, tuple[str, int]] = {}
     seen: set[str] = set()
     for i, v in enumerate(labels):
         if v in seen or not v:
             continue
         seen.add(v)
+        check_label_text(v, place(i), path, of=of)
         key = _fold(v)
         if key in first:
             a, j = first[key]
@@ -83,6 +92,17 @@ def check_label_spelling(
                 path=path,
             )
         first[key] = (v, i)
+
+
+def check_label_text(label: str, place: str, path: str | None, *, of: str = "") -> None:
+    """A label is written to tab-separated tables (``markers.tsv``'s ``group``): one holding a
+    tab or a line break would split its row, and is refused naming its ``place``."""
+    if "\t" in label or "\n" in label or "\r" in label:
+        raise InputError(
+            f"label {label!r} ({place}){of} holds a tab or a line break; labels are written "
+            "to tab-separated tables (markers.tsv): rename it",
+            path=path,
+        )
 
 
 def label_columns(

@@ -115,6 +115,13 @@ def labels_from_values(values: Any, samples: Sequence[str]) -> SampleCategories:
             "(one label per sample, in row order)"
         )
     text = ["" if pd.isna(v) else str(v) for v in arr]
+    from kofs.io.labels import check_label_text
+
+    first: dict[str, int] = {}
+    for k, label in enumerate(text):
+        first.setdefault(label, k)
+    for label, k in first.items():
+        check_label_text(label, f"sample {samples[k]}", None)
     name = getattr(values, "name", None)
     return SampleCategories(
         tuple(text), tuple(samples), name=str(name) if name is not None else "label"
