@@ -213,6 +213,23 @@ def test_a_10x_v2_h5_of_several_genomes_is_refused(tmp_path):
     assert read_10x_h5(tmp_path / "m.h5").genes[0] == "hg19_0"
 
 
+def test_a_folder_holding_10x_matrices_names_them(tmp_path):
+    """Cell Ranger's outs/ folder (or a GEO folder of several samples) given for its matrix:
+    'is not a 10x folder' said what it lacked but not that the matrices were inside it."""
+    outs = tmp_path / "outs"
+    outs.mkdir()
+    _write_10x_folder(outs / "filtered_feature_bc_matrix", _raw_counts())
+    (outs / "filtered_feature_bc_matrix.h5").write_bytes(b"")
+    (outs / "web_summary.html").write_text("")
+    with pytest.raises(InputError, match="; it holds filtered_feature_bc_matrix/, "
+                       "filtered_feature_bc_matrix.h5: give one of them$"):  # fmt: skip
+        read_single_cell(outs)
+    for name in ("matrix.mtx.gz", "features.tsv.gz", "barcodes.tsv.gz"):
+        (outs / "filtered_feature_bc_matrix" / name).rename(outs / f"GSM1_{name}")
+    with pytest.raises(InputError, match="; it holds GSM1_matrix.mtx.gz, filtered_feature"):
+        read_single_cell(outs)
+
+
 def test_bad_10x_inputs(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="is not a 10x folder"):

@@ -697,15 +697,39 @@ _FEATURE_HEADER_IDS = frozenset(
 )
 
 
+def _matrices_inside(folder: Path, limit: int = 4) -> list[str]:
+    """What a folder that is no 10x folder holds that kofs reads (a Cell Ranger ``outs/``
+    folder: ``filtered_feature_bc_matrix/`` and ``.h5`` files; GEO's files of several samples:
+    ``GSM1_matrix.mtx.gz``), sorted, at most ``limit`` names."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
+        name = entry.name
+        if entry.is_dir() and _mtx_folder_files(entry) is not None:
+            found.append(name + "/")
+        elif entry.is_file() and name.lower().endswith((".h5", ".h5ad")):
+            found.append(name)
+        elif entry.is_file() and name.endswith(_TENX_FILES[0][1]):
+            stem = next(m for m in _TENX_FILES[0][1] if name.endswith(m))
+            if _mtx_folder_files(folder, name[: -len(stem)]) is not None:
+                found.append(name)
+    return found[:limit] + (["..."] if len(found) > limit else [])
+
+
 def read_10x_mtx(folder: str | os.PathLike, prefix: str = "") -> Expression:
     """A Cell Ranger MatrixMarket folder (``matrix.mtx``, ``features.tsv``, ``barcodes.tsv``),
     each file's name after ``prefix`` when given (GEO's ``GSM1_matrix.mtx.gz``, ...)."""
     folder = Path(folder)
     files = _mtx_folder_files(folder, prefix)
     if files is None:
+        inner = _matrices_inside(folder) if not prefix else []
+        hint = f"; it holds {', '.join(inner)}: give one of them" if inner else ""
         raise InputError(
             f"is not a 10x folder: it needs {prefix}matrix.mtx(.gz), {prefix}features.tsv(.gz) "
-            f"(or {prefix}genes.tsv) and {prefix}barcodes.tsv(.gz)",
+            f"(or {prefix}genes.tsv) and {prefix}barcodes.tsv(.gz){hint}",
             path=str(folder),
         )
     _check_twins(folder, files)
