@@ -213,6 +213,21 @@ def test_a_10x_v2_h5_of_several_genomes_is_refused(tmp_path):
     assert read_10x_h5(tmp_path / "m.h5").genes[0] == "hg19_0"
 
 
+def test_a_10x_matrix_declared_symmetric_is_refused(tmp_path):
+    """A matrix.mtx whose first line says 'symmetric': with as many features as barcodes its
+    entries were mirrored across the diagonal and summed with the others (wrong counts, exit
+    0); otherwise scipy's 'axis 0 index 59 exceeds matrix dimension 30', naming no line."""
+    for n_cells in (30, 60):
+        folder = tmp_path / f"f{n_cells}"
+        counts = sp.random(n_cells, 30, density=0.3, format="csr", random_state=1) * 9
+        _write_10x_folder(folder, sp.csr_matrix(np.ceil(counts.toarray())), gz=False)
+        path = folder / "matrix.mtx"
+        path.write_text(path.read_text().replace(" general", " symmetric", 1))
+        with pytest.raises(InputError, match="is declared 'symmetric' on its first line") as e:
+            read_10x_mtx(folder)
+        assert (e.value.path, e.value.line) == (str(path), 1)
+
+
 def test_a_folder_holding_10x_matrices_names_them(tmp_path):
     """Cell Ranger's outs/ folder (or a GEO folder of several samples) given for its matrix:
     'is not a 10x folder' said what it lacked but not that the matrices were inside it."""

@@ -312,13 +312,19 @@ def _check(path: str) -> tuple[str, str, int, int, int, bool]:
 
 
 def read_coordinate(
-    path: str | os.PathLike, *, shape: tuple[int, int] | None = None, names: str = ""
+    path: str | os.PathLike,
+    *,
+    shape: tuple[int, int] | None = None,
+    names: str = "",
+    symmetric: bool = True,
 ) -> sp.coo_matrix:
     """The matrix of a MatrixMarket coordinate file (plain, gzip, bzip2 or zip), float64.
 
     ``shape``: the size the file must declare (``names`` says where it comes from, for the
     message), checked on its size line before any entry is read: a damaged size line can
-    declare billions of rows, for which the reader would allocate.
+    declare billions of rows, for which the reader would allocate. ``symmetric=False``: a file
+    declared ``symmetric`` is refused (a genes x cells matrix is never one: its entries would
+    be mirrored across the diagonal).
 
     Duplicated entries are kept (a CSR conversion sums them, as MatrixMarket readers do); a
     ``symmetric`` file is mirrored; a ``pattern`` file has 1 for every entry.
@@ -336,6 +342,13 @@ def read_coordinate(
     if not Path(source).is_file():
         raise InputError("MatrixMarket file not found", path=source)
     field, symmetry, n_rows, n_cols, entries, ends_with_newline = _check(source)
+    if symmetry != "general" and not symmetric:
+        raise InputError(
+            f"is declared '{symmetry}' on its first line (its entries would be mirrored across "
+            "the diagonal), which a genes x cells matrix cannot be: declare it 'general'",
+            path=source,
+            line=1,
+        )
     if shape is not None and (n_rows, n_cols) != tuple(shape):
         raise InputError(
             f"matrix is {n_rows} x {n_cols} but {names or 'the size given'} "

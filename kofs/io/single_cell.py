@@ -749,6 +749,7 @@ def read_10x_mtx(folder: str | os.PathLike, prefix: str = "") -> Expression:
         files["matrix"],
         shape=(len(features), len(barcodes)),
         names=f"the {len(features)} features and {len(barcodes)} barcodes (genes x cells)",
+        symmetric=False,
     )
     counts = sp.csr_matrix(M.T, dtype=np.float64)
     _check_finite(counts, "matrix", str(files["matrix"]))
