@@ -132,3 +132,20 @@ def test_cli_writes_the_tables(tmp_path):
     assert manifest["markers"]["method"] == "wilcoxon"
     assert manifest["markers"]["file"] == "markers.tsv"
     assert manifest["settings"]["markers"] == "wilcoxon"
+
+
+def test_markers_asked_for_with_output_to_stdout_warn_once(tmp_path):
+    """--markers wilcoxon with -o - (ranking.tsv only): the tables were computed and dropped
+    without a word; one warning says so, as for --title."""
+    X = sp.csr_matrix(np.random.default_rng(0).poisson(1.0, (8, 6)).astype(float))
+    obs = pd.DataFrame({"g": ["a"] * 4 + ["b"] * 4}, index=[f"c{i}" for i in range(8)])
+    path = tmp_path / "a.h5ad"
+    ad.AnnData(X, obs=obs, var=pd.DataFrame(index=[f"G{j}" for j in range(6)])).write_h5ad(path)
+    args = ["rank", str(path), "--labels", "obs:g", "--rankers", "fisher", "-o", "-"]
+    r = CliRunner().invoke(main, [*args, "--markers", "wilcoxon"])
+    assert r.exit_code == 0, r.stderr
+    says = "--markers wilcoxon has no effect: -o - writes ranking.tsv only"
+    assert r.stderr.count(says) == 1, r.stderr
+    for quiet in ([], ["--markers", "none"]):
+        r = CliRunner().invoke(main, [*args, *quiet])
+        assert r.exit_code == 0 and "no effect" not in r.stderr, r.stderr

@@ -290,12 +290,17 @@ def claim_result_output(config: Any, *, named: bool = True) -> contextlib.Abstra
     return claim_output(out, inputs=paths, named=named)
 
 
-def _warn_report_options(output: Any) -> None:
-    """The options of report.html given when none is written changed nothing: one warning."""
+def _warn_report_options(config: Any) -> None:
+    """The options of report.html (and of markers.tsv) given when none is written changed
+    nothing: one warning."""
     from kofs.options import changed, warn_no_effect
 
+    output = config.output
     if output.output == "-":
-        warn_no_effect(changed(output, ["no_report", "title"]), "-o - writes ranking.tsv only")
+        tables = changed(config.ranking, ["markers"]) if config.ranking.markers != "none" else []
+        warn_no_effect(
+            [*changed(output, ["no_report", "title"]), *tables], "-o - writes ranking.tsv only"
+        )
     elif output.no_report:
         warn_no_effect(changed(output, ["title"]), "--no-report writes no report.html")
 
@@ -327,7 +332,7 @@ def write_result(result: RunResult, *, command: str = "rank") -> list[str]:
     }
     manifest_data = manifest(result, command=command, inputs=inputs, extra=extra)
     extra_files = {"config.resolved.yaml": dump_config(config)}
-    _warn_report_options(config.output)
+    _warn_report_options(config)
     if config.output.output != "-" and not config.output.no_report:
         from kofs.report.run import run_report_html
 
