@@ -460,3 +460,14 @@ def test_cls_is_refused_where_labels_are_matched_by_sample_id(tmp_path):
     cfg = {"labels": str(cls), "expression": str(expr_path)}
     err = error(ParameterError, _read_data, cfg, lambda p: p, "exp.yaml")
     assert "p.cls is a GSEA .cls" in str(err)
+
+
+def test_obs_column_given_where_a_labels_file_is_read_says_so(tmp_path, monkeypatch):
+    """--labels obs:cell_type given to kofs evaluate (which reads a labels file): 'obs:cell_type:
+    file not found; check the path'. A file of that name is still read."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ParameterError, match="obs:cell_type: obs:COLUMN names a column of an "
+                       "AnnData .h5ad's obs, which kofs rank and kofs run read"):  # fmt: skip
+        read_labels("obs:cell_type")
+    (tmp_path / "obs:cell_type").write_text("sample\tlabel\nS1\ta\nS2\tb\n")
+    assert read_labels("obs:cell_type").labels == ("a", "b")

@@ -260,6 +260,11 @@ def read_labels(
     """
     check_column_names(sample_column=sample_column, label_column=label_column)
     _check_missing(missing)
+    if isinstance(path, str) and path.startswith("obs:") and not os.path.exists(path):
+        raise ParameterError(
+            f"{path}: obs:COLUMN names a column of an AnnData .h5ad's obs, which kofs rank and "
+            "kofs run read with their matrix; here give a labels file (sample id, label)"
+        )
     if isinstance(path, (str, os.PathLike)) and name_suffix(path) == ".cls":
         for option, value in (("sample column", sample_column), (label_option, label_column)):
             if value is not None:
