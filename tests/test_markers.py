@@ -149,3 +149,22 @@ def test_markers_asked_for_with_output_to_stdout_warn_once(tmp_path):
     for quiet in ([], ["--markers", "none"]):
         r = CliRunner().invoke(main, [*args, *quiet])
         assert r.exit_code == 0 and "no effect" not in r.stderr, r.stderr
+
+
+def test_labels_too_few_for_marker_tables(tmp_path):
+    """Labels of 2 + 1 cells: the single-cell default marker tables (not asked for) failed the
+    run after every list was built, in a line naming no file; now they are left out with one
+    warning, and asked for (--markers t-test) they fail before any list, naming the file."""
+    X = sp.csr_matrix(np.random.default_rng(1).poisson(2.0, (6, 5)).astype(float))
+    obs = pd.DataFrame({"g": ["a", "a", "b", None, None, None]}, index=[f"c{i}" for i in range(6)])
+    path = tmp_path / "a.h5ad"
+    ad.AnnData(X, obs=obs, var=pd.DataFrame(index=[f"G{j}" for j in range(5)])).write_h5ad(path)
+    args = ["rank", str(path), "--labels", "obs:g", "--rankers", "variance", "--no-report"]
+    r = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.stderr
+    says = "marker tables need at least 2 groups of 2 cells or more in labels 'g', got 1"
+    assert f"WARNING: {says}: no marker tables are made" in r.stderr
+    assert not (tmp_path / "o" / "markers.tsv").exists()
+    r = CliRunner().invoke(main, [*args, "--markers", "t-test", "-o", str(tmp_path / "p")])
+    assert r.exit_code == 2 and f"kofs: error: {path}: {says} (use --markers none" in r.stderr
+    assert not (tmp_path / "p").exists()

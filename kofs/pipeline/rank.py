@@ -431,6 +431,7 @@ def rank_config(
             "--rankers morans-i or laplacian",
             ", ".join(p.ranker for p in plans),
         )
+    implicit = markers is None
     if (
         markers is None
         and categories is not None
@@ -439,6 +440,17 @@ def rank_config(
         markers = "t-test"  # single-cell data with labels: scanpy's rank_genes_groups default
     if markers not in (None, "none") and categories is None:
         raise ParameterError("markers need sample labels (--labels)")
+    if markers not in (None, "none") and categories is not None:
+        from kofs.rankers.markers import marker_groups_problem
+
+        problem = marker_groups_problem(categories)  # before the lists, not after them
+        if problem and not implicit:
+            raise ParameterError(
+                f"{problem} (use --markers none, or merge groups)", path=expression.source
+            )
+        if problem:  # the single-cell default, not asked for: the run goes on without them
+            log.warning("%s: no marker tables are made", problem)
+            markers = None
     settings = {
         "markers": None if markers in (None, "none") else markers,
         "method": method,

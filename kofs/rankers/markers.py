@@ -129,6 +129,22 @@ def _log_values(expression: Expression):
     return expression.values, None, "log1p values as given"
 
 
+def marker_groups_problem(labels: SampleCategories) -> str | None:
+    """Why ``labels`` give no marker tables (fewer than 2 groups, or fewer than 2 groups of 2
+    cells or more: a group is tested against the rest with its own variance), or None."""
+    codes, classes = label_codes(labels.labels)
+    if len(classes) < 2:
+        return f"marker tables need at least 2 groups in labels {labels.name!r}, got {len(classes)}"
+    sizes = np.bincount(codes[codes >= 0], minlength=len(classes))
+    tested = int(np.count_nonzero(sizes >= 2))
+    if tested < 2:
+        return (
+            f"marker tables need at least 2 groups of 2 cells or more in labels "
+            f"{labels.name!r}, got {tested}"
+        )
+    return None
+
+
 def marker_tables(
     expression: Expression, labels: SampleCategories, *, method: str = "t-test"
 ) -> MarkerTables:
@@ -147,18 +163,12 @@ def marker_tables(
         raise ParameterError(
             f"markers: unknown test {method!r}; choose one of {', '.join(MARKER_METHODS)}"
         )
+    problem = marker_groups_problem(labels)
+    if problem:
+        raise ParameterError(f"{problem} (use --markers none, or merge groups)")
     codes, classes = label_codes(labels.labels)
-    if len(classes) < 2:
-        raise ParameterError(
-            f"marker tables need at least 2 groups in labels {labels.name!r}, got {len(classes)}"
-        )
     sizes = np.bincount(codes[codes >= 0], minlength=len(classes))
     tested = np.flatnonzero(sizes >= 2)
-    if tested.size < 2:
-        raise ParameterError(
-            f"marker tables need at least 2 groups of 2 cells or more in labels "
-            f"{labels.name!r}, got {tested.size} (use --markers none, or merge groups)"
-        )
     if tested.size < len(classes):
         single = [classes[i] for i in np.flatnonzero(sizes < 2)]
         log.warning(
