@@ -121,6 +121,25 @@ def test_10x_features_none_of_them_genes_are_refused(tmp_path, types):
         read_10x_h5(tmp_path / "m.h5")
 
 
+@pytest.mark.parametrize("chunk", [None, 100])
+def test_an_anndata_with_feature_types_keeps_its_genes(tmp_path, cells, chunk):
+    """An AnnData of scanpy.read_10x_h5(gex_only=False) (a CITE-seq run): its antibody rows,
+    named in var['feature_types'], were ranked as genes beside the genes without a word, where
+    the same 10x file is read with its genes only; an antibody matrix alone was ranked too."""
+    a = _adata(cells)
+    a.var["feature_types"] = ["Gene Expression"] * 115 + ["Antibody Capture"] * 5
+    a.write_h5ad(tmp_path / "a.h5ad")
+    e, _ = read_single_cell(tmp_path / "a.h5ad", chunk_size=chunk)
+    assert e.genes == tuple(cells.genes[:115])
+    if chunk is None:
+        res = kofs.rank(a, rankers=["variance"])
+        assert len(res.final.genes) == 115 and a.var["kofs_rank"].isna().sum() == 5
+    a.var["feature_types"] = "Antibody Capture"
+    a.write_h5ad(tmp_path / "b.h5ad")
+    with pytest.raises(InputError, match="holds no 'Gene Expression' feature \\(its 120 features"):
+        read_single_cell(tmp_path / "b.h5ad", chunk_size=chunk)
+
+
 @pytest.mark.parametrize("which", ["features", "barcodes"])
 def test_10x_comma_separated_or_falsely_gzipped_tsv_is_named(tmp_path, which):
     """A comma-separated features file was read whole, one id per line ('ENSG...,G0,Gene

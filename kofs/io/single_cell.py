@@ -8,6 +8,8 @@ scipy.io; nothing here parses HDF5 by hand.
 * ``.h5ad``: ``X``, or a layer (``layer=``), or ``raw.X`` (``use_raw=True``); genes are
   ``var_names``, string columns of ``var`` become gene annotations (``gene_ids`` -> Ensembl,
   ``gene_symbols``/``feature_name``/``symbol`` -> symbol) so knowledge sources can match on them.
+  A ``feature_types`` column (``scanpy.read_10x_h5(gex_only=False)``) keeps the "Gene
+  Expression" rows only, as in a 10x file.
 * 10x MatrixMarket folder (Cell Ranger ``filtered_feature_bc_matrix/``): ``matrix.mtx(.gz)``
   (genes x cells), ``features.tsv(.gz)`` (v3: id, name, type) or ``genes.tsv`` (v2: id, name),
   ``barcodes.tsv(.gz)``.
@@ -507,6 +509,14 @@ def adata_expression(
     if hasattr(X, "to_memory"):  # a backed sparse dataset
         X = X.to_memory()
     X = _as_matrix(X, where, source)
+    column = next((c for c in ("feature_types", "feature_type") if c in var.columns), None)
+    if column is not None:  # scanpy.read_10x_h5(gex_only=False) keeps antibodies, guides, ...
+        import pandas as pd
+
+        types = ["" if pd.isna(t) else str(t) for t in var[column]]
+        idx = _gene_features(types, source, source, f"drop the var column {column!r}")
+        if idx is not None:
+            X, var = X[:, idx], var.iloc[idx]
     genes = [str(g) for g in var.index]
     cells = [str(c) for c in adata.obs_names]
     _check_ids(genes, "gene id (var_names)", source,
@@ -646,6 +656,34 @@ def _read_tsv(path: Path, what: str) -> pd.DataFrame:
 _GENE_TYPE = "gene expression"
 
 
+def _gene_features(
+    types: list[str] | None, source: str | None, path: str | None, fix: str
+) -> np.ndarray | None:
+    """The positions of the 'Gene Expression' features among features of several types (one
+    warning names the types), None to keep them all (no types, or genes only); features of no
+    gene type at all (an antibody capture library alone, ...) are refused, ``fix`` saying how
+    to rank them anyway. A missing type (empty) counts as a gene."""
+    if types is None:
+        return None
+    keep = np.array([t.lower() in (_GENE_TYPE, "", "nan") for t in types])
+    if not keep.any():
+        # an antibody (ADT), CRISPR guide or peak matrix alone: its rows are no genes
+        kinds = ", ".join(sorted(set(types)))
+        raise InputError(
+            f"holds no 'Gene Expression' feature (its {len(keep)} features are {kinds}); kofs "
+            "ranks genes: give the matrix of the gene expression library (or, to rank these "
+            f"features as they are, {fix})",
+            path=path,
+        )
+    if keep.all():
+        return None
+    log.warning(
+        "%s: kept the %d 'Gene Expression' features of %d (types: %s)",
+        source or "AnnData", int(keep.sum()), len(keep), ", ".join(sorted(set(types))),
+    )  # fmt: skip
+    return np.flatnonzero(keep)
+
+
 def _tenx_expression(
     counts: sp.csr_matrix, ids: list[str], names: list[str], types: list[str] | None,
     barcodes: list[str], source: str, barcodes_file: str | None = None,
@@ -657,22 +695,10 @@ def _tenx_expression(
         barcodes_file or source,
         "each cell needs its own barcode (a damaged or concatenated barcodes file?)",
     )
-    keep = None if types is None else np.array([_GENE_TYPE == t.lower() for t in types])
-    if keep is not None and not keep.any():
-        # an antibody (ADT), CRISPR guide or peak matrix alone: its rows are no genes
-        kinds = ", ".join(sorted(set(types or ())))
-        raise InputError(
-            f"holds no 'Gene Expression' feature (its {len(keep)} features are {kinds}); kofs "
-            "ranks genes: give the matrix of the gene expression library (or, to rank these "
-            "features as they are, write Gene Expression in their type column)",
-            path=features_file or source,
-        )
-    if keep is not None and not keep.all():
-        log.warning(
-            "%s: kept the %d 'Gene Expression' features of %d (types: %s)",
-            source, int(keep.sum()), len(keep), ", ".join(sorted(set(types or ()))),
-        )  # fmt: skip
-        idx = np.flatnonzero(keep)
+    idx = _gene_features(
+        types, source, features_file or source, "write Gene Expression in their type column"
+    )
+    if idx is not None:
         counts = counts[:, idx]
         ids, names = [ids[i] for i in idx], [names[i] for i in idx]
     _check_ids(ids, "feature id", source, "each feature needs its own id")
