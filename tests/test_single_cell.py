@@ -786,3 +786,15 @@ def test_run_reads_a_config_that_names_its_command(tmp_path):
     (tmp_path / "d.yaml").write_text("command: evaluate\nexpression: e.tsv\n")
     r = CliRunner().invoke(main, ["run", str(tmp_path / "d.yaml"), "-o", str(tmp_path / "p")])
     assert r.exit_code == 2 and "config key 'command': 'evaluate'" in r.stderr
+
+
+def test_repeated_raw_gene_ids_name_raw(cells):
+    """Gene ids repeated in raw.var (use_raw) were said to be in var_names, with the hint
+    adata.var_names_make_unique(), which leaves raw as it is."""
+    a = _adata(cells)
+    raw = a.copy()
+    raw.var_names = ["G", "G", *raw.var_names[2:]]
+    a.raw = raw
+    with pytest.raises(InputError, match="gene id \\(raw.var_names\\) 'G' appears twice .*"
+                       "r = adata.raw.to_adata\\(\\); r.var_names_make_unique\\(\\)"):  # fmt: skip
+        kofs.rank(a, use_raw=True, rankers=["variance"])

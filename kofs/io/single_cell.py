@@ -519,6 +519,10 @@ def adata_expression(
             X, var = X[:, idx], var.iloc[idx]
     genes = [str(g) for g in var.index]
     cells = [str(c) for c in adata.obs_names]
+    if use_raw:  # adata.var_names_make_unique() leaves raw as it is
+        _check_ids(genes, "gene id (raw.var_names)", source,
+                   "make them unique in raw: r = adata.raw.to_adata(); "
+                   "r.var_names_make_unique(); adata.raw = r")  # fmt: skip
     _check_ids(genes, "gene id (var_names)", source,
                "call adata.var_names_make_unique() first")  # fmt: skip
     _check_ids(cells, "cell id (obs_names)", source,
