@@ -798,3 +798,26 @@ def test_repeated_raw_gene_ids_name_raw(cells):
     with pytest.raises(InputError, match="gene id \\(raw.var_names\\) 'G' appears twice .*"
                        "r = adata.raw.to_adata\\(\\); r.var_names_make_unique\\(\\)"):  # fmt: skip
         kofs.rank(a, use_raw=True, rankers=["variance"])
+
+
+def test_single_cell_data_stored_dense_say_their_defaults_follow_the_storage(tmp_path, cells):
+    """An .h5ad with a dense X got the bulk plan (variance, Laplacian, SPEC) instead of
+    hotspot, and with labels no markers.tsv, where the same cells stored sparse get hotspot and
+    marker tables: nothing said why. One warning now; none when the rankers or the marker
+    tables are named."""
+    a = _adata(cells)
+    a.X = a.X.toarray()
+    a.write_h5ad(tmp_path / "a.h5ad")
+
+    def stderr(*extra):
+        args = ["rank", str(tmp_path / "a.h5ad"), "--no-report", "--bootstrap", "0", *extra]
+        r = CliRunner().invoke(main, [*args, "-o", str(tmp_path / f"o{len(extra)}")])
+        assert r.exit_code == 0, r.stderr
+        return r.stderr
+
+    assert stderr("--labels", "obs:cell_type").count(
+        "a.h5ad: the matrix is stored dense, and marker tables follow the storage"
+    ) == 1  # fmt: skip
+    assert "dense (bulk) matrices, not the single-cell one (hotspot); for it store" in stderr()
+    for named in (["--rankers", "variance"], ["--labels", "obs:cell_type", "--markers", "none"]):
+        assert "stored dense" not in stderr(*named)

@@ -23,6 +23,8 @@ from kofs.pipeline.result import RunResult
 from kofs.sources import KnowledgeSources
 from kofs.types import Expression, SampleCategories, SampleSimilarity
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class RunInputs:
@@ -86,6 +88,7 @@ def read_single_cell_data(
         expr, categories = align_labels(
             expr, categories, missing=i.missing_labels, labels_path=i.labels
         )
+    _warn_dense_plan(config, expr, labels=categories is not None)
     graph = None
     if i.use_graph:
         if adata is None:
@@ -96,6 +99,36 @@ def read_single_cell_data(
 
         graph = anndata_graph(adata, i.use_graph, expr.samples, expr.source)
     return expr, categories, graph
+
+
+def _warn_dense_plan(config: RunConfig, expr: Expression, *, labels: bool) -> None:
+    """Single-cell data stored dense (an .h5ad's dense X) get the defaults of dense (bulk)
+    matrices, which are chosen by the storage: without labels the bulk plan instead of
+    ``hotspot``, with labels no marker tables. One warning says so and how to get the
+    single-cell defaults (when those defaults are in use)."""
+    from kofs.pipeline.presets import default_plan
+    from kofs.pipeline.rank import knowledge_given
+
+    r = config.ranking
+    if expr.is_sparse or expr.is_chunked or r.rankers or r.lists or knowledge_given(config):
+        return
+    sparse = "store the matrix sparse (adata.X = scipy.sparse.csr_matrix(adata.X))"
+    if not labels and default_plan(config.defaults, sparse=True) != default_plan(
+        config.defaults, sparse=False
+    ):
+        log.warning(
+            "%s: the matrix is stored dense, and the default plan follows the storage: that "
+            "of dense (bulk) matrices, not the single-cell one (%s); for it %s, or name "
+            "--rankers",
+            expr.source, ", ".join(default_plan(config.defaults, sparse=True)), sparse,
+        )  # fmt: skip
+    elif labels and r.markers is None:
+        log.warning(
+            "%s: the matrix is stored dense, and marker tables follow the storage: none for "
+            "dense (bulk) matrices, made for sparse single-cell data; give --markers t-test, "
+            "or %s",
+            expr.source, sparse,
+        )  # fmt: skip
 
 
 def _warn_label_options(inputs: Any, *, obs: bool = False) -> None:
