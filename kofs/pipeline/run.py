@@ -88,7 +88,6 @@ def read_single_cell_data(
         expr, categories = align_labels(
             expr, categories, missing=i.missing_labels, labels_path=i.labels
         )
-    _warn_dense_plan(config, expr, labels=categories is not None)
     graph = None
     if i.use_graph:
         if adata is None:
@@ -270,7 +269,12 @@ def run(
     """
     cfg = as_config(config)
     with captured_warnings() as seen:
-        result = rank_inputs(load_inputs(cfg, progress=progress), cfg, progress=progress)
+        inputs = load_inputs(cfg, progress=progress)
+        from kofs.io.single_cell import is_single_cell_path
+
+        if is_single_cell_path(cfg.inputs.expression or "-"):
+            _warn_dense_plan(cfg, inputs.expression, labels=inputs.labels is not None)
+        result = rank_inputs(inputs, cfg, progress=progress)
     return replace(result, warnings=tuple(dict.fromkeys(seen)))
 
 
