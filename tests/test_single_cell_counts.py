@@ -64,6 +64,23 @@ def test_counts_are_recovered_from_log_normalised_values(sim, base, dtype):
     np.testing.assert_allclose(view.cell_totals, np.asarray(sim.X.sum(axis=1)).ravel())
 
 
+def test_counts_are_recovered_beside_explicitly_stored_zeros(sim):
+    """Log-normalised values whose CSR stores some zeros (a thresholded or re-assembled
+    matrix: a stored 0 is a 0): the recovery took the 0 for a cell's smallest count, gave up,
+    and hotspot fell back to its normal model saying the values were not counts."""
+    L = _lognorm(sim.X).tocoo()
+    dense = sim.X.toarray()
+    rows = np.arange(10)
+    cols = np.array([np.flatnonzero(dense[i] == 0)[0] for i in rows])
+    Z = sp.csr_matrix(
+        (np.r_[L.data, np.zeros(10)], (np.r_[L.row, rows], np.r_[L.col, cols])), shape=L.shape
+    )
+    assert Z.nnz == L.nnz + 10 and not Z.data.all()
+    view = counts_view(Z)
+    assert view.source == "log1p" and abs(view.X - sim.X).max() == 0
+    assert Z.nnz == L.nnz + 10  # the caller's matrix is left as it is
+
+
 def test_counts_are_taken_as_they_are(sim):
     view = counts_view(sim.X)
     assert view.source == "counts" and view.X is not None

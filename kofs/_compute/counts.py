@@ -12,7 +12,8 @@ mean proportional to each cell's total. Users hold either the counts or scanpy's
   in sparse data (2 or 3 are tried when the ratios are not whole numbers). The result is
   accepted when every ratio ``e_ij / unit_i`` lies within 1 % of a whole number (values stored
   in float32 or rounded to 3 decimals, as in scanpy's ``pbmc68k_reduced``, are within 0.2 %);
-  the counts are then those whole numbers;
+  the counts are then those whole numbers (zeros stored explicitly in the CSR are zeros,
+  left out of the recovery);
 * anything else (scaled or centred values, TPM, negative values) is refused with one line
   saying what is needed (the counts: ``--layer``, ``--use-raw``).
 
@@ -249,12 +250,22 @@ def _recover(A: sp.csr_matrix, base: str) -> sp.csr_matrix | None:
     return sp.csr_matrix((counts, A.indices.copy(), A.indptr.copy()), shape=A.shape)
 
 
+def _without_stored_zeros(A: sp.csr_matrix) -> sp.csr_matrix:
+    """``A`` without the zeros stored explicitly in its CSR (a copy only when it has some): a
+    stored 0 is a 0 (no count), which the recovery would take for a cell's smallest count
+    and give up on."""
+    if A.nnz and not A.data.all():
+        A = A.copy()
+        A.eliminate_zeros()
+    return A
+
+
 def _block_counts(B, source: str):
     """One chunk (or the whole in-memory matrix) as float64 CSR counts."""
     A = as_csr(B)
     if source == "counts":
         return A
-    out = _recover(A, source)
+    out = _recover(_without_stored_zeros(A), source)
     if out is None:
         raise InputError(
             "a chunk's values are not log-normalised counts like the first chunk's; give the "
@@ -272,6 +283,7 @@ def _detect(sample) -> tuple[str | None, sp.csr_matrix | None]:
         return "counts", A
     if values.size and values.min() < 0:
         return None, None
+    A = _without_stored_zeros(A)
     for base in ("log1p", "log2p"):
         found = _recover(A, base)
         if found is not None:
