@@ -447,3 +447,23 @@ def test_gpad_is_refused_by_name(tmp_path, head, fmt):
         read_go_annotations(path, fmt=fmt)
     if head:
         assert head.split(": ")[1] in str(exc.value)
+
+
+def test_tsv_qualifier_column_drops_not_rows(tmp_path):
+    # a TSV of gene-term pairs with a qualifier column (QuickGO's export, a GAF cut to a few
+    # columns): its NOT rows were read as annotations, so BRCA1 counted as binding DNA
+    p = tmp_path / "quickgo.tsv"
+    p.write_text(
+        "SYMBOL\tQUALIFIER\tGO TERM\tGO EVIDENCE CODE\tGO ASPECT\n"
+        "TP53\tenables\tGO:0003677\tIDA\tmolecular_function\n"
+        "BRCA1\tNOT|enables\tGO:0003677\tIDA\tmolecular_function\n"
+        "BRCA1\tNOT\tGO:0005634\tIEA\tcellular_component\n"
+    )
+    ann = read_go_annotations(p)
+    assert ann.id_column_names == ("symbol",)
+    assert ann.gene_ids("symbol").tolist() == ["TP53"]
+    assert ann.evidence.tolist() == ["IDA"] and ann.aspect.tolist() == ["MF"]
+    bare = tmp_path / "bare.tsv"  # no header: a qualifier where evidence codes belong
+    bare.write_text("TP53\tGO:0003677\tenables\nBRCA1\tGO:0003677\tNOT|enables\n")
+    with pytest.raises(InputError, match=r"bare.tsv:2 \(column 3\).*GAF qualifier.*header"):
+        read_go_annotations(bare)

@@ -22,8 +22,12 @@ _TSV_ID_NAMES = {"entrez_id": "entrez", "entrezid": "entrez", "gene_id": "entrez
                  "ensembl_id": "ensembl", "gene": "gene",
                  "gene_stable_id": "ensembl", "gene_name": "symbol"}  # fmt: skip
 _TSV_GO_NAMES = ("go_id", "go", "goid", "go_term", "term", "go_term_accession", "go_accession")
-_TSV_EVIDENCE_NAMES = ("evidence", "evidence_code", "code", "go_term_evidence_code")
-_TSV_ASPECT_NAMES = ("aspect", "ontology", "category", "namespace", "ont", "go_domain")
+_TSV_EVIDENCE_NAMES = ("evidence", "evidence_code", "code", "go_term_evidence_code",
+                       "go_evidence_code")  # fmt: skip
+_TSV_ASPECT_NAMES = ("aspect", "ontology", "category", "namespace", "ont", "go_domain", "go_aspect")
+#: a qualifier column (GAF's column 4, QuickGO's QUALIFIER): its NOT rows say the gene does
+#: *not* have the term, and are dropped as the GAF reader drops them
+_TSV_QUALIFIER_NAMES = ("qualifier", "qualifiers", "go_qualifier")
 
 
 def _open(path: Path):
@@ -70,8 +74,9 @@ def _gpad_error(path: Path, lineno: int, version: str | None) -> InputError:
 #: Version of what the readers of this module make of a file: part of the parsed-annotations
 #: cache key and of :attr:`GOAnnotations.digest` (which keys GO semantics), so those caches miss
 #: after a reader changes, also on a development checkout whose kofs version stays the same.
-#: Bump it with every change to a reader's output (2: GAF 1.0 and 16-column lines).
-READER_VERSION = 2
+#: Bump it with every change to a reader's output (2: GAF 1.0 and 16-column lines; 3: a TSV's
+#: qualifier column, NOT rows dropped).
+READER_VERSION = 3
 #: Key of the rows-per-taxon count in a reader's header (moved to ``GOAnnotations.taxa``).
 TAXA_KEY = "kofs:taxa"
 #: Key of the count of aspect cells that are not a GO aspect, per value, in a reader's header.
@@ -122,7 +127,7 @@ def read_gaf(path: Path, taxon: str | None = None) -> tuple[dict, list, list, li
             if want is not None and first != want:
                 n_other_taxon += 1
                 continue
-            if "NOT" in f[3].upper().split("|"):
+            if _is_not(f[3]):
                 n_not += 1
                 continue
             if not _GO_ID.match(f[4]):
@@ -199,11 +204,20 @@ def read_gene2go(path: Path, taxon: str | None) -> tuple[dict, list, list, list,
     return {"entrez": ids}, terms, evid, aspect, {TAXA_KEY: taxa, BAD_ASPECT_KEY: bad}
 
 
-def _tsv_layout(first: list[str]) -> tuple[bool, dict[str, int], int, int | None, int | None]:
-    """(has_header, id columns, GO column, evidence column, aspect column) of a TSV."""
+def _is_not(qualifier: str) -> bool:
+    """A GAF qualifier cell (``NOT``, ``NOT|enables``) negates its annotation."""
+    return "NOT" in (q.strip() for q in qualifier.upper().split("|"))
+
+
+def _tsv_layout(
+    first: list[str],
+) -> tuple[bool, dict[str, int], int, int | None, int | None, int | None]:
+    """(has_header, id columns, GO column, evidence column, aspect column, qualifier column)
+    of a TSV."""
     if len(first) >= 2 and _GO_ID.match(first[1].strip()):
         ids = {"gene": 0}
-        return False, ids, 1, (2 if len(first) > 2 else None), (3 if len(first) > 3 else None)
+        ev, asp = (2 if len(first) > 2 else None), (3 if len(first) > 3 else None)
+        return False, ids, 1, ev, asp, None
     # Ensembl BioMart names its columns 'Gene stable ID', 'GO term accession', ...
     names = [re.sub(r"[\s.]+", "_", c.strip().lower().lstrip("#").strip()) for c in first]
     go_col = next((i for i, c in enumerate(names) if c in _TSV_GO_NAMES), None)
@@ -211,14 +225,15 @@ def _tsv_layout(first: list[str]) -> tuple[bool, dict[str, int], int, int | None
         raise ValueError("no GO id column")
     ev = next((i for i, c in enumerate(names) if c in _TSV_EVIDENCE_NAMES), None)
     asp = next((i for i, c in enumerate(names) if c in _TSV_ASPECT_NAMES), None)
+    qual = next((i for i, c in enumerate(names) if c in _TSV_QUALIFIER_NAMES), None)
     ids = {}
     for i, c in enumerate(names):
         # BioMart's 'GO term name' and 'GO term definition' describe the term, not the gene
-        if i not in (go_col, ev, asp) and not c.startswith("go_term_"):
+        if i not in (go_col, ev, asp, qual) and not c.startswith("go_term_"):
             ids[_TSV_ID_NAMES.get(c, c)] = i
     if not ids:
         raise ValueError("no gene column")
-    return True, ids, go_col, ev, asp
+    return True, ids, go_col, ev, asp, qual
 
 
 def read_go_tsv(path: Path) -> tuple[dict, list, list, list, dict]:
@@ -228,7 +243,7 @@ def read_go_tsv(path: Path) -> tuple[dict, list, list, list, dict]:
     aspect: list[str] = []
     bad: dict[str, int] = {}
     layout = None
-    n_blank = 0
+    n_blank = n_not = 0
     with _open(path) as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip() or (line.startswith("!")):
@@ -249,7 +264,7 @@ def read_go_tsv(path: Path) -> tuple[dict, list, list, list, dict]:
                         "the first two columns, or a header naming go_id",
                         path=path, line=lineno,
                     ) from None  # fmt: skip
-                has_header, id_idx, go_i, ev_i, asp_i = layout
+                has_header, id_idx, go_i, ev_i, asp_i, qual_i = layout
                 cols = {k: [] for k in id_idx}
                 width = len(f)
                 if has_header:
@@ -263,6 +278,17 @@ def read_go_tsv(path: Path) -> tuple[dict, list, list, list, dict]:
             if not go:  # a gene without a GO term (BioMart lists every gene, these blank)
                 n_blank += 1
                 continue
+            if qual_i is not None and _is_not(f[qual_i]):
+                n_not += 1
+                continue
+            if not has_header and ev_i is not None and _is_not(f[ev_i]):
+                raise InputError(
+                    f"column {ev_i + 1} holds {f[ev_i].strip()!r}, a GAF qualifier, where a "
+                    "file without a header has evidence codes; give the file a header naming "
+                    "its columns (e.g. gene, go_id, qualifier, evidence), so that NOT rows are "
+                    "dropped",
+                    path=path, line=lineno, column=ev_i + 1,
+                )  # fmt: skip
             if not _GO_ID.match(go):
                 raise InputError(
                     f"column {go_i + 1} holds {go!r}, not a GO id (GO:NNNNNNN)",
@@ -277,4 +303,6 @@ def read_go_tsv(path: Path) -> tuple[dict, list, list, list, dict]:
         raise InputError("empty annotation file; give a GAF, gene2go or TSV file", path=path)
     if n_blank:
         log.info("%s: %d rows without a GO id (genes without a term) skipped", path, n_blank)
+    if n_not:
+        log.info("%s: %d NOT-qualified rows excluded", path, n_not)
     return cols, terms, evid, aspect, {BAD_ASPECT_KEY: bad}
