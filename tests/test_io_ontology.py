@@ -467,3 +467,22 @@ def test_tsv_qualifier_column_drops_not_rows(tmp_path):
     bare.write_text("TP53\tGO:0003677\tenables\nBRCA1\tGO:0003677\tNOT|enables\n")
     with pytest.raises(InputError, match=r"bare.tsv:2 \(column 3\).*GAF qualifier.*header"):
         read_go_annotations(bare)
+
+
+def test_a_tsv_of_gaf_width_under_a_header_is_read_as_tsv(tmp_path):
+    # QuickGO's 15-column export was taken for a GAF: 'column 5 holds 'GO TERM', not a GO id'
+    head = (
+        "GENE PRODUCT DB\tGENE PRODUCT ID\tSYMBOL\tQUALIFIER\tGO TERM\tGO ASPECT\tECO ID\t"
+        "GO EVIDENCE CODE\tREFERENCE\tWITH/FROM\tTAXON ID\tASSIGNED BY\tANNOTATION EXTENSION\t"
+        "DATE\tGO NAME\n"
+    )
+    row = "UniProtKB\t{}\t{}\t{}\tGO:0003677\tF\tECO:0000314\tIDA\tPMID:1\t\t9606\tUniProt\t\t20200101\tDNA binding\n"
+    p = tmp_path / "quickgo.tsv"
+    p.write_text(
+        head
+        + row.format("P04637", "TP53", "enables")
+        + row.format("P38398", "BRCA1", "NOT|enables")
+    )
+    ann = read_go_annotations(p)
+    assert ann.fmt == "tsv"
+    assert ann.gene_ids("symbol").tolist() == ["TP53"] and ann.evidence.tolist() == ["IDA"]

@@ -45,10 +45,20 @@ def sniff_annotation_format(path: Path) -> str:
             if line.startswith("!") or not line.strip():
                 continue
             f = line.rstrip("\n").rstrip("\r").split("\t")
+            if len(f) in GAF_COLUMNS and not _GO_ID.match(f[4].strip()) and _is_tsv_header(f):
+                return "tsv"  # a table of 15-17 columns under a header (QuickGO's export)
             if len(f) in GAF_COLUMNS or _is_gpad_row(f):
                 return "gaf"
             return "tsv"
     raise InputError("empty annotation file; give a GAF, gene2go or TSV file", path=path)
+
+
+def _is_tsv_header(first: list[str]) -> bool:
+    """The first line is a TSV header naming a GO id column."""
+    try:
+        return _tsv_layout(first)[0]
+    except ValueError:
+        return False
 
 
 #: Columns of a GAF line: 15 (GAF 1.0), 17 (GAF 2.x); 16 when a writer dropped the empty
