@@ -486,3 +486,23 @@ def test_a_tsv_of_gaf_width_under_a_header_is_read_as_tsv(tmp_path):
     ann = read_go_annotations(p)
     assert ann.fmt == "tsv"
     assert ann.gene_ids("symbol").tolist() == ["TP53"] and ann.evidence.tolist() == ["IDA"]
+
+
+def test_an_alt_id_naming_a_term_or_two_terms_is_refused(testdata, tmp_path):
+    # goatools filed the term under the other term's alt_id: term A (GO:0000001) and its
+    # edges vanished without a word; an alt_id of two terms went to the last one
+    tiny_text = (testdata / "go" / "tiny.obo").read_text()
+    stanza = "\n[Term]\nid: GO:0000079\nname: x\nnamespace: biological_process\nalt_id: {}\nis_a: GO:0008150\n"
+    clash = tmp_path / "clash.obo"
+    clash.write_text(tiny_text + stanza.format("GO:0000001"))
+    with pytest.raises(
+        InputError,
+        match=r"clash.obo: term GO:0000001 \(line 12\) is also given as an alt_id of GO:0000079",
+    ):
+        read_obo(clash)
+    twice = tmp_path / "twice.obo"
+    twice.write_text(tiny_text + stanza.format("GO:0000099"))
+    with pytest.raises(
+        InputError, match="alt_id GO:0000099 is given to two terms, GO:0000003 and GO:0000079"
+    ):
+        read_obo(twice)

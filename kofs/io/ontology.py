@@ -43,8 +43,8 @@ log = logging.getLogger(__name__)
 #: :attr:`Ontology.digest`, so the parsed ontology and every cache keyed on its digest
 #: (annotations resolved against it, GO semantics, gene graphs) miss after the reader changes,
 #: also on a development checkout whose kofs version stays the same. Bump it with every change
-#: to the reader's output.
-OBO_READER_VERSION = 1
+#: to the reader's output (2: a term's id given as an alt_id, or one alt_id of two terms, refused).
+OBO_READER_VERSION = 2
 
 __all__ = [
     "Ontology",
@@ -189,19 +189,27 @@ def check_obo_complete(path: Path, shown: str) -> None:
 
 
 def _refuse_repeated_terms(path: Path, n_terms: int, shown: str) -> None:
-    """Refuse an OBO file defining a term twice (goatools keeps the last stanza silently):
-    the stanzas are counted first (one pass of ``bytes.count``), the lines named only when
-    they outnumber the terms read."""
-    data = path.read_bytes()
+    """Refuse an OBO file defining a term twice, or naming a term's id as another term's
+    ``alt_id`` (goatools keeps the last stanza, or the term of the ``alt_id``, silently: the
+    other term and its edges vanished): the stanzas are counted first (one pass of
+    ``bytes.count``), the lines named only when they outnumber the terms read. ``path`` is the
+    user's file (plain or gzip), so that the lines named are its lines."""
+    with open(path, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    with gzip.open(path, "rb") if gz else open(path, "rb") as fh:
+        data = fh.read()
     if data.startswith(b"[Term]") + data.count(b"\n[Term]") <= n_terms:
         return
     seen: dict[str, int] = {}
+    alts: dict[str, tuple[int, str]] = {}  # alt_id -> (its line, the term naming it)
     in_term = False
+    go_id = ""
     for number, raw in enumerate(data.splitlines(), start=1):
         line = raw.strip()
         if line.startswith(b"["):
             in_term = line == b"[Term]"
-        elif in_term and line.startswith(b"id:"):
+            go_id = ""
+        elif in_term and line.startswith(b"id:") and not go_id:
             go_id = line[3:].strip().decode("utf-8", "replace")
             if go_id in seen:
                 raise InputError(
@@ -210,7 +218,16 @@ def _refuse_repeated_terms(path: Path, n_terms: int, shown: str) -> None:
                     path=shown,
                 )
             seen[go_id] = number
-            in_term = False
+        elif in_term and line.startswith(b"alt_id:"):
+            alts[line[7:].strip().decode("utf-8", "replace")] = (number, go_id)
+    for alt, (number, owner) in alts.items():
+        if alt in seen:
+            raise InputError(
+                f"term {alt} (line {seen[alt]:,}) is also given as an alt_id of {owner} (line "
+                f"{number:,}); a secondary id names no term of its own: give a Gene Ontology "
+                ".obo file",
+                path=shown,
+            )
 
 
 def _parse(path: Path, shown: str) -> Ontology:
@@ -245,7 +262,7 @@ def _parse(path: Path, shown: str) -> Ontology:
     alt_ids: dict[str, str] = {}
     edges: dict[str, list[tuple[str, str]]] = {r: [] for r in RELATIONS}
     records = {rec.item_id: rec for key, rec in dag.items() if key == rec.item_id}
-    _refuse_repeated_terms(path, len(records), shown)
+    _refuse_repeated_terms(Path(shown), len(records), shown)
     for go_id, rec in records.items():
         if rec.is_obsolete:
             obsolete.add(go_id)
@@ -269,6 +286,13 @@ def _parse(path: Path, shown: str) -> Ontology:
         names[go_id] = rec.name
         namespaces[go_id] = aspect
         for alt in rec.alt_ids:
+            if alt_ids.get(alt, go_id) != go_id:
+                raise InputError(
+                    f"alt_id {alt} is given to two terms, {min(go_id, alt_ids[alt])} and "
+                    f"{max(go_id, alt_ids[alt])}; a secondary id stands for one term: give a "
+                    "Gene Ontology .obo file",
+                    path=shown,
+                )
             alt_ids[alt] = go_id
     for go_id in namespaces:
         rec = records[go_id]
