@@ -123,6 +123,29 @@ def test_bad_configs_are_one_clear_error(tmp_path, text, needle):
     assert str(path) in str(exc.value) and "\n" not in str(exc.value)
 
 
+def test_yaml_1_1_words_and_numbers_are_read_as_written(tmp_path):
+    # PyYAML's safe_load (YAML 1.1) read 0123 as 83, KEGG's 04110 as 2120, seed 010 as 8,
+    # 1:30 as 90 and `no` as false: a column, a pathway or a seed was silently another one
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "expression: x.tsv\noutput: out\nlabel-column: 0123\nsample-column: no\npathway-ids: [04110, 05200]\n"
+        "seed: 010\ntitle: 1:30\ngene-column: 2001-01-01\nno-report: off\nuse-raw: yes\n"
+        "rankers: [fisher, on]\nparam: {laplacian: {k: 010}}\nmsfs-weights: [0.5, 1.0e-3, 2]\n"
+    )
+    cfg = read_run_config(path)
+    assert cfg.inputs.label_column == "0123" and cfg.inputs.sample_column == "no"
+    assert cfg.knowledge["pathways"].pathway_ids == ("04110", "05200")
+    assert cfg.resources.seed == 10 and cfg.output.title == "1:30"
+    assert cfg.inputs.gene_column == "2001-01-01"
+    assert cfg.output.no_report is False and cfg.inputs.use_raw is True
+    assert cfg.ranking.rankers == ("fisher", "on")
+    assert cfg.ranking.param == {"laplacian": {"k": "010"}}
+    assert cfg.ranking.msfs_weights == (0.5, 0.001, 2.0)
+    again = tmp_path / "again.yaml"  # config.resolved.yaml keeps them
+    again.write_text(dump_config(cfg))
+    assert read_run_config(again) == cfg
+
+
 def test_a_key_without_a_value_is_a_key_not_given(tmp_path):
     # `top:` or `seed: null` set the option to None over its default: internal errors
     # ('<=' between None and int, int(None), None.items()) or "decimal=None is not one of"

@@ -5,6 +5,7 @@ written beside every run is :func:`kofs.pipeline.config.dump_config`."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -138,6 +139,36 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bo
 
 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+#: YAML 1.1 reads some plain words as values a config never means (PyYAML's safe_load): ``no``,
+#: ``off``, ``yes``, ``on`` as booleans, ``0123`` and KEGG's ``04110`` as octal numbers (83,
+#: 2120), ``1:30`` as a base-60 number (90), ``2001-01-01`` as a date, so a column, a pathway
+#: or a seed was silently another one. A config keeps these as written (text); every value
+#: is then read by its option's kind (``no-report: no`` is still false, ``seed: 010`` is 10).
+#: ``true``/``false``, decimal integers and decimal floats (``0.5``, ``1.0e-3``) stay typed.
+_PLAIN_TYPED = {
+    "tag:yaml.org,2002:bool": (
+        r"^(?:true|True|TRUE|false|False|FALSE)$",
+        "tTfF",
+    ),
+    "tag:yaml.org,2002:int": (r"^[-+]?(?:0|[1-9][0-9_]*)$", "-+0123456789"),
+    "tag:yaml.org,2002:float": (
+        r"^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+0123456789.",
+    ),
+}
+_UniqueKeyLoader.yaml_implicit_resolvers = {
+    first: [
+        (tag, rx)
+        for tag, rx in resolvers
+        if tag not in _PLAIN_TYPED and tag != "tag:yaml.org,2002:timestamp"
+    ]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+for _tag, (_rx, _first) in _PLAIN_TYPED.items():
+    _UniqueKeyLoader.add_implicit_resolver(_tag, re.compile(_rx), list(_first))
 
 
 def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
