@@ -506,3 +506,16 @@ def test_an_alt_id_naming_a_term_or_two_terms_is_refused(testdata, tmp_path):
         InputError, match="alt_id GO:0000099 is given to two terms, GO:0000003 and GO:0000079"
     ):
         read_obo(twice)
+
+
+def test_go_json_or_owl_given_as_obo_names_its_format(tmp_path):
+    # GO publishes go-basic.obo, go-basic.json and go.owl side by side: 'no Gene Ontology
+    # terms found (no [Term] stanza ...)' did not say what the file was
+    owl = tmp_path / "go.owl"
+    owl.write_text('<?xml version="1.0"?>\n<rdf:RDF xmlns:owl="http://www.w3.org/2002/07/owl#">\n')
+    with pytest.raises(InputError, match=r"go.owl: is an OWL \(RDF/XML\) file \(go.owl\), not OBO"):
+        read_obo(owl)
+    js = tmp_path / "go-basic.json.gz"
+    js.write_bytes(gzip.compress(b'{"graphs": [{"nodes": [{"id": "GO_0008150"}]}]}\n'))
+    with pytest.raises(InputError, match=r"is an OBO Graphs JSON file \(go.json\), not OBO"):
+        read_obo(js)

@@ -307,6 +307,12 @@ def _parse(path: Path, shown: str) -> Ontology:
                 if pid in namespaces:
                     edges[rel].append((go_id, pid))
     if not namespaces:
+        other = _other_ontology_format(path)
+        if other is not None:
+            raise InputError(
+                f"is {other}, not OBO; give the OBO file of the same release (go-basic.obo)",
+                path=shown,
+            )
         raise InputError(
             "no Gene Ontology terms found (no [Term] stanza with a GO namespace); give a GO .obo file",
             path=shown,
@@ -334,6 +340,20 @@ def _parse(path: Path, shown: str) -> Ontology:
         onto.data_version or onto.date or "unknown",
     )  # fmt: skip
     return onto
+
+
+def _other_ontology_format(path: Path) -> str | None:
+    """The other serialisation of GO a file holds (GO publishes go-basic.obo, go-basic.json
+    and go.owl side by side), from its first bytes; None when it is none of them."""
+    with open(path, "rb") as fh:
+        head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith((b"{", b"[")) and (b'"graphs"' in head or b'"nodes"' in head):
+        return "an OBO Graphs JSON file (go.json)"
+    if head.startswith(b"<") and (b"owl" in head.lower() or b"rdf" in head.lower()):
+        return "an OWL (RDF/XML) file (go.owl)"
+    if head.startswith((b"Prefix(", b"Ontology(")):
+        return "an OWL functional-syntax file"
+    return None
 
 
 def _is_a_edges(path: Path) -> list[tuple[str, str]]:
