@@ -171,6 +171,21 @@ def test_relative_paths_are_relative_to_the_config(tmp_path):
     assert cfg.output.output == str(tmp_path / "sub" / "out")
 
 
+def test_a_configs_cache_dir_is_relative_to_the_config(tmp_path, monkeypatch):
+    # `cache-dir: cache` was left relative, so the GO cache went to the folder kofs was run
+    # from, and `~/c` made a folder named '~' there; it is no input of the run either
+    (tmp_path / "sub").mkdir()
+    path = tmp_path / "sub" / "c.yaml"
+    path.write_text("expression: x.tsv\ncache-dir: cache\noutput: out\n")
+    monkeypatch.chdir(tmp_path)
+    cfg = read_run_config(path)
+    assert cfg.resources.cache_dir == str(tmp_path / "sub" / "cache")
+    assert "cache_dir" not in cfg.input_paths()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    path.write_text("expression: x.tsv\ncache-dir: ~/c\n")
+    assert read_run_config(path).resources.cache_dir == str(tmp_path / "home" / "c")
+
+
 def test_defaults_version_decides_the_default_plan(monkeypatch, tmp_path):
     monkeypatch.setitem(PRESETS, "test", {"default_plan": ("variance",)})
     p = example_paths()

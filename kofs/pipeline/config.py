@@ -283,6 +283,8 @@ class ResourcesConfig:
     )
     cache_dir: str | None = opt(
         "cache_dir",
+        "path",
+        folder=True,
         metavar="DIR",
         help="Cache of parsed GO (closure, information content, GO graph) reused by later runs "
         "(default: $KOFS_CACHE_DIR, else $XDG_CACHE_HOME/kofs or ~/.cache/kofs).",
@@ -464,12 +466,17 @@ class RunConfig:
         out: dict[str, Any] = {}
         for section in self._sections():
             for o in options_of(type(section)):
-                if o.is_path and o.name != "output":
+                if o.is_path and o.name not in _NOT_INPUTS:
                     v = getattr(section, o.name)
                     if isinstance(v, str) and v.startswith("obs:"):
                         v = None  # a column of the .h5ad (labels obs:COLUMN), not a file
                     out[o.name] = list(v) if isinstance(v, tuple) else v
         return out
+
+
+#: path options that name no input of the run: where it writes, and the GO cache (a path, so
+#: that a config's relative ``cache-dir`` is relative to the config and ``~`` is expanded)
+_NOT_INPUTS = ("output", "cache_dir")
 
 
 def _unknown_key(name: str, known: Iterable[str]) -> str:
