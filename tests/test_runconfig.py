@@ -17,7 +17,14 @@ from kofs.cli.run import run_cmd
 from kofs.cli.sources import sources_cmd
 from kofs.datasets.example import example_paths
 from kofs.errors import InputError, ParameterError
-from kofs.pipeline.config import RunConfig, all_options, dump_config, read_run_config
+from kofs.pipeline.config import (
+    RunConfig,
+    all_options,
+    as_config,
+    dump_config,
+    read_run_config,
+    with_overrides,
+)
 from kofs.pipeline.presets import DEFAULTS_VERSION, PRESETS
 
 
@@ -223,6 +230,31 @@ def test_run_overrides_config_values_from_the_command_line(tmp_path):
     assert r.exit_code == 0, r.output
     m = json.loads((tmp_path / "b" / "manifest.json").read_text())
     assert [x["name"] for x in m["lists"]] == ["laplacian"] and not (tmp_path / "a").exists()
+
+
+def test_command_line_parameters_merge_into_the_configs(tmp_path):
+    # `kofs run c.yaml --param laplacian.t=2` dropped the config's laplacian k=3 (and every
+    # other ranker's parameters) without a word; the command line now changes only the keys
+    # it names, in kofs run and in kofs.pipeline.config.as_config alike
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        "expression: x.tsv\nrankers: [laplacian, spec-phi2]\n"
+        "param: {laplacian: {k: 3, t: 1}, spec-phi2: {k: 4}}\naggregate-param: {resamples: 50}\n"
+    )
+    got = as_config(cfg, param=["laplacian.t=2"], aggregate_param=["tol=1e-9"])
+    assert got.ranking.param == {"laplacian": {"k": 3, "t": "2"}, "spec-phi2": {"k": 4}}
+    assert got.aggregation.aggregate_param == {"resamples": 50, "tol": "1e-9"}
+    assert with_overrides({"param": {"a": {"k": 1}}}, {"param": None}) == {"param": None}
+    run = tmp_path / "run.yaml"
+    run.write_text(
+        f"expression: {example_paths()['expression']}\nrankers: laplacian\n"
+        "param: {laplacian: {k: 3}}\nno-report: true\n"
+    )
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["run", str(run), "--param", "laplacian.t=2", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    resolved = yaml.safe_load((out / "config.resolved.yaml").read_text())
+    assert resolved["param"] == {"laplacian": {"k": 3, "t": "2"}}
 
 
 def test_presets_name_a_default_plan():

@@ -10,7 +10,7 @@ import click
 from kofs.cli._config_options import config_options, given
 from kofs.cli._group import main
 from kofs.errors import InputError, ParameterError
-from kofs.pipeline.config import RunConfig, absolute_paths, read_run_config
+from kofs.pipeline.config import RunConfig, absolute_paths, read_run_config, with_overrides
 from kofs.pipeline.yaml_files import key_name, load_config
 
 
@@ -47,7 +47,7 @@ def run_cmd(ctx: click.Context, config: str, **opts) -> None:
     typed = given(ctx, opts)
     if typed:
         typed = absolute_paths({key_name(k): v for k, v in typed.items()}, Path.cwd())
-        cfg = RunConfig.from_mapping({**cfg.to_mapping(), **typed}, where=config)
+        cfg = RunConfig.from_mapping(with_overrides(cfg.to_mapping(), typed), where=config)
     if cfg.inputs.expression is None:
         raise ParameterError(
             "config has no 'expression' key (the expression matrix to rank)", path=config

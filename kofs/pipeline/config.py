@@ -572,7 +572,28 @@ def as_config(
             f"defaults {given['defaults']!r}: the config's values were resolved under defaults "
             f"version {cfg.defaults!r}; name the version in the config itself"
         )
-    return RunConfig.from_mapping({**cfg.to_mapping(), **given})
+    return RunConfig.from_mapping(with_overrides(cfg.to_mapping(), given))
+
+
+def with_overrides(values: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` (flat option names) with ``overrides`` on top, as the command line goes over
+    a config: an option replaces the config's value, except a parameter mapping (``param``,
+    ``aggregate-param``), which is merged key by key (``--param laplacian.t=2`` over a
+    config's ``param: {laplacian: {k: 10}}`` keeps k, where it had been dropped silently)."""
+    known = all_options()
+    out = dict(values)
+    for name, v in overrides.items():
+        kind = known[name][1].kind if name in known else None
+        if kind in ("params", "flat_params") and v is not None and out.get(name):
+            o = known[name][1]
+            base, new = o.parse(out[name]), o.parse(v)
+            if kind == "params":
+                out[name] = {t: {**base.get(t, {}), **new.get(t, {})} for t in {**base, **new}}
+            else:
+                out[name] = {**base, **new}
+        else:
+            out[name] = v
+    return out
 
 
 def dump_config(config: RunConfig) -> str:
