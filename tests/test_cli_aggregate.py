@@ -179,6 +179,16 @@ def test_run_rejects_a_bad_aggregate_config(lists):
     assert r.exit_code == 2 and "cannot be overridden with --seed" in r.stderr
 
 
+def test_aggregate_param_on_the_command_line_merges_into_the_configs(lists):
+    # `kofs run agg.yaml --aggregate-param n_bins=20` dropped the config's resamples: 30
+    from kofs.pipeline.user_lists_config import read_aggregate_config
+
+    cfg = lists / "agg.yaml"
+    cfg.write_text("command: aggregate\nlists: [top.txt]\naggregate-param: {resamples: 30}\n")
+    _, config = read_aggregate_config(cfg, overrides={"aggregate_param": ["n_bins=20"]})
+    assert config.aggregate_param == {"resamples": 30, "n_bins": "20"}
+
+
 def test_the_envelope_can_be_turned_off_from_the_command_line(lists):
     # read as rankings, every list's evidence is bounded by its histogram class by default;
     # envelope=false gives the binormal model alone

@@ -575,17 +575,23 @@ def as_config(
     return RunConfig.from_mapping(with_overrides(cfg.to_mapping(), given))
 
 
-def with_overrides(values: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+def with_overrides(
+    values: Mapping[str, Any],
+    overrides: Mapping[str, Any],
+    *,
+    options: Mapping[str, Option] | None = None,
+) -> dict[str, Any]:
     """``values`` (flat option names) with ``overrides`` on top, as the command line goes over
     a config: an option replaces the config's value, except a parameter mapping (``param``,
     ``aggregate-param``), which is merged key by key (``--param laplacian.t=2`` over a
-    config's ``param: {laplacian: {k: 10}}`` keeps k, where it had been dropped silently)."""
-    known = all_options()
+    config's ``param: {laplacian: {k: 10}}`` keeps k, where it had been dropped silently).
+    ``options``: name -> declaration (default: those of a ``kofs rank`` run)."""
+    known = options if options is not None else {n: o for n, (_, o) in all_options().items()}
     out = dict(values)
     for name, v in overrides.items():
-        kind = known[name][1].kind if name in known else None
+        kind = known[name].kind if name in known else None
         if kind in ("params", "flat_params") and v is not None and out.get(name):
-            o = known[name][1]
+            o = known[name]
             base, new = o.parse(out[name]), o.parse(v)
             if kind == "params":
                 out[name] = {t: {**base.get(t, {}), **new.get(t, {})} for t in {**base, **new}}

@@ -238,7 +238,10 @@ def read_aggregate_config(
         universe=_universe_abs(config.universe, base),
     )
     if overrides:
-        merged = {**as_mapping(config), **dict(overrides)}
+        from kofs.pipeline.config import with_overrides
+
+        declared = {o.name: o for o in options_of(AggregateListsConfig)}
+        merged = with_overrides(as_mapping(config), dict(overrides), options=declared)
         config = AggregateListsConfig.from_mapping(merged)
     return specs, config
 
