@@ -100,3 +100,23 @@ def test_a_run_with_a_mouse_gaf_on_a_human_matrix_warns_once(tmp_path, caplog):
         kofs.rank(expr, sources=sources, labels=["a", "b"] * 6)
     warned = [r for r in caplog.records if "another species" in r.getMessage()]
     assert len(warned) == 1
+
+
+def test_annotations_of_several_taxa_read_together_are_warned(tmp_path, caplog):
+    # a GAF of human and mouse rows (two files concatenated, a multi-species download): mouse
+    # Brca1's annotations went to human BRCA1 (symbols match case ignored) without a word
+    from kofs.sources import read_sources
+
+    rows = [(f"GENE{i}", "GO:0000003", "9606") for i in range(30)]
+    rows += [(f"Gene{i}", "GO:0000004", "10090") for i in range(5)]
+    gaf = _gaf(tmp_path / "two.gaf", rows)
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        read_sources(go=str(GO / "tiny.obo"), go_annotations=str(gaf))
+    warned = [r.getMessage() for r in caplog.records if "read together" in r.getMessage()]
+    assert len(warned) == 1
+    assert "taxa 9606 (human, 30 rows), 10090 (mouse, 5 rows)" in warned[0]
+    assert "--go-taxon 9606" in warned[0]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        read_sources(go=str(GO / "tiny.obo"), go_annotations=str(gaf), go_taxon="9606")
+    assert not [r for r in caplog.records if "read together" in r.getMessage()]

@@ -123,6 +123,19 @@ def _read(o: GoOptions, res: ReadResources | None = None) -> GoData | None:
         )
     except InputError as exc:
         raise wrong_option(o.go_annotations, "go_annotations", exc) from None
+    taxa = {t: n for t, n in annotations.taxa.items() if t}
+    if o.go_taxon is None and len(taxa) > 1:
+        from kofs.io.annotations import taxa_text
+
+        main_taxon = max(taxa.items(), key=lambda kv: (kv[1], kv[0]))[0]
+        log.warning(
+            "%s holds the annotations of %s, read together (a gene symbol of one species "
+            "takes the annotations of the same symbol of another, case ignored); keep the "
+            "matrix's species with --go-taxon (e.g. --go-taxon %s)",
+            o.go_annotations,
+            taxa_text(taxa),
+            main_taxon,
+        )
     return GoData(
         ontology,
         annotations,
