@@ -227,3 +227,38 @@ def test_reproduce_says_once_that_ids_of_an_unbuilt_list_change_nothing(tmp_path
         "pathway_ids: P1 has no effect: it chooses the genes of Pathway-FILT, which this run does "
         "not build (add Pathway-FILT to lists)" in r.stderr
     )
+
+
+def test_default_top_sizes_larger_than_the_matrix_are_left_out(tmp_path):
+    """A config without evaluation.top or split_known.top on a 40-gene matrix failed: '--top
+    asks for 50 genes but the matrix has 40' (an option reproduce does not have), then
+    'split-half top asks for 100 genes'; the defaults are cut to the matrix, as kofs evaluate
+    cuts its --top."""
+    rng = np.random.default_rng(1)
+    genes = [f"G{i:02d}" for i in range(40)]
+    samples = [f"s{j:02d}" for j in range(12)]
+    y = np.repeat(["a", "b"], 6)
+    X = rng.normal(size=(40, 12)) + 2 * np.outer(np.arange(40) < 6, y == "b")
+    pd.DataFrame(X, index=pd.Index(genes, name="gene"), columns=samples).to_csv(
+        tmp_path / "expr.tsv", sep="\t"
+    )
+    pd.DataFrame({"sample": samples, "class": y}).to_csv(
+        tmp_path / "lab.tsv", sep="\t", index=False
+    )
+    (tmp_path / "known.txt").write_text("\n".join(genes[:6]) + "\n")
+    cfg = {
+        "expression": "expr.tsv",
+        "labels": "lab.tsv",
+        "lists": ["Fisher", "SPEC"],
+        "known_genes": {"known": {"file": "known.txt"}},
+        "split_known": {"set": "known", "repeats": 2, "null_repeats": 0},
+        "evaluation": {"classifiers": ["1nn"], "folds": 2, "repeats": 1},
+        "output": "out",
+    }
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    run_experiment(p)
+    table = pd.read_csv(tmp_path / "out" / "evaluation.tsv", sep="\t")
+    assert {"ACC-10", "ACC-30"} <= set(table.columns) and "ACC-50" not in table.columns
+    split = pd.read_csv(tmp_path / "out" / "split_half.tsv", sep="\t")
+    assert sorted(set(split["k"])) == [10, 30]

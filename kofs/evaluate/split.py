@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -193,6 +193,17 @@ def _sd(x: np.ndarray) -> float:
     return float(np.std(x, ddof=1)) if len(x) > 1 else float("nan")
 
 
+def fit_split_top(settings: SplitHalf, n_genes: int) -> SplitHalf:
+    """``settings`` with the default top sizes larger than the matrix left out (as ``kofs
+    evaluate`` does with ``--top``); sizes given are kept, and :func:`check_split` refuses
+    them when too large."""
+    if settings.top != DEFAULT_SPLIT_TOP or settings.top[-1] <= n_genes:
+        return settings
+    kept = tuple(k for k in settings.top if k <= n_genes) or (n_genes,)
+    log.info("split-half: the matrix has %d genes; top sizes %s", n_genes, kept)
+    return replace(settings, top=kept)
+
+
 def check_split(settings: SplitHalf, known: Sequence[str], n_genes: int) -> None:
     """Fail before any work when the split cannot be made: fewer than 2 known genes in the
     matrix (``known``: the set's matrix ids), a top k larger than the matrix."""
@@ -275,6 +286,7 @@ def split_half(
     m = len(genes)
     pos = {g: i for i, g in enumerate(genes)}
     known_ids = sorted({g for g in known if g in pos})
+    settings = fit_split_top(settings, m)
     check_split(settings, known_ids, m)
     ks = settings.top
     bad = {n: k for n, (k, _) in lists.items() if k not in KINDS}
