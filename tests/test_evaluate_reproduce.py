@@ -229,11 +229,8 @@ def test_reproduce_says_once_that_ids_of_an_unbuilt_list_change_nothing(tmp_path
     )
 
 
-def test_default_top_sizes_larger_than_the_matrix_are_left_out(tmp_path):
-    """A config without evaluation.top or split_known.top on a 40-gene matrix failed: '--top
-    asks for 50 genes but the matrix has 40' (an option reproduce does not have), then
-    'split-half top asks for 100 genes'; the defaults are cut to the matrix, as kofs evaluate
-    cuts its --top."""
+def _small_study(tmp_path):
+    """A 40-gene, 12-sample matrix, its labels and 6 known genes, in ``tmp_path``."""
     rng = np.random.default_rng(1)
     genes = [f"G{i:02d}" for i in range(40)]
     samples = [f"s{j:02d}" for j in range(12)]
@@ -246,6 +243,14 @@ def test_default_top_sizes_larger_than_the_matrix_are_left_out(tmp_path):
         tmp_path / "lab.tsv", sep="\t", index=False
     )
     (tmp_path / "known.txt").write_text("\n".join(genes[:6]) + "\n")
+
+
+def test_default_top_sizes_larger_than_the_matrix_are_left_out(tmp_path):
+    """A config without evaluation.top or split_known.top on a 40-gene matrix failed: '--top
+    asks for 50 genes but the matrix has 40' (an option reproduce does not have), then
+    'split-half top asks for 100 genes'; the defaults are cut to the matrix, as kofs evaluate
+    cuts its --top."""
+    _small_study(tmp_path)
     cfg = {
         "expression": "expr.tsv",
         "labels": "lab.tsv",
@@ -262,3 +267,25 @@ def test_default_top_sizes_larger_than_the_matrix_are_left_out(tmp_path):
     assert {"ACC-10", "ACC-30"} <= set(table.columns) and "ACC-50" not in table.columns
     split = pd.read_csv(tmp_path / "out" / "split_half.tsv", sep="\t")
     assert sorted(set(split["k"])) == [10, 30]
+
+
+@pytest.mark.parametrize(
+    ("params", "needle"),
+    [
+        # an internal error (TypeError: 'int' object is not a mapping) when the lists were built
+        ("{fisher: 3}", "c.yaml: config key 'params.fisher': expected a mapping of parameter"),
+        # named --param (an option reproduce lacks) without the config
+        ("{nope: {k: 1}}", "c.yaml: config key 'params': unknown list or ranker 'nope'"),
+        ("{fisher: {x: 1}}", "c.yaml: config key 'params': ranker 'fisher': unknown parameter"),
+    ],
+)
+def test_a_bad_params_entry_names_the_config(tmp_path, params, needle):
+    _small_study(tmp_path)
+    p = tmp_path / "c.yaml"
+    p.write_text(
+        f"expression: expr.tsv\nlabels: lab.tsv\nlists: [Fisher]\nparams: {params}\n"
+        "evaluation: {classifiers: [1nn], folds: 2, repeats: 1, top: [5]}\noutput: out\n"
+    )
+    with pytest.raises(ParameterError) as exc:
+        run_experiment(p)
+    assert needle in str(exc.value) and not (tmp_path / "out").exists()

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from kofs.errors import ParameterError
+from kofs.errors import ParameterError, short_repr
 from kofs.evaluate import (
     Aggregation,
     KofsRanking,
@@ -205,6 +205,13 @@ def read_config(path: str | os.PathLike) -> dict[str, Any]:
         except ParameterError as exc:
             raise ParameterError(f"config key 'split_known': {exc.message}", path=where) from None
         cfg["split_known"] = split
+    for name, value in (cfg.get("params") or {}).items():
+        if not isinstance(value, Mapping):  # (an internal error when the lists were built)
+            raise ParameterError(
+                f"config key 'params.{name}': expected a mapping of parameter to value, got "
+                f"{short_repr(value, 40)} (e.g. params: {{SPEC: {{k: 3}}}})",
+                path=where,
+            )
     for key in ("keep_samples", "circular"):  # {name: [values]}: one value may stand alone
         values = cfg.get(key) or {}
         for k, v in values.items():
@@ -601,7 +608,13 @@ def run_experiment(
             check_split(split, known[split.known].in_matrix(expr), expr.n_genes)
         timings["read"] = time.perf_counter() - t0
         t1 = time.perf_counter()
-        results = kofs.run(expr, lab)
+        try:
+            results = kofs.run(expr, lab)
+        except ParameterError as exc:  # a list's parameter: only the config's `params` sets one
+            if exc.path is not None or not exc.message.startswith(("--param: ", "ranker ")):
+                raise
+            problem = exc.message.removeprefix("--param: ")
+            raise ParameterError(f"config key 'params': {problem}", path=path) from None
         timings["rank_all_samples"] = time.perf_counter() - t1
         protocols = ev.get("protocols", ["book"])
         honest = None
