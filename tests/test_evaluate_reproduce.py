@@ -12,7 +12,7 @@ from _report_check import check_report
 from conftest import needs_shared
 
 from kofs.errors import ParameterError
-from kofs.evaluate.reproduce import BOOK_TABLE_6_5, run_experiment
+from kofs.evaluate.reproduce import BOOK_TABLE_6_5, read_config, run_experiment
 from kofs.io.expression import read_expression
 from kofs.io.labels import align_labels, read_labels
 from kofs.rankers import run_ranker
@@ -289,3 +289,16 @@ def test_a_bad_params_entry_names_the_config(tmp_path, params, needle):
     with pytest.raises(ParameterError) as exc:
         run_experiment(p)
     assert needle in str(exc.value) and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("value", ["[a]", "null", "true", "{a: 1}"])
+def test_a_rename_that_is_no_name_is_refused(tmp_path, value):
+    # a list was an internal error (unhashable type), null was run without a word
+    p = tmp_path / "c.yaml"
+    p.write_text(
+        f"expression: e.tsv\nlabels: l.tsv\nlists: [Fisher]\nrename: {{Fisher: {value}}}\n"
+    )
+    with pytest.raises(ParameterError, match="c.yaml: config key 'rename.Fisher': expected the"):
+        read_config(p)
+    p.write_text("expression: e.tsv\nlabels: l.tsv\nlists: [Fisher]\nrename: {Fisher: 3}\n")
+    assert read_config(p)["rename"] == {"Fisher": "3"}

@@ -212,6 +212,17 @@ def read_config(path: str | os.PathLike) -> dict[str, Any]:
                 f"{short_repr(value, 40)} (e.g. params: {{SPEC: {{k: 3}}}})",
                 path=where,
             )
+    for name, value in (cfg.get("rename") or {}).items():
+        # a list as new name was an internal error (unhashable), a number 'Ranking: name must
+        # be a str' naming no file
+        if value is None or isinstance(value, (list, tuple, dict, set, bool)):
+            raise ParameterError(
+                f"config key 'rename.{name}': expected the list's new name, got "
+                f"{short_repr(value, 40)} (e.g. rename: {{GO-FILT: Leukemia-FILT}})",
+                path=where,
+            )
+    if cfg.get("rename"):
+        cfg["rename"] = {str(k): str(v) for k, v in cfg["rename"].items()}
     for key in ("keep_samples", "circular"):  # {name: [values]}: one value may stand alone
         values = cfg.get(key) or {}
         for k, v in values.items():
