@@ -302,3 +302,21 @@ def test_a_rename_that_is_no_name_is_refused(tmp_path, value):
         read_config(p)
     p.write_text("expression: e.tsv\nlabels: l.tsv\nlists: [Fisher]\nrename: {Fisher: 3}\n")
     assert read_config(p)["rename"] == {"Fisher": "3"}
+
+
+def test_keep_samples_true_matches_the_tables_spelling(tmp_path):
+    # YAML reads TRUE as a boolean, which became 'True': R's TRUE column kept no sample
+    from kofs.evaluate.reproduce import _paths, _read_data
+
+    _small_study(tmp_path)
+    lab = pd.read_csv(tmp_path / "lab.tsv", sep="\t")
+    lab["flag"] = ["TRUE", "FALSE"] * 6
+    lab.to_csv(tmp_path / "lab.tsv", sep="\t", index=False)
+    p = tmp_path / "c.yaml"
+    p.write_text(
+        "expression: expr.tsv\nlabels: lab.tsv\nlabel_column: class\nlists: [Fisher]\n"
+        "keep_samples: {flag: [TRUE]}\n"
+    )
+    cfg = read_config(p)
+    _, labels, _ = _read_data(cfg, _paths(cfg, tmp_path), str(p))
+    assert list(labels.samples) == [f"s{j:02d}" for j in range(0, 12, 2)]

@@ -392,6 +392,10 @@ def experiment_output(config: str | os.PathLike, output: str | None = None) -> t
     return str(base / "results"), False
 
 
+#: how a labels table may spell a boolean a config gives as YAML's true/false
+_BOOL_SPELLINGS = {True: ("True", "TRUE", "true"), False: ("False", "FALSE", "false")}
+
+
 def _paths(cfg: Mapping[str, Any], base: Path):
     env = os.environ.get("KOFS_SHARED")
     shared = (
@@ -475,7 +479,9 @@ def _read_data(cfg, resolve, path):
     mask = np.ones(len(table), dtype=bool)
     for col, values in (cfg.get("keep_samples") or {}).items():
         wanted = [str(v) for v in values]
-        mask &= column(f"keep_samples.{col}", col).isin(wanted).to_numpy()
+        # YAML reads TRUE/True/true alike as a boolean: each matches the column's spellings
+        spelt = [w for v in values if isinstance(v, bool) for w in _BOOL_SPELLINGS[v]]
+        mask &= column(f"keep_samples.{col}", col).isin(wanted + spelt).to_numpy()
         if not mask.any():
             there = sorted(set(table[col]))
             raise ParameterError(
