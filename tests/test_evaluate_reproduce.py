@@ -320,3 +320,12 @@ def test_keep_samples_true_matches_the_tables_spelling(tmp_path):
     cfg = read_config(p)
     _, labels, _ = _read_data(cfg, _paths(cfg, tmp_path), str(p))
     assert list(labels.samples) == [f"s{j:02d}" for j in range(0, 12, 2)]
+
+
+@pytest.mark.parametrize(("given", "other"), [("go", "go_annotations"), ("go_annotations", "go")])
+def test_go_without_its_annotations_names_the_config_keys(tmp_path, given, other):
+    # was 'GO needs both --go (the OBO ontology) and --go-annotations', naming no file
+    p = tmp_path / "c.yaml"
+    p.write_text(f"expression: e.tsv\nlabels: l.tsv\nlists: [Fisher]\n{given}: x\n")
+    with pytest.raises(ParameterError, match=f"c.yaml: config key '{given}' needs '{other}' too"):
+        read_config(p)

@@ -212,6 +212,14 @@ def read_config(path: str | os.PathLike) -> dict[str, Any]:
                 f"{short_repr(value, 40)} (e.g. params: {{SPEC: {{k: 3}}}})",
                 path=where,
             )
+    if (cfg.get("go") is None) != (cfg.get("go_annotations") is None):  # (named kofs rank's
+        # --go and --go-annotations, no file)
+        given, other = ("go", "go_annotations") if cfg.get("go") else ("go_annotations", "go")
+        raise ParameterError(
+            f"config key {given!r} needs {other!r} too: GO is an OBO ontology (go) with its gene "
+            "annotations (go_annotations)",
+            path=where,
+        )
     for name, value in (cfg.get("rename") or {}).items():
         # a list as new name was an internal error (unhashable), a number 'Ranking: name must
         # be a str' naming no file
