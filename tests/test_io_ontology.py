@@ -519,3 +519,17 @@ def test_go_json_or_owl_given_as_obo_names_its_format(tmp_path):
     js.write_bytes(gzip.compress(b'{"graphs": [{"nodes": [{"id": "GO_0008150"}]}]}\n'))
     with pytest.raises(InputError, match=r"is an OBO Graphs JSON file \(go.json\), not OBO"):
         read_obo(js)
+
+
+@pytest.mark.parametrize("line_end", ["\n", "\r\n"])
+def test_is_obsolete_true_in_capitals_is_obsolete(testdata, tmp_path, line_end):
+    # goatools reads 'is_obsolete: true' only: an OBO written with Python's True made the
+    # obsolete term GO:0000007 a live one (its annotations kept, a term without a root)
+    text = (testdata / "go" / "tiny.obo").read_text()
+    assert "is_obsolete: true\n" in text
+    p = tmp_path / "caps.obo"
+    p.write_bytes(
+        text.replace("is_obsolete: true", "is_obsolete: True").replace("\n", line_end).encode()
+    )
+    onto = read_obo(p)
+    assert "GO:0000007" in onto.obsolete and "GO:0000007" not in onto.terms

@@ -43,8 +43,9 @@ log = logging.getLogger(__name__)
 #: :attr:`Ontology.digest`, so the parsed ontology and every cache keyed on its digest
 #: (annotations resolved against it, GO semantics, gene graphs) miss after the reader changes,
 #: also on a development checkout whose kofs version stays the same. Bump it with every change
-#: to the reader's output (2: a term's id given as an alt_id, or one alt_id of two terms, refused).
-OBO_READER_VERSION = 2
+#: to the reader's output (2: a term's id given as an alt_id, or one alt_id of two terms, refused;
+#: 3: ``is_obsolete: True``).
+OBO_READER_VERSION = 3
 
 __all__ = [
     "Ontology",
@@ -562,7 +563,8 @@ _RELATIONS_KEPT = b"|".join(r.encode() for r in RELATIONS)
 #: around a tag's colon other than one space after it (goatools reads ``tag: value``: a tab
 #: after ``id:`` lost the term silently); a ``! comment`` after an id (it became part of the
 #: id); a stanza header right after the last line of the previous stanza (goatools stopped on
-#: an assertion; a blank line is put before every header); and ``relationship:`` lines of
+#: an assertion; a blank line is put before every header); ``is_obsolete: True`` (goatools
+#: reads ``true`` only: the obsolete term was live); and ``relationship:`` lines of
 #: relations not in :data:`RELATIONS` (dropped)
 _OBO_REWRITES = (
     (re.compile(rb"\n([A-Za-z][\w-]*)(?:[ \t]+:|:(?! [^ \t]))[ \t]*"), rb"\n\1: "),
@@ -573,6 +575,7 @@ _OBO_REWRITES = (
         rb"\n\1: \2",
     ),
     (re.compile(rb"\n\["), b"\n\n["),
+    (re.compile(rb"\nis_obsolete: (?:True|TRUE)[ \t]*(?=\r?\n)"), b"\nis_obsolete: true"),
     (re.compile(rb"\nrelationship: (?!(?:" + _RELATIONS_KEPT + rb") )[^\n]*"), b""),
 )
 
