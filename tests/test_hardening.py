@@ -1476,6 +1476,26 @@ def test_terms_are_named_by_their_files(tmp_path, small, extra, needle):
     assert "functions" not in err and "GO-BP" not in err
 
 
+def test_go_term_ids_take_a_secondary_id_for_its_term(tmp_path, small):
+    """--go-term-ids GO:0000099 (an alt_id of GO:0000003, as an older paper names it) was
+    'not among the 4 GO BP terms', though the annotations' own alt ids are mapped."""
+    expr, labels = small
+    go = [
+        "--go",
+        DATA / "go" / "tiny.obo",
+        "--go-annotations",
+        DATA / "go" / "tiny_annotations.tsv",
+    ]
+    runs = {}
+    for term in ("GO:0000099", "GO:0000003"):
+        out = tmp_path / term.replace(":", "")
+        args = ["rank", expr, "--labels", labels, *go, "--go-term-ids", term, "--lists", "GO-FILT"]
+        r = _cli([*args, "--no-report", "-o", out])
+        assert r.exit_code == 0, r.stderr
+        runs[term] = (out / "ranking.tsv").read_text()
+    assert runs["GO:0000099"] == runs["GO:0000003"]
+
+
 def test_a_go_release_that_relates_no_genes_names_its_files(tmp_path, small):
     """An ontology of the root alone: the GO relation has no edge, and the error said
     "mahalanobis: relation 'GO-BP-lin-bma' has no edge", naming neither file."""

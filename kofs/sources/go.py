@@ -352,9 +352,10 @@ def go_filt_similarity(ctx: Context) -> Any:
 
     def build():
         among = f"among {_terms(ctx)}"
-        genes = genes_of_terms(
-            go_functions_of(ctx), _go(ctx).term_ids, option="--go-term-ids", among=among
-        )
+        g = _go(ctx)
+        # a secondary id (alt_id) stands for its term, as in the annotations
+        terms = None if g.term_ids is None else [g.ontology.primary(t) or t for t in g.term_ids]
+        genes = genes_of_terms(go_functions_of(ctx), terms, option="--go-term-ids", among=among)
         check_similarity_memory(ctx, "GO-FILT")
         return filtered_similarity(
             ctx.expression, genes, name="GO-FILT", what=f"GO-FILT, the genes {among}"
