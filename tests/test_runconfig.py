@@ -138,6 +138,7 @@ def test_yaml_1_1_words_and_numbers_are_read_as_written(tmp_path):
         "expression: x.tsv\noutput: out\nlabel-column: 0123\nsample-column: no\npathway-ids: [04110, 05200]\n"
         "seed: 010\ntitle: 1:30\ngene-column: 2001-01-01\nno-report: off\nuse-raw: yes\n"
         "rankers: [fisher, on]\nparam: {laplacian: {k: 010}}\nmsfs-weights: [0.5, 1.0e-3, 2]\n"
+        "top: 0x10\n"
     )
     cfg = read_run_config(path)
     assert cfg.inputs.label_column == "0123" and cfg.inputs.sample_column == "no"
@@ -148,6 +149,7 @@ def test_yaml_1_1_words_and_numbers_are_read_as_written(tmp_path):
     assert cfg.ranking.rankers == ("fisher", "on")
     assert cfg.ranking.param == {"laplacian": {"k": "010"}}
     assert cfg.ranking.msfs_weights == (0.5, 0.001, 2.0)
+    assert cfg.output.top == 16  # hexadecimal stays a number, as YAML 1.1 and 1.2 read it
     again = tmp_path / "again.yaml"  # config.resolved.yaml keeps them
     again.write_text(dump_config(cfg))
     assert read_run_config(again) == cfg

@@ -146,13 +146,14 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 #: 2120), ``1:30`` as a base-60 number (90), ``2001-01-01`` as a date, so a column, a pathway
 #: or a seed was silently another one. A config keeps these as written (text); every value
 #: is then read by its option's kind (``no-report: no`` is still false, ``seed: 010`` is 10).
-#: ``true``/``false``, decimal integers and decimal floats (``0.5``, ``1.0e-3``) stay typed.
+#: ``true``/``false``, decimal (and ``0x``) integers and decimal floats (``0.5``, ``1.0e-3``) stay
+#: typed.
 _PLAIN_TYPED = {
     "tag:yaml.org,2002:bool": (
         r"^(?:true|True|TRUE|false|False|FALSE)$",
         "tTfF",
     ),
-    "tag:yaml.org,2002:int": (r"^[-+]?(?:0|[1-9][0-9_]*)$", "-+0123456789"),
+    "tag:yaml.org,2002:int": (r"^[-+]?(?:0|[1-9][0-9_]*|0x[0-9a-fA-F_]+)$", "-+0123456789"),
     "tag:yaml.org,2002:float": (
         r"^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?"
         r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
