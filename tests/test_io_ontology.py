@@ -506,6 +506,24 @@ def test_an_alt_id_naming_a_term_or_two_terms_is_refused(testdata, tmp_path):
         InputError, match="alt_id GO:0000099 is given to two terms, GO:0000003 and GO:0000079"
     ):
         read_obo(twice)
+    # the lines named are the file's own (not those of the copy goatools reads, with a blank
+    # line put before every stanza), in a gzip'ed file too, '! comments' after the ids allowed
+    n = len(tiny_text.splitlines())
+    commented = stanza.replace("id: GO:0000079", "id:\tGO:0000079 ! x").replace(
+        "alt_id: {}", "alt_id: {} ! the clash"
+    )
+    gz = tmp_path / "clash.obo.gz"
+    gz.write_bytes(gzip.compress((tiny_text + commented.format("GO:0000001")).encode()))
+    with pytest.raises(
+        InputError, match=rf"GO:0000001 \(line 12\) .* of GO:0000079 \(line {n + 6}\)"
+    ):
+        read_obo(gz)
+    again = tmp_path / "again.obo"
+    again.write_text(
+        tiny_text + stanza.format("GO:0000098").replace("GO:0000079", "GO:0000002 ! B")
+    )
+    with pytest.raises(InputError, match=rf"GO:0000002 is defined twice \(lines 18 and {n + 3}\)"):
+        read_obo(again)
 
 
 def test_go_json_or_owl_given_as_obo_names_its_format(tmp_path):

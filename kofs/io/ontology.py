@@ -189,6 +189,11 @@ def check_obo_complete(path: Path, shown: str) -> None:
             )
 
 
+#: an ``id:`` or ``alt_id:`` line of the user's file: its tag and value (white space around the
+#: colon and a ``! comment`` after the value allowed, as :data:`_OBO_REWRITES` reads them)
+_ID_LINE = re.compile(rb"(id|alt_id)[ \t]*:[ \t]*([^\s!]+)")
+
+
 def _refuse_repeated_terms(path: Path, n_terms: int, shown: str) -> None:
     """Refuse an OBO file defining a term twice, or naming a term's id as another term's
     ``alt_id`` (goatools keeps the last stanza, or the term of the ``alt_id``, silently: the
@@ -207,11 +212,12 @@ def _refuse_repeated_terms(path: Path, n_terms: int, shown: str) -> None:
     go_id = ""
     for number, raw in enumerate(data.splitlines(), start=1):
         line = raw.strip()
+        tag = _ID_LINE.match(line) if in_term else None
         if line.startswith(b"["):
             in_term = line == b"[Term]"
             go_id = ""
-        elif in_term and line.startswith(b"id:") and not go_id:
-            go_id = line[3:].strip().decode("utf-8", "replace")
+        elif tag and tag[1] == b"id" and not go_id:
+            go_id = tag[2].decode("utf-8", "replace")
             if go_id in seen:
                 raise InputError(
                     f"term {go_id} is defined twice (lines {seen[go_id]:,} and {number:,}); "
@@ -219,8 +225,8 @@ def _refuse_repeated_terms(path: Path, n_terms: int, shown: str) -> None:
                     path=shown,
                 )
             seen[go_id] = number
-        elif in_term and line.startswith(b"alt_id:"):
-            alts[line[7:].strip().decode("utf-8", "replace")] = (number, go_id)
+        elif tag and tag[1] == b"alt_id":
+            alts[tag[2].decode("utf-8", "replace")] = (number, go_id)
     for alt, (number, owner) in alts.items():
         if alt in seen:
             raise InputError(
