@@ -194,18 +194,20 @@ def check_obo_complete(path: Path, shown: str) -> None:
 _ID_LINE = re.compile(rb"(id|alt_id)[ \t]*:[ \t]*([^\s!]+)")
 
 
-def _refuse_repeated_terms(path: Path, n_terms: int, shown: str) -> None:
+def _refuse_repeated_terms(plain: Path, n_terms: int, shown: str) -> None:
     """Refuse an OBO file defining a term twice, or naming a term's id as another term's
     ``alt_id`` (goatools keeps the last stanza, or the term of the ``alt_id``, silently: the
     other term and its edges vanished): the stanzas are counted first (one pass of
-    ``bytes.count``), the lines named only when they outnumber the terms read. ``path`` is the
-    user's file (plain or gzip), so that the lines named are its lines."""
-    with open(path, "rb") as fh:
-        gz = fh.read(2) == b"\x1f\x8b"
-    with gzip.open(path, "rb") if gz else open(path, "rb") as fh:
-        data = fh.read()
+    ``bytes.count`` of the ``plain`` copy goatools read), the lines named only when they
+    outnumber the terms read, from the user's file ``shown`` (plain or gzip), so that the
+    lines named are its lines."""
+    data = plain.read_bytes()
     if data.startswith(b"[Term]") + data.count(b"\n[Term]") <= n_terms:
         return
+    with open(shown, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    with gzip.open(shown, "rb") if gz else open(shown, "rb") as fh:
+        data = fh.read()
     seen: dict[str, int] = {}
     alts: dict[str, tuple[int, str]] = {}  # alt_id -> (its line, the term naming it)
     in_term = False
@@ -269,7 +271,7 @@ def _parse(path: Path, shown: str) -> Ontology:
     alt_ids: dict[str, str] = {}
     edges: dict[str, list[tuple[str, str]]] = {r: [] for r in RELATIONS}
     records = {rec.item_id: rec for key, rec in dag.items() if key == rec.item_id}
-    _refuse_repeated_terms(Path(shown), len(records), shown)
+    _refuse_repeated_terms(path, len(records), shown)
     for go_id, rec in records.items():
         if rec.is_obsolete:
             obsolete.add(go_id)
