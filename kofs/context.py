@@ -4,11 +4,14 @@ becomes a plan when its sources are given)."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from kofs._compute.run_cache import run_store
 from kofs.io.ids import CoverageReport
@@ -54,6 +57,9 @@ class Context:
     symbols : mapping of str to str, optional
         Gene id -> symbol (:func:`kofs.pipeline.result.source_symbols`), set before the evidence is
         collected so that neighbours are named by symbol.
+    filter_out : frozenset of str
+        Genes left out of every similarity built on a gene set (the FILT lists): a fold of
+        their cross-fit (:meth:`without_filter_genes`).
     """
 
     expression: Expression
@@ -70,6 +76,7 @@ class Context:
     progress: Any = None
     symbols: Mapping[str, str] | None = None
     seeded_keys: set[str] = field(default_factory=set, repr=False)
+    filter_out: frozenset[str] = frozenset()
     _building: list[str] = field(default_factory=list, repr=False)
 
     def cached(
@@ -148,6 +155,38 @@ class Context:
             symbols=self.symbols,
         )
 
+    def without_filter_genes(self, genes: Iterable[str]) -> Context:
+        """The same run with ``genes`` left out of every similarity built on a gene set (the
+        FILT lists, book eq. 6.10): a fold of their cross-fit (:mod:`kofs.pipeline.reseeding`).
+        A gene that helps build a similarity aligns with its leading directions even on noise,
+        so such a list is scored on a gene of its set only through a similarity built without
+        it. Everything else built is reused."""
+        return Context(
+            expression=self.expression,
+            categories=self.categories,
+            relevant_genes=self.relevant_genes,
+            sources=self.sources,
+            seed=self.seed,
+            cache=dict(self.cache),
+            shared=self.shared,
+            coverage=[],
+            max_memory=self.max_memory,
+            similarity=self.similarity,
+            progress=None,
+            symbols=self.symbols,
+            seeded_keys=set(self.seeded_keys),
+            filter_out=frozenset(genes),
+        )
+
+    def filter_genes(self, key: str, mask: np.ndarray) -> tuple[str, np.ndarray]:
+        """The cache key and the genes (bool mask over the matrix's genes) of a similarity built
+        on the gene set ``mask``, without :attr:`filter_out`."""
+        if not self.filter_out:
+            return key, mask
+        out = np.isin(np.asarray(self.expression.genes, dtype=object), list(self.filter_out))
+        digest = hashlib.sha256("\n".join(sorted(self.filter_out)).encode()).hexdigest()[:16]
+        return f"{key} without {digest}", mask & ~out
+
     def source(self, name: str) -> Any:
         """The data of knowledge source ``name`` (None when not given)."""
         return None if self.sources is None else self.sources.get(name)
@@ -201,6 +240,10 @@ class ListTemplate:
     summary : str
     order : float
         Position in the catalogue (the book's table order).
+    built_on : callable, optional
+        ``built_on(context) -> bool mask`` over the matrix's genes: the gene set the list's
+        sample similarity is built on (the FILT lists). The fusion scores the list on those
+        genes cross-fitted, as a seeded list on its seeds (:mod:`kofs.pipeline.reseeding`).
     """
 
     name: str
@@ -209,3 +252,4 @@ class ListTemplate:
     build: Callable[[Context], RankerInputs]
     summary: str
     order: float = 0.0
+    built_on: Callable[[Context], np.ndarray] | None = None

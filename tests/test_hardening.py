@@ -1269,7 +1269,8 @@ def test_report_options_without_a_report_warn_once(tmp_path, small, extra, needl
         (["--cross-fit", "3"], "--cross-fit 3 has no effect: it cross-fits the lists seeded"),
         (
             ["--cross-fit", "3", "--relevant-genes", "{tmp}/known.txt"],
-            "--cross-fit 3 has no effect: no list of the run is seeded by --relevant-genes",
+            "--cross-fit 3 has no effect: it cross-fits the lists seeded by --relevant-genes and "
+            "the FILT lists, and no list of the run is one",
         ),
         (["--bootstrap", "50"], "--bootstrap 50 has no effect: it sets the replicates of em's"),
         (

@@ -80,7 +80,7 @@ def print_summary(result: RunResult, *, top: int = 10, force: bool = False) -> N
             if seeded:
                 name = final.list_names[j]
                 how = seed_scoring(cross.get(name))
-                row.append(txt(f"{seeded[name]} known genes, {how}" if name in seeded else ""))
+                row.append(txt(f"{seeded[name]} genes, {how}" if name in seeded else ""))
             w.add_row(*row)
         console.print(w)
         if cross:

@@ -108,7 +108,7 @@ class KofsRanking:
         (GO-CAN-MAH with no enriched GO term) is left out, with a warning, and the
         aggregations fuse the others (the random seeds of the split-half null).
         """
-        from kofs.pipeline.plans import built_from, kofs_plan
+        from kofs.pipeline.plans import built_from, filter_built, kofs_plan
 
         canon = canonicalize(expression, labels)  # order-free results, as in pipeline.rank
         expression, labels = canon.expression, canon.labels
@@ -142,8 +142,15 @@ class KofsRanking:
         }
         held_out: dict = {}
         if seeded and any(AGGREGATORS.get(a.method).context for a in self.aggregations):
+            on_set = {self.rename.get(n, n) for n in self.lists if filter_built(n, ctx.sources)}
             held_out, _ = reseeded_lists(
-                ctx, plans, seeded, build=build_lists, folds=self.cross_fit, params=params
+                ctx,
+                plans,
+                seeded,
+                build=build_lists,
+                folds=self.cross_fit,
+                params=params,
+                on_gene_set=on_set,
             )
         for agg in self.aggregations:
             G = None

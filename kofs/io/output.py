@@ -487,8 +487,9 @@ def write_weights(stream_or_path, aggregate: AggregateRanking) -> None:
 
 
 def cross_fit_line(cross: dict) -> str:
-    """One line saying which lists were built from the known genes and how each was scored on
-    them (``diagnostics["cross_fit"]``)."""
+    """One line saying which lists were built from genes (known genes seeding a list, the gene
+    set of a FILT list's similarity) and how each was scored on them
+    (``diagnostics["cross_fit"]``)."""
     parts = []
     reseeded = {n: r for n, r in cross.items() if r.get("rule") == "re-seeded"}
     by_k: dict[tuple[int, int], list[str]] = {}
@@ -496,13 +497,13 @@ def cross_fit_line(cross: dict) -> str:
         by_k.setdefault((r["folds"], r["seed_genes"]), []).append(n)
     for (k, n_seed), names in by_k.items():
         parts.append(
-            f"{', '.join(names)} built from {n_seed} known genes, weighted by {k}-fold "
+            f"{', '.join(names)} built from {n_seed} genes, weighted by {k}-fold "
             f"re-seeding (rebuilt from {k - 1}/{k} of them, scored on the held-out fold)"
         )
     for n, r in cross.items():
         if r.get("rule") != "re-seeded":
             why = f" ({r['reason']})" if r.get("reason") else ""
-            parts.append(f"{n} built from {r['seed_genes']} known genes, never scored on them{why}")
+            parts.append(f"{n} built from {r['seed_genes']} genes, never scored on them{why}")
     return "seeded lists: " + "; ".join(parts)
 
 

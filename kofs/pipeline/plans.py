@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+import numpy as np
+
 from kofs.context import Context, ListPlan, ListTemplate
 from kofs.errors import ParameterError
 from kofs.knowledge.msfs import combine_similarities
@@ -225,18 +227,36 @@ SEEDED_LISTS = {
 
 
 def built_from(ctx: Context, list_names: Sequence[str]) -> dict[str, tuple[str, ...]]:
-    """The known relevant genes each catalogue list was built from (empty when none).
+    """The genes each catalogue list was built from (lists built from none left out): the known
+    relevant genes of a seeded list, the gene set a FILT list's similarity is built on
+    (:attr:`ListTemplate.built_on`).
 
     A list seeded by the relevant genes (GO-CAN-MAH terms, the start of propagation, term
-    relevance M_rel/M_all) must never be scored on them when its reliability is learned.
+    relevance M_rel/M_all) must never be scored on them when its reliability is learned; nor a
+    FILT list on the genes of its similarity, which align with its leading directions even on
+    noise (a matrix of i.i.d. values with GO, KEGG and STRING: Pathway-FILT ranked the KEGG
+    genes first, AUC 0.83-0.85, and the prior's KEGG membership agreed, so thousands of genes
+    were called in 3 of 60 such runs; docs/benchmarks.md, "Null calibration on real data").
     """
-    if not ctx.relevant_genes:
-        return {}
     table = ctx.source("term_relevance") is not None
+    templates = catalogue(ctx.sources or KnowledgeSources())
     out = {}
     for name in list_names:
+        template = templates.get(name)
+        if template is not None and template.built_on is not None:
+            mask = template.built_on(ctx)
+            out[name] = tuple(ctx.expression.genes[i] for i in np.flatnonzero(mask))
+            continue
         how = SEEDED_LISTS.get(name)
-        if how is None or (how == "unless_table" and table):
+        if not ctx.relevant_genes or how is None or (how == "unless_table" and table):
             continue
         out[name] = tuple(ctx.relevant_genes)
     return out
+
+
+def filter_built(name: str, sources: KnowledgeSources | None) -> bool:
+    """Whether the catalogue list ``name`` is built on a gene set (a FILT list: its folds
+    leave genes out of the similarity, :meth:`Context.without_filter_genes`, instead of out
+    of the known genes)."""
+    template = catalogue(sources or KnowledgeSources()).get(name)
+    return template is not None and template.built_on is not None

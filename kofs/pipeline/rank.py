@@ -267,12 +267,12 @@ def _warn_cross_fit(
     from kofs.registry import AGGREGATORS
 
     given = changed(aggregation, ["cross_fit"])
-    if not relevant:
+    if not seeded:
         warn_no_effect(
-            given, "it cross-fits the lists seeded by --relevant-genes, and none is given"
+            given,
+            "it cross-fits the lists seeded by --relevant-genes and the FILT lists, and "
+            + ("no list of the run is one" if relevant else "none is given or built"),
         )
-    elif not seeded:
-        warn_no_effect(given, "no list of the run is seeded by --relevant-genes")
     elif not AGGREGATORS.get(aggregate).context:
         warn_no_effect(
             given, f"--aggregate {aggregate} does not cross-fit the seeded lists (posterior does)"

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from kofs.context import Context, ListPlan
 from kofs.errors import KofsError, ParameterError
+from kofs.pipeline.plans import filter_built
 from kofs.types import Ranking
 
 __all__ = ["DEFAULT_FOLDS", "check_folds", "reseeded_lists", "seed_folds"]
@@ -68,6 +69,7 @@ def reseeded_lists(
     params: Mapping[str, Mapping[str, Any]] | None = None,
     threads: int | None = None,
     timings: dict[str, float] | None = None,
+    on_gene_set: Collection[str] | None = None,
 ) -> tuple[dict[str, list[tuple[tuple[str, ...], Ranking]]], dict[str, str]]:
     """Rebuild every seeded list once per fold of its seed genes.
 
@@ -88,6 +90,12 @@ def reseeded_lists(
         As :func:`kofs.pipeline.build.build_lists`.
     timings : dict, optional
         Gets ``cross_fit`` (seconds).
+    on_gene_set : collection of str, optional
+        The lists whose genes in ``built_from`` are the gene set their similarity is built on
+        (the FILT lists: a fold leaves genes out of the similarity,
+        :meth:`Context.without_filter_genes`, not out of the known genes); default: those of
+        the plans' names that are FILT lists of the catalogue
+        (:func:`kofs.pipeline.plans.filter_built`).
 
     Returns
     -------
@@ -104,6 +112,8 @@ def reseeded_lists(
         return held, excluded
     if k == 0:
         return held, {p.name: "cross-fit off (0 folds)" for p in seeded}
+    if on_gene_set is None:
+        on_gene_set = {p.name for p in seeded if filter_built(p.name, context.sources)}
     t0 = time.perf_counter()
     groups: dict[tuple[str, ...], list[ListPlan]] = {}
     for p in seeded:
@@ -117,13 +127,20 @@ def reseeded_lists(
         for fold in seed_folds(seeds, kk, context.seed):
             out = set(fold)
             rest = tuple(g for g in seeds if g not in out)
-            fold_ctx = context.reseeded(rest)
+            # one context per fold and kind, shared by the group's lists: a FILT list's genes
+            # are those of its similarity, not known genes
+            fold_ctx: dict[bool, Context] = {}
             for p in group:
                 if p.name in excluded:
                     continue
+                on_set = p.name in on_gene_set
+                if on_set not in fold_ctx:
+                    fold_ctx[on_set] = (
+                        context.without_filter_genes(fold) if on_set else context.reseeded(rest)
+                    )
                 own = {n: v for n, v in (params or {}).items() if n in (p.name, p.ranker)}
                 try:
-                    (ranking,) = build(fold_ctx, [p], params=own, threads=threads)
+                    (ranking,) = build(fold_ctx[on_set], [p], params=own, threads=threads)
                 except KofsError as exc:
                     excluded[p.name] = f"not rebuilt from {len(rest)} of the seed genes: {exc}"
                     held.pop(p.name, None)

@@ -347,21 +347,34 @@ def go_can_mah_similarity(ctx: Context) -> Any:
     return ctx.cached("go_can_mah", build, uses_relevant=True)
 
 
-def go_filt_similarity(ctx: Context) -> Any:
-    from kofs.knowledge.filtering import filtered_similarity, genes_of_terms
+def go_filt_genes(ctx: Context) -> np.ndarray:
+    """The genes (bool mask over the matrix's genes) annotated to the chosen GO terms:
+    GO-FILT's filter."""
+    from kofs.knowledge.filtering import genes_of_terms
 
     def build():
-        among = f"among {_terms(ctx)}"
         g = _go(ctx)
         # a secondary id (alt_id) stands for its term, as in the annotations
         terms = None if g.term_ids is None else [g.ontology.primary(t) or t for t in g.term_ids]
-        genes = genes_of_terms(go_functions_of(ctx), terms, option="--go-term-ids", among=among)
-        check_similarity_memory(ctx, "GO-FILT")
-        return filtered_similarity(
-            ctx.expression, genes, name="GO-FILT", what=f"GO-FILT, the genes {among}"
+        return genes_of_terms(
+            go_functions_of(ctx), terms, option="--go-term-ids", among=f"among {_terms(ctx)}"
         )
 
-    return ctx.cached("go_filt", build)
+    return ctx.cached("go_filt_genes", build)
+
+
+def go_filt_similarity(ctx: Context) -> Any:
+    from kofs.knowledge.filtering import filtered_similarity
+
+    key, genes = ctx.filter_genes("go_filt", go_filt_genes(ctx))
+
+    def build():
+        check_similarity_memory(ctx, "GO-FILT")
+        return filtered_similarity(
+            ctx.expression, genes, name="GO-FILT", what=f"GO-FILT, the genes among {_terms(ctx)}"
+        )
+
+    return ctx.cached(key, build)
 
 
 # --- the plug-in ----------------------------------------------------------------------------
@@ -410,6 +423,7 @@ def _lists(data: GoData) -> list[ListTemplate]:
             lambda ctx: RankerInputs(similarity=go_filt_similarity(ctx)),
             "SPEC on the data filtered to the genes of the chosen GO terms (Leukemia-FILT)",
             order=90,
+            built_on=go_filt_genes,
         ),
     ]
 

@@ -11,6 +11,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from kofs.context import Context, ListTemplate
 from kofs.errors import ParameterError
 from kofs.options import opt
@@ -129,8 +131,9 @@ def pathway_relevance(ctx: Context) -> FeatureFunctions:
     )
 
 
-def pathway_filt_similarity(ctx: Context) -> Any:
-    from kofs.knowledge.filtering import filtered_similarity
+def pathway_filt_genes(ctx: Context) -> np.ndarray:
+    """The genes (bool mask over the matrix's genes) of the chosen pathways: Pathway-FILT's
+    filter."""
     from kofs.knowledge.genesets import filter_genes
 
     p = _data(ctx)
@@ -139,13 +142,27 @@ def pathway_filt_similarity(ctx: Context) -> Any:
         idx, _report = filter_genes(
             p.gene_sets, ctx.expression, set_ids=p.pathway_ids, id_map=ctx.sources.id_map
         )
+        mask = np.zeros(ctx.expression.n_genes, dtype=bool)
+        mask[idx] = True
+        return mask
+
+    return ctx.cached("pathway_filt_genes", build)
+
+
+def pathway_filt_similarity(ctx: Context) -> Any:
+    from kofs.knowledge.filtering import filtered_similarity
+
+    p = _data(ctx)
+    key, genes = ctx.filter_genes("pathway_filt", pathway_filt_genes(ctx))
+
+    def build():
         check_similarity_memory(ctx, "Pathway-FILT")
         file = os.path.basename(p.gene_sets.path or "") or "the pathways"
         return filtered_similarity(
-            ctx.expression, idx, name="Pathway-FILT", what=f"Pathway-FILT, the genes of {file}"
+            ctx.expression, genes, name="Pathway-FILT", what=f"Pathway-FILT, the genes of {file}"
         )
 
-    return ctx.cached("pathway_filt", build)
+    return ctx.cached(key, build)
 
 
 def _lists(data: PathwayData) -> list[ListTemplate]:
@@ -157,6 +174,7 @@ def _lists(data: PathwayData) -> list[ListTemplate]:
             lambda ctx: RankerInputs(similarity=pathway_filt_similarity(ctx)),
             "SPEC on the similarity of the data filtered to the chosen pathways' genes",
             order=30,
+            built_on=pathway_filt_genes,
         ),
         ListTemplate(
             "Pathway-REL-VOTE",
