@@ -140,19 +140,9 @@ class Context:
         """The same run with other known genes (a fold of the cross-fit,
         :mod:`kofs.pipeline.reseeding`): knowledge that does not depend on the known genes is reused,
         the rest (:attr:`seeded_keys`) is built again; nothing is reported on progress."""
-        return Context(
-            expression=self.expression,
-            categories=self.categories,
+        return self._fold(
             relevant_genes=tuple(relevant_genes),
-            sources=self.sources,
-            seed=self.seed,
             cache={k: v for k, v in self.cache.items() if k not in self.seeded_keys},
-            shared=self.shared,
-            coverage=[],
-            max_memory=self.max_memory,
-            similarity=self.similarity,
-            progress=None,
-            symbols=self.symbols,
         )
 
     def without_filter_genes(self, genes: Iterable[str]) -> Context:
@@ -161,22 +151,29 @@ class Context:
         A gene that helps build a similarity aligns with its leading directions even on noise,
         so such a list is scored on a gene of its set only through a similarity built without
         it. Everything else built is reused."""
-        return Context(
-            expression=self.expression,
-            categories=self.categories,
+        return self._fold(
             relevant_genes=self.relevant_genes,
-            sources=self.sources,
-            seed=self.seed,
             cache=dict(self.cache),
-            shared=self.shared,
-            coverage=[],
-            max_memory=self.max_memory,
-            similarity=self.similarity,
-            progress=None,
-            symbols=self.symbols,
             seeded_keys=set(self.seeded_keys),
             filter_out=frozenset(genes),
         )
+
+    def _fold(self, **changes: Any) -> Context:
+        """A context of one fold of a cross-fit: this run's data, sources and shared knowledge,
+        ``changes`` (known genes, cache, ...), its own coverage and no progress reports."""
+        base = {
+            "expression": self.expression,
+            "categories": self.categories,
+            "sources": self.sources,
+            "seed": self.seed,
+            "shared": self.shared,
+            "coverage": [],
+            "max_memory": self.max_memory,
+            "similarity": self.similarity,
+            "progress": None,
+            "symbols": self.symbols,
+        }
+        return Context(**{**base, **changes})
 
     def filter_genes(self, key: str, mask: np.ndarray) -> tuple[str, np.ndarray]:
         """The cache key and the genes (bool mask over the matrix's genes) of a similarity built
