@@ -237,6 +237,10 @@ def test_rank_records_the_cross_fit(tmp_path, capsys):
     cross = res.final.diagnostics["cross_fit"]
     assert cross["Pathway-REL-VOTE"]["rule"] == "re-seeded"
     assert cross["Pathway-REL-VOTE"]["folds"] == 3
+    # the FILT list is cross-fitted over its gene set (the pathways' genes in the matrix)
+    assert (
+        cross["Pathway-FILT"]["rule"] == "re-seeded" and cross["Pathway-FILT"]["seed_genes"] == 696
+    )
     line = cross_fit_line(cross)
     assert "Pathway-REL-VOTE built from" in line and "3-fold re-seeding" in line
     write_weights(tmp_path / "w.tsv", res.final)
@@ -246,7 +250,9 @@ def test_rank_records_the_cross_fit(tmp_path, capsys):
 
     print_summary(res, force=True)
     err = capsys.readouterr().err
-    assert "re-seeded 3-fold" in err and "seeded lists: Pathway-REL-VOTE built from" in err
+    flat = " ".join(err.split())  # the terminal wraps the line
+    assert "re-seeded 3-fold" in flat and "seeded lists: " in flat
+    assert "Pathway-REL-VOTE built from" in flat and "Pathway-FILT built from 696 genes" in flat
     off = rank(expr, sources=sources, relevant_genes=rel, cross_fit=0, bootstrap=0)
     assert off.final.diagnostics["cross_fit"]["Pathway-REL-VOTE"]["rule"] == "excluded"
 
