@@ -556,7 +556,7 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
     so the file is strict JSON. ``"-"`` writes to stdout.
     """
     text = json.dumps(_jsonable(obj), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
-    # a path holding lone surrogates: JSON's \uXXXX escape keeps them (read back: the same path)
+    # a path holding lone surrogates: JSON escapes them as \udcxx (read back: the same path)
     text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     with _sink(path) as fh:
         fh.write(text + "\n")
