@@ -175,7 +175,7 @@ class Context:
         }
         return Context(**{**base, **changes})
 
-    def filter_genes(self, key: str, mask: np.ndarray) -> tuple[str, np.ndarray]:
+    def set_without_fold(self, key: str, mask: np.ndarray) -> tuple[str, np.ndarray]:
         """The cache key and the genes (bool mask over the matrix's genes) of a similarity built
         on the gene set ``mask``, without :attr:`filter_out`."""
         if not self.filter_out:

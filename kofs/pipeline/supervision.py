@@ -136,8 +136,8 @@ def _signal_test(context: Context, lists: Sequence[Ranking], method: str) -> dic
     """Whether the matrix has anything for the data lists to find (:mod:`kofs.pipeline.structure`):
     sample structure without labels, an association with the labels with them. Only when every
     data list (every list not a knowledge list) comes from a ranker -- a function of the matrix
-    and the labels --, there is one at least and the aggregator takes the test; else None. One
-    is enough: the calibrated Fisher list alone (the default labelled plan) is read through its
+    and the labels --, there are two, or one with a known null, and the aggregator takes the
+    test; else None. One is enough: the calibrated Fisher list alone (the default labelled plan) is read through its
     F test's theoretical null, which correlated genes widen or narrow from one labelling to the
     next (real ALL with permuted labels: calls in 18 of 120 runs without this test, 1 with it;
     bench/bench_null_calibration.py), and the label test keeps the genes' correlation."""
@@ -148,6 +148,8 @@ def _signal_test(context: Context, lists: Sequence[Ranking], method: str) -> dic
     data = [r for r in lists if not _knowledge_list(r)]
     if not data or any(r.params.get("ranker") not in RANKERS for r in data):
         return None
+    if len(data) == 1 and not isinstance(data[0].info.get("null"), Mapping):
+        return None  # one ranking alone gives no probabilities for the test to guard
     if context.categories is None:
         test = sample_structure_test(context.expression, seed=context.seed)
         name = "sample structure (parallel analysis)"

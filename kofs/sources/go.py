@@ -366,7 +366,7 @@ def go_filt_genes(ctx: Context) -> np.ndarray:
 def go_filt_similarity(ctx: Context) -> Any:
     from kofs.knowledge.filtering import filtered_similarity
 
-    key, genes = ctx.filter_genes("go_filt", go_filt_genes(ctx))
+    key, genes = ctx.set_without_fold("go_filt", go_filt_genes(ctx))
 
     def build():
         check_similarity_memory(ctx, "GO-FILT")

@@ -153,7 +153,7 @@ def pathway_filt_similarity(ctx: Context) -> Any:
     from kofs.knowledge.filtering import filtered_similarity
 
     p = _data(ctx)
-    key, genes = ctx.filter_genes("pathway_filt", pathway_filt_genes(ctx))
+    key, genes = ctx.set_without_fold("pathway_filt", pathway_filt_genes(ctx))
 
     def build():
         check_similarity_memory(ctx, "Pathway-FILT")
