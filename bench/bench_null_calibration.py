@@ -4,7 +4,9 @@ data relates to the labels (or where the lists share no signal).
 ``python bench/bench_null_calibration.py`` (needs ``../shared`` or ``$KOFS_SHARED``; seeds
 1..10, ~10 min on 2 shared cores), ``--quick`` (seeds 1..3, ~3 min), ``--seeds N``,
 ``--first S`` (seeds S..S+N-1), ``--cases "NEG halves,gaussian"`` and ``--knowledge none|only``
-(a subset), ``--keep DIR`` (keep every run's output folder there). Each ``kofs rank`` is the command a user
+(a subset), ``--keep DIR`` (keep every run's output folder there), ``--own EXPRESSION LABELS
+COLUMN`` (instead, the null cases on your own matrix: true labels, permuted labels, genes
+permuted over the samples without labels; data lists only). Each ``kofs rank`` is the command a user
 runs (``python -m kofs rank ...`` in a child process, defaults, ``--no-report``); each fusion of
 lists is ``kofs.aggregate_lists`` on files, as ``kofs aggregate FILE...`` reads them.
 
@@ -156,26 +158,20 @@ def _write_matrix(path: Path, symbols, sample_ids, values: np.ndarray) -> None:
 
 
 def _rank(
-    expr_path: Path, labels_path: Path, column: str, knowledge: bool, out: Path
+    expr_path: Path,
+    labels_path: Path | None,
+    column: str,
+    knowledge: bool,
+    out: Path,
+    gene_column: str | None = "symbol",
 ) -> tuple[float, dict]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "kofs",
-        "rank",
-        str(expr_path),
-        "--gene-column",
-        "symbol",
-        "--labels",
-        str(labels_path),
-        "--label-column",
-        column,
-        "--missing-labels",
-        "drop",
-        "--no-report",
-        "-o",
-        str(out),
-    ] + (KNOWLEDGE if knowledge else [])
+    """``kofs rank`` as a child process (``labels_path`` None: without labels)."""
+    cmd = [sys.executable, "-m", "kofs", "rank", str(expr_path), "--no-report", "-o", str(out)]
+    if gene_column is not None:
+        cmd += ["--gene-column", gene_column]
+    if labels_path is not None:
+        cmd += ["--labels", str(labels_path), "--label-column", column, "--missing-labels", "drop"]
+    cmd += KNOWLEDGE if knowledge else []
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     wall = time.perf_counter() - t0
@@ -296,6 +292,80 @@ def rank_cases(
         _write_matrix(path, symbols, sample_ids, resampled)
         one("resampled", seed, path, lineage.astype(object), resampled)
         path.unlink()
+    return rows
+
+
+def own_cases(expr_path: Path, labels_path: Path, column: str, seeds: list[int], work: Path):
+    """The null cases on a user's own labelled matrix (``--own``): its true labels (positive
+    control), its labels permuted over the labelled samples, and its genes each permuted over
+    the samples, ranked without labels (the unsupervised default). Data lists only."""
+    import pandas as pd
+
+    sep = "," if ".csv" in expr_path.name.lower() else "\t"
+    expr = pd.read_csv(expr_path, sep=sep, index_col=0)
+    values = expr.to_numpy(float)
+    lab = pd.read_csv(labels_path, sep="," if ".csv" in labels_path.name.lower() else "\t")
+    lab = lab.set_index(lab.columns[0])[column].astype(str).reindex(expr.columns.astype(str))
+    labels = lab.fillna("NA").to_numpy(dtype=object)
+    keep = labels != "NA"
+    rows: list[dict] = []
+
+    def one(case: str, seed: int, path: Path, lab_values: np.ndarray | None, vals: np.ndarray):
+        lab_path = None
+        bh = -1
+        if lab_values is not None:
+            lab_path = work / f"own_labels_{seed}.tsv"
+            pd.DataFrame({"sample_id": expr.columns, "label": lab_values}).to_csv(
+                lab_path, sep="\t", index=False
+            )
+            bh = _bh_calls(_f_test_p(vals[:, keep], lab_values[keep]))
+        out = work / f"{case.replace(' ', '_')}_{seed}"
+        wall, res = _rank(path, lab_path, "label", False, out, gene_column=None)
+        res.update(case=case, seed=seed, knowledge=False, wall=wall, bh=bh, hubs=0)
+        rows.append(res)
+        print(
+            f"  {case:14s} seed {seed:2d}: {res['calls']:5d} calls (F+BH {bh}), "
+            f"min q {res['min_q']:.3g}, {wall:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    one("own true", 0, expr_path, labels, values)
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        perm = labels.copy()
+        perm[keep] = rng.permutation(labels[keep])
+        one("own perm", seed, expr_path, perm, values)
+        resampled = rng.permuted(values, axis=1)
+        path = work / f"own_resampled_{seed}.tsv.gz"
+        _write_matrix(path, [str(g) for g in expr.index], list(expr.columns), resampled)
+        one("own resampled, no labels", seed, path, None, resampled)
+        path.unlink()
+    return rows
+
+
+def own_table(expr_path: Path, labels_path: Path, column: str, seeds: list[int]) -> list[dict]:
+    work = Path(tempfile.mkdtemp(prefix="kofs-null-own-"))
+    try:
+        rows = own_cases(expr_path, labels_path, column, seeds, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"\n{expr_path.name}, labels {column}; seeds {seeds[0]}..{seeds[-1]}\n")
+    print(
+        "| case | runs | runs with a call | calls at q <= 0.10 (per run) | smallest q "
+        "| F test + BH: runs with a call (calls) | wall s |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for case in ("own perm", "own resampled, no labels", "own true"):
+        sel = [r for r in rows if r["case"] == case]
+        calls = [r["calls"] for r in sel]
+        bh = [r["bh"] for r in sel if r["bh"] >= 0]
+        bh_text = "-" if not bh else f"{sum(b > 0 for b in bh)} ({_fmt_range(bh)})"
+        print(
+            f"| {case} | {len(sel)} | {sum(c > 0 for c in calls)} | {_fmt_range(calls)} | "
+            f"{min(r['min_q'] for r in sel):.2g} | {bh_text} | "
+            f"{np.median([r['wall'] for r in sel]):.1f} |"
+        )
     return rows
 
 
@@ -486,11 +556,24 @@ def main(argv: list[str] | None = None) -> int:
         "--knowledge", choices=("both", "none", "only"), default="both", help="runs to make"
     )
     ap.add_argument("--keep", type=Path, default=None, help="keep the runs' folders here")
+    ap.add_argument(
+        "--own",
+        nargs=3,
+        metavar=("EXPRESSION", "LABELS", "COLUMN"),
+        default=None,
+        help="instead: the null cases on your own matrix (genes x samples, first column the "
+        "gene ids) and labels (first column the sample ids)",
+    )
     args = ap.parse_args(argv)
+    n = 3 if args.quick else args.seeds
+    if args.own is not None:
+        expr_path, labels_path = Path(args.own[0]).resolve(), Path(args.own[1]).resolve()
+        column = args.own[2]
+        own_table(expr_path, labels_path, column, list(range(args.first, args.first + n)))
+        return 0
     if not EXPR.exists():
         print(f"needs the shared real data ({EXPR})", file=sys.stderr)
         return 2
-    n = 3 if args.quick else args.seeds
     cases = None if args.cases is None else {c.strip() for c in args.cases.split(",")}
     runs = {"both": (False, True), "none": (False,), "only": (True,)}[args.knowledge]
     table(list(range(args.first, args.first + n)), args.keep, cases, runs)
