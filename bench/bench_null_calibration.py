@@ -195,7 +195,9 @@ def _read_run(out: Path) -> dict:
         "calls": calls,
         "top": list(table[gene].astype(str)[:TOP]),
         "min_q": float(table["q_value"].min()) if "q_value" in table.columns else float("nan"),
-        "fisher_weight": float(weights.get("Fisher", float("nan"))),
+        "fisher_weight": next(
+            (float(w) for name, w in weights.items() if str(name).lower() == "fisher"), float("nan")
+        ),
         "filt_auc": filt,
         "rct_p": (diag.get("relevant_class_test") or {}).get("p_value"),
         "signal_p": (diag.get("signal_test") or {}).get("p_value"),
