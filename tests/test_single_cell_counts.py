@@ -107,6 +107,21 @@ def test_scaled_values_are_refused_with_one_line(sim):
         run_ranker("pearson-residuals", Expression(scaled, sim.genes, sim.cells))
 
 
+@pytest.mark.parametrize("bad", [-1.0, 0.5])
+@pytest.mark.parametrize("name", ["pearson-residuals", "deviance", "seurat-v3"])
+def test_chunked_counts_are_checked_beyond_the_first_chunk(sim, name, bad):
+    """The first chunk holds counts, a later one a negative or a fractional value: the
+    in-memory matrix is refused, the chunked one was ranked as if it held counts."""
+    da = pytest.importorskip("dask.array")
+    X = sim.X.toarray()
+    X[300, 4] = bad
+    with pytest.raises(InputError, match="neither counts"):
+        run_ranker(name, Expression(X, sim.genes, sim.cells))
+    lazy = da.from_array(sp.csr_matrix(X), chunks=(150, 300), asarray=False)
+    with pytest.raises(InputError, match=f"ranker '{name}': a chunk's values are not counts"):
+        run_ranker(name, Expression(lazy, sim.genes, sim.cells))
+
+
 def test_log_normalised_is_scanpys_normalize_total_log1p(sim):
     view = counts_view(sim.X)
     L = log_normalised(view).toarray()
