@@ -297,6 +297,20 @@ def test_morans_i_ranker_uses_the_given_graph(pbmc, golden):
     assert r.info["values"] == "as given"
 
 
+def test_morans_i_of_proportional_cells_is_nan():
+    """Counts of rank 1 (every cell a multiple of one profile): the log-normalised values of a
+    gene are equal up to rounding, and Moran's I was that noise blown up (-1.3 in memory, -2
+    chunked) instead of NaN, the score of a constant gene."""
+    da = pytest.importorskip("dask.array")
+    u = np.array([4.0, 5, 6, 4, 6, 5, 6, 5, 1, 5, 3, 2])
+    X = np.outer(u, [3.0, 1, 2, 4, 3, 5])
+    genes, cells = [f"g{j}" for j in range(6)], [f"c{i:02d}" for i in range(12)]
+    lazy = da.from_array(sp.csr_matrix(X), chunks=(7, 6), asarray=False)
+    for values in (X, sp.csr_matrix(X), lazy):
+        r = run_ranker("morans-i", Expression(values, genes, cells))
+        assert np.isnan(r.scores).all()
+
+
 @pytest.mark.parametrize("name", ["hotspot", "morans-i"])
 def test_graph_rankers_dask_equals_in_memory(name):
     """Chunked counts (dask, 3 chunks of cells): the same graphs and statistics."""

@@ -38,6 +38,7 @@ from kofs._compute import chunked, numba_kernels
 from kofs._compute.blocks import as_csr
 from kofs._compute.chunked import is_dask
 from kofs._compute.counts import Counts, take_columns
+from kofs._compute.matrix import constant_genes
 
 __all__ = ["hotspot_statistic", "morans_i", "normal_statistic"]
 
@@ -191,5 +192,8 @@ def morans_i(X, W: sp.csr_matrix) -> np.ndarray:
     num = xwx - mean * (xr + xc) + mean * mean * total
     with np.errstate(divide="ignore", invalid="ignore"):
         out = (n / total) * num / ss
-    out[~(ss > 0)] = np.nan
+    # constant to rounding (the project's rule, constant_genes): log-normalised values of cells
+    # whose counts are proportional differ in the 16th digit only, and the cancellations of
+    # num and ss turned that noise into scores of order 1 (dense and chunked unlike)
+    out[~(ss > 0) | constant_genes(X)] = np.nan
     return out
