@@ -75,6 +75,20 @@ def test_sparsity_score_affine_invariant_when_rows_sum_to_one(shift, scale, seed
     np.testing.assert_allclose(a, b, rtol=1e-7)
 
 
+def test_sparsity_score_of_exactly_rebuilt_samples_ties_at_zero():
+    """More samples than genes: eq. (8) rebuilds every sample exactly (t = 0), so every gene
+    scores 0. The residuals were float noise (1e-31) that ranked the genes, and a gene scaled
+    by 7.3 (Sparsity Score is scale-invariant) moved in that order."""
+    rng = np.random.default_rng(1)
+    X = rng.poisson(4, size=(24, 10)).astype(float)
+    a = run_ranker("sparsity-score", _expr(X))
+    Y = X.copy()
+    Y[:, 2] *= 7.3
+    b = run_ranker("sparsity-score", _expr(Y))
+    assert (a.scores == 0).all() and (b.scores == 0).all()
+    assert (a.ranks == 5.5).all()
+
+
 # --- the l1 graph LPs ---------------------------------------------------------------------------
 
 

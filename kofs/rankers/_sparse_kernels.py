@@ -22,7 +22,6 @@ from functools import partial
 import numpy as np
 
 from kofs._compute.workers import parallel_map
-from kofs.rankers._lasso_kernel import reconstruction_residual_score
 
 __all__ = [
     "canonical_feature_order",
@@ -221,13 +220,21 @@ def l1_graph(
     return S, infeasible
 
 
+#: Relative size below which a residual of the l1-graph reconstruction is rounding (the
+#: LP's sign certificate tolerates 1e-9 too, :func:`_l1_graph_row_lp8`).
+RESIDUAL_RTOL = 1e-9
+
+
 def sparsity_score_from_graph(X: np.ndarray, S: np.ndarray) -> np.ndarray:
     """Sparsity Score [SS eq. 10, with the S^T S fix]: lower is better.
 
     ``SS_r = ||f_r - S f_r||^2 / sum_i (f_ri - mu_r)^2
            = f_r^T (I - S - S^T + S^T S) f_r / f_r^T (I - 11^T/n) f_r``
     (eq. 10 prints S S^T, which is the column-convention formula; eq. 9's 1/n in the denominator
-    is a constant factor and is dropped). Zero-variance features get NaN.
+    is a constant factor and is dropped). Zero-variance features get NaN. A residual within
+    rounding of the values it is computed from (``|x_ir - (S X)_ir| <= 1e-9 (|x_ir| +
+    (|S| |X|)_ir)``) is 0: with more samples than features every sample is rebuilt exactly
+    (t = 0 in eq. 8) and every feature scores 0, tied, not by float noise.
 
     Parameters
     ----------
@@ -238,7 +245,9 @@ def sparsity_score_from_graph(X: np.ndarray, S: np.ndarray) -> np.ndarray:
     -------
     ndarray of shape (m,)
     """
-    num = reconstruction_residual_score(X, S)
+    R = X - S @ X
+    R[np.abs(R) <= RESIDUAL_RTOL * (np.abs(X) + np.abs(S) @ np.abs(X))] = 0.0
+    num = np.einsum("ij,ij->j", R, R)
     den = ((X - X.mean(axis=0)) ** 2).sum(axis=0)
     out = np.full(X.shape[1], np.nan)
     ok = den > 0
