@@ -323,3 +323,19 @@ def test_hsic_needs_four_samples():
     X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]])
     with pytest.raises(ParameterError, match="at least 4 samples"):
         run_ranker("hsic", _expr(X), RankerInputs(categories=_cats([0, 1, 1])))
+
+
+@pytest.mark.parametrize("name", ["fisher", "relieff", "trace-ratio"])
+def test_label_supervision_with_classes_of_two_samples(name, caplog):
+    """Two classes of two samples: the default fusion weighs the lists by their cross-validated
+    predictive value, re-building a labelled list on each fold's training samples -- one per
+    class, which the ranker refuses. The run stopped there, saying the user's labels had
+    classes of one sample; the list is now judged as built on all samples, with a warning."""
+    import kofs
+
+    X = np.array([[1.0, 3, 3, 4, 5], [2, 5, 1, 4, 7], [2, 5, 2, 5, 1], [0, 3, 1, 2, 3]])
+    y = ["a", "b", "b", "a"]
+    with caplog.at_level(logging.WARNING):
+        result = kofs.rank(X, labels=y, rankers=[name, "variance"], seed=0)
+    assert f"list '{name}' cannot be re-built on the training samples" in caplog.text
+    assert len(result.top(5)) == 5

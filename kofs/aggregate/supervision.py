@@ -88,7 +88,8 @@ def label_reliabilities(
         honest: built once on all samples, a supervised list's top genes were chosen with the
         held-out samples' labels and its accuracy is optimistic (on the 89 B-ALL samples
         Fisher's looked better than variance's in the honest protocol's inner folds although
-        it predicts worse on the outer test samples).
+        it predicts worse on the outer test samples). A list missing from the answer of some
+        fold (its ranker cannot be re-built on those samples) is judged as built on all samples.
 
     Returns
     -------
@@ -160,13 +161,15 @@ def label_reliabilities(
     hits = np.zeros((len(y), R.shape[1]))
     refitted: set[int] = set()
     if refit is not None:
-        for train, test in splits:
-            for j, r in refit(np.sort(rows[train])).items():
-                r = np.asarray(r, dtype=np.float64)[g]
+        per_fold = [refit(np.sort(rows[train])) for train, _ in splits]
+        # a list re-built in some folds only is judged as built on all samples in every fold
+        refitted = set.intersection(*(set(f) for f in per_fold)) if per_fold else set()
+        for (train, test), lists in zip(splits, per_fold, strict=True):
+            for j in refitted:
+                r = np.asarray(lists[j], dtype=np.float64)[g]
                 hits[test, j] = np.mean(
                     [correct_in_fold(top_columns(r, k), train, test) for k in ks], axis=0
                 )
-                refitted.add(j)
     for j in range(R.shape[1]):
         if j not in refitted:
             hits[:, j] = np.mean([correct(top_columns(R[:, j], k)) for k in ks], axis=0)

@@ -4,6 +4,7 @@ the prior."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -17,6 +18,8 @@ from kofs.errors import ParameterError
 from kofs.rankers import run_ranker
 from kofs.registry import AGGREGATORS, RANKERS
 from kofs.types import AggregateRanking, RankerInputs, Ranking, SampleCategories
+
+log = logging.getLogger(__name__)
 
 #: Supervision levels of the list weights.
 SUPERVISION = ("none", "genes", "labels")
@@ -220,7 +223,9 @@ def _study_bias(context: Context) -> dict[str, dict[str, float]] | None:
 def _supervised_refit(context: Context, lists: Sequence[Ranking], genes: Sequence[str]):
     """The ``refit`` of :func:`~kofs.aggregate.supervision.label_reliabilities`: the lists of a
     ranker that needs the labels (Fisher score, ReliefF, ...) re-built on a subset of the
-    samples, with the same parameters; None when no list needs them."""
+    samples, with the same parameters; None when no list needs them. A list its ranker cannot
+    re-build on a fold's training samples (classes of 2 samples: one per class in a training
+    fold) is left out of that fold's answer (the list is then judged as built on all samples)."""
     supervised = {
         j: r
         for j, r in enumerate(lists)
@@ -233,6 +238,8 @@ def _supervised_refit(context: Context, lists: Sequence[Ranking], genes: Sequenc
     name = context.categories.name
     samples = context.expression.samples
 
+    unbuilt: set[int] = set()
+
     def refit(rows: np.ndarray) -> dict[int, np.ndarray]:
         sub = context.expression.subset_samples(rows)
         inputs = RankerInputs(
@@ -243,7 +250,19 @@ def _supervised_refit(context: Context, lists: Sequence[Ranking], genes: Sequenc
         out = {}
         for j, r in supervised.items():
             params = {k: v for k, v in r.params.items() if k != "ranker"}
-            again = run_ranker(r.params["ranker"], sub, inputs, seed=context.seed, params=params)
+            try:
+                again = run_ranker(
+                    r.params["ranker"], sub, inputs, seed=context.seed, params=params
+                )
+            except ParameterError as exc:
+                if j not in unbuilt:
+                    unbuilt.add(j)
+                    log.warning(
+                        "label supervision: list %r cannot be re-built on the training samples "
+                        "of a fold (%s); its predictive value is measured with the list built "
+                        "on all samples (optimistic)", r.name, exc.message,
+                    )  # fmt: skip
+                continue
             index = {gene: i for i, gene in enumerate(again.genes)}
             ranks = np.asarray(again.ranks, dtype=np.float64)
             out[j] = np.array([ranks[index[gene]] if gene in index else np.nan for gene in genes])
