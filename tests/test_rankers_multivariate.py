@@ -260,6 +260,16 @@ def test_all_constant_genes_and_tiny_inputs(rng, name):
     assert np.isfinite(r.scores).all() and 1 <= len(r.info["order"]) <= 2
 
 
+def test_mrsf_genes_left_once_the_targets_are_explained_tie_at_zero():
+    """Three samples: two genes explain the LDA targets and the other genes' ||f^T R|| is
+    float noise (3e-16), which ordered them; they now tie at 0, below the selected genes."""
+    X = np.array([[4.0, 2, 3, 2, 5], [2, 3, 2, 6, 13], [4, 2, 7, 3, 7]])
+    r = run_ranker("mrsf", _expr(X), RankerInputs(categories=_cats(["a", "b", "b"])))
+    rest = np.setdiff1d(np.arange(5), r.info["order"])
+    assert rest.size and (r.scores[rest] == 0).all()
+    assert (r.scores[r.info["order"]] >= 1).all()
+
+
 def test_entry_order_scores():
     s = entry_order_scores([3, 0], np.array([-np.inf, 0.2, 0.7, -np.inf, np.nan]))
     assert s[3] > s[0] > 0.7 and np.isnan(s[4])

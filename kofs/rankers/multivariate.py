@@ -201,6 +201,10 @@ def mcsf_select(
     return order, sc, stopped
 
 
+#: Relative size (to the targets) below which MRSF's residual correlations are rounding.
+RESIDUAL_RTOL = 1e-10
+
+
 def entry_order_scores(order: list[int], rest: np.ndarray) -> np.ndarray:
     """Scores putting ``order`` first (earlier = higher) above all other genes' ``rest``.
 
@@ -299,6 +303,10 @@ def _mrsf(X, inputs, *, seed, l, target, n_targets, max_iter, tol):  # noqa: E74
     F = unit_columns(X)
     res = mrsf_path(F, Y, l, max_iter=max_iter, tol=tol)
     rest = np.linalg.norm(F.T @ res.residual, axis=1)
+    # unit columns: ||f^T R|| <= ||R||; a residual within rounding of the targets (the path
+    # explained them: rank-deficient X, few samples) leaves the rest tied at 0, not in the
+    # order of their float noise
+    rest[rest <= RESIDUAL_RTOL * np.linalg.norm(Y)] = 0.0
     if len(res.order) < l:
         log.warning(
             "mrsf: selected %d of %d genes; the rest follow by ||f^T R||", len(res.order), l
