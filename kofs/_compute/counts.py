@@ -260,13 +260,14 @@ def _without_stored_zeros(A: sp.csr_matrix) -> sp.csr_matrix:
     return A
 
 
-def _block_counts(B, source: str):
-    """One chunk (or the whole in-memory matrix) as float64 CSR counts."""
+def _block_counts(B, source: str, check: bool = False):
+    """One chunk (or the whole in-memory matrix) as float64 CSR counts; ``check``: refuse a
+    chunk of ``source="counts"`` holding values that are not counts."""
     A = as_csr(B)
     if source == "counts":
         # the first chunk decided: a later one holding negative or fractional values would be
         # taken for counts (the in-memory matrix is refused as a whole)
-        if not _is_counts(A.data):
+        if check and not _is_counts(A.data):
             raise InputError(
                 "a chunk's values are not counts like the first chunk's (non-negative whole "
                 "numbers); give the raw counts (--layer, --use-raw)"
@@ -372,8 +373,11 @@ def counts_view(X, *, who: str = "this ranker", where: str | None = None) -> Cou
         if source is None:
             raise _refusal(who, where, first)
         C = X.map_blocks(_block_counts, source, dtype=np.float64, meta=sp.csr_matrix((0, 0)))
-        try:  # every chunk is converted (and checked) here, once
-            cells = _row_totals(C)
+        checked = X.map_blocks(
+            _block_counts, source, True, dtype=np.float64, meta=sp.csr_matrix((0, 0))
+        )
+        try:  # every chunk is checked here, once; the later passes read C
+            cells = _row_totals(checked)
         except InputError as exc:
             raise InputError(f"{who}: {exc.message}", path=where) from None
         genes = chunk_sum(C, _chunk_gene_totals)
