@@ -39,6 +39,7 @@ from kofs._compute.blocks import as_csr
 from kofs._compute.chunked import is_dask
 from kofs._compute.counts import Counts, take_columns
 from kofs._compute.matrix import constant_genes
+from kofs.rankers._spectral_kernels import CENTRING_LIMIT, _col_blocks
 
 __all__ = ["hotspot_statistic", "morans_i", "normal_statistic"]
 
@@ -190,6 +191,16 @@ def morans_i(X, W: sp.csr_matrix) -> np.ndarray:
         xr, xc = A.T @ rows, A.T @ cols
         ss = ((A - mean) ** 2).sum(axis=0)
     num = xwx - mean * (xr + xc) + mean * mean * total
+    # the expansions lose the digits of a gene with a large offset (mean >> spread, so no
+    # zeros): such genes are centred explicitly (as the spectral kernels do)
+    with np.errstate(invalid="ignore"):
+        bad = np.flatnonzero((mean != 0) & ~(n * mean * mean <= CENTRING_LIMIT * ss))
+    for block in _col_blocks(n, bad.size):
+        cols = bad[block]
+        F = X[:, cols].compute() if is_dask(X) else X[:, cols]
+        Z = (F.toarray() if sp.issparse(F) else np.asarray(F, dtype=np.float64)) - mean[cols]
+        num[cols] = np.einsum("ij,ij->j", Z, np.asarray(W @ Z))
+        ss[cols] = np.einsum("ij,ij->j", Z, Z)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = (n / total) * num / ss
     # constant to rounding (the project's rule, constant_genes): log-normalised values of cells
