@@ -483,6 +483,10 @@ def build_known(cls: Any, values: Mapping[str, Any], what: str) -> Any:
     (e.g. ``"evaluate option"``)."""
     from kofs.registry import unknown_message
 
+    if not isinstance(values, Mapping):  # a list of paths, a file name: not {name: value}
+        raise ParameterError(
+            f"give the {what}s as a mapping of name to value, not a {type(values).__name__}"
+        )
     given = {str(k).replace("-", "_"): v for k, v in values.items()}
     known = [o.name for o in options_of(cls)]
     for name in given:

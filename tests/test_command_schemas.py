@@ -107,6 +107,8 @@ def test_evaluate_settings_are_checked_when_made():
         EvaluateConfig.from_mapping({k: v for k, v in base.items() if k != "labels"})
     with pytest.raises(ParameterError, match="did you mean 'folds'"):
         EvaluateConfig.from_mapping({**base, "fold": 3})
+    with pytest.raises(ParameterError, match="evaluate options as a mapping .*, not a list"):
+        EvaluateConfig.from_mapping(["r.tsv", "e.tsv"])  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match="--sim-anno 'y' is not a --known-genes set; sets: k"):
         EvaluateConfig.from_mapping({**base, "sim_anno": "k,y", "known_genes": ["k=k.txt"]})
     assert EvaluateConfig.from_mapping(
