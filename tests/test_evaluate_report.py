@@ -474,6 +474,19 @@ def test_cli_evaluate_several_runs_names_finals_by_folder(tmp_path):
     assert list(ev["list"]) == ["run_em", "variance", "fisher", "run_borda"]
 
 
+def test_rankings_of_one_label_are_all_numbered(tmp_path):
+    # the same label twice was named "r#1" and "r": the first rename hid the clash from the
+    # second (counted in the list being renamed)
+    from kofs.evaluate.run import _names
+
+    expr, *_ = _toy(tmp_path)
+    for sub in ("a", "b"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "r.tsv").write_text("gene\trank\nG1\t1\nG0\t2\n")
+    files = [read_rank_output(tmp_path / sub / "r.tsv") for sub in ("a", "b")]
+    assert list(_names(files, expr)) == ["r#1", "r#2"]
+
+
 @pytest.mark.parametrize("encode", ["utf-16", "gzip"])
 def test_a_ranking_saved_as_utf16_or_gzip_is_read_as_written(tmp_path, encode):
     """A ranking.tsv re-saved by a spreadsheet as UTF-16 was "'utf-8' codec can't decode byte

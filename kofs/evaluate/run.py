@@ -29,10 +29,8 @@ def _names(
 ) -> dict[str, tuple[int, str, np.ndarray]]:
     """``{display name: (input index, list name in the file, ranks)}``."""
     out: dict[str, tuple[int, str, np.ndarray]] = {}
-    labels = [f.label for f in files]
-    for i, f in enumerate(files):
-        if labels.count(f.label) > 1:
-            labels[i] = f"{f.label}#{i + 1}"
+    given = [f.label for f in files]
+    labels = [f"{x}#{i + 1}" if given.count(x) > 1 else x for i, x in enumerate(given)]
     for i, f in enumerate(files):
         ranks = ranks_on_matrix(f, expression)
         for lname, r in ranks.items():
