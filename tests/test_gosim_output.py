@@ -50,6 +50,19 @@ def test_parquet_output(tiny_args, tmp_path):
     assert list(df.columns) == ["gene", "1", "2", "3"]
 
 
+def test_a_gz_name_is_compressed_and_other_formats_refused(tiny_args, tmp_path):
+    # -o sim.tsv.gz wrote plain text that every .gz reader (kofs' own too) refused, and
+    # -o sim.csv a tab-separated table that a CSV reader takes as one column
+    r = CliRunner().invoke(main, [*tiny_args, "-o", str(tmp_path / "s.tsv.gz")])
+    assert r.exit_code == 0, r.stderr
+    df = pd.read_csv(tmp_path / "s.tsv.gz", sep="\t", index_col=0, dtype={"gene": str})
+    assert list(df.index) == ["1", "2", "3"] and df.shape == (3, 3)
+    for name in ("s.csv", "s.csv.gz", "s.xlsx"):
+        r = CliRunner().invoke(main, [*tiny_args, "-o", str(tmp_path / name)])
+        assert r.exit_code == 2 and "gosim writes no" in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / name).exists()
+
+
 def test_term_tables_are_picked_by_release(testdata):
     lists = gosemsim_term_lists()
     assert [(t.gosemsim_version, t.go_release) for t in lists] == [("2.24", "2022-07-01")]

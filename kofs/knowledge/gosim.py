@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
-from kofs.errors import CoverageError, InputError, short_repr
+from kofs.errors import CoverageError, InputError, ParameterError, short_repr
 from kofs.knowledge.go_semantics import MODES
 from kofs.knowledge.go_similarity import COMBINES, MEASURES
 from kofs.options import build_known, opt
@@ -53,7 +53,8 @@ class GosimConfig:
         short="-o",
         stdin=True,
         folder=True,  # taken as typed: the writer says a folder needs a file name
-        help="Output: genes x genes TSV (gene ids as first column and header), - for stdout, "
+        help="Output: genes x genes TSV (gene ids as first column and header; gzip-compressed "
+        "if named .gz), - for stdout, "
         "or binary by extension: .npz (arrays 'similarity' and 'genes'; numpy.load) or "
         ".parquet. Use .npz for thousands of genes.",
     )
@@ -242,14 +243,31 @@ def gosim_matrix(
     return GeneSimilarityTable(list(names), values, info)
 
 
+#: Suffixes of formats :func:`run_gosim` does not write (a TSV so named would be misread).
+_NOT_WRITTEN = (".csv", ".xlsx", ".xls", ".json", ".h5", ".bz2", ".xz", ".zip", ".zst")
+
+
 def output_format(out: str) -> str:
-    """``tsv``, ``npz`` or ``parquet`` from the output name."""
+    """``tsv``, ``tsv.gz`` (gzip-compressed), ``npz`` or ``parquet`` from the output name.
+
+    Raises
+    ------
+    ParameterError
+        A name that promises another format (``.csv``, ``.xlsx``, ``.bz2``, ...): the
+        tab-separated text written under it would be misread.
+    """
     low = out.lower()
     if low.endswith(".npz"):
         return "npz"
     if low.endswith(".parquet"):
         return "parquet"
-    return "tsv"
+    bad = next((x for x in _NOT_WRITTEN if low.endswith(x) or low.endswith(x + ".gz")), None)
+    if bad is not None:
+        raise ParameterError(
+            f"--output {out}: gosim writes no {bad} file; name it .tsv (tab-separated), "
+            ".tsv.gz, .npz or .parquet"
+        )
+    return "tsv.gz" if low.endswith(".gz") else "tsv"
 
 
 def write_matrix(fh: IO[str], genes: list[str], values: Any) -> None:
@@ -301,6 +319,15 @@ def run_gosim(
         df.insert(0, "gene", list(table.genes))
         with atomic_file(out, "wb") as fh:
             df.to_parquet(fh, index=False)
+    elif fmt == "tsv.gz":  # as every kofs reader reads a .gz name
+        import gzip
+        import io
+
+        with atomic_file(out, "wb") as fh, gzip.GzipFile(fileobj=fh, mode="wb", mtime=0) as gz:
+            text = io.TextIOWrapper(gz, encoding="utf-8", newline="\n")
+            write_matrix(text, table.genes, table.values)
+            text.flush()
+            text.detach()
     else:
         with atomic_file(out) as fh:
             write_matrix(fh, table.genes, table.values)
