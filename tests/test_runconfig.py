@@ -113,6 +113,9 @@ def test_yaml_lists_mappings_and_text_mean_the_same(tmp_path):
         ("expression: x.tsv\nlabels: {x: 1}\n", "expected a file path"),
         ("expression: x.tsv\ndefaults: '99'\n", "defaults version '99'"),
         ("expression: x.tsv\naggregate: emm\n", "did you mean 'em'"),
+        # an unknown ranker named neither the config nor the key, once the matrix was read
+        ("expression: x.tsv\nrankers: fisher,fishr\n", "--rankers: unknown ranker 'fishr'"),
+        ("expression: x.tsv\nrankers: 5\n", "--rankers: unknown ranker '5'"),
         ("expression: x.tsv\ngo-aspect: XX\n", "not one of BP, MF, CC"),
         ("expression: !!python/object:os.system x\n", "tags are not allowed"),
         # complex keys were an internal error (unhashable list)
@@ -137,7 +140,7 @@ def test_yaml_1_1_words_and_numbers_are_read_as_written(tmp_path):
     path.write_text(
         "expression: x.tsv\noutput: out\nlabel-column: 0123\nsample-column: no\npathway-ids: [04110, 05200]\n"
         "seed: 010\ntitle: 1:30\ngene-column: 2001-01-01\nno-report: off\nuse-raw: yes\n"
-        "rankers: [fisher, on]\nparam: {laplacian: {k: 010}}\nmsfs-weights: [0.5, 1.0e-3, 2]\n"
+        "rankers: [fisher, variance]\nparam: {laplacian: {k: 010}}\nmsfs-weights: [0.5, 1.0e-3, 2]\n"
         "top: 0x10\n"
     )
     cfg = read_run_config(path)
@@ -146,7 +149,11 @@ def test_yaml_1_1_words_and_numbers_are_read_as_written(tmp_path):
     assert cfg.resources.seed == 10 and cfg.output.title == "1:30"
     assert cfg.inputs.gene_column == "2001-01-01"
     assert cfg.output.no_report is False and cfg.inputs.use_raw is True
-    assert cfg.ranking.rankers == ("fisher", "on")
+    assert cfg.ranking.rankers == ("fisher", "variance")
+    word = tmp_path / "word.yaml"  # `on` is the word, refused as a ranker (not True)
+    word.write_text("expression: x.tsv\nrankers: [fisher, on]\n")
+    with pytest.raises(ParameterError, match="unknown ranker 'on'"):
+        read_run_config(word)
     assert cfg.ranking.param == {"laplacian": {"k": "010"}}
     assert cfg.ranking.msfs_weights == (0.5, 0.001, 2.0)
     assert cfg.output.top == 16  # hexadecimal stays a number, as YAML 1.1 and 1.2 read it

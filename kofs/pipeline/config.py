@@ -368,14 +368,20 @@ class RunConfig:
         if given:
             raise ParameterError(f"unknown knowledge source {sorted(given)[0]!r}")
         object.__setattr__(self, "knowledge", full)
+        from kofs.registry import unknown_message
+
         names = _aggregator_names()
         if self.aggregation.aggregate not in names:
-            from kofs.registry import unknown_message
-
             raise ParameterError(
                 "--aggregate: "
                 + unknown_message("aggregator", self.aggregation.aggregate, list(names))
             )
+        if self.ranking.rankers:  # checked here, not after the matrix is read
+            from kofs.rankers import RANKERS
+
+            for name in self.ranking.rankers:
+                if name not in RANKERS:
+                    raise ParameterError("--rankers: " + unknown_message("ranker", name, RANKERS.names()))
 
     # --- construction -----------------------------------------------------------------------
 
