@@ -625,6 +625,19 @@ def test_a_p_value_a_rounding_error_above_1_is_1(tmp_path):
         read_ranked_lists(write(tmp_path / "g.tsv", rows.replace("1.0000000000000002", "1.001")))
 
 
+@pytest.mark.parametrize("column", ["neg_log10_p", "log10_pvalue", "minus_log10_padj", "-log10 q"])
+def test_a_log_transformed_p_value_is_not_read_as_a_p_value(tmp_path, column):
+    """A -log10 p column was taken for a p-value by its name: refused even with its direction
+    given (values above 1), and read ascending -- its least significant genes first, as raw
+    p-values -- when its values all lay in [0, 1]."""
+    path = write(tmp_path / "t.tsv", f"gene\t{column}\nA\t0.2\nB\t0.9\nC\t0.5\n")
+    with pytest.raises(ParameterError, match="which column ranks the genes"):
+        one(path)
+    path = write(tmp_path / "u.tsv", f"gene\t{column}\nA\t2\nB\t9\nC\t5\n")
+    got = one(f"{path}:{column}:desc")
+    assert order(got) == ["B", "C", "A"] and "null" not in got.ranking().info
+
+
 def test_a_tsv_whose_header_starts_with_a_tab_is_a_table(tmp_path):
     """R's write.table(..., col.names = NA, quote = FALSE) heads its row names with an empty
     name: the header '\\tpvalue', stripped, looked like one gene id, and the table was refused

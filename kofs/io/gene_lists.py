@@ -31,8 +31,9 @@ largest first. Values that are missing (``NA``) keep their gene in the list, tie
 
 Statistics are checked at the door: a p-value or FDR column (``pvalue``, ``padj``,
 ``P.Value``, ``adj.P.Val``, ``PValue``, ``FDR``, ``neg|p-value``, ``neg|fdr``, any column named
-like a p-value, q-value or FDR that ranks a list) must hold numbers in [0, 1] (a ``P.Value``
-column holding t statistics is refused); a fold-change column (``log2FoldChange``, ``logFC``,
+like a p-value, q-value or FDR that ranks a list; not a log-transformed one such as
+``neg_log10_p``) must hold numbers in [0, 1] (a ``P.Value`` column holding t statistics is
+refused); a fold-change column (``log2FoldChange``, ``logFC``,
 ``lfc``, ...) finite numbers; the other numeric columns of the recognised tools numbers.
 Missing values (``NA``, ``NaN``, ``NULL``, ``N/A``, ``None``, empty) are accepted there. A gene
 id that is missing -- an empty cell, or one of those tokens in the gene column or in a
@@ -102,8 +103,11 @@ _ID_COLUMNS = (
     "feature_id",
 )  # fmt: skip
 _HEADER_WORDS = set(_SYMBOL_COLUMNS) | set(_ID_COLUMNS)
+#: A log-transformed p-value (``neg_log10_p``, ``log10_pvalue``, ``-log10 p``, ``mlog10_q``) is
+#: not a p-value: its numbers are not in [0, 1] and ``-log10`` runs the other way.
+_NOT_LOGGED = r"(?!(?:.*[^a-z])?(?:neg|minus|m|n)?log(?:10|2|e)?[|._ -])"
 _ASCENDING_NAMES = re.compile(
-    r"^(.*[|._ ])?(p|pval|pvalue|p[._ -]?value|padj|p[._]adj|adj[._]p[._]val|fdr|q|qval|"
+    r"^" + _NOT_LOGGED + r"(.*[|._ ])?(p|pval|pvalue|p[._ -]?value|padj|p[._]adj|adj[._]p[._]val|fdr|q|qval|"
     r"qvalue|q[._ -]?value|rank)$",
     re.IGNORECASE,
 )
@@ -321,12 +325,14 @@ def _best_rows(genes: list[str], scores: np.ndarray, higher_is_better: bool, pat
 
 
 _P_LIKE = re.compile(
-    r"^(.*[|._ ])?(p|pval|p[._]val|pvalue|p[._ -]?value|padj|p[._]adj|adj[._]p[._]val|"
+    r"^" + _NOT_LOGGED + r"(.*[|._ ])?(p|pval|p[._]val|pvalue|p[._ -]?value|padj|p[._]adj|adj[._]p[._]val|"
     r"p[._]val[._]adj|fdr|q|qval|qvalue|q[._ -]?value)$",
     re.IGNORECASE,
 )
 #: Raw p-value columns (uniform under the null), not adjusted ones.
-_RAW_P = re.compile(r"^(.*[|._ ])?(p|pval|p[._]val|pvalue|p[._ -]?value)$", re.IGNORECASE)
+_RAW_P = re.compile(
+    r"^" + _NOT_LOGGED + r"(.*[|._ ])?(p|pval|p[._]val|pvalue|p[._ -]?value)$", re.IGNORECASE
+)
 _FC_LIKE = re.compile(
     r"^(.*[|._ ])?(log2?fc|log2?[._ ]?fold[._ ]?change|lfc|fold[._ ]?change|fc)$", re.IGNORECASE
 )
