@@ -2027,6 +2027,13 @@ def test_evaluate_and_make_folds_check_their_arguments():
         ((ranks, E), {"n_splits": "5"}, "n_splits must be a whole number >= 0, got '5'"),
         ((ranks, Expression(XN, E.genes, E.samples)), {}, "holds NaN or infinite values"),
         ((ranks, E), {"honest": lambda e, labels: None}, "the selector returned None"),
+        # gene ids for ranks were a NumPy ValueError; no rank at all and scores given as
+        # ranks (read upside down) were evaluated; a missing label was the class "None"
+        (({"v": ["g1", "g2"]}, E), {}, "list 'v' must hold the ranks of the matrix's genes"),
+        (({"v": np.ones((30, 2))}, E), {}, r"ranks of shape \(30, 2\), not one rank per gene"),
+        (({"v": np.full(30, np.nan)}, E), {}, "list 'v' ranks no gene"),
+        (({"v": -ranks["v"]}, E), {}, "holds the rank -1; ranks start at 1"),
+        ((ranks, E), {"labels": [*y[:-1], None]}, "sample 12 has no label"),
     ):
         with pytest.raises(ParameterError, match=needle):
             evaluate(*args, **{**kw, **extra})
@@ -2034,9 +2041,11 @@ def test_evaluate_and_make_folds_check_their_arguments():
         ({"n_splits": "5"}, "n_splits must be a whole number"),
         ({"n_repeats": 1.5}, "n_repeats must be a whole number >= 1, got 1.5"),
         ({"seed": -1}, "seed must be a whole number in"),
+        # a class of one sample was told "use --folds 2" whatever --folds was
+        ({"y": [*y[:-1], "c"]}, "class 'c' has 1 sample, too few for a stratified split"),
     ):
         with pytest.raises(ParameterError, match=needle):
-            make_folds(y, **extra)
+            make_folds(**{"y": y, **extra})
     assert len(make_folds(y, n_splits=np.int64(3), n_repeats=1)) == 3
 
 

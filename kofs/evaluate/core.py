@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from kofs._compute.ranks import rank_correlation
-from kofs.errors import ParameterError, require_instance, whole_number
+from kofs.errors import ParameterError, require_instance, short_repr, whole_number
 from kofs.evaluate.known import KnownGenes
 from kofs.evaluate.metrics import (
     hit_count,
@@ -68,6 +68,34 @@ def order_from_ranks(ranks: np.ndarray) -> np.ndarray:
     """Column indices best first (unranked genes last, ties by position)."""
     r = np.where(np.isnan(ranks), np.inf, ranks)
     return np.lexsort((np.arange(len(r)), r))
+
+
+def _ranks_of(name: str, ranks: Any, m: int) -> np.ndarray:
+    """One list's ranks as floats, checked: numbers, one per gene, some not NaN, none below 1
+    (a list of gene ids, scores given as ranks or a list of no rank were evaluated silently or
+    failed in NumPy)."""
+    try:
+        r = np.asarray(ranks, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"evaluate: list {name!r} must hold the ranks of the matrix's genes (numbers, 1 = "
+            f"best, NaN = not ranked), got {short_repr(ranks, 40)}"
+        ) from None
+    if r.ndim != 1:
+        raise ParameterError(
+            f"evaluate: list {name!r} holds ranks of shape {r.shape}, not one rank per gene"
+        )
+    if r.shape != (m,):
+        raise ParameterError(f"list {name!r}: {r.shape[0]} ranks for {m} genes")
+    if np.isnan(r).all():
+        raise ParameterError(f"evaluate: list {name!r} ranks no gene (all NaN); nothing to evaluate")
+    low = np.flatnonzero(r < 1)
+    if low.size:  # scores given as ranks would be read upside down
+        raise ParameterError(
+            f"evaluate: list {name!r} holds the rank {r[low[0]]:g}; ranks start at 1 (1 = best): "
+            "give ranks, not scores"
+        )
+    return r
 
 
 def _ks(values: Iterable[int], m: int, what: str) -> tuple[int, ...]:
@@ -235,6 +263,14 @@ def evaluate(
 
     _check_evaluate_arguments(lists, expression, classifiers, honest)
     classifiers = tuple(classifiers)
+    missing = next(
+        (i for i, v in enumerate(labels) if pd.api.types.is_scalar(v) and pd.isna(v)), None
+    )
+    if missing is not None:  # it was the class "None" or "nan"
+        raise ParameterError(
+            f"evaluate: sample {missing + 1} has no label ({labels[missing]!r}); leave the "
+            "unlabelled samples out of the expression and the labels"
+        )
     y = np.asarray([str(v) for v in labels])
     if len(y) != expression.n_samples:
         raise ParameterError(f"{len(y)} labels for {expression.n_samples} samples")
@@ -251,10 +287,7 @@ def evaluate(
     )
     curve = tuple(sorted(set(curve) | set(top)))
     K = max(top)
-    ranks = {name: np.asarray(r, dtype=np.float64) for name, r in lists.items()}
-    for name, r in ranks.items():
-        if r.shape != (m,):
-            raise ParameterError(f"list {name!r}: {r.shape[0]} ranks for {m} genes")
+    ranks = {name: _ranks_of(name, r, m) for name, r in lists.items()}
     orders = {name: order_from_ranks(r) for name, r in ranks.items()}
     folds = make_folds(y, n_splits=n_splits, n_repeats=n_repeats, groups=groups, seed=seed)
     acc = accuracy_curves(

@@ -124,6 +124,11 @@ def make_folds(
             f"--folds must be 0 (leave-one-out) or >= 2 and --repeats >= 1 "
             f"(got {n_splits}, {n_repeats})"
         )
+    if groups is None and counts.min() < 2:  # no stratified split has it in train and test
+        raise ParameterError(
+            f"--folds {n_splits}: class '{classes[counts.argmin()]}' has 1 sample, too few for a "
+            "stratified split; use --folds 0 (leave-one-out), or drop or merge that class"
+        )
     if groups is None and n_splits > counts.min():
         raise ParameterError(
             f"--folds {n_splits} is more than the smallest class has samples "
