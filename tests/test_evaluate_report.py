@@ -501,6 +501,14 @@ def test_a_ranking_saved_as_utf16_or_gzip_is_read_as_written(tmp_path, encode):
     assert list(rf.ranks["final"]) == [1, 2] and list(rf.ranks["x"]) == [2, 1]
 
 
+def test_a_ranking_saved_as_csv_is_named_so(tmp_path):
+    # it was "needs the columns 'gene' and 'rank'", which the file's header shows
+    p = tmp_path / "ranking.csv"
+    p.write_text("gene,rank,score\nA,1,2\nB,2,1\n")
+    with pytest.raises(InputError, match="separated by ','; a kofs ranking table is tab-sep"):
+        read_rank_output(p)
+
+
 def test_a_ranking_that_lists_a_gene_twice_is_refused(tmp_path):
     p = tmp_path / "mine.tsv"
     p.write_text("gene\trank\nA\t1\nB\t2\nA\t3\n")

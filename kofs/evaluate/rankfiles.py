@@ -160,6 +160,14 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
             f"cannot read the ranking table: {exc}".splitlines()[0], path=str(table)
         ) from None
     if "gene" not in df.columns or "rank" not in df.columns:
+        header = str(df.columns[0]) if len(df.columns) == 1 else ""
+        sep = next((c for c in (",", ";") if {"gene", "rank"} <= set(header.split(c))), None)
+        if sep is not None:  # re-saved by a spreadsheet as CSV: the columns are there
+            raise InputError(
+                f"its columns are separated by {sep!r}; a kofs ranking table is tab-separated "
+                "(as `kofs rank` writes it): save it as tab-separated text",
+                path=str(table),
+            )
         raise InputError(
             "not a kofs ranking table: needs the columns 'gene' and 'rank' "
             "(as written by `kofs rank`)",
