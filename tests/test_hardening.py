@@ -988,6 +988,12 @@ BOMB = "".join(
         # ('CONFIG_FOLDER/-3: file not found'), as --universe is not
         ("aggregate", "command: aggregate\nlists: [a.txt]\nuniverse: -3\n", "--universe -3: a"),
         ("aggregate", "command: aggregate\nlists: [a.txt]\nuniverse: 2.5\n", "whole number"),
+        # a value checked when the lists are read did not name the config
+        (
+            "aggregate",
+            "command: aggregate\nlists: [a.txt]\nknowledge: [nope]\n",
+            "c.yaml: knowledge: no list is named 'nope'",
+        ),
         ("aggregate", BOMB.replace("a:", "command: aggregate\nlists:", 1), "alias bomb"),
         (
             "aggregate",

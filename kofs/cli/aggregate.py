@@ -99,7 +99,12 @@ def run_config(config_path: str, overrides: dict[str, Any]) -> list[str]:
     from kofs.pipeline.yaml_files import load_config
 
     named = "output" in values or load_config(config_path).get("output") is not None
-    return execute(specs, config, named=named)
+    try:
+        return execute(specs, config, named=named)
+    except ParameterError as exc:  # a value of the config (universe, top_k, ...): name it
+        if exc.path is not None:
+            raise
+        raise ParameterError(exc.message, path=config_path) from None
 
 
 @click.command("aggregate", cls=LazyParamsCommand)
