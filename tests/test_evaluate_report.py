@@ -187,6 +187,9 @@ def test_known_gene_sets(tmp_path):
         (b"gene\tflag\nG0\ttrue\nG1\tfalse\textra\textra2\nG2\ttrue\n", ":3: has 4 fields"),
         (b"gene\tflag\n\x00\x01\x02\n", "binary"),
         (b"G0\nG1\n", "no column 'flag'; the header \\(first line\\) names 'G0'"),
+        # a column neither true nor false (text, scores) kept its "yes" rows silently
+        (b"gene\tflag\nG0\tyes\nG1\tOncogene\nG2\t0.8\n", ":3: .*holds 'Oncogene' \\(2 such"),
+        (b"gene\tflag\nG0\t TRUE\nG1\tNA\nG2\t\n", None),  # NA and empty cells are false
     ],
 )
 def test_known_gene_tables_with_a_column_are_read_as_every_table(tmp_path, content, message):

@@ -12,7 +12,7 @@ import logging
 import os
 from dataclasses import dataclass
 
-from kofs.errors import CoverageError, InputError, ParameterError
+from kofs.errors import CoverageError, InputError, ParameterError, short_repr
 from kofs.io.genes import read_gene_list
 from kofs.io.ids import match_gene_ids
 from kofs.types import Expression
@@ -23,6 +23,8 @@ __all__ = ["KnownGenes", "read_known_genes", "parse_known_spec"]
 
 _GENE_COLUMNS = ("symbol", "gene", "gene_symbol", "hugo symbol", "hugo_symbol")
 _TRUE = {"true", "1", "yes", "y", "t"}
+# false, and the missing cells of a boolean column (R's NA, pandas' nan, an empty cell)
+_FALSE = {"false", "0", "no", "n", "f", "", "na", "nan", "none", "null"}
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,18 @@ def read_known_genes(
         if where is not None:
             if where.lower() not in lower:
                 raise missing(where)
-            df = df[df[lower[where.lower()]].str.lower().isin(_TRUE)]
+            flags = df[lower[where.lower()]].str.lower()
+            odd = flags[~flags.isin(_TRUE | _FALSE)]
+            if len(odd):  # a column of text or scores kept only its "yes" rows, silently
+                line = df.attrs["lines"][flags.index.get_loc(odd.index[0])]
+                raise InputError(
+                    f"known genes {name!r}: column {where!r} holds "
+                    f"{short_repr(df.loc[odd.index[0], lower[where.lower()]])} ({len(odd)} such "
+                    "rows), not true or false; name a column of True/False (1/0, yes/no)",
+                    path=path,
+                    line=line,
+                )
+            df = df[flags.isin(_TRUE)]
         col = (
             gene_column.lower()
             if gene_column
