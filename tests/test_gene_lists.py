@@ -305,7 +305,8 @@ def test_python_objects(files):
     assert src["t"].ranked_by == "t descending" and src["top"].kind == "top-k list"
     de = res.lists[0]
     assert de.top(1) == ["KRAS"]
-    with pytest.raises(ParameterError, match="cannot guess the direction"):
+    # it said "write <list 0>:score:desc", a FILE spec a Series cannot have
+    with pytest.raises(ParameterError, match="cannot guess .*; give direction='desc'"):
         kofs.aggregate_lists([series])
     with pytest.raises(ParameterError, match="expected a file path"):
         kofs.aggregate_lists([3.5])

@@ -545,6 +545,12 @@ def _recognise(cols: set[str], mageck_side: str) -> tuple[str, str, str] | None:
 def _guess_direction(column: str, path: str) -> str:
     if _ASCENDING_NAMES.match(column.strip()):
         return "asc"
+    if path.startswith("<list "):  # a DataFrame or Series of the Python API has no FILE spec
+        raise ParameterError(
+            f"cannot guess the direction of column {column!r}; give direction='desc' (largest "
+            "first), 'asc' (smallest first) or 'abs' (largest |value| first)",
+            path=path,
+        )
     raise ParameterError(
         f"cannot guess the direction of column {column!r}; write {display_name(path)}:"
         f"{column}:desc (largest first), :asc (smallest first) or :abs (largest |value| first)",
