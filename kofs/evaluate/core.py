@@ -88,7 +88,9 @@ def _ranks_of(name: str, ranks: Any, m: int) -> np.ndarray:
     if r.shape != (m,):
         raise ParameterError(f"list {name!r}: {r.shape[0]} ranks for {m} genes")
     if np.isnan(r).all():
-        raise ParameterError(f"evaluate: list {name!r} ranks no gene (all NaN); nothing to evaluate")
+        raise ParameterError(
+            f"evaluate: list {name!r} ranks no gene (all NaN); nothing to evaluate"
+        )
     low = np.flatnonzero(r < 1)
     if low.size:  # scores given as ranks would be read upside down
         raise ParameterError(

@@ -105,9 +105,10 @@ _ID_COLUMNS = (
 _HEADER_WORDS = set(_SYMBOL_COLUMNS) | set(_ID_COLUMNS)
 #: A log-transformed p-value (``neg_log10_p``, ``log10_pvalue``, ``-log10 p``, ``mlog10_q``) is
 #: not a p-value: its numbers are not in [0, 1] and ``-log10`` runs the other way.
-_NOT_LOGGED = r"(?!(?:.*[^a-z])?(?:neg|minus|m|n)?log(?:10|2|e)?[|._ -])"
+_NOT_LOGGED = r"^(?!(?:.*[^a-z])?(?:neg|minus|m|n)?log(?:10|2|e)?[|._ -])"
 _ASCENDING_NAMES = re.compile(
-    r"^" + _NOT_LOGGED + r"(.*[|._ ])?(p|pval|pvalue|p[._ -]?value|padj|p[._]adj|adj[._]p[._]val|fdr|q|qval|"
+    _NOT_LOGGED
+    + r"(.*[|._ ])?(p|pval|pvalue|p[._ -]?value|padj|p[._]adj|adj[._]p[._]val|fdr|q|qval|"
     r"qvalue|q[._ -]?value|rank)$",
     re.IGNORECASE,
 )
@@ -325,13 +326,13 @@ def _best_rows(genes: list[str], scores: np.ndarray, higher_is_better: bool, pat
 
 
 _P_LIKE = re.compile(
-    r"^" + _NOT_LOGGED + r"(.*[|._ ])?(p|pval|p[._]val|pvalue|p[._ -]?value|padj|p[._]adj|adj[._]p[._]val|"
+    _NOT_LOGGED + r"(.*[|._ ])?(p|pval|p[._]val|pvalue|p[._ -]?value|padj|p[._]adj|adj[._]p[._]val|"
     r"p[._]val[._]adj|fdr|q|qval|qvalue|q[._ -]?value)$",
     re.IGNORECASE,
 )
 #: Raw p-value columns (uniform under the null), not adjusted ones.
 _RAW_P = re.compile(
-    r"^" + _NOT_LOGGED + r"(.*[|._ ])?(p|pval|p[._]val|pvalue|p[._ -]?value)$", re.IGNORECASE
+    _NOT_LOGGED + r"(.*[|._ ])?(p|pval|p[._]val|pvalue|p[._ -]?value)$", re.IGNORECASE
 )
 _FC_LIKE = re.compile(
     r"^(.*[|._ ])?(log2?fc|log2?[._ ]?fold[._ ]?change|lfc|fold[._ ]?change|fc)$", re.IGNORECASE

@@ -381,7 +381,9 @@ class RunConfig:
 
             for name in self.ranking.rankers:
                 if name not in RANKERS:
-                    raise ParameterError("--rankers: " + unknown_message("ranker", name, RANKERS.names()))
+                    raise ParameterError(
+                        "--rankers: " + unknown_message("ranker", name, RANKERS.names())
+                    )
 
     # --- construction -----------------------------------------------------------------------
 
