@@ -337,6 +337,13 @@ def test_errors_are_kofs_errors(files):
             aggregate_lists(bad)
 
 
+@pytest.mark.parametrize("p", ["0.5", True, float("nan"), 1.5])
+def test_signal_p_is_a_p_value(p):
+    # "0.5" with a fusion that takes none was a ValueError (a message's :g format), True p = 1
+    with pytest.raises(ParameterError, match="signal_p must be a p-value in \\[0, 1\\]"):
+        aggregate_lists([["A", "B"], ["B", "A"]], aggregate="borda", signal_p=p)
+
+
 def test_rankings_with_case_variants_are_merged():
     r = kofs.Ranking("r", ["TP53", "tp53", "MYC"], [1.0, 5.0, 3.0], higher_is_better=True)
     res = aggregate_lists([r, ["MYC", "TP53"]], aggregate="borda")

@@ -326,6 +326,12 @@ def aggregate_lists(
         raise ParameterError(f"ranks_only must be True or False, got {ranks_only!r:.40}")
     if direction is not None and direction not in DIRECTIONS:
         raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+    if signal_p is not None and (
+        isinstance(signal_p, (bool, np.bool_))
+        or not isinstance(signal_p, (int, float, np.integer, np.floating))
+        or not 0 <= signal_p <= 1
+    ):  # True was p = 1; a string failed in a message's format (a ValueError)
+        raise ParameterError(f"signal_p must be a p-value in [0, 1], got {signal_p!r:.40}")
     spec = AGGREGATORS.get(aggregate)
     if signal_p is not None and not spec.context:
         raise ParameterError(
