@@ -344,6 +344,11 @@ def test_signal_p_is_a_p_value(p):
         aggregate_lists([["A", "B"], ["B", "A"]], aggregate="borda", signal_p=p)
 
 
+def test_mageck_side_is_neg_or_pos_even_without_a_mageck_table():
+    with pytest.raises(ParameterError, match="mageck_side must be neg or pos, got 'up'"):
+        aggregate_lists([["A", "B"], ["B", "A"]], aggregate="borda", mageck_side="up")
+
+
 def test_rankings_with_case_variants_are_merged():
     r = kofs.Ranking("r", ["TP53", "tp53", "MYC"], [1.0, 5.0, 3.0], higher_is_better=True)
     res = aggregate_lists([r, ["MYC", "TP53"]], aggregate="borda")

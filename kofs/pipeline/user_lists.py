@@ -25,6 +25,7 @@ from kofs.io.gene_lists import (
     ABSENT_BELOW,
     ABSENT_MISSING,
     DIRECTIONS,
+    MAGECK_SIDES,
     SHORT_LISTS,
     ListSpec,
     RankedGeneList,
@@ -326,6 +327,8 @@ def aggregate_lists(
         raise ParameterError(f"ranks_only must be True or False, got {ranks_only!r:.40}")
     if direction is not None and direction not in DIRECTIONS:
         raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+    if mageck_side is not None and mageck_side not in MAGECK_SIDES:  # was a no-effect warning
+        raise ParameterError(f"mageck_side must be neg or pos, got {mageck_side!r:.40}")
     if signal_p is not None and (
         isinstance(signal_p, (bool, np.bool_))
         or not isinstance(signal_p, (int, float, np.integer, np.floating))
