@@ -19,6 +19,7 @@ from kofs.evaluate import (
     KofsRanking,
     evaluate,
     parse_known_spec,
+    ranks_on_matrix,
     read_known_genes,
     read_rank_output,
     write_evaluation,
@@ -502,6 +503,15 @@ def test_a_ranking_saved_as_utf16_or_gzip_is_read_as_written(tmp_path, encode):
     rf = read_rank_output(p)
     assert list(rf.genes) == ["G1", "G0"]
     assert list(rf.ranks["final"]) == [1, 2] and list(rf.ranks["x"]) == [2, 1]
+
+
+def test_two_genes_of_a_ranking_that_are_one_gene_of_the_matrix_are_refused(tmp_path):
+    # G1 and g1 both matched the matrix's G1: g1's rank (2) replaced G1's (1), silently
+    expr, *_ = _toy(tmp_path)
+    p = tmp_path / "mine.tsv"
+    p.write_text("gene\trank\nG1\t1\ng1\t2\nG2\t3\n")
+    with pytest.raises(InputError, match="genes 'G1' and 'g1' are one gene of the matrix"):
+        ranks_on_matrix(read_rank_output(p), expr)
 
 
 def test_a_ranking_saved_as_csv_is_named_so(tmp_path):

@@ -293,6 +293,15 @@ def ranks_on_matrix(rank_file: RankFile, expression: Expression) -> dict[str, np
     pos = {g: i for i, g in enumerate(rank_file.genes)}
     src_idx = np.array([pos[g] for g in src], dtype=np.int64)
     dst_idx = np.array([mapping[g] for g in src], dtype=np.int64)
+    first: dict[int, str] = {}
+    for g, j in zip(src, dst_idx.tolist(), strict=True):
+        if j in first:  # TP53 and tp53: the rank written last replaced the other, silently
+            raise InputError(
+                f"genes {first[j]!r} and {g!r} are one gene of the matrix "
+                f"({expression.genes[j]!r}); a ranking lists each gene once",
+                path=rank_file.path,
+            )
+        first[j] = g
     out = {}
     for name, r in rank_file.ranks.items():
         v = np.full(expression.n_genes, np.nan)
