@@ -17,7 +17,9 @@ exported once with ``Rscript`` into ``--work`` (default ``~/.cache/kofs-bench/he
   labels and with and without GO + KEGG + STRING (the knowledge of docs/results-all.md): the
   fused top 50 against Fisher's (genes outside Fisher's top 5 %, shared genes, calls at
   q <= 0.10); the same with permuted labels (seeds 1..N): runs with a call, and knowledge hubs
-  (the 10 % of genes with the most GO terms + KEGG pathways + STRING partners) in the top 50.
+  (the 10 % of genes with the most GO terms + KEGG pathways + STRING partners) in the top 50;
+  and without labels (the unsupervised default, with and without knowledge): its top 50 in the
+  labelled Fisher list's top 100, and with a data posterior below 0.5.
 
 Prints the tables; figures and their reading are in docs/benchmarks.md ("A held-out real set").
 """
@@ -136,6 +138,7 @@ def golub_cases(work: Path, seeds: list[int]) -> list[dict]:
     rows: list[dict] = []
     try:
         data_top: list[str] = []
+        fisher_true: list[str] = []
         for seed in [0, *seeds]:
             lab = labels.copy()
             if seed:
@@ -150,7 +153,7 @@ def golub_cases(work: Path, seeds: list[int]) -> list[dict]:
                 fisher = table.sort_values(column)["gene"].tolist()
                 top5 = set(fisher[: max(1, len(fisher) // 20)])
                 if seed == 0 and not knowledge:
-                    data_top = res["top"]
+                    data_top, fisher_true = res["top"], fisher
                 res.update(
                     case="true labels" if seed == 0 else "permuted labels",
                     seed=seed,
@@ -168,6 +171,22 @@ def golub_cases(work: Path, seeds: list[int]) -> list[dict]:
                     file=sys.stderr,
                     flush=True,
                 )
+        # without labels: the unsupervised default, read by the labelled Fisher list's top 100
+        fisher_top = set(fisher_true[:100])
+        for knowledge in (False, True):
+            out = tmp / f"run_unlabelled_{int(knowledge)}"
+            wall, res = null._rank(expr, None, "", knowledge, out, gene_column="symbol")
+            table = pd.read_csv(out / "ranking.tsv", sep="\t")
+            res.update(
+                case="no labels",
+                seed=0,
+                knowledge=knowledge,
+                wall=wall,
+                in_fisher=sum(g in fisher_top for g in res["top"]),
+                low_data=int((table["data_posterior"].to_numpy()[:TOP] < 0.5).sum()),
+                hubs=sum(g in hubs for g in res["top"]),
+            )
+            rows.append(res)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"\ngolub (multtest): {len(genes)} genes x 38 samples; seeds {seeds[0]}..{seeds[-1]}\n")
@@ -191,6 +210,16 @@ def golub_cases(work: Path, seeds: list[int]) -> list[dict]:
             f"{null._fmt_range(r['shared'] for r in sel) if case == 'true labels' else '-'} | "
             f"{null._fmt_range(r['hubs'] for r in sel)} (mean {np.mean([r['hubs'] for r in sel]):.1f}) | "
             f"{null._fmt_range(round(r['fisher_weight'], 2) for r in sel)} |"
+        )
+    print(
+        f"\n| no labels | knowledge | calls at q <= {Q} | top {TOP} in the labelled Fisher "
+        f"list's top 100 | top {TOP} with a data posterior < 0.5 | knowledge hubs in the top {TOP} |"
+    )
+    print("|---|---|---|---|---|---|")
+    for r in (r for r in rows if r["case"] == "no labels"):
+        print(
+            f"| | {'GO+KEGG+STRING' if r['knowledge'] else 'none'} | {r['calls']} | "
+            f"{r['in_fisher']} | {r['low_data']} | {r['hubs']} |"
         )
     return rows
 
