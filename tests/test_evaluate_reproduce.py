@@ -329,3 +329,20 @@ def test_go_without_its_annotations_names_the_config_keys(tmp_path, given, other
     p.write_text(f"expression: e.tsv\nlabels: l.tsv\nlists: [Fisher]\n{given}: x\n")
     with pytest.raises(ParameterError, match=f"c.yaml: config key '{given}' needs '{other}' too"):
         read_config(p)
+
+
+def test_a_missing_shared_folder_says_how_to_point_at_it(tmp_path, monkeypatch):
+    # a clone without ../shared read "ALL_samples.tsv: file not found", naming no way out
+    from kofs.errors import InputError
+    from kofs.evaluate.reproduce import _paths
+
+    cfg = {"shared": "nowhere/data/real"}
+    monkeypatch.delenv("KOFS_SHARED", raising=False)
+    with pytest.raises(InputError, match=r"key 'shared' of the config.*set KOFS_SHARED"):
+        _paths(cfg, tmp_path)("{shared}/ALL/ALL_samples.tsv")
+    monkeypatch.setenv("KOFS_SHARED", str(tmp_path / "absent"))
+    with pytest.raises(InputError, match=r"KOFS_SHARED=.*absent\) is not there"):
+        _paths(cfg, tmp_path)("{shared}/ALL/ALL_samples.tsv")
+    assert _paths(cfg, tmp_path)("out/results") == str(tmp_path / "out" / "results")
+    (tmp_path / "absent" / "data" / "real").mkdir(parents=True)
+    assert _paths(cfg, tmp_path)("{shared}/x.tsv") == str(tmp_path / "absent/data/real/x.tsv")

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from kofs.errors import ParameterError, short_repr
+from kofs.errors import InputError, ParameterError, short_repr
 from kofs.evaluate import (
     Aggregation,
     KofsRanking,
@@ -413,6 +413,18 @@ def _paths(cfg: Mapping[str, Any], base: Path):
     def resolve(value):
         if value is None:
             return None
+        if "{shared}" in str(value) and not os.path.isdir(shared):
+            # one line that says where {shared} was looked for and how to point it elsewhere
+            given = (
+                f"KOFS_SHARED={env}"
+                if env
+                else f"key 'shared' of the config: {cfg.get('shared', '.')!r}"
+            )
+            raise InputError(
+                f"the real-data folder {{shared}} ({given}) is not there; set KOFS_SHARED to the "
+                "shared/ folder that holds data/real",
+                path=shared,
+            )
         value = str(value).replace("{shared}", shared)
         return absolute_path(value, base) if not os.path.isabs(value) else value
 
