@@ -485,3 +485,9 @@ def test_a_file_compressed_otherwise_than_gzip_is_named_by_its_compression(tmp_p
         read_expression(p)
     assert ("zip archive" if kind == "zip" else f"{kind}-compressed") in str(err.value)
     assert "gzip" in str(err.value)
+    # named .gz it was "not gzip-compressed ...: drop the .gz suffix", which still did not read
+    gz = p.rename(tmp_path / "m.tsv.gz")
+    with pytest.raises(
+        InputError, match="is named .gz but is (a zip archive|[a-z0-9]+-compressed)"
+    ):
+        read_expression(gz)

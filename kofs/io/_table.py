@@ -271,8 +271,11 @@ def read_bytes(path: str | os.PathLike) -> bytes:
                 f"corrupt gzip data ({exc}); fetch the file again", path=name
             ) from None
     elif name.lower().endswith(".gz"):
+        other = compression_hint(name, raw[:8])  # "drop the .gz suffix" would not read it
         raise InputError(
-            f"is named .gz but is not gzip-compressed (starts with {raw[:8]!r}); "
+            f"is named .gz but {other}"
+            if other
+            else f"is named .gz but is not gzip-compressed (starts with {raw[:8]!r}); "
             "compress it with gzip or drop the .gz suffix",
             path=name,
         )
