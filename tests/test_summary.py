@@ -70,3 +70,16 @@ def test_summary_shows_the_fusions_q_value_and_plain_notices(monkeypatch):
     text = fake.getvalue()
     assert "q-value" in text and "Read the weights with care." in text
     assert "likelihood gain" not in text
+
+
+def test_summary_says_why_one_list_has_no_q_values(monkeypatch):
+    # the notice sat in the weights block, which one list has not: no word on the terminal
+    p = example_paths()
+    res = rank(read_expression(p["expression"]), rankers=["laplacian"])
+    assert "q_value" not in res.final.statistics
+    fake = io.StringIO()
+    monkeypatch.setattr("sys.stderr", fake)
+    _summary.print_summary(res, top=3, force=True)
+    assert "Only one list (laplacian) is evidence from the data" in " ".join(
+        fake.getvalue().split()
+    )

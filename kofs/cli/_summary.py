@@ -85,8 +85,9 @@ def print_summary(result: RunResult, *, top: int = 10, force: bool = False) -> N
         console.print(w)
         if cross:
             console.print(txt(cross_fit_line(cross)))
-        for notice in fusion.notices:  # in plain words, with what to do
-            console.print(txt(notice))
+    # in plain words, with what to do; also for one list (why it has no q-values)
+    for notice in fusion.notices:
+        console.print(txt(notice))
     for r in result.lists:
         nuisance = r.info.get("nuisance") or {}
         shares = {k: v for k, v in (nuisance.get("shares") or {}).items() if v > 0}
