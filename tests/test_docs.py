@@ -101,14 +101,27 @@ def _methods_table(heading: str) -> dict[str, list[str]]:
 
 
 def test_methods_md_says_which_rankers_the_default_plan_runs():
-    dense = set(default_plan(DEFAULTS_VERSION))
-    sparse = set(default_plan(DEFAULTS_VERSION, sparse=True))
+    """With labels or without: fisher is the plan of sparse data with labels, so "yes" (it was
+    "dense only"); `kofs methods` says the same (it said "yes" for variance, "single cell")."""
+    from kofs.cli._method_table import method_rows
+
+    def plans(**kw):
+        return {
+            r
+            for labels in (False, True)
+            for r in default_plan(DEFAULTS_VERSION, labels=labels, **kw)
+        }
+
+    dense, sparse = plans(), plans(sparse=True)
     rows = _methods_table("Rankers")
     assert set(rows) == set(RANKERS.names())
+    cli = {r["name"]: r["default"] for r in method_rows()}
     for name, cells in rows.items():
         plan = cells[3]  # family, higher score, needs, default plan, summary
         assert (plan in ("yes", "dense only")) == (name in dense), (name, plan)
         assert (plan in ("yes", "sparse only")) == (name in sparse), (name, plan)
+        assert cli[name] == plan, (name, cli[name], plan)
+    assert rows["fisher"][3] == "yes" and rows["hotspot"][3] == "sparse only"
 
 
 def test_methods_md_names_the_default_aggregator():

@@ -213,20 +213,15 @@ def methods_markdown() -> str:
     """docs/methods.md: every ranker and aggregator of the registries with its summary,
     reference, family, needed inputs, parameters (defaults and ranges) and whether the current
     defaults version runs it by default."""
-    from kofs.cli._method_table import method_rows
-    from kofs.pipeline.presets import DEFAULTS_VERSION, aggregate_defaults, default_plan
+    from kofs.cli._method_table import default_plan_membership, method_rows
+    from kofs.pipeline.presets import DEFAULTS_VERSION, aggregate_defaults
     from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR, RANKERS
 
     version = DEFAULTS_VERSION
-    dense, sparse = set(default_plan(version)), set(default_plan(version, sparse=True))
     rows = {r["name"]: r for r in method_rows()}
 
     def plan(name: str) -> str:
-        if name in dense and name in sparse:
-            return "yes"
-        if name in dense:
-            return "dense only"
-        return "sparse only" if name in sparse else "no"
+        return default_plan_membership(name, version)
 
     out = [
         _HEADER.format(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import kofs.aggregate  # noqa: F401  (registers aggregators)
 import kofs.rankers  # noqa: F401  (registers rankers)
 from kofs.pipeline.config import AggregationConfig
-from kofs.pipeline.presets import DEFAULTS_VERSION, PRESETS, default_plan
+from kofs.pipeline.presets import DEFAULTS_VERSION, default_plan
 from kofs.registry import AGGREGATORS, RANKERS
 
 KIND_LABEL = {
@@ -17,12 +17,22 @@ KIND_LABEL = {
 }
 
 
+def default_plan_membership(name: str, version: str = DEFAULTS_VERSION) -> str:
+    """Where ranker ``name`` is in the default plan of defaults ``version``: ``yes`` (dense and
+    sparse matrices), ``dense only``, ``sparse only`` (sparse or chunked, as single-cell counts)
+    or ``no``; with or without labels (``fisher`` is the plan of sparse data with labels)."""
+    dense = {r for labels in (False, True) for r in default_plan(version, labels=labels)}
+    sparse = {
+        r for labels in (False, True) for r in default_plan(version, sparse=True, labels=labels)
+    }
+    if name in dense:
+        return "yes" if name in sparse else "dense only"
+    return "sparse only" if name in sparse else "no"
+
+
 def method_rows(*, with_params: bool = False) -> list[dict[str, str]]:
-    """One row per ranker and aggregator; ``default`` follows the newest defaults version."""
-    plan = set(PRESETS[DEFAULTS_VERSION]["default_plan"])
-    single_cell = set(default_plan(DEFAULTS_VERSION, sparse=True)) | set(
-        default_plan(DEFAULTS_VERSION, sparse=True, labels=True)
-    )
+    """One row per ranker and aggregator; ``default`` follows the newest defaults version
+    (:func:`default_plan_membership`, as docs/methods.md says it)."""
     default_aggregator = AggregationConfig().aggregate
     rows = []
     for s in RANKERS:
@@ -42,9 +52,7 @@ def method_rows(*, with_params: bool = False) -> list[dict[str, str]]:
                 if s.higher_is_better
                 else "lower score = more relevant",
                 "needs": needs + (f"; can use {uses}" if uses else ""),
-                "default": "yes"
-                if s.name in plan
-                else ("single cell" if s.name in single_cell else "no"),
+                "default": default_plan_membership(s.name),
                 "summary": s.summary,
                 "reference": s.reference,
                 "params": "; ".join(f"{k}={p.default} ({p.help})" for k, p in s.params.items())
