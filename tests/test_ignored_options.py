@@ -111,3 +111,26 @@ def test_msfs_warns_about_interactions_and_titles_its_summary(tmp_path, monkeypa
     text = fake.getvalue()
     assert "top 3 genes (msfs)" in text
     assert "(em)" not in text and "weight" not in text
+
+
+@pytest.mark.parametrize("option", ["--string-aliases", "--kegg-names"])
+def test_a_missing_file_of_an_ignored_option_fails_before_any_work(tmp_path, option, monkeypatch):
+    # it is checksummed into manifest.json: missing, the run failed after all its work with
+    # "cannot be read for its checksum (No such file or directory)"
+    import kofs.pipeline.run
+
+    def no_run(*a, **k):
+        raise AssertionError("ran before the inputs were checked")
+
+    monkeypatch.setattr(kofs.pipeline.run, "run", no_run)
+    p = example_paths()
+    missing = tmp_path / "nope.txt"
+    args = [
+        "rank", p["expression"], "--pathways", p["pathways"],
+        "--interactions", p["interactions"], option, str(missing), "-o", str(tmp_path / "out"),
+    ]  # fmt: skip
+    for output in (["-o", str(tmp_path / "out")], ["-o", "-"]):
+        res = CliRunner().invoke(main, args[:-2] + output)
+        assert res.exit_code == 2, res.output
+        assert f"{missing}: file not found; check the path ({option})" in res.output
+    assert not (tmp_path / "out").exists()

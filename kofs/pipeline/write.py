@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from kofs import __version__
-from kofs.errors import ParameterError
+from kofs.errors import InputError, ParameterError
 from kofs.io.output import (
     environment_info,
     file_fingerprint,
@@ -278,16 +278,22 @@ def claim_result_output(config: Any, *, named: bool = True) -> contextlib.Abstra
     res = config.resources
     if not res.no_cache and config.knowledge["go"].go is not None:
         check_cache_dir(res.cache_dir, [out])  # the cache must survive the next run
-    if out == "-":
-        return contextlib.nullcontext()
-    paths = [
-        p
-        for v in config.input_paths().values()
+    named_inputs = [
+        (name, p)
+        for name, v in config.input_paths().items()
         if v
         for p in ([v] if isinstance(v, str) else v)
         if p != "-"
     ]
-    return claim_output(out, inputs=paths, named=named)
+    for name, p in named_inputs:
+        # every input is checksummed into manifest.json, also one an option that has no effect
+        # names (--string-aliases beside an edge list): missing, it failed after all the work
+        if not os.path.exists(p):
+            option = "" if name == "expression" else f" (--{name.replace('_', '-')})"
+            raise InputError(f"file not found; check the path{option}", path=p)
+    if out == "-":
+        return contextlib.nullcontext()
+    return claim_output(out, inputs=[p for _, p in named_inputs], named=named)
 
 
 def _warn_report_options(config: Any) -> None:
