@@ -2040,6 +2040,8 @@ def test_evaluate_and_make_folds_check_their_arguments():
         (({"v": np.full(30, np.nan)}, E), {}, "list 'v' ranks no gene"),
         (({"v": -ranks["v"]}, E), {}, "holds the rank -1; ranks start at 1"),
         ((ranks, E), {"labels": [*y[:-1], None]}, "sample 12 has no label"),
+        # go=(ontology, annotations, {}), as docs/evaluation.md showed: an AttributeError
+        ((ranks, E), {"go": (None, None, {})}, "go must be what kofs.sources.go.GoData"),
     ):
         with pytest.raises(ParameterError, match=needle):
             evaluate(*args, **{**kw, **extra})

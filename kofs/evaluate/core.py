@@ -134,10 +134,14 @@ def _one_id_per_gene(genes: Iterable[str]) -> list[str]:
     return out
 
 
-def _check_evaluate_arguments(lists: Any, expression: Any, classifiers: Any, honest: Any) -> None:
+def _check_evaluate_arguments(
+    lists: Any, expression: Any, classifiers: Any, honest: Any, go: Any = None
+) -> None:
     """:func:`evaluate`'s arguments have the documented types (a ParameterError naming the
     argument, not an AttributeError or a NumPy error from a fold)."""
     import scipy.sparse as sp
+
+    from kofs.sources.go import GoData
 
     if not isinstance(lists, Mapping):
         raise ParameterError(
@@ -159,6 +163,8 @@ def _check_evaluate_arguments(lists: Any, expression: Any, classifiers: Any, hon
             f"evaluate: honest must be a callable (train expression, train labels) -> "
             f"{{list: gene order}}, got {honest!r:.40}"
         )
+    if go is not None:  # (ontology, annotations) was an AttributeError once Sim_anno ran
+        require_instance("evaluate", "go", go, GoData, "kofs.sources.go.GoData")
     X = expression.values
     values = X.data if sp.issparse(X) else X if isinstance(X, np.ndarray) else None
     if values is not None and not np.isfinite(values).all():
@@ -263,7 +269,7 @@ def evaluate(
 
     from kofs.knowledge.similarity import similarity_from_array
 
-    _check_evaluate_arguments(lists, expression, classifiers, honest)
+    _check_evaluate_arguments(lists, expression, classifiers, honest, go)
     classifiers = tuple(classifiers)
     missing = next(
         (i for i, v in enumerate(labels) if pd.api.types.is_scalar(v) and pd.isna(v)), None
