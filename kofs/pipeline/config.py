@@ -157,8 +157,8 @@ class RankingConfig:
     rankers: tuple[str, ...] | None = opt(
         "rankers",
         "names",
-        help="Comma-separated ranker names (default: every ranker the inputs allow; see "
-        "`kofs methods`).",
+        help="Comma-separated ranker names (default: the default plan's rankers the inputs "
+        "allow, 'default plan' in `kofs methods`).",
     )
     param: dict[str, dict[str, Any]] = opt(
         "param",
