@@ -161,6 +161,18 @@ def test_graph_prop_needs_the_graph(tmp_path):
     assert r.exit_code == 2 and "--graph" in r.stderr and not (tmp_path / "o").exists()
 
 
+def test_a_graph_alone_says_propagation_needs_a_start(graph_files, tmp_path):
+    # the message named PPI-PROP and GO-REL-PROP (which GO's own votes always start)
+    p = example_paths()
+    r = CliRunner().invoke(
+        main,
+        ["rank", p["expression"], "--graph", str(graph_files["sif"]), "-o", str(tmp_path / "o")],
+    )
+    assert r.exit_code == 2
+    assert "relevance propagation over a network (PPI-PROP, GRAPH-PROP) needs" in r.stderr
+    assert "--relevant-genes, --go with --go-annotations, or --pathways" in r.stderr
+
+
 def test_a_graph_of_self_loops_only_is_one_plain_line(tmp_path):
     """Every edge a self-loop: nothing is left, and the message says what was read and dropped
     in words (it showed a Python dict)."""

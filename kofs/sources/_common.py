@@ -96,7 +96,7 @@ def initial_relevance(ctx: Context) -> FeatureFunctions:
         if spec.relevance is not None and ctx.source(spec.name) is not None:
             return spec.relevance(ctx)
     raise ParameterError(
-        "relevance propagation (PPI-PROP, GO-REL-PROP) needs a starting relevance: give "
+        "relevance propagation over a network (PPI-PROP, GRAPH-PROP) needs a starting relevance: give "
         "--relevant-genes, --go with --go-annotations, or --pathways"
     )
 
