@@ -139,6 +139,29 @@ def test_aux_data_with_samples_in_columns_is_aligned(example, rng):
     np.testing.assert_array_equal(got[0].lists[0].scores, got[1].lists[0].scores)
 
 
+def test_an_aux_file_of_few_features_reads_without_an_orientation_warning(tmp_path, caplog):
+    """Read by its longer axis, a 40 x 128 miRNA file warned 'guessed that genes are the
+    columns ...; if not, use --genes-in rows', an option of EXPRESSION only: the matrix's
+    sample ids orient it (AUX-SPEC below)."""
+    import logging
+
+    from kofs.sources import read_sources
+
+    samples = [f"P{i:02d}" for i in range(30)]
+    X = np.random.default_rng(0).normal(size=(12, 30))
+    pd.DataFrame(X, index=[f"miR-{i}" for i in range(12)], columns=samples).rename_axis(
+        "mirna"
+    ).to_csv(tmp_path / "aux.tsv", sep="\t")
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        (aux,) = read_sources(aux=[str(tmp_path / "aux.tsv")]).get("aux")
+    assert "guessed that genes are" not in caplog.text
+    expr = Expression(
+        np.random.default_rng(1).normal(size=(30, 60)), [f"g{i}" for i in range(60)], samples
+    )
+    res = rank(expr, sources=read_sources(aux=[str(tmp_path / "aux.tsv")]), lists=["AUX-SPEC"])
+    assert [r.name for r in res.lists] == ["AUX-SPEC"]
+
+
 @pytest.mark.slow
 def test_runs_are_deterministic(example):
     expr, labels, sources = example

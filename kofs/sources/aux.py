@@ -29,12 +29,26 @@ class AuxOptions:
     )
 
 
+class _NoOrientationGuess(logging.Filter):
+    """Drops read_expression's "guessed that genes are the ..." warning: auxiliary data are
+    oriented by the matrix's sample ids (:func:`_same_orientation`), and the warning's advice,
+    --genes-in, applies to EXPRESSION only."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("%s: guessed that genes are the")
+
+
 def _read(o: AuxOptions) -> tuple[Any, ...] | None:
     if not o.aux:
         return None
-    from kofs.io.expression import read_expression
+    from kofs.io import expression
 
-    return tuple(read_expression(p) for p in o.aux)
+    quiet = _NoOrientationGuess()
+    expression.log.addFilter(quiet)
+    try:
+        return tuple(expression.read_expression(p) for p in o.aux)
+    finally:
+        expression.log.removeFilter(quiet)
 
 
 def _same_orientation(aux: Any, samples: Sequence[str]) -> Any:
