@@ -145,14 +145,18 @@ def test_an_aux_file_of_few_features_reads_without_an_orientation_warning(tmp_pa
     sample ids orient it (AUX-SPEC below)."""
     import logging
 
+    from kofs.io.expression import read_expression
     from kofs.sources import read_sources
 
-    samples = [f"P{i:02d}" for i in range(30)]
+    samples = [f"{1005 + i:05d}" for i in range(30)]  # ALL's sample ids: neither axis votes
     X = np.random.default_rng(0).normal(size=(12, 30))
     pd.DataFrame(X, index=[f"miR-{i}" for i in range(12)], columns=samples).rename_axis(
         "mirna"
     ).to_csv(tmp_path / "aux.tsv", sep="\t")
     with caplog.at_level(logging.WARNING, logger="kofs"):
+        read_expression(tmp_path / "aux.tsv")  # as EXPRESSION it is a guess, and says so
+        assert "guessed that genes are the columns" in caplog.text
+        caplog.clear()
         (aux,) = read_sources(aux=[str(tmp_path / "aux.tsv")]).get("aux")
     assert "guessed that genes are" not in caplog.text
     expr = Expression(
