@@ -290,7 +290,10 @@ def claim_result_output(config: Any, *, named: bool = True) -> contextlib.Abstra
         # names (--string-aliases beside an edge list): missing, it failed after all the work
         if not os.path.exists(p):
             option = "" if name == "expression" else f" (--{name.replace('_', '-')})"
-            raise InputError(f"file not found; check the path{option}", path=p)
+            what = (
+                "a link to nothing (or a loop of links)" if os.path.islink(p) else "file not found"
+            )
+            raise InputError(f"{what}; check the path{option}", path=p)
     if out == "-":
         return contextlib.nullcontext()
     return claim_output(out, inputs=[p for _, p in named_inputs], named=named)
