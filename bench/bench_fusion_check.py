@@ -31,6 +31,10 @@ by their effect (in noise SDs) in the second group. Every scenario is a function
   S6  S5 at 10,000 genes, 1 % relevant.
   S7  three independent studies (5,000 genes, 2 % relevant, 30 + 30, 15 + 15 and 8 + 8
       samples), each a two-sided t-test p-value table, and six uniform p-value tables.
+  S8  3,000 genes, 3 % relevant; one strong full ranking (quality 3), two weak ones (quality
+      0.4) and six random rankings, all as ordered lists of gene ids (``universe`` = all genes):
+      a ranking alone says nothing of its quality, so only agreement can show the strong list.
+  S9  S8 without the two weak lists: the strong ranking beside random rankings alone.
 
 Every list is fused with ``kofs.aggregate_lists(lists, ...)`` and its defaults (``posterior``).
 Per run: calls at q <= 0.10 and their false discovery proportion (FDP), the weight share of the
@@ -56,7 +60,7 @@ import pandas as pd
 from scipy import stats
 
 Q_LEVEL = 0.10
-SCENARIOS = ("S1", "S2", "S3", "S4", "S5", "S6", "S7")
+SCENARIOS = ("S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9")
 INDEX = {name: i + 1 for i, name in enumerate(SCENARIOS)}
 
 
@@ -229,6 +233,34 @@ def s7(seed: int, reversed_mode: str = "copy") -> Case:
     )
 
 
+def _one_strong(seed: int, scenario: str, weak: int) -> Case:
+    rng = np.random.default_rng([INDEX[scenario], seed])
+    genes, relevant, effect = _truth(rng, 3_000, 0.03)
+    scores = {"strong": _latent(rng, 3.0, effect)}
+    for j in range(weak):
+        scores[f"weak{j + 1}"] = _latent(rng, 0.4, effect)
+    for j in range(6):
+        scores[f"random{j + 1}"] = _latent(rng, 0.0, effect)
+    orders = {k: _order(genes, v) for k, v in scores.items()}
+    return Case(
+        lists=dict(orders),
+        genes=genes,
+        relevant=relevant,
+        noise_lists=[f"random{j + 1}" for j in range(6)],
+        reversed_list="",
+        kwargs={"universe": len(genes)},
+        orders=orders,
+    )
+
+
+def s8(seed: int, reversed_mode: str = "copy") -> Case:
+    return _one_strong(seed, "S8", weak=2)
+
+
+def s9(seed: int, reversed_mode: str = "copy") -> Case:
+    return _one_strong(seed, "S9", weak=0)
+
+
 BUILDERS: dict[str, Callable[..., Case]] = {
     "S1": s1,
     "S2": s2,
@@ -237,6 +269,8 @@ BUILDERS: dict[str, Callable[..., Case]] = {
     "S5": s5,
     "S6": s6,
     "S7": s7,
+    "S8": s8,
+    "S9": s9,
 }
 
 # -- one run -----------------------------------------------------------------------------------
