@@ -280,10 +280,12 @@ def test_low_level_keywords_of_the_wrong_shape_are_parameter_errors(call, needle
 @pytest.mark.parametrize(
     ("reader", "kw"),
     [("read_expression", {"gene_column": 0}), ("read_labels", {"label_column": 1}),
-     ("read_gene_list", {"column": 5})],
+     ("read_gene_list", {"column": 5}), ("read_ranked_lists", {"gene_column": 0}),
+     ("read_ranked_lists", {"column": 2}), ("aggregate_lists", {"column": ("padj",)})],
 )  # fmt: skip
 def test_column_options_name_columns(reader, kw):
-    """A column by number was AttributeError: 'int' object has no attribute 'lower'."""
+    """A column by number was AttributeError: 'int' object has no attribute 'lower' (in
+    read_ranked_lists and aggregate_lists once a table was read)."""
     paths = kofs.example_paths()
     path = {"read_expression": "expression", "read_labels": "labels"}.get(reader, "relevant_genes")
     with pytest.raises(kofs.KofsError, match="name the column by its header text"):

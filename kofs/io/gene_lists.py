@@ -69,6 +69,7 @@ from kofs.io._table import (
     is_delimited,
     is_number,
     read_bytes,
+    check_column_names,
     read_table,
     unquote,
 )
@@ -996,6 +997,7 @@ def list_from_frame(
     """
     import pandas as pd
 
+    check_column_names(gene_column=gene_column, column=column)
     df = frame
     if not _row_numbers_index(df.index):
         df = df.reset_index(names=str(df.index.name) if df.index.name is not None else "")
@@ -1057,6 +1059,7 @@ def read_ranked_lists(
     if not isinstance(spec, ListSpec):
         check_path_argument(spec, "read_ranked_lists")
         spec = parse_list_spec(os.fspath(spec))
+    check_column_names(gene_column=gene_column, column=column)
     path = display_name(spec.path)
     if direction is not None and direction not in DIRECTIONS:
         raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")

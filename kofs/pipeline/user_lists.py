@@ -35,6 +35,7 @@ from kofs.io.gene_lists import (
     named_lists,
     read_ranked_lists,
 )
+from kofs.io._table import check_column_names
 from kofs.io.ids import CoverageReport
 from kofs.pipeline.harmonise import harmonise, relevant_in_lists
 from kofs.pipeline.result import ranking_frame
@@ -325,6 +326,7 @@ def aggregate_lists(
     t0 = time.perf_counter()
     if not isinstance(ranks_only, (bool, np.bool_)):
         raise ParameterError(f"ranks_only must be True or False, got {ranks_only!r:.40}")
+    check_column_names(gene_column=gene_column, column=column)
     if direction is not None and direction not in DIRECTIONS:
         raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
     if mageck_side is not None and mageck_side not in MAGECK_SIDES:  # was a no-effect warning
