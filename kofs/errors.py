@@ -7,10 +7,13 @@ that escapes is an internal error (exit status 1).
 
 from __future__ import annotations
 
+import functools
 import numbers
 import os
 import re
 import reprlib
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
 
 #: Longest echo of a user's value in a message (longer values keep head and tail around "...").
 VALUE_LIMIT = 80
@@ -152,6 +155,45 @@ def require_instance(where: str, name: str, given: object, cls: type, made_by: s
         raise ParameterError(
             f"{where}: {name} must be what {made_by}(...) returns (a {cls.__name__}), got {got}"
         )
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def checked_keywords(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``fn`` whose arguments are checked before it runs: an unknown keyword (a misspelling
+    such as ``aggregat="rra"``) or an option given by position is a :class:`ParameterError`
+    with a did-you-mean hint, as :func:`kofs.rank`'s, not Python's TypeError."""
+    import difflib
+    import inspect
+
+    params = inspect.signature(fn).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD or p.kind is p.VAR_POSITIONAL for p in params):
+        raise RuntimeError(f"{fn.__name__}: checked_keywords needs named parameters only")
+    keywords = [p.name for p in params if p.kind is not p.POSITIONAL_ONLY]
+    positional = [p.name for p in params if p.kind is not p.KEYWORD_ONLY]
+    by_name = [f"{p.name}=" for p in params if p.kind is p.KEYWORD_ONLY]
+    others = "; give the others by name (" + ", ".join(by_name[:3]) if by_name else ""
+    others += (", ...)" if len(by_name) > 3 else ")") if by_name else ""
+
+    @functools.wraps(fn)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if len(args) > len(positional):
+            raise ParameterError(
+                f"{fn.__name__}: takes {len(positional)} argument(s) by position "
+                f"({', '.join(positional) or 'none'}), got {len(args)}{others}"
+            )
+        for name in kwargs:
+            if name not in keywords:
+                close = difflib.get_close_matches(name, keywords, n=1)
+                hint = (
+                    f"did you mean {close[0]!r}?" if close else "keywords: " + ", ".join(keywords)
+                )
+                raise ParameterError(f"{fn.__name__}: unknown keyword {name!r} ({hint})")
+        return fn(*args, **kwargs)
+
+    return call
 
 
 class CoverageError(InputError):

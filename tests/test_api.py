@@ -233,6 +233,30 @@ def test_secondary_keywords_of_the_public_functions_are_checked():
             call()
 
 
+@pytest.mark.parametrize(
+    ("call", "needle"),
+    [
+        # each was Python's TypeError ("got an unexpected keyword argument", "takes 1
+        # positional argument but 2 were given"); kofs.rank's keywords were checked already
+        (lambda: kofs.aggregate_lists([["A"]], aggregat="rra"),
+         "aggregate_lists: unknown keyword 'aggregat' \\(did you mean 'aggregate'\\?\\)"),
+        (lambda: kofs.aggregate_lists([["A"]], "rra"),
+         "aggregate_lists: takes 1 argument\\(s\\) by position \\(lists\\), got 2; give the "
+         "others by name \\(aggregate=, aggregate_param=, universe=, ...\\)"),
+        (lambda: kofs.read_labels("x.tsv", label_col="y"), "did you mean 'label_column'"),
+        (lambda: kofs.read_expression("x.tsv", sample_id=["a"]), "did you mean 'sample_ids'"),
+        (lambda: kofs.aggregate_rankings(_two_rankings(), "em", param={}),
+         "did you mean 'params'"),
+        (lambda: kofs.run_ranker("variance", None, seeed=1), "did you mean 'seed'"),
+        (lambda: kofs.read_run_config("a.yaml", "b.yaml"), "takes 1 argument\\(s\\) by position"),
+        (lambda: kofs.gene_similarity(None, None, ["A"], xyz=1), "keywords: ontology, "),
+    ],
+)  # fmt: skip
+def test_keywords_of_the_public_functions_are_checked_as_kofs_rank_s(call, needle):
+    with pytest.raises(kofs.errors.ParameterError, match=needle):
+        call()
+
+
 @pytest.mark.parametrize("kw", [{"seed": -1}, {"bootstrap": "x"}, {"bootstrap": -1}])
 def test_aggregate_rankings_checks_its_seed_and_bootstrap(kw):
     """seed=-1 was numpy's "expected non-negative integer"; bootstrap="x" and -1 were taken."""

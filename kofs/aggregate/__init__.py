@@ -20,7 +20,7 @@ from kofs._compute.canonical import canonical_rows
 from kofs.aggregate.diagnostics import AGAINST, AGAINST_Z, DOMINANT_WEIGHT
 from kofs.aggregate.nulls import effect_sign_matrix, null_kinds, null_p_matrix
 from kofs.aggregate.partial import complete_ranks, partial_rank_matrix
-from kofs.errors import ParameterError, whole_number
+from kofs.errors import ParameterError, checked_keywords, whole_number
 from kofs.options import BOOTSTRAP_MAX, SEED_MAX
 from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR, RANKERS, resolve_params
 from kofs.types import AggregateRanking, Ranking
@@ -190,6 +190,7 @@ def _built_from_mask(
     return B
 
 
+@checked_keywords
 def aggregate(
     rankings: Sequence[Ranking],
     method: str = DEFAULT_AGGREGATOR,

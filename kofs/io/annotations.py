@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kofs.errors import InputError, ParameterError
+from kofs.errors import InputError, ParameterError, checked_keywords
 from kofs.io._annotation_formats import (
     BAD_ASPECT_KEY,
     READER_VERSION,
@@ -211,6 +211,7 @@ def parse_evidence_codes(codes: str | Iterable[str] | None, *, what: str) -> fro
     return out
 
 
+@checked_keywords
 def read_go_annotations(
     path: str | os.PathLike,
     *,

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from kofs.errors import InputError, KofsError, ParameterError
+from kofs.errors import InputError, KofsError, ParameterError, checked_keywords
 from kofs.io._fsops import check_api_options
 from kofs.io._matrix_formats import plain_table
 from kofs.io._numeric_table import NUMBER, BadCell, read_columns
@@ -568,6 +568,7 @@ def _warn_numeric_header(names: list[str], shown: str) -> None:
     )
 
 
+@checked_keywords
 def read_expression(
     path: str | os.PathLike,
     *,

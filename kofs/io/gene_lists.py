@@ -61,15 +61,15 @@ from typing import Any
 
 import numpy as np
 
-from kofs.errors import InputError, ParameterError
+from kofs.errors import InputError, ParameterError, checked_keywords
 from kofs.io._fsops import check_path_argument, closed_folder
 from kofs.io._table import (
     MISSING_TOKENS,
+    check_column_names,
     display_name,
     is_delimited,
     is_number,
     read_bytes,
-    check_column_names,
     read_table,
     unquote,
 )
@@ -1024,6 +1024,7 @@ def list_from_frame(
     )  # fmt: skip
 
 
+@checked_keywords
 def read_ranked_lists(
     spec: str | ListSpec,
     *,

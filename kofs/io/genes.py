@@ -6,7 +6,7 @@ import difflib
 import logging
 import os
 
-from kofs.errors import InputError, ParameterError
+from kofs.errors import InputError, ParameterError, checked_keywords
 from kofs.io._table import (
     MISSING_TOKENS,
     check_column_names,
@@ -49,6 +49,7 @@ def _dedup(ids: list[str], name: str) -> GeneList:
     return out
 
 
+@checked_keywords
 def read_gene_list(path: str | os.PathLike, *, column: str | None = None) -> list[str]:
     """Read a list of gene ids.
 

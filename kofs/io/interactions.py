@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kofs.errors import InputError
+from kofs.errors import InputError, checked_keywords
 from kofs.io._fsops import check_path_argument
 from kofs.io._open import head_lines as _head_lines
 from kofs.io._table import is_number
@@ -474,6 +474,7 @@ def _warn_other_format(
         warn_no_effect(biogrid, f"{path} is read as {fmt}, not as a BioGRID TAB2/TAB3 file")
 
 
+@checked_keywords
 def read_interactions(
     path: str | os.PathLike,
     fmt: str = "auto",

@@ -10,7 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
-from kofs.errors import InputError, ParameterError, require_instance
+from kofs.errors import InputError, ParameterError, checked_keywords, require_instance
 from kofs.io._table import MISSING_TOKENS, check_column_names, read_table
 from kofs.io.sniff import name_suffix
 from kofs.types import Expression, SampleCategories
@@ -217,6 +217,7 @@ def _check_missing(missing: str) -> None:
         raise ParameterError(f"missing={missing!r} is not one of 'error', 'drop'")
 
 
+@checked_keywords
 def read_labels(
     path: str | os.PathLike,
     *,
@@ -431,6 +432,7 @@ def _check_align_arguments(expression: object, categories: object) -> None:
     require_instance("align_labels", "categories", categories, SampleCategories, "kofs.read_labels")
 
 
+@checked_keywords
 def align_labels(
     expression: Expression,
     categories: SampleCategories,

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kofs.cache import Check, EntryError
-from kofs.errors import InputError, ParameterError
+from kofs.errors import InputError, ParameterError, checked_keywords
 from kofs.io._fsops import check_api_options, check_path_argument, file_digest
 from kofs.progress import Progress, task
 from kofs.resources import check_memory, estimate_obo_file
@@ -432,6 +432,7 @@ def _refuse_cycle(cycle: list[str] | None, relations: str, shown: str) -> None:
     )
 
 
+@checked_keywords
 def read_obo(
     path: str | os.PathLike,
     *,

@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kofs.errors import InputError, short_repr
+from kofs.errors import InputError, checked_keywords, short_repr
 from kofs.io._fsops import check_path_argument
 from kofs.io._open import open_text as _open_text
 from kofs.io.gene_sets import GeneSets, strip_org
@@ -410,6 +410,7 @@ def sniff_pathways(path: str | os.PathLike) -> str:
     return sniff_format(path, _SNIFFERS)
 
 
+@checked_keywords
 def read_pathways(
     path: str | os.PathLike, fmt: str = "auto", *, names: str | os.PathLike | None = None
 ) -> GeneSets:

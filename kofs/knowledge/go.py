@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
-from kofs.errors import ParameterError, require_instance
+from kofs.errors import ParameterError, checked_keywords, require_instance
 from kofs.io._fsops import check_api_options
 from kofs.io.annotations import GOAnnotations
 from kofs.io.ids import CoverageReport, match_id_lists, normalise_id
@@ -63,6 +63,7 @@ log = logging.getLogger(__name__)
 __all__ = ["gene_similarity", "genes_with_terms", "go_relation", "go_functions"]
 
 
+@checked_keywords
 def gene_similarity(
     ontology: Ontology,
     annotations: GOAnnotations,

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from kofs.errors import ParameterError
+from kofs.errors import ParameterError, checked_keywords
 from kofs.io._fsops import absolute_path, check_path_argument
 from kofs.options import (
     BOOTSTRAP_MAX,
@@ -519,6 +519,7 @@ def _absolute(value: Any, base: Path) -> Any:
         return os.path.abspath(base / s)
 
 
+@checked_keywords
 def read_run_config(path: str | os.PathLike) -> RunConfig:
     """A :class:`RunConfig` from a YAML file (relative paths relative to its folder), as
     ``kofs run`` reads it: a ``command: rank`` key is allowed; a ``command: aggregate`` config

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kofs.errors import checked_keywords
 from kofs.pipeline.config import RunConfig, as_config
 from kofs.pipeline.rank import rank_config, read_config_sources, relevant_gene_ids
 from kofs.pipeline.result import RunResult
@@ -250,6 +251,7 @@ def rank_inputs(
     return replace(result, config=config)
 
 
+@checked_keywords
 def run(
     config: RunConfig | Mapping[str, Any] | str | os.PathLike, *, progress: Any = None
 ) -> RunResult:

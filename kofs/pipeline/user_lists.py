@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from kofs.errors import ParameterError
+from kofs.errors import ParameterError, checked_keywords
+from kofs.io._table import check_column_names
 from kofs.io.gene_lists import (
     ABSENT_BELOW,
     ABSENT_MISSING,
@@ -35,7 +36,6 @@ from kofs.io.gene_lists import (
     named_lists,
     read_ranked_lists,
 )
-from kofs.io._table import check_column_names
 from kofs.io.ids import CoverageReport
 from kofs.pipeline.harmonise import harmonise, relevant_in_lists
 from kofs.pipeline.result import ranking_frame
@@ -232,6 +232,7 @@ def read_universe(universe: Any) -> int | list[str] | None:
     raise ParameterError(f"universe must be a number, a file or gene ids, got {universe!r}")
 
 
+@checked_keywords
 def aggregate_lists(
     lists: Sequence[Any] | Mapping[str, Any],
     *,

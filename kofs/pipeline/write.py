@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from kofs import __version__
-from kofs.errors import InputError, ParameterError
+from kofs.errors import InputError, ParameterError, checked_keywords
 from kofs.io.output import (
     environment_info,
     file_fingerprint,
@@ -314,6 +314,7 @@ def _warn_report_options(config: Any) -> None:
         warn_no_effect(changed(output, ["title"]), "--no-report writes no report.html")
 
 
+@checked_keywords
 def write_result(result: RunResult, *, command: str = "rank") -> list[str]:
     """Write a run started from a config (``result.config``) into its output folder: the
     ranking, weights, the manifest (with the config and the sources' releases),

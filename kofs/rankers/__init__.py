@@ -19,7 +19,7 @@ from kofs._compute.chunked import is_dask, to_memory
 from kofs._compute.matrix import column_range, magnitude_problem
 from kofs._compute.ranks import constant_range
 from kofs._compute.run_cache import kernel_cache
-from kofs.errors import InputError, KofsError, ParameterError
+from kofs.errors import InputError, KofsError, ParameterError, checked_keywords
 from kofs.options import SEED_MAX
 from kofs.rankers._inputs import KIND_HINT
 from kofs.registry import RANKERS, RankerSpec, resolve_params
@@ -56,6 +56,7 @@ def _check_alignment(expression: Expression, inputs: RankerInputs) -> None:
             )
 
 
+@checked_keywords
 @kernel_cache()  # a ranker called alone computes each chunked statistic once too
 def run_ranker(
     name: str,

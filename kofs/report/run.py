@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from kofs._compute.ranks import rank_correlation
-from kofs.errors import ParameterError
+from kofs.errors import ParameterError, checked_keywords
 from kofs.report.html import (
     Raw,
     esc,
@@ -554,6 +554,7 @@ def _check_report_arguments(result, labels, *counts) -> None:
         count_argument(value, f"run_report_html: {name}")
 
 
+@checked_keywords
 def run_report_html(
     result: Any,
     *,
