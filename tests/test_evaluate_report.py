@@ -560,6 +560,18 @@ def test_cli_evaluate_refuses_tables_it_would_misread(tmp_path, files, message):
     assert len(r.output.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
 
 
+def test_a_ranking_from_stdin_is_refused_in_words(tmp_path):
+    """``kofs evaluate - EXPRESSION`` said "-: file not found" once the matrix was read."""
+    _, _, expr_path, lab_path, _ = _toy(tmp_path)
+    r = CliRunner().invoke(
+        main, ["evaluate", "-", str(expr_path), "--labels", str(lab_path), "-o",
+               str(tmp_path / "o")], input="gene\trank\nG0\t1\n",
+    )  # fmt: skip
+    assert r.exit_code == 2 and "cannot be read from standard input (-)" in r.output, r.output
+    with pytest.raises(ParameterError, match="save it to a file and give its path"):
+        read_rank_output("-")
+
+
 def test_aggregate_refuses_a_list_named_final(tmp_path):
     (tmp_path / "a.txt").write_text("G1\nG2\n")
     (tmp_path / "b.txt").write_text("G2\nG1\n")

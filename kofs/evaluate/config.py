@@ -11,8 +11,14 @@ from typing import Any
 from kofs.errors import ParameterError
 from kofs.options import SEED_MAX, TOP_MAX, build_known, opt
 
-__all__ = ["EvaluateConfig", "SPLIT_OPTIONS"]
+__all__ = ["EvaluateConfig", "SPLIT_OPTIONS", "STDIN_RANKING"]
 
+#: why a ranking is not read from standard input (``-``)
+STDIN_RANKING = (
+    "a ranking cannot be read from standard input (-): kofs evaluate reads ranking.tsv files "
+    "or output folders of `kofs rank`, whose names label the lists; save it to a file and give "
+    "its path"
+)
 #: the options of the split-half evaluation besides ``split_known`` (they need it)
 SPLIT_OPTIONS = ("split_repeats", "split_fraction", "split_null", "split_top", "split_reference")
 
@@ -182,6 +188,8 @@ class EvaluateConfig:
     )
 
     def __post_init__(self) -> None:
+        if "-" in self.rankings:  # was "-: file not found" once the matrix was read
+            raise ParameterError(STDIN_RANKING)
         self.split()  # the split-half settings are checked when the config is made
         names = self.known_names()
         twice = sorted({n for n in names if names.count(n) > 1})

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from kofs.errors import InputError, KofsError
+from kofs.errors import InputError, KofsError, ParameterError
+from kofs.evaluate.config import STDIN_RANKING
 from kofs.io._table import open_text
 from kofs.io.ids import match_gene_ids
 from kofs.types import Expression
@@ -142,6 +143,8 @@ def read_rank_output(path: str | os.PathLike) -> RankFile:
 
     from kofs.io.output_folder import check_complete, verify_output_file
 
+    if os.fspath(path) == "-":
+        raise ParameterError(STDIN_RANKING)
     p = Path(path)
     folder = p if p.is_dir() else None
     table = p / "ranking.tsv" if folder else p
