@@ -673,9 +673,9 @@ def real_tables_table(splits: int) -> list[str]:
         theory = {"null": "theoretical"}
         fused = [
             n(aggregate_lists(tables).final),
-            n(aggregate_lists(plain, column="P.Value").final),
+            n(aggregate_lists(plain, score_column="P.Value").final),
             n(aggregate_lists(tables, aggregate_param=theory).final),
-            n(aggregate_lists(plain, column="P.Value", aggregate_param=theory).final),
+            n(aggregate_lists(plain, score_column="P.Value", aggregate_param=theory).final),
         ]
         bh = [int(np.sum(false_discovery_control(v) <= 0.10)) for v in p.values()]
         return (*fused, *bh)

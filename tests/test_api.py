@@ -142,7 +142,7 @@ def test_aggregate_lists_takes_one_file_or_one_table(tmp_path):
     fused = kofs.aggregate_lists(str(gmt), aggregate="borda")
     assert [r.name for r in fused.lists] == ["S1", "S2"]
     table = pd.DataFrame({"gene": list("ABCD"), "pvalue": [0.01, 0.2, 0.5, 0.9]})
-    one = kofs.aggregate_lists(table, column="pvalue", direction="asc", aggregate="borda")
+    one = kofs.aggregate_lists(table, score_column="pvalue", direction="asc", aggregate="borda")
     assert one.final.genes[:1] == ("A",)
 
 
@@ -305,7 +305,7 @@ def test_low_level_keywords_of_the_wrong_shape_are_parameter_errors(call, needle
     ("reader", "kw"),
     [("read_expression", {"gene_column": 0}), ("read_labels", {"label_column": 1}),
      ("read_gene_list", {"column": 5}), ("read_ranked_lists", {"gene_column": 0}),
-     ("read_ranked_lists", {"column": 2}), ("aggregate_lists", {"column": ("padj",)})],
+     ("read_ranked_lists", {"column": 2}), ("aggregate_lists", {"score_column": ("padj",)})],
 )  # fmt: skip
 def test_column_options_name_columns(reader, kw):
     """A column by number was AttributeError: 'int' object has no attribute 'lower' (in

@@ -71,10 +71,10 @@ def test_aggregate_on_the_command_line_equals_aggregate_lists(tmp_path):
         (["--knowledge", "go", "--top-k", "top", "--universe", "200", "--ranks-only"],
          {"knowledge": ["go"], "top_k": ["top"], "universe": 200, "ranks_only": True}),
         (["--score-column", "stat", "--direction", "desc", "--aggregate", "rra"],
-         {"column": "stat", "direction": "desc", "aggregate": "rra"}),
+         {"score_column": "stat", "direction": "desc", "aggregate": "rra"}),
     ]  # fmt: skip
     for i, (opts, kw) in enumerate(cases):
-        named = "column" not in kw  # else --score-column names b's column, a names its own
+        named = "score_column" not in kw  # else --score-column names b's column, a names its own
         lists = {"a": a if named else f"{a}:logFC:desc", "b": f"{b}:stat:desc" if named else b,
                  "top": top, "go": go}  # fmt: skip
         out = tmp_path / f"o{i}"
@@ -89,6 +89,22 @@ def test_aggregate_on_the_command_line_equals_aggregate_lists(tmp_path):
             weights = pd.read_csv(out / "weights.tsv", sep="\t", index_col="list")
             frame = res.weights_frame()
             _same_table(weights.loc[frame.index], frame)
+
+
+def test_aggregate_lists_takes_every_option_of_kofs_aggregate_by_its_name():
+    """``--score-column`` was ``column=`` in Python, and ``score_column=`` was answered with
+    "did you mean 'gene_column'?"."""
+    import inspect
+
+    from kofs.options import options_of
+    from kofs.pipeline.user_lists_config import AggregateListsConfig
+
+    keywords = inspect.signature(kofs.aggregate_lists).parameters
+    for o in options_of(AggregateListsConfig):
+        if o.name in ("output", "top"):  # where the command writes and what it prints
+            continue
+        assert o.name in keywords, o.name
+        assert keywords[o.name].default == (None if o.default == {} else o.default), o.name
 
 
 def test_evaluate_on_the_command_line_equals_evaluate_files(tmp_path):

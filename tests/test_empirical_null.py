@@ -123,13 +123,13 @@ def test_p_value_tables_in_a_widened_null_make_no_calls_and_keep_a_real_signal()
             for k, col in enumerate(z.T)
         }
 
-    final = aggregate_lists(tables(_widened(rng, genes, 1.35)), column="P.Value").final
+    final = aggregate_lists(tables(_widened(rng, genes, 1.35)), score_column="P.Value").final
     assert int((final.statistics["q_value"] <= 0.10).sum()) == 0
     emp = final.diagnostics["empirical_null"]
     assert emp["reading"].startswith("p-values") and min(emp["spread"]) > 1.25
     z = _widened(rng, genes, 1.0)
     z[:150] += np.where(rng.random(150) < 0.5, -5.0, 5.0)[:, None]
-    final = aggregate_lists(tables(z), column="P.Value").final
+    final = aggregate_lists(tables(z), score_column="P.Value").final
     called = final.statistics["q_value"] <= 0.10
     order = np.array([int(g[1:]) for g in final.genes])
     assert called.sum() >= 120 and np.mean(order[called] >= 150) <= 0.15

@@ -246,7 +246,7 @@ def aggregate_lists(
     signal_p: float | None = None,
     ranks_only: bool = False,
     gene_column: str | None = None,
-    column: str | None = None,
+    score_column: str | None = None,
     direction: str | None = None,
     mageck_side: str | None = None,
 ) -> ListAggregation:
@@ -305,9 +305,10 @@ def aggregate_lists(
         ``posterior`` reads their p-values, whose null is known: how many genes are beyond
         chance is then learned from each such list too (docs/aggregation.md, "Labels: the F
         test's null").
-    gene_column, column, direction, mageck_side
+    gene_column, score_column, direction, mageck_side
         Reading options for tables whose spec does not say (see
-        :func:`kofs.io.gene_lists.read_ranked_lists`; ``mageck_side`` None means ``"neg"``).
+        :func:`kofs.io.gene_lists.read_ranked_lists`, whose ``column`` is ``score_column``;
+        ``mageck_side`` None means ``"neg"``).
         One given that no list uses (e.g. ``mageck_side`` without a MAGeCK table) costs one
         warning line.
 
@@ -327,7 +328,7 @@ def aggregate_lists(
     t0 = time.perf_counter()
     if not isinstance(ranks_only, (bool, np.bool_)):
         raise ParameterError(f"ranks_only must be True or False, got {ranks_only!r:.40}")
-    check_column_names(gene_column=gene_column, column=column)
+    check_column_names(gene_column=gene_column, score_column=score_column)
     if direction is not None and direction not in DIRECTIONS:
         raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
     if mageck_side is not None and mageck_side not in MAGECK_SIDES:  # was a no-effect warning
@@ -346,7 +347,7 @@ def aggregate_lists(
         )
     reading = {
         "gene_column": gene_column,
-        "column": column,
+        "column": score_column,
         "direction": direction,
         "mageck_side": mageck_side,
     }

@@ -174,7 +174,7 @@ def run_aggregate_config(
         signal_p=config.signal_p,
         ranks_only=config.ranks_only,
         gene_column=config.gene_column,
-        column=config.score_column,
+        score_column=config.score_column,
         direction=config.direction,
         mageck_side=config.mageck_side,
     )
