@@ -133,16 +133,22 @@ class AggregateListsConfig:
     def from_mapping(
         cls, values: Mapping[str, Any], *, where: str | None = None
     ) -> AggregateListsConfig:
-        """Parse and check ``{name: value}`` (text, YAML values or Python objects)."""
+        """Parse and check ``{name: value}`` (text, YAML values or Python objects); ``where``
+        (a config file) prefixes the messages."""
+        if not isinstance(values, Mapping):  # was an AttributeError, or a string's letters
+            raise ParameterError(
+                f"aggregate settings are a mapping of option to value, not a "
+                f"{type(values).__name__}",
+                path=where,
+            )
         known = {o.name for o in options_of(cls)}
         for name in values:
             if name not in known:
+                given = str(name).replace("_", "-")
                 keys = [k.replace("_", "-") for k in sorted(known)]
-                close = difflib.get_close_matches(name.replace("_", "-"), keys, n=1)
+                close = difflib.get_close_matches(given, keys, n=1)
                 hint = f"did you mean {close[0]!r}?" if close else "see `kofs aggregate --help`"
-                raise ParameterError(
-                    f"unknown aggregate setting {name.replace('_', '-')!r} ({hint})", path=where
-                )
+                raise ParameterError(f"unknown aggregate setting {given!r} ({hint})", path=where)
         return build(cls, values, where=where)
 
 
