@@ -396,7 +396,8 @@ class RunConfig:
         where: str | os.PathLike | None = None,
     ) -> RunConfig:
         """A config from flat keys (dashes or underscores). Paths are made absolute relative
-        to ``base`` (default: left as given). Unknown keys fail with a did-you-mean hint."""
+        to ``base`` (default: left as given); ``where`` (the config file) prefixes the
+        messages. Unknown keys fail with a did-you-mean hint."""
         if not isinstance(values, Mapping):
             raise ParameterError(
                 f"a run config is a mapping of option to value, not a {type(values).__name__}",

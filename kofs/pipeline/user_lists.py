@@ -264,10 +264,9 @@ def aggregate_lists(
         A registered aggregator (``kofs methods``): ``posterior`` (the default everywhere:
         per-gene posterior, local fdr and q-value), ``rra``, ``stuart``, ``em``, ``borda``, ...
     aggregate_param : mapping, optional
-        Aggregator parameters (e.g. ``{"exact": True}`` for RRA).
-
-    ``aggregate`` and ``aggregate_param`` are named as ``kofs.rank``'s and the ``aggregate``
-    and ``aggregate-param`` keys of both commands.
+        Aggregator parameters (e.g. ``{"exact": True}`` for RRA). ``aggregate`` and
+        ``aggregate_param`` are named as ``kofs.rank``'s and the ``aggregate`` and
+        ``aggregate-param`` keys of both commands.
     universe : int, path or iterable of str, optional
         Gene universe: its size N, or its genes (list genes outside it are dropped). Default:
         the distinct genes of the lists (RobustRankAggreg's default).

@@ -319,7 +319,21 @@ def write_result(result: RunResult, *, command: str = "rank") -> list[str]:
     """Write a run started from a config (``result.config``) into its output folder: the
     ranking, weights, the manifest (with the config and the sources' releases),
     ``config.resolved.yaml`` and, unless ``no_report``, ``report.html``
-    (:func:`kofs.report.run.run_report_html`). Returns the written paths."""
+    (:func:`kofs.report.run.run_report_html`).
+
+    Parameters
+    ----------
+    result : RunResult
+        What :func:`kofs.pipeline.run.run` returns (a result of :func:`kofs.rank` has no
+        config, hence no output folder: write its tables with ``to_frame``).
+    command : str, default "rank"
+        The command recorded in ``manifest.json``.
+
+    Returns
+    -------
+    list of str
+        The written paths.
+    """
     from kofs.sources import source_releases
 
     if not isinstance(result, RunResult):

@@ -84,6 +84,8 @@ class KnowledgeSources:
     id_map: Mapping[str, str] | None = None
 
     def get(self, name: str) -> Any:
+        """What the plug-in ``name`` read (``"go"``, ``"pathways"``, ...), or None when its
+        files were not given."""
         return self.data.get(name)
 
     def __repr__(self) -> str:
