@@ -104,6 +104,20 @@ def test_run_result_repr_and_notebook_view():
     assert "<table" in res._repr_html_()
 
 
+def test_list_aggregation_repr_is_short_and_top_is_its_table():
+    """The dataclass repr printed every list's genes (90,000 characters for two lists of
+    5,000 genes)."""
+    genes = [f"g{i}" for i in range(5000)]
+    res = kofs.aggregate_lists({"a": genes, "b": genes[::-1]}, aggregate="rra", universe=5000)
+    assert len(repr(res)) < 200 and "2 lists fused by rra over 5,000 genes" in repr(res)
+    assert "<table" in res._repr_html_()
+    top = res.top(3)
+    assert list(top.columns) == ["rank", "score", "p_value", "q_value"] and len(top) == 3
+    assert top.equals(res.to_frame(lists=False).iloc[:3])
+    with pytest.raises(kofs.KofsError, match="top\\(n\\): n must be a whole number"):
+        res.top(-1)
+
+
 def test_anndata_ranks_are_integers():
     ad = pytest.importorskip("anndata")
     df, y = _frame()

@@ -40,7 +40,7 @@ from kofs.io.ids import CoverageReport
 from kofs.pipeline.harmonise import harmonise, relevant_in_lists
 from kofs.pipeline.result import ranking_frame
 from kofs.registry import AGGREGATORS, DEFAULT_AGGREGATOR
-from kofs.types import AggregateRanking, Ranking
+from kofs.types import AggregateRanking, Ranking, count_argument
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +94,23 @@ class ListAggregation:
         """The list weights as weights.tsv holds them
         (:meth:`kofs.types.AggregateRanking.weights_frame`)."""
         return self.final.weights_frame()
+
+    def top(self, n: int = 20) -> Any:
+        """The ``n`` best genes (a whole number >= 0) as a pandas DataFrame indexed by gene
+        id: ``rank``, ``score`` and the method's per-gene statistics (``q_value``, ...)."""
+        n = count_argument(n, "top(n): n")
+        return self.final.to_frame(lists=False).iloc[:n]
+
+    def __repr__(self) -> str:  # not the dataclass's: every list's genes, megabytes of text
+        return (
+            f"<ListAggregation: {len(self.lists)} lists fused by {self.final.method} over "
+            f"{self.universe:,} genes; top: {', '.join(self.final.top(5))}>"
+        )
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<p>{html.escape(repr(self))}</p>" + self.top(10).to_html()
 
 
 def _is_path(obj: Any) -> bool:
