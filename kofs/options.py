@@ -329,6 +329,8 @@ def _split(text: str) -> list[str]:
 
 def _paths(opt: Option, value: Any) -> tuple[str, ...]:
     items = value if isinstance(value, (list, tuple)) else [value]
+    if not items:  # as the other lists: rankings=[] was read as given, then found empty
+        raise _Bad("an empty list of paths was given")
     return tuple(_path(opt, v) for v in items)
 
 

@@ -90,6 +90,7 @@ def test_gosim_from_python_writes_what_the_command_writes(testdata, tmp_path):
 
 def test_evaluate_settings_are_checked_when_made():
     from kofs.evaluate.config import EvaluateConfig
+    from kofs.evaluate.run import evaluate_files
 
     base = {"rankings": ["r.tsv"], "expression": "e.tsv", "labels": "l.tsv"}
     c = EvaluateConfig.from_mapping(base)
@@ -114,6 +115,13 @@ def test_evaluate_settings_are_checked_when_made():
     assert EvaluateConfig.from_mapping(
         {**base, "sim_anno": "k", "known_genes": ["k=k.txt"]}
     ).sim_anno == ("k",)
+    # the command line needs one ranking; Python read [] as given, then had none to evaluate
+    with pytest.raises(ParameterError, match="--rankings: an empty list of paths was given"):
+        EvaluateConfig.from_mapping({**base, "rankings": []})
+    with pytest.raises(ParameterError, match="--known-genes: an empty list of paths"):
+        EvaluateConfig.from_mapping({**base, "known_genes": []})
+    with pytest.raises(ParameterError, match="evaluate_files: unknown keyword 'progres'"):
+        evaluate_files(base, progres=None)
 
 
 def test_sim_anno_without_go_warns_before_any_reading(tmp_path, caplog):

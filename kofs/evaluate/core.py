@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from kofs._compute.ranks import rank_correlation
-from kofs.errors import ParameterError, require_instance, short_repr, whole_number
+from kofs.errors import ParameterError, checked_keywords, require_instance, short_repr, whole_number
 from kofs.evaluate.known import KnownGenes
 from kofs.evaluate.metrics import (
     hit_count,
@@ -201,6 +201,7 @@ def _go_support(
     return out
 
 
+@checked_keywords
 def evaluate(
     lists: Mapping[str, np.ndarray],
     expression: Expression,

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from kofs.errors import ParameterError
+from kofs.errors import ParameterError, checked_keywords
 from kofs.evaluate.config import EvaluateConfig
 from kofs.evaluate.core import evaluate
 from kofs.evaluate.known import KnownGenes
@@ -215,6 +215,7 @@ def _top_sizes(c: EvaluateConfig, n_genes: int) -> list[int]:
     return kept
 
 
+@checked_keywords
 def evaluate_files(
     config: EvaluateConfig | Mapping[str, Any], *, progress: Any = None
 ) -> list[str]:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
-from kofs.errors import CoverageError, InputError, ParameterError, short_repr
+from kofs.errors import CoverageError, InputError, ParameterError, checked_keywords, short_repr
 from kofs.knowledge.go_semantics import MODES
 from kofs.knowledge.go_similarity import COMBINES, MEASURES
 from kofs.options import build_known, opt
@@ -166,6 +166,7 @@ def _config(config: GosimConfig | Mapping[str, Any]) -> GosimConfig:
     return config if isinstance(config, GosimConfig) else GosimConfig.from_mapping(config)
 
 
+@checked_keywords
 def gosim_matrix(
     config: GosimConfig | Mapping[str, Any], *, progress: Any = None
 ) -> GeneSimilarityTable:
@@ -289,6 +290,7 @@ def write_matrix(fh: IO[str], genes: list[str], values: Any) -> None:
         fh.write(g + "\t" + text + "\n")
 
 
+@checked_keywords
 def run_gosim(
     config: GosimConfig | Mapping[str, Any],
     *,
