@@ -122,6 +122,13 @@ def test_evaluate_settings_are_checked_when_made():
         EvaluateConfig.from_mapping({**base, "known_genes": []})
     with pytest.raises(ParameterError, match="evaluate_files: unknown keyword 'progres'"):
         evaluate_files(base, progres=None)
+    # the largest seed the folds take (seed + repeat): 2**32 - 1 passed, then failed after
+    # the matrix was read with "seed must be a whole number in [0, 4293967295]"
+    assert EvaluateConfig.from_mapping({**base, "seed": 2**32 - 1 - 10**6}).seed == 4293967295
+    with pytest.raises(
+        ParameterError, match="--seed: 4294967295 is not in the range \\[0, 4293967295\\]"
+    ):
+        EvaluateConfig.from_mapping({**base, "seed": 2**32 - 1})
 
 
 def test_sim_anno_without_go_warns_before_any_reading(tmp_path, caplog):
