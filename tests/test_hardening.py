@@ -2014,7 +2014,7 @@ def test_evaluate_and_make_folds_check_their_arguments():
     returning None (an AttributeError); make_folds(n_splits="5") was a TypeError."""
     from kofs.evaluate import evaluate
     from kofs.evaluate.protocols import make_folds
-    from kofs.types import Expression
+    from kofs.types import Expression, SampleCategories
 
     X = np.random.default_rng(0).normal(size=(12, 30))
     E = Expression(X, [f"g{i}" for i in range(30)], [f"s{i}" for i in range(12)])
@@ -2042,6 +2042,14 @@ def test_evaluate_and_make_folds_check_their_arguments():
         ((ranks, E), {"labels": [*y[:-1], None]}, "sample 12 has no label"),
         # go=(ontology, annotations, {}), as docs/evaluation.md showed: an AttributeError
         ((ranks, E), {"go": (None, None, {})}, "go must be what kofs.sources.go.GoData"),
+        # labels as read (a TypeError), None (a TypeError), a text (a class per letter)
+        (
+            (ranks, E),
+            {"labels": SampleCategories(y, E.samples)},
+            "got SampleCategories \\(its .labels, aligned by kofs.align_labels\\)",
+        ),
+        ((ranks, E), {"labels": None}, "labels must be a sequence of one class per sample"),
+        ((ranks, E), {"labels": "ab" * 6}, "one class per sample of the matrix, got 'abab"),
     ):
         with pytest.raises(ParameterError, match=needle):
             evaluate(*args, **{**kw, **extra})

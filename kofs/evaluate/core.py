@@ -26,7 +26,7 @@ from kofs.evaluate.metrics import (
 )
 from kofs.evaluate.protocols import Selector, accuracy_curves, classifier, make_folds
 from kofs.progress import Progress
-from kofs.types import Expression
+from kofs.types import Expression, SampleCategories
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +135,7 @@ def _one_id_per_gene(genes: Iterable[str]) -> list[str]:
 
 
 def _check_evaluate_arguments(
-    lists: Any, expression: Any, classifiers: Any, honest: Any, go: Any = None
+    lists: Any, expression: Any, classifiers: Any, honest: Any, go: Any = None, labels: Any = ()
 ) -> None:
     """:func:`evaluate`'s arguments have the documented types (a ParameterError naming the
     argument, not an AttributeError or a NumPy error from a fold)."""
@@ -149,6 +149,12 @@ def _check_evaluate_arguments(
             f"({{'fisher': ranks, ...}}), got a {type(lists).__name__}"
         )
     require_instance("evaluate", "expression", expression, Expression, "kofs.read_expression")
+    if isinstance(labels, (str, bytes, SampleCategories)) or not isinstance(labels, Iterable):
+        hint = " (its .labels, aligned by kofs.align_labels)" * isinstance(labels, SampleCategories)
+        raise ParameterError(  # was a TypeError, or one class per letter of a text
+            "evaluate: labels must be a sequence of one class per sample of the matrix, got "
+            f"{short_repr(labels, 40) if isinstance(labels, str) else type(labels).__name__}{hint}"
+        )
     if isinstance(classifiers, (str, bytes)) or not isinstance(classifiers, Iterable):
         raise ParameterError(
             f"evaluate: classifiers must be a sequence of names, e.g. ('1nn',), got "
@@ -270,7 +276,7 @@ def evaluate(
 
     from kofs.knowledge.similarity import similarity_from_array
 
-    _check_evaluate_arguments(lists, expression, classifiers, honest, go)
+    _check_evaluate_arguments(lists, expression, classifiers, honest, go, labels)
     classifiers = tuple(classifiers)
     missing = next(
         (i for i, v in enumerate(labels) if pd.api.types.is_scalar(v) and pd.isna(v)), None
