@@ -103,8 +103,9 @@ class ListAggregation:
 
     def __repr__(self) -> str:  # not the dataclass's: every list's genes, megabytes of text
         return (
-            f"<ListAggregation: {len(self.lists)} lists fused by {self.final.method} over "
-            f"{self.universe:,} genes; top: {', '.join(self.final.top(5))}>"
+            f"<ListAggregation: {len(self.lists)} list{'s' * (len(self.lists) != 1)} fused by "
+            f"{self.final.method} over {self.universe:,} genes; top: "
+            f"{', '.join(self.final.top(5))}>"
         )
 
     def _repr_html_(self) -> str:
