@@ -59,6 +59,10 @@ def test_read_obo_gzip_and_errors(testdata, tmp_path):
         shutil.copyfileobj(src, dst)
     assert read_obo(gz).terms == read_obo(testdata / "go" / "tiny.obo").terms
 
+    # a folder was "GO ontology file not found"
+    with pytest.raises(InputError, match="is a directory, expected the GO ontology file"):
+        read_obo(tmp_path)
+
     text = (testdata / "go" / "tiny.obo").read_text()
     cut = tmp_path / "cut.obo"
     cut.write_text(text[: text.index("is_a: GO:0000001 ! term A\nrelationship: part_of") + 9])

@@ -468,6 +468,8 @@ def read_obo(
     check_path_argument(path, "read_obo")
     check_api_options("read_obo", cache=cache, progress=progress)
     p = Path(path)
+    if p.is_dir():  # was "file not found" for the folder that is there
+        raise InputError("is a directory, expected the GO ontology file (--go)", path=p)
     if not p.is_file():
         raise InputError("GO ontology file not found; check the --go path", path=p)
     digest = obo_digest(file_digest(p)[1])
