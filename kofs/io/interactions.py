@@ -505,6 +505,11 @@ def read_interactions(
     biogrid_system_type : {"physical", "genetic", None}, default "physical"
     directed : bool, optional
         Override the direction of edge-list / paired-table edges.
+
+    Returns
+    -------
+    Interactions
+        The edge table (ids not yet matched to a matrix).
     """
     check_path_argument(path, "read_interactions")
     fmt = sniff_interactions(path) if fmt == "auto" else fmt

@@ -424,6 +424,11 @@ def read_pathways(
         ``"auto"``: GMX by the ``.gmx`` extension (``.gz`` etc. skipped), the others by content.
     names : path-like, optional
         KEGG pathway names (``list/pathway`` output) for ``kegg_link``.
+
+    Returns
+    -------
+    GeneSets
+        The sets with their member ids (not yet matched to a matrix).
     """
     check_path_argument(path, "read_pathways")
     fmt = sniff_pathways(path) if fmt == "auto" else fmt

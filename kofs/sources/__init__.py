@@ -126,8 +126,9 @@ def read_sources(
 
     Parameters
     ----------
-    config : kofs.pipeline.config.RunConfig, optional
-        Read the sources it names (its knowledge sections and ``id_map``).
+    config : kofs.pipeline.config.RunConfig or mapping, optional
+        Read the sources it names (its knowledge sections and ``id_map``); a mapping holds
+        the options by name (as ``**options``).
     cache : kofs.cache.Cache, optional
         Keep parsed GO (ontology, annotations, closure and IC, GO graph) between runs.
     max_memory : int, optional
@@ -137,6 +138,12 @@ def read_sources(
     **options
         Or the options by name, as on the command line (``go=``, ``go_annotations=``,
         ``pathways=``, ``interactions=``, ``string_min_score=``, ``aux=[...]``, ``id_map=``, ...).
+
+    Returns
+    -------
+    KnowledgeSources
+        What each given source's plug-in read (``.get("go")``, ...), not yet aligned to a
+        matrix.
     """
     from kofs.errors import ParameterError
     from kofs.options import build, options_of
