@@ -49,6 +49,9 @@ def test_results_as_labelled_frames():
     assert list(top.index) == res.final.top(5) and top.index.name == "gene"
     assert {"rank", "score", "higher_in", "versus", "effect"} <= set(top.columns)
     assert set(top["higher_in"]) <= {"B", "T"} and (top["effect"].abs() > 0).all()
+    # top(0) lacked the effect columns
+    assert list(res.top(0).columns) == list(top.columns) and len(res.top(0)) == 0
+    assert (res.top(0).dtypes == top.dtypes).all()
     full = res.to_frame()
     assert len(full) == M and "rank:fisher" in full.columns and full["rank"].is_monotonic_increasing
     w = res.weights_frame()

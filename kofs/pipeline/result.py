@@ -65,19 +65,20 @@ class RunResult:
         n = count_argument(n, "top(n): n")
         df = self.final.to_frame(self.symbols, lists=False).iloc[:n].copy()
         labels = self.labels
-        if labels is not None and len(set(labels.labels) - {""}) >= 2 and len(df):
+        if labels is not None and len(set(labels.labels) - {""}) >= 2:
             from kofs.report.effects import columns, gene_effects
 
-            index = self.expression.gene_index()
-            idx = [index[g] for g in df.index]
-            effects = gene_effects(
-                columns(self.expression.values, idx),
-                list(labels.labels),
-                sparse=self.expression.is_sparse or self.expression.is_chunked,
-            )
-            df["higher_in"] = [e.group if e else "" for e in effects]
-            df["versus"] = [e.versus if e else "" for e in effects]
-            df["effect"] = [e.effect if e else np.nan for e in effects]
+            effects: list[Any] = []  # top(0): no rows, the same columns
+            if len(df):
+                index = self.expression.gene_index()
+                effects = gene_effects(
+                    columns(self.expression.values, [index[g] for g in df.index]),
+                    list(labels.labels),
+                    sparse=self.expression.is_sparse or self.expression.is_chunked,
+                )
+            df["higher_in"] = np.array([e.group if e else "" for e in effects], dtype=object)
+            df["versus"] = np.array([e.versus if e else "" for e in effects], dtype=object)
+            df["effect"] = np.array([e.effect if e else np.nan for e in effects], dtype=float)
         return df
 
     def weights_frame(self) -> Any:
