@@ -105,6 +105,9 @@ def test_rank_accepts_labels_as_an_array_like():
         kofs.rank(df, labels=pd.Series(y, index=[f"x{i}" for i in range(12)]), **opts)
     with pytest.raises(ParameterError, match="repeats sample ids"):
         kofs.rank(df, labels=pd.Series(y + ["a"], index=[*df.index, "s0"]), **opts)
+    # was "got an array of shape (12, 1)"
+    with pytest.raises(ParameterError, match=r"got a DataFrame \(12 x 1\); .* e.g. df\['cls'\]"):
+        kofs.rank(df, labels=pd.DataFrame({"cls": y}, index=df.index), **opts)
 
 
 @pytest.mark.parametrize(
