@@ -128,6 +128,8 @@ def test_rank_accepts_labels_as_an_array_like():
         (lambda X: kofs.aggregate_lists(None), "ParameterError", "not a NoneType"),
         (lambda X: kofs.aggregate_rankings(["a", "b"]), "ParameterError", "got a str"),
         (lambda X: kofs.read_labels(None), "ParameterError", "expected a file's path"),
+        # the message began "has 1 sample(s)", naming nothing
+        (lambda X: kofs.rank(X[:1]), "InputError", "^the matrix has 1 sample\\(s\\); at least 2"),
     ],
 )
 def test_wrong_types_are_kofs_errors_that_say_what_to_give(call, error, needle):

@@ -202,7 +202,7 @@ def as_expression(
         g = _ids(genes, values.shape[1], "gene", "gene")
         s = _ids(samples, values.shape[0], "sample", "sample")
         if len(s) < 2:
-            raise InputError(f"has {len(s)} sample(s); at least 2 are needed")
+            raise InputError(f"the matrix has {len(s)} sample(s); at least 2 are needed")
         return Expression(values, g, s, namespace=guess_namespace(g)), None
     elif sp.issparse(data) or isinstance(data, np.ndarray) or hasattr(data, "__array__"):
         values = data if sp.issparse(data) else np.asarray(data)
@@ -220,7 +220,7 @@ def as_expression(
             "(samples x genes), a NumPy array, a scipy.sparse matrix or an AnnData"
         )
     if len(s) < 2:
-        raise InputError(f"has {len(s)} sample(s); at least 2 are needed")
+        raise InputError(f"the matrix has {len(s)} sample(s); at least 2 are needed")
     _some_genes(len(s), len(g))
     data_values = values.data if sp.issparse(values) else values
     kind = getattr(getattr(data_values, "dtype", None), "kind", "")
