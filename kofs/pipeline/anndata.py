@@ -73,10 +73,10 @@ def labels_from_values(values: Any, samples: Sequence[str]) -> SampleCategories:
     import pandas as pd
 
     if isinstance(values, pd.DataFrame):  # was "got an array of shape (n, 1)"
-        first = str(values.columns[0]) if len(values.columns) else "COLUMN"
+        column = str(values.columns[0]) if len(values.columns) else "COLUMN"
         raise ParameterError(
             f"labels must be one label per sample, got a DataFrame ({values.shape[0]} x "
-            f"{values.shape[1]}); give one of its columns, e.g. df[{first!r}]"
+            f"{values.shape[1]}); give one of its columns, e.g. df[{column!r}]"
         )
     name = getattr(values, "name", None)
     if isinstance(values, pd.Series) and not isinstance(values.index, pd.RangeIndex):
