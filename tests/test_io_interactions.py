@@ -85,6 +85,21 @@ def test_edge_list_with_header(ia, caplog):
     assert x.namespace == "symbol" and not x.is_directed
 
 
+@pytest.mark.parametrize(
+    ("kw", "needle"),
+    [
+        ({"string_min_score": "400"}, "string_min_score must be a STRING combined_score"),
+        ({"string_min_score": 5000}, r"in \[0, 1000\], got 5000"),
+        ({"biogrid_system_type": "both"}, "'both' is not one of physical, genetic"),
+        ({"directed": "yes"}, "directed must be True, False or None, got 'yes'"),
+    ],
+)
+def test_options_the_command_line_refuses_are_refused(ia, kw, needle):
+    """A text score was a TypeError; 5000, "both" and "yes" (read as directed) were taken."""
+    with pytest.raises(ParameterError, match=needle):
+        read_interactions(ia / "edges_header.tsv", **kw)
+
+
 def test_edge_list_without_header_and_blank_lines(ia):
     x = read_interactions(ia / "edges_noheader.csv")
     assert edges(x) == {("MDM2", "TP53"): 1.0, ("BRCA1", "CHEK2"): 1.0}

@@ -31,6 +31,7 @@ pairs (both orientations for undirected edges) are merged keeping the largest we
 from __future__ import annotations
 
 import logging
+import numbers
 import os
 import re
 from collections.abc import Callable
@@ -39,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kofs.errors import InputError, checked_keywords
+from kofs.errors import InputError, ParameterError, checked_keywords, short_repr
 from kofs.io._fsops import check_path_argument
 from kofs.io._open import head_lines as _head_lines
 from kofs.io._table import is_number
@@ -512,6 +513,27 @@ def read_interactions(
         The edge table (ids not yet matched to a matrix).
     """
     check_path_argument(path, "read_interactions")
+    # the command line's ranges and choices (a text was a TypeError, -5 or 5000 kept all or
+    # none of the edges, "yes" read as directed)
+    if string_min_score is not None and (
+        isinstance(string_min_score, bool)
+        or not isinstance(string_min_score, numbers.Real)
+        or not 0 <= string_min_score <= 1000
+    ):
+        raise ParameterError(
+            f"read_interactions: string_min_score must be a STRING combined_score in "
+            f"[0, 1000], got {short_repr(string_min_score, 40)}"
+        )
+    if biogrid_system_type not in ("physical", "genetic", None):  # read_biogrid's words
+        raise ParameterError(
+            f"BioGRID system type {short_repr(biogrid_system_type, 40)} is not one of "
+            "physical, genetic (or none)"
+        )
+    if directed not in (None, True, False):
+        raise ParameterError(
+            f"read_interactions: directed must be True, False or None, got "
+            f"{short_repr(directed, 40)}"
+        )
     fmt = sniff_interactions(path) if fmt == "auto" else fmt
     reader = format_reader(fmt, INTERACTION_FORMATS, "interaction")
     log.debug("reading %s as %s interactions", path, fmt)
