@@ -224,6 +224,10 @@ def test_secondary_keywords_of_the_public_functions_are_checked():
         (lambda: kofs.read_obo(ex["go"], progress=1), "read_obo: progress must be"),
         (lambda: kofs.read_go_annotations(ex["go_annotations"], cache="x"), "cache must be"),
         (lambda: kofs.read_go_annotations(ex["go_annotations"], evidence=1), "evidence codes"),
+        (
+            lambda: kofs.read_go_annotations(ex["go_annotations"], ontology=ex["go"]),
+            "read_go_annotations: ontology must be what kofs.read_obo",
+        ),
         (lambda: kofs.read_expression(ex["expression"], threads="4"), "threads must be"),
         (lambda: kofs.rank(X, progress=1), "rank: progress must be"),
         (lambda: kofs.gene_similarity(annotations, ontology, ["A"]), "ontology must be"),

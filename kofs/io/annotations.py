@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kofs.errors import InputError, ParameterError, checked_keywords
+from kofs.errors import InputError, ParameterError, checked_keywords, require_instance
 from kofs.io._annotation_formats import (
     BAD_ASPECT_KEY,
     READER_VERSION,
@@ -272,6 +272,8 @@ def read_go_annotations(
     """
     check_path_argument(path, "read_go_annotations")
     check_api_options("read_go_annotations", cache=cache, progress=progress)
+    if ontology is not None:  # was an AttributeError ('str' object has no attribute 'primary')
+        require_instance("read_go_annotations", "ontology", ontology, Ontology, "kofs.read_obo")
     p = Path(path)
     if fmt not in _FORMATS:
         raise ParameterError(
