@@ -100,6 +100,15 @@ def test_reprs_are_short_at_any_size():
     assert "50,000 genes" in repr(expr) and "G49999" in repr(r)
 
 
+def test_reprs_of_what_the_readers_return_are_short():
+    """The dataclass reprs printed every term (2 MB for the example's GO, more for a release)
+    and every member of every gene set."""
+    ex = kofs.example_paths()
+    onto, sets = kofs.read_obo(ex["go"]), kofs.read_pathways(ex["pathways"])
+    assert len(repr(onto)) < 250 and f"{len(onto.terms):,} terms" in repr(onto)
+    assert len(repr(sets)) < 250 and f"{len(sets.ids):,} sets" in repr(sets)
+
+
 def test_run_result_repr_and_notebook_view():
     df, y = _frame()
     res = kofs.rank(df, labels=y, rankers=["fisher", "variance"])

@@ -49,6 +49,14 @@ class GeneSets:
     alt_members: Mapping[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
     interactions: Interactions | None = None
 
+    def __repr__(self) -> str:  # not the dataclass's: every member of every set
+        return (
+            f"<GeneSets: {len(self.ids):,} sets"
+            + (f", ids: {self.namespace}" if self.namespace else "")
+            + (f", from {self.path}" if self.path else "")
+            + ">"
+        )
+
     def __post_init__(self) -> None:
         def sets(ms):
             return tuple(tuple(dict.fromkeys(str(g) for g in m)) for m in ms)

@@ -126,6 +126,15 @@ class Ontology:
     def __contains__(self, go_id: object) -> bool:
         return go_id in self.namespaces
 
+    def __repr__(self) -> str:  # not the dataclass's: every term, megabytes of text
+        release = self.data_version or self.date
+        return (
+            f"<Ontology: {len(self.terms):,} terms"
+            + (f", release {release}" if release else "")
+            + (f", from {self.source}" if self.source else "")
+            + ">"
+        )
+
     def primary(self, go_id: str) -> str | None:
         """The live primary id of ``go_id`` (itself, or via ``alt_id``); None if unknown/obsolete."""
         if go_id in self.namespaces:
