@@ -109,6 +109,21 @@ def test_reprs_of_what_the_readers_return_are_short():
     assert len(repr(sets)) < 250 and f"{len(sets.ids):,} sets" in repr(sets)
 
 
+def test_reprs_of_a_ranking_file_and_a_similarity_table_are_short(tmp_path):
+    """Both printed every gene id (and a ranking file every rank and config value)."""
+    from kofs.evaluate import read_rank_output
+    from kofs.knowledge.gosim import GeneSimilarityTable
+
+    genes = [f"G{j}" for j in range(20_000)]
+    (tmp_path / "ranking.tsv").write_text(
+        "gene\trank\n" + "".join(f"{g}\t{j + 1}\n" for j, g in enumerate(genes))
+    )
+    rf = read_rank_output(tmp_path / "ranking.tsv")
+    table = GeneSimilarityTable(genes, np.zeros((2, 2), dtype=np.float32), {})
+    assert len(repr(rf)) < 250 and "20,000 genes, lists: final" in repr(rf)
+    assert repr(table) == "<GeneSimilarityTable: 20,000 x 20,000 genes, float32>"
+
+
 def test_run_result_repr_and_notebook_view():
     df, y = _frame()
     res = kofs.rank(df, labels=y, rankers=["fisher", "variance"])

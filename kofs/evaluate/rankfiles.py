@@ -61,6 +61,12 @@ class RankFile:
     evidence: dict[str, str] | None = None
     manifest: dict[str, Any] | None = None
 
+    def __repr__(self) -> str:  # not the dataclass's: every gene, rank and config value
+        return (
+            f"<RankFile {self.label!r}: {len(self.genes):,} genes, lists: "
+            f"{', '.join(self.ranks)}" + (f"; from {self.path}" if self.path else "") + ">"
+        )
+
 
 _CUT = "the file is cut (an interrupted copy or write?); use the complete ranking.tsv"
 

@@ -148,6 +148,12 @@ class GeneSimilarityTable:
     values: Any
     info: dict[str, str]
 
+    def __repr__(self) -> str:  # not the dataclass's: every gene id
+        return (
+            f"<GeneSimilarityTable: {len(self.genes):,} x {len(self.genes):,} genes, "
+            f"{getattr(self.values, 'dtype', '?')}>"
+        )
+
 
 def _read_go_ids(path: str) -> list[str]:
     from kofs.io._open import open_text
