@@ -47,6 +47,8 @@ KINDS = (
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 #: largest seed: scikit-learn's and NumPy's legacy generators take seeds in [0, 2**32 - 1]
 SEED_MAX = 2**32 - 1
+#: largest seed of ``kofs evaluate``: repeat r's folds are split with seed + r
+FOLD_SEED_MAX = SEED_MAX - 10**6
 #: Most bootstrap replicates of a fusion's weight intervals (``--bootstrap``, ``bootstrap=``).
 BOOTSTRAP_MAX = 100_000
 #: largest thread cap (a cap above the machine's cores changes nothing; above a C int it

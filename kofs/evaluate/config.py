@@ -9,12 +9,10 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from kofs.errors import ParameterError
-from kofs.options import SEED_MAX, TOP_MAX, build_known, opt
+from kofs.options import FOLD_SEED_MAX, TOP_MAX, build_known, opt
 
-__all__ = ["EvaluateConfig", "SEED_HIGH", "SPLIT_OPTIONS", "STDIN_RANKING"]
+__all__ = ["EvaluateConfig", "SPLIT_OPTIONS", "STDIN_RANKING"]
 
-#: largest seed: repeat r's folds are split with seed + r, and a NumPy seed is below 2**32
-SEED_HIGH = SEED_MAX - 10**6
 #: why a ranking is not read from standard input (``-``)
 STDIN_RANKING = (
     "a ranking cannot be read from standard input (-): kofs evaluate reads ranking.tsv files "
@@ -185,7 +183,7 @@ class EvaluateConfig:
         "int",
         0,
         low=0,
-        high=SEED_HIGH,  # was SEED_MAX, refused by the evaluation once the data were read
+        high=FOLD_SEED_MAX,  # was SEED_MAX, refused by the evaluation once the data were read
         help="Seed of the fold splits and of every other random choice.",
     )
 

@@ -36,7 +36,7 @@ from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 from kofs.errors import ParameterError, whole_number
-from kofs.evaluate.config import SEED_HIGH
+from kofs.options import FOLD_SEED_MAX
 from kofs.progress import Progress, task
 from kofs.types import Expression
 
@@ -105,7 +105,7 @@ def make_folds(
     for name, value, low, high in (
         ("n_splits", n_splits, 0, None),
         ("n_repeats", n_repeats, 1, None),
-        ("seed", seed, 0, SEED_HIGH),  # seed + repeat seeds a NumPy generator
+        ("seed", seed, 0, FOLD_SEED_MAX),  # seed + repeat seeds a NumPy generator
     ):
         if not whole_number(value) or value < low or (high is not None and value > high):
             limits = f">= {low}" if high is None else f"in [{low}, {high}]"
