@@ -29,7 +29,8 @@ def _options() -> list:
 @declared_options(_options, exclude=("rankings", "expression"))
 @click.pass_context
 def evaluate_cmd(ctx: click.Context, rankings, expression, **opts) -> None:
-    """Evaluate RANKING (ranking.tsv files or `kofs rank` output folders) on EXPRESSION.
+    """Evaluate RANKING (ranking.tsv files or `kofs rank` output folders, not - for stdin)
+    on EXPRESSION (- for stdin).
 
     Writes OUTDIR/evaluation.tsv (one row per list), accuracy.tsv (curves), figures/ (PNG, SVG)
     and report.html (readable offline).
