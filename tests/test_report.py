@@ -257,6 +257,32 @@ def test_one_list_has_no_agreement_figure_and_sources_without_coverage_are_named
     assert "No gene-level coverage was recorded" in page and "(pathways)" in page
 
 
+def test_one_list_is_not_said_to_be_weighed_against_others():
+    """A run of one list (the labelled or single-cell default plan) had 'Unsupervised: a list
+    weighs more when it agrees with the other lists' under its weights, with labels given."""
+    from dataclasses import replace
+
+    from kofs.report.fusion import describe_fusion
+
+    res = _result()
+    final = replace(
+        res.final,
+        method="posterior",
+        list_names=("fisher",),
+        list_ranks=res.final.list_ranks[:, :1],
+        weights=np.array([1.0]),
+        diagnostics={"supervision": "none", "weight_ci": [[1.0, 1.0]]},
+    )
+    text = describe_fusion(final)
+    assert text.supervision == "" and text.weight_meaning == ""
+    page = run_report_html(replace(res, final=final, lists=res.lists[:1]))
+    assert "Unsupervised" not in page and "agrees with the other lists" not in page
+    assert "One ranked list (fisher): the fused ranking is its own" in page
+    assert "1.000 – 1.000" in page  # its weight is still shown
+    page = run_report_html(replace(res, final=replace(final, weights=None), lists=res.lists[:1]))
+    assert "each counts the same" not in page and "no other list to weigh it against" in page
+
+
 def test_heatmap_skipped_above_the_size_limit_and_said_so():
     res = _result(n_samples=12)
     page = run_report_html(res, max_heatmap_samples=10)

@@ -168,6 +168,10 @@ def describe_fusion(final: Any, *, unit: str = "samples") -> FusionText:
     add = METHOD_TEXT.get(final.method)
     if add is not None:
         add(final, text)
+    if n <= 1:
+        # one list: nothing was weighed against anything (not learned from labels, genes or
+        # agreement, whatever the aggregation's supervision says)
+        text.weight_meaning = text.supervision = ""
     for name, words in dict(diag.get("list_reliability") or {}).items():
         text.reliability[name] = str(words)
     for name, note in dict(diag.get("list_notes") or {}).items():

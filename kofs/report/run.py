@@ -350,6 +350,14 @@ def _evidence(result: Any, top: int) -> str:
 def _weights(result: Any, fusion: Any) -> str:
     final = result.final
     intro = "".join(f"<p>{esc(s)}</p>" for s in (fusion.weight_meaning, fusion.supervision) if s)
+    if len(final.list_names) == 1:
+        one = (
+            f"One ranked list ({esc(final.list_names[0])}): the fused ranking is its own, and "
+            "there is no other list to weigh it against."
+        )
+        if final.weights is None:
+            return f"<p class='note' id='weights'>{one}</p>"
+        intro = f"<p>{one}</p>"
     if final.weights is None:
         return intro + (
             f"<p class='note' id='weights'>The aggregation {esc(final.method)} gives the lists "
