@@ -645,6 +645,27 @@ def test_one_data_list_is_its_own_answer():
     w = dict(zip(fused.list_names, fused.weights, strict=True))
     assert w == {"only": 1.0, "K": 0.0}
     assert np.isnan(fused.info["mu"]).all() and fused.info["iterations"] == 0
+    # lists a user brings (no kofs ranker's): labels are no option of kofs aggregate
+    notice = next(n for n in fused.diagnostics["notices"] if "Only one list" in n)
+    assert "labels" not in notice and "table of p-values" in notice
+
+
+def test_the_advice_of_a_notice_names_only_what_the_command_takes():
+    """`kofs aggregate` of two random lists said 'give labels (--labels)', an option it does not
+    have; with the lists of kofs rank without labels, labels are advised."""
+    rng = np.random.default_rng(0)
+    genes = tuple(f"g{j}" for j in range(400))
+    lists = [Ranking(n, genes, rng.normal(size=400), True) for n in ("a", "b")]
+    fused = aggregate(lists, seed=0, params={"resamples": 0})
+    text = " ".join(fused.diagnostics["notices"])
+    assert "no more than independent random rankings" in text
+    assert "--labels" not in text and "known genes (--relevant-genes)" in text
+    from kofs.aggregate.relevance import _what_to_give
+
+    assert "--labels" in _what_to_give(True, None)
+    assert "--labels" in _what_to_give(True, {"labels": False, "p_value": 1.0})
+    given = _what_to_give(True, {"labels": True, "p_value": 1.0})
+    assert "--labels" not in given and "Check that the labels" in given
 
 
 @pytest.mark.slow

@@ -104,6 +104,12 @@ def test_labels_unrelated_to_the_values_call_nothing(seed):
     alone = rank(_expression(X), labels=labels).final
     assert [n for n, w in zip(alone.list_names, alone.weights, strict=True) if w > 0] == ["fisher"]
     assert not np.any(alone.statistics["q_value"] <= 0.10)
+    # one list, labels given: its notices spoke of 'the data lists', 'their agreement', 'each
+    # list counting equally', and advised giving labels (--labels)
+    said = " ".join(alone.diagnostics["notices"])
+    assert "labels explain no more" in said and "no relevant class in fisher" in said
+    for words in ("data lists", "their agreement", "counting equally", "--labels"):
+        assert words not in said, words
 
 
 def test_labels_that_are_the_groups_are_far_beyond_permuted_labels():

@@ -630,8 +630,8 @@ def posterior_aggregate(
             notices.append(
                 "The fit finds no class of changed genes in the tables (every separation 0): the "
                 "fused ranking is their mean signed z-score in absolute value, each table counting "
-                "equally, and no gene's posterior is above its prior. Give labels or known genes "
-                "to learn which table to trust."
+                "equally, and no gene's posterior is above its prior. "
+                f"{_what_to_give(from_one_matrix, signal_test)} to learn which table to trust."
             )
         empirical = (
             None
@@ -798,7 +798,13 @@ def posterior_aggregate(
             notices.append(
                 f"Only one list ({names[data_cols[0]]}) is evidence from the data: the fused "
                 "ranking is that list's, and no probability of relevance can be learned from a "
-                "single ranking. Add lists computed from the data (or labels) for q-values."
+                "single ranking. "
+                + (
+                    "Add lists computed from the data, or labels (--labels), for q-values."
+                    if from_one_matrix
+                    else "Add lists, or give a table of p-values (read against their null), for "
+                    "q-values."
+                )
             )
         else:
             scores = robust.log_odds + _past_floor_terms(fit, past_floor[:, data_cols])
@@ -815,12 +821,22 @@ def posterior_aggregate(
                     "positions say nothing of how many of its genes are relevant: that class and "
                     "none fit the lists equally well"
                 )
-                notices.append(
-                    f"The fit finds no relevant class in the data lists ({why}): the fused ranking "
-                    "is their average normal score, each list counting equally, and no gene's "
-                    "posterior is above its prior. Give labels (--labels) or known genes to learn "
-                    "which list to trust."
-                )
+                if D == 1:
+                    # one calibrated list: no agreement, no average, no other list to trust
+                    notices.append(
+                        f"The fit finds no relevant class in {names[data_cols[0]]} (separation "
+                        "0: its p-values are no further from their null than chance takes "
+                        "them): the fused ranking is its order, and no gene's posterior is "
+                        f"above its prior. {_what_to_give(from_one_matrix, signal_test)}."
+                    )
+                else:
+                    notices.append(
+                        f"The fit finds no relevant class in the data lists ({why}): the fused "
+                        "ranking is their average normal score, each list counting equally, and "
+                        "no gene's posterior is above its prior. "
+                        f"{_what_to_give(from_one_matrix, signal_test)} to learn which list to "
+                        "trust."
+                    )
             # integrated over the parameters' error (the plug-in one without refits)
             lfdr = 1.0 - robust.posterior if integrated is None else integrated
             q = q_values(lfdr, scores)
@@ -845,8 +861,8 @@ def posterior_aggregate(
                     f"The data lists agree with each other, but no more than lists sharing noise "
                     f"would (a relevant class does not explain them better than their correlation "
                     f"alone, p = {beyond['p_value']:.2g}): {effect}, and the ranking may follow "
-                    "noise the lists share (lists computed from one data set do). Give labels "
-                    "(--labels) or known genes, or a list from other data."
+                    "noise the lists share (lists computed from one data set do). "
+                    f"{_what_to_give(from_one_matrix, signal_test)}, or a list from other data."
                 )
             topk = _top_k_notice(
                 partial, weights[data_cols], [names[j] for j in data_cols], simulate
@@ -862,15 +878,16 @@ def posterior_aggregate(
                     notices.append(shared)
             if signal_test is not None and float(signal_test["p_value"]) > AGREEMENT_ALPHA:
                 notices.append(
-                    f"{_signal_notice(signal_test, effect)} Give labels (--labels) or known "
-                    "genes, or a list from other data."
+                    f"{_signal_notice(signal_test, effect)} "
+                    f"{_what_to_give(from_one_matrix, signal_test)}, or a list from other data."
                 )
             if test["p_value"] > AGREEMENT_ALPHA and not cal.any():
                 notices.append(
                     f"The data lists agree with each other no more than independent random "
                     f"rankings would (p = {test['p_value']:.2g}): there is no shared signal for the "
                     "fusion to learn from, so read the weights and q-values as uninformative. Look "
-                    "at the lists one by one, or give labels (--labels) or known genes."
+                    "at the lists one by one, or "
+                    f"{_lower_first(_what_to_give(from_one_matrix, signal_test))}."
                 )
     mu = np.full(L, np.nan)
     auc = np.full(L, np.nan)
@@ -1329,6 +1346,23 @@ def _top_k_notice(
         "of 2,000 genes sharing 41 % of their noise call 255-308 genes, 97-98 % of them "
         "false). Give full rankings, or the tools' p-value tables, or a list from other data."
     )
+
+
+def _what_to_give(from_one_matrix: bool, signal_test: Mapping[str, Any] | None) -> str:
+    """What the reader can give for the fusion to learn more, among the options of the command
+    that ran: with labels given (the signal test says so), not labels again; lists the user
+    brings (``kofs aggregate``, ``from_one_matrix`` False) have no labels to give."""
+    if signal_test is not None and signal_test.get("labels"):
+        return (
+            "Check that the labels are the contrast meant, or give known genes (--relevant-genes)"
+        )
+    if from_one_matrix:
+        return "Give labels (--labels) or known genes (--relevant-genes)"
+    return "Give known genes (--relevant-genes)"
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
 
 
 def _signal_notice(signal_test: Mapping[str, Any], effect: str) -> str:

@@ -172,7 +172,12 @@ def _signal_test(context: Context, lists: Sequence[Ranking], method: str) -> dic
         )
     if test is not None:
         test["name"] = name
-        test["summary"] = found.format(**test) + ", so their agreement is the noise they share"
+        test["labels"] = context.categories is not None
+        if len(data) == 1:
+            # one list: no agreement to speak of
+            test["summary"] = found.split("); every data list")[0].format(**test) + ")"
+        else:
+            test["summary"] = found.format(**test) + ", so their agreement is the noise they share"
     return test
 
 
