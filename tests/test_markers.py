@@ -114,6 +114,12 @@ def test_rank_with_labels_gives_tables_and_scanpy_layout(pbmc):
     # no tables on request
     none = kofs.rank(pbmc.copy(), labels="bulk_labels", markers="none", bootstrap=0)
     assert none.markers is None
+    # report.html names the file of the tables beside it (it listed every file but this one)
+    from kofs.report.run import run_report_html
+
+    files = run_report_html(res).split("Files beside this page:")[1]
+    assert "markers.tsv (marker tables, t-test: each of the 10 groups of bulk_labels" in files
+    assert "markers.tsv" not in run_report_html(none).split("Files beside this page:")[1]
 
 
 def test_cli_writes_the_tables(tmp_path):

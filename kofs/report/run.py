@@ -668,9 +668,16 @@ def run_report_html(
     body.append("<h2>Lists</h2>" + _lists(result))
     if manifest:
         body.append(provenance_html(manifest, unit=unit))
+    markers = getattr(result, "markers", None)
     body.append(
         "<p class='note'>Files beside this page: ranking.tsv (every gene, every list), "
         + ("weights.tsv, " if final.weights is not None else "")
+        + (
+            f"markers.tsv (marker tables, {esc(markers.method)}: each of the "
+            f"{len(markers.groups):,} groups of {esc(markers.groupby)} against the rest), "
+            if markers is not None
+            else ""
+        )
         + "manifest.json (provenance), config.resolved.yaml (<code>kofs run</code> repeats the "
         "run).</p>"
     )
