@@ -83,3 +83,19 @@ def test_summary_says_why_one_list_has_no_q_values(monkeypatch):
     assert "Only one list (laplacian) is evidence from the data" in " ".join(
         fake.getvalue().split()
     )
+
+
+def test_summary_nuisance_shares_below_one_percent_are_not_zero(monkeypatch):
+    """'stress 0%' was printed for a share of 1 gene in the top 500 (0.2 %)."""
+    from dataclasses import replace
+
+    p = example_paths()
+    res = rank(read_expression(p["expression"]), rankers=["variance"])
+    info = {"nuisance": {"top": 500, "shares": {"stress": 0.002, "ribosomal": 0.03, "s": 0.0}}}
+    res = replace(res, lists=(replace(res.lists[0], info=info),))
+    fake = io.StringIO()
+    monkeypatch.setattr("sys.stderr", fake)
+    _summary.print_summary(res, top=2, force=True)
+    line = next(ln for ln in fake.getvalue().splitlines() if "nuisance" in ln)
+    assert "stress 0.2%" in line and "ribosomal 3%" in line and " s " not in line
+    assert "0%" not in line.replace("0.2%", "")

@@ -92,7 +92,11 @@ def print_summary(result: RunResult, *, top: int = 10, force: bool = False) -> N
         nuisance = r.info.get("nuisance") or {}
         shares = {k: v for k, v in (nuisance.get("shares") or {}).items() if v > 0}
         if shares:
-            parts = ", ".join(f"{k} {100 * v:.0f}%" for k, v in shares.items())
+            # a share below 1 % is not '0%' (one gene of a top 500 is 0.2 %)
+            parts = ", ".join(
+                f"{k} {100 * v:.0f}%" if v >= 0.01 else f"{k} {100 * v:.1g}%"
+                for k, v in shares.items()
+            )
             console.print(
                 txt(f"nuisance programmes in the top {nuisance['top']} of {r.name}: {parts}")
             )
