@@ -178,6 +178,15 @@ def test_run_report_is_one_self_contained_page(tmp_path):
     assert page.index("id='answer'") < page.index("<table")
     sha = hashlib.sha256((tmp_path / "expr.tsv").read_bytes()).hexdigest()
     assert sha in page  # provenance from the manifest
+    # the time shown is that of the timed steps, said so (it read 'run time', a third to a
+    # half of the demo's wall time)
+    import json
+
+    timed = sum(json.loads((out / "manifest.json").read_text())["timings_seconds"].values())
+    assert (
+        f"time of the lists and the fusion</td><td class='long'>{timed:.2f} s (reading the" in page
+    )
+    assert "run time" not in page
     assert "Labels 'lineage': B 8, T 8" in page
     assert sorted(p.name for p in out.iterdir()) == [
         ".kofs-complete",  # the completion marker of the atomic output folder

@@ -235,7 +235,14 @@ def provenance_html(
         facts.append(("matrix", f"{m.get('samples'):,} {unit} × {m.get('genes'):,} genes"))
     t = manifest.get("timings_seconds")
     if t:
-        facts.append(("run time", f"{sum(float(v) for v in t.values()):.2f} s"))
+        # the timed steps only (manifest.json's timings_seconds), not the whole command
+        facts.append(
+            (
+                "time of the lists and the fusion",
+                f"{sum(float(v) for v in t.values()):.2f} s (reading the inputs and writing the "
+                "outputs not counted)",
+            )
+        )
     if facts:
         out.append(
             html_table(["setting", "value"], facts, table_id="settings", long_columns=("value",))
