@@ -461,6 +461,8 @@ def test_near_copies_of_a_list_are_one_ranking(noise):
         assert w["a"] == w["b"]
         assert any("almost identically" in n for n in fused.diagnostics["notices"])
         assert "nearly the same ranking as a" in fused.diagnostics["list_notes"]["b"]
+        # the list standing for both says so as well (it read 'no say' beside b's note)
+        assert "nearly the same ranking as b" in fused.diagnostics["list_notes"]["a"]
 
 
 def test_near_copies_are_merged_also_in_a_larger_universe():

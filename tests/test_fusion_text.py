@@ -61,6 +61,9 @@ def run_report_html_from(final):
 def test_a_list_without_weight_gets_a_reason():
     text = describe_fusion(_final("borda"))
     assert text.list_notes["c"].startswith("no say in the fused ranking")
+    # a weight shown as 0.008 is not 'no say' (ALL with every source: GO-REL-VOTE, 0.009)
+    text = describe_fusion(_final("borda", weights=(0.6, 0.392, 0.008)))
+    assert text.list_notes["c"].startswith("almost no say in the fused ranking (weight below 0.01)")
     rule = {
         "reliability": {"a": 1.0, "b": 0.98, "c": 0.6},
         "p_best": {"a": 0.6, "b": 0.4, "c": 0.0},

@@ -1011,6 +1011,18 @@ def posterior_aggregate(
                 if near_group
                 else f"the same ranking as {names[r]}: counted once with it, its weight shared"
             )
+        # the list standing for the group says so too (it read 'no say' beside a copy saying
+        # that it shares its weight)
+        others = [names[j] for j in same[1:]]
+        them = others[0] if len(others) == 1 else _name_list(others)
+        it = "it" if len(others) == 1 else "them"
+        own = (
+            f"nearly the same ranking as {them} (normal scores correlated >= {NEAR_COPY:.2f}): "
+            f"fitted as one ranking with {it}, its weight shared"
+            if near_group
+            else f"the same ranking as {them}: counted once with {it}, its weight shared"
+        )
+        notes[names[r]] = f"{notes[names[r]]}; {own}" if names[r] in notes else own
     diag.update(
         list_reliability=reliability,
         list_notes=notes,

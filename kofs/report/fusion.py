@@ -179,7 +179,13 @@ def describe_fusion(final: Any, *, unit: str = "samples") -> FusionText:
     if final.weights is not None and n > 1:
         for name, w in zip(names, final.weights, strict=True):
             if float(w) < ZERO_WEIGHT and name not in text.list_notes:
-                text.list_notes[name] = "no say in the fused ranking" + (
+                # a weight shown as 0.000 has no say; one of 0.001-0.009 has a little
+                say = (
+                    "no say in the fused ranking"
+                    if float(w) < 0.0005
+                    else f"almost no say in the fused ranking (weight below {ZERO_WEIGHT:g})"
+                )
+                text.list_notes[name] = say + (
                     "" if name in text.reliability else ": the fusion found no support for it"
                 )
     given = diag.get("notices")
