@@ -167,6 +167,20 @@ def test_check_report_finds_problems(tmp_path):
     assert check_report(tmp_path / "l.html") == ["network reference https://example.org/x.png"]
 
 
+def test_protocol_note_defines_only_the_columns_of_the_table(tmp_path):
+    """Without known gene sets the note defined HIT_set and Sim_anno_set, columns the table
+    does not have, and said 'repeated 1 times'."""
+    from kofs.evaluate.report import _page
+
+    expr, y, *_ = _toy(tmp_path)
+    lists = {"good": np.arange(1.0, expr.n_genes + 1)}
+    res = evaluate(lists, expr, labels=y, top=[2], curve_ks=[2], classifiers=["1nn"],
+                   n_splits=3, n_repeats=1)  # fmt: skip
+    page = _page(res, [], title="t", intro="", extra_tables={}, gene_tables=[], provenance="")
+    assert "HIT_set" not in page and "Sim_anno" not in page
+    assert "3-fold stratified CV run once" in page and "1 times" not in page
+
+
 def test_known_gene_sets(tmp_path):
     t = tmp_path / "c.tsv"
     t.write_text("entrez_id\tsymbol\theme\n1\tAAA\tTrue\n2\tBBB\tFalse\n3\tCCC\t1\n")

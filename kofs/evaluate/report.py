@@ -204,9 +204,11 @@ def _page(
     split_half: SplitHalfResult | None = None,
 ) -> str:
     s = result.settings
+    columns = list(getattr(result.table, "columns", ()))
     protocol_text = (
         "<p class='note'><b>book protocol</b>: genes ranked once on all samples, then "
-        f"{s['n_splits']}-fold stratified CV repeated {s['n_repeats']} times"
+        f"{s['n_splits']}-fold stratified CV "
+        + ("run once" if s["n_repeats"] == 1 else f"repeated {s['n_repeats']} times")
         + (" with sample groups kept together" if s["groups"] else "")
         + " trains and tests the classifier on the top genes (optimistic: selection saw the "
         "test samples). "
@@ -216,10 +218,20 @@ def _page(
             if "honest" in s["protocols"]
             else ""
         )
-        + f"ACC-k = 1-NN accuracy on the top k genes; HIT_set = known genes among the top "
-        f"{s['hit_top']}; Sim_anno_set = summed GO similarity (Lin, best-match average) between "
-        "the top genes and the set (Sim_anno_mean = per pair); "
-        f"RED-{s['red_top']} = mean |Pearson correlation| of the top genes; Residue (lower "
+        + "ACC-k = 1-NN accuracy on the top k genes; "
+        # only the columns the table has (no known gene sets: no HIT or Sim_anno column)
+        + (
+            f"HIT_set = known genes among the top {s['hit_top']}; "
+            if any("HIT_" in str(c) for c in columns)
+            else ""
+        )
+        + (
+            "Sim_anno_set = summed GO similarity (Lin, best-match average) between the top "
+            "genes and the set (Sim_anno_mean = per pair); "
+            if any("Sim_anno" in str(c) for c in columns)
+            else ""
+        )
+        + f"RED-{s['red_top']} = mean |Pearson correlation| of the top genes; Residue (lower "
         "better) and JAC-1/JAC-5 (higher better) averaged over "
         f"{s['unsupervised_feature_counts']} top genes.</p>"
     )
