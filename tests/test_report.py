@@ -444,3 +444,13 @@ def test_gene_links_are_url_encoded_once(gene, term):
 
     P().feed(str(gene_link("ENSG_NOT", gene)))
     assert hrefs == [f"https://www.ncbi.nlm.nih.gov/gene/?term={term}"]
+
+
+def test_numbers_that_round_up_to_a_power_of_ten_keep_their_significant_digits():
+    """A posterior of 1 - 1e-16 read 'P(relevant) 1.00' beside 1.0 for a posterior of 1
+    (two significant digits); 9.996 read 10.00."""
+    from kofs.report.html import fmt
+
+    assert fmt(1 - 1e-16, 2) == fmt(1.0, 2) == "1.0"
+    assert fmt(9.996) == "10.0" and fmt(999.6) == "1,000" and fmt(-0.99999, 2) == "-1.0"
+    assert fmt(0.0642) == "0.0642" and fmt(4.0) == "4.00" and fmt(0.0999, 2) == "0.10"

@@ -75,7 +75,12 @@ def fmt(v: Any, digits: int = 3) -> str:
             return f"{x:,.0f}"
         if a < 1e-3:
             return f"{x:.{max(digits - 1, 1)}e}"
-        decimals = max(0, digits - 1 - int(np.floor(np.log10(a))))
+        exponent = int(np.floor(np.log10(a)))
+        if round(a, max(0, digits - 1 - exponent)) >= 10 ** (exponent + 1):
+            exponent += 1  # rounds up to the next power of ten: 0.9999 is 1.0, not 1.00
+        if a >= 10**digits or round(a, max(0, digits - 1 - exponent)) >= 10**digits:
+            return f"{x:,.0f}"
+        decimals = max(0, digits - 1 - exponent)
         return f"{x:.{decimals}f}"
     if v is None:
         return ""
