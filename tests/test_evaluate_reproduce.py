@@ -269,6 +269,27 @@ def test_default_top_sizes_larger_than_the_matrix_are_left_out(tmp_path):
     assert sorted(set(split["k"])) == [10, 30]
 
 
+def test_a_quick_reproduction_says_so_and_names_every_file_it_writes(tmp_path):
+    """The report of `kofs reproduce --quick` compared its figures with the book's without
+    saying they came from a reduced run, and its 'Files:' line left out table65.tsv/.md."""
+    _small_study(tmp_path)
+    cfg = {
+        "expression": "expr.tsv",
+        "labels": "lab.tsv",
+        "lists": ["Fisher", "SPEC"],
+        "evaluation": {"classifiers": ["1nn"], "folds": 2, "repeats": 1},
+        "output": "out",
+    }
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    run_experiment(p, quick=True)
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "A reduced run (--quick)" in page and "3-fold stratified CV run once" in page
+    files = page.split("Files: ")[1]
+    for name in ("evaluation.tsv", "table65.tsv", "table65.md"):
+        assert f"href='{name}'" in files and (tmp_path / "out" / name).is_file()
+
+
 @pytest.mark.parametrize(
     ("params", "needle"),
     [

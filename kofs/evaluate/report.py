@@ -183,6 +183,7 @@ def write_evaluation(
             gene_tables=gene_tables or {},
             provenance=provenance,
             split_half=split_half,
+            extra_files=list(extra_files or ()),
         )
         write_text(tmp / "report.html", html)
         for name, text in (extra_files or {}).items():
@@ -202,6 +203,7 @@ def _page(
     gene_tables,
     provenance,
     split_half: SplitHalfResult | None = None,
+    extra_files: Sequence[str] = (),
 ) -> str:
     s = result.settings
     columns = list(getattr(result.table, "columns", ()))
@@ -275,6 +277,8 @@ def _page(
             if split_half is not None
             else ""
         )
+        # the files the caller writes beside the page (kofs reproduce: table65.tsv, .md)
+        + "".join(f", <a href='{esc(f)}'>{esc(f)}</a>" for f in extra_files)
         + ".</p>"
     )
     return page(title, parts)

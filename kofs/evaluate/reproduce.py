@@ -702,6 +702,13 @@ def run_experiment(
     book = _book_table(result.table)
     text = (
         (cfg.get("intro") or "")
+        + (
+            "\n\nA reduced run (--quick): at most 1,000 genes, 3-fold CV run once, 1-NN "
+            "only, at most 2 split-half repeats and null draws; its figures check the "
+            "pipeline, they are not the reproduction."
+            if quick
+            else ""
+        )
         + "\n\nMeasured run time: "
         + ", ".join(f"{k.replace('_', ' ')} {v} s" for k, v in timings.items())
         + "."
