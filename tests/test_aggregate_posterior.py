@@ -1040,6 +1040,8 @@ def test_rankings_of_one_data_set_are_one_source():
         assert dict(zip(fused.list_names, fused.weights, strict=True))[group[1]] == 0.0
         (note,) = [n for n in fused.diagnostics["notices"] if "are one source" in n]
         assert f"{group[0]} stands for both" in note
+        # the one list left out is named (it read 'the others are left out')
+        assert f"; {group[1]} is left out of the fusion (weight 0)" in note
     # with changed genes and no independent list: the ranking of the list that stands for them
     changed = aggregate(_one_data_sets_rankings(2, changed=60), params={"resamples": 0})
     assert "q_value" not in changed.statistics  # one ranking: no probability of relevance

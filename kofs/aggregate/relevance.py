@@ -1280,10 +1280,12 @@ def _source_notice(groups: list[list[str]], correlations: list[float]) -> str:
         f"{'them' if len(g) > 2 else 'both'}"
         for g, r in zip(groups, correlations, strict=True)
     )
+    out = [name for g in groups for name in g[1:]]
+    left = f"{out[0]} is left out" if len(out) == 1 else f"{_name_list(out)} are left out"
     return (
         "Some data lists share most of their noise beyond the relevant genes, as several tools' "
-        f"analyses of one data set do, and are one source: {said}; the others are left out of "
-        "the fusion (weight 0). Their agreement is not evidence: lists from independent data "
+        f"analyses of one data set do, and are one source: {said}; {left} of the fusion "
+        "(weight 0). Their agreement is not evidence: lists from independent data "
         "are, and the tools' tables with p-values and fold changes (read as signed tables) model "
         "the noise they share."
     )
