@@ -58,6 +58,18 @@ def run_report_html_from(final):
     return run_report_html(RunResult(expr, final, (), (), {}, {}))
 
 
+def test_a_method_without_weights_is_not_said_to_weigh_lists():
+    """borda and rra read 'Unsupervised: a list weighs more when it agrees with the other
+    lists.' above 'The aggregation borda gives the lists no weights: each counts the same.'"""
+    final = AggregateRanking(
+        "borda", GENES, -np.arange(6.0), ("a", "b", "c"), R, None,
+        diagnostics={"supervision": "none"},
+    )  # fmt: skip
+    assert describe_fusion(final).supervision == ""
+    page = run_report_html_from(final)
+    assert "Unsupervised" not in page and "gives the lists no weights" in page
+
+
 def test_a_list_without_weight_gets_a_reason():
     text = describe_fusion(_final("borda"))
     assert text.list_notes["c"].startswith("no say in the fused ranking")

@@ -168,9 +168,9 @@ def describe_fusion(final: Any, *, unit: str = "samples") -> FusionText:
     add = METHOD_TEXT.get(final.method)
     if add is not None:
         add(final, text)
-    if n <= 1:
-        # one list: nothing was weighed against anything (not learned from labels, genes or
-        # agreement, whatever the aggregation's supervision says)
+    if n <= 1 or final.weights is None:
+        # one list, or a method without weights (borda, rra, stuart: each list counts the
+        # same): nothing was weighed, so nothing supervised the weights
         text.weight_meaning = text.supervision = ""
     for name, words in dict(diag.get("list_reliability") or {}).items():
         text.reliability[name] = str(words)
