@@ -245,6 +245,14 @@ def test_weight_intervals_rendered_when_the_aggregation_gives_them():
     )
     page = run_report_html(res)
     assert "0.600 – 0.800" in page and "not identified" in page and "50 bootstrap" in page
+    # weights the identification test rejects are said so before the results (the warning
+    # was folded away under the aggregation's own numbers)
+    res.final.diagnostics.update(identified=False, loglik_gain=0.0905)
+    page = run_report_html(res)
+    notice = page[page.index("id='notices'") : page.index("id='top-genes'")]
+    assert "The list weights are not identified" in notice and "0.09 nats" in notice
+    res.final.diagnostics["identified"] = True
+    assert "id='notices'" not in run_report_html(res)
 
 
 def test_one_list_has_no_agreement_figure_and_sources_without_coverage_are_named():

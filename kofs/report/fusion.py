@@ -191,4 +191,20 @@ def describe_fusion(final: Any, *, unit: str = "samples") -> FusionText:
     given = diag.get("notices")
     if given:
         text.notices = [str(s) for s in given]
+    if diag.get("identified") is False and final.weights is not None and n > 1:
+        # the identification test of learned weights (kofs.aggregate.diagnostics): its warning
+        # sat folded away under the aggregation's own numbers, below a table of weights that
+        # reads as a ranking of the lists
+        gain = diag.get("loglik_gain")
+        text.notices.append(
+            "The list weights are not identified: they fit the lists no better than equal "
+            "weights would"
+            + (
+                f" (a likelihood gain of {float(gain):.2g} nats, within chance)"
+                if isinstance(gain, (int, float))
+                else ""
+            )
+            + ", so do not read them as a ranking of the lists. Known genes "
+            "(--relevant-genes) can supervise them."
+        )
     return text
