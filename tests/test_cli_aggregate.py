@@ -463,3 +463,26 @@ def test_a_table_that_looks_cut_to_its_top_gets_a_warning(tmp_path):
     assert told.exit_code == 0 and "looks like the top" not in told.stderr
     spread = CliRunner().invoke(main, [*base, str(tmp_path / "some.csv:score:desc"), *params])
     assert spread.exit_code == 0 and "looks like the top" not in spread.stderr
+
+
+def test_coverage_is_said_once_on_a_terminal(tmp_path, monkeypatch):
+    """On a terminal each list's coverage line came twice: echoed, then again at the end of
+    the summary."""
+    import kofs.cli._summary as summary
+    import kofs.cli.aggregate as agg
+
+    genes = [f"G{i}" for i in range(40)]
+    for name, seed in (("a", 0), ("b", 1)):
+        rng = np.random.default_rng(seed)
+        pd.DataFrame({"gene": genes, "s": rng.normal(size=40)}).to_csv(
+            tmp_path / f"{name}.tsv", sep="\t", index=False
+        )
+    args = ["aggregate", str(tmp_path / "a.tsv") + ":s:desc", str(tmp_path / "b.tsv") + ":s:desc"]
+    r = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "pipe")])
+    assert r.exit_code == 0, r.output
+    assert r.stderr.count("coverage: a: 40 genes") == 1  # not a terminal: echoed
+    monkeypatch.setattr(summary, "summary_shown", lambda top, force=False: True)
+    monkeypatch.setattr(agg, "summary_shown", lambda top, force=False: True)
+    r = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "tty")])
+    assert r.exit_code == 0, r.output
+    assert "top 10 genes" in r.stderr and r.stderr.count("coverage: a: 40 genes") == 1

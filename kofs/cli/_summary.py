@@ -18,12 +18,18 @@ def summary_title(result: RunResult) -> str:
     return f"{result.final.method} of {len(result.lists)} lists"
 
 
+def summary_shown(top: int, *, force: bool = False) -> bool:
+    """Whether :func:`print_summary` prints (a terminal, not --quiet, ``top`` > 0): a command
+    then leaves to it what it says too (the coverage lines), so they are not said twice."""
+    from kofs.cli._progress import quiet_requested
+
+    return top > 0 and not quiet_requested() and (force or sys.stderr.isatty())
+
+
 def print_summary(result: RunResult, *, top: int = 10, force: bool = False) -> None:
     """Top genes (with their symbols when known) and list weights as rich tables on stderr (if
     stderr is a terminal); where the files went is said by the command, terminal or not."""
-    from kofs.cli._progress import quiet_requested
-
-    if top <= 0 or quiet_requested() or not (force or sys.stderr.isatty()):
+    if not summary_shown(top, force=force):
         return
     from rich.console import Console
     from rich.table import Table

@@ -13,7 +13,7 @@ import click
 
 from kofs.cli._config_options import declared_options, typed
 from kofs.cli._group import LazyParamsCommand
-from kofs.cli._summary import print_summary
+from kofs.cli._summary import print_summary, summary_shown
 
 if TYPE_CHECKING:
     from kofs.io.gene_lists import ListSpec
@@ -67,8 +67,9 @@ def execute(specs: list[ListSpec], config: AggregateListsConfig, *, named: bool 
     )
     for s in result.sources:
         echo(f"kofs: list {s.describe()}")
-    for report in result.coverage:
-        echo(f"kofs: coverage: {report.line()}")
+    if not summary_shown(config.top):  # else the summary ends with them
+        for report in result.coverage:
+            echo(f"kofs: coverage: {report.line()}")
     print_summary(result, top=config.top)
     report_written(out, written)
     return written
