@@ -129,6 +129,25 @@ def test_split_half_is_deterministic_and_seeded():
     assert not c.draws["recovered"].equals(a.draws["recovered"])
 
 
+def test_tied_genes_enter_a_top_k_by_id_not_by_position():
+    """A list of ties (a knowledge list whose seeds and the rest share ranks): the held-out
+    genes it recovers do not depend on the order of ``genes`` (they followed the position)."""
+
+    def run(genes):
+        def build(sets, null):
+            seeds = set(sets["seeds"])
+            return {n: np.array([1.0 if g in seeds else 200.0 for g in genes]) for n in LISTS}
+
+        settings = SplitHalf("known", repeats=2, null_repeats=2)
+        return split_half(
+            build, KNOWN, genes=genes, gene_sets={"seeds": KNOWN}, settings=settings, lists=LISTS
+        ).draws
+
+    a = run(GENES)
+    pd.testing.assert_frame_equal(a, run(GENES[::-1]))
+    pd.testing.assert_frame_equal(a, run(list(np.random.default_rng(1).permutation(GENES))))
+
+
 def test_a_list_the_null_cannot_build_is_counted_not_fatal():
     build, _ = _world()
 

@@ -184,8 +184,11 @@ def null_gene_sets(
     return {k: tuple(sorted(psi[g] for g in v)) for k, v in used.items()}
 
 
-def _recovered(ranks: np.ndarray, held: np.ndarray, ks: Sequence[int]) -> list[int]:
-    hits = np.cumsum(held[order_from_ranks(np.asarray(ranks, dtype=np.float64))])
+def _recovered(
+    ranks: np.ndarray, held: np.ndarray, ks: Sequence[int], genes: Sequence[str]
+) -> list[int]:
+    """Held-out genes in each top k; tied genes enter a top k by gene id (not by position)."""
+    hits = np.cumsum(held[order_from_ranks(np.asarray(ranks, dtype=np.float64), genes)])
     return [int(hits[k - 1]) for k in ks]
 
 
@@ -322,7 +325,7 @@ def split_half(
             r = np.asarray(ranks[name], dtype=np.float64)
             if r.shape != (m,):  # pragma: no cover - a caller's error
                 raise ValueError(f"list {name!r}: {r.shape} ranks for {m} genes")
-            for k, hit in zip(ks, _recovered(r, mask, ks), strict=True):
+            for k, hit in zip(ks, _recovered(r, mask, ks, genes), strict=True):
                 rows.append(
                     {"draw": draw, "index": index, "split": s, "list": name, "k": k,
                      "held_out": len(held), "recovered": hit}
