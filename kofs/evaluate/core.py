@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from kofs._compute.canonical import canonical_rows
 from kofs._compute.ranks import rank_correlation
 from kofs.errors import ParameterError, checked_keywords, require_instance, short_repr, whole_number
 from kofs.evaluate.known import KnownGenes
@@ -24,7 +25,7 @@ from kofs.evaluate.metrics import (
     residue_scale,
     sim_anno,
 )
-from kofs.evaluate.protocols import Selector, accuracy_curves, classifier, make_folds
+from kofs.evaluate.protocols import Fold, Selector, accuracy_curves, classifier, make_folds
 from kofs.progress import Progress
 from kofs.types import Expression, SampleCategories
 
@@ -64,10 +65,16 @@ class EvaluationResult:
     settings: dict[str, Any] = field(default_factory=dict)
 
 
-def order_from_ranks(ranks: np.ndarray) -> np.ndarray:
-    """Column indices best first (unranked genes last, ties by position)."""
+def order_from_ranks(ranks: np.ndarray, genes: Sequence[str] | None = None) -> np.ndarray:
+    """Column indices best first (unranked genes last; ties by gene id when ``genes`` is
+    given, so that the top k of a list with ties does not depend on the file's gene order,
+    else by position)."""
     r = np.where(np.isnan(ranks), np.inf, ranks)
-    return np.lexsort((np.arange(len(r)), r))
+    if genes is None:
+        return np.lexsort((np.arange(len(r)), r))
+    by_id = np.empty(len(r), dtype=np.int64)
+    by_id[canonical_rows(tuple(genes))] = np.arange(len(r))
+    return np.lexsort((by_id, r))
 
 
 def _ranks_of(name: str, ranks: Any, m: int) -> np.ndarray:
@@ -303,8 +310,18 @@ def evaluate(
     curve = tuple(sorted(set(curve) | set(top)))
     K = max(top)
     ranks = {name: _ranks_of(name, r, m) for name, r in lists.items()}
-    orders = {name: order_from_ranks(r) for name, r in ranks.items()}
-    folds = make_folds(y, n_splits=n_splits, n_repeats=n_repeats, groups=groups, seed=seed)
+    orders = {name: order_from_ranks(r, expression.genes) for name, r in ranks.items()}
+    # folds drawn over the samples in the order of their ids (not the file's column order),
+    # as every sample draw of a run is; each fold lists its samples in that order too, so the
+    # classifiers see one order whatever the file's
+    perm = canonical_rows(tuple(expression.samples))
+    folds = [
+        Fold(f.repeat, f.index, perm[f.train], perm[f.test])
+        for f in make_folds(
+            y[perm], n_splits=n_splits, n_repeats=n_repeats, seed=seed,
+            groups=None if groups is None else [groups[i] for i in perm],
+        )
+    ]  # fmt: skip
     acc = accuracy_curves(
         expression, y, folds=folds, ks=curve, classifiers=classifiers, orders=orders,
         progress=progress,
@@ -317,7 +334,7 @@ def evaluate(
         )  # fmt: skip
     acc_of = {(r["list"], r["protocol"], r["classifier"], r["k"]): r["accuracy"] for r in acc}
 
-    X = expression.values
+    X = expression.values[perm]  # the sample order of the folds: sums in one order
     tops = {name: [expression.genes[i] for i in o[:K]] for name, o in orders.items()}
     sim_known = [kg for kg in known if sim_sets is None or kg.name in sim_sets]
     support = _go_support(tops, sim_known, expression, go) if go is not None and sim_known else {}
