@@ -486,3 +486,29 @@ def test_coverage_is_said_once_on_a_terminal(tmp_path, monkeypatch):
     r = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "tty")])
     assert r.exit_code == 0, r.output
     assert "top 10 genes" in r.stderr and r.stderr.count("coverage: a: 40 genes") == 1
+
+
+def test_a_list_whose_scores_are_all_equal_is_named_or_refused(tmp_path):
+    """A table whose every score is one number ranks nothing: a warning names it beside lists
+    that rank, and alone it is refused (one line, exit 2, nothing written)."""
+    from kofs import aggregate_lists
+    from kofs.errors import InputError
+
+    (tmp_path / "flat.tsv").write_text("gene\tscore\n" + "".join(f"G{i}\t1\n" for i in range(8)))
+    (tmp_path / "good.tsv").write_text("gene\tscore\n" + "".join(f"G{i}\t{i}\n" for i in range(8)))
+    flat, good = str(tmp_path / "flat.tsv:score:desc"), str(tmp_path / "good.tsv:score:desc")
+    r = CliRunner().invoke(main, ["aggregate", flat, good, "-o", "-", "--aggregate", "borda"])
+    assert r.exit_code == 0, r.output
+    assert "list 'flat': all its 8 scores are 1, so it carries no ranking information" in r.stderr
+    assert r.stderr.count("carries no ranking information") == 1
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["aggregate", flat, "-o", str(out), "--aggregate", "borda"])
+    assert r.exit_code == 2 and not out.exists()
+    assert r.stderr.strip().splitlines()[-1].startswith("kofs: error: ")
+    assert "flat.tsv: list 'flat': all its 8 scores are 1" in r.stderr
+    assert "Traceback" not in r.stderr
+    with pytest.raises(InputError, match="carries no ranking information"):
+        aggregate_lists([flat], aggregate="borda")
+    # a gene set (tied by design) and a list with missing scores (ranked above them) pass
+    one = pd.Series([1.0, 1.0, np.nan], index=["A", "B", "C"], name="s")
+    aggregate_lists({"one": one, "good": good}, aggregate="borda", direction="desc")

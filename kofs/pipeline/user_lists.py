@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from kofs.errors import ParameterError, checked_keywords
+from kofs.errors import InputError, ParameterError, checked_keywords
 from kofs.io._table import check_column_names
 from kofs.io.gene_lists import (
     ABSENT_BELOW,
@@ -116,6 +116,33 @@ class ListAggregation:
 
 def _is_path(obj: Any) -> bool:
     return isinstance(obj, (str, os.PathLike, ListSpec))
+
+
+def _flat(s: RankedGeneList) -> bool:
+    """Whether a scored list ranks nothing: two genes or more, every score the same number (a
+    gene set's genes are tied by design, and a missing score ranks its gene below the rest)."""
+    if s.kind == "GMT gene set" or len(s.scores) < 2:
+        return False
+    scores = np.asarray(s.scores, dtype=np.float64)
+    return bool(np.isfinite(scores).all() and (scores == scores[0]).all())
+
+
+def _check_flat(sources: Sequence[RankedGeneList]) -> None:
+    """A list whose scores are all equal carries no ranking information: refused when no other
+    list does, else a warning naming it (fused, it ties all its genes)."""
+    flat = [s for s in sources if _flat(s)]
+    for s in flat:
+        what = (
+            f"list {s.name!r}: all its {len(s.scores)} scores are {float(s.scores[0]):g}, so "
+            "it carries no ranking information"
+        )
+        if len(flat) == len(sources):
+            raise InputError(
+                f"{what}; there is nothing to fuse (check the score column)"
+                + ("" if len(sources) == 1 else ": no list ranks its genes"),
+                path=s.path,
+            )
+        log.warning("%s: %s (its genes are all tied in the fusion)", s.path, what)
 
 
 def _read_one(
@@ -400,6 +427,7 @@ def aggregate_lists(
                 "otherwise with NAME=FILE"
             )
         seen[s.name] = s.path
+    _check_flat(sources)
     t_read = time.perf_counter()
     if universe is None and len(sources) > 1 and all(s.kind in SHORT_LISTS for s in sources):
         log.warning(
