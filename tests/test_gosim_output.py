@@ -119,3 +119,18 @@ def test_taxon_messages_name_the_option_of_gosim(testdata, tmp_path):
     assert r.exit_code == 2
     assert "no usable GO annotation left" in r.stderr and "--taxon)" in r.stderr
     assert "--go-taxon" not in r.stderr
+
+
+def test_repeated_genes_are_merged_with_a_notice(testdata, tmp_path):
+    """A gene list naming an id twice gets one row for it and a warning that counts them."""
+    go = testdata / "go"
+    genes = tmp_path / "genes.txt"
+    genes.write_text("1\n2\n5\n2\n3\n1\n")
+    args = ["gosim", "--go", str(go / "tiny.obo"), "--go-annotations",
+            str(go / "tiny_annotations.tsv"), "--genes", str(genes), "-o", "-"]  # fmt: skip
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert "genes.txt: 2 repeated gene ids merged (first kept)" in r.stderr
+    assert r.stdout.splitlines()[0].split("\t") == ["gene", "1", "2", "3"]
+    genes.write_text("1\n2\n5\n3\n")
+    assert "repeated" not in CliRunner().invoke(main, args).stderr

@@ -43,7 +43,9 @@ def _dedup(ids: list[str], name: str) -> GeneList:
     out = GeneList(dict.fromkeys(ids))
     out.source = name
     if len(out) < len(ids):
-        log.info("%s: %d repeated ids ignored", name, len(ids) - len(out))
+        # said, as the other readers say theirs (a list meant to hold distinct ids may not)
+        n = len(ids) - len(out)
+        log.warning("%s: %d repeated gene id%s merged (first kept)", name, n, "s" * (n != 1))
     if not out:
         raise InputError("contains no gene ids (only blank/comment lines or NA)", path=name)
     return out
@@ -68,8 +70,8 @@ def read_gene_list(path: str | os.PathLike, *, column: str | None = None) -> lis
     Returns
     -------
     GeneList
-        A list of the ids in file order, duplicates removed (first kept); ``.source`` is the
-        file's display name.
+        A list of the ids in file order, duplicates removed (first kept, with a warning that
+        counts them); ``.source`` is the file's display name.
 
     Raises
     ------
