@@ -665,3 +665,30 @@ write_evaluation(res, sys.argv[1], expression=expr, labels=y)
     assert r.returncode == 0, r.stderr[-2000:]
     for name in ("evaluation.tsv", "accuracy.tsv"):
         assert "rés_β" in (out / name).read_text(encoding="utf-8")
+
+
+def test_cli_evaluate_reads_a_matrix_with_repeated_genes_as_rank_does(tmp_path):
+    """A matrix with a repeated gene id: refused by default, naming --duplicate-genes, and
+    read with it (kofs rank's option, same default; evaluate_files' duplicate_genes)."""
+    from kofs.evaluate.run import evaluate_files
+
+    _, _, expr_path, lab_path, _ = _toy(tmp_path)
+    lines = expr_path.read_text().splitlines()
+    expr_path.write_text("\n".join([*lines, lines[5].replace("G4", "G1", 1)]) + "\n")
+    ranking = tmp_path / "mine.tsv"
+    ranking.write_text("gene\trank\n" + "".join(f"G{i}\t{i + 1}\n" for i in range(40)))
+    base = ["evaluate", str(ranking), str(expr_path), "--labels", str(lab_path),
+            "--folds", "2", "--repeats", "1", "--top", "5", "--classifiers", "1nn"]  # fmt: skip
+    out = tmp_path / "ev"
+    r = CliRunner().invoke(main, [*base, "-o", str(out)])
+    assert r.exit_code == 2 and not out.exists()
+    assert "gene id 'G1' appears twice" in r.stderr and "--duplicate-genes" in r.stderr
+    r = CliRunner().invoke(main, [*base, "-o", str(out), "--duplicate-genes", "first"])
+    assert r.exit_code == 0, r.output
+    assert "1 repeated gene ids merged (duplicates='first')" in r.stderr
+    config = {"rankings": [str(ranking)], "expression": str(expr_path),
+              "labels": str(lab_path), "folds": 2, "repeats": 1, "top": [5],
+              "classifiers": ["1nn"], "output": str(tmp_path / "ev2")}  # fmt: skip
+    with pytest.raises(InputError, match="appears twice"):
+        evaluate_files(config)
+    assert evaluate_files({**config, "duplicate_genes": "mean"})

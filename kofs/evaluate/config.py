@@ -60,6 +60,13 @@ class EvaluateConfig:
         help="Genes are the rows or the columns of EXPRESSION (default: guessed).",
     )
     gene_column: str | None = opt("gene_column", help="Column of EXPRESSION holding the gene ids.")
+    duplicate_genes: str = opt(  # as kofs rank's (kofs.pipeline.config)
+        "duplicate_genes",
+        "choice",
+        "error",
+        choices=("error", "first", "mean", "max-variance"),
+        help="What to do with repeated gene ids of EXPRESSION.",
+    )
     decimal: str = opt(
         "decimal",
         "choice",

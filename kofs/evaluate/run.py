@@ -256,6 +256,7 @@ def evaluate_files(
         genes_in=c.genes_in,
         gene_column=c.gene_column,
         sample_ids=None if cats.by_position else cats.samples,
+        duplicates=c.duplicate_genes,
         decimal=c.decimal,
     )
     expr, cats = align_labels(expr, cats, missing=c.missing_labels, labels_path=c.labels)
