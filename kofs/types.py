@@ -71,6 +71,26 @@ def first_repeated(ids: Sequence[str]) -> str | None:
     return next(i for i, k in Counter(ids).items() if k > 1)
 
 
+def _refuse_repeated_genes(genes: Sequence[str], source: str | None) -> None:
+    """An :class:`Expression`'s gene ids are distinct: a repeated id is refused, naming it, as
+    the matrix readers' default policy refuses one (``duplicates="error"``,
+    ``--duplicate-genes error``); their other policies merge the rows of a file."""
+    if len(set(genes)) == len(genes):
+        return
+    counts = Counter(genes)
+    repeated = [g for g, k in counts.items() if k > 1]
+    first = f"{repeated[0]!r:.40} is there {counts[repeated[0]]} times"
+    if len(repeated) > 1:
+        shown = ", ".join(f"{g!r:.40}" for g in repeated[:5]) + ", ..." * (len(repeated) > 5)
+        first += f"; {len(repeated)} repeated ids in all: {shown}"
+    raise ParameterError(
+        f"gene ids are not unique ({first}); give each gene once "
+        "(merge the rows first: kofs.read_expression's duplicates='first', 'mean' or "
+        "'max-variance' does so for a file, as kofs rank --duplicate-genes)",
+        path=source,
+    )
+
+
 def _ids(values: Sequence[str]) -> tuple[str, ...]:
     if values is None or isinstance(values, (str, bytes)):
         raise ParameterError(f"gene or sample ids must be a sequence of names, got {values!r:.40}")
@@ -136,6 +156,7 @@ class Expression:
         object.__setattr__(self, "values", v)
         object.__setattr__(self, "genes", _ids(self.genes))
         object.__setattr__(self, "samples", _ids(self.samples))
+        _refuse_repeated_genes(self.genes, self.source)
         for what, ids in (("gene", self.genes), ("sample", self.samples)):
             joined = "".join(ids)  # one pass in C over a million cell ids
             if "\t" not in joined and "\n" not in joined and "\r" not in joined:

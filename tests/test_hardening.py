@@ -1718,16 +1718,22 @@ def test_aggregate_lists_refuses_what_has_no_order_or_no_ids():
         kofs.aggregate_lists({"d": df.set_index(["gene", "padj"]), "e": df})
 
 
-def test_an_expression_with_repeated_ids_is_refused_by_rank():
+def test_an_expression_with_repeated_ids_is_refused_when_built():
     """kofs.rank on an Expression built by hand with repeated gene ids folded 30 genes into 2
-    in the fused list (a DataFrame with repeated ids was refused already)."""
-    import kofs
+    in the fused list (a DataFrame with repeated ids was refused already); then refused by
+    kofs.rank only. Now refused when built, naming the ids, as the readers' default policy."""
     from kofs.types import Expression
 
     X = np.random.default_rng(0).normal(size=(10, 6))
-    E = Expression(X, ["a", "b"] * 3, [f"s{i}" for i in range(10)])
-    with pytest.raises(ParameterError, match="gene ids are not unique \\('a' is there twice\\)"):
-        kofs.rank(E, bootstrap=0)
+    samples = [f"s{i}" for i in range(10)]
+    with pytest.raises(ParameterError, match="gene ids are not unique \\('a' is there 3 times; "
+                       "2 repeated ids in all: 'a', 'b'\\).*--duplicate-genes"):  # fmt: skip
+        Expression(X, ["a", "b"] * 3, samples)
+    with pytest.raises(ParameterError, match="\\('a' is there 2 times\\); give each gene once"):
+        Expression(X, ["a", "b", "a", "c", "d", "e"], samples)
+    # repeated samples stay allowed (a bootstrap draws samples with replacement)
+    E = Expression(X, list("abcdef"), samples)
+    assert E.subset_samples([0, 0, 1]).samples == ("s0", "s0", "s1")
 
 
 def test_aggregate_lists_refuses_numbers_as_gene_ids():

@@ -95,7 +95,8 @@ def test_entrez_ids_written_as_floats_match_integers():
 
 
 def test_ambiguous_ids_are_counted_not_guessed():
-    e = toy(["TP53", "TP53", "MDM2"], entrez=["7157", "7157b", "4193"])
+    # (gene ids are distinct in an Expression: the ambiguity is in an annotation column)
+    e = toy(["7157", "7157b", "4193"], symbol=["TP53", "TP53", "MDM2"])
     mapping, rep = match_gene_ids(["TP53", "MDM2"], e, source="s")
     assert mapping == {"MDM2": 2}
     assert rep.ambiguous == 1 and rep.dropped == 0
