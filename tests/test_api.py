@@ -333,3 +333,25 @@ def test_read_sources_takes_its_options_as_one_mapping():
     takes one."""
     paths = kofs.example_paths()
     assert kofs.read_sources({"pathways": paths["pathways"]}).provided() == {"pathways"}
+
+
+def test_run_refuses_a_missing_input_file_before_any_work(tmp_path, monkeypatch):
+    """kofs.run with a missing file that an ignored option names (string_aliases beside an
+    edge list) ranked everything, then write_result failed on its checksum; now refused first,
+    naming the option, as kofs rank and kofs run do."""
+    import kofs.pipeline.run
+    from kofs.errors import InputError
+
+    def no_load(*a, **k):
+        raise AssertionError("read the inputs before checking that they exist")
+
+    monkeypatch.setattr(kofs.pipeline.run, "load_inputs", no_load)
+    p = kofs.example_paths()
+    missing = tmp_path / "nope.txt"
+    config = {"expression": p["expression"], "pathways": p["pathways"],
+              "interactions": p["interactions"], "string_aliases": str(missing),
+              "output": str(tmp_path / "out")}  # fmt: skip
+    with pytest.raises(InputError, match="nope.txt: file not found; check the path "
+                       r"\(--string-aliases\)"):  # fmt: skip
+        kofs.run(config)
+    assert not (tmp_path / "out").exists()

@@ -269,7 +269,10 @@ def run(
     RunResult
         With ``config`` set; write it with :func:`kofs.pipeline.write.write_result`.
     """
+    from kofs.pipeline.write import check_input_files
+
     cfg = as_config(config)
+    check_input_files(cfg)  # as the CLI: before any work (write_result checksums every input)
     with captured_warnings() as seen:
         inputs = load_inputs(cfg, progress=progress)
         from kofs.io.single_cell import is_single_cell_path

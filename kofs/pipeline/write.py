@@ -278,6 +278,17 @@ def claim_result_output(config: Any, *, named: bool = True) -> contextlib.Abstra
     res = config.resources
     if not res.no_cache and config.knowledge["go"].go is not None:
         check_cache_dir(res.cache_dir, [out])  # the cache must survive the next run
+    paths = check_input_files(config)
+    if out == "-":
+        return contextlib.nullcontext()
+    return claim_output(out, inputs=paths, named=named)
+
+
+def check_input_files(config: Any) -> list[str]:
+    """The input files a run config names (stdin aside), each refused if missing, naming its
+    option: every input is checksummed into manifest.json, also one an option that has no
+    effect names (--string-aliases beside an edge list); missing, it failed after all the
+    work. Called before any work by ``kofs rank``/``kofs run`` and :func:`kofs.run`."""
     named_inputs = [
         (name, p)
         for name, v in config.input_paths().items()
@@ -286,17 +297,13 @@ def claim_result_output(config: Any, *, named: bool = True) -> contextlib.Abstra
         if p != "-"
     ]
     for name, p in named_inputs:
-        # every input is checksummed into manifest.json, also one an option that has no effect
-        # names (--string-aliases beside an edge list): missing, it failed after all the work
         if not os.path.exists(p):
             option = "" if name == "expression" else f" (--{name.replace('_', '-')})"
             what = (
                 "a link to nothing (or a loop of links)" if os.path.islink(p) else "file not found"
             )
             raise InputError(f"{what}; check the path{option}", path=p)
-    if out == "-":
-        return contextlib.nullcontext()
-    return claim_output(out, inputs=[p for _, p in named_inputs], named=named)
+    return [p for _, p in named_inputs]
 
 
 def _warn_report_options(config: Any) -> None:
