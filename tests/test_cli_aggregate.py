@@ -512,3 +512,34 @@ def test_a_list_whose_scores_are_all_equal_is_named_or_refused(tmp_path):
     # a gene set (tied by design) and a list with missing scores (ranked above them) pass
     one = pd.Series([1.0, 1.0, np.nan], index=["A", "B", "C"], name="s")
     aggregate_lists({"one": one, "good": good}, aggregate="borda", direction="desc")
+
+
+def test_a_notice_is_said_once_on_a_terminal(tmp_path, monkeypatch):
+    """On a terminal a list left out as reversed (or as one source with another) was said in
+    the summary and again as a WARNING line; in a pipe (no summary) the WARNING line stays."""
+    import kofs.cli._summary as summary
+    import kofs.cli.aggregate as agg
+
+    rng = np.random.default_rng(11)
+    M = 300
+    genes = [f"G{i}" for i in range(M)]
+    effect = np.where(np.arange(M) < 20, rng.exponential(1.0, M) + 0.5, 0.0)
+    scores = {
+        "good": 3.0 * effect + rng.normal(size=M),
+        "fair": 1.5 * effect + rng.normal(size=M),
+        "random": rng.normal(size=M),
+    }
+    scores["fair_again"] = -scores["fair"]
+    args = ["aggregate", "--aggregate-param", "resamples=0"]
+    for name, s in scores.items():
+        pd.DataFrame({"gene": genes, "score": s}).to_csv(tmp_path / f"{name}.tsv", sep="\t")
+        args.append(f"{tmp_path / name}.tsv:score:desc")
+    said = "fair_again ranks the genes it shares with fair"
+    r = run([*args, "-o", str(tmp_path / "pipe")])
+    assert r.exit_code == 0 and r.stderr.count(said) == 1 and "WARNING: " + said in r.stderr
+    monkeypatch.setattr(summary, "summary_shown", lambda top, force=False: True)
+    monkeypatch.setattr(agg, "summary_shown", lambda top, force=False: True)
+    r = run([*args, "-o", str(tmp_path / "tty")])
+    flat = " ".join(r.stderr.split())  # rich wraps the summary's lines
+    assert r.exit_code == 0 and "top 10 genes" in flat
+    assert flat.count(said) == 1 and "WARNING: " + said not in flat

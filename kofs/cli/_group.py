@@ -19,6 +19,7 @@ import sys
 import threading
 import traceback
 import warnings
+from collections.abc import Iterable
 from typing import Any
 
 import click
@@ -90,15 +91,21 @@ def _stderr_handler() -> _HeldStderr | None:
     return next((h for h in log.handlers if isinstance(h, _HeldStderr)), None)
 
 
-def show_warnings(reworded: dict[str, list[str]] | None = None) -> None:
+def show_warnings(
+    reworded: dict[str, list[str]] | None = None, *, said: Iterable[str] = ()
+) -> None:
     """Show the warnings held so far (a command calls it once its files are written, before
     its summary, so that they are read before the results rather than after them).
 
     ``reworded`` maps a held message to the plain sentences that replace it (a fusion's own
-    warning, worded for the reader by :mod:`kofs.report.fusion`)."""
+    warning, worded for the reader by :mod:`kofs.report.fusion`). ``said``: sentences the
+    summary prints (the fusion's notices, when it is shown): their held lines are dropped, so
+    each is read once. A sentence is shown once either way."""
     h = _stderr_handler()
-    if h is not None and reworded:
-        h.reword(reworded)
+    if h is not None:
+        if reworded:
+            h.reword(reworded)
+        h.keep_once(set(said))
     _finish_warnings(True)
 
 
@@ -441,6 +448,20 @@ class _HeldStderr(logging.StreamHandler):
                         None,
                     )  # fmt: skip
                 )
+        self._held = out
+
+    def keep_once(self, said: set[str]) -> None:
+        """Drop held records whose message is in ``said`` (printed elsewhere) or repeats an
+        earlier held one of the same level (a reworded warning can repeat a notice logged on
+        its own)."""
+        out: list[logging.LogRecord] = []
+        seen: set[tuple[int, str]] = set()
+        for record in self._held:
+            key = (record.levelno, record.getMessage())
+            if key[1] in said or key in seen:
+                continue
+            seen.add(key)
+            out.append(record)
         self._held = out
 
     def drop_held(self) -> None:

@@ -42,9 +42,10 @@ def _dump(resolved: dict[str, Any]) -> str:
 def execute(specs: list[ListSpec], config: AggregateListsConfig, *, named: bool = True):
     """Fuse the lists (one library call), write the run files, summarise; returns the paths.
     ``named``: the user named the output folder (else an existing default one is refused)."""
-    from kofs.cli._group import echo, hold_output, report_written
+    from kofs.cli._group import echo, hold_output, report_written, show_warnings
     from kofs.pipeline.user_lists_config import resolved_aggregate_config, run_aggregate_config
     from kofs.pipeline.write import aggregate_manifest, write_run
+    from kofs.report.fusion import describe_fusion
 
     out = config.output
     universe_file = config.universe if config.universe and Path(config.universe).is_file() else None
@@ -67,9 +68,13 @@ def execute(specs: list[ListSpec], config: AggregateListsConfig, *, named: bool 
     )
     for s in result.sources:
         echo(f"kofs: list {s.describe()}")
-    if not summary_shown(config.top):  # else the summary ends with them
+    shown = summary_shown(config.top)
+    if not shown:  # else the summary ends with them
         for report in result.coverage:
             echo(f"kofs: coverage: {report.line()}")
+    # the warnings before the summary, and a notice the summary prints (a list left out as
+    # reversed or as one source with another, ...) not repeated as a warning line
+    show_warnings(said=describe_fusion(result.final).notices if shown else ())
     print_summary(result, top=config.top)
     report_written(out, written)
     return written

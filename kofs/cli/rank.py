@@ -14,7 +14,7 @@ def execute(config: RunConfig, *, command: str = "rank", named: bool = True) -> 
     user named the output folder (else an existing default folder is refused)."""
     from kofs.cli._group import report_written, show_warnings
     from kofs.cli._progress import cli_progress
-    from kofs.cli._summary import print_summary
+    from kofs.cli._summary import print_summary, summary_shown
     from kofs.pipeline.run import run
     from kofs.pipeline.write import claim_result_output, write_result
     from kofs.report.fusion import describe_fusion
@@ -25,9 +25,14 @@ def execute(config: RunConfig, *, command: str = "rank", named: bool = True) -> 
             result = run(config, progress=progress)
         written = write_result(result, command=command)
         # where the reader looks: before the summary, not after it, and the fusion's own
-        # warning in plain words (the report says the same)
+        # warning in plain words (the report says the same); a notice the summary prints is
+        # not repeated as a warning line
         own = (result.final.diagnostics or {}).get("warning")
-        show_warnings({own: describe_fusion(result.final).notices} if own else None)
+        notices = describe_fusion(result.final).notices
+        show_warnings(
+            {own: notices} if own else None,
+            said=notices if summary_shown(config.output.top) else (),
+        )
         print_summary(result, top=config.output.top)
     report_written(config.output.output, written)
     return written
