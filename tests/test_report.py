@@ -462,3 +462,14 @@ def test_numbers_that_round_up_to_a_power_of_ten_keep_their_significant_digits()
     assert fmt(1 - 1e-16, 2) == fmt(1.0, 2) == "1.0"
     assert fmt(9.996) == "10.0" and fmt(999.6) == "1,000" and fmt(-0.99999, 2) == "-1.0"
     assert fmt(0.0642) == "0.0642" and fmt(4.0) == "4.00" and fmt(0.0999, 2) == "0.10"
+
+
+def test_the_answer_counts_genes_at_both_q_levels_it_names(tmp_path):
+    """The answer counted genes at q <= 0.05 while the fusion's notices speak of q <= 0.10:
+    it now gives both, each named, and the counts are those of ranking.tsv."""
+    out = _rank(tmp_path, [])
+    q = pd.read_csv(out / "ranking.tsv", sep="\t")["q_value"]
+    page = (out / "report.html").read_text()
+    answer = page[page.index("id='answer'") : page.index("</p>", page.index("id='answer'"))]
+    n05, n10 = int((q <= 0.05).sum()), int((q <= 0.10).sum())
+    assert f"{n05:,} genes have a q-value of at most 0.05, {n10:,} of at most 0.10." in answer
