@@ -99,3 +99,16 @@ def test_summary_nuisance_shares_below_one_percent_are_not_zero(monkeypatch):
     line = next(ln for ln in fake.getvalue().splitlines() if "nuisance" in ln)
     assert "stress 0.2%" in line and "ribosomal 3%" in line and " s " not in line
     assert "0%" not in line.replace("0.2%", "")
+
+
+def test_one_list_with_labels_is_not_told_to_give_labels():
+    """laplacian alone with labels: the notice asked for the labels already given; it asks for
+    a list computed from them with a known null. Without labels it still asks for labels."""
+    p = example_paths()
+    expr = read_expression(p["expression"])
+    labels = read_labels(p["labels"], label_column="lineage")
+    with_labels = rank(expr, labels=labels, rankers=["laplacian"]).final.diagnostics["notices"]
+    without = rank(expr, rankers=["laplacian"]).final.diagnostics["notices"]
+    said = [n for n in with_labels if n.startswith("Only one list (laplacian)")]
+    assert len(said) == 1 and "--labels" not in said[0] and "--rankers fisher" in said[0]
+    assert any(n.startswith("Only one list (laplacian)") and "--labels" in n for n in without)

@@ -795,17 +795,7 @@ def posterior_aggregate(
             # one list's positions say nothing about how many genes are relevant: its ranking is
             # the answer, without posterior probabilities
             scores = _normal_scores(lo[:, 0], hi[:, 0])
-            notices.append(
-                f"Only one list ({names[data_cols[0]]}) is evidence from the data: the fused "
-                "ranking is that list's, and no probability of relevance can be learned from a "
-                "single ranking. "
-                + (
-                    "Add lists computed from the data, or labels (--labels), for q-values."
-                    if from_one_matrix
-                    else "Add lists, or give a table of p-values (read against their null), for "
-                    "q-values."
-                )
-            )
+            notices.append(one_list_notice(names[data_cols[0]], from_one_matrix=from_one_matrix))
         else:
             scores = robust.log_odds + _past_floor_terms(fit, past_floor[:, data_cols])
             if no_class:
@@ -1359,6 +1349,28 @@ def _top_k_notice(
         f"{head}, and so may the q-values (top_k_null=independent: six random top-300 lists "
         "of 2,000 genes sharing 41 % of their noise call 255-308 genes, 97-98 % of them "
         "false). Give full rankings, or the tools' p-value tables, or a list from other data."
+    )
+
+
+def one_list_notice(name: str, *, from_one_matrix: bool, labelled: bool = False) -> str:
+    """The notice of a fusion with one data list and no known null, with what to give for
+    q-values among the options of the command that ran: lists the user brings (``kofs
+    aggregate``) gain from a table of p-values; ``kofs rank`` without labels from labels; with
+    labels (``labelled``, said by :func:`kofs.pipeline.supervision.aggregate_supervised`), not
+    labels again but a list computed from them with a known null."""
+    if not from_one_matrix:
+        what = "Add lists, or give a table of p-values (read against their null), for q-values."
+    elif labelled:
+        what = (
+            "The labels are given: add a list computed from the data and the labels with a "
+            "known null (--rankers fisher: its F test gives p-values), or more lists, for "
+            "q-values."
+        )
+    else:
+        what = "Add lists computed from the data, or labels (--labels), for q-values."
+    return (
+        f"Only one list ({name}) is evidence from the data: the fused ranking is that list's, "
+        f"and no probability of relevance can be learned from a single ranking. {what}"
     )
 
 

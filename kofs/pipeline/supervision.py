@@ -132,7 +132,25 @@ def aggregate_supervised(
     )
     if label_rule is not None:
         fused = replace(fused, diagnostics={**fused.diagnostics, "label_reliability": label_rule})
+    if context.categories is not None:
+        fused = _labelled_advice(fused)
     return fused
+
+
+def _labelled_advice(fused: AggregateRanking) -> AggregateRanking:
+    """The one-list notice of a run with labels (the fusion cannot know them): it asked for
+    the labels already given; it asks for a list computed from them with a known null."""
+    from kofs.aggregate.relevance import one_list_notice
+
+    notices = list((fused.diagnostics or {}).get("notices") or ())
+    swap = {one_list_notice(n, from_one_matrix=True): n for n in fused.list_names}
+    if not any(s in swap for s in notices):
+        return fused
+    notices = [
+        one_list_notice(swap[s], from_one_matrix=True, labelled=True) if s in swap else s
+        for s in notices
+    ]
+    return replace(fused, diagnostics={**fused.diagnostics, "notices": notices})
 
 
 def _signal_test(context: Context, lists: Sequence[Ranking], method: str) -> dict | None:
