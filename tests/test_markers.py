@@ -174,3 +174,25 @@ def test_labels_too_few_for_marker_tables(tmp_path):
     r = CliRunner().invoke(main, [*args, "--markers", "t-test", "-o", str(tmp_path / "p")])
     assert r.exit_code == 2 and f"kofs: error: {path}: {says} (use --markers none" in r.stderr
     assert not (tmp_path / "p").exists()
+
+
+def test_the_report_shows_markers_tsv_fold_change_for_a_gene_and_group(tmp_path):
+    """The report's effect (+2.65 log: a difference of mean log1p values) and markers.tsv's
+    logfoldchange (scanpy's, 4.28) were two 'log fold changes' of AIF1 in CD14+ Monocyte: where
+    markers.tsv has the gene and group, the report shows its number, named log2FC."""
+    import re
+
+    out = tmp_path / "run"
+    args = ["rank", str(PBMC), "--labels", "obs:bulk_labels", "--bootstrap", "0"]
+    r = CliRunner().invoke(main, [*args, "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    markers = pd.read_csv(out / "markers.tsv", sep="\t").set_index(["group", "gene"])
+    page = (out / "report.html").read_text()
+    start = page.index("id='answer'")
+    answer = re.sub("<[^>]+>", "", page[start : page.index("</p>", start)])
+    shown = re.findall(r"(\w[\w-]*) \(([^,]+), log2FC ([+-][\d.]+)\)", answer)
+    assert len(shown) == 5
+    for gene, group, lfc in shown:
+        assert float(lfc) == pytest.approx(markers.loc[(group, gene), "logfoldchange"], abs=0.006)
+    assert " log)" not in answer  # no difference of mean log values beside them unnamed
+    assert "logfoldchange for that gene and group (scanpy" in page  # the caption says which

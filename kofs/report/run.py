@@ -132,6 +132,34 @@ def _effects(result: Any, labels: Any, order: np.ndarray) -> list[Any]:
     return gene_effects(X, list(labels.labels), sparse=expr.is_sparse or expr.is_chunked)
 
 
+def _marker_fold_changes(result: Any, effects: Sequence[Any], order: Sequence[int]) -> list:
+    """markers.tsv's ``logfoldchange`` (scanpy's: log2 of the ratio of the group's and the
+    rest's mean of expm1 of the values) of each gene at ``order`` in the group of its effect,
+    None where there is no marker table or the table lacks the gene or group. The report shows
+    it in place of the difference of mean log values, so that the report and markers.tsv give
+    the same number for one gene and group."""
+    markers = getattr(result, "markers", None)
+    if markers is None:
+        return [None] * len(order)
+    groups = {g: k for k, g in enumerate(markers.groups)}
+    genes = {g: k for k, g in enumerate(markers.genes)}
+    out: list[float | None] = []
+    for i, eff in zip(order, effects, strict=True):
+        k = groups.get(eff.group) if eff is not None else None
+        j = genes.get(result.final.genes[i])
+        ok = k is not None and j is not None and eff.versus in ("the rest", *markers.groups)
+        out.append(float(markers.logfoldchanges[k, j]) if ok and len(markers.groups) > 1 else None)
+    return out
+
+
+def _effect_size(eff: Any, lfc: float | None) -> str:
+    """The effect as shown: markers.tsv's log2 fold change where it has the gene, else the
+    difference of mean log values (``log``) or the ratio of means (``×``)."""
+    if lfc is not None and np.isfinite(lfc):
+        return f"log2FC {lfc:+.2f}"
+    return f"{eff.effect:+.2f} log" if eff.log_scale else f"×{eff.effect:.3g}"
+
+
 def _short_evidence(evidence: Any, gene: str) -> Raw:
     """The first term of each term source and the neighbour count, linked."""
     parts = evidence.parts(gene) if hasattr(evidence, "parts") else {}
@@ -152,6 +180,7 @@ def _top_genes(result: Any, top: int, labels: Any, fusion: Any) -> tuple[str, li
     symbols = result.symbols or None
     order = final.order()[:top]
     effects = _effects(result, labels, order)
+    lfcs = _marker_fold_changes(result, effects, order)
     L = len(final.list_names)
     unit = _unit(result.expression)
     m = len(final.genes)
@@ -167,7 +196,7 @@ def _top_genes(result: Any, top: int, labels: Any, fusion: Any) -> tuple[str, li
     if result.evidence is not None:
         cols.append("evidence")
     rows = []
-    for i, eff in zip(order, effects, strict=True):
+    for i, eff, lfc in zip(order, effects, lfcs, strict=True):
         g = final.genes[i]
         sym = (symbols or {}).get(g)
         row: list[Any] = [_rank_text(final.ranks[i]), gene_link(g, sym)]
@@ -175,7 +204,7 @@ def _top_genes(result: Any, top: int, labels: Any, fusion: Any) -> tuple[str, li
             if eff is None:
                 row.append("")
             else:
-                size = f"{eff.effect:+.2f} log" if eff.log_scale else f"×{eff.effect:.3g}"
+                size = _effect_size(eff, lfc)
                 det = (
                     f"; in {100 * eff.detected:.0f}% vs {100 * eff.detected_versus:.0f}% of {unit}"
                     if eff.detected is not None
@@ -213,6 +242,13 @@ def _top_genes(result: Any, top: int, labels: Any, fusion: Any) -> tuple[str, li
                 else " (ratio of means: the fold change)"
             )
         )
+        if any(v is not None for v in lfcs):
+            notes.append(
+                "'log2FC' is markers.tsv's logfoldchange for that gene and group (scanpy's: "
+                "log2 of the ratio of the group's and the rest's mean of expm1 of the log "
+                "values), not the difference of mean log values ('log', shown where "
+                "markers.tsv has no row)"
+            )
     for _, title, meaning in fusion.statistics[:3]:
         if meaning:
             notes.append(f"{title}: {meaning}")
@@ -238,13 +274,15 @@ def _answer(result: Any, labels: Any, effects: Sequence[Any], fusion: Any, k: in
     final = result.final
     symbols = result.symbols or None
     order = final.order()[:k]
+    effects = list(effects)[: len(order)]
+    order = order[: len(effects)]
+    lfcs = _marker_fold_changes(result, effects, order)
     items = []
-    for i, eff in zip(order, list(effects)[:k], strict=False):
+    for i, eff, lfc in zip(order, effects, lfcs, strict=True):
         g = final.genes[i]
         text = str(gene_link(g, (symbols or {}).get(g)))
         if eff is not None:
-            size = f"{eff.effect:+.2f} log" if eff.log_scale else f"×{eff.effect:.3g}"
-            text += f" ({esc(eff.group)}, {size})"
+            text += f" ({esc(eff.group)}, {_effect_size(eff, lfc)})"
         items.append(text)
     expr = result.expression
     unit = _unit(expr)
