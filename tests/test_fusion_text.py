@@ -98,3 +98,28 @@ def test_the_demo_explains_itself_in_plain_words(tmp_path):
     assert len(warnings) <= 1, warnings
     for line in warnings:  # one plain sentence, with what to do; no test statistics
         assert "nats" not in line and "chi2" not in line and line.count(". ") == 0
+
+
+def test_a_reliable_list_without_weight_is_told_why_when_the_fit_says_so():
+    """Pathway-FILT of the demo ranks relevant genes above the others with probability 0.78,
+    yet has weight 0, and read 'no say in the fused ranking' with no reason. The fit's reason:
+    given Fisher and GO-MAH, whose scores its own are correlated with, its coefficient in the
+    fused evidence (S^-1 mu) is negative. The demo's fit (mu, S) gives that note; independent
+    lists give none (the reason is not invented)."""
+    from types import SimpleNamespace
+
+    from kofs.aggregate.relevance import _explained_note
+
+    names = ["Fisher", "GO-MAH", "Pathway-FILT"]
+    S = np.array([[1.0, 0.551, 0.588], [0.551, 1.0, 0.924], [0.588, 0.924, 1.0]])
+    fit = SimpleNamespace(mu=np.array([4.87, 0.913, 1.07]), correlation=S, tempering=np.ones(3))
+    weights = np.array([0.97, 0.0, 0.0])
+    note = _explained_note(fit, 2, names, weights)
+    assert note.startswith("no say: alone it separates the relevant genes")
+    assert "GO-MAH (0.92), Fisher (0.59)" in note and "the weight goes to Fisher" in note
+    assert _explained_note(fit, 0, names, weights) == ""  # Fisher's coefficient is positive
+    independent = SimpleNamespace(mu=fit.mu, correlation=np.eye(3), tempering=np.ones(3))
+    assert _explained_note(independent, 2, names, weights) == ""
+    # the note reaches the report's words, where the generic 'no say' gave no reason
+    final = _final("posterior", weights=(0.97, 0.03, 0.0), diagnostics={"list_notes": {"c": note}})
+    assert describe_fusion(final).list_notes["c"] == note

@@ -13,7 +13,7 @@ correlation can be) are fitted as one ranking and share its weight.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
@@ -935,6 +935,10 @@ def posterior_aggregate(
             )
         elif v is not None and v[k] < LITTLE_SAY:
             notes[names[j]] = "little say: it predicts the labels much worse than the best list"
+        elif not no_class and weights[j] < SAY_WEIGHT:
+            explained = _explained_note(fit, k, [names[c] for c in data_cols], weights[data_cols])
+            if explained:
+                notes[names[j]] = explained
         if cal[k]:
             against = "empirical" if emp[j] else "theoretical"
             read = (
@@ -1032,6 +1036,41 @@ def posterior_aggregate(
         "_diagnostics": diag,
     }
     return scores, weights, info
+
+
+#: Below this weight a list has (almost) no say (:data:`kofs.report.fusion.ZERO_WEIGHT`).
+SAY_WEIGHT = 0.01
+#: Correlations of the lists' scores (the fit's ``S``) named in a note on a list they explain.
+NAMED_CORRELATION = 0.3
+
+
+def _explained_note(fit: PosteriorFit, k: int, names: Sequence[str], weights: np.ndarray) -> str:
+    """Why fitted list ``k`` has (almost) no say although it separates the relevant genes
+    (``mu_k`` > 0), when the fit says so: its coefficient in the fused evidence (``S_v^-1 m``,
+    the linear discriminant of the lists' scores, :func:`correlation_correction`) is <= 0, so
+    given the lists its scores are correlated with it adds no evidence (it enters only to
+    cancel the noise it shares with them). "" when that is not the reason."""
+    D = len(names)
+    if D < 2 or fit.mu[k] <= NO_SEPARATION:
+        return ""
+    _, g, m = correlation_correction(fit.mu, fit.correlation, fit.tempering)
+    if float((g + m)[k]) > 0:
+        return ""
+    S = np.asarray(fit.correlation)
+    others = sorted((i for i in range(D) if i != k), key=lambda i: -S[k, i])
+    named = [i for i in others if S[k, i] >= NAMED_CORRELATION] or others[:1]
+    heaviest = int(np.argmax(weights))
+    said = ", ".join(f"{names[i]} ({S[k, i]:.2f})" for i in named)
+    return (
+        "no say: alone it separates the relevant genes, but its scores are correlated with "
+        f"those of {said} (the fit's correlation of the lists' scores), and given them it adds "
+        "no evidence: its coefficient in the fused evidence is not positive"
+        + (
+            f"; the weight goes to {names[heaviest]}"
+            if heaviest != k and weights[heaviest] >= SAY_WEIGHT
+            else ""
+        )
+    )
 
 
 #: Narrowest half-width of a cut table's censored interval (its z-scores' scale).
