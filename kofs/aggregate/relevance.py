@@ -935,7 +935,7 @@ def posterior_aggregate(
             )
         elif v is not None and v[k] < LITTLE_SAY:
             notes[names[j]] = "little say: it predicts the labels much worse than the best list"
-        elif not no_class and weights[j] < SAY_WEIGHT:
+        elif isinstance(fit, PosteriorFit) and not no_class and weights[j] < SAY_WEIGHT:
             explained = _explained_note(fit, k, [names[c] for c in data_cols], weights[data_cols])
             if explained:
                 notes[names[j]] = explained
