@@ -347,25 +347,32 @@ def test_a_table_of_p_values_that_shows_its_cut_is_read_as_cut_unless_named_test
     assert not (lists / "x").exists()
 
 
+def _tables_with_a_reversed_copy(folder, m: int, relevant: int) -> list[str]:
+    """Score tables of ``m`` genes written to ``folder`` as a user names them (FILE:score:desc):
+    two informative (``relevant`` genes), one random, and the weaker informative one again with
+    its scores negated (``fair_again``)."""
+    rng = np.random.default_rng(11)
+    genes = [f"G{i}" for i in range(m)]
+    effect = np.where(np.arange(m) < relevant, rng.exponential(1.0, m) + 0.5, 0.0)
+    scores = {
+        "good": 3.0 * effect + rng.normal(size=m),
+        "fair": 1.5 * effect + rng.normal(size=m),
+        "random": rng.normal(size=m),
+    }
+    scores["fair_again"] = -scores["fair"]
+    specs = []
+    for name, s in scores.items():
+        pd.DataFrame({"gene": genes, "score": s}).to_csv(folder / f"{name}.tsv", sep="\t")
+        specs.append(f"{folder / name}.tsv:score:desc")
+    return specs
+
+
 def test_a_list_given_also_the_wrong_way_round_is_left_out_with_a_notice(tmp_path):
     """Three score tables of 2,000 genes (two informative, one random) and the weaker
     informative table again with its scores negated, named as a user names files: the reversed
     copy gets weight 0, a notice on stderr and in the manifest, and the fused ranking is that
     of the three lists alone."""
-    rng = np.random.default_rng(11)
-    M = 2000
-    genes = [f"G{i}" for i in range(M)]
-    effect = np.where(np.arange(M) < 60, rng.exponential(1.0, M) + 0.5, 0.0)
-    scores = {
-        "good": 3.0 * effect + rng.normal(size=M),
-        "fair": 1.5 * effect + rng.normal(size=M),
-        "random": rng.normal(size=M),
-    }
-    scores["fair_again"] = -scores["fair"]
-    paths = []
-    for name, s in scores.items():
-        pd.DataFrame({"gene": genes, "score": s}).to_csv(tmp_path / f"{name}.tsv", sep="\t")
-        paths.append(f"{tmp_path / name}.tsv:score:desc")
+    paths = _tables_with_a_reversed_copy(tmp_path, 2000, 60)
     quick = ["--aggregate-param", "resamples=0"]
     out, alone = tmp_path / "out", tmp_path / "alone"
     r = run(["aggregate", *paths, "-o", str(out), *quick])
@@ -520,20 +527,8 @@ def test_a_notice_is_said_once_on_a_terminal(tmp_path, monkeypatch):
     import kofs.cli._summary as summary
     import kofs.cli.aggregate as agg
 
-    rng = np.random.default_rng(11)
-    M = 300
-    genes = [f"G{i}" for i in range(M)]
-    effect = np.where(np.arange(M) < 20, rng.exponential(1.0, M) + 0.5, 0.0)
-    scores = {
-        "good": 3.0 * effect + rng.normal(size=M),
-        "fair": 1.5 * effect + rng.normal(size=M),
-        "random": rng.normal(size=M),
-    }
-    scores["fair_again"] = -scores["fair"]
     args = ["aggregate", "--aggregate-param", "resamples=0"]
-    for name, s in scores.items():
-        pd.DataFrame({"gene": genes, "score": s}).to_csv(tmp_path / f"{name}.tsv", sep="\t")
-        args.append(f"{tmp_path / name}.tsv:score:desc")
+    args += _tables_with_a_reversed_copy(tmp_path, 300, 20)
     said = "fair_again ranks the genes it shares with fair"
     r = run([*args, "-o", str(tmp_path / "pipe")])
     assert r.exit_code == 0 and r.stderr.count(said) == 1 and "WARNING: " + said in r.stderr
