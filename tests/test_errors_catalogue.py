@@ -298,7 +298,9 @@ def c_edges_no_overlap(b):
 
 
 def c_edges_without_propagation_start(b):
-    return rank(b, "--interactions", b["edges"]), None, ("--relevant-genes",)
+    # asked for by name (in the default plan the list is left out with a warning)
+    args = rank(b, "--interactions", b["edges"], "--lists", "PPI-PROP")
+    return args, None, ("--lists PPI-PROP", "--relevant-genes")
 
 
 def _config(b, text):

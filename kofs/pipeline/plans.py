@@ -24,7 +24,7 @@ from kofs.knowledge.similarity import sample_similarity
 from kofs.rankers import RANKERS, applicable
 from kofs.registry import unknown_message
 from kofs.sources import SOURCES, KnowledgeSources
-from kofs.sources._common import data_similarity
+from kofs.sources._common import NO_START, START, data_similarity, has_start
 from kofs.types import RankerInputs
 
 log = logging.getLogger(__name__)
@@ -80,6 +80,8 @@ def _available(ctx: Context, sources: KnowledgeSources) -> set[str]:
         have.add("labels")
     if ctx.relevant_genes:
         have.add("relevant_genes")
+    if has_start(bool(ctx.relevant_genes), set(sources.data)):
+        have.add(START)
     return have
 
 
@@ -94,6 +96,16 @@ def kofs_plan(
     have = _available(ctx, sources)
     if lists is None:
         chosen = [t for t in table.values() if set(t.needs) <= have]
+        unstarted = [t.name for t in table.values() if set(t.needs) - have == {START}]
+        if unstarted and warn:
+            # the network was given for them: said, not silent (it still explains genes in the
+            # evidence column and counts in the prior's study-bias covariate)
+            log.warning(
+                "%s not built: %s; the network still explains genes (evidence) and counts in "
+                "the study-bias covariate",
+                " and ".join(unstarted),
+                NO_START,
+            )
     else:
         chosen = []
         for name in lists:
@@ -101,6 +113,9 @@ def kofs_plan(
                 raise ParameterError("--lists: " + unknown_message("list", name, table))
             t = table[name]
             missing = sorted(set(t.needs) - have)
+            if missing == [START]:
+                raise ParameterError(f"--lists {name}: {NO_START}")
+            missing = [m for m in missing if m != START]  # the source first
             if missing:
                 raise ParameterError(
                     f"list {name!r} needs {', '.join(m.replace('_', '-') for m in missing)} "

@@ -79,6 +79,26 @@ def with_term_relevance(ctx: Context, functions: FeatureFunctions, terms: str) -
     return learn_relevance_from_data(functions, ctx.expression)
 
 
+#: What propagation over a network needs besides the network (a list template's ``needs``): a
+#: starting relevance, from the known relevant genes or a source with ``relevance`` (GO,
+#: pathways); :func:`has_start` says whether a run has one
+START = "starting_relevance"
+
+#: Why a propagation list cannot be built without :data:`START`, and what to give
+NO_START = (
+    "relevance propagation over a network (PPI-PROP, GRAPH-PROP) needs a starting relevance: give "
+    "--relevant-genes, --go with --go-annotations, or --pathways"
+)
+
+
+def has_start(relevant_genes: bool, given: set[str]) -> bool:
+    """Whether propagation can start: known relevant genes, or a given source (``given``: the
+    names of the run's sources) with a starting relevance."""
+    from kofs.sources import SOURCES
+
+    return relevant_genes or any(s.relevance is not None and s.name in given for s in SOURCES)
+
+
 def initial_relevance(ctx: Context) -> FeatureFunctions:
     """Where propagation starts: the known relevant genes, else the first source (in
     ``relevance_order``) that gives function votes (GO, then pathways)."""
@@ -95,10 +115,7 @@ def initial_relevance(ctx: Context) -> FeatureFunctions:
     for spec in sorted(SOURCES, key=lambda s: s.relevance_order):
         if spec.relevance is not None and ctx.source(spec.name) is not None:
             return spec.relevance(ctx)
-    raise ParameterError(
-        "relevance propagation over a network (PPI-PROP, GRAPH-PROP) needs a starting relevance: give "
-        "--relevant-genes, --go with --go-annotations, or --pathways"
-    )
+    raise ParameterError(NO_START)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any
 from kofs.context import Context, ListTemplate
 from kofs.io.graph_files import GRAPH_FORMATS
 from kofs.options import opt
-from kofs.sources._common import NetworkData, initial_relevance, network_relation
+from kofs.sources._common import START, NetworkData, initial_relevance, network_relation
 from kofs.sources._spec import SourceSpec
 from kofs.types import FeatureRelation, RankerInputs
 
@@ -63,7 +63,7 @@ def _lists(data: NetworkData) -> list[ListTemplate]:
         ListTemplate(
             "GRAPH-PROP",
             "relevance-propagation",
-            ("graph",),
+            ("graph", START),
             lambda ctx: RankerInputs(
                 relation=graph_relation(ctx), functions=initial_relevance(ctx)
             ),

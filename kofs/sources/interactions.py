@@ -11,7 +11,7 @@ from typing import Any
 
 from kofs.context import Context, ListTemplate
 from kofs.options import opt
-from kofs.sources._common import NetworkData, initial_relevance, network_relation
+from kofs.sources._common import START, NetworkData, initial_relevance, network_relation
 from kofs.sources._spec import SourceSpec
 from kofs.types import FeatureRelation, RankerInputs
 
@@ -102,7 +102,7 @@ def _lists(data: NetworkData) -> list[ListTemplate]:
         ListTemplate(
             "PPI-PROP",
             "relevance-propagation",
-            ("interactions",),
+            ("interactions", START),
             lambda ctx: RankerInputs(
                 relation=interaction_relation(ctx), functions=initial_relevance(ctx)
             ),
