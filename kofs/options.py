@@ -358,6 +358,10 @@ def _names(opt: Option, value: Any) -> tuple[str, ...]:
     names = tuple(str(v) for v in _items(value))
     if not names:
         raise _Bad("an empty list of names was given")
+    if opt.choices is not None:  # names of a fixed set: refused before any input is read
+        unknown = [n for n in names if n not in opt.choices]
+        if unknown:
+            raise _Bad(f"{_short(unknown[0])} is not one of {', '.join(opt.choices)}")
     return names
 
 

@@ -692,3 +692,28 @@ def test_cli_evaluate_reads_a_matrix_with_repeated_genes_as_rank_does(tmp_path):
     with pytest.raises(InputError, match="appears twice"):
         evaluate_files(config)
     assert evaluate_files({**config, "duplicate_genes": "mean"})
+
+
+def test_an_unknown_classifier_is_refused_before_any_input_is_read(tmp_path):
+    """--classifiers knn was refused only once the matrix had been read (a matrix with
+    repeated genes said that first); the option's names are checked when it is parsed, in the
+    CLI and in a config alike."""
+    missing = str(tmp_path / "nowhere.tsv")
+    r = CliRunner().invoke(
+        main,
+        ["evaluate", missing, missing, "--labels", missing, "--classifiers", "1nn,knn",
+         "-o", str(tmp_path / "o")],
+    )  # fmt: skip
+    assert r.exit_code == 2 and not (tmp_path / "o").exists()
+    assert "--classifiers: 'knn' is not one of 1nn, svm-rbf, svm-linear" in r.stderr
+    from kofs.evaluate.run import evaluate_files
+
+    with pytest.raises(ParameterError, match="'knn' is not one of 1nn, svm-rbf, svm-linear"):
+        evaluate_files(
+            {
+                "rankings": [missing],
+                "expression": missing,
+                "labels": missing,
+                "classifiers": ["knn"],
+            }
+        )

@@ -92,6 +92,7 @@ class EvaluateConfig:
         "classifiers",
         "names",
         ("1nn", "svm-rbf", "svm-linear"),
+        choices=("1nn", "svm-rbf", "svm-linear"),
         help="Classifiers of the accuracy curves, comma-separated (1nn, svm-rbf, svm-linear).",
     )
     folds: int = opt(
