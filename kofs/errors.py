@@ -12,7 +12,7 @@ import numbers
 import os
 import re
 import reprlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ParamSpec, TypeVar
 
 #: Longest echo of a user's value in a message (longer values keep head and tail around "...").
@@ -157,6 +157,15 @@ def require_instance(where: str, name: str, given: object, cls: type, made_by: s
         )
 
 
+def did_you_mean(name: str, known: Sequence[str], otherwise: str) -> str:
+    """``did you mean 'x'?`` for the closest of ``known`` to ``name``, else ``otherwise`` (what
+    to look at instead): the hint of an unknown keyword, option or setting."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"did you mean {close[0]!r}?" if close else otherwise
+
+
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
@@ -165,7 +174,6 @@ def checked_keywords(fn: Callable[_P, _R]) -> Callable[_P, _R]:
     """``fn`` whose arguments are checked before it runs: an unknown keyword (a misspelling
     such as ``aggregat="rra"``) or an option given by position is a :class:`ParameterError`
     with a did-you-mean hint, as :func:`kofs.rank`'s, not Python's TypeError."""
-    import difflib
     import inspect
 
     params = inspect.signature(fn).parameters.values()
@@ -186,10 +194,7 @@ def checked_keywords(fn: Callable[_P, _R]) -> Callable[_P, _R]:
             )
         for name in kwargs:
             if name not in keywords:
-                close = difflib.get_close_matches(name, keywords, n=1)
-                hint = (
-                    f"did you mean {close[0]!r}?" if close else "keywords: " + ", ".join(keywords)
-                )
+                hint = did_you_mean(name, keywords, "keywords: " + ", ".join(keywords))
                 raise ParameterError(f"{fn.__name__}: unknown keyword {name!r} ({hint})")
         return fn(*args, **kwargs)
 

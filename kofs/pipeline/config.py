@@ -17,7 +17,6 @@ Defaults are versioned (:mod:`kofs.pipeline.presets`); YAML is read and written 
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from kofs.errors import ParameterError, checked_keywords
+from kofs.errors import ParameterError, checked_keywords, did_you_mean
 from kofs.io._fsops import absolute_path, check_path_argument
 from kofs.options import (
     BOOTSTRAP_MAX,
@@ -491,8 +490,7 @@ _NOT_INPUTS = ("output", "cache_dir")
 def _unknown_key(name: str, known: Iterable[str]) -> str:
     keys = [k.replace("_", "-") for k in known]
     key = name.replace("_", "-")
-    close = difflib.get_close_matches(key, keys, n=1)
-    hint = f"did you mean {close[0]!r}?" if close else "see `kofs rank --help` for the keys"
+    hint = did_you_mean(key, keys, "see `kofs rank --help` for the keys")
     return f"unknown config key {key!r} ({hint}); keys are the long options of kofs rank"
 
 

@@ -22,7 +22,7 @@ from kofs._compute.canonical import (
 )
 from kofs._compute.run_cache import kernel_cache
 from kofs.context import Context, ListPlan
-from kofs.errors import ParameterError
+from kofs.errors import ParameterError, did_you_mean
 from kofs.io._fsops import check_api_options
 from kofs.io.ids import match_gene_ids
 from kofs.pipeline.anndata import anndata_knowledge, label_sample_ids
@@ -233,14 +233,11 @@ def rank(
 
 
 def _unknown_keyword(name: str, known: Sequence[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(name, list(known), n=1)
-    hint = (
-        f"did you mean {close[0]!r}?"
-        if close
-        else "the keywords are " + ", ".join(RANK_KEYWORDS) + " and the options of "
-        "kofs.RunConfig, named as in docs/cli.md"
+    hint = did_you_mean(
+        name,
+        known,
+        "the keywords are " + ", ".join(RANK_KEYWORDS) + " and the options of "
+        "kofs.RunConfig, named as in docs/cli.md",
     )
     return f"kofs.rank: unknown keyword {name!r} ({hint})"
 

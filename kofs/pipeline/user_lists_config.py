@@ -4,14 +4,13 @@ configs with ``command: aggregate``."""
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from kofs.errors import ParameterError, short_repr
+from kofs.errors import ParameterError, did_you_mean, short_repr
 from kofs.io._fsops import absolute_path
 from kofs.io.gene_lists import DIRECTIONS, MAGECK_SIDES, ListSpec, parse_list_spec
 from kofs.options import TOP_MAX, as_mapping, build, opt, options_of
@@ -146,8 +145,7 @@ class AggregateListsConfig:
             if name not in known:
                 given = str(name).replace("_", "-")
                 keys = [k.replace("_", "-") for k in sorted(known)]
-                close = difflib.get_close_matches(given, keys, n=1)
-                hint = f"did you mean {close[0]!r}?" if close else "see `kofs aggregate --help`"
+                hint = did_you_mean(given, keys, "see `kofs aggregate --help`")
                 raise ParameterError(f"unknown aggregate setting {given!r} ({hint})", path=where)
         return build(cls, values, where=where)
 
