@@ -17,6 +17,16 @@ envelope: the evidence both models grant; robust Bayes over the two). Where the 
 holds background genes as well, the histogram's top ratio is finite and bounds the binormal's;
 where the binormal fits, the two agree and the smaller changes little.
 
+Each histogram starts from a prior mass of one gene (``PSEUDO``) spread over the bins as the
+list's binormal relevant class spreads: where the posteriors place no relevant gene, the
+histogram's ratio then falls back on the binormal's (less about log(1 + n) for a class of n
+genes) instead of a floor. Without it a small class (a strong list's top 20 genes, the rest of
+its relevant genes of small effect) left the histogram ratio at about -15 from position 25 on,
+the envelope made every term below one value, and the order there came from the weaker lists
+alone: one strong ranking beside two weak and six random ones, fused top-90 precision 0.40
+against 0.54 for the strong ranking (``bench/bench_fusion_check.py`` S8, 8 seeds); 0.45 with
+it, other scenarios unchanged or up to +0.03 (FDP unchanged; docs/aggregation.md).
+
 The histograms are fitted by EM with the fusion's other parts fixed at their fit: the prior
 log-odds (knowledge), the calibrated lists' terms, the lists' correlation correction and label
 tempering. E step: the posterior of the histogram model -- in each capped list's binormal
@@ -48,8 +58,9 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import isotonic_regression
-from scipy.special import expit
+from scipy.special import expit, ndtr
 
+from kofs.aggregate.binormal import mixture_scores
 from kofs.aggregate.histogram import Envelope, interval_llr
 from kofs.aggregate.intervals import bin_edges
 from kofs.aggregate.posterior import PosteriorFit, correlation_correction
@@ -63,6 +74,11 @@ SINGLE = 10
 MAX_ITER = 500
 #: The EM stops when no gene's posterior moves by more than TOL.
 TOL = 1e-6
+#: Genes of prior mass in each list's histogram class, spread over the bins as the list's
+#: binormal relevant class spreads (the parametric model as the histogram's base measure).
+#: Without it the histogram of a small class holds no relevant mass below it, and its ratio
+#: there (about -15 to -20) bounded every term below to one value (module docstring).
+PSEUDO = 1.0
 
 
 class _ListBins:
@@ -171,6 +187,11 @@ class _EnvelopeEM:
         # the histogram model's term of a capped list: its binormal term with its own term
         # replaced, as the correlation correction scales it (c times the histogram's own term)
         self.c = _redundancy(fit)[self.cols]
+        # each capped list's binormal relevant mass per bin: the histogram's prior shape
+        s = mixture_scores(self.edges[None, :], fit.mu[self.cols, None], fit.rho)
+        top = ndtr(fit.mu[self.cols, None] - s)  # relevant genes above each edge
+        self.base = np.clip(np.diff(top, axis=1), 0.0, None)
+        self.base /= np.maximum(self.base.sum(axis=1, keepdims=True), 1e-300)
         own = fit.list_llr[:, self.cols].T * self.v[self.cols, None]
         # what the E step does not change: the prior, the calibrated lists' terms and the
         # capped lists' terms but their own
@@ -267,7 +288,11 @@ class _EnvelopeEM:
         out = np.empty((len(self.cols), len(self.width)))
         narrow = (self.sums @ p).reshape(len(self.cols), -1)  # every list's bins at once
         for k, lb in enumerate(self.bins):
-            h = lb.counts(p, None if rel is None else rel[k] / self.width, narrow[k]) + 1e-9
+            h = (
+                lb.counts(p, None if rel is None else rel[k] / self.width, narrow[k])
+                + PSEUDO * self.base[k]
+                + 1e-9
+            )
             f = (
                 self.width
                 * isotonic_regression(
