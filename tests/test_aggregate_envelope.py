@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from _planted import one_strong_ranking
 
 from kofs.aggregate import aggregate
 from kofs.aggregate.envelope import _EnvelopeEM, _redundancy, fit_envelope
@@ -217,14 +218,8 @@ def test_a_strong_list_keeps_its_order_below_a_small_histogram_class():
     strong list's term about one value over positions 25-3,000: the order below came from the weak lists alone (fused top-90
     precision 0.36 against the strong list's 0.56 for this seed; 0.44 now). The histogram's prior mass
     (one gene, spread as the binormal's relevant class) keeps it near the binormal's."""
-    rng = np.random.default_rng([8, 1])
-    M = 3000
-    relevant = np.zeros(M, dtype=bool)
-    relevant[rng.choice(M, size=90, replace=False)] = True
-    effect = np.where(relevant, rng.exponential(1.0, size=M), 0.0)
-    scores = [3.0 * effect + rng.standard_normal(M)]
-    scores += [q * effect + rng.standard_normal(M) for q in (0.4, 0.4, 0, 0, 0, 0, 0, 0)]
-    R = np.column_stack([np.argsort(np.argsort(-s)) + 1.0 for s in scores])
+    R, _ = one_strong_ranking(1)
+    M = R.shape[0]
     lo, hi = observation_intervals(R)
     fit = fit_posterior(lo, hi, Prior.empty(M))
     env = fit_envelope(fit, lo, hi)

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from _planted import one_strong_ranking
 from scipy.special import expit
 from scipy.stats import norm, spearmanr
 
@@ -1392,3 +1393,21 @@ def test_a_p_value_table_and_its_own_top_are_not_one_ranking_reversed(tmp_path, 
     lo = np.column_stack([np.linspace(0, 1e-12, 300), np.linspace(0, 1, 300)])
     r = _score_correlations(lo, lo.copy())
     assert np.isnan(r[0, 0]) and r[1, 1] == pytest.approx(1.0)
+
+
+def test_a_strong_list_beside_weak_and_random_ones_is_found_from_its_own_top():
+    """One strong ranking beside two weak and six random rankings (``bench_fusion_check.py``
+    S8, seed 6). The pair that agrees most is the strong list and a weak one, but the pair
+    start's cross means are small (0.15 / 0.21: a weak list's top holds few relevant genes),
+    and every start climbed to a chance agreement of random lists (random lists 0.83 of the
+    weight, fused top-90 precision 0.09 against the strong list's 0.51). The start from the
+    own top of the list that agrees most with the others in all reaches the strong list's
+    class, of higher likelihood (11.95 nats against 7.82)."""
+    R, relevant = one_strong_ranking(6)
+    lo, hi = observation_intervals(R)
+    fit = fit_posterior(lo, hi, Prior.empty(R.shape[0]))
+    assert np.argmax(fit.mu) == 0
+    assert fit.mu[3:].max() < 0.5 * fit.mu[0]
+    fused = np.argsort(-fit.log_odds, kind="stable")[:90]
+    strong = np.argsort(R[:, 0])[:90]
+    assert relevant[fused].mean() >= relevant[strong].mean() - 0.1

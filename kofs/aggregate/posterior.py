@@ -1222,14 +1222,7 @@ def _pair_start(lo: np.ndarray, hi: np.ndarray, among: np.ndarray | None = None)
     own two on each other's top genes (a list's mean on its own top genes is high whatever the
     list)."""
     M, D = lo.shape
-    mid = 0.5 * (lo + hi)
-    z = -ndtri(np.clip(mid, 0.5 / M, 1 - 0.5 / M))
-    top = (mid <= RHO_START).astype(np.float64)
-    n = top.sum(axis=0)
-    expected = np.outer(n, n) / M
-    sd = np.sqrt(np.maximum(expected * np.outer(1 - n / M, 1 - n / M), 1e-12))
-    agree = (top.T @ top - expected) / sd
-    agree[np.diag_indices(D)] = -np.inf
+    z, top, n, agree = _top_agreement(lo, hi)
     if among is not None:
         agree[~np.outer(among, among)] = -np.inf
     j, k = np.unravel_index(int(np.argmax(agree)), agree.shape)
@@ -1238,6 +1231,37 @@ def _pair_start(lo: np.ndarray, hi: np.ndarray, among: np.ndarray | None = None)
     mu = z[both].mean(axis=0)
     mu[j] = z[top[:, k] > 0, j].mean() if n[k] else 0.0
     mu[k] = z[top[:, j] > 0, k].mean() if n[j] else 0.0
+    return np.clip(mu, 0.0, MU_MAX)
+
+
+def _top_agreement(lo: np.ndarray, hi: np.ndarray):
+    """The lists' normal scores ``Phi^-1(1 - mid u)`` (M, D), their top ``RHO_START``
+    fractions (M, D; 0/1), those tops' sizes (D,), and the pairwise overlap of the tops beyond
+    chance (D, D; the overlap's z under independent rankings, -inf on the diagonal)."""
+    M, D = lo.shape
+    mid = 0.5 * (lo + hi)
+    z = -ndtri(np.clip(mid, 0.5 / M, 1 - 0.5 / M))
+    top = (mid <= RHO_START).astype(np.float64)
+    n = top.sum(axis=0)
+    expected = np.outer(n, n) / M
+    sd = np.sqrt(np.maximum(expected * np.outer(1 - n / M, 1 - n / M), 1e-12))
+    agree = (top.T @ top - expected) / sd
+    agree[np.diag_indices(D)] = -np.inf
+    return z, top, n, agree
+
+
+def _hub_start(lo: np.ndarray, hi: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """Separations to start from (D,): of the list (of ``among``, bool (D,)) whose top agrees
+    most with the others in all (the sum of its positive overlaps beyond chance, :func:`_top_agreement`), its own
+    separation its mean normal score on its own top genes, each other list's its mean normal
+    score on them. A strong list beside weak ones agrees a little with each (the pair start's
+    cross means are then ~0.1-0.2, and the fit from there drifts to a chance agreement of
+    random lists): from its own top the fit reaches its class."""
+    z, top, n, agree = _top_agreement(lo, hi)
+    total = np.where(np.isfinite(agree), np.clip(agree, 0.0, None), 0.0).sum(axis=1)
+    hub = int(np.argmax(np.where(among, total, -np.inf)))
+    on = top[:, hub] > 0
+    mu = z[on].mean(axis=0) if on.any() else np.zeros(lo.shape[1])
     return np.clip(mu, 0.0, MU_MAX)
 
 
@@ -1564,6 +1588,12 @@ class _Fit:
                 starts.append((_pair_start(lo, hi), beta0, none))
                 pair = len(starts) - 1
                 full = ~problem.intervals[1] & ~problem.cal
+                if full.any():
+                    # from the top of the full ranking that agrees most with the others in
+                    # all (a top-k list's own top is its list: random top-500 lists' own
+                    # classes then won the likelihood, S3 of bench_fusion_check 0.46 -> 0.23)
+                    starts.append((_hub_start(lo, hi, full), beta0, none))
+                    followers.append(len(starts) - 1)
                 if problem.dependence and 2 <= full.sum() and problem.intervals[1].sum() >= 2:
                     # the full rankings' own fit: top-k lists that share noise overlap beyond
                     # chance, a class the starts above climb to (the pair above is then two of
