@@ -111,9 +111,16 @@ def test_rank_with_labels_gives_tables_and_scanpy_layout(pbmc):
     assert uns["params"]["groupby"] == "bulk_labels" and uns["params"]["reference"] == "rest"
     group = res.markers.groups[0]
     assert list(uns["names"][group][:5]) == list(res.markers.to_frame(group)["gene"][:5])
+    # top(): markers.tsv's log2 fold change of each gene in its higher_in group, beside
+    # the difference of mean log values (the report showed the former, top() only the latter)
+    top = res.top(10)
+    for gene, row in top.iterrows():
+        table = res.markers.to_frame(row["higher_in"]).set_index("gene")
+        assert np.isclose(row["log2fc"], table.loc[gene, "logfoldchange"])
     # no tables on request
     none = kofs.rank(pbmc.copy(), labels="bulk_labels", markers="none", bootstrap=0)
     assert none.markers is None
+    assert "log2fc" not in none.top(5).columns
     # report.html names the file of the tables beside it (it listed every file but this one)
     from kofs.report.run import run_report_html
 

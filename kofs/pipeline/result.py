@@ -61,12 +61,14 @@ class RunResult:
         known), ``rank``, ``score``, the fusion's per-gene statistics (``q_value``, ...) and,
         with sample labels, ``higher_in`` (the group of highest mean), ``versus`` and
         ``effect`` (difference of group means on log-scale data, else their ratio;
-        :mod:`kofs.report.effects`)."""
+        :mod:`kofs.report.effects`), and with per-group marker tables (single cell)
+        ``log2fc``: markers.tsv's ``logfoldchange`` of the gene in its ``higher_in`` group
+        (scanpy's log2 fold change, as the report shows it; NaN where the table lacks it)."""
         n = count_argument(n, "top(n): n")
         df = self.final.to_frame(self.symbols, lists=False).iloc[:n].copy()
         labels = self.labels
         if labels is not None and len(set(labels.labels) - {""}) >= 2:
-            from kofs.report.effects import columns, gene_effects
+            from kofs.report.effects import columns, gene_effects, marker_fold_changes
 
             effects: list[Any] = []  # top(0): no rows, the same columns
             if len(df):
@@ -79,6 +81,9 @@ class RunResult:
             df["higher_in"] = np.array([e.group if e else "" for e in effects], dtype=object)
             df["versus"] = np.array([e.versus if e else "" for e in effects], dtype=object)
             df["effect"] = np.array([e.effect if e else np.nan for e in effects], dtype=float)
+            if self.markers is not None:
+                lfcs = marker_fold_changes(self.markers, list(df.index), effects)
+                df["log2fc"] = np.array([np.nan if v is None else v for v in lfcs], dtype=float)
         return df
 
     def weights_frame(self) -> Any:

@@ -117,3 +117,23 @@ def gene_effects(
             det_v = float(np.mean(X[other_mask, j] != 0))
         out.append(GeneEffect(groups[best], versus, effect, log, a, float(other), det, det_v))
     return out
+
+
+def marker_fold_changes(markers: Any, genes: Sequence[str], effects: Sequence[Any]) -> list:
+    """markers.tsv's ``logfoldchange`` (scanpy's: log2 of the ratio of the group's and the
+    rest's mean of expm1 of the values) of each gene of ``genes`` in the group of its effect
+    (:func:`gene_effects`), None where there is no marker table (``markers`` None) or the table
+    lacks the gene or group. The report and ``RunResult.top()`` give it beside (the report: in
+    place of) the difference of mean log values, so that they and markers.tsv give the same
+    number for one gene and group."""
+    if markers is None:
+        return [None] * len(genes)
+    groups = {g: k for k, g in enumerate(markers.groups)}
+    at = {g: k for k, g in enumerate(markers.genes)}
+    out: list[float | None] = []
+    for gene, eff in zip(genes, effects, strict=True):
+        k = groups.get(eff.group) if eff is not None else None
+        j = at.get(gene)
+        ok = k is not None and j is not None and eff.versus in ("the rest", *markers.groups)
+        out.append(float(markers.logfoldchanges[k, j]) if ok and len(markers.groups) > 1 else None)
+    return out

@@ -26,6 +26,7 @@ import numpy as np
 
 from kofs._compute.ranks import rank_correlation
 from kofs.errors import ParameterError, checked_keywords
+from kofs.report.effects import marker_fold_changes
 from kofs.report.html import (
     Raw,
     esc,
@@ -132,26 +133,6 @@ def _effects(result: Any, labels: Any, order: np.ndarray) -> list[Any]:
     return gene_effects(X, list(labels.labels), sparse=expr.is_sparse or expr.is_chunked)
 
 
-def _marker_fold_changes(result: Any, effects: Sequence[Any], order: Sequence[int]) -> list:
-    """markers.tsv's ``logfoldchange`` (scanpy's: log2 of the ratio of the group's and the
-    rest's mean of expm1 of the values) of each gene at ``order`` in the group of its effect,
-    None where there is no marker table or the table lacks the gene or group. The report shows
-    it in place of the difference of mean log values, so that the report and markers.tsv give
-    the same number for one gene and group."""
-    markers = getattr(result, "markers", None)
-    if markers is None:
-        return [None] * len(order)
-    groups = {g: k for k, g in enumerate(markers.groups)}
-    genes = {g: k for k, g in enumerate(markers.genes)}
-    out: list[float | None] = []
-    for i, eff in zip(order, effects, strict=True):
-        k = groups.get(eff.group) if eff is not None else None
-        j = genes.get(result.final.genes[i])
-        ok = k is not None and j is not None and eff.versus in ("the rest", *markers.groups)
-        out.append(float(markers.logfoldchanges[k, j]) if ok and len(markers.groups) > 1 else None)
-    return out
-
-
 def _effect_size(eff: Any, lfc: float | None) -> str:
     """The effect as shown: markers.tsv's log2 fold change where it has the gene, else the
     difference of mean log values (``log``) or the ratio of means (``×``)."""
@@ -180,7 +161,9 @@ def _top_genes(result: Any, top: int, labels: Any, fusion: Any) -> tuple[str, li
     symbols = result.symbols or None
     order = final.order()[:top]
     effects = _effects(result, labels, order)
-    lfcs = _marker_fold_changes(result, effects, order)
+    lfcs = marker_fold_changes(
+        getattr(result, "markers", None), [result.final.genes[i] for i in order], effects
+    )
     L = len(final.list_names)
     unit = _unit(result.expression)
     m = len(final.genes)
@@ -276,7 +259,9 @@ def _answer(result: Any, labels: Any, effects: Sequence[Any], fusion: Any, k: in
     order = final.order()[:k]
     effects = list(effects)[: len(order)]
     order = order[: len(effects)]
-    lfcs = _marker_fold_changes(result, effects, order)
+    lfcs = marker_fold_changes(
+        getattr(result, "markers", None), [result.final.genes[i] for i in order], effects
+    )
     items = []
     for i, eff, lfc in zip(order, effects, lfcs, strict=True):
         g = final.genes[i]
