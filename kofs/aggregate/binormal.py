@@ -26,6 +26,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import log_ndtr, ndtri
 
+from kofs.aggregate.intervals import unique_intervals
+
 __all__ = [
     "GridPoints",
     "grid_scores",
@@ -313,10 +315,8 @@ def copula_points(ulo: np.ndarray, uhi: np.ndarray) -> np.ndarray:
     out = (uhi - ulo) <= POINT_WIDTH
     wide = ~out
     if wide.any():  # the distinct wide intervals (tie blocks: a few per list) once each
-        pairs, back = np.unique(
-            np.stack([ulo[wide], uhi[wide]], axis=-1), axis=0, return_inverse=True
-        )
-        out[wide] = (latent_sd(pairs[:, 0], pairs[:, 1]) <= POINT_SD)[back.ravel()]
+        plo, phi, back = unique_intervals(ulo[wide], uhi[wide])
+        out[wide] = (latent_sd(plo, phi) <= POINT_SD)[back]
     return out
 
 

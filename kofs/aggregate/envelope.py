@@ -62,7 +62,7 @@ from scipy.special import expit, ndtr
 
 from kofs.aggregate.binormal import mixture_scores
 from kofs.aggregate.histogram import Envelope, interval_llr
-from kofs.aggregate.intervals import bin_edges
+from kofs.aggregate.intervals import bin_edges, unique_intervals
 from kofs.aggregate.posterior import PosteriorFit, correlation_correction
 
 __all__ = ["fit_envelope"]
@@ -95,11 +95,8 @@ class _ListBins:
         self.narrow = None if not self.wide.size else np.flatnonzero(narrow)
         self.bin = b_lo if self.narrow is None else b_lo[self.narrow]
         # the distinct wide intervals (a censored or masked block is one interval)
-        keys, inv = np.unique(
-            np.column_stack([lo[self.wide], hi[self.wide]]), axis=0, return_inverse=True
-        )
-        self.key_of = inv.ravel()
-        wl, wh = keys[:, 0], keys[:, 1]
+        wl, wh, self.key_of = unique_intervals(lo[self.wide], hi[self.wide])
+        keys = np.column_stack([wl, wh])
         self.overlap = np.clip(
             np.minimum(wh[:, None], edges[None, 1:]) - np.maximum(wl[:, None], edges[None, :-1]),
             0.0,

@@ -20,10 +20,24 @@ __all__ = [
     "block_intervals",
     "code_intervals",
     "observation_intervals",
+    "unique_intervals",
 ]
 
 #: One list's coding: each gene's code (from 0) and the list's table of intervals (lo, hi).
 Column = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def unique_intervals(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct pairs ``(lo, hi)`` (1-D arrays of one length, no NaN), sorted by lo then
+    hi, and each pair's index among them: ``np.unique`` of the stacked pairs with ``axis=0``,
+    by sorting them as complex numbers (lexicographic on (real, imaginary)). ``np.unique`` with
+    ``axis=0`` sorts a structured view and took 4-15 ms a call on 20,000 genes (the block below
+    a top-k list): 3.6 s of an 11.5 s fusion of five top-200 lists of 20,000 genes."""
+    key = np.empty(len(lo), dtype=np.complex128)
+    key.real = lo
+    key.imag = hi  # set apart: 1j * inf is nan + inf j
+    uniq, inverse = np.unique(key, return_inverse=True)
+    return uniq.real.copy(), uniq.imag.copy(), inverse.ravel()
 
 
 def block_intervals(
@@ -339,11 +353,10 @@ class _Coder:
         wide = (hi - lo) > width[k]
         code, blo, bhi = self._used(k[~wide], k, edges)
         if wide.any():  # own intervals, identical ones shared
-            pairs = np.column_stack([lo[wide], hi[wide]])
-            uniq, inv = np.unique(pairs, axis=0, return_inverse=True)
-            code[wide] = blo.size + inv.ravel()
-            blo = np.concatenate([blo, uniq[:, 0]])
-            bhi = np.concatenate([bhi, uniq[:, 1]])
+            ulo, uhi, inv = unique_intervals(lo[wide], hi[wide])
+            code[wide] = blo.size + inv
+            blo = np.concatenate([blo, ulo])
+            bhi = np.concatenate([bhi, uhi])
         return code, blo, bhi
 
     def positions(self, a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

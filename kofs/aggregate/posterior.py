@@ -95,7 +95,7 @@ from kofs.aggregate.censored import (
     pair_composites,
 )
 from kofs.aggregate.histogram import Envelope
-from kofs.aggregate.intervals import Coded, code_intervals
+from kofs.aggregate.intervals import Coded, code_intervals, unique_intervals
 
 __all__ = [
     "PosteriorFit",
@@ -1064,9 +1064,9 @@ def composite_log_likelihood(
     parts: list[np.ndarray] = []
     for j in range(D):  # each list's distinct latent bounds, coded
         b = latent_bounds(lo[:, j], hi[:, j], float(mu[j]), float(rho_map[j]))
-        cells, back = np.unique(b, axis=0, return_inverse=True)
-        codes[:, j] = back.ravel() + sum(len(x) for x in parts)
-        parts.append(cells)
+        clo, chi, back = unique_intervals(b[:, 0], b[:, 1])
+        codes[:, j] = back + sum(len(x) for x in parts)
+        parts.append(np.column_stack([clo, chi]))
     bounds = np.vstack(parts)
     list_of = np.repeat(np.arange(D), [len(x) for x in parts])
     return _pairwise_composite(
