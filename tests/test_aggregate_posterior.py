@@ -28,6 +28,7 @@ from kofs.aggregate.intervals import (
     block_intervals,
     code_intervals,
     observation_intervals,
+    unique_intervals,
 )
 from kofs.aggregate.posterior import (
     Prior,
@@ -141,6 +142,20 @@ def test_coded_intervals_keep_wide_blocks_whole():
     c = code_intervals(lo, hi, n_bins=16, single=1)
     np.testing.assert_allclose(c.lo[c.codes[[0, 2], 1]], 0.5)  # "below the list": [2/4, 1]
     np.testing.assert_allclose(c.hi[c.codes[[0, 2], 1]], 1.0)
+
+
+def test_unique_intervals_are_numpys_unique_rows():
+    # one sort of complex numbers in place of np.unique(axis=0) (the block below a top-k list,
+    # latent bounds at +-inf): the same rows, order and inverse
+    rng = np.random.default_rng(3)
+    lo = rng.choice([0.0, 0.1, 0.25, 0.5, -np.inf], size=500)
+    hi = np.maximum(lo, rng.choice([-np.inf, 0.05, 0.3, 1.0, np.inf], size=500))
+    want, back = np.unique(np.column_stack([lo, hi]), axis=0, return_inverse=True)
+    ulo, uhi, inverse = unique_intervals(lo, hi)
+    np.testing.assert_array_equal(np.column_stack([ulo, uhi]), want)
+    np.testing.assert_array_equal(inverse, back.ravel())
+    np.testing.assert_array_equal(ulo[inverse], lo)
+    np.testing.assert_array_equal(uhi[inverse], hi)
 
 
 def _ranks_with_ties_and_gaps(rng, M, L):
