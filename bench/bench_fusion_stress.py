@@ -261,24 +261,23 @@ def coarse(s, levels, how):
     return np.digitize(s, edges).astype(float)
 
 
+def _zero_inflated(sim, eff, *, informative: int, random: int, threshold: float) -> None:
+    """Lists scoring each gene by its excess over ``threshold`` SD, rounded to halves (0 for
+    most genes)."""
+    for kind, n, q in (("inf", informative, 1.0), ("rnd", random, 0.0)):
+        for j in range(n):
+            s = make_scores(sim.rng, sim.N, sim.rel, eff, q)
+            sim.add(f"{kind}{j}", np.round(np.clip(s - threshold, 0, None) * 2) / 2, kind)
+
+
 def sc3(sim, v):  # many ties, Series
     sim.as_series = True
     eff = effects(sim.rng, sim.R, "equal")
     if v == "f":  # zero-inflated: score = rounded excess over 2 SD, else 0 (~97 % tied at 0)
-        for j in range(4):
-            s = make_scores(sim.rng, sim.N, sim.rel, eff, 1.0)
-            sim.add(f"inf{j}", np.round(np.clip(s - 2, 0, None) * 2) / 2, "inf")
-        for j in range(2):
-            s = make_scores(sim.rng, sim.N, sim.rel, eff, 0)
-            sim.add(f"rnd{j}", np.round(np.clip(s - 2, 0, None) * 2) / 2, "rnd")
+        _zero_inflated(sim, eff, informative=4, random=2, threshold=2.0)
         return
     if v == "h":  # zero-inflated, 3 inf + 3 rnd, threshold 2.5 SD (~99 % tied at 0 for random)
-        for j in range(3):
-            s = make_scores(sim.rng, sim.N, sim.rel, eff, 1.0)
-            sim.add(f"inf{j}", np.round(np.clip(s - 2.5, 0, None) * 2) / 2, "inf")
-        for j in range(3):
-            s = make_scores(sim.rng, sim.N, sim.rel, eff, 0)
-            sim.add(f"rnd{j}", np.round(np.clip(s - 2.5, 0, None) * 2) / 2, "rnd")
+        _zero_inflated(sim, eff, informative=3, random=3, threshold=2.5)
         return
     if v == "i":  # 3-level "hit calls": 2 if s > 1.64, 1 if s > 0, else 0; 4 inf + 2 rnd
         for j in range(6):
@@ -387,15 +386,23 @@ def sc7(sim, v):  # large relevant fraction (R set by caller)
         sim.add(f"rnd{j}", make_scores(sim.rng, sim.N, sim.rel, eff, 0), "rnd")
 
 
+def _copied(sim, eff, noise: float, *, copies: int, random: int) -> None:
+    """An informative list A, ``copies`` noisy copies of it (``noise`` SD added), an
+    independent informative list B and ``random`` random lists."""
+    a = make_scores(sim.rng, sim.N, sim.rel, eff, 1.0)
+    sim.add("infA", a, "inf")
+    for c in range(copies):
+        name = "infA_copy" if copies == 1 else f"infA_copy{c}"
+        sim.add(name, a + noise * sim.rng.normal(size=sim.N), "inf")
+    sim.add("infB", make_scores(sim.rng, sim.N, sim.rel, eff, 1.0), "inf")
+    for j in range(random):
+        sim.add(f"rnd{j}", make_scores(sim.rng, sim.N, sim.rel, eff, 0), "rnd")
+
+
 def sc8(sim, v):  # near copies
     eff = effects(sim.rng, sim.R, "equal")
-    if v == "a":  # inf A, noisy copy of A, independent inf B, 3 random
-        a = make_scores(sim.rng, sim.N, sim.rel, eff, 1.0)
-        sim.add("infA", a, "inf")
-        sim.add("infA_copy", a + 0.3 * sim.rng.normal(size=sim.N), "inf")
-        sim.add("infB", make_scores(sim.rng, sim.N, sim.rel, eff, 1.0), "inf")
-        for j in range(3):
-            sim.add(f"rnd{j}", make_scores(sim.rng, sim.N, sim.rel, eff, 0), "rnd")
+    if v in "afg":  # inf A, a noisy copy of A (noise 0.3; f: 0.1; g: 1.0), inf B, 3 random
+        _copied(sim, eff, {"a": 0.3, "f": 0.1, "g": 1.0}[v], copies=1, random=3)
     elif v == "b":  # 2 independent inf + random list + noisy copy of that random list
         for j in range(2):
             sim.add(f"inf{j}", make_scores(sim.rng, sim.N, sim.rel, eff, 1.0), "inf")
@@ -404,30 +411,10 @@ def sc8(sim, v):  # near copies
         sim.add("rnd0_copy", r + 0.3 * sim.rng.normal(size=sim.N), "rnd")
         sim.add("rnd1", make_scores(sim.rng, sim.N, sim.rel, eff, 0), "rnd")
     elif v == "c":  # inf A + 3 noisy copies of A, independent inf B, 2 random
-        a = make_scores(sim.rng, sim.N, sim.rel, eff, 1.0)
-        sim.add("infA", a, "inf")
-        for c in range(3):
-            sim.add(f"infA_copy{c}", a + 0.3 * sim.rng.normal(size=sim.N), "inf")
-        sim.add("infB", make_scores(sim.rng, sim.N, sim.rel, eff, 1.0), "inf")
-        for j in range(2):
-            sim.add(f"rnd{j}", make_scores(sim.rng, sim.N, sim.rel, eff, 0), "rnd")
+        _copied(sim, eff, 0.3, copies=3, random=2)
     elif v == "e":  # control for 8a: no copy
         for j in range(2):
             sim.add(f"inf{j}", make_scores(sim.rng, sim.N, sim.rel, eff, 1.0), "inf")
-        for j in range(3):
-            sim.add(f"rnd{j}", make_scores(sim.rng, sim.N, sim.rel, eff, 0), "rnd")
-    elif v == "f":  # as 8a with an almost exact copy (noise 0.1)
-        a = make_scores(sim.rng, sim.N, sim.rel, eff, 1.0)
-        sim.add("infA", a, "inf")
-        sim.add("infA_copy", a + 0.1 * sim.rng.normal(size=sim.N), "inf")
-        sim.add("infB", make_scores(sim.rng, sim.N, sim.rel, eff, 1.0), "inf")
-        for j in range(3):
-            sim.add(f"rnd{j}", make_scores(sim.rng, sim.N, sim.rel, eff, 0), "rnd")
-    elif v == "g":  # as 8a with a looser copy (noise 1.0)
-        a = make_scores(sim.rng, sim.N, sim.rel, eff, 1.0)
-        sim.add("infA", a, "inf")
-        sim.add("infA_copy", a + 1.0 * sim.rng.normal(size=sim.N), "inf")
-        sim.add("infB", make_scores(sim.rng, sim.N, sim.rel, eff, 1.0), "inf")
         for j in range(3):
             sim.add(f"rnd{j}", make_scores(sim.rng, sim.N, sim.rel, eff, 0), "rnd")
     elif v == "d":  # 1 weak inf + 2 random lists that are near-copies of each other
