@@ -1234,7 +1234,9 @@ def _pair_start(lo: np.ndarray, hi: np.ndarray, among: np.ndarray | None = None)
     return np.clip(mu, 0.0, MU_MAX)
 
 
-def _top_agreement(lo: np.ndarray, hi: np.ndarray):
+def _top_agreement(
+    lo: np.ndarray, hi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The lists' normal scores ``Phi^-1(1 - mid u)`` (M, D), their top ``RHO_START``
     fractions (M, D; 0/1), those tops' sizes (D,), and the pairwise overlap of the tops beyond
     chance (D, D; the overlap's z under independent rankings, -inf on the diagonal)."""
@@ -1252,9 +1254,9 @@ def _top_agreement(lo: np.ndarray, hi: np.ndarray):
 
 def _hub_start(lo: np.ndarray, hi: np.ndarray, among: np.ndarray) -> np.ndarray:
     """Separations to start from (D,): of the list (of ``among``, bool (D,)) whose top agrees
-    most with the others in all (the sum of its positive overlaps beyond chance, :func:`_top_agreement`), its own
-    separation its mean normal score on its own top genes, each other list's its mean normal
-    score on them. A strong list beside weak ones agrees a little with each (the pair start's
+    most with the others in all (the sum of its positive overlaps beyond chance,
+    :func:`_top_agreement`), its own separation its mean normal score on its own top genes,
+    each other list's its mean normal score on them. A strong list beside weak ones agrees a little with each (the pair start's
     cross means are then ~0.1-0.2, and the fit from there drifts to a chance agreement of
     random lists): from its own top the fit reaches its class."""
     z, top, n, agree = _top_agreement(lo, hi)
