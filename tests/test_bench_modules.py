@@ -17,8 +17,12 @@ MODULES = sorted(BENCH.glob("bench_*.py"))
 @pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
 def test_every_benchmark_module_defines_run(path):
     tree = ast.parse(path.read_text())
-    names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-    assert "run" in names, f"{path.name} has no run(): make bench would report it FAILED"
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert "run" in funcs, f"{path.name} has no run(): make bench would report it FAILED"
+    # the runner calls run() without arguments (a module's own run(scn, v, seeds) was one)
+    args = funcs["run"].args
+    assert len(args.args) == len(args.defaults), f"{path.name}: run() needs arguments"
+    assert all(d is not None for d in args.kw_defaults), f"{path.name}: run() needs arguments"
 
 
 def test_the_runner_loads_a_module_with_dataclasses():
