@@ -1221,7 +1221,7 @@ def _pair_start(lo: np.ndarray, hi: np.ndarray, among: np.ndarray | None = None)
     on the genes the pair puts first (the top ``RHO_START`` of their summed scores); the pair's
     own two on each other's top genes (a list's mean on its own top genes is high whatever the
     list)."""
-    M, D = lo.shape
+    M = lo.shape[0]
     z, top, n, agree = _top_agreement(lo, hi)
     if among is not None:
         agree[~np.outer(among, among)] = -np.inf
@@ -1259,7 +1259,7 @@ def _hub_start(lo: np.ndarray, hi: np.ndarray, among: np.ndarray) -> np.ndarray:
     each other list's its mean normal score on them. A strong list beside weak ones agrees a little with each (the pair start's
     cross means are then ~0.1-0.2, and the fit from there drifts to a chance agreement of
     random lists): from its own top the fit reaches its class."""
-    z, top, n, agree = _top_agreement(lo, hi)
+    z, top, _, agree = _top_agreement(lo, hi)
     total = np.where(np.isfinite(agree), np.clip(agree, 0.0, None), 0.0).sum(axis=1)
     hub = int(np.argmax(np.where(among, total, -np.inf)))
     on = top[:, hub] > 0
