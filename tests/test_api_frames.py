@@ -129,6 +129,9 @@ def test_run_result_repr_and_notebook_view():
     res = kofs.rank(df, labels=y, rankers=["fisher", "variance"])
     assert len(repr(res)) < 300 and "fused by" in repr(res)
     assert "<table" in res._repr_html_()
+    # one list (the Fisher list alone, the labelled default plan): "1 list", not "1 lists"
+    one = kofs.rank(df, labels=y)
+    assert len(one.lists) == 1 and "1 list fused by" in repr(one)
 
 
 def test_list_aggregation_repr_is_short_and_top_is_its_table():

@@ -96,7 +96,8 @@ class RunResult:
         names = [(self.symbols or {}).get(g, g) for g in f.top(5)]
         return (
             f"<RunResult: {e.n_samples:,} samples x {e.n_genes:,} genes, "
-            f"{len(self.lists)} lists fused by {f.method}; top: {', '.join(names)}>"
+            f"{len(self.lists)} list{'' if len(self.lists) == 1 else 's'} fused by {f.method}; "
+            f"top: {', '.join(names)}>"
         )
 
     def _repr_html_(self) -> str:
