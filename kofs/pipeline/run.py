@@ -337,6 +337,14 @@ def describe(config: RunConfig | Mapping[str, Any] | str | os.PathLike) -> dict[
         plans = kofs_plan(ctx, cfg.ranking.lists)
     for p in plans:
         p.build_inputs(ctx)
+    from kofs.sources import SOURCES
+
+    # what explains genes in a run (a network no list uses, gene sets, ...): converted as a
+    # run converts it, so that its coverage is shown and a source matching no gene of the
+    # matrix fails here as it fails `kofs rank`, not silently left out
+    for spec in SOURCES:
+        if spec.evidence is not None and ctx.source(spec.name) is not None:
+            spec.evidence(ctx)
     kinds = []
     if labels is not None:
         kinds.append(
