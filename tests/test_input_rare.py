@@ -71,3 +71,39 @@ def test_sources_refuses_a_network_matching_no_gene_as_rank_does(base):
     r = invoke("sources", base["expr"], "--interactions", good)
     assert r.exit_code == 0, r.stderr
     assert "interactions good.tsv: 11 genes, 11 matched" in r.stdout
+
+
+# --- Gene Ontology OBO ----------------------------------------------------------------------
+
+
+def _obo(extra: str = "") -> str:
+    text = "format-version: 1.2\n\n[Term]\nid: GO:0008150\nname: biological_process\n"
+    text += "namespace: biological_process\n"
+    for k in range(2, 6):
+        text += f"\n[Term]\nid: GO:000000{k}\nname: t{k}\nnamespace: biological_process\n"
+        text += "is_a: GO:0008150 ! biological_process\n"
+    return text + extra
+
+
+@pytest.mark.parametrize("id_line", ["", "id: \n", "id:\t\n"])
+def test_an_obo_term_without_an_id_is_refused(tmp_path, id_line):
+    """goatools read a [Term] stanza without an id (or with an empty one) as a live term
+    named '', parents and all."""
+    from kofs.io.ontology import read_obo
+
+    path = tmp_path / "go.obo"
+    path.write_text(_obo(f"\n[Term]\n{id_line}name: nameless\nnamespace: biological_process\n"))
+    with pytest.raises(KofsError, match=r"a \[Term\] stanza \(line 32\) has no id"):
+        read_obo(path)
+
+
+@pytest.mark.parametrize("end", ["\r\n", "\r"])
+def test_an_obo_file_with_windows_or_old_mac_line_ends_is_read(tmp_path, end):
+    """A lone-CR file was 'truncated download?', as a file cut mid-line is."""
+    from kofs.io.ontology import read_obo
+
+    path = tmp_path / "go.obo"
+    path.write_bytes(_obo().replace("\n", end).encode())
+    onto = read_obo(path)
+    assert onto.terms == ("GO:0000002", "GO:0000003", "GO:0000004", "GO:0000005", "GO:0008150")
+    assert len(onto.edges["is_a"]) == 4

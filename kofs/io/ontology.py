@@ -44,8 +44,8 @@ log = logging.getLogger(__name__)
 #: (annotations resolved against it, GO semantics, gene graphs) miss after the reader changes,
 #: also on a development checkout whose kofs version stays the same. Bump it with every change
 #: to the reader's output (2: a term's id given as an alt_id, or one alt_id of two terms, refused;
-#: 3: ``is_obsolete: True``).
-OBO_READER_VERSION = 3
+#: 3: ``is_obsolete: True``; 4: a [Term] without an id refused, lone-CR line ends read).
+OBO_READER_VERSION = 4
 
 __all__ = [
     "Ontology",
@@ -248,6 +248,33 @@ def _refuse_repeated_terms(plain: Path, n_terms: int, shown: str) -> None:
             )
 
 
+def _refuse_term_without_id(shown: str) -> None:
+    """Refuse an OBO file with a [Term] stanza that has no ``id:`` line, or an empty one
+    (goatools read it as a live term named '', with its parents and namespace), naming the
+    line of the stanza in the user's file ``shown`` (plain or gzip)."""
+    with open(shown, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    with gzip.open(shown, "rb") if gz else open(shown, "rb") as fh:
+        data = fh.read()
+    start = None  # line of the open [Term] stanza still without an id
+    for number, raw in enumerate([*data.splitlines(), b"["], start=1):
+        line = raw.strip()
+        if line.startswith(b"["):
+            if start is not None:
+                break
+            start = number if line == b"[Term]" else None
+        elif start is not None and (tag := _ID_LINE.match(line)) and tag[1] == b"id":
+            start = None
+    else:
+        start = None
+    where = f" (line {start:,})" if start is not None else ""
+    raise InputError(
+        f"a [Term] stanza{where} has no id (every term needs an 'id: GO:NNNNNNN' line); give a "
+        "Gene Ontology .obo file",
+        path=shown,
+    )
+
+
 def _parse(path: Path, shown: str) -> Ontology:
     from goatools.obo_parser import GODag
 
@@ -280,6 +307,8 @@ def _parse(path: Path, shown: str) -> Ontology:
     alt_ids: dict[str, str] = {}
     edges: dict[str, list[tuple[str, str]]] = {r: [] for r in RELATIONS}
     records = {rec.item_id: rec for key, rec in dag.items() if key == rec.item_id}
+    if "" in records:  # goatools keeps a stanza without an id as the term ''
+        _refuse_term_without_id(shown)
     _refuse_repeated_terms(path, len(records), shown)
     for go_id, rec in records.items():
         if rec.is_obsolete:
@@ -607,6 +636,8 @@ def _copy_kept_relations(src, dst) -> None:
     targets (which may lie outside GO) although kofs never follows them: they are dropped.
     """
     data = b"\n" + src.read()
+    if b"\r" in data:  # Windows (CRLF) or old Mac (lone CR) line ends: goatools reads "\n"
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     for pattern, replacement in _OBO_REWRITES:
         data = pattern.sub(replacement, data)
     dst.write(data[1:])
