@@ -107,3 +107,21 @@ def test_an_obo_file_with_windows_or_old_mac_line_ends_is_read(tmp_path, end):
     onto = read_obo(path)
     assert onto.terms == ("GO:0000002", "GO:0000003", "GO:0000004", "GO:0000005", "GO:0008150")
     assert len(onto.edges["is_a"]) == 4
+
+
+# --- options without effect -----------------------------------------------------------------
+
+
+def test_term_relevance_without_go_or_pathways_warns_once(base):
+    """--term-relevance scores GO terms and gene sets; alone it changed nothing, silently."""
+    table = base["dir"] / "relevance.tsv"
+    table.write_text("term\tvalue\nSET0\t1\n")
+    out = base["dir"] / "out"
+    r = invoke("rank", base["expr"], "--rankers", "variance", "--term-relevance", table, "-o", out)
+    assert r.exit_code == 0, r.stderr
+    needle = f"--term-relevance {table} has no effect: it gives the relevance of GO terms"
+    assert r.stderr.count(needle) == 1, r.stderr
+    gmt = base["dir"] / "sets.gmt"
+    gmt.write_text("SET0\td\t" + "\t".join(f"G{i}" for i in range(8)) + "\n")
+    r = invoke("sources", base["expr"], "--term-relevance", table, "--pathways", gmt)
+    assert r.exit_code == 0 and "no effect" not in r.stderr, r.stderr

@@ -181,6 +181,14 @@ def read_sources(
             data[spec.name] = value
         else:
             _warn_settings_without_source(spec, knowledge[spec.name])
+    if "term_relevance" in data and not any(
+        SOURCES.get(name).relevance is not None for name in data
+    ):
+        from kofs.options import warn_no_effect
+
+        files = ", ".join("--" + s.name.replace("_", "-") for s in SOURCES if s.relevance)
+        why = f"it gives the relevance of GO terms and gene sets, and none of {files} is given"
+        warn_no_effect([f"--term-relevance {knowledge['term_relevance'].term_relevance}"], why)
     idmap = None
     if id_map is not None:
         from kofs.io.id_map import read_id_map
