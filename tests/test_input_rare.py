@@ -125,3 +125,33 @@ def test_term_relevance_without_go_or_pathways_warns_once(base):
     gmt.write_text("SET0\td\t" + "\t".join(f"G{i}" for i in range(8)) + "\n")
     r = invoke("sources", base["expr"], "--term-relevance", table, "--pathways", gmt)
     assert r.exit_code == 0 and "no effect" not in r.stderr, r.stderr
+
+
+# --- Python API: lists of the wrong kind ----------------------------------------------------
+
+
+def test_aggregate_rankings_refuses_a_none_or_a_mapping_among_its_lists():
+    """A None among the rankings was taken for "nothing wrong" (AttributeError: 'NoneType'
+    object has no attribute 'name'); a dict of rankings was 'got a str' (its keys)."""
+    import kofs
+    from kofs.errors import ParameterError
+
+    X = np.random.default_rng(0).normal(size=(8, 12))
+    ranking = kofs.rank(X, rankers=["variance"]).lists[0]
+    with pytest.raises(ParameterError, match="kofs.Ranking objects, got None"):
+        kofs.aggregate_rankings([ranking, None])
+    with pytest.raises(ParameterError, match=r"got a dict: give its values"):
+        kofs.aggregate_rankings({"a": ranking})
+
+
+def test_aggregate_lists_refuses_a_series_with_a_multiindex():
+    """Was an IndexError from pandas' reset_index (a DataFrame's MultiIndex was refused)."""
+    import pandas as pd
+
+    import kofs
+    from kofs.errors import ParameterError
+
+    index = pd.MultiIndex.from_tuples([("G1", 1), ("G2", 2), ("G3", 3)])
+    series = pd.Series([0.3, 0.2, 0.1], index=index)
+    with pytest.raises(ParameterError, match="list a: a Series with a MultiIndex"):
+        kofs.aggregate_lists({"a": series, "b": ["G1", "G2", "G3"]}, direction="desc")

@@ -317,15 +317,18 @@ def _aggregate(
     for name, value, high in (("seed", seed, SEED_MAX), ("bootstrap", bootstrap, BOOTSTRAP_MAX)):
         if not whole_number(value) or not (0 <= value <= high):
             raise ParameterError(f"{name} must be an integer in [0, {high}], got {value!r}")
-    if isinstance(rankings, Ranking) or not isinstance(rankings, Iterable):
+    if isinstance(rankings, (Ranking, Mapping, str)) or not isinstance(rankings, Iterable):
         raise ParameterError(
             f"aggregate fuses a list of kofs.Ranking objects, got a {type(rankings).__name__}"
+            + (": give its values, list(rankings.values())" if isinstance(rankings, Mapping) else "")
         )
     rankings = list(rankings)
-    wrong = next((r for r in rankings if not isinstance(r, Ranking)), None)
-    if wrong is not None:
+    # a None among them is wrong too (it was taken for "none wrong": an AttributeError)
+    wrong = [r for r in rankings if not isinstance(r, Ranking)]
+    if wrong:
+        got = "None" if wrong[0] is None else f"a {type(wrong[0]).__name__}"
         raise ParameterError(
-            f"aggregate fuses kofs.Ranking objects, got a {type(wrong).__name__}: "
+            f"aggregate fuses kofs.Ranking objects, got {got}: "
             "kofs.aggregate_lists reads gene lists, tables and files"
         )
     names = [r.name for r in rankings]

@@ -180,6 +180,11 @@ def _read_one(
         col = str(obj.name) if obj.name is not None else "score"
         if obj.name is not None and name is None:
             label = str(obj.name)
+        if isinstance(obj.index, pd.MultiIndex):  # was an IndexError from pandas
+            raise ParameterError(
+                f"list {label}: a Series with a MultiIndex; give one level of gene ids as its "
+                "index (e.g. s.droplevel(1))"
+            )
         frame = obj.to_frame(name=col)
         if isinstance(frame.index, pd.RangeIndex):
             raise ParameterError(f"list {label}: a Series needs the gene ids as its index")
