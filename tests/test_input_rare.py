@@ -155,3 +155,21 @@ def test_aggregate_lists_refuses_a_series_with_a_multiindex():
     series = pd.Series([0.3, 0.2, 0.1], index=index)
     with pytest.raises(ParameterError, match="list a: a Series with a MultiIndex"):
         kofs.aggregate_lists({"a": series, "b": ["G1", "G2", "G3"]}, direction="desc")
+
+
+def test_gene_similarity_refuses_a_dtype_that_cannot_hold_nan(tmp_path):
+    """dtype=int was numpy's ValueError 'cannot convert float NaN to integer'."""
+    import kofs
+    from kofs.errors import ParameterError
+
+    obo = tmp_path / "go.obo"
+    obo.write_text(_obo())
+    ann = tmp_path / "ann.tsv"
+    ann.write_text("".join(f"G{i}\tGO:000000{2 + i % 4}\tIDA\tP\n" for i in range(6)))
+    onto = kofs.read_obo(obo)
+    annotations = kofs.read_go_annotations(ann, ontology=onto)
+    for dtype in (int, bool, complex):
+        with pytest.raises(ParameterError, match="cannot hold similarities"):
+            kofs.gene_similarity(onto, annotations, ["G1", "G2"], dtype=dtype)
+    values, _ = kofs.gene_similarity(onto, annotations, ["G1", "G2"], dtype=np.float32)
+    assert values.dtype == np.float32

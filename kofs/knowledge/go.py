@@ -208,9 +208,14 @@ def _check_similarity_arguments(ontology, annotations, genes, genes2, semantics,
         if not isinstance(given, Iterable) or isinstance(given, Mapping):
             raise ParameterError(f"{name}: give a list of gene ids, got {reprlib.repr(given)}")
     try:
-        np.dtype(dtype)
+        kind = np.dtype(dtype).kind
     except TypeError:
         raise ParameterError(f"gene_similarity: dtype {dtype!r} is not a numpy dtype") from None
+    if kind != "f":  # an integer dtype was numpy's "cannot convert float NaN to integer"
+        raise ParameterError(
+            f"gene_similarity: dtype {np.dtype(dtype).name} cannot hold similarities (NaN "
+            "for genes without terms); give a float dtype, float32 or float64"
+        )
 
 
 def genes_with_terms(
