@@ -173,3 +173,14 @@ def test_gene_similarity_refuses_a_dtype_that_cannot_hold_nan(tmp_path):
             kofs.gene_similarity(onto, annotations, ["G1", "G2"], dtype=dtype)
     values, _ = kofs.gene_similarity(onto, annotations, ["G1", "G2"], dtype=np.float32)
     assert values.dtype == np.float32
+
+
+def test_a_parameter_of_a_ranker_the_run_does_not_use_says_so(base):
+    """--param spec-phi2.k=0 with labels only (the Fisher list) was 'unknown list or ranker
+    'spec-phi2'', of a ranker kofs has."""
+    args = ["rank", base["expr"], "--labels", base["labels"], "-o", base["dir"] / "out"]
+    r = invoke(*args, "--param", "spec-phi2.k=3")
+    one_error(r, "--param", "ranker 'spec-phi2' builds no list of this run", "--rankers")
+    r = invoke(*args, "--param", "nope.k=3")
+    one_error(r, "--param", "unknown list or ranker 'nope'")
+    assert not (base["dir"] / "out").exists()

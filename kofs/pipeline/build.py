@@ -45,9 +45,15 @@ def build_lists(
     params = dict(params or {})
     unknown = set(params) - set(names) - {p.ranker for p in plans}
     if unknown:
-        raise ParameterError(
-            "--param: " + unknown_message("list or ranker", sorted(unknown)[0], names)
-        )
+        first = sorted(unknown)[0]
+        if first in RANKERS.names():  # a ranker kofs has, but no list of this run uses it
+            used = sorted({p.ranker for p in plans})
+            raise ParameterError(
+                f"--param: ranker {first!r} builds no list of this run (its rankers: "
+                f"{', '.join(used)}; its lists: {', '.join(names)}); add it with --rankers, or "
+                "drop the parameter"
+            )
+        raise ParameterError("--param: " + unknown_message("list or ranker", first, names))
     per_list = {}
     for plan in plans:  # every parameter is checked before any work starts
         p = {**plan.params, **params.get(plan.ranker, {}), **params.get(plan.name, {})}
