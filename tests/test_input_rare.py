@@ -184,3 +184,34 @@ def test_a_parameter_of_a_ranker_the_run_does_not_use_says_so(base):
     r = invoke(*args, "--param", "nope.k=3")
     one_error(r, "--param", "unknown list or ranker 'nope'")
     assert not (base["dir"] / "out").exists()
+
+
+# --- pathways -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text", "needle"),
+    [
+        (
+            "kegg_gene2pathway",
+            "pathway_id\tentrez_id\n\tG1\nhsa1\tG2\n",
+            ":2 (column pathway_id): the pathway_id is empty",
+        ),
+        (
+            "kegg_table",
+            "pathway_id\tentrez_ids\n\tG1,G2\nhsa1\tG2,G3\n",
+            ":2 (column pathway_id): the pathway_id is empty",
+        ),
+        ("kegg_link", "G1\tpath:\nG3\tpath:hsa1\n", ":1: KEGG link line has an empty pathway id"),
+    ],
+)
+def test_a_kegg_row_without_a_pathway_id_is_refused(base, fmt, text, needle):
+    """Was a gene set with the id '' (a GMT line without a set id is refused)."""
+    import kofs
+
+    path = base["dir"] / "kegg.tsv"
+    path.write_text(text)
+    with pytest.raises(KofsError, match=needle):
+        kofs.read_pathways(path, fmt)
+    r = invoke("sources", base["expr"], "--pathways", path, "--pathway-format", fmt)
+    one_error(r, path, needle)

@@ -268,6 +268,12 @@ def read_kegg_link(
                     path=path,
                     line=lineno,
                 )
+            if not pw[0][5:].strip():  # was a gene set with the id ''
+                raise InputError(
+                    f"KEGG link line has an empty pathway id ({pw[0]!r}); write path:<id>",
+                    path=path,
+                    line=lineno,
+                )
             sets.setdefault(pw[0][5:], []).append(strip_org(genes[0]))
     if not sets:
         raise InputError("KEGG link file holds no gene-pathway pairs", path=path)
@@ -304,6 +310,14 @@ def _read_tsv_rows(path: str, required: tuple[str, ...]) -> tuple[list[str], lis
         if len(r) != len(header) and any(x.strip() for x in r):
             raise InputError(
                 f"row has {len(r)} fields, the header {len(header)}", path=path, line=lineno
+            )
+        if any(x.strip() for x in r) and not r[header.index("pathway_id")].strip():
+            # was a gene set with the id '' (a GMT line without a set id is refused alike)
+            raise InputError(
+                "the pathway_id is empty; every row needs its pathway's id",
+                path=path,
+                line=lineno,
+                column="pathway_id",
             )
     return header, [r for r in rows[1:] if any(x.strip() for x in r)]
 
