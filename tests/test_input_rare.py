@@ -216,3 +216,30 @@ def test_a_kegg_row_without_a_pathway_id_is_refused(base, fmt, text, needle):
         kofs.read_pathways(path, fmt)
     r = invoke("sources", base["expr"], "--pathways", path, "--pathway-format", fmt)
     one_error(r, path, needle)
+
+
+# --- interactions ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        ("short.txt", "protein1 protein2 combined_score\nP1 P2 900\nP2 P3\n", 3),
+        ("short.tsv", "a\tb\tw\nG1\tG2\t0.5\nG2\tG3\n", 3),
+        ("empty.csv", "a,b,w\nG1,G2,0.5\nG2,G3,\n", 3),
+    ],
+)
+def test_a_missing_interaction_weight_is_said_to_be_missing(base, name, text, line):
+    """A line without its weight field was "weight 'nan' is not a finite number" (STRING) or
+    "weight ''", values the file does not hold."""
+    import kofs
+
+    path = base["dir"] / name
+    path.write_text(text)
+    with pytest.raises(KofsError, match=rf":{line} \(column .*\): the weight is missing"):
+        kofs.read_interactions(path)
+    path.write_text(text.replace("NaN", "x"))
+    nan = base["dir"] / "nan.tsv"
+    nan.write_text("a\tb\tw\nG1\tG2\tNaN\n")
+    with pytest.raises(KofsError, match="weight 'NaN' is not a finite number"):
+        kofs.read_interactions(nan)

@@ -145,7 +145,7 @@ def read_string_links(
             if pd.api.types.is_numeric_dtype(raw) and raw.notna().all():
                 score = raw.to_numpy(dtype=np.float64)
             else:
-                score = parse_weights(raw.astype(str), lines, path, column="combined_score")
+                score = parse_weights(raw.astype(object), lines, path, column="combined_score")
             if (score > 1000).any() or (score < 0).any():
                 i = int(np.flatnonzero((score > 1000) | (score < 0))[0])
                 raise InputError(

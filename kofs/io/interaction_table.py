@@ -135,8 +135,19 @@ def parse_weights(raw: pd.Series, lines: np.ndarray, path: str, *, column: str) 
     bad = ~np.isfinite(w)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
+        value = raw.iloc[i]
+        if value.strip() == "" if isinstance(value, str) else pd.isna(value):
+            # an empty field or a short line: was "weight 'nan' is not a finite number" (a
+            # value the file does not hold) or "weight ''"
+            raise InputError(
+                "the weight is missing (an empty field, or a line with fewer fields than the "
+                "header); give every line its weight, or remove the line",
+                path=path,
+                line=int(lines[i]),
+                column=column,
+            )
         raise InputError(
-            f"weight {raw.iloc[i]!r} is not a finite number; fix or remove the line",
+            f"weight {value!r} is not a finite number; fix or remove the line",
             path=path,
             line=int(lines[i]),
             column=column,
