@@ -238,8 +238,17 @@ def test_a_missing_interaction_weight_is_said_to_be_missing(base, name, text, li
     path.write_text(text)
     with pytest.raises(KofsError, match=rf":{line} \(column .*\): the weight is missing"):
         kofs.read_interactions(path)
-    path.write_text(text.replace("NaN", "x"))
     nan = base["dir"] / "nan.tsv"
     nan.write_text("a\tb\tw\nG1\tG2\tNaN\n")
     with pytest.raises(KofsError, match="weight 'NaN' is not a finite number"):
         kofs.read_interactions(nan)
+
+
+def test_an_empty_string_alias_file_is_named_as_such(base):
+    """A STRING aliases file with a header only was 'interaction file has no rows'."""
+    links = base["dir"] / "links.txt"
+    links.write_text("protein1 protein2 combined_score\n9606.P1 9606.P2 900\n")
+    aliases = base["dir"] / "aliases.txt"
+    aliases.write_text("#string_protein_id\talias\tsource\n")
+    r = invoke("sources", base["expr"], "--interactions", links, "--string-aliases", aliases)
+    one_error(r, aliases, "STRING alias file has no rows")

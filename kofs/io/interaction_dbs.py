@@ -49,7 +49,12 @@ def read_string_aliases(
     first = head[0].lstrip("#").strip().lower().split("\t")
     has_header = head[0].startswith("#") or any("protein" in f for f in first)
     df = read_edge_frame(
-        path, sep="\t", header=None, skiprows=1 if has_header else 0, on_bad_lines="error"
+        path,
+        sep="\t",
+        header=None,
+        what="STRING alias file",
+        skiprows=1 if has_header else 0,
+        on_bad_lines="error",
     )
     if "preferred_name" in first:
         ids, alias, src = df.iloc[:, 0], df.iloc[:, 1], None

@@ -231,9 +231,12 @@ def clean_edges(
     )
 
 
-def read_edge_frame(path: str, *, sep: str, header: int | None, **kwargs: Any) -> pd.DataFrame:
-    """pandas.read_csv with ids as strings; a ragged line becomes an InputError with its line."""
-    with _open_text(path, what="interaction file") as fh, table_errors(path, "interaction file"):
+def read_edge_frame(
+    path: str, *, sep: str, header: int | None, what: str = "interaction file", **kwargs: Any
+) -> pd.DataFrame:
+    """pandas.read_csv with ids as strings; a ragged line becomes an InputError with its line
+    (``what``: how the file is named in messages)."""
+    with _open_text(path, what=what) as fh, table_errors(path, what):
         return pd.read_csv(
             fh,
             sep=sep,
