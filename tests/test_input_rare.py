@@ -252,3 +252,34 @@ def test_an_empty_string_alias_file_is_named_as_such(base):
     aliases.write_text("#string_protein_id\talias\tsource\n")
     r = invoke("sources", base["expr"], "--interactions", links, "--string-aliases", aliases)
     one_error(r, aliases, "STRING alias file has no rows")
+
+
+# --- evaluate: folds against sample groups --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("groups", "folds", "needle"),
+    [
+        (["P0"] * N_SAMPLES, "0", "needs at least 2 groups; --groups gives 1 ('P0')"),
+        ([f"P{j}" for j in range(N_SAMPLES)], "8", "--folds 8 is more than every class has"),
+    ],
+)
+def test_evaluate_folds_that_the_sample_groups_cannot_make(base, groups, folds, needle):
+    """One group with --folds 0 (leave-one-group-out), or more grouped folds than any class
+    has samples, were scikit-learn's ValueError: an internal error, exit 1."""
+    ranking = base["dir"] / "ranking.tsv"
+    ranking.write_text("gene\trank\n" + "".join(f"G{i}\t{i + 1}\n" for i in range(N_GENES)))
+    labels = base["dir"] / "groups.tsv"
+    labels.write_text(
+        "sample\tclass\tpatient\n"
+        + "".join(
+            f"S{j}\t{'a' if j < N_SAMPLES // 2 else 'b'}\t{g}\n" for j, g in enumerate(groups)
+        )
+    )
+    out = base["dir"] / "eval"
+    r = invoke(
+        "evaluate", ranking, base["expr"], "--labels", labels, "--groups", "patient",
+        "--folds", folds, "--repeats", "1", "--classifiers", "1nn", "-o", out,
+    )  # fmt: skip
+    one_error(r, "--folds", needle)
+    assert not out.exists()

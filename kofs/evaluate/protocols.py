@@ -117,6 +117,12 @@ def make_folds(
     if n_splits == 0:
         if groups is not None and len(groups) != len(y):
             raise ParameterError(f"--groups gives {len(groups)} values for {len(y)} samples")
+        if groups is not None and len(np.unique(np.asarray(groups))) < 2:
+            # was scikit-learn's ValueError (an internal error)
+            raise ParameterError(
+                "--folds 0 with --groups leaves one sample group out at a time and needs at "
+                f"least 2 groups; --groups gives 1 ({str(np.asarray(groups)[0])!r})"
+            )
         cv = LeaveOneOut() if groups is None else LeaveOneGroupOut()
         split = cv.split(np.zeros((len(y), 1)), y, None if groups is None else np.asarray(groups))
         return [Fold(0, j, tr, te) for j, (tr, te) in enumerate(split)]
@@ -148,6 +154,12 @@ def make_folds(
     if len(np.unique(groups)) < n_splits:
         raise ParameterError(
             f"--folds {n_splits} is more than the {len(np.unique(groups))} sample groups"
+        )
+    if n_splits > counts.max():  # was scikit-learn's ValueError (an internal error)
+        raise ParameterError(
+            f"--folds {n_splits} is more than every class has samples (the largest, "
+            f"'{classes[counts.argmax()]}', has {counts.max()}); use --folds {counts.max()} "
+            "or fewer"
         )
     for r in range(n_repeats):
         cv = StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=seed + r)
