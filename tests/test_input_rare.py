@@ -41,9 +41,7 @@ def base(tmp_path) -> dict[str, Path]:
         "gene\t"
         + "\t".join(f"S{j}" for j in range(N_SAMPLES))
         + "\n"
-        + "".join(
-            f"G{i}\t" + "\t".join(f"{v:.4f}" for v in X[i]) + "\n" for i in range(N_GENES)
-        )
+        + "".join(f"G{i}\t" + "\t".join(f"{v:.4f}" for v in X[i]) + "\n" for i in range(N_GENES))
     )
     labels = tmp_path / "labels.tsv"
     labels.write_text(

@@ -320,7 +320,11 @@ def _aggregate(
     if isinstance(rankings, (Ranking, Mapping, str)) or not isinstance(rankings, Iterable):
         raise ParameterError(
             f"aggregate fuses a list of kofs.Ranking objects, got a {type(rankings).__name__}"
-            + (": give its values, list(rankings.values())" if isinstance(rankings, Mapping) else "")
+            + (
+                ": give its values, list(rankings.values())"
+                if isinstance(rankings, Mapping)
+                else ""
+            )
         )
     rankings = list(rankings)
     # a None among them is wrong too (it was taken for "none wrong": an AttributeError)
