@@ -281,3 +281,18 @@ def test_evaluate_folds_that_the_sample_groups_cannot_make(base, groups, folds, 
     )  # fmt: skip
     one_error(r, "--folds", needle)
     assert not out.exists()
+
+
+# --- empty values ---------------------------------------------------------------------------
+
+
+def test_an_empty_log_file_or_list_is_refused(base):
+    """--log-file '' wrote no log without a word; an empty aggregate LIST was ': file not
+    found' (a name without its file)."""
+    r = invoke("--log-file", "", "methods")
+    one_error(r, "--log-file", "an empty path was given")
+    lists = base["dir"] / "a.txt"
+    lists.write_text("G1\nG2\nG3\n")
+    for empty in ("", " ", "x="):
+        r = invoke("aggregate", lists, empty, "-o", "-")
+        one_error(r, "an empty list was given")

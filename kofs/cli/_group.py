@@ -537,6 +537,8 @@ def setup_logging(verbosity: int, log_file: str | None = None) -> None:
         root.removeHandler(old)
         if isinstance(old, _LogFile):
             old.close()
+    if log_file is not None and not str(log_file).strip():  # was no log, without a word
+        raise OutputError("--log-file: an empty path was given")
     root.setLevel(logging.DEBUG if log_file else level)
     h = _HeldStderr(sys.stderr, hold=verbosity <= 0)
     h.setLevel(level)

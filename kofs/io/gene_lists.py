@@ -142,6 +142,9 @@ def parse_list_spec(text: str, *, base: str | os.PathLike | None = None) -> List
         No interpretation names an existing file.
     """
     text = str(text)
+    empty = "an empty list was given; give [NAME=]FILE, FILE:COLUMN or FILE:COLUMN:asc|desc|abs"
+    if not text.strip():  # was ": file not found"
+        raise InputError(empty)
 
     def where(p: str) -> str:
         if p.startswith("~"):  # as a shell would (a config's lists are not expanded by one)
@@ -156,6 +159,8 @@ def parse_list_spec(text: str, *, base: str | os.PathLike | None = None) -> List
         head, _, rest = text.partition("=")
         if head and "/" not in head and os.sep not in head:
             name, text = head.strip(), rest
+            if not text.strip():
+                raise InputError(f"{name}=: {empty}")
     if text == "-" or exists(text):
         return ListSpec(where(text), name)
     parts = text.rsplit(":", 2)
