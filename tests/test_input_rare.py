@@ -296,3 +296,19 @@ def test_an_empty_log_file_or_list_is_refused(base):
     for empty in ("", " ", "x="):
         r = invoke("aggregate", lists, empty, "-o", "-")
         one_error(r, "an empty list was given")
+
+
+def test_gosim_output_naming_an_input_says_so(tmp_path):
+    """-o the genes file read: "cannot be written: . writing here would overwrite the input
+    file genes.txt; choose another output folder" (a folder message, garbled)."""
+    obo = tmp_path / "go.obo"
+    obo.write_text(_obo())
+    ann = tmp_path / "ann.tsv"
+    ann.write_text("".join(f"G{i}\tGO:000000{2 + i % 4}\tIDA\tP\n" for i in range(6)))
+    genes = tmp_path / "genes.txt"
+    genes.write_text("G1\nG2\n")
+    for target in (genes, ann):
+        before = target.read_bytes()
+        r = invoke("gosim", "--go", obo, "--go-annotations", ann, "--genes", genes, "-o", target)
+        one_error(r, target, "is an input of this run", "choose another output file name")
+        assert target.read_bytes() == before

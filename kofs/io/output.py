@@ -116,6 +116,15 @@ def check_output_file(path: str | os.PathLike, *, inputs: Iterable[str | os.Path
         probe = probe.parent
     if probe.exists() and not probe.is_dir():
         raise OutputError(f"cannot be written: {probe} is a file, not a folder", path=p)
+    target = os.path.realpath(p)
+    for given in inputs:  # said of the file (the folder's message read "cannot be written: .
+        # writing here would overwrite the input file ...; choose another output folder")
+        if given is not None and os.fspath(given) != "-" and os.path.realpath(given) == target:
+            raise OutputError(
+                "is an input of this run: writing it would overwrite the input; choose another "
+                "output file name",
+                path=p,
+            )
     try:
         check_output_dir(p.parent if str(p.parent) else Path("."), inputs=inputs, outputs=(p.name,))
     except OutputError as exc:  # name the file the user gave, not its folder
