@@ -312,3 +312,15 @@ def test_gosim_output_naming_an_input_says_so(tmp_path):
         r = invoke("gosim", "--go", obo, "--go-annotations", ann, "--genes", genes, "-o", target)
         one_error(r, target, "is an input of this run", "choose another output file name")
         assert target.read_bytes() == before
+
+
+def test_a_known_gene_row_without_a_gene_id_is_refused(tmp_path):
+    """A true row of a known-gene table with an empty gene id was dropped without a word."""
+    from kofs.evaluate.known import read_known_genes
+
+    path = tmp_path / "known.tsv"
+    path.write_text("gene\tflag\nG1\tyes\n\tyes\nG3\tno\n")
+    with pytest.raises(KofsError, match=r"known\.tsv:3: known genes 'k': the gene id .* empty"):
+        read_known_genes("k", path, where="flag")
+    path.write_text("gene\tflag\nG1\tyes\n\tno\nG3\tyes\n")  # an empty id on a false row
+    assert read_known_genes("k", path, where="flag").genes == ("G1", "G3")

@@ -125,7 +125,16 @@ def read_known_genes(
         if gene_column and col not in lower:
             raise missing(gene_column)
         series = df[lower[col]] if col else df.iloc[:, 0]
-        genes = list(dict.fromkeys(g for g in series if g))
+        blank = series[series.str.strip() == ""] if len(series) else series
+        if len(blank):  # was dropped without a word (a known gene lost from HIT and Sim_anno)
+            line = df.attrs["lines"][df.index.get_loc(blank.index[0])]
+            raise InputError(
+                f"known genes {name!r}: the gene id (column {series.name!r}) is empty "
+                f"({len(blank)} such rows); write the gene's id or remove the row",
+                path=path,
+                line=line,
+            )
+        genes = list(dict.fromkeys(series))
     if not genes:
         raise InputError(
             f"known gene set {name!r} is empty" + (f" (no row with {where} true)" if where else ""),
