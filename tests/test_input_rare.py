@@ -324,3 +324,23 @@ def test_a_known_gene_row_without_a_gene_id_is_refused(tmp_path):
         read_known_genes("k", path, where="flag")
     path.write_text("gene\tflag\nG1\tyes\n\tno\nG3\tyes\n")  # an empty id on a false row
     assert read_known_genes("k", path, where="flag").genes == ("G1", "G3")
+
+
+# --- special files as inputs ----------------------------------------------------------------
+
+
+def test_a_device_or_a_pipe_read_twice_is_refused_at_once(base):
+    """/dev/zero as an input was read without end (a hang); a named pipe (or <(...)) as a file
+    that kofs opens twice was 'file is empty' or 'GO ontology file not found'. A pipe read
+    once (the expression matrix, the labels) stays readable."""
+    import os
+
+    r = invoke("rank", "/dev/zero", "--rankers", "variance", "-o", base["dir"] / "out")
+    one_error(r, "/dev/zero", "is a device, not a file")
+    assert not (base["dir"] / "out").exists()
+    fifo = base["dir"] / "sets.gmt"
+    os.mkfifo(fifo)  # no writer: opening it would block; it is refused before any open
+    r = invoke("sources", base["expr"], "--pathways", fifo)
+    one_error(r, fifo, "is a pipe", "save it to a file")
+    r = invoke("sources", base["expr"], "--go", fifo, "--go-annotations", base["labels"])
+    one_error(r, fifo, "is a pipe")

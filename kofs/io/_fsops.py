@@ -340,3 +340,24 @@ def check_api_options(
         refuse("progress", "a kofs.progress.Progress (start, advance, finish) or None", progress)
     if threads is not None and not whole_number(threads):
         refuse("threads", "a whole number or None", threads)
+
+
+def refuse_special_input(path: str | os.PathLike, *, pipes: bool = True) -> None:
+    """An input that is a device (``/dev/zero`` was read without end: a hang), or, with
+    ``pipes``, a named pipe or process substitution (``<(zcat x.gz)``) that a reader opens more
+    than once (the second open found nothing: "file is empty" or "not found"): an
+    :class:`~kofs.errors.InputError` saying so. Missing paths and regular files pass."""
+    from kofs.errors import InputError
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # missing or unreachable: the reader says which
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        raise InputError("is a device, not a file; give a file's path", path=os.fspath(path))
+    if pipes and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        raise InputError(
+            "is a pipe (e.g. <(...) process substitution), and this file is read more than "
+            "once; save it to a file and give its path",
+            path=os.fspath(path),
+        )

@@ -32,6 +32,7 @@ from typing import IO
 
 from kofs.errors import InputError, KofsError
 from kofs.io import _table
+from kofs.io._fsops import refuse_special_input
 
 __all__ = [
     "TRUNCATED",
@@ -125,6 +126,7 @@ def stream_bytes(path: str | os.PathLike, *, what: str = "file") -> io.BufferedR
         raise InputError(f"{what} not found; check the path", path=p)
     if p.is_dir():
         raise InputError(f"{what} is a directory, expected a file", path=p)
+    refuse_special_input(p)  # opened twice below (its magic bytes, then its content)
     kind = "plain"
     try:
         with open(p, "rb") as fh:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kofs.errors import InputError, ParameterError
-from kofs.io._fsops import check_path_argument
+from kofs.io._fsops import check_path_argument, refuse_special_input
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -91,6 +91,7 @@ def _raw(path: str | os.PathLike) -> bytes:
             _STDIN_READ.add(stream)
         data = stream.read()
         return data.encode("utf-8") if isinstance(data, str) else data
+    refuse_special_input(p, pipes=False)  # a pipe is read once, here; a device never ends
     try:
         with open(p, "rb") as fh:
             return fh.read()

@@ -30,7 +30,12 @@ import numpy as np
 
 from kofs.cache import Check, EntryError
 from kofs.errors import InputError, ParameterError, checked_keywords
-from kofs.io._fsops import check_api_options, check_path_argument, file_digest
+from kofs.io._fsops import (
+    check_api_options,
+    check_path_argument,
+    file_digest,
+    refuse_special_input,
+)
 from kofs.progress import Progress, task
 from kofs.resources import check_memory, estimate_obo_file
 
@@ -508,6 +513,7 @@ def read_obo(
     p = Path(path)
     if p.is_dir():  # was "file not found" for the folder that is there
         raise InputError("is a directory, expected the GO ontology file (--go)", path=p)
+    refuse_special_input(p)  # read twice (copied, then its header)
     if not p.is_file():
         raise InputError("GO ontology file not found; check the --go path", path=p)
     digest = obo_digest(file_digest(p)[1])
