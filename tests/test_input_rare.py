@@ -344,3 +344,17 @@ def test_a_device_or_a_pipe_read_twice_is_refused_at_once(base):
     one_error(r, fifo, "is a pipe", "save it to a file")
     r = invoke("sources", base["expr"], "--go", fifo, "--go-annotations", base["labels"])
     one_error(r, fifo, "is a pipe")
+
+
+def test_a_kegg_pathway_named_twice_is_refused(tmp_path):
+    """--kegg-names giving one pathway two names kept the last, without a word."""
+    import kofs
+
+    link = tmp_path / "link.txt"
+    link.write_text("hsa:1\tpath:hsa00010\nhsa:2\tpath:hsa00010\n")
+    names = tmp_path / "names.txt"
+    names.write_text("path:hsa00010\tGlycolysis\npath:hsa00010\tOther\n")
+    with pytest.raises(KofsError, match="names.txt:2: pathway hsa00010 has two names"):
+        kofs.read_pathways(link, "kegg_link", names=names)
+    names.write_text("path:hsa00010\tGlycolysis\npath:hsa00010\tGlycolysis\n")  # repeated alike
+    assert kofs.read_pathways(link, "kegg_link", names=names).names == ("Glycolysis",)

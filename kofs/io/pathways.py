@@ -228,6 +228,7 @@ def read_gmx(path: str | os.PathLike, **_: Any) -> GeneSets:
 
 def _read_kegg_names(path: str | os.PathLike) -> dict[str, str]:
     names: dict[str, str] = {}
+    first: dict[str, int] = {}
     with _open_text(path, what="KEGG pathway names file") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
@@ -238,7 +239,16 @@ def _read_kegg_names(path: str | os.PathLike) -> dict[str, str]:
                     "KEGG names line needs pathway id<TAB>name", path=path, line=lineno
                 )
             pid = fields[0].strip().removeprefix("path:")
-            names[pid] = re.sub(r" - [^-]+\([^)]*\)$", "", fields[1].strip())
+            name = re.sub(r" - [^-]+\([^)]*\)$", "", fields[1].strip())
+            if names.get(pid, name) != name:  # the last name won, without a word
+                raise InputError(
+                    f"pathway {pid} has two names: {names[pid]!r} (line {first[pid]}) and "
+                    f"{name!r}; keep one",
+                    path=path,
+                    line=lineno,
+                )
+            first.setdefault(pid, lineno)
+            names[pid] = name
     return names
 
 
