@@ -755,7 +755,7 @@ def posterior_aggregate(
                     t = relevant_class_test(fit0, lo, hi, dependence=dependence, null=null)
                 if simulate:
                     options = {"max_prior": max_prior, "dependence": dependence, "n_bins": n_bins}
-                    t = simulated_class_test(t, lo, hi, prior, fit_options=options, seed=seed)
+                    t = simulated_class_test(t, fit0, lo, hi, prior, fit_options=options, seed=seed)
                 return t
 
             class_test = None if single or base.relevant_class else side.submit(class_test_of, base)
