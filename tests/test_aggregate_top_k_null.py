@@ -106,7 +106,8 @@ def test_gene_sets_are_simulated_as_sets():
     test = aggregate(lists, universe=1500, params={"resamples": 0}).diagnostics[
         "relevant_class_test"
     ]
-    assert test["simulations"] == 20 and test["null_sd"] > 0 and test["p_value"] > 0.2
+    # the statistic below the first ten simulations' mean: settled there (p > 1/2)
+    assert test["simulations"] == 10 and test["null_sd"] > 0 and test["p_value"] > 0.5
     # without a universe the genes are the lists' union (every gene listed somewhere), which
     # simulated lists cut from one universe would not reproduce: no simulation
     union = aggregate(lists, params={"resamples": 0}).diagnostics["relevant_class_test"]
@@ -188,8 +189,9 @@ def test_top_k_lists_that_agree_for_real_are_called_and_noise_that_they_share_is
     pl = planted_lists(2000, 60, data=data, seed=2)
     fused = aggregate(list(pl.rankings), universe=pl.genes, params={"resamples": 0})
     test = fused.diagnostics["relevant_class_test"]
-    assert test["simulations"] == 20
-    assert test["statistic"] > test["null_mean"] + 4 * test["null_sd"]
+    # settled after the first ten simulations (more than six null SDs above their mean)
+    assert test["simulations"] == 10
+    assert test["statistic"] > test["null_mean"] + 6 * test["null_sd"]
     truth = np.fromiter((g in pl.relevant for g in fused.genes), bool)
     called = np.asarray(fused.statistics["q_value"]) <= 0.10
     assert called.sum() >= 5 and (~truth[called]).mean() <= 0.2
@@ -199,3 +201,38 @@ def test_top_k_lists_that_agree_for_real_are_called_and_noise_that_they_share_is
     fused = aggregate(list(pl.rankings), universe=pl.genes, params={"resamples": 0})
     assert fused.diagnostics["relevant_class_test"]["p_value"] > 0.05
     assert not (np.asarray(fused.statistics["q_value"]) <= 0.10).any()
+
+
+def test_the_second_stage_of_simulations_is_the_one_stage_test(monkeypatch):
+    """The simulations are made in two stages, each with its own random stream: a test that
+    goes on to the second stage is the twenty-simulation test, and one settled after the
+    first is those ten simulations' test (its statistic the same)."""
+    import kofs.aggregate.top_k_null as top_k_null
+    from kofs.aggregate.intervals import observation_intervals
+    from kofs.aggregate.posterior import Prior, fit_posterior
+
+    rng = np.random.default_rng(3)
+    M = 600
+    relevant = rng.random(M) < 0.05
+    R = np.empty((M, 3))
+    for j, mu in enumerate((2.0, 1.5, 0.0)):
+        z = rng.normal(size=M) + mu * relevant
+        R[np.argsort(-z), j] = np.arange(1.0, M + 1)
+    R[R > 100] = np.nan  # three top-100 lists
+    lo, hi = observation_intervals(R)
+    prior = Prior.empty(M)
+    options = {"max_prior": 0.5, "dependence": True, "n_bins": 512}
+    fit = fit_posterior(lo, hi, prior, **options)
+    observed = {"statistic": 0.0, "df": 4.0, "p_value": 1.0, "gain": 0.0}
+
+    def test(settled_z: float, n: int = 20) -> dict:
+        monkeypatch.setattr(top_k_null, "SETTLED_Z", settled_z)
+        return top_k_null.simulated_class_test(
+            observed, fit, lo, hi, prior, fit_options=options, n=n
+        )
+
+    two = test(np.inf)  # never settled, and the statistic above the null mean
+    assert two["statistic"] > two["null_mean"] and two["simulations"] == 20
+    one = test(-np.inf)  # always settled after the first stage
+    assert one["simulations"] == 10 and one["statistic"] == two["statistic"]
+    assert test(-np.inf, n=10)["null_mean"] == one["null_mean"]
