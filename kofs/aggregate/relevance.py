@@ -1380,9 +1380,10 @@ def _top_k_notice(
     if simulated:
         return (
             f"{head}; the q-values are guarded against it (the relevant-class test is referred "
-            "to data sets simulated with the lists' correlation, which also costs calls where "
-            "lists from independent data agree: --aggregate-param top_k_null=independent for "
-            "those). Give full rankings, or the tools' p-value tables, where you can."
+            "to data sets simulated with the lists' correlation, which can cost calls where "
+            "nearly binary lists from independent data agree: --aggregate-param "
+            "top_k_null=independent for those). Give full rankings, or the tools' p-value "
+            "tables, where you can."
         )
     return (
         f"{head}, and so may the q-values (top_k_null=independent: six random top-300 lists "
