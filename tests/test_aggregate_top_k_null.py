@@ -207,10 +207,10 @@ def test_the_second_stage_of_simulations_is_the_one_stage_test(monkeypatch):
     goes on to the second stage is the twenty-simulation test, and one settled after the
     first is those ten simulations' test (its statistic the same). The p-value is the
     predictive t's, above the normal plug-in's."""
-    import kofs.aggregate.top_k_null as top_k_null
-    from kofs.aggregate.intervals import observation_intervals
     from scipy.special import ndtr as ndtr_
 
+    import kofs.aggregate.top_k_null as top_k_null
+    from kofs.aggregate.intervals import observation_intervals
     from kofs.aggregate.posterior import Prior, fit_posterior
 
     rng = np.random.default_rng(3)
