@@ -169,20 +169,40 @@ def principal_scores(X, *, n_components: int = 50, seed: int = 0, n_iter: int = 
         def x_left(Q):
             return _chunked.left_product(Q.T, X).T
 
-    else:
+    elif sp.issparse(X) and numba_kernels.AVAILABLE:
         mu = column_means(X)  # X.mean(axis=0) of scipy.sparse copies X's values
-        fast = sp.issparse(X) and numba_kernels.AVAILABLE
-        if fast:
-            X = sp.csr_matrix(X)
-            if not X.has_canonical_format:
-                X = X.copy()
-                X.sum_duplicates()
+        X = sp.csr_matrix(X)
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
 
         def x_right(B):
-            return numba_kernels.csr_dense_product(X, B) if fast else np.asarray(X @ B)
+            return numba_kernels.csr_dense_product(X, B)
 
         def x_left(Q):
-            return numba_kernels.csr_t_dense_product(X, Q) if fast else np.asarray(X.T @ Q)
+            return numba_kernels.csr_t_dense_product(X, Q)
+
+    elif sp.issparse(X):
+        mu = column_means(X)
+
+        def x_right(B):
+            return np.asarray(X @ B)
+
+        def x_left(Q):
+            return np.asarray(X.T @ Q)
+
+    else:  # dense: fixed row blocks, each product single-threaded (see below)
+        X = np.asarray(X)
+        mu = column_means(X)
+        right_rows = numba_kernels.row_bounds(n, numba_kernels.ROW_BLOCKS)
+        left_rows = numba_kernels.row_bounds(n, 4)
+
+        def x_right(B):
+            return np.vstack(numba_kernels.run_blocks(lambda a, b: X[a:b] @ B, right_rows))
+
+        def x_left(Q):
+            parts = numba_kernels.run_blocks(lambda a, b: X[a:b].T @ Q[a:b], left_rows)
+            return numba_kernels.ordered_sum(parts, (m, Q.shape[1]))
 
     def right(B):  # (X - 1 mu^T) B
         return x_right(B) - (mu @ B)[None, :]
@@ -190,17 +210,21 @@ def principal_scores(X, *, n_components: int = 50, seed: int = 0, n_iter: int = 
     def left(Q):  # (X - 1 mu^T)^T Q
         return x_left(Q) - np.outer(mu, Q.sum(axis=0))
 
-    Y = right(rng.standard_normal((m, ell)))
-    for _ in range(n_iter):
+    # single-threaded BLAS: OpenBLAS rounds a product differently at 1 and at 2 threads (last
+    # digits of the components), and a cell whose two neighbours are at near-equal distances
+    # then got another graph: `--threads` changed Hotspot's scores. The large products run on
+    # fixed row blocks in parallel instead (compiled loops or the blocks above).
+    with threadpool_limits(limits=1, user_api="blas"):
+        Y = right(rng.standard_normal((m, ell)))
+        for _ in range(n_iter):
+            Q = _orthonormal(Y)
+            Z = _orthonormal(left(Q))
+            Y = right(Z)
         Q = _orthonormal(Y)
-        Z = _orthonormal(left(Q))
-        Y = right(Z)
-    Q = _orthonormal(Y)
-    small = left(Q).T
-    with threadpool_limits(limits=1, user_api="blas"):  # (l x m): threads only cost here
+        small = left(Q).T
         Ub, sv, _ = np.linalg.svd(small, full_matrices=False)
-    k = min(n_components, sv.size)
-    return (Q @ Ub[:, :k]) * sv[:k]
+        k = min(n_components, sv.size)
+        return (Q @ Ub[:, :k]) * sv[:k]
 
 
 def _exact_candidate_d2(X, cand: np.ndarray) -> np.ndarray:
