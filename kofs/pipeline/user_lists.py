@@ -91,8 +91,8 @@ class ListAggregation:
         return ranking_frame(self.final, self.lists, lists_too=lists)
 
     def weights_frame(self) -> Any:
-        """The list weights as weights.tsv holds them
-        (:meth:`kofs.types.AggregateRanking.weights_frame`)."""
+        """The list weights as weights.tsv holds them, heaviest first (the file keeps the
+        lists' order; :meth:`kofs.types.AggregateRanking.weights_frame`)."""
         return self.final.weights_frame()
 
     def top(self, n: int = 20) -> Any:
