@@ -358,3 +358,17 @@ def test_a_kegg_pathway_named_twice_is_refused(tmp_path):
         kofs.read_pathways(link, "kegg_link", names=names)
     names.write_text("path:hsa00010\tGlycolysis\npath:hsa00010\tGlycolysis\n")  # repeated alike
     assert kofs.read_pathways(link, "kegg_link", names=names).names == ("Glycolysis",)
+
+
+def test_an_output_file_checked_against_a_generator_of_inputs_keeps_every_check(tmp_path):
+    """check_output_file reads its inputs twice (the file itself, then the folder checks): a
+    generator of inputs was empty the second time, and a file inside an input folder passed."""
+    from kofs.errors import OutputError
+    from kofs.io.output import check_output_file
+
+    folder = tmp_path / "matrix.mtx.d"
+    folder.mkdir()
+    with pytest.raises(OutputError):
+        check_output_file(folder / "out.tsv", inputs=[folder])
+    with pytest.raises(OutputError):
+        check_output_file(folder / "out.tsv", inputs=(p for p in [folder]))

@@ -106,6 +106,7 @@ def check_output_file(path: str | os.PathLike, *, inputs: Iterable[str | os.Path
     """
     if os.fspath(path) == "-":
         return
+    inputs = list(inputs)  # read twice below (a generator would be empty the second time)
     p = Path(path)
     _check_link(p, p)
     if p.is_dir():
