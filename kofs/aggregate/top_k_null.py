@@ -189,10 +189,11 @@ def simulated_class_test(
 ) -> dict[str, float]:
     """The relevant-class test of ``fit`` (made on ``lo``, ``hi``; ``observed``: its
     :func:`~kofs.aggregate.posterior.relevant_class_test`) against the simulated null of the
-    module docstring: the keys of ``observed`` (``gain``, the full-likelihood gain, kept for
-    the reader) with ``statistic`` the composite likelihood ratio
-    (:func:`composite_statistic`), ``p_value`` its tail under the simulations (:func:`_reference_p`), and
-    ``simulations``, ``null_mean`` and ``null_sd`` (of the statistic under the null).
+    module docstring: the keys of ``observed`` (``gain`` and ``df``, the full-likelihood
+    test's, kept for the reader) with ``statistic`` the composite likelihood ratio
+    (:func:`composite_statistic`), ``p_value`` its tail under the simulations
+    (:func:`_reference_p`), and ``simulations``, ``null_mean`` and ``null_sd`` (of the
+    statistic under the null).
     ``fit_options``: the data's :func:`fit_posterior` options."""
     lo = np.asarray(lo, dtype=np.float64)
     hi = np.asarray(hi, dtype=np.float64)
@@ -221,7 +222,7 @@ def simulated_class_test(
     # two threads, each fitting its stacks of simulations (NumPy's large array operations
     # run without the GIL): 17 s -> 10 s for twenty fits of 10,000 genes x 5 top-k lists.
     # In two stages: the second half is simulated only when the first leaves the answer open
-    # (module docstring, "sequential")
+    # (module docstring)
     def launch(pool: ThreadPoolExecutor, sims: range) -> list:
         chunk = max(1, min(-(-len(sims) // 2), STACK_CELLS // (M * D)))
         return [
