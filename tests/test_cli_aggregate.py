@@ -215,6 +215,12 @@ def test_top_k_lists_alone_ask_for_a_universe(tmp_path):
     quick = ["--aggregate-param", "top_k_null=independent"]
     r = CliRunner().invoke(main, ["aggregate", *files, "-o", "-", "--universe", "20000", *quick])
     assert r.exit_code == 0 and "give --universe" not in r.stderr
+    # lists of ids that all hold the same genes are full rankings of them: nothing to ask
+    (tmp_path / "c.txt").write_text("\n".join(f"G{i}" for i in range(69, -1, -1)) + "\n")
+    (tmp_path / "d.txt").write_text("\n".join(f"G{i}" for i in range(70)) + "\n")
+    full = [str(tmp_path / "c.txt"), str(tmp_path / "d.txt")]
+    r = CliRunner().invoke(main, ["aggregate", *full, "-o", "-", *quick])
+    assert r.exit_code == 0 and "give --universe" not in r.stderr
 
 
 @pytest.mark.slow

@@ -434,7 +434,12 @@ def aggregate_lists(
         seen[s.name] = s.path
     _check_flat(sources)
     t_read = time.perf_counter()
-    if universe is None and len(sources) > 1 and all(s.kind in SHORT_LISTS for s in sources):
+    if (
+        universe is None
+        and len(sources) > 1
+        and all(s.kind in SHORT_LISTS for s in sources)
+        and len({frozenset(s.genes) for s in sources}) > 1  # the same genes: full rankings
+    ):
         log.warning(
             "every list is a top-k list or gene set and no universe was given: the universe is "
             "the genes of their union, in which the lists look more complementary than they "
