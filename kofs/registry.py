@@ -295,6 +295,21 @@ def resolve_params(
 _INVALID = object()
 
 
+def typed_params(params: Mapping[str, Param], given: Mapping[str, Any]) -> dict[str, Any]:
+    """``given`` with each value coerced as :func:`resolve_params` coerces it (``"7"`` -> 7 for
+    an int parameter), for the record of a run (``config.resolved.yaml``, the manifest) to
+    hold what ran in its own type. A key the declaration does not have, or a value that does
+    not coerce, is kept as given: the run itself refuses it, with its message."""
+    out = dict(given)
+    for key, value in given.items():
+        if key in params and value is not None:
+            try:
+                out[key] = resolve_params("", {key: params[key]}, {key: value})[key]
+            except ParameterError:
+                pass
+    return out
+
+
 def _coerce_int(value: Any) -> int:
     """An integer parameter's value: an int, an integer-valued float (``2.0``, ``1e3``) or its
     text; not a fraction (``int(0.5)`` was 0) and not a boolean (``True`` was 1)."""

@@ -544,3 +544,17 @@ def test_a_notice_is_said_once_on_a_terminal(tmp_path, monkeypatch):
     flat = " ".join(r.stderr.split())  # rich wraps the summary's lines
     assert r.exit_code == 0 and "top 10 genes" in flat
     assert flat.count(said) == 1 and "WARNING: " + said not in flat
+
+
+def test_aggregate_parameters_are_recorded_typed_and_run_repeats_them(lists):
+    # --aggregate-param exact=true was written to config.resolved.yaml as the text 'true'
+    out = lists / "out"
+    r = run(["aggregate", *files(lists), "--aggregate", "rra", "--aggregate-param", "exact=yes",
+             "-o", str(out)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    cfg = yaml.safe_load((out / "config.resolved.yaml").read_text())
+    assert cfg["aggregate-param"] == {"exact": True}
+    again = lists / "again"
+    r2 = run(["run", str(out / "config.resolved.yaml"), "-o", str(again)])
+    assert r2.exit_code == 0, r2.output
+    assert (out / "ranking.tsv").read_bytes() == (again / "ranking.tsv").read_bytes()

@@ -154,7 +154,7 @@ def test_yaml_1_1_words_and_numbers_are_read_as_written(tmp_path):
     word.write_text("expression: x.tsv\nrankers: [fisher, on]\n")
     with pytest.raises(ParameterError, match="unknown ranker 'on'"):
         read_run_config(word)
-    assert cfg.ranking.param == {"laplacian": {"k": "010"}}
+    assert cfg.ranking.param == {"laplacian": {"k": 10}}  # the int the run coerces it to
     assert cfg.ranking.msfs_weights == (0.5, 0.001, 2.0)
     assert cfg.output.top == 16  # hexadecimal stays a number, as YAML 1.1 and 1.2 read it
     again = tmp_path / "again.yaml"  # config.resolved.yaml keeps them
@@ -251,7 +251,7 @@ def test_command_line_parameters_merge_into_the_configs(tmp_path):
         "param: {laplacian: {k: 3, t: 1}, spec-phi2: {k: 4}}\naggregate-param: {resamples: 50}\n"
     )
     got = as_config(cfg, param=["laplacian.t=2"], aggregate_param=["tol=1e-9"])
-    assert got.ranking.param == {"laplacian": {"k": 3, "t": "2"}, "spec-phi2": {"k": 4}}
+    assert got.ranking.param == {"laplacian": {"k": 3, "t": 2.0}, "spec-phi2": {"k": 4}}
     assert got.aggregation.aggregate_param == {"resamples": 50, "tol": "1e-9"}
     assert with_overrides({"param": {"a": {"k": 1}}}, {"param": None}) == {"param": None}
     run = tmp_path / "run.yaml"
@@ -263,7 +263,47 @@ def test_command_line_parameters_merge_into_the_configs(tmp_path):
     r = CliRunner().invoke(main, ["run", str(run), "--param", "laplacian.t=2", "-o", str(out)])
     assert r.exit_code == 0, r.output
     resolved = yaml.safe_load((out / "config.resolved.yaml").read_text())
-    assert resolved["param"] == {"laplacian": {"k": 3, "t": "2"}}
+    assert resolved["param"] == {"laplacian": {"k": 3, "t": 2.0}}
+
+
+def test_parameters_are_recorded_in_the_types_the_run_gives_them(tmp_path):
+    # --param laplacian.k=7 was written to config.resolved.yaml (and the manifest's settings)
+    # as the text '7': the record of the run did not say what ran in its own type
+    ex = example_paths()
+    out = tmp_path / "out"
+    args = [
+        "rank", ex["expression"], "--labels", ex["labels"], "--rankers", "laplacian,fisher",
+        "--param", "laplacian.k=7", "--param", "laplacian.t=2.5",
+        "--param", "laplacian.weight=binary", "--aggregate-param", "resamples=50",
+        "--aggregate-param", "envelope=off", "--no-report", "-o", str(out),
+    ]  # fmt: skip
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    resolved = yaml.safe_load((out / "config.resolved.yaml").read_text())
+    assert resolved["param"] == {"laplacian": {"k": 7, "t": 2.5, "weight": "binary"}}
+    assert type(resolved["param"]["laplacian"]["t"]) is float
+    assert resolved["aggregate-param"] == {"resamples": 50, "envelope": False}
+    settings = json.loads((out / "manifest.json").read_text())["settings"]
+    assert settings["params"] == {"laplacian": {"k": 7, "t": 2.5, "weight": "binary"}}
+    # a list's name types its ranker's parameters; a value the run refuses is kept as given
+    cfg = RunConfig.from_mapping(
+        {"param": ["GO-MAH.power=4", "MSFS.delta=3", "PPI-PROP.average=yes", "laplacian.k=x",
+                   "user-list.k=5"]}
+    )  # fmt: skip
+    assert cfg.ranking.param == {
+        "GO-MAH": {"power": 4}, "MSFS": {"delta": 3.0}, "PPI-PROP": {"average": True},
+        "laplacian": {"k": "x"}, "user-list": {"k": "5"},
+    }  # fmt: skip
+    # the resolved config repeats the run byte for byte
+    again = tmp_path / "again.yaml"
+    text = (out / "config.resolved.yaml").read_text()
+    again.write_text(text.replace(str(out), str(tmp_path / "out2")))
+    r = CliRunner().invoke(main, ["run", str(again)])
+    assert r.exit_code == 0, r.output
+    for name in ("ranking.tsv", "weights.tsv"):
+        assert (out / name).read_bytes() == (tmp_path / "out2" / name).read_bytes()
+    got = (tmp_path / "out2" / "config.resolved.yaml").read_text()
+    assert got == text.replace(str(out), str(tmp_path / "out2"))
 
 
 def test_presets_name_a_default_plan():

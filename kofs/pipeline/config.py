@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -375,6 +375,7 @@ class RunConfig:
                 "--aggregate: "
                 + unknown_message("aggregator", self.aggregation.aggregate, list(names))
             )
+        self._type_params()
         if self.ranking.rankers:  # checked here, not after the matrix is read
             from kofs.rankers import RANKERS
 
@@ -383,6 +384,25 @@ class RunConfig:
                     raise ParameterError(
                         "--rankers: " + unknown_message("ranker", name, RANKERS.names())
                     )
+
+    def _type_params(self) -> None:
+        """``param`` and ``aggregate_param`` values in the types the run coerces them to
+        (``laplacian.k=7`` is the int 7, not the text ``'7'``), so ``config.resolved.yaml`` and
+        the manifest say what ran (:func:`kofs.registry.typed_params`)."""
+        from kofs.aggregate import AGGREGATORS
+        from kofs.pipeline.plans import param_ranker
+        from kofs.rankers import RANKERS
+        from kofs.registry import typed_params
+
+        r, a = self.ranking, self.aggregation
+        param = {}
+        for name, given in r.param.items():
+            ranker = param_ranker(name)
+            spec = RANKERS.get(ranker).params if ranker is not None and ranker in RANKERS else {}
+            param[name] = typed_params(spec, given)
+        object.__setattr__(self, "ranking", replace(r, param=param))
+        agg = typed_params(AGGREGATORS.get(a.aggregate).params, a.aggregate_param)
+        object.__setattr__(self, "aggregation", replace(a, aggregate_param=agg))
 
     # --- construction -----------------------------------------------------------------------
 

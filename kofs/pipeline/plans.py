@@ -73,6 +73,20 @@ def list_origin(name: str, sources: KnowledgeSources | None) -> tuple[str, bool]
     return None
 
 
+#: The one list of ``--method msfs`` and its ranker.
+MSFS_LIST = ("MSFS", "spec-phi2")
+
+
+def param_ranker(name: str) -> str | None:
+    """The ranker whose parameters ``--param NAME.KEY=VALUE`` sets: NAME itself when it is a
+    ranker, else the ranker of the list of that name (a catalogue list, MSFS); None for a
+    name no run builds."""
+    if name == MSFS_LIST[0]:
+        return MSFS_LIST[1]
+    origin = list_origin(name, None)
+    return None if origin is None else origin[0]
+
+
 def _available(ctx: Context, sources: KnowledgeSources) -> set[str]:
     """What the lists' ``needs`` may name that this run has."""
     have = {"expression", *sources.provided()}
@@ -182,7 +196,10 @@ def msfs_plan(ctx: Context, *, weights: Sequence[float] | None = None) -> list[L
 
     return [
         ListPlan(
-            name="MSFS", ranker="spec-phi2", build_inputs=build, sources=("expression", "knowledge")
+            name=MSFS_LIST[0],
+            ranker=MSFS_LIST[1],
+            build_inputs=build,
+            sources=("expression", "knowledge"),
         )
     ]
 

@@ -10,12 +10,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from kofs.aggregate import AGGREGATORS
 from kofs.errors import ParameterError, did_you_mean, short_repr
 from kofs.io._fsops import absolute_path
 from kofs.io.gene_lists import DIRECTIONS, MAGECK_SIDES, ListSpec, parse_list_spec
 from kofs.options import TOP_MAX, as_mapping, build, opt, options_of
 from kofs.pipeline.user_lists import ListAggregation, aggregate_lists, universe_is_size
-from kofs.registry import DEFAULT_AGGREGATOR
+from kofs.registry import DEFAULT_AGGREGATOR, typed_params
 
 
 @dataclass(frozen=True)
@@ -204,6 +205,9 @@ def resolved_aggregate_config(
     values["knowledge"] = list(config.knowledge) if config.knowledge else None
     values["top_k"] = list(config.top_k) if config.top_k else None
     values["tested"] = list(config.tested) if config.tested else None
+    if config.aggregate in AGGREGATORS:  # the values as the run coerced them ("1e3" -> 1000)
+        spec = AGGREGATORS.get(config.aggregate)
+        values["aggregate_param"] = typed_params(spec.params, config.aggregate_param)
     return {"command": "aggregate", "lists": entries, **values}
 
 
