@@ -8,6 +8,7 @@ All are frozen dataclasses; their arrays are made read-only on construction. Kno
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -128,7 +129,7 @@ class Expression:
     def __repr__(self) -> str:
         kind = "chunked" if self.is_chunked else "sparse" if self.is_sparse else "dense"
         return (
-            f"<Expression: {self.n_samples:,} samples x {self.n_genes:,} genes, {kind}"
+            f"<Expression: {self.n_samples:,} {self.unit} x {self.n_genes:,} genes, {kind}"
             + (f", ids: {self.namespace}" if self.namespace else "")
             + (f", from {self.source}" if self.source else "")
             + ">"
@@ -196,6 +197,19 @@ class Expression:
     def is_chunked(self) -> bool:
         """True when ``values`` is a dask array (chunked over the cells, computed lazily)."""
         return _is_dask(self.values)
+
+    @property
+    def unit(self) -> str:
+        """What the rows are, in words: ``"cells"`` for single-cell data (sparse or chunked,
+        or read from an .h5ad, a 10x file or folder), else ``"samples"``."""
+        if self.is_sparse or self.is_chunked:
+            return "cells"
+        src = str(self.source or "").lower()
+        if src.endswith((".h5ad", ".h5", ".loom", ".mtx", ".mtx.gz")) or (
+            src and os.path.isdir(src)
+        ):
+            return "cells"
+        return "samples"
 
     def gene_index(self) -> dict[str, int]:
         """Map gene id -> column index."""

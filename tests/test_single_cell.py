@@ -821,3 +821,20 @@ def test_single_cell_data_stored_dense_say_their_defaults_follow_the_storage(tmp
     assert "dense (bulk) matrices, not the single-cell one (hotspot); for it store" in stderr()
     for named in (["--rankers", "variance"], ["--labels", "obs:cell_type", "--markers", "none"]):
         assert "stored dense" not in stderr(*named)
+
+
+def test_a_single_cell_result_counts_cells_not_samples(tmp_path, cells):
+    # the repr of a single-cell run's result (and of its matrix, and `kofs sources`) said
+    # "700 samples x 765 genes" where the report says cells
+    a = _adata(cells)
+    res = kofs.rank(a, labels="obs:cell_type", rankers=["fisher"])
+    n = len(cells.X.toarray()) if sp.issparse(cells.X) else len(cells.X)
+    assert repr(res).startswith(f"<RunResult: {n} cells x ")
+    assert repr(res.expression).startswith(f"<Expression: {n} cells x ")
+    path = tmp_path / "c.h5ad"
+    a.write_h5ad(path)
+    r = CliRunner().invoke(main, ["sources", str(path), "--labels", "obs:cell_type"])
+    assert r.exit_code == 0, r.output
+    assert f"expression: {n} cells x " in r.output and "samples" not in r.output
+    bulk = kofs.rank(np.arange(60.0).reshape(6, 10) % 7, rankers=["variance"])
+    assert repr(bulk).startswith("<RunResult: 6 samples x 10 genes")

@@ -34,7 +34,7 @@ def sources_cmd(ctx: click.Context, expression: str, as_json: bool, **opts) -> N
         click.echo(json.dumps(report, indent=2, sort_keys=True, default=str))
         return
     lines = [
-        f"expression: {report['expression']['samples']} samples x "
+        f"expression: {report['expression']['samples']} {report['expression']['unit']} x "
         f"{report['expression']['genes']} genes",
         *(f"  {k['kind']:<18} {k['name']:<24} {k['detail']}" for k in report["internal_knowledge"]),
         "coverage:",

@@ -95,7 +95,7 @@ class RunResult:
         e, f = self.expression, self.final
         names = [(self.symbols or {}).get(g, g) for g in f.top(5)]
         return (
-            f"<RunResult: {e.n_samples:,} samples x {e.n_genes:,} genes, "
+            f"<RunResult: {e.n_samples:,} {e.unit} x {e.n_genes:,} genes, "
             f"{len(self.lists)} list{'' if len(self.lists) == 1 else 's'} fused by {f.method}; "
             f"top: {', '.join(names)}>"
         )

@@ -361,7 +361,7 @@ def describe(config: RunConfig | Mapping[str, Any] | str | os.PathLike) -> dict[
                 {
                     "kind": "SampleSimilarity",
                     "name": obj.name,
-                    "detail": f"{len(obj.samples)} samples, {nnz} entries",
+                    "detail": f"{len(obj.samples)} {expression.unit}, {nnz} entries",
                 }
             )
         elif isinstance(obj, FeatureRelation):
@@ -384,7 +384,11 @@ def describe(config: RunConfig | Mapping[str, Any] | str | os.PathLike) -> dict[
                 }
             )
     return {
-        "expression": {"samples": expression.n_samples, "genes": expression.n_genes},
+        "expression": {
+            "samples": expression.n_samples,
+            "genes": expression.n_genes,
+            "unit": expression.unit,
+        },
         "internal_knowledge": kinds,
         "coverage": [{**c.as_dict(), "line": c.line()} for c in ctx.coverage],
         "lists": [{"name": p.name, "ranker": p.ranker, "sources": list(p.sources)} for p in plans],

@@ -84,14 +84,8 @@ def weight_intervals(final: Any) -> list[tuple[float, float]] | None:
 
 
 def _unit(expression: Any) -> str:
-    """``"cells"`` for single-cell data (sparse or chunked, or read from an .h5ad, a 10x file
-    or folder), else ``"samples"``."""
-    if getattr(expression, "is_sparse", False) or getattr(expression, "is_chunked", False):
-        return "cells"
-    src = str(getattr(expression, "source", None) or "").lower()
-    if src.endswith((".h5ad", ".h5", ".loom", ".mtx", ".mtx.gz")) or (src and os.path.isdir(src)):
-        return "cells"
-    return "samples"
+    """What the matrix's rows are: ``"cells"`` or ``"samples"`` (:attr:`kofs.types.Expression.unit`)."""
+    return str(getattr(expression, "unit", "samples"))
 
 
 def _stem(path: str | None) -> str:
