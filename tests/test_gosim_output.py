@@ -117,7 +117,7 @@ def test_taxon_messages_name_the_option_of_gosim(testdata, tmp_path):
     assert "--go-taxon" not in r.stderr
     r = CliRunner().invoke(main, [*base, "--go-annotations", str(go / "tiny.gaf"), "--taxon", "1"])
     assert r.exit_code == 2
-    assert "no usable GO annotation left" in r.stderr and "--taxon)" in r.stderr
+    assert "no usable GO annotation left" in r.stderr and "other taxa than --taxon 1" in r.stderr
     assert "--go-taxon" not in r.stderr
 
 

@@ -473,6 +473,61 @@ def test_tsv_qualifier_column_drops_not_rows(tmp_path):
         read_go_annotations(bare)
 
 
+def _gaf_text(rows):
+    """GAF 2.2 text of (symbol, qualifier, GO id, evidence, taxon) rows."""
+    line = "UniProtKB\tP{0}\t{1}\t{2}\t{3}\tPMID:1\t{4}\t\tF\tx\t\tprotein\ttaxon:{5}\t20200101\tUniProt\t\t\n"
+    return "!gaf-version: 2.2\n" + "".join(line.format(i, *r) for i, r in enumerate(rows))
+
+
+def test_no_annotation_left_says_what_dropped_the_rows(testdata, tmp_path):
+    # a GAF of NOT rows only said "no usable GO annotation left (0 rows read ...)": the rows
+    # were read, and dropped as NOT-qualified; each step that drops rows now gives its count
+    ontology = read_obo(testdata / "go" / "tiny.obo")
+    p = tmp_path / "not.gaf"
+    p.write_text(_gaf_text([("A", "NOT|enables", "GO:0000003", "IDA", 9606)] * 3))
+    with pytest.raises(InputError) as err:
+        read_go_annotations(p)
+    assert str(err.value) == (
+        f"{p}: no usable GO annotation left: all 3 annotation rows of the file are NOT-qualified "
+        "(they say a gene lacks the term); the file holds taxon 9606 (human, 3 rows)"
+    )
+    mixed = tmp_path / "mixed.gaf"
+    mixed.write_text(
+        _gaf_text(
+            [("A", "NOT", "GO:0000003", "IDA", 9606), ("B", "", "GO:0000003", "IDA", 10090)]
+            + [("C", "enables", "GO:0000003", "IEA", 9606)] * 2
+            + [("E", "enables", "GO:0999999", "IDA", 9606)] * 4
+        )
+    )
+    with pytest.raises(InputError) as err:
+        read_go_annotations(mixed, taxon=9606, exclude_evidence="IEA", ontology=ontology)
+    assert str(err.value) == (
+        f"{mixed}: no usable GO annotation left: of the 8 annotation rows of the file, 1 is of "
+        "other taxa than --go-taxon 9606, 1 is NOT-qualified (they say a gene lacks the term), "
+        "2 are dropped by --go-exclude-evidence IEA, 4 are on GO ids unknown to or obsolete in "
+        "the ontology; the file holds taxa 9606 (human, 7 rows), 10090 (mouse, 1 row)"
+    )
+    from kofs.cache import Cache
+
+    cache = Cache(tmp_path / "cache")
+    for _ in range(2):  # the counts are kept with the parsed file: a cache hit says them too
+        with pytest.raises(InputError, match="all 3 annotation rows of the file are NOT-qual"):
+            read_go_annotations(p, cache=cache)
+    with pytest.raises(
+        InputError,
+        match=r"1 is NOT-qualified .*, 7 are dropped by --go-evidence ND \(other codes\);",
+    ):
+        read_go_annotations(mixed, evidence="ND")
+    blank = tmp_path / "blank.tsv"  # genes without a term: a BioMart export
+    blank.write_text("gene\tgo_id\nA\t\nB\t\n")
+    with pytest.raises(InputError, match="all 2 annotation rows of the file are without a GO id"):
+        read_go_annotations(blank)
+    header = tmp_path / "header.gaf"
+    header.write_text("!gaf-version: 2.2\n")
+    with pytest.raises(InputError, match="header.gaf: no GO annotation row in the file"):
+        read_go_annotations(header, fmt="gaf")
+
+
 def test_a_tsv_of_gaf_width_under_a_header_is_read_as_tsv(tmp_path):
     # QuickGO's 15-column export was taken for a GAF: 'column 5 holds 'GO TERM', not a GO id'
     head = (

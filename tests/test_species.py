@@ -58,7 +58,7 @@ def test_taxa_are_read_and_named_when_a_filter_leaves_nothing(tmp_path):
         read_go_annotations(p, taxon=9606)
     text = str(err.value)
     assert "no usable GO annotation left" in text
-    assert "taxa 10090 (mouse, 3 rows), 7955 (zebrafish, 1 rows)" in text
+    assert "taxa 10090 (mouse, 3 rows), 7955 (zebrafish, 1 row)" in text
     g2g = read_go_annotations(GO / "tiny_gene2go.tsv")
     assert g2g.taxa == {"9606": 4, "10090": 1}
     assert taxa_text({"1234": 2}) == "taxon 1234 (2 rows)"

@@ -85,12 +85,15 @@ def _gpad_error(path: Path, lineno: int, version: str | None) -> InputError:
 #: cache key and of :attr:`GOAnnotations.digest` (which keys GO semantics), so those caches miss
 #: after a reader changes, also on a development checkout whose kofs version stays the same.
 #: Bump it with every change to a reader's output (2: GAF 1.0 and 16-column lines; 3: a TSV's
-#: qualifier column, NOT rows dropped).
-READER_VERSION = 3
+#: qualifier column, NOT rows dropped; 4: the counts of the rows dropped while reading).
+READER_VERSION = 4
 #: Key of the rows-per-taxon count in a reader's header (moved to ``GOAnnotations.taxa``).
 TAXA_KEY = "kofs:taxa"
 #: Key of the count of aspect cells that are not a GO aspect, per value, in a reader's header.
 BAD_ASPECT_KEY = "kofs:bad-aspects"
+#: Key of the count of rows a reader dropped, per reason (``"not"``: NOT-qualified, ``"taxon"``:
+#: another taxon than the one asked for, ``"blank"``: no GO id), in a reader's header.
+DROPPED_KEY = "kofs:dropped"
 
 
 def read_gaf(path: Path, taxon: str | None = None) -> tuple[dict, list, list, list, dict]:
@@ -155,6 +158,7 @@ def read_gaf(path: Path, taxon: str | None = None) -> tuple[dict, list, list, li
         log.info("%s: %d rows of other taxa than %s excluded", path, n_other_taxon, taxon)
     header[TAXA_KEY] = {t.removeprefix("taxon:"): n for t, n in taxa.items()}
     header[BAD_ASPECT_KEY] = bad
+    header[DROPPED_KEY] = {"taxon": n_other_taxon, "not": n_not}
     return {"db_object_id": ids, "symbol": symbols}, terms, evid, aspect, header
 
 
@@ -181,7 +185,7 @@ def read_gene2go(path: Path, taxon: str | None) -> tuple[dict, list, list, list,
     terms: list[str] = []
     evid: list[str] = []
     aspect: list[str] = []
-    n_not = 0
+    n_not = n_other_taxon = 0
     taxa: dict[str, int] = {}  # rows per tax_id, before the --go-taxon filter
     bad: dict[str, int] = {}
     with _open(path) as fh:
@@ -197,6 +201,7 @@ def read_gene2go(path: Path, taxon: str | None) -> tuple[dict, list, list, list,
                 )  # fmt: skip
             taxa[f[0]] = taxa.get(f[0], 0) + 1
             if taxon is not None and f[0] != taxon:
+                n_other_taxon += 1
                 continue
             if f[4].upper().startswith("NOT"):
                 n_not += 1
@@ -211,7 +216,9 @@ def read_gene2go(path: Path, taxon: str | None) -> tuple[dict, list, list, list,
             aspect.append(_aspect_or_blank(f[7], bad))
     if n_not:
         log.info("%s: %d NOT-qualified rows excluded", path, n_not)
-    return {"entrez": ids}, terms, evid, aspect, {TAXA_KEY: taxa, BAD_ASPECT_KEY: bad}
+    dropped = {"taxon": n_other_taxon, "not": n_not}
+    header = {TAXA_KEY: taxa, BAD_ASPECT_KEY: bad, DROPPED_KEY: dropped}
+    return {"entrez": ids}, terms, evid, aspect, header
 
 
 def _is_not(qualifier: str) -> bool:
@@ -315,4 +322,5 @@ def read_go_tsv(path: Path) -> tuple[dict, list, list, list, dict]:
         log.info("%s: %d rows without a GO id (genes without a term) skipped", path, n_blank)
     if n_not:
         log.info("%s: %d NOT-qualified rows excluded", path, n_not)
-    return cols, terms, evid, aspect, {BAD_ASPECT_KEY: bad}
+    dropped = {"blank": n_blank, "not": n_not}
+    return cols, terms, evid, aspect, {BAD_ASPECT_KEY: bad, DROPPED_KEY: dropped}

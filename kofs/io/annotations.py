@@ -25,6 +25,7 @@ import numpy as np
 from kofs.errors import InputError, ParameterError, checked_keywords, require_instance
 from kofs.io._annotation_formats import (
     BAD_ASPECT_KEY,
+    DROPPED_KEY,
     READER_VERSION,
     TAXA_KEY,
     read_gaf,
@@ -302,6 +303,7 @@ def read_go_annotations(
     if hit is not None:
         ann = _annotations_from_arrays(*hit, source=str(p))
         bad = hit[1].get("bad_aspects") or {}
+        dropped = hit[1].get("dropped") or {}
     else:
         check_memory(
             estimate_go_annotations_file(p) or 0,
@@ -322,12 +324,17 @@ def read_go_annotations(
             raise InputError(f"cannot read annotation file ({exc})", path=p) from None
         taxa = header.pop(TAXA_KEY, {})
         bad = header.pop(BAD_ASPECT_KEY, {})
+        dropped = header.pop(DROPPED_KEY, {})
         ann = GOAnnotations(cols, terms, ev, asp, header=header, fmt=kind, source=str(p), taxa=taxa)
         if cache is not None:
             arrays, meta = _annotations_to_arrays(ann)
-            cache.put("annotations", key, arrays, {**meta, "bad_aspects": bad})
+            cache.put("annotations", key, arrays, {**meta, "bad_aspects": bad, "dropped": dropped})
     _warn_bad_aspects(p, bad)
-    n_read = len(ann)
+    gone = [  # (rows, why), in the order they were dropped
+        (dropped.get("taxon", 0), f"of other taxa than {taxon_option} {tax}"),
+        (dropped.get("not", 0), "NOT-qualified (they say a gene lacks the term)"),
+        (dropped.get("blank", 0), "without a GO id"),
+    ]
     if keep_ev is not None or drop_ev is not None:
         e = ann.evidence
         if len(e) and not np.any(e != ""):
@@ -340,23 +347,42 @@ def read_go_annotations(
         mask = np.ones(len(e), dtype=bool)
         if keep_ev is not None:
             mask &= np.isin(e, list(keep_ev))
+            codes = ",".join(sorted(keep_ev))
+            gone.append((int((~mask).sum()), f"dropped by --go-evidence {codes} (other codes)"))
         if drop_ev is not None:
-            mask &= ~np.isin(e, list(drop_ev))
+            out = mask & np.isin(e, list(drop_ev))
+            codes = ",".join(sorted(drop_ev))
+            gone.append((int(out.sum()), f"dropped by --go-exclude-evidence {codes}"))
+            mask &= ~out
         ann = ann.select(mask)
     if ontology is not None:
+        before = len(ann)
         ann = ann.resolved(ontology)
+        gone.append((before - len(ann), "on GO ids unknown to or obsolete in the ontology"))
     filters = [sorted(keep_ev or ()), sorted(drop_ev or ())]
     ann = replace(ann, digest=_digest([*key, *filters, ontology and ontology.digest]))
     if len(ann) == 0:
-        held = f"; the file holds {taxa_text(ann.taxa)}" if ann.taxa else ""
-        raise InputError(
-            f"no usable GO annotation left ({n_read} rows read{held}); check the "
-            f"evidence/taxon filters (--go-evidence, --go-exclude-evidence, {taxon_option}) and "
-            "that the file matches the ontology",
-            path=p,
-        )
+        raise InputError(_nothing_left(gone, ann.taxa), path=p)
     log.info("%s: %d GO annotation rows (%s)", p, len(ann), kind)
     return ann
+
+
+def _nothing_left(gone: list[tuple[int, str]], taxa: Mapping[str, int]) -> str:
+    """Why no annotation row is left, with the count of the rows each step dropped: ``no
+    usable GO annotation left: all 12 rows of the file are NOT-qualified (...)``."""
+    total = sum(n for n, _ in gone)  # every row read is dropped by one step: none is left
+    gone = [(n, why) for n, why in gone if n]
+    if total == 0:
+        return "no GO annotation row in the file (nothing but its header); give an annotation file"
+    if len(gone) == 1:
+        n, why = gone[0]
+        text = f"all {total:,} annotation rows of the file are {why}"
+    else:
+        text = f"of the {total:,} annotation rows of the file, " + ", ".join(
+            f"{n:,} {'is' if n == 1 else 'are'} {why}" for n, why in gone
+        )
+    held = f"; the file holds {taxa_text(taxa)}" if taxa else ""
+    return f"no usable GO annotation left: {text}{held}"
 
 
 def _digest(parts: list) -> str:
@@ -400,6 +426,9 @@ def _check_arrays(c) -> None:
     bad = c.field("bad_aspects", dict, optional=True) or {}
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in bad.values()):
         raise EntryError("field 'bad_aspects' is not a mapping of value to count")
+    dropped = c.field("dropped", dict, optional=True) or {}
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in dropped.values()):
+        raise EntryError("field 'dropped' is not a mapping of reason to count")
 
 
 def _annotations_from_arrays(arrays: dict, meta: dict, *, source: str) -> GOAnnotations:
@@ -445,7 +474,9 @@ def taxa_text(taxa: Mapping[str, int], shown: int = 4) -> str:
     """``"taxon 10090 (mouse, 3,012 rows)"``, the largest first."""
     items = sorted(taxa.items(), key=lambda kv: (-kv[1], kv[0]))
     parts = [
-        f"{t}" + (f" ({TAXON_NAMES[t]}, {n:,} rows)" if t in TAXON_NAMES else f" ({n:,} rows)")
+        f"{t} ("
+        + (f"{TAXON_NAMES[t]}, " if t in TAXON_NAMES else "")
+        + f"{n:,} row{'' if n == 1 else 's'})"
         for t, n in items[:shown]
     ]
     more = f" and {len(items) - shown} more" if len(items) > shown else ""
