@@ -86,7 +86,8 @@ class Option:
     folder : bool
         A ``path`` that may name a folder (KGML folders).
     stdin : bool
-        A ``path`` that may be ``-`` (standard input).
+        A ``path`` that may be ``-`` (standard input, or standard output for an output); any
+        other ``path`` refuses ``-``, saying so.
     required : bool
         The setting has no default: :func:`build` refuses a value set without it (the command
         line marks the option required).
@@ -271,8 +272,13 @@ def _path(opt: Option, value: Any) -> str:
     text = str(value)
     if not text.strip():
         raise _Bad("an empty path was given")
-    if opt.stdin and text == "-":
-        return text
+    if text == "-":
+        if opt.stdin:
+            return text
+        # was "-: file not found" (or another error about a file named -) once work had begun
+        if opt.name.endswith("_dir"):
+            raise _Bad("- is no folder here (it means standard input or output); give a folder")
+        raise _Bad("cannot read standard input (-); give a file path")
     try:
         return user_path(text)
     except ValueError as exc:

@@ -403,3 +403,63 @@ def test_a_file_name_that_is_not_utf8_is_written_and_read_back(small, tmp_path):
     assert r.exit_code == 0, r.output
     header = (agg / "ranking.tsv").read_text(encoding="utf-8").splitlines()[0]
     assert header.endswith("rank:l?\tscore:l?\trank:other\tscore:other")
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["rank", "E", "--go", "-", "--go-annotations", "E"], "--go"),
+        (["rank", "E", "--go", "E", "--go-annotations", "-"], "--go-annotations"),
+        (["rank", "E", "--pathways", "-"], "--pathways"),
+        (["rank", "E", "--pathways", "E", "--kegg-names", "-"], "--kegg-names"),
+        (["rank", "E", "--interactions", "-"], "--interactions"),
+        (["rank", "E", "--interactions", "E", "--string-aliases", "-"], "--string-aliases"),
+        (["rank", "E", "--graph", "-"], "--graph"),
+        (["gosim", "--go", "-", "--go-annotations", "E", "--genes", "E", "-o", "-"], "--go"),
+        (["evaluate", "E", "E", "--labels", "E", "--go", "-", "--go-annotations", "E"], "--go"),
+    ],
+)
+def test_an_option_that_cannot_read_stdin_says_so(small, tmp_path, args, flag):
+    # `--go -` said "-: GO ontology file not found; check the --go path", `--interactions -`
+    # "-: file not found", `--graph -` asked for a --graph-format: - was taken for a file name
+    expr, _, _ = small
+    args = [str(expr) if a == "E" else a for a in args]
+    out = [] if "-o" in args else ["-o", str(tmp_path / "o")]
+    r = CliRunner().invoke(main, [*args, *out], input="G1\nG2\n")
+    assert r.exit_code == 2, r.output
+    assert r.stderr == f"kofs: error: {flag}: cannot read standard input (-); give a file path\n"
+    assert not (tmp_path / "o").exists()
+    r = CliRunner().invoke(main, ["rank", str(expr), "--cache-dir", "-", "-o", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "--cache-dir: - is no folder here" in r.stderr
+
+
+def test_the_inputs_that_read_stdin_still_do(small, tmp_path):
+    expr, lab, genes = small
+    go = os.path.join(os.path.dirname(__file__), "data", "go")
+    r = CliRunner().invoke(main, ["rank", str(expr), "--relevant-genes", "-", "--rankers",
+                                  "variance", "-o", str(tmp_path / "a")], input="G1\nG2\nG3\n")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(
+        main,
+        ["gosim", "--go", os.path.join(go, "tiny.obo"), "--go-annotations",
+         os.path.join(go, "tiny_annotations.tsv"), "--genes", "-", "-o", "-"],
+        input="G1\nG2\nG3\n",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[0].split("\t") == ["gene", "G1", "G2", "G3"]
+
+
+def test_known_genes_read_from_stdin(small, tmp_path):
+    # --known-genes k=- said "-: known-gene file for 'k' not found; check the path", while
+    # every other list of kofs evaluate reads standard input
+    expr, lab, _ = small
+    r = CliRunner().invoke(
+        main, ["rank", str(expr), "--rankers", "variance", "-o", str(tmp_path / "r")]
+    )
+    assert r.exit_code == 0, r.output
+    args = ["evaluate", str(tmp_path / "r"), str(expr), "--labels", str(lab), "--known-genes",
+            "k=-", "--folds", "2", "--repeats", "1", "--classifiers", "1nn", "--top", "5",
+            "-o", str(tmp_path / "e")]  # fmt: skip
+    r = CliRunner().invoke(main, args, input="G1\nG2\nG3\n")
+    assert r.exit_code == 0, r.output
+    assert "HIT_k" in (tmp_path / "e" / "evaluation.tsv").read_text()

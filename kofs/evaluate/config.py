@@ -34,12 +34,17 @@ class EvaluateConfig:
         help="ranking.tsv files or `kofs rank` output folders.",
     )
     expression: str = opt(
-        "expression", "path", required=True, help="The labelled expression matrix (CSV/TSV)."
+        "expression",
+        "path",
+        required=True,
+        stdin=True,
+        help="The labelled expression matrix (CSV/TSV).",
     )
     labels: str = opt(
         "labels",
         "path",
         required=True,
+        stdin=True,
         help="Sample classes (CSV/TSV: sample id, label; or a GSEA .cls).",
     )
     label_column: str | None = opt(
@@ -184,6 +189,7 @@ class EvaluateConfig:
         "kofs-eval",
         short="-o",
         folder=True,
+        stdin=True,  # refused by the command, which says why (several files, not one stream)
         help="Output folder (an existing kofs-eval is replaced only when named).",
     )
     seed: int = opt(

@@ -83,7 +83,7 @@ def read_known_genes(
     KnownGenes
     """
     path = str(path)
-    if not os.path.isfile(path):
+    if path != "-" and not os.path.isfile(path):  # "-": standard input, read as the others
         raise InputError(f"known-gene file for {name!r} not found; check the path", path=path)
     if where is None and gene_column is None:
         genes = read_gene_list(path)

@@ -44,6 +44,7 @@ class GosimConfig:
         "genes",
         "path",
         required=True,
+        stdin=True,
         help="Genes to compare (one id per line, or first column of a CSV/TSV).",
     )
     output: str = opt(
@@ -107,6 +108,7 @@ class GosimConfig:
     unknown_terms: str | None = opt(
         "unknown_terms",
         "path",
+        stdin=True,
         help="GO ids to give no information content (one per line, # comments); in --mode "
         "gosemsim it replaces the term table kofs ships for the release.",
     )

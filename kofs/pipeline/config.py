@@ -88,6 +88,7 @@ class InputsConfig:
     labels: str | None = opt(
         "labels",
         "path",
+        stdin=True,
         help="Sample labels (CSV/TSV: sample id, label; or a GSEA .cls, labels in the matrix's "
         "sample order), or obs:COLUMN for a column of an .h5ad's obs.",
     )
@@ -107,12 +108,16 @@ class InputsConfig:
     relevant_genes: str | None = opt(
         "relevant_genes",
         "path",
+        stdin=True,
         help="Known relevant genes (one per line): they supervise the list weights "
         "(--supervision genes), set the relevance of GO terms and pathways, build GO-CAN-MAH "
         "and start relevance propagation.",
     )
     id_map: str | None = opt(
-        "id_map", "path", help="Two-column table mapping source gene ids to the matrix's ids."
+        "id_map",
+        "path",
+        stdin=True,
+        help="Two-column table mapping source gene ids to the matrix's ids.",
     )
     layer: str | None = opt(
         "layer", metavar="NAME", help="AnnData .h5ad: rank adata.layers[NAME] instead of X."

@@ -54,6 +54,7 @@ class AggregateListsConfig:
         "relevant_genes",
         "path",
         None,
+        stdin=True,
         help="Known relevant genes: they supervise the list weights.",
     )
     knowledge: tuple[str, ...] | None = opt(

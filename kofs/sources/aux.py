@@ -25,6 +25,7 @@ class AuxOptions:
     aux: tuple[str, ...] | None = opt(
         "aux",
         "paths",
+        stdin=True,
         help="Auxiliary data on the same samples (e.g. miRNA matrix); repeatable.",
     )
 

@@ -16,7 +16,10 @@ from kofs.sources._spec import SourceSpec
 @dataclass(frozen=True)
 class TermRelevanceOptions:
     term_relevance: str | None = opt(
-        "term_relevance", "path", help="Term relevance table (term, value) for the voting lists."
+        "term_relevance",
+        "path",
+        stdin=True,
+        help="Term relevance table (term, value) for the voting lists.",
     )
 
 
