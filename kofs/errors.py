@@ -96,6 +96,9 @@ class KofsError(Exception):
     """
 
     exit_code = 2
+    #: How the path ``-`` is named in the message (an input's ``<stdin>``, as the readers name
+    #: it; None: as given)
+    _stdin: str | None = None
 
     def __init__(
         self,
@@ -114,7 +117,7 @@ class KofsError(Exception):
     def format(self) -> str:
         where = ""
         if self.path is not None:
-            where = self.path
+            where = self.path if self.path != "-" or self._stdin is None else self._stdin
             if self.line is not None:
                 where += f":{self.line}"
             if self.column is not None:
@@ -132,6 +135,8 @@ class InputError(KofsError, ValueError):
     Also a :class:`ValueError`, so that code written against the Python conventions (and
     scikit-learn's) can catch it as one.
     """
+
+    _stdin = "<stdin>"
 
 
 class ParameterError(KofsError, ValueError):

@@ -463,3 +463,16 @@ def test_known_genes_read_from_stdin(small, tmp_path):
     r = CliRunner().invoke(main, args, input="G1\nG2\nG3\n")
     assert r.exit_code == 0, r.output
     assert "HIT_k" in (tmp_path / "e" / "evaluation.tsv").read_text()
+
+
+def test_an_error_in_standard_input_names_it_stdin(small, tmp_path):
+    # the readers name - "<stdin>", but an error raised with the path as given said
+    # "-:1 (column 2): relevance 'x' is not a number"
+    expr, _, _ = small
+    r = CliRunner().invoke(
+        main,
+        ["rank", str(expr), "--term-relevance", "-", "-o", str(tmp_path / "o")],
+        input="term\trelevance\nGO:0000001\tx\n",
+    )
+    assert r.exit_code == 2
+    assert r.stderr.startswith("kofs: error: <stdin>:2 (column 2): relevance 'x' is not a number")
