@@ -31,6 +31,7 @@ class EvaluateConfig:
         "rankings",
         "paths",
         required=True,
+        stdin=True,  # refused in __post_init__, which says why (STDIN_RANKING)
         help="ranking.tsv files or `kofs rank` output folders.",
     )
     expression: str = opt(
