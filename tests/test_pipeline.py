@@ -399,3 +399,27 @@ def test_relevant_genes_that_are_most_genes_warn(caplog):
     with caplog.at_level(logging.WARNING, logger="kofs"):
         assert relevant_gene_ids(e, ["D", "C", "B", "A"]) == ("A", "B", "C", "D")
     assert "4 of the matrix's 4 genes are given as relevant (all of them)" in caplog.text
+
+
+def test_a_list_whose_genes_all_tie_is_named(caplog):
+    # --param laplacian.t=2.5 (every heat-kernel edge weight 0 on this unscaled matrix) gave
+    # every gene the Laplacian score 2: the list was fused, ranking nothing, without a word
+    import logging
+
+    import kofs
+
+    ex = example_paths()
+    config = {"expression": ex["expression"], "labels": ex["labels"],
+              "rankers": "laplacian,fisher", "param": ["laplacian.t=2.5"]}  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        r = kofs.run(config)
+    assert len(set(r.lists[0].ranks)) == 1
+    said = [m for m in caplog.messages if "ranks nothing" in m]
+    assert said == [
+        f"list laplacian: all its {len(r.lists[0].genes)} genes score 2, so it ranks nothing "
+        "(its genes all tie in the fusion); check its parameters (t=2.5)"
+    ]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        kofs.run({**config, "param": []})
+    assert not [m for m in caplog.messages if "ranks nothing" in m]

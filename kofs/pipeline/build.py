@@ -77,10 +77,29 @@ def build_lists(
                 list_name=plan.name,
                 params=p,
             )
+            _warn_tied(ranking, p)
             lists.append(ranking)
             timings[f"rank:{plan.name}"] = round(time.perf_counter() - t0, 4)
             log.info("list %s built in %.2f s", plan.name, timings[f"rank:{plan.name}"])
     return lists
+
+
+def _warn_tied(ranking: Ranking, params: Mapping[str, Any]) -> None:
+    """One warning for a list whose genes all get the same score: it ranks nothing, and the
+    run said nothing of it (a Laplacian score of 2 for every gene when
+    ``laplacian.t`` is so small that every heat-kernel edge weight is 0)."""
+    import numpy as np
+
+    scores = np.asarray(ranking.scores, dtype=float)
+    ranks = np.asarray(ranking.ranks, dtype=float)  # ties as the ranks see them (rounded)
+    if len(ranks) > 1 and np.isfinite(scores).all() and ranks.min() == ranks.max():
+        given = ", ".join(f"{k}={v}" for k, v in params.items() if k != "n_jobs")
+        log.warning(
+            "list %s: all its %d genes score %g, so it ranks nothing (its genes all tie in the "
+            "fusion)%s",
+            ranking.name, len(scores), float(np.median(scores)),
+            f"; check its parameters ({given})" if given else "",
+        )  # fmt: skip
 
 
 def _with_nuisance(
