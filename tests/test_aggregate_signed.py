@@ -520,3 +520,29 @@ def test_the_class_test_with_a_cut_table_where_nothing_changed():
         censored = Censored(below, np.full(3, -2.5), np.full(3, 2.5))
         fit = fit_signed(cut, np.ones((3000, 1)), np.zeros(0), np.ones(0), censored=censored)
         assert signed_test(fit, cut, censored)["p_value"] > 0.2
+
+
+def test_near_copies_share_the_weight_instead_of_one_taking_it_all():
+    """Two tables of one comparison by two sound tools (background correlation 0.99, slightly
+    different separations) are about equally reliable: the old share ``m_l (S^-1 m)_l`` gave
+    them 1 and 0 (ALL B vs T, limma and Welch: 1.0 / 0.0); the Shapley share of the separation
+    splits what they carry together and keeps ``m_l^2`` for independent tables."""
+    S = np.array([[1.0, 0.99], [0.99, 1.0]])
+    w = signed_weights(np.array([2.0, 2.2]), S)
+    assert w == pytest.approx([0.5, 0.5], abs=0.1)
+    assert w.sum() == pytest.approx(1.0)
+    # independent tables: m_l^2 / sum m^2, as before
+    m = np.array([1.0, 2.0, 3.0])
+    assert signed_weights(m, np.eye(3)) == pytest.approx(m**2 / np.sum(m**2))
+    # three near-copies: a third each when equally separated, none left out when not (the
+    # middle one, nearly the mean of the others, carries least)
+    S3 = np.full((3, 3), 0.995) + 0.005 * np.eye(3)
+    assert signed_weights(np.full(3, 2.0), S3) == pytest.approx([1 / 3] * 3)
+    assert np.all(signed_weights(np.array([2.0, 2.1, 1.9]), S3) > 0.15)
+    # a table without separation beside a strong independent one: 0
+    assert signed_weights(np.array([0.0, 2.0]), np.eye(2)) == pytest.approx([0.0, 1.0])
+    # many tables (the sampled permutations): nonnegative, sum 1, equal tables equal
+    D = 12
+    SD = np.full((D, D), 0.3) + 0.7 * np.eye(D)
+    wD = signed_weights(np.full(D, 1.5), SD)
+    assert wD == pytest.approx(np.full(D, 1 / D), abs=0.01)
