@@ -709,7 +709,7 @@ def _finish(
 #: (2^D separations); beyond, over :data:`SHAPLEY_PERMUTATIONS` random orders and their cyclic
 #: rotations (every table at every position once per order: exact for exchangeable tables).
 SHAPLEY_EXACT = 8
-SHAPLEY_PERMUTATIONS = 32
+SHAPLEY_PERMUTATIONS = 64
 
 
 def _separation(m: np.ndarray, S: np.ndarray, cols: list[int]) -> float:
@@ -736,32 +736,26 @@ def signed_weights(m: np.ndarray, S: np.ndarray) -> np.ndarray:
     D = m.size
     phi = np.zeros(D)
     if D <= SHAPLEY_EXACT:
-        c = np.array(
-            [_separation(m, S, [j for j in range(D) if mask >> j & 1]) for mask in range(1 << D)]
-        )
-        size = np.array([bin(mask).count("1") for mask in range(1 << D)])
-        fact = [math.factorial(k) for k in range(D + 1)]
-        for mask in range(1 << D):
-            k = int(size[mask])
-            coef = fact[k] * fact[D - k - 1] / fact[D] if k < D else 0.0
-            for j in range(D):
-                if not mask >> j & 1:
-                    phi[j] += coef * (c[mask | 1 << j] - c[mask])
+        masks = np.arange(1 << D)
+        inside = (masks[:, None] >> np.arange(D)) & 1  # (2^D, D): which tables each subset has
+        c = np.array([_separation(m, S, np.flatnonzero(row).tolist()) for row in inside])
+        size = inside.sum(axis=1)
+        fact = np.array([math.factorial(k) for k in range(D + 1)], dtype=np.float64)
+        coef = fact[size] * fact[np.maximum(D - size - 1, 0)] / fact[D]
+        for j in range(D):
+            without = masks[inside[:, j] == 0]
+            phi[j] = float(coef[without] @ (c[without | 1 << j] - c[without]))
     else:
         rng = np.random.default_rng(0)
-        jitter = 1e-10 * np.eye(D)
-        count = 0
-        for _ in range(SHAPLEY_PERMUTATIONS):
-            base = rng.permutation(D)
-            for r in range(D):
-                order = np.roll(base, r)
-                # the prefixes' separations from one Cholesky factor of S in this order:
-                # c(first k) = sum of the first k squares of L^-1 m
-                L = np.linalg.cholesky(S[np.ix_(order, order)] + jitter)
-                w = np.linalg.solve(L, m[order])
-                phi[order] += w**2
-                count += 1
-        phi /= count
+        base = np.array([rng.permutation(D) for _ in range(SHAPLEY_PERMUTATIONS)])
+        # every order's cyclic rotations: each table at each position once per order
+        orders = np.concatenate([np.roll(base, r, axis=1) for r in range(D)])
+        # the prefixes' separations from one Cholesky factor of S in each order: c(first k)
+        # = the sum of the first k squares of L^-1 m
+        L = np.linalg.cholesky(S[orders[:, :, None], orders[:, None, :]] + 1e-10 * np.eye(D))
+        w = np.linalg.solve(L, m[orders][:, :, None])[:, :, 0]
+        np.add.at(phi, orders.ravel(), (w**2).ravel())
+        phi /= orders.shape[0]
     phi = np.maximum(phi, 0.0)  # rounding
     total = phi.sum()
     return phi / total if total > 0 else phi
