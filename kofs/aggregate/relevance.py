@@ -939,6 +939,10 @@ def posterior_aggregate(
             explained = _explained_note(fit, k, [names[c] for c in data_cols], weights[data_cols])
             if explained:
                 notes[names[j]] = explained
+        elif isinstance(fit, SignedFit) and not no_class:
+            subtracted = _subtracted_note(fit.m, fit.correlation, k, [names[c] for c in data_cols])
+            if subtracted:
+                notes[names[j]] = subtracted
         if cal[k]:
             against = "empirical" if emp[j] else "theoretical"
             read = (
@@ -1070,6 +1074,33 @@ def _explained_note(fit: PosteriorFit, k: int, names: Sequence[str], weights: np
             if heaviest != k and weights[heaviest] >= SAY_WEIGHT
             else ""
         )
+    )
+
+
+def _subtracted_note(m: np.ndarray, S: np.ndarray, k: int, names: Sequence[str]) -> str:
+    """The note of a signed table (``k``) that the fused evidence ``a = m' S^-1 z`` subtracts:
+    it separates the relevant genes (``m_k != 0``) but its coefficient ``(S^-1 m)_k`` has the
+    opposite sign, so given the tables its z-scores are correlated with the fusion reads the
+    difference between them as evidence: noise cancelled where the model's correlation is
+    right, the tools' disagreement where it is not (ALL BCR/ABL vs NEG, limma and Welch;
+    docs/aggregation.md, "Weights of tables of one comparison"). Its weight (a Shapley share of
+    the separation) does not show it. "" when that is not so."""
+    D = len(names)
+    if D < 2 or abs(float(m[k])) <= NO_SEPARATION:
+        return ""
+    coef = np.linalg.solve(np.asarray(S, dtype=np.float64), np.asarray(m, dtype=np.float64))
+    if float(m[k] * coef[k]) > 0:
+        return ""
+    others = sorted((i for i in range(D) if i != k), key=lambda i: -abs(S[k, i]))
+    named = [i for i in others if abs(S[k, i]) >= NAMED_CORRELATION] or others[:1]
+    said = ", ".join(f"{names[i]} ({S[k, i]:.4g})" for i in named)
+    return (
+        "subtracted: alone it separates the relevant genes, but its z-scores are correlated with "
+        f"those of {said}, and the fused evidence counts it with the opposite sign: the fusion "
+        "reads the difference between the tables as evidence (right if their shared noise is as "
+        "the model has it; two tools on the same samples can differ most where effects are "
+        "large, and the fused ranking then follows their disagreement: compare it with each "
+        "table's)"
     )
 
 
