@@ -535,7 +535,7 @@ def _table_run(s: TableScenario, seed: int, genes: int = 4000, relevant: int = 2
         direction = "desc" if (s.informative or s.random) and key != "u" else None
         column = "pvalue" if key == "u" else None
         final = aggregate_lists(
-            given, direction=direction, ranks_only=ranks_only, column=column
+            given, direction=direction, ranks_only=ranks_only, score_column=column
         ).final
         q = final.statistics.get("q_value")
         sel = np.zeros(genes, bool)
