@@ -564,3 +564,74 @@ def test_a_table_the_fused_evidence_subtracts_is_named():
     assert _subtracted_note(m, S, 1, names) == ""  # limma's coefficient is positive
     assert _subtracted_note(m, np.eye(2), 0, names) == ""
     assert _subtracted_note(np.array([2.0, 2.0]), S, 0, names) == ""  # equal: both positive
+
+
+def _tool_copies(seed: int, tool: float = 0.1, genes: int = 3000, relevant: int = 150):
+    """One comparison's z-scores read by two tools: the same z plus a small tool noise that
+    grows with |z| (the t-to-z conversion, limma's moderation), so that the signed model's
+    constant correlation of the tables is wrong where the effects are."""
+    rng = np.random.default_rng(seed)
+    truth = np.arange(genes) < relevant
+    base = 3.0 * truth * np.where(rng.random(genes) < 0.5, -1.0, 1.0) + rng.normal(size=genes)
+    z = np.column_stack([base + tool * np.abs(base) * rng.normal(size=genes) for _ in range(2)])
+    return z, truth
+
+
+@pytest.mark.parametrize("reversed_contrast", [False, True])
+def test_near_copy_tables_are_fused_as_one_table(reversed_contrast):
+    """Two tools' tables of one comparison (z-scores correlated 0.99, their difference growing
+    with |z|): fitted with a correlation of ~1, the fused evidence read their difference and
+    called 0 genes, or 253 at FDP 0.72 where one table calls 58 at 0.10. As one table (their
+    mean z-score), the fusion calls what one table calls, at its FDP; a table given with its
+    contrast the other way round is the same table."""
+    fused, alone, fdp, fits = [], [], [], []
+    for seed in range(3):
+        z, truth = _tool_copies(seed)
+        tables = _tables(z * np.array([1.0, -1.0 if reversed_contrast else 1.0]))
+        res = aggregate_lists(tables).final
+        n, f = _called(res, truth)
+        fused.append(n)
+        fdp.append(f)
+        alone.append(_called(aggregate_lists({"t0": tables["t0"]}).final, truth)[0])
+        fits.append(res.diagnostics)
+    assert np.mean(fdp) < 0.15
+    assert np.all(np.abs(np.array(fused) - alone) <= 0.2 * np.array(alone) + 5)
+    for d in fits:
+        assert any("almost the same z-scores" in n for n in d["notices"])
+        assert d["list_correlation"]["lists"] == ["t0"]
+
+
+def test_identical_signed_tables_are_one_table_and_signs_count():
+    """A table given twice is one table (counted once, its weight shared); two tables with the
+    same p-values but directions that disagree are not copies (they were: the copies were
+    found through the p-values alone)."""
+    z, truth = _z(7, 0.6)
+    tables = _tables(z)
+    alone = aggregate_lists({"t0": tables["t0"]}).final
+    twice = aggregate_lists({"t0": tables["t0"], "t1": tables["t0"].copy()}).final
+    assert _called(twice, truth) == _called(alone, truth)
+    assert twice.weights == pytest.approx([0.5, 0.5])
+    assert any("identically" in n for n in twice.diagnostics["notices"])
+    other = tables["t0"].copy()
+    rng = np.random.default_rng(0)
+    other["log2FoldChange"] *= np.where(rng.random(len(other)) < 0.5, -1.0, 1.0)
+    mixed = aggregate_lists({"t0": tables["t0"], "t1": other}).final
+    assert mixed.diagnostics["list_correlation"]["lists"] == ["t0", "t1"]
+    assert not any("identically" in n for n in mixed.diagnostics["notices"])
+
+
+def test_near_copy_tables_share_their_weight_interval_and_reliability():
+    z, _ = _tool_copies(1, tool=0.05)
+    res = aggregate_lists(_tables(z))
+    final = res.final
+    d = final.diagnostics
+    assert final.weights == pytest.approx([0.5, 0.5])
+    ci = d["weight_ci"]
+    assert ci[0] == pytest.approx(ci[1]) and ci[0, 0] <= 0.5 <= ci[0, 1]
+    assert d["list_reliability"]["t0"] == d["list_reliability"]["t1"]
+    notes = d["list_notes"]
+    assert "nearly the same z-scores as t1" in notes["t0"] and "signed z-scores" in notes["t0"]
+    assert "nearly the same z-scores as t0" in notes["t1"] and "weight shared" in notes["t1"]
+    assert d["empirical_null"]["lists"] == ["t0", "t1"]
+    frame = res.weights_frame()
+    assert frame.loc["t0", "weight"] == pytest.approx(frame.loc["t1", "weight"])

@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from scipy.special import expit, ndtr, ndtri, ndtri_exp, stdtrit
+from scipy.special import expit, log_ndtr, ndtr, ndtri, ndtri_exp, stdtrit
 
 from kofs.aggregate.binormal import POINT_WIDTH
 from kofs.aggregate.censored import (
@@ -331,16 +331,51 @@ def posterior_aggregate(
     # agreement is not evidence): fitted once, their weight shared; so are full lists more
     # alike than the model's correlation can be (near copies): fitted as one ranking, their
     # mean normal score
-    identical = _copy_groups(lo, hi)
-    near = _near_copies(
-        R[:, every_data_col],
-        lo,
-        hi,
-        Bd,
-        HOd_of(every_data_col),
-        identical,
-        has_null[every_data_col],
+    # signed tables (every data list a table with effect directions, no label weights: the
+    # signed model reads them, below): tables giving every gene the same p-value but not the
+    # same direction are not copies; whole tables whose z-scores are more alike than the signed
+    # model can tell apart are one table (_near_copy_tables)
+    tables = (
+        effect_signs is not None
+        and list_weights is None
+        and bool(has_null[every_data_col].all())
+        and not np.isnan(np.asarray(effect_signs)[:, every_data_col]).all(axis=0).any()
     )
+    own_null: tuple[np.ndarray, np.ndarray] | None = None  # each table's, before merging
+    if tables:
+        assert null_p is not None and effect_signs is not None
+        given_signs = np.sign(np.asarray(effect_signs, np.float64)[:, every_data_col])
+        marks = np.where(np.isnan(given_signs), 9.0, given_signs)
+        identical = _copy_groups(np.vstack([lo, marks]), np.vstack([hi, marks]))
+        Zt = signed_z(null_p[:, every_data_col], given_signs)
+        own_null = (
+            signed_null(Zt)
+            if emp[every_data_col].all()
+            else (np.zeros(Zt.shape[1]), np.ones(Zt.shape[1]))
+        )
+        Zt = (Zt - own_null[0]) / own_null[1]
+        whole = ~np.isnan(R[:, every_data_col][~np.isnan(R).all(axis=1)]).any(axis=0)
+        if absent_missing is not None:
+            # a table lacking genes its tool did not test is whole (they are missing); one cut
+            # to its significant genes is not
+            lacks = np.isnan(R[:, every_data_col]).any(axis=0)
+            whole |= lacks & np.asarray(absent_missing, bool)[every_data_col]
+        if built_from is not None:
+            whole &= ~np.asarray(built_from, bool)[:, every_data_col].any(axis=0)
+        if held_out is not None:
+            whole &= np.isnan(held_out[0][:, every_data_col]).all(axis=0)
+        near, orient = _near_copy_tables(Zt, whole, identical)
+    else:
+        identical = _copy_groups(lo, hi)
+        near = _near_copies(
+            R[:, every_data_col],
+            lo,
+            hi,
+            Bd,
+            HOd_of(every_data_col),
+            identical,
+            has_null[every_data_col],
+        )
     copy_of = np.where(near >= 0, near, identical)
     data_cols = every_data_col[np.unique(copy_of)]
     if data_cols.size < every_data_col.size:
@@ -349,7 +384,33 @@ def posterior_aggregate(
             same = every_data_col[copy_of == rep]
             if same.size == 1:
                 continue
-            if np.any(near[copy_of == rep] >= 0):
+            if tables and np.any(near[copy_of == rep] >= 0):
+                assert null_p is not None and effect_signs is not None
+                # one table: the mean of the distinct tables' z-scores (each read against its
+                # own null, turned the representative's way round), over the tables that
+                # have the gene; read against its own null below, as any table
+                one = (copy_of == rep) & (identical == np.arange(identical.size))
+                mean = _mean_z(Zt[:, one] * orient[one])
+                null_p, effect_signs = null_p.copy(), np.array(effect_signs, np.float64)
+                j = int(same[0])
+                null_p[:, j] = np.where(
+                    np.isnan(mean), np.nan, 2.0 * ndtr(-np.abs(np.nan_to_num(mean)))
+                )
+                effect_signs[:, j] = np.sign(mean)
+                if null_log_p is not None:
+                    null_log_p = np.array(null_log_p, np.float64)
+                    null_log_p[:, j] = np.log(2.0) + log_ndtr(-np.abs(mean))
+                R[:, j] = _ranks_of(-np.abs(mean))
+                if emp[j]:
+                    center[j], spread[j] = (a[0] for a in list_nulls(null_p[:, [j]], up[[j]]))
+                notices.append(
+                    f"{_name_list([names[j] for j in same])} give the genes almost the same "
+                    f"z-scores (their signed z-scores correlated >= {NEAR_COPY:.2f}, more alike "
+                    "than the signed model's correlation of the tables can tell apart: it reads "
+                    "their small differences as evidence): they are fitted as one table (their "
+                    "mean z-score) and share its weight."
+                )
+            elif np.any(near[copy_of == rep] >= 0):
                 # the mean over the distinct rankings (an identical copy counts once)
                 one = (copy_of == rep) & (identical == np.arange(identical.size))
                 R[:, same[0]] = _mean_score_ranks(R[:, every_data_col[one]], lo[:, one], hi[:, one])
@@ -643,6 +704,15 @@ def posterior_aggregate(
                 "reading": "signed z-scores: a normal fitted to the middle of each table's z-scores",
             }
         )
+        if empirical is not None and own_null is not None and np.any(near >= 0):
+            # near copies fitted as one table: each table's own null (their mean, read against
+            # its own, is N(0, 1) within rounding)
+            kept = np.isin(every_data_col[copy_of], data_cols)
+            empirical.update(
+                lists=[names[j] for j in every_data_col[kept]],
+                center=own_null[0][kept].tolist(),
+                spread=own_null[1][kept].tolist(),
+            )
         effect = _effect_on_calls(statistics["q_value"])
         if beyond["p_value"] > AGREEMENT_ALPHA:
             notices.append(
@@ -1000,12 +1070,18 @@ def posterior_aggregate(
             for key in ("weight_ci", "weight_sd"):
                 diag[key][same] = diag[key][r] / same.size
         near_group = bool(np.any(near[copy_of == rep] >= 0))
+        # (signed tables: z-scores; rank lists: rankings)
+        alike, by, one_as = (
+            ("z-scores", "signed z-scores", "one table with {}, their mean z-score,")
+            if tables
+            else ("ranking", "normal scores", "one ranking with {}")
+        )
         for j in same[1:]:
             if names[r] in reliability:
                 reliability[names[j]] = reliability[names[r]]
             notes[names[j]] = (
-                f"nearly the same ranking as {names[r]} (normal scores correlated >= "
-                f"{NEAR_COPY:.2f}): fitted as one ranking with it, its weight shared"
+                f"nearly the same {alike} as {names[r]} ({by} correlated >= "
+                f"{NEAR_COPY:.2f}): fitted as {one_as.format('it')} its weight shared"
                 if near_group
                 else f"the same ranking as {names[r]}: counted once with it, its weight shared"
             )
@@ -1015,8 +1091,8 @@ def posterior_aggregate(
         them = others[0] if len(others) == 1 else _name_list(others)
         it = "it" if len(others) == 1 else "them"
         own = (
-            f"nearly the same ranking as {them} (normal scores correlated >= {NEAR_COPY:.2f}): "
-            f"fitted as one ranking with {it}, its weight shared"
+            f"nearly the same {alike} as {them} ({by} correlated >= {NEAR_COPY:.2f}): "
+            f"fitted as {one_as.format(it)} its weight shared"
             if near_group
             else f"the same ranking as {them}: counted once with {it}, its weight shared"
         )
@@ -1549,6 +1625,90 @@ def _near_copies(R, lo, hi, masked, held_out, copy_of, calibrated) -> np.ndarray
     for j in range(D):  # identical copies follow their representative
         if copy_of[j] != j and out[copy_of[j]] >= 0:
             out[j] = out[copy_of[j]]
+    return out
+
+
+#: Fewest genes two signed tables share for their correlation to make them near copies.
+NEAR_COPY_MIN_GENES = 50
+
+
+def _near_copy_tables(
+    Z: np.ndarray, whole: np.ndarray, copy_of: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each signed table, the first table of its group of near copies (-1: none), and its
+    direction relative to that table (+-1): whole tables (none cut to its significant genes)
+    whose z-scores ``Z`` (each read against its own null), over the genes both have (at least
+    :data:`NEAR_COPY_MIN_GENES`), correlate at :data:`NEAR_COPY` or more in absolute value
+    (below -NEAR_COPY: one contrast given the other way round), grouped by single linkage as
+    :func:`_near_copies` groups rank lists; tables already merged as identical stay with
+    their group.
+
+    The signed model's correlation of the tables may come as close to 1 as ``EIGEN_FLOOR``
+    (kofs.aggregate.signed): two tools' tables of one comparison are fitted at 0.9998, and the
+    fused evidence ``m' S^-1 z`` then reads mostly the difference between their z-scores,
+    which on real data grows with the effect (the t-to-z conversion, limma's moderation): a
+    tool's artefact the model's constant correlation takes for signal (ALL BCR/ABL vs NEG,
+    limma and Welch: 1,522 calls where each alone makes 183-235)."""
+    D = Z.shape[1]
+    out, orient = np.full(D, -1), np.ones(D)
+    cols = np.flatnonzero(np.asarray(whole, bool) & (copy_of == np.arange(D)))
+    if cols.size < 2:
+        return out, orient
+    r = np.eye(cols.size)
+    for a in range(cols.size):
+        for b in range(a + 1, cols.size):
+            both = ~np.isnan(Z[:, cols[a]]) & ~np.isnan(Z[:, cols[b]])
+            if both.sum() >= NEAR_COPY_MIN_GENES:
+                x, y = Z[both, cols[a]], Z[both, cols[b]]
+                if np.std(x) > 0 and np.std(y) > 0:
+                    r[a, b] = r[b, a] = float(np.corrcoef(x, y)[0, 1])
+    group = np.arange(cols.size)
+    for a in range(cols.size):  # single linkage, each group named by its first table
+        for b in range(a + 1, cols.size):
+            if abs(r[a, b]) >= NEAR_COPY:
+                group[group == group[b]] = group[a]
+    for a in range(cols.size):
+        members = np.flatnonzero(group == group[a])
+        if members.size > 1:
+            out[cols[a]] = cols[members[0]]
+            # its direction: through the chain of near copies that links it to the first
+            # (|r| >= NEAR_COPY along it, so the sign is that of r on each step)
+            orient[cols[a]] = _chain_sign(r, members, int(np.searchsorted(members, a)))
+    for j in range(D):  # identical copies follow their representative
+        if copy_of[j] != j and out[copy_of[j]] >= 0:
+            out[j], orient[j] = out[copy_of[j]], orient[copy_of[j]]
+    return out, orient
+
+
+def _chain_sign(r: np.ndarray, members: np.ndarray, k: int) -> float:
+    """The sign linking member ``k`` of a single-linkage group to its first member: the
+    product of the correlations' signs along a path of links ``|r| >= NEAR_COPY``."""
+    sign = {0: 1.0}
+    todo = [0]
+    while todo:
+        a = todo.pop()
+        for b in range(members.size):
+            if b not in sign and abs(r[members[a], members[b]]) >= NEAR_COPY:
+                sign[b] = sign[a] * float(np.sign(r[members[a], members[b]]))
+                todo.append(b)
+    return sign.get(k, 1.0)
+
+
+def _mean_z(Z: np.ndarray) -> np.ndarray:
+    """Each gene's mean z-score over the tables that have it (NaN: none has it)."""
+    seen = ~np.isnan(Z)
+    n = seen.sum(axis=1)
+    total = np.where(seen, Z, 0.0).sum(axis=1)
+    return np.where(n > 0, total / np.maximum(n, 1), np.nan)
+
+
+def _ranks_of(x: np.ndarray) -> np.ndarray:
+    """Ranks of ``x`` (1 = smallest, ties averaged; NaN stays NaN)."""
+    from scipy.stats import rankdata
+
+    out = np.full(x.shape, np.nan)
+    ok = ~np.isnan(x)
+    out[ok] = rankdata(x[ok], method="average")
     return out
 
 
