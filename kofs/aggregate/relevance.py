@@ -672,6 +672,16 @@ def posterior_aggregate(
             below = np.isnan(R[:, data_cols]) & ~np.asarray(absent_missing, bool)[data_cols]
             if Bd is not None:
                 below &= ~Bd
+        known_null = None
+        if own_null is not None and emp[every_data_col].all():
+            # each table's null, read above (a table standing for near copies: their mean,
+            # read anew)
+            at = np.searchsorted(every_data_col, data_cols)
+            merged = np.isin(data_cols, every_data_col[near >= 0])
+            known_null = (
+                np.where(merged, np.nan, own_null[0][at]),
+                np.where(merged, np.nan, own_null[1][at]),
+            )
         fit, scores, weights, statistics, resampled, beyond, (delta, sigma) = _signed_answer(
             null_p[:, data_cols],
             np.asarray(effect_signs)[:, data_cols],
@@ -683,6 +693,7 @@ def posterior_aggregate(
             max_prior=max_prior,
             resamples=resamples,
             empirical_null=bool(emp[data_cols].all()),
+            known_null=known_null,
             seed=seed,
         )
         robust = fit
@@ -1201,13 +1212,15 @@ def _signed_answer(
     resamples: int,
     empirical_null: bool,
     seed: int,
+    known_null: tuple[np.ndarray, np.ndarray] | None = None,
 ):
     """The fusion of signed tables (every data list a table of two-sided p-values with its
     effects' directions; :mod:`kofs.aggregate.signed`): the fit, fused scores, list weights,
     per-gene statistics, half-sample refits and relevant-class test, as the rank model's.
     ``below`` (M, D): the genes below a cut table's cut (it lacks them and lists only its
     significant genes), censored at the z of its largest p-value: ``|z| <= Q^-1(p_max / 2)``,
-    centred and scaled as the table's z-scores are."""
+    centred and scaled as the table's z-scores are. ``known_null``: each table's empirical null
+    when already read (NaN: to read)."""
     Z = signed_z(null_p, signs)  # NaN where a table has no p-value or no direction
     M, D = Z.shape
     X, center, scale = _standardise(np.asarray(prior.X, dtype=np.float64), None)
@@ -1215,7 +1228,15 @@ def _signed_answer(
     # A cut table's z-scores lack their middle: signed_null reads no centre there (0) and its
     # spread over the range it lists when that is wide enough, else (fewer than MIN_GENES
     # genes: a cut table's usual few) the theoretical null N(0, 1)
-    delta, sigma = signed_null(Z) if empirical_null else (np.zeros(D), np.ones(D))
+    delta, sigma = np.zeros(D), np.ones(D)
+    if empirical_null:
+        if known_null is None:
+            delta, sigma = signed_null(Z)
+        else:
+            delta, sigma = np.array(known_null[0]), np.array(known_null[1])
+            todo = np.isnan(delta) | np.isnan(sigma)
+            if todo.any():
+                delta[todo], sigma[todo] = signed_null(Z[:, todo])
     Z = (Z - delta) / sigma
     censored = None
     if below.any():
@@ -1654,14 +1675,21 @@ def _near_copy_tables(
     cols = np.flatnonzero(np.asarray(whole, bool) & (copy_of == np.arange(D)))
     if cols.size < 2:
         return out, orient
+    block = Z[:, cols]
     r = np.eye(cols.size)
-    for a in range(cols.size):
-        for b in range(a + 1, cols.size):
-            both = ~np.isnan(Z[:, cols[a]]) & ~np.isnan(Z[:, cols[b]])
-            if both.sum() >= NEAR_COPY_MIN_GENES:
-                x, y = Z[both, cols[a]], Z[both, cols[b]]
-                if np.std(x) > 0 and np.std(y) > 0:
-                    r[a, b] = r[b, a] = float(np.corrcoef(x, y)[0, 1])
+    if not np.isnan(block).any():  # every table has every gene: at once
+        if block.shape[0] >= NEAR_COPY_MIN_GENES:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                r = np.corrcoef(block, rowvar=False)
+            r = np.where(np.isfinite(r), r, 0.0)  # (a table of one z-score throughout)
+    else:
+        for a in range(cols.size):
+            for b in range(a + 1, cols.size):
+                both = ~np.isnan(block[:, a]) & ~np.isnan(block[:, b])
+                if both.sum() >= NEAR_COPY_MIN_GENES:
+                    x, y = block[both, a], block[both, b]
+                    if np.std(x) > 0 and np.std(y) > 0:
+                        r[a, b] = r[b, a] = float(np.corrcoef(x, y)[0, 1])
     group = np.arange(cols.size)
     for a in range(cols.size):  # single linkage, each group named by its first table
         for b in range(a + 1, cols.size):
