@@ -35,6 +35,9 @@ by their effect (in noise SDs) in the second group. Every scenario is a function
       0.4) and six random rankings, all as ordered lists of gene ids (``universe`` = all genes):
       a ranking alone says nothing of its quality, so only agreement can show the strong list.
   S9  S8 without the two weak lists: the strong ranking beside random rankings alone.
+  S10 S8 with every relevant gene's effect 1 (equal effects: the one-separation model holds;
+      added in the thirty-fifth session after an experiment found kofs far below the strong
+      list there).
 
 Every list is fused with ``kofs.aggregate_lists(lists, ...)`` and its defaults (``posterior``).
 Per run: calls at q <= 0.10 and their false discovery proportion (FDP), the weight share of the
@@ -60,7 +63,7 @@ import pandas as pd
 from scipy import stats
 
 Q_LEVEL = 0.10
-SCENARIOS = ("S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9")
+SCENARIOS = ("S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10")
 INDEX = {name: i + 1 for i, name in enumerate(SCENARIOS)}
 
 
@@ -233,9 +236,11 @@ def s7(seed: int, reversed_mode: str = "copy") -> Case:
     )
 
 
-def _one_strong(seed: int, scenario: str, weak: int) -> Case:
+def _one_strong(seed: int, scenario: str, weak: int, equal: bool = False) -> Case:
     rng = np.random.default_rng([INDEX[scenario], seed])
     genes, relevant, effect = _truth(rng, 3_000, 0.03)
+    if equal:
+        effect = relevant.astype(float)
     scores = {"strong": _latent(rng, 3.0, effect)}
     for j in range(weak):
         scores[f"weak{j + 1}"] = _latent(rng, 0.4, effect)
@@ -261,6 +266,10 @@ def s9(seed: int, reversed_mode: str = "copy") -> Case:
     return _one_strong(seed, "S9", weak=0)
 
 
+def s10(seed: int, reversed_mode: str = "copy") -> Case:
+    return _one_strong(seed, "S10", weak=2, equal=True)
+
+
 BUILDERS: dict[str, Callable[..., Case]] = {
     "S1": s1,
     "S2": s2,
@@ -271,6 +280,7 @@ BUILDERS: dict[str, Callable[..., Case]] = {
     "S7": s7,
     "S8": s8,
     "S9": s9,
+    "S10": s10,
 }
 
 # -- one run -----------------------------------------------------------------------------------

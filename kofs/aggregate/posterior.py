@@ -106,6 +106,8 @@ __all__ = [
     "relevant_class_test",
 ]
 
+#: EM steps by which the full rankings' own-top starts are screened (:func:`_own_top_start`).
+SCREEN_STEPS = 10
 #: Starting separation of every data list and starting fraction of relevant genes.
 MU_START = 1.0
 RHO_START = 0.05
@@ -1252,19 +1254,40 @@ def _top_agreement(
     return z, top, n, agree
 
 
-def _hub_start(lo: np.ndarray, hi: np.ndarray, among: np.ndarray) -> np.ndarray:
-    """Separations to start from (D,): of the list (of ``among``, bool (D,)) whose top agrees
-    most with the others in all (the sum of its positive overlaps beyond chance,
-    :func:`_top_agreement`), its own separation its mean normal score on its own top genes,
-    each other list's its mean normal score on them. A strong list beside weak ones agrees a little with each (the pair start's
-    cross means are then ~0.1-0.2, and the fit from there drifts to a chance agreement of
-    random lists): from its own top the fit reaches its class."""
-    z, top, _, agree = _top_agreement(lo, hi)
-    total = np.where(np.isfinite(agree), np.clip(agree, 0.0, None), 0.0).sum(axis=1)
-    hub = int(np.argmax(np.where(among, total, -np.inf)))
-    on = top[:, hub] > 0
-    mu = z[on].mean(axis=0) if on.any() else np.zeros(lo.shape[1])
-    return np.clip(mu, 0.0, MU_MAX)
+def _own_top_start(
+    problem: _Problem,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    full: np.ndarray,
+    beta0: np.ndarray,
+    none: np.ndarray,
+    tol: float,
+    fixed_mu: bool,
+) -> np.ndarray:
+    """Separations to start from (D,): of the full ranking whose own top leads to the highest
+    likelihood. Each full ranking's start is its own top ``RHO_START`` genes (its separation
+    its mean normal score there, each other list's its mean normal score on them); the
+    starts are screened by :data:`SCREEN_STEPS` EM steps together (the "short runs" of
+    Biernacki, Celeux & Govaert 2003) and the one of highest binned likelihood is kept. A
+    ranking alone is a permutation, so what tells a strong list from random ones is how well
+    the class its top makes explains the other lists."""
+    z, top, _, _ = _top_agreement(lo, hi)
+    cols = np.flatnonzero(full)
+    mus = np.array(
+        [
+            np.clip(z[top[:, j] > 0].mean(axis=0) if top[:, j].any() else 0.0, 0.0, MU_MAX)
+            for j in cols
+        ]
+    ).reshape(len(cols), -1) * np.ones((1, lo.shape[1]))
+    if len(cols) == 1:
+        return mus[0]
+    r0 = none if problem.dependence else np.zeros(0)
+    thetas = np.array([np.concatenate([m, beta0, r0]) for m in mus])
+    theta, _, _, _ = _solve_starts(
+        [problem] * len(cols), thetas, tol=tol, max_iter=SCREEN_STEPS, fixed_mu=fixed_mu, rounds=1
+    )
+    lls = [_binned_log_likelihood(problem, t) for t in theta]
+    return mus[int(np.argmax(lls))]
 
 
 def _start_correlation(
@@ -1591,10 +1614,11 @@ class _Fit:
                 pair = len(starts) - 1
                 full = ~problem.intervals[1] & ~problem.cal
                 if full.any():
-                    # from the top of the full ranking that agrees most with the others in
-                    # all (a top-k list's own top is its list: random top-500 lists' own
+                    # from the own top of the full ranking whose top explains the others best
+                    # (screened; a top-k list's own top is its list: random top-500 lists' own
                     # classes then won the likelihood, S3 of bench_fusion_check 0.46 -> 0.23)
-                    starts.append((_hub_start(lo, hi, full), beta0, none))
+                    own = _own_top_start(problem, lo, hi, full, beta0, none, tol, fixed_mu)
+                    starts.append((own, beta0, none))
                     followers.append(len(starts) - 1)
                 if problem.dependence and 2 <= full.sum() and problem.intervals[1].sum() >= 2:
                     # the full rankings' own fit: top-k lists that share noise overlap beyond
