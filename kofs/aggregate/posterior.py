@@ -50,6 +50,9 @@ fits are compared by the lists' pairwise composite likelihood
 
 References
 ----------
+Biernacki C, Celeux G, Govaert G (2003) Choosing starting values for the EM algorithm for
+getting the highest likelihood in multivariate Gaussian mixture models. Comput Stat Data Anal
+41:561-575.
 Deng K, Han S, Li KJ, Liu JS (2014) Bayesian aggregation of order-based rank data. JASA 109.
 Efron B (2008) Microarrays, empirical Bayes and the two-groups model. Stat Sci 23:1-22.
 Lindsay BG (1988) Composite likelihood methods. Contemp Math 80:221-239.
