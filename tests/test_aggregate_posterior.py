@@ -1410,37 +1410,32 @@ def test_a_p_value_table_and_its_own_top_are_not_one_ranking_reversed(tmp_path, 
     assert np.isnan(r[0, 0]) and r[1, 1] == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("seed", [5, 11])
-def test_the_own_top_start_is_the_full_ranking_whose_top_explains_the_others_best(seed):
-    """One strong ranking (separation 3, every relevant gene shifted alike) beside two weak
-    (0.4) and six random rankings. The list whose top agrees most with the others in all was
-    a random one in these seeds (a weak list's top holds few relevant genes), and every start
-    ended in a chance agreement of random or weak lists (fused top-90 precision 0.02 / 0.07
-    against the strong list's 0.76 / 0.71). Each full ranking's own top is now a start,
-    screened by a few EM steps: the strong list's class explains the others best."""
-    R, relevant = one_strong_equal(seed)
+@pytest.mark.parametrize(
+    ("make", "seed", "ratio", "slack"),
+    [
+        (one_strong_ranking, 6, 0.5, 0.1),
+        (one_strong_equal, 5, 0.2, 0.05),
+        (one_strong_equal, 11, 0.2, 0.05),
+    ],
+)
+def test_a_strong_list_beside_weak_and_random_ones_is_found_from_its_own_top(
+    make, seed, ratio, slack
+):
+    """One strong ranking beside two weak and six random rankings. With exponential effects
+    (``bench_fusion_check.py`` S8, seed 6) the pair that agrees most is the strong list and a
+    weak one, but the pair start's cross means are small (0.15 / 0.21: a weak list's top holds
+    few relevant genes), and every start climbed to a chance agreement of random lists (random
+    lists 0.83 of the weight, fused top-90 precision 0.09 against the strong list's 0.51).
+    With equal effects (S10) the list whose top agreed most with the others in all was a
+    random one in seeds 5 and 11, and the fit ended in a chance agreement (separations [0, 0,
+    0.13] and [0.03, 0, 2.43]; precision 0.02 / 0.07 against 0.76 / 0.71). Every full
+    ranking's own top is a start, screened by a few EM steps: the strong list's class explains
+    the others best."""
+    R, relevant = make(seed)
     lo, hi = observation_intervals(R)
     fit = fit_posterior(lo, hi, Prior.empty(R.shape[0]))
     assert np.argmax(fit.mu) == 0
-    assert fit.mu[3:].max() < 0.2 * fit.mu[0]
+    assert fit.mu[3:].max() < ratio * fit.mu[0]
     fused = np.argsort(-fit.log_odds, kind="stable")[:90]
     strong = np.argsort(R[:, 0])[:90]
-    assert relevant[fused].mean() >= relevant[strong].mean() - 0.05
-
-
-def test_a_strong_list_beside_weak_and_random_ones_is_found_from_its_own_top():
-    """One strong ranking beside two weak and six random rankings (``bench_fusion_check.py``
-    S8, seed 6). The pair that agrees most is the strong list and a weak one, but the pair
-    start's cross means are small (0.15 / 0.21: a weak list's top holds few relevant genes),
-    and every start climbed to a chance agreement of random lists (random lists 0.83 of the
-    weight, fused top-90 precision 0.09 against the strong list's 0.51). The start from the
-    own top of the list that agrees most with the others in all reaches the strong list's
-    class, of higher likelihood (11.95 nats against 7.82)."""
-    R, relevant = one_strong_ranking(6)
-    lo, hi = observation_intervals(R)
-    fit = fit_posterior(lo, hi, Prior.empty(R.shape[0]))
-    assert np.argmax(fit.mu) == 0
-    assert fit.mu[3:].max() < 0.5 * fit.mu[0]
-    fused = np.argsort(-fit.log_odds, kind="stable")[:90]
-    strong = np.argsort(R[:, 0])[:90]
-    assert relevant[fused].mean() >= relevant[strong].mean() - 0.1
+    assert relevant[fused].mean() >= relevant[strong].mean() - slack
