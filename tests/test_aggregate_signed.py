@@ -654,3 +654,23 @@ def test_near_copy_tables_lacking_genes_or_read_against_the_theoretical_null():
     assert both.diagnostics["list_correlation"]["lists"] == ["t0"]
     n, fdp = _called(both, truth)
     assert abs(n - one[0]) <= 0.2 * one[0] and fdp < 0.15
+
+
+@pytest.mark.parametrize("first", [False, True])
+def test_a_table_without_directions_identical_to_a_signed_one(first):
+    """A table whose fold changes are all 0 (read without directions) with the p-values of one
+    of two near copies was merged with it as identical through the p-values alone, and the
+    signed model then fitted the two near copies without merging them: it read their
+    difference as evidence (0 calls where one table calls ~80). It is that table."""
+    z, truth = _tool_copies(0)
+    tables = _tables(z)
+    flat = tables["t1"].copy()
+    flat["log2FoldChange"] = 0.0
+    alone = _called(aggregate_lists({"t0": tables["t0"]}).final, truth)[0]
+    given = {"t0": tables["t0"], "t1": tables["t1"], "flat": flat}
+    if first:
+        given = {"flat": flat, **given}
+    res = aggregate_lists(given).final
+    n, fdp = _called(res, truth)
+    assert abs(n - alone) <= 0.2 * alone and fdp < 0.15
+    assert res.weights == pytest.approx([1 / 3] * 3)

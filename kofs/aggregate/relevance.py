@@ -337,6 +337,19 @@ def posterior_aggregate(
     # signed model reads them, below): tables giving every gene the same p-value but not the
     # same direction are not copies; whole tables whose z-scores are more alike than the signed
     # model can tell apart are one table (_near_copy_tables)
+    if effect_signs is not None and list_weights is None and bool(has_null[every_data_col].all()):
+        # a table read without directions (its fold changes all 0, or no such column) whose
+        # p-values are those of a table with directions is that table: it takes its directions
+        # (else the two were merged as identical through their p-values, and the signed model
+        # then fitted the remaining tables without merging their near copies)
+        no_dir = np.isnan(np.asarray(effect_signs, np.float64)[:, every_data_col]).all(axis=0)
+        if no_dir.any() and not no_dir.all():
+            effect_signs = np.array(effect_signs, np.float64)
+            same_p = _copy_groups(lo, hi)
+            for k in np.flatnonzero(no_dir):
+                like = np.flatnonzero((same_p == same_p[k]) & ~no_dir)
+                if like.size:
+                    effect_signs[:, every_data_col[k]] = effect_signs[:, every_data_col[like[0]]]
     tables = (
         effect_signs is not None
         and list_weights is None
