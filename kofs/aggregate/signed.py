@@ -545,9 +545,27 @@ def _pairwise_correlation(cross: np.ndarray, own: np.ndarray, D: int) -> np.ndar
 
 
 def _start(pat: _Patterns) -> np.ndarray:
-    """Start separations: M_START, each table's sign that of its z-scores' agreement with the
-    first table's over the genes both have (a table with the contrast reversed: negative)."""
-    return np.where(pat.zz[0] < 0, -M_START, M_START)
+    """Start separations: M_START, the tables' signs those that agree most with their z-scores'
+    agreement ``C`` (their correlations about 0 over the genes both have): the largest ``s' C
+    s``, from the signs of C's leading eigenvector, each sign then turned while that raises it
+    (a table with the contrast reversed: negative); the first table's sign +. The signs were
+    those of each table's agreement with the first table: a first table of noise gave the
+    tables with signal random signs, and the EM, started with their relevant genes' directions
+    in conflict, kept them so (six tables of 100 relevant genes in 2,000 beside six of noise
+    listed first: ~800 calls at FDP 0.95, where the six alone call 108 at 0.08)."""
+    zz = np.asarray(pat.zz, dtype=np.float64)
+    d = np.sqrt(np.diag(zz))
+    d = np.where(d > 0, d, 1.0)
+    off = zz / np.outer(d, d)
+    np.fill_diagonal(off, 0.0)
+    s = np.where(np.linalg.eigh(off)[1][:, -1] < 0, -1.0, 1.0)
+    for _ in range(s.size * s.size):  # each turn raises s' C s: it ends
+        pull = s * (off @ s)
+        k = int(np.argmin(pull))
+        if pull[k] >= 0:
+            break
+        s[k] = -s[k]
+    return M_START * s * s[0]
 
 
 def fit_signed(
