@@ -221,6 +221,13 @@ def test_top_k_lists_alone_ask_for_a_universe(tmp_path):
     full = [str(tmp_path / "c.txt"), str(tmp_path / "d.txt")]
     r = CliRunner().invoke(main, ["aggregate", *full, "-o", "-", *quick])
     assert r.exit_code == 0 and "give --universe" not in r.stderr
+    # also when their ids differ in case only (one gene to the fusion: they were compared
+    # before they were harmonised, and the warning asked for a universe they do not need)
+    (tmp_path / "e.txt").write_text("\n".join(f"g{i}" for i in range(70)) + "\n")
+    cased = [str(tmp_path / "c.txt"), str(tmp_path / "e.txt")]
+    r = CliRunner().invoke(main, ["aggregate", *cased, "-o", "-", *quick])
+    assert r.exit_code == 0 and "give --universe" not in r.stderr
+    assert len(r.stdout.strip().splitlines()) == 71  # a header and the 70 genes
 
 
 @pytest.mark.slow

@@ -434,18 +434,19 @@ def aggregate_lists(
         seen[s.name] = s.path
     _check_flat(sources)
     t_read = time.perf_counter()
+    rankings, coverage, N, universe_ids = harmonise(sources, read_universe(universe))
     if (
         universe is None
         and len(sources) > 1
         and all(s.kind in SHORT_LISTS for s in sources)
-        and len({frozenset(s.genes) for s in sources}) > 1  # the same genes: full rankings
+        # the same genes once harmonised (ids differing only in case): full rankings
+        and len({frozenset(r.genes) for r in rankings}) > 1
     ):
         log.warning(
             "every list is a top-k list or gene set and no universe was given: the universe is "
             "the genes of their union, in which the lists look more complementary than they "
             "are; give --universe (the number of genes measured, or their list)"
         )
-    rankings, coverage, N, universe_ids = harmonise(sources, read_universe(universe))
     reads_partial = bool(spec.partial_lists and spec.context)
     rankings, cut = _top_k_lists(rankings, top_k, tested, knowledge, detect=reads_partial)
     if (top_k or tested) and not reads_partial:
