@@ -704,3 +704,35 @@ def test_tables_of_noise_listed_before_the_tables_with_signal():
     n, fdp = _called(aggregate_lists(tables).final, truth)
     alone, _ = _called(aggregate_lists({k: tables[k] for k in list(tables)[6:]}).final, truth)
     assert abs(n - alone) <= 0.2 * alone and fdp < 0.15
+
+
+def test_a_table_whose_weight_is_the_noise_it_cancels_is_named():
+    """A table with no relevant genes that shares another's noise (a control comparison of
+    the same samples) lets the fusion cancel that noise: its Shapley weight is large (0.49,
+    beside a table of AUC 0.98 given 0.014) while its separation is ~0, and its note said
+    nothing (the "subtracted" note asks for a separation of the table's own sign)."""
+    from kofs.aggregate.relevance import _subtracted_note
+
+    rng = np.random.default_rng(4)
+    genes = 3000
+    truth = np.arange(genes) < 150
+    effect = 3.0 * truth * np.where(rng.random(genes) < 0.5, -1.0, 1.0)
+    common = rng.normal(size=genes)
+    z = np.column_stack(
+        [
+            effect + common,
+            effect + 0.6 * common + 0.8 * rng.normal(size=genes),
+            0.97 * common + np.sqrt(1 - 0.97**2) * rng.normal(size=genes),
+        ]
+    )
+    final = aggregate_lists(_tables(z)).final
+    notes = final.diagnostics["list_notes"]
+    assert final.weights[2] > 0.3
+    assert notes["t2"].startswith("cancels noise:") and "t0 (0.9" in notes["t2"]
+    assert not notes["t0"].startswith("cancels") and not notes["t1"].startswith("cancels")
+    # independent tables, or near copies splitting their weight: no such note
+    m = np.array([2.0, 1.0])
+    assert _subtracted_note(m, np.eye(2), 1, ["a", "b"], np.array([0.8, 0.2])) == ""
+    S = np.array([[1.0, 0.99], [0.99, 1.0]])
+    note = _subtracted_note(np.array([2.0, 2.2]), S, 0, ["a", "b"], np.array([0.5, 0.5]))
+    assert note.startswith("subtracted:")
