@@ -346,10 +346,10 @@ def posterior_aggregate(
         if no_dir.any() and not no_dir.all():
             effect_signs = np.array(effect_signs, np.float64)
             same_p = _copy_groups(lo, hi)
-            for k in np.flatnonzero(no_dir):
-                like = np.flatnonzero((same_p == same_p[k]) & ~no_dir)
+            for col in np.flatnonzero(no_dir).tolist():
+                like = np.flatnonzero((same_p == same_p[col]) & ~no_dir)
                 if like.size:
-                    effect_signs[:, every_data_col[k]] = effect_signs[:, every_data_col[like[0]]]
+                    effect_signs[:, every_data_col[col]] = effect_signs[:, every_data_col[like[0]]]
     tables = (
         effect_signs is not None
         and list_weights is None
