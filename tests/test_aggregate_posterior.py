@@ -946,6 +946,30 @@ def test_agreement_test_is_calibrated_under_independence():
     assert r == pytest.approx(1.0)
 
 
+def test_the_agreement_of_many_weak_lists_is_seen_and_random_ones_stay_at_chance():
+    """Twenty rankings that each shift 50 of 1,000 genes by 1 SD, beside ten random ones: no
+    pair agrees by much (the largest of 1,740 pair statistics gave p 0.10, so every posterior
+    was averaged with a no-signal model at 0.39 and no gene was called, top-50 precision
+    0.94), but the pairs' summed correlation is 12.8 SDs above chance. Under independence the
+    sum is N(0, 1)."""
+    rng = np.random.default_rng(0)
+    genes = [f"g{i}" for i in range(1000)]
+    relevant = np.arange(1000) < 50
+    sums = []
+    for _ in range(40):
+        R = np.column_stack([rng.permutation(1000) + 1.0 for _ in range(30)])
+        lo, hi = block_intervals(R)
+        sums.append(agreement_test(lo, hi)["sum_statistic"])
+    assert abs(np.mean(sums)) < 0.45 and 0.6 < np.std(sums) < 1.4
+    lists = [
+        Ranking(f"inf{j}", genes, relevant + rng.standard_normal(1000), True) for j in range(20)
+    ] + [Ranking(f"rnd{j}", genes, rng.standard_normal(1000), True) for j in range(10)]
+    fused = aggregate(lists, params={"resamples": 0})
+    called = fused.statistics["q_value"] <= 0.10
+    assert fused.diagnostics["agreement_test"]["p_value"] < 1e-10
+    assert called.sum() >= 30 and (~relevant[called]).mean() <= 0.10
+
+
 def test_soft_label_weights_share_what_the_samples_cannot_tell_apart():
     rng = np.random.default_rng(0)
     reps = np.column_stack(

@@ -986,7 +986,7 @@ def posterior_aggregate(
     temp[data_cols] = fit.tempering
     diag: dict[str, Any] = {
         "agreement_test": {
-            **{k: test[k] for k in ("statistic", "p_value", "pairs", "tests")},
+            **{k: test[k] for k in ("statistic", "sum_statistic", "p_value", "pairs", "tests")},
             "no_signal_probability": None if single else float(null_probability(test["p_value"])),
         },
         "relevant_class_test": None

@@ -22,10 +22,16 @@ and the test of agreement between the data lists.
   more than independent random rankings would? For each pair of lists: the correlation of their
   normal scores (``z = r sqrt(M - 1)``) and the overlap of their top 1 %, 5 % and 20 % (its
   exact hypergeometric tail probability, as a z); statistic ``T`` = the largest of these n = 4K z (K
-  pairs), ``p = 1 - Phi(T)^n`` (Sidak; conservative, the tests being positively dependent) --
-  no refits. The largest pair is the statistic because a few informative lists among many
+  pairs), ``p_max = 1 - Phi(T)^n`` (Sidak; conservative, the tests being positively dependent) --
+  no refits. The largest pair is a statistic because a few informative lists among many
   random ones agree in a few pairs only, and the top overlaps because relevant genes sit at the
-  top (over all genes their agreement is diluted).
+  top (over all genes their agreement is diluted). Many lists that each agree a little (twenty
+  studies' rankings, each weak) agree in no pair by much: the sum of the pairs' correlation z,
+  ``S = sum z / sqrt(K)``, is N(0, 1) under independent rankings (each pair's correlation has
+  variance ``1 / (M - 1)`` under permutation and two pairs' correlations are uncorrelated), and
+  ``p_sum = 1 - Phi(S)``. The test's p-value is ``min(1, 2 min(p_max, p_sum))`` (Bonferroni over
+  the two): twenty weak rankings (a 1 SD shift of 5 % of 1,000 genes) beside ten random ones
+  gave ``p_max`` 0.10, so no gene was called (top-50 precision 0.94).
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.special import expit, gammaln, log_ndtr, logsumexp, ndtri, stdtrit
+from scipy.special import expit, gammaln, log_ndtr, logsumexp, ndtr, ndtri, stdtrit
 
 from kofs.aggregate.censored import INTERVAL_SHARE, interval_share
 from kofs.aggregate.intervals import TieBlocks, code_intervals
@@ -478,7 +484,14 @@ def agreement_test(
     M, D = lo.shape
     K = D * (D - 1) // 2
     if D < 2 or M < 3:
-        return {"statistic": 0.0, "p_value": 1.0, "pairs": K, "tests": 0, "correlation": np.eye(D)}
+        return {
+            "statistic": 0.0,
+            "sum_statistic": 0.0,
+            "p_value": 1.0,
+            "pairs": K,
+            "tests": 0,
+            "correlation": np.eye(D),
+        }
     mid = 0.5 * (lo + hi)
     z = ndtri(np.clip(mid, 0.5 / M, 1 - 0.5 / M))
     z = (z - z.mean(axis=0)) / np.where(z.std(axis=0) > 0, z.std(axis=0), 1.0)
@@ -497,9 +510,14 @@ def agreement_test(
     n = len(zs)
     # P(max of n independent N(0, 1) >= T) = 1 - Phi(T)^n (conservative for the positively
     # dependent tests here), computed without cancellation
-    p = -np.expm1(n * log_ndtr(T))
+    p_max = -np.expm1(n * log_ndtr(T))
+    # the pairs' correlations summed: each N(0, 1 / (M - 1)), pairwise uncorrelated
+    S = float(stats[0].sum() / np.sqrt(K))
+    p_sum = float(ndtr(-S))
+    p = 2.0 * min(float(p_max), p_sum)
     return {
         "statistic": T,
+        "sum_statistic": S,
         "p_value": float(min(max(p, 0.0), 1.0)),
         "pairs": K,
         "tests": n,
