@@ -518,14 +518,24 @@ def test_no_annotation_left_says_what_dropped_the_rows(testdata, tmp_path):
         match=r"1 is NOT-qualified .*, 7 are dropped by --go-evidence ND \(other codes\);",
     ):
         read_go_annotations(mixed, evidence="ND")
-    blank = tmp_path / "blank.tsv"  # genes without a term: a BioMart export
-    blank.write_text("gene\tgo_id\nA\t\nB\t\n")
-    with pytest.raises(InputError, match="all 2 annotation rows of the file are without a GO id"):
-        read_go_annotations(blank)
-    header = tmp_path / "header.gaf"
-    header.write_text("!gaf-version: 2.2\n")
-    with pytest.raises(InputError, match="header.gaf: no GO annotation row in the file"):
-        read_go_annotations(header, fmt="gaf")
+    for name, text, message, kw in [
+        # genes without a term: a BioMart export
+        (
+            "blank.tsv",
+            "gene\tgo_id\nA\t\nB\t\n",
+            "all 2 annotation rows of the file are without a GO id",
+            {},
+        ),
+        (
+            "header.gaf",
+            "!gaf-version: 2.2\n",
+            "header.gaf: no GO annotation row in the file",
+            {"fmt": "gaf"},
+        ),
+    ]:
+        (tmp_path / name).write_text(text)
+        with pytest.raises(InputError, match=message):
+            read_go_annotations(tmp_path / name, **kw)
 
 
 def test_a_tsv_of_gaf_width_under_a_header_is_read_as_tsv(tmp_path):
