@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, log_ndtr, ndtr, ndtri, ndtri_exp, stdtrit
 
+from kofs._compute.ranks import tie_averaged_ranks
 from kofs.aggregate.binormal import POINT_WIDTH
 from kofs.aggregate.censored import (
     INTERVAL_SHARE,
@@ -337,7 +338,11 @@ def posterior_aggregate(
     # signed model reads them, below): tables giving every gene the same p-value but not the
     # same direction are not copies; whole tables whose z-scores are more alike than the signed
     # model can tell apart are one table (_near_copy_tables)
-    if effect_signs is not None and list_weights is None and bool(has_null[every_data_col].all()):
+    signed_lists = (
+        effect_signs is not None and list_weights is None and bool(has_null[every_data_col].all())
+    )
+    if signed_lists:
+        assert effect_signs is not None
         # a table read without directions (its fold changes all 0, or no such column) whose
         # p-values are those of a table with directions is that table: it takes its directions
         # (else the two were merged as identical through their p-values, and the signed model
@@ -351,10 +356,7 @@ def posterior_aggregate(
                 if like.size:
                     effect_signs[:, every_data_col[col]] = effect_signs[:, every_data_col[like[0]]]
     tables = (
-        effect_signs is not None
-        and list_weights is None
-        and bool(has_null[every_data_col].all())
-        and not np.isnan(np.asarray(effect_signs)[:, every_data_col]).all(axis=0).any()
+        signed_lists and not np.isnan(np.asarray(effect_signs)[:, every_data_col]).all(axis=0).any()
     )
     own_null: tuple[np.ndarray, np.ndarray] | None = None  # each table's, before merging
     if tables:
@@ -1674,15 +1676,25 @@ def _near_copies(R, lo, hi, masked, held_out, copy_of, calibrated) -> np.ndarray
         return out
     z = -ndtri(np.clip(0.5 * (lo[listed][:, cols] + hi[listed][:, cols]), 1e-12, 1 - 1e-12))
     r = np.corrcoef(z, rowvar=False)
+    return _linked(r >= NEAR_COPY, cols, copy_of)
+
+
+def _linked(link: np.ndarray, cols: np.ndarray, copy_of: np.ndarray) -> np.ndarray:
+    """For each of ``copy_of.size`` lists, the first list of its group (-1: alone): the lists
+    ``cols`` grouped by single linkage over ``link`` (bool, one row and column per entry of
+    ``cols``), each group named by its first list; identical copies (``copy_of``) follow their
+    representative."""
+    out = np.full(copy_of.size, -1)
     group = np.arange(cols.size)
-    for a in range(cols.size):  # single linkage, each group named by its first list
+    for a in range(cols.size):
         for b in range(a + 1, cols.size):
-            if r[a, b] >= NEAR_COPY:
+            if link[a, b]:
                 group[group == group[b]] = group[a]
     for a in range(cols.size):
-        if np.sum(group == group[a]) > 1:
-            out[cols[a]] = cols[np.flatnonzero(group == group[a])[0]]
-    for j in range(D):  # identical copies follow their representative
+        members = np.flatnonzero(group == group[a])
+        if members.size > 1:
+            out[cols[a]] = cols[members[0]]
+    for j in range(copy_of.size):
         if copy_of[j] != j and out[copy_of[j]] >= 0:
             out[j] = out[copy_of[j]]
     return out
@@ -1731,21 +1743,16 @@ def _near_copy_tables(
                     x, y = _rank_scores(block[both][:, [a, b]]).T
                     if np.std(x) > 0 and np.std(y) > 0:
                         r[a, b] = r[b, a] = float(np.corrcoef(x, y)[0, 1])
-    group = np.arange(cols.size)
-    for a in range(cols.size):  # single linkage, each group named by its first table
-        for b in range(a + 1, cols.size):
-            if abs(r[a, b]) >= NEAR_COPY:
-                group[group == group[b]] = group[a]
+    out = _linked(np.abs(r) >= NEAR_COPY, cols, copy_of)
     for a in range(cols.size):
-        members = np.flatnonzero(group == group[a])
-        if members.size > 1:
-            out[cols[a]] = cols[members[0]]
+        if out[cols[a]] >= 0:
             # its direction: through the chain of near copies that links it to the first
             # (|r| >= NEAR_COPY along it, so the sign is that of r on each step)
+            members = np.flatnonzero(np.isin(cols, np.flatnonzero(out == out[cols[a]])))
             orient[cols[a]] = _chain_sign(r, members, int(np.searchsorted(members, a)))
     for j in range(D):  # identical copies follow their representative
         if copy_of[j] != j and out[copy_of[j]] >= 0:
-            out[j], orient[j] = out[copy_of[j]], orient[copy_of[j]]
+            orient[j] = orient[copy_of[j]]
     return out, orient
 
 
@@ -1755,9 +1762,8 @@ def _rank_scores(Z: np.ndarray) -> np.ndarray:
     where another's are 1e-6 are the same ranks; their z-scores, correlated as they are, made
     one extreme gene decide (a single p-value of 0 in one of two near copies: 0.99 -> 0.90,
     the pair fitted as two tables and their difference read as evidence, FDP 0.36)."""
-    from scipy.stats import rankdata
-
-    return ndtri((rankdata(Z, axis=0) - 0.5) / Z.shape[0])
+    ranks = np.column_stack([tie_averaged_ranks(z) for z in Z.T])
+    return ndtri((ranks - 0.5) / Z.shape[0])
 
 
 def _chain_sign(r: np.ndarray, members: np.ndarray, k: int) -> float:
@@ -1784,11 +1790,9 @@ def _mean_z(Z: np.ndarray) -> np.ndarray:
 
 def _ranks_of(x: np.ndarray) -> np.ndarray:
     """Ranks of ``x`` (1 = smallest, ties averaged; NaN stays NaN)."""
-    from scipy.stats import rankdata
-
     out = np.full(x.shape, np.nan)
     ok = ~np.isnan(x)
-    out[ok] = rankdata(x[ok], method="average")
+    out[ok] = tie_averaged_ranks(x[ok])
     return out
 
 
@@ -2093,13 +2097,10 @@ def _dependence(lo: np.ndarray, hi: np.ndarray, bins: int = 10) -> np.ndarray:
 def _mean_score_ranks(R: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Ranks (1 = best, ties averaged) of the mean normal score of full lists (``R``: their
     ranks; genes of the universe that they do not list stay NaN)."""
-    from scipy.stats import rankdata
-
     listed = ~np.isnan(R).all(axis=1)
-    z = -ndtri(np.clip(0.5 * (lo[listed] + hi[listed]), 1e-12, 1 - 1e-12)).mean(axis=1)
-    out = np.full(R.shape[0], np.nan)
-    out[listed] = rankdata(-z, method="average")
-    return out
+    z = np.full(R.shape[0], np.nan)
+    z[listed] = -ndtri(np.clip(0.5 * (lo[listed] + hi[listed]), 1e-12, 1 - 1e-12)).mean(axis=1)
+    return _ranks_of(-z)
 
 
 def _name_list(items: list[str]) -> str:
