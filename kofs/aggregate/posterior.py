@@ -1278,10 +1278,12 @@ def _own_top_start(
     cols = np.flatnonzero(full)
     mus = np.array(
         [
-            np.clip(z[top[:, j] > 0].mean(axis=0) if top[:, j].any() else 0.0, 0.0, MU_MAX)
+            np.clip(z[top[:, j] > 0].mean(axis=0), 0.0, MU_MAX)
+            if top[:, j].any()
+            else np.zeros(lo.shape[1])
             for j in cols
         ]
-    ).reshape(len(cols), -1) * np.ones((1, lo.shape[1]))
+    )
     if len(cols) == 1:
         return mus[0]
     r0 = none if problem.dependence else np.zeros(0)
