@@ -18,7 +18,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.special import expit, log_ndtr, ndtr, ndtri, ndtri_exp, stdtrit
@@ -682,23 +682,79 @@ def posterior_aggregate(
     if signed:
         assert null_p is not None and effect_signs is not None
         single = False
-        test = agreement_test(lo, hi)
-        # a gene a cut table lacks (absent below it, not missing) lies below its cut
-        below = np.zeros((M, D), dtype=bool)
-        if absent_missing is not None:
-            below = np.isnan(R[:, data_cols]) & ~np.asarray(absent_missing, bool)[data_cols]
-            if Bd is not None:
-                below &= ~Bd
-        known_null = None
-        if own_null is not None and emp[every_data_col].all():
-            # each table's null, read above (a table standing for near copies: their mean,
-            # read anew)
-            at = np.searchsorted(every_data_col, data_cols)
-            merged = np.isin(data_cols, every_data_col[near >= 0])
-            known_null = (
-                np.where(merged, np.nan, own_null[0][at]),
-                np.where(merged, np.nan, own_null[1][at]),
+
+        def signed_inputs(cols: np.ndarray):
+            """The genes below the cut tables' cuts (M, len(cols)) and the tables' nulls read
+            already (None: none)."""
+            # a gene a cut table lacks (absent below it, not missing) lies below its cut
+            below = np.zeros((M, len(cols)), dtype=bool)
+            if absent_missing is not None:
+                below = np.isnan(R[:, cols]) & ~np.asarray(absent_missing, bool)[cols]
+                if Bd is not None:
+                    below &= ~Bd
+            known_null = None
+            if own_null is not None and emp[every_data_col].all():
+                # each table's null, read above (a table standing for near copies: their mean,
+                # read anew)
+                at = np.searchsorted(every_data_col, cols)
+                merged = np.isin(cols, every_data_col[near >= 0])
+                known_null = (
+                    np.where(merged, np.nan, own_null[0][at]),
+                    np.where(merged, np.nan, own_null[1][at]),
+                )
+            return below, known_null
+
+        below, known_null = signed_inputs(data_cols)
+        prepared = None
+        if not from_one_matrix and D >= 2:
+            # Tables whose noise beyond the changed genes is mostly one noise (the fitted
+            # correlation S at least SHARED_NOISE: several tools' tables of one data set; a t-test
+            # and a Mann-Whitney test of the same samples correlate 0.94-0.97, independent
+            # studies 0-0.1) are one source, as rank lists are (one_source): the model's
+            # constant S is not their shared noise, whose tools disagree more the larger the
+            # effect, and the fused evidence m' S^-1 z then reads that disagreement as signal
+            # (ALL BCR/ABL vs NEG, Welch and Mann-Whitney: 292 calls, each alone 183 / 261).
+            # One table stands for the source: a full table before a cut one (it ranks every
+            # gene), then the one of largest separation
+            prepared = _signed_problem(
+                null_p[:, data_cols],
+                np.asarray(effect_signs)[:, data_cols],
+                prior,
+                below=below,
+                max_prior=max_prior,
+                empirical_null=bool(emp[data_cols].all()),
+                known_null=known_null,
             )
+            pre = prepared.fit
+            groups = [g for g in noise_sources(pre.correlation) if len(g) > 1]
+            if groups:
+                cut = below.any(axis=0)
+                several = [
+                    sorted(g, key=lambda j: (bool(cut[j]), -float(pre.mu[j]), j)) for g in groups
+                ]
+                source_of = {
+                    int(data_cols[j]): int(data_cols[g[0]]) for g in several for j in g[1:]
+                }
+                named = [[names[int(data_cols[j])] for j in g] for g in several]
+                correlations = [float(pre.correlation[g[0], g[1:]].max()) for g in several]
+                notices.append(_source_notice(named, correlations))
+                log.warning("%s", notices[-1])
+                notes.update(
+                    {
+                        names[j]: f"no say: shares most of its noise with {names[rep]}, which "
+                        "stands for their source; left out of the fusion"
+                        for j, rep in source_of.items()
+                    }
+                )
+                data_cols = np.array(
+                    [c for c in data_cols.tolist() if c not in source_of], dtype=data_cols.dtype
+                )
+                Bd, blocks, (lo, hi) = intervals(data_cols)
+                D = len(data_cols)
+                cal = has_null[data_cols]
+                below, known_null = signed_inputs(data_cols)
+                prepared = None
+        test = agreement_test(lo, hi)
         fit, scores, weights, statistics, resampled, beyond, (delta, sigma) = _signed_answer(
             null_p[:, data_cols],
             np.asarray(effect_signs)[:, data_cols],
@@ -712,6 +768,7 @@ def posterior_aggregate(
             empirical_null=bool(emp[data_cols].all()),
             known_null=known_null,
             seed=seed,
+            prepared=prepared,
         )
         robust = fit
         no_class = bool(np.all(fit.mu <= NO_SEPARATION))
@@ -1240,30 +1297,35 @@ MIN_CUT = 1e-3
 NO_SEPARATION = 1e-6
 
 
-def _signed_answer(
+class _SignedProblem(NamedTuple):
+    """Signed tables read for :func:`fit_signed`: their z-scores ``Z`` centred and scaled by
+    their nulls ``delta``, ``sigma``, the standardised prior design ``X`` (``center``,
+    ``scale``), the genes censored below cut tables' cuts, and the fit."""
+
+    Z: np.ndarray
+    X: np.ndarray
+    center: np.ndarray
+    scale: np.ndarray
+    censored: Censored | None
+    delta: np.ndarray
+    sigma: np.ndarray
+    fit: SignedFit
+
+
+def _signed_problem(
     null_p: np.ndarray,
     signs: np.ndarray,
     prior: Prior,
-    data_cols: np.ndarray,
-    L: int,
     *,
     below: np.ndarray,
-    signal_test: Mapping[str, Any] | None,
     max_prior: float,
-    resamples: int,
     empirical_null: bool,
-    seed: int,
-    known_null: tuple[np.ndarray, np.ndarray] | None = None,
-):
-    """The fusion of signed tables (every data list a table of two-sided p-values with its
-    effects' directions; :mod:`kofs.aggregate.signed`): the fit, fused scores, list weights,
-    per-gene statistics, half-sample refits and relevant-class test, as the rank model's.
-    ``below`` (M, D): the genes below a cut table's cut (it lacks them and lists only its
-    significant genes), censored at the z of its largest p-value: ``|z| <= Q^-1(p_max / 2)``,
-    centred and scaled as the table's z-scores are. ``known_null``: each table's empirical null
-    when already read (NaN: to read)."""
+    known_null: tuple[np.ndarray, np.ndarray] | None,
+) -> _SignedProblem:
+    """The signed tables' z-scores, each read against its empirical null, and their fit
+    (:func:`_signed_answer`'s arguments)."""
     Z = signed_z(null_p, signs)  # NaN where a table has no p-value or no direction
-    M, D = Z.shape
+    D = Z.shape[1]
     X, center, scale = _standardise(np.asarray(prior.X, dtype=np.float64), None)
     # each table read against its empirical null (the refits and draws below read these too).
     # A cut table's z-scores lack their middle: signed_null reads no centre there (0) and its
@@ -1290,6 +1352,45 @@ def _signed_answer(
         cut = np.maximum(-ndtri(np.clip(p_max, 1e-300, 1.0) / 2.0), MIN_CUT)
         censored = Censored(below, (-cut - delta) / sigma, (cut - delta) / sigma)
     fit = fit_signed(Z, X, center, scale, max_prior=max_prior, censored=censored)
+    return _SignedProblem(Z, X, center, scale, censored, delta, sigma, fit)
+
+
+def _signed_answer(
+    null_p: np.ndarray,
+    signs: np.ndarray,
+    prior: Prior,
+    data_cols: np.ndarray,
+    L: int,
+    *,
+    below: np.ndarray,
+    signal_test: Mapping[str, Any] | None,
+    max_prior: float,
+    resamples: int,
+    empirical_null: bool,
+    seed: int,
+    known_null: tuple[np.ndarray, np.ndarray] | None = None,
+    prepared: _SignedProblem | None = None,
+):
+    """The fusion of signed tables (every data list a table of two-sided p-values with its
+    effects' directions; :mod:`kofs.aggregate.signed`): the fit, fused scores, list weights,
+    per-gene statistics, half-sample refits and relevant-class test, as the rank model's.
+    ``below`` (M, D): the genes below a cut table's cut (it lacks them and lists only its
+    significant genes), censored at the z of its largest p-value: ``|z| <= Q^-1(p_max / 2)``,
+    centred and scaled as the table's z-scores are. ``known_null``: each table's empirical null
+    when already read (NaN: to read). ``prepared``: these tables' :func:`_signed_problem`,
+    when made already."""
+    if prepared is None:
+        prepared = _signed_problem(
+            null_p,
+            signs,
+            prior,
+            below=below,
+            max_prior=max_prior,
+            empirical_null=empirical_null,
+            known_null=known_null,
+        )
+    Z, X, _, _, censored, delta, sigma, fit = prepared
+    M, D = Z.shape
     weights = np.zeros(L)
     scores = fit.log_odds
     if np.all(fit.mu <= NO_SEPARATION):
@@ -1483,9 +1584,7 @@ def _source_notice(groups: list[list[str]], correlations: list[float]) -> str:
     return (
         "Some data lists share most of their noise beyond the relevant genes, as several tools' "
         f"analyses of one data set do, and are one source: {said}; {left} of the fusion "
-        "(weight 0). Their agreement is not evidence: lists from independent data "
-        "are, and the tools' tables with p-values and fold changes (read as signed tables) model "
-        "the noise they share."
+        "(weight 0). Their agreement is not evidence: lists from independent data are."
     )
 
 
