@@ -626,7 +626,7 @@ def test_two_tools_tables_of_one_comparison_are_one_source(tool):
     """Two tools' tables of one comparison that are not near copies (z-scores correlated 0.96 /
     0.80, as a t-test's and a Mann-Whitney test's of the same samples: ALL BCR/ABL vs NEG
     0.96): fitted as two tables sharing noise, the fused evidence read their disagreement,
-    which grows with |z|, as signal: 180-310 calls at FDP 0.61-0.74 where one table calls
+    which grows with |z|, as signal: 98-307 calls at FDP 0.43-0.74 where one table calls
     73-161. Their noise beyond the changed genes is one noise (fitted correlation >= 0.5): one
     source, for which one table stands, as rank lists are."""
     for seed in range(3):

@@ -248,6 +248,24 @@ def test_a_universe_that_drops_most_of_a_list_is_warned_about(tmp_path, files, c
     assert "list pre:" not in caplog.text  # 1 of 3 dropped: no warning
 
 
+def test_lists_of_other_identifier_types_are_warned_about_but_a_top_list_beside_its_table_not(
+    tmp_path, caplog
+):
+    """Lists sharing almost no genes are likely of different id types; a full list sharing
+    only its top 40 genes with a top-40 list of the same genes is not (it was warned about:
+    "shares only 40 of its 1000 genes ... do the lists use the same identifier type?")."""
+    genes = [f"GENE{i}" for i in range(1000)]
+    full = write(tmp_path / "full.txt", "\n".join(genes) + "\n")
+    top = write(tmp_path / "top.txt", "\n".join(genes[:40]) + "\n")
+    ids = write(tmp_path / "ids.txt", "\n".join(f"ENSG{i:011d}" for i in range(1000)) + "\n")
+    with caplog.at_level("WARNING"):
+        aggregate_lists([full, top], universe=1000, aggregate="rra")
+    assert "identifier type?" not in caplog.text
+    with caplog.at_level("WARNING"):
+        aggregate_lists([full, ids], aggregate="rra")
+    assert "list full shares only 0 of its 1000 genes" in caplog.text
+
+
 def test_gene_symbols_a_spreadsheet_made_dates_are_warned_about(tmp_path, files, caplog):
     """SEPT2 -> 2-Sep, MARCH1 -> 1-Mar: such ids match no gene and were fused silently."""
     rows = "gene,pvalue\n2-Sep,0.01\nTP53,0.02\n1-Mar,0.3\nDec-01,0.5\nMARCH1,0.6\n"

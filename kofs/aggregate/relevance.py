@@ -9,7 +9,9 @@ prior's odds ratios, the agreement test and the relevant-class test) in plain wo
 lists that are copies of each other (identical, or full lists more alike than the model's list
 correlation can be) are fitted as one ranking and share its weight; whole signed tables (DE
 tables with fold changes) whose z-scores correlate at :data:`NEAR_COPY` or more are fitted as
-one table, their mean z-score (:func:`_near_copy_tables`).
+one table, their mean z-score (:func:`_near_copy_tables`). Lists that share most of their noise
+(several tools' analyses of one data set: rank lists by :func:`one_source`, signed tables by
+their fit's correlation, :func:`_shared_noise`) are one source, for which one of them stands.
 """
 
 from __future__ import annotations
@@ -726,7 +728,7 @@ def posterior_aggregate(
                 known_null=known_null,
             )
             pre = prepared.fit
-            groups = [g for g in noise_sources(pre.correlation) if len(g) > 1]
+            groups = [g for g in noise_sources(_shared_noise(prepared)) if len(g) > 1]
             if groups:
                 cut = below.any(axis=0)
                 several = [
@@ -1353,6 +1355,24 @@ def _signed_problem(
         censored = Censored(below, (-cut - delta) / sigma, (cut - delta) / sigma)
     fit = fit_signed(Z, X, center, scale, max_prior=max_prior, censored=censored)
     return _SignedProblem(Z, X, center, scale, censored, delta, sigma, fit)
+
+
+def _shared_noise(prepared: _SignedProblem) -> np.ndarray:
+    """The signed fit's correlation of the tables beyond the changed genes (D, D), 0 for a
+    pair that share fewer than half of the genes either has (observed or below a cut): tables
+    read as the genes they tested, each its significant genes alone (``tested=``), share
+    mostly changed genes, and their correlation there says nothing of their noise (two
+    independent studies' tables so read came out above SHARED_NOISE, and one stood for both)."""
+    S = np.array(prepared.fit.correlation, dtype=np.float64)
+    seen = ~np.isnan(prepared.Z)
+    if prepared.censored is not None:
+        seen |= prepared.censored.mask
+    seen = seen.astype(np.float64)
+    both = seen.T @ seen
+    n = np.diag(both)
+    either = n[:, None] + n[None, :] - both
+    S[both < 0.5 * either] = 0.0
+    return S
 
 
 def _signed_answer(

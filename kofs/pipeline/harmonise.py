@@ -81,7 +81,8 @@ def harmonise(
             raise InputError("the universe gene list is empty")
     rankings, reports = [], []
     kept_keys: set[str] = set()
-    for s, keys in zip(sources, list_keys, strict=True):
+    sizes = [len(set(keys)) for keys in list_keys]
+    for i, (s, keys) in enumerate(zip(sources, list_keys, strict=True)):
         keep = np.array([allowed is None or k in allowed for k in keys], dtype=bool)
         if not keep.any():
             raise InputError(
@@ -116,7 +117,10 @@ def harmonise(
             )
         )
         shared = sum(counts[k] > 1 for k, ok in zip(keys, keep, strict=True) if ok)
-        if len(sources) > 1 and shared < LOW_SHARED * len(genes):
+        # (measured against the shorter side: a full table shares only 200 of its genes with
+        # its own top-200 list, all of that list's)
+        others = max((n for j, n in enumerate(sizes) if j != i), default=0)
+        if len(sources) > 1 and shared < LOW_SHARED * min(len(genes), others):
             log.warning(
                 "list %s shares only %d of its %d genes with the other lists; do the lists use "
                 "the same identifier type?",
