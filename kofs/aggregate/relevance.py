@@ -738,7 +738,8 @@ def posterior_aggregate(
                     int(data_cols[j]): int(data_cols[g[0]]) for g in several for j in g[1:]
                 }
                 named = [[names[int(data_cols[j])] for j in g] for g in several]
-                correlations = [float(pre.correlation[g[0], g[1:]].max()) for g in several]
+                # (the one of largest size: a table with its contrast reversed correlates < 0)
+                correlations = [float(max(pre.correlation[g[0], g[1:]], key=abs)) for g in several]
                 notices.append(_source_notice(named, correlations))
                 log.warning("%s", notices[-1])
                 notes.update(
@@ -1362,8 +1363,11 @@ def _shared_noise(prepared: _SignedProblem) -> np.ndarray:
     pair that share fewer than half of the genes either has (observed or below a cut): tables
     read as the genes they tested, each its significant genes alone (``tested=``), share
     mostly changed genes, and their correlation there says nothing of their noise (two
-    independent studies' tables so read came out above SHARED_NOISE, and one stood for both)."""
-    S = np.array(prepared.fit.correlation, dtype=np.float64)
+    independent studies' tables so read came out above SHARED_NOISE, and one stood for both).
+    In absolute value: a table whose contrast is the other way round shares its noise as much
+    (fitted at -0.96 beside its tool's other table, the two were fused and called 240-293 genes
+    at FDP 0.7 where one table calls 73-105)."""
+    S = np.abs(np.array(prepared.fit.correlation, dtype=np.float64))
     seen = ~np.isnan(prepared.Z)
     if prepared.censored is not None:
         seen |= prepared.censored.mask
