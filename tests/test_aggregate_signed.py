@@ -656,6 +656,21 @@ def test_two_tools_tables_one_with_its_contrast_reversed_are_one_source():
     assert any("(correlation -0.9" in n for n in d["notices"])
 
 
+def test_a_copy_of_a_table_left_out_as_one_source_says_it_has_no_say():
+    """A table given twice beside its other tool's table: the copies are one table, left out
+    as one source with the other tool's; the copy's note read only "counted once with it, its
+    weight shared" beside its weight 0."""
+    z, truth = _tool_copies(0, tool=0.3)
+    tables = _tables(z)
+    res = aggregate_lists({"t0": tables["t0"], "c0": tables["t0"].copy(), "t1": tables["t1"]})
+    final = res.final
+    d = final.diagnostics
+    assert d["sources"] is not None and d["sources"][0][0] == "t1"
+    assert final.weights == pytest.approx([0.0, 0.0, 1.0])
+    for name in ("t0", "c0"):
+        assert d["list_notes"][name].startswith("no say: shares most of its noise with t1")
+
+
 def test_near_copy_tables_share_their_weight_interval_and_reliability():
     z, _ = _tool_copies(1, tool=0.05)
     res = aggregate_lists(_tables(z))

@@ -1166,15 +1166,19 @@ def posterior_aggregate(
             if tables
             else ("ranking", "normal scores", "one ranking with {}")
         )
+        # a group left out of the fusion (one source with another list, or reversed): its
+        # copies are too, and say so (they read only "its weight shared", beside weight 0)
+        left_note = notes[names[r]] if r in source_of or r in reversed_of else None
         for j in same[1:]:
             if names[r] in reliability:
                 reliability[names[j]] = reliability[names[r]]
-            notes[names[j]] = (
+            copy_note = (
                 f"nearly the same {alike} as {names[r]} ({by} correlated >= "
                 f"{NEAR_COPY:.2f}): fitted as {one_as.format('it')} its weight shared"
                 if near_group
                 else f"the same ranking as {names[r]}: counted once with it, its weight shared"
             )
+            notes[names[j]] = f"{left_note}; {copy_note}" if left_note else copy_note
         # the list standing for the group says so too (it read 'no say' beside a copy saying
         # that it shares its weight)
         others = [names[j] for j in same[1:]]
