@@ -671,6 +671,21 @@ def test_a_copy_of_a_table_left_out_as_one_source_says_it_has_no_say():
         assert d["list_notes"][name].startswith("no say: shares most of its noise with t1")
 
 
+def test_a_full_table_and_its_tools_cut_table_in_a_larger_universe_are_one_source():
+    """A full table and the other tool's top 300 of one comparison, given a universe of
+    20,000 genes: the universe's genes that neither table lists (below the cut, missing from
+    the full table) counted as genes the cut table alone has, so the pair shared 3,000 of
+    20,000 genes and was not grouped; fitted as two tables they called nothing (the full table
+    alone: ~100)."""
+    z, truth = _tool_copies(0, tool=0.3)
+    tables = _tables(z)
+    cut = tables["t1"].nsmallest(300, "pvalue")
+    res = aggregate_lists({"t0": tables["t0"], "t1": cut}, top_k=["t1"], universe=20000).final
+    assert res.diagnostics["sources"] == [["t0", "t1"]]
+    alone = aggregate_lists({"t0": tables["t0"]}, universe=20000).final
+    assert _called(res, truth) == _called(alone, truth)
+
+
 def test_near_copy_tables_share_their_weight_interval_and_reliability():
     z, _ = _tool_copies(1, tool=0.05)
     res = aggregate_lists(_tables(z))

@@ -1374,7 +1374,11 @@ def _shared_noise(prepared: _SignedProblem) -> np.ndarray:
     S = np.abs(np.array(prepared.fit.correlation, dtype=np.float64))
     seen = ~np.isnan(prepared.Z)
     if prepared.censored is not None:
-        seen |= prepared.censored.mask
+        # (over the genes some table gives a z-score: a universe's genes that no table lists
+        # are below every cut table's cut and in no full table, and counted so a full table
+        # beside its own tool's cut table shared 3,000 of 20,000 genes, was not grouped, and
+        # the two fitted together called nothing)
+        seen |= prepared.censored.mask & seen.any(axis=1, keepdims=True)
     seen = seen.astype(np.float64)
     both = seen.T @ seen
     n = np.diag(both)
