@@ -716,8 +716,8 @@ def posterior_aggregate(
             # constant S is not their shared noise, whose tools disagree more the larger the
             # effect, and the fused evidence m' S^-1 z then reads that disagreement as signal
             # (ALL BCR/ABL vs NEG, Welch and Mann-Whitney: 292 calls, each alone 183 / 261).
-            # One table stands for the source: a full table before a cut one or one lacking genes (it ranks every
-            # gene), then the one of largest separation
+            # One table stands for the source: a full table before a cut one or one lacking
+            # genes (it ranks every gene), then the one of largest separation
             prepared = _signed_problem(
                 null_p[:, data_cols],
                 np.asarray(effect_signs)[:, data_cols],
