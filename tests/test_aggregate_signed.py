@@ -702,6 +702,39 @@ def test_a_full_table_stands_before_its_tools_table_filtered_to_fewer_genes():
     assert _called(res, truth) == _called(alone, truth)
 
 
+def test_a_tools_table_filtered_to_fewer_genes_is_one_source_with_the_full_one():
+    """A tool that drops 55 % of the genes (low counts, NA p-values) beside the other tool's
+    full table of the same samples: the pair shared fewer than half of the genes either has and
+    was fused as two tables (5-196 calls at FDP up to 0.58 where one table calls 82-119). The
+    genes they share are all of the shorter table's."""
+    for seed in range(2):
+        z, truth = _tool_copies(seed, tool=0.3)
+        tables = _tables(z)
+        keep = np.random.default_rng(50 + seed).random(z.shape[0]) < 0.45
+        res = aggregate_lists({"t0": tables["t0"], "t1": tables["t1"][keep]}).final
+        assert res.diagnostics["sources"] == [["t0", "t1"]]
+        alone = aggregate_lists({"t0": tables["t0"]}).final
+        assert _called(res, truth) == _called(alone, truth)
+
+
+def test_p_values_of_zero_in_one_table_leave_the_other_its_weight():
+    """DE tables hold a few genes at p = 0 or 1e-300 (signed z ~38). Six of them in one of two
+    independent studies took the normal effects' separation and spread: the other study's
+    weight fell from ~0.5 to 0.01-0.03 and the calls from ~155 to 7-21. Read on a log scale
+    beyond |z| = 6 they count as very strong genes, no more."""
+    for seed in range(2):
+        z, truth = _z(seed, 0.0)
+        tables = _tables(z)
+        base = aggregate_lists(tables).final
+        extreme = tables["t0"].copy()
+        top = np.argsort(extreme["pvalue"].to_numpy())[:6]
+        extreme.iloc[top, extreme.columns.get_loc("pvalue")] = 0.0
+        res = aggregate_lists({"t0": extreme, "t1": tables["t1"]}).final
+        assert res.weights[1] > 0.35
+        n, fdp = _called(res, truth)
+        assert abs(n - _called(base, truth)[0]) <= 0.15 * n and fdp < 0.2
+
+
 def test_near_copy_tables_share_their_weight_interval_and_reliability():
     z, _ = _tool_copies(1, tool=0.05)
     res = aggregate_lists(_tables(z))

@@ -728,7 +728,11 @@ def posterior_aggregate(
                 known_null=known_null,
             )
             pre = prepared.fit
-            groups = [g for g in noise_sources(_shared_noise(prepared)) if len(g) > 1]
+            groups = [
+                g
+                for g in noise_sources(_shared_noise(prepared, null_p[:, data_cols]))
+                if len(g) > 1
+            ]
             if groups:
                 cut = below.any(axis=0)
                 # (a table that lacks more than a tenth of the genes another of its source
@@ -1318,6 +1322,10 @@ MIN_CUT = 1e-3
 #: evidence it would give differs between genes by rounding only, so the fused order falls back
 #: to the lists' average (a signed fit's EM leaves them at ~1e-8, not at 0).
 NO_SEPARATION = 1e-6
+#: A table whose p-values all stop at this or below holds its significant genes alone
+#: (:func:`_shared_noise`; the bound at which an unnamed table is read as cut,
+#: ``kofs.pipeline.user_lists.CUT_P``).
+SELECTED_P = 0.5
 #: Signed z-scores beyond this size are read on a log scale (:func:`_tail_compressed`).
 Z_TAIL = 6.0
 
@@ -1397,28 +1405,40 @@ def _signed_problem(
     return _SignedProblem(Z, X, center, scale, censored, delta, sigma, fit)
 
 
-def _shared_noise(prepared: _SignedProblem) -> np.ndarray:
-    """The signed fit's correlation of the tables beyond the changed genes (D, D), 0 for a
-    pair that share fewer than half of the genes either has (observed or below a cut): tables
-    read as the genes they tested, each its significant genes alone (``tested=``), share
-    mostly changed genes, and their correlation there says nothing of their noise (two
-    independent studies' tables so read came out above SHARED_NOISE, and one stood for both).
-    In absolute value: a table whose contrast is the other way round shares its noise as much
-    (fitted at -0.96 beside its tool's other table, the two were fused and called 240-293 genes
-    at FDP 0.7 where one table calls 73-105)."""
+def _shared_noise(prepared: _SignedProblem, null_p: np.ndarray) -> np.ndarray:
+    """The signed fit's correlation of the tables beyond the changed genes (D, D), in absolute
+    value (a table whose contrast is the other way round shares its noise as much: fitted at
+    -0.96 beside its tool's other table, the two were fused and called 240-293 genes at FDP 0.7
+    where one table calls 73-105), 0 for a pair it says nothing of:
+
+    * a table whose p-values (``null_p``, M x D) all stop at :data:`SELECTED_P` or below and
+      that is not read as cut, i.e. a table of its significant genes read as the genes it
+      tested (``tested=``): the genes it shares with another are mostly changed genes, and
+      their correlation there is not the tables' noise (two independent studies' tables so read
+      came out above SHARED_NOISE, and one stood for both);
+    * a pair sharing fewer than half of the shorter table's genes (observed or below a cut,
+      over the genes some table gives a z-score): too little to read their noise from. A
+      tool's table filtered to 40 % of the genes (low counts, NA p-values) beside the other
+      tool's full table still shares all of its genes with it."""
     S = np.abs(np.array(prepared.fit.correlation, dtype=np.float64))
     seen = ~np.isnan(prepared.Z)
+    cut = np.zeros(S.shape[0], dtype=bool)
     if prepared.censored is not None:
+        cut = prepared.censored.mask.any(axis=0)
         # (over the genes some table gives a z-score: a universe's genes that no table lists
         # are below every cut table's cut and in no full table, and counted so a full table
         # beside its own tool's cut table shared 3,000 of 20,000 genes, was not grouped, and
         # the two fitted together called nothing)
         seen |= prepared.censored.mask & seen.any(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        p_max = np.nanmax(np.where(np.isnan(prepared.Z), np.nan, null_p), axis=0)
+    selected = (p_max <= SELECTED_P) & ~cut
     seen = seen.astype(np.float64)
     both = seen.T @ seen
     n = np.diag(both)
-    either = n[:, None] + n[None, :] - both
-    S[both < 0.5 * either] = 0.0
+    S[both < 0.5 * np.minimum(n[:, None], n[None, :])] = 0.0
+    S[selected, :] = 0.0
+    S[:, selected] = 0.0
     return S
 
 
