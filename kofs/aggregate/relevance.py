@@ -1424,7 +1424,7 @@ def _shared_noise(prepared: _SignedProblem, null_p: np.ndarray) -> np.ndarray:
     seen = ~np.isnan(prepared.Z)
     cut = np.zeros(S.shape[0], dtype=bool)
     if prepared.censored is not None:
-        cut = prepared.censored.mask.any(axis=0)
+        cut = np.asarray(prepared.censored.mask.any(axis=0), dtype=bool)
         # (over the genes some table gives a z-score: a universe's genes that no table lists
         # are below every cut table's cut and in no full table, and counted so a full table
         # beside its own tool's cut table shared 3,000 of 20,000 genes, was not grouped, and
