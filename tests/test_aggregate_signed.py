@@ -643,6 +643,8 @@ def test_two_tools_tables_of_one_comparison_are_one_source(tool):
         assert _called(res, truth) == _called(alone, truth)
         left = d["sources"][0][1]
         assert res.weights[int(left[1])] == 0.0 and d["list_notes"][left].startswith("no say")
+        # one table left: no pair for the agreement test (it read "no signal" at 0.5)
+        assert d["agreement_test"]["no_signal_probability"] is None
 
 
 def test_two_tools_tables_one_with_its_contrast_reversed_are_one_source():

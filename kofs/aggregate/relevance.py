@@ -1069,7 +1069,10 @@ def posterior_aggregate(
     diag: dict[str, Any] = {
         "agreement_test": {
             **{k: test[k] for k in ("statistic", "sum_statistic", "p_value", "pairs", "tests")},
-            "no_signal_probability": None if single else float(null_probability(test["p_value"])),
+            # (one list, or one table left of a source: no pair to test)
+            "no_signal_probability": None
+            if single or D < 2
+            else float(null_probability(test["p_value"])),
         },
         "relevant_class_test": None
         if beyond is None
