@@ -1282,7 +1282,8 @@ def _subtracted_note(
     opposite sign, so given the tables its z-scores are correlated with the fusion reads the
     difference between them as evidence: noise cancelled where the model's correlation is
     right, the tools' disagreement where it is not (ALL BCR/ABL vs NEG, Welch beside
-    Mann-Whitney, z-scores correlated 0.97; tables correlated 0.98 or more are fitted as one,
+    Mann-Whitney, z-scores correlated 0.97, before such tables were one source,
+    :func:`_shared_noise`; tables correlated 0.98 or more are fitted as one,
     :func:`_near_copy_tables`; docs/aggregation.md, "Weights of tables of one comparison"). Its weight (a Shapley share of
     the separation) does not show it. With the tables' ``weights``: a table whose weight is
     mostly the noise it cancels (more than twice its share ``m_k^2 / m'm`` were the tables
@@ -1338,10 +1339,11 @@ def _tail_compressed(z: np.ndarray) -> np.ndarray:
     log(1 + |z| - Z_TAIL))``: the same order, the same values below it. The signed model's
     effects are normal (``lambda ~ N(1, tau2)``), and DE tables hold a few genes at p = 0 or
     1e-200 (z 30-38): six such genes in one table beside an independent study took the fit's
-    separation and spread, and the other study's weight fell from 0.44 to 0.01 (calls 165 ->
-    31-47). A null gene reaches |z| = 6 with probability 2e-9, so nothing below it is read
-    otherwise and no gene the null could give is moved; above it a gene is beyond chance in
-    any table, and only how far it lies is compressed."""
+    separation and spread, and the other study's weight fell from ~0.5 to 0.01-0.03 (calls
+    134-161 -> 6-21, four seeds; so read, 0.43-0.47 and 138-173). A null gene reaches |z| = 6
+    with probability 2e-9, so nothing below it is read otherwise and no gene the null could
+    give is moved; above it a gene is beyond chance in any table, and only how far it lies is
+    compressed."""
     a = np.abs(z)
     return np.where(a > Z_TAIL, np.sign(z) * (Z_TAIL + np.log1p(np.maximum(a - Z_TAIL, 0.0))), z)
 
@@ -1411,8 +1413,8 @@ def _signed_problem(
 def _shared_noise(prepared: _SignedProblem, null_p: np.ndarray) -> np.ndarray:
     """The signed fit's correlation of the tables beyond the changed genes (D, D), in absolute
     value (a table whose contrast is the other way round shares its noise as much: fitted at
-    -0.96 beside its tool's other table, the two were fused and called 240-293 genes at FDP 0.7
-    where one table calls 73-105), 0 for a pair it says nothing of:
+    -0.98 beside its tool's other table, the two were fused and called 178-293 genes at FDP
+    0.61-0.73 where one table calls 73-106), 0 for a pair it says nothing of:
 
     * a table whose p-values (``null_p``, M x D) all stop at :data:`SELECTED_P` or below and
       that is not read as cut, i.e. a table of its significant genes read as the genes it
