@@ -737,6 +737,20 @@ def test_p_values_of_zero_in_one_table_leave_the_other_its_weight():
         assert abs(n - _called(base, truth)[0]) <= 0.15 * n and fdp < 0.2
 
 
+def test_an_outside_test_whose_p_value_alone_keeps_every_call_out_says_so():
+    """An outside signal test at p = 0.01 allows a probability of no signal of 0.11, a floor
+    under every q-value: no gene was called beside a table that alone calls ~100, silently."""
+    z, truth = _z(0, 0.0)
+    tables = _tables(z)
+    weak = aggregate_lists(tables, signal_p=0.01).final
+    assert _called(weak, truth)[0] == 0
+    said = [n for n in weak.diagnostics["notices"] if n.startswith("The outside test's p = 0.01")]
+    assert len(said) == 1 and "below 0.105" in said[0]
+    strong = aggregate_lists(tables, signal_p=1e-6).final
+    assert _called(strong, truth)[0] > 100
+    assert not any(n.startswith("The outside test") for n in strong.diagnostics["notices"])
+
+
 def test_near_copy_tables_share_their_weight_interval_and_reliability():
     z, _ = _tool_copies(1, tool=0.05)
     res = aggregate_lists(_tables(z))

@@ -1057,6 +1057,10 @@ def posterior_aggregate(
                     "at the lists one by one, or "
                     f"{_lower_first(_what_to_give(from_one_matrix, signal_test))}."
                 )
+    if not single and signal_test is not None and "q_value" in statistics:
+        floor = _signal_floor_notice(signal_test, float(fit.rho), statistics["q_value"])
+        if floor:
+            notices.append(floor)
     mu = np.full(L, np.nan)
     auc = np.full(L, np.nan)
     if not single:
@@ -1795,6 +1799,24 @@ def _signal_notice(signal_test: Mapping[str, Any], effect: str) -> str:
     """The notice of an outside test that finds no signal."""
     summary = signal_test.get("summary", "An outside test finds no signal for the lists")
     return f"{summary} (p = {float(signal_test['p_value']):.2g}): {effect}."
+
+
+def _signal_floor_notice(signal_test: Mapping[str, Any], rho: float, q_value: np.ndarray) -> str:
+    """The notice of an outside test that finds signal (p <= :data:`AGREEMENT_ALPHA`) but
+    whose p-value alone keeps every gene's q-value above 0.10: its probability of no signal
+    (:func:`null_probability`, p = 0.01 allows 0.11) times the prior's background share is a
+    floor under every q-value (the outside test's `signal_p=0.01` gave no call beside a table
+    that alone calls a hundred genes, without a word). Empty when it does not apply."""
+    p = float(signal_test["p_value"])
+    floor = null_probability(p) * (1.0 - rho)
+    if p > AGREEMENT_ALPHA or floor <= 0.10 or np.any(q_value <= 0.10):
+        return ""
+    return (
+        f"The outside test's p = {p:.2g} allows a probability of {null_probability(p):.2f} that "
+        f"there is no signal at all, so no gene's q-value is below {floor:.3f} and none is "
+        "called at q <= 0.10; the ranking is unchanged. A smaller p-value (a test with more "
+        "permutations or more samples) lowers the floor."
+    )
 
 
 def _envelope_diagnostic(fit: PosteriorFit, robust: PosteriorFit, hi: np.ndarray, names):
