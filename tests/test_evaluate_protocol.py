@@ -199,3 +199,24 @@ def test_evaluation_ignores_column_and_gene_order():
     for seed in range(3):
         r = np.random.default_rng(seed)
         assert run(r.permutation(n), r.permutation(m), names) == base
+
+
+def test_a_fold_trained_on_one_class_is_refused():
+    """Leave-one-out beside a class of one sample (two classes), or groups that hold every
+    sample of a class, trained a fold on one class: scikit-learn's ValueError for the SVMs (an
+    internal error, exit 1) and an accuracy of 0 for 1-NN."""
+    y = np.array(["a"] * 7 + ["b"])
+    with pytest.raises(ParameterError, match="only sample of class 'b' trains on one class"):
+        make_folds(y, n_splits=0)
+    # --folds 5 told the user to use --folds 0, which then failed
+    with pytest.raises(ParameterError, match="too few for a stratified split; drop or merge"):
+        make_folds(y, n_splits=5)
+    y = np.array(["a"] * 4 + ["b"] * 4)
+    batches = np.array(["x"] * 4 + ["y"] * 4)  # a batch per class
+    for n_splits in (0, 2):
+        with pytest.raises(ParameterError, match="--groups: a fold trains on one class") as exc:
+            make_folds(y, n_splits=n_splits, groups=batches)
+        assert "\n" not in str(exc.value)
+    # three classes: leaving the single sample out still trains on two
+    y3 = np.array(["a"] * 4 + ["b"] * 4 + ["c"])
+    assert len(make_folds(y3, n_splits=0)) == 9

@@ -2120,3 +2120,33 @@ def test_run_ranker_refuses_values_whose_squares_overflow_or_underflow(ranker, s
     if scale < 1:
         with pytest.raises(ValueError, match=needle):
             kofs.GeneSelector(ranker, n_features=2).fit(X, labels.labels)
+
+
+@pytest.mark.parametrize(
+    ("labels", "extra", "needle"),
+    [
+        # two classes, one of a single sample: --folds 0 (which --folds 5 suggested) trained
+        # the fold leaving it out on one class
+        ({**{f"S{j}": "a" for j in range(11)}, "S11": "b"}, ["--folds", "0"], "only sample"),
+        # a batch per class: leave-one-group-out trained every fold on one class
+        ({f"S{j}": "ab"[j // 6] for j in range(12)}, ["--folds", "0", "--groups", "batch"],
+         "--groups: a fold trains on one class"),
+    ],
+)  # fmt: skip
+def test_evaluate_refuses_a_fold_trained_on_one_class(tmp_path, labels, extra, needle):
+    """These were `kofs: internal error: ValueError: The number of classes has to be greater
+    than one` (exit 1) with the default SVM classifiers, and accuracies of 0 with 1-NN."""
+    expr = _expr(tmp_path)
+    lab = tmp_path / "lab.tsv"
+    lab.write_text(
+        "sample\tclass\tbatch\n" + "".join(f"{s}\t{c}\tB{c}\n" for s, c in labels.items())
+    )
+    ranking = tmp_path / "ranking.tsv"
+    ranking.write_text("gene\trank\n" + "".join(f"G{i}\t{i + 1}\n" for i in range(40)))
+    out = tmp_path / "eval"
+    result = _cli(
+        ["evaluate", ranking, expr, "--labels", lab, "--top", "5", "-o", out, *extra],
+        catch_exceptions=False,
+    )
+    _one_line_error(result, needle)
+    assert not out.exists()

@@ -125,16 +125,21 @@ def make_folds(
             )
         cv = LeaveOneOut() if groups is None else LeaveOneGroupOut()
         split = cv.split(np.zeros((len(y), 1)), y, None if groups is None else np.asarray(groups))
-        return [Fold(0, j, tr, te) for j, (tr, te) in enumerate(split)]
+        return _two_classes_trained(
+            [Fold(0, j, tr, te) for j, (tr, te) in enumerate(split)], y, groups, n_splits
+        )
     if n_splits < 2 or n_repeats < 1:
         raise ParameterError(
             f"--folds must be 0 (leave-one-out) or >= 2 and --repeats >= 1 "
             f"(got {n_splits}, {n_repeats})"
         )
     if groups is None and counts.min() < 2:  # no stratified split has it in train and test
+        # leave-one-out helps only beside two other classes: with one, leaving that sample out
+        # trains on a single class
+        loo = "use --folds 0 (leave-one-out), or " if len(classes) > 2 else ""
         raise ParameterError(
             f"--folds {n_splits}: class '{classes[counts.argmin()]}' has 1 sample, too few for a "
-            "stratified split; use --folds 0 (leave-one-out), or drop or merge that class"
+            f"stratified split; {loo}drop or merge that class"
         )
     if groups is None and n_splits > counts.min():
         raise ParameterError(
@@ -165,6 +170,37 @@ def make_folds(
         cv = StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=seed + r)
         for j, (tr, te) in enumerate(cv.split(X, y, groups)):
             folds.append(Fold(r, j, tr, te))
+    return _two_classes_trained(folds, y, groups, n_splits)
+
+
+def _two_classes_trained(folds, y, groups, n_splits) -> list[Fold]:
+    """``folds``, each of whose training samples hold at least two classes.
+
+    A fold trained on one class was scikit-learn's ValueError for the SVMs (an internal error)
+    and an accuracy of 0 for 1-NN: leave-one-out beside a class of one sample, or ``groups``
+    that hold every sample of a class (a batch confounded with the classes).
+    """
+    for f in folds:
+        trained = np.unique(y[f.train])
+        if len(trained) >= 2:
+            continue
+        left = sorted(set(np.unique(y).tolist()) - set(trained.tolist()))
+        only = f"'{trained[0]}'" if len(trained) else "none"
+        missing = ", ".join(f"'{c}'" for c in left)
+        if groups is None:
+            raise ParameterError(
+                f"--folds {n_splits}: leaving out the only sample of class {missing} trains on "
+                f"one class ({only}), from which no classifier learns the classes; drop or merge "
+                "that class, or label more samples"
+            )
+        held = sorted({str(g) for g in np.asarray(groups)[f.test]})
+        shown = ", ".join(held[:3]) + (", ..." if len(held) > 3 else "")
+        raise ParameterError(
+            f"--groups: a fold trains on one class ({only}): its held-out group(s) {shown} hold "
+            f"every sample of class {missing}, so no classifier learns the classes; give groups "
+            "that do not split along the classes (e.g. patients, not batches confounded with "
+            "them), or drop --groups"
+        )
     return folds
 
 
