@@ -116,6 +116,24 @@ def test_id_map_is_applied_first():
     assert mapping == {"probe_1": 0, "probe_2": 1}
 
 
+def test_an_id_map_that_renames_every_id_away_is_named(tmp_path):
+    """An id map of the wrong columns (an expression matrix given as --id-map) renamed ids
+    that matched the matrix, and the source was blamed: "none of its gene ids (e.g. TP53)
+    matches the expression matrix's genes (e.g. TP53, MDM2, BRCA1)"."""
+    p = tmp_path / "map.tsv"
+    p.write_text("TP53\t1.5\t2\nMDM2\t0.3\t1\n")
+    with pytest.raises(CoverageError) as err:
+        match_gene_ids(["TP53", "MDM2"], toy(), source="s", id_map=read_id_map(p), path="s.gmt")
+    msg = str(err.value)
+    assert f"after the id map {p} renamed 2 of them (TP53 -> 1.5, MDM2 -> 0.3)" in msg, msg
+    assert msg.startswith("s.gmt: s: ") and "\n" not in msg
+    with pytest.raises(CoverageError, match="after the id map renamed 1 of them"):
+        match_id_lists({"primary": ["TP53"]}, toy(), source="s", id_map={"TP53": "X1"})
+    # an id map that renames none of the ids: the source's ids are at fault, as before
+    with pytest.raises(CoverageError, match="use the same identifier type in both"):
+        match_gene_ids(["Q1"], toy(), source="s", id_map={"TP53": "X1"})
+
+
 def test_aliases_compete_with_primary_ids():
     aliases = {"symbol": {"ENSP1": ("TP53",), "ENSP2": ("MDM2", "Mdm2"), "ENSP3": ("TP53", "BCL2")}}
     mapping, rep = match_gene_ids(

@@ -268,8 +268,9 @@ def match_gene_ids(
         kinds[kind] = {s: [keyf(a) for a in table.get(s, ())] for s in ids if table.get(s)}
     mapping, col, kind, ambiguous = _best_match(kinds, expression)
     return mapping, _report(
-        ids, mapping, col, kind, ambiguous, expression, source=source, path=path, require=require
-    )
+        ids, mapping, col, kind, ambiguous, expression, source=source, path=path,
+        require=require, id_map=id_map,
+    )  # fmt: skip
 
 
 def match_id_lists(
@@ -310,8 +311,9 @@ def match_id_lists(
         raise ValueError("match_id_lists needs at least one id list")
     _, kind, ids, mapping, col, ambiguous = best
     report = _report(
-        ids, mapping, col, kind, ambiguous, expression, source=source, path=path, require=require
-    )
+        ids, mapping, col, kind, ambiguous, expression, source=source, path=path,
+        require=require, id_map=id_map,
+    )  # fmt: skip
     return kind, mapping, report
 
 
@@ -354,6 +356,34 @@ def _best_match(
     return mapping, col, kind, ambiguous
 
 
+def _through_id_map(
+    ids: list[str],
+    expression: Expression,
+    *,
+    source: str,
+    path: str | None,
+    id_map: Mapping[str, str],
+) -> None:
+    """Raise the no-match error of ids read through a user id map that renamed some of them
+    (``--id-map``): the map, not the source file, is then the likely fault (an id map of the
+    wrong columns renamed ids that matched the matrix, and the source was blamed: "none of its
+    ids (e.g. G11) matches the matrix's genes (e.g. G0, G1, G10)")."""
+    norm_map = {normalise_id(k): v for k, v in id_map.items()}
+    renamed = [(s, norm_map[normalise_id(s)]) for s in ids if normalise_id(s) in norm_map]
+    if not renamed:
+        return
+    where = getattr(id_map, "path", None)
+    shown = ", ".join(f"{a} -> {b}" for a, b in renamed[:3])
+    raise CoverageError(
+        f"{source}: none of its {len(ids)} gene ids matches the expression matrix's genes (e.g. "
+        f"{', '.join(expression.genes[:3])}) after the id map"
+        + (f" {where}" if where else "")
+        + f" renamed {len(renamed)} of them ({shown}); check that the id map's first column "
+        "holds the source's ids and its second the matrix's",
+        path=path,
+    )
+
+
 def _report(
     ids: list[str],
     mapping: dict[str, int],
@@ -365,6 +395,7 @@ def _report(
     source: str,
     path: str | None,
     require: bool,
+    id_map: Mapping[str, str] | None = None,
 ) -> CoverageReport:
     n_match = len(mapping)
     report = CoverageReport(
@@ -381,6 +412,8 @@ def _report(
     )
     if require and n_match == 0:
         example = ", ".join(ids[:3])
+        if id_map:
+            _through_id_map(ids, expression, source=source, path=path, id_map=id_map)
         raise CoverageError(
             f"{source}: none of its {len(ids)} gene ids (e.g. {example}) matches the expression "
             f"matrix's genes (e.g. {', '.join(expression.genes[:3])}); use the same identifier "
