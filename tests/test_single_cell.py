@@ -485,6 +485,32 @@ def test_obs_labels_are_read_as_a_labels_file_is(tmp_path):
     )
 
 
+@pytest.mark.parametrize(
+    ("values", "needle"),
+    [
+        ([None] * 6, "obs column 't' has no value for any of its 6 cells (all missing)"),
+        (["a"] * 4 + [None] * 2, "all 4 labelled cells are in one class ('a') in obs column 't'"),
+    ],
+)
+def test_an_obs_column_of_no_class_or_one_is_refused(tmp_path, values, needle):
+    """A labels file of one class is refused; an obs column of one class, or of missing values
+    only, ran an unsupervised ranker with the useless labels, and a supervised one failed with
+    "ranker 'fisher' needs at least 2 classes in labels 't', got 0"."""
+    X = np.random.default_rng(0).poisson(3, size=(6, 4)).astype(float)
+    t = pd.Categorical(values, categories=["a", "b"])  # an all-None object column is unwritable
+    obs = pd.DataFrame({"t": t}, index=[f"c{i}" for i in range(6)])
+    path = tmp_path / "a.h5ad"
+    ad.AnnData(X, obs=obs).write_h5ad(path)
+    for rankers in (["--rankers", "variance"], []):
+        out = tmp_path / "o"
+        r = CliRunner().invoke(
+            main, ["rank", str(path), "--labels", "obs:t", *rankers, "-o", str(out)]
+        )
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.startswith(f"kofs: error: {path}: {needle}"), r.stderr
+        assert not out.exists()
+
+
 @pytest.mark.parametrize("bad", ["T\tcell", "T\ncell"])
 def test_a_label_holding_a_tab_or_a_line_break_is_refused(tmp_path, bad):
     """A class holding a tab or a line break (an obs category, a quoted field of a CSV labels

@@ -597,6 +597,21 @@ def labels_from_obs(
     of = f" of obs column {column!r}"
     check_label_spelling(labels, lambda i: f"cell {cells[i]}", source, of=of)
     given = [x for x in labels if x]
+    # as align_labels refuses a labels file's: the labels were given and taught nothing (an
+    # unsupervised run went on with them; a supervised one failed in its first ranker, "ranker
+    # 'fisher' needs at least 2 classes in labels 'ct', got 0")
+    if not given:
+        raise InputError(
+            f"obs column {column!r} has no value for any of its {len(labels)} cells (all "
+            "missing): choose a column that holds the cells' classes",
+            path=source,
+        )
+    if len(set(given)) < 2:
+        raise InputError(
+            f"all {len(given)} labelled cells are in one class ({given[0]!r}) in obs column "
+            f"{column!r}; supervised methods need at least two classes: choose another column",
+            path=source,
+        )
     if len(given) > 2 and len(set(given)) == len(given):
         raise InputError(
             f"every one of the {len(given)} labelled cells has its own value in obs column "
