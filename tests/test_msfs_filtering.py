@@ -60,6 +60,20 @@ def test_combine_weights_trace_and_none(rng):
     np.testing.assert_allclose(S.matrix, 0.5 * (A + B))
 
 
+def test_combine_weights_summing_beyond_the_largest_float(rng):
+    """Weights 1e308, 1e308 summed to inf and were all divided to 0: a zero similarity, which
+    `kofs rank --method msfs --msfs-weights 1e308,1e308` refused as "similarity graph has fewer
+    than 2 connected samples", naming the matrix."""
+    n = 4
+    A = rng.random((n, n)) + 0.1
+    A = A + A.T
+    B = np.eye(n) + 0.5
+    big = combine_similarities([_sim(A, n), _sim(B, n)], [1e308, 1e308])
+    equal = combine_similarities([_sim(A, n), _sim(B, n)], [1, 1])
+    np.testing.assert_allclose(big.matrix, equal.matrix)
+    assert big.provenance["weights"] == [0.5, 0.5]
+
+
 def test_combine_dense_sparse_mix(rng):
     n = 6
     A = rng.random((n, n))
