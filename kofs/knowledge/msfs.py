@@ -122,10 +122,10 @@ def combine_similarities(
         a = np.asarray(list(weights), dtype=np.float64)
         if a.shape != (len(sims),):
             raise ParameterError(f"MSFS: {a.size} weights for {len(sims)} similarities")
-        if not np.all(np.isfinite(a)) or np.any(a < 0) or a.sum() <= 0:
-            raise ParameterError("MSFS: weights must be finite, non-negative and not all zero")
         with np.errstate(over="ignore"):
             total = a.sum()
+        if not np.all(np.isfinite(a)) or np.any(a < 0) or total <= 0:
+            raise ParameterError("MSFS: weights must be finite, non-negative and not all zero")
         if not np.isfinite(total):
             # weights summing beyond the largest float (1e308, 1e308) were all divided to 0,
             # and the zero similarity failed as "fewer than 2 connected samples" naming the
