@@ -2150,3 +2150,33 @@ def test_evaluate_refuses_a_fold_trained_on_one_class(tmp_path, labels, extra, n
     )
     _one_line_error(result, needle)
     assert not out.exists()
+
+
+def test_an_empty_sample_group_is_refused_in_evaluate_and_reproduce(tmp_path, small):
+    """`kofs evaluate --groups patient --missing-labels drop` with a sample lacking its patient
+    said "leave those samples out with --missing-labels drop" (given already); `kofs
+    reproduce`'s groups_column made the samples lacking one a group of their own, silently."""
+    expr, _ = small
+    labels = tmp_path / "lab.tsv"
+    labels.write_text(
+        "sample\tclass\tpatient\n"
+        + "".join(f"S{j}\t{'ab'[j % 2]}\t{'' if j == 3 else f'P{j // 2}'}\n" for j in range(12))
+    )
+    ranking = tmp_path / "ranking.tsv"
+    ranking.write_text("gene\trank\n" + "".join(f"G{i}\t{i + 1}\n" for i in range(40)))
+    out = tmp_path / "out"
+    for drop in ([], ["--missing-labels", "drop"]):
+        result = _cli(["evaluate", ranking, expr, "--labels", labels, "--groups", "patient",
+                       "--folds", "2", "--repeats", "1", "--top", "5", "-o", out, *drop])  # fmt: skip
+        err = _one_line_error(result, f"{labels}: empty/NA group in column 'patient' (--groups)")
+        assert "--missing-labels" not in err and not out.exists()
+    (tmp_path / "k").write_text("G1\nG2\n")
+    cfg = _yaml(tmp_path, f"expression: {expr}\nlabels: {labels}\ngroups_column: patient\n"
+                "lists: [Fisher]\nevaluation: {top: [5], curve_ks: [5], folds: 2, repeats: 1, "
+                "classifiers: [1nn]}\n")  # fmt: skip
+    _one_line_error(
+        _cli(["reproduce", cfg, "-o", out]),
+        f"config key 'groups_column': column 'patient' of {labels} is empty/NA for 1 sample(s) "
+        "(S3)",
+    )
+    assert not out.exists()

@@ -459,7 +459,7 @@ def _known(
 
 
 def _read_data(cfg, resolve, path):
-    from kofs.io._table import read_table
+    from kofs.io._table import MISSING_TOKENS, read_table
     from kofs.io.expression import read_expression
     from kofs.io.labels import align_labels, label_columns, read_labels
 
@@ -525,6 +525,17 @@ def _read_data(cfg, resolve, path):
     groups = None
     if groups_of is not None:
         groups = [groups_of[s] for s in expr.samples]
+        # an empty group was one group of every sample lacking one (kofs evaluate --groups
+        # refuses it)
+        lacking = [s for s, g in zip(expr.samples, groups, strict=True) if g in MISSING_TOKENS]
+        if lacking:
+            shown = ", ".join(lacking[:5]) + (", ..." if len(lacking) > 5 else "")
+            raise ParameterError(
+                f"config key 'groups_column': column {cfg['groups_column']!r} of {name} is "
+                f"empty/NA for {len(lacking)} sample(s) ({shown}); every sample needs a group "
+                "(a sample measured once: a group of its own, e.g. its id)",
+                path=path,
+            )
     if cfg.get("max_genes"):
         # reduced run (CI): the genes of largest variance over all samples (label-free filter)
         top = np.sort(np.argsort(-expr.values.var(axis=0), kind="stable")[: int(cfg["max_genes"])])

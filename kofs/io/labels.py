@@ -291,6 +291,15 @@ def read_labels(
     if no_id:
         raise InputError(f"empty sample id on line(s) {_lines(lines, no_id)}", path=name)
     empty = [i for i, v in enumerate(labels) if v in MISSING_TOKENS]
+    if empty and label_option == "--groups":
+        # --missing-labels drops samples without a class, never without a group: the advice
+        # below was given with --missing-labels drop already on the command line
+        raise InputError(
+            f"empty/NA group in column {header[l_idx]!r} (--groups) on line(s) "
+            f"{_lines(lines, empty)}; every sample needs a group (a sample measured once: a "
+            "group of its own, e.g. its id): fill them in, or remove the rows",
+            path=name,
+        )
     if empty and missing == "error":
         raise InputError(
             f"empty/NA label in column {header[l_idx]!r} on line(s) {_lines(lines, empty)}; "
