@@ -2180,3 +2180,29 @@ def test_an_empty_sample_group_is_refused_in_evaluate_and_reproduce(tmp_path, sm
         "(S3)",
     )
     assert not out.exists()
+
+
+def test_a_changed_output_folder_gives_advice_that_works(tmp_path, small):
+    """A run folder whose config.resolved.yaml was edited was refused with "delete
+    .kofs-complete to use the folder as it is"; done, the folder was refused again as having no
+    .kofs-complete. The advice now is the one that works: delete the marker and give the file
+    inside it."""
+    expr, labels = small
+    run = tmp_path / "run1"
+    result = _cli(["rank", expr, "--labels", labels, "--rankers", "variance", "--no-report",
+                   "-o", run])  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    with open(run / "config.resolved.yaml", "a") as fh:
+        fh.write("# edited\n")
+    out = tmp_path / "eval"
+    base = ["--labels", labels, "--folds", "2", "--repeats", "1", "--top", "5",
+            "--classifiers", "1nn", "-o", out]  # fmt: skip
+    err = _one_line_error(
+        _cli(["evaluate", run, expr, *base]),
+        "config.resolved.yaml is missing or was changed after kofs wrote it",
+        "delete .kofs-complete and give the file inside it (e.g. ranking.tsv, not the folder)",
+    )
+    assert "use the folder as it is" not in err and not out.exists()
+    (run / ".kofs-complete").unlink()
+    result = _cli(["evaluate", run / "ranking.tsv", expr, *base])
+    assert result.exit_code == 0, result.stderr

@@ -550,10 +550,12 @@ def check_complete(folder: str | os.PathLike) -> None:
         except OSError:
             size = None
         if size != rec.get("bytes"):
+            # (it said "delete .kofs-complete to use the folder as it is", and a folder without
+            # its marker is refused above; a file's reader checks the marker's files beside it)
             raise InputError(
                 f"{name} is missing or was changed after kofs wrote it ({MARKER} records "
-                f"{rec.get('bytes')} bytes); run kofs again, or delete {MARKER} to use the "
-                "folder as it is",
+                f"{rec.get('bytes')} bytes); run kofs again, or delete {MARKER} and give the "
+                "file inside it (e.g. ranking.tsv, not the folder) to read the files as they are",
                 path=p,
             )
 
