@@ -135,6 +135,10 @@ def _bad_cases(folder):
         (["aggregate", str(folder / "empty.txt")], "empty"),
         (["aggregate", str(folder / "scores.tsv") + ":scroe:desc"], "did you mean 'score'"),
         (["aggregate", str(folder / "scores.tsv") + ":score"], "cannot guess the direction"),
+        (
+            ["aggregate", str(folder / "scores.tsv") + ":score:sideways"],
+            "direction 'sideways' after column 'score'",
+        ),  # it read "column 'score:sideways' not found"
         (["aggregate", str(folder / "scores.tsv")], "which column ranks the genes"),
         (["aggregate", str(folder / "top.txt"), str(sub / "top.txt")], "two lists are named"),
         (["aggregate", str(folder / "nope.txt")], "file not found"),
@@ -177,6 +181,9 @@ def test_run_rejects_a_bad_aggregate_config(lists):
     assert "rank:x" in (out / "ranking.tsv").read_text().splitlines()[0]
     r = run(["run", str(cfg), "--seed", "3"])
     assert r.exit_code == 2 and "cannot be overridden with --seed" in r.stderr
+    cfg.write_text("command: aggregate\nlists: []\n")  # it read "must be a list of files"
+    r = run(["run", str(cfg)])
+    assert r.exit_code == 2 and "config key 'lists' is empty" in r.stderr
 
 
 def test_aggregate_param_on_the_command_line_merges_into_the_configs(lists):

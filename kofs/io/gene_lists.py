@@ -513,6 +513,13 @@ def _find_column(header: list[str], column: str, path: str) -> int:
         return header.index(column)
     if column.lower() in lower:
         return lower.index(column.lower())
+    head, _, last = column.rpartition(":")
+    if head and head.lower() in lower:  # FILE:score:sideways, a direction mistyped
+        raise ParameterError(
+            f"direction {last!r} after column {head!r}: give asc, desc or abs "
+            f"(FILE:{head}:asc|desc|abs)",
+            path=path,
+        )
     close = difflib.get_close_matches(column, header, n=1, cutoff=0.5)
     hint = f"did you mean {close[0]!r}? " if close else ""
     raise ParameterError(

@@ -236,7 +236,9 @@ def read_aggregate_config(
     items = values.pop("lists", None)
     if isinstance(items, str):  # one list spec: a list of one, never read letter by letter
         items = [items]
-    if not isinstance(items, list) or not items:
+    if isinstance(items, list) and not items:
+        raise ParameterError("config key 'lists' is empty: give at least one list file", path=where)
+    if not isinstance(items, list):
         raise ParameterError("config key 'lists' must be a list of files", path=where)
     specs = [_config_spec(item, base, where) for item in items]
     config = AggregateListsConfig.from_mapping(values, where=where)
