@@ -694,5 +694,7 @@ def test_a_column_name_with_colons_and_a_wrong_direction(tmp_path):
     (lst,) = read_ranked_lists(f"{t}:rank:Fisher:asc")
     assert lst.higher_is_better is False and dict(zip(lst.genes, lst.scores, strict=True)) == {
         "A": 2.0, "B": 1.0}  # fmt: skip
-    with pytest.raises(ParameterError, match="column 'rank:sideways' not found; did you mean"):
+    with pytest.raises(ParameterError, match="direction 'sideways' after column 'rank': give asc"):
         read_ranked_lists(f"{t}:rank:sideways")
+    with pytest.raises(ParameterError, match="column 'rnak' not found; did you mean 'rank'"):
+        read_ranked_lists(f"{t}:rnak:asc")
