@@ -293,6 +293,18 @@ def test_cli_evaluate_end_to_end_with_honest_protocol(tmp_path):
     assert prov["command"] == "evaluate" and prov["inputs"]["known_genes"][0]["path"] == str(known)
     rf = read_rank_output(rank_out)
     assert rf.config["label_column"] == "class" and set(rf.ranks) == {"final", "variance", "fisher"}
+    # the run's labels moved since: the error says the path comes from the run's config (it
+    # read "<path>: file not found" of a path the user never typed)
+    moved = tmp_path / "moved.tsv"
+    lab_path.rename(moved)
+    r = runner.invoke(
+        main,
+        ["evaluate", str(rank_out), str(expr_path), "--labels", str(moved)]
+        + ["--label-column", "class", "--protocol", "honest", "-o", str(tmp_path / "ev2")],
+    )
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert f"a path in {rank_out / 'config.resolved.yaml'}" in r.stderr
+    assert "seem to have moved" in r.stderr and not (tmp_path / "ev2").exists()
 
 
 @pytest.mark.parametrize(

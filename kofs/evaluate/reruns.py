@@ -5,12 +5,13 @@ its files read once and its gene-level knowledge shared by the re-runs."""
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from kofs.errors import ParameterError
+from kofs.errors import InputError, ParameterError
 from kofs.evaluate.rankfiles import RankFile
 from kofs.types import Expression, SampleCategories
 
@@ -21,11 +22,7 @@ def read_reruns(files: Sequence[RankFile], why: str) -> list[dict[str, Any]]:
     """What re-running every input's `kofs rank` configuration needs, read once: the config,
     its knowledge sources, labels and relevant genes, and a gene-level cache (knowledge that
     depends on gene ids only: GO graph, annotations, interaction graph) shared by the re-runs."""
-    from kofs.io.genes import read_gene_list
-    from kofs.io.labels import read_labels
     from kofs.pipeline.config import RunConfig
-    from kofs.pipeline.rank import open_config_cache
-    from kofs.sources import read_sources
 
     runs = []
     for f in files:
@@ -41,34 +38,54 @@ def read_reruns(files: Sequence[RankFile], why: str) -> list[dict[str, Any]]:
                 "--protocol book for it"
             )
         cfg = RunConfig.from_mapping(f.config, where=f.path)
-        run_labels = None
-        if cfg.inputs.labels:
-            lab = read_labels(
-                cfg.inputs.labels,
-                sample_column=cfg.inputs.sample_column,
-                label_column=cfg.inputs.label_column,
-                missing=cfg.inputs.missing_labels,
-            )
-            if lab.by_position:
-                raise ParameterError(
-                    f"{why} re-runs {f.path}, whose labels {cfg.inputs.labels} are a GSEA .cls "
-                    "(labels in the matrix's sample order, no sample ids), which cannot be "
-                    "matched to the samples of each fold; give that run a labels table "
-                    "(sample id, label)"
-                )
-            run_labels = dict(zip(lab.samples, lab.labels, strict=True))
-        rel = cfg.inputs.relevant_genes
-        runs.append(
-            dict(
-                config=cfg,
-                sources=read_sources(cfg, cache=open_config_cache(cfg)),
-                labels=run_labels,
-                label_name=cfg.inputs.label_column or "label",
-                relevant=read_gene_list(rel) if rel else None,
-                shared={},
-            )
-        )
+        try:
+            runs.append(_read_rerun(cfg, f, why))
+        except InputError as exc:
+            if exc.path is None or os.path.exists(exc.path):
+                raise
+            # a path of the run's config.resolved.yaml that is gone (the inputs moved since)
+            folder = f.path if os.path.isdir(f.path) else os.path.dirname(f.path)
+            raise InputError(
+                f"{exc.message} (a path in {os.path.join(folder, 'config.resolved.yaml')}: "
+                f"{why} re-reads the run's inputs, which seem to have moved; put them back or "
+                "run kofs rank again)",
+                path=exc.path,
+            ) from exc
     return runs
+
+
+def _read_rerun(cfg: Any, f: RankFile, why: str) -> dict[str, Any]:
+    """One input's re-run needs (:func:`read_reruns`)."""
+    from kofs.io.genes import read_gene_list
+    from kofs.io.labels import read_labels
+    from kofs.pipeline.rank import open_config_cache
+    from kofs.sources import read_sources
+
+    run_labels = None
+    if cfg.inputs.labels:
+        lab = read_labels(
+            cfg.inputs.labels,
+            sample_column=cfg.inputs.sample_column,
+            label_column=cfg.inputs.label_column,
+            missing=cfg.inputs.missing_labels,
+        )
+        if lab.by_position:
+            raise ParameterError(
+                f"{why} re-runs {f.path}, whose labels {cfg.inputs.labels} are a GSEA .cls "
+                "(labels in the matrix's sample order, no sample ids), which cannot be "
+                "matched to the samples of each fold; give that run a labels table "
+                "(sample id, label)"
+            )
+        run_labels = dict(zip(lab.samples, lab.labels, strict=True))
+    rel = cfg.inputs.relevant_genes
+    return dict(
+        config=cfg,
+        sources=read_sources(cfg, cache=open_config_cache(cfg)),
+        labels=run_labels,
+        label_name=cfg.inputs.label_column or "label",
+        relevant=read_gene_list(rel) if rel else None,
+        shared={},
+    )
 
 
 def rerun(
