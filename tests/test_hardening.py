@@ -2180,6 +2180,18 @@ def test_an_empty_sample_group_is_refused_in_evaluate_and_reproduce(tmp_path, sm
         "(S3)",
     )
     assert not out.exists()
+    # folds and groups the config gives are named as its keys, not as options never typed
+    # (it read "--folds 3 is more than the 2 sample groups" under --quick)
+    labels.write_text(
+        "sample\tclass\tpatient\n"
+        + "".join(f"S{j}\t{'ab'[j % 2]}\t{'ab'[j % 2]}\n" for j in range(12))
+    )
+    for quick, needle in (
+        ([], "groups_column: a fold trains on one class"),
+        (["--quick"], "folds 3 is more than the 2 sample groups (--quick runs 3)"),
+    ):
+        _one_line_error(_cli(["reproduce", cfg, "-o", out, *quick]), needle)
+        assert not out.exists()
 
 
 def test_a_changed_output_folder_gives_advice_that_works(tmp_path, small):

@@ -680,26 +680,38 @@ def run_experiment(
         }
         t1 = time.perf_counter()
         sim_sets = cfg.get("sim_anno")
-        result = evaluate(
-            {n: np.asarray(r.ranks) for n, r in results.items()},
-            expr,
-            labels=lab.labels,
-            known=list(known.values()),
-            # the default sizes larger than the matrix are left out, as kofs evaluate does
-            # ('--top asks for 50 genes but the matrix has 40': an option reproduce lacks)
-            top=ev.get("top") or [k for k in (10, 30, 50) if k <= expr.n_genes] or [expr.n_genes],
-            curve_ks=ev.get("curve_ks"),
-            classifiers=ev.get("classifiers", ("1nn", "svm-rbf", "svm-linear")),
-            n_splits=int(ev.get("folds", 5)),
-            n_repeats=int(ev.get("repeats", 2)),
-            groups=groups,
-            seed=int(cfg.get("seed", 0)),
-            honest=honest,
-            go=sources.get("go") if sim_sets else None,
-            sim_sets=[sim_sets] if isinstance(sim_sets, str) else sim_sets,
-            circular=cfg.get("circular") or {},
-            weights=weights,
-        )
+        try:
+            result = evaluate(
+                {n: np.asarray(r.ranks) for n, r in results.items()},
+                expr,
+                labels=lab.labels,
+                known=list(known.values()),
+                # the default sizes larger than the matrix are left out, as kofs evaluate does
+                # ('--top asks for 50 genes but the matrix has 40': an option reproduce lacks)
+                top=ev.get("top")
+                or [k for k in (10, 30, 50) if k <= expr.n_genes]
+                or [expr.n_genes],
+                curve_ks=ev.get("curve_ks"),
+                classifiers=ev.get("classifiers", ("1nn", "svm-rbf", "svm-linear")),
+                n_splits=int(ev.get("folds", 5)),
+                n_repeats=int(ev.get("repeats", 2)),
+                groups=groups,
+                seed=int(cfg.get("seed", 0)),
+                honest=honest,
+                go=sources.get("go") if sim_sets else None,
+                sim_sets=[sim_sets] if isinstance(sim_sets, str) else sim_sets,
+                circular=cfg.get("circular") or {},
+                weights=weights,
+            )
+        except ParameterError as exc:
+            if not exc.message.startswith(("--folds", "--groups")):
+                raise
+            # the folds and groups are the config's (the folds --quick's 3), not options the
+            # user typed: named as its keys
+            message = exc.message.replace("--folds ", "folds ").replace("--groups", "groups_column")
+            if exc.message.startswith("--folds"):
+                message += " (--quick runs 3)" if quick else " (the config's evaluation: folds)"
+            raise ParameterError(message, path=path) from exc
         timings["evaluate"] = time.perf_counter() - t1
         split_result = None
         if split is not None:
