@@ -1305,9 +1305,9 @@ def _subtracted_note(
         # its weight more than twice its share were the tables independent (m_k^2 / m'm):
         # the separation it adds is mostly the noise it cancels in the others
         return (
-            f"cancels noise: it separates the relevant genes little alone (separation "
-            f"{abs(float(m[k])):.2g}), and most of its weight is the noise it cancels in the "
-            f"tables its z-scores are correlated with, {said}: the fusion reads the difference "
+            f"cancels noise: most of its weight is not its own separation of the relevant genes "
+            f"({abs(float(m[k])):.2g}) but the noise it cancels in the tables its z-scores are "
+            f"correlated with, {said}: the fusion reads the difference "
             "between them as evidence (right if their shared noise is as the model has it: "
             "a control comparison of the same samples; compare the fused ranking with each "
             "table's)"
