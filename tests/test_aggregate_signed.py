@@ -704,6 +704,36 @@ def test_a_full_table_stands_before_its_tools_table_filtered_to_fewer_genes():
     assert _called(res, truth) == _called(alone, truth)
 
 
+def test_two_contrasts_sharing_a_control_group_are_two_tables():
+    """Drug A vs control and drug B vs control share the control samples' noise (correlation
+    n / (n + n_control): 0.5 here) but each has noise of its own: two pieces of evidence. With
+    the rank lists' bound (0.5) they were one source and one contrast was dropped (the calls
+    of one table); fused as two they call more than either, at the nominal FDP."""
+    from scipy.stats import ttest_ind
+
+    for seed in range(2):
+        rng = np.random.default_rng(seed)
+        genes, relevant, n = 4000, 200, 10
+        effect = np.where(
+            np.arange(genes) < relevant, rng.choice([-1, 1], genes) * rng.gamma(2, 0.5, genes), 0.0
+        )
+        control = rng.normal(size=(genes, n))
+        tables = {}
+        for arm in ("A", "B"):
+            treated = rng.normal(size=(genes, n)) + effect[:, None]
+            t, p = ttest_ind(treated, control, axis=1, equal_var=False)
+            lfc = treated.mean(axis=1) - control.mean(axis=1)
+            tables[arm] = pd.DataFrame(
+                {"logFC": lfc, "P.Value": p}, index=[f"G{i}" for i in range(genes)]
+            )
+        truth = np.arange(genes) < relevant
+        res = aggregate_lists(tables).final
+        assert res.diagnostics["sources"] is None
+        n_both, fdp = _called(res, truth)
+        alone = [_called(aggregate_lists({k: tables[k]}).final, truth)[0] for k in tables]
+        assert n_both > max(alone) and fdp < 0.15
+
+
 def test_a_tools_table_filtered_to_fewer_genes_is_one_source_with_the_full_one():
     """A tool that drops 55 % of the genes (low counts, NA p-values) beside the other tool's
     full table of the same samples: the pair shared fewer than half of the genes either has and

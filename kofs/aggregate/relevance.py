@@ -710,11 +710,11 @@ def posterior_aggregate(
         prepared = None
         if not from_one_matrix and D >= 2:
             # Tables whose noise beyond the changed genes is mostly one noise (the fitted
-            # correlation S at least SHARED_NOISE: several tools' tables of one data set; a t-test
-            # and a Mann-Whitney test of the same samples correlate 0.94-0.97, independent
-            # studies 0-0.1) are one source, as rank lists are (one_source): the model's
-            # constant S is not their shared noise, whose tools disagree more the larger the
-            # effect, and the fused evidence m' S^-1 z then reads that disagreement as signal
+            # correlation S at least SIGNED_ONE_SOURCE: several tools' tables of one data set; a
+            # t-test and a Mann-Whitney test of the same samples correlate 0.94-0.97,
+            # independent studies 0-0.1) are one source, as rank lists are (one_source): the
+            # model's constant S is not their shared noise, whose tools disagree more the larger
+            # the effect, and the fused evidence m' S^-1 z then reads that disagreement as signal
             # (ALL BCR/ABL vs NEG, Welch and Mann-Whitney: 292 calls, each alone 183 / 261).
             # One table stands for the source: a full table before a cut one or one lacking
             # genes (it ranks every gene), then the one of largest separation
@@ -730,7 +730,9 @@ def posterior_aggregate(
             pre = prepared.fit
             groups = [
                 g
-                for g in noise_sources(_shared_noise(prepared, null_p[:, data_cols]))
+                for g in noise_sources(
+                    _shared_noise(prepared, null_p[:, data_cols]), SIGNED_ONE_SOURCE
+                )
                 if len(g) > 1
             ]
             if groups:
@@ -1334,6 +1336,15 @@ NO_SEPARATION = 1e-6
 #: (:func:`_shared_noise`; the bound at which an unnamed table is read as cut,
 #: ``kofs.pipeline.user_lists.CUT_P``).
 SELECTED_P = 0.5
+#: Signed tables whose fitted noise correlation beyond the changed genes is at least this
+#: (in absolute value) are one source (:func:`_shared_noise`). Higher than the rank lists'
+#: :data:`SHARED_NOISE`: signed tables' shared noise is modelled (their copula is right), and
+#: what breaks it is two tools' reading of the *same* samples, whose difference grows with the
+#: effect (correlated 0.94-0.99 on ALL: Welch, limma, Mann-Whitney). Tables with real noise of
+#: their own correlate less and were fused right as two: two contrasts sharing a control
+#: group (n / (n + n_control), 0.5 for equal groups; 56-66 calls where each alone makes 25-54,
+#: and one contrast dropped at 0.5), studies sharing half their samples (~0.5).
+SIGNED_ONE_SOURCE = 0.8
 #: Signed z-scores beyond this size are read on a log scale (:func:`_tail_compressed`).
 Z_TAIL = 6.0
 
@@ -1424,7 +1435,7 @@ def _shared_noise(prepared: _SignedProblem, null_p: np.ndarray) -> np.ndarray:
       that is not read as cut, i.e. a table of its significant genes read as the genes it
       tested (``tested=``): the genes it shares with another are mostly changed genes, and
       their correlation there is not the tables' noise (two independent studies' tables so read
-      came out above SHARED_NOISE, and one stood for both);
+      came out above the bound, and one stood for both);
     * a pair sharing fewer than half of the shorter table's genes (observed or below a cut,
       over the genes some table gives a z-score): too little to read their noise from. A
       tool's table filtered to 40 % of the genes (low counts, NA p-values) beside the other
@@ -1559,15 +1570,16 @@ SHARED_NOISE = 0.5
 MAX_CENSORED_PAIRS = 500
 
 
-def noise_sources(S: np.ndarray) -> list[list[int]]:
+def noise_sources(S: np.ndarray, bound: float = SHARED_NOISE) -> list[list[int]]:
     """The data lists grouped into sources (each source its columns, ascending): lists whose
-    fitted correlation ``S`` beyond the relevant genes is at least :data:`SHARED_NOISE` are one
-    source (single linkage), every other list a source of its own."""
+    fitted correlation ``S`` beyond the relevant genes is at least ``bound`` (rank lists:
+    :data:`SHARED_NOISE`; signed tables: :data:`SIGNED_ONE_SOURCE`) are one source (single
+    linkage), every other list a source of its own."""
     D = S.shape[0]
     group = np.arange(D)
     for a in range(D):
         for b in range(a + 1, D):
-            if S[a, b] >= SHARED_NOISE and group[a] != group[b]:
+            if S[a, b] >= bound and group[a] != group[b]:
                 group[group == group[b]] = group[a]
     return [np.flatnonzero(group == g).tolist() for g in np.unique(group)]
 

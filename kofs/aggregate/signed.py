@@ -54,9 +54,9 @@ NEG: 1,522 calls where each table alone makes 183-235). Whole tables whose z-sco
 ``NEAR_COPY`` (0.98) or more are therefore fitted as one table before this model sees them
 (:func:`kofs.aggregate.relevance._near_copy_tables`): the mean of their z-scores, each read
 against its own empirical null, read against its own null in turn, their weight shared. Tables
-less alike whose fitted S is still at least ``SHARED_NOISE`` in absolute value (0.5; a t-test's
-and a Mann-Whitney test's tables of the same samples 0.96) are one source, for which one table
-stands (:func:`kofs.aggregate.relevance._shared_noise`; the fused evidence of two such tables
+less alike whose fitted S is still at least ``SIGNED_ONE_SOURCE`` in absolute value (0.8; a
+t-test's and a Mann-Whitney test's tables of the same samples 0.96; two contrasts sharing a
+control group 0.5, fused as two) are one source, for which one table stands (:func:`kofs.aggregate.relevance._shared_noise`; the fused evidence of two such tables
 read their disagreement as signal: 3 of 20 null halves of ALL with calls).
 
 Censored tables. Given a gene's observed z-scores ``z_O``, a censored table's ``z_l`` is
