@@ -622,12 +622,8 @@ def posterior_aggregate(
                 log.warning("%s", notices[-1])
             if len(sources) < data_cols.size:
                 several = [g for g in sources if len(g) > 1]
-                source_of = {
-                    int(data_cols[j]): int(data_cols[g[0]]) for g in several for j in g[1:]
-                }
-                named = [[names[int(data_cols[j])] for j in g] for g in several]
-                correlations = [float(noise[g[0], g[1:]].max()) for g in several]
-                notices.append(_source_notice(named, correlations))
+                source_of, named, notice = _sources_named(several, data_cols, names, noise)
+                notices.append(notice)
                 log.warning("%s", notices[-1])
                 data_cols = data_cols[sorted(g[0] for g in sources)]
                 Bd, blocks, (lo, hi) = intervals(data_cols)
@@ -667,13 +663,7 @@ def posterior_aggregate(
         )
         for j, keep in reversed_of.items()
     }
-    notes.update(
-        {
-            names[j]: f"no say: shares most of its noise with {names[rep]}, which stands for "
-            "their source; left out of the fusion"
-            for j, rep in source_of.items()
-        }
-    )
+    notes.update({names[j]: _source_note(names[r]) for j, r in source_of.items()})
     statistics: dict[str, np.ndarray]
     beyond: dict[str, float] | None = None
     resampled: Resamples | None = None
@@ -756,21 +746,12 @@ def posterior_aggregate(
                     )
 
                 several = [order(g) for g in groups]
-                source_of = {
-                    int(data_cols[j]): int(data_cols[g[0]]) for g in several for j in g[1:]
-                }
-                named = [[names[int(data_cols[j])] for j in g] for g in several]
-                # (the one of largest size: a table with its contrast reversed correlates < 0)
-                correlations = [float(max(pre.correlation[g[0], g[1:]], key=abs)) for g in several]
-                notices.append(_source_notice(named, correlations))
-                log.warning("%s", notices[-1])
-                notes.update(
-                    {
-                        names[j]: f"no say: shares most of its noise with {names[rep]}, which "
-                        "stands for their source; left out of the fusion"
-                        for j, rep in source_of.items()
-                    }
+                source_of, named, notice = _sources_named(
+                    several, data_cols, names, pre.correlation
                 )
+                notices.append(notice)
+                log.warning("%s", notices[-1])
+                notes.update({names[j]: _source_note(names[r]) for j, r in source_of.items()})
                 data_cols = np.array(
                     [c for c in data_cols.tolist() if c not in source_of], dtype=data_cols.dtype
                 )
@@ -1575,12 +1556,7 @@ def noise_sources(S: np.ndarray, bound: float = SHARED_NOISE) -> list[list[int]]
     fitted correlation ``S`` beyond the relevant genes is at least ``bound`` (rank lists:
     :data:`SHARED_NOISE`; signed tables: :data:`SIGNED_ONE_SOURCE`) are one source (single
     linkage), every other list a source of its own."""
-    D = S.shape[0]
-    group = np.arange(D)
-    for a in range(D):
-        for b in range(a + 1, D):
-            if S[a, b] >= bound and group[a] != group[b]:
-                group[group == group[b]] = group[a]
+    group = _single_linkage(S >= bound)
     return [np.flatnonzero(group == g).tolist() for g in np.unique(group)]
 
 
@@ -1677,6 +1653,27 @@ def _made_halves(before: tuple | None, cols: np.ndarray) -> tuple[Halves, np.nda
         return None
     at = {int(c): i for i, c in enumerate(np.asarray(lists).tolist())}
     return task.result(), np.array([at.get(int(c), -1) for c in cols], dtype=np.int64)
+
+
+def _sources_named(
+    several: list[list[int]], data_cols: np.ndarray, names: Sequence[str], S: np.ndarray
+) -> tuple[dict[int, int], list[list[str]], str]:
+    """For groups of data lists that are one source (columns of ``data_cols``, the list that
+    stands first): each list left out -> the list standing for it (as columns of the lists),
+    the groups by name, and their notice, which gives each group's correlation ``S`` of largest
+    size with its standing list (a table with its contrast reversed correlates < 0)."""
+    source_of = {int(data_cols[j]): int(data_cols[g[0]]) for g in several for j in g[1:]}
+    named = [[names[int(data_cols[j])] for j in g] for g in several]
+    correlations = [float(max(S[g[0], g[1:]], key=abs)) for g in several]
+    return source_of, named, _source_notice(named, correlations)
+
+
+def _source_note(standing: str) -> str:
+    """The note of a list left out as one source with the list ``standing`` for it."""
+    return (
+        f"no say: shares most of its noise with {standing}, which stands for their source; "
+        "left out of the fusion"
+    )
 
 
 def _source_notice(groups: list[list[str]], correlations: list[float]) -> str:
@@ -1904,17 +1901,25 @@ def _near_copies(R, lo, hi, masked, held_out, copy_of, calibrated) -> np.ndarray
     return _linked(r >= NEAR_COPY, cols, copy_of)
 
 
+def _single_linkage(link: np.ndarray) -> np.ndarray:
+    """Each item's group (the index of the group's first item) by single linkage over ``link``
+    (n, n; bool, read above the diagonal)."""
+    n = link.shape[0]
+    group = np.arange(n)
+    for a in range(n):
+        for b in range(a + 1, n):
+            if link[a, b] and group[a] != group[b]:
+                group[group == group[b]] = group[a]
+    return group
+
+
 def _linked(link: np.ndarray, cols: np.ndarray, copy_of: np.ndarray) -> np.ndarray:
     """For each of ``copy_of.size`` lists, the first list of its group (-1: alone): the lists
     ``cols`` grouped by single linkage over ``link`` (bool, one row and column per entry of
     ``cols``), each group named by its first list; identical copies (``copy_of``) follow their
     representative."""
     out = np.full(copy_of.size, -1)
-    group = np.arange(cols.size)
-    for a in range(cols.size):
-        for b in range(a + 1, cols.size):
-            if link[a, b]:
-                group[group == group[b]] = group[a]
+    group = _single_linkage(link)
     for a in range(cols.size):
         members = np.flatnonzero(group == group[a])
         if members.size > 1:
