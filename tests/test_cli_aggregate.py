@@ -572,3 +572,24 @@ def test_aggregate_parameters_are_recorded_typed_and_run_repeats_them(lists):
     r2 = run(["run", str(out / "config.resolved.yaml"), "-o", str(again)])
     assert r2.exit_code == 0, r2.output
     assert (out / "ranking.tsv").read_bytes() == (again / "ranking.tsv").read_bytes()
+
+
+def test_a_run_with_inputs_from_standard_input_says_how_to_repeat_it(lists):
+    # a universe read from standard input was written to config.resolved.yaml as '-' with the
+    # header's "repeats the run" alone: `kofs run` then read an empty stream
+    universe = "\n".join(f"G{i}" for i in range(80)) + "\n"
+    out = lists / "piped"
+    base = ["aggregate", *files(lists), "--aggregate", "borda"]
+    assert run([*base, "--universe", "-", "-o", str(out)], input=universe).exit_code == 0
+    text = (out / "config.resolved.yaml").read_text()
+    assert "read from standard input: pipe the same data" in text
+    assert yaml.safe_load(text)["universe"] == "-"
+    again = lists / "again"
+    assert (
+        run(["run", str(out / "config.resolved.yaml"), "-o", str(again)], input=universe).exit_code
+        == 0
+    )
+    assert (again / "ranking.tsv").read_text() == (out / "ranking.tsv").read_text()
+    plain = lists / "plain"
+    assert run([*base, "-o", str(plain)]).exit_code == 0
+    assert "standard input" not in (plain / "config.resolved.yaml").read_text()

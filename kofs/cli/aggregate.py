@@ -29,20 +29,11 @@ def options() -> list:
     return options_of(AggregateListsConfig)
 
 
-def _dump(resolved: dict[str, Any]) -> str:
-    """YAML text of an aggregate config (dash keys, sorted)."""
-    import yaml
-
-    plain = {k.replace("_", "-"): v for k, v in sorted(resolved.items())}
-    return "# kofs resolved configuration: `kofs run THIS_FILE` repeats the run\n" + yaml.safe_dump(
-        plain, sort_keys=True, default_flow_style=False, allow_unicode=True
-    )
-
-
 def execute(specs: list[ListSpec], config: AggregateListsConfig, *, named: bool = True):
     """Fuse the lists (one library call), write the run files, summarise; returns the paths.
     ``named``: the user named the output folder (else an existing default one is refused)."""
     from kofs.cli._group import echo, hold_output, report_written, show_warnings
+    from kofs.pipeline.config import dump_resolved
     from kofs.pipeline.user_lists_config import resolved_aggregate_config, run_aggregate_config
     from kofs.pipeline.write import aggregate_manifest, write_run
     from kofs.report.fusion import describe_fusion
@@ -64,7 +55,7 @@ def execute(specs: list[ListSpec], config: AggregateListsConfig, *, named: bool 
         result,
         out,
         manifest_data=aggregate_manifest(result, inputs=inputs, extra={"config": resolved}),
-        extra_files={"config.resolved.yaml": _dump(resolved)},
+        extra_files={"config.resolved.yaml": dump_resolved(resolved)},
     )
     for s in result.sources:
         echo(f"kofs: list {s.describe()}")

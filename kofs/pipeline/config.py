@@ -637,7 +637,31 @@ def with_overrides(
 
 def dump_config(config: RunConfig) -> str:
     """YAML text of a resolved config (``kofs run`` repeats the run with it)."""
-    plain = {k.replace("_", "-"): v for k, v in sorted(config.to_mapping().items())}
-    return "# kofs resolved configuration: `kofs run THIS_FILE` repeats the run\n" + yaml.safe_dump(
+    return dump_resolved(config.to_mapping())
+
+
+def dump_resolved(resolved: dict[str, Any]) -> str:
+    """YAML text of a resolved ``kofs rank`` or ``kofs aggregate`` config (dash keys, sorted),
+    headed by how to repeat the run -- and, where an input was read from standard input
+    (``-``), that the same data must be piped in again (the file keeps the ``-``: the run's
+    input was a stream, not a file)."""
+    plain = {k.replace("_", "-"): v for k, v in sorted(resolved.items())}
+    head = "# kofs resolved configuration: `kofs run THIS_FILE` repeats the run\n"
+    if _reads_stdin({k: v for k, v in plain.items() if k != "output"}):
+        head += (
+            "# inputs given as - were read from standard input: pipe the same data into\n"
+            "# `kofs run THIS_FILE` to repeat it\n"
+        )
+    return head + yaml.safe_dump(
         plain, sort_keys=True, default_flow_style=False, allow_unicode=True
     )
+
+
+def _reads_stdin(value: Any) -> bool:
+    if isinstance(value, str):
+        return value == "-"
+    if isinstance(value, dict):
+        return any(_reads_stdin(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_reads_stdin(v) for v in value)
+    return False
