@@ -241,6 +241,28 @@ def test_run_overrides_config_values_from_the_command_line(tmp_path):
     assert [x["name"] for x in m["lists"]] == ["laplacian"] and not (tmp_path / "a").exists()
 
 
+@pytest.mark.parametrize(
+    ("param", "said"),
+    [
+        ("fisher.x=1", "config key 'param': ranker 'fisher' builds no list of this run"),
+        ("nosuch.k=1", "config key 'param': unknown list or ranker 'nosuch'"),
+        ("laplacian.k=abc", "ranker 'laplacian': parameter 'k' must be an int"),
+    ],
+)
+def test_a_bad_value_of_a_config_names_the_config_and_its_key(tmp_path, param, said):
+    # the error said "--param: ..." (an option the user never typed) and named no file
+    cfg = tmp_path / "c.yaml"
+    out = tmp_path / "out"
+    cfg.write_text(
+        f"expression: {example_paths()['expression']}\nrankers: laplacian\n"
+        f"param: [{param}]\noutput: {out}\n"
+    )
+    r = CliRunner().invoke(main, ["run", str(cfg)])
+    assert r.exit_code == 2 and not out.exists()
+    assert r.output.startswith(f"kofs: error: {cfg}: ")
+    assert said in r.output and "--param" not in r.output and len(r.output.splitlines()) == 1
+
+
 def test_command_line_parameters_merge_into_the_configs(tmp_path):
     # `kofs run c.yaml --param laplacian.t=2` dropped the config's laplacian k=3 (and every
     # other ranker's parameters) without a word; the command line now changes only the keys

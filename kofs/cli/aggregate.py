@@ -99,9 +99,9 @@ def run_config(config_path: str, overrides: dict[str, Any]) -> list[str]:
     try:
         return execute(specs, config, named=named)
     except ParameterError as exc:  # a value of the config (universe, top_k, ...): name it
-        if exc.path is not None:
-            raise
-        raise ParameterError(exc.message, path=config_path) from None
+        from kofs.cli.run import config_error
+
+        raise config_error(exc, config_path) from None
 
 
 @click.command("aggregate", cls=LazyParamsCommand)

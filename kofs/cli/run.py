@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import click
@@ -52,4 +53,17 @@ def run_cmd(ctx: click.Context, config: str, **opts) -> None:
         raise ParameterError(
             "config has no 'expression' key (the expression matrix to rank)", path=config
         )
-    execute(cfg, named=values.get("output") is not None or "output" in typed)
+    try:
+        execute(cfg, named=values.get("output") is not None or "output" in typed)
+    except ParameterError as exc:
+        raise config_error(exc, config) from None
+
+
+def config_error(exc: ParameterError, config: str) -> ParameterError:
+    """A run's ParameterError about a value of its config, naming the config file and, for a
+    message that names an option (``--param: ...``), the config key it is (``config key
+    'param': ...``); an error that names its own file is left as it is."""
+    if exc.path is not None:
+        return exc
+    message = re.sub(r"^--([a-z][a-z-]*): ", r"config key '\1': ", exc.message)
+    return ParameterError(message, path=config)
