@@ -8,6 +8,7 @@ Python share one set of defaults.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
+from kofs.errors import ParameterError
 from kofs.options import Option
 from kofs.pipeline.config import RunConfig, all_options
 
@@ -197,3 +199,13 @@ def typed(ctx: click.Context, values: Mapping[str, Any]) -> dict[str, Any]:
             value = list(value)
         out[name] = value
     return out
+
+
+def config_error(exc: ParameterError, config: str) -> ParameterError:
+    """A run's ParameterError about a value of its config, naming the config file and, for a
+    message that names an option (``--param: ...``), the config key it is (``config key
+    'param': ...``); an error that names its own file is left as it is."""
+    if exc.path is not None:
+        return exc
+    message = re.sub(r"^--([a-z][a-z-]*): ", r"config key '\1': ", exc.message)
+    return ParameterError(message, path=config)

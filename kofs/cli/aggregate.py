@@ -99,7 +99,7 @@ def run_config(config_path: str, overrides: dict[str, Any]) -> list[str]:
     try:
         return execute(specs, config, named=named)
     except ParameterError as exc:  # a value of the config (universe, top_k, ...): name it
-        from kofs.cli.run import config_error
+        from kofs.cli._config_options import config_error
 
         raise config_error(exc, config_path) from None
 

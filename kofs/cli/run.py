@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 
 import click
 
-from kofs.cli._config_options import config_options, given
+from kofs.cli._config_options import config_error, config_options, given
 from kofs.cli._group import main
 from kofs.errors import InputError, ParameterError
 from kofs.pipeline.config import RunConfig, absolute_paths, read_run_config, with_overrides
@@ -57,13 +56,3 @@ def run_cmd(ctx: click.Context, config: str, **opts) -> None:
         execute(cfg, named=values.get("output") is not None or "output" in typed)
     except ParameterError as exc:
         raise config_error(exc, config) from None
-
-
-def config_error(exc: ParameterError, config: str) -> ParameterError:
-    """A run's ParameterError about a value of its config, naming the config file and, for a
-    message that names an option (``--param: ...``), the config key it is (``config key
-    'param': ...``); an error that names its own file is left as it is."""
-    if exc.path is not None:
-        return exc
-    message = re.sub(r"^--([a-z][a-z-]*): ", r"config key '\1': ", exc.message)
-    return ParameterError(message, path=config)
