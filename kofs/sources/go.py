@@ -210,6 +210,7 @@ def go_relation_of(ctx: Context) -> Any:
                     aspect=g.aspect,
                     mode=g.mode,
                     top_k=int(g.top_k),
+                    id_map=ctx.sources.id_map,
                     semantics=go_semantics_of(ctx, g.mode),
                     max_memory=ctx.max_memory,
                     progress=ctx.progress,
@@ -266,6 +267,7 @@ def go_functions_of(ctx: Context, *, propagate: bool = True) -> FeatureFunctions
                 g.annotations,
                 aspect=g.aspect,
                 propagate=propagate,
+                id_map=ctx.sources.id_map,
                 semantics=go_semantics_of(ctx, "kofs"),
             )
         ),
