@@ -2218,3 +2218,49 @@ def test_a_changed_output_folder_gives_advice_that_works(tmp_path, small):
     (run / ".kofs-complete").unlink()
     result = _cli(["evaluate", run / "ranking.tsv", expr, *base])
     assert result.exit_code == 0, result.stderr
+
+
+# ------------------------------------- 7. knowledge and single-cell readers, bad input (h73)
+def test_an_id_map_maps_the_go_annotation_ids(tmp_path, small):
+    """--id-map maps the ids of --go-annotations (the help and `--id-map has no effect` say so),
+    but the GO lists matched the annotation ids unmapped: an Entrez-keyed annotation file
+    with an Entrez -> symbol map failed with "none of its gene ids matches ...; map a knowledge
+    file's ids with --id-map", the map given. Mapped, the ranking is that of the same
+    annotations written with the matrix's ids."""
+    expr, labels = small
+    rows = (DATA / "go" / "tiny_annotations.tsv").read_text().splitlines()
+    mapped = tmp_path / "entrez.tsv"  # the gene ids renamed G<i> -> P<i>, the map undoes it
+    mapped.write_text(
+        "gene\tgo_id\tevidence\n"
+        + "".join(f"P{r.split()[1][1:]}\t{r.split()[2]}\t{r.split()[3]}\n" for r in rows[1:])
+    )
+    ids = tmp_path / "ids.tsv"
+    ids.write_text("".join(f"P{i}\tG{i}\n" for i in range(40)))
+    same = tmp_path / "symbols.tsv"
+    same.write_text(mapped.read_text().replace("\tP", "\tG").replace("\nP", "\nG"))
+    base = ["rank", expr, "--labels", labels, "--go", DATA / "go" / "tiny.obo",
+            "--lists", "GO-REL-VOTE,GO-MAH", "--rankers", "variance", "--no-report"]  # fmt: skip
+    got = _cli([*base, "--go-annotations", mapped, "--id-map", ids, "-o", tmp_path / "m"])
+    assert got.exit_code == 0, got.stderr
+    want = _cli([*base, "--go-annotations", same, "-o", tmp_path / "s"])
+    assert want.exit_code == 0, want.stderr
+    assert (tmp_path / "m" / "ranking.tsv").read_text() == (
+        tmp_path / "s" / "ranking.tsv"
+    ).read_text()
+
+
+def test_an_id_map_that_renames_none_of_a_files_ids_says_so(tmp_path, small):
+    """An id map given for a knowledge file, mapping none of its ids (its columns reversed):
+    the message ended "map a knowledge file's ids with --id-map", the map given."""
+    expr, _ = small
+    gmt = tmp_path / "sets.gmt"
+    gmt.write_text("S1\td\t" + "\t".join(f"P{i}" for i in range(8)) + "\n")
+    ids = tmp_path / "ids.tsv"
+    ids.write_text("".join(f"G{i}\tP{i}\n" for i in range(8)))
+    out = tmp_path / "o"
+    err = _one_line_error(
+        _cli(["rank", expr, "--pathways", gmt, "--id-map", ids, "-o", out]),
+        "sets.gmt",
+        f"and the id map {ids} renames none of them (it maps e.g. G0 -> P0, G1 -> P1)",
+    )
+    assert "with --id-map)" not in err and not out.exists()

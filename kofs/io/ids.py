@@ -364,15 +364,26 @@ def _through_id_map(
     path: str | None,
     id_map: Mapping[str, str],
 ) -> None:
-    """Raise the no-match error of ids read through a user id map that renamed some of them
-    (``--id-map``): the map, not the source file, is then the likely fault (an id map of the
-    wrong columns renamed ids that matched the matrix, and the source was blamed: "none of its
-    ids (e.g. G11) matches the matrix's genes (e.g. G0, G1, G10)")."""
+    """Raise the no-match error of ids read through a user id map (``--id-map``), saying
+    whether it renamed some of them or none: the map, not the source file, is then the
+    likely fault (an id map of the wrong columns renamed ids that matched the matrix, and the
+    source was blamed: "none of its ids (e.g. G11) matches the matrix's genes (e.g. G0, G1,
+    G10)"; or it renamed none, and the message said to use one)."""
     norm_map = {normalise_id(k): v for k, v in id_map.items()}
     renamed = [(s, norm_map[normalise_id(s)]) for s in ids if normalise_id(s) in norm_map]
-    if not renamed:
-        return
     where = getattr(id_map, "path", None)
+    if not renamed:  # the source's ids are at fault, but the map given was not "used"
+        raise CoverageError(
+            f"{source}: none of its {len(ids)} gene ids (e.g. {', '.join(ids[:3])}) matches "
+            f"the expression matrix's genes (e.g. {', '.join(expression.genes[:3])}), and the "
+            "id map"
+            + (f" {where}" if where else "")
+            + " renames none of them (it maps e.g. "
+            + ", ".join(f"{a} -> {b}" for a, b in list(id_map.items())[:2])
+            + "); use the same identifier type in both, or an id map whose first column holds "
+            "the source's ids",
+            path=path,
+        )
     shown = ", ".join(f"{a} -> {b}" for a, b in renamed[:3])
     raise CoverageError(
         f"{source}: none of its {len(ids)} gene ids matches the expression matrix's genes (e.g. "
