@@ -305,6 +305,31 @@ def test_annotation_errors(tmp_path, testdata):
         read_go_annotations(tsv, fmt="xml")
 
 
+def test_a_comma_separated_annotation_table_is_named_as_such(tmp_path):
+    """A GO annotation table saved as CSV (BioMart and R export one) was refused with "needs a
+    gene column and a GO id column ... or a header naming go_id" under a header naming go_id."""
+    for name, text in (
+        ("head.csv", 'Gene name,GO term accession,GO term name\nTP53,GO:0006915,"apoptosis, x"\n'),
+        ("bare.csv", "TP53,GO:0006915\nMDM2,GO:0006915\n"),
+    ):
+        path = tmp_path / name
+        path.write_text(text)
+        with pytest.raises(InputError) as exc:
+            read_go_annotations(path)
+        assert str(exc.value) == (
+            f"{path}:1: is comma-separated (CSV); a GO annotation table is read with tabs "
+            "between its columns: save it as TSV (tab-separated)"
+        )
+    tsv = tmp_path / "bare.tsv"  # the same rows with tabs are read
+    tsv.write_text("TP53\tGO:0006915\nMDM2\tGO:0006915\n")
+    assert len(read_go_annotations(tsv).terms) == 2
+    # a line with neither tabs nor a GO column keeps the general message
+    one = tmp_path / "one.csv"
+    one.write_text("TP53,MDM2\n")
+    with pytest.raises(InputError, match="needs a gene column and a GO id column"):
+        read_go_annotations(one)
+
+
 def test_an_ensembl_biomart_go_export_is_read(tiny, tmp_path, caplog):
     """BioMart's export names its columns in words and lists genes without a GO term with
     blank GO cells: 'needs ... a header naming go_id', then 'column 3 holds '', not a GO

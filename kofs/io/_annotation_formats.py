@@ -5,6 +5,7 @@ zip); a truncated or corrupt compressed file is an :class:`~kofs.errors.InputErr
 
 from __future__ import annotations
 
+import csv
 import logging
 import re
 from pathlib import Path
@@ -253,6 +254,15 @@ def _tsv_layout(
     return True, ids, go_col, ev, asp, qual
 
 
+def _has_layout(first: list[str]) -> bool:
+    """``first`` (a first line's fields) is a TSV's header or first row."""
+    try:
+        _tsv_layout(first)
+    except ValueError:
+        return False
+    return True
+
+
 def read_go_tsv(path: Path) -> tuple[dict, list, list, list, dict]:
     cols: dict[str, list[str]] = {}
     terms: list[str] = []
@@ -274,6 +284,12 @@ def read_go_tsv(path: Path) -> tuple[dict, list, list, list, dict]:
                         raise InputError(
                             "is not UTF-8 text; give a GO annotation table (GAF or TSV) saved "
                             "as UTF-8",
+                            path=path, line=lineno,
+                        ) from None  # fmt: skip
+                    if "\t" not in line and _has_layout(next(csv.reader([line]))):
+                        raise InputError(  # it read "needs ... a header naming go_id", named
+                            "is comma-separated (CSV); a GO annotation table is read with "
+                            "tabs between its columns: save it as TSV (tab-separated)",
                             path=path, line=lineno,
                         ) from None  # fmt: skip
                     raise InputError(
