@@ -465,3 +465,23 @@ def test_paired_table_reads_its_directed_column(tmp_path):
     pairs.write_text("symbol_a\tsymbol_b\tscore\tdirected\nA\tB\t0.5\ttrue\nC\tD\t0.4\tmaybe\n")
     with pytest.raises(InputError, match=r"pairs.tsv:3 \(column 4\): directed flag 'maybe'"):
         read_interactions(pairs)
+
+
+def test_paired_table_rows_without_an_id_are_warned_of(tmp_path, caplog):
+    """A paired table's rows without an id at one end (NA, or a line cut short: 'ABL1' alone)
+    were dropped without a word, where an edge list refuses the same line."""
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("symbol_a\tsymbol_b\tscore\nA\tB\t0.5\nABL1\nC\tNA\t0.2\nD\tE\t0.4\n")
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        net = read_interactions(pairs)
+    assert edges(net) == {("A", "B"): 0.5, ("D", "E"): 0.4}
+    assert net.info["rows_missing_id"] == 2
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{pairs}: dropped 2 row(s) without an id in symbol_a or symbol_b (NA, empty, or a "
+        "line with fewer fields than the header; e.g. line 3)"
+    ]
+    caplog.clear()
+    pairs.write_text("symbol_a\tsymbol_b\tscore\nA\tB\t0.5\n")  # every row whole: no word
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        read_interactions(pairs)
+    assert not caplog.records

@@ -335,8 +335,9 @@ def read_paired_table(
 
     The first pair holds the primary ids; further pairs become ``aliases`` (e.g. the symbols
     beside Entrez ids). Weight: column ``score``/``weight``/``combined_score`` if any, else 1.
-    Rows whose primary id is missing (``NA``) are dropped and counted. ``source_``/``target_``
-    pairs are directed unless ``directed`` says otherwise; ``_a``/``_b`` pairs are undirected;
+    Rows whose primary id is missing (``NA``, empty, or a line cut short) are dropped, counted
+    and warned of (with the first one's line). ``source_``/``target_`` pairs are directed
+    unless ``directed`` says otherwise; ``_a``/``_b`` pairs are undirected;
     a ``directed``/``is_directed`` column (OmniPath's) gives each edge's direction instead.
     """
     path = os.fspath(path)
@@ -354,6 +355,12 @@ def read_paired_table(
     src = strip_taxon(df[ca].str.strip().to_numpy(dtype=object))
     dst = strip_taxon(df[cb].str.strip().to_numpy(dtype=object))
     ok = ~(pd.Series(src).isin(NA_TOKENS).to_numpy() | pd.Series(dst).isin(NA_TOKENS).to_numpy())
+    if not ok.all():  # they were dropped without a word (a line cut short among them)
+        log.warning(
+            "%s: dropped %d row(s) without an id in %s or %s (NA, empty, or a line with fewer "
+            "fields than the header; e.g. line %d)",
+            path, int((~ok).sum()), ca, cb, int(lines[~ok][0]),
+        )  # fmt: skip
     wcol = next((c for c in df.columns if c.lower() in _W_NAMES), None)
     w = (
         parse_weights(df[wcol].str.strip()[ok], lines[ok], path, column=wcol)
