@@ -2264,3 +2264,36 @@ def test_an_id_map_that_renames_none_of_a_files_ids_says_so(tmp_path, small):
         f"and the id map {ids} renames none of them (it maps e.g. G0 -> P0, G1 -> P1)",
     )
     assert "with --id-map)" not in err and not out.exists()
+
+
+@pytest.mark.parametrize("option", ["--go", "--go-annotations"])
+@pytest.mark.parametrize(
+    ("damage", "needle"),
+    [
+        # was "is not UTF-8 text (byte 0x8c); save it as UTF-8" (OBO) or "...; give a GO
+        # annotation table (GAF or TSV) saved as UTF-8" (annotations)
+        ("header", "is named .gz but is not gzip-compressed (starts with b'\\x1f\\x8c"),
+        # the OBO's was "corrupt or unreadable file (Compressed file ended before the
+        # end-of-stream marker was reached)", the words of no other reader
+        ("cut", "gzip file is truncated (compressed data ended before the end-of-stream marker"),
+    ],
+)
+def test_a_damaged_gzip_go_file_is_named_as_every_reader_names_it(
+    tmp_path, small, option, damage, needle
+):
+    expr, _ = small
+    files = {"--go": DATA / "go" / "tiny.obo", "--go-annotations": DATA / "go" / "tiny.gaf"}
+    packed = gzip.compress(files[option].read_bytes())
+    bad = tmp_path / f"bad{files[option].suffix}.gz"
+    bad.write_bytes(b"\x1f\x8c" + packed[2:] if damage == "header" else packed[: len(packed) // 2])
+    files[option] = bad
+    out = tmp_path / "o"
+    args = ["rank", expr, "--go", files["--go"], "--go-annotations", files["--go-annotations"]]
+    err = _one_line_error(_cli([*args, "-o", out]), f"{bad}: {needle}")
+    assert "UTF-8" not in err and not out.exists()
+    # a plain file under a .gz name is still read
+    plain = tmp_path / f"plain{bad.suffixes[0]}.gz"
+    plain.write_bytes(gzip.decompress(packed))
+    files[option] = plain
+    args = ["rank", expr, "--go", files["--go"], "--go-annotations", files["--go-annotations"]]
+    assert _cli([*args, "--rankers", "variance", "-o", tmp_path / "p"]).exit_code == 0

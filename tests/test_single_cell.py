@@ -158,6 +158,22 @@ def test_10x_comma_separated_or_falsely_gzipped_tsv_is_named(tmp_path, which):
         read_10x_mtx(tmp_path / "g")
 
 
+@pytest.mark.parametrize("head", [b"", b"\x1f\x8c\x08\x00"])
+def test_10x_matrix_named_gz_but_not_gzip_is_named_as_its_tsvs_are(tmp_path, head):
+    """A plain matrix.mtx named .gz was "invalid MatrixMarket entries (Not a gzipped file
+    (b'%%'))", and one with a damaged gzip header "is not a MatrixMarket file: line 1 must read
+    '%%MatrixMarket ...'"; its features and barcodes files say "is named .gz but is not
+    gzip-compressed"."""
+    _write_10x_folder(tmp_path / "f", _raw_counts(), gz=False)
+    mtx = tmp_path / "f" / "matrix.mtx"
+    data = mtx.read_bytes() if not head else head + gzip.compress(mtx.read_bytes())[4:]
+    mtx.unlink()
+    (tmp_path / "f" / "matrix.mtx.gz").write_bytes(data)
+    with pytest.raises(InputError, match="is named .gz but is not gzip-compressed") as e:
+        read_10x_mtx(tmp_path / "f")
+    assert e.value.path == str(tmp_path / "f" / "matrix.mtx.gz")
+
+
 @pytest.mark.parametrize("which, line", [("features", 4), ("barcodes", 1)])
 def test_10x_blank_line_inside_a_tsv_is_refused(tmp_path, which, line):
     """A blank line inside barcodes.tsv (or features.tsv) was skipped by pandas: the ids after

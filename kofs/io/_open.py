@@ -153,6 +153,10 @@ def stream_bytes(path: str | os.PathLike, *, what: str = "file") -> io.BufferedR
                 )
             raw = zf.open(members[0])
         else:
+            if name.lower().endswith(".gz") and not _looks_like_text(p):
+                # a damaged gzip header ("is not UTF-8 text; save it as UTF-8" said otherwise);
+                # plain text under a .gz name is read
+                raise InputError(_table.not_gzip_message(name, magic), path=p)
             raw = open(p, "rb")  # noqa: SIM115
     except zipfile.BadZipFile as exc:
         hint = _table.spreadsheet_hint(name)
@@ -162,6 +166,20 @@ def stream_bytes(path: str | os.PathLike, *, what: str = "file") -> io.BufferedR
     except OSError as exc:
         raise InputError(f"cannot read {what}: {exc.strerror or exc}", path=p) from None
     return io.BufferedReader(_GuardedReader(raw, name, kind))
+
+
+def _looks_like_text(path: Path, n: int = 512) -> bool:
+    """The first ``n`` bytes of ``path`` are UTF-8 text without NUL bytes (a multi-byte
+    character cut at the end is allowed)."""
+    import codecs
+
+    with open(path, "rb") as fh:
+        head = fh.read(n)
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return False
+    return b"\x00" not in head
 
 
 def open_text(path: str | os.PathLike, *, what: str = "file") -> IO[str]:

@@ -168,6 +168,17 @@ _OTHER_COMPRESSIONS = (
 )
 
 
+def not_gzip_message(name: str, head: bytes) -> str:
+    """The message for a file named .gz whose first bytes ``head`` are no gzip data."""
+    other = compression_hint(name, head)  # "drop the .gz suffix" would not read it
+    if other:
+        return f"is named .gz but {other}"
+    return (
+        f"is named .gz but is not gzip-compressed (starts with {head[:8]!r}); compress it with "
+        "gzip or drop the .gz suffix"
+    )
+
+
 def compression_hint(name: str, head: bytes) -> str | None:
     """The message for a file compressed in a way kofs does not read (by its magic bytes; a
     zip named as a spreadsheet is left to :func:`spreadsheet_hint`), else None."""
@@ -272,14 +283,7 @@ def read_bytes(path: str | os.PathLike) -> bytes:
                 f"corrupt gzip data ({exc}); fetch the file again", path=name
             ) from None
     elif name.lower().endswith(".gz"):
-        other = compression_hint(name, raw[:8])  # "drop the .gz suffix" would not read it
-        raise InputError(
-            f"is named .gz but {other}"
-            if other
-            else f"is named .gz but is not gzip-compressed (starts with {raw[:8]!r}); "
-            "compress it with gzip or drop the .gz suffix",
-            path=name,
-        )
+        raise InputError(not_gzip_message(name, raw[:8]), path=name)
     binary = binary_format_hint(name, raw, gzipped=gzipped)
     if binary:
         raise InputError(binary, path=name)

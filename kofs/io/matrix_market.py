@@ -37,6 +37,7 @@ import scipy.sparse as sp
 from kofs._compute import numba_kernels
 from kofs.errors import InputError, KofsError
 from kofs.io._open import stream_bytes
+from kofs.io._table import not_gzip_message
 
 __all__ = ["read_coordinate"]
 
@@ -341,6 +342,11 @@ def read_coordinate(
     source = os.fspath(path)
     if not Path(source).is_file():
         raise InputError("MatrixMarket file not found", path=source)
+    with open(source, "rb") as fh:
+        head = fh.read(8)
+    if source.lower().endswith(".gz") and not head.startswith(b"\x1f\x8b"):
+        # as a table named .gz (10x barcodes, features); scipy said "Not a gzipped file (b'%%')"
+        raise InputError(not_gzip_message(source, head), path=source)
     field, symmetry, n_rows, n_cols, entries, ends_with_newline = _check(source)
     if symmetry != "general" and not symmetric:
         raise InputError(

@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import tempfile
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -598,14 +599,23 @@ def _from_arrays(arrays: dict, meta: dict, *, source: str, digest: str) -> Ontol
 
 
 def _read_obo(p: Path) -> Ontology:
+    from kofs.io._open import _decompress_error, _looks_like_text
+    from kofs.io._table import not_gzip_message
+
     with open(p, "rb") as fh:
-        gz = fh.read(2) == b"\x1f\x8b"
+        head = fh.read(8)
+    gz = head[:2] == b"\x1f\x8b"
+    if not gz and p.name.lower().endswith(".gz") and not _looks_like_text(p):
+        # a damaged gzip header: "is not UTF-8 text (byte 0x8c); save it as UTF-8" said otherwise
+        raise InputError(not_gzip_message(p.name, head), path=p)
     with tempfile.TemporaryDirectory(prefix="kofs-obo-") as tmp:
         plain = Path(tmp) / "go.obo"
         try:
             with gzip.open(p, "rb") if gz else open(p, "rb") as src, open(plain, "wb") as dst:
                 _copy_kept_relations(src, dst)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
+            if gz:  # the words of every other reader ("gzip file is truncated ...")
+                raise _decompress_error(exc, str(p), "gzip") from None
             raise InputError(
                 f"corrupt or unreadable file ({exc}); fetch it again", path=p
             ) from None
