@@ -158,6 +158,19 @@ def test_10x_comma_separated_or_falsely_gzipped_tsv_is_named(tmp_path, which):
         read_10x_mtx(tmp_path / "g")
 
 
+def test_10x_duplicated_feature_id_names_the_features_file(tmp_path):
+    """A feature id listed twice was named with the folder, where a barcode listed twice names
+    barcodes.tsv."""
+    _write_10x_folder(tmp_path / "f", _raw_counts(), gz=False)
+    feats = tmp_path / "f" / "features.tsv"
+    lines = feats.read_text().splitlines()
+    lines[1] = lines[0].split("\t")[0] + "\t" + lines[1].split("\t", 1)[1]
+    feats.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match="feature id 'ENSG00000000000' appears twice") as e:
+        read_10x_mtx(tmp_path / "f")
+    assert e.value.path == str(feats)
+
+
 @pytest.mark.parametrize("head", [b"", b"\x1f\x8c\x08\x00"])
 def test_10x_matrix_named_gz_but_not_gzip_is_named_as_its_tsvs_are(tmp_path, head):
     """A plain matrix.mtx named .gz was "invalid MatrixMarket entries (Not a gzipped file

@@ -720,7 +720,7 @@ def _tenx_expression(
     if idx is not None:
         counts = counts[:, idx]
         ids, names = [ids[i] for i in idx], [names[i] for i in idx]
-    _check_ids(ids, "feature id", source, "each feature needs its own id")
+    _check_ids(ids, "feature id", features_file or source, "each feature needs its own id")
     if counts.shape[0] < 2:
         raise InputError(f"has {counts.shape[0]} cell(s); at least 2 are needed", path=source)
     if counts.shape[1] == 0:
