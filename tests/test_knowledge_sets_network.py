@@ -146,6 +146,21 @@ def test_filter_genes(testdata):
         filter_genes(g, e, set_ids=[])
 
 
+def test_filter_genes_of_chosen_sets_without_matrix_genes_say_so():
+    """Chosen sets holding none of the matrix's genes, the file's other sets holding some: the
+    message said "use the same identifier type in both" of ids of the same type."""
+    g = GeneSets(("A", "B"), (), (), (("NOPE1", "NOPE2"), ("TP53", "MDM2")), path="s.gmt")
+    with pytest.raises(CoverageError) as err:
+        filter_genes(g, toy(), set_ids=["A"])
+    assert str(err.value) == (
+        "s.gmt: pathways s.gmt: the chosen gene set(s) A hold none of the matrix's genes, "
+        "though the file's other sets hold 2 of them: choose sets with genes of the matrix"
+    )
+    alien = GeneSets(("A", "B"), (), (), (("NOPE1",), ("NOPE2",)), path="s.gmt")
+    with pytest.raises(CoverageError, match="use the same identifier type in both"):
+        filter_genes(alien, toy(), set_ids=["A"])  # no set matches: the id types differ
+
+
 def test_filter_genes_by_name_on_real_kegg(shared_data):
     from kofs.io.pathways import read_pathways as rp
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from kofs.errors import ParameterError
+from kofs.errors import CoverageError, ParameterError
 from kofs.io.gene_sets import GeneSets
 from kofs.io.ids import CoverageReport, match_id_lists
 from kofs.types import Expression, FeatureFunctions
@@ -227,6 +227,22 @@ def filter_genes(
     if set_ids is not None and len(set_ids) == 0:
         raise ParameterError("set_ids is empty; name at least one gene set or pass None for all")
     chosen = list(range(len(gene_sets))) if set_ids is None else _resolve_sets(gene_sets, set_ids)
-    idx, report, _ = _matched_members(gene_sets, expression, id_map=id_map, subset=chosen)
+    try:
+        idx, report, _ = _matched_members(gene_sets, expression, id_map=id_map, subset=chosen)
+    except CoverageError:
+        if set_ids is None or len(chosen) == len(gene_sets):
+            raise
+        kinds = gene_sets.member_kinds()
+        lists = {k: [g for ms_t in ms for g in ms_t] for k, ms in kinds.items()}
+        _, other, _ = match_id_lists(lists, expression, source="", id_map=id_map, require=False)
+        if not other:
+            raise  # no set of the file matches: the id types differ, as the message says
+        names = ", ".join(gene_sets.ids[t] for t in chosen)
+        raise CoverageError(  # it said "use the same identifier type", the file's other sets
+            f"{_source_name(gene_sets)}: the chosen gene set(s) {names} hold none of the "
+            f"matrix's genes, though the file's other sets hold {len(set(other.values()))} of "
+            "them: choose sets with genes of the matrix",
+            path=gene_sets.path,
+        ) from None
     genes = np.unique(np.concatenate(idx)) if idx else np.zeros(0, np.int64)
     return genes.astype(np.int64), report
