@@ -490,6 +490,13 @@ def test_an_obs_class_of_one_cell_is_warned_of_as_in_a_labels_file(caplog):
     with caplog.at_level(logging.WARNING, logger="kofs"):
         labels_from_obs(ad.AnnData(X, obs=obs), "t")
     assert "class(es) with a single cell in obs column 't': c;" in caplog.text
+    # and its cells without a value (NaN) are said, as a labels file's empty labels are
+    assert "1 of 6 cells have no value in obs column 't': they are unlabelled" in caplog.text
+    caplog.clear()
+    obs["t"] = ["a", "a", "b", "b", "c", "c"]
+    with caplog.at_level(logging.WARNING, logger="kofs"):
+        labels_from_obs(ad.AnnData(X, obs=obs), "t")
+    assert "no value" not in caplog.text
 
 
 def test_obs_labels_are_read_as_a_labels_file_is(tmp_path):

@@ -619,6 +619,15 @@ def labels_from_obs(
             "categorical column (e.g. cell types or clusters)",
             path=source,
         )
+    if len(given) < len(labels):  # as read_labels says of a labels file's empty labels
+        log.warning(
+            "%d of %d cells have no value in obs column %r: they are unlabelled (the "
+            "supervised lists use the %d labelled cells)",
+            len(labels) - len(given),
+            len(labels),
+            column,
+            len(given),
+        )
     single = sorted(c for c, n in Counter(given).items() if n == 1)
     if single:  # as align_labels says of a labels file's classes
         log.warning(
