@@ -40,7 +40,8 @@ from kofs.aggregate.posterior import (
     gene_terms,
     q_values,
 )
-from kofs.aggregate.relevance import SHARED_NOISE, _reversed_gain, noise_sources
+from kofs.aggregate.relevance import SHARED_NOISE, noise_sources
+from kofs.aggregate.reversed import _reversed_gain
 from kofs.aggregate.supervision import soft_label_weights
 from kofs.aggregate.uncertainty import agreement_test, integrated_lfdr
 from kofs.datasets.planted import DataList, KnowledgeList, planted_lists
@@ -1413,7 +1414,7 @@ def test_a_p_value_table_and_its_own_top_are_not_one_ranking_reversed(tmp_path, 
 
     import pandas as pd
 
-    from kofs.aggregate.relevance import _score_correlations
+    from kofs.aggregate.reversed import _score_correlations
     from kofs.pipeline.user_lists import aggregate_lists
 
     rng = np.random.default_rng(0)

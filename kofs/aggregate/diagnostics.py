@@ -30,7 +30,7 @@ DOMINANT_WEIGHT = 0.5
 #: other (over their shared genes), each correlation at least AGAINST_Z standard errors from 0
 #: (r sqrt(n - 1) under independence) and AGAINST in size, runs against agreeing lists: the
 #: posterior fusion tests whether it is ranked the wrong way round
-#: (:func:`kofs.aggregate.relevance.reversed_list`), and the fused answer gets a notice.
+#: (:func:`kofs.aggregate.reversed.reversed_list`), and the fused answer gets a notice.
 AGAINST = 0.1
 AGAINST_Z = 5.0
 

@@ -275,6 +275,22 @@ def q_values(lfdr: np.ndarray, score: np.ndarray | None = None) -> np.ndarray:
 SHRINK = 0.02
 
 
+#: Correlation of two full lists' normal scores from which they are one ranking to the fit: the
+#: largest the fit's list correlation can be (its eigenvalues are floored at ``SHRINK``). Two
+#: lists more alike than that were fitted with a correlation below theirs, and a spurious
+#: relevant class spread along their diagonal made up the rest (a random list and a copy of it
+#: plus a little noise called half their genes).
+NEAR_COPY = 1.0 - SHRINK
+
+
+#: A calibrated list's p-values are read inside this range (0 and 1 are infinite scores).
+P_RANGE = (1e-300, 1.0 - 1e-12)
+#: Separations at or below this are no separation (the fit found no relevant class): the
+#: evidence it would give differs between genes by rounding only, so the fused order falls back
+#: to the lists' average (a signed fit's EM leaves them at ~1e-8, not at 0).
+NO_SEPARATION = 1e-6
+
+
 def _offdiag(D: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(D, 1)
 
@@ -2201,3 +2217,30 @@ def likelihood_ratio_test(gain: float, df: int) -> dict[str, float]:
         "p_value": float(chdtrc(df, statistic)),
         "gain": float(gain),
     }
+
+
+def separation_shares(fit: PosteriorFit, prior: Prior, data_cols: np.ndarray, names, rows=None):
+    """Each list's share of the separation between relevant and background genes in the fused
+    log-odds: the mean of its term over the relevant genes minus the mean over the background
+    genes (posterior-weighted; data list: its evidence ``v t``, knowledge list: its columns of
+    the prior), 0 when negative, normalised. For a full binormal list the separation is
+    ``mu^2`` (the J-divergence of its evidence), so weights follow reliability; a list that
+    ranks only its top genes separates less than its full version, but by what it tells about
+    them, not by how many genes it leaves tied below."""
+    L = len(names)
+    p = fit.posterior
+    p1 = p / max(float(p.sum()), 1e-300)
+    p0 = (1.0 - p) / max(float((1.0 - p).sum()), 1e-300)
+    sep = np.zeros(L)
+    sep[data_cols] = p1 @ fit.list_terms - p0 @ fit.list_terms
+    if prior.X.shape[1]:
+        X = np.asarray(prior.X if rows is None else prior.X[rows], dtype=np.float64)
+        contrib = (X - fit.center) / fit.scale * fit.beta[1:]
+        index = {n: j for j, n in enumerate(names)}
+        for k, group in enumerate(prior.groups):
+            j = index.get(group)
+            if j is not None:  # a list's columns together
+                sep[j] += float(p1 @ contrib[:, k] - p0 @ contrib[:, k])
+    sep = np.maximum(sep, 0.0)
+    total = sep.sum()
+    return sep / total if total > 0 else sep

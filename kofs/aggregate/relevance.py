@@ -12,6 +12,7 @@ tables with fold changes) whose z-scores correlate at :data:`NEAR_COPY` or more 
 one table, their mean z-score (:func:`_near_copy_tables`). Lists that share most of their noise
 (several tools' analyses of one data set: rank lists by :func:`one_source`, signed tables by
 their fit's correlation, :func:`_shared_noise`) are one source, for which one of them stands.
+Lists given the wrong way round are found and left out by :mod:`kofs.aggregate.reversed`.
 """
 
 from __future__ import annotations
@@ -33,26 +34,30 @@ from kofs.aggregate.censored import (
     interval_share,
     latent_bounds,
 )
-from kofs.aggregate.diagnostics import DOMINANT_WEIGHT
 from kofs.aggregate.empirical_null import list_nulls, recalibrated, signed_null
 from kofs.aggregate.envelope import fit_envelope
 from kofs.aggregate.intervals import TieBlocks, observation_intervals
 from kofs.aggregate.posterior import (
-    MU_START,
-    SHRINK,
+    NEAR_COPY,
+    NO_SEPARATION,
+    P_RANGE,
     ClassNull,
     PosteriorFit,
     Prior,
     _standardise,
-    class_null_of,
-    composite_log_likelihood,
     correlation_correction,
     fit_posterior,
     q_values,
     relevant_class_test,
-    with_exact_terms,
+    separation_shares,
 )
 from kofs.aggregate.prior import knowledge_prior
+from kofs.aggregate.reversed import (
+    oriented,
+    readable_reversed,
+    reversed_copies,
+    reversed_list,
+)
 from kofs.aggregate.signed import (
     Censored,
     SignedFit,
@@ -92,8 +97,6 @@ RESAMPLE_MIN_GENES = 20
 NULL_READINGS = ("auto", "empirical", "theoretical")
 #: How the relevant-class test reads top-k data lists (kofs.aggregate.top_k_null).
 TOP_K_NULLS = ("simulated", "independent")
-#: A calibrated list's p-values are read inside this range (0 and 1 are infinite scores).
-P_RANGE = (1e-300, 1.0 - 1e-12)
 
 
 def null_probability(p: float) -> float:
@@ -103,33 +106,6 @@ def null_probability(p: float) -> float:
     p = float(min(max(p, 1e-300), 1.0))
     bound = -np.e * p * np.log(p) if p < 1 / np.e else 1.0
     return bound / (1.0 + bound)
-
-
-def _list_weights(fit: PosteriorFit, prior: Prior, data_cols: np.ndarray, names, rows=None):
-    """Each list's share of the separation between relevant and background genes in the fused
-    log-odds: the mean of its term over the relevant genes minus the mean over the background
-    genes (posterior-weighted; data list: its evidence ``v t``, knowledge list: its columns of
-    the prior), 0 when negative, normalised. For a full binormal list the separation is
-    ``mu^2`` (the J-divergence of its evidence), so weights follow reliability; a list that
-    ranks only its top genes separates less than its full version, but by what it tells about
-    them, not by how many genes it leaves tied below."""
-    L = len(names)
-    p = fit.posterior
-    p1 = p / max(float(p.sum()), 1e-300)
-    p0 = (1.0 - p) / max(float((1.0 - p).sum()), 1e-300)
-    sep = np.zeros(L)
-    sep[data_cols] = p1 @ fit.list_terms - p0 @ fit.list_terms
-    if prior.X.shape[1]:
-        X = np.asarray(prior.X if rows is None else prior.X[rows], dtype=np.float64)
-        contrib = (X - fit.center) / fit.scale * fit.beta[1:]
-        index = {n: j for j, n in enumerate(names)}
-        for k, group in enumerate(prior.groups):
-            j = index.get(group)
-            if j is not None:  # a list's columns together
-                sep[j] += float(p1 @ contrib[:, k] - p0 @ contrib[:, k])
-    sep = np.maximum(sep, 0.0)
-    total = sep.sum()
-    return sep / total if total > 0 else sep
 
 
 def _odds_ratio_unit(prior: Prior, k: int, lists: set[str]) -> float:
@@ -447,7 +423,7 @@ def posterior_aggregate(
         Bd, blocks, (lo, hi) = intervals(data_cols)
     # lists given also the wrong way round (the same ranking in both directions): the model
     # (separations >= 0) cannot read both
-    anti_pairs = [(int(data_cols[a]), int(data_cols[b])) for a, b in _reversed_copies(lo, hi)]
+    anti_pairs = [(int(data_cols[a]), int(data_cols[b])) for a, b in reversed_copies(lo, hi)]
     prior = knowledge_prior(
         R,
         names,
@@ -470,13 +446,13 @@ def posterior_aggregate(
         # the earlier list, with the later one out, read as given and reversed (or the later
         # one, with the earlier out: only a list placing nearly every gene at a point can be
         # read reversed, reversed_list)
-        full = _readable_reversed(lo, hi)[np.searchsorted(data_cols, [a, b])]
+        full = readable_reversed(lo, hi)[np.searchsorted(data_cols, [a, b])]
         if not full.any():
             continue
         tried, other = (a, b) if full[0] else (b, a)
         cols = np.setdiff1d(data_cols, [other])
         _, _, (lo_t, hi_t) = intervals(cols)
-        right = _oriented(
+        right = oriented(
             lo_t, hi_t, prior, has_null[cols], int(np.searchsorted(cols, tried)), **fit_options
         )
         out, keep = (other, tried) if right else (tried, other)
@@ -880,7 +856,7 @@ def posterior_aggregate(
                 weights = np.zeros(L)
                 weights[data_cols] = 1.0 / D
             else:
-                weights = _list_weights(fit, prior, data_cols, names)
+                weights = separation_shares(fit, prior, data_cols, names)
             # the weights are the lists' shares under the fitted reliabilities; each gene's
             # evidence from a rank list is bounded by the list's nonparametric relevant class
             # (envelope)
@@ -924,7 +900,7 @@ def posterior_aggregate(
                 resampled = half_sample_fits(
                     fit,
                     halves.result(),
-                    weights_of=lambda f, rows: _list_weights(f, prior, data_cols, names, rows),
+                    weights_of=lambda f, rows: separation_shares(f, prior, data_cols, names, rows),
                 )
             robust = fit if bounded is None else bounded.result()
             # the integrated posteriors while the side thread finishes the class test
@@ -1309,10 +1285,6 @@ def _subtracted_note(
 
 #: Narrowest half-width of a cut table's censored interval (its z-scores' scale).
 MIN_CUT = 1e-3
-#: Separations at or below this are no separation (the fit found no relevant class): the
-#: evidence it would give differs between genes by rounding only, so the fused order falls back
-#: to the lists' average (a signed fit's EM leaves them at ~1e-8, not at 0).
-NO_SEPARATION = 1e-6
 #: A table whose p-values all stop at this or below holds its significant genes alone
 #: (:func:`_shared_noise`; the bound at which an unnamed table is read as cut,
 #: ``kofs.pipeline.user_lists.CUT_P``).
@@ -1870,14 +1842,6 @@ def _copy_groups(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return first
 
 
-#: Correlation of two full lists' normal scores from which they are one ranking to the fit: the
-#: largest the fit's list correlation can be (its eigenvalues are floored at ``SHRINK``). Two
-#: lists more alike than that were fitted with a correlation below theirs, and a spurious
-#: relevant class spread along their diagonal made up the rest (a random list and a copy of it
-#: plus a little noise called half their genes).
-NEAR_COPY = 1.0 - SHRINK
-
-
 def _near_copies(R, lo, hi, masked, held_out, copy_of, calibrated) -> np.ndarray:
     """For each list, the first list of its group of near copies (-1: none): full lists
     (every gene ranked, none masked or cross-fitted, at most a few ties, not calibrated: a
@@ -2024,304 +1988,6 @@ def _ranks_of(x: np.ndarray) -> np.ndarray:
     ok = ~np.isnan(x)
     out[ok] = tie_averaged_ranks(x[ok])
     return out
-
-
-#: Two lists whose positions, over at least this many genes that both place at points,
-#: correlate at ``-NEAR_COPY`` or below are one ranking given in both directions.
-REVERSED_MIN = 20
-
-
-def _reversed_copies(lo: np.ndarray, hi: np.ndarray) -> list[tuple[int, int]]:
-    """Pairs of lists ``(a, b)``, ``a < b``, each list in one pair at most, of which one ranks
-    the genes it shares with the other in the opposite order (positions correlated at
-    ``-NEAR_COPY`` or below over at least :data:`REVERSED_MIN` genes both place at points):
-    one ranking given in both directions. The model's separations are >= 0, so it cannot
-    read a ranking and its reverse at once: the one given the wrong way round became the
-    relevant class's leader (bench/bench_fusion_check.py S1-S3: ~2,400 calls at FDP 1.00
-    beside top-k lists), or cancelled the other through their correlation of -1 (fused
-    top-100 precision 0.01 against 0.42 for the best list); :func:`_oriented` keeps one
-    (both stay where neither can be read reversed, :func:`_readable_reversed`)."""
-    D = lo.shape[1]
-    if D < 2:
-        return []
-    r = _score_correlations(lo, hi)
-    out: list[tuple[int, int]] = []
-    used: set[int] = set()
-    for a in range(D):
-        for b in range(a + 1, D):
-            if a not in used and b not in used and r[a, b] <= -NEAR_COPY:
-                out.append((a, b))
-                used.update((a, b))
-    return out
-
-
-#: A list without a say whose positions depend on another list's this many standard errors
-#: beyond independence (:func:`_dependence`) is tested for being reversed
-#: (:func:`reversed_list`).
-DEPENDENT_Z = 10.0
-#: Steps of the fit of a list's reversed reading (:func:`_reversed_gain`) ...
-FLIP_STEPS = 15
-#: ... which is made only for a list that places at least this share of the genes at points.
-FULL = 0.95
-
-
-def _readable_reversed(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """The lists that can be read reversed (D,): those placing at least :data:`FULL` of the
-    genes at points. A top-k list's reverse would put its unranked genes first, and where the
-    genes are the lists' union they are the other lists' genes: a list of 600 of 650 genes
-    beside two random gene sets of 30, read reversed, gained 21 nats on pure noise."""
-    return np.asarray(np.mean((hi - lo) <= POINT_WIDTH, axis=0) >= FULL)
-
-
-def _oriented(
-    lo: np.ndarray,
-    hi: np.ndarray,
-    prior: Prior,
-    calibrated: np.ndarray,
-    col: int,
-    **fit_options: Any,
-) -> bool:
-    """Whether list ``col`` fits the lists at least as well as given as reversed (``u -> 1 -
-    u``; a p-value ``1 - p``): the relevant-class test's full-likelihood gains over no class
-    of the two fits (the same data, the list read either way: two modes of the model with
-    signed separations)."""
-    cal = np.asarray(calibrated, bool)
-    base = fit_posterior(lo, hi, prior, calibrated=cal, **fit_options)
-    g0 = _class_test(base, lo, hi, **fit_options)["gain"]
-    return float(g0) >= _reversed_gain(lo, hi, prior, cal, col, base, **fit_options)
-
-
-def _class_test(
-    fit: PosteriorFit,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    null: ClassNull | None = None,
-    **fit_options: Any,
-) -> dict:
-    """The relevant-class test of ``fit`` (made with ``fit_options``) on ``lo``, ``hi``
-    (``null``: its no-class part when already made; else the fit's own, when it has one)."""
-    if fit.relevant_class:
-        return fit.relevant_class
-    return relevant_class_test(
-        fit,
-        lo,
-        hi,
-        dependence=bool(fit_options.get("dependence", True)),
-        null=fit.class_null if null is None else null,
-    )
-
-
-def _class_null(
-    fit: PosteriorFit, lo: np.ndarray, hi: np.ndarray, cal: np.ndarray, **fit_options: Any
-) -> ClassNull:
-    """The no-class part of the relevant-class tests on ``lo``, ``hi`` (the fit's own when it
-    has one: :func:`kofs.aggregate.posterior.fit_posterior` made it choosing among its
-    starts)."""
-    M, D = lo.shape
-    dependent = bool(fit_options.get("dependence", True)) and D > 1
-    w = np.ones(M)
-    if fit.class_null is not None and fit.class_null.matches(lo, hi, w, cal, dependent):
-        return fit.class_null
-    return class_null_of(lo, hi, w, cal, dependent=dependent)
-
-
-def _reversed_gain(
-    lo: np.ndarray,
-    hi: np.ndarray,
-    prior: Prior,
-    cal: np.ndarray,
-    col: int,
-    base: PosteriorFit,
-    null: ClassNull | None = None,
-    composite: bool = False,
-    base_cl: float = 0.0,
-    **fit_options: Any,
-) -> float:
-    """The relevant-class test's gain (nats over no class) of the lists with list ``col``
-    read reversed, fitted from ``base`` (the fit as given) with the list at the start's
-    separation of every list, at most :data:`FLIP_STEPS` steps: a lower bound of the reversed
-    reading's gain, so a list is reversed only where even that is higher than the gain as
-    given (the reversed fit of a list that leads a good fit wanders for hundreds of steps from
-    the fit's own starts: 7 s at 10 lists x 50,000 genes). ``null``: the test's no-class part
-    of the lists as given (:func:`_class_null`), whose reading with a rank list reversed is
-    the same model (:meth:`kofs.aggregate.posterior.ClassNull.reversed`). With
-    ``composite`` (two or more lists showing intervals): the reversed reading fitted from its
-    own starts, and its pairwise composite log-likelihood
-    (:func:`kofs.aggregate.posterior.composite_log_likelihood`; the no-class part, the same for
-    both readings, is the caller's), or -inf where the list's say read reversed (what it adds
-    over that fit with it at separation 0) is below its say as given (in ``base``, of composite
-    log-likelihood ``base_cl``)."""
-    flo, fhi = lo.copy(), hi.copy()
-    flo[:, col], fhi[:, col] = 1.0 - hi[:, col], 1.0 - lo[:, col]
-    if cal[col]:  # p-values: the opposite one-sided test's (1 - p), within the model's range
-        flo[:, col] = fhi[:, col] = np.clip(flo[:, col], *P_RANGE)
-    mu0 = np.asarray(base.mu, dtype=np.float64).copy()
-    mu0[col] = MU_START
-    # compared by the composite likelihood, the reversed reading is fitted from its own starts
-    # to its mode (a reversed full list beside top-k lists: 15 steps from the fit as given
-    # stop 38 nats below that fit, the mode 350 above)
-    other = fit_posterior(
-        flo,
-        fhi,
-        prior,
-        calibrated=cal,
-        start=None if composite else replace(base, mu=mu0),
-        max_iter=1000 if composite else FLIP_STEPS,
-        exact=False,  # the exact terms only when the test needs them, below
-        likelihood=False,  # (the test computes its own)
-        **fit_options,
-    )
-    if other.mu[col] <= NO_SEPARATION:
-        # read reversed, the list has no say: that reading is the fit as given with the list at
-        # separation 0 (a point of the model as given), so it shows nothing against the list's
-        # direction (a gain above the fit's then only says that fit stopped short of its mode)
-        return -np.inf
-    if composite:
-        # the list's say either way: what it adds to its reading's fit over the same fit with
-        # it at separation 0 (a point of both readings). Near-tied modes of the lists differ
-        # by a few nats whichever way a list runs (graded full rankings beside top-k lists
-        # sharing noise: the best list read reversed landed in the top-k lists' mode, its say
-        # there 0.04 nats against 22.9 as given, and the mode 4 nats higher); a list is read
-        # reversed only where its reversed say is the larger (a reversed full list beside
-        # top-k lists: 441 against 31)
-        cl_rev = composite_log_likelihood(other, flo, fhi)
-        say = [
-            cl
-            - composite_log_likelihood(
-                replace(f, mu=np.where(np.arange(len(f.mu)) == col, 0.0, f.mu)), lo, hi
-            )
-            for f, cl in ((other, cl_rev), (base, base_cl))
-        ]
-        return cl_rev if say[0] > say[1] else -np.inf
-    other = with_exact_terms(other, flo, fhi)
-    if null is not None and not cal[col]:  # (a p-value's reverse is clipped: made anew)
-        null = null.reversed(col, flo, fhi)
-    return float(_class_test(other, flo, fhi, null, **fit_options)["gain"])
-
-
-#: The least variance of positions, relative to their sum of squares, whose correlation
-#: :func:`_score_correlations` measures (float64 one-pass sums lose ~1e-16 of it).
-_RELATIVE_SPREAD = 1e-10
-
-
-def _score_correlations(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """The correlation (D, D) of every two lists' positions over the genes both place at
-    points (Spearman's, for full lists; NaN over fewer than :data:`REVERSED_MIN` genes). Positions, not normal scores: a one-sided test's normal scores
-    against a two-sided test's of the same samples are V-shaped, their correlation ~0
-    whichever way the one-sided test runs, dominated by the tails."""
-    seen = ((hi - lo) <= POINT_WIDTH).astype(np.float64)
-    z = np.where(seen > 0, 0.5 - 0.5 * (lo + hi), 0.0)
-    n = seen.T @ seen
-    sx = z.T @ seen  # sx[a, b]: the sum of a's scores over the genes both see
-    sxx = (z * z).T @ seen
-    sxy = z.T @ z
-    var_a, var_b = n * sxx - sx**2, n * sxx.T - sx.T**2
-    # positions that barely vary over the shared genes (a table cut to p-values < 1e-9: all
-    # at ~0) leave their variance below the rounding of these one-pass sums, even negative:
-    # their correlation is not measured (it read as -1, a list and its own top as reversed)
-    spread = (var_a > _RELATIVE_SPREAD * n * sxx) & (var_b > _RELATIVE_SPREAD * n * sxx.T)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = (n * sxy - sx * sx.T) / np.sqrt(var_a * var_b)
-    return np.where((n >= REVERSED_MIN) & spread & np.isfinite(r), r, np.nan)
-
-
-def reversed_list(
-    lo: np.ndarray,
-    hi: np.ndarray,
-    prior: Prior,
-    calibrated: np.ndarray,
-    **fit_options: Any,
-) -> tuple[tuple[int, tuple[float, float]] | None, PosteriorFit, dict[str, float] | None]:
-    """The data list given the wrong way round, if any -- ``(its column, (the relevant-class
-    test's gain as given, with it reversed))``, else None --, the fit of the lists as given and
-    its relevant-class test when one was made (None: none).
-
-    A list ranked the wrong way round that shares noise with the others (the opposite
-    one-sided test of the same samples as two-sided tests: its top genes are theirs where
-    the statistic is low) makes with them a class of those genes, and leads it; the model's
-    separations are >= 0, so it cannot read the list as reversed evidence (an independent
-    check, bench/bench_fusion_check.py S4 and S6: FDP 0.97-1.00 with ~300 calls, the
-    reversed list 56-84 % of the weight, in every seed). Their dependence is V-shaped (the
-    two-sided lists' top holds both ends of the one-sided list), so no correlation between
-    the lists shows it (~-0.01 at 1 % relevant genes). The list that carries at least
-    :data:`DOMINANT_WEIGHT` of the fit's weight is therefore tested, and so is every list
-    without a say that depends on another (:func:`_dependence`, :data:`DEPENDENT_Z`), of
-    those that can be read reversed (:func:`_readable_reversed`): it is reversed when the fit
-    with its positions reversed (``u -> 1 - u``, a p-value ``1 - p``: the same data, the list
-    read the other way) has the higher full likelihood
-    (:func:`kofs.aggregate.posterior.relevant_class_test`'s gain over no class: the two are
-    the same model, the signed one, at two of its modes)."""
-    D = lo.shape[1]
-    cal = np.asarray(calibrated, bool)
-    base = fit_posterior(lo, hi, prior, calibrated=cal, **fit_options)
-    if bool(np.all(base.mu <= NO_SEPARATION)):
-        return None, base, None
-    weights = _list_weights(
-        base, Prior.empty(lo.shape[0]), np.arange(D), [str(k) for k in range(D)]
-    )
-    full = _readable_reversed(lo, hi)
-    suspects = {int(np.argmax(weights))} if weights.max() >= DOMINANT_WEIGHT else set()
-    # and the lists without a say that depend on another list, linearly or not (a random
-    # list depends on none; the opposite one-sided test beside two-sided ones of the same
-    # samples does, V-shaped, and may bend the fit without leading it)
-    suspects |= set(
-        np.flatnonzero((base.mu <= NO_SEPARATION) & (_dependence(lo, hi) >= DEPENDENT_Z)).tolist()
-    )
-    cols = sorted(suspects & set(np.flatnonzero(full).tolist()))
-    if not cols:
-        return None, base, None
-    # the reversed readings and the test of the fit as given are independent of each other:
-    # two threads (NumPy's large array operations run without the GIL). The tests share
-    # their no-class part
-    null = _class_null(base, lo, hi, cal, **fit_options)
-    # where lists show intervals the two readings are compared by the pairwise composite
-    # likelihood (the fit's own reads an interval through its list alone, and top-k lists
-    # that share noise then make a class of their overlap that outscores a real one)
-    composite = bool(fit_options.get("dependence", True)) and bool(
-        np.sum((interval_share(lo, hi) >= INTERVAL_SHARE) & ~cal) >= 2
-    )
-    base_cl = composite_log_likelihood(base, lo, hi) if composite else 0.0
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        reversed_gains = [
-            pool.submit(
-                _reversed_gain, lo, hi, prior, cal, j, base, null, composite, base_cl, **fit_options
-            )
-            for j in cols
-        ]
-        test = _class_test(base, lo, hi, null, **fit_options)
-        gains = [g.result() for g in reversed_gains]
-    g0 = float(test["gain"])
-    if composite:  # the no-class part: each pair's correlation alone, whichever way a list runs
-        null_cl = composite_log_likelihood(None, lo, hi)
-        g0 = base_cl - null_cl
-        gains = [g - null_cl for g in gains]
-    best: tuple[int, tuple[float, float]] | None = None
-    for j, g1 in zip(cols, gains, strict=True):
-        if g1 > g0 and (best is None or g1 > best[1][1]):
-            best = (j, (g0, g1))
-    return best, replace(base, class_null=null), test
-
-
-def _dependence(lo: np.ndarray, hi: np.ndarray, bins: int = 10) -> np.ndarray:
-    """Each list's largest dependence on another list (D,): the chi-square statistic of
-    independence of their positions cut into ``bins`` x ``bins`` equal cells (the midpoint of
-    a wide interval), as a z-score ``(X2 - df) / sqrt(2 df)`` (~N(0, 1) for independent
-    lists); it sees dependence that no correlation shows (V-shaped, U-shaped)."""
-    M, D = lo.shape
-    if D < 2:
-        return np.full(D, -np.inf)
-    cell = np.minimum((0.5 * (lo + hi) * bins).astype(np.int64), bins - 1)
-    onehot = np.zeros((M, D * bins), dtype=np.float32)
-    onehot[np.arange(M)[:, None], cell + bins * np.arange(D)[None, :]] = 1.0
-    counts = (onehot.T @ onehot).astype(np.float64).reshape(D, bins, D, bins)
-    margins = counts[np.arange(D), :, np.arange(D), :].diagonal(axis1=1, axis2=2)  # (D, bins)
-    expected = margins[:, :, None, None] * margins[None, None, :, :] / M  # (D, bins, D, bins)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x2 = np.where(expected > 0, (counts - expected) ** 2 / expected, 0.0).sum(axis=(1, 3))
-    df = (bins - 1) ** 2
-    z = (x2 - df) / np.sqrt(2.0 * df)
-    np.fill_diagonal(z, -np.inf)
-    return z.max(axis=1)
 
 
 def _mean_score_ranks(R: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
