@@ -87,6 +87,23 @@ def test_an_h5ad_given_for_a_table_is_not_told_to_be_named_h5ad(tmp_path):
     assert "where a text table (CSV/TSV) is read" in line and "named .h5ad" not in line, line
 
 
+def test_a_10x_folder_given_for_a_table_is_named(tmp_path):
+    """kofs.read_expression(a 10x folder) said only 'is a directory, expected a file' (the
+    command line's options refuse a folder where a file is read before any reading)."""
+    import kofs
+    from kofs.errors import InputError
+
+    folder = tmp_path / "filtered_feature_bc_matrix"
+    folder.mkdir()
+    for name in ("matrix.mtx.gz", "features.tsv.gz", "barcodes.tsv.gz"):
+        (folder / name).write_bytes(b"")
+    with pytest.raises(InputError, match="is a 10x folder .matrix.mtx, features, barcodes."):
+        kofs.read_expression(str(folder))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="is a directory, expected a file"):
+        kofs.read_expression(str(tmp_path / "empty"))
+
+
 def test_a_gene_list_starting_with_par1_is_text(tmp_path):
     """PAR1 is a gene: a list beginning with it is not a Parquet file."""
     (tmp_path / "g.txt").write_text("PAR1\nTP53\n")

@@ -98,6 +98,13 @@ def _raw(path: str | os.PathLike) -> bytes:
     except FileNotFoundError:
         raise InputError("file not found; check the path", path=p) from None
     except IsADirectoryError:
+        if any(n.endswith(("matrix.mtx", "matrix.mtx.gz")) for n in os.listdir(p)):
+            raise InputError(
+                "is a 10x folder (matrix.mtx, features, barcodes), where a text table (CSV/TSV) "
+                "is read: give a table here (single-cell data is read as the EXPRESSION of kofs "
+                "rank and run only)",
+                path=p,
+            ) from None
         raise InputError("is a directory, expected a file", path=p) from None
     except PermissionError:
         raise InputError("permission denied; make the file readable", path=p) from None
