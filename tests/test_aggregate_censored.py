@@ -1,5 +1,5 @@
 """The censored within-class correlation of two lists (kofs.aggregate.censored) and the rule
-that finds one data set's lists with it (kofs.aggregate.relevance.one_source)."""
+that finds one data set's lists with it (kofs.aggregate.sources.one_source)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from kofs.aggregate.censored import (
     pair_composites,
     pair_correlation,
 )
-from kofs.aggregate.relevance import SHARED_NOISE
+from kofs.aggregate.sources import SHARED_NOISE
 from kofs.types import Ranking
 
 
@@ -287,7 +287,7 @@ def test_many_top_k_lists_are_fused_without_a_censored_estimate_of_every_pair():
     notice (1,000 lists: ~110 s, as docs/aggregation.md says) that counts the pairs skipped:
     the speed itself is bench material, not a unit test's."""
     import kofs
-    from kofs.aggregate.relevance import MAX_CENSORED_PAIRS
+    from kofs.aggregate.sources import MAX_CENSORED_PAIRS
 
     rng = np.random.default_rng(0)
     genes = [f"G{i}" for i in range(40)]

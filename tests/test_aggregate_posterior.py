@@ -40,8 +40,8 @@ from kofs.aggregate.posterior import (
     gene_terms,
     q_values,
 )
-from kofs.aggregate.relevance import SHARED_NOISE, noise_sources
 from kofs.aggregate.reversed import _reversed_gain
+from kofs.aggregate.sources import SHARED_NOISE, noise_sources
 from kofs.aggregate.supervision import soft_label_weights
 from kofs.aggregate.uncertainty import agreement_test, integrated_lfdr
 from kofs.datasets.planted import DataList, KnowledgeList, planted_lists

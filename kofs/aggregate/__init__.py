@@ -74,7 +74,7 @@ def _data_lists(rankings: Sequence[Ranking]) -> np.ndarray:
 def _from_one_matrix(rankings: Sequence[Ranking]) -> bool:
     """Whether every data list is a kofs ranker's (computed from one matrix by ``kofs rank``):
     the fusion then reads them as one data set's by design
-    (:func:`kofs.aggregate.relevance.one_source` does not apply)."""
+    (:func:`kofs.aggregate.sources.one_source` does not apply)."""
     data = [r for r, d in zip(rankings, _data_lists(rankings), strict=True) if d]
     return bool(data) and all(str(r.params.get("ranker")) in RANKERS for r in data)
 

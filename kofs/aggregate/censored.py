@@ -7,7 +7,7 @@ top-k list, a gene a list lacks, a wide tie block -- one mean stands for many ge
 correlation shrinks with the share of the list's variance the means keep (a Welch t-test's top
 100 of 1,500 genes beside the Mann-Whitney ranking of the same samples: 0.05, where the two
 share nearly all their noise). The rule that finds one data set's lists
-(:func:`kofs.aggregate.relevance.one_source`) then never sees such a pair.
+(:func:`kofs.aggregate.sources.one_source`) then never sees such a pair.
 
 Here a pair's correlation is the maximum-likelihood estimate of the bivariate normal
 correlation ``r`` of the two lists' latent scores within each class (background around 0,
@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 #: A list that shows at least this share of the genes as intervals has its correlations with
-#: the others estimated as censored (:func:`kofs.aggregate.relevance.one_source`, the fit's
+#: the others estimated as censored (:func:`kofs.aggregate.sources.one_source`, the fit's
 #: correlation step) and the fits of its lists compared by their composite likelihood.
 INTERVAL_SHARE = 0.01
 #: Correlations are estimated inside ``[-R_MAX, R_MAX]`` (a correlation of 1 has no density).

@@ -8,10 +8,11 @@ below fits the model, attaches per-gene statistics (``posterior``, ``lfdr``, ``q
 prior's odds ratios, the agreement test and the relevant-class test) in plain words. Data
 lists that are copies of each other (identical, or full lists more alike than the model's list
 correlation can be) are fitted as one ranking and share its weight; whole signed tables (DE
-tables with fold changes) whose z-scores correlate at :data:`NEAR_COPY` or more are fitted as
-one table, their mean z-score (:func:`_near_copy_tables`). Lists that share most of their noise
-(several tools' analyses of one data set: rank lists by :func:`one_source`, signed tables by
-their fit's correlation, :func:`_shared_noise`) are one source, for which one of them stands.
+tables with fold changes) whose z-scores correlate at ``NEAR_COPY`` or more are fitted as
+one table, their mean z-score. Lists that share most of their noise (several tools' analyses
+of one data set: rank lists by their fit's correlation, signed tables by the signed fit's,
+:func:`_shared_noise`) are one source, for which one of them stands (these groupings:
+:mod:`kofs.aggregate.sources`).
 Lists given the wrong way round are found and left out by :mod:`kofs.aggregate.reversed`.
 """
 
@@ -27,13 +28,6 @@ import numpy as np
 from scipy.special import expit, log_ndtr, ndtr, ndtri, ndtri_exp, stdtrit
 
 from kofs._compute.ranks import tie_averaged_ranks
-from kofs.aggregate.binormal import POINT_WIDTH
-from kofs.aggregate.censored import (
-    INTERVAL_SHARE,
-    bounds_correlation,
-    interval_share,
-    latent_bounds,
-)
 from kofs.aggregate.empirical_null import list_nulls, recalibrated, signed_null
 from kofs.aggregate.envelope import fit_envelope
 from kofs.aggregate.intervals import TieBlocks, observation_intervals
@@ -67,6 +61,18 @@ from kofs.aggregate.signed import (
     signed_test,
     signed_weights,
     signed_z,
+)
+from kofs.aggregate.sources import (
+    MAX_CENSORED_PAIRS,
+    copy_groups,
+    name_list,
+    near_copies,
+    near_copy_tables,
+    noise_sources,
+    one_source,
+    shared_noise_notice,
+    source_note,
+    sources_named,
 )
 from kofs.aggregate.top_k_null import simulated_class_test, top_k_lists
 from kofs.aggregate.uncertainty import (
@@ -315,7 +321,7 @@ def posterior_aggregate(
     # signed tables (every data list a table with effect directions, no label weights: the
     # signed model reads them, below): tables giving every gene the same p-value but not the
     # same direction are not copies; whole tables whose z-scores are more alike than the signed
-    # model can tell apart are one table (_near_copy_tables)
+    # model can tell apart are one table (near_copy_tables)
     signed_lists = (
         effect_signs is not None and list_weights is None and bool(has_null[every_data_col].all())
     )
@@ -328,7 +334,7 @@ def posterior_aggregate(
         no_dir = np.isnan(np.asarray(effect_signs, np.float64)[:, every_data_col]).all(axis=0)
         if no_dir.any() and not no_dir.all():
             effect_signs = np.array(effect_signs, np.float64)
-            same_p = _copy_groups(lo, hi)
+            same_p = copy_groups(lo, hi)
             for col in np.flatnonzero(no_dir).tolist():
                 like = np.flatnonzero((same_p == same_p[col]) & ~no_dir)
                 if like.size:
@@ -341,7 +347,7 @@ def posterior_aggregate(
         assert null_p is not None and effect_signs is not None
         given_signs = np.sign(np.asarray(effect_signs, np.float64)[:, every_data_col])
         marks = np.where(np.isnan(given_signs), 9.0, given_signs)
-        identical = _copy_groups(np.vstack([lo, marks]), np.vstack([hi, marks]))
+        identical = copy_groups(np.vstack([lo, marks]), np.vstack([hi, marks]))
         Zt = signed_z(null_p[:, every_data_col], given_signs)
         own_null = (
             signed_null(Zt)
@@ -359,10 +365,10 @@ def posterior_aggregate(
             whole &= ~np.asarray(built_from, bool)[:, every_data_col].any(axis=0)
         if held_out is not None:
             whole &= np.isnan(held_out[0][:, every_data_col]).all(axis=0)
-        near, orient = _near_copy_tables(Zt, whole, identical)
+        near, orient = near_copy_tables(Zt, whole, identical)
     else:
-        identical = _copy_groups(lo, hi)
-        near = _near_copies(
+        identical = copy_groups(lo, hi)
+        near = near_copies(
             R[:, every_data_col],
             lo,
             hi,
@@ -399,7 +405,7 @@ def posterior_aggregate(
                 if emp[j]:
                     center[j], spread[j] = (a[0] for a in list_nulls(null_p[:, [j]], up[[j]]))
                 notices.append(
-                    f"{_name_list([names[j] for j in same])} give the genes almost the same "
+                    f"{name_list([names[j] for j in same])} give the genes almost the same "
                     f"z-scores (their signed z-scores correlated >= {NEAR_COPY:.2f}, more alike "
                     "than the signed model's correlation of the tables can tell apart: it reads "
                     "their small differences as evidence): they are fitted as one table (their "
@@ -410,14 +416,14 @@ def posterior_aggregate(
                 one = (copy_of == rep) & (identical == np.arange(identical.size))
                 R[:, same[0]] = _mean_score_ranks(R[:, every_data_col[one]], lo[:, one], hi[:, one])
                 notices.append(
-                    f"{_name_list([names[j] for j in same])} rank the genes almost identically "
+                    f"{name_list([names[j] for j in same])} rank the genes almost identically "
                     f"(correlation of their normal scores >= {NEAR_COPY:.2f}, more alike than "
                     "the fusion's model of correlated lists can tell apart): they are fitted as "
                     "one ranking (their mean normal score) and share its weight."
                 )
             else:
                 notices.append(
-                    f"{_name_list([names[j] for j in same])} rank the genes identically: they "
+                    f"{name_list([names[j] for j in same])} rank the genes identically: they "
                     "are one ranking to the fusion, counted once, and share its weight."
                 )
         Bd, blocks, (lo, hi) = intervals(data_cols)
@@ -598,7 +604,7 @@ def posterior_aggregate(
                 log.warning("%s", notices[-1])
             if len(sources) < data_cols.size:
                 several = [g for g in sources if len(g) > 1]
-                source_of, named, notice = _sources_named(several, data_cols, names, noise)
+                source_of, named, notice = sources_named(several, data_cols, names, noise)
                 notices.append(notice)
                 log.warning("%s", notices[-1])
                 data_cols = data_cols[sorted(g[0] for g in sources)]
@@ -639,7 +645,7 @@ def posterior_aggregate(
         )
         for j, keep in reversed_of.items()
     }
-    notes.update({names[j]: _source_note(names[r]) for j, r in source_of.items()})
+    notes.update({names[j]: source_note(names[r]) for j, r in source_of.items()})
     statistics: dict[str, np.ndarray]
     beyond: dict[str, float] | None = None
     resampled: Resamples | None = None
@@ -722,12 +728,10 @@ def posterior_aggregate(
                     )
 
                 several = [order(g) for g in groups]
-                source_of, named, notice = _sources_named(
-                    several, data_cols, names, pre.correlation
-                )
+                source_of, named, notice = sources_named(several, data_cols, names, pre.correlation)
                 notices.append(notice)
                 log.warning("%s", notices[-1])
-                notes.update({names[j]: _source_note(names[r]) for j, r in source_of.items()})
+                notes.update({names[j]: source_note(names[r]) for j, r in source_of.items()})
                 data_cols = np.array(
                     [c for c in data_cols.tolist() if c not in source_of], dtype=data_cols.dtype
                 )
@@ -998,9 +1002,7 @@ def posterior_aggregate(
                 notices.append(topk)
             if signal_test is None:
                 called = int(np.sum(statistics["q_value"] <= 0.10))
-                shared = _shared_noise_notice(
-                    fit.correlation, [names[j] for j in data_cols], called
-                )
+                shared = shared_noise_notice(fit.correlation, [names[j] for j in data_cols], called)
                 if shared:
                     notices.append(shared)
             if signal_test is not None and float(signal_test["p_value"]) > AGREEMENT_ALPHA:
@@ -1168,7 +1170,7 @@ def posterior_aggregate(
         # the list standing for the group says so too (it read 'no say' beside a copy saying
         # that it shares its weight)
         others = [names[j] for j in same[1:]]
-        them = others[0] if len(others) == 1 else _name_list(others)
+        them = others[0] if len(others) == 1 else name_list(others)
         it = "it" if len(others) == 1 else "them"
         own = (
             f"nearly the same {alike} as {them} ({by} correlated >= {NEAR_COPY:.2f}): "
@@ -1247,7 +1249,7 @@ def _subtracted_note(
     right, the tools' disagreement where it is not (ALL BCR/ABL vs NEG, Welch beside
     Mann-Whitney, z-scores correlated 0.97, before such tables were one source,
     :func:`_shared_noise`; tables correlated 0.98 or more are fitted as one,
-    :func:`_near_copy_tables`; docs/aggregation.md, "Weights of tables of one comparison"). Its weight (a Shapley share of
+    :func:`near_copy_tables`; docs/aggregation.md, "Weights of tables of one comparison"). Its weight (a Shapley share of
     the separation) does not show it. With the tables' ``weights``: a table whose weight is
     mostly the noise it cancels (more than twice its share ``m_k^2 / m'm`` were the tables
     independent: a table with no signal sharing another's noise was given weight 0.49 beside
@@ -1513,25 +1515,6 @@ def _effect_on_calls(q_value: np.ndarray) -> str:
     return f"the q-values are raised ({called} genes still at q <= 0.10)"
 
 
-#: Background correlation of two data lists from which a notice says they look computed from
-#: one data set (independent studies: 0-0.1 in the planted benchmark and the expression-data
-#: sweep; several tools on one data set: 0.6-0.94).
-SHARED_NOISE = 0.5
-#: Most pairs of lists given the censored estimate (:func:`one_source`): each costs 10-130 ms
-#: (40 to 50,000 genes), so 1,000 top-k lists (500,000 pairs) ran for hours; beyond it the
-#: fit's correlations alone are read (a notice says so).
-MAX_CENSORED_PAIRS = 500
-
-
-def noise_sources(S: np.ndarray, bound: float = SHARED_NOISE) -> list[list[int]]:
-    """The data lists grouped into sources (each source its columns, ascending): lists whose
-    fitted correlation ``S`` beyond the relevant genes is at least ``bound`` (rank lists:
-    :data:`SHARED_NOISE`; signed tables: :data:`SIGNED_ONE_SOURCE`) are one source (single
-    linkage), every other list a source of its own."""
-    group = _single_linkage(S >= bound)
-    return [np.flatnonzero(group == g).tolist() for g in np.unique(group)]
-
-
 def _lone_class(fit: PosteriorFit, prior: Prior) -> int | None:
     """The data list on which alone the relevant class of ``fit`` rests, where the lists
     cannot have shown that class: one uncalibrated list with a separation, whose fitted
@@ -1558,52 +1541,6 @@ def _lone_class(fit: PosteriorFit, prior: Prior) -> int | None:
     return j
 
 
-def one_source(
-    fit: PosteriorFit, lo: np.ndarray, hi: np.ndarray
-) -> tuple[list[list[int]], np.ndarray, int]:
-    """The sources of the data lists of ``fit`` (made on ``lo``, ``hi``; :func:`noise_sources`),
-    each with the list that stands for it first: its list of largest separation, a list read
-    through its p-values before one that is not (its p-values say how many genes are beyond
-    chance; one ranking alone cannot); and the correlation beyond the relevant genes they were
-    found from (D, D).
-
-    Several tools' analyses of one data set share most of their noise, and their tails agree
-    more than the Gaussian copula of their correlation says, so fused as independent evidence
-    their agreement reads as a relevant class (hundreds of calls where nothing changed) and
-    their correlated noise as a contrast (the fused ranking below every list). One list of the
-    source carries what it knows.
-
-    The correlation is the fit's, but for a pair of which a list shows at least
-    :data:`INTERVAL_SHARE` of the genes as intervals (a top-k list, a list lacking genes): the
-    fit's interval means shrink its correlation with the share of the list's variance they
-    keep, so there it is the censored estimate of :func:`kofs.aggregate.censored.pair_correlation`,
-    soft-thresholded as the fit's correlations are (by the size noise reaches with family-wise
-    probability 5 % over the pairs, in units of the estimate's standard error under no
-    correlation). Beyond :data:`MAX_CENSORED_PAIRS` such pairs none gets it (the fit's
-    correlations are read); the third value returned is then their number, else 0."""
-    cal = np.zeros(len(fit.mu), bool) if fit.calibrated is None else np.asarray(fit.calibrated)
-    S = np.array(fit.correlation, dtype=np.float64)
-    D = S.shape[0]
-    wide = interval_share(lo, hi) >= INTERVAL_SHARE
-    pairs = [(a, b) for a in range(D) for b in range(a + 1, D) if wide[a] or wide[b]]
-    skipped = len(pairs) if len(pairs) > MAX_CENSORED_PAIRS else 0
-    if pairs and not skipped:
-        t = float(ndtri(1.0 - 0.025 / max(D * (D - 1) // 2, 1)))
-        rho = np.where(cal, 0.0, fit.rho)
-        bounds = {
-            j: latent_bounds(lo[:, j], hi[:, j], float(fit.mu[j]), float(rho[j]))
-            for j in sorted({j for pair in pairs for j in pair})
-        }
-        for a, b in pairs:
-            r, se = bounds_correlation(bounds[a], bounds[b], fit.mu[[a, b]], fit.posterior)
-            S[a, b] = S[b, a] = np.sign(r) * max(abs(r) - t * se, 0.0)
-    out = []
-    for g in noise_sources(S):
-        rep = max(g, key=lambda j: (bool(cal[j]), float(fit.mu[j]), -j))
-        out.append([rep, *[j for j in g if j != rep]])
-    return out, S, skipped
-
-
 def _cancel(early: tuple | None) -> None:
     """Cancel the side tasks started early for lists since changed (``(lists, task, ...)``;
     a task may be None); one already running finishes unread."""
@@ -1625,74 +1562,6 @@ def _made_halves(before: tuple | None, cols: np.ndarray) -> tuple[Halves, np.nda
         return None
     at = {int(c): i for i, c in enumerate(np.asarray(lists).tolist())}
     return task.result(), np.array([at.get(int(c), -1) for c in cols], dtype=np.int64)
-
-
-def _sources_named(
-    several: list[list[int]], data_cols: np.ndarray, names: Sequence[str], S: np.ndarray
-) -> tuple[dict[int, int], list[list[str]], str]:
-    """For groups of data lists that are one source (columns of ``data_cols``, the list that
-    stands first): each list left out -> the list standing for it (as columns of the lists),
-    the groups by name, and their notice, which gives each group's correlation ``S`` of largest
-    size with its standing list (a table with its contrast reversed correlates < 0)."""
-    source_of = {int(data_cols[j]): int(data_cols[g[0]]) for g in several for j in g[1:]}
-    named = [[names[int(data_cols[j])] for j in g] for g in several]
-    correlations = [float(max(S[g[0], g[1:]], key=abs)) for g in several]
-    return source_of, named, _source_notice(named, correlations)
-
-
-def _source_note(standing: str) -> str:
-    """The note of a list left out as one source with the list ``standing`` for it."""
-    return (
-        f"no say: shares most of its noise with {standing}, which stands for their source; "
-        "left out of the fusion"
-    )
-
-
-def _source_notice(groups: list[list[str]], correlations: list[float]) -> str:
-    """The notice of lists left out as one source with another (first of each group: the
-    list kept)."""
-    said = "; ".join(
-        f"{_name_list(g)} (correlation {r:.2f}): {g[0]} stands for "
-        f"{'them' if len(g) > 2 else 'both'}"
-        for g, r in zip(groups, correlations, strict=True)
-    )
-    out = [name for g in groups for name in g[1:]]
-    left = f"{out[0]} is left out" if len(out) == 1 else f"{_name_list(out)} are left out"
-    return (
-        "Some data lists share most of their noise beyond the relevant genes, as several tools' "
-        f"analyses of one data set do, and are one source: {said}; {left} of the fusion "
-        "(weight 0). Their agreement is not evidence: lists from independent data are."
-    )
-
-
-def _shared_noise_notice(S: np.ndarray, names: list[str], calls: int) -> str:
-    """The notice of a fusion with calls whose data lists share most of their noise (fitted
-    correlation at least :data:`SHARED_NOISE`): the relevant-class test reads their agreement
-    through a Gaussian copula, which rankings by two-sided statistics of one data set break
-    (their tails agree more than it says), so the calls may be false (docs/aggregation.md,
-    "Lists computed from expression data"). Empty when it does not apply. Informational: it
-    changes no number."""
-    D = len(names)
-    if calls == 0 or D < 2:
-        return ""
-    pairs = [
-        (float(S[a, b]), names[a], names[b])
-        for a in range(D)
-        for b in range(a + 1, D)
-        if S[a, b] >= SHARED_NOISE
-    ]
-    if not pairs:
-        return ""
-    r, a, b = max(pairs)
-    more = f" (and {len(pairs) - 1} more pairs)" if len(pairs) > 1 else ""
-    return (
-        f"{a} and {b}{more} share most of their noise (correlation {r:.2f} beyond the relevant "
-        "genes): they look computed from one data set. Their agreement is weak evidence, and "
-        f"the {calls} genes at q <= 0.10 may be mostly false -- several tools' rankings of one "
-        "null data set were called by the hundreds. Fuse lists from independent data, give the "
-        "tools' tables with p-values and fold changes (read as signed tables), or run kofs rank "
-        "with labels on the data."
-    )
 
 
 def _stop_side(side: ThreadPoolExecutor, exc: BaseException) -> None:
@@ -1826,154 +1695,6 @@ def _envelope_diagnostic(fit: PosteriorFit, robust: PosteriorFit, hi: np.ndarray
     return {"lists": rows, "iterations": int(env.iterations)}
 
 
-def _copy_groups(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """For each list (column), the first list that gives every gene the same interval."""
-    D = lo.shape[1]
-    first = np.arange(D)
-    for j in range(1, D):
-        for k in range(j):
-            if (
-                first[k] == k
-                and np.array_equal(lo[:, j], lo[:, k])
-                and np.array_equal(hi[:, j], hi[:, k])
-            ):
-                first[j] = k
-                break
-    return first
-
-
-def _near_copies(R, lo, hi, masked, held_out, copy_of, calibrated) -> np.ndarray:
-    """For each list, the first list of its group of near copies (-1: none): full lists
-    (every gene ranked, none masked or cross-fitted, at most a few ties, not calibrated: a
-    mean of normal scores would lose their null) whose normal scores correlate at
-    :data:`NEAR_COPY` or more with another's, grouped by single linkage; lists already merged
-    as identical stay with their group."""
-    D = lo.shape[1]
-    out = np.full(D, -1)
-    listed = ~np.isnan(R).all(axis=1)  # genes of the universe that no list has are no evidence
-    full = ~np.isnan(R[listed]).any(axis=0) & ((hi - lo)[listed] <= POINT_WIDTH).all(axis=0)
-    full &= ~np.asarray(calibrated, bool)
-    if masked is not None:
-        full &= ~np.asarray(masked, bool).any(axis=0)
-    if held_out is not None:
-        full &= np.isnan(held_out[0]).all(axis=0)
-    cols = np.flatnonzero(full & (copy_of == np.arange(D)))
-    if cols.size < 2:
-        return out
-    z = -ndtri(np.clip(0.5 * (lo[listed][:, cols] + hi[listed][:, cols]), 1e-12, 1 - 1e-12))
-    r = np.corrcoef(z, rowvar=False)
-    return _linked(r >= NEAR_COPY, cols, copy_of)
-
-
-def _single_linkage(link: np.ndarray) -> np.ndarray:
-    """Each item's group (the index of the group's first item) by single linkage over ``link``
-    (n, n; bool, read above the diagonal)."""
-    n = link.shape[0]
-    group = np.arange(n)
-    for a in range(n):
-        for b in range(a + 1, n):
-            if link[a, b] and group[a] != group[b]:
-                group[group == group[b]] = group[a]
-    return group
-
-
-def _linked(link: np.ndarray, cols: np.ndarray, copy_of: np.ndarray) -> np.ndarray:
-    """For each of ``copy_of.size`` lists, the first list of its group (-1: alone): the lists
-    ``cols`` grouped by single linkage over ``link`` (bool, one row and column per entry of
-    ``cols``), each group named by its first list; identical copies (``copy_of``) follow their
-    representative."""
-    out = np.full(copy_of.size, -1)
-    group = _single_linkage(link)
-    for a in range(cols.size):
-        members = np.flatnonzero(group == group[a])
-        if members.size > 1:
-            out[cols[a]] = cols[members[0]]
-    for j in range(copy_of.size):
-        if copy_of[j] != j and out[copy_of[j]] >= 0:
-            out[j] = out[copy_of[j]]
-    return out
-
-
-#: Fewest genes two signed tables share for their correlation to make them near copies.
-NEAR_COPY_MIN_GENES = 50
-
-
-def _near_copy_tables(
-    Z: np.ndarray, whole: np.ndarray, copy_of: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """For each signed table, the first table of its group of near copies (-1: none), and its
-    direction relative to that table (+-1): whole tables (none cut to its significant genes)
-    whose z-scores ``Z`` (each read against its own null), over the genes both have (at least
-    :data:`NEAR_COPY_MIN_GENES`), correlate at :data:`NEAR_COPY` or more in absolute value
-    (the correlation of their normal scores, :func:`_rank_scores`: a tool's extreme z-scores
-    do not decide it)
-    (below -NEAR_COPY: one contrast given the other way round), grouped by single linkage as
-    :func:`_near_copies` groups rank lists; tables already merged as identical stay with
-    their group.
-
-    The signed model's correlation of the tables may come as close to 1 as ``EIGEN_FLOOR``
-    (kofs.aggregate.signed): two tools' tables of one comparison are fitted at 0.9998, and the
-    fused evidence ``m' S^-1 z`` then reads mostly the difference between their z-scores,
-    which on real data grows with the effect (the t-to-z conversion, limma's moderation): a
-    tool's artefact the model's constant correlation takes for signal (ALL BCR/ABL vs NEG,
-    limma and Welch: 1,522 calls where each alone makes 183-235)."""
-    D = Z.shape[1]
-    out, orient = np.full(D, -1), np.ones(D)
-    cols = np.flatnonzero(np.asarray(whole, bool) & (copy_of == np.arange(D)))
-    if cols.size < 2:
-        return out, orient
-    block = Z[:, cols]
-    r = np.eye(cols.size)
-    if not np.isnan(block).any():  # every table has every gene: at once
-        if block.shape[0] >= NEAR_COPY_MIN_GENES:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                r = np.corrcoef(_rank_scores(block), rowvar=False)
-            r = np.where(np.isfinite(r), r, 0.0)  # (a table of one z-score throughout)
-    else:
-        for a in range(cols.size):
-            for b in range(a + 1, cols.size):
-                both = ~np.isnan(block[:, a]) & ~np.isnan(block[:, b])
-                if both.sum() >= NEAR_COPY_MIN_GENES:
-                    x, y = _rank_scores(block[both][:, [a, b]]).T
-                    if np.std(x) > 0 and np.std(y) > 0:
-                        r[a, b] = r[b, a] = float(np.corrcoef(x, y)[0, 1])
-    out = _linked(np.abs(r) >= NEAR_COPY, cols, copy_of)
-    for a in range(cols.size):
-        if out[cols[a]] >= 0:
-            # its direction: through the chain of near copies that links it to the first
-            # (|r| >= NEAR_COPY along it, so the sign is that of r on each step)
-            members = np.flatnonzero(np.isin(cols, np.flatnonzero(out == out[cols[a]])))
-            orient[cols[a]] = _chain_sign(r, members, int(np.searchsorted(members, a)))
-    for j in range(D):  # identical copies follow their representative
-        if copy_of[j] != j and out[copy_of[j]] >= 0:
-            orient[j] = orient[copy_of[j]]
-    return out, orient
-
-
-def _rank_scores(Z: np.ndarray) -> np.ndarray:
-    """Each column's normal scores of its ranks (ties averaged): the z-scores as two tables'
-    near-copy correlation reads them. A tool's p-values of 0 (an underflow: z 37) or of 1e-40
-    where another's are 1e-6 are the same ranks; their z-scores, correlated as they are, made
-    one extreme gene decide (a single p-value of 0 in one of two near copies: 0.99 -> 0.90,
-    the pair fitted as two tables and their difference read as evidence, FDP 0.36)."""
-    ranks = np.column_stack([tie_averaged_ranks(z) for z in Z.T])
-    return ndtri((ranks - 0.5) / Z.shape[0])
-
-
-def _chain_sign(r: np.ndarray, members: np.ndarray, k: int) -> float:
-    """The sign linking member ``k`` of a single-linkage group to its first member: the
-    product of the correlations' signs along a path of links ``|r| >= NEAR_COPY``."""
-    sign = {0: 1.0}
-    todo = [0]
-    while todo:
-        a = todo.pop()
-        for b in range(members.size):
-            if b not in sign and abs(r[members[a], members[b]]) >= NEAR_COPY:
-                sign[b] = sign[a] * float(np.sign(r[members[a], members[b]]))
-                todo.append(b)
-    return sign.get(k, 1.0)
-
-
 def _mean_z(Z: np.ndarray) -> np.ndarray:
     """Each gene's mean z-score over the tables that have it (NaN: none has it)."""
     seen = ~np.isnan(Z)
@@ -1997,10 +1718,6 @@ def _mean_score_ranks(R: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarr
     z = np.full(R.shape[0], np.nan)
     z[listed] = -ndtri(np.clip(0.5 * (lo[listed] + hi[listed]), 1e-12, 1 - 1e-12)).mean(axis=1)
     return _ranks_of(-z)
-
-
-def _name_list(items: list[str]) -> str:
-    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _normal_scores(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -52,7 +52,7 @@ z`` reads mostly the *difference* of their z-scores -- which on real data grows 
 variances), a tool's artefact that the constant correlation takes for signal (ALL BCR/ABL vs
 NEG: 1,522 calls where each table alone makes 183-235). Whole tables whose z-scores correlate at
 ``NEAR_COPY`` (0.98) or more are therefore fitted as one table before this model sees them
-(:func:`kofs.aggregate.relevance._near_copy_tables`): the mean of their z-scores, each read
+(:func:`kofs.aggregate.sources.near_copy_tables`): the mean of their z-scores, each read
 against its own empirical null, read against its own null in turn, their weight shared. Tables
 less alike whose fitted S is still at least ``SIGNED_ONE_SOURCE`` in absolute value (0.8; a
 t-test's and a Mann-Whitney test's tables of the same samples 0.96; two contrasts sharing a
