@@ -154,6 +154,44 @@ def test_a_table_with_one_raw_p_value_column_is_ranked_by_it(tmp_path):
             one(path)
 
 
+def test_a_table_of_z_scores_is_read_as_its_p_values(tmp_path):
+    """gene + z asked "which column ranks the genes?", and FILE:z:desc was a ranking alone
+    (its scale lost: a ranking says nothing of how many genes are beyond chance). A z-score is
+    N(0, 1) where nothing changed: two-sided p-values with its signs by default, one-sided
+    with :desc / :asc; the fusion of such tables equals that of the same tables given as
+    p-values with fold changes."""
+    from scipy.stats import norm
+
+    path = write(tmp_path / "z.tsv", "gene\tz\nA\t-4\nB\t1\nC\t2.5\nD\t0\n")
+    got = one(path)
+    assert order(got) == ["A", "C", "B", "D"] and got.p_values
+    np.testing.assert_allclose(got.scores, 2 * norm.sf([4, 1, 2.5, 0]))
+    assert list(got.signs) == [-1, 1, 1, 0] and got.sign_column == "z"
+    assert "z as two-sided p-values" in got.describe()
+    up = one(path + ":z:desc")
+    assert order(up) == ["C", "B", "D", "A"] and up.p_values and up.signs is None
+    np.testing.assert_allclose(up.scores, norm.sf([-4, 1, 2.5, 0]))
+    down = one(path + ":z:asc")
+    assert order(down) == ["A", "D", "B", "C"] and down.signs is None
+    assert order(one(path + ":z")) == ["A", "C", "B", "D"]  # named without a direction
+    # beside a p-value column the p-values rank and the z-scores sign
+    both = write(tmp_path / "b.tsv", "gene\tz\tpvalue\nA\t-2\t0.04\nB\t1\t0.3\n")
+    assert one(both).sign_column == "z" and "pvalue ascending" in one(both).describe()
+    rng = np.random.default_rng(3)
+    genes = [f"G{i}" for i in range(1500)]
+    z_tables, p_tables = [], []
+    for _ in range(2):
+        z = rng.normal(size=1500) + np.r_[np.full(60, 3.5), np.zeros(1440)] * rng.choice(
+            [-1, 1], 1500
+        )
+        z_tables.append(pd.DataFrame({"gene": genes, "z": z}))
+        p_tables.append(pd.DataFrame({"gene": genes, "logFC": z, "P.Value": 2 * norm.sf(abs(z))}))
+    fz = aggregate_lists(z_tables).to_frame(lists=False)
+    fp = aggregate_lists(p_tables).to_frame(lists=False)
+    np.testing.assert_allclose(fz["q_value"], fp["q_value"].reindex(fz.index), atol=1e-12)
+    assert (fz["q_value"] <= 0.10).sum() > 20
+
+
 def test_a_list_behind_a_closed_folder_is_not_called_missing(tmp_path, monkeypatch):
     # os.path.exists says False behind a folder the user may not enter: say why
     closed = tmp_path / "closed"

@@ -113,7 +113,8 @@ def aggregate_cmd(ctx: click.Context, lists: tuple[str, ...], **opts) -> None:
 
     Each LIST is [NAME=]FILE[:COLUMN[:asc|desc|abs]]: one gene per line in rank order (a
     top-k list); a table with a gene column and the named score column (a table with one raw
-    p-value column is ranked by it, ascending, unnamed); a limma topTable,
+    p-value column is ranked by it, ascending, unnamed; a column of z-scores, z or zscore, is
+    read as two-sided p-values signed by the z, :desc or :asc one-sided); a limma topTable,
     DESeq2 results, edgeR topTags or Seurat FindMarkers table (ranked by p-value, ascending;
     signed by its fold change) or a MAGeCK gene
     summary (neg|rank; --mageck-side pos for positive selection), recognised by their

@@ -343,6 +343,9 @@ _RAW_P = re.compile(
 _FC_LIKE = re.compile(
     r"^(.*[|._ ])?(log2?fc|log2?[._ ]?fold[._ ]?change|lfc|fold[._ ]?change|fc)$", re.IGNORECASE
 )
+#: A column of z-scores (N(0, 1) for a gene where nothing changed): read as p-values, two-sided
+#: with their signs by default (:func:`_z_as_p_values`).
+_Z_LIKE = re.compile(r"^(.*[|._ ])?(z|zscore|z[._ -]score|z[._ -]?value|zval)$", re.IGNORECASE)
 # other numeric columns of the recognised tools' tables
 _TOOL_NUMBERS = {
     "DESeq2 results": ("baseMean", "lfcSE", "stat"),
@@ -779,6 +782,9 @@ def _from_columns(
     elif len(raw := [h for i, h in enumerate(header) if i != gi and _RAW_P.match(h.strip())]) == 1:
         # one raw p-value column (gene, pvalue[, log2FC, padj, ...]): what else would rank them
         column, direction = raw[0], spec.direction or "asc"
+    elif len(zs := [h for i, h in enumerate(header) if i != gi and _Z_LIKE.match(h.strip())]) == 1:
+        # one z-score column and no p-value column: two-sided, its sign the direction
+        column, direction = zs[0], spec.direction or "abs"
     else:
         # RobustRankAggreg's aggregateRanks table (Name, Score: its corrected rho, smallest
         # first) is not taken so unasked: a Name/Score table of another tool may rank the
@@ -798,8 +804,8 @@ def _from_columns(
     if ci == gi:
         raise ParameterError(f"column {column!r} holds the gene ids, not scores", path=path)
     _refuse_several_groups(header, columns, (gi, ci), path)
-    if direction is None:
-        direction = _guess_direction(column, path)
+    if direction is None:  # (a z-score's default: two-sided)
+        direction = "abs" if _Z_LIKE.match(column.strip()) else _guess_direction(column, path)
     elif direction == "desc" and _ASCENDING_NAMES.match(column.strip()):
         log.warning(
             "%s: column %r is ranked descending, as asked: the largest p-values (the least "
@@ -852,13 +858,22 @@ def _from_columns(
             other = [str(v).strip() for v in columns[k]]
             numbers = _numbers(other, h, path, lines, hint)
             _check_statistic(numbers, h, path, lines, other, hint)
+    z_signs = None
+    ranked_by = f"{column} {_words(direction)}"
+    if _Z_LIKE.match(column.strip()):
+        values, z_signs, ranked_by = _z_as_p_values(values, direction, column)
+        direction = "asc"
     scores, hib = _scored(values, direction)
     if np.isnan(scores).all():
         raise InputError(f"column {column!r} has no numbers", path=path)
     rows = _best_row_index(genes, scores, hib, path)
-    p_values = direction == "asc" and bool(_RAW_P.match(column))
+    p_values = direction == "asc" and bool(_RAW_P.match(column) or _Z_LIKE.match(column.strip()))
     signs, sign_column = None, None
-    si = _effect_column(header, kind, exclude=(gi, ci)) if p_values else None
+    if z_signs is not None:
+        signs, sign_column = z_signs[rows], column
+    si = _effect_column(header, kind, exclude=(gi, ci)) if p_values and z_signs is None else None
+    if _Z_LIKE.match(column.strip()):
+        si = None  # (a one-sided reading has no direction to read: its side is the reading)
     if si is not None:  # the effects' signs, for the signed reading of two-sided p-values
         try:
             effect = _numbers([str(v).strip() for v in columns[si]], header[si], path, lines, hint)
@@ -881,9 +896,27 @@ def _from_columns(
                 signs, sign_column = np.sign(effect)[rows], header[si]
     return RankedGeneList(
         name, tuple(genes[i] for i in rows), scores[rows], hib, kind,
-        f"{column} {_words(direction)}", path, gene_col, len(genes), len(genes) - len(rows),
+        ranked_by, path, gene_col, len(genes), len(genes) - len(rows),
         frozenset(used), p_values=p_values, signs=signs, sign_column=sign_column,
     )  # fmt: skip
+
+
+def _z_as_p_values(
+    z: np.ndarray, direction: str, column: str
+) -> tuple[np.ndarray, np.ndarray | None, str]:
+    """A z-score column's p-values, its signs (None: one-sided) and how the list is ranked:
+    ``abs`` (the default) two-sided, ``2 Q(|z|)``, each gene's direction the sign of its z (a
+    signed table, :mod:`kofs.aggregate.signed`); ``desc`` one-sided for large z, ``Q(z)``;
+    ``asc`` one-sided for small z, ``Q(-z)`` (``Q`` the upper normal tail). A z-score is N(0, 1)
+    for a gene where nothing changed, so its p-value is calibrated as a test's is: read as a
+    ranking alone, a list of z-scores says nothing of how many of its genes are beyond chance."""
+    from scipy.special import ndtr
+
+    if direction == "abs":
+        return 2.0 * ndtr(-np.abs(z)), np.sign(z), f"{column} as two-sided p-values"
+    side = "large" if direction == "desc" else "small"
+    p = ndtr(-z) if direction == "desc" else ndtr(z)
+    return p, None, f"{column} as one-sided p-values ({side} z first)"
 
 
 #: The effect column that signs a tool's two-sided p-values.
