@@ -28,7 +28,7 @@ import numpy as np
 from scipy.special import expit, log_ndtr, ndtr, ndtri, ndtri_exp, stdtrit
 
 from kofs._compute.ranks import tie_averaged_ranks
-from kofs.aggregate.empirical_null import list_nulls, recalibrated, signed_null
+from kofs.aggregate.empirical_null import MIN_GENES, list_nulls, recalibrated, signed_null
 from kofs.aggregate.envelope import fit_envelope
 from kofs.aggregate.intervals import TieBlocks, observation_intervals
 from kofs.aggregate.posterior import (
@@ -55,9 +55,11 @@ from kofs.aggregate.reversed import (
 from kofs.aggregate.signed import (
     Censored,
     SignedFit,
+    correlation_evidence,
     fit_signed,
     half_sample_refits,
     integrated_posterior,
+    polished,
     signed_test,
     signed_weights,
     signed_z,
@@ -700,10 +702,21 @@ def posterior_aggregate(
                 known_null=known_null,
             )
             pre = prepared.fit
+            noise = None
+            if prepared.censored is not None:
+                # (a cut table's: the likelihood's maximum, its null spread profiled)
+                noise = _cut_noise(
+                    prepared,
+                    null_p[:, data_cols],
+                    np.asarray(effect_signs)[:, data_cols],
+                    below,
+                    max_prior=max_prior,
+                    empirical_null=bool(emp[data_cols].all()),
+                )
             groups = [
                 g
                 for g in noise_sources(
-                    _shared_noise(prepared, null_p[:, data_cols]), SIGNED_ONE_SOURCE
+                    _shared_noise(prepared, null_p[:, data_cols], noise), SIGNED_ONE_SOURCE
                 )
                 if len(g) > 1
             ]
@@ -728,7 +741,9 @@ def posterior_aggregate(
                     )
 
                 several = [order(g) for g in groups]
-                source_of, named, notice = sources_named(several, data_cols, names, pre.correlation)
+                source_of, named, notice = sources_named(
+                    several, data_cols, names, pre.correlation if noise is None else noise
+                )
                 notices.append(notice)
                 log.warning("%s", notices[-1])
                 notes.update({names[j]: source_note(names[r]) for j, r in source_of.items()})
@@ -1361,26 +1376,128 @@ def _signed_problem(
             todo = np.isnan(delta) | np.isnan(sigma)
             if todo.any():
                 delta[todo], sigma[todo] = signed_null(Z[:, todo])
-    Z = _tail_compressed((Z - delta) / sigma)
-    censored = None
-    if below.any():
-        # the cut's z on the table's scale: |z| <= Q^-1(p_max / 2) before centring and scaling
-        cut_tables = below.any(axis=0)
-        p_max = np.ones(D)
-        p_max[cut_tables] = np.nanmax(null_p[:, cut_tables], axis=0)
-        # (a table whose p-values reach 1 has its genes below it at z ~ 0: a width of
-        # 2 * MIN_CUT keeps their censored probability a number, not 0 / 0)
-        cut = np.maximum(-ndtri(np.clip(p_max, 1e-300, 1.0) / 2.0), MIN_CUT)
-        censored = Censored(
-            below,
-            _tail_compressed((-cut - delta) / sigma),
-            _tail_compressed((cut - delta) / sigma),
-        )
+    Z, censored = _read_tables(Z, delta, sigma, null_p, below)
     fit = fit_signed(Z, X, center, scale, max_prior=max_prior, censored=censored)
     return _SignedProblem(Z, X, center, scale, censored, delta, sigma, fit)
 
 
-def _shared_noise(prepared: _SignedProblem, null_p: np.ndarray) -> np.ndarray:
+def _read_tables(
+    Z: np.ndarray, delta: np.ndarray, sigma: np.ndarray, null_p: np.ndarray, below: np.ndarray
+) -> tuple[np.ndarray, Censored | None]:
+    """The signed z-scores ``Z`` read against the nulls ``(delta, sigma)`` and the genes below
+    cut tables' cuts censored at the cut's z so read (None: no cut table)."""
+    Zs = _tail_compressed((Z - delta) / sigma)
+    if not below.any():
+        return Zs, None
+    # the cut's z on the table's scale: |z| <= Q^-1(p_max / 2) before centring and scaling
+    cut_tables = below.any(axis=0)
+    p_max = np.ones(Z.shape[1])
+    p_max[cut_tables] = np.nanmax(null_p[:, cut_tables], axis=0)
+    # (a table whose p-values reach 1 has its genes below it at z ~ 0: a width of
+    # 2 * MIN_CUT keeps their censored probability a number, not 0 / 0)
+    cut = np.maximum(-ndtri(np.clip(p_max, 1e-300, 1.0) / 2.0), MIN_CUT)
+    return Zs, Censored(
+        below, _tail_compressed((-cut - delta) / sigma), _tail_compressed((cut - delta) / sigma)
+    )
+
+
+#: The null spreads over which a cut table's is profiled for the tables' shared noise
+#: (:func:`_cut_noise`).
+CUT_SPREAD_GRID = tuple(float(2.0 ** (k / 4)) for k in range(9))
+#: The profile stops once the likelihood has fallen this many times in a row.
+CUT_SPREAD_FALLS = 2
+#: A cut table and another are one source when their correlation is above
+#: :data:`SIGNED_ONE_SOURCE` by at least this much log-likelihood (nats; a one-sided
+#: likelihood-ratio test at 5 %: chi-square(1) 0.90 quantile / 2).
+ONE_SOURCE_EVIDENCE = 1.35
+
+
+def _cut_noise(
+    prepared: _SignedProblem,
+    null_p: np.ndarray,
+    signs: np.ndarray,
+    below: np.ndarray,
+    *,
+    max_prior: float,
+    empirical_null: bool,
+) -> np.ndarray:
+    """The tables' correlation S beyond the changed genes when some are cut, for
+    :func:`_shared_noise`: the likelihood's maximum (:func:`polished`), each cut table's null
+    spread profiled over :data:`CUT_SPREAD_GRID` with the empirical null (module docstring of
+    :mod:`kofs.aggregate.signed`, "Censored tables")."""
+    S_em = np.array(prepared.fit.correlation, dtype=np.float64)
+    cut = below.any(axis=0)
+    pairs = cut[:, None] | cut[None, :]
+    np.fill_diagonal(pairs, False)
+    if not (pairs & (np.abs(S_em) < SIGNED_ONE_SOURCE)).any():
+        return S_em  # every pair with a cut table one source already
+    Zraw = signed_z(null_p, signs)
+    X, center, scale = prepared.X, prepared.center, prepared.scale
+    delta, sigma = prepared.delta, np.array(prepared.sigma, dtype=np.float64)
+
+    def fitted(
+        sigma: np.ndarray, start: SignedFit, ratio: np.ndarray
+    ) -> tuple[SignedFit, tuple[np.ndarray, Censored | None]]:
+        """The fit at the spreads ``sigma``, warm-started from ``start`` (its separations
+        scaled by ``ratio``, its spread held)."""
+        Zs, censored = _read_tables(Zraw, delta, sigma, null_p, below)
+        start = replace(start, m=start.m * ratio)
+        fit = fit_signed(Zs, X, center, scale, max_prior=max_prior, censored=censored, start=start)
+        return polished(fit, Zs, X, max_prior=max_prior, censored=censored), (Zs, censored)
+
+    fit = polished(prepared.fit, prepared.Z, X, max_prior=max_prior, censored=prepared.censored)
+    read = (prepared.Z, prepared.censored)
+    listed = (~np.isnan(Zraw)).sum(axis=0)
+    free = below.any(axis=0) & (listed < MIN_GENES) & (sigma == 1.0) & (delta == 0.0)
+    if not empirical_null:
+        free[:] = False
+    for j in np.flatnonzero(free).tolist():
+        z = np.abs(Zraw[~np.isnan(Zraw[:, j]), j])
+        best, falls = (fit.log_likelihood, 1.0, fit, read), 0
+        last = fit
+        for s in CUT_SPREAD_GRID[1:]:
+            ratio = np.ones(sigma.size)
+            ratio[j] = sigma[j] / s
+            sigma[j] = s
+            f, now = fitted(sigma, last, ratio)
+            last = f
+            ll = f.log_likelihood + _spread_jacobian(z, s) - _spread_jacobian(z, 1.0)
+            log.debug("cut table %d: null spread %.3f, log-likelihood %.2f", j, s, ll)
+            if ll > best[0]:
+                best, falls = (ll, s, f, now), 0
+            else:
+                falls += 1
+                if falls == CUT_SPREAD_FALLS:
+                    break
+        _, sigma[j], fit, read = best
+    # the EM's reading, but for a pair with a cut table whose likelihood's maximum is one
+    # source and whose listed genes show it (by ONE_SOURCE_EVIDENCE)
+    S = S_em.copy()
+    for a, b in zip(*np.triu_indices(S.shape[0], 1), strict=True):
+        r = float(fit.correlation[a, b])
+        if not pairs[a, b] or abs(S_em[a, b]) >= SIGNED_ONE_SOURCE or abs(r) < SIGNED_ONE_SOURCE:
+            continue
+        gain = correlation_evidence(
+            fit, read[0], X, (a, b), SIGNED_ONE_SOURCE, max_prior=max_prior, censored=read[1]
+        )
+        log.debug("tables %d, %d: correlation %.3f, %.2f nats above %.2f", a, b, r, gain,
+                  SIGNED_ONE_SOURCE)  # fmt: skip
+        if gain >= ONE_SOURCE_EVIDENCE:
+            S[a, b] = S[b, a] = r
+    log.debug("cut tables: null spreads %s, correlation %s", sigma, S[0])
+    return S
+
+
+def _spread_jacobian(z: np.ndarray, sigma: float) -> float:
+    """``log |d y / d z|`` summed over a table's listed z-scores (absolute values ``z``) read as
+    ``y = tail_compressed(z / sigma)``: the raw z-scores' likelihood is the read ones' plus this."""
+    x = z / sigma
+    return float(-z.size * np.log(sigma) - np.sum(np.log1p(np.maximum(x - Z_TAIL, 0.0))))
+
+
+def _shared_noise(
+    prepared: _SignedProblem, null_p: np.ndarray, correlation: np.ndarray | None = None
+) -> np.ndarray:
     """The signed fit's correlation of the tables beyond the changed genes (D, D), in absolute
     value (a table whose contrast is the other way round shares its noise as much: fitted at
     -0.98 beside its tool's other table, the two were fused and called 178-293 genes at FDP
@@ -1395,7 +1512,9 @@ def _shared_noise(prepared: _SignedProblem, null_p: np.ndarray) -> np.ndarray:
       over the genes some table gives a z-score): too little to read their noise from. A
       tool's table filtered to 40 % of the genes (low counts, NA p-values) beside the other
       tool's full table still shares all of its genes with it."""
-    S = np.abs(np.array(prepared.fit.correlation, dtype=np.float64))
+    S = np.abs(np.array(
+        prepared.fit.correlation if correlation is None else correlation, dtype=np.float64
+    ))  # fmt: skip
     seen = ~np.isnan(prepared.Z)
     cut = np.zeros(S.shape[0], dtype=bool)
     if prepared.censored is not None:
