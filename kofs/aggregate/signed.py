@@ -76,9 +76,9 @@ likelihood's maximum, not at the EM's fixed point: with censored entries the cor
 is no M-step (below), and beside its own whole table, whose empirical null spreads 2.43 (ALL B
 vs T, limma), limma's top 200 stopped at a correlation of 0.15 where the maximum is near 1
 (:func:`polished`: L-BFGS over ``(m, S, beta)`` from the EM's fit). Its null spread is then a
-parameter, profiled over a grid by the likelihood of the raw z-scores (the Jacobian ``-log
-sigma`` and the tail compression's per listed gene; the bounds move with it;
-:func:`kofs.aggregate.relevance._cut_noise`): 2.38 for that table, 0.996 beside its whole table,
+parameter, profiled up a grid from 1 to its first peak by the likelihood of the raw z-scores
+(the Jacobian ``-log sigma`` and the tail compression's per listed gene; the bounds move with
+it; :func:`kofs.aggregate.relevance._cut_noise`): 2.38 for that table, 0.996 beside its whole table,
 one source, 109 calls where the pair fused as two called 229. A cut table's correlation is read
 from its few listed genes, so a pair is one source only when the two tables alone read it above
 the bound by a one-sided likelihood-ratio test (:func:`correlation_evidence`; 7 listed genes of
