@@ -703,10 +703,10 @@ def _wide_null_table(seed: int, genes: int = 3000, relevant: int = 150):
 def test_a_table_with_a_wide_null_and_its_own_top_200_are_one_source():
     """A whole table whose empirical null spreads 2.7 and its own top 200 (``top_k``): the cut
     table, read against N(0, 1), was fitted at a correlation of 0.2 with its whole table (the
-    EM's correlation step with censored entries is no M-step; the likelihood's maximum is near
-    1 once the cut table's null spread is profiled), fused as two tables: 222 calls at FDP 0.37
-    where the whole table alone calls 115 at 0.03 (ALL B vs T, limma: 229 where it calls
-    109)."""
+    EM's correlation step with censored entries is no M-step; the likelihood's maximum is above
+    SIGNED_ONE_SOURCE, and the cut table's listed z-scores are its whole table's), fused as two
+    tables: 222 calls at FDP 0.37 where the whole table alone calls 115 at 0.03 (ALL B vs T,
+    limma: 229 where it calls 109)."""
     z, truth = _wide_null_table(1)
     table = _tables(z[:, None])["t0"]
     res = aggregate_lists({"full": table, "top": table.nsmallest(200, "pvalue")}, top_k=["top"])
@@ -746,6 +746,40 @@ def test_a_cut_tables_correlation_above_the_bound_needs_evidence():
             fit, Z, X, (0, 1), SIGNED_ONE_SOURCE, max_prior=0.5, censored=censored
         )
         assert (gain > 100.0) if not independent else (gain < ONE_SOURCE_EVIDENCE)
+
+
+def test_an_independent_studys_top_200_beside_a_table_of_wide_differences_stays_two_tables():
+    """Two independent studies of one comparison whose genes differ widely beyond the changed
+    ones (a shared spread of 2.2 SD, as ALL B vs T's), the second cut to its top 200: at the
+    likelihood's maximum the pair reads as one source (their shared differences as shared
+    noise, above SIGNED_ONE_SOURCE by some nats; the cut study was left out), but the cut
+    table's listed z-scores are no near copy of the whole table's (0.97 < NEAR_COPY; its own
+    top 200: 1), so the two stay two tables, as they were before the likelihood's maximum was
+    read (ALL B vs T, independent halves: one of six was grouped that was not, 222 -> 0
+    calls)."""
+    from kofs.aggregate.posterior import NEAR_COPY
+    from kofs.aggregate.sources import listed_copy
+
+    rng = np.random.default_rng(2)
+    genes, relevant = 3000, 150
+    truth = np.arange(genes) < relevant
+    shift = np.where(rng.random(genes) < 0.5, -1.0, 1.0) * rng.uniform(6.0, 14.0, genes) * truth
+    wide = 2.2 * rng.normal(size=genes)
+    z = np.column_stack([wide + rng.normal(size=genes) + shift for _ in range(2)])
+    tables = _tables(z)
+    top = tables["t1"].nsmallest(200, "pvalue")
+    cut = z[:, 1].copy()
+    cut[np.abs(cut) < np.sort(np.abs(cut))[-200]] = np.nan
+    assert listed_copy(np.column_stack([z[:, 0], cut])) < NEAR_COPY
+    own = z[:, 0].copy()
+    own[np.abs(own) < np.sort(np.abs(own))[-200]] = np.nan
+    assert listed_copy(np.column_stack([z[:, 0], own])) == pytest.approx(1.0)
+    assert (
+        listed_copy(np.column_stack([z[:, 0], np.where(np.arange(genes) < 40, z[:, 0], np.nan)]))
+        == 0.0
+    )
+    res = aggregate_lists({"whole": tables["t0"], "top": top}, top_k=["top"]).final
+    assert res.diagnostics.get("sources") is None
 
 
 def test_a_cut_table_alone_keeps_the_theoretical_null():

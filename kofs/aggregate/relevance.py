@@ -28,7 +28,7 @@ import numpy as np
 from scipy.special import expit, log_ndtr, ndtr, ndtri, ndtri_exp, stdtrit
 
 from kofs._compute.ranks import tie_averaged_ranks
-from kofs.aggregate.empirical_null import MIN_GENES, list_nulls, recalibrated, signed_null
+from kofs.aggregate.empirical_null import list_nulls, recalibrated, signed_null
 from kofs.aggregate.envelope import fit_envelope
 from kofs.aggregate.intervals import TieBlocks, observation_intervals
 from kofs.aggregate.posterior import (
@@ -67,6 +67,7 @@ from kofs.aggregate.signed import (
 from kofs.aggregate.sources import (
     MAX_CENSORED_PAIRS,
     copy_groups,
+    listed_copy,
     name_list,
     near_copies,
     near_copy_tables,
@@ -704,15 +705,8 @@ def posterior_aggregate(
             pre = prepared.fit
             noise = None
             if prepared.censored is not None:
-                # (a cut table's: the likelihood's maximum, its null spread profiled)
-                noise = _cut_noise(
-                    prepared,
-                    null_p[:, data_cols],
-                    np.asarray(effect_signs)[:, data_cols],
-                    below,
-                    max_prior=max_prior,
-                    empirical_null=bool(emp[data_cols].all()),
-                )
+                # (a cut table's: at the likelihood's maximum, where near copies show it)
+                noise = _cut_noise(prepared, max_prior=max_prior)
             groups = [
                 g
                 for g in noise_sources(
@@ -1376,127 +1370,63 @@ def _signed_problem(
             todo = np.isnan(delta) | np.isnan(sigma)
             if todo.any():
                 delta[todo], sigma[todo] = signed_null(Z[:, todo])
-    Z, censored = _read_tables(Z, delta, sigma, null_p, below)
+    Z = _tail_compressed((Z - delta) / sigma)
+    censored = None
+    if below.any():
+        # the cut's z on the table's scale: |z| <= Q^-1(p_max / 2) before centring and scaling
+        cut_tables = below.any(axis=0)
+        p_max = np.ones(D)
+        p_max[cut_tables] = np.nanmax(null_p[:, cut_tables], axis=0)
+        # (a table whose p-values reach 1 has its genes below it at z ~ 0: a width of
+        # 2 * MIN_CUT keeps their censored probability a number, not 0 / 0)
+        cut = np.maximum(-ndtri(np.clip(p_max, 1e-300, 1.0) / 2.0), MIN_CUT)
+        censored = Censored(
+            below,
+            _tail_compressed((-cut - delta) / sigma),
+            _tail_compressed((cut - delta) / sigma),
+        )
     fit = fit_signed(Z, X, center, scale, max_prior=max_prior, censored=censored)
     return _SignedProblem(Z, X, center, scale, censored, delta, sigma, fit)
 
 
-def _read_tables(
-    Z: np.ndarray, delta: np.ndarray, sigma: np.ndarray, null_p: np.ndarray, below: np.ndarray
-) -> tuple[np.ndarray, Censored | None]:
-    """The signed z-scores ``Z`` read against the nulls ``(delta, sigma)`` and the genes below
-    cut tables' cuts censored at the cut's z so read (None: no cut table)."""
-    Zs = _tail_compressed((Z - delta) / sigma)
-    if not below.any():
-        return Zs, None
-    # the cut's z on the table's scale: |z| <= Q^-1(p_max / 2) before centring and scaling
-    cut_tables = below.any(axis=0)
-    p_max = np.ones(Z.shape[1])
-    p_max[cut_tables] = np.nanmax(null_p[:, cut_tables], axis=0)
-    # (a table whose p-values reach 1 has its genes below it at z ~ 0: a width of
-    # 2 * MIN_CUT keeps their censored probability a number, not 0 / 0)
-    cut = np.maximum(-ndtri(np.clip(p_max, 1e-300, 1.0) / 2.0), MIN_CUT)
-    return Zs, Censored(
-        below, _tail_compressed((-cut - delta) / sigma), _tail_compressed((cut - delta) / sigma)
-    )
-
-
-#: The null spreads over which a cut table's is profiled for the tables' shared noise
-#: (:func:`_cut_noise`).
-CUT_SPREAD_GRID = tuple(float(2.0 ** (k / 4)) for k in range(9))
-#: The profile stops once the likelihood has fallen this many times in a row: from the
-#: theoretical null up to the first peak (ALL B vs T, limma's top 200 beside its whole table:
-#: rising to 2.38, its whole table's 2.43). With 2, the bench's cut rows took 52 s where 1
-#: takes 48 (24 without the profile and the likelihood's maximum), and 3 of 6 independent
-#: halves of B vs T were one source where 2 are (1 before).
-CUT_SPREAD_FALLS = 1
 #: A cut table and another are one source when their correlation is above
 #: :data:`SIGNED_ONE_SOURCE` by at least this much log-likelihood (nats; a one-sided
 #: likelihood-ratio test at 5 %: chi-square(1) 0.90 quantile / 2).
 ONE_SOURCE_EVIDENCE = 1.35
 
 
-def _cut_noise(
-    prepared: _SignedProblem,
-    null_p: np.ndarray,
-    signs: np.ndarray,
-    below: np.ndarray,
-    *,
-    max_prior: float,
-    empirical_null: bool,
-) -> np.ndarray:
+def _cut_noise(prepared: _SignedProblem, *, max_prior: float) -> np.ndarray:
     """The tables' correlation S beyond the changed genes when some are cut, for
-    :func:`_shared_noise`: the likelihood's maximum (:func:`polished`), each cut table's null
-    spread profiled over :data:`CUT_SPREAD_GRID` with the empirical null (module docstring of
-    :mod:`kofs.aggregate.signed`, "Censored tables")."""
+    :func:`_shared_noise`: the EM's, but for a pair with a cut table that is one source at the
+    likelihood's maximum (:func:`polished`, the cut table read against N(0, 1)), whose listed
+    genes show it (:func:`correlation_evidence` at least :data:`ONE_SOURCE_EVIDENCE`) and whose
+    z-scores over the genes both list are a near copy's (:func:`kofs.aggregate.sources.listed_copy` at least
+    :data:`NEAR_COPY`; module docstring of :mod:`kofs.aggregate.signed`, "Censored tables")."""
     S_em = np.array(prepared.fit.correlation, dtype=np.float64)
-    cut = below.any(axis=0)
+    cut = np.asarray(prepared.censored.mask).any(axis=0)
     pairs = cut[:, None] | cut[None, :]
     np.fill_diagonal(pairs, False)
-    if not (pairs & (np.abs(S_em) < SIGNED_ONE_SOURCE)).any():
-        return S_em  # every pair with a cut table one source already
-    Zraw = signed_z(null_p, signs)
-    X, center, scale = prepared.X, prepared.center, prepared.scale
-    delta, sigma = prepared.delta, np.array(prepared.sigma, dtype=np.float64)
-
-    def fitted(
-        sigma: np.ndarray, start: SignedFit, ratio: np.ndarray
-    ) -> tuple[SignedFit, tuple[np.ndarray, Censored | None]]:
-        """The fit at the spreads ``sigma``, warm-started from ``start`` (its separations
-        scaled by ``ratio``, its spread held)."""
-        Zs, censored = _read_tables(Zraw, delta, sigma, null_p, below)
-        start = replace(start, m=start.m * ratio)
-        fit = fit_signed(Zs, X, center, scale, max_prior=max_prior, censored=censored, start=start)
-        return polished(fit, Zs, X, max_prior=max_prior, censored=censored), (Zs, censored)
-
-    fit = polished(prepared.fit, prepared.Z, X, max_prior=max_prior, censored=prepared.censored)
-    read = (prepared.Z, prepared.censored)
-    listed = (~np.isnan(Zraw)).sum(axis=0)
-    free = below.any(axis=0) & (listed < MIN_GENES) & (sigma == 1.0) & (delta == 0.0)
-    if not empirical_null:
-        free[:] = False
-    for j in np.flatnonzero(free).tolist():
-        z = np.abs(Zraw[~np.isnan(Zraw[:, j]), j])
-        best, falls = (fit.log_likelihood, 1.0, fit, read), 0
-        last = fit
-        for s in CUT_SPREAD_GRID[1:]:
-            ratio = np.ones(sigma.size)
-            ratio[j] = sigma[j] / s
-            sigma[j] = s
-            f, now = fitted(sigma, last, ratio)
-            last = f
-            ll = f.log_likelihood + _spread_jacobian(z, s) - _spread_jacobian(z, 1.0)
-            log.debug("cut table %d: null spread %.3f, log-likelihood %.2f", j, s, ll)
-            if ll > best[0]:
-                best, falls = (ll, s, f, now), 0
-            else:
-                falls += 1
-                if falls == CUT_SPREAD_FALLS:
-                    break
-        _, sigma[j], fit, read = best
-    # the EM's reading, but for a pair with a cut table whose likelihood's maximum is one
-    # source and whose listed genes show it (by ONE_SOURCE_EVIDENCE)
+    todo = pairs & (np.abs(S_em) < SIGNED_ONE_SOURCE)
+    for a, b in zip(*np.nonzero(np.triu(todo, 1)), strict=True):
+        if listed_copy(prepared.Z[:, [a, b]]) < NEAR_COPY:
+            todo[a, b] = todo[b, a] = False
+    if not todo.any():
+        return S_em  # no pair with a cut table left to read
+    Z, X, censored = prepared.Z, prepared.X, prepared.censored
+    fit = polished(prepared.fit, Z, X, max_prior=max_prior, censored=censored)
     S = S_em.copy()
-    for a, b in zip(*np.triu_indices(S.shape[0], 1), strict=True):
+    for a, b in zip(*np.nonzero(np.triu(todo, 1)), strict=True):
         r = float(fit.correlation[a, b])
-        if not pairs[a, b] or abs(S_em[a, b]) >= SIGNED_ONE_SOURCE or abs(r) < SIGNED_ONE_SOURCE:
+        if abs(r) < SIGNED_ONE_SOURCE:
             continue
         gain = correlation_evidence(
-            fit, read[0], X, (a, b), SIGNED_ONE_SOURCE, max_prior=max_prior, censored=read[1]
+            fit, Z, X, (a, b), SIGNED_ONE_SOURCE, max_prior=max_prior, censored=censored
         )
         log.debug("tables %d, %d: correlation %.3f, %.2f nats above %.2f", a, b, r, gain,
                   SIGNED_ONE_SOURCE)  # fmt: skip
         if gain >= ONE_SOURCE_EVIDENCE:
             S[a, b] = S[b, a] = r
-    log.debug("cut tables: null spreads %s, correlation %s", sigma, S[0])
     return S
-
-
-def _spread_jacobian(z: np.ndarray, sigma: float) -> float:
-    """``log |d y / d z|`` summed over a table's listed z-scores (absolute values ``z``) read as
-    ``y = tail_compressed(z / sigma)``: the raw z-scores' likelihood is the read ones' plus this."""
-    x = z / sigma
-    return float(-z.size * np.log(sigma) - np.sum(np.log1p(np.maximum(x - Z_TAIL, 0.0))))
 
 
 def _shared_noise(
