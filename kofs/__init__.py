@@ -39,6 +39,7 @@ _EXPORTS = {
     "run": "kofs.pipeline.run",
     "write_result": "kofs.pipeline.write",
     "run_report_html": "kofs.report.run",
+    "aggregate_report_html": "kofs.report.aggregate",
     "RunConfig": "kofs.pipeline.config",
     "read_run_config": "kofs.pipeline.config",
     "RunResult": "kofs.pipeline.result",

@@ -55,6 +55,7 @@ def test_aggregate_writes_the_run_files_and_run_repeats_it(lists):
         "config.resolved.yaml",
         "manifest.json",
         "ranking.tsv",
+        "report.html",
         "weights.tsv",
     ]
     table = pd.read_csv(out / "ranking.tsv", sep="\t", keep_default_na=False)
@@ -593,3 +594,30 @@ def test_a_run_with_inputs_from_standard_input_says_how_to_repeat_it(lists):
     plain = lists / "plain"
     assert run([*base, "-o", str(plain)]).exit_code == 0
     assert "standard input" not in (plain / "config.resolved.yaml").read_text()
+
+
+def test_aggregate_writes_a_report_page_of_the_fusion(lists):
+    # kofs rank wrote report.html and kofs aggregate none: the fusion's per-gene q-values,
+    # weights and notices were in files and the terminal only
+    import kofs
+
+    out = lists / "rep"
+    assert run(["aggregate", *files(lists), "-o", str(out)]).exit_code == 0
+    page = (out / "report.html").read_text()
+    table = pd.read_csv(out / "ranking.tsv", sep="\t")
+    first = str(table.gene[0])
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page
+    assert f">{first}<" in page and "q-value" in page and "rank in each list" in page
+    for name in ("de", "edger", "top"):
+        assert f">{name}<" in page  # the weights table names every list
+    assert "de: DESeq2 results" in page and "Provenance" in page
+    called = int((table["q_value"] <= 0.10).sum())
+    assert f"{called:,} of at most 0.10" in page
+    # the same page from Python, and none with --no-report
+    result = kofs.aggregate_lists(files(lists))
+    assert "rank in each list" in kofs.aggregate_report_html(result, top=5)
+    with pytest.raises(kofs.KofsError, match="must be what kofs.aggregate_lists returns"):
+        kofs.aggregate_report_html(result.final)
+    quiet = lists / "quiet"
+    assert run(["aggregate", *files(lists), "--no-report", "-o", str(quiet)]).exit_code == 0
+    assert not (quiet / "report.html").exists()

@@ -703,14 +703,14 @@ def posterior_aggregate(
                 known_null=known_null,
             )
             pre = prepared.fit
-            noise = None
+            cut_noise: np.ndarray | None = None
             if prepared.censored is not None:
                 # (a cut table's: at the likelihood's maximum, where near copies show it)
-                noise = _cut_noise(prepared, max_prior=max_prior)
+                cut_noise = _cut_noise(prepared, max_prior=max_prior)
             groups = [
                 g
                 for g in noise_sources(
-                    _shared_noise(prepared, null_p[:, data_cols], noise), SIGNED_ONE_SOURCE
+                    _shared_noise(prepared, null_p[:, data_cols], cut_noise), SIGNED_ONE_SOURCE
                 )
                 if len(g) > 1
             ]
@@ -736,7 +736,7 @@ def posterior_aggregate(
 
                 several = [order(g) for g in groups]
                 source_of, named, notice = sources_named(
-                    several, data_cols, names, pre.correlation if noise is None else noise
+                    several, data_cols, names, pre.correlation if cut_noise is None else cut_noise
                 )
                 notices.append(notice)
                 log.warning("%s", notices[-1])
@@ -1403,7 +1403,8 @@ def _cut_noise(prepared: _SignedProblem, *, max_prior: float) -> np.ndarray:
     z-scores over the genes both list are a near copy's (:func:`kofs.aggregate.sources.listed_copy` at least
     :data:`NEAR_COPY`; module docstring of :mod:`kofs.aggregate.signed`, "Censored tables")."""
     S_em = np.array(prepared.fit.correlation, dtype=np.float64)
-    cut = np.asarray(prepared.censored.mask).any(axis=0)
+    assert prepared.censored is not None  # (called where a table is cut)
+    cut = np.asarray(np.asarray(prepared.censored.mask).any(axis=0), dtype=bool)
     pairs = cut[:, None] | cut[None, :]
     np.fill_diagonal(pairs, False)
     todo = pairs & (np.abs(S_em) < SIGNED_ONE_SOURCE)

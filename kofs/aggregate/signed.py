@@ -954,7 +954,7 @@ def polished(
     D, P = len(fit.m), len(fit.beta)
     il = np.tril_indices(D, -1)
 
-    def unpack(x: np.ndarray):
+    def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         L = np.eye(D)
         L[il] = x[D + P :]
         L /= np.linalg.norm(L, axis=1)[:, None]
@@ -1008,7 +1008,7 @@ def correlation_evidence(
         """The largest log-likelihood with the correlation at r (None: free) and the
         correlation there."""
 
-        def unpack(x: np.ndarray):
+        def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             rr = float(np.tanh(x[-1])) if r is None else r
             S = _corr_matrix(np.array([rr]), 2, EIGEN_FLOOR)
             return np.clip(x[:2], -M_MAX, M_MAX), S, design._cap(x[2 : 2 + P])

@@ -51,12 +51,13 @@ def execute(specs: list[ListSpec], config: AggregateListsConfig, *, named: bool 
         "relevant_genes": config.relevant_genes,
         "universe": universe_file,
     }
-    written = write_run(
-        result,
-        out,
-        manifest_data=aggregate_manifest(result, inputs=inputs, extra={"config": resolved}),
-        extra_files={"config.resolved.yaml": dump_resolved(resolved)},
-    )
+    manifest = aggregate_manifest(result, inputs=inputs, extra={"config": resolved})
+    extra_files = {"config.resolved.yaml": dump_resolved(resolved)}
+    if out != "-" and not config.no_report:
+        from kofs.report.aggregate import aggregate_report_html
+
+        extra_files["report.html"] = aggregate_report_html(result, manifest=manifest)
+    written = write_run(result, out, manifest_data=manifest, extra_files=extra_files)
     for s in result.sources:
         echo(f"kofs: list {s.describe()}")
     shown = summary_shown(config.top)
@@ -128,8 +129,10 @@ def aggregate_cmd(ctx: click.Context, lists: tuple[str, ...], **opts) -> None:
     Writes OUTDIR/ranking.tsv (gene, rank, score, the method's statistics -- posterior, lfdr,
     q_value, data_posterior for posterior; p_value, q_value for RRA; stuart_q for Stuart --
     then rank:<list> and score:<list>, NA where a list lacks the gene),
-    OUTDIR/weights.tsv (weighted methods), OUTDIR/manifest.json and
-    OUTDIR/config.resolved.yaml (`kofs run` repeats the run with it).
+    OUTDIR/weights.tsv (weighted methods), OUTDIR/report.html (the fusion on one offline page:
+    top genes with their q-values, the weights in plain words, agreement, how each list was
+    read; --no-report: none), OUTDIR/manifest.json and OUTDIR/config.resolved.yaml (`kofs run`
+    repeats the run with it).
     """
     from kofs.io.gene_lists import parse_list_spec
     from kofs.pipeline.user_lists_config import AggregateListsConfig

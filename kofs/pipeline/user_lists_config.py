@@ -129,6 +129,12 @@ class AggregateListsConfig:
     top: int = opt(
         "top", "int", 10, low=0, high=TOP_MAX, help="Genes shown in the terminal summary."
     )
+    no_report: bool = opt(
+        "no_report",
+        "bool",
+        False,
+        help="Do not write OUTDIR/report.html (the fusion's self-contained HTML report).",
+    )
 
     @classmethod
     def from_mapping(
