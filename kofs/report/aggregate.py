@@ -16,16 +16,14 @@ from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
-import numpy as np
-
 from kofs.errors import ParameterError, checked_keywords
 from kofs.report.html import esc, gene_link, page, provenance_html
 from kofs.report.run import (
-    ANSWER_Q_LEVELS,
     _agreement,
     _notices,
     _top_genes,
     _weights,
+    answer_line,
 )
 
 log = logging.getLogger(__name__)
@@ -33,20 +31,8 @@ log = logging.getLogger(__name__)
 
 def _answer(final: Any, fusion: Any, n_lists: int, k: int = 5) -> str:
     top = [str(gene_link(final.genes[i], None)) for i in final.order()[:k]]
-    sig = ""
-    if "q_value" in final.statistics:
-        qv = np.asarray(final.statistics["q_value"])
-        n05, n10 = (int(np.sum(qv <= level)) for level in ANSWER_Q_LEVELS)
-        sig = f" {n05:,} genes have a q-value of at most 0.05, {n10:,} of at most 0.10."
-    return (
-        "<p class='answer' id='answer'><b>Top genes:</b> "
-        + ", ".join(top)
-        + f". Fused from {n_lists:,} lists over {len(final.genes):,} genes by "
-        + esc(fusion.summary)
-        + "."
-        + sig
-        + "</p>"
-    )
+    what = f"Fused from {n_lists:,} lists over {len(final.genes):,} genes"
+    return answer_line(top, what, final, fusion)
 
 
 def _sources(result: Any) -> str:

@@ -265,18 +265,25 @@ def _answer(result: Any, labels: Any, effects: Sequence[Any], fusion: Any, k: in
         items.append(text)
     expr = result.expression
     unit = _unit(expr)
-    q = next((k for k in ("q_value",) if k in final.statistics), None)
+    return answer_line(
+        items, f"Ranked among {expr.n_genes:,} genes of {expr.n_samples:,} {unit}", final, fusion
+    )
+
+
+def answer_line(items: Sequence[str], what: str, final: Any, fusion: Any) -> str:
+    """The page's answer: the top genes (``items``, HTML), what was ranked and how, and how
+    many genes are at q <= 0.05 and 0.10 where the fusion gives q-values."""
     sig = ""
-    if q is not None:
+    if "q_value" in final.statistics:
         # both levels, each named: the fusion's notices speak of q <= 0.10 (the level its
         # checks were benchmarked at), a reader's cut is often 0.05
-        qv = np.asarray(final.statistics[q])
+        qv = np.asarray(final.statistics["q_value"])
         n05, n10 = (int(np.sum(qv <= level)) for level in ANSWER_Q_LEVELS)
         sig = f" {n05:,} genes have a q-value of at most 0.05, {n10:,} of at most 0.10."
     return (
         "<p class='answer' id='answer'><b>Top genes:</b> "
         + ", ".join(items)
-        + f". Ranked among {expr.n_genes:,} genes of {expr.n_samples:,} {unit} by "
+        + f". {what} by "
         + esc(fusion.summary)
         + "."
         + sig
