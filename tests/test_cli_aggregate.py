@@ -621,3 +621,22 @@ def test_aggregate_writes_a_report_page_of_the_fusion(lists):
     quiet = lists / "quiet"
     assert run(["aggregate", *files(lists), "--no-report", "-o", str(quiet)]).exit_code == 0
     assert not (quiet / "report.html").exists()
+
+
+def test_aggregate_report_reads_top_five_percent_of_the_universe(tmp_path):
+    # two top-k lists of 40 and 60 genes with --universe 20000: 'lists agreeing' counted the
+    # lists ranking a gene in the top 5 % of the 60 listed genes (3), so a gene at rank 11 of
+    # 20,000 was 'agreed' by no list; and a manifest not a dict failed with an AttributeError
+    import kofs
+
+    (tmp_path / "a.txt").write_text("\n".join(f"G{i}" for i in range(40)) + "\n")
+    (tmp_path / "b.txt").write_text("\n".join(f"G{i}" for i in range(60)) + "\n")
+    result = kofs.aggregate_lists([str(tmp_path / "a.txt"), str(tmp_path / "b.txt")],
+                                  universe=20000)  # fmt: skip
+    page = kofs.aggregate_report_html(result)
+    assert "top 5% (1,000 genes)" in page and "2 of 2" in page
+    assert "of a universe of 20,000" in page
+    with pytest.raises(kofs.KofsError, match="manifest must be a mapping"):
+        kofs.aggregate_report_html(result, manifest="manifest.json")
+    one = kofs.aggregate_lists([str(tmp_path / "b.txt")])
+    assert "Fused from 1 list over" in kofs.aggregate_report_html(one)

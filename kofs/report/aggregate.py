@@ -29,9 +29,13 @@ from kofs.report.run import (
 log = logging.getLogger(__name__)
 
 
-def _answer(final: Any, fusion: Any, n_lists: int, k: int = 5) -> str:
+def _answer(final: Any, fusion: Any, n_lists: int, universe: int, k: int = 5) -> str:
     top = [str(gene_link(final.genes[i], None)) for i in final.order()[:k]]
-    what = f"Fused from {n_lists:,} lists over {len(final.genes):,} genes"
+    what = (
+        f"Fused from {n_lists:,} list{'s' if n_lists != 1 else ''} over {len(final.genes):,} genes"
+    )
+    if universe > len(final.genes):
+        what += f" (of a universe of {universe:,})"
     return answer_line(top, what, final, fusion)
 
 
@@ -86,16 +90,26 @@ def aggregate_report_html(
             f"{result!r:.40} of type {type(result).__name__}"
         )
     count_argument(top, "aggregate_report_html: top")
+    if manifest is not None and not isinstance(manifest, Mapping):
+        raise ParameterError(
+            "aggregate_report_html: manifest must be a mapping (manifest.json read as a dict) "
+            f"or None, got {manifest!r:.40} of type {type(manifest).__name__}"
+        )
     t0 = time.perf_counter()
     final = result.final
     fusion = describe_fusion(final)
     # the ranking run's sections read a run's result: a view of this one without a matrix
     view = SimpleNamespace(
-        final=final, lists=result.lists, symbols=None, expression=None, evidence=None
+        final=final,
+        lists=result.lists,
+        symbols=None,
+        expression=None,
+        evidence=None,
+        universe=getattr(result, "universe", None),
     )
     L = len(final.list_names)
     title = title or f"Fused ranking of {L} list{'s' if L != 1 else ''}"
-    body = [_answer(final, fusion, L), _notices(fusion)]
+    body = [_answer(final, fusion, L, int(getattr(result, "universe", 0) or 0)), _notices(fusion)]
     body.append(
         "<nav><a href='#top-genes'>top genes</a><a href='#weights'>weights</a>"
         "<a href='#agreement'>agreement</a><a href='#lists'>lists</a>"

@@ -160,8 +160,10 @@ def _top_genes(result: Any, top: int, labels: Any, fusion: Any) -> tuple[str, li
     )
     L = len(final.list_names)
     unit = _unit(result.expression)
+    # (a fusion of lists with a universe larger than their genes: its top 5 % is of the
+    # universe, whose genes no list holds below every list)
     m = len(final.genes)
-    cut = max(1, int(np.ceil(0.05 * m)))
+    cut = max(1, int(np.ceil(0.05 * max(m, int(getattr(result, "universe", 0) or 0)))))
     stats = [(k, title) for k, title, _ in fusion.statistics][:3]
     cols = ["rank", "gene"]
     if labels is not None:
