@@ -640,3 +640,12 @@ def test_aggregate_report_reads_top_five_percent_of_the_universe(tmp_path):
         kofs.aggregate_report_html(result, manifest="manifest.json")
     one = kofs.aggregate_lists([str(tmp_path / "b.txt")])
     assert "Fused from 1 list over" in kofs.aggregate_report_html(one)
+
+
+def test_a_z_table_of_zeros_is_said_to_be_read_as_p_values_of_1(tmp_path):
+    # every z 0: 'all its 8 scores are 1' spoke of scores the file does not hold (its z are 0,
+    # read as two-sided p-values of 1)
+    (tmp_path / "z0.tsv").write_text("gene\tz\n" + "".join(f"G{i}\t0\n" for i in range(8)))
+    r = CliRunner().invoke(main, ["aggregate", str(tmp_path / "z0.tsv"), "-o", "-"])
+    assert r.exit_code == 2 and "Traceback" not in r.stderr
+    assert "all its 8 scores (z as two-sided p-values) are 1" in r.stderr

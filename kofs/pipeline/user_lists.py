@@ -132,9 +132,15 @@ def _check_flat(sources: Sequence[RankedGeneList]) -> None:
     list does, else a warning naming it (fused, it ties all its genes)."""
     flat = [s for s in sources if _flat(s)]
     for s in flat:
+        # (a z-score table's scores are its p-values: all z 0 read as p-values of 1)
+        read = (
+            f" ({s.ranked_by})"
+            if " as one-sided " in s.ranked_by or " as two-sided " in s.ranked_by
+            else ""
+        )
         what = (
-            f"list {s.name!r}: all its {len(s.scores)} scores are {float(s.scores[0]):g}, so "
-            "it carries no ranking information"
+            f"list {s.name!r}: all its {len(s.scores)} scores{read} are "
+            f"{float(s.scores[0]):g}, so it carries no ranking information"
         )
         if len(flat) == len(sources):
             raise InputError(
