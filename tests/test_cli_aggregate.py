@@ -639,7 +639,7 @@ def test_aggregate_report_reads_top_five_percent_of_the_universe(tmp_path):
     with pytest.raises(kofs.KofsError, match="manifest must be a mapping"):
         kofs.aggregate_report_html(result, manifest="manifest.json")
     one = kofs.aggregate_lists([str(tmp_path / "b.txt")])
-    assert "Fused from 1 list over" in kofs.aggregate_report_html(one)
+    assert "Ranked among 60 genes by one ranked list" in kofs.aggregate_report_html(one)
 
 
 def test_a_z_table_of_zeros_is_said_to_be_read_as_p_values_of_1(tmp_path):

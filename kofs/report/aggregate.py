@@ -29,11 +29,10 @@ from kofs.report.run import (
 log = logging.getLogger(__name__)
 
 
-def _answer(final: Any, fusion: Any, n_lists: int, universe: int, k: int = 5) -> str:
+def _answer(final: Any, fusion: Any, universe: int, k: int = 5) -> str:
     top = [str(gene_link(final.genes[i], None)) for i in final.order()[:k]]
-    what = (
-        f"Fused from {n_lists:,} list{'s' if n_lists != 1 else ''} over {len(final.genes):,} genes"
-    )
+    # (the fusion's summary names the lists: "3 ranked lists fused by posterior")
+    what = f"Ranked among {len(final.genes):,} genes"
     if universe > len(final.genes):
         what += f" (of a universe of {universe:,})"
     return answer_line(top, what, final, fusion)
@@ -109,7 +108,7 @@ def aggregate_report_html(
     )
     L = len(final.list_names)
     title = title or f"Fused ranking of {L} list{'s' if L != 1 else ''}"
-    body = [_answer(final, fusion, L, int(getattr(result, "universe", 0) or 0)), _notices(fusion)]
+    body = [_answer(final, fusion, int(getattr(result, "universe", 0) or 0)), _notices(fusion)]
     body.append(
         "<nav><a href='#top-genes'>top genes</a><a href='#weights'>weights</a>"
         "<a href='#agreement'>agreement</a><a href='#lists'>lists</a>"
