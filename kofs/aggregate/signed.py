@@ -850,20 +850,30 @@ def _null_correlation(pat: _Patterns, start: np.ndarray) -> float:
     D = start.shape[0]
     if D < 2:
         return pat.terms(np.zeros(D), np.eye(D), 0.0).ld0
-    il = np.tril_indices(D, -1)
-
-    def corr(x: np.ndarray) -> np.ndarray:
-        L = np.eye(D)
-        L[il] = x
-        L /= np.linalg.norm(L, axis=1)[:, None]
-        return _corr_matrix(np.clip((L @ L.T)[_offdiag(D)], -1.0, 1.0), D, EIGEN_FLOOR)
 
     def nll(x: np.ndarray) -> float:
-        return -pat.terms(np.zeros(D), corr(x), 0.0).ld0
+        return -pat.terms(np.zeros(D), _from_cholesky_rows(x, D), 0.0).ld0
 
-    L = np.linalg.cholesky(start)
-    res = minimize(nll, (L / np.diag(L)[:, None])[il], method="L-BFGS-B")
-    return -min(float(res.fun), nll((L / np.diag(L)[:, None])[il]))
+    x0 = _cholesky_rows(start)
+    res = minimize(nll, x0, method="L-BFGS-B")
+    return -min(float(res.fun), nll(x0))
+
+
+def _cholesky_rows(S: np.ndarray) -> np.ndarray:
+    """A correlation matrix's free parameters: the below-diagonal entries of its Cholesky
+    factor, each row divided by its diagonal entry (:func:`_from_cholesky_rows` inverts it)."""
+    L = np.linalg.cholesky(S)
+    return (L / np.diag(L)[:, None])[np.tril_indices(S.shape[0], -1)]
+
+
+def _from_cholesky_rows(x: np.ndarray, D: int) -> np.ndarray:
+    """The correlation matrix of the parameters ``x`` (:func:`_cholesky_rows`): the factor's
+    rows ``(x, 1)`` normalised, so any ``x`` gives one (eigenvalues floored at
+    :data:`EIGEN_FLOOR`)."""
+    L = np.eye(D)
+    L[np.tril_indices(D, -1)] = x
+    L /= np.linalg.norm(L, axis=1)[:, None]
+    return _corr_matrix(np.clip((L @ L.T)[_offdiag(D)], -1.0, 1.0), D, EIGEN_FLOOR)
 
 
 def half_sample_refits(
@@ -952,22 +962,17 @@ def polished(
         return fit
     design = PriorDesign(np.asarray(X, dtype=np.float64), np.ones(Z.shape[0]), max_prior)
     D, P = len(fit.m), len(fit.beta)
-    il = np.tril_indices(D, -1)
 
     def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        L = np.eye(D)
-        L[il] = x[D + P :]
-        L /= np.linalg.norm(L, axis=1)[:, None]
-        S = _corr_matrix(np.clip((L @ L.T)[_offdiag(D)], -1.0, 1.0), D, EIGEN_FLOOR)
+        S = _from_cholesky_rows(x[D + P :], D)
         return np.clip(x[:D], -M_MAX, M_MAX), S, design._cap(x[D : D + P])
 
     def nll(x: np.ndarray) -> float:
         ll = _evaluate(pat, design, *unpack(x), fit.spread)[2]
         return -ll if np.isfinite(ll) else np.inf
 
-    L = np.linalg.cholesky(fit.correlation)
-    res = minimize(nll, np.concatenate([fit.m, fit.beta, (L / np.diag(L)[:, None])[il]]),
-                   method="L-BFGS-B")  # fmt: skip
+    start = np.concatenate([fit.m, fit.beta, _cholesky_rows(fit.correlation)])
+    res = minimize(nll, start, method="L-BFGS-B")
     if not np.isfinite(res.fun) or -float(res.fun) <= fit.log_likelihood:
         return fit
     m, S, beta = unpack(res.x)

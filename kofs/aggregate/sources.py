@@ -268,11 +268,7 @@ def near_copy_tables(
     else:
         for a in range(cols.size):
             for b in range(a + 1, cols.size):
-                both = ~np.isnan(block[:, a]) & ~np.isnan(block[:, b])
-                if both.sum() >= NEAR_COPY_MIN_GENES:
-                    x, y = _rank_scores(block[both][:, [a, b]]).T
-                    if np.std(x) > 0 and np.std(y) > 0:
-                        r[a, b] = r[b, a] = float(np.corrcoef(x, y)[0, 1])
+                r[a, b] = r[b, a] = _shared_rank_correlation(block[:, [a, b]])
     out = _linked(np.abs(r) >= NEAR_COPY, cols, copy_of)
     for a in range(cols.size):
         if out[cols[a]] >= 0:
@@ -292,13 +288,19 @@ def listed_copy(Z: np.ndarray) -> float:
     than :data:`NEAR_COPY_MIN_GENES`. A cut table and its own whole table: 1; two tools' tables
     of ALL B vs T over limma's top 200-1000: 0.82-0.98; two independent halves of its samples,
     one cut to its top 200: 0.83-0.88 (BCR/ABL vs NEG and ALL1/AF4 vs B: 0.50-0.70)."""
+    return abs(_shared_rank_correlation(Z))
+
+
+def _shared_rank_correlation(Z: np.ndarray) -> float:
+    """The correlation of two columns' normal scores (:func:`_rank_scores`) over the genes
+    both have; 0 over fewer than :data:`NEAR_COPY_MIN_GENES` or where one column is constant."""
     both = ~np.isnan(Z).any(axis=1)
     if both.sum() < NEAR_COPY_MIN_GENES:
         return 0.0
     x, y = _rank_scores(Z[both]).T
     if np.std(x) == 0 or np.std(y) == 0:
         return 0.0
-    return abs(float(np.corrcoef(x, y)[0, 1]))
+    return float(np.corrcoef(x, y)[0, 1])
 
 
 def _rank_scores(Z: np.ndarray) -> np.ndarray:

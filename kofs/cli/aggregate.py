@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kofs.cli._config_options import declared_options, typed
+from kofs.cli._config_options import config_error, declared_options, typed
 from kofs.cli._group import LazyParamsCommand
 from kofs.cli._summary import print_summary, summary_shown
 
@@ -100,8 +100,6 @@ def run_config(config_path: str, overrides: dict[str, Any]) -> list[str]:
     try:
         return execute(specs, config, named=named)
     except ParameterError as exc:  # a value of the config (universe, top_k, ...): name it
-        from kofs.cli._config_options import config_error
-
         raise config_error(exc, config_path) from None
 
 

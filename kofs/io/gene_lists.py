@@ -226,6 +226,9 @@ class RankedGeneList:
         The ``posterior`` fusion then reads the table's signed z-scores
         (:mod:`kofs.aggregate.signed`).
     sign_column : str or None
+    from_z : bool
+        The scores are the p-values of a column of z-scores (:func:`_z_as_p_values`), not the
+        file's values.
     """
 
     name: str
@@ -242,6 +245,7 @@ class RankedGeneList:
     p_values: bool = False
     signs: np.ndarray | None = None
     sign_column: str | None = None
+    from_z: bool = False
 
     def describe(self) -> str:
         """One line for summaries: ``name: kind (path), N genes, ranked by ...``."""
@@ -860,20 +864,20 @@ def _from_columns(
             _check_statistic(numbers, h, path, lines, other, hint)
     z_signs = None
     ranked_by = f"{column} {_words(direction)}"
-    if _Z_LIKE.match(column.strip()):
+    from_z = bool(_Z_LIKE.match(column.strip()))
+    if from_z:
         values, z_signs, ranked_by = _z_as_p_values(values, direction, column)
         direction = "asc"
     scores, hib = _scored(values, direction)
     if np.isnan(scores).all():
         raise InputError(f"column {column!r} has no numbers", path=path)
     rows = _best_row_index(genes, scores, hib, path)
-    p_values = direction == "asc" and bool(_RAW_P.match(column) or _Z_LIKE.match(column.strip()))
+    p_values = from_z or (direction == "asc" and bool(_RAW_P.match(column)))
     signs, sign_column = None, None
     if z_signs is not None:
         signs, sign_column = z_signs[rows], column
-    si = _effect_column(header, kind, exclude=(gi, ci)) if p_values and z_signs is None else None
-    if _Z_LIKE.match(column.strip()):
-        si = None  # (a one-sided reading has no direction to read: its side is the reading)
+    # (a z column signs itself, or is one-sided: its side is the reading)
+    si = _effect_column(header, kind, exclude=(gi, ci)) if p_values and not from_z else None
     if si is not None:  # the effects' signs, for the signed reading of two-sided p-values
         try:
             effect = _numbers([str(v).strip() for v in columns[si]], header[si], path, lines, hint)
@@ -897,7 +901,7 @@ def _from_columns(
     return RankedGeneList(
         name, tuple(genes[i] for i in rows), scores[rows], hib, kind,
         ranked_by, path, gene_col, len(genes), len(genes) - len(rows),
-        frozenset(used), p_values=p_values, signs=signs, sign_column=sign_column,
+        frozenset(used), p_values=p_values, signs=signs, sign_column=sign_column, from_z=from_z,
     )  # fmt: skip
 
 

@@ -133,11 +133,7 @@ def _check_flat(sources: Sequence[RankedGeneList]) -> None:
     flat = [s for s in sources if _flat(s)]
     for s in flat:
         # (a z-score table's scores are its p-values: all z 0 read as p-values of 1)
-        read = (
-            f" ({s.ranked_by})"
-            if " as one-sided " in s.ranked_by or " as two-sided " in s.ranked_by
-            else ""
-        )
+        read = f" ({s.ranked_by})" if s.from_z else ""
         what = (
             f"list {s.name!r}: all its {len(s.scores)} scores{read} are "
             f"{float(s.scores[0]):g}, so it carries no ranking information"

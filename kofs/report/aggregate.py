@@ -97,6 +97,7 @@ def aggregate_report_html(
     t0 = time.perf_counter()
     final = result.final
     fusion = describe_fusion(final)
+    universe = int(getattr(result, "universe", 0) or 0)
     # the ranking run's sections read a run's result: a view of this one without a matrix
     view = SimpleNamespace(
         final=final,
@@ -104,18 +105,17 @@ def aggregate_report_html(
         symbols=None,
         expression=None,
         evidence=None,
-        universe=getattr(result, "universe", None),
+        universe=universe,
     )
     L = len(final.list_names)
     title = title or f"Fused ranking of {L} list{'s' if L != 1 else ''}"
-    body = [_answer(final, fusion, int(getattr(result, "universe", 0) or 0)), _notices(fusion)]
+    body = [_answer(final, fusion, universe), _notices(fusion)]
     body.append(
         "<nav><a href='#top-genes'>top genes</a><a href='#weights'>weights</a>"
         "<a href='#agreement'>agreement</a><a href='#lists'>lists</a>"
         + ("<a href='#provenance'>provenance</a>" if manifest else "")
         + "</nav>"
     )
-    body.append(f"<p>{len(final.genes):,} genes; {esc(fusion.summary)}.</p>")
     body.append("<h2>Top genes</h2>" + _top_genes(view, top, None, fusion)[0])
     body.append("<h2>List weights</h2>" + _weights(view, fusion))
     body.append("<h2>Agreement between the lists</h2>" + _agreement(final))
