@@ -73,6 +73,7 @@ from kofs.aggregate.sources import (
     near_copy_tables,
     noise_sources,
     one_source,
+    p_value_copies,
     shared_noise_notice,
     source_note,
     sources_named,
@@ -703,14 +704,17 @@ def posterior_aggregate(
                 known_null=known_null,
             )
             pre = prepared.fit
-            cut_noise: np.ndarray | None = None
+            noise = pre.correlation
             if prepared.censored is not None:
                 # (a cut table's: at the likelihood's maximum, where near copies show it)
-                cut_noise = _cut_noise(prepared, max_prior=max_prior)
+                noise = _cut_noise(prepared, max_prior=max_prior)
+            # one test's p-values given with directions that disagree: one source
+            copies = p_value_copies(prepared.Z, ~below.any(axis=0))
+            noise = np.where(copies > np.abs(noise), copies, noise)
             groups = [
                 g
                 for g in noise_sources(
-                    _shared_noise(prepared, null_p[:, data_cols], cut_noise), SIGNED_ONE_SOURCE
+                    _shared_noise(prepared, null_p[:, data_cols], noise), SIGNED_ONE_SOURCE
                 )
                 if len(g) > 1
             ]
@@ -735,9 +739,7 @@ def posterior_aggregate(
                     )
 
                 several = [order(g) for g in groups]
-                source_of, named, notice = sources_named(
-                    several, data_cols, names, pre.correlation if cut_noise is None else cut_noise
-                )
+                source_of, named, notice = sources_named(several, data_cols, names, noise)
                 notices.append(notice)
                 log.warning("%s", notices[-1])
                 notes.update({names[j]: source_note(names[r]) for j, r in source_of.items()})

@@ -282,6 +282,25 @@ def near_copy_tables(
     return out, orient
 
 
+def p_value_copies(Z: np.ndarray, whole: np.ndarray) -> np.ndarray:
+    """(D, D): for each pair of whole signed tables (``whole``) whose p-values are a near
+    copy's -- the normal scores of their ``|z|`` correlated at :data:`NEAR_COPY` or more over
+    the genes both have -- that correlation, else 0. One test's p-values with directions that
+    disagree (the direction column of another contrast) share their noise whatever their
+    directions say; the signed model, whose relevant genes' directions may be unrelated
+    between tables (:mod:`kofs.aggregate.signed`, "Directions"), reads such a pair's noise as
+    uncorrelated, and the two fused as two tables counted one test twice."""
+    D = Z.shape[1]
+    out = np.zeros((D, D))
+    cols = np.flatnonzero(np.asarray(whole, bool))
+    for i, a in enumerate(cols.tolist()):
+        for b in cols[i + 1 :].tolist():
+            r = _shared_rank_correlation(np.abs(Z[:, [a, b]]))
+            if r >= NEAR_COPY:
+                out[a, b] = out[b, a] = r
+    return out
+
+
 def listed_copy(Z: np.ndarray) -> float:
     """How near a copy of each other two tables' z-scores ``Z`` (M, 2) are over the genes both
     list: the absolute correlation of their normal scores (:func:`_rank_scores`), 0 over fewer
