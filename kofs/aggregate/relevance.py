@@ -241,67 +241,209 @@ def posterior_aggregate(
     Returns the fused scores (posterior log-odds), the list weights and ``info`` (with
     ``statistics`` and ``diagnostics`` entries for the runner).
     """
-    R = np.asarray(R, dtype=np.float64)
-    M, L = R.shape
-    data = np.ones(L, bool) if data_lists is None else np.asarray(data_lists, bool)
-    notices: list[str] = []
-    if not data.any():
-        # nothing from the data: the knowledge lists are all there is, fused as evidence
-        data = np.ones(L, bool)
-        notices.append(
-            "No list was computed from the data: the knowledge lists are fused as evidence of "
-            "each other, so the answer says what is known, not what this experiment shows."
-        )
-    every_data_col = np.flatnonzero(data)
-    if effect_signs is not None and absent_missing is not None:
-        signed_cols = data & ~np.isnan(np.asarray(effect_signs, np.float64)).all(axis=0)
-        cut = ~np.asarray(absent_missing, bool) & np.isnan(R).any(axis=0)
-        if signed_cols.any() and cut[signed_cols].all():
-            # every signed table cut to its significant genes: the signed model would fit its
-            # separations and correlations from a few listed genes each and genes censored in
-            # every table (most), whose EM is slow and not exact (kofs.aggregate.signed); its
-            # top-200 precision was the p-values' (ALL data, bench_cut_tables.py --signed)
-            effect_signs = None
-            notices.append(
-                "Every table with effect directions is cut to its significant genes: they are "
-                "read through their p-values (the directions are read where a whole table is "
-                "fused beside the cut ones)."
-            )
-    has_null = np.zeros(L, dtype=bool)
-    # each calibrated list's empirical null (kofs.aggregate.empirical_null)
-    center, spread = np.zeros(L), np.ones(L)
-    kinds = np.full(L, "p", dtype=object) if null_kinds is None else np.asarray(null_kinds)
-    up = kinds == "normal"
-    emp = np.zeros(L, dtype=bool)  # the lists read against their empirical null
-    if null_p is not None:
-        null_p = np.asarray(null_p, dtype=np.float64)
-        has_null = data & ~np.isnan(null_p).all(axis=0)
-        # p-values brought in tables: their tools, samples and correlation are unseen; kofs's
-        # own statistics: exact under their model, and checked on the samples they came from
-        emp = has_null & (null == "empirical" or (null == "auto" and kinds == "p"))
-        if emp.any():
-            center[emp], spread[emp] = list_nulls(null_p[:, emp], up[emp])
+    run = _Fusion(
+        R,
+        names,
+        data_lists=data_lists,
+        from_one_matrix=from_one_matrix,
+        built_from=built_from,
+        held_out=held_out,
+        absent_missing=absent_missing,
+        list_weights=list_weights,
+        signal_test=signal_test,
+        null_p=null_p,
+        null_log_p=null_log_p,
+        null_kinds=null_kinds,
+        effect_signs=effect_signs,
+        max_prior=max_prior,
+        dependence=dependence,
+        n_bins=n_bins,
+        envelope=envelope,
+        resamples=resamples,
+        null=null,
+        top_k_null=top_k_null,
+        seed=seed,
+    )
+    # lists that are one ranking to the model, or near copies of each other: fitted as one
+    run.merge_copies()
+    run.prior = knowledge_prior(
+        run.R,
+        names,
+        knowledge=~run.data,
+        covered=covered,
+        built_from=built_from,
+        held_out=held_out,
+        relevant=relevant,
+        covariates=covariates,
+    )
+    # lists given the wrong way round: left out
+    run.leave_out_reversed_copies()
+    run.leave_out_reversed_list()
+    # lists of one source (several tools' analyses of one data set): one stands for them
+    run.leave_out_one_source()
+    run.read_list_weights()
+    if run.signed:
+        run.signed_path()
+    else:
+        run.rank_path()
+    return run.scores, run.weights, run.info()
 
-    def HOd_of(cols: np.ndarray):
+
+class _Fusion:
+    """One run of :func:`posterior_aggregate`: the prepared problem (the rank matrix, each
+    calibrated list's p-values and empirical null, the signed tables' directions), the data
+    lists still fused with their observation intervals, and the steps that reduce them (copies
+    merged, lists given the wrong way round and lists of one source left out) and fit them
+    (the signed tables' model, or the rank lists' beside the side thread's tasks).
+
+    Its attributes are the function's state, named as its locals were: ``data_cols`` the data
+    lists fused, ``Bd``, ``blocks``, ``lo``, ``hi`` their masks, tie blocks and observation
+    intervals (:meth:`intervals`), ``notices`` and ``notes`` what the answer says."""
+
+    def __init__(
+        self,
+        R: np.ndarray,
+        names: list[str],
+        *,
+        data_lists: np.ndarray | None,
+        from_one_matrix: bool,
+        built_from: np.ndarray | None,
+        held_out: tuple[np.ndarray, np.ndarray] | None,
+        absent_missing: np.ndarray | None,
+        list_weights: np.ndarray | None,
+        signal_test: Mapping[str, Any] | None,
+        null_p: np.ndarray | None,
+        null_log_p: np.ndarray | None,
+        null_kinds: np.ndarray | None,
+        effect_signs: np.ndarray | None,
+        max_prior: float,
+        dependence: bool,
+        n_bins: int,
+        envelope: bool,
+        resamples: int,
+        null: str,
+        top_k_null: str,
+        seed: int,
+    ) -> None:
+        """The calibrated lists read against their nulls, and the data lists' intervals."""
+        self.names = names
+        self.from_one_matrix = from_one_matrix
+        self.built_from = built_from
+        self.held_out = held_out
+        self.absent_missing = absent_missing
+        self.list_weights = list_weights
+        self.signal_test = signal_test
+        self.null_log_p = null_log_p
+        self.max_prior = max_prior
+        self.dependence = dependence
+        self.n_bins = n_bins
+        self.envelope = envelope
+        self.resamples = resamples
+        self.top_k_null = top_k_null
+        self.seed = seed
+        self.fit_options: dict[str, Any] = {
+            "max_prior": max_prior,
+            "dependence": dependence,
+            "n_bins": n_bins,
+        }
+        self.R = R = np.asarray(R, dtype=np.float64)
+        self.M, self.L = M, L = R.shape
+        data = np.ones(L, bool) if data_lists is None else np.asarray(data_lists, bool)
+        self.notices: list[str] = []
+        if not data.any():
+            # nothing from the data: the knowledge lists are all there is, fused as evidence
+            data = np.ones(L, bool)
+            self.notices.append(
+                "No list was computed from the data: the knowledge lists are fused as evidence "
+                "of each other, so the answer says what is known, not what this experiment "
+                "shows."
+            )
+        self.data = data
+        self.every_data_col = np.flatnonzero(data)
+        if effect_signs is not None and absent_missing is not None:
+            signed_cols = data & ~np.isnan(np.asarray(effect_signs, np.float64)).all(axis=0)
+            cut = ~np.asarray(absent_missing, bool) & np.isnan(R).any(axis=0)
+            if signed_cols.any() and cut[signed_cols].all():
+                # every signed table cut to its significant genes: the signed model would fit
+                # its separations and correlations from a few listed genes each and genes
+                # censored in every table (most), whose EM is slow and not exact
+                # (kofs.aggregate.signed); its top-200 precision was the p-values' (ALL data,
+                # bench_cut_tables.py --signed)
+                effect_signs = None
+                self.notices.append(
+                    "Every table with effect directions is cut to its significant genes: they "
+                    "are read through their p-values (the directions are read where a whole "
+                    "table is fused beside the cut ones)."
+                )
+        self.effect_signs = effect_signs
+        self.has_null = np.zeros(L, dtype=bool)
+        # each calibrated list's empirical null (kofs.aggregate.empirical_null)
+        self.center, self.spread = np.zeros(L), np.ones(L)
+        kinds = np.full(L, "p", dtype=object) if null_kinds is None else np.asarray(null_kinds)
+        self.up = kinds == "normal"
+        self.emp = np.zeros(L, dtype=bool)  # the lists read against their empirical null
+        if null_p is not None:
+            null_p = np.asarray(null_p, dtype=np.float64)
+            self.has_null = data & ~np.isnan(null_p).all(axis=0)
+            # p-values brought in tables: their tools, samples and correlation are unseen;
+            # kofs's own statistics: exact under their model, and checked on the samples they
+            # came from
+            self.emp = self.has_null & (null == "empirical" or (null == "auto" and kinds == "p"))
+            if self.emp.any():
+                self.center[self.emp], self.spread[self.emp] = list_nulls(
+                    null_p[:, self.emp], self.up[self.emp]
+                )
+        self.null_p = null_p
+        # each gene's normal score past the floor of its p-value in each calibrated list
+        self.past_floor = np.zeros((M, L))
+        self.data_cols = self.every_data_col
+        self.Bd, self.blocks, (self.lo, self.hi) = self.intervals(self.every_data_col)
+        self.prior: Prior
+        # reversed_of: each list left out as given the wrong way round -> the list it is the
+        # reverse of (-1: none, its own reverse fits the lists better)
+        self.reversed_of: dict[int, int] = {}
+        # source_of: each list left out as sharing most of its noise with another -> that
+        # list; named: those sources by name, the list kept first
+        self.source_of: dict[int, int] = {}
+        self.named: list[list[str]] = []
+        # the agreement tests' overlap tails (a test of the lists left after one is left out
+        # reads its pairs' from the test of all; on the side thread, one test at a time)
+        self.tails: dict[tuple[int, int, int, int], float] = {}
+        self.prefit: PosteriorFit | None = None  # the untempered fit, when already made ...
+        self.before: tuple | None = None  # side tasks of lists since left out
+        # the relevant-class tests' null part of lists since left out: (part, lists, lo, hi)
+        self.given: tuple[ClassNull, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.known_test: dict[str, float] | None = None  # ... and its relevant-class test
+        self.side: ThreadPoolExecutor | None = None
+        # side tasks started for these lists
+        self.early: tuple[np.ndarray, Any, Any] | None = None
+
+    def held_out_of(self, cols: np.ndarray):
+        held_out = self.held_out
         return None if held_out is None else (held_out[0][:, cols], held_out[1][:, cols])
 
-    # each gene's normal score past the floor of its p-value in each calibrated list
-    past_floor = np.zeros((M, L))
-
-    def intervals(cols: np.ndarray):
-        Bd = None if built_from is None else np.asarray(built_from, bool)[:, cols]
+    def intervals(self, cols: np.ndarray):
+        """Lists ``cols``' masks, tie blocks and observation intervals (a calibrated list's
+        p-values a point each); sets their normal scores past the floor (``past_floor``)."""
+        R, absent_missing, null_p = self.R, self.absent_missing, self.null_p
+        Bd = None if self.built_from is None else np.asarray(self.built_from, bool)[:, cols]
         if absent_missing is not None and np.any(np.asarray(absent_missing)[cols]):
             # a table lacks the genes its tool did not test: no information, not "below the list"
             gone = np.isnan(R[:, cols]) & np.asarray(absent_missing, bool)[cols]
             if gone.any():  # (a table of every gene masks nothing: no mask, as without it)
                 Bd = gone if Bd is None else (Bd | gone)
-        HOd = HOd_of(cols)
+        HOd = self.held_out_of(cols)
         blocks = TieBlocks.of(R[:, cols], Bd)  # each list sorted once (also for the refits)
         lo, hi = observation_intervals(R[:, cols], Bd, HOd, blocks=blocks)
         for k, j in enumerate(cols.tolist()):
-            if has_null[j]:  # its p-values: a point each; none (NaN), or masked: no information
+            if self.has_null[
+                j
+            ]:  # its p-values: a point each; none (NaN), or masked: no information
                 assert null_p is not None
-                p = np.clip(recalibrated(null_p[:, j], center[j], spread[j], up[j]), *P_RANGE)
+                p = np.clip(
+                    recalibrated(null_p[:, j], self.center[j], self.spread[j], self.up[j]),
+                    *P_RANGE,
+                )
                 known = ~np.isnan(p)
                 if Bd is not None:
                     known &= ~Bd[:, k]
@@ -313,472 +455,531 @@ def posterior_aggregate(
                     # named with top_k; a top-k Ranking): its p-value is above the largest one
                     # the list gives
                     lo[below, k] = float(np.max(p[known]))
-                if null_log_p is not None and not emp[j]:
-                    past_floor[:, j] = _past_floor(null_log_p[:, j], known)
+                if self.null_log_p is not None and not self.emp[j]:
+                    self.past_floor[:, j] = _past_floor(self.null_log_p[:, j], known)
         return Bd, blocks, (lo, hi)
 
-    Bd, blocks, (lo, hi) = intervals(every_data_col)
-    # lists that place every gene in the same interval are one ranking to the model (their
-    # agreement is not evidence): fitted once, their weight shared; so are full lists more
-    # alike than the model's correlation can be (near copies): fitted as one ranking, their
-    # mean normal score
-    # signed tables (every data list a table with effect directions, no label weights: the
-    # signed model reads them, below): tables giving every gene the same p-value but not the
-    # same direction are not copies; whole tables whose z-scores are more alike than the signed
-    # model can tell apart are one table (near_copy_tables)
-    signed_lists = (
-        effect_signs is not None and list_weights is None and bool(has_null[every_data_col].all())
-    )
-    if signed_lists:
-        assert effect_signs is not None
-        # a table read without directions (its fold changes all 0, or no such column) whose
-        # p-values are those of a table with directions is that table: it takes its directions
-        # (else the two were merged as identical through their p-values, and the signed model
-        # then fitted the remaining tables without merging their near copies)
-        no_dir = np.isnan(np.asarray(effect_signs, np.float64)[:, every_data_col]).all(axis=0)
-        if no_dir.any() and not no_dir.all():
-            effect_signs = np.array(effect_signs, np.float64)
-            same_p = copy_groups(lo, hi)
-            for col in np.flatnonzero(no_dir).tolist():
-                like = np.flatnonzero((same_p == same_p[col]) & ~no_dir)
-                if like.size:
-                    effect_signs[:, every_data_col[col]] = effect_signs[:, every_data_col[like[0]]]
-    tables = (
-        signed_lists and not np.isnan(np.asarray(effect_signs)[:, every_data_col]).all(axis=0).any()
-    )
-    own_null: tuple[np.ndarray, np.ndarray] | None = None  # each table's, before merging
-    if tables:
-        assert null_p is not None and effect_signs is not None
-        given_signs = np.sign(np.asarray(effect_signs, np.float64)[:, every_data_col])
-        marks = np.where(np.isnan(given_signs), 9.0, given_signs)
-        identical = copy_groups(np.vstack([lo, marks]), np.vstack([hi, marks]))
-        Zt = signed_z(null_p[:, every_data_col], given_signs)
-        own_null = (
-            signed_null(Zt)
-            if emp[every_data_col].all()
-            else (np.zeros(Zt.shape[1]), np.ones(Zt.shape[1]))
+    def use(self, cols: np.ndarray) -> None:
+        """Fuse the data lists ``cols``: their intervals (:meth:`intervals`)."""
+        self.data_cols = cols
+        self.Bd, self.blocks, (self.lo, self.hi) = self.intervals(cols)
+
+    def merge_copies(self) -> None:
+        """Lists that place every gene in the same interval are one ranking to the model (their
+        agreement is not evidence): fitted once, their weight shared; so are full lists more
+        alike than the model's correlation can be (near copies): fitted as one ranking, their
+        mean normal score (signed tables: :meth:`find_copies`)."""
+        Zt, orient = self.find_copies()
+        R, names, every_data_col = self.R, self.names, self.every_data_col
+        lo, hi, null_p, effect_signs = self.lo, self.hi, self.null_p, self.effect_signs
+        tables, identical, near = self.tables, self.identical, self.near
+        self.copy_of = copy_of = np.where(near >= 0, near, identical)
+        data_cols = every_data_col[np.unique(copy_of)]
+        if data_cols.size < every_data_col.size:
+            R = R.copy()
+            for rep in np.unique(copy_of):
+                same = every_data_col[copy_of == rep]
+                if same.size == 1:
+                    continue
+                if tables and np.any(near[copy_of == rep] >= 0):
+                    assert null_p is not None and effect_signs is not None
+                    # one table: the mean of the distinct tables' z-scores (each read against
+                    # its own null, turned the representative's way round), over the tables
+                    # that have the gene; read against its own null below, as any table
+                    one = (copy_of == rep) & (identical == np.arange(identical.size))
+                    mean = _mean_z(Zt[:, one] * orient[one])
+                    null_p, effect_signs = null_p.copy(), np.array(effect_signs, np.float64)
+                    j = int(same[0])
+                    null_p[:, j] = np.where(
+                        np.isnan(mean), np.nan, 2.0 * ndtr(-np.abs(np.nan_to_num(mean)))
+                    )
+                    effect_signs[:, j] = np.sign(mean)
+                    if self.null_log_p is not None:
+                        self.null_log_p = np.array(self.null_log_p, np.float64)
+                        self.null_log_p[:, j] = np.log(2.0) + log_ndtr(-np.abs(mean))
+                    R[:, j] = _ranks_of(-np.abs(mean))
+                    if self.emp[j]:
+                        self.center[j], self.spread[j] = (
+                            a[0] for a in list_nulls(null_p[:, [j]], self.up[[j]])
+                        )
+                    self.notices.append(
+                        f"{name_list([names[j] for j in same])} give the genes almost the same "
+                        f"z-scores (their signed z-scores correlated >= {NEAR_COPY:.2f}, more "
+                        "alike than the signed model's correlation of the tables can tell apart: "
+                        "it reads their small differences as evidence): they are fitted as one "
+                        "table (their mean z-score) and share its weight."
+                    )
+                elif np.any(near[copy_of == rep] >= 0):
+                    # the mean over the distinct rankings (an identical copy counts once)
+                    one = (copy_of == rep) & (identical == np.arange(identical.size))
+                    R[:, same[0]] = _mean_score_ranks(
+                        R[:, every_data_col[one]], lo[:, one], hi[:, one]
+                    )
+                    self.notices.append(
+                        f"{name_list([names[j] for j in same])} rank the genes almost "
+                        f"identically (correlation of their normal scores >= {NEAR_COPY:.2f}, "
+                        "more alike than the fusion's model of correlated lists can tell apart): "
+                        "they are fitted as one ranking (their mean normal score) and share its "
+                        "weight."
+                    )
+                else:
+                    self.notices.append(
+                        f"{name_list([names[j] for j in same])} rank the genes identically: they "
+                        "are one ranking to the fusion, counted once, and share its weight."
+                    )
+            self.R, self.null_p, self.effect_signs = R, null_p, effect_signs
+            self.use(data_cols)
+        else:
+            self.data_cols = data_cols
+
+    def find_copies(self) -> tuple[Any, Any]:
+        """The lists' copy groups (``identical``: the same interval for every gene; ``near``:
+        near copies, -1 none). Signed tables (every data list a table with effect directions,
+        no label weights: the signed model reads them, :meth:`signed_path`): tables giving
+        every gene the same p-value but not the same direction are not copies; whole tables
+        whose z-scores are more alike than the signed model can tell apart are one table
+        (near_copy_tables): their z-scores read against their own nulls (``own_null``) and
+        their orientations are returned for their mean (None, None: rank lists)."""
+        R, every_data_col = self.R, self.every_data_col
+        lo, hi, null_p, effect_signs = self.lo, self.hi, self.null_p, self.effect_signs
+        Zt = orient = None
+        signed_lists = (
+            effect_signs is not None
+            and self.list_weights is None
+            and bool(self.has_null[every_data_col].all())
         )
-        Zt = (Zt - own_null[0]) / own_null[1]
-        whole = ~np.isnan(R[:, every_data_col][~np.isnan(R).all(axis=1)]).any(axis=0)
-        if absent_missing is not None:
-            # a table lacking genes its tool did not test is whole (they are missing); one cut
-            # to its significant genes is not
-            lacks = np.isnan(R[:, every_data_col]).any(axis=0)
-            whole |= lacks & np.asarray(absent_missing, bool)[every_data_col]
-        if built_from is not None:
-            whole &= ~np.asarray(built_from, bool)[:, every_data_col].any(axis=0)
-        if held_out is not None:
-            whole &= np.isnan(held_out[0][:, every_data_col]).all(axis=0)
-        near, orient = near_copy_tables(Zt, whole, identical)
-    else:
-        identical = copy_groups(lo, hi)
-        near = near_copies(
-            R[:, every_data_col],
-            lo,
-            hi,
-            Bd,
-            HOd_of(every_data_col),
-            identical,
-            has_null[every_data_col],
+        if signed_lists:
+            assert effect_signs is not None
+            # a table read without directions (its fold changes all 0, or no such column) whose
+            # p-values are those of a table with directions is that table: it takes its
+            # directions (else the two were merged as identical through their p-values, and the
+            # signed model then fitted the remaining tables without merging their near copies)
+            no_dir = np.isnan(np.asarray(effect_signs, np.float64)[:, every_data_col]).all(axis=0)
+            if no_dir.any() and not no_dir.all():
+                effect_signs = np.array(effect_signs, np.float64)
+                same_p = copy_groups(lo, hi)
+                for col in np.flatnonzero(no_dir).tolist():
+                    like = np.flatnonzero((same_p == same_p[col]) & ~no_dir)
+                    if like.size:
+                        effect_signs[:, every_data_col[col]] = effect_signs[
+                            :, every_data_col[like[0]]
+                        ]
+        tables = (
+            signed_lists
+            and not np.isnan(np.asarray(effect_signs)[:, every_data_col]).all(axis=0).any()
         )
-    copy_of = np.where(near >= 0, near, identical)
-    data_cols = every_data_col[np.unique(copy_of)]
-    if data_cols.size < every_data_col.size:
-        R = R.copy()
-        for rep in np.unique(copy_of):
-            same = every_data_col[copy_of == rep]
-            if same.size == 1:
+        own_null: tuple[np.ndarray, np.ndarray] | None = None  # each table's, before merging
+        if tables:
+            assert null_p is not None and effect_signs is not None
+            given_signs = np.sign(np.asarray(effect_signs, np.float64)[:, every_data_col])
+            marks = np.where(np.isnan(given_signs), 9.0, given_signs)
+            identical = copy_groups(np.vstack([lo, marks]), np.vstack([hi, marks]))
+            Zt = signed_z(null_p[:, every_data_col], given_signs)
+            own_null = (
+                signed_null(Zt)
+                if self.emp[every_data_col].all()
+                else (np.zeros(Zt.shape[1]), np.ones(Zt.shape[1]))
+            )
+            Zt = (Zt - own_null[0]) / own_null[1]
+            whole = ~np.isnan(R[:, every_data_col][~np.isnan(R).all(axis=1)]).any(axis=0)
+            if self.absent_missing is not None:
+                # a table lacking genes its tool did not test is whole (they are missing); one
+                # cut to its significant genes is not
+                lacks = np.isnan(R[:, every_data_col]).any(axis=0)
+                whole |= lacks & np.asarray(self.absent_missing, bool)[every_data_col]
+            if self.built_from is not None:
+                whole &= ~np.asarray(self.built_from, bool)[:, every_data_col].any(axis=0)
+            if self.held_out is not None:
+                whole &= np.isnan(self.held_out[0][:, every_data_col]).all(axis=0)
+            near, orient = near_copy_tables(Zt, whole, identical)
+        else:
+            identical = copy_groups(lo, hi)
+            near = near_copies(
+                R[:, every_data_col],
+                lo,
+                hi,
+                self.Bd,
+                self.held_out_of(every_data_col),
+                identical,
+                self.has_null[every_data_col],
+            )
+        self.effect_signs = effect_signs
+        self.tables, self.own_null = tables, own_null
+        self.identical, self.near = identical, near
+        return Zt, orient
+
+    def leave_out_reversed_copies(self) -> None:
+        """Lists given also the wrong way round (the same ranking in both directions): the
+        model (separations >= 0) cannot read both; the one whose direction fits the other lists
+        worse is left out."""
+        names, has_null = self.names, self.has_null
+        lo, hi = self.lo, self.hi
+        anti_pairs = [
+            (int(self.data_cols[a]), int(self.data_cols[b])) for a, b in reversed_copies(lo, hi)
+        ]
+        for a, b in anti_pairs:
+            # the earlier list, with the later one out, read as given and reversed (or the
+            # later one, with the earlier out: only a list placing nearly every gene at a point
+            # can be read reversed, reversed_list)
+            full = readable_reversed(lo, hi)[np.searchsorted(self.data_cols, [a, b])]
+            if not full.any():
                 continue
-            if tables and np.any(near[copy_of == rep] >= 0):
-                assert null_p is not None and effect_signs is not None
-                # one table: the mean of the distinct tables' z-scores (each read against its
-                # own null, turned the representative's way round), over the tables that
-                # have the gene; read against its own null below, as any table
-                one = (copy_of == rep) & (identical == np.arange(identical.size))
-                mean = _mean_z(Zt[:, one] * orient[one])
-                null_p, effect_signs = null_p.copy(), np.array(effect_signs, np.float64)
-                j = int(same[0])
-                null_p[:, j] = np.where(
-                    np.isnan(mean), np.nan, 2.0 * ndtr(-np.abs(np.nan_to_num(mean)))
-                )
-                effect_signs[:, j] = np.sign(mean)
-                if null_log_p is not None:
-                    null_log_p = np.array(null_log_p, np.float64)
-                    null_log_p[:, j] = np.log(2.0) + log_ndtr(-np.abs(mean))
-                R[:, j] = _ranks_of(-np.abs(mean))
-                if emp[j]:
-                    center[j], spread[j] = (a[0] for a in list_nulls(null_p[:, [j]], up[[j]]))
-                notices.append(
-                    f"{name_list([names[j] for j in same])} give the genes almost the same "
-                    f"z-scores (their signed z-scores correlated >= {NEAR_COPY:.2f}, more alike "
-                    "than the signed model's correlation of the tables can tell apart: it reads "
-                    "their small differences as evidence): they are fitted as one table (their "
-                    "mean z-score) and share its weight."
-                )
-            elif np.any(near[copy_of == rep] >= 0):
-                # the mean over the distinct rankings (an identical copy counts once)
-                one = (copy_of == rep) & (identical == np.arange(identical.size))
-                R[:, same[0]] = _mean_score_ranks(R[:, every_data_col[one]], lo[:, one], hi[:, one])
-                notices.append(
-                    f"{name_list([names[j] for j in same])} rank the genes almost identically "
-                    f"(correlation of their normal scores >= {NEAR_COPY:.2f}, more alike than "
-                    "the fusion's model of correlated lists can tell apart): they are fitted as "
-                    "one ranking (their mean normal score) and share its weight."
-                )
-            else:
-                notices.append(
-                    f"{name_list([names[j] for j in same])} rank the genes identically: they "
-                    "are one ranking to the fusion, counted once, and share its weight."
-                )
-        Bd, blocks, (lo, hi) = intervals(data_cols)
-    # lists given also the wrong way round (the same ranking in both directions): the model
-    # (separations >= 0) cannot read both
-    anti_pairs = [(int(data_cols[a]), int(data_cols[b])) for a, b in reversed_copies(lo, hi)]
-    prior = knowledge_prior(
-        R,
-        names,
-        knowledge=~data,
-        covered=covered,
-        built_from=built_from,
-        held_out=held_out,
-        relevant=relevant,
-        covariates=covariates,
-    )
-    # reversed_of: each list left out as given the wrong way round -> the list it is the
-    # reverse of (-1: none, its own reverse fits the lists better)
-    reversed_of: dict[int, int] = {}
-    fit_options: dict[str, Any] = {
-        "max_prior": max_prior,
-        "dependence": dependence,
-        "n_bins": n_bins,
-    }
-    for a, b in anti_pairs:
-        # the earlier list, with the later one out, read as given and reversed (or the later
-        # one, with the earlier out: only a list placing nearly every gene at a point can be
-        # read reversed, reversed_list)
-        full = readable_reversed(lo, hi)[np.searchsorted(data_cols, [a, b])]
-        if not full.any():
-            continue
-        tried, other = (a, b) if full[0] else (b, a)
-        cols = np.setdiff1d(data_cols, [other])
-        _, _, (lo_t, hi_t) = intervals(cols)
-        right = oriented(
-            lo_t, hi_t, prior, has_null[cols], int(np.searchsorted(cols, tried)), **fit_options
-        )
-        out, keep = (other, tried) if right else (tried, other)
-        reversed_of[out] = keep
-        notices.append(
-            f"{names[out]} ranks the genes it shares with {names[keep]} in the opposite order "
-            f"(positions correlated <= -{NEAR_COPY:.2f}): one of the two is ranked the wrong "
-            f"way round. {names[keep]}'s direction fits the other lists better, and "
-            f"{names[out]} is left out of the fusion (weight 0); give its direction if it is "
-            "right."
-        )
-        log.warning("%s", notices[-1])  # a list left out: said on stderr too
-        data_cols = np.setdiff1d(data_cols, [out])
-    if reversed_of:
-        Bd, blocks, (lo, hi) = intervals(data_cols)
+            tried, other = (a, b) if full[0] else (b, a)
+            cols = np.setdiff1d(self.data_cols, [other])
+            _, _, (lo_t, hi_t) = self.intervals(cols)
+            right = oriented(
+                lo_t,
+                hi_t,
+                self.prior,
+                has_null[cols],
+                int(np.searchsorted(cols, tried)),
+                **self.fit_options,
+            )
+            out, keep = (other, tried) if right else (tried, other)
+            self.reversed_of[out] = keep
+            self.notices.append(
+                f"{names[out]} ranks the genes it shares with {names[keep]} in the opposite "
+                f"order (positions correlated <= -{NEAR_COPY:.2f}): one of the two is ranked the "
+                f"wrong way round. {names[keep]}'s direction fits the other lists better, and "
+                f"{names[out]} is left out of the fusion (weight 0); give its direction if it is "
+                "right."
+            )
+            log.warning("%s", self.notices[-1])  # a list left out: said on stderr too
+            self.data_cols = np.setdiff1d(self.data_cols, [out])
+        if self.reversed_of:
+            self.use(self.data_cols)
 
     def side_tasks(
-        pool: ThreadPoolExecutor, cols: np.ndarray, single: bool, before: tuple | None = None
+        self,
+        pool: ThreadPoolExecutor,
+        cols: np.ndarray,
+        single: bool,
+        before: tuple | None = None,
     ) -> tuple[Any, Any]:
         """The half-sample refits' data (None: no refits) and the agreement test, on the
         pool's thread: they depend on the ranks alone (not on the fit). ``before``: the side
         tasks started for other lists (``(lists, halves, agreement)``), whose halves, when
         they were made, give the lists both have their coding (:func:`_made_halves`)."""
+        M, prior = self.M, self.prior
         halves = None
-        if resamples > 0 and not single and M >= RESAMPLE_MIN_GENES:
+        if self.resamples > 0 and not single and M >= RESAMPLE_MIN_GENES:
             halves = pool.submit(
                 lambda **kw: prepare_halves(reuse=_made_halves(before, cols), **kw),
-                data_ranks=R[:, cols],
+                data_ranks=self.R[:, cols],
                 prior=prior,
-                masked=Bd,
-                n=int(resamples),
-                seed=seed,
-                max_prior=max_prior,
-                n_bins=n_bins,
+                masked=self.Bd,
+                n=int(self.resamples),
+                seed=self.seed,
+                max_prior=self.max_prior,
+                n_bins=self.n_bins,
                 standardisation=_standardise(np.asarray(prior.X, np.float64), np.ones(M))[1:],
-                calibrated=has_null[cols],
-                blocks=blocks,
-                intervals=(lo, hi),
+                calibrated=self.has_null[cols],
+                blocks=self.blocks,
+                intervals=(self.lo, self.hi),
                 threads=1,  # beside the fit: one thread each
             )
-        return halves, pool.submit(agreement_test, lo, hi, tails)
+        return halves, pool.submit(agreement_test, self.lo, self.hi, self.tails)
 
-    # the agreement tests' overlap tails (a test of the lists left after one is left out reads
-    # its pairs' from the test of all; on the side thread, one test at a time)
-    tails: dict[tuple[int, int, int, int], float] = {}
-    prefit: PosteriorFit | None = None  # the untempered fit, when already made ...
-    before: tuple | None = None  # side tasks of lists since left out
-    # the relevant-class tests' null part of lists since left out: (part, lists, lo, hi)
-    given: tuple[ClassNull, np.ndarray, np.ndarray, np.ndarray] | None = None
-    known_test: dict[str, float] | None = None  # ... and its relevant-class test
-    side: ThreadPoolExecutor | None = None
-    early: tuple[np.ndarray, Any, Any] | None = None  # side tasks started for these lists
-    if effect_signs is None and data_cols.size >= 3:
-        # a list that leads the fit and whose reverse the lists explain better: given the
-        # wrong way round. The side tasks start first, beside the fit this test makes
-        side = ThreadPoolExecutor(max_workers=1)
+    def leave_out_reversed_list(self) -> None:
+        """A list that leads the fit and whose reverse the lists explain better: given the
+        wrong way round, left out (rank lists, three or more). The side tasks start first,
+        beside the fit this test makes."""
+        if not (self.effect_signs is None and self.data_cols.size >= 3):
+            return
+        names = self.names
+        side = self.side = ThreadPoolExecutor(max_workers=1)
         try:
-            early = (data_cols, *side_tasks(side, data_cols, False))
-            flip, prefit, known_test = reversed_list(
-                lo, hi, prior, has_null[data_cols], **fit_options
+            self.early = (self.data_cols, *self.side_tasks(side, self.data_cols, False))
+            flip, self.prefit, self.known_test = reversed_list(
+                self.lo, self.hi, self.prior, self.has_null[self.data_cols], **self.fit_options
             )
             if flip is not None:
+                prefit = self.prefit
                 assert prefit is not None
                 k, gains = flip
-                j = int(data_cols[k])
-                reversed_of[j] = -1
-                notices.append(
+                j = int(self.data_cols[k])
+                self.reversed_of[j] = -1
+                self.notices.append(
                     f"{names[j]}, read the other way round, fits the lists better (the relevant "
                     f"class's full log-likelihood {gains[1]:.0f} nats above no class, against "
                     f"{gains[0]:.0f} as given): it is ranked the wrong way round (a p-value of the "
                     "opposite one-sided test, a score of the opposite sign) and is left out of the "
                     "fusion (weight 0). If it is right, the other lists run the other way."
                 )
-                log.warning("%s", notices[-1])
+                log.warning("%s", self.notices[-1])
                 # the class tests' null part of the lists as given: the kept lists' part of it
                 # is theirs (ClassNull.subset; the intervals it was made on kept for its check)
                 if prefit.class_null is not None:
-                    given = (prefit.class_null, data_cols, lo, hi)
-                data_cols = np.setdiff1d(data_cols, [j])
-                Bd, blocks, (lo, hi) = intervals(data_cols)
-                known_test = None
-                _cancel(early)  # (those tasks' lists were others)
+                    self.given = (prefit.class_null, self.data_cols, self.lo, self.hi)
+                self.use(np.setdiff1d(self.data_cols, [j]))
+                self.known_test = None
+                _cancel(self.early)  # (those tasks' lists were others)
                 # the side tasks of the lists without it, beside the refit below
-                early = (data_cols, *side_tasks(side, data_cols, False, early))
+                self.early = (
+                    self.data_cols,
+                    *self.side_tasks(side, self.data_cols, False, self.early),
+                )
                 if prefit.mu[k] <= NO_SEPARATION:
                     # it had no say: the fit without it, from the fit with it
                     rest = np.delete(np.arange(prefit.mu.size), k)
-                    prefit = fit_posterior(
-                        lo,
-                        hi,
-                        prior,
-                        calibrated=has_null[data_cols],
+                    self.prefit = fit_posterior(
+                        self.lo,
+                        self.hi,
+                        self.prior,
+                        calibrated=self.has_null[self.data_cols],
                         start=replace(
                             prefit,
                             mu=prefit.mu[rest],
                             correlation=prefit.correlation[np.ix_(rest, rest)],
                         ),
-                        **fit_options,
+                        **self.fit_options,
                     )
                 else:  # it led the fit: the fit of the others from the usual starts
-                    prefit = None
+                    self.prefit = None
         except BaseException as exc:
             _stop_side(side, exc)
             raise
 
-    def all_signed(cols: np.ndarray) -> bool:
+    def all_signed(self, cols: np.ndarray) -> bool:
         """Whether every list of ``cols`` is a table of p-values with effect directions."""
         return (
-            effect_signs is not None
-            and bool(has_null[cols].all())
-            and not np.isnan(np.asarray(effect_signs)[:, cols]).all(axis=0).any()
+            self.effect_signs is not None
+            and bool(self.has_null[cols].all())
+            and not np.isnan(np.asarray(self.effect_signs)[:, cols]).all(axis=0).any()
         )
 
-    # source_of: each list left out as sharing most of its noise with another -> that list;
-    # named: those sources by name, the list kept first
-    source_of: dict[int, int] = {}
-    named: list[list[str]] = []
-    if (
-        not from_one_matrix
-        and list_weights is None
-        and data_cols.size >= 2
-        and not all_signed(data_cols)
-    ):
-        # lists that share most of their noise (several tools' analyses of one data set) are
-        # one source, for which one of them stands (one_source)
+    def leave_out_one_source(self) -> None:
+        """Lists that share most of their noise (several tools' analyses of one data set) are
+        one source, for which one of them stands (one_source); not lists of one matrix, nor
+        lists with label weights, nor signed tables (:meth:`signed_path`)."""
+        if (
+            self.from_one_matrix
+            or self.list_weights is not None
+            or self.data_cols.size < 2
+            or self.all_signed(self.data_cols)
+        ):
+            return
         try:
-            if prefit is None and early is None:
+            if self.prefit is None and self.early is None:
                 # the side tasks of these lists start first, beside the fit (as above)
-                side = side or ThreadPoolExecutor(max_workers=1)
-                early = (data_cols, *side_tasks(side, data_cols, False))
-            base0 = prefit or fit_posterior(
-                lo, hi, prior, calibrated=has_null[data_cols], **fit_options
+                self.side = self.side or ThreadPoolExecutor(max_workers=1)
+                self.early = (self.data_cols, *self.side_tasks(self.side, self.data_cols, False))
+            base0 = self.prefit or fit_posterior(
+                self.lo,
+                self.hi,
+                self.prior,
+                calibrated=self.has_null[self.data_cols],
+                **self.fit_options,
             )
-            sources, noise, skipped = one_source(base0, lo, hi)
+            sources, noise, skipped = one_source(base0, self.lo, self.hi)
             if skipped:
-                notices.append(
+                self.notices.append(
                     f"{skipped:,} pairs of lists include a top-k list or one lacking genes: "
                     f"beyond {MAX_CENSORED_PAIRS} their censored correlation is not estimated "
                     "(minutes to hours), so top-k lists that share most of their noise (one "
                     "data set's) are not found as one source and their overlap reads as "
                     "agreement"
                 )
-                log.warning("%s", notices[-1])
-            if len(sources) < data_cols.size:
+                log.warning("%s", self.notices[-1])
+            if len(sources) < self.data_cols.size:
                 several = [g for g in sources if len(g) > 1]
-                source_of, named, notice = sources_named(several, data_cols, names, noise)
-                notices.append(notice)
-                log.warning("%s", notices[-1])
-                data_cols = data_cols[sorted(g[0] for g in sources)]
-                Bd, blocks, (lo, hi) = intervals(data_cols)
-                _cancel(early)
-                before, early = early, None
+                self.source_of, self.named, notice = sources_named(
+                    several, self.data_cols, self.names, noise
+                )
+                self.notices.append(notice)
+                log.warning("%s", self.notices[-1])
+                self.use(self.data_cols[sorted(g[0] for g in sources)])
+                _cancel(self.early)
+                self.before, self.early = self.early, None
                 # the fit of the lists kept from the usual starts: as if given alone (a start
                 # from the fit with the others can stay in the mode their shared noise made)
-                known_test, prefit = None, None
+                self.known_test, self.prefit = None, None
             else:
-                prefit = base0
+                self.prefit = base0
         except BaseException as exc:
-            if side is not None:
-                _stop_side(side, exc)
+            if self.side is not None:
+                _stop_side(self.side, exc)
             raise
-    v = None
-    if list_weights is not None:
-        lw = np.clip(np.asarray(list_weights, dtype=np.float64)[data_cols], 0.0, None)
-        v = lw / lw.max() if lw.max() > 0 else np.ones(len(data_cols))
-        # a calibrated list's evidence is already measured against its null (the labels' F
-        # test): it is not tempered by how well its genes predict the labels
-        v = np.where(has_null[data_cols], 1.0, v)
-    D = len(data_cols)
-    cal = has_null[data_cols]
-    signed = v is None and all_signed(data_cols)
-    if effect_signs is not None and not signed:
-        notices.append(
-            "Some lists are tables with effect directions, but not every data list is: the "
-            "tables are read through their two-sided p-values alone (their directions are used "
-            "only when every data list is such a table)."
-        )
-    notes: dict[str, str] = {
-        names[j]: (
-            f"no say: the reverse of {names[keep]}, left out of the fusion"
-            if keep >= 0
-            else "no say: ranked the wrong way round (its reverse fits the other lists "
-            "better), left out of the fusion"
-        )
-        for j, keep in reversed_of.items()
-    }
-    notes.update({names[j]: source_note(names[r]) for j, r in source_of.items()})
-    statistics: dict[str, np.ndarray]
-    beyond: dict[str, float] | None = None
-    resampled: Resamples | None = None
-    integrated: np.ndarray | None = None  # the local fdr integrated over the refits' error
-    empirical: dict[str, Any] | None = None
-    fit: PosteriorFit | SignedFit
-    robust: PosteriorFit | SignedFit
-    if signed:
-        assert null_p is not None and effect_signs is not None
-        single = False
 
-        def signed_inputs(cols: np.ndarray):
-            """The genes below the cut tables' cuts (M, len(cols)) and the tables' nulls read
-            already (None: none)."""
-            # a gene a cut table lacks (absent below it, not missing) lies below its cut
-            below = np.zeros((M, len(cols)), dtype=bool)
-            if absent_missing is not None:
-                below = np.isnan(R[:, cols]) & ~np.asarray(absent_missing, bool)[cols]
-                if Bd is not None:
-                    below &= ~Bd
-            known_null = None
-            if own_null is not None and emp[every_data_col].all():
-                # each table's null, read above (a table standing for near copies: their mean,
-                # read anew)
-                at = np.searchsorted(every_data_col, cols)
-                merged = np.isin(cols, every_data_col[near >= 0])
-                known_null = (
-                    np.where(merged, np.nan, own_null[0][at]),
-                    np.where(merged, np.nan, own_null[1][at]),
-                )
-            return below, known_null
-
-        below, known_null = signed_inputs(data_cols)
-        prepared = None
-        if not from_one_matrix and D >= 2:
-            # Tables whose noise beyond the changed genes is mostly one noise (the fitted
-            # correlation S at least SIGNED_ONE_SOURCE: several tools' tables of one data set; a
-            # t-test and a Mann-Whitney test of the same samples correlate 0.94-0.97,
-            # independent studies 0-0.1) are one source, as rank lists are (one_source): the
-            # model's constant S is not their shared noise, whose tools disagree more the larger
-            # the effect, and the fused evidence m' S^-1 z then reads that disagreement as signal
-            # (ALL BCR/ABL vs NEG, Welch and Mann-Whitney: 292 calls, each alone 183 / 261).
-            # One table stands for the source: a full table before a cut one or one lacking
-            # genes (it ranks every gene), then the one of largest separation
-            prepared = _signed_problem(
-                null_p[:, data_cols],
-                np.asarray(effect_signs)[:, data_cols],
-                prior,
-                below=below,
-                max_prior=max_prior,
-                empirical_null=bool(emp[data_cols].all()),
-                known_null=known_null,
+    def read_list_weights(self) -> None:
+        """The label weights of the lists fused (``v``), whether the signed model reads them,
+        and the notes on the lists left out."""
+        names, data_cols = self.names, self.data_cols
+        self.v = None
+        if self.list_weights is not None:
+            lw = np.clip(np.asarray(self.list_weights, dtype=np.float64)[data_cols], 0.0, None)
+            v = lw / lw.max() if lw.max() > 0 else np.ones(len(data_cols))
+            # a calibrated list's evidence is already measured against its null (the labels' F
+            # test): it is not tempered by how well its genes predict the labels
+            self.v = np.where(self.has_null[data_cols], 1.0, v)
+        self.D = len(data_cols)
+        self.cal = self.has_null[data_cols]
+        self.signed = self.v is None and self.all_signed(data_cols)
+        if self.effect_signs is not None and not self.signed:
+            self.notices.append(
+                "Some lists are tables with effect directions, but not every data list is: the "
+                "tables are read through their two-sided p-values alone (their directions are "
+                "used only when every data list is such a table)."
             )
-            pre = prepared.fit
-            noise = pre.correlation
-            if prepared.censored is not None:
-                # (a cut table's: at the likelihood's maximum, where near copies show it)
-                noise = _cut_noise(prepared, max_prior=max_prior)
-            # one test's p-values given with directions that disagree: one source
-            copies = p_value_copies(prepared.Z, ~below.any(axis=0))
-            noise = np.where(copies > np.abs(noise), copies, noise)
-            groups = [
-                g
-                for g in noise_sources(
-                    _shared_noise(prepared, null_p[:, data_cols], noise), SIGNED_ONE_SOURCE
-                )
-                if len(g) > 1
-            ]
-            if groups:
-                cut = below.any(axis=0)
-                # (a table that lacks more than a tenth of the genes another of its source
-                # has -- a tool that filtered them, NA p-values -- is not full either: one
-                # filtered to 60 % stood for its source by a larger separation and called 64
-                # genes where the full table calls 103)
-                has = (~np.isnan(prepared.Z)).sum(axis=0)
+        self.notes: dict[str, str] = {
+            names[j]: (
+                f"no say: the reverse of {names[keep]}, left out of the fusion"
+                if keep >= 0
+                else "no say: ranked the wrong way round (its reverse fits the other lists "
+                "better), left out of the fusion"
+            )
+            for j, keep in self.reversed_of.items()
+        }
+        self.notes.update({names[j]: source_note(names[r]) for j, r in self.source_of.items()})
+        self.statistics: dict[str, np.ndarray] = {}
+        self.beyond: dict[str, float] | None = None
+        self.resampled: Resamples | None = None
+        # the local fdr integrated over the refits' error
+        self.integrated: np.ndarray | None = None
+        self.empirical: dict[str, Any] | None = None
+        self.fit: PosteriorFit | SignedFit
+        self.robust: PosteriorFit | SignedFit
 
-                def order(g: list[int]) -> list[int]:
-                    most = max(int(has[j]) for j in g)
-                    return sorted(
-                        g,
-                        key=lambda j: (
-                            bool(cut[j]),
-                            bool(has[j] < 0.9 * most),
-                            -float(pre.mu[j]),
-                            j,
-                        ),
-                    )
+    def signed_inputs(self, cols: np.ndarray):
+        """The genes below the cut tables' cuts (M, len(cols)) and the tables' nulls read
+        already (None: none)."""
+        # a gene a cut table lacks (absent below it, not missing) lies below its cut
+        below = np.zeros((self.M, len(cols)), dtype=bool)
+        if self.absent_missing is not None:
+            below = np.isnan(self.R[:, cols]) & ~np.asarray(self.absent_missing, bool)[cols]
+            if self.Bd is not None:
+                below &= ~self.Bd
+        known_null = None
+        own_null, every_data_col = self.own_null, self.every_data_col
+        if own_null is not None and self.emp[every_data_col].all():
+            # each table's null, read above (a table standing for near copies: their mean,
+            # read anew)
+            at = np.searchsorted(every_data_col, cols)
+            merged = np.isin(cols, every_data_col[self.near >= 0])
+            known_null = (
+                np.where(merged, np.nan, own_null[0][at]),
+                np.where(merged, np.nan, own_null[1][at]),
+            )
+        return below, known_null
 
-                several = [order(g) for g in groups]
-                source_of, named, notice = sources_named(several, data_cols, names, noise)
-                notices.append(notice)
-                log.warning("%s", notices[-1])
-                notes.update({names[j]: source_note(names[r]) for j, r in source_of.items()})
-                data_cols = np.array(
-                    [c for c in data_cols.tolist() if c not in source_of], dtype=data_cols.dtype
-                )
-                Bd, blocks, (lo, hi) = intervals(data_cols)
-                D = len(data_cols)
-                cal = has_null[data_cols]
-                below, known_null = signed_inputs(data_cols)
-                prepared = None
-        test = agreement_test(lo, hi)
+    def signed_sources(self, below, known_null) -> _SignedProblem | None:
+        """The signed tables' problem (:func:`_signed_problem`), with the tables of one source
+        left out (then None: the problem of the tables kept is made anew)."""
+        null_p, effect_signs, data_cols = self.null_p, self.effect_signs, self.data_cols
+        names = self.names
+        assert null_p is not None and effect_signs is not None
+        # Tables whose noise beyond the changed genes is mostly one noise (the fitted
+        # correlation S at least SIGNED_ONE_SOURCE: several tools' tables of one data set; a
+        # t-test and a Mann-Whitney test of the same samples correlate 0.94-0.97,
+        # independent studies 0-0.1) are one source, as rank lists are (one_source): the
+        # model's constant S is not their shared noise, whose tools disagree more the larger
+        # the effect, and the fused evidence m' S^-1 z then reads that disagreement as signal
+        # (ALL BCR/ABL vs NEG, Welch and Mann-Whitney: 292 calls, each alone 183 / 261).
+        # One table stands for the source: a full table before a cut one or one lacking
+        # genes (it ranks every gene), then the one of largest separation
+        prepared = _signed_problem(
+            null_p[:, data_cols],
+            np.asarray(effect_signs)[:, data_cols],
+            self.prior,
+            below=below,
+            max_prior=self.max_prior,
+            empirical_null=bool(self.emp[data_cols].all()),
+            known_null=known_null,
+        )
+        pre = prepared.fit
+        noise = pre.correlation
+        if prepared.censored is not None:
+            # (a cut table's: at the likelihood's maximum, where near copies show it)
+            noise = _cut_noise(prepared, max_prior=self.max_prior)
+        # one test's p-values given with directions that disagree: one source
+        copies = p_value_copies(prepared.Z, ~below.any(axis=0))
+        noise = np.where(copies > np.abs(noise), copies, noise)
+        groups = [
+            g
+            for g in noise_sources(
+                _shared_noise(prepared, null_p[:, data_cols], noise), SIGNED_ONE_SOURCE
+            )
+            if len(g) > 1
+        ]
+        if not groups:
+            return prepared
+        cut = below.any(axis=0)
+        # (a table that lacks more than a tenth of the genes another of its source
+        # has -- a tool that filtered them, NA p-values -- is not full either: one
+        # filtered to 60 % stood for its source by a larger separation and called 64
+        # genes where the full table calls 103)
+        has = (~np.isnan(prepared.Z)).sum(axis=0)
+
+        def order(g: list[int]) -> list[int]:
+            most = max(int(has[j]) for j in g)
+            return sorted(
+                g,
+                key=lambda j: (
+                    bool(cut[j]),
+                    bool(has[j] < 0.9 * most),
+                    -float(pre.mu[j]),
+                    j,
+                ),
+            )
+
+        several = [order(g) for g in groups]
+        self.source_of, self.named, notice = sources_named(several, data_cols, names, noise)
+        self.notices.append(notice)
+        log.warning("%s", self.notices[-1])
+        self.notes.update({names[j]: source_note(names[r]) for j, r in self.source_of.items()})
+        self.use(
+            np.array(
+                [c for c in data_cols.tolist() if c not in self.source_of], dtype=data_cols.dtype
+            )
+        )
+        self.D = len(self.data_cols)
+        self.cal = self.has_null[self.data_cols]
+        return None
+
+    def signed_path(self) -> None:
+        """The fusion of signed tables (every data list a table of two-sided p-values with its
+        effect directions, :func:`_signed_answer`)."""
+        null_p, effect_signs, names = self.null_p, self.effect_signs, self.names
+        assert null_p is not None and effect_signs is not None
+        self.single = False
+        below, known_null = self.signed_inputs(self.data_cols)
+        prepared = None
+        if not self.from_one_matrix and self.D >= 2:
+            prepared = self.signed_sources(below, known_null)
+            if prepared is None:
+                below, known_null = self.signed_inputs(self.data_cols)
+        data_cols = self.data_cols
+        self.test = agreement_test(self.lo, self.hi)
         fit, scores, weights, statistics, resampled, beyond, (delta, sigma) = _signed_answer(
             null_p[:, data_cols],
             np.asarray(effect_signs)[:, data_cols],
-            prior,
+            self.prior,
             data_cols,
-            L,
+            self.L,
             below=below,
-            signal_test=signal_test,
-            max_prior=max_prior,
-            resamples=resamples,
-            empirical_null=bool(emp[data_cols].all()),
+            signal_test=self.signal_test,
+            max_prior=self.max_prior,
+            resamples=self.resamples,
+            empirical_null=bool(self.emp[data_cols].all()),
             known_null=known_null,
-            seed=seed,
+            seed=self.seed,
             prepared=prepared,
         )
-        robust = fit
-        no_class = bool(np.all(fit.mu <= NO_SEPARATION))
-        if no_class:
-            notices.append(
+        self.fit, self.scores, self.weights, self.statistics = fit, scores, weights, statistics
+        self.resampled, self.beyond = resampled, beyond
+        signal_test = self.signal_test
+        self.robust = fit
+        self.no_class = bool(np.all(fit.mu <= NO_SEPARATION))
+        if self.no_class:
+            self.notices.append(
                 "The fit finds no class of changed genes in the tables (every separation 0): the "
                 "fused ranking is their mean signed z-score in absolute value, each table counting "
                 "equally, and no gene's posterior is above its prior. "
-                f"{_what_to_give(from_one_matrix, signal_test)} to learn which table to trust."
+                f"{_what_to_give(self.from_one_matrix, signal_test)} to learn which table to trust."
             )
         empirical = (
             None
-            if not emp[data_cols].all()
+            if not self.emp[data_cols].all()
             else {
                 "lists": [names[j] for j in data_cols],
                 "center": delta.tolist(),
@@ -786,31 +987,38 @@ def posterior_aggregate(
                 "reading": "signed z-scores: a normal fitted to the middle of each table's z-scores",
             }
         )
-        if empirical is not None and own_null is not None and np.any(near >= 0):
+        own_null, every_data_col = self.own_null, self.every_data_col
+        if empirical is not None and own_null is not None and np.any(self.near >= 0):
             # near copies fitted as one table: each table's own null (their mean, read against
             # its own, is N(0, 1) within rounding)
-            kept = np.isin(every_data_col[copy_of], data_cols)
+            kept = np.isin(every_data_col[self.copy_of], data_cols)
             empirical.update(
                 lists=[names[j] for j in every_data_col[kept]],
                 center=own_null[0][kept].tolist(),
                 spread=own_null[1][kept].tolist(),
             )
+        self.empirical = empirical
         effect = _effect_on_calls(statistics["q_value"])
         if beyond["p_value"] > AGREEMENT_ALPHA:
-            notices.append(
+            self.notices.append(
                 f"The tables show no relevant genes beyond chance and their shared noise (a "
                 f"class of changed genes does not explain their z-scores better than their "
                 f"correlation alone, p = {beyond['p_value']:.2g}): {effect}."
             )
         if signal_test is not None and float(signal_test["p_value"]) > AGREEMENT_ALPHA:
-            notices.append(_signal_notice(signal_test, effect))
-    else:
-        if emp[data_cols].any():
-            read = data_cols[emp[data_cols]]
-            empirical = {
+            self.notices.append(_signal_notice(signal_test, effect))
+
+    def rank_path(self) -> None:
+        """The fusion of rank lists and tables read through their p-values: the fit, beside
+        the side thread's tasks (:meth:`fit_beside_side_tasks`), and the answer
+        (:meth:`rank_answer`)."""
+        data_cols, names = self.data_cols, self.names
+        if self.emp[data_cols].any():
+            read = data_cols[self.emp[data_cols]]
+            self.empirical = {
                 "lists": [names[j] for j in read],
-                "center": center[read].tolist(),
-                "spread": spread[read].tolist(),
+                "center": self.center[read].tolist(),
+                "spread": self.spread[read].tolist(),
                 "reading": "p-values: a half-normal fitted to the middle of each list's folded "
                 "z-scores Q^-1(p / 2) (a normal to its z-scores Q^-1(p) for a z-score read "
                 "one-sided)",
@@ -819,123 +1027,16 @@ def posterior_aggregate(
         # carries no information on them (its positions are uniform under the model): no fit, the
         # parameters stay at their starts and are not reported. A calibrated list does: its
         # p-values show how many genes are relevant, and how far from the others
-        single = D == 1 and not cal[0]
+        self.single = self.D == 1 and not self.cal[0]
         # the half-sample refits' data and the agreement test depend on the ranks alone (not on
         # the fit): they are made on a second thread while the fit is solved; then the
         # envelope's fit and the relevant-class test run there while the refits are solved.
         # The tasks share
         # nothing (NumPy's large array operations run without the GIL; each result depends on
         # its own inputs alone)
-        side = side or ThreadPoolExecutor(max_workers=1)
+        side = self.side = self.side or ThreadPoolExecutor(max_workers=1)
         try:
-            if early is not None and np.array_equal(early[0], data_cols):
-                halves, agreement = early[1], early[2]
-            else:  # (a list left out since: those tasks' lists were others)
-                halves, agreement = side_tasks(side, data_cols, single, early or before)
-            base = prefit or fit_posterior(
-                lo,
-                hi,
-                prior,
-                max_prior=max_prior,
-                dependence=dependence,
-                n_bins=n_bins,
-                max_iter=0 if single else 1000,
-                calibrated=cal,
-            )
-            lone = None if single or v is not None else _lone_class(base, prior)
-            if lone is not None:
-                # the class rests on one ranking that nothing else can check: the fit with
-                # every separation 0, of the same likelihood (_lone_class)
-                base = fit_posterior(
-                    lo,
-                    hi,
-                    prior,
-                    start=replace(base, mu=np.zeros(D)),
-                    fixed_mu=True,
-                    max_prior=max_prior,
-                    dependence=dependence,
-                    n_bins=n_bins,
-                    calibrated=cal,
-                )
-            fit = base
-            if v is not None and not single:
-                fit = tempered_fit(base, lo, hi, prior, v, max_prior=max_prior, n_bins=n_bins)
-            # every separation 0: the fit finds no relevant class in the data lists (their
-            # agreement is their correlation), every gene's evidence is 0 and the log-odds
-            # would tie the genes (or order them by knowledge alone)
-            no_class = not single and bool(np.all(fit.mu <= NO_SEPARATION))
-            if single:
-                weights = np.zeros(L)
-                weights[data_cols[0]] = 1.0
-            elif no_class:
-                weights = np.zeros(L)
-                weights[data_cols] = 1.0 / D
-            else:
-                weights = separation_shares(fit, prior, data_cols, names)
-            # the weights are the lists' shares under the fitted reliabilities; each gene's
-            # evidence from a rank list is bounded by the list's nonparametric relevant class
-            # (envelope)
-            statistics = {}
-            bounded = (
-                None
-                if single or no_class or not envelope
-                else side.submit(fit_envelope, fit, lo, hi)
-            )
-            # top-k lists: the test's null by simulation (kofs.aggregate.top_k_null); not
-            # when the genes are the lists' union (no universe given and no list of every
-            # gene: each gene in some list, which lists cut from one universe would not
-            # reproduce)
-            partial = top_k_lists(lo, hi)
-            present = ~np.isnan(R[:, data_cols])
-            union = not present.all(axis=0).any() and bool(present.any(axis=1).all())
-            simulate = (
-                top_k_null == "simulated"
-                and bool(partial.any())
-                and not union
-                and not cal.any()
-                and Bd is None
-                and held_out is None
-            )
-
-            def class_test_of(fit0: PosteriorFit) -> dict[str, float]:
-                t = known_test if known_test is not None and fit0 is prefit else None
-                if t is None:
-                    null = None
-                    if given is not None and np.isin(data_cols, given[1]).all():
-                        part, cols_before = given[0], given[1]
-                        null = part.subset(np.searchsorted(cols_before, data_cols), lo, hi)
-                    t = relevant_class_test(fit0, lo, hi, dependence=dependence, null=null)
-                if simulate:
-                    options = {"max_prior": max_prior, "dependence": dependence, "n_bins": n_bins}
-                    t = simulated_class_test(t, fit0, lo, hi, prior, fit_options=options, seed=seed)
-                return t
-
-            class_test = None if single or base.relevant_class else side.submit(class_test_of, base)
-            if halves is not None and not no_class:
-                resampled = half_sample_fits(
-                    fit,
-                    halves.result(),
-                    weights_of=lambda f, rows: separation_shares(f, prior, data_cols, names, rows),
-                )
-            robust = fit if bounded is None else bounded.result()
-            # the integrated posteriors while the side thread finishes the class test
-            integrated = (
-                None
-                if resampled is None
-                else integrated_lfdr(
-                    robust,
-                    lo,
-                    hi,
-                    prior,
-                    resampled.cov,
-                    draws=INTEGRATION_DRAWS,
-                    seed=seed,
-                    max_prior=max_prior,
-                    n_bins=n_bins,
-                )
-            )
-            test = agreement.result()
-            beyond = base.relevant_class if class_test is None else class_test.result()
+            fit, robust = self.fit_beside_side_tasks(side)
         except BaseException as exc:
             _stop_side(side, exc)
             raise
@@ -943,272 +1044,473 @@ def posterior_aggregate(
             # a task not started and no longer needed (the halves of a fit without a relevant
             # class) is cancelled; a running one is waited for
             side.shutdown(wait=True, cancel_futures=True)
+        self.rank_answer(fit, robust)
+
+    def fit_beside_side_tasks(self, side: ThreadPoolExecutor) -> tuple[PosteriorFit, PosteriorFit]:
+        """The fit, its weights, the envelope's fit, the relevant-class test, the half-sample
+        refits and the integrated posteriors (the side tasks on ``side``); returns the fit and
+        the one whose evidence the envelope bounds (``robust``)."""
+        lo, hi, prior, data_cols, names = self.lo, self.hi, self.prior, self.data_cols, self.names
+        single, cal, D, L, v = self.single, self.cal, self.D, self.L, self.v
+        max_prior, dependence, n_bins = self.max_prior, self.dependence, self.n_bins
+        early = self.early
+        if early is not None and np.array_equal(early[0], data_cols):
+            halves, agreement = early[1], early[2]
+        else:  # (a list left out since: those tasks' lists were others)
+            halves, agreement = self.side_tasks(side, data_cols, single, early or self.before)
+        base = self.prefit or fit_posterior(
+            lo,
+            hi,
+            prior,
+            max_prior=max_prior,
+            dependence=dependence,
+            n_bins=n_bins,
+            max_iter=0 if single else 1000,
+            calibrated=cal,
+        )
+        self.lone = None if single or v is not None else _lone_class(base, prior)
+        if self.lone is not None:
+            # the class rests on one ranking that nothing else can check: the fit with
+            # every separation 0, of the same likelihood (_lone_class)
+            base = fit_posterior(
+                lo,
+                hi,
+                prior,
+                start=replace(base, mu=np.zeros(D)),
+                fixed_mu=True,
+                max_prior=max_prior,
+                dependence=dependence,
+                n_bins=n_bins,
+                calibrated=cal,
+            )
+        fit = base
+        if v is not None and not single:
+            fit = tempered_fit(base, lo, hi, prior, v, max_prior=max_prior, n_bins=n_bins)
+        self.fit = fit
+        # every separation 0: the fit finds no relevant class in the data lists (their
+        # agreement is their correlation), every gene's evidence is 0 and the log-odds
+        # would tie the genes (or order them by knowledge alone)
+        self.no_class = no_class = not single and bool(np.all(fit.mu <= NO_SEPARATION))
         if single:
+            weights = np.zeros(L)
+            weights[data_cols[0]] = 1.0
+        elif no_class:
+            weights = np.zeros(L)
+            weights[data_cols] = 1.0 / D
+        else:
+            weights = separation_shares(fit, prior, data_cols, names)
+        self.weights = weights
+        # the weights are the lists' shares under the fitted reliabilities; each gene's
+        # evidence from a rank list is bounded by the list's nonparametric relevant class
+        # (envelope)
+        self.statistics = {}
+        bounded = (
+            None
+            if single or no_class or not self.envelope
+            else side.submit(fit_envelope, fit, lo, hi)
+        )
+        # top-k lists: the test's null by simulation (kofs.aggregate.top_k_null); not
+        # when the genes are the lists' union (no universe given and no list of every
+        # gene: each gene in some list, which lists cut from one universe would not
+        # reproduce)
+        self.partial = partial = top_k_lists(lo, hi)
+        present = ~np.isnan(self.R[:, data_cols])
+        union = not present.all(axis=0).any() and bool(present.any(axis=1).all())
+        self.simulate = (
+            self.top_k_null == "simulated"
+            and bool(partial.any())
+            and not union
+            and not cal.any()
+            and self.Bd is None
+            and self.held_out is None
+        )
+        class_test = (
+            None if single or base.relevant_class else side.submit(self.class_test_of, base)
+        )
+        if halves is not None and not no_class:
+            self.resampled = half_sample_fits(
+                fit,
+                halves.result(),
+                weights_of=lambda f, rows: separation_shares(f, prior, data_cols, names, rows),
+            )
+        self.robust = robust = fit if bounded is None else bounded.result()
+        # the integrated posteriors while the side thread finishes the class test
+        self.integrated = (
+            None
+            if self.resampled is None
+            else integrated_lfdr(
+                robust,
+                lo,
+                hi,
+                prior,
+                self.resampled.cov,
+                draws=INTEGRATION_DRAWS,
+                seed=self.seed,
+                max_prior=max_prior,
+                n_bins=n_bins,
+            )
+        )
+        self.test = agreement.result()
+        self.beyond = base.relevant_class if class_test is None else class_test.result()
+        return fit, robust
+
+    def class_test_of(self, fit0: PosteriorFit) -> dict[str, float]:
+        """The relevant-class test of ``fit0`` (on the side thread): the one made with the
+        reversed-list test when of that fit, its null part of the lists as given when one was
+        left out, simulated for top-k lists."""
+        lo, hi, data_cols, given = self.lo, self.hi, self.data_cols, self.given
+        t = self.known_test if self.known_test is not None and fit0 is self.prefit else None
+        if t is None:
+            null = None
+            if given is not None and np.isin(data_cols, given[1]).all():
+                part, cols_before = given[0], given[1]
+                null = part.subset(np.searchsorted(cols_before, data_cols), lo, hi)
+            t = relevant_class_test(fit0, lo, hi, dependence=self.dependence, null=null)
+        if self.simulate:
+            options = {
+                "max_prior": self.max_prior,
+                "dependence": self.dependence,
+                "n_bins": self.n_bins,
+            }
+            t = simulated_class_test(
+                t, fit0, lo, hi, self.prior, fit_options=options, seed=self.seed
+            )
+        return t
+
+    def rank_answer(self, fit: PosteriorFit, robust: PosteriorFit) -> None:
+        """The fused scores, the per-gene statistics and the notices of the rank lists' fit
+        (``fit``, ``robust``: :meth:`fit_beside_side_tasks`')."""
+        lo, hi, data_cols, names, D = self.lo, self.hi, self.data_cols, self.names, self.D
+        test, beyond = self.test, self.beyond
+        from_one_matrix, signal_test, notices = self.from_one_matrix, self.signal_test, self.notices
+        if self.single:
             # one list's positions say nothing about how many genes are relevant: its ranking is
             # the answer, without posterior probabilities
-            scores = _normal_scores(lo[:, 0], hi[:, 0])
+            self.scores = _normal_scores(lo[:, 0], hi[:, 0])
             notices.append(one_list_notice(names[data_cols[0]], from_one_matrix=from_one_matrix))
-        else:
-            scores = robust.log_odds + _past_floor_terms(fit, past_floor[:, data_cols])
-            if no_class:
-                # the limit of the model's ranking as the separations go to 0 together: the data
-                # lists' average normal score, each list counting equally (not the knowledge prior,
-                # which would rank by knowledge alone)
-                scores = _normal_scores(lo, hi).mean(axis=1)
-                why = (
-                    "every separation 0: their agreement is what their correlation gives"
-                    if lone is None
-                    else f"the class the fit found rests on {names[data_cols[lone]]} alone, "
-                    "which no other list agrees with beyond their correlation, and one ranking's "
-                    "positions say nothing of how many of its genes are relevant: that class and "
-                    "none fit the lists equally well"
-                )
-                if D == 1:
-                    # one calibrated list: no agreement, no average, no other list to trust
-                    notices.append(
-                        f"The fit finds no relevant class in {names[data_cols[0]]} (separation "
-                        "0: its p-values are no further from their null than chance takes "
-                        "them): the fused ranking is its order, and no gene's posterior is "
-                        f"above its prior. {_what_to_give(from_one_matrix, signal_test)}."
-                    )
-                else:
-                    notices.append(
-                        f"The fit finds no relevant class in the data lists ({why}): the fused "
-                        "ranking is their average normal score, each list counting equally, and "
-                        "no gene's posterior is above its prior. "
-                        f"{_what_to_give(from_one_matrix, signal_test)} to learn which list to "
-                        "trust."
-                    )
-            # integrated over the parameters' error (the plug-in one without refits)
-            lfdr = 1.0 - robust.posterior if integrated is None else integrated
-            q = q_values(lfdr, scores)
-            # the chance that the lists share no signal at all (then no gene can be told from the
-            # others), or that their agreement is only their correlation (shared noise: lists
-            # computed from one data set agree also where no gene is relevant): each test's p-value
-            # turned into a posterior probability by the Sellke-Bayarri-Berger bound, the larger
-            # kept; the posteriors are averaged over the two models (their order, the fused
-            # ranking, does not change)
-            assert beyond is not None  # the relevant-class test of every fit of several lists
-            no_signal = null_probability(beyond["p_value"])
-            if not cal.any():
-                # with a calibrated list the relevant-class test is the likelihood ratio of its
-                # p-values too (a class of genes beyond chance), which agreement need not show
-                no_signal = max(no_signal, null_probability(test["p_value"]))
-            if signal_test is not None:
-                no_signal = max(no_signal, null_probability(float(signal_test["p_value"])))
-            statistics = _with_no_signal(lfdr, q, no_signal, fit.rho, robust.list_terms.sum(axis=1))
-            effect = _effect_on_calls(statistics["q_value"])
-            if test["p_value"] <= AGREEMENT_ALPHA and beyond["p_value"] > AGREEMENT_ALPHA:
-                notices.append(
-                    f"The data lists agree with each other, but no more than lists sharing noise "
-                    f"would (a relevant class does not explain them better than their correlation "
-                    f"alone, p = {beyond['p_value']:.2g}): {effect}, and the ranking may follow "
-                    "noise the lists share (lists computed from one data set do). "
-                    f"{_what_to_give(from_one_matrix, signal_test)}, or a list from other data."
-                )
-            topk = _top_k_notice(
-                partial, weights[data_cols], [names[j] for j in data_cols], simulate
+            return
+        scores = robust.log_odds + _past_floor_terms(fit, self.past_floor[:, data_cols])
+        if self.no_class:
+            # the limit of the model's ranking as the separations go to 0 together: the data
+            # lists' average normal score, each list counting equally (not the knowledge prior,
+            # which would rank by knowledge alone)
+            scores = _normal_scores(lo, hi).mean(axis=1)
+            why = (
+                "every separation 0: their agreement is what their correlation gives"
+                if self.lone is None
+                else f"the class the fit found rests on {names[data_cols[self.lone]]} alone, "
+                "which no other list agrees with beyond their correlation, and one ranking's "
+                "positions say nothing of how many of its genes are relevant: that class and "
+                "none fit the lists equally well"
             )
-            if topk:
-                notices.append(topk)
-            if signal_test is None:
-                called = int(np.sum(statistics["q_value"] <= 0.10))
-                shared = shared_noise_notice(fit.correlation, [names[j] for j in data_cols], called)
-                if shared:
-                    notices.append(shared)
-            if signal_test is not None and float(signal_test["p_value"]) > AGREEMENT_ALPHA:
+            if D == 1:
+                # one calibrated list: no agreement, no average, no other list to trust
                 notices.append(
-                    f"{_signal_notice(signal_test, effect)} "
-                    f"{_what_to_give(from_one_matrix, signal_test)}, or a list from other data."
+                    f"The fit finds no relevant class in {names[data_cols[0]]} (separation "
+                    "0: its p-values are no further from their null than chance takes "
+                    "them): the fused ranking is its order, and no gene's posterior is "
+                    f"above its prior. {_what_to_give(from_one_matrix, signal_test)}."
                 )
-            if test["p_value"] > AGREEMENT_ALPHA and not cal.any():
+            else:
                 notices.append(
-                    f"The data lists agree with each other no more than independent random "
-                    f"rankings would (p = {test['p_value']:.2g}): there is no shared signal for the "
-                    "fusion to learn from, so read the weights and q-values as uninformative. Look "
-                    "at the lists one by one, or "
-                    f"{_lower_first(_what_to_give(from_one_matrix, signal_test))}."
+                    f"The fit finds no relevant class in the data lists ({why}): the fused "
+                    "ranking is their average normal score, each list counting equally, and "
+                    "no gene's posterior is above its prior. "
+                    f"{_what_to_give(from_one_matrix, signal_test)} to learn which list to "
+                    "trust."
                 )
-    if not single and signal_test is not None and "q_value" in statistics:
-        floor = _signal_floor_notice(signal_test, float(fit.rho), statistics["q_value"])
-        if floor:
-            notices.append(floor)
-    mu = np.full(L, np.nan)
-    auc = np.full(L, np.nan)
-    if not single:
-        mu[data_cols] = fit.mu
-        auc[data_cols] = fit.auc
-    left_out = np.array(sorted({**reversed_of, **source_of}), dtype=np.int64)
-    mu[left_out], auc[left_out] = 0.0, 0.5
-    temp = np.full(L, np.nan)
-    temp[data_cols] = fit.tempering
-    diag: dict[str, Any] = {
-        "agreement_test": {
-            **{k: test[k] for k in ("statistic", "sum_statistic", "p_value", "pairs", "tests")},
-            # (one list, or one table left of a source: no pair to test)
-            "no_signal_probability": None
-            if single or D < 2
-            else float(null_probability(test["p_value"])),
-        },
-        "relevant_class_test": None
-        if beyond is None
-        else {
-            **beyond,
-            "no_signal_probability": float(null_probability(beyond["p_value"])),
-        },
-        "sources": named or None,
-        "signal_test": None
-        if signal_test is None
-        else {
-            **dict(signal_test),
-            "no_signal_probability": float(null_probability(float(signal_test["p_value"]))),
-        },
-        "list_correlation": {
-            "lists": [names[j] for j in data_cols],
-            "matrix": fit.correlation.tolist(),
-        },
-        "n_resamples": 0 if resampled is None else int(resamples),
-        "envelope": _envelope_diagnostic(fit, robust, hi, [names[j] for j in data_cols])
-        if isinstance(fit, PosteriorFit)
-        and isinstance(robust, PosteriorFit)
-        and robust.envelope is not None
-        else None,
-    }
-    if empirical is not None:
-        diag["empirical_null"] = empirical
-    reliability: dict[str, str] = {}
-    for k, j in enumerate(data_cols):
-        if single:
-            reliability[names[j]] = "not learned: a single ranking cannot show its reliability"
-            continue
-        reliability[names[j]] = (
-            f"ranks a relevant gene above a background gene with probability "
-            f"{fit.auc[k]:.2f} (0.5 = chance)"
+        self.scores = scores
+        # integrated over the parameters' error (the plug-in one without refits)
+        lfdr = 1.0 - robust.posterior if self.integrated is None else self.integrated
+        q = q_values(lfdr, scores)
+        # the chance that the lists share no signal at all (then no gene can be told from the
+        # others), or that their agreement is only their correlation (shared noise: lists
+        # computed from one data set agree also where no gene is relevant): each test's p-value
+        # turned into a posterior probability by the Sellke-Bayarri-Berger bound, the larger
+        # kept; the posteriors are averaged over the two models (their order, the fused
+        # ranking, does not change)
+        assert beyond is not None  # the relevant-class test of every fit of several lists
+        no_signal = null_probability(beyond["p_value"])
+        if not self.cal.any():
+            # with a calibrated list the relevant-class test is the likelihood ratio of its
+            # p-values too (a class of genes beyond chance), which agreement need not show
+            no_signal = max(no_signal, null_probability(test["p_value"]))
+        if signal_test is not None:
+            no_signal = max(no_signal, null_probability(float(signal_test["p_value"])))
+        statistics = _with_no_signal(lfdr, q, no_signal, fit.rho, robust.list_terms.sum(axis=1))
+        self.statistics = statistics
+        effect = _effect_on_calls(statistics["q_value"])
+        if test["p_value"] <= AGREEMENT_ALPHA and beyond["p_value"] > AGREEMENT_ALPHA:
+            notices.append(
+                f"The data lists agree with each other, but no more than lists sharing noise "
+                f"would (a relevant class does not explain them better than their correlation "
+                f"alone, p = {beyond['p_value']:.2g}): {effect}, and the ranking may follow "
+                "noise the lists share (lists computed from one data set do). "
+                f"{_what_to_give(from_one_matrix, signal_test)}, or a list from other data."
+            )
+        topk = _top_k_notice(
+            self.partial, self.weights[data_cols], [names[j] for j in data_cols], self.simulate
         )
-        if fit.mu[k] <= NO_SEPARATION and not no_class:
-            notes[names[j]] = (
-                "no say: it ranks the relevant genes no higher than the others (a random or "
-                "reversed list is fitted at chance)"
+        if topk:
+            notices.append(topk)
+        if signal_test is None:
+            called = int(np.sum(statistics["q_value"] <= 0.10))
+            shared = shared_noise_notice(fit.correlation, [names[j] for j in data_cols], called)
+            if shared:
+                notices.append(shared)
+        if signal_test is not None and float(signal_test["p_value"]) > AGREEMENT_ALPHA:
+            notices.append(
+                f"{_signal_notice(signal_test, effect)} "
+                f"{_what_to_give(from_one_matrix, signal_test)}, or a list from other data."
             )
-        elif v is not None and v[k] < LITTLE_SAY:
-            notes[names[j]] = "little say: it predicts the labels much worse than the best list"
-        elif isinstance(fit, PosteriorFit) and not no_class and weights[j] < SAY_WEIGHT:
-            explained = _explained_note(fit, k, [names[c] for c in data_cols], weights[data_cols])
-            if explained:
-                notes[names[j]] = explained
-        elif isinstance(fit, SignedFit) and not no_class:
-            subtracted = _subtracted_note(
-                fit.m, fit.correlation, k, [names[c] for c in data_cols], weights[data_cols]
+        if test["p_value"] > AGREEMENT_ALPHA and not self.cal.any():
+            notices.append(
+                f"The data lists agree with each other no more than independent random "
+                f"rankings would (p = {test['p_value']:.2g}): there is no shared signal for the "
+                "fusion to learn from, so read the weights and q-values as uninformative. Look "
+                "at the lists one by one, or "
+                f"{_lower_first(_what_to_give(from_one_matrix, signal_test))}."
             )
-            if subtracted:
-                notes[names[j]] = subtracted
-        if cal[k]:
-            against = "empirical" if emp[j] else "theoretical"
-            read = (
-                f"read through its p-values, against their {against} null (calibrated: how "
-                "many genes it finds beyond chance is learned from it)"
-            )
-            if signed:
-                read = (
-                    "read through its signed z-scores (two-sided p-values and effect "
-                    "directions: the tables' shared noise and each gene's direction are "
-                    f"modelled), against its {against} null"
-                )
-            notes[names[j]] = f"{notes[names[j]]}; {read}" if names[j] in notes else read
-    prior_rows: list[dict[str, Any]] = []
-    if prior.X.shape[1] and not single:
-        for k, name in enumerate(prior.names):
-            unit = _odds_ratio_unit(prior, k, set(names))
-            b = fit.beta[k + 1] / fit.scale[k] * unit
-            prior_rows.append({"covariate": name, "log_odds_ratio": float(b), "unit": unit})
-    if resampled is not None:
-        se_mu = resampled.se_mu
-        mu_ci = np.full((L, 2), np.nan)
-        mu_ci[data_cols] = wald(fit.mu, se_mu, 0.0, np.inf, df=int(resamples) - 1)
-        auc_ci = ndtr(mu_ci / np.sqrt(2.0))
+
+    def info(self) -> dict[str, Any]:
+        """``info``: the fitted parameters, the per-gene statistics and the diagnostics (the
+        tests, the lists' reliabilities and notes, the prior's effects, their intervals)."""
+        single, statistics, fit, L, data_cols = (
+            self.single,
+            self.statistics,
+            self.fit,
+            self.L,
+            self.data_cols,
+        )
+        signal_test = self.signal_test
+        if not single and signal_test is not None and "q_value" in statistics:
+            floor = _signal_floor_notice(signal_test, float(fit.rho), statistics["q_value"])
+            if floor:
+                self.notices.append(floor)
+        mu = np.full(L, np.nan)
+        auc = np.full(L, np.nan)
+        if not single:
+            mu[data_cols] = fit.mu
+            auc[data_cols] = fit.auc
+        left_out = np.array(sorted({**self.reversed_of, **self.source_of}), dtype=np.int64)
+        mu[left_out], auc[left_out] = 0.0, 0.5
+        temp = np.full(L, np.nan)
+        temp[data_cols] = fit.tempering
+        diag = self.diagnostics()
+        reliability = self.reliability_and_notes()
+        prior_rows = self.prior_effects(diag, reliability)
+        self.share_with_copies(mu, auc, temp, diag, reliability)
         diag.update(
-            weight_ci=wald(weights, resampled.se_weights, 0.0, 1.0, df=int(resamples) - 1),
-            weight_sd=resampled.se_weights,
-            mu_ci=mu_ci,
-            auc_ci=auc_ci,
+            list_reliability=reliability,
+            list_notes=self.notes,
+            notices=self.notices,
+            prior_effects=prior_rows,
         )
-        se_b = resampled.se_beta
-        t_crit = float(stdtrit(max(int(resamples) - 1, 1), 0.975))
-        for k, row in enumerate(prior_rows):
-            half = t_crit * se_b[k + 1] / fit.scale[k] * row["unit"]
-            row["ci"] = (row["log_odds_ratio"] - half, row["log_odds_ratio"] + half)
-    for row in prior_rows:
-        covariate = str(row["covariate"])
-        if covariate in names:
-            ratio = float(np.exp(float(row["log_odds_ratio"])))
-            reliability[covariate] = (
-                f"a gene in its top 1 % is {ratio:.2g} times as likely "
-                "to be relevant as its median gene (learned from the data evidence)"
+        return {
+            "mu": mu.tolist(),
+            "auc": auc.tolist(),
+            "tempering": temp.tolist(),
+            "prior": None if single else float(fit.rho),
+            "expected_relevant": float(self.robust.posterior.sum()) if not single else None,
+            "log_likelihood": None if single else float(fit.log_likelihood),
+            "iterations": int(fit.iterations),
+            "converged": bool(fit.converged),
+            "statistics": statistics,
+            "_diagnostics": diag,
+        }
+
+    def diagnostics(self) -> dict[str, Any]:
+        """The tests (agreement, relevant class, the outside signal test), the sources, the
+        lists' correlation, the envelope and the empirical nulls."""
+        test, beyond, signal_test, fit, robust = (
+            self.test,
+            self.beyond,
+            self.signal_test,
+            self.fit,
+            self.robust,
+        )
+        names, data_cols, hi = self.names, self.data_cols, self.hi
+        diag: dict[str, Any] = {
+            "agreement_test": {
+                **{k: test[k] for k in ("statistic", "sum_statistic", "p_value", "pairs", "tests")},
+                # (one list, or one table left of a source: no pair to test)
+                "no_signal_probability": None
+                if self.single or self.D < 2
+                else float(null_probability(test["p_value"])),
+            },
+            "relevant_class_test": None
+            if beyond is None
+            else {
+                **beyond,
+                "no_signal_probability": float(null_probability(beyond["p_value"])),
+            },
+            "sources": self.named or None,
+            "signal_test": None
+            if signal_test is None
+            else {
+                **dict(signal_test),
+                "no_signal_probability": float(null_probability(float(signal_test["p_value"]))),
+            },
+            "list_correlation": {
+                "lists": [names[j] for j in data_cols],
+                "matrix": fit.correlation.tolist(),
+            },
+            "n_resamples": 0 if self.resampled is None else int(self.resamples),
+            "envelope": _envelope_diagnostic(fit, robust, hi, [names[j] for j in data_cols])
+            if isinstance(fit, PosteriorFit)
+            and isinstance(robust, PosteriorFit)
+            and robust.envelope is not None
+            else None,
+        }
+        if self.empirical is not None:
+            diag["empirical_null"] = self.empirical
+        return diag
+
+    def reliability_and_notes(self) -> dict[str, str]:
+        """Each fused list's reliability in words; its note (``notes``) when it has (little)
+        say or is read through its p-values."""
+        names, data_cols, fit, notes = self.names, self.data_cols, self.fit, self.notes
+        no_class, v, weights = self.no_class, self.v, self.weights
+        reliability: dict[str, str] = {}
+        for k, j in enumerate(data_cols):
+            if self.single:
+                reliability[names[j]] = "not learned: a single ranking cannot show its reliability"
+                continue
+            reliability[names[j]] = (
+                f"ranks a relevant gene above a background gene with probability "
+                f"{fit.auc[k]:.2f} (0.5 = chance)"
             )
-    for rep in np.unique(copy_of):
-        same = every_data_col[copy_of == rep]
-        if same.size == 1:
-            continue
-        r = same[0]
-        for arr in (mu, auc, temp):
-            arr[same] = arr[r]
-        weights[same] = weights[r] / same.size
+            if fit.mu[k] <= NO_SEPARATION and not no_class:
+                notes[names[j]] = (
+                    "no say: it ranks the relevant genes no higher than the others (a random or "
+                    "reversed list is fitted at chance)"
+                )
+            elif v is not None and v[k] < LITTLE_SAY:
+                notes[names[j]] = "little say: it predicts the labels much worse than the best list"
+            elif isinstance(fit, PosteriorFit) and not no_class and weights[j] < SAY_WEIGHT:
+                explained = _explained_note(
+                    fit, k, [names[c] for c in data_cols], weights[data_cols]
+                )
+                if explained:
+                    notes[names[j]] = explained
+            elif isinstance(fit, SignedFit) and not no_class:
+                subtracted = _subtracted_note(
+                    fit.m, fit.correlation, k, [names[c] for c in data_cols], weights[data_cols]
+                )
+                if subtracted:
+                    notes[names[j]] = subtracted
+            if self.cal[k]:
+                against = "empirical" if self.emp[j] else "theoretical"
+                read = (
+                    f"read through its p-values, against their {against} null (calibrated: how "
+                    "many genes it finds beyond chance is learned from it)"
+                )
+                if self.signed:
+                    read = (
+                        "read through its signed z-scores (two-sided p-values and effect "
+                        "directions: the tables' shared noise and each gene's direction are "
+                        f"modelled), against its {against} null"
+                    )
+                notes[names[j]] = f"{notes[names[j]]}; {read}" if names[j] in notes else read
+        return reliability
+
+    def prior_effects(
+        self, diag: dict[str, Any], reliability: dict[str, str]
+    ) -> list[dict[str, Any]]:
+        """The prior's odds ratios (with the refits' intervals, also of the weights and
+        separations, into ``diag``); a knowledge list's in words (``reliability``)."""
+        prior, fit, names, L, resamples = self.prior, self.fit, self.names, self.L, self.resamples
+        prior_rows: list[dict[str, Any]] = []
+        if prior.X.shape[1] and not self.single:
+            for k, name in enumerate(prior.names):
+                unit = _odds_ratio_unit(prior, k, set(names))
+                b = fit.beta[k + 1] / fit.scale[k] * unit
+                prior_rows.append({"covariate": name, "log_odds_ratio": float(b), "unit": unit})
+        resampled = self.resampled
         if resampled is not None:
-            for key in ("mu_ci", "auc_ci"):
-                diag[key][same] = diag[key][r]
-            for key in ("weight_ci", "weight_sd"):
-                diag[key][same] = diag[key][r] / same.size
-        near_group = bool(np.any(near[copy_of == rep] >= 0))
-        # (signed tables: z-scores; rank lists: rankings)
-        alike, by, one_as = (
-            ("z-scores", "signed z-scores", "one table with {}, their mean z-score,")
-            if tables
-            else ("ranking", "normal scores", "one ranking with {}")
-        )
-        # a group left out of the fusion (one source with another list, or reversed): its
-        # copies are too, and say so (they read only "its weight shared", beside weight 0)
-        left_note = notes[names[r]] if r in source_of or r in reversed_of else None
-        for j in same[1:]:
-            if names[r] in reliability:
-                reliability[names[j]] = reliability[names[r]]
-            copy_note = (
-                f"nearly the same {alike} as {names[r]} ({by} correlated >= "
-                f"{NEAR_COPY:.2f}): fitted as {one_as.format('it')} its weight shared"
-                if near_group
-                else f"the same ranking as {names[r]}: counted once with it, its weight shared"
+            se_mu = resampled.se_mu
+            mu_ci = np.full((L, 2), np.nan)
+            mu_ci[self.data_cols] = wald(fit.mu, se_mu, 0.0, np.inf, df=int(resamples) - 1)
+            auc_ci = ndtr(mu_ci / np.sqrt(2.0))
+            diag.update(
+                weight_ci=wald(self.weights, resampled.se_weights, 0.0, 1.0, df=int(resamples) - 1),
+                weight_sd=resampled.se_weights,
+                mu_ci=mu_ci,
+                auc_ci=auc_ci,
             )
-            notes[names[j]] = f"{left_note}; {copy_note}" if left_note else copy_note
-        # the list standing for the group says so too (it read 'no say' beside a copy saying
-        # that it shares its weight)
-        others = [names[j] for j in same[1:]]
-        them = others[0] if len(others) == 1 else name_list(others)
-        it = "it" if len(others) == 1 else "them"
-        own = (
-            f"nearly the same {alike} as {them} ({by} correlated >= {NEAR_COPY:.2f}): "
-            f"fitted as {one_as.format(it)} its weight shared"
-            if near_group
-            else f"the same ranking as {them}: counted once with {it}, its weight shared"
-        )
-        notes[names[r]] = f"{notes[names[r]]}; {own}" if names[r] in notes else own
-    diag.update(
-        list_reliability=reliability,
-        list_notes=notes,
-        notices=notices,
-        prior_effects=prior_rows,
-    )
-    info: dict[str, Any] = {
-        "mu": mu.tolist(),
-        "auc": auc.tolist(),
-        "tempering": temp.tolist(),
-        "prior": None if single else float(fit.rho),
-        "expected_relevant": float(robust.posterior.sum()) if not single else None,
-        "log_likelihood": None if single else float(fit.log_likelihood),
-        "iterations": int(fit.iterations),
-        "converged": bool(fit.converged),
-        "statistics": statistics,
-        "_diagnostics": diag,
-    }
-    return scores, weights, info
+            se_b = resampled.se_beta
+            t_crit = float(stdtrit(max(int(resamples) - 1, 1), 0.975))
+            for k, row in enumerate(prior_rows):
+                half = t_crit * se_b[k + 1] / fit.scale[k] * row["unit"]
+                row["ci"] = (row["log_odds_ratio"] - half, row["log_odds_ratio"] + half)
+        for row in prior_rows:
+            covariate = str(row["covariate"])
+            if covariate in names:
+                ratio = float(np.exp(float(row["log_odds_ratio"])))
+                reliability[covariate] = (
+                    f"a gene in its top 1 % is {ratio:.2g} times as likely "
+                    "to be relevant as its median gene (learned from the data evidence)"
+                )
+        return prior_rows
+
+    def share_with_copies(
+        self,
+        mu: np.ndarray,
+        auc: np.ndarray,
+        temp: np.ndarray,
+        diag: dict[str, Any],
+        reliability: dict[str, str],
+    ) -> None:
+        """Lists fitted as one (identical, or near copies): each takes the parameters,
+        intervals and reliability of the list standing for them, a share of its weight, and a
+        note saying so (as does that list)."""
+        names, notes, weights = self.names, self.notes, self.weights
+        copy_of, every_data_col = self.copy_of, self.every_data_col
+        for rep in np.unique(copy_of):
+            same = every_data_col[copy_of == rep]
+            if same.size == 1:
+                continue
+            r = same[0]
+            for arr in (mu, auc, temp):
+                arr[same] = arr[r]
+            weights[same] = weights[r] / same.size
+            if self.resampled is not None:
+                for key in ("mu_ci", "auc_ci"):
+                    diag[key][same] = diag[key][r]
+                for key in ("weight_ci", "weight_sd"):
+                    diag[key][same] = diag[key][r] / same.size
+            near_group = bool(np.any(self.near[copy_of == rep] >= 0))
+            # (signed tables: z-scores; rank lists: rankings)
+            alike, by, one_as = (
+                ("z-scores", "signed z-scores", "one table with {}, their mean z-score,")
+                if self.tables
+                else ("ranking", "normal scores", "one ranking with {}")
+            )
+            # a group left out of the fusion (one source with another list, or reversed): its
+            # copies are too, and say so (they read only "its weight shared", beside weight 0)
+            left_note = notes[names[r]] if r in self.source_of or r in self.reversed_of else None
+            for j in same[1:]:
+                if names[r] in reliability:
+                    reliability[names[j]] = reliability[names[r]]
+                copy_note = (
+                    f"nearly the same {alike} as {names[r]} ({by} correlated >= "
+                    f"{NEAR_COPY:.2f}): fitted as {one_as.format('it')} its weight shared"
+                    if near_group
+                    else f"the same ranking as {names[r]}: counted once with it, its weight shared"
+                )
+                notes[names[j]] = f"{left_note}; {copy_note}" if left_note else copy_note
+            # the list standing for the group says so too (it read 'no say' beside a copy saying
+            # that it shares its weight)
+            others = [names[j] for j in same[1:]]
+            them = others[0] if len(others) == 1 else name_list(others)
+            it = "it" if len(others) == 1 else "them"
+            own = (
+                f"nearly the same {alike} as {them} ({by} correlated >= {NEAR_COPY:.2f}): "
+                f"fitted as {one_as.format(it)} its weight shared"
+                if near_group
+                else f"the same ranking as {them}: counted once with {it}, its weight shared"
+            )
+            notes[names[r]] = f"{notes[names[r]]}; {own}" if names[r] in notes else own
 
 
 #: Below this weight a list has (almost) no say (:data:`kofs.report.fusion.ZERO_WEIGHT`).
