@@ -1275,14 +1275,8 @@ class _Fusion:
     def info(self) -> dict[str, Any]:
         """``info``: the fitted parameters, the per-gene statistics and the diagnostics (the
         tests, the lists' reliabilities and notes, the prior's effects, their intervals)."""
-        single, statistics, fit, L, data_cols = (
-            self.single,
-            self.statistics,
-            self.fit,
-            self.L,
-            self.data_cols,
-        )
-        signal_test = self.signal_test
+        single, statistics, fit, data_cols = self.single, self.statistics, self.fit, self.data_cols
+        L, signal_test = self.L, self.signal_test
         if not single and signal_test is not None and "q_value" in statistics:
             floor = _signal_floor_notice(signal_test, float(fit.rho), statistics["q_value"])
             if floor:
@@ -1322,14 +1316,14 @@ class _Fusion:
     def diagnostics(self) -> dict[str, Any]:
         """The tests (agreement, relevant class, the outside signal test), the sources, the
         lists' correlation, the envelope and the empirical nulls."""
-        test, beyond, signal_test, fit, robust = (
-            self.test,
-            self.beyond,
-            self.signal_test,
+        test, beyond, signal_test = self.test, self.beyond, self.signal_test
+        fit, robust, names, data_cols, hi = (
             self.fit,
             self.robust,
+            self.names,
+            self.data_cols,
+            self.hi,
         )
-        names, data_cols, hi = self.names, self.data_cols, self.hi
         diag: dict[str, Any] = {
             "agreement_test": {
                 **{k: test[k] for k in ("statistic", "sum_statistic", "p_value", "pairs", "tests")},
