@@ -231,6 +231,7 @@ def test_a_p_value_table_cut_to_its_significant_genes_is_read_below_its_cut(capl
     assert n_default >= 20 and fdp_default <= 0.15 < fdp_tested
 
 
+@pytest.mark.slow  # (six fusions of null tables: the direction patterns stay mixed, ~7 s)
 def test_a_table_of_the_top_p_values_where_nothing_changed_gives_no_call():
     """limma's ``topTable(fit, number = 20)`` where nothing changed, beside two whole tables of
     other studies: read as 20 tested genes their tiny p-values were evidence, and every one of

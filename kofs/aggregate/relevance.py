@@ -1007,6 +1007,10 @@ class _Fusion:
             )
         if signal_test is not None and float(signal_test["p_value"]) > AGREEMENT_ALPHA:
             self.notices.append(_signal_notice(signal_test, effect))
+        if not self.no_class:
+            mixed = _directions_notice(fit, [names[j] for j in data_cols])
+            if mixed:
+                self.notices.append(mixed)
 
     def rank_path(self) -> None:
         """The fusion of rank lists and tables read through their p-values: the fit, beside
@@ -1358,6 +1362,13 @@ class _Fusion:
         }
         if self.empirical is not None:
             diag["empirical_null"] = self.empirical
+        if isinstance(fit, SignedFit) and self.D >= 2:
+            diag["same_direction"] = {
+                "lists": [names[j] for j in data_cols],
+                "matrix": _same_direction(fit).tolist(),
+                "reading": "the share of the relevant genes whose z-scores have the same sign in "
+                "both tables (1: all, 0.5: unrelated directions, 0: a contrast reversed)",
+            }
         return diag
 
     def reliability_and_notes(self) -> dict[str, str]:
@@ -1843,6 +1854,40 @@ def _signed_answer(
         null = max(null, null_probability(float(signal_test["p_value"])))
     statistics = _with_no_signal(lfdr, q, null, fit.rho, fit.log_lr)
     return fit, scores, weights, statistics, resampled, beyond, (delta, sigma)
+
+
+#: Pairs of tables whose relevant genes go the same way this share of the time or less, and
+#: as often the other way, are named in a notice (their directions mostly unrelated).
+MIXED_DIRECTIONS = 0.75
+
+
+def _same_direction(fit: SignedFit) -> np.ndarray:
+    """(D, D) the share of the relevant genes whose z-scores have the same sign in two tables:
+    ``(1 + A_lj sign(m_l m_j)) / 2``, A the patterns' agreement (:attr:`SignedFit.agreement`)."""
+    sign = np.where(np.asarray(fit.m) < 0, -1.0, 1.0)
+    return (1.0 + fit.agreement * np.outer(sign, sign)) / 2.0
+
+
+def _directions_notice(fit: SignedFit, names: Sequence[str]) -> str:
+    """The notice naming the tables whose relevant genes go the same way in no more than
+    :data:`MIXED_DIRECTIONS` and no less than 1 - it of the cases ("" for none): tables of
+    different contrasts, fused with each gene's direction free between them."""
+    same = _same_direction(fit)
+    pairs = [
+        f"{names[a]} and {names[b]} ({same[a, b]:.0%})"
+        for a in range(len(names))
+        for b in range(a + 1, len(names))
+        if 1.0 - MIXED_DIRECTIONS <= same[a, b] <= MIXED_DIRECTIONS
+    ]
+    if not pairs:
+        return ""
+    return (
+        "Some tables' changed genes do not go the same way: their relevant genes have z-scores "
+        f"of the same sign in {', '.join(pairs)} of the cases (50 %: unrelated directions, as "
+        "tables of different contrasts or tissues may be). The fit reads each changed gene's "
+        'direction in each table from the patterns it learns (docs/lists.md, "Tables whose '
+        'changed genes go different ways"); if the tables should agree, check their contrasts.'
+    )
 
 
 def _with_no_signal(

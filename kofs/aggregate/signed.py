@@ -51,19 +51,19 @@ Directions. Studies of one question mostly see a changed gene go the same way, b
 of different contrasts, tissues or treatments need not: a relevant gene may go up in one and
 down in another, or the directions may be unrelated. With one pattern (every relevant gene the
 same way in every table, as this model had it until 2026-11-29) such tables' relevant genes
-that disagree were read as background, and their correlation as the noise's: two independent
-studies whose changed genes' directions are unrelated (4,000 genes, 200 changed) were fitted
-at a background correlation of 0.22 and called 82 genes at FDP 0.27, less than one study alone
-(Fisher's combination of their p-values with BH: 103 at 0.09). Each relevant gene's directions
-now follow one of the ``2^(D-1)`` patterns of :func:`direction_patterns` (a pattern and its
-mirror image are one: ``s`` turns both), the patterns' weights ``pi`` learned by EM as a
-mixture's (the share of the relevant genes each pattern's posterior gives), starting at
-:data:`SAME_WAY_START` for the same-way pattern; a pattern whose weight falls below
-:data:`PATTERN_FLOOR` leaves the fit, so tables whose relevant genes all go one way are fitted
-as before at the cost of a few steps. Those two studies: weights 0.51 / 0.49, 104 calls at FDP
-0.085; directions agreeing for 75 % of the genes: 105 at 0.089 (one pattern: 90 at 0.15); every
-gene the same way: calls unchanged (docs/lists.md, "Tables whose changed genes go different
-ways"). The pattern of largest weight is made the first
+that disagree were read as background, and their disagreement as correlated noise: three
+independent studies whose changed genes' directions are unrelated (``bench/bench_z_tables.py``
+row 8, 10 seeds) called 68 genes at FDP 0.185 where Fisher's combination of their p-values
+with BH calls 122 at 0.094 (two such studies were fitted at a noise correlation of 0.22). Each
+relevant gene's directions now follow one of the ``2^(D-1)`` patterns of
+:func:`direction_patterns` (a pattern and its mirror image are one: ``s`` turns both), the
+patterns' weights ``pi`` learned by EM as a mixture's (the share of the relevant genes each
+pattern's posterior gives), starting at :data:`SAME_WAY_START` for the same-way pattern; a
+pattern whose weight falls below :data:`PATTERN_FLOOR` leaves the fit, so tables whose
+relevant genes all go one way are fitted as before at the cost of a few steps. Row 8 now: 118
+calls at FDP 0.074; half the genes' directions random (row 9): 103 at 0.173 before, 120 at
+0.074 now; rows 1-7 (tables of one question) the same calls as before (docs/lists.md, "Tables
+whose changed genes go different ways"). The pattern of largest weight is made the first
 (:func:`_canonical`: ``m`` turned by its signs), so a table whose genes mostly go the other way
 still has ``m_l < 0``. The patterns are fitted up to :data:`DIRECTION_TABLES` tables (32
 patterns; each EM step computes every pattern of weight above 0); beyond, one pattern.
