@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.special import expit, log_ndtr, ndtr, ndtri, ndtri_exp, stdtrit
+from scipy.stats import chi2
 
 from kofs._compute.ranks import tie_averaged_ranks
 from kofs.aggregate.empirical_null import list_nulls, recalibrated, signed_null
@@ -1368,6 +1369,14 @@ class _Fusion:
                 "matrix": _same_direction(fit).tolist(),
                 "reading": "the share of the relevant genes whose z-scores have the same sign in "
                 "both tables (1: all, 0.5: unrelated directions, 0: a contrast reversed)",
+                "patterns_test": {
+                    "statistic": float(fit.direction_test[0]),
+                    "df": int(fit.direction_test[1]),
+                    "p_value": float(chi2.sf(*fit.direction_test))
+                    if fit.direction_test[1]
+                    else None,
+                    "patterns": fit.patterned,
+                },
             }
         return diag
 
