@@ -1012,6 +1012,7 @@ class _Fusion:
             mixed = _directions_notice(fit, [names[j] for j in data_cols])
             if mixed:
                 self.notices.append(mixed)
+                log.warning("%s", mixed)
 
     def rank_path(self) -> None:
         """The fusion of rank lists and tables read through their p-values: the fit, beside
