@@ -39,6 +39,8 @@ __all__ = [
     "mixture_scores",
     "normal_quantiles",
     "score_grid",
+    "spread_log_lr",
+    "spread_moments",
 ]
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
@@ -415,3 +417,44 @@ def interval_terms(
     # an empty or uninformative interval carries nothing
     log_lr = np.where(np.isfinite(log_lr), log_lr, 0.0)
     return log_lr, mean1, mean0, mean
+
+
+# --- effects of varying size (calibrated lists) -------------------------------------------
+#
+# A relevant gene's normal scores over calibrated lists are ``s = lambda mu + e``, ``e ~ N(0,
+# S)``, with an effect scale ``lambda ~ N+(1, tau2)`` (N(1, tau2) truncated to lambda > 0)
+# shared by the gene's lists: effects of varying size (kofs.aggregate.posterior, "Effects of
+# varying size"). With ``a = mu' S^-1 s`` and ``c = mu' S^-1 mu``, lambda given s is N(m, v)
+# truncated to lambda > 0, ``m = (1 + tau2 a) / h``, ``v = tau2 / h``, ``h = 1 + tau2 c``.
+
+
+def spread_log_lr(a: np.ndarray, c: float, tau2: float) -> np.ndarray:
+    """The log likelihood ratio (relevant / background) of genes whose scores give ``a = mu'
+    S^-1 s``, integrated over ``lambda ~ N+(1, tau2)``: ``-log(h)/2 + (2a - c + tau2 a^2)/2h +
+    log Phi((1 + tau2 a) / sqrt(tau2 h)) - log Phi(1 / sqrt(tau2))``; ``tau2 = 0``: the linear
+    discriminant ``a - c/2`` (the same numbers)."""
+    a = np.asarray(a, dtype=np.float64)
+    if tau2 <= 0:
+        return a - 0.5 * c
+    h = 1.0 + tau2 * c
+    t = np.sqrt(tau2)
+    out = (2.0 * a - c + tau2 * a * a) / (2.0 * h) - 0.5 * np.log(h)
+    out += log_ndtr((1.0 + tau2 * a) / (t * np.sqrt(h))) - float(log_ndtr(1.0 / t))
+    return out
+
+
+def spread_moments(a: np.ndarray, c: float, tau2: float) -> tuple[np.ndarray, np.ndarray]:
+    """``E[lambda | s]`` and ``E[lambda^2 | s]`` of a relevant gene (``tau2 = 0``: 1 and 1):
+    the truncated normal's ``m + sqrt(v) r`` and ``m E[lambda] + v``, ``r = phi(alpha) /
+    Phi(alpha)``, ``alpha = m / sqrt(v)``."""
+    a = np.asarray(a, dtype=np.float64)
+    if tau2 <= 0:
+        return np.ones_like(a), np.ones_like(a)
+    h = 1.0 + tau2 * c
+    m = (1.0 + tau2 * a) / h
+    sd = np.sqrt(tau2 / h)
+    alpha = m / sd
+    r = np.exp(-0.5 * alpha * alpha - _LOG_SQRT_2PI - log_ndtr(alpha))
+    # far below 0 (alpha -> -inf) m + sd r -> sd / |alpha|: the sum kept >= 0
+    first = np.maximum(m + sd * r, 0.0)
+    return first, np.maximum(m * first + sd * sd, first * first)

@@ -42,17 +42,20 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.special import expit, gammaln, log_ndtr, logsumexp, ndtr, ndtri, stdtrit
 
+from kofs.aggregate.binormal import spread_log_lr
 from kofs.aggregate.censored import INTERVAL_SHARE, interval_share
 from kofs.aggregate.intervals import TieBlocks, code_intervals
 from kofs.aggregate.posterior import (
     PosteriorFit,
     Prior,
+    PriorDesign,
     _Problem,
     _standardise,
     finish_fit,
     fit_posterior,
     gene_terms,
     solve_stacked,
+    spread_fit,
 )
 
 __all__ = [
@@ -185,8 +188,13 @@ def tempered_fit(
 def _tempered_evidence(base: PosteriorFit, v: np.ndarray) -> PosteriorFit:
     """``base`` (untempered) with its lists' evidence tempered by ``v``."""
     terms = gene_terms(base.list_llr, base.list_scores, base.mu, base.correlation, v)
+    # (the effect scale's spread is not tempered: a tempered list's evidence is linear)
     return replace(
-        base, tempering=v, list_terms=terms, log_odds=base.prior_log_odds + terms.sum(axis=1)
+        base,
+        tempering=v,
+        list_terms=terms,
+        log_odds=base.prior_log_odds + terms.sum(axis=1),
+        spread=0.0,
     )
 
 
@@ -349,7 +357,22 @@ def half_sample_fits(
         with ThreadPoolExecutor(max_workers=pool_size) as pool:
             return list(pool.map(finish, range(len(problems))))
 
-    fits = solve(parts, start)
+    if fit.spread > 0:
+        # effects of varying size (kofs.aggregate.posterior): each half refitted at the fit's
+        # tau2 and correlation, on its genes' exact normal scores (a calibrated list's
+        # p-values are kept by every half)
+        def spread_refit(k: int) -> PosteriorFit:
+            rows = halves.rows[k]
+            return spread_fit(
+                fit, fit.list_scores[rows], halves.X[k], np.ones(len(rows)),
+                parts[k].max_prior, dependence=parts[k].dependence, fixed_S=True,
+                tau2=fit.spread, tol=REFIT_TOL, max_iter=REFIT_MAX_ITER,
+            )  # fmt: skip
+
+        with ThreadPoolExecutor(max_workers=pool_size) as pool:
+            fits = list(pool.map(spread_refit, range(n)))
+    else:
+        fits = solve(parts, start)
     if np.any(fit.tempering < 1):  # as tempered_fit, with the choice made on all the genes
         if fit.refitted:
             theta = np.array([np.concatenate([f.mu, f.beta]) for f in fits])
@@ -399,6 +422,23 @@ def integrated_lfdr(
     if draws <= 0 or not np.any(cov) or lo.shape[0] == 0:
         return 1.0 - fit.posterior
     X, _, _ = _standardise(np.asarray(prior.X, dtype=np.float64), None, (fit.center, fit.scale))
+    rng = np.random.default_rng(seed)
+    # draws of the parameters, with the covariance's null directions (fixed parts) kept fixed
+    vals, vecs = np.linalg.eigh((cov + cov.T) / 2)
+    root = vecs * np.sqrt(np.clip(vals, 0.0, None))
+    thetas = [theta + root @ rng.standard_normal(len(theta)) for _ in range(draws)]
+    if fit.spread > 0:
+        # effects of varying size: the genes' exact normal scores (PosteriorFit.list_scores),
+        # the evidence integrated over the effect scale at the fit's tau2 and correlation
+        design = PriorDesign(X, np.ones(lo.shape[0]), max_prior)
+        Z, S, tau2 = fit.list_scores, fit.correlation, fit.spread
+
+        def spread_odds(t: np.ndarray) -> np.ndarray:
+            mu = np.maximum(t[:D], 0.0)
+            g = np.linalg.solve(S, mu)
+            return X @ design._cap(t[D:]) + spread_log_lr(Z @ g, float(mu @ g), tau2)
+
+        return _mean_lfdr(spread_odds, thetas, lo.shape[0], threads)
     problem = _Problem(
         code_intervals(lo, hi, n_bins=n_bins, calibrated=fit.calibrated),
         X,
@@ -408,11 +448,6 @@ def integrated_lfdr(
         tempering=fit.tempering,
         calibrated=fit.calibrated,
     )
-    rng = np.random.default_rng(seed)
-    # draws of the parameters, with the covariance's null directions (fixed parts) kept fixed
-    vals, vecs = np.linalg.eigh((cov + cov.T) / 2)
-    root = vecs * np.sqrt(np.clip(vals, 0.0, None))
-    thetas = [theta + root @ rng.standard_normal(len(theta)) for _ in range(draws)]
 
     # a rank list's evidence stays bounded by its histogram class (kofs.aggregate.envelope),
     # held at its fit
@@ -427,11 +462,17 @@ def integrated_lfdr(
         llr, _, _, mean = problem.terms(mu, problem.mean_prior(eta))
         return eta + problem.evidence(mu, fit.correlation, llr, mean, cap)
 
-    lfdr = np.zeros(lo.shape[0])
-    with ThreadPoolExecutor(max_workers=max(1, min(threads, draws))) as pool:
+    return _mean_lfdr(log_odds, thetas, lo.shape[0], threads)
+
+
+def _mean_lfdr(log_odds, thetas: list[np.ndarray], M: int, threads: int) -> np.ndarray:
+    """The mean over the draws ``thetas`` of ``expit(-log_odds(theta))``, evaluated on
+    ``threads`` threads (summed in the draws' order)."""
+    lfdr = np.zeros(M)
+    with ThreadPoolExecutor(max_workers=max(1, min(threads, len(thetas)))) as pool:
         for x in pool.map(log_odds, thetas):
             lfdr += expit(-x)  # exact to its last digits when small
-    return lfdr / draws
+    return lfdr / len(thetas)
 
 
 def _log_hypergeom_sf(
