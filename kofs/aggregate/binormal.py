@@ -41,6 +41,7 @@ __all__ = [
     "score_grid",
     "spread_log_lr",
     "spread_moments",
+    "spread_parts",
 ]
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
@@ -447,14 +448,22 @@ def spread_moments(a: np.ndarray, c: float, tau2: float) -> tuple[np.ndarray, np
     """``E[lambda | s]`` and ``E[lambda^2 | s]`` of a relevant gene (``tau2 = 0``: 1 and 1):
     the truncated normal's ``m + sqrt(v) r`` and ``m E[lambda] + v``, ``r = phi(alpha) /
     Phi(alpha)``, ``alpha = m / sqrt(v)``."""
+    return spread_parts(a, c, tau2)[1:]
+
+
+def spread_parts(a: np.ndarray, c: float, tau2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`spread_log_lr` and :func:`spread_moments` at once (one ``log Phi(alpha)``)."""
     a = np.asarray(a, dtype=np.float64)
     if tau2 <= 0:
-        return np.ones_like(a), np.ones_like(a)
+        return a - 0.5 * c, np.ones_like(a), np.ones_like(a)
     h = 1.0 + tau2 * c
     m = (1.0 + tau2 * a) / h
     sd = np.sqrt(tau2 / h)
     alpha = m / sd
-    r = np.exp(-0.5 * alpha * alpha - _LOG_SQRT_2PI - log_ndtr(alpha))
+    log_phi = log_ndtr(alpha)
+    llr = (2.0 * a - c + tau2 * a * a) / (2.0 * h) - 0.5 * np.log(h)
+    llr += log_phi - float(log_ndtr(1.0 / np.sqrt(tau2)))
+    r = np.exp(-0.5 * alpha * alpha - _LOG_SQRT_2PI - log_phi)
     # far below 0 (alpha -> -inf) m + sd r -> sd / |alpha|: the sum kept >= 0
     first = np.maximum(m + sd * r, 0.0)
-    return first, np.maximum(m * first + sd * sd, first * first)
+    return llr, first, np.maximum(m * first + sd * sd, first * first)

@@ -91,6 +91,7 @@ from kofs.aggregate.binormal import (
     score_grid,
     spread_log_lr,
     spread_moments,
+    spread_parts,
 )
 from kofs.aggregate.censored import (
     INTERVAL_SHARE,
@@ -2019,7 +2020,8 @@ def _spread_em(
     max_iter: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int]:
     """EM for (mu, S, beta) at a fixed tau2 (``fixed_S``: S kept), accelerated by SQUAREM (an
-    extrapolation that lowers the likelihood is replaced by the plain steps): the parameters,
+    extrapolation whose step moves more than the plain one did is replaced by the plain
+    steps, as in :func:`solve_stacked`): the parameters,
     their log-likelihood and the steps. E step: the posteriors and lambda's moments given the
     scores (:func:`kofs.aggregate.binormal.spread_moments`); M step: ``mu = sum p E[lambda] s
     / sum p E[lambda^2]`` (the relevant mean is ``mu E[lambda]``), S the soft-thresholded
@@ -2039,19 +2041,16 @@ def _spread_em(
 
     def step(theta):
         mu, S_, beta = unpack(theta)
-        a, c, llr = data.evidence(mu, S_, tau2)
+        g = np.linalg.solve(S_, mu)
+        llr, el, el2 = spread_parts(data.Z @ g, float(mu @ g), tau2)
         eta = design.X @ beta
         p = expit(eta + llr)
         wp = data.w * p
-        el, el2 = spread_moments(a, c, tau2)
         mu_new = np.clip((data.Z.T @ (wp * el)) / max(float(wp @ el2), 1e-300), 0.0, MU_MAX)
         if learn_S:
             r = _threshold(_scatter_correlations(data.scatter(mu_new, wp, el, el2)), design.wsum)
             S_ = _corr_matrix(r, D)
         return pack(mu_new, S_, design._prior_step(beta, eta, p))
-
-    def ll(theta):
-        return data.log_likelihood(*unpack(theta)[:2], unpack(theta)[2], tau2)
 
     theta = pack(np.asarray(mu, dtype=np.float64), S, np.asarray(beta, dtype=np.float64))
     steps = 0
@@ -2071,7 +2070,8 @@ def _spread_em(
                 cand[D + P :] = np.clip(cand[D + P :], -0.999, 0.999)
             t3 = step(cand)
             steps += 1
-            if np.all(np.isfinite(t3)) and ll(t3) >= ll(t2):
+            # kept where it moves less than the plain step did (as solve_stacked's)
+            if np.all(np.isfinite(t3)) and np.max(np.abs(t3 - cand)) < np.max(np.abs(r)):
                 nxt = t3
         change = float(np.max(np.abs(nxt - theta)))
         theta = nxt
@@ -2094,14 +2094,16 @@ def _spread_profile(
     (tau2 = 0, as fitted), each next one :func:`_spread_em` warm-started from the last; the
     grid stops once the likelihood has fallen twice. The best point is kept if its likelihood
     is above tau2 = 0's by more than :data:`SPREAD_GAIN` (the test of equal effects rejects
-    them) and its correlation is the identity (the tables fitted independent), else the given
-    fit. Tables that share noise have two-sided p-values whose normal scores are more alike in
-    their tails than the Gaussian copula says (docs/lists.md), and a class of effects of
-    varying size takes those tails for relevant genes: two tables sharing 60 % of their noise,
-    Gamma effects, FDP 0.168 at q <= 0.10 with the spread against 0.061 without. (The fit at
-    tau2 = 0 is no judge of that: with effects of varying size it reads the effect the tables
-    share as shared noise, S 0.02 where the spread's fit finds 0.) Returns (mu, S, beta, tau2,
-    steps)."""
+    them) and no correlation of its S is above 0 (after the soft threshold: the tables share no
+    noise), else the given fit. Tables that share noise have two-sided p-values whose normal
+    scores are more alike in their tails than the Gaussian copula says (docs/lists.md), and a
+    class of effects of varying size takes those tails for relevant genes: two tables sharing
+    60 % of their noise, Gamma effects, FDP 0.168 at q <= 0.10 with the spread against 0.061
+    without. Shared noise of either sign makes two-sided p-values alike (``|z|`` of correlated
+    z-scores correlate as the square of their correlation), so a negative fitted correlation is
+    not shared noise (two independent tables: -0.008 at one seed). (The fit at tau2 = 0 is no
+    judge of that: with effects of varying size it reads the effect the tables share as shared
+    noise, S 0.02 where the spread's fit finds 0.) Returns (mu, S, beta, tau2, steps)."""
     ll0 = data.log_likelihood(mu, S, beta, 0.0)
     best = (ll0, mu, S, beta, 0.0)
     state = state0 = (mu, S, beta)
@@ -2120,7 +2122,7 @@ def _spread_profile(
                 break
     ll, mu, S, beta, tau2 = best
     # equal effects not rejected, or tables that share noise (below): the fit at tau2 = 0
-    if ll - ll0 <= SPREAD_GAIN or np.any(S[_offdiag(data.D)]):
+    if ll - ll0 <= SPREAD_GAIN or np.any(S[_offdiag(data.D)] > 0):
         return (*state0, 0.0, total)
     return mu, S, beta, tau2, total
 
