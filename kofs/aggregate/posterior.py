@@ -48,6 +48,27 @@ intervals (top-k lists), the correlation of two such lists is their censored est
 fits are compared by the lists' pairwise composite likelihood
 (:func:`composite_log_likelihood`).
 
+Effects of varying size. A calibrated list's relevant class ``N(mu, 1)`` in the normal score
+``Q^-1(p)`` is one shift; where the effects vary in size (Gamma-distributed, say) the relevant
+genes' scores spread far wider, and the fit explained the strong genes alone by a large mu and
+a small class (conservative q-values). A relevant gene's scores over the lists are therefore
+``lambda mu + e`` with an effect scale ``lambda ~ N+(1, tau2)`` (N(1, tau2) truncated to
+lambda > 0) shared by the gene's lists; integrated over lambda its log likelihood ratio is
+closed-form in ``a = mu' S^-1 s`` and ``c = mu' S^-1 mu``
+(:func:`kofs.aggregate.binormal.spread_log_lr`; tau2 = 0: the linear discriminant above). Its
+EM (:func:`_spread_em`) takes lambda's posterior moments given the scores: ``mu = sum p E[lambda]
+s / sum p E[lambda^2]`` (the relevant mean is ``mu E[lambda]``) and the relevant scatter about
+``E[lambda] mu`` plus ``Var(lambda) mu mu'`` (else the effect the lists share is read as shared
+noise). tau2 is profiled over :data:`SPREAD_GRID` from the fit at tau2 = 0 (which is kept
+unchanged unless the likelihood-ratio test of equal effects rejects them and the fit with the
+spread finds no shared noise: :func:`_spread_profile`); the relevant-class test counts it as one
+more parameter; the half-sample refits and the integrated posteriors' draws
+(:mod:`kofs.aggregate.uncertainty`) hold it at its fit. Only where every data list is
+calibrated and every observation a point (whole p-value tables, untempered): cut or censored
+tables and genes a table lacks are interval observations, whose terms are not integrated over
+lambda, and a rank list's latent scores are the mixture's quantiles, which the spread would
+change (the rank reading's envelope already widens its class) -- there tau2 = 0.
+
 References
 ----------
 Biernacki C, Celeux G, Govaert G (2003) Choosing starting values for the EM algorithm for
@@ -59,6 +80,8 @@ Lindsay BG (1988) Composite likelihood methods. Contemp Math 80:221-239.
 Li X, Yi D, Liu JS (2022) Bayesian analysis of rank data with covariates and heterogeneous
 rankers. Stat Sci 37:1-23.
 Scott JG, Kelly RC, Smith MA, Zhou P, Kass RE (2015) False discovery rate regression. JASA 110.
+Self SG, Liang KY (1987) Asymptotic properties of maximum likelihood estimators and likelihood
+ratio tests under nonstandard conditions. JASA 82:605-610.
 Varadhan R, Roland C (2008) Simple and globally convergent methods for accelerating the
 convergence of any EM algorithm. Scand J Stat 35:335-353.
 Varin C, Reid N, Firth D (2011) An overview of composite likelihood methods. Stat Sin 21:5-42.
