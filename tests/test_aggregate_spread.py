@@ -141,3 +141,26 @@ def test_tables_that_share_noise_and_cut_tables_keep_tau2_at_zero():
     lo[below, 0], hi[below, 0] = np.sort(p[:, 0])[300], 1.0
     fit = fit_posterior(lo, hi, Prior.empty(len(p)), calibrated=np.ones(2, bool))
     assert fit.spread == 0.0
+
+
+def test_genes_a_table_lacks_keep_the_spread_over_the_tables_that_have_them():
+    """A table without 200 of the 4,000 genes: those genes' evidence is the other table's, and
+    the fit keeps its spread (before: such a pair fell back to tau2 = 0, 73 calls where the
+    whole pair made 91)."""
+    truth, Z = _studies(0, "gamma")
+    p = _p(Z)
+    lo, hi = p.copy(), p.copy()
+    lo[:200, 1], hi[:200, 1] = 0.0, 1.0
+    prior = Prior.empty(len(p))
+    whole = _fit(p)
+    fit = fit_posterior(lo, hi, prior, calibrated=np.ones(2, bool))
+    assert fit.spread > 0 and fit.spread_seen is not None
+    assert np.allclose(fit.list_terms.sum(axis=1), fit.log_odds - fit.prior_log_odds)
+    # a gene in one table only: its evidence is that table's, integrated over lambda
+    g = fit.mu[0]
+    expected = spread_log_lr(g * fit.list_scores[:200, 0], g * g, fit.spread)
+    assert np.allclose(fit.log_odds[:200] - fit.prior_log_odds[:200], expected)
+    calls = (posterior.q_values(1 - fit.posterior, fit.log_odds) <= 0.1).sum()
+    calls_whole = (posterior.q_values(1 - whole.posterior, whole.log_odds) <= 0.1).sum()
+    assert calls >= 0.9 * calls_whole
+    assert relevant_class_test(fit, lo, hi)["df"] == 4

@@ -63,10 +63,10 @@ noise). tau2 is profiled over :data:`SPREAD_GRID` from the fit at tau2 = 0 (whic
 unchanged unless the likelihood-ratio test of equal effects rejects them and the fit with the
 spread finds no shared noise: :func:`_spread_profile`); the relevant-class test counts it as one
 more parameter; the half-sample refits and the integrated posteriors' draws
-(:mod:`kofs.aggregate.uncertainty`) hold it at its fit. Only where every data list is
-calibrated and every observation a point (whole p-value tables, untempered): cut or censored
-tables and genes a table lacks are interval observations, whose terms are not integrated over
-lambda, and a rank list's latent scores are the mixture's quantiles, which the spread would
+(:mod:`kofs.aggregate.uncertainty`) hold it at its fit. A gene a table lacks is read over the
+tables that have it (``mu_O``, ``S_OO``). Only where every data list is calibrated and every
+observation a point or a gene the table lacks (p-value tables, untempered): cut or censored
+tables are interval observations, whose terms are not integrated over lambda, and a rank list's latent scores are the mixture's quantiles, which the spread would
 change (the rank reading's envelope already widens its class) -- there tau2 = 0.
 
 References
@@ -113,7 +113,6 @@ from kofs.aggregate.binormal import (
     normal_quantiles,
     score_grid,
     spread_log_lr,
-    spread_moments,
     spread_parts,
 )
 from kofs.aggregate.censored import (
@@ -244,6 +243,9 @@ class PosteriorFit:
         relevant gene shifted by exactly mu). ``log_odds`` is then ``x' beta`` plus the
         integrated log likelihood ratio, and ``list_terms`` the linear terms plus each list's
         share ``mu_l (S^-1 mu)_l / mu' S^-1 mu`` of the spread's change to it.
+    spread_seen : ndarray of bool (M, D) or None
+        With the spread: which genes the tables have (``list_scores`` read there; None:
+        every gene in every table).
     """
 
     mu: np.ndarray
@@ -267,6 +269,7 @@ class PosteriorFit:
     relevant_class: dict[str, float] | None = None
     class_null: ClassNull | None = field(default=None, repr=False, compare=False)
     spread: float = 0.0
+    spread_seen: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def posterior(self) -> np.ndarray:
@@ -1856,6 +1859,7 @@ class _Fit:
                     fixed_S=correlation is not None,
                     tau2=None if start is None else start.spread,
                     tol=tol,
+                    seen=spread_seen(lo, hi),
                 )
         return fit
 
@@ -1960,8 +1964,8 @@ def finish_fit(
 # --- effects of varying size (calibrated lists) -------------------------------------------
 #
 # Module docstring, "Effects of varying size". Fitted where every data list is calibrated and
-# every observation a point (whole p-value tables: each gene's normal scores are exact), the
-# lists untempered: the grid's first point is the fit above (tau2 = 0, unchanged), each next
+# every observation a point or a gene the table lacks (p-value tables: each gene's normal
+# scores are exact where it is seen), the lists untempered: the grid's first point is the fit above (tau2 = 0, unchanged), each next
 # one an EM from the last, and the likelihood (the lists' background copula included, as S
 # moves with tau2) chooses.
 
@@ -1978,57 +1982,115 @@ SPREAD_GAIN = 0.5 * float(chdtri(1, 0.10))
 SPREAD_STEPS = 300
 
 
+def spread_seen(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Which observations are points (the others, for :func:`spread_eligible`, genes a table
+    lacks: the whole interval [0, 1])."""
+    return (hi - lo) <= POINT_WIDTH
+
+
 def spread_eligible(
     lo: np.ndarray, hi: np.ndarray, calibrated: np.ndarray, tempering: np.ndarray
 ) -> bool:
     """Whether a fit of these intervals gets the effect scale's spread: every data list
     calibrated (p-values; a rank list's normal scores have no known scale), every observation
-    a point (cut and censored tables, genes a table lacks: their terms are interval terms,
-    for which the integral is not made -- tau2 = 0 there), no list tempered by labels."""
+    a point or a gene the table lacks (``[0, 1]``: the gene's lists are those that have it;
+    cut and censored tables are interval terms, for which the integral is not made -- tau2 = 0
+    there), no list tempered by labels."""
     cal = np.asarray(calibrated, bool)
-    return (
-        cal.size > 0
-        and bool(cal.all())
-        and bool(np.all(np.asarray(tempering) == 1.0))
-        and bool(np.all(hi - lo <= POINT_WIDTH))
-    )
+    if cal.size == 0 or not cal.all() or not np.all(np.asarray(tempering) == 1.0):
+        return False
+    point = spread_seen(lo, hi)
+    return bool(np.all(point | ((lo == 0.0) & (hi == 1.0))))
 
 
 class _SpreadData:
-    """The exact normal scores ``Z`` (M, D) of the genes, their weights and prior design."""
+    """The exact normal scores ``Z`` (M, D) of the genes, which of them are seen (``seen``;
+    None: all; a gene's lists are those that have it, its relevant scores ``lambda mu_O +
+    e_O`` with ``e_O ~ N(0, S_OO)``), their weights and prior design."""
 
-    def __init__(self, Z: np.ndarray, design: PriorDesign, dependence: bool) -> None:
-        self.Z = np.asarray(Z, dtype=np.float64)
+    def __init__(
+        self, Z: np.ndarray, design: PriorDesign, dependence: bool, seen: np.ndarray | None = None
+    ) -> None:
+        Z = np.asarray(Z, dtype=np.float64)
         self.design = design
         self.w = design.w
-        self.D = self.Z.shape[1]
+        self.D = Z.shape[1]
         self.dependence = dependence and self.D > 1
+        self.full = seen is None or bool(np.all(seen))
+        self.seen = np.ones(Z.shape, bool) if seen is None else np.asarray(seen, bool)
+        self.Z = Z if self.full else np.where(self.seen, Z, 0.0)
+        self.N = self.seen.astype(np.float64)
+        self.patterns: list[tuple[np.ndarray, np.ndarray]] = []
+        if not self.full:  # the genes of each pattern of seen lists
+            values, inverse = np.unique(self.seen, axis=0, return_inverse=True)
+            inverse = inverse.ravel()
+            for k, pattern in enumerate(values):
+                self.patterns.append((np.flatnonzero(inverse == k), np.flatnonzero(pattern)))
 
     def evidence(self, mu, S, tau2):
-        """(a, c, log LR) of every gene at (mu, S, tau2)."""
-        g = np.linalg.solve(S, mu)
-        c = float(mu @ g)
-        a = self.Z @ g
+        """(a, c, log LR) of every gene at (mu, S, tau2) (``c`` one number, or per gene when
+        genes lack lists)."""
+        a, c = self.discriminant(mu, S)
         return a, c, spread_log_lr(a, c, tau2)
+
+    def discriminant(self, mu, S):
+        """``a = mu_O' S_OO^-1 s_O`` and ``c = mu_O' S_OO^-1 mu_O`` of every gene."""
+        G, c = self.directions(mu, S)
+        if self.full:
+            return self.Z @ G, c
+        return np.einsum("ij,ij->i", self.Z, G), c
+
+    def directions(self, mu, S):
+        """``S_OO^-1 mu_O`` of every gene (its lists O; 0 elsewhere), (D,) when every gene has
+        every list, else (M, D), and ``c``."""
+        if self.full:
+            g = np.linalg.solve(S, mu)
+            return g, float(mu @ g)
+        G = np.zeros(self.Z.shape)
+        c = np.zeros(self.Z.shape[0])
+        for rows, cols in self.patterns:
+            if cols.size:
+                g = np.linalg.solve(S[np.ix_(cols, cols)], mu[cols])
+                G[np.ix_(rows, cols)] = g
+                c[rows] = float(mu[cols] @ g)
+        return G, c
 
     def log_likelihood(self, mu, S, beta, tau2) -> float:
         """The full log-likelihood relative to independent uniform p-values: each gene's
-        background copula plus its mixture's log ratio (:func:`log_likelihood`)."""
+        background copula of its seen lists plus its mixture's log ratio
+        (:func:`log_likelihood`)."""
         _, _, llr = self.evidence(mu, S, tau2)
         eta = self.design.X @ beta
         mix = np.logaddexp(0.0, eta + llr) - np.logaddexp(0.0, eta)
         if self.D > 1:
-            mix += copula_log_density(self.Z, S)
+            mix += _seen_copula(self.Z, self.seen, S)
         return float(np.sum(self.w * mix))
 
-    def scatter(self, mu, wp, el, el2) -> np.ndarray:
-        """The pooled within-class scatter: the relevant genes' about ``E[lambda] mu`` with
-        ``Var(lambda) mu mu'`` (the shared effect, not shared noise), the others' about 0."""
-        Z = self.Z
-        R = Z - el[:, None] * mu
-        C = (R * wp[:, None]).T @ R + (Z * (self.w - wp)[:, None]).T @ Z
-        C += float(np.sum(wp * (el2 - el * el))) * np.outer(mu, mu)
-        return C
+    def separations(self, wp, el, el2) -> np.ndarray:
+        """The M step of mu: ``sum p E[lambda] s / sum p E[lambda^2]`` over each list's genes
+        (the maximum whatever S where every gene has every list)."""
+        den = self.N.T @ (wp * el2)
+        return np.clip((self.Z.T @ (wp * el)) / np.maximum(den, 1e-300), 0.0, MU_MAX)
+
+    def correlations(self, mu, wp, el, el2) -> np.ndarray:
+        """The pooled within-class correlations (upper off-diagonal entries, not thresholded):
+        the relevant genes' scores about ``E[lambda] mu`` with ``Var(lambda) mu mu'`` (the
+        shared effect, not shared noise), the others' about 0, each pair over the genes that
+        have both lists."""
+        Z, N = self.Z, self.N
+        R = (Z - el[:, None] * mu) * N
+        w0 = self.w - wp
+        var = wp * (el2 - el * el)
+        C = (R * wp[:, None]).T @ R + (Z * w0[:, None]).T @ Z
+        C += ((N * mu) * var[:, None]).T @ (N * mu)
+        if self.full:
+            return _scatter_correlations(C)
+        # each list's second moment over the genes that have the other list too
+        own = R * R * wp[:, None] + Z * Z * w0[:, None] + (N * mu) ** 2 * var[:, None]
+        V = own.T @ N
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = C / np.sqrt(V * V.T)
+        return np.nan_to_num(r[_offdiag(self.D)], nan=0.0)
 
 
 def _spread_em(
@@ -2064,14 +2126,13 @@ def _spread_em(
 
     def step(theta):
         mu, S_, beta = unpack(theta)
-        g = np.linalg.solve(S_, mu)
-        llr, el, el2 = spread_parts(data.Z @ g, float(mu @ g), tau2)
+        llr, el, el2 = spread_parts(*data.discriminant(mu, S_), tau2)
         eta = design.X @ beta
         p = expit(eta + llr)
         wp = data.w * p
-        mu_new = np.clip((data.Z.T @ (wp * el)) / max(float(wp @ el2), 1e-300), 0.0, MU_MAX)
+        mu_new = data.separations(wp, el, el2)
         if learn_S:
-            r = _threshold(_scatter_correlations(data.scatter(mu_new, wp, el, el2)), design.wsum)
+            r = _threshold(data.correlations(mu_new, wp, el, el2), design.wsum)
             S_ = _corr_matrix(r, D)
         return pack(mu_new, S_, design._prior_step(beta, eta, p))
 
@@ -2151,20 +2212,24 @@ def _spread_profile(
 
 
 def spread_terms(
-    Z: np.ndarray, mu: np.ndarray, S: np.ndarray, tau2: float
+    data: _SpreadData, mu: np.ndarray, S: np.ndarray, tau2: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per gene of exact normal scores ``Z`` (M, D): each list's ``log LR`` and term (the
-    linear terms of :func:`gene_terms` plus its share of the spread's change, PosteriorFit's
-    ``spread``) and the whole evidence (their sum: :func:`kofs.aggregate.binormal.
-    spread_log_lr`)."""
+    """Per gene of ``data``: each list's ``log LR`` (0 where the gene lacks it) and term, and
+    the whole evidence (:func:`kofs.aggregate.binormal.spread_log_lr`). A list's term is its
+    share of the linear discriminant, ``(S_OO^-1 mu_O)_l (s_l - mu_l / 2)`` (with every list
+    seen: :func:`gene_terms`'), plus its share ``mu_l (S_OO^-1 mu_O)_l / c`` of the spread's
+    change to it: the terms sum to the evidence (PosteriorFit's ``spread``)."""
     mu = np.asarray(mu, dtype=np.float64)
-    llr = mu * Z - 0.5 * mu * mu
-    terms = gene_terms(llr, Z, mu, S, np.ones(len(mu)))
-    g = np.linalg.solve(S, mu)
-    c = float(mu @ g)
-    evidence = spread_log_lr(Z @ g, c, tau2)
-    if tau2 > 0 and c > 0:
-        terms += (evidence - terms.sum(axis=1))[:, None] * (mu * g / c)
+    llr = np.where(data.seen, mu * data.Z - 0.5 * mu * mu, 0.0)
+    G, c = data.directions(mu, S)
+    terms = G * (data.Z - 0.5 * mu) * data.N
+    a = data.Z @ G if data.full else np.einsum("ij,ij->i", data.Z, G)
+    evidence = spread_log_lr(a, c, tau2)
+    if tau2 > 0:
+        cc = np.asarray(c, dtype=np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = np.where(cc[..., None] > 0, mu * G / cc[..., None], 0.0)
+        terms += (evidence - terms.sum(axis=1))[:, None] * share
     return llr, terms, evidence
 
 
@@ -2180,12 +2245,14 @@ def spread_fit(
     tau2: float | None = None,
     tol: float = 1e-5,
     max_iter: int = SPREAD_STEPS,
+    seen: np.ndarray | None = None,
 ) -> PosteriorFit:
-    """``fit`` (of calibrated lists whose genes' exact normal scores are ``Z``; standardised
-    design ``X``, gene weights ``w``) with the effect scale's spread: tau2 profiled over
-    :data:`SPREAD_GRID` from it (``tau2`` None), or the EM at ``tau2`` from it (a refit). The
-    fit itself where tau2 = 0 is kept."""
-    data = _SpreadData(Z, PriorDesign(X, w, max_prior), dependence)
+    """``fit`` (of calibrated lists whose genes' exact normal scores are ``Z``, ``seen`` where
+    the tables have the gene (None: everywhere); standardised design ``X``, gene weights
+    ``w``) with the effect scale's spread: tau2 profiled over :data:`SPREAD_GRID` from it
+    (``tau2`` None), or the EM at ``tau2`` from it (a refit). The fit itself where tau2 = 0 is
+    kept."""
+    data = _SpreadData(Z, PriorDesign(X, w, max_prior), dependence, seen)
     mu0, S0, beta0 = fit.mu, fit.correlation, fit.beta
     if tau2 is None:
         mu, S, beta, tau2, steps = _spread_profile(data, mu0, S0, beta0, fixed_S=fixed_S, tol=tol)
@@ -2199,7 +2266,7 @@ def spread_fit(
         return fit
     if tau2 <= 0:
         return fit
-    llr, terms, evidence = spread_terms(data.Z, mu, S, tau2)
+    llr, terms, evidence = spread_terms(data, mu, S, tau2)
     eta = X @ beta
     rho = data.design.mean_prior(eta)
     log_odds = eta + evidence
@@ -2213,36 +2280,39 @@ def spread_fit(
         prior_log_odds=eta,
         list_terms=terms,
         list_llr=llr,
-        list_scores=data.Z,
+        list_scores=np.asarray(Z, dtype=np.float64),
         rho=rho,
         log_likelihood=loglik if np.isfinite(fit.log_likelihood) else np.nan,
         iterations=fit.iterations + int(steps),
         converged=bool(converged),
         relevant_class=None,
         spread=float(tau2),
+        spread_seen=None if data.full else data.seen,
     )
 
 
-def _spread_class_log_likelihood(fit: PosteriorFit, w: np.ndarray, dependent: bool) -> float:
+def _spread_class_log_likelihood(
+    fit: PosteriorFit, w: np.ndarray, dependent: bool, copula_seen: np.ndarray
+) -> float:
     """:func:`relevant_class_test`'s full log-likelihood of a fit with the spread: at its
     separations, prior and tau2, S profiled (unthresholded, as the test's) from the pooled
-    scatter of :meth:`_SpreadData.scatter` given its posteriors."""
-    Z, mu, tau2 = fit.list_scores, fit.mu, fit.spread
+    scatter of :meth:`_SpreadData.correlations` given its posteriors; the copula over
+    ``copula_seen`` (the no-class part's points)."""
+    mu, tau2 = fit.mu, fit.spread
     D = len(mu)
+    data = _SpreadData(
+        fit.list_scores, PriorDesign(np.ones((len(w), 1)), w, 0.5), dependent, fit.spread_seen
+    )
     S = np.eye(D)
     if dependent:
-        g = np.linalg.solve(fit.correlation, mu)
-        el, el2 = spread_moments(Z @ g, float(mu @ g), tau2)
-        wp = w * fit.posterior
-        data = _SpreadData(Z, PriorDesign(np.ones((len(w), 1)), w, 0.5), True)
-        r = _scatter_correlations(data.scatter(mu, wp, el, el2))
+        _, el, el2 = spread_parts(*data.discriminant(mu, fit.correlation), tau2)
+        r = data.correlations(mu, w * fit.posterior, el, el2)
         S = _corr_matrix(np.clip(r, -0.999, 0.999), D)
-    data = _SpreadData(Z, PriorDesign(np.ones((len(w), 1)), w, 0.5), dependent)
     _, _, llr = data.evidence(mu, S, tau2)
     eta = fit.prior_log_odds
     mix = np.logaddexp(0.0, eta + llr) - np.logaddexp(0.0, eta)
     if dependent:
-        mix += copula_log_density(Z, S)
+        mix += _seen_copula(data.Z, copula_seen & data.seen, S)
     return float(np.sum(w * mix))
 
 
@@ -2473,7 +2543,7 @@ def relevant_class_test(
         null = class_null_of(lo, hi, w, cal, dependent=dependent, scores=signed)
     z, seen, l_null = null.z, null.seen, null.l_null
     if fit.spread > 0:  # the class has one more parameter: tau2
-        gain = _spread_class_log_likelihood(fit, w, dependent) - l_null
+        gain = _spread_class_log_likelihood(fit, w, dependent, seen) - l_null
         return likelihood_ratio_test(gain, D + len(fit.beta) + 1)
 
     eta = fit.prior_log_odds

@@ -50,6 +50,7 @@ from kofs.aggregate.posterior import (
     Prior,
     PriorDesign,
     _Problem,
+    _SpreadData,
     _standardise,
     finish_fit,
     fit_posterior,
@@ -367,6 +368,7 @@ def half_sample_fits(
                 fit, fit.list_scores[rows], halves.X[k], np.ones(len(rows)),
                 parts[k].max_prior, dependence=parts[k].dependence, fixed_S=True,
                 tau2=fit.spread, tol=REFIT_TOL, max_iter=REFIT_MAX_ITER,
+                seen=None if fit.spread_seen is None else fit.spread_seen[rows],
             )  # fmt: skip
 
         with ThreadPoolExecutor(max_workers=pool_size) as pool:
@@ -431,12 +433,12 @@ def integrated_lfdr(
         # effects of varying size: the genes' exact normal scores (PosteriorFit.list_scores),
         # the evidence integrated over the effect scale at the fit's tau2 and correlation
         design = PriorDesign(X, np.ones(lo.shape[0]), max_prior)
-        Z, S, tau2 = fit.list_scores, fit.correlation, fit.spread
+        data = _SpreadData(fit.list_scores, design, False, fit.spread_seen)
 
         def spread_odds(t: np.ndarray) -> np.ndarray:
             mu = np.maximum(t[:D], 0.0)
-            g = np.linalg.solve(S, mu)
-            return X @ design._cap(t[D:]) + spread_log_lr(Z @ g, float(mu @ g), tau2)
+            a, c = data.discriminant(mu, fit.correlation)
+            return X @ design._cap(t[D:]) + spread_log_lr(a, c, fit.spread)
 
         return _mean_lfdr(spread_odds, thetas, lo.shape[0], threads)
     problem = _Problem(
