@@ -429,7 +429,7 @@ def interval_terms(
 # truncated to lambda > 0, ``m = (1 + tau2 a) / h``, ``v = tau2 / h``, ``h = 1 + tau2 c``.
 
 
-def spread_log_lr(a: np.ndarray, c: float, tau2: float) -> np.ndarray:
+def spread_log_lr(a: np.ndarray, c: float | np.ndarray, tau2: float) -> np.ndarray:
     """The log likelihood ratio (relevant / background) of genes whose scores give ``a = mu'
     S^-1 s``, integrated over ``lambda ~ N+(1, tau2)``: ``-log(h)/2 + (2a - c + tau2 a^2)/2h +
     log Phi((1 + tau2 a) / sqrt(tau2 h)) - log Phi(1 / sqrt(tau2))``; ``tau2 = 0``: the linear
@@ -444,14 +444,18 @@ def spread_log_lr(a: np.ndarray, c: float, tau2: float) -> np.ndarray:
     return out
 
 
-def spread_moments(a: np.ndarray, c: float, tau2: float) -> tuple[np.ndarray, np.ndarray]:
+def spread_moments(
+    a: np.ndarray, c: float | np.ndarray, tau2: float
+) -> tuple[np.ndarray, np.ndarray]:
     """``E[lambda | s]`` and ``E[lambda^2 | s]`` of a relevant gene (``tau2 = 0``: 1 and 1):
     the truncated normal's ``m + sqrt(v) r`` and ``m E[lambda] + v``, ``r = phi(alpha) /
     Phi(alpha)``, ``alpha = m / sqrt(v)``."""
     return spread_parts(a, c, tau2)[1:]
 
 
-def spread_parts(a: np.ndarray, c: float, tau2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def spread_parts(
+    a: np.ndarray, c: float | np.ndarray, tau2: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`spread_log_lr` and :func:`spread_moments` at once (one ``log Phi(alpha)``)."""
     a = np.asarray(a, dtype=np.float64)
     if tau2 <= 0:

@@ -2126,7 +2126,8 @@ def _spread_em(
 
     def step(theta):
         mu, S_, beta = unpack(theta)
-        llr, el, el2 = spread_parts(*data.discriminant(mu, S_), tau2)
+        a, c = data.discriminant(mu, S_)
+        llr, el, el2 = spread_parts(a, c, tau2)
         eta = design.X @ beta
         p = expit(eta + llr)
         wp = data.w * p
@@ -2305,7 +2306,8 @@ def _spread_class_log_likelihood(
     )
     S = np.eye(D)
     if dependent:
-        _, el, el2 = spread_parts(*data.discriminant(mu, fit.correlation), tau2)
+        a, c = data.discriminant(mu, fit.correlation)
+        _, el, el2 = spread_parts(a, c, tau2)
         r = data.correlations(mu, w * fit.posterior, el, el2)
         S = _corr_matrix(np.clip(r, -0.999, 0.999), D)
     _, _, llr = data.evidence(mu, S, tau2)
