@@ -1008,7 +1008,8 @@ class _Fusion:
             )
         if signal_test is not None and float(signal_test["p_value"]) > AGREEMENT_ALPHA:
             self.notices.append(_signal_notice(signal_test, effect))
-        if not self.no_class:
+        if not self.no_class and beyond["p_value"] <= AGREEMENT_ALPHA:
+            # (where no relevant class stands out, the patterns' weights are fitted to noise)
             mixed = _directions_notice(fit, [names[j] for j in data_cols])
             if mixed:
                 self.notices.append(mixed)
