@@ -1090,6 +1090,20 @@ def test_tables_where_nothing_changed_say_nothing_of_their_directions():
         assert not any("do not go the same way" in n for n in notices)
 
 
+def test_beyond_six_tables_no_share_of_directions_is_reported():
+    """Seven tables: the direction patterns are not fitted (one pattern assumed), and the
+    diagnostic gave that assumption as the share of the relevant genes going the same way
+    (1.00 for every pair, here of tables whose directions are unrelated)."""
+    rng = np.random.default_rng(0)
+    effect = (np.arange(2000) < 100) * rng.gamma(2.0, 1.25, 2000)
+    z = np.column_stack(
+        [effect * np.where(rng.random(2000) < 0.5, -1, 1) + rng.normal(size=2000) for _ in range(7)]
+    )
+    final = aggregate_lists(_tables(z), aggregate_param={"resamples": 0}).final
+    assert "same_direction" not in final.diagnostics
+    assert not any("do not go the same way" in n for n in final.diagnostics["notices"])
+
+
 def test_a_cut_study_beside_a_study_of_unrelated_directions_stays_two_tables():
     """A study cut to its top 200 beside an independent study whose changed genes go ways
     unrelated to its own was grouped with it as one source (the one-pattern fit put their

@@ -1365,7 +1365,8 @@ class _Fusion:
         }
         if self.empirical is not None:
             diag["empirical_null"] = self.empirical
-        if isinstance(fit, SignedFit) and self.D >= 2:
+        if isinstance(fit, SignedFit) and self.D >= 2 and len(fit.direction_weights) > 1:
+            # (beyond DIRECTION_TABLES the one pattern is assumed, not learned: no share to give)
             diag["same_direction"] = {
                 "lists": [names[j] for j in data_cols],
                 "matrix": _same_direction(fit).tolist(),
