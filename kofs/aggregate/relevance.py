@@ -893,7 +893,7 @@ class _Fusion:
             # (a cut table's: at the likelihood's maximum, where near copies show it)
             noise = _cut_noise(prepared, max_prior=self.max_prior)
         # one test's p-values given with directions that disagree: one source
-        copies = p_value_copies(prepared.Z, ~below.any(axis=0))
+        copies = p_value_copies(null_p[:, data_cols])
         noise = np.where(copies > np.abs(noise), copies, noise)
         groups = [
             g
