@@ -715,6 +715,7 @@ def test_a_table_with_a_wide_null_and_its_own_top_200_are_one_source():
     assert _called(res.final, truth) == _called(alone, truth)
 
 
+@pytest.mark.slow  # (a censored fit of ~4,000 EM steps, and its patterns' fit: ~6 s)
 def test_a_cut_tables_correlation_above_the_bound_needs_evidence():
     """A cut table is one source with another table only when its listed genes show their
     correlation above SIGNED_ONE_SOURCE: a table beside its own top 200 by some thousand nats;
