@@ -220,16 +220,24 @@ def test_a_table_filtered_to_its_significant_genes_keeps_a_sane_null(kept):
             assert sigma == 1.0
 
 
-def test_a_window_without_a_peak_keeps_the_theoretical_null():
-    """A table whose middle is mostly changed genes (its window's histogram flat, or two groups
-    up and down with little between: an ALL B vs T table) has no null to read there: the fit ran
-    off to a centre far outside the window (-950, 3,614) with a spread in the hundreds, which
-    made every gene of the table look changed; such a column keeps N(0, 1)."""
+def test_a_window_without_a_peak_reads_the_columns_robust_normal():
+    """A column whose window shows no peak (its histogram flat, or two groups up and down with
+    little between) has no null to read there: the fit ran off to a centre far outside the
+    window (-950, 3,614) with a spread in the hundreds. Such a column kept N(0, 1), which reads
+    a study's thousands of small real differences (a random split of real samples along the
+    data's own biology) as changed genes: bench_cut_tables' three whole signed tables, seeds 7
+    and 9 of ten, 971 calls at FDP 0.95 and 4,447 at 0.98. A middle that flat is wider than the
+    window: the column's median and interquartile range / 1.349 (never below 1) are its null
+    now (those seeds: 69 calls at FDP 0.00 and 53 at 0.02)."""
     rng = np.random.default_rng(0)
     flat = rng.uniform(-4, 4, 5000)
     up_and_down = np.concatenate([rng.normal(-2.5, 1, 2500), rng.normal(2.5, 1, 2500)])
-    delta, sigma = signed_null(np.column_stack([flat, up_and_down]))
-    assert np.all(delta == 0.0) and np.all(sigma == 1.0)
+    Z = np.column_stack([flat, up_and_down])
+    delta, sigma = signed_null(Z)
+    q1, q3 = np.percentile(Z, [25, 75], axis=0)
+    np.testing.assert_allclose(delta, np.median(Z, axis=0))
+    np.testing.assert_allclose(sigma, (q3 - q1) / 1.3489795003921634)
+    assert np.all(sigma > 2.5)
     # a null that shows its peak in the window is still read
     delta, sigma = signed_null(0.3 + 1.4 * rng.normal(size=(5000, 1)))
     assert delta[0] == pytest.approx(0.3, abs=0.1) and 1.2 < sigma[0] < 1.8

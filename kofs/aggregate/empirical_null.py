@@ -50,6 +50,8 @@ MIN_GENES = 1000
 #: its significant genes; a whole table of 1,000 genes has one within 0.1 of 0 but with
 #: probability 1e-35): its centre is not read, only its spread over the range it has.
 GAP = 0.1
+#: The interquartile range of N(0, 1).
+IQR_NORMAL = 1.3489795003921634
 #: Narrowest range of folded z-scores (below the window's end) from which a spread is read.
 MIN_RANGE = 0.5
 
@@ -60,7 +62,8 @@ def signed_null(Z: np.ndarray, half_width: float = NULL_WINDOW) -> tuple[np.ndar
     column without its middle (a table filtered to its significant genes: no z-score within
     :data:`GAP` of 0) has no centre to read: ``delta = 0`` and the spread of its folded
     z-scores over the range it has (:func:`folded_null`). A column whose window shows no peak
-    (the fitted centre outside the window) keeps the theoretical null, ``N(0, 1)``."""
+    (the fitted centre outside the window) reads the robust normal of all its z-scores: their
+    median and interquartile range / 1.349 (``sigma >= 1``)."""
     D = Z.shape[1]
     delta, sigma = np.zeros(D), np.ones(D)
     for j in range(D):
@@ -86,10 +89,16 @@ def signed_null(Z: np.ndarray, half_width: float = NULL_WINDOW) -> tuple[np.ndar
             nll, np.array([med, 0.0]), method="Nelder-Mead", options={"xatol": 1e-5, "fatol": 1e-8}
         )
         if not lo <= res.x[0] <= hi:
-            # no peak in the window (its histogram flat or rising to one edge: a table whose
-            # middle is mostly changed genes): the fit runs off to a centre far outside it and a
-            # huge spread (3,614 and 304 on an ALL B vs T table) -- no null to read: the
-            # theoretical one
+            # no peak in the window (its histogram flat or rising to one edge): the fit runs off
+            # to a centre far outside it and a huge spread (3,614 and 304 on an ALL B vs T
+            # table). A middle that flat is wider than the window reads: the robust normal of
+            # the whole column (its median, its interquartile range / 1.349). The theoretical
+            # N(0, 1) read there took a study's thousands of small real differences (a random
+            # split of real samples along the data's own biology: z-scores of SD 1.43, IQR
+            # 1.66 x 1.349) for changed genes: 724 calls at FDP 0.88 where its BH calls 39
+            q1, q3 = np.percentile(z, [25.0, 75.0])
+            delta[j] = med
+            sigma[j] = max(1.0, float(q3 - q1) / IQR_NORMAL)
             continue
         delta[j] = float(res.x[0])
         sigma[j] = max(1.0, float(np.exp(res.x[1])))
