@@ -83,6 +83,11 @@ still has ``m_l < 0``. The patterns are fitted up to :data:`DIRECTION_TABLES` ta
 patterns; each EM step computes every pattern of weight above 0); beyond, one pattern.
 :attr:`SignedFit.agreement` says how often two tables' relevant genes go the same way.
 
+A fit that ends at no class (every separation 0) from the usual start is fitted again from the
+genes the tables rank highest together (:func:`_top_start`), the likelier kept: m = 0 is a
+fixed point of the EM, and three real-data studies' start of separation 2 fell into it where
+the planted class was 228 nats likelier (0 calls; now 111 at FDP 0.01, docs/lists.md).
+
 Near copies. Two tools' tables of one comparison on the same samples (limma and Welch's t)
 have z-scores correlated 0.98-0.9998; S is then fitted that close to 1 (:data:`EIGEN_FLOOR`
 allows it), and with separations ``m_l`` a few per cent apart the fused evidence ``a = m' S^-1
@@ -168,7 +173,13 @@ from scipy.optimize import minimize
 from scipy.special import expit, log_ndtr, logit, logsumexp, ndtr, ndtri
 from scipy.stats import chi2
 
-from kofs.aggregate.posterior import PriorDesign, _corr_matrix, _offdiag, likelihood_ratio_test
+from kofs.aggregate.posterior import (
+    NO_SEPARATION,
+    PriorDesign,
+    _corr_matrix,
+    _offdiag,
+    likelihood_ratio_test,
+)
 from kofs.aggregate.uncertainty import SPLIT_SIZE
 
 __all__ = [
@@ -714,6 +725,20 @@ def _pairwise_correlation(cross: np.ndarray, own: np.ndarray, D: int) -> np.ndar
     return _corr_matrix(np.clip(r, -1.0, 1.0), D, EIGEN_FLOOR)
 
 
+def _top_start(pat: _Patterns, m0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A start (m, S) from the :data:`RHO_START` share of the genes of largest ``sum_l z_l^2``
+    taken as the relevant class: each table's separation their mean z-score in the direction
+    ``sign(m0_l)`` gives it, at least :data:`M_START` / 2; S the identity."""
+    Z = pat.Z0
+    n = max(int(round(RHO_START * Z.shape[0])), 1)
+    top = np.argsort(-np.sum(Z * Z, axis=1), kind="stable")[:n]
+    sign = np.where(m0 < 0, -1.0, 1.0)
+    # each gene's direction: that of its sum of z-scores turned to the tables' signs
+    s = np.where(Z[top] @ sign < 0, -1.0, 1.0)
+    m = np.maximum((s[:, None] * Z[top]).mean(axis=0) * sign, M_START / 2.0) * sign
+    return np.clip(m, -M_MAX, M_MAX), np.eye(Z.shape[1])
+
+
 def _start(pat: _Patterns) -> np.ndarray:
     """Start separations: M_START, the tables' signs those that agree most with their z-scores'
     agreement ``C`` (their correlations about 0 over the genes both have): the largest ``s' C
@@ -786,6 +811,18 @@ def fit_signed(
     same_way = np.zeros(K)
     same_way[0] = 1.0
     one, total = _profile(pat, design, (*start_state, same_way), spread, tol, max_iter)
+    if np.all(np.abs(one[1]) <= NO_SEPARATION) and pat.complete:
+        # no class: m = 0 is a fixed point of the EM (every gene's evidence 1), and a start can
+        # fall into it where a class is there (three real-data studies, 200 planted genes: the
+        # start of separation 2 ended at no class, one of 3 found the planted genes 228 nats
+        # likelier). A second start from the genes the tables rank highest together
+        m_top, S_top = _top_start(pat, start_state[0])
+        top, steps = _profile(
+            pat, design, (m_top, S_top, start_state[2], same_way), spread, tol, max_iter
+        )
+        total += steps
+        if top[0] > one[0]:
+            one = top
     test = (0.0, 0)
     if K > 1 and _patterns_could_help(pat, design, one):
         # the patterns against one (nested: the one-pattern fit is the patterns' with every
