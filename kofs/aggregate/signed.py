@@ -76,7 +76,7 @@ made where no pattern could raise the likelihood at the one-pattern fit (the der
 pattern's weight, :func:`_patterns_could_help`; tables of one question mostly): a stationary
 point of the patterns' model, where their EM would stay. Row 8 now: 118
 calls at FDP 0.074; half the genes' directions random (row 9): 103 at 0.173 before, 120 at
-0.074 now; rows 1-7 (tables of one question) the same calls as before (docs/lists.md, "Tables
+0.077 now; rows 1-7 (tables of one question) the same calls as before (docs/lists.md, "Tables
 whose changed genes go different ways"). The pattern of largest weight is made the first
 (:func:`_canonical`: ``m`` turned by its signs), so a table whose genes mostly go the other way
 still has ``m_l < 0``. The patterns are fitted up to :data:`DIRECTION_TABLES` tables (32
