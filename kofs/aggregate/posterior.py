@@ -1995,12 +1995,21 @@ def spread_eligible(
     calibrated (p-values; a rank list's normal scores have no known scale), every observation
     a point or a gene the table lacks (``[0, 1]``: the gene's lists are those that have it;
     cut and censored tables are interval terms, for which the integral is not made -- tau2 = 0
-    there), no list tempered by labels."""
+    there), no list tempered by labels, and no list whose points are all one p-value (a table
+    of 0.3 everywhere: at tau2 = 0 its constant log LR is the prior's, but the integral over
+    lambda reads it as a prior on lambda -- beside one study's Gamma table it moved mu 4.5 ->
+    0.8, and 12 seeds' calls 62.7 / FDP 0.061 alone -> 68.2 / 0.085)."""
     cal = np.asarray(calibrated, bool)
     if cal.size == 0 or not cal.all() or not np.all(np.asarray(tempering) == 1.0):
         return False
     point = spread_seen(lo, hi)
-    return bool(np.all(point | ((lo == 0.0) & (hi == 1.0))))
+    if not np.all(point | ((lo == 0.0) & (hi == 1.0))):
+        return False
+    for j in range(lo.shape[1]):
+        values = lo[point[:, j], j]
+        if values.size and values.min() == values.max():
+            return False
+    return True
 
 
 class _SpreadData:
