@@ -179,3 +179,22 @@ def test_a_table_of_one_p_value_everywhere_keeps_tau2_at_zero(monkeypatch):
         m.setattr(posterior, "SPREAD_GRID", (0.0,))
         plain = _fit(p)
     assert np.array_equal(fit.log_odds, plain.log_odds)
+
+
+def test_genes_at_p_1_in_both_tables_are_not_shared_noise():
+    """Five null genes at p = 1 in both of two independent studies' tables (a gene without
+    counts): scored at the end of the p-values' range (-7.03) they made S 0.05, and the
+    shared-noise guard dropped the spread (71 calls where the tables without them make 91).
+    The guard reads the correlation over the other genes: the spread is kept."""
+    truth, Z = _studies(0, "gamma")
+    p = _p(Z)
+    genes = np.array([f"g{i}" for i in range(len(p))])
+
+    def calls(P: np.ndarray) -> int:
+        tables = {f"t{j}": pd.DataFrame({"gene": genes, "pvalue": P[:, j]}) for j in range(2)}
+        fused = aggregate_lists(tables).final
+        return int((np.asarray(fused.statistics["q_value"]) <= 0.10).sum())
+
+    atoms = p.copy()
+    atoms[np.flatnonzero(~truth)[:5]] = 1.0
+    assert calls(atoms) >= 0.95 * calls(p)
