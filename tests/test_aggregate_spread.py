@@ -198,3 +198,26 @@ def test_genes_at_p_1_in_both_tables_are_not_shared_noise():
     atoms = p.copy()
     atoms[np.flatnonzero(~truth)[:5]] = 1.0
     assert calls(atoms) >= 0.95 * calls(p)
+
+
+def test_many_genes_at_p_1_in_both_tables_do_not_make_them_one_source():
+    """100 null genes of 4,000 at p = 1 in both of two independent studies' tables (genes
+    unexpressed in both): as points at the floor's normal score (-7.03) they put the tables'
+    correlation at 0.53-0.55, one table was left out as the other's source, and the pair called
+    what one table calls (74 where the tables without them make 86-107). A p of exactly 1 is
+    now the interval of its tie block at the top ([1 - f, 1]): two tables, their weights
+    shared, the calls of the tables without the genes at 1."""
+    genes = np.array([f"g{i}" for i in range(4000)])
+    for seed in (0, 1):
+        truth, Z = _studies(seed, "gamma")
+        p = _p(Z)
+        p[np.flatnonzero(~truth)[:100]] = 1.0
+        tables = {f"t{j}": pd.DataFrame({"gene": genes, "pvalue": p[:, j]}) for j in range(2)}
+        fused = aggregate_lists(tables).final
+        assert fused.diagnostics["sources"] is None
+        assert np.all(np.asarray(fused.weights) > 0.3)
+        called = np.asarray(fused.statistics["q_value"]) <= 0.10
+        rows = np.array([int(g[1:]) for g in np.asarray(fused.genes)[called]])
+        fisher = _bh(chi2.sf(-2.0 * np.log(p).sum(axis=1), 4)) <= 0.10
+        assert rows.size >= 0.85 * fisher.sum()
+        assert np.mean(~truth[rows]) <= 0.12
