@@ -336,17 +336,24 @@ def test_lineage_labels_lead_the_fusion_of_all(shared_data):
     fisher = next(r for r in result.lists if r.name == "fisher")
     head = set(fisher.top(len(fisher.genes) // 20))  # its top 5 %
     assert set(fused.top(30)) <= head
-    # the default (the calibrated Fisher list alone): as many calls at q <= 0.10 as the F
-    # test with Benjamini-Hochberg, give or take (2,434 against 2,866 when measured)
+    # the default (the calibrated Fisher list alone): at least most of the F test's calls
+    # with Benjamini-Hochberg at q <= 0.10, and no more than Storey's adaptive BH, which
+    # estimates the share of null genes (0.47: BH's 2,866 assume 1; Storey 3,850). 2,434 when
+    # the F p-values' relevant class had one effect size, 3,281 with its spread (2026-11-30)
     from scipy.stats import f_oneway
 
     default = rank(e, labels=labels).final
     X = np.asarray(e.values)
     lab = labels.reindex(list(e.samples)).to_numpy()
-    p = np.sort(f_oneway(*(X[lab == k] for k in np.unique(lab))).pvalue)
-    bh = int(np.max(np.flatnonzero(p <= 0.10 * np.arange(1, p.size + 1) / p.size))) + 1
+    p = f_oneway(*(X[lab == k] for k in np.unique(lab))).pvalue
+    ps, m = np.sort(p), p.size
+
+    def step_up(share_null: float) -> int:
+        below = ps <= 0.10 * np.arange(1, m + 1) / (m * share_null)
+        return int(np.max(np.flatnonzero(below))) + 1
+
     calls = int(np.sum(default.statistics["q_value"] <= 0.10))
-    assert 0.7 * bh <= calls <= 1.05 * bh
+    assert 0.7 * step_up(1.0) <= calls <= step_up(np.mean(p > 0.5) / 0.5)
 
 
 #: Y-chromosome genes of the ALL matrix (HG-U95Av2; NLGN4Y is barely expressed on it): the

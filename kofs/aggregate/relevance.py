@@ -25,8 +25,7 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy.special import expit, log_ndtr, ndtr, ndtri, ndtri_exp, stdtrit
-from scipy.stats import chi2
+from scipy.special import chdtrc, expit, log_ndtr, ndtr, ndtri, ndtri_exp, stdtrit
 
 from kofs._compute.ranks import tie_averaged_ranks
 from kofs.aggregate.empirical_null import list_nulls, recalibrated, signed_null
@@ -1395,7 +1394,7 @@ class _Fusion:
                 "patterns_test": {
                     "statistic": float(fit.direction_test[0]),
                     "df": int(fit.direction_test[1]),
-                    "p_value": float(chi2.sf(*fit.direction_test))
+                    "p_value": float(chdtrc(fit.direction_test[1], fit.direction_test[0]))
                     if fit.direction_test[1]
                     else None,
                     "patterns": fit.patterned,

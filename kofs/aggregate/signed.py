@@ -170,8 +170,7 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import expit, log_ndtr, logit, logsumexp, ndtr, ndtri
-from scipy.stats import chi2
+from scipy.special import chdtrc, expit, log_ndtr, logit, logsumexp, ndtr, ndtri
 
 from kofs.aggregate.posterior import (
     NO_SEPARATION,
@@ -610,7 +609,7 @@ class SignedFit:
         """Whether the direction patterns replaced the one pattern (their likelihood-ratio
         test significant at :data:`DIRECTION_ALPHA`)."""
         stat, df = self.direction_test
-        return df > 0 and float(chi2.sf(stat, df)) <= DIRECTION_ALPHA
+        return df > 0 and float(chdtrc(df, stat)) <= DIRECTION_ALPHA
 
     @property
     def directions(self) -> np.ndarray:
@@ -841,7 +840,7 @@ def fit_signed(
         heaviest[int(np.argmax(pip))] = 1.0
         alone = _evaluate(pat, design, mp, Sp, betap, heaviest, taup)[2]
         test = (max(2.0 * (mixed[0] - max(one[0], alone)), 0.0), K - 1)
-        if chi2.sf(test[0], test[1]) <= DIRECTION_ALPHA:
+        if chdtrc(test[1], test[0]) <= DIRECTION_ALPHA:
             one = mixed
     _, m, S, beta, pi, tau2, converged = one
     return _finish(
