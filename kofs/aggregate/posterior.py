@@ -1977,10 +1977,6 @@ SPREAD_GRID = (0.0, 0.05, 0.2, 0.8, 3.2, 12.8)
 #: space, whose statistic is then 1/2 chi2_0 + 1/2 chi2_1 (Self & Liang 1987): 2.71 / 2. Picked by
 #: likelihood alone, equal effects took tau2 = 0.05 for a gain of 0.36 nats half the time.
 SPREAD_GAIN = 0.5 * float(chdtri(1, 0.10))
-#: A p-value of 1's normal score: ``Q^-1`` of the end of :data:`P_RANGE`, -7.0345, and up to
-#: 1e-3 above it (the scores the fit reads pass through its grid: -7.0344836; p within ~1e-14
-#: of 1), for :func:`_shares_noise`.
-ATOM_SCORE = float(ndtri(1.0 - P_RANGE[1])) + 1e-3
 #: Steps of each grid point's EM (accelerated; a grid point that has not settled still has a
 #: likelihood, which is all the profile compares).
 SPREAD_STEPS = 300
@@ -2196,7 +2192,7 @@ def _spread_profile(
     grid stops once the likelihood has fallen twice. The best point is kept if its likelihood
     is above tau2 = 0's by more than :data:`SPREAD_GAIN` (the test of equal effects rejects
     them) and no correlation of its S is above 0 (after the soft threshold: the tables share no
-    noise; genes at p = 1 in two tables aside, :func:`_shares_noise`), else the given fit. Tables that share noise have two-sided p-values whose normal
+    noise; :func:`_shares_noise`), else the given fit. Tables that share noise have two-sided p-values whose normal
     scores are more alike in their tails than the Gaussian copula says (docs/lists.md), and a
     class of effects of varying size takes those tails for relevant genes: two tables sharing
     60 % of their noise, Gamma effects, FDP 0.168 at q <= 0.10 with the spread against 0.061
@@ -2223,40 +2219,18 @@ def _spread_profile(
                 break
     ll, mu, S, beta, tau2 = best
     # equal effects not rejected, or tables that share noise (below): the fit at tau2 = 0
-    if ll - ll0 <= SPREAD_GAIN or _shares_noise(data, mu, S, beta, tau2):
+    if ll - ll0 <= SPREAD_GAIN or _shares_noise(S):
         return (*state0, 0.0, total)
     return mu, S, beta, tau2, total
 
 
-def _shares_noise(
-    data: _SpreadData, mu: np.ndarray, S: np.ndarray, beta: np.ndarray, tau2: float
-) -> bool:
-    """Whether a correlation of the spread's fit ``S`` is above 0 (:func:`_spread_profile`),
-    read over the genes none of whose p-values is 1 where such genes are seen in two tables or
-    more. A p-value of 1 (a discrete test's atom, a gene without counts) is scored at the end of
-    :data:`P_RANGE` (``Q^-1(1 - 1e-12) = -7.03``), not drawn from the Gaussian copula: five null
-    genes at p = 1 in both of two independent studies' tables (of 4,000) made S 0.05-0.10, and
-    every one of 6 seeds lost its spread (101.3 calls -> 80.3); their correlation over the
-    other genes is then the judge, from the fit's posteriors and lambda's moments."""
-    iu = _offdiag(data.D)
-    if not np.any(S[iu] > 0):
-        return False
-    atom = data.seen & (data.Z <= ATOM_SCORE)
-    if not np.any(atom.sum(axis=1) >= 2):
-        return True
-    keep = ~atom.any(axis=1)
-    design = data.design
-    sub = _SpreadData(
-        data.Z[keep],
-        PriorDesign(design.X[keep], design.w[keep], design.max_prior),
-        data.dependence,
-        None if data.full else data.seen[keep],
-    )
-    a, c = sub.discriminant(mu, S)
-    _, el, el2 = spread_parts(a, c, tau2)
-    wp = sub.w * expit(sub.design.X @ beta + spread_log_lr(a, c, tau2))
-    r = _threshold(sub.correlations(mu, wp, el, el2), sub.design.wsum)
-    return bool(np.any(r > 0))
+def _shares_noise(S: np.ndarray) -> bool:
+    """Whether a correlation of the spread's fit ``S`` is above 0 (:func:`_spread_profile`).
+    (Genes at p = 1 in two tables, a discrete test's atom, made S 0.05-0.10 between independent
+    studies as points at the end of :data:`P_RANGE`; they are intervals now,
+    :func:`kofs.aggregate.relevance._p_of_one`, which the spread reads as the gene missing
+    there.)"""
+    return bool(np.any(S[_offdiag(S.shape[0])] > 0))
 
 
 def spread_terms(

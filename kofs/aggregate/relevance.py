@@ -139,20 +139,23 @@ Z_FLOOR = float(-ndtri(P_RANGE[0]))
 INFINITE_PAST = 1.0
 
 
-def _p_of_one(lo: np.ndarray, raw: np.ndarray, known: np.ndarray, run: _Fusion, j: int):
-    """A table's p-values of exactly 1 read as the interval their tie block spans: ``[1 - f,
-    1]`` (``f`` the share of the table's genes at 1; on the scale the list is read on). A p of
-    1 says only that the test found nothing (no counts, a gene filtered and set to 1); as a
-    point it took the floor's normal score, -7.03, and genes at 1 in two independent tables
-    (unexpressed in both) made their scores look alike: 100 such genes of 4,000 put two
-    independent studies' correlation at 0.53-0.55, and one was left out as the other's source
-    (74 calls where the two make 86-107). Under the null the block's genes lie anywhere in its
-    span, which the interval says."""
+def _p_of_one(
+    lo: np.ndarray, raw: np.ndarray, known: np.ndarray, center: float, spread: float, up: bool
+) -> np.ndarray:
+    """A calibrated list's p-values of exactly 1 read as the interval their tie block spans:
+    ``[1 - f, 1]`` (``f`` the share of the list's genes at 1; on the scale the list is read on,
+    its null ``center``, ``spread``, ``up``). A p of 1 says only that the test found nothing
+    (no counts, a gene filtered and set to 1, a constant gene's statistic); as a point it took
+    the floor's normal score, -7.03, and genes at 1 in two independent tables (unexpressed in
+    both) made their scores look alike: 100 such genes of 4,000 put two independent studies'
+    correlation at 0.53-0.55, and one was left out as the other's source (74 calls where the
+    two make 86-107). Under the null the block's genes lie anywhere in its span, which the
+    interval says."""
     one = known & (raw >= 1.0)
     if not one.any():
         return lo
     f = float(one.sum()) / float(known.sum())
-    start = recalibrated(np.array([1.0 - f]), run.center[j], run.spread[j], run.up[j])[0]
+    start = recalibrated(np.array([1.0 - f]), center, spread, up)[0]
     return np.where(one, np.clip(start, *P_RANGE), lo)
 
 
@@ -398,7 +401,6 @@ class _Fusion:
         self.center, self.spread = np.zeros(L), np.ones(L)
         kinds = np.full(L, "p", dtype=object) if null_kinds is None else np.asarray(null_kinds)
         self.up = kinds == "normal"
-        self.p_tables = kinds == "p"  # p-values brought in tables
         self.emp = np.zeros(L, dtype=bool)  # the lists read against their empirical null
         if null_p is not None:
             null_p = np.asarray(null_p, dtype=np.float64)
@@ -467,8 +469,9 @@ class _Fusion:
                     known &= ~Bd[:, k]
                 lo[:, k] = np.where(known, p, 0.0)
                 hi[:, k] = np.where(known, p, 1.0)
-                if self.p_tables[j]:
-                    lo[:, k] = _p_of_one(lo[:, k], null_p[:, j], known, self, j)
+                lo[:, k] = _p_of_one(
+                    lo[:, k], null_p[:, j], known, self.center[j], self.spread[j], self.up[j]
+                )
                 below = np.isnan(R[:, j]) & (Bd is None or ~Bd[:, k])
                 if below.any() and known.any():
                     # a gene the list lacks lies below it (a table cut to its best genes,

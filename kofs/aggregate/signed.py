@@ -1046,9 +1046,7 @@ def _canonical(m: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     sig = direction_patterns(len(m))
     turned = sig * sig[k]
     index = ((turned[:, 1:] < 0) * (1 << np.arange(len(m) - 1))).sum(axis=1)
-    out = np.zeros_like(pi)
-    out[np.arange(len(pi))] = pi[index]
-    return sig[k] * m, out
+    return sig[k] * m, pi[index]
 
 
 def _finish(
