@@ -114,8 +114,8 @@ def aggregate_cmd(ctx: click.Context, lists: tuple[str, ...], **opts) -> None:
     top-k list); a table with a gene column and the named score column (a table with one raw
     p-value column is ranked by it, ascending, unnamed; a column of z-scores, z or zscore, is
     read as two-sided p-values signed by the z, :desc or :asc one-sided); a limma topTable,
-    DESeq2 results, edgeR topTags or Seurat FindMarkers table (ranked by p-value, ascending;
-    signed by its fold change) or a MAGeCK gene
+    DESeq2 results, edgeR topTags, Seurat FindMarkers, scanpy rank_genes_groups_df or sleuth
+    table (ranked by p-value, ascending; signed by its fold change or statistic) or a MAGeCK gene
     summary (neg|rank; --mageck-side pos for positive selection), recognised by their
     headers; a GSEA .rnk file; or a .gmt file (each gene set an unranked list). Lists may
     differ in length and genes: posterior observes a gene a top-k list or gene set lacks as

@@ -14,6 +14,9 @@ edgeR ``topTags``           ``PValue`` ascending (logFC, logCPM, PValue, FDR)
 Seurat ``FindMarkers``      ``p_val`` ascending (p_val, avg_log2FC or avg_logFC, pct.1, pct.2,
                             p_val_adj; ``FindAllMarkers``' table of several clusters: one
                             cluster's rows)
+scanpy ``rank_genes_groups``  ``pvals`` ascending, signed by ``scores`` (one group's
+ (``rank_genes_groups_df``)  ``names, scores, logfoldchanges, pvals, pvals_adj``)
+sleuth results              ``pval`` ascending, signed by ``b`` (target_id, pval, qval, b)
 MAGeCK gene summary         ``neg|rank`` ascending (negative selection, depletion) by default;
                             ``pos|rank`` with ``mageck_side="pos"`` or ``FILE:pos|rank``
 GSEA ``.rnk``               second column descending (GSEA's convention); a header line
@@ -23,6 +26,10 @@ GSEA ``.rnk``               second column descending (GSEA's convention); a head
 other table                 the given ``COLUMN`` and direction; a column named like a p-value,
                             FDR or rank is taken ascending when no direction is given
 =========================  ========================================================================
+
+A raw p-value column (plural names such as ``pvals`` too) makes a calibrated list, signed by
+the table's log fold change, else a fold change given as a ratio (all positive: up above 1),
+else a signed statistic (``t``, ``stat``, ``z``).
 
 Differential-expression tables are ranked by p-value, i.e. by the strength of the evidence in
 either direction; to rank up- or down-regulated genes first give the fold-change or statistic
@@ -108,9 +115,8 @@ _HEADER_WORDS = set(_SYMBOL_COLUMNS) | set(_ID_COLUMNS)
 #: not a p-value: its numbers are not in [0, 1] and ``-log10`` runs the other way.
 _NOT_LOGGED = r"^(?!(?:.*[^a-z])?(?:neg|minus|m|n)?log(?:10|2|e)?[|._ -])"
 _ASCENDING_NAMES = re.compile(
-    _NOT_LOGGED
-    + r"(.*[|._ ])?(p|pval|pvalue|p[._ -]?value|padj|p[._]adj|adj[._]p[._]val|fdr|q|qval|"
-    r"qvalue|q[._ -]?value|rank)$",
+    _NOT_LOGGED + r"(.*[|._ ])?(p|pvals?|pvalues?|p[._ -]?values?|padj|p[._]adj|adj[._]p[._]vals?|"
+    r"p[._]?vals?[._]adj|fdr|q|qvals?|qvalues?|q[._ -]?values?|rank)$",
     re.IGNORECASE,
 )
 _SUFFIXES = (".gz", ".tsv", ".csv", ".txt", ".tab", ".rnk", ".gmt", ".list")
@@ -336,16 +342,16 @@ def _best_rows(genes: list[str], scores: np.ndarray, higher_is_better: bool, pat
 
 
 _P_LIKE = re.compile(
-    _NOT_LOGGED + r"(.*[|._ ])?(p|pval|p[._]val|pvalue|p[._ -]?value|padj|p[._]adj|adj[._]p[._]val|"
-    r"p[._]val[._]adj|fdr|q|qval|qvalue|q[._ -]?value)$",
+    _NOT_LOGGED + r"(.*[|._ ])?(p|p[._]?vals?|p[._ -]?values?|padj|p[._]adj|adj[._]p[._]vals?|"
+    r"p[._]?vals?[._]adj|fdr|q|q[._]?vals?|q[._ -]?values?)$",
     re.IGNORECASE,
 )
 #: Raw p-value columns (uniform under the null), not adjusted ones.
-_RAW_P = re.compile(
-    _NOT_LOGGED + r"(.*[|._ ])?(p|pval|p[._]val|pvalue|p[._ -]?value)$", re.IGNORECASE
-)
+_RAW_P = re.compile(_NOT_LOGGED + r"(.*[|._ ])?(p|p[._]?vals?|p[._ -]?values?)$", re.IGNORECASE)
 _FC_LIKE = re.compile(
-    r"^(.*[|._ ])?(log2?fc|log2?[._ ]?fold[._ ]?change|lfc|fold[._ ]?change|fc)$", re.IGNORECASE
+    r"^(.*[|._ ])?(log2?fc|log2?[._ ]?fold[._ ]?changes?|lfc|fold[._ ]?changes?|fc|"
+    r"log2?\(fold[._ ]?change\))$",
+    re.IGNORECASE,
 )
 #: A column of z-scores (N(0, 1) for a gene where nothing changed): read as p-values, two-sided
 #: with their signs by default (:func:`_z_as_p_values`).
@@ -535,14 +541,25 @@ def _find_column(header: list[str], column: str, path: str) -> int:
     )
 
 
-def _gene_column(header: list[str], gene_column: str | None, path: str) -> int:
+def _gene_column(
+    header: list[str],
+    gene_column: str | None,
+    path: str,
+    columns: Sequence[Sequence[object]] | None = None,
+) -> int:
+    """The gene column: ``gene_column``, else the first of the symbol names, then of the id
+    names, in the names' order (``gene`` before ``id`` before ``feature``: Cuffdiff's
+    ``test_id, gene_id, gene``, Ballgown's ``feature, id``), skipping a column of one value in
+    every row (Ballgown's ``feature``: ``gene``), else the first column."""
     if gene_column is not None:
         return _find_column(header, gene_column, path)
-    lower = [h.lower() for h in header]
+    lower = [h.strip().lower() for h in header]
     for names in (_SYMBOL_COLUMNS, _ID_COLUMNS):
-        for i, h in enumerate(lower):
-            if h in names:
-                return i
+        for name in names:
+            if name in lower:
+                i = lower.index(name)
+                if columns is None or len(columns[i]) < 3 or len(set(columns[i])) > 1:
+                    return i
     return 0
 
 
@@ -560,6 +577,8 @@ def _recognise(cols: set[str], mageck_side: str) -> tuple[str, str, str] | None:
         return "Seurat FindMarkers", "p_val", "asc"
     if {"names", "scores", "logfoldchanges", "pvals"} <= cols:
         return "scanpy rank_genes_groups", "pvals", "asc"
+    if {"target_id", "pval", "qval"} <= cols:
+        return "sleuth results", "pval", "asc"
     return None
 
 
@@ -766,7 +785,7 @@ def _from_columns(
 ) -> RankedGeneList:
     """A list from a table's columns of strings (file or DataFrame); ``row_names``: the file's
     header was one field shorter than its rows (R's layout), so its first column is unnamed."""
-    gi = _gene_column(header, gene_column, path)
+    gi = _gene_column(header, gene_column, path, columns)
     # the direction option goes with a column the user names; a recognised tool's default
     # column comes with its own direction (unless the spec gives one)
     known = _recognise(set(header), mageck_side)
@@ -888,16 +907,17 @@ def _from_columns(
                 header[si],
             )
         else:
-            if not (np.abs(effect[rows]) > 0).any():  # all 0 or NA: no direction to read
+            direction_of = _effect_signs(effect, header[si])[rows]
+            if not (np.abs(direction_of) > 0).any():  # all 0 (ratios 1) or NA: no direction
                 # (a sign of 0 reads the gene as unchanged, z = 0, whatever its p-value)
                 log.warning(
-                    "%s: column %r holds no number other than 0 (or missing), so the table's "
-                    "directions are not used",
+                    "%s: column %r holds no direction (every number 0, or a ratio of 1, or "
+                    "missing), so the table's directions are not used",
                     path,
                     header[si],
                 )
             else:
-                signs, sign_column = np.sign(effect)[rows], header[si]
+                signs, sign_column = direction_of, header[si]
     return RankedGeneList(
         name, tuple(genes[i] for i in rows), scores[rows], hib, kind,
         ranked_by, path, gene_col, len(genes), len(genes) - len(rows),
@@ -929,6 +949,9 @@ _TOOL_EFFECT = {
     "edgeR topTags": "logFC",
     "limma topTable": "logFC",
     "Seurat FindMarkers": "avg_log2FC",  # Seurat < 4: avg_logFC, found as a fold change
+    # the statistic its p-value is of (t or Wilcoxon's z), as scanpy computes them
+    "scanpy rank_genes_groups": "scores",
+    "sleuth results": "b",  # the Wald test's beta (an LRT table has none: unsigned)
 }
 #: Signed statistics a table may carry instead of a fold change.
 _SIGNED_STAT = re.compile(r"^(.*[|._ ])?(t|stat|statistic|z|z[._ -]?score|wald)$", re.IGNORECASE)
@@ -943,11 +966,35 @@ def _effect_column(header: list[str], kind: str, exclude: tuple[int, ...]) -> in
     named = _TOOL_EFFECT.get(kind)
     if named is not None and named in header:
         return header.index(named)
-    for pattern in (_FC_LIKE, _SIGNED_STAT):
-        for k, h in enumerate(header):
-            if k not in exclude and pattern.match(h.strip()):
-                return k
+    fold = [k for k, h in enumerate(header) if k not in exclude and _FC_LIKE.match(h.strip())]
+    logged = [k for k in fold if _LOGGED_FC.search(header[k])]
+    if logged or fold:  # a log fold change before a ratio (DESeq's foldChange, log2FoldChange)
+        return (logged or fold)[0]
+    for k, h in enumerate(header):
+        if k not in exclude and _SIGNED_STAT.match(h.strip()):
+            return k
     return None
+
+
+#: A fold change named as a logarithm; another fold-change column may hold ratios.
+_LOGGED_FC = re.compile(r"log|lfc", re.IGNORECASE)
+
+
+def _effect_signs(effect: np.ndarray, name: str) -> np.ndarray:
+    """Each gene's direction from its effect column: the sign of a log fold change or a
+    statistic; a fold change not named as a logarithm whose numbers are all positive is a
+    ratio (Ballgown's ``fc``, DESeq's ``foldChange``): up above 1, down below."""
+    finite = effect[np.isfinite(effect)]
+    ratio = (
+        bool(_FC_LIKE.match(name.strip()))
+        and not _LOGGED_FC.search(name)
+        and finite.size > 0
+        and bool((finite > 0).all())
+    )
+    if ratio:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.sign(np.log(effect))
+    return np.sign(effect)
 
 
 def list_from_scores(
