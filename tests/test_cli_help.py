@@ -48,3 +48,33 @@ def test_group_help_keeps_whole_sentences():
     assert "..." not in commands
     for name in COMMANDS:
         assert re.search(rf"^  {name}\s", text, flags=re.M), name
+
+
+def _long_options(command) -> set[str]:
+    return {o for p in command.params for o in (*p.opts, *p.secondary_opts) if o.startswith("--")}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_names_only_options_the_command_has(command):
+    """An option named in a command's help is one of its own (or a global option), unless the
+    text names the command it belongs to (`kofs rank ... --aggregate em`): `kofs sources
+    --help` told of `--supervision genes`, an option `kofs sources` does not have."""
+    cmd = main.commands[command]
+    own = _long_options(cmd) | _long_options(main)
+    texts = [
+        cmd.help or "",
+        cmd.epilog or "",
+        *(getattr(p, "help", None) or "" for p in cmd.params),
+    ]
+    option = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+    for text in texts:
+
+        def other_command(span: re.Match) -> str:
+            other = main.commands.get(span.group(1))
+            if other is not None:
+                allowed = _long_options(other) | _long_options(main)
+                assert set(option.findall(span.group(0))) <= allowed, (command, span.group(0))
+            return ""
+
+        rest = re.sub(r"`kofs ([a-z]+)[^`]*`", other_command, text)
+        assert set(option.findall(rest)) <= own, (command, text)

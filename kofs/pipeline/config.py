@@ -110,7 +110,7 @@ class InputsConfig:
         "path",
         stdin=True,
         help="Known relevant genes (one per line): they supervise the list weights "
-        "(--supervision genes), set the relevance of GO terms and pathways, build GO-CAN-MAH "
+        "(supervision genes), set the relevance of GO terms and pathways, build GO-CAN-MAH "
         "and start relevance propagation.",
     )
     id_map: str | None = opt(
