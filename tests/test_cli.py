@@ -476,3 +476,23 @@ def test_an_error_in_standard_input_names_it_stdin(small, tmp_path):
     )
     assert r.exit_code == 2
     assert r.stderr.startswith("kofs: error: <stdin>:2 (column 2): relevance 'x' is not a number")
+
+
+def test_demo_to_stdout_warns_of_no_option_it_was_not_given(monkeypatch, tmp_path):
+    """`kofs demo -o -` said "--title '...' has no effect: -o - writes ranking.tsv only" of the
+    title the demo sets itself (`kofs demo` has no --title)."""
+    import kofs.cli.rank
+    from kofs.pipeline.write import _warn_report_options
+
+    seen = []
+
+    def execute(config, named):  # the demo's run, up to its check of the report's options
+        seen.append(config)
+        _warn_report_options(config)
+
+    monkeypatch.setattr(kofs.cli.rank, "execute", execute)
+    r = CliRunner().invoke(main, ["demo", "-o", "-"])
+    assert r.exit_code == 0, r.output
+    assert seen and "no effect" not in r.stderr and "--title" not in r.stderr
+    CliRunner().invoke(main, ["demo", "-o", str(tmp_path / "demo")])  # a folder: the title
+    assert seen[-1].output.title.startswith("kofs demo:")

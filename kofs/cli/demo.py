@@ -40,8 +40,8 @@ def demo_cmd(output: str, seed: int, threads: int | None, top: int) -> None:
     from kofs.datasets.example import example_config
     from kofs.pipeline.config import RunConfig
 
-    config = RunConfig.from_mapping(
-        {**example_config(), "output": output, "seed": seed, "threads": threads, "top": top},
-        base=Path.cwd(),
-    )
+    options = {**example_config(), "output": output, "seed": seed, "threads": threads, "top": top}
+    if output == "-":  # no report.html: its title is no option the user gave (no warning)
+        del options["title"]
+    config = RunConfig.from_mapping(options, base=Path.cwd())
     execute(config, named=option_given("output"))
