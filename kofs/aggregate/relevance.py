@@ -1392,8 +1392,9 @@ class _Fusion:
             diag["same_direction"] = {
                 "lists": [names[j] for j in data_cols],
                 "matrix": _same_direction(fit).tolist(),
-                "reading": "the share of the relevant genes whose z-scores have the same sign in "
-                "both tables (1: all, 0.5: unrelated directions, 0: a contrast reversed)",
+                "reading": "the share of the relevant genes changed in both tables whose "
+                "z-scores have the same sign there (1: all, 0.5: unrelated directions, 0: a "
+                "contrast reversed)",
                 "patterns_test": {
                     "statistic": float(fit.direction_test[0]),
                     "df": int(fit.direction_test[1]),

@@ -65,8 +65,8 @@ changed genes are weak (4,000 genes, 200 changed by 0.3 x Gamma(2, 1.25) SD) kep
 of weight up to 0.08 and called genes at mean FDP 0.083 where the one pattern's was 0.037. So
 the one-pattern fit is made first (the same as before the patterns, to the last digit), the
 patterns' fit from it, and the patterns replace it only when their likelihood-ratio test is
-significant at :data:`DIRECTION_ALPHA` (chi-square with ``2^(D-1) - 1`` degrees of freedom,
-conservative where the weights sit on their boundary; ``SignedFit.direction_test``), against
+significant at :data:`DIRECTION_ALPHA` (chi-square with ``2^(D-1) + D - 1`` degrees of
+freedom, the tables' own changes below included; conservative where the weights sit on their boundary; ``SignedFit.direction_test``), against
 the better of the two one-pattern points: the EM's and the patterns' fit with its heaviest
 pattern alone (with a cut table the EM stops short of the maximum: an independent study's top
 7 beside a whole table, a patterns' fit of weights 0.999 / 0.001 was 187 nats above the
@@ -82,6 +82,18 @@ whose changed genes go different ways"). The pattern of largest weight is made t
 still has ``m_l < 0``. The patterns are fitted up to :data:`DIRECTION_TABLES` tables (32
 patterns; each EM step computes every pattern of weight above 0); beyond, one pattern.
 :attr:`SignedFit.agreement` says how often two tables' relevant genes go the same way.
+
+Own changes. Independent studies also see genes change that the others do not (a tissue's
+own genes, a cohort's own differences). With every relevant gene changed in every table such
+genes had no place: one table was read as the class and the other's changed genes as
+background, or a class of small separations and a wide spread took every gene beyond either
+table's middle (two studies of 150 own changed genes each, none shared: FDP 0.39-0.45). The
+last ``D`` patterns are therefore the tables' own changes (``sig`` the unit vector of table l:
+the gene changes there by ``m_l``, and is background in the others); a relevant gene is one
+changed in some table. Where the one-pattern fit gives a table almost no separation (``|m_l|
+< M_START / 2``), its own changes cannot show there (its own pattern's separation is that
+``m_l``), so the patterns are also fitted from that fit with the table's separation at
+``M_START``, the likelier of the two patterns' fits tested against the one pattern.
 
 A fit that ends at no class (every separation 0) from the usual start is fitted again from the
 genes the tables rank highest together (:func:`_top_start`), the likelier kept: m = 0 is a
@@ -214,7 +226,7 @@ Z_MAX = 37.0
 #: Below -DEEP_TAIL the normal CDF is taken in logs (:func:`_log_mass`; Phi(-20) ~ 3e-89).
 DEEP_TAIL = 20.0
 #: Most tables whose relevant genes' directions are fitted pattern by pattern (2^(D-1)
-#: patterns; module docstring, "Directions"); beyond, a relevant gene changes the same way in
+#: patterns and the D tables' own changes; module docstring, "Directions"); beyond, a relevant gene changes the same way in
 #: every table (the one pattern).
 DIRECTION_TABLES = 6
 #: A direction pattern whose weight falls below this is dropped from the fit (EM cannot raise
@@ -228,15 +240,22 @@ DIRECTION_ALPHA = 0.05
 
 
 def direction_patterns(D: int) -> np.ndarray:
-    """(K, D) of +-1: the ways a relevant gene's changes can go in ``D`` tables, relative to
-    the gene's own direction (the first table +1, so each pattern and its mirror image are
-    one); the first row all +1 (the same way in every table). ``2^(D-1)`` patterns up to
-    :data:`DIRECTION_TABLES` tables, the first alone beyond."""
+    """(K, D) of +-1 and 0: the ways a relevant gene's changes can go in ``D`` tables,
+    relative to the gene's own direction (a pattern and its mirror image are one). The first
+    ``2^(D-1)`` rows change in every table (the first table +1; the first row all +1: the same
+    way in every table); the last ``D`` in one table alone (row ``2^(D-1) + l``: table l's own
+    change, the other tables' background). Up to :data:`DIRECTION_TABLES` tables; beyond, the
+    first row alone."""
     if D < 2 or D > DIRECTION_TABLES:
         return np.ones((1, max(D, 0)))
     k = np.arange(1 << (D - 1))
     bits = (k[:, None] >> np.arange(D - 1)) & 1
-    return np.hstack([np.ones((k.size, 1)), 1.0 - 2.0 * bits])
+    return np.vstack([np.hstack([np.ones((k.size, 1)), 1.0 - 2.0 * bits]), np.eye(D)])
+
+
+def _sign_patterns(D: int) -> int:
+    """How many of :func:`direction_patterns`' rows change in every table."""
+    return 1 if D < 2 or D > DIRECTION_TABLES else 1 << (D - 1)
 
 
 def signed_z(p: np.ndarray, signs: np.ndarray) -> np.ndarray:
@@ -622,7 +641,9 @@ class SignedFit:
         separations' signs say, less how often not: ``sum_k pi_k sig_ki sig_kj`` (1: every
         relevant gene so, as the model of one pattern has it; 0: unrelated directions)."""
         sig = self.directions
-        return (sig * self.direction_weights[:, None]).T @ sig
+        both = (np.abs(sig) * self.direction_weights[:, None]).T @ np.abs(sig)
+        agree = (sig * self.direction_weights[:, None]).T @ sig
+        return np.divide(agree, both, out=np.ones_like(agree), where=both > 0)
 
     @property
     def mu(self) -> np.ndarray:
@@ -697,7 +718,7 @@ def _correlation_step(
             zt = U.T @ W
             tt = W.T @ (part.p2[:, None] * W)
             cross = cross - zt * mk[None, :] - zt.T * mk[:, None] + tt * np.outer(mk, mk)
-            own = own - 2.0 * zt * mk[:, None] + (T.T @ W) * (m * m)[:, None]
+            own = own - 2.0 * zt * mk[:, None] + (T.T @ W) * (mk * mk)[:, None]
         return _pairwise_correlation(cross, own, D)
     cross, own = pat.zz, pat.z2
     for part in parts:
@@ -710,7 +731,7 @@ def _correlation_step(
             tt = seen.T @ (part.p2[:, None] * seen)
         cross = cross - zt * mk[None, :] - zt.T * mk[:, None] + tt * np.outer(mk, mk)
         # table i's scatter over the genes j has too
-        own = own - 2.0 * zt * mk[:, None] + tt * (m * m)[:, None]
+        own = own - 2.0 * zt * mk[:, None] + tt * (mk * mk)[:, None]
     return _pairwise_correlation(cross, own, D)
 
 
@@ -823,15 +844,29 @@ def fit_signed(
         if top[0] > one[0]:
             one = top
     test = (0.0, 0)
+    _, m1, S1, beta1, _, _, _ = one
+    # a table the one pattern gives (almost) no separation: its own changes, if it has any,
+    # cannot show at that fit (its own pattern's separation is its m_l, ~0), so the patterns
+    # are fitted from the one pattern's with that table's separation at M_START too
+    faint = np.abs(m1) < M_START / 2.0
+    starts = []
     if K > 1 and _patterns_could_help(pat, design, one):
+        starts.append(m1)
+    if K > 1 and faint.any() and not faint.all() and pat.complete:
+        starts.append(np.where(faint, M_START * np.where(m1 < 0, -1.0, 1.0), m1))
+    if starts:
         # the patterns against one (nested: the one-pattern fit is the patterns' with every
         # other weight 0), by the likelihood-ratio test -- chi-square with K - 1 degrees of
         # freedom, conservative where the weights sit on the boundary
         pi0 = np.full(K, (1.0 - SAME_WAY_START) / (K - 1))
         pi0[0] = SAME_WAY_START
-        _, m1, S1, beta1, _, _, _ = one
-        mixed, steps = _profile(pat, design, (m1, S1, beta1, pi0), spread, tol, max_iter)
-        total += steps
+        mixed = None
+        for m_start in starts:
+            fit, steps = _profile(pat, design, (m_start, S1, beta1, pi0), spread, tol, max_iter)
+            total += steps
+            if mixed is None or fit[0] > mixed[0]:
+                mixed = fit
+        assert mixed is not None
         # against the better of the one-pattern fits: the EM's, and the patterns' fit with its
         # heaviest pattern alone (with cut tables the EM stops short of the maximum, and a
         # patterns' fit of weights 0.999 / 0.001 was 187 nats above the one-pattern EM's)
@@ -1011,7 +1046,7 @@ def _m_step(
             assert pat.cut is not None
             n_k = n_k + np.bincount(pat.cut.li, cut[2], minlength=D)
             d_k = d_k + np.bincount(pat.cut.li, cut[3], minlength=D)
-        num, den = num + sig_k * n_k, den + d_k
+        num, den = num + sig_k * n_k, den + sig_k * sig_k * d_k
         parts.append(_Part(sig_k, pk * esl, pk * el2, cut))
     m_new = np.clip(num / np.maximum(den, 1e-300), -M_MAX, M_MAX)
     S_new = _correlation_step(pat, m_new, parts, background)
@@ -1040,13 +1075,15 @@ def _canonical(m: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     pattern's signs and the weights moved with it (``sig_k m`` is unchanged), so that a
     table whose relevant genes mostly change the other way has a negative separation, as in
     the model of one pattern."""
-    k = int(np.argmax(pi))
+    n = _sign_patterns(len(m))
+    k = int(np.argmax(pi[:n]))
     if k == 0:
         return m, pi
-    sig = direction_patterns(len(m))
+    sig = direction_patterns(len(m))[:n]
     turned = sig * sig[k]
     index = ((turned[:, 1:] < 0) * (1 << np.arange(len(m) - 1))).sum(axis=1)
-    return sig[k] * m, pi[index]
+    # a table's own change turned is the same pattern (its mirror image)
+    return sig[k] * m, np.concatenate([pi[:n][index], pi[n:]])
 
 
 def _finish(
@@ -1360,9 +1397,17 @@ def correlation_evidence(
     pat = _Patterns(Z2, cen)
     design = PriorDesign(np.asarray(X, dtype=np.float64), np.ones(Z2.shape[0]), max_prior)
     P = len(fit.beta)
-    # the pair's direction patterns: the same way or not, as the fit's weights say
-    same = fit.directions[:, cols[0]] == fit.directions[:, cols[1]]
-    pi2 = np.array([fit.direction_weights[same].sum(), fit.direction_weights[~same].sum()])
+    # the pair's direction patterns (the same way, opposite ways, the first's or the second's
+    # own change), as the fit's weights say; a pattern that changes neither is background
+    # for the pair
+    two = fit.directions[:, cols]
+    pi2 = np.zeros(len(direction_patterns(2)))
+    for k, (x, y) in enumerate(two):
+        if x != 0 or y != 0:
+            pi2[0 if x * y > 0 else 1 if x * y < 0 else 2 if y == 0 else 3] += (
+                fit.direction_weights[k]
+            )
+    pi2 = pi2 / pi2.sum() if pi2.sum() > 0 else np.eye(len(pi2))[0]
 
     def best(r: float | None) -> tuple[float, float]:
         """The largest log-likelihood with the correlation at r (None: free) and the
