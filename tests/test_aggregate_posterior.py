@@ -1146,6 +1146,13 @@ def test_a_dominant_list_that_runs_against_two_agreeing_lists_gets_a_notice():
     assert dict(zip(fused.list_names, fused.weights, strict=True))["rev"] > 0.5
     (notice,) = [n for n in fused.diagnostics["notices"] if "runs against" in n]
     assert notice.startswith("'rev' carries") and "'a' and 'b'" in notice
+    # a list kofs built has no file to give a direction in (kofs rank's Fisher list was told
+    # to give one, FILE:COLUMN:asc|desc); one read from a file is
+    assert "FILE:COLUMN" not in notice and "computed by kofs" in notice
+    from_file = Ranking("rev", genes, rev, True, params={"path": "rev.tsv"})
+    fused = aggregate([*lists, from_file], "em", relevant_genes=top)
+    (notice,) = [n for n in fused.diagnostics["notices"] if "runs against" in n]
+    assert "give its direction (FILE:COLUMN:asc|desc)" in notice
     # the same lists the right way round: no such notice
     fine = aggregate(lists + [Ranking("c", genes, signal + rng.normal(size=2000), True)])
     assert not any("runs against" in n for n in fine.diagnostics.get("notices") or [])

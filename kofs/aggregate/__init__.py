@@ -478,6 +478,7 @@ def _aggregate(
         seed,
         agreement_matrix,
         warning_line,
+        {r.name for r in rankings if (r.params or {}).get("path")},
     )
     back = np.argsort(cols)  # canonical list order -> the caller's
     weights = None if weights is None else np.asarray(weights)[back]
@@ -525,9 +526,11 @@ def _diagnostics(
     seed,
     agreement_matrix,
     warning_line,
+    from_files: set[str],
 ) -> dict[str, Any]:
     """Supervision level, agreement matrix, built-from genes, data support and the
-    aggregator's weight diagnostics (intervals, likelihood gain, identification warning)."""
+    aggregator's weight diagnostics (intervals, likelihood gain, identification warning).
+    ``from_files``: the lists read from a user's file (a direction can be given there)."""
     supervision = "labels" if labels else "genes" if relevant is not None else "none"
     # every pair of lists (pairwise complete genes): beyond AGREEMENT_MAX_LISTS lists the L x L
     # table took minutes (2,000 lists of 2 genes: 14 s of a 17 s Borda) and filled manifest.json
@@ -561,7 +564,9 @@ def _diagnostics(
         if diag["warning"]:
             log.warning("%s", diag["warning"])
     if weights is not None:
-        against = _against_agreeing_lists(names, np.asarray(weights, float), agreement, R)
+        against = _against_agreeing_lists(
+            names, np.asarray(weights, float), agreement, R, from_files
+        )
         if against:
             diag["notices"] = [*(diag.get("notices") or []), against]
             log.warning("%s", against)
@@ -578,13 +583,19 @@ def _diagnostics(
 
 
 def _against_agreeing_lists(
-    names: Sequence[str], weights: np.ndarray, agreement: np.ndarray | None, R: np.ndarray
+    names: Sequence[str],
+    weights: np.ndarray,
+    agreement: np.ndarray | None,
+    R: np.ndarray,
+    from_files: frozenset[str] | set[str] = frozenset(),
 ) -> str | None:
     """A notice when the list that carries most of the weight runs against two lists that
     agree with each other: the fused answer is then that one list's, and a list ranked the
     wrong way round (a p-value taken descending, a score of the opposite sign) wins this way
     (an independent check: a reversed list beside top-k lists took all the weight in 8 of 30
-    seeds, ~3,500 calls at FDP 0.99, and said nothing)."""
+    seeds, ~3,500 calls at FDP 0.99, and said nothing). The remedy it names is a direction
+    for a list read from a file (``from_files``); a list kofs built (Fisher, SPEC) has none
+    to give."""
     if agreement is None or len(names) < 3 or not np.isfinite(weights).all():
         return None
     total = weights.sum()
@@ -609,13 +620,21 @@ def _against_agreeing_lists(
     if not pairs:
         return None
     a, b = max(pairs, key=lambda p: A[p[0], p[1]])
-    return (
+    head = (
         f"'{names[j]}' carries {weights[j] / total:.0%} of the weight, and its ranking runs "
         f"against '{names[a]}' and '{names[b]}' (Spearman {A[j, a]:+.2f}, {A[j, b]:+.2f}), "
         f"which agree with each other ({A[a, b]:+.2f}): the fused ranking is mostly "
-        f"'{names[j]}'s. If '{names[j]}' is ranked the wrong way round (a p-value taken "
-        "descending, a score of the opposite sign), give its direction (FILE:COLUMN:asc|desc); "
-        "if it is right, the other lists disagree with it."
+        f"'{names[j]}'s. "
+    )
+    if names[j] in from_files:
+        return head + (
+            f"If '{names[j]}' is ranked the wrong way round (a p-value taken descending, a "
+            "score of the opposite sign), give its direction (FILE:COLUMN:asc|desc); if it "
+            "is right, the other lists disagree with it."
+        )
+    return head + (
+        f"'{names[j]}' is computed by kofs, so the other lists disagree with it: they rank "
+        "other genes first (e.g. lists built from knowledge beside a list of the data)."
     )
 
 
