@@ -788,3 +788,15 @@ def test_a_column_name_with_colons_and_a_wrong_direction(tmp_path):
         read_ranked_lists(f"{t}:rank:sideways")
     with pytest.raises(ParameterError, match="column 'rnak' not found; did you mean 'rank'"):
         read_ranked_lists(f"{t}:rnak:asc")
+
+
+def test_a_gene_column_of_one_value_in_every_row_is_refused(tmp_path):
+    """A table whose id-named columns hold one value in every row (a feature type, 'gene')
+    was read as one gene, its rows merged; it is refused, naming the column, unless the gene
+    column is named."""
+    rows = "".join(f"gene\tgene\t{k + 1}\t0.{k + 1}\n" for k in range(3))
+    path = write(tmp_path / "t.tsv", "feature\tid\tfc\tpval\n" + rows)
+    with pytest.raises(InputError, match="column 'feature', read as the gene ids, holds one"):
+        read_ranked_lists(path)
+    (lst,) = read_ranked_lists(path, gene_column="id")
+    assert lst.genes == ("gene",)

@@ -858,6 +858,15 @@ def _from_columns(
         None,
     )
     _refuse_missing_ids(genes, lines, path, f"the gene id (column {gene_col!r})", other)
+    if gene_column is None and len(genes) >= 3 and len(set(genes)) == 1:
+        # (every row one id: a column of the feature type, Ballgown's 'gene', not gene ids;
+        # its rows were merged into one gene)
+        raise InputError(
+            f"column {gene_col!r}, read as the gene ids, holds one value ({genes[0]!r}) in "
+            f"every row: name the column of gene ids (FILE with --gene-column, "
+            "gene_column= in Python)",
+            path=path,
+        )
     if gene_column is None and header[gi].strip().lower() not in _HEADER_WORDS:
         _refuse_scores_as_ids(genes, header[gi], path, hint)
     if gene_column is None and _row_numbers(genes):
