@@ -1471,3 +1471,61 @@ def test_a_strong_list_beside_weak_and_random_ones_is_found_from_its_own_top(
     fused = np.argsort(-fit.log_odds, kind="stable")[:90]
     strong = np.argsort(R[:, 0])[:90]
     assert relevant[fused].mean() >= relevant[strong].mean() - slack
+
+
+def test_the_null_region_tells_shared_noise_from_shared_effects():
+    """Two lists' p-values where neither finds anything (both > 0.5) correlate as their noise
+    does: two tests of one data set (z-scores' noise correlated 0.9) read clearly above 0
+    there (0.22: two-sided p-values fold the z-scores), two independent studies of a contrast
+    that changes 60 % of the genes (their p-values' normal scores correlated ~0.5 overall,
+    through the effects) ~0 (a 5 % test: below its critical value in most seeds)."""
+    from scipy.stats import norm
+
+    from kofs.aggregate.sources import NULL_REGION_LR, null_region_correlation
+
+    rng = np.random.default_rng(0)
+    n = 6000
+    common = rng.normal(size=n)
+    z1 = 0.9**0.5 * common + 0.1**0.5 * rng.normal(size=n)
+    z2 = 0.9**0.5 * common + 0.1**0.5 * rng.normal(size=n)
+    r, stat, kept = null_region_correlation(2 * norm.sf(np.abs(z1)), 2 * norm.sf(np.abs(z2)))
+    assert r > 0.15 and stat > 10 * NULL_REGION_LR and kept > 500
+    shared = []
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        effect = rng.normal(0.0, 2.0, n) * (rng.random(n) < 0.6)
+        p1 = 2 * norm.sf(np.abs(effect + rng.normal(size=n)))
+        p2 = 2 * norm.sf(np.abs(effect + rng.normal(size=n)))
+        assert np.corrcoef(norm.isf(p1), norm.isf(p2))[0, 1] > 0.4
+        r, stat, _ = null_region_correlation(p1, p2)
+        assert abs(r) < 0.1
+        shared.append(stat >= NULL_REGION_LR)
+    assert sum(shared) <= 1
+
+
+@pytest.mark.slow  # (the real data's t-tests and two fusions: ~6 s)
+def test_independent_halves_of_a_dense_contrast_are_not_one_source(shared_data):
+    """Two disjoint random halves of the ALL samples, B vs T in each, p-values alone: the fit
+    correlated them 0.52 (their shared effects: thousands of genes differ between B and T
+    cells), and one half was left out as one source with the other ("several tools' analyses
+    of one data set"); their null genes' p-values are unrelated, so both are fused."""
+    import pandas as pd
+    from scipy.stats import ttest_ind
+
+    X = pd.read_csv(shared_data / "ALL" / "ALL_gene_expr.tsv.gz", sep="\t", index_col=0)
+    samples = pd.read_csv(shared_data / "ALL" / "ALL_samples.tsv", sep="\t", dtype=str)
+    lineage = samples.set_index("sample_id").lineage.str[0]
+    num = X.select_dtypes("number")
+    lab = lineage.loc[num.columns].to_numpy()
+    half = np.random.default_rng(1).permutation(num.shape[1]) < num.shape[1] // 2
+    lists = []
+    for k, m in enumerate((half, ~half)):
+        x, lk = num.to_numpy()[:, m], lab[m]
+        p = ttest_ind(x[:, lk == "B"], x[:, lk == "T"], axis=1, equal_var=False).pvalue
+        lists.append(
+            Ranking(
+                f"h{k}", tuple(map(str, num.index)), p, False, info={"null": {"distribution": "p"}}
+            )
+        )
+    fused = aggregate(lists, params={"resamples": 0})
+    assert fused.diagnostics["sources"] is None

@@ -794,7 +794,12 @@ class _Fusion:
                 calibrated=self.has_null[self.data_cols],
                 **self.fit_options,
             )
-            sources, noise, skipped = one_source(base0, self.lo, self.hi)
+            sources, noise, skipped = one_source(
+                base0,
+                self.lo,
+                self.hi,
+                None if self.null_p is None else self.null_p[:, self.data_cols],
+            )
             if skipped:
                 self.notices.append(
                     f"{skipped:,} pairs of lists include a top-k list or one lacking genes: "
