@@ -26,7 +26,10 @@ noise N(0, 1) unless the scenario says. Scenarios (three studies unless said):
 8. studies of different contrasts: each relevant gene's direction in studies 2 and 3 drawn anew
    (unrelated to study 1's);
 9. half the relevant genes go the same way in every study, the other half's directions drawn
-   anew per study (three quarters agree).
+   anew per study (three quarters agree);
+10. 100 relevant genes shared by the studies and 100 more per study that change in that study
+    alone (a tissue's or a cohort's own genes): the truth is the 400 genes changed in some
+    study, as Fisher's combination reads it.
 
 Methods: ``kofs`` (the default fusion), ``kofs, theoretical null`` (``--aggregate-param
 null=theoretical``: each table read against N(0, 1), not its empirical null), ``Stouffer`` (equal weights, BH), ``weighted
@@ -78,6 +81,9 @@ class Scenario:
     #: share of the relevant genes whose direction in every study is the first study's (the
     #: others go up or down at random in each study: tables of different contrasts)
     agree: float = 1.0
+    #: genes that change in one study alone, per study (a study's own differences), beside the
+    #: ``relevant`` ones all studies share; the truth is the genes changed in some study
+    own: int = 0
 
 
 SCENARIOS = (
@@ -90,6 +96,7 @@ SCENARIOS = (
     Scenario("7 no signal (all null)", relevant=0),
     Scenario("8 directions unrelated between studies", agree=0.0),
     Scenario("9 half the genes' directions random", agree=0.5),
+    Scenario("10 each study's own 100 genes beside 100 shared", relevant=100, own=100),
 )
 
 METHODS = (
@@ -119,6 +126,14 @@ def simulate(s: Scenario, seed: int) -> tuple[np.ndarray, np.ndarray]:
     effect = rng.gamma(2.0, 1.25, GENES) * np.where(rng.random(GENES) < 0.5, -1.0, 1.0)
     effect *= truth
     common = rng.normal(size=GENES)
+    own_effect = np.zeros((len(s.scales), GENES))
+    if s.own:  # (drawn only here: the other scenarios' draws are unchanged)
+        spare = rng.permutation(np.flatnonzero(~truth))[: s.own * len(s.scales)]
+        for k, genes in enumerate(np.split(spare, len(s.scales))):
+            own_effect[k, genes] = rng.gamma(2.0, 1.25, genes.size) * np.where(
+                rng.random(genes.size) < 0.5, -1.0, 1.0
+            )
+        truth = truth | (own_effect != 0).any(axis=0)
     block = np.arange(GENES) // MODULE
     z = np.empty((len(s.scales), GENES))
     for k, scale in enumerate(s.scales):
@@ -131,7 +146,7 @@ def simulate(s: Scenario, seed: int) -> tuple[np.ndarray, np.ndarray]:
         if s.agree < 1.0 and k > 0:  # each study's own directions for the other genes
             turn = (rng.random(GENES) >= s.agree) & (rng.random(GENES) < 0.5)
             own = np.where(turn, -effect, effect)
-        z[k] = scale * own + noise
+        z[k] = scale * (own + own_effect[k]) + noise
     if s.reversed:
         z[-1] = -z[-1]
     return z, truth
@@ -224,12 +239,19 @@ def _cell(v: np.ndarray, digits: int) -> str:
 
 
 def results(
-    seeds: int, null_seeds: int, verbose: bool = True, methods=METHODS
+    seeds: int,
+    null_seeds: int,
+    verbose: bool = True,
+    methods=METHODS,
+    only: tuple[int, ...] = (),
 ) -> dict[str, dict[str, dict]]:
-    """Per scenario and method, each measure's values over the seeds (printed as they come)."""
+    """Per scenario and method, each measure's values over the seeds (printed as they come);
+    ``only``: these scenarios' numbers (all when empty)."""
     out: dict[str, dict[str, dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for s in SCENARIOS:
+            if only and int(s.name.split()[0]) not in only:
+                continue
             t0 = time.perf_counter()
             n = null_seeds if s.relevant == 0 else seeds
             runs = [run_seed(s, seed, Path(tmp)) for seed in range(n)]
@@ -268,9 +290,11 @@ def _row(col: dict) -> str:
     )
 
 
-def table(seeds: int, null_seeds: int, extra: bool = False) -> list[str]:
+def table(
+    seeds: int, null_seeds: int, extra: bool = False, only: tuple[int, ...] = ()
+) -> list[str]:
     methods = METHODS + EXTRA if extra else METHODS
-    res = results(seeds, null_seeds, methods=methods)
+    res = results(seeds, null_seeds, methods=methods, only=only)
     lines = [
         f"z-score tables of 3 studies, {GENES:,} genes, {RELEVANT} relevant (up and down, "
         f"Gamma(2, 1.25) SD); {seeds} seeds ({null_seeds} for scenario 7); mean ± SE; "
@@ -280,7 +304,8 @@ def table(seeds: int, null_seeds: int, extra: bool = False) -> list[str]:
     ]
     for s in SCENARIOS:
         for key, label in methods:
-            lines.append(f"| {s.name} | {label} | {_row(res[s.name][key])}")
+            if s.name in res:
+                lines.append(f"| {s.name} | {label} | {_row(res[s.name][key])}")
     return lines
 
 
@@ -320,8 +345,11 @@ def main() -> None:
         action="store_true",
         help="also Stouffer against an empirical null, and with the studies' correlation known",
     )
+    ap.add_argument(
+        "--only", type=int, nargs="+", default=(), help="only these scenarios (numbers)"
+    )
     a = ap.parse_args()
-    lines = table(a.seeds, a.null_seeds or 5 * a.seeds, a.extra)
+    lines = table(a.seeds, a.null_seeds or 5 * a.seeds, a.extra, tuple(a.only))
     print()
     print("\n".join(lines))
 
