@@ -1241,3 +1241,41 @@ def test_studies_whose_genes_change_in_one_study_alone_keep_their_fdr():
     assert fit.patterned
     own = np.abs(direction_patterns(2)).sum(axis=1) == 1  # the tables' own patterns
     assert fit.direction_weights[own].sum() > 0.8
+
+
+def test_genes_that_change_in_every_table_are_told_from_a_tables_own():
+    """With genes that change in one table alone among the relevant ones, a gene called is
+    changed in *some* table; the statistic ``replicated`` (its probability of being relevant
+    and changing in every table) tells the genes both studies change from a study's own; it
+    is not given where every relevant gene changes in every table."""
+    z, _ = _own_changes(1)
+    rng = np.random.default_rng(5)
+    both = np.arange(400, 500)
+    z[both] += (rng.gamma(2.0, 1.25, 100) * np.where(rng.random(100) < 0.5, -1, 1))[:, None]
+    final = aggregate_lists(_tables(z), aggregate_param={"resamples": 0}).final
+    rows = np.array([int(g[1:]) for g in final.genes])
+    rep, post = final.statistics["replicated"], final.statistics["posterior"]
+    assert np.all(rep <= post + 1e-12)
+    assert rep[np.isin(rows, both)].mean() > 0.3
+    assert rep[rows < 300].mean() < 0.05 < post[rows < 300].mean()
+    same, _ = _z(0, 0.0)
+    assert "replicated" not in aggregate_lists(_tables(same)).final.statistics
+
+
+def test_the_cli_writes_and_reports_replicated_changes(tmp_path):
+    from click.testing import CliRunner
+
+    from kofs.cli import main
+
+    z, _ = _own_changes(1, genes=1500, own=80)
+    paths = []
+    for name, df in _tables(z).items():
+        df.to_csv(tmp_path / f"{name}.tsv", sep="\t", index_label="gene")
+        paths.append(str(tmp_path / f"{name}.tsv"))
+    r = CliRunner().invoke(main, ["aggregate", *paths, "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    ranking = pd.read_csv(tmp_path / "out" / "ranking.tsv", sep="\t")
+    assert list(ranking.columns[3:8]) == [
+        "posterior", "lfdr", "q_value", "data_posterior", "replicated"
+    ]  # fmt: skip
+    assert "P(changed in every table)" in (tmp_path / "out" / "report.html").read_text()

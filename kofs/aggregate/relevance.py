@@ -58,6 +58,7 @@ from kofs.aggregate.signed import (
     correlation_evidence,
     fit_signed,
     half_sample_refits,
+    in_every_table,
     integrated_posterior,
     polished,
     signed_test,
@@ -1893,6 +1894,11 @@ def _signed_answer(
     if signal_test is not None:
         null = max(null, null_probability(float(signal_test["p_value"])))
     statistics = _with_no_signal(lfdr, q, null, fit.rho, fit.log_lr)
+    every = in_every_table(fit, Z, censored)
+    if every is not None:
+        # genes that change in some tables alone are relevant too: the probability that a
+        # gene is relevant *and* changes in every table (a replicated change) beside it
+        statistics["replicated"] = statistics["posterior"] * every
     return fit, scores, weights, statistics, resampled, beyond, (delta, sigma)
 
 

@@ -883,6 +883,23 @@ def fit_signed(
     )
 
 
+def in_every_table(
+    fit: SignedFit, Z: np.ndarray, censored: Censored | None = None
+) -> np.ndarray | None:
+    """Per gene, the probability that it changes in every table, given that it is relevant
+    and its z-scores ``Z``: the posterior weight of the patterns that change in every table
+    against the tables' own changes (module docstring, "Own changes"); None where the fit
+    gives the tables' own changes no weight (every relevant gene changes in every table)."""
+    n = _sign_patterns(len(fit.m))
+    pi = np.asarray(fit.direction_weights)
+    if len(pi) <= n or not (pi[n:] > 0).any():
+        return None
+    pat = _Patterns(np.asarray(Z, dtype=np.float64), censored)
+    mx = _mixed(pat, fit.m, fit.correlation, fit.spread, fit.directions, pi)
+    every = np.flatnonzero(pi > 0) < n  # (mx.w has the rows of the patterns kept)
+    return mx.w[every].sum(axis=0)
+
+
 def _patterns_could_help(pat: _Patterns, design: PriorDesign, one: tuple) -> bool:
     """Whether the likelihood rises, at the one-pattern fit ``one``, as a little weight moves
     from the same-way pattern to another: its derivative in that direction, ``sum_i p_i

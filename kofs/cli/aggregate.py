@@ -125,7 +125,8 @@ def aggregate_cmd(ctx: click.Context, lists: tuple[str, ...], **opts) -> None:
     RobustRankAggreg; the other methods place it in the list's bottom block.
 
     Writes OUTDIR/ranking.tsv (gene, rank, score, the method's statistics -- posterior, lfdr,
-    q_value, data_posterior for posterior; p_value, q_value for RRA; stuart_q for Stuart --
+    q_value, data_posterior for posterior, and replicated where DE tables' changed genes
+    change in some tables alone; p_value, q_value for RRA; stuart_q for Stuart --
     then rank:<list> and score:<list>, NA where a list lacks the gene),
     OUTDIR/weights.tsv (weighted methods), OUTDIR/report.html (the fusion on one offline page:
     top genes with their q-values, the weights in plain words, agreement, how each list was

@@ -31,6 +31,10 @@ STATISTICS: dict[str, tuple[str, str]] = {
     "q_value": ("q-value", "the false discovery rate of a list cut just below this gene"),
     "lfdr": ("local fdr", "the probability that this gene is not relevant"),
     "posterior": ("P(relevant)", "the probability that this gene is relevant"),
+    "replicated": (
+        "P(changed in every table)",
+        "the probability that this gene is relevant and changes in every table, not in some alone",
+    ),
     "p_value": ("p-value", "the chance of a rank this good if the lists were unrelated"),
     "stuart_q": ("Stuart p", "Stuart's order-statistics p-value"),
 }

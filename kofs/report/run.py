@@ -164,7 +164,7 @@ def _top_genes(result: Any, top: int, labels: Any, fusion: Any) -> tuple[str, li
     # universe, whose genes no list holds below every list)
     m = len(final.genes)
     cut = max(1, int(np.ceil(0.05 * max(m, int(getattr(result, "universe", 0) or 0)))))
-    stats = [(k, title) for k, title, _ in fusion.statistics][:3]
+    stats = [(k, title) for k, title, _ in _shown(fusion.statistics)]
     cols = ["rank", "gene"]
     if labels is not None:
         cols.append("higher in (effect)")
@@ -228,7 +228,7 @@ def _top_genes(result: Any, top: int, labels: Any, fusion: Any) -> tuple[str, li
                 "values), not the difference of mean log values ('log', shown where "
                 "markers.tsv has no row)"
             )
-    for _, title, meaning in fusion.statistics[:3]:
+    for _, title, meaning in _shown(fusion.statistics):
         if meaning:
             notes.append(f"{title}: {meaning}")
     if L > 1:
@@ -716,3 +716,10 @@ def run_report_html(
     text = page(title, body, css=FIGURE_CSS)
     log.info("report built in %.2f s", time.perf_counter() - t0)
     return text
+
+
+def _shown(statistics: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """The per-gene statistics of the top-genes table: the first three (q-value, local fdr,
+    P(relevant)), and whether a gene changes in every table where DE tables' genes also
+    change in some alone (``replicated``)."""
+    return statistics[:3] + [s for s in statistics[3:] if s[0] == "replicated"]
