@@ -219,6 +219,9 @@ TAU2_GRID = (0.0, 0.05, 0.2, 0.8, 3.2, 12.8, 51.2)
 #: correlated 0.98 or more reach the fit as one table (module docstring, "Near copies"): fitted
 #: at 0.9998 the fused evidence read the tools' difference.
 EIGEN_FLOOR = 1e-6
+#: EM steps without a rise of the likelihood above the likeliest point reached after which
+#: the EM of the signed model ends there (:func:`_em`: its steps are not all exact M-steps).
+EM_PATIENCE = 100
 #: Stopping tolerance of the half-sample refits (they only measure the parameters' spread).
 REFIT_TOL = 1e-5
 #: z-scores are kept within +- Z_MAX (p-values down to 1e-300).
@@ -998,10 +1001,26 @@ def _em(
     ll_old = -np.inf
     converged = False
     steps = 0
+    # the likeliest point the steps have been at: the correlation step is no exact M-step
+    # (a correlation matrix of unit diagonal; with cut tables not even the pooled scatter's),
+    # and the steps can lower the likelihood and wander; a top-200 cut table beside a whole
+    # one of unrelated directions ran 2,000 steps at each of two spreads and ended 670 nats
+    # below where it started (11.6 s of 13.3 at 6,000 genes; 108 s at 20,000), so steps that
+    # do not rise above it for EM_PATIENCE steps end the EM there
+    best_ll, best, since = -np.inf, theta, 0
     while steps < max_iter:
         t1, ll = step(theta)
         t2, ll1 = step(t1)
         steps += 2
+        since += 2
+        for value, point in ((ll, theta), (ll1, t1)):
+            if value > best_ll + tol * max(1.0, abs(best_ll)):
+                since = 0
+            if value > best_ll:
+                best_ll, best = value, point
+        if since >= EM_PATIENCE:
+            theta, converged = best, True
+            break
         r = t1 - theta
         v = t2 - t1 - r
         nv = float(np.linalg.norm(v))
