@@ -1279,3 +1279,20 @@ def test_the_cli_writes_and_reports_replicated_changes(tmp_path):
         "posterior", "lfdr", "q_value", "data_posterior", "replicated"
     ]  # fmt: skip
     assert "P(changed in every table)" in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_tables_whose_genes_change_in_one_alone_say_nothing_of_their_shared_directions():
+    """Two studies whose changed genes are each its own (none changes in both): no pattern
+    of weight above 0 changes both tables, and the share of their relevant genes going the
+    same way was read from the separations' signs, which own changes leave arbitrary (seed 1:
+    0, "a contrast reversed"; seed 0: 1). It is None (NaN in ``agreement``) now."""
+    for seed in (0, 1):
+        z, _ = _own_changes(seed)
+        fit = fit_signed(z, np.ones((z.shape[0], 1)), np.zeros(0), np.ones(0))
+        assert fit.patterned and fit.direction_weights[:2].sum() < 0.01
+        assert np.isnan(fit.agreement[0, 1]) and fit.agreement[0, 0] == 1.0
+    final = aggregate_lists(_tables(z), aggregate_param={"resamples": 0}).final
+    same = final.diagnostics["same_direction"]["matrix"]
+    assert same[0][1] is None and same[0][0] == 1.0
+    json.dumps(final.diagnostics["same_direction"], allow_nan=False)
+    assert not any("do not go the same way" in n for n in final.diagnostics["notices"])

@@ -1397,10 +1397,13 @@ class _Fusion:
             # (beyond DIRECTION_TABLES the one pattern is assumed, not learned: no share to give)
             diag["same_direction"] = {
                 "lists": [names[j] for j in data_cols],
-                "matrix": _same_direction(fit).tolist(),
+                # None: no relevant gene changes in both tables (each its own changes)
+                "matrix": [
+                    [None if np.isnan(x) else float(x) for x in row] for row in _same_direction(fit)
+                ],
                 "reading": "the share of the relevant genes changed in both tables whose "
                 "z-scores have the same sign there (1: all, 0.5: unrelated directions, 0: a "
-                "contrast reversed)",
+                "contrast reversed; None: no relevant gene changes in both)",
                 "patterns_test": {
                     "statistic": float(fit.direction_test[0]),
                     "df": int(fit.direction_test[1]),
@@ -1909,7 +1912,8 @@ MIXED_DIRECTIONS = 0.75
 
 def _same_direction(fit: SignedFit) -> np.ndarray:
     """(D, D) the share of the relevant genes whose z-scores have the same sign in two tables:
-    ``(1 + A_lj sign(m_l m_j)) / 2``, A the patterns' agreement (:attr:`SignedFit.agreement`)."""
+    ``(1 + A_lj sign(m_l m_j)) / 2``, A the patterns' agreement (:attr:`SignedFit.agreement`;
+    NaN for two tables whose relevant genes change in one of them alone)."""
     sign = np.where(np.asarray(fit.m) < 0, -1.0, 1.0)
     return (1.0 + fit.agreement * np.outer(sign, sign)) / 2.0
 

@@ -642,11 +642,17 @@ class SignedFit:
     def agreement(self) -> np.ndarray:
         """(D, D) how often two tables' relevant genes change the same way as their
         separations' signs say, less how often not: ``sum_k pi_k sig_ki sig_kj`` (1: every
-        relevant gene so, as the model of one pattern has it; 0: unrelated directions)."""
+        relevant gene so, as the model of one pattern has it; 0: unrelated directions), over
+        the patterns that change both tables; NaN for two tables no pattern of weight above 0
+        changes both of (their relevant genes change in one table alone: the separations'
+        signs say nothing of the pair, and reading them gave "every gene the same way" or "a
+        contrast reversed" as they happened to fall)."""
         sig = self.directions
         both = (np.abs(sig) * self.direction_weights[:, None]).T @ np.abs(sig)
         agree = (sig * self.direction_weights[:, None]).T @ sig
-        return np.divide(agree, both, out=np.ones_like(agree), where=both > 0)
+        out = np.divide(agree, both, out=np.full_like(agree, np.nan), where=both > 0)
+        np.fill_diagonal(out, 1.0)
+        return out
 
     @property
     def mu(self) -> np.ndarray:
