@@ -1870,7 +1870,9 @@ def _signed_answer(
         total = np.where(seen, Z, 0.0).sum(axis=1)
         scores = np.abs(total / np.maximum(seen.sum(axis=1), 1))
     else:
-        weights[data_cols] = signed_weights(fit.m, fit.correlation)
+        # each direction pattern's shares, as the fused evidence reads the patterns (and the
+        # half-sample refits' weights are): a table's own changes count for it alone
+        weights[data_cols] = signed_weights(fit.m, fit.correlation, fit.direction_weights)
     post = fit.posterior
     resampled = None
     if resamples > 0 and M >= RESAMPLE_MIN_GENES:
