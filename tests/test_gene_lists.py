@@ -476,6 +476,9 @@ def test_ratio_fold_changes_sign_by_their_log(tmp_path):
     both = "gene\tfoldChange\tlog2FoldChange\tpval\nA\t0.5\t-1\t0.01\nB\t2\t1\t0.02\n"
     (lst,) = read_ranked_lists(write(tmp_path / "deseq1.tsv", both))
     assert lst.sign_column == "log2FoldChange" and list(lst.signs) == [-1.0, 1.0]
+    gone = "gene\tfc\tpval\nA\t0\t0.01\nB\t3\t0.02\nC\t0.5\t0.03\n"  # a ratio of 0: down
+    (lst,) = read_ranked_lists(write(tmp_path / "gone.tsv", gone))
+    assert list(lst.signs) == [-1.0, 1.0, -1.0]
     signed = "gene\tFoldChange\tpval\nA\t-2.5\t0.01\nB\t3\t0.02\n"  # +-ratio: its sign
     (lst,) = read_ranked_lists(write(tmp_path / "pm.tsv", signed))
     assert list(lst.signs) == [-1.0, 1.0]

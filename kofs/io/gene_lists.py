@@ -991,14 +991,15 @@ _LOGGED_FC = re.compile(r"log|lfc", re.IGNORECASE)
 
 def _effect_signs(effect: np.ndarray, name: str) -> np.ndarray:
     """Each gene's direction from its effect column: the sign of a log fold change or a
-    statistic; a fold change not named as a logarithm whose numbers are all positive is a
-    ratio (Ballgown's ``fc``, DESeq's ``foldChange``): up above 1, down below."""
+    statistic; a fold change not named as a logarithm whose numbers are none negative is a
+    ratio (Ballgown's ``fc``, DESeq's ``foldChange``): up above 1, down below (0: a gene gone)."""
     finite = effect[np.isfinite(effect)]
     ratio = (
         bool(_FC_LIKE.match(name.strip()))
         and not _LOGGED_FC.search(name)
         and finite.size > 0
-        and bool((finite > 0).all())
+        and bool((finite >= 0).all())
+        and bool((finite > 0).any())
     )
     if ratio:
         with np.errstate(divide="ignore", invalid="ignore"):
