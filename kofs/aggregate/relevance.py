@@ -53,6 +53,7 @@ from kofs.aggregate.reversed import (
     reversed_list,
 )
 from kofs.aggregate.signed import (
+    DIRECTION_TABLES,
     Censored,
     SignedFit,
     correlation_evidence,
@@ -1393,7 +1394,7 @@ class _Fusion:
         }
         if self.empirical is not None:
             diag["empirical_null"] = self.empirical
-        if isinstance(fit, SignedFit) and self.D >= 2 and len(fit.direction_weights) > 1:
+        if isinstance(fit, SignedFit) and 2 <= self.D <= DIRECTION_TABLES:
             # (beyond DIRECTION_TABLES the one pattern is assumed, not learned: no share to give)
             diag["same_direction"] = {
                 "lists": [names[j] for j in data_cols],
