@@ -66,7 +66,8 @@ of weight up to 0.08 and called genes at mean FDP 0.083 where the one pattern's 
 the one-pattern fit is made first (the same as before the patterns, to the last digit), the
 patterns' fit from it, and the patterns replace it only when their likelihood-ratio test is
 significant at :data:`DIRECTION_ALPHA` (chi-square with ``2^(D-1) + D - 1`` degrees of
-freedom, the tables' own changes below included; conservative where the weights sit on their boundary; ``SignedFit.direction_test``), against
+freedom, the tables' own changes below included; conservative where the weights sit on their
+boundary; ``SignedFit.direction_test``), against
 the better of the two one-pattern points: the EM's and the patterns' fit with its heaviest
 pattern alone (with a cut table the EM stops short of the maximum: an independent study's top
 7 beside a whole table, a patterns' fit of weights 0.999 / 0.001 was 187 nats above the
@@ -79,8 +80,9 @@ calls at FDP 0.074; half the genes' directions random (row 9): 103 at 0.173 befo
 0.077 now; rows 1-7 (tables of one question) the same calls as before (docs/lists.md, "Tables
 whose changed genes go different ways"). The pattern of largest weight is made the first
 (:func:`_canonical`: ``m`` turned by its signs), so a table whose genes mostly go the other way
-still has ``m_l < 0``. The patterns are fitted up to :data:`DIRECTION_TABLES` tables (32
-patterns; each EM step computes every pattern of weight above 0); beyond, one pattern.
+still has ``m_l < 0``. The sign patterns are fitted up to :data:`DIRECTION_TABLES` tables (32
+patterns; each EM step computes every pattern of weight above 0); beyond, one (and the
+tables' own changes, below).
 :attr:`SignedFit.agreement` says how often two tables' relevant genes go the same way.
 
 Own changes. Independent studies also see genes change that the others do not (a tissue's

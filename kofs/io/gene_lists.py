@@ -28,7 +28,7 @@ other table                 the given ``COLUMN`` and direction; a column named l
 =========================  ========================================================================
 
 A raw p-value column (plural names such as ``pvals`` too) makes a calibrated list, signed by
-the table's log fold change, else a fold change given as a ratio (all positive: up above 1),
+the table's log fold change, else a fold change given as a ratio (none negative: up above 1),
 else a signed statistic (``t``, ``stat``, ``z``).
 
 Differential-expression tables are ranked by p-value, i.e. by the strength of the evidence in
